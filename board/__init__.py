@@ -1,0 +1,8 @@
+"""Sabha's domain: roles, soul files, transcripts, prompts and agent turns.
+
+Nothing in this package knows about Telegram, WhatsApp or the terminal; channels in
+``bot`` turn their native messages into :class:`board.envelope.Envelope` objects and
+deliver the :class:`board.envelope.Reply` objects the board returns.
+"""
+
+__version__ = "0.1.0"

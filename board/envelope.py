@@ -1,0 +1,76 @@
+"""The records that cross the channel boundary: :class:`Envelope` in, :class:`Reply` out.
+
+A channel (terminal, Telegram, WhatsApp) turns its native message into an Envelope;
+the board answers with Replies that carry the same chat and thread so the channel can
+deliver them to the place the question was asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal
+
+ReplyKind = Literal["answer", "command", "error", "meeting", "progress"]
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One inbound message, channel-agnostic.
+
+    ``role_hint`` is the role the place implies (a forum topic mapped to a role);
+    explicit addressing in the text (``@finance``) wins over it.
+    """
+
+    channel: str
+    text: str
+    sender: str
+    chat_id: str = "console"
+    thread_id: int | None = None
+    message_id: str | None = None
+    sender_name: str | None = None
+    is_group: bool = False
+    is_owner: bool = True
+    role_hint: str | None = None
+    received_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One outbound message from a role, addressed to where the envelope came from."""
+
+    role: str
+    name: str
+    emoji: str
+    text: str
+    channel: str
+    chat_id: str
+    thread_id: int | None = None
+    reply_to: str | None = None
+    session_key: str | None = None
+    kind: ReplyKind = "answer"
+    degraded: bool = False
+
+    @property
+    def label(self) -> str:
+        """``<emoji> <Name>``."""
+        return f"{self.emoji} {self.name}".strip()
+
+    def render(self) -> str:
+        """The reply as printed in the terminal: ``<emoji> <Name>: <text>``."""
+        return f"{self.label}: {self.text}"
+
+    @classmethod
+    def to(cls, envelope: Envelope, *, role: str, name: str, emoji: str, text: str, **extra: object) -> Reply:
+        """A reply addressed to the chat and thread ``envelope`` came from."""
+        return cls(
+            role=role,
+            name=name,
+            emoji=emoji,
+            text=text,
+            channel=envelope.channel,
+            chat_id=envelope.chat_id,
+            thread_id=envelope.thread_id,
+            reply_to=envelope.message_id,
+            **extra,  # type: ignore[arg-type]
+        )

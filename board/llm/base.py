@@ -1,0 +1,128 @@
+"""The provider protocol: messages and tool schemas in, text, tool calls and usage out.
+
+Every model Sabha talks to (the offline model, Anthropic, OpenAI-compatible servers)
+implements :class:`LLMProvider`. Records crossing this boundary are frozen dataclasses
+so a provider can never mutate the agent's state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+MessageRole = Literal["user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    """One block of the system prompt.
+
+    ``cacheable`` marks the byte-stable static prefix (base directives, AGENTS.md,
+    soul, roster); providers that support prompt caching put their cache marker on it.
+    """
+
+    name: str
+    text: str
+    cacheable: bool = False
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the model may call, described by a JSON schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool invocation requested by the model."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One message of the conversation sent to the model."""
+
+    role: MessageRole
+    content: str
+    name: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Persona:
+    """Who is speaking: the role slug, display name, emoji and soul text.
+
+    Real models read the persona from the system prompt; the offline model and the
+    ledger use these fields directly.
+    """
+
+    role: str
+    name: str
+    emoji: str
+    soul: str = ""
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """Everything a provider needs for one completion."""
+
+    model: str
+    system: tuple[PromptBlock, ...]
+    messages: tuple[ChatMessage, ...]
+    persona: Persona
+    tools: tuple[ToolSpec, ...] = ()
+    max_tokens: int = 1024
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def system_text(self) -> str:
+        """The whole system prompt as one string, blocks separated by blank lines."""
+        return "\n\n".join(block.text for block in self.system if block.text)
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts reported by a provider (zero where the provider reports none)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    """A completion: text and/or tool calls, plus usage."""
+
+    text: str
+    model: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = Usage()
+    stop_reason: str = "end_turn"
+
+
+class LLMError(Exception):
+    """A provider failed. ``retryable`` says whether trying again could help."""
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+@runtime_checkable
+class LLMProvider(Protocol):
+    """A model backend. ``name`` is the provider prefix of model strings (``offline``)."""
+
+    name: str
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """Run one completion. Raise :class:`LLMError` on failure."""
+        ...

@@ -1,0 +1,56 @@
+"""Resolve ``provider:model`` strings to provider instances.
+
+``offline`` needs nothing; other providers are registered by whoever builds the board
+(the daemon registers the ones its config enables). Asking for a provider that is not
+registered raises :class:`UnknownModelError` with the list of known providers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from board.llm.base import LLMProvider
+from board.llm.offline import OfflineProvider
+
+
+class UnknownModelError(ValueError):
+    """A model string names a provider Sabha does not know or has not configured."""
+
+
+def split_model(model: str) -> tuple[str, str]:
+    """Split ``"anthropic:claude-sonnet-4-5"`` into ``("anthropic", "claude-sonnet-4-5")``.
+
+    A bare ``offline`` has an empty model name.
+    """
+    provider, _, name = model.partition(":")
+    return provider.strip().lower(), name.strip()
+
+
+class ProviderRegistry:
+    """Creates providers lazily, one instance per provider name."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, Callable[[], LLMProvider]] = {"offline": OfflineProvider}
+        self._instances: dict[str, LLMProvider] = {}
+
+    def register(self, name: str, factory: Callable[[], LLMProvider]) -> None:
+        """Make ``name:<model>`` strings resolve to the provider ``factory`` builds."""
+        self._factories[name] = factory
+        self._instances.pop(name, None)
+
+    def known(self) -> list[str]:
+        """Names of the registered providers."""
+        return sorted(self._factories)
+
+    def resolve(self, model: str) -> LLMProvider:
+        """The provider for ``model``; raises :class:`UnknownModelError` if there is none."""
+        provider, _ = split_model(model)
+        if provider not in self._factories:
+            raise UnknownModelError(
+                f"unknown model {model!r}: the provider {provider!r} is not configured "
+                f"(known: {', '.join(self.known())}); write models as provider:model, "
+                "e.g. offline or openai:gpt-4o-mini"
+            )
+        if provider not in self._instances:
+            self._instances[provider] = self._factories[provider]()
+        return self._instances[provider]

@@ -1,0 +1,198 @@
+"""The board as one object: route an envelope, run the turn or command, return a reply.
+
+:class:`Board` composes the soul store, prompt builder, session index, transcripts and
+model registry. Channels call :meth:`Board.handle`; messages to the same session are
+answered one at a time and in order, different sessions run concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from board.agent import AgentRunner, AgentSettings
+from board.db import StateDB
+from board.envelope import Envelope, Reply
+from board.llm.registry import ProviderRegistry
+from board.prompt import PromptBuilder
+from board.roles import GENERAL, RosterSpec
+from board.router import Route, Router
+from board.sessions import Sessions
+from board.souls import SoulStore
+from board.transcripts import TranscriptStore
+
+log = logging.getLogger("sabha.board")
+
+CommandHandler = Callable[[Envelope, Route], Awaitable[str]]
+
+DB_FILE = "sabha.db"
+
+
+@dataclass(frozen=True)
+class BoardSettings:
+    """What the board needs from config, as plain values (``board`` never imports ``bot``)."""
+
+    workspace: Path
+    data_dir: Path
+    roster: RosterSpec = field(default_factory=RosterSpec)
+    agent: AgentSettings = field(default_factory=AgentSettings)
+
+
+HELP_TEXT = """\
+Talk to the board:
+  <message>                 the chair (general) answers, or this topic's role
+  @<role> <message>         ask one role, e.g. @finance what is our runway?
+  /ask <role> <message>     the same
+  <role>: <message>         the same
+Commands:
+  /roles                    who sits on the board
+  /reset [role]             start a fresh conversation (the old one is archived)
+  /souls                    soul files and their versions
+  /help                     this text"""
+
+
+class Board:
+    """The channel-agnostic board; build it with :meth:`open`."""
+
+    def __init__(self, settings: BoardSettings, db: StateDB, providers: ProviderRegistry) -> None:
+        self.settings = settings
+        self.db = db
+        self.providers = providers
+        self.souls = SoulStore(settings.workspace, settings.roster)
+        self.prompts = PromptBuilder(settings.workspace)
+        self.transcripts = TranscriptStore(settings.data_dir)
+        self.sessions = Sessions(db, self.transcripts)
+        self.runner = AgentRunner(self.souls, self.prompts, self.sessions, providers, settings.agent)
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.commands: dict[str, tuple[CommandHandler, str]] = {}
+        self._register_builtin_commands()
+
+    @classmethod
+    async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None) -> Board:
+        """Open the state db under ``data_dir`` and build the board."""
+        if not settings.workspace.is_dir():
+            raise FileNotFoundError(
+                f"workspace {settings.workspace} does not exist; run `sabha init` to create one"
+            )
+        db = await StateDB.open(settings.data_dir / DB_FILE)
+        try:
+            return cls(settings, db, providers or ProviderRegistry())
+        except BaseException:
+            await db.close()
+            raise
+
+    async def close(self) -> None:
+        """Close the state db."""
+        await self.db.close()
+
+    async def __aenter__(self) -> Board:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- routing -----------------------------------------------------------------
+
+    def router(self) -> Router:
+        """A router over the roles available right now."""
+        profiles = self.souls.profiles()
+        return Router([p.role for p in profiles], {p.role: p.name for p in profiles})
+
+    def lock_for(self, key: str) -> asyncio.Lock:
+        """The lock that keeps one session's turns in order."""
+        lock = self._locks.get(key)
+        if lock is None:
+            lock = self._locks[key] = asyncio.Lock()
+        return lock
+
+    async def handle(self, envelope: Envelope) -> Reply:
+        """Answer one envelope: a chat turn, a command, or an error reply. Never raises
+        for bad input; the reply says what went wrong and what to do."""
+        route = self.router().route(envelope)
+        if route.error:
+            return self._system_reply(envelope, route.role, route.error, kind="error")
+        if route.kind == "command":
+            return await self.run_command(envelope, route)
+        if route.kind == "meeting":
+            handler = self.commands.get("meeting")
+            if handler is None:
+                return self._system_reply(
+                    envelope, GENERAL, "Board meetings are not available in this build yet.", kind="error"
+                )
+            return await self.run_command(envelope, route)
+        if not route.text:
+            return self._system_reply(envelope, route.role, "Send a message with some text.", kind="error")
+        async with self.lock_for(route.session_key):
+            return await self.runner.turn(route.role, route.session_key, envelope, route.text)
+
+    # -- commands ----------------------------------------------------------------
+
+    def register_command(self, name: str, handler: CommandHandler, help_line: str) -> None:
+        """Add a slash command (channels add their own, e.g. /cost, /status)."""
+        self.commands[name] = (handler, help_line)
+
+    async def run_command(self, envelope: Envelope, route: Route) -> Reply:
+        """Run a routed command and wrap its text as a reply from the route's role."""
+        entry = self.commands.get(route.command or "")
+        if entry is None:
+            return self._system_reply(
+                envelope, route.role, f"Unknown command /{route.command}. Send /help for the list.", kind="error"
+            )
+        handler, _ = entry
+        text = await handler(envelope, route)
+        return self._system_reply(envelope, route.role, text, kind="command")
+
+    def _system_reply(self, envelope: Envelope, role: str, text: str, *, kind: str) -> Reply:
+        try:
+            profile = self.souls.profile(role)
+            name, emoji = profile.name, profile.emoji
+        except KeyError:
+            name, emoji = "Sabha", "🪑"
+        return Reply.to(envelope, role=role, name=name, emoji=emoji, text=text, kind=kind)  # type: ignore[arg-type]
+
+    def _register_builtin_commands(self) -> None:
+        self.register_command("help", self._cmd_help, "/help: what you can say")
+        self.register_command("start", self._cmd_help, "/start: introduction")
+        self.register_command("roles", self._cmd_roles, "/roles: who sits on the board")
+        self.register_command("reset", self._cmd_reset, "/reset [role]: start a fresh conversation")
+        self.register_command("souls", self._cmd_souls, "/souls: soul files and versions")
+
+    async def _cmd_help(self, envelope: Envelope, route: Route) -> str:
+        extra = [line for name, (_, line) in sorted(self.commands.items()) if name not in _BUILTIN]
+        return HELP_TEXT + ("\n" + "\n".join(f"  {line}" for line in extra) if extra else "")
+
+    async def _cmd_roles(self, envelope: Envelope, route: Route) -> str:
+        lines = [f"The {self.settings.roster.name} board:"]
+        for p in self.souls.profiles():
+            title = f", {p.title}" if p.title else ""
+            lines.append(f"{p.emoji} {p.name} (@{p.role}{title})")
+        return "\n".join(lines)
+
+    async def _cmd_reset(self, envelope: Envelope, route: Route) -> str:
+        router = self.router()
+        role = route.role
+        if route.text:
+            found = router.find_role(route.text.split()[0])
+            if found is None:
+                return f"There is no role {route.text.split()[0]!r}. Roles: {', '.join(router.roles)}"
+            role = found
+        key = router.key_for(envelope, role)
+        async with self.lock_for(key):
+            old, new = await self.sessions.reset(key)
+        archived = f" The previous one ({old.session_id}) is archived." if old else ""
+        return f"Started a fresh conversation with {role} ({new.session_id}).{archived}"
+
+    async def _cmd_souls(self, envelope: Envelope, route: Route) -> str:
+        lines = []
+        for s in self.souls.status():
+            state = f"v{s.version}" if s.version else "unusable"
+            extra = f" [{s.source}]" if s.source != "workspace" else ""
+            error = f" ERROR: {s.error}" if s.error else ""
+            lines.append(f"{s.role}: {state}{extra}{error}")
+        return "\n".join(lines)
+
+
+_BUILTIN = {"help", "start", "roles", "reset", "souls"}

@@ -1,0 +1,223 @@
+"""JSONL transcripts: one append-only file per session id under the data folder.
+
+The first line is a header (``type: session``, id, key, role, created); every later
+line is one event (``message``, ``tool_call``, ``tool_result``, ``consult``,
+``compaction``). Writes go through one lock per session, are flushed at once and
+fsynced at the end of every turn. A torn last line (a crash mid-write) is skipped with
+a warning when read and never glued to the next write. Recent history comes from an
+in-memory tail that is filled by reading the file backwards, so a turn costs the same
+whether the transcript has ten lines or a hundred thousand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("sabha.transcripts")
+
+TAIL_ENTRIES = 400
+_BLOCK = 64 * 1024
+
+
+def utc_now() -> str:
+    """The current time as an ISO-8601 UTC string with seconds."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+class TranscriptError(ValueError):
+    """A transcript cannot be used (missing, or its header is unreadable)."""
+
+
+@dataclass(frozen=True)
+class Header:
+    """The first line of a transcript."""
+
+    session_id: str
+    key: str
+    role: str
+    created: str
+
+
+def _parse_line(raw: bytes, path: Path, where: str) -> dict[str, Any] | None:
+    if not raw.strip():
+        return None
+    try:
+        entry = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        log.warning("transcript %s: skipping unreadable %s (%d bytes)", path, where, len(raw))
+        return None
+    if not isinstance(entry, dict):
+        log.warning("transcript %s: skipping non-object %s", path, where)
+        return None
+    return entry
+
+
+def read_tail(path: Path, limit: int) -> list[dict[str, Any]]:
+    """The last ``limit`` events of a transcript (header excluded), read from the end.
+
+    Cost grows with ``limit``, not with the file's size.
+    """
+    entries: list[dict[str, Any]] = []
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        end = fh.tell()
+        pos = end
+        carry = b""
+        first = True
+        while pos > 0 and len(entries) < limit:
+            step = min(_BLOCK, pos)
+            pos -= step
+            fh.seek(pos)
+            chunk = fh.read(step) + carry
+            lines = chunk.split(b"\n")
+            carry = lines.pop(0) if pos > 0 else b""
+            for idx in range(len(lines) - 1, -1, -1):
+                raw = lines[idx]
+                is_last = first and idx == len(lines) - 1
+                where = "torn last line" if is_last and raw.strip() and not chunk.endswith(b"\n") else "line"
+                entry = _parse_line(raw, path, where)
+                if entry is None or entry.get("type") == "session":
+                    continue
+                entries.append(entry)
+                if len(entries) >= limit:
+                    break
+            first = False
+    entries.reverse()
+    return entries
+
+
+def iter_entries(path: Path) -> Iterator[dict[str, Any]]:
+    """Every readable line of a transcript, header first; unreadable lines are skipped."""
+    with open(path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            entry = _parse_line(raw.rstrip(b"\n"), path, f"line {number}")
+            if entry is not None:
+                yield entry
+
+
+class Transcript:
+    """One session's transcript file and its in-memory tail."""
+
+    def __init__(self, path: Path, header: Header) -> None:
+        self.path = path
+        self.header = header
+        self.lock = asyncio.Lock()
+        self._tail: deque[dict[str, Any]] | None = None
+        self._needs_newline: bool | None = None
+
+    @property
+    def session_id(self) -> str:
+        """The session id this file records."""
+        return self.header.session_id
+
+    def _load_tail(self) -> deque[dict[str, Any]]:
+        if self._tail is None:
+            self._tail = deque(read_tail(self.path, TAIL_ENTRIES), maxlen=TAIL_ENTRIES)
+        return self._tail
+
+    def recent(self, limit: int, *, types: tuple[str, ...] = ("message",)) -> list[dict[str, Any]]:
+        """The last ``limit`` events of the given types, oldest first (from the tail cache)."""
+        picked = [e for e in self._load_tail() if e.get("type") in types]
+        return picked[-limit:] if limit > 0 else []
+
+    def append(self, *entries: dict[str, Any]) -> None:
+        """Write events and flush them to the OS. Call under :attr:`lock`; see :meth:`sync`."""
+        if self._needs_newline is None:
+            self._needs_newline = _ends_without_newline(self.path)
+            if self._needs_newline:
+                log.warning("transcript %s: last line was torn; it stays in the file and is skipped", self.path)
+        payload = b"".join(
+            json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n" for entry in entries
+        )
+        if self._needs_newline:
+            payload = b"\n" + payload
+            self._needs_newline = False
+        with open(self.path, "ab") as fh:
+            fh.write(payload)
+            fh.flush()
+        tail = self._load_tail()
+        tail.extend(entries)
+
+    async def sync(self) -> None:
+        """fsync the file so the turn survives power loss."""
+
+        def _fsync() -> None:
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+        await asyncio.to_thread(_fsync)
+
+
+def _ends_without_newline(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(0, os.SEEK_END)
+        if fh.tell() == 0:
+            return False
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
+class TranscriptStore:
+    """The folder of transcripts; hands out one :class:`Transcript` per session id."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._open: dict[str, Transcript] = {}
+
+    def path_for(self, session_id: str) -> Path:
+        """Where the transcript of ``session_id`` lives."""
+        return self.folder / f"{session_id}.jsonl"
+
+    def create(self, session_id: str, key: str, role: str) -> Transcript:
+        """Start a new transcript with its header line (fsynced)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        header = Header(session_id=session_id, key=key, role=role, created=utc_now())
+        path = self.path_for(session_id)
+        line = {"type": "session", "version": 1, "id": session_id, "key": key, "role": role, "created": header.created}
+        with open(path, "xb") as fh:
+            fh.write(json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        transcript = Transcript(path, header)
+        transcript._tail = deque(maxlen=TAIL_ENTRIES)
+        self._open[session_id] = transcript
+        return transcript
+
+    def open(self, session_id: str) -> Transcript:
+        """The transcript of an existing session; raises :class:`TranscriptError` if absent."""
+        transcript = self._open.get(session_id)
+        if transcript is not None:
+            return transcript
+        path = self.path_for(session_id)
+        if not path.exists():
+            raise TranscriptError(f"no transcript file {path} for session {session_id}")
+        header = self._read_header(path)
+        transcript = Transcript(path, header)
+        self._open[session_id] = transcript
+        return transcript
+
+    @staticmethod
+    def _read_header(path: Path) -> Header:
+        with open(path, "rb") as fh:
+            first = fh.readline()
+        entry = _parse_line(first.rstrip(b"\n"), path, "header")
+        if not entry or entry.get("type") != "session":
+            raise TranscriptError(f"{path} does not start with a session header line")
+        return Header(
+            session_id=str(entry.get("id", path.stem)),
+            key=str(entry.get("key", "")),
+            role=str(entry.get("role", "")),
+            created=str(entry.get("created", "")),
+        )

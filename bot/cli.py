@@ -1,0 +1,339 @@
+"""The ``sabha`` command line.
+
+``sabha chat`` talks to the board in the terminal, ``sabha ask`` asks one question,
+``sabha souls`` / ``sessions`` / ``config check`` inspect a setup and ``sabha init``
+creates one. ``--config PATH`` works before or after the subcommand. Errors a person
+can fix (bad config, unknown role, escaping paths) print one clear message and exit
+with code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+
+import yaml
+
+from board import __version__
+from board.envelope import Envelope, Reply
+from board.roles import GENERAL
+from board.service import Board
+from board.transcripts import iter_entries
+from board.workspace import PathEscapeError, copy_default_workspace
+from bot.app import open_board
+from bot.config import DEFAULT_CONFIG_NAME, ConfigError, LoadedConfig, load_config, masked_dump
+
+log = logging.getLogger("sabha.cli")
+
+EXIT_USAGE = 2
+
+INIT_CONFIG = """\
+# Sabha configuration. Every option is documented in config.example.yaml.
+# Secrets come from the environment: write ${VAR} and export VAR.
+workspace: ./workspace      # souls, AGENTS.md, USER.md, templates (edit them while Sabha runs)
+data_dir: ./sessions        # transcripts (JSONL) and the state database
+
+llm:
+  model: offline            # e.g. anthropic:claude-sonnet-4-5 or openai:gpt-4o-mini
+
+board:
+  roster: board             # board | sabha | roundtable | a roster of your own
+"""
+
+
+class UserError(Exception):
+    """Something the user can fix; printed as one line, exit code 2."""
+
+
+# -- output -----------------------------------------------------------------------
+
+
+def _print(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _console_envelope(text: str, role: str | None) -> Envelope:
+    try:
+        user = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name is fine in containers
+        user = "owner"
+    return Envelope(channel="console", text=text, sender=user, sender_name=user, is_owner=True, role_hint=role)
+
+
+# -- commands ---------------------------------------------------------------------
+
+
+async def _with_board(loaded: LoadedConfig, body: Callable[[Board], Awaitable[int]]) -> int:
+    board = await open_board(loaded)
+    try:
+        return await body(board)
+    finally:
+        await board.close()
+
+
+def _check_role(board: Board, role: str | None) -> None:
+    if role is not None and not board.souls.has(role):
+        raise UserError(f"there is no role {role!r}; roles: {', '.join(board.souls.roles())}")
+
+
+async def cmd_chat(loaded: LoadedConfig, args: argparse.Namespace) -> int:
+    """Interactive chat; with piped stdin, answer each line and exit at EOF."""
+
+    async def body(board: Board) -> int:
+        _check_role(board, args.role)
+        interactive = sys.stdin.isatty()
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(board.souls.watch(stop))
+        try:
+            if interactive:
+                _print(f"Sabha {__version__}: the {board.settings.roster.name} board is listening. "
+                       "/help for help, /quit or Ctrl-D to leave.")
+            while True:
+                if interactive:
+                    try:
+                        line = await asyncio.to_thread(input, "you> ")
+                    except EOFError:
+                        _print()
+                        break
+                else:
+                    line = await asyncio.to_thread(sys.stdin.readline)
+                    if not line:
+                        break
+                line = line.strip()
+                if not line:
+                    continue
+                if line in ("/quit", "/exit"):
+                    break
+                reply = await board.handle(_console_envelope(line, args.role))
+                _print(reply.render())
+        except KeyboardInterrupt:
+            _print()
+        finally:
+            stop.set()
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        return 0
+
+    return await _with_board(loaded, body)
+
+
+async def cmd_ask(loaded: LoadedConfig, args: argparse.Namespace) -> int:
+    """One question, one answer on stdout."""
+    text = " ".join(args.text).strip()
+    if not text or text == "-":
+        text = sys.stdin.read().strip()
+    if not text:
+        raise UserError("nothing to ask: give the question as arguments or on stdin")
+
+    async def body(board: Board) -> int:
+        _check_role(board, args.role)
+        reply: Reply = await board.handle(_console_envelope(text, args.role))
+        _print(reply.render())
+        return 1 if reply.kind == "error" or reply.degraded else 0
+
+    return await _with_board(loaded, body)
+
+
+async def cmd_souls(loaded: LoadedConfig, args: argparse.Namespace) -> int:
+    """List roles, soul files, versions and load errors."""
+
+    async def body(board: Board) -> int:
+        rows = board.souls.status()
+        if args.json:
+            _print(json.dumps([{"role": r.role, "file": str(r.path), "version": r.version, "source": r.source,
+                                "error": r.error} for r in rows], indent=2, ensure_ascii=False))
+            return 0
+        profiles = {p.role: p for p in board.souls.profiles()}
+        _print(f"roster: {board.settings.roster.name}   workspace: {board.settings.workspace}")
+        for r in rows:
+            p = profiles.get(r.role)
+            label = f"{p.emoji} {p.name}" if p else r.role
+            try:
+                shown = r.path.relative_to(board.settings.workspace)
+            except ValueError:
+                shown = r.path
+            version = r.version or "-"
+            source = "" if r.source == "workspace" else f"  ({r.source})"
+            _print(f"{r.role:<12} {label:<18} {version:<13} {shown}{source}")
+            if r.error:
+                _print(f"{'':<12} error: {r.error}")
+        return 1 if any(r.version is None for r in rows) else 0
+
+    return await _with_board(loaded, body)
+
+
+async def cmd_sessions(loaded: LoadedConfig, args: argparse.Namespace) -> int:
+    """sessions list | show KEY | reset KEY."""
+
+    async def body(board: Board) -> int:
+        if args.sessions_command == "list":
+            refs = await board.sessions.list(include_archived=args.all)
+            if not refs:
+                _print("no sessions yet: talk to the board with `sabha chat`")
+                return 0
+            for ref in refs:
+                state = f"  archived {ref.archived_at}" if ref.archived_at else ""
+                _print(f"{ref.key:<32} {ref.session_id:<40} {ref.created_at}{state}")
+            return 0
+        if args.sessions_command == "reset":
+            old, new = await board.sessions.reset(args.key)
+            _print(f"{args.key}: new session {new.session_id}" + (f" (archived {old.session_id})" if old else ""))
+            return 0
+        ref = await board.sessions.current(args.key)
+        if ref is None:
+            raise UserError(f"no session with key {args.key!r}; see `sabha sessions list`")
+        path = board.transcripts.path_for(ref.session_id)
+        entries = [e for e in iter_entries(path) if e.get("type") != "session"]
+        if args.last is not None:
+            entries = entries[-args.last:] if args.last > 0 else []
+        if args.json:
+            for e in entries:
+                _print(json.dumps(e, ensure_ascii=False))
+            return 0
+        _print(f"# {ref.key}  session {ref.session_id}  ({path})")
+        for e in entries:
+            _print(_format_entry(e))
+        return 0
+
+    return await _with_board(loaded, body)
+
+
+def _format_entry(entry: dict[str, object]) -> str:
+    ts = str(entry.get("ts", ""))
+    if entry.get("type") == "message":
+        if entry.get("role") == "assistant":
+            meta = ", ".join(str(x) for x in (f"soul {entry.get('soul_version')}", entry.get("model")) if x)
+            return f"[{ts}] {entry.get('agent')} ({meta}): {entry.get('text')}"
+        return f"[{ts}] {entry.get('sender_name') or entry.get('sender')}: {entry.get('text')}"
+    return f"[{ts}] {entry.get('type')}: {json.dumps(entry, ensure_ascii=False)}"
+
+
+async def cmd_config_check(loaded: LoadedConfig, args: argparse.Namespace) -> int:
+    """Validate and print the effective config, secrets masked."""
+    settings = loaded.board_settings()
+    from board.souls import SoulStore  # validates soul paths without opening the db
+
+    SoulStore(settings.workspace, settings.roster)
+    _print(f"# config: {loaded.source or '(built-in defaults)'}")
+    _print(f"# workspace: {loaded.workspace}{'' if loaded.workspace.is_dir() else '  (missing: run sabha init)'}")
+    _print(f"# data_dir: {loaded.data_dir}")
+    _print(yaml.safe_dump(masked_dump(loaded.config), sort_keys=False, allow_unicode=True).rstrip())
+    _print("config OK")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Write sabha.yaml and a copy of the default workspace into DIR."""
+    target = Path(args.dir).expanduser()
+    target.mkdir(parents=True, exist_ok=True)
+    config_path = target / DEFAULT_CONFIG_NAME
+    if config_path.exists() and not args.force:
+        _print(f"kept existing {config_path}")
+    else:
+        config_path.write_text(INIT_CONFIG, encoding="utf-8")
+        _print(f"wrote {config_path}")
+    written = copy_default_workspace(target / "workspace", overwrite=args.force)
+    _print(f"wrote {len(written)} workspace files under {target / 'workspace'}" if written
+           else f"kept the existing workspace at {target / 'workspace'}")
+    _print(f"next: cd {target} && sabha chat")
+    return 0
+
+
+# -- parser -----------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (``--config`` and ``-v`` accepted before or after the command)."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS,
+                        help=f"config file (default: ${'SABHA_CONFIG'} or ./{DEFAULT_CONFIG_NAME} or built-in defaults)")
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="more logging (-vv for debug)")
+
+    parser = argparse.ArgumentParser(
+        prog="sabha", parents=[common],
+        description="Sabha: a board of AI advisors in your terminal, Telegram and WhatsApp.",
+    )
+    parser.add_argument("--version", action="version", version=f"sabha {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("init", parents=[common], help="create sabha.yaml and a workspace",
+                       description="Write sabha.yaml and a copy of the default workspace into DIR.")
+    p.add_argument("dir", nargs="?", default=".", metavar="DIR")
+    p.add_argument("--force", action="store_true", help="overwrite existing files")
+
+    p = sub.add_parser("chat", parents=[common], help="talk to the board in the terminal",
+                       description="Talk to the board. @role or /ask role addresses a role; /help lists commands. "
+                                   "With piped input, answers each line and exits at end of input.")
+    p.add_argument("--role", help="the role that answers plain messages (default: general)")
+
+    p = sub.add_parser("ask", parents=[common], help="ask one question and print the answer",
+                       description="Ask one question; the answer prints as '<emoji> <Name>: <text>'.")
+    p.add_argument("--role", help="the role that answers (default: general)")
+    p.add_argument("text", nargs="*", help="the question ('-' or nothing reads stdin)")
+
+    p = sub.add_parser("souls", parents=[common], help="list roles, soul files, versions and errors",
+                       description="List every role with its soul file, the version in use and any load error.")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = sub.add_parser("sessions", parents=[common], help="list, show or reset conversations",
+                       description="Inspect conversations (session keys map to JSONL transcripts).")
+    ssub = p.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
+    sp = ssub.add_parser("list", parents=[common], help="live sessions (--all includes archived)")
+    sp.add_argument("--all", action="store_true", help="include archived sessions")
+    sp = ssub.add_parser("show", parents=[common], help="print a session's transcript")
+    sp.add_argument("key", help="session key, e.g. main or board:finance")
+    sp.add_argument("--last", type=int, metavar="N", help="only the last N entries")
+    sp.add_argument("--json", action="store_true", help="raw JSONL entries")
+    sp = ssub.add_parser("reset", parents=[common], help="start a new session for KEY (the old one is archived)")
+    sp.add_argument("key", help="session key, e.g. main or board:finance")
+
+    p = sub.add_parser("config", parents=[common], help="check the configuration",
+                       description="Validate the configuration and print the effective values.")
+    csub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
+    csub.add_parser("check", parents=[common], help="validate and print the effective config (secrets masked)")
+    return parser
+
+
+COMMANDS: dict[str, Callable[[LoadedConfig, argparse.Namespace], Awaitable[int]]] = {
+    "chat": cmd_chat,
+    "ask": cmd_ask,
+    "souls": cmd_souls,
+    "sessions": cmd_sessions,
+    "config": cmd_config_check,
+}
+
+
+def _setup_logging(verbosity: int, default_level: str) -> None:
+    level = {0: default_level, 1: "INFO"}.get(verbosity, "DEBUG")
+    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``sabha`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return EXIT_USAGE
+    _setup_logging(getattr(args, "verbose", 0) or 0, "WARNING")
+    try:
+        if args.command == "init":
+            return cmd_init(args)
+        loaded = load_config(getattr(args, "config", None))
+        return asyncio.run(COMMANDS[args.command](loaded, args))
+    except (ConfigError, UserError, PathEscapeError, FileNotFoundError) as exc:
+        sys.stderr.write(f"sabha: {exc}\n")
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
