@@ -1,8 +1,9 @@
 """The state database: one SQLite file (WAL) opened with aiosqlite, with numbered migrations.
 
-Migrations are append-only: each entry of :data:`MIGRATIONS` runs once, in order, and
-``PRAGMA user_version`` records how far a database has got. Other modules add their
-tables by appending a migration here, never by editing an old one.
+Migrations are append-only and named: each entry of :data:`MIGRATIONS` runs once, in
+list order, inside a transaction, and its name is recorded in ``schema_migrations``.
+Other modules add their tables by appending a uniquely named migration here, never by
+editing one that has shipped.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ log = logging.getLogger("sabha.db")
 
 MIGRATIONS: list[tuple[str, str]] = [
     (
-        "sessions",
+        "0001_sessions",
         """
         CREATE TABLE sessions (
             session_id  TEXT PRIMARY KEY,
@@ -54,18 +55,29 @@ class StateDB:
         return db
 
     async def _migrate(self) -> None:
-        async with self.conn.execute("PRAGMA user_version") as cur:
-            row = await cur.fetchone()
-        version = int(row[0]) if row else 0
-        if version > len(MIGRATIONS):
+        await self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        async with self.conn.execute("SELECT name FROM schema_migrations") as cur:
+            applied = {row[0] for row in await cur.fetchall()}
+        names = [name for name, _ in MIGRATIONS]
+        if len(set(names)) != len(names):
+            raise RuntimeError("duplicate migration names in board.db.MIGRATIONS")
+        unknown = applied - set(names)
+        if unknown:
             raise RuntimeError(
-                f"state db {self.path} is at schema version {version}, newer than this Sabha "
-                f"({len(MIGRATIONS)}); upgrade Sabha or point data_dir elsewhere"
+                f"state db {self.path} has migrations this Sabha does not know ({', '.join(sorted(unknown))}); "
+                "upgrade Sabha or point data_dir elsewhere"
             )
-        for number in range(version, len(MIGRATIONS)):
-            name, sql = MIGRATIONS[number]
-            log.info("state db: applying migration %d (%s)", number + 1, name)
-            await self.conn.executescript(f"BEGIN;\n{sql}\nPRAGMA user_version = {number + 1};\nCOMMIT;")
+        for name, sql in MIGRATIONS:
+            if name in applied:
+                continue
+            log.info("state db: applying migration %s", name)
+            escaped = name.replace("'", "''")
+            await self.conn.executescript(
+                f"BEGIN;\n{sql}\nINSERT INTO schema_migrations(name, applied_at) "
+                f"VALUES ('{escaped}', datetime('now'));\nCOMMIT;"
+            )
 
     async def execute(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> None:
         """Run one statement and commit."""

@@ -1,0 +1,143 @@
+"""Tools agents may call: the registry, the call context and structured results.
+
+A tool is a :class:`ToolSpec` (name, description, JSON schema) plus an async handler.
+:meth:`ToolRegistry.call` never raises: an unknown tool, a tool the role may not use,
+arguments that do not match the schema, a timeout or an exception inside the tool all
+come back as ``ToolResult(ok=False, error=..., retryable=...)`` so the model can read
+what went wrong and carry on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+
+from board.envelope import Envelope
+from board.llm.base import ToolSpec
+
+log = logging.getLogger("sabha.tools")
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Who is calling a tool and from where.
+
+    ``depth`` and ``chain`` describe consultation (0 = the user's question, chain holds
+    the roles asked so far); ``deadline`` is an event-loop time after which the turn
+    should stop starting new work.
+    """
+
+    role: str
+    session_key: str
+    envelope: Envelope | None = None
+    depth: int = 0
+    chain: tuple[str, ...] = ()
+    meeting_id: str | None = None
+    deadline: float | None = None
+    extras: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The outcome of one tool call, as the model will see it."""
+
+    ok: bool
+    data: Any = None
+    error: str | None = None
+    retryable: bool = False
+
+    @classmethod
+    def success(cls, data: Any) -> ToolResult:
+        """A successful result."""
+        return cls(ok=True, data=data)
+
+    @classmethod
+    def failure(cls, error: str, *, retryable: bool = False, data: Any = None) -> ToolResult:
+        """A failed result with a reason the model can act on."""
+        return cls(ok=False, error=error, retryable=retryable, data=data)
+
+    def payload(self) -> dict[str, Any]:
+        """The JSON-able form: ``{ok, result}`` or ``{ok, error, retryable}``."""
+        if self.ok:
+            return {"ok": True, "result": self.data}
+        body: dict[str, Any] = {"ok": False, "error": self.error, "retryable": self.retryable}
+        if self.data is not None:
+            body["result"] = self.data
+        return body
+
+    def to_text(self) -> str:
+        """The result as the text of a tool message."""
+        return json.dumps(self.payload(), ensure_ascii=False, default=str)
+
+
+ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A registered tool: its schema and the coroutine that runs it."""
+
+    spec: ToolSpec
+    handler: ToolHandler
+    timeout_s: float | None = 60.0
+
+
+class ToolRegistry:
+    """All tools Sabha knows; each role sees the subset it is allowed."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def register(self, tool: Tool) -> None:
+        """Add (or replace) a tool."""
+        jsonschema.Draft202012Validator.check_schema(tool.spec.parameters)
+        self._tools[tool.spec.name] = tool
+
+    def names(self) -> list[str]:
+        """Names of every registered tool."""
+        return sorted(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        """The tool called ``name``, if registered."""
+        return self._tools.get(name)
+
+    def specs(self, allowed: Iterable[str]) -> tuple[ToolSpec, ...]:
+        """Schemas of the allowed tools that exist, in the order given."""
+        return tuple(self._tools[n].spec for n in allowed if n in self._tools)
+
+    async def call(self, name: str, arguments: Any, ctx: ToolContext, allowed: Iterable[str]) -> ToolResult:
+        """Run one tool call; see the module docstring. Never raises (except cancellation)."""
+        allowed_set = set(allowed)
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolResult.failure(
+                f"unknown tool {name!r}; available tools: {', '.join(sorted(allowed_set & set(self._tools))) or 'none'}"
+            )
+        if name not in allowed_set:
+            return ToolResult.failure(f"the {ctx.role} role is not allowed to use {name!r}; answer without it")
+        if not isinstance(arguments, dict):
+            return ToolResult.failure(f"arguments for {name!r} must be a JSON object, got {type(arguments).__name__}")
+        validator = jsonschema.Draft202012Validator(tool.spec.parameters)
+        problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
+        if problems:
+            detail = "; ".join(
+                f"{'.'.join(str(p) for p in e.path) or 'arguments'}: {e.message}" for e in problems[:5]
+            )
+            return ToolResult.failure(f"invalid arguments for {name!r}: {detail}")
+        try:
+            if tool.timeout_s is None:
+                return await tool.handler(arguments, ctx)
+            return await asyncio.wait_for(tool.handler(arguments, ctx), tool.timeout_s)
+        except TimeoutError:
+            return ToolResult.failure(f"{name!r} timed out after {tool.timeout_s:g} s", retryable=True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a broken tool must not break the turn
+            log.exception("tool %s failed for role %s", name, ctx.role)
+            return ToolResult.failure(f"{name!r} failed: {exc}", retryable=False)
