@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from board.files import FileProblem, WatchedFile, decode_text
 from board.roles import GENERAL, SOUL_SUFFIX, RosterSpec, default_soul_path, is_role_slug, roster_folder
-from board.workspace import default_workspace_dir, resolve_inside
+from board.workspace import PathEscapeError, default_workspace_dir, resolve_inside
 
 log = logging.getLogger("sabha.souls")
 
@@ -188,7 +188,14 @@ class SoulStore:
         return watched if watched.path.exists() else None
 
     def _resolve(self, role: str) -> tuple[Soul | None, str, str | None, Path]:
-        watched = self._file_for(role)
+        try:
+            watched = self._file_for(role)
+        except PathEscapeError as exc:
+            # A soul file added while running that links outside the workspace.
+            if role not in self._announced_fallback:
+                self._announced_fallback.add(role)
+                log.error("soul[%s]: %s; the role is unavailable", role, exc)
+            return None, "rejected", str(exc), self.workspace / default_soul_path(self.roster.name, role)
         state = watched.state()
         if state.value is not None:
             self._announced_fallback.discard(role)
@@ -250,12 +257,14 @@ class SoulStore:
         """Stat every soul file now; returns the roles whose soul changed."""
         changed = []
         for role in self.roles():
-            before = self._files[role].get() if role in self._files else None
+            watched = self._files.get(role)
+            before = watched.get() if watched else None
             self._resolve(role)
-            after = self._files[role].get()
+            watched = self._files.get(role)
+            after = watched.get() if watched else None
             if after is not None and (before is None or before.version != after.version):
                 changed.append(role)
-                log.info("soul[%s]: loaded version %s from %s", role, after.version, self._files[role].path)
+                log.info("soul[%s]: loaded version %s from %s", role, after.version, watched.path)  # type: ignore[union-attr]
         return changed
 
     async def watch(self, stop: asyncio.Event) -> None:

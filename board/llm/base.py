@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 MessageRole = Literal["user", "assistant", "tool"]
+ToolChoice = Literal["auto", "none"]
 
 
 @dataclass(frozen=True)
@@ -37,11 +38,18 @@ class ToolSpec:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """A tool invocation requested by the model."""
+    """A tool invocation requested by the model.
+
+    ``parse_error`` is set when the model sent arguments that are not a JSON object
+    (``arguments`` is then empty and ``raw_arguments`` holds what was sent); the tool
+    loop answers such a call with a structured error instead of running the tool.
+    """
 
     id: str
     name: str
     arguments: dict[str, Any]
+    raw_arguments: str | None = None
+    parse_error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,7 @@ class LLMRequest:
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int = 1024
     metadata: dict[str, Any] = field(default_factory=dict)
+    tool_choice: ToolChoice = "auto"
 
     @property
     def system_text(self) -> str:
@@ -89,12 +98,39 @@ class LLMRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    """Token counts reported by a provider (zero where the provider reports none)."""
+    """Token counts reported by a provider (zero where the provider reports none).
+
+    ``input_tokens`` is the *uncached* part of the prompt; ``cache_read_tokens`` and
+    ``cache_write_tokens`` are the parts read from / written to the prompt cache, so
+    the whole prompt is their sum (:attr:`prompt_tokens`) for every provider.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Every input token, cached or not."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        """The JSON form written to transcripts."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+        }
 
 
 @dataclass(frozen=True)
@@ -106,15 +142,35 @@ class LLMResponse:
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = Usage()
     stop_reason: str = "end_turn"
+    ttft_ms: float | None = None
+
+
+ErrorKind = Literal[
+    "timeout", "connection", "rate_limit", "server", "auth", "bad_request", "config", "other"
+]
 
 
 class LLMError(Exception):
-    """A provider failed. ``retryable`` says whether trying again could help."""
+    """A provider failed. ``retryable`` says whether trying again could help.
 
-    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+    ``kind`` classifies the failure for logs and the ledger; ``retry_after`` is the
+    server's ``retry-after`` hint in seconds, when it sent one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        kind: ErrorKind = "other",
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.status = status
+        self.kind = kind
+        self.retry_after = retry_after
 
 
 @runtime_checkable

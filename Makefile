@@ -1,0 +1,26 @@
+# Two commands for a newcomer: `make run` talks to the board, `make test` runs the tests.
+# Both create ./.venv on first use (Python >= 3.11 required) and install Sabha into it.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test bench clean
+
+$(BIN)/.installed: pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Sabha needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@touch $@
+
+run: $(BIN)/.installed
+	$(BIN)/sabha chat
+
+test: $(BIN)/.installed
+	$(BIN)/python -m pytest -q
+
+bench: $(BIN)/.installed
+	$(BIN)/python benchmarks/turn_overhead.py
+
+clean:
+	rm -rf $(VENV)

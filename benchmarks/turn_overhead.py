@@ -1,0 +1,126 @@
+"""Per-turn overhead with the offline model, and soul reload latency.
+
+Prints medians; asserts nothing about time. Run: python benchmarks/turn_overhead.py
+
+1. Per-turn overhead for transcripts of 10, 10,000 and 100,000 lines: a fresh board
+   (as after a restart) answers TURNS turns in a session whose transcript already has
+   that many lines. The 10-line session is the baseline; the goal is a flat ratio
+   (largest / smallest <= 1.2), i.e. a turn never pays for the file's size. The first
+   (cold) turn, which fills the tail cache by reading the file backwards, is shown on
+   its own.
+2. Soul reload latency over EDITS edits: (a) file write -> the next turn answers with
+   the new version (the turn-time stat check), (b) file write -> the watchfiles watcher
+   has loaded it with no turn in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from board.envelope import Envelope  # noqa: E402
+from board.roles import RosterSpec  # noqa: E402
+from board.service import Board, BoardSettings  # noqa: E402
+from board.workspace import copy_default_workspace  # noqa: E402
+
+SIZES = (10, 10_000, 100_000)
+TURNS = 40
+EDITS = 20
+
+
+def envelope(text: str) -> Envelope:
+    return Envelope(channel="console", text=text, sender="bench")
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+async def prepare(root: Path, lines: int) -> BoardSettings:
+    ws = root / "workspace"
+    copy_default_workspace(ws)
+    settings = BoardSettings(workspace=ws, data_dir=root / "sessions", roster=RosterSpec())
+    async with await Board.open(settings) as board:
+        transcript = await board.sessions.open("board:finance", "finance")
+        with open(transcript.path, "ab") as fh:
+            for i in range(lines - 1):
+                role = "user" if i % 2 == 0 else "assistant"
+                entry = {"type": "message", "role": role, "text": f"earlier message {i} " + "lorem ipsum " * 8}
+                fh.write(json.dumps(entry).encode() + b"\n")
+    return settings
+
+
+async def turn_overhead(lines: int) -> tuple[float, float, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = await prepare(Path(tmp), lines)
+        size = next((Path(tmp) / "sessions").glob("*.jsonl")).stat().st_size
+        async with await Board.open(settings) as board:  # a fresh process's view
+            start = time.perf_counter()
+            await board.handle(envelope("@finance cold turn"))
+            cold = (time.perf_counter() - start) * 1000
+            samples = []
+            for i in range(TURNS):
+                start = time.perf_counter()
+                await board.handle(envelope(f"@finance question {i}"))
+                samples.append((time.perf_counter() - start) * 1000)
+        return statistics.median(samples), cold, size
+
+
+async def reload_latency() -> tuple[list[float], list[float]]:
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = await prepare(Path(tmp), 10)
+        soul = settings.workspace / "board" / "finance.soul.md"
+        original = soul.read_text(encoding="utf-8")
+        async with await Board.open(settings) as board:
+            next_turn: list[float] = []
+            for i in range(EDITS):
+                start = time.perf_counter()
+                soul.write_text(original.replace("You think in numbers", f"You think in numbers ({i})"), encoding="utf-8")
+                reply = await board.handle(envelope("@finance edited?"))
+                next_turn.append((time.perf_counter() - start) * 1000)
+                assert f"({i})" in reply.text, "the edit was not seen by the next turn"
+            stop = asyncio.Event()
+            watcher = asyncio.create_task(board.souls.watch(stop))
+            await asyncio.sleep(0.5)
+            watched = board.souls._files["finance"]
+            watch_ms: list[float] = []
+            for i in range(EDITS):
+                marker = f"watched {i}"
+                start = time.perf_counter()
+                soul.write_text(original.replace("You think in numbers", f"You think in numbers ({marker})"), encoding="utf-8")
+                while watched._value is None or marker not in watched._value.body:  # no stat: only the watcher updates it
+                    await asyncio.sleep(0.001)
+                    if time.perf_counter() - start > 10:
+                        raise RuntimeError("watcher did not pick up the edit within 10 s")
+                watch_ms.append((time.perf_counter() - start) * 1000)
+                await asyncio.sleep(0.1)
+            stop.set()
+            await watcher
+        return next_turn, watch_ms
+
+
+async def main() -> None:
+    print(f"turn overhead, offline model, {TURNS} turns per size after one cold turn")
+    print(f"{'lines':>8} {'file MB':>8} {'median ms':>10} {'cold ms':>9} {'ratio':>6}")
+    medians = {}
+    for lines in SIZES:
+        median, cold, size = await turn_overhead(lines)
+        medians[lines] = median
+        print(f"{lines:>8} {size / 1e6:>8.2f} {median:>10.3f} {cold:>9.3f} {median / medians[SIZES[0]]:>6.2f}")
+    print(f"ratio largest/smallest (median): {medians[SIZES[-1]] / medians[SIZES[0]]:.2f}  (goal <= 1.2)")
+    next_turn, watch = await reload_latency()
+    print(f"soul reload, {EDITS} edits:")
+    print(f"  write -> next turn answers with it:  median {statistics.median(next_turn):.2f} ms  p95 {pct(next_turn, 0.95):.2f} ms")
+    print(f"  write -> watcher loaded it (no turn): median {statistics.median(watch):.1f} ms  p95 {pct(watch, 0.95):.1f} ms")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,140 @@
+"""Turning provider failures into :class:`board.llm.base.LLMError` with advice a person can act on.
+
+Both official SDKs raise the same shapes (timeout, connection error, an HTTP status
+with a body and headers); the provider modules catch their SDK's classes and call
+:func:`status_error`, :func:`timeout_error` or :func:`connection_error` here, so the
+decision "is this worth retrying?" and the wording of the advice live in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
+from datetime import UTC, datetime
+
+from board.llm.base import LLMError
+
+#: 429 codes that no amount of waiting fixes.
+_HOPELESS_429 = {"insufficient_quota", "billing_hard_limit_reached"}
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """How to reach one provider: key, endpoint, client timeout, streaming.
+
+    ``key_env`` is the environment variable named in errors about a missing or bad key.
+    ``key_optional`` is true for OpenAI-compatible local servers (Ollama, vLLM...) that
+    need no key.
+    """
+
+    api_key: str | None = None
+    base_url: str | None = None
+    timeout_s: float = 60.0
+    key_env: str = ""
+    stream: bool = False
+    key_optional: bool = False
+
+
+def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
+    """The server's ``retry-after-ms`` / ``retry-after`` hint in seconds, if any."""
+    if not headers:
+        return None
+    lower = {k.lower(): v for k, v in headers.items()}
+    raw_ms = lower.get("retry-after-ms")
+    if raw_ms:
+        try:
+            return max(0.0, float(raw_ms) / 1000)
+        except ValueError:
+            pass
+    raw = lower.get("retry-after")
+    if not raw:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(raw)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+def missing_key_error(provider: str, key_env: str) -> LLMError:
+    """The error for a provider used without a key."""
+    return LLMError(
+        f"{provider}: no API key. Export {key_env} (or set llm.providers.{provider}.api_key in sabha.yaml) "
+        "and restart Sabha",
+        retryable=False,
+        kind="auth",
+    )
+
+
+def status_error(
+    provider: str,
+    model: str,
+    status: int | None,
+    message: str,
+    *,
+    headers: Mapping[str, str] | None = None,
+    code: str | None = None,
+    key_env: str = "",
+) -> LLMError:
+    """An HTTP error status from ``provider`` as an LLMError with a reason and advice."""
+    detail = " ".join(str(message).split())[:300]
+    retry_after = retry_after_seconds(headers)
+    where = f"{provider} ({model})"
+    if status == 401:
+        hint = f"export a valid {key_env} or set llm.providers.{provider}.api_key" if key_env else "check the API key"
+        return LLMError(f"{where}: the API key was rejected (401: {detail}); {hint}", status=401, kind="auth")
+    if status == 403:
+        return LLMError(
+            f"{where}: the API key may not use this model (403: {detail}); pick another model or check the account",
+            status=403,
+            kind="auth",
+        )
+    if status == 404:
+        return LLMError(
+            f"{where}: model or endpoint not found (404: {detail}); check llm.model and llm.providers.{provider}.base_url",
+            status=404,
+            kind="bad_request",
+        )
+    if status == 429:
+        if code in _HOPELESS_429:
+            return LLMError(
+                f"{where}: quota exhausted (429 {code}: {detail}); check the account's billing",
+                status=429,
+                kind="rate_limit",
+            )
+        return LLMError(
+            f"{where}: rate limited (429: {detail})", retryable=True, status=429, kind="rate_limit",
+            retry_after=retry_after,
+        )
+    if status in (408, 409) or (status is not None and status >= 500):
+        return LLMError(
+            f"{where}: server error ({status}: {detail})", retryable=True, status=status, kind="server",
+            retry_after=retry_after,
+        )
+    if status == 200 or status is None:  # an error event in the middle of a stream
+        return LLMError(f"{where}: the stream failed ({detail})", retryable=True, status=status, kind="server")
+    return LLMError(f"{where}: request refused ({status}: {detail})", status=status, kind="bad_request")
+
+
+def timeout_error(provider: str, model: str, seconds: float | None) -> LLMError:
+    """A call that took too long."""
+    after = f" after {seconds:g} s" if seconds else ""
+    return LLMError(f"{provider} ({model}): no answer{after}", retryable=True, kind="timeout")
+
+
+def connection_error(provider: str, model: str, base_url: str | None, exc: BaseException) -> LLMError:
+    """The endpoint could not be reached."""
+    target = base_url or "the default endpoint"
+    cause = exc.__cause__ or exc
+    return LLMError(
+        f"{provider} ({model}): cannot reach {target} ({type(cause).__name__}: {cause}); "
+        f"check the network or llm.providers.{provider}.base_url",
+        retryable=True,
+        kind="connection",
+    )

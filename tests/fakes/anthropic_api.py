@@ -1,0 +1,746 @@
+"""A scripted fake of the Anthropic Messages API for tests.
+
+Owns: an aiohttp server on 127.0.0.1 (port 0) that speaks enough of
+``POST /v1/messages`` for the official ``anthropic.AsyncAnthropic`` client:
+JSON replies with ``text`` and ``tool_use`` content blocks, ``stream=True``
+server-sent events (``message_start``, ``content_block_start`` / ``_delta`` /
+``_stop``, ``message_delta``, ``message_stop``), Anthropic-shaped error bodies
+(``{"type": "error", "error": {"type": ..., "message": ...}}``), slow replies
+and dropped connections.
+
+Usage::
+
+    async with FakeAnthropic() as fake:
+        fake.script_tool_call("lookup", {"q": "x"})
+        fake.script_text("done")
+        client = anthropic.AsyncAnthropic(base_url=fake.base_url, api_key="test", max_retries=0)
+
+``base_url`` has no ``/v1``: the SDK itself posts to ``{base_url}/v1/messages``.
+
+One scripted entry answers exactly one HTTP request (an SDK retry is a new
+request and takes the next entry); an empty script answers ``default_text``.
+Every request is recorded in ``requests`` (parsed JSON body and headers).
+
+Prompt caching is simulated: each block carrying ``cache_control`` (in
+``tools``, ``system`` or message content; or the last block when the top-level
+``cache_control`` is set) is a breakpoint. If the prompt prefix up to a
+breakpoint was seen before (same model), its tokens are reported as
+``cache_read_input_tokens``; the rest of the prefix up to the last breakpoint
+is reported as ``cache_creation_input_tokens``; ``input_tokens`` is what is
+left, so ``input + cache_creation + cache_read`` is the whole prompt, as in the
+real API. Token counts are deterministic estimates (about four characters per
+token).
+
+Like the real API the fake rejects, with a 400, an assistant ``tool_use`` not
+answered by a ``tool_result`` in the next user message, a ``tool_result`` that
+answers nothing, and empty message content (``validate=False`` turns this off).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import re
+import secrets
+import string
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence, Union
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+__all__ = [
+    "FakeAnthropic",
+    "RecordedRequest",
+    "TextReply",
+    "ToolUse",
+    "ToolUseReply",
+    "ErrorReply",
+    "DelayReply",
+    "RawReply",
+    "DisconnectReply",
+    "StreamErrorReply",
+    "reply_text",
+    "reply_tool_call",
+    "reply_tool_calls",
+    "reply_error",
+    "approx_tokens",
+]
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def _rand(n: int) -> str:
+    return "".join(secrets.choice(_ALNUM) for _ in range(n))
+
+
+def approx_tokens(text: str) -> int:
+    """Deterministic token estimate: ceil(len / 4), at least 1 for non-empty text."""
+    return math.ceil(len(text) / 4) if text else 0
+
+
+# --------------------------------------------------------------------------- replies
+
+
+@dataclass(frozen=True)
+class TextReply:
+    text: str
+    stop_reason: str = "end_turn"  # "max_tokens" simulates a cut
+    usage: Mapping[str, Any] | None = None  # overrides the computed usage fields
+    chunk_delay: float = 0.0  # seconds between streamed events
+
+
+@dataclass(frozen=True)
+class ToolUse:
+    name: str
+    input: Mapping[str, Any]
+    id: str
+
+
+@dataclass(frozen=True)
+class ToolUseReply:
+    calls: tuple[ToolUse, ...]
+    text: str | None = None  # a text block before the tool_use blocks
+    usage: Mapping[str, Any] | None = None
+    chunk_delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    status: int
+    body: Any
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DelayReply:
+    seconds: float
+    then: "Reply | None" = None  # None: the default text reply
+
+
+@dataclass(frozen=True)
+class RawReply:
+    status: int
+    body: bytes | str
+    content_type: str = "text/plain"
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DisconnectReply:
+    """Close the connection without answering (the SDK raises APIConnectionError)."""
+
+
+@dataclass(frozen=True)
+class StreamErrorReply:
+    """For stream=True: start a text block, then an ``event: error`` mid-stream."""
+
+    text_before: str
+    body: Mapping[str, Any]
+
+
+Reply = Union[
+    TextReply, ToolUseReply, ErrorReply, DelayReply, RawReply, DisconnectReply, StreamErrorReply
+]
+
+_DEFAULT_MESSAGES: dict[str, str] = {
+    "invalid_request_error": "There was an issue with the format or content of your request.",
+    "authentication_error": "invalid x-api-key",
+    "permission_error": "Your API key does not have permission to use the specified resource.",
+    "not_found_error": "The requested resource could not be found.",
+    "request_too_large": "Request exceeds the maximum allowed number of bytes.",
+    "rate_limit_error": (
+        "This request would exceed the rate limit for your organization of 50 requests per "
+        "minute. Please reduce the prompt length or the maximum tokens requested, or try again later."
+    ),
+    "api_error": "Internal server error",
+    "overloaded_error": "Overloaded",
+}
+
+
+def reply_text(
+    text: str,
+    *,
+    stop_reason: str = "end_turn",
+    usage: Mapping[str, Any] | None = None,
+    chunk_delay: float = 0.0,
+) -> TextReply:
+    return TextReply(text, stop_reason, usage, chunk_delay)
+
+
+def reply_tool_call(
+    name: str, args: Mapping[str, Any], call_id: str | None = None, *, text: str | None = None
+) -> ToolUseReply:
+    return ToolUseReply((ToolUse(name, dict(args), call_id or f"toolu_01{_rand(22)}"),), text)
+
+
+def reply_tool_calls(
+    calls: Sequence[tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], str]],
+    *,
+    text: str | None = None,
+) -> ToolUseReply:
+    """Parallel tool use: ``[(name, input), (name, input, id), ...]``."""
+    out = []
+    for c in calls:
+        cid = c[2] if len(c) > 2 else f"toolu_01{_rand(22)}"  # type: ignore[misc]
+        out.append(ToolUse(c[0], dict(c[1]), cid))
+    return ToolUseReply(tuple(out), text)
+
+
+def _error_body(kind: str, message: str | None) -> dict[str, Any]:
+    return {
+        "type": "error",
+        "error": {"type": kind, "message": message or _DEFAULT_MESSAGES.get(kind, f"fake {kind}")},
+        "request_id": f"req_011C{_rand(20)}",
+    }
+
+
+def reply_error(
+    status: int, kind: str, message: str | None = None, headers: Mapping[str, str] | None = None
+) -> ErrorReply:
+    """An Anthropic error. ``kind`` is the error type: ``rate_limit_error`` (429),
+    ``overloaded_error`` (529), ``authentication_error`` (401), ``api_error`` (500),
+    ``invalid_request_error`` (400), ``permission_error`` (403), ``not_found_error``
+    (404), ``request_too_large`` (413)."""
+    return ErrorReply(status, _error_body(kind, message), dict(headers or {}))
+
+
+# --------------------------------------------------------------------------- records
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: CIMultiDict[str]  # case-insensitive
+    body: Any  # parsed JSON, or None
+    raw: bytes
+    received_at: float
+
+    @property
+    def json(self) -> Any:
+        return self.body
+
+
+@dataclass(frozen=True)
+class _Segment:
+    text: str  # canonical serialisation (without cache_control)
+    cache_control: Mapping[str, Any] | None
+
+
+# --------------------------------------------------------------------------- server
+
+
+class FakeAnthropic:
+    """Scripted Anthropic Messages API server. See the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        default_text: str = "OK (fake Anthropic reply)",
+        api_key: str | None = None,
+        validate: bool = True,
+        cache_min_tokens: int = 0,
+    ) -> None:
+        """
+        api_key: if set, a request carrying neither ``x-api-key: <key>`` nor
+            ``Authorization: Bearer <key>`` gets 401 (anthropic 2.x sends the
+            api_key as a Bearer token).
+        validate: reject malformed tool_use / tool_result transcripts with 400.
+        cache_min_tokens: shorter prefixes are not cached (the real API needs
+            1024-4096 tokens depending on the model; 0 caches anything, which
+            keeps test prompts small).
+        """
+        self.default_text = default_text
+        self.api_key = api_key
+        self.validate = validate
+        self.cache_min_tokens = cache_min_tokens
+        self.requests: list[RecordedRequest] = []
+        self._script: deque[Reply] = deque()
+        self._cache: set[str] = set()
+        self._runner: web.AppRunner | None = None
+        self._port: int | None = None
+        self._closing = asyncio.Event()
+        self._request_event = asyncio.Event()
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    async def start(self) -> "FakeAnthropic":
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/messages", self._handle_messages)
+        app.router.add_route("*", "/{tail:.*}", self._handle_unknown)
+        self._closing = asyncio.Event()
+        self._runner = web.AppRunner(
+            app, handler_cancellation=True, shutdown_timeout=0.5, access_log=None
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server  # noqa: SLF001 - the only way to learn the bound port
+        assert server is not None and server.sockets
+        self._port = server.sockets[0].getsockname()[1]
+        return self
+
+    async def stop(self) -> None:
+        self._closing.set()
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> "FakeAnthropic":
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._port is None:
+            raise RuntimeError("FakeAnthropic is not started")
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """For ``anthropic.AsyncAnthropic(base_url=...)``; the SDK appends ``/v1/messages``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    url = base_url
+
+    # -- scripting ---------------------------------------------------------------
+
+    def script(self, *replies: Reply) -> None:
+        self._script.extend(replies)
+
+    def script_text(self, text: str, **kw: Any) -> TextReply:
+        r = reply_text(text, **kw)
+        self._script.append(r)
+        return r
+
+    def script_tool_call(
+        self,
+        name: str,
+        args: Mapping[str, Any],
+        call_id: str | None = None,
+        *,
+        text: str | None = None,
+    ) -> ToolUseReply:
+        r = reply_tool_call(name, args, call_id, text=text)
+        self._script.append(r)
+        return r
+
+    def script_tool_calls(self, calls: Sequence[Any], *, text: str | None = None) -> ToolUseReply:
+        r = reply_tool_calls(calls, text=text)
+        self._script.append(r)
+        return r
+
+    def script_error(
+        self,
+        status: int,
+        kind: str,
+        message: str | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> ErrorReply:
+        r = reply_error(status, kind, message, headers)
+        self._script.append(r)
+        return r
+
+    def script_delay(self, seconds: float, then: Reply | str | None = None) -> DelayReply:
+        """Wait ``seconds`` before answering with ``then`` (a reply, or text; None = default)."""
+        nxt = reply_text(then) if isinstance(then, str) else then
+        r = DelayReply(seconds, nxt)
+        self._script.append(r)
+        return r
+
+    def script_raw(
+        self, status: int, body: bytes | str, content_type: str = "text/plain", headers: Mapping[str, str] | None = None
+    ) -> RawReply:
+        r = RawReply(status, body, content_type, dict(headers or {}))
+        self._script.append(r)
+        return r
+
+    def script_disconnect(self) -> DisconnectReply:
+        r = DisconnectReply()
+        self._script.append(r)
+        return r
+
+    def script_stream_error(
+        self, text_before: str = "", kind: str = "overloaded_error", message: str | None = None
+    ) -> StreamErrorReply:
+        r = StreamErrorReply(text_before, _error_body(kind, message))
+        self._script.append(r)
+        return r
+
+    @property
+    def pending(self) -> int:
+        return len(self._script)
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        return self.requests[-1]
+
+    def clear_cache(self) -> None:
+        """Forget cached prefixes (as if the 5-minute TTL had passed)."""
+        self._cache.clear()
+
+    def reset(self) -> None:
+        self._script.clear()
+        self.requests.clear()
+        self._cache.clear()
+
+    async def wait_for_requests(self, n: int, timeout: float = 5.0) -> None:
+        async def _wait() -> None:
+            while len(self.requests) < n:
+                self._request_event.clear()
+                await self._request_event.wait()
+
+        await asyncio.wait_for(_wait(), timeout)
+
+    # -- handlers ----------------------------------------------------------------
+
+    async def _record(self, request: web.Request) -> RecordedRequest:
+        raw = await request.read()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        rec = RecordedRequest(
+            request.method, request.path, CIMultiDict(request.headers), body, raw, time.time()
+        )
+        self.requests.append(rec)
+        self._request_event.set()
+        return rec
+
+    async def _handle_unknown(self, request: web.Request) -> web.StreamResponse:
+        await self._record(request)
+        return self._error_response(reply_error(404, "not_found_error", f"Not found: {request.path}"))
+
+    async def _handle_messages(self, request: web.Request) -> web.StreamResponse:
+        rec = await self._record(request)
+        body = rec.body
+
+        if self.api_key is not None and self.api_key not in (
+            request.headers.get("x-api-key"),
+            request.headers.get("Authorization", "").removeprefix("Bearer "),
+        ):
+            return self._error_response(reply_error(401, "authentication_error"))
+        if "anthropic-version" not in request.headers:
+            return self._error_response(
+                reply_error(400, "invalid_request_error", "anthropic-version: header is required")
+            )
+        if not isinstance(body, dict):
+            return self._error_response(
+                reply_error(400, "invalid_request_error", "There was an issue with the format of your request: body is not JSON")
+            )
+        problem = self._check_request(body)
+        if problem is not None:
+            return self._error_response(problem)
+
+        reply: Reply = self._script.popleft() if self._script else reply_text(self.default_text)
+        while isinstance(reply, DelayReply):
+            try:
+                await asyncio.wait_for(self._closing.wait(), timeout=reply.seconds)
+            except asyncio.TimeoutError:
+                pass
+            reply = reply.then if reply.then is not None else reply_text(self.default_text)
+
+        if isinstance(reply, ErrorReply):
+            return self._error_response(reply)
+        if isinstance(reply, RawReply):
+            data = reply.body.encode() if isinstance(reply.body, str) else reply.body
+            resp = web.Response(status=reply.status, body=data, headers=dict(reply.headers))
+            resp.content_type = reply.content_type
+            return resp
+        if isinstance(reply, DisconnectReply):
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError()
+
+        model = str(body["model"])
+        usage = self._usage(body, reply)
+        if body.get("stream"):
+            return await self._stream(request, model, reply, usage)
+        assert isinstance(reply, (TextReply, ToolUseReply))
+        return web.json_response(self._message(model, reply, usage), headers=self._headers())
+
+    # -- request checks ----------------------------------------------------------
+
+    def _check_request(self, body: dict[str, Any]) -> ErrorReply | None:
+        for key in ("model", "max_tokens", "messages"):
+            if key not in body:
+                return reply_error(400, "invalid_request_error", f"{key}: Field required")
+        msgs = body["messages"]
+        if not isinstance(msgs, list):
+            return reply_error(400, "invalid_request_error", "messages: Input should be a valid list")
+        if not self.validate:
+            return None
+        n_breakpoints = sum(1 for s in self._segments(body) if s.cache_control)
+        if n_breakpoints > 4:
+            return reply_error(
+                400,
+                "invalid_request_error",
+                f"A maximum of 4 blocks with cache_control may be provided. Found {n_breakpoints}.",
+            )
+        for i, m in enumerate(msgs):
+            if not isinstance(m, dict):
+                return reply_error(400, "invalid_request_error", f"messages.{i}: Input should be a valid dictionary")
+            content = m.get("content")
+            if content in ("", [], None) and not (i == len(msgs) - 1 and m.get("role") == "assistant"):
+                return reply_error(
+                    400,
+                    "invalid_request_error",
+                    f"messages.{i}: all messages must have non-empty content except for the "
+                    "optional final assistant message",
+                )
+            if isinstance(content, list):
+                for b in content:
+                    if isinstance(b, dict) and b.get("type") == "text" and not b.get("text"):
+                        return reply_error(
+                            400, "invalid_request_error", "messages: text content blocks must be non-empty"
+                        )
+        for i, m in enumerate(msgs):
+            uses = _blocks(m, "tool_use") if m.get("role") == "assistant" else []
+            ids = [b.get("id") for b in uses]
+            nxt = msgs[i + 1] if i + 1 < len(msgs) else None
+            answered = [b.get("tool_use_id") for b in _blocks(nxt, "tool_result")] if nxt and nxt.get("role") == "user" else []
+            missing = [x for x in ids if x not in answered]
+            if missing:
+                return reply_error(
+                    400,
+                    "invalid_request_error",
+                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately "
+                    f"after: {', '.join(missing)}. Each `tool_use` block must have a corresponding "
+                    "`tool_result` block in the next message.",
+                )
+            if m.get("role") == "user":
+                prev = msgs[i - 1] if i > 0 else None
+                prev_ids = [b.get("id") for b in _blocks(prev, "tool_use")] if prev and prev.get("role") == "assistant" else []
+                for j, b in enumerate(m.get("content") if isinstance(m.get("content"), list) else []):
+                    if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") not in prev_ids:
+                        return reply_error(
+                            400,
+                            "invalid_request_error",
+                            f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` "
+                            f"blocks: {b.get('tool_use_id')}. Each `tool_result` block must have a "
+                            "corresponding `tool_use` block in the previous message.",
+                        )
+        return None
+
+    # -- usage and caching ---------------------------------------------------------
+
+    @staticmethod
+    def _segments(body: dict[str, Any]) -> list[_Segment]:
+        """The prompt in cache order: tools, system, then message content blocks."""
+        segs: list[_Segment] = []
+
+        def add(block: Any) -> None:
+            if isinstance(block, dict):
+                cc = block.get("cache_control")
+                rest = {k: v for k, v in block.items() if k != "cache_control"}
+                segs.append(_Segment(json.dumps(rest, sort_keys=True, ensure_ascii=False), cc))
+            else:
+                segs.append(_Segment(json.dumps(block, ensure_ascii=False), None))
+
+        for tool in body.get("tools") or []:
+            add(tool)
+        system = body.get("system")
+        if isinstance(system, str):
+            add({"type": "text", "text": system})
+        elif isinstance(system, list):
+            for b in system:
+                add(b)
+        for m in body.get("messages") or []:
+            if not isinstance(m, dict):
+                continue
+            content = m.get("content")
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
+            for b in blocks:
+                add({"role": m.get("role"), **b} if isinstance(b, dict) else b)
+        top = body.get("cache_control")
+        if top and segs:  # automatic caching: breakpoint on the last cacheable block
+            segs[-1] = _Segment(segs[-1].text, top)
+        return segs
+
+    def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+        segs = self._segments(body)
+        prefix_tokens: list[int] = []
+        keys: list[str] = []
+        h = hashlib.sha256(str(body.get("model")).encode())
+        total = 0
+        for s in segs:
+            total += approx_tokens(s.text)
+            h.update(s.text.encode())
+            prefix_tokens.append(total)
+            keys.append(h.copy().hexdigest())
+        overhead = 3 * len(body.get("messages") or []) + 4  # message framing, not cacheable here
+        prompt_total = total + overhead
+
+        breakpoints = [i for i, s in enumerate(segs) if s.cache_control]
+        read = create = 0
+        ttl = "5m"
+        if breakpoints:
+            last = breakpoints[-1]
+            ttl = str((segs[last].cache_control or {}).get("ttl", "5m"))
+            for k in reversed(breakpoints):
+                if keys[k] in self._cache:
+                    read = prefix_tokens[k]
+                    break
+            if keys[last] not in self._cache and prefix_tokens[last] >= self.cache_min_tokens:
+                create = prefix_tokens[last] - read
+            for k in breakpoints:
+                if prefix_tokens[k] >= self.cache_min_tokens:
+                    self._cache.add(keys[k])
+
+        if isinstance(reply, TextReply):
+            output = max(1, approx_tokens(reply.text))
+        elif isinstance(reply, ToolUseReply):
+            output = approx_tokens(reply.text or "") + sum(
+                20 + approx_tokens(c.name + json.dumps(c.input)) for c in reply.calls
+            )
+        else:
+            output = max(1, approx_tokens(getattr(reply, "text_before", "")))
+
+        usage: dict[str, Any] = {
+            "input_tokens": prompt_total - read - create,
+            "cache_creation_input_tokens": create,
+            "cache_read_input_tokens": read,
+            "cache_creation": {
+                "ephemeral_5m_input_tokens": create if ttl != "1h" else 0,
+                "ephemeral_1h_input_tokens": create if ttl == "1h" else 0,
+            },
+            "output_tokens": output,
+            "service_tier": "standard",
+        }
+        override = getattr(reply, "usage", None)
+        if override:
+            usage.update(override)
+        return usage
+
+    # -- responses ---------------------------------------------------------------
+
+    @staticmethod
+    def _headers() -> dict[str, str]:
+        return {"request-id": f"req_011C{_rand(20)}"}
+
+    def _error_response(self, reply: ErrorReply) -> web.Response:
+        headers = self._headers()
+        if isinstance(reply.body, dict) and reply.body.get("request_id"):
+            headers["request-id"] = reply.body["request_id"]
+        headers.update(reply.headers)
+        return web.json_response(reply.body, status=reply.status, headers=headers)
+
+    @staticmethod
+    def _content(reply: TextReply | ToolUseReply) -> tuple[list[dict[str, Any]], str]:
+        if isinstance(reply, TextReply):
+            return [{"type": "text", "text": reply.text}], reply.stop_reason
+        blocks: list[dict[str, Any]] = []
+        if reply.text:
+            blocks.append({"type": "text", "text": reply.text})
+        for c in reply.calls:
+            blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.input)})
+        return blocks, "tool_use"
+
+    def _message(self, model: str, reply: TextReply | ToolUseReply, usage: dict[str, Any]) -> dict[str, Any]:
+        content, stop = self._content(reply)
+        return {
+            "id": f"msg_01{_rand(22)}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": usage,
+        }
+
+    async def _stream(
+        self, request: web.Request, model: str, reply: Reply, usage: dict[str, Any]
+    ) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            status=200,
+            headers={
+                "Content-Type": "text/event-stream; charset=utf-8",
+                "Cache-Control": "no-cache",
+                **self._headers(),
+            },
+        )
+        await resp.prepare(request)
+        delay = getattr(reply, "chunk_delay", 0.0)
+
+        async def event(name: str, data: dict[str, Any]) -> None:
+            await resp.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+            if delay:
+                await asyncio.sleep(delay)
+
+        start_usage = {k: v for k, v in usage.items() if k != "output_tokens"}
+        start_usage["output_tokens"] = 1
+        await event(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_01{_rand(22)}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": start_usage,
+                },
+            },
+        )
+        if isinstance(reply, StreamErrorReply):
+            await event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+            for piece in _pieces(reply.text_before):
+                await event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})
+            await event("error", dict(reply.body))
+            await resp.write_eof()
+            return resp
+
+        assert isinstance(reply, (TextReply, ToolUseReply))
+        content, stop = self._content(reply)
+        await event("ping", {"type": "ping"})
+        for idx, block in enumerate(content):
+            if block["type"] == "text":
+                await event("content_block_start", {"type": "content_block_start", "index": idx, "content_block": {"type": "text", "text": ""}})
+                for piece in _pieces(block["text"]):
+                    await event("content_block_delta", {"type": "content_block_delta", "index": idx, "delta": {"type": "text_delta", "text": piece}})
+            else:
+                await event(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": idx, "content_block": {**block, "input": {}}},
+                )
+                args = json.dumps(block["input"])
+                for s in range(0, len(args), 8):
+                    await event("content_block_delta", {"type": "content_block_delta", "index": idx, "delta": {"type": "input_json_delta", "partial_json": args[s : s + 8]}})
+            await event("content_block_stop", {"type": "content_block_stop", "index": idx})
+        await event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {
+                    "input_tokens": usage["input_tokens"],
+                    "cache_creation_input_tokens": usage["cache_creation_input_tokens"],
+                    "cache_read_input_tokens": usage["cache_read_input_tokens"],
+                    "output_tokens": usage["output_tokens"],
+                },
+            },
+        )
+        await resp.write(b'event: message_stop\ndata: {"type": "message_stop"}\n\n')
+        await resp.write_eof()
+        return resp
+
+
+def _blocks(message: Any, kind: str) -> list[dict[str, Any]]:
+    if not isinstance(message, dict) or not isinstance(message.get("content"), list):
+        return []
+    return [b for b in message["content"] if isinstance(b, dict) and b.get("type") == kind]
+
+
+def _pieces(text: str) -> list[str]:
+    return re.findall(r"\s*\S+|\s+", text)

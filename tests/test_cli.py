@@ -1,0 +1,104 @@
+"""The sabha command as a newcomer runs it: real processes, piped stdin, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SABHA = [sys.executable, "-m", "bot.cli"]
+
+
+def run(args: list[str], cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k != "SABHA_CONFIG"}
+    full_env.update(env or {})
+    return subprocess.run(SABHA + args, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
+                          env=full_env)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    result = run(["init", str(tmp_path / "proj")], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    return tmp_path / "proj"
+
+
+def test_init_writes_config_and_workspace(home: Path) -> None:
+    assert (home / "sabha.yaml").is_file()
+    for rel in ("SOUL.md", "AGENTS.md", "USER.md", "board/finance.soul.md", "templates/static.md.j2",
+                "rosters/sabha/cto.soul.md", "rosters/roundtable/summarizer.soul.md"):
+        assert (home / "workspace" / rel).is_file(), rel
+
+
+def test_piped_chat_answers_each_line_then_exits(home: Path) -> None:
+    result = run(["chat"], cwd=home, stdin="hello board\n@finance what is our runway?\n/roles\n")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("🧭 General: ") and "offline model" in lines[0]
+    assert lines[1].startswith("💰 Finance: ") and "runway" in lines[1]
+    assert "🦉 Critic (@critic" in result.stdout
+    headers = [json.loads(p.read_text(encoding="utf-8").splitlines()[0]) for p in (home / "sessions").glob("*.jsonl")]
+    assert sorted(h["key"] for h in headers) == ["board:finance", "main"]
+    assert all(h["type"] == "session" for h in headers)
+
+
+def test_ask_critic_in_its_voice(home: Path) -> None:
+    result = run(["ask", "--role", "critic", "Should we launch in Europe next month?"], cwd=home)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("🦉 Critic: ")
+    assert "pre-mortem" in result.stdout
+    assert result.stdout.count("\n") == 1
+
+
+def test_ask_unknown_role_is_a_clear_error(home: Path) -> None:
+    result = run(["ask", "--role", "wizard", "hi"], cwd=home)
+    assert result.returncode == 2
+    assert "no role 'wizard'" in result.stderr and "finance" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_sessions_list_show_reset(home: Path) -> None:
+    run(["ask", "--role", "finance", "first question"], cwd=home)
+    run(["ask", "--role", "finance", "second question"], cwd=home)
+    listed = run(["sessions", "list"], cwd=home)
+    assert "board:finance" in listed.stdout
+    shown = run(["sessions", "show", "board:finance", "--last", "2"], cwd=home)
+    assert shown.returncode == 0
+    body = shown.stdout.splitlines()[1:]
+    assert len(body) == 2 and "second question" in body[0] and body[1].startswith("[")
+    reset = run(["sessions", "reset", "board:finance"], cwd=home)
+    assert "archived" in reset.stdout
+    assert "second question" not in run(["sessions", "show", "board:finance"], cwd=home).stdout
+    assert "board:finance" in run(["sessions", "list", "--all"], cwd=home).stdout
+    missing = run(["sessions", "show", "board:nobody"], cwd=home)
+    assert missing.returncode == 2 and "no session" in missing.stderr
+
+
+def test_souls_lists_versions_and_errors(home: Path) -> None:
+    (home / "workspace" / "board" / "critic.soul.md").write_bytes(b"\xff\xfe")
+    result = run(["souls"], cwd=home)
+    assert "finance" in result.stdout and "board/finance.soul.md" in result.stdout
+    assert "not UTF-8" in result.stdout
+    assert "built-in default" in result.stdout  # the critic falls back to the shipped soul
+
+
+@pytest.mark.parametrize("cmd", [[], ["init"], ["chat"], ["ask"], ["souls"], ["sessions"], ["sessions", "show"],
+                                 ["config"], ["config", "check"]])
+def test_help_on_every_command(cmd: list[str], tmp_path: Path) -> None:
+    result = run([*cmd, "--help"], cwd=tmp_path)
+    assert result.returncode == 0 and "usage: sabha" in result.stdout
+
+
+def test_version(tmp_path: Path) -> None:
+    assert run(["--version"], cwd=tmp_path).stdout.startswith("sabha 0.")
+
+
+def test_first_run_without_config_creates_workspace(tmp_path: Path) -> None:
+    result = run(["ask", "hi"], cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "workspace" / "SOUL.md").is_file()
+    assert "created" in result.stderr

@@ -1,0 +1,89 @@
+"""Prompt assembly: fixed order, byte-stable static block, template hot reload."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from board.envelope import Envelope
+from board.llm.base import LLMRequest, LLMResponse
+from board.llm.offline import OfflineProvider
+from board.llm.registry import ProviderRegistry
+from board.service import Board, BoardSettings
+
+
+class RecordingOffline(OfflineProvider):
+    """The offline model, remembering every request it was sent."""
+
+    def __init__(self) -> None:
+        self.requests: list[LLMRequest] = []
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        self.requests.append(request)
+        return await super().complete(request)
+
+
+async def open_recording(settings: BoardSettings) -> tuple[Board, RecordingOffline]:
+    model = RecordingOffline()
+    registry = ProviderRegistry()
+    registry.register("offline", lambda: model)
+    return await Board.open(settings, registry), model
+
+
+def ask(text: str, sender: str = "owner") -> Envelope:
+    return Envelope(channel="console", text=text, sender=sender)
+
+
+async def test_static_prefix_identical_across_turns_and_changes_after_soul_edit(
+    settings: BoardSettings, workspace: Path
+) -> None:
+    board, model = await open_recording(settings)
+    try:
+        await board.handle(ask("@finance one"))
+        await board.handle(ask("@finance two", sender="someone-else-same-owner"))
+        first, second = model.requests
+        assert first.system[0].cacheable and not first.system[1].cacheable
+        assert first.system[0].text.encode() == second.system[0].text.encode()
+        soul = workspace / "board" / "finance.soul.md"
+        soul.write_text(soul.read_text(encoding="utf-8") + "\nAlways quote a number.\n", encoding="utf-8")
+        await board.handle(ask("@finance three"))
+        third = model.requests[-1]
+        assert third.system[0].text != first.system[0].text
+        assert "Always quote a number." in third.system[0].text
+    finally:
+        await board.close()
+
+
+async def test_prompt_order_and_contents(settings: BoardSettings, workspace: Path) -> None:
+    (workspace / "USER.md").write_text("The Director runs a bakery in Pune.\n", encoding="utf-8")
+    board, model = await open_recording(settings)
+    try:
+        await board.handle(ask("@critic first"))
+        await board.handle(ask("@critic second"))
+        req = model.requests[-1]
+        static, dynamic = req.system[0].text, req.system[1].text
+        agents_md = (workspace / "AGENTS.md").read_text(encoding="utf-8").strip().splitlines()[0]
+        soul_line = "You are the board's pre-mortem"
+        positions = [static.index("# Base directives"), static.index(agents_md), static.index(soul_line),
+                     static.index("# The board")]
+        assert positions == sorted(positions)
+        assert "💰 Finance (`finance`)" in static and "(`critic`)" not in static  # colleagues, not self
+        assert "bakery in Pune" in dynamic and "Channel: console" in dynamic and "Time:" in dynamic
+        assert "bakery" not in static and "Time:" not in static
+        assert [(m.role, m.content) for m in req.messages][-1] == ("user", "second")
+        assert [m.role for m in req.messages] == ["user", "assistant", "user"]
+    finally:
+        await board.close()
+
+
+async def test_broken_template_falls_back_to_shipped(settings: BoardSettings, workspace: Path) -> None:
+    board, model = await open_recording(settings)
+    try:
+        (workspace / "templates" / "dynamic.md.j2").write_text("{% if %}broken", encoding="utf-8")
+        reply = await board.handle(ask("hi"))
+        assert reply.kind == "answer"
+        assert "# This conversation" in model.requests[-1].system[1].text
+        (workspace / "templates" / "dynamic.md.j2").write_text("CUSTOM {{ channel }}\n", encoding="utf-8")
+        await board.handle(ask("hi again"))
+        assert model.requests[-1].system[1].text == "CUSTOM console\n"
+    finally:
+        await board.close()
