@@ -16,12 +16,15 @@ from pathlib import Path
 from board.agent import AgentRunner, AgentSettings
 from board.db import StateDB
 from board.envelope import Envelope, Reply
+from board import llm_commands
+from board.ledger import Ledger
 from board.llm.registry import ProviderRegistry
 from board.prompt import PromptBuilder
 from board.roles import GENERAL, RosterSpec
 from board.router import Route, Router
 from board.sessions import Sessions
 from board.souls import SoulStore
+from board.tools import ToolRegistry
 from board.transcripts import TranscriptStore
 
 log = logging.getLogger("sabha.board")
@@ -65,10 +68,15 @@ class Board:
         self.prompts = PromptBuilder(settings.workspace)
         self.transcripts = TranscriptStore(settings.data_dir)
         self.sessions = Sessions(db, self.transcripts)
-        self.runner = AgentRunner(self.souls, self.prompts, self.sessions, providers, settings.agent)
+        self.tools = ToolRegistry()
+        self.ledger = Ledger(db)
+        self.runner = AgentRunner(
+            self.souls, self.prompts, self.sessions, providers, settings.agent, tools=self.tools, ledger=self.ledger
+        )
         self._locks: dict[str, asyncio.Lock] = {}
         self.commands: dict[str, tuple[CommandHandler, str]] = {}
         self._register_builtin_commands()
+        llm_commands.register(self, self.ledger)
 
     @classmethod
     async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None) -> Board:
@@ -85,7 +93,8 @@ class Board:
             raise
 
     async def close(self) -> None:
-        """Close the state db."""
+        """Close the model clients and the state db."""
+        await self.providers.close()
         await self.db.close()
 
     async def __aenter__(self) -> Board:

@@ -103,6 +103,17 @@ class ToolRegistry:
         """Names of every registered tool."""
         return sorted(self._tools)
 
+    def merged(self, extra: Iterable[Tool]) -> ToolRegistry:
+        """A new registry holding these tools plus ``extra`` (which win on a name clash)."""
+        extra = list(extra)
+        if not extra:
+            return self
+        combined = ToolRegistry()
+        combined._tools = dict(self._tools)
+        for tool in extra:
+            combined.register(tool)
+        return combined
+
     def get(self, name: str) -> Tool | None:
         """The tool called ``name``, if registered."""
         return self._tools.get(name)

@@ -7,11 +7,16 @@ daemon and the tests build the board the same way.
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Mapping
 
-from board.llm.registry import ProviderRegistry
+from board.llm.anthropic import AnthropicProvider
+from board.llm.errors import ProviderSettings
+from board.llm.openai import OpenAIProvider
+from board.llm.registry import ProviderRegistry, split_model
 from board.service import Board
 from board.workspace import copy_default_workspace
-from bot.config import LoadedConfig
+from bot.config import PROVIDER_KEY_ENV, LoadedConfig
 
 log = logging.getLogger("sabha.app")
 
@@ -27,9 +32,46 @@ def ensure_workspace(loaded: LoadedConfig) -> None:
                     loaded.workspace, len(written))
 
 
-def build_providers(loaded: LoadedConfig) -> ProviderRegistry:
-    """The model registry for this config."""
-    return ProviderRegistry()
+def provider_settings(loaded: LoadedConfig, name: str, env: Mapping[str, str] | None = None) -> ProviderSettings:
+    """How to reach provider ``name`` (``openai`` or ``anthropic``): config first, then the environment."""
+    env = os.environ if env is None else env
+    llm = loaded.config.llm
+    section = getattr(llm.providers, name)
+    key_env = PROVIDER_KEY_ENV[name]
+    key = section.api_key.get_secret_value().strip() if section.api_key is not None else ""
+    return ProviderSettings(
+        api_key=key or (env.get(key_env) or "").strip() or None,
+        base_url=section.base_url,
+        timeout_s=section.timeout_s or llm.timeout_s,
+        key_env=key_env,
+        stream=section.stream,
+        key_optional=name == "openai" and bool(section.base_url),
+    )
+
+
+def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> ProviderRegistry:
+    """The model registry for this config: offline, OpenAI(-compatible) and Anthropic.
+
+    A configured model whose provider has no key is logged now, naming the variable to
+    set; its turns answer degraded (with the same advice in the log) instead of crashing.
+    """
+    registry = ProviderRegistry()
+    openai_settings = provider_settings(loaded, "openai", env)
+    anthropic_settings = provider_settings(loaded, "anthropic", env)
+    registry.register("openai", lambda: OpenAIProvider(openai_settings))
+    registry.register("anthropic", lambda: AnthropicProvider(anthropic_settings))
+    llm = loaded.config.llm
+    in_use = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
+    in_use += [a.model for a in loaded.config.board.agents.values() if a.model]
+    for name, settings in (("openai", openai_settings), ("anthropic", anthropic_settings)):
+        users = sorted({m for m in in_use if split_model(m)[0] == name})
+        if users and not settings.api_key and not settings.key_optional:
+            log.error(
+                "%s is configured (%s) but has no API key: export %s or set llm.providers.%s.api_key; "
+                "until then those turns answer degraded",
+                name, ", ".join(users), settings.key_env, name,
+            )
+    return registry
 
 
 async def open_board(loaded: LoadedConfig) -> Board:

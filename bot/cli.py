@@ -1,8 +1,8 @@
 """The ``sabha`` command line.
 
 ``sabha chat`` talks to the board in the terminal, ``sabha ask`` asks one question,
-``sabha souls`` / ``sessions`` / ``config check`` inspect a setup and ``sabha init``
-creates one. ``--config PATH`` works before or after the subcommand. Errors a person
+``sabha souls`` / ``sessions`` / ``config check`` inspect a setup, ``sabha cost``
+prints what the models cost and ``sabha init`` creates a setup. ``--config PATH`` works before or after the subcommand. Errors a person
 can fix (bad config, unknown role, escaping paths) print one clear message and exit
 with code 2, never a traceback.
 """
@@ -16,14 +16,17 @@ import json
 import logging
 import sys
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import yaml
 
 from board import __version__
+from board.db import StateDB
 from board.envelope import Envelope, Reply
+from board.ledger import GROUPS, Ledger, format_report, parse_since
 from board.roles import GENERAL
-from board.service import Board
+from board.service import DB_FILE, Board
 from board.transcripts import iter_entries
 from board.workspace import PathEscapeError, copy_default_workspace
 from bot.app import open_board
@@ -229,6 +232,83 @@ async def cmd_config_check(loaded: LoadedConfig, args: argparse.Namespace) -> in
     return 0
 
 
+async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
+    """Print what the models cost, grouped by role, day, model or meeting."""
+    try:
+        since = parse_since(args.since)
+    except ValueError as exc:
+        raise UserError(str(exc)) from exc
+    db_path = loaded.data_dir / DB_FILE
+    if not db_path.exists():
+        _print(f"no state database at {db_path} yet: nothing has been recorded")
+        return 0
+    async with await StateDB.open(db_path) as db:
+        ledger = Ledger(db)
+        rows = await ledger.summary(since=since, by=args.by)
+        total = await ledger.total(since=since)
+        if args.json:
+            _print(json.dumps({"since": since.isoformat() if since else None, "by": args.by,
+                               "rows": [asdict(r) for r in rows], "total": asdict(total)}, indent=2))
+            return 0
+        label = "since the beginning" if since is None else f"since {since.isoformat(timespec='minutes')}"
+        _print(format_report(rows, total, by=args.by, since_label=label))
+        tools = await ledger.tool_summary(since=since)
+        if tools:
+            _print("tool calls: " + ", ".join(f"{name} {calls}" + (f" ({failed} failed)" if failed else "")
+                                           for name, calls, failed in tools))
+    return 0
+
+
+async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
+    """The daemon: channels, HTTP server and soul watcher until SIGTERM / SIGINT."""
+    from bot.channels.telegram import ChannelError
+    from bot.daemon import run_daemon
+
+    if not getattr(args, "verbose", 0):
+        logging.getLogger().setLevel(loaded.config.logging.level)
+    try:
+        return await run_daemon(loaded)
+    except ChannelError as exc:
+        raise UserError(str(exc)) from exc
+    except OSError as exc:
+        raise UserError(str(exc)) from exc
+
+
+async def cmd_telegram(loaded: LoadedConfig, args: argparse.Namespace) -> int:
+    """telegram topics: the role -> forum topic map (config, then state db)."""
+    from bot.channels.telegram_topics import Topics, TopicStore, topic_name
+
+    tg = loaded.config.telegram
+    if tg.group_id is None:
+        raise UserError("telegram.group_id is not set: put the forum's id (e.g. -1001234567890) in the config")
+
+    async def body(board: Board) -> int:
+        topics = Topics(tg.group_id, TopicStore(board.db), tg.topics)  # type: ignore[arg-type]
+        await topics.load()
+        rows = []
+        for profile in board.souls.profiles():
+            entry = topics.entries.get(profile.role)
+            if profile.role == GENERAL:
+                rows.append((profile.role, "General", "", "the forum's General topic"))
+            elif entry is not None:
+                rows.append((profile.role, str(entry.thread_id), entry.source, entry.name))
+            else:
+                todo = "created at the next `sabha run`" if tg.auto_create_topics else \
+                    "none (auto_create_topics is off: add it to telegram.topics)"
+                rows.append((profile.role, "-", "", f"{topic_name(profile)}: {todo}"))
+        if args.json:
+            _print(json.dumps({"group_id": tg.group_id, "topics": [
+                {"role": r, "thread_id": None if t in ("-", "General") else int(t), "source": s or None,
+                 "name": n} for r, t, s, n in rows]}, indent=2, ensure_ascii=False))
+            return 0
+        _print(f"forum {tg.group_id}")
+        for role, thread, source, name in rows:
+            _print(f"{role:<12} {thread:<8} {source:<8} {name}")
+        return 0
+
+    return await _with_board(loaded, body)
+
+
 def cmd_init(args: argparse.Namespace) -> int:
     """Write sabha.yaml and a copy of the default workspace into DIR."""
     target = Path(args.dir).expanduser()
@@ -294,6 +374,25 @@ def build_parser() -> argparse.ArgumentParser:
     sp = ssub.add_parser("reset", parents=[common], help="start a new session for KEY (the old one is archived)")
     sp.add_argument("key", help="session key, e.g. main or board:finance")
 
+    p = sub.add_parser("cost", parents=[common], help="what the models cost (from the ledger)",
+                       description="Estimated model cost from the ledger, as a table.")
+    p.add_argument("--since", default="7d", metavar="WHEN",
+                   help="7d, 24h, 30m, 2w, a date such as 2025-01-31, or all (default: 7d)")
+    p.add_argument("--by", choices=sorted(GROUPS), default="role", help="group rows by (default: role)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    sub.add_parser("run", parents=[common], help="run the daemon (Telegram, HTTP server) until stopped",
+                   description="Run Sabha: the channels in the config (Telegram when telegram.token is set), an "
+                               "HTTP server (server.host/port, GET /healthz) and the soul watcher. "
+                               "SIGTERM or Ctrl-C stops it cleanly.")
+
+    p = sub.add_parser("telegram", parents=[common], help="inspect the Telegram setup",
+                       description="Inspect the Telegram channel's setup.")
+    tsub = p.add_subparsers(dest="telegram_command", metavar="ACTION", required=True)
+    tp = tsub.add_parser("topics", parents=[common], help="which forum topic belongs to which role",
+                         description="The role -> forum topic map (telegram.topics first, then topics Sabha created).")
+    tp.add_argument("--json", action="store_true", help="machine-readable output")
+
     p = sub.add_parser("config", parents=[common], help="check the configuration",
                        description="Validate the configuration and print the effective values.")
     csub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
@@ -307,6 +406,9 @@ COMMANDS: dict[str, Callable[[LoadedConfig, argparse.Namespace], Awaitable[int]]
     "souls": cmd_souls,
     "sessions": cmd_sessions,
     "config": cmd_config_check,
+    "run": cmd_run,
+    "telegram": cmd_telegram,
+    "cost": cmd_cost,
 }
 
 

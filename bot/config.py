@@ -19,6 +19,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 
 from board.agent import AgentSettings
+from board.compaction import ContextSettings
+from board.llm.pricing import ModelPrice, PriceTable
+from board.llm.resilience import RetryPolicy
 from board.roles import DEFAULT_ROSTERS, GENERAL, RoleOverride, RosterSpec, is_role_slug
 from board.service import BoardSettings
 
@@ -85,11 +88,106 @@ class BoardSection(StrictModel):
         return self
 
 
+KNOWN_PROVIDERS = ("offline", "anthropic", "openai")
+PROVIDER_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+
+
+def _check_model(value: str) -> str:
+    value = value.strip()
+    provider, sep, name = value.partition(":")
+    provider = provider.strip().lower()
+    if provider not in KNOWN_PROVIDERS:
+        raise ValueError(
+            f"model {value!r} names an unknown provider {provider!r}; write provider:model with one of "
+            f"{', '.join(KNOWN_PROVIDERS)} (e.g. anthropic:claude-sonnet-4-6, openai:gpt-4o-mini, offline)"
+        )
+    if provider != "offline" and not name.strip():
+        raise ValueError(f"model {value!r} needs a model name after '{provider}:'")
+    return value
+
+
+class RetrySection(StrictModel):
+    """``llm.retry``: what happens when a model call fails with a timeout, 429, 5xx or connection error."""
+
+    retries: int = Field(1, ge=0, le=5, description="retries of the same model before the next fallback")
+    backoff_s: float = Field(0.4, ge=0, le=60, description="first backoff; doubles per retry, +-50% jitter")
+    backoff_max_s: float = Field(8.0, ge=0, le=300)
+    retry_after_max_s: float = Field(20.0, ge=0, le=600, description="longer retry-after hints skip to the fallback")
+
+
+class PriceSection(StrictModel):
+    """``llm.prices.<provider:model>``: USD per million tokens (cache prices default to the input price)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(None, ge=0)
+    cache_write: float | None = Field(None, ge=0)
+
+
+class ProviderSection(StrictModel):
+    """``llm.providers.<name>``: how to reach one provider."""
+
+    api_key: SecretStr | None = Field(None, description="default: $OPENAI_API_KEY / $ANTHROPIC_API_KEY")
+    base_url: str | None = Field(None, description="e.g. http://localhost:11434/v1 for Ollama")
+    timeout_s: float | None = Field(None, gt=0, le=3600, description="HTTP timeout; default llm.timeout_s")
+    stream: bool = Field(False, description="stream answers (records time to first token)")
+
+    @field_validator("api_key", "base_url", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
+
+
+class ProvidersSection(StrictModel):
+    """``llm.providers``: the OpenAI(-compatible) and Anthropic endpoints."""
+
+    openai: ProviderSection = Field(default_factory=ProviderSection)
+    anthropic: ProviderSection = Field(default_factory=ProviderSection)
+
+
+class ContextSection(StrictModel):
+    """``llm.context``: the history's token budget and compaction."""
+
+    history_tokens: int = Field(3000, ge=100, le=1_000_000, description="budget of summary + earlier messages")
+    keep_recent_messages: int = Field(6, ge=1, le=200, description="messages kept verbatim when compacting")
+    summary_max_tokens: int = Field(600, ge=50, le=8000)
+    compaction: bool = Field(True, description="false: drop the oldest messages instead of summarising")
+    roles: dict[str, int] = Field(default_factory=dict, description="per-role history_tokens")
+
+
 class LLMSection(StrictModel):
-    """``llm``: which model answers."""
+    """``llm``: which models answer, how failures are handled and what calls cost."""
 
     model: str = Field("offline", min_length=1, description="provider:model, or offline")
     max_tokens: int = Field(1024, ge=16, le=200_000)
+    fallbacks: list[str] = Field(default_factory=list, description="models tried in order when the model fails")
+    cheap_model: str | None = Field(None, description="compaction summaries; default: the role's model")
+    max_tool_iterations: int = Field(4, ge=0, le=20)
+    timeout_s: float = Field(60.0, gt=0, le=3600, description="deadline of one model call")
+    turn_timeout_s: float = Field(300.0, gt=0, le=7200, description="deadline of a whole turn")
+    retry: RetrySection = Field(default_factory=RetrySection)
+    prices: dict[str, PriceSection] = Field(default_factory=dict)
+    text_tool_protocol: list[str] = Field(
+        default_factory=list, description="models (glob patterns) that call tools as [TOOL: name ARG: {json}]"
+    )
+    providers: ProvidersSection = Field(default_factory=ProvidersSection)
+    context: ContextSection = Field(default_factory=ContextSection)
+
+    @field_validator("model", "cheap_model")
+    @classmethod
+    def _model(cls, value: str | None) -> str | None:
+        return _check_model(value) if value is not None else None
+
+    @field_validator("fallbacks")
+    @classmethod
+    def _fallbacks(cls, value: list[str]) -> list[str]:
+        return [_check_model(v) for v in value]
+
+
+class ToolsSection(StrictModel):
+    """``tools``: which tools a role may call when its soul and board.agents.<role>.tools say nothing."""
+
+    default: list[str] | None = Field(None, description="None: every registered tool; []: none")
 
 
 class LoggingSection(StrictModel):
@@ -105,6 +203,7 @@ class Config(StrictModel):
     data_dir: Path = Path("sessions")
     llm: LLMSection = Field(default_factory=LLMSection)
     board: BoardSection = Field(default_factory=BoardSection)
+    tools: ToolsSection = Field(default_factory=ToolsSection)
     logging: LoggingSection = Field(default_factory=LoggingSection)
 
 
@@ -144,10 +243,46 @@ class LoadedConfig:
             workspace=self.workspace,
             data_dir=self.data_dir,
             roster=roster,
-            agent=AgentSettings(
-                default_model=self.config.llm.model,
-                history_messages=board.history_messages,
-                max_tokens=self.config.llm.max_tokens,
+            agent=self.agent_settings(),
+        )
+
+    def agent_settings(self) -> AgentSettings:
+        """The ``llm`` section (and history/tool defaults) as the board's plain settings."""
+        llm = self.config.llm
+        prices = {
+            model: ModelPrice(
+                input=p.input,
+                output=p.output,
+                cache_read=p.input if p.cache_read is None else p.cache_read,
+                cache_write=p.input if p.cache_write is None else p.cache_write,
+            )
+            for model, p in llm.prices.items()
+        }
+        context = llm.context
+        return AgentSettings(
+            default_model=llm.model,
+            history_messages=self.config.board.history_messages,
+            max_tokens=llm.max_tokens,
+            fallbacks=tuple(llm.fallbacks),
+            cheap_model=llm.cheap_model,
+            max_tool_iterations=llm.max_tool_iterations,
+            default_tools=tuple(self.config.tools.default) if self.config.tools.default is not None else None,
+            text_tool_models=tuple(llm.text_tool_protocol),
+            retry=RetryPolicy(
+                timeout_s=llm.timeout_s,
+                retries=llm.retry.retries,
+                backoff_s=llm.retry.backoff_s,
+                backoff_max_s=llm.retry.backoff_max_s,
+                retry_after_max_s=llm.retry.retry_after_max_s,
+            ),
+            turn_timeout_s=llm.turn_timeout_s,
+            prices=PriceTable.with_overrides(prices),
+            context=ContextSettings(
+                history_tokens=context.history_tokens,
+                keep_recent_messages=context.keep_recent_messages,
+                summary_max_tokens=context.summary_max_tokens,
+                compaction=context.compaction,
+                roles=dict(context.roles),
             ),
         )
 

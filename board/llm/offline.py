@@ -4,6 +4,12 @@ It answers in the speaking role's voice by quoting its soul file: the first sent
 of the soul's first paragraph (its stance) and one of its "questions you always ask",
 chosen by a stable hash of the user's message. Every answer says that it came from
 the offline model and how to configure a real one, so nobody mistakes it for advice.
+
+It can also exercise the tool loop without a key: when the last user message contains
+``[TOOL: <name> ARG: {json}]`` for a tool the request offers, it calls that tool, then
+answers quoting the tool's result. Asked to summarise for compaction
+(``metadata["purpose"] == "compaction"``) it returns an extractive summary: the first
+sentence of each message.
 """
 
 from __future__ import annotations
@@ -11,7 +17,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from board.llm.base import LLMRequest, LLMResponse, Usage
+from board.llm import text_tools
+from board.llm.base import LLMRequest, LLMResponse, ToolCall, Usage
 
 OFFLINE_NOTICE = (
     "(offline model: no LLM was called. Set llm.model in sabha.yaml, e.g. "
@@ -86,13 +93,68 @@ def _estimate_tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
+def _usage(request: LLMRequest, text: str) -> Usage:
+    return Usage(
+        input_tokens=_estimate_tokens(request.system_text) + sum(_estimate_tokens(m.content) for m in request.messages),
+        output_tokens=_estimate_tokens(text),
+    )
+
+
+def extractive_summary(text: str, *, limit_chars: int = 1600) -> str:
+    """The first sentence of every ``Who: text`` line, clipped to ``limit_chars`` (newest kept)."""
+    lines = []
+    for line in text.splitlines():
+        who, sep, said = line.partition(": ")
+        if not sep or not said.strip():
+            continue
+        first = _SENTENCE_END.split(said.strip(), maxsplit=1)[0]
+        lines.append(f"- {who.strip()}: {_shorten(first, 160)}")
+    while lines and sum(len(x) + 1 for x in lines) > limit_chars:
+        lines.pop(0)
+    return "\n".join(lines)
+
+
 class OfflineProvider:
     """A deterministic stand-in model that speaks with the role's soul."""
 
     name = "offline"
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        """Answer the last user message in the persona's voice."""
+        """Answer the last user message in the persona's voice (or call a tool it was told to)."""
+        if request.metadata.get("purpose") == "compaction":
+            last = request.messages[-1].content if request.messages else ""
+            text = extractive_summary(last)
+            return LLMResponse(text=text, model="offline", usage=_usage(request, text))
+        if request.messages and request.messages[-1].role == "tool":
+            return self._after_tools(request)
+        if request.tools and request.tool_choice != "none" and request.messages:
+            calls = self._requested_calls(request)
+            if calls:
+                return LLMResponse(text="", model="offline", tool_calls=calls, usage=_usage(request, ""),
+                                   stop_reason="tool_use")
+        return self._answer(request)
+
+    @staticmethod
+    def _requested_calls(request: LLMRequest) -> tuple[ToolCall, ...]:
+        last = request.messages[-1]
+        if last.role != "user" or "[TOOL:" not in last.content.upper():
+            return ()
+        offered = {t.name for t in request.tools}
+        parsed = text_tools.parse(last.content, id_prefix=f"offline-{len(request.messages)}")
+        return tuple(c for c in parsed.calls if c.name in offered)
+
+    def _after_tools(self, request: LLMRequest) -> LLMResponse:
+        results = []
+        for message in reversed(request.messages):
+            if message.role != "tool":
+                break
+            results.append(_shorten(message.content, 300))
+        persona = request.persona
+        stance = _second_to_first_person(voice_line(persona.soul)) or f"I am {persona.name}."
+        text = " ".join([stance, "The tools returned: " + " | ".join(reversed(results)), OFFLINE_NOTICE])
+        return LLMResponse(text=text, model="offline", usage=_usage(request, text))
+
+    def _answer(self, request: LLMRequest) -> LLMResponse:
         user_text = ""
         for message in reversed(request.messages):
             if message.role == "user":
@@ -112,9 +174,4 @@ class OfflineProvider:
             parts.append(f"(I have {turns - 1} earlier message(s) of ours in view.)")
         parts.append(OFFLINE_NOTICE)
         text = " ".join(parts)
-        usage = Usage(
-            input_tokens=_estimate_tokens(request.system_text)
-            + sum(_estimate_tokens(m.content) for m in request.messages),
-            output_tokens=_estimate_tokens(text),
-        )
-        return LLMResponse(text=text, model="offline", usage=usage, stop_reason="end_turn")
+        return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")

@@ -7,10 +7,13 @@ registered raises :class:`UnknownModelError` with the list of known providers.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from board.llm.base import LLMProvider
 from board.llm.offline import OfflineProvider
+
+log = logging.getLogger("sabha.llm")
 
 
 class UnknownModelError(ValueError):
@@ -54,3 +57,14 @@ class ProviderRegistry:
         if provider not in self._instances:
             self._instances[provider] = self._factories[provider]()
         return self._instances[provider]
+
+    async def close(self) -> None:
+        """Close the providers that hold connections (those with an async ``close``)."""
+        instances, self._instances = list(self._instances.values()), {}
+        for instance in instances:
+            closer = getattr(instance, "close", None)
+            if closer is not None:
+                try:
+                    await closer()
+                except Exception:  # noqa: BLE001 - shutting down anyway
+                    log.exception("closing provider %s failed", getattr(instance, "name", instance))

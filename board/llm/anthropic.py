@@ -1,0 +1,193 @@
+"""Anthropic Messages API as an :class:`LLMProvider`, with prompt caching.
+
+The system prompt goes out as separate text blocks; every cacheable block (the
+byte-stable static prefix: base directives, AGENTS.md, soul, roster) carries
+``cache_control: {"type": "ephemeral"}`` so repeated turns read it from the prompt
+cache. Cache read and write tokens are reported in :class:`Usage`. Tool calls are
+``tool_use`` blocks; tool results go back as ``tool_result`` blocks in the next user
+message. The SDK's own retries are off: :mod:`board.llm.resilience` decides.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import anthropic
+
+from board.llm.base import ChatMessage, LLMError, LLMRequest, LLMResponse, ToolCall, Usage
+from board.llm.errors import (
+    ProviderSettings,
+    connection_error,
+    missing_key_error,
+    status_error,
+    timeout_error,
+)
+from board.llm.registry import split_model
+
+log = logging.getLogger("sabha.llm.anthropic")
+
+CACHE_MARKER = {"type": "ephemeral"}
+
+
+def to_anthropic_system(request: LLMRequest) -> list[dict[str, Any]]:
+    """System blocks, the cacheable ones marked with ``cache_control``."""
+    blocks: list[dict[str, Any]] = []
+    for block in request.system:
+        if not block.text.strip():
+            continue
+        item: dict[str, Any] = {"type": "text", "text": block.text}
+        if block.cacheable:
+            item["cache_control"] = dict(CACHE_MARKER)
+        blocks.append(item)
+    return blocks
+
+
+def _content(message: ChatMessage) -> list[dict[str, Any]]:
+    if message.role == "tool":
+        return [{"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": message.content}]
+    blocks: list[dict[str, Any]] = []
+    if message.content.strip():
+        blocks.append({"type": "text", "text": message.content})
+    for call in message.tool_calls:
+        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)})
+    return blocks
+
+
+def to_anthropic_messages(request: LLMRequest) -> list[dict[str, Any]]:
+    """Messages API ``messages``: tool results become user turns, same-role turns merge."""
+    out: list[dict[str, Any]] = []
+    for message in request.messages:
+        role = "assistant" if message.role == "assistant" else "user"
+        blocks = _content(message)
+        if not blocks:
+            continue
+        if out and out[-1]["role"] == role:
+            previous = out[-1]["content"]
+            # tool_result blocks must come first in a user turn
+            if role == "user" and any(b["type"] == "tool_result" for b in blocks):
+                out[-1]["content"] = [*[b for b in previous if b["type"] == "tool_result"], *blocks,
+                                      *[b for b in previous if b["type"] != "tool_result"]]
+            else:
+                previous.extend(blocks)
+            continue
+        out.append({"role": role, "content": blocks})
+    if out and out[0]["role"] == "assistant":
+        out.insert(0, {"role": "user", "content": [{"type": "text", "text": "(earlier conversation omitted)"}]})
+    return out
+
+
+def to_anthropic_tools(request: LLMRequest) -> list[dict[str, Any]]:
+    """Tool specs as Messages API ``tools``."""
+    return [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in request.tools]
+
+
+def _usage(raw: Any) -> Usage:
+    if raw is None:
+        return Usage()
+    return Usage(
+        input_tokens=int(getattr(raw, "input_tokens", 0) or 0),
+        output_tokens=int(getattr(raw, "output_tokens", 0) or 0),
+        cache_read_tokens=int(getattr(raw, "cache_read_input_tokens", 0) or 0),
+        cache_write_tokens=int(getattr(raw, "cache_creation_input_tokens", 0) or 0),
+    )
+
+
+def _response(message: Any, model: str, ttft_ms: float | None = None) -> LLMResponse:
+    texts: list[str] = []
+    calls: list[ToolCall] = []
+    for block in message.content or []:
+        if block.type == "text":
+            texts.append(block.text)
+        elif block.type == "tool_use":
+            value = block.input
+            if isinstance(value, dict):
+                calls.append(ToolCall(id=block.id, name=block.name, arguments=value))
+            else:
+                calls.append(ToolCall(id=block.id, name=block.name, arguments={}, raw_arguments=str(value),
+                                      parse_error=f"arguments must be a JSON object, got {type(value).__name__}"))
+    return LLMResponse(
+        text="".join(texts),
+        model=model,
+        tool_calls=tuple(calls),
+        usage=_usage(message.usage),
+        stop_reason=message.stop_reason or "end_turn",
+        ttft_ms=ttft_ms,
+    )
+
+
+class AnthropicProvider:
+    """Messages API with tools and prompt caching; see the module docstring."""
+
+    name = "anthropic"
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self.settings = settings
+        self._client: anthropic.AsyncAnthropic | None = None
+
+    def _client_or_error(self) -> anthropic.AsyncAnthropic:
+        if self._client is None:
+            if not self.settings.api_key:
+                raise missing_key_error(self.name, self.settings.key_env or "ANTHROPIC_API_KEY")
+            self._client = anthropic.AsyncAnthropic(
+                api_key=self.settings.api_key,
+                base_url=self.settings.base_url or None,
+                timeout=self.settings.timeout_s,
+                max_retries=0,
+            )
+        return self._client
+
+    async def close(self) -> None:
+        """Close the HTTP client."""
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    def _params(self, request: LLMRequest, model: str) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "model": model,
+            "max_tokens": request.max_tokens,
+            "messages": to_anthropic_messages(request),
+        }
+        system = to_anthropic_system(request)
+        if system:
+            params["system"] = system
+        if request.tools:
+            params["tools"] = to_anthropic_tools(request)
+            params["tool_choice"] = {"type": request.tool_choice}
+        return params
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """One Messages API call (streamed when configured)."""
+        _, model = split_model(request.model)
+        if not model:
+            raise LLMError(f"model {request.model!r} names no Anthropic model; write anthropic:<model>", kind="config")
+        client = self._client_or_error()
+        params = self._params(request, model)
+        try:
+            if self.settings.stream:
+                started = time.perf_counter()
+                ttft: float | None = None
+                async with client.messages.stream(**params) as stream:
+                    async for event in stream:
+                        if ttft is None and event.type in ("text", "input_json", "content_block_delta"):
+                            ttft = round((time.perf_counter() - started) * 1000, 2)
+                    final = await stream.get_final_message()
+                return _response(final, request.model, ttft)
+            message = await client.messages.create(**params)
+        except anthropic.APITimeoutError as exc:
+            raise timeout_error(self.name, model, self.settings.timeout_s) from exc
+        except anthropic.APIConnectionError as exc:
+            raise connection_error(self.name, model, self.settings.base_url, exc) from exc
+        except anthropic.APIStatusError as exc:
+            body = exc.body if isinstance(exc.body, dict) else {}
+            error = body.get("error") if isinstance(body.get("error"), dict) else {}
+            raise status_error(
+                self.name, model, exc.status_code, str(error.get("message") or exc.message),
+                headers=dict(exc.response.headers), code=error.get("type"),
+                key_env=self.settings.key_env or "ANTHROPIC_API_KEY",
+            ) from exc
+        except anthropic.AnthropicError as exc:
+            raise LLMError(f"{self.name} ({model}): {exc}", kind="other") from exc
+        return _response(message, request.model)

@@ -1,0 +1,167 @@
+"""Context budget and compaction: summaries replace old turns, the static prompt never changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from board.compaction import ContextSettings, load_window
+from board.llm.base import LLMRequest
+from board.tokens import ESTIMATE, counter_for, estimate_tokens
+from tests.fakes.scripted_model import ScriptedModel, Step, fail
+from tests.llm_support import envelope, scripted_board, session_entries
+
+LONG = "We discussed the Pune warehouse lease, the hiring plan and the GST filing calendar in detail. " * 3
+
+
+def summarising(request: LLMRequest) -> Step:
+    """Answers turns with an echo and compaction requests with a recognisable summary."""
+    last = request.messages[-1].content
+    if request.metadata.get("purpose") == "compaction":
+        folded = last.count("\n") + 1
+        return Step(text=f"SUMMARY of {folded} lines: warehouse lease, hiring plan, GST calendar.")
+    return Step(text=f"Noted ({len(request.messages)} messages in view). " + LONG[:120])
+
+
+def small_budget(**kw: object) -> ContextSettings:
+    values: dict[str, object] = {"history_tokens": 300, "keep_recent_messages": 2}
+    values.update(kw)
+    return ContextSettings(**values)  # type: ignore[arg-type]
+
+
+async def test_compaction_triggers_and_static_prompt_stays_identical(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=summarising)
+    board = await scripted_board(workspace, data_dir, model, context=small_budget(), cheap_model="scripted:cheap")
+    try:
+        for i in range(8):
+            await board.handle(envelope(f"Point {i}: {LONG}"))
+        turns = model.requests_for("general", purpose="turn")
+        summaries = model.requests_for("general", purpose="compaction")
+        assert len(turns) == 8 and summaries, "the history went over budget, so it was compacted"
+        assert all(r.request.model == "scripted:cheap" for r in summaries)  # the cheap model summarises
+        assert {r.request.system[0].text for r in turns} == {turns[0].request.system[0].text}  # byte-identical
+
+        entries = await session_entries(board, "main")
+        records = [e for e in entries if e["type"] == "compaction"]
+        assert records and records[-1]["summary"].startswith("SUMMARY")
+        assert records[-1]["first_kept"] and records[-1]["kept_messages"] >= 1
+        assert records[-1]["tokens_after"] < records[-1]["tokens_before"]
+        assert records[-1]["token_method"] == ESTIMATE
+
+        last = turns[-1].request
+        assert [b.name for b in last.system] == ["static", "summary", "dynamic"]
+        assert "SUMMARY" in last.system[1].text and last.system[1].cacheable
+        assert len(last.messages) <= 2 + 1  # the kept messages and the new one, not all 16
+        assert last.messages[-1].content.startswith("Point 7")
+        # the history the model saw is inside the budget
+        counter = counter_for("scripted:main")
+        assert counter.count_messages(last.messages[:-1]) + counter.count(last.system[1].text) <= 300 + 150
+    finally:
+        await board.close()
+
+
+async def test_history_survives_a_restart_via_the_compaction_record(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=summarising)
+    board = await scripted_board(workspace, data_dir, model, context=small_budget())
+    try:
+        for i in range(6):
+            await board.handle(envelope(f"Point {i}: {LONG}"))
+    finally:
+        await board.close()
+    model2 = ScriptedModel(default=summarising)
+    board = await scripted_board(workspace, data_dir, model2, context=small_budget())
+    try:
+        await board.handle(envelope("And now?"))
+        request = model2.requests_for("general", purpose="turn")[0].request
+        assert any(b.name == "summary" and "SUMMARY" in b.text for b in request.system)
+        assert request.messages[-1].content == "And now?"
+    finally:
+        await board.close()
+
+
+async def test_compact_command_forces_compaction(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=summarising)
+    board = await scripted_board(workspace, data_dir, model)  # default budget: nothing would trigger
+    try:
+        for i in range(3):
+            await board.handle(envelope(f"@research question {i}"))
+        reply = await board.handle(envelope("/compact research"))
+        assert reply.kind == "command" and "Compacted the conversation with research" in reply.text
+        entries = await session_entries(board, "board:research")
+        record = entries[-1]
+        assert record["type"] == "compaction" and record["forced"] is True and record["summarized_messages"] == 4
+        await board.handle(envelope("@research next"))
+        request = model.requests_for("research", purpose="turn")[-1].request
+        contents = [m.content for m in request.messages]
+        assert len(contents) == 3 and contents[0] == "question 2" and contents[-1] == "next"
+        assert any(b.name == "summary" for b in request.system)
+        empty = await board.handle(envelope("/compact critic"))
+        assert "Nothing to compact" in empty.text
+    finally:
+        await board.close()
+
+
+async def test_summariser_failure_keeps_the_turn_alive(workspace: Path, data_dir: Path) -> None:
+    def flaky(request: LLMRequest) -> Step:
+        if request.metadata.get("purpose") == "compaction":
+            return fail("server")
+        return summarising(request)
+
+    model = ScriptedModel(default=flaky)
+    board = await scripted_board(workspace, data_dir, model, context=small_budget())
+    try:
+        for i in range(6):
+            reply = await board.handle(envelope(f"Point {i}: {LONG}"))
+            assert not reply.degraded
+        entries = await session_entries(board, "main")
+        assert not [e for e in entries if e["type"] == "compaction"]
+        last = model.requests_for("general", purpose="turn")[-1].request
+        counter = counter_for("scripted:main")
+        assert counter.count_messages(last.messages[:-1]) <= 300  # oldest messages dropped to fit
+        assert last.messages[-1].content.startswith("Point 5")
+    finally:
+        await board.close()
+
+
+async def test_compaction_can_be_turned_off(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=summarising)
+    board = await scripted_board(workspace, data_dir, model, context=small_budget(compaction=False),
+                                 history_messages=4)
+    try:
+        for i in range(6):
+            await board.handle(envelope(f"Point {i}"))
+        assert not model.requests_for("general", purpose="compaction")
+        assert len(model.requests_for("general")[-1].request.messages) == 5  # 4 earlier + the new one
+    finally:
+        await board.close()
+
+
+async def test_window_reads_only_the_tail(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=summarising)
+    board = await scripted_board(workspace, data_dir, model, context=small_budget())
+    try:
+        for i in range(6):
+            await board.handle(envelope(f"Point {i}: {LONG}"))
+        ref = await board.sessions.current("main")
+        assert ref is not None
+        transcript = board.transcripts.open(ref.session_id)
+        window = load_window(transcript)
+        assert window.summary and window.summary.startswith("SUMMARY")
+        assert all(e["type"] == "message" for e in window.entries)
+        assert len(window.entries) < 12
+    finally:
+        await board.close()
+
+
+def test_token_counter_falls_back_to_a_labelled_estimate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import board.tokens as tokens
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    counter = counter_for("openai:gpt-4o")
+    assert counter.method == ESTIMATE and not counter.exact  # never downloads
+    assert counter_for("anthropic:claude-sonnet-4-6").method == ESTIMATE
+    assert counter_for("openai:llama3.1").method == ESTIMATE  # not an OpenAI tokenizer model
+    assert estimate_tokens("a" * 400) == 100
+    assert estimate_tokens("नमस्ते") > estimate_tokens("hello")  # non-Latin text costs more
