@@ -80,6 +80,34 @@ MIGRATIONS: list[tuple[str, str]] = [
         CREATE INDEX tool_calls_ts ON tool_calls(ts);
         """,
     ),
+    (
+        "0200_telegram_topics",
+        """
+        CREATE TABLE telegram_topics (
+            chat_id    TEXT NOT NULL,
+            role       TEXT NOT NULL,
+            thread_id  INTEGER NOT NULL,
+            name       TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (chat_id, role)
+        );
+        """,
+    ),
+    (
+        "0201_inbound_messages",
+        """
+        CREATE TABLE inbound_messages (
+            channel     TEXT NOT NULL,
+            chat_id     TEXT NOT NULL,
+            message_id  TEXT NOT NULL,
+            received_at TEXT NOT NULL,
+            status      TEXT NOT NULL DEFAULT 'received',
+            answered_at TEXT,
+            PRIMARY KEY (channel, chat_id, message_id)
+        );
+        CREATE INDEX inbound_messages_received ON inbound_messages(channel, received_at);
+        """,
+    ),
 ]
 
 
