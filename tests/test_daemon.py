@@ -1,0 +1,160 @@
+"""``sabha run``: the daemon in-process and as a real process (SIGTERM / SIGINT), against the
+fake Telegram Bot API on 127.0.0.1; plus ``sabha telegram topics``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiohttp import ClientSession
+
+from board.workspace import copy_default_workspace
+from bot.cli import main
+from bot.config import load_config
+from bot.daemon import Daemon, format_uptime
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.telegram_support import FAST, FORUM, OWNER, SPECIALISTS, TOKEN
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegramAPI]:
+    async with FakeTelegramAPI(token=TOKEN) as server:
+        yield server
+
+
+def write_config(tmp_path: Path, fake: FakeTelegramAPI | None, *, token_env: str = "TELEGRAM_BOT_TOKEN") -> Path:
+    copy_default_workspace(tmp_path / "workspace")
+    lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0"]
+    if fake is not None:
+        rate = ", ".join(f"{k}: {v}" for k, v in FAST.items())
+        lines += [
+            "telegram:",
+            f"  token: ${{{token_env}}}",
+            f"  api_base_url: {fake.base_url}",
+            f"  group_id: {FORUM}",
+            f"  allowed_user_ids: [{OWNER}]",
+            f"  rate_limit: {{{rate}}}",
+        ]
+    path = tmp_path / "sabha.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_format_uptime() -> None:
+    assert format_uptime(5) == "5s"
+    assert format_uptime(3725) == "1h 2m 5s"
+    assert format_uptime(90061) == "1d 1h 1m 1s"
+
+
+async def test_daemon_serves_telegram_health_and_status_then_stops(tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    loaded = load_config(write_config(tmp_path, fake), env={"TELEGRAM_BOT_TOKEN": TOKEN})
+    daemon = Daemon(loaded, install_signals=False)
+    task = asyncio.create_task(daemon.run())
+    await asyncio.wait_for(daemon.ready.wait(), 10)
+    async with ClientSession() as http, http.get(f"http://127.0.0.1:{daemon.port}/healthz") as resp:
+        health = await resp.json()
+    assert resp.status == 200 and health["status"] == "ok"
+    telegram = health["channels"]["telegram"]
+    assert telegram["state"] == "running" and set(telegram["topics"]) == set(SPECIALISTS)
+
+    fake.push_text(FORUM, OWNER, "/status")
+    [status] = await fake.wait_for_messages(1)
+    assert status.message_thread_id is None
+    assert "up " in status.text and "telegram: running as @sabha_test_bot (polling)" in status.text
+    assert f"finance #{telegram['topics']['finance']}" in status.text
+
+    daemon.request_stop()
+    assert await asyncio.wait_for(task, 15) == 0
+    polls = len(fake.calls_to("getUpdates"))
+    await asyncio.sleep(0.2)
+    assert len(fake.calls_to("getUpdates")) == polls  # nothing polls any more
+
+
+async def test_daemon_without_channels_serves_health(tmp_path: Path) -> None:
+    daemon = Daemon(load_config(write_config(tmp_path, None), env={}), install_signals=False)
+    task = asyncio.create_task(daemon.run())
+    await asyncio.wait_for(daemon.ready.wait(), 10)
+    async with ClientSession() as http, http.get(f"http://127.0.0.1:{daemon.port}/healthz") as resp:
+        assert (await resp.json())["channels"] == {}
+    assert "channels: none" in daemon.status_text()
+    daemon.request_stop()
+    assert await asyncio.wait_for(task, 10) == 0
+
+
+async def _run_sabha(config: Path, env_extra: dict[str, str]) -> asyncio.subprocess.Process:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
+    env.update(env_extra, PYTHONPATH=str(REPO))
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "run", "--config", str(config),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(config.parent),
+    )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_sabha_run_exits_cleanly_on_a_signal(tmp_path: Path, fake: FakeTelegramAPI, sig: signal.Signals) -> None:
+    proc = await _run_sabha(write_config(tmp_path, fake), {"TELEGRAM_BOT_TOKEN": TOKEN})
+    try:
+        await fake.wait_for_call("getUpdates", timeout=30)  # running: polling the fake
+        fake.push_text(OWNER, OWNER, "hello from a real process")
+        [sent] = await fake.wait_for_messages(1, timeout=15)
+        assert sent.chat_id == OWNER and sent.text.startswith("🧭 General")
+        proc.send_signal(sig)
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    log = err.decode()
+    assert proc.returncode == 0, log
+    assert "shutting down" in log and "sabha stopped" in log
+    assert "Traceback" not in log
+    assert TOKEN not in log
+
+
+async def test_sabha_run_with_a_rejected_token_says_what_to_do(tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    proc = await _run_sabha(write_config(tmp_path, fake), {"TELEGRAM_BOT_TOKEN": "999:wrong"})
+    try:
+        _, err = await asyncio.wait_for(proc.communicate(), 30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 2
+    assert "Telegram rejected telegram.token" in err.decode() and "@BotFather" in err.decode()
+    assert "Traceback" not in err.decode()
+
+
+async def test_telegram_topics_command_shows_the_map(
+    tmp_path: Path, fake: FakeTelegramAPI, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = write_config(tmp_path, fake)
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", TOKEN)
+    daemon = Daemon(load_config(config), install_signals=False)
+    task = asyncio.create_task(daemon.run())
+    await asyncio.wait_for(daemon.ready.wait(), 10)
+    daemon.request_stop()
+    await asyncio.wait_for(task, 15)
+    created = {t["name"]: t["message_thread_id"] for t in fake.created_topics}
+
+    code = await asyncio.to_thread(main, ["telegram", "topics", "--config", str(config)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert f"forum {FORUM}" in out
+    assert "general" in out and "General" in out
+    finance = next(line for line in out.splitlines() if line.startswith("finance"))
+    assert str(created["💰 Finance"]) in finance and "db" in finance
+
+
+def test_telegram_topics_without_a_group_id_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = write_config(tmp_path, None)
+    assert main(["telegram", "topics", "--config", str(config)]) == 2
+    assert "telegram.group_id is not set" in capsys.readouterr().err

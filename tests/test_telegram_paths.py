@@ -1,0 +1,169 @@
+"""Contract: every send path delivers to the chat and topic the question came from, and
+meeting output lands in the specialists' topics and General. Real PTB against the fake."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from board.envelope import Envelope, Reply
+from board.meeting import MeetingEvent
+from board.service import Board
+from bot.channels.telegram import ANSWER_FAILED, TEXT_ONLY
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.telegram_support import FORUM, OWNER, SPECIALISTS, TOKEN, running, tg_settings
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegramAPI]:
+    async with FakeTelegramAPI(token=TOKEN) as server:
+        yield server
+
+
+def photo_update(fake: FakeTelegramAPI, chat_id: int, thread: int | None) -> dict[str, Any]:
+    update = fake.build_text_update(chat_id, OWNER, "placeholder", thread_id=thread)
+    message = update["message"]
+    del message["text"]
+    message.pop("entities", None)
+    message["photo"] = [{"file_id": "p1", "file_unique_id": "u1", "width": 10, "height": 10}]
+    return update
+
+
+PATHS = ["answer", "command", "error", "unknown_command", "meeting_reply", "not_text", "crash"]
+
+
+@pytest.mark.parametrize("where", ["topic", "general", "dm"])
+@pytest.mark.parametrize("path", PATHS)
+async def test_every_send_path_keeps_the_place(
+    board: Board, fake: FakeTelegramAPI, monkeypatch: pytest.MonkeyPatch, path: str, where: str
+) -> None:
+    real_handle = board.handle
+
+    async def handle(envelope: Envelope) -> Reply:
+        if envelope.text == "boom":
+            raise RuntimeError("the model exploded")
+        return await real_handle(envelope)
+
+    monkeypatch.setattr(board, "handle", handle)
+    async with running(board, tg_settings(fake)) as channel:
+        thread = channel.topics.thread_for("finance") if where == "topic" else None  # type: ignore[union-attr]
+        chat = OWNER if where == "dm" else FORUM
+        texts = {"answer": "what is our runway?", "command": "/roles", "error": "/ask nobody hello",
+                 "unknown_command": "/frobnicate", "meeting_reply": "/meeting expand to Europe", "crash": "boom"}
+        if path == "not_text":
+            fake.push_update(photo_update(fake, chat, thread))
+        else:
+            fake.push_text(chat, OWNER, texts[path], thread_id=thread)
+        [sent] = await fake.wait_for_messages(1)
+        await asyncio.sleep(0.05)
+    assert len(fake.sent_messages) == 1
+    assert sent.chat_id == chat
+    assert sent.message_thread_id == thread
+    if where == "general":
+        assert "message_thread_id" not in sent.params
+    if path == "not_text":
+        assert sent.text == TEXT_ONLY
+    if path == "crash":
+        assert ANSWER_FAILED in sent.text
+    if path in ("error", "unknown_command"):
+        assert "nobody" in sent.text or "/help" in sent.text
+
+
+# -- meeting output ---------------------------------------------------------------------------
+
+
+def event(kind: str, origin: Envelope, *, role: str | None = None, text: str = "", round_: int | None = None,
+          **data: Any) -> MeetingEvent:
+    names = {"general": ("General", "🧭"), "finance": ("Finance", "💰"), "critic": ("Critic", "🦉"),
+             "research": ("Research", "🔬"), "content": ("Content", "📣"), "strategy": ("Strategy", "♟️")}
+    name, emoji = names.get(role or "", (None, None))
+    return MeetingEvent(kind=kind, meeting_id="m-test-1", topic="Expand to Europe?", origin=origin, round=round_,
+                        role=role, name=name, emoji=emoji, text=text, data=data)
+
+
+DECISION = {
+    "recommendation": "Pilot in Germany first",
+    "rationale": "Lowest cost of entry with the largest market.",
+    "consensus_points": ["Start small"],
+    "dissent": [{"who": "critic", "why": "Regulation risk is underestimated"}],
+    "action_items": [{"task": "Size the German market", "owner": "research"},
+                     {"task": "Model the pilot budget", "owner": "finance"},
+                     {"task": "Draft the launch story", "owner": "content"}],
+    "open_questions": ["Which city?"],
+    "best_effort": False,
+}
+
+
+def meeting_events(origin: Envelope) -> list[MeetingEvent]:
+    events = [event("started", origin, role="general", text="Expand to Europe?", participants=list(SPECIALISTS)),
+              event("framed", origin, role="general", text="Agenda: market, cost, story, risks")]
+    events += [event("agent_spoke", origin, role=r, text=f"**{r}** view on Europe", round_=1) for r in SPECIALISTS]
+    events += [event("disagreement", origin, role="critic", text="disagrees with finance on timing", round_=1),
+               event("consensus", origin, role="finance", text="consensus on starting small", round_=1),
+               event("round_done", origin, text="round 1 done", round_=1),
+               event("decision", origin, role="general", text=DECISION["recommendation"], decision=DECISION),
+               event("ended", origin, role="general", text="completed", stop_reason="completed", error=None,
+                     minutes="# Minutes\n\n**Topic:** Expand to Europe?\n\nDecision: pilot in Germany.")]
+    return events
+
+
+async def test_meeting_posts_statements_in_topics_and_decision_in_general(board: Board, fake: FakeTelegramAPI) -> None:
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
+        assert channel.topics is not None
+        threads = {r: channel.topics.thread_for(r) for r in SPECIALISTS}
+        finance_topic = threads["finance"]
+        origin = Envelope(channel="telegram", text="/meeting Expand to Europe?", sender=str(OWNER),
+                          chat_id=str(FORUM), thread_id=finance_topic, message_id="9", is_group=True)
+        for e in meeting_events(origin):
+            await channel.meetings(e)
+        await channel.meetings.drain(5)
+    status, *rest = fake.sent_messages
+    assert status.message_thread_id is None and "Board meeting" in status.text
+    statements = {m.message_thread_id: m for m in rest if "board meeting, round" in m.text}
+    assert set(statements) == set(threads.values())
+    for role, thread in threads.items():
+        assert f"{role} view on Europe" in statements[thread].text
+    general = [m for m in rest if m.message_thread_id is None]
+    assert [m.text.split("\n")[0] for m in general] == ["🏛 Board decision", "📝 Minutes"]
+    assert "Pilot in Germany first" in general[0].text and "Model the pilot budget (finance)" in general[0].text
+    assert "critic: Regulation risk" in general[0].text
+    edits = fake.edited_messages
+    assert edits and all(e.message_id == status.message_id for e in edits)
+    assert "ended (completed)" in edits[-1].text and "✅" in edits[-1].text
+    assert "Disagreements: 1" in edits[-1].text
+
+
+async def test_meeting_statement_for_a_deleted_topic_goes_to_general(board: Board, fake: FakeTelegramAPI) -> None:
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
+        assert channel.topics is not None
+        gone = channel.topics.thread_for("critic")
+        del fake.topics[FORUM][gone]  # someone deleted the Critic topic
+        origin = Envelope(channel="telegram", text="/meeting x", sender=str(OWNER), chat_id=str(FORUM),
+                          is_group=True)
+        for e in meeting_events(origin)[:2] + [event("agent_spoke", origin, role="critic", text="risky", round_=1),
+                                              meeting_events(origin)[-1]]:
+            await channel.meetings(e)
+        await channel.meetings.drain(5)
+        assert channel.topics.thread_for("critic") is None  # forgotten: recreated at the next start
+    critic = [m for m in fake.sent_messages if m.text.startswith("🦉 Critic")]
+    assert [m.message_thread_id for m in critic] == [None]
+    assert len(fake.created_topics) == len(SPECIALISTS)
+    stored = await board.db.fetchall("SELECT role FROM telegram_topics")
+    assert "critic" not in {row["role"] for row in stored}
+
+
+async def test_meeting_called_from_a_dm_reports_back_to_that_dm(board: Board, fake: FakeTelegramAPI) -> None:
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
+        origin = Envelope(channel="telegram", text="/meeting x", sender=str(OWNER), chat_id=str(OWNER))
+        for e in meeting_events(origin):
+            await channel.meetings(e)
+        await channel.meetings.drain(5)
+        other = Envelope(channel="console", text="/meeting y", sender="me")
+        await channel.meetings(event("started", other, role="general", participants=["finance"]))
+    assert {m.chat_id for m in fake.sent_messages} == {OWNER}
+    assert all(m.message_thread_id is None for m in fake.sent_messages)
+    assert [m.text.split("\n")[0] for m in fake.sent_messages][1:] == ["🏛 Board decision", "📝 Minutes"]
+    assert not [m for m in fake.sent_messages if "board meeting, round" in m.text]

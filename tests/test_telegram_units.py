@@ -1,0 +1,218 @@
+"""Unit tests of the Telegram channel's parts: formatting and splitting, the status-edit
+throttle, flood control, lanes and the access gate (no network, no PTB server)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.channels.lanes import Lanes
+from bot.channels.outbound import Target
+from bot.channels.ratelimit import FloodControl, RateSettings
+from bot.channels.telegram_format import (
+    Entity,
+    markdown_to_entities,
+    plain_chunks,
+    render,
+    split_chunks,
+    utf16_len,
+)
+from bot.channels.telegram_inbound import AccessGate, Place
+from bot.channels.telegram_meeting import StatusThrottle
+from bot.config import ConfigError, parse_config
+from tests.telegram_support import VirtualClock
+
+# -- formatting ------------------------------------------------------------------------
+
+
+def test_markdown_becomes_text_and_entities() -> None:
+    text, entities = markdown_to_entities("Hi **Ravi** 👋 see `x=1` and [docs](https://e.x)")
+    assert text == "Hi Ravi 👋 see x=1 and docs"
+    assert [(e.type, e.offset, e.length) for e in entities] == [("bold", 3, 4), ("code", 15, 3), ("text_link", 23, 4)]
+    assert entities[2].url == "https://e.x"
+
+
+def test_broken_markdown_never_raises() -> None:
+    for nasty in ("**unclosed _weird [x](y", "<b>html</b> & <i>", "```\nunterminated", "", "\\", "a_b_c"):
+        chunks = render(nasty, header="💰 Finance")
+        assert chunks and chunks[0].text.startswith("💰 Finance")
+
+
+def test_header_is_bold_and_shifts_entities() -> None:
+    [chunk] = render("the **runway** is fine", header="💰 Finance")
+    assert chunk.text == "💰 Finance\nthe runway is fine"
+    assert chunk.entities[0] == Entity("bold", 0, utf16_len("💰 Finance"))
+    bold = chunk.entities[1]
+    assert chunk.text.encode("utf-16-le")[bold.offset * 2:(bold.offset + bold.length) * 2].decode("utf-16-le") == "runway"
+
+
+def test_split_prefers_paragraphs_then_lines_and_respects_utf16() -> None:
+    para = "😀" * 1500  # 3000 UTF-16 units, 1500 code points
+    chunks = split_chunks(f"{para}\n\n{para}\n\n{para}", [])
+    assert [c.text for c in chunks] == [para, para, para]
+    lines = "\n".join(f"line {i} " + "x" * 90 for i in range(100))
+    chunks = split_chunks(lines, [])
+    assert all(utf16_len(c.text) <= 4096 for c in chunks)
+    assert all(c.text.startswith("line ") and c.text.endswith("x") for c in chunks)
+    assert "\n".join(c.text for c in chunks) == lines
+
+
+def test_split_hard_cuts_a_giant_word_and_clips_entities_into_both_chunks() -> None:
+    text = "a" * 5000
+    chunks = split_chunks(text, [Entity("bold", 0, 5000)])
+    assert [utf16_len(c.text) for c in chunks] == [4096, 904]
+    assert [c.entities for c in chunks] == [(Entity("bold", 0, 4096),), (Entity("bold", 0, 904),)]
+
+
+def test_empty_text_gives_no_chunks_but_a_header_alone_is_sent() -> None:
+    assert split_chunks("  \n ", []) == []
+    assert plain_chunks("") == []
+    assert [c.text for c in render("", header="🧭 General")] == ["🧭 General"]
+
+
+def test_target_never_sends_general_thread_or_dm_threads() -> None:
+    assert Target(-100, None).topic is None
+    assert Target(-100, 1).topic is None  # General's id is never sent
+    assert Target(-100, 77).topic == 77
+    assert Target(42, 77).topic is None  # private chats have no topics here
+
+
+# -- status throttle ---------------------------------------------------------------------
+
+
+async def test_status_edits_at_most_once_per_interval_and_the_last_state_wins() -> None:
+    clock = VirtualClock()
+    edits: list[tuple[float, str]] = []
+
+    async def edit(text: str) -> None:
+        edits.append((clock.now(), text))
+
+    throttle = StatusThrottle(edit, 3.0, clock=clock.now, sleep=clock.sleep)
+    throttle.shown_now("v0")
+    for i in range(1, 6):
+        throttle.update(f"v{i}")
+    await asyncio.sleep(0)
+    throttle.update("v6")
+    await throttle.close()
+    times = [t for t, _ in edits]
+    assert all(b - a >= 3.0 for a, b in zip([1000.0, *times], times, strict=False))
+    assert edits[-1][1] == "v6"
+    assert len(edits) <= 2  # v1..v5 collapse into one edit
+
+
+async def test_status_throttle_without_updates_closes_quietly() -> None:
+    async def edit(text: str) -> None:
+        raise AssertionError("no edit expected")
+
+    throttle = StatusThrottle(edit, 3.0)
+    throttle.shown_now("v0")
+    await throttle.close()
+
+
+# -- flood control -------------------------------------------------------------------------
+
+
+async def test_a_forum_has_one_budget_and_a_pause_holds_all_its_topics() -> None:
+    clock = VirtualClock()
+    flood = FloodControl(RateSettings(group_per_minute=60, group_burst=2), clock=clock.now, sleep=clock.sleep)
+    assert flood.bucket(-100) is flood.bucket(-100)
+    await flood.acquire(-100)
+    await flood.acquire(-100)
+    assert clock.waits == []
+    await flood.acquire(-100)
+    assert clock.waits == [pytest.approx(1.0)]
+    clock.waits.clear()
+    flood.pause(-100, 7)
+    assert flood.paused_for(-100) == pytest.approx(7)
+    await flood.acquire(-100)
+    assert sum(clock.waits) == pytest.approx(7)
+    clock.waits.clear()
+    await flood.acquire(42)  # another chat is not held back
+    assert clock.waits == []
+
+
+# -- lanes -----------------------------------------------------------------------------------
+
+
+async def test_lanes_keep_order_within_a_key_and_run_keys_concurrently() -> None:
+    lanes = Lanes("test")
+    log: list[str] = []
+    gate = asyncio.Event()
+
+    def job(name: str, wait: asyncio.Event | None = None):  # noqa: ANN202
+        async def run() -> None:
+            log.append(f"start {name}")
+            if wait is not None:
+                await wait.wait()
+            log.append(f"end {name}")
+        return run
+
+    lanes.submit("a", job("a1", gate))
+    lanes.submit("a", job("a2"))
+    lanes.submit("b", job("b1"))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert "end b1" in log and "start a2" not in log
+    gate.set()
+    assert await lanes.drain(1.0)
+    assert log.index("end a1") < log.index("start a2")
+    assert lanes.busy == 0 and not lanes.submit("a", job("late"))
+
+
+async def test_a_failing_job_does_not_stall_its_lane() -> None:
+    lanes = Lanes("test")
+    done: list[int] = []
+
+    async def boom() -> None:
+        raise RuntimeError("bad job")
+
+    async def ok() -> None:
+        done.append(1)
+
+    lanes.submit("x", boom)
+    lanes.submit("x", ok)
+    assert await lanes.drain(1.0)
+    assert done == [1]
+
+
+# -- access -----------------------------------------------------------------------------------
+
+
+def test_access_is_denied_by_default_and_groups_need_allowing() -> None:
+    gate = AccessGate(allowed_user_ids=(42, 43), allowed_chat_ids=(-100,))
+    assert gate.owner_id == 42
+    assert gate.allows(42, Place(42, None, False))
+    assert gate.allows(43, Place(-100, 7, True))
+    assert not gate.allows(666, Place(666, None, False))
+    assert not gate.allows(42, Place(-200, None, True))
+    assert not gate.allows(None, Place(-100, None, True))
+    assert not AccessGate().allows(42, Place(42, None, False))
+    assert AccessGate().owner_id is None
+
+
+# -- config ------------------------------------------------------------------------------------
+
+
+def test_telegram_config_defaults_and_token_from_the_environment() -> None:
+    config = parse_config("telegram:\n  token: ${TELEGRAM_BOT_TOKEN}\n  group_id: -100123\n", source="x",
+                          env={"TELEGRAM_BOT_TOKEN": "1:abc"})
+    tg = config.telegram
+    assert tg.enabled and tg.token is not None and tg.token.get_secret_value() == "1:abc"
+    assert tg.api_base_url == "https://api.telegram.org/bot"
+    assert tg.mode == "polling" and tg.auto_create_topics and tg.allowed_user_ids == []
+    assert "1:abc" not in repr(tg)
+    assert not parse_config("", source="x", env={}).telegram.enabled
+
+
+def test_telegram_config_errors_say_what_to_fix() -> None:
+    with pytest.raises(ConfigError, match="webhook_secret"):
+        parse_config("telegram:\n  token: t\n  mode: webhook\n", source="x", env={})
+    with pytest.raises(ConfigError, match="General"):
+        parse_config("telegram:\n  topics: {general: 5}\n", source="x", env={})
+    with pytest.raises(ConfigError, match=r"telegram.topics.*not a topic"):
+        parse_config("telegram:\n  topics: {finance: 1}\n", source="x", env={})
+    with pytest.raises(ConfigError, match="telegram.mode"):
+        parse_config("telegram:\n  mode: carrier-pigeon\n", source="x", env={})
+    config = parse_config("telegram:\n  api_base_url: http://localhost:8081/\n", source="x", env={})
+    assert config.telegram.api_base_url == "http://localhost:8081/bot"
