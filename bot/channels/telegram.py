@@ -110,7 +110,8 @@ class TelegramChannel:
         self.app: Application = self._build_app()
         self.outbound = Outbound(self.app.bot, self.flood, max_retries=rate.max_retries)
         self.meetings = MeetingView(self.outbound, forum_id=self.forum_id, topics=self.topics,
-                                    status_interval=status_interval)
+                                    status_interval=status_interval,
+                                    label_for=lambda role: board.souls.profile(role).label)
         self.state = "created"
         self.started_at: float | None = None
         self.accepting = False

@@ -124,8 +124,10 @@ class MeetingView:
     """Shows meetings called from Telegram; pass it to ``BoardRoom.subscribe``."""
 
     def __init__(self, outbound: Outbound, *, forum_id: int | None, topics: Topics | None,
-                 status_interval: float = STATUS_INTERVAL_S) -> None:
+                 status_interval: float = STATUS_INTERVAL_S,
+                 label_for: Callable[[str], str] | None = None) -> None:
         self.outbound = outbound
+        self.label_for = label_for or (lambda role: role)
         self.forum_id = forum_id
         self.topics = topics
         self.status_interval = status_interval
@@ -181,6 +183,11 @@ class MeetingView:
             m.round = max(m.round, e.round)
         if e.kind == "started":
             m.participants = list(e.data.get("participants") or [])
+            for role in m.participants:
+                try:
+                    m.names[role] = self.label_for(role)
+                except Exception:  # noqa: BLE001 - a missing soul must not hide the meeting
+                    m.names[role] = role
             await self._open_status(m)
             return
         if e.kind == "framed":
