@@ -162,7 +162,8 @@ def prompt_attribution(
     if tools:
         blocks["tools"] = sum(counter.count(json.dumps(t.parameters)) + counter.count(t.name + t.description)
                               for t in tools)
-    blocks["cacheable_prefix"] = sum(counter.count(b.text) for b in _cacheable_prefix(system))
+    # Tool schemas precede the system prompt in the provider's cache prefix and are just as stable.
+    blocks["cacheable_prefix"] = blocks.get("tools", 0) + sum(counter.count(b.text) for b in _cacheable_prefix(system))
     blocks["method"] = counter.method
     return blocks
 

@@ -10,9 +10,8 @@ import logging
 import os
 from collections.abc import Mapping
 
-from board.llm.anthropic import AnthropicProvider
+from board.llm.base import LLMProvider
 from board.llm.errors import ProviderSettings
-from board.llm.openai import OpenAIProvider
 from board.llm.registry import ProviderRegistry, split_model
 from board.service import Board
 from board.workspace import copy_default_workspace
@@ -49,6 +48,18 @@ def provider_settings(loaded: LoadedConfig, name: str, env: Mapping[str, str] | 
     )
 
 
+def _openai(settings: ProviderSettings) -> LLMProvider:
+    from board.llm.openai import OpenAIProvider  # the SDK loads only when a model uses it
+
+    return OpenAIProvider(settings)
+
+
+def _anthropic(settings: ProviderSettings) -> LLMProvider:
+    from board.llm.anthropic import AnthropicProvider  # the SDK loads only when a model uses it
+
+    return AnthropicProvider(settings)
+
+
 def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> ProviderRegistry:
     """The model registry for this config: offline, OpenAI(-compatible) and Anthropic.
 
@@ -58,8 +69,8 @@ def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None) 
     registry = ProviderRegistry()
     openai_settings = provider_settings(loaded, "openai", env)
     anthropic_settings = provider_settings(loaded, "anthropic", env)
-    registry.register("openai", lambda: OpenAIProvider(openai_settings))
-    registry.register("anthropic", lambda: AnthropicProvider(anthropic_settings))
+    registry.register("openai", lambda: _openai(openai_settings))
+    registry.register("anthropic", lambda: _anthropic(anthropic_settings))
     llm = loaded.config.llm
     in_use = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
     in_use += [a.model for a in loaded.config.board.agents.values() if a.model]

@@ -165,3 +165,23 @@ def test_token_counter_falls_back_to_a_labelled_estimate(tmp_path: Path, monkeyp
     assert counter_for("openai:llama3.1").method == ESTIMATE  # not an OpenAI tokenizer model
     assert estimate_tokens("a" * 400) == 100
     assert estimate_tokens("नमस्ते") > estimate_tokens("hello")  # non-Latin text costs more
+
+
+def test_token_counter_uses_tiktoken_when_the_encoding_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tiktoken
+
+    import board.tokens as tokens
+
+    cached = tmp_path / "o200k"
+    cached.write_bytes(b"")
+    monkeypatch.setattr(tokens, "_ENCODINGS", {})
+    monkeypatch.setattr(tokens, "_cache_file", lambda encoding: str(cached))
+
+    class Encoding:
+        def encode(self, text: str, disallowed_special: object = ()) -> list[str]:
+            return text.split()
+
+    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: Encoding())
+    counter = counter_for("openai:gpt-4o-mini")
+    assert counter.exact and counter.method == "tiktoken:o200k_base"
+    assert counter.count("one two three") == 3

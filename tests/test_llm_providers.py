@@ -88,7 +88,7 @@ async def test_openai_tool_call_round_trip(tmp_path: Path, workspace: Path, fake
         assert system["role"] == "system"
         assert soul_phrase(workspace, "finance") in system["content"]
         assert first.body["messages"][-1] == {"role": "user", "content": "what GST do we pay on laptops?"}
-        tool = first.body["tools"][0]["function"]
+        tool = next(t["function"] for t in first.body["tools"] if t["function"]["name"] == "lookup")
         assert tool["name"] == "lookup" and tool["parameters"]["required"] == ["q"]
         assert first.headers["authorization"] == "Bearer sk-test"
         # the tool result went back to the model, tied to the call id
@@ -207,11 +207,9 @@ async def test_anthropic_tool_use_round_trip(tmp_path: Path, workspace: Path, fa
         reply = await board.handle(envelope("GST on tea?"))
         assert reply.text == "Tea is taxed at 18% here."
         first, second = (r.body for r in fake_anthropic.requests)
-        assert first["tools"] == [{
-            "name": "lookup", "description": "Look up a tax rate.",
-            "input_schema": first["tools"][0]["input_schema"],
-        }]
-        assert first["tools"][0]["input_schema"]["required"] == ["q"]
+        lookup = next(t for t in first["tools"] if t["name"] == "lookup")
+        assert lookup == {"name": "lookup", "description": "Look up a tax rate.", "input_schema": lookup["input_schema"]}
+        assert lookup["input_schema"]["required"] == ["q"]
         assistant, results = second["messages"][-2:]
         assert assistant["role"] == "assistant"
         assert assistant["content"][-1] == {"type": "tool_use", "id": "toolu_tea", "name": "lookup", "input": {"q": "tea"}}
@@ -307,5 +305,29 @@ llm:
         assert len(fake_openai.requests) == 2  # the call and its one retry
         rows = await board.db.fetchall("SELECT outcome FROM llm_calls")
         assert [r["outcome"] for r in rows] == ["timeout", "timeout"]
+    finally:
+        await board.close()
+
+
+async def test_anthropic_streaming_tool_use(tmp_path: Path, workspace: Path, fake_anthropic: FakeAnthropic) -> None:
+    fake_anthropic.script_tool_call("lookup", {"q": "books"}, text="One moment.")
+    fake_anthropic.script_text("Books are exempt.")
+    board = await configured_board(tmp_path, workspace, f"""
+llm:
+  model: anthropic:claude-sonnet-4-6
+{FAST}
+  providers:
+    anthropic: {{base_url: "{fake_anthropic.url}", api_key: "ak", stream: true}}
+""")
+    lookup = LookupTool()
+    board.tools.register(lookup.tool())
+    try:
+        reply = await board.handle(envelope("GST on books?"))
+        assert reply.text == "Books are exempt."
+        assert lookup.seen[0][0] == {"q": "books"}
+        assert all(r.body.get("stream") is True for r in fake_anthropic.requests)
+        rows = await board.db.fetchall("SELECT ttft_ms, cache_write_tokens, cache_read_tokens FROM llm_calls ORDER BY id")
+        assert all(r["ttft_ms"] is not None for r in rows)
+        assert rows[0]["cache_write_tokens"] > 0 and rows[1]["cache_read_tokens"] > 0
     finally:
         await board.close()

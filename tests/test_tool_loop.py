@@ -87,7 +87,7 @@ async def test_soul_front_matter_limits_tools(workspace: Path, data_dir: Path) -
         await board.handle(envelope("@critic hi"))
         await board.handle(envelope("@finance hi"))
         assert model.requests_for("critic")[0].request.tools == ()
-        assert [t.name for t in model.requests_for("finance")[0].request.tools] == ["lookup"]  # None: every tool
+        assert "lookup" in [t.name for t in model.requests_for("finance")[0].request.tools]  # None: every tool
     finally:
         await board.close()
 

@@ -22,7 +22,7 @@ from board.llm.base import LLMRequest, LLMResponse, ToolCall, Usage
 
 OFFLINE_NOTICE = (
     "(offline model: no LLM was called. Set llm.model in sabha.yaml, e.g. "
-    "\"anthropic:claude-sonnet-4-5\" with ANTHROPIC_API_KEY, or "
+    "\"anthropic:claude-sonnet-4-6\" with ANTHROPIC_API_KEY, or "
     "\"openai:gpt-4o-mini\" with OPENAI_API_KEY, for real answers.)"
 )
 
