@@ -218,7 +218,7 @@ class AgentRunner:
             return tuple(profile.tools)
         if self.settings.default_tools is not None:
             return tuple(self.settings.default_tools)
-        return tuple(self.tools.names())
+        return tuple(self.tools.names_for(profile.role))
 
     def uses_text_protocol(self, model: str) -> bool:
         """True when ``model`` is configured for the ``[TOOL: name ARG: {...}]`` text protocol."""
@@ -561,7 +561,8 @@ class AgentRunner:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.turn_timeout_s if self.settings.turn_timeout_s else None
         ctx = ToolContext(role=role, session_key=key, envelope=envelope, chain=(role,), meeting_id=meeting_id,
-                          deadline=deadline, extras=dict(extras or {}))
+                          deadline=deadline,
+                          extras={"transcript": transcript, "consult_cache": {}, **dict(extras or {})})
         model = self.model_for(profile)
         counter = counter_for(model)
         summary, history = await self._history(transcript, profile, ctx, counter)

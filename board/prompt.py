@@ -98,6 +98,10 @@ class PromptBuilder:
                 )
             return self._shipped_env.get_template(name).render(**context)
 
+    def render(self, name: str, **context: object) -> str:
+        """Render any workspace template (e.g. ``minutes.md.j2``), falling back to the shipped one."""
+        return self._render(name, **context)
+
     def static(self, agent: AgentProfile, colleagues: list[AgentProfile], roster: str) -> str:
         """The cacheable block for ``agent``."""
         return self._render(

@@ -14,11 +14,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from board.agent import AgentRunner, AgentSettings
+from board.consult import ConsultSettings
+from board.convene import BoardRoom
 from board.db import StateDB
 from board.envelope import Envelope, Reply
-from board import llm_commands
+from board import llm_commands, room_commands
 from board.ledger import Ledger
 from board.llm.registry import ProviderRegistry
+from board.meeting import MeetingSettings
+from board.meeting_store import MeetingStore
 from board.prompt import PromptBuilder
 from board.roles import GENERAL, RosterSpec
 from board.router import Route, Router
@@ -42,6 +46,9 @@ class BoardSettings:
     data_dir: Path
     roster: RosterSpec = field(default_factory=RosterSpec)
     agent: AgentSettings = field(default_factory=AgentSettings)
+    meetings: MeetingSettings = field(default_factory=MeetingSettings)
+    consultation: ConsultSettings = field(default_factory=ConsultSettings)
+    custom_rosters: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 HELP_TEXT = """\
@@ -74,9 +81,23 @@ class Board:
             self.souls, self.prompts, self.sessions, providers, settings.agent, tools=self.tools, ledger=self.ledger
         )
         self._locks: dict[str, asyncio.Lock] = {}
+        self._rosters: dict[str, SoulStore] = {settings.roster.name: self.souls}
+        self.room = BoardRoom(
+            runner=self.runner,
+            prompts=self.prompts,
+            souls_for=self.souls_for,
+            default_roster=settings.roster.name,
+            store=MeetingStore(db),
+            meeting_settings=settings.meetings,
+            consult_settings=settings.consultation,
+        )
+        for tool in self.room.tools():
+            if tool.spec.name != "consult" or settings.consultation.enabled:
+                self.tools.register(tool)
         self.commands: dict[str, tuple[CommandHandler, str]] = {}
         self._register_builtin_commands()
         llm_commands.register(self, self.ledger)
+        room_commands.register(self)
 
     @classmethod
     async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None) -> Board:
@@ -92,8 +113,21 @@ class Board:
             await db.close()
             raise
 
+    def souls_for(self, roster: str) -> SoulStore:
+        """The soul store of ``roster`` (the configured one, or another on demand for meetings)."""
+        store = self._rosters.get(roster)
+        if store is None:
+            spec = RosterSpec.build(
+                roster,
+                custom={name: list(roles) for name, roles in self.settings.custom_rosters},
+                overrides=dict(self.settings.roster.overrides),
+            )
+            store = self._rosters[roster] = SoulStore(self.settings.workspace, spec)
+        return store
+
     async def close(self) -> None:
-        """Close the model clients and the state db."""
+        """Stop running meetings (recorded as cancelled), close the model clients and the state db."""
+        await self.room.drain(timeout=0)
         await self.providers.close()
         await self.db.close()
 

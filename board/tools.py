@@ -86,6 +86,7 @@ class Tool:
     spec: ToolSpec
     handler: ToolHandler
     timeout_s: float | None = 60.0
+    roles: tuple[str, ...] | None = None  # who gets it by default; None = every role
 
 
 class ToolRegistry:
@@ -102,6 +103,10 @@ class ToolRegistry:
     def names(self) -> list[str]:
         """Names of every registered tool."""
         return sorted(self._tools)
+
+    def names_for(self, role: str) -> list[str]:
+        """Names of the tools ``role`` gets by default (tools limited to other roles left out)."""
+        return sorted(n for n, t in self._tools.items() if t.roles is None or role in t.roles)
 
     def merged(self, extra: Iterable[Tool]) -> ToolRegistry:
         """A new registry holding these tools plus ``extra`` (which win on a name clash)."""

@@ -29,6 +29,7 @@ from board.roles import GENERAL
 from board.service import DB_FILE, Board
 from board.transcripts import iter_entries
 from board.workspace import PathEscapeError, copy_default_workspace
+from bot import meeting_cli
 from bot.app import open_board
 from bot.config import DEFAULT_CONFIG_NAME, ConfigError, LoadedConfig, load_config, masked_dump
 
@@ -75,8 +76,13 @@ def _console_envelope(text: str, role: str | None) -> Envelope:
 
 async def _with_board(loaded: LoadedConfig, body: Callable[[Board], Awaitable[int]]) -> int:
     board = await open_board(loaded)
+    board.room.subscribe(meeting_cli.console_meeting_printer())
     try:
-        return await body(board)
+        code = await body(board)
+        if board.room.running():
+            sys.stderr.write("sabha: waiting for the board meeting to finish (Ctrl-C cancels it)\n")
+            await board.room.drain()
+        return code
     finally:
         await board.close()
 
@@ -393,6 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
                          description="The role -> forum topic map (telegram.topics first, then topics Sabha created).")
     tp.add_argument("--json", action="store_true", help="machine-readable output")
 
+    meeting_cli.add_parsers(sub, common)
+
     p = sub.add_parser("config", parents=[common], help="check the configuration",
                        description="Validate the configuration and print the effective values.")
     csub = p.add_subparsers(dest="config_command", metavar="ACTION", required=True)
@@ -409,6 +417,9 @@ COMMANDS: dict[str, Callable[[LoadedConfig, argparse.Namespace], Awaitable[int]]
     "run": cmd_run,
     "telegram": cmd_telegram,
     "cost": cmd_cost,
+    "meeting": lambda loaded, args: _with_board(loaded, lambda b: meeting_cli.cmd_meeting(b, args)),
+    "meetings": lambda loaded, args: _with_board(loaded, lambda b: meeting_cli.cmd_meetings(b, args)),
+    "roundtable": lambda loaded, args: _with_board(loaded, lambda b: meeting_cli.cmd_roundtable(b, args)),
 }
 
 

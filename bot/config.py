@@ -23,6 +23,8 @@ from board.compaction import ContextSettings
 from board.llm.pricing import ModelPrice, PriceTable
 from board.llm.resilience import RetryPolicy
 from board.roles import DEFAULT_ROSTERS, GENERAL, RoleOverride, RosterSpec, is_role_slug
+from board.consult import ConsultSettings
+from board.meeting import MeetingSettings
 from board.service import BoardSettings
 
 CONFIG_ENV = "SABHA_CONFIG"
@@ -53,6 +55,27 @@ class AgentOverrideConfig(StrictModel):
     tools: list[str] | None = None
 
 
+class MeetingsConfig(StrictModel):
+    """``board.meetings``: limits of a board meeting."""
+
+    max_turns_per_agent: int = Field(3, ge=1, le=10, description="rounds; each specialist speaks once per round")
+    max_duration_s: float = Field(600, gt=0, le=86_400)
+    budget_usd: float = Field(1.0, ge=0, description="checked before every model call of the meeting")
+    parallel: bool = True
+    agent_timeout_s: float = Field(120, gt=0, le=3600)
+    quorum: float = Field(0.5, gt=0, le=1, description="share of specialists that must be present")
+    critic_role: str = "critic"
+
+
+class ConsultationConfig(StrictModel):
+    """``board.consultation``: agents asking each other."""
+
+    enabled: bool = True
+    max_depth: int = Field(2, ge=0, le=5)
+    timeout_s: float = Field(120, gt=0, le=3600)
+    allow: dict[str, list[str]] = Field(default_factory=dict, description="role -> roles it may consult")
+
+
 class BoardSection(StrictModel):
     """``board``: the roster and its agents."""
 
@@ -60,6 +83,8 @@ class BoardSection(StrictModel):
     rosters: dict[str, list[str]] = Field(default_factory=dict)
     agents: dict[str, AgentOverrideConfig] = Field(default_factory=dict)
     history_messages: int = Field(20, ge=0, le=1000)
+    meetings: MeetingsConfig = Field(default_factory=MeetingsConfig)
+    consultation: ConsultationConfig = Field(default_factory=ConsultationConfig)
 
     @field_validator("agents")
     @classmethod
@@ -326,11 +351,28 @@ class LoadedConfig:
             for role, o in board.agents.items()
         }
         roster = RosterSpec.build(board.roster, custom=board.rosters, overrides=overrides)
+        meetings, consult = board.meetings, board.consultation
         return BoardSettings(
             workspace=self.workspace,
             data_dir=self.data_dir,
             roster=roster,
             agent=self.agent_settings(),
+            meetings=MeetingSettings(
+                max_turns_per_agent=meetings.max_turns_per_agent,
+                max_duration_s=meetings.max_duration_s,
+                budget_usd=meetings.budget_usd,
+                parallel=meetings.parallel,
+                agent_timeout_s=meetings.agent_timeout_s,
+                quorum=meetings.quorum,
+                critic_role=meetings.critic_role,
+            ),
+            consultation=ConsultSettings(
+                enabled=consult.enabled,
+                max_depth=consult.max_depth,
+                timeout_s=consult.timeout_s,
+                allow={role: tuple(targets) for role, targets in consult.allow.items()},
+            ),
+            custom_rosters=tuple((name, tuple(roles)) for name, roles in board.rosters.items()),
         )
 
     def agent_settings(self) -> AgentSettings:

@@ -87,6 +87,7 @@ def test_souls_lists_versions_and_errors(home: Path) -> None:
 
 
 @pytest.mark.parametrize("cmd", [[], ["init"], ["chat"], ["ask"], ["souls"], ["sessions"], ["sessions", "show"],
+                                 ["meeting"], ["meetings"], ["meetings", "show"], ["roundtable"],
                                  ["config"], ["config", "check"]])
 def test_help_on_every_command(cmd: list[str], tmp_path: Path) -> None:
     result = run([*cmd, "--help"], cwd=tmp_path)
@@ -102,3 +103,51 @@ def test_first_run_without_config_creates_workspace(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "workspace" / "SOUL.md").is_file()
     assert "created" in result.stderr
+
+
+def test_meeting_offline_prints_statements_and_minutes(home: Path) -> None:
+    result = run(["meeting", "Should we expand to Europe?"], cwd=home)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "[round 1] 💰 Finance:" in out and "[round 3] 🦉 Critic:" in out
+    assert "# Board meeting: Should we expand to Europe?" in out
+    assert "Ended because: completed" in out and "**Action items:**" in out
+    listed = run(["meetings", "list"], cwd=home)
+    meeting_id = listed.stdout.split()[0]
+    assert "completed" in listed.stdout and "Should we expand" in listed.stdout
+    shown = run(["meetings", "show", meeting_id[:12], "--json"], cwd=home)
+    data = json.loads(shown.stdout)
+    assert data["stop_reason"] == "completed" and len(data["statements"]) == 15
+    assert 3 <= len(data["decision"]["action_items"]) <= 5
+
+
+def test_meeting_from_chat_prints_the_minutes(home: Path) -> None:
+    result = run(["chat"], cwd=home, stdin="/meeting pricing for 2027\n")
+    assert result.returncode == 0, result.stderr
+    assert "Convening the board on \u201cpricing for 2027\u201d" in result.stdout
+    assert "# Board meeting: pricing for 2027" in result.stdout
+
+
+def test_roundtable_json_in_and_out(home: Path) -> None:
+    request = {"prompt": "How can we reach AI startup CTOs who just raised funding?",
+               "context": "GitHub targeting worked", "learnings": ["Developer messaging converts 2x"], "max_rounds": 2}
+    result = run(["roundtable"], cwd=home, stdin=json.dumps(request))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) >= {"transcript", "summary"}
+    assert "--- Round 2 ---" in data["transcript"]
+    assert "ARTIST:" in data["transcript"] and "BUSINESS:" in data["transcript"] and "TECH:" in data["transcript"]
+    assert 3 <= len(data["summary"]) <= 5 and all(isinstance(t, str) and t for t in data["summary"])
+    path = home / "rt.json"
+    path.write_text(json.dumps({"prompt": "x", "max_rounds": 1}), encoding="utf-8")
+    assert json.loads(run(["roundtable", str(path)], cwd=home).stdout)["summary"]
+
+
+def test_roundtable_bad_input_is_a_json_error(home: Path) -> None:
+    result = run(["roundtable"], cwd=home, stdin='{"context": "no prompt"}')
+    assert result.returncode == 2
+    error = json.loads(result.stdout)
+    assert error["error"] == "input does not match the roundtable schema"
+    assert any("prompt" in d for d in error["details"])
+    broken = run(["roundtable"], cwd=home, stdin="{nope")
+    assert broken.returncode == 2 and json.loads(broken.stdout)["error"] == "input is not valid JSON"

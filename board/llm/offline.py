@@ -7,7 +7,9 @@ the offline model and how to configure a real one, so nobody mistakes it for adv
 
 It can also exercise the tool loop without a key: when the last user message contains
 ``[TOOL: <name> ARG: {json}]`` for a tool the request offers, it calls that tool, then
-answers quoting the tool's result. Asked to summarise for compaction
+answers quoting the tool's result. Asked for JSON of a schema
+(``metadata["response_schema"]``, meetings do this) it returns a valid instance built
+from the persona (see :mod:`board.llm.offline_json`). Asked to summarise for compaction
 (``metadata["purpose"] == "compaction"``) it returns an extractive summary: the first
 sentence of each message.
 """
@@ -17,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from board.llm import text_tools
+from board.llm import offline_json, text_tools
 from board.llm.base import LLMRequest, LLMResponse, ToolCall, Usage
 
 OFFLINE_NOTICE = (
@@ -161,12 +163,18 @@ class OfflineProvider:
                 user_text = message.content
                 break
         persona = request.persona
-        stance = _second_to_first_person(voice_line(persona.soul)) or f"I am {persona.name}."
         questions = signature_questions(persona.soul)
+        schema = request.metadata.get("response_schema")
+        if isinstance(schema, dict):
+            first_line = user_text.strip().splitlines()[0] if user_text.strip() else ""
+            topic = _shorten(first_line.rpartition(": ")[2] or first_line, 80)
+            text = offline_json.instance_for(schema, speaker=persona.name, topic=topic, questions=questions)
+            return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
+        stance = _second_to_first_person(voice_line(persona.soul)) or f"I am {persona.name}."
         digest = hashlib.sha256(user_text.encode("utf-8")).digest()
         parts = [stance]
         if user_text.strip():
-            parts.append(f'On "{_shorten(user_text)}":')
+            parts.append(f'On "{_shorten(user_text.strip().splitlines()[0])}":')
         if questions:
             parts.append(questions[digest[0] % len(questions)])
         turns = sum(1 for m in request.messages if m.role == "user")

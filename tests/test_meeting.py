@@ -1,0 +1,265 @@
+"""Board meetings through the real runner and the scripted model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from board.envelope import Envelope
+from board.llm.base import LLMRequest
+from board.meeting import MeetingEvent, MeetingSettings, StopReason
+from board.service import Board
+from tests.board_support import board_with, framing, last_user, schema_of, valid_decision
+from tests.fakes.scripted_model import ScriptedModel, Step, call, fail, say
+
+SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
+OWNERS = ["general", *SPECIALISTS]
+
+
+def brain(*, decision: str | None = None, rounds: dict[tuple[str, int], list[Step]] | None = None):  # type: ignore[no-untyped-def]
+    """A scripted model for meetings: the chair frames and decides, specialists speak per round.
+
+    ``rounds[(role, n)]`` lists the steps of that role in round n (tool calls, then text)."""
+    pending = {key: list(steps) for key, steps in (rounds or {}).items()}
+
+    def answer(request: LLMRequest) -> Step:
+        role = request.persona.role
+        schema = schema_of(request)
+        if schema is not None:
+            if "questions" in schema.get("properties", {}):
+                return say(framing(SPECIALISTS))
+            return say(decision or valid_decision(OWNERS))
+        text = last_user(request)
+        round_no = int(text.split("Round ", 1)[1].split(" ", 1)[0]) if "Round " in text else 0
+        queue = pending.get((role, round_no))
+        if queue:
+            return queue.pop(0)
+        return say(f"{role} in round {round_no}: my view on the topic.")
+
+    return answer
+
+
+async def hold(board: Board, topic: str = "Expand to Europe?") -> tuple:  # type: ignore[type-arg]
+    events: list[MeetingEvent] = []
+
+    async def collect(event: MeetingEvent) -> None:
+        events.append(event)
+
+    result = await board.room.hold(topic, extra_subscribers=[collect])
+    return result, events
+
+
+async def stored_events(board: Board, meeting_id: str, kind: str) -> list[dict]:
+    rows = await board.db.fetchall("SELECT data FROM meeting_events WHERE meeting_id = ? AND kind = ?", (meeting_id, kind))
+    return [json.loads(r["data"]) for r in rows]
+
+
+async def test_round_one_runs_in_parallel_and_rebuttals_see_the_others(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=brain(), latency=0.2)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2))
+    try:
+        result, events = await hold(board)
+        assert result.stop_reason is StopReason.COMPLETED and result.rounds == 2
+        round_one = [r for r in model.requests if "Round 1 of" in last_user(r.request)]
+        assert sorted(r.role for r in round_one) == sorted(SPECIALISTS)
+        starts = [r.monotonic for r in round_one]
+        assert max(starts) - min(starts) < 0.2  # all five started before the first one finished
+        critic_round_two = next(r for r in model.requests_for("critic") if "Round 2 of" in last_user(r.request))
+        prompt = last_user(critic_round_two.request)
+        assert "Finance (finance): finance in round 1: my view on the topic." in prompt
+        assert "Critic (critic):" not in prompt  # its own statement is shown as its own, not as a colleague's
+        assert "Question for critic?" in last_user(next(r for r in round_one if r.role == "critic").request)
+        kinds = [e.kind for e in events]
+        assert kinds[0] == "started" and kinds[1] == "framed" and kinds[-2:] == ["decision", "ended"]
+        assert kinds.count("agent_spoke") == 10 and kinds.count("round_done") == 2
+        # specialists speak in their own soul
+        finance = next(r for r in round_one if r.role == "finance")
+        assert "You think in numbers" in finance.request.system[0].text
+    finally:
+        await board.close()
+
+
+async def test_disagreement_and_consensus_are_stored_and_the_critic_is_not_overruled(
+    workspace: Path, data_dir: Path
+) -> None:
+    rounds = {
+        ("critic", 2): [call("log_disagreement", {"target_participant_name": "Finance", "topic": "VAT costs are ignored here",
+                                                  "reasoning": "No model of EU VAT", "severity": 4}),
+                        say("I object: VAT is unmodelled.")],
+        ("finance", 2): [call("log_consensus", {"participants": ["Finance", "Strategy"], "topic": "Start with one country",
+                                                "strength": 3}), say("Agreed on one country.")],
+    }
+    # The chair first forgets the critic's dissent, is told so, then records it.
+    decisions = [valid_decision(OWNERS),
+                 valid_decision(OWNERS, dissent=[{"who": "critic", "why": "VAT is unmodelled"}])]
+    base = brain(rounds=rounds)
+
+    def answer(request: LLMRequest) -> Step:
+        schema = schema_of(request)
+        if schema is not None and "action_items" in schema.get("properties", {}):
+            return say(decisions.pop(0))
+        return base(request)
+
+    model = ScriptedModel(default=answer)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2))
+    try:
+        result, _ = await hold(board)
+        disagreements = await stored_events(board, result.meeting_id, "disagreement")
+        assert [(d["role"], d["target"], d["topic"], d["severity"]) for d in disagreements] == [
+            ("critic", "finance", "VAT costs are ignored here", 4)]
+        consensus = await stored_events(board, result.meeting_id, "consensus")
+        assert consensus[0]["participants"] == ["finance", "strategy"] and consensus[0]["strength"] == 3
+        synth = [r for r in model.requests_for("general") if schema_of(r.request) and "action_items" in schema_of(r.request)["properties"]]
+        assert len(synth) == 2  # invalid decision retried once, with the validation error
+        assert "critic objected" in last_user(synth[1].request)
+        assert result.decision is not None and not result.decision.best_effort
+        assert [d.who for d in result.decision.dissent] == ["critic"]
+        assert "critic: VAT is unmodelled" in result.minutes
+        assert "critic vs finance" in result.minutes
+    finally:
+        await board.close()
+
+
+async def test_converged_positions_end_the_meeting_early(workspace: Path, data_dir: Path) -> None:
+    rounds = {("strategy", 2): [call("log_consensus", {"participants": ["strategy", "finance", "critic"],
+                                                       "topic": "Pilot Germany", "strength": 5}), say("We agree.")]}
+    model = ScriptedModel(default=brain(rounds=rounds))
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=3))
+    try:
+        result, _ = await hold(board)
+        assert result.stop_reason is StopReason.CONVERGED and result.rounds == 2
+        assert not any("Round 3 of" in last_user(r.request) for r in model.requests)
+        row = await board.room.store.get(result.meeting_id)
+        assert row is not None and row.stop_reason == "converged" and row.status == "ended"
+    finally:
+        await board.close()
+
+
+async def test_budget_stops_the_meeting_with_a_best_effort_decision(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=brain())
+    # scripted:main is priced below; each call costs far more than the budget after round 1.
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(budget_usd=0.000001))
+    board.runner.settings.prices.prices["scripted:main"] = board.runner.settings.prices.prices.get(  # type: ignore[attr-defined]
+        "anthropic:claude-sonnet-4-6")
+    try:
+        result, _ = await hold(board)
+        assert result.stop_reason is StopReason.BUDGET
+        assert result.rounds <= 1
+        assert result.decision is None or result.decision.best_effort
+        assert "Ended because: budget" in result.minutes
+    finally:
+        await board.close()
+
+
+async def test_a_failing_specialist_is_absent_and_the_meeting_goes_on(workspace: Path, data_dir: Path) -> None:
+    def answer(request: LLMRequest) -> Step:
+        if request.persona.role == "finance":
+            return fail("auth", retryable=False, status=401, message="bad key")
+        return brain()(request)
+
+    model = ScriptedModel(default=answer)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2))
+    try:
+        result, events = await hold(board)
+        assert result.stop_reason is StopReason.COMPLETED
+        assert "finance" in result.absent
+        assert any(e.kind == "absent" and e.role == "finance" for e in events)
+        assert not any("Round 2 of" in last_user(r.request) for r in model.requests_for("finance"))
+        details = await board.room.store.details(result.meeting_id)
+        assert {"role": "finance", "status": "absent", "reason": "the model was unavailable"} in details["participants"]
+        assert "Absent: 💰 Finance" in result.minutes
+    finally:
+        await board.close()
+
+
+async def test_no_quorum_ends_with_error(workspace: Path, data_dir: Path) -> None:
+    def answer(request: LLMRequest) -> Step:
+        if request.persona.role in ("finance", "critic", "research"):
+            return fail("auth", retryable=False, status=401)
+        return brain()(request)
+
+    model = ScriptedModel(default=answer)
+    board = await board_with(workspace, data_dir, model)
+    try:
+        result, _ = await hold(board)
+        assert result.stop_reason is StopReason.ERROR and "no quorum" in (result.error or "")
+    finally:
+        await board.close()
+
+
+async def test_invalid_synthesis_twice_gives_a_best_effort_decision(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=brain(decision="I think we should go, broadly."))
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
+    try:
+        result, _ = await hold(board)
+        assert result.stop_reason is StopReason.COMPLETED
+        assert result.decision is not None and result.decision.best_effort
+        assert 3 <= len(result.decision.action_items) <= 5
+        assert "best effort" in result.minutes
+    finally:
+        await board.close()
+
+
+async def test_deadline_and_cancel_always_set_a_stop_reason(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=brain(), latency=0.3)
+    board = await board_with(workspace, data_dir, model,
+                             meetings=MeetingSettings(max_duration_s=0.5, agent_timeout_s=5))
+    try:
+        result, _ = await hold(board)
+        assert result.stop_reason is StopReason.DEADLINE
+        run = board.room.start("Another topic", envelope=Envelope(channel="console", text="", sender="owner"))
+        await asyncio.sleep(0.1)
+        assert await board.room.cancel(run.id)
+        row = await board.room.store.get(run.id)
+        assert row is not None and row.stop_reason == "cancelled" and row.ended_at
+    finally:
+        await board.close()
+
+
+async def test_meeting_command_and_convene_tool_start_background_meetings(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=brain())
+    model.script(call("convene_meeting", {"topic": "expanding to Europe"}), say("The board is meeting now."),
+                 role="general")
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
+    seen: list[MeetingEvent] = []
+
+    async def collect(event: MeetingEvent) -> None:
+        seen.append(event)
+
+    board.room.subscribe(collect)
+    place = dict(channel="telegram", sender="1", chat_id="-100", thread_id=5, is_group=True)
+    try:
+        reply = await board.handle(Envelope(text="run a board meeting on expanding to Europe", **place))
+        assert reply.text == "The board is meeting now."
+        convened = json.loads(model.requests_for("general")[1].request.messages[-1].content)
+        assert convened["ok"] and convened["result"]["status"] == "convened"
+        await board.room.drain(5)
+        command = await board.handle(Envelope(text="/meeting pricing for 2027", **place))
+        assert command.kind == "command" and "Convening the board" in command.text and command.thread_id == 5
+        busy = await board.handle(Envelope(text="/meeting something else", **place))
+        assert "still running here" in busy.text
+        await board.room.drain(5)
+        ended = [e for e in seen if e.kind == "ended"]
+        assert len(ended) == 2
+        assert all(e.origin is not None and e.origin.chat_id == "-100" and e.origin.thread_id == 5 for e in ended)
+        assert [row.topic for row in await board.room.store.list()] == ["pricing for 2027", "expanding to Europe"]
+        # Specialists never see the convene tool, and no meeting can be convened from inside one.
+        for role in SPECIALISTS:
+            assert all("convene_meeting" not in [t.name for t in r.request.tools] for r in model.requests_for(role))
+    finally:
+        await board.close()
+
+
+async def test_other_rosters_meet_with_their_own_souls(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=brain())
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
+    try:
+        result = await board.room.hold("Build or buy our CRM?", roster="sabha")
+        roles = {r.role for r in model.requests}
+        assert {"investor", "cto", "analyst"} <= roles and "finance" not in roles
+        cto = model.requests_for("cto")[0].request.system[0].text
+        assert "The CTO" in cto and "The Investor" in cto  # its colleagues are the sabha roster
+        assert result.decision is not None
+    finally:
+        await board.close()
