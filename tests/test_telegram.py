@@ -362,6 +362,17 @@ async def test_typing_is_shown_in_the_topic_being_answered(board: Board, fake: F
     assert {(a.get("message_thread_id"), a["action"]) for a in actions} == {(thread, "typing"), (None, "typing")}
 
 
+async def test_typing_is_refreshed_while_the_agent_thinks(board: Board, fake: FakeTelegramAPI) -> None:
+    async with running(board, tg_settings(fake)) as channel:
+        thread = channel.topics.thread_for("research")  # type: ignore[union-attr]
+        async with channel.outbound.keep_typing(Target(FORUM, thread, reply_to=5), interval=0.02):
+            await fake.wait_for_call("sendChatAction", 3)
+        count = len(fake.calls_to("sendChatAction"))
+        await asyncio.sleep(0.1)
+        assert len(fake.calls_to("sendChatAction")) == count  # stopped with the block
+    assert {a.get("message_thread_id") for a in fake.calls_to("sendChatAction")} == {thread}
+
+
 # -- commands ------------------------------------------------------------------------
 
 

@@ -113,6 +113,11 @@ class Topics:
         """Load the map and, with ``auto_create``, create a topic for each role that has
         none; returns the topics created now. Never raises for Telegram problems."""
         await self.load()
+        profiles = list(profiles)
+        unknown = sorted(set(self.configured) - {p.role for p in profiles})
+        if unknown:
+            log.warning("telegram.topics names roles the board does not have (%s); messages in those topics go "
+                        "to the chair. Roles: %s", ", ".join(unknown), ", ".join(p.role for p in profiles))
         wanted = [p for p in profiles if p.role != GENERAL and p.role not in self.entries]
         if not wanted or not auto_create:
             if wanted:
