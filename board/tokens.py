@@ -40,7 +40,9 @@ def estimate_tokens(text: str) -> int:
     """About four characters per token for Latin text; non-ASCII text costs more per character."""
     if not text:
         return 0
-    non_ascii = sum(1 for ch in text if ord(ch) > 127)
+    if text.isascii():  # the common case, checked in C
+        return max(1, math.ceil(len(text) / 4))
+    non_ascii = len(text) - len(text.encode("ascii", "ignore"))
     return max(1, math.ceil((len(text) - non_ascii) / 4 + non_ascii / 1.5))
 
 

@@ -76,6 +76,19 @@ class ToolResult:
         return json.dumps(self.payload(), ensure_ascii=False, default=str)
 
 
+_VALIDATORS: dict[str, jsonschema.Draft202012Validator] = {}
+
+
+def validator_for(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
+    """A checked validator for ``schema``, built once per distinct schema (schemas are small and few)."""
+    key = json.dumps(schema, sort_keys=True, default=str)
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        validator = _VALIDATORS[key] = jsonschema.Draft202012Validator(schema)
+    return validator
+
+
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
 
 
@@ -97,7 +110,7 @@ class ToolRegistry:
 
     def register(self, tool: Tool) -> None:
         """Add (or replace) a tool."""
-        jsonschema.Draft202012Validator.check_schema(tool.spec.parameters)
+        validator_for(tool.spec.parameters)  # a bad schema fails here, at registration
         self._tools[tool.spec.name] = tool
 
     def names(self) -> list[str]:
@@ -139,7 +152,7 @@ class ToolRegistry:
             return ToolResult.failure(f"the {ctx.role} role is not allowed to use {name!r}; answer without it")
         if not isinstance(arguments, dict):
             return ToolResult.failure(f"arguments for {name!r} must be a JSON object, got {type(arguments).__name__}")
-        validator = jsonschema.Draft202012Validator(tool.spec.parameters)
+        validator = validator_for(tool.spec.parameters)
         problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.path))
         if problems:
             detail = "; ".join(
