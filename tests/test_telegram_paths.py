@@ -48,7 +48,7 @@ async def test_every_send_path_keeps_the_place(
         return await real_handle(envelope)
 
     monkeypatch.setattr(board, "handle", handle)
-    async with running(board, tg_settings(fake)) as channel:
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
         thread = channel.topics.thread_for("finance") if where == "topic" else None  # type: ignore[union-attr]
         chat = OWNER if where == "dm" else FORUM
         texts = {"answer": "what is our runway?", "command": "/roles", "error": "/ask nobody hello",
