@@ -1,10 +1,12 @@
 """The ``sabha`` command line.
 
 ``sabha chat`` talks to the board in the terminal, ``sabha ask`` asks one question,
-``sabha souls`` / ``sessions`` / ``config check`` inspect a setup, ``sabha cost``
-prints what the models cost and ``sabha init`` creates a setup. ``--config PATH`` works before or after the subcommand. Errors a person
-can fix (bad config, unknown role, escaping paths) print one clear message and exit
-with code 2, never a traceback.
+``sabha run`` runs the daemon (Telegram, HTTP server), ``sabha meeting`` holds a board
+meeting, ``sabha souls`` / ``sessions`` / ``config check`` inspect a setup, ``sabha
+cost`` prints what the models cost and ``sabha init`` creates a setup. ``--config
+PATH`` works before or after the subcommand. Errors a person can fix (bad config,
+unknown role, escaping paths) print one clear message and exit with code 2, never a
+traceback.
 """
 
 from __future__ import annotations
