@@ -27,6 +27,7 @@ from board.roles import GENERAL
 from board.souls import AgentProfile, SoulStore
 from board.speaker import Utterance
 from board.tools import Tool, ToolContext, ToolResult
+from board.tasks import finish_tasks
 
 log = logging.getLogger("sabha.convene")
 
@@ -204,14 +205,7 @@ class BoardRoom:
 
     async def drain(self, timeout: float | None = None) -> None:
         """Wait for background meetings to finish (cancel what is left after ``timeout``)."""
-        pending = [t for t in self._tasks.values() if not t.done()]
-        if not pending:
-            return
-        done, still = await asyncio.wait(pending, timeout=timeout)
-        for task in still:
-            task.cancel()
-        if still:
-            await asyncio.gather(*still, return_exceptions=True)
+        await finish_tasks(self._tasks.values(), timeout)
 
     # -- tools -------------------------------------------------------------------
 

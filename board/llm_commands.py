@@ -40,14 +40,10 @@ def register(board: Board, ledger: Ledger) -> None:
         return format_report(rows, total, by=by, since_label=_since_label(since_text))
 
     async def compact(envelope: Envelope, route: Route) -> str:
-        router = board.router()
-        role = route.role
-        if route.text:
-            found = router.find_role(route.text.split()[0])
-            if found is None:
-                return f"There is no role {route.text.split()[0]!r}. Roles: {', '.join(router.roles)}"
-            role = found
-        key = router.key_for(envelope, role)
+        target = board.command_target(envelope, route)
+        if isinstance(target, str):
+            return target
+        role, key = target
         async with board.lock_for(key):
             done = await board.runner.compact(key, role, force=True, envelope=envelope)
         if done is None:

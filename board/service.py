@@ -214,15 +214,24 @@ class Board:
             lines.append(f"{p.emoji} {p.name} (@{p.role}{title})")
         return "\n".join(lines)
 
-    async def _cmd_reset(self, envelope: Envelope, route: Route) -> str:
+    def command_target(self, envelope: Envelope, route: Route) -> tuple[str, str] | str:
+        """For ``/cmd [role]``: (role, session key) of the named role or the place's role,
+        or an error text naming the valid roles."""
         router = self.router()
         role = route.role
         if route.text:
-            found = router.find_role(route.text.split()[0])
+            word = route.text.split()[0]
+            found = router.find_role(word)
             if found is None:
-                return f"There is no role {route.text.split()[0]!r}. Roles: {', '.join(router.roles)}"
+                return f"There is no role {word!r}. Roles: {', '.join(router.roles)}"
             role = found
-        key = router.key_for(envelope, role)
+        return role, router.key_for(envelope, role)
+
+    async def _cmd_reset(self, envelope: Envelope, route: Route) -> str:
+        target = self.command_target(envelope, route)
+        if isinstance(target, str):
+            return target
+        role, key = target
         async with self.lock_for(key):
             old, new = await self.sessions.reset(key)
         archived = f" The previous one ({old.session_id}) is archived." if old else ""

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from board.meeting import MeetingEvent
+from board.tasks import finish_tasks
 from bot.channels.outbound import Outbound, SendFailed, Target, ThreadNotFound
 from bot.channels.telegram_topics import Topics
 
@@ -150,14 +151,7 @@ class MeetingView:
 
     async def drain(self, timeout: float = 10.0) -> None:
         """Wait for queued meeting output to be sent (cancel what is left after ``timeout``)."""
-        workers = [m.worker for m in self._meetings.values() if m.worker is not None and not m.worker.done()]
-        if not workers:
-            return
-        done, pending = await asyncio.wait(workers, timeout=timeout)
-        for task in pending:
-            task.cancel()
-        if pending:
-            await asyncio.gather(*pending, return_exceptions=True)
+        await finish_tasks((m.worker for m in self._meetings.values() if m.worker is not None), timeout)
 
     # -- the worker ------------------------------------------------------------------
 
