@@ -176,14 +176,14 @@ class SoulStore:
             override = self.roster.override(role).soul_file
             relative = override if override else str(default_soul_path(self.roster.name, role))
             path = resolve_inside(self.workspace, relative, what=f"soul file for role {role!r}")
-            watched = WatchedFile(path, lambda data, p=path: parse_soul(data, what=str(p)), label=f"soul[{role}]")
+            watched = WatchedFile(path, lambda data, p=path: parse_soul(data, what=p.name), label=f"soul[{role}]")
             self._files[role] = watched
         return watched
 
     def _default_for(self, role: str) -> WatchedFile[Soul] | None:
         if role not in self._defaults:
             path = self._default_root / default_soul_path(self.roster.name, role)
-            self._defaults[role] = WatchedFile(path, lambda data, p=path: parse_soul(data, what=str(p)), label=f"default soul[{role}]")
+            self._defaults[role] = WatchedFile(path, lambda data, p=path: parse_soul(data, what=p.name), label=f"default soul[{role}]")
         watched = self._defaults[role]
         return watched if watched.path.exists() else None
 

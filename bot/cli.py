@@ -104,7 +104,7 @@ async def cmd_chat(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         watcher = asyncio.create_task(board.souls.watch(stop))
         try:
             if interactive:
-                _print(f"Sabha {__version__}: the {board.settings.roster.name} board is listening. "
+                _print(f"Sabha {__version__}: the board is listening (roster: {board.settings.roster.name}). "
                        "/help for help, /quit or Ctrl-D to leave.")
             while True:
                 if interactive:
