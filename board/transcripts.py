@@ -131,6 +131,9 @@ class Transcript:
 
     def append(self, *entries: dict[str, Any]) -> None:
         """Write events and flush them to the OS. Call under :attr:`lock`; see :meth:`sync`."""
+        # Fill the tail from disk *before* writing, or the new entries would be read back
+        # from the file and then added again (duplicated history after every restart).
+        tail = self._load_tail()
         if self._needs_newline is None:
             self._needs_newline = _ends_without_newline(self.path)
             if self._needs_newline:
@@ -144,7 +147,6 @@ class Transcript:
         with open(self.path, "ab") as fh:
             fh.write(payload)
             fh.flush()
-        tail = self._load_tail()
         tail.extend(entries)
 
     async def sync(self) -> None:

@@ -100,3 +100,13 @@ async def test_reset_a_named_role(board: Board) -> None:
     new = await board.sessions.current("board:finance")
     assert old and new and old.session_id != new.session_id
     assert (await board.handle(ask("/reset nobody"))).text.startswith("There is no role 'nobody'")
+
+
+def test_first_append_after_reopen_is_not_duplicated_in_the_tail(tmp_path: Path) -> None:
+    # A restart (or `sabha ask`) reopens the transcript from disk; the first entry written
+    # then must appear once in recent history, not twice.
+    t = TranscriptStore(tmp_path).create("s1", "main", "general")
+    t.append({"type": "message", "role": "user", "text": "one"})
+    reopened = TranscriptStore(tmp_path).open("s1")
+    reopened.append({"type": "message", "role": "user", "text": "two"})
+    assert [e["text"] for e in reopened.recent(10)] == ["one", "two"]
