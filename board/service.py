@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from board.agent import AgentRunner, AgentSettings
@@ -154,6 +154,7 @@ class Board:
     async def handle(self, envelope: Envelope) -> Reply:
         """Answer one envelope: a chat turn, a command, or an error reply. Never raises
         for bad input; the reply says what went wrong and what to do."""
+        envelope = _valid_text(envelope)
         route = self.router().route(envelope)
         if route.error:
             return self._system_reply(envelope, route.role, route.error, kind="error")
@@ -248,3 +249,14 @@ class Board:
 
 
 _BUILTIN = {"help", "start", "roles", "reset", "souls"}
+
+
+def _valid_text(envelope: Envelope) -> Envelope:
+    """The envelope with text that is valid Unicode: undecodable bytes from a terminal or
+    argv arrive as lone surrogates, which cannot be written to a transcript; they become U+FFFD."""
+    try:
+        envelope.text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = envelope.text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return replace(envelope, text=text)
+    return envelope

@@ -29,6 +29,7 @@ from board.envelope import Envelope, Reply
 from board.ledger import GROUPS, Ledger, format_report, parse_since
 from board.roles import GENERAL
 from board.service import DB_FILE, Board
+from board.sessions import role_of_key
 from board.transcripts import iter_entries
 from board.workspace import PathEscapeError, copy_default_workspace
 from bot import meeting_cli
@@ -194,6 +195,12 @@ async def cmd_sessions(loaded: LoadedConfig, args: argparse.Namespace) -> int:
                 _print(f"{ref.key:<32} {ref.session_id:<40} {ref.created_at}{state}")
             return 0
         if args.sessions_command == "reset":
+            try:
+                role = role_of_key(args.key)
+            except ValueError as exc:
+                raise UserError(f"{exc}; see `sabha sessions list`") from exc
+            if await board.sessions.current(args.key) is None and role not in board.souls.roles():
+                raise UserError(f"no session with key {args.key!r} and no role {role!r}; see `sabha sessions list`")
             old, new = await board.sessions.reset(args.key)
             _print(f"{args.key}: new session {new.session_id}" + (f" (archived {old.session_id})" if old else ""))
             return 0

@@ -151,3 +151,19 @@ def test_roundtable_bad_input_is_a_json_error(home: Path) -> None:
     assert any("prompt" in d for d in error["details"])
     broken = run(["roundtable"], cwd=home, stdin="{nope")
     assert broken.returncode == 2 and json.loads(broken.stdout)["error"] == "input is not valid JSON"
+
+
+def test_sessions_reset_of_a_bad_key_is_a_clear_error(home: Path) -> None:
+    for key in ("foo", "board:nobody"):
+        result = run(["sessions", "reset", key], cwd=home)
+        assert result.returncode == 2, (key, result.stderr)
+        assert "Traceback" not in result.stderr and "sessions list" in result.stderr
+    assert "board:nobody" not in run(["sessions", "list", "--all"], cwd=home).stdout
+
+
+def test_undecodable_input_bytes_do_not_crash_chat(home: Path) -> None:
+    result = subprocess.run(SABHA + ["chat"], cwd=home, input=b"bad \xff\xfe bytes\nafter\n", capture_output=True,
+                            timeout=60, env={**os.environ, "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:surrogateescape"})
+    assert result.returncode == 0, result.stderr.decode()
+    out = result.stdout.decode("utf-8")
+    assert out.count("🧭 General: ") == 2 and '"after"' in out
