@@ -9,6 +9,7 @@ starts a new id and archives the old transcript (the file is kept).
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 from dataclasses import dataclass
@@ -16,7 +17,9 @@ from datetime import UTC, datetime
 
 from board.db import StateDB
 from board.roles import GENERAL
-from board.transcripts import Transcript, TranscriptStore, utc_now
+from board.transcripts import Transcript, TranscriptError, TranscriptStore, utc_now
+
+log = logging.getLogger("sabha.sessions")
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.@+-]")
 
@@ -92,7 +95,16 @@ class Sessions:
         """The live transcript of ``key``, creating the session on first use."""
         ref = await self.current(key)
         if ref is not None:
-            return self.transcripts.open(ref.session_id)
+            try:
+                return self.transcripts.open(ref.session_id)
+            except TranscriptError as exc:
+                # The file was deleted or its header is unreadable: archive the session and
+                # start a new one rather than failing every later message to this key.
+                log.warning("session %s: %s; starting a new session", key, exc)
+                await self.db.execute(
+                    "UPDATE sessions SET archived_at = ? WHERE session_id = ?", (utc_now(), ref.session_id)
+                )
+                role = role or ref.role
         role = role or role_of_key(key)
         session_id = new_session_id(role)
         transcript = self.transcripts.create(session_id, key, role)

@@ -6,7 +6,8 @@ line is one event (``message``, ``tool_call``, ``tool_result``, ``consult``,
 fsynced at the end of every turn. A torn last line (a crash mid-write) is skipped with
 a warning when read and never glued to the next write. Recent history comes from an
 in-memory tail that is filled by reading the file backwards, so a turn costs the same
-whether the transcript has ten lines or a hundred thousand.
+whether the transcript has ten lines or a hundred thousand; the tail is re-read when the
+file's size shows that another process (``sabha ask`` beside ``sabha run``) appended to it.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ class Transcript:
         self.lock = asyncio.Lock()
         self._tail: deque[dict[str, Any]] | None = None
         self._needs_newline: bool | None = None
+        self._size: int | None = None  # the file size the tail reflects
 
     @property
     def session_id(self) -> str:
@@ -120,8 +122,16 @@ class Transcript:
         return self.header.session_id
 
     def _load_tail(self) -> deque[dict[str, Any]]:
-        if self._tail is None:
-            self._tail = deque(read_tail(self.path, TAIL_ENTRIES), maxlen=TAIL_ENTRIES)
+        # One stat per call: if the size is not what our own writes left, another process
+        # (`sabha ask` next to `sabha run`) appended to this session, so re-read the tail.
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:  # deleted under us: the next append starts it again
+            size = 0
+        if self._tail is None or size != self._size:
+            self._tail = deque(read_tail(self.path, TAIL_ENTRIES) if size else (), maxlen=TAIL_ENTRIES)
+            self._size = size
+            self._needs_newline = None
         return self._tail
 
     def recent(self, limit: int, *, types: tuple[str, ...] = ("message",)) -> list[dict[str, Any]]:
@@ -135,7 +145,7 @@ class Transcript:
         # from the file and then added again (duplicated history after every restart).
         tail = self._load_tail()
         if self._needs_newline is None:
-            self._needs_newline = _ends_without_newline(self.path)
+            self._needs_newline = self._size is not None and self._size > 0 and _ends_without_newline(self.path)
             if self._needs_newline:
                 log.warning("transcript %s: last line was torn; it stays in the file and is skipped", self.path)
         payload = b"".join(
@@ -148,6 +158,7 @@ class Transcript:
             fh.write(payload)
             fh.flush()
         tail.extend(entries)
+        self._size = (self._size or 0) + len(payload)
 
     async def sync(self) -> None:
         """fsync the file so the turn survives power loss."""
@@ -194,6 +205,7 @@ class TranscriptStore:
             os.fsync(fh.fileno())
         transcript = Transcript(path, header)
         transcript._tail = deque(maxlen=TAIL_ENTRIES)
+        transcript._size = path.stat().st_size
         self._open[session_id] = transcript
         return transcript
 

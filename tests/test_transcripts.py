@@ -110,3 +110,38 @@ def test_first_append_after_reopen_is_not_duplicated_in_the_tail(tmp_path: Path)
     reopened = TranscriptStore(tmp_path).open("s1")
     reopened.append({"type": "message", "role": "user", "text": "two"})
     assert [e["text"] for e in reopened.recent(10)] == ["one", "two"]
+
+
+def test_tail_sees_entries_another_process_appended(tmp_path: Path) -> None:
+    # `sabha ask` (console) and `sabha run` (the owner's Telegram DM) share the session `main`.
+    daemon = TranscriptStore(tmp_path).create("s1", "main", "general")
+    daemon.append({"type": "message", "role": "user", "text": "from telegram"})
+    cli = TranscriptStore(tmp_path).open("s1")
+    cli.append({"type": "message", "role": "user", "text": "from the console"})
+    daemon.append({"type": "message", "role": "user", "text": "telegram again"})
+    expected = ["from telegram", "from the console", "telegram again"]
+    assert [e["text"] for e in daemon.recent(10)] == expected
+    assert [e["text"] for e in cli.recent(10)] == expected
+
+
+async def test_a_deleted_transcript_starts_a_new_session_instead_of_failing(board: Board, data_dir: Path) -> None:
+    await board.handle(ask("@finance hello"))
+    old = await board.sessions.current("board:finance")
+    assert old is not None
+    board.transcripts.path_for(old.session_id).unlink()
+    fresh = TranscriptStore(data_dir)  # as after a restart
+    board.transcripts = board.sessions.transcripts = fresh
+    reply = await board.handle(ask("@finance still there?"))
+    assert reply.kind == "answer" and reply.role == "finance"
+    new = await board.sessions.current("board:finance")
+    assert new is not None and new.session_id != old.session_id and new.role == "finance"
+    assert [e.get("text") for e in iter_entries(fresh.path_for(new.session_id))][1] == "still there?"
+
+
+def test_tail_survives_the_file_being_deleted_under_it(tmp_path: Path) -> None:
+    t = TranscriptStore(tmp_path).create("s1", "main", "general")
+    t.append({"type": "message", "role": "user", "text": "one"})
+    t.path.unlink()
+    assert t.recent(10) == []
+    t.append({"type": "message", "role": "user", "text": "two"})
+    assert [e["text"] for e in t.recent(10)] == ["two"]
