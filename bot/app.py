@@ -60,6 +60,21 @@ def _anthropic(settings: ProviderSettings) -> LLMProvider:
     return AnthropicProvider(settings)
 
 
+def missing_keys(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> list[str]:
+    """One line per provider that configured models use but that has no API key, naming the variable."""
+    llm = loaded.config.llm
+    in_use = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
+    in_use += [a.model for a in loaded.config.board.agents.values() if a.model]
+    problems = []
+    for name in ("openai", "anthropic"):
+        settings = provider_settings(loaded, name, env)
+        users = sorted({m for m in in_use if split_model(m)[0] == name})
+        if users and not settings.api_key and not settings.key_optional:
+            problems.append(f"{name} is configured ({', '.join(users)}) but has no API key: export "
+                            f"{settings.key_env} or set llm.providers.{name}.api_key")
+    return problems
+
+
 def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> ProviderRegistry:
     """The model registry for this config: offline, OpenAI(-compatible) and Anthropic.
 
@@ -71,17 +86,8 @@ def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None) 
     anthropic_settings = provider_settings(loaded, "anthropic", env)
     registry.register("openai", lambda: _openai(openai_settings))
     registry.register("anthropic", lambda: _anthropic(anthropic_settings))
-    llm = loaded.config.llm
-    in_use = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
-    in_use += [a.model for a in loaded.config.board.agents.values() if a.model]
-    for name, settings in (("openai", openai_settings), ("anthropic", anthropic_settings)):
-        users = sorted({m for m in in_use if split_model(m)[0] == name})
-        if users and not settings.api_key and not settings.key_optional:
-            log.error(
-                "%s is configured (%s) but has no API key: export %s or set llm.providers.%s.api_key; "
-                "until then those turns answer degraded",
-                name, ", ".join(users), settings.key_env, name,
-            )
+    for problem in missing_keys(loaded, env):
+        log.error("%s; until then those turns answer degraded", problem)
     return registry
 
 

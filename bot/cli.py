@@ -33,7 +33,7 @@ from board.sessions import role_of_key
 from board.transcripts import iter_entries
 from board.workspace import PathEscapeError, copy_default_workspace
 from bot import meeting_cli
-from bot.app import open_board
+from bot.app import missing_keys, open_board
 from bot.config import DEFAULT_CONFIG_NAME, ConfigError, LoadedConfig, load_config, masked_dump
 
 log = logging.getLogger("sabha.cli")
@@ -243,6 +243,8 @@ async def cmd_config_check(loaded: LoadedConfig, args: argparse.Namespace) -> in
     _print(f"# workspace: {loaded.workspace}{'' if loaded.workspace.is_dir() else '  (missing: run sabha init)'}")
     _print(f"# data_dir: {loaded.data_dir}")
     _print(yaml.safe_dump(masked_dump(loaded.config), sort_keys=False, allow_unicode=True).rstrip())
+    for problem in missing_keys(loaded):
+        _print(f"# warning: {problem}")
     _print("config OK")
     return 0
 

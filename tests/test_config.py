@@ -135,3 +135,15 @@ def test_example_config_is_valid_and_complete() -> None:
         if isinstance(model, BaseModel):
             for key in type(model).model_fields:
                 assert f"{key}:" in documented, f"config.example.yaml does not document {section}.{key}"
+
+
+def test_config_check_names_a_missing_api_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, "llm:\n  model: anthropic:claude-sonnet-4-6\n  fallbacks: [openai:gpt-4o-mini]\n")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-set")
+    assert main(["config", "check", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "warning: anthropic is configured (anthropic:claude-sonnet-4-6) but has no API key: export ANTHROPIC_API_KEY" in out
+    assert "openai is configured" not in out
