@@ -217,6 +217,28 @@ async def test_empty_allow_list_denies_everyone(board: Board, fake: FakeTelegram
     assert model.calls == [] and fake.sent_messages == []
 
 
+async def test_service_messages_get_no_reply(board: Board, fake: FakeTelegramAPI) -> None:
+    """Pins, joins and topics created by people are not questions: no "text only" reply in the forum."""
+
+    def service(kind: str, payload: object, thread: int | None = None) -> dict:
+        update = fake.build_text_update(FORUM, OWNER, "x", thread_id=thread)
+        message = update["message"]
+        del message["text"]
+        message.pop("entities", None)
+        message[kind] = payload
+        return update
+
+    async with running(board, tg_settings(fake)):
+        fake.push_update(service("pinned_message", {"message_id": 1, "date": 0,
+                                                    "chat": {"id": FORUM, "type": "supergroup"}}))
+        fake.push_update(service("new_chat_members", [{"id": 77, "is_bot": False, "first_name": "New"}]))
+        fake.push_update(service("forum_topic_created", {"name": "Random", "icon_color": 7322096}, thread=555))
+        fake.push_text(OWNER, OWNER, "sentinel")  # queued after the service messages
+        await fake.wait_for_messages(1)
+        await asyncio.sleep(0.1)
+    assert [m.chat_id for m in fake.sent_messages] == [OWNER]
+
+
 async def test_token_is_never_logged(board: Board, fake: FakeTelegramAPI, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     async with running(board, tg_settings(fake)):

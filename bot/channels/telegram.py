@@ -129,7 +129,8 @@ class TelegramChannel:
         if self.settings.mode == "webhook":
             builder = builder.updater(None)
         app = builder.build()
-        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE, self._on_message))
+        # Service messages (pins, joins, topics created or closed by people) are not questions: no reply.
+        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & ~filters.StatusUpdate.ALL, self._on_message))
         app.add_error_handler(self._on_error)
         return app
 
