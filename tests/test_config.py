@@ -11,8 +11,8 @@ from bot.cli import main
 from bot.config import ConfigError, load_config, parse_config
 
 
-def write(tmp_path: Path, text: str) -> Path:
-    path = tmp_path / "sabha.yaml"
+def write(tmp_path: Path, text: str, name: str = "sabha.yaml") -> Path:
+    path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -93,7 +93,7 @@ def test_named_config_that_does_not_exist(tmp_path: Path) -> None:
 def test_cli_prints_config_errors_without_traceback(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = write(tmp_path, "llm:\n  modle: offline\n")
+    path = write(tmp_path, "llm:\n  modle: offline\n", "custom.yaml")  # not ./sabha.yaml: only --config finds it
     monkeypatch.chdir(tmp_path)
     code = main(["souls", "--config", str(path)])  # --config after the subcommand
     err = capsys.readouterr().err
@@ -105,11 +105,12 @@ def test_cli_prints_config_errors_without_traceback(
 def test_cli_config_before_subcommand_and_check(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    path = write(tmp_path, "llm:\n  model: offline\n")
+    path = write(tmp_path, "llm:\n  model: offline\n", "custom.yaml")  # not ./sabha.yaml: only --config finds it
     monkeypatch.chdir(tmp_path)
     code = main(["--config", str(path), "config", "check"])
     out = capsys.readouterr().out
     assert code == 0
+    assert f"# config: {path.resolve()}" in out
     assert "config OK" in out
     assert "model: offline" in out
 
@@ -118,7 +119,7 @@ def test_soul_path_escaping_workspace_is_rejected(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "workspace").mkdir()
-    path = write(tmp_path, "board:\n  agents:\n    finance:\n      soul_file: ../../etc/passwd\n")
+    path = write(tmp_path, "board:\n  agents:\n    finance:\n      soul_file: ../../etc/passwd\n", "custom.yaml")
     monkeypatch.chdir(tmp_path)
     code = main(["--config", str(path), "config", "check"])
     err = capsys.readouterr().err
