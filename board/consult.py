@@ -13,6 +13,11 @@ The consulted role answers in its own soul with its own tools in a short-lived
 session: nothing is appended to its chat transcript. The caller's transcript gets a
 ``consult`` entry and the state db a ``consultations`` row (from, to, depth, chain,
 latency, cost, outcome).
+
+A caller that keeps a budget (a board meeting) puts two callables in ``ctx.extras``:
+``over_budget() -> str | None`` (a reason refuses the consultation) and
+``spend(usd)`` (told what each consultation cost). Both are inherited by nested
+consultations.
 """
 
 from __future__ import annotations
@@ -143,6 +148,9 @@ class ConsultService:
         if allowed is not None and target not in allowed:
             return self.refusal(ctx, target, "not_allowed",
                                 f"{ctx.role} may consult only {', '.join(allowed) or 'nobody'}")
+        over_budget = ctx.extras.get("over_budget")
+        if callable(over_budget) and (reason := over_budget()):
+            return self.refusal(ctx, target, "budget", str(reason))
         return None
 
     async def handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -203,6 +211,9 @@ class ConsultService:
             await self._record(ctx, target, question, None, "timeout", latency, 0.0, result.error)
             return result
         latency = time.perf_counter() - started
+        spend = ctx.extras.get("spend")
+        if callable(spend):
+            spend(utterance.cost_usd)
         response, confidence, suggest = parse_answer(utterance.text)
         payload: dict[str, Any] = {"from": target, "response": response}
         if confidence is not None:

@@ -261,12 +261,20 @@ class MeetingRun:
     def _remaining(self) -> float:
         return self._deadline - time.monotonic()
 
+    def _over_budget(self) -> str | None:
+        if self.spent_usd >= self.settings.budget_usd:
+            return f"spent ${self.spent_usd:.4f} of the ${self.settings.budget_usd:.4f} meeting budget"
+        return None
+
+    def _spend(self, usd: float) -> None:
+        """Cost made inside an exchange that its own cost does not include (consultations)."""
+        self.spent_usd += usd
+
     def _check_limits(self) -> None:
         if self._remaining() <= 0:
             raise _Stop(StopReason.DEADLINE, f"the meeting reached its {self.settings.max_duration_s:g} s limit")
-        if self.spent_usd >= self.settings.budget_usd:
-            raise _Stop(StopReason.BUDGET,
-                        f"spent ${self.spent_usd:.4f} of the ${self.settings.budget_usd:.4f} meeting budget")
+        if (reason := self._over_budget()) is not None:
+            raise _Stop(StopReason.BUDGET, reason)
 
     async def _call(self, role: str, message: str, *, tools: tuple[str, ...] | None = (),
                     extra_tools: list[Tool] | None = None, schema: dict[str, Any] | None = None,
@@ -282,7 +290,8 @@ class MeetingRun:
             chain=(self.chair.role,) if role == self.chair.role else (self.chair.role, role),
             meeting_id=self.id,
             deadline=asyncio.get_running_loop().time() + limit,
-            extras={"meeting_run": self},
+            extras={"meeting_run": self, "consult_cache": {}, "spend": self._spend,
+                    "over_budget": self._over_budget},
         )
         try:
             utterance = await asyncio.wait_for(
@@ -424,14 +433,21 @@ class MeetingRun:
                                        cost_usd=utterance.cost_usd)
             await self._emit("agent_spoke", role=profile.role, text=utterance.text)
 
-        if self.settings.parallel:
-            results = await asyncio.gather(*(one(p) for p in speakers), return_exceptions=True)
-            for result in results:
-                if isinstance(result, BaseException):
-                    raise result
-        else:
-            for profile in speakers:
-                await one(profile)
+        try:
+            if self.settings.parallel:
+                results = await asyncio.gather(*(one(p) for p in speakers), return_exceptions=True)
+                for result in results:
+                    if isinstance(result, BaseException):
+                        raise result
+            else:
+                for profile in speakers:
+                    await one(profile)
+        except BaseException:
+            # a round cut short (deadline, budget, cancel) keeps what was said: it is stored,
+            # was shown to the channels, and belongs in the minutes
+            if statements:
+                self.rounds.append({p.role: statements[p.role] for p in self.specialists if p.role in statements})
+            raise
         # keep roster order
         self.rounds.append({p.role: statements[p.role] for p in self.specialists if p.role in statements})
         needed = max(1, math.ceil(len(self.specialists) * self.settings.quorum))

@@ -10,6 +10,7 @@ from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.meeting import MeetingEvent, MeetingSettings, StopReason
 from board.service import Board
+from board.tools import ToolContext
 from tests.board_support import board_with, framing, last_user, schema_of, valid_decision
 from tests.fakes.scripted_model import ScriptedModel, Step, call, fail, say
 
@@ -261,5 +262,62 @@ async def test_other_rosters_meet_with_their_own_souls(workspace: Path, data_dir
         cto = model.requests_for("cto")[0].request.system[0].text
         assert "The CTO" in cto and "The Investor" in cto  # its colleagues are the sabha roster
         assert result.decision is not None
+    finally:
+        await board.close()
+
+
+async def test_consultations_during_a_meeting_count_against_its_budget(workspace: Path, data_dir: Path) -> None:
+    """A specialist's consultations cost the meeting too (their cost is not in the caller's
+    exchange), a duplicate question in one statement is answered once, and a spent budget
+    refuses further consultations."""
+
+    def answer(request: LLMRequest) -> Step:
+        role = request.persona.role
+        if role == "research" and schema_of(request) is None and "Round 1 of" in last_user(request):
+            asked = sum(1 for m in request.messages if m.role == "tool")
+            if asked < 2:
+                return call("consult", {"role": "finance", "question": "What does it cost?"})
+            return say("research: statement after asking finance twice")
+        if "consults you" in last_user(request):
+            return say(f"{role}: it costs a lot.\nConfidence: 0.6")
+        return brain()(request)
+
+    model = ScriptedModel(default=answer)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
+    prices = board.runner.settings.prices.prices  # type: ignore[attr-defined]
+    prices["scripted:main"] = prices.get("anthropic:claude-sonnet-4-6")
+    try:
+        result = await board.room.hold("Expand to Europe?")
+        ledger = await board.db.fetchone("SELECT SUM(cost_usd) AS usd FROM llm_calls WHERE meeting_id = ?",
+                                         (result.meeting_id,))
+        assert ledger is not None and ledger["usd"] > 0
+        assert abs(result.cost_usd - ledger["usd"]) < 1e-9  # the consultation's calls are counted
+        consulted = [r for r in model.requests_for("finance") if "consults you" in last_user(r.request)]
+        assert len(consulted) == 1  # the second, identical question got the first answer
+        run = board.room.prepare("Another topic")
+        run.spent_usd = run.settings.budget_usd
+        refused = await board.room.consult.handle(
+            {"role": "finance", "question": "Still affordable?"},
+            ToolContext(role="research", session_key="meeting", depth=1, chain=("general", "research"),
+                        extras={"over_budget": run._over_budget}),  # noqa: SLF001
+        )
+        assert refused.data and refused.data["code"] == "budget" and "meeting budget" in (refused.error or "")
+    finally:
+        await board.close()
+
+
+async def test_a_round_cut_short_by_the_deadline_keeps_what_was_said(workspace: Path, data_dir: Path) -> None:
+    rounds = {("finance", 2): [say("finance, too slow for round 2", latency=5.0)]}
+    model = ScriptedModel(default=brain(rounds=rounds))
+    board = await board_with(workspace, data_dir, model,
+                             meetings=MeetingSettings(max_turns_per_agent=3, max_duration_s=1.0, agent_timeout_s=10))
+    try:
+        result = await board.room.hold("Expand to Europe?")
+        assert result.stop_reason is StopReason.DEADLINE and result.rounds == 2
+        # the four who spoke in round 2 are in the minutes, as they are in the db
+        assert "## Round 2" in result.minutes and "critic in round 2: my view on the topic." in result.minutes
+        assert "finance, too slow" not in result.minutes
+        details = await board.room.store.details(result.meeting_id)
+        assert sum(1 for s in details["statements"] if s["round"] == 2) == 4
     finally:
         await board.close()
