@@ -62,6 +62,11 @@ class WatchedFile(Generic[T]):
         self.refresh()
         return FileState(self._value, self._error, self._missing)
 
+    @property
+    def held(self) -> T | None:
+        """The value held now, without looking at the file."""
+        return self._value
+
     def get(self) -> T | None:
         """The last good value (None if the file never parsed or was deleted)."""
         self.refresh()

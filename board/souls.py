@@ -258,7 +258,7 @@ class SoulStore:
         changed = []
         for role in self.roles():
             watched = self._files.get(role)
-            before = watched.get() if watched else None
+            before = watched.held if watched else None  # not get(): that would re-read the file already
             self._resolve(role)
             watched = self._files.get(role)
             after = watched.get() if watched else None

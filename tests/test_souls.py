@@ -195,3 +195,11 @@ async def test_added_symlink_out_of_workspace_is_not_served(board: Board, worksp
     assert "leaked secret" not in reply.text
     status = {s.role: s for s in board.souls.status()}["spy"]
     assert status.version is None and "outside the workspace" in (status.error or "")
+
+
+def test_refresh_all_reports_an_edited_soul(workspace: Path) -> None:
+    store = SoulStore(workspace, RosterSpec())
+    store.profiles()
+    assert store.refresh_all() == []
+    (workspace / "board" / "finance.soul.md").write_text(FINANCE_V2, encoding="utf-8")
+    assert store.refresh_all() == ["finance"]  # the watcher logs "loaded version ..." for it
