@@ -87,8 +87,13 @@ async def cmd_meeting(board: Board, args: argparse.Namespace) -> int:
     from board.envelope import Envelope
 
     envelope = Envelope(channel="console", chat_id="cli-meeting", text="", sender="owner", sender_name="owner")
-    result = await board.room.hold(" ".join(args.topic), envelope=envelope, roster=args.roster,
-                                   extra_subscribers=[_console_event_printer(args.quiet)])
+    try:
+        run = board.room.prepare(" ".join(args.topic), envelope=envelope, roster=args.roster,
+                                 extra_subscribers=[_console_event_printer(args.quiet)])
+    except ValueError as exc:  # an unknown roster, a blank topic, a roster without specialists
+        sys.stderr.write(f"sabha: {exc}\n")
+        return 2
+    result = await run.run()
     _print()
     _print(result.minutes)
     return 0 if result.stop_reason.value in ("completed", "converged") else 1

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 from pathlib import Path
+
+import pytest
 
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.meeting import MeetingEvent, MeetingSettings, StopReason
 from board.service import Board
 from board.tools import ToolContext
+from bot import meeting_cli
 from tests.board_support import board_with, framing, last_user, schema_of, valid_decision
 from tests.fakes.scripted_model import ScriptedModel, Step, call, fail, say
 
@@ -319,5 +323,19 @@ async def test_a_round_cut_short_by_the_deadline_keeps_what_was_said(workspace: 
         assert "finance, too slow" not in result.minutes
         details = await board.room.store.details(result.meeting_id)
         assert sum(1 for s in details["statements"] if s["round"] == 2) == 4
+    finally:
+        await board.close()
+
+
+async def test_sabha_meeting_with_an_unknown_roster_or_a_blank_topic_is_a_clear_error(
+    workspace: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    board = await board_with(workspace, data_dir, ScriptedModel(default=brain()))
+    try:
+        code = await meeting_cli.cmd_meeting(board, argparse.Namespace(topic=["pricing"], roster="nope", quiet=True))
+        assert code == 2 and "unknown roster 'nope'" in capsys.readouterr().err
+        code = await meeting_cli.cmd_meeting(board, argparse.Namespace(topic=["  "], roster=None, quiet=True))
+        assert code == 2 and "needs a topic" in capsys.readouterr().err
+        assert await board.room.store.list() == []
     finally:
         await board.close()
