@@ -202,3 +202,21 @@ async def test_a_meeting_called_in_general_posts_into_the_topics_and_general(
 
 LABELS_BY_ROLE = {"research": "🔬 Research", "content": "📣 Content", "finance": "💰 Finance",
                   "strategy": "♟️ Strategy", "critic": "🦉 Critic"}
+
+
+async def test_meeting_status_shows_the_round_in_progress(board: Board, fake: FakeTelegramAPI) -> None:
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
+        origin = Envelope(channel="telegram", text="/meeting x", sender=str(OWNER), chat_id=str(OWNER))
+        events = meeting_events(origin)
+        round_two = event("agent_spoke", origin, role="finance", text="round two view", round_=2)
+        for e in [*events[:10], round_two]:  # started, framed, round 1, round_done, round 2 starts
+            await channel.meetings(e)
+        for _ in range(100):
+            if fake.edited_messages and "round 2" in fake.edited_messages[-1].text:
+                break
+            await asyncio.sleep(0.02)
+        await channel.meetings(events[-1])
+        await channel.meetings.drain(5)
+    texts = [e.text for e in fake.edited_messages]
+    assert any("Status: round 2: specialists answer" in t for t in texts), texts
+    assert not any("Status: round 1 done" in t and "Round: 2" in t for t in texts), texts

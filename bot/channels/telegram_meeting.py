@@ -188,6 +188,8 @@ class MeetingView:
             m.agenda = e.text
             m.phase = "round 1: specialists answer"
         elif e.kind == "agent_spoke" and e.role:
+            if e.round:
+                m.phase = f"round {e.round}: specialists answer"
             m.spoke[e.role] = m.spoke.get(e.role, 0) + 1
             if e.name:
                 m.names[e.role] = f"{e.emoji or ''} {e.name}".strip()
