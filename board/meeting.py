@@ -567,18 +567,20 @@ class MeetingRun:
         self._deadline = time.monotonic() + self.settings.max_duration_s
         self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
         envelope = self._base_ctx.envelope
-        await self.store.create(self.id, self.topic, self.roster, self.chair.role,
-                                channel=envelope.channel if envelope else None,
-                                chat_id=envelope.chat_id if envelope else None,
-                                thread_id=envelope.thread_id if envelope else None)
-        for p in [self.chair, *self.specialists]:
-            await self.store.participant(self.id, p.role, "present")
-        await self._emit("started", role=self.chair.role, text=self.topic,
-                         participants=[p.role for p in self.specialists])
         stop = StopReason.COMPLETED
         error: str | None = None
         decision: Decision | None = None
         try:
+            # inside the try: a cancel (or /cancel) that lands while the meeting is being
+            # recorded must still close it with a stop reason
+            await self.store.create(self.id, self.topic, self.roster, self.chair.role,
+                                    channel=envelope.channel if envelope else None,
+                                    chat_id=envelope.chat_id if envelope else None,
+                                    thread_id=envelope.thread_id if envelope else None)
+            for p in [self.chair, *self.specialists]:
+                await self.store.participant(self.id, p.role, "present")
+            await self._emit("started", role=self.chair.role, text=self.topic,
+                             participants=[p.role for p in self.specialists])
             await self._frame()
             for round_no in range(1, self.settings.max_turns_per_agent + 1):
                 if round_no > 1:

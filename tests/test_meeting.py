@@ -339,3 +339,17 @@ async def test_sabha_meeting_with_an_unknown_roster_or_a_blank_topic_is_a_clear_
         assert await board.room.store.list() == []
     finally:
         await board.close()
+
+
+async def test_a_meeting_cancelled_while_it_is_being_recorded_still_gets_a_stop_reason(
+    workspace: Path, data_dir: Path
+) -> None:
+    board = await board_with(workspace, data_dir, ScriptedModel(default=brain()))
+    try:
+        run = board.room.start("Cancel me at once", envelope=Envelope(channel="console", text="", sender="owner"))
+        await asyncio.sleep(0)  # the meeting is now inside its first database write
+        assert await board.room.cancel(run.id)
+        row = await board.room.store.get(run.id)
+        assert row is not None and row.status == "ended" and row.stop_reason == "cancelled"
+    finally:
+        await board.close()
