@@ -123,7 +123,12 @@ async def cmd_chat(loaded: LoadedConfig, args: argparse.Namespace) -> int:
                     continue
                 if line in ("/quit", "/exit"):
                     break
-                reply = await board.handle(_console_envelope(line, args.role))
+                try:
+                    reply = await board.handle(_console_envelope(line, args.role))
+                except Exception:  # noqa: BLE001 - one failed message must not end the conversation
+                    log.exception("answering %r failed", line[:80])
+                    sys.stderr.write("sabha: that message could not be answered (the error is logged above); try again\n")
+                    continue
                 _print(reply.render())
         except KeyboardInterrupt:
             _print()

@@ -167,3 +167,27 @@ def test_undecodable_input_bytes_do_not_crash_chat(home: Path) -> None:
     assert result.returncode == 0, result.stderr.decode()
     out = result.stdout.decode("utf-8")
     assert out.count("🧭 General: ") == 2 and '"after"' in out
+
+
+def test_chat_goes_on_after_a_failed_message(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    import io
+
+    from board.service import Board
+    from bot.cli import main
+
+    original = Board.handle
+
+    async def flaky(self: Board, envelope):  # type: ignore[no-untyped-def]
+        if envelope.text == "boom":
+            raise OSError("disk full")
+        return await original(self, envelope)
+
+    monkeypatch.setattr(Board, "handle", flaky)
+    monkeypatch.chdir(home)
+    monkeypatch.setattr("sys.stdin", io.StringIO("boom\nstill here?\n"))
+    assert main(["chat"]) == 0
+    captured = capsys.readouterr()
+    assert "could not be answered" in captured.err and "disk full" in caplog.text
+    assert captured.out.startswith("🧭 General: ") and '"still here?"' in captured.out
