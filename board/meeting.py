@@ -599,7 +599,7 @@ class MeetingRun:
             log.exception("meeting %s failed", self.id)
             stop, error = StopReason.ERROR, f"{type(exc).__name__}: {exc}"
         try:
-            if self.rounds:
+            if any(self.rounds):  # nobody spoke: nothing to decide on, and nothing to invent
                 decision = await self._decide() if stop not in (StopReason.BUDGET, StopReason.DEADLINE) \
                     else self._best_effort("")
         except asyncio.CancelledError:

@@ -103,6 +103,8 @@ async def run_roundtable(room: BoardRoom, request: RoundtableInput) -> dict[str,
     output: dict[str, Any] = {"transcript": render_transcript(room, result, run.rounds), "summary": summary}
     output["meeting_id"] = result.meeting_id
     output["stop_reason"] = result.stop_reason.value
+    if result.error:
+        output["error"] = result.error
     if result.decision is not None and result.decision.best_effort:
         output["best_effort"] = True
     return output

@@ -12,6 +12,7 @@ import pytest
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.meeting import MeetingEvent, MeetingSettings, StopReason
+from board.roundtable import parse_input, run_roundtable
 from board.service import Board
 from board.tools import ToolContext
 from bot import meeting_cli
@@ -351,5 +352,17 @@ async def test_a_meeting_cancelled_while_it_is_being_recorded_still_gets_a_stop_
         assert await board.room.cancel(run.id)
         row = await board.room.store.get(run.id)
         assert row is not None and row.status == "ended" and row.stop_reason == "cancelled"
+    finally:
+        await board.close()
+
+
+async def test_a_roundtable_where_nobody_could_speak_invents_no_tasks(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=lambda request: fail("auth", retryable=False, status=401, message="bad key"))
+    board = await board_with(workspace, data_dir, model)
+    try:
+        output = await run_roundtable(board.room, parse_input('{"prompt": "Launch a podcast?", "max_rounds": 2}'))
+        assert output["stop_reason"] == "error" and "no quorum" in output["error"]
+        assert output["summary"] == []  # not three "follow up on ..." tasks made of the chair's questions
+        assert not model.requests_for("summarizer")  # no synthesis of an empty debate
     finally:
         await board.close()
