@@ -191,3 +191,16 @@ def test_chat_goes_on_after_a_failed_message(
     captured = capsys.readouterr()
     assert "could not be answered" in captured.err and "disk full" in caplog.text
     assert captured.out.startswith("🧭 General: ") and '"still here?"' in captured.out
+
+
+def test_output_into_a_closed_pipe_is_quiet(home: Path) -> None:
+    run(["ask", "-"], cwd=home, stdin="x" * 200_000)  # a transcript bigger than a pipe's buffer
+    env = {k: v for k, v in os.environ.items() if k != "SABHA_CONFIG"}
+    proc = subprocess.Popen(SABHA + ["sessions", "show", "main"], cwd=home, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(10)
+    proc.stdout.close()  # like `| head -c 10`
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=60)
+    assert "Traceback" not in err and "BrokenPipe" not in err
