@@ -209,7 +209,8 @@ class Board:
         return HELP_TEXT + ("\n" + "\n".join(f"  {line}" for line in extra) if extra else "")
 
     async def _cmd_roles(self, envelope: Envelope, route: Route) -> str:
-        lines = [f"The {self.settings.roster.name} board:"]
+        roster = self.settings.roster.name
+        lines = ["The board:" if roster == "board" else f"The {roster} board:"]
         for p in self.souls.profiles():
             title = f", {p.title}" if p.title else ""
             lines.append(f"{p.emoji} {p.name} (@{p.role}{title})")

@@ -88,3 +88,4 @@ async def test_unknown_command_and_help(board: Board) -> None:
     assert "@<role>" in help_reply.text and "/reset" in help_reply.text
     roles = await board.handle(env("/roles"))
     assert "💰 Finance (@finance, CFO)" in roles.text
+    assert roles.text.startswith("The board:\n")  # not "The board board:"
