@@ -39,6 +39,12 @@ def test_broken_markdown_never_raises() -> None:
         assert chunks and chunks[0].text.startswith("💰 Finance")
 
 
+def test_open_tasks_do_not_look_done() -> None:
+    """The minutes' action items are ``- [ ]`` tasks: an empty box, not telegramify's ☑."""
+    text, _ = markdown_to_entities("- [ ] Size the market (owner: research)\n- [x] Done already")
+    assert text.splitlines() == ["\N{BALLOT BOX} Size the market (owner: research)", "\N{WHITE HEAVY CHECK MARK} Done already"]
+
+
 def test_header_is_bold_and_shifts_entities() -> None:
     [chunk] = render("the **runway** is fine", header="💰 Finance")
     assert chunk.text == "💰 Finance\nthe runway is fine"

@@ -13,12 +13,29 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import Any
 
 import telegramify_markdown as tm
 
 log = logging.getLogger("sabha.telegram.format")
 
 MAX_MESSAGE_UTF16 = 4096
+
+
+def _render_config() -> Any:
+    """telegramify's defaults, except that an open task (``- [ ]``, e.g. a meeting's action
+    items) shows as an empty box ☐: the default ☑ reads as done."""
+    try:
+        from telegramify_markdown.config import RenderConfig
+
+        config = RenderConfig.isolated()
+        config.markdown_symbol.task_uncompleted = "\N{BALLOT BOX}"
+        return config
+    except Exception:  # noqa: BLE001 - an older telegramify: keep its defaults
+        return None
+
+
+_CONFIG = _render_config()
 
 
 @dataclass(frozen=True)
@@ -68,7 +85,7 @@ def _utf16_offsets(text: str) -> list[int]:
 def markdown_to_entities(markdown: str) -> tuple[str, list[Entity]]:
     """Convert Markdown to (plain text, entities); on any converter failure, the raw text."""
     try:
-        text, raw = tm.convert(markdown)
+        text, raw = tm.convert(markdown, config=_CONFIG) if _CONFIG is not None else tm.convert(markdown)
     except Exception:  # noqa: BLE001 - formatting must never lose an answer
         log.warning("markdown conversion failed; sending the answer as plain text", exc_info=True)
         return markdown.strip(), []
