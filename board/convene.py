@@ -63,14 +63,26 @@ class BoardRoom:
         self.subscribers: list[Subscriber] = []
         self._tasks: dict[str, asyncio.Task[MeetingResult]] = {}
         self._places: dict[tuple[str, str, int | None], str] = {}
-        souls = souls_for(default_roster)
-        self.consult = ConsultService(
-            speak=self.speaker(default_roster, purpose="consult"),
-            roles=souls.roles,
-            names=lambda role: souls.profile(role).name if souls.has(role) else role,
-            settings=consult_settings,
-            db=store.db,
-        )
+        self._consults: dict[str, ConsultService] = {}
+        self.consult = self.consult_for(default_roster)
+
+    def consult_for(self, roster: str) -> ConsultService:
+        """Consultation among the roles of ``roster`` (a meeting of another roster consults its own)."""
+        service = self._consults.get(roster)
+        if service is None:
+            souls = self.souls_for(roster)
+            service = self._consults[roster] = ConsultService(
+                speak=self.speaker(roster, purpose="consult"),
+                roles=souls.roles,
+                names=lambda role: souls.profile(role).name if souls.has(role) else role,
+                settings=self.consult_settings,
+                db=self.store.db,
+            )
+        return service
+
+    async def _consult(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        roster = ctx.extras.get("roster")
+        return await self.consult_for(roster if isinstance(roster, str) else self.default_roster).handle(args, ctx)
 
     # -- speaking ----------------------------------------------------------------
 
@@ -211,7 +223,9 @@ class BoardRoom:
 
     def tools(self) -> list[Tool]:
         """The tools this room provides: consult and convene_meeting."""
-        return [self.consult.tool(), Tool(_convene_spec(), self._convene, timeout_s=30, roles=(GENERAL,))]
+        consult = self.consult.tool()
+        return [Tool(consult.spec, self._consult, timeout_s=consult.timeout_s),
+                Tool(_convene_spec(), self._convene, timeout_s=30, roles=(GENERAL,))]
 
     async def _convene(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if ctx.meeting_id:

@@ -290,7 +290,7 @@ class MeetingRun:
             chain=(self.chair.role,) if role == self.chair.role else (self.chair.role, role),
             meeting_id=self.id,
             deadline=asyncio.get_running_loop().time() + limit,
-            extras={"meeting_run": self, "consult_cache": {}, "spend": self._spend,
+            extras={"meeting_run": self, "roster": self.roster, "consult_cache": {}, "spend": self._spend,
                     "over_budget": self._over_budget},
         )
         try:

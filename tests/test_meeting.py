@@ -366,3 +366,30 @@ async def test_a_roundtable_where_nobody_could_speak_invents_no_tasks(workspace:
         assert not model.requests_for("summarizer")  # no synthesis of an empty debate
     finally:
         await board.close()
+
+
+async def test_a_meeting_of_another_roster_consults_within_that_roster(workspace: Path, data_dir: Path) -> None:
+    members = ["investor", "cto", "analyst"]
+
+    def answer(request: LLMRequest) -> Step:
+        role = request.persona.role
+        schema = schema_of(request)
+        if schema is not None:
+            return say(framing(members) if "questions" in schema.get("properties", {})
+                       else valid_decision(["general", *members]))
+        if request.messages[-1].role == "tool":
+            return say(f"{role}: statement after consulting")
+        if role == "investor" and "Round 1 of" in last_user(request):
+            return call("consult", {"role": "cto", "question": "Can we build it in a quarter?"})
+        return say(f"{role}: statement")
+
+    model = ScriptedModel(default=answer)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
+    try:
+        await board.room.hold("Build or buy our CRM?", roster="sabha")
+        rows = await board.db.fetchall("SELECT from_role, to_role, outcome FROM consultations")
+        assert [tuple(r) for r in rows] == [("investor", "cto", "ok")]
+        consulted = next(r for r in model.requests_for("cto") if "consults you" in last_user(r.request))
+        assert "The CTO" in consulted.request.system[0].text and "The Investor" in consulted.request.system[0].text
+    finally:
+        await board.close()
