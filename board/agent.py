@@ -40,13 +40,14 @@ from board.compaction import (
     Summary,
     fit_to_budget,
     load_window,
+    entry_message,
     new_entry_id,
     summary_block_text,
 )
 from board.envelope import Envelope, Reply
 from board.ledger import Ledger, LLMCallRecord, ToolCallRecord
 from board.llm import text_tools
-from board.llm.base import ChatMessage, LLMRequest, Persona, PromptBlock, ToolCall, Usage
+from board.llm.base import ChatMessage, LLMError, LLMRequest, Persona, PromptBlock, ToolCall, Usage
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.llm.resilience import Attempt, ResilientCaller, RetryPolicy, model_chain
@@ -60,6 +61,10 @@ from board.transcripts import Transcript, utc_now
 log = logging.getLogger("sabha.agent")
 
 DEGRADED_REPLY = "I'm having trouble thinking right now; try again in a minute."
+DEGRADED_SETUP_REPLY = (
+    "I can't reach my model because of a setup problem (a missing or rejected API key, or an unknown model), "
+    "so I can't answer properly until the owner fixes it; Sabha's log says what to change."
+)
 EMPTY_REPLY = "(I have nothing to add to that.)"
 CAP_NOTE = (
     "(You have used all {n} tool calls allowed for this turn. Do not call tools again: answer now with "
@@ -305,6 +310,7 @@ class AgentRunner:
         hit_cap = False
         error: str | None = None
         degraded = False
+        permanent = False
         step = 0
         while True:
             final = step >= limit or not specs
@@ -329,6 +335,7 @@ class AgentRunner:
             if result.response is None or result.model is None:
                 degraded = True
                 error = str(result.error) if result.error else "no model answered"
+                permanent = isinstance(result.error, LLMError) and not result.error.retryable
                 break
             chain = chain[chain.index(result.model):]
             response = result.response
@@ -373,7 +380,7 @@ class AgentRunner:
                     messages.append(ChatMessage(role="user", content=CAP_NOTE.format(n=limit)))
 
         if degraded:
-            text = DEGRADED_REPLY
+            text = DEGRADED_SETUP_REPLY if permanent else DEGRADED_REPLY
             log.error("role %s (%s): answering degraded: %s", profile.role, ctx.session_key, error)
         elif not text.strip():
             text = CAP_REPLY if hit_cap else EMPTY_REPLY
@@ -556,6 +563,8 @@ class AgentRunner:
             user_entry["sender_name"] = envelope.sender_name
         if envelope.message_id is not None:
             user_entry["message_id"] = envelope.message_id
+        if envelope.is_group:
+            user_entry["is_group"] = True  # history shows who said what
         transcript.append(user_entry)
 
         loop = asyncio.get_running_loop()
@@ -570,7 +579,7 @@ class AgentRunner:
         prompt = BuiltPrompt(
             static=system[0].text,
             dynamic=system[-1].text,
-            messages=(*history, ChatMessage(role="user", content=text)),
+            messages=(*history, entry_message(user_entry) or ChatMessage(role="user", content=text)),
         )
         outcome = await self.exchange(
             profile, prompt, ctx, system=system, extra_tools=extra_tools, model=model,

@@ -85,6 +85,10 @@ def entry_message(entry: Mapping[str, Any]) -> ChatMessage | None:
         return None
     if entry.get("degraded"):
         return None
+    if role == "user" and entry.get("is_group"):
+        who = entry.get("sender_name") or entry.get("sender")
+        if who:
+            text = f"{who}: {text}"  # several people talk in a group; the model must know who said what
     return ChatMessage(role=role, content=text)
 
 

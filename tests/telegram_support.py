@@ -88,7 +88,7 @@ class GatedModel:
         return self.started.setdefault(text, asyncio.Event())
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        text = last_user_text(request)
+        text = last_user_text(request).rsplit(": ", 1)[-1]  # group messages arrive as "<sender>: <text>"
         self.log.append(("start", text))
         self.started_event(text).set()
         gate = self.gates.get(text)

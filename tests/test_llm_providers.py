@@ -228,7 +228,7 @@ async def test_anthropic_bad_key_is_not_retried(
         try:
             with caplog.at_level(logging.ERROR):
                 reply = await board.handle(envelope("hello"))
-            assert reply.degraded and "trouble" in reply.text
+            assert reply.degraded and "setup problem" in reply.text  # a bad key is not "try again in a minute"
             assert len(fake.requests) == 1  # 401: never retried
             assert "ANTHROPIC_API_KEY" in caplog.text and "401" in caplog.text and "not retrying" in caplog.text
             entries = await session_entries(board, "main")

@@ -87,3 +87,18 @@ async def test_broken_template_falls_back_to_shipped(settings: BoardSettings, wo
         assert model.requests[-1].system[1].text == "CUSTOM console\n"
     finally:
         await board.close()
+
+
+async def test_group_history_says_who_said_what(settings: BoardSettings) -> None:
+    board, model = await open_recording(settings)
+    place = dict(channel="telegram", chat_id="-100", thread_id=7, is_group=True, role_hint="finance")
+    try:
+        await board.handle(Envelope(text="We have 9 months of cash", sender="1", sender_name="Asha", **place))
+        await board.handle(Envelope(text="No, 6 after the hire", sender="2", sender_name="Ravi", **place))
+        messages = model.requests[-1].messages
+        assert [(m.role, m.content) for m in messages if m.role == "user"] == [
+            ("user", "Asha: We have 9 months of cash"), ("user", "Ravi: No, 6 after the hire")]
+        await board.handle(ask("@finance just me"))
+        assert model.requests[-1].messages[-1].content == "just me"  # a direct chat is not prefixed
+    finally:
+        await board.close()
