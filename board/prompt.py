@@ -113,11 +113,19 @@ class PromptBuilder:
             colleagues=[c for c in colleagues if c.role != agent.role],
         ).strip() + "\n"
 
+    def _user_md_text(self) -> str:
+        state = self._user_md.state()
+        if state.value:
+            return state.value
+        if state.error:
+            return "(USER.md could not be read; the owner has been told in the log)"
+        return "(USER.md is empty: nothing is known about the Director yet)"
+
     def dynamic(self, turn: TurnContext) -> str:
         """The per-turn block."""
         return self._render(
             DYNAMIC_TEMPLATE,
-            user_md=self._user_md.get() or "(USER.md is empty)",
+            user_md=self._user_md_text(),
             now=turn.now.strftime("%A %Y-%m-%d %H:%M %Z").strip(),
             channel=turn.channel,
             place=turn.place,

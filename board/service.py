@@ -49,6 +49,7 @@ class BoardSettings:
     meetings: MeetingSettings = field(default_factory=MeetingSettings)
     consultation: ConsultSettings = field(default_factory=ConsultSettings)
     custom_rosters: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    max_message_chars: int = 20_000
 
 
 HELP_TEXT = """\
@@ -106,6 +107,10 @@ class Board:
             raise FileNotFoundError(
                 f"workspace {settings.workspace} does not exist; run `sabha init` to create one"
             )
+        if settings.data_dir.exists() and not settings.data_dir.is_dir():
+            raise FileNotFoundError(
+                f"data_dir {settings.data_dir} is a file, not a folder; point data_dir at a folder for transcripts"
+            )
         db = await StateDB.open(settings.data_dir / DB_FILE)
         try:
             return cls(settings, db, providers or ProviderRegistry())
@@ -155,6 +160,14 @@ class Board:
         """Answer one envelope: a chat turn, a command, or an error reply. Never raises
         for bad input; the reply says what went wrong and what to do."""
         envelope = _valid_text(envelope)
+        limit = self.settings.max_message_chars
+        if len(envelope.text) > limit:
+            log.warning("message from %s on %s is %d characters (limit %d); not sent to any model",
+                        envelope.sender, envelope.channel, len(envelope.text), limit)
+            return self._system_reply(
+                envelope, envelope.role_hint or GENERAL,
+                f"That message is {len(envelope.text):,} characters long; the limit is {limit:,}. "
+                "Send the part that matters, or a summary, and I will answer it.", kind="error")
         route = self.router().route(envelope)
         if route.error:
             return self._system_reply(envelope, route.role, route.error, kind="error")

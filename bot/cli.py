@@ -28,6 +28,7 @@ from board import __version__
 from board.db import StateDB
 from board.envelope import Envelope, Reply
 from board.ledger import GROUPS, Ledger, format_report, parse_since
+from board.llm.registry import split_model
 from board.roles import GENERAL
 from board.service import DB_FILE, Board
 from board.sessions import role_of_key
@@ -146,6 +147,8 @@ async def cmd_ask(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """One question, one answer on stdout."""
     text = " ".join(args.text).strip()
     if not text or text == "-":
+        if sys.stdin.isatty():
+            raise UserError('nothing to ask: give the question as arguments, e.g. sabha ask "what is our runway?"')
         text = sys.stdin.read().strip()
     if not text:
         raise UserError("nothing to ask: give the question as arguments or on stdin")
@@ -169,6 +172,7 @@ async def cmd_souls(loaded: LoadedConfig, args: argparse.Namespace) -> int:
                                 "error": r.error} for r in rows], indent=2, ensure_ascii=False))
             return 0
         profiles = {p.role: p for p in board.souls.profiles()}
+        bad_models = False
         _print(f"roster: {board.settings.roster.name}   workspace: {board.settings.workspace}")
         for r in rows:
             p = profiles.get(r.role)
@@ -179,10 +183,15 @@ async def cmd_souls(loaded: LoadedConfig, args: argparse.Namespace) -> int:
                 shown = r.path
             version = r.version or "-"
             source = "" if r.source == "workspace" else f"  ({r.source})"
-            _print(f"{r.role:<12} {label:<18} {version:<13} {shown}{source}")
+            model = board.runner.model_for(p) if p else "-"
+            _print(f"{r.role:<12} {label:<18} {version:<13} {model:<28} {shown}{source}")
             if r.error:
                 _print(f"{'':<12} error: {r.error}")
-        return 1 if any(r.version is None for r in rows) else 0
+            if p and split_model(model)[0] not in board.providers.known():
+                bad_models = True
+                _print(f"{'':<12} error: model {model!r} names no known provider "
+                       f"({', '.join(board.providers.known())}); write it as provider:model, e.g. openai:gpt-4o")
+        return 1 if bad_models or any(r.version is None for r in rows) else 0
 
     return await _with_board(loaded, body)
 

@@ -82,7 +82,8 @@ class BoardSection(StrictModel):
     roster: str = "board"
     rosters: dict[str, list[str]] = Field(default_factory=dict)
     agents: dict[str, AgentOverrideConfig] = Field(default_factory=dict)
-    history_messages: int = Field(20, ge=0, le=1000)
+    history_messages: int = Field(20, ge=0, le=150, description="bounded by the 400-entry transcript tail")
+    max_message_chars: int = Field(20_000, ge=100, le=1_000_000)
     meetings: MeetingsConfig = Field(default_factory=MeetingsConfig)
     consultation: ConsultationConfig = Field(default_factory=ConsultationConfig)
 
@@ -373,6 +374,7 @@ class LoadedConfig:
                 allow={role: tuple(targets) for role, targets in consult.allow.items()},
             ),
             custom_rosters=tuple((name, tuple(roles)) for name, roles in board.rosters.items()),
+            max_message_chars=board.max_message_chars,
         )
 
     def agent_settings(self) -> AgentSettings:
@@ -530,6 +532,9 @@ def masked_dump(config: Config) -> dict[str, Any]:
             return "***" if node.get_secret_value() else ""
         if isinstance(node, str) and node and _SECRET_KEYS.search(key):
             return "***"
+        if isinstance(node, str) and "://" in node and "@" in node.split("://", 1)[1].split("/", 1)[0]:
+            scheme, rest = node.split("://", 1)
+            return f"{scheme}://***@{rest.split('@', 1)[1]}"  # credentials inside a URL
         if isinstance(node, Path):
             return str(node)
         return node

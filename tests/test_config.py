@@ -148,3 +148,23 @@ def test_config_check_names_a_missing_api_key(
     out = capsys.readouterr().out
     assert "warning: anthropic is configured (anthropic:claude-sonnet-4-6) but has no API key: export ANTHROPIC_API_KEY" in out
     assert "openai is configured" not in out
+
+
+def test_credentials_in_urls_are_masked(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write(tmp_path, "llm:\n  providers:\n    openai:\n      base_url: http://user:hunter2@127.0.0.1:9/v1\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["config", "check", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "hunter2" not in out and "http://***@127.0.0.1:9/v1" in out
+
+
+def test_data_dir_that_is_a_file_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "data").write_text("not a folder")
+    path = write(tmp_path, "data_dir: data\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["souls", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "is a file, not a folder" in err and "Traceback" not in err

@@ -89,3 +89,13 @@ async def test_unknown_command_and_help(board: Board) -> None:
     roles = await board.handle(env("/roles"))
     assert "💰 Finance (@finance, CFO)" in roles.text
     assert roles.text.startswith("The board:\n")  # not "The board board:"
+
+
+async def test_oversized_message_gets_a_clear_reply_and_no_model_call(board: Board) -> None:
+    huge = "x" * (board.settings.max_message_chars + 1)
+    reply = await board.handle(env(huge, channel="telegram", sender="7", chat_id="-1", thread_id=3, is_group=True))
+    assert reply.kind == "error" and "characters long; the limit is 20,000" in reply.text
+    assert reply.thread_id == 3
+    assert await board.sessions.current("board:general:g--1") is None  # nothing reached a model or transcript
+    after = await board.handle(env("short again"))
+    assert after.kind == "answer"
