@@ -512,6 +512,9 @@ class MeetingRun:
             except Exception as exc:  # noqa: BLE001
                 log.warning("meeting %s: synthesis call failed (%s)", self.id, exc)
                 break
+            if utterance.degraded:  # its text is an apology, not a decision; asking again will not help
+                log.warning("meeting %s: the chair's model is unavailable; assembling a best-effort decision", self.id)
+                break
             last_text = utterance.text
             try:
                 return validate_decision(utterance.text, participants=owners, critic_objected=self.critic_objected(),

@@ -393,3 +393,27 @@ async def test_a_meeting_of_another_roster_consults_within_that_roster(workspace
         assert "The CTO" in consulted.request.system[0].text and "The Investor" in consulted.request.system[0].text
     finally:
         await board.close()
+
+
+async def test_an_unreachable_chair_gives_a_best_effort_decision_without_its_apology(
+    workspace: Path, data_dir: Path
+) -> None:
+    base = brain()
+
+    def answer(request: LLMRequest) -> Step:
+        schema = schema_of(request)
+        if schema is not None and "action_items" in schema.get("properties", {}):
+            return fail("server", retryable=False, status=500, message="overloaded")
+        return base(request)
+
+    model = ScriptedModel(default=answer)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
+    try:
+        result = await board.room.hold("Expand to Europe?")
+        synthesis = [r for r in model.requests_for("general")
+                     if (schema_of(r.request) or {}).get("properties", {}).get("action_items")]
+        assert len(synthesis) == 1  # no retry of an unavailable model
+        assert result.decision is not None and result.decision.best_effort
+        assert result.decision.recommendation == "No validated recommendation on Expand to Europe?."
+    finally:
+        await board.close()
