@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -81,7 +82,8 @@ class Board:
         self.runner = AgentRunner(
             self.souls, self.prompts, self.sessions, providers, settings.agent, tools=self.tools, ledger=self.ledger
         )
-        self._locks: dict[str, asyncio.Lock] = {}
+        # A lock lives while someone holds or waits for it; idle ones are dropped.
+        self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._rosters: dict[str, SoulStore] = {settings.roster.name: self.souls}
         self.room = BoardRoom(
             runner=self.runner,

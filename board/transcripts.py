@@ -16,7 +16,7 @@ import asyncio
 import json
 import logging
 import os
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -111,7 +111,6 @@ class Transcript:
     def __init__(self, path: Path, header: Header) -> None:
         self.path = path
         self.header = header
-        self.lock = asyncio.Lock()
         self._tail: deque[dict[str, Any]] | None = None
         self._needs_newline: bool | None = None
         self._size: int | None = None  # the file size the tail reflects
@@ -140,7 +139,8 @@ class Transcript:
         return picked[-limit:] if limit > 0 else []
 
     def append(self, *entries: dict[str, Any]) -> None:
-        """Write events and flush them to the OS. Call under :attr:`lock`; see :meth:`sync`."""
+        """Write events and flush them to the OS. Callers serialise per session (the board's
+        per-key lock); see :meth:`sync`."""
         # Fill the tail from disk *before* writing, or the new entries would be read back
         # from the file and then added again (duplicated history after every restart).
         tail = self._load_tail()
@@ -185,9 +185,19 @@ def _ends_without_newline(path: Path) -> bool:
 class TranscriptStore:
     """The folder of transcripts; hands out one :class:`Transcript` per session id."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, max_open: int = 256) -> None:
         self.folder = folder
-        self._open: dict[str, Transcript] = {}
+        self.max_open = max_open
+        self._open: OrderedDict[str, Transcript] = OrderedDict()
+
+    def _remember(self, session_id: str, transcript: Transcript) -> None:
+        # Keep the most recently used transcripts (and their tails) in memory; a daemon
+        # serving many users must not grow without bound. An evicted transcript is simply
+        # re-opened (one backwards read of its tail) when its session speaks again.
+        self._open[session_id] = transcript
+        self._open.move_to_end(session_id)
+        while len(self._open) > self.max_open:
+            self._open.popitem(last=False)
 
     def path_for(self, session_id: str) -> Path:
         """Where the transcript of ``session_id`` lives."""
@@ -206,20 +216,21 @@ class TranscriptStore:
         transcript = Transcript(path, header)
         transcript._tail = deque(maxlen=TAIL_ENTRIES)
         transcript._size = path.stat().st_size
-        self._open[session_id] = transcript
+        self._remember(session_id, transcript)
         return transcript
 
     def open(self, session_id: str) -> Transcript:
         """The transcript of an existing session; raises :class:`TranscriptError` if absent."""
         transcript = self._open.get(session_id)
         if transcript is not None:
+            self._open.move_to_end(session_id)
             return transcript
         path = self.path_for(session_id)
         if not path.exists():
             raise TranscriptError(f"no transcript file {path} for session {session_id}")
         header = self._read_header(path)
         transcript = Transcript(path, header)
-        self._open[session_id] = transcript
+        self._remember(session_id, transcript)
         return transcript
 
     @staticmethod

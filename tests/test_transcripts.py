@@ -145,3 +145,24 @@ def test_tail_survives_the_file_being_deleted_under_it(tmp_path: Path) -> None:
     assert t.recent(10) == []
     t.append({"type": "message", "role": "user", "text": "two"})
     assert [e["text"] for e in t.recent(10)] == ["two"]
+
+
+def test_open_transcripts_are_bounded_and_reopen_cleanly(tmp_path: Path) -> None:
+    store = TranscriptStore(tmp_path, max_open=2)
+    for sid in ("a", "b", "c"):
+        store.create(sid, f"board:{sid}", "finance").append({"type": "message", "role": "user", "text": f"hi {sid}"})
+    assert list(store._open) == ["b", "c"]
+    again = store.open("a")  # evicted: re-read from disk, history intact and not duplicated
+    again.append({"type": "message", "role": "user", "text": "again"})
+    assert [e["text"] for e in again.recent(10)] == ["hi a", "again"]
+    assert list(store._open) == ["c", "a"]
+
+
+async def test_session_locks_do_not_accumulate(board: Board) -> None:
+    for i in range(5):
+        await board.handle(ask(f"@finance question {i}"))
+        await board.handle(Envelope(channel="telegram", text="hi", sender=str(i), chat_id=str(i), is_owner=False))
+    import gc
+
+    gc.collect()
+    assert len(board._locks) == 0
