@@ -312,7 +312,12 @@ class AgentRunner:
         degraded = False
         permanent = False
         step = 0
+        guard = ctx.extras.get("over_budget")  # a meeting's budget, checked before every model call
         while True:
+            if step > 0 and callable(guard) and (reason := guard(cost or 0.0)):
+                log.info("role %s: stopping the tool loop before another model call: %s", profile.role, reason)
+                text = f"(I stopped before finishing: {reason}.)"
+                break
             final = step >= limit or not specs
             step_blocks = dict(base_blocks)
             if len(messages) > first_loop_message:

@@ -19,7 +19,7 @@ from typing import Any
 from board.agent import AgentRunner, place_of
 from board.consult import ConsultService, ConsultSettings
 from board.envelope import Envelope
-from board.llm.base import PromptBlock, ToolSpec
+from board.llm.base import PromptBlock, ToolSpec, Usage
 from board.meeting import MeetingResult, MeetingRun, MeetingSettings, Subscriber, new_meeting_id
 from board.meeting_store import MeetingStore
 from board.prompt import PromptBuilder, TurnContext
@@ -171,6 +171,13 @@ class BoardRoom:
         )
         if agenda is not None:
             run.preset_agenda = agenda
+        unpriced = sorted({m for m in (self.runner.model_for(p) for p in [chair, *specialists])
+                           if self.runner.settings.prices.cost(m, Usage()) is None})
+        if unpriced and run.settings.budget_usd > 0:
+            warning = (f"the ${run.settings.budget_usd:g} budget is not enforced for {', '.join(unpriced)}: no price "
+                       "is known for it (add one under llm.prices)")
+            log.warning("meeting %s: %s", run.id, warning)
+            run.warnings.append(warning)
         return run
 
     async def hold(self, topic: str, **kwargs: Any) -> MeetingResult:

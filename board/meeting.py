@@ -232,6 +232,7 @@ class MeetingRun:
         self._turns: dict[str, int] = {}
         self._tools = meeting_tools()
         self.preset_agenda: str | None = None
+        self.warnings: list[str] = []  # shown in the minutes, e.g. a budget that cannot be enforced
         self._started_at = ""
 
     # -- helpers -----------------------------------------------------------------
@@ -261,9 +262,11 @@ class MeetingRun:
     def _remaining(self) -> float:
         return self._deadline - time.monotonic()
 
-    def _over_budget(self) -> str | None:
-        if self.spent_usd >= self.settings.budget_usd:
-            return f"spent ${self.spent_usd:.4f} of the ${self.settings.budget_usd:.4f} meeting budget"
+    def _over_budget(self, pending_usd: float = 0.0) -> str | None:
+        """Why no further model call may start (``pending_usd``: spent by the exchange in progress)."""
+        spent = self.spent_usd + pending_usd
+        if spent >= self.settings.budget_usd:
+            return f"spent ${spent:.4f} of the ${self.settings.budget_usd:.4f} meeting budget"
         return None
 
     def _spend(self, usd: float) -> None:
@@ -558,7 +561,7 @@ class MeetingRun:
             "meeting": {"id": self.id, "topic": self.topic, "roster": self.roster, "started_at": self._started_at,
                         "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stop_reason": stop_reason,
                         "cost_usd": self.spent_usd},
-            "agenda": self.agenda, "participants": participants, "rounds": rounds,
+            "agenda": self.agenda, "participants": participants, "rounds": rounds, "warnings": self.warnings,
             "disagreements": self.disagreements, "consensus": self.consensus,
             "decision": decision.model_dump() if decision else None,
         }

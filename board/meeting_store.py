@@ -96,9 +96,15 @@ class MeetingStore:
             row = rows[0] if len(rows) == 1 else None
         return _row(row) if row else None
 
-    async def list(self, limit: int = 50) -> list[MeetingRow]:
-        """Recent meetings, newest first."""
-        rows = await self.db.fetchall("SELECT * FROM meetings ORDER BY started_at DESC, rowid DESC LIMIT ?", (limit,))
+    async def list(self, limit: int = 50, *, place: tuple[str, str] | None = None) -> list[MeetingRow]:
+        """Recent meetings, newest first; only those started from ``place`` (channel, chat id) if given."""
+        if place is None:
+            rows = await self.db.fetchall(
+                "SELECT * FROM meetings ORDER BY started_at DESC, rowid DESC LIMIT ?", (limit,))
+        else:
+            rows = await self.db.fetchall(
+                "SELECT * FROM meetings WHERE channel = ? AND chat_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
+                (place[0], place[1], limit))
         return [_row(r) for r in rows]
 
     async def details(self, meeting_id: str) -> dict[str, Any]:

@@ -34,7 +34,9 @@ def register(board: Board) -> None:
                 f"Statements and the decision will follow here; /cancel stops it.")
 
     async def meetings(envelope: Envelope, route: Route) -> str:
-        rows = await board.room.store.list(5)
+        # The owner sees every meeting; anyone else only those started where they are asking.
+        place = None if envelope.is_owner else (envelope.channel, envelope.chat_id)
+        rows = await board.room.store.list(5, place=place)
         if not rows:
             return "No meetings yet. Start one with /meeting <topic>."
         lines = ["Recent meetings:"]
@@ -44,13 +46,16 @@ def register(board: Board) -> None:
 
     async def cancel(envelope: Envelope, route: Route) -> str:
         wanted = route.text.strip()
-        running = board.room.running()
+        here = (envelope.channel, envelope.chat_id)
+        running = [m for m in board.room.running() if envelope.is_owner or board.room.origin_of(m) == here]
         if wanted:
             targets = [m for m in running if m.startswith(wanted)]
+            if len(targets) > 1:
+                return f"{wanted!r} matches {len(targets)} running meetings ({', '.join(targets)}); give more of the id."
         else:
-            targets = [m for m in running if board.room.origin_of(m) == (envelope.channel, envelope.chat_id)]
+            targets = [m for m in running if board.room.origin_of(m) == here]
         if not targets:
-            return "No meeting is running here."
+            return "No meeting is running here." if not wanted else f"No running meeting {wanted!r} that you may cancel."
         for meeting_id in targets:
             await board.room.cancel(meeting_id)
         return "Cancelled " + ", ".join(targets) + "; the minutes so far are recorded."

@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from dataclasses import replace
+
 from board.envelope import Envelope
+from board.llm.base import Usage
+from board.llm.pricing import ModelPrice, PriceTable
 from board.llm.base import LLMRequest
 from board.meeting import MeetingEvent, MeetingSettings, StopReason
 from board.roundtable import parse_input, run_roundtable
@@ -142,18 +146,24 @@ async def test_converged_positions_end_the_meeting_early(workspace: Path, data_d
         await board.close()
 
 
-async def test_budget_stops_the_meeting_with_a_best_effort_decision(workspace: Path, data_dir: Path) -> None:
-    model = ScriptedModel(default=brain())
-    # scripted:main is priced below; each call costs far more than the budget after round 1.
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(budget_usd=0.000001))
-    board.runner.settings.prices.prices["scripted:main"] = board.runner.settings.prices.prices.get(  # type: ignore[attr-defined]
-        "anthropic:claude-sonnet-4-6")
+async def test_budget_stops_the_meeting_before_the_next_call(workspace: Path, data_dir: Path) -> None:
+    base = brain()
+
+    def one_dollar(request: LLMRequest) -> Step:
+        return replace(base(request), usage=Usage(input_tokens=100))
+
+    model = ScriptedModel(default=one_dollar)
+    # $1 per call, $0.50 budget: the chair's framing spends it all, so no specialist is ever called.
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(budget_usd=0.5),
+                             prices=PriceTable({"scripted:main": ModelPrice(input=10_000, output=0)}))
     try:
         result, _ = await hold(board)
-        assert result.stop_reason is StopReason.BUDGET
-        assert result.rounds <= 1
-        assert result.decision is None or result.decision.best_effort
-        assert "Ended because: budget" in result.minutes
+        assert result.stop_reason is StopReason.BUDGET and result.rounds == 0
+        assert [r.role for r in model.requests] == ["general"]
+        assert result.decision is None
+        assert "Ended because: budget" in result.minutes and "$1.0000" in result.minutes
+        row = await board.room.store.get(result.meeting_id)
+        assert row is not None and row.stop_reason == "budget" and row.cost_usd == 1.0
     finally:
         await board.close()
 
@@ -415,5 +425,56 @@ async def test_an_unreachable_chair_gives_a_best_effort_decision_without_its_apo
         assert len(synthesis) == 1  # no retry of an unavailable model
         assert result.decision is not None and result.decision.best_effort
         assert result.decision.recommendation == "No validated recommendation on Expand to Europe?."
+    finally:
+        await board.close()
+
+
+async def test_meetings_and_cancel_stay_within_the_chat_for_non_owners(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=brain(), latency=0.2)
+    board = await board_with(workspace, data_dir, model)
+    forum = dict(channel="telegram", sender="1", chat_id="-100", is_group=True)
+    friend = dict(channel="telegram", sender="2", chat_id="2", is_owner=False)
+    try:
+        started = await board.handle(Envelope(text="/meeting secret acquisition of Acme", **forum))
+        meeting_id = started.text.split("(meeting ")[1].split(")")[0]
+        listed = await board.handle(Envelope(text="/meetings", **friend))
+        assert "Acme" not in listed.text
+        refused = await board.handle(Envelope(text="/cancel m", **friend))
+        assert "No running meeting" in refused.text and meeting_id in board.room.running()
+        assert "Acme" in (await board.handle(Envelope(text="/meetings", **forum))).text
+        cancelled = await board.handle(Envelope(text="/cancel", **forum))
+        assert meeting_id in cancelled.text and not board.room.running()
+    finally:
+        await board.close()
+
+
+async def test_budget_is_checked_before_every_model_call_of_a_tool_loop(workspace: Path, data_dir: Path) -> None:
+    # Every model call costs exactly $1; the budget is $1.50. The framing call spends $1, round 1 may
+    # start, and the critic, which keeps calling tools, must not get a second model call.
+    rounds = {("critic", 1): [call("log_disagreement", {"target_participant_name": "finance", "topic": "cost",
+                                                        "reasoning": "r", "severity": 2})] * 4}
+    base = brain(rounds=rounds)
+
+    def one_dollar(request: LLMRequest) -> Step:
+        return replace(base(request), usage=Usage(input_tokens=100))
+
+    model = ScriptedModel(default=one_dollar)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(budget_usd=1.5),
+                             prices=PriceTable({"scripted:main": ModelPrice(input=10_000, output=0)}))
+    try:
+        result, _ = await hold(board)
+        assert result.stop_reason is StopReason.BUDGET
+        assert len(model.requests_for("critic")) == 1  # no second step once the budget was spent
+        assert "Warning" not in result.minutes  # the model is priced, so the budget is enforced
+    finally:
+        await board.close()
+
+
+async def test_unpriced_models_are_named_in_the_minutes(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=brain())
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
+    try:
+        result, _ = await hold(board)
+        assert "Warning: the $1 budget is not enforced for scripted:main" in result.minutes
     finally:
         await board.close()
