@@ -220,11 +220,17 @@ class ConsultService:
             payload["confidence"] = confidence
         if suggest and suggest != target:
             payload["suggest_consult"] = suggest
-        outcome = "degraded" if utterance.degraded else "ok"
+        if utterance.degraded:
+            # Its model was unavailable: say so instead of passing its apology off as advice.
+            result = ToolResult.failure(
+                f"{target} could not answer right now (its model is unavailable); answer with what you have",
+                retryable=True, data={"from": target, "degraded": True})
+            await self._record(ctx, target, question, None, "degraded", latency, utterance.cost_usd, result.error)
+            return result
         result = ToolResult.success(payload)
         if cache is not None:
             cache[cache_key] = result
-        await self._record(ctx, target, question, response, outcome, latency, utterance.cost_usd, None)
+        await self._record(ctx, target, question, response, "ok", latency, utterance.cost_usd, None)
         return result
 
     async def _record(self, ctx: ToolContext, target: str, question: str, answer: str | None, outcome: str,

@@ -171,6 +171,12 @@ class BoardRoom:
         )
         if agenda is not None:
             run.preset_agenda = agenda
+        present = {p.role for p in [chair, *specialists]}
+        for status in souls.status():
+            if status.role not in present and status.role not in (GENERAL, SUMMARIZER, chair_role):
+                warning = f"{status.role} is not in this meeting: no usable soul file ({status.error})"
+                log.warning("meeting %s: %s", run.id, warning)
+                run.warnings.append(warning)
         unpriced = sorted({m for m in (self.runner.model_for(p) for p in [chair, *specialists])
                            if self.runner.settings.prices.cost(m, Usage()) is None})
         if unpriced and run.settings.budget_usd > 0:

@@ -43,6 +43,14 @@ def default_soul_path(roster: str, role: str) -> PurePosixPath:
     return roster_folder(roster) / f"{role}{SOUL_SUFFIX}"
 
 
+def soul_candidates(roster: str, role: str) -> tuple[PurePosixPath, ...]:
+    """Where a role's soul may live, first match wins: the roster's folder, then the
+    ``board`` folder (so a custom roster can reuse the board's finance or critic)."""
+    first = default_soul_path(roster, role)
+    fallback = default_soul_path("board", role)
+    return (first,) if fallback == first else (first, fallback)
+
+
 @dataclass(frozen=True)
 class RoleOverride:
     """Per-role settings from config (``board.agents.<role>``); None means not set."""

@@ -23,7 +23,15 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from board.files import FileProblem, WatchedFile, decode_text
-from board.roles import GENERAL, SOUL_SUFFIX, RosterSpec, default_soul_path, is_role_slug, roster_folder
+from board.roles import (
+    GENERAL,
+    SOUL_SUFFIX,
+    RosterSpec,
+    default_soul_path,
+    is_role_slug,
+    roster_folder,
+    soul_candidates,
+)
 from board.workspace import PathEscapeError, default_workspace_dir, resolve_inside
 
 log = logging.getLogger("sabha.souls")
@@ -174,7 +182,8 @@ class SoulStore:
         watched = self._files.get(role)
         if watched is None:
             override = self.roster.override(role).soul_file
-            relative = override if override else str(default_soul_path(self.roster.name, role))
+            candidates = soul_candidates(self.roster.name, role)
+            relative = override or str(next((c for c in candidates if (self.workspace / c).exists()), candidates[0]))
             path = resolve_inside(self.workspace, relative, what=f"soul file for role {role!r}")
             watched = WatchedFile(path, lambda data, p=path: parse_soul(data, what=p.name), label=f"soul[{role}]")
             self._files[role] = watched
@@ -182,7 +191,8 @@ class SoulStore:
 
     def _default_for(self, role: str) -> WatchedFile[Soul] | None:
         if role not in self._defaults:
-            path = self._default_root / default_soul_path(self.roster.name, role)
+            candidates = soul_candidates(self.roster.name, role)
+            path = self._default_root / next((c for c in candidates if (self._default_root / c).exists()), candidates[0])
             self._defaults[role] = WatchedFile(path, lambda data, p=path: parse_soul(data, what=p.name), label=f"default soul[{role}]")
         watched = self._defaults[role]
         return watched if watched.path.exists() else None

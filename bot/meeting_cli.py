@@ -144,4 +144,4 @@ async def cmd_roundtable(board: Board, args: argparse.Namespace) -> int:
         return 2
     output = await run_roundtable(board.room, request)
     _print(json.dumps(output, indent=2, ensure_ascii=False))
-    return 0
+    return 0 if output.get("stop_reason") in ("completed", "converged") and not output.get("error") else 1

@@ -19,13 +19,15 @@ from tests.llm_support import FAST_RETRY
 
 
 async def board_with(workspace: Path, data_dir: Path, model: ScriptedModel, *, meetings: MeetingSettings | None = None,
-                     consultation: ConsultSettings | None = None, **agent: Any) -> Board:
+                     consultation: ConsultSettings | None = None,
+                     custom_rosters: dict[str, list[str]] | None = None, **agent: Any) -> Board:
     """An open board whose every role talks to ``model``."""
     agent.setdefault("default_model", f"{model.name}:main")
     agent.setdefault("retry", FAST_RETRY)
     settings = BoardSettings(
         workspace=workspace, data_dir=data_dir, roster=RosterSpec(), agent=AgentSettings(**agent),
         meetings=meetings or MeetingSettings(), consultation=consultation or ConsultSettings(),
+        custom_rosters=tuple((name, tuple(roles)) for name, roles in (custom_rosters or {}).items()),
     )
     return await Board.open(settings, model.registry())
 

@@ -161,3 +161,22 @@ async def test_allow_list_limits_who_may_be_consulted(workspace: Path, data_dir:
         assert result["result"]["code"] == "not_allowed" and "research" in result["error"]
     finally:
         await board.close()
+
+
+async def test_a_consulted_agent_whose_model_fails_is_reported_not_quoted(workspace: Path, data_dir: Path) -> None:
+    from tests.fakes.scripted_model import fail
+
+    model = ScriptedModel()
+    model.script(call("consult", {"role": "research", "question": "Market size?"}), say("general: noted"),
+                 role="general")
+    model.script(fail("auth", retryable=False, status=401), role="research")
+    board = await board_with(workspace, data_dir, model)
+    try:
+        await board.handle(ask("How big is the market?"))
+        result = tool_results(model.requests_for("general")[1].request)[0]
+        assert result["ok"] is False and result["result"]["degraded"] is True
+        assert "could not answer right now" in result["error"]
+        assert "setup problem" not in json.dumps(result)  # the apology is not passed off as advice
+        assert (await consultations(board))[0]["outcome"] == "degraded"
+    finally:
+        await board.close()

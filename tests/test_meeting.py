@@ -478,3 +478,15 @@ async def test_unpriced_models_are_named_in_the_minutes(workspace: Path, data_di
         assert "Warning: the $1 budget is not enforced for scripted:main" in result.minutes
     finally:
         await board.close()
+
+
+async def test_a_roster_member_without_a_soul_is_named_not_silently_dropped(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=brain())
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1),
+                             custom_rosters={"advisors": ["legal", "finance", "critic"]})
+    try:
+        result = await board.room.hold("Sign the lease?", roster="advisors")
+        assert {r.role for r in model.requests} == {"general", "finance", "critic"}  # the board's souls, reused
+        assert "Warning: legal is not in this meeting: no usable soul file" in result.minutes
+    finally:
+        await board.close()

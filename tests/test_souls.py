@@ -203,3 +203,15 @@ def test_refresh_all_reports_an_edited_soul(workspace: Path) -> None:
     assert store.refresh_all() == []
     (workspace / "board" / "finance.soul.md").write_text(FINANCE_V2, encoding="utf-8")
     assert store.refresh_all() == ["finance"]  # the watcher logs "loaded version ..." for it
+
+
+def test_custom_roster_reuses_board_souls_and_its_own(workspace: Path) -> None:
+    folder = workspace / "rosters" / "advisors"
+    folder.mkdir(parents=True)
+    (folder / "legal.soul.md").write_text("---\nname: Counsel\n---\nYou read the fine print.\n", encoding="utf-8")
+    roster = RosterSpec.build("advisors", custom={"advisors": ["legal", "finance"]})
+    store = SoulStore(workspace, roster)
+    profiles = {p.role: p for p in store.profiles()}
+    assert set(profiles) == {"general", "legal", "finance"}
+    assert profiles["finance"].soul_path == (workspace / "board" / "finance.soul.md").resolve()
+    assert profiles["legal"].name == "Counsel" and profiles["finance"].source == "workspace"
