@@ -327,7 +327,7 @@ class AgentRunner:
                 system=blocks,
                 messages=tuple(messages),
                 persona=persona,
-                tools=() if (text_mode or not specs) else specs,
+                tools=() if (text_mode or not specs or limit == 0) else specs,
                 max_tokens=max_tokens or self.settings.max_tokens,
                 metadata=dict(meta, step=step),
                 tool_choice="none" if final else "auto",

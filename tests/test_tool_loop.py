@@ -303,6 +303,7 @@ async def test_zero_tool_iterations_offers_no_tools(workspace: Path, data_dir: P
     try:
         await board.handle(envelope("hi"))
         assert model.requests[0].request.tool_choice == "none"
+        assert model.requests[0].request.tools == ()  # no schemas to pay for when no tool may be called
     finally:
         await board.close()
 
