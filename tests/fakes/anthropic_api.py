@@ -53,6 +53,8 @@ from typing import Any, Mapping, Sequence, Union
 from aiohttp import web
 from multidict import CIMultiDict
 
+from tests.fakes.local_server import LocalServer
+
 __all__ = [
     "FakeAnthropic",
     "RecordedRequest",
@@ -235,7 +237,7 @@ class _Segment:
 # --------------------------------------------------------------------------- server
 
 
-class FakeAnthropic:
+class FakeAnthropic(LocalServer):
     """Scripted Anthropic Messages API server. See the module docstring."""
 
     def __init__(
@@ -262,46 +264,16 @@ class FakeAnthropic:
         self.requests: list[RecordedRequest] = []
         self._script: deque[Reply] = deque()
         self._cache: set[str] = set()
-        self._runner: web.AppRunner | None = None
-        self._port: int | None = None
-        self._closing = asyncio.Event()
+        super().__init__()
         self._request_event = asyncio.Event()
 
     # -- lifecycle ---------------------------------------------------------------
 
-    async def start(self) -> "FakeAnthropic":
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    name = "FakeAnthropic"
+
+    def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages", self._handle_messages)
         app.router.add_route("*", "/{tail:.*}", self._handle_unknown)
-        self._closing = asyncio.Event()
-        self._runner = web.AppRunner(
-            app, handler_cancellation=True, shutdown_timeout=0.5, access_log=None
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server  # noqa: SLF001 - the only way to learn the bound port
-        assert server is not None and server.sockets
-        self._port = server.sockets[0].getsockname()[1]
-        return self
-
-    async def stop(self) -> None:
-        self._closing.set()
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> "FakeAnthropic":
-        return await self.start()
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
-
-    @property
-    def port(self) -> int:
-        if self._port is None:
-            raise RuntimeError("FakeAnthropic is not started")
-        return self._port
 
     @property
     def base_url(self) -> str:
