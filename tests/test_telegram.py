@@ -17,7 +17,7 @@ from aiohttp import web
 from board.service import Board
 from bot.channels.outbound import Target
 from bot.channels.ratelimit import FloodControl, RateSettings
-from bot.channels.telegram import COMMANDS, NOT_AUTHORISED, TelegramChannel
+from bot.channels.telegram import COMMANDS, NOT_AUTHORISED, TEXT_ONLY, TelegramChannel
 from tests.fakes.telegram_api import FakeTelegramAPI, utf16_len
 from tests.telegram_support import (
     FORUM,
@@ -266,6 +266,22 @@ async def test_a_redelivered_message_is_answered_once_even_after_a_restart(board
         fake.push_text(OWNER, OWNER, "sentinel 2")
         await fake.wait_for_messages(3)
     assert [c.messages[-1].content for c in model.calls] == ["answer me once", "sentinel", "sentinel 2"]
+
+
+async def test_a_redelivered_photo_is_told_text_only_once(board: Board, fake: FakeTelegramAPI) -> None:
+    update = fake.build_text_update(OWNER, OWNER, "placeholder")
+    del update["message"]["text"]
+    update["message"]["photo"] = [{"file_id": "p1", "file_unique_id": "u1", "width": 10, "height": 10}]
+    async with running(board, tg_settings(fake)) as channel:
+        fake.push_update(dict(update))
+        await fake.wait_for_messages(1)
+        fake.push_update({**update, "update_id": update["update_id"] + 1000})  # same message, new update
+        fake.push_text(OWNER, OWNER, "sentinel")  # same lane: answered after the redelivery was handled
+        await fake.wait_for_messages(2)
+        assert channel.inbox.duplicates == 1
+    texts = [m.text for m in fake.sent_messages]
+    assert texts.count(TEXT_ONLY) == 1 and len(texts) == 2
+    assert "sentinel" in texts[1]
 
 
 # -- formatting ----------------------------------------------------------------------

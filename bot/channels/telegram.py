@@ -281,13 +281,15 @@ class TelegramChannel:
             return
         text = message.text if message.text is not None else message.caption
         target = Target(place.chat_id, place.thread_id, reply_to=message.message_id)
+        chat, msg_id = str(place.chat_id), str(message.message_id)
         if text is None or not text.strip():
-            await self._send_quietly(target, TEXT_ONLY)
+            if await self.inbox.claim(chat, msg_id):  # dedupe first: a redelivered photo is told once
+                await self._send_quietly(target, TEXT_ONLY)
+                await self.inbox.done(chat, msg_id, "not_text")
             return
         addressed = _ADDRESSED.match(text)
         if addressed and self.username and addressed.group(1).lower() != self.username.lower():
             return  # a command for another bot in the same group
-        chat, msg_id = str(place.chat_id), str(message.message_id)
         if not await self.inbox.claim(chat, msg_id):
             return
         role_hint = None
