@@ -9,13 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from collections.abc import AsyncIterator
+
+import httpx
 
 import pytest
 from aiohttp import web
+from telegram import Bot
+from telegram.error import NetworkError, RetryAfter, TelegramError, TimedOut
 
 from board.service import Board
-from bot.channels.outbound import Target
+from bot.channels.outbound import DeliveryUnknown, Outbound, SendFailed, Target, proves_not_sent
 from bot.channels.ratelimit import FloodControl, RateSettings
 from bot.channels.telegram import COMMANDS, NOT_AUTHORISED, TEXT_ONLY, TelegramChannel
 from tests.fakes.telegram_api import FakeTelegramAPI, utf16_len
@@ -366,6 +371,77 @@ async def test_group_budget_is_shared_by_topics(board: Board, fake: FakeTelegram
         clock.waits.clear()
         await channel.outbound.send(Target(OWNER), "a DM has its own budget")
         assert clock.waits == []
+
+
+# -- network errors --------------------------------------------------------------------
+
+
+async def test_a_send_whose_answer_was_lost_is_not_resent(
+    board: Board, fake: FakeTelegramAPI, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.ERROR, "sabha.telegram")
+    async with running(board, tg_settings(fake)) as channel:
+        channel.outbound.retry_delay_s = 0.001
+        fake.drop_next("sendMessage")  # Telegram posts it, the answer never comes back
+        with pytest.raises(DeliveryUnknown, match="not resent"):
+            await channel.outbound.send(Target(OWNER), "posted once")
+        fake.drop_next("editMessageText")  # an edit is idempotent: retried
+        [status] = await channel.outbound.send(Target(OWNER), "status v1")
+        assert await channel.outbound.edit(Target(OWNER), status.message_id, "status v2")
+        assert channel.outbound.unknown == 1
+    assert [m.text for m in fake.sent_messages] == ["posted once", "status v1"]
+    assert len(fake.calls_to("sendMessage")) == 2
+    assert len(fake.calls_to("editMessageText")) == 2
+    assert "may or may not have been posted" in caplog.text
+
+
+@pytest.mark.parametrize("status", [500, 502])
+async def test_a_server_error_is_resent(board: Board, fake: FakeTelegramAPI, status: int) -> None:
+    async with running(board, tg_settings(fake)) as channel:
+        channel.outbound.retry_delay_s = 0.001
+        fake.fail_next("sendMessage", status)  # Telegram answered: nothing was posted
+        await channel.outbound.send(Target(OWNER), "after a hiccup")
+    assert len(fake.calls_to("sendMessage")) == 2
+    assert [m.text for m in fake.sent_messages] == ["after a hiccup"]
+
+
+async def test_connection_refused_is_retried_then_reported_as_not_sent(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there: connection refused
+    bot = Bot(TOKEN, base_url=f"http://127.0.0.1:{port}/bot")
+    await bot.request.initialize()
+    caplog.set_level(logging.WARNING, "sabha.telegram")
+    try:
+        outbound = Outbound(bot, FloodControl(), max_retries=2)
+        outbound.retry_delay_s = 0.001
+        with pytest.raises(SendFailed) as failure:
+            await outbound.send(Target(OWNER), "hello")
+    finally:
+        await bot.request.shutdown()
+    assert not isinstance(failure.value, DeliveryUnknown)
+    assert caplog.text.count("retrying") == 2  # proven not sent: resent up to max_retries
+    assert outbound.unknown == 0
+
+
+def test_only_errors_that_prove_nothing_was_posted_allow_a_resend() -> None:
+    def caused(exc: TelegramError, cause: BaseException | None) -> TelegramError:
+        exc.__cause__ = cause
+        return exc
+
+    request = httpx.Request("POST", "http://127.0.0.1/bot1:x/sendMessage")
+    assert proves_not_sent(RetryAfter(3))
+    assert proves_not_sent(caused(NetworkError("httpx.ConnectError: refused"), httpx.ConnectError("x")))
+    assert proves_not_sent(caused(TimedOut(), httpx.ConnectTimeout("x")))
+    assert proves_not_sent(caused(TimedOut("Pool timeout"), httpx.PoolTimeout("x")))
+    assert proves_not_sent(NetworkError("Internal Server Error"))  # a 5xx answer
+    assert not proves_not_sent(caused(TimedOut(), httpx.ReadTimeout("x", request=request)))
+    assert not proves_not_sent(caused(NetworkError("httpx.RemoteProtocolError: gone"),
+                                      httpx.RemoteProtocolError("gone", request=request)))
+    assert not proves_not_sent(caused(NetworkError("Unknown error in HTTP implementation"), OSError("x")))
 
 
 # -- order and concurrency -----------------------------------------------------------

@@ -9,7 +9,20 @@
   "can't parse entities", the chunk is resent as plain text;
 * flood control: a budget per chat shared by all its topics, 429 ``retry_after``
   honoured (the chat pauses) and the send retried (:mod:`bot.channels.ratelimit`);
+* resending only what cannot be posted twice (below);
 * the typing indicator in the right topic while an agent thinks.
+
+Resends. ``sendMessage`` is not idempotent: when the request reached Telegram and only
+the answer was lost (a read timeout, the connection dropped mid-response), Telegram has
+posted the message and a resend posts it a second time. So a message is resent only after
+an error that proves it was not posted: a 429 ``RetryAfter``; a connection that was never
+made (connection refused, connect or pool timeout: the request never left); an error
+answer from the server (5xx: Telegram answered and did not post it). Any other network
+error (:class:`telegram.error.TimedOut` while reading, a dropped connection, an unknown
+transport error) is not resent: it raises :class:`DeliveryUnknown` and is logged as an
+error saying the message may or may not have arrived. A lost message is a smaller harm
+than a duplicate that cannot be taken back. Edits are idempotent (an edit repeated is at
+worst "not modified") and are retried after any network error.
 
 Callers describe *where* with a :class:`Target`; a :class:`board.envelope.Reply`
 becomes one with :meth:`Target.of`.
@@ -26,9 +39,10 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
 
+import httpx
 from telegram import Bot, Message, MessageEntity, ReplyParameters
 from telegram.constants import ChatAction
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError, TimedOut
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 
 from board.envelope import Reply
 from bot.channels.ratelimit import FloodControl
@@ -48,6 +62,10 @@ class SendFailed(Exception):
 
 class ThreadNotFound(SendFailed):
     """The forum topic no longer exists (deleted, or the id is wrong)."""
+
+
+class DeliveryUnknown(SendFailed):
+    """The request may have reached Telegram (the answer was lost): not resent, see the module docstring."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +105,23 @@ def retry_after_seconds(exc: RetryAfter) -> float:
     return value.total_seconds() if isinstance(value, timedelta) else float(value)
 
 
+def proves_not_sent(exc: TelegramError) -> bool:
+    """True when ``exc`` proves Telegram did not carry out the request, so a resend cannot duplicate it.
+
+    PTB raises transport failures as ``NetworkError``/``TimedOut`` caused by the httpx
+    exception, and HTTP error answers other than 400/401/403/404/409 (the 5xx) as a
+    ``NetworkError`` with no transport cause.
+    """
+    if isinstance(exc, RetryAfter):
+        return True
+    cause = exc.__cause__
+    if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)):
+        return True  # no connection: the request never left
+    if type(exc) is NetworkError:
+        return cause is None or isinstance(cause, TelegramError)  # the server answered with an error status
+    return False
+
+
 def _is_parse_error(exc: BadRequest) -> bool:
     return "can't parse entities" in exc.message.lower() or "can't find end of" in exc.message.lower()
 
@@ -113,6 +148,8 @@ class Outbound:
         self.failed = 0
         self.retried_429 = 0
         self.plain_fallbacks = 0
+        self.unknown = 0  # sends that may or may not have arrived (not resent)
+        self.retry_delay_s = 0.5  # first backoff after a network error; doubles, at most 5 s
 
     # -- the one send path -----------------------------------------------------------
 
@@ -167,6 +204,13 @@ class Outbound:
 
     def _failure(self, target: Target, exc: TelegramError) -> SendFailed:
         self.failed += 1
+        if isinstance(exc, NetworkError) and not isinstance(exc, BadRequest) and not proves_not_sent(exc):
+            self.unknown += 1
+            log.error("telegram: sending to chat %s thread %s failed after the request was sent (%s): the message "
+                      "may or may not have been posted; not resending it, since that could post it twice",
+                      target.chat_id, target.topic, exc)
+            return DeliveryUnknown(f"the message to chat {target.chat_id} thread {target.topic} may not have "
+                                   f"arrived ({exc}); it was not resent to avoid posting it twice")
         if isinstance(exc, BadRequest) and _is_thread_missing(exc):
             return ThreadNotFound(
                 f"topic {target.thread_id} of chat {target.chat_id} does not exist any more "
@@ -187,7 +231,7 @@ class Outbound:
             await self._call(target, lambda: self.bot.edit_message_text(
                 text=chunk.text, chat_id=target.chat_id, message_id=message_id,
                 entities=_entities(chunk), parse_mode=None,
-            ))
+            ), idempotent=True)
         except BadRequest as exc:
             if "not modified" in exc.message.lower():
                 return True
@@ -200,7 +244,9 @@ class Outbound:
 
     # -- flood control and retries ---------------------------------------------------
 
-    async def _call(self, target: Target, make: Callable[[], Awaitable[T]]) -> T:
+    async def _call(self, target: Target, make: Callable[[], Awaitable[T]], *, idempotent: bool = False) -> T:
+        """One API call under flood control, retried after 429s and after the network errors
+        :func:`proves_not_sent` allows (any network error when ``idempotent``)."""
         attempt = 0
         while True:
             attempt += 1
@@ -217,14 +263,14 @@ class Outbound:
                     raise
                 log.warning("telegram: flood control on chat %s: waiting %.1f s, then retrying (attempt %d)",
                             target.chat_id, seconds, attempt + 1)
-            except TimedOut:
-                raise  # the message may have arrived: resending could post it twice
             except BadRequest:
                 raise
-            except NetworkError as exc:
+            except NetworkError as exc:  # TimedOut included
+                if not (idempotent or proves_not_sent(exc)):
+                    raise  # it may have arrived: resending could post it twice (see the module docstring)
                 if attempt > self.max_retries:
                     raise
-                delay = min(0.5 * 2 ** (attempt - 1), 5.0)
+                delay = min(self.retry_delay_s * 2 ** (attempt - 1), 5.0)
                 log.warning("telegram: network error sending to chat %s (%s); retrying in %.1f s",
                             target.chat_id, exc, delay)
                 await asyncio.sleep(delay)

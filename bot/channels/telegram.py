@@ -345,8 +345,9 @@ class TelegramChannel:
         else:
             lines.append("  no forum configured (telegram.group_id): DMs only")
         o = self.outbound
-        lines.append(f"  busy places {self.lanes.busy}, queued {self.lanes.pending}; sent {o.sent}, failed {o.failed}, "
-                     f"429 retries {o.retried_429}; denied {self.gate.denied_count}, duplicates {self.inbox.duplicates}")
+        lines.append(f"  busy places {self.lanes.busy}, queued {self.lanes.pending}; sent {o.sent}, failed {o.failed} "
+                     f"({o.unknown} may have arrived), 429 retries {o.retried_429}; denied {self.gate.denied_count}, "
+                     f"duplicates {self.inbox.duplicates}")
         return lines
 
     def describe(self) -> dict[str, Any]:

@@ -35,6 +35,8 @@ Realism notes (what the real server does, and so does this fake):
 * ``sendMessage`` rejects empty text and text over 4096 UTF-16 code units;
   ``editMessageText`` with unchanged content gives 400 "message is not modified".
 * Unknown methods answer ``{"ok": true, "result": true}`` and are recorded.
+* :meth:`FakeTelegramAPI.drop_next` does a call's work and then hangs up without an
+  answer (the client gets a network error for a message that was posted).
 """
 
 from __future__ import annotations
@@ -229,6 +231,7 @@ class FakeTelegramAPI:
         self.members: dict[tuple[int | str, int], JSONDict] = {}
         self.delays: dict[str, float] = {}  # lower-case method -> seconds
         self._failures: dict[str, list[ApiError]] = {}
+        self._drops: dict[str, int] = {}
         self._pending_updates: list[JSONDict] = []
         self._update_ids = itertools.count(500_000_001)
         self._message_ids: dict[int | str, itertools.count[int]] = {}
@@ -382,6 +385,12 @@ class FakeTelegramAPI:
             description = _HTTP_DEFAULT_DESCRIPTIONS.get(status, "Internal Server Error")
         queue = self._failures.setdefault(method.lower(), [])
         queue.extend(ApiError(status, description, params or None) for _ in range(times))
+
+    def drop_next(self, method: str, *, times: int = 1) -> None:
+        """Carry out the next ``times`` calls of ``method`` (a ``sendMessage`` posts its message),
+        then close the connection without an answer, as when the response is lost on the way
+        back: the client sees a network error although Telegram did the work."""
+        self._drops[method.lower()] = self._drops.get(method.lower(), 0) + times
 
     def fail_next_parse_error(
         self,
@@ -620,6 +629,10 @@ class FakeTelegramAPI:
                 raise failures.pop(0)
             handler = self._methods.get(name)
             result: Any = True if handler is None else await handler(params)
+            if self._drops.get(name):
+                self._drops[name] -= 1
+                assert request.transport is not None
+                request.transport.close()  # done, but the answer never reaches the client
             return web.json_response({"ok": True, "result": result})
         except ApiError as err:
             return err.response()

@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import ClientSession, web
 from telegram import Message, MessageEntity, Update
-from telegram.error import BadRequest, InvalidToken, RetryAfter
+from telegram.error import BadRequest, InvalidToken, NetworkError, RetryAfter
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -162,6 +162,16 @@ async def test_429_becomes_retry_after(fake: FakeTelegramAPI) -> None:
     assert again.text == "later"
     assert [m.text for m in fake.sent_messages] == ["later"]
     assert len(fake.calls_to("sendMessage")) == 2
+
+
+async def test_drop_next_posts_the_message_but_the_client_sees_a_network_error(fake: FakeTelegramAPI) -> None:
+    fake.drop_next("sendMessage")
+    async with build_app(fake) as app:
+        with pytest.raises(NetworkError, match="RemoteProtocolError") as caught:
+            await app.bot.send_message(OWNER, "lost answer")
+        assert type(caught.value) is NetworkError and caught.value.__cause__ is not None
+        again = await app.bot.send_message(OWNER, "next")  # one-shot
+    assert [m.text for m in fake.sent_messages] == ["lost answer", "next"]
 
 
 async def test_create_forum_topic_returns_incrementing_thread_ids(fake: FakeTelegramAPI) -> None:
