@@ -253,6 +253,9 @@ class TelegramSection(StrictModel):
     allowed_user_ids: list[int] = Field(default_factory=list, description="the first one is the owner")
     allowed_chat_ids: list[int] = Field(default_factory=list, description="other groups the board answers in")
     reply_unauthorised: bool = Field(True, description="tell unknown users in DMs that they are not authorised")
+    resume_max_age_s: float = Field(3600, ge=0, le=7 * 86_400, description=(
+        "messages received but not answered when Sabha stopped are answered at the next start if younger than "
+        "this; older ones are logged and given up"))
     mode: Literal["polling", "webhook"] = "polling"
     webhook_path: str = Field("/telegram/webhook", description="route on the server section's host/port")
     webhook_url: str | None = Field(None, description="public https URL of webhook_path; Sabha calls setWebhook with it")

@@ -68,6 +68,20 @@ class DeliveryUnknown(SendFailed):
     """The request may have reached Telegram (the answer was lost): not resent, see the module docstring."""
 
 
+@dataclass
+class SendProgress:
+    """How far one :meth:`Outbound.send` got, for callers that must know whether Telegram
+    may have seen any of it (the durable inbox, when a send is cancelled at shutdown)."""
+
+    posted: int = 0  # messages Telegram confirmed
+    in_flight: bool = False  # a request left and its outcome is not known (yet)
+
+    @property
+    def untouched(self) -> bool:
+        """Nothing of this send can have reached Telegram."""
+        return self.posted == 0 and not self.in_flight
+
+
 @dataclass(frozen=True)
 class Target:
     """Where a message goes: a chat, and a forum topic (None = General or a private chat).
@@ -122,6 +136,11 @@ def proves_not_sent(exc: TelegramError) -> bool:
     return False
 
 
+def _uncertain(exc: TelegramError) -> bool:
+    """The request may have been carried out although it raised (the answer was lost)."""
+    return isinstance(exc, NetworkError) and not isinstance(exc, BadRequest) and not proves_not_sent(exc)
+
+
 def _is_parse_error(exc: BadRequest) -> bool:
     return "can't parse entities" in exc.message.lower() or "can't find end of" in exc.message.lower()
 
@@ -153,11 +172,12 @@ class Outbound:
 
     # -- the one send path -----------------------------------------------------------
 
-    async def deliver(self, reply: Reply) -> list[Message]:
+    async def deliver(self, reply: Reply, *, progress: SendProgress | None = None) -> list[Message]:
         """Send a board reply to where its question was asked, headed ``<emoji> <Name>``."""
-        return await self.send(Target.of(reply), reply.text, header=reply.label)
+        return await self.send(Target.of(reply), reply.text, header=reply.label, progress=progress)
 
-    async def send(self, target: Target, text: str, *, header: str = "") -> list[Message]:
+    async def send(self, target: Target, text: str, *, header: str = "",
+                   progress: SendProgress | None = None) -> list[Message]:
         """Send ``text`` (Markdown) to ``target``; returns the messages Telegram created.
 
         Raises :class:`ThreadNotFound` when the topic is gone and :class:`SendFailed` for
@@ -167,10 +187,11 @@ class Outbound:
         sent: list[Message] = []
         for index, chunk in enumerate(chunks):
             quote = target.reply_to if index == 0 and target.chat_id < 0 else None
-            sent.append(await self._send_chunk(target, chunk, quote))
+            sent.append(await self._send_chunk(target, chunk, quote, progress))
         return sent
 
-    async def _send_chunk(self, target: Target, chunk: Chunk, quote: int | None) -> Message:
+    async def _send_chunk(self, target: Target, chunk: Chunk, quote: int | None,
+                          progress: SendProgress | None = None) -> Message:
         reply_parameters = ReplyParameters(message_id=quote, allow_sending_without_reply=True) if quote else None
 
         async def call(c: Chunk) -> Message:
@@ -184,7 +205,7 @@ class Outbound:
             )
 
         try:
-            message = await self._call(target, lambda: call(chunk))
+            message = await self._call(target, lambda: call(chunk), progress=progress)
         except BadRequest as exc:
             if not _is_parse_error(exc):
                 raise self._failure(target, exc) from exc
@@ -193,7 +214,8 @@ class Outbound:
             self.plain_fallbacks += 1
             plain = plain_chunks(chunk.text)
             try:
-                messages = [await self._call(target, lambda p=p: call(p)) for p in plain]  # type: ignore[misc]
+                messages = [await self._call(target, lambda p=p: call(p), progress=progress)  # type: ignore[misc]
+                            for p in plain]
             except TelegramError as again:
                 raise self._failure(target, again) from again
             message = messages[0]
@@ -204,7 +226,7 @@ class Outbound:
 
     def _failure(self, target: Target, exc: TelegramError) -> SendFailed:
         self.failed += 1
-        if isinstance(exc, NetworkError) and not isinstance(exc, BadRequest) and not proves_not_sent(exc):
+        if _uncertain(exc):
             self.unknown += 1
             log.error("telegram: sending to chat %s thread %s failed after the request was sent (%s): the message "
                       "may or may not have been posted; not resending it, since that could post it twice",
@@ -244,28 +266,35 @@ class Outbound:
 
     # -- flood control and retries ---------------------------------------------------
 
-    async def _call(self, target: Target, make: Callable[[], Awaitable[T]], *, idempotent: bool = False) -> T:
+    async def _call(self, target: Target, make: Callable[[], Awaitable[T]], *, idempotent: bool = False,
+                    progress: SendProgress | None = None) -> T:
         """One API call under flood control, retried after 429s and after the network errors
         :func:`proves_not_sent` allows (any network error when ``idempotent``)."""
         attempt = 0
         while True:
             attempt += 1
             await self.flood.acquire(target.chat_id)
+            if progress is not None:
+                progress.in_flight = True
             try:
-                return await make()
-            except RetryAfter as exc:
-                seconds = retry_after_seconds(exc)
-                self.flood.pause(target.chat_id, seconds)
-                self.retried_429 += 1
-                if attempt > self.max_retries:
-                    log.error("telegram: chat %s still flood-limited after %d attempts; giving up on this message",
-                              target.chat_id, attempt)
+                result = await make()
+            except TelegramError as exc:
+                if progress is not None and not _uncertain(exc):
+                    progress.in_flight = False  # Telegram answered: this request posted nothing
+                if isinstance(exc, RetryAfter):
+                    seconds = retry_after_seconds(exc)
+                    self.flood.pause(target.chat_id, seconds)
+                    self.retried_429 += 1
+                    if attempt > self.max_retries:
+                        log.error("telegram: chat %s still flood-limited after %d attempts; giving up on this "
+                                  "message", target.chat_id, attempt)
+                        raise
+                    log.warning("telegram: flood control on chat %s: waiting %.1f s, then retrying (attempt %d)",
+                                target.chat_id, seconds, attempt + 1)
+                    continue
+                if not isinstance(exc, NetworkError) or isinstance(exc, BadRequest):
                     raise
-                log.warning("telegram: flood control on chat %s: waiting %.1f s, then retrying (attempt %d)",
-                            target.chat_id, seconds, attempt + 1)
-            except BadRequest:
-                raise
-            except NetworkError as exc:  # TimedOut included
+                # a network error (TimedOut included)
                 if not (idempotent or proves_not_sent(exc)):
                     raise  # it may have arrived: resending could post it twice (see the module docstring)
                 if attempt > self.max_retries:
@@ -274,6 +303,11 @@ class Outbound:
                 log.warning("telegram: network error sending to chat %s (%s); retrying in %.1f s",
                             target.chat_id, exc, delay)
                 await asyncio.sleep(delay)
+                continue
+            if progress is not None:
+                progress.in_flight = False
+                progress.posted += 1
+            return result
 
     # -- typing ----------------------------------------------------------------------
 

@@ -7,10 +7,12 @@ server, checked against Telegram's secret-token header).
 
 Each incoming message goes: access gate (:mod:`.telegram_inbound`, deny by default, no
 model call for strangers) -> its lane (:mod:`.lanes`: one place answers in order,
-different topics and chats concurrently) -> dedupe (:mod:`.inbox`) -> an
-:class:`board.envelope.Envelope` with the topic's role as ``role_hint`` ->
-``board.handle`` with "typing…" shown in the topic -> the reply delivered by
-:class:`.outbound.Outbound` to the same chat and topic. Meetings called from Telegram are
+different topics and chats concurrently) -> an :class:`board.envelope.Envelope` with the
+topic's role as ``role_hint``, claimed in the durable inbox (:mod:`.inbox`: a redelivered
+message is skipped; the envelope is kept) -> ``board.handle`` with "typing…" shown in the
+topic -> the reply delivered by :class:`.outbound.Outbound` to the same chat and topic,
+and the message marked answered. At start, messages a crash or a cut-short shutdown left
+unanswered are queued first (:meth:`.inbox.Inbox.resume`). Meetings called from Telegram are
 shown by :class:`.telegram_meeting.MeetingView`; topics are mapped and created by
 :class:`.telegram_topics.Topics`.
 """
@@ -23,6 +25,7 @@ import logging
 import os
 import re
 import time
+from datetime import timedelta
 from typing import Any
 
 from aiohttp import web
@@ -30,11 +33,11 @@ from telegram import BotCommand, Message, Update
 from telegram.error import InvalidToken, TelegramError
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, MessageHandler, filters
 
-from board.envelope import Reply
+from board.envelope import Envelope, Reply
 from board.service import Board
 from bot.channels.inbox import Inbox
 from bot.channels.lanes import Lanes
-from bot.channels.outbound import Outbound, SendFailed, Target
+from bot.channels.outbound import Outbound, SendFailed, SendProgress, Target
 from bot.channels.ratelimit import FloodControl, RateSettings
 from bot.channels.telegram_inbound import AccessGate, Place, place_of, to_envelope
 from bot.channels.telegram_meeting import STATUS_INTERVAL_S, MeetingView
@@ -193,6 +196,7 @@ class TelegramChannel:
             if room is not None and hasattr(room, "subscribe"):
                 room.subscribe(self.meetings)
             await self.app.start()
+            await self._resume()  # queued first: they were received before anything polling brings now
             self.accepting = True
             if self.settings.mode == "polling":
                 assert self.app.updater is not None
@@ -207,6 +211,7 @@ class TelegramChannel:
                          "(register it with setWebhook yourself)", self.settings.webhook_path)
         except BaseException:
             self.accepting = False
+            await self.lanes.drain(0)  # resumed work stays claimed-but-unanswered: taken up at the next start
             await self._shutdown_app()
             self.state = "failed"
             raise
@@ -290,25 +295,58 @@ class TelegramChannel:
         addressed = _ADDRESSED.match(text)
         if addressed and self.username and addressed.group(1).lower() != self.username.lower():
             return  # a command for another bot in the same group
-        if not await self.inbox.claim(chat, msg_id):
-            return
         role_hint = None
         if self.topics is not None and place.chat_id == self.forum_id:
             role_hint = self.topics.role_for(place.thread_id)
         envelope = to_envelope(message, text, role_hint=role_hint, owner_id=self.gate.owner_id)
+        if not await self.inbox.claim(chat, msg_id, envelope):
+            return
+        await self._answer(envelope)
+
+    async def _answer(self, envelope: Envelope, reply: Reply | None = None) -> None:
+        """Answer a claimed message, or deliver the reply the board already gave (a message
+        taken up again after a restart), and record in the inbox how far it got."""
+        chat, msg_id = envelope.chat_id, envelope.message_id or ""
+        if reply is None:
+            target = Target(int(chat), envelope.thread_id, reply_to=int(msg_id) if msg_id.isdigit() else None)
+            try:
+                async with self.outbound.keep_typing(target):
+                    reply = await self.board.handle(envelope)
+            except Exception:  # noqa: BLE001 - the user gets an answer, the log the traceback
+                log.exception("telegram: answering message %s in chat %s failed", msg_id, chat)
+                reply = Reply.to(envelope, role="general", name="Sabha", emoji="⚠️", text=ANSWER_FAILED,
+                                 kind="error")
+        await self.inbox.sending(chat, msg_id, reply)
+        progress = SendProgress()
         try:
-            async with self.outbound.keep_typing(target):
-                reply = await self.board.handle(envelope)
-        except Exception:  # noqa: BLE001 - the user gets an answer, the log the traceback
-            log.exception("telegram: answering message %s in chat %s failed", msg_id, chat)
-            reply = Reply.to(envelope, role="general", name="Sabha", emoji="⚠️", text=ANSWER_FAILED, kind="error")
-        try:
-            await self.outbound.deliver(reply)
+            await self.outbound.deliver(reply, progress=progress)
         except SendFailed as exc:
             log.error("telegram: reply to message %s in chat %s not delivered: %s", msg_id, chat, exc)
             await self.inbox.done(chat, msg_id, "failed")
             return
+        except asyncio.CancelledError:
+            if progress.untouched:  # stopped while waiting for the chat's budget: send it at the next start
+                await self.inbox.unsent(chat, msg_id)
+            raise
         await self.inbox.done(chat, msg_id, "answered")
+
+    async def _resume(self) -> None:
+        """Queue the messages a crash or a cut-short shutdown left unanswered (before new ones)."""
+        max_age = timedelta(seconds=self.settings.resume_max_age_s)
+        for item in await self.inbox.resume(max_age):
+            envelope = item.envelope
+            try:
+                place = Place(int(envelope.chat_id), envelope.thread_id, envelope.is_group)
+            except ValueError:
+                log.warning("telegram: message %s has an unusable chat id %r; not answering it",
+                            item.message_id, envelope.chat_id)
+                await self.inbox.done(item.chat_id, item.message_id, "abandoned")
+                continue
+            sender = int(envelope.sender) if envelope.sender.lstrip("-").isdigit() else None
+            if not self.gate.allows(sender, place):  # the config may have changed since
+                await self.inbox.done(item.chat_id, item.message_id, "denied")
+                continue
+            self.lanes.submit(place.lane, lambda e=envelope, r=item.reply: self._answer(e, r))  # type: ignore[misc]
 
     async def _maybe_tell_unauthorised(self, message: Message, place: Place) -> None:
         user = message.from_user
@@ -347,7 +385,8 @@ class TelegramChannel:
         o = self.outbound
         lines.append(f"  busy places {self.lanes.busy}, queued {self.lanes.pending}; sent {o.sent}, failed {o.failed} "
                      f"({o.unknown} may have arrived), 429 retries {o.retried_429}; denied {self.gate.denied_count}, "
-                     f"duplicates {self.inbox.duplicates}")
+                     f"duplicates {self.inbox.duplicates}; taken up after a restart {self.inbox.resumed}, "
+                     f"given up {self.inbox.abandoned}")
         return lines
 
     def describe(self) -> dict[str, Any]:
