@@ -115,6 +115,28 @@ class VirtualClock:
         await asyncio.sleep(0)
 
 
+class ManualClock:
+    """A monotonic clock that moves only when the test calls :meth:`advance`; a sleeper
+    wakes once the clock has passed its time."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+        self._moved = asyncio.Event()
+
+    def now(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        until = self.t + seconds
+        while self.t < until:
+            await self._moved.wait()
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+        moved, self._moved = self._moved, asyncio.Event()
+        moved.set()
+
+
 def use_model(board: Board, model: Any) -> Any:
     """Make every ``offline`` turn of ``board`` use ``model``."""
     board.providers.register("offline", lambda: model)

@@ -87,33 +87,23 @@ def test_target_never_sends_general_thread_or_dm_threads() -> None:
 # -- status throttle ---------------------------------------------------------------------
 
 
-async def test_status_edits_at_most_once_per_interval_and_the_last_state_wins() -> None:
+def test_status_throttle_keeps_one_pending_edit_and_the_interval() -> None:
     clock = VirtualClock()
-    edits: list[tuple[float, str]] = []
-
-    async def edit(text: str) -> None:
-        edits.append((clock.now(), text))
-
-    throttle = StatusThrottle(edit, 3.0, clock=clock.now, sleep=clock.sleep)
+    throttle = StatusThrottle(3.0, clock=clock.now)
     throttle.shown_now("v0")
+    assert not throttle.pending
     for i in range(1, 6):
         throttle.update(f"v{i}")
-    await asyncio.sleep(0)
-    throttle.update("v6")
-    await throttle.close()
-    times = [t for t, _ in edits]
-    assert all(b - a >= 3.0 for a, b in zip([1000.0, *times], times, strict=False))
-    assert edits[-1][1] == "v6"
-    assert len(edits) <= 2  # v1..v5 collapse into one edit
-
-
-async def test_status_throttle_without_updates_closes_quietly() -> None:
-    async def edit(text: str) -> None:
-        raise AssertionError("no edit expected")
-
-    throttle = StatusThrottle(edit, 3.0)
-    throttle.shown_now("v0")
-    await throttle.close()
+    assert throttle.pending and throttle.wanted == "v5"  # the latest state wins; one edit pending
+    assert throttle.wait_s() == pytest.approx(3.0)
+    clock.t += 1.0
+    assert throttle.wait_s() == pytest.approx(2.0)
+    clock.t += 2.0
+    assert throttle.wait_s() == 0
+    throttle.edited("v5")
+    assert not throttle.pending and throttle.edits == 1 and throttle.wait_s() == pytest.approx(3.0)
+    throttle.update("v5")  # no change: nothing to edit
+    assert not throttle.pending
 
 
 # -- flood control -------------------------------------------------------------------------
@@ -136,6 +126,45 @@ async def test_a_forum_has_one_budget_and_a_pause_holds_all_its_topics() -> None
     clock.waits.clear()
     await flood.acquire(42)  # another chat is not held back
     assert clock.waits == []
+
+
+async def test_try_acquire_never_waits_and_leaves_the_reserve() -> None:
+    clock = VirtualClock()
+    flood = FloodControl(RateSettings(group_per_minute=60, group_burst=5, private_burst=3),
+                         clock=clock.now, sleep=clock.sleep)
+    assert flood.try_acquire(-100, reserve=3)  # 5 tokens -> 4
+    assert flood.try_acquire(-100, reserve=3)  # 4 -> 3: the reserve is left
+    assert not flood.try_acquire(-100, reserve=3)  # one more would eat into the reserve
+    assert flood.spare_in(-100, reserve=3) == pytest.approx(1.0)  # 60 a minute: a token a second
+    clock.t += 1.0
+    assert flood.try_acquire(-100, reserve=3)
+    clock.t += 10.0  # full again, but a 429 pauses the chat
+    flood.pause(-100, 5)
+    assert not flood.try_acquire(-100) and flood.spare_in(-100) == pytest.approx(5.0)
+    assert flood.try_acquire(42, reserve=3)  # the reserve is capped below a DM's burst of 3
+    assert clock.waits == []  # it never slept
+
+
+async def test_try_acquire_yields_to_anyone_waiting_for_the_chat() -> None:
+    clock = VirtualClock()
+    flood = FloodControl(RateSettings(group_per_minute=60, group_burst=2), clock=clock.now, sleep=clock.sleep)
+    gate = asyncio.Event()
+
+    async def slow_sleep(seconds: float) -> None:
+        await gate.wait()
+        clock.t += seconds
+
+    flood.sleep = slow_sleep
+    await flood.acquire(-100)
+    await flood.acquire(-100)
+    waiter = asyncio.create_task(flood.acquire(-100))  # a post waits for the next token
+    await asyncio.sleep(0)
+    clock.t += 5.0  # tokens are back, but the post is first in line
+    assert not flood.try_acquire(-100)
+    assert flood.spare_in(-100) >= 1.0
+    gate.set()
+    await waiter
+    assert flood.try_acquire(-100)
 
 
 # -- lanes -----------------------------------------------------------------------------------

@@ -264,6 +264,36 @@ class Outbound:
             return False
         return True
 
+    async def edit_if_idle(self, target: Target, message_id: int, text: str, *, reserve: int = 0) -> bool | None:
+        """A low-priority edit (a status line): made only if the chat's budget can spare a token
+        right now (nobody waiting, ``reserve`` tokens left for others), never waiting or retrying.
+
+        None: skipped for lack of budget (try again later); True: the message shows ``text``;
+        False: Telegram refused (logged).
+        """
+        chunks = render(text)
+        if not chunks:
+            return False
+        if not self.flood.try_acquire(target.chat_id, reserve):
+            return None
+        chunk = chunks[0]
+        try:
+            await self.bot.edit_message_text(text=chunk.text, chat_id=target.chat_id, message_id=message_id,
+                                             entities=_entities(chunk), parse_mode=None)
+        except RetryAfter as exc:
+            self.flood.pause(target.chat_id, retry_after_seconds(exc))
+            self.retried_429 += 1
+            return None
+        except BadRequest as exc:
+            if "not modified" in exc.message.lower():
+                return True
+            log.warning("telegram: editing message %s in chat %s failed: %s", message_id, target.chat_id, exc.message)
+            return False
+        except TelegramError as exc:
+            log.warning("telegram: editing message %s in chat %s failed: %s", message_id, target.chat_id, exc)
+            return False
+        return True
+
     # -- flood control and retries ---------------------------------------------------
 
     async def _call(self, target: Target, make: Callable[[], Awaitable[T]], *, idempotent: bool = False,

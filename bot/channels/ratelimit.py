@@ -6,6 +6,10 @@ private chat. :class:`FloodControl` keeps a token bucket per chat id and one glo
 bucket; callers ``await acquire(chat_id)`` before each send. When Telegram still answers
 429 ``retry_after``, :meth:`FloodControl.pause` blocks that chat (all its topics) until
 the time is up; the sender then retries.
+
+Low-priority calls (a meeting's status edits) use :meth:`FloodControl.try_acquire`
+instead: it never waits and succeeds only when nobody is waiting for the chat's budget
+and enough tokens stay for the messages that matter.
 """
 
 from __future__ import annotations
@@ -50,6 +54,27 @@ class TokenBucket:
         blocked = max(0.0, self.blocked_until - now)
         missing = 0.0 if self.tokens >= 1 else (1 - self.tokens) / self.rate
         return max(blocked, missing)
+
+    @property
+    def busy(self) -> bool:
+        """Someone is waiting for (or taking) a token right now."""
+        return self.lock.locked()
+
+    def spare_in(self, reserve: int = 0) -> float:
+        """Seconds until a token can be taken with ``reserve`` more left over (0: now),
+        not counting waiters; ``reserve`` is capped at ``burst - 1``."""
+        now = self.clock()
+        self._refill(now)
+        need = 1 + min(max(0, reserve), self.burst - 1)
+        missing = 0.0 if self.tokens >= need else (need - self.tokens) / self.rate
+        return max(self.blocked_until - now, missing, 0.0)
+
+    def try_take(self, reserve: int = 0) -> bool:
+        """Take a token now if nobody waits and ``reserve`` more stay; never sleeps."""
+        if self.busy or self.spare_in(reserve) > 0:
+            return False
+        self.tokens -= 1
+        return True
 
     async def take(self, sleep: Callable[[float], Awaitable[None]]) -> float:
         """Take one token, sleeping as needed; returns the seconds waited."""
@@ -98,6 +123,22 @@ class FloodControl:
         """Wait for this chat's budget, then the global one; returns the seconds waited."""
         waited = await self.bucket(chat_id).take(self.sleep)
         return waited + await self._global.take(self.sleep)
+
+    def try_acquire(self, chat_id: int | str, reserve: int = 0) -> bool:
+        """For calls that may be skipped: take this chat's and the global budget now, only if
+        nobody is waiting for the chat, it is not paused and ``reserve`` tokens stay for others."""
+        bucket = self.bucket(chat_id)
+        if bucket.busy or bucket.spare_in(reserve) > 0 or self._global.busy or self._global.spare_in() > 0:
+            return False
+        return bucket.try_take(reserve) and self._global.try_take()
+
+    def spare_in(self, chat_id: int | str, reserve: int = 0) -> float:
+        """Seconds until :meth:`try_acquire` may succeed (at least one token's time while others wait)."""
+        bucket = self.bucket(chat_id)
+        wait = max(bucket.spare_in(reserve), self._global.spare_in())
+        if bucket.busy:
+            wait = max(wait, 1.0 / bucket.rate)
+        return wait
 
     def pause(self, chat_id: int | str, seconds: float) -> None:
         """Telegram said 429 retry_after: nothing goes to this chat for ``seconds``."""

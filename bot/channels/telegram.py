@@ -232,6 +232,7 @@ class TelegramChannel:
 
     async def stop_intake(self) -> None:
         """Stop receiving updates (queued ones are still answered by :meth:`stop`)."""
+        self.meetings.begin_stop()  # from now on an ended meeting's decision and minutes go out first
         if not self.accepting:
             return
         self.accepting = False
@@ -253,8 +254,8 @@ class TelegramChannel:
         while not self.app.update_queue.empty() and loop.time() < deadline:
             await asyncio.sleep(0.01)
         await asyncio.sleep(0)
-        await self.lanes.drain(max(0.0, deadline - loop.time()))
-        await self.meetings.drain(max(0.5, deadline - loop.time()))
+        remaining = deadline - loop.time()
+        await asyncio.gather(self.lanes.drain(max(0.0, remaining)), self.meetings.drain(max(0.5, remaining)))
         await self._shutdown_app()
         self.state = "stopped"
         log.info("telegram: stopped (sent %d, failed %d, 429 retries %d)", self.outbound.sent,

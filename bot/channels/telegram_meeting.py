@@ -4,26 +4,38 @@
 (:class:`board.meeting.MeetingEvent`) and shows the meetings that were called from
 Telegram:
 
-* in the board's forum: a status message in General, edited as the meeting progresses
-  (at most one edit per ``status_interval`` seconds, 3 by default; the final state is
-  always written), each specialist's statement posted in that specialist's topic (in
-  General when the role has no topic), and the decision and the minutes posted in General;
+* in the board's forum: a status message in General, edited as the meeting progresses,
+  each specialist's statement posted in that specialist's topic (in General when the role
+  has no topic), and the decision and the minutes posted in General;
 * in a private chat: the status message, the decision and the minutes in that chat.
 
-Events are queued per meeting and shown by one worker, in order, so a slow Telegram (or
-a 429 pause) never slows the meeting itself. Everything is sent through
-:class:`bot.channels.outbound.Outbound`.
+A meeting's posts are queued and sent by one worker per meeting, in order, so a slow
+Telegram (or a 429 pause) never slows the meeting itself. Everything is sent through
+:class:`bot.channels.outbound.Outbound`, inside the chat's rate budget (about 20 messages
+a minute for a whole forum), so posts come first and the status line makes do with what
+is left:
+
+* **Status edits never delay a post.** At most one edit is pending (the latest status
+  wins); it is made only while the meeting has no post queued and the chat's budget can
+  spare a token without touching the :data:`STATUS_RESERVE` kept for posts and with
+  nobody else waiting (:meth:`.outbound.Outbound.edit_if_idle`), and at most once per
+  ``status_interval`` seconds (3 by default). The final status edit is always made, last,
+  after the decision and the minutes.
+* **Shutdown keeps what matters.** Once the channel is stopping (:meth:`MeetingView.begin_stop`)
+  an ended meeting's decision and minutes go out before anything else still queued for it,
+  then the final status; statements still queued are dropped with a log line that says how
+  many and that ``sabha meetings show <id>`` has them (the state db recorded them all).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from board.meeting import MeetingEvent
 from board.tasks import finish_tasks
@@ -33,30 +45,21 @@ from bot.channels.telegram_topics import Topics
 log = logging.getLogger("sabha.telegram.meeting")
 
 STATUS_INTERVAL_S = 3.0
+STATUS_RESERVE = 3  # budget tokens a status edit leaves for the meeting's posts (capped below the chat's burst)
+_IDLE_FLOOR_S = 0.05  # shortest wait before looking at the budget again
 
 
 class StatusThrottle:
-    """Latest-wins edits of one message, at most one per ``interval`` seconds."""
+    """The status message's text: the latest state wins (one edit pending at most), and at
+    most one edit per ``interval`` seconds. The meeting's worker decides when to edit."""
 
-    def __init__(
-        self,
-        edit: Callable[[str], Awaitable[Any]],
-        interval: float = STATUS_INTERVAL_S,
-        *,
-        clock: Callable[[], float] = time.monotonic,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-    ) -> None:
-        self._edit = edit
+    def __init__(self, interval: float = STATUS_INTERVAL_S, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.interval = interval
         self.clock = clock
-        self.sleep = sleep
         self.shown: str | None = None
         self.wanted: str | None = None
         self.last_edit: float | None = None
         self.edits = 0
-        self._wake = asyncio.Event()
-        self._closed = False
-        self._task: asyncio.Task[None] | None = None
 
     def shown_now(self, text: str) -> None:
         """The message was just sent with ``text`` (counts as an edit for the interval)."""
@@ -64,39 +67,39 @@ class StatusThrottle:
         self.last_edit = self.clock()
 
     def update(self, text: str) -> None:
-        """Ask for the message to show ``text`` (soon, within the interval)."""
+        """The message should show ``text`` (replaces any edit still pending)."""
         self.wanted = text
-        if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="meeting status")
-        self._wake.set()
 
-    async def _run(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            while self.wanted is not None and self.wanted != self.shown:
-                if self.last_edit is not None:
-                    wait = self.last_edit + self.interval - self.clock()
-                    if wait > 0:
-                        await self.sleep(wait)
-                text = self.wanted
-                self.last_edit = self.clock()
-                try:
-                    await self._edit(text)
-                except Exception:  # noqa: BLE001 - a status line must not stop the view
-                    log.warning("meeting status edit failed", exc_info=True)
-                self.shown = text
-                self.edits += 1
-            if self._closed:
-                return
+    @property
+    def pending(self) -> bool:
+        """An edit is wanted."""
+        return self.wanted is not None and self.wanted != self.shown
 
-    async def close(self) -> None:
-        """Write the last wanted text (respecting the interval) and stop."""
-        self._closed = True
-        if self._task is None:
-            return
-        self._wake.set()
-        await self._task
+    def wait_s(self) -> float:
+        """Seconds until the interval allows the next edit (0: now)."""
+        if self.last_edit is None:
+            return 0.0
+        return max(0.0, self.last_edit + self.interval - self.clock())
+
+    def edited(self, text: str) -> None:
+        """An edit to ``text`` was made (or refused for good: not retried until the state changes)."""
+        self.shown = text
+        self.last_edit = self.clock()
+        self.edits += 1
+
+
+PostKind = Literal["status", "statement", "decision", "minutes"]
+
+
+@dataclass(frozen=True)
+class _Post:
+    """One message a meeting still has to send."""
+
+    kind: PostKind
+    target: Target
+    text: str = ""
+    header: str = ""
+    role: str | None = None
 
 
 @dataclass
@@ -106,7 +109,10 @@ class _Meeting:
     event: MeetingEvent
     home: Target  # where the status, decision and minutes go
     in_forum: bool
-    queue: asyncio.Queue[MeetingEvent] = field(default_factory=asyncio.Queue)
+    posts: deque[_Post] = field(default_factory=deque)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    current: _Post | None = None
+    ended: bool = False
     participants: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
     spoke: dict[str, int] = field(default_factory=dict)
@@ -120,23 +126,33 @@ class _Meeting:
     throttle: StatusThrottle | None = None
     worker: asyncio.Task[None] | None = None
 
+    @property
+    def id(self) -> str:
+        return self.event.meeting_id
+
 
 class MeetingView:
     """Shows meetings called from Telegram; pass it to ``BoardRoom.subscribe``."""
 
     def __init__(self, outbound: Outbound, *, forum_id: int | None, topics: Topics | None,
                  status_interval: float = STATUS_INTERVAL_S,
-                 label_for: Callable[[str], str] | None = None) -> None:
+                 label_for: Callable[[str], str] | None = None,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.outbound = outbound
         self.label_for = label_for or (lambda role: role)
         self.forum_id = forum_id
         self.topics = topics
         self.status_interval = status_interval
+        self.clock = clock
+        self.sleep = sleep
+        self.stopping = False
         self._meetings: dict[str, _Meeting] = {}
         self.shown = 0
+        self.dropped = 0
 
     async def __call__(self, event: MeetingEvent) -> None:
-        """The subscriber: queue the event for the meeting's worker (returns at once)."""
+        """The subscriber: record the event and queue its posts (returns at once)."""
         origin = event.origin
         if origin is None or origin.channel != "telegram":
             return
@@ -147,31 +163,26 @@ class MeetingView:
             home = Target(chat_id) if in_forum or not origin.is_group else Target(chat_id, origin.thread_id)
             meeting = self._meetings[event.meeting_id] = _Meeting(event=event, home=home, in_forum=in_forum)
             meeting.worker = asyncio.create_task(self._work(meeting), name=f"meeting view {event.meeting_id}")
-        meeting.queue.put_nowait(event)
+        try:
+            self._apply(meeting, event)
+        except Exception:  # noqa: BLE001 - keep showing the rest of the meeting
+            log.exception("telegram: showing meeting %s event %s failed", event.meeting_id, event.kind)
+        meeting.wake.set()
+
+    def begin_stop(self) -> None:
+        """Sabha is shutting down: decisions and minutes first, statements still queued are dropped."""
+        self.stopping = True
+        for meeting in self._meetings.values():
+            meeting.wake.set()
 
     async def drain(self, timeout: float = 10.0) -> None:
-        """Wait for queued meeting output to be sent (cancel what is left after ``timeout``)."""
+        """Wait up to ``timeout`` for the queued meeting output to be sent (at shutdown, after
+        :meth:`begin_stop`: what matters first); cancel what is left, logging what was not posted."""
         await finish_tasks((m.worker for m in self._meetings.values() if m.worker is not None), timeout)
 
-    # -- the worker ------------------------------------------------------------------
+    # -- events -> state and posts -----------------------------------------------------
 
-    async def _work(self, m: _Meeting) -> None:
-        try:
-            while True:
-                event = await m.queue.get()
-                try:
-                    await self._show(m, event)
-                except Exception:  # noqa: BLE001 - keep showing the rest of the meeting
-                    log.exception("telegram: showing meeting %s event %s failed", event.meeting_id, event.kind)
-                if event.kind == "ended":
-                    break
-        finally:
-            if m.throttle is not None:
-                with contextlib.suppress(Exception):
-                    await m.throttle.close()
-            self._meetings.pop(m.event.meeting_id, None)
-
-    async def _show(self, m: _Meeting, e: MeetingEvent) -> None:
+    def _apply(self, m: _Meeting, e: MeetingEvent) -> None:
         self.shown += 1
         if e.round:
             m.round = max(m.round, e.round)
@@ -182,9 +193,8 @@ class MeetingView:
                     m.names[role] = self.label_for(role)
                 except Exception:  # noqa: BLE001 - a missing soul must not hide the meeting
                     m.names[role] = role
-            await self._open_status(m)
-            return
-        if e.kind == "framed":
+            m.posts.append(_Post("status", m.home))
+        elif e.kind == "framed":
             m.agenda = e.text
             m.phase = "round 1: specialists answer"
         elif e.kind == "agent_spoke" and e.role:
@@ -194,7 +204,9 @@ class MeetingView:
             if e.name:
                 m.names[e.role] = f"{e.emoji or ''} {e.name}".strip()
             if m.in_forum:
-                await self._post_statement(m, e)
+                label = f"{e.emoji or ''} {e.name or e.role}".strip()
+                m.posts.append(_Post("statement", m.home, e.text,
+                                     f"{label} · board meeting, round {e.round or m.round}", e.role))
         elif e.kind == "absent" and e.role:
             m.absent[e.role] = e.text
         elif e.kind == "disagreement":
@@ -205,48 +217,148 @@ class MeetingView:
             m.phase = f"round {m.round} done"
         elif e.kind == "decision":
             m.phase = "decided"
-            await self._send(m.home, format_decision(e), header="🏛 Board decision")
+            m.posts.append(_Post("decision", m.home, format_decision(e), "🏛 Board decision"))
         elif e.kind == "ended":
             reason = str(e.data.get("stop_reason") or e.text)
             m.phase = f"ended ({reason})" + (f": {e.data['error']}" if e.data.get("error") else "")
-            self._status(m)
-            if m.throttle is not None:
-                await m.throttle.close()
             minutes = str(e.data.get("minutes") or "").strip()
             if minutes:
-                await self._send(m.home, minutes, header="📝 Minutes")
+                m.posts.append(_Post("minutes", m.home, minutes, "📝 Minutes"))
+            m.ended = True
+        if m.throttle is not None:
+            m.throttle.update(self.status_text(m))
+
+    # -- the worker --------------------------------------------------------------------
+
+    async def _work(self, m: _Meeting) -> None:
+        try:
+            while True:
+                m.wake.clear()
+                post = self._next_post(m)
+                if post is not None:
+                    m.current = post
+                    try:
+                        await self._send_post(m, post)
+                    except Exception:  # noqa: BLE001 - keep showing the rest of the meeting
+                        log.exception("telegram: posting the %s of meeting %s failed", post.kind, m.id)
+                    m.current = None
+                    continue
+                if m.ended:
+                    break
+                await self._idle(m)
+            await self._final_status(m)
+        except asyncio.CancelledError:
+            self._report_cut(m)
+            raise
+        finally:
+            self._meetings.pop(m.id, None)
+
+    def _next_post(self, m: _Meeting) -> _Post | None:
+        if not m.posts:
+            return None
+        if not (self.stopping and m.ended):
+            return m.posts.popleft()
+        for kind in ("status", "decision", "minutes"):
+            for post in m.posts:
+                if post.kind == kind:
+                    m.posts.remove(post)
+                    return post
+        statements = sum(1 for p in m.posts if p.kind == "statement")
+        m.posts.clear()
+        if statements:
+            self.dropped += statements
+            log.warning("telegram: shutting down: %d statement(s) of meeting %s were not posted to Telegram "
+                        "(the decision and minutes were posted first); `sabha meetings show %s` has them",
+                        statements, m.id, m.id)
+        return None
+
+    def _report_cut(self, m: _Meeting) -> None:
+        left = ([m.current] if m.current is not None else []) + list(m.posts)
+        kinds = [p.kind for p in left]
+        if m.throttle is not None and m.throttle.pending:
+            kinds.append("final status")
+        if not kinds:
             return
-        self._status(m)
+        statements = kinds.count("statement")
+        parts = ([f"{statements} statement(s)"] if statements else []) + [k for k in kinds if k != "statement"]
+        self.dropped += statements
+        log.warning("telegram: shutdown cut the output of meeting %s short: %s not posted to Telegram; "
+                    "`sabha meetings show %s` has them", m.id, ", ".join(parts), m.id)
+
+    async def _send_post(self, m: _Meeting, post: _Post) -> None:
+        if post.kind == "status":
+            await self._open_status(m)
+        elif post.kind == "statement":
+            await self._post_statement(m, post)
+        else:
+            await self._send(post.target, post.text, header=post.header)
+
+    async def _idle(self, m: _Meeting) -> None:
+        """Nothing to post: edit the status if it is due and the budget can spare it, else wait."""
+        throttle = m.throttle
+        if throttle is None or m.status_id is None or not throttle.pending:
+            await self._wait(m, None, self.sleep)
+            return
+        due_in = throttle.wait_s()
+        if due_in > 0:
+            await self._wait(m, due_in, self.sleep)
+            return
+        text = throttle.wanted or ""
+        done = await self.outbound.edit_if_idle(m.home, m.status_id, text, reserve=STATUS_RESERVE)
+        if done is None:  # the budget is low or others are waiting: look again when it may have refilled
+            flood = self.outbound.flood
+            await self._wait(m, max(flood.spare_in(m.home.chat_id, STATUS_RESERVE), _IDLE_FLOOR_S), flood.sleep)
+            return
+        throttle.edited(text)
+
+    @staticmethod
+    async def _wait(m: _Meeting, timeout: float | None, sleep: Callable[[float], Awaitable[None]]) -> None:
+        """Until the meeting has news (an event, or stopping) or ``timeout`` seconds passed."""
+        waiter: asyncio.Future[Any] = asyncio.ensure_future(m.wake.wait())
+        timer: asyncio.Future[Any] | None = asyncio.ensure_future(sleep(timeout)) if timeout is not None else None
+        try:
+            await asyncio.wait([f for f in (waiter, timer) if f is not None], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for future in (waiter, timer):
+                if future is not None and not future.done():
+                    future.cancel()
+
+    async def _final_status(self, m: _Meeting) -> None:
+        """The last status edit: always made (after the posts), still at most one per interval."""
+        throttle = m.throttle
+        if throttle is None or m.status_id is None or not throttle.pending:
+            return
+        due_in = throttle.wait_s()
+        if due_in > 0:
+            await self.sleep(due_in)
+        text = throttle.wanted or ""
+        await self.outbound.edit(m.home, m.status_id, text)
+        throttle.edited(text)
 
     async def _open_status(self, m: _Meeting) -> None:
         text = self.status_text(m)
         try:
             [first, *_] = await self.outbound.send(m.home, text)
         except SendFailed as exc:
-            log.error("telegram: could not post the status of meeting %s: %s", m.event.meeting_id, exc)
+            log.error("telegram: could not post the status of meeting %s: %s", m.id, exc)
             return
         m.status_id = first.message_id
-        m.throttle = StatusThrottle(lambda t: self.outbound.edit(m.home, first.message_id, t), self.status_interval)
+        m.throttle = StatusThrottle(self.status_interval, clock=self.clock)
         m.throttle.shown_now(text)
+        m.throttle.update(self.status_text(m))  # events that came while it was being sent
 
-    def _status(self, m: _Meeting) -> None:
-        if m.throttle is not None:
-            m.throttle.update(self.status_text(m))
-
-    async def _post_statement(self, m: _Meeting, e: MeetingEvent) -> None:
-        label = f"{e.emoji or ''} {e.name or e.role}".strip()
-        header = f"{label} · board meeting, round {e.round or m.round}"
-        thread = self.topics.thread_for(e.role or "") if self.topics else None
-        target = Target(m.home.chat_id, thread)
+    async def _post_statement(self, m: _Meeting, post: _Post) -> None:
+        thread = self.topics.thread_for(post.role or "") if self.topics else None
+        target = Target(m.home.chat_id, thread)  # the role's topic (General when it has none)
         try:
-            await self.outbound.send(target, e.text, header=header)
+            await self.outbound.send(target, post.text, header=post.header)
         except ThreadNotFound as exc:
             log.error("telegram: %s", exc)
-            if self.topics is not None and e.role:
-                await self.topics.forget(e.role)
-            await self._send(target.general(), e.text, header=header)
+            if self.topics is not None and post.role:
+                await self.topics.forget(post.role)
+            await self._send(target.general(), post.text, header=post.header)
         except SendFailed as exc:
-            log.error("telegram: statement of %s in meeting %s not delivered: %s", e.role, e.meeting_id, exc)
+            log.error("telegram: statement of %s in meeting %s not delivered: %s", post.role, m.id, exc)
 
     async def _send(self, target: Target, text: str, *, header: str) -> None:
         try:
