@@ -11,6 +11,7 @@ import asyncio
 import inspect
 import logging
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -36,6 +37,12 @@ async def eventually(predicate: Callable[[], object], what: str) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+async def received_ago(board: Board, message_id: str, age: timedelta) -> None:
+    """Make a claimed message look ``age`` old."""
+    stamp = (datetime.now(UTC) - age).isoformat(timespec="seconds")
+    await board.db.execute("UPDATE inbound_messages SET received_at = ? WHERE message_id = ?", (stamp, message_id))
 
 
 async def status_of(board: Board, message_id: int | str, chat: int = OWNER) -> str | None:
@@ -107,8 +114,9 @@ async def test_what_cannot_be_taken_up_is_logged_and_abandoned(
         return Envelope(channel="telegram", text=text, sender=chat, chat_id=chat, message_id=str(message_id))
 
     await inbox.claim(chat, "7", envelope(7, "an old question"))
-    await board.db.execute("UPDATE inbound_messages SET received_at = datetime('now', '-2 hours') "
-                           "WHERE message_id = '7'")
+    await received_ago(board, "7", timedelta(hours=2))
+    await inbox.claim(chat, "6", envelope(6, "a question from last week"))  # older than the pruning age
+    await received_ago(board, "6", timedelta(days=8))
     await inbox.claim(chat, "8", envelope(8, "half sent"))
     await inbox.sending(chat, "8", Reply.to(envelope(8, "half sent"), role="general", name="General", emoji="🧭",
                                             text="an answer that may have been posted"))
@@ -123,9 +131,10 @@ async def test_what_cannot_be_taken_up_is_logged_and_abandoned(
         await asyncio.sleep(0.05)
     assert sent.text.endswith("a fresh question") and len(fake.sent_messages) == 1
     assert [c.messages[-1].content for c in model.calls] == ["a fresh question"]
-    statuses = {m: await status_of(board, m) for m in (7, 8, 9, 10, 11)}
-    assert statuses == {7: "abandoned", 8: "abandoned", 9: "abandoned", 10: "abandoned", 11: "answered"}
-    for message_id, why in ((7, "longer than"), (8, "may have been posted"), (9, "no copy"),
+    statuses = {m: await status_of(board, m) for m in (6, 7, 8, 9, 10, 11)}
+    assert statuses == {6: "abandoned", 7: "abandoned", 8: "abandoned", 9: "abandoned", 10: "abandoned",
+                        11: "answered"}
+    for message_id, why in ((6, "longer than"), (7, "longer than"), (8, "may have been posted"), (9, "no copy"),
                             (10, "interrupted 3 times")):
         [line] = [r.getMessage() for r in caplog.records if f"message {message_id} in chat" in r.getMessage()]
         assert why in line and "not answering it" in line

@@ -22,7 +22,7 @@ were not already interrupted :data:`MAX_ATTEMPTS` times. Everything else is logg
 marked ``abandoned``, never dropped silently: older messages, rows stored without an
 envelope (a non-text message, or one received before this table kept envelopes), and
 ``sending`` rows, whose reply may already have been posted (answering again could post
-it twice). Rows older than a week are pruned at start.
+it twice). Finished rows older than a week are pruned at start.
 """
 
 from __future__ import annotations
@@ -211,10 +211,12 @@ class Inbox:
         return todo
 
     async def prune(self, keep: timedelta = KEEP) -> None:
-        """Forget ids older than ``keep`` (Telegram redelivers for at most a day)."""
+        """Forget finished ids older than ``keep`` (Telegram redelivers for at most a day);
+        unfinished ones stay until :meth:`resume` has logged them."""
         cutoff = _stamp(_now() - keep)
         await self.db.execute(
-            "DELETE FROM inbound_messages WHERE channel = ? AND received_at < ?", (self.channel, cutoff)
+            "DELETE FROM inbound_messages WHERE channel = ? AND received_at < ? "
+            f"AND status NOT IN ({', '.join('?' * len(UNFINISHED))})", (self.channel, cutoff, *UNFINISHED)
         )
 
 
