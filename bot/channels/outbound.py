@@ -250,10 +250,22 @@ class Outbound:
             return False
         chunk = chunks[0]
         try:
-            await self._call(target, lambda: self.bot.edit_message_text(
+            return await self._edit_outcome(target, message_id, self._call(target, lambda: self.bot.edit_message_text(
                 text=chunk.text, chat_id=target.chat_id, message_id=message_id,
                 entities=_entities(chunk), parse_mode=None,
-            ), idempotent=True)
+            ), idempotent=True))
+        except RetryAfter as exc:  # still flooded after the retries
+            log.warning("telegram: editing message %s in chat %s failed: %s", message_id, target.chat_id, exc)
+            return False
+
+    @staticmethod
+    async def _edit_outcome(target: Target, message_id: int, edit: Awaitable[object]) -> bool:
+        """Await an edit: True if the message shows the text (also "not modified"), False if refused
+        (logged). RetryAfter propagates to the caller."""
+        try:
+            await edit
+        except RetryAfter:
+            raise
         except BadRequest as exc:
             if "not modified" in exc.message.lower():
                 return True
@@ -278,21 +290,13 @@ class Outbound:
             return None
         chunk = chunks[0]
         try:
-            await self.bot.edit_message_text(text=chunk.text, chat_id=target.chat_id, message_id=message_id,
-                                             entities=_entities(chunk), parse_mode=None)
+            return await self._edit_outcome(target, message_id, self.bot.edit_message_text(
+                text=chunk.text, chat_id=target.chat_id, message_id=message_id,
+                entities=_entities(chunk), parse_mode=None))
         except RetryAfter as exc:
             self.flood.pause(target.chat_id, retry_after_seconds(exc))
             self.retried_429 += 1
             return None
-        except BadRequest as exc:
-            if "not modified" in exc.message.lower():
-                return True
-            log.warning("telegram: editing message %s in chat %s failed: %s", message_id, target.chat_id, exc.message)
-            return False
-        except TelegramError as exc:
-            log.warning("telegram: editing message %s in chat %s failed: %s", message_id, target.chat_id, exc)
-            return False
-        return True
 
     # -- flood control and retries ---------------------------------------------------
 
