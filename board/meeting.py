@@ -229,7 +229,6 @@ class MeetingRun:
         self.spent_usd = 0.0
         self.current_round = 0
         self._deadline = 0.0
-        self._turns: dict[str, int] = {}
         self._tools = meeting_tools()
         self.preset_agenda: str | None = None
         self.warnings: list[str] = []  # shown in the minutes, e.g. a budget that cannot be enforced
@@ -431,7 +430,6 @@ class MeetingRun:
                 await self._mark_absent(profile, "the model was unavailable")
                 return
             statements[profile.role] = utterance.text
-            self._turns[profile.role] = self._turns.get(profile.role, 0) + 1
             await self.store.statement(self.id, round_no, profile.role, utterance.text, model=utterance.model,
                                        cost_usd=utterance.cost_usd)
             await self._emit("agent_spoke", role=profile.role, text=utterance.text)
