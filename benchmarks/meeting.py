@@ -21,14 +21,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from board.agent import AgentSettings  # noqa: E402
+from board.agent.runner import AgentSettings  # noqa: E402
 from board.llm.base import LLMRequest, LLMResponse  # noqa: E402
 from board.llm.offline import OfflineProvider  # noqa: E402
 from board.llm.registry import ProviderRegistry  # noqa: E402
-from board.meeting import MeetingSettings  # noqa: E402
 from board.roles import RosterSpec  # noqa: E402
+from board.room.meeting import MeetingSettings  # noqa: E402
 from board.service import Board, BoardSettings  # noqa: E402
-from board.workspace import copy_default_workspace  # noqa: E402
+from board.workspace.paths import copy_default_workspace  # noqa: E402
 
 ROUNDS = 3
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from board.envelope import Envelope  # noqa: E402
 from board.roles import RosterSpec  # noqa: E402
 from board.service import Board, BoardSettings  # noqa: E402
-from board.workspace import copy_default_workspace  # noqa: E402
+from board.workspace.paths import copy_default_workspace  # noqa: E402
 
 SIZES = (10, 10_000, 100_000)
 TURNS = 40

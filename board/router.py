@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from board.envelope import Envelope
+from board.memory.sessions import session_key
 from board.roles import GENERAL
-from board.sessions import session_key
 
 RouteKind = Literal["chat", "command", "meeting"]
 

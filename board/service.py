@@ -10,33 +10,37 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from board.agent import AgentRunner, AgentSettings
-from board.consult import ConsultSettings
-from board.convene import BoardRoom
-from board.db import StateDB
+from board.agent.runner import AgentRunner, AgentSettings
+from board.agent.tools import ToolRegistry
+from board.commands import llm as llm_commands
+from board.commands import room as room_commands
+from board.db import Migration, StateDB
 from board.envelope import Envelope, Reply
-from board import llm_commands, room_commands
-from board.ledger import Ledger
 from board.llm.registry import ProviderRegistry
-from board.meeting import MeetingSettings
-from board.meeting_store import MeetingStore
-from board.prompt import PromptBuilder
+from board.memory.ledger import Ledger
+from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
+from board.memory.sessions import Sessions
+from board.memory.transcripts import TranscriptStore
 from board.roles import GENERAL, RosterSpec
+from board.room.consult import ConsultSettings
+from board.room.convene import BoardRoom
+from board.room.meeting import MeetingSettings
+from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
+from board.room.store import MeetingStore
 from board.router import Route, Router
-from board.sessions import Sessions
-from board.souls import SoulStore
-from board.tools import ToolRegistry
-from board.transcripts import TranscriptStore
+from board.workspace.prompt import PromptBuilder
+from board.workspace.souls import SoulStore
 
 log = logging.getLogger("sabha.board")
 
 CommandHandler = Callable[[Envelope, Route], Awaitable[str]]
 
 DB_FILE = "sabha.db"
+BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -103,8 +107,10 @@ class Board:
         room_commands.register(self)
 
     @classmethod
-    async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None) -> Board:
-        """Open the state db under ``data_dir`` and build the board."""
+    async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None, *,
+                   migrations: Iterable[Migration] = ()) -> Board:
+        """Open the state db under ``data_dir`` (the board's migrations plus ``migrations``,
+        the tables of the daemon's intake and channels) and build the board."""
         if not settings.workspace.is_dir():
             raise FileNotFoundError(
                 f"workspace {settings.workspace} does not exist; run `sabha init` to create one"
@@ -113,7 +119,7 @@ class Board:
             raise FileNotFoundError(
                 f"data_dir {settings.data_dir} is a file, not a folder; point data_dir at a folder for transcripts"
             )
-        db = await StateDB.open(settings.data_dir / DB_FILE)
+        db = await StateDB.open(settings.data_dir / DB_FILE, (*BOARD_MIGRATIONS, *migrations))
         try:
             return cls(settings, db, providers or ProviderRegistry())
         except BaseException:

@@ -10,11 +10,12 @@ import logging
 import os
 from collections.abc import Mapping
 
+from board.db import Migration, StateDB
 from board.llm.base import LLMProvider
 from board.llm.errors import ProviderSettings
 from board.llm.registry import ProviderRegistry, split_model
-from board.service import Board
-from board.workspace import copy_default_workspace
+from board.service import BOARD_MIGRATIONS, DB_FILE, Board
+from board.workspace.paths import copy_default_workspace
 from bot.config import PROVIDER_KEY_ENV, LoadedConfig
 
 log = logging.getLogger("sabha.app")
@@ -49,13 +50,17 @@ def provider_settings(loaded: LoadedConfig, name: str, env: Mapping[str, str] | 
 
 
 def _openai(settings: ProviderSettings) -> LLMProvider:
-    from board.llm.openai import OpenAIProvider  # the SDK loads only when a model uses it
+    from board.llm.openai import (
+        OpenAIProvider,  # the SDK loads only when a model uses it
+    )
 
     return OpenAIProvider(settings)
 
 
 def _anthropic(settings: ProviderSettings) -> LLMProvider:
-    from board.llm.anthropic import AnthropicProvider  # the SDK loads only when a model uses it
+    from board.llm.anthropic import (
+        AnthropicProvider,  # the SDK loads only when a model uses it
+    )
 
     return AnthropicProvider(settings)
 
@@ -94,4 +99,17 @@ def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None) 
 async def open_board(loaded: LoadedConfig) -> Board:
     """Open the board described by ``loaded``."""
     ensure_workspace(loaded)
-    return await Board.open(loaded.board_settings(), build_providers(loaded))
+    return await Board.open(loaded.board_settings(), build_providers(loaded), migrations=all_migrations())
+
+
+async def open_state_db(loaded: LoadedConfig) -> StateDB:
+    """The state db alone (for reports), with every migration Sabha knows."""
+    return await StateDB.open(loaded.data_dir / DB_FILE, [*BOARD_MIGRATIONS, *all_migrations()])
+
+
+def all_migrations() -> list[Migration]:
+    """The daemon's tables besides the board's: the intake's and every channel's."""
+    from bot.channels import registry
+    from bot.intake.migrations import MIGRATIONS as INTAKE_MIGRATIONS
+
+    return [*INTAKE_MIGRATIONS, *registry.all_migrations()]

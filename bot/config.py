@@ -16,16 +16,24 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from board.agent import AgentSettings
-from board.compaction import ContextSettings
+from board.agent.compaction import ContextSettings
+from board.agent.runner import AgentSettings
 from board.llm.pricing import ModelPrice, PriceTable
 from board.llm.resilience import RetryPolicy
 from board.roles import DEFAULT_ROSTERS, GENERAL, RoleOverride, RosterSpec, is_role_slug
-from board.consult import ConsultSettings
-from board.meeting import MeetingSettings
+from board.room.consult import ConsultSettings
+from board.room.meeting import MeetingSettings
 from board.service import BoardSettings
+from bot.channels.telegram.config import TelegramSection
+from bot.config_model import StrictModel, blank_is_unset
 
 CONFIG_ENV = "SABHA_CONFIG"
 DEFAULT_CONFIG_NAME = "sabha.yaml"
@@ -37,12 +45,6 @@ _SECRET_KEYS = re.compile(r"(token|secret|api_key|password|app_secret)$", re.IGN
 
 class ConfigError(Exception):
     """The config cannot be used. ``str()`` is a message for the person who wrote it."""
-
-
-class StrictModel(BaseModel):
-    """Base for config sections: unknown keys are errors."""
-
-    model_config = ConfigDict(extra="forbid", validate_default=True)
 
 
 class AgentOverrideConfig(StrictModel):
@@ -158,10 +160,7 @@ class ProviderSection(StrictModel):
     timeout_s: float | None = Field(None, gt=0, le=3600, description="HTTP timeout; default llm.timeout_s")
     stream: bool = Field(False, description="stream answers (records time to first token)")
 
-    @field_validator("api_key", "base_url", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: Any) -> Any:
-        return None if isinstance(value, str) and not value.strip() else value
+    _blank_is_unset = blank_is_unset("api_key", "base_url")
 
 
 class ProvidersSection(StrictModel):
@@ -222,10 +221,6 @@ class LoggingSection(StrictModel):
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
 
 
-_SECRET_TOKEN = re.compile(r"^[A-Za-z0-9_-]{1,256}$")
-TELEGRAM_API = "https://api.telegram.org/bot"
-
-
 class ServerSection(StrictModel):
     """``server``: the daemon's HTTP server (health check, webhooks)."""
 
@@ -233,81 +228,15 @@ class ServerSection(StrictModel):
     port: int = Field(8080, ge=0, le=65535, description="0 picks a free port")
 
 
-class TelegramRateSection(StrictModel):
-    """``telegram.rate_limit``: outbound budgets (Telegram's own limits by default)."""
 
-    group_per_minute: float = Field(20.0, gt=0, le=6000, description="messages a minute into one group, all topics together")
-    private_per_second: float = Field(1.0, gt=0, le=100)
-    global_per_second: float = Field(30.0, gt=0, le=1000)
-    max_retries: int = Field(3, ge=0, le=10, description="resends after a 429 retry_after or a network error")
+class InboxSection(StrictModel):
+    """``inbox``: the shared intake of every channel (durable inbox, lanes, backpressure)."""
 
-
-class TelegramSection(StrictModel):
-    """``telegram``: the Telegram bot (runs when ``token`` is set)."""
-
-    token: SecretStr | None = Field(None, description="from @BotFather; write ${TELEGRAM_BOT_TOKEN}")
-    api_base_url: str = Field(TELEGRAM_API, description="Bot API endpoint; a local Bot API server or a test server")
-    group_id: int | None = Field(None, description="the forum supergroup, e.g. -1001234567890")
-    topics: dict[str, int] = Field(default_factory=dict, description="role -> message_thread_id; wins over the db")
-    auto_create_topics: bool = True
-    allowed_user_ids: list[int] = Field(default_factory=list, description="the first one is the owner")
-    allowed_chat_ids: list[int] = Field(default_factory=list, description="other groups the board answers in")
-    reply_unauthorised: bool = Field(True, description="tell unknown users in DMs that they are not authorised")
     resume_max_age_s: float = Field(3600, ge=0, le=7 * 86_400, description=(
         "messages received but not answered when Sabha stopped are answered at the next start if younger than "
         "this; older ones are logged and given up"))
-    mode: Literal["polling", "webhook"] = "polling"
-    webhook_path: str = Field("/telegram/webhook", description="route on the server section's host/port")
-    webhook_url: str | None = Field(None, description="public https URL of webhook_path; Sabha calls setWebhook with it")
-    webhook_secret: SecretStr | None = Field(None, description="checked against X-Telegram-Bot-Api-Secret-Token")
-    rate_limit: TelegramRateSection = Field(default_factory=TelegramRateSection)
-
-    @field_validator("token", "webhook_secret", "webhook_url", mode="before")
-    @classmethod
-    def _blank_is_unset(cls, value: Any) -> Any:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @field_validator("api_base_url")
-    @classmethod
-    def _api_base(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http(s) URL such as https://api.telegram.org/bot")
-        if "{token}" not in value and not value.endswith("/bot"):
-            value += "/bot"  # PTB appends the token: https://host/bot<token>/<method>
-        return value
-
-    @field_validator("topics")
-    @classmethod
-    def _topic_roles(cls, value: dict[str, int]) -> dict[str, int]:
-        for role, thread in value.items():
-            if not is_role_slug(role):
-                raise ValueError(f"{role!r} is not a role slug (lowercase letters, digits, - or _)")
-            if role == GENERAL:
-                raise ValueError("general lives in the forum's General topic; remove it from telegram.topics")
-            if thread <= 1:
-                raise ValueError(f"topic id {thread} of {role} is not a topic (General has none; ids are > 1)")
-        return value
-
-    @field_validator("webhook_path")
-    @classmethod
-    def _path(cls, value: str) -> str:
-        if not value.startswith("/"):
-            raise ValueError("must start with / (e.g. /telegram/webhook)")
-        return value
-
-    @model_validator(mode="after")
-    def _webhook(self) -> TelegramSection:
-        if self.mode == "webhook":
-            secret = self.webhook_secret.get_secret_value() if self.webhook_secret else ""
-            if not _SECRET_TOKEN.match(secret):
-                raise ValueError("webhook mode needs webhook_secret: 1-256 characters of A-Z, a-z, 0-9, _ and -")
-        return self
-
-    @property
-    def enabled(self) -> bool:
-        """True when a token is set."""
-        return self.token is not None and bool(self.token.get_secret_value().strip())
+    max_concurrent_turns: int = Field(32, ge=1, le=1000, description=(
+        "turns in flight at once over all conversations; the rest wait their turn, fairly across conversations"))
 
 
 class Config(StrictModel):
@@ -320,6 +249,7 @@ class Config(StrictModel):
     tools: ToolsSection = Field(default_factory=ToolsSection)
     logging: LoggingSection = Field(default_factory=LoggingSection)
     server: ServerSection = Field(default_factory=ServerSection)
+    inbox: InboxSection = Field(default_factory=InboxSection)
     telegram: TelegramSection = Field(default_factory=TelegramSection)
 
 

@@ -24,7 +24,8 @@ from board.envelope import Envelope
 from board.router import Route
 from board.service import Board
 from bot.app import open_board
-from bot.channels import Channel
+from bot.channels.base import Channel
+from bot.channels.registry import PLUGINS
 from bot.config import LoadedConfig
 
 log = logging.getLogger("sabha.daemon")
@@ -46,13 +47,7 @@ def format_uptime(seconds: float) -> str:
 
 def build_channels(loaded: LoadedConfig, board: Board) -> list[Channel]:
     """The channels this config enables."""
-    channels: list[Channel] = []
-    telegram = loaded.config.telegram
-    if telegram.enabled:
-        from bot.channels.telegram import TelegramChannel  # PTB is imported only when used
-
-        channels.append(TelegramChannel(board, telegram))
-    return channels
+    return [plugin.factory()(board, loaded, None) for plugin in PLUGINS if plugin.enabled(loaded)]
 
 
 class Daemon:

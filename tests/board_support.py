@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from board.agent import AgentSettings
-from board.consult import ConsultSettings
-from board.decision import decision_schema
+from board.agent.runner import AgentSettings
 from board.llm.base import LLMRequest
-from board.meeting import MeetingSettings
 from board.roles import RosterSpec
+from board.room.consult import ConsultSettings
+from board.room.decision import decision_schema
+from board.room.meeting import MeetingSettings
 from board.service import Board, BoardSettings
 from tests.fakes.scripted_model import ScriptedModel
 from tests.llm_support import FAST_RETRY

@@ -9,7 +9,8 @@ import pytest
 
 from board.roles import RosterSpec
 from board.service import Board, BoardSettings
-from board.workspace import copy_default_workspace
+from board.workspace.paths import copy_default_workspace
+from bot.app import all_migrations
 
 
 @pytest.fixture
@@ -35,7 +36,7 @@ def settings(workspace: Path, data_dir: Path) -> BoardSettings:
 @pytest.fixture
 async def board(settings: BoardSettings) -> AsyncIterator[Board]:
     """An open board; closed after the test."""
-    b = await Board.open(settings)
+    b = await Board.open(settings, migrations=all_migrations())
     try:
         yield b
     finally:

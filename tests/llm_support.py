@@ -6,14 +6,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from board.agent import AgentSettings
+from board.agent.runner import AgentSettings
+from board.agent.tools import Tool, ToolContext, ToolResult
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
 from board.llm.resilience import RetryPolicy
+from board.memory.transcripts import iter_entries
 from board.roles import RosterSpec
 from board.service import Board, BoardSettings
-from board.tools import Tool, ToolContext, ToolResult
-from board.transcripts import iter_entries
 from bot.app import build_providers
 from bot.config import LoadedConfig, parse_config
 from tests.fakes.scripted_model import ScriptedModel

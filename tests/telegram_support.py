@@ -11,8 +11,8 @@ from typing import Any
 
 from board.llm.base import LLMRequest, LLMResponse, Usage
 from board.service import Board
-from bot.channels.telegram import TelegramChannel
-from bot.config import TelegramSection
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.config import TelegramSection
 from tests.fakes.telegram_api import FakeTelegramAPI
 
 TOKEN = "123456:TEST-token_abc"

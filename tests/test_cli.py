@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-SABHA = [sys.executable, "-m", "bot.cli"]
+SABHA = [sys.executable, "-m", "bot.cli.main"]
 
 
 def run(args: list[str], cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -175,7 +175,7 @@ def test_chat_goes_on_after_a_failed_message(
     import io
 
     from board.service import Board
-    from bot.cli import main
+    from bot.cli.main import main
 
     original = Board.handle
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from board.compaction import ContextSettings, load_window
+from board.agent.compaction import ContextSettings, load_window
+from board.agent.tokens import ESTIMATE, counter_for, estimate_tokens
 from board.llm.base import LLMRequest
-from board.tokens import ESTIMATE, counter_for, estimate_tokens
 from tests.fakes.scripted_model import ScriptedModel, Step, fail
 from tests.llm_support import envelope, scripted_board, session_entries
 
@@ -155,7 +155,7 @@ async def test_window_reads_only_the_tail(workspace: Path, data_dir: Path) -> No
 
 
 def test_token_counter_falls_back_to_a_labelled_estimate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import board.tokens as tokens
+    import board.agent.tokens as tokens
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
     monkeypatch.setattr(tokens, "_ENCODINGS", {})
@@ -170,7 +170,7 @@ def test_token_counter_falls_back_to_a_labelled_estimate(tmp_path: Path, monkeyp
 def test_token_counter_uses_tiktoken_when_the_encoding_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import tiktoken
 
-    import board.tokens as tokens
+    import board.agent.tokens as tokens
 
     cached = tmp_path / "o200k"
     cached.write_bytes(b"")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
-from bot.cli import main
+from bot.cli.main import main
 from bot.config import ConfigError, load_config, parse_config
 
 

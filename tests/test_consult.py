@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from board.consult import ConsultSettings
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
+from board.room.consult import ConsultSettings
 from board.service import Board
 from tests.board_support import board_with, last_user
 from tests.fakes.scripted_model import ScriptedModel, Step, call, say

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession
 
-from board.workspace import copy_default_workspace
-from bot.cli import main
+from board.workspace.paths import copy_default_workspace
+from bot.cli.main import main
 from bot.config import load_config
 from bot.daemon import Daemon, format_uptime
 from tests.fakes.telegram_api import FakeTelegramAPI
@@ -92,7 +92,7 @@ async def _run_sabha(config: Path, env_extra: dict[str, str]) -> asyncio.subproc
     env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
     env.update(env_extra, PYTHONPATH=str(REPO))
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "run", "--config", str(config),
+        sys.executable, "-m", "bot.cli.main", "run", "--config", str(config),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(config.parent),
     )
 

@@ -7,10 +7,10 @@ import json
 import jsonschema
 import pytest
 
-from board.consult import parse_answer
-from board.decision import DecisionProblem, decision_schema, validate_decision
 from board.llm.offline_json import instance_for
-from board.roundtable import RoundtableInputError, parse_input
+from board.room.consult import parse_answer
+from board.room.decision import DecisionProblem, decision_schema, validate_decision
+from board.room.roundtable import RoundtableInputError, parse_input
 
 ROLES = ["general", "finance", "critic"]
 

@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from board.db import StateDB
-from board.ledger import Ledger, LLMCallRecord, parse_since
 from board.llm.base import Usage
 from board.llm.pricing import ModelPrice, PriceTable
-from bot.cli import main
+from board.memory.ledger import Ledger, LLMCallRecord, parse_since
+from board.service import BOARD_MIGRATIONS
+from bot.app import all_migrations
+from bot.cli.main import main
 from tests.fakes.scripted_model import ScriptedModel, call, say
 from tests.llm_support import LookupTool, envelope, scripted_board, session_entries
 
@@ -75,7 +77,7 @@ def test_parse_since() -> None:
 async def _seed(db_path: Path) -> None:
     now = datetime.now(UTC)
     old = (now - timedelta(days=30)).isoformat(timespec="seconds")
-    async with await StateDB.open(db_path) as db:
+    async with await StateDB.open(db_path, [*BOARD_MIGRATIONS, *all_migrations()]) as db:
         ledger = Ledger(db)
         u = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=500)
         await ledger.record_llm_call(LLMCallRecord("anthropic", "anthropic:claude-sonnet-4-6", "ok", u, 0.0061,
@@ -92,7 +94,7 @@ async def _seed(db_path: Path) -> None:
 async def test_summary_groups(tmp_path: Path) -> None:
     db_path = tmp_path / "sabha.db"
     await _seed(db_path)
-    async with await StateDB.open(db_path) as db:
+    async with await StateDB.open(db_path, [*BOARD_MIGRATIONS, *all_migrations()]) as db:
         ledger = Ledger(db)
         by_role = await ledger.summary(since=parse_since("7d"), by="role")
         assert [(r.key, r.calls, r.failed) for r in by_role] == [("finance", 1, 0), ("research", 2, 1), ("critic", 1, 0)]
@@ -163,6 +165,6 @@ async def test_cost_command_in_chat(workspace: Path, data_dir: Path) -> None:
 
 
 async def test_migrations_are_named_and_applied(tmp_path: Path) -> None:
-    async with await StateDB.open(tmp_path / "s.db") as db:
+    async with await StateDB.open(tmp_path / "s.db", BOARD_MIGRATIONS) as db:
         names = [r["name"] for r in await db.fetchall("SELECT name FROM schema_migrations ORDER BY name")]
     assert {"0002_llm_calls", "0003_tool_calls"} <= set(names)

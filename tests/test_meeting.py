@@ -5,22 +5,26 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from dataclasses import replace
-
+from board.agent.tools import ToolContext
 from board.envelope import Envelope
-from board.llm.base import Usage
+from board.llm.base import LLMRequest, Usage
 from board.llm.pricing import ModelPrice, PriceTable
-from board.llm.base import LLMRequest
-from board.meeting import MeetingEvent, MeetingSettings, StopReason
-from board.roundtable import parse_input, run_roundtable
+from board.room.meeting import MeetingEvent, MeetingSettings, StopReason
+from board.room.roundtable import parse_input, run_roundtable
 from board.service import Board
-from board.tools import ToolContext
-from bot import meeting_cli
-from tests.board_support import board_with, framing, last_user, schema_of, valid_decision
+from bot.cli import meetings as meeting_cli
+from tests.board_support import (
+    board_with,
+    framing,
+    last_user,
+    schema_of,
+    valid_decision,
+)
 from tests.fakes.scripted_model import ScriptedModel, Step, call, fail, say
 
 SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]

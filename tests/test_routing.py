@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from board.envelope import Envelope
+from board.memory.sessions import role_of_key, session_key
 from board.router import Router
 from board.service import Board
-from board.sessions import role_of_key, session_key
 
 ROLES = ["general", "research", "content", "finance", "strategy", "critic"]
 NAMES = {r: r.capitalize() for r in ROLES}

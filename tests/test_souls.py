@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from board.envelope import Envelope
-from board.files import FileProblem
 from board.roles import RoleOverride, RosterSpec
 from board.service import Board
-from board.souls import SoulStore, parse_soul
-from board.workspace import PathEscapeError
+from board.workspace.files import FileProblem
+from board.workspace.paths import PathEscapeError
+from board.workspace.souls import SoulStore, parse_soul
 
 
 def ask(text: str, role: str | None = None) -> Envelope:

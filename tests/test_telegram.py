@@ -13,16 +13,26 @@ import socket
 from collections.abc import AsyncIterator
 
 import httpx
-
 import pytest
 from aiohttp import web
 from telegram import Bot
 from telegram.error import NetworkError, RetryAfter, TelegramError, TimedOut
 
 from board.service import Board
-from bot.channels.outbound import DeliveryUnknown, Outbound, SendFailed, Target, proves_not_sent
-from bot.channels.ratelimit import FloodControl, RateSettings
-from bot.channels.telegram import COMMANDS, NOT_AUTHORISED, TEXT_ONLY, TelegramChannel
+from bot.channels.telegram.channel import (
+    COMMANDS,
+    NOT_AUTHORISED,
+    TEXT_ONLY,
+    TelegramChannel,
+)
+from bot.channels.telegram.outbound import (
+    DeliveryUnknown,
+    Outbound,
+    SendFailed,
+    Target,
+    proves_not_sent,
+)
+from bot.channels.telegram.ratelimit import FloodControl, RateSettings
 from tests.fakes.telegram_api import FakeTelegramAPI, utf16_len
 from tests.telegram_support import (
     FORUM,

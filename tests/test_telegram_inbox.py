@@ -17,9 +17,18 @@ import pytest
 
 from board.envelope import Envelope, Reply
 from board.service import Board
-from bot.channels.inbox import Inbox
+from bot.intake.inbox import Inbox
 from tests.fakes.telegram_api import FakeTelegramAPI
-from tests.telegram_support import FORUM, OWNER, TOKEN, GatedModel, RecordingModel, running, tg_settings, use_model
+from tests.telegram_support import (
+    FORUM,
+    OWNER,
+    TOKEN,
+    GatedModel,
+    RecordingModel,
+    running,
+    tg_settings,
+    use_model,
+)
 
 
 @pytest.fixture
@@ -145,7 +154,7 @@ async def test_resume_max_age_zero_gives_everything_up(board: Board, fake: FakeT
     inbox = Inbox(board.db, "telegram")
     await inbox.claim(str(OWNER), "5", Envelope(channel="telegram", text="hi", sender=str(OWNER),
                                                 chat_id=str(OWNER), message_id="5"))
-    async with running(board, tg_settings(fake, resume_max_age_s=0)) as channel:
+    async with running(board, tg_settings(fake), resume_max_age_s=0) as channel:
         fake.push_text(OWNER, OWNER, "sentinel")
         await fake.wait_for_messages(1)
         assert channel.inbox.abandoned == 1

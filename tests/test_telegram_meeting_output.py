@@ -15,13 +15,22 @@ from collections.abc import AsyncIterator, Callable
 import pytest
 
 from board.envelope import Envelope
-from board.meeting import MeetingEvent
+from board.room.meeting import MeetingEvent
 from board.service import Board
-from bot.channels.ratelimit import FloodControl, RateSettings
-from bot.channels.telegram import TelegramChannel
-from bot.channels.telegram_meeting import STATUS_RESERVE
+from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.telegram.meeting import STATUS_RESERVE
+from bot.channels.telegram.ratelimit import FloodControl, RateSettings
 from tests.fakes.telegram_api import FakeTelegramAPI
-from tests.telegram_support import FORUM, OWNER, SPECIALISTS, TOKEN, ManualClock, VirtualClock, running, tg_settings
+from tests.telegram_support import (
+    FORUM,
+    OWNER,
+    SPECIALISTS,
+    TOKEN,
+    ManualClock,
+    VirtualClock,
+    running,
+    tg_settings,
+)
 from tests.test_telegram_paths import DECISION, event
 
 TELEGRAM_BUDGET = RateSettings(group_per_minute=20, group_burst=10, private_per_second=1, global_per_second=1000)

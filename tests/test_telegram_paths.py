@@ -10,11 +10,18 @@ from typing import Any
 import pytest
 
 from board.envelope import Envelope, Reply
-from board.meeting import MeetingEvent
+from board.room.meeting import MeetingEvent
 from board.service import Board
-from bot.channels.telegram import ANSWER_FAILED, TEXT_ONLY
+from bot.channels.telegram.channel import ANSWER_FAILED, TEXT_ONLY
 from tests.fakes.telegram_api import FakeTelegramAPI
-from tests.telegram_support import FORUM, OWNER, SPECIALISTS, TOKEN, running, tg_settings
+from tests.telegram_support import (
+    FORUM,
+    OWNER,
+    SPECIALISTS,
+    TOKEN,
+    running,
+    tg_settings,
+)
 
 
 @pytest.fixture

@@ -7,10 +7,7 @@ import asyncio
 
 import pytest
 
-from bot.channels.lanes import Lanes
-from bot.channels.outbound import Target
-from bot.channels.ratelimit import FloodControl, RateSettings
-from bot.channels.telegram_format import (
+from bot.channels.telegram.format import (
     Entity,
     markdown_to_entities,
     plain_chunks,
@@ -18,9 +15,12 @@ from bot.channels.telegram_format import (
     split_chunks,
     utf16_len,
 )
-from bot.channels.telegram_inbound import AccessGate, Place
-from bot.channels.telegram_meeting import StatusThrottle
+from bot.channels.telegram.inbound import AccessGate, Place
+from bot.channels.telegram.meeting import StatusThrottle
+from bot.channels.telegram.outbound import Target
+from bot.channels.telegram.ratelimit import FloodControl, RateSettings
 from bot.config import ConfigError, parse_config
+from bot.intake.lanes import Lanes
 from tests.telegram_support import VirtualClock
 
 # -- formatting ------------------------------------------------------------------------

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from board.agent import CAP_REPLY, DEGRADED_REPLY
+from board.agent.runner import CAP_REPLY, DEGRADED_REPLY
+from board.agent.tools import Tool, ToolContext, ToolResult
 from board.llm import text_tools
 from board.llm.base import LLMError, LLMRequest, Persona, ToolSpec
 from board.llm.resilience import ResilientCaller, RetryPolicy
-from board.tools import Tool, ToolContext, ToolResult
 from tests.fakes.scripted_model import ScriptedModel, call, calls, fail, say
 from tests.llm_support import LookupTool, envelope, scripted_board, session_entries
 
@@ -309,7 +309,7 @@ async def test_zero_tool_iterations_offers_no_tools(workspace: Path, data_dir: P
 
 
 async def test_offline_model_can_call_a_tool(workspace: Path, data_dir: Path) -> None:
-    from board.agent import AgentSettings
+    from board.agent.runner import AgentSettings
     from board.roles import RosterSpec
     from board.service import Board, BoardSettings
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from board.envelope import Envelope
+from board.memory.transcripts import TranscriptStore, iter_entries, read_tail
 from board.service import Board
-from board.transcripts import TranscriptStore, iter_entries, read_tail
 
 
 def ask(text: str, **kw: object) -> Envelope:

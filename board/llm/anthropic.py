@@ -16,7 +16,14 @@ from typing import Any
 
 import anthropic
 
-from board.llm.base import ChatMessage, LLMError, LLMRequest, LLMResponse, ToolCall, Usage
+from board.llm.base import (
+    ChatMessage,
+    LLMError,
+    LLMRequest,
+    LLMResponse,
+    ToolCall,
+    Usage,
+)
 from board.llm.errors import (
     ProviderSettings,
     connection_error,

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
 from board.llm.base import LLMError
 

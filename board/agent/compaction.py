@@ -1,0 +1,249 @@
+"""Context budget and compaction: keep a session's history inside its token budget.
+
+A session's *history window* is what the next prompt carries: the latest
+``compaction`` record's summary, the messages it kept, and every message after it.
+When the window's messages exceed the role's token budget
+(``llm.context.history_tokens``, per role in ``llm.context.roles``) or the
+``board.history_messages`` cap, the oldest messages are summarised by the cheap model
+into a new ``compaction`` record (summary + first kept entry) and later prompts use
+summary + recent messages. The static prompt block is never touched. If the summary
+cannot be made (the model is down) nothing is written; the prompt then drops the
+oldest messages to fit, so no turn fails because of compaction. ``/compact`` forces it.
+
+Reads come from the transcript's in-memory tail, so they cost O(tail), not O(file).
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from board.agent.tokens import TokenCounter
+from board.llm.base import ChatMessage, Usage
+from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
+
+log = logging.getLogger("sabha.compaction")
+
+SUMMARY_HEADING = "# Earlier in this conversation (summary)"
+
+
+@dataclass(frozen=True)
+class ContextSettings:
+    """``llm.context``: token budget of the history and how compaction behaves."""
+
+    history_tokens: int = 3000
+    keep_recent_messages: int = 6
+    summary_max_tokens: int = 600
+    compaction: bool = True
+    roles: Mapping[str, int] = field(default_factory=dict)
+
+    def budget_for(self, role: str) -> int:
+        """The history token budget of ``role``."""
+        return int(self.roles.get(role, self.history_tokens))
+
+    def __hash__(self) -> int:
+        return hash((self.history_tokens, self.keep_recent_messages, self.summary_max_tokens, self.compaction,
+                     tuple(sorted(self.roles.items()))))
+
+
+@dataclass(frozen=True)
+class HistoryWindow:
+    """What the next prompt may carry: the current summary and the message entries after it."""
+
+    summary: str | None
+    entries: tuple[dict[str, Any], ...]
+    compaction: dict[str, Any] | None = None
+
+    def messages(self) -> list[ChatMessage]:
+        """The entries as model messages (degraded placeholders left out)."""
+        return [m for m in (entry_message(e) for e in self.entries) if m is not None]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a summariser returned."""
+
+    text: str
+    model: str
+    degraded: bool
+    usage: Usage | None = None
+    cost_usd: float | None = None
+
+
+#: (role, display name, previous summary, transcript of the messages to fold in) -> summary
+Summarizer = Callable[[str, str, str | None, str], Awaitable[Summary]]
+
+
+def entry_message(entry: Mapping[str, Any]) -> ChatMessage | None:
+    """A transcript ``message`` entry as a model message, or None if it carries nothing to send."""
+    role = entry.get("role")
+    text = entry.get("text")
+    if role not in ("user", "assistant") or not isinstance(text, str) or not text.strip():
+        return None
+    if entry.get("degraded"):
+        return None
+    if role == "user" and entry.get("is_group"):
+        who = entry.get("sender_name") or entry.get("sender")
+        if who:
+            text = f"{who}: {text}"  # several people talk in a group; the model must know who said what
+    return ChatMessage(role=role, content=text)
+
+
+def _is_message(entry: Mapping[str, Any]) -> bool:
+    return entry.get("type") == "message" and entry.get("role") in ("user", "assistant")
+
+
+def load_window(transcript: Transcript) -> HistoryWindow:
+    """The history window of a transcript (see the module docstring)."""
+    tail = transcript.recent(TAIL_ENTRIES, types=("message", "compaction"))
+    last = next((i for i in range(len(tail) - 1, -1, -1) if tail[i].get("type") == "compaction"), None)
+    if last is None:
+        return HistoryWindow(None, tuple(e for e in tail if _is_message(e)))
+    record = tail[last]
+    before = [e for e in tail[:last] if _is_message(e)]
+    kept: list[dict[str, Any]] = []
+    first_kept = record.get("first_kept")
+    if first_kept:
+        start = next((i for i, e in enumerate(before) if e.get("id") == first_kept), None)
+        if start is not None:
+            kept = before[start:]
+    if not kept and first_kept:
+        count = int(record.get("kept_messages") or 0)
+        kept = before[-count:] if count > 0 else []
+    after = [e for e in tail[last + 1 :] if _is_message(e)]
+    summary = record.get("summary")
+    return HistoryWindow(summary if isinstance(summary, str) and summary.strip() else None,
+                         tuple(kept + after), record)
+
+
+def summary_block_text(summary: str) -> str:
+    """The system prompt block carrying a compaction summary."""
+    return f"{SUMMARY_HEADING}\n{summary.strip()}\n"
+
+
+def render_for_summary(entries: list[dict[str, Any]], agent_name: str) -> str:
+    """Messages as plain lines for the summariser."""
+    lines = []
+    for entry in entries:
+        message = entry_message(entry)
+        if message is None:
+            continue
+        who = agent_name if message.role == "assistant" else (entry.get("sender_name") or entry.get("sender") or "Director")
+        lines.append(f"{who}: {message.content.strip()}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class CompactionResult:
+    """A compaction that was written."""
+
+    record: dict[str, Any]
+    summarized: int
+    kept: int
+    tokens_before: int
+    tokens_after: int
+
+
+class Compactor:
+    """Decides when to compact and writes compaction records; see the module docstring."""
+
+    def __init__(self, settings: ContextSettings) -> None:
+        self.settings = settings
+
+    def history_tokens(self, window: HistoryWindow, counter: TokenCounter, *, exclude_last: int = 0) -> int:
+        """Tokens of the window's summary and messages (leaving out the last ``exclude_last``)."""
+        messages = window.messages()
+        if exclude_last:
+            messages = messages[:-exclude_last]
+        summary = counter.count(summary_block_text(window.summary)) if window.summary else 0
+        return summary + counter.count_messages(messages)
+
+    def needs_compaction(self, window: HistoryWindow, counter: TokenCounter, role: str, max_messages: int,
+                         *, exclude_last: int = 0) -> bool:
+        """True when the window is over the role's token budget or the message cap."""
+        if not self.settings.compaction:
+            return False
+        count = len(window.messages()) - exclude_last
+        if count <= max(1, self.settings.keep_recent_messages):
+            return False
+        if max_messages > 0 and count > max_messages:
+            return True
+        return self.history_tokens(window, counter, exclude_last=exclude_last) > self.settings.budget_for(role)
+
+    async def compact(
+        self,
+        transcript: Transcript,
+        *,
+        role: str,
+        agent_name: str,
+        counter: TokenCounter,
+        summarize: Summarizer,
+        force: bool = False,
+        keep: int | None = None,
+    ) -> CompactionResult | None:
+        """Summarise the oldest messages of the window; returns None when there was nothing to do
+        or the summariser failed. The caller holds the session lock."""
+        window = load_window(transcript)
+        entries = [e for e in window.entries if entry_message(e) is not None]
+        keep = self.settings.keep_recent_messages if keep is None else keep
+        keep = min(keep, len(entries))
+        if not force:
+            keep = max(1, keep)
+        # Start the kept part on a user message so the model sees whole exchanges.
+        split = len(entries) - keep
+        while 0 < split < len(entries) and entries[split].get("role") != "user":
+            split -= 1
+        older, kept = entries[:split], entries[split:]
+        if not older:
+            return None
+        tokens_before = self.history_tokens(window, counter)
+        summary = await summarize(role, agent_name, window.summary, render_for_summary(older, agent_name))
+        if summary.degraded or not summary.text.strip():
+            log.warning("compaction of %s skipped: the summariser (%s) did not answer", transcript.session_id,
+                        summary.model)
+            return None
+        first = kept[0] if kept else None
+        record: dict[str, Any] = {
+            "type": "compaction",
+            "id": new_entry_id(),
+            "ts": utc_now(),
+            "summary": summary.text.strip(),
+            "first_kept": first.get("id") if first else None,
+            "first_kept_ts": first.get("ts") if first else None,
+            "kept_messages": len(kept),
+            "summarized_messages": len(older),
+            "tokens_before": tokens_before,
+            "token_method": counter.method,
+            "model": summary.model,
+            "forced": force,
+        }
+        if summary.usage is not None:
+            record["usage"] = summary.usage.as_dict()
+        if summary.cost_usd is not None:
+            record["cost_usd"] = summary.cost_usd
+        after = HistoryWindow(record["summary"], tuple(kept), record)
+        record["tokens_after"] = self.history_tokens(after, counter)
+        transcript.append(record)
+        await transcript.sync()
+        log.info(
+            "compacted %s: %d message(s) summarised by %s, %d kept, history %d -> %d tokens (%s)",
+            transcript.session_id, len(older), summary.model, len(kept), tokens_before, record["tokens_after"],
+            counter.method,
+        )
+        return CompactionResult(record, len(older), len(kept), tokens_before, record["tokens_after"])
+
+
+def fit_to_budget(messages: list[ChatMessage], counter: TokenCounter, budget: int, *, reserved: int = 0) -> list[ChatMessage]:
+    """Drop the oldest messages until the rest fit ``budget`` (minus ``reserved``); keeps at least the last one."""
+    kept = list(messages)
+    while len(kept) > 1 and counter.count_messages(kept) + reserved > budget:
+        kept.pop(0)
+    return kept
+
+
+def new_entry_id() -> str:
+    """A short unique id for a transcript entry."""
+    return secrets.token_hex(6)

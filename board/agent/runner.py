@@ -1,0 +1,648 @@
+"""Agent turns and exchanges: soul -> prompt -> model <-> tools -> answer.
+
+:meth:`AgentRunner.exchange` is the reusable core and needs no transcript: a role, a
+prompt (a built prompt, messages or one question) and a :class:`ToolContext` go in;
+the model is called through :class:`ResilientCaller` (deadline, retry, fallback chain),
+tool calls are run through the :class:`ToolRegistry` (at most ``max_tool_iterations``
+rounds, then the model must answer with what it has), every model and tool call is
+written to the ledger, and an :class:`ExchangeOutcome` comes back. When every model
+fails the outcome is a short in-voice reply marked ``degraded``. Consultations and
+meetings build on ``exchange``.
+
+:meth:`AgentRunner.turn` is one chat turn: the user's message is written to the
+transcript (and flushed) before any model is called, so a crash mid-turn never loses
+what the user said; the history window is compacted when it is over budget; tool calls
+and results are appended as they happen; the answer is appended with its soul version,
+model, usage, cost and latency, and the file is fsynced when the turn ends.
+
+Tool permissions: a role may use the tools its soul front matter or
+``board.agents.<role>.tools`` lists; ``None`` there means the config's default set
+(``tools.default``), and ``None`` there means every registered tool. An empty list
+means no tools.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import json
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from board.agent.compaction import (
+    CompactionResult,
+    Compactor,
+    ContextSettings,
+    Summary,
+    entry_message,
+    fit_to_budget,
+    load_window,
+    new_entry_id,
+    summary_block_text,
+)
+from board.agent.tokens import TokenCounter, counter_for
+from board.agent.tools import Tool, ToolContext, ToolRegistry, ToolResult
+from board.envelope import Envelope, Reply
+from board.llm import text_tools
+from board.llm.base import (
+    ChatMessage,
+    LLMError,
+    LLMRequest,
+    Persona,
+    PromptBlock,
+    ToolCall,
+    Usage,
+)
+from board.llm.pricing import PriceTable
+from board.llm.registry import ProviderRegistry
+from board.llm.resilience import Attempt, ResilientCaller, RetryPolicy, model_chain
+from board.memory.ledger import Ledger, LLMCallRecord, ToolCallRecord
+from board.memory.sessions import Sessions
+from board.memory.transcripts import Transcript, utc_now
+from board.workspace.prompt import BuiltPrompt, PromptBuilder, TurnContext
+from board.workspace.souls import AgentProfile, SoulStore
+
+log = logging.getLogger("sabha.agent")
+
+DEGRADED_REPLY = "I'm having trouble thinking right now; try again in a minute."
+DEGRADED_SETUP_REPLY = (
+    "I can't reach my model because of a setup problem (a missing or rejected API key, or an unknown model), "
+    "so I can't answer properly until the owner fixes it; Sabha's log says what to change."
+)
+EMPTY_REPLY = "(I have nothing to add to that.)"
+CAP_NOTE = (
+    "(You have used all {n} tool calls allowed for this turn. Do not call tools again: answer now with "
+    "what you have, and say what you could not check.)"
+)
+CAP_REPLY = "I couldn't finish looking that up within my tool budget for this message; ask me again to continue."
+MAX_RESULT_CHARS = 4000
+
+SUMMARIZER_SYSTEM = (
+    "You keep the running memory of a conversation between the Director and {name}, an advisor on a board. "
+    "Write an updated summary that folds the new messages into the previous summary. Keep facts, numbers, "
+    "decisions, commitments, open questions and the Director's stated preferences; drop pleasantries. "
+    "Plain text, third person, at most {words} words."
+)
+
+EventHook = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class AgentSettings:
+    """Knobs of a turn that come from config (``llm.*`` and ``board.history_messages``)."""
+
+    default_model: str = "offline"
+    history_messages: int = 20
+    max_tokens: int = 1024
+    fallbacks: tuple[str, ...] = ()
+    cheap_model: str | None = None
+    max_tool_iterations: int = 4
+    default_tools: tuple[str, ...] | None = None
+    text_tool_models: tuple[str, ...] = ()
+    retry: RetryPolicy = RetryPolicy()
+    turn_timeout_s: float | None = 300.0
+    prices: PriceTable = field(default_factory=PriceTable)
+    context: ContextSettings = field(default_factory=ContextSettings)
+
+
+@dataclass(frozen=True)
+class ToolEvent:
+    """One tool call of an exchange and its result."""
+
+    call: ToolCall
+    result: ToolResult
+    latency_ms: float
+    step: int
+
+
+@dataclass(frozen=True)
+class ExchangeOutcome:
+    """The result of :meth:`AgentRunner.exchange`."""
+
+    text: str
+    model: str
+    degraded: bool
+    usage: Usage
+    cost_usd: float | None
+    latency_ms: float
+    tool_events: tuple[ToolEvent, ...] = ()
+    llm_calls: int = 0
+    hit_tool_cap: bool = False
+    error: str | None = None
+
+
+def place_of(envelope: Envelope) -> str:
+    """A short description of where the message was posted, for the prompt."""
+    if envelope.is_group:
+        return f"group {envelope.chat_id}" + (f", topic {envelope.thread_id}" if envelope.thread_id else "")
+    return "direct chat"
+
+
+def history_messages(transcript: Transcript, limit: int) -> list[ChatMessage]:
+    """The recent user/assistant messages of a session as model messages (no compaction)."""
+    messages = []
+    for entry in transcript.recent(limit):
+        role = entry.get("role")
+        text = entry.get("text")
+        if role in ("user", "assistant") and isinstance(text, str) and text:
+            messages.append(ChatMessage(role=role, content=text))
+    return messages
+
+
+def prompt_attribution(
+    system: Sequence[PromptBlock],
+    messages: Sequence[ChatMessage],
+    tools: Sequence[Any],
+    counter: TokenCounter,
+    soul: str,
+) -> dict[str, Any]:
+    """Tokens per prompt block (seed 001 §10.2): static, soul, summary, dynamic, history, message, tools."""
+    blocks: dict[str, Any] = {}
+    for block in system:
+        blocks[block.name] = blocks.get(block.name, 0) + counter.count(block.text)
+    if "static" in blocks and soul and soul.strip() in next((b.text for b in system if b.name == "static"), ""):
+        soul_tokens = min(blocks["static"], counter.count(soul.strip()))
+        blocks["soul"] = soul_tokens
+        blocks["static"] -= soul_tokens
+    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
+    history = list(messages[:last_user]) if last_user is not None else list(messages)
+    blocks["history"] = counter.count_messages(history)
+    blocks["message"] = counter.count_messages(messages[last_user:]) if last_user is not None else 0
+    if tools:
+        blocks["tools"] = sum(counter.count(json.dumps(t.parameters)) + counter.count(t.name + t.description)
+                              for t in tools)
+    # Tool schemas precede the system prompt in the provider's cache prefix and are just as stable.
+    blocks["cacheable_prefix"] = blocks.get("tools", 0) + sum(counter.count(b.text) for b in _cacheable_prefix(system))
+    blocks["method"] = counter.method
+    return blocks
+
+
+def _cacheable_prefix(system: Sequence[PromptBlock]) -> list[PromptBlock]:
+    prefix = []
+    for block in system:
+        if not block.cacheable:
+            break
+        prefix.append(block)
+    return prefix
+
+
+def _clip(text: str, limit: int = MAX_RESULT_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class AgentRunner:
+    """Runs exchanges and turns for any role; one instance serves the whole board."""
+
+    def __init__(
+        self,
+        souls: SoulStore,
+        prompts: PromptBuilder,
+        sessions: Sessions,
+        providers: ProviderRegistry,
+        settings: AgentSettings,
+        *,
+        tools: ToolRegistry | None = None,
+        ledger: Ledger | None = None,
+        caller: ResilientCaller | None = None,
+    ) -> None:
+        self.souls = souls
+        self.prompts = prompts
+        self.sessions = sessions
+        self.providers = providers
+        self.settings = settings
+        self.tools = tools if tools is not None else ToolRegistry()
+        self.ledger = ledger
+        self.caller = caller or ResilientCaller(providers, settings.retry)
+        self.compactor = Compactor(settings.context)
+
+    # -- policy ------------------------------------------------------------------
+
+    def model_for(self, profile: AgentProfile) -> str:
+        """The model a role uses: config/soul override, else the default."""
+        return profile.model or self.settings.default_model
+
+    def allowed_tools(self, profile: AgentProfile) -> tuple[str, ...]:
+        """Tools ``profile`` may call (see the module docstring for what None means)."""
+        if profile.tools is not None:
+            return tuple(profile.tools)
+        if self.settings.default_tools is not None:
+            return tuple(self.settings.default_tools)
+        return tuple(self.tools.names_for(profile.role))
+
+    def uses_text_protocol(self, model: str) -> bool:
+        """True when ``model`` is configured for the ``[TOOL: name ARG: {...}]`` text protocol."""
+        return any(fnmatch.fnmatchcase(model, pattern) for pattern in self.settings.text_tool_models)
+
+    def system_for(self, profile: AgentProfile, ctx: ToolContext, *, summary: str | None = None) -> tuple[PromptBlock, ...]:
+        """System blocks for ``profile``: static (cacheable), optional summary, dynamic."""
+        envelope = ctx.envelope
+        turn = TurnContext(
+            channel=envelope.channel if envelope else "internal",
+            place=place_of(envelope) if envelope else "board",
+            sender=(envelope.sender_name or envelope.sender) if envelope else "the board",
+            now=datetime.now(UTC),
+        )
+        static = self.prompts.static(profile, self.souls.profiles(), self.souls.roster.name)
+        blocks = [PromptBlock("static", static, cacheable=True)]
+        if summary:
+            blocks.append(PromptBlock("summary", summary_block_text(summary), cacheable=True))
+        blocks.append(PromptBlock("dynamic", self.prompts.dynamic(turn)))
+        return tuple(blocks)
+
+    # -- exchange ----------------------------------------------------------------
+
+    async def exchange(
+        self,
+        profile: AgentProfile,
+        prompt: BuiltPrompt | Sequence[ChatMessage] | str,
+        ctx: ToolContext,
+        *,
+        system: Sequence[PromptBlock] | None = None,
+        tools_allowed: Iterable[str] | None = None,
+        extra_tools: Sequence[Tool] = (),
+        model: str | None = None,
+        fallbacks: Sequence[str] | None = None,
+        max_tool_iterations: int | None = None,
+        max_tokens: int | None = None,
+        ledger_tags: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        on_event: EventHook | None = None,
+    ) -> ExchangeOutcome:
+        """Ask ``profile`` one thing and run its tool loop; never raises for model or tool failures.
+
+        ``prompt`` is a built prompt (system + messages), a list of messages, or one question
+        (then the system prompt is the role's own static + dynamic blocks, so the cached prefix
+        is shared with its chats). ``tools_allowed`` replaces the role's permitted tools;
+        ``extra_tools`` are added to the registry and permitted for this exchange only.
+        ``on_event`` receives ``tool_call`` / ``tool_result`` transcript entries as they happen.
+        """
+        started = time.perf_counter()
+        model = model or self.model_for(profile)
+        tags = dict(ledger_tags or {})
+        purpose = str(tags.pop("purpose", "turn"))
+        if isinstance(prompt, BuiltPrompt):
+            blocks = tuple(system) if system is not None else prompt.blocks
+            messages = list(prompt.messages)
+        else:
+            blocks = tuple(system) if system is not None else self.system_for(profile, ctx)
+            messages = [ChatMessage(role="user", content=prompt)] if isinstance(prompt, str) else list(prompt)
+        registry = self.tools.merged(extra_tools)
+        allowed = list(tools_allowed) if tools_allowed is not None else list(self.allowed_tools(profile))
+        allowed += [t.spec.name for t in extra_tools if t.spec.name not in allowed]
+        specs = registry.specs(allowed)
+        limit = self.settings.max_tool_iterations if max_tool_iterations is None else max_tool_iterations
+        text_mode = bool(specs) and self.uses_text_protocol(model)
+        if text_mode:
+            blocks = (*blocks, PromptBlock("tools", text_tools.instructions(specs), cacheable=False))
+        counter = counter_for(model)
+        base_blocks = prompt_attribution(blocks, messages, () if text_mode else specs, counter, profile.soul.text)
+        first_loop_message = len(messages)
+        persona = Persona(role=profile.role, name=profile.name, emoji=profile.emoji, soul=profile.soul.text)
+        meta = {"session_key": ctx.session_key, "soul_version": profile.soul.version, "purpose": purpose,
+                **dict(metadata or {})}
+        chain = model_chain(model, self.settings.fallbacks if fallbacks is None else fallbacks)
+        deadline = ctx.deadline
+        if deadline is None and self.settings.turn_timeout_s:
+            deadline = asyncio.get_running_loop().time() + self.settings.turn_timeout_s
+
+        usage = Usage()
+        cost: float | None = 0.0
+        events: list[ToolEvent] = []
+        calls_made = 0
+        used_model = model
+        text = ""
+        hit_cap = False
+        error: str | None = None
+        degraded = False
+        permanent = False
+        step = 0
+        guard = ctx.extras.get("over_budget")  # a meeting's budget, checked before every model call
+        while True:
+            if step > 0 and callable(guard) and (reason := guard(cost or 0.0)):
+                log.info("role %s: stopping the tool loop before another model call: %s", profile.role, reason)
+                text = f"(I stopped before finishing: {reason}.)"
+                break
+            final = step >= limit or not specs
+            step_blocks = dict(base_blocks)
+            if len(messages) > first_loop_message:
+                step_blocks["tool_loop"] = counter.count_messages(messages[first_loop_message:])
+            request = LLMRequest(
+                model=chain[0],
+                system=blocks,
+                messages=tuple(messages),
+                persona=persona,
+                tools=() if (text_mode or not specs or limit == 0) else specs,
+                max_tokens=max_tokens or self.settings.max_tokens,
+                metadata=dict(meta, step=step),
+                tool_choice="none" if final else "auto",
+            )
+            result = await self.caller.call(
+                request, chain, deadline=deadline,
+                on_attempt=lambda a, sb=step_blocks, st=step: self._record_attempt(a, ctx, purpose, tags, sb, st),
+            )
+            calls_made += len(result.attempts)
+            if result.response is None or result.model is None:
+                degraded = True
+                error = str(result.error) if result.error else "no model answered"
+                permanent = isinstance(result.error, LLMError) and not result.error.retryable
+                break
+            chain = chain[chain.index(result.model):]
+            response = result.response
+            used_model = result.model
+            usage = usage + response.usage
+            step_cost = self.settings.prices.cost(result.model, response.usage)
+            cost = None if (cost is None or step_cost is None) else cost + step_cost
+            if text_mode:
+                parsed = text_tools.parse(response.text, id_prefix=f"t{step + 1}")
+                calls, visible = parsed.calls, parsed.text
+            else:
+                calls, visible = response.tool_calls, response.text
+            if not calls:
+                text = visible
+                break
+            if final:
+                hit_cap = True
+                text = visible
+                log.warning("role %s: the model asked for tools after the cap of %d; answering with what it has",
+                            profile.role, limit)
+                break
+            step += 1
+            step_info = {"model": result.model, "usage": response.usage.as_dict(), "cost_usd": step_cost}
+            results = await self._run_tools(calls, registry, allowed, ctx, step, step_info, on_event)
+            events.extend(results)
+            last_round = step >= limit
+            if last_round:
+                hit_cap = True
+            if text_mode:
+                messages.append(ChatMessage(role="assistant", content=response.text))
+                messages.append(ChatMessage(
+                    role="user",
+                    content=text_tools.results_message(((e.call, e.result.to_text()) for e in results),
+                                                       final=last_round),
+                ))
+            else:
+                messages.append(ChatMessage(role="assistant", content=response.text, tool_calls=tuple(calls)))
+                for event in results:
+                    messages.append(ChatMessage(role="tool", content=_clip(event.result.to_text()),
+                                                tool_call_id=event.call.id, name=event.call.name))
+                if last_round:
+                    messages.append(ChatMessage(role="user", content=CAP_NOTE.format(n=limit)))
+
+        if degraded:
+            text = DEGRADED_SETUP_REPLY if permanent else DEGRADED_REPLY
+            log.error("role %s (%s): answering degraded: %s", profile.role, ctx.session_key, error)
+        elif not text.strip():
+            text = CAP_REPLY if hit_cap else EMPTY_REPLY
+        return ExchangeOutcome(
+            text=text.strip(),
+            model=used_model,
+            degraded=degraded,
+            usage=usage,
+            cost_usd=round(cost, 8) if cost is not None else None,
+            latency_ms=round((time.perf_counter() - started) * 1000, 2),
+            tool_events=tuple(events),
+            llm_calls=calls_made,
+            hit_tool_cap=hit_cap,
+            error=error,
+        )
+
+    async def _run_tools(
+        self,
+        calls: Sequence[ToolCall],
+        registry: ToolRegistry,
+        allowed: Sequence[str],
+        ctx: ToolContext,
+        step: int,
+        step_info: Mapping[str, Any],
+        on_event: EventHook | None,
+    ) -> list[ToolEvent]:
+        for index, call in enumerate(calls):
+            entry: dict[str, Any] = {
+                "type": "tool_call", "ts": utc_now(), "id": call.id, "agent": ctx.role, "name": call.name,
+                "arguments": call.arguments, "step": step,
+            }
+            if call.parse_error:
+                entry["raw_arguments"] = call.raw_arguments
+                entry["parse_error"] = call.parse_error
+            if index == 0:  # the model call that asked for these tools
+                entry.update({k: v for k, v in step_info.items() if v is not None})
+            else:
+                entry["model"] = step_info.get("model")
+            _emit(on_event, entry)
+
+        async def run(call: ToolCall) -> ToolEvent:
+            began = time.perf_counter()
+            if call.parse_error:
+                result = ToolResult.failure(
+                    f"invalid arguments for {call.name!r}: {call.parse_error}; send one JSON object that matches "
+                    "the tool's schema"
+                )
+            else:
+                result = await registry.call(call.name, call.arguments, ctx, allowed)
+            return ToolEvent(call, result, round((time.perf_counter() - began) * 1000, 2), step)
+
+        results = list(await asyncio.gather(*(run(c) for c in calls)))
+        for event in results:
+            payload = event.result.to_text()
+            entry = {
+                "type": "tool_result", "ts": utc_now(), "id": event.call.id, "agent": ctx.role,
+                "name": event.call.name, "ok": event.result.ok, "latency_ms": event.latency_ms,
+                "bytes": len(payload.encode("utf-8")), "result": _clip(payload, 2000), "step": step,
+            }
+            if not event.result.ok:
+                entry["error"] = event.result.error
+                entry["retryable"] = event.result.retryable
+            _emit(on_event, entry)
+            if not event.result.ok:
+                log.info("tool %s for %s failed: %s", event.call.name, ctx.role, event.result.error)
+            await self._record_tool(event, ctx, len(payload.encode("utf-8")))
+        return results
+
+    async def _record_attempt(
+        self, attempt: Attempt, ctx: ToolContext, purpose: str, tags: Mapping[str, Any],
+        blocks: Mapping[str, Any], step: int,
+    ) -> None:
+        if self.ledger is None:
+            return
+        response = attempt.response
+        usage = response.usage if response is not None else Usage()
+        cost = self.settings.prices.cost(attempt.model, usage) if response is not None else 0.0
+        await self.ledger.record_llm_call(LLMCallRecord(
+            provider=attempt.provider, model=attempt.model, outcome=attempt.outcome, usage=usage, cost_usd=cost,
+            latency_ms=attempt.latency_ms, ttft_ms=response.ttft_ms if response is not None else None,
+            role=ctx.role, session_key=ctx.session_key, meeting_id=ctx.meeting_id, purpose=purpose,
+            attempt=attempt.number, error=attempt.error, blocks=dict(blocks, step=step), tags=dict(tags) or None,
+        ))
+
+    async def _record_tool(self, event: ToolEvent, ctx: ToolContext, size: int) -> None:
+        if self.ledger is None:
+            return
+        try:
+            await self.ledger.record_tool_call(ToolCallRecord(
+                name=event.call.name, ok=event.result.ok,
+                args=event.call.arguments if not event.call.parse_error else event.call.raw_arguments,
+                call_id=event.call.id, error=event.result.error, retryable=event.result.retryable,
+                result_bytes=size, latency_ms=event.latency_ms, role=ctx.role, session_key=ctx.session_key,
+                meeting_id=ctx.meeting_id,
+            ))
+        except Exception:  # noqa: BLE001 - bookkeeping must not break the turn
+            log.exception("recording tool call %s failed", event.call.name)
+
+    # -- compaction --------------------------------------------------------------
+
+    async def _summarize(self, ctx: ToolContext, profile: AgentProfile, previous: str | None,
+                         conversation: str) -> Summary:
+        settings = self.settings.context
+        words = max(50, int(settings.summary_max_tokens * 0.7))
+        system = (PromptBlock("summarizer", SUMMARIZER_SYSTEM.format(name=profile.name, words=words)),)
+        body = (f"Previous summary:\n{previous}\n\n" if previous else "") + \
+            f"New messages to fold in:\n{conversation}\n\nWrite the updated summary."
+        model = self.settings.cheap_model or self.model_for(profile)
+        outcome = await self.exchange(
+            profile, body, ctx, system=system, tools_allowed=(), model=model, max_tool_iterations=0,
+            max_tokens=settings.summary_max_tokens, ledger_tags={"purpose": "compaction"},
+            metadata={"purpose": "compaction"},
+        )
+        return Summary(outcome.text, outcome.model, outcome.degraded, outcome.usage, outcome.cost_usd)
+
+    async def compact(self, key: str, role: str, *, force: bool = True, envelope: Envelope | None = None) -> CompactionResult | None:
+        """Compact session ``key`` now (``/compact``). The caller holds the key's lock."""
+        profile = self.souls.profile(role)
+        transcript = await self.sessions.open(key, role)
+        ctx = ToolContext(role=role, session_key=key, envelope=envelope, chain=(role,))
+
+        async def summarize(_role: str, _name: str, previous: str | None, conversation: str) -> Summary:
+            return await self._summarize(ctx, profile, previous, conversation)
+
+        return await self.compactor.compact(
+            transcript, role=role, agent_name=profile.name, counter=counter_for(self.model_for(profile)),
+            summarize=summarize, force=force, keep=None if not force else min(2, self.settings.context.keep_recent_messages),
+        )
+
+    async def _history(self, transcript: Transcript, profile: AgentProfile, ctx: ToolContext,
+                       counter: TokenCounter) -> tuple[str | None, list[ChatMessage]]:
+        """Summary and history messages for the next prompt; the last window entry is the new message."""
+        limit = self.settings.history_messages
+        if limit <= 0:
+            return None, []
+        window = load_window(transcript)
+        if self.compactor.needs_compaction(window, counter, profile.role, limit, exclude_last=1):
+
+            async def summarize(_role: str, _name: str, previous: str | None, conversation: str) -> Summary:
+                return await self._summarize(ctx, profile, previous, conversation)
+
+            done = await self.compactor.compact(transcript, role=profile.role, agent_name=profile.name,
+                                                counter=counter, summarize=summarize)
+            if done is not None:
+                window = load_window(transcript)
+        messages = window.messages()[:-1]
+        if not self.settings.context.compaction or len(messages) > limit:
+            messages = messages[-limit:]
+        reserved = counter.count(summary_block_text(window.summary)) if window.summary else 0
+        messages = fit_to_budget(messages, counter, self.settings.context.budget_for(profile.role), reserved=reserved) \
+            if messages else []
+        return window.summary, messages
+
+    # -- turn --------------------------------------------------------------------
+
+    async def turn(
+        self,
+        role: str,
+        key: str,
+        envelope: Envelope,
+        text: str,
+        *,
+        extra_tools: Sequence[Tool] = (),
+        extras: Mapping[str, Any] | None = None,
+        meeting_id: str | None = None,
+    ) -> Reply:
+        """Answer ``text`` as ``role`` in session ``key``. The caller holds the key's lock."""
+        profile = self.souls.profile(role)
+        transcript = await self.sessions.open(key, role)
+        user_entry: dict[str, Any] = {
+            "type": "message",
+            "id": new_entry_id(),
+            "ts": utc_now(),
+            "role": "user",
+            "text": text,
+            "sender": envelope.sender,
+            "channel": envelope.channel,
+        }
+        if envelope.sender_name:
+            user_entry["sender_name"] = envelope.sender_name
+        if envelope.message_id is not None:
+            user_entry["message_id"] = envelope.message_id
+        if envelope.is_group:
+            user_entry["is_group"] = True  # history shows who said what
+        transcript.append(user_entry)
+
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.settings.turn_timeout_s if self.settings.turn_timeout_s else None
+        ctx = ToolContext(role=role, session_key=key, envelope=envelope, chain=(role,), meeting_id=meeting_id,
+                          deadline=deadline,
+                          extras={"transcript": transcript, "consult_cache": {}, **dict(extras or {})})
+        model = self.model_for(profile)
+        counter = counter_for(model)
+        summary, history = await self._history(transcript, profile, ctx, counter)
+        system = self.system_for(profile, ctx, summary=summary)
+        prompt = BuiltPrompt(
+            static=system[0].text,
+            dynamic=system[-1].text,
+            messages=(*history, entry_message(user_entry) or ChatMessage(role="user", content=text)),
+        )
+        outcome = await self.exchange(
+            profile, prompt, ctx, system=system, extra_tools=extra_tools, model=model,
+            on_event=transcript.append,
+        )
+
+        entry: dict[str, Any] = {
+            "type": "message",
+            "id": new_entry_id(),
+            "ts": utc_now(),
+            "role": "assistant",
+            "agent": role,
+            "text": outcome.text,
+            "soul_version": profile.soul.version,
+            "model": outcome.model,
+            "latency_ms": outcome.latency_ms,
+            "llm_calls": outcome.llm_calls,
+        }
+        if outcome.llm_calls:
+            entry["usage"] = outcome.usage.as_dict()
+            entry["cost_usd"] = outcome.cost_usd
+        if outcome.tool_events:
+            entry["tool_calls"] = len(outcome.tool_events)
+        if outcome.hit_tool_cap:
+            entry["tool_cap"] = True
+        if outcome.degraded:
+            entry["degraded"] = True
+            entry["error"] = outcome.error
+        transcript.append(entry)
+        await transcript.sync()
+        log.info(
+            "turn role=%s key=%s soul=%s model=%s calls=%d tools=%d latency_ms=%.1f cost=%s%s",
+            role, key, profile.soul.version, outcome.model, outcome.llm_calls, len(outcome.tool_events),
+            outcome.latency_ms, outcome.cost_usd, " degraded" if outcome.degraded else "",
+        )
+        return Reply.to(
+            envelope,
+            role=role,
+            name=profile.name,
+            emoji=profile.emoji,
+            text=outcome.text,
+            session_key=key,
+            degraded=outcome.degraded,
+        )
+
+
+def _emit(hook: EventHook | None, entry: dict[str, Any]) -> None:
+    if hook is None:
+        return
+    try:
+        hook(entry)
+    except Exception:  # noqa: BLE001 - a transcript write problem must not stop the tool loop
+        log.exception("recording a %s event failed", entry.get("type"))

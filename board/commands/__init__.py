@@ -1,0 +1,1 @@
+"""Slash commands of the board (``/cost``, ``/compact``, ``/meeting`` ...)."""

@@ -1,0 +1,65 @@
+"""Slash commands for meetings: ``/meeting <topic>``, ``/meetings`` and ``/cancel``.
+
+``/meeting`` starts the meeting in the background and answers at once; the meeting's
+progress events reach the channel that asked (see :class:`board.room.convene.BoardRoom`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from board.envelope import Envelope
+from board.room.convene import MeetingInProgress
+from board.router import Route
+
+if TYPE_CHECKING:
+    from board.service import Board
+
+
+def register(board: Board) -> None:
+    """Add the meeting commands to ``board``."""
+
+    async def meeting(envelope: Envelope, route: Route) -> str:
+        topic = route.text.strip()
+        if not topic:
+            return "Give the meeting a topic: /meeting <what the board should decide>"
+        try:
+            run = board.room.start(topic, envelope=envelope)
+        except MeetingInProgress as exc:
+            return str(exc)
+        except ValueError as exc:
+            return f"Cannot convene the board: {exc}"
+        names = ", ".join(f"{p.emoji} {p.name}" for p in run.specialists)
+        return (f"Convening the board on \u201c{run.topic}\u201d (meeting {run.id}) with {names}. "
+                f"Statements and the decision will follow here; /cancel stops it.")
+
+    async def meetings(envelope: Envelope, route: Route) -> str:
+        # The owner sees every meeting; anyone else only those started where they are asking.
+        place = None if envelope.is_owner else (envelope.channel, envelope.chat_id)
+        rows = await board.room.store.list(5, place=place)
+        if not rows:
+            return "No meetings yet. Start one with /meeting <topic>."
+        lines = ["Recent meetings:"]
+        for row in rows:
+            lines.append(f"{row.id} ({row.stop_reason or row.status}): {row.topic}")
+        return "\n".join(lines)
+
+    async def cancel(envelope: Envelope, route: Route) -> str:
+        wanted = route.text.strip()
+        here = (envelope.channel, envelope.chat_id)
+        running = [m for m in board.room.running() if envelope.is_owner or board.room.origin_of(m) == here]
+        if wanted:
+            targets = [m for m in running if m.startswith(wanted)]
+            if len(targets) > 1:
+                return f"{wanted!r} matches {len(targets)} running meetings ({', '.join(targets)}); give more of the id."
+        else:
+            targets = [m for m in running if board.room.origin_of(m) == here]
+        if not targets:
+            return "No meeting is running here." if not wanted else f"No running meeting {wanted!r} that you may cancel."
+        for meeting_id in targets:
+            await board.room.cancel(meeting_id)
+        return "Cancelled " + ", ".join(targets) + "; the minutes so far are recorded."
+
+    board.register_command("meeting", meeting, "/meeting <topic>: convene a board meeting")
+    board.register_command("meetings", meetings, "/meetings: recent meetings")
+    board.register_command("cancel", cancel, "/cancel [id]: stop a running meeting")

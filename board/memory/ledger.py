@@ -1,0 +1,262 @@
+"""The cost ledger: one row per LLM call and per tool call in the state db, and reports over them.
+
+Every provider call (each retry and fallback too) is an ``llm_calls`` row: provider,
+model, role, session key, meeting id, purpose (turn, compaction, consult...), tokens
+including cache reads and writes, estimated cost in USD, latency, time to first token
+when streamed, outcome, and the per-block token attribution of its prompt (static,
+soul, dynamic, history, message...; seed 001 §10.2). Every tool call is a
+``tool_calls`` row. :meth:`Ledger.summary` groups costs by role, day, model or
+meeting for ``sabha cost`` and ``/cost``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from board.db import StateDB
+from board.llm.base import Usage
+from board.memory.transcripts import utc_now
+
+log = logging.getLogger("sabha.ledger")
+
+GroupBy = Literal["role", "day", "model", "meeting"]
+GROUPS: dict[str, str] = {
+    "role": "COALESCE(role, '(none)')",
+    "day": "substr(ts, 1, 10)",
+    "model": "model",
+    "meeting": "COALESCE(meeting_id, '(none)')",
+}
+MAX_ARGS_CHARS = 2000
+
+_SINCE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class LLMCallRecord:
+    """One provider call as the ledger stores it."""
+
+    provider: str
+    model: str
+    outcome: str
+    usage: Usage = Usage()
+    cost_usd: float | None = None
+    latency_ms: float | None = None
+    ttft_ms: float | None = None
+    role: str | None = None
+    session_key: str | None = None
+    meeting_id: str | None = None
+    purpose: str | None = None
+    attempt: int = 1
+    error: str | None = None
+    blocks: Mapping[str, Any] | None = None
+    tags: Mapping[str, Any] | None = None
+    ts: str = field(default_factory=utc_now)
+
+
+@dataclass(frozen=True)
+class ToolCallRecord:
+    """One tool call as the ledger stores it."""
+
+    name: str
+    ok: bool
+    args: Any = None
+    call_id: str | None = None
+    error: str | None = None
+    retryable: bool = False
+    result_bytes: int = 0
+    latency_ms: float | None = None
+    role: str | None = None
+    session_key: str | None = None
+    meeting_id: str | None = None
+    ts: str = field(default_factory=utc_now)
+
+
+@dataclass(frozen=True)
+class CostRow:
+    """One line of a cost report."""
+
+    key: str
+    calls: int
+    failed: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost_usd: float
+    unpriced: int
+    avg_latency_ms: float | None
+
+
+def parse_since(text: str | None, *, now: datetime | None = None) -> datetime | None:
+    """``7d``, ``24h``, ``30m``, ``2w``, an ISO date/time, or ``all`` (None) -> a UTC cut-off."""
+    if text is None or text.strip().lower() in ("", "all"):
+        return None
+    now = now or datetime.now(UTC)
+    match = _SINCE.match(text)
+    if match:
+        amount, unit = int(match.group(1)), match.group(2).lower()
+        delta = {"m": timedelta(minutes=amount), "h": timedelta(hours=amount),
+                 "d": timedelta(days=amount), "w": timedelta(weeks=amount)}[unit]
+        return now - delta
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError as exc:
+        raise ValueError(
+            f"--since {text!r} is not understood; use e.g. 7d, 24h, 30m, 2w, 2025-01-31 or all"
+        ) from exc
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def _json(value: Any, limit: int | None = None) -> str | None:
+    if value is None:
+        return None
+    text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    return text
+
+
+class Ledger:
+    """Writes and reads the ``llm_calls`` and ``tool_calls`` tables."""
+
+    def __init__(self, db: StateDB) -> None:
+        self.db = db
+
+    async def record_llm_call(self, rec: LLMCallRecord) -> None:
+        """Store one provider call."""
+        await self.db.execute(
+            """INSERT INTO llm_calls(ts, provider, model, role, session_key, meeting_id, purpose, attempt,
+                   input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
+                   latency_ms, ttft_ms, outcome, error, blocks, tags)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (
+                rec.ts, rec.provider, rec.model, rec.role, rec.session_key, rec.meeting_id, rec.purpose,
+                rec.attempt, rec.usage.input_tokens, rec.usage.output_tokens, rec.usage.cache_read_tokens,
+                rec.usage.cache_write_tokens, rec.cost_usd, rec.latency_ms, rec.ttft_ms, rec.outcome,
+                rec.error, _json(rec.blocks), _json(rec.tags),
+            ),
+        )
+
+    async def record_tool_call(self, rec: ToolCallRecord) -> None:
+        """Store one tool call."""
+        await self.db.execute(
+            """INSERT INTO tool_calls(ts, role, session_key, meeting_id, name, call_id, args, ok, error,
+                   retryable, result_bytes, latency_ms)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+            (
+                rec.ts, rec.role, rec.session_key, rec.meeting_id, rec.name, rec.call_id,
+                _json(rec.args, MAX_ARGS_CHARS), int(rec.ok), rec.error, int(rec.retryable),
+                rec.result_bytes, rec.latency_ms,
+            ),
+        )
+
+    async def summary(self, *, since: datetime | None = None, by: str = "role") -> list[CostRow]:
+        """Cost per role, day, model or meeting since ``since`` (all time when None), costliest first."""
+        if by not in GROUPS:
+            raise ValueError(f"cannot group costs by {by!r}; use one of {', '.join(GROUPS)}")
+        where, params = self._where(since)
+        order = "key" if by == "day" else "cost DESC, key"
+        rows = await self.db.fetchall(
+            f"""SELECT {GROUPS[by]} AS key, COUNT(*) AS calls,
+                       SUM(outcome != 'ok') AS failed,
+                       SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,
+                       SUM(cache_read_tokens) AS cache_read, SUM(cache_write_tokens) AS cache_write,
+                       COALESCE(SUM(cost_usd), 0) AS cost,
+                       SUM(cost_usd IS NULL AND outcome = 'ok') AS unpriced,
+                       AVG(CASE WHEN outcome = 'ok' THEN latency_ms END) AS latency
+                FROM llm_calls {where} GROUP BY key ORDER BY {order}""",
+            params,
+        )
+        return [_row(r) for r in rows]
+
+    async def total(self, *, since: datetime | None = None) -> CostRow:
+        """All calls since ``since`` as one row (key ``total``)."""
+        where, params = self._where(since)
+        row = await self.db.fetchone(
+            f"""SELECT 'total' AS key, COUNT(*) AS calls, COALESCE(SUM(outcome != 'ok'), 0) AS failed,
+                       COALESCE(SUM(input_tokens), 0) AS input_tokens,
+                       COALESCE(SUM(output_tokens), 0) AS output_tokens,
+                       COALESCE(SUM(cache_read_tokens), 0) AS cache_read,
+                       COALESCE(SUM(cache_write_tokens), 0) AS cache_write,
+                       COALESCE(SUM(cost_usd), 0) AS cost,
+                       COALESCE(SUM(cost_usd IS NULL AND outcome = 'ok'), 0) AS unpriced,
+                       AVG(CASE WHEN outcome = 'ok' THEN latency_ms END) AS latency
+                FROM llm_calls {where}""",
+            params,
+        )
+        assert row is not None
+        return _row(row)
+
+    async def tool_summary(self, *, since: datetime | None = None) -> list[tuple[str, int, int]]:
+        """(tool name, calls, failures) since ``since``."""
+        where, params = self._where(since)
+        rows = await self.db.fetchall(
+            f"SELECT name, COUNT(*) AS calls, SUM(ok = 0) AS failed FROM tool_calls {where} "
+            "GROUP BY name ORDER BY calls DESC, name",
+            params,
+        )
+        return [(r["name"], int(r["calls"]), int(r["failed"] or 0)) for r in rows]
+
+    @staticmethod
+    def _where(since: datetime | None) -> tuple[str, tuple[Any, ...]]:
+        if since is None:
+            return "", ()
+        return "WHERE ts >= ?", (since.astimezone(UTC).isoformat(timespec="seconds"),)
+
+
+def _row(r: Any) -> CostRow:
+    return CostRow(
+        key=str(r["key"]),
+        calls=int(r["calls"] or 0),
+        failed=int(r["failed"] or 0),
+        input_tokens=int(r["input_tokens"] or 0),
+        output_tokens=int(r["output_tokens"] or 0),
+        cache_read_tokens=int(r["cache_read"] or 0),
+        cache_write_tokens=int(r["cache_write"] or 0),
+        cost_usd=float(r["cost"] or 0.0),
+        unpriced=int(r["unpriced"] or 0),
+        avg_latency_ms=float(r["latency"]) if r["latency"] is not None else None,
+    )
+
+
+def _tokens(n: int) -> str:
+    if n >= 10_000_000:
+        return f"{n / 1_000_000:.0f}M"
+    if n >= 100_000:
+        return f"{n / 1000:.0f}k"
+    return str(n)
+
+
+def format_report(rows: list[CostRow], total: CostRow, *, by: str, since_label: str) -> str:
+    """A plain-text table for the terminal and chat."""
+    if total.calls == 0:
+        return f"No model calls recorded {since_label}."
+    head = (by, "calls", "failed", "input", "output", "cache rd", "cache wr", "cost USD", "avg ms")
+    body = [
+        (
+            r.key, str(r.calls), str(r.failed), _tokens(r.input_tokens), _tokens(r.output_tokens),
+            _tokens(r.cache_read_tokens), _tokens(r.cache_write_tokens),
+            f"{r.cost_usd:.4f}" + ("*" if r.unpriced else ""),
+            f"{r.avg_latency_ms:.0f}" if r.avg_latency_ms is not None else "-",
+        )
+        for r in [*rows, total]
+    ]
+    widths = [max(len(row[i]) for row in (head, *body)) for i in range(len(head))]
+
+    def line(cells: tuple[str, ...]) -> str:
+        first = cells[0].ljust(widths[0])
+        return "  ".join([first, *(c.rjust(w) for c, w in zip(cells[1:], widths[1:], strict=True))]).rstrip()
+
+    out = [f"Model costs {since_label}, by {by} (estimated, USD):", line(head)]
+    out += [line(cells) for cells in body[:-1]]
+    out.append("-" * len(line(head)))
+    out.append(line(body[-1]))
+    if total.unpriced:
+        out.append(f"* {total.unpriced} call(s) used a model with no price: add it under llm.prices in sabha.yaml")
+    return "\n".join(out)

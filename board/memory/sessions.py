@@ -1,0 +1,153 @@
+"""Session keys and the key -> current session id index.
+
+Keys (DESIGN.md): ``main`` (the owner with the general agent), ``board:<role>`` (the
+owner with a role), ``board:<role>:g-<chat_id>`` (a group or forum topic),
+``board:<role>:wa-<user>`` (a WhatsApp user), ``board:<role>:tg-<user_id>`` (another
+allowed Telegram user's DM). Each key points at one current session id; ``reset``
+starts a new id and archives the old transcript (the file is kept).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from board.db import StateDB
+from board.memory.transcripts import (
+    Transcript,
+    TranscriptError,
+    TranscriptStore,
+    utc_now,
+)
+from board.roles import GENERAL
+
+log = logging.getLogger("sabha.sessions")
+
+_SAFE = re.compile(r"[^A-Za-z0-9_.@+-]")
+
+
+def _safe(part: str) -> str:
+    return _SAFE.sub("_", part)[:64]
+
+
+def session_key(
+    role: str,
+    *,
+    is_owner: bool,
+    channel: str = "console",
+    chat_id: str | None = None,
+    user_id: str | None = None,
+    is_group: bool = False,
+) -> str:
+    """The session key for a message to ``role``; see the module docstring."""
+    if is_group and chat_id is not None:
+        return f"board:{role}:g-{_safe(str(chat_id))}"
+    if channel == "whatsapp" and user_id is not None:
+        return f"board:{role}:wa-{_safe(str(user_id))}"
+    if is_owner:
+        return "main" if role == GENERAL else f"board:{role}"
+    if user_id is None:
+        raise ValueError("a non-owner direct message needs a user id for its session key")
+    prefix = "tg" if channel == "telegram" else _safe(channel)[:8]
+    return f"board:{role}:{prefix}-{_safe(str(user_id))}"
+
+
+def role_of_key(key: str) -> str:
+    """The role a session key belongs to."""
+    if key == "main":
+        return GENERAL
+    parts = key.split(":")
+    if len(parts) >= 2 and parts[0] == "board":
+        return parts[1]
+    raise ValueError(f"{key!r} is not a session key (expected main or board:<role>[:...])")
+
+
+def new_session_id(role: str) -> str:
+    """A fresh, sortable, unique session id such as ``20261122T020430-finance-3fa9c1``."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}-{_safe(role)}-{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """A row of the index: which session id a key points at."""
+
+    key: str
+    session_id: str
+    role: str
+    created_at: str
+    archived_at: str | None
+
+
+class Sessions:
+    """The session index (state db) plus the transcript files it points at."""
+
+    def __init__(self, db: StateDB, transcripts: TranscriptStore) -> None:
+        self.db = db
+        self.transcripts = transcripts
+
+    async def current(self, key: str) -> SessionRef | None:
+        """The live session of ``key``, or None if it has none yet."""
+        row = await self.db.fetchone(
+            "SELECT * FROM sessions WHERE key = ? AND archived_at IS NULL", (key,)
+        )
+        return _ref(row) if row else None
+
+    async def open(self, key: str, role: str | None = None) -> Transcript:
+        """The live transcript of ``key``, creating the session on first use."""
+        ref = await self.current(key)
+        if ref is not None:
+            try:
+                return self.transcripts.open(ref.session_id)
+            except TranscriptError as exc:
+                # The file was deleted or its header is unreadable: archive the session and
+                # start a new one rather than failing every later message to this key.
+                log.warning("session %s: %s; starting a new session", key, exc)
+                await self.db.execute(
+                    "UPDATE sessions SET archived_at = ? WHERE session_id = ?", (utc_now(), ref.session_id)
+                )
+                role = role or ref.role
+        role = role or role_of_key(key)
+        session_id = new_session_id(role)
+        transcript = self.transcripts.create(session_id, key, role)
+        await self.db.execute(
+            "INSERT INTO sessions(session_id, key, role, created_at) VALUES (?, ?, ?, ?)",
+            (session_id, key, role, transcript.header.created),
+        )
+        return transcript
+
+    async def reset(self, key: str) -> tuple[SessionRef | None, Transcript]:
+        """Archive the live session of ``key`` (its file stays) and start a new one."""
+        old = await self.current(key)
+        if old is not None:
+            await self.db.execute(
+                "UPDATE sessions SET archived_at = ? WHERE session_id = ?", (utc_now(), old.session_id)
+            )
+        transcript = await self.open(key, old.role if old else None)
+        return old, transcript
+
+    async def list(self, *, include_archived: bool = False) -> list[SessionRef]:
+        """Sessions, newest first."""
+        where = "" if include_archived else "WHERE archived_at IS NULL"
+        rows = await self.db.fetchall(f"SELECT * FROM sessions {where} ORDER BY created_at DESC, key")
+        return [_ref(r) for r in rows]
+
+    async def history_of(self, key: str) -> list[SessionRef]:
+        """Every session a key has had, newest first (archived ones included)."""
+        rows = await self.db.fetchall(
+            "SELECT * FROM sessions WHERE key = ? ORDER BY created_at DESC", (key,)
+        )
+        return [_ref(r) for r in rows]
+
+
+def _ref(row: object) -> SessionRef:
+    return SessionRef(
+        key=row["key"],  # type: ignore[index]
+        session_id=row["session_id"],  # type: ignore[index]
+        role=row["role"],  # type: ignore[index]
+        created_at=row["created_at"],  # type: ignore[index]
+        archived_at=row["archived_at"],  # type: ignore[index]
+    )

@@ -1,0 +1,292 @@
+"""Convening the board: runs meetings and consultations on top of the agent runner.
+
+:class:`BoardRoom` adapts :meth:`board.agent.runner.AgentRunner.exchange` to the
+:class:`board.agent.speaker.Speaker` protocol (each role speaks with its own soul, its own
+tools and the colleagues of its roster), holds meetings in the background or to
+completion, publishes their progress events to subscribers (the channels), and
+provides the ``consult`` and ``convene_meeting`` tools and the roundtable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from board.agent.runner import AgentRunner, place_of
+from board.agent.speaker import Utterance
+from board.agent.tools import Tool, ToolContext, ToolResult
+from board.envelope import Envelope
+from board.llm.base import PromptBlock, ToolSpec, Usage
+from board.roles import GENERAL
+from board.room.consult import ConsultService, ConsultSettings
+from board.room.meeting import (
+    MeetingResult,
+    MeetingRun,
+    MeetingSettings,
+    Subscriber,
+    new_meeting_id,
+)
+from board.room.store import MeetingStore
+from board.tasks import finish_tasks
+from board.workspace.prompt import PromptBuilder, TurnContext
+from board.workspace.souls import AgentProfile, SoulStore
+
+log = logging.getLogger("sabha.convene")
+
+SUMMARIZER = "summarizer"
+CONVENE_TOOL = "convene_meeting"
+
+
+class MeetingInProgress(RuntimeError):
+    """A meeting is already running for this place; one at a time per chat."""
+
+
+class BoardRoom:
+    """Meetings, consultations and the roundtable for one board."""
+
+    def __init__(
+        self,
+        *,
+        runner: AgentRunner,
+        prompts: PromptBuilder,
+        souls_for: Callable[[str], SoulStore],
+        default_roster: str,
+        store: MeetingStore,
+        meeting_settings: MeetingSettings,
+        consult_settings: ConsultSettings,
+    ) -> None:
+        self.runner = runner
+        self.prompts = prompts
+        self.souls_for = souls_for
+        self.default_roster = default_roster
+        self.store = store
+        self.meeting_settings = meeting_settings
+        self.consult_settings = consult_settings
+        self.subscribers: list[Subscriber] = []
+        self._tasks: dict[str, asyncio.Task[MeetingResult]] = {}
+        self._places: dict[tuple[str, str, int | None], str] = {}
+        self._consults: dict[str, ConsultService] = {}
+        self.consult = self.consult_for(default_roster)
+
+    def consult_for(self, roster: str) -> ConsultService:
+        """Consultation among the roles of ``roster`` (a meeting of another roster consults its own)."""
+        service = self._consults.get(roster)
+        if service is None:
+            souls = self.souls_for(roster)
+            service = self._consults[roster] = ConsultService(
+                speak=self.speaker(roster, purpose="consult"),
+                roles=souls.roles,
+                names=lambda role: souls.profile(role).name if souls.has(role) else role,
+                settings=self.consult_settings,
+                db=self.store.db,
+            )
+        return service
+
+    async def _consult(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        roster = ctx.extras.get("roster")
+        return await self.consult_for(roster if isinstance(roster, str) else self.default_roster).handle(args, ctx)
+
+    # -- speaking ----------------------------------------------------------------
+
+    def speaker(self, roster: str, *, purpose: str) -> Callable[..., Any]:
+        """A Speaker whose roles come from ``roster`` (its colleagues appear in each prompt)."""
+
+        async def speak(
+            role: str,
+            message: str,
+            ctx: ToolContext,
+            *,
+            tools: tuple[str, ...] | None = None,
+            extra_tools: Sequence[Tool] = (),
+            response_schema: dict[str, Any] | None = None,
+        ) -> Utterance:
+            souls = self.souls_for(roster)
+            profile = souls.profile(role)
+            envelope = ctx.envelope
+            turn = TurnContext(
+                channel=envelope.channel if envelope else "board",
+                place=(f"board meeting {ctx.meeting_id}" if ctx.meeting_id else
+                       place_of(envelope) if envelope else "board"),
+                sender=(envelope.sender_name or envelope.sender) if envelope else "the board",
+                now=datetime.now(UTC),
+            )
+            system = (
+                PromptBlock("static", self.prompts.static(profile, souls.profiles(), roster), cacheable=True),
+                PromptBlock("dynamic", self.prompts.dynamic(turn)),
+            )
+            if response_schema is not None:
+                message = (f"{message}\n\nReply with exactly one JSON object that matches this JSON schema:\n"
+                           f"{json.dumps(response_schema, ensure_ascii=False)}")
+            allowed = tools
+            if allowed is None:
+                allowed = tuple(t for t in self.runner.allowed_tools(profile) if t != CONVENE_TOOL or not ctx.meeting_id)
+            outcome = await self.runner.exchange(
+                profile, message, ctx, system=system, tools_allowed=allowed, extra_tools=extra_tools,
+                ledger_tags={"purpose": purpose},
+                metadata={"response_schema": response_schema} if response_schema is not None else None,
+            )
+            return Utterance(text=outcome.text, cost_usd=outcome.cost_usd or 0.0, model=outcome.model,
+                             degraded=outcome.degraded)
+
+        return speak
+
+    # -- meetings ----------------------------------------------------------------
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        """Receive every meeting's progress events (channels filter by ``event.origin``)."""
+        self.subscribers.append(subscriber)
+
+    def _participants(self, roster: str, chair_role: str) -> tuple[AgentProfile, list[AgentProfile]]:
+        souls = self.souls_for(roster)
+        chair = souls.profile(chair_role)
+        specialists = [p for p in souls.profiles() if p.role not in (chair_role, GENERAL, SUMMARIZER)]
+        if not specialists:
+            raise ValueError(f"the {roster} roster has no specialists to meet")
+        return chair, specialists
+
+    def prepare(
+        self,
+        topic: str,
+        *,
+        envelope: Envelope | None = None,
+        roster: str | None = None,
+        settings: MeetingSettings | None = None,
+        chair_role: str = GENERAL,
+        agenda: str | None = None,
+        extra_subscribers: Sequence[Subscriber] = (),
+    ) -> MeetingRun:
+        """Build a meeting without starting it."""
+        topic = " ".join(topic.split())
+        if not topic:
+            raise ValueError("a meeting needs a topic: /meeting <topic>")
+        roster = roster or self.default_roster
+        chair, specialists = self._participants(roster, chair_role)
+        base = ToolContext(role=chair.role, session_key="meeting", envelope=envelope)
+        souls = self.souls_for(roster)
+        run = MeetingRun(
+            meeting_id=new_meeting_id(), topic=topic, roster=roster, chair=chair, specialists=specialists,
+            speak=self.speaker(roster, purpose="meeting"), store=self.store,
+            settings=settings or self.meeting_settings,
+            render_minutes=lambda context: self.prompts.render("minutes.md.j2", **context),
+            subscribers=[*self.subscribers, *extra_subscribers], base_ctx=base,
+            resolve_role=lambda name: _find_role(souls, name),
+        )
+        if agenda is not None:
+            run.preset_agenda = agenda
+        present = {p.role for p in [chair, *specialists]}
+        for status in souls.status():
+            if status.role not in present and status.role not in (GENERAL, SUMMARIZER, chair_role):
+                warning = f"{status.role} is not in this meeting: no usable soul file ({status.error})"
+                log.warning("meeting %s: %s", run.id, warning)
+                run.warnings.append(warning)
+        unpriced = sorted({m for m in (self.runner.model_for(p) for p in [chair, *specialists])
+                           if self.runner.settings.prices.cost(m, Usage()) is None})
+        if unpriced and run.settings.budget_usd > 0:
+            warning = (f"the ${run.settings.budget_usd:g} budget is not enforced for {', '.join(unpriced)}: no price "
+                       "is known for it (add one under llm.prices)")
+            log.warning("meeting %s: %s", run.id, warning)
+            run.warnings.append(warning)
+        return run
+
+    async def hold(self, topic: str, **kwargs: Any) -> MeetingResult:
+        """Hold a meeting to its end and return the result."""
+        run = self.prepare(topic, **kwargs)
+        return await run.run()
+
+    def start(self, topic: str, *, envelope: Envelope | None = None, roster: str | None = None) -> MeetingRun:
+        """Start a meeting in the background (one per chat/topic at a time)."""
+        place = _place(envelope)
+        running = self._places.get(place)
+        if running and running in self._tasks and not self._tasks[running].done():
+            raise MeetingInProgress(f"meeting {running} is still running here; wait for its decision or /cancel it")
+        run = self.prepare(topic, envelope=envelope, roster=roster)
+        task = asyncio.create_task(run.run(), name=f"meeting {run.id}")
+        self._tasks[run.id] = task
+        self._places[place] = run.id
+        task.add_done_callback(lambda t, mid=run.id: self._finished(mid, t))
+        return run
+
+    def _finished(self, meeting_id: str, task: asyncio.Task[MeetingResult]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("meeting %s crashed: %s", meeting_id, task.exception())
+
+    def origin_of(self, meeting_id: str) -> tuple[str, str] | None:
+        """(channel, chat_id) a running meeting was started from."""
+        for (channel, chat_id, _thread), mid in self._places.items():
+            if mid == meeting_id:
+                return (channel, chat_id)
+        return None
+
+    def running(self) -> list[str]:
+        """Ids of meetings still in progress."""
+        return [mid for mid, task in self._tasks.items() if not task.done()]
+
+    async def cancel(self, meeting_id: str) -> bool:
+        """Cancel a running meeting (it is recorded with stop_reason cancelled)."""
+        task = self._tasks.get(meeting_id)
+        if task is None or task.done():
+            return False
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return True
+
+    async def drain(self, timeout: float | None = None) -> None:
+        """Wait for background meetings to finish (cancel what is left after ``timeout``)."""
+        await finish_tasks(self._tasks.values(), timeout)
+
+    # -- tools -------------------------------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        """The tools this room provides: consult and convene_meeting."""
+        consult = self.consult.tool()
+        return [Tool(consult.spec, self._consult, timeout_s=consult.timeout_s),
+                Tool(_convene_spec(), self._convene, timeout_s=30, roles=(GENERAL,))]
+
+    async def _convene(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if ctx.meeting_id:
+            return ToolResult.failure("you are already in a board meeting; answer in it instead")
+        if ctx.role != GENERAL:
+            return ToolResult.failure("only the chair (general) can convene a board meeting; suggest it to the user")
+        try:
+            run = self.start(str(args["topic"]), envelope=ctx.envelope)
+        except (MeetingInProgress, ValueError) as exc:
+            return ToolResult.failure(str(exc))
+        return ToolResult.success({
+            "meeting_id": run.id, "status": "convened",
+            "participants": [p.role for p in run.specialists],
+            "note": "The meeting runs now; statements and the decision are posted as they come. Tell the user it "
+                    "has started and what it will cover; do not invent its outcome.",
+        })
+
+
+def _convene_spec() -> ToolSpec:
+    return ToolSpec(
+        name=CONVENE_TOOL,
+        description="Convene a board meeting of all specialists on a topic when the user asks for one "
+        "(e.g. 'run a board meeting on expanding to Europe'). Returns at once; the meeting runs in the background.",
+        parameters={
+            "type": "object",
+            "properties": {"topic": {"type": "string", "minLength": 3, "description": "What the board should decide."}},
+            "required": ["topic"],
+            "additionalProperties": False,
+        },
+    )
+
+
+def _place(envelope: Envelope | None) -> tuple[str, str, int | None]:
+    if envelope is None:
+        return ("none", "none", None)
+    return (envelope.channel, envelope.chat_id, envelope.thread_id)
+
+
+def _find_role(souls: SoulStore, name: str) -> str | None:
+    wanted = name.strip().lower().lstrip("@")
+    for profile in souls.profiles():
+        if wanted in (profile.role, profile.name.lower(), profile.name.lower().removeprefix("the ")):
+            return profile.role
+    return None
+

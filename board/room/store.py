@@ -1,0 +1,132 @@
+"""Meetings in the state db: the meeting, its participants, statements, events and decision.
+
+The tables come from the ``0100_meetings`` migration in :mod:`board.db`. Writes happen
+as the meeting goes, so a crash mid-meeting leaves what was said on record (the meeting
+stays ``running`` with no stop reason, which ``sabha meetings list`` shows).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from board.db import StateDB
+from board.memory.transcripts import utc_now
+
+
+@dataclass(frozen=True)
+class MeetingRow:
+    """A meeting as stored."""
+
+    id: str
+    topic: str
+    roster: str
+    chair: str
+    status: str
+    stop_reason: str | None
+    error: str | None
+    agenda: str | None
+    started_at: str
+    ended_at: str | None
+    cost_usd: float
+    decision: dict[str, Any] | None
+    minutes: str | None
+
+
+class MeetingStore:
+    """Reads and writes meeting records."""
+
+    def __init__(self, db: StateDB) -> None:
+        self.db = db
+
+    async def create(self, meeting_id: str, topic: str, roster: str, chair: str, *,
+                     channel: str | None = None, chat_id: str | None = None, thread_id: int | None = None) -> None:
+        """Record a meeting that is starting."""
+        await self.db.execute(
+            "INSERT INTO meetings(id, topic, roster, chair, status, channel, chat_id, thread_id, started_at) "
+            "VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
+            (meeting_id, topic, roster, chair, channel, chat_id, thread_id, utc_now()),
+        )
+
+    async def set_agenda(self, meeting_id: str, agenda: str) -> None:
+        """Store the chair's agenda."""
+        await self.db.execute("UPDATE meetings SET agenda = ? WHERE id = ?", (agenda, meeting_id))
+
+    async def participant(self, meeting_id: str, role: str, status: str, reason: str | None = None) -> None:
+        """Record (or update) a participant's attendance."""
+        await self.db.execute(
+            "INSERT INTO meeting_participants(meeting_id, role, status, reason) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(meeting_id, role) DO UPDATE SET status = excluded.status, reason = excluded.reason",
+            (meeting_id, role, status, reason),
+        )
+
+    async def statement(self, meeting_id: str, round_no: int, role: str, text: str, *, model: str | None,
+                        cost_usd: float) -> None:
+        """Record what a participant said in a round."""
+        await self.db.execute(
+            "INSERT INTO meeting_statements(meeting_id, round, role, text, model, cost_usd, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (meeting_id, round_no, role, text, model, cost_usd, utc_now()),
+        )
+
+    async def event(self, meeting_id: str, kind: str, role: str, data: dict[str, Any], round_no: int | None) -> None:
+        """Record a disagreement, consensus or decision event."""
+        await self.db.execute(
+            "INSERT INTO meeting_events(meeting_id, kind, role, round, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (meeting_id, kind, role, round_no, json.dumps(data, ensure_ascii=False), utc_now()),
+        )
+
+    async def finish(self, meeting_id: str, *, stop_reason: str, cost_usd: float, decision: dict[str, Any] | None,
+                     minutes: str | None, error: str | None = None) -> None:
+        """Close a meeting with its stop reason, cost, decision and minutes."""
+        await self.db.execute(
+            "UPDATE meetings SET status = 'ended', stop_reason = ?, ended_at = ?, cost_usd = ?, decision = ?, "
+            "minutes = ?, error = ? WHERE id = ?",
+            (stop_reason, utc_now(), cost_usd, json.dumps(decision, ensure_ascii=False) if decision else None,
+             minutes, error, meeting_id),
+        )
+
+    async def get(self, meeting_id: str) -> MeetingRow | None:
+        """One meeting by id (a unique prefix of the id works too)."""
+        row = await self.db.fetchone("SELECT * FROM meetings WHERE id = ?", (meeting_id,))
+        if row is None:
+            rows = await self.db.fetchall("SELECT * FROM meetings WHERE id LIKE ? LIMIT 2", (meeting_id + "%",))
+            row = rows[0] if len(rows) == 1 else None
+        return _row(row) if row else None
+
+    async def list(self, limit: int = 50, *, place: tuple[str, str] | None = None) -> list[MeetingRow]:
+        """Recent meetings, newest first; only those started from ``place`` (channel, chat id) if given."""
+        if place is None:
+            rows = await self.db.fetchall(
+                "SELECT * FROM meetings ORDER BY started_at DESC, rowid DESC LIMIT ?", (limit,))
+        else:
+            rows = await self.db.fetchall(
+                "SELECT * FROM meetings WHERE channel = ? AND chat_id = ? ORDER BY started_at DESC, rowid DESC LIMIT ?",
+                (place[0], place[1], limit))
+        return [_row(r) for r in rows]
+
+    async def details(self, meeting_id: str) -> dict[str, Any]:
+        """Participants, statements and events of a meeting, for ``meetings show --json``."""
+        participants = await self.db.fetchall(
+            "SELECT role, status, reason FROM meeting_participants WHERE meeting_id = ? ORDER BY rowid", (meeting_id,))
+        statements = await self.db.fetchall(
+            "SELECT round, role, text, model, cost_usd, created_at FROM meeting_statements "
+            "WHERE meeting_id = ? ORDER BY round, id", (meeting_id,))
+        events = await self.db.fetchall(
+            "SELECT kind, role, round, data, created_at FROM meeting_events WHERE meeting_id = ? ORDER BY id",
+            (meeting_id,))
+        return {
+            "participants": [dict(r) for r in participants],
+            "statements": [dict(r) for r in statements],
+            "events": [{**dict(r), "data": json.loads(r["data"])} for r in events],
+        }
+
+
+def _row(row: Any) -> MeetingRow:
+    return MeetingRow(
+        id=row["id"], topic=row["topic"], roster=row["roster"], chair=row["chair"], status=row["status"],
+        stop_reason=row["stop_reason"], error=row["error"], agenda=row["agenda"], started_at=row["started_at"],
+        ended_at=row["ended_at"], cost_usd=float(row["cost_usd"] or 0),
+        decision=json.loads(row["decision"]) if row["decision"] else None, minutes=row["minutes"],
+    )

@@ -1,0 +1,289 @@
+"""Soul files: parsing, the last-good store and hot reload.
+
+A soul is Markdown with optional YAML front matter (``name``, ``title``, ``emoji``,
+``model``, ``tools``, ``consults``) followed by the personality text. The
+:class:`SoulStore` serves the current soul of each role: it notices edits on the next
+turn (one ``stat`` per file), keeps the last good version when an edit is broken, falls
+back to the shipped default soul when a file is deleted, and picks up soul files added
+to the roster's folder. :meth:`SoulStore.watch` uses ``watchfiles`` so changes (and
+their errors) are applied and logged as soon as they are saved, not only at the next
+turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from board.roles import (
+    GENERAL,
+    SOUL_SUFFIX,
+    RosterSpec,
+    default_soul_path,
+    is_role_slug,
+    roster_folder,
+    soul_candidates,
+)
+from board.workspace.files import FileProblem, WatchedFile, decode_text
+from board.workspace.paths import PathEscapeError, default_workspace_dir, resolve_inside
+
+log = logging.getLogger("sabha.souls")
+
+MAX_SOUL_BYTES = 64 * 1024
+
+
+class SoulMeta(BaseModel):
+    """The YAML front matter a soul file may carry."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = None
+    title: str | None = None
+    emoji: str | None = None
+    model: str | None = None
+    tools: tuple[str, ...] | None = None
+    consults: tuple[str, ...] = ()
+
+    @field_validator("consults", "tools", mode="before")
+    @classmethod
+    def _listify(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(v.strip() for v in value.split(",") if v.strip())
+        return value
+
+
+@dataclass(frozen=True)
+class Soul:
+    """One parsed soul: front matter fields, body text and a short content hash."""
+
+    meta: SoulMeta
+    body: str
+    version: str
+
+    @property
+    def text(self) -> str:
+        """The personality text injected into the system prompt."""
+        return self.body
+
+
+def parse_soul(data: bytes, *, what: str = "soul file") -> Soul:
+    """Parse soul file bytes. Raises :class:`FileProblem` with a reason a person can act on."""
+    text = decode_text(data, max_bytes=MAX_SOUL_BYTES, what=what)
+    meta = SoulMeta()
+    body = text
+    lines = text.splitlines(keepends=True)
+    if lines and lines[0].strip() == "---":
+        end = next((i for i in range(1, len(lines)) if lines[i].strip() in ("---", "...")), None)
+        if end is None:
+            raise FileProblem(f"{what}: front matter starts with '---' but has no closing '---' line")
+        raw = "".join(lines[1:end])
+        try:
+            loaded = yaml.safe_load(raw) if raw.strip() else {}
+        except yaml.YAMLError as exc:
+            raise FileProblem(f"{what}: front matter is not valid YAML ({_one_line(exc)})") from exc
+        if not isinstance(loaded, dict):
+            raise FileProblem(f"{what}: front matter must be a YAML mapping of key: value lines")
+        try:
+            meta = SoulMeta.model_validate(loaded)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'front matter'}: {err['msg']}" for err in exc.errors()
+            )
+            raise FileProblem(
+                f"{what}: bad front matter ({problems}); allowed keys: {', '.join(SoulMeta.model_fields)}"
+            ) from exc
+        body = "".join(lines[end + 1 :])
+    if not body.strip():
+        raise FileProblem(f"{what}: has front matter but no personality text")
+    version = hashlib.sha256(data).hexdigest()[:12]
+    return Soul(meta=meta, body=body.strip() + "\n", version=version)
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())
+
+
+@dataclass(frozen=True)
+class AgentProfile:
+    """Everything a turn needs to know about a role: identity, model and its soul."""
+
+    role: str
+    name: str
+    title: str
+    emoji: str
+    model: str | None
+    tools: tuple[str, ...] | None
+    consults: tuple[str, ...]
+    soul: Soul
+    soul_path: Path
+    source: str  # "workspace" or "built-in default"
+
+    @property
+    def label(self) -> str:
+        """``<emoji> <Name>``, the prefix of every reply."""
+        return f"{self.emoji} {self.name}".strip()
+
+
+@dataclass(frozen=True)
+class SoulStatus:
+    """One line of ``sabha souls``: a role, its file, the version in use and any error."""
+
+    role: str
+    path: Path
+    version: str | None
+    source: str
+    error: str | None
+
+
+_FALLBACK_EMOJI = "🪑"
+
+
+class SoulStore:
+    """Serves each role's current soul; see the module docstring."""
+
+    def __init__(self, workspace: Path, roster: RosterSpec) -> None:
+        self.workspace = workspace.resolve()
+        self.roster = roster
+        self._files: dict[str, WatchedFile[Soul]] = {}
+        self._defaults: dict[str, WatchedFile[Soul]] = {}
+        self._default_root = default_workspace_dir()
+        self._folder = self.workspace / roster_folder(roster.name)
+        self._announced_fallback: set[str] = set()
+        # Validate configured paths now so a bad soul_file fails at start-up.
+        for role in self.configured_roles():
+            self._file_for(role)
+
+    # -- roles -------------------------------------------------------------------
+
+    def configured_roles(self) -> list[str]:
+        """``general`` plus the roster's configured specialists, in roster order."""
+        return [GENERAL, *[r for r in self.roster.specialists if r != GENERAL]]
+
+    def roles(self) -> list[str]:
+        """Roles available now: configured ones plus soul files added to the roster folder."""
+        roles = self.configured_roles()
+        if self._folder.is_dir():
+            for path in sorted(self._folder.glob(f"*{SOUL_SUFFIX}")):
+                slug = path.name[: -len(SOUL_SUFFIX)]
+                if is_role_slug(slug) and slug not in roles:
+                    roles.append(slug)
+        return roles
+
+    # -- files -------------------------------------------------------------------
+
+    def _file_for(self, role: str) -> WatchedFile[Soul]:
+        watched = self._files.get(role)
+        if watched is None:
+            override = self.roster.override(role).soul_file
+            candidates = soul_candidates(self.roster.name, role)
+            relative = override or str(next((c for c in candidates if (self.workspace / c).exists()), candidates[0]))
+            path = resolve_inside(self.workspace, relative, what=f"soul file for role {role!r}")
+            watched = WatchedFile(path, lambda data, p=path: parse_soul(data, what=p.name), label=f"soul[{role}]")
+            self._files[role] = watched
+        return watched
+
+    def _default_for(self, role: str) -> WatchedFile[Soul] | None:
+        if role not in self._defaults:
+            candidates = soul_candidates(self.roster.name, role)
+            path = self._default_root / next((c for c in candidates if (self._default_root / c).exists()), candidates[0])
+            self._defaults[role] = WatchedFile(path, lambda data, p=path: parse_soul(data, what=p.name), label=f"default soul[{role}]")
+        watched = self._defaults[role]
+        return watched if watched.path.exists() else None
+
+    def _resolve(self, role: str) -> tuple[Soul | None, str, str | None, Path]:
+        try:
+            watched = self._file_for(role)
+        except PathEscapeError as exc:
+            # A soul file added while running that links outside the workspace.
+            if role not in self._announced_fallback:
+                self._announced_fallback.add(role)
+                log.error("soul[%s]: %s; the role is unavailable", role, exc)
+            return None, "rejected", str(exc), self.workspace / default_soul_path(self.roster.name, role)
+        state = watched.state()
+        if state.value is not None:
+            self._announced_fallback.discard(role)
+            return state.value, "workspace", state.error, watched.path
+        default = self._default_for(role)
+        error = state.error or (f"{watched.path} does not exist" if state.missing else None)
+        if default is not None and default.get() is not None:
+            if role not in self._announced_fallback:
+                self._announced_fallback.add(role)
+                log.warning("soul[%s]: using the built-in default soul (%s)", role, error)
+            return default.get(), "built-in default", error, watched.path
+        return None, "missing", error, watched.path
+
+    def has(self, role: str) -> bool:
+        """True when ``role`` is available now and has a usable soul."""
+        return role in self.roles() and self._resolve(role)[0] is not None
+
+    def profile(self, role: str) -> AgentProfile:
+        """The current profile of ``role``; raises KeyError when it has no usable soul."""
+        if role not in self.roles():
+            raise KeyError(f"unknown role {role!r}; roles: {', '.join(self.roles())}")
+        soul, source, error, path = self._resolve(role)
+        if soul is None:
+            raise KeyError(f"role {role!r} has no usable soul file ({error})")
+        override = self.roster.override(role)
+        meta = soul.meta
+        return AgentProfile(
+            role=role,
+            name=override.name or meta.name or role.capitalize(),
+            title=meta.title or "",
+            emoji=override.emoji or meta.emoji or _FALLBACK_EMOJI,
+            model=override.model or meta.model,
+            tools=override.tools if override.tools is not None else meta.tools,
+            consults=meta.consults,
+            soul=soul,
+            soul_path=path,
+            source=source,
+        )
+
+    def profiles(self) -> list[AgentProfile]:
+        """Profiles of every available role with a usable soul."""
+        result = []
+        for role in self.roles():
+            try:
+                result.append(self.profile(role))
+            except KeyError:
+                continue
+        return result
+
+    def status(self) -> list[SoulStatus]:
+        """What ``sabha souls`` prints: one entry per role."""
+        rows = []
+        for role in self.roles():
+            soul, source, error, path = self._resolve(role)
+            rows.append(SoulStatus(role, path, soul.version if soul else None, source, error))
+        return rows
+
+    def refresh_all(self) -> list[str]:
+        """Stat every soul file now; returns the roles whose soul changed."""
+        changed = []
+        for role in self.roles():
+            watched = self._files.get(role)
+            before = watched.held if watched else None  # not get(): that would re-read the file already
+            self._resolve(role)
+            watched = self._files.get(role)
+            after = watched.get() if watched else None
+            if after is not None and (before is None or before.version != after.version):
+                changed.append(role)
+                log.info("soul[%s]: loaded version %s from %s", role, after.version, watched.path)  # type: ignore[union-attr]
+        return changed
+
+    async def watch(self, stop: asyncio.Event) -> None:
+        """Apply soul edits as they are saved until ``stop`` is set (uses watchfiles)."""
+        from watchfiles import awatch
+
+        self.refresh_all()
+        if not self.workspace.is_dir():
+            log.warning("souls: workspace %s does not exist; not watching it", self.workspace)
+            return
+        async for _changes in awatch(self.workspace, stop_event=stop, recursive=True):
+            self.refresh_all()

@@ -1,0 +1,165 @@
+"""What every channel is to the daemon and to the shared intake, and its plugin record.
+
+A channel package supplies three things to :mod:`bot.intake`: how its native update becomes
+an :class:`board.envelope.Envelope` (and whether the sender may talk to the board), how a
+:class:`board.envelope.Reply` is delivered, and which failures prove a send did not
+happen (:class:`SendFailed` with a :class:`DeliveryOutcome`). Everything between (dedupe,
+the durable claim, lanes, answering, resume) is the intake's.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol
+
+from board.db import Migration
+from board.envelope import Envelope, Reply
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from board.service import Board
+    from bot.config import LoadedConfig
+    from bot.intake.intake import Intake
+
+__all__ = [
+    "Admission",
+    "Channel",
+    "ChannelError",
+    "ChannelPlugin",
+    "ChannelTexts",
+    "Courier",
+    "DeliveryOutcome",
+    "SendFailed",
+    "SendProgress",
+]
+
+
+class ChannelError(Exception):
+    """A channel cannot start; ``str()`` says what to fix."""
+
+
+class DeliveryOutcome(StrEnum):
+    """How a delivery ended, as far as Sabha can know."""
+
+    SENT = "sent"
+    MAY_HAVE_ARRIVED = "may_have_arrived"  # the request left and its answer was lost: never resent
+    NOT_SENT = "not_sent"  # the service proved it did not post it
+
+
+class SendFailed(Exception):
+    """A reply could not be delivered; ``outcome`` says whether it may still have arrived."""
+
+    def __init__(self, message: str, outcome: DeliveryOutcome = DeliveryOutcome.NOT_SENT) -> None:
+        super().__init__(message)
+        self.outcome = outcome
+
+
+@dataclass
+class SendProgress:
+    """How far one delivery got, so a cancelled one is known to be untouched (and kept for later)."""
+
+    posted: int = 0  # messages the service confirmed
+    in_flight: bool = False  # a request left and its outcome is not known (yet)
+
+    @property
+    def untouched(self) -> bool:
+        """Nothing of this delivery can have reached the service."""
+        return self.posted == 0 and not self.in_flight
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The access gate's verdict on one sender in one place: ``notice`` is said to a
+    denied sender (at most once per sender; None: say nothing)."""
+
+    allowed: bool
+    notice: str | None = None
+
+
+@dataclass(frozen=True)
+class ChannelTexts:
+    """The fixed lines the intake says on a channel's behalf."""
+
+    text_only: str = "I can only read text messages for now; please send your question as text."
+    answer_failed: str = "Something went wrong while answering this (it is logged). Please try again in a moment."
+    cannot_save: str = "I can't save anything right now, please try again shortly."
+
+
+class Courier(Protocol):
+    """What the intake needs from a channel."""
+
+    name: str
+    texts: ChannelTexts
+
+    def admit(self, envelope: Envelope) -> Admission:
+        """Whether this sender may talk to the board here (deny by default)."""
+        ...
+
+    def conversation(self, envelope: Envelope) -> str:
+        """The lane of a message: messages of one conversation are answered in order."""
+        ...
+
+    def typing(self, envelope: Envelope) -> AbstractAsyncContextManager[None]:
+        """Show that the board is working on ``envelope`` while the context is open."""
+        ...
+
+    async def deliver(self, reply: Reply, progress: SendProgress) -> None:
+        """Deliver ``reply`` to where its question came from; raise :class:`SendFailed`."""
+        ...
+
+
+class Channel(Protocol):
+    """What the daemon needs from a channel."""
+
+    name: str
+
+    def routes(self) -> list[web.RouteDef]:
+        """aiohttp routes the channel serves (webhooks); added before the server starts."""
+        ...
+
+    async def start(self) -> None:
+        """Connect and start receiving; raise :class:`ChannelError` with the fix when it cannot."""
+        ...
+
+    async def stop_intake(self) -> None:
+        """Stop receiving new messages (work already received still finishes, or stays pending)."""
+        ...
+
+    async def stop(self) -> None:
+        """Finish received work (bounded), then disconnect."""
+        ...
+
+    def status_lines(self) -> list[str]:
+        """Human-readable state for ``/status``."""
+        ...
+
+    def describe(self) -> dict[str, Any]:
+        """Machine-readable state for the health endpoint."""
+        ...
+
+
+ChannelFactory = Callable[["Board", "LoadedConfig", "Intake"], Channel]
+CliCommand = Callable[["LoadedConfig", argparse.Namespace], Awaitable[int]]
+
+
+@dataclass(frozen=True)
+class ChannelPlugin:
+    """A channel as the registry knows it.
+
+    ``enabled`` reads the channel's config section; ``factory`` builds the channel (and is
+    where its client library is first imported); ``add_cli`` adds ``sabha <name> ...``
+    subcommands and returns their handler; ``migrations`` are its tables.
+    """
+
+    name: str
+    section: str
+    enabled: Callable[[LoadedConfig], bool]
+    factory: Callable[[], ChannelFactory]
+    migrations: Sequence[Migration] = ()
+    add_cli: Callable[[Any, argparse.ArgumentParser], CliCommand] | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)

@@ -1,0 +1,1 @@
+"""The Telegram channel (python-telegram-bot): forum topics per role, DMs, meetings."""

@@ -1,0 +1,379 @@
+"""The one way Sabha sends to Telegram: every reply, command answer, error and meeting post.
+
+:class:`Outbound` owns the rules that keep a message in the place it belongs:
+
+* the thread: ``message_thread_id`` is sent only for a real forum topic; the General
+  topic and private chats get none (Telegram rejects ``message_thread_id=1``);
+* formatting: Markdown -> text + entities, a bold ``<emoji> <Name>`` header, split at
+  4096 UTF-16 units (:mod:`bot.channels.telegram.format`); if Telegram still answers
+  "can't parse entities", the chunk is resent as plain text;
+* flood control: a budget per chat shared by all its topics, 429 ``retry_after``
+  honoured (the chat pauses) and the send retried (:mod:`bot.channels.telegram.ratelimit`);
+* resending only what cannot be posted twice (below);
+* the typing indicator in the right topic while an agent thinks.
+
+Resends. ``sendMessage`` is not idempotent: when the request reached Telegram and only
+the answer was lost (a read timeout, the connection dropped mid-response), Telegram has
+posted the message and a resend posts it a second time. So a message is resent only after
+an error that proves it was not posted: a 429 ``RetryAfter``; a connection that was never
+made (connection refused, connect or pool timeout: the request never left); an error
+answer from the server (5xx: Telegram answered and did not post it). Any other network
+error (:class:`telegram.error.TimedOut` while reading, a dropped connection, an unknown
+transport error) is not resent: it raises :class:`DeliveryUnknown` and is logged as an
+error saying the message may or may not have arrived. A lost message is a smaller harm
+than a duplicate that cannot be taken back. Edits are idempotent (an edit repeated is at
+worst "not modified") and are retried after any network error.
+
+Callers describe *where* with a :class:`Target`; a :class:`board.envelope.Reply`
+becomes one with :meth:`Target.of`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import warnings
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any, TypeVar
+
+import httpx
+from telegram import Bot, Message, MessageEntity, ReplyParameters
+from telegram.constants import ChatAction
+from telegram.error import (
+    BadRequest,
+    Forbidden,
+    NetworkError,
+    RetryAfter,
+    TelegramError,
+)
+
+from board.envelope import Reply
+from bot.channels.telegram.format import Chunk, plain_chunks, render
+from bot.channels.telegram.ratelimit import FloodControl
+
+log = logging.getLogger("sabha.telegram.outbound")
+
+T = TypeVar("T")
+
+TYPING_REFRESH_S = 4.5
+GENERAL_THREAD_ID = 1
+
+
+class SendFailed(Exception):
+    """A message could not be delivered; ``str()`` says why and what to do."""
+
+
+class ThreadNotFound(SendFailed):
+    """The forum topic no longer exists (deleted, or the id is wrong)."""
+
+
+class DeliveryUnknown(SendFailed):
+    """The request may have reached Telegram (the answer was lost): not resent, see the module docstring."""
+
+
+@dataclass
+class SendProgress:
+    """How far one :meth:`Outbound.send` got, for callers that must know whether Telegram
+    may have seen any of it (the durable inbox, when a send is cancelled at shutdown)."""
+
+    posted: int = 0  # messages Telegram confirmed
+    in_flight: bool = False  # a request left and its outcome is not known (yet)
+
+    @property
+    def untouched(self) -> bool:
+        """Nothing of this send can have reached Telegram."""
+        return self.posted == 0 and not self.in_flight
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a message goes: a chat, and a forum topic (None = General or a private chat).
+
+    ``reply_to`` quotes the user's message in groups so parallel answers stay legible.
+    """
+
+    chat_id: int
+    thread_id: int | None = None
+    reply_to: int | None = None
+
+    @classmethod
+    def of(cls, reply: Reply) -> Target:
+        """The place a board reply is addressed to (the place its question came from)."""
+        reply_to = int(reply.reply_to) if reply.reply_to and reply.reply_to.lstrip("-").isdigit() else None
+        return cls(chat_id=int(reply.chat_id), thread_id=reply.thread_id, reply_to=reply_to)
+
+    @property
+    def topic(self) -> int | None:
+        """The ``message_thread_id`` to send: only a real topic, never General's id 1."""
+        if self.thread_id is None or self.thread_id == GENERAL_THREAD_ID or self.chat_id > 0:
+            return None
+        return self.thread_id
+
+    def general(self) -> Target:
+        """The same chat's General topic."""
+        return Target(self.chat_id)
+
+
+def retry_after_seconds(exc: RetryAfter) -> float:
+    """``RetryAfter.retry_after`` as seconds (PTB 22 gives int or timedelta, see notes/telegram.md)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value: Any = exc.retry_after
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def proves_not_sent(exc: TelegramError) -> bool:
+    """True when ``exc`` proves Telegram did not carry out the request, so a resend cannot duplicate it.
+
+    PTB raises transport failures as ``NetworkError``/``TimedOut`` caused by the httpx
+    exception, and HTTP error answers other than 400/401/403/404/409 (the 5xx) as a
+    ``NetworkError`` with no transport cause.
+    """
+    if isinstance(exc, RetryAfter):
+        return True
+    cause = exc.__cause__
+    if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)):
+        return True  # no connection: the request never left
+    if type(exc) is NetworkError:
+        return cause is None or isinstance(cause, TelegramError)  # the server answered with an error status
+    return False
+
+
+def _uncertain(exc: TelegramError) -> bool:
+    """The request may have been carried out although it raised (the answer was lost)."""
+    return isinstance(exc, NetworkError) and not isinstance(exc, BadRequest) and not proves_not_sent(exc)
+
+
+def _is_parse_error(exc: BadRequest) -> bool:
+    return "can't parse entities" in exc.message.lower() or "can't find end of" in exc.message.lower()
+
+
+def _is_thread_missing(exc: BadRequest) -> bool:
+    return "thread not found" in exc.message.lower() or "topic_deleted" in exc.message.lower()
+
+
+def _entities(chunk: Chunk) -> list[MessageEntity] | None:
+    if not chunk.entities:
+        return None
+    return [MessageEntity(type=e.type, offset=e.offset, length=e.length, url=e.url, language=e.language)
+            for e in chunk.entities]
+
+
+class Outbound:
+    """Sends, edits and shows typing for one bot; see the module docstring."""
+
+    def __init__(self, bot: Bot, flood: FloodControl | None = None, *, max_retries: int = 3) -> None:
+        self.bot = bot
+        self.flood = flood or FloodControl()
+        self.max_retries = max_retries
+        self.sent = 0
+        self.failed = 0
+        self.retried_429 = 0
+        self.plain_fallbacks = 0
+        self.unknown = 0  # sends that may or may not have arrived (not resent)
+        self.retry_delay_s = 0.5  # first backoff after a network error; doubles, at most 5 s
+
+    # -- the one send path -----------------------------------------------------------
+
+    async def deliver(self, reply: Reply, *, progress: SendProgress | None = None) -> list[Message]:
+        """Send a board reply to where its question was asked, headed ``<emoji> <Name>``."""
+        return await self.send(Target.of(reply), reply.text, header=reply.label, progress=progress)
+
+    async def send(self, target: Target, text: str, *, header: str = "",
+                   progress: SendProgress | None = None) -> list[Message]:
+        """Send ``text`` (Markdown) to ``target``; returns the messages Telegram created.
+
+        Raises :class:`ThreadNotFound` when the topic is gone and :class:`SendFailed` for
+        anything else that could not be delivered after retries.
+        """
+        chunks = render(text, header) or render("(no text)", header)
+        sent: list[Message] = []
+        for index, chunk in enumerate(chunks):
+            quote = target.reply_to if index == 0 and target.chat_id < 0 else None
+            sent.append(await self._send_chunk(target, chunk, quote, progress))
+        return sent
+
+    async def _send_chunk(self, target: Target, chunk: Chunk, quote: int | None,
+                          progress: SendProgress | None = None) -> Message:
+        reply_parameters = ReplyParameters(message_id=quote, allow_sending_without_reply=True) if quote else None
+
+        async def call(c: Chunk) -> Message:
+            return await self.bot.send_message(
+                chat_id=target.chat_id,
+                text=c.text,
+                entities=_entities(c),
+                message_thread_id=target.topic,
+                reply_parameters=reply_parameters,
+                parse_mode=None,
+            )
+
+        try:
+            message = await self._call(target, lambda: call(chunk), progress=progress)
+        except BadRequest as exc:
+            if not _is_parse_error(exc):
+                raise self._failure(target, exc) from exc
+            log.warning("telegram: chat %s thread %s: %s; resending as plain text",
+                        target.chat_id, target.topic, exc.message)
+            self.plain_fallbacks += 1
+            plain = plain_chunks(chunk.text)
+            try:
+                messages = [await self._call(target, lambda p=p: call(p), progress=progress)  # type: ignore[misc]
+                            for p in plain]
+            except TelegramError as again:
+                raise self._failure(target, again) from again
+            message = messages[0]
+        except TelegramError as exc:
+            raise self._failure(target, exc) from exc
+        self.sent += 1
+        return message
+
+    def _failure(self, target: Target, exc: TelegramError) -> SendFailed:
+        self.failed += 1
+        if _uncertain(exc):
+            self.unknown += 1
+            log.error("telegram: sending to chat %s thread %s failed after the request was sent (%s): the message "
+                      "may or may not have been posted; not resending it, since that could post it twice",
+                      target.chat_id, target.topic, exc)
+            return DeliveryUnknown(f"the message to chat {target.chat_id} thread {target.topic} may not have "
+                                   f"arrived ({exc}); it was not resent to avoid posting it twice")
+        if isinstance(exc, BadRequest) and _is_thread_missing(exc):
+            return ThreadNotFound(
+                f"topic {target.thread_id} of chat {target.chat_id} does not exist any more "
+                "(deleted?); run `sabha telegram topics` and restart Sabha to recreate it"
+            )
+        if isinstance(exc, Forbidden):
+            return SendFailed(f"Telegram refused to deliver to chat {target.chat_id}: {exc.message} "
+                              "(blocked by the user, or the bot was removed from the group)")
+        return SendFailed(f"could not send to chat {target.chat_id} thread {target.topic}: {exc.message}")
+
+    async def edit(self, target: Target, message_id: int, text: str, *, header: str = "") -> bool:
+        """Replace a message's text (first chunk only); False if Telegram refused."""
+        chunks = render(text, header)
+        if not chunks:
+            return False
+        chunk = chunks[0]
+        try:
+            return await self._edit_outcome(target, message_id, self._call(target, lambda: self.bot.edit_message_text(
+                text=chunk.text, chat_id=target.chat_id, message_id=message_id,
+                entities=_entities(chunk), parse_mode=None,
+            ), idempotent=True))
+        except RetryAfter as exc:  # still flooded after the retries
+            log.warning("telegram: editing message %s in chat %s failed: %s", message_id, target.chat_id, exc)
+            return False
+
+    @staticmethod
+    async def _edit_outcome(target: Target, message_id: int, edit: Awaitable[object]) -> bool:
+        """Await an edit: True if the message shows the text (also "not modified"), False if refused
+        (logged). RetryAfter propagates to the caller."""
+        try:
+            await edit
+        except RetryAfter:
+            raise
+        except BadRequest as exc:
+            if "not modified" in exc.message.lower():
+                return True
+            log.warning("telegram: editing message %s in chat %s failed: %s", message_id, target.chat_id, exc.message)
+            return False
+        except TelegramError as exc:
+            log.warning("telegram: editing message %s in chat %s failed: %s", message_id, target.chat_id, exc)
+            return False
+        return True
+
+    async def edit_if_idle(self, target: Target, message_id: int, text: str, *, reserve: int = 0) -> bool | None:
+        """A low-priority edit (a status line): made only if the chat's budget can spare a token
+        right now (nobody waiting, ``reserve`` tokens left for others), never waiting or retrying.
+
+        None: skipped for lack of budget (try again later); True: the message shows ``text``;
+        False: Telegram refused (logged).
+        """
+        chunks = render(text)
+        if not chunks:
+            return False
+        if not self.flood.try_acquire(target.chat_id, reserve):
+            return None
+        chunk = chunks[0]
+        try:
+            return await self._edit_outcome(target, message_id, self.bot.edit_message_text(
+                text=chunk.text, chat_id=target.chat_id, message_id=message_id,
+                entities=_entities(chunk), parse_mode=None))
+        except RetryAfter as exc:
+            self.flood.pause(target.chat_id, retry_after_seconds(exc))
+            self.retried_429 += 1
+            return None
+
+    # -- flood control and retries ---------------------------------------------------
+
+    async def _call(self, target: Target, make: Callable[[], Awaitable[T]], *, idempotent: bool = False,
+                    progress: SendProgress | None = None) -> T:
+        """One API call under flood control, retried after 429s and after the network errors
+        :func:`proves_not_sent` allows (any network error when ``idempotent``)."""
+        attempt = 0
+        while True:
+            attempt += 1
+            await self.flood.acquire(target.chat_id)
+            if progress is not None:
+                progress.in_flight = True
+            try:
+                result = await make()
+            except TelegramError as exc:
+                if progress is not None and not _uncertain(exc):
+                    progress.in_flight = False  # Telegram answered: this request posted nothing
+                if isinstance(exc, RetryAfter):
+                    seconds = retry_after_seconds(exc)
+                    self.flood.pause(target.chat_id, seconds)
+                    self.retried_429 += 1
+                    if attempt > self.max_retries:
+                        log.error("telegram: chat %s still flood-limited after %d attempts; giving up on this "
+                                  "message", target.chat_id, attempt)
+                        raise
+                    log.warning("telegram: flood control on chat %s: waiting %.1f s, then retrying (attempt %d)",
+                                target.chat_id, seconds, attempt + 1)
+                    continue
+                if not isinstance(exc, NetworkError) or isinstance(exc, BadRequest):
+                    raise
+                # a network error (TimedOut included)
+                if not (idempotent or proves_not_sent(exc)):
+                    raise  # it may have arrived: resending could post it twice (see the module docstring)
+                if attempt > self.max_retries:
+                    raise
+                delay = min(self.retry_delay_s * 2 ** (attempt - 1), 5.0)
+                log.warning("telegram: network error sending to chat %s (%s); retrying in %.1f s",
+                            target.chat_id, exc, delay)
+                await asyncio.sleep(delay)
+                continue
+            if progress is not None:
+                progress.in_flight = False
+                progress.posted += 1
+            return result
+
+    # -- typing ----------------------------------------------------------------------
+
+    async def typing(self, target: Target) -> None:
+        """Show "typing…" in the target's topic (best effort, never raises)."""
+        if self.flood.paused_for(target.chat_id) > 0:
+            return
+        try:
+            await self.bot.send_chat_action(chat_id=target.chat_id, action=ChatAction.TYPING,
+                                            message_thread_id=target.topic)
+        except TelegramError as exc:
+            log.debug("telegram: typing action in chat %s failed: %s", target.chat_id, exc)
+
+    @contextlib.asynccontextmanager
+    async def keep_typing(self, target: Target, interval: float = TYPING_REFRESH_S) -> AsyncIterator[None]:
+        """Show typing in ``target`` until the block ends (refreshed every ``interval`` s)."""
+
+        async def loop() -> None:
+            while True:
+                await self.typing(target)
+                await asyncio.sleep(interval)
+
+        task = asyncio.create_task(loop(), name=f"typing {target.chat_id}/{target.topic}")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -1,0 +1,1 @@
+"""The ``sabha`` command line."""

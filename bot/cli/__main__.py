@@ -1,0 +1,5 @@
+"""``python -m bot.cli``: the same as the ``sabha`` command."""
+
+from bot.cli.main import main
+
+raise SystemExit(main())

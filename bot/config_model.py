@@ -1,0 +1,24 @@
+"""Building blocks of config sections, shared by ``bot.config`` and the channels' own sections."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+__all__ = ["StrictModel", "blank_is_unset"]
+
+
+class StrictModel(BaseModel):
+    """Base for config sections: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=True)
+
+
+def _blank_to_none(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+def blank_is_unset(*fields: str) -> Any:
+    """A validator for ``fields``: a blank string (an unset ``${VAR}``) counts as not set."""
+    return field_validator(*fields, mode="before")(classmethod(lambda cls, value: _blank_to_none(value)))

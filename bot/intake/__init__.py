@@ -1,0 +1,1 @@
+"""The intake: the one life of an inbound message, shared by every channel."""
