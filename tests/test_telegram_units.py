@@ -42,7 +42,10 @@ def test_broken_markdown_never_raises() -> None:
 def test_open_tasks_do_not_look_done() -> None:
     """The minutes' action items are ``- [ ]`` tasks: an empty box, not telegramify's ☑."""
     text, _ = markdown_to_entities("- [ ] Size the market (owner: research)\n- [x] Done already")
-    assert text.splitlines() == ["\N{BALLOT BOX} Size the market (owner: research)", "\N{WHITE HEAVY CHECK MARK} Done already"]
+    assert text.splitlines() == [
+        "\N{BALLOT BOX} Size the market (owner: research)",
+        "\N{WHITE HEAVY CHECK MARK} Done already",
+    ]
 
 
 def test_header_is_bold_and_shifts_entities() -> None:
@@ -50,7 +53,8 @@ def test_header_is_bold_and_shifts_entities() -> None:
     assert chunk.text == "💰 Finance\nthe runway is fine"
     assert chunk.entities[0] == Entity("bold", 0, utf16_len("💰 Finance"))
     bold = chunk.entities[1]
-    assert chunk.text.encode("utf-16-le")[bold.offset * 2:(bold.offset + bold.length) * 2].decode("utf-16-le") == "runway"
+    units = chunk.text.encode("utf-16-le")
+    assert units[bold.offset * 2:(bold.offset + bold.length) * 2].decode("utf-16-le") == "runway"
 
 
 def test_split_prefers_paragraphs_then_lines_and_respects_utf16() -> None:
@@ -75,6 +79,59 @@ def test_empty_text_gives_no_chunks_but_a_header_alone_is_sent() -> None:
     assert split_chunks("  \n ", []) == []
     assert plain_chunks("") == []
     assert [c.text for c in render("", header="🧭 General")] == ["🧭 General"]
+
+
+def test_angle_brackets_stay_literal_text() -> None:
+    """Angle brackets are text, not HTML: a generic type, a placeholder, a comparison and a
+    tag an answer quotes all reach the user exactly as written (they used to vanish)."""
+    cases = {
+        "Use List<String> here": "Use List<String> here",
+        "/ask <role> <message>": "/ask <role> <message>",
+        "a < b > c and x<y>z": "a < b > c and x<y>z",
+        "<script>alert(1)</script>": "<script>alert(1)</script>",
+        "<b>not bold</b> <!-- a comment -->": "<b>not bold</b> <!-- a comment -->",
+        "before\n\n<div>\nhi\n</div>\n\nafter": "before\n\n<div>\nhi\n</div>\n\nafter",
+        "<?php echo 1; ?>": "<?php echo 1; ?>",
+    }
+    for markdown, shown in cases.items():
+        assert markdown_to_entities(markdown) == (shown, []), markdown
+
+
+def test_angle_brackets_beside_markdown_that_still_renders() -> None:
+    text, entities = markdown_to_entities(
+        "**Note:** `Map<K, V>` beats <T> in [docs](https://e.x)\n\n```java\nList<String> xs;\n```"
+    )
+    assert text == "Note: Map<K, V> beats <T> in docs\n\nList<String> xs;"
+    assert [(e.type, e.offset, e.length) for e in entities] == [
+        ("bold", 0, 5), ("code", 6, 9), ("text_link", 29, 4), ("pre", 35, 16),
+    ]
+    assert entities[2].url == "https://e.x"
+    assert entities[3].language == "java"
+
+
+def test_help_text_shows_its_placeholders() -> None:
+    """The /help answer, as the user reads it in Telegram (it arrived as ``@          ask one role``)."""
+    from board.service import HELP_TEXT
+
+    [chunk] = render(HELP_TEXT, header="🧭 General")
+    lines = chunk.text.splitlines()
+    assert lines[0] == "🧭 General"
+    assert "@<role> <message>         ask one role, e.g. @finance what is our runway?" in lines
+    assert "/ask <role> <message>     the same" in lines
+    assert "<role>: <message>         the same" in lines
+    assert any(line.startswith("<message>") and line.endswith("or this topic's role") for line in lines)
+
+
+def test_split_keeps_angle_brackets_and_the_utf16_limit() -> None:
+    markdown = "\n".join(f"line {i} <T> **x<y>** 😀" for i in range(400))
+    chunks = render(markdown)
+    assert len(chunks) > 1
+    assert all(utf16_len(c.text) <= 4096 for c in chunks)
+    assert "\n".join(c.text for c in chunks) == "\n".join(f"line {i} <T> x<y> 😀" for i in range(400))
+    for c in chunks:
+        for e in c.entities:
+            piece = c.text.encode("utf-16-le")[e.offset * 2:(e.offset + e.length) * 2].decode("utf-16-le")
+            assert (e.type, piece) == ("bold", "x<y>")
 
 
 def test_target_never_sends_general_thread_or_dm_threads() -> None:

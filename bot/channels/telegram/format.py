@@ -7,14 +7,22 @@ prepended; the result is split into chunks of at most 4096 UTF-16 code units, pr
 paragraph, then line, then word boundaries. An entity crossing a cut is clipped into both
 chunks, so formatting never "breaks" across messages. Broken Markdown degrades to
 literal text; it never raises.
+
+Angle brackets are text. Markdown lets raw HTML through and telegramify drops it, so
+``List<String>``, a ``<role>`` placeholder or a quoted ``<script>`` tag would vanish;
+before converting, every ``<`` the parser would read as HTML gets a backslash (a Markdown
+escape), so the user sees exactly what was written. Code spans, code blocks and autolinks
+(``<https://...>``) are parsed as before.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
+import pyromark
 import telegramify_markdown as tm
 
 log = logging.getLogger("sabha.telegram.format")
@@ -31,11 +39,59 @@ def _render_config() -> Any:
         config = RenderConfig.isolated()
         config.markdown_symbol.task_uncompleted = "\N{BALLOT BOX}"
         return config
-    except Exception:  # noqa: BLE001 - an older telegramify: keep its defaults
+    except Exception:  # an older telegramify: keep its defaults
         return None
 
 
 _CONFIG = _render_config()
+
+
+def _parse_options() -> Any:
+    """The parser options telegramify converts with, so HTML is found where it finds it."""
+    try:
+        from telegramify_markdown.converter import STANDARD_OPTIONS
+
+        return STANDARD_OPTIONS
+    except Exception:  # a telegramify without the constant: its documented set
+        options = pyromark.Options
+        return (
+            options.ENABLE_TABLES | options.ENABLE_STRIKETHROUGH | options.ENABLE_TASKLISTS | options.ENABLE_MATH
+        )
+
+
+_OPTIONS = _parse_options()
+
+
+def _html_starts(source: bytes, text: str) -> list[int]:
+    """UTF-8 byte offsets of the ``<`` opening each piece of raw HTML the parser sees in
+    ``text`` (inline tags and comments; the first line of an HTML block)."""
+    starts: list[int] = []
+    for payload, span in pyromark.events_with_range(text, options=_OPTIONS):
+        if not isinstance(payload, dict):
+            continue
+        if "InlineHtml" in payload or payload.get("Start") == "HtmlBlock":
+            at = source.find(b"<", span["start"], span["end"])
+            if at >= 0:
+                starts.append(at)
+    return starts
+
+
+def escape_html(markdown: str) -> str:
+    """``markdown`` with a backslash before every ``<`` that would be read as raw HTML, so
+    it converts to literal text. An escaped ``<`` never opens HTML again, and the rest of
+    an HTML block (e.g. a closing ``</script>`` on a later line) is found on the next
+    pass; so the loop ends, after a few passes at most in practice."""
+    text = markdown
+    for _ in range(markdown.count("<") + 1):
+        if "<" not in text:
+            break
+        source = text.encode("utf-8")
+        starts = _html_starts(source, text)
+        if not starts:
+            break
+        bounds = [0, *sorted(set(starts)), len(source)]
+        text = b"\\".join(source[a:b] for a, b in pairwise(bounds)).decode("utf-8")
+    return text
 
 
 @dataclass(frozen=True)
@@ -85,8 +141,9 @@ def _utf16_offsets(text: str) -> list[int]:
 def markdown_to_entities(markdown: str) -> tuple[str, list[Entity]]:
     """Convert Markdown to (plain text, entities); on any converter failure, the raw text."""
     try:
-        text, raw = tm.convert(markdown, config=_CONFIG) if _CONFIG is not None else tm.convert(markdown)
-    except Exception:  # noqa: BLE001 - formatting must never lose an answer
+        escaped = escape_html(markdown)
+        text, raw = tm.convert(escaped, config=_CONFIG) if _CONFIG is not None else tm.convert(escaped)
+    except Exception:  # formatting must never lose an answer
         log.warning("markdown conversion failed; sending the answer as plain text", exc_info=True)
         return markdown.strip(), []
     entities = [
