@@ -318,7 +318,7 @@ async def test_consultations_during_a_meeting_count_against_its_budget(workspace
         refused = await board.room.consult.handle(
             {"role": "finance", "question": "Still affordable?"},
             ToolContext(role="research", session_key="meeting", depth=1, chain=("general", "research"),
-                        extras={"over_budget": run._over_budget}),  # noqa: SLF001
+                        budget=run),
         )
         assert refused.data and refused.data["code"] == "budget" and "meeting budget" in (refused.error or "")
     finally:

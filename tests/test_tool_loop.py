@@ -267,7 +267,7 @@ async def test_exchange_runs_without_a_transcript_with_extra_tools_and_context(
 
     async def note(args: dict, ctx: ToolContext) -> ToolResult:
         seen.append(ctx)
-        return ToolResult.success({"noted": args["text"], "meeting": ctx.meeting_id, "topic": ctx.extras["topic"]})
+        return ToolResult.success({"noted": args["text"], "meeting": ctx.meeting_id, "roster": ctx.roster})
 
     extra = Tool(ToolSpec("note", "Note a point.", {"type": "object", "properties": {"text": {"type": "string"}},
                                                      "required": ["text"]}), note)
@@ -277,13 +277,13 @@ async def test_exchange_runs_without_a_transcript_with_extra_tools_and_context(
     try:
         profile = board.souls.profile("finance")
         ctx = ToolContext(role="finance", session_key="meeting:m1", depth=1, chain=("general", "finance"),
-                          meeting_id="m1", extras={"topic": "budget"})
+                          meeting_id="m1", roster="sabha")
         outcome = await board.runner.exchange(profile, "What worries you?", ctx, extra_tools=[extra],
                                               tools_allowed=(), ledger_tags={"purpose": "meeting"})
         assert outcome.text == "Noted: cash is tight." and not outcome.degraded
         assert [t.name for t in model.requests[0].request.tools] == ["note"]
         assert seen[0].depth == 1 and seen[0].chain == ("general", "finance")
-        assert outcome.tool_events[0].result.data == {"noted": "cash is tight", "meeting": "m1", "topic": "budget"}
+        assert outcome.tool_events[0].result.data == {"noted": "cash is tight", "meeting": "m1", "roster": "sabha"}
         assert outcome.usage.output_tokens > 0 and outcome.llm_calls == 2
         system = model.requests[0].request.system
         assert system[0].name == "static" and system[0].cacheable and "Finance" in system[0].text

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,7 +59,16 @@ class HistoryWindow:
 
     def messages(self) -> list[ChatMessage]:
         """The entries as model messages (degraded placeholders left out)."""
-        return [m for m in (entry_message(e) for e in self.entries) if m is not None]
+        return _messages(self.entries)
+
+    def messages_before(self, entry_id: str) -> list[ChatMessage]:
+        """The model messages of the entries before the one with id ``entry_id`` (all when it is not here)."""
+        cut = next((i for i, e in enumerate(self.entries) if e.get("id") == entry_id), len(self.entries))
+        return _messages(self.entries[:cut])
+
+
+def _messages(entries: Iterable[Mapping[str, Any]]) -> list[ChatMessage]:
+    return [m for m in (entry_message(e) for e in entries) if m is not None]
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ from board.llm.registry import ProviderRegistry
 from board.llm.resilience import Attempt, ResilientCaller, RetryPolicy, model_chain
 from board.memory.ledger import Ledger, LLMCallRecord, ToolCallRecord
 from board.memory.sessions import Sessions
-from board.memory.transcripts import Transcript, utc_now
+from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
 from board.workspace.prompt import BuiltPrompt, PromptBuilder, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
 
@@ -140,17 +140,6 @@ def place_of(envelope: Envelope) -> str:
     if envelope.is_group:
         return f"group {envelope.chat_id}" + (f", topic {envelope.thread_id}" if envelope.thread_id else "")
     return "direct chat"
-
-
-def history_messages(transcript: Transcript, limit: int) -> list[ChatMessage]:
-    """The recent user/assistant messages of a session as model messages (no compaction)."""
-    messages = []
-    for entry in transcript.recent(limit):
-        role = entry.get("role")
-        text = entry.get("text")
-        if role in ("user", "assistant") and isinstance(text, str) and text:
-            messages.append(ChatMessage(role=role, content=text))
-    return messages
 
 
 def prompt_attribution(
@@ -320,9 +309,9 @@ class AgentRunner:
         degraded = False
         permanent = False
         step = 0
-        guard = ctx.extras.get("over_budget")  # a meeting's budget, checked before every model call
+        budget = ctx.budget  # a meeting's, checked before every further model call
         while True:
-            if step > 0 and callable(guard) and (reason := guard(cost or 0.0)):
+            if step > 0 and budget is not None and (reason := budget.over_budget(cost or 0.0)):
                 log.info("role %s: stopping the tool loop before another model call: %s", profile.role, reason)
                 text = f"(I stopped before finishing: {reason}.)"
                 break
@@ -524,13 +513,15 @@ class AgentRunner:
         )
 
     async def _history(self, transcript: Transcript, profile: AgentProfile, ctx: ToolContext,
-                       counter: TokenCounter) -> tuple[str | None, list[ChatMessage]]:
-        """Summary and history messages for the next prompt; the last window entry is the new message."""
+                       counter: TokenCounter, current_id: str) -> tuple[str | None, list[ChatMessage]]:
+        """Summary and history messages for the next prompt: the window before the entry ``current_id``
+        (the message being answered; the last one, unless a resumed turn had written more after it)."""
         limit = self.settings.history_messages
         if limit <= 0:
             return None, []
         window = load_window(transcript)
-        if self.compactor.needs_compaction(window, counter, profile.role, limit, exclude_last=1):
+        current = len(window.messages()) - len(window.messages_before(current_id))
+        if self.compactor.needs_compaction(window, counter, profile.role, limit, exclude_last=current):
 
             async def summarize(_role: str, _name: str, previous: str | None, conversation: str) -> Summary:
                 return await self._summarize(ctx, profile, previous, conversation)
@@ -539,7 +530,7 @@ class AgentRunner:
                                                 counter=counter, summarize=summarize)
             if done is not None:
                 window = load_window(transcript)
-        messages = window.messages()[:-1]
+        messages = window.messages_before(current_id)
         if not self.settings.context.compaction or len(messages) > limit:
             messages = messages[-limit:]
         reserved = counter.count(summary_block_text(window.summary)) if window.summary else 0
@@ -555,49 +546,35 @@ class AgentRunner:
         key: str,
         envelope: Envelope,
         text: str,
-        *,
-        extra_tools: Sequence[Tool] = (),
-        extras: Mapping[str, Any] | None = None,
-        meeting_id: str | None = None,
     ) -> Reply:
-        """Answer ``text`` as ``role`` in session ``key``. The caller holds the key's lock."""
+        """Answer ``text`` as ``role`` in session ``key``. The caller holds the key's lock.
+
+        A message the transcript already holds (the same channel and message id: a turn a
+        crash cut short, resumed by the intake) is answered without being written again."""
         profile = self.souls.profile(role)
         transcript = await self.sessions.open(key, role)
-        user_entry: dict[str, Any] = {
-            "type": "message",
-            "id": new_entry_id(),
-            "ts": utc_now(),
-            "role": "user",
-            "text": text,
-            "sender": envelope.sender,
-            "channel": envelope.channel,
-        }
-        if envelope.sender_name:
-            user_entry["sender_name"] = envelope.sender_name
-        if envelope.message_id is not None:
-            user_entry["message_id"] = envelope.message_id
-        if envelope.is_group:
-            user_entry["is_group"] = True  # history shows who said what
-        transcript.append(user_entry)
+        user_entry = written_before(transcript, envelope)
+        if user_entry is None:
+            user_entry = user_message_entry(envelope, text)
+            transcript.append(user_entry)
+        else:
+            log.info("role %s key=%s: message %s is already in the transcript; answering it again without a copy",
+                     role, key, envelope.message_id)
 
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.turn_timeout_s if self.settings.turn_timeout_s else None
-        ctx = ToolContext(role=role, session_key=key, envelope=envelope, chain=(role,), meeting_id=meeting_id,
-                          deadline=deadline,
-                          extras={"transcript": transcript, "consult_cache": {}, **dict(extras or {})})
+        ctx = ToolContext(role=role, session_key=key, envelope=envelope, chain=(role,), deadline=deadline,
+                          transcript=transcript, consult_cache={})
         model = self.model_for(profile)
         counter = counter_for(model)
-        summary, history = await self._history(transcript, profile, ctx, counter)
+        summary, history = await self._history(transcript, profile, ctx, counter, str(user_entry["id"]))
         system = self.system_for(profile, ctx, summary=summary)
         prompt = BuiltPrompt(
             static=system[0].text,
             dynamic=system[-1].text,
             messages=(*history, entry_message(user_entry) or ChatMessage(role="user", content=text)),
         )
-        outcome = await self.exchange(
-            profile, prompt, ctx, system=system, extra_tools=extra_tools, model=model,
-            on_event=transcript.append,
-        )
+        outcome = await self.exchange(profile, prompt, ctx, system=system, model=model, on_event=transcript.append)
 
         entry: dict[str, Any] = {
             "type": "message",
@@ -637,6 +614,38 @@ class AgentRunner:
             session_key=key,
             degraded=outcome.degraded,
         )
+
+
+def user_message_entry(envelope: Envelope, text: str) -> dict[str, Any]:
+    """The transcript entry of a user's message."""
+    entry: dict[str, Any] = {
+        "type": "message",
+        "id": new_entry_id(),
+        "ts": utc_now(),
+        "role": "user",
+        "text": text,
+        "sender": envelope.sender,
+        "channel": envelope.channel,
+    }
+    if envelope.sender_name:
+        entry["sender_name"] = envelope.sender_name
+    if envelope.message_id is not None:
+        entry["message_id"] = envelope.message_id
+    if envelope.is_group:
+        entry["is_group"] = True  # history shows who said what
+    return entry
+
+
+def written_before(transcript: Transcript, envelope: Envelope) -> dict[str, Any] | None:
+    """The user entry ``envelope``'s message already left in the transcript's recent tail (same channel
+    and message id), or None. Reads the in-memory tail only."""
+    if envelope.message_id is None:
+        return None
+    for entry in transcript.recent(TAIL_ENTRIES)[::-1]:
+        if (entry.get("role") == "user" and entry.get("message_id") == envelope.message_id
+                and entry.get("channel") == envelope.channel and isinstance(entry.get("id"), str)):
+            return entry
+    return None
 
 
 def _emit(hook: EventHook | None, entry: dict[str, Any]) -> None:

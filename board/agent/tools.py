@@ -12,9 +12,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import jsonschema
 
@@ -24,13 +24,41 @@ from board.llm.base import ToolSpec
 log = logging.getLogger("sabha.tools")
 
 
+class Budget(Protocol):
+    """A spending limit kept across several exchanges (a board meeting's)."""
+
+    def over_budget(self, pending_usd: float = 0.0) -> str | None:
+        """Why no further model call may start (``pending_usd``: spent by the exchange in progress)."""
+        ...
+
+    def spend(self, usd: float) -> None:
+        """Count cost made inside an exchange that its own cost does not include (consultations)."""
+        ...
+
+
+class EntryLog(Protocol):
+    """Where a turn's events are written (a session transcript)."""
+
+    def append(self, *entries: dict[str, Any]) -> None:
+        """Write events."""
+        ...
+
+
+#: (role asked, normalised question) -> the first answer, for one exchange
+ConsultCache = dict[tuple[str, str], "ToolResult"]
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """Who is calling a tool and from where.
 
     ``depth`` and ``chain`` describe consultation (0 = the user's question, chain holds
     the roles asked so far); ``deadline`` is an event-loop time after which the turn
-    should stop starting new work.
+    should stop starting new work. ``budget`` is the caller's spending limit (checked
+    before every model call and consultation, told what consultations cost), ``roster``
+    the board whose roles may be consulted (None: the default one), ``transcript`` where
+    consultations are recorded (the chat turn's transcript; None outside a chat), and
+    ``consult_cache`` the answers already given in this exchange (None: no reuse).
     """
 
     role: str
@@ -40,7 +68,10 @@ class ToolContext:
     chain: tuple[str, ...] = ()
     meeting_id: str | None = None
     deadline: float | None = None
-    extras: Mapping[str, Any] = field(default_factory=dict)
+    budget: Budget | None = None
+    roster: str | None = None
+    transcript: EntryLog | None = None
+    consult_cache: ConsultCache | None = None
 
 
 @dataclass(frozen=True)

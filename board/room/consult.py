@@ -14,10 +14,9 @@ session: nothing is appended to its chat transcript. The caller's transcript get
 ``consult`` entry and the state db a ``consultations`` row (from, to, depth, chain,
 latency, cost, outcome).
 
-A caller that keeps a budget (a board meeting) puts two callables in ``ctx.extras``:
-``over_budget() -> str | None`` (a reason refuses the consultation) and
-``spend(usd)`` (told what each consultation cost). Both are inherited by nested
-consultations.
+A caller that keeps a budget (a board meeting) puts it in ``ctx.budget``: a reason from
+``over_budget()`` refuses the consultation, and ``spend(usd)`` is told what each
+consultation cost. The budget is inherited by nested consultations.
 """
 
 from __future__ import annotations
@@ -28,7 +27,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from board.agent.speaker import Speaker
@@ -148,9 +147,8 @@ class ConsultService:
         if allowed is not None and target not in allowed:
             return self.refusal(ctx, target, "not_allowed",
                                 f"{ctx.role} may consult only {', '.join(allowed) or 'nobody'}")
-        over_budget = ctx.extras.get("over_budget")
-        if callable(over_budget) and (reason := over_budget()):
-            return self.refusal(ctx, target, "budget", str(reason))
+        if ctx.budget is not None and (reason := ctx.budget.over_budget()):
+            return self.refusal(ctx, target, "budget", reason)
         return None
 
     async def handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
@@ -162,7 +160,7 @@ class ConsultService:
         if refused is not None:
             await self._record(ctx, target, question, None, "refused", 0.0, 0.0, refused.error)
             return refused
-        cache: dict[tuple[str, str], ToolResult] | None = ctx.extras.get("consult_cache")  # type: ignore[assignment]
+        cache = ctx.consult_cache
         cache_key = (target, _normalise(question))
         if cache is not None and cache_key in cache:
             first = cache[cache_key]
@@ -176,16 +174,17 @@ class ConsultService:
         if ctx.deadline is not None:
             timeout = min(timeout, ctx.deadline - loop.time())
         depth = ctx.depth + 1
-        sub_ctx = ToolContext(
+        # The colleague inherits the place, meeting, budget and roster; not the caller's
+        # transcript (it answers in a short-lived session) nor its answers so far.
+        sub_ctx = replace(
+            ctx,
             role=target,
             session_key=f"consult:{ctx.session_key}:{target}",
-            envelope=ctx.envelope,
             depth=depth,
             chain=(*full_chain(ctx), target),
-            meeting_id=ctx.meeting_id,
             deadline=loop.time() + max(timeout, 0.0),
-            extras={k: v for k, v in ctx.extras.items() if k not in ("consult_cache", "transcript")}
-            | {"consult_cache": {}},
+            transcript=None,
+            consult_cache={},
         )
         message = (
             f"Your colleague {self._names(ctx.role)} ({ctx.role}) consults you"
@@ -211,9 +210,8 @@ class ConsultService:
             await self._record(ctx, target, question, None, "timeout", latency, 0.0, result.error)
             return result
         latency = time.perf_counter() - started
-        spend = ctx.extras.get("spend")
-        if callable(spend):
-            spend(utterance.cost_usd)
+        if ctx.budget is not None:
+            ctx.budget.spend(utterance.cost_usd)
         response, confidence, suggest = parse_answer(utterance.text)
         payload: dict[str, Any] = {"from": target, "response": response}
         if confidence is not None:
@@ -244,9 +242,8 @@ class ConsultService:
             entry["error"] = error
         if ctx.meeting_id:
             entry["meeting_id"] = ctx.meeting_id
-        transcript = ctx.extras.get("transcript")
-        if transcript is not None:
-            transcript.append(entry)
+        if ctx.transcript is not None:
+            ctx.transcript.append(entry)
         if self._db is not None:
             await self._db.execute(
                 "INSERT INTO consultations(ts, from_role, to_role, depth, chain, question, outcome, latency_ms, "

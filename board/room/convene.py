@@ -87,8 +87,7 @@ class BoardRoom:
         return service
 
     async def _consult(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        roster = ctx.extras.get("roster")
-        return await self.consult_for(roster if isinstance(roster, str) else self.default_roster).handle(args, ctx)
+        return await self.consult_for(ctx.roster or self.default_roster).handle(args, ctx)
 
     # -- speaking ----------------------------------------------------------------
 

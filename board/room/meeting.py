@@ -43,8 +43,6 @@ from board.workspace.souls import AgentProfile
 
 log = logging.getLogger("sabha.meeting")
 
-MEETING_TOOL_NAMES = ("log_disagreement", "log_consensus")
-
 
 class StopReason(StrEnum):
     """Why a meeting ended."""
@@ -71,12 +69,25 @@ class MeetingSettings:
     critic_role: str = "critic"
 
 
+class MeetingEventKind(StrEnum):
+    """What a :class:`MeetingEvent` reports."""
+
+    STARTED = "started"
+    FRAMED = "framed"
+    AGENT_SPOKE = "agent_spoke"
+    ABSENT = "absent"
+    DISAGREEMENT = "disagreement"
+    CONSENSUS = "consensus"
+    ROUND_DONE = "round_done"
+    DECISION = "decision"
+    ENDED = "ended"
+
+
 @dataclass(frozen=True)
 class MeetingEvent:
-    """A progress event channels can show (started, framed, agent_spoke, absent,
-    disagreement, consensus, round_done, decision, ended)."""
+    """A progress event channels can show."""
 
-    kind: str
+    kind: MeetingEventKind
     meeting_id: str
     topic: str
     origin: Envelope | None = None
@@ -131,19 +142,13 @@ def abridge(text: str, limit: int) -> str:
     return cut.rstrip() + " (abridged)"
 
 
-def meeting_tools() -> list[Tool]:
-    """The two scoreboard tools of seed 000; they record into the running meeting."""
+def meeting_tools(run: MeetingRun) -> list[Tool]:
+    """The two scoreboard tools of seed 000; they record into ``run``."""
 
     async def disagree(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        run = ctx.extras.get("meeting_run")
-        if run is None:
-            return ToolResult.failure("log_disagreement only works during a board meeting")
         return await run.record_disagreement(ctx.role, args)
 
     async def consensus(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        run = ctx.extras.get("meeting_run")
-        if run is None:
-            return ToolResult.failure("log_consensus only works during a board meeting")
         return await run.record_consensus(ctx.role, args)
 
     return [
@@ -235,7 +240,7 @@ class MeetingRun:
         self.spent_usd = 0.0
         self.current_round = 0
         self._deadline = 0.0
-        self._tools = meeting_tools()
+        self._tools = meeting_tools(self)
         self.preset_agenda: str | None = None
         self.warnings: list[str] = []  # shown in the minutes, e.g. a budget that cannot be enforced
         self._started_at = ""
@@ -251,7 +256,7 @@ class MeetingRun:
         """Specialists still in the meeting."""
         return [p for p in self.specialists if p.role not in self.absent]
 
-    async def _emit(self, kind: str, *, role: str | None = None, text: str = "", **data: Any) -> None:
+    async def _emit(self, kind: MeetingEventKind, *, role: str | None = None, text: str = "", **data: Any) -> None:
         profile = self.profiles.get(role) if role else None
         event = MeetingEvent(
             kind=kind, meeting_id=self.id, topic=self.topic, origin=self._base_ctx.envelope,
@@ -267,21 +272,21 @@ class MeetingRun:
     def _remaining(self) -> float:
         return self._deadline - time.monotonic()
 
-    def _over_budget(self, pending_usd: float = 0.0) -> str | None:
+    def over_budget(self, pending_usd: float = 0.0) -> str | None:
         """Why no further model call may start (``pending_usd``: spent by the exchange in progress)."""
         spent = self.spent_usd + pending_usd
         if spent >= self.settings.budget_usd:
             return f"spent ${spent:.4f} of the ${self.settings.budget_usd:.4f} meeting budget"
         return None
 
-    def _spend(self, usd: float) -> None:
+    def spend(self, usd: float) -> None:
         """Cost made inside an exchange that its own cost does not include (consultations)."""
         self.spent_usd += usd
 
     def _check_limits(self) -> None:
         if self._remaining() <= 0:
             raise _Stop(StopReason.DEADLINE, f"the meeting reached its {self.settings.max_duration_s:g} s limit")
-        if (reason := self._over_budget()) is not None:
+        if (reason := self.over_budget()) is not None:
             raise _Stop(StopReason.BUDGET, reason)
 
     async def _call(self, role: str, message: str, *, tools: tuple[str, ...] | None = (),
@@ -298,8 +303,9 @@ class MeetingRun:
             chain=(self.chair.role,) if role == self.chair.role else (self.chair.role, role),
             meeting_id=self.id,
             deadline=asyncio.get_running_loop().time() + limit,
-            extras={"meeting_run": self, "roster": self.roster, "consult_cache": {}, "spend": self._spend,
-                    "over_budget": self._over_budget},
+            budget=self,
+            roster=self.roster,
+            consult_cache={},
         )
         try:
             utterance = await asyncio.wait_for(
@@ -324,7 +330,7 @@ class MeetingRun:
                  "severity": int(args["severity"]), "round": self.current_round}
         self.disagreements.append(event)
         await self.store.event(self.id, "disagreement", role, event, self.current_round)
-        await self._emit("disagreement", role=role, text=f"disagrees with {target} on {topic}", **event)
+        await self._emit(MeetingEventKind.DISAGREEMENT, role=role, text=f"disagrees with {target} on {topic}", **event)
         return ToolResult.success({"logged": "disagreement", "topic": topic})
 
     async def record_consensus(self, role: str, args: dict[str, Any]) -> ToolResult:
@@ -334,7 +340,7 @@ class MeetingRun:
                  "strength": int(args["strength"]), "round": self.current_round}
         self.consensus.append(event)
         await self.store.event(self.id, "consensus", role, event, self.current_round)
-        await self._emit("consensus", role=role, text=f"consensus on {event['topic']}", **event)
+        await self._emit(MeetingEventKind.CONSENSUS, role=role, text=f"consensus on {event['topic']}", **event)
         return ToolResult.success({"logged": "consensus", "topic": event["topic"]})
 
     # -- phases ------------------------------------------------------------------
@@ -367,7 +373,7 @@ class MeetingRun:
         if self.preset_agenda is not None:
             self.agenda, self.questions = self.preset_agenda, default_questions
             await self.store.set_agenda(self.id, self.agenda)
-            await self._emit("framed", role=self.chair.role, text=self.agenda, questions=default_questions)
+            await self._emit(MeetingEventKind.FRAMED, role=self.chair.role, text=self.agenda, questions=default_questions)
             return
         try:
             framed = await self._call(self.chair.role, message, schema=schema, timeout=self.settings.agent_timeout_s)
@@ -388,7 +394,7 @@ class MeetingRun:
             log.warning("meeting %s: chair framing failed (%s); using default questions", self.id, exc)
         self.agenda, self.questions = agenda, default_questions
         await self.store.set_agenda(self.id, agenda)
-        await self._emit("framed", role=self.chair.role, text=agenda, questions=default_questions)
+        await self._emit(MeetingEventKind.FRAMED, role=self.chair.role, text=agenda, questions=default_questions)
 
     def _round_message(self, profile: AgentProfile, round_no: int) -> str:
         max_rounds = self.settings.max_turns_per_agent
@@ -438,7 +444,7 @@ class MeetingRun:
             statements[profile.role] = utterance.text
             await self.store.statement(self.id, round_no, profile.role, utterance.text, model=utterance.model,
                                        cost_usd=utterance.cost_usd)
-            await self._emit("agent_spoke", role=profile.role, text=utterance.text)
+            await self._emit(MeetingEventKind.AGENT_SPOKE, role=profile.role, text=utterance.text)
 
         try:
             if self.settings.parallel:
@@ -461,13 +467,13 @@ class MeetingRun:
         if len(self.present()) < needed:
             raise _Stop(StopReason.ERROR, f"no quorum: {len(self.present())} of {len(self.specialists)} specialists "
                                           f"present, {needed} needed")
-        await self._emit("round_done", text=f"round {round_no} done", spoke=list(self.rounds[-1]))
+        await self._emit(MeetingEventKind.ROUND_DONE, text=f"round {round_no} done", spoke=list(self.rounds[-1]))
 
     async def _mark_absent(self, profile: AgentProfile, reason: str) -> None:
         log.warning("meeting %s: %s is absent (%s)", self.id, profile.role, reason)
         self.absent[profile.role] = reason
         await self.store.participant(self.id, profile.role, "absent", reason)
-        await self._emit("absent", role=profile.role, text=reason)
+        await self._emit(MeetingEventKind.ABSENT, role=profile.role, text=reason)
 
     def converged(self) -> bool:
         """Positions have converged when the last round logged no serious disagreement (severity >= 3)
@@ -589,7 +595,7 @@ class MeetingRun:
                                     thread_id=envelope.thread_id if envelope else None)
             for p in [self.chair, *self.specialists]:
                 await self.store.participant(self.id, p.role, "present")
-            await self._emit("started", role=self.chair.role, text=self.topic,
+            await self._emit(MeetingEventKind.STARTED, role=self.chair.role, text=self.topic,
                              participants=[p.role for p in self.specialists])
             await self._frame()
             for round_no in range(1, self.settings.max_turns_per_agent + 1):
@@ -623,9 +629,9 @@ class MeetingRun:
                                 decision=decision.model_dump() if decision else None, minutes=minutes, error=error)
         if decision is not None:
             await self.store.event(self.id, "decision", self.chair.role, decision.model_dump(), self.current_round)
-            await self._emit("decision", role=self.chair.role, text=decision.recommendation,
+            await self._emit(MeetingEventKind.DECISION, role=self.chair.role, text=decision.recommendation,
                              decision=decision.model_dump())
-        await self._emit("ended", role=self.chair.role, text=stop.value, stop_reason=stop.value, error=error,
+        await self._emit(MeetingEventKind.ENDED, role=self.chair.role, text=stop.value, stop_reason=stop.value, error=error,
                          minutes=minutes)
         return MeetingResult(meeting_id=self.id, topic=self.topic, stop_reason=stop, decision=decision,
                              minutes=minutes, cost_usd=self.spent_usd, rounds=len(self.rounds),

@@ -1,0 +1,67 @@
+"""A message resumed after a crash is written to its transcript once and asked once.
+
+The intake hands the same envelope (same channel and message id) to ``Board.handle``
+again when a crash cut its first turn short after the user entry was written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from board.envelope import Envelope
+from tests.fakes.scripted_model import ScriptedModel, say
+from tests.llm_support import scripted_board, session_entries
+
+QUESTION = "What is our runway?"
+
+
+def resumed(message_id: str = "42", text: str = QUESTION) -> Envelope:
+    return Envelope(channel="console", text=text, sender="owner", message_id=message_id, is_owner=True)
+
+
+async def crash_mid_turn(workspace: Path, data_dir: Path, envelope: Envelope) -> None:
+    """Start a turn, and cut it short (as a crash would) while the model is thinking."""
+    model = ScriptedModel().script(say("too late", latency=30))
+    board = await scripted_board(workspace, data_dir, model)
+    try:
+        turn = asyncio.create_task(board.handle(envelope))
+        while not model.requests:
+            await asyncio.sleep(0.01)
+        turn.cancel()
+        await asyncio.gather(turn, return_exceptions=True)
+    finally:
+        await board.close()
+
+
+async def test_a_resumed_message_is_in_the_transcript_once(workspace: Path, data_dir: Path) -> None:
+    await crash_mid_turn(workspace, data_dir, resumed())
+    model = ScriptedModel().script(say("About 14 months."))
+    board = await scripted_board(workspace, data_dir, model)  # the restart
+    try:
+        reply = await board.handle(resumed())
+        assert reply.text == "About 14 months."
+        entries = await session_entries(board, "main")
+        users = [e for e in entries if e.get("role") == "user"]
+        assert [(u["text"], u["message_id"]) for u in users] == [(QUESTION, "42")]
+        asked = [m.content for m in model.requests[0].request.messages if m.role == "user"]
+        assert asked == [QUESTION]
+        # The conversation goes on normally after the resumed turn.
+        await board.handle(resumed("43", "And after the raise?"))
+        asked = [m.content for m in model.requests[-1].request.messages]
+        assert asked == [QUESTION, "About 14 months.", "And after the raise?"]
+    finally:
+        await board.close()
+
+
+async def test_a_new_message_with_the_same_text_is_still_written(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel()
+    board = await scripted_board(workspace, data_dir, model)
+    try:
+        await board.handle(resumed("1", "ping"))
+        await board.handle(resumed("2", "ping"))
+        await board.handle(Envelope(channel="other", text="ping", sender="owner", message_id="2", is_owner=True))
+        users = [e for e in await session_entries(board, "main") if e.get("role") == "user"]
+        assert [(u["channel"], u["message_id"]) for u in users] == [("console", "1"), ("console", "2"), ("other", "2")]
+    finally:
+        await board.close()
