@@ -41,48 +41,42 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import math
-import re
-import secrets
-import string
-import time
-from collections import deque
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence, Union
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
-from multidict import CIMultiDict
 
-from tests.fakes.local_server import LocalServer
+from tests.fakes.local_server import (
+    DelayReply,
+    DisconnectReply,
+    ErrorReply,
+    RawReply,
+    RecordedRequest,
+    ScriptedServer,
+    approx_tokens,
+    pieces,
+)
+from tests.fakes.local_server import random_id as _rand
 
 __all__ = [
+    "DelayReply",
+    "DisconnectReply",
+    "EmptyContentReply",
+    "ErrorReply",
     "FakeAnthropic",
+    "RawReply",
     "RecordedRequest",
+    "StreamErrorReply",
     "TextReply",
     "ToolUse",
     "ToolUseReply",
-    "ErrorReply",
-    "DelayReply",
-    "RawReply",
-    "DisconnectReply",
-    "StreamErrorReply",
+    "approx_tokens",
+    "reply_error",
     "reply_text",
     "reply_tool_call",
     "reply_tool_calls",
-    "reply_error",
-    "approx_tokens",
 ]
-
-_ALNUM = string.ascii_letters + string.digits
-
-
-def _rand(n: int) -> str:
-    return "".join(secrets.choice(_ALNUM) for _ in range(n))
-
-
-def approx_tokens(text: str) -> int:
-    """Deterministic token estimate: ceil(len / 4), at least 1 for non-empty text."""
-    return math.ceil(len(text) / 4) if text else 0
 
 
 # --------------------------------------------------------------------------- replies
@@ -112,32 +106,6 @@ class ToolUseReply:
 
 
 @dataclass(frozen=True)
-class ErrorReply:
-    status: int
-    body: Any
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DelayReply:
-    seconds: float
-    then: "Reply | None" = None  # None: the default text reply
-
-
-@dataclass(frozen=True)
-class RawReply:
-    status: int
-    body: bytes | str
-    content_type: str = "text/plain"
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DisconnectReply:
-    """Close the connection without answering (the SDK raises APIConnectionError)."""
-
-
-@dataclass(frozen=True)
 class StreamErrorReply:
     """For stream=True: start a text block, then an ``event: error`` mid-stream."""
 
@@ -145,9 +113,13 @@ class StreamErrorReply:
     body: Mapping[str, Any]
 
 
-Reply = Union[
-    TextReply, ToolUseReply, ErrorReply, DelayReply, RawReply, DisconnectReply, StreamErrorReply
-]
+@dataclass(frozen=True)
+class EmptyContentReply:
+    """A 200 message whose ``content`` list is empty (a broken upstream)."""
+
+
+Own = TextReply | ToolUseReply | StreamErrorReply | EmptyContentReply
+Reply = Own | ErrorReply | DelayReply | RawReply | DisconnectReply
 
 _DEFAULT_MESSAGES: dict[str, str] = {
     "invalid_request_error": "There was an issue with the format or content of your request.",
@@ -211,23 +183,6 @@ def reply_error(
     return ErrorReply(status, _error_body(kind, message), dict(headers or {}))
 
 
-# --------------------------------------------------------------------------- records
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: CIMultiDict[str]  # case-insensitive
-    body: Any  # parsed JSON, or None
-    raw: bytes
-    received_at: float
-
-    @property
-    def json(self) -> Any:
-        return self.body
-
-
 @dataclass(frozen=True)
 class _Segment:
     text: str  # canonical serialisation (without cache_control)
@@ -237,8 +192,10 @@ class _Segment:
 # --------------------------------------------------------------------------- server
 
 
-class FakeAnthropic(LocalServer):
+class FakeAnthropic(ScriptedServer[Own]):
     """Scripted Anthropic Messages API server. See the module docstring."""
+
+    name = "FakeAnthropic"
 
     def __init__(
         self,
@@ -257,19 +214,11 @@ class FakeAnthropic(LocalServer):
             1024-4096 tokens depending on the model; 0 caches anything, which
             keeps test prompts small).
         """
-        self.default_text = default_text
+        super().__init__(default_text=default_text)
         self.api_key = api_key
         self.validate = validate
         self.cache_min_tokens = cache_min_tokens
-        self.requests: list[RecordedRequest] = []
-        self._script: deque[Reply] = deque()
         self._cache: set[str] = set()
-        super().__init__()
-        self._request_event = asyncio.Event()
-
-    # -- lifecycle ---------------------------------------------------------------
-
-    name = "FakeAnthropic"
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/messages", self._handle_messages)
@@ -284,13 +233,16 @@ class FakeAnthropic(LocalServer):
 
     # -- scripting ---------------------------------------------------------------
 
-    def script(self, *replies: Reply) -> None:
-        self._script.extend(replies)
+    def default_reply(self, text: str) -> Own:
+        return reply_text(text)
+
+    def response_headers(self) -> dict[str, str]:
+        return {"request-id": f"req_011C{_rand(20)}"}
 
     def script_text(self, text: str, **kw: Any) -> TextReply:
-        r = reply_text(text, **kw)
-        self._script.append(r)
-        return r
+        """Answer with ``text``."""
+        reply: TextReply = self._push(reply_text(text, **kw))
+        return reply
 
     def script_tool_call(
         self,
@@ -300,14 +252,14 @@ class FakeAnthropic(LocalServer):
         *,
         text: str | None = None,
     ) -> ToolUseReply:
-        r = reply_tool_call(name, args, call_id, text=text)
-        self._script.append(r)
-        return r
+        """Answer with one tool_use block."""
+        reply: ToolUseReply = self._push(reply_tool_call(name, args, call_id, text=text))
+        return reply
 
     def script_tool_calls(self, calls: Sequence[Any], *, text: str | None = None) -> ToolUseReply:
-        r = reply_tool_calls(calls, text=text)
-        self._script.append(r)
-        return r
+        """Answer with parallel tool_use blocks."""
+        reply: ToolUseReply = self._push(reply_tool_calls(calls, text=text))
+        return reply
 
     def script_error(
         self,
@@ -316,127 +268,76 @@ class FakeAnthropic(LocalServer):
         message: str | None = None,
         headers: Mapping[str, str] | None = None,
     ) -> ErrorReply:
-        r = reply_error(status, kind, message, headers)
-        self._script.append(r)
-        return r
-
-    def script_delay(self, seconds: float, then: Reply | str | None = None) -> DelayReply:
-        """Wait ``seconds`` before answering with ``then`` (a reply, or text; None = default)."""
-        nxt = reply_text(then) if isinstance(then, str) else then
-        r = DelayReply(seconds, nxt)
-        self._script.append(r)
-        return r
-
-    def script_raw(
-        self, status: int, body: bytes | str, content_type: str = "text/plain", headers: Mapping[str, str] | None = None
-    ) -> RawReply:
-        r = RawReply(status, body, content_type, dict(headers or {}))
-        self._script.append(r)
-        return r
-
-    def script_disconnect(self) -> DisconnectReply:
-        r = DisconnectReply()
-        self._script.append(r)
-        return r
+        """Answer with an Anthropic error body."""
+        reply: ErrorReply = self._push(reply_error(status, kind, message, headers))
+        return reply
 
     def script_stream_error(
         self, text_before: str = "", kind: str = "overloaded_error", message: str | None = None
     ) -> StreamErrorReply:
-        r = StreamErrorReply(text_before, _error_body(kind, message))
-        self._script.append(r)
-        return r
+        """For stream=True: some text, then an ``event: error``."""
+        reply: StreamErrorReply = self._push(StreamErrorReply(text_before, _error_body(kind, message)))
+        return reply
 
-    @property
-    def pending(self) -> int:
-        return len(self._script)
-
-    @property
-    def last_request(self) -> RecordedRequest:
-        return self.requests[-1]
+    def script_empty(self) -> EmptyContentReply:
+        """A 200 message with ``content: []``."""
+        reply: EmptyContentReply = self._push(EmptyContentReply())
+        return reply
 
     def clear_cache(self) -> None:
         """Forget cached prefixes (as if the 5-minute TTL had passed)."""
         self._cache.clear()
 
     def reset(self) -> None:
-        self._script.clear()
-        self.requests.clear()
+        super().reset()
         self._cache.clear()
-
-    async def wait_for_requests(self, n: int, timeout: float = 5.0) -> None:
-        async def _wait() -> None:
-            while len(self.requests) < n:
-                self._request_event.clear()
-                await self._request_event.wait()
-
-        await asyncio.wait_for(_wait(), timeout)
 
     # -- handlers ----------------------------------------------------------------
 
-    async def _record(self, request: web.Request) -> RecordedRequest:
-        raw = await request.read()
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        rec = RecordedRequest(
-            request.method, request.path, CIMultiDict(request.headers), body, raw, time.time()
-        )
-        self.requests.append(rec)
-        self._request_event.set()
-        return rec
-
     async def _handle_unknown(self, request: web.Request) -> web.StreamResponse:
-        await self._record(request)
-        return self._error_response(reply_error(404, "not_found_error", f"Not found: {request.path}"))
+        await self.record(request)
+        return self.error_response(reply_error(404, "not_found_error", f"Not found: {request.path}"))
 
     async def _handle_messages(self, request: web.Request) -> web.StreamResponse:
-        rec = await self._record(request)
+        rec = await self.record(request)
         body = rec.body
 
         if self.api_key is not None and self.api_key not in (
             request.headers.get("x-api-key"),
             request.headers.get("Authorization", "").removeprefix("Bearer "),
         ):
-            return self._error_response(reply_error(401, "authentication_error"))
+            return self.error_response(reply_error(401, "authentication_error"))
         if "anthropic-version" not in request.headers:
-            return self._error_response(
+            return self.error_response(
                 reply_error(400, "invalid_request_error", "anthropic-version: header is required")
             )
         if not isinstance(body, dict):
-            return self._error_response(
-                reply_error(400, "invalid_request_error", "There was an issue with the format of your request: body is not JSON")
+            return self.error_response(
+                reply_error(
+                    400,
+                    "invalid_request_error",
+                    "There was an issue with the format of your request: body is not JSON",
+                )
             )
         problem = self._check_request(body)
         if problem is not None:
-            return self._error_response(problem)
+            return self.error_response(problem)
 
-        reply: Reply = self._script.popleft() if self._script else reply_text(self.default_text)
-        while isinstance(reply, DelayReply):
-            try:
-                await asyncio.wait_for(self._closing.wait(), timeout=reply.seconds)
-            except asyncio.TimeoutError:
-                pass
-            reply = reply.then if reply.then is not None else reply_text(self.default_text)
-
-        if isinstance(reply, ErrorReply):
-            return self._error_response(reply)
-        if isinstance(reply, RawReply):
-            data = reply.body.encode() if isinstance(reply.body, str) else reply.body
-            resp = web.Response(status=reply.status, body=data, headers=dict(reply.headers))
-            resp.content_type = reply.content_type
-            return resp
-        if isinstance(reply, DisconnectReply):
-            if request.transport is not None:
-                request.transport.abort()
-            raise asyncio.CancelledError()
-
+        reply = await self.next_reply()
+        fault = self.wire_fault(request, reply)
+        if fault is not None:
+            return fault
+        assert isinstance(reply, (TextReply, ToolUseReply, StreamErrorReply, EmptyContentReply))
         model = str(body["model"])
         usage = self._usage(body, reply)
+        if isinstance(reply, EmptyContentReply):
+            message = self._message(model, reply_text(""), usage)
+            message["content"] = []
+            return web.json_response(message, headers=self.response_headers())
         if body.get("stream"):
             return await self._stream(request, model, reply, usage)
         assert isinstance(reply, (TextReply, ToolUseReply))
-        return web.json_response(self._message(model, reply, usage), headers=self._headers())
+        return web.json_response(self._message(model, reply, usage), headers=self.response_headers())
 
     # -- request checks ----------------------------------------------------------
 
@@ -477,7 +378,7 @@ class FakeAnthropic(LocalServer):
             uses = _blocks(m, "tool_use") if m.get("role") == "assistant" else []
             ids = [b.get("id") for b in uses]
             nxt = msgs[i + 1] if i + 1 < len(msgs) else None
-            answered = [b.get("tool_use_id") for b in _blocks(nxt, "tool_result")] if nxt and nxt.get("role") == "user" else []
+            answered = [b.get("tool_use_id") for b in _blocks(nxt, "tool_result")] if _is(nxt, "user") else []
             missing = [x for x in ids if x not in answered]
             if missing:
                 return reply_error(
@@ -489,7 +390,7 @@ class FakeAnthropic(LocalServer):
                 )
             if m.get("role") == "user":
                 prev = msgs[i - 1] if i > 0 else None
-                prev_ids = [b.get("id") for b in _blocks(prev, "tool_use")] if prev and prev.get("role") == "assistant" else []
+                prev_ids = [b.get("id") for b in _blocks(prev, "tool_use")] if _is(prev, "assistant") else []
                 for j, b in enumerate(m.get("content") if isinstance(m.get("content"), list) else []):
                     if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("tool_use_id") not in prev_ids:
                         return reply_error(
@@ -594,17 +495,6 @@ class FakeAnthropic(LocalServer):
     # -- responses ---------------------------------------------------------------
 
     @staticmethod
-    def _headers() -> dict[str, str]:
-        return {"request-id": f"req_011C{_rand(20)}"}
-
-    def _error_response(self, reply: ErrorReply) -> web.Response:
-        headers = self._headers()
-        if isinstance(reply.body, dict) and reply.body.get("request_id"):
-            headers["request-id"] = reply.body["request_id"]
-        headers.update(reply.headers)
-        return web.json_response(reply.body, status=reply.status, headers=headers)
-
-    @staticmethod
     def _content(reply: TextReply | ToolUseReply) -> tuple[list[dict[str, Any]], str]:
         if isinstance(reply, TextReply):
             return [{"type": "text", "text": reply.text}], reply.stop_reason
@@ -636,7 +526,7 @@ class FakeAnthropic(LocalServer):
             headers={
                 "Content-Type": "text/event-stream; charset=utf-8",
                 "Cache-Control": "no-cache",
-                **self._headers(),
+                **self.response_headers(),
             },
         )
         await resp.prepare(request)
@@ -666,9 +556,9 @@ class FakeAnthropic(LocalServer):
             },
         )
         if isinstance(reply, StreamErrorReply):
-            await event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-            for piece in _pieces(reply.text_before):
-                await event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}})
+            await event("content_block_start", _block_start(0, {"type": "text", "text": ""}))
+            for piece in pieces(reply.text_before):
+                await event("content_block_delta", _block_delta(0, {"type": "text_delta", "text": piece}))
             await event("error", dict(reply.body))
             await resp.write_eof()
             return resp
@@ -678,17 +568,15 @@ class FakeAnthropic(LocalServer):
         await event("ping", {"type": "ping"})
         for idx, block in enumerate(content):
             if block["type"] == "text":
-                await event("content_block_start", {"type": "content_block_start", "index": idx, "content_block": {"type": "text", "text": ""}})
-                for piece in _pieces(block["text"]):
-                    await event("content_block_delta", {"type": "content_block_delta", "index": idx, "delta": {"type": "text_delta", "text": piece}})
+                await event("content_block_start", _block_start(idx, {"type": "text", "text": ""}))
+                for piece in pieces(block["text"]):
+                    await event("content_block_delta", _block_delta(idx, {"type": "text_delta", "text": piece}))
             else:
-                await event(
-                    "content_block_start",
-                    {"type": "content_block_start", "index": idx, "content_block": {**block, "input": {}}},
-                )
+                await event("content_block_start", _block_start(idx, {**block, "input": {}}))
                 args = json.dumps(block["input"])
                 for s in range(0, len(args), 8):
-                    await event("content_block_delta", {"type": "content_block_delta", "index": idx, "delta": {"type": "input_json_delta", "partial_json": args[s : s + 8]}})
+                    delta = {"type": "input_json_delta", "partial_json": args[s : s + 8]}
+                    await event("content_block_delta", _block_delta(idx, delta))
             await event("content_block_stop", {"type": "content_block_stop", "index": idx})
         await event(
             "message_delta",
@@ -714,5 +602,15 @@ def _blocks(message: Any, kind: str) -> list[dict[str, Any]]:
     return [b for b in message["content"] if isinstance(b, dict) and b.get("type") == kind]
 
 
-def _pieces(text: str) -> list[str]:
-    return re.findall(r"\s*\S+|\s+", text)
+
+
+def _is(message: Any, role: str) -> bool:
+    return isinstance(message, dict) and message.get("role") == role
+
+
+def _block_start(index: int, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _block_delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}

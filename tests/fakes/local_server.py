@@ -1,11 +1,124 @@
-"""A small aiohttp server on 127.0.0.1 and a free port, the base of the fake APIs."""
+"""The base of the fake LLM APIs: an aiohttp server on 127.0.0.1 and a scripted reply queue.
+
+:class:`LocalServer` starts an aiohttp app on a free port of 127.0.0.1. :class:`ScriptedServer`
+adds what every fake API shares: one scripted entry answers one HTTP request, every request is
+recorded, and the wire-level faults (an error status, a slow reply, a dropped connection, a raw
+body such as an HTML page or a 200 that is not JSON) are served the same way for every API.
+Subclasses add the API's routes, its success replies and its error body shape.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from typing import Self
+import contextlib
+import json
+import math
+import re
+import secrets
+import string
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Generic, Self, TypeVar
 
 from aiohttp import web
+from multidict import CIMultiDict
+
+__all__ = [
+    "HTML_ERROR_PAGE",
+    "NOT_JSON_BODY",
+    "DelayReply",
+    "DisconnectReply",
+    "ErrorReply",
+    "LocalServer",
+    "RawReply",
+    "RecordedRequest",
+    "ScriptedServer",
+    "approx_tokens",
+    "pieces",
+    "random_id",
+]
+
+#: What a proxy in front of an API sends when the API is down (with 200 or a 5xx).
+HTML_ERROR_PAGE = (
+    "<!DOCTYPE html><html><head><title>502 Bad Gateway</title></head>"
+    "<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center></body></html>"
+)
+#: A JSON answer cut short: ``Content-Type: application/json`` but not parseable.
+NOT_JSON_BODY = '{"id": "cut-short", "object": "chat.completion", "choi'
+
+_ALNUM = string.ascii_letters + string.digits
+
+
+def random_id(n: int) -> str:
+    """``n`` random letters and digits (request and message ids)."""
+    return "".join(secrets.choice(_ALNUM) for _ in range(n))
+
+
+def approx_tokens(text: str) -> int:
+    """Deterministic token estimate: ceil(len / 4), at least 1 for non-empty text."""
+    return math.ceil(len(text) / 4) if text else 0
+
+
+def pieces(text: str) -> list[str]:
+    """Split text into word-ish stream pieces that concatenate back to the text."""
+    return re.findall(r"\s*\S+|\s+", text)
+
+
+# --------------------------------------------------------------------------- replies every API shares
+
+
+@dataclass(frozen=True)
+class ErrorReply:
+    """An error status with the API's JSON error body."""
+
+    status: int
+    body: Any  # JSON-serialisable
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DelayReply:
+    """Wait ``seconds`` (woken early by ``stop()``), then answer with ``then``."""
+
+    seconds: float
+    then: Any = None  # a reply of the API; None: the default text reply
+
+
+@dataclass(frozen=True)
+class RawReply:
+    """Anything else: e.g. an HTML 502 from a proxy, or a 200 that is not JSON."""
+
+    status: int
+    body: bytes | str
+    content_type: str = "text/plain"
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class DisconnectReply:
+    """Close the connection without answering (the SDK raises APIConnectionError)."""
+
+
+@dataclass
+class RecordedRequest:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: CIMultiDict[str]  # case-insensitive
+    body: Any  # parsed JSON, or None when the body was not JSON
+    raw: bytes
+    received_at: float
+
+    @property
+    def json(self) -> Any:
+        """The parsed JSON body."""
+        return self.body
+
+
+# --------------------------------------------------------------------------- servers
 
 
 class LocalServer:
@@ -31,7 +144,7 @@ class LocalServer:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        server = site._server  # noqa: SLF001 - the only way to learn the bound port
+        server = site._server
         assert server is not None and server.sockets
         self._port = server.sockets[0].getsockname()[1]
         return self
@@ -55,3 +168,138 @@ class LocalServer:
         if self._port is None:
             raise RuntimeError(f"{self.name} is not started")
         return self._port
+
+
+R = TypeVar("R")
+
+
+class ScriptedServer(LocalServer, Generic[R]):
+    """A :class:`LocalServer` answering from a script; see the module docstring.
+
+    ``R`` is the API's own success reply type (text, tool calls, a stream error...).
+    Subclasses implement :meth:`default_reply` and :meth:`error_body_for`.
+    """
+
+    def __init__(self, *, default_text: str) -> None:
+        super().__init__()
+        self.default_text = default_text
+        self.requests: list[RecordedRequest] = []
+        self._script: deque[R | ErrorReply | DelayReply | RawReply | DisconnectReply] = deque()
+        self._request_event = asyncio.Event()
+
+    # -- what a subclass supplies ----------------------------------------------------
+
+    def default_reply(self, text: str) -> R:
+        """The API's plain text reply."""
+        raise NotImplementedError
+
+    def response_headers(self) -> dict[str, str]:
+        """Headers sent with every answer (request ids...)."""
+        return {}
+
+    # -- scripting ---------------------------------------------------------------------
+
+    def script(self, *replies: R | ErrorReply | DelayReply | RawReply | DisconnectReply) -> None:
+        """Queue replies; each answers one request."""
+        self._script.extend(replies)
+
+    def _push(self, reply: Any) -> Any:
+        self._script.append(reply)
+        return reply
+
+    def script_delay(self, seconds: float, then: Any = None) -> DelayReply:
+        """Wait ``seconds`` before answering with ``then`` (a reply, or text; None = default)."""
+        nxt = self.default_reply(then) if isinstance(then, str) else then
+        reply: DelayReply = self._push(DelayReply(seconds, nxt))
+        return reply
+
+    def script_raw(
+        self, status: int, body: bytes | str, content_type: str = "text/plain", headers: Mapping[str, str] | None = None
+    ) -> RawReply:
+        """Answer with exactly these bytes."""
+        reply: RawReply = self._push(RawReply(status, body, content_type, dict(headers or {})))
+        return reply
+
+    def script_not_json(self, status: int = 200) -> RawReply:
+        """A JSON answer cut short: ``application/json`` that does not parse."""
+        return self.script_raw(status, NOT_JSON_BODY, "application/json")
+
+    def script_html(self, status: int = 502) -> RawReply:
+        """A proxy's HTML error page (with 200 it looks like a success to the SDK)."""
+        return self.script_raw(status, HTML_ERROR_PAGE, "text/html")
+
+    def script_disconnect(self) -> DisconnectReply:
+        """Drop the connection without an answer."""
+        reply: DisconnectReply = self._push(DisconnectReply())
+        return reply
+
+    @property
+    def pending(self) -> int:
+        """Scripted replies not yet served."""
+        return len(self._script)
+
+    @property
+    def last_request(self) -> RecordedRequest:
+        """The most recent request."""
+        return self.requests[-1]
+
+    def reset(self) -> None:
+        """Forget the script and the recorded requests."""
+        self._script.clear()
+        self.requests.clear()
+
+    async def wait_for_requests(self, n: int, timeout: float = 5.0) -> None:  # noqa: ASYNC109 - the fakes' API
+        """Wait until at least ``n`` requests were received."""
+
+        async def _wait() -> None:
+            while len(self.requests) < n:
+                self._request_event.clear()
+                await self._request_event.wait()
+
+        await asyncio.wait_for(_wait(), timeout)
+
+    # -- serving -------------------------------------------------------------------------
+
+    async def record(self, request: web.Request) -> RecordedRequest:
+        """Read and record ``request``."""
+        raw = await request.read()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        rec = RecordedRequest(request.method, request.path, CIMultiDict(request.headers), body, raw, time.time())
+        self.requests.append(rec)
+        self._request_event.set()
+        return rec
+
+    async def next_reply(self) -> R | ErrorReply | RawReply | DisconnectReply:
+        """The next scripted reply (the default text when the script is empty), delays served."""
+        reply = self._script.popleft() if self._script else self.default_reply(self.default_text)
+        while isinstance(reply, DelayReply):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), timeout=reply.seconds)
+            reply = reply.then if reply.then is not None else self.default_reply(self.default_text)
+        return reply
+
+    def error_response(self, reply: ErrorReply) -> web.Response:
+        """The API's error answer."""
+        headers = self.response_headers()
+        if isinstance(reply.body, dict) and reply.body.get("request_id"):
+            headers["request-id"] = str(reply.body["request_id"])
+        headers.update(reply.headers)
+        return web.json_response(reply.body, status=reply.status, headers=headers)
+
+    def wire_fault(self, request: web.Request, reply: object) -> web.Response | None:
+        """Serve an error, raw or disconnect reply; None for the API's own replies."""
+        if isinstance(reply, ErrorReply):
+            return self.error_response(reply)
+        if isinstance(reply, RawReply):
+            data = reply.body.encode() if isinstance(reply.body, str) else reply.body
+            resp = web.Response(status=reply.status, body=data, headers=dict(reply.headers))
+            resp.content_type = reply.content_type
+            return resp
+        if isinstance(reply, DisconnectReply):
+            if request.transport is not None:
+                request.transport.abort()
+            raise asyncio.CancelledError  # ends the handler without writing anything
+        return None

@@ -31,48 +31,45 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
-import re
 import secrets
-import string
 import time
 from collections import deque
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence, Union
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
-from multidict import CIMultiDict
 
-from tests.fakes.local_server import LocalServer
+from tests.fakes.local_server import (
+    DelayReply,
+    DisconnectReply,
+    ErrorReply,
+    RawReply,
+    RecordedRequest,
+    ScriptedServer,
+    approx_tokens,
+    pieces,
+)
+from tests.fakes.local_server import random_id as _rand
 
 __all__ = [
+    "DelayReply",
+    "DisconnectReply",
+    "EmptyChoicesReply",
+    "ErrorReply",
     "FakeOpenAI",
+    "RawReply",
     "RecordedRequest",
+    "StreamErrorReply",
     "TextReply",
     "ToolCall",
     "ToolCallsReply",
-    "ErrorReply",
-    "DelayReply",
-    "RawReply",
-    "DisconnectReply",
-    "StreamErrorReply",
+    "approx_tokens",
+    "reply_error",
     "reply_text",
     "reply_tool_call",
     "reply_tool_calls",
-    "reply_error",
-    "approx_tokens",
 ]
-
-_ALNUM = string.ascii_letters + string.digits
-
-
-def _rand(n: int) -> str:
-    return "".join(secrets.choice(_ALNUM) for _ in range(n))
-
-
-def approx_tokens(text: str) -> int:
-    """Deterministic token estimate: ceil(len / 4), at least 1 for non-empty text."""
-    return math.ceil(len(text) / 4) if text else 0
 
 
 # --------------------------------------------------------------------------- replies
@@ -102,34 +99,6 @@ class ToolCallsReply:
 
 
 @dataclass(frozen=True)
-class ErrorReply:
-    status: int
-    body: Any  # JSON-serialisable; usually {"error": {...}}
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DelayReply:
-    seconds: float
-    then: "Reply | None" = None  # None: the default text reply
-
-
-@dataclass(frozen=True)
-class RawReply:
-    """Anything else: e.g. an HTML 502 from a proxy, or a 200 that is not JSON."""
-
-    status: int
-    body: bytes | str
-    content_type: str = "text/plain"
-    headers: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class DisconnectReply:
-    """Close the connection without answering (the SDK raises APIConnectionError)."""
-
-
-@dataclass(frozen=True)
 class StreamErrorReply:
     """For stream=True: send some text chunks, then an in-stream error event."""
 
@@ -137,9 +106,13 @@ class StreamErrorReply:
     body: Mapping[str, Any]  # {"error": {...}}
 
 
-Reply = Union[
-    TextReply, ToolCallsReply, ErrorReply, DelayReply, RawReply, DisconnectReply, StreamErrorReply
-]
+@dataclass(frozen=True)
+class EmptyChoicesReply:
+    """A 200 completion whose ``choices`` list is empty (a broken upstream)."""
+
+
+Own = TextReply | ToolCallsReply | StreamErrorReply | EmptyChoicesReply
+Reply = Own | ErrorReply | DelayReply | RawReply | DisconnectReply
 
 # code -> error "type", as the real API reports them
 _ERROR_TYPES: dict[str, str] = {
@@ -239,28 +212,13 @@ def reply_error(
     return ErrorReply(status, body, dict(headers or {}))
 
 
-# --------------------------------------------------------------------------- records
-
-
-@dataclass
-class RecordedRequest:
-    method: str
-    path: str
-    headers: CIMultiDict[str]  # case-insensitive
-    body: Any  # parsed JSON, or None when the body was not JSON
-    raw: bytes
-    received_at: float
-
-    @property
-    def json(self) -> Any:
-        return self.body
-
-
 # --------------------------------------------------------------------------- server
 
 
-class FakeOpenAI(LocalServer):
+class FakeOpenAI(ScriptedServer[Own]):
     """Scripted OpenAI-compatible server. See the module docstring."""
+
+    name = "FakeOpenAI"
 
     def __init__(
         self,
@@ -277,19 +235,11 @@ class FakeOpenAI(LocalServer):
             (OpenAI's automatic prompt caching starts at 1024 tokens and counts in
             steps of 128).
         """
-        self.default_text = default_text
+        super().__init__(default_text=default_text)
         self.api_key = api_key
         self.validate = validate
         self.cache_min_tokens = cache_min_tokens
-        self.requests: list[RecordedRequest] = []
-        self._script: deque[Reply] = deque()
         self._seen_prompts: deque[str] = deque(maxlen=64)
-        super().__init__()
-        self._request_event = asyncio.Event()
-
-    # -- lifecycle ---------------------------------------------------------------
-
-    name = "FakeOpenAI"
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._handle_chat)
@@ -297,6 +247,7 @@ class FakeOpenAI(LocalServer):
 
     @property
     def url(self) -> str:
+        """The server root."""
         return f"http://127.0.0.1:{self.port}"
 
     @property
@@ -306,13 +257,16 @@ class FakeOpenAI(LocalServer):
 
     # -- scripting ---------------------------------------------------------------
 
-    def script(self, *replies: Reply) -> None:
-        self._script.extend(replies)
+    def default_reply(self, text: str) -> Own:
+        return reply_text(text)
+
+    def response_headers(self) -> dict[str, str]:
+        return {"x-request-id": f"req_{secrets.token_hex(16)}", "openai-processing-ms": "7"}
 
     def script_text(self, text: str, **kw: Any) -> TextReply:
-        r = reply_text(text, **kw)
-        self._script.append(r)
-        return r
+        """Answer with ``text``."""
+        reply: TextReply = self._push(reply_text(text, **kw))
+        return reply
 
     def script_tool_call(
         self,
@@ -322,14 +276,14 @@ class FakeOpenAI(LocalServer):
         *,
         text: str | None = None,
     ) -> ToolCallsReply:
-        r = reply_tool_call(name, args, call_id, text=text)
-        self._script.append(r)
-        return r
+        """Answer with one tool call."""
+        reply: ToolCallsReply = self._push(reply_tool_call(name, args, call_id, text=text))
+        return reply
 
     def script_tool_calls(self, calls: Sequence[Any], *, text: str | None = None) -> ToolCallsReply:
-        r = reply_tool_calls(calls, text=text)
-        self._script.append(r)
-        return r
+        """Answer with parallel tool calls."""
+        reply: ToolCallsReply = self._push(reply_tool_calls(calls, text=text))
+        return reply
 
     def script_error(
         self,
@@ -339,79 +293,31 @@ class FakeOpenAI(LocalServer):
         headers: Mapping[str, str] | None = None,
         **kw: Any,
     ) -> ErrorReply:
-        r = reply_error(status, kind, message, headers, **kw)
-        self._script.append(r)
-        return r
-
-    def script_delay(self, seconds: float, then: Reply | str | None = None) -> DelayReply:
-        """Wait ``seconds`` before answering with ``then`` (a reply, or text; None = default)."""
-        nxt = reply_text(then) if isinstance(then, str) else then
-        r = DelayReply(seconds, nxt)
-        self._script.append(r)
-        return r
-
-    def script_raw(
-        self, status: int, body: bytes | str, content_type: str = "text/plain", headers: Mapping[str, str] | None = None
-    ) -> RawReply:
-        r = RawReply(status, body, content_type, dict(headers or {}))
-        self._script.append(r)
-        return r
-
-    def script_disconnect(self) -> DisconnectReply:
-        r = DisconnectReply()
-        self._script.append(r)
-        return r
+        """Answer with an OpenAI error body."""
+        reply: ErrorReply = self._push(reply_error(status, kind, message, headers, **kw))
+        return reply
 
     def script_stream_error(
         self, text_before: str = "", kind: str = "server_error", message: str | None = None
     ) -> StreamErrorReply:
-        body = reply_error(500, kind, message).body
-        r = StreamErrorReply(text_before, body)
-        self._script.append(r)
-        return r
+        """For stream=True: some text, then an error chunk."""
+        reply: StreamErrorReply = self._push(StreamErrorReply(text_before, reply_error(500, kind, message).body))
+        return reply
 
-    @property
-    def pending(self) -> int:
-        """Scripted replies not yet served."""
-        return len(self._script)
-
-    @property
-    def last_request(self) -> RecordedRequest:
-        return self.requests[-1]
+    def script_empty(self) -> EmptyChoicesReply:
+        """A 200 completion with ``choices: []``."""
+        reply: EmptyChoicesReply = self._push(EmptyChoicesReply())
+        return reply
 
     def reset(self) -> None:
-        self._script.clear()
-        self.requests.clear()
+        super().reset()
         self._seen_prompts.clear()
-
-    async def wait_for_requests(self, n: int, timeout: float = 5.0) -> None:
-        """Wait until at least ``n`` requests were received."""
-
-        async def _wait() -> None:
-            while len(self.requests) < n:
-                self._request_event.clear()
-                await self._request_event.wait()
-
-        await asyncio.wait_for(_wait(), timeout)
 
     # -- handlers ----------------------------------------------------------------
 
-    async def _record(self, request: web.Request) -> RecordedRequest:
-        raw = await request.read()
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
-        rec = RecordedRequest(
-            request.method, request.path, CIMultiDict(request.headers), body, raw, time.time()
-        )
-        self.requests.append(rec)
-        self._request_event.set()
-        return rec
-
     async def _handle_unknown(self, request: web.Request) -> web.StreamResponse:
-        await self._record(request)
-        return self._error_response(
+        await self.record(request)
+        return self.error_response(
             reply_error(
                 404,
                 "unknown_url",
@@ -421,15 +327,15 @@ class FakeOpenAI(LocalServer):
         )
 
     async def _handle_chat(self, request: web.Request) -> web.StreamResponse:
-        rec = await self._record(request)
+        rec = await self.record(request)
         body = rec.body
 
         if self.api_key is not None:
             auth = request.headers.get("Authorization", "")
             if auth != f"Bearer {self.api_key}":
-                return self._error_response(reply_error(401, "invalid_api_key"))
+                return self.error_response(reply_error(401, "invalid_api_key"))
         if not isinstance(body, dict):
-            return self._error_response(
+            return self.error_response(
                 reply_error(
                     400,
                     "invalid_request_error",
@@ -439,34 +345,23 @@ class FakeOpenAI(LocalServer):
             )
         problem = self._check_request(body)
         if problem is not None:
-            return self._error_response(problem)
+            return self.error_response(problem)
 
-        reply: Reply = self._script.popleft() if self._script else reply_text(self.default_text)
-        while isinstance(reply, DelayReply):
-            try:
-                await asyncio.wait_for(self._closing.wait(), timeout=reply.seconds)
-            except asyncio.TimeoutError:
-                pass
-            reply = reply.then if reply.then is not None else reply_text(self.default_text)
-
-        if isinstance(reply, ErrorReply):
-            return self._error_response(reply)
-        if isinstance(reply, RawReply):
-            data = reply.body.encode() if isinstance(reply.body, str) else reply.body
-            resp = web.Response(status=reply.status, body=data, headers=dict(reply.headers))
-            resp.content_type = reply.content_type
-            return resp
-        if isinstance(reply, DisconnectReply):
-            if request.transport is not None:
-                request.transport.abort()
-            raise asyncio.CancelledError()  # ends the handler without writing anything
-
+        reply = await self.next_reply()
+        fault = self.wire_fault(request, reply)
+        if fault is not None:
+            return fault
+        assert isinstance(reply, (TextReply, ToolCallsReply, StreamErrorReply, EmptyChoicesReply))
         model = str(body.get("model", "gpt-fake"))
         usage = self._usage(body, reply)
+        if isinstance(reply, EmptyChoicesReply):
+            completion = self._completion(model, reply_text(""), usage)
+            completion["choices"] = []
+            return web.json_response(completion, headers=self.response_headers())
         if body.get("stream"):
             return await self._stream(request, body, model, reply, usage)
         assert isinstance(reply, (TextReply, ToolCallsReply))
-        return web.json_response(self._completion(model, reply, usage), headers=self._headers())
+        return web.json_response(self._completion(model, reply, usage), headers=self.response_headers())
 
     # -- request checks ----------------------------------------------------------
 
@@ -528,15 +423,6 @@ class FakeOpenAI(LocalServer):
 
     # -- responses ---------------------------------------------------------------
 
-    @staticmethod
-    def _headers() -> dict[str, str]:
-        return {"x-request-id": f"req_{secrets.token_hex(16)}", "openai-processing-ms": "7"}
-
-    def _error_response(self, reply: ErrorReply) -> web.Response:
-        headers = self._headers()
-        headers.update(reply.headers)
-        return web.json_response(reply.body, status=reply.status, headers=headers)
-
     def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
         prompt = 3  # reply priming
@@ -565,7 +451,7 @@ class FakeOpenAI(LocalServer):
         common = 0
         for seen in self._seen_prompts:
             n = 0
-            for a, b in zip(seen, key):
+            for a, b in zip(seen, key, strict=False):
                 if a != b:
                     break
                 n += 1
@@ -633,7 +519,7 @@ class FakeOpenAI(LocalServer):
             headers={
                 "Content-Type": "text/event-stream; charset=utf-8",
                 "Cache-Control": "no-cache",
-                **self._headers(),
+                **self.response_headers(),
             },
         )
         await resp.prepare(request)
@@ -662,7 +548,7 @@ class FakeOpenAI(LocalServer):
 
         if isinstance(reply, StreamErrorReply):
             await send(choice({"role": "assistant", "content": "", "refusal": None}))
-            for piece in _pieces(reply.text_before):
+            for piece in pieces(reply.text_before):
                 await send(choice({"content": piece}))
             await resp.write(f"data: {json.dumps(reply.body)}\n\n".encode())
             await resp.write_eof()
@@ -672,13 +558,13 @@ class FakeOpenAI(LocalServer):
         text = reply.text or ""
         if isinstance(reply, TextReply):
             await send(choice({"role": "assistant", "content": "", "refusal": None}))
-            for piece in _pieces(text):
+            for piece in pieces(text):
                 await send(choice({"content": piece}))
             finish = reply.finish_reason
         else:
             if text:
                 await send(choice({"role": "assistant", "content": "", "refusal": None}))
-                for piece in _pieces(text):
+                for piece in pieces(text):
                     await send(choice({"content": piece}))
             for idx, call in enumerate(reply.calls):
                 first: dict[str, Any] = {
@@ -707,7 +593,3 @@ class FakeOpenAI(LocalServer):
         await resp.write_eof()
         return resp
 
-
-def _pieces(text: str) -> list[str]:
-    """Split text into word-ish stream pieces that concatenate back to the text."""
-    return re.findall(r"\s*\S+|\s+", text)
