@@ -1,0 +1,381 @@
+"""A burst of private chats against a real ``sabha run``: replies, failures, /healthz latency, memory.
+
+Starts the daemon as a subprocess (``python -m bot.cli run --config X``) against the fake
+Telegram Bot API (tests/fakes/telegram_api.py) and a fake OpenAI-compatible model that
+answers every call after a fixed latency, all on 127.0.0.1. Then pushes ``--per-chat``
+messages from each of ``--chats`` distinct private chats at once (default 500 x 4 = 2000),
+waits until every message has an answer (or ``--timeout``), stops the daemon with SIGTERM
+and prints:
+
+* messages sent in, replies the fake received, messages never answered, duplicates
+  (messages answered more than once);
+* what the daemon recorded as failed: ERROR log lines about sending or answering, "Pool
+  timeout" lines, tracebacks, its own "stopped (sent N, failed M)" counters, and the
+  state db's inbox rows per status;
+* /healthz latency p50/p99/max, sampled every 100 ms during the burst (one request at a
+  time; a request that takes longer delays the next sample);
+* the daemon's peak RSS (VmHWM from /proc/<pid>/status) and the wall time.
+
+Every question carries a marker ``M<chat>x<n>``; the model answers with the marker of the
+last user message it was sent, so a reply in Telegram is matched to its question.
+
+The config it writes is valid for the previous version too (nothing version-specific):
+``--repo /tmp/before`` runs another checkout (PYTHONPATH and the workspace from there,
+the fakes from this one). Prints figures; asserts nothing on time.
+
+Run: python benchmarks/burst.py [--chats 500] [--per-chat 4] [--model-latency 1.0]
+                                [--timeout 150] [--repo PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aiohttp import ClientSession, ClientTimeout, web
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from tests.fakes.telegram_api import FakeTelegramAPI  # noqa: E402
+
+TOKEN = "123456:BENCH-token_abc"
+FIRST_USER = 100_001
+MARKER = re.compile(r"\bM(\d+)x(\d+)\b")
+PORT_LINE = re.compile(r"http on [^\s:]+:(\d+)")
+STOPPED_LINE = re.compile(r"stopped \(sent (\d+), failed (\d+)")
+FAILED_LINE = re.compile(r"(sending to chat|answering message|could not send|giving up|failed after)", re.IGNORECASE)
+
+
+# -- the model ----------------------------------------------------------------------------
+
+
+@dataclass
+class FixedLatencyModel:
+    """``POST /v1/chat/completions`` answering ``answer <marker>`` after ``latency`` seconds."""
+
+    latency: float
+    calls: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    port: int = 0
+    _runner: web.AppRunner | None = None
+
+    async def start(self) -> None:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/chat/completions", self._chat)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        server = site._server  # aiohttp exposes no public accessor
+        assert server is not None and server.sockets
+        self.port = server.sockets[0].getsockname()[1]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.calls += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.latency)
+        finally:
+            self.in_flight -= 1
+        marker = "no-marker"
+        for message in reversed(body.get("messages") or []):
+            if message.get("role") == "user":
+                content = message.get("content")
+                text = content if isinstance(content, str) else json.dumps(content)
+                found = MARKER.findall(text)
+                if found:
+                    marker = "M{}x{}".format(*found[-1])
+                break
+        text = f"answer {marker}"
+        prompt = sum(len(json.dumps(m)) for m in body.get("messages") or []) // 4
+        return web.json_response({
+            "id": f"chatcmpl-bench{self.calls}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "bench"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": 3, "total_tokens": prompt + 3},
+        })
+
+
+# -- the daemon ---------------------------------------------------------------------------
+
+
+def write_setup(root: Path, repo: Path, telegram: FakeTelegramAPI, model: FixedLatencyModel,
+                users: list[int]) -> Path:
+    """A workspace copied from ``repo`` and a config both versions accept."""
+    shutil.copytree(repo / "workspace", root / "workspace", ignore=shutil.ignore_patterns("__pycache__"))
+    config = root / "sabha.yaml"
+    config.write_text("\n".join([
+        "workspace: ./workspace",
+        "data_dir: ./sessions",
+        "server:",
+        "  host: 127.0.0.1",
+        "  port: 0",
+        "llm:",
+        "  model: openai:bench-model",
+        "  providers:",
+        "    openai:",
+        "      api_key: bench-key",
+        f"      base_url: {model.base_url}",
+        "telegram:",
+        "  token: ${TELEGRAM_BOT_TOKEN}",
+        f"  api_base_url: {telegram.base_url}",
+        f"  allowed_user_ids: [{', '.join(map(str, users))}]",
+        "  rate_limit: {group_per_minute: 6000, private_per_second: 100, global_per_second: 1000, max_retries: 3}",
+    ]) + "\n", encoding="utf-8")
+    return config
+
+
+@dataclass
+class Daemon:
+    proc: asyncio.subprocess.Process
+    lines: list[str] = field(default_factory=list)
+    port: asyncio.Future[int] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    reader: asyncio.Task[None] | None = None
+
+    async def read_log(self) -> None:
+        assert self.proc.stderr is not None
+        while line := await self.proc.stderr.readline():
+            text = line.decode("utf-8", "replace")
+            self.lines.append(text)
+            if not self.port.done() and (m := PORT_LINE.search(text)):
+                self.port.set_result(int(m.group(1)))
+        if not self.port.done():
+            self.port.set_exception(RuntimeError("the daemon exited before it served /healthz"))
+
+
+async def start_daemon(repo: Path, config: Path) -> Daemon:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SABHA_", "OPENAI_", "ANTHROPIC_"))}
+    env.update(TELEGRAM_BOT_TOKEN=TOKEN, PYTHONPATH=str(repo), PYTHONUNBUFFERED="1")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", "run", "--config", str(config),
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE,
+        env=env, cwd=str(config.parent),
+    )
+    daemon = Daemon(proc)
+    daemon.reader = asyncio.create_task(daemon.read_log())
+    return daemon
+
+
+def vm_field(pid: int, name: str) -> int | None:
+    """A ``/proc/<pid>/status`` field in kB (VmHWM: peak RSS)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(name + ":"):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+async def sample_health(port: int, stop: asyncio.Event, out: list[float], errors: Counter[str]) -> None:
+    """GET /healthz every 100 ms (one at a time) until ``stop``; latencies in seconds."""
+    url = f"http://127.0.0.1:{port}/healthz"
+    async with ClientSession(timeout=ClientTimeout(total=30)) as http:
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                async with http.get(url) as resp:
+                    await resp.read()
+                    if resp.status != 200:
+                        errors[f"HTTP {resp.status}"] += 1
+            except Exception as exc:  # a timeout or refused connection is a figure too
+                errors[type(exc).__name__] += 1
+            out.append(time.monotonic() - started)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), max(0.0, 0.1 - (time.monotonic() - started)))
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def inbox_statuses(db: Path) -> dict[str, int]:
+    if not db.exists():
+        return {}
+    conn = sqlite3.connect(db)
+    try:
+        return dict(conn.execute("SELECT status, COUNT(*) FROM inbound_messages GROUP BY status ORDER BY status"))
+    except sqlite3.Error as exc:
+        return {f"unreadable ({exc})": 0}
+    finally:
+        conn.close()
+
+
+# -- the run ------------------------------------------------------------------------------
+
+
+async def run(args: argparse.Namespace) -> int:
+    repo: Path = args.repo
+    users = [FIRST_USER + i for i in range(args.chats)]
+    expected = {(u, n) for u in users for n in range(1, args.per_chat + 1)}
+    root = Path(tempfile.mkdtemp(prefix="sabha-burst-"))
+    telegram = FakeTelegramAPI(token=TOKEN)
+    if args.tg_latency > 0:
+        for method in ("sendMessage", "sendChatAction", "editMessageText"):
+            telegram.set_delay(method, args.tg_latency)
+    model = FixedLatencyModel(args.model_latency)
+    await telegram.start()
+    await model.start()
+    daemon: Daemon | None = None
+    wall = 0.0
+    health: list[float] = []
+    health_errors: Counter[str] = Counter()
+    peak_kb: int | None = None
+    try:
+        daemon = await start_daemon(repo, write_setup(root, repo, telegram, model, users))
+        port = await asyncio.wait_for(daemon.port, 60)
+        await telegram.wait_for_call("getUpdates", timeout=60)
+        print(f"sabha from {repo} running (pid {daemon.proc.pid}, /healthz on port {port}); "
+              f"pushing {len(expected)} messages from {args.chats} chats", file=sys.stderr)
+
+        stop_sampling = asyncio.Event()
+        sampler = asyncio.create_task(sample_health(port, stop_sampling, health, health_errors))
+        started = time.monotonic()
+        for n in range(1, args.per_chat + 1):
+            for user in users:
+                telegram.push_text(user, user, f"M{user}x{n} what do you think about this?",
+                                   first_name=f"User{user}", username=None)
+        deadline = started + args.timeout
+        answered: set[tuple[int, int]] = set()
+        while time.monotonic() < deadline and daemon.proc.returncode is None:
+            answered = {key for key in _replies(telegram) if key in expected}
+            if answered >= expected:
+                break
+            await asyncio.sleep(0.2)
+        wall = time.monotonic() - started
+        await asyncio.sleep(args.settle)  # late duplicates
+        stop_sampling.set()
+        await sampler
+        peak_kb = vm_field(daemon.proc.pid, "VmHWM")
+    finally:
+        if daemon is not None:
+            if daemon.proc.returncode is None:
+                daemon.proc.send_signal(signal.SIGTERM)
+                try:
+                    await asyncio.wait_for(daemon.proc.wait(), 60)
+                except TimeoutError:
+                    daemon.proc.kill()
+                    await daemon.proc.wait()
+            if daemon.reader is not None:
+                await daemon.reader
+        await model.stop()
+        await telegram.stop()
+
+    replies = _replies(telegram)
+    per_message = Counter(key for key in replies if key in expected)
+    unlinked = sum(1 for key in replies if key not in expected)
+    log = daemon.lines if daemon is not None else []
+    error_lines = [line for line in log if " ERROR " in line or " CRITICAL " in line]
+    stopped = [m.groups() for line in log if (m := STOPPED_LINE.search(line))]
+    statuses = inbox_statuses(root / "sessions" / "sabha.db")
+    report = {
+        "version": str(repo),
+        "chats": args.chats,
+        "messages_in": len(expected),
+        "model_latency_s": args.model_latency,
+        "telegram_latency_s": args.tg_latency,
+        "replies_received": len(replies),
+        "messages_answered": len(per_message),
+        "never_answered": len(expected) - len(per_message),
+        "duplicates": sum(count - 1 for count in per_message.values() if count > 1),
+        "replies_without_marker": unlinked,
+        "model_calls": model.calls,
+        "model_max_in_flight": model.max_in_flight,
+        "typing_calls": len(telegram.calls_to("sendChatAction")),
+        "telegram_max_in_flight": dict(telegram.max_in_flight),
+        "logged_failed_sends": sum(1 for line in error_lines if FAILED_LINE.search(line)),
+        "error_lines": len(error_lines),
+        "pool_timeout_lines": sum("Pool timeout" in line for line in log),
+        "tracebacks": sum(line.startswith("Traceback") for line in log),
+        "daemon_counters_sent_failed": [list(map(int, s)) for s in stopped],
+        "inbox_status": statuses,
+        "healthz_samples": len(health),
+        "healthz_errors": dict(health_errors),
+        "healthz_p50_ms": round(1000 * statistics.median(health), 1) if health else None,
+        "healthz_p99_ms": round(1000 * percentile(health, 0.99), 1) if health else None,
+        "healthz_max_ms": round(1000 * max(health), 1) if health else None,
+        "peak_rss_mb": round(peak_kb / 1024, 1) if peak_kb else None,
+        "wall_s": round(wall, 1),
+        "exit_code": daemon.proc.returncode if daemon is not None else None,
+        "workdir": str(root),
+    }
+    _print(report)
+    if daemon is not None:
+        _write_log(root / "daemon.log", daemon.lines)
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+def _write_log(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(lines), encoding="utf-8")
+
+
+def _replies(telegram: FakeTelegramAPI) -> list[tuple[int, int]]:
+    """(chat, n) of every message the fake received that carries a marker (or (0, 0))."""
+    keys = []
+    for sent in list(telegram.sent_messages):
+        found = MARKER.search(sent.text)
+        keys.append((int(found.group(1)), int(found.group(2))) if found else (0, 0))
+    return keys
+
+
+def _print(report: dict[str, Any]) -> None:
+    width = max(map(len, report))
+    for key, value in report.items():
+        print(f"{key:<{width}}  {value}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chats", type=int, default=500, help="distinct private chats (default 500)")
+    parser.add_argument("--per-chat", type=int, default=4, help="messages per chat (default 4)")
+    parser.add_argument("--model-latency", type=float, default=1.0, help="seconds per model call (default 1.0)")
+    parser.add_argument("--tg-latency", type=float, default=0.05,
+                        help="seconds the fake Telegram takes per send/typing/edit call (default 0.05)")
+    parser.add_argument("--timeout", type=float, default=150.0,
+                        help="give up waiting for answers after this many seconds (default 150)")
+    parser.add_argument("--settle", type=float, default=2.0, help="seconds to wait for late duplicates (default 2)")
+    parser.add_argument("--repo", help="run the daemon from this checkout (default: this script's repo)")
+    parser.add_argument("--keep", action="store_true", help="keep the work dir (config, log, state db)")
+    args = parser.parse_args()
+    args.repo = Path(args.repo).resolve() if args.repo else REPO
+    if args.chats < 1 or args.per_chat < 1:
+        parser.error("--chats and --per-chat must be at least 1")
+    return asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
