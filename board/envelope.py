@@ -19,7 +19,9 @@ class Envelope:
     """One inbound message, channel-agnostic.
 
     ``role_hint`` is the role the place implies (a forum topic mapped to a role);
-    explicit addressing in the text (``@finance``) wins over it.
+    explicit addressing in the text (``@finance``) wins over it. ``is_owner`` grants the
+    owner's scope (the owner's sessions, every meeting); only a channel that has verified
+    the owner sets it, so a channel that forgets it grants nothing.
     """
 
     channel: str
@@ -30,7 +32,7 @@ class Envelope:
     message_id: str | None = None
     sender_name: str | None = None
     is_group: bool = False
-    is_owner: bool = True
+    is_owner: bool = False
     role_hint: str | None = None
     received_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 

@@ -30,6 +30,7 @@ LOOKUP_SCHEMA = {
 
 def envelope(text: str, **kw: Any) -> Envelope:
     """A console message from the owner."""
+    kw.setdefault("is_owner", True)
     return Envelope(channel="console", text=text, sender="owner", sender_name="Owner", **kw)
 
 

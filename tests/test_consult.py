@@ -18,7 +18,7 @@ SPECIALISTS = ["general", "research", "content", "finance", "strategy", "critic"
 
 
 def ask(text: str) -> Envelope:
-    return Envelope(channel="console", text=text, sender="owner", sender_name="Owner")
+    return Envelope(channel="console", text=text, sender="owner", sender_name="Owner", is_owner=True)
 
 
 def tool_results(request: LLMRequest) -> list[dict]:

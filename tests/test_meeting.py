@@ -228,7 +228,7 @@ async def test_deadline_and_cancel_always_set_a_stop_reason(workspace: Path, dat
     try:
         result, _ = await hold(board)
         assert result.stop_reason is StopReason.DEADLINE
-        run = board.room.start("Another topic", envelope=Envelope(channel="console", text="", sender="owner"))
+        run = board.room.start("Another topic", envelope=Envelope(channel="console", text="", sender="owner", is_owner=True))
         await asyncio.sleep(0.1)
         assert await board.room.cancel(run.id)
         row = await board.room.store.get(run.id)
@@ -248,7 +248,7 @@ async def test_meeting_command_and_convene_tool_start_background_meetings(worksp
         seen.append(event)
 
     board.room.subscribe(collect)
-    place = dict(channel="telegram", sender="1", chat_id="-100", thread_id=5, is_group=True)
+    place = dict(channel="telegram", sender="1", chat_id="-100", thread_id=5, is_group=True, is_owner=True)
     try:
         reply = await board.handle(Envelope(text="run a board meeting on expanding to Europe", **place))
         assert reply.text == "The board is meeting now."
@@ -361,7 +361,7 @@ async def test_a_meeting_cancelled_while_it_is_being_recorded_still_gets_a_stop_
 ) -> None:
     board = await board_with(workspace, data_dir, ScriptedModel(default=brain()))
     try:
-        run = board.room.start("Cancel me at once", envelope=Envelope(channel="console", text="", sender="owner"))
+        run = board.room.start("Cancel me at once", envelope=Envelope(channel="console", text="", sender="owner", is_owner=True))
         await asyncio.sleep(0)  # the meeting is now inside its first database write
         assert await board.room.cancel(run.id)
         row = await board.room.store.get(run.id)
@@ -436,7 +436,7 @@ async def test_an_unreachable_chair_gives_a_best_effort_decision_without_its_apo
 async def test_meetings_and_cancel_stay_within_the_chat_for_non_owners(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=brain(), latency=0.2)
     board = await board_with(workspace, data_dir, model)
-    forum = dict(channel="telegram", sender="1", chat_id="-100", is_group=True)
+    forum = dict(channel="telegram", sender="1", chat_id="-100", is_group=True, is_owner=True)
     friend = dict(channel="telegram", sender="2", chat_id="2", is_owner=False)
     try:
         started = await board.handle(Envelope(text="/meeting secret acquisition of Acme", **forum))

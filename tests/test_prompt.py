@@ -30,7 +30,7 @@ async def open_recording(settings: BoardSettings) -> tuple[Board, RecordingOffli
 
 
 def ask(text: str, sender: str = "owner") -> Envelope:
-    return Envelope(channel="console", text=text, sender=sender)
+    return Envelope(channel="console", text=text, sender=sender, is_owner=True)
 
 
 async def test_static_prefix_identical_across_turns_and_changes_after_soul_edit(

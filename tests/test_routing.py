@@ -14,6 +14,7 @@ NAMES = {r: r.capitalize() for r in ROLES}
 
 
 def env(text: str, **kw: object) -> Envelope:
+    kw.setdefault("is_owner", True)
     return Envelope(channel=kw.pop("channel", "console"), text=text, sender=kw.pop("sender", "owner"), **kw)  # type: ignore[arg-type]
 
 

@@ -18,7 +18,7 @@ from board.workspace.souls import SoulStore, parse_soul
 
 
 def ask(text: str, role: str | None = None) -> Envelope:
-    return Envelope(channel="console", text=text, sender="owner", role_hint=role)
+    return Envelope(channel="console", text=text, sender="owner", role_hint=role, is_owner=True)
 
 
 FINANCE_V2 = """---

@@ -14,6 +14,7 @@ from board.service import Board
 
 
 def ask(text: str, **kw: object) -> Envelope:
+    kw.setdefault("is_owner", True)
     return Envelope(channel="console", text=text, sender="owner", **kw)  # type: ignore[arg-type]
 
 
