@@ -27,6 +27,7 @@ from bot.app import open_board
 from bot.channels.base import Channel
 from bot.channels.registry import PLUGINS
 from bot.config import LoadedConfig
+from bot.intake.intake import IntakeHub, IntakeSettings
 
 log = logging.getLogger("sabha.daemon")
 
@@ -45,9 +46,16 @@ def format_uptime(seconds: float) -> str:
     return " ".join(parts)
 
 
-def build_channels(loaded: LoadedConfig, board: Board) -> list[Channel]:
-    """The channels this config enables."""
-    return [plugin.factory()(board, loaded, None) for plugin in PLUGINS if plugin.enabled(loaded)]
+def build_channels(loaded: LoadedConfig, board: Board, hub: IntakeHub) -> list[Channel]:
+    """The channels this config enables, sharing ``hub`` (the global cap, storage health)."""
+    return [plugin.factory()(board, loaded, hub) for plugin in PLUGINS if plugin.enabled(loaded)]
+
+
+def intake_settings(loaded: LoadedConfig) -> IntakeSettings:
+    """``inbox:`` as the intake's settings."""
+    inbox = loaded.config.inbox
+    return IntakeSettings(resume_max_age_s=inbox.resume_max_age_s, max_concurrent_turns=inbox.max_concurrent_turns,
+                          shutdown_grace_s=inbox.shutdown_grace_s)
 
 
 class Daemon:
@@ -71,6 +79,7 @@ class Daemon:
         self.ready = asyncio.Event()
         self.started = time.monotonic()
         self.port: int | None = None
+        self.hub = IntakeHub(intake_settings(loaded))
         self._runner: web.AppRunner | None = None
 
     # -- /status and /healthz ----------------------------------------------------------
@@ -84,8 +93,7 @@ class Daemon:
             f"board: {board.settings.roster.name} roster, {len(board.souls.roles())} roles, "
             f"model {board.settings.agent.default_model}",
         ]
-        room = getattr(board, "room", None)
-        running = room.running() if room is not None and hasattr(room, "running") else []
+        running = board.room.running()
         if running:
             lines.append(f"meetings running: {', '.join(running)}")
         for channel in self.channels or []:
@@ -103,6 +111,9 @@ class Daemon:
             "version": __version__,
             "uptime_s": round(time.monotonic() - self.started, 1),
             "channels": {c.name: c.describe() for c in self.channels or []},
+            "storage": self.hub.storage.describe(),
+            "turns": {"running": self.hub.scheduler.running, "waiting": self.hub.scheduler.waiting,
+                      "cap": self.hub.scheduler.cap},
         }
         return web.json_response(body)
 
@@ -127,7 +138,7 @@ class Daemon:
         started: list[Channel] = []
         try:
             if self.channels is None:
-                self.channels = build_channels(self.loaded, board)
+                self.channels = build_channels(self.loaded, board, self.hub)
             board.register_command("status", self._cmd_status, "/status: uptime, channels and topics")
             if self.install_signals:
                 for sig in (signal.SIGTERM, signal.SIGINT):
@@ -177,12 +188,14 @@ class Daemon:
         for channel in started:
             with contextlib.suppress(Exception):
                 await channel.stop_intake()
-        room = getattr(self.board, "room", None)
-        if room is not None and hasattr(room, "drain"):
-            try:
-                await room.drain(self.meeting_grace)
-            except Exception:  # noqa: BLE001 - shutting down anyway
-                log.exception("waiting for meetings failed")
+        assert self.board is not None
+        grace = self.hub.settings.shutdown_grace_s
+        try:
+            # Running answers and meetings finish within the grace; queued messages stay
+            # stored and are answered at the next start.
+            await asyncio.gather(self.hub.drain(grace), self.board.room.drain(min(self.meeting_grace, grace)))
+        except Exception:  # noqa: BLE001 - shutting down anyway
+            log.exception("waiting for running answers and meetings failed")
         for channel in started:
             try:
                 await channel.stop()

@@ -275,7 +275,7 @@ async def test_a_redelivered_message_is_answered_once_even_after_a_restart(board
         fake.push_update({**update, "update_id": update["update_id"] + 1000})  # same message, new update
         fake.push_text(OWNER, OWNER, "sentinel")
         await fake.wait_for_messages(2)
-        assert channel.inbox.duplicates == 1
+        assert channel.intake.inbox.duplicates == 1
     async with running(board, tg_settings(fake)):  # Telegram redelivers after a restart
         fake.push_update({**update, "update_id": update["update_id"] + 2000})
         fake.push_text(OWNER, OWNER, "sentinel 2")
@@ -293,7 +293,7 @@ async def test_a_redelivered_photo_is_told_text_only_once(board: Board, fake: Fa
         fake.push_update({**update, "update_id": update["update_id"] + 1000})  # same message, new update
         fake.push_text(OWNER, OWNER, "sentinel")  # same lane: answered after the redelivery was handled
         await fake.wait_for_messages(2)
-        assert channel.inbox.duplicates == 1
+        assert channel.intake.inbox.duplicates == 1
     texts = [m.text for m in fake.sent_messages]
     assert texts.count(TEXT_ONLY) == 1 and len(texts) == 2
     assert "sentinel" in texts[1]

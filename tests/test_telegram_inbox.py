@@ -17,7 +17,7 @@ import pytest
 
 from board.envelope import Envelope, Reply
 from board.service import Board
-from bot.intake.inbox import Inbox
+from bot.intake.inbox import Arrival, Inbox, Pending
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import (
     FORUM,
@@ -65,7 +65,7 @@ async def test_a_message_cut_off_mid_answer_is_answered_after_the_restart_once(
     model.gates["slow question"] = asyncio.Event()  # not released: the model is still thinking at shutdown
     update = fake.build_text_update(OWNER, OWNER, "slow question")
     message_id = update["message"]["message_id"]
-    async with running(board, tg_settings(fake), drain_timeout=0.05):
+    async with running(board, tg_settings(fake), shutdown_grace_s=0.05):
         fake.push_update(dict(update))
         await asyncio.wait_for(model.started_event("slow question").wait(), 5)
     assert fake.sent_messages == []  # the drain ran out before the answer
@@ -77,7 +77,7 @@ async def test_a_message_cut_off_mid_answer_is_answered_after_the_restart_once(
         fake.push_text(OWNER, OWNER, "sentinel")
         await fake.wait_for_messages(2)
         await asyncio.sleep(0.05)
-        assert channel.inbox.resumed == 1 and channel.inbox.duplicates == 1
+        assert channel.intake.inbox.resumed == 1 and channel.intake.inbox.duplicates == 1
     assert [m.text.rsplit(" on ", 1)[-1] for m in fake.sent_messages] == ["slow question", "sentinel"]
     assert fake.sent_messages[0].chat_id == OWNER
     assert await status_of(board, message_id) == "answered"
@@ -87,7 +87,7 @@ async def test_a_reply_not_sent_before_shutdown_is_sent_after_the_restart_withou
     board: Board, fake: FakeTelegramAPI
 ) -> None:
     model = use_model(board, RecordingModel())
-    async with running(board, tg_settings(fake), drain_timeout=0.05) as channel:
+    async with running(board, tg_settings(fake), shutdown_grace_s=0.05) as channel:
         thread = channel.topics.thread_for("finance")  # type: ignore[union-attr]
         channel.flood.pause(FORUM, 3600)  # a long 429: the answer waits for the forum's budget
         update = fake.push_text(FORUM, OWNER, "what is our runway?", thread_id=thread)
@@ -112,6 +112,12 @@ async def test_a_reply_not_sent_before_shutdown_is_sent_after_the_restart_withou
     assert await status_of(board, message_id, FORUM) == "answered"
 
 
+async def claim(inbox: Inbox, envelope: Envelope) -> Pending:
+    """Store a message as the intake does at receipt."""
+    [pending] = await inbox.store([Arrival(envelope, lane=f"{envelope.chat_id}/-")])
+    return pending
+
+
 async def test_what_cannot_be_taken_up_is_logged_and_abandoned(
     board: Board, fake: FakeTelegramAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -122,17 +128,20 @@ async def test_what_cannot_be_taken_up_is_logged_and_abandoned(
     def envelope(message_id: int, text: str) -> Envelope:
         return Envelope(channel="telegram", text=text, sender=chat, chat_id=chat, message_id=str(message_id))
 
-    await inbox.claim(chat, "7", envelope(7, "an old question"))
+    await claim(inbox, envelope(7, "an old question"))
     await received_ago(board, "7", timedelta(hours=2))
-    await inbox.claim(chat, "6", envelope(6, "a question from last week"))  # older than the pruning age
+    await claim(inbox, envelope(6, "a question from last week"))  # older than the pruning age
     await received_ago(board, "6", timedelta(days=8))
-    await inbox.claim(chat, "8", envelope(8, "half sent"))
-    await inbox.sending(chat, "8", Reply.to(envelope(8, "half sent"), role="general", name="General", emoji="🧭",
-                                            text="an answer that may have been posted"))
-    await inbox.claim(chat, "9")  # no copy kept (a photo, or claimed by an older Sabha)
-    await inbox.claim(chat, "10", envelope(10, "the crashing question"))
+    half = await claim(inbox, envelope(8, "half sent"))
+    await inbox.replied(half, Reply.to(envelope(8, "half sent"), role="general", name="General", emoji="🧭",
+                                       text="an answer that may have been posted"))
+    await inbox.sending(half)
+    await board.db.execute(  # no copy kept (claimed by an older Sabha)
+        "INSERT INTO inbound_messages(channel, chat_id, message_id, received_at, status) "
+        "VALUES ('telegram', ?, '9', ?, 'received')", (chat, datetime.now(UTC).isoformat()))
+    await claim(inbox, envelope(10, "the crashing question"))
     await board.db.execute("UPDATE inbound_messages SET attempts = 3 WHERE message_id = '10'")
-    await inbox.claim(chat, "11", envelope(11, "a fresh question"))
+    await claim(inbox, envelope(11, "a fresh question"))
 
     caplog.set_level(logging.WARNING, "sabha.inbox")
     async with running(board, tg_settings(fake)):
@@ -141,9 +150,9 @@ async def test_what_cannot_be_taken_up_is_logged_and_abandoned(
     assert sent.text.endswith("a fresh question") and len(fake.sent_messages) == 1
     assert [c.messages[-1].content for c in model.calls] == ["a fresh question"]
     statuses = {m: await status_of(board, m) for m in (6, 7, 8, 9, 10, 11)}
-    assert statuses == {6: "abandoned", 7: "abandoned", 8: "abandoned", 9: "abandoned", 10: "abandoned",
+    assert statuses == {6: "abandoned", 7: "abandoned", 8: "may_have_arrived", 9: "abandoned", 10: "abandoned",
                         11: "answered"}
-    for message_id, why in ((6, "longer than"), (7, "longer than"), (8, "may have been posted"), (9, "no copy"),
+    for message_id, why in ((6, "longer than"), (7, "longer than"), (8, "may have arrived"), (9, "no copy"),
                             (10, "interrupted 3 times")):
         [line] = [r.getMessage() for r in caplog.records if f"message {message_id} in chat" in r.getMessage()]
         assert why in line and "not answering it" in line
@@ -152,11 +161,10 @@ async def test_what_cannot_be_taken_up_is_logged_and_abandoned(
 async def test_resume_max_age_zero_gives_everything_up(board: Board, fake: FakeTelegramAPI) -> None:
     model = use_model(board, RecordingModel())
     inbox = Inbox(board.db, "telegram")
-    await inbox.claim(str(OWNER), "5", Envelope(channel="telegram", text="hi", sender=str(OWNER),
-                                                chat_id=str(OWNER), message_id="5"))
+    await claim(inbox, Envelope(channel="telegram", text="hi", sender=str(OWNER), chat_id=str(OWNER), message_id="5"))
     async with running(board, tg_settings(fake), resume_max_age_s=0) as channel:
         fake.push_text(OWNER, OWNER, "sentinel")
         await fake.wait_for_messages(1)
-        assert channel.inbox.abandoned == 1
+        assert channel.intake.inbox.abandoned == 1
     assert [c.messages[-1].content for c in model.calls] == ["sentinel"]
     assert await status_of(board, 5) == "abandoned"

@@ -150,7 +150,7 @@ async def test_at_shutdown_the_decision_and_minutes_go_before_queued_statements(
     clock = ManualClock()  # the budget refills only when the test says so
     caplog.set_level(logging.WARNING, "sabha.telegram")
     async with asyncio.timeout(10), running(board, tg_settings(fake), status_interval=0.05,
-                                            drain_timeout=0.5) as channel:  # shutdown must not hang
+                                            shutdown_grace_s=0.5) as channel:  # shutdown must not hang
         on_clock(channel, clock)
         started, *rest = three_rounds(forum_origin())
         await channel.meetings(started)
@@ -174,7 +174,7 @@ async def test_a_shutdown_that_runs_out_of_time_says_what_was_not_posted(
     clock = ManualClock()  # no token ever comes back
     caplog.set_level(logging.WARNING, "sabha.telegram")
     async with asyncio.timeout(10), running(board, tg_settings(fake), status_interval=0.05,
-                                            drain_timeout=0.05) as channel:  # shutdown must not hang
+                                            shutdown_grace_s=0.05) as channel:  # shutdown must not hang
         on_clock(channel, clock)
         for e in three_rounds(forum_origin()):
             await channel.meetings(e)

@@ -20,7 +20,6 @@ from bot.channels.telegram.meeting import StatusThrottle
 from bot.channels.telegram.outbound import Target
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings
 from bot.config import ConfigError, parse_config
-from bot.intake.lanes import Lanes
 from tests.telegram_support import VirtualClock
 
 # -- formatting ------------------------------------------------------------------------
@@ -222,50 +221,6 @@ async def test_try_acquire_yields_to_anyone_waiting_for_the_chat() -> None:
     gate.set()
     await waiter
     assert flood.try_acquire(-100)
-
-
-# -- lanes -----------------------------------------------------------------------------------
-
-
-async def test_lanes_keep_order_within_a_key_and_run_keys_concurrently() -> None:
-    lanes = Lanes("test")
-    log: list[str] = []
-    gate = asyncio.Event()
-
-    def job(name: str, wait: asyncio.Event | None = None):  # noqa: ANN202
-        async def run() -> None:
-            log.append(f"start {name}")
-            if wait is not None:
-                await wait.wait()
-            log.append(f"end {name}")
-        return run
-
-    lanes.submit("a", job("a1", gate))
-    lanes.submit("a", job("a2"))
-    lanes.submit("b", job("b1"))
-    for _ in range(5):
-        await asyncio.sleep(0)
-    assert "end b1" in log and "start a2" not in log
-    gate.set()
-    assert await lanes.drain(1.0)
-    assert log.index("end a1") < log.index("start a2")
-    assert lanes.busy == 0 and not lanes.submit("a", job("late"))
-
-
-async def test_a_failing_job_does_not_stall_its_lane() -> None:
-    lanes = Lanes("test")
-    done: list[int] = []
-
-    async def boom() -> None:
-        raise RuntimeError("bad job")
-
-    async def ok() -> None:
-        done.append(1)
-
-    lanes.submit("x", boom)
-    lanes.submit("x", ok)
-    assert await lanes.drain(1.0)
-    assert done == [1]
 
 
 # -- access -----------------------------------------------------------------------------------

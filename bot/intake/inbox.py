@@ -1,47 +1,76 @@
-"""The durable inbox: every inbound message is answered once, even across redeliveries and restarts.
+"""The durable inbox: the ``inbound_messages`` rows behind every channel's intake.
 
-Telegram redelivers updates that were not confirmed before a restart (and a webhook may
-retry); WhatsApp retries webhooks. Each channel claims ``(channel, chat_id, message_id)``
-in the ``inbound_messages`` table of the state db before answering; a second claim of
-the same id fails and the duplicate is skipped, so a redelivered update is never
-answered twice.
+A message is stored here (its :class:`board.envelope.Envelope` as JSON) before the
+channel tells its service that it arrived; the primary key ``(channel, chat_id,
+message_id)`` makes a redelivery a no-op, so a message is answered once. A row moves on
+as the answer does::
 
-The claim also stores the :class:`board.envelope.Envelope` (as JSON), and a row moves on as
-the answer does::
+    received   stored; the board has not answered yet
+    replied    the board's Reply is stored; nothing of it has left
+    sending    the Reply is being delivered: a request may have reached the service
+    answered | failed | may_have_arrived | denied | not_text | abandoned      (final)
 
-    received   claimed; the board has not answered yet
-    replied    the board's Reply is stored; nothing of it has reached Telegram
-    sending    the Reply is being delivered: a request may have reached the channel
-    answered | failed | denied | not_text | abandoned      (final)
-
-A crash, or a shutdown whose drain ran out, leaves rows in the first three states. At
-the next start :meth:`Inbox.resume` hands back the ``received`` ones (the board answers
-them again) and the ``replied`` ones (their stored reply is delivered without a new model
-call), if they are younger than the channel's ``resume_max_age_s`` (default an hour) and
-were not already interrupted :data:`MAX_ATTEMPTS` times. Everything else is logged and
-marked ``abandoned``, never dropped silently: older messages, rows stored without an
-envelope (a non-text message, or one received before this table kept envelopes), and
-``sending`` rows, whose reply may already have been posted (answering again could post
-it twice). Finished rows older than a week are pruned at start.
+A crash or a stop leaves rows in the first three states. At the next start
+:meth:`Inbox.unfinished` hands back ``received`` rows (the board answers them) and
+``replied`` rows (their stored reply is delivered without a new model call) that are
+younger than ``inbox.resume_max_age_s`` and were not interrupted :data:`MAX_ATTEMPTS`
+times; the rest is logged and marked ``abandoned``, never dropped silently, and
+``sending`` rows are never sent again (the reply may have arrived; a second copy could
+not be taken back). Finished rows older than a week are pruned.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from board.db import StateDB
 from board.envelope import Envelope, Reply
 
+__all__ = [
+    "MAX_ATTEMPTS",
+    "Arrival",
+    "Inbox",
+    "InboxStatus",
+    "InboundKind",
+    "Pending",
+    "envelope_from_json",
+    "envelope_to_json",
+]
+
 log = logging.getLogger("sabha.inbox")
 
 KEEP = timedelta(days=7)
-RESUME_MAX_AGE = timedelta(hours=1)
 MAX_ATTEMPTS = 3  # a message whose answering was interrupted this often is given up (it may be the cause)
-UNFINISHED = ("received", "replied", "sending")
+
+
+class InboxStatus(StrEnum):
+    """Where a stored message stands (see the module docstring)."""
+
+    RECEIVED = "received"
+    REPLIED = "replied"
+    SENDING = "sending"
+    ANSWERED = "answered"
+    FAILED = "failed"
+    MAY_HAVE_ARRIVED = "may_have_arrived"
+    DENIED = "denied"
+    NOT_TEXT = "not_text"
+    ABANDONED = "abandoned"
+
+
+UNFINISHED = (InboxStatus.RECEIVED, InboxStatus.REPLIED, InboxStatus.SENDING)
+
+
+class InboundKind(StrEnum):
+    """What a stored message is: text for the board, or something only a fixed line answers."""
+
+    TEXT = "text"
+    UNSUPPORTED = "unsupported"
 
 
 def _now() -> datetime:
@@ -49,7 +78,7 @@ def _now() -> datetime:
 
 
 def _stamp(when: datetime) -> str:
-    return when.isoformat(timespec="seconds")
+    return when.isoformat(timespec="milliseconds")
 
 
 def envelope_to_json(envelope: Envelope) -> str:
@@ -82,16 +111,40 @@ def reply_from_json(text: str) -> Reply:
 
 
 @dataclass(frozen=True)
-class Unfinished:
-    """A claimed message to take up again after a restart: answer ``envelope`` or, when the
-    board had already answered, deliver ``reply``."""
+class Pending:
+    """A stored message still to answer: the board answers ``envelope``, or, when it had
+    already answered before a restart, ``reply`` is delivered as it is."""
 
-    chat_id: str
-    message_id: str
+    seq: int  # the row's order of arrival
+    channel: str
+    lane: str
     envelope: Envelope
-    reply: Reply | None
-    received_at: datetime
-    attempts: int
+    kind: InboundKind = InboundKind.TEXT
+    reply: Reply | None = None
+    attempts: int = 0
+
+    @property
+    def chat_id(self) -> str:
+        """The chat the message came from."""
+        return self.envelope.chat_id
+
+    @property
+    def message_id(self) -> str:
+        """The channel's id of the message."""
+        return self.envelope.message_id or ""
+
+    def with_reply(self, reply: Reply) -> Pending:
+        """This message with the board's answer attached."""
+        return Pending(self.seq, self.channel, self.lane, self.envelope, self.kind, reply, self.attempts)
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """A message to store: its envelope, kind and lane."""
+
+    envelope: Envelope
+    lane: str
+    kind: InboundKind = InboundKind.TEXT
 
 
 class Inbox:
@@ -104,106 +157,130 @@ class Inbox:
         self.resumed = 0
         self.abandoned = 0
 
-    async def claim(self, chat_id: str, message_id: str, envelope: Envelope | None = None) -> bool:
-        """True the first time a message is seen; False for a redelivery (skip it).
-
-        Pass the ``envelope`` to make the message resumable after a crash.
-        """
-        cursor = await self.db.conn.execute(
-            "INSERT OR IGNORE INTO inbound_messages(channel, chat_id, message_id, received_at, status, envelope, "
-            "attempts) VALUES (?, ?, ?, ?, 'received', ?, 1)",
-            (self.channel, chat_id, message_id, _stamp(_now()),
-             envelope_to_json(envelope) if envelope is not None else None),
-        )
-        fresh = cursor.rowcount > 0
-        await cursor.close()
-        await self.db.conn.commit()
-        if not fresh:
-            self.duplicates += 1
-            log.info("%s: message %s in chat %s was delivered again; already handled, skipping",
-                     self.channel, message_id, chat_id)
+    async def store(self, arrivals: Sequence[Arrival]) -> list[Pending]:
+        """Store ``arrivals`` in one transaction; returns the ones seen for the first time
+        (a redelivery is skipped). Raises the storage error (nothing stored) when the db
+        cannot be written."""
+        conn = self.db.conn
+        fresh: list[Pending] = []
+        received = _stamp(_now())
+        try:
+            for arrival in arrivals:
+                envelope = arrival.envelope
+                cursor = await conn.execute(
+                    "INSERT OR IGNORE INTO inbound_messages(channel, chat_id, message_id, received_at, status, "
+                    "envelope, attempts, kind, lane) VALUES (?, ?, ?, ?, 'received', ?, 0, ?, ?)",
+                    (self.channel, envelope.chat_id, envelope.message_id or "", received,
+                     envelope_to_json(envelope), arrival.kind.value, arrival.lane),
+                )
+                if cursor.rowcount > 0:
+                    fresh.append(Pending(int(cursor.lastrowid or 0), self.channel, arrival.lane, envelope,
+                                         arrival.kind))
+                else:
+                    self.duplicates += 1
+                    log.info("%s: message %s in chat %s was delivered again; already stored, skipping",
+                             self.channel, envelope.message_id, envelope.chat_id)
+                await cursor.close()
+            await conn.commit()
+        except BaseException:
+            try:
+                await conn.rollback()
+            except Exception:  # noqa: BLE001 - the original error is the one to report
+                log.debug("rollback after a failed store failed too", exc_info=True)
+            raise
         return fresh
 
-    async def sending(self, chat_id: str, message_id: str, reply: Reply) -> None:
-        """The board answered with ``reply`` and its delivery starts now."""
+    async def _update(self, pending: Pending, sql: str, params: tuple[Any, ...] = ()) -> None:
         await self.db.execute(
-            "UPDATE inbound_messages SET status = 'sending', reply = ? WHERE channel = ? AND chat_id = ? "
-            "AND message_id = ?",
-            (reply_to_json(reply), self.channel, chat_id, message_id),
+            f"UPDATE inbound_messages SET {sql} WHERE channel = ? AND chat_id = ? AND message_id = ?",
+            (*params, self.channel, pending.chat_id, pending.message_id),
         )
 
-    async def unsent(self, chat_id: str, message_id: str) -> None:
+    async def started(self, pending: Pending) -> None:
+        """Answering ``pending`` starts (counted: a message that keeps crashing Sabha is given up)."""
+        await self._update(pending, "attempts = attempts + 1")
+
+    async def replied(self, pending: Pending, reply: Reply) -> None:
+        """The board answered with ``reply``; nothing of it has left yet."""
+        await self._update(pending, "status = 'replied', reply = ?", (reply_to_json(reply),))
+
+    async def sending(self, pending: Pending) -> None:
+        """Delivery of the stored reply starts now: from here it may arrive."""
+        await self._update(pending, "status = 'sending'")
+
+    async def unsent(self, pending: Pending) -> None:
         """Delivery stopped before any request left: deliver the stored reply at the next start."""
-        await self.db.execute(
-            "UPDATE inbound_messages SET status = 'replied' WHERE channel = ? AND chat_id = ? AND message_id = ? "
-            "AND status = 'sending'",
-            (self.channel, chat_id, message_id),
-        )
+        await self._update(pending, "status = 'replied'")
 
-    async def done(self, chat_id: str, message_id: str, status: str = "answered") -> None:
-        """Record how a claimed message ended (answered, denied, failed, not_text, abandoned)."""
-        await self.db.execute(
-            "UPDATE inbound_messages SET status = ?, answered_at = ? WHERE channel = ? AND chat_id = ? "
-            "AND message_id = ?",
-            (status, _stamp(_now()), self.channel, chat_id, message_id),
-        )
+    async def finish(self, pending: Pending, status: InboxStatus, detail: str | None = None) -> None:
+        """Record how a message ended."""
+        await self._update(pending, "status = ?, answered_at = ?, detail = ?", (status.value, _stamp(_now()), detail))
 
     async def status(self, chat_id: str, message_id: str) -> str | None:
-        """Where a message stands (None: never claimed)."""
+        """Where a message stands (None: never stored)."""
         row = await self.db.fetchone(
             "SELECT status FROM inbound_messages WHERE channel = ? AND chat_id = ? AND message_id = ?",
             (self.channel, chat_id, message_id),
         )
         return None if row is None else str(row["status"])
 
-    async def resume(self, max_age: timedelta = RESUME_MAX_AGE) -> list[Unfinished]:
-        """Messages claimed before a restart and never answered, oldest first, to take up
-        again; the ones that may not be taken up are logged and marked abandoned."""
+    async def count_unfinished(self) -> int:
+        """Messages stored and not answered yet."""
+        row = await self.db.fetchone(
+            f"SELECT COUNT(*) AS n FROM inbound_messages WHERE channel = ? AND status IN "
+            f"({', '.join('?' * len(UNFINISHED))})", (self.channel, *UNFINISHED))
+        return int(row["n"]) if row is not None else 0
+
+    async def unfinished(self, max_age: timedelta) -> list[Pending]:
+        """Messages stored before a restart and never answered, in order of arrival, to take
+        up again; the ones that may not be taken up are logged and marked abandoned."""
         rows = await self.db.fetchall(
-            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts FROM inbound_messages "
-            f"WHERE channel = ? AND status IN ({', '.join('?' * len(UNFINISHED))}) "
-            "ORDER BY received_at, CAST(message_id AS INTEGER)",
+            "SELECT rowid AS seq, chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane "
+            f"FROM inbound_messages WHERE channel = ? AND status IN ({', '.join('?' * len(UNFINISHED))}) "
+            "ORDER BY rowid",
             (self.channel, *UNFINISHED),
         )
         now = _now()
-        todo: list[Unfinished] = []
+        todo: list[Pending] = []
         for row in rows:
-            chat_id, message_id, status = str(row["chat_id"]), str(row["message_id"]), str(row["status"])
+            status = str(row["status"])
             received = _parse_time(row["received_at"])
             attempts = int(row["attempts"] or 0)
             envelope: Envelope | None = None
             reply: Reply | None = None
+            kind = InboundKind.TEXT
             why = None
             try:
                 envelope = envelope_from_json(row["envelope"]) if row["envelope"] else None
-                reply = reply_from_json(row["reply"]) if row["reply"] and status == "replied" else None
+                reply = reply_from_json(row["reply"]) if row["reply"] and status == InboxStatus.REPLIED else None
+                kind = InboundKind(row["kind"] or InboundKind.TEXT)
             except (ValueError, TypeError, KeyError) as exc:
                 why = f"its stored copy cannot be read ({exc})"
             age = now - received if received is not None else None
             if why is not None:
                 pass
-            elif status == "sending":
-                why = ("its reply was being sent when Sabha stopped and may have been posted; not sending it again, "
+            elif status == InboxStatus.SENDING:
+                why = ("its reply was being sent when Sabha stopped and may have arrived; not sending it again, "
                        "since that could post it twice")
             elif envelope is None:
-                why = "no copy of it was kept (not a text message, or received before Sabha kept copies)"
+                why = "no copy of it was kept (received before Sabha kept copies)"
             elif age is None or age > max_age:
                 why = (f"it was received {_ago(age)} ago, longer than the {_ago(max_age)} Sabha answers after a "
-                       "restart (telegram.resume_max_age_s)")
+                       "restart (inbox.resume_max_age_s)")
             elif attempts >= MAX_ATTEMPTS:
                 why = f"answering it was interrupted {attempts} times; giving up on it"
+            pending = Pending(int(row["seq"]), self.channel, str(row["lane"] or ""),
+                              envelope or Envelope(channel=self.channel, text="", sender="", chat_id=str(row["chat_id"]),
+                                                   message_id=str(row["message_id"])),
+                              kind, reply, attempts)
             if why is not None:
-                await self.done(chat_id, message_id, "abandoned")
+                status_after = InboxStatus.MAY_HAVE_ARRIVED if status == InboxStatus.SENDING else InboxStatus.ABANDONED
+                await self.finish(pending, status_after, why)
                 self.abandoned += 1
-                log.warning("%s: message %s in chat %s (%s) was received but never answered; not answering it: %s",
-                            self.channel, message_id, chat_id, _preview(envelope), why)
+                log.warning("%s: message %s in chat %s (%s) was received but not answered; not answering it: %s",
+                            self.channel, pending.message_id, pending.chat_id, _preview(envelope), why)
                 continue
-            assert envelope is not None and received is not None
-            await self.db.execute(
-                "UPDATE inbound_messages SET attempts = attempts + 1 WHERE channel = ? AND chat_id = ? "
-                "AND message_id = ?", (self.channel, chat_id, message_id),
-            )
-            todo.append(Unfinished(chat_id, message_id, envelope, reply, received, attempts + 1))
+            todo.append(pending)
         self.resumed += len(todo)
         if todo:
             log.info("%s: taking up %d message(s) received before the restart and not answered yet",
@@ -211,8 +288,8 @@ class Inbox:
         return todo
 
     async def prune(self, keep: timedelta = KEEP) -> None:
-        """Forget finished ids older than ``keep`` (Telegram redelivers for at most a day);
-        unfinished ones stay until :meth:`resume` has logged them."""
+        """Forget finished rows older than ``keep`` (services redeliver for a day or so);
+        unfinished ones stay until :meth:`unfinished` has logged them."""
         cutoff = _stamp(_now() - keep)
         await self.db.execute(
             "DELETE FROM inbound_messages WHERE channel = ? AND received_at < ? "

@@ -1,56 +1,56 @@
 """The Telegram channel: a forum topic per board member, DMs, commands and meetings.
 
-:class:`TelegramChannel` runs python-telegram-bot v22 inside Sabha's event loop with the
-manual lifecycle (``initialize/start/updater.start_polling`` ... ``stop/shutdown``), in
-``polling`` mode or ``webhook`` mode (updates posted to a route on Sabha's aiohttp
-server, checked against Telegram's secret-token header).
+:class:`TelegramChannel` talks to the Bot API through python-telegram-bot's
+:class:`telegram.Bot` inside Sabha's event loop. Updates arrive by ``polling`` (Sabha's
+own loop on ``getUpdates``) or ``webhook`` (posted to a route on Sabha's aiohttp server,
+checked against Telegram's secret-token header). Either way an update is validated
+(:mod:`.inbound`) and stored by the shared intake (:mod:`bot.intake`) *before* Telegram
+learns it arrived: the polling loop moves its ``offset`` past an update only after
+:meth:`bot.intake.intake.Intake.receive` returned, and the webhook answers 200 only then
+(503 when the state db cannot be written, so Telegram retries). Everything after that
+(order, answer, delivery, resume) is the intake's; this module supplies the Telegram
+parts: who may talk (:class:`.inbound.AccessGate`), where a message's lane is, how to
+show typing and how to deliver a reply (:class:`.outbound.Outbound`).
 
-Each incoming message goes: access gate (:mod:`.telegram_inbound`, deny by default, no
-model call for strangers) -> its lane (:mod:`.lanes`: one place answers in order,
-different topics and chats concurrently) -> an :class:`board.envelope.Envelope` with the
-topic's role as ``role_hint``, claimed in the durable inbox (:mod:`.inbox`: a redelivered
-message is skipped; the envelope is kept) -> ``board.handle`` with "typing…" shown in the
-topic -> the reply delivered by :class:`.outbound.Outbound` to the same chat and topic,
-and the message marked answered. At start, messages a crash or a cut-short shutdown left
-unanswered are queued first (:meth:`.inbox.Inbox.resume`). Meetings called from Telegram are
-shown by :class:`.telegram_meeting.MeetingView`; topics are mapped and created by
-:class:`.telegram_topics.Topics`.
+Meetings called from Telegram are shown by :class:`.meeting.MeetingView`; forum topics
+are mapped and created by :class:`.topics.Topics`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
+import json
 import logging
 import os
 import re
 import time
-from datetime import timedelta
-from typing import Any
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
-from telegram import BotCommand, Message, Update
-from telegram.error import InvalidToken, TelegramError
-from telegram.ext import (
-    Application,
-    ApplicationBuilder,
-    ContextTypes,
-    MessageHandler,
-    filters,
-)
+from telegram import Bot, BotCommand
+from telegram.error import Conflict, InvalidToken, TelegramError, TimedOut
+from telegram.request import HTTPXRequest
 
 from board.envelope import Envelope, Reply
 from board.service import Board
-from bot.channels.base import ChannelError
+from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress
 from bot.channels.telegram.config import TelegramSection
-from bot.channels.telegram.inbound import AccessGate, Place, place_of, to_envelope
+from bot.channels.telegram.inbound import AccessGate, Place, TgMessage, parse_update, to_envelope
 from bot.channels.telegram.meeting import STATUS_INTERVAL_S, MeetingView
-from bot.channels.telegram.outbound import Outbound, SendFailed, SendProgress, Target
+from bot.channels.telegram.outbound import Outbound, Target
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings
 from bot.channels.telegram.topics import Topics, TopicStore
-from bot.config import LoadedConfig
-from bot.intake.inbox import Inbox
-from bot.intake.lanes import Lanes
+from bot.channels.webhook import BodyTooLarge, read_body
+from bot.intake.inbox import Arrival, InboundKind
+from bot.intake.intake import Intake, IntakeHub, IntakeSettings, StorageUnavailable
+
+if TYPE_CHECKING:
+    from bot.config import LoadedConfig
+
+__all__ = ["ANSWER_FAILED", "COMMANDS", "NOT_AUTHORISED", "TEXT_ONLY", "TelegramChannel", "build"]
 
 log = logging.getLogger("sabha.telegram")
 
@@ -71,28 +71,48 @@ COMMANDS: tuple[tuple[str, str], ...] = (
 
 NOT_AUTHORISED = ("Sorry, this board only answers its members. Your Telegram user id is {user_id}: "
                   "ask the owner to add it to telegram.allowed_user_ids.")
-TEXT_ONLY = "I can only read text messages for now; please send your question as text."
-ANSWER_FAILED = "Something went wrong while answering this (it is logged). Please try again in a moment."
+TEXTS = ChannelTexts()
+TEXT_ONLY = TEXTS.text_only
+ANSWER_FAILED = TEXTS.answer_failed
 
 _ADDRESSED = re.compile(r"^/[A-Za-z0-9_]+@([A-Za-z0-9_]+)")
 POLL_TIMEOUT_S = 30
-DRAIN_TIMEOUT_S = 20.0
+MAX_WEBHOOK_BYTES = 1 << 20  # Telegram's updates are small; anything this big is not one
+POLL_BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+
+
+
+class _Bot(Bot):
+    """PTB's Bot plus ``getUpdates`` as raw JSON. PTB's ``get_updates`` parses a whole batch
+    at once, so one malformed update would fail them all; Sabha validates each update
+    itself (:func:`.inbound.parse_update`) and skips only the bad one."""
+
+    async def get_raw_updates(self, offset: int | None, timeout: float, limit: int | None = None) -> list[Any]:
+        data: dict[str, Any] = {"timeout": int(timeout), "allowed_updates": ["message"]}
+        if offset is not None:
+            data["offset"] = offset
+        if limit is not None:
+            data["limit"] = limit
+        result = await self._post("getUpdates", data, read_timeout=timeout + 10)
+        return result if isinstance(result, list) else []
 
 
 class TelegramChannel:
     """One bot on one (optional) forum; see the module docstring."""
 
     name = "telegram"
+    texts = TEXTS
 
     def __init__(
         self,
         board: Board,
         settings: TelegramSection,
         *,
+        hub: IntakeHub | None = None,
         poll_timeout: float = POLL_TIMEOUT_S,
         status_interval: float = STATUS_INTERVAL_S,
-        drain_timeout: float = DRAIN_TIMEOUT_S,
         resume_max_age_s: float = 3600,
+        shutdown_grace_s: float = 20.0,
     ) -> None:
         if not settings.enabled or settings.token is None:
             raise ChannelError("telegram.token is not set: export TELEGRAM_BOT_TOKEN (from @BotFather)")
@@ -106,47 +126,164 @@ class TelegramChannel:
         self.board = board
         self.settings = settings
         self.poll_timeout = poll_timeout
-        self.drain_timeout = drain_timeout
-        self.resume_max_age_s = resume_max_age_s
         self.forum_id = settings.group_id
+        self.owns_hub = hub is None
+        if hub is None:
+            hub = IntakeHub(IntakeSettings(resume_max_age_s=resume_max_age_s, shutdown_grace_s=shutdown_grace_s))
+        self.hub = hub
         chats = tuple(settings.allowed_chat_ids) + ((settings.group_id,) if settings.group_id is not None else ())
         self.gate = AccessGate(tuple(settings.allowed_user_ids), chats)
-        self.inbox = Inbox(board.db, "telegram")
-        self.lanes = Lanes("telegram")
         self.topics = Topics(settings.group_id, TopicStore(board.db), settings.topics) \
             if settings.group_id is not None else None
         rate = settings.rate_limit
         self.flood = FloodControl(RateSettings(group_per_minute=rate.group_per_minute,
                                                private_per_second=rate.private_per_second,
                                                global_per_second=rate.global_per_second))
-        self.app: Application = self._build_app()
-        self.outbound = Outbound(self.app.bot, self.flood, max_retries=rate.max_retries)
+        self.bot = self._build_bot()
+        self.outbound = Outbound(self.bot, self.flood, max_retries=rate.max_retries)
         self.meetings = MeetingView(self.outbound, forum_id=self.forum_id, topics=self.topics,
                                     status_interval=status_interval,
                                     label_for=lambda role: board.souls.profile(role).label)
+        self.intake: Intake = hub.intake(board, self)
         self.state = "created"
+        self.problem: str | None = None
         self.started_at: float | None = None
         self.accepting = False
-        self._told_unauthorised: set[int] = set()
         self.username: str | None = None
+        self.invalid_updates = 0
+        self._offset: int | None = None
+        self._confirmed: int | None = None
+        self._poller: asyncio.Task[None] | None = None
 
-    def _build_app(self) -> Application:
+    def _build_bot(self) -> _Bot:
         assert self.settings.token is not None
-        builder = (
-            ApplicationBuilder()
-            .token(self.settings.token.get_secret_value())
-            .base_url(self.settings.api_base_url)
-            .get_updates_read_timeout(self.poll_timeout + 10)
-        )
-        if self.settings.mode == "webhook":
-            builder = builder.updater(None)
-        app = builder.build()
-        # Service messages (pins, joins, topics created or closed by people) are not questions: no reply.
-        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & ~filters.StatusUpdate.ALL, self._on_message))
-        app.add_error_handler(self._on_error)
-        return app
+        # Every running turn may hold a connection for its reply and one for its typing
+        # indicator, and meetings post beside them: size the pool to the cap on turns.
+        pool = 2 * self.hub.settings.max_concurrent_turns + 8
+        request = HTTPXRequest(connection_pool_size=pool, pool_timeout=30.0)
+        updates = HTTPXRequest(connection_pool_size=1, read_timeout=self.poll_timeout + 10)
+        return _Bot(self.settings.token.get_secret_value(), base_url=self.settings.api_base_url,
+                    request=request, get_updates_request=updates)
 
-    # -- the HTTP side ---------------------------------------------------------------
+    # -- what the intake needs (bot.channels.base.Courier) -----------------------------
+
+    def admit(self, envelope: Envelope) -> Admission:
+        """Deny by default (see :mod:`.inbound`); strangers in a DM are told their id once."""
+        try:
+            place = Place.of_envelope(envelope)
+        except ValueError:
+            return Admission(False)
+        sender = int(envelope.sender) if envelope.sender.lstrip("-").isdigit() else None
+        if self.gate.allows(sender, place):
+            return Admission(True)
+        if place.is_group or sender is None or not self.settings.reply_unauthorised:
+            return Admission(False)
+        return Admission(False, NOT_AUTHORISED.format(user_id=sender))
+
+    def conversation(self, envelope: Envelope) -> str:
+        """A chat's topic (or the chat, for DMs and General) is one conversation."""
+        return f"{envelope.chat_id}/{envelope.thread_id or '-'}"
+
+    @contextlib.asynccontextmanager
+    async def typing(self, envelope: Envelope) -> AsyncIterator[None]:
+        """Typing… in the message's topic while its turn runs."""
+        async with self.outbound.keep_typing(self._target(envelope)):
+            yield
+
+    async def deliver(self, reply: Reply, progress: SendProgress) -> None:
+        """Send a board reply to the chat and topic its question came from."""
+        await self.outbound.deliver(reply, progress=progress)
+
+    @staticmethod
+    def _target(envelope: Envelope) -> Target:
+        msg_id = envelope.message_id or ""
+        return Target(int(envelope.chat_id), envelope.thread_id, reply_to=int(msg_id) if msg_id.isdigit() else None)
+
+    # -- reading updates ---------------------------------------------------------------
+
+    def arrivals(self, raw_updates: list[Any]) -> list[Arrival]:
+        """The messages of a batch of raw updates (invalid ones logged and skipped)."""
+        arrivals: list[Arrival] = []
+        for raw in raw_updates:
+            try:
+                update = parse_update(raw)
+            except ValueError as exc:
+                self.invalid_updates += 1
+                update_id = raw.get("update_id") if isinstance(raw, dict) else None
+                log.warning("telegram: skipped update %s: %s", update_id, exc)
+                continue
+            if update.message is not None:
+                arrival = self._arrival(update.message)
+                if arrival is not None:
+                    arrivals.append(arrival)
+        return arrivals
+
+    def _arrival(self, message: TgMessage) -> Arrival | None:
+        user = message.from_user
+        if message.is_service or (user is not None and user.is_bot):
+            return None
+        place = Place.of(message)
+        text = message.body
+        kind = InboundKind.TEXT if text is not None else InboundKind.UNSUPPORTED
+        addressed = _ADDRESSED.match(text or "")
+        if addressed and self.username and addressed.group(1).lower() != self.username.lower():
+            return None  # a command for another bot in the same group
+        role_hint = None
+        if self.topics is not None and place.chat_id == self.forum_id:
+            role_hint = self.topics.role_for(place.thread_id)
+        envelope = to_envelope(message, text or "", role_hint=role_hint, owner_id=self.gate.owner_id)
+        return Arrival(envelope, self.conversation(envelope), kind)
+
+    # -- polling -----------------------------------------------------------------------
+
+    async def _poll(self) -> None:
+        """Long-poll ``getUpdates``; move the offset only past what the intake has stored."""
+        failures = 0
+        while self.accepting:
+            try:
+                updates = await self.bot.get_raw_updates(self._offset, self.poll_timeout)
+            except asyncio.CancelledError:
+                raise
+            except InvalidToken as exc:
+                self.problem = f"Telegram rejected the token: {exc}"
+                log.error("telegram: the token was rejected while polling (%s); fix TELEGRAM_BOT_TOKEN and restart",
+                          exc)
+                self.state = "failed"
+                return
+            except (TelegramError, OSError) as exc:
+                failures += 1
+                wait = POLL_BACKOFF_S[min(failures, len(POLL_BACKOFF_S)) - 1]
+                self.problem = f"getUpdates failed: {_short(exc)}"
+                if isinstance(exc, Conflict):
+                    log.warning("telegram: another process is polling this bot (%s); retrying in %.0f s", exc, wait)
+                elif not isinstance(exc, TimedOut):
+                    log.warning("telegram: getUpdates failed (%s); retrying in %.0f s", _short(exc), wait)
+                await asyncio.sleep(wait if not isinstance(exc, TimedOut) else 0)
+                continue
+            if failures:
+                log.info("telegram: getUpdates works again")
+                failures = 0
+                self.problem = None
+            if not updates:
+                continue
+            try:
+                await self.intake.receive(self.arrivals(updates))
+            except StorageUnavailable:
+                await asyncio.sleep(self.hub.settings.storage_retry_s)  # not confirmed: Telegram offers them again
+                continue
+            ids = [u.get("update_id") for u in updates if isinstance(u, dict)]
+            last = max((i for i in ids if isinstance(i, int)), default=None)
+            if last is not None:
+                self._offset = last + 1
+
+    async def _confirm_offset(self) -> None:
+        """Tell Telegram what is stored (the next start would skip it as a duplicate anyway)."""
+        if self._offset is None:
+            return
+        with contextlib.suppress(TelegramError, OSError):
+            await self.bot.get_raw_updates(self._offset, 0, limit=1)
+
+    # -- webhook -----------------------------------------------------------------------
 
     def routes(self) -> list[web.RouteDef]:
         """Routes for Sabha's aiohttp server (the webhook, in webhook mode)."""
@@ -163,62 +300,70 @@ class TelegramChannel:
             log.warning("telegram webhook: rejected a request from %s with a wrong secret token", request.remote)
             return web.Response(status=401, text="wrong secret token")
         try:
-            data = await request.json()
-            update = Update.de_json(data, self.app.bot)
-        except Exception:  # noqa: BLE001 - a malformed body is the sender's problem
-            log.warning("telegram webhook: ignored a body that is not an Update")
-            return web.Response(status=400, text="not a Telegram update")
-        await self.app.update_queue.put(update)
+            body = await read_body(request, MAX_WEBHOOK_BYTES)
+        except BodyTooLarge as exc:
+            log.warning("telegram webhook: %s", exc)
+            return web.Response(status=413, text=str(exc))
+        try:
+            data = json.loads(body)
+            update = parse_update(data)
+        except ValueError as exc:
+            self.invalid_updates += 1
+            log.warning("telegram webhook: rejected a body that is not a valid update: %s", _short(exc))
+            return web.Response(status=400, text="not a valid Telegram update")
+        arrival = self._arrival(update.message) if update.message is not None else None
+        if arrival is not None:
+            try:
+                await self.intake.receive([arrival])
+            except StorageUnavailable:
+                return web.Response(status=503, text="cannot store the update right now; retry later")
         return web.Response(text="ok")
 
-    # -- lifecycle -------------------------------------------------------------------
+    # -- lifecycle ---------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Connect, map topics, register commands and start receiving updates.
+        """Connect, map topics, register commands, take up what is pending, start receiving.
 
         Raises :class:`ChannelError` when the token is rejected or Telegram cannot be
         reached; topic problems are logged and do not stop the channel.
         """
         self.state = "starting"
         try:
-            await self.app.initialize()
+            await self.bot.initialize()
         except InvalidToken as exc:
-            await self.app.bot.shutdown()  # initialize() failed: shutdown() would leak the pool
+            await self._shutdown_bot()
             self.state = "failed"
             raise ChannelError("Telegram rejected telegram.token (401 Unauthorized): copy the token from "
                                "@BotFather into TELEGRAM_BOT_TOKEN") from exc
         except TelegramError as exc:
-            await self.app.bot.shutdown()
+            await self._shutdown_bot()
             self.state = "failed"
             raise ChannelError(f"cannot reach the Telegram Bot API at {self.settings.api_base_url}: {exc}") from exc
-        self.username = self.app.bot.username
+        self.username = self.bot.username
         try:
-            await self.inbox.prune()
+            await self.intake.inbox.prune()
             if self.topics is not None:
-                await self.topics.ensure(self.app.bot, self.board.souls.profiles(),
+                await self.topics.ensure(self.bot, self.board.souls.profiles(),
                                          auto_create=self.settings.auto_create_topics)
             await self._set_commands()
-            room = getattr(self.board, "room", None)
-            if room is not None and hasattr(room, "subscribe"):
-                room.subscribe(self.meetings)
-            await self.app.start()
-            await self._resume()  # queued first: they were received before anything polling brings now
+            self.board.room.subscribe(self.meetings)
+            await self.intake.resume()  # queued first: they were received before anything new
             self.accepting = True
             if self.settings.mode == "polling":
-                assert self.app.updater is not None
-                await self.app.updater.start_polling(poll_interval=0, timeout=int(self.poll_timeout),
-                                                     allowed_updates=["message"])
+                await self.bot.delete_webhook()
+                self._poller = asyncio.create_task(self._poll(), name="telegram getUpdates")
             elif self.settings.webhook_url:
                 assert self.settings.webhook_secret is not None
-                await self.app.bot.set_webhook(url=self.settings.webhook_url, allowed_updates=["message"],
-                                               secret_token=self.settings.webhook_secret.get_secret_value())
+                await self.bot.set_webhook(url=self.settings.webhook_url, allowed_updates=["message"],
+                                           secret_token=self.settings.webhook_secret.get_secret_value())
             else:
                 log.info("telegram: webhook mode without telegram.webhook_url: expecting Telegram to post to %s "
                          "(register it with setWebhook yourself)", self.settings.webhook_path)
         except BaseException:
             self.accepting = False
-            await self.lanes.drain(0)  # resumed work stays claimed-but-unanswered: taken up at the next start
-            await self._shutdown_app()
+            if self.owns_hub:
+                await self.hub.drain(0)  # resumed work stays stored: taken up at the next start
+            await self._shutdown_bot()
             self.state = "failed"
             raise
         if not self.gate.allowed_user_ids:
@@ -232,148 +377,47 @@ class TelegramChannel:
 
     async def _set_commands(self) -> None:
         try:
-            await self.app.bot.set_my_commands([BotCommand(c, d) for c, d in COMMANDS])
+            await self.bot.set_my_commands([BotCommand(c, d) for c, d in COMMANDS])
         except TelegramError as exc:
             log.warning("telegram: setMyCommands failed (%s); commands still work, the menu is not shown", exc)
 
     async def stop_intake(self) -> None:
-        """Stop receiving updates (queued ones are still answered by :meth:`stop`)."""
+        """Stop receiving updates (what is stored is answered, or kept for the next start)."""
         self.meetings.begin_stop()  # from now on an ended meeting's decision and minutes go out first
         if not self.accepting:
             return
         self.accepting = False
-        updater = self.app.updater
-        if updater is not None and updater.running:
-            try:
-                await updater.stop()
-            except TelegramError as exc:
-                log.warning("telegram: stopping the poller: %s", exc)
+        if self._poller is not None:
+            self._poller.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._poller
+            self._poller = None
 
-    async def stop(self) -> None:
-        """Stop intake, answer what was already received (up to the drain timeout), shut down."""
-        if self.state not in ("running", "stopping"):
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop intake, let running answers finish (when this channel owns its intake hub),
+        post what meetings left, shut down."""
+        if self.state not in ("running", "stopping", "failed"):
             return
         self.state = "stopping"
         await self.stop_intake()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.drain_timeout
-        while not self.app.update_queue.empty() and loop.time() < deadline:
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0)
-        remaining = deadline - loop.time()
-        await asyncio.gather(self.lanes.drain(max(0.0, remaining)), self.meetings.drain(max(0.5, remaining)))
-        await self._shutdown_app()
+        grace = self.hub.settings.shutdown_grace_s if grace is None else grace
+        if self.owns_hub:
+            await self.hub.drain(grace)
+        await asyncio.gather(self.meetings.drain(max(0.5, grace)), self.intake.settle())
+        if self.settings.mode == "polling":
+            await self._confirm_offset()
+        await self._shutdown_bot()
         self.state = "stopped"
         log.info("telegram: stopped (sent %d, failed %d, 429 retries %d)", self.outbound.sent,
                  self.outbound.failed, self.outbound.retried_429)
 
-    async def _shutdown_app(self) -> None:
+    async def _shutdown_bot(self) -> None:
         try:
-            if self.app.running:
-                await self.app.stop()
-            await self.app.shutdown()
+            await self.bot.shutdown()
         except Exception:  # noqa: BLE001 - shutting down anyway
             log.exception("telegram: shutdown failed")
 
-    # -- inbound ---------------------------------------------------------------------
-
-    async def _on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-        """PTB handler: put the message into its place's lane (no awaits: keeps order)."""
-        message = update.message
-        if message is None or (message.from_user is not None and message.from_user.is_bot):
-            return
-        place = place_of(message)
-        self.lanes.submit(place.lane, lambda: self.process(message, place))
-
-    async def process(self, message: Message, place: Place) -> None:
-        """Answer one message (runs in its lane)."""
-        user = message.from_user
-        if not self.gate.allows(user.id if user else None, place):
-            await self._maybe_tell_unauthorised(message, place)
-            return
-        text = message.text if message.text is not None else message.caption
-        target = Target(place.chat_id, place.thread_id, reply_to=message.message_id)
-        chat, msg_id = str(place.chat_id), str(message.message_id)
-        if text is None or not text.strip():
-            if await self.inbox.claim(chat, msg_id):  # dedupe first: a redelivered photo is told once
-                await self._send_quietly(target, TEXT_ONLY)
-                await self.inbox.done(chat, msg_id, "not_text")
-            return
-        addressed = _ADDRESSED.match(text)
-        if addressed and self.username and addressed.group(1).lower() != self.username.lower():
-            return  # a command for another bot in the same group
-        role_hint = None
-        if self.topics is not None and place.chat_id == self.forum_id:
-            role_hint = self.topics.role_for(place.thread_id)
-        envelope = to_envelope(message, text, role_hint=role_hint, owner_id=self.gate.owner_id)
-        if not await self.inbox.claim(chat, msg_id, envelope):
-            return
-        await self._answer(envelope)
-
-    async def _answer(self, envelope: Envelope, reply: Reply | None = None) -> None:
-        """Answer a claimed message, or deliver the reply the board already gave (a message
-        taken up again after a restart), and record in the inbox how far it got."""
-        chat, msg_id = envelope.chat_id, envelope.message_id or ""
-        if reply is None:
-            target = Target(int(chat), envelope.thread_id, reply_to=int(msg_id) if msg_id.isdigit() else None)
-            try:
-                async with self.outbound.keep_typing(target):
-                    reply = await self.board.handle(envelope)
-            except Exception:  # noqa: BLE001 - the user gets an answer, the log the traceback
-                log.exception("telegram: answering message %s in chat %s failed", msg_id, chat)
-                reply = Reply.to(envelope, role="general", name="Sabha", emoji="⚠️", text=ANSWER_FAILED,
-                                 kind="error")
-        await self.inbox.sending(chat, msg_id, reply)
-        progress = SendProgress()
-        try:
-            await self.outbound.deliver(reply, progress=progress)
-        except SendFailed as exc:
-            log.error("telegram: reply to message %s in chat %s not delivered: %s", msg_id, chat, exc)
-            await self.inbox.done(chat, msg_id, "failed")
-            return
-        except asyncio.CancelledError:
-            if progress.untouched:  # stopped while waiting for the chat's budget: send it at the next start
-                await self.inbox.unsent(chat, msg_id)
-            raise
-        await self.inbox.done(chat, msg_id, "answered")
-
-    async def _resume(self) -> None:
-        """Queue the messages a crash or a cut-short shutdown left unanswered (before new ones)."""
-        max_age = timedelta(seconds=self.resume_max_age_s)
-        for item in await self.inbox.resume(max_age):
-            envelope = item.envelope
-            try:
-                place = Place(int(envelope.chat_id), envelope.thread_id, envelope.is_group)
-            except ValueError:
-                log.warning("telegram: message %s has an unusable chat id %r; not answering it",
-                            item.message_id, envelope.chat_id)
-                await self.inbox.done(item.chat_id, item.message_id, "abandoned")
-                continue
-            sender = int(envelope.sender) if envelope.sender.lstrip("-").isdigit() else None
-            if not self.gate.allows(sender, place):  # the config may have changed since
-                await self.inbox.done(item.chat_id, item.message_id, "denied")
-                continue
-            self.lanes.submit(place.lane, lambda e=envelope, r=item.reply: self._answer(e, r))  # type: ignore[misc]
-
-    async def _maybe_tell_unauthorised(self, message: Message, place: Place) -> None:
-        user = message.from_user
-        if place.is_group or user is None or not self.settings.reply_unauthorised:
-            return
-        if user.id in self._told_unauthorised:
-            return
-        self._told_unauthorised.add(user.id)
-        await self._send_quietly(Target(place.chat_id), NOT_AUTHORISED.format(user_id=user.id))
-
-    async def _send_quietly(self, target: Target, text: str) -> None:
-        try:
-            await self.outbound.send(target, text)
-        except SendFailed as exc:
-            log.warning("telegram: %s", exc)
-
-    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-        log.error("telegram: error while handling an update: %s", context.error, exc_info=context.error)
-
-    # -- status ----------------------------------------------------------------------
+    # -- status ------------------------------------------------------------------------
 
     def status_lines(self) -> list[str]:
         """Lines for ``/status``."""
@@ -389,11 +433,12 @@ class TelegramChannel:
                 lines.append(f"  problem: {self.topics.problem}")
         else:
             lines.append("  no forum configured (telegram.group_id): DMs only")
+        if self.problem:
+            lines.append(f"  problem: {self.problem}")
         o = self.outbound
-        lines.append(f"  busy places {self.lanes.busy}, queued {self.lanes.pending}; sent {o.sent}, failed {o.failed} "
-                     f"({o.unknown} may have arrived), 429 retries {o.retried_429}; denied {self.gate.denied_count}, "
-                     f"duplicates {self.inbox.duplicates}; taken up after a restart {self.inbox.resumed}, "
-                     f"given up {self.inbox.abandoned}")
+        lines.append(f"  sent {o.sent}, failed {o.failed} ({o.unknown} may have arrived), 429 retries "
+                     f"{o.retried_429}; invalid updates {self.invalid_updates}")
+        lines.append(self.intake.status_line())
         return lines
 
     def describe(self) -> dict[str, Any]:
@@ -404,11 +449,15 @@ class TelegramChannel:
             "bot": self.username,
             "forum": self.forum_id,
             "topics": {e.role: e.thread_id for e in self.topics.entries.values()} if self.topics else {},
-            "problem": self.topics.problem if self.topics else None,
+            "problem": self.problem or (self.topics.problem if self.topics else None),
         }
 
 
-def build(board: Board, loaded: LoadedConfig, intake: Any) -> TelegramChannel:
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
+def build(board: Board, loaded: LoadedConfig, hub: IntakeHub) -> TelegramChannel:
     """The plugin factory: the channel for ``loaded``'s ``telegram`` section."""
-    return TelegramChannel(board, loaded.config.telegram,
-                           resume_max_age_s=loaded.config.inbox.resume_max_age_s)
+    return TelegramChannel(board, loaded.config.telegram, hub=hub)

@@ -1,12 +1,18 @@
-"""Inbound Telegram messages: who may talk to the board, and the Envelope a message becomes.
+"""Inbound Telegram updates: validated into typed records, gated, turned into Envelopes.
+
+:func:`parse_update` validates a raw Update (a dict from ``getUpdates`` or a webhook body)
+into :class:`TgUpdate` before anything is written: a field of the wrong type (``text: 7``,
+``chat.id: "abc"``) makes the update invalid, logged and skipped, never a crash in a
+worker. Service messages (joins, pins, topics created ...) and other bots are not
+questions and are ignored.
 
 Access is deny-by-default (:class:`AccessGate`): a message is served only when its sender
 is in ``telegram.allowed_user_ids`` and, in a group, the group is the board's forum
-(``telegram.group_id``) or in ``telegram.allowed_chat_ids``. A denied user id is logged
-once (so the owner can copy it into the config) and costs no model call.
+(``telegram.group_id``) or in ``telegram.allowed_chat_ids``. A denied id is logged once
+(so the owner can copy it into the config) and costs no model call.
 
-:func:`to_envelope` keys topic routing on ``is_topic_message``: a topic message carries
-its ``message_thread_id``; General (no thread id, or a reply chain's root id without
+Topic routing keys on ``is_topic_message``: a topic message carries its
+``message_thread_id``; General (no thread id, or a reply chain's root id without
 ``is_topic_message``) and private chats carry none.
 """
 
@@ -14,12 +20,90 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
-from telegram import Message
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from board.envelope import Envelope
 
+__all__ = ["AccessGate", "Place", "TgMessage", "TgUpdate", "parse_update", "to_envelope"]
+
 log = logging.getLogger("sabha.telegram.access")
+
+#: Keys that make a message a service message (no reply): Bot API "Message" fields.
+SERVICE_KEYS = frozenset({
+    "new_chat_members", "left_chat_member", "new_chat_title", "new_chat_photo", "delete_chat_photo",
+    "group_chat_created", "supergroup_chat_created", "channel_chat_created", "message_auto_delete_timer_changed",
+    "migrate_to_chat_id", "migrate_from_chat_id", "pinned_message", "forum_topic_created", "forum_topic_edited",
+    "forum_topic_closed", "forum_topic_reopened", "general_forum_topic_hidden", "general_forum_topic_unhidden",
+    "video_chat_started", "video_chat_ended", "video_chat_scheduled", "video_chat_participants_invited",
+    "write_access_allowed", "users_shared", "chat_shared", "boost_added", "chat_background_set",
+    "proximity_alert_triggered", "giveaway_created", "giveaway_completed",
+})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+
+class TgUser(_Strict):
+    """``User``: who wrote a message."""
+
+    id: int
+    is_bot: bool = False
+    first_name: str = ""
+    last_name: str | None = None
+    username: str | None = None
+
+    @property
+    def full_name(self) -> str:
+        """First and last name."""
+        return " ".join(p for p in (self.first_name, self.last_name) if p)
+
+
+class TgChat(_Strict):
+    """``Chat``: where a message was written."""
+
+    id: int
+    type: str
+
+
+class TgMessage(_Strict):
+    """The fields of ``Message`` Sabha reads, type-checked."""
+
+    message_id: int
+    chat: TgChat
+    from_user: TgUser | None = Field(None, alias="from")
+    text: str | None = None
+    caption: str | None = None
+    message_thread_id: int | None = None
+    is_topic_message: bool = False
+
+    @property
+    def is_service(self) -> bool:
+        """A pin, a join, a topic created ...: not a question."""
+        return bool(SERVICE_KEYS & set(self.model_extra or {}))
+
+    @property
+    def body(self) -> str | None:
+        """The text to answer (a caption counts); None for a photo, sticker, voice note ..."""
+        return self.text if self.text is not None else self.caption
+
+
+class TgUpdate(_Strict):
+    """``Update``, with the one kind Sabha asks for (``message``)."""
+
+    update_id: int
+    message: TgMessage | None = None
+
+
+def parse_update(data: Any) -> TgUpdate:
+    """Validate a raw update; raises ValueError saying what is wrong."""
+    try:
+        return TgUpdate.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:3])
+        raise ValueError(f"not a valid Telegram update ({problems})") from None
 
 
 @dataclass(frozen=True)
@@ -31,17 +115,21 @@ class Place:
     is_group: bool
 
     @property
-    def lane(self) -> tuple[int, int | None]:
+    def lane(self) -> str:
         """Messages of one lane are answered one at a time, in order."""
-        return (self.chat_id, self.thread_id)
+        return f"{self.chat_id}/{self.thread_id or '-'}"
 
+    @classmethod
+    def of(cls, message: TgMessage) -> Place:
+        """The place of a message (see the module docstring for the thread rule)."""
+        is_group = message.chat.type in ("group", "supergroup")
+        thread = message.message_thread_id if is_group and message.is_topic_message else None
+        return cls(chat_id=message.chat.id, thread_id=thread, is_group=is_group)
 
-def place_of(message: Message) -> Place:
-    """The place of a message (see the module docstring for the thread rule)."""
-    chat = message.chat
-    is_group = chat.type in ("group", "supergroup")
-    thread = message.message_thread_id if is_group and message.is_topic_message else None
-    return Place(chat_id=chat.id, thread_id=thread, is_group=is_group)
+    @classmethod
+    def of_envelope(cls, envelope: Envelope) -> Place:
+        """The place an envelope came from (raises ValueError for a chat id that is not Telegram's)."""
+        return cls(int(envelope.chat_id), envelope.thread_id, envelope.is_group)
 
 
 @dataclass
@@ -82,20 +170,18 @@ class AccessGate:
         return True
 
 
-def to_envelope(message: Message, text: str, *, role_hint: str | None, owner_id: int | None) -> Envelope:
+def to_envelope(message: TgMessage, text: str, *, role_hint: str | None, owner_id: int | None) -> Envelope:
     """The board's view of a Telegram message."""
-    place = place_of(message)
+    place = Place.of(message)
     user = message.from_user
-    sender = str(user.id) if user else str(place.chat_id)
-    name = (user.full_name or user.username) if user else None
     return Envelope(
         channel="telegram",
         text=text,
-        sender=sender,
+        sender=str(user.id) if user else str(place.chat_id),
         chat_id=str(place.chat_id),
         thread_id=place.thread_id,
         message_id=str(message.message_id),
-        sender_name=name,
+        sender_name=(user.full_name or user.username) if user else None,
         is_group=place.is_group,
         is_owner=user is not None and owner_id is not None and user.id == owner_id,
         role_hint=role_hint,

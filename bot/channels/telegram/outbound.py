@@ -51,6 +51,7 @@ from telegram.error import (
 )
 
 from board.envelope import Reply
+from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress
 from bot.channels.telegram.format import Chunk, plain_chunks, render
 from bot.channels.telegram.ratelimit import FloodControl
 
@@ -62,10 +63,6 @@ TYPING_REFRESH_S = 4.5
 GENERAL_THREAD_ID = 1
 
 
-class SendFailed(Exception):
-    """A message could not be delivered; ``str()`` says why and what to do."""
-
-
 class ThreadNotFound(SendFailed):
     """The forum topic no longer exists (deleted, or the id is wrong)."""
 
@@ -73,19 +70,8 @@ class ThreadNotFound(SendFailed):
 class DeliveryUnknown(SendFailed):
     """The request may have reached Telegram (the answer was lost): not resent, see the module docstring."""
 
-
-@dataclass
-class SendProgress:
-    """How far one :meth:`Outbound.send` got, for callers that must know whether Telegram
-    may have seen any of it (the durable inbox, when a send is cancelled at shutdown)."""
-
-    posted: int = 0  # messages Telegram confirmed
-    in_flight: bool = False  # a request left and its outcome is not known (yet)
-
-    @property
-    def untouched(self) -> bool:
-        """Nothing of this send can have reached Telegram."""
-        return self.posted == 0 and not self.in_flight
+    def __init__(self, message: str) -> None:
+        super().__init__(message, DeliveryOutcome.MAY_HAVE_ARRIVED)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,308 @@
+"""The one life of an inbound message, written once for every channel.
+
+A channel reads its native update into :class:`bot.intake.inbox.Arrival` records and
+calls :meth:`Intake.receive`; only when that returns does it tell its service the update
+arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after:
+
+1. **clean**: text that is not valid Unicode (lone surrogates) becomes U+FFFD before
+   anything is written; a message of only white space is ignored;
+2. **access gate**: :meth:`bot.channels.base.Courier.admit`, deny by default; a denied
+   sender is never stored, never reaches a model, and is told (once) if the channel says so;
+3. **durable claim**: all arrivals of one update batch are stored in one transaction with
+   their envelope (:class:`bot.intake.inbox.Inbox`); a redelivered id is skipped. If the
+   state db cannot be written (disk full, read-only), :class:`StorageUnavailable` is
+   raised so the channel does not acknowledge: the service keeps the message and offers
+   it again; the sender gets one short "can't save, try again shortly";
+4. **lane**: the stored message joins its conversation's lane in the shared
+   :class:`bot.intake.scheduler.Scheduler` (order within a conversation, conversations
+   concurrent up to the global cap, fair turns);
+5. **answer**: the board answers (typing shown only while the turn runs); a storage
+   error on the way parks the message and retries it later, so nothing is lost;
+6. **reply stored, then delivered**: the reply is written before the first request
+   leaves; the outcome is recorded: answered, failed (the service proved it was not
+   posted), or may-have-arrived (never re-sent);
+7. **resume** (:meth:`Intake.resume`, at start): what a crash or a stop left unanswered
+   is answered, or its stored reply delivered, in the order it arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from board.envelope import Envelope, Reply
+from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
+from bot.intake.inbox import Arrival, Inbox, InboundKind, InboxStatus, Pending
+from bot.intake.scheduler import Scheduler
+from bot.intake.storage import StorageHealth, is_storage_error
+
+if TYPE_CHECKING:
+    from board.service import Board
+
+__all__ = ["Intake", "IntakeHub", "IntakeSettings", "StorageUnavailable", "clean_text"]
+
+log = logging.getLogger("sabha.intake")
+
+
+class StorageUnavailable(Exception):
+    """The arrivals could not be stored; do not acknowledge them to the service."""
+
+
+@dataclass(frozen=True)
+class IntakeSettings:
+    """``inbox:`` as plain values."""
+
+    resume_max_age_s: float = 3600
+    max_concurrent_turns: int = 32
+    shutdown_grace_s: float = 20.0
+    storage_retry_s: float = 2.0
+
+
+class IntakeHub:
+    """What the intakes of all channels share: the settings, the global cap with its fair
+    lanes, and the daemon's view of storage health."""
+
+    def __init__(self, settings: IntakeSettings | None = None) -> None:
+        self.settings = settings or IntakeSettings()
+        self.scheduler = Scheduler(self.settings.max_concurrent_turns)
+        self.storage = StorageHealth()
+        self.intakes: list[Intake] = []
+
+    def intake(self, board: Board, courier: Courier) -> Intake:
+        """The intake of one channel."""
+        intake = Intake(board, courier, self)
+        self.intakes.append(intake)
+        return intake
+
+    async def drain(self, grace: float | None = None) -> bool:
+        """Finish running turns (up to ``grace``, default ``shutdown_grace_s``); queued ones stay stored."""
+        return await self.scheduler.drain(self.settings.shutdown_grace_s if grace is None else grace)
+
+
+def clean_text(text: str) -> str:
+    """``text`` as valid Unicode: lone surrogates (which cannot be stored) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
+
+
+def _clean(envelope: Envelope) -> Envelope:
+    fixed = {name: clean_text(value) for name, value in (("text", envelope.text), ("sender_name", envelope.sender_name))
+             if value is not None and clean_text(value) != value}
+    return replace(envelope, **fixed) if fixed else envelope  # type: ignore[arg-type]
+
+
+class Intake:
+    """One channel's intake; see the module docstring."""
+
+    def __init__(self, board: Board, courier: Courier, hub: IntakeHub) -> None:
+        self.board = board
+        self.courier = courier
+        self.hub = hub
+        self.inbox = Inbox(board.db, courier.name)
+        self._store_lock = asyncio.Lock()
+        self._told_denied: set[str] = set()
+        self._told_cannot_save: set[tuple[str, str]] = set()
+        self._background: set[asyncio.Task[None]] = set()
+        self.denied = 0
+        self.answered = 0
+        self.failed = 0
+        self.uncertain = 0
+        self.ignored = 0
+
+    @property
+    def scheduler(self) -> Scheduler:
+        """The shared lanes."""
+        return self.hub.scheduler
+
+    # -- receipt ---------------------------------------------------------------------
+
+    async def receive(self, arrivals: Sequence[Arrival]) -> int:
+        """Store ``arrivals`` durably, then queue them for an answer; returns how many were new.
+
+        Raises :class:`StorageUnavailable` when they could not be stored: the caller must
+        not acknowledge them (the service will offer them again).
+        """
+        admitted: list[Arrival] = []
+        for arrival in arrivals:
+            envelope = _clean(arrival.envelope)
+            if arrival.kind is InboundKind.TEXT and not envelope.text.strip():
+                self.ignored += 1
+                log.debug("%s: ignored an empty message %s", self.courier.name, envelope.message_id)
+                continue
+            if not self._admitted(envelope):
+                continue
+            admitted.append(Arrival(envelope, arrival.lane or self.courier.conversation(envelope), arrival.kind))
+        if not admitted:
+            return 0
+        async with self._store_lock:  # rows are stored and lanes fed in one order
+            try:
+                fresh = await self.inbox.store(admitted)
+            except Exception as exc:
+                if not is_storage_error(exc):
+                    raise
+                self.hub.storage.failed(exc, f"storing {len(admitted)} {self.courier.name} message(s)")
+                for arrival in admitted:
+                    self._tell_cannot_save(arrival.envelope)
+                raise StorageUnavailable(str(exc)) from exc
+            self.hub.storage.recovered()
+            for pending in fresh:
+                self._queue(pending)
+        return len(fresh)
+
+    def _admitted(self, envelope: Envelope) -> bool:
+        verdict = self.courier.admit(envelope)
+        if verdict.allowed:
+            return True
+        self.denied += 1
+        if verdict.notice and envelope.sender not in self._told_denied:
+            self._told_denied.add(envelope.sender)
+            self._say(envelope, verdict.notice)
+        return False
+
+    def _queue(self, pending: Pending) -> None:
+        self.scheduler.submit(pending.lane, lambda: self._answer(pending))
+
+    # -- answering -------------------------------------------------------------------
+
+    async def _answer(self, pending: Pending) -> None:
+        """Answer one stored message (runs in its lane); storage errors park it and retry."""
+        delay = self.hub.settings.storage_retry_s
+        while True:
+            try:
+                pending = await self._reply_for(pending)
+                await self.inbox.sending(pending)
+                break
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if not is_storage_error(exc):
+                    raise
+                self.hub.storage.failed(exc, f"answering {self.courier.name} message {pending.message_id}")
+                self._tell_cannot_save(pending.envelope)
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+        self.hub.storage.recovered()
+        await self._deliver(pending)
+
+    async def _reply_for(self, pending: Pending) -> Pending:
+        """``pending`` with the board's stored reply (asks the board unless a reply is stored)."""
+        if pending.reply is not None:
+            return pending
+        await self.inbox.started(pending)
+        envelope = pending.envelope
+        if pending.kind is InboundKind.UNSUPPORTED:
+            reply = self._system_reply(envelope, self.courier.texts.text_only, labelled=False)
+        else:
+            try:
+                async with self.courier.typing(envelope):
+                    reply = await self.board.handle(envelope)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if is_storage_error(exc):
+                    raise
+                log.exception("%s: answering message %s in chat %s failed", self.courier.name,
+                              pending.message_id, pending.chat_id)
+                reply = self._system_reply(envelope, self.courier.texts.answer_failed)
+        await self.inbox.replied(pending, reply)
+        return pending.with_reply(reply)
+
+    async def _deliver(self, pending: Pending) -> None:
+        assert pending.reply is not None
+        progress = SendProgress()
+        try:
+            await self.courier.deliver(pending.reply, progress)
+        except SendFailed as exc:
+            if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED:
+                self.uncertain += 1
+                status = InboxStatus.MAY_HAVE_ARRIVED
+            else:
+                self.failed += 1
+                status = InboxStatus.FAILED
+            log.error("%s: reply to message %s in chat %s not delivered: %s", self.courier.name,
+                      pending.message_id, pending.chat_id, exc)
+            await self._record(pending, status, str(exc))
+            return
+        except asyncio.CancelledError:
+            if progress.untouched:  # stopped before anything left: deliver it at the next start
+                await self._record_unsent(pending)
+            raise
+        self.answered += 1
+        kind = InboxStatus.NOT_TEXT if pending.kind is InboundKind.UNSUPPORTED else InboxStatus.ANSWERED
+        await self._record(pending, kind)
+
+    async def _record(self, pending: Pending, status: InboxStatus, detail: str | None = None) -> None:
+        try:
+            await self.inbox.finish(pending, status, detail)
+        except Exception as exc:
+            if not is_storage_error(exc):
+                raise
+            # The reply is out; the row stays 'sending', so a restart will not send it again.
+            self.hub.storage.failed(exc, f"recording the outcome of {self.courier.name} message {pending.message_id}")
+
+    async def _record_unsent(self, pending: Pending) -> None:
+        try:
+            await self.inbox.unsent(pending)
+        except Exception as exc:  # noqa: BLE001 - shutting down; the row stays 'sending' (not re-sent)
+            log.warning("%s: could not mark message %s as unsent: %s", self.courier.name, pending.message_id, exc)
+
+    # -- fixed lines -----------------------------------------------------------------
+
+    def _system_reply(self, envelope: Envelope, text: str, *, labelled: bool = True) -> Reply:
+        """A fixed line from Sabha itself; ``labelled`` heads it ``⚠️ Sabha`` like an answer."""
+        name, emoji = ("Sabha", "⚠️") if labelled else ("", "")
+        return Reply.to(envelope, role="general", name=name, emoji=emoji, text=text, kind="error")
+
+    def _tell_cannot_save(self, envelope: Envelope) -> None:
+        key = (envelope.chat_id, envelope.message_id or "")
+        if key in self._told_cannot_save:
+            return
+        self._told_cannot_save.add(key)
+        self._say(envelope, self.courier.texts.cannot_save)
+
+    def _say(self, envelope: Envelope, text: str) -> None:
+        """Send a fixed line in the background (best effort, never stored)."""
+
+        async def send() -> None:
+            try:
+                await self.courier.deliver(self._system_reply(envelope, text, labelled=False), SendProgress())
+            except SendFailed as exc:
+                log.warning("%s: could not tell chat %s: %s", self.courier.name, envelope.chat_id, exc)
+
+        task = asyncio.create_task(send(), name=f"{self.courier.name} notice")
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- restart ---------------------------------------------------------------------
+
+    async def resume(self) -> int:
+        """Queue what a crash or a stop left unanswered (call before receiving anything new)."""
+        max_age = timedelta(seconds=self.hub.settings.resume_max_age_s)
+        todo = await self.inbox.unfinished(max_age)
+        for pending in todo:
+            if not self.courier.admit(pending.envelope).allowed:  # the config may have changed since
+                await self.inbox.finish(pending, InboxStatus.DENIED, "the sender is not allowed any more")
+                continue
+            if not pending.lane:
+                pending = replace(pending, lane=self.courier.conversation(pending.envelope))
+            self._queue(pending)
+        return len(todo)
+
+    async def settle(self, timeout: float = 2.0) -> None:
+        """Wait (bounded) for fixed lines still being sent."""
+        if self._background:
+            await asyncio.wait(list(self._background), timeout=timeout)
+
+    def status_line(self) -> str:
+        """One line for ``/status``."""
+        s = self.scheduler
+        return (f"  answered {self.answered}, failed {self.failed} ({self.uncertain} may have arrived), denied "
+                f"{self.denied}, duplicates {self.inbox.duplicates}; taken up after a restart {self.inbox.resumed}, "
+                f"given up {self.inbox.abandoned}; turns running {s.running}/{s.cap}, waiting {s.waiting}")

@@ -1,0 +1,126 @@
+"""Lanes under a global cap: order within a conversation, fairness across conversations.
+
+Each conversation (a lane) runs one job at a time, in the order the jobs were submitted.
+At most ``cap`` jobs run at once over all lanes; when more lanes have work than the cap
+allows, lanes take turns (round robin): a lane that just ran a job goes to the back of
+the queue, so one busy conversation cannot starve a hundred quiet ones. :meth:`submit`
+is synchronous, so jobs enter a lane exactly in the order they were stored.
+
+:meth:`drain` stops starting jobs, waits for the running ones up to a grace period and
+cancels what is left; jobs that never started are dropped from memory only (their
+messages stay in the durable inbox and are taken up at the next start).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+
+__all__ = ["Job", "Scheduler"]
+
+log = logging.getLogger("sabha.intake")
+
+Job = Callable[[], Awaitable[None]]
+
+
+class Scheduler:
+    """Per-lane ordered jobs, at most ``cap`` running; see the module docstring."""
+
+    def __init__(self, cap: int = 32, name: str = "intake") -> None:
+        if cap < 1:
+            raise ValueError("the cap on turns in flight must be at least 1")
+        self.cap = cap
+        self.name = name
+        self._lanes: dict[str, deque[Job]] = {}
+        self._ready: deque[str] = deque()  # lanes with work, none of it running, in turn order
+        self._running: dict[str, asyncio.Task[None]] = {}
+        self.closed = False
+        self.done = 0
+        self.peak = 0
+
+    def submit(self, lane: str, job: Job, *, front: bool = False) -> bool:
+        """Queue ``job`` at the end (or ``front``) of ``lane``; False once closed (the job is dropped)."""
+        if self.closed:
+            return False
+        queue = self._lanes.get(lane)
+        if queue is None:
+            queue = self._lanes[lane] = deque()
+        if front:
+            queue.appendleft(job)
+        else:
+            queue.append(job)
+        if lane not in self._running and lane not in self._ready:
+            self._ready.append(lane)
+        self._start_what_fits()
+        return True
+
+    def _start_what_fits(self) -> None:
+        while not self.closed and self._ready and len(self._running) < self.cap:
+            lane = self._ready.popleft()
+            queue = self._lanes.get(lane)
+            if not queue:
+                self._lanes.pop(lane, None)
+                continue
+            job = queue.popleft()
+            self._running[lane] = asyncio.create_task(self._run(lane, job), name=f"{self.name} {lane}")
+            self.peak = max(self.peak, len(self._running))
+
+    async def _run(self, lane: str, job: Job) -> None:
+        try:
+            await job()
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - one bad job must not stall its lane
+            log.exception("%s: a job in lane %s failed", self.name, lane)
+        finally:
+            self.done += 1
+            self._running.pop(lane, None)
+            queue = self._lanes.get(lane)
+            if queue:
+                self._ready.append(lane)  # to the back: the other lanes go first
+            else:
+                self._lanes.pop(lane, None)
+            self._start_what_fits()
+
+    @property
+    def running(self) -> int:
+        """Jobs running now."""
+        return len(self._running)
+
+    @property
+    def waiting(self) -> int:
+        """Jobs queued, not started."""
+        return sum(len(q) for q in self._lanes.values())
+
+    @property
+    def lanes(self) -> int:
+        """Conversations with work running or queued."""
+        return len(set(self._lanes) | set(self._running))
+
+    def running_lanes(self) -> list[str]:
+        """The lanes with a job running now."""
+        return list(self._running)
+
+    async def drain(self, timeout: float | None = None) -> bool:
+        """Start nothing more; wait for running jobs up to ``timeout``, cancel the rest.
+        True when every running job finished."""
+        self.closed = True
+        dropped = self.waiting
+        self._lanes.clear()
+        self._ready.clear()
+        tasks = list(self._running.values())
+        if dropped:
+            log.info("%s: %d queued message(s) not started; they stay in the inbox for the next start",
+                     self.name, dropped)
+        if not tasks:
+            return True
+        _, pending = await asyncio.wait(tasks, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        if pending:
+            log.warning("%s: %d answer(s) still running at the end of the shutdown grace were cancelled; their "
+                        "messages stay in the inbox and are answered at the next start", self.name, len(pending))
+            await asyncio.gather(*pending, return_exceptions=True)
+        return not pending

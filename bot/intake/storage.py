@@ -1,0 +1,80 @@
+"""Whether Sabha can write its state right now (disk full, read-only data dir, I/O errors).
+
+:func:`is_storage_error` recognises the errors that mean "the data dir cannot be written"
+(SQLite's ``database or disk is full``, a read-only database, ENOSPC, EROFS ...), as
+opposed to a bug. :class:`StorageHealth` is the daemon's one view of it: the first failure
+is logged once with what to do, ``/healthz`` shows it, and the first successful write
+after it logs the recovery.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import sqlite3
+import time
+
+__all__ = ["StorageHealth", "is_storage_error"]
+
+log = logging.getLogger("sabha.storage")
+
+_SQLITE_WRITE_PROBLEMS = (
+    "database or disk is full",
+    "attempt to write a readonly database",
+    "disk i/o error",
+    "unable to open database file",
+)
+_OS_WRITE_PROBLEMS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
+def is_storage_error(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) says the data dir cannot be written right now."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlite3.OperationalError) and any(
+                p in str(current).lower() for p in _SQLITE_WRITE_PROBLEMS):
+            return True
+        if isinstance(current, OSError) and current.errno in _OS_WRITE_PROBLEMS:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+class StorageHealth:
+    """The daemon's view of whether its state can be written; see the module docstring."""
+
+    def __init__(self) -> None:
+        self.problem: str | None = None
+        self.since: float | None = None
+        self.failures = 0
+
+    @property
+    def ok(self) -> bool:
+        """True while writes succeed."""
+        return self.problem is None
+
+    def failed(self, exc: BaseException, doing: str) -> None:
+        """A write failed with a storage error while ``doing`` something (logged once per outage)."""
+        self.failures += 1
+        if self.problem is None:
+            self.problem = f"{doing}: {exc}"
+            self.since = time.monotonic()
+            log.error("cannot write Sabha's data (%s while %s). Messages are not lost: they are answered with a "
+                      "short 'try again shortly' and taken up once writing works again. Free disk space or fix "
+                      "the permissions of the data dir.", exc, doing)
+
+    def recovered(self) -> None:
+        """A write succeeded: the outage (if any) is over."""
+        if self.problem is not None:
+            took = time.monotonic() - (self.since or time.monotonic())
+            log.warning("Sabha's data can be written again (after %.0f s, %d failed write(s))", took, self.failures)
+            self.problem = None
+            self.since = None
+            self.failures = 0
+
+    def describe(self) -> dict[str, object]:
+        """For ``/healthz``."""
+        return {"writable": self.ok, "problem": self.problem,
+                "for_s": None if self.since is None else round(time.monotonic() - self.since, 1)}
