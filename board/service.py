@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -18,6 +18,7 @@ from board.agent.runner import AgentRunner, AgentSettings
 from board.agent.tools import ToolRegistry
 from board.commands import llm as llm_commands
 from board.commands import room as room_commands
+from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
 from board.envelope import Envelope, Reply
 from board.llm.registry import ProviderRegistry
@@ -36,8 +37,6 @@ from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import SoulStore
 
 log = logging.getLogger("sabha.board")
-
-CommandHandler = Callable[[Envelope, Route], Awaitable[str]]
 
 DB_FILE = "sabha.db"
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS)
@@ -103,8 +102,8 @@ class Board:
                 self.tools.register(tool)
         self.commands: dict[str, tuple[CommandHandler, str]] = {}
         self._register_builtin_commands()
-        llm_commands.register(self, self.ledger)
-        room_commands.register(self)
+        llm_commands.register(self, ledger=self.ledger, runner=self.runner)
+        room_commands.register(self, self.room)
 
     @classmethod
     async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None, *,

@@ -2,27 +2,26 @@
 
 ``/cost [7d|24h|all] [role|day|model|meeting]`` prints the ledger's cost table;
 ``/compact [role]`` summarises the older part of a conversation now (see
-:mod:`board.agent.compaction`). :func:`register` adds them to a board.
+:mod:`board.agent.compaction`). :func:`register` adds them to a command host.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from board.agent.runner import AgentRunner
+from board.commands.host import CommandHost
 from board.envelope import Envelope
 from board.memory.ledger import GROUPS, Ledger, format_report, parse_since
 from board.router import Route
 
-if TYPE_CHECKING:
-    from board.service import Board
+__all__ = ["register"]
 
 
 def _since_label(text: str) -> str:
     return "since the beginning" if text == "all" else f"in the last {text}" if text[:-1].isdigit() else f"since {text}"
 
 
-def register(board: Board, ledger: Ledger) -> None:
-    """Add ``/cost`` and ``/compact`` to ``board``."""
+def register(host: CommandHost, *, ledger: Ledger, runner: AgentRunner) -> None:
+    """Add ``/cost`` and ``/compact`` to ``host``."""
 
     async def cost(envelope: Envelope, route: Route) -> str:
         since_text, by = "7d", "role"
@@ -40,12 +39,12 @@ def register(board: Board, ledger: Ledger) -> None:
         return format_report(rows, total, by=by, since_label=_since_label(since_text))
 
     async def compact(envelope: Envelope, route: Route) -> str:
-        target = board.command_target(envelope, route)
+        target = host.command_target(envelope, route)
         if isinstance(target, str):
             return target
         role, key = target
-        async with board.lock_for(key):
-            done = await board.runner.compact(key, role, force=True, envelope=envelope)
+        async with host.lock_for(key):
+            done = await runner.compact(key, role, force=True, envelope=envelope)
         if done is None:
             return (f"Nothing to compact in the conversation with {role} yet (or the summariser is unavailable; "
                     "see the log).")
@@ -55,5 +54,5 @@ def register(board: Board, ledger: Ledger) -> None:
             f"({done.record.get('token_method')})."
         )
 
-    board.register_command("cost", cost, "/cost [7d|all] [role|day|model|meeting]: what the models cost")
-    board.register_command("compact", compact, "/compact [role]: summarise the older part of a conversation now")
+    host.register_command("cost", cost, "/cost [7d|all] [role|day|model|meeting]: what the models cost")
+    host.register_command("compact", compact, "/compact [role]: summarise the older part of a conversation now")

@@ -1,30 +1,28 @@
 """Slash commands for meetings: ``/meeting <topic>``, ``/meetings`` and ``/cancel``.
 
 ``/meeting`` starts the meeting in the background and answers at once; the meeting's
-progress events reach the channel that asked (see :class:`board.room.convene.BoardRoom`).
+progress events reach the channel that asked (see :class:`room.convene.BoardRoom`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from board.commands.host import CommandHost
 from board.envelope import Envelope
-from board.room.convene import MeetingInProgress
+from board.room.convene import BoardRoom, MeetingInProgress
 from board.router import Route
 
-if TYPE_CHECKING:
-    from board.service import Board
+__all__ = ["register"]
 
 
-def register(board: Board) -> None:
-    """Add the meeting commands to ``board``."""
+def register(host: CommandHost, room: BoardRoom) -> None:
+    """Add the meeting commands of ``room`` to ``host``."""
 
     async def meeting(envelope: Envelope, route: Route) -> str:
         topic = route.text.strip()
         if not topic:
             return "Give the meeting a topic: /meeting <what the board should decide>"
         try:
-            run = board.room.start(topic, envelope=envelope)
+            run = room.start(topic, envelope=envelope)
         except MeetingInProgress as exc:
             return str(exc)
         except ValueError as exc:
@@ -36,7 +34,7 @@ def register(board: Board) -> None:
     async def meetings(envelope: Envelope, route: Route) -> str:
         # The owner sees every meeting; anyone else only those started where they are asking.
         place = None if envelope.is_owner else (envelope.channel, envelope.chat_id)
-        rows = await board.room.store.list(5, place=place)
+        rows = await room.store.list(5, place=place)
         if not rows:
             return "No meetings yet. Start one with /meeting <topic>."
         lines = ["Recent meetings:"]
@@ -47,19 +45,19 @@ def register(board: Board) -> None:
     async def cancel(envelope: Envelope, route: Route) -> str:
         wanted = route.text.strip()
         here = (envelope.channel, envelope.chat_id)
-        running = [m for m in board.room.running() if envelope.is_owner or board.room.origin_of(m) == here]
+        running = [m for m in room.running() if envelope.is_owner or room.origin_of(m) == here]
         if wanted:
             targets = [m for m in running if m.startswith(wanted)]
             if len(targets) > 1:
                 return f"{wanted!r} matches {len(targets)} running meetings ({', '.join(targets)}); give more of the id."
         else:
-            targets = [m for m in running if board.room.origin_of(m) == here]
+            targets = [m for m in running if room.origin_of(m) == here]
         if not targets:
             return "No meeting is running here." if not wanted else f"No running meeting {wanted!r} that you may cancel."
         for meeting_id in targets:
-            await board.room.cancel(meeting_id)
+            await room.cancel(meeting_id)
         return "Cancelled " + ", ".join(targets) + "; the minutes so far are recorded."
 
-    board.register_command("meeting", meeting, "/meeting <topic>: convene a board meeting")
-    board.register_command("meetings", meetings, "/meetings: recent meetings")
-    board.register_command("cancel", cancel, "/cancel [id]: stop a running meeting")
+    host.register_command("meeting", meeting, "/meeting <topic>: convene a board meeting")
+    host.register_command("meetings", meetings, "/meetings: recent meetings")
+    host.register_command("cancel", cancel, "/cancel [id]: stop a running meeting")
