@@ -10,30 +10,17 @@ message. The SDK's own retries are off: :mod:`board.llm.resilience` decides.
 
 from __future__ import annotations
 
-import logging
 import time
 from typing import Any
 
 import anthropic
+from anthropic.types import Message
 
-from board.llm.base import (
-    ChatMessage,
-    LLMError,
-    LLMRequest,
-    LLMResponse,
-    ToolCall,
-    Usage,
-)
-from board.llm.errors import (
-    ProviderSettings,
-    connection_error,
-    missing_key_error,
-    status_error,
-    timeout_error,
-)
-from board.llm.registry import split_model
+from board.llm.base import ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
+from board.llm.errors import bad_response_error
+from board.llm.sdk_provider import SDKErrors, SDKProvider, preview
 
-log = logging.getLogger("sabha.llm.anthropic")
+__all__ = ["CACHE_MARKER", "AnthropicProvider", "to_anthropic_messages", "to_anthropic_system", "to_anthropic_tools"]
 
 CACHE_MARKER = {"type": "ephemeral"}
 
@@ -124,32 +111,27 @@ def _response(message: Any, model: str, ttft_ms: float | None = None) -> LLMResp
     )
 
 
-class AnthropicProvider:
+class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
     """Messages API with tools and prompt caching; see the module docstring."""
 
     name = "anthropic"
+    title = "Anthropic"
+    default_key_env = "ANTHROPIC_API_KEY"
+    errors = SDKErrors(
+        timeout=anthropic.APITimeoutError,
+        connection=anthropic.APIConnectionError,
+        status=anthropic.APIStatusError,
+        api=anthropic.APIError,
+        base=anthropic.AnthropicError,
+    )
 
-    def __init__(self, settings: ProviderSettings) -> None:
-        self.settings = settings
-        self._client: anthropic.AsyncAnthropic | None = None
-
-    def _client_or_error(self) -> anthropic.AsyncAnthropic:
-        if self._client is None:
-            if not self.settings.api_key:
-                raise missing_key_error(self.name, self.settings.key_env or "ANTHROPIC_API_KEY")
-            self._client = anthropic.AsyncAnthropic(
-                api_key=self.settings.api_key,
-                base_url=self.settings.base_url or None,
-                timeout=self.settings.timeout_s,
-                max_retries=0,
-            )
-        return self._client
-
-    async def close(self) -> None:
-        """Close the HTTP client."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+    def _make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=api_key,
+            base_url=self.settings.base_url or None,
+            timeout=self.settings.timeout_s,
+            max_retries=0,
+        )
 
     def _params(self, request: LLMRequest, model: str) -> dict[str, Any]:
         params: dict[str, Any] = {
@@ -165,36 +147,28 @@ class AnthropicProvider:
             params["tool_choice"] = {"type": request.tool_choice}
         return params
 
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        """One Messages API call (streamed when configured)."""
-        _, model = split_model(request.model)
-        if not model:
-            raise LLMError(f"model {request.model!r} names no Anthropic model; write anthropic:<model>", kind="config")
-        client = self._client_or_error()
-        params = self._params(request, model)
-        try:
-            if self.settings.stream:
-                started = time.perf_counter()
-                ttft: float | None = None
-                async with client.messages.stream(**params) as stream:
-                    async for event in stream:
-                        if ttft is None and event.type in ("text", "input_json", "content_block_delta"):
-                            ttft = round((time.perf_counter() - started) * 1000, 2)
-                    final = await stream.get_final_message()
-                return _response(final, request.model, ttft)
+    def _status_detail(self, exc: Any) -> tuple[str, str | None]:
+        body = exc.body if isinstance(exc.body, dict) else {}
+        inner = body.get("error")
+        error: dict[str, Any] = inner if isinstance(inner, dict) else {}
+        code = error.get("type")
+        return str(error.get("message") or exc.message), str(code) if code else None
+
+    async def _call(
+        self, client: anthropic.AsyncAnthropic, params: dict[str, Any], request: LLMRequest, model: str
+    ) -> LLMResponse:
+        ttft: float | None = None
+        if self.settings.stream:
+            started = time.perf_counter()
+            async with client.messages.stream(**params) as stream:
+                async for event in stream:
+                    if ttft is None and event.type in ("text", "input_json", "content_block_delta"):
+                        ttft = round((time.perf_counter() - started) * 1000, 2)
+                message: object = await stream.get_final_message()
+        else:
             message = await client.messages.create(**params)
-        except anthropic.APITimeoutError as exc:
-            raise timeout_error(self.name, model, self.settings.timeout_s) from exc
-        except anthropic.APIConnectionError as exc:
-            raise connection_error(self.name, model, self.settings.base_url, exc) from exc
-        except anthropic.APIStatusError as exc:
-            body = exc.body if isinstance(exc.body, dict) else {}
-            error = body.get("error") if isinstance(body.get("error"), dict) else {}
-            raise status_error(
-                self.name, model, exc.status_code, str(error.get("message") or exc.message),
-                headers=dict(exc.response.headers), code=error.get("type"),
-                key_env=self.settings.key_env or "ANTHROPIC_API_KEY",
-            ) from exc
-        except anthropic.AnthropicError as exc:
-            raise LLMError(f"{self.name} ({model}): {exc}", kind="other") from exc
-        return _response(message, request.model)
+        if not isinstance(message, Message):
+            raise bad_response_error(self.name, model, f"not a message: {preview(message)}")
+        if not message.content:
+            raise bad_response_error(self.name, model, "the message has no content blocks")
+        return _response(message, request.model, ttft)

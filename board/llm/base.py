@@ -146,7 +146,7 @@ class LLMResponse:
 
 
 ErrorKind = Literal[
-    "timeout", "connection", "rate_limit", "server", "auth", "bad_request", "config", "other"
+    "timeout", "connection", "rate_limit", "server", "bad_response", "auth", "bad_request", "config", "other"
 ]
 
 
@@ -171,6 +171,12 @@ class LLMError(Exception):
         self.status = status
         self.kind = kind
         self.retry_after = retry_after
+
+    @property
+    def setup_problem(self) -> bool:
+        """True when only the owner can fix it: a missing or rejected key (401/403), an unknown
+        model (404) or a model string naming no configured provider."""
+        return self.kind in ("auth", "config") or self.status == 404
 
 
 @runtime_checkable

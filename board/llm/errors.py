@@ -8,6 +8,7 @@ decision "is this worth retrying?" and the wording of the advice live in one pla
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -83,7 +84,7 @@ def status_error(
     key_env: str = "",
 ) -> LLMError:
     """An HTTP error status from ``provider`` as an LLMError with a reason and advice."""
-    detail = " ".join(str(message).split())[:300]
+    detail = describe_body(str(message))
     retry_after = retry_after_seconds(headers)
     where = f"{provider} ({model})"
     if status == 401:
@@ -97,7 +98,8 @@ def status_error(
         )
     if status == 404:
         return LLMError(
-            f"{where}: model or endpoint not found (404: {detail}); check llm.model and llm.providers.{provider}.base_url",
+            f"{where}: model or endpoint not found (404: {detail}); "
+            f"check llm.model and llm.providers.{provider}.base_url",
             status=404,
             kind="bad_request",
         )
@@ -120,6 +122,32 @@ def status_error(
     if status == 200 or status is None:  # an error event in the middle of a stream
         return LLMError(f"{where}: the stream failed ({detail})", retryable=True, status=status, kind="server")
     return LLMError(f"{where}: request refused ({status}: {detail})", status=status, kind="bad_request")
+
+
+def describe_body(text: str, limit: int = 300) -> str:
+    """A server's answer text on one line; an HTML page is named by its title, not dumped."""
+    if _HTML.search(text):
+        title = _TITLE.search(text)
+        name = " ".join(title.group(1).split()) if title else ""
+        return f"an HTML page{f' titled {name!r}' if name else ''} instead of JSON (a proxy or gateway answered)"
+    return " ".join(text.split())[:limit]
+
+
+_HTML = re.compile(r"<\s*(!doctype\s+html|html|head|body)\b", re.IGNORECASE)
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+
+
+def bad_response_error(provider: str, model: str, what: str) -> LLMError:
+    """A 200 answer that is not a usable completion (cut-short JSON, no choices, an HTML page).
+
+    Transient: the next call usually gets a proper answer, so it is retried like a 5xx.
+    """
+    return LLMError(
+        f"{provider} ({model}): unusable answer: {what} (usually transient; if it persists, check "
+        f"llm.providers.{provider}.base_url and any proxy in front of it)",
+        retryable=True,
+        kind="bad_response",
+    )
 
 
 def timeout_error(provider: str, model: str, seconds: float | None) -> LLMError:

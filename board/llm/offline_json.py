@@ -30,7 +30,7 @@ class _Builder:
         return f"{_TAG} {label.capitalize()} from {self.speaker} on {self.topic}: {question}"
 
     def build(self, schema: dict[str, Any], key: str = "", index: int = 0) -> Any:
-        if "enum" in schema and schema["enum"]:
+        if schema.get("enum"):
             options = schema["enum"]
             return options[index % len(options)]
         if "const" in schema:

@@ -10,30 +10,17 @@ are off: :mod:`board.llm.resilience` decides about retries and fallbacks.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from typing import Any
 
 import openai
+from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
-from board.llm.base import (
-    ChatMessage,
-    LLMError,
-    LLMRequest,
-    LLMResponse,
-    ToolCall,
-    Usage,
-)
-from board.llm.errors import (
-    ProviderSettings,
-    connection_error,
-    missing_key_error,
-    status_error,
-    timeout_error,
-)
-from board.llm.registry import split_model
+from board.llm.base import ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
+from board.llm.errors import bad_response_error
+from board.llm.sdk_provider import SDKErrors, SDKProvider, preview
 
-log = logging.getLogger("sabha.llm.openai")
+__all__ = ["NO_KEY", "OpenAIProvider", "parse_arguments", "to_openai_messages", "to_openai_tools"]
 
 #: Placeholder key for local servers that ignore it (the SDK refuses an empty key).
 NO_KEY = "sabha-no-key"
@@ -115,35 +102,32 @@ def _usage(raw: Any) -> Usage:
     )
 
 
-class OpenAIProvider:
+class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
     """Chat Completions with tools over the official SDK; see the module docstring."""
 
     name = "openai"
+    title = "OpenAI"
+    default_key_env = "OPENAI_API_KEY"
+    errors = SDKErrors(
+        timeout=openai.APITimeoutError,
+        connection=openai.APIConnectionError,
+        status=openai.APIStatusError,
+        api=openai.APIError,
+        base=openai.OpenAIError,
+    )
 
-    def __init__(self, settings: ProviderSettings) -> None:
-        self.settings = settings
-        self._client: openai.AsyncOpenAI | None = None
+    def _api_key(self) -> str:
+        if not self.settings.api_key and (self.settings.key_optional or self.settings.base_url):
+            return NO_KEY  # a local server that ignores the key (the SDK refuses an empty one)
+        return super()._api_key()
 
-    def _client_or_error(self, model: str) -> openai.AsyncOpenAI:
-        if self._client is None:
-            key = self.settings.api_key
-            if not key:
-                if not (self.settings.key_optional or self.settings.base_url):
-                    raise missing_key_error(self.name, self.settings.key_env or "OPENAI_API_KEY")
-                key = NO_KEY
-            self._client = openai.AsyncOpenAI(
-                api_key=key,
-                base_url=self.settings.base_url or None,
-                timeout=self.settings.timeout_s,
-                max_retries=0,
-            )
-        return self._client
-
-    async def close(self) -> None:
-        """Close the HTTP client."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+    def _make_client(self, api_key: str) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=self.settings.base_url or None,
+            timeout=self.settings.timeout_s,
+            max_retries=0,
+        )
 
     def _params(self, request: LLMRequest, model: str) -> dict[str, Any]:
         params: dict[str, Any] = {"model": model, "messages": to_openai_messages(request)}
@@ -158,39 +142,27 @@ class OpenAIProvider:
             params["tool_choice"] = request.tool_choice
         return params
 
-    async def complete(self, request: LLMRequest) -> LLMResponse:
-        """One Chat Completions call (streamed when configured)."""
-        _, model = split_model(request.model)
-        if not model:
-            raise LLMError(f"model {request.model!r} names no OpenAI model; write openai:<model>", kind="config")
-        client = self._client_or_error(request.model)
-        params = self._params(request, model)
-        try:
-            if self.settings.stream:
-                return await self._streamed(client, params, request.model)
-            result = await client.chat.completions.create(**params)
-        except openai.APITimeoutError as exc:
-            raise timeout_error(self.name, model, self.settings.timeout_s) from exc
-        except openai.APIConnectionError as exc:
-            raise connection_error(self.name, model, self.settings.base_url, exc) from exc
-        except openai.APIStatusError as exc:
-            raise status_error(
-                self.name, model, exc.status_code, _message_of(exc),
-                headers=dict(exc.response.headers), code=getattr(exc, "code", None),
-                key_env=self.settings.key_env or "OPENAI_API_KEY",
-            ) from exc
-        except openai.APIError as exc:  # e.g. an error event mid-stream: no status
-            raise status_error(self.name, model, None, _message_of(exc)) from exc
-        except openai.OpenAIError as exc:
-            raise LLMError(f"{self.name} ({model}): {exc}", kind="other") from exc
+    def _status_detail(self, exc: Any) -> tuple[str, str | None]:
+        return _message_of(exc), getattr(exc, "code", None)
+
+    async def _call(
+        self, client: openai.AsyncOpenAI, params: dict[str, Any], request: LLMRequest, model: str
+    ) -> LLMResponse:
+        if self.settings.stream:
+            return await self._streamed(client, params, request, model)
+        result: object = await client.chat.completions.create(**params)
+        if not isinstance(result, ChatCompletion):
+            raise bad_response_error(self.name, model, f"not a completion: {preview(result)}")
         if not result.choices:
-            raise LLMError(f"{self.name} ({model}): the reply had no choices", retryable=True, kind="server")
+            raise bad_response_error(self.name, model, "the completion has no choices")
         choice = result.choices[0]
         message = choice.message
+        if message is None:
+            raise bad_response_error(self.name, model, "the first choice has no message")
         calls = tuple(
             parse_arguments(tc.id, tc.function.name, tc.function.arguments)
             for tc in (message.tool_calls or [])
-            if getattr(tc, "function", None) is not None
+            if isinstance(tc, ChatCompletionMessageFunctionToolCall)
         )
         return LLMResponse(
             text=message.content or "",
@@ -200,7 +172,8 @@ class OpenAIProvider:
             stop_reason=_stop_reason(choice.finish_reason),
         )
 
-    async def _streamed(self, client: openai.AsyncOpenAI, params: dict[str, Any], model: str) -> LLMResponse:
+    async def _streamed(self, client: openai.AsyncOpenAI, params: dict[str, Any], request: LLMRequest,
+                        model: str) -> LLMResponse:
         started = time.perf_counter()
         ttft: float | None = None
         text: list[str] = []
@@ -226,15 +199,20 @@ class OpenAIProvider:
                     slot["name"] += d.function.name or ""
                     slot["args"] += d.function.arguments or ""
             finish = choice.finish_reason or finish
+        if finish is None and not text and not slots:
+            raise bad_response_error(self.name, model, "the stream ended without a completion chunk")
         calls = tuple(parse_arguments(s["id"], s["name"], s["args"]) for _, s in sorted(slots.items()))
         return LLMResponse(
-            text="".join(text), model=model, tool_calls=calls, usage=_usage(usage),
+            text="".join(text), model=request.model, tool_calls=calls, usage=_usage(usage),
             stop_reason=_stop_reason(finish), ttft_ms=ttft,
         )
 
 
+_STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}
+
+
 def _stop_reason(finish: str | None) -> str:
-    return {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}.get(finish or "", finish or "end_turn")
+    return _STOP_REASONS.get(finish or "", finish or "end_turn")
 
 
 def _message_of(exc: BaseException) -> str:
@@ -244,4 +222,6 @@ def _message_of(exc: BaseException) -> str:
         msg = inner.get("message") if isinstance(inner, dict) else None
         if msg:
             return str(msg)
+    if isinstance(body, str) and body.strip():
+        return body  # not JSON, e.g. a proxy's HTML page
     return str(getattr(exc, "message", None) or exc)

@@ -66,5 +66,5 @@ class ProviderRegistry:
             if closer is not None:
                 try:
                     await closer()
-                except Exception:  # noqa: BLE001 - shutting down anyway
+                except Exception:
                     log.exception("closing provider %s failed", getattr(instance, "name", instance))

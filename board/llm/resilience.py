@@ -37,7 +37,7 @@ class RetryPolicy:
 
     def backoff(self, retry: int, retry_after: float | None, rand: float) -> float:
         """Seconds to wait before retry number ``retry`` (1-based); ``rand`` in [0, 1)."""
-        delay = min(self.backoff_max_s, self.backoff_s * (2 ** (retry - 1))) * (0.5 + rand)
+        delay: float = min(self.backoff_max_s, self.backoff_s * (2 ** (retry - 1))) * (0.5 + rand)
         if retry_after is not None:
             delay = max(delay, retry_after)
         return delay
@@ -100,16 +100,16 @@ class ResilientCaller:
         self._sleep = sleep
         self._rand = rand
 
-    async def _once(self, request: LLMRequest, timeout: float) -> LLMResponse:
+    async def _once(self, request: LLMRequest, seconds: float) -> LLMResponse:
         try:
             provider = self.providers.resolve(request.model)
         except UnknownModelError as exc:
             raise LLMError(str(exc), kind="config") from exc
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(seconds):
                 return await provider.complete(request)
         except TimeoutError as exc:
-            raise LLMError(f"{request.model}: no answer within {timeout:g} s (llm.timeout_s)",
+            raise LLMError(f"{request.model}: no answer within {seconds:g} s (llm.timeout_s)",
                            retryable=True, kind="timeout") from exc
 
     async def call(
@@ -143,7 +143,7 @@ class ResilientCaller:
                     raise
                 except LLMError as exc:
                     error = exc
-                except Exception as exc:  # noqa: BLE001 - a broken provider must not break the turn
+                except Exception as exc:
                     log.exception("model %s: unexpected failure", model)
                     error = LLMError(f"{model}: unexpected {type(exc).__name__}: {exc}", kind="other")
                 else:
@@ -192,5 +192,5 @@ async def _notify(hook: AttemptHook | None, attempt: Attempt) -> None:
         result = hook(attempt)
         if inspect.isawaitable(result):
             await result
-    except Exception:  # noqa: BLE001 - bookkeeping must not break the call
+    except Exception:
         log.exception("recording a model call failed")

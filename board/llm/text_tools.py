@@ -105,7 +105,9 @@ def results_message(results: Iterable[tuple[ToolCall, str]], *, final: bool) -> 
     for call, payload in results:
         lines.append(f"[RESULT: {call.name}] {payload}")
     if final:
-        lines.append("That was the last tool call allowed this turn: answer now with what you have, without [TOOL: ...].")
+        lines.append(
+            "That was the last tool call allowed this turn: answer now with what you have, without [TOOL: ...]."
+        )
     else:
         lines.append("Use these results to answer, or call another tool the same way if you must.")
     return "\n".join(lines)

@@ -1,0 +1,153 @@
+"""What the SDK-backed providers (OpenAI, Anthropic) share: one client made on first use, its
+closing, and one translation of SDK failures into :class:`LLMError`.
+
+Both official SDKs raise the same shapes under the same names (``APITimeoutError``,
+``APIConnectionError``, ``APIStatusError``, ``APIError``); a subclass names its SDK's classes
+in :class:`SDKErrors` and implements the request (``_params``) and the call (``_call``).
+An answer that is not a usable completion is a transient ``bad_response`` error here, not
+an unexpected exception: JSON cut short, a body the SDK could not model (an HTML page
+served with 200 comes back as a plain ``str``), no choices, no content.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, ClassVar, Generic, Protocol, TypeVar
+
+from board.llm.base import LLMError, LLMRequest, LLMResponse
+from board.llm.errors import (
+    ProviderSettings,
+    bad_response_error,
+    connection_error,
+    describe_body,
+    missing_key_error,
+    status_error,
+    timeout_error,
+)
+from board.llm.registry import split_model
+
+__all__ = ["SDKErrors", "SDKProvider", "garbage_error", "preview"]
+
+#: What the SDKs raise while decoding an answer that is not what they expect (json's
+#: JSONDecodeError and pydantic's ValidationError are ValueErrors; the SSE decoders assert).
+_DECODE_ERRORS: tuple[type[Exception], ...] = (ValueError, TypeError, KeyError, AttributeError, AssertionError)
+
+
+class _Closable(Protocol):
+    def close(self) -> Awaitable[None]: ...
+
+
+ClientT = TypeVar("ClientT", bound=_Closable)
+
+
+@dataclass(frozen=True)
+class SDKErrors:
+    """The exception classes of one SDK, most specific first."""
+
+    timeout: type[Exception]
+    connection: type[Exception]
+    status: type[Exception]
+    api: type[Exception]
+    base: type[Exception]
+
+
+def preview(value: object, limit: int = 80) -> str:
+    """A short, one-line view of an unexpected answer."""
+    if isinstance(value, str):
+        return describe_body(value, limit)
+    return f"{type(value).__name__} {describe_body(repr(value), limit)}"
+
+
+def garbage_error(provider: str, model: str, exc: BaseException) -> LLMError:
+    """An SDK decoding failure as a transient ``bad_response`` error."""
+    text = " ".join(str(exc).split())[:160]
+    if type(exc).__name__ == "JSONDecodeError":
+        return bad_response_error(provider, model, f"the body is not valid JSON ({text})")
+    return bad_response_error(provider, model, f"the SDK could not read it ({type(exc).__name__}: {text})")
+
+
+class SDKProvider(ABC, Generic[ClientT]):
+    """The shared half of an SDK-backed provider; see the module docstring."""
+
+    name: ClassVar[str]
+    title: ClassVar[str]  # "OpenAI", for messages
+    default_key_env: ClassVar[str]
+    errors: ClassVar[SDKErrors]
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self.settings = settings
+        self._client: ClientT | None = None
+
+    @property
+    def key_env(self) -> str:
+        """The environment variable named in key errors."""
+        return self.settings.key_env or self.default_key_env
+
+    def _api_key(self) -> str:
+        """The key to use; raises a key error naming the variable when there is none."""
+        if not self.settings.api_key:
+            raise missing_key_error(self.name, self.key_env)
+        return self.settings.api_key
+
+    @abstractmethod
+    def _make_client(self, api_key: str) -> ClientT:
+        """A new SDK client with the SDK's own retries off."""
+
+    @abstractmethod
+    def _params(self, request: LLMRequest, model: str) -> dict[str, Any]:
+        """The SDK call's keyword arguments."""
+
+    @abstractmethod
+    async def _call(self, client: ClientT, params: dict[str, Any], request: LLMRequest, model: str) -> LLMResponse:
+        """Run the call and read the answer; raise :func:`bad_response_error` for an unusable one."""
+
+    @abstractmethod
+    def _status_detail(self, exc: Any) -> tuple[str, str | None]:
+        """(message, error code) from an ``APIStatusError``'s body."""
+
+    def _client_or_error(self) -> ClientT:
+        if self._client is None:
+            self._client = self._make_client(self._api_key())
+        return self._client
+
+    async def close(self) -> None:
+        """Close the HTTP client."""
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.close()
+
+    async def complete(self, request: LLMRequest) -> LLMResponse:
+        """One call (streamed when configured), every failure as an :class:`LLMError`."""
+        _, model = split_model(request.model)
+        if not model:
+            raise LLMError(
+                f"model {request.model!r} names no {self.title} model; write {self.name}:<model>", kind="config"
+            )
+        client = self._client_or_error()
+        params = self._params(request, model)
+        errors = self.errors
+        try:
+            return await self._call(client, params, request, model)
+        except LLMError:
+            raise
+        except errors.timeout as exc:
+            raise timeout_error(self.name, model, self.settings.timeout_s) from exc
+        except errors.connection as exc:
+            raise connection_error(self.name, model, self.settings.base_url, exc) from exc
+        except errors.status as exc:
+            message, code = self._status_detail(exc)
+            response = getattr(exc, "response", None)
+            raise status_error(
+                self.name, model, getattr(exc, "status_code", None), message,
+                headers=dict(response.headers) if response is not None else None, code=code, key_env=self.key_env,
+            ) from exc
+        except errors.api as exc:  # no status: an error event mid-stream, an answer the SDK could not validate
+            raise status_error(self.name, model, None, str(getattr(exc, "message", None) or exc)) from exc
+        except errors.base as exc:
+            raise LLMError(f"{self.name} ({model}): {exc}", kind="other") from exc
+        except _DECODE_ERRORS as exc:
+            if "Streaming is required" in str(exc):  # anthropic: max_tokens too large without a timeout
+                raise LLMError(f"{self.name} ({model}): {exc}; lower llm.max_tokens", kind="config") from exc
+            raise garbage_error(self.name, model, exc) from exc
