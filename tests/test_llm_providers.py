@@ -191,7 +191,9 @@ async def test_anthropic_static_block_carries_cache_marker_and_hits_cache(
         usage = [e["usage"] for e in entries if e.get("role") == "assistant"]
         assert usage[0]["cache_write_tokens"] > 0 and usage[0]["cache_read_tokens"] == 0
         assert usage[1]["cache_read_tokens"] == usage[0]["cache_write_tokens"]
-        rows = await board.db.fetchall("SELECT cache_read_tokens, cache_write_tokens, cost_usd FROM llm_calls ORDER BY id")
+        rows = await board.db.fetchall(
+            "SELECT cache_read_tokens, cache_write_tokens, cost_usd FROM llm_calls ORDER BY id"
+        )
         assert rows[1]["cache_read_tokens"] > 0 and rows[0]["cache_write_tokens"] > 0
         assert all(r["cost_usd"] > 0 for r in rows)
     finally:
@@ -208,11 +210,15 @@ async def test_anthropic_tool_use_round_trip(tmp_path: Path, workspace: Path, fa
         assert reply.text == "Tea is taxed at 18% here."
         first, second = (r.body for r in fake_anthropic.requests)
         lookup = next(t for t in first["tools"] if t["name"] == "lookup")
-        assert lookup == {"name": "lookup", "description": "Look up a tax rate.", "input_schema": lookup["input_schema"]}
+        assert lookup == {
+            "name": "lookup", "description": "Look up a tax rate.", "input_schema": lookup["input_schema"]
+        }
         assert lookup["input_schema"]["required"] == ["q"]
         assistant, results = second["messages"][-2:]
         assert assistant["role"] == "assistant"
-        assert assistant["content"][-1] == {"type": "tool_use", "id": "toolu_tea", "name": "lookup", "input": {"q": "tea"}}
+        assert assistant["content"][-1] == {
+            "type": "tool_use", "id": "toolu_tea", "name": "lookup", "input": {"q": "tea"}
+        }
         assert results["role"] == "user" and results["content"][0]["type"] == "tool_result"
         assert results["content"][0]["tool_use_id"] == "toolu_tea"
         assert "18%" in results["content"][0]["content"]
@@ -326,7 +332,9 @@ llm:
         assert reply.text == "Books are exempt."
         assert lookup.seen[0][0] == {"q": "books"}
         assert all(r.body.get("stream") is True for r in fake_anthropic.requests)
-        rows = await board.db.fetchall("SELECT ttft_ms, cache_write_tokens, cache_read_tokens FROM llm_calls ORDER BY id")
+        rows = await board.db.fetchall(
+            "SELECT ttft_ms, cache_write_tokens, cache_read_tokens FROM llm_calls ORDER BY id"
+        )
         assert all(r["ttft_ms"] is not None for r in rows)
         assert rows[0]["cache_write_tokens"] > 0 and rows[1]["cache_read_tokens"] > 0
     finally:

@@ -1,27 +1,2 @@
-"""The LLM layer: one provider protocol and its implementations."""
-
-from board.llm.base import (
-    ChatMessage,
-    LLMError,
-    LLMProvider,
-    LLMRequest,
-    LLMResponse,
-    Persona,
-    PromptBlock,
-    ToolCall,
-    ToolSpec,
-    Usage,
-)
-
-__all__ = [
-    "ChatMessage",
-    "LLMError",
-    "LLMProvider",
-    "LLMRequest",
-    "LLMResponse",
-    "Persona",
-    "PromptBlock",
-    "ToolCall",
-    "ToolSpec",
-    "Usage",
-]
+"""The LLM layer: one provider protocol (:mod:`board.llm.base`), its implementations (offline,
+OpenAI-compatible, Anthropic), and the retries, fallbacks and error wording around them."""

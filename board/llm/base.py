@@ -10,6 +10,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+__all__ = [
+    "ChatMessage",
+    "ErrorKind",
+    "LLMError",
+    "LLMProvider",
+    "LLMRequest",
+    "LLMResponse",
+    "MessageRole",
+    "Persona",
+    "PromptBlock",
+    "ToolCall",
+    "ToolChoice",
+    "ToolSpec",
+    "Usage",
+]
+
 MessageRole = Literal["user", "assistant", "tool"]
 ToolChoice = Literal["auto", "none"]
 

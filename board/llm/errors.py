@@ -16,6 +16,17 @@ from email.utils import parsedate_to_datetime
 
 from board.llm.base import LLMError
 
+__all__ = [
+    "ProviderSettings",
+    "bad_response_error",
+    "connection_error",
+    "describe_body",
+    "missing_key_error",
+    "retry_after_seconds",
+    "status_error",
+    "timeout_error",
+]
+
 #: 429 codes that no amount of waiting fixes.
 _HOPELESS_429 = {"insufficient_quota", "billing_hard_limit_reached"}
 

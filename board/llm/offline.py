@@ -22,6 +22,14 @@ import re
 from board.llm import offline_json, text_tools
 from board.llm.base import LLMRequest, LLMResponse, ToolCall, Usage
 
+__all__ = [
+    "OFFLINE_NOTICE",
+    "OfflineProvider",
+    "extractive_summary",
+    "signature_questions",
+    "voice_line",
+]
+
 OFFLINE_NOTICE = (
     "(offline model: no LLM was called. Set llm.model in sabha.yaml, e.g. "
     "\"anthropic:claude-sonnet-4-6\" with ANTHROPIC_API_KEY, or "

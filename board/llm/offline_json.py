@@ -13,6 +13,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+__all__ = [
+    "instance_for",
+]
+
 _TAG = "[offline]"
 
 

@@ -15,6 +15,12 @@ from dataclasses import dataclass, field
 
 from board.llm.base import Usage
 
+__all__ = [
+    "DEFAULT_PRICES",
+    "ModelPrice",
+    "PriceTable",
+]
+
 log = logging.getLogger("sabha.pricing")
 
 

@@ -13,6 +13,12 @@ from collections.abc import Callable
 from board.llm.base import LLMProvider
 from board.llm.offline import OfflineProvider
 
+__all__ = [
+    "ProviderRegistry",
+    "UnknownModelError",
+    "split_model",
+]
+
 log = logging.getLogger("sabha.llm")
 
 

@@ -22,6 +22,15 @@ from dataclasses import dataclass, replace
 from board.llm.base import LLMError, LLMRequest, LLMResponse
 from board.llm.registry import ProviderRegistry, UnknownModelError, split_model
 
+__all__ = [
+    "Attempt",
+    "AttemptHook",
+    "CallResult",
+    "ResilientCaller",
+    "RetryPolicy",
+    "model_chain",
+]
+
 log = logging.getLogger("sabha.llm")
 
 

@@ -16,6 +16,13 @@ from dataclasses import dataclass
 
 from board.llm.base import ToolCall, ToolSpec
 
+__all__ = [
+    "ParsedAnswer",
+    "instructions",
+    "parse",
+    "results_message",
+]
+
 _MARKER = re.compile(r"\[TOOL:\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*(ARG:|\])", re.IGNORECASE)
 _DECODER = json.JSONDecoder()
 

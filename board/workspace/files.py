@@ -1,25 +1,37 @@
-"""Files that owners edit while Sabha runs, re-read only when they change.
+"""Files that owners edit while Sabha runs, re-read only when they change, checked on every read.
 
-:class:`WatchedFile` keeps the last good parsed value of one file. ``get()`` costs one
-``stat`` when nothing changed; when the file changed it is read and parsed again. A
-change that fails to parse keeps the last good value live and records the error,
-logging it once per distinct bad content, never once per turn.
+:class:`WatchedFile` keeps the last good parsed value of one file. ``get()`` costs an
+``lstat`` and a ``stat`` when nothing changed; when the file changed it is read with
+:func:`read_checked` and parsed again. Every read is checked, not only the first: the real
+path (symlinks resolved) must stay inside the file's root folder (the workspace), the
+file must be a regular file (not a FIFO, a device, a directory) and within its size limit.
+A change that fails a check or fails to parse keeps the last good value live and records
+the error, logging it once per distinct bad content, never once per turn.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
+__all__ = ["FileProblem", "FileState", "Fingerprint", "WatchedFile", "decode_text", "fingerprint", "read_checked"]
+
 log = logging.getLogger("sabha.files")
 
 T = TypeVar("T")
 
-Fingerprint = tuple[int, int, int]
+#: (lstat: mtime_ns, inode; stat: mtime_ns, size, inode): a swap of the name (for a symlink
+#: or another file) changes it even when the target looks the same.
+Fingerprint = tuple[int, int, int, int, int]
+
+#: The largest file :class:`WatchedFile` reads when its parser sets no tighter limit.
+DEFAULT_MAX_BYTES = 1024 * 1024
 
 
 class FileProblem(ValueError):
@@ -36,20 +48,96 @@ class FileState(Generic[T]):
 
 
 def fingerprint(path: Path) -> Fingerprint | None:
-    """(mtime_ns, size, inode) of ``path``, or None when it does not exist."""
+    """What changes when ``path`` or what it points to changes; None when it does not exist."""
     try:
+        link = os.lstat(path)
         st = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
-    return (st.st_mtime_ns, st.st_size, st.st_ino)
+    return (link.st_mtime_ns, link.st_ino, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def read_checked(path: Path, *, root: Path | None, max_bytes: int, what: str | None = None) -> bytes:
+    """The bytes of ``path`` after the checks of the module docstring.
+
+    Raises :class:`FileProblem` naming the file and what to do when a check fails, and
+    ``FileNotFoundError`` when it does not exist (a dangling symlink included).
+    """
+    name = what or str(path)
+    real = path.resolve(strict=True)
+    if root is not None:
+        root_real = root.resolve()
+        if not _inside(real, root_real):
+            raise FileProblem(
+                f"{name} resolves to {real}, outside the workspace {root_real}; "
+                "replace the symlink with a file (or a link to a file) inside the workspace"
+            )
+    try:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: the last
+        # component cannot have been swapped for a symlink since it was resolved.
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise FileProblem(f"{name} was replaced by a symlink while it was read; save it again") from exc
+        if exc.errno == errno.EISDIR:
+            raise FileProblem(f"{name} is a directory, not a regular file; put a file there") from exc
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else (
+                "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a special file")
+            raise FileProblem(f"{name} is {kind}, not a regular file; put a plain text file there")
+        if st.st_size > max_bytes:
+            raise FileProblem(f"{name} is {st.st_size} bytes, over the {max_bytes}-byte limit; make it shorter")
+        if root is not None:
+            _check_opened(fd, root.resolve(), name)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= max_bytes:
+            chunk = os.read(fd, max_bytes + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    finally:
+        os.close(fd)
+    if size > max_bytes:
+        raise FileProblem(f"{name} is over the {max_bytes}-byte limit; make it shorter")
+    return b"".join(chunks)
+
+
+def _check_opened(fd: int, root: Path, name: str) -> None:
+    """Where the open descriptor really points (Linux): a folder swapped between the check and
+    the open cannot smuggle in a file from outside."""
+    try:
+        opened = Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return  # no /proc: the resolve check above stands
+    if not _inside(opened, root):
+        raise FileProblem(f"{name} resolves to {opened}, outside the workspace {root}; keep it inside the workspace")
 
 
 class WatchedFile(Generic[T]):
     """One file parsed by ``parse(bytes) -> T``; see the module docstring."""
 
-    def __init__(self, path: Path, parse: Callable[[bytes], T], *, label: str) -> None:
+    def __init__(
+        self,
+        path: Path,
+        parse: Callable[[bytes], T],
+        *,
+        label: str,
+        root: Path | None = None,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+    ) -> None:
         self.path = path
         self.label = label
+        self.root = root
+        self.max_bytes = max_bytes
         self._parse = parse
         self._seen: Fingerprint | None = None
         self._value: T | None = None
@@ -87,7 +175,7 @@ class WatchedFile(Generic[T]):
             return changed
         self._missing = False
         try:
-            data = self.path.read_bytes()
+            data = read_checked(self.path, root=self.root, max_bytes=self.max_bytes)
             value = self._parse(data)
         except FileNotFoundError:
             # Deleted between stat and read: look again on the next call.

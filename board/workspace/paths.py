@@ -12,6 +12,13 @@ import shutil
 from importlib import resources
 from pathlib import Path
 
+__all__ = [
+    "PathEscapeError",
+    "copy_default_workspace",
+    "default_workspace_dir",
+    "resolve_inside",
+]
+
 
 class PathEscapeError(ValueError):
     """A path from config or a user points outside the folder it must stay in."""

@@ -4,27 +4,45 @@ Order is fixed: the static block (base directives, AGENTS.md, the role's soul, t
 roster) then the dynamic block (USER.md, time, channel, sender), then the history
 window and the new message. The static block is byte-identical from turn to turn until
 a file it is built from changes, so providers can cache it. Templates are re-read when
-edited; a broken template falls back to the shipped one and the error is logged once.
+edited; a broken or unsafe template (see :class:`CheckedLoader`) falls back to the shipped
+one and the error is logged once. AGENTS.md and USER.md are checked on every read as well
+(:mod:`board.workspace.files`).
 """
 
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import jinja2
+from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
 from board.llm.base import ChatMessage, PromptBlock
-from board.workspace.files import WatchedFile, decode_text
+from board.workspace.files import FileProblem, WatchedFile, decode_text, fingerprint, read_checked
 from board.workspace.paths import default_workspace_dir
 from board.workspace.souls import AgentProfile
+
+__all__ = [
+    "DYNAMIC_TEMPLATE",
+    "MAX_CONTEXT_FILE_BYTES",
+    "MAX_TEMPLATE_BYTES",
+    "STATIC_TEMPLATE",
+    "BuiltPrompt",
+    "CheckedLoader",
+    "PromptBuilder",
+    "TurnContext",
+    "UnsafeTemplate",
+]
 
 log = logging.getLogger("sabha.prompt")
 
 MAX_CONTEXT_FILE_BYTES = 64 * 1024
+MAX_TEMPLATE_BYTES = 256 * 1024
 STATIC_TEMPLATE = "static.md.j2"
 DYNAMIC_TEMPLATE = "dynamic.md.j2"
 
@@ -53,6 +71,51 @@ class BuiltPrompt:
         return (PromptBlock("static", self.static, cacheable=True), PromptBlock("dynamic", self.dynamic))
 
 
+class UnsafeTemplate(jinja2.TemplateError):
+    """A template file failed a check of :func:`read_checked` (outside the workspace, not a
+    regular file, too large) or is not UTF-8."""
+
+
+class CheckedLoader(jinja2.BaseLoader):
+    """Loads templates from folders in order, each read checked against its root folder.
+
+    Like ``FileSystemLoader`` (``..`` is refused), plus the checks every prompt file gets on
+    every (re)load: a template, or an ``include`` / ``extends`` of one, that is a symlink
+    leading out of the workspace, a FIFO or an oversized file raises :class:`UnsafeTemplate`
+    instead of being read.
+    """
+
+    def __init__(self, folders: Sequence[tuple[Path, Path]]) -> None:
+        self.folders = [(folder, root.resolve()) for folder, root in folders]
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str, Callable[[], bool]]:
+        pieces = split_template_path(template)
+        for folder, root in self.folders:
+            path = folder.joinpath(*pieces)
+            if not os.path.lexists(path):
+                continue
+            try:
+                data = read_checked(path, root=root, max_bytes=MAX_TEMPLATE_BYTES, what=f"template {path}")
+            except FileNotFoundError:
+                continue  # a dangling symlink: as if it were not there
+            except (FileProblem, OSError) as exc:
+                raise UnsafeTemplate(str(exc)) from exc
+            try:
+                source = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise UnsafeTemplate(f"template {path} is not UTF-8 (byte {exc.start}); save it as UTF-8") from exc
+            return source, str(path), _unchanged(path)
+        raise jinja2.TemplateNotFound(template)
+
+
+def _unchanged(path: Path) -> Callable[[], bool]:
+    """Jinja's ``uptodate``: False once ``path`` (or what it points to) changed."""
+    seen = fingerprint(path)
+    return lambda: fingerprint(path) == seen
+
+
 def _read_context(data: bytes) -> str:
     return decode_text(data, max_bytes=MAX_CONTEXT_FILE_BYTES, what="file", allow_empty=True).strip()
 
@@ -64,20 +127,23 @@ class PromptBuilder:
         self.workspace = workspace
         shipped = default_workspace_dir() / "templates"
         self._env = SandboxedEnvironment(
-            loader=jinja2.FileSystemLoader([str(workspace / "templates"), str(shipped)]),
+            loader=CheckedLoader([(workspace / "templates", workspace), (shipped, shipped)]),
             auto_reload=True,
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
         )
         self._shipped_env = SandboxedEnvironment(
-            loader=jinja2.FileSystemLoader(str(shipped)),
+            loader=CheckedLoader([(shipped, shipped)]),
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
         )
-        self._agents_md = WatchedFile(workspace / "AGENTS.md", _read_context, label="AGENTS.md")
-        self._user_md = WatchedFile(workspace / "USER.md", _read_context, label="USER.md")
+        root = workspace.resolve()
+        self._agents_md = WatchedFile(workspace / "AGENTS.md", _read_context, label="AGENTS.md", root=root,
+                                      max_bytes=MAX_CONTEXT_FILE_BYTES)
+        self._user_md = WatchedFile(workspace / "USER.md", _read_context, label="USER.md", root=root,
+                                    max_bytes=MAX_CONTEXT_FILE_BYTES)
         self._bad_templates: set[str] = set()
 
     def _render(self, name: str, **context: object) -> str:

@@ -34,6 +34,16 @@ from board.roles import (
 from board.workspace.files import FileProblem, WatchedFile, decode_text
 from board.workspace.paths import PathEscapeError, default_workspace_dir, resolve_inside
 
+__all__ = [
+    "MAX_SOUL_BYTES",
+    "AgentProfile",
+    "Soul",
+    "SoulMeta",
+    "SoulStatus",
+    "SoulStore",
+    "parse_soul",
+]
+
 log = logging.getLogger("sabha.souls")
 
 MAX_SOUL_BYTES = 64 * 1024
@@ -145,6 +155,13 @@ class SoulStatus:
 _FALLBACK_EMOJI = "🪑"
 
 
+def _soul_file(path: Path, root: Path, label: str) -> WatchedFile[Soul]:
+    def parse(data: bytes) -> Soul:
+        return parse_soul(data, what=path.name)
+
+    return WatchedFile(path, parse, label=label, root=root, max_bytes=MAX_SOUL_BYTES)
+
+
 class SoulStore:
     """Serves each role's current soul; see the module docstring."""
 
@@ -184,16 +201,18 @@ class SoulStore:
             override = self.roster.override(role).soul_file
             candidates = soul_candidates(self.roster.name, role)
             relative = override or str(next((c for c in candidates if (self.workspace / c).exists()), candidates[0]))
-            path = resolve_inside(self.workspace, relative, what=f"soul file for role {role!r}")
-            watched = WatchedFile(path, lambda data, p=path: parse_soul(data, what=p.name), label=f"soul[{role}]")
+            # Checked here so a bad soul_file fails at start-up, and again on every read
+            # (WatchedFile): the file may be swapped for a symlink while Sabha runs.
+            resolve_inside(self.workspace, relative, what=f"soul file for role {role!r}")
+            watched = _soul_file(self.workspace / relative, self.workspace, f"soul[{role}]")
             self._files[role] = watched
         return watched
 
     def _default_for(self, role: str) -> WatchedFile[Soul] | None:
         if role not in self._defaults:
             candidates = soul_candidates(self.roster.name, role)
-            path = self._default_root / next((c for c in candidates if (self._default_root / c).exists()), candidates[0])
-            self._defaults[role] = WatchedFile(path, lambda data, p=path: parse_soul(data, what=p.name), label=f"default soul[{role}]")
+            name = next((c for c in candidates if (self._default_root / c).exists()), candidates[0])
+            self._defaults[role] = _soul_file(self._default_root / name, self._default_root, f"default soul[{role}]")
         watched = self._defaults[role]
         return watched if watched.path.exists() else None
 

@@ -248,7 +248,7 @@ class ScriptedServer(LocalServer, Generic[R]):
         self._script.clear()
         self.requests.clear()
 
-    async def wait_for_requests(self, n: int, timeout: float = 5.0) -> None:  # noqa: ASYNC109 - the fakes' API
+    async def wait_for_requests(self, n: int, timeout: float = 5.0) -> None:
         """Wait until at least ``n`` requests were received."""
 
         async def _wait() -> None:

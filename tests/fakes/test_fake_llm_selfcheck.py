@@ -103,7 +103,8 @@ async def test_openai_tool_calls_and_round_trip(fake_openai: FakeOpenAI, oai: op
     assert fake_openai.last_request.body["tool_choice"] == "auto"
 
     # the follow-up turn with the tool result is accepted...
-    follow = USER + [
+    follow = [
+        *USER,
         choice.message.model_dump(exclude_none=True),
         {"role": "tool", "tool_call_id": "call_abc", "content": "18%"},
     ]
