@@ -233,56 +233,25 @@ class FakeAnthropic(ScriptedServer[Own]):
 
     # -- scripting ---------------------------------------------------------------
 
-    def default_reply(self, text: str) -> Own:
-        return reply_text(text)
+    def text_reply(self, text: str, **kw: Any) -> Own:
+        return reply_text(text, **kw)
+
+    def tool_calls_reply(self, calls: Sequence[Any], *, text: str | None = None) -> Own:
+        return reply_tool_calls(calls, text=text)
+
+    def error_reply(
+        self, status: int, kind: str, message: str | None = None, headers: Mapping[str, str] | None = None, **kw: Any
+    ) -> ErrorReply:
+        return reply_error(status, kind, message, headers)
+
+    def stream_error_reply(self, text_before: str, kind: str | None, message: str | None) -> Own:
+        return StreamErrorReply(text_before, _error_body(kind or "overloaded_error", message))
+
+    def empty_reply(self) -> Own:
+        return EmptyContentReply()
 
     def response_headers(self) -> dict[str, str]:
         return {"request-id": f"req_011C{_rand(20)}"}
-
-    def script_text(self, text: str, **kw: Any) -> TextReply:
-        """Answer with ``text``."""
-        reply: TextReply = self._push(reply_text(text, **kw))
-        return reply
-
-    def script_tool_call(
-        self,
-        name: str,
-        args: Mapping[str, Any],
-        call_id: str | None = None,
-        *,
-        text: str | None = None,
-    ) -> ToolUseReply:
-        """Answer with one tool_use block."""
-        reply: ToolUseReply = self._push(reply_tool_call(name, args, call_id, text=text))
-        return reply
-
-    def script_tool_calls(self, calls: Sequence[Any], *, text: str | None = None) -> ToolUseReply:
-        """Answer with parallel tool_use blocks."""
-        reply: ToolUseReply = self._push(reply_tool_calls(calls, text=text))
-        return reply
-
-    def script_error(
-        self,
-        status: int,
-        kind: str,
-        message: str | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> ErrorReply:
-        """Answer with an Anthropic error body."""
-        reply: ErrorReply = self._push(reply_error(status, kind, message, headers))
-        return reply
-
-    def script_stream_error(
-        self, text_before: str = "", kind: str = "overloaded_error", message: str | None = None
-    ) -> StreamErrorReply:
-        """For stream=True: some text, then an ``event: error``."""
-        reply: StreamErrorReply = self._push(StreamErrorReply(text_before, _error_body(kind, message)))
-        return reply
-
-    def script_empty(self) -> EmptyContentReply:
-        """A 200 message with ``content: []``."""
-        reply: EmptyContentReply = self._push(EmptyContentReply())
-        return reply
 
     def clear_cache(self) -> None:
         """Forget cached prefixes (as if the 5-minute TTL had passed)."""

@@ -18,7 +18,7 @@ import secrets
 import string
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Self, TypeVar
 
@@ -189,9 +189,31 @@ class ScriptedServer(LocalServer, Generic[R]):
 
     # -- what a subclass supplies ----------------------------------------------------
 
-    def default_reply(self, text: str) -> R:
-        """The API's plain text reply."""
+    def text_reply(self, text: str, **kw: Any) -> R:
+        """The API's plain text reply (``kw``: its stop reason, usage, chunk delay...)."""
         raise NotImplementedError
+
+    def tool_calls_reply(self, calls: Sequence[Any], *, text: str | None = None) -> R:
+        """The API's tool-call reply: ``[(name, args), (name, args, call_id), ...]``."""
+        raise NotImplementedError
+
+    def error_reply(
+        self, status: int, kind: str, message: str | None = None, headers: Mapping[str, str] | None = None, **kw: Any
+    ) -> ErrorReply:
+        """The API's error body for ``status`` and its error kind."""
+        raise NotImplementedError
+
+    def stream_error_reply(self, text_before: str, kind: str | None, message: str | None) -> R:
+        """For stream=True: some text, then the API's in-stream error."""
+        raise NotImplementedError
+
+    def empty_reply(self) -> R:
+        """A 200 answer with nothing in it (no choices / no content blocks)."""
+        raise NotImplementedError
+
+    def default_reply(self, text: str) -> R:
+        """What an empty script answers."""
+        return self.text_reply(text)
 
     def response_headers(self) -> dict[str, str]:
         """Headers sent with every answer (request ids...)."""
@@ -205,6 +227,41 @@ class ScriptedServer(LocalServer, Generic[R]):
 
     def _push(self, reply: Any) -> Any:
         self._script.append(reply)
+        return reply
+
+    def script_text(self, text: str, **kw: Any) -> R:
+        """Answer with ``text``."""
+        reply: R = self._push(self.text_reply(text, **kw))
+        return reply
+
+    def script_tool_call(
+        self, name: str, args: Mapping[str, Any] | str, call_id: str | None = None, *, text: str | None = None
+    ) -> R:
+        """Answer with one tool call."""
+        spec = (name, args, call_id) if call_id else (name, args)
+        reply: R = self._push(self.tool_calls_reply([spec], text=text))
+        return reply
+
+    def script_tool_calls(self, calls: Sequence[Any], *, text: str | None = None) -> R:
+        """Answer with parallel tool calls."""
+        reply: R = self._push(self.tool_calls_reply(calls, text=text))
+        return reply
+
+    def script_error(
+        self, status: int, kind: str, message: str | None = None, headers: Mapping[str, str] | None = None, **kw: Any
+    ) -> ErrorReply:
+        """Answer with the API's error body."""
+        reply: ErrorReply = self._push(self.error_reply(status, kind, message, headers, **kw))
+        return reply
+
+    def script_stream_error(self, text_before: str = "", kind: str | None = None, message: str | None = None) -> R:
+        """For stream=True: some text, then an in-stream error (``kind`` defaults to the API's usual one)."""
+        reply: R = self._push(self.stream_error_reply(text_before, kind, message))
+        return reply
+
+    def script_empty(self) -> R:
+        """A 200 answer with no choices / no content blocks."""
+        reply: R = self._push(self.empty_reply())
         return reply
 
     def script_delay(self, seconds: float, then: Any = None) -> DelayReply:

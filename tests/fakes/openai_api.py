@@ -257,57 +257,25 @@ class FakeOpenAI(ScriptedServer[Own]):
 
     # -- scripting ---------------------------------------------------------------
 
-    def default_reply(self, text: str) -> Own:
-        return reply_text(text)
+    def text_reply(self, text: str, **kw: Any) -> Own:
+        return reply_text(text, **kw)
+
+    def tool_calls_reply(self, calls: Sequence[Any], *, text: str | None = None) -> Own:
+        return reply_tool_calls(calls, text=text)
+
+    def error_reply(
+        self, status: int, kind: str, message: str | None = None, headers: Mapping[str, str] | None = None, **kw: Any
+    ) -> ErrorReply:
+        return reply_error(status, kind, message, headers, **kw)
+
+    def stream_error_reply(self, text_before: str, kind: str | None, message: str | None) -> Own:
+        return StreamErrorReply(text_before, reply_error(500, kind or "server_error", message).body)
+
+    def empty_reply(self) -> Own:
+        return EmptyChoicesReply()
 
     def response_headers(self) -> dict[str, str]:
         return {"x-request-id": f"req_{secrets.token_hex(16)}", "openai-processing-ms": "7"}
-
-    def script_text(self, text: str, **kw: Any) -> TextReply:
-        """Answer with ``text``."""
-        reply: TextReply = self._push(reply_text(text, **kw))
-        return reply
-
-    def script_tool_call(
-        self,
-        name: str,
-        args: Mapping[str, Any] | str,
-        call_id: str | None = None,
-        *,
-        text: str | None = None,
-    ) -> ToolCallsReply:
-        """Answer with one tool call."""
-        reply: ToolCallsReply = self._push(reply_tool_call(name, args, call_id, text=text))
-        return reply
-
-    def script_tool_calls(self, calls: Sequence[Any], *, text: str | None = None) -> ToolCallsReply:
-        """Answer with parallel tool calls."""
-        reply: ToolCallsReply = self._push(reply_tool_calls(calls, text=text))
-        return reply
-
-    def script_error(
-        self,
-        status: int,
-        kind: str,
-        message: str | None = None,
-        headers: Mapping[str, str] | None = None,
-        **kw: Any,
-    ) -> ErrorReply:
-        """Answer with an OpenAI error body."""
-        reply: ErrorReply = self._push(reply_error(status, kind, message, headers, **kw))
-        return reply
-
-    def script_stream_error(
-        self, text_before: str = "", kind: str = "server_error", message: str | None = None
-    ) -> StreamErrorReply:
-        """For stream=True: some text, then an error chunk."""
-        reply: StreamErrorReply = self._push(StreamErrorReply(text_before, reply_error(500, kind, message).body))
-        return reply
-
-    def script_empty(self) -> EmptyChoicesReply:
-        """A 200 completion with ``choices: []``."""
-        reply: EmptyChoicesReply = self._push(EmptyChoicesReply())
-        return reply
 
     def reset(self) -> None:
         super().reset()
