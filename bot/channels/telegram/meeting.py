@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from board.room.meeting import MeetingEvent
+from board.room.render import format_decision
 from board.tasks import finish_tasks
 from bot.channels.telegram.outbound import Outbound, SendFailed, Target, ThreadNotFound
 from bot.channels.telegram.topics import Topics
@@ -391,22 +392,3 @@ class MeetingView:
             lines.append(f"Disagreements: {m.disagreements} · Consensus points: {m.consensus}")
         return "\n".join(lines)
 
-
-def format_decision(event: MeetingEvent) -> str:
-    """A decision event as Markdown: recommendation, rationale, dissent, actions, questions."""
-    d: dict[str, Any] = dict(event.data.get("decision") or {})
-    parts = [f"**Recommendation:** {d.get('recommendation') or event.text}"]
-    if d.get("rationale"):
-        parts.append(f"**Why:** {d['rationale']}")
-    if d.get("consensus_points"):
-        parts.append("**Agreed:**\n" + "\n".join(f"- {p}" for p in d["consensus_points"]))
-    if d.get("dissent"):
-        parts.append("**Dissent:**\n" + "\n".join(f"- {x.get('who')}: {x.get('why')}" for x in d["dissent"]))
-    if d.get("action_items"):
-        parts.append("**Actions:**\n" + "\n".join(
-            f"{i}. {a.get('task')} ({a.get('owner')})" for i, a in enumerate(d["action_items"], 1)))
-    if d.get("open_questions"):
-        parts.append("**Open questions:**\n" + "\n".join(f"- {q}" for q in d["open_questions"]))
-    if d.get("best_effort"):
-        parts.append("_(assembled by Sabha: the chair's decision could not be validated)_")
-    return "\n\n".join(parts)
