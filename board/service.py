@@ -20,7 +20,7 @@ from board.commands import llm as llm_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
-from board.envelope import Envelope, Reply
+from board.envelope import Envelope, Reply, ReplyKind
 from board.llm.registry import ProviderRegistry
 from board.memory.ledger import Ledger
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
@@ -209,13 +209,13 @@ class Board:
         text = await handler(envelope, route)
         return self._system_reply(envelope, route.role, text, kind="command")
 
-    def _system_reply(self, envelope: Envelope, role: str, text: str, *, kind: str) -> Reply:
+    def _system_reply(self, envelope: Envelope, role: str, text: str, *, kind: ReplyKind) -> Reply:
         try:
             profile = self.souls.profile(role)
             name, emoji = profile.name, profile.emoji
         except KeyError:
             name, emoji = "Sabha", "🪑"
-        return Reply.to(envelope, role=role, name=name, emoji=emoji, text=text, kind=kind)  # type: ignore[arg-type]
+        return Reply.to(envelope, role=role, name=name, emoji=emoji, text=text, kind=kind)
 
     def _register_builtin_commands(self) -> None:
         self.register_command("help", self._cmd_help, "/help: what you can say")

@@ -140,7 +140,10 @@ def render_for_summary(entries: list[dict[str, Any]], agent_name: str) -> str:
         message = entry_message(entry)
         if message is None:
             continue
-        who = agent_name if message.role == "assistant" else (entry.get("sender_name") or entry.get("sender") or "Director")
+        if message.role == "assistant":
+            who = agent_name
+        else:
+            who = entry.get("sender_name") or entry.get("sender") or "Director"
         lines.append(f"{who}: {message.content.strip()}")
     return "\n".join(lines)
 
@@ -245,7 +248,8 @@ class Compactor:
         return CompactionResult(record, len(older), len(kept), tokens_before, record["tokens_after"])
 
 
-def fit_to_budget(messages: list[ChatMessage], counter: TokenCounter, budget: int, *, reserved: int = 0) -> list[ChatMessage]:
+def fit_to_budget(messages: list[ChatMessage], counter: TokenCounter, budget: int, *,
+                  reserved: int = 0) -> list[ChatMessage]:
     """Drop the oldest messages until the rest fit ``budget`` (minus ``reserved``); keeps at least the last one."""
     kept = list(messages)
     while len(kept) > 1 and counter.count_messages(kept) + reserved > budget:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import functools
 import json
 import logging
 import time
@@ -103,7 +104,7 @@ class AgentSettings:
     max_tool_iterations: int = 4
     default_tools: tuple[str, ...] | None = None
     text_tool_models: tuple[str, ...] = ()
-    retry: RetryPolicy = RetryPolicy()
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
     turn_timeout_s: float | None = 300.0
     prices: PriceTable = field(default_factory=PriceTable)
     context: ContextSettings = field(default_factory=ContextSettings)
@@ -226,7 +227,8 @@ class AgentRunner:
         """True when ``model`` is configured for the ``[TOOL: name ARG: {...}]`` text protocol."""
         return any(fnmatch.fnmatchcase(model, pattern) for pattern in self.settings.text_tool_models)
 
-    def system_for(self, profile: AgentProfile, ctx: ToolContext, *, summary: str | None = None) -> tuple[PromptBlock, ...]:
+    def system_for(self, profile: AgentProfile, ctx: ToolContext, *,
+                   summary: str | None = None) -> tuple[PromptBlock, ...]:
         """System blocks for ``profile``: static (cacheable), optional summary, dynamic."""
         envelope = ctx.envelope
         turn = TurnContext(
@@ -331,7 +333,8 @@ class AgentRunner:
             )
             result = await self.caller.call(
                 request, chain, deadline=deadline,
-                on_attempt=lambda a, sb=step_blocks, st=step: self._record_attempt(a, ctx, purpose, tags, sb, st),
+                on_attempt=functools.partial(self._record_attempt, ctx=ctx, purpose=purpose, tags=tags,
+                                             blocks=step_blocks, step=step),
             )
             calls_made += len(result.attempts)
             if result.response is None or result.model is None:
@@ -478,7 +481,7 @@ class AgentRunner:
                 result_bytes=size, latency_ms=event.latency_ms, role=ctx.role, session_key=ctx.session_key,
                 meeting_id=ctx.meeting_id,
             ))
-        except Exception:  # noqa: BLE001 - bookkeeping must not break the turn
+        except Exception:  # bookkeeping must not break the turn
             log.exception("recording tool call %s failed", event.call.name)
 
     # -- compaction --------------------------------------------------------------
@@ -498,7 +501,8 @@ class AgentRunner:
         )
         return Summary(outcome.text, outcome.model, outcome.degraded, outcome.usage, outcome.cost_usd)
 
-    async def compact(self, key: str, role: str, *, force: bool = True, envelope: Envelope | None = None) -> CompactionResult | None:
+    async def compact(self, key: str, role: str, *, force: bool = True,
+                      envelope: Envelope | None = None) -> CompactionResult | None:
         """Compact session ``key`` now (``/compact``). The caller holds the key's lock."""
         profile = self.souls.profile(role)
         transcript = await self.sessions.open(key, role)
@@ -509,7 +513,8 @@ class AgentRunner:
 
         return await self.compactor.compact(
             transcript, role=role, agent_name=profile.name, counter=counter_for(self.model_for(profile)),
-            summarize=summarize, force=force, keep=None if not force else min(2, self.settings.context.keep_recent_messages),
+            summarize=summarize, force=force,
+            keep=None if not force else min(2, self.settings.context.keep_recent_messages),
         )
 
     async def _history(self, transcript: Transcript, profile: AgentProfile, ctx: ToolContext,
@@ -653,5 +658,5 @@ def _emit(hook: EventHook | None, entry: dict[str, Any]) -> None:
         return
     try:
         hook(entry)
-    except Exception:  # noqa: BLE001 - a transcript write problem must not stop the tool loop
+    except Exception:  # a transcript write problem must not stop the tool loop
         log.exception("recording a %s event failed", entry.get("type"))

@@ -198,6 +198,6 @@ class ToolRegistry:
             return ToolResult.failure(f"{name!r} timed out after {tool.timeout_s:g} s", retryable=True)
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - a broken tool must not break the turn
+        except Exception as exc:  # a broken tool must not break the turn
             log.exception("tool %s failed for role %s", name, ctx.role)
             return ToolResult.failure(f"{name!r} failed: {exc}", retryable=False)

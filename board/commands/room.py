@@ -49,11 +49,12 @@ def register(host: CommandHost, room: BoardRoom) -> None:
         if wanted:
             targets = [m for m in running if m.startswith(wanted)]
             if len(targets) > 1:
-                return f"{wanted!r} matches {len(targets)} running meetings ({', '.join(targets)}); give more of the id."
+                return (f"{wanted!r} matches {len(targets)} running meetings ({', '.join(targets)}); "
+                        "give more of the id.")
         else:
             targets = [m for m in running if room.origin_of(m) == here]
         if not targets:
-            return "No meeting is running here." if not wanted else f"No running meeting {wanted!r} that you may cancel."
+            return f"No running meeting {wanted!r} that you may cancel." if wanted else "No meeting is running here."
         for meeting_id in targets:
             await room.cancel(meeting_id)
         return "Cancelled " + ", ".join(targets) + "; the minutes so far are recorded."

@@ -44,7 +44,7 @@ class LLMCallRecord:
     provider: str
     model: str
     outcome: str
-    usage: Usage = Usage()
+    usage: Usage = field(default_factory=Usage)
     cost_usd: float | None = None
     latency_ms: float | None = None
     ttft_ms: float | None = None

@@ -9,11 +9,14 @@ starts a new id and archives the old transcript (the file is kept).
 
 from __future__ import annotations
 
+import builtins
 import logging
 import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+import aiosqlite
 
 from board.db import StateDB
 from board.memory.transcripts import (
@@ -135,7 +138,7 @@ class Sessions:
         rows = await self.db.fetchall(f"SELECT * FROM sessions {where} ORDER BY created_at DESC, key")
         return [_ref(r) for r in rows]
 
-    async def history_of(self, key: str) -> list[SessionRef]:
+    async def history_of(self, key: str) -> builtins.list[SessionRef]:
         """Every session a key has had, newest first (archived ones included)."""
         rows = await self.db.fetchall(
             "SELECT * FROM sessions WHERE key = ? ORDER BY created_at DESC", (key,)
@@ -143,11 +146,11 @@ class Sessions:
         return [_ref(r) for r in rows]
 
 
-def _ref(row: object) -> SessionRef:
+def _ref(row: aiosqlite.Row) -> SessionRef:
     return SessionRef(
-        key=row["key"],  # type: ignore[index]
-        session_id=row["session_id"],  # type: ignore[index]
-        role=row["role"],  # type: ignore[index]
-        created_at=row["created_at"],  # type: ignore[index]
-        archived_at=row["archived_at"],  # type: ignore[index]
+        key=row["key"],
+        session_id=row["session_id"],
+        role=row["role"],
+        created_at=row["created_at"],
+        archived_at=row["archived_at"],
     )

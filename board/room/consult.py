@@ -132,8 +132,8 @@ class ConsultService:
         if not self.settings.enabled:
             return self.refusal(ctx, target, "disabled", "consultation is disabled in this board's config")
         if target not in roles:
-            return self.refusal(ctx, target, "unknown_role",
-                                f"there is no role {target!r}; valid roles: {', '.join(r for r in roles if r != ctx.role)}")
+            valid = ", ".join(r for r in roles if r != ctx.role)
+            return self.refusal(ctx, target, "unknown_role", f"there is no role {target!r}; valid roles: {valid}")
         if target == ctx.role:
             return self.refusal(ctx, target, "self", "you cannot consult yourself")
         if target in full_chain(ctx):

@@ -10,6 +10,7 @@ provides the ``consult`` and ``convene_meeting`` tools and the roundtable.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -122,7 +123,8 @@ class BoardRoom:
                            f"{json.dumps(response_schema, ensure_ascii=False)}")
             allowed = tools
             if allowed is None:
-                allowed = tuple(t for t in self.runner.allowed_tools(profile) if t != CONVENE_TOOL or not ctx.meeting_id)
+                allowed = tuple(t for t in self.runner.allowed_tools(profile)
+                                if t != CONVENE_TOOL or not ctx.meeting_id)
             outcome = await self.runner.exchange(
                 profile, message, ctx, system=system, tools_allowed=allowed, extra_tools=extra_tools,
                 ledger_tags={"purpose": purpose},
@@ -206,7 +208,7 @@ class BoardRoom:
         task = asyncio.create_task(run.run(), name=f"meeting {run.id}")
         self._tasks[run.id] = task
         self._places[place] = run.id
-        task.add_done_callback(lambda t, mid=run.id: self._finished(mid, t))
+        task.add_done_callback(functools.partial(self._finished, run.id))
         return run
 
     def _finished(self, meeting_id: str, task: asyncio.Task[MeetingResult]) -> None:

@@ -69,7 +69,8 @@ def decision_schema(owners: list[str]) -> dict[str, Any]:
                     "type": "object",
                     "additionalProperties": False,
                     "required": ["who", "why"],
-                    "properties": {"who": {"type": "string", "enum": owners}, "why": {"type": "string", "minLength": 1}},
+                    "properties": {"who": {"type": "string", "enum": owners},
+                                   "why": {"type": "string", "minLength": 1}},
                 },
             },
             "action_items": {
@@ -80,7 +81,8 @@ def decision_schema(owners: list[str]) -> dict[str, Any]:
                     "type": "object",
                     "additionalProperties": False,
                     "required": ["task", "owner"],
-                    "properties": {"task": {"type": "string", "minLength": 3}, "owner": {"type": "string", "enum": owners}},
+                    "properties": {"task": {"type": "string", "minLength": 3},
+                                   "owner": {"type": "string", "enum": owners}},
                 },
             },
             "open_questions": {"type": "array", "items": {"type": "string"}},
@@ -126,7 +128,8 @@ def validate_decision(text: str, *, participants: list[str], critic_objected: bo
         )
     bad_dissent = sorted({d.who for d in decision.dissent} - known)
     if bad_dissent:
-        raise DecisionProblem(f"dissent names {', '.join(bad_dissent)}, who did not attend; use {', '.join(participants)}")
+        raise DecisionProblem(
+            f"dissent names {', '.join(bad_dissent)}, who did not attend; use {', '.join(participants)}")
     if critic_objected and not any(d.who == critic for d in decision.dissent):
         raise DecisionProblem(
             f"the {critic} objected during the meeting but the dissent does not record it; "

@@ -32,8 +32,10 @@ from board.agent.tools import Tool, ToolContext, ToolResult
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
 from board.room.decision import (
+    ActionItem,
     Decision,
     DecisionProblem,
+    Dissent,
     decision_schema,
     extract_json,
     validate_decision,
@@ -160,8 +162,9 @@ def meeting_tools(run: MeetingRun) -> list[Tool]:
                 parameters={
                     "type": "object",
                     "properties": {
-                        "target_participant_name": {"type": "string", "minLength": 1,
-                                                    "description": "Name or role of the participant you disagree with."},
+                        "target_participant_name": {
+                            "type": "string", "minLength": 1,
+                            "description": "Name or role of the participant you disagree with."},
                         "topic": {"type": "string", "minLength": 1, "description": "The conflict in at most 5 words."},
                         "reasoning": {"type": "string", "minLength": 1, "description": "Why you disagree."},
                         "severity": {"type": "integer", "minimum": 1, "maximum": 5,
@@ -266,7 +269,7 @@ class MeetingRun:
         for subscriber in list(self._subscribers):
             try:
                 await subscriber(event)
-            except Exception:  # noqa: BLE001 - a broken display must not break the meeting
+            except Exception:  # a broken display must not break the meeting
                 log.exception("meeting %s: subscriber failed on %s", self.id, kind)
 
     def _remaining(self) -> float:
@@ -314,7 +317,8 @@ class MeetingRun:
             )
         except TimeoutError:
             if self._remaining() <= 0.01:
-                raise _Stop(StopReason.DEADLINE, f"the meeting reached its {self.settings.max_duration_s:g} s limit")
+                raise _Stop(StopReason.DEADLINE,
+                            f"the meeting reached its {self.settings.max_duration_s:g} s limit") from None
             raise
         self.spent_usd += utterance.cost_usd
         return utterance
@@ -373,7 +377,8 @@ class MeetingRun:
         if self.preset_agenda is not None:
             self.agenda, self.questions = self.preset_agenda, default_questions
             await self.store.set_agenda(self.id, self.agenda)
-            await self._emit(MeetingEventKind.FRAMED, role=self.chair.role, text=self.agenda, questions=default_questions)
+            await self._emit(MeetingEventKind.FRAMED, role=self.chair.role, text=self.agenda,
+                             questions=default_questions)
             return
         try:
             framed = await self._call(self.chair.role, message, schema=schema, timeout=self.settings.agent_timeout_s)
@@ -546,16 +551,18 @@ class MeetingRun:
         dissent: dict[str, str] = {}
         for d in self.disagreements:
             dissent.setdefault(d["role"], f"disagreed with {d['target']} on {d['topic']}: {d['reasoning']}")
-        items = [{"task": f"Follow up on {p.name}'s position: {abridge(last.get(p.role, self.questions.get(p.role, self.topic)), 160)}",
-                  "owner": p.role} for p in participants[:5]]
+        items = [ActionItem(task=f"Follow up on {p.name}'s position: "
+                                 f"{abridge(last.get(p.role, self.questions.get(p.role, self.topic)), 160)}",
+                            owner=p.role) for p in participants[:5]]
         while len(items) < 3:
-            items.append({"task": f"Bring {self.topic} back to the board with the missing facts", "owner": self.chair.role})
+            items.append(ActionItem(task=f"Bring {self.topic} back to the board with the missing facts",
+                                    owner=self.chair.role))
         return Decision(
             recommendation=recommendation,
             rationale="Assembled by Sabha from the meeting record because the chair's decision could not be validated.",
             consensus_points=[c["topic"] for c in self.consensus],
-            dissent=[{"who": who, "why": why} for who, why in dissent.items()],  # type: ignore[misc]
-            action_items=items,  # type: ignore[arg-type]
+            dissent=[Dissent(who=who, why=why) for who, why in dissent.items()],
+            action_items=items,
             open_questions=[f"{r}: {why}" for r, why in self.absent.items()],
             best_effort=True,
         )
@@ -611,7 +618,7 @@ class MeetingRun:
         except asyncio.CancelledError:
             await asyncio.shield(self._close(StopReason.CANCELLED, None, "cancelled"))
             raise
-        except Exception as exc:  # noqa: BLE001 - record it, never leave a meeting open
+        except Exception as exc:  # record it, never leave a meeting open
             log.exception("meeting %s failed", self.id)
             stop, error = StopReason.ERROR, f"{type(exc).__name__}: {exc}"
         try:
@@ -631,8 +638,8 @@ class MeetingRun:
             await self.store.event(self.id, "decision", self.chair.role, decision.model_dump(), self.current_round)
             await self._emit(MeetingEventKind.DECISION, role=self.chair.role, text=decision.recommendation,
                              decision=decision.model_dump())
-        await self._emit(MeetingEventKind.ENDED, role=self.chair.role, text=stop.value, stop_reason=stop.value, error=error,
-                         minutes=minutes)
+        await self._emit(MeetingEventKind.ENDED, role=self.chair.role, text=stop.value, stop_reason=stop.value,
+                         error=error, minutes=minutes)
         return MeetingResult(meeting_id=self.id, topic=self.topic, stop_reason=stop, decision=decision,
                              minutes=minutes, cost_usd=self.spent_usd, rounds=len(self.rounds),
                              absent=dict(self.absent), error=error)

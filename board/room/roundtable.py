@@ -60,7 +60,8 @@ def parse_input(text: str) -> RoundtableInput:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RoundtableInputError("input is not valid JSON", [f"{exc.msg} at line {exc.lineno} column {exc.colno}"]) from exc
+        where = f"{exc.msg} at line {exc.lineno} column {exc.colno}"
+        raise RoundtableInputError("input is not valid JSON", [where]) from exc
     if not isinstance(data, dict):
         raise RoundtableInputError("input must be a JSON object", ['expected {"prompt": "...", ...}'])
     try:
