@@ -61,10 +61,26 @@ class SendFailed(Exception):
 
 @dataclass
 class SendProgress:
-    """How far one delivery got, so a cancelled one is known to be untouched (and kept for later)."""
+    """How far one delivery got, so a cancelled one is known to be untouched (and kept for later).
+
+    A channel calls :meth:`leaving` right before each request that may post something;
+    the first call runs ``before_first_request`` (the intake records "sending" there, as
+    late as possible: a crash before it leaves the reply safely unsent, to be sent at the
+    next start; a crash after it can only be "may have arrived").
+    """
 
     posted: int = 0  # messages the service confirmed
     in_flight: bool = False  # a request left and its outcome is not known (yet)
+    before_first_request: Callable[[], Awaitable[None]] | None = None
+    _announced: bool = False
+
+    async def leaving(self) -> None:
+        """A request that may post something is about to leave."""
+        if not self._announced:
+            self._announced = True
+            if self.before_first_request is not None:
+                await self.before_first_request()
+        self.in_flight = True
 
     @property
     def untouched(self) -> bool:

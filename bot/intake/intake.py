@@ -177,7 +177,6 @@ class Intake:
         while True:
             try:
                 pending = await self._reply_for(pending)
-                await self.inbox.sending(pending)
                 break
             except asyncio.CancelledError:
                 raise
@@ -189,7 +188,9 @@ class Intake:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30.0)
         self.hub.storage.recovered()
-        await self._deliver(pending)
+        while not await self._deliver(pending):
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 30.0)
 
     async def _reply_for(self, pending: Pending) -> Pending:
         """``pending`` with the board's stored reply (asks the board unless a reply is stored)."""
@@ -214,9 +215,11 @@ class Intake:
         await self.inbox.replied(pending, reply)
         return pending.with_reply(reply)
 
-    async def _deliver(self, pending: Pending) -> None:
+    async def _deliver(self, pending: Pending) -> bool:
+        """Deliver the stored reply and record the outcome; False when "sending" could not be
+        recorded (nothing left: try again later)."""
         assert pending.reply is not None
-        progress = SendProgress()
+        progress = SendProgress(before_first_request=lambda: self.inbox.sending(pending))
         try:
             await self.courier.deliver(pending.reply, progress)
         except SendFailed as exc:
@@ -229,14 +232,21 @@ class Intake:
             log.error("%s: reply to message %s in chat %s not delivered: %s", self.courier.name,
                       pending.message_id, pending.chat_id, exc)
             await self._record(pending, status, str(exc))
-            return
+            return True
         except asyncio.CancelledError:
             if progress.untouched:  # stopped before anything left: deliver it at the next start
                 await self._record_unsent(pending)
             raise
+        except Exception as exc:
+            if not (is_storage_error(exc) and progress.untouched):
+                raise
+            self.hub.storage.failed(exc, f"recording the delivery of {self.courier.name} message "
+                                         f"{pending.message_id}")
+            return False
         self.answered += 1
         kind = InboxStatus.NOT_TEXT if pending.kind is InboundKind.UNSUPPORTED else InboxStatus.ANSWERED
         await self._record(pending, kind)
+        return True
 
     async def _record(self, pending: Pending, status: InboxStatus, detail: str | None = None) -> None:
         try:

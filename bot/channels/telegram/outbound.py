@@ -301,7 +301,7 @@ class Outbound:
             attempt += 1
             await self.flood.acquire(target.chat_id)
             if progress is not None:
-                progress.in_flight = True
+                await progress.leaving()
             try:
                 result = await make()
             except TelegramError as exc:

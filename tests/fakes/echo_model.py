@@ -1,0 +1,69 @@
+"""A fake OpenAI-compatible model with a fixed latency that answers ``ECHO <question>``.
+
+For tests and benchmarks that drive a real ``sabha run`` process: each answer names the
+question it answers, so a test can count, per message, whether it was answered, and how
+often. ``/v1/chat/completions`` only (no tools, no streaming); the reply echoes the last
+user message's first line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from aiohttp import web
+
+from tests.fakes.local_server import LocalServer
+
+__all__ = ["EchoModel"]
+
+
+class EchoModel(LocalServer):
+    """See the module docstring."""
+
+    name = "EchoModel"
+
+    def __init__(self, latency: float = 0.2) -> None:
+        super().__init__()
+        self.latency = latency
+        self.calls = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.questions: list[str] = []
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/chat/completions", self._chat)
+
+    @property
+    def base_url(self) -> str:
+        """For ``llm.providers.openai.base_url``."""
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body: dict[str, Any] = await request.json()
+        self.calls += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await asyncio.sleep(self.latency)
+        finally:
+            self.in_flight -= 1
+        question = ""
+        for message in reversed(body.get("messages") or []):
+            if message.get("role") == "user":
+                content = message.get("content")
+                question = content if isinstance(content, str) else str(content)
+                break
+        question = (question.strip().splitlines() or [""])[0]
+        self.questions.append(question)
+        text = f"ECHO {question}"
+        prompt = sum(len(str(m)) for m in body.get("messages") or []) // 4
+        return web.json_response({
+            "id": f"chatcmpl-echo{self.calls}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "echo"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": 3, "total_tokens": prompt + 3},
+        })
