@@ -178,14 +178,7 @@ class Board:
         route = self.router().route(envelope)
         if route.error:
             return self._system_reply(envelope, route.role, route.error, kind="error")
-        if route.kind == "command":
-            return await self.run_command(envelope, route)
-        if route.kind == "meeting":
-            handler = self.commands.get("meeting")
-            if handler is None:
-                return self._system_reply(
-                    envelope, GENERAL, "Board meetings are not available in this build yet.", kind="error"
-                )
+        if route.kind in ("command", "meeting"):
             return await self.run_command(envelope, route)
         if not route.text:
             return self._system_reply(envelope, route.role, "Send a message with some text.", kind="error")

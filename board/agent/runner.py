@@ -202,7 +202,6 @@ class AgentRunner:
         self.souls = souls
         self.prompts = prompts
         self.sessions = sessions
-        self.providers = providers
         self.settings = settings
         self.tools = tools if tools is not None else ToolRegistry()
         self.ledger = ledger

@@ -200,9 +200,6 @@ def meeting_tools(run: MeetingRun) -> list[Tool]:
     ]
 
 
-FRAME_SCHEMA_KEYS = ("agenda", "questions")
-
-
 class MeetingRun:
     """One meeting in progress. Create with :meth:`Meeting.start`, then ``await run.run()``."""
 
