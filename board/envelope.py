@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
+__all__ = ["Envelope", "Reply", "ReplyKind"]
+
 ReplyKind = Literal["answer", "command", "error", "meeting", "progress"]
 
 

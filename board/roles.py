@@ -13,6 +13,18 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+__all__ = [
+    "DEFAULT_ROSTERS",
+    "GENERAL",
+    "SOUL_SUFFIX",
+    "RoleOverride",
+    "RosterSpec",
+    "default_soul_path",
+    "is_role_slug",
+    "roster_folder",
+    "soul_candidates",
+]
+
 GENERAL = "general"
 
 DEFAULT_ROSTERS: dict[str, tuple[str, ...]] = {

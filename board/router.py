@@ -17,6 +17,8 @@ from board.envelope import Envelope
 from board.memory.sessions import session_key
 from board.roles import GENERAL
 
+__all__ = ["Route", "RouteKind", "Router"]
+
 RouteKind = Literal["chat", "command", "meeting"]
 
 _COMMAND = re.compile(r"^/([A-Za-z][A-Za-z0-9_]*)(?:@[A-Za-z0-9_]+)?(?:\s+(.*))?$", re.DOTALL)

@@ -36,6 +36,8 @@ from board.router import Route, Router
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import SoulStore
 
+__all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "Board", "BoardSettings"]
+
 log = logging.getLogger("sabha.board")
 
 DB_FILE = "sabha.db"

@@ -6,6 +6,8 @@ import asyncio
 from collections.abc import Iterable
 from typing import Any
 
+__all__ = ["finish_tasks"]
+
 
 async def finish_tasks(tasks: Iterable[asyncio.Task[Any]], timeout: float | None) -> None:
     """Wait up to ``timeout`` seconds (None: forever) for ``tasks``; cancel and reap the rest."""

@@ -25,6 +25,21 @@ from board.agent.tokens import TokenCounter
 from board.llm.base import ChatMessage, Usage
 from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
 
+__all__ = [
+    "CompactionResult",
+    "Compactor",
+    "ContextSettings",
+    "HistoryWindow",
+    "Summarizer",
+    "Summary",
+    "entry_message",
+    "fit_to_budget",
+    "load_window",
+    "new_entry_id",
+    "render_for_summary",
+    "summary_block_text",
+]
+
 log = logging.getLogger("sabha.compaction")
 
 SUMMARY_HEADING = "# Earlier in this conversation (summary)"

@@ -67,6 +67,20 @@ from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
 from board.workspace.prompt import BuiltPrompt, PromptBuilder, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
 
+__all__ = [
+    "CAP_REPLY",
+    "DEGRADED_REPLY",
+    "DEGRADED_SETUP_REPLY",
+    "EMPTY_REPLY",
+    "AgentRunner",
+    "AgentSettings",
+    "EventHook",
+    "ExchangeOutcome",
+    "ToolEvent",
+    "place_of",
+    "prompt_attribution",
+]
+
 log = logging.getLogger("sabha.agent")
 
 DEGRADED_REPLY = "I'm having trouble thinking right now; try again in a minute."
@@ -557,9 +571,9 @@ class AgentRunner:
         crash cut short, resumed by the intake) is answered without being written again."""
         profile = self.souls.profile(role)
         transcript = await self.sessions.open(key, role)
-        user_entry = written_before(transcript, envelope)
+        user_entry = _earlier_entry(transcript, envelope)
         if user_entry is None:
-            user_entry = user_message_entry(envelope, text)
+            user_entry = _user_entry(envelope, text)
             transcript.append(user_entry)
         else:
             log.info("role %s key=%s: message %s is already in the transcript; answering it again without a copy",
@@ -620,7 +634,7 @@ class AgentRunner:
         )
 
 
-def user_message_entry(envelope: Envelope, text: str) -> dict[str, Any]:
+def _user_entry(envelope: Envelope, text: str) -> dict[str, Any]:
     """The transcript entry of a user's message."""
     entry: dict[str, Any] = {
         "type": "message",
@@ -640,7 +654,7 @@ def user_message_entry(envelope: Envelope, text: str) -> dict[str, Any]:
     return entry
 
 
-def written_before(transcript: Transcript, envelope: Envelope) -> dict[str, Any] | None:
+def _earlier_entry(transcript: Transcript, envelope: Envelope) -> dict[str, Any] | None:
     """The user entry ``envelope``'s message already left in the transcript's recent tail (same channel
     and message id), or None. Reads the in-memory tail only."""
     if envelope.message_id is None:

@@ -14,6 +14,8 @@ from typing import Any, Protocol
 
 from board.agent.tools import Tool, ToolContext
 
+__all__ = ["Speaker", "Utterance"]
+
 
 @dataclass(frozen=True)
 class Utterance:

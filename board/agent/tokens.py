@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from board.llm.base import ChatMessage
 
+__all__ = ["ESTIMATE", "TokenCounter", "counter_for", "estimate_tokens"]
+
 log = logging.getLogger("sabha.tokens")
 
 ESTIMATE = "estimate:chars/4"

@@ -21,6 +21,18 @@ import jsonschema
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
 
+__all__ = [
+    "Budget",
+    "ConsultCache",
+    "EntryLog",
+    "Tool",
+    "ToolContext",
+    "ToolHandler",
+    "ToolRegistry",
+    "ToolResult",
+    "validator_for",
+]
+
 log = logging.getLogger("sabha.tools")
 
 

@@ -23,6 +23,8 @@ from board.db import StateDB
 from board.llm.base import Usage
 from board.memory.transcripts import utc_now
 
+__all__ = ["GROUPS", "CostRow", "GroupBy", "LLMCallRecord", "Ledger", "ToolCallRecord", "format_report", "parse_since"]
+
 log = logging.getLogger("sabha.ledger")
 
 GroupBy = Literal["role", "day", "model", "meeting"]

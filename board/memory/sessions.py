@@ -27,6 +27,8 @@ from board.memory.transcripts import (
 )
 from board.roles import GENERAL
 
+__all__ = ["SessionRef", "Sessions", "new_session_id", "role_of_key", "session_key"]
+
 log = logging.getLogger("sabha.sessions")
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.@+-]")

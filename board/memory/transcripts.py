@@ -23,6 +23,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+__all__ = [
+    "TAIL_ENTRIES",
+    "Header",
+    "Transcript",
+    "TranscriptError",
+    "TranscriptStore",
+    "iter_entries",
+    "read_tail",
+    "utc_now",
+]
+
 log = logging.getLogger("sabha.transcripts")
 
 TAIL_ENTRIES = 400

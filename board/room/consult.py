@@ -36,6 +36,8 @@ from board.db import StateDB
 from board.llm.base import ToolSpec
 from board.memory.transcripts import utc_now
 
+__all__ = ["CONSULT_TOOL", "ConsultService", "ConsultSettings", "consult_spec", "full_chain", "parse_answer"]
+
 log = logging.getLogger("sabha.consult")
 
 CONSULT_TOOL = "consult"

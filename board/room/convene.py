@@ -36,6 +36,8 @@ from board.tasks import finish_tasks
 from board.workspace.prompt import PromptBuilder, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
 
+__all__ = ["CONVENE_TOOL", "SUMMARIZER", "BoardRoom", "MeetingInProgress"]
+
 log = logging.getLogger("sabha.convene")
 
 SUMMARIZER = "summarizer"

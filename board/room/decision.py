@@ -15,6 +15,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+__all__ = [
+    "ActionItem",
+    "Decision",
+    "DecisionProblem",
+    "Dissent",
+    "decision_schema",
+    "extract_json",
+    "validate_decision",
+]
+
 
 class Dissent(BaseModel):
     """One minority position."""

@@ -43,6 +43,19 @@ from board.room.decision import (
 from board.room.store import MeetingStore
 from board.workspace.souls import AgentProfile
 
+__all__ = [
+    "MeetingEvent",
+    "MeetingEventKind",
+    "MeetingResult",
+    "MeetingRun",
+    "MeetingSettings",
+    "StopReason",
+    "Subscriber",
+    "abridge",
+    "meeting_tools",
+    "new_meeting_id",
+]
+
 log = logging.getLogger("sabha.meeting")
 
 

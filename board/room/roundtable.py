@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from board.room.convene import SUMMARIZER, BoardRoom
 from board.room.meeting import MeetingResult
 
+__all__ = ["ROSTER", "RoundtableInput", "RoundtableInputError", "parse_input", "run_roundtable"]
+
 ROSTER = "roundtable"
 
 

@@ -14,6 +14,8 @@ from typing import Any
 from board.db import StateDB
 from board.memory.transcripts import utc_now
 
+__all__ = ["MeetingRow", "MeetingStore"]
+
 
 @dataclass(frozen=True)
 class MeetingRow:
