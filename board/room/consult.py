@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from board.agent.speaker import Speaker
+from board.agent.speaker import Ask, Speaker
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.db import StateDB
 from board.llm.base import ToolSpec
@@ -203,7 +203,7 @@ class ConsultService:
             await self._record(ctx, target, question, None, "timeout", 0.0, 0.0, result.error)
             return result
         try:
-            utterance = await asyncio.wait_for(self._speak(target, message, sub_ctx), timeout)
+            utterance = await asyncio.wait_for(self._speak(Ask(target, message), sub_ctx), timeout)
         except TimeoutError:
             latency = time.perf_counter() - started
             result = ToolResult.failure(

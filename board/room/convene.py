@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from board.agent.runner import AgentRunner, place_of
-from board.agent.speaker import Utterance
+from board.agent.speaker import Ask, Speaker, Utterance
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.envelope import Envelope
 from board.llm.base import PromptBlock, ToolSpec, Usage
@@ -94,20 +94,12 @@ class BoardRoom:
 
     # -- speaking ----------------------------------------------------------------
 
-    def speaker(self, roster: str, *, purpose: str) -> Callable[..., Any]:
+    def speaker(self, roster: str, *, purpose: str) -> Speaker:
         """A Speaker whose roles come from ``roster`` (its colleagues appear in each prompt)."""
 
-        async def speak(
-            role: str,
-            message: str,
-            ctx: ToolContext,
-            *,
-            tools: tuple[str, ...] | None = None,
-            extra_tools: Sequence[Tool] = (),
-            response_schema: dict[str, Any] | None = None,
-        ) -> Utterance:
+        async def speak(ask: Ask, ctx: ToolContext) -> Utterance:
             souls = self.souls_for(roster)
-            profile = souls.profile(role)
+            profile = souls.profile(ask.role)
             envelope = ctx.envelope
             turn = TurnContext(
                 channel=envelope.channel if envelope else "board",
@@ -120,17 +112,18 @@ class BoardRoom:
                 PromptBlock("static", self.prompts.static(profile, souls.profiles(), roster), cacheable=True),
                 PromptBlock("dynamic", self.prompts.dynamic(turn)),
             )
-            if response_schema is not None:
+            message, schema = ask.message, ask.response_schema
+            if schema is not None:
                 message = (f"{message}\n\nReply with exactly one JSON object that matches this JSON schema:\n"
-                           f"{json.dumps(response_schema, ensure_ascii=False)}")
-            allowed = tools
+                           f"{json.dumps(schema, ensure_ascii=False)}")
+            allowed = ask.tools
             if allowed is None:
                 allowed = tuple(t for t in self.runner.allowed_tools(profile)
                                 if t != CONVENE_TOOL or not ctx.meeting_id)
             outcome = await self.runner.exchange(
-                profile, message, ctx, system=system, tools_allowed=allowed, extra_tools=extra_tools,
+                profile, message, ctx, system=system, tools_allowed=allowed, extra_tools=ask.extra_tools,
                 ledger_tags={"purpose": purpose},
-                metadata={"response_schema": response_schema} if response_schema is not None else None,
+                metadata={"response_schema": schema} if schema is not None else None,
             )
             return Utterance(text=outcome.text, cost_usd=outcome.cost_usd or 0.0, model=outcome.model,
                              degraded=outcome.degraded)

@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from board.agent.speaker import Speaker, Utterance
+from board.agent.speaker import Ask, Speaker, Utterance
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
@@ -322,8 +322,8 @@ class MeetingRun:
         )
         try:
             utterance = await asyncio.wait_for(
-                self._speak(role, message, ctx, tools=tools, extra_tools=extra_tools or (),
-                            response_schema=schema), timeout=max(limit, 0.001)
+                self._speak(Ask(role, message, tools=tools, extra_tools=tuple(extra_tools or ()),
+                                response_schema=schema), ctx), timeout=max(limit, 0.001)
             )
         except TimeoutError:
             if self._remaining() <= 0.01:
