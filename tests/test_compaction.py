@@ -167,7 +167,9 @@ def test_token_counter_falls_back_to_a_labelled_estimate(tmp_path: Path, monkeyp
     assert estimate_tokens("नमस्ते") > estimate_tokens("hello")  # non-Latin text costs more
 
 
-def test_token_counter_uses_tiktoken_when_the_encoding_is_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_token_counter_uses_tiktoken_when_the_encoding_is_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import tiktoken
 
     import board.agent.tokens as tokens

@@ -132,7 +132,8 @@ async def test_consulted_agent_answers_in_its_own_soul_outside_its_chat(workspac
         # Recorded in the caller's transcript, not in the critic's own chat.
         entries = await session_entries(board, "main")
         consult = next(e for e in entries if e["type"] == "consult")
-        assert (consult["from"], consult["to"], consult["depth"], consult["answer"]) == ("general", "critic", 1, "Regulators.")
+        assert (consult["from"], consult["to"], consult["depth"], consult["answer"]) == \
+            ("general", "critic", 1, "Regulators.")
         assert await board.sessions.current("board:critic") is None
         row = (await consultations(board))[0]
         assert json.loads(row["chain"]) == ["general"] and row["outcome"] == "ok"

@@ -84,5 +84,6 @@ def test_roundtable_input_errors(text: str, detail: str) -> None:
 
 
 def test_roundtable_input_accepts_context_lists() -> None:
-    parsed = parse_input('{"prompt": "Reach CTOs", "context": ["GitHub worked", "LinkedIn did not"], "learnings": ["a"]}')
+    parsed = parse_input(
+        '{"prompt": "Reach CTOs", "context": ["GitHub worked", "LinkedIn did not"], "learnings": ["a"]}')
     assert parsed.context == "- GitHub worked\n- LinkedIn did not" and parsed.max_rounds == 3

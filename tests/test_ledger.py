@@ -45,7 +45,8 @@ async def test_each_llm_and_tool_call_is_a_row(workspace: Path, data_dir: Path) 
         assert "tool_loop" not in blocks[0] and blocks[1]["tool_loop"] > 0  # the second call carries the tool result
 
         [tool] = await board.db.fetchall("SELECT * FROM tool_calls")
-        assert (tool["name"], tool["ok"], tool["role"], tool["session_key"]) == ("lookup", 1, "finance", "board:finance")
+        assert (tool["name"], tool["ok"], tool["role"], tool["session_key"]) == \
+            ("lookup", 1, "finance", "board:finance")
         assert json.loads(tool["args"]) == {"q": "tea"} and tool["result_bytes"] > 0
 
         answer = (await session_entries(board, "board:finance"))[-1]
@@ -97,7 +98,8 @@ async def test_summary_groups(tmp_path: Path) -> None:
     async with await StateDB.open(db_path, [*BOARD_MIGRATIONS, *all_migrations()]) as db:
         ledger = Ledger(db)
         by_role = await ledger.summary(since=parse_since("7d"), by="role")
-        assert [(r.key, r.calls, r.failed) for r in by_role] == [("finance", 1, 0), ("research", 2, 1), ("critic", 1, 0)]
+        assert [(r.key, r.calls, r.failed) for r in by_role] == \
+            [("finance", 1, 0), ("research", 2, 1), ("critic", 1, 0)]
         assert by_role[0].cost_usd == pytest.approx(0.0061) and by_role[0].cache_read_tokens == 500
         assert by_role[2].unpriced == 1
         everything = await ledger.total(since=None)

@@ -65,7 +65,8 @@ async def hold(board: Board, topic: str = "Expand to Europe?") -> tuple:  # type
 
 
 async def stored_events(board: Board, meeting_id: str, kind: str) -> list[dict]:
-    rows = await board.db.fetchall("SELECT data FROM meeting_events WHERE meeting_id = ? AND kind = ?", (meeting_id, kind))
+    rows = await board.db.fetchall("SELECT data FROM meeting_events WHERE meeting_id = ? AND kind = ?",
+                                   (meeting_id, kind))
     return [json.loads(r["data"]) for r in rows]
 
 
@@ -98,11 +99,13 @@ async def test_disagreement_and_consensus_are_stored_and_the_critic_is_not_overr
     workspace: Path, data_dir: Path
 ) -> None:
     rounds = {
-        ("critic", 2): [call("log_disagreement", {"target_participant_name": "Finance", "topic": "VAT costs are ignored here",
+        ("critic", 2): [call("log_disagreement", {"target_participant_name": "Finance",
+                                                  "topic": "VAT costs are ignored here",
                                                   "reasoning": "No model of EU VAT", "severity": 4}),
                         say("I object: VAT is unmodelled.")],
-        ("finance", 2): [call("log_consensus", {"participants": ["Finance", "Strategy"], "topic": "Start with one country",
-                                                "strength": 3}), say("Agreed on one country.")],
+        ("finance", 2): [call("log_consensus", {"participants": ["Finance", "Strategy"],
+                                                "topic": "Start with one country", "strength": 3}),
+                         say("Agreed on one country.")],
     }
     # The chair first forgets the critic's dissent, is told so, then records it.
     decisions = [valid_decision(OWNERS),
@@ -124,7 +127,8 @@ async def test_disagreement_and_consensus_are_stored_and_the_critic_is_not_overr
             ("critic", "finance", "VAT costs are ignored here", 4)]
         consensus = await stored_events(board, result.meeting_id, "consensus")
         assert consensus[0]["participants"] == ["finance", "strategy"] and consensus[0]["strength"] == 3
-        synth = [r for r in model.requests_for("general") if schema_of(r.request) and "action_items" in schema_of(r.request)["properties"]]
+        synth = [r for r in model.requests_for("general")
+                 if schema_of(r.request) and "action_items" in schema_of(r.request)["properties"]]
         assert len(synth) == 2  # invalid decision retried once, with the validation error
         assert "critic objected" in last_user(synth[1].request)
         assert result.decision is not None and not result.decision.best_effort
@@ -228,7 +232,8 @@ async def test_deadline_and_cancel_always_set_a_stop_reason(workspace: Path, dat
     try:
         result, _ = await hold(board)
         assert result.stop_reason is StopReason.DEADLINE
-        run = board.room.start("Another topic", envelope=Envelope(channel="console", text="", sender="owner", is_owner=True))
+        owner = Envelope(channel="console", text="", sender="owner", is_owner=True)
+        run = board.room.start("Another topic", envelope=owner)
         await asyncio.sleep(0.1)
         assert await board.room.cancel(run.id)
         row = await board.room.store.get(run.id)
@@ -361,7 +366,8 @@ async def test_a_meeting_cancelled_while_it_is_being_recorded_still_gets_a_stop_
 ) -> None:
     board = await board_with(workspace, data_dir, ScriptedModel(default=brain()))
     try:
-        run = board.room.start("Cancel me at once", envelope=Envelope(channel="console", text="", sender="owner", is_owner=True))
+        owner = Envelope(channel="console", text="", sender="owner", is_owner=True)
+        run = board.room.start("Cancel me at once", envelope=owner)
         await asyncio.sleep(0)  # the meeting is now inside its first database write
         assert await board.room.cancel(run.id)
         row = await board.room.store.get(run.id)

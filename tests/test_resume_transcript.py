@@ -10,7 +10,8 @@ import asyncio
 from pathlib import Path
 
 from board.envelope import Envelope
-from tests.fakes.scripted_model import ScriptedModel, say
+from board.llm.base import LLMRequest
+from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.llm_support import scripted_board, session_entries
 
 QUESTION = "What is our runway?"
@@ -22,12 +23,16 @@ def resumed(message_id: str = "42", text: str = QUESTION) -> Envelope:
 
 async def crash_mid_turn(workspace: Path, data_dir: Path, envelope: Envelope) -> None:
     """Start a turn, and cut it short (as a crash would) while the model is thinking."""
-    model = ScriptedModel().script(say("too late", latency=30))
-    board = await scripted_board(workspace, data_dir, model)
+    thinking = asyncio.Event()
+
+    def slow(request: LLMRequest) -> Step:
+        thinking.set()
+        return say("too late", latency=30)
+
+    board = await scripted_board(workspace, data_dir, ScriptedModel().script(slow))
     try:
         turn = asyncio.create_task(board.handle(envelope))
-        while not model.requests:
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(thinking.wait(), 10)
         turn.cancel()
         await asyncio.gather(turn, return_exceptions=True)
     finally:
