@@ -20,6 +20,9 @@ from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import FAST, FORUM, FRIEND, OWNER, SPECIALISTS, TOKEN
 
 REPO = Path(__file__).resolve().parent.parent
+#: Which checkout ``sabha run`` comes from: this one, or another to compare (e.g. the previous
+#: version: ``SABHA_TEST_DAEMON_REPO=/path/to/old/checkout pytest tests/test_durability.py``).
+DAEMON_REPO = Path(os.environ.get("SABHA_TEST_DAEMON_REPO", str(REPO)))
 WEBHOOK_SECRET = "webhook-secret_1"
 _PORT = re.compile(r"http on [^\s:]+:(\d+)")
 _ECHO = re.compile(r"ECHO [^\n]*?\b(Q\d{3})\b")
@@ -70,11 +73,12 @@ class SabhaProcess:
     async def start(self) -> SabhaProcess:
         """Start it and wait until its HTTP server listens."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
-        env.update(self.env, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+        env.update(self.env, PYTHONPATH=str(DAEMON_REPO), PYTHONUNBUFFERED="1")
         self.lines.clear()
         self.port = None
         self.proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot.cli", "run", "--config", str(self.config),
+            sys.executable, "-c", "from bot.cli import main; raise SystemExit(main.main() if hasattr(main, 'main') "
+            "else main())", "run", "--config", str(self.config),
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(self.config.parent),
         )
         self._reader = asyncio.create_task(self._read())
