@@ -11,7 +11,8 @@ meetings build on ``exchange``.
 
 :meth:`AgentRunner.turn` is one chat turn: the user's message is written to the
 transcript (and flushed) before any model is called, so a crash mid-turn never loses
-what the user said; the history window is compacted when it is over budget; tool calls
+what the user said (and the same message resumed after the crash is not written again);
+the history window is compacted when it is over budget; tool calls
 and results are appended as they happen; the answer is appended with its soul version,
 model, usage, cost and latency, and the file is fsynced when the turn ends.
 
