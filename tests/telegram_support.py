@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -141,3 +142,18 @@ def use_model(board: Board, model: Any) -> Any:
     """Make every ``offline`` turn of ``board`` use ``model``."""
     board.providers.register("offline", lambda: model)
     return model
+
+
+async def eventually(predicate: Callable[[], object], what: str, timeout: float = 3.0) -> None:  # noqa: ASYNC109
+    """Wait until ``predicate()`` (awaited if it returns an awaitable) is true."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = predicate()
+        if inspect.isawaitable(value):
+            value = await value
+        if value:
+            return
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.01)

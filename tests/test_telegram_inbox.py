@@ -8,9 +8,8 @@ marked abandoned; a redelivered update is still answered once.
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -25,6 +24,7 @@ from tests.telegram_support import (
     TOKEN,
     GatedModel,
     RecordingModel,
+    eventually,
     running,
     tg_settings,
     use_model,
@@ -37,15 +37,6 @@ async def fake() -> AsyncIterator[FakeTelegramAPI]:
         yield server
 
 
-async def eventually(predicate: Callable[[], object], what: str) -> None:
-    for _ in range(300):
-        value = predicate()
-        if inspect.isawaitable(value):
-            value = await value
-        if value:
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 async def received_ago(board: Board, message_id: str, age: timedelta) -> None:
@@ -94,10 +85,11 @@ async def test_a_reply_not_sent_before_shutdown_is_sent_after_the_restart_withou
         message_id = update["message"]["message_id"]
         await eventually(lambda: model.calls, "the model call")
 
-        async def sending() -> bool:
-            return await status_of(board, message_id, FORUM) == "sending"
+        async def stored() -> bool:  # the reply is stored; it waits for the budget, nothing has left
+            return await status_of(board, message_id, FORUM) == "replied"
 
-        await eventually(sending, "the reply to wait for the budget")
+        await eventually(stored, "the reply to wait for the budget")
+        await asyncio.sleep(0.05)
     assert fake.sent_messages == []
     assert await status_of(board, message_id, FORUM) == "replied"  # stored; nothing of it reached Telegram
 

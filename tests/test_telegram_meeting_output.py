@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -28,6 +28,7 @@ from tests.telegram_support import (
     TOKEN,
     ManualClock,
     VirtualClock,
+    eventually,
     running,
     tg_settings,
 )
@@ -72,12 +73,6 @@ def three_rounds(origin: Envelope) -> list[MeetingEvent]:
     return events + closing(origin)
 
 
-async def eventually(predicate: Callable[[], object], what: str) -> None:
-    for _ in range(300):
-        if predicate():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def on_clock(channel: TelegramChannel, clock: VirtualClock | ManualClock) -> None:

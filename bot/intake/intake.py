@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
@@ -83,13 +84,12 @@ class IntakeHub:
         return await self.scheduler.drain(self.settings.shutdown_grace_s if grace is None else grace)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def clean_text(text: str) -> str:
-    """``text`` as valid Unicode: lone surrogates (which cannot be stored) become U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    return text
+    """``text`` as valid Unicode: each lone surrogate (which cannot be stored) becomes one U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def _clean(envelope: Envelope) -> Envelope:
