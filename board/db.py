@@ -2,7 +2,8 @@
 
 A :class:`Migration` is named ``NNNN_what``; the package that owns a table owns its
 migrations (``board.memory.migrations``, ``board.room.migrations``, the intake's and each
-channel's in ``bot``), and the composition root hands them all to :meth:`StateDB.open`.
+channel's in ``bot``), each a ``NNNN_what.sql`` file in that ``migrations`` package, read by
+:func:`load_migrations`; the composition root hands them all to :meth:`StateDB.open`.
 They run in numeric order across owners, each once, inside a transaction, its name
 recorded in ``schema_migrations``. Migrations are append-only: a shipped one is never
 edited; a change is a new number.
@@ -14,12 +15,13 @@ import logging
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
-__all__ = ["Migration", "MigrationError", "StateDB"]
+__all__ = ["Migration", "MigrationError", "StateDB", "load_migrations"]
 
 log = logging.getLogger("sabha.db")
 
@@ -46,6 +48,12 @@ class Migration:
         """The numeric prefix, which orders migrations across owners."""
         return int(self.name[:4])
 
+
+def load_migrations(package: str) -> tuple[Migration, ...]:
+    """The ``NNNN_what.sql`` files of ``package`` (its file stems are the names), in numeric order."""
+    scripts = [entry for entry in files(package).iterdir() if entry.name.endswith(".sql")]
+    migrations = [Migration(entry.name.removesuffix(".sql"), entry.read_text(encoding="utf-8")) for entry in scripts]
+    return tuple(sorted(migrations, key=lambda m: (m.number, m.name)))
 
 
 class StateDB:

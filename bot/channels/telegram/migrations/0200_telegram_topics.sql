@@ -1,0 +1,8 @@
+CREATE TABLE telegram_topics (
+    chat_id    TEXT NOT NULL,
+    role       TEXT NOT NULL,
+    thread_id  INTEGER NOT NULL,
+    name       TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (chat_id, role)
+);

@@ -1,0 +1,7 @@
+"""Telegram's tables: the forum topic of each role (0200; 0201-0202 are the intake's, named before the split)."""
+
+from board.db import load_migrations
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS = load_migrations(__name__)
