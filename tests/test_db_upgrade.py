@@ -1,7 +1,7 @@
 """A state db made by the previous version (commit ec16d0d, before the house restructure)
 opens with today's code and keeps working.
 
-The fixture ``tests/data/state_db_v0_1.sql`` is that version's db as a SQL dump, made by
+The fixture ``tests/data/state_db_v0_1.sql.gz`` is that version's db as a gzipped SQL dump, made by
 ``tests/data/make_state_db_v0_1.py`` with its own code: two console turns (session ``main``
 and its transcript, ``llm_calls`` rows), a board meeting run to its end, two Telegram topic
 mappings, and Telegram inbox rows (answered, replied, denied, and an unfinished ``received``
@@ -10,6 +10,7 @@ one that carries its envelope). The transcript it points at is in ``tests/data/s
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 import sqlite3
@@ -24,7 +25,7 @@ from bot.app import all_migrations
 from bot.channels.telegram.topics import Topics, TopicStore
 
 DATA = Path(__file__).parent / "data"
-DUMP = DATA / "state_db_v0_1.sql"
+DUMP = DATA / "state_db_v0_1.sql.gz"
 TRANSCRIPTS = DATA / "state_db_v0_1"
 
 # what the previous version recorded (see the dump)
@@ -44,7 +45,7 @@ def _load_dump(data_dir: Path) -> Path:
     path = data_dir / DB_FILE
     conn = sqlite3.connect(path)
     try:
-        conn.executescript(DUMP.read_text(encoding="utf-8"))
+        conn.executescript(gzip.decompress(DUMP.read_bytes()).decode("utf-8"))
     finally:
         conn.close()
     for transcript in TRANSCRIPTS.glob("*.jsonl"):

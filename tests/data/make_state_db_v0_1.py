@@ -1,4 +1,4 @@
-"""Make ``state_db_v0_1.sql`` (and the transcripts beside it) with the PREVIOUS version.
+"""Make ``state_db_v0_1.sql.gz`` (and the transcripts beside it) with the PREVIOUS version.
 
 Not a test, and not run by the suite: it records how the fixture of ``tests/test_db_upgrade.py``
 was made. It must run against the code of commit ec16d0d (before the house restructure), e.g.
@@ -10,12 +10,14 @@ It uses that version's own code paths: ``Board.open``, two console turns through
 model (a session, its transcript, ``llm_calls`` rows), a board meeting run to its end (what
 ``sabha meeting`` does), a Telegram topic mapping, and Telegram inbox rows in several
 statuses, including an unfinished ``received`` one that carries its envelope. The state db is
-saved as a SQL text dump (``iterdump``); transcripts are copied under ``state_db_v0_1/``.
+saved as a gzipped SQL text dump (``iterdump``; gzipped so the fixture is stored as data, not
+read as a second copy of the migrations' SQL); transcripts are copied under ``state_db_v0_1/``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import shutil
 import sqlite3
 import sys
@@ -31,6 +33,7 @@ from board.service import Board, BoardSettings
 from board.workspace import copy_default_workspace
 
 FORUM = -1001234567890
+DUMP = "state_db_v0_1.sql.gz"
 
 
 async def make(root: Path) -> None:
@@ -82,14 +85,14 @@ def main() -> int:
             dump = "\n".join(conn.iterdump()) + "\n"
         finally:
             conn.close()
-        (out / "state_db_v0_1.sql").write_text(dump, encoding="utf-8")
+        (out / DUMP).write_bytes(gzip.compress(dump.encode("utf-8"), mtime=0))  # mtime=0: the same dump, the same bytes
         transcripts = out / "state_db_v0_1"
         shutil.rmtree(transcripts, ignore_errors=True)
         transcripts.mkdir(parents=True)
         for path in sorted((root / "sessions").iterdir()):
             if path.suffix == ".jsonl":
                 shutil.copy2(path, transcripts / path.name)
-    print(f"wrote {out / 'state_db_v0_1.sql'} and {len(list(transcripts.iterdir()))} transcript(s)")
+    print(f"wrote {out / DUMP} and {len(list(transcripts.iterdir()))} transcript(s)")
     return 0
 
 
