@@ -1,11 +1,11 @@
 """A burst of private chats against a real ``sabha run``: replies, failures, /healthz latency, memory.
 
 Starts the daemon as a subprocess (``python -m bot.cli run --config X``) against the fake
-Telegram Bot API (tests/fakes/telegram_api.py) and a fake OpenAI-compatible model that
-answers every call after a fixed latency, all on 127.0.0.1. Then pushes ``--per-chat``
-messages from each of ``--chats`` distinct private chats at once (default 500 x 4 = 2000),
-waits until every message has an answer (or ``--timeout``), stops the daemon with SIGTERM
-and prints:
+Telegram Bot API (tests/fakes/telegram_api.py) and a fake OpenAI-compatible model
+(tests/fakes/echo_model.py) that answers every call after a fixed latency, all on
+127.0.0.1. Then pushes ``--per-chat`` messages from each of ``--chats`` distinct private
+chats at once (default 500 x 4 = 2000), waits until every message has an answer (or
+``--timeout``), stops the daemon with SIGTERM and prints:
 
 * messages sent in, replies the fake received, messages never answered, duplicates
   (messages answered more than once);
@@ -16,8 +16,8 @@ and prints:
   time; a request that takes longer delays the next sample);
 * the daemon's peak RSS (VmHWM from /proc/<pid>/status) and the wall time.
 
-Every question carries a marker ``M<chat>x<n>``; the model answers with the marker of the
-last user message it was sent, so a reply in Telegram is matched to its question.
+Every question carries a marker ``M<chat>x<n>`` on its first line; the model echoes the first
+line of the last user message it was sent, so a reply in Telegram is matched to its question.
 
 The config it writes is valid for the previous version too (nothing version-specific):
 ``--repo /tmp/before`` runs another checkout (PYTHONPATH and the workspace from there,
@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import re
@@ -52,11 +51,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aiohttp import ClientSession, ClientTimeout, web
+from aiohttp import ClientError, ClientSession, ClientTimeout
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from tests.fakes.echo_model import EchoModel  # noqa: E402
 from tests.fakes.telegram_api import FakeTelegramAPI  # noqa: E402
 
 TOKEN = "123456:BENCH-token_abc"
@@ -82,73 +82,10 @@ class _Count(logging.Handler):
 SERVER_ERRORS = _Count()
 
 
-# -- the model ----------------------------------------------------------------------------
-
-
-@dataclass
-class FixedLatencyModel:
-    """``POST /v1/chat/completions`` answering ``answer <marker>`` after ``latency`` seconds."""
-
-    latency: float
-    calls: int = 0
-    in_flight: int = 0
-    max_in_flight: int = 0
-    port: int = 0
-    _runner: web.AppRunner | None = None
-
-    async def start(self) -> None:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False, shutdown_timeout=1.0)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server  # aiohttp exposes no public accessor
-        assert server is not None and server.sockets
-        self.port = server.sockets[0].getsockname()[1]
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    async def _chat(self, request: web.Request) -> web.Response:
-        body = await request.json()
-        self.calls += 1
-        self.in_flight += 1
-        self.max_in_flight = max(self.max_in_flight, self.in_flight)
-        try:
-            await asyncio.sleep(self.latency)
-        finally:
-            self.in_flight -= 1
-        marker = "no-marker"
-        for message in reversed(body.get("messages") or []):
-            if message.get("role") == "user":
-                content = message.get("content")
-                text = content if isinstance(content, str) else json.dumps(content)
-                found = MARKER.findall(text)
-                if found:
-                    marker = "M{}x{}".format(*found[-1])
-                break
-        text = f"answer {marker}"
-        prompt = sum(len(json.dumps(m)) for m in body.get("messages") or []) // 4
-        return web.json_response({
-            "id": f"chatcmpl-bench{self.calls}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": body.get("model", "bench"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": 3, "total_tokens": prompt + 3},
-        })
-
-
 # -- the daemon ---------------------------------------------------------------------------
 
 
-def write_setup(root: Path, repo: Path, telegram: FakeTelegramAPI, model: FixedLatencyModel,
+def write_setup(root: Path, repo: Path, telegram: FakeTelegramAPI, model: EchoModel,
                 users: list[int]) -> Path:
     """A workspace copied from ``repo`` and a config both versions accept."""
     shutil.copytree(repo / "workspace", root / "workspace", ignore=shutil.ignore_patterns("__pycache__"))
@@ -227,7 +164,7 @@ async def sample_health(port: int, stop: asyncio.Event, out: list[float], errors
                     await resp.read()
                     if resp.status != 200:
                         errors[f"HTTP {resp.status}"] += 1
-            except Exception as exc:  # a timeout or refused connection is a figure too
+            except (ClientError, OSError, TimeoutError) as exc:  # a timeout or refused connection is a figure too
                 errors[type(exc).__name__] += 1
             out.append(time.monotonic() - started)
             with contextlib.suppress(TimeoutError):
@@ -265,7 +202,7 @@ async def run(args: argparse.Namespace) -> int:
     if args.tg_latency > 0:
         for method in ("sendMessage", "sendChatAction", "editMessageText"):
             telegram.set_delay(method, args.tg_latency)
-    model = FixedLatencyModel(args.model_latency)
+    model = EchoModel(latency=args.model_latency)
     await telegram.start()
     await model.start()
     daemon: Daemon | None = None
