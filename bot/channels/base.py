@@ -1,6 +1,6 @@
 """What every channel is to the daemon and to the shared intake, and its plugin record.
 
-A channel package supplies three things to :mod:`bot.intake`: how its native update becomes
+The plugin record the registry lists is in :mod:`bot.channels.plugin`. A channel package supplies three things to :mod:`bot.intake`: how its native update becomes
 an :class:`board.envelope.Envelope` (and whether the sender may talk to the board), how a
 :class:`board.envelope.Reply` is delivered, and which failures prove a send did not
 happen (:class:`SendFailed` with a :class:`DeliveryOutcome`). Everything between (dedupe,
@@ -9,28 +9,21 @@ the durable claim, lanes, answering, resume) is the intake's.
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
 
-from board.db import Migration
 from board.envelope import Envelope, Reply
 
 if TYPE_CHECKING:
     from aiohttp import web
 
-    from board.service import Board
-    from bot.config import LoadedConfig
-    from bot.intake.intake import Intake
-
 __all__ = [
     "Admission",
     "Channel",
     "ChannelError",
-    "ChannelPlugin",
     "ChannelTexts",
     "Courier",
     "DeliveryOutcome",
@@ -157,25 +150,3 @@ class Channel(Protocol):
     def describe(self) -> dict[str, Any]:
         """Machine-readable state for the health endpoint."""
         ...
-
-
-ChannelFactory = Callable[["Board", "LoadedConfig", "Intake"], Channel]
-CliCommand = Callable[["LoadedConfig", argparse.Namespace], Awaitable[int]]
-
-
-@dataclass(frozen=True)
-class ChannelPlugin:
-    """A channel as the registry knows it.
-
-    ``enabled`` reads the channel's config section; ``factory`` builds the channel (and is
-    where its client library is first imported); ``add_cli`` adds ``sabha <name> ...``
-    subcommands and returns their handler; ``migrations`` are its tables.
-    """
-
-    name: str
-    section: str
-    enabled: Callable[[LoadedConfig], bool]
-    factory: Callable[[], ChannelFactory]
-    migrations: Sequence[Migration] = ()
-    add_cli: Callable[[Any, argparse.ArgumentParser], CliCommand] | None = None
-    notes: tuple[str, ...] = field(default_factory=tuple)

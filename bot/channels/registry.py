@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from board.db import Migration
-from bot.channels.base import ChannelPlugin
+from bot.channels.plugin import ChannelPlugin
 from bot.channels.telegram.plugin import PLUGIN as TELEGRAM
 
 __all__ = ["PLUGINS", "all_migrations", "plugin"]

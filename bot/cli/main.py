@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -33,6 +33,7 @@ from board.memory.transcripts import iter_entries
 from board.service import DB_FILE, Board
 from board.workspace.paths import PathEscapeError, copy_default_workspace
 from bot.app import missing_keys, open_state_db
+from bot.channels.plugin import CliCommand
 from bot.channels.registry import PLUGINS as CHANNEL_PLUGINS
 from bot.cli import meetings as meeting_cli
 from bot.cli.common import UserError, emit, with_board
@@ -111,9 +112,10 @@ async def cmd_chat(loaded: LoadedConfig, args: argparse.Namespace) -> int:
                     break
                 try:
                     reply = await board.handle(_console_envelope(line, args.role))
-                except Exception:  # noqa: BLE001 - one failed message must not end the conversation
+                except Exception:  # one failed message must not end the conversation
                     log.exception("answering %r failed", line[:80])
-                    sys.stderr.write("sabha: that message could not be answered (the error is logged above); try again\n")
+                    sys.stderr.write("sabha: that message could not be answered (the error is logged above); "
+                                     "try again\n")
                     continue
                 emit(reply.render())
         except KeyboardInterrupt:
@@ -189,9 +191,9 @@ async def cmd_sessions(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             if not refs:
                 emit("no sessions yet: talk to the board with `sabha chat`")
                 return 0
-            for ref in refs:
-                state = f"  archived {ref.archived_at}" if ref.archived_at else ""
-                emit(f"{ref.key:<32} {ref.session_id:<40} {ref.created_at}{state}")
+            for listed in refs:
+                state = f"  archived {listed.archived_at}" if listed.archived_at else ""
+                emit(f"{listed.key:<32} {listed.session_id:<40} {listed.created_at}{state}")
             return 0
         if args.sessions_command == "reset":
             try:
@@ -316,8 +318,9 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser (``--config`` and ``-v`` accepted before or after the command)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--config", metavar="PATH", default=argparse.SUPPRESS,
-                        help=f"config file (default: ${'SABHA_CONFIG'} or ./{DEFAULT_CONFIG_NAME} or built-in defaults)")
-    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS, help="more logging (-vv for debug)")
+                        help=f"config file (default: $SABHA_CONFIG or ./{DEFAULT_CONFIG_NAME} or built-in defaults)")
+    common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
+                        help="more logging (-vv for debug)")
 
     parser = argparse.ArgumentParser(
         prog="sabha", parents=[common],
@@ -382,8 +385,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-CHANNEL_COMMANDS: dict[str, Callable[[LoadedConfig, argparse.Namespace], Awaitable[int]]] = {}
-COMMANDS: dict[str, Callable[[LoadedConfig, argparse.Namespace], Awaitable[int]]] = {
+CHANNEL_COMMANDS: dict[str, CliCommand] = {}
+COMMANDS: dict[str, CliCommand] = {
     "chat": cmd_chat,
     "ask": cmd_ask,
     "souls": cmd_souls,
@@ -414,7 +417,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "init":
             return cmd_init(args)
         loaded = load_config(getattr(args, "config", None))
-        return asyncio.run({**COMMANDS, **CHANNEL_COMMANDS}[args.command](loaded, args))
+        command = {**COMMANDS, **CHANNEL_COMMANDS}[args.command]
+
+        async def run() -> int:
+            return await command(loaded, args)
+
+        return asyncio.run(run())
     except (ConfigError, UserError, PathEscapeError, FileNotFoundError) as exc:
         sys.stderr.write(f"sabha: {exc}\n")
         return EXIT_USAGE

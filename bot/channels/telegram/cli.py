@@ -8,7 +8,7 @@ from typing import Any
 
 from board.roles import GENERAL
 from board.service import Board
-from bot.channels.base import CliCommand
+from bot.channels.plugin import CliCommand
 from bot.cli.common import UserError, emit, with_board
 from bot.config import LoadedConfig
 

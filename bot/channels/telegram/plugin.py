@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from bot.channels.base import ChannelFactory, ChannelPlugin, CliCommand
+from bot.channels.plugin import ChannelFactory, ChannelPlugin, CliCommand
 from bot.channels.telegram.migrations import MIGRATIONS
 
 if TYPE_CHECKING:
