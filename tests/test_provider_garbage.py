@@ -12,8 +12,11 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+import aiosqlite
 import pytest
 
+from board.agent.runner import DEGRADED_REPLY, DEGRADED_SETUP_REPLY
+from board.envelope import Reply
 from board.service import Board
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.local_server import ScriptedServer
@@ -35,7 +38,7 @@ PROVIDERS = {"openai": (FakeOpenAI, "gpt-4o-mini", "gpt-4o"),
 
 
 async def _board(tmp_path: Path, workspace: Path, provider: str, fake: ScriptedServer[object],
-                 fallbacks: str = "") -> Board:
+                 fallbacks: str = "", options: str = "") -> Board:
     _, model, _ = PROVIDERS[provider]
     url = fake.base_url if isinstance(fake, FakeOpenAI) else fake.url  # type: ignore[attr-defined]
     return await configured_board(tmp_path, workspace, f"""
@@ -44,8 +47,19 @@ llm:
 {fallbacks}
 {FAST}
   providers:
-    {provider}: {{base_url: "{url}", api_key: "k-test"}}
+    {provider}: {{base_url: "{url}", api_key: "k-test"{options}}}
 """)
+
+
+async def _ask(board: Board, caplog: pytest.LogCaptureFixture) -> tuple[Reply, list[aiosqlite.Row]]:
+    """Say hello (logs captured from INFO), then close the board: the reply and the calls in the ledger."""
+    try:
+        with caplog.at_level(logging.INFO):
+            reply = await board.handle(envelope("hello"))
+        rows = await board.db.fetchall("SELECT model, outcome FROM llm_calls ORDER BY id")
+    finally:
+        await board.close()
+    return reply, rows
 
 
 def _no_error_traceback(caplog: pytest.LogCaptureFixture) -> None:
@@ -65,12 +79,7 @@ async def test_garbage_then_good_answer_is_retried(
     async with PROVIDERS[provider][0]() as fake:
         GARBAGE[garbage](fake)
         fake.script_text("The good answer.")
-        board = await _board(tmp_path, workspace, provider, fake)
-        try:
-            with caplog.at_level(logging.INFO):
-                reply = await board.handle(envelope("hello"))
-        finally:
-            await board.close()
+        reply, _ = await _ask(await _board(tmp_path, workspace, provider, fake), caplog)
     assert reply.text == "The good answer." and not reply.degraded
     assert len(fake.requests) == 2
     _no_error_traceback(caplog)
@@ -89,12 +98,7 @@ async def test_garbage_every_time_falls_back(
         GARBAGE[garbage](fake)
         fake.script_text("The fallback answers.")
         board = await _board(tmp_path, workspace, provider, fake, f"  fallbacks: [{provider}:{fallback}]")
-        try:
-            with caplog.at_level(logging.INFO):
-                reply = await board.handle(envelope("hello"))
-            rows = await board.db.fetchall("SELECT model, outcome FROM llm_calls ORDER BY id")
-        finally:
-            await board.close()
+        reply, rows = await _ask(board, caplog)
     assert reply.text == "The fallback answers." and not reply.degraded
     assert fake.requests[-1].body["model"] == fallback
     assert [r["outcome"] for r in rows][-1] == "ok"
@@ -109,12 +113,7 @@ async def test_garbage_without_fallback_is_not_a_setup_problem(
     async with PROVIDERS[provider][0]() as fake:
         for _ in range(2):
             GARBAGE[garbage](fake)
-        board = await _board(tmp_path, workspace, provider, fake)
-        try:
-            with caplog.at_level(logging.INFO):
-                reply = await board.handle(envelope("hello"))
-        finally:
-            await board.close()
+        reply, _ = await _ask(await _board(tmp_path, workspace, provider, fake), caplog)
     assert reply.degraded
     assert "setup problem" not in reply.text and "API key" not in reply.text
     assert len(fake.requests) == 2  # retried once
@@ -128,21 +127,34 @@ async def test_stream_garbage_is_retried(
     async with PROVIDERS[provider][0]() as fake:
         fake.script_not_json(200)
         fake.script_text("Streamed fine.")
-        model = PROVIDERS[provider][1]
-        url = fake.base_url if isinstance(fake, FakeOpenAI) else fake.url
-        board = await configured_board(tmp_path, workspace, f"""
-llm:
-  model: {provider}:{model}
-{FAST}
-  providers:
-    {provider}: {{base_url: "{url}", api_key: "k-test", stream: true}}
-""")
-        try:
-            with caplog.at_level(logging.INFO):
-                reply = await board.handle(envelope("hello"))
-        finally:
-            await board.close()
+        reply, _ = await _ask(await _board(tmp_path, workspace, provider, fake, options=", stream: true"), caplog)
     assert reply.text == "Streamed fine." and not reply.degraded
+    _no_error_traceback(caplog)
+
+
+# (provider, status, error kind, message, called a setup problem?)
+REFUSALS = [
+    ("openai", 400, "context_length_exceeded", None, False),
+    ("anthropic", 400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", False),
+    ("openai", 401, "invalid_api_key", None, True),
+    ("anthropic", 401, "authentication_error", None, True),
+]
+
+
+@pytest.mark.parametrize(("provider", "status", "kind", "message", "setup"), REFUSALS)
+async def test_only_a_setup_problem_is_called_one(
+    tmp_path: Path, workspace: Path, provider: str, status: int, kind: str, message: str | None, setup: bool,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An error that is not retried is not by itself a setup problem: a 400 (here: the context
+    is too long) gets the ordinary "trouble" wording; a rejected key gets the setup wording."""
+    async with PROVIDERS[provider][0]() as fake:
+        fake.script_error(status, kind, message)
+        reply, rows = await _ask(await _board(tmp_path, workspace, provider, fake), caplog)
+    assert reply.degraded
+    assert len(fake.requests) == 1  # neither is retried
+    assert reply.text == (DEGRADED_SETUP_REPLY if setup else DEGRADED_REPLY)
+    assert [r["outcome"] for r in rows] == ["auth" if setup else "bad_request"]
     _no_error_traceback(caplog)
 
 

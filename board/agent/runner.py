@@ -323,7 +323,7 @@ class AgentRunner:
         hit_cap = False
         error: str | None = None
         degraded = False
-        permanent = False
+        setup_problem = False
         step = 0
         budget = ctx.budget  # a meeting's, checked before every further model call
         while True:
@@ -354,7 +354,9 @@ class AgentRunner:
             if result.response is None or result.model is None:
                 degraded = True
                 error = str(result.error) if result.error else "no model answered"
-                permanent = isinstance(result.error, LLMError) and not result.error.retryable
+                # only what the owner must fix (a key, a model name) is called a setup problem, not any
+                # error that is not retried (e.g. a 400 for a context that is too long)
+                setup_problem = isinstance(result.error, LLMError) and result.error.setup_problem
                 break
             chain = chain[chain.index(result.model):]
             response = result.response
@@ -399,7 +401,7 @@ class AgentRunner:
                     messages.append(ChatMessage(role="user", content=CAP_NOTE.format(n=limit)))
 
         if degraded:
-            text = DEGRADED_SETUP_REPLY if permanent else DEGRADED_REPLY
+            text = DEGRADED_SETUP_REPLY if setup_problem else DEGRADED_REPLY
             log.error("role %s (%s): answering degraded: %s", profile.role, ctx.session_key, error)
         elif not text.strip():
             text = CAP_REPLY if hit_cap else EMPTY_REPLY
