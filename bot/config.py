@@ -112,7 +112,8 @@ class BoardSection(StrictModel):
     def _known_roster(self) -> BoardSection:
         known = set(DEFAULT_ROSTERS) | set(self.rosters)
         if self.roster not in known:
-            raise ValueError(f"roster {self.roster!r} is unknown; use one of {', '.join(sorted(known))} or define it under board.rosters")
+            raise ValueError(f"roster {self.roster!r} is unknown; use one of {', '.join(sorted(known))} "
+                             "or define it under board.rosters")
         return self
 
 
@@ -122,7 +123,7 @@ PROVIDER_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"
 
 def _check_model(value: str) -> str:
     value = value.strip()
-    provider, sep, name = value.partition(":")
+    provider, _, name = value.partition(":")
     provider = provider.strip().lower()
     if provider not in KNOWN_PROVIDERS:
         raise ValueError(
@@ -386,13 +387,15 @@ def _interpolate(node: Any, path: tuple[str, ...], env: dict[str, str], errors: 
         name, sep, default = expr.partition(":-")
         name = name.strip()
         if not _VAR_NAME.match(name):
-            errors.append(f"{_dotted(path)}: ${{{expr}}} is not a valid variable reference (use ${{NAME}} or ${{NAME:-default}})")
+            errors.append(f"{_dotted(path)}: ${{{expr}}} is not a valid variable reference "
+                          "(use ${NAME} or ${NAME:-default})")
             return ""
         value = env.get(name)
         if value is None or (sep and value == ""):
             if sep:
                 return default
-            errors.append(f"{_dotted(path)}: environment variable {name} is not set (export it, or write ${{{name}:-default}})")
+            errors.append(f"{_dotted(path)}: environment variable {name} is not set "
+                          f"(export it, or write ${{{name}:-default}})")
             return ""
         return value
 
@@ -445,7 +448,8 @@ def load_config(explicit: str | Path | None = None, env: dict[str, str] | None =
     """Find, read and validate the config; see the module docstring."""
     path = find_config(explicit, env)
     if path is None:
-        return LoadedConfig(config=parse_config("", source="(built-in defaults)", env=env), source=None, base_dir=Path.cwd())
+        defaults = parse_config("", source="(built-in defaults)", env=env)
+        return LoadedConfig(config=defaults, source=None, base_dir=Path.cwd())
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
@@ -475,7 +479,7 @@ def masked_dump(config: Config) -> dict[str, Any]:
             return str(node)
         return node
 
-    return mask(config.model_dump(mode="python"))
+    return {k: mask(v, k) for k, v in config.model_dump(mode="python").items()}
 
 
-__all__ = ["Config", "ConfigError", "LoadedConfig", "load_config", "masked_dump", "parse_config", "GENERAL"]
+__all__ = ["GENERAL", "Config", "ConfigError", "LoadedConfig", "load_config", "masked_dump", "parse_config"]

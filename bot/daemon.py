@@ -37,7 +37,7 @@ MEETING_GRACE_S = 10.0
 def format_uptime(seconds: float) -> str:
     """``1d 2h 3m 4s`` style, leading zero units dropped."""
     seconds = int(seconds)
-    parts = []
+    parts: list[str] = []
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size or parts:
             parts.append(f"{seconds // size}{unit}")
@@ -180,7 +180,7 @@ class Daemon:
         except OSError as exc:
             raise OSError(f"cannot listen on {server.host}:{server.port} ({exc.strerror}); "
                           "change server.port in the config or stop the other process") from exc
-        sockets = getattr(site._server, "sockets", None)  # noqa: SLF001 - aiohttp has no public accessor
+        sockets = getattr(site._server, "sockets", None)  # aiohttp has no public accessor
         self.port = sockets[0].getsockname()[1] if sockets else server.port
 
     async def _shutdown(self, started: list[Channel], watcher: asyncio.Task[None] | None,
@@ -194,12 +194,12 @@ class Daemon:
             # Running answers and meetings finish within the grace; queued messages stay
             # stored and are answered at the next start.
             await asyncio.gather(self.hub.drain(grace), self.board.room.drain(min(self.meeting_grace, grace)))
-        except Exception:  # noqa: BLE001 - shutting down anyway
+        except Exception:  # shutting down anyway
             log.exception("waiting for running answers and meetings failed")
         for channel in started:
             try:
                 await channel.stop()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("stopping channel %s failed", channel.name)
         stop_watch.set()
         if watcher is not None:
@@ -207,7 +207,7 @@ class Daemon:
                 await asyncio.wait_for(watcher, 2.0)
             except (TimeoutError, asyncio.CancelledError):
                 watcher.cancel()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("soul watcher failed")
         if self._runner is not None:
             await self._runner.cleanup()
