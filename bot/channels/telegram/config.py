@@ -19,7 +19,8 @@ TELEGRAM_API = "https://api.telegram.org/bot"
 class TelegramRateSection(StrictModel):
     """``telegram.rate_limit``: outbound budgets (Telegram's own limits by default)."""
 
-    group_per_minute: float = Field(20.0, gt=0, le=6000, description="messages a minute into one group, all topics together")
+    group_per_minute: float = Field(20.0, gt=0, le=6000,
+                                    description="messages a minute into one group, all topics together")
     private_per_second: float = Field(1.0, gt=0, le=100)
     global_per_second: float = Field(30.0, gt=0, le=1000)
     max_retries: int = Field(3, ge=0, le=10, description="resends after a 429 retry_after or a network error")
@@ -39,7 +40,8 @@ class TelegramSection(StrictModel):
     resume_max_age_s: float | None = Field(None, exclude=True, description="moved to inbox.resume_max_age_s")
     mode: Literal["polling", "webhook"] = "polling"
     webhook_path: str = Field("/telegram/webhook", description="route on the server section's host/port")
-    webhook_url: str | None = Field(None, description="public https URL of webhook_path; Sabha calls setWebhook with it")
+    webhook_url: str | None = Field(None,
+                                    description="public https URL of webhook_path; Sabha calls setWebhook with it")
     webhook_secret: SecretStr | None = Field(None, description="checked against X-Telegram-Bot-Api-Secret-Token")
     rate_limit: TelegramRateSection = Field(default_factory=TelegramRateSection)
 

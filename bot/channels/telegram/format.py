@@ -39,7 +39,7 @@ def _render_config() -> Any:
         config = RenderConfig.isolated()
         config.markdown_symbol.task_uncompleted = "\N{BALLOT BOX}"
         return config
-    except Exception:  # an older telegramify: keep its defaults
+    except (ImportError, AttributeError):  # an older telegramify: keep its defaults
         return None
 
 
@@ -52,7 +52,7 @@ def _parse_options() -> Any:
         from telegramify_markdown.converter import STANDARD_OPTIONS
 
         return STANDARD_OPTIONS
-    except Exception:  # a telegramify without the constant: its documented set
+    except ImportError:  # a telegramify without the constant: its documented set
         options = pyromark.Options
         return (
             options.ENABLE_TABLES | options.ENABLE_STRIKETHROUGH | options.ENABLE_TASKLISTS | options.ENABLE_MATH

@@ -40,7 +40,8 @@ from typing import Any, Literal
 from board.room.meeting import MeetingEvent
 from board.room.render import format_decision
 from board.tasks import finish_tasks
-from bot.channels.telegram.outbound import Outbound, SendFailed, Target, ThreadNotFound
+from bot.channels.base import SendFailed
+from bot.channels.telegram.outbound import Outbound, Target, ThreadNotFound
 from bot.channels.telegram.topics import Topics
 
 log = logging.getLogger("sabha.telegram.meeting")
@@ -166,7 +167,7 @@ class MeetingView:
             meeting.worker = asyncio.create_task(self._work(meeting), name=f"meeting view {event.meeting_id}")
         try:
             self._apply(meeting, event)
-        except Exception:  # noqa: BLE001 - keep showing the rest of the meeting
+        except Exception:  # keep showing the rest of the meeting
             log.exception("telegram: showing meeting %s event %s failed", event.meeting_id, event.kind)
         meeting.wake.set()
 
@@ -240,7 +241,7 @@ class MeetingView:
                     m.current = post
                     try:
                         await self._send_post(m, post)
-                    except Exception:  # noqa: BLE001 - keep showing the rest of the meeting
+                    except Exception:  # keep showing the rest of the meeting
                         log.exception("telegram: posting the %s of meeting %s failed", post.kind, m.id)
                     m.current = None
                     continue
@@ -275,7 +276,7 @@ class MeetingView:
 
     def _report_cut(self, m: _Meeting) -> None:
         left = ([m.current] if m.current is not None else []) + list(m.posts)
-        kinds = [p.kind for p in left]
+        kinds: list[str] = [p.kind for p in left]
         if m.throttle is not None and m.throttle.pending:
             kinds.append("final status")
         if not kinds:
