@@ -8,9 +8,11 @@ prints JSON; bad input prints a JSON error object and exits with code 2.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from board.room.meeting import MeetingEvent
@@ -82,7 +84,8 @@ async def cmd_meeting(board: Board, args: argparse.Namespace) -> int:
     """Hold a meeting to the end in the terminal."""
     from board.envelope import Envelope
 
-    envelope = Envelope(channel="console", chat_id="cli-meeting", text="", sender="owner", sender_name="owner")
+    envelope = Envelope(channel="console", chat_id="cli-meeting", text="", sender="owner", sender_name="owner",
+                        is_owner=True)
     try:
         run = board.room.prepare(" ".join(args.topic), envelope=envelope, roster=args.roster,
                                  extra_subscribers=[_console_event_printer(args.quiet)])
@@ -103,9 +106,10 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
         if not rows:
             emit('no meetings yet: try sabha meeting "should we expand to Europe?"')
             return 0
-        for row in rows:
-            reason = row.stop_reason or row.status
-            emit(f"{row.id}  {row.started_at}  {reason:<10} ${row.cost_usd:.4f}  {row.roster:<10} {row.topic}")
+        for listed in rows:
+            reason = listed.stop_reason or listed.status
+            emit(f"{listed.id}  {listed.started_at}  {reason:<10} ${listed.cost_usd:.4f}  {listed.roster:<10} "
+                 f"{listed.topic}")
         return 0
     row = await store.get(args.id)
     if row is None:
@@ -127,8 +131,7 @@ async def cmd_roundtable(board: Board, args: argparse.Namespace) -> int:
     """Roundtable JSON in, JSON out."""
     try:
         if args.file:
-            with open(args.file, encoding="utf-8") as fh:
-                text = fh.read()
+            text = await asyncio.to_thread(Path(args.file).read_text, encoding="utf-8")
         else:
             text = sys.stdin.read()
         request = parse_input(text)
