@@ -17,6 +17,8 @@ run: $(BIN)/.installed
 	$(BIN)/sabha chat
 
 test: $(BIN)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
 bench: $(BIN)/.installed
