@@ -103,7 +103,7 @@ class SabhaProcess:
         """Everything it wrote to stderr so far."""
         return "\n".join(self.lines)
 
-    async def wait_for_log(self, pattern: str, timeout: float = 15.0) -> str:  # noqa: ASYNC109
+    async def wait_for_log(self, pattern: str, timeout: float = 15.0) -> str:
         """The first log line matching ``pattern`` (waits for it)."""
         regex = re.compile(pattern)
         loop = asyncio.get_running_loop()
@@ -122,13 +122,13 @@ class SabhaProcess:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._line_event.wait(), min(left, 0.5))
 
-    async def signal(self, sig: signal.Signals, timeout: float = 60.0) -> int:  # noqa: ASYNC109
+    async def signal(self, sig: signal.Signals, timeout: float = 60.0) -> int:
         """Send ``sig`` and wait for the exit code."""
         assert self.proc is not None
         self.proc.send_signal(sig)
         return await self.wait(timeout)
 
-    async def wait(self, timeout: float = 60.0) -> int:  # noqa: ASYNC109
+    async def wait(self, timeout: float = 60.0) -> int:
         """Wait for the process to exit; its code."""
         assert self.proc is not None
         code = await asyncio.wait_for(self.proc.wait(), timeout)
@@ -194,7 +194,7 @@ def tally(telegram: FakeTelegramAPI, count: int, first: int = 0) -> tuple[list[s
 
 
 async def wait_answered(telegram: FakeTelegramAPI, count: int, first: int = 0, at_least: int | None = None,
-                        timeout: float = 60.0) -> None:  # noqa: ASYNC109
+                        timeout: float = 60.0) -> None:
     """Wait until ``at_least`` (default all ``count``) questions of a burst have an answer."""
     want = count if at_least is None else at_least
     mine = markers(count, first)

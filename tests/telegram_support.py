@@ -144,7 +144,7 @@ def use_model(board: Board, model: Any) -> Any:
     return model
 
 
-async def eventually(predicate: Callable[[], object], what: str, timeout: float = 3.0) -> None:  # noqa: ASYNC109
+async def eventually(predicate: Callable[[], object], what: str, timeout: float = 3.0) -> None:
     """Wait until ``predicate()`` (awaited if it returns an awaitable) is true."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -133,7 +133,7 @@ async def _post(session: ClientSession, url: str, update: dict[str, object]) -> 
     try:
         async with session.post(url, json=update, headers=headers) as resp:
             return resp.status
-    except (ClientError, OSError, asyncio.TimeoutError):
+    except (TimeoutError, ClientError, OSError):
         return 0
 
 

@@ -1,10 +1,11 @@
-"""What every channel is to the daemon and to the shared intake, and its plugin record.
+"""What every channel is to the daemon and to the shared intake.
 
-The plugin record the registry lists is in :mod:`bot.channels.plugin`. A channel package supplies three things to :mod:`bot.intake`: how its native update becomes
+A channel package supplies three things to :mod:`bot.intake`: how its native update becomes
 an :class:`board.envelope.Envelope` (and whether the sender may talk to the board), how a
 :class:`board.envelope.Reply` is delivered, and which failures prove a send did not
 happen (:class:`SendFailed` with a :class:`DeliveryOutcome`). Everything between (dedupe,
-the durable claim, lanes, answering, resume) is the intake's.
+the durable claim, lanes, answering, resume) is the intake's. The record the registry
+lists is in :mod:`bot.channels.plugin`.
 """
 
 from __future__ import annotations

@@ -35,9 +35,9 @@ from board.envelope import Envelope, Reply
 __all__ = [
     "MAX_ATTEMPTS",
     "Arrival",
+    "InboundKind",
     "Inbox",
     "InboxStatus",
-    "InboundKind",
     "Pending",
     "envelope_from_json",
     "envelope_to_json",
@@ -185,7 +185,7 @@ class Inbox:
         except BaseException:
             try:
                 await conn.rollback()
-            except Exception:  # noqa: BLE001 - the original error is the one to report
+            except Exception:
                 log.debug("rollback after a failed store failed too", exc_info=True)
             raise
         return fresh
@@ -269,9 +269,9 @@ class Inbox:
                        "restart (inbox.resume_max_age_s)")
             elif attempts >= MAX_ATTEMPTS:
                 why = f"answering it was interrupted {attempts} times; giving up on it"
-            pending = Pending(int(row["seq"]), self.channel, str(row["lane"] or ""),
-                              envelope or Envelope(channel=self.channel, text="", sender="", chat_id=str(row["chat_id"]),
-                                                   message_id=str(row["message_id"])),
+            stand_in = Envelope(channel=self.channel, text="", sender="", chat_id=str(row["chat_id"]),
+                                message_id=str(row["message_id"]))
+            pending = Pending(int(row["seq"]), self.channel, str(row["lane"] or ""), envelope or stand_in,
                               kind, reply, attempts)
             if why is not None:
                 status_after = InboxStatus.MAY_HAVE_ARRIVED if status == InboxStatus.SENDING else InboxStatus.ABANDONED

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 from board.envelope import Envelope, Reply
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
-from bot.intake.inbox import Arrival, Inbox, InboundKind, InboxStatus, Pending
+from bot.intake.inbox import Arrival, InboundKind, Inbox, InboxStatus, Pending
 from bot.intake.scheduler import Scheduler
 from bot.intake.storage import StorageHealth, is_storage_error
 

@@ -72,7 +72,7 @@ class Scheduler:
             await job()
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001 - one bad job must not stall its lane
+        except Exception:
             log.exception("%s: a job in lane %s failed", self.name, lane)
         finally:
             self.done += 1

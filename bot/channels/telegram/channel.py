@@ -414,7 +414,7 @@ class TelegramChannel:
     async def _shutdown_bot(self) -> None:
         try:
             await self.bot.shutdown()
-        except Exception:  # noqa: BLE001 - shutting down anyway
+        except Exception:
             log.exception("telegram: shutdown failed")
 
     # -- status ------------------------------------------------------------------------
