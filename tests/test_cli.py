@@ -13,7 +13,8 @@ import pytest
 SABHA = [sys.executable, "-m", "bot.cli.main"]
 
 
-def run(args: list[str], cwd: Path, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run(args: list[str], cwd: Path, stdin: str | None = None,
+        env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {k: v for k, v in os.environ.items() if k != "SABHA_CONFIG"}
     full_env.update(env or {})
     return subprocess.run(SABHA + args, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=60,
@@ -162,8 +163,9 @@ def test_sessions_reset_of_a_bad_key_is_a_clear_error(home: Path) -> None:
 
 
 def test_undecodable_input_bytes_do_not_crash_chat(home: Path) -> None:
-    result = subprocess.run(SABHA + ["chat"], cwd=home, input=b"bad \xff\xfe bytes\nafter\n", capture_output=True,
-                            timeout=60, env={**os.environ, "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:surrogateescape"})
+    env = {**os.environ, "LC_ALL": "C.UTF-8", "PYTHONIOENCODING": "utf-8:surrogateescape"}
+    result = subprocess.run([*SABHA, "chat"], cwd=home, input=b"bad \xff\xfe bytes\nafter\n", capture_output=True,
+                            timeout=60, env=env)
     assert result.returncode == 0, result.stderr.decode()
     out = result.stdout.decode("utf-8")
     assert out.count("🧭 General: ") == 2 and '"after"' in out
@@ -196,7 +198,7 @@ def test_chat_goes_on_after_a_failed_message(
 def test_output_into_a_closed_pipe_is_quiet(home: Path) -> None:
     run(["ask", "-"], cwd=home, stdin="x" * 200_000)  # a transcript bigger than a pipe's buffer
     env = {k: v for k, v in os.environ.items() if k != "SABHA_CONFIG"}
-    proc = subprocess.Popen(SABHA + ["sessions", "show", "main"], cwd=home, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([*SABHA, "sessions", "show", "main"], cwd=home, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, env=env)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.read(10)

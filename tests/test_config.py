@@ -146,7 +146,8 @@ def test_config_check_names_a_missing_api_key(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-set")
     assert main(["config", "check", "--config", str(path)]) == 0
     out = capsys.readouterr().out
-    assert "warning: anthropic is configured (anthropic:claude-sonnet-4-6) but has no API key: export ANTHROPIC_API_KEY" in out
+    assert ("warning: anthropic is configured (anthropic:claude-sonnet-4-6) but has no API key: "
+            "export ANTHROPIC_API_KEY") in out
     assert "openai is configured" not in out
 
 

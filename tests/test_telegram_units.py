@@ -257,9 +257,9 @@ def test_telegram_config_errors_say_what_to_fix() -> None:
         parse_config("telegram:\n  token: t\n  mode: webhook\n", source="x", env={})
     with pytest.raises(ConfigError, match="General"):
         parse_config("telegram:\n  topics: {general: 5}\n", source="x", env={})
-    with pytest.raises(ConfigError, match=r"telegram.topics.*not a topic"):
+    with pytest.raises(ConfigError, match=r"telegram\.topics.*not a topic"):
         parse_config("telegram:\n  topics: {finance: 1}\n", source="x", env={})
-    with pytest.raises(ConfigError, match="telegram.mode"):
+    with pytest.raises(ConfigError, match=r"telegram\.mode"):
         parse_config("telegram:\n  mode: carrier-pigeon\n", source="x", env={})
     config = parse_config("telegram:\n  api_base_url: http://localhost:8081/\n", source="x", env={})
     assert config.telegram.api_base_url == "http://localhost:8081/bot"
