@@ -1,9 +1,10 @@
-"""Shared fixtures: a private copy of the default workspace and an open board on it."""
+"""Shared fixtures: a private copy of the default workspace, an open board on it, a fake Telegram."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,6 +12,9 @@ from board.roles import RosterSpec
 from board.service import Board, BoardSettings
 from board.workspace.paths import copy_default_workspace
 from bot.app import all_migrations
+
+if TYPE_CHECKING:
+    from tests.fakes.telegram_api import FakeTelegramAPI
 
 
 @pytest.fixture
@@ -41,3 +45,14 @@ async def board(settings: BoardSettings) -> AsyncIterator[Board]:
         yield b
     finally:
         await b.close()
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeTelegramAPI]:
+    """A fake Telegram Bot API server for ``telegram_support.TOKEN`` (imported here so that
+    tests without Telegram do not load it)."""
+    from tests.fakes.telegram_api import FakeTelegramAPI
+    from tests.telegram_support import TOKEN
+
+    async with FakeTelegramAPI(token=TOKEN) as server:
+        yield server

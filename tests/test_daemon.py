@@ -7,7 +7,6 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -21,12 +20,6 @@ from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import FAST, FORUM, OWNER, SPECIALISTS, TOKEN
 
 REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegramAPI]:
-    async with FakeTelegramAPI(token=TOKEN) as server:
-        yield server
 
 
 def write_config(tmp_path: Path, fake: FakeTelegramAPI | None, *, token_env: str = "TELEGRAM_BOT_TOKEN") -> Path:

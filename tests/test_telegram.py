@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
-from collections.abc import AsyncIterator
 
 import httpx
 import pytest
@@ -51,12 +50,6 @@ from tests.telegram_support import (
 
 LABELS = {"general": "🧭 General", "research": "🔬 Research", "content": "📣 Content", "finance": "💰 Finance",
           "strategy": "♟️ Strategy", "critic": "🦉 Critic"}
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegramAPI]:
-    async with FakeTelegramAPI(token=TOKEN) as server:
-        yield server
 
 
 async def session_keys(board: Board) -> set[str]:

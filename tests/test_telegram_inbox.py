@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -21,7 +20,6 @@ from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import (
     FORUM,
     OWNER,
-    TOKEN,
     GatedModel,
     RecordingModel,
     eventually,
@@ -29,14 +27,6 @@ from tests.telegram_support import (
     tg_settings,
     use_model,
 )
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegramAPI]:
-    async with FakeTelegramAPI(token=TOKEN) as server:
-        yield server
-
-
 
 
 async def received_ago(board: Board, message_id: str, age: timedelta) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -25,7 +24,6 @@ from tests.telegram_support import (
     FORUM,
     OWNER,
     SPECIALISTS,
-    TOKEN,
     ManualClock,
     VirtualClock,
     eventually,
@@ -36,12 +34,6 @@ from tests.test_telegram_paths import DECISION, event
 
 TELEGRAM_BUDGET = RateSettings(group_per_minute=20, group_burst=10, private_per_second=1, global_per_second=1000)
 MINUTES = "# Minutes\n\n**Topic:** Expand to Europe?\n\nDecision: pilot in Germany."
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegramAPI]:
-    async with FakeTelegramAPI(token=TOKEN) as server:
-        yield server
 
 
 def forum_origin() -> Envelope:
