@@ -117,13 +117,7 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
     name = "anthropic"
     title = "Anthropic"
     default_key_env = "ANTHROPIC_API_KEY"
-    errors = SDKErrors(
-        timeout=anthropic.APITimeoutError,
-        connection=anthropic.APIConnectionError,
-        status=anthropic.APIStatusError,
-        api=anthropic.APIError,
-        base=anthropic.AnthropicError,
-    )
+    errors = SDKErrors.of(anthropic, base=anthropic.AnthropicError)
 
     def _make_client(self, api_key: str) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(

@@ -108,13 +108,7 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
     name = "openai"
     title = "OpenAI"
     default_key_env = "OPENAI_API_KEY"
-    errors = SDKErrors(
-        timeout=openai.APITimeoutError,
-        connection=openai.APIConnectionError,
-        status=openai.APIStatusError,
-        api=openai.APIError,
-        base=openai.OpenAIError,
-    )
+    errors = SDKErrors.of(openai, base=openai.OpenAIError)
 
     def _api_key(self) -> str:
         if not self.settings.api_key and (self.settings.key_optional or self.settings.base_url):

@@ -2,8 +2,8 @@
 closing, and one translation of SDK failures into :class:`LLMError`.
 
 Both official SDKs raise the same shapes under the same names (``APITimeoutError``,
-``APIConnectionError``, ``APIStatusError``, ``APIError``); a subclass names its SDK's classes
-in :class:`SDKErrors` and implements the request (``_params``) and the call (``_call``).
+``APIConnectionError``, ``APIStatusError``, ``APIError``); a subclass names its SDK and that
+SDK's base exception (:meth:`SDKErrors.of`) and implements the request (``_params``) and the call (``_call``).
 An answer that is not a usable completion is a transient ``bad_response`` error here, not
 an unexpected exception: JSON cut short, a body the SDK could not model (an HTML page
 served with 200 comes back as a plain ``str``), no choices, no content.
@@ -14,6 +14,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
 from board.llm.base import LLMError, LLMRequest, LLMResponse
@@ -51,6 +52,12 @@ class SDKErrors:
     status: type[Exception]
     api: type[Exception]
     base: type[Exception]
+
+    @classmethod
+    def of(cls, sdk: ModuleType, base: type[Exception]) -> SDKErrors:
+        """The classes both official SDKs name alike (``sdk.APITimeoutError``...), and ``base``."""
+        return cls(timeout=sdk.APITimeoutError, connection=sdk.APIConnectionError, status=sdk.APIStatusError,
+                   api=sdk.APIError, base=base)
 
 
 def preview(value: object, limit: int = 80) -> str:
