@@ -1,4 +1,5 @@
-"""Shared fixtures: a private copy of the default workspace, an open board on it, a fake Telegram."""
+"""Shared fixtures: a private copy of the default workspace, an open board on it, and the fake
+Telegram, OpenAI and Anthropic servers (each imported when a test asks for it)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from board.workspace.paths import copy_default_workspace
 from bot.app import all_migrations
 
 if TYPE_CHECKING:
+    from tests.fakes.anthropic_api import FakeAnthropic
+    from tests.fakes.openai_api import FakeOpenAI
     from tests.fakes.telegram_api import FakeTelegramAPI
 
 
@@ -49,10 +52,27 @@ async def board(settings: BoardSettings) -> AsyncIterator[Board]:
 
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeTelegramAPI]:
-    """A fake Telegram Bot API server for ``telegram_support.TOKEN`` (imported here so that
-    tests without Telegram do not load it)."""
+    """A fake Telegram Bot API server for ``telegram_support.TOKEN``."""
     from tests.fakes.telegram_api import FakeTelegramAPI
     from tests.telegram_support import TOKEN
 
     async with FakeTelegramAPI(token=TOKEN) as server:
+        yield server
+
+
+@pytest.fixture
+async def fake_openai() -> AsyncIterator[FakeOpenAI]:
+    """A fake OpenAI API server."""
+    from tests.fakes.openai_api import FakeOpenAI
+
+    async with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+async def fake_anthropic() -> AsyncIterator[FakeAnthropic]:
+    """A fake Anthropic API server."""
+    from tests.fakes.anthropic_api import FakeAnthropic
+
+    async with FakeAnthropic() as server:
         yield server

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -30,18 +29,6 @@ def soul_phrase(workspace: Path, role: str) -> str:
     path = workspace / ("SOUL.md" if role == "general" else f"board/{role}.soul.md")
     body = path.read_text(encoding="utf-8").split("---")[-1]
     return next(line for line in body.splitlines() if line.strip() and not line.startswith("#")).strip()[:60]
-
-
-@pytest.fixture
-async def fake_openai() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI() as fake:
-        yield fake
-
-
-@pytest.fixture
-async def fake_anthropic() -> AsyncIterator[FakeAnthropic]:
-    async with FakeAnthropic() as fake:
-        yield fake
 
 
 async def openai_board(tmp_path: Path, workspace: Path, fake: FakeOpenAI, extra: str = "") -> Board:
