@@ -8,16 +8,33 @@ from collections.abc import Awaitable, Callable
 from bot.intake.scheduler import Scheduler
 
 
-def recorder(log: list[str]) -> Callable[..., Callable[[], Awaitable[None]]]:
-    def job(name: str, wait: asyncio.Event | None = None) -> Callable[[], Awaitable[None]]:
+class Recorder:
+    """Makes jobs that log ``start <name>`` and ``end <name>`` and counts how many run at once."""
+
+    def __init__(self, work_s: float = 0.0) -> None:
+        self.log: list[str] = []
+        self.running = 0
+        self.peak = 0
+        self.work_s = work_s
+
+    def job(self, name: str, wait: asyncio.Event | None = None) -> Callable[[], Awaitable[None]]:
         async def run() -> None:
-            log.append(f"start {name}")
-            if wait is not None:
-                await wait.wait()
-            await asyncio.sleep(0)
-            log.append(f"end {name}")
+            self.log.append(f"start {name}")
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+            try:
+                if wait is not None:
+                    await wait.wait()
+                await asyncio.sleep(self.work_s)
+            finally:
+                self.running -= 1
+            self.log.append(f"end {name}")
         return run
-    return job
+
+    @property
+    def started(self) -> list[str]:
+        """The names of the jobs in the order they started."""
+        return [line.removeprefix("start ") for line in self.log if line.startswith("start ")]
 
 
 async def settle() -> None:
@@ -27,19 +44,18 @@ async def settle() -> None:
 
 async def test_order_within_a_lane_and_lanes_concurrent() -> None:
     lanes = Scheduler(cap=8, name="test")
-    log: list[str] = []
-    job = recorder(log)
+    jobs = Recorder()
     gate = asyncio.Event()
-    lanes.submit("a", job("a1", gate))
-    lanes.submit("a", job("a2"))
-    lanes.submit("b", job("b1"))
+    lanes.submit("a", jobs.job("a1", gate))
+    lanes.submit("a", jobs.job("a2"))
+    lanes.submit("b", jobs.job("b1"))
     await settle()
-    assert "end b1" in log and "start a2" not in log
+    assert "end b1" in jobs.log and "start a2" not in jobs.log
     gate.set()
     await settle()
-    assert log.index("end a1") < log.index("start a2")
+    assert jobs.log.index("end a1") < jobs.log.index("start a2")
     assert await lanes.drain(1.0)
-    assert lanes.lanes == 0 and not lanes.submit("a", job("late"))
+    assert lanes.lanes == 0 and not lanes.submit("a", jobs.job("late"))
 
 
 async def test_a_failing_job_does_not_stall_its_lane() -> None:
@@ -63,29 +79,17 @@ async def test_the_cap_holds_and_lanes_take_turns() -> None:
     """A busy conversation (10 queued) and nine quiet ones (1 each) under a cap of 2:
     the quiet ones are not starved behind the busy one, and never more than 2 run."""
     lanes = Scheduler(cap=2, name="test")
-    order: list[str] = []
-    running = 0
-    peak = 0
-
-    def job(name: str) -> Callable[[], Awaitable[None]]:
-        async def run() -> None:
-            nonlocal running, peak
-            running += 1
-            peak = max(peak, running)
-            order.append(name)
-            await asyncio.sleep(0.001)
-            running -= 1
-        return run
-
+    jobs = Recorder(work_s=0.001)
     for i in range(10):
-        lanes.submit("busy", job(f"busy{i}"))
+        lanes.submit("busy", jobs.job(f"busy{i}"))
     for i in range(9):
-        lanes.submit(f"quiet{i}", job(f"quiet{i}"))
+        lanes.submit(f"quiet{i}", jobs.job(f"quiet{i}"))
     for _ in range(200):
         await asyncio.sleep(0.002)
-        if len(order) == 19:
+        if len(jobs.started) == 19:
             break
-    assert len(order) == 19 and peak == 2 and lanes.peak == 2
+    order = jobs.started
+    assert len(order) == 19 and jobs.peak == 2 and lanes.peak == 2
     last_quiet = max(order.index(f"quiet{i}") for i in range(9))
     assert last_quiet < 12, order  # round robin: the busy lane got about one turn per round
     assert [n for n in order if n.startswith("busy")] == [f"busy{i}" for i in range(10)]
@@ -93,12 +97,10 @@ async def test_the_cap_holds_and_lanes_take_turns() -> None:
 
 async def test_drain_cancels_what_outlives_the_grace_and_drops_the_queue() -> None:
     lanes = Scheduler(cap=1, name="test")
-    log: list[str] = []
-    job = recorder(log)
-    never = asyncio.Event()
-    lanes.submit("a", job("slow", never))
-    lanes.submit("b", job("queued"))
+    jobs = Recorder()
+    lanes.submit("a", jobs.job("slow", asyncio.Event()))  # never set
+    lanes.submit("b", jobs.job("queued"))
     await settle()
     assert lanes.running == 1 and lanes.waiting == 1
     assert not await lanes.drain(0.05)
-    assert log == ["start slow"]  # cancelled; the queued job never started
+    assert jobs.log == ["start slow"]  # cancelled; the queued job never started

@@ -511,22 +511,9 @@ class FakeTelegramAPI:
             update_id = next(self._update_ids)
         return {"update_id": update_id, "message": msg}
 
-    def push_text(
-        self,
-        chat_id: int | str,
-        user_id: int,
-        text: str,
-        thread_id: int | None = None,
-        is_forum: bool = True,
-        chat_type: str | None = None,
-        **kwargs: Any,
-    ) -> JSONDict:
-        """:meth:`build_text_update` + :meth:`push_update`; returns the queued Update dict."""
-        return self.push_update(
-            self.build_text_update(
-                chat_id, user_id, text, thread_id, is_forum, chat_type, **kwargs
-            )
-        )
+    def push_text(self, chat_id: int | str, user_id: int, text: str, **kwargs: Any) -> JSONDict:
+        """:meth:`build_text_update` (``kwargs`` are its options) + :meth:`push_update`; returns the queued Update."""
+        return self.push_update(self.build_text_update(chat_id, user_id, text, **kwargs))
 
     @property
     def pending_updates(self) -> list[JSONDict]:
