@@ -4,7 +4,6 @@ meeting output lands in the specialists' topics and General. Real PTB against th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -18,16 +17,9 @@ from tests.telegram_support import (
     FORUM,
     OWNER,
     SPECIALISTS,
-    TOKEN,
     running,
     tg_settings,
 )
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegramAPI]:
-    async with FakeTelegramAPI(token=TOKEN) as server:
-        yield server
 
 
 def photo_update(fake: FakeTelegramAPI, chat_id: int, thread: int | None) -> dict[str, Any]:

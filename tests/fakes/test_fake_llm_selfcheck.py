@@ -39,12 +39,7 @@ TOOLS_ANTHROPIC = [
     }
 ]
 USER = [{"role": "user", "content": "hello"}]
-
-
-@pytest.fixture
-async def fake_openai() -> AsyncIterator[FakeOpenAI]:
-    async with FakeOpenAI() as fake:
-        yield fake
+# fake_openai and fake_anthropic are conftest fixtures
 
 
 @pytest.fixture
@@ -52,12 +47,6 @@ async def oai(fake_openai: FakeOpenAI) -> AsyncIterator[openai.AsyncOpenAI]:
     client = openai.AsyncOpenAI(base_url=fake_openai.base_url, api_key="test", max_retries=0)
     yield client
     await client.close()
-
-
-@pytest.fixture
-async def fake_anthropic() -> AsyncIterator[FakeAnthropic]:
-    async with FakeAnthropic() as fake:
-        yield fake
 
 
 @pytest.fixture
