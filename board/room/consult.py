@@ -97,23 +97,19 @@ def _normalise(question: str) -> str:
     return " ".join(question.lower().split()).rstrip("?.! ")
 
 
+@dataclass(kw_only=True, eq=False)
 class ConsultService:
-    """Runs consultations; :meth:`tool` is what gets registered in the tool registry."""
+    """Runs consultations; :meth:`tool` is what gets registered in the tool registry.
 
-    def __init__(
-        self,
-        *,
-        speak: Speaker,
-        roles: Callable[[], list[str]],
-        names: Callable[[str], str],
-        settings: ConsultSettings,
-        db: StateDB | None = None,
-    ) -> None:
-        self._speak = speak
-        self._roles = roles
-        self._names = names
-        self.settings = settings
-        self._db = db
+    ``speak`` asks a colleague, ``roles`` lists the roster's roles, ``names`` gives a role's
+    display name; consultations are recorded in ``db`` when there is one.
+    """
+
+    speak: Speaker
+    roles: Callable[[], list[str]]
+    names: Callable[[str], str]
+    settings: ConsultSettings
+    db: StateDB | None = None
 
     def tool(self) -> Tool:
         """The ``consult`` tool (it manages its own timeout)."""
@@ -130,7 +126,7 @@ class ConsultService:
 
     def check(self, ctx: ToolContext, target: str) -> ToolResult | None:
         """The refusal for this request, or None when it may go ahead."""
-        roles = self._roles()
+        roles = self.roles()
         if not self.settings.enabled:
             return self.refusal(ctx, target, "disabled", "consultation is disabled in this board's config")
         if target not in roles:
@@ -189,7 +185,7 @@ class ConsultService:
             consult_cache={},
         )
         message = (
-            f"Your colleague {self._names(ctx.role)} ({ctx.role}) consults you"
+            f"Your colleague {self.names(ctx.role)} ({ctx.role}) consults you"
             f"{' during board meeting ' + ctx.meeting_id if ctx.meeting_id else ''}.\n"
             f"Question: {question}\n" + (f"Context: {context}\n" if context else "") +
             "\nAnswer in your own voice, briefly (under 150 words). End with a line 'Confidence: <0 to 1>' and, "
@@ -203,7 +199,7 @@ class ConsultService:
             await self._record(ctx, target, question, None, "timeout", 0.0, 0.0, result.error)
             return result
         try:
-            utterance = await asyncio.wait_for(self._speak(Ask(target, message), sub_ctx), timeout)
+            utterance = await asyncio.wait_for(self.speak(Ask(target, message), sub_ctx), timeout)
         except TimeoutError:
             latency = time.perf_counter() - started
             result = ToolResult.failure(
@@ -246,8 +242,8 @@ class ConsultService:
             entry["meeting_id"] = ctx.meeting_id
         if ctx.transcript is not None:
             ctx.transcript.append(entry)
-        if self._db is not None:
-            await self._db.execute(
+        if self.db is not None:
+            await self.db.execute(
                 "INSERT INTO consultations(ts, from_role, to_role, depth, chain, question, outcome, latency_ms, "
                 "cost_usd, session_key, meeting_id, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (entry["ts"], ctx.role, target, entry["depth"], json.dumps(entry["chain"]), question, outcome,

@@ -14,6 +14,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,32 +49,24 @@ class MeetingInProgress(RuntimeError):
     """A meeting is already running for this place; one at a time per chat."""
 
 
+@dataclass(kw_only=True, eq=False)
 class BoardRoom:
     """Meetings, consultations and the roundtable for one board."""
 
-    def __init__(
-        self,
-        *,
-        runner: AgentRunner,
-        prompts: PromptBuilder,
-        souls_for: Callable[[str], SoulStore],
-        default_roster: str,
-        store: MeetingStore,
-        meeting_settings: MeetingSettings,
-        consult_settings: ConsultSettings,
-    ) -> None:
-        self.runner = runner
-        self.prompts = prompts
-        self.souls_for = souls_for
-        self.default_roster = default_roster
-        self.store = store
-        self.meeting_settings = meeting_settings
-        self.consult_settings = consult_settings
-        self.subscribers: list[Subscriber] = []
-        self._tasks: dict[str, asyncio.Task[MeetingResult]] = {}
-        self._places: dict[tuple[str, str, int | None], str] = {}
-        self._consults: dict[str, ConsultService] = {}
-        self.consult = self.consult_for(default_roster)
+    runner: AgentRunner
+    prompts: PromptBuilder
+    souls_for: Callable[[str], SoulStore]
+    default_roster: str
+    store: MeetingStore
+    meeting_settings: MeetingSettings
+    consult_settings: ConsultSettings
+    subscribers: list[Subscriber] = field(default_factory=list, init=False)
+    _tasks: dict[str, asyncio.Task[MeetingResult]] = field(default_factory=dict, init=False)
+    _places: dict[tuple[str, str, int | None], str] = field(default_factory=dict, init=False)
+    _consults: dict[str, ConsultService] = field(default_factory=dict, init=False)
+
+    def __post_init__(self) -> None:
+        self.consult = self.consult_for(self.default_roster)
 
     def consult_for(self, roster: str) -> ConsultService:
         """Consultation among the roles of ``roster`` (a meeting of another roster consults its own)."""
