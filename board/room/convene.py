@@ -157,7 +157,7 @@ class BoardRoom:
         base = ToolContext(role=chair.role, session_key="meeting", envelope=envelope)
         souls = self.souls_for(roster)
         run = MeetingRun(
-            meeting_id=new_meeting_id(), topic=topic, roster=roster, chair=chair, specialists=specialists,
+            id=new_meeting_id(), topic=topic, roster=roster, chair=chair, specialists=specialists,
             speak=self.speaker(roster, purpose="meeting"), store=self.store,
             settings=settings or self.meeting_settings,
             render_minutes=lambda context: self.prompts.render("minutes.md.j2", **context),

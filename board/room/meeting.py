@@ -213,50 +213,38 @@ def meeting_tools(run: MeetingRun) -> list[Tool]:
     ]
 
 
+@dataclass(kw_only=True, eq=False)
 class MeetingRun:
     """One meeting in progress. Create with :meth:`Meeting.start`, then ``await run.run()``."""
 
-    def __init__(
-        self,
-        *,
-        meeting_id: str,
-        topic: str,
-        roster: str,
-        chair: AgentProfile,
-        specialists: list[AgentProfile],
-        speak: Speaker,
-        store: MeetingStore,
-        settings: MeetingSettings,
-        render_minutes: Callable[[dict[str, Any]], str],
-        subscribers: list[Subscriber],
-        base_ctx: ToolContext,
-        resolve_role: Callable[[str], str | None],
-    ) -> None:
-        self.id = meeting_id
-        self.topic = topic
-        self.roster = roster
-        self.chair = chair
-        self.specialists = specialists
-        self._speak = speak
-        self.store = store
-        self.settings = settings
-        self._render = render_minutes
-        self._subscribers = subscribers
-        self._base_ctx = base_ctx
-        self._resolve_role = resolve_role
-        self.agenda = ""
-        self.questions: dict[str, str] = {}
-        self.rounds: list[dict[str, str]] = []
-        self.absent: dict[str, str] = {}
-        self.disagreements: list[dict[str, Any]] = []
-        self.consensus: list[dict[str, Any]] = []
-        self.spent_usd = 0.0
-        self.current_round = 0
-        self._deadline = 0.0
+    id: str
+    topic: str
+    roster: str
+    chair: AgentProfile
+    specialists: list[AgentProfile]
+    speak: Speaker
+    store: MeetingStore
+    settings: MeetingSettings
+    render_minutes: Callable[[dict[str, Any]], str]
+    subscribers: list[Subscriber]
+    base_ctx: ToolContext
+    resolve_role: Callable[[str], str | None]
+    agenda: str = field(default="", init=False)
+    questions: dict[str, str] = field(default_factory=dict, init=False)
+    rounds: list[dict[str, str]] = field(default_factory=list, init=False)
+    absent: dict[str, str] = field(default_factory=dict, init=False)
+    disagreements: list[dict[str, Any]] = field(default_factory=list, init=False)
+    consensus: list[dict[str, Any]] = field(default_factory=list, init=False)
+    spent_usd: float = field(default=0.0, init=False)
+    current_round: int = field(default=0, init=False)
+    preset_agenda: str | None = field(default=None, init=False)
+    warnings: list[str] = field(default_factory=list, init=False)  # shown in the minutes, e.g. an unenforced budget
+    _deadline: float = field(default=0.0, init=False)
+    _started_at: str = field(default="", init=False)
+    _tools: list[Tool] = field(init=False)
+
+    def __post_init__(self) -> None:
         self._tools = meeting_tools(self)
-        self.preset_agenda: str | None = None
-        self.warnings: list[str] = []  # shown in the minutes, e.g. a budget that cannot be enforced
-        self._started_at = ""
 
     # -- helpers -----------------------------------------------------------------
 
@@ -272,11 +260,11 @@ class MeetingRun:
     async def _emit(self, kind: MeetingEventKind, *, role: str | None = None, text: str = "", **data: Any) -> None:
         profile = self.profiles.get(role) if role else None
         event = MeetingEvent(
-            kind=kind, meeting_id=self.id, topic=self.topic, origin=self._base_ctx.envelope,
+            kind=kind, meeting_id=self.id, topic=self.topic, origin=self.base_ctx.envelope,
             round=self.current_round or None, role=role,
             name=profile.name if profile else None, emoji=profile.emoji if profile else None, text=text, data=data,
         )
-        for subscriber in list(self._subscribers):
+        for subscriber in list(self.subscribers):
             try:
                 await subscriber(event)
             except Exception:  # a broken display must not break the meeting
@@ -311,7 +299,7 @@ class MeetingRun:
         ctx = ToolContext(
             role=role,
             session_key=f"meeting:{self.id}:{role}",
-            envelope=self._base_ctx.envelope,
+            envelope=self.base_ctx.envelope,
             depth=0 if role == self.chair.role else 1,
             chain=(self.chair.role,) if role == self.chair.role else (self.chair.role, role),
             meeting_id=self.id,
@@ -322,7 +310,7 @@ class MeetingRun:
         )
         try:
             utterance = await asyncio.wait_for(
-                self._speak(Ask(role, message, tools=tools, extra_tools=tuple(extra_tools or ()),
+                self.speak(Ask(role, message, tools=tools, extra_tools=tuple(extra_tools or ()),
                                 response_schema=schema), ctx), timeout=max(limit, 0.001)
             )
         except TimeoutError:
@@ -338,7 +326,7 @@ class MeetingRun:
     async def record_disagreement(self, role: str, args: dict[str, Any]) -> ToolResult:
         """Called by the log_disagreement tool."""
         target_text = str(args["target_participant_name"])
-        target = self._resolve_role(target_text) or target_text
+        target = self.resolve_role(target_text) or target_text
         topic = " ".join(str(args["topic"]).split()[:5])
         event = {"role": role, "target": target, "topic": topic, "reasoning": str(args["reasoning"]),
                  "severity": int(args["severity"]), "round": self.current_round}
@@ -349,7 +337,7 @@ class MeetingRun:
 
     async def record_consensus(self, role: str, args: dict[str, Any]) -> ToolResult:
         """Called by the log_consensus tool."""
-        participants = [self._resolve_role(str(p)) or str(p) for p in args["participants"]]
+        participants = [self.resolve_role(str(p)) or str(p) for p in args["participants"]]
         event = {"role": role, "participants": participants, "topic": str(args["topic"]),
                  "strength": int(args["strength"]), "round": self.current_round}
         self.consensus.append(event)
@@ -599,7 +587,7 @@ class MeetingRun:
         """Hold the meeting to the end; always records a stop reason."""
         self._deadline = time.monotonic() + self.settings.max_duration_s
         self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        envelope = self._base_ctx.envelope
+        envelope = self.base_ctx.envelope
         stop = StopReason.COMPLETED
         error: str | None = None
         decision: Decision | None = None
@@ -641,7 +629,7 @@ class MeetingRun:
         return await self._close(stop, decision, error)
 
     async def _close(self, stop: StopReason, decision: Decision | None, error: str | None) -> MeetingResult:
-        minutes = self._render(self.minutes_context(stop.value, decision))
+        minutes = self.render_minutes(self.minutes_context(stop.value, decision))
         await self.store.finish(self.id, stop_reason=stop.value, cost_usd=self.spent_usd,
                                 decision=decision.model_dump() if decision else None, minutes=minutes, error=error)
         if decision is not None:
