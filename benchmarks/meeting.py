@@ -21,14 +21,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from board.agent.runner import AgentSettings  # noqa: E402
-from board.llm.base import LLMRequest, LLMResponse  # noqa: E402
-from board.llm.offline import OfflineProvider  # noqa: E402
-from board.llm.registry import ProviderRegistry  # noqa: E402
-from board.roles import RosterSpec  # noqa: E402
-from board.room.meeting import MeetingSettings  # noqa: E402
-from board.service import Board, BoardSettings  # noqa: E402
-from board.workspace.paths import copy_default_workspace  # noqa: E402
+from board.agent.runner import AgentSettings
+from board.llm.base import LLMRequest, LLMResponse
+from board.llm.offline import OfflineProvider
+from board.llm.registry import ProviderRegistry
+from board.roles import RosterSpec
+from board.room.meeting import MeetingSettings
+from board.service import Board, BoardSettings
+from board.workspace.paths import copy_default_workspace
 
 ROUNDS = 3
 
@@ -82,9 +82,10 @@ async def main() -> None:
     print(f"  model calls per meeting:            {calls}")
     print(f"  critical path ({phases} phases x latency):  {critical * 1000:8.1f} ms")
     print(f"  every call in sequence ({calls} x latency): {calls * args.latency * 1000:8.1f} ms")
-    print(f"  measured, parallel rounds (median):  {wall_p * 1000:8.1f} ms   wall / critical path = {wall_p / critical:.3f}"
-          "   (goal <= 1.15)")
-    print(f"  measured, sequential rounds (median): {wall_s * 1000:8.1f} ms   wall / critical path = {wall_s / critical:.3f}")
+    print(f"  measured, parallel rounds (median):  {wall_p * 1000:8.1f} ms   "
+          f"wall / critical path = {wall_p / critical:.3f}   (goal <= 1.15)")
+    print(f"  measured, sequential rounds (median): {wall_s * 1000:8.1f} ms   "
+          f"wall / critical path = {wall_s / critical:.3f}")
     print(f"  speed-up of parallel over sequential: {wall_s / wall_p:.2f}x")
 
 

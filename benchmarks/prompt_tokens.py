@@ -36,14 +36,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from board.agent.compaction import ContextSettings  # noqa: E402
-from board.agent.runner import AgentSettings  # noqa: E402
-from board.envelope import Envelope  # noqa: E402
-from board.llm.base import LLMRequest, LLMResponse, Usage  # noqa: E402
-from board.llm.registry import ProviderRegistry  # noqa: E402
-from board.roles import RosterSpec  # noqa: E402
-from board.service import Board, BoardSettings  # noqa: E402
-from board.workspace.paths import copy_default_workspace  # noqa: E402
+from board.agent.compaction import ContextSettings
+from board.agent.runner import AgentSettings
+from board.envelope import Envelope
+from board.llm.base import LLMRequest, LLMResponse, Usage
+from board.llm.registry import ProviderRegistry
+from board.roles import RosterSpec
+from board.service import Board, BoardSettings
+from board.workspace.paths import copy_default_workspace
 
 TURNS = 40
 PROMPT_BLOCKS = ("static", "soul", "summary", "dynamic", "history", "message", "tools")
@@ -59,8 +59,11 @@ ASKS = [
     "What numbers do we need before committing to {t}?", "Who on the board would disagree about {t}, and why?",
     "Summarise where we landed on {t} so far.",
 ]
-WORDS = ("margin runway payback customers retention pricing cost risk plan quarter cash hire vendor contract "
-         "demand supply forecast downside upside assumption evidence timeline budget team market").split()
+WORDS = [
+    "margin", "runway", "payback", "customers", "retention", "pricing", "cost", "risk", "plan", "quarter",
+    "cash", "hire", "vendor", "contract", "demand", "supply", "forecast", "downside", "upside", "assumption",
+    "evidence", "timeline", "budget", "team", "market",
+]
 
 
 class StandInModel:

@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from board.envelope import Envelope  # noqa: E402
-from board.roles import RosterSpec  # noqa: E402
-from board.service import Board, BoardSettings  # noqa: E402
-from board.workspace.paths import copy_default_workspace  # noqa: E402
+from board.envelope import Envelope
+from board.roles import RosterSpec
+from board.service import Board, BoardSettings
+from board.workspace.paths import copy_default_workspace
 
 SIZES = (10, 10_000, 100_000)
 TURNS = 40
@@ -42,7 +42,7 @@ def envelope(text: str) -> Envelope:
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def prepare(root: Path, lines: int) -> BoardSettings:
@@ -51,12 +51,16 @@ async def prepare(root: Path, lines: int) -> BoardSettings:
     settings = BoardSettings(workspace=ws, data_dir=root / "sessions", roster=RosterSpec())
     async with await Board.open(settings) as board:
         transcript = await board.sessions.open("board:finance", "finance")
-        with open(transcript.path, "ab") as fh:
-            for i in range(lines - 1):
-                role = "user" if i % 2 == 0 else "assistant"
-                entry = {"type": "message", "role": role, "text": f"earlier message {i} " + "lorem ipsum " * 8}
-                fh.write(json.dumps(entry).encode() + b"\n")
+        await asyncio.to_thread(_append_history, transcript.path, lines - 1)
     return settings
+
+
+def _append_history(path: Path, count: int) -> None:
+    with open(path, "ab") as fh:
+        for i in range(count):
+            role = "user" if i % 2 == 0 else "assistant"
+            entry = {"type": "message", "role": role, "text": f"earlier message {i} " + "lorem ipsum " * 8}
+            fh.write(json.dumps(entry).encode() + b"\n")
 
 
 async def turn_overhead(lines: int) -> tuple[float, float, int]:
@@ -84,7 +88,8 @@ async def reload_latency() -> tuple[list[float], list[float]]:
             next_turn: list[float] = []
             for i in range(EDITS):
                 start = time.perf_counter()
-                soul.write_text(original.replace("You think in numbers", f"You think in numbers ({i})"), encoding="utf-8")
+                edited = original.replace("You think in numbers", f"You think in numbers ({i})")
+                soul.write_text(edited, encoding="utf-8")
                 reply = await board.handle(envelope("@finance edited?"))
                 next_turn.append((time.perf_counter() - start) * 1000)
                 assert f"({i})" in reply.text, "the edit was not seen by the next turn"
@@ -96,8 +101,10 @@ async def reload_latency() -> tuple[list[float], list[float]]:
             for i in range(EDITS):
                 marker = f"watched {i}"
                 start = time.perf_counter()
-                soul.write_text(original.replace("You think in numbers", f"You think in numbers ({marker})"), encoding="utf-8")
-                while watched._value is None or marker not in watched._value.body:  # no stat: only the watcher updates it
+                edited = original.replace("You think in numbers", f"You think in numbers ({marker})")
+                soul.write_text(edited, encoding="utf-8")
+                # no stat: only the watcher updates it
+                while watched._value is None or marker not in watched._value.body:
                     await asyncio.sleep(0.001)
                     if time.perf_counter() - start > 10:
                         raise RuntimeError("watcher did not pick up the edit within 10 s")
@@ -126,8 +133,10 @@ async def main() -> None:
     print(f"ratio largest/smallest (median): {medians[SIZES[-1]] / medians[SIZES[0]]:.2f}  (goal <= 1.2)")
     next_turn, watch = await reload_latency()
     print(f"soul reload, {EDITS} edits:")
-    print(f"  write -> next turn answers with it:  median {statistics.median(next_turn):.2f} ms  p95 {pct(next_turn, 0.95):.2f} ms")
-    print(f"  write -> watcher loaded it (no turn): median {statistics.median(watch):.1f} ms  p95 {pct(watch, 0.95):.1f} ms")
+    print(f"  write -> next turn answers with it:  median {statistics.median(next_turn):.2f} ms  "
+          f"p95 {pct(next_turn, 0.95):.2f} ms")
+    print(f"  write -> watcher loaded it (no turn): median {statistics.median(watch):.1f} ms  "
+          f"p95 {pct(watch, 0.95):.1f} ms")
 
 
 if __name__ == "__main__":

@@ -26,12 +26,12 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from board.llm.base import LLMError, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.registry import ProviderRegistry
 
-__all__ = ["ScriptedModel", "Step", "Received", "say", "call", "calls", "fail"]
+__all__ = ["Received", "ScriptedModel", "Step", "call", "calls", "fail", "say"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class Step:
     stop_reason: str | None = None
 
 
-StepLike = Union[Step, str, Callable[[LLMRequest], "Step | str"]]
+StepLike = Step | str | Callable[[LLMRequest], Step | str]
 
 _counter = 0
 
@@ -78,7 +78,8 @@ def calls(*specs: tuple[str, Mapping[str, Any] | str], text: str = "", latency: 
             try:
                 value = json.loads(args)
             except json.JSONDecodeError as exc:
-                out.append(ToolCall(cid, name, {}, raw_arguments=args, parse_error=f"arguments are not valid JSON ({exc.msg})"))
+                problem = f"arguments are not valid JSON ({exc.msg})"
+                out.append(ToolCall(cid, name, {}, raw_arguments=args, parse_error=problem))
                 continue
             if not isinstance(value, dict):
                 out.append(ToolCall(cid, name, {}, raw_arguments=args, parse_error="arguments must be a JSON object"))

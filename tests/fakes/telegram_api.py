@@ -42,6 +42,7 @@ Realism notes (what the real server does, and so does this fake):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import re
@@ -288,7 +289,7 @@ class FakeTelegramAPI:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        server = site._server  # noqa: SLF001 - aiohttp exposes no public accessor
+        server = site._server
         assert server is not None and server.sockets
         self.port = server.sockets[0].getsockname()[1]
         return self.base_url
@@ -531,9 +532,8 @@ class FakeTelegramAPI:
         if "update_id" not in update:
             update = {"update_id": next(self._update_ids), **update}
         headers = {"X-Telegram-Bot-Api-Secret-Token": secret_token} if secret_token else {}
-        async with ClientSession() as session:
-            async with session.post(url, json=update, headers=headers) as resp:
-                return resp.status, await resp.text()
+        async with ClientSession() as session, session.post(url, json=update, headers=headers) as resp:
+            return resp.status, await resp.text()
 
     # ------------------------------------------------------------------ waiting helpers
 
@@ -578,10 +578,8 @@ class FakeTelegramAPI:
                 raise AssertionError(
                     f"timed out after {timeout}s waiting for {what()}; calls seen: {seen}"
                 )
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), remaining)
-            except TimeoutError:
-                pass
 
     def _pulse(self) -> None:
         event, self._changed = self._changed, asyncio.Event()
@@ -705,11 +703,11 @@ class FakeTelegramAPI:
     def _member(self, user: JSONDict, status: str) -> JSONDict:
         if status == "administrator":
             rights = dict.fromkeys(
-                (
-                    "can_manage_chat can_delete_messages can_manage_video_chats "
-                    "can_restrict_members can_change_info can_invite_users can_post_stories "
-                    "can_edit_stories can_delete_stories can_pin_messages"
-                ).split(),
+                [
+                    "can_manage_chat", "can_delete_messages", "can_manage_video_chats",
+                    "can_restrict_members", "can_change_info", "can_invite_users", "can_post_stories",
+                    "can_edit_stories", "can_delete_stories", "can_pin_messages",
+                ],
                 True,
             )
             rights.update(can_be_edited=False, is_anonymous=False, can_promote_members=False)
@@ -763,10 +761,8 @@ class FakeTelegramAPI:
             remaining = deadline - loop.time()
             if batch or self._closing or remaining <= 0:
                 return batch
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), remaining)
-            except TimeoutError:
-                pass
 
     async def _delete_webhook(self, p: JSONDict) -> bool:
         self.webhook = None

@@ -170,7 +170,7 @@ async def test_drop_next_posts_the_message_but_the_client_sees_a_network_error(f
         with pytest.raises(NetworkError, match="RemoteProtocolError") as caught:
             await app.bot.send_message(OWNER, "lost answer")
         assert type(caught.value) is NetworkError and caught.value.__cause__ is not None
-        again = await app.bot.send_message(OWNER, "next")  # one-shot
+        await app.bot.send_message(OWNER, "next")  # one-shot
     assert [m.text for m in fake.sent_messages] == ["lost answer", "next"]
 
 
