@@ -38,6 +38,7 @@ __all__ = [
     "approx_tokens",
     "pieces",
     "random_id",
+    "serve_locally",
 ]
 
 #: What a proxy in front of an API sends when the API is down (with 200 or a 5xx).
@@ -121,6 +122,17 @@ class RecordedRequest:
 # --------------------------------------------------------------------------- servers
 
 
+async def serve_locally(app: web.Application, **runner_options: Any) -> tuple[web.AppRunner, int]:
+    """Serve ``app`` on a free port of 127.0.0.1 (no access log); the runner and the port."""
+    runner = web.AppRunner(app, access_log=None, **runner_options)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    server = site._server  # aiohttp exposes no public accessor
+    assert server is not None and server.sockets
+    return runner, server.sockets[0].getsockname()[1]
+
+
 class LocalServer:
     """Start on 127.0.0.1:0 with ``start()`` / ``async with``; subclasses add routes in :meth:`routes`."""
 
@@ -140,13 +152,7 @@ class LocalServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         self.routes(app)
         self._closing = asyncio.Event()
-        self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=0.5, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None and server.sockets
-        self._port = server.sockets[0].getsockname()[1]
+        self._runner, self._port = await serve_locally(app, handler_cancellation=True, shutdown_timeout=0.5)
         return self
 
     async def stop(self) -> None:

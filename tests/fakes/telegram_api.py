@@ -54,6 +54,8 @@ from urllib.parse import urlsplit
 
 from aiohttp import ClientSession, web
 
+from tests.fakes.local_server import serve_locally
+
 JSONDict = dict[str, Any]
 
 #: Parameters Telegram defines as strings; form values for these are never JSON-decoded,
@@ -283,15 +285,7 @@ class FakeTelegramAPI:
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         self._closing = False
-        self._runner = web.AppRunner(
-            app, handle_signals=False, access_log=None, shutdown_timeout=1.0
-        )
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None and server.sockets
-        self.port = server.sockets[0].getsockname()[1]
+        self._runner, self.port = await serve_locally(app, handle_signals=False, shutdown_timeout=1.0)
         return self.base_url
 
     async def stop(self) -> None:
