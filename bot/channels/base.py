@@ -85,10 +85,12 @@ class SendProgress:
 @dataclass(frozen=True)
 class Admission:
     """The access gate's verdict on one sender in one place: ``notice`` is said to a
-    denied sender (at most once per sender; None: say nothing)."""
+    denied sender (at most once per ``notice_key``, by default the sender; None: say
+    nothing). A key such as ``rate:<sender>:<window>`` says a refusal once per window."""
 
     allowed: bool
     notice: str | None = None
+    notice_key: str | None = None
 
 
 @dataclass(frozen=True)

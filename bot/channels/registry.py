@@ -11,10 +11,11 @@ from collections.abc import Iterable
 from board.db import Migration
 from bot.channels.plugin import ChannelPlugin
 from bot.channels.telegram.plugin import PLUGIN as TELEGRAM
+from bot.channels.whatsapp.plugin import PLUGIN as WHATSAPP
 
 __all__ = ["PLUGINS", "all_migrations", "plugin"]
 
-PLUGINS: tuple[ChannelPlugin, ...] = (TELEGRAM,)
+PLUGINS: tuple[ChannelPlugin, ...] = (TELEGRAM, WHATSAPP)
 
 
 def plugin(name: str) -> ChannelPlugin:

@@ -161,8 +161,9 @@ class Intake:
         if verdict.allowed:
             return True
         self.denied += 1
-        if verdict.notice and envelope.sender not in self._told_denied:
-            self._told_denied.add(envelope.sender)
+        key = verdict.notice_key or envelope.sender
+        if verdict.notice and key not in self._told_denied:
+            self._told_denied.add(key)
             self._say(envelope, verdict.notice)
         return False
 

@@ -1,0 +1,93 @@
+"""Who may talk to the board on WhatsApp (:class:`AccessPolicy`).
+
+``allowlist`` (the default): only ``allowed_numbers`` (phone numbers or business-scoped
+user ids); anyone else costs no model call, is logged once and told nothing.
+``public``: anyone, but each sender at most ``public_rate_per_minute`` messages a minute,
+and the channel's model spend today (UTC, from the ledger: WhatsApp sessions only) under
+``public_daily_usd``; over either, one short polite refusal per sender and window, no model
+call. Listed numbers are never limited.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from board.db import StateDB
+from bot.channels.base import Admission
+from bot.channels.whatsapp.config import AccessMode, WhatsAppSection
+
+__all__ = ["CAP_REACHED", "RATE_LIMITED", "AccessPolicy"]
+
+log = logging.getLogger("sabha.whatsapp")
+
+RATE_LIMITED = "You're sending messages faster than I can answer. Please wait a minute and try again."
+CAP_REACHED = "The board has reached today's limit for public questions. Please try again tomorrow."
+SPEND_REFRESH_S = 1.0
+
+
+class AccessPolicy:
+    """See the module docstring."""
+
+    def __init__(self, settings: WhatsAppSection, db: StateDB, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.mode = settings.access
+        self.allowed = set(settings.allowed_numbers)
+        self.owner = settings.allowed_numbers[0] if settings.allowed_numbers else None
+        self.rate = settings.public_rate_per_minute
+        self.daily_usd = settings.public_daily_usd
+        self.db = db
+        self.clock = clock
+        self.aliases: dict[str, str] = {}  # phone number -> business-scoped user id (both name one user)
+        self.spent_today = 0.0
+        self._spent_at = -1e9
+        self._recent: dict[str, deque[float]] = {}
+        self._logged: set[str] = set()
+        self.refused_rate = 0
+        self.refused_cap = 0
+
+    def listed(self, user: str) -> bool:
+        """``user`` (or the business-scoped id it is known by) is in ``allowed_numbers``."""
+        return user in self.allowed or self.aliases.get(user) in self.allowed
+
+    def is_owner(self, user: str) -> bool:
+        """The first of ``allowed_numbers``."""
+        return self.owner is not None and (user == self.owner or self.aliases.get(user) == self.owner)
+
+    async def refresh(self) -> None:
+        """Re-read today's WhatsApp model spend (at most once a second)."""
+        if self.mode is not AccessMode.PUBLIC or self.clock() - self._spent_at < SPEND_REFRESH_S:
+            return
+        self._spent_at = self.clock()
+        midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0).isoformat()
+        row = await self.db.fetchone(
+            "SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE ts >= ? AND session_key LIKE ?",
+            (midnight, "board:%:wa-%"))
+        self.spent_today = float(row["usd"]) if row is not None else 0.0
+
+    def admit(self, user: str) -> Admission:
+        """The verdict on one message from ``user`` (counts it against the rate when admitted)."""
+        if self.listed(user):
+            return Admission(True)
+        if self.mode is AccessMode.ALLOWLIST:
+            if user not in self._logged:
+                self._logged.add(user)
+                log.warning("whatsapp: a message from %s, who is not in whatsapp.allowed_numbers, was ignored "
+                            "(add them there to let them talk to the board); further ones are not logged", user)
+            return Admission(False)
+        day = datetime.now(UTC).date().isoformat()
+        if self.spent_today >= self.daily_usd:
+            self.refused_cap += 1
+            return Admission(False, CAP_REACHED, notice_key=f"cap:{user}:{day}")
+        now = self.clock()
+        recent = self._recent.setdefault(user, deque())
+        while recent and now - recent[0] >= 60.0:
+            recent.popleft()
+        if len(recent) >= self.rate:
+            self.refused_rate += 1
+            window = int(recent[0])  # one refusal until the oldest message leaves the minute
+            return Admission(False, RATE_LIMITED, notice_key=f"rate:{user}:{window}")
+        recent.append(now)
+        return Admission(True)

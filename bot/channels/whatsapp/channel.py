@@ -1,0 +1,383 @@
+"""The WhatsApp channel: Meta's webhooks in, the Graph API out, the shared intake between.
+
+``GET webhook_path`` answers Meta's verification (the challenge when ``hub.verify_token``
+matches, else 403). ``POST webhook_path`` takes a notification: the raw body (413 over
+3 MB), its signature (401 missing, 403 wrong; nothing processed), its shape (400 with the
+reason logged), then every item: messages become :class:`bot.intake.inbox.Arrival` records
+stored by :meth:`bot.intake.intake.Intake.receive` (the durable claim; a redelivered
+``wamid`` is a no-op), statuses are recorded per outbound message, errors are logged. Only
+then is the answer 200 (503 when the state db cannot be written, so Meta delivers again);
+the board works after that, in the intake's lanes.
+
+A user is a conversation: the lane, the session keys ``board:<role>:wa-<user>`` and the
+sticky role (``@finance``, ``finance:``, ``/ask finance``, ``/finance``; ``/general`` goes
+back) are per user. Meetings called here are relayed by :class:`.meeting.MeetingRelay`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from board.envelope import Envelope, Reply
+from board.roles import GENERAL
+from board.router import Route
+from board.service import Board
+from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress
+from bot.channels.webhook import BodyTooLarge, read_body
+from bot.channels.whatsapp.access import AccessPolicy
+from bot.channels.whatsapp.config import WhatsAppSection
+from bot.channels.whatsapp.format import split_text, to_whatsapp
+from bot.channels.whatsapp.inbound import (
+    Disposition,
+    InboundMessage,
+    ReportedError,
+    SignatureProblem,
+    StatusUpdate,
+    WaError,
+    parse_notification,
+    read_items,
+    signature_problem,
+)
+from bot.channels.whatsapp.limits import WINDOW_CLOSED
+from bot.channels.whatsapp.meeting import MeetingRelay
+from bot.channels.whatsapp.outbound import GraphClient, Pacing, Refused
+from bot.channels.whatsapp.store import DeliveryStatus, DeliveryStore, RoleStore
+from bot.intake.inbox import Arrival, InboundKind
+from bot.intake.intake import Intake, IntakeHub, IntakeSettings, StorageUnavailable
+
+if TYPE_CHECKING:
+    from bot.config import LoadedConfig
+
+__all__ = ["MAX_WEBHOOK_BYTES", "WhatsAppChannel", "build"]
+
+log = logging.getLogger("sabha.whatsapp")
+
+MAX_WEBHOOK_BYTES = 3 * 1024 * 1024
+TYPING_REFRESH_S = 20.0  # WhatsApp shows the indicator for up to 25 s
+TEXTS = ChannelTexts(text_only="Thanks! I can only read text messages for now; please send your question as text.")
+_STATUSES = {s.value: s for s in (DeliveryStatus.SENT, DeliveryStatus.DELIVERED, DeliveryStatus.READ,
+                                  DeliveryStatus.FAILED)}
+
+
+class WhatsAppChannel:
+    """One business number; see the module docstring."""
+
+    name = "whatsapp"
+    texts = TEXTS
+
+    def __init__(self, board: Board, settings: WhatsAppSection, *, hub: IntakeHub | None = None,
+                 pacing: Pacing | None = None) -> None:
+        if not settings.enabled or settings.app_secret is None or settings.verify_token is None:
+            raise ChannelError("whatsapp.phone_number_id, access_token, app_secret and verify_token must be set "
+                               "(see README, 'WhatsApp')")
+        self.board = board
+        self.settings = settings
+        self.owns_hub = hub is None
+        self.hub = hub or IntakeHub(IntakeSettings())
+        self.graph = GraphClient(settings, pacing)
+        self.access = AccessPolicy(settings, board.db)
+        self.roles = RoleStore(board.db)
+        self.deliveries = DeliveryStore(board.db)
+        self.meetings = MeetingRelay(self.name, self._send_meeting_text)
+        self.intake: Intake = hub.intake(board, self) if hub is not None else self.hub.intake(board, self)
+        self._secret = settings.app_secret.get_secret_value().encode()
+        self._verify = settings.verify_token.get_secret_value()
+        self.state = "created"
+        self.accepting = False
+        self.started_at: float | None = None
+        self.counts = {"bad_signature": 0, "invalid": 0, "statuses": 0, "errors": 0, "ignored": 0,
+                       "undeliverable": 0}
+        self.undeliverable: list[str] = []  # recent lines for `sabha status`
+
+    # -- what the intake needs (bot.channels.base.Courier) -----------------------------
+
+    def admit(self, envelope: Envelope) -> Admission:
+        """Allowlist or public mode (:class:`.access.AccessPolicy`)."""
+        return self.access.admit(envelope.sender)
+
+    def conversation(self, envelope: Envelope) -> str:
+        """One user is one conversation."""
+        return f"wa:{envelope.chat_id}"
+
+    @contextlib.asynccontextmanager
+    async def typing(self, envelope: Envelope) -> AsyncIterator[None]:
+        """The message marked read with a typing indicator, renewed while the turn runs."""
+        wamid = envelope.message_id
+        if not wamid:
+            yield
+            return
+
+        async def keep() -> None:
+            while True:
+                await self.graph.mark_read(wamid)
+                await asyncio.sleep(TYPING_REFRESH_S)
+
+        task = asyncio.create_task(keep(), name="whatsapp typing")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def deliver(self, reply: Reply, progress: SendProgress) -> None:
+        """Send ``reply`` to the user it answers, quoting their message, split at 4096 characters."""
+        body = to_whatsapp(reply.text)
+        if reply.name and reply.kind in ("answer", "meeting", "command"):
+            body = f"*{reply.label}*\n{body}"
+        pieces = split_text(body) or ["(empty answer)"]
+        for i, piece in enumerate(pieces):
+            await self._send(reply.chat_id, piece, reply.reply_to if i == 0 else None, progress)
+
+    async def _send(self, user: str, body: str, reply_to: str | None, progress: SendProgress) -> None:
+        try:
+            wamid = await self.graph.send_text(user, body, reply_to=reply_to, progress=progress)
+        except Refused as exc:
+            closed = exc.error.code == WINDOW_CLOSED
+            status = DeliveryStatus.UNDELIVERABLE if closed else DeliveryStatus.FAILED
+            with contextlib.suppress(Exception):
+                await self.deliveries.refused(user, reply_to, status, exc.error.code, exc.error.title)
+            if closed:
+                self._undeliverable(user, reply_to, exc.error.title)
+            raise
+        if wamid:
+            await self.deliveries.accepted(wamid, user, reply_to)
+
+    async def _send_meeting_text(self, user: str, body: str, reply_to: str | None) -> None:
+        await self._send(user, body, reply_to, SendProgress())
+
+    def _undeliverable(self, user: str, reply_to: str | None, why: str) -> None:
+        self.counts["undeliverable"] += 1
+        line = (f"reply to {user} (message {reply_to or '?'}) undeliverable: the 24-hour window had closed "
+                f"({why}); they must write first")
+        self.undeliverable = [line, *self.undeliverable][:5]
+        log.error("whatsapp: %s. Meta accepts only template messages after 24 h of silence; the reply is "
+                  "recorded as undeliverable (`sabha whatsapp undeliverable` lists them)", line)
+
+    # -- webhook -----------------------------------------------------------------------
+
+    def routes(self) -> list[web.RouteDef]:
+        """Verification (GET) and notifications (POST) on ``whatsapp.webhook_path``."""
+        path = self.settings.webhook_path
+        return [web.get(path, self._verify_webhook), web.post(path, self._webhook)]
+
+    async def _verify_webhook(self, request: web.Request) -> web.Response:
+        q = request.query
+        token = q.get("hub.verify_token", "")
+        if q.get("hub.mode") == "subscribe" and hmac.compare_digest(token.encode(), self._verify.encode()):
+            log.info("whatsapp: Meta verified the webhook %s", self.settings.webhook_path)
+            return web.Response(text=q.get("hub.challenge", ""), content_type="text/plain")
+        log.warning("whatsapp: refused a webhook verification from %s (mode %r, wrong or missing verify token)",
+                    request.remote, q.get("hub.mode"))
+        return web.Response(status=403, text="verification failed")
+
+    async def _webhook(self, request: web.Request) -> web.Response:
+        try:
+            body = await read_body(request, MAX_WEBHOOK_BYTES)
+        except BodyTooLarge as exc:
+            log.warning("whatsapp webhook: %s", exc)
+            return web.Response(status=413, text="body too large")
+        problem = signature_problem(body, request.headers.get("X-Hub-Signature-256"), self._secret)
+        if problem is not None:
+            self.counts["bad_signature"] += 1
+            log.warning("whatsapp webhook: refused a request from %s: %s X-Hub-Signature-256 (check "
+                        "whatsapp.app_secret)", request.remote, problem.value)
+            status = 401 if problem is SignatureProblem.MISSING else 403
+            return web.Response(status=status, text=f"signature {problem.value}")
+        if not self.accepting:
+            return web.Response(status=503, text="not accepting notifications right now")
+        try:
+            note = parse_notification(body)
+        except ValueError as exc:
+            self.counts["invalid"] += 1
+            log.warning("whatsapp webhook: rejected a body that is not a valid notification: %s", exc)
+            return web.Response(status=400, text="not a valid WhatsApp notification")
+        arrivals: list[Arrival] = []
+        try:
+            for item in read_items(note):
+                if isinstance(item, InboundMessage):
+                    arrival = await self._arrival(item)
+                    if arrival is not None:
+                        arrivals.append(arrival)
+                elif isinstance(item, StatusUpdate):
+                    await self._status(item)
+                elif isinstance(item, ReportedError):
+                    self.counts["errors"] += 1
+                    log.warning("whatsapp: Meta reported %s", _describe(item.error))
+            await self.access.refresh()
+            await self.intake.receive(arrivals)
+        except StorageUnavailable:
+            return web.Response(status=503, text="cannot store the notification right now; retry later")
+        except Exception as exc:
+            from bot.intake.storage import is_storage_error
+
+            if not is_storage_error(exc):
+                raise
+            self.hub.storage.failed(exc, "recording WhatsApp statuses")
+            return web.Response(status=503, text="cannot store the notification right now; retry later")
+        return web.Response(text="ok")
+
+    async def _arrival(self, item: InboundMessage) -> Arrival | None:
+        if item.phone_number_id is not None and item.phone_number_id != self.settings.phone_number_id:
+            self.counts["ignored"] += 1
+            log.info("whatsapp: ignored message %s for another number (%s)", item.wamid, item.phone_number_id)
+            return None
+        if item.user is None:
+            self.counts["ignored"] += 1
+            log.warning("whatsapp: message %s names no sender (no from, wa_id or user id); ignored", item.wamid)
+            return None
+        if item.errors:
+            log.info("whatsapp: message %s from %s came with %s", item.wamid, item.user,
+                     "; ".join(_describe(e) for e in item.errors))
+        if item.disposition is Disposition.LOG:
+            self.counts["ignored"] += 1
+            log.info("whatsapp: %s message %s from %s: no reply", item.kind, item.wamid, item.user)
+            return None
+        user = item.user
+        if item.bsuid and item.bsuid != user:
+            self.access.aliases[user] = item.bsuid
+        text = item.text or ""
+        role_hint = self.roles.role_of(user)
+        envelope = Envelope(channel=self.name, text=text, sender=user, chat_id=user, message_id=item.wamid,
+                            sender_name=item.name, is_owner=self.access.is_owner(user), role_hint=role_hint)
+        kind = InboundKind.TEXT if item.disposition is Disposition.BOARD else InboundKind.UNSUPPORTED
+        if kind is InboundKind.TEXT and (self.access.listed(user) or self.access.mode.value == "public"):
+            await self._stick(envelope)
+        return Arrival(envelope, self.conversation(envelope), kind)
+
+    async def _stick(self, envelope: Envelope) -> None:
+        """Remember the role this message addresses: it answers the user's next messages too."""
+        router = self.board.router()
+        route = router.route(envelope)
+        role = None
+        if route.kind == "chat" and not route.error:
+            role = route.role
+        elif route.kind == "command" and route.command in router.roles and not route.text:
+            role = route.command
+        if role is not None and role != (envelope.role_hint or GENERAL):
+            await self.roles.set(envelope.sender, role)
+
+    async def _status(self, item: StatusUpdate) -> None:
+        self.counts["statuses"] += 1
+        status = _STATUSES.get(item.status)
+        if status is None:
+            log.info("whatsapp: status %r for %s (not recorded)", item.status, item.wamid)
+            return
+        code = item.errors[0].code if item.errors else None
+        title = item.errors[0].title if item.errors else None
+        if status is DeliveryStatus.FAILED:
+            if code == WINDOW_CLOSED:
+                status = DeliveryStatus.UNDELIVERABLE
+                record = await self.deliveries.get(item.wamid)
+                self._undeliverable(item.recipient or "?", record.reply_to if record else None, title or "")
+            else:
+                log.error("whatsapp: message %s to %s failed: %s", item.wamid, item.recipient,
+                          "; ".join(_describe(e) for e in item.errors) or "no reason given")
+        await self.deliveries.status(item.wamid, status, item.recipient, code, title)
+
+    # -- commands --------------------------------------------------------------------
+
+    def _register_role_commands(self) -> None:
+        for role in self.board.souls.roles():
+            if role not in self.board.commands:
+                self.board.register_command(role, self._cmd_role,
+                                            f"/{role}: talk to {role} until you switch (WhatsApp)")
+
+    async def _cmd_role(self, envelope: Envelope, route: Route) -> str:
+        role = route.command or GENERAL
+        if envelope.channel != self.name:
+            return f"/{role} switches roles on WhatsApp; here write @{role} <question> or /ask {role} <question>."
+        try:
+            label = self.board.souls.profile(role).label
+        except KeyError:
+            return f"There is no role {role!r} any more. Send /roles for the board."
+        back = "" if role == GENERAL else " Send /general to go back to the chair."
+        return f"You are talking to {label} now; your next messages go to them.{back}"
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Open the HTTP session, load sticky roles, take up what is pending, accept webhooks."""
+        self.state = "starting"
+        await self.graph.open()
+        try:
+            await self.intake.inbox.prune()
+            await self.roles.load()
+            self._register_role_commands()
+            self.board.room.subscribe(self.meetings)
+            self.meetings.start()
+            await self.access.refresh()
+            await self.intake.resume()
+        except BaseException:
+            self.state = "failed"
+            await self.graph.close()
+            raise
+        self.accepting = True
+        self.started_at = time.monotonic()
+        self.state = "running"
+        if self.settings.access.value == "allowlist" and not self.settings.allowed_numbers:
+            log.warning("whatsapp: whatsapp.allowed_numbers is empty, so every message is ignored; add your "
+                        "number (e.g. 15550001111) or set whatsapp.access: public")
+        log.info("whatsapp: number %s running (%s), webhook %s", self.settings.phone_number_id,
+                 self.settings.access.value, self.settings.webhook_path)
+
+    async def stop_intake(self) -> None:
+        """Stop accepting notifications (Meta delivers them again later)."""
+        self.accepting = False
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Stop intake, let running answers finish (when this channel owns its hub), close the session."""
+        if self.state not in ("running", "failed"):
+            return
+        self.state = "stopping"
+        await self.stop_intake()
+        grace = self.hub.settings.shutdown_grace_s if grace is None else grace
+        if self.owns_hub:
+            await self.hub.drain(grace)
+        await asyncio.gather(self.meetings.drain(max(0.5, grace)), self.intake.settle())
+        await self.graph.close()
+        self.state = "stopped"
+        log.info("whatsapp: stopped (sent %d, refused %d)", self.graph.sent, self.graph.refused)
+
+    # -- status ------------------------------------------------------------------------
+
+    def status_lines(self) -> list[str]:
+        """Lines for ``/status`` and ``sabha status``."""
+        g, c = self.graph, self.counts
+        retries = ", ".join(f"{k.value} {v}" for k, v in g.retried.items()) or "none"
+        lines = [f"whatsapp: {self.state}, number {self.settings.phone_number_id} ({self.settings.access.value})",
+                 f"  sent {g.sent}, refused {g.refused}, retries: {retries}; statuses {c['statuses']}, "
+                 f"bad signatures {c['bad_signature']}, invalid bodies {c['invalid']}"]
+        if c["undeliverable"]:
+            lines.append(f"  UNDELIVERABLE (24-hour window closed): {c['undeliverable']}; latest:")
+            lines.extend(f"    {line}" for line in self.undeliverable)
+        if self.access.refused_rate or self.access.refused_cap:
+            lines.append(f"  public mode refusals: rate {self.access.refused_rate}, daily cap {self.access.refused_cap}"
+                         f" (spent today ${self.access.spent_today:.4f} of ${self.access.daily_usd:.2f})")
+        lines.append(self.intake.status_line())
+        return lines
+
+    def describe(self) -> dict[str, Any]:
+        """Machine-readable status (the daemon's /healthz)."""
+        return {"state": self.state, "phone_number_id": self.settings.phone_number_id,
+                "access": self.settings.access.value, "sent": self.graph.sent, "refused": self.graph.refused,
+                "undeliverable": self.counts["undeliverable"], "webhook": self.settings.webhook_path}
+
+
+def _describe(error: WaError) -> str:
+    return f"error {error.code} ({error.title or 'no title'}{': ' + error.details if error.details else ''})"
+
+
+def build(board: Board, loaded: LoadedConfig, hub: IntakeHub) -> WhatsAppChannel:
+    """The plugin factory: the channel for ``loaded``'s ``whatsapp`` section."""
+    section: WhatsAppSection = loaded.config.whatsapp  # type: ignore[attr-defined]
+    return WhatsAppChannel(board, section, hub=hub)
+

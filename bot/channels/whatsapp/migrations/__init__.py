@@ -1,0 +1,7 @@
+"""WhatsApp's tables: each user's sticky role and the delivery record of each outbound message (0400-0499)."""
+
+from board.db import load_migrations
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS = load_migrations(__name__)

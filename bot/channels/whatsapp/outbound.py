@@ -1,0 +1,205 @@
+"""Talking to the Graph API: one :class:`aiohttp.ClientSession` for the channel, text sends
+with WhatsApp's limits respected, read receipts with a typing indicator.
+
+``POST {graph_base_url}/{api_version}/{phone_number_id}/messages`` with the bearer token.
+A text goes ``to`` a phone number, or to ``recipient`` when only a business-scoped user id
+is known, and quotes the message it answers (``context.message_id``). Errors branch on
+``error.code`` (:mod:`.limits`): the number's throughput limit (130429) pauses every send
+of the channel, the pair limit (131056) pauses sends to that user only, transient codes
+pause and retry; the 24-hour window (131047) and the other permanent codes are never
+retried. :meth:`GraphClient.send_text` calls ``progress.leaving()`` right before each
+request that may post something (the intake records "sending" there).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress
+from bot.channels.whatsapp.config import WhatsAppSection
+from bot.channels.whatsapp.inbound import is_bsuid
+from bot.channels.whatsapp.limits import Backoff, ErrorClass, PairLimit, classify, retry_delay
+
+__all__ = ["GraphClient", "GraphError", "Pacing", "Refused"]
+
+log = logging.getLogger("sabha.whatsapp")
+
+
+@dataclass(frozen=True)
+class Pacing:
+    """How long to pause after each kind of refusal (seconds, doubled per retry, jittered)."""
+
+    channel_limit_s: float = 2.0  # 130429
+    pair_limit_s: float = 6.0  # 131056: about one message every 6 s to one user
+    transient_s: float = 1.0
+    max_retries: int = 5
+    timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class GraphError:
+    """An error answer of the Graph API."""
+
+    http_status: int
+    code: int | None
+    title: str
+    details: str
+
+    def __str__(self) -> str:
+        code = f"error {self.code}" if self.code is not None else f"HTTP {self.http_status}"
+        return f"{code} ({self.title}{': ' + self.details if self.details and self.details != self.title else ''})"
+
+
+class Refused(SendFailed):
+    """Meta refused a send for good; ``error`` is why."""
+
+    def __init__(self, message: str, error: GraphError, outcome: DeliveryOutcome) -> None:
+        super().__init__(message, outcome)
+        self.error = error
+
+
+def _error_of(status: int, body: Any) -> GraphError:
+    err = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(err, dict):
+        return GraphError(status, None, f"HTTP {status}", "")
+    code = err.get("code")
+    data = err.get("error_data") if isinstance(err.get("error_data"), dict) else {}
+    return GraphError(status, code if isinstance(code, int) else None,
+                      str(err.get("error_user_title") or err.get("message") or f"HTTP {status}"),
+                      str((data or {}).get("details") or ""))
+
+
+class GraphClient:
+    """The channel's Graph API client; see the module docstring."""
+
+    def __init__(self, settings: WhatsAppSection, pacing: Pacing | None = None,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        assert settings.access_token is not None
+        self.url = settings.messages_url
+        self._token = settings.access_token.get_secret_value()
+        self.pacing = pacing or Pacing()
+        self.sleep = sleep
+        self.channel_backoff = Backoff()
+        self.pair_backoff = PairLimit()
+        self.session: aiohttp.ClientSession | None = None
+        self.sent = 0
+        self.refused = 0
+        self.retried: dict[ErrorClass, int] = {}
+
+    async def open(self) -> None:
+        """Open the channel's one HTTP session."""
+        if self.session is None:
+            self.session = aiohttp.ClientSession(
+                headers={"Authorization": f"Bearer {self._token}"},
+                timeout=aiohttp.ClientTimeout(total=self.pacing.timeout_s),
+                connector=aiohttp.TCPConnector(limit=100))
+
+    async def close(self) -> None:
+        """Close the session."""
+        if self.session is not None:
+            await self.session.close()
+            self.session = None
+
+    async def _post(self, payload: dict[str, Any]) -> tuple[int, Any]:
+        if self.session is None:
+            raise SendFailed("the WhatsApp channel is not started", DeliveryOutcome.NOT_SENT)
+        async with self.session.post(self.url, json=payload) as resp:
+            try:
+                body = await resp.json(content_type=None)
+            except ValueError:
+                body = None
+            return resp.status, body
+
+    async def mark_read(self, wamid: str, *, typing: bool = True) -> None:
+        """Mark ``wamid`` read, with a typing indicator (best effort: a failure is logged at debug)."""
+        payload: dict[str, Any] = {"messaging_product": "whatsapp", "status": "read", "message_id": wamid}
+        if typing:
+            payload["typing_indicator"] = {"type": "text"}
+        try:
+            status, body = await self._post(payload)
+        except (aiohttp.ClientError, TimeoutError, SendFailed) as exc:
+            log.debug("whatsapp: read receipt for %s failed: %s", wamid, exc)
+            return
+        if status >= 400:
+            log.debug("whatsapp: read receipt for %s refused: %s", wamid, _error_of(status, body))
+
+    async def _wait_turn(self, user: str) -> None:
+        while True:
+            left = max(self.channel_backoff.left(), self.pair_backoff.left(user))
+            if left <= 0:
+                return
+            await self.sleep(left)
+
+    async def send_text(self, user: str, body: str, *, reply_to: str | None = None,
+                        progress: SendProgress | None = None) -> str:
+        """Send one text (at most 4096 characters) to ``user``; returns its wamid.
+
+        Raises :class:`Refused` (never retried: the error says why) or :class:`SendFailed`
+        (retries used up, or the request left and its answer was lost).
+        """
+        progress = progress or SendProgress()
+        payload: dict[str, Any] = {"messaging_product": "whatsapp", "recipient_type": "individual",
+                                   ("recipient" if is_bsuid(user) else "to"): user,
+                                   "type": "text", "text": {"preview_url": False, "body": body}}
+        if reply_to:
+            payload["context"] = {"message_id": reply_to}
+        attempt = 0
+        while True:
+            await self._wait_turn(user)
+            await progress.leaving()
+            try:
+                status, answer = await self._post(payload)
+            except aiohttp.ClientConnectorError as exc:  # never reached Meta: safe to retry
+                progress.in_flight = False
+                error = GraphError(0, None, "cannot connect", str(exc))
+                kind = ErrorClass.TRANSIENT
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                raise SendFailed(f"the request to the Graph API failed after it left ({exc or type(exc).__name__});"
+                                 " it may have arrived, so it is not sent again", DeliveryOutcome.MAY_HAVE_ARRIVED
+                                 ) from exc
+            else:
+                progress.in_flight = False
+                if status < 400:
+                    wamid = _wamid(answer)
+                    progress.posted += 1
+                    self.sent += 1
+                    return wamid
+                error = _error_of(status, answer)
+                kind = classify(error.code, status)
+            outcome = DeliveryOutcome.NOT_SENT if progress.posted == 0 else DeliveryOutcome.MAY_HAVE_ARRIVED
+            if kind in (ErrorClass.WINDOW_CLOSED, ErrorClass.PERMANENT):
+                self.refused += 1
+                raise Refused(f"WhatsApp refused the message to {user}: {error}", error, outcome)
+            attempt += 1
+            if attempt > self.pacing.max_retries:
+                self.refused += 1
+                raise Refused(f"WhatsApp kept refusing the message to {user} ({attempt - 1} retries): {error}",
+                              error, outcome)
+            self.retried[kind] = self.retried.get(kind, 0) + 1
+            if kind is ErrorClass.CHANNEL_LIMIT:
+                delay = retry_delay(attempt, self.pacing.channel_limit_s)
+                self.channel_backoff.pause(delay)
+                log.warning("whatsapp: the number's throughput limit was hit (%s); pausing every send %.1f s",
+                            error, delay)
+            elif kind is ErrorClass.PAIR_LIMIT:
+                delay = retry_delay(attempt, self.pacing.pair_limit_s)
+                self.pair_backoff.of(user).pause(delay)
+                log.info("whatsapp: too many messages to %s in a short time (%s); pausing sends to them %.1f s",
+                         user, error, delay)
+            else:
+                delay = retry_delay(attempt, self.pacing.transient_s)
+                log.warning("whatsapp: sending to %s failed (%s); retrying in %.1f s", user, error, delay)
+                await self.sleep(delay)
+
+
+def _wamid(answer: Any) -> str:
+    try:
+        return str(answer["messages"][0]["id"])
+    except (KeyError, IndexError, TypeError):
+        return ""
