@@ -10,16 +10,26 @@ suite by adding a harness here and its name to :data:`HARNESSES`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol
 
+from aiohttp import ClientSession, web
+
 from board.service import Board
 from bot.channels.telegram.channel import TelegramChannel
+from bot.channels.whatsapp.channel import WhatsAppChannel
+from tests.fakes.graph_api import FakeGraphAPI
+from tests.fakes.local_server import serve_locally
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import FORUM, FRIEND, OWNER, STRANGER, TOKEN, tg_settings
+from tests.whatsapp_support import BSUID_FRIEND, FAST, post, text_notification, wa_settings
+from tests.whatsapp_support import FRIEND as WA_FRIEND
+from tests.whatsapp_support import OWNER as WA_OWNER
+from tests.whatsapp_support import STRANGER as WA_STRANGER
 
-__all__ = ["HARNESSES", "Harness", "TelegramHarness"]
+__all__ = ["HARNESSES", "Harness", "TelegramHarness", "WhatsAppHarness"]
 
 
 class Harness(Protocol):
@@ -113,12 +123,100 @@ async def telegram_harness(board: Board) -> AsyncIterator[Harness]:
             await harness.stop()
 
 
+class WhatsAppHarness:
+    """WhatsApp: signed webhooks posted (in order, one at a time, as Meta does per number) to
+    the channel's routes on a real aiohttp server; replies read from the fake Graph API.
+    Conversations are five users: three by phone number, one known only by a business-scoped id."""
+
+    name = "whatsapp"
+    users = (WA_OWNER, WA_FRIEND, BSUID_FRIEND, "15550003333", "15550004444")
+    conversations = len(users)
+
+    def __init__(self, board: Board, fake: FakeGraphAPI) -> None:
+        self.board = board
+        self.fake = fake
+        self.channel: WhatsAppChannel | None = None
+        self._runner: web.AppRunner | None = None
+        self._url = ""
+        self._http: ClientSession | None = None
+        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._poster: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.channel = WhatsAppChannel(self.board, wa_settings(self.fake, allowed_numbers=list(self.users)),
+                                       pacing=FAST)
+        app = web.Application()
+        app.add_routes(self.channel.routes())
+        self._runner, port = await serve_locally(app)
+        self._url = f"http://127.0.0.1:{port}{self.channel.settings.webhook_path}"
+        await self.channel.start()
+        self._http = ClientSession()
+        self._poster = asyncio.create_task(self._post_all())
+
+    async def _post_all(self) -> None:
+        assert self._http is not None
+        while True:
+            body = await self._queue.get()
+            try:
+                while True:  # Meta retries until it gets a 200
+                    status, _ = await post(self._http, self._url, body)
+                    if status == 200:
+                        break
+                    await asyncio.sleep(0.05)
+            finally:
+                self._queue.task_done()
+
+    async def stop(self, grace: float = 5.0) -> None:
+        if self.channel is None:
+            return
+        await asyncio.wait_for(self._queue.join(), 10)  # what was sent reached the webhook first
+        assert self._poster is not None and self._http is not None and self._runner is not None
+        self._poster.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._poster
+        await self.channel.stop(grace)
+        await self._http.close()
+        await self._runner.cleanup()
+        self.channel = None
+
+    def send(self, conversation: int, text: str) -> Any:
+        body = text_notification(self.users[conversation], text)
+        self._queue.put_nowait(body)
+        return body
+
+    def send_as_stranger(self, text: str) -> Any:
+        body = text_notification(WA_STRANGER, text)
+        self._queue.put_nowait(body)
+        return body
+
+    async def redeliver(self, message: Any) -> None:
+        self._queue.put_nowait(message)
+        await asyncio.wait_for(self._queue.join(), 10)
+
+    def replies(self, conversation: int) -> list[str]:
+        return self.fake.texts_to(self.users[conversation])
+
+    def all_replies(self) -> list[str]:
+        return [s.body for s in self.fake.sent]
+
+
+@asynccontextmanager
+async def whatsapp_harness(board: Board) -> AsyncIterator[Harness]:
+    async with FakeGraphAPI() as fake:
+        harness = WhatsAppHarness(board, fake)
+        try:
+            yield harness
+        finally:
+            await harness.stop()
+
+
 HARNESSES: dict[str, Callable[[Board], AbstractAsyncContextManager[Harness]]] = {
     "telegram": telegram_harness,
+    "whatsapp": whatsapp_harness,
 }
 
 
-async def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 5.0) -> None:  # noqa: ASYNC109
+async def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
     """Wait until ``predicate()`` holds."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
