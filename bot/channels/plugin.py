@@ -15,10 +15,13 @@ if TYPE_CHECKING:
     from bot.config import LoadedConfig
     from bot.intake.intake import IntakeHub
 
-__all__ = ["ChannelFactory", "ChannelPlugin", "CliCommand"]
+__all__ = ["ChannelFactory", "ChannelPlugin", "CliCommand", "WithBoard"]
 
 ChannelFactory = Callable[["Board", "LoadedConfig", "IntakeHub"], Channel]
-CliCommand = Callable[["LoadedConfig", argparse.Namespace], Awaitable[int]]
+# Opens the board, runs the body on it, closes it. The CLI hands it to a channel's command:
+# a channel package cannot import the composition root (bot.app imports the registry).
+WithBoard = Callable[["LoadedConfig", Callable[["Board"], Awaitable[int]]], Awaitable[int]]
+CliCommand = Callable[["LoadedConfig", argparse.Namespace, WithBoard], Awaitable[int]]
 
 
 @dataclass(frozen=True)

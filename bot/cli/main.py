@@ -18,7 +18,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -32,11 +32,11 @@ from board.memory.sessions import role_of_key
 from board.memory.transcripts import iter_entries
 from board.service import DB_FILE, Board
 from board.workspace.paths import PathEscapeError, copy_default_workspace
-from bot.app import missing_keys, open_state_db
+from bot.app import missing_keys, open_board, open_state_db
 from bot.channels.plugin import CliCommand
 from bot.channels.registry import PLUGINS as CHANNEL_PLUGINS
 from bot.cli import meetings as meeting_cli
-from bot.cli.common import UserError, emit, with_board
+from bot.cli.common import UserError, emit
 from bot.config import (
     DEFAULT_CONFIG_NAME,
     ConfigError,
@@ -64,6 +64,21 @@ board:
 
 
 # -- output -----------------------------------------------------------------------
+
+
+async def with_board(loaded: LoadedConfig, body: Callable[[Board], Awaitable[int]]) -> int:
+    """Open the board, run ``body`` on it (printing meetings it starts), wait for running
+    meetings, close it."""
+    board = await open_board(loaded)
+    board.room.subscribe(meeting_cli.console_meeting_printer())
+    try:
+        code = await body(board)
+        if board.room.running():
+            sys.stderr.write("sabha: waiting for the board meeting to finish (Ctrl-C cancels it)\n")
+            await board.room.drain()
+        return code
+    finally:
+        await board.close()
 
 
 def _console_envelope(text: str, role: str | None) -> Envelope:
@@ -385,8 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-CHANNEL_COMMANDS: dict[str, CliCommand] = {}
-COMMANDS: dict[str, CliCommand] = {
+Command = Callable[[LoadedConfig, argparse.Namespace], Awaitable[int]]
+CHANNEL_COMMANDS: dict[str, CliCommand] = {}  # filled by build_parser; they get with_board
+COMMANDS: dict[str, Command] = {
     "chat": cmd_chat,
     "ask": cmd_ask,
     "souls": cmd_souls,
@@ -417,10 +433,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "init":
             return cmd_init(args)
         loaded = load_config(getattr(args, "config", None))
-        command = {**COMMANDS, **CHANNEL_COMMANDS}[args.command]
 
         async def run() -> int:
-            return await command(loaded, args)
+            if args.command in CHANNEL_COMMANDS:
+                return await CHANNEL_COMMANDS[args.command](loaded, args, with_board)
+            return await COMMANDS[args.command](loaded, args)
 
         return asyncio.run(run())
     except (ConfigError, UserError, PathEscapeError, FileNotFoundError) as exc:

@@ -8,8 +8,8 @@ from typing import Any
 
 from board.roles import GENERAL
 from board.service import Board
-from bot.channels.plugin import CliCommand
-from bot.cli.common import UserError, emit, with_board
+from bot.channels.plugin import CliCommand, WithBoard
+from bot.cli.common import UserError, emit
 from bot.config import LoadedConfig
 
 __all__ = ["add_cli"]
@@ -26,16 +26,17 @@ def add_cli(sub: Any, common: argparse.ArgumentParser) -> CliCommand:
     return cmd_telegram
 
 
-async def cmd_telegram(loaded: LoadedConfig, args: argparse.Namespace) -> int:
+async def cmd_telegram(loaded: LoadedConfig, args: argparse.Namespace, with_board: WithBoard) -> int:
     """telegram topics: the role -> forum topic map (config, then state db)."""
     from bot.channels.telegram.topics import Topics, TopicStore, topic_name
 
     tg = loaded.config.telegram
-    if tg.group_id is None:
+    group_id = tg.group_id
+    if group_id is None:
         raise UserError("telegram.group_id is not set: put the forum's id (e.g. -1001234567890) in the config")
 
     async def body(board: Board) -> int:
-        topics = Topics(tg.group_id, TopicStore(board.db), tg.topics)  # type: ignore[arg-type]
+        topics = Topics(group_id, TopicStore(board.db), tg.topics)
         await topics.load()
         rows = []
         for profile in board.souls.profiles():
