@@ -33,6 +33,7 @@ from board.room.consult import ConsultSettings
 from board.room.meeting import MeetingSettings
 from board.service import BoardSettings
 from bot.channels.telegram.config import TelegramSection
+from bot.channels.whatsapp.config import WhatsAppSection
 from bot.config_model import StrictModel, blank_is_unset
 
 CONFIG_ENV = "SABHA_CONFIG"
@@ -255,6 +256,7 @@ class Config(StrictModel):
     server: ServerSection = Field(default_factory=ServerSection)
     inbox: InboxSection = Field(default_factory=InboxSection)
     telegram: TelegramSection = Field(default_factory=TelegramSection)
+    whatsapp: WhatsAppSection = Field(default_factory=WhatsAppSection)
 
 
 @dataclass(frozen=True)

@@ -378,6 +378,5 @@ def _describe(error: WaError) -> str:
 
 def build(board: Board, loaded: LoadedConfig, hub: IntakeHub) -> WhatsAppChannel:
     """The plugin factory: the channel for ``loaded``'s ``whatsapp`` section."""
-    section: WhatsAppSection = loaded.config.whatsapp  # type: ignore[attr-defined]
-    return WhatsAppChannel(board, section, hub=hub)
+    return WhatsAppChannel(board, loaded.config.whatsapp, hub=hub)
 

@@ -16,8 +16,7 @@ __all__ = ["PLUGIN"]
 
 
 def _enabled(loaded: LoadedConfig) -> bool:
-    section = getattr(loaded.config, "whatsapp", None)
-    return section is not None and bool(section.enabled)
+    return loaded.config.whatsapp.enabled
 
 
 def _factory() -> ChannelFactory:
