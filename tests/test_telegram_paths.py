@@ -144,8 +144,8 @@ async def test_meeting_statement_for_a_deleted_topic_goes_to_general(board: Boar
         del fake.topics[FORUM][gone]  # someone deleted the Critic topic
         origin = Envelope(channel="telegram", text="/meeting x", sender=str(OWNER), chat_id=str(FORUM),
                           is_group=True)
-        for e in meeting_events(origin)[:2] + [event("agent_spoke", origin, role="critic", text="risky", round_=1),
-                                              meeting_events(origin)[-1]]:
+        spoke = event("agent_spoke", origin, role="critic", text="risky", round_=1)
+        for e in [*meeting_events(origin)[:2], spoke, meeting_events(origin)[-1]]:
             await channel.meetings(e)
         await channel.meetings.drain(5)
         assert channel.topics.thread_for("critic") is None  # forgotten: recreated at the next start

@@ -199,7 +199,10 @@ class LLMError(Exception):
 class LLMProvider(Protocol):
     """A model backend. ``name`` is the provider prefix of model strings (``offline``)."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The provider prefix of model strings."""
+        ...
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Run one completion. Raise :class:`LLMError` on failure."""
