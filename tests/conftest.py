@@ -16,6 +16,7 @@ from bot.app import all_migrations
 
 if TYPE_CHECKING:
     from tests.fakes.anthropic_api import FakeAnthropic
+    from tests.fakes.echo_model import EchoModel
     from tests.fakes.openai_api import FakeOpenAI
     from tests.fakes.telegram_api import FakeTelegramAPI
 
@@ -75,4 +76,13 @@ async def fake_anthropic() -> AsyncIterator[FakeAnthropic]:
     from tests.fakes.anthropic_api import FakeAnthropic
 
     async with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+async def echo_model() -> AsyncIterator[EchoModel]:
+    """A fake OpenAI-compatible model answering ``ECHO <question>`` after 200 ms."""
+    from tests.fakes.echo_model import EchoModel
+
+    async with EchoModel(latency=0.2) as server:
         yield server

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -31,22 +30,19 @@ from tests.daemon_support import (
 )
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.telegram_api import FakeTelegramAPI
-from tests.telegram_support import TOKEN
 
 BURST = 100
 MOMENTS = (1, 10, 30, 55, 80)  # answers out before the kill (then: every lane mid-turn)
 
 
 @pytest.fixture
-async def telegram() -> AsyncIterator[FakeTelegramAPI]:
-    async with FakeTelegramAPI(token=TOKEN) as server:
-        yield server
+def telegram(fake: FakeTelegramAPI) -> FakeTelegramAPI:
+    return fake
 
 
 @pytest.fixture
-async def model() -> AsyncIterator[EchoModel]:
-    async with EchoModel(latency=0.2) as server:
-        yield server
+def model(echo_model: EchoModel) -> EchoModel:
+    return echo_model
 
 
 async def mid_turn_everywhere(model: EchoModel, lanes: int) -> None:
