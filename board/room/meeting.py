@@ -157,6 +157,12 @@ def abridge(text: str, limit: int) -> str:
     return cut.rstrip() + " (abridged)"
 
 
+def _without_role(event: dict[str, Any]) -> dict[str, Any]:
+    """An event's data without the keys :meth:`MeetingRun._emit` takes by name (``role``, ``text``):
+    passing them twice raised after the row was stored, and the model was told its call failed."""
+    return {k: v for k, v in event.items() if k not in ("role", "text")}
+
+
 def meeting_tools(run: MeetingRun) -> list[Tool]:
     """The two scoreboard tools of seed 000; they record into ``run``."""
 
@@ -332,7 +338,8 @@ class MeetingRun:
                  "severity": int(args["severity"]), "round": self.current_round}
         self.disagreements.append(event)
         await self.store.event(self.id, "disagreement", role, event, self.current_round)
-        await self._emit(MeetingEventKind.DISAGREEMENT, role=role, text=f"disagrees with {target} on {topic}", **event)
+        await self._emit(MeetingEventKind.DISAGREEMENT, role=role, text=f"disagrees with {target} on {topic}",
+                         **_without_role(event))
         return ToolResult.success({"logged": "disagreement", "topic": topic})
 
     async def record_consensus(self, role: str, args: dict[str, Any]) -> ToolResult:
@@ -342,7 +349,8 @@ class MeetingRun:
                  "strength": int(args["strength"]), "round": self.current_round}
         self.consensus.append(event)
         await self.store.event(self.id, "consensus", role, event, self.current_round)
-        await self._emit(MeetingEventKind.CONSENSUS, role=role, text=f"consensus on {event['topic']}", **event)
+        await self._emit(MeetingEventKind.CONSENSUS, role=role, text=f"consensus on {event['topic']}",
+                         **_without_role(event))
         return ToolResult.success({"logged": "consensus", "topic": event["topic"]})
 
     # -- phases ------------------------------------------------------------------
