@@ -41,53 +41,23 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.local_server import (
-    DelayReply,
-    DisconnectReply,
-    ErrorReply,
-    RawReply,
-    RecordedRequest,
-    ScriptedServer,
-    approx_tokens,
-    pieces,
-)
+from tests.fakes.local_server import Answer, ErrorReply, LLMServer, TextReply, ToolCallsReply, approx_tokens, pieces
 from tests.fakes.local_server import random_id as _rand
 
 __all__ = [
-    "DelayReply",
-    "DisconnectReply",
-    "EmptyContentReply",
-    "ErrorReply",
     "FakeAnthropic",
-    "RawReply",
-    "RecordedRequest",
-    "StreamErrorReply",
-    "TextReply",
     "ToolUse",
-    "ToolUseReply",
-    "approx_tokens",
     "reply_error",
-    "reply_text",
-    "reply_tool_call",
-    "reply_tool_calls",
 ]
 
 
 # --------------------------------------------------------------------------- replies
-
-
-@dataclass(frozen=True)
-class TextReply:
-    text: str
-    stop_reason: str = "end_turn"  # "max_tokens" simulates a cut
-    usage: Mapping[str, Any] | None = None  # overrides the computed usage fields
-    chunk_delay: float = 0.0  # seconds between streamed events
 
 
 @dataclass(frozen=True)
@@ -96,30 +66,11 @@ class ToolUse:
     input: Mapping[str, Any]
     id: str
 
+    @property
+    def arguments(self) -> str:
+        """The input as JSON."""
+        return json.dumps(self.input)
 
-@dataclass(frozen=True)
-class ToolUseReply:
-    calls: tuple[ToolUse, ...]
-    text: str | None = None  # a text block before the tool_use blocks
-    usage: Mapping[str, Any] | None = None
-    chunk_delay: float = 0.0
-
-
-@dataclass(frozen=True)
-class StreamErrorReply:
-    """For stream=True: start a text block, then an ``event: error`` mid-stream."""
-
-    text_before: str
-    body: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class EmptyContentReply:
-    """A 200 message whose ``content`` list is empty (a broken upstream)."""
-
-
-Own = TextReply | ToolUseReply | StreamErrorReply | EmptyContentReply
-Reply = Own | ErrorReply | DelayReply | RawReply | DisconnectReply
 
 _DEFAULT_MESSAGES: dict[str, str] = {
     "invalid_request_error": "There was an issue with the format or content of your request.",
@@ -134,35 +85,6 @@ _DEFAULT_MESSAGES: dict[str, str] = {
     "api_error": "Internal server error",
     "overloaded_error": "Overloaded",
 }
-
-
-def reply_text(
-    text: str,
-    *,
-    stop_reason: str = "end_turn",
-    usage: Mapping[str, Any] | None = None,
-    chunk_delay: float = 0.0,
-) -> TextReply:
-    return TextReply(text, stop_reason, usage, chunk_delay)
-
-
-def reply_tool_call(
-    name: str, args: Mapping[str, Any], call_id: str | None = None, *, text: str | None = None
-) -> ToolUseReply:
-    return ToolUseReply((ToolUse(name, dict(args), call_id or f"toolu_01{_rand(22)}"),), text)
-
-
-def reply_tool_calls(
-    calls: Sequence[tuple[str, Mapping[str, Any]] | tuple[str, Mapping[str, Any], str]],
-    *,
-    text: str | None = None,
-) -> ToolUseReply:
-    """Parallel tool use: ``[(name, input), (name, input, id), ...]``."""
-    out = []
-    for c in calls:
-        cid = c[2] if len(c) > 2 else f"toolu_01{_rand(22)}"  # type: ignore[misc]
-        out.append(ToolUse(c[0], dict(c[1]), cid))
-    return ToolUseReply(tuple(out), text)
 
 
 def _error_body(kind: str, message: str | None) -> dict[str, Any]:
@@ -192,125 +114,53 @@ class _Segment:
 # --------------------------------------------------------------------------- server
 
 
-class FakeAnthropic(ScriptedServer[Own]):
-    """Scripted Anthropic Messages API server. See the module docstring."""
+class FakeAnthropic(LLMServer):
+    """Scripted Anthropic Messages API server. See the module docstring.
+
+    ``cache_min_tokens`` defaults to 0, caching anything, which keeps test prompts small (the
+    real API needs 1024-4096 tokens depending on the model).
+    """
 
     name = "FakeAnthropic"
+    path = "/v1/messages"  # base_url is the root: the SDK appends /v1/messages
+    DEFAULT_TEXT = "OK (fake Anthropic reply)"
+    stop_keyword = "stop_reason"  # "max_tokens" simulates a cut
+    usual_stop = "end_turn"
+    stream_error_kind = "overloaded_error"
+    not_json_message = "There was an issue with the format of your request: body is not JSON"
+    empty_field = "content"
+    call_tokens = 20
+    _cache: set[str]
 
-    def __init__(
-        self,
-        *,
-        default_text: str = "OK (fake Anthropic reply)",
-        api_key: str | None = None,
-        validate: bool = True,
-        cache_min_tokens: int = 0,
-    ) -> None:
-        """
-        api_key: if set, a request carrying neither ``x-api-key: <key>`` nor
-            ``Authorization: Bearer <key>`` gets 401 (anthropic 2.x sends the
-            api_key as a Bearer token).
-        validate: reject malformed tool_use / tool_result transcripts with 400.
-        cache_min_tokens: shorter prefixes are not cached (the real API needs
-            1024-4096 tokens depending on the model; 0 caches anything, which
-            keeps test prompts small).
-        """
-        super().__init__(default_text=default_text)
-        self.api_key = api_key
-        self.validate = validate
-        self.cache_min_tokens = cache_min_tokens
-        self._cache: set[str] = set()
+    error_reply = staticmethod(reply_error)
 
-    def routes(self, app: web.Application) -> None:
-        app.router.add_post("/v1/messages", self._handle_messages)
-        app.router.add_route("*", "/{tail:.*}", self._handle_unknown)
-
-    @property
-    def base_url(self) -> str:
-        """For ``anthropic.AsyncAnthropic(base_url=...)``; the SDK appends ``/v1/messages``."""
-        return f"http://127.0.0.1:{self.port}"
-
-    url = base_url
-
-    # -- scripting ---------------------------------------------------------------
-
-    def text_reply(self, text: str, **kw: Any) -> Own:
-        return reply_text(text, **kw)
-
-    def tool_calls_reply(self, calls: Sequence[Any], *, text: str | None = None) -> Own:
-        return reply_tool_calls(calls, text=text)
-
-    def error_reply(
-        self, status: int, kind: str, message: str | None = None, headers: Mapping[str, str] | None = None, **kw: Any
-    ) -> ErrorReply:
-        return reply_error(status, kind, message, headers)
-
-    def stream_error_reply(self, text_before: str, kind: str | None, message: str | None) -> Own:
-        return StreamErrorReply(text_before, _error_body(kind or "overloaded_error", message))
-
-    def empty_reply(self) -> Own:
-        return EmptyContentReply()
+    def tool_call(self, name: str, args: Mapping[str, Any], call_id: str | None = None) -> ToolUse:
+        return ToolUse(name, dict(args), call_id or f"toolu_01{_rand(22)}")
 
     def response_headers(self) -> dict[str, str]:
         return {"request-id": f"req_011C{_rand(20)}"}
 
     def clear_cache(self) -> None:
         """Forget cached prefixes (as if the 5-minute TTL had passed)."""
-        self._cache.clear()
+        self._cache = set()
 
-    def reset(self) -> None:
-        super().reset()
-        self._cache.clear()
-
-    # -- handlers ----------------------------------------------------------------
-
-    async def _handle_unknown(self, request: web.Request) -> web.StreamResponse:
-        await self.record(request)
-        return self.error_response(reply_error(404, "not_found_error", f"Not found: {request.path}"))
-
-    async def _handle_messages(self, request: web.Request) -> web.StreamResponse:
-        rec = await self.record(request)
-        body = rec.body
-
+    def check_headers(self, request: web.Request) -> ErrorReply | None:
+        """A key in ``x-api-key`` or ``Authorization: Bearer`` (anthropic 2.x sends a Bearer token)."""
         if self.api_key is not None and self.api_key not in (
             request.headers.get("x-api-key"),
             request.headers.get("Authorization", "").removeprefix("Bearer "),
         ):
-            return self.error_response(reply_error(401, "authentication_error"))
+            return reply_error(401, "authentication_error")
         if "anthropic-version" not in request.headers:
-            return self.error_response(
-                reply_error(400, "invalid_request_error", "anthropic-version: header is required")
-            )
-        if not isinstance(body, dict):
-            return self.error_response(
-                reply_error(
-                    400,
-                    "invalid_request_error",
-                    "There was an issue with the format of your request: body is not JSON",
-                )
-            )
-        problem = self._check_request(body)
-        if problem is not None:
-            return self.error_response(problem)
+            return reply_error(400, "invalid_request_error", "anthropic-version: header is required")
+        return None
 
-        reply = await self.next_reply()
-        fault = self.wire_fault(request, reply)
-        if fault is not None:
-            return fault
-        assert isinstance(reply, (TextReply, ToolUseReply, StreamErrorReply, EmptyContentReply))
-        model = str(body["model"])
-        usage = self._usage(body, reply)
-        if isinstance(reply, EmptyContentReply):
-            message = self._message(model, reply_text(""), usage)
-            message["content"] = []
-            return web.json_response(message, headers=self.response_headers())
-        if body.get("stream"):
-            return await self._stream(request, model, reply, usage)
-        assert isinstance(reply, (TextReply, ToolUseReply))
-        return web.json_response(self._message(model, reply, usage), headers=self.response_headers())
+    def unknown_path_error(self, request: web.Request) -> ErrorReply:
+        return reply_error(404, "not_found_error", f"Not found: {request.path}")
 
     # -- request checks ----------------------------------------------------------
 
-    def _check_request(self, body: dict[str, Any]) -> ErrorReply | None:
+    def check_request(self, body: dict[str, Any]) -> ErrorReply | None:
         for key in ("model", "max_tokens", "messages"):
             if key not in body:
                 return reply_error(400, "invalid_request_error", f"{key}: Field required")
@@ -406,7 +256,7 @@ class FakeAnthropic(ScriptedServer[Own]):
             segs[-1] = _Segment(segs[-1].text, top)
         return segs
 
-    def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    def usage(self, body: dict[str, Any], output: int, override: Mapping[str, Any] | None) -> dict[str, Any]:
         segs = self._segments(body)
         prefix_tokens: list[int] = []
         keys: list[str] = []
@@ -436,15 +286,6 @@ class FakeAnthropic(ScriptedServer[Own]):
                 if prefix_tokens[k] >= self.cache_min_tokens:
                     self._cache.add(keys[k])
 
-        if isinstance(reply, TextReply):
-            output = max(1, approx_tokens(reply.text))
-        elif isinstance(reply, ToolUseReply):
-            output = approx_tokens(reply.text or "") + sum(
-                20 + approx_tokens(c.name + json.dumps(c.input)) for c in reply.calls
-            )
-        else:
-            output = max(1, approx_tokens(getattr(reply, "text_before", "")))
-
         usage: dict[str, Any] = {
             "input_tokens": prompt_total - read - create,
             "cache_creation_input_tokens": create,
@@ -456,7 +297,6 @@ class FakeAnthropic(ScriptedServer[Own]):
             "output_tokens": output,
             "service_tier": "standard",
         }
-        override = getattr(reply, "usage", None)
         if override:
             usage.update(override)
         return usage
@@ -464,9 +304,9 @@ class FakeAnthropic(ScriptedServer[Own]):
     # -- responses ---------------------------------------------------------------
 
     @staticmethod
-    def _content(reply: TextReply | ToolUseReply) -> tuple[list[dict[str, Any]], str]:
+    def _content(reply: TextReply | ToolCallsReply[Any]) -> tuple[list[dict[str, Any]], str]:
         if isinstance(reply, TextReply):
-            return [{"type": "text", "text": reply.text}], reply.stop_reason
+            return [{"type": "text", "text": reply.text}], reply.stop
         blocks: list[dict[str, Any]] = []
         if reply.text:
             blocks.append({"type": "text", "text": reply.text})
@@ -474,31 +314,12 @@ class FakeAnthropic(ScriptedServer[Own]):
             blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.input)})
         return blocks, "tool_use"
 
-    def _message(self, model: str, reply: TextReply | ToolUseReply, usage: dict[str, Any]) -> dict[str, Any]:
-        content, stop = self._content(reply)
-        return {
-            "id": f"msg_01{_rand(22)}",
-            "type": "message",
-            "role": "assistant",
-            "model": model,
-            "content": content,
-            "stop_reason": stop,
-            "stop_sequence": None,
-            "usage": usage,
-        }
+    def json_answer(self, answer: Answer) -> dict[str, Any]:
+        content, stop = self._content(answer.reply)
+        return _message(answer.model, content, stop, answer.usage)
 
-    async def _stream(
-        self, request: web.Request, model: str, reply: Reply, usage: dict[str, Any]
-    ) -> web.StreamResponse:
-        resp = web.StreamResponse(
-            status=200,
-            headers={
-                "Content-Type": "text/event-stream; charset=utf-8",
-                "Cache-Control": "no-cache",
-                **self.response_headers(),
-            },
-        )
-        await resp.prepare(request)
+    async def write_stream(self, resp: web.StreamResponse, answer: Answer) -> None:
+        reply, usage, model = answer.reply, answer.usage, answer.model
         delay = getattr(reply, "chunk_delay", 0.0)
 
         async def event(name: str, data: dict[str, Any]) -> None:
@@ -506,34 +327,16 @@ class FakeAnthropic(ScriptedServer[Own]):
             if delay:
                 await asyncio.sleep(delay)
 
-        start_usage = {k: v for k, v in usage.items() if k != "output_tokens"}
-        start_usage["output_tokens"] = 1
-        await event(
-            "message_start",
-            {
-                "type": "message_start",
-                "message": {
-                    "id": f"msg_01{_rand(22)}",
-                    "type": "message",
-                    "role": "assistant",
-                    "model": model,
-                    "content": [],
-                    "stop_reason": None,
-                    "stop_sequence": None,
-                    "usage": start_usage,
-                },
-            },
-        )
-        if isinstance(reply, StreamErrorReply):
-            await event("content_block_start", _block_start(0, {"type": "text", "text": ""}))
-            for piece in pieces(reply.text_before):
-                await event("content_block_delta", _block_delta(0, {"type": "text_delta", "text": piece}))
-            await event("error", dict(reply.body))
-            await resp.write_eof()
-            return resp
-
-        assert isinstance(reply, (TextReply, ToolUseReply))
+        start_usage = {**usage, "output_tokens": 1}
+        await event("message_start", {"type": "message_start", "message": _message(model, [], None, start_usage)})
         content, stop = self._content(reply)
+        if answer.error is not None:
+            await event("content_block_start", _block_start(0, {"type": "text", "text": ""}))
+            for piece in pieces(content[0]["text"]):
+                await event("content_block_delta", _block_delta(0, {"type": "text_delta", "text": piece}))
+            await event("error", dict(answer.error))
+            return
+
         await event("ping", {"type": "ping"})
         for idx, block in enumerate(content):
             if block["type"] == "text":
@@ -547,30 +350,35 @@ class FakeAnthropic(ScriptedServer[Own]):
                     delta = {"type": "input_json_delta", "partial_json": args[s : s + 8]}
                     await event("content_block_delta", _block_delta(idx, delta))
             await event("content_block_stop", {"type": "content_block_stop", "index": idx})
+        keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
         await event(
             "message_delta",
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {
-                    "input_tokens": usage["input_tokens"],
-                    "cache_creation_input_tokens": usage["cache_creation_input_tokens"],
-                    "cache_read_input_tokens": usage["cache_read_input_tokens"],
-                    "output_tokens": usage["output_tokens"],
-                },
+                "usage": {k: usage[k] for k in keys},
             },
         )
         await resp.write(b'event: message_stop\ndata: {"type": "message_stop"}\n\n')
-        await resp.write_eof()
-        return resp
+
+
+def _message(model: str, content: list[dict[str, Any]], stop: str | None, usage: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"msg_01{_rand(22)}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
 
 
 def _blocks(message: Any, kind: str) -> list[dict[str, Any]]:
     if not isinstance(message, dict) or not isinstance(message.get("content"), list):
         return []
     return [b for b in message["content"] if isinstance(b, dict) and b.get("type") == kind]
-
-
 
 
 def _is(message: Any, role: str) -> bool:

@@ -4,7 +4,10 @@
 adds what every fake API shares: one scripted entry answers one HTTP request, every request is
 recorded, and the wire-level faults (an error status, a slow reply, a dropped connection, a raw
 body such as an HTML page or a 200 that is not JSON) are served the same way for every API.
-Subclasses add the API's routes, its success replies and its error body shape.
+:class:`LLMServer` adds what the fake chat APIs share: their reply types (text, tool calls, an
+in-stream error, an empty answer), the request flow (key and header checks, the body checks,
+the scripted reply, a JSON answer or a server-sent event stream) and the 404 for unknown paths.
+Subclasses add the API's wire format: its error bodies, request checks, usage and answers.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import time
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, Self, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from aiohttp import web
 from multidict import CIMultiDict
@@ -28,13 +31,19 @@ from multidict import CIMultiDict
 __all__ = [
     "HTML_ERROR_PAGE",
     "NOT_JSON_BODY",
+    "Answer",
     "DelayReply",
     "DisconnectReply",
+    "EmptyReply",
     "ErrorReply",
+    "LLMServer",
     "LocalServer",
     "RawReply",
     "RecordedRequest",
     "ScriptedServer",
+    "StreamErrorReply",
+    "TextReply",
+    "ToolCallsReply",
     "approx_tokens",
     "pieces",
     "random_id",
@@ -100,6 +109,66 @@ class RawReply:
 @dataclass(frozen=True)
 class DisconnectReply:
     """Close the connection without answering (the SDK raises APIConnectionError)."""
+
+
+# --------------------------------------------------------------------------- replies of the LLM APIs
+
+C = TypeVar("C")
+
+
+@dataclass(frozen=True)
+class TextReply:
+    """A text answer; ``stop`` is the API's stop (finish) reason, e.g. the one of a max-tokens cut."""
+
+    text: str
+    stop: str
+    usage: Mapping[str, Any] | None = None  # overrides the estimated usage fields
+    chunk_delay: float = 0.0  # seconds between streamed events
+
+
+@dataclass(frozen=True)
+class ToolCallsReply(Generic[C]):
+    """Tool calls (``C``: the API's call type), with the text sent alongside them."""
+
+    calls: tuple[C, ...]
+    text: str | None = None
+    usage: Mapping[str, Any] | None = None
+    chunk_delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class StreamErrorReply:
+    """For stream=True: send some text, then the API's in-stream error event."""
+
+    text_before: str
+    body: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class EmptyReply:
+    """A 200 answer with nothing in it: no choices / no content blocks (a broken upstream)."""
+
+
+LLMReply = TextReply | ToolCallsReply[Any] | StreamErrorReply | EmptyReply
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one request is answered with: the ``reply`` to its ``body`` and the ``usage`` reported.
+
+    For a :class:`StreamErrorReply` the ``reply`` is its text and ``error`` the event that ends the
+    stream instead of the API's usual end.
+    """
+
+    body: dict[str, Any]
+    reply: TextReply | ToolCallsReply[Any]
+    usage: dict[str, Any]
+    error: Mapping[str, Any] | None = None
+
+    @property
+    def model(self) -> str:
+        """The model the request names."""
+        return str(self.body["model"])
 
 
 @dataclass
@@ -366,3 +435,176 @@ class ScriptedServer(LocalServer, Generic[R]):
                 request.transport.abort()
             raise asyncio.CancelledError  # ends the handler without writing anything
         return None
+
+
+class LLMServer(ScriptedServer[LLMReply]):
+    """A fake chat API at ``path``: the request flow every LLM API shares; see the module docstring.
+
+    Subclasses set the class attributes and implement :meth:`error_reply` (the API's error body) and
+    the wire-format hooks below (:meth:`tool_call`, :meth:`check_headers`, :meth:`unknown_path_error`,
+    :meth:`check_request`, :meth:`usage`, :meth:`json_answer`, :meth:`write_stream`, :meth:`clear_cache`).
+    """
+
+    #: The endpoint the SDK posts to.
+    path: ClassVar[str]
+    #: What the SDK appends the endpoint path to, after the server root.
+    sdk_prefix: ClassVar[str] = ""
+    #: What an empty script answers unless the constructor says otherwise.
+    DEFAULT_TEXT: ClassVar[str]
+    #: The shortest prompt (in tokens) the API caches, unless the constructor says otherwise.
+    CACHE_MIN_TOKENS: ClassVar[int] = 0
+    #: The keyword of :meth:`script_text` for the stop reason (e.g. of a max-tokens cut), and its default.
+    stop_keyword: ClassVar[str]
+    usual_stop: ClassVar[str]
+    #: The error kind of an in-stream error when the script names none.
+    stream_error_kind: ClassVar[str]
+    #: The message of the 400 for a body that is not JSON.
+    not_json_message: ClassVar[str]
+    #: The key of the answer's list that :meth:`script_empty` leaves empty.
+    empty_field: ClassVar[str]
+    #: The output tokens a tool call costs besides its name and arguments.
+    call_tokens: ClassVar[int]
+
+    def __init__(
+        self,
+        *,
+        default_text: str | None = None,
+        api_key: str | None = None,
+        validate: bool = True,
+        cache_min_tokens: int | None = None,
+    ) -> None:
+        """
+        api_key: if set, a request without it (see :meth:`check_headers`) gets 401.
+        validate: reject malformed tool-call transcripts with 400, like the API.
+        cache_min_tokens: prompts (prefixes) shorter than this never report cached tokens.
+        """
+        super().__init__(default_text=self.DEFAULT_TEXT if default_text is None else default_text)
+        self.api_key = api_key
+        self.validate = validate
+        self.cache_min_tokens = self.CACHE_MIN_TOKENS if cache_min_tokens is None else cache_min_tokens
+        self.clear_cache()
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post(self.path, self._handle)
+        app.router.add_route("*", "/{tail:.*}", self._handle_unknown)
+
+    @property
+    def url(self) -> str:
+        """The server root."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        """For the SDK client's ``base_url=``."""
+        return self.url + self.sdk_prefix
+
+    # -- what a subclass supplies ----------------------------------------------------
+
+    def tool_call(self, name: str, args: Any, call_id: str | None = None) -> Any:
+        """One of the API's tool calls (with a fresh id when ``call_id`` is None)."""
+        raise NotImplementedError
+
+    def check_headers(self, request: web.Request) -> ErrorReply | None:
+        """The API's error for a wrong key or a missing header; None when they are right."""
+        raise NotImplementedError
+
+    def unknown_path_error(self, request: web.Request) -> ErrorReply:
+        """The API's 404 for a path it does not serve."""
+        raise NotImplementedError
+
+    def check_request(self, body: dict[str, Any]) -> ErrorReply | None:
+        """The API's 400 for a malformed request body; None when it is fine."""
+        raise NotImplementedError
+
+    def usage(self, body: dict[str, Any], output: int, override: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The usage the API reports for ``output`` tokens answering ``body``, with the ``override``
+        fields of a scripted reply (updating the prompt cache)."""
+        raise NotImplementedError
+
+    def json_answer(self, answer: Answer) -> dict[str, Any]:
+        """The API's JSON answer."""
+        raise NotImplementedError
+
+    async def write_stream(self, resp: web.StreamResponse, answer: Answer) -> None:
+        """Write the API's server-sent events for ``answer`` (its text and its error for a stream error)."""
+        raise NotImplementedError
+
+    def clear_cache(self) -> None:
+        """Forget the prompts seen (as if the cache had expired)."""
+        raise NotImplementedError
+
+    # -- the replies every LLM API shares ----------------------------------------------
+
+    def text_reply(self, text: str, **kw: Any) -> TextReply:
+        """``kw``: the stop reason by the API's name (:attr:`stop_keyword`), ``usage``, ``chunk_delay``."""
+        return TextReply(text, kw.pop(self.stop_keyword, self.usual_stop), **kw)
+
+    def tool_calls_reply(self, calls: Sequence[Any], *, text: str | None = None) -> LLMReply:
+        return ToolCallsReply(tuple(self.tool_call(*c) for c in calls), text)
+
+    def stream_error_reply(self, text_before: str, kind: str | None, message: str | None) -> LLMReply:
+        return StreamErrorReply(text_before, self.error_reply(500, kind or self.stream_error_kind, message).body)
+
+    def empty_reply(self) -> LLMReply:
+        return EmptyReply()
+
+    def output_tokens(self, reply: LLMReply) -> int:
+        """The estimated output of ``reply``: its text, and :attr:`call_tokens` plus the name and
+        arguments of each call."""
+        if isinstance(reply, TextReply):
+            return max(1, approx_tokens(reply.text))
+        if isinstance(reply, ToolCallsReply):
+            calls = sum(self.call_tokens + approx_tokens(c.name + c.arguments) for c in reply.calls)
+            return approx_tokens(reply.text or "") + calls
+        return max(1, approx_tokens(getattr(reply, "text_before", "")))
+
+    def reset(self) -> None:
+        super().reset()
+        self.clear_cache()
+
+    # -- serving -------------------------------------------------------------------------
+
+    async def _handle_unknown(self, request: web.Request) -> web.StreamResponse:
+        await self.record(request)
+        return self.error_response(self.unknown_path_error(request))
+
+    def _check(self, request: web.Request, body: Any) -> ErrorReply | None:
+        problem = self.check_headers(request)
+        if problem is None and not isinstance(body, dict):
+            problem = self.error_reply(400, "invalid_request_error", self.not_json_message)
+        if problem is None:
+            problem = self.check_request(body)
+        return problem
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        body = (await self.record(request)).body
+        problem = self._check(request, body)
+        if problem is not None:
+            return self.error_response(problem)
+
+        reply = await self.next_reply()
+        fault = self.wire_fault(request, reply)
+        if fault is not None:
+            return fault
+        assert isinstance(reply, (TextReply, ToolCallsReply, StreamErrorReply, EmptyReply))
+        usage = self.usage(body, self.output_tokens(reply), getattr(reply, "usage", None))
+        if isinstance(reply, EmptyReply):
+            empty = self.json_answer(Answer(body, self.text_reply(""), usage))
+            empty[self.empty_field] = []
+            return web.json_response(empty, headers=self.response_headers())
+        if isinstance(reply, StreamErrorReply):
+            answer = Answer(body, self.text_reply(reply.text_before), usage, reply.body)
+        else:
+            answer = Answer(body, reply, usage)
+        if body.get("stream"):
+            return await self._stream(request, answer)
+        assert answer.error is None, "an in-stream error needs stream=True"
+        return web.json_response(self.json_answer(answer), headers=self.response_headers())
+
+    async def _stream(self, request: web.Request, answer: Answer) -> web.StreamResponse:
+        headers = {"Content-Type": "text/event-stream; charset=utf-8", "Cache-Control": "no-cache"}
+        resp = web.StreamResponse(status=200, headers={**headers, **self.response_headers()})
+        await resp.prepare(request)
+        await self.write_stream(resp, answer)
+        await resp.write_eof()
+        return resp

@@ -34,53 +34,23 @@ import json
 import secrets
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.local_server import (
-    DelayReply,
-    DisconnectReply,
-    ErrorReply,
-    RawReply,
-    RecordedRequest,
-    ScriptedServer,
-    approx_tokens,
-    pieces,
-)
+from tests.fakes.local_server import Answer, ErrorReply, LLMServer, TextReply, approx_tokens, pieces
 from tests.fakes.local_server import random_id as _rand
 
 __all__ = [
-    "DelayReply",
-    "DisconnectReply",
-    "EmptyChoicesReply",
-    "ErrorReply",
     "FakeOpenAI",
-    "RawReply",
-    "RecordedRequest",
-    "StreamErrorReply",
-    "TextReply",
     "ToolCall",
-    "ToolCallsReply",
-    "approx_tokens",
     "reply_error",
-    "reply_text",
-    "reply_tool_call",
-    "reply_tool_calls",
 ]
 
 
 # --------------------------------------------------------------------------- replies
-
-
-@dataclass(frozen=True)
-class TextReply:
-    text: str
-    finish_reason: str = "stop"  # "length" simulates a max-tokens cut
-    usage: Mapping[str, Any] | None = None  # overrides the estimated usage fields
-    chunk_delay: float = 0.0  # seconds between streamed chunks
 
 
 @dataclass(frozen=True)
@@ -89,30 +59,6 @@ class ToolCall:
     arguments: str  # a JSON string, exactly as the API sends it (may be invalid on purpose)
     id: str
 
-
-@dataclass(frozen=True)
-class ToolCallsReply:
-    calls: tuple[ToolCall, ...]
-    text: str | None = None  # assistant content sent alongside the calls
-    usage: Mapping[str, Any] | None = None
-    chunk_delay: float = 0.0
-
-
-@dataclass(frozen=True)
-class StreamErrorReply:
-    """For stream=True: send some text chunks, then an in-stream error event."""
-
-    text_before: str
-    body: Mapping[str, Any]  # {"error": {...}}
-
-
-@dataclass(frozen=True)
-class EmptyChoicesReply:
-    """A 200 completion whose ``choices`` list is empty (a broken upstream)."""
-
-
-Own = TextReply | ToolCallsReply | StreamErrorReply | EmptyChoicesReply
-Reply = Own | ErrorReply | DelayReply | RawReply | DisconnectReply
 
 # code -> error "type", as the real API reports them
 _ERROR_TYPES: dict[str, str] = {
@@ -140,45 +86,6 @@ _DEFAULT_MESSAGES: dict[str, str] = {
     "model_not_found": "The model `nope` does not exist or you do not have access to it.",
     "server_error": "The server had an error while processing your request. Sorry about that!",
 }
-
-
-def reply_text(
-    text: str,
-    *,
-    finish_reason: str = "stop",
-    usage: Mapping[str, Any] | None = None,
-    chunk_delay: float = 0.0,
-) -> TextReply:
-    return TextReply(text, finish_reason, usage, chunk_delay)
-
-
-def _args_json(args: Mapping[str, Any] | str) -> str:
-    return args if isinstance(args, str) else json.dumps(args)
-
-
-def reply_tool_call(
-    name: str,
-    args: Mapping[str, Any] | str,
-    call_id: str | None = None,
-    *,
-    text: str | None = None,
-) -> ToolCallsReply:
-    """``args`` is a dict (JSON-encoded for you) or a raw string (sent as is)."""
-    return ToolCallsReply((ToolCall(name, _args_json(args), call_id or f"call_{_rand(24)}"),), text)
-
-
-def reply_tool_calls(
-    calls: Sequence[tuple[str, Mapping[str, Any] | str] | tuple[str, Mapping[str, Any] | str, str]],
-    *,
-    text: str | None = None,
-) -> ToolCallsReply:
-    """Parallel tool calls: ``[(name, args), (name, args, call_id), ...]``."""
-    out = []
-    for c in calls:
-        name, args = c[0], c[1]
-        cid = c[2] if len(c) > 2 else f"call_{_rand(24)}"  # type: ignore[misc]
-        out.append(ToolCall(name, _args_json(args), cid))
-    return ToolCallsReply(tuple(out), text)
 
 
 def reply_error(
@@ -215,125 +122,55 @@ def reply_error(
 # --------------------------------------------------------------------------- server
 
 
-class FakeOpenAI(ScriptedServer[Own]):
-    """Scripted OpenAI-compatible server. See the module docstring."""
+class FakeOpenAI(LLMServer):
+    """Scripted OpenAI-compatible server. See the module docstring.
+
+    ``cache_min_tokens`` defaults to 1024: OpenAI's automatic prompt caching starts there and
+    counts in steps of 128.
+    """
 
     name = "FakeOpenAI"
+    path = "/v1/chat/completions"
+    sdk_prefix = "/v1"  # the SDK appends /chat/completions
+    DEFAULT_TEXT = "OK (fake OpenAI reply)"
+    stop_keyword = "finish_reason"  # "length" simulates a max-tokens cut
+    usual_stop = "stop"
+    CACHE_MIN_TOKENS = 1024
+    stream_error_kind = "server_error"
+    not_json_message = (
+        "We could not parse the JSON body of your request. (HINT: This likely means "
+        "you aren't using your HTTP library correctly.)"
+    )
+    empty_field = "choices"
+    call_tokens = 10
+    _seen_prompts: deque[str]
 
-    def __init__(
-        self,
-        *,
-        default_text: str = "OK (fake OpenAI reply)",
-        api_key: str | None = None,
-        validate: bool = True,
-        cache_min_tokens: int = 1024,
-    ) -> None:
-        """
-        api_key: if set, a request whose ``Authorization: Bearer`` differs gets 401.
-        validate: reject malformed tool-call transcripts with 400, like the API.
-        cache_min_tokens: prompts shorter than this never report cached tokens
-            (OpenAI's automatic prompt caching starts at 1024 tokens and counts in
-            steps of 128).
-        """
-        super().__init__(default_text=default_text)
-        self.api_key = api_key
-        self.validate = validate
-        self.cache_min_tokens = cache_min_tokens
-        self._seen_prompts: deque[str] = deque(maxlen=64)
+    error_reply = staticmethod(reply_error)
 
-    def routes(self, app: web.Application) -> None:
-        app.router.add_post("/v1/chat/completions", self._handle_chat)
-        app.router.add_route("*", "/{tail:.*}", self._handle_unknown)
-
-    @property
-    def url(self) -> str:
-        """The server root."""
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        """For ``openai.AsyncOpenAI(base_url=...)``; the SDK appends ``/chat/completions``."""
-        return f"{self.url}/v1"
-
-    # -- scripting ---------------------------------------------------------------
-
-    def text_reply(self, text: str, **kw: Any) -> Own:
-        return reply_text(text, **kw)
-
-    def tool_calls_reply(self, calls: Sequence[Any], *, text: str | None = None) -> Own:
-        return reply_tool_calls(calls, text=text)
-
-    def error_reply(
-        self, status: int, kind: str, message: str | None = None, headers: Mapping[str, str] | None = None, **kw: Any
-    ) -> ErrorReply:
-        return reply_error(status, kind, message, headers, **kw)
-
-    def stream_error_reply(self, text_before: str, kind: str | None, message: str | None) -> Own:
-        return StreamErrorReply(text_before, reply_error(500, kind or "server_error", message).body)
-
-    def empty_reply(self) -> Own:
-        return EmptyChoicesReply()
+    def tool_call(self, name: str, args: Mapping[str, Any] | str, call_id: str | None = None) -> ToolCall:
+        """``args`` is a dict (JSON-encoded for you) or a raw string (sent as is)."""
+        arguments = args if isinstance(args, str) else json.dumps(args)
+        return ToolCall(name, arguments, call_id or f"call_{_rand(24)}")
 
     def response_headers(self) -> dict[str, str]:
         return {"x-request-id": f"req_{secrets.token_hex(16)}", "openai-processing-ms": "7"}
 
-    def reset(self) -> None:
-        super().reset()
-        self._seen_prompts.clear()
+    def clear_cache(self) -> None:
+        self._seen_prompts = deque(maxlen=64)
 
-    # -- handlers ----------------------------------------------------------------
+    def check_headers(self, request: web.Request) -> ErrorReply | None:
+        """The key in ``Authorization: Bearer``."""
+        if self.api_key is not None and request.headers.get("Authorization", "") != f"Bearer {self.api_key}":
+            return reply_error(401, "invalid_api_key")
+        return None
 
-    async def _handle_unknown(self, request: web.Request) -> web.StreamResponse:
-        await self.record(request)
-        return self.error_response(
-            reply_error(
-                404,
-                "unknown_url",
-                f"Invalid URL ({request.method} {request.path})",
-                error_type="invalid_request_error",
-            )
-        )
-
-    async def _handle_chat(self, request: web.Request) -> web.StreamResponse:
-        rec = await self.record(request)
-        body = rec.body
-
-        if self.api_key is not None:
-            auth = request.headers.get("Authorization", "")
-            if auth != f"Bearer {self.api_key}":
-                return self.error_response(reply_error(401, "invalid_api_key"))
-        if not isinstance(body, dict):
-            return self.error_response(
-                reply_error(
-                    400,
-                    "invalid_request_error",
-                    "We could not parse the JSON body of your request. (HINT: This likely means "
-                    "you aren't using your HTTP library correctly.)",
-                )
-            )
-        problem = self._check_request(body)
-        if problem is not None:
-            return self.error_response(problem)
-
-        reply = await self.next_reply()
-        fault = self.wire_fault(request, reply)
-        if fault is not None:
-            return fault
-        assert isinstance(reply, (TextReply, ToolCallsReply, StreamErrorReply, EmptyChoicesReply))
-        model = str(body.get("model", "gpt-fake"))
-        usage = self._usage(body, reply)
-        if isinstance(reply, EmptyChoicesReply):
-            completion = self._completion(model, reply_text(""), usage)
-            completion["choices"] = []
-            return web.json_response(completion, headers=self.response_headers())
-        if body.get("stream"):
-            return await self._stream(request, body, model, reply, usage)
-        assert isinstance(reply, (TextReply, ToolCallsReply))
-        return web.json_response(self._completion(model, reply, usage), headers=self.response_headers())
+    def unknown_path_error(self, request: web.Request) -> ErrorReply:
+        message = f"Invalid URL ({request.method} {request.path})"
+        return reply_error(404, "unknown_url", message, error_type="invalid_request_error")
 
     # -- request checks ----------------------------------------------------------
 
-    def _check_request(self, body: dict[str, Any]) -> ErrorReply | None:
+    def check_request(self, body: dict[str, Any]) -> ErrorReply | None:
         if "model" not in body:
             return reply_error(400, "invalid_request_error", "you must provide a model parameter")
         msgs = body.get("messages")
@@ -391,7 +228,7 @@ class FakeOpenAI(ScriptedServer[Own]):
 
     # -- responses ---------------------------------------------------------------
 
-    def _usage(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    def usage(self, body: dict[str, Any], output: int, override: Mapping[str, Any] | None) -> dict[str, Any]:
         msgs = [m for m in body.get("messages") or [] if isinstance(m, dict)]
         prompt = 3  # reply priming
         for m in msgs:
@@ -403,15 +240,6 @@ class FakeOpenAI(ScriptedServer[Own]):
                 prompt += approx_tokens(json.dumps(m["tool_calls"]))
         if body.get("tools"):
             prompt += approx_tokens(json.dumps(body["tools"]))
-
-        if isinstance(reply, TextReply):
-            completion = max(1, approx_tokens(reply.text))
-        elif isinstance(reply, ToolCallsReply):
-            completion = approx_tokens(reply.text or "") + sum(
-                10 + approx_tokens(c.name + c.arguments) for c in reply.calls
-            )
-        else:  # stream error etc.
-            completion = approx_tokens(getattr(reply, "text_before", "")) or 1
 
         # Automatic prefix caching: the longest common prefix with an earlier prompt,
         # counted in 128-token steps, only for prompts of cache_min_tokens or more.
@@ -431,8 +259,8 @@ class FakeOpenAI(ScriptedServer[Own]):
 
         usage: dict[str, Any] = {
             "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
+            "completion_tokens": output,
+            "total_tokens": prompt + output,
             "prompt_tokens_details": {"cached_tokens": cached, "audio_tokens": 0},
             "completion_tokens_details": {
                 "reasoning_tokens": 0,
@@ -441,20 +269,18 @@ class FakeOpenAI(ScriptedServer[Own]):
                 "rejected_prediction_tokens": 0,
             },
         }
-        override = getattr(reply, "usage", None)
         if override:
             usage.update(override)
             if "total_tokens" not in override:
                 usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         return usage
 
-    def _completion(
-        self, model: str, reply: TextReply | ToolCallsReply, usage: dict[str, Any]
-    ) -> dict[str, Any]:
+    def json_answer(self, answer: Answer) -> dict[str, Any]:
+        reply = answer.reply
         message: dict[str, Any] = {"role": "assistant", "refusal": None, "annotations": []}
         if isinstance(reply, TextReply):
             message["content"] = reply.text
-            finish = reply.finish_reason
+            finish = reply.stop
         else:
             message["content"] = reply.text
             message["tool_calls"] = [
@@ -466,31 +292,16 @@ class FakeOpenAI(ScriptedServer[Own]):
             "id": f"chatcmpl-{_rand(29)}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": model,
+            "model": answer.model,
             "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": finish}],
-            "usage": usage,
+            "usage": answer.usage,
             "service_tier": "default",
             "system_fingerprint": "fp_fake0001",
         }
 
-    async def _stream(
-        self,
-        request: web.Request,
-        body: dict[str, Any],
-        model: str,
-        reply: Reply,
-        usage: dict[str, Any],
-    ) -> web.StreamResponse:
-        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-        resp = web.StreamResponse(
-            status=200,
-            headers={
-                "Content-Type": "text/event-stream; charset=utf-8",
-                "Cache-Control": "no-cache",
-                **self.response_headers(),
-            },
-        )
-        await resp.prepare(request)
+    async def write_stream(self, resp: web.StreamResponse, answer: Answer) -> None:
+        reply, usage, model = answer.reply, answer.usage, answer.model
+        include_usage = bool((answer.body.get("stream_options") or {}).get("include_usage"))
         cid = f"chatcmpl-{_rand(29)}"
         created = int(time.time())
         delay = getattr(reply, "chunk_delay", 0.0)
@@ -514,26 +325,23 @@ class FakeOpenAI(ScriptedServer[Own]):
         def choice(delta: dict[str, Any], finish: str | None = None) -> list[dict[str, Any]]:
             return [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]
 
-        if isinstance(reply, StreamErrorReply):
-            await send(choice({"role": "assistant", "content": "", "refusal": None}))
-            for piece in pieces(reply.text_before):
-                await send(choice({"content": piece}))
-            await resp.write(f"data: {json.dumps(reply.body)}\n\n".encode())
-            await resp.write_eof()
-            return resp
-
-        assert isinstance(reply, (TextReply, ToolCallsReply))
-        text = reply.text or ""
-        if isinstance(reply, TextReply):
+        async def send_text(text: str) -> None:
             await send(choice({"role": "assistant", "content": "", "refusal": None}))
             for piece in pieces(text):
                 await send(choice({"content": piece}))
-            finish = reply.finish_reason
+
+        text = reply.text or ""
+        if answer.error is not None:
+            await send_text(text)
+            await resp.write(f"data: {json.dumps(answer.error)}\n\n".encode())
+            return
+
+        if isinstance(reply, TextReply):
+            await send_text(text)
+            finish = reply.stop
         else:
             if text:
-                await send(choice({"role": "assistant", "content": "", "refusal": None}))
-                for piece in pieces(text):
-                    await send(choice({"content": piece}))
+                await send_text(text)
             for idx, call in enumerate(reply.calls):
                 first: dict[str, Any] = {
                     "tool_calls": [
@@ -558,6 +366,3 @@ class FakeOpenAI(ScriptedServer[Own]):
         if include_usage:
             await send([], usage, last=True)
         await resp.write(b"data: [DONE]\n\n")
-        await resp.write_eof()
-        return resp
-
