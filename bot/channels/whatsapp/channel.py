@@ -28,7 +28,7 @@ from aiohttp import web
 
 from board.envelope import Envelope, Reply
 from board.roles import GENERAL
-from board.router import Route
+from board.router import Route, Router
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress
 from bot.channels.webhook import BodyTooLarge, read_body
@@ -61,6 +61,7 @@ __all__ = ["MAX_WEBHOOK_BYTES", "WhatsAppChannel", "build"]
 log = logging.getLogger("sabha.whatsapp")
 
 MAX_WEBHOOK_BYTES = 3 * 1024 * 1024
+ROUTER_TTL_S = 1.0  # a soul added or renamed on disk is addressable within a second
 TYPING_REFRESH_S = 20.0  # WhatsApp shows the indicator for up to 25 s
 TEXTS = ChannelTexts(text_only="Thanks! I can only read text messages for now; please send your question as text.")
 _STATUSES = {s.value: s for s in (DeliveryStatus.SENT, DeliveryStatus.DELIVERED, DeliveryStatus.READ,
@@ -96,6 +97,9 @@ class WhatsAppChannel:
         self.counts = {"bad_signature": 0, "invalid": 0, "statuses": 0, "errors": 0, "ignored": 0,
                        "undeliverable": 0}
         self.undeliverable: list[str] = []  # recent lines for `sabha status`
+        self._batch: list[tuple[list[Arrival], asyncio.Future[None]]] = []
+        self._flusher: asyncio.Task[None] | None = None
+        self._router_cache: tuple[float, Router] | None = None
 
     # -- what the intake needs (bot.channels.base.Courier) -----------------------------
 
@@ -213,7 +217,8 @@ class WhatsAppChannel:
                     self.counts["errors"] += 1
                     log.warning("whatsapp: Meta reported %s", _describe(item.error))
             await self.access.refresh()
-            await self.intake.receive(arrivals)
+            if arrivals:
+                await self._store(arrivals)
         except StorageUnavailable:
             return web.Response(status=503, text="cannot store the notification right now; retry later")
         except Exception as exc:
@@ -224,6 +229,30 @@ class WhatsAppChannel:
             self.hub.storage.failed(exc, "recording WhatsApp statuses")
             return web.Response(status=503, text="cannot store the notification right now; retry later")
         return web.Response(text="ok")
+
+    async def _store(self, arrivals: list[Arrival]) -> None:
+        """Store ``arrivals`` durably (group commit): requests arriving while a store runs are
+        stored together in the next transaction, so a burst costs a few commits, not one each.
+        Raises :class:`StorageUnavailable` like :meth:`Intake.receive`."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._batch.append((arrivals, done))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush(), name="whatsapp store")
+        await asyncio.shield(done)
+
+    async def _flush(self) -> None:
+        while self._batch:
+            batch, self._batch = self._batch, []
+            try:
+                await self.intake.receive([a for arrivals, _ in batch for a in arrivals])
+            except Exception as exc:  # noqa: BLE001 - handed to every waiting request (503 or a 500)
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(exc)
+            else:
+                for _, done in batch:
+                    if not done.done():
+                        done.set_result(None)
 
     async def _arrival(self, item: InboundMessage) -> Arrival | None:
         if item.phone_number_id is not None and item.phone_number_id != self.settings.phone_number_id:
@@ -255,7 +284,7 @@ class WhatsAppChannel:
 
     async def _stick(self, envelope: Envelope) -> None:
         """Remember the role this message addresses: it answers the user's next messages too."""
-        router = self.board.router()
+        router = self._router()
         route = router.route(envelope)
         role = None
         if route.kind == "chat" and not route.error:
@@ -264,6 +293,13 @@ class WhatsAppChannel:
             role = route.command
         if role is not None and role != (envelope.role_hint or GENERAL):
             await self.roles.set(envelope.sender, role)
+
+    def _router(self) -> Router:
+        """The board's router, rebuilt at most once a second (building one reads every soul)."""
+        now = time.monotonic()
+        if self._router_cache is None or now - self._router_cache[0] >= ROUTER_TTL_S:
+            self._router_cache = (now, self.board.router())
+        return self._router_cache[1]
 
     async def _status(self, item: StatusUpdate) -> None:
         self.counts["statuses"] += 1

@@ -1,0 +1,187 @@
+"""WhatsApp webhook: how fast Sabha acknowledges, and how soon everything is answered.
+
+Runs a real ``sabha run`` (WhatsApp channel only, on a fake Graph API and a fake model of
+fixed latency) and, in the same run, a bare aiohttp server whose handler only answers
+"200 OK" (also its own process). 50 concurrent clients post 1,000 signed webhooks to
+each. Prints:
+
+* acknowledgement latency p50 / p99 for both, and Sabha's ratio to the bare handler
+  (goal: p99 ratio <= 2: verifying, validating and durably storing costs little);
+* the time until all 1,000 are answered (the fake Graph API received every reply)
+  against the ideal for that model latency: ``max(messages per user, 1000 / turn cap) x latency``.
+
+Usage: ``.venv/bin/python benchmarks/webhook.py [--count 1000] [--clients 50] [--users 100]
+[--latency 0.2]``. It prints figures; it does not assert on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from aiohttp import ClientSession, ClientTimeout, TCPConnector
+
+__all__ = ["main"]
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from board.workspace.paths import copy_default_workspace  # noqa: E402
+from tests.fakes.echo_model import EchoModel  # noqa: E402
+from tests.fakes.graph_api import FakeGraphAPI  # noqa: E402
+from tests.whatsapp_support import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, sign, text_notification  # noqa: E402
+
+BARE = """
+import sys
+from aiohttp import web
+async def ok(request):
+    await request.read()
+    return web.Response(text="ok")
+app = web.Application(client_max_size=4 * 1024 * 1024)
+app.router.add_post("/whatsapp/webhook", ok)
+async def main():
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    print("port", site._server.sockets[0].getsockname()[1], file=sys.stderr, flush=True)
+    import asyncio
+    await asyncio.Event().wait()
+import asyncio
+asyncio.run(main())
+"""
+
+_PORT = re.compile(r"(?:http on [^\s:]+:|^port )(\d+)")
+
+
+async def spawn(args: list[str], env: dict[str, str], cwd: Path) -> tuple[asyncio.subprocess.Process, int]:
+    """Start a process and read its port from stderr (then keep draining stderr)."""
+    proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.DEVNULL,
+                                                stderr=asyncio.subprocess.PIPE, env=env, cwd=str(cwd))
+    assert proc.stderr is not None
+    while True:
+        line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode(errors="replace")
+        if not line:
+            raise RuntimeError(f"{args[0]} exited before listening")
+        found = _PORT.search(line)
+        if found:
+            break
+
+    async def drain() -> None:
+        assert proc.stderr is not None
+        while await proc.stderr.readline():
+            pass
+
+    asyncio.get_running_loop().create_task(drain())
+    return proc, int(found.group(1))
+
+
+async def hammer(url: str, bodies: list[bytes], clients: int) -> list[float]:
+    """Post every body with ``clients`` concurrent clients; the latency of each (seconds)."""
+    latencies: list[float] = []
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    for body in bodies:
+        queue.put_nowait(body)
+
+    async def client(http: ClientSession) -> None:
+        while not queue.empty():
+            body = queue.get_nowait()
+            headers = {"Content-Type": "application/json", "X-Hub-Signature-256": sign(body)}
+            start = time.perf_counter()
+            async with http.post(url, data=body, headers=headers) as resp:
+                await resp.read()
+                if resp.status != 200:
+                    raise RuntimeError(f"{url} answered {resp.status}")
+            latencies.append(time.perf_counter() - start)
+
+    async with ClientSession(connector=TCPConnector(limit=clients), timeout=ClientTimeout(total=60)) as http:
+        await asyncio.gather(*(client(http) for _ in range(clients)))
+    return latencies
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)]
+
+
+async def main(count: int, clients: int, users: int, latency: float, cap: int) -> None:
+    root = Path(tempfile.mkdtemp(prefix="sabha-webhook-bench-"))
+    copy_default_workspace(root / "workspace")
+    async with FakeGraphAPI() as graph, EchoModel(latency=latency) as model:
+        numbers = ", ".join(f'"1555{n:07d}"' for n in range(users))
+        (root / "sabha.yaml").write_text("\n".join([
+            "workspace: ./workspace", "data_dir: ./sessions", "server: {host: 127.0.0.1, port: 0}",
+            f"inbox: {{max_concurrent_turns: {cap}}}",
+            "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
+            "      api_key: bench-key", f"      base_url: {model.base_url}",
+            "whatsapp:", f'  phone_number_id: "{NUMBER_ID}"', "  access_token: ${WHATSAPP_ACCESS_TOKEN}",
+            "  app_secret: ${WHATSAPP_APP_SECRET}", f"  verify_token: {VERIFY_TOKEN}",
+            f"  graph_base_url: {graph.base_url}", f"  allowed_numbers: [{numbers}]"]) + "\n", encoding="utf-8")
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
+        env.update(WHATSAPP_ACCESS_TOKEN=graph.token, WHATSAPP_APP_SECRET=APP_SECRET, PYTHONPATH=str(REPO),
+                   PYTHONUNBUFFERED="1")
+        bare, bare_port = await spawn([sys.executable, "-c", BARE], env, root)
+        sabha, sabha_port = await spawn([sys.executable, "-m", "bot.cli", "run", "--config",
+                                         str(root / "sabha.yaml")], env, root)
+        try:
+            bodies = [json.dumps(text_notification(f"1555{i % users:07d}", f"Q{i:04d} what now?")).encode()
+                      for i in range(count)]
+            warm = [json.dumps(text_notification("1555" + "9" * 7, "warm up")).encode()]
+            await hammer(f"http://127.0.0.1:{bare_port}/whatsapp/webhook", bodies[:100], clients)
+            await hammer(f"http://127.0.0.1:{sabha_port}/whatsapp/webhook", warm, 1)
+            bare_lat = await hammer(f"http://127.0.0.1:{bare_port}/whatsapp/webhook", bodies, clients)
+            started = time.perf_counter()
+            sabha_lat = await hammer(f"http://127.0.0.1:{sabha_port}/whatsapp/webhook", bodies, clients)
+            acked = time.perf_counter() - started
+            pattern = re.compile(r"ECHO Q(\d{4})")
+            while True:
+                done = {m for s in graph.sent for m in pattern.findall(s.body)}
+                if len(done) >= count:
+                    break
+                if time.perf_counter() - started > 600:
+                    print(f"gave up after 600 s with {len(done)} answered")
+                    break
+                await asyncio.sleep(0.05)
+            answered = time.perf_counter() - started
+        finally:
+            for proc in (bare, sabha):
+                proc.terminate()
+                await proc.wait()
+    per_user = math.ceil(count / users)
+    ideal = max(per_user, math.ceil(count / cap)) * latency
+    b50, b99, s50, s99 = (pct(bare_lat, 0.5), pct(bare_lat, 0.99), pct(sabha_lat, 0.5), pct(sabha_lat, 0.99))
+    print(f"{count} signed webhooks, {clients} concurrent clients, {users} users, model latency {latency:.2f} s, "
+          f"turn cap {cap}")
+    print(f"  bare aiohttp 200:  p50 {b50 * 1000:7.2f} ms   p99 {b99 * 1000:7.2f} ms   "
+          f"mean {statistics.mean(bare_lat) * 1000:.2f} ms")
+    print(f"  sabha whatsapp:    p50 {s50 * 1000:7.2f} ms   p99 {s99 * 1000:7.2f} ms   "
+          f"mean {statistics.mean(sabha_lat) * 1000:.2f} ms   (all acknowledged in {acked:.2f} s)")
+    print(f"  ratio sabha/bare:  p50 {s50 / b50:.2f}x   p99 {s99 / b99:.2f}x   (goal p99 <= 2)")
+    print(f"  all {count} answered after {answered:.2f} s; ideal {ideal:.2f} s "
+          f"(max({per_user} per user, {math.ceil(count / cap)} per turn slot) x {latency:.2f} s): "
+          f"{answered / ideal:.2f}x the ideal")
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--count", type=int, default=1000)
+    p.add_argument("--clients", type=int, default=50)
+    p.add_argument("--users", type=int, default=100)
+    p.add_argument("--latency", type=float, default=0.2, help="the fake model's latency (s)")
+    p.add_argument("--cap", type=int, default=32, help="inbox.max_concurrent_turns")
+    return p.parse_args(argv)
+
+
+if __name__ == "__main__":
+    a = parse()
+    asyncio.run(main(a.count, a.clients, a.users, a.latency, a.cap))
+
