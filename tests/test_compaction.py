@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from board.agent.compaction import ContextSettings, load_window
 from board.agent.tokens import ESTIMATE, counter_for, estimate_tokens
 from board.llm.base import LLMRequest
+from board.service import Board
 from tests.fakes.scripted_model import ScriptedModel, Step, fail
 from tests.llm_support import envelope, scripted_board, session_entries
 
@@ -30,12 +34,25 @@ def small_budget(**kw: object) -> ContextSettings:
     return ContextSettings(**values)  # type: ignore[arg-type]
 
 
+@asynccontextmanager
+async def open_board(
+    workspace: Path, data_dir: Path, model: ScriptedModel, points: int = 0, **agent: Any
+) -> AsyncIterator[Board]:
+    """A board talking to ``model`` on the small budget (unless ``context`` is given) that has heard
+    ``points`` long points; closed afterwards."""
+    agent.setdefault("context", small_budget())
+    board = await scripted_board(workspace, data_dir, model, **agent)
+    try:
+        for i in range(points):
+            await board.handle(envelope(f"Point {i}: {LONG}"))
+        yield board
+    finally:
+        await board.close()
+
+
 async def test_compaction_triggers_and_static_prompt_stays_identical(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=summarising)
-    board = await scripted_board(workspace, data_dir, model, context=small_budget(), cheap_model="scripted:cheap")
-    try:
-        for i in range(8):
-            await board.handle(envelope(f"Point {i}: {LONG}"))
+    async with open_board(workspace, data_dir, model, 8, cheap_model="scripted:cheap") as board:
         turns = model.requests_for("general", purpose="turn")
         summaries = model.requests_for("general", purpose="compaction")
         assert len(turns) == 8 and summaries, "the history went over budget, so it was compacted"
@@ -57,33 +74,22 @@ async def test_compaction_triggers_and_static_prompt_stays_identical(workspace: 
         # the history the model saw is inside the budget
         counter = counter_for("scripted:main")
         assert counter.count_messages(last.messages[:-1]) + counter.count(last.system[1].text) <= 300 + 150
-    finally:
-        await board.close()
 
 
 async def test_history_survives_a_restart_via_the_compaction_record(workspace: Path, data_dir: Path) -> None:
-    model = ScriptedModel(default=summarising)
-    board = await scripted_board(workspace, data_dir, model, context=small_budget())
-    try:
-        for i in range(6):
-            await board.handle(envelope(f"Point {i}: {LONG}"))
-    finally:
-        await board.close()
+    async with open_board(workspace, data_dir, ScriptedModel(default=summarising), 6):
+        pass
     model2 = ScriptedModel(default=summarising)
-    board = await scripted_board(workspace, data_dir, model2, context=small_budget())
-    try:
+    async with open_board(workspace, data_dir, model2) as board:
         await board.handle(envelope("And now?"))
         request = model2.requests_for("general", purpose="turn")[0].request
         assert any(b.name == "summary" and "SUMMARY" in b.text for b in request.system)
         assert request.messages[-1].content == "And now?"
-    finally:
-        await board.close()
 
 
 async def test_compact_command_forces_compaction(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=summarising)
-    board = await scripted_board(workspace, data_dir, model)  # default budget: nothing would trigger
-    try:
+    async with open_board(workspace, data_dir, model, context=ContextSettings()) as board:  # nothing would trigger
         for i in range(3):
             await board.handle(envelope(f"@research question {i}"))
         reply = await board.handle(envelope("/compact research"))
@@ -98,8 +104,6 @@ async def test_compact_command_forces_compaction(workspace: Path, data_dir: Path
         assert any(b.name == "summary" for b in request.system)
         empty = await board.handle(envelope("/compact critic"))
         assert "Nothing to compact" in empty.text
-    finally:
-        await board.close()
 
 
 async def test_summariser_failure_keeps_the_turn_alive(workspace: Path, data_dir: Path) -> None:
@@ -109,8 +113,7 @@ async def test_summariser_failure_keeps_the_turn_alive(workspace: Path, data_dir
         return summarising(request)
 
     model = ScriptedModel(default=flaky)
-    board = await scripted_board(workspace, data_dir, model, context=small_budget())
-    try:
+    async with open_board(workspace, data_dir, model) as board:
         for i in range(6):
             reply = await board.handle(envelope(f"Point {i}: {LONG}"))
             assert not reply.degraded
@@ -120,29 +123,20 @@ async def test_summariser_failure_keeps_the_turn_alive(workspace: Path, data_dir
         counter = counter_for("scripted:main")
         assert counter.count_messages(last.messages[:-1]) <= 300  # oldest messages dropped to fit
         assert last.messages[-1].content.startswith("Point 5")
-    finally:
-        await board.close()
 
 
 async def test_compaction_can_be_turned_off(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=summarising)
-    board = await scripted_board(workspace, data_dir, model, context=small_budget(compaction=False),
-                                 history_messages=4)
-    try:
+    async with open_board(workspace, data_dir, model, context=small_budget(compaction=False),
+                          history_messages=4) as board:
         for i in range(6):
             await board.handle(envelope(f"Point {i}"))
         assert not model.requests_for("general", purpose="compaction")
         assert len(model.requests_for("general")[-1].request.messages) == 5  # 4 earlier + the new one
-    finally:
-        await board.close()
 
 
 async def test_window_reads_only_the_tail(workspace: Path, data_dir: Path) -> None:
-    model = ScriptedModel(default=summarising)
-    board = await scripted_board(workspace, data_dir, model, context=small_budget())
-    try:
-        for i in range(6):
-            await board.handle(envelope(f"Point {i}: {LONG}"))
+    async with open_board(workspace, data_dir, ScriptedModel(default=summarising), 6) as board:
         ref = await board.sessions.current("main")
         assert ref is not None
         transcript = board.transcripts.open(ref.session_id)
@@ -150,8 +144,6 @@ async def test_window_reads_only_the_tail(workspace: Path, data_dir: Path) -> No
         assert window.summary and window.summary.startswith("SUMMARY")
         assert all(e["type"] == "message" for e in window.entries)
         assert len(window.entries) < 12
-    finally:
-        await board.close()
 
 
 def test_token_counter_falls_back_to_a_labelled_estimate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
