@@ -2,7 +2,9 @@
 
 :class:`Board` composes the soul store, prompt builder, session index, transcripts and
 model registry. Channels call :meth:`Board.handle`; messages to the same session are
-answered one at a time and in order, different sessions run concurrently.
+answered one at a time and in order, different sessions run concurrently. Before a
+message that would call a model, :class:`board.budget.Budget` may stop it (the daily
+limits); every model call made while answering is recorded for the message's sender.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ from pathlib import Path
 
 from board.agent.runner import AgentRunner, AgentSettings
 from board.agent.tools import ToolRegistry
+from board.budget import Budget, BudgetSettings, sender_id
 from board.commands import llm as llm_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
 from board.envelope import Envelope, Reply, ReplyKind
 from board.llm.registry import ProviderRegistry
-from board.memory.ledger import Ledger
+from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
 from board.memory.sessions import Sessions
 from board.memory.transcripts import TranscriptStore
@@ -56,6 +59,7 @@ class BoardSettings:
     consultation: ConsultSettings = field(default_factory=ConsultSettings)
     custom_rosters: tuple[tuple[str, tuple[str, ...]], ...] = ()
     max_message_chars: int = 20_000
+    budget: BudgetSettings = field(default_factory=BudgetSettings)
 
 
 HELP_TEXT = """\
@@ -84,6 +88,7 @@ class Board:
         self.sessions = Sessions(db, self.transcripts)
         self.tools = ToolRegistry()
         self.ledger = Ledger(db)
+        self.budget = Budget(self.ledger, settings.budget)
         self.runner = AgentRunner(
             self.souls, self.prompts, self.sessions, providers, settings.agent, tools=self.tools, ledger=self.ledger
         )
@@ -180,12 +185,26 @@ class Board:
         route = self.router().route(envelope)
         if route.error:
             return self._system_reply(envelope, route.role, route.error, kind="error")
-        if route.kind in ("command", "meeting"):
-            return await self.run_command(envelope, route)
-        if not route.text:
+        if route.kind == "chat" and not route.text:
             return self._system_reply(envelope, route.role, "Send a message with some text.", kind="error")
-        async with self.lock_for(route.session_key):
-            return await self.runner.turn(route.role, route.session_key, envelope, route.text)
+        sender = sender_id(envelope)
+        with spending_for(sender):
+            stop = await self.budget.check(sender, is_owner=envelope.is_owner) if _calls_model(route) else None
+            if stop is not None:
+                reply = self._system_reply(envelope, route.role, stop.text, kind="error")
+            elif route.kind in ("command", "meeting"):
+                reply = await self.run_command(envelope, route)
+            else:
+                async with self.lock_for(route.session_key):
+                    reply = await self.runner.turn(route.role, route.session_key, envelope, route.text)
+        return self._with_owner_note(envelope, reply)
+
+    def _with_owner_note(self, envelope: Envelope, reply: Reply) -> Reply:
+        """The owner's reply carries what the budget has not told them yet (once a day per limit)."""
+        if not envelope.is_owner:
+            return reply
+        note = self.budget.owner_note()
+        return reply if note is None else replace(reply, text=f"{reply.text}\n\n{note}")
 
     # -- commands ----------------------------------------------------------------
 
@@ -265,6 +284,12 @@ class Board:
 
 
 _BUILTIN = {"help", "start", "roles", "reset", "souls"}
+_MODEL_COMMANDS = {"compact"}  # commands that call a model (besides meetings)
+
+
+def _calls_model(route: Route) -> bool:
+    """Whether answering ``route`` calls a model (what the budget guards)."""
+    return route.kind in ("chat", "meeting") or (route.kind == "command" and route.command in _MODEL_COMMANDS)
 
 
 def _valid_text(envelope: Envelope) -> Envelope:

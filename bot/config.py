@@ -26,6 +26,7 @@ from pydantic import (
 
 from board.agent.compaction import ContextSettings
 from board.agent.runner import AgentSettings
+from board.budget import BudgetSettings
 from board.llm.pricing import ModelPrice, PriceTable
 from board.llm.resilience import RetryPolicy
 from board.roles import DEFAULT_ROSTERS, GENERAL, RoleOverride, RosterSpec, is_role_slug
@@ -244,6 +245,15 @@ class InboxSection(StrictModel):
         "answered at the next start"))
 
 
+class BudgetSection(StrictModel):
+    """``budget``: daily limits on model spend (UTC days, estimated from llm.prices); unset = no limit."""
+
+    daily_usd: float | None = Field(None, ge=0, description=(
+        "all model calls together; once reached, every message gets a polite fixed reply and no model call"))
+    per_sender_daily_usd: float | None = Field(None, ge=0, description=(
+        "one sender's model calls (the owner is held only to daily_usd)"))
+
+
 class Config(StrictModel):
     """The whole config file."""
 
@@ -255,6 +265,7 @@ class Config(StrictModel):
     logging: LoggingSection = Field(default_factory=LoggingSection)
     server: ServerSection = Field(default_factory=ServerSection)
     inbox: InboxSection = Field(default_factory=InboxSection)
+    budget: BudgetSection = Field(default_factory=BudgetSection)
     telegram: TelegramSection = Field(default_factory=TelegramSection)
     whatsapp: WhatsAppSection = Field(default_factory=WhatsAppSection)
 
@@ -314,7 +325,13 @@ class LoadedConfig:
             ),
             custom_rosters=tuple((name, tuple(roles)) for name, roles in board.rosters.items()),
             max_message_chars=board.max_message_chars,
+            budget=self.budget_settings(),
         )
+
+    def budget_settings(self) -> BudgetSettings:
+        """``budget:`` as the board's plain settings."""
+        return BudgetSettings(daily_usd=self.config.budget.daily_usd,
+                              per_sender_daily_usd=self.config.budget.per_sender_daily_usd)
 
     def agent_settings(self) -> AgentSettings:
         """The ``llm`` section (and history/tool defaults) as the board's plain settings."""

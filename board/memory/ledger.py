@@ -7,14 +7,21 @@ when streamed, outcome, and the per-block token attribution of its prompt (stati
 soul, dynamic, history, message...; seed 001 §10.2). Every tool call is a
 ``tool_calls`` row. :meth:`Ledger.summary` groups costs by role, day, model or
 meeting for ``sabha cost`` and ``/cost``.
+
+Each call also records who it was made for (``sender``, ``<channel>:<sender id>``): the
+board sets :data:`current_sender` while it answers a message (:func:`spending_for`), and
+the tasks that answer spawns (consultations, a meeting it calls) inherit it, so the
+budgets (:mod:`board.budget`) can sum one sender's spend with :meth:`Ledger.spent`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
@@ -23,7 +30,19 @@ from board.db import StateDB
 from board.llm.base import Usage
 from board.memory.transcripts import utc_now
 
-__all__ = ["GROUPS", "CostRow", "GroupBy", "LLMCallRecord", "Ledger", "ToolCallRecord", "format_report", "parse_since"]
+__all__ = [
+    "GROUPS",
+    "CostRow",
+    "GroupBy",
+    "LLMCallRecord",
+    "Ledger",
+    "ToolCallRecord",
+    "current_sender",
+    "format_report",
+    "parse_since",
+    "spending_for",
+    "start_of_day",
+]
 
 log = logging.getLogger("sabha.ledger")
 
@@ -37,6 +56,25 @@ GROUPS: dict[str, str] = {
 MAX_ARGS_CHARS = 2000
 
 _SINCE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
+
+#: Who the model calls made now are for (``<channel>:<sender id>``); None outside a message.
+current_sender: ContextVar[str | None] = ContextVar("sabha_current_sender", default=None)
+
+
+@contextlib.contextmanager
+def spending_for(sender: str | None) -> Iterator[None]:
+    """Attribute the model calls made inside the block (and in tasks it starts) to ``sender``."""
+    token = current_sender.set(sender)
+    try:
+        yield
+    finally:
+        current_sender.reset(token)
+
+
+def start_of_day(now: datetime | None = None) -> datetime:
+    """Midnight UTC of ``now``'s day: the budgets' day starts there."""
+    now = now or datetime.now(UTC)
+    return now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
 @dataclass(frozen=True)
@@ -59,6 +97,7 @@ class LLMCallRecord:
     blocks: Mapping[str, Any] | None = None
     tags: Mapping[str, Any] | None = None
     ts: str = field(default_factory=utc_now)
+    sender: str | None = None  # None: :data:`current_sender`
 
 
 @dataclass(frozen=True)
@@ -135,13 +174,14 @@ class Ledger:
         await self.db.execute(
             """INSERT INTO llm_calls(ts, provider, model, role, session_key, meeting_id, purpose, attempt,
                    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
-                   latency_ms, ttft_ms, outcome, error, blocks, tags)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   latency_ms, ttft_ms, outcome, error, blocks, tags, sender)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (
                 rec.ts, rec.provider, rec.model, rec.role, rec.session_key, rec.meeting_id, rec.purpose,
                 rec.attempt, rec.usage.input_tokens, rec.usage.output_tokens, rec.usage.cache_read_tokens,
                 rec.usage.cache_write_tokens, rec.cost_usd, rec.latency_ms, rec.ttft_ms, rec.outcome,
                 rec.error, _json(rec.blocks), _json(rec.tags),
+                rec.sender if rec.sender is not None else current_sender.get(),
             ),
         )
 
@@ -204,6 +244,26 @@ class Ledger:
             params,
         )
         return [(r["name"], int(r["calls"]), int(r["failed"] or 0)) for r in rows]
+
+    async def spent(self, *, since: datetime, sender: str | None = None) -> float:
+        """USD spent on model calls since ``since`` (by ``sender`` only, when given)."""
+        stamp = since.astimezone(UTC).isoformat(timespec="seconds")
+        if sender is None:
+            row = await self.db.fetchone("SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE ts >= ?",
+                                         (stamp,))
+        else:
+            row = await self.db.fetchone(
+                "SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE sender = ? AND ts >= ?",
+                (sender, stamp))
+        return float(row["usd"]) if row is not None else 0.0
+
+    async def spent_by_sender(self, *, since: datetime, limit: int = 10) -> list[tuple[str, float]]:
+        """(sender, USD) since ``since``, biggest spenders first (calls for no sender are left out)."""
+        rows = await self.db.fetchall(
+            "SELECT sender, COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE ts >= ? AND sender IS NOT NULL "
+            "GROUP BY sender ORDER BY usd DESC, sender LIMIT ?",
+            (since.astimezone(UTC).isoformat(timespec="seconds"), limit))
+        return [(str(r["sender"]), float(r["usd"])) for r in rows]
 
     @staticmethod
     def _where(since: datetime | None) -> tuple[str, tuple[Any, ...]]:
