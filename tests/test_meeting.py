@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -54,6 +57,29 @@ def brain(*, decision: str | None = None, rounds: dict[tuple[str, int], list[Ste
     return answer
 
 
+#: ``scripted:main`` at $10,000 per million input tokens: the 100 of :func:`dollar_a_call` cost $1.
+DOLLAR_A_CALL = PriceTable({"scripted:main": ModelPrice(input=10_000, output=0)})
+
+
+def dollar_a_call(answer: Callable[[LLMRequest], Step]) -> Callable[[LLMRequest], Step]:
+    """``answer``, reporting 100 input tokens a call ($1 with :data:`DOLLAR_A_CALL`)."""
+
+    def one_dollar(request: LLMRequest) -> Step:
+        return replace(answer(request), usage=Usage(input_tokens=100))
+
+    return one_dollar
+
+
+@asynccontextmanager
+async def meeting_board(workspace: Path, data_dir: Path, model: ScriptedModel, **settings: Any) -> AsyncIterator[Board]:
+    """:func:`board_with`, closed afterwards."""
+    board = await board_with(workspace, data_dir, model, **settings)
+    try:
+        yield board
+    finally:
+        await board.close()
+
+
 async def hold(board: Board, topic: str = "Expand to Europe?") -> tuple:  # type: ignore[type-arg]
     events: list[MeetingEvent] = []
 
@@ -72,8 +98,7 @@ async def stored_events(board: Board, meeting_id: str, kind: str) -> list[dict]:
 
 async def test_round_one_runs_in_parallel_and_rebuttals_see_the_others(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=brain(), latency=0.2)
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2))
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2)) as board:
         result, events = await hold(board)
         assert result.stop_reason is StopReason.COMPLETED and result.rounds == 2
         round_one = [r for r in model.requests if "Round 1 of" in last_user(r.request)]
@@ -91,8 +116,6 @@ async def test_round_one_runs_in_parallel_and_rebuttals_see_the_others(workspace
         # specialists speak in their own soul
         finance = next(r for r in round_one if r.role == "finance")
         assert "You think in numbers" in finance.request.system[0].text
-    finally:
-        await board.close()
 
 
 async def test_disagreement_and_consensus_are_stored_and_the_critic_is_not_overruled(
@@ -119,8 +142,7 @@ async def test_disagreement_and_consensus_are_stored_and_the_critic_is_not_overr
         return base(request)
 
     model = ScriptedModel(default=answer)
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2))
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2)) as board:
         result, _ = await hold(board)
         disagreements = await stored_events(board, result.meeting_id, "disagreement")
         assert [(d["role"], d["target"], d["topic"], d["severity"]) for d in disagreements] == [
@@ -135,36 +157,25 @@ async def test_disagreement_and_consensus_are_stored_and_the_critic_is_not_overr
         assert [d.who for d in result.decision.dissent] == ["critic"]
         assert "critic: VAT is unmodelled" in result.minutes
         assert "critic vs finance" in result.minutes
-    finally:
-        await board.close()
 
 
 async def test_converged_positions_end_the_meeting_early(workspace: Path, data_dir: Path) -> None:
     rounds = {("strategy", 2): [call("log_consensus", {"participants": ["strategy", "finance", "critic"],
                                                        "topic": "Pilot Germany", "strength": 5}), say("We agree.")]}
     model = ScriptedModel(default=brain(rounds=rounds))
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=3))
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=3)) as board:
         result, _ = await hold(board)
         assert result.stop_reason is StopReason.CONVERGED and result.rounds == 2
         assert not any("Round 3 of" in last_user(r.request) for r in model.requests)
         row = await board.room.store.get(result.meeting_id)
         assert row is not None and row.stop_reason == "converged" and row.status == "ended"
-    finally:
-        await board.close()
 
 
 async def test_budget_stops_the_meeting_before_the_next_call(workspace: Path, data_dir: Path) -> None:
-    base = brain()
-
-    def one_dollar(request: LLMRequest) -> Step:
-        return replace(base(request), usage=Usage(input_tokens=100))
-
-    model = ScriptedModel(default=one_dollar)
     # $1 per call, $0.50 budget: the chair's framing spends it all, so no specialist is ever called.
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(budget_usd=0.5),
-                             prices=PriceTable({"scripted:main": ModelPrice(input=10_000, output=0)}))
-    try:
+    model = ScriptedModel(default=dollar_a_call(brain()))
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(budget_usd=0.5),
+                             prices=DOLLAR_A_CALL) as board:
         result, _ = await hold(board)
         assert result.stop_reason is StopReason.BUDGET and result.rounds == 0
         assert [r.role for r in model.requests] == ["general"]
@@ -172,8 +183,6 @@ async def test_budget_stops_the_meeting_before_the_next_call(workspace: Path, da
         assert "Ended because: budget" in result.minutes and "$1.0000" in result.minutes
         row = await board.room.store.get(result.meeting_id)
         assert row is not None and row.stop_reason == "budget" and row.cost_usd == 1.0
-    finally:
-        await board.close()
 
 
 async def test_a_failing_specialist_is_absent_and_the_meeting_goes_on(workspace: Path, data_dir: Path) -> None:
@@ -183,8 +192,7 @@ async def test_a_failing_specialist_is_absent_and_the_meeting_goes_on(workspace:
         return brain()(request)
 
     model = ScriptedModel(default=answer)
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2))
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2)) as board:
         result, events = await hold(board)
         assert result.stop_reason is StopReason.COMPLETED
         assert "finance" in result.absent
@@ -193,8 +201,6 @@ async def test_a_failing_specialist_is_absent_and_the_meeting_goes_on(workspace:
         details = await board.room.store.details(result.meeting_id)
         assert {"role": "finance", "status": "absent", "reason": "the model was unavailable"} in details["participants"]
         assert "Absent: 💰 Finance" in result.minutes
-    finally:
-        await board.close()
 
 
 async def test_no_quorum_ends_with_error(workspace: Path, data_dir: Path) -> None:
@@ -204,32 +210,25 @@ async def test_no_quorum_ends_with_error(workspace: Path, data_dir: Path) -> Non
         return brain()(request)
 
     model = ScriptedModel(default=answer)
-    board = await board_with(workspace, data_dir, model)
-    try:
+    async with meeting_board(workspace, data_dir, model) as board:
         result, _ = await hold(board)
         assert result.stop_reason is StopReason.ERROR and "no quorum" in (result.error or "")
-    finally:
-        await board.close()
 
 
 async def test_invalid_synthesis_twice_gives_a_best_effort_decision(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=brain(decision="I think we should go, broadly."))
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
         result, _ = await hold(board)
         assert result.stop_reason is StopReason.COMPLETED
         assert result.decision is not None and result.decision.best_effort
         assert 3 <= len(result.decision.action_items) <= 5
         assert "best effort" in result.minutes
-    finally:
-        await board.close()
 
 
 async def test_deadline_and_cancel_always_set_a_stop_reason(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=brain(), latency=0.3)
-    board = await board_with(workspace, data_dir, model,
-                             meetings=MeetingSettings(max_duration_s=0.5, agent_timeout_s=5))
-    try:
+    async with meeting_board(workspace, data_dir, model,
+                             meetings=MeetingSettings(max_duration_s=0.5, agent_timeout_s=5)) as board:
         result, _ = await hold(board)
         assert result.stop_reason is StopReason.DEADLINE
         owner = Envelope(channel="console", text="", sender="owner", is_owner=True)
@@ -238,23 +237,20 @@ async def test_deadline_and_cancel_always_set_a_stop_reason(workspace: Path, dat
         assert await board.room.cancel(run.id)
         row = await board.room.store.get(run.id)
         assert row is not None and row.stop_reason == "cancelled" and row.ended_at
-    finally:
-        await board.close()
 
 
 async def test_meeting_command_and_convene_tool_start_background_meetings(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=brain())
     model.script(call("convene_meeting", {"topic": "expanding to Europe"}), say("The board is meeting now."),
                  role="general")
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
-    seen: list[MeetingEvent] = []
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
+        seen: list[MeetingEvent] = []
 
-    async def collect(event: MeetingEvent) -> None:
-        seen.append(event)
+        async def collect(event: MeetingEvent) -> None:
+            seen.append(event)
 
-    board.room.subscribe(collect)
-    place = dict(channel="telegram", sender="1", chat_id="-100", thread_id=5, is_group=True, is_owner=True)
-    try:
+        board.room.subscribe(collect)
+        place = dict(channel="telegram", sender="1", chat_id="-100", thread_id=5, is_group=True, is_owner=True)
         reply = await board.handle(Envelope(text="run a board meeting on expanding to Europe", **place))
         assert reply.text == "The board is meeting now."
         convened = json.loads(model.requests_for("general")[1].request.messages[-1].content)
@@ -272,22 +268,17 @@ async def test_meeting_command_and_convene_tool_start_background_meetings(worksp
         # Specialists never see the convene tool, and no meeting can be convened from inside one.
         for role in SPECIALISTS:
             assert all("convene_meeting" not in [t.name for t in r.request.tools] for r in model.requests_for(role))
-    finally:
-        await board.close()
 
 
 async def test_other_rosters_meet_with_their_own_souls(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=brain())
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
         result = await board.room.hold("Build or buy our CRM?", roster="sabha")
         roles = {r.role for r in model.requests}
         assert {"investor", "cto", "analyst"} <= roles and "finance" not in roles
         cto = model.requests_for("cto")[0].request.system[0].text
         assert "The CTO" in cto and "The Investor" in cto  # its colleagues are the sabha roster
         assert result.decision is not None
-    finally:
-        await board.close()
 
 
 async def test_consultations_during_a_meeting_count_against_its_budget(workspace: Path, data_dir: Path) -> None:
@@ -307,10 +298,9 @@ async def test_consultations_during_a_meeting_count_against_its_budget(workspace
         return brain()(request)
 
     model = ScriptedModel(default=answer)
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
-    prices = board.runner.settings.prices.prices  # type: ignore[attr-defined]
-    prices["scripted:main"] = prices.get("anthropic:claude-sonnet-4-6")
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
+        prices = board.runner.settings.prices.prices  # type: ignore[attr-defined]
+        prices["scripted:main"] = prices.get("anthropic:claude-sonnet-4-6")
         result = await board.room.hold("Expand to Europe?")
         ledger = await board.db.fetchone("SELECT SUM(cost_usd) AS usd FROM llm_calls WHERE meeting_id = ?",
                                          (result.meeting_id,))
@@ -326,16 +316,13 @@ async def test_consultations_during_a_meeting_count_against_its_budget(workspace
                         budget=run),
         )
         assert refused.data and refused.data["code"] == "budget" and "meeting budget" in (refused.error or "")
-    finally:
-        await board.close()
 
 
 async def test_a_round_cut_short_by_the_deadline_keeps_what_was_said(workspace: Path, data_dir: Path) -> None:
     rounds = {("finance", 2): [say("finance, too slow for round 2", latency=5.0)]}
     model = ScriptedModel(default=brain(rounds=rounds))
-    board = await board_with(workspace, data_dir, model,
-                             meetings=MeetingSettings(max_turns_per_agent=3, max_duration_s=1.0, agent_timeout_s=10))
-    try:
+    meetings = MeetingSettings(max_turns_per_agent=3, max_duration_s=1.0, agent_timeout_s=10)
+    async with meeting_board(workspace, data_dir, model, meetings=meetings) as board:
         result = await board.room.hold("Expand to Europe?")
         assert result.stop_reason is StopReason.DEADLINE and result.rounds == 2
         # the four who spoke in round 2 are in the minutes, as they are in the db
@@ -343,49 +330,38 @@ async def test_a_round_cut_short_by_the_deadline_keeps_what_was_said(workspace: 
         assert "finance, too slow" not in result.minutes
         details = await board.room.store.details(result.meeting_id)
         assert sum(1 for s in details["statements"] if s["round"] == 2) == 4
-    finally:
-        await board.close()
 
 
 async def test_sabha_meeting_with_an_unknown_roster_or_a_blank_topic_is_a_clear_error(
     workspace: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    board = await board_with(workspace, data_dir, ScriptedModel(default=brain()))
-    try:
+    async with meeting_board(workspace, data_dir, ScriptedModel(default=brain())) as board:
         code = await meeting_cli.cmd_meeting(board, argparse.Namespace(topic=["pricing"], roster="nope", quiet=True))
         assert code == 2 and "unknown roster 'nope'" in capsys.readouterr().err
         code = await meeting_cli.cmd_meeting(board, argparse.Namespace(topic=["  "], roster=None, quiet=True))
         assert code == 2 and "needs a topic" in capsys.readouterr().err
         assert await board.room.store.list() == []
-    finally:
-        await board.close()
 
 
 async def test_a_meeting_cancelled_while_it_is_being_recorded_still_gets_a_stop_reason(
     workspace: Path, data_dir: Path
 ) -> None:
-    board = await board_with(workspace, data_dir, ScriptedModel(default=brain()))
-    try:
+    async with meeting_board(workspace, data_dir, ScriptedModel(default=brain())) as board:
         owner = Envelope(channel="console", text="", sender="owner", is_owner=True)
         run = board.room.start("Cancel me at once", envelope=owner)
         await asyncio.sleep(0)  # the meeting is now inside its first database write
         assert await board.room.cancel(run.id)
         row = await board.room.store.get(run.id)
         assert row is not None and row.status == "ended" and row.stop_reason == "cancelled"
-    finally:
-        await board.close()
 
 
 async def test_a_roundtable_where_nobody_could_speak_invents_no_tasks(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=lambda request: fail("auth", retryable=False, status=401, message="bad key"))
-    board = await board_with(workspace, data_dir, model)
-    try:
+    async with meeting_board(workspace, data_dir, model) as board:
         output = await run_roundtable(board.room, parse_input('{"prompt": "Launch a podcast?", "max_rounds": 2}'))
         assert output["stop_reason"] == "error" and "no quorum" in output["error"]
         assert output["summary"] == []  # not three "follow up on ..." tasks made of the chair's questions
         assert not model.requests_for("summarizer")  # no synthesis of an empty debate
-    finally:
-        await board.close()
 
 
 async def test_a_meeting_of_another_roster_consults_within_that_roster(workspace: Path, data_dir: Path) -> None:
@@ -404,15 +380,12 @@ async def test_a_meeting_of_another_roster_consults_within_that_roster(workspace
         return say(f"{role}: statement")
 
     model = ScriptedModel(default=answer)
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
         await board.room.hold("Build or buy our CRM?", roster="sabha")
         rows = await board.db.fetchall("SELECT from_role, to_role, outcome FROM consultations")
         assert [tuple(r) for r in rows] == [("investor", "cto", "ok")]
         consulted = next(r for r in model.requests_for("cto") if "consults you" in last_user(r.request))
         assert "The CTO" in consulted.request.system[0].text and "The Investor" in consulted.request.system[0].text
-    finally:
-        await board.close()
 
 
 async def test_an_unreachable_chair_gives_a_best_effort_decision_without_its_apology(
@@ -427,24 +400,20 @@ async def test_an_unreachable_chair_gives_a_best_effort_decision_without_its_apo
         return base(request)
 
     model = ScriptedModel(default=answer)
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
         result = await board.room.hold("Expand to Europe?")
         synthesis = [r for r in model.requests_for("general")
                      if (schema_of(r.request) or {}).get("properties", {}).get("action_items")]
         assert len(synthesis) == 1  # no retry of an unavailable model
         assert result.decision is not None and result.decision.best_effort
         assert result.decision.recommendation == "No validated recommendation on Expand to Europe?."
-    finally:
-        await board.close()
 
 
 async def test_meetings_and_cancel_stay_within_the_chat_for_non_owners(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=brain(), latency=0.2)
-    board = await board_with(workspace, data_dir, model)
-    forum = dict(channel="telegram", sender="1", chat_id="-100", is_group=True, is_owner=True)
-    friend = dict(channel="telegram", sender="2", chat_id="2", is_owner=False)
-    try:
+    async with meeting_board(workspace, data_dir, model) as board:
+        forum = dict(channel="telegram", sender="1", chat_id="-100", is_group=True, is_owner=True)
+        friend = dict(channel="telegram", sender="2", chat_id="2", is_owner=False)
         started = await board.handle(Envelope(text="/meeting secret acquisition of Acme", **forum))
         meeting_id = started.text.split("(meeting ")[1].split(")")[0]
         listed = await board.handle(Envelope(text="/meetings", **friend))
@@ -454,8 +423,6 @@ async def test_meetings_and_cancel_stay_within_the_chat_for_non_owners(workspace
         assert "Acme" in (await board.handle(Envelope(text="/meetings", **forum))).text
         cancelled = await board.handle(Envelope(text="/cancel", **forum))
         assert meeting_id in cancelled.text and not board.room.running()
-    finally:
-        await board.close()
 
 
 async def test_budget_is_checked_before_every_model_call_of_a_tool_loop(workspace: Path, data_dir: Path) -> None:
@@ -463,40 +430,26 @@ async def test_budget_is_checked_before_every_model_call_of_a_tool_loop(workspac
     # start, and the critic, which keeps calling tools, must not get a second model call.
     rounds = {("critic", 1): [call("log_disagreement", {"target_participant_name": "finance", "topic": "cost",
                                                         "reasoning": "r", "severity": 2})] * 4}
-    base = brain(rounds=rounds)
-
-    def one_dollar(request: LLMRequest) -> Step:
-        return replace(base(request), usage=Usage(input_tokens=100))
-
-    model = ScriptedModel(default=one_dollar)
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(budget_usd=1.5),
-                             prices=PriceTable({"scripted:main": ModelPrice(input=10_000, output=0)}))
-    try:
+    model = ScriptedModel(default=dollar_a_call(brain(rounds=rounds)))
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(budget_usd=1.5),
+                             prices=DOLLAR_A_CALL) as board:
         result, _ = await hold(board)
         assert result.stop_reason is StopReason.BUDGET
         assert len(model.requests_for("critic")) == 1  # no second step once the budget was spent
         assert "Warning" not in result.minutes  # the model is priced, so the budget is enforced
-    finally:
-        await board.close()
 
 
 async def test_unpriced_models_are_named_in_the_minutes(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=brain())
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
         result, _ = await hold(board)
         assert "Warning: the $1 budget is not enforced for scripted:main" in result.minutes
-    finally:
-        await board.close()
 
 
 async def test_a_roster_member_without_a_soul_is_named_not_silently_dropped(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=brain())
-    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1),
-                             custom_rosters={"advisors": ["legal", "finance", "critic"]})
-    try:
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1),
+                             custom_rosters={"advisors": ["legal", "finance", "critic"]}) as board:
         result = await board.room.hold("Sign the lease?", roster="advisors")
         assert {r.role for r in model.requests} == {"general", "finance", "critic"}  # the board's souls, reused
         assert "Warning: legal is not in this meeting: no usable soul file" in result.minutes
-    finally:
-        await board.close()
