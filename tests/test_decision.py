@@ -11,23 +11,15 @@ from board.llm.offline_json import instance_for
 from board.room.consult import parse_answer
 from board.room.decision import DecisionProblem, decision_schema, validate_decision
 from board.room.roundtable import RoundtableInputError, parse_input
+from tests.board_support import valid_decision
 
 ROLES = ["general", "finance", "critic"]
 
 
 def decision(**overrides: object) -> str:
-    base = {
-        "recommendation": "Pilot in one EU country first",
-        "rationale": "Limits cost while testing demand",
-        "consensus_points": ["Start small"],
-        "dissent": [{"who": "critic", "why": "Regulatory cost is unmodelled"}],
-        "action_items": [{"task": "Model VAT costs", "owner": "finance"},
-                         {"task": "List top regulatory risks", "owner": "critic"},
-                         {"task": "Pick the pilot country", "owner": "general"}],
-        "open_questions": ["Which country?"],
-    }
-    base.update(overrides)
-    return json.dumps(base)
+    """A valid decision of a meeting of ROLES in which the critic dissents, with ``overrides``."""
+    base = json.loads(valid_decision(ROLES, dissent=[{"who": "critic", "why": "Regulatory cost is unmodelled"}]))
+    return json.dumps({**base, **overrides})
 
 
 def test_valid_decision_in_a_code_fence() -> None:
