@@ -28,6 +28,7 @@ from bot.channels.base import Channel
 from bot.channels.registry import PLUGINS
 from bot.config import LoadedConfig
 from bot.intake.intake import IntakeHub, IntakeSettings
+from bot.ops.reload import ReloadSignal, reload_config
 
 log = logging.getLogger("sabha.daemon")
 
@@ -125,6 +126,17 @@ class Daemon:
             log.info("shutting down")
         self.stop_event.set()
 
+    def request_reload(self) -> None:
+        """Re-read the config file and apply what can change live (what SIGHUP does; see
+        :mod:`bot.ops.reload`). A config that does not load is logged and the old one stays."""
+        if self.board is None:
+            log.warning("reload: the daemon is still starting; send SIGHUP again once it runs")
+            return
+        result = reload_config(self.loaded.source, self.loaded, board=self.board, hub=self.hub,
+                               channels=self.channels or [])
+        if result.loaded is not None:
+            self.loaded = result.loaded
+
     async def run(self) -> int:
         """Run until :meth:`request_stop` (or a signal); returns the exit code."""
         loop = asyncio.get_running_loop()
@@ -133,6 +145,7 @@ class Daemon:
             self.board = await open_board(self.loaded)
         board = self.board
         signals: list[signal.Signals] = []
+        reload_signal = ReloadSignal(self.request_reload)  # SIGHUP
         stop_watch = asyncio.Event()
         watcher: asyncio.Task[None] | None = None
         started: list[Channel] = []
@@ -145,6 +158,7 @@ class Daemon:
                     with contextlib.suppress(NotImplementedError, RuntimeError):
                         loop.add_signal_handler(sig, self.request_stop)
                         signals.append(sig)
+                reload_signal.install(loop)
             await self._start_server()
             watcher = asyncio.create_task(board.souls.watch(stop_watch), name="soul watcher")
             for channel in self.channels:
@@ -161,6 +175,7 @@ class Daemon:
             await self._shutdown(started, watcher, stop_watch)
             for sig in signals:
                 loop.remove_signal_handler(sig)
+            reload_signal.uninstall()
             if owns_board:
                 await board.close()
         log.info("sabha stopped")

@@ -75,6 +75,8 @@ TEXTS = ChannelTexts()
 TEXT_ONLY = TEXTS.text_only
 ANSWER_FAILED = TEXTS.answer_failed
 
+BAD_TOKEN = ("Telegram rejected telegram.token (401 Unauthorized): copy the token from @BotFather into "
+             "TELEGRAM_BOT_TOKEN")
 _ADDRESSED = re.compile(r"^/[A-Za-z0-9_]+@([A-Za-z0-9_]+)")
 POLL_TIMEOUT_S = 30
 MAX_WEBHOOK_BYTES = 1 << 20  # Telegram's updates are small; anything this big is not one
@@ -154,6 +156,18 @@ class TelegramChannel:
         self._offset: int | None = None
         self._confirmed: int | None = None
         self._poller: asyncio.Task[None] | None = None
+        self._connector: asyncio.Task[None] | None = None
+
+    def reconfigure(self, section: TelegramSection) -> None:
+        """Apply what may change while running (a config reload, SIGHUP): who may talk to the
+        board (``allowed_user_ids``, ``allowed_chat_ids``). The rest needs a restart."""
+        chats = tuple(section.allowed_chat_ids) + ((self.forum_id,) if self.forum_id is not None else ())
+        self.gate.allowed_user_ids = tuple(section.allowed_user_ids)
+        self.gate.allowed_chat_ids = chats
+        self.gate.denied_users.clear()  # a newly denied id is logged again
+        self.gate.denied_chats.clear()
+        self.settings = self.settings.model_copy(update={"allowed_user_ids": list(section.allowed_user_ids),
+                                                         "allowed_chat_ids": list(section.allowed_chat_ids)})
 
     def _build_bot(self) -> _Bot:
         assert self.settings.token is not None
@@ -324,8 +338,10 @@ class TelegramChannel:
     async def start(self) -> None:
         """Connect, map topics, register commands, take up what is pending, start receiving.
 
-        Raises :class:`ChannelError` when the token is rejected or Telegram cannot be
-        reached; topic problems are logged and do not stop the channel.
+        Raises :class:`ChannelError` when the token is rejected (the one fatal problem).
+        When Telegram cannot be reached, the channel stays ``connecting`` (its
+        :meth:`describe` says why) and keeps trying in the background with backoff while
+        the rest of the daemon runs. Topic problems are logged and do not stop the channel.
         """
         self.state = "starting"
         try:
@@ -333,12 +349,47 @@ class TelegramChannel:
         except InvalidToken as exc:
             await self._shutdown_bot()
             self.state = "failed"
-            raise ChannelError("Telegram rejected telegram.token (401 Unauthorized): copy the token from "
-                               "@BotFather into TELEGRAM_BOT_TOKEN") from exc
-        except TelegramError as exc:
-            await self._shutdown_bot()
-            self.state = "failed"
-            raise ChannelError(f"cannot reach the Telegram Bot API at {self.settings.api_base_url}: {exc}") from exc
+            raise ChannelError(BAD_TOKEN) from exc
+        except (TelegramError, OSError) as exc:
+            self.state = "connecting"
+            self.problem = f"cannot reach the Telegram Bot API at {self.settings.api_base_url}: {_short(exc)}"
+            log.warning("telegram: %s; retrying in the background (the rest of Sabha runs meanwhile)", self.problem)
+            self._connector = asyncio.create_task(self._connect_later(), name="telegram connect")
+            return
+        await self._begin()
+
+    async def _connect_later(self) -> None:
+        """Retry the connection with backoff until it works (or the token is rejected), then start."""
+        failures = 0
+        while True:
+            wait = POLL_BACKOFF_S[min(failures, len(POLL_BACKOFF_S) - 1)]
+            failures += 1
+            await asyncio.sleep(wait)
+            try:
+                await self.bot.initialize()
+            except InvalidToken:
+                self.state = "failed"
+                self.problem = BAD_TOKEN
+                log.error("telegram: %s; then restart Sabha", BAD_TOKEN)
+                await self._shutdown_bot()
+                return
+            except (TelegramError, OSError) as exc:
+                self.problem = (f"cannot reach the Telegram Bot API at {self.settings.api_base_url}: {_short(exc)} "
+                                f"({failures} attempts)")
+                log.warning("telegram: still cannot reach the Bot API (%s); retrying in %.0f s", _short(exc),
+                            POLL_BACKOFF_S[min(failures, len(POLL_BACKOFF_S) - 1)])
+                continue
+            break
+        log.info("telegram: reached the Bot API after %d retries", failures)
+        self.problem = None
+        try:
+            await self._begin()
+        except Exception as exc:
+            self.problem = f"start-up failed after connecting: {_short(exc)}"
+            log.exception("telegram: start-up failed after connecting; restart Sabha")
+
+    async def _begin(self) -> None:
+        """Everything after the first successful contact: topics, commands, resume, receiving."""
         self.username = self.bot.username
         try:
             await self.intake.inbox.prune()
@@ -384,6 +435,12 @@ class TelegramChannel:
     async def stop_intake(self) -> None:
         """Stop receiving updates (what is stored is answered, or kept for the next start)."""
         self.meetings.begin_stop()  # from now on an ended meeting's decision and minutes go out first
+        if self._connector is not None and not self._connector.done():
+            self._connector.cancel()  # still connecting: give up
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._connector
+            if self.state == "connecting":
+                self.state = "stopping"
         if not self.accepting:
             return
         self.accepting = False

@@ -101,6 +101,20 @@ class WhatsAppChannel:
         self._flusher: asyncio.Task[None] | None = None
         self._router_cache: tuple[float, Router] | None = None
 
+    def reconfigure(self, section: WhatsAppSection) -> None:
+        """Apply what may change while running (a config reload, SIGHUP): the access mode, the
+        allowlist and the public limits. The rest needs a restart."""
+        access = self.access
+        access.mode = section.access
+        access.allowed = set(section.allowed_numbers)
+        access.owner = section.allowed_numbers[0] if section.allowed_numbers else None
+        access.rate = section.public_rate_per_minute
+        access.daily_usd = section.public_daily_usd
+        access._logged.clear()  # a newly ignored number is logged again
+        self.settings = self.settings.model_copy(update={
+            "access": section.access, "allowed_numbers": list(section.allowed_numbers),
+            "public_rate_per_minute": section.public_rate_per_minute, "public_daily_usd": section.public_daily_usd})
+
     # -- what the intake needs (bot.channels.base.Courier) -----------------------------
 
     def admit(self, envelope: Envelope) -> Admission:

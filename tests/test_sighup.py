@@ -1,0 +1,113 @@
+"""SIGHUP re-reads the config: live parts apply, a broken file keeps the running config.
+
+Two tests drive a real ``sabha run`` process (the fake Bot API, the echo model): a
+stranger is refused, the config gains their id, SIGHUP, and they are answered; then a
+config that does not parse + SIGHUP: the daemon logs why and keeps answering with the
+old one. One in-process test covers the other live keys (models, the turn cap, budgets)
+and the keys that wait for a restart.
+"""
+
+from __future__ import annotations
+
+import signal
+from pathlib import Path
+
+import pytest
+
+from board.service import Board
+from bot.app import all_migrations
+from bot.config import load_config
+from bot.intake.intake import IntakeHub, IntakeSettings
+from bot.ops.reload import reload_config
+from tests.daemon_support import SabhaProcess, write_config
+from tests.fakes.echo_model import EchoModel
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.telegram_support import FRIEND, OWNER, STRANGER, eventually
+
+
+async def _replies(telegram: FakeTelegramAPI, chat: int, count: int) -> list[str]:
+    await eventually(lambda: len(telegram.sent_to(chat)) >= count, f"{count} replies in chat {chat}", timeout=20)
+    return [m.text for m in telegram.sent_to(chat)]
+
+
+def _allow(config: Path, ids: list[int]) -> None:
+    text = config.read_text(encoding="utf-8")
+    old = f"  allowed_user_ids: [{OWNER}, {FRIEND}]"
+    assert old in text
+    config.write_text(text.replace(old, f"  allowed_user_ids: [{', '.join(map(str, ids))}]"), encoding="utf-8")
+
+
+async def test_sighup_applies_a_new_allow_list(tmp_path: Path, fake: FakeTelegramAPI, echo_model: EchoModel) -> None:
+    config = write_config(tmp_path, fake, echo_model)
+    sabha = await SabhaProcess(config).start()
+    try:
+        fake.push_text(STRANGER, STRANGER, "hello, may I ask something?")
+        refused = await _replies(fake, STRANGER, 1)
+        assert "only answers its members" in refused[0] and str(STRANGER) in refused[0], refused
+        assert echo_model.calls == 0
+
+        _allow(config, [OWNER, FRIEND, STRANGER])
+        assert sabha.proc is not None
+        sabha.proc.send_signal(signal.SIGHUP)
+        line = await sabha.wait_for_log(r"reload: applied telegram\.allowed_user_ids")
+        assert f"[{OWNER}, {FRIEND}] -> [{OWNER}, {FRIEND}, {STRANGER}]" in line
+
+        fake.push_text(STRANGER, STRANGER, "Q001 now?")
+        answers = await _replies(fake, STRANGER, 2)
+        assert "ECHO Q001 now?" in answers[1]
+        assert await sabha.signal(signal.SIGTERM) == 0
+    finally:
+        await sabha.close()
+
+
+async def test_sighup_with_a_broken_config_keeps_the_old_one(tmp_path: Path, fake: FakeTelegramAPI,
+                                                             echo_model: EchoModel) -> None:
+    config = write_config(tmp_path, fake, echo_model)
+    sabha = await SabhaProcess(config).start()
+    try:
+        good = config.read_text(encoding="utf-8")
+        config.write_text(good.replace("telegram:", "telegram: [oops", 1), encoding="utf-8")
+        assert sabha.proc is not None
+        sabha.proc.send_signal(signal.SIGHUP)
+        await sabha.wait_for_log(r"reload: the new config was refused, the running one stays")
+        assert "not valid YAML" in sabha.log
+
+        config.write_text(good.replace("  allowed_user_ids: [", "  allowed_user_idz: [", 1), encoding="utf-8")
+        sabha.proc.send_signal(signal.SIGHUP)
+        await sabha.wait_for_log(r"telegram\.allowed_user_idz: unknown key")
+
+        fake.push_text(FRIEND, FRIEND, "Q002 still there?")
+        answers = await _replies(fake, FRIEND, 1)
+        assert "ECHO Q002 still there?" in answers[0]
+        assert sabha.proc.returncode is None
+        assert await sabha.signal(signal.SIGTERM) == 0
+    finally:
+        await sabha.close()
+
+
+async def test_reload_applies_models_turn_cap_and_budgets_and_names_what_needs_a_restart(
+        tmp_path: Path, fake: FakeTelegramAPI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123:abc")
+    config = write_config(tmp_path, fake, None)
+    loaded = load_config(config)
+    board = await Board.open(loaded.board_settings(), migrations=all_migrations())
+    hub = IntakeHub(IntakeSettings(max_concurrent_turns=32))
+    try:
+        text = config.read_text(encoding="utf-8").replace("server:\n  host: 127.0.0.1\n  port: 0", "server:\n  "
+                                                          "host: 127.0.0.1\n  port: 8099")
+        text += ("llm:\n  model: offline\n  fallbacks: [offline:second]\ninbox:\n  max_concurrent_turns: 4\n"
+                 "budget:\n  daily_usd: 2.5\n  per_sender_daily_usd: 0.25\n")
+        config.write_text(text, encoding="utf-8")
+        result = reload_config(config, loaded, board=board, hub=hub, channels=[])
+        assert result.error is None
+        assert board.runner.settings.fallbacks == ("offline:second",)
+        assert hub.scheduler.cap == 4
+        assert board.budget.settings.daily_usd == 2.5
+        assert board.budget.settings.per_sender_daily_usd == 0.25
+        applied = "\n".join(result.applied)
+        assert 'llm.fallbacks: [] -> ["offline:second"]' in applied
+        assert "inbox.max_concurrent_turns: 32 -> 4" in applied
+        assert "budget.daily_usd: null -> 2.5" in applied
+        assert result.needs_restart == ["server.port: 0 -> 8099"]
+    finally:
+        await board.close()
