@@ -222,6 +222,9 @@ class LoggingSection(StrictModel):
     """``logging``: how chatty the daemon is."""
 
     level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    format: Literal["text", "json", "auto"] = Field("auto", description=(
+        "text: human lines; json: one JSON object per line; auto: JSON when run by systemd "
+        "($INVOCATION_ID or $JOURNAL_STREAM set), text otherwise"))
 
 
 class ServerSection(StrictModel):

@@ -1,9 +1,18 @@
 """``sabha run``: the daemon. One process, one event loop.
 
 :class:`Daemon` opens the board, starts an aiohttp server (``server.host``/``server.port``:
-``GET /healthz`` plus the channels' webhook routes), the soul watcher (edits to soul
-files apply without a restart) and the configured channels (Telegram when
-``telegram.token`` is set), registers ``/status``, and runs until SIGTERM or SIGINT.
+``GET /healthz`` (alive), ``GET /readyz`` (ready to answer: :mod:`bot.ops.readiness`),
+``GET /metrics`` (Prometheus: :mod:`bot.ops.metrics`) plus the channels' webhook routes),
+the soul watcher (edits to soul files apply without a restart) and the configured
+channels (Telegram when ``telegram.token`` is set), registers ``/status``, and runs until
+SIGTERM or SIGINT (a second one exits at once: :mod:`bot.ops.signals`).
+
+Under systemd it speaks the notify protocol (:mod:`bot.ops.notify`): ``READY=1`` once the
+channels are up, ``STATUS=`` lines (channels, pending inbox), ``WATCHDOG=1`` from the
+event loop at half of ``$WATCHDOG_USEC``, ``STOPPING=1`` when shutdown begins. Once the
+server listens it writes ``<data_dir>/daemon.json`` (:mod:`bot.ops.runtime`) for
+``sabha status``, and removes it at a clean exit.
+
 Shutdown is ordered: channels stop taking messages, running meetings get a moment to
 finish, received messages are answered, then channels, watcher, server and board close.
 """
@@ -13,8 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import signal
+import os
 import time
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -28,11 +39,18 @@ from bot.channels.base import Channel
 from bot.channels.registry import PLUGINS
 from bot.config import LoadedConfig
 from bot.intake.intake import IntakeHub, IntakeSettings
+from bot.ops.logs import redact
+from bot.ops.metrics import CONTENT_TYPE, Metrics
+from bot.ops.notify import Notifier, watchdog_interval, watchdog_pings
+from bot.ops.readiness import Readiness, check_readiness
 from bot.ops.reload import ReloadSignal, reload_config
+from bot.ops.runtime import RuntimeInfo, remove_runtime, write_runtime
+from bot.ops.signals import StopSignals
 
 log = logging.getLogger("sabha.daemon")
 
 MEETING_GRACE_S = 10.0
+STATUS_INTERVAL_S = 10.0  # how often systemd's STATUS= line is refreshed (when it changed)
 
 
 def format_uptime(seconds: float) -> str:
@@ -70,6 +88,7 @@ class Daemon:
         channels: list[Channel] | None = None,
         install_signals: bool = True,
         meeting_grace: float = MEETING_GRACE_S,
+        notifier: Notifier | None = None,
     ) -> None:
         self.loaded = loaded
         self.board = board
@@ -81,7 +100,12 @@ class Daemon:
         self.started = time.monotonic()
         self.port: int | None = None
         self.hub = IntakeHub(intake_settings(loaded))
+        self.notifier = notifier or Notifier()
+        self.metrics = Metrics()
+        self.phase = "starting"
+        self.runtime_file: Path | None = None
         self._runner: web.AppRunner | None = None
+        self._last_status: str | None = None
 
     # -- /status and /healthz ----------------------------------------------------------
 
@@ -101,7 +125,7 @@ class Daemon:
             lines.extend(channel.status_lines())
         if not self.channels:
             lines.append("channels: none (set telegram.token to connect Telegram)")
-        return "\n".join(lines)
+        return redact("\n".join(lines))
 
     async def _cmd_status(self, envelope: Envelope, route: Route) -> str:
         return self.status_text()
@@ -117,6 +141,59 @@ class Daemon:
                       "cap": self.hub.scheduler.cap},
         }
         return web.json_response(body)
+
+    def readiness(self) -> Readiness:
+        """Whether the daemon can answer right now, and why not (``/readyz``)."""
+        return check_readiness(phase=self.phase, channels=self.channels or [], storage=self.hub.storage,
+                               board=self.board, workspace=self.loaded.workspace)
+
+    async def _readyz(self, request: web.Request) -> web.Response:
+        verdict = self.readiness()
+        return web.json_response(verdict.as_json(), status=200 if verdict.ready else 503)
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        return web.Response(body=await self.metrics.render(), headers={"Content-Type": CONTENT_TYPE})
+
+    async def status_line(self) -> str:
+        """One line for systemd's ``STATUS=``: readiness, channels, pending inbox, turns."""
+        verdict = self.readiness()
+        channels = ", ".join(f"{c.name} {c.describe().get('state', '?')}" for c in self.channels or []) or "none"
+        pending = sum((await self.metrics.pending_inbox()).values())
+        head = "ready" if verdict.ready else f"not ready ({verdict.reasons[0]})"
+        return redact(f"{head}; channels: {channels}; pending inbox {pending}; turns running "
+                      f"{self.hub.scheduler.running}/{self.hub.scheduler.cap}")
+
+    async def _send_status(self, force: bool = False) -> None:
+        try:
+            line = await self.status_line()
+        except Exception as exc:  # noqa: BLE001 - a status line is never worth failing for
+            line = f"status unavailable: {exc}"
+        if force or line != self._last_status:
+            self._last_status = line
+            self.notifier.status(line)
+
+    async def _status_updates(self, stop: asyncio.Event) -> None:
+        """Refresh ``STATUS=`` every :data:`STATUS_INTERVAL_S` while running."""
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), STATUS_INTERVAL_S)
+            if not stop.is_set():
+                await self._send_status()
+
+    def _write_runtime(self) -> None:
+        server = self.loaded.config.server
+        info = RuntimeInfo(pid=os.getpid(), host=server.host, port=int(self.port or server.port),
+                           started_at=datetime.now(UTC).isoformat(timespec="seconds"), version=__version__)
+        try:
+            self.runtime_file = write_runtime(self.loaded.data_dir, info)
+        except OSError as exc:
+            log.warning("cannot write %s (%s): `sabha status` will not find this daemon; check the data dir",
+                        self.loaded.data_dir / "daemon.json", exc)
+
+    def _remove_runtime(self) -> None:
+        if self.runtime_file is not None:
+            remove_runtime(self.loaded.data_dir, os.getpid())
+            self.runtime_file = None
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -144,22 +221,26 @@ class Daemon:
         if self.board is None:
             self.board = await open_board(self.loaded)
         board = self.board
-        signals: list[signal.Signals] = []
+        signals = StopSignals(self.request_stop, before_exit=self._remove_runtime)
         reload_signal = ReloadSignal(self.request_reload)  # SIGHUP
         stop_watch = asyncio.Event()
         watcher: asyncio.Task[None] | None = None
+        ops_tasks: list[asyncio.Task[None]] = []
         started: list[Channel] = []
+        self.metrics.attach(board, self.hub)
         try:
             if self.channels is None:
                 self.channels = build_channels(self.loaded, board, self.hub)
             board.register_command("status", self._cmd_status, "/status: uptime, channels and topics")
             if self.install_signals:
-                for sig in (signal.SIGTERM, signal.SIGINT):
-                    with contextlib.suppress(NotImplementedError, RuntimeError):
-                        loop.add_signal_handler(sig, self.request_stop)
-                        signals.append(sig)
+                signals.install(loop)
                 reload_signal.install(loop)
             await self._start_server()
+            self._write_runtime()
+            interval = watchdog_interval()
+            if interval is not None and self.notifier.enabled:
+                ops_tasks.append(asyncio.create_task(watchdog_pings(self.notifier, interval, stop_watch),
+                                                     name="systemd watchdog"))
             watcher = asyncio.create_task(board.souls.watch(stop_watch), name="soul watcher")
             for channel in self.channels:
                 await channel.start()
@@ -169,21 +250,34 @@ class Daemon:
                             "serving only http://%s:%s/healthz", self.loaded.config.server.host, self.port)
             log.info("sabha %s running: %d channel(s), http on %s:%s", __version__, len(started),
                      self.loaded.config.server.host, self.port)
+            self.phase = "running"
             self.ready.set()
+            self._last_status = await self.status_line()
+            self.notifier.ready(self._last_status)
+            if self.notifier.enabled:
+                ops_tasks.append(asyncio.create_task(self._status_updates(stop_watch), name="systemd status"))
             await self.stop_event.wait()
         finally:
+            self.phase = "stopping"
+            self.notifier.stopping("stopping: finishing running answers, the rest stays stored for the next start")
             await self._shutdown(started, watcher, stop_watch)
-            for sig in signals:
-                loop.remove_signal_handler(sig)
+            for task in ops_tasks:
+                task.cancel()
+            await asyncio.gather(*ops_tasks, return_exceptions=True)
+            signals.uninstall()
             reload_signal.uninstall()
+            self.metrics.detach()
             if owns_board:
                 await board.close()
+            self._remove_runtime()
         log.info("sabha stopped")
         return 0
 
     async def _start_server(self) -> None:
         app = web.Application()
         app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        app.router.add_get("/metrics", self._metrics)
         for channel in self.channels or []:
             app.add_routes(channel.routes())
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None)

@@ -222,6 +222,8 @@ class AgentRunner:
         self.ledger = ledger
         self.caller = caller or ResilientCaller(providers, settings.retry)
         self.compactor = Compactor(settings.context)
+        # Told of every finished turn (the fields of its log line); the daemon's metrics plug in here.
+        self.turn_observers: list[Callable[[Mapping[str, Any]], None]] = []
 
     # -- policy ------------------------------------------------------------------
 
@@ -621,11 +623,25 @@ class AgentRunner:
             entry["error"] = outcome.error
         transcript.append(entry)
         await transcript.sync()
+        fields: dict[str, Any] = {
+            "event": "turn", "channel": envelope.channel, "session_key": key, "role": role,
+            "soul": profile.soul.version, "model": outcome.model, "llm_calls": outcome.llm_calls,
+            "tool_calls": len(outcome.tool_events), "latency_ms": round(outcome.latency_ms, 1),
+            "input_tokens": outcome.usage.input_tokens, "output_tokens": outcome.usage.output_tokens,
+            "cost_usd": outcome.cost_usd, "degraded": outcome.degraded,
+        }
         log.info(
-            "turn role=%s key=%s soul=%s model=%s calls=%d tools=%d latency_ms=%.1f cost=%s%s",
-            role, key, profile.soul.version, outcome.model, outcome.llm_calls, len(outcome.tool_events),
-            outcome.latency_ms, outcome.cost_usd, " degraded" if outcome.degraded else "",
+            "turn channel=%s role=%s key=%s soul=%s model=%s calls=%d tools=%d latency_ms=%.1f tokens=%d/%d "
+            "cost=%s%s",
+            envelope.channel, role, key, profile.soul.version, outcome.model, outcome.llm_calls,
+            len(outcome.tool_events), outcome.latency_ms, outcome.usage.input_tokens, outcome.usage.output_tokens,
+            outcome.cost_usd, " degraded" if outcome.degraded else "", extra=fields,
         )
+        for observer in list(self.turn_observers):
+            try:
+                observer(fields)
+            except Exception:
+                log.exception("turn observer %r failed", observer)
         return Reply.to(
             envelope,
             role=role,

@@ -20,7 +20,7 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -164,13 +164,23 @@ def _json(value: Any, limit: int | None = None) -> str | None:
 
 
 class Ledger:
-    """Writes and reads the ``llm_calls`` and ``tool_calls`` tables."""
+    """Writes and reads the ``llm_calls`` and ``tool_calls`` tables.
+
+    ``observers`` are told of every provider call before it is stored (so a full disk does
+    not hide it); the daemon's metrics plug in here. An observer that raises is logged.
+    """
 
     def __init__(self, db: StateDB) -> None:
         self.db = db
+        self.observers: list[Callable[[LLMCallRecord], None]] = []
 
     async def record_llm_call(self, rec: LLMCallRecord) -> None:
-        """Store one provider call."""
+        """Tell the observers of one provider call, then store it."""
+        for observer in list(self.observers):
+            try:
+                observer(rec)
+            except Exception:
+                log.exception("ledger observer %r failed", observer)
         await self.db.execute(
             """INSERT INTO llm_calls(ts, provider, model, role, session_key, meeting_id, purpose, attempt,
                    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,

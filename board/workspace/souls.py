@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -173,6 +174,9 @@ class SoulStore:
         self._default_root = default_workspace_dir()
         self._folder = self.workspace / roster_folder(roster.name)
         self._announced_fallback: set[str] = set()
+        # Told ("reloaded" | "load_error", role) by refresh_all (the watcher); the daemon's metrics plug in here.
+        self.observers: list[Callable[[str, str], None]] = []
+        self._errors_seen: dict[str, str] = {}
         # Validate configured paths now so a bad soul_file fails at start-up.
         for role in self.configured_roles():
             self._file_for(role)
@@ -294,7 +298,22 @@ class SoulStore:
             if after is not None and (before is None or before.version != after.version):
                 changed.append(role)
                 log.info("soul[%s]: loaded version %s from %s", role, after.version, watched.path)  # type: ignore[union-attr]
+                self._tell("reloaded", role)
+            error = watched.state().error if watched is not None else None
+            if error is not None and self._errors_seen.get(role) != error:
+                self._tell("load_error", role)
+            if error is None:
+                self._errors_seen.pop(role, None)
+            else:
+                self._errors_seen[role] = error
         return changed
+
+    def _tell(self, event: str, role: str) -> None:
+        for observer in list(self.observers):
+            try:
+                observer(event, role)
+            except Exception:
+                log.exception("soul observer %r failed", observer)
 
     async def watch(self, stop: asyncio.Event) -> None:
         """Apply soul edits as they are saved until ``stop`` is set (uses watchfiles)."""

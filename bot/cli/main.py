@@ -44,6 +44,7 @@ from bot.config import (
     load_config,
     masked_dump,
 )
+from bot.ops.logs import protect_config, redact, setup_logging
 
 log = logging.getLogger("sabha.cli")
 
@@ -260,7 +261,7 @@ async def cmd_config_check(loaded: LoadedConfig, args: argparse.Namespace) -> in
     emit(f"# config: {loaded.source or '(built-in defaults)'}")
     emit(f"# workspace: {loaded.workspace}{'' if loaded.workspace.is_dir() else '  (missing: run sabha init)'}")
     emit(f"# data_dir: {loaded.data_dir}")
-    emit(yaml.safe_dump(masked_dump(loaded.config), sort_keys=False, allow_unicode=True).rstrip())
+    emit(redact(yaml.safe_dump(masked_dump(loaded.config), sort_keys=False, allow_unicode=True).rstrip()))
     for problem in missing_keys(loaded):
         emit(f"# warning: {problem}")
     emit("config OK")
@@ -299,8 +300,8 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     from bot.channels.base import ChannelError
     from bot.daemon import run_daemon
 
-    if not getattr(args, "verbose", 0):
-        logging.getLogger().setLevel(loaded.config.logging.level)
+    level = loaded.config.logging.level if not getattr(args, "verbose", 0) else logging.getLogger().level
+    setup_logging(level, loaded.config.logging.format)
     try:
         return await run_daemon(loaded)
     except ChannelError as exc:
@@ -417,8 +418,10 @@ COMMANDS: dict[str, Command] = {
 
 
 def _setup_logging(verbosity: int, default_level: str) -> None:
+    """stderr logging (text, or JSON under systemd) with secrets redacted; ``sabha run``
+    applies the config's ``logging`` section once it is loaded."""
     level = {0: default_level, 1: "INFO"}.get(verbosity, "DEBUG")
-    logging.basicConfig(level=level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    setup_logging(level)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -433,6 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "init":
             return cmd_init(args)
         loaded = load_config(getattr(args, "config", None))
+        protect_config(loaded.config)
 
         async def run() -> int:
             if args.command in CHANNEL_COMMANDS:
@@ -441,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return asyncio.run(run())
     except (ConfigError, UserError, PathEscapeError, FileNotFoundError) as exc:
-        sys.stderr.write(f"sabha: {exc}\n")
+        sys.stderr.write(redact(f"sabha: {exc}\n"))
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -110,6 +110,7 @@ class Intake:
         self._told_denied: set[str] = set()
         self._told_cannot_save: set[tuple[str, str]] = set()
         self._background: set[asyncio.Task[None]] = set()
+        self.received = 0  # new messages stored (redeliveries not counted)
         self.denied = 0
         self.answered = 0
         self.failed = 0
@@ -152,6 +153,7 @@ class Intake:
                     self._tell_cannot_save(arrival.envelope)
                 raise StorageUnavailable(str(exc)) from exc
             self.hub.storage.recovered()
+            self.received += len(fresh)
             for pending in fresh:
                 self._queue(pending)
         return len(fresh)

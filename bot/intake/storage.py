@@ -49,6 +49,7 @@ class StorageHealth:
         self.problem: str | None = None
         self.since: float | None = None
         self.failures = 0
+        self.total_failures = 0  # since the start, never reset (metrics)
 
     @property
     def ok(self) -> bool:
@@ -58,6 +59,7 @@ class StorageHealth:
     def failed(self, exc: BaseException, doing: str) -> None:
         """A write failed with a storage error while ``doing`` something (logged once per outage)."""
         self.failures += 1
+        self.total_failures += 1
         if self.problem is None:
             self.problem = f"{doing}: {exc}"
             self.since = time.monotonic()

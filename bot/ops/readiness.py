@@ -1,0 +1,84 @@
+"""What ``GET /readyz`` checks: can this daemon do its job right now?
+
+Ready means: start-up finished and no shutdown begun, every enabled channel is connected
+(its ``describe()`` says ``state: running`` with no ``problem``), the state db can be
+written (:class:`bot.intake.storage.StorageHealth`) and the workspace is loaded (the
+folder exists and the chair, ``general``, has a usable soul). Each failed check adds
+one reason a person can act on. ``/healthz`` is different: it only says the process lives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from board.roles import GENERAL
+
+if TYPE_CHECKING:
+    from board.service import Board
+    from bot.channels.base import Channel
+    from bot.intake.storage import StorageHealth
+
+__all__ = ["Readiness", "check_readiness"]
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """The verdict: ``ready`` and, when not, the ``reasons``; ``checks`` has each part's state."""
+
+    ready: bool
+    reasons: tuple[str, ...] = ()
+    checks: dict[str, Any] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        """The body of ``/readyz``."""
+        return {"status": "ready" if self.ready else "not ready", "ready": self.ready,
+                "reasons": list(self.reasons), "checks": self.checks}
+
+
+def _channel_reason(name: str, state: dict[str, Any]) -> str | None:
+    status = state.get("state")
+    problem = state.get("problem")
+    if status == "running" and not problem:
+        return None
+    if status == "running":
+        return f"channel {name}: not connected: {problem}"
+    return f"channel {name}: {status}" + (f": {problem}" if problem else "")
+
+
+def check_readiness(*, phase: str, channels: Sequence[Channel], storage: StorageHealth, board: Board | None,
+                    workspace: Path) -> Readiness:
+    """Check every part; ``phase`` is the daemon's (``starting``, ``running``, ``stopping``)."""
+    reasons: list[str] = []
+    checks: dict[str, Any] = {"phase": phase}
+    if phase != "running":
+        reasons.append(f"daemon is {phase}")
+    channel_checks: dict[str, Any] = {}
+    for channel in channels:
+        try:
+            state = channel.describe()
+        except Exception as exc:  # noqa: BLE001 - a broken describe() is itself a reason
+            state = {"state": "unknown", "problem": f"describe() failed: {exc}"}
+        reason = _channel_reason(channel.name, state)
+        channel_checks[channel.name] = {"ok": reason is None, "state": state.get("state"),
+                                        "problem": state.get("problem")}
+        if reason:
+            reasons.append(reason)
+    checks["channels"] = channel_checks
+    checks["storage"] = {"ok": storage.ok, "problem": storage.problem}
+    if not storage.ok:
+        reasons.append(f"state db not writable ({storage.problem}); free disk space or fix the data dir's permissions")
+    loaded = board is not None and workspace.is_dir()
+    problem = None
+    if board is None:
+        problem = "the board is not open yet"
+    elif not workspace.is_dir():
+        problem = f"workspace {workspace} does not exist; run `sabha init` or fix `workspace:` in the config"
+    elif not board.souls.has(GENERAL):
+        loaded, problem = False, f"the chair ({GENERAL}) has no usable soul file; see `sabha souls`"
+    checks["workspace"] = {"ok": loaded, "problem": problem}
+    if problem:
+        reasons.append(f"workspace not loaded: {problem}")
+    return Readiness(not reasons, tuple(reasons), checks)
