@@ -14,6 +14,8 @@ from board.room.roundtable import RoundtableInputError, parse_input
 from tests.board_support import valid_decision
 
 ROLES = ["general", "finance", "critic"]
+#: the critic dissented in the meeting, in these words
+CRITIC = {"critic": "Regulatory cost is unmodelled: nobody has priced EU compliance."}
 
 
 def decision(**overrides: object) -> str:
@@ -23,7 +25,7 @@ def decision(**overrides: object) -> str:
 
 
 def test_valid_decision_in_a_code_fence() -> None:
-    result = validate_decision(f"Here you go:\n```json\n{decision()}\n```", participants=ROLES, critic_objected=True)
+    result = validate_decision(f"Here you go:\n```json\n{decision()}\n```", participants=ROLES, dissenters=CRITIC)
     assert result.recommendation.startswith("Pilot") and not result.best_effort
 
 
@@ -34,20 +36,21 @@ def test_valid_decision_in_a_code_fence() -> None:
         ("{not json}", "does not parse"),
         (decision(action_items=[{"task": "Only one", "owner": "finance"}]), "action_items"),
         (decision(action_items=[{"task": "Do x", "owner": "marketing"}] * 3), "not in the meeting"),
-        (decision(dissent=[]), "critic objected"),
+        (decision(dissent=[]), "critic dissented but the dissent does not record it"),
+        (decision(dissent=[{"who": "critic", "why": "noted"}]), "does not give their own reasoning"),
         (decision(extra="field"), "schema"),
     ],
 )
 def test_invalid_decisions_say_what_to_fix(text: str, problem: str) -> None:
     with pytest.raises(DecisionProblem, match=problem):
-        validate_decision(text, participants=ROLES, critic_objected=True)
+        validate_decision(text, participants=ROLES, dissenters=CRITIC)
 
 
 def test_offline_instance_validates_against_the_schema() -> None:
     schema = decision_schema(ROLES)
     text = instance_for(schema, speaker="General", topic="Europe", questions=["What is the cost?"])
     jsonschema.validate(json.loads(text), schema)
-    parsed = validate_decision(text, participants=ROLES, critic_objected=False)
+    parsed = validate_decision(text, participants=ROLES)
     assert "[offline]" in parsed.recommendation
     assert {a.owner for a in parsed.action_items} == set(ROLES)
 

@@ -32,6 +32,8 @@ from tests.fakes.scripted_model import ScriptedModel, Step, call, fail, say
 
 SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
 OWNERS = ["general", *SPECIALISTS]
+#: a member's default stance: conditional, so meetings neither converge nor carry dissent unless a test says so
+STANCE = json.dumps({"position": "conditional", "confidence": 0.6, "assumption": "the numbers hold up"})
 
 
 def brain(*, decision: str | None = None, rounds: dict[tuple[str, int], list[Step]] | None = None):  # type: ignore[no-untyped-def]
@@ -46,13 +48,17 @@ def brain(*, decision: str | None = None, rounds: dict[tuple[str, int], list[Ste
         if schema is not None:
             if "questions" in schema.get("properties", {}):
                 return say(framing(SPECIALISTS))
+            if "position" in schema.get("properties", {}):
+                return say(STANCE)
             return say(decision or valid_decision(OWNERS))
         text = last_user(request)
+        if "draft decision" in text:  # the challenger's review
+            return say("NO OBJECTION")
         round_no = int(text.split("Round ", 1)[1].split(" ", 1)[0]) if "Round " in text else 0
         queue = pending.get((role, round_no))
         if queue:
             return queue.pop(0)
-        return say(f"{role} in round {round_no}: my view on the topic.")
+        return say(f"{role} in round {round_no}: my view on the topic.\nSTANCE: {STANCE}")
 
     return answer
 
@@ -107,8 +113,8 @@ async def test_round_one_runs_in_parallel_and_rebuttals_see_the_others(workspace
         assert max(starts) - min(starts) < 0.2  # all five started before the first one finished
         critic_round_two = next(r for r in model.requests_for("critic") if "Round 2 of" in last_user(r.request))
         prompt = last_user(critic_round_two.request)
-        assert "Finance (finance): finance in round 1: my view on the topic." in prompt
-        assert "Critic (critic):" not in prompt  # its own statement is shown as its own, not as a colleague's
+        assert "Finance (finance), round 1: finance in round 1: my view on the topic." in prompt
+        assert "Critic (critic)" not in prompt  # its own statement is shown as its own, not as a colleague's
         assert "Question for critic?" in last_user(next(r for r in round_one if r.role == "critic").request)
         kinds = [e.kind for e in events]
         assert kinds[0] == "started" and kinds[1] == "framed" and kinds[-2:] == ["decision", "ended"]
@@ -152,7 +158,7 @@ async def test_disagreement_and_consensus_are_stored_and_the_critic_is_not_overr
         synth = [r for r in model.requests_for("general")
                  if schema_of(r.request) and "action_items" in schema_of(r.request)["properties"]]
         assert len(synth) == 2  # invalid decision retried once, with the validation error
-        assert "critic objected" in last_user(synth[1].request)
+        assert "critic dissented" in last_user(synth[1].request)
         assert result.decision is not None and not result.decision.best_effort
         assert [d.who for d in result.decision.dissent] == ["critic"]
         assert "critic: VAT is unmodelled" in result.minutes
@@ -160,8 +166,10 @@ async def test_disagreement_and_consensus_are_stored_and_the_critic_is_not_overr
 
 
 async def test_converged_positions_end_the_meeting_early(workspace: Path, data_dir: Path) -> None:
-    rounds = {("strategy", 2): [call("log_consensus", {"participants": ["strategy", "finance", "critic"],
-                                                       "topic": "Pilot Germany", "strength": 5}), say("We agree.")]}
+    support = json.dumps({"position": "support", "confidence": 0.8, "assumption": "Germany is representative"})
+    rounds = {(role, 2): [say(f"{role}: I now back the German pilot.\nSTANCE: {support}")] for role in SPECIALISTS}
+    rounds[("strategy", 2)].insert(0, call("log_consensus", {"participants": ["strategy", "finance", "critic"],
+                                                             "topic": "Pilot Germany", "strength": 5}))
     model = ScriptedModel(default=brain(rounds=rounds))
     async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=3)) as board:
         result, _ = await hold(board)

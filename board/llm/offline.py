@@ -12,11 +12,20 @@ answers quoting the tool's result. Asked for JSON of a schema
 from the persona (see :mod:`board.llm.offline_json`). Asked to summarise for compaction
 (``metadata["purpose"] == "compaction"``) it returns an extractive summary: the first
 sentence of each message.
+
+In a board meeting (``metadata["purpose"] == "meeting"``) it takes part the way a real
+member would, so a first run shows what a meeting is: each statement answers the
+chair's question (and, from round 2, a named colleague) and ends with a ``STANCE:``
+line; the meeting's challenger opposes, logs a disagreement in round 2 and raises a
+final objection on the draft decision; the others support and log consensus in round
+2; the decision carries the dissent the meeting asks for. The offline notice is left
+to the meeting, which shows it once instead of on every statement.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 
 from board.llm import offline_json, text_tools
@@ -124,6 +133,40 @@ def extractive_summary(text: str, *, limit_chars: int = 1600) -> str:
     return "\n".join(lines)
 
 
+_ROUND = re.compile(r"^Round (\d+) of at most \d+\.", re.MULTILINE)
+_QUESTION = re.compile(r"The chair asked you: (.+)")
+_HEARD = re.compile(r"^- (.+?) \(([a-z][a-z0-9_-]*)\)(?:, round \d+)?: (.+?)(?: \[stance: (\w+).*\])?$", re.MULTILINE)
+_REQUIRED_DISSENT = re.compile(r"^- ([a-z][a-z0-9_-]*): (\".*\")\s*$", re.MULTILINE)
+CHALLENGER_MARK = "You are this meeting's challenger"
+
+
+def _meeting_round(text: str) -> int | None:
+    match = _ROUND.search(text)
+    return int(match.group(1)) if match and text.startswith("Board meeting on:") else None
+
+
+def _colleagues(text: str, me: str) -> list[tuple[str, str, str]]:
+    """(name, role, what they said) of the colleagues a round message quotes."""
+    return [(m.group(1), m.group(2), m.group(3)) for m in _HEARD.finditer(text) if m.group(2) != me]
+
+
+def _required_dissent(text: str) -> list[dict[str, str]]:
+    if "Required dissent" not in text:
+        return []
+    block = text.split("Required dissent", 1)[1].split("\n\n", 1)[0]
+    out = []
+    for match in _REQUIRED_DISSENT.finditer(block):
+        try:
+            why = json.loads(match.group(2))
+        except json.JSONDecodeError:
+            continue
+        out.append({"who": match.group(1), "why": f"{_TAG_DISSENT} {why}"})
+    return out
+
+
+_TAG_DISSENT = "[offline]"
+
+
 class OfflineProvider:
     """A deterministic stand-in model that speaks with the role's soul."""
 
@@ -138,7 +181,7 @@ class OfflineProvider:
         if request.messages and request.messages[-1].role == "tool":
             return self._after_tools(request)
         if request.tools and request.tool_choice != "none" and request.messages:
-            calls = self._requested_calls(request)
+            calls = self._requested_calls(request) or self._meeting_calls(request)
             if calls:
                 return LLMResponse(text="", model="offline", tool_calls=calls, usage=_usage(request, ""),
                                    stop_reason="tool_use")
@@ -153,7 +196,82 @@ class OfflineProvider:
         parsed = text_tools.parse(last.content, id_prefix=f"offline-{len(request.messages)}")
         return tuple(c for c in parsed.calls if c.name in offered)
 
+    @staticmethod
+    def _meeting_calls(request: LLMRequest) -> tuple[ToolCall, ...]:
+        """In round 2 of a meeting: the challenger logs a disagreement, the others a consensus."""
+        if request.metadata.get("purpose") != "meeting" or request.messages[-1].role != "user":
+            return ()
+        text = request.messages[-1].content
+        if _meeting_round(text) != 2:
+            return ()
+        offered = {t.name for t in request.tools}
+        me = request.persona.role
+        colleagues = _colleagues(text, me)
+        if not colleagues:
+            return ()
+        if CHALLENGER_MARK in text and "log_disagreement" in offered:
+            name, role, _said = colleagues[0]
+            questions = signature_questions(request.persona.soul) or ["What are we assuming?"]
+            args = {"target_participant_name": role, "topic": "an untested core assumption",
+                    "reasoning": f"{name} assumes what nobody has checked. {questions[0]}", "severity": 4}
+            return (ToolCall(f"offline-{me}-disagree", "log_disagreement", args, raw_arguments=json.dumps(args)),)
+        if CHALLENGER_MARK not in text and "log_consensus" in offered:
+            supporters = sorted({m.group(2) for m in _HEARD.finditer(text) if m.group(4) == "support"} - {me})
+            if not supporters or me > supporters[0]:  # one member speaks for the supporters: the first by name
+                return ()
+            args = {"participants": [me, *supporters], "topic": "start with a small, measurable pilot",
+                    "strength": 4}
+            return (ToolCall(f"offline-{me}-consensus", "log_consensus", args, raw_arguments=json.dumps(args)),)
+        return ()
+
+    def _meeting_statement(self, request: LLMRequest, text: str, round_no: int) -> LLMResponse:
+        """A member's statement in a meeting round, ending with its stance."""
+        persona = request.persona
+        questions = signature_questions(persona.soul) or ["What are we assuming here?"]
+        digest = hashlib.sha256(f"{persona.role}:{round_no}".encode()).digest()
+        question = questions[digest[0] % len(questions)]
+        stance = _second_to_first_person(voice_line(persona.soul)) or f"I am {persona.name}."
+        challenger = CHALLENGER_MARK in text
+        asked = _QUESTION.search(text)
+        parts = [stance]
+        colleagues = _colleagues(text, persona.role)
+        if round_no > 1 and colleagues:
+            name, _role, said = colleagues[(round_no + len(persona.role)) % len(colleagues)]
+            sentences = [x for x in _SENTENCE_END.split(said.strip()) if x]
+            point = next((x for x in reversed(sentences) if x.endswith("?")), sentences[-1] if sentences else said)
+            point = (point.rpartition("\u201d: ")[2] or point).removeprefix("On the chair's question: ")
+            verb = "I push back on" if challenger else "I build on"
+            parts.append(f"{verb} {name}'s question, \u201c{_shorten(point, 90)}\u201d")
+        elif asked and not asked.group(1).startswith("[offline]"):
+            parts.append(f"On \u201c{_shorten(asked.group(1), 100)}\u201d:")
+        else:
+            parts.append("On the chair's question:")
+        parts.append(question)
+        if challenger:
+            parts.append("Until that is answered with evidence, I oppose committing to this; a small, reversible "
+                         "pilot with a kill criterion is the most I would support.")
+            position, confidence = "oppose", 0.7
+        else:
+            parts.append("I support a small, measurable first step, and I want the numbers before we scale it.")
+            position, confidence = "support", 0.6 + 0.05 * min(round_no, 3)
+        assumption = f"we can answer: {question.rstrip('?')}"
+        line = json.dumps({"position": position, "confidence": round(confidence, 2), "assumption": assumption},
+                          ensure_ascii=False)
+        body = " ".join(parts) + f"\nSTANCE: {line}"
+        return LLMResponse(text=body, model="offline", usage=_usage(request, body), stop_reason="end_turn")
+
+    def _meeting_review(self, request: LLMRequest) -> LLMResponse:
+        """The challenger's look at the draft decision: one final objection, in its own voice."""
+        questions = signature_questions(request.persona.soul) or ["What are we assuming here?"]
+        text = f"OBJECTION: {questions[-1]} The draft commits before that is answered; record it."
+        return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
+
     def _after_tools(self, request: LLMRequest) -> LLMResponse:
+        if request.metadata.get("purpose") == "meeting":
+            prompt = next((m.content for m in reversed(request.messages) if m.role == "user"), "")
+            round_no = _meeting_round(prompt)
+            if round_no is not None:
+                return self._meeting_statement(request, prompt, round_no)
         results = []
         for message in reversed(request.messages):
             if message.role != "tool":
@@ -173,11 +291,22 @@ class OfflineProvider:
         persona = request.persona
         questions = signature_questions(persona.soul)
         schema = request.metadata.get("response_schema")
+        in_meeting = request.metadata.get("purpose") == "meeting"
         if isinstance(schema, dict):
             first_line = user_text.strip().splitlines()[0] if user_text.strip() else ""
             topic = _shorten(first_line.rpartition(": ")[2] or first_line, 80)
-            text = offline_json.instance_for(schema, speaker=persona.name, topic=topic, questions=questions)
+            fixed = {}
+            if in_meeting and "dissent" in schema.get("properties", {}):
+                fixed["dissent"] = _required_dissent(user_text)
+            text = offline_json.instance_for(schema, speaker=persona.name, topic=topic, questions=questions,
+                                             fixed=fixed)
             return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
+        if in_meeting:
+            round_no = _meeting_round(user_text)
+            if round_no is not None:
+                return self._meeting_statement(request, user_text, round_no)
+            if "draft decision" in user_text and CHALLENGER_MARK in user_text:
+                return self._meeting_review(request)
         stance = _second_to_first_person(voice_line(persona.soul)) or f"I am {persona.name}."
         digest = hashlib.sha256(user_text.encode("utf-8")).digest()
         parts = [stance]
@@ -188,6 +317,7 @@ class OfflineProvider:
         turns = sum(1 for m in request.messages if m.role == "user")
         if turns > 1:
             parts.append(f"(I have {turns - 1} earlier message(s) of ours in view.)")
-        parts.append(OFFLINE_NOTICE)
+        if not in_meeting:  # a meeting shows the notice once, not on every statement
+            parts.append(OFFLINE_NOTICE)
         text = " ".join(parts)
         return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")

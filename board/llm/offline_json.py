@@ -72,6 +72,11 @@ class _Builder:
         return text
 
 
-def instance_for(schema: dict[str, Any], *, speaker: str, topic: str, questions: list[str]) -> str:
-    """A JSON text that validates against ``schema`` (the subset Sabha uses)."""
-    return json.dumps(_Builder(speaker, topic, questions).build(schema), ensure_ascii=False)
+def instance_for(schema: dict[str, Any], *, speaker: str, topic: str, questions: list[str],
+                 fixed: dict[str, Any] | None = None) -> str:
+    """A JSON text that validates against ``schema`` (the subset Sabha uses); ``fixed`` gives the
+    values of some top-level properties (a meeting's required dissent) instead of built ones."""
+    value = _Builder(speaker, topic, questions).build(schema)
+    if isinstance(value, dict):
+        value.update(fixed or {})
+    return json.dumps(value, ensure_ascii=False)

@@ -23,6 +23,7 @@ from board.agent.speaker import Ask, Speaker, Utterance
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.envelope import Envelope
 from board.llm.base import PromptBlock, ToolSpec, Usage
+from board.llm.offline import OFFLINE_NOTICE
 from board.roles import GENERAL
 from board.room.consult import ConsultService, ConsultSettings
 from board.room.meeting import (
@@ -163,6 +164,7 @@ class BoardRoom:
             render_minutes=lambda context: self.prompts.render("minutes.md.j2", **context),
             subscribers=[*self.subscribers, *extra_subscribers], base_ctx=base,
             resolve_role=lambda name: _find_role(souls, name),
+            models={p.role: self.runner.model_for(p) for p in [chair, *specialists]},
         )
         if agenda is not None:
             run.preset_agenda = agenda
@@ -172,6 +174,9 @@ class BoardRoom:
                 warning = f"{status.role} is not in this meeting: no usable soul file ({status.error})"
                 log.warning("meeting %s: %s", run.id, warning)
                 run.warnings.append(warning)
+        offline = sorted({m for m in run.models.values() if m.split(":", 1)[0] == "offline"})
+        if offline:
+            run.warnings.append(OFFLINE_NOTICE.strip("()") + " (said once here, not on every statement)")
         unpriced = sorted({m for m in (self.runner.model_for(p) for p in [chair, *specialists])
                            if self.runner.settings.prices.cost(m, Usage()) is None})
         if unpriced and run.settings.budget_usd > 0:

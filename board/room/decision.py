@@ -1,29 +1,149 @@
-"""The structured outcome of a board meeting, validated with pydantic.
+"""The structured records of a board meeting, validated with pydantic: stances and the decision.
+
+A :class:`Stance` is where one member stands after a statement: support, oppose or
+conditional, a confidence from 0 to 1 and the one assumption it rests on. Members end
+each statement with a ``STANCE: {...}`` line (:func:`split_stance` reads it).
 
 A decision has a recommendation, its rationale, the points of consensus, the dissent
 (a minority report naming who disagreed and why), 3 to 5 action items each owned by a
-role of the meeting, and open questions. :func:`validate_decision` adds the board's own
-rules on top of the schema: owners must be participants, and the critic is never
-silently overruled (if the critic objected, the dissent must say so).
+role of the meeting (or another owner the meeting allows), and open questions.
+:func:`validate_decision` adds the board's own rules on top of the schema: owners must
+be allowed, and nobody who dissented is silently overruled: every dissenter appears in
+the dissent with reasoning that cites what they actually said (:func:`cites`), not a
+placeholder such as "noted". The challenger's final objection, when there is one, is
+kept verbatim in ``final_objection``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
+    "STANCE_SCHEMA",
     "ActionItem",
     "Decision",
     "DecisionProblem",
     "Dissent",
+    "FinalObjection",
+    "Position",
+    "Stance",
+    "cites",
     "decision_schema",
     "extract_json",
+    "format_stance",
+    "parse_stance",
+    "split_stance",
     "validate_decision",
 ]
+
+Position = Literal["support", "oppose", "conditional"]
+
+
+class Stance(BaseModel):
+    """Where one member stands after a statement."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    position: Position
+    confidence: float = Field(ge=0, le=1)
+    assumption: str = Field(min_length=3, max_length=400, description="the one assumption the position rests on")
+
+
+STANCE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["position", "confidence", "assumption"],
+    "properties": {
+        "position": {"type": "string", "enum": ["support", "oppose", "conditional"]},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+        "assumption": {"type": "string", "minLength": 3},
+    },
+}
+
+_STANCE_LINE = re.compile(r"^\W*stance\W*:\s*(.+)$", re.IGNORECASE)
+_LOOSE_POSITION = re.compile(r"\b(support|oppose|conditional)\b", re.IGNORECASE)
+_LOOSE_CONFIDENCE = re.compile(r"confidence\W*(0(?:\.\d+)?|1(?:\.0+)?|\.\d+)", re.IGNORECASE)
+_LOOSE_ASSUMPTION = re.compile(r"(?:assum\w*|rests on)\W*[:=]?\s*(.+?)\s*[)\]]?\s*$", re.IGNORECASE)
+
+
+def parse_stance(text: str) -> Stance:
+    """A stance from JSON (``{"position", "confidence", "assumption"}``) or the loose form
+    ``oppose, confidence 0.8, assumption: ...``; raises :class:`DecisionProblem` saying what to fix."""
+    text = text.strip()
+    if "{" in text:
+        data = extract_json(text)
+        try:
+            return Stance.model_validate(data)
+        except ValidationError as exc:
+            raise DecisionProblem("the stance does not match the schema: " + "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'stance'}: {err['msg']}" for err in exc.errors()[:4]
+            )) from exc
+    position = _LOOSE_POSITION.search(text)
+    confidence = _LOOSE_CONFIDENCE.search(text)
+    assumption = _LOOSE_ASSUMPTION.search(text)
+    if not (position and confidence and assumption):
+        raise DecisionProblem('a stance needs a position (support, oppose or conditional), a confidence from 0 to 1 '
+                              'and the assumption it rests on: STANCE: {"position": "oppose", "confidence": 0.7, '
+                              '"assumption": "..."}')
+    try:
+        return Stance(position=position.group(1).lower(),
+                      confidence=float(confidence.group(1)), assumption=assumption.group(1).strip(" .;"))
+    except ValidationError as exc:
+        raise DecisionProblem(f"the stance is not valid: {exc.errors()[0]['msg']}") from exc
+
+
+def split_stance(text: str) -> tuple[str, Stance | None, str | None]:
+    """(the statement without its ``STANCE:`` line, the stance or None, why it is missing or invalid)."""
+    lines = text.rstrip().splitlines()
+    for index in range(len(lines) - 1, -1, -1):
+        match = _STANCE_LINE.match(lines[index].strip())
+        if match is None:
+            continue
+        rest = "\n".join([match.group(1), *lines[index + 1 :]])
+        body = "\n".join(lines[:index]).strip()
+        try:
+            return body, parse_stance(rest), None
+        except DecisionProblem as problem:
+            return body, None, str(problem)
+    return text.strip(), None, "the statement has no STANCE line"
+
+
+def format_stance(stance: Stance | None) -> str:
+    """``oppose (confidence 0.80), resting on: ...`` or ``no stance stated``."""
+    if stance is None:
+        return "no stance stated"
+    return f"{stance.position} (confidence {stance.confidence:.2f}), resting on: {stance.assumption}"
+
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+_STOP = frozenset([
+    "the", "and", "for", "but", "not", "are", "was", "has", "had", "its", "our", "you", "all", "any", "can",
+    "may", "off", "out", "who", "why", "how", "about", "above", "after", "again", "against", "also",
+    "because", "been", "before", "being", "below", "between", "both", "could", "does", "doing", "down",
+    "during", "each", "from", "further", "have", "having", "here", "into", "just", "more", "most", "only",
+    "other", "over", "same", "should", "some", "such", "than", "that", "their", "them", "then", "there",
+    "these", "they", "this", "those", "through", "under", "until", "very", "were", "what", "when", "where",
+    "which", "while", "will", "with", "would", "your", "yours", "noted", "objection", "objects", "objected",
+    "disagrees", "disagreed", "dissent", "critic", "board", "meeting",
+])
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in _STOP]
+
+
+def cites(why: str, said: str) -> bool:
+    """True when ``why`` restates what was ``said``: at least three of its content words (or half
+    of them, for a short reason with at least two) occur in ``said``. "noted" cites nothing."""
+    words = _content_words(why)
+    source = set(_content_words(said))
+    hits = sum(1 for w in set(words) if w in source)
+    return hits >= 3 or (hits >= 2 and hits * 2 >= len(set(words)))
 
 
 class Dissent(BaseModel):
@@ -44,9 +164,19 @@ class ActionItem(BaseModel):
     owner: str = Field(min_length=1, description="role slug")
 
 
+class FinalObjection(BaseModel):
+    """The challenger's last word on the draft decision, kept verbatim."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    who: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+
+
 class Decision(BaseModel):
     """A board decision. ``best_effort`` marks one Sabha assembled when the chair's
-    output could not be validated."""
+    output could not be validated; ``final_objection`` is the challenger's review of the
+    draft; ``notes`` say what Sabha added to keep the record whole."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -57,6 +187,8 @@ class Decision(BaseModel):
     action_items: list[ActionItem] = Field(min_length=3, max_length=5)
     open_questions: list[str] = Field(default_factory=list)
     best_effort: bool = False
+    final_objection: FinalObjection | None = None
+    notes: list[str] = Field(default_factory=list)
 
 
 class DecisionProblem(ValueError):
@@ -118,11 +250,16 @@ def extract_json(text: str) -> Any:
         raise DecisionProblem(f"the JSON does not parse ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
 
 
-def validate_decision(text: str, *, participants: list[str], critic_objected: bool, critic: str = "critic") -> Decision:
-    """Parse and check a chair's decision; raises :class:`DecisionProblem` saying what to fix."""
+def validate_decision(text: str, *, participants: list[str], dissenters: Mapping[str, str] | None = None,
+                      owners: list[str] | None = None) -> Decision:
+    """Parse and check a chair's decision; raises :class:`DecisionProblem` saying what to fix.
+
+    ``participants`` may dissent; ``owners`` may own action items (default: the participants);
+    ``dissenters`` maps each member who must appear in the dissent to what they said."""
     data = extract_json(text)
     if isinstance(data, dict):
-        data.pop("best_effort", None)
+        for key in ("best_effort", "final_objection", "notes"):  # Sabha's to set, not the chair's
+            data.pop(key, None)
     try:
         decision = Decision.model_validate(data)
     except ValidationError as exc:
@@ -130,19 +267,31 @@ def validate_decision(text: str, *, participants: list[str], critic_objected: bo
             f"{'.'.join(str(p) for p in err['loc']) or 'decision'}: {err['msg']}" for err in exc.errors()[:8]
         )
         raise DecisionProblem(f"the decision does not match the schema: {problems}") from exc
-    known = set(participants)
-    bad_owners = sorted({a.owner for a in decision.action_items} - known)
+    allowed = list(owners if owners is not None else participants)
+    bad_owners = sorted({a.owner for a in decision.action_items} - set(allowed))
     if bad_owners:
         raise DecisionProblem(
-            f"action item owners {', '.join(bad_owners)} are not in the meeting; use one of {', '.join(participants)}"
+            f"action item owners {', '.join(bad_owners)} are not in the meeting; use one of {', '.join(allowed)}"
         )
+    known = set(participants)
     bad_dissent = sorted({d.who for d in decision.dissent} - known)
     if bad_dissent:
         raise DecisionProblem(
             f"dissent names {', '.join(bad_dissent)}, who did not attend; use {', '.join(participants)}")
-    if critic_objected and not any(d.who == critic for d in decision.dissent):
-        raise DecisionProblem(
-            f"the {critic} objected during the meeting but the dissent does not record it; "
-            f"add a dissent entry for {critic} saying why (the critic is never silently overruled)"
-        )
+    issues: list[str] = []
+    for who, said in (dissenters or {}).items():
+        entries = [d for d in decision.dissent if d.who == who]
+        if not entries:
+            issues.append(f"{who} dissented but the dissent does not record it; add {{\"who\": \"{who}\", "
+                            f"\"why\": their reasoning in their words}} (nobody is silently overruled)")
+        elif not any(cites(d.why, said) for d in entries):
+            issues.append(f"the dissent of {who} ({entries[0].why!r}) does not give their own reasoning; "
+                            f"restate what they said: {_clip(said, 240)!r}")
+    if issues:
+        raise DecisionProblem("; ".join(issues))
     return decision
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"

@@ -1,6 +1,7 @@
-"""Meetings in the state db: the meeting, its participants, statements, events and decision.
+"""Meetings in the state db: the meeting, its participants, statements (with stances), events,
+decision and action items.
 
-The tables come from the ``0100_meetings`` migration in :mod:`board.db`. Writes happen
+The tables come from the ``0100_meetings`` and ``0102_stances_and_actions`` migrations. Writes happen
 as the meeting goes, so a crash mid-meeting leaves what was said on record (the meeting
 stays ``running`` with no stop reason, which ``sabha meetings list`` shows).
 """
@@ -14,7 +15,21 @@ from typing import Any
 from board.db import StateDB
 from board.memory.transcripts import utc_now
 
-__all__ = ["MeetingRow", "MeetingStore"]
+__all__ = ["ActionRow", "MeetingRow", "MeetingStore"]
+
+
+@dataclass(frozen=True)
+class ActionRow:
+    """An action item of a recorded decision."""
+
+    id: int
+    meeting_id: str
+    topic: str
+    task: str
+    owner: str
+    status: str
+    created_at: str
+    done_at: str | None
 
 
 @dataclass(frozen=True)
@@ -64,13 +79,48 @@ class MeetingStore:
         )
 
     async def statement(self, meeting_id: str, round_no: int, role: str, text: str, *, model: str | None,
-                        cost_usd: float) -> None:
-        """Record what a participant said in a round."""
+                        cost_usd: float, stance: dict[str, Any] | None = None) -> None:
+        """Record what a participant said in a round, and the stance it ended with."""
         await self.db.execute(
-            "INSERT INTO meeting_statements(meeting_id, round, role, text, model, cost_usd, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (meeting_id, round_no, role, text, model, cost_usd, utc_now()),
+            "INSERT INTO meeting_statements(meeting_id, round, role, text, model, cost_usd, created_at, stance) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (meeting_id, round_no, role, text, model, cost_usd, utc_now(),
+             json.dumps(stance, ensure_ascii=False) if stance is not None else None),
         )
+
+    async def add_actions(self, meeting_id: str, items: list[tuple[str, str]]) -> None:
+        """Record a decision's action items (task, owner) as open."""
+        now = utc_now()
+        for position, (task, owner) in enumerate(items, start=1):
+            await self.db.execute(
+                "INSERT INTO action_items(meeting_id, position, task, owner, status, created_at) "
+                "VALUES (?, ?, ?, ?, 'open', ?)", (meeting_id, position, task, owner, now))
+
+    async def actions(self, *, include_done: bool = False, place: tuple[str, str] | None = None,
+                      limit: int = 50) -> list[ActionRow]:
+        """Action items across meetings, oldest first; only open ones unless ``include_done``; only
+        those of meetings started from ``place`` (channel, chat id) if given."""
+        where, params = [], []
+        if not include_done:
+            where.append("a.status = 'open'")
+        if place is not None:
+            where.append("m.channel = ? AND m.chat_id = ?")
+            params += [place[0], place[1]]
+        sql = ("SELECT a.*, m.topic FROM action_items a JOIN meetings m ON m.id = a.meeting_id"
+               + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY a.created_at, a.id LIMIT ?")
+        rows = await self.db.fetchall(sql, (*params, limit))
+        return [ActionRow(id=r["id"], meeting_id=r["meeting_id"], topic=r["topic"], task=r["task"], owner=r["owner"],
+                          status=r["status"], created_at=r["created_at"], done_at=r["done_at"]) for r in rows]
+
+    async def close_action(self, action_id: int, *, by: str | None = None,
+                           place: tuple[str, str] | None = None) -> ActionRow | None:
+        """Mark an open action item done; None when there is no such open item (for ``place``)."""
+        for row in await self.actions(place=place, limit=10_000):
+            if row.id == action_id:
+                await self.db.execute("UPDATE action_items SET status = 'done', done_at = ?, done_by = ? "
+                                      "WHERE id = ? AND status = 'open'", (utc_now(), by, action_id))
+                return row
+        return None
 
     async def event(self, meeting_id: str, kind: str, role: str, data: dict[str, Any], round_no: int | None) -> None:
         """Record a disagreement, consensus or decision event."""
@@ -113,14 +163,15 @@ class MeetingStore:
         participants = await self.db.fetchall(
             "SELECT role, status, reason FROM meeting_participants WHERE meeting_id = ? ORDER BY rowid", (meeting_id,))
         statements = await self.db.fetchall(
-            "SELECT round, role, text, model, cost_usd, created_at FROM meeting_statements "
+            "SELECT round, role, text, stance, model, cost_usd, created_at FROM meeting_statements "
             "WHERE meeting_id = ? ORDER BY round, id", (meeting_id,))
         events = await self.db.fetchall(
             "SELECT kind, role, round, data, created_at FROM meeting_events WHERE meeting_id = ? ORDER BY id",
             (meeting_id,))
         return {
             "participants": [dict(r) for r in participants],
-            "statements": [dict(r) for r in statements],
+            "statements": [{**dict(r), "stance": json.loads(r["stance"]) if r["stance"] else None}
+                           for r in statements],
             "events": [{**dict(r), "data": json.loads(r["data"])} for r in events],
         }
 

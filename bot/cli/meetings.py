@@ -67,14 +67,21 @@ def _console_event_printer(quiet: bool, *, final: bool = False) -> Callable[[Mee
         label = f"{event.emoji} {event.name}" if event.name else "Sabha"
         if event.kind == "started":
             emit(f"== Board meeting {event.meeting_id}: {event.topic}")
+            for warning in event.data.get("warnings") or []:
+                emit(f"   note: {warning}")
         elif event.kind == "framed":
             emit(f"{label} (agenda): {event.text}")
         elif event.kind == "agent_spoke":
-            emit(f"[round {event.round}] {label}: {event.text}")
+            model = f" ({event.data['model']})" if event.data.get("models_differ") and event.data.get("model") else ""
+            emit(f"[round {event.round}] {label}{model}: {event.text}")
         elif event.kind == "absent":
             emit(f"[round {event.round}] {label} is absent: {event.text}")
         elif event.kind in ("disagreement", "consensus"):
             emit(f"[round {event.round}] {label} {event.text}")
+        elif (event.kind == "round_done" and "unanimous" in event.text) or event.kind == "peer_review":
+            emit(f"== {event.text}")
+        elif event.kind == "objection":
+            emit(f"[final objection] {label}: {event.text}")
         elif event.kind == "ended":
             emit(f"== Meeting ended: {event.data.get('stop_reason')}")
     return show
