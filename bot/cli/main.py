@@ -35,7 +35,9 @@ from board.workspace.paths import PathEscapeError, copy_default_workspace
 from bot.app import missing_keys, open_board, open_state_db
 from bot.channels.plugin import CliCommand
 from bot.channels.registry import PLUGINS as CHANNEL_PLUGINS
+from bot.cli import doctor as doctor_cli
 from bot.cli import meetings as meeting_cli
+from bot.cli import ops as ops_cli
 from bot.cli.common import UserError, emit
 from bot.config import (
     DEFAULT_CONFIG_NAME,
@@ -284,7 +286,8 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         total = await ledger.total(since=since)
         if args.json:
             emit(json.dumps({"since": since.isoformat() if since else None, "by": args.by,
-                               "rows": [asdict(r) for r in rows], "total": asdict(total)}, indent=2))
+                               "rows": [asdict(r) for r in rows], "total": asdict(total),
+                               "budget": await ops_cli.budget_json(ledger, loaded)}, indent=2))
             return 0
         label = "since the beginning" if since is None else f"since {since.isoformat(timespec='minutes')}"
         emit(format_report(rows, total, by=args.by, since_label=label))
@@ -292,6 +295,9 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         if tools:
             emit("tool calls: " + ", ".join(f"{name} {calls}" + (f" ({failed} failed)" if failed else "")
                                            for name, calls, failed in tools))
+        emit()
+        for line in await ops_cli.budget_lines(ledger, loaded):
+            emit(line)
     return 0
 
 
@@ -393,6 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
             CHANNEL_COMMANDS[channel.name] = channel.add_cli(sub, common)
 
     meeting_cli.add_parsers(sub, common)
+    ops_cli.add_parsers(sub, common)
+    doctor_cli.add_parser(sub, common)
 
     p = sub.add_parser("config", parents=[common], help="check the configuration",
                        description="Validate the configuration and print the effective values.")
@@ -411,6 +419,8 @@ COMMANDS: dict[str, Command] = {
     "config": cmd_config_check,
     "run": cmd_run,
     "cost": cmd_cost,
+    "status": ops_cli.cmd_status,
+    "inbox": ops_cli.cmd_inbox,
     "meeting": lambda loaded, args: with_board(loaded, lambda b: meeting_cli.cmd_meeting(b, args)),
     "meetings": lambda loaded, args: with_board(loaded, lambda b: meeting_cli.cmd_meetings(b, args)),
     "roundtable": lambda loaded, args: with_board(loaded, lambda b: meeting_cli.cmd_roundtable(b, args)),
@@ -435,6 +445,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "init":
             return cmd_init(args)
+        if args.command == "doctor":  # loads the config itself: an invalid one is a finding, not an exit 2
+            return asyncio.run(doctor_cli.cmd_doctor(args))
         loaded = load_config(getattr(args, "config", None))
         protect_config(loaded.config)
 

@@ -1,0 +1,306 @@
+"""``sabha doctor``: check a setup before (or while) it runs; each check OK / FAIL with the fix.
+
+Checks, in order: the config loads and validates; the secrets its models and channels
+need are present (values never shown); the workspace loads (every role has a usable soul
+file); the data dir is writable; SQLite has what Sabha uses (FTS5, JSON, WAL) and the
+state db passes ``PRAGMA quick_check``; then, unless ``--offline``, each provider and
+channel endpoint in use answers a short HTTP request (``HTTP_TIMEOUT_S``): the model
+APIs' model list with the key, Telegram's ``getMe``, WhatsApp's phone number. An
+endpoint that answers with 401/403 is reachable but refuses the credentials: that is a
+FAIL too. Exit code 1 when any check fails, else 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import tempfile
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+
+from board.llm.registry import split_model
+from board.service import DB_FILE
+from bot.app import missing_keys, provider_settings
+from bot.cli.common import emit
+from bot.config import ConfigError, LoadedConfig, load_config
+
+__all__ = ["Check", "add_parser", "cmd_doctor", "run_checks"]
+
+HTTP_TIMEOUT_S = 5.0
+OPENAI_URL = "https://api.openai.com/v1"
+ANTHROPIC_URL = "https://api.anthropic.com"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of the report: ``state`` is OK, FAIL or SKIP; ``fix`` says what to do on FAIL."""
+
+    name: str
+    state: str
+    detail: str
+    fix: str | None = None
+
+
+def ok(name: str, detail: str) -> Check:
+    return Check(name, "OK", detail)
+
+
+def fail(name: str, detail: str, fix: str) -> Check:
+    return Check(name, "FAIL", detail, fix)
+
+
+# -- local checks -------------------------------------------------------------------------
+
+
+def check_secrets(loaded: LoadedConfig) -> list[Check]:
+    """Every provider in use has a key; the enabled channels have theirs (validated by the config)."""
+    checks = [fail("secrets", problem.split(": export", 1)[0], "export " + problem.split(": export", 1)[1].strip())
+              if ": export" in problem else fail("secrets", problem, "see config.example.yaml")
+              for problem in missing_keys(loaded)]
+    config = loaded.config
+    present = []
+    if config.telegram.enabled:
+        present.append("telegram.token")
+    if config.whatsapp.enabled:
+        present.append("whatsapp access_token, app_secret, verify_token")
+    for name in ("openai", "anthropic"):
+        if provider_settings(loaded, name).api_key:
+            present.append(f"{name} API key")
+    if not checks:
+        checks.append(ok("secrets", "present: " + (", ".join(present) if present else "none needed (offline model, "
+                                                   "no channels)")))
+    return checks
+
+
+def check_workspace(loaded: LoadedConfig) -> Check:
+    """The workspace exists and every role's soul file loads."""
+    from board.workspace.souls import SoulStore
+
+    settings = loaded.board_settings()
+    if not settings.workspace.is_dir():
+        return fail("workspace", f"{settings.workspace} does not exist",
+                    "run `sabha init` in the config's folder, or point workspace: at your workspace")
+    try:
+        store = SoulStore(settings.workspace, settings.roster)
+        bad = [f"{s.role}: {s.error or 'no usable soul file'}" for s in store.status() if s.error or not s.version]
+    except Exception as exc:  # noqa: BLE001 - any failure here is the finding
+        return fail("workspace", f"{settings.workspace} does not load: {exc}", "see `sabha souls` for each role")
+    if bad:
+        return fail("workspace", "; ".join(bad), "fix those soul files (see `sabha souls`)")
+    roles = len(store.roles())
+    return ok("workspace", f"{settings.workspace}: {roles} roles of the {settings.roster.name} roster load")
+
+
+def check_data_dir(data_dir: Path) -> Check:
+    """The data dir can be created and written."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".doctor-", delete=True) as fh:
+            fh.write(b"ok")
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:
+        return fail("data dir", f"{data_dir} is not writable ({exc.strerror or exc})",
+                    f"create it and give the user running Sabha write access (e.g. chown -R sabha {data_dir}), or "
+                    "set data_dir: to a writable folder")
+    return ok("data dir", f"{data_dir} is writable")
+
+
+def check_sqlite() -> Check:
+    """The SQLite Python uses has FTS5 and JSON."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        options = {row[0] for row in conn.execute("PRAGMA compile_options")}
+        missing = []
+        try:
+            conn.execute("CREATE VIRTUAL TABLE doctor_fts USING fts5(body)")
+        except sqlite3.Error:
+            missing.append("FTS5")
+        try:
+            conn.execute("SELECT json('{}')")
+        except sqlite3.Error:
+            missing.append("JSON")
+    finally:
+        conn.close()
+    version = sqlite3.sqlite_version
+    if missing:
+        return fail("sqlite", f"SQLite {version} lacks {', '.join(missing)}",
+                    "use a Python built against a full SQLite (python.org builds, Debian/Ubuntu python3, or "
+                    "pysqlite3-binary)")
+    fts = "ENABLE_FTS5" in options
+    return ok("sqlite", f"SQLite {version}: FTS5 {'compiled in' if fts else 'available'}, JSON available")
+
+
+def check_state_db(data_dir: Path) -> Check:
+    """The state db (if any) passes ``PRAGMA quick_check``, opened read-only."""
+    path = data_dir / DB_FILE
+    if not path.exists():
+        return ok("state db", f"{path} does not exist yet (created at the first start)")
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            result = [row[0] for row in conn.execute("PRAGMA quick_check")]
+            applied = conn.execute("SELECT COUNT(*) FROM schema_migrations").fetchone()[0]
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return fail("state db", f"{path} cannot be read: {exc}",
+                    "check its permissions; if it is damaged, stop Sabha and restore a backup")
+    if result != ["ok"]:
+        return fail("state db", f"{path}: {'; '.join(result[:3])}",
+                    "stop Sabha, back the file up, and recover it (sqlite3 sabha.db .recover)")
+    return ok("state db", f"{path}: quick_check ok, {applied} migrations applied")
+
+
+# -- network checks -----------------------------------------------------------------------
+
+
+Probe = Callable[[aiohttp.ClientSession], Awaitable[Check]]
+
+
+def _refused(name: str, status: int, what: str, fix: str) -> Check:
+    return fail(name, f"reachable, but {what} was refused (HTTP {status})", fix)
+
+
+def _unreachable(name: str, where: str, exc: BaseException, fix: str) -> Check:
+    reason = type(exc).__name__ if not isinstance(exc, aiohttp.ClientConnectorError) else "connection refused or " \
+        "no route"
+    return fail(name, f"{where} is not reachable ({reason}, {HTTP_TIMEOUT_S:.0f} s timeout)", fix)
+
+
+def provider_probes(loaded: LoadedConfig) -> list[Probe]:
+    """One probe per model provider the config uses (offline needs none)."""
+    llm = loaded.config.llm
+    models = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
+    models += [a.model for a in loaded.config.board.agents.values() if a.model]
+    used = sorted({split_model(m)[0] for m in models} - {"offline"})
+    probes: list[Probe] = []
+    for provider in used:
+        settings = provider_settings(loaded, provider)
+        if provider == "openai":
+            base = (settings.base_url or OPENAI_URL).rstrip("/")
+            url, headers = base + "/models", {"Authorization": f"Bearer {settings.api_key or ''}"}
+        else:
+            base = (settings.base_url or ANTHROPIC_URL).rstrip("/")
+            url = base + ("/models" if base.endswith("/v1") else "/v1/models")
+            headers = {"x-api-key": settings.api_key or "", "anthropic-version": "2023-06-01"}
+        probes.append(_provider_probe(provider, url, base, headers, settings.key_env))
+    return probes
+
+
+def _provider_probe(provider: str, url: str, base: str, headers: dict[str, str], key_env: str) -> Probe:
+    name = f"provider {provider}"
+
+    async def probe(session: aiohttp.ClientSession) -> Check:
+        try:
+            async with session.get(url, headers=headers) as resp:
+                status = resp.status
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            return _unreachable(name, base, exc, f"check the network / proxy, or llm.providers.{provider}.base_url")
+        if status in (401, 403):
+            return _refused(name, status, "the API key", f"set a valid key in {key_env} (or "
+                                                         f"llm.providers.{provider}.api_key)")
+        return ok(name, f"{base} answers (HTTP {status})")
+
+    return probe
+
+
+def channel_probes(loaded: LoadedConfig) -> list[Probe]:
+    """Telegram's ``getMe`` and WhatsApp's phone number, for the enabled channels."""
+    probes: list[Probe] = []
+    telegram = loaded.config.telegram
+    if telegram.enabled and telegram.token is not None:
+        token = telegram.token.get_secret_value()
+        base = telegram.api_base_url
+
+        async def telegram_probe(session: aiohttp.ClientSession) -> Check:
+            try:
+                async with session.get(f"{base}{token}/getMe") as resp:
+                    status = resp.status
+                    body = await resp.json(content_type=None) if status == 200 else {}
+            except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+                return _unreachable("channel telegram", base, exc, "check the network, or telegram.api_base_url")
+            if status in (401, 404):
+                return _refused("channel telegram", status, "the bot token",
+                                "copy the token from @BotFather into TELEGRAM_BOT_TOKEN")
+            user = (body.get("result") or {}).get("username") if isinstance(body, dict) else None
+            return ok("channel telegram", f"{base} answers getMe" + (f": @{user}" if user else f" (HTTP {status})"))
+
+        probes.append(telegram_probe)
+    whatsapp = loaded.config.whatsapp
+    if whatsapp.enabled and whatsapp.access_token is not None:
+        wa_token = whatsapp.access_token.get_secret_value()
+        url = f"{whatsapp.graph_base_url}/{whatsapp.api_version}/{whatsapp.phone_number_id}"
+
+        async def whatsapp_probe(session: aiohttp.ClientSession) -> Check:
+            try:
+                async with session.get(url, headers={"Authorization": f"Bearer {wa_token}"}) as resp:
+                    status = resp.status
+            except (aiohttp.ClientError, TimeoutError) as exc:
+                return _unreachable("channel whatsapp", whatsapp.graph_base_url, exc,
+                                    "check the network, or whatsapp.graph_base_url")
+            if status in (401, 403):
+                return _refused("channel whatsapp", status, "the access token",
+                                "create a system user token with whatsapp_business_messaging and set "
+                                "WHATSAPP_ACCESS_TOKEN")
+            if status == 400 or status == 404:
+                return fail("channel whatsapp", f"the Graph API does not know phone number id "
+                            f"{whatsapp.phone_number_id} (HTTP {status})",
+                            "copy the phone number id from WhatsApp > API Setup into whatsapp.phone_number_id")
+            return ok("channel whatsapp", f"{whatsapp.graph_base_url} knows number {whatsapp.phone_number_id} "
+                                          f"(HTTP {status})")
+
+        probes.append(whatsapp_probe)
+    return probes
+
+
+# -- the command --------------------------------------------------------------------------
+
+
+async def run_checks(config_path: str | None, *, offline: bool) -> list[Check]:
+    """Every check for the config at ``config_path`` (None: the usual search)."""
+    try:
+        loaded = load_config(config_path)
+    except ConfigError as exc:
+        return [fail("config", str(exc), "fix the keys named above (config.example.yaml lists every option)")]
+    checks = [ok("config", f"{loaded.source or '(built-in defaults)'} is valid")]
+    checks += check_secrets(loaded)
+    checks.append(check_workspace(loaded))
+    checks.append(check_data_dir(loaded.data_dir))
+    checks.append(check_sqlite())
+    checks.append(check_state_db(loaded.data_dir))
+    probes = [*provider_probes(loaded), *channel_probes(loaded)]
+    if offline:
+        if probes:
+            checks.append(Check("network", "SKIP", f"{len(probes)} endpoint check(s) skipped (--offline)"))
+        return checks
+    timeout = aiohttp.ClientTimeout(total=HTTP_TIMEOUT_S)
+    async with aiohttp.ClientSession(timeout=timeout) as session:
+        for probe in probes:
+            checks.append(await probe(session))
+    return checks
+
+
+async def cmd_doctor(args: argparse.Namespace) -> int:
+    """``sabha doctor``: print each check; exit 1 when any failed."""
+    checks = await run_checks(getattr(args, "config", None), offline=args.offline)
+    failed = [c for c in checks if c.state == "FAIL"]
+    for c in checks:
+        emit(f"{c.state:<5} {c.name}: {c.detail}")
+        if c.fix:
+            emit(f"      fix: {c.fix}")
+    emit(f"{len(failed)} of {len(checks)} checks failed." if failed else f"All {len(checks)} checks passed.")
+    return 1 if failed else 0
+
+
+def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    """``sabha doctor [--offline]``."""
+    p = sub.add_parser("doctor", parents=[common], help="check config, secrets, workspace, storage and endpoints",
+                       description="Check the setup: config, secrets, workspace, data dir, SQLite, and (unless "
+                                   "--offline) that each model provider and channel endpoint answers. Each check "
+                                   "prints OK or FAIL with the fix; exit code 1 when any fails.")
+    p.add_argument("--offline", action="store_true", help="skip the network checks")
