@@ -298,7 +298,8 @@ class SoulStore:
             if after is not None and (before is None or before.version != after.version):
                 changed.append(role)
                 log.info("soul[%s]: loaded version %s from %s", role, after.version, watched.path)  # type: ignore[union-attr]
-                self._tell("reloaded", role)
+                if before is not None:  # a new version replaced a live one (not the first load)
+                    self._tell("reloaded", role)
             error = watched.state().error if watched is not None else None
             if error is not None and self._errors_seen.get(role) != error:
                 self._tell("load_error", role)
