@@ -111,3 +111,25 @@ async def test_reload_applies_models_turn_cap_and_budgets_and_names_what_needs_a
         assert result.needs_restart == ["server.port: 0 -> 8099"]
     finally:
         await board.close()
+
+
+async def test_whatsapp_reconfigure_changes_who_may_talk(board: Board) -> None:
+    from bot.channels.whatsapp.channel import WhatsAppChannel
+    from bot.channels.whatsapp.config import AccessMode
+    from tests.fakes.graph_api import FakeGraphAPI
+    from tests.whatsapp_support import FRIEND as WA_FRIEND
+    from tests.whatsapp_support import STRANGER as WA_STRANGER
+    from tests.whatsapp_support import wa_settings
+
+    async with FakeGraphAPI() as graph:
+        channel = WhatsAppChannel(board, wa_settings(graph))
+        assert not channel.access.admit(WA_STRANGER).allowed
+        channel.reconfigure(wa_settings(graph, allowed_numbers=[WA_FRIEND, WA_STRANGER]))
+        assert channel.access.admit(WA_STRANGER).allowed
+        assert channel.access.is_owner(WA_FRIEND), "the first listed number is the owner"
+        channel.reconfigure(wa_settings(graph, allowed_numbers=[WA_FRIEND], access="public",
+                                        public_rate_per_minute=1))
+        assert channel.settings.access is AccessMode.PUBLIC
+        assert channel.access.admit("15550007777").allowed
+        refused = channel.access.admit("15550007777")
+        assert not refused.allowed and refused.notice is not None, "the new public rate applies"
