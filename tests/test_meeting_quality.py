@@ -232,9 +232,10 @@ async def test_a_unanimous_round_one_is_followed_by_the_case_against(workspace: 
     board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=3))
     try:
         result, events = await hold(board)
-        round_two = [r for r in model.requests if round_of(r.request) == 2 and "Board meeting on" in last_user(r.request)]
+        spoke = [r for r in model.requests if last_user(r.request).startswith("Board meeting on")]
+        round_two = [r for r in spoke if round_of(r.request) == 2]
         assert len(round_two) == 5 and all("strongest case AGAINST" in last_user(r.request) for r in round_two)
-        round_one = [r for r in model.requests if round_of(r.request) == 1 and "Board meeting on" in last_user(r.request)]
+        round_one = [r for r in spoke if round_of(r.request) == 1]
         assert not any("strongest case AGAINST" in last_user(r.request) for r in round_one)
         # everyone still supports after making the case against: now convergence may be declared
         assert result.stop_reason.value == "converged" and result.rounds == 2
@@ -247,7 +248,8 @@ async def test_a_unanimous_round_one_is_followed_by_the_case_against(workspace: 
 async def test_every_round_restates_the_agenda_and_keeps_own_words_and_others_conclusions(
     workspace: Path, data_dir: Path
 ) -> None:
-    filler = " ".join(f"Point {i} is that the regulatory load differs by country and must be costed." for i in range(30))
+    filler = " ".join(f"Point {i} is that the regulatory load differs by country and must be costed."
+                      for i in range(30))
     mitigation = "Mitigation: a German pilot capped at 50k euros with a kill date in June."
     statements = {("critic", 1): f"{filler} {mitigation}\n{stance('conditional', 'the cap holds')}",
                   ("finance", 1): f"Finance round one, said in full: costs first.\n{stance('conditional')}",
@@ -270,7 +272,9 @@ async def test_every_round_restates_the_agenda_and_keeps_own_words_and_others_co
         await board.close()
 
 
-async def test_sequential_speakers_hear_who_spoke_before_them_in_the_same_round(workspace: Path, data_dir: Path) -> None:
+async def test_sequential_speakers_hear_who_spoke_before_them_in_the_same_round(
+    workspace: Path, data_dir: Path
+) -> None:
     statements = {("research", 1): f"Research opens: the market is 3x ours.\n{stance('support')}"}
     model = ScriptedModel(default=member_brain(statements))
     board = await board_with(workspace, data_dir, model,
@@ -313,7 +317,8 @@ async def test_peer_review_ranks_anonymised_statements_for_the_chair(workspace: 
         assert len(reviews) == 5
         for review in reviews:
             text = last_user(review.request)
-            assert len(re.findall(r"Response [A-E]:", text)) == 4 and "(finance)" not in text and review.role + " in round" not in text
+            assert len(re.findall(r"Response [A-E]:", text)) == 4 and "(finance)" not in text
+            assert review.role + " in round" not in text
         ranking = next(e for e in events if e.kind == "peer_review").data["ranking"]
         assert len(ranking) == 5 and all(r["votes"] == 4 for r in ranking)
         synth = next(r for r in model.requests_for("general")
