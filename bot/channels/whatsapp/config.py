@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, field_serializer, field_validator, model_validator
 
 from bot.config_model import StrictModel, blank_is_unset
 
@@ -62,6 +62,10 @@ class WhatsAppSection(StrictModel):
     public_daily_usd: float = Field(5.0, ge=0, description="public mode: the channel's model spend a day (UTC)")
 
     _blank_is_unset = blank_is_unset("phone_number_id", "access_token", "app_secret", "verify_token")
+
+    @field_serializer("access")
+    def _access_text(self, value: AccessMode) -> str:
+        return value.value  # dumps (``sabha config``) write plain YAML
 
     @field_validator("phone_number_id")
     @classmethod
