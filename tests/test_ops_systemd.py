@@ -2,7 +2,7 @@
 
 The unit is verified unchanged inside a throw-away root (``--root``): systemd's own units
 are copied in (so ``multi-user.target`` and friends resolve) and an executable stub stands
-at the unit's ``ExecStart=`` path (verify checks that the program exists). Any warning
+at each ``ExecStart=`` / ``ExecReload=`` path (verify checks that the programs exist). Any warning
 verify prints (an unknown key, a bad value) fails the test, not just a non-zero exit.
 """
 
@@ -59,11 +59,12 @@ def test_systemd_analyze_verify_passes(tmp_path: Path) -> None:
     shutil.copytree(units, root / "usr/lib/systemd/system", symlinks=True)
     (root / "etc/systemd/system").mkdir(parents=True)
     shutil.copy(UNIT, root / "etc/systemd/system/sabha.service")
-    program = Path(directives()["ExecStart"][0].split()[0])
-    stub = root / program.relative_to("/")
-    stub.parent.mkdir(parents=True)
-    stub.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
-    stub.chmod(0o755)
+    d = directives()
+    for command in (*d["ExecStart"], *d.get("ExecReload", [])):  # verify checks each program exists
+        stub = root / Path(command.split()[0].lstrip("-@:+!")).relative_to("/")
+        stub.parent.mkdir(parents=True, exist_ok=True)
+        stub.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+        stub.chmod(0o755)
     result = subprocess.run([tool, "verify", f"--root={root}", "/etc/systemd/system/sabha.service"],
                             capture_output=True, text=True, timeout=60)
     output = (result.stdout + result.stderr).strip()
