@@ -72,6 +72,7 @@ class RoleOverride:
     model: str | None = None
     soul_file: str | None = None
     tools: tuple[str, ...] | None = None
+    temperature: float | None = None
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,15 @@
 Addressing, first match wins: ``/ask <role> <text>``; ``@<role> <text>``; a role's slug
 or name followed by ``:`` or ``,`` at the start (``finance: what is our runway?``);
 then the place's role (a forum topic mapped to a role); then ``general``. Other
-``/commands`` become command routes; ``/meeting <topic>`` a meeting route.
+``/commands`` become command routes; ``/meeting <topic>`` a meeting route, and so do
+plain words that ask for one ("run a board meeting on our pricing", "convene the board
+about Europe"), whether or not the chair's model would have called its tool.
+
+Several ``@role`` mentions in one message (``@finance @critic is this safe?``, or
+``what do @finance and @strategy think?``) route to the first with the others in
+``Route.also``: each answers, in order. A message that starts with ``@name`` naming no
+role gets an error listing the roles instead of going to the chair (names ending in
+``bot`` are left alone: that is how Telegram addresses the bot itself in a group).
 """
 
 from __future__ import annotations
@@ -24,6 +32,14 @@ RouteKind = Literal["chat", "command", "meeting"]
 _COMMAND = re.compile(r"^/([A-Za-z][A-Za-z0-9_]*)(?:@[A-Za-z0-9_]+)?(?:\s+(.*))?$", re.DOTALL)
 _MENTION = re.compile(r"^@([A-Za-z][A-Za-z0-9_-]*)[\s,:]*(.*)$", re.DOTALL)
 _NAMED = re.compile(r"^([A-Za-z][A-Za-z0-9_ -]{0,40}?)\s*[:,]\s*(.+)$", re.DOTALL)
+_ANY_MENTION = re.compile(r"(?:^|(?<=[\s(,;]))@([A-Za-z][A-Za-z0-9_-]*)")
+_LEADING_MENTIONS = re.compile(r"^(?:@[A-Za-z][A-Za-z0-9_-]*[\s,:]*)+")
+_MEETING_WORDS = re.compile(
+    r"^(?:(?:please|can you|could you|let'?s|let us)\s+)?"
+    r"(?:run|hold|call|convene|start|have|organi[sz]e|schedule)\s+"
+    r"(?:a\s+|an\s+|the\s+)?(?:board\s+meeting|meeting\s+of\s+the\s+board|meeting|board)\s+"
+    r"(?:on|about|to\s+discuss|to\s+decide|regarding|for|over)\s+(.+?)\s*[.?!]*$",
+    re.IGNORECASE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -36,6 +52,7 @@ class Route:
     session_key: str
     command: str | None = None
     error: str | None = None
+    also: tuple[str, ...] = ()  # more roles mentioned: each answers the same text after ``role``, in order
 
 
 class Router:
@@ -97,11 +114,20 @@ class Router:
             if name == "meeting":
                 return Route("meeting", GENERAL, rest, self.key_for(envelope, GENERAL), "meeting")
             return Route("command", default, rest, self.key_for(envelope, default), name)
+        meeting = _MEETING_WORDS.match(text)
+        if meeting and meeting.group(1).strip():
+            return Route("meeting", GENERAL, meeting.group(1).strip(), self.key_for(envelope, GENERAL), "meeting")
+        mentioned = list(dict.fromkeys(
+            r for r in (self.find_role(m.group(1)) for m in _ANY_MENTION.finditer(text)) if r is not None))
         mention = _MENTION.match(text)
-        if mention:
-            role = self.find_role(mention.group(1))
-            if role is not None and mention.group(2).strip():
-                return Route("chat", role, mention.group(2).strip(), self.key_for(envelope, role))
+        if mention and self.find_role(mention.group(1)) is None and not mention.group(1).lower().endswith("bot"):
+            return Route("command", default, text, self.key_for(envelope, default), "mention",
+                         error=f"no role {mention.group(1)!r}; roles: {', '.join(self.roles)}")
+        if mentioned:
+            rest = _LEADING_MENTIONS.sub("", text).strip() if mention else text
+            if rest:
+                role = mentioned[0]
+                return Route("chat", role, rest, self.key_for(envelope, role), also=tuple(mentioned[1:]))
         named = _NAMED.match(text)
         if named:
             role = self.find_role(named.group(1))

@@ -32,8 +32,9 @@ from board.memory.transcripts import TranscriptStore
 from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.convene import BoardRoom
-from board.room.meeting import MeetingSettings
+from board.room.meeting import MeetingEvent, MeetingEventKind, MeetingSettings
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
+from board.room.record import meeting_entry
 from board.room.store import MeetingStore
 from board.router import Route, Router
 from board.workspace.prompt import PromptBuilder
@@ -111,6 +112,7 @@ class Board:
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         room_commands.register(self, self.room)
+        self.room.subscribe(self._remember_meeting)
 
     @classmethod
     async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None, *,
@@ -195,9 +197,24 @@ class Board:
             elif route.kind in ("command", "meeting"):
                 reply = await self.run_command(envelope, route)
             else:
-                async with self.lock_for(route.session_key):
-                    reply = await self.runner.turn(route.role, route.session_key, envelope, route.text)
+                reply = await self._chat(envelope, route)
         return self._with_owner_note(envelope, reply)
+
+    async def _chat(self, envelope: Envelope, route: Route) -> Reply:
+        """One turn of the route's role; with several roles mentioned, each answers in its own
+        session, in order, and the reply carries every answer under its speaker's label."""
+        async with self.lock_for(route.session_key):
+            reply = await self.runner.turn(route.role, route.session_key, envelope, route.text)
+        if not route.also:
+            return reply
+        router = self.router()
+        parts = [reply.text]
+        for role in route.also:
+            key = router.key_for(envelope, role)
+            async with self.lock_for(key):
+                more = await self.runner.turn(role, key, envelope, route.text)
+            parts.append(f"{more.label}: {more.text}")
+        return replace(reply, text="\n\n".join(parts))
 
     def _with_owner_note(self, envelope: Envelope, reply: Reply) -> Reply:
         """The owner's reply carries what the budget has not told them yet (once a day per limit)."""
@@ -222,6 +239,26 @@ class Board:
         handler, _ = entry
         text = await handler(envelope, route)
         return self._system_reply(envelope, route.role, text, kind="command")
+
+    async def _remember_meeting(self, event: MeetingEvent) -> None:
+        """A decided meeting leaves its record in the asking session (the chair's, where it was asked)
+        and in every participant's own session for that place, so later turns can answer from it."""
+        origin, decision = event.origin, event.data.get("decision")
+        if event.kind is not MeetingEventKind.DECISION or origin is None or not isinstance(decision, dict):
+            return
+        router = self.router()
+        chair = event.role or GENERAL
+        for role in dict.fromkeys([chair, *event.data.get("participants", [])]):
+            if role not in router.roles:
+                continue  # a member of another roster has no session on this board
+            key = router.key_for(origin, role)
+            try:
+                async with self.lock_for(key):
+                    transcript = await self.sessions.open(key, role)
+                    transcript.append(meeting_entry(event.meeting_id, event.topic, decision, chair=chair))
+                    await transcript.sync()
+            except Exception:  # the decision is recorded in the db either way
+                log.exception("meeting %s: writing its record to %s failed", event.meeting_id, key)
 
     def _system_reply(self, envelope: Envelope, role: str, text: str, *, kind: ReplyKind) -> Reply:
         try:

@@ -57,6 +57,8 @@ class AgentOverrideConfig(StrictModel):
     model: str | None = Field(None, min_length=1)
     soul_file: str | None = Field(None, min_length=1, description="relative to the workspace")
     tools: list[str] | None = None
+    temperature: float | None = Field(None, ge=0, le=2, description="sampling temperature (soul front matter "
+                                                                    "otherwise; unset: the provider's default)")
 
 
 class MeetingsConfig(StrictModel):
@@ -301,6 +303,7 @@ class LoadedConfig:
                 model=o.model,
                 soul_file=o.soul_file,
                 tools=tuple(o.tools) if o.tools is not None else None,
+                temperature=o.temperature,
             )
             for role, o in board.agents.items()
         }

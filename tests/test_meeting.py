@@ -259,7 +259,7 @@ async def test_meeting_command_and_convene_tool_start_background_meetings(worksp
 
         board.room.subscribe(collect)
         place = dict(channel="telegram", sender="1", chat_id="-100", thread_id=5, is_group=True, is_owner=True)
-        reply = await board.handle(Envelope(text="run a board meeting on expanding to Europe", **place))
+        reply = await board.handle(Envelope(text="I want the whole board to weigh in on expanding to Europe", **place))
         assert reply.text == "The board is meeting now."
         convened = json.loads(model.requests_for("general")[1].request.messages[-1].content)
         assert convened["ok"] and convened["result"]["status"] == "convened"

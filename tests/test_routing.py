@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from board.envelope import Envelope
 from board.memory.sessions import role_of_key, session_key
 from board.router import Router
 from board.service import Board
+from tests.fakes.scripted_model import ScriptedModel, say
+from tests.llm_support import scripted_board
 
 ROLES = ["general", "research", "content", "finance", "strategy", "critic"]
 NAMES = {r: r.capitalize() for r in ROLES}
@@ -28,7 +32,7 @@ def env(text: str, **kw: object) -> Envelope:
         ("/ask@SabhaBot critic poke holes", "critic", "board:critic", "poke holes"),
         ("strategy: where are we in a year?", "strategy", "board:strategy", "where are we in a year?"),
         ("Research, any data?", "research", "board:research", "any data?"),
-        ("@nobody hi", "general", "main", "@nobody hi"),
+        ("@sabha_bot hi", "general", "main", "@sabha_bot hi"),  # Telegram addressing the bot itself
         ("Strategy is hard", "general", "main", "Strategy is hard"),
     ],
 )
@@ -100,3 +104,50 @@ async def test_oversized_message_gets_a_clear_reply_and_no_model_call(board: Boa
     assert await board.sessions.current("board:general:g--1") is None  # nothing reached a model or transcript
     after = await board.handle(env("short again"))
     assert after.kind == "answer"
+
+
+@pytest.mark.parametrize(
+    ("text", "topic"),
+    [
+        ("run a board meeting on our pricing", "our pricing"),
+        ("Convene the board about expanding to Europe.", "expanding to Europe"),
+        ("please hold a meeting to discuss hiring a CFO?", "hiring a CFO"),
+        ("Let's call a board meeting about the Series A", "the Series A"),
+    ],
+)
+def test_plain_words_ask_for_a_meeting(text: str, topic: str) -> None:
+    route = Router(ROLES, NAMES).route(env(text))
+    assert (route.kind, route.command, route.role, route.text) == ("meeting", "meeting", "general", topic)
+
+
+@pytest.mark.parametrize("text", ["We should run a tight ship", "the board meeting went well", "run a board meeting"])
+def test_words_that_only_mention_meetings_stay_a_chat(text: str) -> None:
+    assert Router(ROLES, NAMES).route(env(text)).kind == "chat"
+
+
+def test_several_mentions_answer_in_order_and_an_unknown_name_is_refused() -> None:
+    router = Router(ROLES, NAMES)
+    route = router.route(env("@finance @critic is this safe?"))
+    assert (route.role, route.also, route.text) == ("finance", ("critic",), "is this safe?")
+    inline = router.route(env("what do @strategy and @finance think, and @strategy again?"))
+    assert (inline.role, inline.also) == ("strategy", ("finance",))
+    assert inline.text == "what do @strategy and @finance think, and @strategy again?"
+    unknown = router.route(env("@nobody hi"))
+    assert unknown.error == "no role 'nobody'; roles: general, research, content, finance, strategy, critic"
+
+
+async def test_board_answers_each_mentioned_role_and_convenes_on_plain_words(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel(default=lambda request: say(f"{request.persona.role} says hi"))
+    board = await scripted_board(workspace, data_dir, model)
+    try:
+        reply = await board.handle(env("@finance @critic is this safe?"))
+        assert reply.role == "finance"
+        assert reply.text == "finance says hi\n\n🦉 Critic: critic says hi"
+        assert [r.role for r in model.requests] == ["finance", "critic"]
+        assert (await board.handle(env("@nobody hi"))).text.startswith("no role 'nobody'; roles: general")
+        started = await board.handle(env("run a board meeting on our pricing"))
+        assert started.kind == "command" and "Convening the board on \u201cour pricing\u201d" in started.text
+        assert not model.requests_for("general", purpose="turn")  # the chair's model was not asked to decide
+        await board.room.cancel(board.room.running()[0])
+    finally:
+        await board.close()

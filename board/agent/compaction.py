@@ -117,12 +117,13 @@ def entry_message(entry: Mapping[str, Any]) -> ChatMessage | None:
 
 
 def _is_message(entry: Mapping[str, Any]) -> bool:
-    return entry.get("type") == "message" and entry.get("role") in ("user", "assistant")
+    # a "meeting" entry (board.room.record) is the record of a board decision, read as a message from Sabha
+    return entry.get("type") in ("message", "meeting") and entry.get("role") in ("user", "assistant")
 
 
 def load_window(transcript: Transcript) -> HistoryWindow:
     """The history window of a transcript (see the module docstring)."""
-    tail = transcript.recent(TAIL_ENTRIES, types=("message", "compaction"))
+    tail = transcript.recent(TAIL_ENTRIES, types=("message", "compaction", "meeting"))
     last = next((i for i in range(len(tail) - 1, -1, -1) if tail[i].get("type") == "compaction"), None)
     if last is None:
         return HistoryWindow(None, tuple(e for e in tail if _is_message(e)))

@@ -275,6 +275,7 @@ class AgentRunner:
         fallbacks: Sequence[str] | None = None,
         max_tool_iterations: int | None = None,
         max_tokens: int | None = None,
+        temperature: float | None = None,
         ledger_tags: Mapping[str, Any] | None = None,
         metadata: Mapping[str, Any] | None = None,
         on_event: EventHook | None = None,
@@ -286,6 +287,7 @@ class AgentRunner:
         is shared with its chats). ``tools_allowed`` replaces the role's permitted tools;
         ``extra_tools`` are added to the registry and permitted for this exchange only.
         ``on_event`` receives ``tool_call`` / ``tool_result`` transcript entries as they happen.
+        ``temperature`` replaces the role's own (soul front matter or ``board.agents.<role>``).
         """
         started = time.perf_counter()
         model = model or self.model_for(profile)
@@ -346,6 +348,7 @@ class AgentRunner:
                 max_tokens=max_tokens or self.settings.max_tokens,
                 metadata=dict(meta, step=step),
                 tool_choice="none" if final else "auto",
+                temperature=temperature if temperature is not None else profile.temperature,
             )
             result = await self.caller.call(
                 request, chain, deadline=deadline,

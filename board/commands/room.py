@@ -1,4 +1,9 @@
-"""Slash commands for meetings: ``/meeting <topic>``, ``/meetings`` and ``/cancel``.
+"""Slash commands for meetings: ``/meeting <topic>``, ``/meetings``, ``/cancel``, ``/actions``
+and ``/done <n>``.
+
+``/actions`` lists the open action items of recorded decisions across meetings, with
+owners and age (the owner sees all; anyone else those of meetings started in their
+chat); ``/done <n>`` closes one.
 
 ``/meeting`` starts the meeting in the background and answers at once; the meeting's
 progress events reach the channel that asked (see :class:`room.convene.BoardRoom`).
@@ -9,6 +14,7 @@ from __future__ import annotations
 from board.commands.host import CommandHost
 from board.envelope import Envelope
 from board.room.convene import BoardRoom, MeetingInProgress
+from board.room.record import format_actions
 from board.router import Route
 
 __all__ = ["register"]
@@ -59,6 +65,24 @@ def register(host: CommandHost, room: BoardRoom) -> None:
             await room.cancel(meeting_id)
         return "Cancelled " + ", ".join(targets) + "; the minutes so far are recorded."
 
+    def place_of(envelope: Envelope) -> tuple[str, str] | None:
+        return None if envelope.is_owner else (envelope.channel, envelope.chat_id)
+
+    async def actions(envelope: Envelope, route: Route) -> str:
+        rows = await room.store.actions(place=place_of(envelope), include_done=route.text.strip().lower() == "all")
+        return format_actions(rows)
+
+    async def done(envelope: Envelope, route: Route) -> str:
+        word = route.text.strip().lstrip("#")
+        if not word.isdigit():
+            return "Say which action item is done: /done <n> (the numbers are in /actions)."
+        row = await room.store.close_action(int(word), by=envelope.sender, place=place_of(envelope))
+        if row is None:
+            return f"No open action item #{word} here; /actions lists them."
+        return f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}."
+
     host.register_command("meeting", meeting, "/meeting <topic>: convene a board meeting")
     host.register_command("meetings", meetings, "/meetings: recent meetings")
     host.register_command("cancel", cancel, "/cancel [id]: stop a running meeting")
+    host.register_command("actions", actions, "/actions [all]: open action items of board decisions")
+    host.register_command("done", done, "/done <n>: close action item n")

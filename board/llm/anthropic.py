@@ -139,6 +139,11 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
         if request.tools:
             params["tools"] = to_anthropic_tools(request)
             params["tool_choice"] = {"type": request.tool_choice}
+        if request.temperature is not None:
+            # anthropic 1.x dropped sampling keywords from create()/stream(); the API still takes them
+            # (0-1) on models that support sampling, so they go in the body, and only when set: Claude
+            # models after Opus 4.6 reject a temperature (leave it unset for them).
+            params["extra_body"] = {"temperature": min(request.temperature, 1.0)}
         return params
 
     def _status_detail(self, exc: Any) -> tuple[str, str | None]:

@@ -105,6 +105,7 @@ class LLMRequest:
     max_tokens: int = 1024
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_choice: ToolChoice = "auto"
+    temperature: float | None = None  # None: the provider's default
 
     @property
     def system_text(self) -> str:

@@ -134,6 +134,8 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
         if request.tools:
             params["tools"] = to_openai_tools(request)
             params["tool_choice"] = request.tool_choice
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
         return params
 
     def _status_detail(self, exc: Any) -> tuple[str, str | None]:

@@ -148,6 +148,7 @@ class BoardRoom:
         chair_role: str = GENERAL,
         agenda: str | None = None,
         extra_subscribers: Sequence[Subscriber] = (),
+        extra_owners: Sequence[str] = (),
     ) -> MeetingRun:
         """Build a meeting without starting it."""
         topic = " ".join(topic.split())
@@ -165,6 +166,7 @@ class BoardRoom:
             subscribers=[*self.subscribers, *extra_subscribers], base_ctx=base,
             resolve_role=lambda name: _find_role(souls, name),
             models={p.role: self.runner.model_for(p) for p in [chair, *specialists]},
+            extra_owners=tuple(extra_owners),
         )
         if agenda is not None:
             run.preset_agenda = agenda

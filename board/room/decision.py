@@ -268,6 +268,9 @@ def validate_decision(text: str, *, participants: list[str], dissenters: Mapping
         )
         raise DecisionProblem(f"the decision does not match the schema: {problems}") from exc
     allowed = list(owners if owners is not None else participants)
+    canonical = {_owner_key(o): o for o in allowed}
+    items = [a.model_copy(update={"owner": canonical.get(_owner_key(a.owner), a.owner)}) for a in decision.action_items]
+    decision = decision.model_copy(update={"action_items": items})
     bad_owners = sorted({a.owner for a in decision.action_items} - set(allowed))
     if bad_owners:
         raise DecisionProblem(
@@ -290,6 +293,11 @@ def validate_decision(text: str, *, participants: list[str], dissenters: Mapping
     if issues:
         raise DecisionProblem("; ".join(issues))
     return decision
+
+
+def _owner_key(owner: str) -> str:
+    """``The Director`` and ``director`` name the same owner."""
+    return owner.strip().lower().removeprefix("the ").strip()
 
 
 def _clip(text: str, limit: int) -> str:

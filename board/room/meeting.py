@@ -728,8 +728,9 @@ class MeetingRun:
         return "\n".join(lines)
 
     def owners(self) -> list[str]:
-        """Who may own an action item: the chair, the specialists, and the meeting's extra owners."""
-        return [self.chair.role, *[p.role for p in self.specialists], *self.extra_owners]
+        """Who may own an action item: the meeting's extra owners (first: the roundtable's Director,
+        Builder ...), the chair and the specialists."""
+        return [*self.extra_owners, self.chair.role, *[p.role for p in self.specialists]]
 
     def _synthesis_message(self) -> str:
         parts = [f"You chaired a board meeting on: {self.topic}", f"Agenda:\n{self.agenda}"]

@@ -20,6 +20,8 @@ from board.room.meeting import MeetingResult
 __all__ = ["ROSTER", "RoundtableInput", "RoundtableInputError", "parse_input", "run_roundtable"]
 
 ROSTER = "roundtable"
+#: who may own a task besides the debaters: the owners seed 004's summarizer names
+OWNERS = ("Director", "Builder", "Orchestrator", "FULLSEND")
 
 
 class RoundtableInput(BaseModel):
@@ -84,15 +86,18 @@ def agenda_for(request: RoundtableInput) -> str:
     return "\n\n".join(parts)
 
 
-def render_transcript(room: BoardRoom, result: MeetingResult, rounds: list[dict[str, str]]) -> str:
-    """``--- Round n ---`` then ``NAME: text`` lines, as in seed 004."""
+def render_transcript(room: BoardRoom, result: MeetingResult, rounds: list[dict[str, str]],
+                      models: dict[str, str] | None = None) -> str:
+    """``--- Round n ---`` then ``NAME: text`` lines, as in seed 004; ``NAME (model):`` when the
+    debaters speak with different models (``models``: role -> model, given only then)."""
     souls = room.souls_for(ROSTER)
     lines: list[str] = []
     for number, statements in enumerate(rounds, start=1):
         lines.append(f"--- Round {number} ---")
         for role, text in statements.items():
             name = souls.profile(role).name.upper() if souls.has(role) else role.upper()
-            lines.append(f"{name}: {' '.join(text.split())}")
+            model = f" ({models[role]})" if models and role in models else ""
+            lines.append(f"{name}{model}: {' '.join(text.split())}")
     return "\n".join(lines)
 
 
@@ -100,10 +105,11 @@ async def run_roundtable(room: BoardRoom, request: RoundtableInput) -> dict[str,
     """Run the debate and return the output JSON object."""
     settings = replace(room.meeting_settings, max_turns_per_agent=request.max_rounds, critic_role="")
     run = room.prepare(request.prompt, roster=ROSTER, chair_role=SUMMARIZER, settings=settings,
-                       agenda=agenda_for(request))
+                       agenda=agenda_for(request), extra_owners=OWNERS)
     result = await run.run()
     summary = [f"{item.task} (Owner: {item.owner})" for item in result.decision.action_items] if result.decision else []
-    output: dict[str, Any] = {"transcript": render_transcript(room, result, run.rounds), "summary": summary}
+    models = {**run.models, **run.spoke_with} if run.models_differ() else None
+    output: dict[str, Any] = {"transcript": render_transcript(room, result, run.rounds, models), "summary": summary}
     output["meeting_id"] = result.meeting_id
     output["stop_reason"] = result.stop_reason.value
     if result.error:

@@ -1,7 +1,7 @@
 """Soul files: parsing, the last-good store and hot reload.
 
 A soul is Markdown with optional YAML front matter (``name``, ``title``, ``emoji``,
-``model``, ``tools``, ``consults``) followed by the personality text. The
+``model``, ``temperature``, ``tools``, ``consults``) followed by the personality text. The
 :class:`SoulStore` serves the current soul of each role: it notices edits on the next
 turn (one ``stat`` per file), keeps the last good version when an edit is broken, falls
 back to the shipped default soul when a file is deleted, and picks up soul files added
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from board.roles import (
     GENERAL,
@@ -59,6 +59,7 @@ class SoulMeta(BaseModel):
     title: str | None = None
     emoji: str | None = None
     model: str | None = None
+    temperature: float | None = Field(None, ge=0, le=2)
     tools: tuple[str, ...] | None = None
     consults: tuple[str, ...] = ()
 
@@ -135,6 +136,7 @@ class AgentProfile:
     soul: Soul
     soul_path: Path
     source: str  # "workspace" or "built-in default"
+    temperature: float | None = None  # None: the provider's default
 
     @property
     def label(self) -> str:
@@ -261,6 +263,7 @@ class SoulStore:
             title=meta.title or "",
             emoji=override.emoji or meta.emoji or _FALLBACK_EMOJI,
             model=override.model or meta.model,
+            temperature=override.temperature if override.temperature is not None else meta.temperature,
             tools=override.tools if override.tools is not None else meta.tools,
             consults=meta.consults,
             soul=soul,

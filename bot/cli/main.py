@@ -423,6 +423,7 @@ COMMANDS: dict[str, Command] = {
     "inbox": ops_cli.cmd_inbox,
     "meeting": lambda loaded, args: with_board(loaded, lambda b: meeting_cli.cmd_meeting(b, args)),
     "meetings": lambda loaded, args: with_board(loaded, lambda b: meeting_cli.cmd_meetings(b, args)),
+    "actions": lambda loaded, args: with_board(loaded, lambda b: meeting_cli.cmd_actions(b, args)),
     "roundtable": lambda loaded, args: with_board(loaded, lambda b: meeting_cli.cmd_roundtable(b, args)),
 }
 

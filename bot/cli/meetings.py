@@ -1,4 +1,4 @@
-"""``sabha meeting``, ``sabha meetings list|show`` and ``sabha roundtable``.
+"""``sabha meeting``, ``sabha meetings list|show``, ``sabha actions`` and ``sabha roundtable``.
 
 ``meeting`` holds a board meeting in the terminal and prints each statement as it is
 made, then the minutes. ``roundtable`` reads seed 004's JSON from a file or stdin and
@@ -38,6 +38,12 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     mp = msub.add_parser("show", parents=[common], help="the minutes of one meeting")
     mp.add_argument("id", help="meeting id (a unique prefix is enough)")
     mp.add_argument("--json", action="store_true", help="the decision, statements and events as JSON")
+
+    p = sub.add_parser("actions", parents=[common], help="open action items of board decisions; close one",
+                       description="Action items of recorded board decisions, across meetings, with owners and "
+                                   "age. `sabha actions done N` closes item N.")
+    p.add_argument("action", nargs="*", metavar="done N", help="close action item N")
+    p.add_argument("--all", action="store_true", help="include closed items")
 
     p = sub.add_parser("roundtable", parents=[common], help="run a roundtable debate from JSON (seed 004)",
                        description='Read {"prompt", "context", "learnings", "max_rounds"} JSON from FILE or stdin, '
@@ -131,6 +137,26 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
                           indent=2, ensure_ascii=False))
         return 0
     emit(row.minutes or f"Meeting {row.id} on {row.topic!r} has no minutes yet (status {row.status}).")
+    return 0
+
+
+async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
+    """actions [--all] | actions done N."""
+    from board.room.record import format_actions
+
+    store = board.room.store
+    words = list(args.action or [])
+    if words:
+        if len(words) != 2 or words[0] != "done" or not words[1].lstrip("#").isdigit():
+            sys.stderr.write("sabha: usage: sabha actions [--all] | sabha actions done N\n")
+            return 2
+        row = await store.close_action(int(words[1].lstrip("#")), by="cli")
+        if row is None:
+            sys.stderr.write(f"sabha: no open action item #{words[1].lstrip('#')}; see `sabha actions`\n")
+            return 2
+        emit(f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}.")
+        return 0
+    emit(format_actions(await store.actions(include_done=args.all, limit=500)))
     return 0
 
 
