@@ -31,7 +31,7 @@ from board.llm.pricing import ModelPrice, PriceTable
 from board.llm.resilience import RetryPolicy
 from board.roles import DEFAULT_ROSTERS, GENERAL, RoleOverride, RosterSpec, is_role_slug
 from board.room.consult import ConsultSettings
-from board.room.meeting import MeetingSettings
+from board.room.meeting import DEFAULT_CHALLENGERS, MeetingSettings
 from board.service import BoardSettings
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.whatsapp.config import WhatsAppSection
@@ -70,7 +70,12 @@ class MeetingsConfig(StrictModel):
     parallel: bool = True
     agent_timeout_s: float = Field(120, gt=0, le=3600)
     quorum: float = Field(0.5, gt=0, le=1, description="share of specialists that must be present")
-    critic_role: str = "critic"
+    critic_role: str = Field("critic", description="the challenger of rosters that `challengers` does not name")
+    challengers: dict[str, str] = Field(
+        default_factory=dict, description="roster -> the role that reviews its draft decisions "
+                                          "(defaults: board -> critic, sabha -> investor)")
+    peer_review: bool = Field(False, description="after round 1 each member ranks the others' anonymised "
+                                                 "statements; the ranking goes to the chair and the minutes")
 
 
 class ConsultationConfig(StrictModel):
@@ -322,6 +327,8 @@ class LoadedConfig:
                 agent_timeout_s=meetings.agent_timeout_s,
                 quorum=meetings.quorum,
                 critic_role=meetings.critic_role,
+                challengers=tuple({**dict(DEFAULT_CHALLENGERS), **meetings.challengers}.items()),
+                peer_review=meetings.peer_review,
             ),
             consultation=ConsultSettings(
                 enabled=consult.enabled,

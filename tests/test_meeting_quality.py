@@ -327,3 +327,36 @@ async def test_peer_review_ranks_anonymised_statements_for_the_chair(workspace: 
         assert "## Peer review (round 1, anonymised; best first)" in result.minutes
     finally:
         await board.close()
+
+
+async def test_offline_meeting_shows_stances_a_disagreement_consensus_and_dissent_with_one_notice(
+    board: Board,
+) -> None:
+    from board.llm.offline import OFFLINE_NOTICE
+
+    result, events = await hold(board, "Should we expand to Europe?")
+    spoke = [e for e in events if e.kind == "agent_spoke"]
+    assert len(spoke) == 15 and all(e.data["stance"] is not None for e in spoke)
+    assert {e.data["stance"]["position"] for e in spoke if e.role == "critic"} == {"oppose"}
+    assert all(OFFLINE_NOTICE not in e.text for e in events if e.kind != "ended")
+    assert [e.role for e in events if e.kind == "disagreement"] == ["critic"]
+    consensus = [e for e in events if e.kind == "consensus"]
+    assert len(consensus) == 1 and "critic" not in consensus[0].data["participants"]
+    decision = result.decision
+    assert decision is not None and not decision.best_effort and not decision.notes
+    assert [d.who for d in decision.dissent] == ["critic"]
+    assert decision.final_objection is not None and decision.final_objection.who == "critic"
+    assert result.minutes.count("offline model: no LLM was called") == 1
+    started = next(e for e in events if e.kind == "started")
+    assert any("offline model" in w for w in started.data["warnings"])
+
+
+def test_peer_review_and_challengers_come_from_config(tmp_path: Path) -> None:
+    from bot.config import LoadedConfig, parse_config
+
+    text = "board:\n  meetings:\n    peer_review: true\n    challengers: {board: strategy, advisors: legal}\n"
+    loaded = LoadedConfig(config=parse_config(text, source="t.yaml", env={}), source=None, base_dir=tmp_path)
+    meetings = loaded.board_settings().meetings
+    assert meetings.peer_review is True
+    assert meetings.challenger_for("board") == "strategy" and meetings.challenger_for("sabha") == "investor"
+    assert meetings.challenger_for("advisors") == "legal" and meetings.challenger_for("other") == "critic"
