@@ -39,7 +39,7 @@ from bot.channels.base import Channel
 from bot.channels.registry import PLUGINS
 from bot.config import LoadedConfig
 from bot.intake.intake import IntakeHub, IntakeSettings
-from bot.ops.logs import redact
+from bot.ops.logs import protect_config, redact
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.notify import Notifier, watchdog_interval, watchdog_pings
 from bot.ops.readiness import Readiness, check_readiness
@@ -212,6 +212,7 @@ class Daemon:
         result = reload_config(self.loaded.source, self.loaded, board=self.board, hub=self.hub,
                                channels=self.channels or [])
         if result.loaded is not None:
+            protect_config(result.loaded.config)  # a new secret is masked from the first line on
             self.loaded = result.loaded
 
     async def run(self) -> int:
