@@ -40,6 +40,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import burst  # noqa: E402  (the daemon, fakes and samplers of the burst benchmark)
+import turn_overhead  # noqa: E402  (its way of writing earlier history)
 
 from board.roles import RosterSpec  # noqa: E402
 from board.service import Board, BoardSettings  # noqa: E402
@@ -65,15 +66,7 @@ async def prefill(root: Path, users: list[int], lines: int) -> None:
         for i, user in enumerate(users):
             key = "main" if i == 0 else f"board:general:tg-{user}"  # the first allowed user is the owner
             transcript = await board.sessions.open(key, "general")
-            await asyncio.to_thread(_append, transcript.path, lines - 1)
-
-
-def _append(path: Path, count: int) -> None:
-    with open(path, "ab") as fh:
-        for i in range(count):
-            role = "user" if i % 2 == 0 else "assistant"
-            entry = {"type": "message", "role": role, "text": f"earlier message {i} " + "lorem ipsum " * 8}
-            fh.write(json.dumps(entry).encode() + b"\n")
+            await asyncio.to_thread(turn_overhead._append_history, transcript.path, lines - 1)
 
 
 async def soak(args: argparse.Namespace, prefilled: int) -> dict[str, object]:

@@ -17,6 +17,7 @@ from bot.app import all_migrations
 if TYPE_CHECKING:
     from tests.fakes.anthropic_api import FakeAnthropic
     from tests.fakes.echo_model import EchoModel
+    from tests.fakes.graph_api import FakeGraphAPI
     from tests.fakes.openai_api import FakeOpenAI
     from tests.fakes.telegram_api import FakeTelegramAPI
 
@@ -85,4 +86,13 @@ async def echo_model() -> AsyncIterator[EchoModel]:
     from tests.fakes.echo_model import EchoModel
 
     async with EchoModel(latency=0.2) as server:
+        yield server
+
+
+@pytest.fixture
+async def fake_graph() -> AsyncIterator[FakeGraphAPI]:
+    """A fake WhatsApp Graph API server."""
+    from tests.fakes.graph_api import FakeGraphAPI
+
+    async with FakeGraphAPI() as server:
         yield server

@@ -73,9 +73,8 @@ Start = Callable[..., Awaitable[Running]]
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeGraphAPI]:
-    async with FakeGraphAPI() as server:
-        yield server
+def fake(fake_graph: FakeGraphAPI) -> FakeGraphAPI:
+    return fake_graph
 
 
 @pytest.fixture

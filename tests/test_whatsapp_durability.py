@@ -9,7 +9,6 @@ import contextlib
 import re
 import signal
 from collections import Counter
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -49,15 +48,14 @@ def answered(graph: FakeGraphAPI) -> Counter[str]:
 
 
 @pytest.fixture
-async def graph() -> AsyncIterator[FakeGraphAPI]:
-    async with FakeGraphAPI() as server:
-        yield server
+def graph(fake_graph: FakeGraphAPI) -> FakeGraphAPI:
+    return fake_graph
 
 
 @pytest.fixture
-async def model() -> AsyncIterator[EchoModel]:
-    async with EchoModel(latency=0.3) as server:
-        yield server
+def model(echo_model: EchoModel) -> EchoModel:
+    echo_model.latency = 0.3
+    return echo_model
 
 
 async def _deliver(http: ClientSession, url: str, body: dict[str, Any]) -> int:

@@ -10,8 +10,10 @@ lists is in :mod:`bot.channels.plugin`.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol
@@ -30,6 +32,7 @@ __all__ = [
     "DeliveryOutcome",
     "SendFailed",
     "SendProgress",
+    "repeating",
 ]
 
 
@@ -153,3 +156,22 @@ class Channel(Protocol):
     def describe(self) -> dict[str, Any]:
         """Machine-readable state for the health endpoint."""
         ...
+
+
+@asynccontextmanager
+async def repeating(action: Callable[[], Awaitable[None]], every: float, name: str) -> AsyncIterator[None]:
+    """Run ``action`` now and then every ``every`` seconds while the block runs (a typing
+    indicator that the service shows for a few seconds only); ``action`` must not raise."""
+
+    async def loop() -> None:
+        while True:
+            await action()
+            await asyncio.sleep(every)
+
+    task = asyncio.create_task(loop(), name=name)
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

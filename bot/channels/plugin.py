@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -39,3 +40,21 @@ class ChannelPlugin:
     factory: Callable[[], ChannelFactory]
     migrations: Sequence[Migration] = ()
     add_cli: Callable[[Any, argparse.ArgumentParser], CliCommand] | None = None
+
+    @classmethod
+    def of_package(cls, package: str, enabled: Callable[[LoadedConfig], bool],
+                   migrations: Sequence[Migration]) -> ChannelPlugin:
+        """The plugin of a channel package laid out like ``bot.channels.telegram``: its
+        ``channel`` module has ``build`` (the factory), its ``cli`` module ``add_cli``. Both
+        are imported on first use only, so listing a channel imports no client library."""
+        name = package.rsplit(".", 1)[-1]
+
+        def factory() -> ChannelFactory:
+            build: ChannelFactory = importlib.import_module(f"{package}.channel").build
+            return build
+
+        def add_cli(sub: Any, common: argparse.ArgumentParser) -> CliCommand:
+            command: CliCommand = importlib.import_module(f"{package}.cli").add_cli(sub, common)
+            return command
+
+        return cls(name=name, section=name, enabled=enabled, factory=factory, migrations=migrations, add_cli=add_cli)

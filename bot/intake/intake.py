@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -307,6 +307,17 @@ class Intake:
                 pending = replace(pending, lane=self.courier.conversation(pending.envelope))
             self._queue(pending)
         return len(todo)
+
+    async def wind_down(self, grace: float | None, *, owns_hub: bool,
+                        alongside: Callable[[float], Awaitable[None]] | None = None) -> None:
+        """After the channel stopped receiving: let running answers finish (when the channel
+        owns its hub; the daemon drains a shared one), then wait for fixed lines being sent
+        and for ``alongside(grace)`` (e.g. a meeting view posting what is left)."""
+        grace = self.hub.settings.shutdown_grace_s if grace is None else grace
+        if owns_hub:
+            await self.hub.drain(grace)
+        extra = [alongside(max(0.5, grace))] if alongside is not None else []
+        await asyncio.gather(self.settle(), *extra)
 
     async def settle(self, timeout: float = 2.0) -> None:
         """Wait (bounded) for fixed lines still being sent."""

@@ -62,6 +62,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("meeting", "Hold a board meeting: /meeting <topic>"),
     ("meetings", "Recent board meetings"),
     ("cancel", "Stop the meeting running here: /cancel [id]"),
+    ("actions", "Open action items from board meetings"),
+    ("done", "Close an action item: /done <n>"),
     ("reset", "Start a fresh conversation: /reset [role]"),
     ("compact", "Summarise the older part of a conversation now: /compact [role]"),
     ("souls", "Soul files and their versions"),
@@ -457,10 +459,7 @@ class TelegramChannel:
             return
         self.state = "stopping"
         await self.stop_intake()
-        grace = self.hub.settings.shutdown_grace_s if grace is None else grace
-        if self.owns_hub:
-            await self.hub.drain(grace)
-        await asyncio.gather(self.meetings.drain(max(0.5, grace)), self.intake.settle())
+        await self.intake.wind_down(grace, owns_hub=self.owns_hub, alongside=self.meetings.drain)
         if self.settings.mode == "polling":
             await self._confirm_offset()
         await self._shutdown_bot()

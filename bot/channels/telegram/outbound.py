@@ -31,10 +31,10 @@ becomes one with :meth:`Target.of`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -51,7 +51,7 @@ from telegram.error import (
 )
 
 from board.envelope import Reply
-from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress
+from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress, repeating
 from bot.channels.telegram.format import Chunk, plain_chunks, render
 from bot.channels.telegram.ratelimit import FloodControl
 
@@ -347,19 +347,6 @@ class Outbound:
         except TelegramError as exc:
             log.debug("telegram: typing action in chat %s failed: %s", target.chat_id, exc)
 
-    @contextlib.asynccontextmanager
-    async def keep_typing(self, target: Target, interval: float = TYPING_REFRESH_S) -> AsyncIterator[None]:
+    def keep_typing(self, target: Target, interval: float = TYPING_REFRESH_S) -> AbstractAsyncContextManager[None]:
         """Show typing in ``target`` until the block ends (refreshed every ``interval`` s)."""
-
-        async def loop() -> None:
-            while True:
-                await self.typing(target)
-                await asyncio.sleep(interval)
-
-        task = asyncio.create_task(loop(), name=f"typing {target.chat_id}/{target.topic}")
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        return repeating(lambda: self.typing(target), interval, f"typing {target.chat_id}/{target.topic}")

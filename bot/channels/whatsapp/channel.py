@@ -30,7 +30,7 @@ from board.envelope import Envelope, Reply
 from board.roles import GENERAL
 from board.router import Route, Router
 from board.service import Board
-from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress
+from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress, repeating
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
@@ -133,18 +133,8 @@ class WhatsAppChannel:
             yield
             return
 
-        async def keep() -> None:
-            while True:
-                await self.graph.mark_read(wamid)
-                await asyncio.sleep(TYPING_REFRESH_S)
-
-        task = asyncio.create_task(keep(), name="whatsapp typing")
-        try:
+        async with repeating(lambda: self.graph.mark_read(wamid), TYPING_REFRESH_S, "whatsapp typing"):
             yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
     async def deliver(self, reply: Reply, progress: SendProgress) -> None:
         """Send ``reply`` to the user it answers, quoting their message, split at 4096 characters."""
@@ -389,10 +379,7 @@ class WhatsAppChannel:
             return
         self.state = "stopping"
         await self.stop_intake()
-        grace = self.hub.settings.shutdown_grace_s if grace is None else grace
-        if self.owns_hub:
-            await self.hub.drain(grace)
-        await asyncio.gather(self.meetings.drain(max(0.5, grace)), self.intake.settle())
+        await self.intake.wind_down(grace, owns_hub=self.owns_hub, alongside=self.meetings.drain)
         await self.graph.close()
         self.state = "stopped"
         log.info("whatsapp: stopped (sent %d, refused %d)", self.graph.sent, self.graph.refused)
