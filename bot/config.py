@@ -36,6 +36,7 @@ from board.service import BoardSettings
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.config_model import StrictModel, blank_is_unset
+from bot.intake.config import InboxSection
 
 CONFIG_ENV = "SABHA_CONFIG"
 DEFAULT_CONFIG_NAME = "sabha.yaml"
@@ -240,19 +241,6 @@ class ServerSection(StrictModel):
     host: str = Field("127.0.0.1", min_length=1, description="0.0.0.0 to listen on every interface")
     port: int = Field(8080, ge=0, le=65535, description="0 picks a free port")
 
-
-
-class InboxSection(StrictModel):
-    """``inbox``: the shared intake of every channel (durable inbox, lanes, backpressure)."""
-
-    resume_max_age_s: float = Field(3600, ge=0, le=7 * 86_400, description=(
-        "messages received but not answered when Sabha stopped are answered at the next start if younger than "
-        "this; older ones are logged and given up"))
-    max_concurrent_turns: int = Field(32, ge=1, le=1000, description=(
-        "turns in flight at once over all conversations; the rest wait their turn, fairly across conversations"))
-    shutdown_grace_s: float = Field(20, ge=0, le=3600, description=(
-        "at SIGTERM/SIGINT, how long running answers may take to finish; what is left stays stored and is "
-        "answered at the next start"))
 
 
 class BudgetSection(StrictModel):

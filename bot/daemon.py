@@ -38,7 +38,7 @@ from bot.app import open_board
 from bot.channels.base import Channel
 from bot.channels.registry import PLUGINS
 from bot.config import LoadedConfig
-from bot.intake.intake import IntakeHub, IntakeSettings
+from bot.intake.intake import IntakeHub
 from bot.ops.logs import protect_config, redact
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.notify import Notifier, watchdog_interval, watchdog_pings
@@ -70,13 +70,6 @@ def build_channels(loaded: LoadedConfig, board: Board, hub: IntakeHub) -> list[C
     return [plugin.factory()(board, loaded, hub) for plugin in PLUGINS if plugin.enabled(loaded)]
 
 
-def intake_settings(loaded: LoadedConfig) -> IntakeSettings:
-    """``inbox:`` as the intake's settings."""
-    inbox = loaded.config.inbox
-    return IntakeSettings(resume_max_age_s=inbox.resume_max_age_s, max_concurrent_turns=inbox.max_concurrent_turns,
-                          shutdown_grace_s=inbox.shutdown_grace_s)
-
-
 class Daemon:
     """The running Sabha; see the module docstring."""
 
@@ -99,7 +92,7 @@ class Daemon:
         self.ready = asyncio.Event()
         self.started = time.monotonic()
         self.port: int | None = None
-        self.hub = IntakeHub(intake_settings(loaded))
+        self.hub = IntakeHub(loaded.config.inbox)
         self.notifier = notifier or Notifier()
         self.metrics = Metrics()
         self.phase = "starting"

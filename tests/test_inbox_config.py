@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from bot.config import ConfigError, LoadedConfig, parse_config
-from bot.daemon import intake_settings
+from bot.daemon import Daemon
 
 
 def test_inbox_defaults_and_values_reach_the_intake() -> None:
     config = parse_config("inbox:\n  resume_max_age_s: 60\n  max_concurrent_turns: 4\n  shutdown_grace_s: 2\n",
                           source="x.yaml", env={})
-    settings = intake_settings(LoadedConfig(config=config, source=None, base_dir=Path(".")))
+    settings = Daemon(LoadedConfig(config=config, source=None, base_dir=Path(".")), install_signals=False).hub.settings
     assert (settings.resume_max_age_s, settings.max_concurrent_turns, settings.shutdown_grace_s) == (60, 4, 2)
     defaults = parse_config("", source="x.yaml", env={}).inbox
     assert (defaults.resume_max_age_s, defaults.max_concurrent_turns, defaults.shutdown_grace_s) == (3600, 32, 20)

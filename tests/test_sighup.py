@@ -17,7 +17,8 @@ import pytest
 from board.service import Board
 from bot.app import all_migrations
 from bot.config import load_config
-from bot.intake.intake import IntakeHub, IntakeSettings
+from bot.intake.config import InboxSection
+from bot.intake.intake import IntakeHub
 from bot.ops.reload import reload_config
 from tests.daemon_support import SabhaProcess, write_config
 from tests.fakes.echo_model import EchoModel
@@ -91,7 +92,7 @@ async def test_reload_applies_models_turn_cap_and_budgets_and_names_what_needs_a
     config = write_config(tmp_path, fake, None)
     loaded = load_config(config)
     board = await Board.open(loaded.board_settings(), migrations=all_migrations())
-    hub = IntakeHub(IntakeSettings(max_concurrent_turns=32))
+    hub = IntakeHub(InboxSection(max_concurrent_turns=32))
     try:
         text = config.read_text(encoding="utf-8").replace("server:\n  host: 127.0.0.1\n  port: 0", "server:\n  "
                                                           "host: 127.0.0.1\n  port: 8099")

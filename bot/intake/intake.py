@@ -31,12 +31,13 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from board.envelope import Envelope, Reply
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
+from bot.intake.config import InboxSection
 from bot.intake.inbox import Arrival, InboundKind, Inbox, InboxStatus, Pending
 from bot.intake.scheduler import Scheduler
 from bot.intake.storage import StorageHealth, is_storage_error
@@ -44,7 +45,7 @@ from bot.intake.storage import StorageHealth, is_storage_error
 if TYPE_CHECKING:
     from board.service import Board
 
-__all__ = ["Intake", "IntakeHub", "IntakeSettings", "StorageUnavailable", "clean_text"]
+__all__ = ["Intake", "IntakeHub", "StorageUnavailable", "clean_text"]
 
 log = logging.getLogger("sabha.intake")
 
@@ -53,22 +54,12 @@ class StorageUnavailable(Exception):
     """The arrivals could not be stored; do not acknowledge them to the service."""
 
 
-@dataclass(frozen=True)
-class IntakeSettings:
-    """``inbox:`` as plain values."""
-
-    resume_max_age_s: float = 3600
-    max_concurrent_turns: int = 32
-    shutdown_grace_s: float = 20.0
-    storage_retry_s: float = 2.0
-
-
 class IntakeHub:
     """What the intakes of all channels share: the settings, the global cap with its fair
     lanes, and the daemon's view of storage health."""
 
-    def __init__(self, settings: IntakeSettings | None = None) -> None:
-        self.settings = settings or IntakeSettings()
+    def __init__(self, settings: InboxSection | None = None) -> None:
+        self.settings = settings or InboxSection()
         self.scheduler = Scheduler(self.settings.max_concurrent_turns)
         self.storage = StorageHealth()
         self.intakes: list[Intake] = []

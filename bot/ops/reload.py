@@ -120,7 +120,7 @@ def _apply(new: LoadedConfig, keys: list[str], *, board: Board, hub: IntakeHub, 
             log.error("reload: %s; until then those turns answer degraded", problem)
     if "inbox.max_concurrent_turns" in changed:
         cap = config.inbox.max_concurrent_turns
-        hub.settings = replace(hub.settings, max_concurrent_turns=cap)
+        hub.settings = hub.settings.model_copy(update={"max_concurrent_turns": cap})
         hub.scheduler.cap = cap  # a lower cap lets running turns finish; a higher one fills as turns end
     if changed & {"budget.daily_usd", "budget.per_sender_daily_usd"}:
         board.budget.settings = new.budget_settings()

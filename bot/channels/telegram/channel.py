@@ -44,8 +44,9 @@ from bot.channels.telegram.outbound import Outbound, Target
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings
 from bot.channels.telegram.topics import Topics, TopicStore
 from bot.channels.webhook import BodyTooLarge, read_body
+from bot.intake.config import InboxSection
 from bot.intake.inbox import Arrival, InboundKind
-from bot.intake.intake import Intake, IntakeHub, IntakeSettings, StorageUnavailable
+from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 
 if TYPE_CHECKING:
     from bot.config import LoadedConfig
@@ -133,7 +134,7 @@ class TelegramChannel:
         self.forum_id = settings.group_id
         self.owns_hub = hub is None
         if hub is None:
-            hub = IntakeHub(IntakeSettings(resume_max_age_s=resume_max_age_s, shutdown_grace_s=shutdown_grace_s))
+            hub = IntakeHub(InboxSection(resume_max_age_s=resume_max_age_s, shutdown_grace_s=shutdown_grace_s))
         self.hub = hub
         chats = tuple(settings.allowed_chat_ids) + ((settings.group_id,) if settings.group_id is not None else ())
         self.gate = AccessGate(tuple(settings.allowed_user_ids), chats)

@@ -51,7 +51,7 @@ from bot.channels.whatsapp.meeting import MeetingRelay
 from bot.channels.whatsapp.outbound import GraphClient, Pacing, Refused
 from bot.channels.whatsapp.store import DeliveryStatus, DeliveryStore, RoleStore
 from bot.intake.inbox import Arrival, InboundKind
-from bot.intake.intake import Intake, IntakeHub, IntakeSettings, StorageUnavailable
+from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 
 if TYPE_CHECKING:
     from bot.config import LoadedConfig
@@ -82,7 +82,7 @@ class WhatsAppChannel:
         self.board = board
         self.settings = settings
         self.owns_hub = hub is None
-        self.hub = hub or IntakeHub(IntakeSettings())
+        self.hub = hub or IntakeHub()
         self.graph = GraphClient(settings, pacing)
         self.access = AccessPolicy(settings, board.db)
         self.roles = RoleStore(board.db)
