@@ -179,6 +179,7 @@ class SoulStore:
         # Told ("reloaded" | "load_error", role) by refresh_all (the watcher); the daemon's metrics plug in here.
         self.observers: list[Callable[[str, str], None]] = []
         self._errors_seen: dict[str, str] = {}
+        self._roles_seen: tuple[int | None, tuple[str, ...]] | None = None
         # Validate configured paths now so a bad soul_file fails at start-up.
         for role in self.configured_roles():
             self._file_for(role)
@@ -190,13 +191,24 @@ class SoulStore:
         return [GENERAL, *[r for r in self.roster.specialists if r != GENERAL]]
 
     def roles(self) -> list[str]:
-        """Roles available now: configured ones plus soul files added to the roster folder."""
+        """Roles available now: configured ones plus soul files added to the roster folder.
+
+        The folder is listed again only when its modification time changed (a file added,
+        removed or renamed in it): routing asks for the roles several times per message.
+        """
+        try:
+            stamp: int | None = self._folder.stat().st_mtime_ns
+        except OSError:
+            stamp = None
+        if self._roles_seen is not None and self._roles_seen[0] == stamp:
+            return list(self._roles_seen[1])
         roles = self.configured_roles()
-        if self._folder.is_dir():
+        if stamp is not None and self._folder.is_dir():
             for path in sorted(self._folder.glob(f"*{SOUL_SUFFIX}")):
                 slug = path.name[: -len(SOUL_SUFFIX)]
                 if is_role_slug(slug) and slug not in roles:
                     roles.append(slug)
+        self._roles_seen = (stamp, tuple(roles))
         return roles
 
     # -- files -------------------------------------------------------------------
