@@ -4,6 +4,7 @@ meeting/consultation settings of the test's choosing."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from board.room.consult import ConsultSettings
 from board.room.decision import decision_schema
 from board.room.meeting import MeetingSettings
 from board.service import Board, BoardSettings
-from tests.fakes.scripted_model import ScriptedModel
+from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.llm_support import FAST_RETRY
 
 
@@ -43,20 +44,46 @@ def schema_of(request: LLMRequest) -> dict[str, Any] | None:
     return schema if isinstance(schema, dict) else None
 
 
+def decision_record(recommendation: str, rationale: str, items: list[tuple[str, str]], *,
+                    dissent: list[dict[str, str]] | None = None, **extra: Any) -> dict[str, Any]:
+    """A decision: its consensus "Start small", its open question "Which city?", ``items`` as (task, owner)."""
+    return {
+        "recommendation": recommendation,
+        "rationale": rationale,
+        "consensus_points": ["Start small"],
+        "dissent": dissent or [],
+        "action_items": [{"task": task, "owner": owner} for task, owner in items],
+        "open_questions": ["Which city?"],
+        **extra,
+    }
+
+
 def valid_decision(owners: list[str], *, dissent: list[dict[str, str]] | None = None) -> str:
     """A decision that passes validation."""
     assert decision_schema(owners)
-    return json.dumps({
-        "recommendation": "Pilot in Germany first",
-        "rationale": "Smallest bet that tests demand",
-        "consensus_points": ["Start small"],
-        "dissent": dissent or [],
-        "action_items": [{"task": f"Next step for {owner}", "owner": owner} for owner in owners[:3]],
-        "open_questions": ["Which city?"],
-    })
+    return json.dumps(decision_record("Pilot in Germany first", "Smallest bet that tests demand",
+                                      [(f"Next step for {owner}", owner) for owner in owners[:3]], dissent=dissent))
 
 
 def framing(roles: list[str]) -> str:
     """A chair's framing answer."""
     return json.dumps({"agenda": "1. Market\n2. Money\n3. Risks",
                        "questions": {role: f"Question for {role}?" for role in roles}})
+
+
+def structured_answer(request: LLMRequest, roles: list[str], *, stance: dict[str, Any],
+                      decide: Callable[[], str]) -> Step | None:
+    """The answer to a request for JSON: the chair's framing for ``roles``, a member's ``stance``, a
+    ranking (clearest first), else the decision ``decide`` gives; None for a free-text request."""
+    schema = schema_of(request)
+    if schema is None:
+        return None
+    props = schema.get("properties", {})
+    if "questions" in props:
+        return say(framing(roles))
+    if "position" in props:
+        return say(json.dumps(stance))
+    if "ranking" in props:
+        labels = props["ranking"]["items"]["enum"]
+        return say(json.dumps({"ranking": sorted(labels), "reason": "clearest first"}))
+    return say(decide())

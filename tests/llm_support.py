@@ -16,9 +16,16 @@ from board.roles import RosterSpec
 from board.service import Board, BoardSettings
 from bot.app import build_providers
 from bot.config import LoadedConfig, parse_config
+from tests.fakes.anthropic_api import FakeAnthropic
+from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.scripted_model import ScriptedModel
 
 FAST_RETRY = RetryPolicy(timeout_s=5.0, retries=1, backoff_s=0.01, backoff_max_s=0.05, retry_after_max_s=1.0)
+
+FAST_RETRY_YAML = """
+  retry: {retries: 1, backoff_s: 0.01, backoff_max_s: 0.05, retry_after_max_s: 1}
+  timeout_s: 5
+"""
 
 LOOKUP_SCHEMA = {
     "type": "object",
@@ -70,6 +77,35 @@ async def configured_board(tmp_path: Path, workspace: Path, yaml_text: str, env:
     loaded = LoadedConfig(config=config, source=None, base_dir=tmp_path)
     settings = replace(loaded.board_settings(), workspace=workspace, data_dir=tmp_path / "sessions")
     return await Board.open(settings, build_providers(loaded, env=env))
+
+
+async def provider_board(tmp_path: Path, workspace: Path, model: str, provider: str, extra: str = "") -> Board:
+    """A configured board on ``model`` with fast retries, one ``provider`` line and ``extra`` config text."""
+    yaml_text = f"""
+llm:
+  model: {model}
+{FAST_RETRY_YAML}
+  providers:
+    {provider}
+{extra}
+"""
+    return await configured_board(tmp_path, workspace, yaml_text)
+
+
+async def openai_board(tmp_path: Path, workspace: Path, fake: FakeOpenAI, extra: str = "", *,
+                       stream: bool = False) -> Board:
+    """A configured board on the fake OpenAI (gpt-4o-mini, key ``sk-test``)."""
+    streaming = ", stream: true" if stream else ""
+    provider = f'openai: {{base_url: "{fake.base_url}", api_key: "sk-test"{streaming}}}'
+    return await provider_board(tmp_path, workspace, "openai:gpt-4o-mini", provider, extra)
+
+
+async def anthropic_board(tmp_path: Path, workspace: Path, fake: FakeAnthropic, extra: str = "", *,
+                          key: str = "ak-test", stream: bool = False) -> Board:
+    """A configured board on the fake Anthropic (claude-sonnet-4-6)."""
+    streaming = ", stream: true" if stream else ""
+    provider = f'anthropic: {{base_url: "{fake.url}", api_key: "{key}"{streaming}}}'
+    return await provider_board(tmp_path, workspace, "anthropic:claude-sonnet-4-6", provider, extra)
 
 
 def transcript_entries(board: Board, session_id: str) -> list[dict[str, Any]]:

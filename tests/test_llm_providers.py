@@ -14,46 +14,23 @@ from pathlib import Path
 
 import pytest
 
-from board.service import Board
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import FakeOpenAI
-from tests.llm_support import LookupTool, configured_board, envelope, session_entries
-
-FAST = """
-  retry: {retries: 1, backoff_s: 0.01, backoff_max_s: 0.05, retry_after_max_s: 1}
-  timeout_s: 5
-"""
+from tests.llm_support import (
+    FAST_RETRY_YAML,
+    LookupTool,
+    anthropic_board,
+    configured_board,
+    envelope,
+    openai_board,
+    session_entries,
+)
 
 
 def soul_phrase(workspace: Path, role: str) -> str:
     path = workspace / ("SOUL.md" if role == "general" else f"board/{role}.soul.md")
     body = path.read_text(encoding="utf-8").split("---")[-1]
     return next(line for line in body.splitlines() if line.strip() and not line.startswith("#")).strip()[:60]
-
-
-async def openai_board(tmp_path: Path, workspace: Path, fake: FakeOpenAI, extra: str = "") -> Board:
-    yaml_text = f"""
-llm:
-  model: openai:gpt-4o-mini
-{FAST}
-  providers:
-    openai: {{base_url: "{fake.base_url}", api_key: "sk-test"}}
-{extra}
-"""
-    return await configured_board(tmp_path, workspace, yaml_text)
-
-
-async def anthropic_board(tmp_path: Path, workspace: Path, fake: FakeAnthropic, extra: str = "",
-                          key: str = "ak-test") -> Board:
-    yaml_text = f"""
-llm:
-  model: anthropic:claude-sonnet-4-6
-{FAST}
-  providers:
-    anthropic: {{base_url: "{fake.url}", api_key: "{key}"}}
-{extra}
-"""
-    return await configured_board(tmp_path, workspace, yaml_text)
 
 
 # -- OpenAI ---------------------------------------------------------------------------
@@ -116,14 +93,7 @@ async def test_openai_streaming_records_time_to_first_token(
 ) -> None:
     fake_openai.script_tool_call("lookup", {"q": "phones"})
     fake_openai.script_text("Phones: 18%.")
-    yaml_extra = f"""
-llm:
-  model: openai:gpt-4o-mini
-{FAST}
-  providers:
-    openai: {{base_url: "{fake_openai.base_url}", api_key: "sk-test", stream: true}}
-"""
-    board = await configured_board(tmp_path, workspace, yaml_extra)
+    board = await openai_board(tmp_path, workspace, fake_openai, stream=True)
     board.tools.register(LookupTool().tool())
     try:
         reply = await board.handle(envelope("GST on phones?"))
@@ -259,7 +229,7 @@ async def test_fallback_from_openai_to_anthropic(
 llm:
   model: openai:gpt-4o-mini
   fallbacks: [anthropic:claude-haiku-4-5]
-{FAST}
+{FAST_RETRY_YAML}
   providers:
     openai: {{base_url: "{fake_openai.base_url}", api_key: "sk"}}
     anthropic: {{base_url: "{fake_anthropic.url}", api_key: "ak"}}
@@ -305,13 +275,7 @@ llm:
 async def test_anthropic_streaming_tool_use(tmp_path: Path, workspace: Path, fake_anthropic: FakeAnthropic) -> None:
     fake_anthropic.script_tool_call("lookup", {"q": "books"}, text="One moment.")
     fake_anthropic.script_text("Books are exempt.")
-    board = await configured_board(tmp_path, workspace, f"""
-llm:
-  model: anthropic:claude-sonnet-4-6
-{FAST}
-  providers:
-    anthropic: {{base_url: "{fake_anthropic.url}", api_key: "ak", stream: true}}
-""")
+    board = await anthropic_board(tmp_path, workspace, fake_anthropic, key="ak", stream=True)
     lookup = LookupTool()
     board.tools.register(lookup.tool())
     try:

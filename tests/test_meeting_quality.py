@@ -9,7 +9,7 @@ from pathlib import Path
 from board.llm.base import LLMRequest
 from board.room.meeting import MeetingEvent, MeetingSettings
 from board.service import Board
-from tests.board_support import board_with, framing, last_user, schema_of, valid_decision
+from tests.board_support import board_with, framing, last_user, schema_of, structured_answer, valid_decision
 from tests.fakes.scripted_model import ScriptedModel, Step, call, say
 
 SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
@@ -92,18 +92,12 @@ def member_brain(statements: dict[tuple[str, int], str | Step | list[Step]] | No
     owners = ["general", *roles]
 
     def answer(request: LLMRequest) -> Step:
-        role, schema = request.persona.role, schema_of(request)
-        text = last_user(request)
-        if schema is not None:
-            props = schema.get("properties", {})
-            if "questions" in props:
-                return say(framing(roles))
-            if "position" in props:
-                return say(json.dumps({"position": default_position, "confidence": 0.5, "assumption": "asked"}))
-            if "ranking" in props:
-                labels = props["ranking"]["items"]["enum"]
-                return say(json.dumps({"ranking": sorted(labels), "reason": "clearest first"}))
-            return say(queue.pop(0) if queue else valid_decision(owners))
+        role, text = request.persona.role, last_user(request)
+        asked = {"position": default_position, "confidence": 0.5, "assumption": "asked"}
+        structured = structured_answer(request, roles, stance=asked,
+                                       decide=lambda: queue.pop(0) if queue else valid_decision(owners))
+        if structured is not None:
+            return structured
         if request.messages[-1].role == "tool":
             steps = pending.get((role, round_of(request)))
             return steps.pop(0) if steps else say(f"{role}: noted.\n{stance(default_position)}")

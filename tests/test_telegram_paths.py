@@ -12,6 +12,7 @@ from board.envelope import Envelope, Reply
 from board.room.meeting import MeetingEvent
 from board.service import Board
 from bot.channels.telegram.channel import ANSWER_FAILED, TEXT_ONLY
+from tests.board_support import decision_record
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import (
     FORUM,
@@ -84,17 +85,11 @@ def event(kind: str, origin: Envelope, *, role: str | None = None, text: str = "
                         role=role, name=name, emoji=emoji, text=text, data=data)
 
 
-DECISION = {
-    "recommendation": "Pilot in Germany first",
-    "rationale": "Lowest cost of entry with the largest market.",
-    "consensus_points": ["Start small"],
-    "dissent": [{"who": "critic", "why": "Regulation risk is underestimated"}],
-    "action_items": [{"task": "Size the German market", "owner": "research"},
-                     {"task": "Model the pilot budget", "owner": "finance"},
-                     {"task": "Draft the launch story", "owner": "content"}],
-    "open_questions": ["Which city?"],
-    "best_effort": False,
-}
+DECISION = decision_record(
+    "Pilot in Germany first", "Lowest cost of entry with the largest market.",
+    [("Size the German market", "research"), ("Model the pilot budget", "finance"),
+     ("Draft the launch story", "content")],
+    dissent=[{"who": "critic", "why": "Regulation risk is underestimated"}], best_effort=False)
 
 
 def meeting_events(origin: Envelope) -> list[MeetingEvent]:

@@ -10,16 +10,12 @@ from pathlib import Path
 from board.llm.base import LLMRequest
 from board.room.meeting import MeetingSettings
 from board.room.roundtable import parse_input, run_roundtable
+from board.service import Board
 from tests.board_support import board_with, last_user, schema_of
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.scripted_model import ScriptedModel, Step, say
-from tests.llm_support import configured_board, envelope
-
-RETRY = """
-  retry: {retries: 1, backoff_s: 0.01, backoff_max_s: 0.05, retry_after_max_s: 1}
-  timeout_s: 5
-"""
+from tests.llm_support import anthropic_board, envelope, openai_board
 
 
 def set_front_matter(path: Path, line: str) -> None:
@@ -27,30 +23,31 @@ def set_front_matter(path: Path, line: str) -> None:
     path.write_text(text.replace("---\n", f"---\n{line}\n", 1), encoding="utf-8")
 
 
+UNSET = "unset"
+
+
+async def temperatures_sent(board: Board, fake: FakeOpenAI | FakeAnthropic, *questions: str) -> list[object]:
+    """Ask ``questions`` in turn, close the board; the temperature on each request the fake received."""
+    try:
+        for question in questions:
+            await board.handle(envelope(question))
+    finally:
+        await board.close()
+    return [request.body.get("temperature", UNSET) for request in fake.requests]
+
+
 async def test_temperature_from_config_reaches_the_openai_wire(
     tmp_path: Path, workspace: Path, fake_openai: FakeOpenAI
 ) -> None:
     fake_openai.script_text("Runway is 14 months.")
     fake_openai.script_text("Hello.")
-    yaml_text = f"""
-llm:
-  model: openai:gpt-4o-mini
-{RETRY}
-  providers:
-    openai: {{base_url: "{fake_openai.base_url}", api_key: "sk-test"}}
+    board = await openai_board(tmp_path, workspace, fake_openai, """
 board:
   agents:
-    finance: {{temperature: 0.2}}
-"""
-    board = await configured_board(tmp_path, workspace, yaml_text)
-    try:
-        await board.handle(envelope("@finance what is our runway?"))
-        await board.handle(envelope("hello"))
-        finance, general = fake_openai.requests
-        assert finance.body["temperature"] == 0.2
-        assert "temperature" not in general.body  # unset: the provider's default
-    finally:
-        await board.close()
+    finance: {temperature: 0.2}
+""")
+    # finance's from config; general's unset: the provider's default
+    assert await temperatures_sent(board, fake_openai, "@finance what is our runway?", "hello") == [0.2, UNSET]
 
 
 async def test_temperature_from_the_soul_reaches_the_anthropic_wire_and_config_wins(
@@ -60,25 +57,13 @@ async def test_temperature_from_the_soul_reaches_the_anthropic_wire_and_config_w
     set_front_matter(workspace / "board" / "critic.soul.md", "temperature: 0.9")
     for _ in range(2):
         fake_anthropic.script_text("Noted.")
-    yaml_text = f"""
-llm:
-  model: anthropic:claude-sonnet-4-6
-{RETRY}
-  providers:
-    anthropic: {{base_url: "{fake_anthropic.url}", api_key: "ak-test"}}
+    board = await anthropic_board(tmp_path, workspace, fake_anthropic, """
 board:
   agents:
-    critic: {{temperature: 0.1}}
-"""
-    board = await configured_board(tmp_path, workspace, yaml_text)
-    try:
-        await board.handle(envelope("@finance what is our runway?"))
-        await board.handle(envelope("@critic what could go wrong?"))
-        finance, critic = fake_anthropic.requests
-        assert finance.body["temperature"] == 0.9
-        assert critic.body["temperature"] == 0.1
-    finally:
-        await board.close()
+    critic: {temperature: 0.1}
+""")
+    questions = ["@finance what is our runway?", "@critic what could go wrong?"]
+    assert await temperatures_sent(board, fake_anthropic, *questions) == [0.9, 0.1]
 
 
 SEED_004_FULL_TEST = {

@@ -104,7 +104,9 @@ async def start(tmp_path: Path, board: Board, fake: FakeGraphAPI) -> AsyncIterat
     await http.close()
 
 
-def echo(board: Board) -> RecordingModel:
+@pytest.fixture
+def model(board: Board) -> RecordingModel:
+    """Every role echoes the last user text."""
     return use_model(board, RecordingModel(answer=lambda r: f"echo: {last_user_text(r)}"))
 
 
@@ -129,9 +131,8 @@ async def test_verification_answers_the_challenge_only_with_the_right_token(star
 
 
 async def test_a_signed_text_is_answered_once_quoting_it_after_a_read_receipt_with_typing(
-    start: Start, board: Board, fake: FakeGraphAPI
+    start: Start, board: Board, model: RecordingModel, fake: FakeGraphAPI
 ) -> None:
-    model = echo(board)
     run = await start()
     wamid = new_wamid()
     assert await run.post(text_notification(OWNER, "What is our runway?", wamid)) == 200
@@ -147,8 +148,9 @@ async def test_a_signed_text_is_answered_once_quoting_it_after_a_read_receipt_wi
     assert await board.sessions.current(f"board:general:wa-{OWNER}") is not None
 
 
-async def test_the_same_delivery_three_times_gets_one_answer(start: Start, board: Board, fake: FakeGraphAPI) -> None:
-    model = echo(board)
+async def test_the_same_delivery_three_times_gets_one_answer(
+    start: Start, model: RecordingModel, fake: FakeGraphAPI
+) -> None:
     run = await start()
     body = text_notification(OWNER, "only once")
     codes = await asyncio.gather(*(run.post(body) for _ in range(3)))
@@ -160,8 +162,7 @@ async def test_the_same_delivery_three_times_gets_one_answer(start: Start, board
     assert len(model.calls) == 2
 
 
-async def test_a_duplicate_after_a_restart_is_ignored(start: Start, board: Board, fake: FakeGraphAPI) -> None:
-    model = echo(board)
+async def test_a_duplicate_after_a_restart_is_ignored(start: Start, model: RecordingModel, fake: FakeGraphAPI) -> None:
     run = await start()
     body = text_notification(FRIEND, "before the restart")
     assert await run.post(body) == 200
@@ -181,9 +182,8 @@ async def test_a_duplicate_after_a_restart_is_ignored(start: Start, board: Board
 
 
 async def test_missing_or_wrong_signature_is_401_or_403_and_nothing_is_stored_or_sent(
-    start: Start, board: Board, fake: FakeGraphAPI
+    start: Start, board: Board, model: RecordingModel, fake: FakeGraphAPI
 ) -> None:
-    model = echo(board)
     run = await start()
     body = text_notification(OWNER, "forged")
     raw = json.dumps(body).encode()
@@ -226,10 +226,10 @@ async def test_malformed_json_or_an_unexpected_shape_is_400_with_the_reason_logg
 # -- batches and message types ------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("model")
 async def test_a_batch_with_two_messages_a_status_and_an_error_is_handled_item_by_item(
     start: Start, board: Board, fake: FakeGraphAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
-    echo(board)
     run = await start()
     assert await run.post(text_notification(OWNER, "first")) == 200
     await eventually(lambda: len(fake.sent) == 1, "the first answer")
@@ -250,9 +250,8 @@ async def test_a_batch_with_two_messages_a_status_and_an_error_is_handled_item_b
 
 @pytest.mark.parametrize("kind", sorted(MEDIA))
 async def test_media_and_other_non_text_get_one_polite_text_only_reply_and_no_model_call(
-    start: Start, board: Board, fake: FakeGraphAPI, kind: str
+    start: Start, model: RecordingModel, fake: FakeGraphAPI, kind: str
 ) -> None:
-    model = echo(board)
     run = await start()
     wamid = new_wamid()
     assert await run.post(notification([message(FRIEND, kind, wamid=wamid, **MEDIA[kind])])) == 200
@@ -261,8 +260,9 @@ async def test_media_and_other_non_text_get_one_polite_text_only_reply_and_no_mo
     assert model.calls == []
 
 
-async def test_buttons_and_list_replies_count_as_their_text(start: Start, board: Board, fake: FakeGraphAPI) -> None:
-    model = echo(board)
+async def test_buttons_and_list_replies_count_as_their_text(
+    start: Start, model: RecordingModel, fake: FakeGraphAPI
+) -> None:
     run = await start()
     body = notification([button_reply(OWNER, "Yes, go ahead"), list_reply(OWNER, "Option B"),
                          template_button(OWNER, "Remind me later")])
@@ -272,9 +272,8 @@ async def test_buttons_and_list_replies_count_as_their_text(start: Start, board:
 
 
 async def test_reactions_unsupported_and_system_events_are_logged_without_a_reply(
-    start: Start, board: Board, fake: FakeGraphAPI, caplog: pytest.LogCaptureFixture
+    start: Start, model: RecordingModel, fake: FakeGraphAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
-    model = echo(board)
     run = await start()
     body = notification([
         message(OWNER, "reaction", reaction={"message_id": "wamid.OUT1", "emoji": "\U0001f44d"}),
@@ -295,9 +294,8 @@ async def test_reactions_unsupported_and_system_events_are_logged_without_a_repl
 
 
 async def test_a_sender_known_only_by_a_business_scoped_id_is_answered_through_recipient(
-    start: Start, board: Board, fake: FakeGraphAPI
+    start: Start, board: Board, model: RecordingModel, fake: FakeGraphAPI
 ) -> None:
-    model = echo(board)
     run = await start()
     wamid = new_wamid()
     body = notification([message(BSUID_FRIEND, text="no number here", wamid=wamid)],
@@ -311,10 +309,10 @@ async def test_a_sender_known_only_by_a_business_scoped_id_is_answered_through_r
     assert await board.sessions.current(f"board:general:wa-{BSUID_FRIEND}") is not None
 
 
+@pytest.mark.usefixtures("model")
 async def test_a_phone_user_allowed_by_their_business_scoped_id_is_admitted(
-    start: Start, board: Board, fake: FakeGraphAPI
+    start: Start, fake: FakeGraphAPI
 ) -> None:
-    echo(board)
     run = await start(allowed_numbers=[OWNER, BSUID_FRIEND])
     body = notification([message("15550005555", text="hi")],
                         contacts=[contact("15550005555", bsuid=BSUID_FRIEND)])
@@ -344,8 +342,8 @@ async def test_markdown_becomes_whatsapp_formatting_and_long_answers_split_at_pa
     assert fake.sent[0].context_id is not None and all(s.context_id is None for s in fake.sent[1:])
 
 
+@pytest.mark.usefixtures("model")
 async def test_statuses_are_recorded_per_outbound_message(start: Start, board: Board, fake: FakeGraphAPI) -> None:
-    echo(board)
     run = await start()
     assert await run.post(text_notification(OWNER, "a")) == 200
     assert await run.post(text_notification(FRIEND, "b")) == 200
@@ -367,8 +365,8 @@ async def test_statuses_are_recorded_per_outbound_message(start: Start, board: B
 # -- limits and errors ----------------------------------------------------------------------------
 
 
-async def test_130429_pauses_the_channel_and_is_retried(start: Start, board: Board, fake: FakeGraphAPI) -> None:
-    echo(board)
+@pytest.mark.usefixtures("model")
+async def test_130429_pauses_the_channel_and_is_retried(start: Start, fake: FakeGraphAPI) -> None:
     run = await start()
     fake.fail_next(130429, times=2)
     assert await run.post(text_notification(OWNER, "busy number")) == 200
@@ -379,8 +377,8 @@ async def test_130429_pauses_the_channel_and_is_retried(start: Start, board: Boa
     assert run.channel.graph.channel_backoff.until > 0
 
 
-async def test_131056_pauses_only_that_user(start: Start, board: Board, fake: FakeGraphAPI) -> None:
-    echo(board)
+@pytest.mark.usefixtures("model")
+async def test_131056_pauses_only_that_user(start: Start, fake: FakeGraphAPI) -> None:
     run = await start()
     fake.fail_next(131056, times=1, user=OWNER)
     assert await run.post(text_notification(OWNER, "to the owner")) == 200
@@ -391,8 +389,8 @@ async def test_131056_pauses_only_that_user(start: Start, board: Board, fake: Fa
 
 
 @pytest.mark.parametrize("code", [1, 2, 4, 80007, 131000, 131016])
-async def test_transient_codes_are_retried(start: Start, board: Board, fake: FakeGraphAPI, code: int) -> None:
-    echo(board)
+@pytest.mark.usefixtures("model")
+async def test_transient_codes_are_retried(start: Start, fake: FakeGraphAPI, code: int) -> None:
     run = await start()
     fake.fail_next(code)
     assert await run.post(text_notification(OWNER, f"after {code}")) == 200
@@ -401,8 +399,8 @@ async def test_transient_codes_are_retried(start: Start, board: Board, fake: Fak
 
 
 @pytest.mark.parametrize("code", [131026, 131048, 131062, 368, 100, 190, 131999])
+@pytest.mark.usefixtures("model")
 async def test_permanent_codes_are_never_retried(start: Start, board: Board, fake: FakeGraphAPI, code: int) -> None:
-    echo(board)
     run = await start()
     fake.fail_next(code)
     wamid = new_wamid()
@@ -417,10 +415,10 @@ async def _is(value: Awaitable[str | None], want: str) -> bool:
     return await value == want
 
 
+@pytest.mark.usefixtures("model")
 async def test_131047_is_not_retried_recorded_undeliverable_logged_and_shown_to_the_owner(
     start: Start, board: Board, fake: FakeGraphAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
-    echo(board)
     run = await start()
     fake.fail_next(131047)
     wamid = new_wamid()
@@ -450,9 +448,8 @@ async def test_131047_is_not_retried_recorded_undeliverable_logged_and_shown_to_
 
 
 async def test_an_allowlist_stranger_costs_no_model_call_and_is_logged_once(
-    start: Start, board: Board, fake: FakeGraphAPI, caplog: pytest.LogCaptureFixture
+    start: Start, model: RecordingModel, fake: FakeGraphAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
-    model = echo(board)
     run = await start()
     with caplog.at_level(logging.WARNING, logger="sabha.whatsapp"):
         for text in ("let me in", "please", "pretty please"):
@@ -465,9 +462,8 @@ async def test_an_allowlist_stranger_costs_no_model_call_and_is_logged_once(
 
 
 async def test_public_mode_rate_limit_refuses_politely_once_and_calls_no_model(
-    start: Start, board: Board, fake: FakeGraphAPI
+    start: Start, model: RecordingModel, fake: FakeGraphAPI
 ) -> None:
-    model = echo(board)
     run = await start(access="public", allowed_numbers=[OWNER], public_rate_per_minute=2)
     for i in range(5):
         assert await run.post(text_notification(STRANGER, f"q{i}")) == 200
@@ -482,9 +478,8 @@ async def test_public_mode_rate_limit_refuses_politely_once_and_calls_no_model(
 
 
 async def test_public_mode_daily_cap_refuses_politely_once_and_calls_no_model(
-    start: Start, board: Board, fake: FakeGraphAPI
+    start: Start, board: Board, model: RecordingModel, fake: FakeGraphAPI
 ) -> None:
-    model = echo(board)
     run = await start(access="public", allowed_numbers=[OWNER], public_daily_usd=0.5)
     assert await run.post(text_notification(STRANGER, "under the cap")) == 200
     await eventually(lambda: len(fake.sent) == 1, "the answer")
