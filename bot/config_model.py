@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-__all__ = ["StrictModel", "blank_is_unset"]
+__all__ = ["StrictModel", "base_url", "blank_is_unset"]
 
 
 class StrictModel(BaseModel):
@@ -22,3 +22,13 @@ def _blank_to_none(value: Any) -> Any:
 def blank_is_unset(*fields: str) -> Any:
     """A validator for ``fields``: a blank string (an unset ``${VAR}``) counts as not set."""
     return field_validator(*fields, mode="before")(classmethod(lambda cls, value: _blank_to_none(value)))
+
+
+def base_url(value: str, example: str) -> str:
+    """An endpoint's base URL without the trailing slash; ValueError (naming ``example``)
+    unless it is http(s). Every external endpoint is configurable so a local server can
+    stand in for it."""
+    value = value.strip().rstrip("/")
+    if not value.startswith(("http://", "https://")):
+        raise ValueError(f"must be an http(s) URL such as {example}")
+    return value

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from board.roles import GENERAL, is_role_slug
-from bot.config_model import StrictModel, blank_is_unset
+from bot.config_model import StrictModel, base_url, blank_is_unset
 
 __all__ = ["TELEGRAM_API", "TelegramRateSection", "TelegramSection"]
 
@@ -58,9 +58,7 @@ class TelegramSection(StrictModel):
     @field_validator("api_base_url")
     @classmethod
     def _api_base(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http(s) URL such as https://api.telegram.org/bot")
+        value = base_url(value, "https://api.telegram.org/bot")
         if "{token}" not in value and not value.endswith("/bot"):
             value += "/bot"  # PTB appends the token: https://host/bot<token>/<method>
         return value

@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import Field, SecretStr, field_serializer, field_validator, model_validator
 
-from bot.config_model import StrictModel, blank_is_unset
+from bot.config_model import StrictModel, base_url, blank_is_unset
 
 __all__ = ["GRAPH_API", "GRAPH_API_VERSION", "AccessMode", "WhatsAppSection", "normalise_user"]
 
@@ -80,10 +80,7 @@ class WhatsAppSection(StrictModel):
     @field_validator("graph_base_url")
     @classmethod
     def _base(cls, value: str) -> str:
-        value = value.strip().rstrip("/")
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("must be an http(s) URL such as https://graph.facebook.com")
-        return value
+        return base_url(value, "https://graph.facebook.com")
 
     @field_validator("api_version")
     @classmethod
