@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import sqlite3
 import time
 from collections.abc import AsyncIterator
@@ -14,8 +15,11 @@ from typing import Any
 
 import pytest
 from aiohttp import ClientSession
+from telegram import Bot
+from telegram.request import HTTPXRequest
 
 from board.service import Board
+from bot.channels.telegram.outbound import Outbound, Target
 from bot.config import load_config
 from bot.daemon import Daemon
 from bot.intake.inbox import Inbox
@@ -221,3 +225,25 @@ async def test_webhook_oversize_wrong_types_and_a_good_update(daemon_for: Any, f
     assert sent.chat_id == OWNER and "a good one" in sent.text
     rows = await daemon.board.db.fetchall("SELECT message_id FROM inbound_messages WHERE channel = 'telegram'")
     assert [r["message_id"] for r in rows] == [str(good["message"]["message_id"])]  # nothing stored for the bad
+
+
+# -- found by benchmarks/soak.py: cancelled typing requests drained the connection pool ----------
+
+
+async def test_fast_answers_never_drain_the_connection_pool(fake: FakeTelegramAPI) -> None:
+    """A turn that ends while its typing request is being sent must not leave that connection
+    unusable: httpx loses a pooled connection when its request is cancelled mid-send, and
+    after pool-size fast answers every send failed with 'Pool timeout'."""
+    fake.set_delay("sendChatAction", 0.005)
+    bot = Bot(TOKEN, base_url=fake.base_url, request=HTTPXRequest(connection_pool_size=4, pool_timeout=2.0))
+    await bot.initialize()
+    outbound = Outbound(bot)
+    pace = random.Random(7)
+    try:
+        for _ in range(300):
+            async with outbound.keep_typing(Target(OWNER)):
+                await asyncio.sleep(pace.uniform(0, 0.008))  # the answer is ready while typing is in flight
+        [sent] = await outbound.send(Target(OWNER), "still sending after 300 fast answers")
+    finally:
+        await bot.shutdown()
+    assert sent.text == "still sending after 300 fast answers"

@@ -158,20 +158,35 @@ class Channel(Protocol):
         ...
 
 
+#: How long the end of a ``repeating`` block waits for an action in flight before leaving it to finish alone.
+REPEAT_SETTLE_S = 1.0
+_finishing: set[asyncio.Task[None]] = set()
+
+
 @asynccontextmanager
 async def repeating(action: Callable[[], Awaitable[None]], every: float, name: str) -> AsyncIterator[None]:
     """Run ``action`` now and then every ``every`` seconds while the block runs (a typing
-    indicator that the service shows for a few seconds only); ``action`` must not raise."""
+    indicator that the service shows for a few seconds only); ``action`` must not raise.
+
+    At the end an action in flight is never cancelled: cancelling an HTTP request while it
+    is being sent leaves its pooled connection unusable (httpx), and enough fast answers
+    drained the pool ("Pool timeout" on every send). The loop is told to stop; the block
+    waits up to :data:`REPEAT_SETTLE_S` for the action in flight, then lets it finish alone.
+    """
+    stop = asyncio.Event()
 
     async def loop() -> None:
-        while True:
+        while not stop.is_set():
             await action()
-            await asyncio.sleep(every)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), every)
 
     task = asyncio.create_task(loop(), name=name)
     try:
         yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        stop.set()
+        done, _ = await asyncio.wait({task}, timeout=REPEAT_SETTLE_S)
+        if not done:
+            _finishing.add(task)
+            task.add_done_callback(_finishing.discard)
