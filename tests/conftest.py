@@ -3,9 +3,10 @@ Telegram, OpenAI and Anthropic servers (each imported when a test asks for it)."
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -96,3 +97,29 @@ async def fake_graph() -> AsyncIterator[FakeGraphAPI]:
 
     async with FakeGraphAPI() as server:
         yield server
+
+
+@pytest.fixture
+async def daemon_for(tmp_path: Path, fake: FakeTelegramAPI) -> AsyncIterator[Any]:
+    """Start an in-process daemon on a config written by ``daemon_support.write_config``
+    (real aiohttp server, real PTB against ``fake``): ``await daemon_for(model, **options)``;
+    every daemon started is stopped afterwards."""
+    from bot.config import load_config
+    from bot.daemon import Daemon
+    from tests.daemon_support import write_config
+    from tests.telegram_support import TOKEN
+
+    started: list[tuple[Daemon, asyncio.Task[int]]] = []
+
+    async def start(model: EchoModel | None = None, *, price: bool = False, **options: Any) -> Daemon:
+        config = write_config(tmp_path, fake, model, price=price, **options)
+        daemon = Daemon(load_config(config, env={"TELEGRAM_BOT_TOKEN": TOKEN}), install_signals=False)
+        task = asyncio.create_task(daemon.run())
+        started.append((daemon, task))
+        await asyncio.wait_for(daemon.ready.wait(), 15)
+        return daemon
+
+    yield start
+    for daemon, task in started:
+        daemon.request_stop()
+        await asyncio.wait_for(task, 30)

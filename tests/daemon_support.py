@@ -8,12 +8,16 @@ import contextlib
 import os
 import re
 import signal
+import sqlite3
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from board.service import Board
 from board.workspace.paths import copy_default_workspace
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.telegram_api import FakeTelegramAPI
@@ -29,7 +33,7 @@ _ECHO = re.compile(r"ECHO [^\n]*?\b(Q\d{3})\b")
 
 
 def write_config(root: Path, telegram: FakeTelegramAPI, model: EchoModel | None, *, mode: str = "polling",
-                 inbox: dict[str, Any] | None = None, extra: list[str] | None = None) -> Path:
+                 inbox: dict[str, Any] | None = None, extra: list[str] | None = None, price: bool = False) -> Path:
     """A workspace and a sabha.yaml for ``root``: Telegram on the fake (owner and friend
     allowed, the forum with topics), the echo model (or the offline one)."""
     if not (root / "workspace").exists():
@@ -39,6 +43,9 @@ def write_config(root: Path, telegram: FakeTelegramAPI, model: EchoModel | None,
     if model is not None:
         lines += ["llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
                   "      api_key: test-key", f"      base_url: {model.base_url}"]
+        if price:  # so cost is counted
+            lines += ["  prices:", "    openai:echo: {input: 1000, output: 2000}",
+                      "    echo: {input: 1000, output: 2000}"]
     if inbox:
         lines += ["inbox:"] + [f"  {k}: {v}" for k, v in inbox.items()]
     lines += [
@@ -209,3 +216,15 @@ async def wait_answered(telegram: FakeTelegramAPI, count: int, first: int = 0, a
             raise AssertionError(f"only {count - len(lost)} of {count} answered in {timeout} s; missing {lost[:20]}")
         await asyncio.sleep(0.02)
 
+
+async def fill_the_db(board: Board) -> None:
+    """Make the state db full the way a full disk does: SQLite answers 'database or disk is full'."""
+    conn = board.db.conn
+    await conn.execute("PRAGMA max_page_count = 1")  # at most the pages it has now
+    for size in (4000, 400, 40, 1):  # use up the free room left inside those pages, big rows first
+        with pytest.raises(sqlite3.OperationalError, match="full"):
+            for i in range(100_000):
+                await conn.execute("INSERT INTO inbound_messages(channel, chat_id, message_id, received_at, "
+                                   "status) VALUES ('filler', ?, ?, '2000-01-01', 'answered')", (str(size), "x" * size
+                                                                                                  + str(i)))
+                await conn.commit()

@@ -7,10 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-import sqlite3
 import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,40 +17,14 @@ from telegram.request import HTTPXRequest
 
 from board.service import Board
 from bot.channels.telegram.outbound import Outbound, Target
-from bot.config import load_config
 from bot.daemon import Daemon
 from bot.intake.inbox import Inbox
-from tests.daemon_support import WEBHOOK_SECRET, write_config
+from tests.daemon_support import WEBHOOK_SECRET, fill_the_db
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import FORUM, OWNER, TOKEN, RecordingModel, eventually, running, tg_settings, use_model
 
 CANNOT_SAVE = "I can't save anything right now, please try again shortly."
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeTelegramAPI]:
-    async with FakeTelegramAPI(token=TOKEN) as server:
-        yield server
-
-
-@pytest.fixture
-async def daemon_for(tmp_path: Path, fake: FakeTelegramAPI) -> AsyncIterator[Any]:
-    """Start an in-process daemon (real aiohttp server, real PTB) on a config; stopped afterwards."""
-    started: list[tuple[Daemon, asyncio.Task[int]]] = []
-
-    async def start(model: EchoModel | None = None, **options: Any) -> Daemon:
-        config = write_config(tmp_path, fake, model, **options)
-        daemon = Daemon(load_config(config, env={"TELEGRAM_BOT_TOKEN": TOKEN}), install_signals=False)
-        task = asyncio.create_task(daemon.run())
-        started.append((daemon, task))
-        await asyncio.wait_for(daemon.ready.wait(), 15)
-        return daemon
-
-    yield start
-    for daemon, task in started:
-        daemon.request_stop()
-        await asyncio.wait_for(task, 30)
 
 
 async def healthz(daemon: Daemon) -> tuple[dict[str, Any], float]:
@@ -64,19 +35,6 @@ async def healthz(daemon: Daemon) -> tuple[dict[str, Any], float]:
 
 
 # -- 3. disk full ---------------------------------------------------------------------------
-
-
-async def fill_the_db(board: Board) -> None:
-    """Make the state db full the way a full disk does: SQLite answers 'database or disk is full'."""
-    conn = board.db.conn
-    await conn.execute("PRAGMA max_page_count = 1")  # at most the pages it has now
-    for size in (4000, 400, 40, 1):  # use up the free room left inside those pages, big rows first
-        with pytest.raises(sqlite3.OperationalError, match="full"):
-            for i in range(100_000):
-                await conn.execute("INSERT INTO inbound_messages(channel, chat_id, message_id, received_at, "
-                                   "status) VALUES ('filler', ?, ?, '2000-01-01', 'answered')", (str(size), "x" * size
-                                                                                                  + str(i)))
-                await conn.commit()
 
 
 async def test_disk_full_gets_a_short_reply_is_shown_and_answered_once_space_returns(

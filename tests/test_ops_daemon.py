@@ -5,55 +5,32 @@ the fake Bot API, the echo model), and daemon.json for ``sabha status``."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from bot.config import load_config
 from bot.daemon import Daemon
 from bot.ops.runtime import RUNTIME_FILE, read_runtime
-from tests.daemon_support import write_config
+from tests.daemon_support import fill_the_db
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.ops_support import NotifyListener, get_json, scrape, total
-from tests.telegram_support import OWNER, TOKEN, eventually
-from tests.test_intake_defects import fill_the_db
-
-PRICES = ["  prices:", "    openai:echo: {input: 1000, output: 2000}", "    echo: {input: 1000, output: 2000}"]
-
-
-def priced(config: Path) -> Path:
-    """The echo model with a price, so cost is counted."""
-    lines = config.read_text(encoding="utf-8").splitlines()
-    at = lines.index("  model: openai:echo") + 1
-    config.write_text("\n".join([*lines[:at], *PRICES, *lines[at:]]) + "\n", encoding="utf-8")
-    return config
+from tests.telegram_support import OWNER, eventually
 
 
 @pytest.fixture
-async def start_daemon(tmp_path: Path, fake: FakeTelegramAPI) -> AsyncIterator[Any]:
-    """Start an in-process daemon on a config (real aiohttp server, real PTB); stopped afterwards."""
-    started: list[tuple[Daemon, asyncio.Task[int]]] = []
+def start_daemon(daemon_for: Any) -> Any:
+    """``daemon_for`` with the echo model priced, so cost is counted."""
 
     async def start(model: EchoModel | None = None, **options: Any) -> Daemon:
-        config = write_config(tmp_path, fake, model, **options)
-        if model is not None:
-            priced(config)
-        daemon = Daemon(load_config(config, env={"TELEGRAM_BOT_TOKEN": TOKEN}), install_signals=False)
-        task = asyncio.create_task(daemon.run())
-        started.append((daemon, task))
-        await asyncio.wait_for(daemon.ready.wait(), 15)
-        return daemon
+        started: Daemon = await daemon_for(model, price=model is not None, **options)
+        return started
 
-    yield start
-    for daemon, task in started:
-        daemon.request_stop()
-        await asyncio.wait_for(task, 30)
+    return start
 
 
 async def soon(predicate: Callable[[], object], what: str, timeout: float = 15.0) -> None:
