@@ -7,11 +7,12 @@ deliver them to the place the question was asked.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
-__all__ = ["Envelope", "Reply", "ReplyKind"]
+__all__ = ["Envelope", "Reply", "ReplyKind", "clean_text", "cleaned"]
 
 ReplyKind = Literal["answer", "command", "error", "meeting", "progress"]
 
@@ -78,3 +79,21 @@ class Reply:
             reply_to=envelope.message_id,
             **extra,  # type: ignore[arg-type]
         )
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` as valid Unicode: each lone surrogate (undecodable bytes from a terminal or
+    argv, or a ``\\ud800`` escape in a service's JSON; it cannot be stored) becomes one U+FFFD."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def cleaned(envelope: Envelope) -> Envelope:
+    """``envelope`` with its text and sender name made valid Unicode (see :func:`clean_text`)."""
+    text = clean_text(envelope.text)
+    name = clean_text(envelope.sender_name) if envelope.sender_name is not None else None
+    if text == envelope.text and name == envelope.sender_name:
+        return envelope
+    return replace(envelope, text=text, sender_name=name)

@@ -23,7 +23,7 @@ from board.commands import llm as llm_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
-from board.envelope import Envelope, Reply, ReplyKind
+from board.envelope import Envelope, Reply, ReplyKind, cleaned
 from board.llm.registry import ProviderRegistry
 from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
@@ -175,7 +175,7 @@ class Board:
     async def handle(self, envelope: Envelope) -> Reply:
         """Answer one envelope: a chat turn, a command, or an error reply. Never raises
         for bad input; the reply says what went wrong and what to do."""
-        envelope = _valid_text(envelope)
+        envelope = cleaned(envelope)  # lone surrogates cannot be written to a transcript
         limit = self.settings.max_message_chars
         if len(envelope.text) > limit:
             log.warning("message from %s on %s is %d characters (limit %d); not sent to any model",
@@ -327,14 +327,3 @@ _MODEL_COMMANDS = {"compact"}  # commands that call a model (besides meetings)
 def _calls_model(route: Route) -> bool:
     """Whether answering ``route`` calls a model (what the budget guards)."""
     return route.kind in ("chat", "meeting") or (route.kind == "command" and route.command in _MODEL_COMMANDS)
-
-
-def _valid_text(envelope: Envelope) -> Envelope:
-    """The envelope with text that is valid Unicode: undecodable bytes from a terminal or
-    argv arrive as lone surrogates, which cannot be written to a transcript; they become U+FFFD."""
-    try:
-        envelope.text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = envelope.text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-        return replace(envelope, text=text)
-    return envelope

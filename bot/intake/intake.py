@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from board.envelope import Envelope, Reply
+from board.envelope import Envelope, Reply, cleaned
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.config import InboxSection
 from bot.intake.inbox import Arrival, InboundKind, Inbox, InboxStatus, Pending
@@ -45,7 +44,7 @@ from bot.intake.storage import StorageHealth, is_storage_error
 if TYPE_CHECKING:
     from board.service import Board
 
-__all__ = ["Intake", "IntakeHub", "StorageUnavailable", "clean_text"]
+__all__ = ["Intake", "IntakeHub", "StorageUnavailable"]
 
 log = logging.getLogger("sabha.intake")
 
@@ -73,20 +72,6 @@ class IntakeHub:
     async def drain(self, grace: float | None = None) -> bool:
         """Finish running turns (up to ``grace``, default ``shutdown_grace_s``); queued ones stay stored."""
         return await self.scheduler.drain(self.settings.shutdown_grace_s if grace is None else grace)
-
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def clean_text(text: str) -> str:
-    """``text`` as valid Unicode: each lone surrogate (which cannot be stored) becomes one U+FFFD."""
-    return _SURROGATE.sub("\ufffd", text)
-
-
-def _clean(envelope: Envelope) -> Envelope:
-    fixed = {name: clean_text(value) for name, value in (("text", envelope.text), ("sender_name", envelope.sender_name))
-             if value is not None and clean_text(value) != value}
-    return replace(envelope, **fixed) if fixed else envelope  # type: ignore[arg-type]
 
 
 class Intake:
@@ -123,7 +108,7 @@ class Intake:
         """
         admitted: list[Arrival] = []
         for arrival in arrivals:
-            envelope = _clean(arrival.envelope)
+            envelope = cleaned(arrival.envelope)
             if arrival.kind is InboundKind.TEXT and not envelope.text.strip():
                 self.ignored += 1
                 log.debug("%s: ignored an empty message %s", self.courier.name, envelope.message_id)
