@@ -67,7 +67,7 @@ async def test_compaction_triggers_and_static_prompt_stays_identical(workspace: 
         assert records[-1]["token_method"] == ESTIMATE
 
         last = turns[-1].request
-        assert [b.name for b in last.system] == ["static", "summary", "dynamic"]
+        assert [b.name for b in last.system] == ["static", "summary"]
         assert "SUMMARY" in last.system[1].text and last.system[1].cacheable
         assert len(last.messages) <= 2 + 1  # the kept messages and the new one, not all 16
         assert last.messages[-1].content.startswith("Point 7")
@@ -131,8 +131,16 @@ async def test_compaction_can_be_turned_off(workspace: Path, data_dir: Path) -> 
                           history_messages=4) as board:
         for i in range(6):
             await board.handle(envelope(f"Point {i}"))
-        assert not model.requests_for("general", purpose="compaction")
-        assert len(model.requests_for("general")[-1].request.messages) == 5  # 4 earlier + the new one
+        assert not model.requests_for("general", purpose="compaction")  # no summariser
+        turns = [r.request for r in model.requests_for("general")]
+        # never more than 4 earlier messages, and cut in a block (down to half the cap), not slid per turn
+        assert [len(r.messages) for r in turns] == [1, 3, 5, 3, 5, 3]
+        contents = [[m.content for m in r.messages] for r in turns]
+        assert contents[3][0] == "Point 2" and contents[3][-1] == "Point 3"
+        assert contents[4][:3] == contents[3]  # between cuts, last turn's prompt is this one's prefix
+        entries = await session_entries(board, "main")
+        drops = [e for e in entries if e["type"] == "compaction"]
+        assert [(d["mode"], d["dropped_messages"], d["summary"]) for d in drops] == [("drop", 4, None)] * 2
 
 
 async def test_window_reads_only_the_tail(workspace: Path, data_dir: Path) -> None:

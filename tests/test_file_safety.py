@@ -56,9 +56,10 @@ async def live(workspace: Path, data_dir: Path) -> AsyncIterator[tuple[Board, Sc
 
 
 async def turn(board: Board, model: ScriptedModel) -> str:
-    """One finance turn; returns the system prompt the model was sent."""
+    """One finance turn; returns the system prompt and the per-turn context the model was sent."""
     await board.handle(ask("how are the books?", role="finance"))
-    return model.requests[-1].request.system_text
+    request = model.requests[-1].request
+    return request.system_text + "\n\n" + request.context_text
 
 
 def errors_naming(caplog: pytest.LogCaptureFixture, name: str) -> list[str]:

@@ -51,7 +51,9 @@ async def test_openai_tool_call_round_trip(tmp_path: Path, workspace: Path, fake
         system = first.body["messages"][0]
         assert system["role"] == "system"
         assert soul_phrase(workspace, "finance") in system["content"]
-        assert first.body["messages"][-1] == {"role": "user", "content": "what GST do we pay on laptops?"}
+        last = first.body["messages"][-1]
+        assert last["role"] == "user" and last["content"].startswith("what GST do we pay on laptops?\n\n<turn_context>")
+        assert "Channel: console" in last["content"] and "Channel" not in system["content"]
         tool = next(t["function"] for t in first.body["tools"] if t["function"]["name"] == "lookup")
         assert tool["name"] == "lookup" and tool["parameters"]["required"] == ["q"]
         assert first.headers["authorization"] == "Bearer sk-test"
@@ -137,10 +139,11 @@ async def test_anthropic_static_block_carries_cache_marker_and_hits_cache(
         reply = await board.handle(envelope("@strategy and after that?"))
         assert reply.text == "Second answer."
         first, second = (r.body for r in fake_anthropic.requests)
-        static, dynamic = first["system"]
+        [static] = first["system"]
         assert static["cache_control"] == {"type": "ephemeral"}
         assert soul_phrase(workspace, "strategy") in static["text"]
-        assert "cache_control" not in dynamic
+        dynamic = first["messages"][-1]["content"][-1]  # the per-turn block comes last, uncached
+        assert dynamic["text"].startswith("<turn_context>") and "cache_control" not in dynamic
         assert second["system"][0] == static  # byte-identical static block on the next turn
         assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
 

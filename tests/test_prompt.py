@@ -1,4 +1,5 @@
-"""Prompt assembly: fixed order, byte-stable static block, template hot reload."""
+"""Prompt assembly: fixed order, byte-stable static block, per-turn context after the conversation,
+template hot reload."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ async def test_static_prefix_identical_across_turns_and_changes_after_soul_edit(
         await board.handle(ask("@finance one"))
         await board.handle(ask("@finance two", sender="someone-else-same-owner"))
         first, second = model.requests
-        assert first.system[0].cacheable and not first.system[1].cacheable
+        assert [b.name for b in first.system] == ["static"] and first.system[0].cacheable
+        assert first.messages[-1].context.startswith("<turn_context>")  # the per-turn block follows the message
         assert first.system[0].text.encode() == second.system[0].text.encode()
         soul = workspace / "board" / "finance.soul.md"
         soul.write_text(soul.read_text(encoding="utf-8") + "\nAlways quote a number.\n", encoding="utf-8")
@@ -60,17 +62,22 @@ async def test_prompt_order_and_contents(settings: BoardSettings, workspace: Pat
         await board.handle(ask("@critic first"))
         await board.handle(ask("@critic second"))
         req = model.requests[-1]
-        static, dynamic = req.system[0].text, req.system[1].text
+        static, dynamic = req.system[0].text, req.messages[-1].context
         agents_md = (workspace / "AGENTS.md").read_text(encoding="utf-8").strip().splitlines()[0]
         soul_line = "You are the board's pre-mortem"
-        positions = [static.index("# Base directives"), static.index(agents_md), static.index(soul_line),
-                     static.index("# The board")]
-        assert positions == sorted(positions)
+        positions = [static.index("# Base directives"), static.index(agents_md), static.index("bakery in Pune"),
+                     static.index(soul_line), static.index("# The board")]
+        assert positions == sorted(positions)  # USER.md is stable: it sits in the cached static block
         assert "💰 Finance (`finance`)" in static and "(`critic`)" not in static  # colleagues, not self
-        assert "bakery in Pune" in dynamic and "Channel: console" in dynamic and "Time:" in dynamic
-        assert "bakery" not in static and "Time:" not in static
-        assert [(m.role, m.content) for m in req.messages][-1] == ("user", "second")
+        assert dynamic.startswith("<turn_context>\n") and dynamic.endswith("\n</turn_context>")
+        assert "Channel: console" in dynamic and "Time:" in dynamic and "bakery" not in dynamic
+        assert "Time:" not in static and "Channel:" not in static
+        assert [(m.role, m.content) for m in req.messages][-1] == ("user", "second")  # the user's own text
         assert [m.role for m in req.messages] == ["user", "assistant", "user"]
+        # breakpoints: where the previous turn wrote (its message) and where this one ends; only the
+        # newest message carries a per-turn block
+        assert [m.cache_point for m in req.messages] == [True, False, True]
+        assert [bool(m.context) for m in req.messages] == [False, False, True]
     finally:
         await board.close()
 
@@ -81,10 +88,10 @@ async def test_broken_template_falls_back_to_shipped(settings: BoardSettings, wo
         (workspace / "templates" / "dynamic.md.j2").write_text("{% if %}broken", encoding="utf-8")
         reply = await board.handle(ask("hi"))
         assert reply.kind == "answer"
-        assert "# This conversation" in model.requests[-1].system[1].text
+        assert "# This conversation" in model.requests[-1].context_text
         (workspace / "templates" / "dynamic.md.j2").write_text("CUSTOM {{ channel }}\n", encoding="utf-8")
         await board.handle(ask("hi again"))
-        assert model.requests[-1].system[1].text == "CUSTOM console\n"
+        assert model.requests[-1].context_text == "<turn_context>\nCUSTOM console\n</turn_context>"
     finally:
         await board.close()
 

@@ -1,4 +1,4 @@
-"""Context budget and compaction: keep a session's history inside its token budget.
+"""Context budget and compaction: keep a session's history inside its token budget, in blocks.
 
 A session's *history window* is what the next prompt carries: the latest
 ``compaction`` record's summary, the messages it kept, and every message after it.
@@ -6,9 +6,18 @@ When the window's messages exceed the role's token budget
 (``llm.context.history_tokens``, per role in ``llm.context.roles``) or the
 ``board.history_messages`` cap, the oldest messages are summarised by the cheap model
 into a new ``compaction`` record (summary + first kept entry) and later prompts use
-summary + recent messages. The static prompt block is never touched. If the summary
-cannot be made (the model is down) nothing is written; the prompt then drops the
-oldest messages to fit, so no turn fails because of compaction. ``/compact`` forces it.
+summary + recent messages. The static prompt block is never touched. ``/compact`` forces it.
+
+History only ever shrinks in blocks, never by sliding one message per turn: between two
+compactions the window's start stays put, so the prompt up to the newest message is
+byte-identical to the previous turn's plus the new exchange, and providers read it from
+their prompt cache (see :mod:`board.workspace.prompt`). With ``llm.context.compaction``
+off, the oldest messages are dropped instead of summarised: a ``compaction`` record with
+``mode: drop`` (the earlier summary, if any, carried over) moves the window's start ahead
+by a block, down to half the cap and budget. If a summary cannot be made (the model is
+down) nothing is written and the prompt leaves out whole blocks of the oldest messages
+(:func:`cut_in_blocks`, blocks counted from the window's start, so the cut stays put from
+turn to turn) until the summariser answers again; no turn fails because of compaction.
 
 Reads come from the transcript's in-memory tail, so they cost O(tail), not O(file).
 """
@@ -32,6 +41,7 @@ __all__ = [
     "HistoryWindow",
     "Summarizer",
     "Summary",
+    "cut_in_blocks",
     "entry_message",
     "fit_to_budget",
     "load_window",
@@ -58,6 +68,11 @@ class ContextSettings:
     def budget_for(self, role: str) -> int:
         """The history token budget of ``role``."""
         return int(self.roles.get(role, self.history_tokens))
+
+    @property
+    def block(self) -> int:
+        """How many messages the history drops at a time when it is cut without a summary."""
+        return max(2, self.keep_recent_messages)
 
     def __hash__(self) -> int:
         return hash((self.history_tokens, self.keep_recent_messages, self.summary_max_tokens, self.compaction,
@@ -191,9 +206,8 @@ class Compactor:
 
     def needs_compaction(self, window: HistoryWindow, counter: TokenCounter, role: str, max_messages: int,
                          *, exclude_last: int = 0) -> bool:
-        """True when the window is over the role's token budget or the message cap."""
-        if not self.settings.compaction:
-            return False
+        """True when the window is over the role's token budget or the message cap (then :meth:`compact`
+        summarises it, or with compaction off :meth:`drop` cuts it)."""
         count = len(window.messages()) - exclude_last
         if count <= max(1, self.settings.keep_recent_messages):
             return False
@@ -263,14 +277,104 @@ class Compactor:
         )
         return CompactionResult(record, len(older), len(kept), tokens_before, record["tokens_after"])
 
+    async def drop(
+        self,
+        transcript: Transcript,
+        *,
+        role: str,
+        counter: TokenCounter,
+        max_messages: int,
+        exclude_last: int = 0,
+    ) -> CompactionResult | None:
+        """Compaction without a summariser (``llm.context.compaction: false``): drop the oldest messages in
+        one block, down to half the message cap and half the token budget, and write a ``compaction``
+        record (``mode: drop``) that carries the earlier summary over. The newest ``exclude_last``
+        messages (the one being answered) are never dropped. The caller holds the session lock."""
+        window = load_window(transcript)
+        entries = [e for e in window.entries if entry_message(e) is not None]
+        older_part = entries[: len(entries) - exclude_last] if exclude_last else entries
+        reserved = counter.count(summary_block_text(window.summary)) if window.summary else 0
+        cap = max(1, max_messages // 2) if max_messages > 0 else len(older_part)
+        budget = self.settings.budget_for(role) // 2
+        split = len(older_part)
+        while split > 0:  # grow the kept part back to front while it fits half the cap and budget
+            candidate = older_part[split - 1 :]
+            messages = [m for m in (entry_message(e) for e in candidate) if m is not None]
+            if len(messages) > cap or counter.count_messages(messages) + reserved > budget:
+                break
+            split -= 1
+        while 0 < split < len(entries) and entries[split].get("role") != "user":
+            split += 1  # start the kept part on a user message so the model sees whole exchanges
+        if split <= 0:
+            return None
+        dropped, kept = entries[:split], entries[split:]
+        tokens_before = self.history_tokens(window, counter)
+        first = kept[0] if kept else None
+        record: dict[str, Any] = {
+            "type": "compaction",
+            "id": new_entry_id(),
+            "ts": utc_now(),
+            "mode": "drop",
+            "summary": window.summary,
+            "first_kept": first.get("id") if first else None,
+            "first_kept_ts": first.get("ts") if first else None,
+            "kept_messages": len(kept),
+            "summarized_messages": 0,
+            "dropped_messages": len(dropped),
+            "tokens_before": tokens_before,
+            "token_method": counter.method,
+            "forced": False,
+        }
+        record["tokens_after"] = self.history_tokens(HistoryWindow(window.summary, tuple(kept), record), counter)
+        transcript.append(record)
+        await transcript.sync()
+        log.info(
+            "history of %s cut without a summary (compaction is off): %d oldest message(s) dropped, %d kept, "
+            "%d -> %d tokens (%s)", transcript.session_id, len(dropped), len(kept), tokens_before,
+            record["tokens_after"], counter.method,
+        )
+        return CompactionResult(record, 0, len(kept), tokens_before, record["tokens_after"])
+
 
 def fit_to_budget(messages: list[ChatMessage], counter: TokenCounter, budget: int, *,
                   reserved: int = 0) -> list[ChatMessage]:
-    """Drop the oldest messages until the rest fit ``budget`` (minus ``reserved``); keeps at least the last one."""
+    """Drop the oldest messages until the rest fit ``budget`` (minus ``reserved``); keeps at least the last one.
+
+    This slides the window one message at a time; :func:`cut_in_blocks` is the cache-friendly form."""
     kept = list(messages)
     while len(kept) > 1 and counter.count_messages(kept) + reserved > budget:
         kept.pop(0)
     return kept
+
+
+def cut_in_blocks(messages: list[ChatMessage], counter: TokenCounter, *, budget: int, max_messages: int,
+                  block: int, reserved: int = 0) -> list[ChatMessage]:
+    """The newest messages that fit ``max_messages`` and ``budget`` (minus ``reserved``), cut only at block
+    boundaries: every ``block`` messages from the first, moved on to the next user message.
+
+    As messages are appended the cut stays where it is until the rest no longer fits, then jumps a whole
+    block, so the prompt prefix changes once per block instead of on every turn. A single block too large
+    for the budget on its own is trimmed message by message (:func:`fit_to_budget`) as a last resort."""
+
+    def fits(part: list[ChatMessage]) -> bool:
+        return (max_messages <= 0 or len(part) <= max_messages) and \
+            counter.count_messages(part) + reserved <= budget
+
+    if not messages or fits(messages):
+        return list(messages)
+    block = max(1, block)
+    last = 0
+    for boundary in range(block, len(messages), block):
+        start = next((i for i in range(boundary, len(messages)) if messages[i].role == "user"), None)
+        if start is None or start <= last:
+            continue
+        last = start
+        if fits(messages[start:]):
+            return list(messages[start:])
+    tail = list(messages[last:])
+    if max_messages > 0:
+        tail = tail[-max_messages:]
+    return fit_to_budget(tail, counter, budget, reserved=reserved)
 
 
 def new_entry_id() -> str:

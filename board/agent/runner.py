@@ -31,7 +31,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -40,8 +40,8 @@ from board.agent.compaction import (
     Compactor,
     ContextSettings,
     Summary,
+    cut_in_blocks,
     entry_message,
-    fit_to_budget,
     load_window,
     new_entry_id,
     summary_block_text,
@@ -65,7 +65,7 @@ from board.llm.resilience import Attempt, ResilientCaller, RetryPolicy, model_ch
 from board.memory.ledger import Ledger, LLMCallRecord, ToolCallRecord
 from board.memory.sessions import Sessions
 from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
-from board.workspace.prompt import BuiltPrompt, PromptBuilder, TurnContext
+from board.workspace.prompt import DYNAMIC_BLOCK, BuiltPrompt, PromptBuilder, TurnContext, lay_out
 from board.workspace.souls import AgentProfile, SoulStore
 
 __all__ = [
@@ -165,7 +165,10 @@ def prompt_attribution(
     counter: TokenCounter,
     soul: str,
 ) -> dict[str, Any]:
-    """Tokens per prompt block (seed 001 §10.2): static, soul, summary, dynamic, history, message, tools."""
+    """Tokens per prompt block (seed 001 §10.2): static, soul, summary, history, message, dynamic
+    (the per-turn context after the conversation), tools; and ``cacheable_prefix``, the tokens
+    before the last cache breakpoint (tool schemas, the system prompt and, with a rolling
+    breakpoint, the conversation up to the new message)."""
     blocks: dict[str, Any] = {}
     for block in system:
         blocks[block.name] = blocks.get(block.name, 0) + counter.count(block.text)
@@ -173,15 +176,22 @@ def prompt_attribution(
         soul_tokens = min(blocks["static"], counter.count(soul.strip()))
         blocks["soul"] = soul_tokens
         blocks["static"] -= soul_tokens
-    last_user = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
-    history = list(messages[:last_user]) if last_user is not None else list(messages)
+    plain = [replace(m, context="") if m.context else m for m in messages]
+    last_user = max((i for i, m in enumerate(plain) if m.role == "user"), default=None)
+    history = plain[:last_user] if last_user is not None else plain
     blocks["history"] = counter.count_messages(history)
-    blocks["message"] = counter.count_messages(messages[last_user:]) if last_user is not None else 0
+    blocks["message"] = counter.count_messages(plain[last_user:]) if last_user is not None else 0
+    blocks["dynamic"] = blocks.get("dynamic", 0) + sum(counter.count(m.context) for m in messages if m.context)
     if tools:
         blocks["tools"] = sum(counter.count(json.dumps(t.parameters)) + counter.count(t.name + t.description)
                               for t in tools)
     # Tool schemas precede the system prompt in the provider's cache prefix and are just as stable.
-    blocks["cacheable_prefix"] = blocks.get("tools", 0) + sum(counter.count(b.text) for b in _cacheable_prefix(system))
+    last_point = max((i for i, m in enumerate(plain) if m.cache_point), default=None)
+    if last_point is not None:
+        prefix = sum(counter.count(b.text) for b in system) + counter.count_messages(plain[: last_point + 1])
+    else:
+        prefix = sum(counter.count(b.text) for b in _cacheable_prefix(system))
+    blocks["cacheable_prefix"] = blocks.get("tools", 0) + prefix
     blocks["method"] = counter.method
     return blocks
 
@@ -245,20 +255,27 @@ class AgentRunner:
 
     def system_for(self, profile: AgentProfile, ctx: ToolContext, *,
                    summary: str | None = None) -> tuple[PromptBlock, ...]:
-        """System blocks for ``profile``: static (cacheable), optional summary, dynamic."""
+        """System blocks for ``profile``: static, then the compaction summary if any (both cacheable).
+        The per-turn block is not here: see :meth:`context_for`."""
+        static = self.prompts.static(profile, self.souls.profiles(), self.souls.roster.name)
+        blocks = [PromptBlock("static", static, cacheable=True)]
+        if summary:
+            blocks.append(PromptBlock("summary", summary_block_text(summary), cacheable=True))
+        return tuple(blocks)
+
+    def turn_context(self, ctx: ToolContext) -> TurnContext:
+        """The per-turn facts of ``ctx``: time, channel, place, sender."""
         envelope = ctx.envelope
-        turn = TurnContext(
+        return TurnContext(
             channel=envelope.channel if envelope else "internal",
             place=place_of(envelope) if envelope else "board",
             sender=(envelope.sender_name or envelope.sender) if envelope else "the board",
             now=datetime.now(UTC),
         )
-        static = self.prompts.static(profile, self.souls.profiles(), self.souls.roster.name)
-        blocks = [PromptBlock("static", static, cacheable=True)]
-        if summary:
-            blocks.append(PromptBlock("summary", summary_block_text(summary), cacheable=True))
-        blocks.append(PromptBlock("dynamic", self.prompts.dynamic(turn)))
-        return tuple(blocks)
+
+    def context_for(self, ctx: ToolContext) -> str:
+        """The per-turn block of ``ctx`` (rendered ``dynamic.md.j2``), sent after the cached prefix."""
+        return self.prompts.dynamic(self.turn_context(ctx))
 
     # -- exchange ----------------------------------------------------------------
 
@@ -283,9 +300,11 @@ class AgentRunner:
         """Ask ``profile`` one thing and run its tool loop; never raises for model or tool failures.
 
         ``prompt`` is a built prompt (system + messages), a list of messages, or one question
-        (then the system prompt is the role's own static + dynamic blocks, so the cached prefix
-        is shared with its chats). ``tools_allowed`` replaces the role's permitted tools;
-        ``extra_tools`` are added to the registry and permitted for this exchange only.
+        (then the system prompt is the role's own static block, so the cached prefix is shared
+        with its chats, and the per-turn block follows the question). A ``system`` block named
+        ``dynamic`` (per-turn content) is taken out of the system prompt and sent after the
+        conversation instead, so it never sits inside a cached prefix. ``tools_allowed`` replaces
+        the role's permitted tools; ``extra_tools`` are added to the registry and permitted for this exchange only.
         ``on_event`` receives ``tool_call`` / ``tool_result`` transcript entries as they happen.
         ``temperature`` replaces the role's own (soul front matter or ``board.agents.<role>``).
         """
@@ -295,10 +314,15 @@ class AgentRunner:
         purpose = str(tags.pop("purpose", "turn"))
         if isinstance(prompt, BuiltPrompt):
             blocks = tuple(system) if system is not None else prompt.blocks
-            messages = list(prompt.messages)
+            messages = list(prompt.laid_out())
         else:
-            blocks = tuple(system) if system is not None else self.system_for(profile, ctx)
-            messages = [ChatMessage(role="user", content=prompt)] if isinstance(prompt, str) else list(prompt)
+            if system is not None:
+                blocks = tuple(b for b in system if b.name != DYNAMIC_BLOCK)
+                dynamic = "\n".join(b.text for b in system if b.name == DYNAMIC_BLOCK)
+            else:
+                blocks, dynamic = self.system_for(profile, ctx), self.context_for(ctx)
+            asked = [ChatMessage(role="user", content=prompt)] if isinstance(prompt, str) else list(prompt)
+            messages = list(lay_out(asked, dynamic, rolling=False))
         registry = self.tools.merged(extra_tools)
         allowed = list(tools_allowed) if tools_allowed is not None else list(self.allowed_tools(profile))
         allowed += [t.spec.name for t in extra_tools if t.spec.name not in allowed]
@@ -404,6 +428,8 @@ class AgentRunner:
                                                 tool_call_id=event.call.id, name=event.call.name))
                 if last_round:
                     messages.append(ChatMessage(role="user", content=CAP_NOTE.format(n=limit)))
+            # the next step reads this one's prompt from the cache and writes only the new round
+            messages[-1] = replace(messages[-1], cache_point=True)
 
         if degraded:
             text = DEGRADED_SETUP_REPLY if setup_problem else DEGRADED_REPLY
@@ -541,27 +567,35 @@ class AgentRunner:
     async def _history(self, transcript: Transcript, profile: AgentProfile, ctx: ToolContext,
                        counter: TokenCounter, current_id: str) -> tuple[str | None, list[ChatMessage]]:
         """Summary and history messages for the next prompt: the window before the entry ``current_id``
-        (the message being answered; the last one, unless a resumed turn had written more after it)."""
+        (the message being answered; the last one, unless a resumed turn had written more after it).
+
+        Over the cap or the budget, the window is compacted (summarised; with compaction off, cut by a
+        block): it never slides by one message per turn, so the prompt prefix stays byte-stable."""
         limit = self.settings.history_messages
         if limit <= 0:
             return None, []
+        context = self.settings.context
         window = load_window(transcript)
         current = len(window.messages()) - len(window.messages_before(current_id))
         if self.compactor.needs_compaction(window, counter, profile.role, limit, exclude_last=current):
+            if context.compaction:
 
-            async def summarize(_role: str, _name: str, previous: str | None, conversation: str) -> Summary:
-                return await self._summarize(ctx, profile, previous, conversation)
+                async def summarize(_role: str, _name: str, previous: str | None, conversation: str) -> Summary:
+                    return await self._summarize(ctx, profile, previous, conversation)
 
-            done = await self.compactor.compact(transcript, role=profile.role, agent_name=profile.name,
-                                                counter=counter, summarize=summarize)
+                done = await self.compactor.compact(transcript, role=profile.role, agent_name=profile.name,
+                                                    counter=counter, summarize=summarize)
+            else:
+                done = await self.compactor.drop(transcript, role=profile.role, counter=counter, max_messages=limit,
+                                                 exclude_last=current)
             if done is not None:
                 window = load_window(transcript)
         messages = window.messages_before(current_id)
-        if not self.settings.context.compaction or len(messages) > limit:
-            messages = messages[-limit:]
         reserved = counter.count(summary_block_text(window.summary)) if window.summary else 0
-        messages = fit_to_budget(messages, counter, self.settings.context.budget_for(profile.role), reserved=reserved) \
-            if messages else []
+        # Still over (the summariser is down, or one exchange is bigger than the budget): leave out whole
+        # blocks of the oldest messages, counted from the window's start, so the cut holds from turn to turn.
+        messages = cut_in_blocks(messages, counter, budget=context.budget_for(profile.role), max_messages=limit,
+                                 block=context.block, reserved=reserved)
         return window.summary, messages
 
     # -- turn --------------------------------------------------------------------
@@ -594,13 +628,13 @@ class AgentRunner:
         model = self.model_for(profile)
         counter = counter_for(model)
         summary, history = await self._history(transcript, profile, ctx, counter, str(user_entry["id"]))
-        system = self.system_for(profile, ctx, summary=summary)
         prompt = BuiltPrompt(
-            static=system[0].text,
-            dynamic=system[-1].text,
+            static=self.prompts.static(profile, self.souls.profiles(), self.souls.roster.name),
+            dynamic=self.context_for(ctx),
             messages=(*history, entry_message(user_entry) or ChatMessage(role="user", content=text)),
+            summary=summary_block_text(summary) if summary else None,
         )
-        outcome = await self.exchange(profile, prompt, ctx, system=system, model=model, on_event=transcript.append)
+        outcome = await self.exchange(profile, prompt, ctx, model=model, on_event=transcript.append)
 
         entry: dict[str, Any] = {
             "type": "message",

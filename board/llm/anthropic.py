@@ -1,11 +1,17 @@
 """Anthropic Messages API as an :class:`LLMProvider`, with prompt caching.
 
 The system prompt goes out as separate text blocks; every cacheable block (the
-byte-stable static prefix: base directives, AGENTS.md, soul, roster) carries
-``cache_control: {"type": "ephemeral"}`` so repeated turns read it from the prompt
-cache. Cache read and write tokens are reported in :class:`Usage`. Tool calls are
-``tool_use`` blocks; tool results go back as ``tool_result`` blocks in the next user
-message. The SDK's own retries are off: :mod:`board.llm.resilience` decides.
+byte-stable static block, the compaction summary) carries ``cache_control: {"type":
+"ephemeral"}``, and so does the last content block of every message marked
+:attr:`~board.llm.base.ChatMessage.cache_point` (the rolling breakpoints at the end of the
+conversation and of each tool round), so each request reads from the cache the prefix an
+earlier one wrote. The API allows 4 breakpoints per request (tools included): the system
+ones are kept and the message ones fill the rest, latest first. The per-turn context
+(:attr:`~board.llm.base.ChatMessage.context`) is one text block at the very end of the
+request, after every breakpoint, so it never enters a cached prefix. Cache read and write
+tokens are reported in :class:`Usage`. Tool calls are ``tool_use`` blocks; tool results go
+back as ``tool_result`` blocks in the next user message. The SDK's own retries are off:
+:mod:`board.llm.resilience` decides.
 """
 
 from __future__ import annotations
@@ -20,9 +26,18 @@ from board.llm.base import ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.errors import bad_response_error
 from board.llm.sdk_provider import SDKErrors, SDKProvider, preview
 
-__all__ = ["CACHE_MARKER", "AnthropicProvider", "to_anthropic_messages", "to_anthropic_system", "to_anthropic_tools"]
+__all__ = [
+    "CACHE_MARKER",
+    "MAX_BREAKPOINTS",
+    "AnthropicProvider",
+    "to_anthropic_messages",
+    "to_anthropic_system",
+    "to_anthropic_tools",
+]
 
 CACHE_MARKER = {"type": "ephemeral"}
+#: The most ``cache_control`` blocks one request may carry (tools, system and messages together).
+MAX_BREAKPOINTS = 4
 
 
 def to_anthropic_system(request: LLMRequest) -> list[dict[str, Any]]:
@@ -39,18 +54,43 @@ def to_anthropic_system(request: LLMRequest) -> list[dict[str, Any]]:
 
 
 def _content(message: ChatMessage) -> list[dict[str, Any]]:
-    if message.role == "tool":
-        return [{"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": message.content}]
     blocks: list[dict[str, Any]] = []
-    if message.content.strip():
-        blocks.append({"type": "text", "text": message.content})
-    for call in message.tool_calls:
-        blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)})
+    if message.role == "tool":
+        blocks.append({"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": message.content})
+    else:
+        if message.content.strip():
+            blocks.append({"type": "text", "text": message.content})
+        for call in message.tool_calls:
+            blocks.append({"type": "tool_use", "id": call.id, "name": call.name, "input": dict(call.arguments)})
+    if message.cache_point and blocks:
+        blocks[-1]["cache_control"] = dict(CACHE_MARKER)
     return blocks
 
 
+def _limit_breakpoints(messages: list[dict[str, Any]], allowed: int) -> None:
+    """Keep only the last ``allowed`` message breakpoints (the earlier ones were read already)."""
+    marked = [b for m in messages for b in m["content"] if "cache_control" in b]
+    for block in marked[: max(0, len(marked) - max(0, allowed))]:
+        del block["cache_control"]
+
+
 def to_anthropic_messages(request: LLMRequest) -> list[dict[str, Any]]:
-    """Messages API ``messages``: tool results become user turns, same-role turns merge."""
+    """Messages API ``messages``: tool results become user turns, same-role turns merge, message
+    breakpoints fit the budget left by the system prompt's, and the per-turn context comes last."""
+    out = _merged(request)
+    system_points = sum(1 for b in to_anthropic_system(request) if "cache_control" in b)
+    _limit_breakpoints(out, MAX_BREAKPOINTS - system_points)
+    context = request.context_text
+    if context.strip():
+        block = {"type": "text", "text": context}
+        if out and out[-1]["role"] == "user":
+            out[-1]["content"].append(block)  # after its text or tool results: allowed last in a user turn
+        else:
+            out.append({"role": "user", "content": [block]})
+    return out
+
+
+def _merged(request: LLMRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for message in request.messages:
         role = "assistant" if message.role == "assistant" else "user"

@@ -34,8 +34,9 @@ ToolChoice = Literal["auto", "none"]
 class PromptBlock:
     """One block of the system prompt.
 
-    ``cacheable`` marks the byte-stable static prefix (base directives, AGENTS.md,
-    soul, roster); providers that support prompt caching put their cache marker on it.
+    ``cacheable`` marks a byte-stable block (the static block: base directives, AGENTS.md,
+    USER.md, soul, roster; the compaction summary, stable between compactions); providers
+    with explicit prompt caching put a breakpoint on it.
     """
 
     name: str
@@ -70,13 +71,22 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class ChatMessage:
-    """One message of the conversation sent to the model."""
+    """One message of the conversation sent to the model.
+
+    ``cache_point`` asks for a prompt-cache breakpoint at the end of ``content`` (providers
+    with explicit caching, Anthropic, mark it; the others ignore it). ``context`` is per-turn
+    text Sabha sends with the message (time, channel, sender...): it is never part of a
+    cached prefix and never stored in the transcript; providers send it after the content,
+    Anthropic after the request's last breakpoint.
+    """
 
     role: MessageRole
     content: str
     name: str | None = None
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
+    cache_point: bool = False
+    context: str = ""
 
 
 @dataclass(frozen=True)
@@ -111,6 +121,11 @@ class LLMRequest:
     def system_text(self) -> str:
         """The whole system prompt as one string, blocks separated by blank lines."""
         return "\n\n".join(block.text for block in self.system if block.text)
+
+    @property
+    def context_text(self) -> str:
+        """The per-turn context the messages carry (see :attr:`ChatMessage.context`)."""
+        return "\n\n".join(m.context for m in self.messages if m.context)
 
 
 @dataclass(frozen=True)

@@ -2,9 +2,13 @@
 
 ``llm.providers.openai.base_url`` points the official ``openai`` SDK at Ollama, vLLM,
 LM Studio, a llama.cpp server or a test fake. The system prompt goes out as one system
-message whose static block comes first, so OpenAI's automatic prefix caching can reuse
-it from turn to turn; ``cached_tokens`` is reported as cache reads. The SDK's own retries
-are off: :mod:`board.llm.resilience` decides about retries and fallbacks.
+message (static block first, then the compaction summary), then the history, then the new
+message with the per-turn context (:attr:`~board.llm.base.ChatMessage.context`) after its
+text. Everything before that context is byte-identical to the previous turn's prompt
+between compactions, so OpenAI's automatic prefix caching (and a compatible server's,
+e.g. vLLM or llama.cpp prefix caching) reuses it; ``usage.prompt_tokens_details.cached_tokens``
+is reported as cache reads. Breakpoint marks are Anthropic's and are ignored here. The SDK's
+own retries are off: :mod:`board.llm.resilience` decides about retries and fallbacks.
 """
 
 from __future__ import annotations
@@ -58,7 +62,8 @@ def _message(message: ChatMessage) -> dict[str, Any]:
                 for call in message.tool_calls
             ],
         }
-    body: dict[str, Any] = {"role": message.role, "content": message.content}
+    content = f"{message.content}\n\n{message.context}" if message.context else message.content
+    body: dict[str, Any] = {"role": message.role, "content": content}
     if message.name and message.role == "user":
         body["name"] = message.name
     return body

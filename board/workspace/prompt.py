@@ -1,11 +1,21 @@
-"""System prompt assembly with Jinja2 templates from ``workspace/templates/``.
+"""Prompt assembly with Jinja2 templates from ``workspace/templates/``, laid out for prompt caching.
 
-Order is fixed: the static block (base directives, AGENTS.md, the role's soul, the
-roster) then the dynamic block (USER.md, time, channel, sender), then the history
-window and the new message. The static block is byte-identical from turn to turn until
-a file it is built from changes, so providers can cache it. Templates are re-read when
-edited; a broken or unsafe template (see :class:`CheckedLoader`) falls back to the shipped
-one and the error is logged once. AGENTS.md and USER.md are checked on every read as well
+Order is fixed, most stable first, so every provider can reuse the longest prefix:
+
+1. the static block (``static.md.j2``: base directives, AGENTS.md, USER.md, the role's soul,
+   the roster): byte-identical from turn to turn until a file it is built from changes;
+2. the compaction summary, when there is one: stable between compactions;
+3. the history window: old history is dropped or summarised in blocks (see
+   :mod:`board.agent.compaction`), never slid one message per turn, so it too is stable;
+4. the new message, which carries a cache breakpoint at its end (and the previous turn's
+   message keeps the one it had, so this turn reads what the last one wrote);
+5. the per-turn context (``dynamic.md.j2``: time, channel, place, sender; :class:`TurnContext`
+   is where per-turn facts go), wrapped in ``<turn_context>`` tags and sent *after* every
+   cache breakpoint (:attr:`ChatMessage.context`); it is never stored in the transcript.
+
+:func:`lay_out` applies 4 and 5 to a conversation. Templates are re-read when edited; a
+broken or unsafe template (see :class:`CheckedLoader`) falls back to the shipped one and
+the error is logged once. AGENTS.md and USER.md are checked on every read as well
 (:mod:`board.workspace.files`).
 """
 
@@ -14,7 +24,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -28,6 +38,9 @@ from board.workspace.paths import default_workspace_dir
 from board.workspace.souls import AgentProfile
 
 __all__ = [
+    "CONTEXT_CLOSE",
+    "CONTEXT_OPEN",
+    "DYNAMIC_BLOCK",
     "DYNAMIC_TEMPLATE",
     "MAX_CONTEXT_FILE_BYTES",
     "MAX_TEMPLATE_BYTES",
@@ -37,6 +50,8 @@ __all__ = [
     "PromptBuilder",
     "TurnContext",
     "UnsafeTemplate",
+    "lay_out",
+    "wrap_context",
 ]
 
 log = logging.getLogger("sabha.prompt")
@@ -45,11 +60,18 @@ MAX_CONTEXT_FILE_BYTES = 64 * 1024
 MAX_TEMPLATE_BYTES = 256 * 1024
 STATIC_TEMPLATE = "static.md.j2"
 DYNAMIC_TEMPLATE = "dynamic.md.j2"
+#: The name of a system block holding per-turn content; the runner moves such a block after the cache
+#: breakpoints (into the context of the exchange's last user message).
+DYNAMIC_BLOCK = "dynamic"
+CONTEXT_OPEN = "<turn_context>"
+CONTEXT_CLOSE = "</turn_context>"
 
 
 @dataclass(frozen=True)
 class TurnContext:
-    """The dynamic facts of one turn."""
+    """The dynamic facts of one turn, rendered by :meth:`PromptBuilder.dynamic` into the per-turn
+    context that follows the cached prefix. Anything that changes from turn to turn belongs here,
+    never in the static block or the history."""
 
     channel: str
     place: str
@@ -59,16 +81,54 @@ class TurnContext:
 
 @dataclass(frozen=True)
 class BuiltPrompt:
-    """A whole prompt: system blocks plus messages."""
+    """A whole prompt: the static block, the per-turn block, the conversation (history, then the new
+    message) and the compaction summary block's text, if any."""
 
     static: str
     dynamic: str
     messages: tuple[ChatMessage, ...]
+    summary: str | None = None
 
     @property
     def blocks(self) -> tuple[PromptBlock, ...]:
-        """The system prompt as provider blocks; the static one is cacheable."""
-        return (PromptBlock("static", self.static, cacheable=True), PromptBlock("dynamic", self.dynamic))
+        """The system prompt as provider blocks, all cacheable: the static block, then the summary."""
+        blocks = [PromptBlock("static", self.static, cacheable=True)]
+        if self.summary:
+            blocks.append(PromptBlock("summary", self.summary, cacheable=True))
+        return tuple(blocks)
+
+    def laid_out(self) -> tuple[ChatMessage, ...]:
+        """The conversation as sent: see :func:`lay_out`."""
+        return lay_out(self.messages, self.dynamic, rolling=True)
+
+
+def wrap_context(text: str) -> str:
+    """The per-turn block as it follows a message: between ``<turn_context>`` tags."""
+    text = text.strip()
+    return f"{CONTEXT_OPEN}\n{text}\n{CONTEXT_CLOSE}" if text else ""
+
+
+def lay_out(messages: Sequence[ChatMessage], dynamic: str = "", *, rolling: bool = True) -> tuple[ChatMessage, ...]:
+    """``messages`` (history, then the new message last) ready to send.
+
+    The per-turn block ``dynamic`` rides with the last user message as its
+    :attr:`~ChatMessage.context` (after its text, outside any cached prefix). With
+    ``rolling`` (a chat that goes on), that message ends in a cache breakpoint, and so does
+    the user message before it (where the previous turn put its breakpoint), so this turn
+    reads from the cache what the previous one wrote. Without it (a one-off question) no
+    message breakpoint is set: a cache write costs more than fresh input and nothing would
+    read it back.
+    """
+    out = list(messages)
+    users = [i for i, m in enumerate(out) if m.role == "user"]
+    if not users:
+        return tuple(out)
+    last = users[-1]
+    out[last] = replace(out[last], context=wrap_context(dynamic), cache_point=rolling or out[last].cache_point)
+    if rolling and len(users) > 1:
+        earlier = users[-2]
+        out[earlier] = replace(out[earlier], cache_point=True)
+    return tuple(out)
 
 
 class UnsafeTemplate(jinja2.TemplateError):
@@ -169,10 +229,11 @@ class PromptBuilder:
         return self._render(name, **context)
 
     def static(self, agent: AgentProfile, colleagues: list[AgentProfile], roster: str) -> str:
-        """The cacheable block for ``agent``."""
+        """The cacheable block for ``agent``: no clock, no sender, nothing that changes per turn."""
         return self._render(
             STATIC_TEMPLATE,
             agents_md=self._agents_md.get() or "",
+            user_md=self._user_md_text(),
             agent=agent,
             soul=agent.soul.text.strip(),
             roster=roster,
@@ -188,7 +249,9 @@ class PromptBuilder:
         return "(USER.md is empty: nothing is known about the Director yet)"
 
     def dynamic(self, turn: TurnContext) -> str:
-        """The per-turn block."""
+        """The per-turn block (unwrapped; :func:`lay_out` sends it after the cached prefix).
+        ``user_md`` stays available to the template for workspaces whose templates predate
+        USER.md's move into the static block."""
         return self._render(
             DYNAMIC_TEMPLATE,
             user_md=self._user_md_text(),
