@@ -65,6 +65,19 @@ def test_prices_match_by_prefix_and_unknown_models_are_unpriced() -> None:
     assert table.cost("openai:my-llama", usage) is None
 
 
+def test_cache_prices_give_what_caching_saved() -> None:
+    table = PriceTable()
+    sonnet = "anthropic:claude-sonnet-4-6"  # input 3.00, cache read 0.30, cache write 3.75 per million
+    assert table.saved(sonnet, Usage(input_tokens=100, cache_read_tokens=1_000_000)) == pytest.approx(2.70)
+    assert table.saved(sonnet, Usage(cache_write_tokens=1_000_000)) == pytest.approx(-0.75)  # the write surcharge
+    usage = Usage(input_tokens=300, output_tokens=50, cache_read_tokens=9000, cache_write_tokens=700)
+    price = table.price_of(sonnet)
+    assert price is not None
+    assert price.uncached_cost(usage) - price.cost(usage) == pytest.approx(price.saved(usage))
+    assert table.saved("openai:gpt-4o", Usage(cache_read_tokens=1_000_000)) == pytest.approx(1.25)
+    assert table.saved("openai:my-llama", usage) is None  # no price, no guess
+
+
 def test_parse_since() -> None:
     now = datetime(2025, 6, 10, 12, 0, tzinfo=UTC)
     assert parse_since("7d", now=now) == now - timedelta(days=7)
@@ -82,7 +95,8 @@ async def _seed(db_path: Path) -> None:
         ledger = Ledger(db)
         u = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=500)
         await ledger.record_llm_call(LLMCallRecord("anthropic", "anthropic:claude-sonnet-4-6", "ok", u, 0.0061,
-                                                   900.0, role="finance", session_key="board:finance"))
+                                                   900.0, role="finance", session_key="board:finance",
+                                                   saved_usd=PriceTable().saved("anthropic:claude-sonnet-4-6", u)))
         await ledger.record_llm_call(LLMCallRecord("openai", "openai:gpt-4o-mini", "ok", u, 0.0003, 400.0,
                                                    role="research", session_key="board:research", meeting_id="m-7"))
         await ledger.record_llm_call(LLMCallRecord("openai", "openai:gpt-4o-mini", "rate_limit", Usage(), 0.0, 20.0,
@@ -121,11 +135,14 @@ def test_sabha_cost_prints_a_table(tmp_path: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert lines[0].startswith("Model costs since") and "by role" in lines[0]
-    assert lines[1].split()[:3] == ["role", "calls", "failed"]
-    assert lines[2].split()[:3] == ["finance", "1", "0"] and "0.0061" in lines[2]
+    assert lines[1].split() == ["role", "calls", "failed", "fresh", "in", "cached", "in", "cached", "output",
+                                "cost", "USD", "saved", "USD", "avg", "ms"]
+    # finance: 1000 fresh, 500 read from the cache (33%), saved 500 x (3.00 - 0.30) / 1e6 USD
+    assert lines[2].split() == ["finance", "1", "0", "1000", "500", "33%", "200", "0.0061", "0.0014", "900"]
     total = next(line for line in lines if line.startswith("total"))
     assert total.split()[1] == "4" and "0.0064*" in total  # the unpriced call is flagged
     assert "add it under llm.prices" in out
+    assert "Prompt cache: 1500 input tokens read from it (33% of all input)" in out and "saved 0.0014 USD" in out
 
     assert main(["cost", "--config", str(config), "--by", "model", "--since", "all"]) == 0
     out = capsys.readouterr().out
@@ -134,6 +151,7 @@ def test_sabha_cost_prints_a_table(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["cost", "--config", str(config), "--json", "--by", "meeting"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert {r["key"] for r in data["rows"]} == {"m-7", "(none)"}
+    assert data["total"]["cache_read_tokens"] == 1500 and data["total"]["saved_usd"] == pytest.approx(0.00135)
 
     assert main(["cost", "--config", str(config), "--since", "whenever"]) == 2
     assert "7d, 24h" in capsys.readouterr().err

@@ -510,8 +510,10 @@ class AgentRunner:
         response = attempt.response
         usage = response.usage if response is not None else Usage()
         cost = self.settings.prices.cost(attempt.model, usage) if response is not None else 0.0
+        saved = self.settings.prices.saved(attempt.model, usage) if response is not None else 0.0
         await self.ledger.record_llm_call(LLMCallRecord(
             provider=attempt.provider, model=attempt.model, outcome=attempt.outcome, usage=usage, cost_usd=cost,
+            saved_usd=saved,
             latency_ms=attempt.latency_ms, ttft_ms=response.ttft_ms if response is not None else None,
             role=ctx.role, session_key=ctx.session_key, meeting_id=ctx.meeting_id, purpose=purpose,
             attempt=attempt.number, error=attempt.error, blocks=dict(blocks, step=step), tags=dict(tags) or None,
@@ -665,14 +667,17 @@ class AgentRunner:
             "soul": profile.soul.version, "model": outcome.model, "llm_calls": outcome.llm_calls,
             "tool_calls": len(outcome.tool_events), "latency_ms": round(outcome.latency_ms, 1),
             "input_tokens": outcome.usage.input_tokens, "output_tokens": outcome.usage.output_tokens,
+            "cache_read_tokens": outcome.usage.cache_read_tokens,
+            "cache_write_tokens": outcome.usage.cache_write_tokens,
             "cost_usd": outcome.cost_usd, "degraded": outcome.degraded,
         }
         log.info(
             "turn channel=%s role=%s key=%s soul=%s model=%s calls=%d tools=%d latency_ms=%.1f tokens=%d/%d "
-            "cost=%s%s",
+            "cached=%d written=%d cost=%s%s",
             envelope.channel, role, key, profile.soul.version, outcome.model, outcome.llm_calls,
             len(outcome.tool_events), outcome.latency_ms, outcome.usage.input_tokens, outcome.usage.output_tokens,
-            outcome.cost_usd, " degraded" if outcome.degraded else "", extra=fields,
+            outcome.usage.cache_read_tokens, outcome.usage.cache_write_tokens, outcome.cost_usd,
+            " degraded" if outcome.degraded else "", extra=fields,
         )
         for observer in list(self.turn_observers):
             try:

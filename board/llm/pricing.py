@@ -5,6 +5,11 @@ time of writing; ``llm.prices`` in config adds models or overrides these. A mode
 priced by its exact ``provider:model`` string, else by the longest table key it starts
 with (``openai:gpt-4o-2024-08-06`` uses ``openai:gpt-4o``). ``offline`` costs nothing.
 A model with no price gets ``None`` (shown as unpriced), never a guess.
+
+:meth:`PriceTable.saved` is what prompt caching saved on a call: the cache reads priced as
+fresh input minus what they cost at the cache-read price, less the surcharge of cache
+writes over fresh input (Anthropic bills a 5-minute write at 1.25x input; OpenAI has no
+write charge). It is negative when a call wrote to the cache and read nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +45,17 @@ class ModelPrice:
             + usage.output_tokens * self.output
             + usage.cache_read_tokens * self.cache_read
             + usage.cache_write_tokens * self.cache_write
+        ) / 1_000_000
+
+    def uncached_cost(self, usage: Usage) -> float:
+        """What ``usage`` would cost in USD with no prompt cache: every input token at the input price."""
+        return (usage.prompt_tokens * self.input + usage.output_tokens * self.output) / 1_000_000
+
+    def saved(self, usage: Usage) -> float:
+        """USD prompt caching saved on ``usage``: :meth:`uncached_cost` minus :meth:`cost`."""
+        return (
+            usage.cache_read_tokens * (self.input - self.cache_read)
+            + usage.cache_write_tokens * (self.input - self.cache_write)
         ) / 1_000_000
 
 
@@ -101,6 +117,13 @@ class PriceTable:
         if price is None:
             return None
         return round(price.cost(usage), 8)
+
+    def saved(self, model: str, usage: Usage) -> float | None:
+        """USD prompt caching saved on ``usage`` (see the module docstring); None when the model has no price."""
+        price = self.price_of(model)
+        if price is None:
+            return None
+        return round(price.saved(usage), 8)
 
     def __hash__(self) -> int:  # frozen dataclass over a dict: hash by identity
         return id(self)

@@ -3,10 +3,12 @@
 Every provider call (each retry and fallback too) is an ``llm_calls`` row: provider,
 model, role, session key, meeting id, purpose (turn, compaction, consult...), tokens
 including cache reads and writes, estimated cost in USD, latency, time to first token
-when streamed, outcome, and the per-block token attribution of its prompt (static,
-soul, dynamic, history, message...; seed 001 §10.2). Every tool call is a
-``tool_calls`` row. :meth:`Ledger.summary` groups costs by role, day, model or
-meeting for ``sabha cost`` and ``/cost``.
+when streamed, outcome, what prompt caching saved in USD (``saved_usd``, from the price
+table's cache prices), and the per-block token attribution of its prompt (static, soul,
+dynamic, history, message...; seed 001 §10.2). Every tool call is a ``tool_calls`` row.
+:meth:`Ledger.summary` groups costs by role, day, model or meeting for ``sabha cost`` and
+``/cost``; :func:`format_report` shows fresh input (cache writes included) against input
+read from the prompt cache, the share cached, and the USD caching saved.
 
 Each call also records who it was made for (``sender``, ``<channel>:<sender id>``): the
 board sets :data:`current_sender` while it answers a message (:func:`spending_for`), and
@@ -98,6 +100,7 @@ class LLMCallRecord:
     tags: Mapping[str, Any] | None = None
     ts: str = field(default_factory=utc_now)
     sender: str | None = None  # None: :data:`current_sender`
+    saved_usd: float | None = None  # what prompt caching saved (PriceTable.saved); None: unpriced
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,18 @@ class CostRow:
     cost_usd: float
     unpriced: int
     avg_latency_ms: float | None
+    saved_usd: float = 0.0
+
+    @property
+    def fresh_input_tokens(self) -> int:
+        """Input the provider processed anew: uncached input plus cache writes."""
+        return self.input_tokens + self.cache_write_tokens
+
+    @property
+    def cached_share(self) -> float:
+        """The share of all input tokens read from the prompt cache (0 when there was no input)."""
+        whole = self.fresh_input_tokens + self.cache_read_tokens
+        return self.cache_read_tokens / whole if whole else 0.0
 
 
 def parse_since(text: str | None, *, now: datetime | None = None) -> datetime | None:
@@ -184,14 +199,14 @@ class Ledger:
         await self.db.execute(
             """INSERT INTO llm_calls(ts, provider, model, role, session_key, meeting_id, purpose, attempt,
                    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
-                   latency_ms, ttft_ms, outcome, error, blocks, tags, sender)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   latency_ms, ttft_ms, outcome, error, blocks, tags, sender, saved_usd)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (
                 rec.ts, rec.provider, rec.model, rec.role, rec.session_key, rec.meeting_id, rec.purpose,
                 rec.attempt, rec.usage.input_tokens, rec.usage.output_tokens, rec.usage.cache_read_tokens,
                 rec.usage.cache_write_tokens, rec.cost_usd, rec.latency_ms, rec.ttft_ms, rec.outcome,
                 rec.error, _json(rec.blocks), _json(rec.tags),
-                rec.sender if rec.sender is not None else current_sender.get(),
+                rec.sender if rec.sender is not None else current_sender.get(), rec.saved_usd,
             ),
         )
 
@@ -221,7 +236,8 @@ class Ledger:
                        SUM(cache_read_tokens) AS cache_read, SUM(cache_write_tokens) AS cache_write,
                        COALESCE(SUM(cost_usd), 0) AS cost,
                        SUM(cost_usd IS NULL AND outcome = 'ok') AS unpriced,
-                       AVG(CASE WHEN outcome = 'ok' THEN latency_ms END) AS latency
+                       AVG(CASE WHEN outcome = 'ok' THEN latency_ms END) AS latency,
+                       COALESCE(SUM(saved_usd), 0) AS saved
                 FROM llm_calls {where} GROUP BY key ORDER BY {order}""",
             params,
         )
@@ -238,7 +254,8 @@ class Ledger:
                        COALESCE(SUM(cache_write_tokens), 0) AS cache_write,
                        COALESCE(SUM(cost_usd), 0) AS cost,
                        COALESCE(SUM(cost_usd IS NULL AND outcome = 'ok'), 0) AS unpriced,
-                       AVG(CASE WHEN outcome = 'ok' THEN latency_ms END) AS latency
+                       AVG(CASE WHEN outcome = 'ok' THEN latency_ms END) AS latency,
+                       COALESCE(SUM(saved_usd), 0) AS saved
                 FROM llm_calls {where}""",
             params,
         )
@@ -294,6 +311,7 @@ def _row(r: Any) -> CostRow:
         cost_usd=float(r["cost"] or 0.0),
         unpriced=int(r["unpriced"] or 0),
         avg_latency_ms=float(r["latency"]) if r["latency"] is not None else None,
+        saved_usd=float(r["saved"] or 0.0),
     )
 
 
@@ -306,15 +324,16 @@ def _tokens(n: int) -> str:
 
 
 def format_report(rows: list[CostRow], total: CostRow, *, by: str, since_label: str) -> str:
-    """A plain-text table for the terminal and chat."""
+    """A plain-text table for the terminal and chat: calls, fresh and cached input, the share cached,
+    output, cost and what caching saved."""
     if total.calls == 0:
         return f"No model calls recorded {since_label}."
-    head = (by, "calls", "failed", "input", "output", "cache rd", "cache wr", "cost USD", "avg ms")
+    head = (by, "calls", "failed", "fresh in", "cached in", "cached", "output", "cost USD", "saved USD", "avg ms")
     body = [
         (
-            r.key, str(r.calls), str(r.failed), _tokens(r.input_tokens), _tokens(r.output_tokens),
-            _tokens(r.cache_read_tokens), _tokens(r.cache_write_tokens),
-            f"{r.cost_usd:.4f}" + ("*" if r.unpriced else ""),
+            r.key, str(r.calls), str(r.failed), _tokens(r.fresh_input_tokens), _tokens(r.cache_read_tokens),
+            f"{r.cached_share:.0%}", _tokens(r.output_tokens),
+            f"{r.cost_usd:.4f}" + ("*" if r.unpriced else ""), f"{r.saved_usd:.4f}",
             f"{r.avg_latency_ms:.0f}" if r.avg_latency_ms is not None else "-",
         )
         for r in [*rows, total]
@@ -329,6 +348,12 @@ def format_report(rows: list[CostRow], total: CostRow, *, by: str, since_label: 
     out += [line(cells) for cells in body[:-1]]
     out.append("-" * len(line(head)))
     out.append(line(body[-1]))
+    if total.cache_read_tokens or total.cache_write_tokens:
+        out.append(
+            f"Prompt cache: {total.cache_read_tokens} input tokens read from it ({total.cached_share:.0%} of all "
+            f"input), {total.cache_write_tokens} written to it; without it these calls would have cost "
+            f"{total.cost_usd + total.saved_usd:.4f} USD, so it saved {total.saved_usd:.4f} USD."
+        )
     if total.unpriced:
         out.append(f"* {total.unpriced} call(s) used a model with no price: add it under llm.prices in sabha.yaml")
     return "\n".join(out)
