@@ -234,6 +234,8 @@ class AgentRunner:
         self.compactor = Compactor(settings.context)
         # Told of every finished turn (the fields of its log line); the daemon's metrics plug in here.
         self.turn_observers: list[Callable[[Mapping[str, Any]], None]] = []
+        #: The time the per-turn block shows (a benchmark or a replay may set its own clock).
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
     # -- policy ------------------------------------------------------------------
 
@@ -270,7 +272,7 @@ class AgentRunner:
             channel=envelope.channel if envelope else "internal",
             place=place_of(envelope) if envelope else "board",
             sender=(envelope.sender_name or envelope.sender) if envelope else "the board",
-            now=datetime.now(UTC),
+            now=self.clock(),
         )
 
     def context_for(self, ctx: ToolContext) -> str:

@@ -21,15 +21,21 @@ One scripted entry answers exactly one HTTP request (an SDK retry is a new
 request and takes the next entry); an empty script answers ``default_text``.
 Every request is recorded in ``requests`` (parsed JSON body and headers).
 
-Prompt caching is simulated: each block carrying ``cache_control`` (in
-``tools``, ``system`` or message content; or the last block when the top-level
-``cache_control`` is set) is a breakpoint. If the prompt prefix up to a
-breakpoint was seen before (same model), its tokens are reported as
-``cache_read_input_tokens``; the rest of the prefix up to the last breakpoint
-is reported as ``cache_creation_input_tokens``; ``input_tokens`` is what is
-left, so ``input + cache_creation + cache_read`` is the whole prompt, as in the
-real API. Token counts are deterministic estimates (about four characters per
-token).
+Prompt caching is simulated the way the API documents it: each block carrying
+``cache_control`` (in ``tools``, ``system`` or message content; or the last block
+when the top-level ``cache_control`` is set) is a breakpoint, and a request writes
+the prefix up to each of its breakpoints to the cache (same model; prefixes shorter
+than ``cache_min_tokens`` are not cached, as the API's per-model minimum). A later
+request reads from the cache the longest prefix that ends at one of its breakpoints,
+or at one of the 20 block boundaries before a breakpoint (the API's lookback), and
+that an earlier request wrote less than its TTL ago (``ttl`` of the breakpoint:
+5 minutes unless ``"1h"``; a read refreshes it). The read is reported as
+``cache_read_input_tokens``; the rest of the prefix up to the last breakpoint as
+``cache_creation_input_tokens``; ``input_tokens`` is what is left, so ``input +
+cache_creation + cache_read`` is the whole prompt, as in the real API.
+:meth:`FakeAnthropic.advance_clock` moves the fake's clock (to expire entries);
+:meth:`FakeAnthropic.clear_cache` forgets everything. Token counts are deterministic
+estimates (about four characters per token).
 
 Like the real API the fake rejects, with a 400, an assistant ``tool_use`` not
 answered by a ``tool_result`` in the next user message, a ``tool_result`` that
@@ -41,9 +47,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from aiohttp import web
 
@@ -58,6 +65,9 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- replies
+
+#: Tokens of a message's role framing (part of the cached prefix from its first block on).
+MESSAGE_FRAMING = 3
 
 
 @dataclass(frozen=True)
@@ -109,6 +119,11 @@ def reply_error(
 class _Segment:
     text: str  # canonical serialisation (without cache_control)
     cache_control: Mapping[str, Any] | None
+    framing: int = 0  # the message's framing tokens, counted with its first block
+
+    @property
+    def ttl(self) -> str:
+        return str((self.cache_control or {}).get("ttl", "5m"))
 
 
 # --------------------------------------------------------------------------- server
@@ -130,7 +145,11 @@ class FakeAnthropic(LLMServer):
     not_json_message = "There was an issue with the format of your request: body is not JSON"
     empty_field = "content"
     call_tokens = 20
-    _cache: set[str]
+    #: How many block boundaries before a breakpoint the API also checks for a cache hit.
+    LOOKBACK_BLOCKS = 20
+    TTL_S: ClassVar[dict[str, float]] = {"5m": 300.0, "1h": 3600.0}
+    _cache: dict[str, float]  # prefix key -> when it expires (fake clock)
+    _clock_offset: float = 0.0
 
     error_reply = staticmethod(reply_error)
 
@@ -142,7 +161,15 @@ class FakeAnthropic(LLMServer):
 
     def clear_cache(self) -> None:
         """Forget cached prefixes (as if the 5-minute TTL had passed)."""
-        self._cache = set()
+        self._cache = {}
+
+    def now(self) -> float:
+        """The fake's clock (monotonic seconds, moved on by :meth:`advance_clock`)."""
+        return time.monotonic() + self._clock_offset
+
+    def advance_clock(self, seconds: float) -> None:
+        """Let ``seconds`` pass for the cache's TTLs (a 301 s step expires every 5-minute entry)."""
+        self._clock_offset += seconds
 
     def check_headers(self, request: web.Request) -> ErrorReply | None:
         """A key in ``x-api-key`` or ``Authorization: Bearer`` (anthropic 2.x sends a Bearer token)."""
@@ -228,13 +255,13 @@ class FakeAnthropic(LLMServer):
         """The prompt in cache order: tools, system, then message content blocks."""
         segs: list[_Segment] = []
 
-        def add(block: Any) -> None:
+        def add(block: Any, framing: int = 0) -> None:
             if isinstance(block, dict):
                 cc = block.get("cache_control")
                 rest = {k: v for k, v in block.items() if k != "cache_control"}
-                segs.append(_Segment(json.dumps(rest, sort_keys=True, ensure_ascii=False), cc))
+                segs.append(_Segment(json.dumps(rest, sort_keys=True, ensure_ascii=False), cc, framing))
             else:
-                segs.append(_Segment(json.dumps(block, ensure_ascii=False), None))
+                segs.append(_Segment(json.dumps(block, ensure_ascii=False), None, framing))
 
         for tool in body.get("tools") or []:
             add(tool)
@@ -249,11 +276,11 @@ class FakeAnthropic(LLMServer):
                 continue
             content = m.get("content")
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
-            for b in blocks:
-                add({"role": m.get("role"), **b} if isinstance(b, dict) else b)
+            for i, b in enumerate(blocks):
+                add({"role": m.get("role"), **b} if isinstance(b, dict) else b, MESSAGE_FRAMING if i == 0 else 0)
         top = body.get("cache_control")
         if top and segs:  # automatic caching: breakpoint on the last cacheable block
-            segs[-1] = _Segment(segs[-1].text, top)
+            segs[-1] = _Segment(segs[-1].text, top, segs[-1].framing)
         return segs
 
     def usage(self, body: dict[str, Any], output: int, override: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -263,28 +290,36 @@ class FakeAnthropic(LLMServer):
         h = hashlib.sha256(str(body.get("model")).encode())
         total = 0
         for s in segs:
-            total += approx_tokens(s.text)
+            total += approx_tokens(s.text) + s.framing  # a message's framing is part of the prefix it starts
             h.update(s.text.encode())
             prefix_tokens.append(total)
             keys.append(h.copy().hexdigest())
-        overhead = 3 * len(body.get("messages") or []) + 4  # message framing, not cacheable here
+        framed = sum(1 for s in segs if s.framing)
+        # the reply priming (and the framing of a message without blocks) follows the prompt: never cached
+        overhead = MESSAGE_FRAMING * (len(body.get("messages") or []) - framed) + 4
         prompt_total = total + overhead
 
         breakpoints = [i for i, s in enumerate(segs) if s.cache_control]
         read = create = 0
         ttl = "5m"
         if breakpoints:
+            now = self.now()
             last = breakpoints[-1]
-            ttl = str((segs[last].cache_control or {}).get("ttl", "5m"))
-            for k in reversed(breakpoints):
-                if keys[k] in self._cache:
-                    read = prefix_tokens[k]
-                    break
-            if keys[last] not in self._cache and prefix_tokens[last] >= self.cache_min_tokens:
+            ttl = segs[last].ttl
+            # every position a breakpoint may read from: itself and the LOOKBACK_BLOCKS boundaries before it
+            candidates = sorted({p for b in breakpoints for p in range(max(0, b - self.LOOKBACK_BLOCKS), b + 1)},
+                                reverse=True)
+            hit = next((p for p in candidates if self._cache.get(keys[p], 0.0) > now), None)
+            if hit is not None:
+                read = prefix_tokens[hit]
+                at = next(b for b in breakpoints if b >= hit)  # the entry lives as long as its breakpoint says
+                self._cache[keys[hit]] = now + self.TTL_S.get(segs[at].ttl, 300.0)  # a read refreshes it
+            if hit != last and prefix_tokens[last] >= self.cache_min_tokens:
                 create = prefix_tokens[last] - read
             for k in breakpoints:
                 if prefix_tokens[k] >= self.cache_min_tokens:
-                    self._cache.add(keys[k])
+                    expires = now + self.TTL_S.get(segs[k].ttl, 300.0)
+                    self._cache[keys[k]] = max(self._cache.get(keys[k], 0.0), expires)
 
         usage: dict[str, Any] = {
             "input_tokens": prompt_total - read - create,
