@@ -25,7 +25,17 @@ from board.envelope import Envelope
 from board.memory.sessions import session_key
 from board.roles import GENERAL
 
-__all__ = ["Route", "RouteKind", "Router"]
+__all__ = ["Route", "RouteKind", "Router", "needs_question", "unknown_role"]
+
+
+def unknown_role(word: str, roles: Iterable[str]) -> str:
+    """The one wording of "no such role" (chat, ``/ask``, ``/reset``, ``sabha ask --role``)."""
+    return f"There is no role {word.strip()!r}. Roles: {', '.join(roles)}."
+
+
+def needs_question(form: str) -> str:
+    """The one wording of "a role but no question" (``@critic`` alone, ``/ask critic``)."""
+    return f"{form} needs a question after the role, e.g. {form} what could go wrong here?"
 
 RouteKind = Literal["chat", "command", "meeting"]
 
@@ -100,15 +110,15 @@ class Router:
                 role = self.find_role(word) if word else None
                 if role is None:
                     problem = (
-                        f"/ask needs a role and a question: /ask <role> <question>. Roles: {', '.join(self.roles)}"
+                        f"/ask needs a role and a question: /ask <role> <question>. Roles: {', '.join(self.roles)}."
                         if not word
-                        else f"there is no role {word!r}. Roles: {', '.join(self.roles)}"
+                        else unknown_role(word, self.roles)
                     )
                     return Route("command", default, rest, self.key_for(envelope, default), "ask", error=problem)
                 if not question.strip():
                     return Route(
                         "command", role, "", self.key_for(envelope, role), "ask",
-                        error=f"/ask {role} needs a question after the role",
+                        error=needs_question(f"/ask {role}"),
                     )
                 return Route("chat", role, question.strip(), self.key_for(envelope, role))
             if name == "meeting":
@@ -122,12 +132,15 @@ class Router:
         mention = _MENTION.match(text)
         if mention and self.find_role(mention.group(1)) is None and not mention.group(1).lower().endswith("bot"):
             return Route("command", default, text, self.key_for(envelope, default), "mention",
-                         error=f"no role {mention.group(1)!r}; roles: {', '.join(self.roles)}")
+                         error=unknown_role(mention.group(1), self.roles))
         if mentioned:
             rest = _LEADING_MENTIONS.sub("", text).strip() if mention else text
+            role = mentioned[0]
             if rest:
-                role = mentioned[0]
                 return Route("chat", role, rest, self.key_for(envelope, role), also=tuple(mentioned[1:]))
+            # "@critic" alone: like "/ask critic" without a question
+            return Route("command", role, "", self.key_for(envelope, role), "ask",
+                         error=needs_question(" ".join(f"@{r}" for r in mentioned)))
         named = _NAMED.match(text)
         if named:
             role = self.find_role(named.group(1))

@@ -36,9 +36,9 @@ from board.room.meeting import MeetingEvent, MeetingEventKind, MeetingSettings
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
 from board.room.record import meeting_entry
 from board.room.store import MeetingStore
-from board.router import Route, Router
+from board.router import Route, Router, unknown_role
 from board.workspace.prompt import PromptBuilder
-from board.workspace.souls import SoulStore
+from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 
 __all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "Board", "BoardSettings"]
 
@@ -83,7 +83,7 @@ class Board:
         self.settings = settings
         self.db = db
         self.providers = providers
-        self.souls = SoulStore(settings.workspace, settings.roster)
+        self.souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR)
         self.prompts = PromptBuilder(settings.workspace)
         self.transcripts = TranscriptStore(settings.data_dir)
         self.sessions = Sessions(db, self.transcripts)
@@ -143,7 +143,8 @@ class Board:
                 custom={name: list(roles) for name, roles in self.settings.custom_rosters},
                 overrides=dict(self.settings.roster.overrides),
             )
-            store = self._rosters[roster] = SoulStore(self.settings.workspace, spec)
+            store = self._rosters[roster] = SoulStore(self.settings.workspace, spec,
+                                                      keep_dir=self.settings.data_dir / LAST_GOOD_DIR)
         return store
 
     async def close(self) -> None:
@@ -276,8 +277,8 @@ class Board:
         self.register_command("souls", self._cmd_souls, "/souls: soul files and versions")
 
     async def _cmd_help(self, envelope: Envelope, route: Route) -> str:
-        extra = [line for name, (_, line) in sorted(self.commands.items()) if name not in _BUILTIN]
-        return HELP_TEXT + ("\n" + "\n".join(f"  {line}" for line in extra) if extra else "")
+        extra = [_help_row(line) for name, (_, line) in sorted(self.commands.items()) if name not in _BUILTIN]
+        return HELP_TEXT + ("\n" + "\n".join(extra) if extra else "")
 
     async def _cmd_roles(self, envelope: Envelope, route: Route) -> str:
         roster = self.settings.roster.name
@@ -296,7 +297,7 @@ class Board:
             word = route.text.split()[0]
             found = router.find_role(word)
             if found is None:
-                return f"There is no role {word!r}. Roles: {', '.join(router.roles)}"
+                return unknown_role(word, router.roles)
             role = found
         return role, router.key_for(envelope, role)
 
@@ -321,6 +322,13 @@ class Board:
 
 
 _BUILTIN = {"help", "start", "roles", "reset", "souls"}
+
+
+def _help_row(line: str) -> str:
+    """A registered command's help line (``/cost [7d]: what the models cost``) as a row of
+    HELP_TEXT's table: usage in the first column, what it does in the second."""
+    usage, sep, what = line.partition(": ")
+    return f"  {usage:<25} {what}" if sep else f"  {line}"
 _MODEL_COMMANDS = {"compact"}  # commands that call a model (besides meetings)
 
 

@@ -76,30 +76,33 @@ def missing_keys(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> 
         users = sorted({m for m in in_use if split_model(m)[0] == name})
         if users and not settings.api_key and not settings.key_optional:
             problems.append(f"{name} is configured ({', '.join(users)}) but has no API key: export "
-                            f"{settings.key_env} or set llm.providers.{name}.api_key")
+                            f"{settings.key_env} (keys are read from the environment, never from sabha.yaml)")
     return problems
 
 
-def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> ProviderRegistry:
+def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,
+                    report_missing_keys: bool = True) -> ProviderRegistry:
     """The model registry for this config: offline, OpenAI(-compatible) and Anthropic.
 
-    A configured model whose provider has no key is logged now, naming the variable to
-    set; its turns answer degraded (with the same advice in the log) instead of crashing.
+    A configured model whose provider has no key is logged now (unless the caller reports
+    it itself), naming the variable to set; its turns answer degraded (with the same advice
+    in the log) instead of crashing.
     """
     registry = ProviderRegistry()
     openai_settings = provider_settings(loaded, "openai", env)
     anthropic_settings = provider_settings(loaded, "anthropic", env)
     registry.register("openai", lambda: _openai(openai_settings))
     registry.register("anthropic", lambda: _anthropic(anthropic_settings))
-    for problem in missing_keys(loaded, env):
+    for problem in missing_keys(loaded, env) if report_missing_keys else ():
         log.error("%s; until then those turns answer degraded", problem)
     return registry
 
 
-async def open_board(loaded: LoadedConfig) -> Board:
-    """Open the board described by ``loaded``."""
+async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True) -> Board:
+    """Open the board described by ``loaded`` (``report_missing_keys``: see :func:`build_providers`)."""
     ensure_workspace(loaded)
-    return await Board.open(loaded.board_settings(), build_providers(loaded), migrations=all_migrations())
+    return await Board.open(loaded.board_settings(), build_providers(loaded, report_missing_keys=report_missing_keys),
+                            migrations=all_migrations())
 
 
 async def open_state_db(loaded: LoadedConfig) -> StateDB:

@@ -1,17 +1,26 @@
-"""Configuration: YAML validated by pydantic, secrets from the environment.
+"""Configuration: which sabha.yaml, YAML validated by pydantic, secrets from the environment.
 
-Where it comes from, first found wins: ``--config PATH``, ``$SABHA_CONFIG``,
-``./sabha.yaml``, else the built-in defaults. Strings may use ``${VAR}`` or
-``${VAR:-default}`` (``$${`` is a literal ``${``). Relative paths are relative to the
-config file's folder (the current folder for the built-in defaults). Every error names
-the file, the key path and what is wrong; unknown keys are errors, so typos surface.
+Which file, first found wins (like git finds its repository): ``--config PATH`` (a file,
+or a folder holding ``sabha.yaml``), ``$SABHA_CONFIG`` (the same), the nearest
+``sabha.yaml`` in the current folder or any folder above it, the personal board
+(``$XDG_DATA_HOME/sabha/sabha.yaml``, default ``~/.local/share/sabha``), else none: the
+built-in defaults (:func:`locate_config` says which and how it was found). Strings may
+use ``${VAR}`` or ``${VAR:-default}`` (``$${`` is a literal ``${``). Relative paths are
+relative to the config file's folder. Every error names the file, the key path and what
+is wrong; unknown keys are errors, so typos surface. A secret written into the file
+itself is accepted with a warning (:attr:`LoadedConfig.warnings`). An unset variable in
+a channel's section (``telegram``, ``whatsapp``) stops only what needs the channels:
+loaded with ``channels=False`` (``sabha ask``, ``chat``, ``souls`` ...) that section is
+skipped and said so in :attr:`LoadedConfig.skipped`.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -268,6 +277,16 @@ class Config(StrictModel):
     whatsapp: WhatsAppSection = Field(default_factory=WhatsAppSection)
 
 
+class FoundBy(StrEnum):
+    """How the config file was found (said by ``sabha config check`` and when a board is made)."""
+
+    OPTION = "--config"
+    ENV = "$SABHA_CONFIG"
+    SEARCH = "the nearest sabha.yaml"
+    PERSONAL = "the personal board"
+    NONE = "nothing found: built-in defaults"
+
+
 @dataclass(frozen=True)
 class LoadedConfig:
     """A validated config, where it came from, and its folder for relative paths."""
@@ -275,6 +294,9 @@ class LoadedConfig:
     config: Config
     source: Path | None
     base_dir: Path
+    found_by: FoundBy = FoundBy.NONE
+    warnings: tuple[str, ...] = ()  # e.g. a secret written into the file
+    skipped: tuple[str, ...] = ()  # channel sections left out (loaded with channels=False)
 
     @property
     def workspace(self) -> Path:
@@ -375,24 +397,72 @@ class LoadedConfig:
         )
 
 
-def find_config(explicit: str | Path | None, env: dict[str, str] | None = None) -> Path | None:
-    """Which config file to use (None = built-in defaults). Raises ConfigError if a named one is missing."""
-    env = dict(os.environ) if env is None else env
+@dataclass(frozen=True)
+class ConfigLocation:
+    """Which config file to use (``path`` None: none was found) and how it was found."""
+
+    path: Path | None
+    found_by: FoundBy
+    searched_from: Path
+
+
+def personal_board_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where the personal board lives: ``$XDG_DATA_HOME/sabha``, default ``~/.local/share/sabha``.
+
+    It is used when no ``sabha.yaml`` is found, so every folder outside a board shares one board.
+    """
+    env = os.environ if env is None else env
+    data_home = env.get("XDG_DATA_HOME", "").strip()
+    if data_home and Path(data_home).is_absolute():
+        return Path(data_home) / "sabha"
+    home = env.get("HOME", "").strip()
+    return (Path(home) if home else Path.home()) / ".local" / "share" / "sabha"
+
+
+def _named_file(given: str | Path, how: str) -> Path:
+    path = Path(given).expanduser()
+    if path.is_dir():
+        inside = path / DEFAULT_CONFIG_NAME
+        if not inside.is_file():
+            raise ConfigError(f"{path} is a folder with no {DEFAULT_CONFIG_NAME} in it ({how}); "
+                              f"run `sabha init {path}` to make a board there, or name the file itself")
+        return inside
+    if not path.is_file():
+        raise ConfigError(f"config file {path} does not exist ({how})")
+    return path
+
+
+def locate_config(explicit: str | Path | None = None, env: Mapping[str, str] | None = None,
+                  cwd: Path | None = None) -> ConfigLocation:
+    """Find the config file as the module docstring says. Raises ConfigError when a named one is missing."""
+    env = os.environ if env is None else env
+    here = (cwd or Path.cwd()).resolve()
     if explicit:
-        path = Path(explicit).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"config file {path} does not exist (given with --config)")
-        return path
-    if env.get(CONFIG_ENV):
-        path = Path(env[CONFIG_ENV]).expanduser()
-        if not path.is_file():
-            raise ConfigError(f"config file {path} does not exist (named by ${CONFIG_ENV})")
-        return path
-    local = Path.cwd() / DEFAULT_CONFIG_NAME
-    return local if local.is_file() else None
+        return ConfigLocation(_named_file(explicit, "given with --config"), FoundBy.OPTION, here)
+    if env.get(CONFIG_ENV, "").strip():
+        return ConfigLocation(_named_file(env[CONFIG_ENV].strip(), f"named by ${CONFIG_ENV}"), FoundBy.ENV, here)
+    for folder in (here, *here.parents):
+        candidate = folder / DEFAULT_CONFIG_NAME
+        if candidate.is_file():
+            return ConfigLocation(candidate, FoundBy.SEARCH, here)
+    personal = personal_board_dir(env) / DEFAULT_CONFIG_NAME
+    if personal.is_file():
+        return ConfigLocation(personal, FoundBy.PERSONAL, here)
+    return ConfigLocation(None, FoundBy.NONE, here)
 
 
-def _interpolate(node: Any, path: tuple[str, ...], env: dict[str, str], errors: list[str]) -> Any:
+def find_config(explicit: str | Path | None, env: Mapping[str, str] | None = None) -> Path | None:
+    """Which config file to use (None = built-in defaults). Raises ConfigError if a named one is missing."""
+    return locate_config(explicit, env).path
+
+
+@dataclass(frozen=True)
+class _Problem:
+    path: tuple[str, ...]
+    text: str
+
+
+def _interpolate(node: Any, path: tuple[str, ...], env: Mapping[str, str], errors: list[_Problem]) -> Any:
     if isinstance(node, dict):
         return {k: _interpolate(v, (*path, str(k)), env, errors) for k, v in node.items()}
     if isinstance(node, list):
@@ -407,19 +477,44 @@ def _interpolate(node: Any, path: tuple[str, ...], env: dict[str, str], errors: 
         name, sep, default = expr.partition(":-")
         name = name.strip()
         if not _VAR_NAME.match(name):
-            errors.append(f"{_dotted(path)}: ${{{expr}}} is not a valid variable reference "
-                          "(use ${NAME} or ${NAME:-default})")
+            errors.append(_Problem(path, f"{_dotted(path)}: ${{{expr}}} is not a valid variable reference "
+                                         "(use ${NAME} or ${NAME:-default})"))
             return ""
         value = env.get(name)
         if value is None or (sep and value == ""):
             if sep:
                 return default
-            errors.append(f"{_dotted(path)}: environment variable {name} is not set "
-                          f"(export it, or write ${{{name}:-default}})")
+            errors.append(_Problem(path, f"{_dotted(path)}: environment variable {name} is not set "
+                                         f"(export it, or write ${{{name}:-default}})"))
             return ""
         return value
 
     return _VAR.sub(replace, node)
+
+
+#: The variable to suggest for a secret written into the file, by key path.
+SECRET_ENV = {
+    "telegram.token": "TELEGRAM_BOT_TOKEN",
+    "telegram.webhook_secret": "TELEGRAM_WEBHOOK_SECRET",
+    "whatsapp.access_token": "WHATSAPP_ACCESS_TOKEN",
+    "whatsapp.app_secret": "WHATSAPP_APP_SECRET",
+    "whatsapp.verify_token": "WHATSAPP_VERIFY_TOKEN",
+    **{f"llm.providers.{name}.api_key": env for name, env in PROVIDER_KEY_ENV.items()},
+}
+
+
+def literal_secrets(raw: Any, source: str, path: tuple[str, ...] = ()) -> list[str]:
+    """A warning per secret written into the file itself instead of read from ``${VAR}``."""
+    found: list[str] = []
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            found += literal_secrets(value, source, (*path, str(key)))
+    elif isinstance(raw, str) and raw.strip() and "${" not in raw and path and _SECRET_KEYS.search(path[-1]):
+        dotted = _dotted(path)
+        var = SECRET_ENV.get(dotted) or "_".join(p.upper() for p in path)
+        found.append(f"{dotted} is written into {source} itself: a secret belongs in the environment. "
+                     f"Write {dotted.rsplit('.', 1)[-1]}: ${{{var}}} and export {var}")
+    return found
 
 
 def _dotted(path: tuple[str, ...] | tuple[Any, ...]) -> str:
@@ -440,9 +535,30 @@ def _format_validation(exc: ValidationError) -> list[str]:
     return lines
 
 
-def parse_config(text: str, *, source: str, env: dict[str, str] | None = None) -> Config:
-    """Parse and validate config text; raises ConfigError naming ``source``."""
-    env = dict(os.environ) if env is None else env
+def channel_sections() -> tuple[str, ...]:
+    """The config sections that only the channels read (``telegram``, ``whatsapp``): those whose
+    model lives in a channel's package."""
+    return tuple(name for name, field in Config.model_fields.items()
+                 if getattr(field.annotation, "__module__", "").startswith("bot.channels."))
+
+
+@dataclass(frozen=True)
+class ParsedConfig:
+    """A validated config plus what was said about it (warnings, channel sections skipped)."""
+
+    config: Config
+    warnings: tuple[str, ...] = ()
+    skipped: tuple[str, ...] = ()
+
+
+def read_config(text: str, *, source: str, env: Mapping[str, str] | None = None,
+                channels: bool = True) -> ParsedConfig:
+    """Parse and validate config text; raises ConfigError naming ``source``.
+
+    With ``channels=False`` a channel section that names an unset variable is skipped (and
+    said so in ``skipped``) instead of failing: commands that never start a channel work.
+    """
+    env = os.environ if env is None else env
     try:
         raw = yaml.safe_load(text) if text.strip() else {}
     except yaml.YAMLError as exc:
@@ -454,30 +570,47 @@ def parse_config(text: str, *, source: str, env: dict[str, str] | None = None) -
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError(f"config {source}: the top level must be a mapping of keys (workspace:, llm:, board: ...)")
-    errors: list[str] = []
-    data = _interpolate(raw, (), env, errors)
-    if errors:
-        raise ConfigError(f"config {source}:\n  " + "\n  ".join(errors))
+    problems: list[_Problem] = []
+    data = _interpolate(raw, (), env, problems)
+    skipped: list[str] = []
+    if problems and not channels:
+        sections = channel_sections()
+        for section in sorted({p.path[0] for p in problems if p.path and p.path[0] in sections}):
+            reasons = "; ".join(p.text for p in problems if p.path[:1] == (section,))
+            skipped.append(f"{section} skipped (only `sabha run` needs it): {reasons}")
+            data.pop(section, None)
+        problems = [p for p in problems if not (p.path and p.path[0] in sections)]
+    if problems:
+        raise ConfigError(f"config {source}:\n  " + "\n  ".join(p.text for p in problems))
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"config {source}:\n  " + "\n  ".join(_format_validation(exc))) from exc
+    return ParsedConfig(config, tuple(literal_secrets(raw, source)), tuple(skipped))
 
 
-def load_config(explicit: str | Path | None = None, env: dict[str, str] | None = None) -> LoadedConfig:
+def parse_config(text: str, *, source: str, env: Mapping[str, str] | None = None) -> Config:
+    """Parse and validate config text (every section); raises ConfigError naming ``source``."""
+    return read_config(text, source=source, env=env).config
+
+
+def load_config(explicit: str | Path | None = None, env: Mapping[str, str] | None = None, *,
+                channels: bool = True, cwd: Path | None = None) -> LoadedConfig:
     """Find, read and validate the config; see the module docstring."""
-    path = find_config(explicit, env)
+    where = locate_config(explicit, env, cwd)
+    path = where.path
     if path is None:
         defaults = parse_config("", source="(built-in defaults)", env=env)
-        return LoadedConfig(config=defaults, source=None, base_dir=Path.cwd())
+        return LoadedConfig(config=defaults, source=None, base_dir=where.searched_from, found_by=where.found_by)
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"config {path}: not UTF-8 text (byte {exc.start})") from exc
     except OSError as exc:
         raise ConfigError(f"config {path}: cannot be read ({exc.strerror})") from exc
-    config = parse_config(text, source=str(path), env=env)
-    return LoadedConfig(config=config, source=path.resolve(), base_dir=path.resolve().parent)
+    parsed = read_config(text, source=str(path), env=env, channels=channels)
+    return LoadedConfig(config=parsed.config, source=path.resolve(), base_dir=path.resolve().parent,
+                        found_by=where.found_by, warnings=parsed.warnings, skipped=parsed.skipped)
 
 
 def masked_dump(config: Config) -> dict[str, Any]:
@@ -502,4 +635,20 @@ def masked_dump(config: Config) -> dict[str, Any]:
     return {k: mask(v, k) for k, v in config.model_dump(mode="python").items()}
 
 
-__all__ = ["GENERAL", "Config", "ConfigError", "LoadedConfig", "load_config", "masked_dump", "parse_config"]
+__all__ = [
+    "CONFIG_ENV",
+    "DEFAULT_CONFIG_NAME",
+    "GENERAL",
+    "Config",
+    "ConfigError",
+    "ConfigLocation",
+    "FoundBy",
+    "LoadedConfig",
+    "ParsedConfig",
+    "load_config",
+    "locate_config",
+    "masked_dump",
+    "parse_config",
+    "personal_board_dir",
+    "read_config",
+]

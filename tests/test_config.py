@@ -20,6 +20,7 @@ def write(tmp_path: Path, text: str, name: str = "sabha.yaml") -> Path:
 def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SABHA_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     loaded = load_config(None)
     assert loaded.source is None
     assert loaded.config.llm.model == "offline"
@@ -144,11 +145,12 @@ def test_config_check_names_a_missing_api_key(
     path = write(tmp_path, "llm:\n  model: anthropic:claude-sonnet-4-6\n  fallbacks: [openai:gpt-4o-mini]\n")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-set")
-    assert main(["config", "check", "--config", str(path)]) == 0
+    assert main(["config", "check", "--config", str(path)]) == 1  # every answer of that model would fail
     out = capsys.readouterr().out
-    assert ("warning: anthropic is configured (anthropic:claude-sonnet-4-6) but has no API key: "
-            "export ANTHROPIC_API_KEY") in out
-    assert "openai is configured" not in out
+    assert ("# error: anthropic:claude-sonnet-4-6 needs an API key: export ANTHROPIC_API_KEY=... (keys are read "
+            "from the environment, never from the file)") in out
+    assert "openai:gpt-4o-mini needs" not in out
+    assert "config OK" not in out and "config has 1 problem(s)" in out
 
 
 def test_credentials_in_urls_are_masked(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -166,6 +168,7 @@ def test_data_dir_that_is_a_file_is_a_clear_error(tmp_path: Path, capsys: pytest
     (tmp_path / "data").write_text("not a folder")
     path = write(tmp_path, "data_dir: data\n")
     monkeypatch.chdir(tmp_path)
-    assert main(["souls", "--config", str(path)]) == 2
-    err = capsys.readouterr().err
-    assert "is a file, not a folder" in err and "Traceback" not in err
+    for command in (["souls"], ["sessions", "list"], ["ask", "hi"]):
+        assert main([*command, "--config", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert "is a file, not a folder" in err and "Traceback" not in err

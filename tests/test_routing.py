@@ -64,7 +64,7 @@ def test_commands_and_errors() -> None:
     assert router.route(env("/roles")).kind == "command"
     assert router.route(env("/meeting expand to Europe")).kind == "meeting"
     bad = router.route(env("/ask nobody hi"))
-    assert bad.error and "no role 'nobody'" in bad.error and "finance" in bad.error
+    assert bad.error == "There is no role 'nobody'. Roles: general, research, content, finance, strategy, critic."
     empty = router.route(env("/ask finance"))
     assert empty.error and "needs a question" in empty.error
 
@@ -133,7 +133,10 @@ def test_several_mentions_answer_in_order_and_an_unknown_name_is_refused() -> No
     assert (inline.role, inline.also) == ("strategy", ("finance",))
     assert inline.text == "what do @strategy and @finance think, and @strategy again?"
     unknown = router.route(env("@nobody hi"))
-    assert unknown.error == "no role 'nobody'; roles: general, research, content, finance, strategy, critic"
+    assert unknown.error == "There is no role 'nobody'. Roles: general, research, content, finance, strategy, critic."
+    alone = router.route(env("@critic"))  # a role and no question: like /ask critic
+    assert (alone.kind, alone.role) == ("command", "critic")
+    assert alone.error == router.route(env("/ask critic")).error.replace("/ask critic", "@critic")
 
 
 async def test_board_answers_each_mentioned_role_and_convenes_on_plain_words(workspace: Path, data_dir: Path) -> None:
@@ -144,7 +147,7 @@ async def test_board_answers_each_mentioned_role_and_convenes_on_plain_words(wor
         assert reply.role == "finance"
         assert reply.text == "finance says hi\n\n🦉 Critic: critic says hi"
         assert [r.role for r in model.requests] == ["finance", "critic"]
-        assert (await board.handle(env("@nobody hi"))).text.startswith("no role 'nobody'; roles: general")
+        assert (await board.handle(env("@nobody hi"))).text.startswith("There is no role 'nobody'. Roles: general")
         started = await board.handle(env("run a board meeting on our pricing"))
         assert started.kind == "command" and "Convening the board on \u201cour pricing\u201d" in started.text
         assert not model.requests_for("general", purpose="turn")  # the chair's model was not asked to decide

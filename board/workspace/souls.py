@@ -5,9 +5,16 @@ A soul is Markdown with optional YAML front matter (``name``, ``title``, ``emoji
 :class:`SoulStore` serves the current soul of each role: it notices edits on the next
 turn (one ``stat`` per file), keeps the last good version when an edit is broken, falls
 back to the shipped default soul when a file is deleted, and picks up soul files added
-to the roster's folder. :meth:`SoulStore.watch` uses ``watchfiles`` so changes (and
-their errors) are applied and logged as soon as they are saved, not only at the next
-turn.
+to the roster's folder.
+
+The last good version outlives the process: given a ``keep_dir`` (the board's data dir
+has ``last-good-souls/``), every version that loads is copied there, byte for byte, and a
+soul that is broken when a process starts (``sabha ask`` after a bad edit, a restart of
+the daemon) is served from that copy, and only without one from the shipped default. A
+read-only store (``remember=False``: ``sabha souls``) reads the copies and writes none.
+
+:meth:`SoulStore.watch` uses ``watchfiles`` so changes (and their errors) are applied
+and logged as soon as they are saved, not only at the next turn.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +44,7 @@ from board.workspace.files import FileProblem, WatchedFile, decode_text
 from board.workspace.paths import PathEscapeError, default_workspace_dir, resolve_inside
 
 __all__ = [
+    "LAST_GOOD_DIR",
     "MAX_SOUL_BYTES",
     "AgentProfile",
     "Soul",
@@ -43,11 +52,14 @@ __all__ = [
     "SoulStatus",
     "SoulStore",
     "parse_soul",
+    "yaml_problem",
 ]
 
 log = logging.getLogger("sabha.souls")
 
 MAX_SOUL_BYTES = 64 * 1024
+#: The folder of the data dir that holds each soul's last good version.
+LAST_GOOD_DIR = "last-good-souls"
 
 
 class SoulMeta(BaseModel):
@@ -99,7 +111,7 @@ def parse_soul(data: bytes, *, what: str = "soul file") -> Soul:
         try:
             loaded = yaml.safe_load(raw) if raw.strip() else {}
         except yaml.YAMLError as exc:
-            raise FileProblem(f"{what}: front matter is not valid YAML ({_one_line(exc)})") from exc
+            raise FileProblem(f"{what}: front matter is not valid YAML: {yaml_problem(exc, first_line=2)}") from exc
         if not isinstance(loaded, dict):
             raise FileProblem(f"{what}: front matter must be a YAML mapping of key: value lines")
         try:
@@ -118,8 +130,23 @@ def parse_soul(data: bytes, *, what: str = "soul file") -> Soul:
     return Soul(meta=meta, body=body.strip() + "\n", version=version)
 
 
-def _one_line(exc: Exception) -> str:
-    return " ".join(str(exc).split())
+def yaml_problem(exc: yaml.YAMLError, *, first_line: int = 1) -> str:
+    """A YAML error in words a person reads: what is wrong and where (``first_line``: the file's
+    line number of the text's first line), without PyYAML's ``"<unicode string>"`` and caret."""
+    problem: str | None = getattr(exc, "problem", None)
+    if not problem:
+        return " ".join(str(exc).split()).replace('in "<unicode string>", ', "")
+    problem = problem.replace("'<stream end>'", "the end of the front matter").replace(
+        "'<document end>'", "the end of the front matter")
+    text = problem
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        text += f" at line {mark.line + first_line}, column {mark.column + 1}"
+    context, where = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and where is not None:
+        text += f" ({context.removeprefix('while parsing ')} starts at line {where.line + first_line}, " \
+                f"column {where.column + 1})"
+    return text
 
 
 @dataclass(frozen=True)
@@ -158,6 +185,14 @@ class SoulStatus:
 _FALLBACK_EMOJI = "🪑"
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths are one file (a workspace that is the shipped one has no other default)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
 def _soul_file(path: Path, root: Path, label: str) -> WatchedFile[Soul]:
     def parse(data: bytes) -> Soul:
         return parse_soul(data, what=path.name)
@@ -168,9 +203,14 @@ def _soul_file(path: Path, root: Path, label: str) -> WatchedFile[Soul]:
 class SoulStore:
     """Serves each role's current soul; see the module docstring."""
 
-    def __init__(self, workspace: Path, roster: RosterSpec) -> None:
+    def __init__(self, workspace: Path, roster: RosterSpec, *, keep_dir: Path | None = None,
+                 remember: bool = True) -> None:
         self.workspace = workspace.resolve()
         self.roster = roster
+        self.keep_dir = keep_dir
+        self.remember = remember
+        self._kept: dict[str, str] = {}  # role -> the version last copied to keep_dir
+        self._last_good: dict[str, WatchedFile[Soul]] = {}
         self._files: dict[str, WatchedFile[Soul]] = {}
         self._defaults: dict[str, WatchedFile[Soul]] = {}
         self._default_root = default_workspace_dir()
@@ -246,15 +286,61 @@ class SoulStore:
         state = watched.state()
         if state.value is not None:
             self._announced_fallback.discard(role)
+            self._keep(role, watched.path, state.value)
             return state.value, "workspace", state.error, watched.path
-        default = self._default_for(role)
         error = state.error or (f"{watched.path} does not exist" if state.missing else None)
-        if default is not None and default.get() is not None:
+        kept = self._last_good_for(role, watched.path) if not state.missing else None
+        if kept is not None:
+            if role not in self._announced_fallback:
+                self._announced_fallback.add(role)
+                log.warning("soul[%s]: using the last good version %s (%s)", role, kept.version, error)
+            return kept, "last good", error, watched.path
+        default = self._default_for(role)
+        if default is not None and not _same_file(default.path, watched.path) and default.get() is not None:
             if role not in self._announced_fallback:
                 self._announced_fallback.add(role)
                 log.warning("soul[%s]: using the built-in default soul (%s)", role, error)
             return default.get(), "built-in default", error, watched.path
-        return None, "missing", error, watched.path
+        return None, "missing" if state.missing else "broken", error, watched.path
+
+    def _kept_path(self, path: Path) -> Path | None:
+        if self.keep_dir is None:
+            return None
+        try:
+            return self.keep_dir / path.relative_to(self.workspace)
+        except ValueError:
+            return None
+
+    def _keep(self, role: str, path: Path, soul: Soul) -> None:
+        """Copy the version now live to ``keep_dir`` (once per version; never from a read-only store)."""
+        if not self.remember or self._kept.get(role) == soul.version:
+            return
+        target = self._kept_path(path)
+        if target is None or not self.keep_dir or not self.keep_dir.parent.is_dir():
+            return  # no data dir yet: nothing of this board is stored anywhere
+        try:
+            data = path.read_bytes()
+            if hashlib.sha256(data).hexdigest()[:12] != soul.version:
+                return  # edited again since it loaded: the next load copies that version
+            if not target.is_file() or target.read_bytes() != data:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                scratch = target.with_name(f".{target.name}.tmp")
+                scratch.write_bytes(data)
+                os.replace(scratch, target)
+            self._kept[role] = soul.version
+        except OSError as exc:
+            log.warning("soul[%s]: could not keep a copy of version %s in %s (%s)", role, soul.version,
+                        self.keep_dir, exc.strerror or exc)
+
+    def _last_good_for(self, role: str, path: Path) -> Soul | None:
+        target = self._kept_path(path)
+        if target is None or self.keep_dir is None:
+            return None
+        watched = self._last_good.get(role)
+        if watched is None or watched.path != target:
+            watched = _soul_file(target, self.keep_dir, f"last good soul[{role}]")
+            self._last_good[role] = watched
+        return watched.get() if target.exists() else None
 
     def has(self, role: str) -> bool:
         """True when ``role`` is available now and has a usable soul."""

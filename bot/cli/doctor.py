@@ -19,16 +19,16 @@ import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
-
-from board.llm.registry import split_model
-from board.service import DB_FILE
-from bot.app import missing_keys, provider_settings
 from bot.cli.common import emit
-from bot.config import ConfigError, LoadedConfig, load_config
 
-__all__ = ["Check", "add_parser", "cmd_doctor", "run_checks"]
+if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` builds this module's parser
+    import aiohttp
+
+    from bot.config import LoadedConfig
+
+__all__ = ["Check", "add_parsers", "cmd_doctor", "run_checks"]
 
 HTTP_TIMEOUT_S = 5.0
 OPENAI_URL = "https://api.openai.com/v1"
@@ -57,7 +57,10 @@ def fail(name: str, detail: str, fix: str) -> Check:
 
 
 def check_secrets(loaded: LoadedConfig) -> list[Check]:
-    """Every provider in use has a key; the enabled channels have theirs (validated by the config)."""
+    """Every provider in use has a key; the enabled channels have theirs (validated by the config);
+    no secret is written into the config file itself."""
+    from bot.app import missing_keys, provider_settings
+
     checks = [fail("secrets", problem.split(": export", 1)[0], "export " + problem.split(": export", 1)[1].strip())
               if ": export" in problem else fail("secrets", problem, "see config.example.yaml")
               for problem in missing_keys(loaded)]
@@ -70,7 +73,8 @@ def check_secrets(loaded: LoadedConfig) -> list[Check]:
     for name in ("openai", "anthropic"):
         if provider_settings(loaded, name).api_key:
             present.append(f"{name} API key")
-    if not checks:
+    checks += [Check("secrets", "WARN", warning) for warning in loaded.warnings]
+    if not [c for c in checks if c.state == "FAIL"]:
         checks.append(ok("secrets", "present: " + (", ".join(present) if present else "none needed (offline model, "
                                                    "no channels)")))
     return checks
@@ -96,9 +100,15 @@ def check_workspace(loaded: LoadedConfig) -> Check:
 
 
 def check_data_dir(data_dir: Path) -> Check:
-    """The data dir can be created and written."""
+    """The data dir can be written (or, before the first start, created: checked without creating it)."""
+    if not data_dir.exists():
+        parent = next((p for p in data_dir.parents if p.exists()), None)
+        if parent is not None and parent.is_dir() and os.access(parent, os.W_OK | os.X_OK):
+            return ok("data dir", f"{data_dir} does not exist yet; it can be created in {parent}")
+        return fail("data dir", f"{data_dir} does not exist and cannot be created (no write access to "
+                                f"{parent})", "create it and give the user running Sabha write access, or set "
+                                              "data_dir: to a writable folder")
     try:
-        data_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".doctor-", delete=True) as fh:
             fh.write(b"ok")
             fh.flush()
@@ -137,6 +147,8 @@ def check_sqlite() -> Check:
 
 def check_state_db(data_dir: Path) -> Check:
     """The state db (if any) passes ``PRAGMA quick_check``, opened read-only."""
+    from board.service import DB_FILE
+
     path = data_dir / DB_FILE
     if not path.exists():
         return ok("state db", f"{path} does not exist yet (created at the first start)")
@@ -159,7 +171,7 @@ def check_state_db(data_dir: Path) -> Check:
 # -- network checks -----------------------------------------------------------------------
 
 
-Probe = Callable[[aiohttp.ClientSession], Awaitable[Check]]
+Probe = Callable[["aiohttp.ClientSession"], Awaitable[Check]]
 
 
 def _refused(name: str, status: int, what: str, fix: str) -> Check:
@@ -167,6 +179,8 @@ def _refused(name: str, status: int, what: str, fix: str) -> Check:
 
 
 def _unreachable(name: str, where: str, exc: BaseException, fix: str) -> Check:
+    import aiohttp
+
     reason = type(exc).__name__ if not isinstance(exc, aiohttp.ClientConnectorError) else "connection refused or " \
         "no route"
     return fail(name, f"{where} is not reachable ({reason}, {HTTP_TIMEOUT_S:.0f} s timeout)", fix)
@@ -174,6 +188,9 @@ def _unreachable(name: str, where: str, exc: BaseException, fix: str) -> Check:
 
 def provider_probes(loaded: LoadedConfig) -> list[Probe]:
     """One probe per model provider the config uses (offline needs none)."""
+    from board.llm.registry import split_model
+    from bot.app import provider_settings
+
     llm = loaded.config.llm
     models = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
     models += [a.model for a in loaded.config.board.agents.values() if a.model]
@@ -193,6 +210,8 @@ def provider_probes(loaded: LoadedConfig) -> list[Probe]:
 
 
 def _provider_probe(provider: str, url: str, base: str, headers: dict[str, str], key_env: str) -> Probe:
+    import aiohttp
+
     name = f"provider {provider}"
 
     async def probe(session: aiohttp.ClientSession) -> Check:
@@ -202,8 +221,7 @@ def _provider_probe(provider: str, url: str, base: str, headers: dict[str, str],
         except (aiohttp.ClientError, TimeoutError) as exc:
             return _unreachable(name, base, exc, f"check the network / proxy, or llm.providers.{provider}.base_url")
         if status in (401, 403):
-            return _refused(name, status, "the API key", f"set a valid key in {key_env} (or "
-                                                         f"llm.providers.{provider}.api_key)")
+            return _refused(name, status, "the API key", f"export a valid key in {key_env}")
         return ok(name, f"{base} answers (HTTP {status})")
 
     return probe
@@ -211,6 +229,8 @@ def _provider_probe(provider: str, url: str, base: str, headers: dict[str, str],
 
 def channel_probes(loaded: LoadedConfig) -> list[Probe]:
     """Telegram's ``getMe`` and WhatsApp's phone number, for the enabled channels."""
+    import aiohttp
+
     probes: list[Probe] = []
     telegram = loaded.config.telegram
     if telegram.enabled and telegram.token is not None:
@@ -263,11 +283,18 @@ def channel_probes(loaded: LoadedConfig) -> list[Probe]:
 
 async def run_checks(config_path: str | None, *, offline: bool) -> list[Check]:
     """Every check for the config at ``config_path`` (None: the usual search)."""
+    import aiohttp
+
+    from bot.config import ConfigError, load_config
+
     try:
         loaded = load_config(config_path)
     except ConfigError as exc:
         return [fail("config", str(exc), "fix the keys named above (config.example.yaml lists every option)")]
-    checks = [ok("config", f"{loaded.source or '(built-in defaults)'} is valid")]
+    if loaded.source is None:
+        return [fail("config", f"no board found: no sabha.yaml in {loaded.base_dir} or any folder above it",
+                     "run sabha from inside a board's folder, give --config, or make one with `sabha init DIR`")]
+    checks = [ok("config", f"{loaded.source} (found by {loaded.found_by.value}) is valid")]
     checks += check_secrets(loaded)
     checks.append(check_workspace(loaded))
     checks.append(check_data_dir(loaded.data_dir))
@@ -293,14 +320,18 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
         emit(f"{c.state:<5} {c.name}: {c.detail}")
         if c.fix:
             emit(f"      fix: {c.fix}")
-    emit(f"{len(failed)} of {len(checks)} checks failed." if failed else f"All {len(checks)} checks passed.")
+    warned = [c for c in checks if c.state == "WARN"]
+    counted = len(checks) - len(warned)
+    emit((f"{len(failed)} of {counted} checks failed" if failed else f"All {counted} checks passed")
+         + (f"; {len(warned)} warning(s)." if warned else "."))
     return 1 if failed else 0
 
 
-def add_parser(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     """``sabha doctor [--offline]``."""
     p = sub.add_parser("doctor", parents=[common], help="check config, secrets, workspace, storage and endpoints",
                        description="Check the setup: config, secrets, workspace, data dir, SQLite, and (unless "
                                    "--offline) that each model provider and channel endpoint answers. Each check "
                                    "prints OK or FAIL with the fix; exit code 1 when any fails.")
     p.add_argument("--offline", action="store_true", help="skip the network checks")
+    p.set_defaults(handler=cmd_doctor)

@@ -1,8 +1,10 @@
 """``sabha meeting``, ``sabha meetings list|show``, ``sabha actions`` and ``sabha roundtable``.
 
 ``meeting`` holds a board meeting in the terminal and prints each statement as it is
-made, then the minutes. ``roundtable`` reads seed 004's JSON from a file or stdin and
-prints JSON; bad input prints a JSON error object and exits with code 2.
+made, then the minutes (``--quiet``: only the minutes). ``roundtable`` reads the
+roundtable's JSON (prompt, context, learnings, max_rounds) from a file or stdin and
+prints JSON; bad input prints a JSON error object and exits with code 2. Listing
+meetings and action items never creates a state database.
 """
 
 from __future__ import annotations
@@ -11,14 +13,19 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from board.room.meeting import MeetingEvent
-from board.room.roundtable import RoundtableInputError, parse_input, run_roundtable
-from board.service import Board
 from bot.cli.common import emit
+from bot.cli.meeting_view import console_event_printer
+from bot.cli.where import board_command
+
+if TYPE_CHECKING:
+    from board.service import Board
+
+__all__ = ["add_parsers", "cmd_actions", "cmd_meeting", "cmd_meetings", "cmd_roundtable"]
+
+NO_MEETINGS = 'no meetings yet: try sabha meeting "should we expand to Europe?"'
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -29,6 +36,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("topic", nargs="+", help="what the board should decide")
     p.add_argument("--roster", help="board, sabha, roundtable or a roster from config (default: board.roster)")
     p.add_argument("--quiet", action="store_true", help="print only the minutes")
+    p.set_defaults(handler=board_command(cmd_meeting, writes=True))
 
     p = sub.add_parser("meetings", parents=[common], help="list past meetings or show one",
                        description="Past board meetings from the state database.")
@@ -38,59 +46,29 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     mp = msub.add_parser("show", parents=[common], help="the minutes of one meeting")
     mp.add_argument("id", help="meeting id (a unique prefix is enough)")
     mp.add_argument("--json", action="store_true", help="the decision, statements and events as JSON")
+    p.set_defaults(handler=board_command(cmd_meetings, writes=False, empty=NO_MEETINGS))
 
     p = sub.add_parser("actions", parents=[common], help="open action items of board decisions; close one",
                        description="Action items of recorded board decisions, across meetings, with owners and "
                                    "age. `sabha actions done N` closes item N.")
     p.add_argument("action", nargs="*", metavar="done N", help="close action item N")
     p.add_argument("--all", action="store_true", help="include closed items")
+    p.set_defaults(handler=_actions_handler)
 
-    p = sub.add_parser("roundtable", parents=[common], help="run a roundtable debate from JSON (seed 004)",
+    p = sub.add_parser("roundtable", parents=[common],
+                       help="a roundtable debate (artist, business, tech) from JSON",
                        description='Read {"prompt", "context", "learnings", "max_rounds"} JSON from FILE or stdin, '
                                    'run ARTIST/BUSINESS/TECH and the SUMMARIZER, print '
                                    '{"transcript", "summary"} JSON.')
     p.add_argument("file", nargs="?", help="input JSON file (default: stdin)")
+    p.set_defaults(handler=board_command(cmd_roundtable, writes=True))
 
 
-def console_meeting_printer() -> Callable[[MeetingEvent], Awaitable[None]]:
-    """Print progress of meetings started from the terminal (``/meeting`` in chat, the chair's tool)."""
-    printer = _console_event_printer(False, final=True)
-
-    async def show(event: MeetingEvent) -> None:
-        if event.origin is not None and event.origin.channel == "console" and event.origin.chat_id == "console":
-            await printer(event)
-
-    return show
-
-
-def _console_event_printer(quiet: bool, *, final: bool = False) -> Callable[[MeetingEvent], Awaitable[None]]:
-    async def show(event: MeetingEvent) -> None:
-        if final and event.kind == "ended":
-            emit(event.data.get("minutes") or f"== Meeting ended: {event.data.get('stop_reason')}")
-            return
-        if quiet:
-            return
-        label = f"{event.emoji} {event.name}" if event.name else "Sabha"
-        if event.kind == "started":
-            emit(f"== Board meeting {event.meeting_id}: {event.topic}")
-            for warning in event.data.get("warnings") or []:
-                emit(f"   note: {warning}")
-        elif event.kind == "framed":
-            emit(f"{label} (agenda): {event.text}")
-        elif event.kind == "agent_spoke":
-            model = f" ({event.data['model']})" if event.data.get("models_differ") and event.data.get("model") else ""
-            emit(f"[round {event.round}] {label}{model}: {event.text}")
-        elif event.kind == "absent":
-            emit(f"[round {event.round}] {label} is absent: {event.text}")
-        elif event.kind in ("disagreement", "consensus"):
-            emit(f"[round {event.round}] {label} {event.text}")
-        elif (event.kind == "round_done" and "unanimous" in event.text) or event.kind == "peer_review":
-            emit(f"== {event.text}")
-        elif event.kind == "objection":
-            emit(f"[final objection] {label}: {event.text}")
-        elif event.kind == "ended":
-            emit(f"== Meeting ended: {event.data.get('stop_reason')}")
-    return show
+async def _actions_handler(args: argparse.Namespace) -> int:
+    """``actions`` reads; ``actions done N`` writes (and needs a recorded decision anyway)."""
+    writes = bool(args.action)
+    handler = board_command(cmd_actions, writes=writes, empty="no action items yet: they come from board meetings")
+    return await handler(args)
 
 
 async def cmd_meeting(board: Board, args: argparse.Namespace) -> int:
@@ -101,12 +79,13 @@ async def cmd_meeting(board: Board, args: argparse.Namespace) -> int:
                         is_owner=True)
     try:
         run = board.room.prepare(" ".join(args.topic), envelope=envelope, roster=args.roster,
-                                 extra_subscribers=[_console_event_printer(args.quiet)])
+                                 extra_subscribers=[console_event_printer(args.quiet)])
     except ValueError as exc:  # an unknown roster, a blank topic, a roster without specialists
         sys.stderr.write(f"sabha: {exc}\n")
         return 2
     result = await run.run()
-    emit()
+    if not args.quiet:
+        emit()  # a blank line between the statements and the minutes
     emit(result.minutes)
     return 0 if result.stop_reason.value in ("completed", "converged") else 1
 
@@ -115,14 +94,15 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
     """meetings list | show ID."""
     store = board.room.store
     if args.meetings_command == "list":
+        from bot.cli.table import table
+
         rows = await store.list(args.limit)
         if not rows:
-            emit('no meetings yet: try sabha meeting "should we expand to Europe?"')
+            emit(NO_MEETINGS)
             return 0
-        for listed in rows:
-            reason = listed.stop_reason or listed.status
-            emit(f"{listed.id}  {listed.started_at}  {reason:<10} ${listed.cost_usd:.4f}  {listed.roster:<10} "
-                 f"{listed.topic}")
+        body = [[m.id, m.started_at, m.stop_reason or m.status, f"${m.cost_usd:.4f}", m.roster, m.topic] for m in rows]
+        for line in table(["ID", "STARTED", "ENDED", "COST", "ROSTER", "TOPIC"], body, right=(3,)):
+            emit(line)
         return 0
     row = await store.get(args.id)
     if row is None:
@@ -162,6 +142,8 @@ async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
 
 async def cmd_roundtable(board: Board, args: argparse.Namespace) -> int:
     """Roundtable JSON in, JSON out."""
+    from board.room.roundtable import RoundtableInputError, parse_input, run_roundtable
+
     try:
         if args.file:
             text = await asyncio.to_thread(Path(args.file).read_text, encoding="utf-8")

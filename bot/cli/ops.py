@@ -22,16 +22,17 @@ import json
 import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
-
-from board.db import StateDB
-from board.memory.ledger import Ledger, start_of_day
-from board.service import DB_FILE
-from bot.app import open_state_db
 from bot.cli.common import UserError, emit
-from bot.config import LoadedConfig
+from bot.cli.where import config_command
+
+if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` builds this module's parsers
+    import aiohttp
+
+    from board.db import StateDB
+    from board.memory.ledger import Ledger
+    from bot.config import LoadedConfig
 
 __all__ = ["DaemonInfo", "add_parsers", "budget_lines", "cmd_inbox", "cmd_status", "find_daemon"]
 
@@ -100,6 +101,8 @@ async def find_daemon(loaded: LoadedConfig) -> DaemonInfo | None:
                       alive=_pid_alive(pid))
     if not info.alive:
         return info
+    import aiohttp
+
     health = ready = None
     error = None
     timeout = aiohttp.ClientTimeout(total=HTTP_TIMEOUT_S)
@@ -120,6 +123,8 @@ async def find_daemon(loaded: LoadedConfig) -> DaemonInfo | None:
 
 async def budget_lines(ledger: Ledger, loaded: LoadedConfig, *, now: datetime | None = None) -> list[str]:
     """Today's spend (UTC day) against ``budget.daily_usd`` and ``budget.per_sender_daily_usd``."""
+    from board.memory.ledger import start_of_day
+
     budget = loaded.config.budget
     since = start_of_day(now)
     spent = await ledger.spent(since=since)
@@ -148,6 +153,8 @@ async def budget_lines(ledger: Ledger, loaded: LoadedConfig, *, now: datetime | 
 
 async def budget_json(ledger: Ledger, loaded: LoadedConfig) -> dict[str, Any]:
     """The same as :func:`budget_lines`, as data."""
+    from board.memory.ledger import start_of_day
+
     since = start_of_day()
     return {"since": since.isoformat(), "spent_usd": await ledger.spent(since=since),
             "daily_usd": loaded.config.budget.daily_usd,
@@ -241,6 +248,10 @@ async def _undeliverable_lines(db: StateDB) -> list[str]:
 
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
+    from board.memory.ledger import Ledger
+    from board.service import DB_FILE
+    from bot.app import open_state_db
+
     info = await find_daemon(loaded)
     lines, code = _daemon_lines(info, loaded)
     db_path = loaded.data_dir / DB_FILE
@@ -358,6 +369,9 @@ async def _inbox_retry(db: StateDB, args: argparse.Namespace, loaded: LoadedConf
 
 async def cmd_inbox(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha inbox list|retry``."""
+    from board.service import DB_FILE
+    from bot.app import open_state_db
+
     db_path = loaded.data_dir / DB_FILE
     if not db_path.exists():
         if args.inbox_command == "retry":
@@ -381,6 +395,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
                                    "cost against the budgets. Exit 0: running and ready; 1: running, not ready; "
                                    "3: not running.")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(handler=config_command(cmd_status, writes=False))
 
     p = sub.add_parser("inbox", parents=[common], help="list stored inbound messages, retry failed ones",
                        description="The durable inbox: every inbound message with how it ended.")
@@ -396,3 +411,4 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
                                      "needs --force.")
     rp.add_argument("id", type=int, metavar="ID", help="the ID `sabha inbox list` shows")
     rp.add_argument("--force", action="store_true", help="retry even if its reply may have arrived (may duplicate)")
+    p.set_defaults(handler=config_command(cmd_inbox, writes=False))

@@ -1,0 +1,94 @@
+"""``sabha ask``: one question, one answer; and what the terminal chat shares with it.
+
+:func:`resolve_role` turns ``--role`` into a role the way ``@name`` does in chat (slug or
+display name, any case), and tells an unknown role from a role whose soul cannot be used.
+A question whose model (and every fallback) has no API key stops at once with the fix
+(:mod:`bot.cli.keys`) instead of answering degraded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from typing import TYPE_CHECKING, Any
+
+from bot.cli.common import UserError, emit, note
+from bot.cli.keys import key_advice, keyless_models
+from bot.cli.where import open_config, with_board
+
+if TYPE_CHECKING:
+    from board.envelope import Envelope
+    from board.service import Board
+
+__all__ = ["add_parsers", "cmd_ask", "console_envelope", "resolve_role"]
+
+
+def console_envelope(text: str, role: str | None) -> Envelope:
+    """A message typed by the owner at this terminal."""
+    from board.envelope import Envelope
+
+    try:
+        user = getpass.getuser()
+    except Exception:  # noqa: BLE001 - no user name is fine in containers
+        user = "owner"
+    return Envelope(channel="console", text=text, sender=user, sender_name=user, is_owner=True, role_hint=role)
+
+
+def resolve_role(board: Board, name: str | None) -> str | None:
+    """The role ``name`` means (``Finance``, ``finance`` and ``CFO`` alike), None for none given;
+    :class:`UserError` saying why when there is no such usable role."""
+    from board.router import unknown_role
+
+    if name is None:
+        return None
+    found = board.router().find_role(name)
+    if found is not None:
+        return found
+    slug = name.strip().lower()
+    if slug in board.souls.roles():
+        row = next(r for r in board.souls.status() if r.role == slug)
+        raise UserError(f"the role {slug!r} cannot answer: its soul file {row.path} is unusable ({row.error}) "
+                        "and there is no shipped default to fall back to. Fix the file and try again "
+                        "(`sabha souls` shows every soul's state)")
+    raise UserError(unknown_role(name, board.router().roles))
+
+
+async def cmd_ask(args: argparse.Namespace) -> int:
+    """One question, one answer on stdout."""
+    text = " ".join(args.text).strip()
+    if not text or text == "-":
+        if sys.stdin.isatty():
+            raise UserError('nothing to ask: give the question as arguments, e.g. sabha ask "what is our runway?"')
+        text = sys.stdin.read().strip()
+    if not text:
+        raise UserError("nothing to ask: give the question as arguments or on stdin")
+    loaded = open_config(args, writes=True)
+
+    async def body(board: Board) -> int:
+        role = resolve_role(board, args.role)
+        envelope = console_envelope(text, role)
+        route = board.router().route(envelope)
+        if route.kind == "chat" and not route.error:
+            model = board.runner.model_for(board.souls.profile(route.role))
+            chain = [model, *loaded.config.llm.fallbacks]
+            keyless = keyless_models(loaded, chain)
+            if len(keyless) == len(dict.fromkeys(chain)):  # nothing in the chain could answer: call nothing
+                raise UserError(key_advice(loaded, *keyless[0]))
+            for model_and_env in keyless:
+                note(f"warning: {key_advice(loaded, *model_and_env)}")
+        reply = await board.handle(envelope)
+        emit(reply.render())
+        return 1 if reply.kind == "error" or reply.degraded else 0
+
+    return await with_board(loaded, body, warn_keys=False)
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``sabha ask``."""
+    p = sub.add_parser("ask", parents=[common], help="ask one question and print the answer",
+                       description="Ask one question; the answer prints as '<emoji> <Name>: <text>'. "
+                                   "Exit code 1 when the answer is an error or degraded.")
+    p.add_argument("--role", help="the role that answers, by slug or name, any case (default: general)")
+    p.add_argument("text", nargs="*", help="the question ('-' or nothing reads stdin)")
+    p.set_defaults(handler=cmd_ask)

@@ -1,0 +1,314 @@
+"""``sabha chat``: the board in the terminal, typed at or piped into.
+
+Typed at (stdin and stdout are terminals) it is a prompt_toolkit line editor: arrows,
+Home/End, Ctrl-A/E/K/U/W, Alt-B/F, Ctrl-R to search the history, Tab to complete
+``/commands`` and ``@roles``; the history is kept per board in ``<data_dir>/chat-history``.
+Ctrl-C clears the line being typed, or cancels the answer being waited for; Ctrl-C on an
+empty line, Ctrl-D, ``/quit`` or ``/exit`` leave with a goodbye (exit code 0). Log
+warnings (a soul edit that breaks, a model that fails) print as one short line above the
+prompt and the prompt is redrawn under them; the details go to ``<data_dir>/chat.log``
+(:class:`bot.cli.console.ChatLog`). Meetings started from the chat print their
+statements above the prompt as they come.
+
+Why prompt_toolkit and not the standard library's ``readline``: ``input()`` blocks the
+thread it runs in, so a line printed meanwhile (a log warning, a meeting statement)
+lands in the middle of the prompt with no way to redraw it (Python's ``readline`` has no
+``rl_forced_update_display``), and Ctrl-C cannot reach an ``input()`` waiting in a worker
+thread (the "``^C^C`` and nothing until Enter" of old). prompt_toolkit reads keys on the
+event loop, redraws the prompt under printed lines (``patch_stdout``), binds Ctrl-C
+like a shell, and behaves the same with GNU readline, libedit or neither installed.
+
+Piped (``echo hi | sabha chat``) each line is a message and each answer one line on
+stdout; it ends at end of input, with no prompt, no history and no line editor loaded.
+
+The chat adds two commands to the board's: ``/status`` (this board: config, roster,
+models, souls and their problems, data dir, log) and ``/quit``; ``/help`` lists them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from bot.cli.ask import console_envelope, resolve_role
+from bot.cli.common import emit, note
+from bot.cli.where import open_config, with_board
+
+if TYPE_CHECKING:
+    from board.envelope import Envelope, Reply
+    from board.router import Route
+    from board.service import Board
+    from bot.config import LoadedConfig
+
+__all__ = ["HISTORY_FILE", "QUIT_WORDS", "add_parsers", "cmd_chat", "status_lines"]
+
+HISTORY_FILE = "chat-history"
+QUIT_WORDS = ("/quit", "/exit")
+PROMPT = "you> "
+GOODBYE = "Goodbye."
+
+T = TypeVar("T")
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+async def cmd_chat(args: argparse.Namespace) -> int:
+    """Interactive chat on a terminal; with piped stdin, answer each line and exit at EOF."""
+    loaded = open_config(args, writes=True)
+    if _interactive():
+        return await _TerminalChat(loaded, args).run()
+    return await with_board(loaded, lambda board: _piped(board, loaded, args))
+
+
+def _add_chat_commands(board: Board, loaded: LoadedConfig) -> None:
+    async def status(envelope: Envelope, route: Route) -> str:
+        return "\n".join(status_lines(board, loaded))
+
+    async def leave(envelope: Envelope, route: Route) -> str:  # reached only where the chat does not stop first
+        return "Type /quit in the terminal chat to leave it."
+
+    board.register_command("status", status, "/status: this board: config, roster, models, souls, data, log")
+    board.register_command("quit", leave, "/quit: leave the chat (also /exit, Ctrl-D, Ctrl-C on an empty line)")
+
+
+def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
+    """What ``/status`` says in the terminal chat."""
+    from board import __version__
+    from bot.cli.console import LOG_FILE
+    from bot.cli.keys import configured_models, keyless_models
+
+    settings = board.settings
+    profiles = board.souls.profiles()
+    models = sorted({board.runner.model_for(p) for p in profiles} or {settings.agent.default_model})
+    lines = [
+        f"Sabha {__version__}, terminal chat",
+        f"board: {loaded.source} (found by {loaded.found_by.value})",
+        f"roster: {settings.roster.name}: {', '.join(p.role for p in profiles)}",
+        f"model: {', '.join(models)}" + (f"; fallbacks: {', '.join(settings.agent.fallbacks)}"
+                                         if settings.agent.fallbacks else ""),
+    ]
+    for model, key_env in keyless_models(loaded, [*models, *configured_models(loaded)]):
+        lines.append(f"  {model}: no API key (export {key_env} and start the chat again)")
+    problems = [row for row in board.souls.status() if row.error or row.source != "workspace"]
+    lines.append(f"souls: {settings.workspace}" + ("" if problems else " (all loaded)"))
+    for row in problems:
+        using = "unusable" if row.version is None else f"using the {row.source} version {row.version}"
+        lines.append(f"  {row.role}: {row.error or 'file missing'}; {using}")
+    lines.append(f"data: {settings.data_dir} (transcripts, sabha.db, {HISTORY_FILE}, {LOG_FILE})")
+    running = board.room.running()
+    lines.append(f"meetings running: {', '.join(running)}" if running else "meetings running: none")
+    return lines
+
+
+async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -> int:
+    """Answer each line of stdin; stop at end of input or /quit."""
+    role = resolve_role(board, args.role)
+    _add_chat_commands(board, loaded)
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(board.souls.watch(stop))
+    try:
+        while True:
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line:
+                break
+            line = line.strip()
+            if not line:
+                continue
+            if line.lower() in QUIT_WORDS:
+                break
+            reply = await _answer(board, line, role)
+            if reply is not None:
+                emit(reply.render())
+    finally:
+        stop.set()
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+    return 0
+
+
+async def _answer(board: Board, line: str, role: str | None) -> Reply | None:
+    import logging
+
+    try:
+        return await board.handle(console_envelope(line, role))
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # one failed message must not end the conversation
+        logging.getLogger("sabha.cli").exception("answering %r failed", line[:80])
+        note("that message could not be answered (the error is in the log); try again")
+        return None
+
+
+class _TerminalChat:
+    """The interactive chat; see the module docstring."""
+
+    def __init__(self, loaded: LoadedConfig, args: argparse.Namespace) -> None:
+        self.loaded = loaded
+        self.args = args
+        self.verbosity = getattr(args, "verbose", 0) or 0
+        self._turn: asyncio.Task[Any] | None = None
+        self._interrupted = False
+
+    def _on_sigint(self) -> None:
+        """Ctrl-C while no prompt is reading keys: cancel what is being waited for."""
+        self._interrupted = True
+        if self._turn is not None and not self._turn.done():
+            self._turn.cancel()
+
+    async def _cancellable(self, work: Awaitable[T]) -> tuple[T | None, bool]:
+        """Run ``work`` so that Ctrl-C cancels it; (result, cancelled)."""
+        self._interrupted = False
+        self._turn = asyncio.ensure_future(work)
+        try:
+            return await self._turn, False
+        except asyncio.CancelledError:
+            if not self._interrupted:
+                raise  # the chat itself is being cancelled
+            return None, True
+        finally:
+            self._turn = None
+
+    async def run(self) -> int:
+        from bot.app import open_board
+        from bot.cli.console import ChatLog
+        from bot.cli.meeting_view import console_meeting_printer
+
+        data_dir = self.loaded.data_dir
+        data_dir.mkdir(parents=True, exist_ok=True)
+        loop = asyncio.get_running_loop()
+        with ChatLog(data_dir, self.verbosity) as chat_log:
+            board = await open_board(self.loaded, report_missing_keys=False)
+            stop = asyncio.Event()
+            watcher = asyncio.create_task(board.souls.watch(stop), name="soul watcher")
+            with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers off the main thread
+                loop.add_signal_handler(signal.SIGINT, self._on_sigint)
+            try:
+                role = resolve_role(board, self.args.role)
+                _add_chat_commands(board, self.loaded)
+                board.room.subscribe(console_meeting_printer())
+                return await self._converse(board, role, chat_log.path)
+            finally:
+                stop.set()
+                watcher.cancel()
+                await asyncio.gather(watcher, return_exceptions=True)
+                await self._finish_meetings(board)
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.remove_signal_handler(signal.SIGINT)
+                await board.close()
+
+    def _banner(self, board: Board, log_path: Path) -> list[str]:
+        from board import __version__
+        from bot.cli.keys import configured_models, key_advice, keyless_models
+
+        profiles = board.souls.profiles()
+        names = ", ".join(f"{p.emoji} {p.name}" for p in profiles)
+        lines = [
+            f"Sabha {__version__}: the board is listening ({names}).",
+            f"Board {self.loaded.source}; souls in {board.settings.workspace}; log {log_path}.",
+            "Type a message, or @role to ask one member; /help lists the commands. "
+            "Ctrl-C clears the line, Ctrl-D or /quit leaves.",
+        ]
+        lines += [f"⚠ {key_advice(self.loaded, model, env)}"
+                  for model, env in keyless_models(self.loaded, configured_models(self.loaded))]
+        return lines
+
+    async def _converse(self, board: Board, role: str | None, log_path: Path) -> int:
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        session: PromptSession[str] = PromptSession(
+            history=FileHistory(str(self.loaded.data_dir / HISTORY_FILE)),
+            key_bindings=_key_bindings(),
+            completer=_completer(board),
+            complete_while_typing=False,
+        )
+        for line in self._banner(board, log_path):
+            emit(line)
+        with patch_stdout(raw=True):
+            while True:
+                try:
+                    text = await session.prompt_async(PROMPT, handle_sigint=False)
+                except KeyboardInterrupt:  # Ctrl-C with text typed: that line is dropped
+                    continue
+                except EOFError:  # Ctrl-D, or Ctrl-C on an empty line
+                    break
+                text = text.strip()
+                if not text:
+                    continue
+                if text.lower() in QUIT_WORDS:
+                    break
+                reply, cancelled = await self._cancellable(_answer(board, text, role))
+                if cancelled:
+                    emit("(cancelled: nothing was answered; ask again or go on)")
+                elif reply is not None:
+                    emit(reply.render())
+            emit(GOODBYE)
+        return 0
+
+    async def _finish_meetings(self, board: Board) -> None:
+        """Let a meeting started from this chat finish (its minutes print), unless Ctrl-C."""
+        if not board.room.running():
+            return
+        note("a board meeting is still running: waiting for its minutes (Ctrl-C stops it)")
+        _, cancelled = await self._cancellable(board.room.drain())
+        if cancelled:
+            await board.room.drain(timeout=0)
+            note("the meeting was stopped (recorded as cancelled)")
+
+
+def _key_bindings() -> Any:
+    from prompt_toolkit.key_binding import KeyBindings
+
+    bindings = KeyBindings()
+
+    @bindings.add("c-c")
+    def _ctrl_c(event: Any) -> None:
+        """Clear the line like a shell; on an empty line, leave."""
+        if event.app.current_buffer.text:
+            event.app.exit(exception=KeyboardInterrupt, style="class:aborting")
+        else:
+            event.app.exit(exception=EOFError, style="class:exiting")
+
+    return bindings
+
+
+def _completer(board: Board) -> Any:
+    """Tab completes ``/commands`` at the start of a line and ``@roles`` anywhere."""
+    from prompt_toolkit.completion import Completer, Completion
+
+    class BoardCompleter(Completer):
+        def get_completions(self, document: Any, complete_event: Any) -> Any:
+            word = document.get_word_before_cursor(WORD=True)
+            if word.startswith("/") and document.text_before_cursor.lstrip() == word:
+                options = [f"/{name}" for name in sorted({*board.commands, "ask", "meeting", "exit"})]
+            elif word.startswith("@"):
+                options = [f"@{role}" for role in board.souls.roles()]
+            else:
+                return
+            for option in options:
+                if option.startswith(word.lower()):
+                    yield Completion(option, start_position=-len(word))
+
+    return BoardCompleter()
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``sabha chat``."""
+    p = sub.add_parser(
+        "chat", parents=[common], help="talk to the board in the terminal",
+        description="Talk to the board. @role (or /ask role) asks one member; /help lists the commands, /status "
+                    "shows this board. In a terminal: line editing and history (arrows, Ctrl-R), Tab completes "
+                    "/commands and @roles, Ctrl-C clears the line or cancels an answer, Ctrl-D or /quit leaves. "
+                    "With piped input, answers each line and exits at the end of the input.")
+    p.add_argument("--role", help="the role that answers plain messages, by slug or name (default: general)")
+    p.set_defaults(handler=cmd_chat)
+

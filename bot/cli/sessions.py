@@ -1,0 +1,203 @@
+"""``sabha sessions list | show | reset``: conversations, their transcripts, a fresh start.
+
+``list`` is a table with headers, newest activity first: the session key, its role, when it
+was last active (the transcript's last write) and when it started. ``show`` and ``reset``
+take a session key (``main``, ``board:finance``, ``board:finance:g-42``) or a role by slug
+or name (``finance``, ``CFO``: the owner's own conversation with it). ``show`` prints each
+entry as a line a person reads: messages, compaction summaries, tool calls and results,
+consultations and meeting records (``--json`` gives the raw entries). Listing and showing
+never create anything: with no state database yet they say so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bot.cli.common import UserError, emit
+from bot.cli.where import has_state, open_config, with_board
+
+if TYPE_CHECKING:
+    from board.service import Board
+
+__all__ = ["add_parsers", "cmd_sessions", "format_entry", "positive_int"]
+
+NO_SESSIONS = "no sessions yet: talk to the board with `sabha chat`"
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not 1 or more")
+    return value
+
+
+def _when(ts: object) -> str:
+    """An ISO timestamp as local ``YYYY-MM-DD HH:MM``."""
+    try:
+        moment = datetime.fromisoformat(str(ts))
+    except ValueError:
+        return str(ts)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M")
+
+
+def _mtime(path: Path) -> str:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
+    except OSError:
+        return "-"
+
+
+def _key_of(board: Board, given: str) -> str:
+    """A session key as given, or the owner's conversation with the role ``given`` names."""
+    from board.memory.sessions import role_of_key, session_key
+    from board.router import unknown_role
+
+    try:
+        role_of_key(given)
+        return given
+    except ValueError:
+        pass
+    role = board.router().find_role(given) or (given.lower() if given.lower() in board.souls.roles() else None)
+    if role is None:
+        raise UserError(f"{given!r} is neither a session key (main, board:<role>[:...]) nor a role. "
+                        f"{unknown_role(given, board.souls.roles())} See `sabha sessions list`")
+    return session_key(role, is_owner=True)
+
+
+def _clip(text: object, limit: int = 300) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def format_entry(entry: dict[str, Any]) -> str:
+    """One transcript entry as a line for a person."""
+    ts = f"[{_when(entry.get('ts', ''))}]"
+    kind = entry.get("type")
+    if kind == "message":
+        if entry.get("role") == "assistant":
+            meta = ", ".join(str(x) for x in (f"soul {entry.get('soul_version')}", entry.get("model")) if x)
+            flag = " degraded" if entry.get("degraded") else ""
+            return f"{ts} {entry.get('agent')} ({meta}{flag}): {entry.get('text')}"
+        if entry.get("role") == "tool":
+            return f"{ts} tool result: {_clip(entry.get('text'))}"
+        return f"{ts} {entry.get('sender_name') or entry.get('sender')}: {entry.get('text')}"
+    if kind == "compaction":
+        if entry.get("mode") == "drop":
+            what = f"{entry.get('dropped_messages', 0)} older message(s) dropped"
+        else:
+            what = f"{entry.get('summarized_messages', 0)} older message(s) summarised by {entry.get('model')}"
+        tokens = f", history {entry.get('tokens_before')} -> {entry.get('tokens_after')} tokens"
+        summary = f": {entry.get('summary')}" if entry.get("summary") else ""
+        return f"{ts} -- compacted: {what}, {entry.get('kept_messages', 0)} kept{tokens}{summary}"
+    if kind == "tool_call":
+        arguments = _clip(json.dumps(entry.get("arguments"), ensure_ascii=False), 200)
+        return f"{ts} {entry.get('agent')} calls {entry.get('name')}({arguments})"
+    if kind == "tool_result":
+        outcome = "ok" if entry.get("ok") else f"failed: {entry.get('error')}"
+        return f"{ts} {entry.get('name')} -> {outcome}: {_clip(entry.get('result'), 200)}"
+    if kind == "consult":
+        answer = _clip(entry.get("answer") or entry.get("error") or entry.get("outcome"), 300)
+        return (f"{ts} {entry.get('from')} consulted {entry.get('to')} (depth {entry.get('depth')}): "
+                f"{_clip(entry.get('question'), 200)} -> {answer}")
+    if kind == "meeting":
+        return f"{ts} board meeting {entry.get('meeting_id')} on {entry.get('topic')!r}: {entry.get('text')}"
+    return f"{ts} {kind}: {json.dumps(entry, ensure_ascii=False)}"
+
+
+async def _list(board: Board, args: argparse.Namespace) -> int:
+    from bot.cli.table import table
+
+    refs = await board.sessions.list(include_archived=args.all)
+    if not refs:
+        emit(NO_SESSIONS)
+        return 0
+    rows = []
+    for ref in refs:
+        path = board.transcripts.path_for(ref.session_id)
+        row = [ref.key, ref.role, _mtime(path), _when(ref.created_at), ref.session_id]
+        if args.all:
+            row.append(_when(ref.archived_at) if ref.archived_at else "")
+        rows.append(row)
+    rows.sort(key=lambda r: r[2], reverse=True)
+    header = ["KEY", "ROLE", "LAST ACTIVE", "STARTED", "SESSION"] + (["ARCHIVED"] if args.all else [])
+    for line in table(header, rows):
+        emit(line)
+    return 0
+
+
+async def _show(board: Board, args: argparse.Namespace) -> int:
+    from board.memory.transcripts import iter_entries
+
+    key = _key_of(board, args.key)
+    ref = await board.sessions.current(key)
+    if ref is None:
+        raise UserError(f"no session with key {key!r} yet; see `sabha sessions list`")
+    path = board.transcripts.path_for(ref.session_id)
+    entries = [e for e in iter_entries(path) if e.get("type") != "session"]
+    if args.last is not None:
+        entries = entries[-args.last:]
+    if args.json:
+        for e in entries:
+            emit(json.dumps(e, ensure_ascii=False))
+        return 0
+    emit(f"# {ref.key}  session {ref.session_id}  ({path})")
+    for e in entries:
+        emit(format_entry(e))
+    return 0
+
+
+async def _reset(board: Board, args: argparse.Namespace) -> int:
+    from board.memory.sessions import role_of_key
+
+    key = _key_of(board, args.key)
+    role = role_of_key(key)
+    if await board.sessions.current(key) is None and role not in board.souls.roles():
+        raise UserError(f"no session with key {key!r} and no role {role!r}; see `sabha sessions list`")
+    old, new = await board.sessions.reset(key)
+    emit(f"{key}: new session {new.session_id}" + (f" (archived {old.session_id})" if old else ""))
+    return 0
+
+
+async def cmd_sessions(args: argparse.Namespace) -> int:
+    """sessions list | show KEY | reset KEY."""
+    writes = args.sessions_command == "reset"
+    loaded = open_config(args, writes=writes)
+    if not writes and not has_state(loaded):
+        if args.sessions_command == "list":
+            emit(NO_SESSIONS)
+            return 0
+        raise UserError(f"no session {args.key!r}: nothing has been said on this board yet ({loaded.data_dir})")
+    action = {"list": _list, "show": _show, "reset": _reset}[args.sessions_command]
+    return await with_board(loaded, lambda board: action(board, args), warn_keys=False)
+
+
+def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``sabha sessions``."""
+    p = sub.add_parser("sessions", parents=[common], help="list, show or reset conversations",
+                       description="Conversations: a session key (main, board:<role>, board:<role>:g-<chat> ...) "
+                                   "points at a JSONL transcript. SHOW and RESET take a key or a role.")
+    ssub = p.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
+    sp = ssub.add_parser("list", parents=[common], help="conversations, last active first (--all: archived too)",
+                         description="Every live conversation with its role, when it was last active and when it "
+                                     "started; --all adds the archived ones.")
+    sp.add_argument("--all", action="store_true", help="include archived sessions")
+    sp = ssub.add_parser("show", parents=[common], help="print a conversation's transcript",
+                         description="Print a conversation: messages, compaction summaries, tool calls, "
+                                     "consultations and meeting records, one line each.")
+    sp.add_argument("key", help="a session key (main, board:finance) or a role (finance)")
+    sp.add_argument("--last", type=positive_int, metavar="N", help="only the last N entries (N >= 1)")
+    sp.add_argument("--json", action="store_true", help="the raw JSONL entries")
+    sp = ssub.add_parser("reset", parents=[common], help="start a new conversation (the old one is archived)",
+                         description="Start a new session for KEY; the old transcript is archived, never deleted.")
+    sp.add_argument("key", help="a session key (main, board:finance) or a role (finance)")
+    p.set_defaults(handler=cmd_sessions)
