@@ -16,15 +16,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from board.agent.guardrails import Guardrails, GuardrailSettings
+from board.agent.migrations import MIGRATIONS as AGENT_MIGRATIONS
 from board.agent.runner import AgentRunner, AgentSettings
 from board.agent.tools import ToolRegistry
+from board.agent.web_search import WebSearch, WebSearchSettings
 from board.budget import Budget, BudgetSettings, sender_id
 from board.commands import llm as llm_commands
+from board.commands import memory as memory_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
 from board.envelope import Envelope, Reply, ReplyKind, cleaned
 from board.llm.registry import ProviderRegistry
+from board.memory.facts import FactStore, MemorySettings
+from board.memory.knowledge.base import KnowledgeBase, KnowledgeSettings
+from board.memory.knowledge.fts import FTS5Unavailable
+from board.memory.knowledge.tool import knowledge_tool
 from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
 from board.memory.sessions import Sessions
@@ -45,7 +53,7 @@ __all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "Board", "BoardSettings"]
 log = logging.getLogger("sabha.board")
 
 DB_FILE = "sabha.db"
-BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS)
+BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,10 @@ class BoardSettings:
     custom_rosters: tuple[tuple[str, tuple[str, ...]], ...] = ()
     max_message_chars: int = 20_000
     budget: BudgetSettings = field(default_factory=BudgetSettings)
+    knowledge: KnowledgeSettings = field(default_factory=KnowledgeSettings)
+    web_search: WebSearchSettings | None = None  # None: no provider, the web_search tool is not offered
+    memory: MemorySettings = field(default_factory=MemorySettings)
+    guardrails: GuardrailSettings = field(default_factory=GuardrailSettings)
 
 
 HELP_TEXT = """\
@@ -113,6 +125,18 @@ class Board:
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         room_commands.register(self, self.room)
         self.room.subscribe(self._remember_meeting)
+        # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
+        self.facts = FactStore(db, settings.memory)
+        self.guardrails = Guardrails(settings.guardrails, db)
+        self.knowledge = _open_knowledge(settings)
+        self.web_search = WebSearch(settings.web_search, db) if settings.web_search is not None else None
+        if self.knowledge is not None:
+            self.tools.register(knowledge_tool(self.knowledge))
+        if self.web_search is not None:
+            self.tools.register(self.web_search.tool())
+        if settings.memory.enabled:
+            self.tools.register(self.facts.tool())
+            memory_commands.register(self, self.facts)
 
     @classmethod
     async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None, *,
@@ -129,10 +153,16 @@ class Board:
             )
         db = await StateDB.open(settings.data_dir / DB_FILE, (*BOARD_MIGRATIONS, *migrations))
         try:
-            return cls(settings, db, providers or ProviderRegistry())
+            board = cls(settings, db, providers or ProviderRegistry())
         except BaseException:
             await db.close()
             raise
+        if board.knowledge is not None:
+            try:  # index what changed since the last run, so the first search finds it
+                await board.knowledge.sync()
+            except Exception:  # the watcher and later searches try again
+                log.exception("knowledge: indexing %s failed", board.knowledge.folder)
+        return board
 
     def souls_for(self, roster: str) -> SoulStore:
         """The soul store of ``roster`` (the configured one, or another on demand for meetings)."""
@@ -151,7 +181,15 @@ class Board:
         """Stop running meetings (recorded as cancelled), close the model clients and the state db."""
         await self.room.drain(timeout=0)
         await self.providers.close()
+        if self.web_search is not None:
+            await self.web_search.close()
+        if self.knowledge is not None:
+            self.knowledge.close()
         await self.db.close()
+
+    async def watch(self, stop: asyncio.Event) -> None:
+        """Apply edits of soul files and re-index knowledge documents as they are saved, until ``stop``."""
+        await asyncio.gather(self.souls.watch(stop), *([self.knowledge.watch(stop)] if self.knowledge else []))
 
     async def __aenter__(self) -> Board:
         return self
@@ -322,6 +360,17 @@ class Board:
 
 
 _BUILTIN = {"help", "start", "roles", "reset", "souls"}
+
+
+def _open_knowledge(settings: BoardSettings) -> KnowledgeBase | None:
+    """The knowledge base, or None when it is off or this SQLite lacks FTS5 (logged with what to do)."""
+    if not settings.knowledge.enabled:
+        return None
+    try:
+        return KnowledgeBase.open(settings.workspace, settings.data_dir, settings.knowledge)
+    except FTS5Unavailable as exc:
+        log.error("the knowledge base is off (search_knowledge_base is not offered): %s", exc)
+        return None
 
 
 def _help_row(line: str) -> str:

@@ -46,6 +46,7 @@ from bot.channels.telegram.config import TelegramSection
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.config_model import StrictModel, blank_is_unset
 from bot.intake.config import InboxSection
+from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
 
 CONFIG_ENV = "SABHA_CONFIG"
 DEFAULT_CONFIG_NAME = "sabha.yaml"
@@ -275,6 +276,10 @@ class Config(StrictModel):
     budget: BudgetSection = Field(default_factory=BudgetSection)
     telegram: TelegramSection = Field(default_factory=TelegramSection)
     whatsapp: WhatsAppSection = Field(default_factory=WhatsAppSection)
+    knowledge: KnowledgeSection = Field(default_factory=KnowledgeSection)
+    web_search: WebSearchSection = Field(default_factory=WebSearchSection)
+    memory: MemorySection = Field(default_factory=MemorySection)
+    guardrails: GuardrailsSection = Field(default_factory=GuardrailsSection)
 
 
 class FoundBy(StrEnum):
@@ -349,6 +354,10 @@ class LoadedConfig:
             custom_rosters=tuple((name, tuple(roles)) for name, roles in board.rosters.items()),
             max_message_chars=board.max_message_chars,
             budget=self.budget_settings(),
+            knowledge=self.config.knowledge.settings(),
+            web_search=self.config.web_search.settings(),
+            memory=self.config.memory.settings(),
+            guardrails=self.config.guardrails.settings(),
         )
 
     def budget_settings(self) -> BudgetSettings:

@@ -235,7 +235,7 @@ class Daemon:
             if interval is not None and self.notifier.enabled:
                 ops_tasks.append(asyncio.create_task(watchdog_pings(self.notifier, interval, stop_watch),
                                                      name="systemd watchdog"))
-            watcher = asyncio.create_task(board.souls.watch(stop_watch), name="soul watcher")
+            watcher = asyncio.create_task(board.watch(stop_watch), name="workspace watcher")  # souls, knowledge
             for channel in self.channels:
                 await channel.start()
                 started.append(channel)

@@ -509,7 +509,7 @@ async def test_commands_are_registered_and_answered_in_place(board: Board, fake:
     assert [c["command"] for c in commands] == [name for name, _ in COMMANDS]
     menu = {c["command"] for c in commands}
     assert {"start", "help", "roles", "ask", "meeting", "meetings", "cancel", "actions", "done", "reset", "compact",
-            "souls", "cost", "status"} == menu
+            "memory", "forget", "souls", "cost", "status"} == menu
     assert set(board.commands) <= menu  # every command the board answers is in the menu
     roles, help_, souls = fake.sent_messages
     assert roles.message_thread_id == thread and "Research" in roles.text

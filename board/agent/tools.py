@@ -143,6 +143,7 @@ class Tool:
     handler: ToolHandler
     timeout_s: float | None = 60.0
     roles: tuple[str, ...] | None = None  # who gets it by default; None = every role
+    offered: Callable[[], bool] | None = None  # None: always; else offered to models only while it is True
 
 
 class ToolRegistry:
@@ -181,7 +182,8 @@ class ToolRegistry:
 
     def specs(self, allowed: Iterable[str]) -> tuple[ToolSpec, ...]:
         """Schemas of the allowed tools that exist, in the order given."""
-        return tuple(self._tools[n].spec for n in allowed if n in self._tools)
+        tools = [self._tools[n] for n in allowed if n in self._tools]
+        return tuple(t.spec for t in tools if t.offered is None or t.offered())
 
     async def call(self, name: str, arguments: Any, ctx: ToolContext, allowed: Iterable[str]) -> ToolResult:
         """Run one tool call; see the module docstring. Never raises (except cancellation)."""

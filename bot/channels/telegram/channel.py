@@ -67,6 +67,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("done", "Close an action item: /done <n>"),
     ("reset", "Start a fresh conversation: /reset [role]"),
     ("compact", "Summarise the older part of a conversation now: /compact [role]"),
+    ("memory", "What the board remembers about you"),
+    ("forget", "Make the board forget a fact about you: /forget <key>|all"),
     ("souls", "Soul files and their versions"),
     ("cost", "What the board has cost"),
     ("status", "Uptime, channels and topics"),

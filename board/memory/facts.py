@@ -1,0 +1,216 @@
+"""User memory: the facts a role keeps about a user, and the ``remember`` tool that saves them.
+
+A fact is ``(user, role, key) -> value`` in the state db's ``memory_facts`` table (seed 001
+§6: persistent facts per user and binding). ``user`` is the sender as the ledger records
+it (``<channel>:<sender id>``), ``role`` the role that was told. :meth:`FactStore.recall`
+gives the facts a turn may see: the role's own, plus every other role's about the same
+user when the owner turns on ``memory.cross_role``. The runner puts them in the per-turn
+dynamic block of the prompt (never the cached static one), each value JSON-quoted under
+a line saying it is data about the user, not instructions.
+
+Keys are short labels (lowercased, whitespace folded); values one line. A role keeps at
+most ``max_facts_per_role`` facts per user: saving one more drops the least recently
+updated. Secrets (passwords, card numbers, one-time codes, keys) are refused.
+``/memory`` and ``/forget`` (:mod:`board.commands.memory`) and ``sabha memory`` list and
+delete them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from board.agent.tools import Tool, ToolContext, ToolResult
+from board.budget import sender_id
+from board.db import StateDB
+from board.llm.base import ToolSpec
+from board.memory.transcripts import utc_now
+
+__all__ = ["REMEMBER_TOOL", "Fact", "FactError", "FactStore", "MemorySettings", "normalise_key"]
+
+log = logging.getLogger("sabha.memory")
+
+REMEMBER_TOOL = "remember"
+_SECRET_KEY = re.compile(r"pass(word|code|phrase)?|\bpin\b|otp|cvv|cvc|api[ _-]?key|token|secret|iban|ssn",
+                         re.IGNORECASE)
+_CARD = re.compile(r"(?:\d[ -]?){13,19}")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+class FactError(ValueError):
+    """A fact cannot be saved; ``str()`` says why."""
+
+
+@dataclass(frozen=True)
+class MemorySettings:
+    """``memory:`` in the config, as plain values."""
+
+    enabled: bool = True
+    cross_role: bool = False
+    max_facts_per_role: int = 50
+    recall_limit: int = 30
+    max_key_chars: int = 64
+    max_value_chars: int = 300
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One remembered fact. ``origin`` is what a prompt shows after it (which other role was told)."""
+
+    user: str
+    role: str
+    key: str
+    value: str
+    updated_at: str
+    origin: str = ""
+
+    @property
+    def quoted(self) -> str:
+        """The value as a JSON string: one line, quotes escaped, clearly a value."""
+        return json.dumps(self.value, ensure_ascii=False)
+
+
+def normalise_key(key: str) -> str:
+    """A fact's key as stored: lowercased, control characters dropped, whitespace folded."""
+    return " ".join(_CONTROL.sub(" ", key).split()).lower()
+
+
+def _one_line(value: str) -> str:
+    return " ".join(_CONTROL.sub(" ", value).split())
+
+
+def _row(row: Any) -> Fact:
+    return Fact(user=row["user"], role=row["role"], key=row["key"], value=row["value"], updated_at=row["updated_at"])
+
+
+class FactStore:
+    """Reads and writes ``memory_facts``; see the module docstring."""
+
+    def __init__(self, db: StateDB, settings: MemorySettings | None = None) -> None:
+        self.db = db
+        self.settings = settings or MemorySettings()
+
+    def check(self, key: str, value: str) -> tuple[str, str]:
+        """The key and value as they would be stored; :class:`FactError` when they may not be."""
+        s = self.settings
+        key, value = normalise_key(key), _one_line(value)
+        if not key:
+            raise FactError("the key is empty; use a short label such as 'preferred currency'")
+        if len(key) > s.max_key_chars:
+            raise FactError(f"the key is {len(key)} characters; keep it under {s.max_key_chars}")
+        if not value:
+            raise FactError("the value is empty; to drop a fact the user can send /forget <key>")
+        if len(value) > s.max_value_chars:
+            raise FactError(f"the value is {len(value)} characters; keep it under {s.max_value_chars} "
+                            "(save the gist, not the whole message)")
+        if _SECRET_KEY.search(key) or _CARD.search(value):
+            raise FactError("that looks like a secret (a password, code, key or card number); secrets are never "
+                            "stored: tell the user so")
+        return key, value
+
+    async def remember(self, user: str, role: str, key: str, value: str) -> tuple[Fact, Fact | None]:
+        """Save (or update) a fact; returns it and the fact dropped to make room, if any."""
+        key, value = self.check(key, value)
+        now = utc_now()
+        dropped: Fact | None = None
+        existing = await self.db.fetchone(
+            "SELECT id FROM memory_facts WHERE user=? AND role=? AND key=?", (user, role, key))
+        if existing is None:
+            rows = await self.db.fetchall(
+                "SELECT * FROM memory_facts WHERE user=? AND role=? ORDER BY updated_at, id", (user, role))
+            if len(rows) >= self.settings.max_facts_per_role:
+                dropped = _row(rows[0])
+                await self.db.conn.execute("DELETE FROM memory_facts WHERE id=?", (rows[0]["id"],))
+        await self.db.conn.execute(
+            "INSERT INTO memory_facts(user, role, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(user, role, key) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
+            (user, role, key, value, now, now))
+        await self.db.conn.commit()
+        log.info("memory: %s remembers %r about %s%s", role, key, user,
+                 f" (dropped {dropped.key!r} to make room)" if dropped else "")
+        return Fact(user, role, key, value, now), dropped
+
+    async def recall(self, user: str, role: str) -> tuple[Fact, ...]:
+        """The facts a turn of ``role`` for ``user`` sees (see the module docstring), newest first."""
+        limit = self.settings.recall_limit
+        if self.settings.cross_role:
+            rows = await self.db.fetchall(
+                "SELECT * FROM memory_facts WHERE user=? ORDER BY (role = ?) DESC, updated_at DESC, id DESC LIMIT ?",
+                (user, role, limit))
+        else:
+            rows = await self.db.fetchall(
+                "SELECT * FROM memory_facts WHERE user=? AND role=? ORDER BY updated_at DESC, id DESC LIMIT ?",
+                (user, role, limit))
+        facts = [_row(r) for r in rows]
+        return tuple(f if f.role == role else replace(f, origin=f" (told to {f.role})") for f in facts)
+
+    async def facts(self, user: str | None = None, role: str | None = None) -> list[Fact]:
+        """Facts, optionally of one user and/or one role, by user, role and key."""
+        sql, params = "SELECT * FROM memory_facts WHERE 1=1", []
+        if user is not None:
+            sql += " AND user=?"
+            params.append(user)
+        if role is not None:
+            sql += " AND role=?"
+            params.append(role)
+        return [_row(r) for r in await self.db.fetchall(sql + " ORDER BY user, role, key", tuple(params))]
+
+    async def forget(self, user: str, key: str | None = None, role: str | None = None) -> int:
+        """Delete ``user``'s fact ``key`` (every fact when None), in ``role`` only or in every role;
+        returns how many were deleted."""
+        sql, params = "DELETE FROM memory_facts WHERE user=?", [user]
+        if key is not None:
+            sql += " AND key=?"
+            params.append(normalise_key(key))
+        if role is not None:
+            sql += " AND role=?"
+            params.append(role)
+        cur = await self.db.conn.execute(sql, tuple(params))
+        await self.db.conn.commit()
+        count = cur.rowcount or 0
+        if count:
+            log.info("memory: forgot %d fact(s) about %s%s%s", count, user, f" key {key!r}" if key else "",
+                     f" in {role}" if role else "")
+        return count
+
+    # -- the tool ------------------------------------------------------------------
+
+    def tool(self) -> Tool:
+        """The ``remember`` tool: saves a fact about the user of the exchange for the calling role."""
+        spec = ToolSpec(
+            name=REMEMBER_TOOL,
+            description=(
+                "Save one fact about the person you are talking to (their name, role, preferences, constraints, "
+                "decisions) so you still know it in later conversations; the same key overwrites. Save only what "
+                "they told you and would expect you to keep, never secrets (passwords, card numbers, codes)."
+            ),
+            parameters={
+                "type": "object",
+                "properties": {
+                    "key": {"type": "string", "minLength": 1, "maxLength": self.settings.max_key_chars,
+                            "description": "A short label, e.g. 'preferred currency'."},
+                    "value": {"type": "string", "minLength": 1, "maxLength": self.settings.max_value_chars,
+                              "description": "The fact, one line, e.g. 'INR'."},
+                },
+                "required": ["key", "value"],
+                "additionalProperties": False,
+            },
+        )
+        return Tool(spec, self._handle, timeout_s=15.0)
+
+    async def _handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if ctx.envelope is None:
+            return ToolResult.failure("there is no user in this exchange to remember anything about")
+        user = sender_id(ctx.envelope)
+        try:
+            fact, dropped = await self.remember(user, ctx.role, str(args["key"]), str(args["value"]))
+        except FactError as exc:
+            return ToolResult.failure(str(exc))
+        data: dict[str, Any] = {"remembered": {"key": fact.key, "value": fact.value}}
+        if dropped is not None:
+            data["dropped"] = {"key": dropped.key, "reason": f"at most {self.settings.max_facts_per_role} facts "
+                                                               "per user; the oldest was dropped"}
+        return ToolResult.success(data)

@@ -1,0 +1,176 @@
+"""The knowledge base as the board uses it: a folder of documents, its index, its watcher.
+
+:class:`KnowledgeBase` owns ``workspace/knowledge/`` (``settings.folder``) and the index
+file ``<data_dir>/knowledge.db``. The index lives in its own SQLite file, not in the state
+db: it is derived data (delete it and it is rebuilt from the documents), it grows with the
+documents (a 50 MB corpus makes a file of about that size, which the state db's backups
+and ``quick_check`` need not carry), bulk indexing then never holds the state db's single
+writer lock that the intake's durable claims wait for, and it can use another SQLite
+driver when the standard one lacks FTS5 (see :mod:`.fts`).
+
+:meth:`KnowledgeBase.watch` re-indexes incrementally as files are saved, added or deleted
+(watchfiles, as the souls do). Without a running watcher (``sabha ask``, ``sabha kb``),
+:meth:`search` first brings the index in step with the folder (a ``stat`` per file, at most
+every ``RESYNC_S`` seconds). :meth:`add` copies a document into the folder and indexes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, SUPPORTED_SUFFIXES
+from board.memory.knowledge.index import SHARED, DocumentInfo, Hit, KnowledgeIndex, SyncReport
+from board.roles import is_role_slug
+from board.workspace.paths import resolve_inside
+
+__all__ = ["INDEX_FILE", "RESYNC_S", "KnowledgeBase", "KnowledgeSettings", "scopes_for"]
+
+log = logging.getLogger("sabha.knowledge")
+
+INDEX_FILE = "knowledge.db"
+RESYNC_S = 2.0
+
+
+@dataclass(frozen=True)
+class KnowledgeSettings:
+    """``knowledge:`` in the config, as plain values."""
+
+    enabled: bool = True
+    folder: str = "knowledge"  # relative to the workspace
+    max_results: int = 5
+    chunk_chars: int = DEFAULT_CHUNK_CHARS
+    result_chars: int = 1000
+    max_file_bytes: int = 20 * 1024 * 1024
+
+
+def scopes_for(role: str | None) -> tuple[str, ...] | None:
+    """The scopes ``role`` may read: the shared documents and its own. None (every scope) for
+    the owner's own view (``sabha kb search`` without ``--role``)."""
+    if role is None:
+        return None
+    return (SHARED,) if role == SHARED else (SHARED, role)
+
+
+class KnowledgeBase:
+    """See the module docstring. Build it with :meth:`open` (raises ``FTS5Unavailable``)."""
+
+    def __init__(self, folder: Path, index: KnowledgeIndex, settings: KnowledgeSettings) -> None:
+        self.folder = folder
+        self.index = index
+        self.settings = settings
+        self._sync_lock = asyncio.Lock()
+        self._synced_at: float | None = None
+        self._watching = False
+        self._has_chunks = index.counts()[1] > 0
+
+    @classmethod
+    def open(cls, workspace: Path, data_dir: Path, settings: KnowledgeSettings | None = None, *,
+             driver: Any = None) -> KnowledgeBase:
+        """The knowledge base of ``workspace`` with its index under ``data_dir``."""
+        settings = settings or KnowledgeSettings()
+        folder = resolve_inside(workspace, settings.folder, what="knowledge.folder")
+        return cls(folder, KnowledgeIndex(data_dir / INDEX_FILE, driver=driver), settings)
+
+    def close(self) -> None:
+        """Close the index file."""
+        self.index.close()
+
+    @property
+    def has_documents(self) -> bool:
+        """True when the index holds at least one searchable chunk (else the tool is not offered)."""
+        return self._has_chunks
+
+    @property
+    def watching(self) -> bool:
+        """True while :meth:`watch` keeps the index in step."""
+        return self._watching
+
+    async def sync(self) -> SyncReport:
+        """Bring the index in step with the folder now (incremental)."""
+        async with self._sync_lock:
+            report = await asyncio.to_thread(
+                self.index.sync, self.folder, max_chars=self.settings.chunk_chars,
+                max_file_bytes=self.settings.max_file_bytes)
+            self._synced_at = time.monotonic()
+            if report.changed or report.chunks:
+                self._has_chunks = (await asyncio.to_thread(self.index.counts))[1] > 0
+        if report.changed:
+            log.info("knowledge: re-indexed %s: %s", self.folder, report.describe())
+        return report
+
+    async def search(self, query: str, *, role: str | None, limit: int | None = None) -> list[Hit]:
+        """The best chunks for ``query`` that ``role`` may read (see :func:`scopes_for`)."""
+        if not self._watching and (self._synced_at is None or time.monotonic() - self._synced_at > RESYNC_S):
+            await self.sync()
+        return await asyncio.to_thread(
+            self.index.search, query, scopes_for(role), limit=limit or self.settings.max_results,
+            text_chars=self.settings.result_chars)
+
+    async def documents(self, role: str | None = None) -> list[DocumentInfo]:
+        """The documents in the index (those ``role`` may read; every one when None)."""
+        if not self._watching:
+            await self.sync()
+        return await asyncio.to_thread(self.index.documents, scopes_for(role))
+
+    def target_for(self, source: Path, role: str | None) -> Path:
+        """Where :meth:`add` puts ``source``: ``<folder>/<role or shared>/<name>``."""
+        scope = role or SHARED
+        if scope != SHARED and not is_role_slug(scope):
+            raise ValueError(f"{scope!r} is not a role slug (lowercase letters, digits, - or _)")
+        if source.suffix.lower() not in SUPPORTED_SUFFIXES:
+            raise ValueError(f"{source.name}: only {', '.join(SUPPORTED_SUFFIXES)} files are indexed")
+        return self.folder / scope / source.name
+
+    async def add(self, source: Path, role: str | None = None, *, overwrite: bool = False) -> tuple[Path, SyncReport]:
+        """Copy the document ``source`` into the role's folder (shared when None) and index it.
+
+        Raises ``ValueError`` for an unsupported file or a bad role, ``FileExistsError`` when a
+        different file of that name is there already and ``overwrite`` is off."""
+        target = self.target_for(source, role)
+        await asyncio.to_thread(_copy_in, source, target, overwrite)
+        return target, await self.sync()
+
+    async def watch(self, stop: asyncio.Event) -> None:
+        """Re-index as documents change until ``stop`` is set (uses watchfiles)."""
+        from watchfiles import awatch
+
+        self._watching = True
+        try:
+            while not stop.is_set():
+                try:
+                    self.folder.mkdir(parents=True, exist_ok=True)
+                    report = await self.sync()
+                    docs, chunks = await asyncio.to_thread(self.index.counts)
+                    log.info("knowledge: watching %s (%d documents, %d chunks; %s)", self.folder, docs, chunks,
+                             report.describe())
+                    async for _changes in awatch(self.folder, stop_event=stop, recursive=True):
+                        await self.sync()
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # the folder vanished, the index failed: log, wait, start over
+                    log.exception("knowledge: watching %s failed; retrying in 2 s", self.folder)
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), timeout=2.0)
+                else:
+                    if not stop.is_set():  # awatch ended by itself (the folder went away)
+                        await asyncio.sleep(0.5)
+        finally:
+            self._watching = False
+
+
+def _copy_in(source: Path, target: Path, overwrite: bool) -> None:
+    if not source.is_file():
+        raise FileNotFoundError(f"{source} is not a file")
+    if target.exists() and not overwrite and target.read_bytes() != source.read_bytes():
+        raise FileExistsError(f"{target} already exists with other content; pass --force to replace it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.part")
+    shutil.copyfile(source, tmp)
+    tmp.replace(target)  # the watcher sees one complete file, never a half-copied one

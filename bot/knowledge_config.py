@@ -1,0 +1,130 @@
+"""Config sections for what agents know: ``knowledge``, ``web_search``, ``memory`` and ``guardrails``.
+
+Each section validates its YAML (unknown keys are errors, like every section) and turns
+itself into the board's plain settings (:meth:`settings`). ``web_search`` is off until a
+``provider`` is set; its key comes from ``web_search.api_key`` (write ``${VAR}``) or the
+provider's usual variable (``$TAVILY_API_KEY``, ``$BRAVE_API_KEY``). A provider without a
+key is logged, naming the variable to set, and the tool is not offered.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+
+from board.agent.guardrails import (
+    DEFAULT_EMPTY_REPLY,
+    DEFAULT_REFUSAL,
+    DEFAULT_UNSOURCED_NOTE,
+    SHINGLE,
+    GuardrailSettings,
+)
+from board.agent.web_search import KEY_ENV, SearchProvider, WebSearchSettings
+from board.memory.facts import MemorySettings
+from board.memory.knowledge.base import KnowledgeSettings
+from bot.config_model import StrictModel, base_url, blank_is_unset
+
+__all__ = ["GuardrailsSection", "KnowledgeSection", "MemorySection", "WebSearchSection"]
+
+log = logging.getLogger("sabha.config")
+
+
+class KnowledgeSection(StrictModel):
+    """``knowledge``: documents agents search (workspace/knowledge/shared and workspace/knowledge/<role>)."""
+
+    enabled: bool = Field(True, description="false: no index, no search_knowledge_base tool")
+    folder: str = Field("knowledge", min_length=1, description="relative to the workspace")
+    max_results: int = Field(5, ge=1, le=20, description="passages one search returns")
+    chunk_chars: int = Field(1200, ge=200, le=8000, description="longest chunk a document is cut into")
+    result_chars: int = Field(1000, ge=100, le=8000, description="longest passage text sent to the model")
+    max_file_mb: float = Field(20, gt=0, le=500, description="larger documents are not indexed (and logged)")
+
+    def settings(self) -> KnowledgeSettings:
+        """The board's plain settings."""
+        return KnowledgeSettings(enabled=self.enabled, folder=self.folder, max_results=self.max_results,
+                                 chunk_chars=self.chunk_chars, result_chars=self.result_chars,
+                                 max_file_bytes=int(self.max_file_mb * 1024 * 1024))
+
+
+class WebSearchSection(StrictModel):
+    """``web_search``: the web_search tool through Tavily or Brave Search (off while provider is unset)."""
+
+    provider: Literal["tavily", "brave"] | None = Field(None, description="unset: the tool is not offered")
+    api_key: SecretStr | None = Field(None, description="default: $TAVILY_API_KEY / $BRAVE_API_KEY")
+    base_url: str | None = Field(None, description="default: https://api.tavily.com / https://api.search.brave.com")
+    max_results: int = Field(5, ge=1, le=20)
+    timeout_s: float = Field(15, gt=0, le=120)
+    cache_ttl_s: float = Field(600, ge=0, le=86_400, description="answer a repeated query from memory; 0: off")
+    snippet_chars: int = Field(500, ge=50, le=4000)
+
+    _blank_is_unset = blank_is_unset("api_key", "base_url", "provider")
+
+    @field_validator("base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        return base_url(value, "https://api.tavily.com") if value is not None else None
+
+    def settings(self, env: Mapping[str, str] | None = None) -> WebSearchSettings | None:
+        """The board's plain settings; None when no provider is set or it has no key (logged)."""
+        if self.provider is None:
+            return None
+        provider = SearchProvider(self.provider)
+        env = os.environ if env is None else env
+        key = self.api_key.get_secret_value().strip() if self.api_key is not None else ""
+        key = key or (env.get(KEY_ENV[provider]) or "").strip()
+        if not key:
+            log.error("web_search.provider is %s but there is no API key: export %s or set web_search.api_key; "
+                      "until then the web_search tool is not offered", provider.value, KEY_ENV[provider])
+            return None
+        return WebSearchSettings(provider=provider, api_key=key, base_url=self.base_url,
+                                 max_results=self.max_results, timeout_s=self.timeout_s,
+                                 cache_ttl_s=self.cache_ttl_s, snippet_chars=self.snippet_chars)
+
+
+class MemorySection(StrictModel):
+    """``memory``: facts agents remember about users (the remember tool, /memory, /forget)."""
+
+    enabled: bool = Field(True, description="false: no remember tool, nothing recalled")
+    cross_role: bool = Field(False, description="true: every role sees what any role was told about a user")
+    max_facts_per_role: int = Field(50, ge=1, le=1000, description="per user; the oldest is dropped past it")
+    recall_limit: int = Field(30, ge=0, le=200, description="facts shown in a turn's prompt")
+
+    def settings(self) -> MemorySettings:
+        """The board's plain settings."""
+        return MemorySettings(enabled=self.enabled, cross_role=self.cross_role,
+                              max_facts_per_role=self.max_facts_per_role, recall_limit=self.recall_limit)
+
+
+class GuardrailsSection(StrictModel):
+    """``guardrails``: checks every answer passes before it is sent (each hit logged in the state db)."""
+
+    enabled: bool = True
+    enforce: bool = Field(True, description="false: only log what would have been changed")
+    empty: bool = Field(True, description="replace an empty answer with empty_reply")
+    empty_reply: str = Field(DEFAULT_EMPTY_REPLY, min_length=1)
+    prompt_leak: bool = Field(True, description="refuse an answer quoting a long run of the system prompt")
+    prompt_leak_words: int = Field(20, ge=SHINGLE, le=1000, description="consecutive words that count as a quote")
+    refusal: str = Field(DEFAULT_REFUSAL, min_length=1)
+    model_name: bool = Field(True, description="scrub the underlying model's name from answers")
+    hide_model_for: list[str] | None = Field(None, description="roles whose persona hides the model; unset: all")
+    model_name_replacement: str = "[withheld]"
+    extra_model_terms: list[str] = Field(default_factory=list, description="more names to scrub")
+    cite_sources_roles: list[str] = Field(
+        default_factory=lambda: ["research", "analyst"],
+        description="roles whose figures must name a source (else a note says they are unverified)")
+    unsourced_note: str = Field(DEFAULT_UNSOURCED_NOTE, min_length=1)
+
+    def settings(self) -> GuardrailSettings:
+        """The board's plain settings."""
+        return GuardrailSettings(
+            enabled=self.enabled, enforce=self.enforce, empty=self.empty, empty_reply=self.empty_reply,
+            prompt_leak=self.prompt_leak, prompt_leak_words=self.prompt_leak_words, refusal=self.refusal,
+            model_name=self.model_name,
+            hide_model_for=tuple(self.hide_model_for) if self.hide_model_for is not None else None,
+            model_name_replacement=self.model_name_replacement, extra_model_terms=tuple(self.extra_model_terms),
+            cite_sources_roles=tuple(self.cite_sources_roles), unsourced_note=self.unsourced_note,
+        )
