@@ -1,6 +1,7 @@
 """Chat commands about the model layer: ``/cost`` and ``/compact``.
 
-``/cost [7d|24h|all] [role|day|model|meeting]`` prints the ledger's cost table;
+``/cost [7d|24h|all] [role|day|model|meeting]`` prints the ledger's cost table (fresh and
+cached input, the share read from the prompt cache, cost, and what caching saved);
 ``/compact [role]`` summarises the older part of a conversation now (see
 :mod:`board.agent.compaction`). :func:`register` adds them to a command host.
 """
@@ -54,5 +55,6 @@ def register(host: CommandHost, *, ledger: Ledger, runner: AgentRunner) -> None:
             f"({done.record.get('token_method')})."
         )
 
-    host.register_command("cost", cost, "/cost [7d|all] [role|day|model|meeting]: what the models cost")
+    host.register_command("cost", cost, "/cost [7d|all] [role|day|model|meeting]: what the models cost and what "
+                          "prompt caching saved")
     host.register_command("compact", compact, "/compact [role]: summarise the older part of a conversation now")
