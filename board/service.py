@@ -134,8 +134,10 @@ class Board:
             self.tools.register(knowledge_tool(self.knowledge))
         if self.web_search is not None:
             self.tools.register(self.web_search.tool())
+        self.runner.guardrails = self.guardrails
         if settings.memory.enabled:
             self.tools.register(self.facts.tool())
+            self.runner.memory = self.facts
             memory_commands.register(self, self.facts)
 
     @classmethod

@@ -1,4 +1,5 @@
-"""Helpers for the knowledge-base suites: writing documents into a workspace and a tiny PDF maker."""
+"""Helpers for the suites of issue 16 (knowledge, web search, memory, guardrails): documents in a workspace,
+a tiny PDF maker, boards on the scripted model, what a request carried, state db rows."""
 
 from __future__ import annotations
 
@@ -6,6 +7,13 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
+
+from board.agent.runner import AgentSettings
+from board.roles import RosterSpec
+from board.service import Board, BoardSettings
+from tests.fakes.scripted_model import Received, ScriptedModel
+from tests.llm_support import FAST_RETRY
 
 
 def write_doc(workspace: Path, relative: str, text: str) -> Path:
@@ -57,3 +65,26 @@ def tiny_pdf(pages: list[str], *, title: str | None = None) -> bytes:
         trailer += f" /Info {info_id} 0 R"
     out += (trailer + f" >>\nstartxref\n{xref}\n%%EOF\n").encode()
     return bytes(out)
+
+
+def board_settings(workspace: Path, data_dir: Path, model: ScriptedModel, *, model_name: str = "main",
+                   **fields: Any) -> BoardSettings:
+    """Board settings whose every role talks to ``model`` (as ``<name>:<model_name>``), plus ``fields``
+    (knowledge, web_search, memory, guardrails...)."""
+    agent = AgentSettings(default_model=f"{model.name}:{model_name}", retry=FAST_RETRY)
+    return BoardSettings(workspace=workspace, data_dir=data_dir, roster=RosterSpec(), agent=agent, **fields)
+
+
+def context_of(received: Received) -> str:
+    """The per-turn block (``<turn_context>``) a request carried."""
+    return "\n".join(m.context for m in received.request.messages if m.context)
+
+
+def system_text(received: Received) -> str:
+    """Every system block of a request, joined."""
+    return "\n".join(block.text for block in received.request.system)
+
+
+async def rows(b: Board, sql: str, *params: Any) -> list[dict[str, Any]]:
+    """Rows of a query on the board's state db, as dicts."""
+    return [dict(r) for r in await b.db.fetchall(sql, params)]

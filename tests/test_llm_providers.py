@@ -227,7 +227,7 @@ async def test_fallback_from_openai_to_anthropic(
 ) -> None:
     fake_openai.script_error(500, "server_error")
     fake_openai.script_error(503, "server_error")
-    fake_anthropic.script_text("Claude here, covering for GPT.")
+    fake_anthropic.script_text("Anthropic here, covering for GPT.")  # naming the model would be scrubbed
     board = await configured_board(tmp_path, workspace, f"""
 llm:
   model: openai:gpt-4o-mini
@@ -239,7 +239,7 @@ llm:
 """)
     try:
         reply = await board.handle(envelope("@critic poke holes in this"))
-        assert reply.text == "Claude here, covering for GPT." and not reply.degraded
+        assert reply.text == "Anthropic here, covering for GPT." and not reply.degraded
         assert len(fake_openai.requests) == 2 and len(fake_anthropic.requests) == 1
         assert fake_anthropic.requests[0].body["model"] == "claude-haiku-4-5"
         entries = await session_entries(board, "board:critic")

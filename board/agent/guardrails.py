@@ -213,9 +213,9 @@ def model_name_pattern(model: str, extra: Iterable[str] = ()) -> re.Pattern[str]
             if re.search(r"[\d-]", base):
                 alternatives.append(_flexible(base))
             fam = "(?:chat)?gpt" if family.group(0) in ("gpt", "chatgpt") else re.escape(family.group(0))
-            alternatives.append(
-                fam + r"(?:[\s-]*\d[\w.]*)?(?:[\s-]+(?:opus|sonnet|haiku|instant|mini|nano|turbo|pro|flash|\d[\w.]*))*"
-            )
+            version = r"\d+(?:\.\d+)*[a-z]*"  # 4, 4o, 3.5, 3.1 (not a sentence's full stop)
+            variant = rf"(?:opus|sonnet|haiku|instant|mini|nano|turbo|pro|flash|{version})"
+            alternatives.append(fam + rf"(?:[\s-]*{version})?(?:[\s-]+{variant})*")
     if not alternatives:
         return None
     return re.compile(r"(?<!\w)(?:" + "|".join(f"(?:{a})" for a in alternatives) + r")(?!\w)", re.IGNORECASE)

@@ -46,8 +46,10 @@ from board.agent.compaction import (
     new_entry_id,
     summary_block_text,
 )
+from board.agent.guardrails import GuardInput, Guardrails
 from board.agent.tokens import TokenCounter, counter_for
 from board.agent.tools import Tool, ToolContext, ToolRegistry, ToolResult
+from board.budget import sender_id
 from board.envelope import Envelope, Reply
 from board.llm import text_tools
 from board.llm.base import (
@@ -62,6 +64,7 @@ from board.llm.base import (
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.llm.resilience import Attempt, ResilientCaller, RetryPolicy, model_chain
+from board.memory.facts import Fact, FactStore
 from board.memory.ledger import Ledger, LLMCallRecord, ToolCallRecord
 from board.memory.sessions import Sessions
 from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
@@ -234,6 +237,9 @@ class AgentRunner:
         self.compactor = Compactor(settings.context)
         # Told of every finished turn (the fields of its log line); the daemon's metrics plug in here.
         self.turn_observers: list[Callable[[Mapping[str, Any]], None]] = []
+        #: User memory recalled into the per-turn block, and the checks every free-text answer passes.
+        self.memory: FactStore | None = None
+        self.guardrails: Guardrails | None = None
         #: The time the per-turn block shows (a benchmark or a replay may set its own clock).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
@@ -265,19 +271,30 @@ class AgentRunner:
             blocks.append(PromptBlock("summary", summary_block_text(summary), cacheable=True))
         return tuple(blocks)
 
-    def turn_context(self, ctx: ToolContext) -> TurnContext:
-        """The per-turn facts of ``ctx``: time, channel, place, sender."""
+    def turn_context(self, ctx: ToolContext, memory: Sequence[Fact] = ()) -> TurnContext:
+        """The per-turn facts of ``ctx``: time, channel, place, sender, what the role remembers."""
         envelope = ctx.envelope
         return TurnContext(
             channel=envelope.channel if envelope else "internal",
             place=place_of(envelope) if envelope else "board",
             sender=(envelope.sender_name or envelope.sender) if envelope else "the board",
             now=self.clock(),
+            memory=tuple(memory),
         )
 
-    def context_for(self, ctx: ToolContext) -> str:
+    def context_for(self, ctx: ToolContext, memory: Sequence[Fact] = ()) -> str:
         """The per-turn block of ``ctx`` (rendered ``dynamic.md.j2``), sent after the cached prefix."""
-        return self.prompts.dynamic(self.turn_context(ctx))
+        return self.prompts.dynamic(self.turn_context(ctx, memory))
+
+    async def recall(self, ctx: ToolContext) -> tuple[Fact, ...]:
+        """What ``ctx``'s role remembers about the user of ``ctx`` (none without a user or memory)."""
+        if self.memory is None or ctx.envelope is None:
+            return ()
+        try:
+            return await self.memory.recall(sender_id(ctx.envelope), ctx.role)
+        except Exception:  # a memory read must not stop the answer
+            log.exception("recalling memory for %s failed", ctx.role)
+            return ()
 
     # -- exchange ----------------------------------------------------------------
 
@@ -322,7 +339,7 @@ class AgentRunner:
                 blocks = tuple(b for b in system if b.name != DYNAMIC_BLOCK)
                 dynamic = "\n".join(b.text for b in system if b.name == DYNAMIC_BLOCK)
             else:
-                blocks, dynamic = self.system_for(profile, ctx), self.context_for(ctx)
+                blocks, dynamic = self.system_for(profile, ctx), self.context_for(ctx, await self.recall(ctx))
             asked = [ChatMessage(role="user", content=prompt)] if isinstance(prompt, str) else list(prompt)
             messages = list(lay_out(asked, dynamic, rolling=False))
         registry = self.tools.merged(extra_tools)
@@ -433,6 +450,13 @@ class AgentRunner:
             # the next step reads this one's prompt from the cache and writes only the new round
             messages[-1] = replace(messages[-1], cache_point=True)
 
+        if not degraded and self.guardrails is not None and purpose != "compaction" \
+                and not (metadata or {}).get("response_schema"):  # free text on its way out (JSON is validated)
+            text = await self.guardrails.apply(
+                GuardInput(text=text, role=profile.role, model=used_model,
+                           system=tuple(b.text for b in blocks if b.name != "summary"),
+                           empty_reply=CAP_REPLY if hit_cap else None),
+                session_key=ctx.session_key, meeting_id=ctx.meeting_id, purpose=purpose)
         if degraded:
             text = DEGRADED_SETUP_REPLY if setup_problem else DEGRADED_REPLY
             log.error("role %s (%s): answering degraded: %s", profile.role, ctx.session_key, error)
@@ -634,7 +658,7 @@ class AgentRunner:
         summary, history = await self._history(transcript, profile, ctx, counter, str(user_entry["id"]))
         prompt = BuiltPrompt(
             static=self.prompts.static(profile, self.souls.profiles(), self.souls.roster.name),
-            dynamic=self.context_for(ctx),
+            dynamic=self.context_for(ctx, await self.recall(ctx)),
             messages=(*history, entry_message(user_entry) or ChatMessage(role="user", content=text)),
             summary=summary_block_text(summary) if summary else None,
         )

@@ -33,6 +33,7 @@ from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
 from board.llm.base import ChatMessage, PromptBlock
+from board.memory.facts import Fact
 from board.workspace.files import FileProblem, WatchedFile, decode_text, fingerprint, read_checked
 from board.workspace.paths import default_workspace_dir
 from board.workspace.souls import AgentProfile
@@ -77,6 +78,7 @@ class TurnContext:
     place: str
     sender: str
     now: datetime
+    memory: tuple[Fact, ...] = ()  # what the role remembers about the sender (board.memory.facts)
 
 
 @dataclass(frozen=True)
@@ -259,6 +261,7 @@ class PromptBuilder:
             channel=turn.channel,
             place=turn.place,
             sender=turn.sender,
+            memory=turn.memory,
         ).strip() + "\n"
 
     def build(
