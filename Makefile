@@ -1,5 +1,6 @@
 # Two commands for a newcomer: `make run` talks to the board, `make test` runs the tests.
-# Both create ./.venv on first use (Python >= 3.11 required) and install Sabha into it.
+# Both create ./.venv on first use (Python >= 3.11 required) and install Sabha into it;
+# `make run` also makes your own board the first time (see README: Where your board lives).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -13,8 +14,12 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $@
 
-run: $(BIN)/.installed
-	$(BIN)/sabha chat
+run: $(BIN)/.installed sabha.yaml
+	@$(BIN)/sabha chat
+
+# Your own board, made once (git-ignored): sabha.yaml, my-workspace/ (your souls), sessions/.
+sabha.yaml: | $(BIN)/.installed
+	$(BIN)/sabha init .
 
 test: $(BIN)/.installed
 	$(BIN)/ruff check .

@@ -379,7 +379,11 @@ def _help_row(line: str) -> str:
     """A registered command's help line (``/cost [7d]: what the models cost``) as a row of
     HELP_TEXT's table: usage in the first column, what it does in the second."""
     usage, sep, what = line.partition(": ")
-    return f"  {usage:<25} {what}" if sep else f"  {line}"
+    if not sep:
+        return f"  {line}"
+    return f"  {usage:<25} {what}" if len(usage) <= 25 else f"  {usage}\n  {'':<25} {what}"
+
+
 _MODEL_COMMANDS = {"compact"}  # commands that call a model (besides meetings)
 
 

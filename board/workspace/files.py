@@ -184,16 +184,17 @@ class WatchedFile(Generic[T]):
             return False
         except (FileProblem, OSError) as exc:
             self._error = str(exc)
+            reason = self._error.removeprefix(f"{self.path.name}: ")  # the path is named already
             if self._value is not None:
                 log.error(
                     "%s: %s is broken (%s); keeping the last good version live. Fix the file and "
                     "save it again.",
                     self.label,
                     self.path,
-                    exc,
+                    reason,
                 )
             else:
-                log.error("%s: %s is broken (%s)", self.label, self.path, exc)
+                log.error("%s: %s is broken (%s)", self.label, self.path, reason)
             return False
         changed = value != self._value
         self._value, self._error = value, None

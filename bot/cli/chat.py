@@ -32,7 +32,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -163,18 +163,27 @@ class _TerminalChat:
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
 
-    async def _cancellable(self, work: Awaitable[T]) -> tuple[T | None, bool]:
-        """Run ``work`` so that Ctrl-C cancels it; (result, cancelled)."""
+    async def _cancellable(self, work: Awaitable[T], waiting: str) -> tuple[T | None, bool]:
+        """Run ``work`` so that Ctrl-C cancels it, showing ``waiting`` meanwhile; (result, cancelled).
+
+        The terminal stays in raw mode while it runs (a one-line prompt_toolkit application
+        reads the keys), so Ctrl-C is a key and no SIGINT goes to the processes around the
+        chat: under ``make run``, make would otherwise stop with "Interrupt" when the chat ends.
+        """
         self._interrupted = False
-        self._turn = asyncio.ensure_future(work)
+        turn = self._turn = asyncio.ensure_future(work)
         try:
-            return await self._turn, False
+            await _show_while(turn, waiting, self._on_key_interrupt)
+            return await turn, False
         except asyncio.CancelledError:
             if not self._interrupted:
                 raise  # the chat itself is being cancelled
             return None, True
         finally:
             self._turn = None
+
+    def _on_key_interrupt(self) -> None:
+        self._on_sigint()
 
     async def run(self) -> int:
         from bot.app import open_board
@@ -184,7 +193,7 @@ class _TerminalChat:
         data_dir = self.loaded.data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
         loop = asyncio.get_running_loop()
-        with ChatLog(data_dir, self.verbosity) as chat_log:
+        with ChatLog(data_dir, self.verbosity, base=self.loaded.base_dir) as chat_log:
             board = await open_board(self.loaded, report_missing_keys=False)
             stop = asyncio.Event()
             watcher = asyncio.create_task(board.souls.watch(stop), name="soul watcher")
@@ -199,7 +208,6 @@ class _TerminalChat:
                 stop.set()
                 watcher.cancel()
                 await asyncio.gather(watcher, return_exceptions=True)
-                await self._finish_meetings(board)
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(signal.SIGINT)
                 await board.close()
@@ -246,11 +254,13 @@ class _TerminalChat:
                     continue
                 if text.lower() in QUIT_WORDS:
                     break
-                reply, cancelled = await self._cancellable(_answer(board, text, role))
+                reply, cancelled = await self._cancellable(_answer(board, text, role),
+                                                           "… the board is thinking (Ctrl-C cancels)")
                 if cancelled:
                     emit("(cancelled: nothing was answered; ask again or go on)")
                 elif reply is not None:
                     emit(reply.render())
+            await self._finish_meetings(board)
             emit(GOODBYE)
         return 0
 
@@ -258,11 +268,42 @@ class _TerminalChat:
         """Let a meeting started from this chat finish (its minutes print), unless Ctrl-C."""
         if not board.room.running():
             return
-        note("a board meeting is still running: waiting for its minutes (Ctrl-C stops it)")
-        _, cancelled = await self._cancellable(board.room.drain())
+        emit("A board meeting is still running: waiting for its minutes.")
+        _, cancelled = await self._cancellable(board.room.drain(), "… waiting for the meeting (Ctrl-C stops it)")
         if cancelled:
             await board.room.drain(timeout=0)
-            note("the meeting was stopped (recorded as cancelled)")
+            emit("The meeting was stopped (recorded as cancelled).")
+
+
+async def _show_while(task: asyncio.Future[Any], text: str, on_ctrl_c: Callable[[], None]) -> None:
+    """Show ``text`` on one line (erased afterwards) until ``task`` is done; Ctrl-C calls ``on_ctrl_c``.
+    Keys typed meanwhile are not kept."""
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.key_binding import KeyBindings
+    from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+
+    if task.done():
+        return
+    bindings = KeyBindings()
+
+    @bindings.add("c-c")
+    def _ctrl_c(event: Any) -> None:
+        on_ctrl_c()
+
+    @bindings.add("<any>")
+    def _other(event: Any) -> None:
+        """Type-ahead is dropped rather than echoed into the waiting line."""
+
+    app: Application[None] = Application(
+        layout=Layout(Window(FormattedTextControl(text), height=1, style="class:waiting")),
+        key_bindings=bindings, erase_when_done=True)
+
+    def done(_: object) -> None:
+        if app.is_running and app.future is not None and not app.future.done():
+            app.exit()
+
+    task.add_done_callback(done)
+    await app.run_async(handle_sigint=False, pre_run=lambda: done(None) if task.done() else None)
 
 
 def _key_bindings() -> Any:

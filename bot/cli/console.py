@@ -4,7 +4,8 @@ One-shot commands (``sabha ask``, ``souls`` ...) print warnings and errors on st
 ``sabha: warning: <what happened>``: no timestamp, no logger name, no traceback (``-v``
 brings the full lines back). In the interactive chat :class:`ChatLog` takes the root
 logger over: every record (INFO and up, tracebacks included) goes to ``chat.log`` in the
-board's data dir, and warnings and errors print as one line *above the prompt* through
+board's data dir, and warnings and errors print as one line *above the prompt* (once per
+distinct line, paths inside the board relative to it) through
 whatever ``sys.stdout`` is at the time (prompt_toolkit's ``patch_stdout`` redraws the
 prompt under it), so a soul edit that breaks never garbles the line being typed.
 Secrets are redacted in both, as in every Sabha log.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import logging.handlers
+import os
 import sys
 from pathlib import Path
 from types import TracebackType
@@ -27,10 +29,12 @@ SHORT_CHARS = 300
 LOG_FILE = "chat.log"
 
 
-def short_form(record: logging.LogRecord, *, limit: int = SHORT_CHARS) -> tuple[str, bool]:
-    """The record's message as one line of at most ``limit`` characters, and whether anything
-    (more lines, a traceback, the cut tail) was left out."""
+def short_form(record: logging.LogRecord, *, limit: int = SHORT_CHARS, base: str | None = None) -> tuple[str, bool]:
+    """The record's message as one line of at most ``limit`` characters (paths under ``base``
+    made relative to it), and whether anything (more lines, a traceback, the cut tail) was left out."""
     message = record.getMessage()
+    if base:
+        message = message.replace(base, "")
     lines = [line.strip() for line in message.splitlines() if line.strip()]
     text = lines[0] if lines else ""
     cut = len(lines) > 1 or record.exc_info is not None
@@ -65,16 +69,22 @@ def use_short_lines(handler: logging.Handler | None, verbosity: int) -> None:
 class _AbovePrompt(logging.Handler):
     """Writes one short line per record to the current ``sys.stdout`` (patched under a prompt)."""
 
-    def __init__(self, log_path: Path, level: int) -> None:
+    def __init__(self, log_path: Path, level: int, base: Path | None) -> None:
         super().__init__(level)
         self.log_path = log_path
+        self.base = f"{base}{os.sep}" if base is not None else None
         self.addFilter(RedactingFilter())
+        self._said: set[str] = set()
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            text, cut = short_form(record)
+            text, cut = short_form(record, base=self.base)  # paths inside the board: relative to it
+            if text in self._said:  # the same problem again (a failing model, every turn): the log has it
+                return
+            self._said.add(text)
             mark = "⚠" if record.levelno < logging.ERROR else "✖"
-            more = f" (details in {self.log_path})" if cut else ""
+            shown = str(self.log_path).replace(self.base, "") if self.base else str(self.log_path)
+            more = f" (details in {shown})" if cut else ""
             sys.stdout.write(f"{mark} {text}{more}\n")
             sys.stdout.flush()
         except Exception:  # noqa: BLE001 - a log line must never take the chat down
@@ -85,9 +95,10 @@ class ChatLog:
     """``with ChatLog(data_dir, verbosity):`` routes logging as the module docstring says, and
     puts the root logger back as it was afterwards."""
 
-    def __init__(self, data_dir: Path, verbosity: int = 0) -> None:
+    def __init__(self, data_dir: Path, verbosity: int = 0, base: Path | None = None) -> None:
         self.path = data_dir / LOG_FILE
         self.verbosity = verbosity
+        self.base = base
         self._saved: tuple[list[logging.Handler], int] | None = None
 
     def __enter__(self) -> ChatLog:
@@ -104,7 +115,7 @@ class ChatLog:
             handlers.append(file)
         except OSError as exc:  # no log file: the terminal still gets the short lines
             sys.stdout.write(f"⚠ cannot write the chat log {self.path}: {exc.strerror or exc}\n")
-        handlers.append(_AbovePrompt(self.path, logging.INFO if self.verbosity else logging.WARNING))
+        handlers.append(_AbovePrompt(self.path, logging.INFO if self.verbosity else logging.WARNING, self.base))
         for handler in list(root.handlers):
             root.removeHandler(handler)
         for handler in handlers:
