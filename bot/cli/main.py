@@ -31,7 +31,9 @@ from bot.cli import ask as ask_cli
 from bot.cli import chat as chat_cli
 from bot.cli import config_cmd as config_cli
 from bot.cli import doctor as doctor_cli
+from bot.cli import kb as kb_cli
 from bot.cli import meetings as meeting_cli
+from bot.cli import memory as memory_cli
 from bot.cli import ops as ops_cli
 from bot.cli import sessions as sessions_cli
 from bot.cli import souls as souls_cli
@@ -49,7 +51,7 @@ EXIT_USAGE = 2
 
 #: Modules whose ``add_parsers(sub, common)`` add subcommands (see the module docstring).
 SUBCOMMANDS: tuple[Any, ...] = (where_cli, chat_cli, ask_cli, souls_cli, sessions_cli, meeting_cli, ops_cli,
-                                doctor_cli, config_cli)
+                                doctor_cli, config_cli, kb_cli, memory_cli)
 
 
 # -- commands that live here ------------------------------------------------------------

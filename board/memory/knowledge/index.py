@@ -322,7 +322,7 @@ class KnowledgeIndex:
         hits = []
         for path, scope, heading, body, rank in rows:
             text = body if text_chars is None or len(body) <= text_chars else body[: text_chars - 1] + "…"
-            hits.append(Hit(source=path, scope=scope, heading=heading, score=round(-float(rank), 4), text=text))
+            hits.append(Hit(source=path, scope=scope, heading=heading, score=float(f"{-float(rank):.6g}"), text=text))
         return hits
 
     def documents(self, scopes: Iterable[str] | None = None) -> list[DocumentInfo]:
