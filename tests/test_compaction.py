@@ -187,3 +187,19 @@ def test_token_counter_uses_tiktoken_when_the_encoding_is_cached(
     counter = counter_for("openai:gpt-4o-mini")
     assert counter.exact and counter.method == "tiktoken:o200k_base"
     assert counter.count("one two three") == 3
+
+
+@pytest.mark.parametrize("compaction", [True, False])
+async def test_a_message_cap_below_keep_recent_messages_still_holds(
+    workspace: Path, data_dir: Path, compaction: bool
+) -> None:
+    model = ScriptedModel(default=summarising)
+    context = ContextSettings(compaction=compaction)  # keeps 6 messages, more than the cap of 4
+    async with open_board(workspace, data_dir, model, context=context, history_messages=4) as board:
+        for i in range(7):
+            await board.handle(envelope(f"Point {i}"))
+        turns = [r.request for r in model.requests_for("general", purpose="turn")]
+        assert max(len(r.messages) for r in turns) == 5  # 4 earlier + the new one, never more
+        records = [e for e in await session_entries(board, "main") if e["type"] == "compaction"]
+        assert records and all(r["kept_messages"] <= 3 for r in records)  # half the cap, and the message asked
+        assert bool(model.requests_for("general", purpose="compaction")) is compaction

@@ -209,10 +209,10 @@ class Compactor:
         """True when the window is over the role's token budget or the message cap (then :meth:`compact`
         summarises it, or with compaction off :meth:`drop` cuts it)."""
         count = len(window.messages()) - exclude_last
+        if max_messages > 0 and count > max_messages:
+            return True  # even when the cap is below keep_recent_messages (then half the cap is kept)
         if count <= max(1, self.settings.keep_recent_messages):
             return False
-        if max_messages > 0 and count > max_messages:
-            return True
         return self.history_tokens(window, counter, exclude_last=exclude_last) > self.settings.budget_for(role)
 
     async def compact(

@@ -611,8 +611,9 @@ class AgentRunner:
                 async def summarize(_role: str, _name: str, previous: str | None, conversation: str) -> Summary:
                     return await self._summarize(ctx, profile, previous, conversation)
 
+                keep = context.keep_recent_messages if context.keep_recent_messages < limit else max(1, limit // 2)
                 done = await self.compactor.compact(transcript, role=profile.role, agent_name=profile.name,
-                                                    counter=counter, summarize=summarize)
+                                                    counter=counter, summarize=summarize, keep=keep)
             else:
                 done = await self.compactor.drop(transcript, role=profile.role, counter=counter, max_messages=limit,
                                                  exclude_last=current)
