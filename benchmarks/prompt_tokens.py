@@ -381,8 +381,8 @@ async def main() -> None:
     static_tokens = results[0]["prefix"][0]  # type: ignore[index]
     print()
     distinct = {r["name"]: r["distinct_static"] for r in results}
-    print(f"The static prefix (base directives, AGENTS.md, soul, roster) is {static_tokens} tokens on every turn; "
-          f"distinct static blocks sent over {TURNS} turns: {distinct} (1 = byte-identical every turn).")
+    print(f"The static prefix (base directives, AGENTS.md, USER.md, soul, roster) is {static_tokens} tokens on every "
+          f"turn; distinct static blocks sent over {TURNS} turns: {distinct} (1 = byte-identical every turn).")
     unbounded, compacted = results[0], results[2]
     saved = 1 - sum(compacted["per_turn"]) / sum(unbounded["per_turn"])  # type: ignore[arg-type]
     print(f"Compaction vs unbounded history: {saved:.0%} fewer prompt tokens over {TURNS} turns "
