@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import (
@@ -33,20 +33,18 @@ from pydantic import (
     model_validator,
 )
 
-from board.agent.compaction import ContextSettings
-from board.agent.runner import AgentSettings
-from board.budget import BudgetSettings
-from board.llm.pricing import ModelPrice, PriceTable
-from board.llm.resilience import RetryPolicy
-from board.roles import DEFAULT_ROSTERS, GENERAL, RoleOverride, RosterSpec, is_role_slug
-from board.room.consult import ConsultSettings
-from board.room.meeting import DEFAULT_CHALLENGERS, MeetingSettings
-from board.service import BoardSettings
+from board.roles import DEFAULT_ROSTERS, GENERAL, is_role_slug
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.config_model import StrictModel, blank_is_unset
 from bot.intake.config import InboxSection
 from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
+
+if TYPE_CHECKING:  # the board's settings types are imported when they are built: `sabha souls` needs none
+    from board.agent.runner import AgentSettings
+    from board.budget import BudgetSettings
+    from board.roles import RosterSpec
+    from board.service import BoardSettings
 
 CONFIG_ENV = "SABHA_CONFIG"
 DEFAULT_CONFIG_NAME = "sabha.yaml"
@@ -313,21 +311,26 @@ class LoadedConfig:
         """The data folder (transcripts, state db), absolute."""
         return (self.base_dir / self.config.data_dir).resolve()
 
-    def board_settings(self) -> BoardSettings:
-        """The plain values the board needs."""
+    def roster(self) -> RosterSpec:
+        """The roster in use with its per-role overrides (without building the rest of the board's settings)."""
+        from board.roles import RoleOverride, RosterSpec
+
         board = self.config.board
         overrides = {
-            role: RoleOverride(
-                name=o.name,
-                emoji=o.emoji,
-                model=o.model,
-                soul_file=o.soul_file,
-                tools=tuple(o.tools) if o.tools is not None else None,
-                temperature=o.temperature,
-            )
+            role: RoleOverride(name=o.name, emoji=o.emoji, model=o.model, soul_file=o.soul_file,
+                               tools=tuple(o.tools) if o.tools is not None else None, temperature=o.temperature)
             for role, o in board.agents.items()
         }
-        roster = RosterSpec.build(board.roster, custom=board.rosters, overrides=overrides)
+        return RosterSpec.build(board.roster, custom=board.rosters, overrides=overrides)
+
+    def board_settings(self) -> BoardSettings:
+        """The plain values the board needs."""
+        from board.room.consult import ConsultSettings
+        from board.room.meeting import DEFAULT_CHALLENGERS, MeetingSettings
+        from board.service import BoardSettings
+
+        board = self.config.board
+        roster = self.roster()
         meetings, consult = board.meetings, board.consultation
         return BoardSettings(
             workspace=self.workspace,
@@ -362,11 +365,18 @@ class LoadedConfig:
 
     def budget_settings(self) -> BudgetSettings:
         """``budget:`` as the board's plain settings."""
+        from board.budget import BudgetSettings
+
         return BudgetSettings(daily_usd=self.config.budget.daily_usd,
                               per_sender_daily_usd=self.config.budget.per_sender_daily_usd)
 
     def agent_settings(self) -> AgentSettings:
         """The ``llm`` section (and history/tool defaults) as the board's plain settings."""
+        from board.agent.compaction import ContextSettings
+        from board.agent.runner import AgentSettings
+        from board.llm.pricing import ModelPrice, PriceTable
+        from board.llm.resilience import RetryPolicy
+
         llm = self.config.llm
         prices = {
             model: ModelPrice(

@@ -14,12 +14,13 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, Protocol
 
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
+
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = [
     "Budget",
@@ -123,7 +124,10 @@ _VALIDATORS: dict[str, jsonschema.Draft202012Validator] = {}
 
 
 def validator_for(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
-    """A checked validator for ``schema``, built once per distinct schema (schemas are small and few)."""
+    """A checked validator for ``schema``, built once per distinct schema (schemas are small and few).
+    jsonschema is imported here, on a tool's first call: a turn that calls no tool never loads it."""
+    import jsonschema
+
     key = json.dumps(schema, sort_keys=True, default=str)
     validator = _VALIDATORS.get(key)
     if validator is None:
@@ -153,8 +157,8 @@ class ToolRegistry:
         self._tools: dict[str, Tool] = {}
 
     def register(self, tool: Tool) -> None:
-        """Add (or replace) a tool."""
-        validator_for(tool.spec.parameters)  # a bad schema fails here, at registration
+        """Add (or replace) a tool. Its schema is checked on its first call (tests check every
+        built-in one), so registering costs no jsonschema import."""
         self._tools[tool.spec.name] = tool
 
     def names(self) -> list[str]:

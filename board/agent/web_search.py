@@ -29,9 +29,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
-
-import aiohttp
+from typing import TYPE_CHECKING, Any
 
 from board import __version__
 from board.agent.guardrails import quote_as_data
@@ -40,6 +38,9 @@ from board.db import StateDB
 from board.llm.base import ToolSpec
 from board.memory.ledger import current_sender
 from board.memory.transcripts import utc_now
+
+if TYPE_CHECKING:  # aiohttp is imported when a search is made: a board without web search never loads it
+    import aiohttp
 
 __all__ = [
     "DEFAULT_BASE_URLS",
@@ -154,6 +155,8 @@ class WebSearch:
             self._session = None
 
     def _http(self) -> aiohttp.ClientSession:
+        import aiohttp
+
         if self._session is None or self._session.closed:
             self._session = aiohttp.ClientSession(
                 timeout=aiohttp.ClientTimeout(total=self.settings.timeout_s),
@@ -207,6 +210,8 @@ class WebSearch:
     async def _request(self, query: str, count: int) -> tuple[int, tuple[WebResult, ...]]:
         s = self.settings
         name = s.provider.value
+        import aiohttp
+
         try:
             if s.provider is SearchProvider.TAVILY:
                 request = self._http().post(

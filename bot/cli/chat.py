@@ -28,9 +28,6 @@ models, souls and their problems, data dir, log) and ``/quit``; ``/help`` lists 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -40,7 +37,9 @@ from bot.cli.ask import console_envelope, resolve_role
 from bot.cli.common import emit, note
 from bot.cli.where import open_config, with_board
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # asyncio and the board are imported when the chat runs: `sabha --help` builds this parser
+    import asyncio
+
     from board.envelope import Envelope, Reply
     from board.router import Route
     from board.service import Board
@@ -110,10 +109,12 @@ def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
 
 async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """Answer each line of stdin; stop at end of input or /quit."""
+    import asyncio
+
     role = resolve_role(board, args.role)
     _add_chat_commands(board, loaded)
     stop = asyncio.Event()
-    watcher = asyncio.create_task(board.souls.watch(stop))
+    watcher = asyncio.create_task(board.watch(stop))
     try:
         while True:
             line = await asyncio.to_thread(sys.stdin.readline)
@@ -135,6 +136,7 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
 
 
 async def _answer(board: Board, line: str, role: str | None) -> Reply | None:
+    import asyncio
     import logging
 
     try:
@@ -170,6 +172,8 @@ class _TerminalChat:
         reads the keys), so Ctrl-C is a key and no SIGINT goes to the processes around the
         chat: under ``make run``, make would otherwise stop with "Interrupt" when the chat ends.
         """
+        import asyncio
+
         self._interrupted = False
         turn = self._turn = asyncio.ensure_future(work)
         try:
@@ -186,6 +190,10 @@ class _TerminalChat:
         self._on_sigint()
 
     async def run(self) -> int:
+        import asyncio
+        import contextlib
+        import signal
+
         from bot.app import open_board
         from bot.cli.console import ChatLog
         from bot.cli.meeting_view import console_meeting_printer
@@ -196,7 +204,7 @@ class _TerminalChat:
         with ChatLog(data_dir, self.verbosity, base=self.loaded.base_dir) as chat_log:
             board = await open_board(self.loaded, report_missing_keys=False)
             stop = asyncio.Event()
-            watcher = asyncio.create_task(board.souls.watch(stop), name="soul watcher")
+            watcher = asyncio.create_task(board.watch(stop), name="soul and knowledge watcher")
             with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers off the main thread
                 loop.add_signal_handler(signal.SIGINT, self._on_sigint)
             try:

@@ -27,8 +27,7 @@ async def cmd_config_check(args: argparse.Namespace) -> int:
 
     loaded = load_config(getattr(args, "config", None), channels=True)
     protect_config(loaded.config)
-    settings = loaded.board_settings()
-    SoulStore(settings.workspace, settings.roster)  # validates soul paths without opening anything
+    SoulStore(loaded.workspace, loaded.roster())  # validates soul paths without opening anything
     if loaded.source is None:
         emit(f"# config: none found (no sabha.yaml in {loaded.base_dir} or above, no personal board at "
              f"{personal_board_dir()}); these are the built-in defaults")

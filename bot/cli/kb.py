@@ -12,7 +12,6 @@ was not indexed. ``kb reindex`` rebuilds the index from the documents.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -141,6 +140,8 @@ async def _list(kb: KnowledgeBase, args: argparse.Namespace) -> int:
 
 
 async def _reindex(kb: KnowledgeBase, args: argparse.Namespace) -> int:
+    import asyncio  # here, not at the top: `sabha --help` builds this module's parser
+
     from board.memory.knowledge.index import KnowledgeIndex
 
     path = kb.index.path

@@ -19,7 +19,6 @@ parser, and pays for every import they make.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import inspect
 import os
 import sys
@@ -203,7 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     _setup_logging(getattr(args, "verbose", 0) or 0)
     try:
         result = handler(args)
-        return asyncio.run(result) if inspect.iscoroutine(result) else int(result)
+        if inspect.iscoroutine(result):
+            import asyncio
+
+            return int(asyncio.run(result))
+        return int(result)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

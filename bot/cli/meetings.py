@@ -10,7 +10,6 @@ meetings and action items never creates a state database.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
@@ -142,6 +141,8 @@ async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
 
 async def cmd_roundtable(board: Board, args: argparse.Namespace) -> int:
     """Roundtable JSON in, JSON out."""
+    import asyncio
+
     from board.room.roundtable import RoundtableInputError, parse_input, run_roundtable
 
     try:

@@ -39,27 +39,26 @@ async def cmd_souls(args: argparse.Namespace) -> int:
     loaded = open_config(args, writes=False)
     for name in ("sabha.souls", "sabha.files"):  # the table below says what their log lines would
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    settings = loaded.board_settings()
-    if not settings.workspace.is_dir():
-        raise UserError(f"the workspace {settings.workspace} does not exist; run `sabha init` to create one "
+    workspace, roster = loaded.workspace, loaded.roster()  # not board_settings(): that imports the whole board
+    if not workspace.is_dir():
+        raise UserError(f"the workspace {workspace} does not exist; run `sabha init` to create one "
                         f"(or fix workspace: in {loaded.source})")
-    store = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR,
-                      remember=False)
+    store = SoulStore(workspace, roster, keep_dir=loaded.data_dir / LAST_GOOD_DIR, remember=False)
     rows = store.status()
     profiles = {p.role: p for p in store.profiles()}
-    models = {role: p.model or settings.agent.default_model for role, p in profiles.items()}
+    models = {role: p.model or loaded.config.llm.model for role, p in profiles.items()}
     if args.json:
         emit(json.dumps([{"role": r.role, "file": str(r.path), "version": r.version, "source": r.source,
                           "model": models.get(r.role), "error": r.error} for r in rows], indent=2, ensure_ascii=False))
         return 0 if all(r.version for r in rows) else 1
-    emit(f"roster: {settings.roster.name}   workspace: {settings.workspace}")
+    emit(f"roster: {roster.name}   workspace: {workspace}")
     body: list[list[str]] = []
     notes: list[tuple[int, str]] = []
     bad_models = False
     for r in rows:
         p = profiles.get(r.role)
         try:
-            shown = str(r.path.relative_to(settings.workspace))
+            shown = str(r.path.relative_to(workspace))
         except ValueError:
             shown = str(r.path)
         model = models.get(r.role, "-")

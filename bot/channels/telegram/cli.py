@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board.roles import GENERAL
-from board.service import Board
-from bot.channels.plugin import CliCommand, WithBoard
 from bot.cli.common import UserError, emit
-from bot.config import LoadedConfig
+
+if TYPE_CHECKING:  # `sabha --help` builds this parser: the rest is imported when the command runs
+    from board.service import Board
+    from bot.channels.plugin import CliCommand, WithBoard
+    from bot.config import LoadedConfig
 
 __all__ = ["add_cli"]
 

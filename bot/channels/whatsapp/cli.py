@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from board.service import Board
-from bot.channels.plugin import CliCommand, WithBoard
-from bot.channels.whatsapp.store import DeliveryStore
 from bot.cli.common import emit
-from bot.config import LoadedConfig
+
+if TYPE_CHECKING:  # `sabha --help` builds this parser: the rest is imported when the command runs
+    from board.service import Board
+    from bot.channels.plugin import CliCommand, WithBoard
+    from bot.config import LoadedConfig
 
 __all__ = ["add_cli"]
 
@@ -36,6 +37,8 @@ def add_cli(sub: Any, common: argparse.ArgumentParser) -> CliCommand:
 
 async def cmd_whatsapp(loaded: LoadedConfig, args: argparse.Namespace, with_board: WithBoard) -> int:
     """whatsapp undeliverable | deliveries."""
+
+    from bot.channels.whatsapp.store import DeliveryStore
 
     async def body(board: Board) -> int:
         store = DeliveryStore(board.db)
