@@ -77,8 +77,8 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
 def missing_key_error(provider: str, key_env: str) -> LLMError:
     """The error for a provider used without a key."""
     return LLMError(
-        f"{provider}: no API key. Export {key_env} (or set llm.providers.{provider}.api_key in sabha.yaml) "
-        "and restart Sabha",
+        f"{provider}: no API key: export {key_env}=... where Sabha runs (keys are read from the environment, "
+        "never from sabha.yaml; a running `sabha run` needs a restart to see it)",
         retryable=False,
         kind="auth",
     )

@@ -104,10 +104,10 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     from bot.daemon import run_daemon
     from bot.ops.logs import setup_logging
 
-    for warning in loaded.warnings:
-        logging.getLogger("sabha.config").warning("%s", warning)
     level = loaded.config.logging.level if not getattr(args, "verbose", 0) else logging.getLogger().level
     setup_logging(level, loaded.config.logging.format)
+    for warning in loaded.warnings:  # in the daemon's own log format (JSON lines under systemd)
+        logging.getLogger("sabha.config").warning("%s", warning)
     try:
         return await run_daemon(loaded)
     except ChannelError as exc:
