@@ -17,9 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import aiosqlite
+if TYPE_CHECKING:
+    import aiosqlite
 
 __all__ = ["Migration", "MigrationError", "StateDB", "load_migrations"]
 
@@ -66,6 +67,8 @@ class StateDB:
     @classmethod
     async def open(cls, path: Path, migrations: Iterable[Migration] = ()) -> StateDB:
         """Open (creating if needed) the database at ``path`` and apply ``migrations`` not applied yet."""
+        import aiosqlite  # here, not at the top: `sabha --help` and `sabha souls` load migrations, not the db
+
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(path)
         conn.row_factory = aiosqlite.Row

@@ -49,7 +49,7 @@ def board(tmp_path: Path) -> Path:
 
 
 NEVER_FOR_HELP = {"telegram", "anthropic", "openai", "aiohttp", "jinja2", "jsonschema", "pydantic", "prompt_toolkit",
-                  "watchfiles", "prometheus_client", "telegramify_markdown", "httpx", "yaml"}
+                  "watchfiles", "prometheus_client", "telegramify_markdown", "httpx", "yaml", "aiosqlite"}
 
 
 def test_help_imports_no_sdk_no_channel_library_no_server(board: Path, tmp_path: Path) -> None:
@@ -69,7 +69,7 @@ def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp
 def test_souls_reads_the_workspace_without_the_board(board: Path, tmp_path: Path) -> None:
     top, full = imported(["souls"], board, tmp_path)
     assert "board.workspace.souls" in full
-    board_only = {"board.service", "board.agent.runner", "bot.app", "jinja2"}
+    board_only = {"board.service", "board.agent.runner", "bot.app", "jinja2", "aiosqlite"}
     assert not full & board_only, full & board_only
     assert not top & {"telegram", "anthropic", "openai", "aiohttp", "jsonschema", "prompt_toolkit"}
 
