@@ -7,17 +7,27 @@ channel's in ``bot``), each a ``NNNN_what.sql`` file in that ``migrations`` pack
 They run in numeric order across owners, each once, inside a transaction, its name
 recorded in ``schema_migrations``. Migrations are append-only: a shipped one is never
 edited; a change is a new number.
+
+Two connections: the main one (aiosqlite, autocommit: every statement is its own
+transaction, so no write lock is held between awaits) serves the board and reports;
+:meth:`StateDB.transaction` runs a short unit of work on a second, dedicated connection
+and thread, so the intake's durable claim of an inbound message does not queue behind
+the board's statements (a webhook's acknowledgement waits only for its own commit).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
-from collections.abc import Iterable
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -27,6 +37,8 @@ __all__ = ["Migration", "MigrationError", "StateDB", "load_migrations"]
 log = logging.getLogger("sabha.db")
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+$")
+_PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=5000")
+T = TypeVar("T")
 
 
 class MigrationError(RuntimeError):
@@ -63,6 +75,10 @@ class StateDB:
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         self.conn = conn
         self.path = path
+        self._express: ThreadPoolExecutor | None = None
+        self._express_conn: sqlite3.Connection | None = None
+        self._express_pragmas: list[str] = []
+        self._express_lock = threading.Lock()
 
     @classmethod
     async def open(cls, path: Path, migrations: Iterable[Migration] = ()) -> StateDB:
@@ -70,12 +86,10 @@ class StateDB:
         import aiosqlite  # here, not at the top: `sabha --help` and `sabha souls` load migrations, not the db
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(path)
+        conn = await aiosqlite.connect(path, isolation_level=None)  # autocommit; see the module docstring
         conn.row_factory = aiosqlite.Row
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        await conn.execute("PRAGMA foreign_keys=ON")
-        await conn.execute("PRAGMA busy_timeout=5000")
+        for pragma in ("PRAGMA journal_mode=WAL", *_PRAGMAS):
+            await conn.execute_fetchall(pragma)
         db = cls(conn, path)
         try:
             await db._migrate(sorted(migrations, key=lambda m: (m.number, m.name)))
@@ -111,9 +125,13 @@ class StateDB:
             )
 
     async def execute(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> None:
-        """Run one statement and commit."""
-        await self.conn.execute(sql, params)
-        await self.conn.commit()
+        """Run one statement (committed when it returns: the connection is in autocommit mode).
+
+        The statement is stepped to its end in the same call: on an autocommit connection a
+        statement left half-read (a PRAGMA's or RETURNING's row) keeps a read snapshot open,
+        and the next write then fails with "database is locked" once the express connection
+        wrote. Read rows with :meth:`fetchall` / :meth:`fetchone`, which close their cursor."""
+        await self.conn.execute_fetchall(sql, params)
 
     async def fetchall(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[aiosqlite.Row]:
         """Rows of a query."""
@@ -125,8 +143,59 @@ class StateDB:
         async with self.conn.execute(sql, params) as cur:
             return await cur.fetchone()
 
+    async def transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work(conn)`` in one transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back
+        when it raises) on the dedicated express connection, in its own thread.
+
+        For short, latency-critical writes (the intake's durable claim): they wait for no
+        statement queued on the main connection, only for SQLite's write lock, which the
+        main connection holds for one statement at a time. ``work`` runs in another thread:
+        it must only use ``conn`` and its arguments.
+        """
+        if self._express is None:
+            self._express = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sabha-db-express")
+        return await asyncio.get_running_loop().run_in_executor(self._express, self._transact, work)
+
+    def _transact(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        with self._express_lock:
+            if self._express_conn is None:
+                conn = sqlite3.connect(self.path, isolation_level=None)
+                # Checkpoints (copying the WAL into the db file, with an fsync) are left to the
+                # main connection, so a receipt never waits for one.
+                for pragma in (*_PRAGMAS, "PRAGMA wal_autocheckpoint=0", *self._express_pragmas):
+                    conn.execute(pragma)
+                self._express_conn = conn
+            conn = self._express_conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                result = work(conn)
+                conn.execute("COMMIT")  # may fail too (a full disk): then roll back, or the lock stays held
+            except BaseException:
+                if conn.in_transaction:
+                    try:
+                        conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        log.debug("rollback of an express transaction failed", exc_info=True)
+                raise
+            return result
+
+    async def pragma(self, setting: str) -> None:
+        """Apply ``PRAGMA <setting>`` (e.g. ``max_page_count = 100``) to every connection, now
+        and to the express connection when it opens."""
+        await self.conn.execute_fetchall(f"PRAGMA {setting}")  # stepped to the end: no snapshot kept open
+        self._express_pragmas.append(f"PRAGMA {setting}")
+        if self._express is not None and self._express_conn is not None:
+            conn = self._express_conn
+            await asyncio.get_running_loop().run_in_executor(self._express, conn.execute, f"PRAGMA {setting}")
+
     async def close(self) -> None:
-        """Close the connection."""
+        """Close both connections."""
+        if self._express is not None:
+            express, self._express = self._express, None
+            conn, self._express_conn = self._express_conn, None
+            if conn is not None:
+                await asyncio.get_running_loop().run_in_executor(express, conn.close)
+            express.shutdown(wait=False)
         await self.conn.close()
 
     async def __aenter__(self) -> StateDB:

@@ -166,6 +166,15 @@ class Board:
                 log.exception("knowledge: indexing %s failed", board.knowledge.folder)
         return board
 
+    def warm_up(self) -> list[str]:
+        """Build the providers of every model the board may call (the default, the fallbacks,
+        the cheap model, each soul's own), so the first answer does not wait for an SDK to
+        import; returns the models that cannot be used, one line each."""
+        agent = self.settings.agent
+        models = [agent.default_model, *agent.fallbacks, *([agent.cheap_model] if agent.cheap_model else [])]
+        models += [profile.model for profile in self.souls.profiles() if profile.model]
+        return self.providers.prepare(models)
+
     def souls_for(self, roster: str) -> SoulStore:
         """The soul store of ``roster`` (the configured one, or another on demand for meetings)."""
         store = self._rosters.get(roster)

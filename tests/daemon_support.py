@@ -220,7 +220,7 @@ async def wait_answered(telegram: FakeTelegramAPI, count: int, first: int = 0, a
 async def fill_the_db(board: Board) -> None:
     """Make the state db full the way a full disk does: SQLite answers 'database or disk is full'."""
     conn = board.db.conn
-    await conn.execute("PRAGMA max_page_count = 1")  # at most the pages it has now
+    await board.db.pragma("max_page_count = 1")  # at most the pages it has now (every connection)
     for size in (4000, 400, 40, 1):  # use up the free room left inside those pages, big rows first
         with pytest.raises(sqlite3.OperationalError, match="full"):
             for i in range(100_000):

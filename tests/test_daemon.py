@@ -151,3 +151,30 @@ def test_telegram_topics_without_a_group_id_is_a_clear_error(
     config = write_config(tmp_path, None)
     assert main(["telegram", "topics", "--config", str(config)]) == 2
     assert "telegram.group_id is not set" in capsys.readouterr().err
+
+
+async def test_the_models_in_use_are_prepared_at_start_and_a_bad_one_is_reported_before_any_message(
+    tmp_path: Path, fake: FakeTelegramAPI, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The daemon builds every model's provider (importing its SDK) before it accepts
+    messages, so the first answer does not stall the event loop for seconds (seen: the first
+    turn imported the OpenAI SDK, ~4 s during which no webhook was acknowledged), and a soul
+    naming a provider that is not configured is said at start, not at its first question."""
+    copy_default_workspace(tmp_path / "workspace")
+    critic = tmp_path / "workspace" / "board" / "critic.soul.md"
+    critic.write_text(critic.read_text(encoding="utf-8").replace("emoji: 🦉\n", "emoji: 🦉\nmodel: nosuch:oracle\n"),
+                      encoding="utf-8")
+    config = write_config(tmp_path, fake)
+    config.write_text(config.read_text(encoding="utf-8") + "llm:\n  model: openai:gpt-4o-mini\n  providers:\n"
+                      "    openai: {api_key: test-key, base_url: 'http://127.0.0.1:9/v1'}\n", encoding="utf-8")
+    daemon = Daemon(load_config(config, env={"TELEGRAM_BOT_TOKEN": TOKEN}), install_signals=False)
+    task = asyncio.create_task(daemon.run())
+    try:
+        await asyncio.wait_for(daemon.ready.wait(), 15)
+        assert daemon.board is not None
+        assert "openai" in daemon.board.providers.built()  # built before the first message
+        problems = [r.getMessage() for r in caplog.records if "nosuch:oracle" in r.getMessage()]
+        assert problems and "not configured" in problems[0] and "answer degraded" in problems[0]
+    finally:
+        daemon.request_stop()
+        await asyncio.wait_for(task, 30)

@@ -151,6 +151,7 @@ async def test_webhook_mode_kill_loses_no_acknowledged_update(
                 (acked if status == 200 else unacked).append(update)
             assert len(acked) == BURST, statuses  # all acknowledged before the crash
             await wait_answered(telegram, BURST, at_least=20)
+            await mid_turn_everywhere(model, len(places))  # not in the "may have arrived" window (see above)
             await sabha.signal(signal.SIGKILL)
             await sabha.start()
             url = f"http://127.0.0.1:{sabha.port}/telegram/webhook"

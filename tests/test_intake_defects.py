@@ -67,7 +67,7 @@ async def test_disk_full_gets_a_short_reply_is_shown_and_answered_once_space_ret
         errors = [r for r in caplog.records if "cannot write Sabha's data" in r.getMessage()]
         assert len(errors) == 1 and errors[0].levelno == logging.ERROR  # logged once
 
-        await board.db.conn.execute("PRAGMA max_page_count = 1073741823")  # space returns
+        await board.db.pragma("max_page_count = 1073741823")  # space returns
         await eventually(lambda: any("Q002" in m.text and "ECHO" in m.text for m in fake.sent_messages),
                          "the message to be answered once space returned", timeout=15)
         await asyncio.sleep(0.2)

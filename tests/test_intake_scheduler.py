@@ -104,3 +104,42 @@ async def test_drain_cancels_what_outlives_the_grace_and_drops_the_queue() -> No
     assert lanes.running == 1 and lanes.waiting == 1
     assert not await lanes.drain(0.05)
     assert jobs.log == ["start slow"]  # cancelled; the queued job never started
+
+
+async def test_a_hold_defers_new_jobs_until_the_receipt_is_done() -> None:
+    scheduler, rec = Scheduler(cap=4, max_defer=5.0), Recorder()
+    release = asyncio.Event()
+    scheduler.submit("a", rec.job("a1", release))
+    await settle()
+    with scheduler.hold():  # a webhook is being received and stored
+        scheduler.submit("b", rec.job("b1"))
+        scheduler.submit("c", rec.job("c1"))
+        await asyncio.sleep(0.05)
+        assert rec.started == ["a1"]  # running jobs go on; nothing new starts
+    await settle()
+    assert rec.started == ["a1", "b1", "c1"]  # released: they start at once, in order
+    release.set()
+    await scheduler.drain(1.0)
+
+
+async def test_a_hold_defers_by_at_most_max_defer() -> None:
+    scheduler, rec = Scheduler(cap=4, max_defer=0.1), Recorder()
+    loop = asyncio.get_running_loop()
+    began = asyncio.Event()
+
+    async def first() -> None:
+        began.set()
+        await rec.job("a1")()
+
+    with scheduler.hold():  # receipts that never stop coming
+        submitted = loop.time()
+        scheduler.submit("a", first)
+        await asyncio.sleep(0.02)
+        assert not began.is_set()
+        await asyncio.wait_for(began.wait(), 2.0)
+        waited = loop.time() - submitted
+        assert rec.started == ["a1"] and 0.08 <= waited < 1.0  # started by the timer, not starved
+        scheduler.submit("b", rec.job("b1"))  # the hold period is older than max_defer: no more deferral
+        await settle()
+        assert rec.started == ["a1", "b1"]
+    await scheduler.drain(1.0)

@@ -8,7 +8,7 @@ registered raises :class:`UnknownModelError` with the list of known providers.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from board.llm.base import LLMProvider
 from board.llm.offline import OfflineProvider
@@ -63,6 +63,22 @@ class ProviderRegistry:
         if provider not in self._instances:
             self._instances[provider] = self._factories[provider]()
         return self._instances[provider]
+
+    def built(self) -> list[str]:
+        """Names of the providers built so far."""
+        return sorted(self._instances)
+
+    def prepare(self, models: Iterable[str]) -> list[str]:
+        """Build the providers of ``models`` now (importing their SDKs), so that a long-running
+        process does not stall its first turn on it; returns one problem line per model that
+        cannot be resolved (the turn that uses it will say so too)."""
+        problems: list[str] = []
+        for model in dict.fromkeys(models):
+            try:
+                self.resolve(model)
+            except Exception as exc:  # noqa: BLE001 - reported, not fatal: the turn degrades
+                problems.append(f"model {model!r}: {exc}")
+        return problems
 
     async def close(self) -> None:
         """Close the providers that hold connections (those with an async ``close``)."""

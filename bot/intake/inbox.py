@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime, timedelta
@@ -81,9 +82,14 @@ def _stamp(when: datetime) -> str:
     return when.isoformat(timespec="milliseconds")
 
 
+_ENVELOPE_FIELDS = tuple(f.name for f in fields(Envelope))
+
+
 def envelope_to_json(envelope: Envelope) -> str:
-    """The envelope as JSON (``received_at`` as ISO 8601)."""
-    data = asdict(envelope)
+    """The envelope as JSON (``received_at`` as ISO 8601). Its fields are plain values, so
+    they are read directly (``dataclasses.asdict`` deep-copies each one: most of the cost
+    of storing a message)."""
+    data: dict[str, Any] = {name: getattr(envelope, name) for name in _ENVELOPE_FIELDS}
     data["received_at"] = envelope.received_at.isoformat()
     return json.dumps(data, ensure_ascii=False)
 
@@ -160,34 +166,30 @@ class Inbox:
     async def store(self, arrivals: Sequence[Arrival]) -> list[Pending]:
         """Store ``arrivals`` in one transaction; returns the ones seen for the first time
         (a redelivery is skipped). Raises the storage error (nothing stored) when the db
-        cannot be written."""
-        conn = self.db.conn
-        fresh: list[Pending] = []
+        cannot be written. Runs on the db's express connection (:meth:`StateDB.transaction`),
+        so it does not wait behind the board's statements."""
         received = _stamp(_now())
-        try:
-            for arrival in arrivals:
-                envelope = arrival.envelope
-                cursor = await conn.execute(
+        rows = [(self.channel, a.envelope.chat_id, a.envelope.message_id or "", received,
+                 envelope_to_json(a.envelope), a.kind.value, a.lane) for a in arrivals]
+
+        def insert(conn: sqlite3.Connection) -> list[int | None]:
+            seqs: list[int | None] = []
+            for row in rows:
+                cursor = conn.execute(
                     "INSERT OR IGNORE INTO inbound_messages(channel, chat_id, message_id, received_at, status, "
-                    "envelope, attempts, kind, lane) VALUES (?, ?, ?, ?, 'received', ?, 0, ?, ?)",
-                    (self.channel, envelope.chat_id, envelope.message_id or "", received,
-                     envelope_to_json(envelope), arrival.kind.value, arrival.lane),
-                )
-                if cursor.rowcount > 0:
-                    fresh.append(Pending(int(cursor.lastrowid or 0), self.channel, arrival.lane, envelope,
-                                         arrival.kind))
-                else:
-                    self.duplicates += 1
-                    log.info("%s: message %s in chat %s was delivered again; already stored, skipping",
-                             self.channel, envelope.message_id, envelope.chat_id)
-                await cursor.close()
-            await conn.commit()
-        except BaseException:
-            try:
-                await conn.rollback()
-            except Exception:
-                log.debug("rollback after a failed store failed too", exc_info=True)
-            raise
+                    "envelope, attempts, kind, lane) VALUES (?, ?, ?, ?, 'received', ?, 0, ?, ?)", row)
+                seqs.append(cursor.lastrowid if cursor.rowcount > 0 else None)
+            return seqs
+
+        fresh: list[Pending] = []
+        for arrival, seq in zip(arrivals, await self.db.transaction(insert), strict=True):
+            envelope = arrival.envelope
+            if seq is not None:
+                fresh.append(Pending(seq, self.channel, arrival.lane, envelope, arrival.kind))
+            else:
+                self.duplicates += 1
+                log.info("%s: message %s in chat %s was delivered again; already stored, skipping",
+                         self.channel, envelope.message_id, envelope.chat_id)
         return fresh
 
     async def _update(self, pending: Pending, sql: str, params: tuple[Any, ...] = ()) -> None:

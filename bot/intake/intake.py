@@ -9,7 +9,9 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
 2. **access gate**: :meth:`bot.channels.base.Courier.admit`, deny by default; a denied
    sender is never stored, never reaches a model, and is told (once) if the channel says so;
 3. **durable claim**: all arrivals of one update batch are stored in one transaction with
-   their envelope (:class:`bot.intake.inbox.Inbox`); a redelivered id is skipped. If the
+   their envelope (:class:`bot.intake.inbox.Inbox`), together with those of other updates
+   arriving meanwhile (group commit), on the db's express connection; a redelivered id is
+   skipped. If the
    state db cannot be written (disk full, read-only), :class:`StorageUnavailable` is
    raised so the channel does not acknowledge: the service keeps the message and offers
    it again; the sender gets one short "can't save, try again shortly";
@@ -28,6 +30,7 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -69,6 +72,11 @@ class IntakeHub:
         self.intakes.append(intake)
         return intake
 
+    def receiving(self) -> contextlib.AbstractContextManager[None]:
+        """Wrap a webhook's receipt in this: answers start after it, up to a second later
+        (:meth:`bot.intake.scheduler.Scheduler.hold`), so acknowledging comes first."""
+        return self.scheduler.hold()
+
     async def drain(self, grace: float | None = None) -> bool:
         """Finish running turns (up to ``grace``, default ``shutdown_grace_s``); queued ones stay stored."""
         return await self.scheduler.drain(self.settings.shutdown_grace_s if grace is None else grace)
@@ -82,7 +90,8 @@ class Intake:
         self.courier = courier
         self.hub = hub
         self.inbox = Inbox(board.db, courier.name)
-        self._store_lock = asyncio.Lock()
+        self._batch: list[tuple[list[Arrival], asyncio.Future[int]]] = []
+        self._flusher: asyncio.Task[None] | None = None
         self._told_denied: set[str] = set()
         self._told_cannot_save: set[tuple[str, str]] = set()
         self._background: set[asyncio.Task[None]] = set()
@@ -118,21 +127,42 @@ class Intake:
             admitted.append(Arrival(envelope, arrival.lane or self.courier.conversation(envelope), arrival.kind))
         if not admitted:
             return 0
-        async with self._store_lock:  # rows are stored and lanes fed in one order
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._batch.append((admitted, done))
+        if self._flusher is None or self._flusher.done():
+            self._flusher = asyncio.create_task(self._flush(), name=f"{self.courier.name} store")
+        return await asyncio.shield(done)
+
+    async def _flush(self) -> None:
+        """Group commit: what arrives while a transaction runs is stored together in the next
+        one, so a burst costs a few commits, not one each. Batches are stored, and their
+        messages queued in their lanes, in the order they arrived."""
+        while self._batch:
+            batch, self._batch = self._batch, []
+            admitted = [arrival for arrivals, _ in batch for arrival in arrivals]
             try:
                 fresh = await self.inbox.store(admitted)
-            except Exception as exc:
-                if not is_storage_error(exc):
-                    raise
-                self.hub.storage.failed(exc, f"storing {len(admitted)} {self.courier.name} message(s)")
-                for arrival in admitted:
-                    self._tell_cannot_save(arrival.envelope)
-                raise StorageUnavailable(str(exc)) from exc
+            except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
+                failure: BaseException = exc
+                if is_storage_error(exc):
+                    self.hub.storage.failed(exc, f"storing {len(admitted)} {self.courier.name} message(s)")
+                    for arrival in admitted:
+                        self._tell_cannot_save(arrival.envelope)
+                    failure = StorageUnavailable(str(exc))
+                    failure.__cause__ = exc
+                for _, done in batch:
+                    if not done.done():
+                        done.set_exception(failure)
+                continue
             self.hub.storage.recovered()
             self.received += len(fresh)
             for pending in fresh:
                 self._queue(pending)
-        return len(fresh)
+            stored = {(p.chat_id, p.message_id) for p in fresh}
+            for arrivals, done in batch:
+                if not done.done():
+                    done.set_result(sum((a.envelope.chat_id, a.envelope.message_id or "") in stored
+                                        for a in arrivals))
 
     def _admitted(self, envelope: Envelope) -> bool:
         verdict = self.courier.admit(envelope)

@@ -6,6 +6,11 @@ allows, lanes take turns (round robin): a lane that just ran a job goes to the b
 the queue, so one busy conversation cannot starve a hundred quiet ones. :meth:`submit`
 is synchronous, so jobs enter a lane exactly in the order they were stored.
 
+:meth:`hold` puts acknowledging first: while a webhook is being received and stored, no
+new job starts (running ones go on), so a burst of notifications is acknowledged at the
+speed of storing them, not of answering them; a hold defers starts by at most
+``max_defer`` seconds, after which jobs start as usual even if receipts keep coming.
+
 :meth:`drain` stops starting jobs, waits for the running ones up to a grace period and
 cancels what is left; jobs that never started are dropped from memory only (their
 messages stay in the durable inbox and are taken up at the next start).
@@ -14,9 +19,10 @@ messages stay in the durable inbox and are taken up at the next start).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 
 __all__ = ["Job", "Scheduler"]
 
@@ -28,11 +34,15 @@ Job = Callable[[], Awaitable[None]]
 class Scheduler:
     """Per-lane ordered jobs, at most ``cap`` running; see the module docstring."""
 
-    def __init__(self, cap: int = 32, name: str = "intake") -> None:
+    def __init__(self, cap: int = 32, name: str = "intake", max_defer: float = 1.0) -> None:
         if cap < 1:
             raise ValueError("the cap on turns in flight must be at least 1")
         self.cap = cap
         self.name = name
+        self.max_defer = max_defer
+        self._holds = 0
+        self._held_since = 0.0
+        self._timer: asyncio.TimerHandle | None = None
         self._lanes: dict[str, deque[Job]] = {}
         self._ready: deque[str] = deque()  # lanes with work, none of it running, in turn order
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -56,7 +66,37 @@ class Scheduler:
         self._start_what_fits()
         return True
 
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        """While inside (a webhook being received), start no new job; see the module docstring."""
+        loop = asyncio.get_running_loop()
+        if self._holds == 0:
+            self._held_since = loop.time()
+        self._holds += 1
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if self._holds == 0:
+                self._start_what_fits()
+
+    def _deferred(self) -> bool:
+        """True while a hold defers starting jobs (then a timer starts them at the latest)."""
+        if self._holds == 0:
+            return False
+        loop = asyncio.get_running_loop()
+        until = self._held_since + self.max_defer
+        if loop.time() >= until:
+            return False
+        if self._timer is None or self._timer.cancelled() or self._timer.when() != until:
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = loop.call_at(until, self._start_what_fits)
+        return True
+
     def _start_what_fits(self) -> None:
+        if self._ready and self._deferred():
+            return
         while not self.closed and self._ready and len(self._running) < self.cap:
             lane = self._ready.popleft()
             queue = self._lanes.get(lane)

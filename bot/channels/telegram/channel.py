@@ -311,6 +311,10 @@ class TelegramChannel:
         return [web.post(self.settings.webhook_path, self._webhook)]
 
     async def _webhook(self, request: web.Request) -> web.Response:
+        with self.hub.receiving():  # acknowledging an update comes before starting answers
+            return await self._take(request)
+
+    async def _take(self, request: web.Request) -> web.Response:
         if not self.accepting:
             return web.Response(status=503, text="not accepting updates right now")
         expected = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else ""

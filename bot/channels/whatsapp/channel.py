@@ -16,7 +16,6 @@ back) are per user. Meetings called here are relayed by :class:`.meeting.Meeting
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hmac
 import logging
@@ -97,8 +96,6 @@ class WhatsAppChannel:
         self.counts = {"bad_signature": 0, "invalid": 0, "statuses": 0, "errors": 0, "ignored": 0,
                        "undeliverable": 0}
         self.undeliverable: list[str] = []  # recent lines for `sabha status`
-        self._batch: list[tuple[list[Arrival], asyncio.Future[None]]] = []
-        self._flusher: asyncio.Task[None] | None = None
         self._router_cache: tuple[float, Router] | None = None
 
     def reconfigure(self, section: WhatsAppSection) -> None:
@@ -188,6 +185,10 @@ class WhatsAppChannel:
         return web.Response(status=403, text="verification failed")
 
     async def _webhook(self, request: web.Request) -> web.Response:
+        with self.hub.receiving():  # acknowledging a notification comes before starting answers
+            return await self._take(request)
+
+    async def _take(self, request: web.Request) -> web.Response:
         try:
             body = await read_body(request, MAX_WEBHOOK_BYTES)
         except BodyTooLarge as exc:
@@ -222,7 +223,7 @@ class WhatsAppChannel:
                     log.warning("whatsapp: Meta reported %s", _describe(item.error))
             await self.access.refresh()
             if arrivals:
-                await self._store(arrivals)
+                await self.intake.receive(arrivals)  # the durable claim (group commit)
         except StorageUnavailable:
             return web.Response(status=503, text="cannot store the notification right now; retry later")
         except Exception as exc:
@@ -233,30 +234,6 @@ class WhatsAppChannel:
             self.hub.storage.failed(exc, "recording WhatsApp statuses")
             return web.Response(status=503, text="cannot store the notification right now; retry later")
         return web.Response(text="ok")
-
-    async def _store(self, arrivals: list[Arrival]) -> None:
-        """Store ``arrivals`` durably (group commit): requests arriving while a store runs are
-        stored together in the next transaction, so a burst costs a few commits, not one each.
-        Raises :class:`StorageUnavailable` like :meth:`Intake.receive`."""
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._batch.append((arrivals, done))
-        if self._flusher is None or self._flusher.done():
-            self._flusher = asyncio.create_task(self._flush(), name="whatsapp store")
-        await asyncio.shield(done)
-
-    async def _flush(self) -> None:
-        while self._batch:
-            batch, self._batch = self._batch, []
-            try:
-                await self.intake.receive([a for arrivals, _ in batch for a in arrivals])
-            except Exception as exc:  # noqa: BLE001 - handed to every waiting request (503 or a 500)
-                for _, done in batch:
-                    if not done.done():
-                        done.set_exception(exc)
-            else:
-                for _, done in batch:
-                    if not done.done():
-                        done.set_result(None)
 
     async def _arrival(self, item: InboundMessage) -> Arrival | None:
         if item.phone_number_id is not None and item.phone_number_id != self.settings.phone_number_id:

@@ -1,0 +1,80 @@
+"""The state db's two connections: the main one (autocommit) and the express one for receipts."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from board.db import Migration, StateDB
+
+TABLE = Migration("0001_items", "CREATE TABLE items (name TEXT PRIMARY KEY);")
+
+
+async def names(db: StateDB) -> list[str]:
+    return [row["name"] for row in await db.fetchall("SELECT name FROM items ORDER BY name")]
+
+
+async def test_an_express_transaction_commits_all_or_nothing(tmp_path: Path) -> None:
+    async with await StateDB.open(tmp_path / "state.db", [TABLE]) as db:
+        def two(conn: sqlite3.Connection) -> int:
+            conn.execute("INSERT INTO items VALUES ('a')")
+            conn.execute("INSERT INTO items VALUES ('b')")
+            return 2
+
+        assert await db.transaction(two) == 2
+        assert await names(db) == ["a", "b"]  # committed: the main connection sees them
+
+        def half(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO items VALUES ('c')")
+            conn.execute("INSERT INTO items VALUES ('a')")  # a duplicate: fails
+
+        with pytest.raises(sqlite3.IntegrityError):
+            await db.transaction(half)
+        assert await names(db) == ["a", "b"]  # 'c' rolled back with it
+        await db.execute("INSERT INTO items VALUES ('d')")  # and no lock is left behind
+        assert await names(db) == ["a", "b", "d"]
+
+
+async def test_a_receipt_does_not_wait_behind_the_main_connections_queue(tmp_path: Path) -> None:
+    async with await StateDB.open(tmp_path / "state.db", [TABLE]) as db:
+        order: list[str] = []
+
+        async def slow_report() -> None:  # a long query on the main connection
+            await db.fetchall("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) "
+                              "SELECT COUNT(*) FROM n")
+            order.append("report")
+
+        async def receipt() -> None:
+            await asyncio.sleep(0.01)  # queued after the report started
+            await db.transaction(lambda conn: conn.execute("INSERT INTO items VALUES ('m1')"))
+            order.append("receipt")
+
+        await asyncio.gather(slow_report(), receipt())
+        assert order == ["receipt", "report"]
+
+
+async def test_a_statement_with_a_row_leaves_no_snapshot_that_blocks_later_writes(tmp_path: Path) -> None:
+    # Seen: `PRAGMA max_page_count = N` run through execute() kept a read snapshot open on the
+    # autocommit main connection; after the express connection wrote, every write of the main
+    # connection failed with "database is locked".
+    async with await StateDB.open(tmp_path / "state.db", [TABLE]) as db:
+        await db.execute("PRAGMA max_page_count = 1073741823")  # returns a row
+        await db.transaction(lambda conn: conn.execute("INSERT INTO items VALUES ('express')"))
+        await db.execute("INSERT INTO items VALUES ('main')")
+        assert await names(db) == ["express", "main"]
+
+
+async def test_a_full_disk_fails_the_receipt_and_frees_the_lock_once_space_returns(tmp_path: Path) -> None:
+    async with await StateDB.open(tmp_path / "state.db", [TABLE]) as db:
+        await db.transaction(lambda conn: conn.execute("INSERT INTO items VALUES ('first')"))
+        await db.pragma("max_page_count = 1")  # every connection, the express one included
+        with pytest.raises(sqlite3.OperationalError, match="full"):
+            await db.transaction(lambda conn: conn.executemany(
+                "INSERT INTO items VALUES (?)", [(f"{i:0>3000}",) for i in range(50)]))
+        await db.pragma("max_page_count = 1073741823")
+        await db.execute("INSERT INTO items VALUES ('main')")  # not "database is locked"
+        await db.transaction(lambda conn: conn.execute("INSERT INTO items VALUES ('later')"))
+        assert await names(db) == ["first", "later", "main"]
