@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sqlite3
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -123,12 +124,17 @@ class FactStore:
                 "SELECT * FROM memory_facts WHERE user=? AND role=? ORDER BY updated_at, id", (user, role))
             if len(rows) >= self.settings.max_facts_per_role:
                 dropped = _row(rows[0])
-                await self.db.conn.execute("DELETE FROM memory_facts WHERE id=?", (rows[0]["id"],))
-        await self.db.conn.execute(
-            "INSERT INTO memory_facts(user, role, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(user, role, key) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
-            (user, role, key, value, now, now))
-        await self.db.conn.commit()
+        drop_id = rows[0]["id"] if dropped is not None else None
+
+        def write(conn: sqlite3.Connection) -> None:  # one transaction: never the drop without the new fact
+            if drop_id is not None:
+                conn.execute("DELETE FROM memory_facts WHERE id=?", (drop_id,))
+            conn.execute(
+                "INSERT INTO memory_facts(user, role, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(user, role, key) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
+                (user, role, key, value, now, now))
+
+        await self.db.transaction(write)
         log.info("memory: %s remembers %r about %s%s", role, key, user,
                  f" (dropped {dropped.key!r} to make room)" if dropped else "")
         return Fact(user, role, key, value, now), dropped
