@@ -228,3 +228,19 @@ async def fill_the_db(board: Board) -> None:
                                    "status) VALUES ('filler', ?, ?, '2000-01-01', 'answered')", (str(size), "x" * size
                                                                                                   + str(i)))
                 await conn.commit()
+
+
+def where_they_stand(data_dir: Path, missing: list[str]) -> str:
+    """For a failing durability test: the inbox rows of the ``missing`` questions (status,
+    attempts, detail), so the failure says where each message was left."""
+    import sqlite3
+
+    lines = []
+    with sqlite3.connect(data_dir / "sabha.db") as conn:
+        rows = conn.execute("SELECT message_id, status, attempts, detail, envelope, reply IS NOT NULL "
+                            "FROM inbound_messages ORDER BY rowid").fetchall()
+    for marker in missing:
+        found = [r for r in rows if f"{marker} " in (r[4] or "")]
+        lines += [f"{marker}: message {r[0]} {r[1]} (attempts {r[2]}, reply stored: {bool(r[5])}) {r[3] or ''}"
+                  for r in found] or [f"{marker}: not in the inbox"]
+    return "\n".join(lines)

@@ -26,6 +26,7 @@ from tests.daemon_support import (
     markers,
     tally,
     wait_answered,
+    where_they_stand,
     write_config,
 )
 from tests.fakes.echo_model import EchoModel
@@ -158,7 +159,11 @@ async def test_webhook_mode_kill_loses_no_acknowledged_update(
             # Telegram retries what was not acknowledged, and may deliver some acknowledged ones again.
             again = await asyncio.gather(*(_post(session, url, u) for u in unacked + acked[:10]))
             assert set(again) <= {200}, again
-        await wait_answered(telegram, BURST)
+        try:
+            await wait_answered(telegram, BURST)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}\n{where_they_stand(tmp_path / 'sessions', tally(telegram, BURST)[0])}\n"
+                                 + "\n".join(sabha.lines[-40:])) from None
         await asyncio.sleep(0.3)
     finally:
         await sabha.close()
