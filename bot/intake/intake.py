@@ -11,10 +11,10 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
 3. **durable claim**: all arrivals of one update batch are stored in one transaction with
    their envelope (:class:`bot.intake.inbox.Inbox`), together with those of other updates
    arriving meanwhile (group commit), on the db's express connection; a redelivered id is
-   skipped. If the
-   state db cannot be written (disk full, read-only), :class:`StorageUnavailable` is
-   raised so the channel does not acknowledge: the service keeps the message and offers
-   it again; the sender gets one short "can't save, try again shortly";
+   skipped. If the state db cannot be written (disk full, read-only),
+   :class:`StorageUnavailable` is raised so the channel does not acknowledge: the service
+   keeps the message and offers it again; the sender gets one short "can't save, try
+   again shortly";
 4. **lane**: the stored message joins its conversation's lane in the shared
    :class:`bot.intake.scheduler.Scheduler` (order within a conversation, conversations
    concurrent up to the global cap, fair turns);
@@ -142,6 +142,10 @@ class Intake:
             admitted = [arrival for arrivals, _ in batch for arrival in arrivals]
             try:
                 fresh = await self.inbox.store(admitted)
+            except asyncio.CancelledError:  # stopping: the callers are not acknowledged either
+                for _, done in batch:
+                    done.cancel()
+                raise
             except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
                 failure: BaseException = exc
                 if is_storage_error(exc):
