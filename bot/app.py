@@ -67,9 +67,7 @@ def _anthropic(settings: ProviderSettings) -> LLMProvider:
 
 def missing_keys(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> list[str]:
     """One line per provider that configured models use but that has no API key, naming the variable."""
-    llm = loaded.config.llm
-    in_use = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
-    in_use += [a.model for a in loaded.config.board.agents.values() if a.model]
+    in_use = loaded.models()
     problems = []
     for name in ("openai", "anthropic"):
         settings = provider_settings(loaded, name, env)

@@ -311,6 +311,14 @@ class LoadedConfig:
         """The data folder (transcripts, state db), absolute."""
         return (self.base_dir / self.config.data_dir).resolve()
 
+    def models(self) -> list[str]:
+        """Every model the config names, once each: the default, the fallbacks, the cheap
+        model, the per-role ones (``board.agents``)."""
+        llm = self.config.llm
+        models = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
+        models += [a.model for a in self.config.board.agents.values() if a.model]
+        return list(dict.fromkeys(models))
+
     def roster(self) -> RosterSpec:
         """The roster in use with its per-role overrides (without building the rest of the board's settings)."""
         from board.roles import RoleOverride, RosterSpec

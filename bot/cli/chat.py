@@ -82,7 +82,7 @@ def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
     """What ``/status`` says in the terminal chat."""
     from board import __version__
     from bot.cli.console import LOG_FILE
-    from bot.cli.keys import configured_models, keyless_models
+    from bot.cli.keys import keyless_models
 
     settings = board.settings
     profiles = board.souls.profiles()
@@ -94,7 +94,7 @@ def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
         f"model: {', '.join(models)}" + (f"; fallbacks: {', '.join(settings.agent.fallbacks)}"
                                          if settings.agent.fallbacks else ""),
     ]
-    for model, key_env in keyless_models(loaded, [*models, *configured_models(loaded)]):
+    for model, key_env in keyless_models(loaded, [*models, *loaded.models()]):
         lines.append(f"  {model}: no API key (export {key_env} and start the chat again)")
     problems = [row for row in board.souls.status() if row.error or row.source != "workspace"]
     lines.append(f"souls: {settings.workspace}" + ("" if problems else " (all loaded)"))
@@ -222,7 +222,7 @@ class _TerminalChat:
 
     def _banner(self, board: Board, log_path: Path) -> list[str]:
         from board import __version__
-        from bot.cli.keys import configured_models, key_advice, keyless_models
+        from bot.cli.keys import key_advice, keyless_models
 
         profiles = board.souls.profiles()
         names = ", ".join(f"{p.emoji} {p.name}" for p in profiles)
@@ -233,7 +233,7 @@ class _TerminalChat:
             "Ctrl-C clears the line, Ctrl-D or /quit leaves.",
         ]
         lines += [f"⚠ {key_advice(self.loaded, model, env)}"
-                  for model, env in keyless_models(self.loaded, configured_models(self.loaded))]
+                  for model, env in keyless_models(self.loaded, self.loaded.models())]
         return lines
 
     async def _converse(self, board: Board, role: str | None, log_path: Path) -> int:

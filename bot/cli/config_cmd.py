@@ -21,7 +21,7 @@ async def cmd_config_check(args: argparse.Namespace) -> int:
     import yaml
 
     from board.workspace.souls import SoulStore
-    from bot.cli.keys import configured_models, key_advice, keyless_models
+    from bot.cli.keys import key_advice, keyless_models
     from bot.config import FoundBy, load_config, masked_dump, personal_board_dir
     from bot.ops.logs import protect_config, redact
 
@@ -37,7 +37,7 @@ async def cmd_config_check(args: argparse.Namespace) -> int:
         emit(f"# workspace: {loaded.workspace}{'' if loaded.workspace.is_dir() else '  (missing: run sabha init)'}")
         emit(f"# data_dir: {loaded.data_dir}")
     emit(redact(yaml.safe_dump(masked_dump(loaded.config), sort_keys=False, allow_unicode=True).rstrip()))
-    errors = [key_advice(loaded, model, env) for model, env in keyless_models(loaded, configured_models(loaded))]
+    errors = [key_advice(loaded, model, env) for model, env in keyless_models(loaded, loaded.models())]
     for warning in loaded.warnings:
         emit(f"# warning: {warning}")
     for error in errors:

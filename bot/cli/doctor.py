@@ -191,10 +191,7 @@ def provider_probes(loaded: LoadedConfig) -> list[Probe]:
     from board.llm.registry import split_model
     from bot.app import provider_settings
 
-    llm = loaded.config.llm
-    models = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
-    models += [a.model for a in loaded.config.board.agents.values() if a.model]
-    used = sorted({split_model(m)[0] for m in models} - {"offline"})
+    used = sorted({split_model(m)[0] for m in loaded.models()} - {"offline"})
     probes: list[Probe] = []
     for provider in used:
         settings = provider_settings(loaded, provider)

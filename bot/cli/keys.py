@@ -13,15 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from bot.config import LoadedConfig
 
-__all__ = ["configured_models", "key_advice", "keyless_models"]
-
-
-def configured_models(loaded: LoadedConfig) -> list[str]:
-    """Every model the config names: the default, fallbacks, the cheap model, per-role ones."""
-    llm = loaded.config.llm
-    models = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
-    models += [a.model for a in loaded.config.board.agents.values() if a.model]
-    return list(dict.fromkeys(models))
+__all__ = ["key_advice", "keyless_models"]
 
 
 def keyless_models(loaded: LoadedConfig, models: list[str]) -> list[tuple[str, str]]:

@@ -178,11 +178,11 @@ async def with_board(loaded: LoadedConfig, body: Callable[[Board], Awaitable[int
     meetings, close it. A configured model without its API key is told once first
     (``warn_keys``), with the fix."""
     from bot.app import open_board
-    from bot.cli.keys import configured_models, key_advice, keyless_models
+    from bot.cli.keys import key_advice, keyless_models
     from bot.cli.meeting_view import console_meeting_printer
 
     if warn_keys:
-        for model, key_env in keyless_models(loaded, configured_models(loaded)):
+        for model, key_env in keyless_models(loaded, loaded.models()):
             note(f"warning: {key_advice(loaded, model, key_env)}")
     board = await open_board(loaded, report_missing_keys=False)
     board.room.subscribe(console_meeting_printer())

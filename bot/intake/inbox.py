@@ -122,7 +122,6 @@ class Pending:
     """A stored message still to answer: the board answers ``envelope``, or, when it had
     already answered before a restart, ``reply`` is delivered as it is."""
 
-    seq: int  # the row's order of arrival
     channel: str
     lane: str
     envelope: Envelope
@@ -142,7 +141,7 @@ class Pending:
 
     def with_reply(self, reply: Reply) -> Pending:
         """This message with the board's answer attached."""
-        return Pending(self.seq, self.channel, self.lane, self.envelope, self.kind, reply, self.attempts)
+        return replace(self, reply=reply)
 
 
 @dataclass(frozen=True)
@@ -179,7 +178,7 @@ class Inbox:
             if key not in rows:  # a message twice in one batch: the first is stored, the second skipped
                 rows[key] = (self.channel, *key, received, envelope_to_json(a.envelope), a.kind.value, a.lane)
 
-        def insert(conn: sqlite3.Connection) -> tuple[set[tuple[str, str]], int]:
+        def insert(conn: sqlite3.Connection) -> set[tuple[str, str]]:
             stored: set[tuple[str, str]] = set()
             new = list(rows)
             for start in range(0, len(new), _BATCH_ROWS):
@@ -190,17 +189,15 @@ class Inbox:
                     f"IN (VALUES {pairs})", (self.channel, *(part for key in chunk for part in key))).fetchall()
                 stored.update((str(chat), str(message)) for chat, message in found)
             fresh = [rows[key] for key in new if key not in stored]
-            last = 0
             for start in range(0, len(fresh), _BATCH_ROWS):
                 chunk_rows = fresh[start:start + _BATCH_ROWS]
                 values = ", ".join("(?, ?, ?, ?, 'received', ?, 0, ?, ?)" for _ in chunk_rows)
-                cursor = conn.execute(
+                conn.execute(
                     "INSERT INTO inbound_messages(channel, chat_id, message_id, received_at, status, envelope, "
                     f"attempts, kind, lane) VALUES {values}", tuple(v for row in chunk_rows for v in row))
-                last = int(cursor.lastrowid or 0)
-            return stored, last
+            return stored
 
-        stored, last = await self.db.transaction(insert)
+        stored = await self.db.transaction(insert)
         fresh: list[Pending] = []
         seen: set[tuple[str, str]] = set()
         for key, arrival in zip(keys, arrivals, strict=True):
@@ -211,9 +208,8 @@ class Inbox:
                          self.channel, envelope.message_id, envelope.chat_id)
                 continue
             seen.add(key)
-            fresh.append(Pending(0, self.channel, arrival.lane, envelope, arrival.kind))
-        first = last - len(fresh) + 1  # rowids of one INSERT are consecutive: the order of arrival
-        return [replace(p, seq=first + i) for i, p in enumerate(fresh)]
+            fresh.append(Pending(self.channel, arrival.lane, envelope, arrival.kind))
+        return fresh
 
     async def _update(self, pending: Pending, sql: str, params: tuple[Any, ...] = ()) -> None:
         await self.db.execute(
@@ -260,7 +256,7 @@ class Inbox:
         """Messages stored before a restart and never answered, in order of arrival, to take
         up again; the ones that may not be taken up are logged and marked abandoned."""
         rows = await self.db.fetchall(
-            "SELECT rowid AS seq, chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane "
+            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane "
             f"FROM inbound_messages WHERE channel = ? AND status IN ({', '.join('?' * len(UNFINISHED))}) "
             "ORDER BY rowid",
             (self.channel, *UNFINISHED),
@@ -296,8 +292,7 @@ class Inbox:
                 why = f"answering it was interrupted {attempts} times; giving up on it"
             stand_in = Envelope(channel=self.channel, text="", sender="", chat_id=str(row["chat_id"]),
                                 message_id=str(row["message_id"]))
-            pending = Pending(int(row["seq"]), self.channel, str(row["lane"] or ""), envelope or stand_in,
-                              kind, reply, attempts)
+            pending = Pending(self.channel, str(row["lane"] or ""), envelope or stand_in, kind, reply, attempts)
             if why is not None:
                 status_after = InboxStatus.MAY_HAVE_ARRIVED if status == InboxStatus.SENDING else InboxStatus.ABANDONED
                 await self.finish(pending, status_after, why)

@@ -90,7 +90,7 @@ class Intake:
         self.courier = courier
         self.hub = hub
         self.inbox = Inbox(board.db, courier.name)
-        self._batch: list[tuple[list[Arrival], asyncio.Future[int]]] = []
+        self._batch: list[tuple[list[Arrival], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._told_denied: set[str] = set()
         self._told_cannot_save: set[tuple[str, str]] = set()
@@ -109,8 +109,8 @@ class Intake:
 
     # -- receipt ---------------------------------------------------------------------
 
-    async def receive(self, arrivals: Sequence[Arrival]) -> int:
-        """Store ``arrivals`` durably, then queue them for an answer; returns how many were new.
+    async def receive(self, arrivals: Sequence[Arrival]) -> None:
+        """Store ``arrivals`` durably, then queue them for an answer (a redelivery is skipped).
 
         Raises :class:`StorageUnavailable` when they could not be stored: the caller must
         not acknowledge them (the service will offer them again).
@@ -126,12 +126,12 @@ class Intake:
                 continue
             admitted.append(Arrival(envelope, arrival.lane or self.courier.conversation(envelope), arrival.kind))
         if not admitted:
-            return 0
-        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+            return
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._batch.append((admitted, done))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush(), name=f"{self.courier.name} store")
-        return await asyncio.shield(done)
+        await asyncio.shield(done)
 
     async def _flush(self) -> None:
         """Group commit: what arrives while a transaction runs is stored together in the next
@@ -162,11 +162,9 @@ class Intake:
             self.received += len(fresh)
             for pending in fresh:
                 self._queue(pending)
-            stored = {(p.chat_id, p.message_id) for p in fresh}
-            for arrivals, done in batch:
+            for _, done in batch:
                 if not done.done():
-                    done.set_result(sum((a.envelope.chat_id, a.envelope.message_id or "") in stored
-                                        for a in arrivals))
+                    done.set_result(None)
 
     def _admitted(self, envelope: Envelope) -> bool:
         verdict = self.courier.admit(envelope)
