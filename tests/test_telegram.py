@@ -511,7 +511,10 @@ async def test_commands_are_registered_and_answered_in_place(board: Board, fake:
     assert {"start", "help", "roles", "ask", "meeting", "meetings", "cancel", "actions", "done", "reset", "compact",
             "memory", "forget", "souls", "cost", "status"} == menu
     assert set(board.commands) <= menu  # every command the board answers is in the menu
-    roles, help_, souls = fake.sent_messages
+    # three lanes answer concurrently: pick each reply by where it went, not by arrival order
+    [roles] = [m for m in fake.sent_messages if m.message_thread_id == thread]
+    [souls] = [m for m in fake.sent_messages if m.chat_id == OWNER]
+    [help_] = [m for m in fake.sent_messages if m not in (roles, souls)]
     assert roles.message_thread_id == thread and "Research" in roles.text
     assert help_.message_thread_id is None and "/ask" in help_.text
     assert souls.chat_id == OWNER and "finance" in souls.text
