@@ -36,7 +36,7 @@ from pydantic import (
 from board.roles import DEFAULT_ROSTERS, GENERAL, is_role_slug
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.whatsapp.config import WhatsAppSection
-from bot.config_model import StrictModel, blank_is_unset
+from bot.config_model import StrictModel, blank_is_unset, section
 from bot.intake.config import InboxSection
 from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
 
@@ -104,8 +104,8 @@ class BoardSection(StrictModel):
     agents: dict[str, AgentOverrideConfig] = Field(default_factory=dict)
     history_messages: int = Field(20, ge=0, le=150, description="bounded by the 400-entry transcript tail")
     max_message_chars: int = Field(20_000, ge=100, le=1_000_000)
-    meetings: MeetingsConfig = Field(default_factory=MeetingsConfig)
-    consultation: ConsultationConfig = Field(default_factory=ConsultationConfig)
+    meetings: MeetingsConfig = section()
+    consultation: ConsultationConfig = section()
 
     @field_validator("agents")
     @classmethod
@@ -185,8 +185,8 @@ class ProviderSection(StrictModel):
 class ProvidersSection(StrictModel):
     """``llm.providers``: the OpenAI(-compatible) and Anthropic endpoints."""
 
-    openai: ProviderSection = Field(default_factory=ProviderSection)
-    anthropic: ProviderSection = Field(default_factory=ProviderSection)
+    openai: ProviderSection = section()
+    anthropic: ProviderSection = section()
 
 
 class ContextSection(StrictModel):
@@ -209,13 +209,13 @@ class LLMSection(StrictModel):
     max_tool_iterations: int = Field(4, ge=0, le=20)
     timeout_s: float = Field(60.0, gt=0, le=3600, description="deadline of one model call")
     turn_timeout_s: float = Field(300.0, gt=0, le=7200, description="deadline of a whole turn")
-    retry: RetrySection = Field(default_factory=RetrySection)
+    retry: RetrySection = section()
     prices: dict[str, PriceSection] = Field(default_factory=dict)
     text_tool_protocol: list[str] = Field(
         default_factory=list, description="models (glob patterns) that call tools as [TOOL: name ARG: {json}]"
     )
-    providers: ProvidersSection = Field(default_factory=ProvidersSection)
-    context: ContextSection = Field(default_factory=ContextSection)
+    providers: ProvidersSection = section()
+    context: ContextSection = section()
 
     @field_validator("model", "cheap_model")
     @classmethod
@@ -265,19 +265,19 @@ class Config(StrictModel):
 
     workspace: Path = Path("workspace")
     data_dir: Path = Path("sessions")
-    llm: LLMSection = Field(default_factory=LLMSection)
-    board: BoardSection = Field(default_factory=BoardSection)
-    tools: ToolsSection = Field(default_factory=ToolsSection)
-    logging: LoggingSection = Field(default_factory=LoggingSection)
-    server: ServerSection = Field(default_factory=ServerSection)
-    inbox: InboxSection = Field(default_factory=InboxSection)
-    budget: BudgetSection = Field(default_factory=BudgetSection)
-    telegram: TelegramSection = Field(default_factory=TelegramSection)
-    whatsapp: WhatsAppSection = Field(default_factory=WhatsAppSection)
-    knowledge: KnowledgeSection = Field(default_factory=KnowledgeSection)
-    web_search: WebSearchSection = Field(default_factory=WebSearchSection)
-    memory: MemorySection = Field(default_factory=MemorySection)
-    guardrails: GuardrailsSection = Field(default_factory=GuardrailsSection)
+    llm: LLMSection = section()
+    board: BoardSection = section()
+    tools: ToolsSection = section()
+    logging: LoggingSection = section()
+    server: ServerSection = section()
+    inbox: InboxSection = section()
+    budget: BudgetSection = section()
+    telegram: TelegramSection = section()
+    whatsapp: WhatsAppSection = section()
+    knowledge: KnowledgeSection = section()
+    web_search: WebSearchSection = section()
+    memory: MemorySection = section()
+    guardrails: GuardrailsSection = section()
 
 
 class FoundBy(StrEnum):
