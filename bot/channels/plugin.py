@@ -8,17 +8,16 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from board.db import Migration
-from bot.channels.base import Channel
-
 if TYPE_CHECKING:
+    from board.db import Migration
     from board.service import Board
+    from bot.channels.base import Channel
     from bot.config import LoadedConfig
     from bot.intake.intake import IntakeHub
 
 __all__ = ["ChannelFactory", "ChannelPlugin", "CliCommand", "WithBoard"]
 
-ChannelFactory = Callable[["Board", "LoadedConfig", "IntakeHub"], Channel]
+ChannelFactory = Callable[["Board", "LoadedConfig", "IntakeHub"], "Channel"]
 # Opens the board, runs the body on it, closes it. The CLI hands it to a channel's command:
 # a channel package cannot import the composition root (bot.app imports the registry).
 WithBoard = Callable[["LoadedConfig", Callable[["Board"], Awaitable[int]]], Awaitable[int]]

@@ -1,32 +1,72 @@
 """The channels Sabha knows, as plugin records; the daemon and the CLI use only this.
 
-Importing this module imports no client library: a plugin's factory and CLI load their
-package on first use, so ``sabha --help`` does not pay for PTB.
+:data:`PACKAGES` lists the channel packages. Importing this module imports none of them:
+:data:`PLUGINS` (the records, :func:`plugins`) loads each package's ``plugin`` module on
+first use, and a plugin's factory loads its client library only when it runs.
+:func:`add_cli_parsers` imports just the packages' ``cli`` modules: ``sabha --help`` builds
+every channel's parser and needs neither the records nor the migrations they carry (which
+bring the state db module, and asyncio with it).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import importlib.util
 from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
-from board.db import Migration
-from bot.channels.plugin import ChannelPlugin
-from bot.channels.telegram.plugin import PLUGIN as TELEGRAM
-from bot.channels.whatsapp.plugin import PLUGIN as WHATSAPP
+if TYPE_CHECKING:
+    import argparse
 
-__all__ = ["PLUGINS", "all_migrations", "plugin"]
+    from board.db import Migration
+    from bot.channels.plugin import ChannelPlugin, CliCommand
 
-PLUGINS: tuple[ChannelPlugin, ...] = (TELEGRAM, WHATSAPP)
+__all__ = ["PACKAGES", "PLUGINS", "add_cli_parsers", "all_migrations", "plugin", "plugins"]
+
+#: The channel packages, in the order the daemon starts them. Each has a ``plugin`` module
+#: whose ``PLUGIN`` is its :class:`~bot.channels.plugin.ChannelPlugin`; one that adds
+#: ``sabha <name> ...`` commands has a ``cli`` module with ``add_cli(sub, common)`` (which is
+#: what :meth:`ChannelPlugin.of_package` makes the record's ``add_cli``).
+PACKAGES: tuple[str, ...] = ("bot.channels.telegram", "bot.channels.whatsapp")
+
+PLUGINS: tuple[ChannelPlugin, ...]  # no value here: the module's __getattr__ loads it on first use
+
+
+@functools.cache
+def plugins() -> tuple[ChannelPlugin, ...]:
+    """Every channel's plugin record, in :data:`PACKAGES` order (imported on the first call)."""
+    return tuple(importlib.import_module(f"{package}.plugin").PLUGIN for package in PACKAGES)
+
+
+def __getattr__(name: str) -> tuple[ChannelPlugin, ...]:
+    """``PLUGINS``: :func:`plugins`, loaded when first asked for."""
+    if name == "PLUGINS":
+        return plugins()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def plugin(name: str) -> ChannelPlugin:
     """The plugin called ``name``; KeyError names the known ones."""
-    for p in PLUGINS:
+    for p in plugins():
         if p.name == name:
             return p
-    raise KeyError(f"no channel {name!r}; channels: {', '.join(p.name for p in PLUGINS)}")
+    raise KeyError(f"no channel {name!r}; channels: {', '.join(p.name for p in plugins())}")
 
 
 def all_migrations() -> Iterable[Migration]:
     """Every channel's migrations (enabled or not: a db may hold a disabled channel's tables)."""
-    for p in PLUGINS:
+    for p in plugins():
         yield from p.migrations
+
+
+def add_cli_parsers(sub: Any, common: argparse.ArgumentParser) -> dict[str, CliCommand]:
+    """Add each channel's ``sabha <name> ...`` parser(s) to ``sub``; their handlers by channel name.
+
+    It imports the packages' ``cli`` modules only, as the records' ``add_cli`` would."""
+    commands: dict[str, CliCommand] = {}
+    for package in PACKAGES:
+        if importlib.util.find_spec(f"{package}.cli") is None:
+            continue
+        commands[package.rsplit(".", 1)[-1]] = importlib.import_module(f"{package}.cli").add_cli(sub, common)
+    return commands

@@ -121,7 +121,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (``--config`` and ``-v`` accepted before or after the command)."""
-    from bot.channels.registry import PLUGINS as CHANNEL_PLUGINS
+    from bot.channels.registry import add_cli_parsers
     from bot.cli.where import with_board
 
     common = argparse.ArgumentParser(add_help=False)
@@ -158,10 +158,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "cleanly.")
     p.set_defaults(handler=config_command(cmd_run, writes=True, channels=True))
 
-    for channel in CHANNEL_PLUGINS:
-        if channel.add_cli is not None:
-            command = channel.add_cli(sub, common)
-            sub.choices[channel.name].set_defaults(handler=_channel_handler(command, with_board))
+    for name, command in add_cli_parsers(sub, common).items():
+        sub.choices[name].set_defaults(handler=_channel_handler(command, with_board))
     return parser
 
 

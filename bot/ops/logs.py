@@ -28,8 +28,6 @@ from types import TracebackType
 from typing import Any, Literal, TextIO
 from urllib.parse import quote
 
-from pydantic import BaseModel, SecretStr
-
 __all__ = [
     "REDACTOR",
     "SECRET_ENV",
@@ -233,6 +231,8 @@ def _redacting_excepthook(previous: Any) -> Any:
 def config_secrets(node: Any, key: str = "") -> list[str]:
     """Every secret value in a config (pydantic models, dicts, lists): ``SecretStr`` values
     and strings under keys that name a secret (``*token``, ``*secret``, ``api_key`` ...)."""
+    from pydantic import BaseModel, SecretStr  # here: setting up logging (every command) imports no pydantic
+
     found: list[str] = []
     if isinstance(node, SecretStr):
         found.append(node.get_secret_value())
