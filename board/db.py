@@ -134,14 +134,19 @@ class StateDB:
         await self.conn.execute_fetchall(sql, params)
 
     async def fetchall(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[aiosqlite.Row]:
-        """Rows of a query."""
-        async with self.conn.execute(sql, params) as cur:
-            return list(await cur.fetchall())
+        """Rows of a query, read to the end in one step on the connection's thread.
+
+        Never as execute / fetch / close: another coroutine's write queued between those steps
+        would run while the read still holds its snapshot, and once the express connection has
+        committed in the meantime SQLite refuses that write at once ("database is locked"; a
+        stale snapshot cannot be upgraded, and no busy timeout helps)."""
+        return list(await self.conn.execute_fetchall(sql, params))
 
     async def fetchone(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> aiosqlite.Row | None:
-        """The first row of a query, or None."""
-        async with self.conn.execute(sql, params) as cur:
-            return await cur.fetchone()
+        """The first row of a query, or None (read like :meth:`fetchall`: give the query a
+        ``LIMIT`` or a key when it could return many rows)."""
+        rows = await self.conn.execute_fetchall(sql, params)
+        return next(iter(rows), None)
 
     async def transaction(self, work: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``work(conn)`` in one transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back

@@ -67,6 +67,36 @@ async def test_a_statement_with_a_row_leaves_no_snapshot_that_blocks_later_write
         assert await names(db) == ["express", "main"]
 
 
+async def test_a_read_interleaved_with_a_write_on_the_main_connection_never_locks_it(tmp_path: Path) -> None:
+    # Seen in benchmarks/webhook.py: 18 answers failed at once with "database is locked" while
+    # receipts were being stored. A read taken with fetchall() ran as three steps on the main
+    # connection (execute, fetch, close); another coroutine's write queued between them ran
+    # while the read still held its snapshot, and once the express connection had committed in
+    # the meantime SQLite refused the write at once (a stale snapshot cannot be upgraded; no
+    # busy timeout helps). Here the express commit lands exactly mid-read: the query calls a
+    # function that stores a receipt after its first row.
+    async with await StateDB.open(tmp_path / "state.db", [TABLE]) as db:
+        await db.execute("INSERT INTO items VALUES ('a'), ('b'), ('c')")
+        other = sqlite3.connect(tmp_path / "state.db", isolation_level=None, check_same_thread=False)
+        stored = []
+
+        def receipt_meanwhile(name: str) -> str:
+            if not stored:  # a receipt committed by another connection while the read is under way
+                other.execute("INSERT INTO items VALUES ('receipt')")
+                stored.append(name)
+            return name
+
+        await db.conn.create_function("receipt_meanwhile", 1, receipt_meanwhile)
+        read = asyncio.ensure_future(db.fetchall("SELECT receipt_meanwhile(name) FROM items WHERE name < 'd'"))
+        await asyncio.sleep(0)  # the read is queued first, the write right behind it
+        write = asyncio.ensure_future(db.execute("INSERT INTO items VALUES ('written')"))
+        rows = await read
+        await write
+        other.close()
+        assert [row[0] for row in rows] == ["a", "b", "c"]
+        assert await names(db) == ["a", "b", "c", "receipt", "written"]
+
+
 async def test_a_full_disk_fails_the_receipt_and_frees_the_lock_once_space_returns(tmp_path: Path) -> None:
     async with await StateDB.open(tmp_path / "state.db", [TABLE]) as db:
         await db.transaction(lambda conn: conn.execute("INSERT INTO items VALUES ('first')"))

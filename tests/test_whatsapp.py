@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,7 @@ from bot.config import load_config
 from bot.daemon import Daemon
 from bot.intake.inbox import Inbox
 from tests.fakes.graph_api import FakeGraphAPI
-from tests.telegram_support import RecordingModel, eventually, last_user_text, use_model
+from tests.telegram_support import GatedModel, RecordingModel, eventually, last_user_text, use_model
 from tests.whatsapp_support import (
     BSUID_FRIEND,
     FAST,
@@ -160,6 +161,41 @@ async def test_the_same_delivery_three_times_gets_one_answer(
     await asyncio.sleep(0.1)
     assert [s.body.rsplit("echo: ", 1)[-1] for s in fake.sent] == ["only once", "sentinel"]
     assert len(model.calls) == 2
+
+
+async def test_a_state_db_locked_by_another_process_is_a_503_and_every_message_is_answered_once_after(
+    start: Start, board: Board, fake: FakeGraphAPI, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Seen in benchmarks/webhook.py: answers failed with "database is locked" and their
+    # messages waited, unanswered, for the next restart. Another process (a backup, a second
+    # Sabha on the same data dir) holding the state db's write lock longer than the busy
+    # timeout must be treated like a full disk: no 200 for what was not stored (never a 500),
+    # a turn's storage parked and retried, each message answered exactly once afterwards.
+    run = await start()
+    await board.db.pragma("busy_timeout = 100")
+    gated = use_model(board, GatedModel(gates={"mid turn": asyncio.Event()}))
+    assert await run.post(text_notification(OWNER, "mid turn")) == 200
+    await asyncio.wait_for(gated.started_event("mid turn").wait(), 10)
+    holder = sqlite3.connect(board.db.path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process takes the write lock
+    try:
+        gated.gates["mid turn"].set()  # the answer is ready, but cannot be stored
+        later = text_notification(OWNER, "while locked")
+        assert await run.post(later) == 503  # not stored, so not acknowledged: Meta delivers it again
+        await asyncio.sleep(0.6)
+        assert not [s for s in fake.sent if " on " in s.body]  # no answer leaves before it is stored
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert await run.post(later) == 200  # Meta's redelivery
+    await eventually(lambda: len([s for s in fake.sent if " on " in s.body]) >= 2,
+                     "both answers once the lock is released", timeout=20)
+    await asyncio.sleep(0.3)
+    answers = [s.body.rsplit(" on ", 1)[-1] for s in fake.sent if " on " in s.body]
+    assert sorted(answers) == ["mid turn", "while locked"]
+    told = [s for s in fake.sent if s.body == "I can't save anything right now, please try again shortly."]
+    assert len(told) <= 2  # at most once per message, never per retry
+    assert not [r for r in caplog.records if "a job in lane" in r.getMessage() or "never retrieved" in r.getMessage()]
 
 
 async def test_a_duplicate_after_a_restart_is_ignored(start: Start, model: RecordingModel, fake: FakeGraphAPI) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
@@ -294,7 +295,7 @@ class Intake:
         async def send() -> None:
             try:
                 await self.courier.deliver(self._system_reply(envelope, text, labelled=False), SendProgress())
-            except SendFailed as exc:
+            except (SendFailed, sqlite3.Error, OSError) as exc:  # best effort: the stored message is what counts
                 log.warning("%s: could not tell chat %s: %s", self.courier.name, envelope.chat_id, exc)
 
         task = asyncio.create_task(send(), name=f"{self.courier.name} notice")

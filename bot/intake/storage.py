@@ -1,10 +1,13 @@
 """Whether Sabha can write its state right now (disk full, read-only data dir, I/O errors).
 
 :func:`is_storage_error` recognises the errors that mean "the data dir cannot be written"
-(SQLite's ``database or disk is full``, a read-only database, ENOSPC, EROFS ...), as
-opposed to a bug. :class:`StorageHealth` is the daemon's one view of it: the first failure
-is logged once with what to do, ``/healthz`` shows it, and the first successful write
-after it logs the recovery.
+(SQLite's ``database or disk is full``, a read-only database, ENOSPC, EROFS ...; also
+``database is locked``: another process held the write lock past the busy timeout), as
+opposed to a bug. All of them pass: a message that could not be stored is not
+acknowledged, an answer that could not be recorded is parked and retried.
+:class:`StorageHealth` is the daemon's one view of it: the first failure is logged once
+with what to do, ``/healthz`` shows it, and the first successful write after it logs the
+recovery.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ _SQLITE_WRITE_PROBLEMS = (
     "attempt to write a readonly database",
     "disk i/o error",
     "unable to open database file",
+    _LOCKED := "database is locked",
 )
 _OS_WRITE_PROBLEMS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
 
@@ -63,9 +67,11 @@ class StorageHealth:
         if self.problem is None:
             self.problem = f"{doing}: {exc}"
             self.since = time.monotonic()
+            fix = ("Another process holds the state db's write lock (a backup or a second Sabha on the same "
+                   "data_dir?): let it finish or stop it." if _LOCKED in str(exc).lower() else
+                   "Free disk space or fix the permissions of the data dir.")
             log.error("cannot write Sabha's data (%s while %s). Messages are not lost: they are answered with a "
-                      "short 'try again shortly' and taken up once writing works again. Free disk space or fix "
-                      "the permissions of the data dir.", exc, doing)
+                      "short 'try again shortly' and taken up once writing works again. %s", exc, doing, fix)
 
     def recovered(self) -> None:
         """A write succeeded: the outage (if any) is over."""
