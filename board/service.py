@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from board.agent.guardrails import Guardrails, GuardrailSettings
 from board.agent.migrations import MIGRATIONS as AGENT_MIGRATIONS
@@ -40,13 +41,15 @@ from board.memory.transcripts import TranscriptStore
 from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.convene import BoardRoom
-from board.room.meeting import MeetingEvent, MeetingEventKind, MeetingSettings
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
-from board.room.record import meeting_entry
+from board.room.settings import MeetingSettings
 from board.room.store import MeetingStore
 from board.router import Route, Router, unknown_role
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import LAST_GOOD_DIR, SoulStore
+
+if TYPE_CHECKING:  # a meeting's modules load with the first meeting
+    from board.room.meeting import MeetingEvent
 
 __all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "Board", "BoardSettings"]
 
@@ -293,6 +296,9 @@ class Board:
     async def _remember_meeting(self, event: MeetingEvent) -> None:
         """A decided meeting leaves its record in the asking session (the chair's, where it was asked)
         and in every participant's own session for that place, so later turns can answer from it."""
+        from board.room.meeting import MeetingEventKind
+        from board.room.record import meeting_entry
+
         origin, decision = event.origin, event.data.get("decision")
         if event.kind is not MeetingEventKind.DECISION or origin is None or not isinstance(decision, dict):
             return

@@ -334,7 +334,7 @@ class LoadedConfig:
     def board_settings(self) -> BoardSettings:
         """The plain values the board needs."""
         from board.room.consult import ConsultSettings
-        from board.room.meeting import DEFAULT_CHALLENGERS, MeetingSettings
+        from board.room.settings import DEFAULT_CHALLENGERS, MeetingSettings
         from board.service import BoardSettings
 
         board = self.config.board

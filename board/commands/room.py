@@ -14,7 +14,6 @@ from __future__ import annotations
 from board.commands.host import CommandHost
 from board.envelope import Envelope
 from board.room.convene import BoardRoom, MeetingInProgress
-from board.room.record import format_actions
 from board.router import Route
 
 __all__ = ["register"]
@@ -69,6 +68,8 @@ def register(host: CommandHost, room: BoardRoom) -> None:
         return None if envelope.is_owner else (envelope.channel, envelope.chat_id)
 
     async def actions(envelope: Envelope, route: Route) -> str:
+        from board.room.record import format_actions  # with the command, not with every board
+
         rows = await room.store.actions(place=place_of(envelope), include_done=route.text.strip().lower() == "all")
         return format_actions(rows)
 

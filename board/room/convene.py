@@ -16,7 +16,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board.agent.runner import AgentRunner, place_of
 from board.agent.speaker import Ask, Speaker, Utterance
@@ -26,17 +26,14 @@ from board.llm.base import PromptBlock, ToolSpec, Usage
 from board.llm.offline import OFFLINE_NOTICE
 from board.roles import GENERAL
 from board.room.consult import ConsultService, ConsultSettings
-from board.room.meeting import (
-    MeetingResult,
-    MeetingRun,
-    MeetingSettings,
-    Subscriber,
-    new_meeting_id,
-)
+from board.room.settings import MeetingSettings
 from board.room.store import MeetingStore
 from board.tasks import finish_tasks
 from board.workspace.prompt import PromptBuilder, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
+
+if TYPE_CHECKING:  # the meeting machinery loads with the first meeting (a chat turn never needs it)
+    from board.room.meeting import MeetingResult, MeetingRun, Subscriber
 
 __all__ = ["CONVENE_TOOL", "SUMMARIZER", "BoardRoom", "MeetingInProgress"]
 
@@ -151,6 +148,8 @@ class BoardRoom:
         extra_owners: Sequence[str] = (),
     ) -> MeetingRun:
         """Build a meeting without starting it."""
+        from board.room.meeting import MeetingRun, new_meeting_id
+
         topic = " ".join(topic.split())
         if not topic:
             raise ValueError("a meeting needs a topic: /meeting <topic>")

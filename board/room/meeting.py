@@ -68,6 +68,7 @@ from board.room.decision import (
     split_stance,
     validate_decision,
 )
+from board.room.settings import DEFAULT_CHALLENGERS, MeetingSettings
 from board.room.store import MeetingStore
 from board.workspace.souls import AgentProfile
 
@@ -87,9 +88,6 @@ __all__ = [
 
 log = logging.getLogger("sabha.meeting")
 
-#: roster -> its challenger: the role whose job is the objection nobody wants to hear
-DEFAULT_CHALLENGERS: tuple[tuple[str, str], ...] = (("board", "critic"), ("sabha", "investor"))
-
 STANCE_INSTRUCTION = (
     'End with one line: STANCE: {"position": "support" | "oppose" | "conditional", "confidence": 0 to 1, '
     '"assumption": "the one assumption your position rests on"}'
@@ -105,26 +103,6 @@ class StopReason(StrEnum):
     DEADLINE = "deadline"
     CANCELLED = "cancelled"
     ERROR = "error"
-
-
-@dataclass(frozen=True)
-class MeetingSettings:
-    """Limits of one meeting (config ``board.meetings``)."""
-
-    max_turns_per_agent: int = 3
-    max_duration_s: float = 600.0
-    budget_usd: float = 1.0
-    parallel: bool = True
-    agent_timeout_s: float = 120.0
-    abridge_chars: int = 900
-    quorum: float = 0.5
-    critic_role: str = "critic"  # the challenger of rosters that ``challengers`` does not name
-    peer_review: bool = False
-    challengers: tuple[tuple[str, str], ...] = DEFAULT_CHALLENGERS
-
-    def challenger_for(self, roster: str) -> str:
-        """The role that reviews the draft decision of a ``roster`` meeting ("" for none)."""
-        return dict(self.challengers).get(roster, self.critic_role)
 
 
 class MeetingEventKind(StrEnum):

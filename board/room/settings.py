@@ -1,0 +1,31 @@
+"""A meeting's limits as the board's settings: what config and the board need without importing
+the meeting machinery (:mod:`board.room.meeting`, which loads on the first meeting)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["DEFAULT_CHALLENGERS", "MeetingSettings"]
+
+#: roster -> its challenger: the role whose job is the objection nobody wants to hear
+DEFAULT_CHALLENGERS: tuple[tuple[str, str], ...] = (("board", "critic"), ("sabha", "investor"))
+
+
+@dataclass(frozen=True)
+class MeetingSettings:
+    """Limits of one meeting (config ``board.meetings``)."""
+
+    max_turns_per_agent: int = 3
+    max_duration_s: float = 600.0
+    budget_usd: float = 1.0
+    parallel: bool = True
+    agent_timeout_s: float = 120.0
+    abridge_chars: int = 900
+    quorum: float = 0.5
+    critic_role: str = "critic"  # the challenger of rosters that ``challengers`` does not name
+    peer_review: bool = False
+    challengers: tuple[tuple[str, str], ...] = DEFAULT_CHALLENGERS
+
+    def challenger_for(self, roster: str) -> str:
+        """The role that reviews the draft decision of a ``roster`` meeting ("" for none)."""
+        return dict(self.challengers).get(roster, self.critic_role)
