@@ -21,7 +21,6 @@ from board.agent.guardrails import Guardrails, GuardrailSettings
 from board.agent.migrations import MIGRATIONS as AGENT_MIGRATIONS
 from board.agent.runner import AgentRunner, AgentSettings
 from board.agent.tools import ToolRegistry
-from board.agent.web_search import WebSearch, WebSearchSettings
 from board.budget import Budget, BudgetSettings, sender_id
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
@@ -48,7 +47,8 @@ from board.router import Route, Router, unknown_role
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 
-if TYPE_CHECKING:  # a meeting's modules load with the first meeting
+if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search's with its provider
+    from board.agent.web_search import WebSearch, WebSearchSettings
     from board.room.meeting import MeetingEvent
 
 __all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "Board", "BoardSettings"]
@@ -132,7 +132,11 @@ class Board:
         self.facts = FactStore(db, settings.memory)
         self.guardrails = Guardrails(settings.guardrails, db)
         self.knowledge = _open_knowledge(settings)
-        self.web_search = WebSearch(settings.web_search, db) if settings.web_search is not None else None
+        self.web_search: WebSearch | None = None
+        if settings.web_search is not None:
+            from board.agent.web_search import WebSearch
+
+            self.web_search = WebSearch(settings.web_search, db)
         if self.knowledge is not None:
             self.tools.register(knowledge_tool(self.knowledge))
         if self.web_search is not None:

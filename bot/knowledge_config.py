@@ -12,21 +12,23 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, SecretStr, field_validator
 
-from board.agent.guardrails import (
+from board.agent.guardrail_settings import (
     DEFAULT_EMPTY_REPLY,
     DEFAULT_REFUSAL,
     DEFAULT_UNSOURCED_NOTE,
     SHINGLE,
     GuardrailSettings,
 )
-from board.agent.web_search import KEY_ENV, SearchProvider, WebSearchSettings
-from board.memory.facts import MemorySettings
-from board.memory.knowledge.base import KnowledgeSettings
 from bot.config_model import StrictModel, base_url, blank_is_unset
+
+if TYPE_CHECKING:  # the board's modules load when the board's settings are built (`sabha souls` needs none)
+    from board.agent.web_search import WebSearchSettings
+    from board.memory.facts import MemorySettings
+    from board.memory.knowledge.base import KnowledgeSettings
 
 __all__ = ["GuardrailsSection", "KnowledgeSection", "MemorySection", "WebSearchSection"]
 
@@ -45,6 +47,8 @@ class KnowledgeSection(StrictModel):
 
     def settings(self) -> KnowledgeSettings:
         """The board's plain settings."""
+        from board.memory.knowledge.base import KnowledgeSettings
+
         return KnowledgeSettings(enabled=self.enabled, folder=self.folder, max_results=self.max_results,
                                  chunk_chars=self.chunk_chars, result_chars=self.result_chars,
                                  max_file_bytes=int(self.max_file_mb * 1024 * 1024))
@@ -72,6 +76,8 @@ class WebSearchSection(StrictModel):
         """The board's plain settings; None when no provider is set or it has no key (logged)."""
         if self.provider is None:
             return None
+        from board.agent.web_search import KEY_ENV, SearchProvider, WebSearchSettings
+
         provider = SearchProvider(self.provider)
         env = os.environ if env is None else env
         key = self.api_key.get_secret_value().strip() if self.api_key is not None else ""
@@ -95,6 +101,8 @@ class MemorySection(StrictModel):
 
     def settings(self) -> MemorySettings:
         """The board's plain settings."""
+        from board.memory.facts import MemorySettings
+
         return MemorySettings(enabled=self.enabled, cross_role=self.cross_role,
                               max_facts_per_role=self.max_facts_per_role, recall_limit=self.recall_limit)
 

@@ -37,6 +37,13 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from board.agent.guardrail_settings import (
+    DEFAULT_EMPTY_REPLY,
+    DEFAULT_REFUSAL,
+    DEFAULT_UNSOURCED_NOTE,
+    SHINGLE,
+    GuardrailSettings,
+)
 from board.db import StateDB
 from board.memory.ledger import current_sender
 from board.memory.transcripts import utc_now
@@ -60,12 +67,6 @@ __all__ = [
 
 log = logging.getLogger("sabha.guardrails")
 
-DEFAULT_REFUSAL = "I can't share my instructions or how I'm set up, but I'm glad to help with your question."
-DEFAULT_EMPTY_REPLY = "I don't have anything useful to add to that yet; could you tell me a little more?"
-DEFAULT_UNSOURCED_NOTE = (
-    "(Note: the figures above are not backed by a cited source in this answer; treat them as unverified.)"
-)
-SHINGLE = 8  # words per shingle of the prompt-leak check
 MODEL_FAMILIES = (
     "claude", "gpt", "chatgpt", "llama", "mistral", "mixtral", "gemini", "gemma", "qwen", "deepseek", "phi",
     "grok", "falcon", "vicuna", "codestral", "nemotron", "olmo", "granite",
@@ -108,25 +109,6 @@ class GuardAction(StrEnum):
     SCRUB = "scrub"
     ANNOTATE = "annotate"
     LOG = "log"  # enforce is off: recorded, answer unchanged
-
-
-@dataclass(frozen=True)
-class GuardrailSettings:
-    """``guardrails:`` in the config, as plain values."""
-
-    enabled: bool = True
-    enforce: bool = True
-    empty: bool = True
-    empty_reply: str = DEFAULT_EMPTY_REPLY
-    prompt_leak: bool = True
-    prompt_leak_words: int = 20
-    refusal: str = DEFAULT_REFUSAL
-    model_name: bool = True
-    hide_model_for: tuple[str, ...] | None = None  # None: every role
-    model_name_replacement: str = "[withheld]"
-    extra_model_terms: tuple[str, ...] = ()
-    cite_sources_roles: tuple[str, ...] = ("research", "analyst")
-    unsourced_note: str = DEFAULT_UNSOURCED_NOTE
 
 
 @dataclass(frozen=True)
