@@ -6,10 +6,14 @@ allows, lanes take turns (round robin): a lane that just ran a job goes to the b
 the queue, so one busy conversation cannot starve a hundred quiet ones. :meth:`submit`
 is synchronous, so jobs enter a lane exactly in the order they were stored.
 
-:meth:`hold` puts acknowledging first: while a webhook is being received and stored, no
-new job starts (running ones go on), so a burst of notifications is acknowledged at the
-speed of storing them, not of answering them; a hold defers starts by at most
-``max_defer`` seconds, after which jobs start as usual even if receipts keep coming.
+:meth:`hold` puts acknowledging first: while a webhook is being received and stored, and
+until receipts have been quiet for ``quiet`` seconds (the gaps between the requests of a
+burst are shorter), no new job starts (running ones go on), so a burst of notifications is
+acknowledged at the speed of storing them, not of answering them. Jobs created at once run
+their first steps back to back, so thirty turns started in a gap of the burst would keep
+the receipts behind them waiting for the event loop. A burst defers starts by at most
+``max_defer`` seconds from its first receipt, after which jobs start as usual until the
+receipts go quiet, even if they keep coming.
 
 :meth:`drain` stops starting jobs, waits for the running ones up to a grace period and
 cancels what is left; jobs that never started are dropped from memory only (their
@@ -34,14 +38,16 @@ Job = Callable[[], Awaitable[None]]
 class Scheduler:
     """Per-lane ordered jobs, at most ``cap`` running; see the module docstring."""
 
-    def __init__(self, cap: int = 32, name: str = "intake", max_defer: float = 1.0) -> None:
+    def __init__(self, cap: int = 32, name: str = "intake", max_defer: float = 1.0, quiet: float = 0.02) -> None:
         if cap < 1:
             raise ValueError("the cap on turns in flight must be at least 1")
         self.cap = cap
         self.name = name
         self.max_defer = max_defer
+        self.quiet = quiet
         self._holds = 0
-        self._held_since = 0.0
+        self._burst_since: float | None = None  # when the current burst of receipts began
+        self._quiet_until = 0.0  # jobs wait until no receipt came for ``quiet`` seconds
         self._timer: asyncio.TimerHandle | None = None
         self._lanes: dict[str, deque[Job]] = {}
         self._ready: deque[str] = deque()  # lanes with work, none of it running, in turn order
@@ -68,26 +74,34 @@ class Scheduler:
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
-        """While inside (a webhook being received), start no new job; see the module docstring."""
+        """While inside (a webhook being received), and ``quiet`` seconds after the last one,
+        start no new job; see the module docstring."""
         loop = asyncio.get_running_loop()
-        if self._holds == 0:
-            self._held_since = loop.time()
+        now = loop.time()
+        if self._burst_since is None or (self._holds == 0 and now >= self._quiet_until):
+            self._burst_since = now  # a new burst of receipts
         self._holds += 1
         try:
             yield
         finally:
             self._holds -= 1
             if self._holds == 0:
+                self._quiet_until = loop.time() + self.quiet
                 self._start_what_fits()
 
     def _deferred(self) -> bool:
-        """True while a hold defers starting jobs (then a timer starts them at the latest)."""
-        if self._holds == 0:
+        """True while receipts defer starting jobs (then a timer starts them at the latest)."""
+        if self._burst_since is None:
             return False
         loop = asyncio.get_running_loop()
-        until = self._held_since + self.max_defer
-        if loop.time() >= until:
+        now = loop.time()
+        cap = self._burst_since + self.max_defer
+        if now >= cap:
+            return False  # the burst went on too long: jobs start as usual, receipts or not
+        if self._holds == 0 and now >= self._quiet_until:
+            self._burst_since = None  # the burst is over
             return False
+        until = min(cap, self._quiet_until) if self._holds == 0 else cap
         if self._timer is None or self._timer.cancelled() or self._timer.when() != until:
             if self._timer is not None:
                 self._timer.cancel()
