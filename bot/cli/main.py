@@ -19,11 +19,15 @@ parser, and pays for every import they make.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
+import gc
 import inspect
 import os
 import sys
+import threading
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from board import __version__
 from bot.cli import ask as ask_cli
@@ -44,9 +48,18 @@ if TYPE_CHECKING:
     from bot.channels.plugin import CliCommand
     from bot.config import LoadedConfig
 
-__all__ = ["SUBCOMMANDS", "build_parser", "main"]
+__all__ = ["SHORT_COMMANDS", "SUBCOMMANDS", "build_parser", "main"]
 
 EXIT_USAGE = 2
+
+#: Commands that report or answer and end: not the daemon (``run``), the terminal chat, a
+#: meeting or roundtable (minutes of model calls) nor ``kb`` (indexing may read big documents).
+#: As the program they run with the garbage collector off (a command this short frees its
+#: memory by ending; collecting while it imports the modules it needs only walks them again
+#: and again) and end without the interpreter's teardown (:func:`_exit_now`). Their output,
+#: the transcript, the ledger and the state db are written exactly as otherwise.
+SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "status", "inbox", "doctor",
+                            "config", "memory", "cost", "telegram", "whatsapp"})
 
 #: Modules whose ``add_parsers(sub, common)`` add subcommands (see the module docstring).
 SUBCOMMANDS: tuple[Any, ...] = (where_cli, chat_cli, ask_cli, souls_cli, sessions_cli, meeting_cli, ops_cli,
@@ -190,9 +203,27 @@ def _is_user_error(exc: BaseException) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``sabha`` console script."""
+    """Entry point of the ``sabha`` console script (``argv`` None: the program's own arguments).
+
+    Run as the program (``argv`` None), a command in :data:`SHORT_COMMANDS` runs with the
+    garbage collector off and ends with :func:`_exit_now`; see :data:`SHORT_COMMANDS`.
+    Called with ``argv`` (tests, embedding programs) it only returns the exit code.
+    """
+    program = argv is None
+    if program:
+        gc.disable()  # parsing and the imports a command makes allocate much and free little
     parser = build_parser()
     args = parser.parse_args(argv)
+    short = program and getattr(args, "command", None) in SHORT_COMMANDS
+    if program and not short:
+        gc.enable()
+    code = _run(parser, args)
+    if short:
+        _exit_now(code)
+    return code
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -218,6 +249,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stderr.write(redact(f"sabha: {exc}\n"))
         return EXIT_USAGE
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the process with ``code`` once the command is done: flush stdout and stderr, run
+    the atexit handlers (logging's flush among them), then leave without the interpreter's
+    teardown, which frees every object of every imported module one by one and would take
+    longer than many a command. Everything the command writes is closed by then (the state
+    db by ``Board.close``, transcripts by their ``with`` blocks); with another thread still
+    running it exits the ordinary way instead."""
+    if threading.active_count() > 1:
+        raise SystemExit(code)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover
