@@ -14,7 +14,6 @@ Secrets are redacted in both, as in every Sabha log.
 from __future__ import annotations
 
 import logging
-import logging.handlers
 import os
 import sys
 from pathlib import Path
@@ -105,10 +104,11 @@ class ChatLog:
         root = logging.getLogger()
         self._saved = (list(root.handlers), root.level)
         handlers: list[logging.Handler] = []
+        from logging.handlers import RotatingFileHandler  # here: only the terminal chat writes a log file
+
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            file = logging.handlers.RotatingFileHandler(self.path, maxBytes=1_000_000, backupCount=3,
-                                                        encoding="utf-8")
+            file = RotatingFileHandler(self.path, maxBytes=1_000_000, backupCount=3, encoding="utf-8")
             file.setFormatter(logging.Formatter(TEXT_FORMAT))
             file.addFilter(RedactingFilter())
             file.setLevel(logging.DEBUG if self.verbosity > 1 else logging.INFO)
