@@ -7,8 +7,10 @@ and Jinja2 load only for the commands and turns that need them.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -56,6 +58,9 @@ def test_help_imports_no_sdk_no_channel_library_no_server(board: Path, tmp_path:
     top, full = imported(["--help"], board, tmp_path)
     assert not top & NEVER_FOR_HELP, top & NEVER_FOR_HELP
     assert "aiohttp.web" not in full and "board.service" not in full and "bot.config" not in full
+    # Building every channel's parser needs neither the plugin records nor the state db module (asyncio).
+    assert not full & {"asyncio", "board.db", "bot.channels.telegram.plugin", "bot.channels.whatsapp.plugin",
+                       "logging.handlers"}, full & {"asyncio", "board.db", "logging.handlers"}
 
 
 def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp_path: Path) -> None:
@@ -64,12 +69,20 @@ def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp
     unused = {"telegram", "anthropic", "openai", "aiohttp", "jsonschema", "prompt_toolkit", "prometheus_client",
               "telegramify_markdown", "httpx", "pypdf", "watchfiles"}
     assert not top & unused, top & unused
+    # A chat turn holds no meeting (the consult and convene tools are offered all the same), calls no web
+    # search (no provider configured) and writes no chat log file.
+    not_for_a_turn = {"board.room.meeting", "board.room.decision", "board.room.record", "board.room.roundtable",
+                      "board.agent.web_search", "logging.handlers", "bot.daemon", "bot.intake.intake",
+                      "bot.channels.telegram.channel", "bot.channels.whatsapp.channel"}
+    assert not full & not_for_a_turn, full & not_for_a_turn
 
 
 def test_souls_reads_the_workspace_without_the_board(board: Path, tmp_path: Path) -> None:
     top, full = imported(["souls"], board, tmp_path)
     assert "board.workspace.souls" in full
-    board_only = {"board.service", "board.agent.runner", "bot.app", "jinja2", "aiosqlite"}
+    board_only = {"board.service", "board.agent.runner", "bot.app", "jinja2", "aiosqlite", "board.db",
+                  "board.agent.guardrails", "board.memory.facts", "board.memory.knowledge.base",
+                  "board.agent.web_search", "board.room.meeting"}
     assert not full & board_only, full & board_only
     assert not top & {"telegram", "anthropic", "openai", "aiohttp", "jsonschema", "prompt_toolkit"}
 
@@ -89,3 +102,54 @@ async def test_every_built_in_tool_schema_is_valid(board: Path) -> None:
             jsonschema.Draft202012Validator.check_schema(opened.tools.get(name).spec.parameters)
     finally:
         await opened.close()
+
+
+def test_ask_run_as_the_program_leaves_its_answer_transcript_and_ledger_row(board: Path, tmp_path: Path) -> None:
+    """As the program, ``ask`` ends without the interpreter's teardown: nothing it writes may be lost
+    by that (stdout through a pipe, the transcript, the ledger row, a warning on stderr)."""
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(REPO)}
+    env.pop("SABHA_CONFIG", None)
+    for n in (1, 2):
+        done = subprocess.run([sys.executable, "-m", "bot.cli", "ask", "--role", "critic", f"question {n}"],
+                              cwd=board, env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("🦉 Critic: ") and done.stdout.endswith("\n"), done.stdout
+    transcripts = list((board / "sessions").glob("*-critic-*.jsonl"))
+    assert len(transcripts) == 1
+    text = transcripts[0].read_text(encoding="utf-8")
+    assert "question 1" in text and "question 2" in text
+    assert text.count('"role": "assistant"') + text.count('"role":"assistant"') == 2
+    with sqlite3.connect(board / "sessions" / "sabha.db") as db:
+        rows = db.execute("SELECT role, session_key, outcome FROM llm_calls").fetchall()
+    assert rows == [("critic", "board:critic", "ok")] * 2, rows
+    wrong = subprocess.run([sys.executable, "-m", "bot.cli", "ask", "--role", "wizard", "hi"], cwd=board, env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert wrong.returncode == 2 and "no role 'wizard'" in wrong.stderr
+
+
+def test_main_called_in_process_changes_no_process_state(board: Path, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the program itself (``argv`` None) turns the collector off and exits at once; a caller of
+    ``main([...])`` (tests, an embedding program) gets the exit code back and its process as it was."""
+    from bot.cli.main import main
+
+    monkeypatch.chdir(board)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("SABHA_CONFIG", raising=False)
+    assert gc.isenabled()
+    assert main(["souls"]) == 0
+    assert gc.isenabled()
+    assert "critic" in capsys.readouterr().out
+
+
+def test_every_channel_command_is_built_from_its_cli_module() -> None:
+    """``sabha --help`` builds channels' parsers from their ``cli`` modules (not the plugin records): the
+    two must name the same channels."""
+    import argparse
+
+    from bot.channels.registry import add_cli_parsers, plugins
+
+    parser = argparse.ArgumentParser()
+    commands = add_cli_parsers(parser.add_subparsers(), argparse.ArgumentParser(add_help=False))
+    assert set(commands) == {p.name for p in plugins() if p.add_cli is not None} == {"telegram", "whatsapp"}
