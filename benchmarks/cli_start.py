@@ -12,7 +12,8 @@ It prints each command's median wall time, its median over the bare interpreter 
 ratio, against the goals (``--help`` within 0.15 s of the bare interpreter, ``ask`` within
 0.3 s), then which heavy libraries each command imported (from ``sys.modules`` at exit,
 via ``python -X importtime``). It never asserts: timings on a shared machine are figures,
-not verdicts. Nothing is cached between runs; each run is a fresh process.
+not verdicts. Nothing is cached between runs; each run is a fresh process (with Python's own
+``.pyc`` files, as an installed ``sabha`` has them: ``PYTHONDONTWRITEBYTECODE`` is unset).
 
     python benchmarks/cli_start.py [--runs 20]
 """
@@ -69,6 +70,9 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="sabha-start-"))
     env = {**os.environ, "XDG_DATA_HOME": str(tmp / "xdg"), "PYTHONPATH": str(REPO)}
     env.pop("SABHA_CONFIG", None)
+    # An installed sabha has its .pyc files (pip writes them): let the warm-up run write any that
+    # are missing or stale, or every run would compile the edited modules again.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     sabha = sabha_command()
     board = tmp / "board"
     subprocess.run([*sabha, "init", str(board)], env=env, check=True, stdout=subprocess.DEVNULL)
