@@ -13,7 +13,8 @@ acknowledged at the speed of storing them, not of answering them. Jobs created a
 their first steps back to back, so thirty turns started in a gap of the burst would keep
 the receipts behind them waiting for the event loop. A burst defers starts by at most
 ``max_defer`` seconds from its first receipt, after which jobs start as usual until the
-receipts go quiet, even if they keep coming.
+receipts go quiet, even if they keep coming. For the same reason jobs start one per turn
+of the event loop, not all at once: between two starts the loop takes in what arrived.
 
 :meth:`drain` stops starting jobs, waits for the running ones up to a grace period and
 cancels what is left; jobs that never started are dropped from memory only (their
@@ -38,7 +39,7 @@ Job = Callable[[], Awaitable[None]]
 class Scheduler:
     """Per-lane ordered jobs, at most ``cap`` running; see the module docstring."""
 
-    def __init__(self, cap: int = 32, name: str = "intake", max_defer: float = 1.0, quiet: float = 0.02) -> None:
+    def __init__(self, cap: int = 32, name: str = "intake", max_defer: float = 1.0, quiet: float = 0.1) -> None:
         if cap < 1:
             raise ValueError("the cap on turns in flight must be at least 1")
         self.cap = cap
@@ -49,6 +50,7 @@ class Scheduler:
         self._burst_since: float | None = None  # when the current burst of receipts began
         self._quiet_until = 0.0  # jobs wait until no receipt came for ``quiet`` seconds
         self._timer: asyncio.TimerHandle | None = None
+        self._kick_pending = False
         self._lanes: dict[str, deque[Job]] = {}
         self._ready: deque[str] = deque()  # lanes with work, none of it running, in turn order
         self._running: dict[str, asyncio.Task[None]] = {}
@@ -112,14 +114,25 @@ class Scheduler:
         if self._ready and self._deferred():
             return
         while not self.closed and self._ready and len(self._running) < self.cap:
-            lane = self._ready.popleft()
+            lane = self._ready[0]
             queue = self._lanes.get(lane)
             if not queue:
+                self._ready.popleft()
                 self._lanes.pop(lane, None)
                 continue
+            if self._kick_pending:  # a job already started in this turn of the event loop
+                return  # the kick starts the next one in the next turn
+            self._ready.popleft()
             job = queue.popleft()
             self._running[lane] = asyncio.create_task(self._run(lane, job), name=f"{self.name} {lane}")
             self.peak = max(self.peak, len(self._running))
+            self._kick_pending = True
+            asyncio.get_running_loop().call_soon(self._kicked)
+            return
+
+    def _kicked(self) -> None:
+        self._kick_pending = False
+        self._start_what_fits()
 
     async def _run(self, lane: str, job: Job) -> None:
         try:
