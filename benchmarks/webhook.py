@@ -67,8 +67,10 @@ asyncio.run(main())
 _PORT = re.compile(r"(?:http on [^\s:]+:|^port )(\d+)")
 
 
-async def spawn(args: list[str], env: dict[str, str], cwd: Path) -> tuple[asyncio.subprocess.Process, int]:
-    """Start a process and read its port from stderr (then keep draining stderr)."""
+async def spawn(args: list[str], env: dict[str, str], cwd: Path,
+                errors: list[str] | None = None) -> tuple[asyncio.subprocess.Process, int]:
+    """Start a process and read its port from stderr (then keep draining stderr, keeping
+    the lines logged at ERROR or above in ``errors``)."""
     proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.DEVNULL,
                                                 stderr=asyncio.subprocess.PIPE, env=env, cwd=str(cwd))
     assert proc.stderr is not None
@@ -82,8 +84,9 @@ async def spawn(args: list[str], env: dict[str, str], cwd: Path) -> tuple[asynci
 
     async def drain() -> None:
         assert proc.stderr is not None
-        while await proc.stderr.readline():
-            pass
+        while line := await proc.stderr.readline():
+            if errors is not None and re.search(r" (ERROR|CRITICAL) ", line.decode(errors="replace")):
+                errors.append(line.decode(errors="replace").rstrip())
 
     asyncio.get_running_loop().create_task(drain())
     return proc, int(found.group(1))
@@ -130,6 +133,7 @@ async def main(count: int, clients: int, users: int, latency: float, cap: int, r
     root = Path(tempfile.mkdtemp(prefix="sabha-webhook-bench-"))
     copy_default_workspace(root / "workspace")
     results: list[tuple[list[float], list[float], float, float]] = []
+    duplicates = 0
     async with FakeGraphAPI() as graph, EchoModel(latency=latency) as model:
         numbers = ", ".join([f'"1555{n:07d}"' for n in range(users)] + ['"1555' + "9" * 7 + '"'])  # + warm-up
         (root / "sabha.yaml").write_text("\n".join([
@@ -144,8 +148,9 @@ async def main(count: int, clients: int, users: int, latency: float, cap: int, r
         env.update(WHATSAPP_ACCESS_TOKEN=graph.token, WHATSAPP_APP_SECRET=APP_SECRET, PYTHONPATH=str(REPO),
                    PYTHONUNBUFFERED="1")
         bare, bare_port = await spawn([sys.executable, "-c", BARE], env, root)
+        logged: list[str] = []
         sabha, sabha_port = await spawn([sys.executable, "-m", "bot.cli", "run", "--config",
-                                         str(root / "sabha.yaml")], env, root)
+                                         str(root / "sabha.yaml")], env, root, logged)
         try:
             warm = [json.dumps(text_notification("1555" + "9" * 7, "warm up")).encode()]
             await hammer(f"http://127.0.0.1:{sabha_port}/whatsapp/webhook", warm, 1)
@@ -167,6 +172,8 @@ async def main(count: int, clients: int, users: int, latency: float, cap: int, r
                     await asyncio.sleep(0.05)
                 if len(done) < count:
                     print(f"round {round_ + 1}: gave up after 600 s with {len(done)} answered")
+                answers = [q for s in graph.sent for r, q in pattern.findall(s.body) if r == str(round_)]
+                duplicates += len(answers) - len(set(answers))
                 results.append((bare_lat, sabha_lat, acked, time.perf_counter() - started))
         finally:
             for proc in (bare, sabha):
@@ -190,6 +197,9 @@ async def main(count: int, clients: int, users: int, latency: float, cap: int, r
           f"p99 {statistics.median(ratios99):.2f}x (goal p99 <= 2); all {count} answered after "
           f"{statistics.median(answers):.2f} s, {statistics.median(answers) / ideal:.2f}x the ideal "
           f"(max({per_user} per user, {math.ceil(count / cap)} per turn slot) x {latency:.2f} s)")
+    print(f"answers sent twice: {duplicates}; lines Sabha logged at ERROR: {len(logged)}")
+    for line in logged[:5]:
+        print(f"  {line[:200]}")
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
