@@ -24,7 +24,7 @@ from anthropic.types import Message
 
 from board.llm.base import ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.errors import bad_response_error
-from board.llm.sdk_provider import SDKErrors, SDKProvider, preview
+from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
 
 __all__ = [
     "CACHE_MARKER",
@@ -34,6 +34,8 @@ __all__ = [
     "to_anthropic_system",
     "to_anthropic_tools",
 ]
+
+_AS_SENT = ("messages", "system", "tools")  # sent as built: see board.llm.sdk_provider.as_sent
 
 CACHE_MARKER = {"type": "ephemeral"}
 #: The most ``cache_control`` blocks one request may carry (tools, system and messages together).
@@ -199,13 +201,13 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
         ttft: float | None = None
         if self.settings.stream:
             started = time.perf_counter()
-            async with client.messages.stream(**params) as stream:
+            async with client.messages.stream(**as_sent(params, _AS_SENT, required=("messages",))) as stream:
                 async for event in stream:
                     if ttft is None and event.type in ("text", "input_json", "content_block_delta"):
                         ttft = round((time.perf_counter() - started) * 1000, 2)
                 message: object = await stream.get_final_message()
         else:
-            message = await client.messages.create(**params)
+            message = await client.messages.create(**as_sent(params, _AS_SENT, required=("messages",)))
         if not isinstance(message, Message):
             raise bad_response_error(self.name, model, f"not a message: {preview(message)}")
         if not message.content:

@@ -22,9 +22,11 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolC
 
 from board.llm.base import ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.errors import bad_response_error
-from board.llm.sdk_provider import SDKErrors, SDKProvider, preview
+from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
 
 __all__ = ["NO_KEY", "OpenAIProvider", "parse_arguments", "to_openai_messages", "to_openai_tools"]
+
+_AS_SENT = ("messages", "tools")  # sent as built: see board.llm.sdk_provider.as_sent
 
 #: Placeholder key for local servers that ignore it (the SDK refuses an empty key).
 NO_KEY = "sabha-no-key"
@@ -151,7 +153,7 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
     ) -> LLMResponse:
         if self.settings.stream:
             return await self._streamed(client, params, request, model)
-        result: object = await client.chat.completions.create(**params)
+        result: object = await client.chat.completions.create(**as_sent(params, _AS_SENT, required=("messages",)))
         if not isinstance(result, ChatCompletion):
             raise bad_response_error(self.name, model, f"not a completion: {preview(result)}")
         if not result.choices:
@@ -181,7 +183,8 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
         slots: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage: Any = None
-        stream = await client.chat.completions.create(**params, stream=True, stream_options={"include_usage": True})
+        stream = await client.chat.completions.create(**as_sent(params, _AS_SENT, required=("messages",)),
+                                                      stream=True, stream_options={"include_usage": True})
         async for chunk in stream:
             if chunk.usage is not None:
                 usage = chunk.usage
