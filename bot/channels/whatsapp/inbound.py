@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
@@ -172,17 +171,19 @@ class Notification(_Model):
 
 
 def parse_notification(body: bytes) -> Notification:
-    """The validated notification; ValueError says why the body is not one."""
+    """The validated notification; ValueError says why the body is not one.
+
+    Parsed and validated in one pass from the raw bytes (pydantic-core reads the JSON
+    itself: no intermediate Python objects, about half the time of ``json.loads`` then
+    validating; this runs before every webhook's 200)."""
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ValueError(f"the body is not JSON ({exc})") from exc
-    if not isinstance(data, dict):
-        raise ValueError(f"the body is JSON {type(data).__name__}, not an object")
-    try:
-        note = Notification.model_validate(data)
+        note = Notification.model_validate_json(body)
     except ValidationError as exc:
         first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            raise ValueError(f"the body is not JSON ({first['msg'].removeprefix('Invalid JSON: ')})") from exc
+        if first["type"] == "model_type" and not first["loc"]:
+            raise ValueError(f"the body is JSON {type(first.get('input')).__name__}, not an object") from exc
         where = ".".join(str(p) for p in first["loc"])
         raise ValueError(f"unexpected shape at {where or 'the top'}: {first['msg']} "
                          f"({exc.error_count()} problem(s))") from exc
