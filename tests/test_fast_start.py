@@ -153,3 +153,95 @@ def test_every_channel_command_is_built_from_its_cli_module() -> None:
     parser = argparse.ArgumentParser()
     commands = add_cli_parsers(parser.add_subparsers(), argparse.ArgumentParser(add_help=False))
     assert set(commands) == {p.name for p in plugins() if p.add_cli is not None} == {"telegram", "whatsapp"}
+
+
+def _subcommands(parser: object) -> dict[str, object]:
+    import argparse
+
+    assert isinstance(parser, argparse.ArgumentParser)
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def test_each_command_builds_only_its_own_parser_and_the_table_says_who_adds_what() -> None:
+    """``sabha <command>`` imports and builds only the module that adds it (:data:`SUBCOMMANDS`):
+    the table must name every command each module adds, and nothing else."""
+    import argparse
+    import importlib
+
+    from bot.channels.registry import channel_commands
+    from bot.cli.main import OWN_COMMANDS, SUBCOMMANDS, build_parser
+
+    for module in set(SUBCOMMANDS.values()):
+        parser = argparse.ArgumentParser()
+        importlib.import_module(module).add_parsers(parser.add_subparsers(), argparse.ArgumentParser(add_help=False))
+        assert set(_subcommands(parser)) == {c for c, m in SUBCOMMANDS.items() if m == module}, module
+    everything = list(_subcommands(build_parser()))
+    assert everything == [*SUBCOMMANDS, *OWN_COMMANDS, *channel_commands()]
+    for command in everything:
+        own = _subcommands(build_parser(command))
+        assert command in own
+        assert set(own) <= set(everything)
+
+
+@pytest.mark.parametrize("argv", [
+    ["ask", "--role", "critic", "hi", "there"],
+    ["--config", "x.yaml", "-vv", "ask", "-"],
+    ["-v", "--config=x.yaml", "souls"],
+    ["sessions", "show", "main", "--config", "y"],
+    ["config", "check"],
+    ["cost", "--by", "day", "--json"],
+    ["run", "-v"],
+    ["meeting", "should we hire?"],
+    ["telegram", "--help"],
+    ["whatsapp", "--help"],
+])
+def test_a_command_parses_alike_with_its_own_parser_and_with_all(argv: list[str]) -> None:
+    from bot.cli.main import build_parser, command_named
+
+    def parsed(parser: object) -> dict[str, object]:
+        import argparse
+
+        assert isinstance(parser, argparse.ArgumentParser)
+        try:
+            values = vars(parser.parse_args(argv))
+        except SystemExit as exc:  # --help
+            return {"exit": exc.code}
+        handler = values.pop("handler", None)
+        return {**values, "handler": getattr(handler, "__qualname__", handler)}
+
+    command = command_named(argv)
+    assert command is not None and command in argv
+    assert parsed(build_parser(command)) == parsed(build_parser())
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"], ["-h", "ask"], ["--version"], ["--conf", "x", "ask"], ["asks"],
+                                  ["--config"], ["--", "ask"], ["-vx", "ask"]])
+def test_anything_but_a_plain_command_builds_the_whole_parser(argv: list[str]) -> None:
+    from bot.cli.main import command_named
+
+    assert command_named(argv) is None
+
+
+def test_ask_builds_no_other_command(board: Path, tmp_path: Path) -> None:
+    _, full = imported(["ask", "--role", "critic", "hi"], board, tmp_path)
+    others = {"bot.cli.chat", "bot.cli.doctor", "bot.cli.kb", "bot.cli.sessions", "bot.cli.ops", "bot.cli.meetings",
+              "bot.cli.memory", "bot.cli.config_cmd", "bot.cli.souls", "bot.channels.telegram.cli",
+              "bot.channels.whatsapp.cli"}
+    assert "bot.cli.ask" in full
+    assert not full & others, full & others
+
+
+def test_help_still_lists_every_command(board: Path, tmp_path: Path) -> None:
+    from bot.channels.registry import channel_commands
+    from bot.cli.main import OWN_COMMANDS, SUBCOMMANDS
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "300"}
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "--help"], cwd=board, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    listed = [line.split()[0] for line in done.stdout.splitlines() if line.startswith("    ") and line.split()]
+    assert listed == [*SUBCOMMANDS, *OWN_COMMANDS, *channel_commands()], done.stdout
+    wrong = subprocess.run([sys.executable, "-m", "bot.cli", "asks", "hi"], cwd=board, env=env, capture_output=True,
+                           text=True, timeout=120)
+    assert wrong.returncode == 2 and "invalid choice: 'asks'" in wrong.stderr and "'souls'" in wrong.stderr

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from board.db import Migration
     from bot.channels.plugin import ChannelPlugin, CliCommand
 
-__all__ = ["PACKAGES", "PLUGINS", "add_cli_parsers", "all_migrations", "plugin", "plugins"]
+__all__ = ["PACKAGES", "PLUGINS", "add_cli_parsers", "all_migrations", "channel_commands", "plugin", "plugins"]
 
 #: The channel packages, in the order the daemon starts them. Each has a ``plugin`` module
 #: whose ``PLUGIN`` is its :class:`~bot.channels.plugin.ChannelPlugin`; one that adds
@@ -60,13 +60,18 @@ def all_migrations() -> Iterable[Migration]:
         yield from p.migrations
 
 
-def add_cli_parsers(sub: Any, common: argparse.ArgumentParser) -> dict[str, CliCommand]:
-    """Add each channel's ``sabha <name> ...`` parser(s) to ``sub``; their handlers by channel name.
+@functools.cache
+def channel_commands() -> dict[str, str]:
+    """``sabha <name>`` commands of the channels: name -> the package's ``cli`` module (only
+    packages that have one; nothing is imported but the channel packages themselves)."""
+    return {package.rsplit(".", 1)[-1]: f"{package}.cli" for package in PACKAGES
+            if importlib.util.find_spec(f"{package}.cli") is not None}
+
+
+def add_cli_parsers(sub: Any, common: argparse.ArgumentParser, *, only: str | None = None) -> dict[str, CliCommand]:
+    """Add each channel's ``sabha <name> ...`` parser(s) to ``sub`` (``only``: just that
+    channel's); their handlers by channel name.
 
     It imports the packages' ``cli`` modules only, as the records' ``add_cli`` would."""
-    commands: dict[str, CliCommand] = {}
-    for package in PACKAGES:
-        if importlib.util.find_spec(f"{package}.cli") is None:
-            continue
-        commands[package.rsplit(".", 1)[-1]] = importlib.import_module(f"{package}.cli").add_cli(sub, common)
-    return commands
+    return {name: importlib.import_module(module).add_cli(sub, common)
+            for name, module in channel_commands().items() if only is None or name == only}

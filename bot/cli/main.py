@@ -10,10 +10,11 @@ one clear line and exit with code 2, never a traceback.
 
 Adding a subcommand: a module with ``add_parsers(sub, common)`` that adds its parser(s)
 (``parents=[common]``) and sets ``handler`` on each with ``set_defaults``: a function of
-the parsed ``args`` returning the exit code, async or not. List the module in
-:data:`SUBCOMMANDS`. Keep its top-level imports light (argparse, ``bot.cli.common``,
-``bot.cli.where``) and import the rest inside the handler: ``sabha --help`` builds every
-parser, and pays for every import they make.
+the parsed ``args`` returning the exit code, async or not. List each command it adds in
+:data:`SUBCOMMANDS`, with the module's name: a command run imports only its own module and
+builds only its parsers. Keep the module's top-level imports light (argparse,
+``bot.cli.common``, ``bot.cli.where``) and import the rest inside the handler: ``sabha
+--help`` builds every parser, and pays for every import they make.
 """
 
 from __future__ import annotations
@@ -30,17 +31,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from board import __version__
-from bot.cli import ask as ask_cli
-from bot.cli import chat as chat_cli
-from bot.cli import config_cmd as config_cli
-from bot.cli import doctor as doctor_cli
-from bot.cli import kb as kb_cli
-from bot.cli import meetings as meeting_cli
-from bot.cli import memory as memory_cli
-from bot.cli import ops as ops_cli
-from bot.cli import sessions as sessions_cli
-from bot.cli import souls as souls_cli
-from bot.cli import where as where_cli
 from bot.cli.common import UserError, emit
 from bot.cli.where import config_command
 
@@ -48,7 +38,7 @@ if TYPE_CHECKING:
     from bot.channels.plugin import CliCommand
     from bot.config import LoadedConfig
 
-__all__ = ["SHORT_COMMANDS", "SUBCOMMANDS", "build_parser", "main"]
+__all__ = ["OWN_COMMANDS", "SHORT_COMMANDS", "SUBCOMMANDS", "build_parser", "command_named", "main"]
 
 EXIT_USAGE = 2
 
@@ -61,9 +51,31 @@ EXIT_USAGE = 2
 SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "status", "inbox", "doctor",
                             "config", "memory", "cost", "telegram", "whatsapp"})
 
-#: Modules whose ``add_parsers(sub, common)`` add subcommands (see the module docstring).
-SUBCOMMANDS: tuple[Any, ...] = (where_cli, chat_cli, ask_cli, souls_cli, sessions_cli, meeting_cli, ops_cli,
-                                doctor_cli, config_cli, kb_cli, memory_cli)
+#: Each subcommand and the module whose ``add_parsers(sub, common)`` adds it (see the module
+#: docstring), in the order ``sabha --help`` lists them. Running a command imports only its own
+#: module and builds only that module's parsers; ``sabha --help``, ``sabha`` alone and anything
+#: that names no command build every parser (tests/test_fast_start.py checks this table against
+#: what the modules add).
+SUBCOMMANDS: dict[str, str] = {
+    "init": "bot.cli.where",
+    "chat": "bot.cli.chat",
+    "ask": "bot.cli.ask",
+    "souls": "bot.cli.souls",
+    "sessions": "bot.cli.sessions",
+    "meeting": "bot.cli.meetings",
+    "meetings": "bot.cli.meetings",
+    "actions": "bot.cli.meetings",
+    "roundtable": "bot.cli.meetings",
+    "status": "bot.cli.ops",
+    "inbox": "bot.cli.ops",
+    "doctor": "bot.cli.doctor",
+    "config": "bot.cli.config_cmd",
+    "kb": "bot.cli.kb",
+    "memory": "bot.cli.memory",
+}
+
+#: Subcommands whose parser this module adds itself.
+OWN_COMMANDS = ("cost", "run")
 
 
 # -- commands that live here ------------------------------------------------------------
@@ -77,6 +89,7 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     from board.memory.ledger import GROUPS, Ledger, format_report, parse_since
     from board.service import DB_FILE
     from bot.app import open_state_db
+    from bot.cli.ops import budget_json, budget_lines
 
     if args.by not in GROUPS:
         raise UserError(f"--by {args.by!r}: group by one of {', '.join(sorted(GROUPS))}")
@@ -95,7 +108,7 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         if args.json:
             emit(json.dumps({"since": since.isoformat() if since else None, "by": args.by,
                                "rows": [asdict(r) for r in rows], "total": asdict(total),
-                               "budget": await ops_cli.budget_json(ledger, loaded)}, indent=2))
+                               "budget": await budget_json(ledger, loaded)}, indent=2))
             return 0
         label = "since the beginning" if since is None else f"since {since.isoformat(timespec='minutes')}"
         emit(format_report(rows, total, by=args.by, since_label=label))
@@ -104,7 +117,7 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             emit("tool calls: " + ", ".join(f"{name} {calls}" + (f" ({failed} failed)" if failed else "")
                                            for name, calls, failed in tools))
         emit()
-        for line in await ops_cli.budget_lines(ledger, loaded):
+        for line in await budget_lines(ledger, loaded):
             emit(line)
     return 0
 
@@ -132,9 +145,36 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
 # -- parser -----------------------------------------------------------------------
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (``--config`` and ``-v`` accepted before or after the command)."""
-    from bot.channels.registry import add_cli_parsers
+def command_named(argv: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` runs, read the way the parser would (past ``--config PATH`` and
+    ``-v``); None when it names none or starts with anything else (``--help``, ``--version``,
+    an abbreviated option): then the whole parser is built, and it decides."""
+    from bot.channels.registry import channel_commands
+
+    rest = list(argv)
+    while rest:
+        word = rest.pop(0)
+        if word == "--config":
+            if not rest:
+                return None
+            rest.pop(0)
+        elif word.startswith("--config=") or word == "--verbose" or (word.startswith("-v") and set(word[1:]) == {"v"}):
+            continue
+        elif word in SUBCOMMANDS or word in OWN_COMMANDS or word in channel_commands():
+            return word
+        else:
+            return None
+    return None
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser (``--config`` and ``-v`` accepted before or after the command).
+
+    ``command``: build only the parsers of the module that adds it (see :data:`SUBCOMMANDS`);
+    None: every command's, as ``sabha --help`` lists them."""
+    import importlib
+
+    from bot.channels.registry import add_cli_parsers, channel_commands
     from bot.cli.where import with_board
 
     common = argparse.ArgumentParser(add_help=False)
@@ -152,9 +192,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"sabha {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    for module in SUBCOMMANDS:
-        module.add_parsers(sub, common)
+    for name in dict.fromkeys(SUBCOMMANDS.values()):
+        if command is None or SUBCOMMANDS.get(command) == name:
+            importlib.import_module(name).add_parsers(sub, common)
+    if command is None or command in OWN_COMMANDS:
+        _add_own_parsers(sub, common)
+    if command is None or command in channel_commands():
+        only = None if command is None else command
+        for name, channel_command in add_cli_parsers(sub, common, only=only).items():
+            sub.choices[name].set_defaults(handler=_channel_handler(channel_command, with_board))
+    return parser
 
+
+def _add_own_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``sabha cost`` and ``sabha run``."""
     p = sub.add_parser("cost", parents=[common], help="what the models cost (from the ledger)",
                        description="Estimated model cost from the ledger, as a table.")
     p.add_argument("--since", default="7d", metavar="WHEN",
@@ -170,10 +221,6 @@ def build_parser() -> argparse.ArgumentParser:
                                    "/healthz, /readyz, /metrics) and the soul watcher. SIGTERM or Ctrl-C stops it "
                                    "cleanly.")
     p.set_defaults(handler=config_command(cmd_run, writes=True, channels=True))
-
-    for name, command in add_cli_parsers(sub, common).items():
-        sub.choices[name].set_defaults(handler=_channel_handler(command, with_board))
-    return parser
 
 
 def _channel_handler(command: CliCommand, with_board: Any) -> Any:
@@ -212,8 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     program = argv is None
     if program:
         gc.disable()  # parsing and the imports a command makes allocate much and free little
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(command_named(words))
+    args = parser.parse_args(words)
     short = program and getattr(args, "command", None) in SHORT_COMMANDS
     if program and not short:
         gc.enable()
