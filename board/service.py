@@ -229,9 +229,14 @@ class Board:
             lock = self._locks[key] = asyncio.Lock()
         return lock
 
-    async def handle(self, envelope: Envelope) -> Reply:
+    async def handle(self, envelope: Envelope, *, route: Route | None = None) -> Reply:
         """Answer one envelope: a chat turn, a command, or an error reply. Never raises
-        for bad input; the reply says what went wrong and what to do."""
+        for bad input; the reply says what went wrong and what to do.
+
+        ``route``: what :meth:`router` made of this very envelope a moment ago (a caller that
+        looked at the route first, like ``sabha ask``), so the souls are not read twice; it
+        is made again when cleaning changed the envelope."""
+        given = envelope
         envelope = cleaned(envelope)  # lone surrogates cannot be written to a transcript
         limit = self.settings.max_message_chars
         if len(envelope.text) > limit:
@@ -241,7 +246,8 @@ class Board:
                 envelope, envelope.role_hint or GENERAL,
                 f"That message is {len(envelope.text):,} characters long; the limit is {limit:,}. "
                 "Send the part that matters, or a summary, and I will answer it.", kind="error")
-        route = self.router().route(envelope)
+        if route is None or envelope is not given:
+            route = self.router().route(envelope)
         if route.error:
             return self._system_reply(envelope, route.role, route.error, kind="error")
         if route.kind == "chat" and not route.text:

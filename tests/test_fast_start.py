@@ -245,3 +245,23 @@ def test_help_still_lists_every_command(board: Path, tmp_path: Path) -> None:
     wrong = subprocess.run([sys.executable, "-m", "bot.cli", "asks", "hi"], cwd=board, env=env, capture_output=True,
                            text=True, timeout=120)
     assert wrong.returncode == 2 and "invalid choice: 'asks'" in wrong.stderr and "'souls'" in wrong.stderr
+
+
+async def test_a_route_made_by_the_caller_is_the_one_answered(board: Path) -> None:
+    """``sabha ask`` reads the souls once: it routes, then hands :meth:`Board.handle` that route."""
+    from bot.app import open_board
+    from bot.cli.ask import console_envelope
+    from bot.config import load_config
+
+    opened = await open_board(load_config(board / "sabha.yaml"))
+    try:
+        envelope = console_envelope("what could go wrong?", "critic")
+        route = opened.router().route(envelope)
+        reply = await opened.handle(envelope, route=route)
+        assert reply.role == "critic" and reply.kind == "answer", reply
+        other = opened.router().route(console_envelope("x", "finance"))
+        assert (await opened.handle(envelope, route=other)).role == "finance"  # the route given is used
+        dirty = console_envelope("hi \ud800", "critic")
+        assert (await opened.handle(dirty, route=other)).role == "critic"  # cleaned text: routed again
+    finally:
+        await opened.close()

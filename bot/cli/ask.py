@@ -19,6 +19,7 @@ from bot.cli.where import open_config, with_board
 
 if TYPE_CHECKING:
     from board.envelope import Envelope
+    from board.router import Router
     from board.service import Board
 
 __all__ = ["add_parsers", "cmd_ask", "console_envelope", "resolve_role"]
@@ -35,14 +36,16 @@ def console_envelope(text: str, role: str | None) -> Envelope:
     return Envelope(channel="console", text=text, sender=user, sender_name=user, is_owner=True, role_hint=role)
 
 
-def resolve_role(board: Board, name: str | None) -> str | None:
+def resolve_role(board: Board, name: str | None, router: Router | None = None) -> str | None:
     """The role ``name`` means (``Finance``, ``finance`` and ``CFO`` alike), None for none given;
-    :class:`UserError` saying why when there is no such usable role."""
+    :class:`UserError` saying why when there is no such usable role. ``router``: the board's
+    router made a moment ago (else one is made)."""
     from board.router import unknown_role
 
     if name is None:
         return None
-    found = board.router().find_role(name)
+    router = router or board.router()
+    found = router.find_role(name)
     if found is not None:
         return found
     slug = name.strip().lower()
@@ -51,7 +54,7 @@ def resolve_role(board: Board, name: str | None) -> str | None:
         raise UserError(f"the role {slug!r} cannot answer: its soul file {row.path} is unusable ({row.error}) "
                         "and there is no shipped default to fall back to. Fix the file and try again "
                         "(`sabha souls` shows every soul's state)")
-    raise UserError(unknown_role(name, board.router().roles))
+    raise UserError(unknown_role(name, router.roles))
 
 
 async def cmd_ask(args: argparse.Namespace) -> int:
@@ -66,9 +69,10 @@ async def cmd_ask(args: argparse.Namespace) -> int:
     loaded = open_config(args, writes=True)
 
     async def body(board: Board) -> int:
-        role = resolve_role(board, args.role)
+        router = board.router()  # reads every soul: once for the role, the route and the answer
+        role = resolve_role(board, args.role, router)
         envelope = console_envelope(text, role)
-        route = board.router().route(envelope)
+        route = router.route(envelope)
         if route.kind == "chat" and not route.error:
             model = board.runner.model_for(board.souls.profile(route.role))
             chain = [model, *loaded.config.llm.fallbacks]
@@ -77,7 +81,7 @@ async def cmd_ask(args: argparse.Namespace) -> int:
                 raise UserError(key_advice(loaded, *keyless[0]))
             for model_and_env in keyless:
                 note(f"warning: {key_advice(loaded, *model_and_env)}")
-        reply = await board.handle(envelope)
+        reply = await board.handle(envelope, route=route)
         emit(reply.render())
         return 1 if reply.kind == "error" or reply.degraded else 0
 
