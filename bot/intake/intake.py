@@ -132,7 +132,7 @@ class Intake:
         self._batch.append((admitted, done))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush(), name=f"{self.courier.name} store")
-        await asyncio.shield(done)
+        await done  # not shielded: a caller cancelled meanwhile leaves the store to finish (it checks done())
 
     async def _flush(self) -> None:
         """Group commit: what arrives while a transaction runs is stored together in the next
