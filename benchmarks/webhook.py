@@ -92,6 +92,39 @@ async def spawn(args: list[str], env: dict[str, str], cwd: Path,
     return proc, int(found.group(1))
 
 
+WARM_UP_NUMBER = "1555" + "9" * 7
+
+
+async def post_signed(http: ClientSession, url: str, body: bytes) -> float:
+    """Post one signed webhook; its latency (seconds). Anything but a 200 stops the benchmark."""
+    headers = {"Content-Type": "application/json", "X-Hub-Signature-256": sign(body)}
+    start = time.perf_counter()
+    async with http.post(url, data=body, headers=headers) as resp:
+        await resp.read()
+        if resp.status != 200:
+            raise RuntimeError(f"{url} answered {resp.status}")
+    return time.perf_counter() - start
+
+
+def write_config(root: Path, graph: FakeGraphAPI, model: EchoModel, users: int, cap: int) -> dict[str, str]:
+    """A fresh workspace and ``sabha.yaml`` under ``root`` (WhatsApp only, the fake model, the
+    ``users`` numbers and the warm-up number allowed); the environment to run both servers in."""
+    copy_default_workspace(root / "workspace")
+    numbers = ", ".join([f'"1555{n:07d}"' for n in range(users)] + [f'"{WARM_UP_NUMBER}"'])
+    (root / "sabha.yaml").write_text("\n".join([
+        "workspace: ./workspace", "data_dir: ./sessions", "server: {host: 127.0.0.1, port: 0}",
+        f"inbox: {{max_concurrent_turns: {cap}}}",
+        "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
+        "      api_key: ${OPENAI_API_KEY}", f"      base_url: {model.base_url}",
+        "whatsapp:", f'  phone_number_id: "{NUMBER_ID}"', "  access_token: ${WHATSAPP_ACCESS_TOKEN}",
+        "  app_secret: ${WHATSAPP_APP_SECRET}", "  verify_token: ${WHATSAPP_VERIFY_TOKEN}",
+        f"  graph_base_url: {graph.base_url}", f"  allowed_numbers: [{numbers}]"]) + "\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
+    env.update(WHATSAPP_ACCESS_TOKEN=graph.token, WHATSAPP_APP_SECRET=APP_SECRET, WHATSAPP_VERIFY_TOKEN=VERIFY_TOKEN,
+               OPENAI_API_KEY="bench-key", PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    return env
+
+
 async def hammer(url: str, bodies: list[bytes], clients: int) -> list[float]:
     """Post every body with ``clients`` concurrent clients; the latency of each (seconds)."""
     latencies: list[float] = []
@@ -101,14 +134,7 @@ async def hammer(url: str, bodies: list[bytes], clients: int) -> list[float]:
 
     async def client(http: ClientSession) -> None:
         while not queue.empty():
-            body = queue.get_nowait()
-            headers = {"Content-Type": "application/json", "X-Hub-Signature-256": sign(body)}
-            start = time.perf_counter()
-            async with http.post(url, data=body, headers=headers) as resp:
-                await resp.read()
-                if resp.status != 200:
-                    raise RuntimeError(f"{url} answered {resp.status}")
-            latencies.append(time.perf_counter() - start)
+            latencies.append(await post_signed(http, url, queue.get_nowait()))
 
     async with ClientSession(connector=TCPConnector(limit=clients), timeout=ClientTimeout(total=60)) as http:
         await asyncio.gather(*(client(http) for _ in range(clients)))
@@ -131,28 +157,16 @@ def pct(values: list[float], q: float) -> float:
 
 async def main(count: int, clients: int, users: int, latency: float, cap: int, rounds: int) -> None:
     root = Path(tempfile.mkdtemp(prefix="sabha-webhook-bench-"))
-    copy_default_workspace(root / "workspace")
     results: list[tuple[list[float], list[float], float, float]] = []
     duplicates = 0
     async with FakeGraphAPI() as graph, EchoModel(latency=latency) as model:
-        numbers = ", ".join([f'"1555{n:07d}"' for n in range(users)] + ['"1555' + "9" * 7 + '"'])  # + warm-up
-        (root / "sabha.yaml").write_text("\n".join([
-            "workspace: ./workspace", "data_dir: ./sessions", "server: {host: 127.0.0.1, port: 0}",
-            f"inbox: {{max_concurrent_turns: {cap}}}",
-            "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
-            "      api_key: bench-key", f"      base_url: {model.base_url}",
-            "whatsapp:", f'  phone_number_id: "{NUMBER_ID}"', "  access_token: ${WHATSAPP_ACCESS_TOKEN}",
-            "  app_secret: ${WHATSAPP_APP_SECRET}", f"  verify_token: {VERIFY_TOKEN}",
-            f"  graph_base_url: {graph.base_url}", f"  allowed_numbers: [{numbers}]"]) + "\n", encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
-        env.update(WHATSAPP_ACCESS_TOKEN=graph.token, WHATSAPP_APP_SECRET=APP_SECRET, PYTHONPATH=str(REPO),
-                   PYTHONUNBUFFERED="1")
+        env = write_config(root, graph, model, users, cap)
         bare, bare_port = await spawn([sys.executable, "-c", BARE], env, root)
         logged: list[str] = []
         sabha, sabha_port = await spawn([sys.executable, "-m", "bot.cli", "run", "--config",
                                          str(root / "sabha.yaml")], env, root, logged)
         try:
-            warm = [json.dumps(text_notification("1555" + "9" * 7, "warm up")).encode()]
+            warm = [json.dumps(text_notification(WARM_UP_NUMBER, "warm up")).encode()]
             await hammer(f"http://127.0.0.1:{sabha_port}/whatsapp/webhook", warm, 1)
             await reply_seen(graph, "ECHO warm up")  # its turn done: the SDK's first-call paths are warm
             pattern = re.compile(r"ECHO R(\d+)Q(\d{4})")

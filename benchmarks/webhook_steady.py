@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -29,11 +28,10 @@ from aiohttp import ClientSession, ClientTimeout, TCPConnector
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.webhook import BARE, pct, reply_seen, spawn  # noqa: E402
-from board.workspace.paths import copy_default_workspace  # noqa: E402
+from benchmarks.webhook import BARE, WARM_UP_NUMBER, pct, post_signed, reply_seen, spawn, write_config  # noqa: E402
 from tests.fakes.echo_model import EchoModel  # noqa: E402
 from tests.fakes.graph_api import FakeGraphAPI  # noqa: E402
-from tests.whatsapp_support import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, sign, text_notification  # noqa: E402
+from tests.whatsapp_support import text_notification  # noqa: E402
 
 __all__ = ["main"]
 
@@ -43,13 +41,7 @@ async def paced(url: str, bodies: list[bytes], rate: float) -> list[float]:
     latencies: list[float] = []
     async with ClientSession(connector=TCPConnector(limit=200), timeout=ClientTimeout(total=60)) as http:
         async def one(body: bytes) -> None:
-            headers = {"Content-Type": "application/json", "X-Hub-Signature-256": sign(body)}
-            start = time.perf_counter()
-            async with http.post(url, data=body, headers=headers) as resp:
-                await resp.read()
-                if resp.status != 200:
-                    raise RuntimeError(f"{url} answered {resp.status}")
-            latencies.append(time.perf_counter() - start)
+            latencies.append(await post_signed(http, url, body))
 
         began = time.perf_counter()
         tasks = []
@@ -64,28 +56,15 @@ async def paced(url: str, bodies: list[bytes], rate: float) -> list[float]:
 
 async def main(rate: float, count: int, users: int, latency: float, cap: int, rounds: int) -> None:
     root = Path(tempfile.mkdtemp(prefix="sabha-webhook-steady-"))
-    copy_default_workspace(root / "workspace")
     rows: list[tuple[list[float], list[float], int]] = []
     async with FakeGraphAPI() as graph, EchoModel(latency=latency) as model:
-        numbers = ", ".join([f'"1555{n:07d}"' for n in range(users)] + ['"1555' + "9" * 7 + '"'])
-        (root / "sabha.yaml").write_text("\n".join([
-            "workspace: ./workspace", "data_dir: ./sessions", "server: {host: 127.0.0.1, port: 0}",
-            f"inbox: {{max_concurrent_turns: {cap}}}",
-            "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
-            "      api_key: ${OPENAI_API_KEY}", f"      base_url: {model.base_url}",
-            "whatsapp:", f'  phone_number_id: "{NUMBER_ID}"', "  access_token: ${WHATSAPP_ACCESS_TOKEN}",
-            "  app_secret: ${WHATSAPP_APP_SECRET}", "  verify_token: ${WHATSAPP_VERIFY_TOKEN}",
-            f"  graph_base_url: {graph.base_url}", f"  allowed_numbers: [{numbers}]"]) + "\n", encoding="utf-8")
-        env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
-        env.update(WHATSAPP_ACCESS_TOKEN=graph.token, WHATSAPP_APP_SECRET=APP_SECRET,
-                   WHATSAPP_VERIFY_TOKEN=VERIFY_TOKEN, OPENAI_API_KEY="bench-key", PYTHONPATH=str(REPO),
-                   PYTHONUNBUFFERED="1")
+        env = write_config(root, graph, model, users, cap)
         logged: list[str] = []
         bare, bare_port = await spawn([sys.executable, "-c", BARE], env, root)
         sabha, sabha_port = await spawn([sys.executable, "-m", "bot.cli", "run", "--config",
                                          str(root / "sabha.yaml")], env, root, logged)
         try:
-            warm = [json.dumps(text_notification("1555" + "9" * 7, "warm up")).encode()]
+            warm = [json.dumps(text_notification(WARM_UP_NUMBER, "warm up")).encode()]
             await paced(f"http://127.0.0.1:{sabha_port}/whatsapp/webhook", warm, rate)
             await reply_seen(graph, "ECHO warm up")
             for round_ in range(rounds):

@@ -15,6 +15,7 @@ from typing import Any
 
 import anthropic
 import openai
+import pytest
 
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import FakeOpenAI
@@ -23,42 +24,38 @@ from tests.llm_support import LookupTool, anthropic_board, envelope, openai_boar
 TURNS = 12
 
 
-async def test_openai_body_is_what_the_sdk_would_send(tmp_path: Path, workspace: Path, fake_openai: FakeOpenAI) -> None:
-    board = await openai_board(tmp_path, workspace, fake_openai)
-    board.tools.register(LookupTool().tool())
-    try:
-        for i in range(TURNS):
-            fake_openai.script_text(f"Answer {i}: runway is {14 + i} months, **mind** the `burn`.")
-            await board.handle(envelope(f"@finance question {i}: what about runway? ünïcødé 🚀"))
-        sent = fake_openai.requests[-1].body
-        assert len(sent["messages"]) > 6 and sent["tools"]  # a history, with tools
-        fake_openai.script_text("again")
-        client = openai.AsyncOpenAI(api_key="sk-test", base_url=fake_openai.base_url, max_retries=0)
-        params: dict[str, Any] = dict(sent)
-        await client.chat.completions.create(**params)  # the SDK's ordinary path
-        await client.close()
-        assert fake_openai.requests[-1].body == sent
-    finally:
-        await board.close()
+async def sdk_resend(provider: str, fake: FakeOpenAI | FakeAnthropic, body: dict[str, Any]) -> None:
+    """Send ``body`` again through the SDK's ordinary path (``create(**body)``, transform included)."""
+    if provider == "openai":
+        assert isinstance(fake, FakeOpenAI)
+        openai_client = openai.AsyncOpenAI(api_key="sk-test", base_url=fake.base_url, max_retries=0)
+        await openai_client.chat.completions.create(**body)
+        await openai_client.close()
+    else:
+        assert isinstance(fake, FakeAnthropic)
+        anthropic_client = anthropic.AsyncAnthropic(api_key="ak-test", base_url=fake.url, max_retries=0)
+        await anthropic_client.messages.create(**body)
+        await anthropic_client.close()
 
 
-async def test_anthropic_body_is_what_the_sdk_would_send(
-    tmp_path: Path, workspace: Path, fake_anthropic: FakeAnthropic
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+async def test_the_body_sent_is_what_the_sdk_would_send(
+    provider: str, tmp_path: Path, workspace: Path, fake_openai: FakeOpenAI, fake_anthropic: FakeAnthropic
 ) -> None:
-    board = await anthropic_board(tmp_path, workspace, fake_anthropic)
+    fake: FakeOpenAI | FakeAnthropic = fake_openai if provider == "openai" else fake_anthropic
+    make_board = openai_board if provider == "openai" else anthropic_board
+    board = await make_board(tmp_path, workspace, fake)  # type: ignore[arg-type]  # the fake matches the provider
     board.tools.register(LookupTool().tool())
     try:
         for i in range(TURNS):
-            fake_anthropic.script_text(f"Answer {i}: runway is {14 + i} months, **mind** the `burn`.")
+            fake.script_text(f"Answer {i}: runway is {14 + i} months, **mind** the `burn`.")
             await board.handle(envelope(f"@finance question {i}: what about runway? ünïcødé 🚀"))
-        sent = fake_anthropic.requests[-1].body
-        assert len(sent["messages"]) > 6 and sent["tools"] and sent["system"]
-        assert any("cache_control" in block for block in sent["system"])  # the cache markers go as built
-        fake_anthropic.script_text("again")
-        client = anthropic.AsyncAnthropic(api_key="ak-test", base_url=fake_anthropic.url, max_retries=0)
-        params: dict[str, Any] = dict(sent)
-        await client.messages.create(**params)  # the SDK's ordinary path
-        await client.close()
-        assert fake_anthropic.requests[-1].body == sent
+        sent = fake.requests[-1].body
+        assert len(sent["messages"]) > 6 and sent["tools"]  # a history, with tools
+        if provider == "anthropic":
+            assert any("cache_control" in block for block in sent["system"])  # the cache markers go as built
+        fake.script_text("again")
+        await sdk_resend(provider, fake, dict(sent))
+        assert fake.requests[-1].body == sent
     finally:
         await board.close()

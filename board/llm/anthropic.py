@@ -201,13 +201,13 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
         ttft: float | None = None
         if self.settings.stream:
             started = time.perf_counter()
-            async with client.messages.stream(**as_sent(params, _AS_SENT, required=("messages",))) as stream:
+            async with client.messages.stream(**as_sent(params, _AS_SENT)) as stream:
                 async for event in stream:
                     if ttft is None and event.type in ("text", "input_json", "content_block_delta"):
                         ttft = round((time.perf_counter() - started) * 1000, 2)
                 message: object = await stream.get_final_message()
         else:
-            message = await client.messages.create(**as_sent(params, _AS_SENT, required=("messages",)))
+            message = await client.messages.create(**as_sent(params, _AS_SENT))
         if not isinstance(message, Message):
             raise bad_response_error(self.name, model, f"not a message: {preview(message)}")
         if not message.content:

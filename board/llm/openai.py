@@ -153,7 +153,7 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
     ) -> LLMResponse:
         if self.settings.stream:
             return await self._streamed(client, params, request, model)
-        result: object = await client.chat.completions.create(**as_sent(params, _AS_SENT, required=("messages",)))
+        result: object = await client.chat.completions.create(**as_sent(params, _AS_SENT))
         if not isinstance(result, ChatCompletion):
             raise bad_response_error(self.name, model, f"not a completion: {preview(result)}")
         if not result.choices:
@@ -183,7 +183,7 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
         slots: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage: Any = None
-        stream = await client.chat.completions.create(**as_sent(params, _AS_SENT, required=("messages",)),
+        stream = await client.chat.completions.create(**as_sent(params, _AS_SENT),
                                                       stream=True, stream_options={"include_usage": True})
         async for chunk in stream:
             if chunk.usage is not None:

@@ -75,9 +75,11 @@ def garbage_error(provider: str, model: str, exc: BaseException) -> LLMError:
     return bad_response_error(provider, model, f"the SDK could not read it ({type(exc).__name__}: {text})")
 
 
-def as_sent(params: dict[str, Any], keys: tuple[str, ...], *, required: tuple[str, ...] = ()) -> dict[str, Any]:
+def as_sent(params: dict[str, Any], keys: tuple[str, ...], *,
+            required: tuple[str, ...] = ("messages",)) -> dict[str, Any]:
     """``params`` with the ``keys`` present moved into ``extra_body``, which the SDK sends as
-    they are (an empty list stands in for each of ``required``, which ``create()`` demands).
+    they are (an empty list stands in for each of ``required``, which ``create()`` demands:
+    ``messages`` in both SDKs).
 
     Both SDKs walk every request body through a recursive, type-introspecting transform
     (``_transform_recursive``) that renames aliased keys and base64-encodes file inputs.

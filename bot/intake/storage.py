@@ -21,12 +21,13 @@ __all__ = ["StorageHealth", "is_storage_error"]
 
 log = logging.getLogger("sabha.storage")
 
+_LOCKED = "database is locked"  # another process held the write lock past the busy timeout
 _SQLITE_WRITE_PROBLEMS = (
     "database or disk is full",
     "attempt to write a readonly database",
     "disk i/o error",
     "unable to open database file",
-    _LOCKED := "database is locked",
+    _LOCKED,
 )
 _OS_WRITE_PROBLEMS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
 
