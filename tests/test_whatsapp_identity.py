@@ -11,6 +11,7 @@ conversation's history, so what a person sees shows which conversation answered 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -30,6 +31,7 @@ from board.roles import RosterSpec
 from board.service import Board, BoardSettings
 from board.workspace.paths import copy_default_workspace
 from bot.app import all_migrations
+from bot.channels.whatsapp.identity import Change, ChangeKind, People, Sighting, identity_news
 from tests.daemon_support import DAEMON_REPO, SabhaProcess
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.graph_api import FakeGraphAPI, SentText
@@ -157,12 +159,17 @@ async def test_a_person_allowed_by_number_writing_with_only_their_user_id_contin
             assert "fresh conversation" in reset.body, reset.body
             after = await person.ask("And now?", phone=PHONE)
             assert "recalls: nothing" in after.body, after.body
+            # The sticky role is the person's too: switched by number, kept by user id.
+            switched = await person.ask("/finance", phone=PHONE)
+            assert "Finance" in switched.body, switched.body
+            sticky = await person.ask("What about the budget?", bsuid=BSUID)
+            assert sticky.body.startswith("*💰 Finance*"), sticky.body
         assert "not in whatsapp.allowed_numbers" not in sabha.log
     finally:
         await sabha.close()
     keys = _wa_keys(tmp_path)
-    assert {k for k, _ in keys} == {f"board:general:wa-{PHONE}"}, keys  # one person, one conversation
-    assert [live for _, live in keys] == [False, True]
+    assert {k for k, _ in keys} == {f"board:general:wa-{PHONE}", f"board:finance:wa-{PHONE}"}, keys
+    assert [live for k, live in keys if k == f"board:general:wa-{PHONE}"] == [False, True]  # one /reset
 
 
 def _system(kind: str, fields: dict[str, Any], *, phone: str | None = None) -> dict[str, Any]:
@@ -270,3 +277,65 @@ async def test_split_conversations_of_a_pre_upgrade_db_are_merged_and_neither_is
     listed = sabha_cli(config, "sessions", "list", "--all").stdout
     assert before[f"board:general:wa-{BSUID}"] in listed and before[f"board:general:wa-{PHONE}"] in listed
 
+
+
+# -- the identity store itself (in process, on a real state db) ---------------------------------
+
+
+@pytest.fixture
+async def people(tmp_path: Path) -> AsyncIterator[tuple[People, list[tuple[str, str]]]]:
+    from board.db import StateDB
+    from board.service import BOARD_MIGRATIONS
+
+    merged: list[tuple[str, str]] = []
+
+    async def on_merge(old: str, new: str) -> None:
+        merged.append((old, new))
+
+    db = await StateDB.open(tmp_path / "state.db", [*BOARD_MIGRATIONS, *all_migrations()])
+    store = People(db, on_merge)
+    await store.load()
+    try:
+        yield store, merged
+    finally:
+        await db.close()
+
+
+async def test_two_people_kept_apart_are_merged_into_the_one_found_by_number(
+    people: tuple[People, list[tuple[str, str]]]
+) -> None:
+    store, merged = people
+    hidden = await store.person_for(None, BSUID)  # first seen by user id only
+    by_number = await store.person_for(PHONE, None)  # then by number only: two people so far
+    assert (hidden, by_number) == (BSUID, PHONE)
+    await store.learn([Sighting(PHONE, BSUID)])  # one webhook carries both
+    assert (BSUID, PHONE) in merged
+    assert store.key_of(BSUID) == store.key_of(PHONE) == PHONE
+    assert store.address(PHONE) == PHONE and store.identifiers(PHONE) == {PHONE, BSUID}
+    store.people.clear()
+    await store.load()  # it is stored
+    assert store.key_of(BSUID) == PHONE
+
+
+async def test_a_number_given_on_after_a_change_is_a_new_person_not_the_old_one_s_history(
+    people: tuple[People, list[tuple[str, str]]]
+) -> None:
+    store, merged = people
+    await store.learn([Sighting(PHONE, BSUID)])
+    await store.learn([Change(ChangeKind.NUMBER_CHANGED, PHONE, "16315559999", BSUID, None)])
+    assert store.key_of("16315559999") == PHONE and store.address(PHONE) == "16315559999"
+    stranger = await store.person_for(PHONE, "US.55555555555555555555")  # the old number, someone else now
+    assert stranger != PHONE and stranger.startswith(PHONE)
+    assert store.address(stranger) == PHONE
+    assert all(old != PHONE for old, _ in merged)  # nothing of the first person moved to the stranger
+
+
+async def test_system_webhooks_are_read_in_meta_s_shapes() -> None:
+    from bot.channels.whatsapp.inbound import parse_notification
+
+    news = identity_news(parse_notification(json.dumps(_system(
+        "user_changed_number", {"wa_id": "16315559999", "user_id": "US.2", "previous_user_id": BSUID},
+        phone=PHONE)).encode()))
+    assert news == [Change(ChangeKind.NUMBER_CHANGED, PHONE, "16315559999", BSUID, "US.2")]
+    news = identity_news(parse_notification(json.dumps(_user_id_update(PHONE, BSUID, "US.3")).encode()))
+    assert news == [Change(ChangeKind.USER_ID_CHANGED, PHONE, None, BSUID, "US.3")]

@@ -29,6 +29,7 @@ same way the first time a pairing names it.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -167,6 +168,7 @@ class People:
         self._by_bsuid: dict[str, str] = {}
         self._former: dict[str, set[str]] = {}
         self.changes: list[tuple[str, str, str, str]] = []  # (at, kind, old, new) of number/user id changes
+        self._lock = asyncio.Lock()  # one change at a time: concurrent webhooks of a new person make one row
 
     async def load(self) -> None:
         """Read every person and their former ids."""
@@ -226,17 +228,19 @@ class People:
                 return by_phone
         elif by_phone or by_bsuid:
             return by_phone or by_bsuid or ""
-        return (await self.sight(phone, bsuid)).key
+        async with self._lock:
+            return (await self._sight(phone, bsuid)).key
 
     async def learn(self, news: Iterable[Sighting | Change]) -> None:
         """Apply what a notification said (:func:`identity_news`)."""
         for item in news:
-            if isinstance(item, Sighting):
-                await self.sight(item.phone, item.bsuid)
-            else:
-                await self.apply(item)
+            async with self._lock:
+                if isinstance(item, Sighting):
+                    await self._sight(item.phone, item.bsuid)
+                else:
+                    await self._apply(item)
 
-    async def sight(self, phone: str | None, bsuid: str | None) -> PersonRecord:
+    async def _sight(self, phone: str | None, bsuid: str | None) -> PersonRecord:
         """The person named by ``phone`` and/or ``bsuid``: found, paired, merged or new."""
         by_phone = self._by_phone.get(phone) if phone else None
         by_bsuid = self._by_bsuid.get(bsuid) if bsuid else None
@@ -262,7 +266,7 @@ class People:
                 await self._absorb_legacy(ident, key)
         return person
 
-    async def apply(self, change: Change) -> None:
+    async def _apply(self, change: Change) -> None:
         """A number or user id change: the person keeps their key (history, role, access)."""
         if change.new_phone is None and change.new_bsuid is None:
             return
@@ -270,7 +274,7 @@ class People:
             log.warning("whatsapp: a %s webhook named nobody (no previous number or user id); ignored", change.kind)
             return
         found = (self._by_phone.get(change.phone or "") or self._by_bsuid.get(change.old_bsuid or ""))
-        person = self.people[found] if found else await self.sight(change.phone, change.old_bsuid)
+        person = self.people[found] if found else await self._sight(change.phone, change.old_bsuid)
         phone, bsuid = person.phone, person.bsuid
         if change.new_phone and change.new_phone != phone:
             await self._detach(change.new_phone, person.key)
