@@ -105,8 +105,16 @@ def _id(value: object, *, bsuid: bool) -> str | None:
     return clean if is_bsuid(clean) == bsuid else None
 
 
+def _field(model: Any, name: str) -> Any:
+    """``model.name`` whether the model declares it or keeps it as an extra key, as plain data."""
+    value: Any = getattr(model, name, None)
+    if value is None:
+        value = (getattr(model, "model_extra", None) or {}).get(name)
+    return value.model_dump() if hasattr(value, "model_dump") else value
+
+
 def _system_change(message: Any) -> Change | None:
-    system = (message.model_extra or {}).get("system")
+    system = _field(message, "system")
     if not isinstance(system, dict):
         return None
     kind = system.get("type")
@@ -122,8 +130,9 @@ def _system_change(message: Any) -> Change | None:
 
 
 def _rotations(value: Any) -> Iterator[Change]:
-    updates = (value.model_extra or {}).get("user_id_update")
-    for item in updates if isinstance(updates, list) else []:
+    updates = _field(value, "user_id_update")
+    for raw in updates if isinstance(updates, list) else []:
+        item: Any = raw.model_dump() if hasattr(raw, "model_dump") else raw
         ids = item.get("user_id") if isinstance(item, dict) else None
         if isinstance(ids, dict):
             yield Change(ChangeKind.USER_ID_CHANGED, _id(item.get("wa_id"), bsuid=False), None,
