@@ -31,6 +31,7 @@ from board.roles import RosterSpec
 from board.service import Board, BoardSettings
 from board.workspace.paths import copy_default_workspace
 from bot.app import all_migrations
+from bot.channels.whatsapp.access import RATE_LIMITED
 from bot.channels.whatsapp.identity import Change, ChangeKind, People, Sighting, identity_news
 from tests.daemon_support import DAEMON_REPO, SabhaProcess
 from tests.fakes.echo_model import EchoModel
@@ -73,7 +74,8 @@ async def model() -> AsyncIterator[RecallModel]:
         yield server
 
 
-def write_config(root: Path, graph: FakeGraphAPI, model: EchoModel, allowed: list[str]) -> Path:
+def write_config(root: Path, graph: FakeGraphAPI, model: EchoModel, allowed: list[str],
+                 extra: list[str] = ()) -> Path:  # type: ignore[assignment]
     """A workspace and a sabha.yaml with only the WhatsApp channel, on the fakes."""
     if not (root / "workspace").exists():
         copy_default_workspace(root / "workspace")
@@ -83,7 +85,7 @@ def write_config(root: Path, graph: FakeGraphAPI, model: EchoModel, allowed: lis
              "      api_key: test-key", f"      base_url: {model.base_url}",
              "whatsapp:", f'  phone_number_id: "{NUMBER_ID}"', "  access_token: ${WHATSAPP_ACCESS_TOKEN}",
              "  app_secret: ${WHATSAPP_APP_SECRET}", f"  verify_token: {VERIFY_TOKEN}",
-             f"  graph_base_url: {graph.base_url}", f"  allowed_numbers: [{numbers}]"]
+             f"  graph_base_url: {graph.base_url}", f"  allowed_numbers: [{numbers}]", *extra]
     path = root / "sabha.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -170,6 +172,24 @@ async def test_a_person_allowed_by_number_writing_with_only_their_user_id_contin
     keys = _wa_keys(tmp_path)
     assert {k for k, _ in keys} == {f"board:general:wa-{PHONE}", f"board:finance:wa-{PHONE}"}, keys
     assert [live for k, live in keys if k == f"board:general:wa-{PHONE}"] == [False, True]  # one /reset
+
+
+async def test_public_mode_rate_limits_the_person_not_each_of_their_ids(
+    tmp_path: Path, fake_graph: FakeGraphAPI, model: RecallModel
+) -> None:
+    config = write_config(tmp_path, fake_graph, model, [OWNER], ["  access: public", "  public_rate_per_minute: 1"])
+    sabha = SabhaProcess(config, env=_env(fake_graph))
+    try:
+        await sabha.start()
+        async with ClientSession(timeout=ClientTimeout(total=10)) as http:
+            person = Person(sabha, fake_graph, http)
+            first = await person.ask("Remember FACT-FIG", phone=PHONE, bsuid=BSUID)
+            assert "ECHO" in first.body
+            again = await person.ask("One more, by user id", bsuid=BSUID)  # the same person: over the rate
+            assert again.body == RATE_LIMITED, again.body
+    finally:
+        await sabha.close()
+    assert model.calls == 1
 
 
 def _system(kind: str, fields: dict[str, Any], *, phone: str | None = None) -> dict[str, Any]:

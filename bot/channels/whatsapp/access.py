@@ -76,8 +76,11 @@ class AccessPolicy:
         if self.mode is AccessMode.ALLOWLIST:
             if user not in self._logged:
                 self._logged.add(user)
+                hint = (" If this is someone you listed by number, Sabha knows them as soon as Meta sends their "
+                        "number and user id together; or list the user id." if "." in user else "")
                 log.warning("whatsapp: a message from %s, who is not in whatsapp.allowed_numbers, was ignored "
-                            "(add them there to let them talk to the board); further ones are not logged", user)
+                            "(add them there to let them talk to the board); further ones are not logged.%s",
+                            user, hint)
             return Admission(False)
         day = datetime.now(UTC).date().isoformat()
         if self.spent_today >= self.daily_usd:
