@@ -267,8 +267,14 @@ class People:
             await self._merge(by_bsuid, by_phone)
         person = self.people[key]
         if (phone and person.phone != phone) or (bsuid and person.bsuid != bsuid):
+            before = person
             person = PersonRecord(key, phone or person.phone, bsuid or person.bsuid)
             await self._save(person)
+            # An id replacing another without a system webhook is a change (the old one stays the person's).
+            if before.phone and before.phone != person.phone:
+                await self._event(ChangeKind.NUMBER_CHANGED, key, before.phone, person.phone)
+            if before.bsuid and before.bsuid != person.bsuid:
+                await self._event(ChangeKind.USER_ID_CHANGED, key, before.bsuid, person.bsuid)
             await self._event(ChangeKind.PAIRED, key, phone, bsuid)
             log.info("whatsapp: %s and %s are one person (%s)", phone, bsuid, key)
             for ident in (phone, bsuid):
