@@ -164,6 +164,19 @@ class FactStore:
             params.append(role)
         return [_row(r) for r in await self.db.fetchall(sql + " ORDER BY user, role, key", tuple(params))]
 
+    async def move_user(self, old: str, new: str) -> int:
+        """File ``old``'s facts under ``new`` (one person found under two ids); a fact ``new``
+        already has under the same role and key stays as it is and ``old``'s copy is kept
+        under ``old``. Returns how many moved."""
+        if old == new:
+            return 0
+        cur = await self.db.conn.execute("UPDATE OR IGNORE memory_facts SET user=? WHERE user=?", (new, old))
+        await self.db.conn.commit()
+        count = cur.rowcount or 0
+        if count:
+            log.info("memory: %d fact(s) about %s are now about %s (the same person)", count, old, new)
+        return count
+
     async def forget(self, user: str, key: str | None = None, role: str | None = None) -> int:
         """Delete ``user``'s fact ``key`` (every fact when None), in ``role`` only or in every role;
         returns how many were deleted."""

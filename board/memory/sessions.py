@@ -13,6 +13,7 @@ import builtins
 import logging
 import re
 import secrets
+import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -133,6 +134,38 @@ class Sessions:
             )
         transcript = await self.open(key, old.role if old else None)
         return old, transcript
+
+    async def merge(self, old_key: str, new_key: str) -> builtins.list[SessionRef]:
+        """Move every session of ``old_key`` under ``new_key`` (one person found under two keys);
+        the sessions moved, as they were. When both keys have a live session, ``new_key``'s stays
+        live and ``old_key``'s is archived: its transcript is kept and stays readable by its id."""
+        if old_key == new_key:
+            return []
+        moved = await self.history_of(old_key)
+        if not moved:
+            return []
+        keep_live = await self.current(new_key) is not None
+        now = utc_now()
+
+        def write(conn: sqlite3.Connection) -> None:  # one transaction: never two live sessions for a key
+            if keep_live:
+                conn.execute("UPDATE sessions SET archived_at = ? WHERE key = ? AND archived_at IS NULL",
+                             (now, old_key))
+            conn.execute("UPDATE sessions SET key = ? WHERE key = ?", (new_key, old_key))
+
+        await self.db.transaction(write)
+        log.info("sessions: %d session(s) of %s moved to %s%s", len(moved), old_key, new_key,
+                 " (its live one archived: the other key's continues)" if keep_live else "")
+        return moved
+
+    async def keys(self) -> builtins.list[str]:
+        """Every key that has or had a session."""
+        return [str(r["key"]) for r in await self.db.fetchall("SELECT DISTINCT key FROM sessions")]
+
+    async def find(self, session_id: str) -> SessionRef | None:
+        """The index row of ``session_id`` (live or archived), if there is one."""
+        row = await self.db.fetchone("SELECT * FROM sessions WHERE session_id = ?", (session_id,))
+        return _ref(row) if row else None
 
     async def list(self, *, include_archived: bool = False) -> list[SessionRef]:
         """Sessions, newest first."""

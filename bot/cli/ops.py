@@ -246,6 +246,13 @@ async def _undeliverable_lines(db: StateDB) -> list[str]:
     return lines
 
 
+async def _whatsapp_people_lines(db: StateDB, loaded: LoadedConfig) -> list[str]:
+    """Listed WhatsApp numbers (or user ids) whose person changed them (the owner updates the list)."""
+    from bot.channels.whatsapp.identity import changed_listed
+
+    return await changed_listed(db, loaded.config.whatsapp.allowed_numbers)
+
+
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
     from board.memory.ledger import Ledger
@@ -260,6 +267,7 @@ async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         async with await open_state_db(loaded) as db:
             lines += await _inbox_lines(db)
             lines += await _undeliverable_lines(db)
+            lines += await _whatsapp_people_lines(db, loaded)
             lines += await budget_lines(Ledger(db), loaded)
             if args.json:
                 report["budget"] = await budget_json(Ledger(db), loaded)

@@ -138,10 +138,12 @@ async def _list(board: Board, args: argparse.Namespace) -> int:
 async def _show(board: Board, args: argparse.Namespace) -> int:
     from board.memory.transcripts import iter_entries
 
-    key = _key_of(board, args.key)
-    ref = await board.sessions.current(key)
-    if ref is None:
-        raise UserError(f"no session with key {key!r} yet; see `sabha sessions list`")
+    ref = await board.sessions.find(args.key)  # a session id (an archived one too) ...
+    if ref is None:  # ... else a key or a role: its live session
+        key = _key_of(board, args.key)
+        ref = await board.sessions.current(key)
+        if ref is None:
+            raise UserError(f"no session with key {key!r} yet; see `sabha sessions list`")
     path = board.transcripts.path_for(ref.session_id)
     entries = [e for e in iter_entries(path) if e.get("type") != "session"]
     if args.last is not None:
@@ -194,7 +196,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sp = ssub.add_parser("show", parents=[common], help="print a conversation's transcript",
                          description="Print a conversation: messages, compaction summaries, tool calls, "
                                      "consultations and meeting records, one line each.")
-    sp.add_argument("key", help="a session key (main, board:finance) or a role (finance)")
+    sp.add_argument("key", help="a session key (main, board:finance), a role (finance), or a session id "
+                                "(an archived one too; `sabha sessions list --all`)")
     sp.add_argument("--last", type=positive_int, metavar="N", help="only the last N entries (N >= 1)")
     sp.add_argument("--json", action="store_true", help="the raw JSONL entries")
     sp = ssub.add_parser("reset", parents=[common], help="start a new conversation (the old one is archived)",

@@ -1,7 +1,8 @@
 """Who may talk to the board on WhatsApp (:class:`AccessPolicy`).
 
 ``allowlist`` (the default): only ``allowed_numbers`` (phone numbers or business-scoped
-user ids); anyone else costs no model call, is logged once and told nothing.
+user ids; a person is listed when any of their ids is, see :mod:`.identity`); anyone else
+costs no model call, is logged once and told nothing.
 ``public``: anyone, but each sender at most ``public_rate_per_minute`` messages a minute,
 and the channel's model spend today (UTC, from the ledger: WhatsApp sessions only) under
 ``public_daily_usd``; over either, one short polite refusal per sender and window, no model
@@ -32,7 +33,8 @@ SPEND_REFRESH_S = 1.0
 class AccessPolicy:
     """See the module docstring."""
 
-    def __init__(self, settings: WhatsAppSection, db: StateDB, *, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, settings: WhatsAppSection, db: StateDB, *, clock: Callable[[], float] = time.monotonic,
+                 ids: Callable[[str], set[str]] | None = None) -> None:
         self.mode = settings.access
         self.allowed = set(settings.allowed_numbers)
         self.owner = settings.allowed_numbers[0] if settings.allowed_numbers else None
@@ -40,7 +42,7 @@ class AccessPolicy:
         self.daily_usd = settings.public_daily_usd
         self.db = db
         self.clock = clock
-        self.aliases: dict[str, str] = {}  # phone number -> business-scoped user id (both name one user)
+        self.ids = ids or (lambda user: {user})  # every id of the person ``user`` (.identity.People.identifiers)
         self.spent_today = 0.0
         self._spent_at = -1e9
         self._recent: dict[str, deque[float]] = {}
@@ -49,12 +51,12 @@ class AccessPolicy:
         self.refused_cap = 0
 
     def listed(self, user: str) -> bool:
-        """``user`` (or the business-scoped id it is known by) is in ``allowed_numbers``."""
-        return user in self.allowed or self.aliases.get(user) in self.allowed
+        """An id of the person ``user`` (number, business-scoped id, a former one) is in ``allowed_numbers``."""
+        return not self.allowed.isdisjoint(self.ids(user))
 
     def is_owner(self, user: str) -> bool:
-        """The first of ``allowed_numbers``."""
-        return self.owner is not None and (user == self.owner or self.aliases.get(user) == self.owner)
+        """The person ``user`` is the first of ``allowed_numbers`` (by any of their ids)."""
+        return self.owner is not None and self.owner in self.ids(user)
 
     async def refresh(self) -> None:
         """Re-read today's WhatsApp model spend (at most once a second)."""
@@ -74,8 +76,11 @@ class AccessPolicy:
         if self.mode is AccessMode.ALLOWLIST:
             if user not in self._logged:
                 self._logged.add(user)
+                hint = (" If this is someone you listed by number, Sabha knows them as soon as Meta sends their "
+                        "number and user id together; or list the user id." if "." in user else "")
                 log.warning("whatsapp: a message from %s, who is not in whatsapp.allowed_numbers, was ignored "
-                            "(add them there to let them talk to the board); further ones are not logged", user)
+                            "(add them there to let them talk to the board); further ones are not logged.%s",
+                            user, hint)
             return Admission(False)
         day = datetime.now(UTC).date().isoformat()
         if self.spent_today >= self.daily_usd:

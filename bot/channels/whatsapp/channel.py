@@ -9,9 +9,11 @@ stored by :meth:`bot.intake.intake.Intake.receive` (the durable claim; a redeliv
 then is the answer 200 (503 when the state db cannot be written, so Meta delivers again);
 the board works after that, in the intake's lanes.
 
-A user is a conversation: the lane, the session keys ``board:<role>:wa-<user>`` and the
-sticky role (``@finance``, ``finance:``, ``/ask finance``, ``/finance``; ``/general`` goes
-back) are per user. Meetings called here are relayed by :class:`.meeting.MeetingRelay`.
+A person is a conversation, whether a message names them by number or by business-scoped
+user id (:mod:`.identity` keeps one key per person): the lane, the session keys
+``board:<role>:wa-<person>`` and the sticky role (``@finance``, ``finance:``, ``/ask finance``,
+``/finance``; ``/general`` goes back) are per person. Meetings called here are relayed by
+:class:`.meeting.MeetingRelay`.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.format import split_text, to_whatsapp
+from bot.channels.whatsapp.identity import People, identity_news, listed_changes
 from bot.channels.whatsapp.inbound import (
     Disposition,
     InboundMessage,
@@ -41,6 +44,7 @@ from bot.channels.whatsapp.inbound import (
     SignatureProblem,
     StatusUpdate,
     WaError,
+    is_bsuid,
     parse_notification,
     read_items,
     signature_problem,
@@ -83,7 +87,8 @@ class WhatsAppChannel:
         self.owns_hub = hub is None
         self.hub = hub or IntakeHub()
         self.graph = GraphClient(settings, pacing)
-        self.access = AccessPolicy(settings, board.db)
+        self.people = People(board.db, self._merge_people)
+        self.access = AccessPolicy(settings, board.db, ids=self.people.identifiers)
         self.roles = RoleStore(board.db)
         self.deliveries = DeliveryStore(board.db)
         self.meetings = MeetingRelay(self.name, self._send_meeting_text)
@@ -142,7 +147,8 @@ class WhatsAppChannel:
         for i, piece in enumerate(pieces):
             await self._send(reply.chat_id, piece, reply.reply_to if i == 0 else None, progress)
 
-    async def _send(self, user: str, body: str, reply_to: str | None, progress: SendProgress) -> None:
+    async def _send(self, person: str, body: str, reply_to: str | None, progress: SendProgress) -> None:
+        user = self.people.address(person)  # the current number, else the business-scoped id
         try:
             wamid = await self.graph.send_text(user, body, reply_to=reply_to, progress=progress)
         except Refused as exc:
@@ -211,6 +217,7 @@ class WhatsAppChannel:
             return web.Response(status=400, text="not a valid WhatsApp notification")
         arrivals: list[Arrival] = []
         try:
+            await self.people.learn(identity_news(note))  # pairings and number / user id changes first
             for item in read_items(note):
                 if isinstance(item, InboundMessage):
                     arrival = await self._arrival(item)
@@ -251,9 +258,7 @@ class WhatsAppChannel:
             self.counts["ignored"] += 1
             log.info("whatsapp: %s message %s from %s: no reply", item.kind, item.wamid, item.user)
             return None
-        user = item.user
-        if item.bsuid and item.bsuid != user:
-            self.access.aliases[user] = item.bsuid
+        user = await self.people.person_for(None if is_bsuid(item.user) else item.user, item.bsuid)
         text = item.text or ""
         role_hint = self.roles.role_of(user)
         envelope = Envelope(channel=self.name, text=text, sender=user, chat_id=user, message_id=item.wamid,
@@ -300,6 +305,24 @@ class WhatsAppChannel:
                           "; ".join(_describe(e) for e in item.errors) or "no reason given")
         await self.deliveries.status(item.wamid, status, item.recipient, code, title)
 
+    async def _merge_people(self, old: str, new: str) -> None:
+        """``old`` and ``new`` are one person (:mod:`.identity`): ``old``'s sessions, sticky role and
+        facts move to ``new`` (where both had a live session, ``new``'s continues; nothing is deleted)."""
+        from board.memory.sessions import role_of_key, session_key
+
+        for key in await self.board.sessions.keys():
+            try:
+                role = role_of_key(key)
+            except ValueError:
+                continue
+            if key == session_key(role, is_owner=False, channel=self.name, user_id=old):
+                await self.board.sessions.merge(key, session_key(role, is_owner=False, channel=self.name,
+                                                                 user_id=new))
+        sticky = self.roles.role_of(old)
+        if sticky is not None and self.roles.role_of(new) is None:
+            await self.roles.set(new, sticky)
+        await self.board.facts.move_user(f"{self.name}:{old}", f"{self.name}:{new}")
+
     # -- commands --------------------------------------------------------------------
 
     def _register_role_commands(self) -> None:
@@ -328,6 +351,7 @@ class WhatsAppChannel:
         try:
             await self.intake.inbox.prune()
             await self.roles.load()
+            await self.people.load()
             self._register_role_commands()
             self.board.room.subscribe(self.meetings)
             self.meetings.start()
@@ -373,6 +397,7 @@ class WhatsAppChannel:
         if c["undeliverable"]:
             lines.append(f"  UNDELIVERABLE (24-hour window closed): {c['undeliverable']}; latest:")
             lines.extend(f"    {line}" for line in self.undeliverable)
+        lines.extend(f"  {line}" for line in listed_changes(self.people.changes, self.access.allowed))
         if self.access.refused_rate or self.access.refused_cap:
             lines.append(f"  public mode refusals: rate {self.access.refused_rate}, daily cap {self.access.refused_cap}"
                          f" (spent today ${self.access.spent_today:.4f} of ${self.access.daily_usd:.2f})")

@@ -1,4 +1,5 @@
-"""WhatsApp's tables: each user's sticky role and the delivery record of each outbound message (0400-0499)."""
+"""WhatsApp's tables: each user's sticky role, the delivery record of each outbound message, and the
+people behind numbers and business-scoped user ids (0400-0499)."""
 
 from board.db import load_migrations
 
