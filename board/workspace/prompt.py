@@ -36,6 +36,7 @@ from board.llm.base import ChatMessage, PromptBlock
 from board.memory.facts import Fact
 from board.workspace.files import FileProblem, WatchedFile, decode_text, fingerprint, read_checked
 from board.workspace.paths import default_workspace_dir
+from board.workspace.quoting import FieldLimit, plain_line, quote_field
 from board.workspace.souls import AgentProfile
 
 __all__ = [
@@ -76,7 +77,7 @@ class TurnContext:
 
     channel: str
     place: str
-    sender: str
+    sender: str  # as the channel gave it (a display name from outside); the prompt shows it quoted
     now: datetime
     memory: tuple[Fact, ...] = ()  # what the role remembers about the sender (board.memory.facts)
 
@@ -252,15 +253,16 @@ class PromptBuilder:
 
     def dynamic(self, turn: TurnContext) -> str:
         """The per-turn block (unwrapped; :func:`lay_out` sends it after the cached prefix).
-        ``user_md`` stays available to the template for workspaces whose templates predate
-        USER.md's move into the static block."""
+        The sender's name came from outside: it reaches the template quoted (:func:`quote_field`),
+        and so does any other outside string a template is given. ``user_md`` stays available to
+        the template for workspaces whose templates predate USER.md's move into the static block."""
         return self._render(
             DYNAMIC_TEMPLATE,
             user_md=self._user_md_text(),
             now=turn.now.strftime("%A %Y-%m-%d %H:%M %Z").strip(),
             channel=turn.channel,
-            place=turn.place,
-            sender=turn.sender,
+            place=plain_line(turn.place, FieldLimit.TITLE),
+            sender=quote_field(turn.sender, FieldLimit.NAME),
             memory=turn.memory,
         ).strip() + "\n"
 
