@@ -144,12 +144,14 @@ class CheckedLoader(jinja2.BaseLoader):
 
     Like ``FileSystemLoader`` (``..`` is refused), plus the checks every prompt file gets on
     every (re)load: a template, or an ``include`` / ``extends`` of one, that is a symlink
-    leading out of the workspace, a FIFO or an oversized file raises :class:`UnsafeTemplate`
+    leading out of the workspace, a hard link (except in Sabha's own ``shipped`` folder), a FIFO
+    or an oversized file raises :class:`UnsafeTemplate`
     instead of being read.
     """
 
-    def __init__(self, folders: Sequence[tuple[Path, Path]]) -> None:
+    def __init__(self, folders: Sequence[tuple[Path, Path]], *, shipped: Path | None = None) -> None:
         self.folders = [(folder, root.resolve()) for folder, root in folders]
+        self.shipped = shipped.resolve() if shipped is not None else None  # Sabha's own: hard links allowed
 
     def get_source(
         self, environment: jinja2.Environment, template: str
@@ -160,7 +162,8 @@ class CheckedLoader(jinja2.BaseLoader):
             if not os.path.lexists(path):
                 continue
             try:
-                data = read_checked(path, root=root, max_bytes=MAX_TEMPLATE_BYTES, what=f"template {path}")
+                data = read_checked(path, root=root, max_bytes=MAX_TEMPLATE_BYTES, what=f"template {path}",
+                                    allow_hard_links=root == self.shipped)
             except FileNotFoundError:
                 continue  # a dangling symlink: as if it were not there
             except (FileProblem, OSError) as exc:
@@ -190,14 +193,14 @@ class PromptBuilder:
         self.workspace = workspace
         shipped = default_workspace_dir() / "templates"
         self._env = SandboxedEnvironment(
-            loader=CheckedLoader([(workspace / "templates", workspace), (shipped, shipped)]),
+            loader=CheckedLoader([(workspace / "templates", workspace), (shipped, shipped)], shipped=shipped),
             auto_reload=True,
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
         )
         self._shipped_env = SandboxedEnvironment(
-            loader=CheckedLoader([(shipped, shipped)]),
+            loader=CheckedLoader([(shipped, shipped)], shipped=shipped),
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
