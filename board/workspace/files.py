@@ -65,14 +65,20 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def read_checked(path: Path, *, root: Path | None, max_bytes: int, what: str | None = None,
-                 allow_hard_links: bool = False) -> bytes:
+                 allow_hard_links: bool = False, follow_links: bool = True,
+                 too_large: str = "make it shorter") -> bytes:
     """The bytes of ``path`` after the checks of the module docstring (the hard-link check only
-    with a ``root`` and without ``allow_hard_links``).
+    with a ``root`` and without ``allow_hard_links``). Without ``follow_links`` ``path`` itself
+    must not be a symlink, wherever it points (a file named from outside, e.g. ``sabha kb add``).
+    ``too_large`` is what the error for an oversized file tells the person to do.
 
     Raises :class:`FileProblem` naming the file and what to do when a check fails, and
     ``FileNotFoundError`` when it does not exist (a dangling symlink included).
     """
     name = what or str(path)
+    if not follow_links and stat.S_ISLNK(os.lstat(path).st_mode):
+        raise FileProblem(f"{name} is a symlink (to {os.readlink(path)}); links are not followed here (one "
+                          "could lead anywhere): give the file's own path")
     real = path.resolve(strict=True)
     if root is not None:
         root_real = root.resolve()
@@ -96,11 +102,11 @@ def read_checked(path: Path, *, root: Path | None, max_bytes: int, what: str | N
         if not stat.S_ISREG(st.st_mode):
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else (
                 "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a special file")
-            raise FileProblem(f"{name} is {kind}, not a regular file; put a plain text file there")
+            raise FileProblem(f"{name} is {kind}, not a regular file; use a plain file instead")
         if root is not None and not allow_hard_links:
             _check_links(st, root.resolve(), name)
         if st.st_size > max_bytes:
-            raise FileProblem(f"{name} is {st.st_size} bytes, over the {max_bytes}-byte limit; make it shorter")
+            raise FileProblem(f"{name} is {st.st_size} bytes, over the {max_bytes}-byte limit; {too_large}")
         if root is not None:
             _check_opened(fd, root.resolve(), name)
         chunks: list[bytes] = []
@@ -114,7 +120,7 @@ def read_checked(path: Path, *, root: Path | None, max_bytes: int, what: str | N
     finally:
         os.close(fd)
     if size > max_bytes:
-        raise FileProblem(f"{name} is over the {max_bytes}-byte limit; make it shorter")
+        raise FileProblem(f"{name} is over the {max_bytes}-byte limit; {too_large}")
     return b"".join(chunks)
 
 
