@@ -4,10 +4,10 @@
 file of a folder) into ``workspace/knowledge/shared/`` or ``workspace/knowledge/<role>/``
 and indexes them at once (a running daemon's watcher sees them too). Each is checked first,
 as the index checks it (no symlink, a regular file, within ``knowledge.max_file_bytes``,
-readable as its format): one that would not be indexed is not copied, and the note says why. ``kb search WORDS
-[--role ROLE]`` prints the best passages with source, section and score: with ``--role``
-exactly what that role's ``search_knowledge_base`` returns, without it the owner's view of
-every document. ``kb list`` shows every document, its scope, its chunks and any reason it
+readable as its format): one that would not be indexed is not copied, and the note says
+why. ``kb search WORDS [--role ROLE]`` prints the best passages with source, section and
+score: with ``--role`` exactly what that role's ``search_knowledge_base`` returns, without it
+the owner's view of every document. ``kb list`` shows every document, its scope, its chunks and any reason it
 was not indexed. ``kb reindex`` rebuilds the index from the documents.
 """
 
