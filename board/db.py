@@ -29,6 +29,8 @@ from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from board.masking import mask_value
+
 if TYPE_CHECKING:
     import aiosqlite
 
@@ -130,8 +132,11 @@ class StateDB:
         The statement is stepped to its end in the same call: on an autocommit connection a
         statement left half-read (a PRAGMA's or RETURNING's row) keeps a read snapshot open,
         and the next write then fails with "database is locked" once the express connection
-        wrote. Read rows with :meth:`fetchall` / :meth:`fetchone`, which close their cursor."""
-        await self.conn.execute_fetchall(sql, params)
+        wrote. Read rows with :meth:`fetchall` / :meth:`fetchone`, which close their cursor.
+
+        Every known secret in a text parameter is masked first (:func:`board.masking.mask_value`):
+        an error text that echoes an API key is stored as ``***``."""
+        await self.conn.execute_fetchall(sql, mask_value(params))
 
     async def fetchall(self, sql: str, params: tuple[Any, ...] | dict[str, Any] = ()) -> list[aiosqlite.Row]:
         """Rows of a query, read to the end in one step on the connection's thread.

@@ -104,7 +104,7 @@ async def test_group_history_says_who_said_what(settings: BoardSettings) -> None
         await board.handle(Envelope(text="No, 6 after the hire", sender="2", sender_name="Ravi", **place))
         messages = model.requests[-1].messages
         assert [(m.role, m.content) for m in messages if m.role == "user"] == [
-            ("user", "Asha: We have 9 months of cash"), ("user", "Ravi: No, 6 after the hire")]
+            ("user", '"Asha": We have 9 months of cash'), ("user", '"Ravi": No, 6 after the hire')]  # names quoted
         await board.handle(ask("@finance just me"))
         assert model.requests[-1].messages[-1].content == "just me"  # a direct chat is not prefixed
     finally:

@@ -33,7 +33,7 @@ async def test_a_fact_is_remembered_recalled_next_turn_listed_and_forgotten(work
         await b.handle(envelope("What should our marketing budget be?"))
         recalled = model.requests[-1]
         assert '- preferred currency: "INR"' in context_of(recalled)
-        assert "What you remember about Owner" in context_of(recalled)
+        assert 'What you remember about "Owner"' in context_of(recalled)
         assert "INR" not in system_text(recalled)  # the cached static block never carries it
 
         listing = await b.handle(envelope("/memory"))

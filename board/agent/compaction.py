@@ -33,6 +33,7 @@ from typing import Any
 from board.agent.tokens import TokenCounter
 from board.llm.base import ChatMessage, Usage
 from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
+from board.workspace.quoting import FieldLimit, quote_field
 
 __all__ = [
     "CompactionResult",
@@ -127,7 +128,8 @@ def entry_message(entry: Mapping[str, Any]) -> ChatMessage | None:
     if role == "user" and entry.get("is_group"):
         who = entry.get("sender_name") or entry.get("sender")
         if who:
-            text = f"{who}: {text}"  # several people talk in a group; the model must know who said what
+            # several people talk in a group; the model must know who said what (the name quoted: it came from outside)
+            text = f"{quote_field(str(who), FieldLimit.NAME)}: {text}"
     return ChatMessage(role=role, content=text)
 
 
@@ -174,7 +176,7 @@ def render_for_summary(entries: list[dict[str, Any]], agent_name: str) -> str:
         if message.role == "assistant":
             who = agent_name
         else:
-            who = entry.get("sender_name") or entry.get("sender") or "Director"
+            who = quote_field(str(entry.get("sender_name") or entry.get("sender") or "Director"), FieldLimit.NAME)
         lines.append(f"{who}: {message.content.strip()}")
     return "\n".join(lines)
 

@@ -45,6 +45,7 @@ from board.agent.guardrail_settings import (
     GuardrailSettings,
 )
 from board.db import StateDB
+from board.masking import mask_value
 from board.memory.ledger import current_sender
 from board.memory.transcripts import utc_now
 
@@ -287,8 +288,9 @@ class Guardrails:
                 await self.db.conn.execute(
                     "INSERT INTO guardrail_violations(ts, role, session_key, meeting_id, sender, purpose, model, "
                     "tier, rule, action, detail, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (utc_now(), role, session_key, meeting_id, sender, purpose, model, str(v.tier), str(v.rule),
-                     str(v.action), json.dumps(v.detail, ensure_ascii=False, default=str), original[:500]),
+                    mask_value((utc_now(), role, session_key, meeting_id, sender, purpose, model, str(v.tier),
+                                str(v.rule), str(v.action), json.dumps(v.detail, ensure_ascii=False, default=str),
+                                original[:500])),
                 )
             await self.db.conn.commit()
         except Exception:  # bookkeeping must not stop an answer

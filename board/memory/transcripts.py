@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from board.masking import mask_value
+
 __all__ = [
     "TAIL_ENTRIES",
     "Header",
@@ -150,8 +152,9 @@ class Transcript:
         return picked[-limit:] if limit > 0 else []
 
     def append(self, *entries: dict[str, Any]) -> None:
-        """Write events and flush them to the OS. Callers serialise per session (the board's
-        per-key lock); see :meth:`sync`."""
+        """Write events and flush them to the OS, every known secret in them masked (an error
+        text echoing an API key). Callers serialise per session (the board's per-key lock); see
+        :meth:`sync`."""
         # Fill the tail from disk *before* writing, or the new entries would be read back
         # from the file and then added again (duplicated history after every restart).
         tail = self._load_tail()
@@ -159,6 +162,7 @@ class Transcript:
             self._needs_newline = self._size is not None and self._size > 0 and _ends_without_newline(self.path)
             if self._needs_newline:
                 log.warning("transcript %s: last line was torn; it stays in the file and is skipped", self.path)
+        entries = tuple(mask_value(entry) for entry in entries)  # secrets never reach the file (board.masking)
         payload = b"".join(
             json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n" for entry in entries
         )

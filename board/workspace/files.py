@@ -4,7 +4,10 @@
 ``lstat`` and a ``stat`` when nothing changed; when the file changed it is read with
 :func:`read_checked` and parsed again. Every read is checked, not only the first: the real
 path (symlinks resolved) must stay inside the file's root folder (the workspace), the
-file must be a regular file (not a FIFO, a device, a directory) and within its size limit.
+file must not be a hard link (a second name of a file that may live outside the workspace:
+``st_nlink > 1``), it must be a regular file (not a FIFO, a device, a directory) and within
+its size limit. Sabha's own shipped files (a package installer may hard-link them from its
+cache) are read with ``allow_hard_links``.
 A change that fails a check or fails to parse keeps the last good value live and records
 the error, logging it once per distinct bad content, never once per turn.
 """
@@ -61,13 +64,21 @@ def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
 
-def read_checked(path: Path, *, root: Path | None, max_bytes: int, what: str | None = None) -> bytes:
-    """The bytes of ``path`` after the checks of the module docstring.
+def read_checked(path: Path, *, root: Path | None, max_bytes: int, what: str | None = None,
+                 allow_hard_links: bool = False, follow_links: bool = True,
+                 too_large: str = "make it shorter") -> bytes:
+    """The bytes of ``path`` after the checks of the module docstring (the hard-link check only
+    with a ``root`` and without ``allow_hard_links``). Without ``follow_links`` ``path`` itself
+    must not be a symlink, wherever it points (a file named from outside, e.g. ``sabha kb add``).
+    ``too_large`` is what the error for an oversized file tells the person to do.
 
     Raises :class:`FileProblem` naming the file and what to do when a check fails, and
     ``FileNotFoundError`` when it does not exist (a dangling symlink included).
     """
     name = what or str(path)
+    if not follow_links and stat.S_ISLNK(os.lstat(path).st_mode):
+        raise FileProblem(f"{name} is a symlink (to {os.readlink(path)}); links are not followed here (one "
+                          "could lead anywhere): give the file's own path")
     real = path.resolve(strict=True)
     if root is not None:
         root_real = root.resolve()
@@ -91,9 +102,11 @@ def read_checked(path: Path, *, root: Path | None, max_bytes: int, what: str | N
         if not stat.S_ISREG(st.st_mode):
             kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else (
                 "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a special file")
-            raise FileProblem(f"{name} is {kind}, not a regular file; put a plain text file there")
+            raise FileProblem(f"{name} is {kind}, not a regular file; use a plain file instead")
+        if root is not None and not allow_hard_links:
+            _check_links(st, root.resolve(), name)
         if st.st_size > max_bytes:
-            raise FileProblem(f"{name} is {st.st_size} bytes, over the {max_bytes}-byte limit; make it shorter")
+            raise FileProblem(f"{name} is {st.st_size} bytes, over the {max_bytes}-byte limit; {too_large}")
         if root is not None:
             _check_opened(fd, root.resolve(), name)
         chunks: list[bytes] = []
@@ -107,8 +120,19 @@ def read_checked(path: Path, *, root: Path | None, max_bytes: int, what: str | N
     finally:
         os.close(fd)
     if size > max_bytes:
-        raise FileProblem(f"{name} is over the {max_bytes}-byte limit; make it shorter")
+        raise FileProblem(f"{name} is over the {max_bytes}-byte limit; {too_large}")
     return b"".join(chunks)
+
+
+def _check_links(st: os.stat_result, root: Path, name: str) -> None:
+    """A hard link is a second name for one file: its real path looks inside ``root`` while the
+    file may be one outside it (``ln ~/secret.md workspace/SOUL.md``). Refused like a symlink out."""
+    if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+        raise FileProblem(
+            f"{name} is a hard link (the same file has {st.st_nlink} names; another may be outside the "
+            f"workspace {root}); hard links are refused like symlinks out of the workspace: replace it with a "
+            "file of its own (copy it to a new name inside the workspace, then move that over it)"
+        )
 
 
 def _check_opened(fd: int, root: Path, name: str) -> None:
@@ -133,8 +157,10 @@ class WatchedFile(Generic[T]):
         label: str,
         root: Path | None = None,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        allow_hard_links: bool = False,
     ) -> None:
         self.path = path
+        self.allow_hard_links = allow_hard_links
         self.label = label
         self.root = root
         self.max_bytes = max_bytes
@@ -175,7 +201,8 @@ class WatchedFile(Generic[T]):
             return changed
         self._missing = False
         try:
-            data = read_checked(self.path, root=self.root, max_bytes=self.max_bytes)
+            data = read_checked(self.path, root=self.root, max_bytes=self.max_bytes,
+                                allow_hard_links=self.allow_hard_links)
             value = self._parse(data)
         except FileNotFoundError:
             # Deleted between stat and read: look again on the next call.

@@ -36,6 +36,7 @@ from board.llm.base import ChatMessage, PromptBlock
 from board.memory.facts import Fact
 from board.workspace.files import FileProblem, WatchedFile, decode_text, fingerprint, read_checked
 from board.workspace.paths import default_workspace_dir
+from board.workspace.quoting import FieldLimit, plain_line, quote_field
 from board.workspace.souls import AgentProfile
 
 __all__ = [
@@ -76,7 +77,7 @@ class TurnContext:
 
     channel: str
     place: str
-    sender: str
+    sender: str  # as the channel gave it (a display name from outside); the prompt shows it quoted
     now: datetime
     memory: tuple[Fact, ...] = ()  # what the role remembers about the sender (board.memory.facts)
 
@@ -143,12 +144,14 @@ class CheckedLoader(jinja2.BaseLoader):
 
     Like ``FileSystemLoader`` (``..`` is refused), plus the checks every prompt file gets on
     every (re)load: a template, or an ``include`` / ``extends`` of one, that is a symlink
-    leading out of the workspace, a FIFO or an oversized file raises :class:`UnsafeTemplate`
+    leading out of the workspace, a hard link (except in Sabha's own ``shipped`` folder), a FIFO
+    or an oversized file raises :class:`UnsafeTemplate`
     instead of being read.
     """
 
-    def __init__(self, folders: Sequence[tuple[Path, Path]]) -> None:
+    def __init__(self, folders: Sequence[tuple[Path, Path]], *, shipped: Path | None = None) -> None:
         self.folders = [(folder, root.resolve()) for folder, root in folders]
+        self.shipped = shipped.resolve() if shipped is not None else None  # Sabha's own: hard links allowed
 
     def get_source(
         self, environment: jinja2.Environment, template: str
@@ -159,7 +162,8 @@ class CheckedLoader(jinja2.BaseLoader):
             if not os.path.lexists(path):
                 continue
             try:
-                data = read_checked(path, root=root, max_bytes=MAX_TEMPLATE_BYTES, what=f"template {path}")
+                data = read_checked(path, root=root, max_bytes=MAX_TEMPLATE_BYTES, what=f"template {path}",
+                                    allow_hard_links=root == self.shipped)
             except FileNotFoundError:
                 continue  # a dangling symlink: as if it were not there
             except (FileProblem, OSError) as exc:
@@ -189,14 +193,14 @@ class PromptBuilder:
         self.workspace = workspace
         shipped = default_workspace_dir() / "templates"
         self._env = SandboxedEnvironment(
-            loader=CheckedLoader([(workspace / "templates", workspace), (shipped, shipped)]),
+            loader=CheckedLoader([(workspace / "templates", workspace), (shipped, shipped)], shipped=shipped),
             auto_reload=True,
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
         )
         self._shipped_env = SandboxedEnvironment(
-            loader=CheckedLoader([(shipped, shipped)]),
+            loader=CheckedLoader([(shipped, shipped)], shipped=shipped),
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
@@ -252,15 +256,16 @@ class PromptBuilder:
 
     def dynamic(self, turn: TurnContext) -> str:
         """The per-turn block (unwrapped; :func:`lay_out` sends it after the cached prefix).
-        ``user_md`` stays available to the template for workspaces whose templates predate
-        USER.md's move into the static block."""
+        The sender's name came from outside: it reaches the template quoted (:func:`quote_field`),
+        and so does any other outside string a template is given. ``user_md`` stays available to
+        the template for workspaces whose templates predate USER.md's move into the static block."""
         return self._render(
             DYNAMIC_TEMPLATE,
             user_md=self._user_md_text(),
             now=turn.now.strftime("%A %Y-%m-%d %H:%M %Z").strip(),
             channel=turn.channel,
-            place=turn.place,
-            sender=turn.sender,
+            place=plain_line(turn.place, FieldLimit.TITLE),
+            sender=quote_field(turn.sender, FieldLimit.NAME),
             memory=turn.memory,
         ).strip() + "\n"
 

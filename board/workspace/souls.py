@@ -193,11 +193,13 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _soul_file(path: Path, root: Path, label: str) -> WatchedFile[Soul]:
+def _soul_file(path: Path, root: Path, label: str, *, shipped: bool = False) -> WatchedFile[Soul]:
+    """A watched soul file; ``shipped`` (Sabha's own default souls) may be hard links (an installer's cache)."""
+
     def parse(data: bytes) -> Soul:
         return parse_soul(data, what=path.name)
 
-    return WatchedFile(path, parse, label=label, root=root, max_bytes=MAX_SOUL_BYTES)
+    return WatchedFile(path, parse, label=label, root=root, max_bytes=MAX_SOUL_BYTES, allow_hard_links=shipped)
 
 
 class SoulStore:
@@ -270,7 +272,8 @@ class SoulStore:
         if role not in self._defaults:
             candidates = soul_candidates(self.roster.name, role)
             name = next((c for c in candidates if (self._default_root / c).exists()), candidates[0])
-            self._defaults[role] = _soul_file(self._default_root / name, self._default_root, f"default soul[{role}]")
+            self._defaults[role] = _soul_file(self._default_root / name, self._default_root, f"default soul[{role}]",
+                                              shipped=True)
         watched = self._defaults[role]
         return watched if watched.path.exists() else None
 

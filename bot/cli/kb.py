@@ -2,10 +2,12 @@
 
 ``kb add PATH... [--role ROLE]`` copies documents (files, or every Markdown, text and PDF
 file of a folder) into ``workspace/knowledge/shared/`` or ``workspace/knowledge/<role>/``
-and indexes them at once (a running daemon's watcher sees them too). ``kb search WORDS
-[--role ROLE]`` prints the best passages with source, section and score: with ``--role``
-exactly what that role's ``search_knowledge_base`` returns, without it the owner's view of
-every document. ``kb list`` shows every document, its scope, its chunks and any reason it
+and indexes them at once (a running daemon's watcher sees them too). Each is checked first,
+as the index checks it (no symlink, a regular file, within ``knowledge.max_file_bytes``,
+readable as its format): one that would not be indexed is not copied, and the note says
+why. ``kb search WORDS [--role ROLE]`` prints the best passages with source, section and
+score: with ``--role`` exactly what that role's ``search_knowledge_base`` returns, without it
+the owner's view of every document. ``kb list`` shows every document, its scope, its chunks and any reason it
 was not indexed. ``kb reindex`` rebuilds the index from the documents.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -62,14 +65,14 @@ def _documents(paths: list[str]) -> list[Path]:
     found: list[Path] = []
     for text in paths:
         path = Path(text).expanduser()
-        if path.is_dir():
+        if path.is_symlink() or (os.path.lexists(path) and not path.is_dir()):
+            found.append(path)  # a link, a FIFO, a device ...: KnowledgeBase.add says why it is refused
+        elif path.is_dir():
             inside = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES
                             and not any(part.startswith(".") for part in p.relative_to(path).parts))
             if not inside:
                 raise UserError(f"{path} holds no {', '.join(SUPPORTED_SUFFIXES)} files")
             found.extend(inside)
-        elif path.is_file():
-            found.append(path)
         else:
             raise UserError(f"{path} does not exist")
     return found
@@ -80,8 +83,12 @@ async def _add(kb: KnowledgeBase, args: argparse.Namespace) -> int:
     for source in _documents(args.paths):
         try:
             target, report = await kb.add(source, args.role, overwrite=args.force)
+        except FileNotFoundError:
+            note(f"{source} does not exist (nothing copied)")
+            code = 1
+            continue
         except (ValueError, FileExistsError) as exc:
-            note(str(exc))
+            note(f"{exc} (nothing copied)")
             code = 1
             continue
         relative = target.relative_to(kb.folder).as_posix()

@@ -7,8 +7,9 @@ structured ``extra`` fields such as a turn's ``channel``, ``session_key``, ``rol
 ``latency_ms``, tokens and ``cost_usd``, and ``exc`` for a traceback) or ``auto``: JSON
 when systemd runs us (``$INVOCATION_ID`` or ``$JOURNAL_STREAM`` is set), else text.
 
-Redaction: :data:`REDACTOR` holds every secret Sabha knows (the values of
-:data:`SECRET_ENV` and whatever the config holds as a secret, added by
+Redaction: :data:`REDACTOR` (from :mod:`board.masking`, the one masking function every
+writer uses: logs, transcripts, the state db, CLI output) holds every secret Sabha knows
+(the values of :data:`SECRET_ENV` and whatever the config holds as a secret, added by
 :func:`protect_config`). :class:`RedactingFilter` sits on the root handler and replaces
 them with ``***`` in messages, arguments, structured fields and tracebacks; uncaught
 exceptions go through the same :func:`redact` (:func:`setup_logging` wraps
@@ -21,14 +22,16 @@ import json
 import logging
 import os
 import sys
-import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from types import TracebackType
 from typing import Any, Literal, TextIO
-from urllib.parse import quote
+
+from board.masking import MASK, MIN_SECRET_CHARS, REDACTOR, Redactor, mask, mask_value
 
 __all__ = [
+    "MASK",
+    "MIN_SECRET_CHARS",
     "REDACTOR",
     "SECRET_ENV",
     "JsonFormatter",
@@ -47,69 +50,20 @@ LogFormat = Literal["text", "json", "auto"]
 #: Environment variables whose values are secrets wherever they turn up.
 SECRET_ENV = ("TELEGRAM_BOT_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "WHATSAPP_ACCESS_TOKEN",
               "WHATSAPP_APP_SECRET")
-#: Shorter values are not redacted (they would shred ordinary words); real secrets are longer.
-MIN_SECRET_CHARS = 6
-MASK = "***"
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _SECRET_KEY_SUFFIXES = ("token", "secret", "api_key", "password", "app_secret", "access_token")
 # The attributes every LogRecord has; anything else came in through ``extra=``.
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime", "taskName"}
 
 
-class Redactor:
-    """The set of secret strings to mask, and the masking itself (thread-safe to extend)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._secrets: tuple[str, ...] = ()
-
-    def add(self, values: Iterable[str | None]) -> None:
-        """Mask these values from now on (short or empty ones are ignored)."""
-        with self._lock:
-            known = set(self._secrets)
-            for value in values:
-                if not value or len(value.strip()) < MIN_SECRET_CHARS:
-                    continue
-                value = value.strip()
-                known.add(value)
-                encoded = quote(value, safe="")
-                if encoded != value:
-                    known.add(encoded)  # as it appears in a URL or a form body
-            # Longest first, so a secret containing another is masked whole.
-            self._secrets = tuple(sorted(known, key=len, reverse=True))
-
-    def clear(self) -> None:
-        """Forget every secret (tests)."""
-        with self._lock:
-            self._secrets = ()
-
-    def __call__(self, text: str) -> str:
-        """``text`` with every known secret replaced by ``***``."""
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, MASK)
-        return text
-
-    def __len__(self) -> int:
-        return len(self._secrets)
-
-
-REDACTOR = Redactor()
-
-
 def redact(text: str) -> str:
-    """``text`` with every secret Sabha knows masked."""
-    return REDACTOR(text)
+    """``text`` with every secret Sabha knows masked (:func:`board.masking.mask`)."""
+    return mask(text)
 
 
 def _redact_value(value: Any) -> Any:
-    if isinstance(value, str):
-        return REDACTOR(value)
-    if isinstance(value, Mapping):
-        return {k: _redact_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_redact_value(v) for v in value]
-    return value
+    masked = mask_value(value)
+    return list(masked) if isinstance(masked, tuple) else masked
 
 
 class RedactingFilter(logging.Filter):

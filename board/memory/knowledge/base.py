@@ -11,7 +11,8 @@ driver when the standard one lacks FTS5 (see :mod:`.fts`).
 :meth:`KnowledgeBase.watch` re-indexes incrementally as files are saved, added or deleted
 (watchfiles, as the souls do). Without a running watcher (``sabha ask``, ``sabha kb``),
 :meth:`search` first brings the index in step with the folder (a ``stat`` per file, at most
-every ``RESYNC_S`` seconds). :meth:`add` copies a document into the folder and indexes it.
+every ``RESYNC_S`` seconds). :meth:`add` checks a document as the index would, then copies
+it into the folder and indexes it (nothing is copied that would not be indexed).
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, SUPPORTED_SUFFIXES
-from board.memory.knowledge.index import SHARED, DocumentInfo, Hit, KnowledgeIndex, SyncReport
+from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, SUPPORTED_SUFFIXES, chunk_document
+from board.memory.knowledge.index import SHARED, DocumentInfo, Hit, KnowledgeIndex, SyncReport, read_document
 from board.roles import is_role_slug
 from board.workspace.paths import resolve_inside
 
@@ -131,11 +131,26 @@ class KnowledgeBase:
     async def add(self, source: Path, role: str | None = None, *, overwrite: bool = False) -> tuple[Path, SyncReport]:
         """Copy the document ``source`` into the role's folder (shared when None) and index it.
 
-        Raises ``ValueError`` for an unsupported file or a bad role, ``FileExistsError`` when a
-        different file of that name is there already and ``overwrite`` is off."""
-        target = self.target_for(source, role)
-        await asyncio.to_thread(_copy_in, source, target, overwrite)
+        Checked first, copied only if it will be indexed: the bytes read once with
+        :func:`~.index.read_document` (the check the index's sync makes: no symlink, a regular
+        file, within ``max_file_bytes``) and chunked, then those bytes written. Raises
+        ``FileNotFoundError`` when it does not exist, ``ValueError`` (a :class:`FileProblem` or a
+        :class:`DocumentError` saying why) for anything that would not be indexed or a bad role,
+        ``FileExistsError`` when a different file of that name is there and ``overwrite`` is off."""
+        target = await asyncio.to_thread(self._copy_in, source, role, overwrite)
         return target, await self.sync()
+
+    def _copy_in(self, source: Path, role: str | None, overwrite: bool) -> Path:
+        data = read_document(source, root=None, max_bytes=self.settings.max_file_bytes, what=str(source))
+        target = self.target_for(source, role)
+        chunk_document(str(source), data, max_chars=self.settings.chunk_chars)  # DocumentError: nothing copied
+        if target.exists() and not overwrite and target.read_bytes() != data:
+            raise FileExistsError(f"{target} already exists with other content; pass --force to replace it")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.part")
+        tmp.write_bytes(data)  # the bytes that were checked, not the file again (it may have changed)
+        tmp.replace(target)  # the watcher sees one complete file, never a half-copied one
+        return target
 
     async def watch(self, stop: asyncio.Event) -> None:
         """Re-index as documents change until ``stop`` is set (uses watchfiles)."""
@@ -163,14 +178,3 @@ class KnowledgeBase:
                         await asyncio.sleep(0.5)
         finally:
             self._watching = False
-
-
-def _copy_in(source: Path, target: Path, overwrite: bool) -> None:
-    if not source.is_file():
-        raise FileNotFoundError(f"{source} is not a file")
-    if target.exists() and not overwrite and target.read_bytes() != source.read_bytes():
-        raise FileExistsError(f"{target} already exists with other content; pass --force to replace it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.part")
-    shutil.copyfile(source, tmp)
-    tmp.replace(target)  # the watcher sees one complete file, never a half-copied one

@@ -43,6 +43,7 @@ __all__ = [
     "KnowledgeIndex",
     "SyncReport",
     "match_expression",
+    "read_document",
     "scope_of",
 ]
 
@@ -50,6 +51,8 @@ log = logging.getLogger("sabha.knowledge")
 
 SCHEMA_VERSION = 1
 SHARED = "shared"
+#: What the error for an oversized document tells the owner to do.
+TOO_LARGE = "split it, or raise knowledge.max_file_bytes"
 MAX_QUERY_TERMS = 16
 #: Words too common to help a BM25 query (they only slow it down).
 STOPWORDS = frozenset({
@@ -82,6 +85,18 @@ CREATE TABLE chunk_meta (
 CREATE INDEX chunk_meta_doc ON chunk_meta(doc_id);
 CREATE VIRTUAL TABLE chunk_fts USING fts5(heading, body, tokenize='porter unicode61 remove_diacritics 2');
 """
+
+
+def read_document(path: Path, *, root: Path | None, max_bytes: int, what: str) -> bytes:
+    """The bytes of one document after the one check every document gets, whoever reads it
+    (:func:`~board.workspace.files.read_checked`): a regular file (not a FIFO, not a device),
+    within ``knowledge.max_file_bytes``. The index's sync passes the knowledge folder as
+    ``root`` (a symlink or a hard link leading out of it is refused); ``sabha kb add`` passes
+    None for a file from outside, which must then be named directly, never through a symlink.
+
+    Raises :class:`FileProblem` (why, and what to do) or ``FileNotFoundError``."""
+    return read_checked(path, root=root, max_bytes=max_bytes, what=what, follow_links=root is not None,
+                        too_large=TOO_LARGE)
 
 
 @dataclass(frozen=True)
@@ -255,7 +270,7 @@ class KnowledgeIndex:
         chunks = []
         digest: str | None = None
         try:
-            data = read_checked(path, root=folder, max_bytes=max_file_bytes, what=f"knowledge/{relative}")
+            data = read_document(path, root=folder, max_bytes=max_file_bytes, what=f"knowledge/{relative}")
             report.bytes_read += len(data)
             digest = hashlib.sha256(data).hexdigest()
             if row is not None and row[4] == digest and row[5] is None:
