@@ -9,6 +9,7 @@ marker's answer went out, since one sender's messages are answered in order."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -48,13 +49,16 @@ EDIT_LINE = "edit"  # the edit notice names what happened
 POLITE = "only read text"
 
 
-def write_wa_config(root: Path, graph: FakeGraphAPI, model: EchoModel, extra: list[str] | None = None) -> Path:
-    """A workspace and a sabha.yaml with only the WhatsApp channel (owner and friend allowed)."""
+def write_wa_config(root: Path, graph: FakeGraphAPI, model: EchoModel, extra: list[str] | None = None,
+                    *, price: bool = False) -> Path:
+    """A workspace and a sabha.yaml with only the WhatsApp channel (owner and friend allowed);
+    ``price``: the echo model costs money, so spend is counted."""
     if not (root / "workspace").exists():
         copy_default_workspace(root / "workspace")
     lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
              "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
              "      api_key: test-key", f"      base_url: {model.base_url}",
+             *(["  prices:", "    openai:echo: {input: 1000, output: 2000}"] if price else []),
              "whatsapp:", f'  phone_number_id: "{NUMBER_ID}"', "  access_token: ${WHATSAPP_ACCESS_TOKEN}",
              "  app_secret: ${WHATSAPP_APP_SECRET}", f"  verify_token: {VERIFY_TOKEN}",
              f"  graph_base_url: {graph.base_url}", f'  allowed_numbers: ["{OWNER}", "{FRIEND}"]',
@@ -91,9 +95,9 @@ async def whatsapp(tmp_path: Path, fake_graph: FakeGraphAPI, echo_model: EchoMod
     runs: list[SabhaProcess] = []
     http = ClientSession(timeout=ClientTimeout(total=30))
 
-    async def start(extra: list[str] | None = None) -> WhatsAppRun:
+    async def start(extra: list[str] | None = None, *, price: bool = False) -> WhatsAppRun:
         env = {"WHATSAPP_ACCESS_TOKEN": fake_graph.token, "WHATSAPP_APP_SECRET": APP_SECRET}
-        sabha = SabhaProcess(write_wa_config(tmp_path, fake_graph, echo_model, extra), env=env)
+        sabha = SabhaProcess(write_wa_config(tmp_path, fake_graph, echo_model, extra, price=price), env=env)
         runs.append(sabha)
         await sabha.start()
         return WhatsAppRun(sabha, fake_graph, echo_model, http)
@@ -142,6 +146,27 @@ async def test_without_allowed_groups_a_group_message_gets_no_private_answer_and
     await run.marker(OWNER, "M2 marker")
     assert not any("G3" in s.body for s in run.graph.sent), [s.body for s in run.graph.sent]
     assert not any("G3" in q for q in run.model.questions)
+
+
+async def test_in_public_mode_what_strangers_spend_in_an_allowed_group_counts_against_the_daily_cap(
+    whatsapp: Any,
+) -> None:
+    run: WhatsAppRun = await whatsapp([f'  allowed_groups: ["{GROUP}"]', "  access: public",
+                                       "  public_daily_usd: 0.000001"], price=True)
+    stranger = "15550006666"
+    assert await run.post(group_message(stranger, GROUP, "G4 first question")) == 200
+    await eventually(lambda: any("G4" in s.body for s in run.graph.sent), "the first answer", timeout=30)
+
+    def refused() -> bool:
+        return any("limit for public questions" in s.body for s in run.graph.sent)
+
+    for _ in range(40):  # the spend is re-read at most once a second: keep asking (paced) until refused
+        assert await run.post(group_message(stranger, GROUP, "G5 another question")) == 200
+        if refused():
+            break
+        await asyncio.sleep(0.25)
+    await eventually(refused, "the daily cap's refusal (spend in a WhatsApp group must count against "
+                     "whatsapp.public_daily_usd)", timeout=5)
 
 
 # -- 10: one bad item does not sink the batch ---------------------------------------------------

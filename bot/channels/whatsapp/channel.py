@@ -11,7 +11,13 @@ the board works after that, in the intake's lanes.
 
 A user is a conversation: the lane, the session keys ``board:<role>:wa-<user>`` and the
 sticky role (``@finance``, ``finance:``, ``/ask finance``, ``/finance``; ``/general`` goes
-back) are per user. Meetings called here are relayed by :class:`.meeting.MeetingRelay`.
+back) are per user. A group is not a place Sabha answers unless it is in
+``whatsapp.allowed_groups`` (:class:`.places.GroupGate`; others are logged once per group and
+cost nothing); an allowed group is one conversation (``board:<role>:wa-g-<group>``), answered
+in the group, and its sender must still be admitted. Every message a person writes gets an
+answer or a deliberate, logged silence (:func:`.inbound.disposition_of`): the board's answer,
+the polite "text only" line, or the "edits are not read" line; a fixed line marks the message
+read. Meetings called here are relayed by :class:`.meeting.MeetingRelay`.
 """
 
 from __future__ import annotations
