@@ -185,6 +185,8 @@ async def test_a_lone_surrogate_in_a_contact_name_and_a_broken_item_do_not_lose_
     assert b"\\ud800" in raw
     for _ in range(3):  # Meta delivers again; every delivery is accepted, answered once
         assert await run.post(raw) == 200
+    deep = b'{"object": "whatsapp_business_account", "entry": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    assert await run.post(deep) == 400  # read again leniently, it is still refused cleanly
     await run.marker(OWNER, "M3 marker")
     await eventually(lambda: any("S2" in s.body for s in run.graph.sent), "the answer to S2", timeout=30)
     assert [s.context_id for s in run.graph.sent if "S1" in s.body] == [good]

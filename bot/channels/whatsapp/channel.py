@@ -410,6 +410,9 @@ class WhatsAppChannel:
         if c["undeliverable"]:
             lines.append(f"  UNDELIVERABLE (24-hour window closed): {c['undeliverable']}; latest:")
             lines.extend(f"    {line}" for line in self.undeliverable)
+        if self.groups.allowed or self.groups.ignored:
+            lines.append(f"  groups: {len(self.groups.allowed)} allowed (whatsapp.allowed_groups); "
+                         f"{self.groups.ignored} message(s) ignored in other groups")
         if self.access.refused_rate or self.access.refused_cap:
             lines.append(f"  public mode refusals: rate {self.access.refused_rate}, daily cap {self.access.refused_cap}"
                          f" (spent today ${self.access.spent_today:.4f} of ${self.access.daily_usd:.2f})")
