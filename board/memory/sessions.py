@@ -2,9 +2,11 @@
 
 Keys (DESIGN.md): ``main`` (the owner with the general agent), ``board:<role>`` (the
 owner with a role), ``board:<role>:g-<chat_id>`` (a group or forum topic),
-``board:<role>:wa-<user>`` (a WhatsApp user), ``board:<role>:tg-<user_id>`` (another
-allowed Telegram user's DM). Each key points at one current session id; ``reset``
-starts a new id and archives the old transcript (the file is kept).
+``board:<role>:wa-<user>`` (a WhatsApp user), ``board:<role>:wa-g-<group_id>`` (a WhatsApp
+group: under ``wa-`` like every WhatsApp conversation, so the channel's public spend counts
+it), ``board:<role>:tg-<user_id>`` (another allowed Telegram user's DM). Each key points
+at one current session id; ``reset`` starts a new id and archives the old transcript (the
+file is kept).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def session_key(
 ) -> str:
     """The session key for a message to ``role``; see the module docstring."""
     if is_group and chat_id is not None:
-        return f"board:{role}:g-{_safe(str(chat_id))}"
+        where = "wa-g" if channel == "whatsapp" else "g"
+        return f"board:{role}:{where}-{_safe(str(chat_id))}"
     if channel == "whatsapp" and user_id is not None:
         return f"board:{role}:wa-{_safe(str(user_id))}"
     if is_owner:

@@ -103,6 +103,8 @@ class ChannelTexts:
     text_only: str = "I can only read text messages for now; please send your question as text."
     answer_failed: str = "Something went wrong while answering this (it is logged). Please try again in a moment."
     cannot_save: str = "I can't save anything right now, please try again shortly."
+    edited: str = ("I don't read edits to messages I've already received. If you changed your question, "
+                   "please send it again as a new message.")
 
 
 class Courier(Protocol):

@@ -72,7 +72,8 @@ class InboundKind(StrEnum):
     """What a stored message is: text for the board, or something only a fixed line answers."""
 
     TEXT = "text"
-    UNSUPPORTED = "unsupported"
+    UNSUPPORTED = "unsupported"  # answered with the channel's "text only" line
+    EDITED = "edited"  # an edit of an earlier message: answered with the channel's "edits are not read" line
 
 
 def _now() -> datetime:

@@ -210,8 +210,9 @@ class Intake:
             return pending
         await self.inbox.started(pending)
         envelope = pending.envelope
-        if pending.kind is InboundKind.UNSUPPORTED:
-            reply = self._system_reply(envelope, self.courier.texts.text_only, labelled=False)
+        if pending.kind is not InboundKind.TEXT:  # a fixed line, no model call
+            line = self.courier.texts.edited if pending.kind is InboundKind.EDITED else self.courier.texts.text_only
+            reply = self._system_reply(envelope, line, labelled=False)
         else:
             try:
                 async with self.courier.typing(envelope):
@@ -256,7 +257,7 @@ class Intake:
                                          f"{pending.message_id}")
             return False
         self.answered += 1
-        kind = InboxStatus.NOT_TEXT if pending.kind is InboundKind.UNSUPPORTED else InboxStatus.ANSWERED
+        kind = InboxStatus.NOT_TEXT if pending.kind is not InboundKind.TEXT else InboxStatus.ANSWERED
         await self._record(pending, kind)
         return True
 

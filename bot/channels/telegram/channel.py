@@ -38,7 +38,16 @@ from board.envelope import Envelope, Reply
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress
 from bot.channels.telegram.config import TelegramSection
-from bot.channels.telegram.inbound import AccessGate, Place, TgMessage, parse_update, to_envelope
+from bot.channels.telegram.inbound import (
+    UPDATES,
+    AccessGate,
+    Place,
+    TgMessage,
+    TgUpdate,
+    parse_update,
+    quoted_message_id,
+    to_envelope,
+)
 from bot.channels.telegram.meeting import STATUS_INTERVAL_S, MeetingView
 from bot.channels.telegram.outbound import Outbound, Target
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings
@@ -95,7 +104,7 @@ class _Bot(Bot):
     itself (:func:`.inbound.parse_update`) and skips only the bad one."""
 
     async def get_raw_updates(self, offset: int | None, timeout: float, limit: int | None = None) -> list[Any]:
-        data: dict[str, Any] = {"timeout": int(timeout), "allowed_updates": ["message"]}
+        data: dict[str, Any] = {"timeout": int(timeout), "allowed_updates": list(UPDATES)}
         if offset is not None:
             data["offset"] = offset
         if limit is not None:
@@ -215,8 +224,7 @@ class TelegramChannel:
 
     @staticmethod
     def _target(envelope: Envelope) -> Target:
-        msg_id = envelope.message_id or ""
-        return Target(int(envelope.chat_id), envelope.thread_id, reply_to=int(msg_id) if msg_id.isdigit() else None)
+        return Target(int(envelope.chat_id), envelope.thread_id, reply_to=quoted_message_id(envelope.message_id))
 
     # -- reading updates ---------------------------------------------------------------
 
@@ -231,26 +239,33 @@ class TelegramChannel:
                 update_id = raw.get("update_id") if isinstance(raw, dict) else None
                 log.warning("telegram: skipped update %s: %s", update_id, exc)
                 continue
-            if update.message is not None:
-                arrival = self._arrival(update.message)
-                if arrival is not None:
-                    arrivals.append(arrival)
+            arrival = self._update_arrival(update)
+            if arrival is not None:
+                arrivals.append(arrival)
         return arrivals
 
-    def _arrival(self, message: TgMessage) -> Arrival | None:
+    def _update_arrival(self, update: TgUpdate) -> Arrival | None:
+        """The message of an update (a new one, or an edit of one), or None."""
+        if update.message is not None:
+            return self._arrival(update.message)
+        if update.edited_message is not None:
+            return self._arrival(update.edited_message, edited=True)
+        return None
+
+    def _arrival(self, message: TgMessage, *, edited: bool = False) -> Arrival | None:
         user = message.from_user
         if message.is_service or (user is not None and user.is_bot):
             return None
         place = Place.of(message)
         text = message.body
-        kind = InboundKind.TEXT if text is not None else InboundKind.UNSUPPORTED
+        kind = InboundKind.EDITED if edited else InboundKind.TEXT if text is not None else InboundKind.UNSUPPORTED
         addressed = _ADDRESSED.match(text or "")
         if addressed and self.username and addressed.group(1).lower() != self.username.lower():
             return None  # a command for another bot in the same group
         role_hint = None
         if self.topics is not None and place.chat_id == self.forum_id:
             role_hint = self.topics.role_for(place.thread_id)
-        envelope = to_envelope(message, text or "", role_hint=role_hint, owner_id=self.gate.owner_id)
+        envelope = to_envelope(message, text or "", role_hint=role_hint, owner_id=self.gate.owner_id, edited=edited)
         return Arrival(envelope, self.conversation(envelope), kind)
 
     # -- polling -----------------------------------------------------------------------
@@ -330,11 +345,12 @@ class TelegramChannel:
         try:
             data = json.loads(body)
             update = parse_update(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than json can read
             self.invalid_updates += 1
-            log.warning("telegram webhook: rejected a body that is not a valid update: %s", _short(exc))
+            why = "nested too deeply" if isinstance(exc, RecursionError) else _short(exc)
+            log.warning("telegram webhook: rejected a body that is not a valid update: %s", why)
             return web.Response(status=400, text="not a valid Telegram update")
-        arrival = self._arrival(update.message) if update.message is not None else None
+        arrival = self._update_arrival(update)
         if arrival is not None:
             try:
                 await self.intake.receive([arrival])
@@ -414,7 +430,7 @@ class TelegramChannel:
                 self._poller = asyncio.create_task(self._poll(), name="telegram getUpdates")
             elif self.settings.webhook_url:
                 assert self.settings.webhook_secret is not None
-                await self.bot.set_webhook(url=self.settings.webhook_url, allowed_updates=["message"],
+                await self.bot.set_webhook(url=self.settings.webhook_url, allowed_updates=list(UPDATES),
                                            secret_token=self.settings.webhook_secret.get_secret_value())
             else:
                 log.info("telegram: webhook mode without telegram.webhook_url: expecting Telegram to post to %s "

@@ -4,7 +4,9 @@
 into :class:`TgUpdate` before anything is written: a field of the wrong type (``text: 7``,
 ``chat.id: "abc"``) makes the update invalid, logged and skipped, never a crash in a
 worker. Service messages (joins, pins, topics created ...) and other bots are not
-questions and are ignored.
+questions and are ignored. An edit (``edited_message``) is not answered as a question:
+it is stored under its own id (:func:`edit_message_id`: the message id and the edit's
+date) and gets one line saying edits are not read, quoting the edited message.
 
 Access is deny-by-default (:class:`AccessGate`): a message is served only when its sender
 is in ``telegram.allowed_user_ids`` and, in a group, the group is the board's forum
@@ -26,9 +28,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from board.envelope import Envelope
 
-__all__ = ["AccessGate", "Place", "TgMessage", "TgUpdate", "parse_update", "to_envelope"]
+__all__ = ["UPDATES", "AccessGate", "Place", "TgMessage", "TgUpdate", "edit_message_id", "parse_update",
+           "quoted_message_id", "to_envelope"]
 
 log = logging.getLogger("sabha.telegram.access")
+
+#: The update kinds Sabha asks Telegram for (``allowed_updates`` of getUpdates and setWebhook).
+UPDATES = ("message", "edited_message")
 
 #: Keys that make a message a service message (no reply): Bot API "Message" fields.
 SERVICE_KEYS = frozenset({
@@ -78,6 +84,7 @@ class TgMessage(_Strict):
     caption: str | None = None
     message_thread_id: int | None = None
     is_topic_message: bool = False
+    edit_date: int | None = None
 
     @property
     def is_service(self) -> bool:
@@ -91,10 +98,22 @@ class TgMessage(_Strict):
 
 
 class TgUpdate(_Strict):
-    """``Update``, with the one kind Sabha asks for (``message``)."""
+    """``Update``, with the kinds Sabha asks for (:data:`UPDATES`)."""
 
     update_id: int
     message: TgMessage | None = None
+    edited_message: TgMessage | None = None
+
+
+def edit_message_id(message: TgMessage) -> str:
+    """The intake's id of an edit: ``<message id>:edit:<edit date>`` (each edit once; never the question's id)."""
+    return f"{message.message_id}:edit:{message.edit_date or 0}"
+
+
+def quoted_message_id(message_id: str | None) -> int | None:
+    """The Telegram message an answer to ``message_id`` quotes (an edit's: the edited message)."""
+    head = (message_id or "").partition(":")[0]
+    return int(head) if head.lstrip("-").isdigit() else None
 
 
 def parse_update(data: Any) -> TgUpdate:
@@ -170,8 +189,9 @@ class AccessGate:
         return True
 
 
-def to_envelope(message: TgMessage, text: str, *, role_hint: str | None, owner_id: int | None) -> Envelope:
-    """The board's view of a Telegram message."""
+def to_envelope(message: TgMessage, text: str, *, role_hint: str | None, owner_id: int | None,
+                edited: bool = False) -> Envelope:
+    """The board's view of a Telegram message (``edited``: of an edit of one)."""
     place = Place.of(message)
     user = message.from_user
     return Envelope(
@@ -180,7 +200,7 @@ def to_envelope(message: TgMessage, text: str, *, role_hint: str | None, owner_i
         sender=str(user.id) if user else str(place.chat_id),
         chat_id=str(place.chat_id),
         thread_id=place.thread_id,
-        message_id=str(message.message_id),
+        message_id=edit_message_id(message) if edited else str(message.message_id),
         sender_name=(user.full_name or user.username) if user else None,
         is_group=place.is_group,
         is_owner=user is not None and owner_id is not None and user.id == owner_id,

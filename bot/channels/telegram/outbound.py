@@ -53,6 +53,7 @@ from telegram.error import (
 from board.envelope import Reply
 from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress, repeating
 from bot.channels.telegram.format import Chunk, plain_chunks, render
+from bot.channels.telegram.inbound import quoted_message_id
 from bot.channels.telegram.ratelimit import FloodControl
 
 log = logging.getLogger("sabha.telegram.outbound")
@@ -88,8 +89,7 @@ class Target:
     @classmethod
     def of(cls, reply: Reply) -> Target:
         """The place a board reply is addressed to (the place its question came from)."""
-        reply_to = int(reply.reply_to) if reply.reply_to and reply.reply_to.lstrip("-").isdigit() else None
-        return cls(chat_id=int(reply.chat_id), thread_id=reply.thread_id, reply_to=reply_to)
+        return cls(chat_id=int(reply.chat_id), thread_id=reply.thread_id, reply_to=quoted_message_id(reply.reply_to))
 
     @property
     def topic(self) -> int | None:

@@ -12,8 +12,13 @@ the board works after that, in the intake's lanes.
 A person is a conversation, whether a message names them by number or by business-scoped
 user id (:mod:`.identity` keeps one key per person): the lane, the session keys
 ``board:<role>:wa-<person>`` and the sticky role (``@finance``, ``finance:``, ``/ask finance``,
-``/finance``; ``/general`` goes back) are per person. Meetings called here are relayed by
-:class:`.meeting.MeetingRelay`.
+``/finance``; ``/general`` goes back) are per person. A group is not a place Sabha answers unless
+it is in ``whatsapp.allowed_groups`` (:class:`.places.GroupGate`; others are logged once per group
+and cost nothing); an allowed group is one conversation (``board:<role>:wa-g-<group>``), answered
+in the group, and its sender must still be admitted. Every message a person writes gets an
+answer or a deliberate, logged silence (:func:`.inbound.disposition_of`): the board's answer,
+the polite "text only" line, or the "edits are not read" line; a fixed line marks the message
+read. Meetings called here are relayed by :class:`.meeting.MeetingRelay`.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from bot.channels.whatsapp.inbound import (
 from bot.channels.whatsapp.limits import WINDOW_CLOSED
 from bot.channels.whatsapp.meeting import MeetingRelay
 from bot.channels.whatsapp.outbound import GraphClient, Pacing, Refused
+from bot.channels.whatsapp.places import GroupGate, edit_message_id, quoted_wamid
 from bot.channels.whatsapp.store import DeliveryStatus, DeliveryStore, RoleStore
 from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
@@ -67,6 +73,8 @@ MAX_WEBHOOK_BYTES = 3 * 1024 * 1024
 ROUTER_TTL_S = 1.0  # a soul added or renamed on disk is addressable within a second
 TYPING_REFRESH_S = 20.0  # WhatsApp shows the indicator for up to 25 s
 TEXTS = ChannelTexts(text_only="Thanks! I can only read text messages for now; please send your question as text.")
+_KINDS = {Disposition.BOARD: InboundKind.TEXT, Disposition.TEXT_ONLY: InboundKind.UNSUPPORTED,
+          Disposition.EDITED: InboundKind.EDITED}
 _STATUSES = {s.value: s for s in (DeliveryStatus.SENT, DeliveryStatus.DELIVERED, DeliveryStatus.READ,
                                   DeliveryStatus.FAILED)}
 
@@ -89,6 +97,7 @@ class WhatsAppChannel:
         self.graph = GraphClient(settings, pacing)
         self.people = People(board.db, self._merge_people)
         self.access = AccessPolicy(settings, board.db, ids=self.people.identifiers)
+        self.groups = GroupGate(settings.allowed_groups)
         self.roles = RoleStore(board.db)
         self.deliveries = DeliveryStore(board.db)
         self.meetings = MeetingRelay(self.name, self._send_meeting_text)
@@ -98,7 +107,7 @@ class WhatsAppChannel:
         self.state = "created"
         self.accepting = False
         self.started_at: float | None = None
-        self.counts = {"bad_signature": 0, "invalid": 0, "statuses": 0, "errors": 0, "ignored": 0,
+        self.counts = {"bad_signature": 0, "invalid": 0, "skipped": 0, "statuses": 0, "errors": 0, "ignored": 0,
                        "undeliverable": 0}
         self.undeliverable: list[str] = []  # recent lines for `sabha status`
         self._router_cache: tuple[float, Router] | None = None
@@ -113,24 +122,26 @@ class WhatsAppChannel:
         access.rate = section.public_rate_per_minute
         access.daily_usd = section.public_daily_usd
         access._logged.clear()  # a newly ignored number is logged again
+        self.groups.reconfigure(section.allowed_groups)
         self.settings = self.settings.model_copy(update={
             "access": section.access, "allowed_numbers": list(section.allowed_numbers),
+            "allowed_groups": list(section.allowed_groups),
             "public_rate_per_minute": section.public_rate_per_minute, "public_daily_usd": section.public_daily_usd})
 
     # -- what the intake needs (bot.channels.base.Courier) -----------------------------
 
     def admit(self, envelope: Envelope) -> Admission:
-        """Allowlist or public mode (:class:`.access.AccessPolicy`)."""
+        """Allowlist or public mode (:class:`.access.AccessPolicy`), for the sender (also in a group)."""
         return self.access.admit(envelope.sender)
 
     def conversation(self, envelope: Envelope) -> str:
-        """One user is one conversation."""
+        """One user (or one allowed group) is one conversation."""
         return f"wa:{envelope.chat_id}"
 
     @contextlib.asynccontextmanager
     async def typing(self, envelope: Envelope) -> AsyncIterator[None]:
         """The message marked read with a typing indicator, renewed while the turn runs."""
-        wamid = envelope.message_id
+        wamid = quoted_wamid(envelope.message_id or "")
         if not wamid:
             yield
             return
@@ -139,13 +150,18 @@ class WhatsAppChannel:
             yield
 
     async def deliver(self, reply: Reply, progress: SendProgress) -> None:
-        """Send ``reply`` to the user it answers, quoting their message, split at 4096 characters."""
+        """Send ``reply`` to the user (or group) it answers, quoting their message, split at 4096
+        characters. A fixed line (the polite "text only" line, the edit notice) marks the message
+        read first, as an answer's typing indicator does."""
+        reply_to = quoted_wamid(reply.reply_to) if reply.reply_to else None
+        if reply.kind == "error" and reply_to:
+            await self.graph.mark_read(reply_to, typing=False)
         body = to_whatsapp(reply.text)
         if reply.name and reply.kind in ("answer", "meeting", "command"):
             body = f"*{reply.label}*\n{body}"
         pieces = split_text(body) or ["(empty answer)"]
         for i, piece in enumerate(pieces):
-            await self._send(reply.chat_id, piece, reply.reply_to if i == 0 else None, progress)
+            await self._send(reply.chat_id, piece, reply_to if i == 0 else None, progress)
 
     async def _send(self, person: str, body: str, reply_to: str | None, progress: SendProgress) -> None:
         user = self.people.address(person)  # the current number, else the business-scoped id
@@ -215,6 +231,9 @@ class WhatsAppChannel:
             self.counts["invalid"] += 1
             log.warning("whatsapp webhook: rejected a body that is not a valid notification: %s", exc)
             return web.Response(status=400, text="not a valid WhatsApp notification")
+        for why in note.skipped:  # the rest of the batch is read, stored and answered
+            self.counts["skipped"] += 1
+            log.warning("whatsapp webhook: skipped an item that is not a valid message, status or error: %s", why)
         arrivals: list[Arrival] = []
         try:
             await self.people.learn(identity_news(note))  # pairings and number / user id changes first
@@ -254,16 +273,21 @@ class WhatsAppChannel:
         if item.errors:
             log.info("whatsapp: message %s from %s came with %s", item.wamid, item.user,
                      "; ".join(_describe(e) for e in item.errors))
+        if item.group_id is not None and not self.groups.admits(item.group_id, item.wamid):
+            return None
         if item.disposition is Disposition.LOG:
             self.counts["ignored"] += 1
             log.info("whatsapp: %s message %s from %s: no reply", item.kind, item.wamid, item.user)
             return None
         user = await self.people.person_for(None if is_bsuid(item.user) else item.user, item.bsuid)
         text = item.text or ""
-        role_hint = self.roles.role_of(user)
-        envelope = Envelope(channel=self.name, text=text, sender=user, chat_id=user, message_id=item.wamid,
-                            sender_name=item.name, is_owner=self.access.is_owner(user), role_hint=role_hint)
-        kind = InboundKind.TEXT if item.disposition is Disposition.BOARD else InboundKind.UNSUPPORTED
+        place = item.group_id or user  # a group is one conversation; its sender is still who is admitted
+        message_id = edit_message_id(item.wamid, item.quoted) if item.disposition is Disposition.EDITED \
+            else item.wamid
+        envelope = Envelope(channel=self.name, text=text, sender=user, chat_id=place, message_id=message_id,
+                            sender_name=item.name, is_group=item.group_id is not None,
+                            is_owner=self.access.is_owner(user), role_hint=self.roles.role_of(place))
+        kind = _KINDS[item.disposition]
         if kind is InboundKind.TEXT and (self.access.listed(user) or self.access.mode.value == "public"):
             await self._stick(envelope)
         return Arrival(envelope, self.conversation(envelope), kind)
@@ -278,7 +302,7 @@ class WhatsAppChannel:
         elif route.kind == "command" and route.command in router.roles and not route.text:
             role = route.command
         if role is not None and role != (envelope.role_hint or GENERAL):
-            await self.roles.set(envelope.sender, role)
+            await self.roles.set(envelope.chat_id, role)  # the user's, or the group's
 
     def _router(self) -> Router:
         """The board's router, rebuilt at most once a second (building one reads every soul)."""
@@ -298,11 +322,7 @@ class WhatsAppChannel:
         if status is DeliveryStatus.FAILED:
             if code == WINDOW_CLOSED:
                 status = DeliveryStatus.UNDELIVERABLE
-                record = await self.deliveries.get(item.wamid)
-                self._undeliverable(item.recipient or "?", record.reply_to if record else None, title or "")
-            else:
-                log.error("whatsapp: message %s to %s failed: %s", item.wamid, item.recipient,
-                          "; ".join(_describe(e) for e in item.errors) or "no reason given")
+            await self._failed(item, status, title)
         await self.deliveries.status(item.wamid, status, item.recipient, code, title)
 
     async def _merge_people(self, old: str, new: str) -> None:
@@ -322,6 +342,22 @@ class WhatsAppChannel:
         if sticky is not None and self.roles.role_of(new) is None:
             await self.roles.set(new, sticky)
         await self.board.facts.move_user(f"{self.name}:{old}", f"{self.name}:{new}")
+
+    async def _failed(self, item: StatusUpdate, status: DeliveryStatus, title: str | None) -> None:
+        """Say once that a message failed: Meta delivers a status again and again until it gets a
+        200, and may report a message Sabha has no record of sending (logged as such, not as an error)."""
+        record = await self.deliveries.get(item.wamid)
+        if record is not None and record.status in (DeliveryStatus.FAILED, DeliveryStatus.UNDELIVERABLE):
+            log.debug("whatsapp: failed status for %s again (already recorded)", item.wamid)
+            return
+        why = "; ".join(_describe(e) for e in item.errors) or "no reason given"
+        if record is None:
+            log.warning("whatsapp: Meta says message %s to %s failed (%s), but Sabha has no record of sending it; "
+                        "recorded, not retried", item.wamid, item.recipient, why)
+        elif status is DeliveryStatus.UNDELIVERABLE:
+            self._undeliverable(item.recipient or "?", record.reply_to, title or "")
+        else:
+            log.error("whatsapp: message %s to %s failed: %s", item.wamid, item.recipient, why)
 
     # -- commands --------------------------------------------------------------------
 
@@ -398,6 +434,9 @@ class WhatsAppChannel:
             lines.append(f"  UNDELIVERABLE (24-hour window closed): {c['undeliverable']}; latest:")
             lines.extend(f"    {line}" for line in self.undeliverable)
         lines.extend(f"  {line}" for line in listed_changes(self.people.changes, self.access.allowed))
+        if self.groups.allowed or self.groups.ignored:
+            lines.append(f"  groups: {len(self.groups.allowed)} allowed (whatsapp.allowed_groups); "
+                         f"{self.groups.ignored} message(s) ignored in other groups")
         if self.access.refused_rate or self.access.refused_cap:
             lines.append(f"  public mode refusals: rate {self.access.refused_rate}, daily cap {self.access.refused_cap}"
                          f" (spent today ${self.access.spent_today:.4f} of ${self.access.daily_usd:.2f})")

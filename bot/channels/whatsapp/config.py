@@ -58,6 +58,9 @@ class WhatsAppSection(StrictModel):
     allowed_numbers: list[str] = Field(default_factory=list,
                                        description="phone numbers (15550001111) and/or business-scoped user ids; "
                                                    "the first is the owner")
+    allowed_groups: list[str] = Field(default_factory=list,
+                                      description="WhatsApp group ids (Groups API) the board answers in; "
+                                                  "messages in any other group are ignored")
     public_rate_per_minute: float = Field(6.0, gt=0, le=600, description="public mode: messages a minute per sender")
     public_daily_usd: float = Field(5.0, ge=0, description="public mode: the channel's model spend a day (UTC)")
 
@@ -101,6 +104,18 @@ class WhatsAppSection(StrictModel):
     def _numbers(cls, value: object) -> object:
         if isinstance(value, list):
             return [normalise_user(str(v)) for v in value]
+        return value
+
+    @field_validator("allowed_groups", mode="before")
+    @classmethod
+    def _groups(cls, value: object) -> object:
+        if isinstance(value, list):
+            groups = [str(v).strip() for v in value]
+            bad = [g for g in groups if not g or g.isdigit() or "." in g or not g.isascii() or " " in g]
+            if bad:
+                raise ValueError(f"{bad[0]!r} is not a group id (the id the Groups API gives a group, e.g. "
+                                 "Y2FwaV9ncm91cDoxNzA1NTU1MDEzOToxMjAzNjM0MDQ2OTQyMzM4MjAZD)")
+            return groups
         return value
 
     @model_validator(mode="after")

@@ -3,11 +3,18 @@
 :func:`signature_problem` checks ``X-Hub-Signature-256`` (HMAC-SHA256 of the *raw* body
 with the app secret, compared in constant time). :func:`parse_notification` validates a
 body with pydantic before anything is written (a bad body is a :class:`ValueError` whose
-text says what is wrong). :func:`read_items` walks every ``entry[].changes[].value`` and
-sorts its ``messages[]``, ``statuses[]`` and ``errors[]`` into typed items: a message for
-the board (text, and the text of an interactive or template button reply), a message only
-a fixed "text only" line answers (media, location, contacts, order, voice), or an event
-that is logged and gets no reply (reaction, unsupported, system and unknown types).
+text says what is wrong). One bad item does not sink a batch: when the whole body does not
+validate, each entry, change and item is validated on its own, lone surrogates (``\ud800``,
+which strict JSON parsers refuse) become U+FFFD, and an item that is still not what Meta
+documents is left out and named in :attr:`Notification.skipped` (the channel logs it); the
+rest is read as usual. :func:`read_items` walks every ``entry[].changes[].value`` and sorts
+its ``messages[]``, ``statuses[]`` and ``errors[]`` into typed items with a
+:class:`Disposition`: a message for the board (text, and the text of an interactive or
+template button reply); a message only a fixed line answers (media, location, contacts,
+order, voice, polls and every other type Cloud API calls ``unsupported``, a message whose
+content Meta could not give, and any type Sabha does not know yet); an edit (a fixed line
+saying edits are not read); or an event that is deliberately logged without a reply
+(reactions, pins, deleted messages, a chat being opened, system notices).
 
 A user is keyed on the phone number (``from`` / ``contacts[].wa_id``) when Meta sends it,
 else on the business-scoped user id (``messages[].from_user_id`` / ``contacts[].user_id``),
@@ -18,12 +25,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from board.envelope import clean_text
 
 __all__ = [
     "Disposition",
@@ -122,16 +132,33 @@ class _Context(_Model):
     forwarded: bool | None = None
 
 
+class _Unsupported(_Model):
+    type: str | None = None
+
+
+class _EditedContent(_Model):
+    type: str | None = None
+    text: _Text | None = None
+
+
+class _Edit(_Model):
+    original_message_id: str | None = None
+    message: _EditedContent | None = None
+
+
 class _Message(_Model):
     id: str = Field(min_length=1)
     from_: str | None = Field(None, alias="from")
     from_user_id: str | None = None
+    group_id: str | None = None  # a message written in a WhatsApp group (Groups API)
     timestamp: str | None = None
     type: str
     text: _Text | None = None
     button: _Button | None = None
     interactive: _Interactive | None = None
     context: _Context | None = None
+    unsupported: _Unsupported | None = None
+    edit: _Edit | None = None
     errors: list[WaError] = Field(default_factory=list)
 
 
@@ -168,6 +195,12 @@ class Notification(_Model):
 
     object: str
     entry: list[_Entry]
+    _skipped: list[str] = PrivateAttr(default_factory=list)
+
+    @property
+    def skipped(self) -> list[str]:
+        """The items left out because they are not what Meta documents (where, id, why)."""
+        return self._skipped
 
 
 def parse_notification(body: bytes) -> Notification:
@@ -175,21 +208,119 @@ def parse_notification(body: bytes) -> Notification:
 
     Parsed and validated in one pass from the raw bytes (pydantic-core reads the JSON
     itself: no intermediate Python objects, about half the time of ``json.loads`` then
-    validating; this runs before every webhook's 200)."""
+    validating; this runs before every webhook's 200). Only a body that fails that is read
+    again item by item (:func:`_salvage`)."""
     try:
         note = Notification.model_validate_json(body)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        if first["type"] == "json_invalid":
-            raise ValueError(f"the body is not JSON ({first['msg'].removeprefix('Invalid JSON: ')})") from exc
-        if first["type"] == "model_type" and not first["loc"]:
-            raise ValueError(f"the body is JSON {type(first.get('input')).__name__}, not an object") from exc
-        where = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"unexpected shape at {where or 'the top'}: {first['msg']} "
-                         f"({exc.error_count()} problem(s))") from exc
+        note = _salvage(body, exc)
     if note.object != "whatsapp_business_account":
         raise ValueError(f"object is {note.object!r}, not 'whatsapp_business_account'")
     return note
+
+
+def _problem(exc: ValidationError, where: str = "") -> str:
+    first = exc.errors()[0]
+    loc = ".".join(p for p in (where, *(str(p) for p in first["loc"])) if p)
+    return f"unexpected shape at {loc or 'the top'}: {first['msg']} ({exc.error_count()} problem(s))"
+
+
+def _salvage(body: bytes, exc: ValidationError) -> Notification:
+    """``body`` read leniently: lone surrogates repaired, then each entry, change and item
+    validated on its own (a bad one is left out and named in ``skipped``). ValueError when
+    it is not JSON, not a notification at all, or nothing in it could be read."""
+    first = exc.errors()[0]
+    try:
+        data = _repaired(json.loads(body))
+    except RecursionError:
+        raise ValueError("the body is nested too deeply to be a notification") from None
+    except ValueError:
+        raise ValueError(f"the body is not JSON ({first['msg'].removeprefix('Invalid JSON: ')})") from exc
+    if not isinstance(data, dict):
+        raise ValueError(f"the body is JSON {type(data).__name__}, not an object") from exc
+    try:
+        return Notification.model_validate(data)  # only surrogates were wrong
+    except ValidationError:
+        pass
+    entries = data.get("entry")
+    try:
+        note = Notification.model_validate({**data, "entry": []})
+        if not isinstance(entries, list):
+            Notification.model_validate(data)  # raises, naming what is wrong with entry
+    except ValidationError as top:
+        raise ValueError(_problem(top)) from None
+    assert isinstance(entries, list)
+    read = 0
+    for i, raw in enumerate(entries):
+        entry = _salvage_entry(raw, f"entry.{i}", note.skipped)
+        if entry is not None:
+            note.entry.append(entry)
+            read += sum(len(c.value.messages) + len(c.value.statuses) + len(c.value.errors) for c in entry.changes)
+    if note.skipped and not read:
+        raise ValueError("; ".join(note.skipped[:3]))
+    return note
+
+
+_ITEMS: tuple[tuple[str, type[_Model]], ...] = (
+    ("contacts", _Contact), ("messages", _Message), ("statuses", _Status), ("errors", WaError))
+
+
+def _salvage_entry(raw: object, where: str, skipped: list[str]) -> _Entry | None:
+    """One entry with the changes and items of it that validate; the rest named in ``skipped``."""
+    if not isinstance(raw, dict):
+        skipped.append(f"{where}: not an object")
+        return None
+    try:
+        entry = _Entry.model_validate({**raw, "changes": []})
+    except ValidationError as exc:
+        skipped.append(_problem(exc, where))
+        return None
+    changes = raw.get("changes")
+    for j, change in enumerate(changes if isinstance(changes, list) else []):
+        here = f"{where}.changes.{j}"
+        value = change.get("value") if isinstance(change, dict) else None
+        if not isinstance(value, dict):
+            skipped.append(f"{here}: no value object")
+            continue
+        try:
+            bare = _Change.model_validate({**change, "value": {k: v for k, v in value.items()
+                                                               if k not in dict(_ITEMS)}})
+        except ValidationError as exc:
+            skipped.append(_problem(exc, here))
+            continue
+        for key, model in _ITEMS:
+            items = value.get(key)
+            for k, item in enumerate(items if isinstance(items, list) else []):
+                try:
+                    getattr(bare.value, key).append(model.model_validate(item))
+                except ValidationError as exc:
+                    ident = item.get("id") if isinstance(item, dict) else None
+                    named = f" (id {str(ident)[:80]})" if isinstance(ident, str | int) else ""
+                    skipped.append(_problem(exc, f"{here}.value.{key}.{k}") + named)
+        entry.changes.append(bare)
+    return entry
+
+
+def _repaired(data: Any) -> Any:
+    """``data`` (from ``json.loads``) with every lone surrogate in its strings made U+FFFD
+    (iterative: the depth ``json.loads`` accepted must not overflow the stack here)."""
+    if isinstance(data, str):
+        return clean_text(data)
+    stack: list[Any] = [data]
+    while stack:
+        node = stack.pop()
+        pairs = list(node.items()) if isinstance(node, dict) else list(enumerate(node)) \
+            if isinstance(node, list) else []
+        for key, value in pairs:
+            if isinstance(value, str):
+                value = clean_text(value)
+            elif isinstance(value, dict | list):
+                stack.append(value)
+            if isinstance(key, str) and clean_text(key) != key:
+                del node[key]
+                key = clean_text(key)
+            node[key] = value
+    return data
 
 
 class MessageType(StrEnum):
@@ -210,6 +341,9 @@ class MessageType(StrEnum):
     REACTION = "reaction"
     UNSUPPORTED = "unsupported"
     SYSTEM = "system"
+    EDIT = "edit"
+    REVOKE = "revoke"
+    REQUEST_WELCOME = "request_welcome"
 
 
 class Disposition(StrEnum):
@@ -217,20 +351,29 @@ class Disposition(StrEnum):
 
     BOARD = "board"  # its text goes to the board
     TEXT_ONLY = "text_only"  # one polite line that only text is understood (no model call)
-    LOG = "log"  # logged, no reply
+    EDITED = "edited"  # one line saying edits are not read (no model call)
+    LOG = "log"  # deliberately no reply: logged
 
 
-_TEXT_ONLY = {MessageType.IMAGE, MessageType.VIDEO, MessageType.DOCUMENT, MessageType.STICKER,
-              MessageType.LOCATION, MessageType.CONTACTS, MessageType.ORDER, MessageType.AUDIO, MessageType.VOICE}
+#: Deliberate silence: acts on earlier messages (a reaction, a pin, keep-in-chat, a deleted
+#: message), a chat being opened, and system notices. Each is logged; none is a question.
+_SILENT = {MessageType.REACTION, MessageType.SYSTEM, MessageType.REVOKE, MessageType.REQUEST_WELCOME}
+_SILENT_UNSUPPORTED = {"reaction", "pin", "keep_in_chat"}  # ``unsupported.type`` values that are such acts
 
 
-def disposition_of(kind: str, text: str | None) -> Disposition:
-    """What to do with a message of ``kind`` whose readable text is ``text``."""
-    if kind in (MessageType.TEXT, MessageType.INTERACTIVE, MessageType.BUTTON):
-        return Disposition.BOARD if text is not None else Disposition.LOG
-    if kind in _TEXT_ONLY:
-        return Disposition.TEXT_ONLY
-    return Disposition.LOG
+def disposition_of(kind: str, text: str | None, unsupported: str | None = None) -> Disposition:
+    """What to do with a message of ``kind`` whose readable text is ``text`` (``unsupported``:
+    the ``unsupported.type`` Meta names for a type Cloud API does not support, e.g. ``poll_creation``).
+
+    Every message a person wrote gets an answer: the board's, or a fixed line (also for a
+    type Sabha does not know yet); only the acts in ``_SILENT`` get none."""
+    if kind in (MessageType.TEXT, MessageType.INTERACTIVE, MessageType.BUTTON) and text is not None:
+        return Disposition.BOARD
+    if kind == MessageType.EDIT:
+        return Disposition.EDITED
+    if kind in _SILENT or (kind == MessageType.UNSUPPORTED and unsupported in _SILENT_UNSUPPORTED):
+        return Disposition.LOG
+    return Disposition.TEXT_ONLY
 
 
 def is_bsuid(user: str) -> bool:
@@ -251,6 +394,8 @@ class InboundMessage:
     name: str | None
     disposition: Disposition
     errors: tuple[WaError, ...] = ()
+    group_id: str | None = None  # written in this WhatsApp group
+    quoted: str | None = None  # the message an answer quotes, when not this one (an edit's original)
 
 
 @dataclass(frozen=True)
@@ -294,8 +439,11 @@ def read_items(note: Notification) -> Iterator[InboundMessage | StatusUpdate | R
                 bsuid = message.from_user_id or (contact.user_id if contact else None)
                 name = contact.profile.name if contact and contact.profile else None
                 text = _text_of(message)
+                subtype = message.unsupported.type if message.unsupported else None
+                original = message.edit.original_message_id if message.edit else None
                 yield InboundMessage(number_id, message.id, message.type, text, phone or bsuid, bsuid, name,
-                                     disposition_of(message.type, text), tuple(message.errors))
+                                     disposition_of(message.type, text, subtype), tuple(message.errors),
+                                     message.group_id, original)
             for status in value.statuses:
                 yield StatusUpdate(status.id, status.status, status.recipient_id or status.recipient_user_id,
                                    tuple(status.errors))

@@ -2,8 +2,9 @@
 with WhatsApp's limits respected, read receipts with a typing indicator.
 
 ``POST {graph_base_url}/{api_version}/{phone_number_id}/messages`` with the bearer token.
-A text goes ``to`` a phone number, or to ``recipient`` when only a business-scoped user id
-is known, and quotes the message it answers (``context.message_id``). Errors branch on
+A text goes ``to`` a phone number, to ``recipient`` when only a business-scoped user id
+is known, or ``to`` a group with ``recipient_type: group`` (:func:`.places.recipient`), and
+quotes the message it answers (``context.message_id``). Errors branch on
 ``error.code`` (:mod:`.limits`): the number's throughput limit (130429) pauses every send
 of the channel, the pair limit (131056) pauses sends to that user only, transient codes
 pause and retry; the 24-hour window (131047) and the other permanent codes are never
@@ -23,8 +24,8 @@ import aiohttp
 
 from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress
 from bot.channels.whatsapp.config import WhatsAppSection
-from bot.channels.whatsapp.inbound import is_bsuid
 from bot.channels.whatsapp.limits import Backoff, ErrorClass, PairLimit, classify, retry_delay
+from bot.channels.whatsapp.places import recipient
 
 __all__ = ["GraphClient", "GraphError", "Pacing", "Refused"]
 
@@ -144,8 +145,7 @@ class GraphClient:
         (retries used up, or the request left and its answer was lost).
         """
         progress = progress or SendProgress()
-        payload: dict[str, Any] = {"messaging_product": "whatsapp", "recipient_type": "individual",
-                                   ("recipient" if is_bsuid(user) else "to"): user,
+        payload: dict[str, Any] = {"messaging_product": "whatsapp", **recipient(user),
                                    "type": "text", "text": {"preview_url": False, "body": body}}
         if reply_to:
             payload["context"] = {"message_id": reply_to}
