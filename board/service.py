@@ -5,6 +5,9 @@ model registry. Channels call :meth:`Board.handle`; messages to the same session
 answered one at a time and in order, different sessions run concurrently. Before a
 message that would call a model, :class:`board.budget.Budget` may stop it (the daily
 limits); every model call made while answering is recorded for the message's sender.
+A stranger's message (``Envelope.is_public``) is held to the channel's :class:`PublicTerms`
+before every model call it causes (see :mod:`board.allowance`), and may convene a meeting
+only when the owner allows it.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from board.agent.guardrails import Guardrails, GuardrailSettings
 from board.agent.migrations import MIGRATIONS as AGENT_MIGRATIONS
 from board.agent.runner import AgentRunner, AgentSettings
 from board.agent.tools import ToolRegistry
-from board.budget import Budget, BudgetSettings, sender_id
+from board.allowance import Allowance, Limit, PublicTerms, SpendGate, SpendRefused, allowed
+from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, sender_id
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import room as room_commands
@@ -105,9 +109,13 @@ class Board:
         self.tools = ToolRegistry()
         self.ledger = Ledger(db)
         self.budget = Budget(self.ledger, settings.budget)
+        self.spend = SpendGate(self.ledger)
+        #: channel -> what strangers may do and cost there (a channel open to anyone sets it)
+        self.public_terms: dict[str, PublicTerms] = {}
         self.runner = AgentRunner(
             self.souls, self.prompts, self.sessions, providers, settings.agent, tools=self.tools, ledger=self.ledger
         )
+        self.runner.spend = self.spend
         # A lock lives while someone holds or waits for it; idle ones are dropped.
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._rosters: dict[str, SoulStore] = {settings.roster.name: self.souls}
@@ -253,15 +261,43 @@ class Board:
         if route.kind == "chat" and not route.text:
             return self._system_reply(envelope, route.role, "Send a message with some text.", kind="error")
         sender = sender_id(envelope)
-        with spending_for(sender):
-            stop = await self.budget.check(sender, is_owner=envelope.is_owner) if _calls_model(route) else None
-            if stop is not None:
-                reply = self._system_reply(envelope, route.role, stop.text, kind="error")
-            elif route.kind in ("command", "meeting"):
-                reply = await self.run_command(envelope, route)
-            else:
-                reply = await self._chat(envelope, route)
+        allowance = self.allowance_for(envelope) if envelope.is_public else None
+        with spending_for(sender, scope=allowance.terms.scope if allowance else None), allowed(allowance):
+            reply = await self._answer(envelope, route, sender, allowance)
         return self._with_owner_note(envelope, reply)
+
+    async def _answer(self, envelope: Envelope, route: Route, sender: str, allowance: Allowance | None) -> Reply:
+        """The reply to a routed envelope, inside its sender's spending context."""
+        if allowance is not None and route.kind == "meeting" and not allowance.terms.meetings:
+            return self._system_reply(envelope, route.role, allowance.terms.meetings_text, kind="error")
+        stop = await self.budget.check(sender, is_owner=envelope.is_owner) if _calls_model(route) else None
+        if stop is not None:
+            return self._system_reply(envelope, route.role, stop.text, kind="error")
+        refused = await self.spend.check() if allowance is not None and _calls_model(route) else None
+        if refused is not None:  # a limit is already closed for today
+            return self._system_reply(envelope, route.role, refused.text, kind="error")
+        try:
+            if route.kind in ("command", "meeting"):
+                return await self.run_command(envelope, route)
+            return await self._chat(envelope, route)
+        except SpendRefused as exc:  # a model call would have passed a stranger's limit: it was not made
+            return self._system_reply(envelope, route.role, exc.text, kind="error")
+
+    def set_public_terms(self, terms: PublicTerms) -> None:
+        """What strangers may do and cost on ``terms.channel`` (a channel open to anyone; a reload again)."""
+        self.public_terms[terms.channel] = terms
+
+    def allowance_for(self, envelope: Envelope) -> Allowance:
+        """The limits every model call for a stranger's ``envelope`` is held to: the channel's public cap
+        (nothing, when the channel set no terms), and the budget's per-sender and daily limits when set."""
+        terms = self.public_terms.get(envelope.channel) or PublicTerms(envelope.channel, daily_usd=0.0)
+        limits = [Limit("public", terms.scope, terms.daily_usd, terms.cap_text)]
+        budget = self.budget.settings
+        if budget.per_sender_daily_usd is not None:
+            limits.append(Limit("sender", sender_id(envelope), budget.per_sender_daily_usd, SENDER_REACHED))
+        if budget.daily_usd is not None:
+            limits.append(Limit("daily", "*", budget.daily_usd, DAILY_REACHED))
+        return Allowance(terms, tuple(limits))
 
     async def _chat(self, envelope: Envelope, route: Route) -> Reply:
         """One turn of the route's role; with several roles mentioned, each answers in its own

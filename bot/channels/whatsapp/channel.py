@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from board.allowance import MEETINGS_CLOSED, PublicTerms
 from board.envelope import Envelope, Reply
 from board.roles import GENERAL
 from board.router import Route, Router
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress, repeating
 from bot.channels.webhook import BodyTooLarge, read_body
-from bot.channels.whatsapp.access import AccessPolicy
+from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.format import split_text, to_whatsapp
 from bot.channels.whatsapp.inbound import (
@@ -55,7 +56,7 @@ from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 if TYPE_CHECKING:
     from bot.config import LoadedConfig
 
-__all__ = ["MAX_WEBHOOK_BYTES", "WhatsAppChannel", "build"]
+__all__ = ["MAX_WEBHOOK_BYTES", "WhatsAppChannel", "build", "public_terms"]
 
 log = logging.getLogger("sabha.whatsapp")
 
@@ -83,7 +84,9 @@ class WhatsAppChannel:
         self.owns_hub = hub is None
         self.hub = hub or IntakeHub()
         self.graph = GraphClient(settings, pacing)
-        self.access = AccessPolicy(settings, board.db)
+        self.access = AccessPolicy(settings, board.db,
+                                   closed=lambda usd: board.spend.closed("public", SCOPE, usd))
+        board.set_public_terms(public_terms(settings))
         self.roles = RoleStore(board.db)
         self.deliveries = DeliveryStore(board.db)
         self.meetings = MeetingRelay(self.name, self._send_meeting_text)
@@ -100,7 +103,7 @@ class WhatsAppChannel:
 
     def reconfigure(self, section: WhatsAppSection) -> None:
         """Apply what may change while running (a config reload, SIGHUP): the access mode, the
-        allowlist and the public limits. The rest needs a restart."""
+        allowlist, the public limits and whether strangers may convene meetings. The rest needs a restart."""
         access = self.access
         access.mode = section.access
         access.allowed = set(section.allowed_numbers)
@@ -110,7 +113,9 @@ class WhatsAppChannel:
         access._logged.clear()  # a newly ignored number is logged again
         self.settings = self.settings.model_copy(update={
             "access": section.access, "allowed_numbers": list(section.allowed_numbers),
-            "public_rate_per_minute": section.public_rate_per_minute, "public_daily_usd": section.public_daily_usd})
+            "public_rate_per_minute": section.public_rate_per_minute, "public_daily_usd": section.public_daily_usd,
+            "public_meetings": section.public_meetings})
+        self.board.set_public_terms(public_terms(self.settings))
 
     # -- what the intake needs (bot.channels.base.Courier) -----------------------------
 
@@ -257,7 +262,8 @@ class WhatsAppChannel:
         text = item.text or ""
         role_hint = self.roles.role_of(user)
         envelope = Envelope(channel=self.name, text=text, sender=user, chat_id=user, message_id=item.wamid,
-                            sender_name=item.name, is_owner=self.access.is_owner(user), role_hint=role_hint)
+                            sender_name=item.name, is_owner=self.access.is_owner(user),
+                            is_public=self.access.is_public(user), role_hint=role_hint)
         kind = InboundKind.TEXT if item.disposition is Disposition.BOARD else InboundKind.UNSUPPORTED
         if kind is InboundKind.TEXT and (self.access.listed(user) or self.access.mode.value == "public"):
             await self._stick(envelope)
@@ -388,6 +394,12 @@ class WhatsAppChannel:
 
 def _describe(error: WaError) -> str:
     return f"error {error.code} ({error.title or 'no title'}{': ' + error.details if error.details else ''})"
+
+
+def public_terms(settings: WhatsAppSection) -> PublicTerms:
+    """What strangers may do and cost here (public mode): the board holds their model calls to it."""
+    return PublicTerms("whatsapp", daily_usd=settings.public_daily_usd, meetings=settings.public_meetings,
+                       cap_text=CAP_REACHED, meetings_text=MEETINGS_CLOSED)
 
 
 def build(board: Board, loaded: LoadedConfig, hub: IntakeHub) -> WhatsAppChannel:
