@@ -7,7 +7,8 @@ message that would call a model, :class:`board.budget.Budget` may stop it (the d
 limits); every model call made while answering is recorded for the message's sender.
 A stranger's message (``Envelope.is_public``) is held to the channel's :class:`PublicTerms`
 before every model call it causes (see :mod:`board.allowance`), and may convene a meeting
-only when the owner allows it.
+only when the owner allows it. Commands registered ``owner_only`` answer anyone else with
+one line saying so (:data:`OWNER_ONLY`).
 """
 
 from __future__ import annotations
@@ -55,11 +56,12 @@ if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search
     from board.agent.web_search import WebSearch, WebSearchSettings
     from board.room.meeting import MeetingEvent
 
-__all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "Board", "BoardSettings"]
+__all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "OWNER_ONLY", "Board", "BoardSettings"]
 
 log = logging.getLogger("sabha.board")
 
 DB_FILE = "sabha.db"
+OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS)
 
 
@@ -132,6 +134,7 @@ class Board:
             if tool.spec.name != "consult" or settings.consultation.enabled:
                 self.tools.register(tool)
         self.commands: dict[str, tuple[CommandHandler, str]] = {}
+        self.owner_only: set[str] = set()
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         room_commands.register(self, self.room)
@@ -324,9 +327,15 @@ class Board:
 
     # -- commands ----------------------------------------------------------------
 
-    def register_command(self, name: str, handler: CommandHandler, help_line: str) -> None:
-        """Add a slash command (channels add their own, e.g. /cost, /status)."""
+    def register_command(self, name: str, handler: CommandHandler, help_line: str, *,
+                         owner_only: bool = False) -> None:
+        """Add a slash command (channels add their own, e.g. /cost, /status); an ``owner_only`` one
+        answers anyone but the owner with one line saying so."""
         self.commands[name] = (handler, help_line)
+        if owner_only:
+            self.owner_only.add(name)
+        else:
+            self.owner_only.discard(name)
 
     async def run_command(self, envelope: Envelope, route: Route) -> Reply:
         """Run a routed command and wrap its text as a reply from the route's role."""
@@ -335,6 +344,8 @@ class Board:
             return self._system_reply(
                 envelope, route.role, f"Unknown command /{route.command}. Send /help for the list.", kind="error"
             )
+        if route.command in self.owner_only and not envelope.is_owner:
+            return self._system_reply(envelope, route.role, OWNER_ONLY.format(command=route.command), kind="error")
         handler, _ = entry
         text = await handler(envelope, route)
         return self._system_reply(envelope, route.role, text, kind="command")
@@ -375,11 +386,13 @@ class Board:
         self.register_command("start", self._cmd_help, "/start: introduction")
         self.register_command("roles", self._cmd_roles, "/roles: who sits on the board")
         self.register_command("reset", self._cmd_reset, "/reset [role]: start a fresh conversation")
-        self.register_command("souls", self._cmd_souls, "/souls: soul files and versions")
+        self.register_command("souls", self._cmd_souls, "/souls: soul files and versions", owner_only=True)
 
     async def _cmd_help(self, envelope: Envelope, route: Route) -> str:
-        extra = [_help_row(line) for name, (_, line) in sorted(self.commands.items()) if name not in _BUILTIN]
-        return HELP_TEXT + ("\n" + "\n".join(extra) if extra else "")
+        extra = [_help_row(line) for name, (_, line) in sorted(self.commands.items())
+                 if name not in _BUILTIN and (envelope.is_owner or name not in self.owner_only)]
+        text = HELP_TEXT if envelope.is_owner else HELP_TEXT.replace(_SOULS_ROW, "")
+        return text + ("\n" + "\n".join(extra) if extra else "")
 
     async def _cmd_roles(self, envelope: Envelope, route: Route) -> str:
         roster = self.settings.roster.name
@@ -423,6 +436,7 @@ class Board:
 
 
 _BUILTIN = {"help", "start", "roles", "reset", "souls"}
+_SOULS_ROW = "  /souls                    soul files and their versions\n"
 
 
 def _open_knowledge(settings: BoardSettings) -> KnowledgeBase | None:
