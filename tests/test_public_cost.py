@@ -11,7 +11,9 @@ is called. The owner is never held to the public cap."""
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ from aiohttp import ClientSession
 from board.allowance import MEETINGS_CLOSED
 from board.allowance import PUBLIC_CAP_REACHED as CAP_REACHED
 from board.workspace.paths import copy_default_workspace
-from tests.daemon_support import SabhaProcess
+from tests.daemon_support import REPO, SabhaProcess
 from tests.fakes.graph_api import FakeGraphAPI
 from tests.telegram_support import eventually
 from tests.whatsapp_support import APP_SECRET, NUMBER_ID, OWNER, VERIFY_TOKEN, post, text_notification
@@ -117,6 +119,15 @@ async def test_ten_strangers_meetings_stay_under_the_public_cap_and_the_next_que
             assert spend(tmp_path, strangers_only=True) == (calls, pytest.approx(usd))
     finally:
         await sabha.close()
+    # The owner sees what strangers cost today against the cap.
+    env = {**os.environ, "PYTHONPATH": str(REPO), "WHATSAPP_ACCESS_TOKEN": graph.token,
+           "WHATSAPP_APP_SECRET": APP_SECRET}
+    cli = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.cli.main", "cost", "--config",
+                                               str(tmp_path / "sabha.yaml"), stdout=asyncio.subprocess.PIPE,
+                                               stderr=asyncio.subprocess.PIPE, env=env, cwd=tmp_path)
+    out, err = await asyncio.wait_for(cli.communicate(), 60)
+    assert cli.returncode == 0, err.decode()
+    assert f"whatsapp.public_daily_usd: ${usd:.4f} of ${CAP_USD:.2f} spent by strangers" in out.decode(), out.decode()
 
 
 async def test_by_default_strangers_may_not_convene_meetings_one_line_each_and_no_model_call(
