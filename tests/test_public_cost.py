@@ -21,6 +21,7 @@ from aiohttp import ClientSession
 
 from board.allowance import MEETINGS_CLOSED
 from board.allowance import PUBLIC_CAP_REACHED as CAP_REACHED
+from board.budget import SENDER_REACHED
 from board.workspace.paths import copy_default_workspace
 from tests.daemon_support import REPO, SabhaProcess
 from tests.fakes.graph_api import FakeGraphAPI
@@ -35,7 +36,7 @@ LATECOMER = "15550199999"
 PRICE = "{input: 15, output: 45}"
 
 
-def write_config(root: Path, graph: FakeGraphAPI, *, meetings: bool | None) -> Path:
+def write_config(root: Path, graph: FakeGraphAPI, *, meetings: bool | None, extra: tuple[str, ...] = ()) -> Path:
     """Only the WhatsApp channel, in public mode, the owner listed; the priced offline model."""
     if not (root / "workspace").exists():
         copy_default_workspace(root / "workspace")
@@ -47,6 +48,7 @@ def write_config(root: Path, graph: FakeGraphAPI, *, meetings: bool | None) -> P
              f"  public_daily_usd: {CAP_USD}", "  public_rate_per_minute: 60"]
     if meetings is not None:
         lines.append(f"  public_meetings: {'true' if meetings else 'false'}")
+    lines += extra
     path = root / "sabha.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -78,9 +80,10 @@ def graph(fake_graph: FakeGraphAPI) -> FakeGraphAPI:
     return fake_graph
 
 
-async def _start(root: Path, graph: FakeGraphAPI, *, meetings: bool | None) -> tuple[SabhaProcess, str]:
+async def _start(root: Path, graph: FakeGraphAPI, *, meetings: bool | None, extra: tuple[str, ...] = ()
+                 ) -> tuple[SabhaProcess, str]:
     env = {"WHATSAPP_ACCESS_TOKEN": graph.token, "WHATSAPP_APP_SECRET": APP_SECRET}
-    sabha = SabhaProcess(write_config(root, graph, meetings=meetings), env=env)
+    sabha = SabhaProcess(write_config(root, graph, meetings=meetings, extra=extra), env=env)
     await sabha.start()
     return sabha, f"http://127.0.0.1:{sabha.port}/whatsapp/webhook"
 
@@ -156,5 +159,40 @@ async def test_by_default_strangers_may_not_convene_meetings_one_line_each_and_n
             await eventually(lambda: len(graph.texts_to(STRANGERS[0])) == 2, "the chair's answer", timeout=30)
             assert "not open to this user" in graph.texts_to(STRANGERS[0])[1]
             assert meetings(tmp_path) == []
+    finally:
+        await sabha.close()
+
+
+def sender_spend(root: Path, user: str) -> float:
+    with _db(root) as conn:
+        (usd,) = conn.execute("SELECT COALESCE(SUM(cost_usd), 0) FROM llm_calls WHERE sender = ?",
+                              (f"whatsapp:{user}",)).fetchone()
+    return float(usd)
+
+
+async def test_a_strangers_meeting_also_stops_at_their_own_daily_limit_and_others_are_still_answered(
+    tmp_path: Path, graph: FakeGraphAPI
+) -> None:
+    per_sender = 0.15
+    sabha, url = await _start(tmp_path, graph, meetings=True,
+                              extra=("budget:", f"  per_sender_daily_usd: {per_sender}"))
+    try:
+        async with ClientSession() as http:
+            first, second = STRANGERS[:2]
+            assert (await post(http, url, text_notification(first, "/meeting should we open an office?")))[0] == 200
+            await eventually(lambda: meetings(tmp_path) and all(s == "ended" for s, _ in meetings(tmp_path)),
+                             "the meeting's end", timeout=120)
+            assert meetings(tmp_path) == [("ended", "budget")]
+            spent = sender_spend(tmp_path, first)
+            print(f"\na stranger's meeting against budget.per_sender_daily_usd ${per_sender:.2f}: ${spent:.4f}")
+            assert 0 < spent <= per_sender
+            # Their next question gets the per-sender line; another stranger is still answered (the channel's
+            # cap is not reached).
+            assert (await post(http, url, text_notification(first, "and now?")))[0] == 200
+            assert (await post(http, url, text_notification(second, "what is our runway?")))[0] == 200
+            await eventually(lambda: graph.texts_to(second), "the other stranger's answer", timeout=30)
+            await eventually(lambda: any(t == SENDER_REACHED for t in graph.texts_to(first)), "the limit's line",
+                             timeout=30)
+            assert graph.texts_to(second)[0] not in (CAP_REACHED, SENDER_REACHED)
     finally:
         await sabha.close()
