@@ -35,7 +35,7 @@ from datetime import UTC, date, datetime
 from typing import Literal
 
 from board.agent.tokens import MESSAGE_OVERHEAD, estimate_tokens
-from board.llm.base import LLMRequest, Usage
+from board.llm.base import LLMRequest
 from board.llm.pricing import PriceTable
 from board.memory.ledger import Ledger, LLMCallRecord, start_of_day
 
@@ -51,6 +51,7 @@ __all__ = [
     "SpendRefused",
     "allowed",
     "current_allowance",
+    "public_scope",
     "worst_case",
 ]
 
@@ -63,6 +64,11 @@ MEETINGS_CLOSED = ("Board meetings are open to the board's own members only here
 LimitKind = Literal["public", "sender", "daily"]
 #: Prompts are estimated at about 4 characters a token; real tokenizers may count more.
 PROMPT_MARGIN = 1.25
+
+
+def public_scope(channel: str) -> str:
+    """How the ledger marks the model calls strangers cause on ``channel``."""
+    return f"public:{channel}"
 
 
 @dataclass(frozen=True)
@@ -78,7 +84,7 @@ class PublicTerms:
     @property
     def scope(self) -> str:
         """How the ledger marks the model calls strangers cause here."""
-        return f"public:{self.channel}"
+        return public_scope(self.channel)
 
 
 @dataclass(frozen=True)
@@ -284,16 +290,18 @@ _LIMIT_NAMES: dict[LimitKind, str] = {"public": "public daily cap", "sender": "b
 
 def worst_case(request: LLMRequest, chain: tuple[str, ...] | list[str], prices: PriceTable) -> tuple[float | None, str]:
     """The most ``request`` can cost on any model of ``chain`` (the prompt's estimated tokens, with
-    :data:`PROMPT_MARGIN`, at the input price, and ``max_tokens`` at the output price), and the
-    first model of the chain with no price ((None, model) then: it cannot be counted)."""
+    :data:`PROMPT_MARGIN`, at the dearest input price (a cache write may cost more than fresh input),
+    and ``max_tokens`` at the output price), and the first model of the chain with no price
+    ((None, model) then: it cannot be counted)."""
     text = [request.system_text, *(m.content for m in request.messages), *(m.context for m in request.messages),
             *(f"{t.name} {t.description} {t.parameters}" for t in request.tools)]
     prompt = sum(estimate_tokens(part) for part in text) + MESSAGE_OVERHEAD * len(request.messages)
-    usage = Usage(input_tokens=int(prompt * PROMPT_MARGIN) + 1, output_tokens=request.max_tokens)
+    tokens_in, tokens_out = int(prompt * PROMPT_MARGIN) + 1, request.max_tokens
     worst = 0.0
     for model in chain:
         price = prices.price_of(model)
         if price is None:
             return None, model
-        worst = max(worst, price.uncached_cost(usage))
+        per_token_in = max(price.input, price.cache_read, price.cache_write)  # a cache write may cost more
+        worst = max(worst, (tokens_in * per_token_in + tokens_out * price.output) / 1_000_000)
     return worst, ""

@@ -110,6 +110,10 @@ async def test_ten_strangers_meetings_stay_under_the_public_cap_and_the_next_que
                   f"{sorted(reason or '?' for _, reason in meetings(tmp_path))}")
             assert usd <= CAP_USD, f"strangers spent ${usd:.4f}, over the ${CAP_USD:.2f} cap ({calls} calls)"
             assert calls > 0  # the meetings did run until the cap
+            with _db(tmp_path) as conn:  # each call counted against the stranger who caused it, and the channel
+                rows = conn.execute("SELECT DISTINCT sender, scope FROM llm_calls").fetchall()
+            assert {scope for _, scope in rows} == {"public:whatsapp"}, rows
+            assert {sender for sender, _ in rows} <= {f"whatsapp:{u}" for u in STRANGERS}, rows
             # The next stranger's question is refused with the cap's line, and calls no model.
             assert (await post(http, url, text_notification(LATECOMER, "what is our runway?")))[0] == 200
             await eventually(lambda: graph.texts_to(LATECOMER), "the latecomer's reply", timeout=30)

@@ -19,7 +19,7 @@ from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from board.allowance import PUBLIC_CAP_REACHED
+from board.allowance import PUBLIC_CAP_REACHED, public_scope
 from board.db import StateDB
 from bot.channels.base import Admission
 from bot.channels.whatsapp.config import AccessMode, WhatsAppSection
@@ -30,7 +30,7 @@ log = logging.getLogger("sabha.whatsapp")
 
 RATE_LIMITED = "You're sending messages faster than I can answer. Please wait a minute and try again."
 CAP_REACHED = PUBLIC_CAP_REACHED
-SCOPE = "public:whatsapp"  # how the ledger marks the calls strangers cause here
+SCOPE = public_scope("whatsapp")  # how the ledger marks the calls strangers cause here
 SPEND_REFRESH_S = 1.0
 
 
