@@ -12,7 +12,9 @@ and budget, in their own chat: the board's next reply to the owner carries a sho
 was reached and how to raise it). Nothing is pushed unprompted: a channel-agnostic board
 cannot know where the owner reads, and the owner's next message is where they look.
 
-A turn already running is not cut short, so a day's spend can end slightly above a limit.
+A turn already running is not cut short, so a day's spend can end slightly above a limit;
+except for a stranger's (public mode): each model call made for them is checked against
+these limits too, before it is made (:mod:`board.allowance`).
 """
 
 from __future__ import annotations

@@ -24,7 +24,10 @@ class Envelope:
     ``role_hint`` is the role the place implies (a forum topic mapped to a role);
     explicit addressing in the text (``@finance``) wins over it. ``is_owner`` grants the
     owner's scope (the owner's sessions, every meeting); only a channel that has verified
-    the owner sets it, so a channel that forgets it grants nothing.
+    the owner sets it, so a channel that forgets it grants nothing. ``is_public`` marks a
+    stranger, admitted only because the channel is open to anyone (WhatsApp's public mode):
+    every model call made for them is held to the channel's public terms
+    (:mod:`board.allowance`), and owner-only commands are refused to anyone not the owner.
     """
 
     channel: str
@@ -36,6 +39,7 @@ class Envelope:
     sender_name: str | None = None
     is_group: bool = False
     is_owner: bool = False
+    is_public: bool = False
     role_hint: str | None = None
     received_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 

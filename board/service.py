@@ -5,6 +5,10 @@ model registry. Channels call :meth:`Board.handle`; messages to the same session
 answered one at a time and in order, different sessions run concurrently. Before a
 message that would call a model, :class:`board.budget.Budget` may stop it (the daily
 limits); every model call made while answering is recorded for the message's sender.
+A stranger's message (``Envelope.is_public``) is held to the channel's :class:`PublicTerms`
+before every model call it causes (see :mod:`board.allowance`), and may convene a meeting
+only when the owner allows it. Commands registered ``owner_only`` answer anyone else with
+one line saying so (:data:`OWNER_ONLY`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from board.agent.guardrails import Guardrails, GuardrailSettings
 from board.agent.migrations import MIGRATIONS as AGENT_MIGRATIONS
 from board.agent.runner import AgentRunner, AgentSettings
 from board.agent.tools import ToolRegistry
-from board.budget import Budget, BudgetSettings, sender_id
+from board.allowance import Allowance, Limit, PublicTerms, SpendGate, SpendRefused, allowed
+from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, sender_id
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import room as room_commands
@@ -51,11 +56,12 @@ if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search
     from board.agent.web_search import WebSearch, WebSearchSettings
     from board.room.meeting import MeetingEvent
 
-__all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "Board", "BoardSettings"]
+__all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "OWNER_ONLY", "Board", "BoardSettings"]
 
 log = logging.getLogger("sabha.board")
 
 DB_FILE = "sabha.db"
+OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS)
 
 
@@ -105,9 +111,13 @@ class Board:
         self.tools = ToolRegistry()
         self.ledger = Ledger(db)
         self.budget = Budget(self.ledger, settings.budget)
+        self.spend = SpendGate(self.ledger)
+        #: channel -> what strangers may do and cost there (a channel open to anyone sets it)
+        self.public_terms: dict[str, PublicTerms] = {}
         self.runner = AgentRunner(
             self.souls, self.prompts, self.sessions, providers, settings.agent, tools=self.tools, ledger=self.ledger
         )
+        self.runner.spend = self.spend
         # A lock lives while someone holds or waits for it; idle ones are dropped.
         self._locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._rosters: dict[str, SoulStore] = {settings.roster.name: self.souls}
@@ -124,6 +134,7 @@ class Board:
             if tool.spec.name != "consult" or settings.consultation.enabled:
                 self.tools.register(tool)
         self.commands: dict[str, tuple[CommandHandler, str]] = {}
+        self.owner_only: set[str] = set()
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         room_commands.register(self, self.room)
@@ -253,15 +264,43 @@ class Board:
         if route.kind == "chat" and not route.text:
             return self._system_reply(envelope, route.role, "Send a message with some text.", kind="error")
         sender = sender_id(envelope)
-        with spending_for(sender):
-            stop = await self.budget.check(sender, is_owner=envelope.is_owner) if _calls_model(route) else None
-            if stop is not None:
-                reply = self._system_reply(envelope, route.role, stop.text, kind="error")
-            elif route.kind in ("command", "meeting"):
-                reply = await self.run_command(envelope, route)
-            else:
-                reply = await self._chat(envelope, route)
+        allowance = self.allowance_for(envelope) if envelope.is_public else None
+        with spending_for(sender, scope=allowance.terms.scope if allowance else None), allowed(allowance):
+            reply = await self._answer(envelope, route, sender, allowance)
         return self._with_owner_note(envelope, reply)
+
+    async def _answer(self, envelope: Envelope, route: Route, sender: str, allowance: Allowance | None) -> Reply:
+        """The reply to a routed envelope, inside its sender's spending context."""
+        if allowance is not None and route.kind == "meeting" and not allowance.terms.meetings:
+            return self._system_reply(envelope, route.role, allowance.terms.meetings_text, kind="error")
+        stop = await self.budget.check(sender, is_owner=envelope.is_owner) if _calls_model(route) else None
+        if stop is not None:
+            return self._system_reply(envelope, route.role, stop.text, kind="error")
+        refused = await self.spend.check() if allowance is not None and _calls_model(route) else None
+        if refused is not None:  # a limit is already closed for today
+            return self._system_reply(envelope, route.role, refused.text, kind="error")
+        try:
+            if route.kind in ("command", "meeting"):
+                return await self.run_command(envelope, route)
+            return await self._chat(envelope, route)
+        except SpendRefused as exc:  # a model call would have passed a stranger's limit: it was not made
+            return self._system_reply(envelope, route.role, exc.text, kind="error")
+
+    def set_public_terms(self, terms: PublicTerms) -> None:
+        """What strangers may do and cost on ``terms.channel`` (a channel open to anyone; a reload again)."""
+        self.public_terms[terms.channel] = terms
+
+    def allowance_for(self, envelope: Envelope) -> Allowance:
+        """The limits every model call for a stranger's ``envelope`` is held to: the channel's public cap
+        (nothing, when the channel set no terms), and the budget's per-sender and daily limits when set."""
+        terms = self.public_terms.get(envelope.channel) or PublicTerms(envelope.channel, daily_usd=0.0)
+        limits = [Limit("public", terms.scope, terms.daily_usd, terms.cap_text)]
+        budget = self.budget.settings
+        if budget.per_sender_daily_usd is not None:
+            limits.append(Limit("sender", sender_id(envelope), budget.per_sender_daily_usd, SENDER_REACHED))
+        if budget.daily_usd is not None:
+            limits.append(Limit("daily", "*", budget.daily_usd, DAILY_REACHED))
+        return Allowance(terms, tuple(limits))
 
     async def _chat(self, envelope: Envelope, route: Route) -> Reply:
         """One turn of the route's role; with several roles mentioned, each answers in its own
@@ -288,9 +327,15 @@ class Board:
 
     # -- commands ----------------------------------------------------------------
 
-    def register_command(self, name: str, handler: CommandHandler, help_line: str) -> None:
-        """Add a slash command (channels add their own, e.g. /cost, /status)."""
+    def register_command(self, name: str, handler: CommandHandler, help_line: str, *,
+                         owner_only: bool = False) -> None:
+        """Add a slash command (channels add their own, e.g. /cost, /status); an ``owner_only`` one
+        answers anyone but the owner with one line saying so."""
         self.commands[name] = (handler, help_line)
+        if owner_only:
+            self.owner_only.add(name)
+        else:
+            self.owner_only.discard(name)
 
     async def run_command(self, envelope: Envelope, route: Route) -> Reply:
         """Run a routed command and wrap its text as a reply from the route's role."""
@@ -299,6 +344,8 @@ class Board:
             return self._system_reply(
                 envelope, route.role, f"Unknown command /{route.command}. Send /help for the list.", kind="error"
             )
+        if route.command in self.owner_only and not envelope.is_owner:
+            return self._system_reply(envelope, route.role, OWNER_ONLY.format(command=route.command), kind="error")
         handler, _ = entry
         text = await handler(envelope, route)
         return self._system_reply(envelope, route.role, text, kind="command")
@@ -339,11 +386,13 @@ class Board:
         self.register_command("start", self._cmd_help, "/start: introduction")
         self.register_command("roles", self._cmd_roles, "/roles: who sits on the board")
         self.register_command("reset", self._cmd_reset, "/reset [role]: start a fresh conversation")
-        self.register_command("souls", self._cmd_souls, "/souls: soul files and versions")
+        self.register_command("souls", self._cmd_souls, "/souls: soul files and versions", owner_only=True)
 
     async def _cmd_help(self, envelope: Envelope, route: Route) -> str:
-        extra = [_help_row(line) for name, (_, line) in sorted(self.commands.items()) if name not in _BUILTIN]
-        return HELP_TEXT + ("\n" + "\n".join(extra) if extra else "")
+        extra = [_help_row(line) for name, (_, line) in sorted(self.commands.items())
+                 if name not in _BUILTIN and (envelope.is_owner or name not in self.owner_only)]
+        text = HELP_TEXT if envelope.is_owner else HELP_TEXT.replace(_SOULS_ROW, "")
+        return text + ("\n" + "\n".join(extra) if extra else "")
 
     async def _cmd_roles(self, envelope: Envelope, route: Route) -> str:
         roster = self.settings.roster.name
@@ -387,6 +436,7 @@ class Board:
 
 
 _BUILTIN = {"help", "start", "roles", "reset", "souls"}
+_SOULS_ROW = "  /souls                    soul files and their versions\n"
 
 
 def _open_knowledge(settings: BoardSettings) -> KnowledgeBase | None:

@@ -232,7 +232,8 @@ class Daemon:
         try:
             if self.channels is None:
                 self.channels = build_channels(self.loaded, board, self.hub)
-            board.register_command("status", self._cmd_status, "/status: uptime, channels and topics")
+            board.register_command("status", self._cmd_status, "/status: uptime, channels and topics",
+                                   owner_only=True)  # numbers, message counters, topics: the owner's
             if self.install_signals:
                 signals.install(loop)
                 reload_signal.install(loop)

@@ -524,7 +524,8 @@ async def test_public_mode_daily_cap_refuses_politely_once_and_calls_no_model(
     assert await run.post(text_notification(STRANGER, "under the cap")) == 200
     await eventually(lambda: len(fake.sent) == 1, "the answer")
     await board.ledger.record_llm_call(LLMCallRecord(provider="openai", model="gpt", outcome="ok", cost_usd=0.6,
-                                                     session_key=f"board:general:wa-{STRANGER}"))
+                                                     session_key=f"board:general:wa-{STRANGER}",
+                                                     scope="public:whatsapp"))  # what strangers' calls carry
     await asyncio.sleep(1.1)  # the spend is re-read at most once a second
     for text in ("over the cap", "still over"):
         assert await run.post(text_notification(STRANGER, text)) == 200

@@ -49,6 +49,7 @@ from board.agent.compaction import (
 from board.agent.guardrails import GuardInput, Guardrails
 from board.agent.tokens import TokenCounter, counter_for
 from board.agent.tools import Tool, ToolContext, ToolRegistry, ToolResult
+from board.allowance import Reservation, SpendGate, current_allowance, worst_case
 from board.budget import sender_id
 from board.envelope import Envelope, Reply
 from board.llm import text_tools
@@ -240,6 +241,8 @@ class AgentRunner:
         #: User memory recalled into the per-turn block, and the checks every free-text answer passes.
         self.memory: FactStore | None = None
         self.guardrails: Guardrails | None = None
+        #: Holds every model call made for a stranger to their limits, before it is made (:mod:`board.allowance`).
+        self.spend: SpendGate | None = None
         #: The time the per-turn block shows (a benchmark or a replay may set its own clock).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
 
@@ -393,11 +396,16 @@ class AgentRunner:
                 tool_choice="none" if final else "auto",
                 temperature=temperature if temperature is not None else profile.temperature,
             )
-            result = await self.caller.call(
-                request, chain, deadline=deadline,
-                on_attempt=functools.partial(self._record_attempt, ctx=ctx, purpose=purpose, tags=tags,
-                                             blocks=step_blocks, step=step),
-            )
+            reservation = await self._reserve(request, chain)  # raises SpendRefused: the call is not made
+            try:
+                result = await self.caller.call(
+                    request, chain, deadline=deadline,
+                    on_attempt=functools.partial(self._record_attempt, ctx=ctx, purpose=purpose, tags=tags,
+                                                 blocks=step_blocks, step=step),
+                )
+            finally:  # the call is recorded (its cost counted) by now
+                if reservation is not None:
+                    reservation.release()
             calls_made += len(result.attempts)
             if result.response is None or result.model is None:
                 degraded = True
@@ -474,6 +482,13 @@ class AgentRunner:
             hit_tool_cap=hit_cap,
             error=error,
         )
+
+    async def _reserve(self, request: LLMRequest, chain: Sequence[str]) -> Reservation | None:
+        """Hold the call's worst case against the limits of a stranger's message (None: no limits)."""
+        if self.spend is None or current_allowance.get() is None:
+            return None
+        worst, unpriced = worst_case(request, list(chain), self.settings.prices)
+        return await self.spend.reserve(worst, model=unpriced)
 
     async def _run_tools(
         self,

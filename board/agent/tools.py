@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from board.allowance import SpendRefused
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
 
@@ -216,6 +217,8 @@ class ToolRegistry:
             return ToolResult.failure(f"{name!r} timed out after {tool.timeout_s:g} s", retryable=True)
         except asyncio.CancelledError:
             raise
+        except SpendRefused as refused:  # e.g. a consultation past a stranger's daily limit: no model was called
+            return ToolResult.failure(f"not done: {refused.text}")
         except Exception as exc:  # a broken tool must not break the turn
             log.exception("tool %s failed for role %s", name, ctx.role)
             return ToolResult.failure(f"{name!r} failed: {exc}", retryable=False)

@@ -23,8 +23,9 @@ CommandHandler = Callable[[Envelope, Route], Awaitable[str]]
 class CommandHost(Protocol):
     """The board as its commands see it."""
 
-    def register_command(self, name: str, handler: CommandHandler, help_line: str) -> None:
-        """Add a slash command."""
+    def register_command(self, name: str, handler: CommandHandler, help_line: str, *,
+                         owner_only: bool = False) -> None:
+        """Add a slash command (``owner_only``: anyone else is told it is the owner's)."""
         ...
 
     def command_target(self, envelope: Envelope, route: Route) -> tuple[str, str] | str:

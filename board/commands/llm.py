@@ -56,5 +56,5 @@ def register(host: CommandHost, *, ledger: Ledger, runner: AgentRunner) -> None:
         )
 
     host.register_command("cost", cost, "/cost [7d|all] [role|day|model|meeting]: what the models cost and what "
-                          "prompt caching saved")
+                          "prompt caching saved", owner_only=True)  # the whole board's spend
     host.register_command("compact", compact, "/compact [role]: summarise the older part of a conversation now")

@@ -13,7 +13,9 @@ read from the prompt cache, the share cached, and the USD caching saved.
 Each call also records who it was made for (``sender``, ``<channel>:<sender id>``): the
 board sets :data:`current_sender` while it answers a message (:func:`spending_for`), and
 the tasks that answer spawns (consultations, a meeting it calls) inherit it, so the
-budgets (:mod:`board.budget`) can sum one sender's spend with :meth:`Ledger.spent`.
+budgets (:mod:`board.budget`) can sum one sender's spend with :meth:`Ledger.spent`. Calls a
+stranger caused (public mode) also record their ``scope`` (``public:<channel>``, from
+:data:`current_scope`), which the channel's public cap sums (:mod:`board.allowance`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import logging
 import re
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
@@ -39,6 +41,7 @@ __all__ = [
     "LLMCallRecord",
     "Ledger",
     "ToolCallRecord",
+    "current_scope",
     "current_sender",
     "format_report",
     "parse_since",
@@ -61,15 +64,20 @@ _SINCE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
 
 #: Who the model calls made now are for (``<channel>:<sender id>``); None outside a message.
 current_sender: ContextVar[str | None] = ContextVar("sabha_current_sender", default=None)
+#: Which spending scope they fall under (``public:<channel>`` for a stranger's); None: none.
+current_scope: ContextVar[str | None] = ContextVar("sabha_current_scope", default=None)
 
 
 @contextlib.contextmanager
-def spending_for(sender: str | None) -> Iterator[None]:
-    """Attribute the model calls made inside the block (and in tasks it starts) to ``sender``."""
+def spending_for(sender: str | None, *, scope: str | None = None) -> Iterator[None]:
+    """Attribute the model calls made inside the block (and in tasks it starts) to ``sender``
+    (and to ``scope``)."""
     token = current_sender.set(sender)
+    scope_token = current_scope.set(scope)
     try:
         yield
     finally:
+        current_scope.reset(scope_token)
         current_sender.reset(token)
 
 
@@ -101,6 +109,13 @@ class LLMCallRecord:
     ts: str = field(default_factory=utc_now)
     sender: str | None = None  # None: :data:`current_sender`
     saved_usd: float | None = None  # what prompt caching saved (PriceTable.saved); None: unpriced
+    scope: str | None = None  # None: :data:`current_scope`
+
+    def resolved(self) -> LLMCallRecord:
+        """This record with ``sender`` and ``scope`` taken from the context where unset."""
+        sender = self.sender if self.sender is not None else current_sender.get()
+        scope = self.scope if self.scope is not None else current_scope.get()
+        return self if (sender, scope) == (self.sender, self.scope) else replace(self, sender=sender, scope=scope)
 
 
 @dataclass(frozen=True)
@@ -191,6 +206,7 @@ class Ledger:
 
     async def record_llm_call(self, rec: LLMCallRecord) -> None:
         """Tell the observers of one provider call, then store it."""
+        rec = rec.resolved()
         for observer in list(self.observers):
             try:
                 observer(rec)
@@ -199,14 +215,14 @@ class Ledger:
         await self.db.execute(
             """INSERT INTO llm_calls(ts, provider, model, role, session_key, meeting_id, purpose, attempt,
                    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
-                   latency_ms, ttft_ms, outcome, error, blocks, tags, sender, saved_usd)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   latency_ms, ttft_ms, outcome, error, blocks, tags, sender, saved_usd, scope)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (
                 rec.ts, rec.provider, rec.model, rec.role, rec.session_key, rec.meeting_id, rec.purpose,
                 rec.attempt, rec.usage.input_tokens, rec.usage.output_tokens, rec.usage.cache_read_tokens,
                 rec.usage.cache_write_tokens, rec.cost_usd, rec.latency_ms, rec.ttft_ms, rec.outcome,
                 rec.error, _json(rec.blocks), _json(rec.tags),
-                rec.sender if rec.sender is not None else current_sender.get(), rec.saved_usd,
+                rec.sender, rec.saved_usd, rec.scope,
             ),
         )
 
@@ -272,16 +288,20 @@ class Ledger:
         )
         return [(r["name"], int(r["calls"]), int(r["failed"] or 0)) for r in rows]
 
-    async def spent(self, *, since: datetime, sender: str | None = None) -> float:
-        """USD spent on model calls since ``since`` (by ``sender`` only, when given)."""
+    async def spent(self, *, since: datetime, sender: str | None = None, scope: str | None = None) -> float:
+        """USD spent on model calls since ``since`` (by ``sender`` only, or in ``scope`` only, when given)."""
         stamp = since.astimezone(UTC).isoformat(timespec="seconds")
-        if sender is None:
-            row = await self.db.fetchone("SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE ts >= ?",
-                                         (stamp,))
-        else:
+        if sender is not None:
             row = await self.db.fetchone(
                 "SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE sender = ? AND ts >= ?",
                 (sender, stamp))
+        elif scope is not None:
+            row = await self.db.fetchone(
+                "SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE scope = ? AND ts >= ?",
+                (scope, stamp))
+        else:
+            row = await self.db.fetchone("SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE ts >= ?",
+                                         (stamp,))
         return float(row["usd"]) if row is not None else 0.0
 
     async def spent_by_sender(self, *, since: datetime, limit: int = 10) -> list[tuple[str, float]]:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from board.agent.runner import AgentRunner, place_of
 from board.agent.speaker import Ask, Speaker, Utterance
 from board.agent.tools import Tool, ToolContext, ToolResult
+from board.allowance import current_allowance
 from board.envelope import Envelope
 from board.llm.base import PromptBlock, ToolSpec, Usage
 from board.llm.offline import OFFLINE_NOTICE
@@ -246,6 +247,10 @@ class BoardRoom:
             return ToolResult.failure("you are already in a board meeting; answer in it instead")
         if ctx.role != GENERAL:
             return ToolResult.failure("only the chair (general) can convene a board meeting; suggest it to the user")
+        allowance = current_allowance.get()
+        if allowance is not None and not allowance.terms.meetings:
+            return ToolResult.failure("board meetings are not open to this user (a member of the public); answer "
+                                      "their question yourself")
         try:
             run = self.start(str(args["topic"]), envelope=ctx.envelope)
         except (MeetingInProgress, ValueError) as exc:

@@ -26,10 +26,11 @@ one out, Sabha adds it from their own words and says so. The roster's challenger
 add a final objection, kept verbatim.
 
 Limits come from :class:`MeetingSettings`: turns per agent, wall-clock duration and a
-budget in USD checked before every model call. A specialist that fails or times out is
-recorded absent and the meeting goes on while a quorum is present. Every meeting ends
-with a ``stop_reason``: completed, converged, budget, deadline, cancelled or error.
-Progress is published as :class:`MeetingEvent` objects to any subscriber.
+budget in USD checked before every model call; a meeting a stranger called is also held to
+their daily limits (:mod:`board.allowance`), and stops with ``budget`` when a call would
+pass one. A specialist that fails or times out is recorded absent and the meeting goes on
+while a quorum is present. Every meeting ends with a ``stop_reason``: completed, converged,
+budget, deadline, cancelled or error. Progress is published as :class:`MeetingEvent` objects to any subscriber.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from typing import Any
 
 from board.agent.speaker import Ask, Speaker, Utterance
 from board.agent.tools import Tool, ToolContext, ToolResult
+from board.allowance import SpendRefused
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
 from board.room.decision import (
@@ -381,6 +383,8 @@ class MeetingRun:
                 raise _Stop(StopReason.DEADLINE,
                             f"the meeting reached its {self.settings.max_duration_s:g} s limit") from None
             raise
+        except SpendRefused as refused:  # the asker's daily limit (a stranger's public cap): no call was made
+            raise _Stop(StopReason.BUDGET, f"today's limit for whoever called it is reached ({refused})") from None
         self.spent_usd += utterance.cost_usd
         return utterance
 

@@ -74,7 +74,8 @@ def _add_chat_commands(board: Board, loaded: LoadedConfig) -> None:
     async def leave(envelope: Envelope, route: Route) -> str:  # reached only where the chat does not stop first
         return "Type /quit in the terminal chat to leave it."
 
-    board.register_command("status", status, "/status: this board: config, roster, models, souls, data, log")
+    board.register_command("status", status, "/status: this board: config, roster, models, souls, data, log",
+                           owner_only=True)  # the terminal is always the owner
     board.register_command("quit", leave, "/quit: leave the chat (also /exit, Ctrl-D, Ctrl-C on an empty line)")
 
 

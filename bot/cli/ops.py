@@ -122,8 +122,10 @@ async def find_daemon(loaded: LoadedConfig) -> DaemonInfo | None:
 
 
 async def budget_lines(ledger: Ledger, loaded: LoadedConfig, *, now: datetime | None = None) -> list[str]:
-    """Today's spend (UTC day) against ``budget.daily_usd`` and ``budget.per_sender_daily_usd``."""
+    """Today's spend (UTC day) against ``budget.daily_usd`` and ``budget.per_sender_daily_usd``, and what
+    strangers spent against ``whatsapp.public_daily_usd`` (public mode)."""
     from board.memory.ledger import start_of_day
+    from bot.channels.whatsapp.access import SCOPE as PUBLIC_SCOPE
 
     budget = loaded.config.budget
     since = start_of_day(now)
@@ -148,18 +150,29 @@ async def budget_lines(ledger: Ledger, loaded: LoadedConfig, *, now: datetime | 
         if limit is not None:
             mark = f" of ${limit:.2f}" + ("  REACHED" if usd >= limit else "")
         lines.append(f"    {sender:<32} ${usd:.4f}{mark}")
+    whatsapp = loaded.config.whatsapp
+    if whatsapp.enabled and whatsapp.access.value == "public":
+        public = await ledger.spent(since=since, scope=PUBLIC_SCOPE)
+        meetings = "may" if whatsapp.public_meetings else "may not"
+        lines.append(f"  whatsapp.public_daily_usd: ${public:.4f} of ${whatsapp.public_daily_usd:.2f} spent by "
+                     f"strangers (public mode; they {meetings} convene meetings)")
     return lines
 
 
 async def budget_json(ledger: Ledger, loaded: LoadedConfig) -> dict[str, Any]:
     """The same as :func:`budget_lines`, as data."""
     from board.memory.ledger import start_of_day
+    from bot.channels.whatsapp.access import SCOPE as PUBLIC_SCOPE
 
     since = start_of_day()
     return {"since": since.isoformat(), "spent_usd": await ledger.spent(since=since),
             "daily_usd": loaded.config.budget.daily_usd,
             "per_sender_daily_usd": loaded.config.budget.per_sender_daily_usd,
-            "senders": dict(await ledger.spent_by_sender(since=since, limit=20))}
+            "senders": dict(await ledger.spent_by_sender(since=since, limit=20)),
+            "public": {"whatsapp": {"spent_usd": await ledger.spent(since=since, scope=PUBLIC_SCOPE),
+                                    "daily_usd": loaded.config.whatsapp.public_daily_usd,
+                                    "meetings": loaded.config.whatsapp.public_meetings}}
+            if loaded.config.whatsapp.enabled and loaded.config.whatsapp.access.value == "public" else {}}
 
 
 # -- status -------------------------------------------------------------------------------

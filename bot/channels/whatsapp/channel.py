@@ -32,13 +32,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
+from board.allowance import MEETINGS_CLOSED, PublicTerms
 from board.envelope import Envelope, Reply
 from board.roles import GENERAL
 from board.router import Route, Router
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress, repeating
 from bot.channels.webhook import BodyTooLarge, read_body
-from bot.channels.whatsapp.access import AccessPolicy
+from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.format import split_text, to_whatsapp
 from bot.channels.whatsapp.identity import People, identity_news, listed_changes
@@ -65,7 +66,7 @@ from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 if TYPE_CHECKING:
     from bot.config import LoadedConfig
 
-__all__ = ["MAX_WEBHOOK_BYTES", "WhatsAppChannel", "build"]
+__all__ = ["MAX_WEBHOOK_BYTES", "WhatsAppChannel", "build", "public_terms"]
 
 log = logging.getLogger("sabha.whatsapp")
 
@@ -96,8 +97,10 @@ class WhatsAppChannel:
         self.hub = hub or IntakeHub()
         self.graph = GraphClient(settings, pacing)
         self.people = People(board.db, self._merge_people)
-        self.access = AccessPolicy(settings, board.db, ids=self.people.identifiers)
+        self.access = AccessPolicy(settings, board.db, ids=self.people.identifiers,
+                                   closed=lambda usd: board.spend.closed("public", SCOPE, usd))
         self.groups = GroupGate(settings.allowed_groups)
+        board.set_public_terms(public_terms(settings))
         self.roles = RoleStore(board.db)
         self.deliveries = DeliveryStore(board.db)
         self.meetings = MeetingRelay(self.name, self._send_meeting_text)
@@ -114,7 +117,7 @@ class WhatsAppChannel:
 
     def reconfigure(self, section: WhatsAppSection) -> None:
         """Apply what may change while running (a config reload, SIGHUP): the access mode, the
-        allowlist and the public limits. The rest needs a restart."""
+        allowlist, the public limits and whether strangers may convene meetings. The rest needs a restart."""
         access = self.access
         access.mode = section.access
         access.allowed = set(section.allowed_numbers)
@@ -126,7 +129,9 @@ class WhatsAppChannel:
         self.settings = self.settings.model_copy(update={
             "access": section.access, "allowed_numbers": list(section.allowed_numbers),
             "allowed_groups": list(section.allowed_groups),
-            "public_rate_per_minute": section.public_rate_per_minute, "public_daily_usd": section.public_daily_usd})
+            "public_rate_per_minute": section.public_rate_per_minute, "public_daily_usd": section.public_daily_usd,
+            "public_meetings": section.public_meetings})
+        self.board.set_public_terms(public_terms(self.settings))
 
     # -- what the intake needs (bot.channels.base.Courier) -----------------------------
 
@@ -286,7 +291,8 @@ class WhatsAppChannel:
             else item.wamid
         envelope = Envelope(channel=self.name, text=text, sender=user, chat_id=place, message_id=message_id,
                             sender_name=item.name, is_group=item.group_id is not None,
-                            is_owner=self.access.is_owner(user), role_hint=self.roles.role_of(place))
+                            is_owner=self.access.is_owner(user), is_public=self.access.is_public(user),
+                            role_hint=self.roles.role_of(place))
         kind = _KINDS[item.disposition]
         if kind is InboundKind.TEXT and (self.access.listed(user) or self.access.mode.value == "public"):
             await self._stick(envelope)
@@ -452,6 +458,12 @@ class WhatsAppChannel:
 
 def _describe(error: WaError) -> str:
     return f"error {error.code} ({error.title or 'no title'}{': ' + error.details if error.details else ''})"
+
+
+def public_terms(settings: WhatsAppSection) -> PublicTerms:
+    """What strangers may do and cost here (public mode): the board holds their model calls to it."""
+    return PublicTerms("whatsapp", daily_usd=settings.public_daily_usd, meetings=settings.public_meetings,
+                       cap_text=CAP_REACHED, meetings_text=MEETINGS_CLOSED)
 
 
 def build(board: Board, loaded: LoadedConfig, hub: IntakeHub) -> WhatsAppChannel:

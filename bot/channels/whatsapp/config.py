@@ -62,7 +62,10 @@ class WhatsAppSection(StrictModel):
                                       description="WhatsApp group ids (Groups API) the board answers in; "
                                                   "messages in any other group are ignored")
     public_rate_per_minute: float = Field(6.0, gt=0, le=600, description="public mode: messages a minute per sender")
-    public_daily_usd: float = Field(5.0, ge=0, description="public mode: the channel's model spend a day (UTC)")
+    public_daily_usd: float = Field(5.0, ge=0, description="public mode: what strangers' model calls may cost "
+                                                           "a day (UTC), all of them together")
+    public_meetings: bool = Field(False, description="public mode: strangers may convene board meetings (their "
+                                                     "calls count against public_daily_usd)")
 
     _blank_is_unset = blank_is_unset("phone_number_id", "access_token", "app_secret", "verify_token")
 
