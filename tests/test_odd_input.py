@@ -152,7 +152,7 @@ async def test_in_public_mode_what_strangers_spend_in_an_allowed_group_counts_ag
     whatsapp: Any,
 ) -> None:
     run: WhatsAppRun = await whatsapp([f'  allowed_groups: ["{GROUP}"]', "  access: public",
-                                       "  public_daily_usd: 0.000001"], price=True)
+                                       "  public_daily_usd: 10"], price=True)
     stranger = "15550006666"
     assert await run.post(group_message(stranger, GROUP, "G4 first question")) == 200
     await eventually(lambda: any("G4" in s.body for s in run.graph.sent), "the first answer", timeout=30)
