@@ -123,7 +123,10 @@ def init_board(target: Path, *, force: bool = False, quiet: bool = False) -> Pat
             say(f"wrote {config_path}")
         example = example_config_path()
         example_target = target / "config.example.yaml"
-        if example is not None and not _same_place(example, example_target) and (force or not example_target.exists()):
+        if example is None:
+            say(f"warning: this install of Sabha lacks config.example.yaml (it ships inside the package as "
+                f"bot/config.example.yaml), so {example_target} was not written; reinstall Sabha")
+        elif not _same_place(example, example_target) and (force or not example_target.exists()):
             shutil.copyfile(example, example_target)
             say(f"wrote {example_target} (every option, commented)")
         written = copy_default_workspace(target / workspace_name, overwrite=force)
