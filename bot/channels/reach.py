@@ -10,7 +10,8 @@ for one channel from two sources:
 * a probe (a cheap read-only request of the channel's: ``GET /{phone-number-id}`` on the
   Graph API, ``getMe`` on the Bot API): once at start (:meth:`Reach.check`), then by the
   background watcher: while the API is unreachable, again and again with backoff (1, 2,
-  5, 10, 30 s) until it answers; while it is reachable, after :data:`IDLE_CHECK_S` without
+  5, 10, 30 s) until it answers; while it is reachable, after ``idle_check_s`` (a minute by
+  default; five on WhatsApp, whose Graph API counts these reads against its rate limits) without
   any request of the channel's having reached it.
 
 A probe raises :class:`Unreachable` (with what happened, one line) when the API cannot be

@@ -33,9 +33,12 @@ from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.inbound import is_bsuid
 from bot.channels.whatsapp.limits import Backoff, ErrorClass, PairLimit, classify, retry_delay
 
-__all__ = ["GraphClient", "GraphError", "Pacing", "Refused"]
+__all__ = ["IDLE_CHECK_S", "GraphClient", "GraphError", "Pacing", "Refused"]
 
 log = logging.getLogger("sabha.whatsapp")
+
+#: How long the Graph API may go without any request of the channel reaching it before it is probed.
+IDLE_CHECK_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,8 @@ class GraphClient:
         self.url = settings.messages_url
         self.number_url = f"{settings.graph_base_url}/{settings.api_version}/{settings.phone_number_id}"
         self.api = f"the WhatsApp Graph API at {settings.graph_base_url}"
-        self.reach = Reach("whatsapp", self.api, self.probe)
+        # idle: every 5 minutes at most (the Graph API's rate limits count these reads too)
+        self.reach = Reach("whatsapp", self.api, self.probe, idle_check_s=IDLE_CHECK_S)
         self._token = settings.access_token.get_secret_value()
         self.pacing = pacing or Pacing()
         self.sleep = sleep
@@ -136,7 +140,7 @@ class GraphClient:
         if self.session is None:
             raise Unreachable("the WhatsApp channel is not started")
         try:
-            async with self.session.get(self.number_url) as resp:
+            async with self.session.get(self.number_url, params={"fields": "id"}) as resp:
                 await resp.read()
         except aiohttp.ClientConnectorError as exc:
             raise Unreachable(_network(exc)) from exc
