@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from board.db import Migration, StateDB
 from board.llm.base import LLMProvider
@@ -65,9 +65,14 @@ def _anthropic(settings: ProviderSettings) -> LLMProvider:
     return AnthropicProvider(settings)
 
 
-def missing_keys(loaded: LoadedConfig, env: Mapping[str, str] | None = None) -> list[str]:
-    """One line per provider that configured models use but that has no API key, naming the variable."""
-    in_use = loaded.models()
+def missing_keys(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,
+                 models: Iterable[str] | None = None) -> list[str]:
+    """One line per provider that configured models use but that has no API key, naming the variable.
+
+    ``models``: check these instead of every model ``loaded`` names (the providers, their
+    keys and base URLs still come from ``loaded``).
+    """
+    in_use = loaded.models() if models is None else list(models)
     problems = []
     for name in ("openai", "anthropic"):
         settings = provider_settings(loaded, name, env)

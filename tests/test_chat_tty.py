@@ -159,6 +159,30 @@ async def test_ctrl_c_cancels_an_answer_in_progress_and_make_run_ends_cleanly(bo
         assert "ECHO a slow question" not in output
 
 
+def test_a_missing_key_is_said_once_when_the_chat_opens(board_dir: Path, tmp_path: Path) -> None:
+    """Issue 22 item 19: one warning with the variable to export when the chat opens; the answers
+    that follow do not repeat it above the prompt (nor the daemon's "restart" hint); the log has it."""
+    config = board_dir / "sabha.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("model: offline ", "model: anthropic:claude-foo"),
+                      encoding="utf-8")
+    child = spawn_chat(board_dir, tmp_path)
+    child.expect(PROMPT)
+    for question, who in (("hello board", "General:"), ("@finance what is our runway?", "Finance:"),
+                          ("and now?", "General:")):
+        child.send(question + "\r")
+        child.expect(who)
+        child.expect(PROMPT)
+    child.send(CTRL_D)
+    child.expect("Goodbye.")
+    output = screen(child)
+    assert finish(child) == 0
+    assert output.count("ANTHROPIC_API_KEY") == 1, output
+    assert "⚠ anthropic:claude-foo needs an API key: export ANTHROPIC_API_KEY" in output
+    assert "✖" not in output and "restart" not in output, output
+    log = (board_dir / "sessions" / "chat.log").read_text(encoding="utf-8")
+    assert "answering degraded" in log  # the details are still in the log
+
+
 def test_a_broken_soul_warns_above_the_prompt_in_one_line(board_dir: Path, tmp_path: Path) -> None:
     child = spawn_chat(board_dir, tmp_path)
     child.expect(PROMPT)

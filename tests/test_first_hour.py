@@ -269,6 +269,22 @@ def test_10_a_model_without_its_key(tmp_path: Path, env: dict[str, str]) -> None
     assert "restart" not in asked.stderr and "llm.providers.anthropic.api_key" not in asked.stderr
 
 
+def test_10_a_missing_key_is_said_once_in_a_piped_chat(tmp_path: Path, env: dict[str, str]) -> None:
+    """Issue 22 item 19: the chat says a missing key once, when it opens (as the README promises),
+    not once more per message, and without the daemon's "restart" hint."""
+    board = tmp_path / "b"
+    sabha(["init", str(board)], tmp_path, env)
+    config = board / "sabha.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("model: offline ", "model: anthropic:claude-foo"),
+                      encoding="utf-8")
+    chat = sabha(["chat"], board, env, stdin="hello board\n@finance what is our runway?\nand now?\n")
+    assert chat.returncode == 0, chat.stderr
+    assert chat.stdout.count("General:") == 2 and chat.stdout.count("Finance:") == 1, chat.stdout
+    assert chat.stderr.count("ANTHROPIC_API_KEY") == 1, chat.stderr
+    assert chat.stderr.count("\n") == 1 and "anthropic:claude-foo needs an API key" in chat.stderr, chat.stderr
+    assert "restart" not in chat.stderr
+
+
 def test_10_an_unset_channel_variable_stops_only_what_needs_the_channel(tmp_path: Path,
                                                                        env: dict[str, str]) -> None:
     board = tmp_path / "b"

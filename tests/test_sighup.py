@@ -134,3 +134,34 @@ async def test_whatsapp_reconfigure_changes_who_may_talk(board: Board) -> None:
         assert channel.access.admit("15550007777").allowed
         refused = channel.access.admit("15550007777")
         assert not refused.allowed and refused.notice is not None, "the new public rate applies"
+
+
+async def test_sighup_to_a_model_without_its_key_is_refused_whole(
+        tmp_path: Path, fake: FakeTelegramAPI, echo_model: EchoModel, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22 item 17: a reload naming a model the daemon cannot use (no key) changes nothing,
+    not even the keys of the same file that would have been fine; the reason is logged and the
+    old model keeps answering."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)  # the daemon inherits this environment
+    config = write_config(tmp_path, fake, echo_model)
+    sabha = await SabhaProcess(config).start()
+    try:
+        _allow(config, [OWNER, FRIEND, STRANGER])
+        text = config.read_text(encoding="utf-8")
+        config.write_text(text.replace("  model: openai:echo", "  model: anthropic:claude-sonnet-4-6", 1),
+                          encoding="utf-8")
+        assert sabha.proc is not None
+        sabha.proc.send_signal(signal.SIGHUP)
+        line = await sabha.wait_for_log(r"reload: the new config was refused, the running one stays")
+        assert "anthropic:claude-sonnet-4-6" in line and "ANTHROPIC_API_KEY" in line, line
+        assert "reload: applied" not in sabha.log
+
+        fake.push_text(STRANGER, STRANGER, "Q003 may I ask now?")  # the allow-list of the same file: not applied
+        refused = await _replies(fake, STRANGER, 1)
+        assert "only answers its members" in refused[0], refused
+        fake.push_text(FRIEND, FRIEND, "Q004 who answers?")
+        answers = await _replies(fake, FRIEND, 1)
+        assert "ECHO Q004 who answers?" in answers[0], answers  # the old model, not a degraded turn
+        assert "degraded" not in sabha.log
+        assert await sabha.signal(signal.SIGTERM) == 0
+    finally:
+        await sabha.close()

@@ -62,6 +62,7 @@ from board.llm.base import (
     ToolCall,
     Usage,
 )
+from board.llm.errors import missing_key_extra
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.llm.resilience import Attempt, ResilientCaller, RetryPolicy, model_chain
@@ -372,6 +373,7 @@ class AgentRunner:
         text = ""
         hit_cap = False
         error: str | None = None
+        failure: BaseException | None = None
         degraded = False
         setup_problem = False
         step = 0
@@ -409,6 +411,7 @@ class AgentRunner:
             calls_made += len(result.attempts)
             if result.response is None or result.model is None:
                 degraded = True
+                failure = result.error
                 error = str(result.error) if result.error else "no model answered"
                 # only what the owner must fix (a key, a model name) is called a setup problem, not any
                 # error that is not retried (e.g. a 400 for a context that is too long)
@@ -467,7 +470,8 @@ class AgentRunner:
                 session_key=ctx.session_key, meeting_id=ctx.meeting_id, purpose=purpose)
         if degraded:
             text = DEGRADED_SETUP_REPLY if setup_problem else DEGRADED_REPLY
-            log.error("role %s (%s): answering degraded: %s", profile.role, ctx.session_key, error)
+            log.error("role %s (%s): answering degraded: %s", profile.role, ctx.session_key, error,
+                      extra=missing_key_extra(failure))
         elif not text.strip():
             text = CAP_REPLY if hit_cap else EMPTY_REPLY
         return ExchangeOutcome(

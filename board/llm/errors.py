@@ -17,11 +17,14 @@ from email.utils import parsedate_to_datetime
 from board.llm.base import LLMError
 
 __all__ = [
+    "MISSING_KEY_FIELD",
+    "MissingKeyError",
     "ProviderSettings",
     "bad_response_error",
     "connection_error",
     "describe_body",
     "missing_key_error",
+    "missing_key_extra",
     "retry_after_seconds",
     "status_error",
     "timeout_error",
@@ -74,14 +77,32 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
         return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
+#: The log record field (``extra``) naming the variable of a missing key: a front end that has
+#: already told the person about that key (the terminal chat, when it opens) leaves such lines
+#: to its log file instead of repeating them on every message.
+MISSING_KEY_FIELD = "missing_key"
+
+
+class MissingKeyError(LLMError):
+    """A provider used without a key; ``key_env`` is the variable to export."""
+
+    def __init__(self, message: str, key_env: str) -> None:
+        super().__init__(message, retryable=False, kind="auth")
+        self.key_env = key_env
+
+
 def missing_key_error(provider: str, key_env: str) -> LLMError:
     """The error for a provider used without a key."""
-    return LLMError(
+    return MissingKeyError(
         f"{provider}: no API key: export {key_env}=... where Sabha runs (keys are read from the environment, "
         "never from sabha.yaml; a running `sabha run` needs a restart to see it)",
-        retryable=False,
-        kind="auth",
+        key_env,
     )
+
+
+def missing_key_extra(error: BaseException | None) -> dict[str, str]:
+    """The ``extra`` of a log line about ``error``: :data:`MISSING_KEY_FIELD` when it is a missing key."""
+    return {MISSING_KEY_FIELD: error.key_env} if isinstance(error, MissingKeyError) else {}
 
 
 def status_error(

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from board.llm.base import LLMError, LLMRequest, LLMResponse
+from board.llm.errors import missing_key_extra
 from board.llm.registry import ProviderRegistry, UnknownModelError, split_model
 
 __all__ = [
@@ -167,7 +168,7 @@ class ResilientCaller:
                 await _notify(on_attempt, attempt)
                 last_error = error
                 if not error.retryable:
-                    log.error("model %s failed, not retrying: %s", model, error)
+                    log.error("model %s failed, not retrying: %s", model, error, extra=missing_key_extra(error))
                     break
                 if number > self.policy.retries:
                     log.warning("model %s failed again: %s", model, error)

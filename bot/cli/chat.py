@@ -197,6 +197,7 @@ class _TerminalChat:
 
         from bot.app import open_board
         from bot.cli.console import ChatLog
+        from bot.cli.keys import keyless_models, told_once
         from bot.cli.meeting_view import console_meeting_printer
 
         data_dir = self.loaded.data_dir
@@ -204,6 +205,9 @@ class _TerminalChat:
         loop = asyncio.get_running_loop()
         with ChatLog(data_dir, self.verbosity, base=self.loaded.base_dir) as chat_log:
             board = await open_board(self.loaded, report_missing_keys=False)
+            # The banner says each missing key once; the answers' log lines do not repeat it on screen.
+            told = [env for _, env in keyless_models(self.loaded, self.loaded.models())]
+            quiet = told_once(told, [chat_log.screen] if chat_log.screen is not None else [])
             stop = asyncio.Event()
             watcher = asyncio.create_task(board.watch(stop), name="soul and knowledge watcher")
             with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers off the main thread
@@ -212,7 +216,8 @@ class _TerminalChat:
                 role = resolve_role(board, self.args.role)
                 _add_chat_commands(board, self.loaded)
                 board.room.subscribe(console_meeting_printer())
-                return await self._converse(board, role, chat_log.path)
+                with quiet:
+                    return await self._converse(board, role, chat_log.path)
             finally:
                 stop.set()
                 watcher.cancel()

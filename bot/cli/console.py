@@ -99,6 +99,7 @@ class ChatLog:
         self.verbosity = verbosity
         self.base = base
         self._saved: tuple[list[logging.Handler], int] | None = None
+        self.screen: logging.Handler | None = None  # the lines above the prompt (not the log file)
 
     def __enter__(self) -> ChatLog:
         root = logging.getLogger()
@@ -115,7 +116,8 @@ class ChatLog:
             handlers.append(file)
         except OSError as exc:  # no log file: the terminal still gets the short lines
             sys.stdout.write(f"⚠ cannot write the chat log {self.path}: {exc.strerror or exc}\n")
-        handlers.append(_AbovePrompt(self.path, logging.INFO if self.verbosity else logging.WARNING, self.base))
+        self.screen = _AbovePrompt(self.path, logging.INFO if self.verbosity else logging.WARNING, self.base)
+        handlers.append(self.screen)
         for handler in list(root.handlers):
             root.removeHandler(handler)
         for handler in handlers:

@@ -16,6 +16,7 @@ the board) is imported inside the functions, so building the parser stays cheap.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 from collections.abc import Awaitable, Callable
@@ -122,7 +123,10 @@ def init_board(target: Path, *, force: bool = False, quiet: bool = False) -> Pat
             say(f"wrote {config_path}")
         example = example_config_path()
         example_target = target / "config.example.yaml"
-        if example is not None and not _same_place(example, example_target) and (force or not example_target.exists()):
+        if example is None:
+            say(f"warning: this install of Sabha lacks config.example.yaml (it ships inside the package as "
+                f"bot/config.example.yaml), so {example_target} was not written; reinstall Sabha")
+        elif not _same_place(example, example_target) and (force or not example_target.exists()):
             shutil.copyfile(example, example_target)
             say(f"wrote {example_target} (every option, commented)")
         written = copy_default_workspace(target / workspace_name, overwrite=force)
@@ -178,19 +182,22 @@ async def with_board(loaded: LoadedConfig, body: Callable[[Board], Awaitable[int
     meetings, close it. A configured model without its API key is told once first
     (``warn_keys``), with the fix."""
     from bot.app import open_board
-    from bot.cli.keys import key_advice, keyless_models
+    from bot.cli.keys import key_advice, keyless_models, told_once
     from bot.cli.meeting_view import console_meeting_printer
 
+    told: list[str] = []
     if warn_keys:
         for model, key_env in keyless_models(loaded, loaded.models()):
             note(f"warning: {key_advice(loaded, model, key_env)}")
+            told.append(key_env)
     board = await open_board(loaded, report_missing_keys=False)
     board.room.subscribe(console_meeting_printer())
     try:
-        code = await body(board)
-        if board.room.running():
-            note("waiting for the board meeting to finish (Ctrl-C cancels it)")
-            await board.room.drain()
+        with told_once(told, logging.getLogger().handlers):  # said above: not again under every answer
+            code = await body(board)
+            if board.room.running():
+                note("waiting for the board meeting to finish (Ctrl-C cancels it)")
+                await board.room.drain()
         return code
     finally:
         await board.close()

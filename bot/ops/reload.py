@@ -2,7 +2,10 @@
 
 :func:`reload_config` reads the file the daemon was started with. A file that does not
 load (bad YAML, a failed validation, a missing variable) changes nothing: the reason is
-logged and the running config stays. Otherwise every changed key is logged, old -> new
+logged and the running config stays. So does one that would break the running daemon: a
+model it would switch to whose provider has no API key in the daemon's environment (keys
+are read at start; the turns would answer degraded). A refusal is whole: no key of the
+file is applied, not even the ones that would have been fine. Otherwise every changed key is logged, old -> new
 (secrets masked), and split in two:
 
 * applied now (:data:`LIVE`): who may talk (``telegram.allowed_user_ids`` /
@@ -92,6 +95,11 @@ def reload_config(source: Path | None, current: LoadedConfig, *, board: Board, h
     except ConfigError as exc:
         log.error("reload: the new config was refused, the running one stays:\n%s", exc)
         return ReloadResult(error=str(exc))
+    breaks = _would_break(current, new)
+    if breaks:
+        why = "; ".join(breaks)
+        log.error("reload: the new config was refused, the running one stays (nothing of it applied): %s", why)
+        return ReloadResult(error=why)
     result = ReloadResult(loaded=new)
     keys = changed_keys(current, new)
     if not keys:
@@ -109,6 +117,25 @@ def reload_config(source: Path | None, current: LoadedConfig, *, board: Board, h
     return result
 
 
+def _live_models(loaded: LoadedConfig) -> list[str]:
+    llm = loaded.config.llm
+    return [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
+
+
+def _would_break(current: LoadedConfig, new: LoadedConfig) -> list[str]:
+    """Why applying ``new`` would break the running daemon (empty: it would not).
+
+    A model a reload switches to must be usable by the providers the daemon started with
+    (their keys and base URLs are not reloaded), so it is checked against ``current``'s.
+    A model the running config already uses is not a new break.
+    """
+    running = set(_live_models(current))
+    added = [m for m in _live_models(new) if m not in running]
+    return [f"it names a model this daemon cannot use: {problem}; put the key in the daemon's environment "
+            "(under systemd: /etc/sabha/sabha.env) and restart, or name a model that has its key"
+            for problem in missing_keys(current, models=added)]
+
+
 def _apply(new: LoadedConfig, keys: list[str], *, board: Board, hub: IntakeHub, channels: Iterable[Channel]) -> None:
     config = new.config
     changed = {k for k in keys if _is_live(k)}  # every live key is a leaf (a list counts as one)
@@ -117,8 +144,6 @@ def _apply(new: LoadedConfig, keys: list[str], *, board: Board, hub: IntakeHub, 
                         cheap_model=config.llm.cheap_model)
         board.runner.settings = agent
         board.settings = replace(board.settings, agent=agent)
-        for problem in missing_keys(new):
-            log.error("reload: %s; until then those turns answer degraded", problem)
     if "inbox.max_concurrent_turns" in changed:
         cap = config.inbox.max_concurrent_turns
         hub.settings = hub.settings.model_copy(update={"max_concurrent_turns": cap})

@@ -5,7 +5,9 @@ shape (``{"messaging_product": "whatsapp", "contacts": [...], "messages": [{"id"
 and a read receipt with ``{"success": true}``. :meth:`FakeGraphAPI.fail_next` makes the next
 sends answer with Meta's error body for a code (``{"error": {"message", "type", "code",
 "error_data": {"messaging_product", "details"}, "fbtrace_id"}}``), optionally only for one
-recipient. Requests without the bearer token get Meta's 401 (code 190).
+recipient. Requests without the bearer token get Meta's 401 (code 190). ``GET
+/{version}/{phone_number_id}`` answers with the number's fields (what the channel's
+reachability probe reads); :meth:`FakeGraphAPI.restart` brings a stopped fake back on its port.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class FakeGraphAPI(LocalServer):
     reads: list[dict[str, Any]] = field(default_factory=list)
     refused: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (code, payload)
     requests: int = 0
+    probes: int = 0
     _failures: list[_Failure] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
@@ -87,6 +90,7 @@ class FakeGraphAPI(LocalServer):
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/{version}/{number}/messages", self._messages)
+        app.router.add_get("/{version}/{number}", self._number)
 
     @property
     def base_url(self) -> str:
@@ -108,6 +112,15 @@ class FakeGraphAPI(LocalServer):
         return {"error": {"message": f"({'#'}{code}) {title}", "type": "OAuthException", "code": code,
                           "error_data": {"messaging_product": "whatsapp", "details": details or title},
                           "fbtrace_id": random_id(22)}}
+
+    async def _number(self, request: web.Request) -> web.Response:
+        self.probes += 1
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            return web.json_response(self.error_body(190, "Error validating access token"), status=401)
+        if request.match_info["number"] != self.phone_number_id:
+            return web.json_response(self.error_body(100, "Unsupported get request"), status=400)
+        return web.json_response({"verified_name": "Test Business", "display_phone_number": "+1 555-000-9999",
+                                  "id": self.phone_number_id, "quality_rating": "GREEN"})
 
     async def _messages(self, request: web.Request) -> web.Response:
         self.requests += 1

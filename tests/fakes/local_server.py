@@ -191,11 +191,11 @@ class RecordedRequest:
 # --------------------------------------------------------------------------- servers
 
 
-async def serve_locally(app: web.Application, **runner_options: Any) -> tuple[web.AppRunner, int]:
-    """Serve ``app`` on a free port of 127.0.0.1 (no access log); the runner and the port."""
+async def serve_locally(app: web.Application, port: int = 0, **runner_options: Any) -> tuple[web.AppRunner, int]:
+    """Serve ``app`` on ``port`` (0: a free one) of 127.0.0.1 (no access log); the runner and the port."""
     runner = web.AppRunner(app, access_log=None, **runner_options)
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    site = web.TCPSite(runner, "127.0.0.1", port)
     await site.start()
     server = site._server  # aiohttp exposes no public accessor
     assert server is not None and server.sockets
@@ -218,10 +218,17 @@ class LocalServer:
 
     async def start(self) -> Self:
         """Listen on a free port of 127.0.0.1."""
+        return await self._listen(0)
+
+    async def restart(self) -> Self:
+        """Listen again on the port it had before :meth:`stop` (a service that comes back)."""
+        return await self._listen(self.port)
+
+    async def _listen(self, port: int) -> Self:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         self.routes(app)
         self._closing = asyncio.Event()
-        self._runner, self._port = await serve_locally(app, handler_cancellation=True, shutdown_timeout=0.5)
+        self._runner, self._port = await serve_locally(app, port, handler_cancellation=True, shutdown_timeout=0.5)
         return self
 
     async def stop(self) -> None:

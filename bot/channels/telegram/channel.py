@@ -37,6 +37,7 @@ from telegram.request import HTTPXRequest
 from board.envelope import Envelope, Reply
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress
+from bot.channels.reach import Reach, Unreachable
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.telegram.inbound import (
     UPDATES,
@@ -49,7 +50,7 @@ from bot.channels.telegram.inbound import (
     to_envelope,
 )
 from bot.channels.telegram.meeting import STATUS_INTERVAL_S, MeetingView
-from bot.channels.telegram.outbound import Outbound, Target
+from bot.channels.telegram.outbound import Outbound, Target, answered, network_failure
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings
 from bot.channels.telegram.topics import Topics, TopicStore
 from bot.channels.webhook import BodyTooLarge, read_body
@@ -157,6 +158,8 @@ class TelegramChannel:
                                                global_per_second=rate.global_per_second))
         self.bot = self._build_bot()
         self.outbound = Outbound(self.bot, self.flood, max_retries=rate.max_retries)
+        self.reach = Reach(self.name, f"the Telegram Bot API at {settings.api_base_url}", self._probe)
+        self.outbound.reach = self.reach
         self.meetings = MeetingView(self.outbound, forum_id=self.forum_id, topics=self.topics,
                                     status_interval=status_interval,
                                     label_for=lambda role: board.souls.profile(role).label)
@@ -287,6 +290,14 @@ class TelegramChannel:
             except (TelegramError, OSError) as exc:
                 failures += 1
                 wait = POLL_BACKOFF_S[min(failures, len(POLL_BACKOFF_S)) - 1]
+                unreachable = network_failure(exc) if isinstance(exc, TelegramError) else None
+                if unreachable:  # the reachability watcher said it once and says when it is back
+                    self.reach.lost(unreachable)
+                    self.problem = None  # the reach's problem says it better than a dropped poll's did
+                    log.debug("telegram: getUpdates cannot reach the Bot API (%s); retrying in %.0f s", unreachable,
+                              wait)
+                    await asyncio.sleep(wait)
+                    continue
                 self.problem = f"getUpdates failed: {_short(exc)}"
                 if isinstance(exc, Conflict):
                     log.warning("telegram: another process is polling this bot (%s); retrying in %.0f s", exc, wait)
@@ -294,6 +305,7 @@ class TelegramChannel:
                     log.warning("telegram: getUpdates failed (%s); retrying in %.0f s", _short(exc), wait)
                 await asyncio.sleep(wait if not isinstance(exc, TimedOut) else 0)
                 continue
+            self.reach.reached()
             if failures:
                 log.info("telegram: getUpdates works again")
                 failures = 0
@@ -447,9 +459,21 @@ class TelegramChannel:
                         "and copy your id from the log into the config")
         self.started_at = time.monotonic()
         self.state = "running"
+        self.reach.start()
         mapped = ", ".join(f"{e.role}={e.thread_id}" for e in self.topics.entries.values()) if self.topics else "-"
         log.info("telegram: @%s running (%s), forum %s, topics: %s", self.username, self.settings.mode,
                  self.forum_id, mapped or "none")
+
+    async def _probe(self) -> None:
+        """``getMe``: does the Bot API answer? (any answer counts; see :class:`bot.channels.reach.Reach`)."""
+        try:
+            await self.bot.get_me()
+        except TelegramError as exc:
+            unreachable = network_failure(exc)
+            if unreachable:
+                raise Unreachable(unreachable) from exc
+            if not answered(exc):
+                raise Unreachable(_short(exc)) from exc
 
     async def _set_commands(self) -> None:
         try:
@@ -483,6 +507,7 @@ class TelegramChannel:
         self.state = "stopping"
         await self.stop_intake()
         await self.intake.wind_down(grace, owns_hub=self.owns_hub, alongside=self.meetings.drain)
+        await self.reach.stop()
         if self.settings.mode == "polling":
             await self._confirm_offset()
         await self._shutdown_bot()
@@ -514,6 +539,8 @@ class TelegramChannel:
             lines.append("  no forum configured (telegram.group_id): DMs only")
         if self.problem:
             lines.append(f"  problem: {self.problem}")
+        if self.reach.problem and self.reach.problem != self.problem:
+            lines.append(f"  problem: {self.reach.problem}")
         o = self.outbound
         lines.append(f"  sent {o.sent}, failed {o.failed} ({o.unknown} may have arrived), 429 retries "
                      f"{o.retried_429}; invalid updates {self.invalid_updates}")
@@ -528,7 +555,7 @@ class TelegramChannel:
             "bot": self.username,
             "forum": self.forum_id,
             "topics": {e.role: e.thread_id for e in self.topics.entries.values()} if self.topics else {},
-            "problem": self.problem or (self.topics.problem if self.topics else None),
+            "problem": self.problem or self.reach.problem or (self.topics.problem if self.topics else None),
         }
 
 

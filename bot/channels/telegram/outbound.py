@@ -10,6 +10,9 @@
 * flood control: a budget per chat shared by all its topics, 429 ``retry_after``
   honoured (the chat pauses) and the send retried (:mod:`bot.channels.telegram.ratelimit`);
 * resending only what cannot be posted twice (below);
+* what each request says about the Bot API: one that cannot connect is a network failure
+  (logged as one, and :attr:`Outbound.reach` marks the API unreachable: the channel is not
+  ready), any answer marks it reachable again;
 * the typing indicator in the right topic while an agent thinks.
 
 Resends. ``sendMessage`` is not idempotent: when the request reached Telegram and only
@@ -52,6 +55,7 @@ from telegram.error import (
 
 from board.envelope import Reply
 from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress, repeating
+from bot.channels.reach import Reach
 from bot.channels.telegram.format import Chunk, plain_chunks, render
 from bot.channels.telegram.inbound import quoted_message_id
 from bot.channels.telegram.ratelimit import FloodControl
@@ -128,6 +132,21 @@ def proves_not_sent(exc: TelegramError) -> bool:
     return False
 
 
+def network_failure(exc: TelegramError) -> str | None:
+    """What happened, in one line, when ``exc`` says the Bot API could not be reached at all
+    (no connection was made); None when Telegram answered or the request left."""
+    cause = exc.__cause__
+    if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout)):
+        return f"{type(cause).__name__}: {str(cause).strip() or 'no connection'}"
+    return None
+
+
+def answered(exc: TelegramError) -> bool:
+    """True when ``exc`` is an answer of the Bot API (an error status), not a transport failure."""
+    return not isinstance(exc, NetworkError) or isinstance(exc, BadRequest) or (
+        type(exc) is NetworkError and (exc.__cause__ is None or isinstance(exc.__cause__, TelegramError)))
+
+
 def _uncertain(exc: TelegramError) -> bool:
     """The request may have been carried out although it raised (the answer was lost)."""
     return isinstance(exc, NetworkError) and not isinstance(exc, BadRequest) and not proves_not_sent(exc)
@@ -161,6 +180,7 @@ class Outbound:
         self.plain_fallbacks = 0
         self.unknown = 0  # sends that may or may not have arrived (not resent)
         self.retry_delay_s = 0.5  # first backoff after a network error; doubles, at most 5 s
+        self.reach: Reach | None = None  # told whether requests reach the Bot API (the channel's readiness)
 
     # -- the one send path -----------------------------------------------------------
 
@@ -225,6 +245,10 @@ class Outbound:
                       target.chat_id, target.topic, exc)
             return DeliveryUnknown(f"the message to chat {target.chat_id} thread {target.topic} may not have "
                                    f"arrived ({exc}); it was not resent to avoid posting it twice")
+        unreachable = network_failure(exc)
+        if unreachable:
+            return SendFailed(f"network failure: cannot reach the Telegram Bot API ({unreachable}); the message to "
+                              f"chat {target.chat_id} thread {target.topic} was not sent")
         if isinstance(exc, BadRequest) and _is_thread_missing(exc):
             return ThreadNotFound(
                 f"topic {target.thread_id} of chat {target.chat_id} does not exist any more "
@@ -305,6 +329,7 @@ class Outbound:
             try:
                 result = await make()
             except TelegramError as exc:
+                self._reached(exc)
                 if progress is not None and not _uncertain(exc):
                     progress.in_flight = False  # Telegram answered: this request posted nothing
                 if isinstance(exc, RetryAfter):
@@ -326,14 +351,31 @@ class Outbound:
                 if attempt > self.max_retries:
                     raise
                 delay = min(self.retry_delay_s * 2 ** (attempt - 1), 5.0)
-                log.warning("telegram: network error sending to chat %s (%s); retrying in %.1f s",
-                            target.chat_id, exc, delay)
+                unreachable = network_failure(exc)
+                if unreachable:
+                    log.warning("telegram: network failure sending to chat %s: cannot reach the Telegram Bot API "
+                                "(%s); retrying in %.1f s", target.chat_id, unreachable, delay)
+                else:
+                    log.warning("telegram: network error sending to chat %s (%s); retrying in %.1f s",
+                                target.chat_id, exc, delay)
                 await asyncio.sleep(delay)
                 continue
+            if self.reach is not None:
+                self.reach.reached()
             if progress is not None:
                 progress.in_flight = False
                 progress.posted += 1
             return result
+
+    def _reached(self, exc: TelegramError) -> None:
+        """Tell :attr:`reach` what a failed request says about the Bot API."""
+        if self.reach is None:
+            return
+        unreachable = network_failure(exc)
+        if unreachable:
+            self.reach.lost(unreachable)
+        elif answered(exc):
+            self.reach.reached()
 
     # -- typing ----------------------------------------------------------------------
 

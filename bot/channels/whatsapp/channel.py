@@ -390,6 +390,7 @@ class WhatsAppChannel:
         """Open the HTTP session, load sticky roles, take up what is pending, accept webhooks."""
         self.state = "starting"
         await self.graph.open()
+        await self.graph.reach.check()  # unreachable: logged, /readyz says so; webhooks are still stored
         try:
             await self.intake.inbox.prune()
             await self.roles.load()
@@ -406,6 +407,7 @@ class WhatsAppChannel:
         self.accepting = True
         self.started_at = time.monotonic()
         self.state = "running"
+        self.graph.reach.start()
         if self.settings.access.value == "allowlist" and not self.settings.allowed_numbers:
             log.warning("whatsapp: whatsapp.allowed_numbers is empty, so every message is ignored; add your "
                         "number (e.g. 15550001111) or set whatsapp.access: public")
@@ -423,6 +425,7 @@ class WhatsAppChannel:
         self.state = "stopping"
         await self.stop_intake()
         await self.intake.wind_down(grace, owns_hub=self.owns_hub, alongside=self.meetings.drain)
+        await self.graph.reach.stop()
         await self.graph.close()
         self.state = "stopped"
         log.info("whatsapp: stopped (sent %d, refused %d)", self.graph.sent, self.graph.refused)
@@ -436,6 +439,8 @@ class WhatsAppChannel:
         lines = [f"whatsapp: {self.state}, number {self.settings.phone_number_id} ({self.settings.access.value})",
                  f"  sent {g.sent}, refused {g.refused}, retries: {retries}; statuses {c['statuses']}, "
                  f"bad signatures {c['bad_signature']}, invalid bodies {c['invalid']}"]
+        if g.reach.problem:
+            lines.append(f"  problem: {g.reach.problem}")
         if c["undeliverable"]:
             lines.append(f"  UNDELIVERABLE (24-hour window closed): {c['undeliverable']}; latest:")
             lines.extend(f"    {line}" for line in self.undeliverable)
@@ -453,7 +458,8 @@ class WhatsAppChannel:
         """Machine-readable status (the daemon's /healthz)."""
         return {"state": self.state, "phone_number_id": self.settings.phone_number_id,
                 "access": self.settings.access.value, "sent": self.graph.sent, "refused": self.graph.refused,
-                "undeliverable": self.counts["undeliverable"], "webhook": self.settings.webhook_path}
+                "undeliverable": self.counts["undeliverable"], "webhook": self.settings.webhook_path,
+                "problem": self.graph.reach.problem}
 
 
 def _describe(error: WaError) -> str:

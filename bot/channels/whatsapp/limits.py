@@ -25,6 +25,7 @@ class ErrorClass(StrEnum):
     CHANNEL_LIMIT = "channel_limit"  # back off for the whole channel, then retry
     PAIR_LIMIT = "pair_limit"  # back off for this user only, then retry
     TRANSIENT = "transient"  # retry after a pause
+    NETWORK = "network"  # the Graph API could not be reached (no answer at all): retry after a pause
     WINDOW_CLOSED = "window_closed"  # 131047: record as undeliverable, tell the owner; never retry
     PERMANENT = "permanent"  # never retry
 

@@ -10,6 +10,12 @@ of the channel, the pair limit (131056) pauses sends to that user only, transien
 pause and retry; the 24-hour window (131047) and the other permanent codes are never
 retried. :meth:`GraphClient.send_text` calls ``progress.leaving()`` right before each
 request that may post something (the intake records "sending" there).
+
+A request that cannot reach the Graph API at all (connection refused, unknown host) is a
+network failure, not a refusal: it is retried like a transient error, logged as a network
+failure, and marks the API unreachable (:attr:`GraphClient.reach`, what ``/readyz`` says for
+the channel) until the API answers again; :meth:`GraphClient.probe` (``GET
+/{phone-number-id}``, read-only) is how the channel checks it at start and in the background.
 """
 
 from __future__ import annotations
@@ -23,13 +29,17 @@ from typing import Any
 import aiohttp
 
 from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress
+from bot.channels.reach import Reach, Unreachable
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.limits import Backoff, ErrorClass, PairLimit, classify, retry_delay
 from bot.channels.whatsapp.places import recipient
 
-__all__ = ["GraphClient", "GraphError", "Pacing", "Refused"]
+__all__ = ["IDLE_CHECK_S", "GraphClient", "GraphError", "Pacing", "Refused"]
 
 log = logging.getLogger("sabha.whatsapp")
+
+#: How long the Graph API may go without any request of the channel reaching it before it is probed.
+IDLE_CHECK_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +93,10 @@ class GraphClient:
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         assert settings.access_token is not None
         self.url = settings.messages_url
+        self.number_url = f"{settings.graph_base_url}/{settings.api_version}/{settings.phone_number_id}"
+        self.api = f"the WhatsApp Graph API at {settings.graph_base_url}"
+        # idle: every 5 minutes at most (the Graph API's rate limits count these reads too)
+        self.reach = Reach("whatsapp", self.api, self.probe, idle_check_s=IDLE_CHECK_S)
         self._token = settings.access_token.get_secret_value()
         self.pacing = pacing or Pacing()
         self.sleep = sleep
@@ -110,12 +124,29 @@ class GraphClient:
     async def _post(self, payload: dict[str, Any]) -> tuple[int, Any]:
         if self.session is None:
             raise SendFailed("the WhatsApp channel is not started", DeliveryOutcome.NOT_SENT)
-        async with self.session.post(self.url, json=payload) as resp:
-            try:
-                body = await resp.json(content_type=None)
-            except ValueError:
-                body = None
-            return resp.status, body
+        try:
+            async with self.session.post(self.url, json=payload) as resp:
+                try:
+                    body = await resp.json(content_type=None)
+                except ValueError:
+                    body = None
+        except aiohttp.ClientConnectorError as exc:  # the API cannot be reached at all
+            self.reach.lost(_network(exc))
+            raise
+        self.reach.reached()
+        return resp.status, body
+
+    async def probe(self) -> None:
+        """``GET /{phone-number-id}``: does the Graph API answer? (any answer counts; see :class:`Reach`)."""
+        if self.session is None:
+            raise Unreachable("the WhatsApp channel is not started")
+        try:
+            async with self.session.get(self.number_url, params={"fields": "id"}) as resp:
+                await resp.read()
+        except aiohttp.ClientConnectorError as exc:
+            raise Unreachable(_network(exc)) from exc
+        except aiohttp.ClientError as exc:
+            raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
 
     async def mark_read(self, wamid: str, *, typing: bool = True) -> None:
         """Mark ``wamid`` read, with a typing indicator (best effort: a failure is logged at debug)."""
@@ -137,6 +168,19 @@ class GraphClient:
                 return
             await self.sleep(left)
 
+    async def _after_network_failure(self, exc: aiohttp.ClientConnectorError, attempt: int, user: str,
+                                     progress: SendProgress) -> None:
+        """Pause before the ``attempt``-th retry of a send that could not reach the API, or give up."""
+        if attempt > self.pacing.max_retries:
+            outcome = DeliveryOutcome.NOT_SENT if progress.posted == 0 else DeliveryOutcome.MAY_HAVE_ARRIVED
+            raise SendFailed(f"network failure: cannot reach {self.api} ({_network(exc)}); the message to {user} "
+                             f"was not sent ({attempt - 1} retries)", outcome) from exc
+        delay = retry_delay(attempt, self.pacing.transient_s)
+        self.retried[ErrorClass.NETWORK] = self.retried.get(ErrorClass.NETWORK, 0) + 1
+        log.warning("whatsapp: network failure sending to %s: cannot reach %s (%s); retrying in %.1f s",
+                    user, self.api, _network(exc), delay)
+        await self.sleep(delay)
+
     async def send_text(self, user: str, body: str, *, reply_to: str | None = None,
                         progress: SendProgress | None = None) -> str:
         """Send one text (at most 4096 characters) to ``user``; returns its wamid.
@@ -157,8 +201,9 @@ class GraphClient:
                 status, answer = await self._post(payload)
             except aiohttp.ClientConnectorError as exc:  # never reached Meta: safe to retry
                 progress.in_flight = False
-                error = GraphError(0, None, "cannot connect", str(exc))
-                kind = ErrorClass.TRANSIENT
+                attempt += 1
+                await self._after_network_failure(exc, attempt, user, progress)
+                continue
             except (aiohttp.ClientError, TimeoutError) as exc:
                 raise SendFailed(f"the request to the Graph API failed after it left ({exc or type(exc).__name__});"
                                  " it may have arrived, so it is not sent again", DeliveryOutcome.MAY_HAVE_ARRIVED
@@ -196,6 +241,12 @@ class GraphClient:
                 delay = retry_delay(attempt, self.pacing.transient_s)
                 log.warning("whatsapp: sending to %s failed (%s); retrying in %.1f s", user, error, delay)
                 await self.sleep(delay)
+
+
+def _network(exc: aiohttp.ClientConnectorError) -> str:
+    """What a failed connection found, in one line (no URL path, so no token or number)."""
+    reason = exc.os_error.strerror if exc.os_error is not None and exc.os_error.strerror else str(exc.os_error)
+    return f"{type(exc).__name__} to {exc.host}:{exc.port}: {reason}"
 
 
 def _wamid(answer: Any) -> str:
