@@ -6,16 +6,23 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from aiohttp import ClientSession, ClientTimeout
 
 from board.workspace.paths import copy_default_workspace
-from tests.daemon_support import DAEMON_REPO
+from tests.daemon_support import DAEMON_REPO, SabhaProcess
+from tests.fakes.echo_model import EchoModel
+from tests.fakes.graph_api import FakeGraphAPI
+from tests.telegram_support import eventually
+from tests.whatsapp_support import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, post, text_notification
 
 # -- 12. a data dir that cannot be written at start -------------------------------------------
 
@@ -119,3 +126,113 @@ def test_12_read_only_state_db_at_start_is_one_clear_line_and_exit_2(tmp_path: P
     with _read_only(tmp_path / "sessions" / "sabha.db"):
         code, err, took = _run_sabha(config)
     _assert_one_clear_line(code, err, took, tmp_path / "sessions")
+
+
+# -- 13. a full disk while messages arrive ----------------------------------------------------
+
+CANNOT_SAVE = "I can't save anything right now, please try again shortly."
+SENDER_A = "15550003333"
+SENDER_B = "15550004444"
+
+
+def _whatsapp_config(root: Path, graph: FakeGraphAPI, model: EchoModel, server: list[str] | None = None) -> Path:
+    """A sabha.yaml with only the WhatsApp channel on the fakes (senders A and B allowed);
+    storing is retried every 0.2 s."""
+    if not (root / "workspace").exists():
+        copy_default_workspace(root / "workspace")
+    lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
+             *(server or []),
+             "inbox:", "  storage_retry_s: 0.2",
+             "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
+             "      api_key: test-key", f"      base_url: {model.base_url}",
+             "whatsapp:", f'  phone_number_id: "{NUMBER_ID}"', "  access_token: ${WHATSAPP_ACCESS_TOKEN}",
+             "  app_secret: ${WHATSAPP_APP_SECRET}", f"  verify_token: {VERIFY_TOKEN}",
+             f"  graph_base_url: {graph.base_url}", f'  allowed_numbers: ["{SENDER_A}", "{SENDER_B}"]']
+    path = root / "sabha.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@contextlib.contextmanager
+def _small_disk(folder: Path, size: str = "16m") -> Iterator[Path]:
+    """A real small file system (tmpfs) mounted on ``folder``; skips where mounting is not allowed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(folder)],
+                          capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here: {made.stderr.decode(errors='replace').strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def _fill(folder: Path) -> Path:
+    """Fill the file system of ``folder`` to the last byte (ENOSPC); returns the filler file."""
+    filler = folder / "filler.bin"
+    block = b"\0" * 65536
+    with open(filler, "ab", buffering=0) as fh:
+        for size in (65536, 4096, 512, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    fh.write(block[:size])
+    return filler
+
+
+def _echoes(graph: FakeGraphAPI, user: str) -> Counter[str]:
+    return Counter(m for text in graph.texts_to(user) for m in re.findall(r"ECHO [^\n]*?\b(Q\d{3})\b", text))
+
+
+async def test_13_disk_full_tells_each_sender_once_per_outage_and_the_log_tells_the_truth(
+    tmp_path: Path, fake_graph: FakeGraphAPI, echo_model: EchoModel
+) -> None:
+    graph, model = fake_graph, echo_model
+    model.latency = 0.0
+    env = {"WHATSAPP_ACCESS_TOKEN": graph.token, "WHATSAPP_APP_SECRET": APP_SECRET}
+    with _small_disk(tmp_path / "sessions") as disk:
+        sabha = SabhaProcess(_whatsapp_config(tmp_path, graph, model), env=env)
+        try:
+            await sabha.start()
+            url = f"http://127.0.0.1:{sabha.port}/whatsapp/webhook"
+            async with ClientSession(timeout=ClientTimeout(total=20)) as http:
+                assert (await post(http, url, text_notification(SENDER_A, "Q001 before the disk filled")))[0] == 200
+                await eventually(lambda: _echoes(graph, SENDER_A)["Q001"] == 1, "the first answer")
+
+                # Outage 1: A writes twice (each offered again, as Meta does), B once.
+                filler = _fill(disk)
+                bodies = {q: text_notification(user, f"{q} while the disk is full")
+                          for q, user in (("Q002", SENDER_A), ("Q003", SENDER_A), ("Q004", SENDER_B))}
+                for _ in range(2):
+                    for body in bodies.values():
+                        assert (await post(http, url, body))[0] == 503  # not stored: not acknowledged
+                await eventually(lambda: CANNOT_SAVE in graph.texts_to(SENDER_B), "B to be told")
+                filler.unlink()  # space returns; Meta delivers again
+                for body in bodies.values():
+                    assert (await post(http, url, body))[0] == 200
+                await eventually(lambda: _echoes(graph, SENDER_A)["Q003"] and _echoes(graph, SENDER_B)["Q004"],
+                                 "the answers once space returned")
+                # Each notice went out: the log must not say otherwise.
+                assert "could not tell chat" not in sabha.log, sabha.log
+                for user in (SENDER_A, SENDER_B):
+                    assert sabha.log.count(f"told chat {user}: {CANNOT_SAVE}") == 1, sabha.log
+                assert graph.texts_to(SENDER_A).count(CANNOT_SAVE) == 1, graph.texts_to(SENDER_A)  # once per sender
+                assert graph.texts_to(SENDER_B).count(CANNOT_SAVE) == 1, graph.texts_to(SENDER_B)
+
+                # Outage 2: told again, once.
+                filler = _fill(disk)
+                body = text_notification(SENDER_A, "Q005 while the disk is full again")
+                assert (await post(http, url, body))[0] == 503
+                await eventually(lambda: graph.texts_to(SENDER_A).count(CANNOT_SAVE) == 2, "A told of outage 2")
+                filler.unlink()
+                assert (await post(http, url, body))[0] == 200
+                marker = text_notification(SENDER_A, "Q006 marker")
+                assert (await post(http, url, marker))[0] == 200
+                await eventually(lambda: _echoes(graph, SENDER_A)["Q006"] == 1, "the marker's answer")
+        finally:
+            await sabha.close()
+    echoes = _echoes(graph, SENDER_A) + _echoes(graph, SENDER_B)
+    assert echoes == Counter({f"Q00{i}": 1 for i in range(1, 7)}), echoes  # each answered once
+    told = {user: graph.texts_to(user).count(CANNOT_SAVE) for user in (SENDER_A, SENDER_B)}
+    print(f"\n'can't save' notices over two outages: {told}")
+    assert told == {SENDER_A: 2, SENDER_B: 1}
+    assert "could not tell chat" not in sabha.log, sabha.log

@@ -101,6 +101,7 @@ class StorageHealth:
         self.since: float | None = None
         self.failures = 0
         self.total_failures = 0  # since the start, never reset (metrics)
+        self.outage = 0  # numbers the outages: a sender is told once per outage
 
     @property
     def ok(self) -> bool:
@@ -112,6 +113,7 @@ class StorageHealth:
         self.failures += 1
         self.total_failures += 1
         if self.problem is None:
+            self.outage += 1
             self.problem = f"{doing}: {exc}"
             self.since = time.monotonic()
             fix = ("Another process holds the state db's write lock (a backup or a second Sabha on the same "
