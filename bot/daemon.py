@@ -39,6 +39,7 @@ from board.service import Board
 from bot.app import open_board
 from bot.channels.base import Channel
 from bot.channels.registry import PLUGINS
+from bot.channels.webhook import BODY_GATE, BodyGate
 from bot.config import LoadedConfig
 from bot.intake.intake import IntakeHub
 from bot.intake.storage import DataDirUnwritable, ensure_writable, is_storage_error
@@ -54,6 +55,7 @@ log = logging.getLogger("sabha.daemon")
 
 MEETING_GRACE_S = 10.0
 STATUS_INTERVAL_S = 10.0  # how often systemd's STATUS= line is refreshed (when it changed)
+LINGER_S = 2.0  # at most this long reading (and dropping) a body the answer did not need
 
 
 def format_uptime(seconds: float) -> str:
@@ -289,15 +291,21 @@ class Daemon:
             raise
 
     async def _start_server(self) -> None:
+        server = self.loaded.config.server
         app = web.Application()
+        app[BODY_GATE] = BodyGate(server.body_timeout_s, server.max_pending_bodies)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
         for channel in self.channels or []:
             app.add_routes(channel.routes())
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        # idle_timeout_s: aiohttp's keep-alive timer also runs from the moment a connection opens,
+        # so a client that never completes its headers is closed after it too. A body left unread
+        # (an early 401/413/408) is drained for at most lingering_time before the connection closes.
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None,
+                                     keepalive_timeout=server.idle_timeout_s,
+                                     lingering_time=min(LINGER_S, server.body_timeout_s))
         await self._runner.setup()
-        server = self.loaded.config.server
         site = web.TCPSite(self._runner, server.host, server.port)
         try:
             await site.start()

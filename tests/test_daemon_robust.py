@@ -4,6 +4,7 @@ open (14)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import re
@@ -12,6 +13,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -84,8 +86,6 @@ def _first_run(root: Path) -> None:
     async def make() -> None:
         db = await StateDB.open(root / "sessions" / DB_FILE, [*BOARD_MIGRATIONS, *all_migrations()])
         await db.close()
-
-    import asyncio
 
     asyncio.run(make())
 
@@ -236,3 +236,88 @@ async def test_13_disk_full_tells_each_sender_once_per_outage_and_the_log_tells_
     print(f"\n'can't save' notices over two outages: {told}")
     assert told == {SENDER_A: 2, SENDER_B: 1}
     assert "could not tell chat" not in sabha.log, sabha.log
+
+
+# -- 14. slow clients -------------------------------------------------------------------------
+
+SLOW_SERVER = ["  body_timeout_s: 1", "  idle_timeout_s: 2", "  max_pending_bodies: 40"]
+ATTACKERS = 200
+GIVE_UP_S = 20.0  # how long the test lets an attacker hold its connection before calling it "for ever"
+
+
+@dataclass
+class Slow:
+    """One slow client: what it learnt of the server before the connection closed."""
+
+    part: str  # "headers" or "body": which part of the request it sends a byte at a time
+    closed_after: float | None = None  # None: still open when the test gave up
+    status: int | None = None  # the status line the server answered, if any
+
+
+async def _slow_client(port: int, path: str, slow: Slow, every: float = 1.0) -> None:
+    """Connect and send ``slow.part`` a byte every ``every`` seconds until the server hangs up."""
+    start = time.monotonic()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    head = (f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            f"X-Hub-Signature-256: sha256={'0' * 64}\r\nContent-Length: 4096\r\n\r\n").encode()
+    trickle = head if slow.part == "headers" else b'{"object": "whatsapp_business_account"' + b" " * 4096
+    if slow.part == "body":
+        writer.write(head)
+
+    async def send() -> None:
+        for i in range(len(trickle)):
+            writer.write(trickle[i:i + 1])
+            await writer.drain()
+            await asyncio.sleep(every)
+
+    sender = asyncio.create_task(send())
+    answer = b""
+    try:
+        async with asyncio.timeout(GIVE_UP_S):  # still open then: closed_after stays None
+            with contextlib.suppress(ConnectionError):  # a reset is a close too
+                while chunk := await reader.read(4096):
+                    answer += chunk
+            slow.closed_after = time.monotonic() - start
+            if answer.startswith(b"HTTP/1.1 "):
+                slow.status = int(answer[9:12])
+    except TimeoutError:
+        pass
+    finally:
+        sender.cancel()
+        with contextlib.suppress(BaseException):
+            await sender
+        writer.close()
+
+
+async def test_14_slow_clients_are_disconnected_while_a_normal_webhook_is_answered(
+    tmp_path: Path, fake_graph: FakeGraphAPI, echo_model: EchoModel
+) -> None:
+    graph, model = fake_graph, echo_model
+    model.latency = 0.0
+    env = {"WHATSAPP_ACCESS_TOKEN": graph.token, "WHATSAPP_APP_SECRET": APP_SECRET}
+    sabha = SabhaProcess(_whatsapp_config(tmp_path, graph, model, server=SLOW_SERVER), env=env)
+    slow = [Slow("body" if i % 2 else "headers") for i in range(ATTACKERS)]
+    try:
+        await sabha.start()
+        assert sabha.port is not None
+        url = f"http://127.0.0.1:{sabha.port}/whatsapp/webhook"
+        attack = asyncio.gather(*(_slow_client(sabha.port, "/whatsapp/webhook", s) for s in slow))
+        await asyncio.sleep(0.5)  # every attacker connected and sending
+        async with ClientSession(timeout=ClientTimeout(total=GIVE_UP_S)) as http:
+            start = time.monotonic()
+            status, _ = await post(http, url, text_notification(SENDER_A, "Q001 during the attack"))
+            acked = time.monotonic() - start
+            assert status == 200
+            await eventually(lambda: _echoes(graph, SENDER_A)["Q001"] == 1, "the answer during the attack")
+        await attack
+    finally:
+        await sabha.close()
+    still_open = [s for s in slow if s.closed_after is None]
+    closed = sorted(s.closed_after for s in slow if s.closed_after is not None)
+    statuses = Counter(s.status for s in slow)
+    print(f"\n{ATTACKERS} slow clients (a byte a second; body_timeout_s 1, idle_timeout_s 2, max_pending_bodies 40): "
+          f"{len(still_open)} still open after {GIVE_UP_S:.0f} s; closed after "
+          f"{closed[len(closed) // 2] if closed else 0:.1f} s median, {closed[-1] if closed else 0:.1f} s at most; "
+          f"answers {dict(statuses)}; the normal webhook acknowledged in {acked:.2f} s")
+    assert not still_open, f"{len(still_open)} of {ATTACKERS} slow connections still open after {GIVE_UP_S} s"
+    assert all(s.status in (408, 503) for s in slow if s.part == "body"), statuses  # told why, then closed
