@@ -12,7 +12,8 @@ channels are up, ``STATUS=`` lines (channels, pending inbox), ``WATCHDOG=1`` fro
 event loop at half of ``$WATCHDOG_USEC``, ``STOPPING=1`` when shutdown begins. Once the
 server listens it writes ``<data_dir>/daemon.json`` (:mod:`bot.ops.runtime`) for
 ``sabha status``, and removes it at a clean exit. A data dir that cannot be written ends
-the start at once with :class:`bot.intake.storage.DataDirUnwritable` (one line, exit code 2).
+the start at once (:func:`bot.app.open_board` raises :class:`bot.intake.storage.DataDirUnwritable`:
+one line, exit code 2).
 
 Shutdown is ordered: channels stop taking messages, running meetings get a moment to
 finish, received messages are answered, then channels, watcher, server and board close.
@@ -42,7 +43,6 @@ from bot.channels.registry import PLUGINS
 from bot.channels.webhook import BODY_GATE, BodyGate
 from bot.config import LoadedConfig
 from bot.intake.intake import IntakeHub
-from bot.intake.storage import DataDirUnwritable, ensure_writable, is_storage_error
 from bot.ops.logs import protect_config, redact
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.notify import Notifier, watchdog_interval, watchdog_pings
@@ -218,7 +218,7 @@ class Daemon:
         loop = asyncio.get_running_loop()
         owns_board = self.board is None
         if self.board is None:
-            self.board = await self._open_board()
+            self.board = await open_board(self.loaded)  # DataDirUnwritable: before any port is taken
         board = self.board
         for problem in board.warm_up():
             log.error("%s; turns that use it answer degraded", problem)
@@ -277,18 +277,6 @@ class Daemon:
             self._remove_runtime()
         log.info("sabha stopped")
         return 0
-
-    async def _open_board(self) -> Board:
-        """Open the board, after proving the data dir can be written: a folder that cannot
-        ends the start with :class:`DataDirUnwritable` (one line, before any port is taken)."""
-        data_dir = self.loaded.data_dir
-        ensure_writable(data_dir)
-        try:
-            return await open_board(self.loaded)
-        except Exception as exc:
-            if is_storage_error(exc):
-                raise DataDirUnwritable(data_dir, str(exc)) from exc
-            raise
 
     async def _start_server(self) -> None:
         server = self.loaded.config.server

@@ -39,13 +39,13 @@ def _plain_config(root: Path, data_dir: str = "./sessions") -> Path:
     return path
 
 
-def _run_sabha(config: Path, timeout: float = 30.0) -> tuple[int | None, str, float]:
-    """``sabha run`` as a subprocess: (exit code, None if it still ran after ``timeout``; stderr;
-    seconds it took)."""
+def _run_sabha(config: Path, *command: str, timeout: float = 30.0) -> tuple[int | None, str, float]:
+    """``sabha run`` (or ``command``) as a subprocess: (exit code, None if it still ran after
+    ``timeout``; stderr; seconds it took)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
     env.update(PYTHONPATH=str(DAEMON_REPO), PYTHONUNBUFFERED="1")
     start = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", "run", "--config", str(config)],
+    proc = subprocess.Popen([sys.executable, "-m", "bot.cli", *(command or ("run",)), "--config", str(config)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=str(config.parent))
     try:
         _, err = proc.communicate(timeout=timeout)
@@ -111,6 +111,14 @@ def test_12_read_only_data_dir_at_start_is_one_clear_line_and_exit_2(tmp_path: P
     with _read_only(data):
         code, err, took = _run_sabha(config)
     _assert_one_clear_line(code, err, took, data)
+
+
+def test_12_other_commands_on_a_read_only_data_dir_say_the_same_line(tmp_path: Path) -> None:
+    config = _plain_config(tmp_path)
+    _first_run(tmp_path)
+    with _read_only(tmp_path / "sessions"):
+        code, err, took = _run_sabha(config, "ask", "hello")
+    _assert_one_clear_line(code, err, took, tmp_path / "sessions")
 
 
 def test_12_data_dir_under_a_regular_file_is_one_clear_line_and_exit_2(tmp_path: Path) -> None:

@@ -246,8 +246,9 @@ def _setup_logging(verbosity: int) -> None:
 def _is_user_error(exc: BaseException) -> bool:
     from board.workspace.paths import PathEscapeError
     from bot.config import ConfigError
+    from bot.intake.storage import DataDirUnwritable
 
-    return isinstance(exc, (ConfigError, UserError, PathEscapeError, FileNotFoundError))
+    return isinstance(exc, (ConfigError, UserError, PathEscapeError, FileNotFoundError, DataDirUnwritable))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

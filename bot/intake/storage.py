@@ -10,8 +10,9 @@ with what to do, ``/healthz`` shows it, and the first successful write after it 
 recovery.
 
 At start, :func:`ensure_writable` checks the data dir before anything opens it, and
-:class:`DataDirUnwritable` is the one-line error ``sabha run`` ends with (exit code 2) when
-it cannot be written: a read-only folder, a path under a regular file, an immutable db.
+:class:`DataDirUnwritable` is the one-line error ``sabha run`` (and every command that opens
+the board) ends with, exit code 2, when it cannot be written: a read-only folder or mount, a
+path under a regular file, an immutable db.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["DataDirUnwritable", "StorageHealth", "ensure_writable", "is_storage_error"]
+__all__ = ["DataDirUnwritable", "StorageHealth", "ensure_writable", "is_locked", "is_storage_error"]
 
 log = logging.getLogger("sabha.storage")
 
@@ -37,6 +38,11 @@ _SQLITE_WRITE_PROBLEMS = (
     _LOCKED,
 )
 _OS_WRITE_PROBLEMS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
+def is_locked(exc: BaseException) -> bool:
+    """True when ``exc`` is SQLite's "database is locked" (another process, not the folder)."""
+    return isinstance(exc, sqlite3.OperationalError) and _LOCKED in str(exc).lower()
 
 
 def is_storage_error(exc: BaseException) -> bool:
@@ -73,8 +79,8 @@ def _reason(exc: BaseException) -> str:
 
 
 def ensure_writable(data_dir: Path) -> None:
-    """Create ``data_dir`` if needed and prove it can be written: a file made, written and
-    synced in it, and each SQLite file already in it opened for writing (what SQLite does;
+    """Create ``data_dir`` if needed and prove it can be written: a file made and written in
+    it, and each SQLite file already in it opened for writing (what SQLite does;
     root ignores permission bits, an immutable file refuses even root). Raises
     :class:`DataDirUnwritable` naming the folder and the reason."""
     try:
@@ -82,7 +88,6 @@ def ensure_writable(data_dir: Path) -> None:
         with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".sabha-write-check-", delete=True) as fh:
             fh.write(b"ok")
             fh.flush()
-            os.fsync(fh.fileno())
         for name in sorted(os.listdir(data_dir)):
             if name.endswith(_SQLITE_FILES) and (data_dir / name).is_file():
                 with open(data_dir / name, "r+b"):  # opened for writing, nothing written
