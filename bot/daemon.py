@@ -5,7 +5,10 @@
 ``GET /metrics`` (Prometheus: :mod:`bot.ops.metrics`) plus the channels' webhook routes),
 the soul watcher (edits to soul files apply without a restart) and the configured
 channels (Telegram when ``telegram.token`` is set), registers ``/status``, and runs until
-SIGTERM or SIGINT (a second one exits at once: :mod:`bot.ops.signals`).
+SIGTERM or SIGINT (a second one exits at once: :mod:`bot.ops.signals`). Slow clients are cut
+off: a body must arrive within ``server.body_timeout_s`` and at most ``server.max_pending_bodies``
+may be arriving at once (:mod:`bot.channels.webhook`); a connection with no complete request
+for ``server.idle_timeout_s`` is closed.
 
 Under systemd it speaks the notify protocol (:mod:`bot.ops.notify`): ``READY=1`` once the
 channels are up, ``STATUS=`` lines (channels, pending inbox), ``WATCHDOG=1`` from the

@@ -46,14 +46,9 @@ class BodyGate:
         self.max_pending = max_pending
         self._arriving: dict[int, _Arriving] = {}  # in arrival order (dicts keep insertion order)
         self._ids = itertools.count()
-        self.timed_out = 0  # since the start, for the log and tests
+        self.timed_out = 0  # since the start, for the log
         self.evicted = 0
         self._last_log = 0.0
-
-    @property
-    def pending(self) -> int:
-        """Bodies being received right now."""
-        return len(self._arriving)
 
     async def read(self, request: web.Request, limit: int) -> bytes:
         """The body of ``request`` (see :func:`read_body`), within the timeout and the cap.
