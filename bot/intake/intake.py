@@ -316,7 +316,7 @@ class Intake:
             log.info("%s: told chat %s: %s (the record of sending it could not be written: %s)", name, chat, text,
                      exc)
         elif progress.posted or (isinstance(exc, SendFailed) and exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED):
-            log.warning("%s: a fixed line to chat %s may not have arrived in full: %s", name, chat, exc)
+            log.warning("%s: a fixed line to chat %s may or may not have arrived (not resent): %s", name, chat, exc)
         else:
             log.warning("%s: could not tell chat %s: %s", name, chat, exc)
 
