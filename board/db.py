@@ -90,12 +90,14 @@ class StateDB:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(path, isolation_level=None)  # autocommit; see the module docstring
         conn.row_factory = aiosqlite.Row
-        for pragma in ("PRAGMA journal_mode=WAL", *_PRAGMAS):
-            await conn.execute_fetchall(pragma)
         db = cls(conn, path)
         try:
+            for pragma in ("PRAGMA journal_mode=WAL", *_PRAGMAS):
+                await conn.execute_fetchall(pragma)
             await db._migrate(sorted(migrations, key=lambda m: (m.number, m.name)))
         except BaseException:
+            # Closed on every failure (a read-only folder fails at the first pragma): the
+            # connection's thread would otherwise keep the process alive after the error.
             await conn.close()
             raise
         return db

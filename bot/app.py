@@ -102,10 +102,24 @@ def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None, 
 
 
 async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True) -> Board:
-    """Open the board described by ``loaded`` (``report_missing_keys``: see :func:`build_providers`)."""
+    """Open the board described by ``loaded`` (``report_missing_keys``: see :func:`build_providers`).
+
+    A data dir that cannot be written raises :class:`bot.intake.storage.DataDirUnwritable`
+    (one line naming it and what to do), checked before anything opens it."""
+    from bot.intake.storage import DataDirUnwritable, ensure_writable, is_locked, is_storage_error
+
     ensure_workspace(loaded)
-    return await Board.open(loaded.board_settings(), build_providers(loaded, report_missing_keys=report_missing_keys),
-                            migrations=all_migrations())
+    data_dir = loaded.data_dir
+    if loaded.workspace.is_dir() and (data_dir.is_dir() or not data_dir.exists()):  # else Board.open says why
+        ensure_writable(data_dir)
+    try:
+        return await Board.open(loaded.board_settings(),
+                                build_providers(loaded, report_missing_keys=report_missing_keys),
+                                migrations=all_migrations())
+    except Exception as exc:
+        if is_storage_error(exc) and not is_locked(exc):  # e.g. a file the check did not try
+            raise DataDirUnwritable(data_dir, str(exc)) from exc
+        raise
 
 
 async def open_state_db(loaded: LoadedConfig) -> StateDB:

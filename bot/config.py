@@ -248,6 +248,15 @@ class ServerSection(StrictModel):
 
     host: str = Field("127.0.0.1", min_length=1, description="0.0.0.0 to listen on every interface")
     port: int = Field(8080, ge=0, le=65535, description="0 picks a free port")
+    body_timeout_s: float = Field(10, gt=0, le=300, description=(
+        "a request's body must arrive in full within this many seconds of its headers; a slower client is "
+        "answered 408 and disconnected (Telegram's and Meta's webhooks send theirs at once)"))
+    max_pending_bodies: int = Field(64, ge=1, le=10_000, description=(
+        "request bodies being received at once (a webhook's body is read before its signature can be checked); "
+        "past this the one arriving longest is answered 503 and disconnected"))
+    idle_timeout_s: float = Field(75, gt=0, le=3600, description=(
+        "a connection that sends no complete request for this long is closed: idle keep-alive connections, "
+        "and clients sending their headers too slowly"))
 
 
 

@@ -5,13 +5,18 @@
 ``GET /metrics`` (Prometheus: :mod:`bot.ops.metrics`) plus the channels' webhook routes),
 the soul watcher (edits to soul files apply without a restart) and the configured
 channels (Telegram when ``telegram.token`` is set), registers ``/status``, and runs until
-SIGTERM or SIGINT (a second one exits at once: :mod:`bot.ops.signals`).
+SIGTERM or SIGINT (a second one exits at once: :mod:`bot.ops.signals`). Slow clients are cut
+off: a body must arrive within ``server.body_timeout_s`` and at most ``server.max_pending_bodies``
+may be arriving at once (:mod:`bot.channels.webhook`); a connection with no complete request
+for ``server.idle_timeout_s`` is closed.
 
 Under systemd it speaks the notify protocol (:mod:`bot.ops.notify`): ``READY=1`` once the
 channels are up, ``STATUS=`` lines (channels, pending inbox), ``WATCHDOG=1`` from the
 event loop at half of ``$WATCHDOG_USEC``, ``STOPPING=1`` when shutdown begins. Once the
 server listens it writes ``<data_dir>/daemon.json`` (:mod:`bot.ops.runtime`) for
-``sabha status``, and removes it at a clean exit.
+``sabha status``, and removes it at a clean exit. A data dir that cannot be written ends
+the start at once (:func:`bot.app.open_board` raises :class:`bot.intake.storage.DataDirUnwritable`:
+one line, exit code 2).
 
 Shutdown is ordered: channels stop taking messages, running meetings get a moment to
 finish, received messages are answered, then channels, watcher, server and board close.
@@ -38,6 +43,7 @@ from board.service import Board
 from bot.app import open_board
 from bot.channels.base import Channel
 from bot.channels.registry import PLUGINS
+from bot.channels.webhook import BODY_GATE, BodyGate
 from bot.config import LoadedConfig
 from bot.intake.intake import IntakeHub
 from bot.ops.logs import protect_config, redact
@@ -52,6 +58,7 @@ log = logging.getLogger("sabha.daemon")
 
 MEETING_GRACE_S = 10.0
 STATUS_INTERVAL_S = 10.0  # how often systemd's STATUS= line is refreshed (when it changed)
+LINGER_S = 2.0  # at most this long reading (and dropping) a body the answer did not need
 
 
 def format_uptime(seconds: float) -> str:
@@ -214,7 +221,7 @@ class Daemon:
         loop = asyncio.get_running_loop()
         owns_board = self.board is None
         if self.board is None:
-            self.board = await open_board(self.loaded)
+            self.board = await open_board(self.loaded)  # DataDirUnwritable: before any port is taken
         board = self.board
         for problem in board.warm_up():
             log.error("%s; turns that use it answer degraded", problem)
@@ -276,15 +283,21 @@ class Daemon:
         return 0
 
     async def _start_server(self) -> None:
+        server = self.loaded.config.server
         app = web.Application()
+        app[BODY_GATE] = BodyGate(server.body_timeout_s, server.max_pending_bodies)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
         for channel in self.channels or []:
             app.add_routes(channel.routes())
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
+        # idle_timeout_s: aiohttp's keep-alive timer also runs from the moment a connection opens,
+        # so a client that never completes its headers is closed after it too. A body left unread
+        # (an early 401/413/408) is drained for at most lingering_time before the connection closes.
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None,
+                                     keepalive_timeout=server.idle_timeout_s,
+                                     lingering_time=min(LINGER_S, server.body_timeout_s))
         await self._runner.setup()
-        server = self.loaded.config.server
         site = web.TCPSite(self._runner, server.host, server.port)
         try:
             await site.start()

@@ -128,6 +128,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
 
     from bot.channels.base import ChannelError
     from bot.daemon import run_daemon
+    from bot.intake.storage import DataDirUnwritable
     from bot.ops.logs import setup_logging
 
     level = loaded.config.logging.level if not getattr(args, "verbose", 0) else logging.getLogger().level
@@ -136,7 +137,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         logging.getLogger("sabha.config").warning("%s", warning)
     try:
         return await run_daemon(loaded)
-    except ChannelError as exc:
+    except (ChannelError, DataDirUnwritable) as exc:
         raise UserError(str(exc)) from exc
     except OSError as exc:
         raise UserError(str(exc)) from exc
@@ -245,8 +246,9 @@ def _setup_logging(verbosity: int) -> None:
 def _is_user_error(exc: BaseException) -> bool:
     from board.workspace.paths import PathEscapeError
     from bot.config import ConfigError
+    from bot.intake.storage import DataDirUnwritable
 
-    return isinstance(exc, (ConfigError, UserError, PathEscapeError, FileNotFoundError))
+    return isinstance(exc, (ConfigError, UserError, PathEscapeError, FileNotFoundError, DataDirUnwritable))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -14,7 +14,8 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    skipped. If the state db cannot be written (disk full, read-only),
    :class:`StorageUnavailable` is raised so the channel does not acknowledge: the service
    keeps the message and offers it again; the sender gets one short "can't save, try
-   again shortly";
+   again shortly" (once per sender and chat in each outage, however many messages or
+   redeliveries);
 4. **lane**: the stored message joins its conversation's lane in the shared
    :class:`bot.intake.scheduler.Scheduler` (order within a conversation, conversations
    concurrent up to the global cap, fair turns);
@@ -94,7 +95,7 @@ class Intake:
         self._batch: list[tuple[list[Arrival], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._told_denied: set[str] = set()
-        self._told_cannot_save: set[tuple[str, str]] = set()
+        self._told_cannot_save: set[tuple[int, str, str]] = set()  # (outage, chat, sender)
         self._background: set[asyncio.Task[None]] = set()
         self.received = 0  # new messages stored (redeliveries not counted)
         self.denied = 0
@@ -284,9 +285,12 @@ class Intake:
         return Reply.to(envelope, role="general", name=name, emoji=emoji, text=text, kind="error")
 
     def _tell_cannot_save(self, envelope: Envelope) -> None:
-        key = (envelope.chat_id, envelope.message_id or "")
+        """Say "can't save" once per sender and chat in each outage (after ``storage.failed``)."""
+        outage = self.hub.storage.outage
+        key = (outage, envelope.chat_id, envelope.sender)
         if key in self._told_cannot_save:
             return
+        self._told_cannot_save = {k for k in self._told_cannot_save if k[0] == outage}  # earlier outages
         self._told_cannot_save.add(key)
         self._say(envelope, self.courier.texts.cannot_save)
 
@@ -294,14 +298,28 @@ class Intake:
         """Send a fixed line in the background (best effort, never stored)."""
 
         async def send() -> None:
+            progress = SendProgress()
             try:
-                await self.courier.deliver(self._system_reply(envelope, text, labelled=False), SendProgress())
+                await self.courier.deliver(self._system_reply(envelope, text, labelled=False), progress)
             except (SendFailed, sqlite3.Error, OSError) as exc:  # best effort: the stored message is what counts
-                log.warning("%s: could not tell chat %s: %s", self.courier.name, envelope.chat_id, exc)
+                self._said_badly(envelope, progress, exc, text)
+            else:
+                log.info("%s: told chat %s: %s", self.courier.name, envelope.chat_id, text)
 
         task = asyncio.create_task(send(), name=f"{self.courier.name} notice")
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+    def _said_badly(self, envelope: Envelope, progress: SendProgress, exc: BaseException, text: str) -> None:
+        """Log what became of a fixed line whose delivery raised, as far as it is known."""
+        name, chat = self.courier.name, envelope.chat_id
+        if progress.posted and is_storage_error(exc):  # it went out; only recording that failed
+            log.info("%s: told chat %s: %s (the record of sending it could not be written: %s)", name, chat, text,
+                     exc)
+        elif progress.posted or (isinstance(exc, SendFailed) and exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED):
+            log.warning("%s: a fixed line to chat %s may or may not have arrived (not resent): %s", name, chat, exc)
+        else:
+            log.warning("%s: could not tell chat %s: %s", name, chat, exc)
 
     # -- restart ---------------------------------------------------------------------
 

@@ -8,16 +8,24 @@ acknowledged, an answer that could not be recorded is parked and retried.
 :class:`StorageHealth` is the daemon's one view of it: the first failure is logged once
 with what to do, ``/healthz`` shows it, and the first successful write after it logs the
 recovery.
+
+At start, :func:`ensure_writable` checks the data dir before anything opens it, and
+:class:`DataDirUnwritable` is the one-line error ``sabha run`` (and every command that opens
+the board) ends with, exit code 2, when it cannot be written: a read-only folder or mount, a
+path under a regular file, an immutable db.
 """
 
 from __future__ import annotations
 
 import errno
 import logging
+import os
 import sqlite3
+import tempfile
 import time
+from pathlib import Path
 
-__all__ = ["StorageHealth", "is_storage_error"]
+__all__ = ["DataDirUnwritable", "StorageHealth", "ensure_writable", "is_locked", "is_storage_error"]
 
 log = logging.getLogger("sabha.storage")
 
@@ -30,6 +38,11 @@ _SQLITE_WRITE_PROBLEMS = (
     _LOCKED,
 )
 _OS_WRITE_PROBLEMS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO}
+
+
+def is_locked(exc: BaseException) -> bool:
+    """True when ``exc`` is SQLite's "database is locked" (another process, not the folder)."""
+    return isinstance(exc, sqlite3.OperationalError) and _LOCKED in str(exc).lower()
 
 
 def is_storage_error(exc: BaseException) -> bool:
@@ -47,6 +60,44 @@ def is_storage_error(exc: BaseException) -> bool:
     return False
 
 
+class DataDirUnwritable(Exception):
+    """The data dir cannot be written at start; ``str()`` is one line naming it and what to do."""
+
+    def __init__(self, data_dir: Path, why: str) -> None:
+        super().__init__(
+            f"cannot write the data dir {data_dir} ({why}): give the user running Sabha write access to it "
+            f"(e.g. chown -R sabha {data_dir}), free disk space if it is full, or set data_dir: to a writable "
+            "folder")
+        self.data_dir = data_dir
+
+
+_SQLITE_FILES = (".db", ".db-wal", ".db-shm")
+
+
+def _reason(exc: BaseException) -> str:
+    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
+
+
+def ensure_writable(data_dir: Path) -> None:
+    """Create ``data_dir`` if needed and prove it can be written: a file made and written in
+    it, and each SQLite file already in it opened for writing (what SQLite does;
+    root ignores permission bits, an immutable file refuses even root). Raises
+    :class:`DataDirUnwritable` naming the folder and the reason."""
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".sabha-write-check-", delete=True) as fh:
+            fh.write(b"ok")
+            fh.flush()
+        for name in sorted(os.listdir(data_dir)):
+            if name.endswith(_SQLITE_FILES) and (data_dir / name).is_file():
+                with open(data_dir / name, "r+b"):  # opened for writing, nothing written
+                    pass
+    except OSError as exc:
+        name = Path(exc.filename).name if isinstance(exc.filename, str) else ""
+        why = f"{name}: {_reason(exc)}" if name.endswith(_SQLITE_FILES) else _reason(exc)
+        raise DataDirUnwritable(data_dir, why) from exc
+
+
 class StorageHealth:
     """The daemon's view of whether its state can be written; see the module docstring."""
 
@@ -55,6 +106,7 @@ class StorageHealth:
         self.since: float | None = None
         self.failures = 0
         self.total_failures = 0  # since the start, never reset (metrics)
+        self.outage = 0  # numbers the outages: a sender is told once per outage
 
     @property
     def ok(self) -> bool:
@@ -66,6 +118,7 @@ class StorageHealth:
         self.failures += 1
         self.total_failures += 1
         if self.problem is None:
+            self.outage += 1
             self.problem = f"{doing}: {exc}"
             self.since = time.monotonic()
             fix = ("Another process holds the state db's write lock (a backup or a second Sabha on the same "
