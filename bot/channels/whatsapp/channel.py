@@ -241,7 +241,7 @@ class WhatsAppChannel:
             log.warning("whatsapp webhook: skipped an item that is not a valid message, status or error: %s", why)
         arrivals: list[Arrival] = []
         try:
-            await self.people.learn(identity_news(note))  # pairings and number / user id changes first
+            missed = await self.people.learn(identity_news(note))  # pairings and number / user id changes first
             for item in read_items(note):
                 if isinstance(item, InboundMessage):
                     arrival = await self._arrival(item)
@@ -255,6 +255,8 @@ class WhatsAppChannel:
             await self.access.refresh()
             if arrivals:
                 await self.intake.receive(arrivals)  # the durable claim (group commit)
+            if missed is not None:
+                raise missed  # an identity change not recorded: refused, so Meta delivers it again
         except StorageUnavailable:
             return web.Response(status=503, text="cannot store the notification right now; retry later")
         except Exception as exc:
@@ -262,7 +264,7 @@ class WhatsAppChannel:
 
             if not is_storage_error(exc):
                 raise
-            self.hub.storage.failed(exc, "recording WhatsApp statuses")
+            self.hub.storage.failed(exc, "recording a WhatsApp notification (statuses, who is who)")
             return web.Response(status=503, text="cannot store the notification right now; retry later")
         return web.Response(text="ok")
 

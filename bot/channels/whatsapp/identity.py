@@ -40,6 +40,7 @@ from typing import Any
 from board.db import StateDB
 from bot.channels.whatsapp.config import normalise_user
 from bot.channels.whatsapp.inbound import Notification, is_bsuid
+from bot.intake.storage import is_storage_error
 
 __all__ = [
     "Change",
@@ -238,16 +239,36 @@ class People:
         elif by_phone or by_bsuid:
             return by_phone or by_bsuid or ""
         async with self._lock:
-            return (await self._sight(phone, bsuid)).key
+            try:
+                return (await self._sight(phone, bsuid)).key
+            except Exception as exc:
+                if not is_storage_error(exc):
+                    raise
+                # The data dir cannot be written: the message cannot be stored either, so it is
+                # refused (Meta delivers it again) and its sender told once; the pairing is learned
+                # on that later delivery. Until then the person's key is the one they would get.
+                key = by_phone or by_bsuid or self._fresh_key(phone or bsuid or "?")
+                log.warning("whatsapp: could not record who %s is (%s); learned on the next delivery", key, exc)
+                return key
 
-    async def learn(self, news: Iterable[Sighting | Change]) -> None:
-        """Apply what a notification said (:func:`identity_news`)."""
+    async def learn(self, news: Iterable[Sighting | Change]) -> Exception | None:
+        """Apply what a notification said (:func:`identity_news`). A storage error (the data dir
+        cannot be written) does not stop the rest of the notification being read, so its senders
+        can be told; it is returned, and the caller refuses the notification (Meta delivers it
+        again, and what was not recorded is learned then)."""
+        missed: Exception | None = None
         for item in news:
             async with self._lock:
-                if isinstance(item, Sighting):
-                    await self._sight(item.phone, item.bsuid)
-                else:
-                    await self._apply(item)
+                try:
+                    if isinstance(item, Sighting):
+                        await self._sight(item.phone, item.bsuid)
+                    else:
+                        await self._apply(item)
+                except Exception as exc:
+                    if not is_storage_error(exc):
+                        raise
+                    missed = missed or exc
+        return missed
 
     async def _sight(self, phone: str | None, bsuid: str | None) -> PersonRecord:
         """The person named by ``phone`` and/or ``bsuid``: found, paired, merged or new."""
