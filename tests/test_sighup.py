@@ -134,6 +134,13 @@ async def test_whatsapp_reconfigure_changes_who_may_talk(board: Board) -> None:
         assert channel.access.admit("15550007777").allowed
         refused = channel.access.admit("15550007777")
         assert not refused.allowed and refused.notice is not None, "the new public rate applies"
+        group = "Y2FwaV9ncm91cDoxNzA1NTU1MDEzOToxMjAzNjM0MDQ2OTQyMzM4MjAZD"
+        channel.reconfigure(wa_settings(graph, allowed_numbers=[WA_FRIEND], allowed_groups=[group]))
+        assert channel.groups.admits(group, "wamid.G1"), "a newly allowed group is answered"
+    from bot.ops.reload import LIVE
+
+    # ... and a reload says so: the allow-list of groups is applied live, not logged as needing a restart
+    assert any(k == "whatsapp.allowed_groups" or "whatsapp.allowed_groups".startswith(k + ".") for k in LIVE)
 
 
 async def test_sighup_to_a_model_without_its_key_is_refused_whole(

@@ -359,3 +359,80 @@ async def test_system_webhooks_are_read_in_meta_s_shapes() -> None:
     assert news == [Change(ChangeKind.NUMBER_CHANGED, PHONE, "16315559999", BSUID, "US.2")]
     news = identity_news(parse_notification(json.dumps(_user_id_update(PHONE, BSUID, "US.3")).encode()))
     assert news == [Change(ChangeKind.USER_ID_CHANGED, PHONE, None, BSUID, "US.3")]
+
+
+async def test_a_message_redelivered_after_its_sender_was_merged_into_a_person_is_answered_once(
+    tmp_path: Path, fake_graph: FakeGraphAPI, model: RecallModel
+) -> None:
+    """Meta delivers at least once: a user-id-only message whose 200 was lost comes again, after a
+    webhook carrying both ids made its sender one person with a number Sabha already knew. The
+    person's key changed in between; the message is still the same message, answered once."""
+    sabha = SabhaProcess(write_config(tmp_path, fake_graph, model, [OWNER, PHONE, BSUID]), env=_env(fake_graph))
+    try:
+        await sabha.start()
+        async with ClientSession(timeout=ClientTimeout(total=10)) as http:
+            person = Person(sabha, fake_graph, http)
+            await person.ask("R1 by number", phone=PHONE)  # known by number only
+            hidden = message(BSUID, text="R2 by user id only")  # a second person, as far as Sabha knows
+            hidden_notice = notification([hidden], contacts=[contact(BSUID)])
+            await person.send(hidden_notice)
+            await eventually(lambda: any(s.context_id == hidden["id"] for s in fake_graph.sent), "R2's answer")
+            await person.ask("R3 both ids: one person", phone=PHONE, bsuid=BSUID)  # the merge
+            await person.send(hidden_notice)  # Meta delivers R2 again
+            await person.ask("R4 marker", phone=PHONE)
+    finally:
+        await sabha.close()
+    answers = [s for s in fake_graph.sent if s.context_id == hidden["id"]]
+    assert len(answers) == 1, [s.body for s in answers]
+
+
+async def test_owner_only_commands_are_not_answered_in_a_whatsapp_group(
+    tmp_path: Path, fake_graph: FakeGraphAPI, model: RecallModel
+) -> None:
+    """The owner writing in an allowed group: /status would show the board's numbers, spend and
+    counters to everyone in the group (item 2's leak again). One line instead."""
+    group = "Y2FwaV9ncm91cDoxNzA1NTU1MDEzOToxMjAzNjM0MDQ2OTQyMzM4MjAZD"
+    config = write_config(tmp_path, fake_graph, model, [OWNER], [f'  allowed_groups: ["{group}"]'])
+    sabha = SabhaProcess(config, env=_env(fake_graph))
+    try:
+        await sabha.start()
+        async with ClientSession(timeout=ClientTimeout(total=10)) as http:
+            person = Person(sabha, fake_graph, http)
+            item = message(OWNER, text="/status", group_id=group)
+            await person.send(notification([item], contacts=[contact(OWNER)]))
+            await eventually(lambda: any(s.context_id == item["id"] for s in fake_graph.sent), "an answer")
+            direct = await person.ask("/status", phone=OWNER)  # in the owner's own chat: the full status
+    finally:
+        await sabha.close()
+    in_group = [s for s in fake_graph.sent if s.context_id == item["id"]]
+    assert len(in_group) == 1 and "owner only" in in_group[0].body, [s.body for s in in_group]
+    assert NUMBER_ID not in in_group[0].body
+    assert NUMBER_ID in direct.body, direct.body
+
+
+async def test_a_user_id_in_from_without_from_user_id_is_that_person_answered_by_user_id(
+    tmp_path: Path, fake_graph: FakeGraphAPI, model: RecallModel
+) -> None:
+    """A payload naming the sender's BSUID in ``from`` alone (no ``from_user_id``, no contact) is
+    the person with that user id: one conversation, answered by ``recipient``, not a new '?' person
+    each time whose reply is addressed as a group."""
+    sabha = SabhaProcess(write_config(tmp_path, fake_graph, model, [OWNER, BSUID]), env=_env(fake_graph))
+    try:
+        await sabha.start()
+        async with ClientSession(timeout=ClientTimeout(total=10)) as http:
+            person = Person(sabha, fake_graph, http)
+            answers = []
+            for text in ("Remember FACT-LIME", "What do you recall?"):
+                item = {"id": f"wamid.FROM{time.monotonic_ns()}", "timestamp": "1763840000", "type": "text",
+                        "from": BSUID, "text": {"body": text}}
+                body = notification([item], contacts=[])
+                del body["entry"][0]["changes"][0]["value"]["contacts"]
+                await person.send(body)
+                await eventually(lambda i=item: any(s.context_id == i["id"] for s in fake_graph.sent),
+                                 f"the answer to {text!r}")
+                answers.extend(s for s in fake_graph.sent if s.context_id == item["id"])
+    finally:
+        await sabha.close()
+    assert [(a.recipient, a.payload.get("recipient_type")) for a in answers] == [(BSUID, "individual")] * 2, \
+        [a.payload for a in answers]
+    assert "recalls: FACT-LIME" in answers[1].body, answers[1].body

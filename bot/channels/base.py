@@ -108,7 +108,9 @@ class ChannelTexts:
 
 
 class Courier(Protocol):
-    """What the intake needs from a channel."""
+    """What the intake needs from a channel. A channel whose message ids are unique across
+    all its chats may also say so with a class attribute ``message_ids_unique = True``: a
+    redelivery is then recognised by its id alone (:class:`bot.intake.inbox.Inbox`)."""
 
     name: str
     texts: ChannelTexts

@@ -2,7 +2,8 @@
 
 A message is stored here (its :class:`board.envelope.Envelope` as JSON) before the
 channel tells its service that it arrived; the primary key ``(channel, chat_id,
-message_id)`` makes a redelivery a no-op, so a message is answered once. A row moves on
+message_id)`` makes a redelivery a no-op, so a message is answered once (for a channel
+whose ids are unique across chats, WhatsApp's, the id alone: ``ids_unique``). A row moves on
 as the answer does::
 
     received   stored; the board has not answered yet
@@ -157,9 +158,13 @@ class Arrival:
 class Inbox:
     """The durable inbox of one channel; see the module docstring."""
 
-    def __init__(self, db: StateDB, channel: str) -> None:
+    def __init__(self, db: StateDB, channel: str, *, ids_unique: bool = False) -> None:
         self.db = db
         self.channel = channel
+        # The channel's message ids are unique across its chats (WhatsApp's wamids): a
+        # redelivery is recognised by its id alone, even when the chat it is filed under
+        # changed since (one WhatsApp person found under two ids and merged).
+        self.ids_unique = ids_unique
         self.duplicates = 0
         self.resumed = 0
         self.abandoned = 0
@@ -184,6 +189,13 @@ class Inbox:
             new = list(rows)
             for start in range(0, len(new), _BATCH_ROWS):
                 chunk = new[start:start + _BATCH_ROWS]
+                if self.ids_unique:
+                    marks = ", ".join("?" for _ in chunk)
+                    known = {str(m) for (m,) in conn.execute(
+                        f"SELECT message_id FROM inbound_messages WHERE channel = ? AND message_id IN ({marks})",
+                        (self.channel, *(message for _, message in chunk))).fetchall()}
+                    stored.update(key for key in chunk if key[1] in known)
+                    continue
                 pairs = ", ".join("(?, ?)" for _ in chunk)
                 found = conn.execute(
                     "SELECT chat_id, message_id FROM inbound_messages WHERE channel = ? AND (chat_id, message_id) "

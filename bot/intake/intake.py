@@ -91,7 +91,7 @@ class Intake:
         self.board = board
         self.courier = courier
         self.hub = hub
-        self.inbox = Inbox(board.db, courier.name)
+        self.inbox = Inbox(board.db, courier.name, ids_unique=getattr(courier, "message_ids_unique", False))
         self._batch: list[tuple[list[Arrival], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._told_denied: set[str] = set()

@@ -41,7 +41,7 @@ log = logging.getLogger("sabha.reload")
 LIVE: tuple[str, ...] = (
     "telegram.allowed_user_ids", "telegram.allowed_chat_ids",
     "whatsapp.access", "whatsapp.allowed_numbers", "whatsapp.public_rate_per_minute", "whatsapp.public_daily_usd",
-    "whatsapp.public_meetings",
+    "whatsapp.public_meetings", "whatsapp.allowed_groups",
     "llm.model", "llm.fallbacks", "llm.cheap_model",
     "inbox.max_concurrent_turns",
     "budget.daily_usd", "budget.per_sender_daily_usd",

@@ -42,7 +42,7 @@ from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.format import split_text, to_whatsapp
-from bot.channels.whatsapp.identity import People, identity_news, listed_changes
+from bot.channels.whatsapp.identity import People, identity_news, listed_changes, sender_ids
 from bot.channels.whatsapp.inbound import (
     Disposition,
     InboundMessage,
@@ -50,7 +50,6 @@ from bot.channels.whatsapp.inbound import (
     SignatureProblem,
     StatusUpdate,
     WaError,
-    is_bsuid,
     parse_notification,
     read_items,
     signature_problem,
@@ -85,6 +84,7 @@ class WhatsAppChannel:
 
     name = "whatsapp"
     texts = TEXTS
+    message_ids_unique = True  # a wamid names one message whichever id of its sender filed it
 
     def __init__(self, board: Board, settings: WhatsAppSection, *, hub: IntakeHub | None = None,
                  pacing: Pacing | None = None) -> None:
@@ -286,14 +286,23 @@ class WhatsAppChannel:
             self.counts["ignored"] += 1
             log.info("whatsapp: %s message %s from %s: no reply", item.kind, item.wamid, item.user)
             return None
-        user = await self.people.person_for(None if is_bsuid(item.user) else item.user, item.bsuid)
+        phone, bsuid = sender_ids(item.user, item.bsuid)
+        if phone is None and bsuid is None:
+            self.counts["ignored"] += 1
+            log.warning("whatsapp: message %s names its sender by %r, neither a phone number nor a user id; ignored",
+                        item.wamid, item.user)
+            return None
+        user = await self.people.person_for(phone, bsuid)
         text = item.text or ""
         place = item.group_id or user  # a group is one conversation; its sender is still who is admitted
         message_id = edit_message_id(item.wamid, item.quoted) if item.disposition is Disposition.EDITED \
             else item.wamid
         envelope = Envelope(channel=self.name, text=text, sender=user, chat_id=place, message_id=message_id,
                             sender_name=item.name, is_group=item.group_id is not None,
-                            is_owner=self.access.is_owner(user), is_public=self.access.is_public(user),
+                            # in a group everyone there reads the answer: the owner speaks as a member
+                            # (no owner-only command shows the board's numbers and spend to the group)
+                            is_owner=self.access.is_owner(user) and item.group_id is None,
+                            is_public=self.access.is_public(user),
                             role_hint=self.roles.role_of(place))
         kind = _KINDS[item.disposition]
         if kind is InboundKind.TEXT and (self.access.listed(user) or self.access.mode.value == "public"):

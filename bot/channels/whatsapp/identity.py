@@ -51,6 +51,7 @@ __all__ = [
     "changed_listed",
     "identity_news",
     "listed_changes",
+    "sender_ids",
 ]
 
 log = logging.getLogger("sabha.whatsapp")
@@ -93,6 +94,12 @@ class PersonRecord:
     key: str
     phone: str | None
     bsuid: str | None
+
+
+def sender_ids(user: str | None, bsuid: str | None) -> tuple[str | None, str | None]:
+    """The phone number and the BSUID a message names its sender by (either may be None): a
+    ``from`` holding a BSUID counts as the BSUID, a number is read as WhatsApp writes it."""
+    return _id(user, bsuid=False), _id(bsuid, bsuid=True) or _id(user, bsuid=True)
 
 
 def _id(value: object, *, bsuid: bool) -> str | None:
