@@ -436,3 +436,30 @@ async def test_a_user_id_in_from_without_from_user_id_is_that_person_answered_by
     assert [(a.recipient, a.payload.get("recipient_type")) for a in answers] == [(BSUID, "individual")] * 2, \
         [a.payload for a in answers]
     assert "recalls: FACT-LIME" in answers[1].body, answers[1].body
+
+
+async def test_messages_queued_under_an_id_when_it_is_merged_continue_the_person_s_conversation(
+    tmp_path: Path, fake_graph: FakeGraphAPI
+) -> None:
+    """A user-id-only message still waiting in its lane when a webhook pairs that id with a number
+    Sabha knew is answered in the merged person's conversation, not in a new split one."""
+    async with RecallModel(latency=1.5) as slow:
+        config = write_config(tmp_path, fake_graph, slow, [OWNER, PHONE, BSUID])
+        sabha = SabhaProcess(config, env=_env(fake_graph))
+        try:
+            await sabha.start()
+            async with ClientSession(timeout=ClientTimeout(total=10)) as http:
+                person = Person(sabha, fake_graph, http)
+                await person.ask("Remember FACT-PEAR", phone=PHONE)
+                busy = message(BSUID, text="Q1 by user id")  # answering takes 1.5 s ...
+                queued = message(BSUID, text="Q2 what do you recall?")  # ... so this one waits in the lane
+                await person.send(notification([busy, queued], contacts=[contact(BSUID), contact(BSUID)]))
+                await person.ask("Q3 both ids: one person", phone=PHONE, bsuid=BSUID, timeout=30)
+                await eventually(lambda: any(s.context_id == queued["id"] for s in fake_graph.sent),
+                                 "the queued message's answer", timeout=30)
+        finally:
+            await sabha.close()
+    answer = next(s for s in fake_graph.sent if s.context_id == queued["id"])
+    assert "FACT-PEAR" in answer.body, answer.body  # the person's conversation, merged
+    assert answer.to == PHONE, answer.payload
+    assert not [k for k, _ in _wa_keys(tmp_path) if k.endswith(f"wa-{BSUID}")], _wa_keys(tmp_path)

@@ -110,7 +110,9 @@ class ChannelTexts:
 class Courier(Protocol):
     """What the intake needs from a channel. A channel whose message ids are unique across
     all its chats may also say so with a class attribute ``message_ids_unique = True``: a
-    redelivery is then recognised by its id alone (:class:`bot.intake.inbox.Inbox`)."""
+    redelivery is then recognised by its id alone (:class:`bot.intake.inbox.Inbox`). It may
+    also have ``current(envelope) -> Envelope``: the stored envelope as the board should answer
+    it now (WhatsApp: a sender merged into a person since it was stored)."""
 
     name: str
     texts: ChannelTexts

@@ -210,7 +210,8 @@ class Intake:
         if pending.reply is not None:
             return pending
         await self.inbox.started(pending)
-        envelope = pending.envelope
+        current = getattr(self.courier, "current", None)  # who the message is from now (identities merged)
+        envelope = current(pending.envelope) if current is not None else pending.envelope
         if pending.kind is not InboundKind.TEXT:  # a fixed line, no model call
             line = self.courier.texts.edited if pending.kind is InboundKind.EDITED else self.courier.texts.text_only
             reply = self._system_reply(envelope, line, labelled=False)

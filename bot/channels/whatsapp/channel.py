@@ -24,6 +24,7 @@ read. Meetings called here are relayed by :class:`.meeting.MeetingRelay`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hmac
 import logging
 import time
@@ -138,6 +139,18 @@ class WhatsAppChannel:
     def admit(self, envelope: Envelope) -> Admission:
         """Allowlist or public mode (:class:`.access.AccessPolicy`), for the sender (also in a group)."""
         return self.access.admit(envelope.sender)
+
+    def current(self, envelope: Envelope) -> Envelope:
+        """``envelope`` as the board should answer it now: a message stored under an id that has
+        since been merged into a person (:mod:`.identity`) is that person's, so it continues their
+        conversation and the answer goes to their current address."""
+        if envelope.is_group:
+            return envelope
+        person = self.people.current(envelope.chat_id)
+        if person == envelope.chat_id:
+            return envelope
+        return dataclasses.replace(envelope, sender=person, chat_id=person, role_hint=self.roles.role_of(person),
+                                   is_owner=self.access.is_owner(person), is_public=self.access.is_public(person))
 
     def conversation(self, envelope: Envelope) -> str:
         """One user (or one allowed group) is one conversation."""

@@ -184,6 +184,7 @@ class People:
         self._by_phone: dict[str, str] = {}
         self._by_bsuid: dict[str, str] = {}
         self._former: dict[str, set[str]] = {}
+        self._merged: dict[str, str] = {}  # a key merged away -> the person it became
         self.changes: list[tuple[str, str, str, str]] = []  # (at, kind, old, new) of number/user id changes
         self._lock = asyncio.Lock()  # one change at a time: concurrent webhooks of a new person make one row
 
@@ -196,6 +197,9 @@ class People:
         events = await self.db.fetchall(
             "SELECT at, kind, person, old, new FROM whatsapp_identity_events WHERE kind IN (?, ?) ORDER BY id",
             (ChangeKind.NUMBER_CHANGED.value, ChangeKind.USER_ID_CHANGED.value))
+        merged = await self.db.fetchall(
+            "SELECT person, old FROM whatsapp_identity_events WHERE kind = ? ORDER BY id", (ChangeKind.MERGED.value,))
+        self._merged = {str(m["old"]): str(m["person"]) for m in merged if m["old"]}
         self.changes = []
         for e in events:
             if e["old"]:
@@ -218,6 +222,15 @@ class People:
     def key_of(self, user: str) -> str:
         """The person's key for an id a message came with (the id itself for someone unknown)."""
         return self._by_phone.get(user) or self._by_bsuid.get(user) or user
+
+    def current(self, key: str) -> str:
+        """The person ``key`` names now: itself, or the person a merged-away key became (a message
+        stored under it before the merge joins that person's conversation)."""
+        seen = {key}
+        while key not in self.people and key in self._merged and self._merged[key] not in seen:
+            key = self._merged[key]
+            seen.add(key)
+        return key
 
     def address(self, key: str) -> str:
         """Where a reply to ``key`` goes: the current number, else the BSUID (``recipient``)."""
@@ -378,6 +391,7 @@ class People:
         await self.db.execute("UPDATE whatsapp_identity_events SET person = ? WHERE person = ?", (new, old))
         self._former.setdefault(new, set()).update(self._former.pop(old, set()))
         await self._event(ChangeKind.MERGED, new, old, new)
+        self._merged[old] = new
         log.info("whatsapp: %s and %s are one person: their conversations are merged", old, new)
         if self.on_merge is not None:
             await self.on_merge(old, new)
