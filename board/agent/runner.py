@@ -1,13 +1,15 @@
 """Agent turns and exchanges: soul -> prompt -> model <-> tools -> answer.
 
-:meth:`AgentRunner.exchange` is the reusable core and needs no transcript: a role, a
-prompt (a built prompt, messages or one question) and a :class:`ToolContext` go in;
-the model is called through :class:`ResilientCaller` (deadline, retry, fallback chain),
-tool calls are run through the :class:`ToolRegistry` (at most ``max_tool_iterations``
-rounds, then the model must answer with what it has), every model and tool call is
-written to the ledger, and an :class:`ExchangeOutcome` comes back. When every model
-fails the outcome is a short in-voice reply marked ``degraded``. Consultations and
-meetings build on ``exchange``.
+:meth:`AgentRunner.run` is the reusable core and needs no transcript: an
+:class:`ExchangeRequest` (a role, a prompt, a :class:`ToolContext`, limits) goes in and is
+answered by the stages of :mod:`board.agent.exchange` with the collaborators the runner is
+wired with (:meth:`AgentRunner.exchange_deps`): the model is called through
+:class:`ResilientCaller` (deadline, retry, fallback chain), tool calls are run through the
+:class:`ToolRegistry` (at most ``max_tool_iterations`` rounds, then the model must answer
+with what it has), every model and tool call is written to the ledger, and an
+:class:`ExchangeOutcome` comes back. When every model fails the outcome is a short in-voice
+reply marked ``degraded``. Consultations and meetings build on it; :meth:`AgentRunner.exchange`
+is its keyword form, kept for the callers that still use it (it only builds the request).
 
 :meth:`AgentRunner.turn` is one chat turn: the user's message is written to the
 transcript (and flushed) before any model is called, so a crash mid-turn never loses
@@ -61,10 +63,7 @@ from board.agent.tools import Tool, ToolContext, ToolRegistry
 from board.agent.turn import TurnObserver, observe, record_answer, record_user
 from board.allowance import SpendGate
 from board.envelope import Envelope, Reply
-from board.llm.base import (
-    ChatMessage,
-    PromptBlock,
-)
+from board.llm.base import ChatMessage, PromptBlock
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.llm.resilience import ResilientCaller, RetryPolicy
@@ -100,6 +99,7 @@ SUMMARIZER_SYSTEM = (
     "decisions, commitments, open questions and the Director's stated preferences; drop pleasantries. "
     "Plain text, third person, at most {words} words."
 )
+
 
 @dataclass(frozen=True)
 class AgentSettings:
