@@ -1,13 +1,15 @@
 """Agent turns and exchanges: soul -> prompt -> model <-> tools -> answer.
 
-:meth:`AgentRunner.exchange` is the reusable core and needs no transcript: a role, a
-prompt (a built prompt, messages or one question) and a :class:`ToolContext` go in;
-the model is called through :class:`ResilientCaller` (deadline, retry, fallback chain),
-tool calls are run through the :class:`ToolRegistry` (at most ``max_tool_iterations``
-rounds, then the model must answer with what it has), every model and tool call is
-written to the ledger, and an :class:`ExchangeOutcome` comes back. When every model
-fails the outcome is a short in-voice reply marked ``degraded``. Consultations and
-meetings build on ``exchange``.
+:meth:`AgentRunner.run` is the reusable core and needs no transcript: an
+:class:`ExchangeRequest` (a role, a prompt, a :class:`ToolContext`, limits) goes in and is
+answered by the stages of :mod:`board.agent.exchange` with the collaborators the runner is
+wired with (:meth:`AgentRunner.exchange_deps`): the model is called through
+:class:`ResilientCaller` (deadline, retry, fallback chain), tool calls are run through the
+:class:`ToolRegistry` (at most ``max_tool_iterations`` rounds, then the model must answer
+with what it has), every model and tool call is written to the ledger, and an
+:class:`ExchangeOutcome` comes back. When every model fails the outcome is a short in-voice
+reply marked ``degraded``. Consultations and meetings build on it; :meth:`AgentRunner.exchange`
+is its keyword form, kept for the callers that still use it (it only builds the request).
 
 :meth:`AgentRunner.turn` is one chat turn: the user's message is written to the
 transcript (and flushed) before any model is called, so a crash mid-turn never loses
@@ -25,15 +27,11 @@ means no tools.
 from __future__ import annotations
 
 import asyncio
-import fnmatch
-import functools
-import json
 import logging
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from board.agent.compaction import (
     CompactionResult,
@@ -43,34 +41,37 @@ from board.agent.compaction import (
     cut_in_blocks,
     entry_message,
     load_window,
-    new_entry_id,
     summary_block_text,
 )
-from board.agent.guardrails import GuardInput, Guardrails
-from board.agent.tokens import TokenCounter, counter_for
-from board.agent.tools import Tool, ToolContext, ToolRegistry, ToolResult
-from board.allowance import Reservation, SpendGate, current_allowance, worst_case
-from board.budget import sender_id
-from board.envelope import Envelope, Reply
-from board.llm import text_tools
-from board.llm.base import (
-    ChatMessage,
-    LLMError,
-    LLMRequest,
-    Persona,
-    PromptBlock,
-    ToolCall,
-    Usage,
+from board.agent.exchange import (
+    EventHook,
+    ExchangeDeps,
+    ExchangeOutcome,
+    ExchangePolicy,
+    ExchangeRequest,
+    ModelChoice,
+    ToolEvent,
+    ToolPolicy,
+    run_exchange,
 )
-from board.llm.errors import missing_key_extra
+from board.agent.exchange.deps import NO_ALLOWANCE, NO_GUARDRAILS, NO_LEDGER, NO_MEMORY, FactMemory, GatedAllowance
+from board.agent.exchange.outcome import CAP_REPLY, DEGRADED_REPLY, DEGRADED_SETUP_REPLY, EMPTY_REPLY
+from board.agent.exchange.prepare import prompt_attribution
+from board.agent.guardrails import Guardrails
+from board.agent.tokens import TokenCounter, counter_for
+from board.agent.tools import Tool, ToolContext, ToolRegistry
+from board.agent.turn import TurnObserver, observe, record_answer, record_user
+from board.allowance import SpendGate
+from board.envelope import Envelope, Reply
+from board.llm.base import ChatMessage, PromptBlock
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
-from board.llm.resilience import Attempt, ResilientCaller, RetryPolicy, model_chain
+from board.llm.resilience import ResilientCaller, RetryPolicy
 from board.memory.facts import Fact, FactStore
-from board.memory.ledger import Ledger, LLMCallRecord, ToolCallRecord
+from board.memory.ledger import Ledger
 from board.memory.sessions import Sessions
-from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
-from board.workspace.prompt import DYNAMIC_BLOCK, BuiltPrompt, PromptBuilder, TurnContext, lay_out
+from board.memory.transcripts import Transcript
+from board.workspace.prompt import BuiltPrompt, PromptBuilder, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
 
 __all__ = [
@@ -81,26 +82,16 @@ __all__ = [
     "AgentRunner",
     "AgentSettings",
     "EventHook",
+    "ExchangeOptions",
     "ExchangeOutcome",
     "ToolEvent",
     "place_of",
+    "policy_of",
     "prompt_attribution",
+    "request_of",
 ]
 
 log = logging.getLogger("sabha.agent")
-
-DEGRADED_REPLY = "I'm having trouble thinking right now; try again in a minute."
-DEGRADED_SETUP_REPLY = (
-    "I can't reach my model because of a setup problem (a missing or rejected API key, or an unknown model), "
-    "so I can't answer properly until the owner fixes it; Sabha's log says what to change."
-)
-EMPTY_REPLY = "(I have nothing to add to that.)"
-CAP_NOTE = (
-    "(You have used all {n} tool calls allowed for this turn. Do not call tools again: answer now with "
-    "what you have, and say what you could not check.)"
-)
-CAP_REPLY = "I couldn't finish looking that up within my tool budget for this message; ask me again to continue."
-MAX_RESULT_CHARS = 4000
 
 SUMMARIZER_SYSTEM = (
     "You keep the running memory of a conversation between the Director and {name}, an advisor on a board. "
@@ -108,8 +99,6 @@ SUMMARIZER_SYSTEM = (
     "decisions, commitments, open questions and the Director's stated preferences; drop pleasantries. "
     "Plain text, third person, at most {words} words."
 )
-
-EventHook = Callable[[dict[str, Any]], None]
 
 
 @dataclass(frozen=True)
@@ -130,32 +119,6 @@ class AgentSettings:
     context: ContextSettings = field(default_factory=ContextSettings)
 
 
-@dataclass(frozen=True)
-class ToolEvent:
-    """One tool call of an exchange and its result."""
-
-    call: ToolCall
-    result: ToolResult
-    latency_ms: float
-    step: int
-
-
-@dataclass(frozen=True)
-class ExchangeOutcome:
-    """The result of :meth:`AgentRunner.exchange`."""
-
-    text: str
-    model: str
-    degraded: bool
-    usage: Usage
-    cost_usd: float | None
-    latency_ms: float
-    tool_events: tuple[ToolEvent, ...] = ()
-    llm_calls: int = 0
-    hit_tool_cap: bool = False
-    error: str | None = None
-
-
 def place_of(envelope: Envelope) -> str:
     """A short description of where the message was posted, for the prompt."""
     if envelope.is_group:
@@ -163,55 +126,59 @@ def place_of(envelope: Envelope) -> str:
     return "direct chat"
 
 
-def prompt_attribution(
-    system: Sequence[PromptBlock],
-    messages: Sequence[ChatMessage],
-    tools: Sequence[Any],
-    counter: TokenCounter,
-    soul: str,
-) -> dict[str, Any]:
-    """Tokens per prompt block (seed 001 §10.2): static, soul, summary, history, message, dynamic
-    (the per-turn context after the conversation), tools; and ``cacheable_prefix``, the tokens
-    before the last cache breakpoint (tool schemas, the system prompt and, with a rolling
-    breakpoint, the conversation up to the new message)."""
-    blocks: dict[str, Any] = {}
-    for block in system:
-        blocks[block.name] = blocks.get(block.name, 0) + counter.count(block.text)
-    if "static" in blocks and soul and soul.strip() in next((b.text for b in system if b.name == "static"), ""):
-        soul_tokens = min(blocks["static"], counter.count(soul.strip()))
-        blocks["soul"] = soul_tokens
-        blocks["static"] -= soul_tokens
-    plain = [replace(m, context="") if m.context else m for m in messages]
-    last_user = max((i for i, m in enumerate(plain) if m.role == "user"), default=None)
-    history = plain[:last_user] if last_user is not None else plain
-    blocks["history"] = counter.count_messages(history)
-    blocks["message"] = counter.count_messages(plain[last_user:]) if last_user is not None else 0
-    blocks["dynamic"] = blocks.get("dynamic", 0) + sum(counter.count(m.context) for m in messages if m.context)
-    if tools:
-        blocks["tools"] = sum(counter.count(json.dumps(t.parameters)) + counter.count(t.name + t.description)
-                              for t in tools)
-    # Tool schemas precede the system prompt in the provider's cache prefix and are just as stable.
-    last_point = max((i for i, m in enumerate(plain) if m.cache_point), default=None)
-    if last_point is not None:
-        prefix = sum(counter.count(b.text) for b in system) + counter.count_messages(plain[: last_point + 1])
-    else:
-        prefix = sum(counter.count(b.text) for b in _cacheable_prefix(system))
-    blocks["cacheable_prefix"] = blocks.get("tools", 0) + prefix
-    blocks["method"] = counter.method
-    return blocks
+class ExchangeOptions(TypedDict, total=False):
+    """The keyword arguments of :meth:`AgentRunner.exchange`, each a field of :class:`ExchangeRequest`.
+
+    ``system`` replaces the role's system prompt (a block named ``dynamic`` is sent after the
+    conversation); ``tools_allowed`` replaces the role's permitted tools; ``extra_tools`` are added and
+    permitted for this exchange only; ``max_tool_iterations`` bounds the tool rounds; ``temperature``
+    replaces the role's own; ``ledger_tags["purpose"]`` is the request's ``purpose``;
+    ``metadata["response_schema"]`` its ``response_schema``; ``on_event`` receives ``tool_call`` /
+    ``tool_result`` transcript entries as they happen."""
+
+    system: Sequence[PromptBlock] | None
+    tools_allowed: Iterable[str] | None
+    extra_tools: Sequence[Tool]
+    model: str | None
+    fallbacks: Sequence[str] | None
+    max_tool_iterations: int | None
+    max_tokens: int | None
+    temperature: float | None
+    ledger_tags: Mapping[str, Any] | None
+    metadata: Mapping[str, Any] | None
+    on_event: EventHook | None
 
 
-def _cacheable_prefix(system: Sequence[PromptBlock]) -> list[PromptBlock]:
-    prefix = []
-    for block in system:
-        if not block.cacheable:
-            break
-        prefix.append(block)
-    return prefix
+def request_of(profile: AgentProfile, prompt: BuiltPrompt | Sequence[ChatMessage] | str, ctx: ToolContext,
+               options: ExchangeOptions) -> ExchangeRequest:
+    """The :class:`ExchangeRequest` the keyword form of an exchange asks for."""
+    tags = dict(options.get("ledger_tags") or {})
+    metadata = dict(options.get("metadata") or {})
+    system = options.get("system")
+    allowed = options.get("tools_allowed")
+    fallbacks = options.get("fallbacks")
+    return ExchangeRequest(
+        profile=profile, ctx=ctx,
+        prompt=prompt if isinstance(prompt, BuiltPrompt | str) else tuple(prompt),
+        system=tuple(system) if system is not None else None,
+        tools=ToolPolicy(allowed=tuple(allowed) if allowed is not None else None,
+                         extra=tuple(options.get("extra_tools", ())),
+                         max_rounds=options.get("max_tool_iterations")),
+        model=ModelChoice(model=options.get("model"), fallbacks=tuple(fallbacks) if fallbacks is not None else None,
+                          max_tokens=options.get("max_tokens"), temperature=options.get("temperature")),
+        purpose=str(tags.pop("purpose", "turn")),
+        response_schema=metadata.pop("response_schema", None),
+        ledger_tags=tags, metadata=metadata, on_event=options.get("on_event"),
+    )
 
 
-def _clip(text: str, limit: int = MAX_RESULT_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def policy_of(settings: AgentSettings) -> ExchangePolicy:
+    """The exchange's share of the agent settings."""
+    return ExchangePolicy(
+        default_model=settings.default_model, fallbacks=settings.fallbacks, max_tokens=settings.max_tokens,
+        max_tool_iterations=settings.max_tool_iterations, default_tools=settings.default_tools,
+        text_tool_models=settings.text_tool_models, turn_timeout_s=settings.turn_timeout_s,
+    )
 
 
 class AgentRunner:
@@ -238,7 +205,7 @@ class AgentRunner:
         self.caller = caller or ResilientCaller(providers, settings.retry)
         self.compactor = Compactor(settings.context)
         # Told of every finished turn (the fields of its log line); the daemon's metrics plug in here.
-        self.turn_observers: list[Callable[[Mapping[str, Any]], None]] = []
+        self.turn_observers: list[TurnObserver] = []
         #: User memory recalled into the per-turn block, and the checks every free-text answer passes.
         self.memory: FactStore | None = None
         self.guardrails: Guardrails | None = None
@@ -255,15 +222,11 @@ class AgentRunner:
 
     def allowed_tools(self, profile: AgentProfile) -> tuple[str, ...]:
         """Tools ``profile`` may call (see the module docstring for what None means)."""
-        if profile.tools is not None:
-            return tuple(profile.tools)
-        if self.settings.default_tools is not None:
-            return tuple(self.settings.default_tools)
-        return tuple(self.tools.names_for(profile.role))
+        return policy_of(self.settings).allowed_tools(profile, self.tools)
 
     def uses_text_protocol(self, model: str) -> bool:
         """True when ``model`` is configured for the ``[TOOL: name ARG: {...}]`` text protocol."""
-        return any(fnmatch.fnmatchcase(model, pattern) for pattern in self.settings.text_tool_models)
+        return policy_of(self.settings).uses_text_protocol(model)
 
     def system_for(self, profile: AgentProfile, ctx: ToolContext, *,
                    summary: str | None = None) -> tuple[PromptBlock, ...]:
@@ -292,291 +255,35 @@ class AgentRunner:
 
     async def recall(self, ctx: ToolContext) -> tuple[Fact, ...]:
         """What ``ctx``'s role remembers about the user of ``ctx`` (none without a user or memory)."""
-        if self.memory is None or ctx.envelope is None:
-            return ()
-        try:
-            return await self.memory.recall(sender_id(ctx.envelope), ctx.role)
-        except Exception:  # a memory read must not stop the answer
-            log.exception("recalling memory for %s failed", ctx.role)
-            return ()
+        return await (FactMemory(self.memory) if self.memory is not None else NO_MEMORY).recall(ctx)
 
     # -- exchange ----------------------------------------------------------------
+
+    def exchange_deps(self) -> ExchangeDeps:
+        """The collaborators of an exchange, as wired now (a reload may have replaced the settings)."""
+        settings = self.settings
+        return ExchangeDeps(
+            caller=self.caller, tools=self.tools, prompts=self, policy=policy_of(settings), prices=settings.prices,
+            memory=FactMemory(self.memory) if self.memory is not None else NO_MEMORY,
+            ledger=self.ledger if self.ledger is not None else NO_LEDGER,
+            guardrails=self.guardrails if self.guardrails is not None else NO_GUARDRAILS,
+            allowance=GatedAllowance(self.spend) if self.spend is not None else NO_ALLOWANCE,
+        )
+
+    async def run(self, request: ExchangeRequest) -> ExchangeOutcome:
+        """Answer ``request`` (see :mod:`board.agent.exchange`); never raises for model or tool failures."""
+        return await run_exchange(request, self.exchange_deps())
 
     async def exchange(
         self,
         profile: AgentProfile,
         prompt: BuiltPrompt | Sequence[ChatMessage] | str,
         ctx: ToolContext,
-        *,
-        system: Sequence[PromptBlock] | None = None,
-        tools_allowed: Iterable[str] | None = None,
-        extra_tools: Sequence[Tool] = (),
-        model: str | None = None,
-        fallbacks: Sequence[str] | None = None,
-        max_tool_iterations: int | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        ledger_tags: Mapping[str, Any] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        on_event: EventHook | None = None,
+        **options: Unpack[ExchangeOptions],
     ) -> ExchangeOutcome:
-        """Ask ``profile`` one thing and run its tool loop; never raises for model or tool failures.
-
-        ``prompt`` is a built prompt (system + messages), a list of messages, or one question
-        (then the system prompt is the role's own static block, so the cached prefix is shared
-        with its chats, and the per-turn block follows the question). A ``system`` block named
-        ``dynamic`` (per-turn content) is taken out of the system prompt and sent after the
-        conversation instead, so it never sits inside a cached prefix. ``tools_allowed`` replaces
-        the role's permitted tools; ``extra_tools`` are added to the registry and permitted for this exchange only.
-        ``on_event`` receives ``tool_call`` / ``tool_result`` transcript entries as they happen.
-        ``temperature`` replaces the role's own (soul front matter or ``board.agents.<role>``).
-        """
-        started = time.perf_counter()
-        model = model or self.model_for(profile)
-        tags = dict(ledger_tags or {})
-        purpose = str(tags.pop("purpose", "turn"))
-        if isinstance(prompt, BuiltPrompt):
-            blocks = tuple(system) if system is not None else prompt.blocks
-            messages = list(prompt.laid_out())
-        else:
-            if system is not None:
-                blocks = tuple(b for b in system if b.name != DYNAMIC_BLOCK)
-                dynamic = "\n".join(b.text for b in system if b.name == DYNAMIC_BLOCK)
-            else:
-                blocks, dynamic = self.system_for(profile, ctx), self.context_for(ctx, await self.recall(ctx))
-            asked = [ChatMessage(role="user", content=prompt)] if isinstance(prompt, str) else list(prompt)
-            messages = list(lay_out(asked, dynamic, rolling=False))
-        registry = self.tools.merged(extra_tools)
-        allowed = list(tools_allowed) if tools_allowed is not None else list(self.allowed_tools(profile))
-        allowed += [t.spec.name for t in extra_tools if t.spec.name not in allowed]
-        specs = registry.specs(allowed)
-        limit = self.settings.max_tool_iterations if max_tool_iterations is None else max_tool_iterations
-        text_mode = bool(specs) and self.uses_text_protocol(model)
-        if text_mode:
-            blocks = (*blocks, PromptBlock("tools", text_tools.instructions(specs), cacheable=False))
-        counter = counter_for(model)
-        base_blocks = prompt_attribution(blocks, messages, () if text_mode else specs, counter, profile.soul.text)
-        first_loop_message = len(messages)
-        persona = Persona(role=profile.role, name=profile.name, emoji=profile.emoji, soul=profile.soul.text)
-        meta = {"session_key": ctx.session_key, "soul_version": profile.soul.version, "purpose": purpose,
-                **dict(metadata or {})}
-        chain = model_chain(model, self.settings.fallbacks if fallbacks is None else fallbacks)
-        deadline = ctx.deadline
-        if deadline is None and self.settings.turn_timeout_s:
-            deadline = asyncio.get_running_loop().time() + self.settings.turn_timeout_s
-
-        usage = Usage()
-        cost: float | None = 0.0
-        events: list[ToolEvent] = []
-        calls_made = 0
-        used_model = model
-        text = ""
-        hit_cap = False
-        error: str | None = None
-        failure: BaseException | None = None
-        degraded = False
-        setup_problem = False
-        step = 0
-        budget = ctx.budget  # a meeting's, checked before every further model call
-        while True:
-            if step > 0 and budget is not None and (reason := budget.over_budget(cost or 0.0)):
-                log.info("role %s: stopping the tool loop before another model call: %s", profile.role, reason)
-                text = f"(I stopped before finishing: {reason}.)"
-                break
-            final = step >= limit or not specs
-            step_blocks = dict(base_blocks)
-            if len(messages) > first_loop_message:
-                step_blocks["tool_loop"] = counter.count_messages(messages[first_loop_message:])
-            request = LLMRequest(
-                model=chain[0],
-                system=blocks,
-                messages=tuple(messages),
-                persona=persona,
-                tools=() if (text_mode or not specs or limit == 0) else specs,
-                max_tokens=max_tokens or self.settings.max_tokens,
-                metadata=dict(meta, step=step),
-                tool_choice="none" if final else "auto",
-                temperature=temperature if temperature is not None else profile.temperature,
-            )
-            reservation = await self._reserve(request, chain)  # raises SpendRefused: the call is not made
-            try:
-                result = await self.caller.call(
-                    request, chain, deadline=deadline,
-                    on_attempt=functools.partial(self._record_attempt, ctx=ctx, purpose=purpose, tags=tags,
-                                                 blocks=step_blocks, step=step),
-                )
-            finally:  # the call is recorded (its cost counted) by now
-                if reservation is not None:
-                    reservation.release()
-            calls_made += len(result.attempts)
-            if result.response is None or result.model is None:
-                degraded = True
-                failure = result.error
-                error = str(result.error) if result.error else "no model answered"
-                # only what the owner must fix (a key, a model name) is called a setup problem, not any
-                # error that is not retried (e.g. a 400 for a context that is too long)
-                setup_problem = isinstance(result.error, LLMError) and result.error.setup_problem
-                break
-            chain = chain[chain.index(result.model):]
-            response = result.response
-            used_model = result.model
-            usage = usage + response.usage
-            step_cost = self.settings.prices.cost(result.model, response.usage)
-            cost = None if (cost is None or step_cost is None) else cost + step_cost
-            if text_mode:
-                parsed = text_tools.parse(response.text, id_prefix=f"t{step + 1}")
-                calls, visible = parsed.calls, parsed.text
-            else:
-                calls, visible = response.tool_calls, response.text
-            if not calls:
-                text = visible
-                break
-            if final:
-                hit_cap = True
-                text = visible
-                log.warning("role %s: the model asked for tools after the cap of %d; answering with what it has",
-                            profile.role, limit)
-                break
-            step += 1
-            step_info = {"model": result.model, "usage": response.usage.as_dict(), "cost_usd": step_cost}
-            results = await self._run_tools(calls, registry, allowed, ctx, step, step_info, on_event)
-            events.extend(results)
-            last_round = step >= limit
-            if last_round:
-                hit_cap = True
-            if text_mode:
-                messages.append(ChatMessage(role="assistant", content=response.text))
-                messages.append(ChatMessage(
-                    role="user",
-                    content=text_tools.results_message(((e.call, e.result.to_text()) for e in results),
-                                                       final=last_round),
-                ))
-            else:
-                messages.append(ChatMessage(role="assistant", content=response.text, tool_calls=tuple(calls)))
-                for event in results:
-                    messages.append(ChatMessage(role="tool", content=_clip(event.result.to_text()),
-                                                tool_call_id=event.call.id, name=event.call.name))
-                if last_round:
-                    messages.append(ChatMessage(role="user", content=CAP_NOTE.format(n=limit)))
-            # the next step reads this one's prompt from the cache and writes only the new round
-            messages[-1] = replace(messages[-1], cache_point=True)
-
-        if not degraded and self.guardrails is not None and purpose != "compaction" \
-                and not (metadata or {}).get("response_schema"):  # free text on its way out (JSON is validated)
-            text = await self.guardrails.apply(
-                GuardInput(text=text, role=profile.role, model=used_model,
-                           system=tuple(b.text for b in blocks if b.name != "summary"),
-                           empty_reply=CAP_REPLY if hit_cap else None),
-                session_key=ctx.session_key, meeting_id=ctx.meeting_id, purpose=purpose)
-        if degraded:
-            text = DEGRADED_SETUP_REPLY if setup_problem else DEGRADED_REPLY
-            log.error("role %s (%s): answering degraded: %s", profile.role, ctx.session_key, error,
-                      extra=missing_key_extra(failure))
-        elif not text.strip():
-            text = CAP_REPLY if hit_cap else EMPTY_REPLY
-        return ExchangeOutcome(
-            text=text.strip(),
-            model=used_model,
-            degraded=degraded,
-            usage=usage,
-            cost_usd=round(cost, 8) if cost is not None else None,
-            latency_ms=round((time.perf_counter() - started) * 1000, 2),
-            tool_events=tuple(events),
-            llm_calls=calls_made,
-            hit_tool_cap=hit_cap,
-            error=error,
-        )
-
-    async def _reserve(self, request: LLMRequest, chain: Sequence[str]) -> Reservation | None:
-        """Hold the call's worst case against the limits of a stranger's message (None: no limits)."""
-        if self.spend is None or current_allowance.get() is None:
-            return None
-        worst, unpriced = worst_case(request, list(chain), self.settings.prices)
-        return await self.spend.reserve(worst, model=unpriced)
-
-    async def _run_tools(
-        self,
-        calls: Sequence[ToolCall],
-        registry: ToolRegistry,
-        allowed: Sequence[str],
-        ctx: ToolContext,
-        step: int,
-        step_info: Mapping[str, Any],
-        on_event: EventHook | None,
-    ) -> list[ToolEvent]:
-        for index, call in enumerate(calls):
-            entry: dict[str, Any] = {
-                "type": "tool_call", "ts": utc_now(), "id": call.id, "agent": ctx.role, "name": call.name,
-                "arguments": call.arguments, "step": step,
-            }
-            if call.parse_error:
-                entry["raw_arguments"] = call.raw_arguments
-                entry["parse_error"] = call.parse_error
-            if index == 0:  # the model call that asked for these tools
-                entry.update({k: v for k, v in step_info.items() if v is not None})
-            else:
-                entry["model"] = step_info.get("model")
-            _emit(on_event, entry)
-
-        async def run(call: ToolCall) -> ToolEvent:
-            began = time.perf_counter()
-            if call.parse_error:
-                result = ToolResult.failure(
-                    f"invalid arguments for {call.name!r}: {call.parse_error}; send one JSON object that matches "
-                    "the tool's schema"
-                )
-            else:
-                result = await registry.call(call.name, call.arguments, ctx, allowed)
-            return ToolEvent(call, result, round((time.perf_counter() - began) * 1000, 2), step)
-
-        results = list(await asyncio.gather(*(run(c) for c in calls)))
-        for event in results:
-            payload = event.result.to_text()
-            entry = {
-                "type": "tool_result", "ts": utc_now(), "id": event.call.id, "agent": ctx.role,
-                "name": event.call.name, "ok": event.result.ok, "latency_ms": event.latency_ms,
-                "bytes": len(payload.encode("utf-8")), "result": _clip(payload, 2000), "step": step,
-            }
-            if not event.result.ok:
-                entry["error"] = event.result.error
-                entry["retryable"] = event.result.retryable
-            _emit(on_event, entry)
-            if not event.result.ok:
-                log.info("tool %s for %s failed: %s", event.call.name, ctx.role, event.result.error)
-            await self._record_tool(event, ctx, len(payload.encode("utf-8")))
-        return results
-
-    async def _record_attempt(
-        self, attempt: Attempt, ctx: ToolContext, purpose: str, tags: Mapping[str, Any],
-        blocks: Mapping[str, Any], step: int,
-    ) -> None:
-        if self.ledger is None:
-            return
-        response = attempt.response
-        usage = response.usage if response is not None else Usage()
-        cost = self.settings.prices.cost(attempt.model, usage) if response is not None else 0.0
-        saved = self.settings.prices.saved(attempt.model, usage) if response is not None else 0.0
-        await self.ledger.record_llm_call(LLMCallRecord(
-            provider=attempt.provider, model=attempt.model, outcome=attempt.outcome, usage=usage, cost_usd=cost,
-            saved_usd=saved,
-            latency_ms=attempt.latency_ms, ttft_ms=response.ttft_ms if response is not None else None,
-            role=ctx.role, session_key=ctx.session_key, meeting_id=ctx.meeting_id, purpose=purpose,
-            attempt=attempt.number, error=attempt.error, blocks=dict(blocks, step=step), tags=dict(tags) or None,
-        ))
-
-    async def _record_tool(self, event: ToolEvent, ctx: ToolContext, size: int) -> None:
-        if self.ledger is None:
-            return
-        try:
-            await self.ledger.record_tool_call(ToolCallRecord(
-                name=event.call.name, ok=event.result.ok,
-                args=event.call.arguments if not event.call.parse_error else event.call.raw_arguments,
-                call_id=event.call.id, error=event.result.error, retryable=event.result.retryable,
-                result_bytes=size, latency_ms=event.latency_ms, role=ctx.role, session_key=ctx.session_key,
-                meeting_id=ctx.meeting_id,
-            ))
-        except Exception:  # bookkeeping must not break the turn
-            log.exception("recording tool call %s failed", event.call.name)
+        """Ask ``profile`` one thing and run its tool loop: the keyword form of :meth:`run` (see
+        :class:`ExchangeOptions`), kept for the callers that still use it."""
+        return await self.run(request_of(profile, prompt, ctx, options))
 
     # -- compaction --------------------------------------------------------------
 
@@ -588,11 +295,11 @@ class AgentRunner:
         body = (f"Previous summary:\n{previous}\n\n" if previous else "") + \
             f"New messages to fold in:\n{conversation}\n\nWrite the updated summary."
         model = self.settings.cheap_model or self.model_for(profile)
-        outcome = await self.exchange(
-            profile, body, ctx, system=system, tools_allowed=(), model=model, max_tool_iterations=0,
-            max_tokens=settings.summary_max_tokens, ledger_tags={"purpose": "compaction"},
-            metadata={"purpose": "compaction"},
-        )
+        outcome = await self.run(ExchangeRequest(
+            profile=profile, ctx=ctx, prompt=body, system=system, purpose="compaction",
+            tools=ToolPolicy(allowed=(), max_rounds=0),
+            model=ModelChoice(model=model, max_tokens=settings.summary_max_tokens),
+        ))
         return Summary(outcome.text, outcome.model, outcome.degraded, outcome.usage, outcome.cost_usd)
 
     async def compact(self, key: str, role: str, *, force: bool = True,
@@ -648,135 +355,30 @@ class AgentRunner:
 
     # -- turn --------------------------------------------------------------------
 
-    async def turn(
-        self,
-        role: str,
-        key: str,
-        envelope: Envelope,
-        text: str,
-    ) -> Reply:
+    async def turn(self, role: str, key: str, envelope: Envelope, text: str) -> Reply:
         """Answer ``text`` as ``role`` in session ``key``. The caller holds the key's lock.
 
-        A message the transcript already holds (the same channel and message id: a turn a
-        crash cut short, resumed by the intake) is answered without being written again."""
+        The stages, in order (see :mod:`board.agent.turn`): open the transcript, record the user's
+        message (not again for a resumed one), compact the history, build the prompt, run the
+        exchange, record the answer and sync, observe, reply."""
         profile = self.souls.profile(role)
         transcript = await self.sessions.open(key, role)
-        user_entry = _earlier_entry(transcript, envelope)
-        if user_entry is None:
-            user_entry = _user_entry(envelope, text)
-            transcript.append(user_entry)
-        else:
-            log.info("role %s key=%s: message %s is already in the transcript; answering it again without a copy",
-                     role, key, envelope.message_id)
-
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.settings.turn_timeout_s if self.settings.turn_timeout_s else None
+        asked = record_user(transcript, envelope, text, role=role, key=key)
+        timeout = self.settings.turn_timeout_s
+        deadline = asyncio.get_running_loop().time() + timeout if timeout else None
         ctx = ToolContext(role=role, session_key=key, envelope=envelope, chain=(role,), deadline=deadline,
                           transcript=transcript, consult_cache={})
         model = self.model_for(profile)
-        counter = counter_for(model)
-        summary, history = await self._history(transcript, profile, ctx, counter, str(user_entry["id"]))
+        summary, history = await self._history(transcript, profile, ctx, counter_for(model), str(asked["id"]))
         prompt = BuiltPrompt(
             static=self.prompts.static(profile, self.souls.profiles(), self.souls.roster.name),
             dynamic=self.context_for(ctx, await self.recall(ctx)),
-            messages=(*history, entry_message(user_entry) or ChatMessage(role="user", content=text)),
+            messages=(*history, entry_message(asked) or ChatMessage(role="user", content=text)),
             summary=summary_block_text(summary) if summary else None,
         )
-        outcome = await self.exchange(profile, prompt, ctx, model=model, on_event=transcript.append)
-
-        entry: dict[str, Any] = {
-            "type": "message",
-            "id": new_entry_id(),
-            "ts": utc_now(),
-            "role": "assistant",
-            "agent": role,
-            "text": outcome.text,
-            "soul_version": profile.soul.version,
-            "model": outcome.model,
-            "latency_ms": outcome.latency_ms,
-            "llm_calls": outcome.llm_calls,
-        }
-        if outcome.llm_calls:
-            entry["usage"] = outcome.usage.as_dict()
-            entry["cost_usd"] = outcome.cost_usd
-        if outcome.tool_events:
-            entry["tool_calls"] = len(outcome.tool_events)
-        if outcome.hit_tool_cap:
-            entry["tool_cap"] = True
-        if outcome.degraded:
-            entry["degraded"] = True
-            entry["error"] = outcome.error
-        transcript.append(entry)
-        await transcript.sync()
-        fields: dict[str, Any] = {
-            "event": "turn", "channel": envelope.channel, "session_key": key, "role": role,
-            "soul": profile.soul.version, "model": outcome.model, "llm_calls": outcome.llm_calls,
-            "tool_calls": len(outcome.tool_events), "latency_ms": round(outcome.latency_ms, 1),
-            "input_tokens": outcome.usage.input_tokens, "output_tokens": outcome.usage.output_tokens,
-            "cache_read_tokens": outcome.usage.cache_read_tokens,
-            "cache_write_tokens": outcome.usage.cache_write_tokens,
-            "cost_usd": outcome.cost_usd, "degraded": outcome.degraded,
-        }
-        log.info(
-            "turn channel=%s role=%s key=%s soul=%s model=%s calls=%d tools=%d latency_ms=%.1f tokens=%d/%d "
-            "cached=%d written=%d cost=%s%s",
-            envelope.channel, role, key, profile.soul.version, outcome.model, outcome.llm_calls,
-            len(outcome.tool_events), outcome.latency_ms, outcome.usage.input_tokens, outcome.usage.output_tokens,
-            outcome.usage.cache_read_tokens, outcome.usage.cache_write_tokens, outcome.cost_usd,
-            " degraded" if outcome.degraded else "", extra=fields,
-        )
-        for observer in list(self.turn_observers):
-            try:
-                observer(fields)
-            except Exception:
-                log.exception("turn observer %r failed", observer)
-        return Reply.to(
-            envelope,
-            role=role,
-            name=profile.name,
-            emoji=profile.emoji,
-            text=outcome.text,
-            session_key=key,
-            degraded=outcome.degraded,
-        )
-
-
-def _user_entry(envelope: Envelope, text: str) -> dict[str, Any]:
-    """The transcript entry of a user's message."""
-    entry: dict[str, Any] = {
-        "type": "message",
-        "id": new_entry_id(),
-        "ts": utc_now(),
-        "role": "user",
-        "text": text,
-        "sender": envelope.sender,
-        "channel": envelope.channel,
-    }
-    if envelope.sender_name:
-        entry["sender_name"] = envelope.sender_name
-    if envelope.message_id is not None:
-        entry["message_id"] = envelope.message_id
-    if envelope.is_group:
-        entry["is_group"] = True  # history shows who said what
-    return entry
-
-
-def _earlier_entry(transcript: Transcript, envelope: Envelope) -> dict[str, Any] | None:
-    """The user entry ``envelope``'s message already left in the transcript's recent tail (same channel
-    and message id), or None. Reads the in-memory tail only."""
-    if envelope.message_id is None:
-        return None
-    for entry in transcript.recent(TAIL_ENTRIES)[::-1]:
-        if (entry.get("role") == "user" and entry.get("message_id") == envelope.message_id
-                and entry.get("channel") == envelope.channel and isinstance(entry.get("id"), str)):
-            return entry
-    return None
-
-
-def _emit(hook: EventHook | None, entry: dict[str, Any]) -> None:
-    if hook is None:
-        return
-    try:
-        hook(entry)
-    except Exception:  # a transcript write problem must not stop the tool loop
-        log.exception("recording a %s event failed", entry.get("type"))
+        outcome = await self.run(ExchangeRequest(profile=profile, ctx=ctx, prompt=prompt,
+                                                 model=ModelChoice(model=model), on_event=transcript.append))
+        await record_answer(transcript, profile, outcome)
+        observe(self.turn_observers, envelope, key, profile, outcome)
+        return Reply.to(envelope, role=role, name=profile.name, emoji=profile.emoji, text=outcome.text,
+                        session_key=key, degraded=outcome.degraded)

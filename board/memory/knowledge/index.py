@@ -28,7 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, SUPPORTED_SUFFIXES, DocumentError, chunk_document
 from board.memory.knowledge.fts import fts5_driver
@@ -175,6 +175,15 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+class _SyncPass(NamedTuple):
+    """What one :meth:`KnowledgeIndex.sync` passes to each file it (re)indexes."""
+
+    folder: Path
+    report: SyncReport
+    max_chars: int
+    max_file_bytes: int
+
+
 class KnowledgeIndex:
     """The index file; see the module docstring. ``driver`` is the DB-API module to use (default:
     the first with FTS5); without FTS5 :func:`~.fts.fts5_driver` raises :class:`~.fts.FTS5Unavailable`."""
@@ -261,11 +270,12 @@ class KnowledgeIndex:
             if row is not None and row[2] == st.st_size and row[3] == st.st_mtime_ns:
                 report.unchanged += 1
                 continue
-            self._index_file(folder, relative, scope, path, st, row, report, max_chars, max_file_bytes)
+            self._index_file(_SyncPass(folder, report, max_chars, max_file_bytes), relative, scope, path, st, row)
         return report
 
-    def _index_file(self, folder: Path, relative: str, scope: str, path: Path, st: os.stat_result,
-                    row: Any, report: SyncReport, max_chars: int, max_file_bytes: int) -> None:
+    def _index_file(self, sync: _SyncPass, relative: str, scope: str, path: Path, st: os.stat_result,
+                    row: Any) -> None:
+        folder, report, max_chars, max_file_bytes = sync
         error: str | None = None
         chunks = []
         digest: str | None = None

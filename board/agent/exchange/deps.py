@@ -1,0 +1,193 @@
+"""The collaborators an exchange works with, frozen for its run.
+
+Owns :class:`ExchangeDeps` (caller, tools, prompts, memory, ledger, guardrails, allowance,
+prices, policy, clock), the protocols each collaborator meets, and a no-op implementation of
+each optional one, so no stage tests ``if x is not None``. The runner builds the deps from its
+current wiring at the start of every exchange (a reload may have replaced its settings).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from board.agent.guardrails import GuardInput
+from board.agent.tools import ToolContext, ToolRegistry
+from board.allowance import Reservation, SpendGate, current_allowance, worst_case
+from board.budget import sender_id
+from board.llm.base import LLMRequest, PromptBlock
+from board.llm.pricing import PriceTable
+from board.llm.resilience import AttemptHook, CallResult
+from board.memory.facts import Fact, FactStore
+from board.memory.ledger import LLMCallRecord, ToolCallRecord
+from board.workspace.souls import AgentProfile
+
+__all__ = [
+    "NO_ALLOWANCE",
+    "NO_GUARDRAILS",
+    "NO_LEDGER",
+    "NO_MEMORY",
+    "Allowance",
+    "CallRecorder",
+    "ExchangeDeps",
+    "ExchangePolicy",
+    "FactMemory",
+    "GatedAllowance",
+    "Memory",
+    "ModelCaller",
+    "OutputGuard",
+    "PromptSource",
+]
+
+log = logging.getLogger("sabha.agent")
+
+
+class ModelCaller(Protocol):
+    """Calls a model chain with deadline, retry and fallback (:class:`board.llm.resilience.ResilientCaller`)."""
+
+    async def call(self, request: LLMRequest, chain: Sequence[str], *, deadline: float | None = None,
+                   on_attempt: AttemptHook | None = None) -> CallResult: ...
+
+
+class PromptSource(Protocol):
+    """A role's system blocks and the per-turn block of a context (the runner is one)."""
+
+    def system_for(self, profile: AgentProfile, ctx: ToolContext) -> tuple[PromptBlock, ...]: ...
+
+    def context_for(self, ctx: ToolContext, memory: Sequence[Fact] = ()) -> str: ...
+
+
+class Memory(Protocol):
+    """What a role remembers about the user of a context."""
+
+    async def recall(self, ctx: ToolContext) -> tuple[Fact, ...]: ...
+
+
+class CallRecorder(Protocol):
+    """Where model and tool calls are written (:class:`board.memory.ledger.Ledger`)."""
+
+    async def record_llm_call(self, rec: LLMCallRecord) -> None: ...
+
+    async def record_tool_call(self, rec: ToolCallRecord) -> None: ...
+
+
+class OutputGuard(Protocol):
+    """The checks a free-text answer passes on its way out (:class:`board.agent.guardrails.Guardrails`)."""
+
+    async def apply(self, answer: GuardInput, *, session_key: str | None = None, meeting_id: str | None = None,
+                    purpose: str | None = None) -> str: ...
+
+
+class Allowance(Protocol):
+    """Holds a model call's worst case against a stranger's limits before it is made (:mod:`board.allowance`)."""
+
+    async def reserve(self, request: LLMRequest, chain: Sequence[str], prices: PriceTable) -> Reservation | None: ...
+
+
+class _NoMemory:
+    async def recall(self, ctx: ToolContext) -> tuple[Fact, ...]:
+        return ()
+
+
+class _NoLedger:
+    async def record_llm_call(self, rec: LLMCallRecord) -> None:
+        return None
+
+    async def record_tool_call(self, rec: ToolCallRecord) -> None:
+        return None
+
+
+class _NoGuardrails:
+    async def apply(self, answer: GuardInput, *, session_key: str | None = None, meeting_id: str | None = None,
+                    purpose: str | None = None) -> str:
+        return answer.text
+
+
+class _NoAllowance:
+    async def reserve(self, request: LLMRequest, chain: Sequence[str], prices: PriceTable) -> Reservation | None:
+        return None
+
+
+NO_MEMORY: Memory = _NoMemory()
+NO_LEDGER: CallRecorder = _NoLedger()
+NO_GUARDRAILS: OutputGuard = _NoGuardrails()
+NO_ALLOWANCE: Allowance = _NoAllowance()
+
+
+@dataclass(frozen=True)
+class FactMemory:
+    """:class:`Memory` over a fact store: nothing without a user; a failed read recalls nothing."""
+
+    store: FactStore
+
+    async def recall(self, ctx: ToolContext) -> tuple[Fact, ...]:
+        if ctx.envelope is None:
+            return ()
+        try:
+            return await self.store.recall(sender_id(ctx.envelope), ctx.role)
+        except Exception:  # a memory read must not stop the answer
+            log.exception("recalling memory for %s failed", ctx.role)
+            return ()
+
+
+@dataclass(frozen=True)
+class GatedAllowance:
+    """:class:`Allowance` through a :class:`SpendGate`: only a stranger's message carries limits."""
+
+    gate: SpendGate
+
+    async def reserve(self, request: LLMRequest, chain: Sequence[str], prices: PriceTable) -> Reservation | None:
+        if current_allowance.get() is None:
+            return None
+        worst, unpriced = worst_case(request, list(chain), prices)
+        return await self.gate.reserve(worst, model=unpriced)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExchangePolicy:
+    """The config's defaults for an exchange (``llm.*``, ``tools.default``)."""
+
+    default_model: str = "offline"
+    fallbacks: tuple[str, ...] = ()
+    max_tokens: int = 1024
+    max_tool_iterations: int = 4
+    default_tools: tuple[str, ...] | None = None
+    text_tool_models: tuple[str, ...] = ()
+    turn_timeout_s: float | None = 300.0
+
+    def model_for(self, profile: AgentProfile) -> str:
+        """The model a role uses: config/soul override, else the default."""
+        return profile.model or self.default_model
+
+    def uses_text_protocol(self, model: str) -> bool:
+        """True when ``model`` is configured for the ``[TOOL: name ARG: {...}]`` text protocol."""
+        return any(fnmatch.fnmatchcase(model, pattern) for pattern in self.text_tool_models)
+
+    def allowed_tools(self, profile: AgentProfile, registry: ToolRegistry) -> tuple[str, ...]:
+        """Tools ``profile`` may call: its own list, else ``tools.default``, else every tool of its role."""
+        if profile.tools is not None:
+            return tuple(profile.tools)
+        if self.default_tools is not None:
+            return tuple(self.default_tools)
+        return tuple(registry.names_for(profile.role))
+
+
+@dataclass(frozen=True, kw_only=True)
+class ExchangeDeps:
+    """Everything an exchange calls out to; see the module docstring."""
+
+    caller: ModelCaller
+    tools: ToolRegistry
+    prompts: PromptSource
+    policy: ExchangePolicy
+    prices: PriceTable
+    memory: Memory = NO_MEMORY
+    ledger: CallRecorder = NO_LEDGER
+    guardrails: OutputGuard = NO_GUARDRAILS
+    allowance: Allowance = NO_ALLOWANCE
+    #: Seconds for latency (monotonic).
+    clock: Callable[[], float] = time.perf_counter

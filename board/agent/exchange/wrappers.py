@@ -1,0 +1,152 @@
+"""Cross-cutting concerns around the model call, each wrapping the next (Starlette's order).
+
+Owns :class:`ModelCall` (one request on its way to the provider chain), the wrappers
+``budget_gate`` (a meeting's budget, checked before every further call), ``reserve_allowance``
+(a stranger's limits: the call's worst case is held until it is recorded), ``record_to_ledger``
+(every attempt written with the prompt's attribution) and ``apply_deadline`` (the run's
+deadline), their order :data:`AROUND_MODEL` (outermost first), and :func:`send_through`, which
+wraps the provider chain in them.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from board.agent.exchange.deps import ExchangeDeps
+from board.agent.exchange.request import ExchangeRequest
+from board.agent.exchange.state import ExchangeState
+from board.llm.base import LLMRequest, Usage
+from board.llm.resilience import Attempt, CallResult
+from board.memory.ledger import LLMCallRecord
+
+__all__ = [
+    "AROUND_MODEL",
+    "Handler",
+    "ModelCall",
+    "StopBeforeCall",
+    "Wrapper",
+    "apply_deadline",
+    "budget_gate",
+    "record_to_ledger",
+    "reserve_allowance",
+    "send_through",
+]
+
+log = logging.getLogger("sabha.agent")
+
+AttemptCallback = Callable[[Attempt], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """One model request, the chain it may fall back along, and what the wrappers added to it."""
+
+    request: LLMRequest
+    chain: tuple[str, ...]
+    deadline: float | None = None
+    on_attempt: tuple[AttemptCallback, ...] = ()
+
+
+class StopBeforeCall(Exception):
+    """A wrapper refused the call; ``text`` is what the role says instead."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+
+
+Handler = Callable[[ModelCall], Awaitable[CallResult]]
+Wrapper = Callable[[ExchangeRequest, ExchangeState, ExchangeDeps, ModelCall, Handler], Awaitable[CallResult]]
+
+
+async def budget_gate(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, call: ModelCall,
+                      call_next: Handler) -> CallResult:
+    """A meeting's budget (``ctx.budget``), checked before every model call after the first."""
+    budget = req.ctx.budget
+    if st.step > 0 and budget is not None and (reason := budget.over_budget(st.cost or 0.0)):
+        log.info("role %s: stopping the tool loop before another model call: %s", req.profile.role, reason)
+        raise StopBeforeCall(f"(I stopped before finishing: {reason}.)")
+    return await call_next(call)
+
+
+async def reserve_allowance(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, call: ModelCall,
+                            call_next: Handler) -> CallResult:
+    """Holds the call's worst case against a stranger's limits until it is recorded (raises
+    :class:`board.allowance.SpendRefused`: the call is not made)."""
+    reservation = await deps.allowance.reserve(call.request, call.chain, deps.prices)
+    try:
+        return await call_next(call)
+    finally:  # the call is recorded (its cost counted) by now
+        if reservation is not None:
+            reservation.release()
+
+
+async def record_to_ledger(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, call: ModelCall,
+                           call_next: Handler) -> CallResult:
+    """Writes every attempt to the ledger, with the prompt's tokens per block and the tool loop's."""
+    blocks = dict(st.attribution)
+    if len(st.messages) > st.first_loop_message:
+        blocks["tool_loop"] = st.counter.count_messages(st.messages[st.first_loop_message:])
+    blocks["step"] = st.step
+    tags = dict(req.ledger_tags) or None
+
+    async def record(attempt: Attempt) -> None:
+        await deps.ledger.record_llm_call(_record_of(req, deps, attempt, blocks, tags))
+
+    return await call_next(replace(call, on_attempt=(*call.on_attempt, record)))
+
+
+def _record_of(req: ExchangeRequest, deps: ExchangeDeps, attempt: Attempt, blocks: dict[str, Any],
+               tags: dict[str, Any] | None) -> LLMCallRecord:
+    response = attempt.response
+    usage = response.usage if response is not None else Usage()
+    cost = deps.prices.cost(attempt.model, usage) if response is not None else 0.0
+    saved = deps.prices.saved(attempt.model, usage) if response is not None else 0.0
+    ctx = req.ctx
+    return LLMCallRecord(
+        provider=attempt.provider, model=attempt.model, outcome=attempt.outcome, usage=usage, cost_usd=cost,
+        saved_usd=saved, latency_ms=attempt.latency_ms, ttft_ms=response.ttft_ms if response is not None else None,
+        role=ctx.role, session_key=ctx.session_key, meeting_id=ctx.meeting_id, purpose=req.purpose,
+        attempt=attempt.number, error=attempt.error, blocks=blocks, tags=tags,
+    )
+
+
+async def apply_deadline(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, call: ModelCall,
+                         call_next: Handler) -> CallResult:
+    """The run's deadline (the context's, else ``llm.turn_timeout_s`` from its start) bounds the call."""
+    return await call_next(replace(call, deadline=st.deadline))
+
+
+#: Outermost first.
+AROUND_MODEL: tuple[Wrapper, ...] = (budget_gate, reserve_allowance, record_to_ledger, apply_deadline)
+
+
+def send_through(wrappers: Sequence[Wrapper], req: ExchangeRequest, st: ExchangeState,
+                 deps: ExchangeDeps) -> Handler:
+    """The provider chain (``deps.caller``) wrapped in ``wrappers``, the first outermost."""
+
+    async def send(call: ModelCall) -> CallResult:
+        hooks = call.on_attempt
+
+        async def on_attempt(attempt: Attempt) -> None:
+            for hook in hooks:
+                await hook(attempt)
+
+        return await deps.caller.call(call.request, call.chain, deadline=call.deadline,
+                                      on_attempt=on_attempt if hooks else None)
+
+    handler: Handler = send
+    for wrapper in reversed(wrappers):
+        handler = _bind(wrapper, req, st, deps, handler)
+    return handler
+
+
+def _bind(wrapper: Wrapper, req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps,
+          call_next: Handler) -> Handler:
+    async def handler(call: ModelCall) -> CallResult:
+        return await wrapper(req, st, deps, call, call_next)
+
+    return handler
