@@ -52,8 +52,10 @@ def cli(args: list[str], home: Path, tmp_path: Path) -> subprocess.CompletedProc
                           timeout=120)
 
 
-def say(child: pexpect.spawn, text: str) -> None:
+def say(child: pexpect.spawn, text: str, answer: str) -> None:
+    """Type ``text``, wait for ``answer`` (keys typed while an answer is awaited are dropped), then the prompt."""
     child.send(text + "\r")
+    child.expect(answer)
     child.expect(PROMPT)
 
 
@@ -72,8 +74,9 @@ def too_wide(child: pexpect.spawn) -> list[str]:
 def test_system_output_is_sabhas_not_an_advisors(home: Path, tmp_path: Path) -> None:
     child = spawn_narrow(home, tmp_path, "chat", "--role", "critic")
     child.expect(PROMPT)
-    for line in ("/roles", "/help", "/status", "/souls", "/nosuch"):
-        say(child, line)
+    for line, answer in (("/roles", "The board:"), ("/help", "Talk to the board"), ("/status", "terminal chat"),
+                         ("/souls", "SOUL.md"), ("/nosuch", "Unknown command")):
+        say(child, line, answer)
     child.send(CTRL_D)
     child.expect("Goodbye.")
     output = screen(child)
@@ -113,10 +116,9 @@ async def test_help_fits_each_channel(board: Board) -> None:
 def test_answers_wrap_at_word_boundaries_and_the_offline_notice_is_said_once(home: Path, tmp_path: Path) -> None:
     child = spawn_narrow(home, tmp_path, "chat")
     child.expect(PROMPT)
-    for line in ("hello board, what should we do about pricing in Europe next year?", "and then?",
-                 "@finance what is our runway?"):
-        child.send(line + "\r")
-        child.expect(PROMPT)
+    for line, answer in (("hello board, what should we do about pricing in Europe next year?", "General:"),
+                         ("and then?", "General:"), ("@finance what is our runway?", "Finance:")):
+        say(child, line, answer)
     child.send(CTRL_D)
     child.expect("Goodbye.")
     output = screen(child)
@@ -130,6 +132,17 @@ def test_answers_wrap_at_word_boundaries_and_the_offline_notice_is_said_once(hom
     assert not cut, cut  # every word of every answer is on screen whole
     assert " ".join(output.split()).count(OFFLINE_NOTICE) == 1, output  # wrapped over lines, said once
     assert len(answers) == 3 and all("offline model" in a for a in answers)  # still labelled
+
+
+def test_ask_wraps_at_word_boundaries_on_a_terminal(home: Path, tmp_path: Path) -> None:
+    child = spawn_narrow(home, tmp_path, "ask", "--role", "critic", "Should we launch in Europe next month?")
+    child.expect(pexpect.EOF)
+    output = screen(child)
+    child.close()
+    assert child.exitstatus == 0, output
+    assert output.startswith("🦉 Critic: ") and "pre-mortem" in output
+    assert not too_wide(child), too_wide(child)
+    assert len(output.strip().splitlines()) > 1  # the answer is longer than a line: it was wrapped, not cut
 
 
 def test_piped_chat_says_the_offline_notice_once_and_ask_once_per_run(home: Path, tmp_path: Path) -> None:
@@ -159,6 +172,14 @@ def test_meeting_minutes_are_rendered_once_after_the_statements(home: Path, tmp_
     assert "Recommendation" in output and "Action items" in output and "Dissent" in output
     assert not too_wide(child), too_wide(child)
     assert len(output.encode()) < 15_000, len(output.encode())  # 19.8 KB when the minutes repeated everything
+    meeting_id = re.search(r"m-\d{8}-\d{6}-[0-9a-f]{4}", output)
+    assert meeting_id
+    shown = spawn_narrow(home, tmp_path, "meetings", "show", meeting_id.group(0))
+    shown.expect(pexpect.EOF)
+    minutes = screen(shown)
+    shown.close()
+    assert "Round 1" in minutes and "I think in numbers" in minutes  # shown later, the minutes are whole ...
+    assert "**" not in minutes and "\n## " not in minutes  # ... and rendered
 
 
 # -- the CLI commands ------------------------------------------------------------------------------

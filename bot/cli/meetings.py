@@ -117,7 +117,10 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
                            "cost_usd": row.cost_usd, "decision": row.decision, **details},
                           indent=2, ensure_ascii=False))
         return 0
-    emit(row.minutes or f"Meeting {row.id} on {row.topic!r} has no minutes yet (status {row.status}).")
+    if row.minutes:
+        emit(minutes_text(row.minutes, after_live=False))  # rendered on a terminal, Markdown when piped
+    else:
+        emit(f"Meeting {row.id} on {row.topic!r} has no minutes yet (status {row.status}).")
     return 0
 
 
