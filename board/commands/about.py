@@ -99,7 +99,7 @@ def _soul_line(row: SoulStatus, label: str, workspace: Path) -> str:
         shown = row.path.name
     version = f"version {row.version}" if row.version else "cannot answer"
     state = _STATES.get(row.source, f"; {row.source}" if row.version else "")
-    problem = f" (the file is unusable: {row.error})" if row.error else ""
+    problem = f"; ERROR: {row.error}" if row.error else ""
     return f"{row.role}: {label}, {shown}, {version}{state}{problem}"
 
 
