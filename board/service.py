@@ -27,6 +27,7 @@ from board.agent.runner import AgentRunner, AgentSettings
 from board.agent.tools import ToolRegistry
 from board.allowance import Allowance, Limit, PublicTerms, SpendGate, SpendRefused, allowed
 from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, sender_id
+from board.commands import about as about_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import room as room_commands
@@ -84,17 +85,9 @@ class BoardSettings:
     guardrails: GuardrailSettings = field(default_factory=GuardrailSettings)
 
 
-HELP_TEXT = """\
-Talk to the board:
-  <message>                 the chair (general) answers, or this topic's role
-  @<role> <message>         ask one role, e.g. @finance what is our runway?
-  /ask <role> <message>     the same
-  <role>: <message>         the same
-Commands:
-  /roles                    who sits on the board
-  /reset [role]             start a fresh conversation (the old one is archived)
-  /souls                    soul files and their versions
-  /help                     this text"""
+#: /help where plain messages go to the place's role (a forum topic); each channel passes its own
+#: wording with :meth:`Board.describe_channel` (see :mod:`board.commands.about`).
+HELP_TEXT = about_commands.help_text(about_commands.TOPIC_ADDRESSING, owner=True)
 
 
 class Board:
@@ -134,6 +127,8 @@ class Board:
             if tool.spec.name != "consult" or settings.consultation.enabled:
                 self.tools.register(tool)
         self.commands: dict[str, tuple[CommandHandler, str]] = {}
+        #: channel -> how people address the board there (its /help), as the channel said
+        self.addressing: dict[str, about_commands.Addressing] = {}
         self.owner_only: set[str] = set()
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
@@ -388,19 +383,19 @@ class Board:
         self.register_command("reset", self._cmd_reset, "/reset [role]: start a fresh conversation")
         self.register_command("souls", self._cmd_souls, "/souls: soul files and versions", owner_only=True)
 
+    def describe_channel(self, channel: str, addressing: about_commands.Addressing) -> None:
+        """How people address the board on ``channel`` (the first rows of its /help)."""
+        self.addressing[channel] = addressing
+
     async def _cmd_help(self, envelope: Envelope, route: Route) -> str:
-        extra = [_help_row(line) for name, (_, line) in sorted(self.commands.items())
-                 if name not in _BUILTIN and (envelope.is_owner or name not in self.owner_only)]
-        text = HELP_TEXT if envelope.is_owner else HELP_TEXT.replace(_SOULS_ROW, "")
-        return text + ("\n" + "\n".join(extra) if extra else "")
+        def more(envelope: Envelope) -> list[str]:
+            return [line for name, (_, line) in sorted(self.commands.items())
+                    if name not in about_commands.BUILTIN and (envelope.is_owner or name not in self.owner_only)]
+
+        return about_commands.answer_help(envelope, self.addressing, more)
 
     async def _cmd_roles(self, envelope: Envelope, route: Route) -> str:
-        roster = self.settings.roster.name
-        lines = ["The board:" if roster == "board" else f"The {roster} board:"]
-        for p in self.souls.profiles():
-            title = f", {p.title}" if p.title else ""
-            lines.append(f"{p.emoji} {p.name} (@{p.role}{title})")
-        return "\n".join(lines)
+        return about_commands.roles_text(self.settings.roster.name, self.souls)
 
     def command_target(self, envelope: Envelope, route: Route) -> tuple[str, str] | str:
         """For ``/cmd [role]``: (role, session key) of the named role or the place's role,
@@ -426,17 +421,7 @@ class Board:
         return f"Started a fresh conversation with {role} ({new.session_id}).{archived}"
 
     async def _cmd_souls(self, envelope: Envelope, route: Route) -> str:
-        lines = []
-        for s in self.souls.status():
-            state = f"v{s.version}" if s.version else "unusable"
-            extra = f" [{s.source}]" if s.source != "workspace" else ""
-            error = f" ERROR: {s.error}" if s.error else ""
-            lines.append(f"{s.role}: {state}{extra}{error}")
-        return "\n".join(lines)
-
-
-_BUILTIN = {"help", "start", "roles", "reset", "souls"}
-_SOULS_ROW = "  /souls                    soul files and their versions\n"
+        return "\n".join(about_commands.soul_lines(self.souls, self.settings.workspace))
 
 
 def _open_knowledge(settings: BoardSettings) -> KnowledgeBase | None:
@@ -448,15 +433,6 @@ def _open_knowledge(settings: BoardSettings) -> KnowledgeBase | None:
     except FTS5Unavailable as exc:
         log.error("the knowledge base is off (search_knowledge_base is not offered): %s", exc)
         return None
-
-
-def _help_row(line: str) -> str:
-    """A registered command's help line (``/cost [7d]: what the models cost``) as a row of
-    HELP_TEXT's table: usage in the first column, what it does in the second."""
-    usage, sep, what = line.partition(": ")
-    if not sep:
-        return f"  {line}"
-    return f"  {usage:<25} {what}" if len(usage) <= 25 else f"  {usage}\n  {'':<25} {what}"
 
 
 _MODEL_COMMANDS = {"compact"}  # commands that call a model (besides meetings)

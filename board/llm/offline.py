@@ -3,7 +3,11 @@
 It answers in the speaking role's voice by quoting its soul file: the first sentence
 of the soul's first paragraph (its stance) and one of its "questions you always ask",
 chosen by a stable hash of the user's message. Every answer says that it came from
-the offline model and how to configure a real one, so nobody mistakes it for advice.
+the offline model, so nobody mistakes it for advice; the first one in each conversation
+place (the owner's chats, a group, a WhatsApp user) also says how to configure a real
+model (:data:`OFFLINE_NOTICE`), later ones only :data:`OFFLINE_TAG`. What was said is
+remembered by the provider, so once per process: once per terminal chat, once per
+``sabha ask``, once per place while the daemon runs.
 
 It can also exercise the tool loop without a key: when the last user message contains
 ``[TOOL: <name> ARG: {json}]`` for a tool the request offers, it calls that tool, then
@@ -33,6 +37,7 @@ from board.llm.base import LLMRequest, LLMResponse, ToolCall, Usage
 
 __all__ = [
     "OFFLINE_NOTICE",
+    "OFFLINE_TAG",
     "OfflineProvider",
     "extractive_summary",
     "signature_questions",
@@ -44,6 +49,9 @@ OFFLINE_NOTICE = (
     "\"anthropic:claude-sonnet-4-6\" with ANTHROPIC_API_KEY, or "
     "\"openai:gpt-4o-mini\" with OPENAI_API_KEY, for real answers.)"
 )
+
+#: What every answer after the first in a place ends with.
+OFFLINE_TAG = "(offline model)"
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -172,6 +180,18 @@ class OfflineProvider:
 
     name = "offline"
 
+    def _notice(self, request: LLMRequest) -> str:
+        """The whole notice the first time in the request's place, then only the tag."""
+        # The places given the whole notice; kept here so that subclasses need not call an __init__.
+        told: set[str] = self.__dict__.setdefault("_told", set())
+        key = str(request.metadata.get("session_key") or "")
+        parts = key.split(":")
+        place = ":".join(parts[2:]) if len(parts) > 2 else "owner"  # main, board:<role>: the owner's own
+        if place in told:
+            return OFFLINE_TAG
+        told.add(place)
+        return OFFLINE_NOTICE
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Answer the last user message in the persona's voice (or call a tool it was told to)."""
         if request.metadata.get("purpose") == "compaction":
@@ -279,7 +299,7 @@ class OfflineProvider:
             results.append(_shorten(message.content, 300))
         persona = request.persona
         stance = _second_to_first_person(voice_line(persona.soul)) or f"I am {persona.name}."
-        text = " ".join([stance, "The tools returned: " + " | ".join(reversed(results)), OFFLINE_NOTICE])
+        text = " ".join([stance, "The tools returned: " + " | ".join(reversed(results)), self._notice(request)])
         return LLMResponse(text=text, model="offline", usage=_usage(request, text))
 
     def _answer(self, request: LLMRequest) -> LLMResponse:
@@ -318,6 +338,6 @@ class OfflineProvider:
         if turns > 1:
             parts.append(f"(I have {turns - 1} earlier message(s) of ours in view.)")
         if not in_meeting:  # a meeting shows the notice once, not on every statement
-            parts.append(OFFLINE_NOTICE)
+            parts.append(self._notice(request))
         text = " ".join(parts)
         return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")

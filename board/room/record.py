@@ -74,12 +74,13 @@ def _age(created_at: str, now: datetime) -> str:
     return f"{int(seconds // 86400)}d"
 
 
-def format_actions(rows: Sequence[ActionRow], *, now: datetime | None = None) -> str:
-    """Open action items, one a line: ``#n task (owner) · age · meeting``."""
+def format_actions(rows: Sequence[ActionRow], *, now: datetime | None = None, close: str = "/done <n>") -> str:
+    """Open action items, one a line: ``#n task (owner) · age · meeting``; ``close`` says how to close
+    one where they are read (a chat's ``/done <n>``, the terminal's ``sabha actions done <n>``)."""
     if not rows:
         return "No open action items. Meetings add them with their decisions."
     now = now or datetime.now(UTC)
-    lines = [f"Open action items ({len(rows)}); close one with /done <n>:"]
+    lines = [f"Open action items ({len(rows)}); close one with {close}:"]
     for row in rows:
         state = "" if row.status == "open" else " [done]"
         lines.append(f"#{row.id} {row.task} (owner: {row.owner}) · {_age(row.created_at, now)} old · "

@@ -13,7 +13,7 @@ import getpass
 import sys
 from typing import TYPE_CHECKING, Any
 
-from bot.cli.common import UserError, emit, note
+from bot.cli.common import UserError, note
 from bot.cli.keys import key_advice, keyless_models
 from bot.cli.where import open_config, with_board
 
@@ -82,7 +82,9 @@ async def cmd_ask(args: argparse.Namespace) -> int:
             for model_and_env in keyless:
                 note(f"warning: {key_advice(loaded, *model_and_env)}")
         reply = await board.handle(envelope, route=route)
-        emit(reply.render())
+        from bot.cli.screen import say  # wraps at word boundaries on a terminal, as it is when piped
+
+        say(reply.render())
         return 1 if reply.kind == "error" or reply.degraded else 0
 
     return await with_board(loaded, body, warn_keys=False)

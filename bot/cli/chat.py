@@ -22,7 +22,13 @@ Piped (``echo hi | sabha chat``) each line is a message and each answer one line
 stdout; it ends at end of input, with no prompt, no history and no line editor loaded.
 
 The chat adds two commands to the board's: ``/status`` (this board: config, roster,
-models, souls and their problems, data dir, log) and ``/quit``; ``/help`` lists them.
+models, souls and their problems, data dir, log) and ``/quit``; ``/help`` lists them, after
+how to talk to the board here (the terminal's own wording: ``--role``, no topics).
+
+Typed at, the chat speaks as itself (:mod:`bot.cli.screen`): an advisor's answer is
+``<emoji> <Name>: <text>``, the system's output (``/help``, ``/roles``, ``/status``, an unknown
+command) has no advisor's label, and long lines wrap at word boundaries. Piped, every reply is
+one ``<emoji> <Name>: <text>`` line, as scripts expect.
 """
 
 from __future__ import annotations
@@ -67,7 +73,13 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     return await with_board(loaded, lambda board: _piped(board, loaded, args))
 
 
-def _add_chat_commands(board: Board, loaded: LoadedConfig) -> None:
+def _add_chat_commands(board: Board, loaded: LoadedConfig, role: str | None) -> None:
+    from board.commands.about import CHAIR_ADDRESSING, Addressing
+
+    plain = (f"{role} answers (this chat was started with --role {role})" if role
+             else "the chair (general) answers; sabha chat --role <role> starts a chat with another")
+    board.describe_channel("console", Addressing((("<message>", plain), *CHAIR_ADDRESSING.rows[1:])))
+
     async def status(envelope: Envelope, route: Route) -> str:
         return "\n".join(status_lines(board, loaded))
 
@@ -113,7 +125,7 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
     import asyncio
 
     role = resolve_role(board, args.role)
-    _add_chat_commands(board, loaded)
+    _add_chat_commands(board, loaded, role)
     stop = asyncio.Event()
     watcher = asyncio.create_task(board.watch(stop))
     try:
@@ -214,7 +226,7 @@ class _TerminalChat:
                 loop.add_signal_handler(signal.SIGINT, self._on_sigint)
             try:
                 role = resolve_role(board, self.args.role)
-                _add_chat_commands(board, self.loaded)
+                _add_chat_commands(board, self.loaded, role)
                 board.room.subscribe(console_meeting_printer())
                 with quiet:
                     return await self._converse(board, role, chat_log.path)
@@ -247,6 +259,8 @@ class _TerminalChat:
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.patch_stdout import patch_stdout
 
+        from bot.cli.screen import reply_text, say
+
         session: PromptSession[str] = PromptSession(
             history=FileHistory(str(self.loaded.data_dir / HISTORY_FILE)),
             key_bindings=_key_bindings(),
@@ -254,7 +268,7 @@ class _TerminalChat:
             complete_while_typing=False,
         )
         for line in self._banner(board, log_path):
-            emit(line)
+            say(line)
         with patch_stdout(raw=True):
             while True:
                 try:
@@ -271,9 +285,9 @@ class _TerminalChat:
                 reply, cancelled = await self._cancellable(_answer(board, text, role),
                                                            "… the board is thinking (Ctrl-C cancels)")
                 if cancelled:
-                    emit("(cancelled: nothing was answered; ask again or go on)")
+                    say("(cancelled: nothing was answered; ask again or go on)")
                 elif reply is not None:
-                    emit(reply.render())
+                    say(reply_text(reply))
             await self._finish_meetings(board)
             emit(GOODBYE)
         return 0

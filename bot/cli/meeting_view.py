@@ -2,6 +2,8 @@
 
 ``sabha meeting`` prints its own meeting; :func:`console_meeting_printer` prints the meetings
 started from the terminal chat (``/meeting``, or the chair calling one), above the prompt.
+On a terminal the lines wrap at word boundaries and the minutes are rendered once, without the
+statements already printed (:mod:`bot.cli.screen`); piped, the minutes are the Markdown.
 """
 
 from __future__ import annotations
@@ -10,11 +12,16 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from bot.cli.common import emit
+from bot.cli.screen import ONCE_REMARK, on_terminal, say, terminal_minutes
 
 if TYPE_CHECKING:
     from board.room.meeting import MeetingEvent
 
-__all__ = ["console_event_printer", "console_meeting_printer"]
+__all__ = ["console_event_printer", "console_meeting_printer", "minutes_text"]
+
+def minutes_text(markdown: str, *, after_live: bool) -> str:
+    """The minutes as this stdout should get them: rendered on a terminal, Markdown otherwise."""
+    return terminal_minutes(markdown, after_live=after_live) if on_terminal() else markdown
 
 
 def console_meeting_printer() -> Callable[[MeetingEvent], Awaitable[None]]:
@@ -31,28 +38,32 @@ def console_meeting_printer() -> Callable[[MeetingEvent], Awaitable[None]]:
 def console_event_printer(quiet: bool, *, final: bool = False) -> Callable[[MeetingEvent], Awaitable[None]]:
     async def show(event: MeetingEvent) -> None:
         if final and event.kind == "ended":
-            emit(event.data.get("minutes") or f"== Meeting ended: {event.data.get('stop_reason')}")
+            minutes = event.data.get("minutes")
+            if minutes:
+                emit(minutes_text(minutes, after_live=True))  # rendered to the width already
+            else:
+                say(f"== Meeting ended: {event.data.get('stop_reason')}")
             return
         if quiet:
             return
         label = f"{event.emoji} {event.name}" if event.name else "Sabha"
         if event.kind == "started":
-            emit(f"== Board meeting {event.meeting_id}: {event.topic}")
+            say(f"== Board meeting {event.meeting_id}: {event.topic}")
             for warning in event.data.get("warnings") or []:
-                emit(f"   note: {warning}")
+                say(f"   note: {str(warning).replace(ONCE_REMARK, '')}")
         elif event.kind == "framed":
-            emit(f"{label} (agenda): {event.text}")
+            say(f"{label} (agenda): {event.text}")
         elif event.kind == "agent_spoke":
             model = f" ({event.data['model']})" if event.data.get("models_differ") and event.data.get("model") else ""
-            emit(f"[round {event.round}] {label}{model}: {event.text}")
+            say(f"[round {event.round}] {label}{model}: {event.text}")
         elif event.kind == "absent":
-            emit(f"[round {event.round}] {label} is absent: {event.text}")
+            say(f"[round {event.round}] {label} is absent: {event.text}")
         elif event.kind in ("disagreement", "consensus"):
-            emit(f"[round {event.round}] {label} {event.text}")
+            say(f"[round {event.round}] {label} {event.text}")
         elif (event.kind == "round_done" and "unanimous" in event.text) or event.kind == "peer_review":
-            emit(f"== {event.text}")
+            say(f"== {event.text}")
         elif event.kind == "objection":
-            emit(f"[final objection] {label}: {event.text}")
+            say(f"[final objection] {label}: {event.text}")
         elif event.kind == "ended":
-            emit(f"== Meeting ended: {event.data.get('stop_reason')}")
+            say(f"== Meeting ended: {event.data.get('stop_reason')}")
     return show

@@ -1,7 +1,8 @@
 """``sabha meeting``, ``sabha meetings list|show``, ``sabha actions`` and ``sabha roundtable``.
 
 ``meeting`` holds a board meeting in the terminal and prints each statement as it is
-made, then the minutes (``--quiet``: only the minutes). ``roundtable`` reads the
+made, then the minutes (``--quiet``: only the minutes); on a terminal the minutes are
+rendered and leave out the statements just printed, piped they are the Markdown. ``roundtable`` reads the
 roundtable's JSON (prompt, context, learnings, max_rounds) from a file or stdin and
 prints JSON; bad input prints a JSON error object and exits with code 2. Listing
 meetings and action items never creates a state database.
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.common import emit
-from bot.cli.meeting_view import console_event_printer
+from bot.cli.meeting_view import console_event_printer, minutes_text
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
@@ -85,7 +86,7 @@ async def cmd_meeting(board: Board, args: argparse.Namespace) -> int:
     result = await run.run()
     if not args.quiet:
         emit()  # a blank line between the statements and the minutes
-    emit(result.minutes)
+    emit(minutes_text(result.minutes, after_live=not args.quiet))
     return 0 if result.stop_reason.value in ("completed", "converged") else 1
 
 
@@ -93,14 +94,15 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
     """meetings list | show ID."""
     store = board.room.store
     if args.meetings_command == "list":
-        from bot.cli.table import table
+        from bot.cli.table import local_time, table
 
         rows = await store.list(args.limit)
         if not rows:
             emit(NO_MEETINGS)
             return 0
-        body = [[m.id, m.started_at, m.stop_reason or m.status, f"${m.cost_usd:.4f}", m.roster, m.topic] for m in rows]
-        for line in table(["ID", "STARTED", "ENDED", "COST", "ROSTER", "TOPIC"], body, right=(3,)):
+        body = [[m.id, local_time(m.started_at), local_time(m.ended_at) if m.ended_at else "-",
+                 m.stop_reason or m.status, f"${m.cost_usd:.4f}", m.roster, m.topic] for m in rows]
+        for line in table(["ID", "STARTED", "ENDED", "OUTCOME", "COST", "ROSTER", "TOPIC"], body, right=(4,)):
             emit(line)
         return 0
     row = await store.get(args.id)
@@ -115,7 +117,10 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
                            "cost_usd": row.cost_usd, "decision": row.decision, **details},
                           indent=2, ensure_ascii=False))
         return 0
-    emit(row.minutes or f"Meeting {row.id} on {row.topic!r} has no minutes yet (status {row.status}).")
+    if row.minutes:
+        emit(minutes_text(row.minutes, after_live=False))  # rendered on a terminal, Markdown when piped
+    else:
+        emit(f"Meeting {row.id} on {row.topic!r} has no minutes yet (status {row.status}).")
     return 0
 
 
@@ -135,7 +140,7 @@ async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
             return 2
         emit(f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}.")
         return 0
-    emit(format_actions(await store.actions(include_done=args.all, limit=500)))
+    emit(format_actions(await store.actions(include_done=args.all, limit=500), close="sabha actions done <n>"))
     return 0
 
 

@@ -5,7 +5,8 @@ was last active (the transcript's last write) and when it started. ``show`` and 
 take a session key (``main``, ``board:finance``, ``board:finance:g-42``) or a role by slug
 or name (``finance``, ``CFO``: the owner's own conversation with it). ``show`` prints each
 entry as a line a person reads: messages, compaction summaries, tool calls and results,
-consultations and meeting records (``--json`` gives the raw entries). Listing and showing
+consultations and meeting records (``--json`` gives the raw entries); an empty session (just
+reset) says so and names the archived one before it. Listing and showing
 never create anything: with no state database yet they say so.
 """
 
@@ -21,6 +22,7 @@ from bot.cli.common import UserError, emit
 from bot.cli.where import has_state, open_config, with_board
 
 if TYPE_CHECKING:
+    from board.memory.sessions import SessionRef
     from board.service import Board
 
 __all__ = ["add_parsers", "cmd_sessions", "format_entry", "positive_int"]
@@ -109,8 +111,13 @@ def format_entry(entry: dict[str, Any]) -> str:
         answer = _clip(entry.get("answer") or entry.get("error") or entry.get("outcome"), 300)
         return (f"{ts} {entry.get('from')} consulted {entry.get('to')} (depth {entry.get('depth')}): "
                 f"{_clip(entry.get('question'), 200)} -> {answer}")
-    if kind == "meeting":
-        return f"{ts} board meeting {entry.get('meeting_id')} on {entry.get('topic')!r}: {entry.get('text')}"
+    if kind == "meeting":  # its text opens with the line the model reads ("System: board meeting <id> on ..."):
+        # the meeting and its topic are said once, here
+        text = str(entry.get("text") or "")
+        opening, _, rest = text.partition("\n")
+        if str(entry.get("meeting_id")) in opening:
+            text = rest
+        return f"{ts} board meeting {entry.get('meeting_id')} on \u201c{entry.get('topic')}\u201d decided:\n{text}"
     return f"{ts} {kind}: {json.dumps(entry, ensure_ascii=False)}"
 
 
@@ -155,7 +162,23 @@ async def _show(board: Board, args: argparse.Namespace) -> int:
     emit(f"# {ref.key}  session {ref.session_id}  ({path})")
     for e in entries:
         emit(format_entry(e))
+    if not entries:
+        emit(await _nothing_yet(board, ref, last=args.last is not None))
     return 0
+
+
+async def _nothing_yet(board: Board, ref: SessionRef, *, last: bool) -> str:
+    """What an empty session says instead of nothing: and where its conversation went (a reset archived it)."""
+    if last:
+        return "(no entries)"
+    said = f"(no messages yet in this session, started {_when(ref.created_at)})"
+    older = [r for r in await board.sessions.list(include_archived=True)
+             if r.key == ref.key and r.archived_at and r.session_id != ref.session_id]
+    if not older:
+        return said
+    previous = max(older, key=lambda r: r.archived_at or "")
+    return (f"{said}; the conversation before it was archived on {_when(previous.archived_at)}: "
+            f"`sabha sessions show {previous.session_id}`")
 
 
 async def _reset(board: Board, args: argparse.Namespace) -> int:

@@ -3,16 +3,18 @@
 An emoji such as ``🦉`` or ``♟️`` (a character plus VS-16) takes two cells, a combining
 accent none; ``str.ljust`` counts code points and so shifts every column after a wide
 character. :func:`width` asks ``wcwidth`` (the standard table of character widths), and
-:func:`table` lays out rows under a header with two spaces between columns.
+:func:`table` lays out rows under a header with two spaces between columns;
+:func:`local_time` shows a stored timestamp as a person reads it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from wcwidth import wcswidth
 
-__all__ = ["pad", "table", "width"]
+__all__ = ["local_time", "pad", "table", "width"]
 
 
 def width(text: str) -> int:
@@ -39,3 +41,14 @@ def table(header: Sequence[str], rows: Sequence[Sequence[str]], *, right: Sequen
         cells = [pad(str(cell), widths[i], right=i in right) for i, cell in enumerate(row)]
         lines.append("  ".join(cells).rstrip())
     return lines
+
+
+def local_time(ts: object) -> str:
+    """An ISO timestamp as local ``YYYY-MM-DD HH:MM`` (as given when it is not one)."""
+    try:
+        moment = datetime.fromisoformat(str(ts))
+    except ValueError:
+        return str(ts)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M")

@@ -34,6 +34,7 @@ from telegram import Bot, BotCommand
 from telegram.error import Conflict, InvalidToken, TelegramError, TimedOut
 from telegram.request import HTTPXRequest
 
+from board.commands.about import TOPIC_ADDRESSING
 from board.envelope import Envelope, Reply
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress
@@ -141,6 +142,7 @@ class TelegramChannel:
             logger = logging.getLogger(name)
             logger.setLevel(max(floor, logger.level))
         self.board = board
+        board.describe_channel(self.name, TOPIC_ADDRESSING)  # /help: a topic's role answers in its topic
         self.settings = settings
         self.poll_timeout = poll_timeout
         self.forum_id = settings.group_id

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from board.allowance import MEETINGS_CLOSED, PublicTerms
+from board.commands.about import CHAIR_ADDRESSING, Addressing
 from board.envelope import Envelope, Reply
 from board.roles import GENERAL
 from board.router import Route, Router
@@ -93,6 +94,10 @@ class WhatsAppChannel:
             raise ChannelError("whatsapp.phone_number_id, access_token, app_secret and verify_token must be set "
                                "(see README, 'WhatsApp')")
         self.board = board
+        board.describe_channel(self.name, Addressing((
+            ("<message>", "the chair (general) answers, or the role you switched to"),
+            ("/<role>", "talk to that role until you switch, e.g. /finance; /general switches back"),
+            *CHAIR_ADDRESSING.rows[1:])))
         self.settings = settings
         self.owns_hub = hub is None
         self.hub = hub or IntakeHub()
