@@ -49,6 +49,7 @@ __all__ = [
     "STATIC_TEMPLATE",
     "BuiltPrompt",
     "CheckedLoader",
+    "CompiledTemplates",
     "PromptBuilder",
     "TurnContext",
     "UnsafeTemplate",
@@ -139,6 +140,44 @@ class UnsafeTemplate(jinja2.TemplateError):
     regular file, too large) or is not UTF-8."""
 
 
+class CompiledTemplates(jinja2.BytecodeCache):
+    """Compiled templates shared by every environment of the process, kept in memory.
+
+    Jinja compiles a template once per environment; each board (each meeting's minutes, each
+    new workspace) has its own, so the minutes template was compiled again at every meeting's
+    close (33-53 ms). Here the compiled code is kept per process, keyed by the environment's
+    syntax options, the template's name and file, and the checksum of its source: a template
+    edited on disk has a new checksum and is compiled afresh, so an edit still takes effect.
+    Nothing is written to disk.
+    """
+
+    def __init__(self) -> None:
+        self._code: dict[tuple[object, str], tuple[str, object]] = {}
+
+    @staticmethod
+    def _syntax(environment: jinja2.Environment) -> object:
+        return (type(environment), environment.block_start_string, environment.variable_start_string,
+                environment.comment_start_string, environment.line_statement_prefix, environment.trim_blocks,
+                environment.lstrip_blocks, environment.keep_trailing_newline, environment.optimized,
+                repr(environment.autoescape), tuple(sorted(environment.extensions)))
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        entry = self._code.get((self._syntax(bucket.environment), bucket.key))
+        if entry is not None and entry[0] == bucket.checksum:
+            bucket.code = entry[1]  # type: ignore[assignment]
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.code is not None:
+            self._code[(self._syntax(bucket.environment), bucket.key)] = (bucket.checksum, bucket.code)
+
+    def clear(self) -> None:
+        self._code.clear()
+
+
+#: The process's compiled templates (prompt templates and the minutes), see :class:`CompiledTemplates`.
+COMPILED = CompiledTemplates()
+
+
 class CheckedLoader(jinja2.BaseLoader):
     """Loads templates from folders in order, each read checked against its root folder.
 
@@ -198,12 +237,14 @@ class PromptBuilder:
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
+            bytecode_cache=COMPILED,
         )
         self._shipped_env = SandboxedEnvironment(
             loader=CheckedLoader([(shipped, shipped)], shipped=shipped),
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
+            bytecode_cache=COMPILED,
         )
         root = workspace.resolve()
         self._agents_md = WatchedFile(workspace / "AGENTS.md", _read_context, label="AGENTS.md", root=root,
