@@ -146,13 +146,18 @@ class CompiledTemplates(jinja2.BytecodeCache):
     Jinja compiles a template once per environment; each board (each meeting's minutes, each
     new workspace) has its own, so the minutes template was compiled again at every meeting's
     close (33-53 ms). Here the compiled code is kept per process, keyed by the environment's
-    syntax options, the template's name and file, and the checksum of its source: a template
-    edited on disk has a new checksum and is compiled afresh, so an edit still takes effect.
-    Nothing is written to disk.
+    syntax options, the template's name and the checksum of its source (not its path: two
+    workspaces with the same template share it). A template edited on disk has a new checksum
+    and is compiled afresh, so an edit still takes effect. Nothing is written to disk; at most
+    ``limit`` compiled templates are kept (the oldest go first).
     """
 
-    def __init__(self) -> None:
-        self._code: dict[tuple[object, str], tuple[str, object]] = {}
+    def __init__(self, limit: int = 256) -> None:
+        self.limit = limit
+        self._code: dict[tuple[object, str, str], object] = {}
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        return name  # the source's checksum, not its path, says whether it is the same template
 
     @staticmethod
     def _syntax(environment: jinja2.Environment) -> object:
@@ -162,13 +167,16 @@ class CompiledTemplates(jinja2.BytecodeCache):
                 repr(environment.autoescape), tuple(sorted(environment.extensions)))
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        entry = self._code.get((self._syntax(bucket.environment), bucket.key))
-        if entry is not None and entry[0] == bucket.checksum:
-            bucket.code = entry[1]  # type: ignore[assignment]
+        code = self._code.get((self._syntax(bucket.environment), bucket.key, bucket.checksum))
+        if code is not None:
+            bucket.code = code  # type: ignore[assignment]
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        if bucket.code is not None:
-            self._code[(self._syntax(bucket.environment), bucket.key)] = (bucket.checksum, bucket.code)
+        if bucket.code is None:
+            return
+        while len(self._code) >= self.limit:
+            del self._code[next(iter(self._code))]
+        self._code[(self._syntax(bucket.environment), bucket.key, bucket.checksum)] = bucket.code
 
     def clear(self) -> None:
         self._code.clear()
