@@ -18,11 +18,19 @@ import math
 from dataclasses import dataclass, field
 
 from board.room.decision import STANCE_SCHEMA, DecisionProblem, Stance, format_stance, parse_stance, split_stance
-from board.room.meeting import convergence, review
 from board.room.meeting.context import MeetingContext
-from board.room.meeting.convergence import abridge, latest_statement, present
+from board.room.meeting.convergence import (
+    abridge,
+    converged,
+    latest_statement,
+    models_differ,
+    present,
+    settle_consensus,
+    unanimous,
+)
 from board.room.meeting.events import MeetingEventKind, Stop, StopReason
 from board.room.meeting.limits import Limits, ask
+from board.room.meeting.review import run as peer_review
 from board.room.meeting.scoreboard import SCOREBOARD_INSTRUCTION, meeting_tools, record_stated
 from board.room.meeting.state import MeetingState
 from board.workspace.souls import AgentProfile
@@ -157,7 +165,7 @@ async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Sai
                             cost_usd=utterance.cost_usd, stance=dumped)
     await m.emit(MeetingEventKind.AGENT_SPOKE, s.current_round, role=profile.role,
                  text=f"{body}\n\nStance: {format_stance(stance)}", statement=body, stance=dumped,
-                 model=utterance.model, models_differ=convergence.models_differ(m, s))
+                 model=utterance.model, models_differ=models_differ(m, s))
 
 
 def _keep(m: MeetingContext, s: MeetingState, said: Said) -> None:
@@ -193,13 +201,13 @@ async def speak_round(limits: Limits, round_no: int) -> None:
             _keep(m, s, said)
         raise
     _keep(m, s, said)
-    convergence.settle_consensus(m, s, round_no)
+    settle_consensus(m, s, round_no)
     needed = max(1, math.ceil(len(m.specialists) * m.settings.quorum))
     if len(present(m, s)) < needed:
         raise Stop(StopReason.ERROR, f"no quorum: {len(present(m, s))} of {len(m.specialists)} specialists "
                                      f"present, {needed} needed")
     note = ""
-    if round_no == 1 and convergence.unanimous(s, 1) and m.settings.max_turns_per_agent > 1:
+    if round_no == 1 and unanimous(s, 1) and m.settings.max_turns_per_agent > 1:
         s.challenge_round = 2
         note = "; round 1 was unanimous, so round 2 asks each member for the strongest case against"
     await m.emit(MeetingEventKind.ROUND_DONE, s.current_round, text=f"round {round_no} done{note}",
@@ -214,7 +222,7 @@ async def run_all(limits: Limits) -> StopReason:
             limits.check()
         await speak_round(limits, round_no)
         if round_no == 1 and m.settings.peer_review:
-            await review.run(limits)
-        if convergence.converged(s):
+            await peer_review(limits)
+        if converged(s):
             return StopReason.CONVERGED
     return StopReason.COMPLETED

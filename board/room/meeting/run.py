@@ -16,11 +16,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from board.room.decision import Decision
-from board.room.meeting import challenge, convergence, decide, frame, rounds
+from board.room.meeting.challenge import apply as apply_objection
+from board.room.meeting.challenge import objection
 from board.room.meeting.context import MeetingContext
+from board.room.meeting.convergence import dissenters, models_differ, present
+from board.room.meeting.decide import best_effort
+from board.room.meeting.decide import run as decide
 from board.room.meeting.events import MeetingResult, Stop, StopReason
+from board.room.meeting.frame import run as frame
 from board.room.meeting.limits import Limits
 from board.room.meeting.minutes import close_record, open_record
+from board.room.meeting.rounds import run_all
 from board.room.meeting.state import MeetingState
 from board.room.settings import MeetingSettings
 from board.workspace.souls import AgentProfile
@@ -32,8 +38,8 @@ log = logging.getLogger("sabha.meeting")
 
 async def _conclude(limits: Limits) -> Decision:
     """The chair's decision, and beside it the challenger's final objection (no call in sequence)."""
-    decision, said = await asyncio.gather(decide.run(limits), challenge.objection(limits))
-    return await challenge.apply(limits.m, limits.s, decision, said)
+    decision, said = await asyncio.gather(decide(limits), objection(limits))
+    return await apply_objection(limits.m, limits.s, decision, said)
 
 
 @dataclass(eq=False)
@@ -115,21 +121,21 @@ class MeetingRun:
 
     def present(self) -> list[AgentProfile]:
         """Specialists still in the meeting."""
-        return convergence.present(self.m, self.s)
+        return present(self.m, self.s)
 
     def dissenters(self) -> dict[str, str]:
         """Members who must appear in the dissent -> what they said."""
-        return convergence.dissenters(self.m, self.s)
+        return dissenters(self.m, self.s)
 
     def models_differ(self) -> bool:
         """True when members speak with different models."""
-        return convergence.models_differ(self.m, self.s)
+        return models_differ(self.m, self.s)
 
     async def _hold(self, limits: Limits) -> StopReason:
         """Open, frame and run the rounds; how they ended."""
         await open_record(self.m, self.s)
-        await frame.run(self.m, self.s, limits)
-        return await rounds.run_all(limits)
+        await frame(self.m, self.s, limits)
+        return await run_all(limits)
 
     async def run(self) -> MeetingResult:
         """Hold the meeting to the end; always records a stop reason."""
@@ -153,7 +159,7 @@ class MeetingRun:
         try:
             if any(s.rounds):  # nobody spoke: nothing to decide on, and nothing to invent
                 if stop in (StopReason.BUDGET, StopReason.DEADLINE):
-                    decision = decide.best_effort(m, s, "")
+                    decision = best_effort(m, s, "")
                 else:
                     decision = await _conclude(limits)
         except asyncio.CancelledError:
