@@ -159,3 +159,40 @@ def test_templates_are_compiled_once_per_process_and_an_edit_still_takes_effect(
     after = fresh.render("minutes.md.j2", **context)
     assert after.startswith("EDITED T") and not before.startswith("EDITED")
     assert compiled == ["minutes.md.j2"]
+
+
+def test_the_phases_messages_and_convergence_are_pure_functions_of_the_record(tmp_path: Path) -> None:
+    from board.agent.tools import ToolContext
+    from board.room.decision import Stance
+    from board.room.meeting.challenge import review_message
+    from board.room.meeting.context import MeetingContext
+    from board.room.meeting.convergence import converged, dissenters, unanimous
+    from board.room.meeting.decide import synthesis_message
+    from board.room.meeting.rounds import round_message
+    from board.room.meeting.state import MeetingState
+    from board.workspace.souls import SoulStore
+
+    copy_default_workspace(tmp_path / "ws")
+    souls = SoulStore(tmp_path / "ws", RosterSpec(), remember=False)
+    chair, critic, finance = (souls.profile(r) for r in ("general", "critic", "finance"))
+
+    async def never(*_: object) -> None:
+        raise AssertionError("a pure function spoke")
+
+    m = MeetingContext(id="m-1", topic="Expand?", roster="board", chair=chair, specialists=[finance, critic],
+                       speak=never, store=None, settings=MeetingSettings(), render_minutes=str,  # type: ignore[arg-type]
+                       subscribers=[], base_ctx=ToolContext(role="general", session_key="meeting"),
+                       resolve_role=lambda name: None)
+    s = MeetingState(agenda="Decide", questions={"finance": "Cost?", "critic": "Risk?"}, current_round=2)
+    yes = Stance(position="support", confidence=0.8, assumption="demand is there")
+    no = Stance(position="oppose", confidence=0.7, assumption="VAT stays unmodelled")
+    s.rounds = [{"finance": "Cheap.", "critic": "VAT eats it."}, {"finance": "Still cheap.", "critic": "Still VAT."}]
+    s.stances = [{"finance": yes, "critic": no}, {"finance": yes, "critic": no}]
+    assert "DISAGREE:" in round_message(m, s, finance, 2) and "VAT eats it." in round_message(m, s, finance, 2)
+    assert "You are this meeting's challenger" in round_message(m, s, critic, 2)
+    assert dissenters(m, s) == {"critic": "VAT eats it.\nStill VAT.\nVAT stays unmodelled\nVAT stays unmodelled"}
+    assert not unanimous(s, 2) and not converged(s)
+    assert '- critic: "Still VAT.' in synthesis_message(m, s)
+    assert "draft decision" in review_message(m, s) and "Still VAT." in review_message(m, s)
+    s.stances[1]["critic"] = yes
+    assert unanimous(s, 2) and converged(s) and dissenters(m, s) == {}
