@@ -34,8 +34,6 @@ from board.service import Board, BoardSettings
 from board.workspace.paths import copy_default_workspace
 
 ROUNDS = 3
-
-
 PHASES = 1 + ROUNDS + 1  # framing, the rounds, the synthesis
 
 
@@ -111,6 +109,7 @@ async def main() -> None:
     print(f"  measured, sequential rounds (median): {wall_s * 1000:8.1f} ms   "
           f"wall / {PHASES} phases = {wall_s / phases:.3f}")
     print(f"  speed-up of parallel over sequential: {wall_s / wall_p:.2f}x")
+
 
 if __name__ == "__main__":
     asyncio.run(main())
