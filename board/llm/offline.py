@@ -20,9 +20,10 @@ sentence of each message.
 In a board meeting (``metadata["purpose"] == "meeting"``) it takes part the way a real
 member would, so a first run shows what a meeting is: each statement answers the
 chair's question (and, from round 2, a named colleague) and ends with a ``STANCE:``
-line; the meeting's challenger opposes, logs a disagreement in round 2 and raises a
-final objection on the draft decision; the others support and log consensus in round
-2; the decision carries the dissent the meeting asks for. The offline notice is left
+line; the meeting's challenger opposes, states a disagreement in round 2 and raises a
+final objection on the draft decision; the others support and state a consensus in round
+2 (a ``DISAGREE:`` / ``CONSENSUS:`` line in the statement, or a tool call where the meeting
+offers only the tools); the decision carries the dissent the meeting asks for. The offline notice is left
 to the meeting, which shows it once instead of on every statement.
 """
 
@@ -146,6 +147,7 @@ _QUESTION = re.compile(r"The chair asked you: (.+)")
 _HEARD = re.compile(r"^- (.+?) \(([a-z][a-z0-9_-]*)\)(?:, round \d+)?: (.+?)(?: \[stance: (\w+).*\])?$", re.MULTILINE)
 _REQUIRED_DISSENT = re.compile(r"^- ([a-z][a-z0-9_-]*): (\".*\")\s*$", re.MULTILINE)
 CHALLENGER_MARK = "You are this meeting's challenger"
+STATED_MARK = "a line DISAGREE: {"  # the meeting takes disagreements and consensus inside the statement
 
 
 def _meeting_round(text: str) -> int | None:
@@ -217,32 +219,38 @@ class OfflineProvider:
         return tuple(c for c in parsed.calls if c.name in offered)
 
     @staticmethod
-    def _meeting_calls(request: LLMRequest) -> tuple[ToolCall, ...]:
-        """In round 2 of a meeting: the challenger logs a disagreement, the others a consensus."""
-        if request.metadata.get("purpose") != "meeting" or request.messages[-1].role != "user":
-            return ()
-        text = request.messages[-1].content
+    def _scoreboard_entry(request: LLMRequest, text: str) -> tuple[str, dict[str, object]] | None:
+        """In round 2 of a meeting: the challenger's disagreement, else one consensus for the supporters."""
         if _meeting_round(text) != 2:
-            return ()
-        offered = {t.name for t in request.tools}
+            return None
         me = request.persona.role
         colleagues = _colleagues(text, me)
         if not colleagues:
-            return ()
-        if CHALLENGER_MARK in text and "log_disagreement" in offered:
+            return None
+        if CHALLENGER_MARK in text:
             name, role, _said = colleagues[0]
             questions = signature_questions(request.persona.soul) or ["What are we assuming?"]
-            args = {"target_participant_name": role, "topic": "an untested core assumption",
-                    "reasoning": f"{name} assumes what nobody has checked. {questions[0]}", "severity": 4}
-            return (ToolCall(f"offline-{me}-disagree", "log_disagreement", args, raw_arguments=json.dumps(args)),)
-        if CHALLENGER_MARK not in text and "log_consensus" in offered:
-            supporters = sorted({m.group(2) for m in _HEARD.finditer(text) if m.group(4) == "support"} - {me})
-            if not supporters or me > supporters[0]:  # one member speaks for the supporters: the first by name
-                return ()
-            args = {"participants": [me, *supporters], "topic": "start with a small, measurable pilot",
-                    "strength": 4}
-            return (ToolCall(f"offline-{me}-consensus", "log_consensus", args, raw_arguments=json.dumps(args)),)
-        return ()
+            return "log_disagreement", {"target_participant_name": role, "topic": "an untested core assumption",
+                                        "reasoning": f"{name} assumes what nobody has checked. {questions[0]}",
+                                        "severity": 4}
+        supporters = sorted({m.group(2) for m in _HEARD.finditer(text) if m.group(4) == "support"} - {me})
+        if not supporters or me > supporters[0]:  # one member speaks for the supporters: the first by name
+            return None
+        return "log_consensus", {"participants": [me, *supporters], "topic": "start with a small, measurable pilot",
+                                 "strength": 4}
+
+    @classmethod
+    def _meeting_calls(cls, request: LLMRequest) -> tuple[ToolCall, ...]:
+        """A meeting that asks for the scoreboard by tool only (no ``DISAGREE:`` line offered): call it."""
+        if request.metadata.get("purpose") != "meeting" or request.messages[-1].role != "user":
+            return ()
+        text = request.messages[-1].content
+        entry = cls._scoreboard_entry(request, text)
+        if entry is None or STATED_MARK in text or entry[0] not in {t.name for t in request.tools}:
+            return ()
+        name, args = entry
+        kind = "disagree" if name == "log_disagreement" else "consensus"
+        return (ToolCall(f"offline-{request.persona.role}-{kind}", name, args, raw_arguments=json.dumps(args)),)
 
     def _meeting_statement(self, request: LLMRequest, text: str, round_no: int) -> LLMResponse:
         """A member's statement in a meeting round, ending with its stance."""
@@ -277,7 +285,12 @@ class OfflineProvider:
         assumption = f"we can answer: {question.rstrip('?')}"
         line = json.dumps({"position": position, "confidence": round(confidence, 2), "assumption": assumption},
                           ensure_ascii=False)
-        body = " ".join(parts) + f"\nSTANCE: {line}"
+        body = " ".join(parts)
+        entry = self._scoreboard_entry(request, text) if STATED_MARK in text else None
+        if entry is not None:  # stated in the statement itself: the round needs no second turn
+            label = "DISAGREE" if entry[0] == "log_disagreement" else "CONSENSUS"
+            body += f"\n{label}: {json.dumps(entry[1], ensure_ascii=False)}"
+        body += f"\nSTANCE: {line}"
         return LLMResponse(text=body, model="offline", usage=_usage(request, body), stop_reason="end_turn")
 
     def _meeting_review(self, request: LLMRequest) -> LLMResponse:

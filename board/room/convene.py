@@ -149,7 +149,7 @@ class BoardRoom:
         extra_owners: Sequence[str] = (),
     ) -> MeetingRun:
         """Build a meeting without starting it."""
-        from board.room.meeting import MeetingRun, new_meeting_id
+        from board.room.meeting import MeetingContext, MeetingRun, new_meeting_id
 
         topic = " ".join(topic.split())
         if not topic:
@@ -158,7 +158,7 @@ class BoardRoom:
         chair, specialists = self._participants(roster, chair_role)
         base = ToolContext(role=chair.role, session_key="meeting", envelope=envelope)
         souls = self.souls_for(roster)
-        run = MeetingRun(
+        run = MeetingRun(MeetingContext(
             id=new_meeting_id(), topic=topic, roster=roster, chair=chair, specialists=specialists,
             speak=self.speaker(roster, purpose="meeting"), store=self.store,
             settings=settings or self.meeting_settings,
@@ -166,10 +166,8 @@ class BoardRoom:
             subscribers=[*self.subscribers, *extra_subscribers], base_ctx=base,
             resolve_role=lambda name: _find_role(souls, name),
             models={p.role: self.runner.model_for(p) for p in [chair, *specialists]},
-            extra_owners=tuple(extra_owners),
-        )
-        if agenda is not None:
-            run.preset_agenda = agenda
+            extra_owners=tuple(extra_owners), preset_agenda=agenda,
+        ))
         present = {p.role for p in [chair, *specialists]}
         for status in souls.status():
             if status.role not in present and status.role not in (GENERAL, SUMMARIZER, chair_role):

@@ -49,6 +49,7 @@ __all__ = [
     "STATIC_TEMPLATE",
     "BuiltPrompt",
     "CheckedLoader",
+    "CompiledTemplates",
     "PromptBuilder",
     "TurnContext",
     "UnsafeTemplate",
@@ -139,6 +140,52 @@ class UnsafeTemplate(jinja2.TemplateError):
     regular file, too large) or is not UTF-8."""
 
 
+class CompiledTemplates(jinja2.BytecodeCache):
+    """Compiled templates shared by every environment of the process, kept in memory.
+
+    Jinja compiles a template once per environment; each board (each meeting's minutes, each
+    new workspace) has its own, so the minutes template was compiled again at every meeting's
+    close (33-53 ms). Here the compiled code is kept per process, keyed by the environment's
+    syntax options, the template's name and the checksum of its source (not its path: two
+    workspaces with the same template share it). A template edited on disk has a new checksum
+    and is compiled afresh, so an edit still takes effect. Nothing is written to disk; at most
+    ``limit`` compiled templates are kept (the oldest go first).
+    """
+
+    def __init__(self, limit: int = 256) -> None:
+        self.limit = limit
+        self._code: dict[tuple[object, str, str], object] = {}
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        return name  # the source's checksum, not its path, says whether it is the same template
+
+    @staticmethod
+    def _syntax(environment: jinja2.Environment) -> object:
+        return (type(environment), environment.block_start_string, environment.variable_start_string,
+                environment.comment_start_string, environment.line_statement_prefix, environment.trim_blocks,
+                environment.lstrip_blocks, environment.keep_trailing_newline, environment.optimized,
+                repr(environment.autoescape), tuple(sorted(environment.extensions)))
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        code = self._code.get((self._syntax(bucket.environment), bucket.key, bucket.checksum))
+        if code is not None:
+            bucket.code = code  # type: ignore[assignment]
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        if bucket.code is None:
+            return
+        while len(self._code) >= self.limit:
+            del self._code[next(iter(self._code))]
+        self._code[(self._syntax(bucket.environment), bucket.key, bucket.checksum)] = bucket.code
+
+    def clear(self) -> None:
+        self._code.clear()
+
+
+#: The process's compiled templates (prompt templates and the minutes), see :class:`CompiledTemplates`.
+COMPILED = CompiledTemplates()
+
+
 class CheckedLoader(jinja2.BaseLoader):
     """Loads templates from folders in order, each read checked against its root folder.
 
@@ -198,12 +245,14 @@ class PromptBuilder:
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
+            bytecode_cache=COMPILED,
         )
         self._shipped_env = SandboxedEnvironment(
             loader=CheckedLoader([(shipped, shipped)], shipped=shipped),
             undefined=jinja2.StrictUndefined,
             keep_trailing_newline=True,
             autoescape=False,
+            bytecode_cache=COMPILED,
         )
         root = workspace.resolve()
         self._agents_md = WatchedFile(workspace / "AGENTS.md", _read_context, label="AGENTS.md", root=root,

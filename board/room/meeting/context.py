@@ -1,0 +1,77 @@
+"""What a meeting is, fixed before it starts: :class:`MeetingContext` (frozen).
+
+Who sits in it, how they are made to speak, where it is recorded, its settings and the
+agenda given in advance (the roundtable's). Nothing here changes while the meeting runs;
+what changes lives in :class:`~board.room.meeting.state.MeetingState`. :meth:`emit` hands a
+progress event to every subscriber, each isolated: a broken display never breaks a meeting.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from board.agent.speaker import Speaker
+from board.agent.tools import ToolContext
+from board.room.meeting.events import MeetingEvent, MeetingEventKind, Subscriber
+from board.room.settings import MeetingSettings
+from board.room.store import MeetingStore
+from board.workspace.souls import AgentProfile
+
+__all__ = ["MeetingContext"]
+
+log = logging.getLogger("sabha.meeting")
+
+
+@dataclass(frozen=True, kw_only=True)
+class MeetingContext:
+    """One meeting's fixed inputs and collaborators."""
+
+    id: str
+    topic: str
+    roster: str
+    chair: AgentProfile
+    specialists: Sequence[AgentProfile]
+    speak: Speaker
+    store: MeetingStore
+    settings: MeetingSettings
+    render_minutes: Callable[[dict[str, Any]], str]
+    subscribers: Sequence[Subscriber]
+    base_ctx: ToolContext
+    resolve_role: Callable[[str], str | None]
+    extra_owners: tuple[str, ...] = ()  # action-item owners beyond the roster (the roundtable's Director ...)
+    models: dict[str, str] = field(default_factory=dict)  # role -> model, to show who spoke with which
+    preset_agenda: str | None = None  # given in advance: the chair does not frame
+
+    @property
+    def profiles(self) -> dict[str, AgentProfile]:
+        """Everyone in the room by role."""
+        return {p.role: p for p in [self.chair, *self.specialists]}
+
+    @property
+    def challenger(self) -> str:
+        """This meeting's challenger role ("" when none of its members is one)."""
+        role = self.settings.challenger_for(self.roster)
+        return role if role in {p.role for p in self.specialists} else ""
+
+    def owners(self) -> list[str]:
+        """Who may own an action item: the meeting's extra owners (first: the roundtable's Director,
+        Builder ...), the chair and the specialists."""
+        return [*self.extra_owners, self.chair.role, *[p.role for p in self.specialists]]
+
+    async def emit(self, kind: MeetingEventKind, round_no: int, *, role: str | None = None, text: str = "",
+                   **data: Any) -> None:
+        """Tell every subscriber; one that fails is logged and skipped."""
+        profile = self.profiles.get(role) if role else None
+        event = MeetingEvent(
+            kind=kind, meeting_id=self.id, topic=self.topic, origin=self.base_ctx.envelope,
+            round=round_no or None, role=role,
+            name=profile.name if profile else None, emoji=profile.emoji if profile else None, text=text, data=data,
+        )
+        for subscriber in list(self.subscribers):
+            try:
+                await subscriber(event)
+            except Exception:  # a broken display must not break the meeting
+                log.exception("meeting %s: subscriber failed on %s", self.id, kind)

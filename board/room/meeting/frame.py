@@ -1,0 +1,92 @@
+"""Phase 1: the chair frames the meeting: an agenda and one question per specialist.
+
+With an agenda given in advance (the roundtable's) the chair is not asked; when the chair's
+framing is unusable or fails, the agenda is "Decide: <topic>" and every specialist gets a
+default question from their seat. Either way the agenda is stored and shown.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from board.room.decision import DecisionProblem, extract_json
+from board.room.meeting.context import MeetingContext
+from board.room.meeting.events import MeetingEventKind, Stop
+from board.room.meeting.limits import Limits, ask
+from board.room.meeting.state import MeetingState
+
+__all__ = ["default_questions", "framing_message", "framing_schema", "run"]
+
+log = logging.getLogger("sabha.meeting")
+
+
+def framing_schema(m: MeetingContext) -> dict[str, Any]:
+    """The JSON the chair answers with: an agenda and a question per specialist."""
+    roles = [p.role for p in m.specialists]
+    return {
+        "type": "object",
+        "required": ["agenda", "questions"],
+        "properties": {
+            "agenda": {"type": "string", "minLength": 3},
+            "questions": {"type": "object", "required": roles,
+                          "properties": {r: {"type": "string", "minLength": 3} for r in roles}},
+        },
+    }
+
+
+def framing_message(m: MeetingContext) -> str:
+    """What the chair is asked."""
+    roster_lines = "\n".join(f"- {p.role}: {p.name}{', ' + p.title if p.title else ''}" for p in m.specialists)
+    return (
+        f"You are chairing a board meeting on: {m.topic}\n\n"
+        f"Specialists present:\n{roster_lines}\n\n"
+        "Frame the meeting: a short agenda (2-4 lines) and one precise question for each specialist, "
+        "suited to their expertise. Reply with one JSON object only: "
+        '{"agenda": "...", "questions": {"<role>": "..."}}'
+    )
+
+
+def default_questions(m: MeetingContext) -> dict[str, str]:
+    """Each specialist's question when the chair gives none."""
+    return {
+        p.role: f"From your seat as {p.name}{' (' + p.title + ')' if p.title else ''}: what should the board "
+                f"decide about \"{m.topic}\", and what is the one thing we must not get wrong?"
+        for p in m.specialists
+    }
+
+
+async def _ask_chair(limits: Limits, agenda: str, questions: dict[str, str]) -> str:
+    """The chair's framing over the defaults (``questions`` is updated in place); the agenda."""
+    m = limits.m
+    framed = await ask(limits, m.chair.role, framing_message(m), schema=framing_schema(m))
+    data = extract_json(framed.text)
+    if isinstance(data, dict):
+        if isinstance(data.get("agenda"), str) and data["agenda"].strip():
+            agenda = data["agenda"].strip()
+        offered = data.get("questions")
+        if isinstance(offered, dict):
+            for role, question in offered.items():
+                if role in questions and isinstance(question, str) and question.strip():
+                    questions[role] = question.strip()
+    return agenda
+
+
+async def run(m: MeetingContext, s: MeetingState, limits: Limits) -> None:
+    """Set the agenda and the questions, store and show them."""
+    questions = default_questions(m)
+    agenda = f"Decide: {m.topic}"
+    if m.preset_agenda is not None:
+        agenda = m.preset_agenda
+    else:
+        try:
+            agenda = await _ask_chair(limits, agenda, questions)
+        except (DecisionProblem, TimeoutError) as exc:
+            log.warning("meeting %s: chair framing unusable (%s); using default questions", m.id, exc)
+        except Stop:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            log.warning("meeting %s: chair framing failed (%s); using default questions", m.id, exc)
+    s.agenda, s.questions = agenda, questions
+    await m.store.set_agenda(m.id, agenda)
+    await m.emit(MeetingEventKind.FRAMED, s.current_round, role=m.chair.role, text=agenda, questions=questions)

@@ -1,0 +1,84 @@
+"""The meeting's record: opened before the first word, closed with the minutes.
+
+:func:`open_record` stores the meeting and its participants and announces it;
+:func:`close_record` renders the minutes (the workspace's ``minutes.md.j2``), stores the end,
+the decision and its action items, and tells the subscribers; :func:`minutes_context` is what
+the minutes template sees.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from board.room.decision import Decision, format_stance
+from board.room.meeting.context import MeetingContext
+from board.room.meeting.convergence import models_differ
+from board.room.meeting.events import MeetingEventKind, MeetingResult, StopReason
+from board.room.meeting.state import MeetingState
+
+__all__ = ["close_record", "minutes_context", "open_record"]
+
+
+async def open_record(m: MeetingContext, s: MeetingState) -> None:
+    """Store the meeting and who is in it; announce it."""
+    envelope = m.base_ctx.envelope
+    await m.store.create(m.id, m.topic, m.roster, m.chair.role,
+                         channel=envelope.channel if envelope else None,
+                         chat_id=envelope.chat_id if envelope else None,
+                         thread_id=envelope.thread_id if envelope else None)
+    for p in [m.chair, *m.specialists]:
+        await m.store.participant(m.id, p.role, "present")
+    await m.emit(MeetingEventKind.STARTED, s.current_round, role=m.chair.role, text=m.topic,
+                 participants=[p.role for p in m.specialists], warnings=list(s.warnings),
+                 challenger=m.challenger or None, models=dict(m.models))
+
+
+def _rounds(m: MeetingContext, s: MeetingState) -> list[list[dict[str, Any]]]:
+    show_models = models_differ(m, s)
+    profiles = m.profiles
+    return [[{"role": r, "name": profiles[r].name, "emoji": profiles[r].emoji, "text": t,
+              "stance": format_stance(stances.get(r)) if stances else None,
+              "model": s.spoke_with.get(r) or m.models.get(r) if show_models else None}
+             for r, t in statements.items()]
+            for statements, stances in zip(s.rounds, s.stances, strict=False)]
+
+
+def minutes_context(m: MeetingContext, s: MeetingState, stop_reason: str | None,
+                    decision: Decision | None) -> dict[str, Any]:
+    """What the minutes template sees."""
+    participants = [{"role": p.role, "name": p.name, "emoji": p.emoji,
+                     "status": "absent" if p.role in s.absent else "present",
+                     "reason": s.absent.get(p.role)} for p in [m.chair, *m.specialists]]
+    notes = []
+    if s.challenge_round is not None and len(s.rounds) >= s.challenge_round:
+        notes.append(f"Round 1 was unanimous, so round {s.challenge_round} asked each member for the "
+                     "strongest case against before convergence could be declared.")
+    return {
+        "peer_ranking": s.peer_ranking, "notes": notes, "challenge_round": s.challenge_round,
+        "meeting": {"id": m.id, "topic": m.topic, "roster": m.roster, "started_at": s.started_at,
+                    "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stop_reason": stop_reason,
+                    "cost_usd": s.spent_usd},
+        "agenda": s.agenda, "participants": participants, "rounds": _rounds(m, s), "warnings": s.warnings,
+        "disagreements": s.disagreements, "consensus": s.consensus,
+        "decision": decision.model_dump() if decision else None,
+    }
+
+
+async def close_record(m: MeetingContext, s: MeetingState, stop: StopReason, decision: Decision | None,
+                       error: str | None) -> MeetingResult:
+    """Render and store the minutes, the decision and its actions; announce the end."""
+    minutes = m.render_minutes(minutes_context(m, s, stop.value, decision))
+    await m.store.finish(m.id, stop_reason=stop.value, cost_usd=s.spent_usd,
+                         decision=decision.model_dump() if decision else None, minutes=minutes, error=error)
+    if decision is not None:
+        await m.store.event(m.id, "decision", m.chair.role, decision.model_dump(), s.current_round)
+        await m.store.add_actions(m.id, [(a.task, a.owner) for a in decision.action_items])
+        await m.emit(MeetingEventKind.DECISION, s.current_round, role=m.chair.role, text=decision.recommendation,
+                     decision=decision.model_dump(),
+                     participants=[p.role for p in m.specialists if p.role not in s.absent])
+    await m.emit(MeetingEventKind.ENDED, s.current_round, role=m.chair.role, text=stop.value,
+                 stop_reason=stop.value, error=error, minutes=minutes)
+    return MeetingResult(meeting_id=m.id, topic=m.topic, stop_reason=stop, decision=decision,
+                         minutes=minutes, cost_usd=s.spent_usd, rounds=len(s.rounds),
+                         absent=dict(s.absent), error=error)

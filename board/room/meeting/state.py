@@ -1,0 +1,36 @@
+"""What a meeting has said and decided so far: :class:`MeetingState` (mutable).
+
+Only the phases of this package write it. Each round appends one dict of statements and
+one of stances (roster order); the scoreboard appends disagreements and consensus; the
+limits add what was spent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from board.room.decision import Stance
+
+__all__ = ["MeetingState"]
+
+
+@dataclass(kw_only=True, eq=False)
+class MeetingState:
+    """Everything a meeting accumulates while it runs."""
+
+    agenda: str = ""
+    questions: dict[str, str] = field(default_factory=dict)
+    rounds: list[dict[str, str]] = field(default_factory=list)
+    stances: list[dict[str, Stance | None]] = field(default_factory=list)
+    challenge_round: int | None = None  # asked for the case against
+    peer_ranking: list[dict[str, Any]] = field(default_factory=list)
+    spoke_with: dict[str, str] = field(default_factory=dict)  # role -> model that answered
+    absent: dict[str, str] = field(default_factory=dict)
+    disagreements: list[dict[str, Any]] = field(default_factory=list)
+    consensus: list[dict[str, Any]] = field(default_factory=list)
+    spent_usd: float = 0.0
+    current_round: int = 0
+    warnings: list[str] = field(default_factory=list)  # shown in the minutes, e.g. an unenforced budget
+    deadline: float = 0.0  # time.monotonic() after which no call starts
+    started_at: str = ""
