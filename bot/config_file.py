@@ -2,8 +2,9 @@
 
 Split from :mod:`bot.config` so that reading a board's layout (:mod:`bot.board_layout`, for
 ``sabha souls``) imports no pydantic; :mod:`bot.config` re-exports every public name here.
-YAML is parsed with libyaml's ``CSafeLoader`` when PyYAML was built with it (the same
-documents, the same errors; the pure-Python ``SafeLoader`` otherwise).
+YAML is parsed with libyaml's ``CSafeLoader`` when PyYAML was built with it; a file it
+refuses is read again by the pure-Python ``SafeLoader``, whose error names the character at
+fault (``found character '\\t' that cannot start any token``).
 """
 
 from __future__ import annotations
@@ -195,18 +196,27 @@ def read_text(path: Path) -> str:
 
 def parse_yaml(text: str, source: str) -> dict[str, Any]:
     """The config's top-level mapping (empty text: ``{}``); :class:`ConfigError` naming ``source``."""
+    if not text.strip():
+        return {}
     try:
-        raw = yaml.load(text, Loader=_LOADER) if text.strip() else {}  # a safe loader
+        raw = yaml.load(text, Loader=_LOADER)  # a safe loader
+    except yaml.YAMLError:
+        raw = _pure_python_yaml(text, source)  # its error names the character at fault
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config {source}: the top level must be a mapping of keys (workspace:, llm:, board: ...)")
+    return raw
+
+
+def _pure_python_yaml(text: str, source: str) -> Any:
+    try:
+        return yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"config {source}: not valid YAML{where}: {problem}") from exc
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"config {source}: the top level must be a mapping of keys (workspace:, llm:, board: ...)")
-    return raw
 
 
 def interpolate(raw: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[str, Any], list[Problem]]:

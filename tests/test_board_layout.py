@@ -102,6 +102,16 @@ def test_a_broken_file_is_the_same_error(tmp_path: Path) -> None:
     assert str(light.value) == str(full.value)
 
 
+def test_a_yaml_error_is_worded_as_before_and_names_the_character(tmp_path: Path) -> None:
+    """libyaml parses the file; the pure-Python parser words a file it refuses (as before it was used)."""
+    path = tmp_path / "sabha.yaml"
+    path.write_text("llm:\n\t- model: offline\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_config(path, env={})
+    assert str(err.value) == (f"config {path}: not valid YAML at line 2, column 1: "
+                              "found character '\\t' that cannot start any token")
+
+
 def test_souls_validates_no_whole_config_and_still_refuses_a_typo_it_depends_on(tmp_path: Path) -> None:
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(REPO)}
     env.pop("SABHA_CONFIG", None)
