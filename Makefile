@@ -1,6 +1,7 @@
 # Two commands for a newcomer: `make run` talks to the board, `make test` runs the tests.
-# Both create ./.venv on first use (Python >= 3.11 required) and install Sabha into it;
-# `make run` also makes your own board the first time (see README: Where your board lives).
+# Both create ./.venv on first use (Python >= 3.11 required) and install Sabha into it; `make test`
+# adds the test tools (pytest, mypy, ruff ...) to it the first time. `make run` also makes your own
+# board the first time (see README: Where your board lives).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -11,6 +12,10 @@ $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Sabha needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $@
+
+$(BIN)/.installed-test: $(BIN)/.installed
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	@touch $@
 
@@ -21,7 +26,7 @@ run: $(BIN)/.installed sabha.yaml
 sabha.yaml: | $(BIN)/.installed
 	$(BIN)/sabha init .
 
-test: $(BIN)/.installed
+test: $(BIN)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q

@@ -10,7 +10,7 @@ Runs, in interleaved rounds (so a busy machine slows every command alike), 20 ti
 
 It prints each command's median wall time, its median over the bare interpreter and the
 ratio, against the goals (``--help`` within 0.15 s of the bare interpreter, ``ask`` within
-0.3 s), then which heavy libraries each command imported (from ``sys.modules`` at exit,
+0.3 s, ``souls`` within 0.2 s), then which heavy libraries each command imported (from ``sys.modules`` at exit,
 via ``python -X importtime``). It never asserts: timings on a shared machine are figures,
 not verdicts. Nothing is cached between runs; each run is a fresh process (with Python's own
 ``.pyc`` files, as an installed ``sabha`` has them: ``PYTHONDONTWRITEBYTECODE`` is unset).
@@ -34,7 +34,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("telegram", "anthropic", "openai", "aiohttp", "jinja2", "jsonschema", "pydantic", "yaml", "aiosqlite",
          "prompt_toolkit", "watchfiles", "prometheus_client", "telegramify_markdown", "pypdf")
-GOALS = {"sabha --help": 0.15, "sabha ask --role critic hi": 0.30}
+GOALS = {"sabha --help": 0.15, "sabha ask --role critic hi": 0.30, "sabha souls": 0.20}
 
 
 def sabha_command() -> list[str]:

@@ -20,11 +20,9 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import (
     Field,
     SecretStr,
@@ -36,6 +34,23 @@ from pydantic import (
 from board.roles import DEFAULT_ROSTERS, GENERAL, is_role_slug
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.whatsapp.config import WhatsAppSection
+from bot.config_file import (
+    CONFIG_ENV,
+    DEFAULT_CONFIG_NAME,
+    KNOWN_PROVIDERS,
+    PROVIDER_KEY_ENV,
+    ConfigError,
+    ConfigLocation,
+    FoundBy,
+    check_model,
+    dotted_path,
+    find_config,
+    interpolate,
+    locate_config,
+    parse_yaml,
+    personal_board_dir,
+    read_text,
+)
 from bot.config_model import StrictModel, blank_is_unset, section
 from bot.intake.config import InboxSection
 from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
@@ -46,16 +61,7 @@ if TYPE_CHECKING:  # the board's settings types are imported when they are built
     from board.roles import RosterSpec
     from board.service import BoardSettings
 
-CONFIG_ENV = "SABHA_CONFIG"
-DEFAULT_CONFIG_NAME = "sabha.yaml"
-
-_VAR = re.compile(r"\$(\$)?\{([^}]*)\}")
-_VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _SECRET_KEYS = re.compile(r"(token|secret|api_key|password|app_secret)$", re.IGNORECASE)
-
-
-class ConfigError(Exception):
-    """The config cannot be used. ``str()`` is a message for the person who wrote it."""
 
 
 class AgentOverrideConfig(StrictModel):
@@ -135,24 +141,6 @@ class BoardSection(StrictModel):
         return self
 
 
-KNOWN_PROVIDERS = ("offline", "anthropic", "openai")
-PROVIDER_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-
-
-def _check_model(value: str) -> str:
-    value = value.strip()
-    provider, _, name = value.partition(":")
-    provider = provider.strip().lower()
-    if provider not in KNOWN_PROVIDERS:
-        raise ValueError(
-            f"model {value!r} names an unknown provider {provider!r}; write provider:model with one of "
-            f"{', '.join(KNOWN_PROVIDERS)} (e.g. anthropic:claude-sonnet-4-6, openai:gpt-4o-mini, offline)"
-        )
-    if provider != "offline" and not name.strip():
-        raise ValueError(f"model {value!r} needs a model name after '{provider}:'")
-    return value
-
-
 class RetrySection(StrictModel):
     """``llm.retry``: what happens when a model call fails with a timeout, 429, 5xx or connection error."""
 
@@ -220,12 +208,12 @@ class LLMSection(StrictModel):
     @field_validator("model", "cheap_model")
     @classmethod
     def _model(cls, value: str | None) -> str | None:
-        return _check_model(value) if value is not None else None
+        return check_model(value) if value is not None else None
 
     @field_validator("fallbacks")
     @classmethod
     def _fallbacks(cls, value: list[str]) -> list[str]:
-        return [_check_model(v) for v in value]
+        return [check_model(v) for v in value]
 
 
 class ToolsSection(StrictModel):
@@ -287,16 +275,6 @@ class Config(StrictModel):
     web_search: WebSearchSection = section()
     memory: MemorySection = section()
     guardrails: GuardrailsSection = section()
-
-
-class FoundBy(StrEnum):
-    """How the config file was found (said by ``sabha config check`` and when a board is made)."""
-
-    OPTION = "--config"
-    ENV = "$SABHA_CONFIG"
-    SEARCH = "the nearest sabha.yaml"
-    PERSONAL = "the personal board"
-    NONE = "nothing found: built-in defaults"
 
 
 @dataclass(frozen=True)
@@ -433,101 +411,6 @@ class LoadedConfig:
         )
 
 
-@dataclass(frozen=True)
-class ConfigLocation:
-    """Which config file to use (``path`` None: none was found) and how it was found."""
-
-    path: Path | None
-    found_by: FoundBy
-    searched_from: Path
-
-
-def personal_board_dir(env: Mapping[str, str] | None = None) -> Path:
-    """Where the personal board lives: ``$XDG_DATA_HOME/sabha``, default ``~/.local/share/sabha``.
-
-    It is used when no ``sabha.yaml`` is found, so every folder outside a board shares one board.
-    """
-    env = os.environ if env is None else env
-    data_home = env.get("XDG_DATA_HOME", "").strip()
-    if data_home and Path(data_home).is_absolute():
-        return Path(data_home) / "sabha"
-    home = env.get("HOME", "").strip()
-    return (Path(home) if home else Path.home()) / ".local" / "share" / "sabha"
-
-
-def _named_file(given: str | Path, how: str) -> Path:
-    path = Path(given).expanduser()
-    if path.is_dir():
-        inside = path / DEFAULT_CONFIG_NAME
-        if not inside.is_file():
-            raise ConfigError(f"{path} is a folder with no {DEFAULT_CONFIG_NAME} in it ({how}); "
-                              f"run `sabha init {path}` to make a board there, or name the file itself")
-        return inside
-    if not path.is_file():
-        raise ConfigError(f"config file {path} does not exist ({how})")
-    return path
-
-
-def locate_config(explicit: str | Path | None = None, env: Mapping[str, str] | None = None,
-                  cwd: Path | None = None) -> ConfigLocation:
-    """Find the config file as the module docstring says. Raises ConfigError when a named one is missing."""
-    env = os.environ if env is None else env
-    here = (cwd or Path.cwd()).resolve()
-    if explicit:
-        return ConfigLocation(_named_file(explicit, "given with --config"), FoundBy.OPTION, here)
-    if env.get(CONFIG_ENV, "").strip():
-        return ConfigLocation(_named_file(env[CONFIG_ENV].strip(), f"named by ${CONFIG_ENV}"), FoundBy.ENV, here)
-    for folder in (here, *here.parents):
-        candidate = folder / DEFAULT_CONFIG_NAME
-        if candidate.is_file():
-            return ConfigLocation(candidate, FoundBy.SEARCH, here)
-    personal = personal_board_dir(env) / DEFAULT_CONFIG_NAME
-    if personal.is_file():
-        return ConfigLocation(personal, FoundBy.PERSONAL, here)
-    return ConfigLocation(None, FoundBy.NONE, here)
-
-
-def find_config(explicit: str | Path | None, env: Mapping[str, str] | None = None) -> Path | None:
-    """Which config file to use (None = built-in defaults). Raises ConfigError if a named one is missing."""
-    return locate_config(explicit, env).path
-
-
-@dataclass(frozen=True)
-class _Problem:
-    path: tuple[str, ...]
-    text: str
-
-
-def _interpolate(node: Any, path: tuple[str, ...], env: Mapping[str, str], errors: list[_Problem]) -> Any:
-    if isinstance(node, dict):
-        return {k: _interpolate(v, (*path, str(k)), env, errors) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_interpolate(v, (*path, str(i)), env, errors) for i, v in enumerate(node)]
-    if not isinstance(node, str) or "${" not in node:
-        return node
-
-    def replace(match: re.Match[str]) -> str:
-        if match.group(1):  # $${...} is a literal ${...}
-            return "${" + match.group(2) + "}"
-        expr = match.group(2)
-        name, sep, default = expr.partition(":-")
-        name = name.strip()
-        if not _VAR_NAME.match(name):
-            errors.append(_Problem(path, f"{_dotted(path)}: ${{{expr}}} is not a valid variable reference "
-                                         "(use ${NAME} or ${NAME:-default})"))
-            return ""
-        value = env.get(name)
-        if value is None or (sep and value == ""):
-            if sep:
-                return default
-            errors.append(_Problem(path, f"{_dotted(path)}: environment variable {name} is not set "
-                                         f"(export it, or write ${{{name}:-default}})"))
-            return ""
-        return value
-
-    return _VAR.sub(replace, node)
-
-
 #: The variable to suggest for a secret written into the file, by key path.
 SECRET_ENV = {
     "telegram.token": "TELEGRAM_BOT_TOKEN",
@@ -546,21 +429,17 @@ def literal_secrets(raw: Any, source: str, path: tuple[str, ...] = ()) -> list[s
         for key, value in raw.items():
             found += literal_secrets(value, source, (*path, str(key)))
     elif isinstance(raw, str) and raw.strip() and "${" not in raw and path and _SECRET_KEYS.search(path[-1]):
-        dotted = _dotted(path)
+        dotted = dotted_path(path)
         var = SECRET_ENV.get(dotted) or "_".join(p.upper() for p in path)
         found.append(f"{dotted} is written into {source} itself: a secret belongs in the environment. "
                      f"Write {dotted.rsplit('.', 1)[-1]}: ${{{var}}} and export {var}")
     return found
 
 
-def _dotted(path: tuple[str, ...] | tuple[Any, ...]) -> str:
-    return ".".join(str(p) for p in path) or "(top level)"
-
-
 def _format_validation(exc: ValidationError) -> list[str]:
     lines = []
     for err in exc.errors():
-        loc = _dotted(tuple(p for p in err["loc"]))
+        loc = dotted_path(tuple(p for p in err["loc"]))
         if err["type"] == "extra_forbidden":
             lines.append(f"{loc}: unknown key (check the spelling; config.example.yaml lists every option)")
         else:
@@ -595,19 +474,8 @@ def read_config(text: str, *, source: str, env: Mapping[str, str] | None = None,
     said so in ``skipped``) instead of failing: commands that never start a channel work.
     """
     env = os.environ if env is None else env
-    try:
-        raw = yaml.safe_load(text) if text.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"config {source}: not valid YAML{where}: {problem}") from exc
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"config {source}: the top level must be a mapping of keys (workspace:, llm:, board: ...)")
-    problems: list[_Problem] = []
-    data = _interpolate(raw, (), env, problems)
+    raw = parse_yaml(text, source)
+    data, problems = interpolate(raw, env)
     skipped: list[str] = []
     if problems and not channels:
         sections = channel_sections()
@@ -638,13 +506,7 @@ def load_config(explicit: str | Path | None = None, env: Mapping[str, str] | Non
     if path is None:
         defaults = parse_config("", source="(built-in defaults)", env=env)
         return LoadedConfig(config=defaults, source=None, base_dir=where.searched_from, found_by=where.found_by)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"config {path}: not UTF-8 text (byte {exc.start})") from exc
-    except OSError as exc:
-        raise ConfigError(f"config {path}: cannot be read ({exc.strerror})") from exc
-    parsed = read_config(text, source=str(path), env=env, channels=channels)
+    parsed = read_config(read_text(path), source=str(path), env=env, channels=channels)
     return LoadedConfig(config=parsed.config, source=path.resolve(), base_dir=path.resolve().parent,
                         found_by=where.found_by, warnings=parsed.warnings, skipped=parsed.skipped)
 
@@ -675,12 +537,15 @@ __all__ = [
     "CONFIG_ENV",
     "DEFAULT_CONFIG_NAME",
     "GENERAL",
+    "KNOWN_PROVIDERS",
+    "PROVIDER_KEY_ENV",
     "Config",
     "ConfigError",
     "ConfigLocation",
     "FoundBy",
     "LoadedConfig",
     "ParsedConfig",
+    "find_config",
     "load_config",
     "locate_config",
     "masked_dump",

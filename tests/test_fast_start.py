@@ -265,3 +265,23 @@ async def test_a_route_made_by_the_caller_is_the_one_answered(board: Path) -> No
         assert (await opened.handle(dirty, route=other)).role == "critic"  # cleaned text: routed again
     finally:
         await opened.close()
+
+
+def test_souls_reads_the_layout_without_the_config_models(board: Path, tmp_path: Path) -> None:
+    """``sabha souls`` checks what it reads (bot.board_layout) instead of validating the whole config:
+    the config's pydantic models (bot.config and the channels' sections) are never imported, nor
+    pydantic itself (plain soul front matter is read without it)."""
+    top, full = imported(["souls"], board, tmp_path)
+    assert "pydantic" not in top
+    assert "bot.board_layout" in full
+    whole_config = {"bot.config", "bot.config_model", "bot.channels.telegram.config", "bot.knowledge_config",
+                    "bot.intake.config"}
+    assert not full & whole_config, full & whole_config
+
+
+def test_the_config_is_parsed_by_libyaml_when_pyyaml_has_it() -> None:
+    import yaml
+
+    from bot.config_file import _LOADER
+
+    assert _LOADER is (yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)

@@ -22,14 +22,15 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from board.roles import (
     GENERAL,
@@ -51,6 +52,7 @@ __all__ = [
     "SoulMeta",
     "SoulStatus",
     "SoulStore",
+    "front_matter",
     "parse_soul",
     "yaml_problem",
 ]
@@ -62,25 +64,90 @@ MAX_SOUL_BYTES = 64 * 1024
 LAST_GOOD_DIR = "last-good-souls"
 
 
-class SoulMeta(BaseModel):
-    """The YAML front matter a soul file may carry."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
+@dataclass(frozen=True)
+class SoulMeta:
+    """The YAML front matter a soul file may carry (:func:`front_matter` checks it)."""
 
     name: str | None = None
     title: str | None = None
     emoji: str | None = None
     model: str | None = None
-    temperature: float | None = Field(None, ge=0, le=2)
-    tools: tuple[str, ...] | None = None
+    temperature: float | None = None  # 0 to 2
+    tools: tuple[str, ...] | None = None  # a list, or one comma-separated string
     consults: tuple[str, ...] = ()
 
-    @field_validator("consults", "tools", mode="before")
-    @classmethod
-    def _listify(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            return tuple(v.strip() for v in value.split(",") if v.strip())
-        return value
+
+_META_KEYS = tuple(f.name for f in fields(SoulMeta))
+
+
+def _listed(value: Any) -> tuple[str, ...] | None:
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
+def front_matter(loaded: dict[Any, Any], what: str) -> SoulMeta:
+    """The front matter as :class:`SoulMeta`; :class:`FileProblem` naming every bad key.
+
+    Plain front matter (known keys, text where text goes, a number from 0 to 2 for the
+    temperature) is read here; anything else goes to the pydantic model, which decides
+    (``temperature: "0.5"`` is fine) and words the problems: a soul read by ``sabha souls``
+    or a turn imports no pydantic for it."""
+    text_keys = ("name", "title", "emoji", "model")
+    temperature = loaded.get("temperature")
+    tools = loaded.get("tools")
+    consults = _listed(loaded.get("consults", ()))
+    plain = (all(isinstance(k, str) and k in _META_KEYS for k in loaded)
+             and all(loaded.get(k) is None or isinstance(loaded[k], str) for k in text_keys)
+             and (temperature is None or (isinstance(temperature, (int, float)) and not isinstance(temperature, bool)
+                                          and math.isfinite(temperature) and 0 <= temperature <= 2))
+             and (tools is None or _listed(tools) is not None) and consults is not None)
+    if plain and consults is not None:  # (consults: for mypy, checked in plain)
+        return SoulMeta(**{k: loaded.get(k) for k in text_keys},
+                        temperature=None if temperature is None else float(temperature),
+                        tools=None if tools is None else _listed(tools), consults=consults)
+    return _validated(loaded, what)
+
+
+def _validated(loaded: dict[Any, Any], what: str) -> SoulMeta:
+    from pydantic import ValidationError
+
+    try:
+        checked = _pydantic_meta().model_validate(loaded)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'front matter'}: {err['msg']}" for err in exc.errors()
+        )
+        raise FileProblem(f"{what}: bad front matter ({problems}); allowed keys: {', '.join(_META_KEYS)}") from exc
+    return SoulMeta(**{k: getattr(checked, k) for k in _META_KEYS})
+
+
+@cache
+def _pydantic_meta() -> Any:
+    """The pydantic model of :class:`SoulMeta`, built the first time front matter is not plain."""
+    from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+    class SoulMetaModel(BaseModel):
+        model_config = ConfigDict(extra="forbid", frozen=True)
+
+        name: str | None = None
+        title: str | None = None
+        emoji: str | None = None
+        model: str | None = None
+        temperature: float | None = Field(None, ge=0, le=2)
+        tools: tuple[str, ...] | None = None
+        consults: tuple[str, ...] = ()
+
+        @field_validator("consults", "tools", mode="before")
+        @classmethod
+        def _listify(cls, value: Any) -> Any:
+            if isinstance(value, str):
+                return tuple(v.strip() for v in value.split(",") if v.strip())
+            return value
+
+    return SoulMetaModel
 
 
 @dataclass(frozen=True)
@@ -114,15 +181,7 @@ def parse_soul(data: bytes, *, what: str = "soul file") -> Soul:
             raise FileProblem(f"{what}: front matter is not valid YAML: {yaml_problem(exc, first_line=2)}") from exc
         if not isinstance(loaded, dict):
             raise FileProblem(f"{what}: front matter must be a YAML mapping of key: value lines")
-        try:
-            meta = SoulMeta.model_validate(loaded)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or 'front matter'}: {err['msg']}" for err in exc.errors()
-            )
-            raise FileProblem(
-                f"{what}: bad front matter ({problems}); allowed keys: {', '.join(SoulMeta.model_fields)}"
-            ) from exc
+        meta = front_matter(loaded, what)
         body = "".join(lines[end + 1 :])
     if not body.strip():
         raise FileProblem(f"{what}: has front matter but no personality text")

@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from bot.cli.common import UserError, emit
-from bot.cli.where import open_config
+from bot.cli.where import open_layout
 
 __all__ = ["add_parsers", "cmd_souls"]
 
@@ -34,19 +34,19 @@ async def cmd_souls(args: argparse.Namespace) -> int:
     from board.llm.registry import split_model
     from board.workspace.souls import LAST_GOOD_DIR, SoulStore
     from bot.cli.table import table
-    from bot.config import KNOWN_PROVIDERS
+    from bot.config_file import KNOWN_PROVIDERS
 
-    loaded = open_config(args, writes=False)
+    loaded = open_layout(args)  # the workspace, roster and model, checked; not the whole config
     for name in ("sabha.souls", "sabha.files"):  # the table below says what their log lines would
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    workspace, roster = loaded.workspace, loaded.roster()  # not board_settings(): that imports the whole board
+    workspace, roster = loaded.workspace, loaded.roster
     if not workspace.is_dir():
         raise UserError(f"the workspace {workspace} does not exist; run `sabha init` to create one "
                         f"(or fix workspace: in {loaded.source})")
     store = SoulStore(workspace, roster, keep_dir=loaded.data_dir / LAST_GOOD_DIR, remember=False)
     rows = store.status()
     profiles = {p.role: p for p in store.profiles()}
-    models = {role: p.model or loaded.config.llm.model for role, p in profiles.items()}
+    models = {role: p.model or loaded.model for role, p in profiles.items()}
     if args.json:
         emit(json.dumps([{"role": r.role, "file": str(r.path), "version": r.version, "source": r.source,
                           "model": models.get(r.role), "error": r.error} for r in rows], indent=2, ensure_ascii=False))

@@ -28,6 +28,7 @@ from bot.cli.common import UserError, emit, note
 
 if TYPE_CHECKING:
     from board.service import Board
+    from bot.board_layout import BoardLayout
     from bot.config import LoadedConfig
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "example_config_path",
     "init_board",
     "open_config",
+    "open_layout",
     "shipped_workspace_in_use",
     "with_board",
 ]
@@ -166,14 +168,34 @@ def open_config(args: argparse.Namespace, *, writes: bool, channels: bool = Fals
         loaded = replace(load_config(config_path, channels=channels), found_by=FoundBy.PERSONAL)
     elif loaded.found_by is FoundBy.PERSONAL and writes:
         note(f"using your personal board at {loaded.base_dir} (no sabha.yaml in {Path.cwd()} or any folder above it)")
-    if loaded.data_dir.exists() and not loaded.data_dir.is_dir():
-        raise UserError(f"data_dir {loaded.data_dir} is a file, not a folder; point data_dir in {loaded.source} at "
-                        "a folder for transcripts and the state database")
+    _check_data_dir(loaded.data_dir, loaded.source)
     if writes and shipped_workspace_in_use(loaded.workspace):
         note(f"warning: the workspace {loaded.workspace} is the one Sabha ships: a broken soul there has no "
              "default to fall back to. Run `sabha init` for a workspace of your own")
     protect_config(loaded.config)
     return loaded
+
+
+def _check_data_dir(data_dir: Path, source: Path | None) -> None:
+    if data_dir.exists() and not data_dir.is_dir():
+        raise UserError(f"data_dir {data_dir} is a file, not a folder; point data_dir in {source} at "
+                        "a folder for transcripts and the state database")
+
+
+def open_layout(args: argparse.Namespace) -> BoardLayout:
+    """For a read-only command that needs only the workspace, data dir, roster and default model
+    (``sabha souls``): those read and checked without validating the rest of the config
+    (:mod:`bot.board_layout`), else, when that reading cannot vouch for the file, as
+    :func:`open_config` reads it (``writes=False``), errors and all."""
+    from bot.board_layout import layout_of, read_layout
+    from bot.ops.logs import protect_config
+
+    layout = read_layout(getattr(args, "config", None))
+    if layout is None:
+        return layout_of(open_config(args, writes=False))
+    _check_data_dir(layout.data_dir, layout.source)
+    protect_config(layout.data)
+    return layout
 
 
 async def with_board(loaded: LoadedConfig, body: Callable[[Board], Awaitable[int]], *,

@@ -185,22 +185,24 @@ def _redacting_excepthook(previous: Any) -> Any:
 def config_secrets(node: Any, key: str = "") -> list[str]:
     """Every secret value in a config (pydantic models, dicts, lists): ``SecretStr`` values
     and strings under keys that name a secret (``*token``, ``*secret``, ``api_key`` ...)."""
-    from pydantic import BaseModel, SecretStr  # here: setting up logging (every command) imports no pydantic
-
     found: list[str] = []
-    if isinstance(node, SecretStr):
-        found.append(node.get_secret_value())
-    elif isinstance(node, BaseModel):
-        for name in type(node).model_fields:
-            found += config_secrets(getattr(node, name), name)
-    elif isinstance(node, Mapping):
+    if isinstance(node, Mapping):
         for k, v in node.items():
             found += config_secrets(v, str(k))
     elif isinstance(node, (list, tuple)):
         for v in node:
             found += config_secrets(v, key)
-    elif isinstance(node, str) and key.lower().endswith(_SECRET_KEY_SUFFIXES):
-        found.append(node)
+    elif isinstance(node, str):
+        if key.lower().endswith(_SECRET_KEY_SUFFIXES):
+            found.append(node)
+    elif "pydantic" in sys.modules:  # else ``node`` is no pydantic object: plain data (sabha souls) loads none
+        from pydantic import BaseModel, SecretStr
+
+        if isinstance(node, SecretStr):
+            found.append(node.get_secret_value())
+        elif isinstance(node, BaseModel):
+            for name in type(node).model_fields:
+                found += config_secrets(getattr(node, name), name)
     return found
 
 

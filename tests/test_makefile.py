@@ -1,0 +1,59 @@
+"""The newcomer's two commands: ``make run`` installs only what running needs, ``make test`` the test tools.
+
+Checked with ``make -n`` (what make would run) on a copy of the Makefile, never by installing:
+the commands make prints are the ones it would run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+
+def planned(folder: Path, target: str) -> list[str]:
+    """The commands ``make <target>`` would run in ``folder``, one per line."""
+    done = subprocess.run(["make", "-n", target], cwd=folder, capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Path:
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copyfile(REPO / name, tmp_path / name)
+    return tmp_path
+
+
+def installs(lines: list[str]) -> list[str]:
+    return [line for line in lines if "pip install" in line and "--upgrade pip" not in line]
+
+
+def test_make_run_installs_sabha_without_the_test_tools(clone: Path) -> None:
+    lines = planned(clone, "run")
+    assert any("-m venv .venv" in line for line in lines), lines
+    assert [line.split()[-1] for line in installs(lines)] == ["."], lines  # pip install -e . only
+    assert any("sabha init ." in line for line in lines) and lines[-1].endswith("sabha chat"), lines
+
+
+def test_make_test_adds_the_test_tools_to_the_venv_make_run_made(clone: Path) -> None:
+    fresh = planned(clone, "test")  # a fresh clone: the venv, Sabha, then the test tools
+    assert [line.split()[-1] for line in installs(fresh)] == [".", "'.[test]'"], fresh
+    assert fresh[-1].endswith("pytest -q"), fresh
+
+    (clone / ".venv" / "bin").mkdir(parents=True)
+    (clone / ".venv" / "bin" / ".installed").touch()  # what `make run` leaves
+    after_run = planned(clone, "test")
+    assert not any("-m venv" in line for line in after_run), after_run
+    assert [line.split()[-1] for line in installs(after_run)] == ["'.[test]'"], after_run
+
+    (clone / ".venv" / "bin" / ".installed-test").touch()  # the second `make test` installs nothing
+    assert installs(planned(clone, "test")) == []
+    assert installs(planned(clone, "run")) == []  # and `make run` does not undo it
