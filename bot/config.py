@@ -54,6 +54,7 @@ from bot.config_file import (
 from bot.config_model import StrictModel, blank_is_unset, section
 from bot.intake.config import InboxSection
 from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
+from bot.pydantic_plugins import skip_plugin_discovery_when_none
 
 if TYPE_CHECKING:  # the board's settings types are imported when they are built: `sabha souls` needs none
     from board.agent.runner import AgentSettings
@@ -486,6 +487,7 @@ def read_config(text: str, *, source: str, env: Mapping[str, str] | None = None,
         problems = [p for p in problems if not (p.path and p.path[0] in sections)]
     if problems:
         raise ConfigError(f"config {source}:\n  " + "\n  ".join(p.text for p in problems))
+    skip_plugin_discovery_when_none()  # before the first validator pydantic builds
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:

@@ -75,6 +75,41 @@ def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp
                       "board.agent.web_search", "logging.handlers", "bot.daemon", "bot.intake.intake",
                       "bot.channels.telegram.channel", "bot.channels.whatsapp.channel"}
     assert not full & not_for_a_turn, full & not_for_a_turn
+    # No pydantic plugin is installed: its discovery reads no package metadata (importlib.metadata, email).
+    assert not full & {"importlib.metadata", "email.utils"}, full & {"importlib.metadata", "email.utils"}
+
+
+def test_pydantic_plugins_are_found_as_pydantic_finds_them(tmp_path: Path) -> None:
+    """A distribution declaring a ``pydantic`` entry point keeps pydantic's own discovery;
+    other entry points, a distribution without any, or an absent path entry do not."""
+    from bot.pydantic_plugins import plugins_declared
+
+    site = tmp_path / "site"
+    (site / "plain-1.0.dist-info").mkdir(parents=True)
+    (site / "tool-2.0.dist-info").mkdir()
+    (site / "tool-2.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\ntool = tool:main\n")
+    assert not plugins_declared([str(site), str(tmp_path / "absent")])
+    (site / "observe-1.0.dist-info").mkdir()
+    (site / "observe-1.0.dist-info" / "entry_points.txt").write_text("[pydantic]\nobserve = observe:plugin\n")
+    assert plugins_declared([str(site)])
+    (tmp_path / "packed.zip").write_bytes(b"PK")
+    assert plugins_declared([str(tmp_path / "packed.zip")])  # a zip entry is not read here: pydantic decides
+
+
+def test_a_config_error_reads_the_same_with_plugin_discovery_skipped(tmp_path: Path) -> None:
+    """``ask`` on a config with an error stops with the same message whether pydantic's own
+    plugin loader ran (imported first) or the discovery was skipped."""
+    (tmp_path / "sabha.yaml").write_text("llm:\n  max_tokens: 3\n")
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(REPO)}
+    env.pop("SABHA_CONFIG", None)
+    messages = []
+    for first in ("", "import pydantic.plugin._loader; "):
+        probe = first + "import sys; from bot.cli.main import main; sys.exit(main(['ask', 'hi']))"
+        done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=120, env=env)
+        assert done.returncode != 0
+        messages.append(done.stderr)
+    assert "llm.max_tokens" in messages[0] and messages[0] == messages[1], messages
 
 
 def test_souls_reads_the_workspace_without_the_board(board: Path, tmp_path: Path) -> None:
