@@ -320,3 +320,33 @@ def test_the_config_is_parsed_by_libyaml_when_pyyaml_has_it() -> None:
     from bot.config_file import _LOADER
 
     assert _LOADER is (yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
+
+
+def test_soul_front_matter_is_parsed_by_libyaml_and_its_errors_read_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every turn reads every soul: front matter goes through libyaml when PyYAML has it; a soul
+    libyaml refuses is read again by the pure-Python parser, so its error names the same place."""
+    import yaml
+
+    from board.workspace import souls
+    from board.workspace.files import FileProblem
+
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML without libyaml")
+    pure_calls: list[str] = []
+    real_safe_load = yaml.safe_load
+
+    def counting_safe_load(text: str) -> object:
+        pure_calls.append(text)
+        return real_safe_load(text)
+
+    monkeypatch.setattr(yaml, "safe_load", counting_safe_load)
+    soul = souls.parse_soul(b"---\nname: Critic\ntemperature: 0.5\n---\nI doubt.\n")
+    assert (soul.meta.name, soul.meta.temperature, pure_calls) == ("Critic", 0.5, [])
+    broken = b"---\nname: Critic\n\temoji: x\n---\nI doubt.\n"
+    with pytest.raises(FileProblem) as fast:
+        souls.parse_soul(broken)
+    assert len(pure_calls) == 1
+    monkeypatch.setattr(souls, "_FAST_LOADER", None)
+    with pytest.raises(FileProblem) as pure:
+        souls.parse_soul(broken)
+    assert str(fast.value) == str(pure.value) and "line 3" in str(fast.value), (fast.value, pure.value)
