@@ -77,6 +77,8 @@ def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp
     assert not full & not_for_a_turn, full & not_for_a_turn
     # No pydantic plugin is installed: its discovery reads no package metadata (importlib.metadata, email).
     assert not full & {"importlib.metadata", "email.utils"}, full & {"importlib.metadata", "email.utils"}
+    # The shipped workspace and the migrations are folders on disk: found without importlib.resources (zipfile).
+    assert not full & {"importlib.resources", "zipfile"}, full & {"importlib.resources", "zipfile"}
 
 
 def test_pydantic_plugins_are_found_as_pydantic_finds_them(tmp_path: Path) -> None:
