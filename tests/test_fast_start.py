@@ -79,6 +79,16 @@ def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp
     assert not full & {"importlib.metadata", "email.utils"}, full & {"importlib.metadata", "email.utils"}
     # The shipped workspace and the migrations are folders on disk: found without importlib.resources (zipfile).
     assert not full & {"importlib.resources", "zipfile"}, full & {"importlib.resources", "zipfile"}
+    # The file sets only the workspace, data dir, model and roster: read without the config models.
+    assert "pydantic" not in top and not full & {"bot.config", "bot.config_model", "bot.knowledge_config"}
+
+
+def test_ask_validates_any_other_config_whole(board: Path, tmp_path: Path) -> None:
+    """A file that sets anything else is validated by the config models, and ``ask`` answers."""
+    config = board / "sabha.yaml"
+    config.write_text(config.read_text() + "server:\n  port: 9000\n")
+    top, full = imported(["ask", "--role", "critic", "hi"], board, tmp_path)
+    assert "board.service" in full and "pydantic" in top and "bot.config" in full
 
 
 def test_pydantic_plugins_are_found_as_pydantic_finds_them(tmp_path: Path) -> None:
