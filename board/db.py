@@ -18,6 +18,7 @@ the board's statements (a webhook's acknowledgement waits only for its own commi
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import re
 import sqlite3
@@ -25,7 +26,6 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from importlib.resources import files
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -64,9 +64,22 @@ class Migration:
         return int(self.name[:4])
 
 
+def _package_files(package: str) -> Any:
+    """The folder of ``package`` (a ``Path``) when it is one on disk, as pip installs it; else
+    what :func:`importlib.resources.files` gives (imported only then: with zipfile and tempfile
+    it would cost every command that opens the db ~4 ms of start-up)."""
+    module = importlib.import_module(package)
+    folders = list(getattr(module, "__path__", ()))
+    if len(folders) == 1 and Path(folders[0]).is_dir():
+        return Path(folders[0])
+    from importlib.resources import files
+
+    return files(package)
+
+
 def load_migrations(package: str) -> tuple[Migration, ...]:
     """The ``NNNN_what.sql`` files of ``package`` (its file stems are the names), in numeric order."""
-    scripts = [entry for entry in files(package).iterdir() if entry.name.endswith(".sql")]
+    scripts = [entry for entry in _package_files(package).iterdir() if entry.name.endswith(".sql")]
     migrations = [Migration(entry.name.removesuffix(".sql"), entry.read_text(encoding="utf-8")) for entry in scripts]
     return tuple(sorted(migrations, key=lambda m: (m.number, m.name)))
 

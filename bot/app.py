@@ -16,7 +16,8 @@ from board.llm.errors import ProviderSettings
 from board.llm.registry import ProviderRegistry, split_model
 from board.service import BOARD_MIGRATIONS, DB_FILE, Board
 from board.workspace.paths import copy_default_workspace
-from bot.config import PROVIDER_KEY_ENV, LoadedConfig
+from bot.config_file import PROVIDER_KEY_ENV
+from bot.loaded_config import LoadedConfig
 
 log = logging.getLogger("sabha.app")
 

@@ -34,7 +34,8 @@ from bot.config_file import FoundBy, check_model, interpolate, locate_config, pa
 if TYPE_CHECKING:
     from bot.config import LoadedConfig
 
-__all__ = ["AGENT_KEYS", "BOARD_KEYS", "CONFIG_KEYS", "LLM_KEYS", "BoardLayout", "layout_of", "read_layout"]
+__all__ = ["AGENT_KEYS", "BOARD_KEYS", "CONFIG_KEYS", "LLM_KEYS", "BoardLayout", "layout_in", "layout_of",
+           "read_layout", "role_override"]
 
 #: The keys of :class:`bot.config.Config`, ``LLMSection``, ``BoardSection`` and ``AgentOverrideConfig``.
 CONFIG_KEYS = frozenset({"workspace", "data_dir", "llm", "board", "tools", "logging", "server", "inbox", "budget",
@@ -81,10 +82,21 @@ def read_layout(explicit: str | Path | None = None, env: Mapping[str, str] | Non
     if where.path is None:
         return None
     data, problems = interpolate(parse_yaml(read_text(where.path), str(where.path)), env)
-    if problems:
-        return None
+    return None if problems else layout_in(data, where.path, where.found_by)
+
+
+def layout_in(data: dict[str, Any], path: Path, found_by: FoundBy) -> BoardLayout | None:
+    """The layout of ``data``, the interpolated file at ``path``, or None when it must be validated whole."""
     try:
-        return _layout(data, where.path, where.found_by)
+        return _layout(data, path, found_by)
+    except _Unsure:
+        return None
+
+
+def role_override(value: object) -> RoleOverride | None:
+    """``board.agents.<role>`` as the board reads it, or None when it must be validated whole."""
+    try:
+        return _override(value)
     except _Unsure:
         return None
 

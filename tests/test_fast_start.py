@@ -75,6 +75,53 @@ def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp
                       "board.agent.web_search", "logging.handlers", "bot.daemon", "bot.intake.intake",
                       "bot.channels.telegram.channel", "bot.channels.whatsapp.channel"}
     assert not full & not_for_a_turn, full & not_for_a_turn
+    # No pydantic plugin is installed: its discovery reads no package metadata (importlib.metadata, email).
+    assert not full & {"importlib.metadata", "email.utils"}, full & {"importlib.metadata", "email.utils"}
+    # The shipped workspace and the migrations are folders on disk: found without importlib.resources (zipfile).
+    assert not full & {"importlib.resources", "zipfile"}, full & {"importlib.resources", "zipfile"}
+    # The file sets only the workspace, data dir, model and roster: read without the config models.
+    assert "pydantic" not in top and not full & {"bot.config", "bot.config_model", "bot.knowledge_config"}
+
+
+def test_ask_validates_any_other_config_whole(board: Path, tmp_path: Path) -> None:
+    """A file that sets anything else is validated by the config models, and ``ask`` answers."""
+    config = board / "sabha.yaml"
+    config.write_text(config.read_text() + "server:\n  port: 9000\n")
+    top, full = imported(["ask", "--role", "critic", "hi"], board, tmp_path)
+    assert "board.service" in full and "pydantic" in top and "bot.config" in full
+
+
+def test_pydantic_plugins_are_found_as_pydantic_finds_them(tmp_path: Path) -> None:
+    """A distribution declaring a ``pydantic`` entry point keeps pydantic's own discovery;
+    other entry points, a distribution without any, or an absent path entry do not."""
+    from bot.pydantic_plugins import plugins_declared
+
+    site = tmp_path / "site"
+    (site / "plain-1.0.dist-info").mkdir(parents=True)
+    (site / "tool-2.0.dist-info").mkdir()
+    (site / "tool-2.0.dist-info" / "entry_points.txt").write_text("[console_scripts]\ntool = tool:main\n")
+    assert not plugins_declared([str(site), str(tmp_path / "absent")])
+    (site / "observe-1.0.dist-info").mkdir()
+    (site / "observe-1.0.dist-info" / "entry_points.txt").write_text("[pydantic]\nobserve = observe:plugin\n")
+    assert plugins_declared([str(site)])
+    (tmp_path / "packed.zip").write_bytes(b"PK")
+    assert plugins_declared([str(tmp_path / "packed.zip")])  # a zip entry is not read here: pydantic decides
+
+
+def test_a_config_error_reads_the_same_with_plugin_discovery_skipped(tmp_path: Path) -> None:
+    """``ask`` on a config with an error stops with the same message whether pydantic's own
+    plugin loader ran (imported first) or the discovery was skipped."""
+    (tmp_path / "sabha.yaml").write_text("llm:\n  max_tokens: 3\n")
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(REPO)}
+    env.pop("SABHA_CONFIG", None)
+    messages = []
+    for first in ("", "import pydantic.plugin._loader; "):
+        probe = first + "import sys; from bot.cli.main import main; sys.exit(main(['ask', 'hi']))"
+        done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True,
+                              timeout=120, env=env)
+        assert done.returncode != 0
+        messages.append(done.stderr)
+    assert "llm.max_tokens" in messages[0] and messages[0] == messages[1], messages
 
 
 def test_souls_reads_the_workspace_without_the_board(board: Path, tmp_path: Path) -> None:
@@ -285,3 +332,33 @@ def test_the_config_is_parsed_by_libyaml_when_pyyaml_has_it() -> None:
     from bot.config_file import _LOADER
 
     assert _LOADER is (yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
+
+
+def test_soul_front_matter_is_parsed_by_libyaml_and_its_errors_read_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every turn reads every soul: front matter goes through libyaml when PyYAML has it; a soul
+    libyaml refuses is read again by the pure-Python parser, so its error names the same place."""
+    import yaml
+
+    from board.workspace import souls
+    from board.workspace.files import FileProblem
+
+    if not yaml.__with_libyaml__:
+        pytest.skip("PyYAML without libyaml")
+    pure_calls: list[str] = []
+    real_safe_load = yaml.safe_load
+
+    def counting_safe_load(text: str) -> object:
+        pure_calls.append(text)
+        return real_safe_load(text)
+
+    monkeypatch.setattr(yaml, "safe_load", counting_safe_load)
+    soul = souls.parse_soul(b"---\nname: Critic\ntemperature: 0.5\n---\nI doubt.\n")
+    assert (soul.meta.name, soul.meta.temperature, pure_calls) == ("Critic", 0.5, [])
+    broken = b"---\nname: Critic\n\temoji: x\n---\nI doubt.\n"
+    with pytest.raises(FileProblem) as fast:
+        souls.parse_soul(broken)
+    assert len(pure_calls) == 1
+    monkeypatch.setattr(souls, "_FAST_LOADER", None)
+    with pytest.raises(FileProblem) as pure:
+        souls.parse_soul(broken)
+    assert str(fast.value) == str(pure.value) and "line 3" in str(fast.value), (fast.value, pure.value)

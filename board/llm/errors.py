@@ -12,7 +12,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 
 from board.llm.base import LLMError
 
@@ -68,6 +67,8 @@ def retry_after_seconds(headers: Mapping[str, str] | None) -> float | None:
     try:
         return max(0.0, float(raw))
     except ValueError:
+        from email.utils import parsedate_to_datetime  # an HTTP date: rare, and email costs ~8 ms to import
+
         try:
             when = parsedate_to_datetime(raw)
         except (TypeError, ValueError):

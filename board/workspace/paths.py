@@ -9,7 +9,6 @@ that would leave its folder (``..``, absolute paths, symlinks pointing out).
 from __future__ import annotations
 
 import shutil
-from importlib import resources
 from pathlib import Path
 
 __all__ = [
@@ -26,10 +25,24 @@ class PathEscapeError(ValueError):
 
 def default_workspace_dir() -> Path:
     """The workspace shipped with Sabha (package data, else the repo's ``workspace/``)."""
-    packaged = Path(str(resources.files("board"))) / "_default_workspace"
+    packaged = _package_dir() / "_default_workspace"
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[2] / "workspace"
+
+
+def _package_dir() -> Path:
+    """The ``board`` package's folder: beside its ``__init__`` as pip installs it, else as
+    :mod:`importlib.resources` finds it (not imported otherwise: with zipfile and tempfile it
+    costs a turn ~4 ms of start-up)."""
+    import board
+
+    here = Path(board.__file__).resolve().parent if board.__file__ else None
+    if here is not None and here.is_dir():
+        return here
+    from importlib import resources
+
+    return Path(str(resources.files("board")))
 
 
 def resolve_inside(root: Path, relative: str | Path, *, what: str = "path") -> Path:

@@ -66,7 +66,7 @@ async def cmd_ask(args: argparse.Namespace) -> int:
         text = sys.stdin.read().strip()
     if not text:
         raise UserError("nothing to ask: give the question as arguments or on stdin")
-    loaded = open_config(args, writes=True)
+    loaded = open_config(args, writes=True, plain=True)  # the config models only for a file it cannot vouch for
 
     async def body(board: Board) -> int:
         router = board.router()  # reads every soul: once for the role, the route and the answer

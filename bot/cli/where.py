@@ -147,15 +147,29 @@ def _no_board(loaded: LoadedConfig) -> str:
             "`sabha chat` starts your personal board; `sabha init DIR` makes a board in DIR")
 
 
-def open_config(args: argparse.Namespace, *, writes: bool, channels: bool = False) -> LoadedConfig:
+def open_config(args: argparse.Namespace, *, writes: bool, channels: bool = False,
+                plain: bool = False) -> LoadedConfig:
     """The config of the board this command works on (see the module docstring).
 
     ``writes``: the command may create data, so with no board found the personal board is
     made; otherwise a missing board is a :class:`UserError`. ``channels``: the command
-    needs the channel sections (an unset ``${VAR}`` there is then an error).
+    needs the channel sections (an unset ``${VAR}`` there is then an error). ``plain``
+    (``sabha ask``): a file :func:`bot.plain_config.read_plain` vouches for is read without
+    the config models; any other is validated whole, errors and all.
     """
-    from bot.config import FoundBy, load_config, personal_board_dir
+    from bot.config_file import FoundBy
     from bot.ops.logs import protect_config
+
+    if plain:
+        from bot.plain_config import read_plain
+
+        found = read_plain(getattr(args, "config", None))
+        if found is not None:
+            loaded, data = found
+            _opened(loaded, writes)
+            protect_config(data)
+            return loaded
+    from bot.config import load_config, personal_board_dir
 
     loaded = load_config(getattr(args, "config", None), channels=channels)
     if loaded.source is None:
@@ -166,14 +180,23 @@ def open_config(args: argparse.Namespace, *, writes: bool, channels: bool = Fals
         note(f"no sabha.yaml in {loaded.base_dir} or any folder above it: made your personal board at {home} "
              "(sabha.yaml, workspace/, sessions/). `sabha init DIR` makes a board of its own")
         loaded = replace(load_config(config_path, channels=channels), found_by=FoundBy.PERSONAL)
-    elif loaded.found_by is FoundBy.PERSONAL and writes:
+        _opened(loaded, writes, made=True)
+    else:
+        _opened(loaded, writes)
+    protect_config(loaded.config)
+    return loaded
+
+
+def _opened(loaded: LoadedConfig, writes: bool, *, made: bool = False) -> None:
+    """What :func:`open_config` says and checks of the board it found (``made``: just now)."""
+    from bot.config_file import FoundBy
+
+    if loaded.found_by is FoundBy.PERSONAL and writes and not made:
         note(f"using your personal board at {loaded.base_dir} (no sabha.yaml in {Path.cwd()} or any folder above it)")
     _check_data_dir(loaded.data_dir, loaded.source)
     if writes and shipped_workspace_in_use(loaded.workspace):
         note(f"warning: the workspace {loaded.workspace} is the one Sabha ships: a broken soul there has no "
              "default to fall back to. Run `sabha init` for a workspace of your own")
-    protect_config(loaded.config)
-    return loaded
 
 
 def _check_data_dir(data_dir: Path, source: Path | None) -> None:

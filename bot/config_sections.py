@@ -1,0 +1,238 @@
+"""The config's sections as pydantic models: :class:`Config` and everything inside it.
+
+Apart from :mod:`bot.config` (which reads the file, validates it with :class:`Config` and
+re-exports these) so that :mod:`bot.loaded_config` can name :class:`Config` in its types
+without importing the reading.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+
+from board.roles import DEFAULT_ROSTERS, is_role_slug
+from bot.channels.telegram.config import TelegramSection
+from bot.channels.whatsapp.config import WhatsAppSection
+from bot.config_file import check_model
+from bot.config_model import StrictModel, blank_is_unset, section
+from bot.intake.config import InboxSection
+from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
+
+__all__ = ["AgentOverrideConfig", "BoardSection", "BudgetSection", "Config", "ConsultationConfig", "ContextSection",
+           "LLMSection", "LoggingSection", "MeetingsConfig", "PriceSection", "ProviderSection", "ProvidersSection",
+           "RetrySection", "ServerSection", "ToolsSection"]
+
+
+class AgentOverrideConfig(StrictModel):
+    """``board.agents.<role>``: per-role overrides of what the soul file says."""
+
+    name: str | None = Field(None, min_length=1, max_length=64)
+    emoji: str | None = Field(None, min_length=1, max_length=16)
+    model: str | None = Field(None, min_length=1)
+    soul_file: str | None = Field(None, min_length=1, description="relative to the workspace")
+    tools: list[str] | None = None
+    temperature: float | None = Field(None, ge=0, le=2, description="sampling temperature (soul front matter "
+                                                                    "otherwise; unset: the provider's default)")
+
+
+class MeetingsConfig(StrictModel):
+    """``board.meetings``: limits of a board meeting."""
+
+    max_turns_per_agent: int = Field(3, ge=1, le=10, description="rounds; each specialist speaks once per round")
+    max_duration_s: float = Field(600, gt=0, le=86_400)
+    budget_usd: float = Field(1.0, ge=0, description="checked before every model call of the meeting")
+    parallel: bool = True
+    agent_timeout_s: float = Field(120, gt=0, le=3600)
+    quorum: float = Field(0.5, gt=0, le=1, description="share of specialists that must be present")
+    critic_role: str = Field("critic", description="the challenger of rosters that `challengers` does not name")
+    challengers: dict[str, str] = Field(
+        default_factory=dict, description="roster -> the role that reviews its draft decisions "
+                                          "(defaults: board -> critic, sabha -> investor)")
+    peer_review: bool = Field(False, description="after round 1 each member ranks the others' anonymised "
+                                                 "statements; the ranking goes to the chair and the minutes")
+
+
+class ConsultationConfig(StrictModel):
+    """``board.consultation``: agents asking each other."""
+
+    enabled: bool = True
+    max_depth: int = Field(2, ge=0, le=5)
+    timeout_s: float = Field(120, gt=0, le=3600)
+    allow: dict[str, list[str]] = Field(default_factory=dict, description="role -> roles it may consult")
+
+
+class BoardSection(StrictModel):
+    """``board``: the roster and its agents."""
+
+    roster: str = "board"
+    rosters: dict[str, list[str]] = Field(default_factory=dict)
+    agents: dict[str, AgentOverrideConfig] = Field(default_factory=dict)
+    history_messages: int = Field(20, ge=0, le=150, description="bounded by the 400-entry transcript tail")
+    max_message_chars: int = Field(20_000, ge=100, le=1_000_000)
+    meetings: MeetingsConfig = section()
+    consultation: ConsultationConfig = section()
+
+    @field_validator("agents")
+    @classmethod
+    def _role_keys(cls, value: dict[str, AgentOverrideConfig]) -> dict[str, AgentOverrideConfig]:
+        for role in value:
+            if not is_role_slug(role):
+                raise ValueError(f"{role!r} is not a role slug (lowercase letters, digits, - or _)")
+        return value
+
+    @field_validator("rosters")
+    @classmethod
+    def _roster_members(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for name, members in value.items():
+            if not is_role_slug(name):
+                raise ValueError(f"roster name {name!r} must be a slug (lowercase letters, digits, - or _)")
+            bad = [m for m in members if not is_role_slug(m)]
+            if bad:
+                raise ValueError(f"roster {name!r} has invalid role slugs: {', '.join(map(repr, bad))}")
+        return value
+
+    @model_validator(mode="after")
+    def _known_roster(self) -> BoardSection:
+        known = set(DEFAULT_ROSTERS) | set(self.rosters)
+        if self.roster not in known:
+            raise ValueError(f"roster {self.roster!r} is unknown; use one of {', '.join(sorted(known))} "
+                             "or define it under board.rosters")
+        return self
+
+
+class RetrySection(StrictModel):
+    """``llm.retry``: what happens when a model call fails with a timeout, 429, 5xx or connection error."""
+
+    retries: int = Field(1, ge=0, le=5, description="retries of the same model before the next fallback")
+    backoff_s: float = Field(0.4, ge=0, le=60, description="first backoff; doubles per retry, +-50% jitter")
+    backoff_max_s: float = Field(8.0, ge=0, le=300)
+    retry_after_max_s: float = Field(20.0, ge=0, le=600, description="longer retry-after hints skip to the fallback")
+
+
+class PriceSection(StrictModel):
+    """``llm.prices.<provider:model>``: USD per million tokens (cache prices default to the input price)."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cache_read: float | None = Field(None, ge=0)
+    cache_write: float | None = Field(None, ge=0)
+
+
+class ProviderSection(StrictModel):
+    """``llm.providers.<name>``: how to reach one provider."""
+
+    api_key: SecretStr | None = Field(None, description="default: $OPENAI_API_KEY / $ANTHROPIC_API_KEY")
+    base_url: str | None = Field(None, description="e.g. http://localhost:11434/v1 for Ollama")
+    timeout_s: float | None = Field(None, gt=0, le=3600, description="HTTP timeout; default llm.timeout_s")
+    stream: bool = Field(False, description="stream answers (records time to first token)")
+
+    _blank_is_unset = blank_is_unset("api_key", "base_url")
+
+
+class ProvidersSection(StrictModel):
+    """``llm.providers``: the OpenAI(-compatible) and Anthropic endpoints."""
+
+    openai: ProviderSection = section()
+    anthropic: ProviderSection = section()
+
+
+class ContextSection(StrictModel):
+    """``llm.context``: the history's token budget and compaction."""
+
+    history_tokens: int = Field(3000, ge=100, le=1_000_000, description="budget of summary + earlier messages")
+    keep_recent_messages: int = Field(6, ge=1, le=200, description="messages kept verbatim when compacting")
+    summary_max_tokens: int = Field(600, ge=50, le=8000)
+    compaction: bool = Field(True, description="false: drop the oldest messages instead of summarising")
+    roles: dict[str, int] = Field(default_factory=dict, description="per-role history_tokens")
+
+
+class LLMSection(StrictModel):
+    """``llm``: which models answer, how failures are handled and what calls cost."""
+
+    model: str = Field("offline", min_length=1, description="provider:model, or offline")
+    max_tokens: int = Field(1024, ge=16, le=200_000)
+    fallbacks: list[str] = Field(default_factory=list, description="models tried in order when the model fails")
+    cheap_model: str | None = Field(None, description="compaction summaries; default: the role's model")
+    max_tool_iterations: int = Field(4, ge=0, le=20)
+    timeout_s: float = Field(60.0, gt=0, le=3600, description="deadline of one model call")
+    turn_timeout_s: float = Field(300.0, gt=0, le=7200, description="deadline of a whole turn")
+    retry: RetrySection = section()
+    prices: dict[str, PriceSection] = Field(default_factory=dict)
+    text_tool_protocol: list[str] = Field(
+        default_factory=list, description="models (glob patterns) that call tools as [TOOL: name ARG: {json}]"
+    )
+    providers: ProvidersSection = section()
+    context: ContextSection = section()
+
+    @field_validator("model", "cheap_model")
+    @classmethod
+    def _model(cls, value: str | None) -> str | None:
+        return check_model(value) if value is not None else None
+
+    @field_validator("fallbacks")
+    @classmethod
+    def _fallbacks(cls, value: list[str]) -> list[str]:
+        return [check_model(v) for v in value]
+
+
+class ToolsSection(StrictModel):
+    """``tools``: which tools a role may call when its soul and board.agents.<role>.tools say nothing."""
+
+    default: list[str] | None = Field(None, description="None: every registered tool; []: none")
+
+
+class LoggingSection(StrictModel):
+    """``logging``: how chatty the daemon is."""
+
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    format: Literal["text", "json", "auto"] = Field("auto", description=(
+        "text: human lines; json: one JSON object per line; auto: JSON when run by systemd "
+        "($INVOCATION_ID or $JOURNAL_STREAM set), text otherwise"))
+
+
+class ServerSection(StrictModel):
+    """``server``: the daemon's HTTP server (health check, webhooks)."""
+
+    host: str = Field("127.0.0.1", min_length=1, description="0.0.0.0 to listen on every interface")
+    port: int = Field(8080, ge=0, le=65535, description="0 picks a free port")
+    body_timeout_s: float = Field(10, gt=0, le=300, description=(
+        "a request's body must arrive in full within this many seconds of its headers; a slower client is "
+        "answered 408 and disconnected (Telegram's and Meta's webhooks send theirs at once)"))
+    max_pending_bodies: int = Field(64, ge=1, le=10_000, description=(
+        "request bodies being received at once (a webhook's body is read before its signature can be checked); "
+        "past this the one arriving longest is answered 503 and disconnected"))
+    idle_timeout_s: float = Field(75, gt=0, le=3600, description=(
+        "a connection that sends no complete request for this long is closed: idle keep-alive connections, "
+        "and clients sending their headers too slowly"))
+
+
+
+class BudgetSection(StrictModel):
+    """``budget``: daily limits on model spend (UTC days, estimated from llm.prices); unset = no limit."""
+
+    daily_usd: float | None = Field(None, ge=0, description=(
+        "all model calls together; once reached, every message gets a polite fixed reply and no model call"))
+    per_sender_daily_usd: float | None = Field(None, ge=0, description=(
+        "one sender's model calls (the owner is held only to daily_usd)"))
+
+
+class Config(StrictModel):
+    """The whole config file."""
+
+    workspace: Path = Path("workspace")
+    data_dir: Path = Path("sessions")
+    llm: LLMSection = section()
+    board: BoardSection = section()
+    tools: ToolsSection = section()
+    logging: LoggingSection = section()
+    server: ServerSection = section()
+    inbox: InboxSection = section()
+    budget: BudgetSection = section()
+    telegram: TelegramSection = section()
+    whatsapp: WhatsAppSection = section()
+    knowledge: KnowledgeSection = section()
+    web_search: WebSearchSection = section()
+    memory: MemorySection = section()
+    guardrails: GuardrailsSection = section()

@@ -1,0 +1,160 @@
+"""A config as the board reads it: :class:`LoadedConfig`, where it came from and its settings.
+
+Apart from :mod:`bot.config` (which re-exports it) so that the wiring (:mod:`bot.app`, the
+CLI's key checks) imports no pydantic: ``sabha ask`` on a config that
+:mod:`bot.plain_config` can vouch for never loads the config models. ``config`` is a
+validated :class:`bot.config.Config`, or that reading's plain equivalent
+(:class:`bot.plain_config.PlainConfig`: the same attributes, the defaults for whatever the
+file does not set).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bot.config_file import FoundBy
+
+if TYPE_CHECKING:  # the board's settings types are imported when they are built: `sabha souls` needs none
+    from board.agent.runner import AgentSettings
+    from board.budget import BudgetSettings
+    from board.roles import RosterSpec
+    from board.service import BoardSettings
+    from bot.config_sections import Config
+
+__all__ = ["LoadedConfig"]
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """A validated config, where it came from, and its folder for relative paths."""
+
+    config: Config
+    source: Path | None
+    base_dir: Path
+    found_by: FoundBy = FoundBy.NONE
+    warnings: tuple[str, ...] = ()  # e.g. a secret written into the file
+    skipped: tuple[str, ...] = ()  # channel sections left out (loaded with channels=False)
+
+    @property
+    def workspace(self) -> Path:
+        """The workspace folder, absolute."""
+        return (self.base_dir / self.config.workspace).resolve()
+
+    @property
+    def data_dir(self) -> Path:
+        """The data folder (transcripts, state db), absolute."""
+        return (self.base_dir / self.config.data_dir).resolve()
+
+    def models(self) -> list[str]:
+        """Every model the config names, once each: the default, the fallbacks, the cheap
+        model, the per-role ones (``board.agents``)."""
+        llm = self.config.llm
+        models = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
+        models += [a.model for a in self.config.board.agents.values() if a.model]
+        return list(dict.fromkeys(models))
+
+    def roster(self) -> RosterSpec:
+        """The roster in use with its per-role overrides (without building the rest of the board's settings)."""
+        from board.roles import RoleOverride, RosterSpec
+
+        board = self.config.board
+        overrides = {
+            role: RoleOverride(name=o.name, emoji=o.emoji, model=o.model, soul_file=o.soul_file,
+                               tools=tuple(o.tools) if o.tools is not None else None, temperature=o.temperature)
+            for role, o in board.agents.items()
+        }
+        return RosterSpec.build(board.roster, custom=board.rosters, overrides=overrides)
+
+    def board_settings(self) -> BoardSettings:
+        """The plain values the board needs."""
+        from board.room.consult import ConsultSettings
+        from board.room.settings import DEFAULT_CHALLENGERS, MeetingSettings
+        from board.service import BoardSettings
+
+        board = self.config.board
+        roster = self.roster()
+        meetings, consult = board.meetings, board.consultation
+        return BoardSettings(
+            workspace=self.workspace,
+            data_dir=self.data_dir,
+            roster=roster,
+            agent=self.agent_settings(),
+            meetings=MeetingSettings(
+                max_turns_per_agent=meetings.max_turns_per_agent,
+                max_duration_s=meetings.max_duration_s,
+                budget_usd=meetings.budget_usd,
+                parallel=meetings.parallel,
+                agent_timeout_s=meetings.agent_timeout_s,
+                quorum=meetings.quorum,
+                critic_role=meetings.critic_role,
+                challengers=tuple({**dict(DEFAULT_CHALLENGERS), **meetings.challengers}.items()),
+                peer_review=meetings.peer_review,
+            ),
+            consultation=ConsultSettings(
+                enabled=consult.enabled,
+                max_depth=consult.max_depth,
+                timeout_s=consult.timeout_s,
+                allow={role: tuple(targets) for role, targets in consult.allow.items()},
+            ),
+            custom_rosters=tuple((name, tuple(roles)) for name, roles in board.rosters.items()),
+            max_message_chars=board.max_message_chars,
+            budget=self.budget_settings(),
+            knowledge=self.config.knowledge.settings(),
+            web_search=self.config.web_search.settings(),
+            memory=self.config.memory.settings(),
+            guardrails=self.config.guardrails.settings(),
+        )
+
+    def budget_settings(self) -> BudgetSettings:
+        """``budget:`` as the board's plain settings."""
+        from board.budget import BudgetSettings
+
+        return BudgetSettings(daily_usd=self.config.budget.daily_usd,
+                              per_sender_daily_usd=self.config.budget.per_sender_daily_usd)
+
+    def agent_settings(self) -> AgentSettings:
+        """The ``llm`` section (and history/tool defaults) as the board's plain settings."""
+        from board.agent.compaction import ContextSettings
+        from board.agent.runner import AgentSettings
+        from board.llm.pricing import ModelPrice, PriceTable
+        from board.llm.resilience import RetryPolicy
+
+        llm = self.config.llm
+        prices = {
+            model: ModelPrice(
+                input=p.input,
+                output=p.output,
+                cache_read=p.input if p.cache_read is None else p.cache_read,
+                cache_write=p.input if p.cache_write is None else p.cache_write,
+            )
+            for model, p in llm.prices.items()
+        }
+        context = llm.context
+        return AgentSettings(
+            default_model=llm.model,
+            history_messages=self.config.board.history_messages,
+            max_tokens=llm.max_tokens,
+            fallbacks=tuple(llm.fallbacks),
+            cheap_model=llm.cheap_model,
+            max_tool_iterations=llm.max_tool_iterations,
+            default_tools=tuple(self.config.tools.default) if self.config.tools.default is not None else None,
+            text_tool_models=tuple(llm.text_tool_protocol),
+            retry=RetryPolicy(
+                timeout_s=llm.timeout_s,
+                retries=llm.retry.retries,
+                backoff_s=llm.retry.backoff_s,
+                backoff_max_s=llm.retry.backoff_max_s,
+                retry_after_max_s=llm.retry.retry_after_max_s,
+            ),
+            turn_timeout_s=llm.turn_timeout_s,
+            prices=PriceTable.with_overrides(prices),
+            context=ContextSettings(
+                history_tokens=context.history_tokens,
+                keep_recent_messages=context.keep_recent_messages,
+                summary_max_tokens=context.summary_max_tokens,
+                compaction=context.compaction,
+                roles=dict(context.roles),
+            ),
+        )
