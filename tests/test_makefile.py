@@ -6,6 +6,7 @@ the commands make prints are the ones it would run.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -19,8 +20,11 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 def planned(folder: Path, target: str) -> list[str]:
     """The commands ``make <target>`` would run in ``folder``, one per line."""
-    done = subprocess.run(["make", "-n", target], cwd=folder, capture_output=True, text=True, timeout=60,
-                          check=False)
+    # as a newcomer runs it: not as a sub-make of `make test` (whose MAKELEVEL / MAKEFLAGS make a
+    # child print "Entering directory" lines around its plan)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")}
+    done = subprocess.run(["make", "--no-print-directory", "-n", target], cwd=folder, capture_output=True,
+                          text=True, timeout=60, check=False, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 
