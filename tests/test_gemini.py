@@ -1,0 +1,119 @@
+"""Google Gemini as a provider (issue 25, "Mixed models"): ``google:<model>`` (or ``gemini:<model>``)
+through Google's official ``google-genai`` SDK, pointed at :class:`tests.fakes.gemini_api.FakeGemini`
+by ``llm.providers.google.base_url``; every test goes through the real CLI (``sabha ask``, ``sabha cost``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from board.agent.exchange.outcome import DEGRADED_REPLY
+from tests.fakes.gemini_api import FakeGemini
+
+REPO = Path(__file__).resolve().parents[1]
+KEY = "gemini-test-key"
+
+
+async def sabha(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """The real CLI as a subprocess (the event loop keeps serving the fake meanwhile)."""
+    full = {k: v for k, v in os.environ.items()
+            if not k.startswith("SABHA_") and k not in ("GOOGLE_API_KEY", "GEMINI_API_KEY")}
+    full.update(PYTHONPATH=str(REPO), XDG_DATA_HOME=str(cwd / "xdg"), **(env or {}))
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.cli.main", *args, cwd=cwd, env=full,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def board(tmp_path: Path, fake: FakeGemini, llm: str) -> Path:
+    """A board made by ``sabha init`` whose llm section is ``llm`` plus the fake's base URL."""
+    code, _, err = await sabha(["init", str(tmp_path / "proj")], tmp_path)
+    assert code == 0, err
+    home = tmp_path / "proj"
+    (home / "sabha.yaml").write_text(
+        "workspace: ./workspace\ndata_dir: ./sessions\n"
+        f"llm:\n{llm}  providers:\n    google:\n      base_url: {fake.base_url}\n      timeout_s: 20\n"
+        "board:\n  roster: board\n", encoding="utf-8")
+    return home
+
+
+@pytest.fixture
+async def fake() -> FakeGemini:
+    async with FakeGemini(api_key=KEY) as server:
+        yield server  # type: ignore[misc]
+
+
+async def test_a_turn_on_gemini_is_answered_with_the_system_instruction_and_costed(
+    tmp_path: Path, fake: FakeGemini
+) -> None:
+    home = await board(tmp_path, fake, "  model: google:gemini-2.5-flash\n")
+    fake.script_text("Cut the burn first: runway before reach.")
+    code, out, err = await sabha(["ask", "--role", "critic", "Should we hire two engineers now?"], home,
+                                 {"GOOGLE_API_KEY": KEY})
+    assert code == 0, err
+    assert out.startswith("🦉 Critic: ") and "Cut the burn first: runway before reach." in out, out
+
+    [request] = fake.requests
+    assert request.path == "/v1beta/models/gemini-2.5-flash:generateContent" or request.path.endswith(
+        "/models/gemini-2.5-flash:generateContent"), request.path
+    assert request.headers["x-goog-api-key"] == KEY
+    body = request.body
+    system = "".join(p["text"] for p in body["systemInstruction"]["parts"])
+    assert "Critic" in system and len(system) > 200, system[:300]
+    assert body["contents"][-1]["role"] == "user"
+    assert "Should we hire two engineers now?" in body["contents"][-1]["parts"][0]["text"]
+    assert body["generationConfig"]["maxOutputTokens"] > 0
+
+    code, out, err = await sabha(["cost", "--by", "model", "--since", "all"], home)
+    assert code == 0, err
+    line = next((row for row in out.splitlines() if row.startswith("google:gemini-2.5-flash")), None)
+    assert line is not None, out
+    assert "*" not in line and "add it under llm.prices" not in out, out  # priced, not flagged unpriced
+
+
+async def test_gemini_alias_and_gemini_api_key_work_too(tmp_path: Path, fake: FakeGemini) -> None:
+    home = await board(tmp_path, fake, "  model: gemini:gemini-2.5-pro\n")
+    fake.script_text("Through the other name.")
+    code, out, err = await sabha(["ask", "Which market first?"], home, {"GEMINI_API_KEY": KEY})
+    assert code == 0, err
+    assert "Through the other name." in out, out
+    assert fake.requests[0].path.endswith("/models/gemini-2.5-pro:generateContent")
+
+
+async def test_429_then_500_are_retried_then_the_fallback_answers(tmp_path: Path, fake: FakeGemini) -> None:
+    home = await board(tmp_path, fake, "  model: google:gemini-2.5-flash\n  fallbacks: [google:gemini-2.0-flash]\n"
+                                       "  retry:\n    retries: 1\n    backoff_s: 0.05\n")
+    fake.script_error(429, "RESOURCE_EXHAUSTED", "Quota exceeded for this minute", headers={"retry-after": "0"})
+    fake.script_error(500, "INTERNAL", "An internal error has occurred")
+    fake.script_text("The fallback's answer.")
+    code, out, err = await sabha(["ask", "--role", "finance", "What is our runway?"], home, {"GOOGLE_API_KEY": KEY})
+    assert code == 0, err
+    assert "The fallback's answer." in out, out
+    models = [r.path.rsplit("/", 1)[1] for r in fake.requests]
+    assert models == ["gemini-2.5-flash:generateContent", "gemini-2.5-flash:generateContent",
+                      "gemini-2.0-flash:generateContent"], models
+
+
+async def test_gemini_down_for_good_is_the_graceful_message(tmp_path: Path, fake: FakeGemini) -> None:
+    home = await board(tmp_path, fake, "  model: google:gemini-2.5-flash\n  retry:\n    retries: 1\n"
+                                       "    backoff_s: 0.05\n")
+    for _ in range(2):
+        fake.script_error(503, "UNAVAILABLE", "The model is overloaded. Please try again later.")
+    code, out, err = await sabha(["ask", "--role", "finance", "What is our runway?"], home, {"GOOGLE_API_KEY": KEY})
+    assert len(fake.requests) == 2  # tried, retried once, then no fallback left
+    assert "Traceback" not in err, err
+    assert out == f"💰 Finance: {DEGRADED_REPLY}\n", out  # the board's own words, not the API's
+    assert code == 1 and "503" in err, err  # the owner's log says what failed
+
+
+async def test_without_a_key_the_advice_names_google_api_key(tmp_path: Path, fake: FakeGemini) -> None:
+    home = await board(tmp_path, fake, "  model: google:gemini-2.5-flash\n")
+    code, out, err = await sabha(["ask", "hi"], home)
+    assert code == 2 and "needs an API key: export GOOGLE_API_KEY=" in err, (out, err)
+    assert "Traceback" not in err
+    assert fake.requests == []
