@@ -5,6 +5,7 @@ by ``llm.providers.google.base_url``; every test goes through the real CLI (``sa
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sys
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 
 from board.agent.exchange.outcome import DEGRADED_REPLY
 from tests.fakes.gemini_api import FakeGemini
+from tests.llm_support import LookupTool, envelope, provider_board
+from tests.test_llm_providers import soul_phrase
 
 REPO = Path(__file__).resolve().parents[1]
 KEY = "gemini-test-key"
@@ -117,3 +120,46 @@ async def test_without_a_key_the_advice_names_google_api_key(tmp_path: Path, fak
     assert code == 2 and "needs an API key: export GOOGLE_API_KEY=" in err, (out, err)
     assert "Traceback" not in err
     assert fake.requests == []
+
+
+async def test_tools_go_as_function_declarations_and_the_result_comes_back(tmp_path: Path, workspace: Path,
+                                                                          fake: FakeGemini) -> None:
+    fake.script_tool_call("lookup", {"q": "laptops"}, "call_gst")
+    fake.script_text("GST on laptops is 18%, per the lookup.")
+    provider = f'google: {{base_url: "{fake.base_url}", api_key: "{KEY}"}}'
+    board = await provider_board(tmp_path, workspace, "google:gemini-2.5-flash", provider)
+    lookup = LookupTool()
+    board.tools.register(lookup.tool())
+    try:
+        reply = await board.handle(envelope("@finance what GST do we pay on laptops?"))
+        assert reply.text == "GST on laptops is 18%, per the lookup." and not reply.degraded
+        first, second = fake.requests
+        assert soul_phrase(workspace, "finance") in first.body["systemInstruction"]["parts"][0]["text"]
+        [declarations] = [t["functionDeclarations"] for t in first.body["tools"]]
+        declared = next(d for d in declarations if d["name"] == "lookup")
+        assert declared["parameters_json_schema"]["required"] == ["q"]
+        called, answered = second.body["contents"][-2:]
+        assert called == {"role": "model", "parts": [
+            {"functionCall": {"id": "call_gst", "name": "lookup", "args": {"q": "laptops"}}}]}
+        [part] = answered["parts"]
+        assert answered["role"] == "user" and part["functionResponse"]["id"] == "call_gst"
+        assert part["functionResponse"]["name"] == "lookup"
+        result = json.loads(part["functionResponse"]["response"]["result"])
+        assert result == {"ok": True, "result": {"answer": "GST on laptops is 18%"}}
+        assert lookup.seen[0][0] == {"q": "laptops"}
+    finally:
+        await board.close()
+
+
+async def test_the_second_turn_reads_the_prefix_from_the_implicit_cache(tmp_path: Path, fake: FakeGemini) -> None:
+    home = await board(tmp_path, fake, "  model: google:gemini-2.5-flash\n")
+    for question in ("What is our runway?", "And if we hire two engineers?"):
+        code, _, err = await sabha(["ask", "--role", "finance", question], home, {"GOOGLE_API_KEY": KEY})
+        assert code == 0, err
+    code, out, err = await sabha(["cost", "--by", "model", "--since", "all"], home)
+    assert code == 0, err
+    assert "Prompt cache:" in out and "read from it" in out, out
+    first, second = (r.body for r in fake.requests)
+    assert second["systemInstruction"] == first["systemInstruction"]  # the byte-stable prefix...
+    assert second["contents"][0] == {"role": "user", "parts": [{"text": "What is our runway?"}]}  # ...then history
+    assert "<turn_context>" in second["contents"][-1]["parts"][0]["text"]  # the per-turn context last
