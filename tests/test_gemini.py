@@ -163,3 +163,23 @@ async def test_the_second_turn_reads_the_prefix_from_the_implicit_cache(tmp_path
     assert second["systemInstruction"] == first["systemInstruction"]  # the byte-stable prefix...
     assert second["contents"][0] == {"role": "user", "parts": [{"text": "What is our runway?"}]}  # ...then history
     assert "<turn_context>" in second["contents"][-1]["parts"][0]["text"]  # the per-turn context last
+
+
+async def test_a_wrong_key_is_told_as_a_rejected_key_naming_the_variable(tmp_path: Path, fake: FakeGemini) -> None:
+    home = await board(tmp_path, fake, "  model: google:gemini-2.5-flash\n")
+    code, out, err = await sabha(["ask", "--role", "finance", "What is our runway?"], home,
+                                 {"GOOGLE_API_KEY": "not-the-key"})
+    assert code == 1 and len(fake.requests) == 1  # a setup problem: not retried
+    assert "the API key was rejected" in err and "export a valid GOOGLE_API_KEY" in err, err
+    assert "not-the-key" not in out + err  # the key itself is never shown
+    assert out.startswith("💰 Finance: ") and "setup problem" in out, out  # the user is told it is the setup
+
+
+async def test_an_answer_with_nothing_in_it_is_retried(tmp_path: Path, fake: FakeGemini) -> None:
+    home = await board(tmp_path, fake, "  model: google:gemini-2.5-flash\n  retry:\n    retries: 1\n"
+                                       "    backoff_s: 0.05\n")
+    fake.script_text("", finish="SAFETY")
+    fake.script_text("Second time lucky.")
+    code, out, err = await sabha(["ask", "--role", "finance", "What is our runway?"], home, {"GOOGLE_API_KEY": KEY})
+    assert code == 0, err
+    assert "Second time lucky." in out and "finish reason SAFETY" in err, (out, err)

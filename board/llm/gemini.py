@@ -93,6 +93,9 @@ def _usage(raw: Any) -> Usage:
     return Usage(input_tokens=prompt - cached, output_tokens=output, cache_read_tokens=cached)
 
 
+#: The reason, and the words, of Gemini's 400 for a wrong API key.
+_KEY_INVALID = "API key not valid"
+
 _STOP_REASONS = {"STOP": "end_turn", "MAX_TOKENS": "max_tokens"}
 
 
@@ -141,6 +144,8 @@ class GeminiProvider(SDKProvider[GeminiClient]):
 
     def _status_code(self, exc: Any) -> int | None:
         code = getattr(exc, "code", None)
+        if code == 400 and _KEY_INVALID in str(getattr(exc, "details", "")) + str(getattr(exc, "message", "")):
+            return 401  # Gemini refuses a wrong key with 400 API_KEY_INVALID: advise as for a rejected key
         return code if isinstance(code, int) else None
 
     def _status_detail(self, exc: Any) -> tuple[str, str | None]:
@@ -159,8 +164,9 @@ class GeminiProvider(SDKProvider[GeminiClient]):
         parts = candidate.content.parts if candidate.content and candidate.content.parts else []
         text = "".join(p.text for p in parts if p.text and not p.thought)
         calls = tuple(_tool_call(p.function_call) for p in parts if p.function_call is not None)
-        if not text and not calls and candidate.finish_reason in (None, genai_types.FinishReason.STOP):
-            raise bad_response_error(self.name, model, "the first candidate has no text and no function call")
+        if not text and not calls:  # e.g. finishReason SAFETY, or thinking used up maxOutputTokens
+            finish = getattr(candidate.finish_reason, "value", candidate.finish_reason) or "none"
+            raise bad_response_error(self.name, model, f"no text and no function call (finish reason {finish})")
         return LLMResponse(
             text=text, model=request.model, tool_calls=calls, usage=_usage(result.usage_metadata),
             stop_reason=_stop_reason(candidate.finish_reason, bool(calls)),
