@@ -183,3 +183,18 @@ async def test_an_answer_with_nothing_in_it_is_retried(tmp_path: Path, fake: Fak
     code, out, err = await sabha(["ask", "--role", "finance", "What is our runway?"], home, {"GOOGLE_API_KEY": KEY})
     assert code == 0, err
     assert "Second time lucky." in out and "finish reason SAFETY" in err, (out, err)
+
+
+async def test_streamed_answers_are_joined_and_costed(tmp_path: Path, fake: FakeGemini) -> None:
+    home = await board(tmp_path, fake, "  model: google:gemini-2.5-flash\n")
+    config = home / "sabha.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("      timeout_s: 20\n",
+                                                                 "      timeout_s: 20\n      stream: true\n"),
+                      encoding="utf-8")
+    fake.script_text("Runway is fourteen months at the current burn.")
+    code, out, err = await sabha(["ask", "--role", "finance", "What is our runway?"], home, {"GOOGLE_API_KEY": KEY})
+    assert code == 0, err
+    assert out == "💰 Finance: Runway is fourteen months at the current burn.\n", out
+    assert fake.requests[0].path.endswith("/models/gemini-2.5-flash:streamGenerateContent")
+    code, out, err = await sabha(["cost", "--by", "model", "--since", "all"], home)
+    assert code == 0 and "google:gemini-2.5-flash" in out, (out, err)

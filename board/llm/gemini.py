@@ -10,7 +10,8 @@ implicit caching reuses (``usageMetadata.cachedContentTokenCount`` is reported a
 Tools are sent as ``functionDeclarations`` with their JSON schema as ``parametersJsonSchema``;
 the SDK's automatic function calling is off (Sabha's tool loop runs the tools).
 
-``llm.providers.google.base_url`` points the SDK at another endpoint (a test fake). The SDK's
+``llm.providers.google.stream: true`` streams (``streamGenerateContent``; the time to the first
+token is recorded). ``llm.providers.google.base_url`` points the SDK at another endpoint (a test fake). The SDK's
 own retries are off (one attempt): :mod:`board.llm.resilience` decides about retries and
 fallbacks. Thinking tokens (``thoughtsTokenCount``) are billed as output, as Google bills them.
 """
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,24 +155,58 @@ class GeminiProvider(SDKProvider[GeminiClient]):
         return str(getattr(exc, "message", None) or exc), str(status) if status else None
 
     async def _call(self, client: GeminiClient, params: dict[str, Any], request: LLMRequest, model: str) -> LLMResponse:
+        if self.settings.stream:
+            return await self._streamed(client, params, request, model)
         result: object = await client.aio.models.generate_content(**params)
         if not isinstance(result, genai_types.GenerateContentResponse):
             raise bad_response_error(self.name, model, f"not a generateContent answer: {preview(result)}")
         if not result.candidates:
-            feedback = result.prompt_feedback
-            why = f" (blocked: {feedback.block_reason})" if feedback and feedback.block_reason else ""
-            raise bad_response_error(self.name, model, f"the answer has no candidates{why}")
+            raise bad_response_error(self.name, model, f"the answer has no candidates{_blocked(result)}")
         candidate = result.candidates[0]
         parts = candidate.content.parts if candidate.content and candidate.content.parts else []
+        return self._response(request, model, parts, candidate.finish_reason, result.usage_metadata)
+
+    async def _streamed(self, client: GeminiClient, params: dict[str, Any], request: LLMRequest,
+                        model: str) -> LLMResponse:
+        """``streamGenerateContent``: parts arrive chunk by chunk; the finish reason and the usage
+        come with the last chunks (each chunk's usage is the total so far)."""
+        started = time.perf_counter()
+        ttft: float | None = None
+        parts: list[genai_types.Part] = []
+        finish: Any = None
+        usage: Any = None
+        blocked = ""
+        async for chunk in await client.aio.models.generate_content_stream(**params):
+            usage = chunk.usage_metadata or usage
+            if not chunk.candidates:
+                blocked = blocked or _blocked(chunk)
+                continue
+            candidate = chunk.candidates[0]
+            finish = candidate.finish_reason or finish
+            new = candidate.content.parts if candidate.content and candidate.content.parts else []
+            if ttft is None and any((p.text and not p.thought) or p.function_call for p in new):
+                ttft = round((time.perf_counter() - started) * 1000, 2)
+            parts.extend(new)
+        if not parts and finish is None:
+            raise bad_response_error(self.name, model, f"the stream ended without a candidate{blocked}")
+        response = self._response(request, model, parts, finish, usage)
+        return LLMResponse(text=response.text, model=response.model, tool_calls=response.tool_calls,
+                           usage=response.usage, stop_reason=response.stop_reason, ttft_ms=ttft)
+
+    def _response(self, request: LLMRequest, model: str, parts: list[genai_types.Part], finish: Any,
+                  usage: Any) -> LLMResponse:
         text = "".join(p.text for p in parts if p.text and not p.thought)
         calls = tuple(_tool_call(p.function_call) for p in parts if p.function_call is not None)
         if not text and not calls:  # e.g. finishReason SAFETY, or thinking used up maxOutputTokens
-            finish = getattr(candidate.finish_reason, "value", candidate.finish_reason) or "none"
-            raise bad_response_error(self.name, model, f"no text and no function call (finish reason {finish})")
-        return LLMResponse(
-            text=text, model=request.model, tool_calls=calls, usage=_usage(result.usage_metadata),
-            stop_reason=_stop_reason(candidate.finish_reason, bool(calls)),
-        )
+            reason = getattr(finish, "value", finish) or "none"
+            raise bad_response_error(self.name, model, f"no text and no function call (finish reason {reason})")
+        return LLMResponse(text=text, model=request.model, tool_calls=calls, usage=_usage(usage),
+                           stop_reason=_stop_reason(finish, bool(calls)))
+
+
+def _blocked(answer: genai_types.GenerateContentResponse) -> str:
+    feedback = answer.prompt_feedback
+    return f" (blocked: {feedback.block_reason})" if feedback and feedback.block_reason else ""
 
 
 def _tool_call(call: genai_types.FunctionCall) -> ToolCall:

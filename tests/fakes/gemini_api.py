@@ -13,7 +13,9 @@ The SDK posts to ``{base_url}/{api_version}/models/{model}:generateContent`` (``
 default) with the key in ``x-goog-api-key``; the body and answer are the REST shapes (camelCase).
 Usage is ``usageMetadata`` at about 4 characters a token; ``cachedContentTokenCount`` is the
 prefix of the ``contents`` (as JSON) shared with an earlier request, like implicit caching.
-Streaming (``:streamGenerateContent``) is not served: Sabha does not stream from Gemini.
+``:streamGenerateContent?alt=sse`` answers the same reply as server-sent events: the text in
+word-ish pieces (a chunk each), function calls in one chunk, then a last chunk with the
+``finishReason`` and the ``usageMetadata``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from tests.fakes.local_server import (
     TextReply,
     ToolCallsReply,
     approx_tokens,
+    pieces,
     random_id,
 )
 
@@ -92,7 +95,7 @@ class FakeGemini(ScriptedServer[GeminiReply]):
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         body = (await self.record(request)).body
         model, _, method = request.match_info["call"].partition(":")
-        if method != "generateContent":
+        if method not in ("generateContent", "streamGenerateContent"):
             return self.error_response(self.error_reply(404, "NOT_FOUND", f"method {method!r} is not served"))
         if self.api_key is not None and request.headers.get("x-goog-api-key") != self.api_key:
             return self.error_response(self.error_reply(400, "INVALID_ARGUMENT",
@@ -104,7 +107,30 @@ class FakeGemini(ScriptedServer[GeminiReply]):
         if fault is not None:
             return fault
         assert isinstance(reply, (TextReply, ToolCallsReply))
-        return web.json_response(self._answer(model, body, reply))
+        answer = self._answer(model, body, reply)
+        if method == "generateContent":
+            return web.json_response(answer)
+        return await self._stream(request, answer)
+
+    async def _stream(self, request: web.Request, answer: dict[str, Any]) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        [candidate] = answer["candidates"]
+        chunks: list[list[dict[str, Any]]] = []
+        for part in candidate["content"]["parts"]:
+            if "text" in part:
+                chunks += [[{"text": piece}] for piece in pieces(part["text"])]
+            else:
+                chunks.append([part])
+        for parts in chunks:
+            event = {"candidates": [{"content": {"role": "model", "parts": parts}, "index": 0}]}
+            await resp.write(f"data: {json.dumps(event)}\r\n\r\n".encode())
+        last = {"candidates": [{"content": {"role": "model", "parts": [{"text": ""}]},
+                                "finishReason": candidate["finishReason"], "index": 0}],
+                "usageMetadata": answer["usageMetadata"], "modelVersion": answer["modelVersion"]}
+        await resp.write(f"data: {json.dumps(last)}\r\n\r\n".encode())
+        await resp.write_eof()
+        return resp
 
     def _answer(self, model: str, body: dict[str, Any], reply: GeminiReply) -> dict[str, Any]:
         parts: list[dict[str, Any]] = []
