@@ -198,3 +198,18 @@ async def test_streamed_answers_are_joined_and_costed(tmp_path: Path, fake: Fake
     assert fake.requests[0].path.endswith("/models/gemini-2.5-flash:streamGenerateContent")
     code, out, err = await sabha(["cost", "--by", "model", "--since", "all"], home)
     assert code == 0 and "google:gemini-2.5-flash" in out, (out, err)
+
+
+async def test_a_dropped_connection_is_retried_by_sabha_not_after_the_sdks_own_sleep(tmp_path: Path,
+                                                                                   fake: FakeGemini) -> None:
+    """Left alone, the SDK itself sleeps 1 to 10 s after a dropped connection and tries again,
+    unseen by the ledger and the retry policy; Sabha's retry (backoff 0.05 s) does it instead."""
+    home = await board(tmp_path, fake, "  model: google:gemini-2.5-flash\n  retry:\n    retries: 1\n"
+                                       "    backoff_s: 0.05\n")
+    fake.script_disconnect()
+    fake.script_text("Answered after the drop.")
+    code, out, err = await sabha(["ask", "--role", "finance", "What is our runway?"], home, {"GOOGLE_API_KEY": KEY})
+    assert code == 0, err
+    assert "Answered after the drop." in out, out
+    assert "cannot reach" in err and "retrying in 0." in err, err  # Sabha's policy saw it and retried
+    assert fake.requests[1].received_at - fake.requests[0].received_at < 0.9  # no SDK sleep of 1 s or more
