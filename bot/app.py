@@ -16,7 +16,7 @@ from board.llm.errors import ProviderSettings
 from board.llm.registry import ProviderRegistry, split_model
 from board.service import BOARD_MIGRATIONS, DB_FILE, Board
 from board.workspace.paths import copy_default_workspace
-from bot.config_file import PROVIDER_KEY_ENV
+from bot.config_file import PROVIDER_KEY_ENV, PROVIDER_KEY_ENV_ALSO
 from bot.loaded_config import LoadedConfig
 
 log = logging.getLogger("sabha.app")
@@ -34,14 +34,17 @@ def ensure_workspace(loaded: LoadedConfig) -> None:
 
 
 def provider_settings(loaded: LoadedConfig, name: str, env: Mapping[str, str] | None = None) -> ProviderSettings:
-    """How to reach provider ``name`` (``openai`` or ``anthropic``): config first, then the environment."""
+    """How to reach provider ``name`` (``openai``, ``anthropic`` or ``google``): config first, then the environment
+    (the provider's variable, then its other names: ``GEMINI_API_KEY`` for ``google``)."""
     env = os.environ if env is None else env
     llm = loaded.config.llm
     section = getattr(llm.providers, name)
     key_env = PROVIDER_KEY_ENV[name]
     key = section.api_key.get_secret_value().strip() if section.api_key is not None else ""
+    for variable in (key_env, *PROVIDER_KEY_ENV_ALSO.get(name, ())):
+        key = key or (env.get(variable) or "").strip()
     return ProviderSettings(
-        api_key=key or (env.get(key_env) or "").strip() or None,
+        api_key=key or None,
         base_url=section.base_url,
         timeout_s=section.timeout_s or llm.timeout_s,
         key_env=key_env,
@@ -66,6 +69,14 @@ def _anthropic(settings: ProviderSettings) -> LLMProvider:
     return AnthropicProvider(settings)
 
 
+def _gemini(settings: ProviderSettings) -> LLMProvider:
+    from board.llm.gemini import (
+        GeminiProvider,  # the SDK loads only when a model uses it
+    )
+
+    return GeminiProvider(settings)
+
+
 def missing_keys(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,
                  models: Iterable[str] | None = None) -> list[str]:
     """One line per provider that configured models use but that has no API key, naming the variable.
@@ -75,7 +86,7 @@ def missing_keys(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,
     """
     in_use = loaded.models() if models is None else list(models)
     problems = []
-    for name in ("openai", "anthropic"):
+    for name in ("openai", "anthropic", "google"):
         settings = provider_settings(loaded, name, env)
         users = sorted({m for m in in_use if split_model(m)[0] == name})
         if users and not settings.api_key and not settings.key_optional:
@@ -86,7 +97,7 @@ def missing_keys(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,
 
 def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None, *,
                     report_missing_keys: bool = True) -> ProviderRegistry:
-    """The model registry for this config: offline, OpenAI(-compatible) and Anthropic.
+    """The model registry for this config: offline, OpenAI(-compatible), Anthropic and Google Gemini.
 
     A configured model whose provider has no key is logged now (unless the caller reports
     it itself), naming the variable to set; its turns answer degraded (with the same advice
@@ -97,6 +108,8 @@ def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None, 
     anthropic_settings = provider_settings(loaded, "anthropic", env)
     registry.register("openai", lambda: _openai(openai_settings))
     registry.register("anthropic", lambda: _anthropic(anthropic_settings))
+    google_settings = provider_settings(loaded, "google", env)
+    registry.register("google", lambda: _gemini(google_settings))
     for problem in missing_keys(loaded, env) if report_missing_keys else ():
         log.error("%s; until then those turns answer degraded", problem)
     return registry

@@ -51,8 +51,10 @@ class ConfigError(Exception):
     """The config cannot be used. ``str()`` is a message for the person who wrote it."""
 
 
-KNOWN_PROVIDERS = ("offline", "anthropic", "openai")
-PROVIDER_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+KNOWN_PROVIDERS = ("offline", "anthropic", "openai", "google", "gemini")  # gemini: another name of google
+PROVIDER_KEY_ENV = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY", "google": "GOOGLE_API_KEY"}
+#: Variables read for a provider's key when its own (:data:`PROVIDER_KEY_ENV`) is not set.
+PROVIDER_KEY_ENV_ALSO = {"google": ("GEMINI_API_KEY",)}
 
 
 def check_model(value: str) -> str:
@@ -63,7 +65,8 @@ def check_model(value: str) -> str:
     if provider not in KNOWN_PROVIDERS:
         raise ValueError(
             f"model {value!r} names an unknown provider {provider!r}; write provider:model with one of "
-            f"{', '.join(KNOWN_PROVIDERS)} (e.g. anthropic:claude-sonnet-4-6, openai:gpt-4o-mini, offline)"
+            f"{', '.join(KNOWN_PROVIDERS)} (e.g. anthropic:claude-sonnet-4-6, openai:gpt-4o-mini, "
+            "google:gemini-2.5-flash, offline)"
         )
     if provider != "offline" and not name.strip():
         raise ValueError(f"model {value!r} needs a model name after '{provider}:'")

@@ -123,7 +123,9 @@ class PriceSection(StrictModel):
 class ProviderSection(StrictModel):
     """``llm.providers.<name>``: how to reach one provider."""
 
-    api_key: SecretStr | None = Field(None, description="default: $OPENAI_API_KEY / $ANTHROPIC_API_KEY")
+    api_key: SecretStr | None = Field(
+        None, description="default: $OPENAI_API_KEY / $ANTHROPIC_API_KEY / $GOOGLE_API_KEY (or $GEMINI_API_KEY)"
+    )
     base_url: str | None = Field(None, description="e.g. http://localhost:11434/v1 for Ollama")
     timeout_s: float | None = Field(None, gt=0, le=3600, description="HTTP timeout; default llm.timeout_s")
     stream: bool = Field(False, description="stream answers (records time to first token)")
@@ -132,10 +134,11 @@ class ProviderSection(StrictModel):
 
 
 class ProvidersSection(StrictModel):
-    """``llm.providers``: the OpenAI(-compatible) and Anthropic endpoints."""
+    """``llm.providers``: the OpenAI(-compatible), Anthropic and Google Gemini endpoints."""
 
     openai: ProviderSection = section()
     anthropic: ProviderSection = section()
+    google: ProviderSection = section()
 
 
 class ContextSection(StrictModel):

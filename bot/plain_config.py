@@ -70,6 +70,7 @@ class _Provider:
 class _Providers:
     openai: _Provider = field(default_factory=_Provider)
     anthropic: _Provider = field(default_factory=_Provider)
+    google: _Provider = field(default_factory=_Provider)
 
 
 @dataclass(frozen=True)

@@ -50,8 +50,9 @@ def board(tmp_path: Path) -> Path:
     return folder
 
 
-NEVER_FOR_HELP = {"telegram", "anthropic", "openai", "aiohttp", "jinja2", "jsonschema", "pydantic", "prompt_toolkit",
-                  "watchfiles", "prometheus_client", "telegramify_markdown", "httpx", "yaml", "aiosqlite"}
+NEVER_FOR_HELP = {"telegram", "anthropic", "openai", "google", "aiohttp", "jinja2", "jsonschema", "pydantic",
+                  "prompt_toolkit", "watchfiles", "prometheus_client", "telegramify_markdown", "httpx", "yaml",
+                  "aiosqlite"}
 
 
 def test_help_imports_no_sdk_no_channel_library_no_server(board: Path, tmp_path: Path) -> None:
@@ -66,8 +67,8 @@ def test_help_imports_no_sdk_no_channel_library_no_server(board: Path, tmp_path:
 def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp_path: Path) -> None:
     top, full = imported(["ask", "--role", "critic", "hi"], board, tmp_path)
     assert "board.service" in full  # it did answer
-    unused = {"telegram", "anthropic", "openai", "aiohttp", "jsonschema", "prompt_toolkit", "prometheus_client",
-              "telegramify_markdown", "httpx", "pypdf", "watchfiles"}
+    unused = {"telegram", "anthropic", "openai", "google", "aiohttp", "jsonschema", "prompt_toolkit",
+              "prometheus_client", "telegramify_markdown", "httpx", "pypdf", "watchfiles"}
     assert not top & unused, top & unused
     # A chat turn holds no meeting (the consult and convene tools are offered all the same), calls no web
     # search (no provider configured) and writes no chat log file.

@@ -1,9 +1,10 @@
 """Estimated cost of an LLM call from a price table (USD per million tokens).
 
-:data:`DEFAULT_PRICES` holds list prices of common Anthropic and OpenAI models at the
+:data:`DEFAULT_PRICES` holds list prices of common Anthropic, OpenAI and Gemini models at the
 time of writing; ``llm.prices`` in config adds models or overrides these. A model is
 priced by its exact ``provider:model`` string, else by the longest table key it starts
-with (``openai:gpt-4o-2024-08-06`` uses ``openai:gpt-4o``). ``offline`` costs nothing.
+with (``openai:gpt-4o-2024-08-06`` uses ``openai:gpt-4o``); ``gemini:`` is read as ``google:``.
+``offline`` costs nothing.
 A model with no price gets ``None`` (shown as unpriced), never a guess.
 
 :meth:`PriceTable.saved` is what prompt caching saved on a call: the cache reads priced as
@@ -19,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from board.llm.base import Usage
+from board.llm.registry import PROVIDER_ALIASES
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -85,7 +87,22 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "openai:gpt-5-mini": ModelPrice(0.25, 2.0, cache_read=0.025),
     "openai:gpt-5-nano": ModelPrice(0.05, 0.4, cache_read=0.005),
     "openai:o4-mini": ModelPrice(1.1, 4.4, cache_read=0.275),
+    # Google Gemini (prompts up to 200k tokens): implicit cache hits are billed at the cache
+    # price; there is no write charge for implicit caching. Thinking tokens are output.
+    "google:gemini-3-pro": ModelPrice(2.0, 12.0, cache_read=0.2),
+    "google:gemini-2.5-pro": ModelPrice(1.25, 10.0, cache_read=0.125),
+    "google:gemini-2.5-flash": ModelPrice(0.30, 2.50, cache_read=0.03),
+    "google:gemini-2.5-flash-lite": ModelPrice(0.10, 0.40, cache_read=0.01),
+    "google:gemini-2.0-flash": ModelPrice(0.10, 0.40, cache_read=0.025),
+    "google:gemini-2.0-flash-lite": ModelPrice(0.075, 0.30),
 }
+
+
+def _canonical(model: str) -> str:
+    """``model`` lower-cased, its provider written by its own name (``gemini:`` is ``google:``)."""
+    key = model.strip().lower()
+    provider, colon, name = key.partition(":")
+    return f"{PROVIDER_ALIASES[provider]}{colon}{name}" if provider in PROVIDER_ALIASES else key
 
 
 @dataclass(frozen=True)
@@ -98,12 +115,12 @@ class PriceTable:
     def with_overrides(cls, overrides: Mapping[str, ModelPrice] | None) -> PriceTable:
         """The defaults with ``overrides`` (from config) on top."""
         merged = dict(DEFAULT_PRICES)
-        merged.update({k.strip().lower(): v for k, v in (overrides or {}).items()})
+        merged.update({_canonical(k): v for k, v in (overrides or {}).items()})
         return cls(merged)
 
     def price_of(self, model: str) -> ModelPrice | None:
         """The price entry for ``model`` (exact, else longest prefix), or None."""
-        key = model.strip().lower()
+        key = _canonical(model)
         if key in self.prices:
             return self.prices[key]
         if key.startswith("offline"):

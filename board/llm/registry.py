@@ -14,6 +14,7 @@ from board.llm.base import LLMProvider
 from board.llm.offline import OfflineProvider
 
 __all__ = [
+    "PROVIDER_ALIASES",
     "ProviderRegistry",
     "UnknownModelError",
     "split_model",
@@ -26,13 +27,19 @@ class UnknownModelError(ValueError):
     """A model string names a provider Sabha does not know or has not configured."""
 
 
+#: Other names of a provider in model strings: ``gemini:gemini-2.5-flash`` is ``google:gemini-2.5-flash``.
+PROVIDER_ALIASES = {"gemini": "google"}
+
+
 def split_model(model: str) -> tuple[str, str]:
     """Split ``"anthropic:claude-sonnet-4-5"`` into ``("anthropic", "claude-sonnet-4-5")``.
 
-    A bare ``offline`` has an empty model name.
+    A bare ``offline`` has an empty model name; an alias gives its provider's own name
+    (:data:`PROVIDER_ALIASES`).
     """
     provider, _, name = model.partition(":")
-    return provider.strip().lower(), name.strip()
+    provider = provider.strip().lower()
+    return PROVIDER_ALIASES.get(provider, provider), name.strip()
 
 
 class ProviderRegistry:

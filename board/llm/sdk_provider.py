@@ -1,4 +1,4 @@
-"""What the SDK-backed providers (OpenAI, Anthropic) share: one client made on first use, its
+"""What the SDK-backed providers (OpenAI, Anthropic, Gemini) share: one client made on first use, its
 closing, and one translation of SDK failures into :class:`LLMError`.
 
 Both official SDKs raise the same shapes under the same names (``APITimeoutError``,
@@ -47,8 +47,8 @@ ClientT = TypeVar("ClientT", bound=_Closable)
 class SDKErrors:
     """The exception classes of one SDK, most specific first."""
 
-    timeout: type[Exception]
-    connection: type[Exception]
+    timeout: type[Exception] | tuple[type[Exception], ...]
+    connection: type[Exception] | tuple[type[Exception], ...]
     status: type[Exception]
     api: type[Exception]
     base: type[Exception]
@@ -132,6 +132,11 @@ class SDKProvider(ABC, Generic[ClientT]):
     async def _call(self, client: ClientT, params: dict[str, Any], request: LLMRequest, model: str) -> LLMResponse:
         """Run the call and read the answer; raise :func:`bad_response_error` for an unusable one."""
 
+    def _status_code(self, exc: Any) -> int | None:
+        """The HTTP status of a status error (``status_code`` in the OpenAI and Anthropic SDKs)."""
+        code = getattr(exc, "status_code", None)
+        return code if isinstance(code, int) else None
+
     @abstractmethod
     def _status_detail(self, exc: Any) -> tuple[str, str | None]:
         """(message, error code) from an ``APIStatusError``'s body."""
@@ -169,7 +174,7 @@ class SDKProvider(ABC, Generic[ClientT]):
             message, code = self._status_detail(exc)
             response = getattr(exc, "response", None)
             raise status_error(
-                self.name, model, getattr(exc, "status_code", None), message,
+                self.name, model, self._status_code(exc), message,
                 headers=dict(response.headers) if response is not None else None, code=code, key_env=self.key_env,
             ) from exc
         except errors.api as exc:  # no status: an error event mid-stream, an answer the SDK could not validate

@@ -70,7 +70,7 @@ def check_secrets(loaded: LoadedConfig) -> list[Check]:
         present.append("telegram.token")
     if config.whatsapp.enabled:
         present.append("whatsapp access_token, app_secret, verify_token")
-    for name in ("openai", "anthropic"):
+    for name in ("openai", "anthropic", "google"):
         if provider_settings(loaded, name).api_key:
             present.append(f"{name} API key")
     checks += [Check("secrets", "WARN", warning) for warning in loaded.warnings]
