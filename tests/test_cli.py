@@ -217,3 +217,16 @@ def test_output_into_a_closed_pipe_is_quiet(home: Path) -> None:
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_a_role_named_in_a_plain_sentence_answers(home: Path) -> None:
+    """Seed 003: "a message mentioning a role goes to that agent", without @ or --role."""
+    mine = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}  # this checkout's code, not an installed one
+    asked = run(["ask", "What does the critic think about pricing?"], cwd=home, env=mine)
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.startswith("🦉 Critic: ")
+    chat = run(["chat"], cwd=home, stdin="Que pense le critique de notre prix ?\nOur research shows users churn.\n",
+               env=mine)
+    assert chat.returncode == 0, chat.stderr
+    lines = chat.stdout.strip().splitlines()
+    assert lines[0].startswith("🦉 Critic: ") and lines[1].startswith("🧭 General: "), lines
