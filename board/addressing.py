@@ -31,7 +31,8 @@ __all__ = ["Hit", "Roster", "find_addressed"]
 _PERSON = re.compile(r"(?:ic|ist|or|er|ant|ian|ee)$")
 _WORD = re.compile(r"[^\W\d_][\w'\u2019-]*", re.UNICODE)
 _INDEFINITE = re.compile(
-    r"(?:^|\s)(?:a|an|any|another|every|no|some|each|un|une|ein|eine|einen|einem|kein|keine|una|uno)\s+$",
+    r"(?:^|\s)(?:a|an|any|another|every|no|some|each|un|une|ein|eine|einen|einem|kein|keine|una|uno)"
+    r"\s+(?:[^\W\d_]+\s+)?$",  # "a critic", "a harsh critic"
     re.IGNORECASE)
 _ART = (r"(?:(?:the|our|your|my|le|la|les|l['\u2019]|du|de\s+la|de\s+l['\u2019]|au|à\s+la|a\s+la"
         r"|der|die|das|den|dem|unser|unsere|unseren|el|al|del)\s*)?")
@@ -39,7 +40,7 @@ _BEFORE = re.compile(
     r"(?:^|[\s,;.!?¿¡(])(?:"
     # English
     r"(?:hey|hi|hello|ok|okay|yo|dear|paging|cc|ask|asking|let|over\s+to|question\s+for|hear\s+from|"
-    r"input\s+from|thoughts\s+from|opinion\s+of|consult|loop\s+in)\s+" + _ART +
+    r"input\s+from|thoughts\s+from|opinion\s+of|consult|loop\s+in|hear|over\s+to\s+you,?)\s+" + _ART +
     # French
     r"|(?:qu['\u2019]en|que|qu['\u2019]est-ce\s+que)\s+(?:pense|penserait|dit|dirait|conseille|recommande)\s+" + _ART +
     r"|(?:l['\u2019]avis|l['\u2019]opinion|le\s+point\s+de\s+vue)\s+" + _ART +
@@ -74,6 +75,12 @@ _QUESTION_START = re.compile(
     re.IGNORECASE)
 _GREETING = re.compile(r"^\s*(?:(?:hey|hi|hello|ok|okay|yo|dear|so|and)\s*,?\s*)*" + _ART + r"$", re.IGNORECASE)
 _AND = re.compile(r"(?:^|\s)(?:and|&|or|et|und|y|aur)\s+" + _ART + r"$", re.IGNORECASE)
+_TEAM_CALL = re.compile(r"^\s+(?:team|folks|people|guys|ji|bhai)\s*[,:!]", re.IGNORECASE)
+_MODAL_START = re.compile(r"^\s*(?:can|could|would|will)\s+" + _ART + r"$", re.IGNORECASE)
+_MODAL_VERB = re.compile(  # "can finance run the numbers", not "can content marketing work"
+    r"^\s+(?:run|check|look|dig|draft|write|review|model|estimate|find|pull|prepare|give|tell|explain|weigh|"
+    r"size|analy[sz]e|compare|summari[sz]e|crunch|calculate|forecast|assess|evaluate|suggest|recommend|plan|"
+    r"propose|share|confirm|sanity-check|stress-test|poke|challenge)\b", re.IGNORECASE)
 _VOCATIVE_END = re.compile(r"^\s*[?!.…]*\s*$")
 
 
@@ -166,6 +173,10 @@ def _addressed(text: str, handle: _Handle, start: int, end: int, exact: bool) ->
         return f"{word!r} before {after.strip().split()[0]!r}"
     if _GREETING.match(before) and _QUESTION_START.match(after):
         return f"{word!r} opens a question"
+    if _GREETING.match(before) and _TEAM_CALL.match(after):
+        return f"{word!r} called at the start"
+    if _MODAL_START.match(before) and _MODAL_VERB.match(after):
+        return f"{word!r} asked to do something"
     if before.rstrip().endswith(",") and _VOCATIVE_END.match(after):
         return f"{word!r} ends the message after a comma"
     return None

@@ -225,6 +225,8 @@ def test_a_role_named_in_a_plain_sentence_answers(home: Path) -> None:
     asked = run(["ask", "What does the critic think about pricing?"], cwd=home, env=mine)
     assert asked.returncode == 0, asked.stderr
     assert asked.stdout.startswith("🦉 Critic: ")
+    why = run(["ask", "--why", "What does the critic think about pricing?"], cwd=home, env=mine)
+    assert "route: critic (addressed in plain words: critic: slug 'critic'" in why.stderr, why.stderr
     chat = run(["chat"], cwd=home, stdin="Que pense le critique de notre prix ?\nOur research shows users churn.\n",
                env=mine)
     assert chat.returncode == 0, chat.stderr
