@@ -185,9 +185,9 @@ def _addressed(text: str, handle: _Handle, start: int, end: int, exact: bool) ->
 def find_addressed(roster: Roster, text: str) -> list[Hit]:
     """The roles ``text`` addresses in plain words, in order of first mention, each with its reason."""
     hits: dict[str, Hit] = {}
-    stripped = text.lstrip()
+    stripped = text.lstrip().replace("\ufe0f", "")  # "♟" and "♟️" alike
     for emoji, role in roster.emoji.items():
-        if stripped.startswith(emoji):
+        if stripped.startswith(emoji.replace("\ufe0f", "")):
             hits[role] = Hit(role, 0, f"the emoji {emoji} opens the message")
     for handle, start, end, exact in roster.mentions(text):
         if handle.role in hits:
