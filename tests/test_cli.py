@@ -234,3 +234,12 @@ def test_a_role_named_in_a_plain_sentence_answers(home: Path) -> None:
     lines = chat.stdout.strip().splitlines()
     assert lines[0].startswith("🦉 Critic: ") and lines[1].startswith("🧭 General: "), lines
     assert "a sentence naming a role  that role, e.g. what does the critic think of this?" in chat.stdout
+
+
+def test_several_roles_named_in_a_sentence_answer_in_order(home: Path) -> None:
+    """The first role named answers first, then each other one, as with ``@finance @critic``."""
+    mine = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    result = run(["ask", "Ask the CFO and the critic whether to hire now."], cwd=home, env=mine)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("💰 Finance: ")
+    assert "\n\n🦉 Critic: " in result.stdout
