@@ -2,13 +2,17 @@
 
 Addressing, first match wins: ``/ask <role> <text>``; ``@<role> <text>``; a role's slug
 or name followed by ``:`` or ``,`` at the start (``finance: what is our runway?``);
-then the place's role (a forum topic mapped to a role); then ``general``. Other
+then, where the place has no role of its own, a role addressed in a plain sentence by
+name, title or emoji ("What does the critic think about pricing?", "Que pense le critique
+de ...", "was meint Finance zu ...": see :mod:`board.addressing`); then the place's role
+(a forum topic mapped to a role); then ``general``. Every route says why in ``reason``. Other
 ``/commands`` become command routes; ``/meeting <topic>`` a meeting route, and so do
 plain words that ask for one ("run a board meeting on our pricing", "convene the board
 about Europe"), whether or not the chair's model would have called its tool.
 
-Several ``@role`` mentions in one message (``@finance @critic is this safe?``, or
-``what do @finance and @strategy think?``) route to the first with the others in
+Several ``@role`` mentions, or several roles addressed in plain words, in one message
+(``@finance @critic is this safe?``, ``what do @finance and @strategy think?``, ``ask the CFO
+and the critic``) route to the first with the others in
 ``Route.also``: each answers, in order. A message that starts with ``@name`` naming no
 role gets an error listing the roles instead of going to the chair (names ending in
 ``bot`` are left alone: that is how Telegram addresses the bot itself in a group).
@@ -21,11 +25,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from board.addressing import Roster, find_addressed
 from board.envelope import Envelope
 from board.memory.sessions import session_key
 from board.roles import GENERAL
 
-__all__ = ["Route", "RouteKind", "Router", "needs_question", "unknown_role"]
+__all__ = ["NOBODY", "Route", "RouteKind", "Router", "needs_question", "unknown_role"]
 
 
 def unknown_role(word: str, roles: Iterable[str]) -> str:
@@ -36,6 +41,8 @@ def unknown_role(word: str, roles: Iterable[str]) -> str:
 def needs_question(form: str) -> str:
     """The one wording of "a role but no question" (``@critic`` alone, ``/ask critic``)."""
     return f"{form} needs a question after the role, e.g. {form} what could go wrong here?"
+
+NOBODY = "no role addressed: the chair answers"  # the reason of a route nothing in the message chose
 
 RouteKind = Literal["chat", "command", "meeting"]
 
@@ -63,13 +70,16 @@ class Route:
     command: str | None = None
     error: str | None = None
     also: tuple[str, ...] = ()  # more roles mentioned: each answers the same text after ``role``, in order
+    reason: str = ""  # why this role: what matched (logged at debug, shown by ``sabha ask --why``)
 
 
 class Router:
     """Resolves envelopes against the roles available now (``names`` maps slug -> display name)."""
 
-    def __init__(self, roles: Iterable[str], names: dict[str, str] | None = None) -> None:
+    def __init__(self, roles: Iterable[str], names: dict[str, str] | None = None, *,
+                 titles: dict[str, str] | None = None, emoji: dict[str, str] | None = None) -> None:
         self.roles = list(roles)
+        self.roster = Roster(self.roles, names or {}, titles or {}, emoji or {})
         self._lookup: dict[str, str] = {}
         for role in self.roles:
             self._lookup[role.lower()] = role
@@ -100,50 +110,74 @@ class Router:
     def route(self, envelope: Envelope) -> Route:
         """Route one envelope."""
         text = envelope.text.strip()
-        default = self._place_role(envelope)
         command = _COMMAND.match(text)
         if command:
-            name = command.group(1).lower()
-            rest = (command.group(2) or "").strip()
-            if name == "ask":
-                word, _, question = rest.partition(" ")
-                role = self.find_role(word) if word else None
-                if role is None:
-                    problem = (
-                        f"/ask needs a role and a question: /ask <role> <question>. Roles: {', '.join(self.roles)}."
-                        if not word
-                        else unknown_role(word, self.roles)
-                    )
-                    return Route("command", default, rest, self.key_for(envelope, default), "ask", error=problem)
-                if not question.strip():
-                    return Route(
-                        "command", role, "", self.key_for(envelope, role), "ask",
-                        error=needs_question(f"/ask {role}"),
-                    )
-                return Route("chat", role, question.strip(), self.key_for(envelope, role))
-            if name == "meeting":
-                return Route("meeting", GENERAL, rest, self.key_for(envelope, GENERAL), "meeting")
-            return Route("command", default, rest, self.key_for(envelope, default), name)
+            return self._command(envelope, command.group(1).lower(), (command.group(2) or "").strip())
         meeting = _MEETING_WORDS.match(text)
         if meeting and meeting.group(1).strip():
-            return Route("meeting", GENERAL, meeting.group(1).strip(), self.key_for(envelope, GENERAL), "meeting")
+            return Route("meeting", GENERAL, meeting.group(1).strip(), self.key_for(envelope, GENERAL), "meeting",
+                         reason="plain words ask for a board meeting")
+        return self._mentions(envelope, text) or self._plain(envelope, text)
+
+    def _command(self, envelope: Envelope, name: str, rest: str) -> Route:
+        default = self._place_role(envelope)
+        if name == "ask":
+            word, _, question = rest.partition(" ")
+            role = self.find_role(word) if word else None
+            if role is None:
+                problem = (
+                    f"/ask needs a role and a question: /ask <role> <question>. Roles: {', '.join(self.roles)}."
+                    if not word
+                    else unknown_role(word, self.roles)
+                )
+                return Route("command", default, rest, self.key_for(envelope, default), "ask", error=problem,
+                             reason="/ask without a known role")
+            if not question.strip():
+                return Route(
+                    "command", role, "", self.key_for(envelope, role), "ask",
+                    error=needs_question(f"/ask {role}"), reason=f"/ask {word}",
+                )
+            return Route("chat", role, question.strip(), self.key_for(envelope, role), reason=f"/ask {word}")
+        if name == "meeting":
+            return Route("meeting", GENERAL, rest, self.key_for(envelope, GENERAL), "meeting", reason="/meeting")
+        return Route("command", default, rest, self.key_for(envelope, default), name, reason=f"/{name}")
+
+    def _mentions(self, envelope: Envelope, text: str) -> Route | None:
+        """``@role`` forms and ``role:`` at the start, or None."""
+        default = self._place_role(envelope)
         mentioned = list(dict.fromkeys(
             r for r in (self.find_role(m.group(1)) for m in _ANY_MENTION.finditer(text)) if r is not None))
         mention = _MENTION.match(text)
         if mention and self.find_role(mention.group(1)) is None and not mention.group(1).lower().endswith("bot"):
             return Route("command", default, text, self.key_for(envelope, default), "mention",
-                         error=unknown_role(mention.group(1), self.roles))
+                         error=unknown_role(mention.group(1), self.roles), reason=f"@{mention.group(1)} names no role")
         if mentioned:
             rest = _LEADING_MENTIONS.sub("", text).strip() if mention else text
             role = mentioned[0]
+            reason = " ".join(f"@{r}" for r in mentioned)
             if rest:
-                return Route("chat", role, rest, self.key_for(envelope, role), also=tuple(mentioned[1:]))
+                return Route("chat", role, rest, self.key_for(envelope, role), also=tuple(mentioned[1:]),
+                             reason=reason)
             # "@critic" alone: like "/ask critic" without a question
             return Route("command", role, "", self.key_for(envelope, role), "ask",
-                         error=needs_question(" ".join(f"@{r}" for r in mentioned)))
+                         error=needs_question(" ".join(f"@{r}" for r in mentioned)), reason=reason)
         named = _NAMED.match(text)
         if named:
-            role = self.find_role(named.group(1))
-            if role is not None:
-                return Route("chat", role, named.group(2).strip(), self.key_for(envelope, role))
-        return Route("chat", default, text, self.key_for(envelope, default))
+            named_role = self.find_role(named.group(1))
+            if named_role is not None:
+                return Route("chat", named_role, named.group(2).strip(), self.key_for(envelope, named_role),
+                             reason=f"{named.group(1)!r} and a colon or comma open the message")
+        return None
+
+    def _plain(self, envelope: Envelope, text: str) -> Route:
+        """A role addressed in plain words where the place has no role; else the place's role."""
+        default = self._place_role(envelope)
+        if default == GENERAL:
+            hits = find_addressed(self.roster, text)
+            if hits:
+                role = hits[0].role
+                reason = "; ".join(f"{h.role}: {h.reason}" for h in hits)
+                return Route("chat", role, text, self.key_for(envelope, role),
+                             also=tuple(h.role for h in hits[1:]), reason=f"addressed in plain words: {reason}")
+        reason = "the place's role" if default != GENERAL else NOBODY
+        return Route("chat", default, text, self.key_for(envelope, default), reason=reason)

@@ -226,7 +226,8 @@ class Board:
     def router(self) -> Router:
         """A router over the roles available right now."""
         profiles = self.souls.profiles()
-        return Router([p.role for p in profiles], {p.role: p.name for p in profiles})
+        return Router([p.role for p in profiles], {p.role: p.name for p in profiles},
+                      titles={p.role: p.title for p in profiles}, emoji={p.role: p.emoji for p in profiles})
 
     def lock_for(self, key: str) -> asyncio.Lock:
         """The lock that keeps one session's turns in order."""
@@ -254,6 +255,7 @@ class Board:
                 "Send the part that matters, or a summary, and I will answer it.", kind="error")
         if route is None or envelope is not given:
             route = self.router().route(envelope)
+        log.debug("route: %s%s (%s)", route.role, "".join(f", {r}" for r in route.also), route.reason)
         if route.error:
             return self._system_reply(envelope, route.role, route.error, kind="error")
         if route.kind == "chat" and not route.text:

@@ -217,3 +217,29 @@ def test_output_into_a_closed_pipe_is_quiet(home: Path) -> None:
     err = proc.stderr.read().decode()
     proc.wait(timeout=60)
     assert "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_a_role_named_in_a_plain_sentence_answers(home: Path) -> None:
+    """Seed 003: "a message mentioning a role goes to that agent", without @ or --role."""
+    mine = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}  # this checkout's code, not an installed one
+    asked = run(["ask", "What does the critic think about pricing?"], cwd=home, env=mine)
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout.startswith("🦉 Critic: ")
+    why = run(["ask", "--why", "What does the critic think about pricing?"], cwd=home, env=mine)
+    assert "route: critic (addressed in plain words: critic: slug 'critic'" in why.stderr, why.stderr
+    chat = run(["chat"], cwd=home,
+               stdin="Que pense le critique de notre prix ?\nOur research shows users churn.\n/help\n",
+               env=mine)
+    assert chat.returncode == 0, chat.stderr
+    lines = chat.stdout.strip().splitlines()
+    assert lines[0].startswith("🦉 Critic: ") and lines[1].startswith("🧭 General: "), lines
+    assert "a sentence naming a role  that role, e.g. what does the critic think of this?" in chat.stdout
+
+
+def test_several_roles_named_in_a_sentence_answer_in_order(home: Path) -> None:
+    """The first role named answers first, then each other one, as with ``@finance @critic``."""
+    mine = {"PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    result = run(["ask", "Ask the CFO and the critic whether to hire now."], cwd=home, env=mine)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("💰 Finance: ")
+    assert "\n\n🦉 Critic: " in result.stdout

@@ -178,3 +178,22 @@ async def test_the_models_in_use_are_prepared_at_start_and_a_bad_one_is_reported
     finally:
         daemon.request_stop()
         await asyncio.wait_for(task, 30)
+
+
+async def test_sabha_run_answers_a_role_named_in_a_plain_sentence(tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    """Issue 25 (seed 003): a real ``sabha run``; a plain question naming the critic is answered by the
+    Critic, a sentence where a role's name is only a word by the chair."""
+    from tests.daemon_support import SabhaProcess
+    from tests.daemon_support import write_config as write_daemon_config
+
+    sabha = SabhaProcess(write_daemon_config(tmp_path, fake, None))
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "What does the critic think about pricing?")
+        [critic] = await fake.wait_for_messages(1)
+        fake.push_text(OWNER, OWNER, "Our research shows users churn after a week.")
+        [_, chair] = await fake.wait_for_messages(2)
+    finally:
+        await sabha.close()
+    assert critic.text.startswith("🦉 Critic"), critic.text
+    assert chair.text.startswith("🧭 General"), chair.text

@@ -170,6 +170,8 @@ async def test_explicit_address_in_a_topic_answers_in_that_topic(board: Board, f
         (OWNER, "/ask critic poke holes in the plan", "critic", "board:critic"),
         (OWNER, "strategy: where do we play?", "strategy", "board:strategy"),
         (OWNER, "just thinking out loud", "general", "main"),
+        (OWNER, "What does the critic think about pricing?", "critic", "board:critic"),  # issue 25: plain words
+        (OWNER, "Our research shows users churn after a week.", "general", "main"),
         (FRIEND, "@finance what is our runway?", "finance", f"board:finance:tg-{FRIEND}"),
         (FRIEND, "hello", "general", f"board:general:tg-{FRIEND}"),
     ],

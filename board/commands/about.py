@@ -40,6 +40,7 @@ _ROLE_ROWS = (
     ("@<role> <message>", "ask one role, e.g. @finance what is our runway?"),
     ("/ask <role> <message>", "the same"),
     ("<role>: <message>", "the same"),
+    ("a sentence naming a role", "that role, e.g. what does the critic think of this?"),
 )
 
 #: A channel that said nothing about itself: the chair answers plain messages.

@@ -73,6 +73,8 @@ async def cmd_ask(args: argparse.Namespace) -> int:
         role = resolve_role(board, args.role, router)
         envelope = console_envelope(text, role)
         route = router.route(envelope)
+        if args.why:
+            note(f"route: {' then '.join((route.role, *route.also))} ({route.reason})")
         if route.kind == "chat" and not route.error:
             model = board.runner.model_for(board.souls.profile(route.role))
             chain = [model, *loaded.config.llm.fallbacks]
@@ -96,5 +98,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
                        description="Ask one question; the answer prints as '<emoji> <Name>: <text>'. "
                                    "Exit code 1 when the answer is an error or degraded.")
     p.add_argument("--role", help="the role that answers, by slug or name, any case (default: general)")
+    p.add_argument("--why", action="store_true",
+                   help="say on stderr which role answers and why (what in the message named it)")
     p.add_argument("text", nargs="*", help="the question ('-' or nothing reads stdin)")
     p.set_defaults(handler=cmd_ask)

@@ -1,0 +1,200 @@
+"""Addressing by name in plain sentences: "What does the critic think about pricing?".
+
+A role is addressed in plain text by its slug, name, title (each part of ``CEO / Chief
+Strategist``) or emoji from the soul's front matter. Role names are often common words
+("the *content* of the deck", "our *research* shows", "a *general* question"), so each
+handle is one of two kinds:
+
+- **strong**: a person's title or a word for a person (``CFO``, ``Devil's Advocate``,
+  ``critic``, ``analyst``): a mention counts unless it is indefinite (``a critic``,
+  ``any CFO``);
+- **weak**: every other single word (``finance``, ``research``, ``strategy``): a mention
+  counts only in a phrase that addresses someone: "what does finance think", "ask
+  research", "finance, ...", "..., finance?", "finance's view", "que pense la finance",
+  "was meint Finance zu", "finance kya sochta hai", and a few more.
+
+A word close to a handle (same first five letters, accents folded: ``critique``,
+``Kritiker``, ``Finanzen``, ``stratégie``) counts as a weak handle, for other languages'
+phrasing. An emoji counts at the start of the message. Each hit carries a reason that
+says what matched, for the route and the logs.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+__all__ = ["Hit", "Roster", "find_addressed"]
+
+_PERSON = re.compile(r"(?:ic|ist|or|er|ant|ian|ee)$")
+_WORD = re.compile(r"[^\W\d_][\w'\u2019-]*", re.UNICODE)
+_INDEFINITE = re.compile(
+    r"(?:^|\s)(?:a|an|any|another|every|no|some|each|un|une|ein|eine|einen|einem|kein|keine|una|uno)"
+    r"\s+(?:[^\W\d_]+\s+)?$",  # "a critic", "a harsh critic"
+    re.IGNORECASE)
+_ART = (r"(?:(?:the|our|your|my|le|la|les|l['\u2019]|du|de\s+la|de\s+l['\u2019]|au|à\s+la|a\s+la"
+        r"|der|die|das|den|dem|unser|unsere|unseren|el|al|del)\s*)?")
+_BEFORE = re.compile(
+    r"(?:^|[\s,;.!?¿¡(])(?:"
+    # English
+    r"(?:hey|hi|hello|ok|okay|yo|dear|paging|cc|ask|asking|let|over\s+to|question\s+for|hear\s+from|"
+    r"input\s+from|thoughts\s+from|opinion\s+of|consult|loop\s+in|hear|over\s+to\s+you,?)\s+" + _ART +
+    # French
+    r"|(?:qu['\u2019]en|que|qu['\u2019]est-ce\s+que)\s+(?:pense|penserait|dit|dirait|conseille|recommande)\s+" + _ART +
+    r"|(?:l['\u2019]avis|l['\u2019]opinion|le\s+point\s+de\s+vue)\s+" + _ART +
+    r"|demande[rz]?\s+" + _ART +
+    r"|(?:salut|bonjour|hallo|hola|namaste)\s+" + _ART +
+    # German
+    r"|(?:was|wie)\s+(?:meint|denkt|sagt|hält|haelt|findet|rät|raet|sieht)\s+" + _ART +
+    r"|frag(?:e|t)?\s+" + _ART +
+    # Spanish
+    r"|qu[eé]\s+(?:opina|piensa|dice|cree|recomienda)\s+" + _ART +
+    r"|pregunta(?:le)?\s+(?:a\s+)?" + _ART +
+    r")$",
+    re.IGNORECASE)
+_AFTER = re.compile(
+    r"^(?:"
+    r"['\u2019]s?\s+(?:view|take|opinion|thoughts|perspective|advice|input|verdict|read|angle|position)\b"
+    r"|\s+(?:agent|advisor|adviser|bot|persona|seat)\b"
+    r"|\s+(?:kya|ka|ki|ke)\s+(?:kya\s+)?(?:soch|keh|bol|raay|rai|ray|vichar|opinion|view|take|kehna|sujhav)"
+    r"|\s+se\s+(?:poocho|puchho|pucho|puchh|poochho|poochiye|puchiye|pooch|puch)"
+    r"|\s+(?:bhai|ji|sahab)\b"
+    r")",
+    re.IGNORECASE)
+_OPINION_BEFORE = re.compile(
+    r"(?:^|[\s,;.!?¿¡(])(?:what|how|why)\s+(?:does|do|did|would|will|might|could|should)\s+" + _ART + r"$",
+    re.IGNORECASE)
+_OPINION_AFTER = re.compile(
+    r"^\s+(?:think|say|feel|suggest|recommend|reckon|make\s+of|propose|advise|see|want|have\s+to\s+say)\b",
+    re.IGNORECASE)
+_QUESTION_START = re.compile(
+    r"^\s*[,:;!—\u2013-]?\s*(?:what|what's|how|why|when|where|who|which|can|could|would|should|do\s+you|please|tell|give|"
+    r"any|thoughts|que|qu['\u2019]|comment|pourquoi|est-ce|was|wie|warum|kannst|kya|kaise|qué|que|cómo)\b",
+    re.IGNORECASE)
+_GREETING = re.compile(r"^\s*(?:(?:hey|hi|hello|ok|okay|yo|dear|so|and)\s*,?\s*)*" + _ART + r"$", re.IGNORECASE)
+_AND = re.compile(r"(?:^|\s)(?:and|&|or|et|und|y|aur)\s+" + _ART + r"$", re.IGNORECASE)
+_TEAM_CALL = re.compile(r"^\s+(?:team|folks|people|guys|ji|bhai)\s*[,:!]", re.IGNORECASE)
+_MODAL_START = re.compile(r"^\s*(?:can|could|would|will)\s+" + _ART + r"$", re.IGNORECASE)
+_MODAL_VERB = re.compile(  # "can finance run the numbers", not "can content marketing work"
+    r"^\s+(?:run|check|look|dig|draft|write|review|model|estimate|find|pull|prepare|give|tell|explain|weigh|"
+    r"size|analy[sz]e|compare|summari[sz]e|crunch|calculate|forecast|assess|evaluate|suggest|recommend|plan|"
+    r"propose|share|confirm|sanity-check|stress-test|poke|challenge)\b", re.IGNORECASE)
+_VOCATIVE_END = re.compile(r"^\s*[?!.…]*\s*$")
+
+
+def _fold(word: str) -> str:
+    """Lower case, accents off, ``k`` as ``c`` (``Kritiker`` near ``critic``)."""
+    plain = unicodedata.normalize("NFKD", word.lower())
+    return "".join(c for c in plain if not unicodedata.combining(c)).replace("k", "c").replace("\u2019", "'")
+
+
+@dataclass(frozen=True)
+class _Handle:
+    text: str  # lower case
+    role: str
+    strong: bool
+    source: str  # "name", "title", "slug"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A role addressed in plain text: where and why."""
+
+    role: str
+    start: int
+    reason: str
+
+
+class Roster:
+    """The handles of every role: slugs, names, titles and emoji."""
+
+    def __init__(self, roles: Iterable[str], names: Mapping[str, str], titles: Mapping[str, str],
+                 emoji: Mapping[str, str]) -> None:
+        handles: dict[str, _Handle] = {}
+        for role in roles:
+            words = [(role, "slug"), (names.get(role, ""), "name")]
+            words += [(part, "title") for part in re.split(r"\s*(?:/|&|,|\band\b)\s*", titles.get(role, ""))]
+            for word, source in words:
+                text = word.strip().lower().removeprefix("the ").replace("\u2019", "'")
+                if len(text) < 2 or text in handles:
+                    continue
+                strong = " " in text or word.strip().isupper() or bool(_PERSON.search(text))
+                handles[text] = _Handle(text, role, strong, source)
+        self.handles = sorted(handles.values(), key=lambda h: -len(h.text))
+        self.emoji = {e.strip(): r for r, e in emoji.items() if e.strip() and r in set(roles)}
+        self._exact = re.compile(
+            r"(?<![\w@/])(" + "|".join(re.escape(h.text) for h in self.handles) + r")(?:['\u2019]s)?(?!\w)",
+            re.IGNORECASE) if self.handles else None
+        self._by_text = {h.text: h for h in self.handles}
+        self._fuzzy = {_fold(h.text): h for h in self.handles if " " not in h.text and len(h.text) >= 5}
+
+    def _near(self, word: str) -> _Handle | None:
+        folded = _fold(word)
+        if len(folded) < 5:
+            return None
+        for key, handle in self._fuzzy.items():
+            if folded[:5] == key[:5] and abs(len(folded) - len(key)) <= 3 and folded != key:
+                return handle
+        return None
+
+    def mentions(self, text: str) -> list[tuple[_Handle, int, int, bool]]:
+        """Every handle in ``text``: (handle, start, end, exact)."""
+        found: list[tuple[_Handle, int, int, bool]] = []
+        taken: set[int] = set()
+        if self._exact is not None:
+            for m in self._exact.finditer(text):
+                handle = self._by_text[m.group(1).lower().replace("\u2019", "'")]
+                found.append((handle, m.start(1), m.end(1), True))
+                taken.update(range(m.start(), m.end()))
+        for m in _WORD.finditer(text):
+            if m.start() in taken:
+                continue
+            near = self._near(m.group(0))
+            if near is not None:
+                found.append((near, m.start(), m.end(), False))
+        return sorted(found, key=lambda f: f[1])
+
+
+def _addressed(text: str, handle: _Handle, start: int, end: int, exact: bool) -> str | None:
+    """Why this mention addresses its role, or None when it is only a word."""
+    before, after = text[:start], text[end:]
+    word = text[start:end]
+    if exact and handle.strong:
+        if _INDEFINITE.search(before):
+            return None
+        return f"{handle.source} {word!r} ({'a title' if handle.source == 'title' else 'names a person'})"
+    if _OPINION_BEFORE.search(before) and _OPINION_AFTER.match(after):
+        return f"{word!r} asked for an opinion"
+    if _BEFORE.search(before):
+        return f"{word!r} after {before.strip().split()[-1]!r}" if before.strip() else f"{word!r} at the start"
+    if _AFTER.match(after):
+        return f"{word!r} before {after.strip().split()[0]!r}"
+    if _GREETING.match(before) and _QUESTION_START.match(after):
+        return f"{word!r} opens a question"
+    if _GREETING.match(before) and _TEAM_CALL.match(after):
+        return f"{word!r} called at the start"
+    if _MODAL_START.match(before) and _MODAL_VERB.match(after):
+        return f"{word!r} asked to do something"
+    if before.rstrip().endswith(",") and _VOCATIVE_END.match(after):
+        return f"{word!r} ends the message after a comma"
+    return None
+
+
+def find_addressed(roster: Roster, text: str) -> list[Hit]:
+    """The roles ``text`` addresses in plain words, in order of first mention, each with its reason."""
+    hits: dict[str, Hit] = {}
+    stripped = text.lstrip().replace("\ufe0f", "")  # "♟" and "♟️" alike
+    for emoji, role in roster.emoji.items():
+        if stripped.startswith(emoji.replace("\ufe0f", "")):
+            hits[role] = Hit(role, 0, f"the emoji {emoji} opens the message")
+    for handle, start, end, exact in roster.mentions(text):
+        if handle.role in hits:
+            continue
+        reason = _addressed(text, handle, start, end, exact)
+        if reason is None and hits and _AND.search(text[:start]):
+            reason = f"{text[start:end]!r} named alongside {next(iter(hits))}"
+        if reason is not None:
+            hits[handle.role] = Hit(handle.role, start, reason)
+    return sorted(hits.values(), key=lambda h: h.start)

@@ -1,0 +1,78 @@
+"""Addressing by name in plain sentences (seed 003), measured on a labelled set.
+
+``tests/data/addressing.jsonl``: one sentence a line with the role it addresses (``null``:
+none, the chair answers as for any message) and the roles after it (``also``). The router
+is built from the shipped roster's front matter (name, title, emoji) as the daemon builds
+it; the test prints precision and recall and fails below 0.95 / 0.9.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from board.envelope import Envelope
+from board.router import NOBODY, Router
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(__file__).parent / "data" / "addressing.jsonl"
+
+
+def shipped_router() -> Router:
+    """A router over the shipped board's souls, with their names, titles and emoji."""
+    files = {"general": ROOT / "workspace" / "SOUL.md"}
+    files.update({p.name.removesuffix(".soul.md"): p for p in (ROOT / "workspace" / "board").glob("*.soul.md")})
+    fields: dict[str, dict[str, str]] = {}
+    for role, path in files.items():
+        head = path.read_text(encoding="utf-8").split("---")[1]
+        fields[role] = dict(re.findall(r"^(name|title|emoji):\s*(.+?)\s*$", head, re.MULTILINE))
+    return Router(list(files), {r: f["name"] for r, f in fields.items()},
+                  titles={r: f["title"] for r, f in fields.items()}, emoji={r: f["emoji"] for r, f in fields.items()})
+
+
+def owner(text: str) -> Envelope:
+    return Envelope(channel="console", text=text, sender="owner", is_owner=True)
+
+
+def test_addressing_set_precision_and_recall() -> None:
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(rows) >= 80
+    router = shipped_router()
+    true_pos = false_pos = false_neg = 0
+    wrong: list[str] = []
+    for row in rows:
+        route = router.route(owner(row["text"]))
+        addressed = route.reason != NOBODY
+        got = (route.role, list(route.also)) if addressed else None
+        want = (row["role"], row.get("also", [])) if row["role"] else None
+        if got is not None and got == want:
+            true_pos += 1
+        else:
+            false_pos += got is not None
+            false_neg += want is not None
+        if got != want:
+            wrong.append(f"  {row['text']!r}: want {want}, got {got} ({route.reason})")
+    precision = true_pos / max(true_pos + false_pos, 1)
+    recall = true_pos / max(true_pos + false_neg, 1)
+    addressed_rows = sum(1 for r in rows if r["role"])
+    print(f"\naddressing set: {len(rows)} sentences ({addressed_rows} addressed, {len(rows) - addressed_rows} not); "
+          f"precision {precision:.3f}, recall {recall:.3f} (tp {true_pos}, fp {false_pos}, fn {false_neg})")
+    print("\n".join(wrong))
+    assert precision >= 0.95 and recall >= 0.9, "\n".join(wrong)
+
+
+def test_every_route_says_why() -> None:
+    router = shipped_router()
+    for text in ("@finance runway?", "/ask critic hi", "finance: runway?", "hello", "What does the critic think?"):
+        assert router.route(owner(text)).reason, text
+    route = router.route(owner("What does the critic think about pricing?"))
+    assert route.role == "critic" and "'critic'" in route.reason
+
+
+def test_a_topic_of_its_own_keeps_its_role() -> None:
+    """In a forum topic mapped to a role, plain words do not move the message; ``@role`` still does."""
+    router = shipped_router()
+    text = "What does the critic think about pricing?"
+    assert router.route(Envelope(channel="telegram", text=text, sender="1", is_owner=True, is_group=True,
+                                 chat_id="-1", role_hint="finance")).role == "finance"
