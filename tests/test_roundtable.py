@@ -41,8 +41,10 @@ def _config(root: Path, model: FakeOpenAI) -> Path:
     return root
 
 
-async def _sabha(args: list[str], cwd: Path, stdin: str | None = None) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "SABHA_CONFIG"}
+async def _sabha(args: list[str], cwd: Path, stdin: str | None = None,
+                 extra_env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("SABHA_CONFIG", "ROUNDTABLE_MODEL", "SUMMARIZER_MODEL")}
+    env.update(extra_env or {})
     env.update(XDG_DATA_HOME=str(cwd / "xdg"), PYTHONPATH=str(REPO))
     proc = await asyncio.create_subprocess_exec(
         *SABHA, *args, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE,
@@ -123,6 +125,18 @@ async def test_parallel_debaters_see_the_earlier_rounds_only(tmp_path: Path, fak
     assert len(bodies) == 7 and "--- Round 2 ---" in json.loads(out)["transcript"]
     assert all("nobody has spoken yet" in _prompt(b) for b in bodies[:3])
     assert "--- Round 1 ---" in _prompt(bodies[5]) and "--- Round 2 ---" not in _prompt(bodies[5])
+
+
+async def test_roundtable_and_summarizer_models_come_from_the_seeds_variables(
+        tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    for text in SAID[:3]:
+        fake_openai.script_text(text)
+    fake_openai.script_text(TASKS)
+    models = {"ROUNDTABLE_MODEL": "openai:debate-model", "SUMMARIZER_MODEL": "openai:summary-model"}
+    code, out, err = await _sabha(["roundtable", "--rounds", "1", QUESTION], _config(tmp_path, fake_openai),
+                                  extra_env=models)
+    assert code == 0, err + out
+    assert [r.json["model"] for r in fake_openai.requests] == ["debate-model"] * 3 + ["summary-model"]
 
 
 def test_a_plain_question_runs_three_rounds_offline(tmp_path: Path) -> None:

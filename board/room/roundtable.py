@@ -64,6 +64,10 @@ class RoundtableInput(BaseModel):
     max_tokens: int = Field(200, ge=16, le=4096)
     summarizer_temperature: float = Field(0.3, ge=0.0, le=2.0)
     summarizer_max_tokens: int = Field(300, ge=64, le=4096)
+    #: the debaters' and the summarizer's models in Sabha's provider syntax (``openai:gpt-4o-mini``);
+    #: None: each role's own (``sabha roundtable`` fills them from ROUNDTABLE_MODEL / SUMMARIZER_MODEL)
+    model: str | None = Field(None, min_length=1)
+    summarizer_model: str | None = Field(None, min_length=1)
 
     @field_validator("context", mode="before")
     @classmethod
@@ -191,14 +195,15 @@ class _Debate:
     system: tuple[PromptBlock, ...]
 
     async def ask(self, profile: AgentProfile, prompt: tuple[ChatMessage, ...] | str, *, temperature: float,
-                  max_tokens: int, turn: str = "", schema: dict[str, Any] | None = None) -> ExchangeOutcome:
+                  max_tokens: int, model: str | None, turn: str = "",
+                  schema: dict[str, Any] | None = None) -> ExchangeOutcome:
         system = self.system if schema is None else (PromptBlock("summarizer", profile.soul.text, cacheable=True),)
         if turn:  # after the shared prefix: the exchange sends a "dynamic" block after the messages
             system = (*system, PromptBlock("dynamic", turn))
         return await self.room.runner.run(ExchangeRequest(
             profile=profile, ctx=ToolContext(role=profile.role, session_key="roundtable", roster=ROSTER),
             prompt=prompt, system=system, tools=ToolPolicy(allowed=(), max_rounds=0),
-            model=ModelChoice(temperature=temperature, max_tokens=max_tokens), purpose="roundtable",
+            model=ModelChoice(model=model, temperature=temperature, max_tokens=max_tokens), purpose="roundtable",
             response_schema=schema, ledger_tags={"purpose": "roundtable"},
         ))
 
@@ -208,7 +213,7 @@ class _Debate:
                    f"{self.request.max_rounds}. Respond to the topic. Build on or challenge previous points. "
                    "Keep it concise (2-3 sentences). Be distinctive to your persona.")
         outcome = await self.ask(profile, debate_messages(seen), temperature=self.request.temperature,
-                                 max_tokens=self.request.max_tokens, turn=context)
+                                 max_tokens=self.request.max_tokens, model=self.request.model, turn=context)
         if outcome.degraded or not outcome.text.strip():
             return f"{name} could not speak in round {number}: {outcome.error or 'an empty answer'}"
         text = clean_cut(outcome.text) if outcome.stop_reason == "max_tokens" else outcome.text
@@ -236,7 +241,8 @@ class _Debate:
                   "actionable tasks. Each should be specific and executable, with its owner.\n\nReply with exactly "
                   f"one JSON object that matches this JSON schema:\n{json.dumps(schema, ensure_ascii=False)}")
         outcome = await self.ask(summarizer, prompt, temperature=self.request.summarizer_temperature,
-                                 max_tokens=self.request.summarizer_max_tokens, schema=schema)
+                                 max_tokens=self.request.summarizer_max_tokens, model=self.request.summarizer_model,
+                                 schema=schema)
         return [] if outcome.degraded else summary_of(outcome.text, owners)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,4 +189,8 @@ async def _roundtable_input(args: argparse.Namespace) -> RoundtableInput:
     else:
         text = sys.stdin.read()
     options = {"max_rounds": args.rounds, "parallel": args.parallel or None, "early_stop": args.early_stop or None}
-    return parse_input(text, {k: v for k, v in options.items() if v is not None})
+    request = parse_input(text, {k: v for k, v in options.items() if v is not None})
+    # seed 004's variables name the models (in Sabha's provider syntax) unless the input does
+    models = {"model": request.model or os.environ.get("ROUNDTABLE_MODEL", "").strip() or None,
+              "summarizer_model": request.summarizer_model or os.environ.get("SUMMARIZER_MODEL", "").strip() or None}
+    return request.model_copy(update=models)
