@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from board.workspace.paths import copy_default_workspace
+from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import FakeOpenAI
 
 SABHA = [sys.executable, "-m", "bot.cli.main"]
@@ -32,11 +33,13 @@ TASKS = json.dumps({"tasks": [{"task": "Monitor Crunchbase for Series A raises",
                               {"task": "Lead with congratulations and one insight", "owner": "Orchestrator"}]})
 
 
-def _config(root: Path, model: FakeOpenAI) -> Path:
+def _config(root: Path, model: FakeOpenAI | FakeAnthropic) -> Path:
     copy_default_workspace(root / "workspace")
-    lines = ["workspace: ./workspace", "data_dir: ./sessions", "llm:", "  model: openai:gpt-4o-mini",
-             "  retry: {retries: 0}", "  providers:", "    openai:", "      api_key: test-key-123456",
-             f"      base_url: {model.base_url}"]
+    provider = f"openai: {{api_key: test-key-123456, base_url: {model.base_url}}}" if isinstance(model, FakeOpenAI) \
+        else f'anthropic: {{api_key: "sk-ant-test-123456", base_url: "{model.url}"}}'
+    lines = ["workspace: ./workspace", "data_dir: ./sessions", "llm:",
+             f"  model: {'openai:gpt-4o-mini' if isinstance(model, FakeOpenAI) else 'anthropic:claude-sonnet-4-6'}",
+             "  retry: {retries: 0}", "  providers:", f"    {provider}"]
     (root / "sabha.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return root
 
@@ -84,7 +87,7 @@ async def test_three_rounds_each_speaker_sees_the_whole_debate_so_far(tmp_path: 
     assert all(statement in third for statement in SAID[:8])
     assert "You are TECH, round 3 of 3" in third
     first = _prompt(debaters[0])
-    assert QUESTION in json.dumps(debaters[0]) and "nobody has spoken yet" in first
+    assert QUESTION in json.dumps(debaters[0]) and "Nobody has spoken yet" in first
     # the prompt of each speaker begins with the previous speaker's, without its persona
     for before, after in itertools.pairwise(debaters):
         assert before["messages"][0] == after["messages"][0]  # the system prompt: the shared frame
@@ -95,6 +98,32 @@ async def test_three_rounds_each_speaker_sees_the_whole_debate_so_far(tmp_path: 
     assert {(b["temperature"], b["max_tokens"]) for b in debaters} == {(0.8, 200)}
     assert (bodies[9]["temperature"], bodies[9]["max_tokens"]) == (0.3, 300)
     assert all(statement in _prompt(bodies[9]) for statement in SAID)
+
+
+async def test_each_speaker_reads_the_debate_so_far_from_the_prompt_cache(
+        tmp_path: Path, fake_anthropic: FakeAnthropic) -> None:
+    for text in SAID:
+        fake_anthropic.script_text(text)
+    fake_anthropic.script_text(TASKS)
+    home = _config(tmp_path, fake_anthropic)
+    code, out, err = await _sabha(["roundtable", QUESTION], home)
+    assert code == 0, err + out
+    import sqlite3
+
+    with sqlite3.connect(home / "sessions" / "sabha.db") as db:
+        rows = db.execute("SELECT role, input_tokens, cache_read_tokens, cache_write_tokens FROM llm_calls "
+                          "WHERE purpose = 'roundtable' ORDER BY id").fetchall()
+    debaters = rows[:9]
+    assert [r[0] for r in debaters] == ["artist", "business", "tech"] * 3 and rows[9][0] == "summarizer"
+    # from the second speaker on, everything said before the previous speaker's turn comes from the cache
+    for before, after in itertools.pairwise(debaters):
+        assert after[2] >= before[2] + before[3] > 0
+    print("\nrole        uncached  cache_read  cache_write")  # the figures of the roundtable's note
+    for role, uncached, read, write in rows:
+        print(f"{role:11s} {uncached:8d} {read:11d} {write:12d}")
+    # what is not read from the cache (the newest statement, the speaker's persona and turn) does not grow
+    # with the debate: a debater's uncached prompt is the same in round 3 as in round 2
+    assert [r[1] for r in debaters[6:]] == [r[1] for r in debaters[3:6]]
 
 
 async def test_an_answer_cut_by_the_output_limit_ends_at_its_last_full_sentence(
@@ -123,7 +152,7 @@ async def test_parallel_debaters_see_the_earlier_rounds_only(tmp_path: Path, fak
     assert code == 0, err + out
     bodies = [r.json for r in fake_openai.requests]
     assert len(bodies) == 7 and "--- Round 2 ---" in json.loads(out)["transcript"]
-    assert all("nobody has spoken yet" in _prompt(b) for b in bodies[:3])
+    assert all("Nobody has spoken yet" in _prompt(b) for b in bodies[:3])
     assert "--- Round 1 ---" in _prompt(bodies[5]) and "--- Round 2 ---" not in _prompt(bodies[5])
 
 

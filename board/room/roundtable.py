@@ -170,8 +170,6 @@ def debate_messages(seen: tuple[Statement, ...]) -> tuple[ChatMessage, ...]:
     for index, said in enumerate(seen):
         header = f"--- Round {said.round} ---\n" if index == 0 or seen[index - 1].round != said.round else ""
         texts.append(f"{header}{said.line}")
-    if not seen:
-        texts[0] += "\n(nobody has spoken yet: you open the debate)"
     last = len(texts) - 1
     return tuple(ChatMessage("user", text, cache_point=i == last) for i, text in enumerate(texts))
 
@@ -209,7 +207,8 @@ class _Debate:
 
     async def turn(self, profile: AgentProfile, seen: tuple[Statement, ...], number: int) -> Statement | str:
         name = profile.name.upper()
-        context = (f"## You\n{profile.soul.text.strip()}\n\n## Your Turn\nYou are {name}, round {number} of "
+        opening = "Nobody has spoken yet: you open the debate. " if not seen else ""
+        context = (f"## You\n{profile.soul.text.strip()}\n\n## Your Turn\n{opening}You are {name}, round {number} of "
                    f"{self.request.max_rounds}. Respond to the topic. Build on or challenge previous points. "
                    "Keep it concise (2-3 sentences). Be distinctive to your persona.")
         outcome = await self.ask(profile, debate_messages(seen), temperature=self.request.temperature,
