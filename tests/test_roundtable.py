@@ -143,6 +143,27 @@ async def test_an_answer_cut_by_the_output_limit_ends_at_its_last_full_sentence(
     assert "TECH: Tech speaks fully." in transcript
 
 
+async def test_a_summary_cut_by_the_output_limit_keeps_its_whole_tasks(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
+    for text in SAID[:3]:
+        fake_openai.script_text(text)
+    fake_openai.script_text(TASKS[:TASKS.index("Lead with") + 12], finish_reason="length")
+    code, out, err = await _sabha(["roundtable", "--rounds", "1", QUESTION], _config(tmp_path, fake_openai))
+    assert json.loads(out)["summary"] == ["Monitor Crunchbase for Series A raises (Owner: Builder)",
+                                          "Time outreach within two weeks of the raise (Owner: FULLSEND)"]
+    assert code == 0, err + out
+    assert "cut by its output limit of 300 tokens: 2 whole task(s) kept (raise summarizer_max_tokens)" in err
+
+
+async def test_early_stop_may_end_before_max_rounds(tmp_path: Path) -> None:
+    env = {"XDG_DATA_HOME": str(tmp_path / "xdg")}
+    code, _out, err = await _sabha(["init", str(tmp_path / "proj")], tmp_path, extra_env=env)
+    assert code == 0, err
+    code, out, err = await _sabha(["roundtable", "--early-stop", QUESTION], tmp_path / "proj")
+    assert code == 0, err + out
+    rounds = [line for line in json.loads(out)["transcript"].splitlines() if line.startswith("--- Round")]
+    assert rounds == ["--- Round 1 ---", "--- Round 2 ---"]  # the offline debaters converge after round 2
+
+
 async def test_parallel_debaters_see_the_earlier_rounds_only(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
     for text in SAID[:6]:
         fake_openai.script_text(text)

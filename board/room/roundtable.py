@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -191,6 +191,8 @@ class _Debate:
     room: BoardRoom
     request: RoundtableInput
     system: tuple[PromptBlock, ...]
+    #: what the user should know about a run that still gave an answer
+    notes: list[str] = field(default_factory=list)
 
     async def ask(self, profile: AgentProfile, prompt: tuple[ChatMessage, ...] | str, *, temperature: float,
                   max_tokens: int, model: str | None, turn: str = "",
@@ -242,7 +244,11 @@ class _Debate:
         outcome = await self.ask(summarizer, prompt, temperature=self.request.summarizer_temperature,
                                  max_tokens=self.request.summarizer_max_tokens, model=self.request.summarizer_model,
                                  schema=schema)
-        return [] if outcome.degraded else summary_of(outcome.text, owners)
+        tasks = [] if outcome.degraded else summary_of(outcome.text, owners)
+        if outcome.stop_reason == "max_tokens" and not outcome.degraded:
+            self.notes.append(f"the summary was cut by its output limit of {self.request.summarizer_max_tokens} "
+                              f"tokens: {len(tasks)} whole task(s) kept (raise summarizer_max_tokens)")
+        return tasks
 
 
 def summary_schema(owners: list[str]) -> dict[str, Any]:
@@ -251,6 +257,9 @@ def summary_schema(owners: list[str]) -> dict[str, Any]:
             "properties": {"task": {"type": "string", "minLength": 8}, "owner": {"enum": owners}}}
     return {"type": "object", "required": ["tasks"],
             "properties": {"tasks": {"type": "array", "minItems": 3, "maxItems": 5, "items": task}}}
+
+
+_WHOLE_TASK = re.compile(r'\{\s*"task"\s*:\s*"((?:[^"\\]|\\.)*)"\s*,\s*"owner"\s*:\s*"((?:[^"\\]|\\.)*)"\s*\}')
 
 
 def summary_of(text: str, owners: list[str]) -> list[str]:
@@ -262,7 +271,9 @@ def summary_of(text: str, owners: list[str]) -> list[str]:
         items = data.get("tasks") if isinstance(data, dict) else None
     except json.JSONDecodeError:
         items = None
-    if not isinstance(items, list):
+    if not isinstance(items, list):  # a JSON answer cut by the output limit: its whole tasks
+        items = [{"task": json.loads(f'"{t}"'), "owner": json.loads(f'"{o}"')} for t, o in _WHOLE_TASK.findall(text)]
+    if not items:
         return [t for t in (line.strip().lstrip("-*").strip() for line in text.splitlines()
                             if line.strip()[:1] in "-*") if t][:5]
     spelt = {o.lower(): o for o in owners}
@@ -277,7 +288,7 @@ def summary_of(text: str, owners: list[str]) -> list[str]:
 
 
 async def run_roundtable(room: BoardRoom, request: RoundtableInput) -> dict[str, Any]:
-    """Run the debate and return ``{"transcript", "summary", "stop_reason"}`` (and ``error``)."""
+    """Run the debate and return ``{"transcript", "summary", "stop_reason"}`` (and ``error``, ``notes``)."""
     if request.early_stop:
         return await _run_as_meeting(room, request)
     souls = room.souls_for(ROSTER)
@@ -309,6 +320,8 @@ async def run_roundtable(room: BoardRoom, request: RoundtableInput) -> dict[str,
         output["summary"] = await debate.summarize(souls.profile(SUMMARIZER), output["transcript"], owners)
     if not output["summary"]:
         output["error"] = "; ".join([*errors, "the summarizer gave no tasks"])
+    if debate.notes:
+        output["notes"] = debate.notes
     return output
 
 

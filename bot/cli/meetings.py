@@ -166,6 +166,8 @@ async def cmd_roundtable(board: Board, args: argparse.Namespace) -> int:
     output = await run_roundtable(board.room, request)
     emit(json.dumps({"transcript": output["transcript"], "summary": output["summary"]}, indent=2,
                     ensure_ascii=False))
+    for note in output.get("notes", []):
+        sys.stderr.write(f"sabha: roundtable: note: {note}\n")
     if output.get("error"):
         sys.stderr.write(f"sabha: roundtable: {output['error']}\n")
     return 0 if output.get("stop_reason") in ("completed", "converged") and output["summary"] else 1
