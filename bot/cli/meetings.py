@@ -2,9 +2,10 @@
 
 ``meeting`` holds a board meeting in the terminal and prints each statement as it is
 made, then the minutes (``--quiet``: only the minutes); on a terminal the minutes are
-rendered and leave out the statements just printed, piped they are the Markdown. ``roundtable`` reads the
-roundtable's JSON (prompt, context, learnings, max_rounds) from a file or stdin and
-prints JSON; bad input prints a JSON error object and exits with code 2. Listing
+rendered and leave out the statements just printed, piped they are the Markdown.
+``roundtable`` takes a plain question, or reads the roundtable's JSON (prompt, context,
+learnings, max_rounds) from a file or stdin, and prints the seed's
+``{"transcript", "summary"}`` JSON; bad input prints a JSON error object and exits with code 2. Listing
 meetings and action items never creates a state database.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +23,7 @@ from bot.cli.meeting_view import console_event_printer, minutes_text
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
+    from board.room.roundtable import RoundtableInput
     from board.service import Board
 
 __all__ = ["add_parsers", "cmd_actions", "cmd_meeting", "cmd_meetings", "cmd_roundtable"]
@@ -56,11 +59,18 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=_actions_handler)
 
     p = sub.add_parser("roundtable", parents=[common],
-                       help="a roundtable debate (artist, business, tech) from JSON",
-                       description='Read {"prompt", "context", "learnings", "max_rounds"} JSON from FILE or stdin, '
-                                   'run ARTIST/BUSINESS/TECH and the SUMMARIZER, print '
-                                   '{"transcript", "summary"} JSON.')
-    p.add_argument("file", nargs="?", help="input JSON file (default: stdin)")
+                       help="a roundtable debate (artist, business, tech) on a question or from JSON",
+                       description='Run ARTIST/BUSINESS/TECH for max_rounds rounds (default 3), each in turn seeing '
+                                   'the whole debate so far, then the SUMMARIZER; print {"transcript", "summary"} '
+                                   'JSON. Give a question (sabha roundtable "How can we reach AI startup CTOs?"), '
+                                   'a JSON file, or {"prompt", "context", "learnings", "max_rounds"} JSON on stdin.')
+    p.add_argument("question", nargs="*", metavar="QUESTION|FILE",
+                   help="the question to debate, or an input JSON file (default: JSON on stdin)")
+    p.add_argument("--rounds", type=int, metavar="N", help="rounds to run (1-5; default: max_rounds or 3)")
+    p.add_argument("--parallel", action="store_true",
+                   help="debaters of a round speak at once (each sees the earlier rounds only)")
+    p.add_argument("--early-stop", action="store_true",
+                   help="end the debate before max_rounds when the debaters converge")
     p.set_defaults(handler=board_command(cmd_roundtable, writes=True))
 
 
@@ -145,23 +155,44 @@ async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
 
 
 async def cmd_roundtable(board: Board, args: argparse.Namespace) -> int:
-    """Roundtable JSON in, JSON out."""
-    import asyncio
-
-    from board.room.roundtable import RoundtableInputError, parse_input, run_roundtable
+    """Roundtable JSON (or a plain question) in, the seed's ``{"transcript", "summary"}`` JSON out."""
+    from board.room.roundtable import RoundtableInputError, run_roundtable
 
     try:
-        if args.file:
-            text = await asyncio.to_thread(Path(args.file).read_text, encoding="utf-8")
-        else:
-            text = sys.stdin.read()
-        request = parse_input(text)
+        request = await _roundtable_input(args)
     except RoundtableInputError as exc:
         emit(json.dumps({"error": str(exc), "details": exc.details}, ensure_ascii=False))
         return 2
-    except (OSError, UnicodeDecodeError) as exc:
-        emit(json.dumps({"error": f"cannot read {args.file}", "details": [str(exc)]}, ensure_ascii=False))
-        return 2
     output = await run_roundtable(board.room, request)
-    emit(json.dumps(output, indent=2, ensure_ascii=False))
-    return 0 if output.get("stop_reason") in ("completed", "converged") and not output.get("error") else 1
+    emit(json.dumps({"transcript": output["transcript"], "summary": output["summary"]}, indent=2,
+                    ensure_ascii=False))
+    for note in output.get("notes", []):
+        sys.stderr.write(f"sabha: roundtable: note: {note}\n")
+    if output.get("error"):
+        sys.stderr.write(f"sabha: roundtable: {output['error']}\n")
+    return 0 if output.get("stop_reason") in ("completed", "converged") and output["summary"] else 1
+
+
+async def _roundtable_input(args: argparse.Namespace) -> RoundtableInput:
+    """The request from a question, a JSON file or JSON on stdin, with the command line's options."""
+    import asyncio
+
+    from board.room.roundtable import RoundtableInputError, parse_input
+
+    words: list[str] = list(args.question or [])
+    path = Path(words[0]) if len(words) == 1 else None
+    if path is not None and (path.is_file() or (path.suffix == ".json" and " " not in words[0])):
+        try:
+            text = await asyncio.to_thread(path.read_text, encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RoundtableInputError(f"cannot read {path}", [str(exc)]) from exc
+    elif words:
+        text = json.dumps({"prompt": " ".join(words)})
+    else:
+        text = sys.stdin.read()
+    options = {"max_rounds": args.rounds, "parallel": args.parallel or None, "early_stop": args.early_stop or None}
+    request = parse_input(text, {k: v for k, v in options.items() if v is not None})
+    # seed 004's variables name the models (in Sabha's provider syntax) unless the input does
+    models = {"model": request.model or os.environ.get("ROUNDTABLE_MODEL", "").strip() or None,
+              "summarizer_model": request.summarizer_model or os.environ.get("SUMMARIZER_MODEL", "").strip() or None}
+    return request.model_copy(update=models)

@@ -72,6 +72,7 @@ def _take_response(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, 
                    response: LLMResponse) -> Continue | Done:
     st.chain = st.chain[st.chain.index(model):]
     st.model_used = model
+    st.stop_reason = response.stop_reason
     st.usage = st.usage + response.usage
     step_cost = deps.prices.cost(model, response.usage)
     st.cost = None if (st.cost is None or step_cost is None) else st.cost + step_cost

@@ -65,3 +65,5 @@ class ExchangeOutcome:
     llm_calls: int = 0
     hit_tool_cap: bool = False
     error: str | None = None
+    #: the provider's stop reason of the last answer; ``max_tokens`` when the output limit cut it
+    stop_reason: str = ""

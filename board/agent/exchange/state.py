@@ -77,6 +77,8 @@ class ExchangeState:
     pending: ToolRound | None = None
     text: str = ""
     hit_cap: bool = False
+    #: the provider's stop reason of the last model answer (``max_tokens``: cut by the output limit)
+    stop_reason: str = ""
     failure: Failure | None = None
 
 
