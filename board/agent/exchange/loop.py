@@ -49,6 +49,9 @@ def build_request(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps) -
         metadata=meta,
         tool_choice="none" if final else "auto",
         temperature=req.model.temperature if req.model.temperature is not None else profile.temperature,
+        # Only the first call thinks: a call after tool results would have to send the thinking
+        # blocks back (Anthropic), which the transcript never keeps.
+        thinking=st.thinking if st.step == 0 else None,
     )
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from board.agent.exchange.outcome import ToolEvent
 from board.agent.tokens import TokenCounter
 from board.agent.tools import ToolRegistry
-from board.llm.base import ChatMessage, LLMError, PromptBlock, ToolCall, ToolSpec, Usage
+from board.llm.base import ChatMessage, LLMError, PromptBlock, Thinking, ToolCall, ToolSpec, Usage
 
 if TYPE_CHECKING:
     from board.agent.exchange.deps import ExchangeDeps
@@ -78,6 +78,7 @@ class ExchangeState:
     text: str = ""
     hit_cap: bool = False
     failure: Failure | None = None
+    thinking: Thinking = Thinking.OFF
 
 
 @dataclass(frozen=True)
