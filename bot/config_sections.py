@@ -173,6 +173,7 @@ class LLMSection(StrictModel):
     cheap_model: str | None = Field(None, description="compaction summaries; default: the role's model")
     thinking: Thinking = Field(Thinking.OFF, description="off | low | medium | high: how much every role thinks "
                                                          "before answering (a role's own thinking: wins)")
+    keep_thinking: bool = Field(False, description="write the model's thinking into the transcript (never shown)")
     max_tool_iterations: int = Field(4, ge=0, le=20)
     timeout_s: float = Field(60.0, gt=0, le=3600, description="deadline of one model call")
     turn_timeout_s: float = Field(300.0, gt=0, le=7200, description="deadline of a whole turn")

@@ -140,6 +140,7 @@ class LoadedConfig:
             fallbacks=tuple(llm.fallbacks),
             cheap_model=llm.cheap_model,
             thinking=llm.thinking,
+            keep_thinking=llm.keep_thinking,
             max_tool_iterations=llm.max_tool_iterations,
             default_tools=tuple(self.config.tools.default) if self.config.tools.default is not None else None,
             text_tool_models=tuple(llm.text_tool_protocol),

@@ -7,6 +7,7 @@ written to the transcript. Through the real ``sabha ask``."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import sqlite3
 import sys
@@ -76,3 +77,17 @@ async def test_openai_reasoning_effort_per_role_from_the_config(tmp_path: Path, 
     assert critic["reasoning_effort"] == "medium"
     assert "reasoning_effort" not in finance  # llm.thinking defaults to off
     assert ledger(folder) == [("critic", "medium"), ("finance", "off")]
+
+
+async def test_the_owner_may_keep_the_thinking_in_the_transcript(tmp_path: Path,
+                                                                  fake_anthropic: FakeAnthropic) -> None:
+    folder = await board(tmp_path, "llm:", "  model: anthropic:claude-sonnet-4-5", "  thinking: medium",
+                         "  keep_thinking: true", "  providers:", "    anthropic:", "      api_key: sk-ant-test",
+                         f"      base_url: {fake_anthropic.base_url}")
+    fake_anthropic.script_text("Keep the price; add an annual plan.", thinking=SECRET)
+    out = await sabha(folder, tmp_path, "ask", "--role", "critic", "Pricing?")
+    assert "Keep the price; add an annual plan." in out and "PRIVATE-REASONING" not in out
+    assert fake_anthropic.requests[0].body["thinking"] == {"type": "enabled", "budget_tokens": 4096}
+    [answer] = [json.loads(line) for p in (folder / "sessions").rglob("*.jsonl")
+                for line in p.read_text(encoding="utf-8").splitlines() if '"assistant"' in line]
+    assert answer["thinking"] == SECRET and "PRIVATE-REASONING" not in answer["text"]

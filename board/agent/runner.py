@@ -111,6 +111,7 @@ class AgentSettings:
     fallbacks: tuple[str, ...] = ()
     cheap_model: str | None = None
     thinking: Thinking = Thinking.OFF
+    keep_thinking: bool = False
     max_tool_iterations: int = 4
     default_tools: tuple[str, ...] | None = None
     text_tool_models: tuple[str, ...] = ()
@@ -179,7 +180,7 @@ def policy_of(settings: AgentSettings) -> ExchangePolicy:
         default_model=settings.default_model, fallbacks=settings.fallbacks, max_tokens=settings.max_tokens,
         max_tool_iterations=settings.max_tool_iterations, default_tools=settings.default_tools,
         text_tool_models=settings.text_tool_models, turn_timeout_s=settings.turn_timeout_s,
-        thinking=settings.thinking,
+        thinking=settings.thinking, keep_thinking=settings.keep_thinking,
     )
 
 

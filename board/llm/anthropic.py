@@ -132,10 +132,13 @@ def _usage(raw: Any) -> Usage:
 
 def _response(message: Any, model: str, ttft_ms: float | None = None) -> LLMResponse:
     texts: list[str] = []
+    thoughts: list[str] = []
     calls: list[ToolCall] = []
     for block in message.content or []:
         if block.type == "text":
             texts.append(block.text)
+        elif block.type == "thinking":
+            thoughts.append(block.thinking)
         elif block.type == "tool_use":
             value = block.input
             if isinstance(value, dict):
@@ -150,6 +153,7 @@ def _response(message: Any, model: str, ttft_ms: float | None = None) -> LLMResp
         usage=_usage(message.usage),
         stop_reason=message.stop_reason or "end_turn",
         ttft_ms=ttft_ms,
+        thinking="\n\n".join(thoughts),
     )
 
 

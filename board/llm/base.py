@@ -202,6 +202,7 @@ class LLMResponse:
     usage: Usage = Usage()
     stop_reason: str = "end_turn"
     ttft_ms: float | None = None
+    thinking: str = ""  # the model's thinking before the answer, where the API returns it; never shown
 
 
 ErrorKind = Literal[

@@ -159,6 +159,7 @@ class ExchangePolicy:
     text_tool_models: tuple[str, ...] = ()
     turn_timeout_s: float | None = 300.0
     thinking: Thinking = Thinking.OFF  # llm.thinking: a role's own (soul or board.agents) wins
+    keep_thinking: bool = False  # llm.keep_thinking: the model's thinking goes to the transcript
 
     def model_for(self, profile: AgentProfile) -> str:
         """The model a role uses: config/soul override, else the default."""

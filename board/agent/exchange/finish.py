@@ -63,4 +63,5 @@ def to_outcome(st: ExchangeState, deps: ExchangeDeps) -> ExchangeOutcome:
         llm_calls=st.calls,
         hit_tool_cap=st.hit_cap,
         error=st.failure.error if st.failure is not None else None,
+        thinking=st.thinking_text if deps.policy.keep_thinking else "",
     )

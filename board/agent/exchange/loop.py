@@ -76,6 +76,7 @@ def _take_response(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, 
     st.chain = st.chain[st.chain.index(model):]
     st.model_used = model
     st.usage = st.usage + response.usage
+    st.thinking_text = "\n\n".join(t for t in (st.thinking_text, response.thinking) if t)
     step_cost = deps.prices.cost(model, response.usage)
     st.cost = None if (st.cost is None or step_cost is None) else st.cost + step_cost
     if st.text_mode:

@@ -65,3 +65,5 @@ class ExchangeOutcome:
     llm_calls: int = 0
     hit_tool_cap: bool = False
     error: str | None = None
+    #: The model's thinking, only when the owner keeps it (``llm.keep_thinking``); never shown.
+    thinking: str = ""

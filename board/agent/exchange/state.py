@@ -79,6 +79,7 @@ class ExchangeState:
     hit_cap: bool = False
     failure: Failure | None = None
     thinking: Thinking = Thinking.OFF
+    thinking_text: str = ""  # what the model thought, where its API says (kept only on the owner's word)
 
 
 @dataclass(frozen=True)
