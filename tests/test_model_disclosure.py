@@ -38,11 +38,12 @@ async def ask(tmp_path: Path, fake: FakeOpenAI, question: str, *extra: str) -> s
 
 
 async def test_a_vendor_and_a_custom_model_id_are_not_disclosed(tmp_path: Path, fake_openai: FakeOpenAI) -> None:
-    fake_openai.script_text("I'm GPT-4o by OpenAI, also known as acme-brain-7 (or orbit-mini-2). "
-                            "Your pricing should follow value, not cost.")
-    out = await ask(tmp_path, fake_openai, "Which model are you?")
+    fake_openai.script_text("I'm GPT-4o by OpenAI, also known as acme-brain-7 (or orbit-mini-2, acme-lite, "
+                            "ledger-sage-3). Your pricing should follow value, not cost.")
+    out = await ask(tmp_path, fake_openai, "Which model are you?", "board:", "  agents:", "    finance:",
+                    "      model: openai:ledger-sage-3")
     assert fake_openai.requests[0].body["model"] == "acme-brain-7"
-    for name in ("GPT", "OpenAI", "acme-brain", "orbit-mini"):
+    for name in ("GPT", "OpenAI", "acme-brain", "orbit-mini", "acme-lite", "ledger-sage"):
         assert name.lower() not in out.lower(), out
     assert "Your pricing should follow value, not cost." in out
 
