@@ -70,3 +70,19 @@ def test_configured_names_are_the_ids_not_ordinary_words() -> None:
     assert configured_names(["openai:acme-brain-7", "openai:library/llama3.1:8b", "scripted:main", "offline",
                              "anthropic:claude-sonnet-4-5"]) == (
         "acme-brain-7", "library/llama3.1:8b", "llama3.1:8b", "llama3.1", "claude-sonnet-4-5")
+
+
+def test_which_sentences_disclose_the_model() -> None:
+    from board.agent.disclosure import scrub_disclosures
+
+    disclosures = ["I'm GPT-4o by OpenAI.", "I am a large language model trained by Anthropic.",
+                   "My underlying model is Claude.", "This advisor is built on Gemini from Google.",
+                   "Je suis un modèle développé par Mistral AI.", "Anthropic made me.", "My model is o3-mini."]
+    for sentence in disclosures:
+        text, names = scrub_disclosures(sentence, "X")
+        assert names and not any(n in text for n in names), (sentence, text)
+    topics = ["OpenAI's pricing for your support bot is per token.", "I think Google will copy you.",
+              "My financial model assumes Google Ads at $2 a click.", "I was thinking Anthropic could be a client.",
+              "I recommend you compare Claude and Gemini for your app.", "Meta's open models run on your servers."]
+    for sentence in topics:
+        assert scrub_disclosures(sentence, "X") == (sentence, []), sentence

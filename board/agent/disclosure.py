@@ -48,8 +48,9 @@ _FILLER = (
     r"développé|developpe|créé|cree|entraîné|entraine|conçu|par|basé|base|sur|modelo|lenguaje|desarrollado|creado|"
     r"entrenado|por|basado|en|ein|eine|modell|sprachmodell|von|entwickelt|trainiert|auf|basierend|di|da|sviluppato"
 )
-_MINE = (r"\bmy\s+(?:\w+\s+){0,2}?(?:model|llm|engine|brain|backend|maker|creator|developer|provider|vendor|"
-         r"architecture|training)s?\b")
+# "My underlying model is Claude" (not "my financial model assumes Google Ads").
+_MINE = (r"\bmy\s+(?:(?:underlying|base|own|core|language|ai|current)\s+){0,2}(?:model|llm|engine|brain|backend|"
+         r"maker|creator|developer|provider|vendor|architecture|training)s?\s*(?:is|was|are|comes|came|:|=)")
 _DISCLOSURE = re.compile(
     rf"(?:(?:{_SELF})[\s,]+(?:(?:{_FILLER})[\s,]+)*{_NAME}(?!\w))"
     rf"|{_MINE}"
