@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from board.llm.base import Thinking
+
 __all__ = [
     "DEFAULT_ROSTERS",
     "GENERAL",
@@ -73,6 +75,7 @@ class RoleOverride:
     soul_file: str | None = None
     tools: tuple[str, ...] | None = None
     temperature: float | None = None
+    thinking: Thinking | None = None
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,7 @@ class Board:
         self.room.subscribe(self._remember_meeting)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
-        self.guardrails = Guardrails(settings.guardrails, db)
+        self.guardrails = Guardrails(settings.guardrails, db, models=self.configured_models)
         self.knowledge = _open_knowledge(settings)
         self.web_search: WebSearch | None = None
         if settings.web_search is not None:
@@ -183,10 +183,16 @@ class Board:
         """Build the providers of every model the board may call (the default, the fallbacks,
         the cheap model, each soul's own), so the first answer does not wait for an SDK to
         import; returns the models that cannot be used, one line each."""
-        agent = self.settings.agent
+        return self.providers.prepare(self.configured_models())
+
+    def configured_models(self) -> list[str]:
+        """Every model the board may call now: the default, the fallbacks, the cheap model, each
+        soul's own (the guardrails scrub all their names from answers)."""
+        agent = self.runner.settings
         models = [agent.default_model, *agent.fallbacks, *([agent.cheap_model] if agent.cheap_model else [])]
-        models += [profile.model for profile in self.souls.profiles() if profile.model]
-        return self.providers.prepare(models)
+        for store in list(self._rosters.values()):
+            models += [profile.model for profile in store.profiles() if profile.model]
+        return models
 
     def souls_for(self, roster: str) -> SoulStore:
         """The soul store of ``roster`` (the configured one, or another on demand for meetings)."""

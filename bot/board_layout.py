@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from board.llm.base import Thinking
 from board.roles import DEFAULT_ROSTERS, RoleOverride, RosterSpec, is_role_slug
 from bot.config_file import FoundBy, check_model, interpolate, locate_config, parse_yaml, read_text
 
@@ -40,11 +41,12 @@ __all__ = ["AGENT_KEYS", "BOARD_KEYS", "CONFIG_KEYS", "LLM_KEYS", "BoardLayout",
 #: The keys of :class:`bot.config.Config`, ``LLMSection``, ``BoardSection`` and ``AgentOverrideConfig``.
 CONFIG_KEYS = frozenset({"workspace", "data_dir", "llm", "board", "tools", "logging", "server", "inbox", "budget",
                          "telegram", "whatsapp", "knowledge", "web_search", "memory", "guardrails"})
-LLM_KEYS = frozenset({"model", "max_tokens", "fallbacks", "cheap_model", "max_tool_iterations", "timeout_s",
-                      "turn_timeout_s", "retry", "prices", "text_tool_protocol", "providers", "context"})
+LLM_KEYS = frozenset({"model", "max_tokens", "fallbacks", "cheap_model", "thinking", "keep_thinking",
+                      "max_tool_iterations", "timeout_s", "turn_timeout_s", "retry", "prices", "text_tool_protocol",
+                      "providers", "context"})
 BOARD_KEYS = frozenset({"roster", "rosters", "agents", "history_messages", "max_message_chars", "meetings",
                         "consultation"})
-AGENT_KEYS = frozenset({"name", "emoji", "model", "soul_file", "tools", "temperature"})
+AGENT_KEYS = frozenset({"name", "emoji", "model", "soul_file", "tools", "temperature", "thinking"})
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,13 @@ def _override(value: object) -> RoleOverride:
     if temperature is not None and (isinstance(temperature, bool) or not isinstance(temperature, (int, float))
                                     or not 0 <= temperature <= 2):
         raise _Unsure
+    thinking = value.get("thinking")
+    try:
+        level = Thinking.of(thinking) if thinking is not None else None
+    except ValueError:
+        raise _Unsure from None
     return RoleOverride(name=_optional_text(value, "name", 64), emoji=_optional_text(value, "emoji", 16),
                         model=_optional_text(value, "model"), soul_file=_optional_text(value, "soul_file"),
                         tools=tuple(tools) if tools is not None else None,
-                        temperature=float(temperature) if temperature is not None else None)
+                        temperature=float(temperature) if temperature is not None else None,
+                        thinking=level)

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
+from board.llm.base import Thinking
 from board.roles import DEFAULT_ROSTERS, is_role_slug
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.whatsapp.config import WhatsAppSection
@@ -25,6 +26,14 @@ __all__ = ["AgentOverrideConfig", "BoardSection", "BudgetSection", "Config", "Co
            "RetrySection", "ServerSection", "ToolsSection"]
 
 
+def _thinking_level(value: object) -> object:
+    """A YAML ``off`` (read as false) is the level off; anything else is for the enum to check."""
+    try:
+        return value if value is None else Thinking.of(value)
+    except ValueError:
+        return value
+
+
 class AgentOverrideConfig(StrictModel):
     """``board.agents.<role>``: per-role overrides of what the soul file says."""
 
@@ -35,6 +44,13 @@ class AgentOverrideConfig(StrictModel):
     tools: list[str] | None = None
     temperature: float | None = Field(None, ge=0, le=2, description="sampling temperature (soul front matter "
                                                                     "otherwise; unset: the provider's default)")
+    thinking: Thinking | None = Field(None, description="off | low | medium | high: thinking before answering "
+                                                        "(soul front matter otherwise; unset: llm.thinking)")
+
+    @field_validator("thinking", mode="before")
+    @classmethod
+    def _thinking(cls, value: object) -> object:
+        return _thinking_level(value)
 
 
 class MeetingsConfig(StrictModel):
@@ -158,6 +174,9 @@ class LLMSection(StrictModel):
     max_tokens: int = Field(1024, ge=16, le=200_000)
     fallbacks: list[str] = Field(default_factory=list, description="models tried in order when the model fails")
     cheap_model: str | None = Field(None, description="compaction summaries; default: the role's model")
+    thinking: Thinking = Field(Thinking.OFF, description="off | low | medium | high: how much every role thinks "
+                                                         "before answering (a role's own thinking: wins)")
+    keep_thinking: bool = Field(False, description="write the model's thinking into the transcript (never shown)")
     max_tool_iterations: int = Field(4, ge=0, le=20)
     timeout_s: float = Field(60.0, gt=0, le=3600, description="deadline of one model call")
     turn_timeout_s: float = Field(300.0, gt=0, le=7200, description="deadline of a whole turn")
@@ -173,6 +192,11 @@ class LLMSection(StrictModel):
     @classmethod
     def _model(cls, value: str | None) -> str | None:
         return check_model(value) if value is not None else None
+
+    @field_validator("thinking", mode="before")
+    @classmethod
+    def _thinking(cls, value: object) -> object:
+        return _thinking_level(value)
 
     @field_validator("fallbacks")
     @classmethod

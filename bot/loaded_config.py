@@ -62,7 +62,8 @@ class LoadedConfig:
         board = self.config.board
         overrides = {
             role: RoleOverride(name=o.name, emoji=o.emoji, model=o.model, soul_file=o.soul_file,
-                               tools=tuple(o.tools) if o.tools is not None else None, temperature=o.temperature)
+                               tools=tuple(o.tools) if o.tools is not None else None, temperature=o.temperature,
+                               thinking=o.thinking)
             for role, o in board.agents.items()
         }
         return RosterSpec.build(board.roster, custom=board.rosters, overrides=overrides)
@@ -138,6 +139,8 @@ class LoadedConfig:
             max_tokens=llm.max_tokens,
             fallbacks=tuple(llm.fallbacks),
             cheap_model=llm.cheap_model,
+            thinking=llm.thinking,
+            keep_thinking=llm.keep_thinking,
             max_tool_iterations=llm.max_tool_iterations,
             default_tools=tuple(self.config.tools.default) if self.config.tools.default is not None else None,
             text_tool_models=tuple(llm.text_tool_protocol),

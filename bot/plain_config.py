@@ -88,6 +88,8 @@ class _LLM:
     max_tokens: int = 1024
     fallbacks: list[str] = field(default_factory=list)
     cheap_model: str | None = None
+    thinking: str = "off"
+    keep_thinking: bool = False
     max_tool_iterations: int = 4
     timeout_s: float = 60.0
     turn_timeout_s: float = 300.0

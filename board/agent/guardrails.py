@@ -10,7 +10,11 @@ it (seed 001 §4.6 / §7.5: rules in the prompt, enforced again in code). The ru
   refusal. The offline model is exempt: it quotes its soul by design and says so.
 - ``model_name`` (persona tier): for the roles whose persona hides it (``hide_model_for``,
   default every role), names of the model that answered (its id, e.g. ``claude-sonnet-4-5``
-  or "Claude Sonnet 4.5", and its family, e.g. Claude, GPT-4o, Llama) are scrubbed.
+  or "Claude Sonnet 4.5", and its family, e.g. Claude, GPT-4o, Llama) and of every configured
+  model (ids and bare names, e.g. ``acme-brain-7`` of ``openai:acme-brain-7``; the board says
+  which with ``models``) are scrubbed wherever they appear; vendor and family names (OpenAI,
+  Anthropic, Google, Gemini, GPT...) where a sentence says what the answer is or runs on ("I'm
+  a model by OpenAI", "built on Claude"; :mod:`board.agent.disclosure`), not as a topic.
 - ``unsourced_figures`` (persona tier): for the roles told to cite (``cite_sources_roles``,
   default research and the sabha roster's analyst), an answer stating figures (percentages,
   money, millions...) with no source (a URL, a knowledge file, "source:", "according to")
@@ -32,11 +36,12 @@ import logging
 import re
 import secrets
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from board.agent.disclosure import configured_names, scrub_disclosures
 from board.agent.guardrail_settings import (
     DEFAULT_EMPTY_REPLY,
     DEFAULT_REFUSAL,
@@ -207,10 +212,24 @@ def model_name_pattern(model: str, extra: Iterable[str] = ()) -> re.Pattern[str]
 class Guardrails:
     """Checks answers (:meth:`check`, pure) and records what fired (:meth:`apply`, :meth:`record`)."""
 
-    def __init__(self, settings: GuardrailSettings | None = None, db: StateDB | None = None) -> None:
+    def __init__(self, settings: GuardrailSettings | None = None, db: StateDB | None = None, *,
+                 models: Callable[[], Iterable[str]] = tuple) -> None:
         self.settings = settings or GuardrailSettings()
         self.db = db
+        #: The configured model ids now (``provider:name``), read at each check: a reload may change them.
+        self.models = models
         self._shingle_cache: OrderedDict[str, set[int]] = OrderedDict()
+        self._patterns: OrderedDict[tuple[str, ...], re.Pattern[str] | None] = OrderedDict()
+
+    def _names_pattern(self, model: str) -> re.Pattern[str] | None:
+        """:func:`model_name_pattern` of ``model`` with the configured names and the extra terms (cached)."""
+        extra = (*self.settings.extra_model_terms, *configured_names((model, *self.models())))
+        key = (model, *extra)
+        if key not in self._patterns:
+            self._patterns[key] = model_name_pattern(model, extra)
+            while len(self._patterns) > 32:
+                self._patterns.popitem(last=False)
+        return self._patterns[key]
 
     def _protected(self, texts: Sequence[str]) -> set[int]:
         found: set[int] = set()
@@ -251,12 +270,15 @@ class Guardrails:
                 hit(GuardTier.AGENT, GuardRule.PROMPT_LEAK, GuardAction.REWRITE, s.refusal, quoted_words=run)
                 return GuardResult(text, tuple(hits))
         if s.model_name and (s.hide_model_for is None or answer.role in s.hide_model_for):
-            pattern = model_name_pattern(answer.model, s.extra_model_terms)
-            if pattern is not None:
-                found = sorted({m.group(0) for m in pattern.finditer(text)})
-                if found:
-                    hit(GuardTier.PERSONA, GuardRule.MODEL_NAME, GuardAction.SCRUB,
-                        pattern.sub(s.model_name_replacement, text), names=found)
+            scrubbed, disclosed = (text, []) if answer.model.startswith("offline") else \
+                scrub_disclosures(text, s.model_name_replacement)
+            pattern = self._names_pattern(answer.model)
+            named = [m.group(0) for m in pattern.finditer(scrubbed)] if pattern is not None else []
+            if disclosed or named:
+                if pattern is not None:
+                    scrubbed = pattern.sub(s.model_name_replacement, scrubbed)
+                hit(GuardTier.PERSONA, GuardRule.MODEL_NAME, GuardAction.SCRUB, scrubbed,
+                    names=sorted({*disclosed, *named}))
         if answer.role in s.cite_sources_roles:
             figures = _FIGURE.findall(text)
             if figures and not _SOURCED.search(text):

@@ -63,7 +63,7 @@ from board.agent.tools import Tool, ToolContext, ToolRegistry
 from board.agent.turn import TurnObserver, observe, record_answer, record_user
 from board.allowance import SpendGate
 from board.envelope import Envelope, Reply
-from board.llm.base import ChatMessage, PromptBlock
+from board.llm.base import ChatMessage, PromptBlock, Thinking
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.llm.resilience import ResilientCaller, RetryPolicy
@@ -110,6 +110,8 @@ class AgentSettings:
     max_tokens: int = 1024
     fallbacks: tuple[str, ...] = ()
     cheap_model: str | None = None
+    thinking: Thinking = Thinking.OFF
+    keep_thinking: bool = False
     max_tool_iterations: int = 4
     default_tools: tuple[str, ...] | None = None
     text_tool_models: tuple[str, ...] = ()
@@ -178,6 +180,7 @@ def policy_of(settings: AgentSettings) -> ExchangePolicy:
         default_model=settings.default_model, fallbacks=settings.fallbacks, max_tokens=settings.max_tokens,
         max_tool_iterations=settings.max_tool_iterations, default_tools=settings.default_tools,
         text_tool_models=settings.text_tool_models, turn_timeout_s=settings.turn_timeout_s,
+        thinking=settings.thinking, keep_thinking=settings.keep_thinking,
     )
 
 

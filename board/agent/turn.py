@@ -93,6 +93,8 @@ def answer_entry(profile: AgentProfile, outcome: ExchangeOutcome) -> dict[str, A
         entry["tool_calls"] = len(outcome.tool_events)
     if outcome.hit_tool_cap:
         entry["tool_cap"] = True
+    if outcome.thinking:  # only when the owner keeps it (llm.keep_thinking); never sent back to a model
+        entry["thinking"] = outcome.thinking
     if outcome.degraded:
         entry["degraded"] = True
         entry["error"] = outcome.error

@@ -22,7 +22,7 @@ from typing import Any
 import anthropic
 from anthropic.types import Message
 
-from board.llm.base import ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
+from board.llm.base import THINKING_BUDGETS, ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.errors import bad_response_error
 from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
 
@@ -132,10 +132,13 @@ def _usage(raw: Any) -> Usage:
 
 def _response(message: Any, model: str, ttft_ms: float | None = None) -> LLMResponse:
     texts: list[str] = []
+    thoughts: list[str] = []
     calls: list[ToolCall] = []
     for block in message.content or []:
         if block.type == "text":
             texts.append(block.text)
+        elif block.type == "thinking":
+            thoughts.append(block.thinking)
         elif block.type == "tool_use":
             value = block.input
             if isinstance(value, dict):
@@ -150,6 +153,7 @@ def _response(message: Any, model: str, ttft_ms: float | None = None) -> LLMResp
         usage=_usage(message.usage),
         stop_reason=message.stop_reason or "end_turn",
         ttft_ms=ttft_ms,
+        thinking="\n\n".join(thoughts),
     )
 
 
@@ -186,6 +190,11 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
             # (0-1) on models that support sampling, so they go in the body, and only when set: Claude
             # models after Opus 4.6 reject a temperature (leave it unset for them).
             params["extra_body"] = {"temperature": min(request.temperature, 1.0)}
+        budget = THINKING_BUDGETS.get(request.thinking) if request.thinking else None
+        if budget:  # the answer's own tokens come on top of the budget; thinking takes no temperature
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+            params["max_tokens"] = budget + request.max_tokens
+            params.pop("extra_body", None)
         return params
 
     def _status_detail(self, exc: Any) -> tuple[str, str | None]:

@@ -8,9 +8,11 @@ so a provider can never mutate the agent's state.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "THINKING_BUDGETS",
     "ChatMessage",
     "ErrorKind",
     "LLMError",
@@ -20,6 +22,7 @@ __all__ = [
     "MessageRole",
     "Persona",
     "PromptBlock",
+    "Thinking",
     "ToolCall",
     "ToolChoice",
     "ToolSpec",
@@ -103,6 +106,29 @@ class Persona:
     soul: str = ""
 
 
+class Thinking(StrEnum):
+    """How much a model thinks before it answers (``thinking:`` of a role or ``llm.thinking``)."""
+
+    OFF = "off"
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+    @classmethod
+    def of(cls, value: object) -> Thinking:
+        """``value`` as written in YAML, where a bare ``off`` reads as false (and ``on`` as true: medium);
+        ValueError for anything else."""
+        if isinstance(value, bool):
+            return cls.MEDIUM if value else cls.OFF
+        if isinstance(value, str) and value.strip().lower() in cls._value2member_map_:
+            return cls(value.strip().lower())
+        raise ValueError(f"thinking must be off, low, medium or high (got {value!r})")
+
+
+#: Anthropic's extended thinking budget (tokens) per level; OpenAI takes the level as ``reasoning_effort``.
+THINKING_BUDGETS: dict[Thinking, int] = {Thinking.LOW: 1024, Thinking.MEDIUM: 4096, Thinking.HIGH: 16384}
+
+
 @dataclass(frozen=True)
 class LLMRequest:
     """Everything a provider needs for one completion."""
@@ -116,6 +142,7 @@ class LLMRequest:
     metadata: dict[str, Any] = field(default_factory=dict)
     tool_choice: ToolChoice = "auto"
     temperature: float | None = None  # None: the provider's default
+    thinking: Thinking | None = None  # None or off: the model answers without thinking first
 
     @property
     def system_text(self) -> str:
@@ -175,6 +202,7 @@ class LLMResponse:
     usage: Usage = Usage()
     stop_reason: str = "end_turn"
     ttft_ms: float | None = None
+    thinking: str = ""  # the model's thinking before the answer, where the API returns it; never shown
 
 
 ErrorKind = Literal[

@@ -20,7 +20,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
-from board.llm.base import ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
+from board.llm.base import ChatMessage, LLMRequest, LLMResponse, Thinking, ToolCall, Usage
 from board.llm.errors import bad_response_error
 from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
 
@@ -143,6 +143,8 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
             params["tool_choice"] = request.tool_choice
         if request.temperature is not None:
             params["temperature"] = request.temperature
+        if request.thinking and request.thinking != Thinking.OFF:
+            params["reasoning_effort"] = str(request.thinking)
         return params
 
     def _status_detail(self, exc: Any) -> tuple[str, str | None]:

@@ -110,6 +110,7 @@ class LLMCallRecord:
     sender: str | None = None  # None: :data:`current_sender`
     saved_usd: float | None = None  # what prompt caching saved (PriceTable.saved); None: unpriced
     scope: str | None = None  # None: :data:`current_scope`
+    thinking: str | None = None  # the thinking level asked for (off, low, medium, high); None: not asked
 
     def resolved(self) -> LLMCallRecord:
         """This record with ``sender`` and ``scope`` taken from the context where unset."""
@@ -215,14 +216,14 @@ class Ledger:
         await self.db.execute(
             """INSERT INTO llm_calls(ts, provider, model, role, session_key, meeting_id, purpose, attempt,
                    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
-                   latency_ms, ttft_ms, outcome, error, blocks, tags, sender, saved_usd, scope)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   latency_ms, ttft_ms, outcome, error, blocks, tags, sender, saved_usd, scope, thinking)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (
                 rec.ts, rec.provider, rec.model, rec.role, rec.session_key, rec.meeting_id, rec.purpose,
                 rec.attempt, rec.usage.input_tokens, rec.usage.output_tokens, rec.usage.cache_read_tokens,
                 rec.usage.cache_write_tokens, rec.cost_usd, rec.latency_ms, rec.ttft_ms, rec.outcome,
                 rec.error, _json(rec.blocks), _json(rec.tags),
-                rec.sender, rec.saved_usd, rec.scope,
+                rec.sender, rec.saved_usd, rec.scope, rec.thinking,
             ),
         )
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import yaml
 
+from board.llm.base import Thinking
 from board.roles import (
     GENERAL,
     SOUL_SUFFIX,
@@ -75,9 +76,17 @@ class SoulMeta:
     temperature: float | None = None  # 0 to 2
     tools: tuple[str, ...] | None = None  # a list, or one comma-separated string
     consults: tuple[str, ...] = ()
+    thinking: Thinking | None = None  # off, low, medium or high
 
 
 _META_KEYS = tuple(f.name for f in fields(SoulMeta))
+
+
+def _thinking(value: object) -> Thinking | None:
+    try:
+        return Thinking.of(value)
+    except ValueError:
+        return None
 
 
 def _listed(value: Any) -> tuple[str, ...] | None:
@@ -103,11 +112,14 @@ def front_matter(loaded: dict[Any, Any], what: str) -> SoulMeta:
              and all(loaded.get(k) is None or isinstance(loaded[k], str) for k in text_keys)
              and (temperature is None or (isinstance(temperature, (int, float)) and not isinstance(temperature, bool)
                                           and math.isfinite(temperature) and 0 <= temperature <= 2))
-             and (tools is None or _listed(tools) is not None) and consults is not None)
+             and (tools is None or _listed(tools) is not None) and consults is not None
+             and (loaded.get("thinking") is None or _thinking(loaded["thinking"]) is not None))
     if plain and consults is not None:  # (consults: for mypy, checked in plain)
+        thinking = loaded.get("thinking")
         return SoulMeta(**{k: loaded.get(k) for k in text_keys},
                         temperature=None if temperature is None else float(temperature),
-                        tools=None if tools is None else _listed(tools), consults=consults)
+                        tools=None if tools is None else _listed(tools), consults=consults,
+                        thinking=None if thinking is None else Thinking.of(thinking))
     return _validated(loaded, what)
 
 
@@ -139,6 +151,12 @@ def _pydantic_meta() -> Any:
         temperature: float | None = Field(None, ge=0, le=2)
         tools: tuple[str, ...] | None = None
         consults: tuple[str, ...] = ()
+        thinking: Thinking | None = None
+
+        @field_validator("thinking", mode="before")
+        @classmethod
+        def _thinking(cls, value: Any) -> Any:
+            return value if value is None else Thinking.of(value)
 
         @field_validator("consults", "tools", mode="before")
         @classmethod
@@ -238,6 +256,7 @@ class AgentProfile:
     soul_path: Path
     source: str  # "workspace" or "built-in default"
     temperature: float | None = None  # None: the provider's default
+    thinking: Thinking | None = None  # None: llm.thinking
 
     @property
     def label(self) -> str:
@@ -439,6 +458,7 @@ class SoulStore:
             emoji=override.emoji or meta.emoji or _FALLBACK_EMOJI,
             model=override.model or meta.model,
             temperature=override.temperature if override.temperature is not None else meta.temperature,
+            thinking=override.thinking or meta.thinking,
             tools=override.tools if override.tools is not None else meta.tools,
             consults=meta.consults,
             soul=soul,

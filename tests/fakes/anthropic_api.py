@@ -341,7 +341,10 @@ class FakeAnthropic(LLMServer):
     @staticmethod
     def _content(reply: TextReply | ToolCallsReply[Any]) -> tuple[list[dict[str, Any]], str]:
         if isinstance(reply, TextReply):
-            return [{"type": "text", "text": reply.text}], reply.stop
+            text = [{"type": "text", "text": reply.text}]
+            if reply.thinking is not None:
+                text.insert(0, {"type": "thinking", "thinking": reply.thinking, "signature": "fake-signature"})
+            return text, reply.stop
         blocks: list[dict[str, Any]] = []
         if reply.text:
             blocks.append({"type": "text", "text": reply.text})

@@ -124,6 +124,7 @@ class TextReply:
     stop: str
     usage: Mapping[str, Any] | None = None  # overrides the estimated usage fields
     chunk_delay: float = 0.0  # seconds between streamed events
+    thinking: str | None = None  # Anthropic: a thinking block before the text (not streamed)
 
 
 @dataclass(frozen=True)
@@ -543,7 +544,8 @@ class LLMServer(ScriptedServer[LLMReply]):
     # -- the replies every LLM API shares ----------------------------------------------
 
     def text_reply(self, text: str, **kw: Any) -> TextReply:
-        """``kw``: the stop reason by the API's name (:attr:`stop_keyword`), ``usage``, ``chunk_delay``."""
+        """``kw``: the stop reason by the API's name (:attr:`stop_keyword`), ``usage``, ``chunk_delay``,
+        ``thinking`` (Anthropic's thinking block before the text)."""
         return TextReply(text, kw.pop(self.stop_keyword, self.usual_stop), **kw)
 
     def tool_calls_reply(self, calls: Sequence[Any], *, text: str | None = None) -> LLMReply:

@@ -19,7 +19,7 @@ from board.agent.guardrails import GuardInput
 from board.agent.tools import ToolContext, ToolRegistry
 from board.allowance import Reservation, SpendGate, current_allowance, worst_case
 from board.budget import sender_id
-from board.llm.base import LLMRequest, PromptBlock
+from board.llm.base import LLMRequest, PromptBlock, Thinking
 from board.llm.pricing import PriceTable
 from board.llm.resilience import AttemptHook, CallResult
 from board.memory.facts import Fact, FactStore
@@ -158,6 +158,8 @@ class ExchangePolicy:
     default_tools: tuple[str, ...] | None = None
     text_tool_models: tuple[str, ...] = ()
     turn_timeout_s: float | None = 300.0
+    thinking: Thinking = Thinking.OFF  # llm.thinking: a role's own (soul or board.agents) wins
+    keep_thinking: bool = False  # llm.keep_thinking: the model's thinking goes to the transcript
 
     def model_for(self, profile: AgentProfile) -> str:
         """The model a role uses: config/soul override, else the default."""

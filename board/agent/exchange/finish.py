@@ -64,4 +64,5 @@ def to_outcome(st: ExchangeState, deps: ExchangeDeps) -> ExchangeOutcome:
         hit_tool_cap=st.hit_cap,
         error=st.failure.error if st.failure is not None else None,
         stop_reason=st.stop_reason,
+        thinking=st.thinking_text if deps.policy.keep_thinking else "",
     )

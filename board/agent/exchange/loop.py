@@ -49,6 +49,9 @@ def build_request(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps) -
         metadata=meta,
         tool_choice="none" if final else "auto",
         temperature=req.model.temperature if req.model.temperature is not None else profile.temperature,
+        # Only the first call thinks: a call after tool results would have to send the thinking
+        # blocks back (Anthropic), which the transcript never keeps.
+        thinking=st.thinking if st.step == 0 else None,
     )
 
 
@@ -74,6 +77,7 @@ def _take_response(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, 
     st.model_used = model
     st.stop_reason = response.stop_reason
     st.usage = st.usage + response.usage
+    st.thinking_text = "\n\n".join(t for t in (st.thinking_text, response.thinking) if t)
     step_cost = deps.prices.cost(model, response.usage)
     st.cost = None if (st.cost is None or step_cost is None) else st.cost + step_cost
     if st.text_mode:

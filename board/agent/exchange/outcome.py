@@ -67,3 +67,5 @@ class ExchangeOutcome:
     error: str | None = None
     #: the provider's stop reason of the last answer; ``max_tokens`` when the output limit cut it
     stop_reason: str = ""
+    #: The model's thinking, only when the owner keeps it (``llm.keep_thinking``); never shown.
+    thinking: str = ""

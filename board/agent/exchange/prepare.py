@@ -2,7 +2,8 @@
 
 Owns ``resolve_model`` (the model chain and the deadline; builds the state),
 ``lay_out_prompt`` (system blocks and messages), ``select_tools`` (the registry, the
-permitted tools and how they are offered) and ``attribute_prompt`` (tokens per prompt block,
+permitted tools and how they are offered), ``choose_thinking`` (how much the model thinks
+first) and ``attribute_prompt`` (tokens per prompt block,
 for the ledger). :data:`PREPARE` is their order after ``resolve_model``.
 """
 
@@ -19,7 +20,7 @@ from board.agent.exchange.request import ExchangeRequest
 from board.agent.exchange.state import ExchangeState
 from board.agent.tokens import TokenCounter, counter_for
 from board.llm import text_tools
-from board.llm.base import ChatMessage, PromptBlock
+from board.llm.base import ChatMessage, PromptBlock, Thinking
 from board.llm.resilience import model_chain
 from board.workspace.prompt import DYNAMIC_BLOCK, BuiltPrompt, lay_out
 
@@ -27,6 +28,7 @@ __all__ = [
     "PREPARE",
     "Prepare",
     "attribute_prompt",
+    "choose_thinking",
     "lay_out_prompt",
     "prompt_attribution",
     "resolve_model",
@@ -93,7 +95,13 @@ async def attribute_prompt(req: ExchangeRequest, st: ExchangeState, deps: Exchan
     st.first_loop_message = len(st.messages)
 
 
-PREPARE: tuple[Prepare, ...] = (lay_out_prompt, select_tools, attribute_prompt)
+async def choose_thinking(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps) -> None:
+    """Writes ``thinking``: the exchange's own level, else the role's (soul front matter or
+    ``board.agents.<role>.thinking``), else ``llm.thinking``."""
+    st.thinking = Thinking(req.model.thinking or req.profile.thinking or deps.policy.thinking)
+
+
+PREPARE: tuple[Prepare, ...] = (lay_out_prompt, select_tools, choose_thinking, attribute_prompt)
 
 
 def prompt_attribution(

@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any
 
 from board.agent.tools import Tool, ToolContext
-from board.llm.base import ChatMessage, PromptBlock
+from board.llm.base import ChatMessage, PromptBlock, Thinking
 from board.workspace.prompt import BuiltPrompt
 from board.workspace.souls import AgentProfile
 
@@ -54,6 +54,8 @@ class ModelChoice:
     max_tokens: int | None = None
     #: Replaces the role's own (soul front matter or ``board.agents.<role>``).
     temperature: float | None = None
+    #: Replaces the role's own thinking level and ``llm.thinking``.
+    thinking: Thinking | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from board.agent.exchange.outcome import ToolEvent
 from board.agent.tokens import TokenCounter
 from board.agent.tools import ToolRegistry
-from board.llm.base import ChatMessage, LLMError, PromptBlock, ToolCall, ToolSpec, Usage
+from board.llm.base import ChatMessage, LLMError, PromptBlock, Thinking, ToolCall, ToolSpec, Usage
 
 if TYPE_CHECKING:
     from board.agent.exchange.deps import ExchangeDeps
@@ -80,6 +80,8 @@ class ExchangeState:
     #: the provider's stop reason of the last model answer (``max_tokens``: cut by the output limit)
     stop_reason: str = ""
     failure: Failure | None = None
+    thinking: Thinking = Thinking.OFF
+    thinking_text: str = ""  # what the model thought, where its API says (kept only on the owner's word)
 
 
 @dataclass(frozen=True)

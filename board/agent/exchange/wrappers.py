@@ -93,8 +93,11 @@ async def record_to_ledger(req: ExchangeRequest, st: ExchangeState, deps: Exchan
     blocks["step"] = st.step
     tags = dict(req.ledger_tags) or None
 
+    thinking = call.request.thinking
+
     async def record(attempt: Attempt) -> None:
-        await deps.ledger.record_llm_call(_record_of(req, deps, attempt, blocks, tags))
+        rec = _record_of(req, deps, attempt, blocks, tags)
+        await deps.ledger.record_llm_call(replace(rec, thinking=str(thinking)) if thinking else rec)
 
     return await call_next(replace(call, on_attempt=(*call.on_attempt, record)))
 

@@ -1,0 +1,2 @@
+-- how much the model was asked to think before answering (off, low, medium, high); NULL: not asked
+ALTER TABLE llm_calls ADD COLUMN thinking TEXT;
