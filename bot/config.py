@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -175,6 +176,8 @@ def masked_dump(config: Config) -> dict[str, Any]:
             return f"{scheme}://***@{rest.split('@', 1)[1]}"  # credentials inside a URL
         if isinstance(node, Path):
             return str(node)
+        if isinstance(node, Enum):  # a setting's kind (thinking: off ...) as it is written in the file
+            return node.value
         return node
 
     return {k: mask(v, k) for k, v in config.model_dump(mode="python").items()}

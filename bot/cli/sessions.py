@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.common import UserError, emit
+from bot.cli.table import local_time
 from bot.cli.where import has_state, open_config, with_board
 
 if TYPE_CHECKING:
@@ -39,17 +40,6 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not 1 or more")
     return value
-
-
-def _when(ts: object) -> str:
-    """An ISO timestamp as local ``YYYY-MM-DD HH:MM``."""
-    try:
-        moment = datetime.fromisoformat(str(ts))
-    except ValueError:
-        return str(ts)
-    if moment.tzinfo is not None:
-        moment = moment.astimezone()
-    return moment.strftime("%Y-%m-%d %H:%M")
 
 
 def _mtime(path: Path) -> str:
@@ -83,7 +73,7 @@ def _clip(text: object, limit: int = 300) -> str:
 
 def format_entry(entry: dict[str, Any]) -> str:
     """One transcript entry as a line for a person."""
-    ts = f"[{_when(entry.get('ts', ''))}]"
+    ts = f"[{local_time(entry.get('ts', ''))}]"
     kind = entry.get("type")
     if kind == "message":
         if entry.get("role") == "assistant":
@@ -131,9 +121,9 @@ async def _list(board: Board, args: argparse.Namespace) -> int:
     rows = []
     for ref in refs:
         path = board.transcripts.path_for(ref.session_id)
-        row = [ref.key, ref.role, _mtime(path), _when(ref.created_at), ref.session_id]
+        row = [ref.key, ref.role, _mtime(path), local_time(ref.created_at), ref.session_id]
         if args.all:
-            row.append(_when(ref.archived_at) if ref.archived_at else "")
+            row.append(local_time(ref.archived_at) if ref.archived_at else "")
         rows.append(row)
     rows.sort(key=lambda r: r[2], reverse=True)
     header = ["KEY", "ROLE", "LAST ACTIVE", "STARTED", "SESSION"] + (["ARCHIVED"] if args.all else [])
@@ -171,13 +161,13 @@ async def _nothing_yet(board: Board, ref: SessionRef, *, last: bool) -> str:
     """What an empty session says instead of nothing: and where its conversation went (a reset archived it)."""
     if last:
         return "(no entries)"
-    said = f"(no messages yet in this session, started {_when(ref.created_at)})"
+    said = f"(no messages yet in this session, started {local_time(ref.created_at)})"
     older = [r for r in await board.sessions.list(include_archived=True)
              if r.key == ref.key and r.archived_at and r.session_id != ref.session_id]
     if not older:
         return said
     previous = max(older, key=lambda r: r.archived_at or "")
-    return (f"{said}; the conversation before it was archived on {_when(previous.archived_at)}: "
+    return (f"{said}; the conversation before it was archived on {local_time(previous.archived_at)}: "
             f"`sabha sessions show {previous.session_id}`")
 
 
