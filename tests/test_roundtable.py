@@ -237,6 +237,8 @@ async def test_gemini_debaters_and_a_claude_summarizer_as_the_seed_runs_them(tmp
     assert all(r.path.endswith("/models/gemini-2.5-flash:generateContent") for r in gemini.requests)
     assert {(r.body["generationConfig"]["temperature"], r.body["generationConfig"]["maxOutputTokens"])
             for r in gemini.requests} == {(0.8, 200)}
+    # thinking off: 2.5 Flash would otherwise think first and could spend the 200 tokens before answering
+    assert all(r.body["generationConfig"]["thinkingConfig"] == {"thinking_budget": 0} for r in gemini.requests)
     third = "\n".join(p.get("text", "") for c in gemini.requests[8].body["contents"] for p in c["parts"])
     assert all(statement in third for statement in SAID[:8])  # the whole debate so far, on Gemini too
     [summary] = claude.requests  # the summary alone, on Claude
