@@ -111,7 +111,7 @@ async def test_gemini_thinking_budget_per_role_and_off_where_the_model_allows(tm
         await sabha(folder, tmp_path, "ask", "--role", "finance", "Runway?")
         critic, finance = (r.body["generationConfig"] for r in fake.requests)
     # the SDK writes the nested field in its proto name (the API reads thinking_budget and thinkingBudget alike)
-    assert critic["thinkingConfig"] == {"thinking_budget": 16384}
+    assert critic["thinkingConfig"] == {"thinking_budget": 16384, "include_thoughts": True}
     assert critic["maxOutputTokens"] == 16384 + 800
     assert finance["thinkingConfig"] == {"thinking_budget": 0} and finance["maxOutputTokens"] == 800  # off
     assert ledger(folder) == [("critic", "high"), ("finance", "off")]
@@ -131,6 +131,22 @@ async def test_gemini_off_is_left_to_a_model_that_cannot_turn_thinking_off(tmp_p
         await sabha(folder, tmp_path, "ask", "--role", "critic", "Pricing?")
         await sabha(folder, tmp_path, "ask", "--role", "finance", "Runway?")
         critic, finance = (r.body["generationConfig"] for r in fake.requests)
-    assert critic["thinkingConfig"] == {"thinking_budget": 1024}  # llm.thinking: low
+    assert critic["thinkingConfig"] == {"thinking_budget": 1024, "include_thoughts": True}  # llm.thinking: low
     assert "thinkingConfig" not in finance  # 2.5 Pro always thinks: 0 would be refused
     assert ledger(folder) == [("critic", "low"), ("finance", "off")]
+
+
+async def test_the_owner_may_keep_geminis_thought_summary_in_the_transcript(tmp_path: Path) -> None:
+    from tests.fakes.gemini_api import FakeGemini
+
+    async with FakeGemini() as fake:
+        folder = await board(tmp_path, "llm:", "  model: google:gemini-2.5-flash", "  thinking: medium",
+                             "  keep_thinking: true", "  providers:", "    google:", "      api_key: gemini-test",
+                             f"      base_url: {fake.base_url}")
+        fake.script_text("Keep the price; add an annual plan.", thinking=SECRET)
+        out = await sabha(folder, tmp_path, "ask", "--role", "critic", "Pricing?")
+        assert fake.requests[0].body["generationConfig"]["thinkingConfig"]["thinking_budget"] == 4096
+    assert "Keep the price; add an annual plan." in out and "PRIVATE-REASONING" not in out
+    [answer] = [json.loads(line) for p in (folder / "sessions").rglob("*.jsonl")
+                for line in p.read_text(encoding="utf-8").splitlines() if '"assistant"' in line]
+    assert answer["thinking"] == SECRET and "PRIVATE-REASONING" not in answer["text"]

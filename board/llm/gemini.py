@@ -20,7 +20,8 @@ high as :data:`~board.llm.base.THINKING_BUDGETS` tokens, added to ``max_output_t
 Gemini's thoughts draw on the answer's allowance; off (or unset) as 0 on the models that may skip
 thinking (Gemini 2.5 Flash and Flash-Lite, which otherwise think by default and can spend a short
 answer's whole allowance), and left out on the others (2.5 Pro refuses 0; older models do not
-think). Thought parts (returned only with ``include_thoughts``) are never part of the answer.
+think). With a budget, ``include_thoughts`` asks for the thought summaries, as Anthropic returns its
+thinking: they are never part of the answer, and reach the transcript only with ``llm.keep_thinking``.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def thinking_config(request: LLMRequest, model: str) -> genai_types.ThinkingConf
     """The ``thinking_config`` for the request's thinking level on ``model``; None: send none."""
     budget = THINKING_BUDGETS.get(request.thinking) if request.thinking else None
     if budget:
-        return genai_types.ThinkingConfig(thinking_budget=budget)
+        return genai_types.ThinkingConfig(thinking_budget=budget, include_thoughts=True)  # as Anthropic returns them
     return genai_types.ThinkingConfig(thinking_budget=0) if _MAY_SKIP_THINKING.search(model) else None
 
 
