@@ -204,3 +204,44 @@ def test_a_plain_question_runs_three_rounds_offline(tmp_path: Path) -> None:
     assert [line for line in data["transcript"].splitlines() if line.startswith("---")] == \
         ["--- Round 1 ---", "--- Round 2 ---", "--- Round 3 ---"]
     assert 3 <= len(data["summary"]) <= 5 and all("(Owner: " in task for task in data["summary"])
+
+
+async def test_gemini_debaters_and_a_claude_summarizer_as_the_seed_runs_them(tmp_path: Path) -> None:
+    """Seed 004's mixed models: the debate on Gemini, the summary on Claude, both through their
+    official SDKs (fake servers), chosen by ROUNDTABLE_MODEL / SUMMARIZER_MODEL, keyed by
+    GOOGLE_API_KEY / ANTHROPIC_API_KEY from the environment."""
+    from tests.fakes.gemini_api import FakeGemini
+
+    google_key, anthropic_key = "gemini-test-key", "sk-ant-test-654321"
+    async with FakeGemini(api_key=google_key) as gemini, FakeAnthropic(api_key=anthropic_key) as claude:
+        for text in SAID:
+            gemini.script_text(text)
+        claude.script_text(TASKS)
+        copy_default_workspace(tmp_path / "workspace")
+        (tmp_path / "sabha.yaml").write_text(
+            "workspace: ./workspace\ndata_dir: ./sessions\nllm:\n  model: anthropic:claude-sonnet-4-6\n"
+            "  retry: {retries: 0}\n  providers:\n"
+            f'    google: {{base_url: "{gemini.base_url}"}}\n    anthropic: {{base_url: "{claude.url}"}}\n',
+            encoding="utf-8")
+        env = {"ROUNDTABLE_MODEL": "google:gemini-2.5-flash", "SUMMARIZER_MODEL": "anthropic:claude-sonnet-4-6",
+               "GOOGLE_API_KEY": google_key, "ANTHROPIC_API_KEY": anthropic_key}
+        code, out, err = await _sabha(["roundtable", QUESTION], tmp_path, extra_env=env)
+    assert code == 0, err + out
+    data = json.loads(out)
+    assert set(data) == {"transcript", "summary"}
+    assert all(statement in data["transcript"] for statement in SAID)
+    assert data["summary"] == ["Monitor Crunchbase for Series A raises (Owner: Builder)",
+                               "Time outreach within two weeks of the raise (Owner: FULLSEND)",
+                               "Lead with congratulations and one insight (Owner: Orchestrator)"]
+    assert len(gemini.requests) == 9  # 3 rounds x 3 debaters, all on Gemini
+    assert all(r.path.endswith("/models/gemini-2.5-flash:generateContent") for r in gemini.requests)
+    assert {(r.body["generationConfig"]["temperature"], r.body["generationConfig"]["maxOutputTokens"])
+            for r in gemini.requests} == {(0.8, 200)}
+    # thinking off: 2.5 Flash would otherwise think first and could spend the 200 tokens before answering
+    assert all(r.body["generationConfig"]["thinkingConfig"] == {"thinking_budget": 0} for r in gemini.requests)
+    third = "\n".join(p.get("text", "") for c in gemini.requests[8].body["contents"] for p in c["parts"])
+    assert all(statement in third for statement in SAID[:8])  # the whole debate so far, on Gemini too
+    [summary] = claude.requests  # the summary alone, on Claude
+    assert summary.body["model"] == "claude-sonnet-4-6"
+    assert (summary.body["temperature"], summary.body["max_tokens"]) == (0.3, 300)
+    assert all(statement in json.dumps(summary.body) for statement in SAID)

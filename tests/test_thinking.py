@@ -91,3 +91,62 @@ async def test_the_owner_may_keep_the_thinking_in_the_transcript(tmp_path: Path,
     [answer] = [json.loads(line) for p in (folder / "sessions").rglob("*.jsonl")
                 for line in p.read_text(encoding="utf-8").splitlines() if '"assistant"' in line]
     assert answer["thinking"] == SECRET and "PRIVATE-REASONING" not in answer["text"]
+
+
+async def test_gemini_thinking_budget_per_role_and_off_where_the_model_allows(tmp_path: Path) -> None:
+    """Gemini's ``thinkingConfig.thinkingBudget``: a role's level as tokens (with ``maxOutputTokens``
+    above it, since Gemini's thinking draws on the same allowance), ``off`` as 0 on a 2.5 Flash model
+    (else it thinks by default and may spend the whole answer's allowance); thought parts never shown."""
+    from tests.fakes.gemini_api import FakeGemini
+
+    async with FakeGemini() as fake:
+        folder = await board(tmp_path, "llm:", "  model: google:gemini-2.5-flash", "  max_tokens: 800",
+                             "  providers:", "    google:", "      api_key: gemini-test",
+                             f"      base_url: {fake.base_url}", "board:", "  agents:", "    critic:",
+                             "      thinking: high")
+        fake.script_text("Raise prices by 10% for new customers only.", thinking=SECRET)
+        fake.script_text("Eighteen months.")
+        out = await sabha(folder, tmp_path, "ask", "--role", "critic", "Should we raise prices?")
+        assert "Raise prices by 10% for new customers only." in out and "PRIVATE-REASONING" not in out
+        await sabha(folder, tmp_path, "ask", "--role", "finance", "Runway?")
+        critic, finance = (r.body["generationConfig"] for r in fake.requests)
+    # the SDK writes the nested field in its proto name (the API reads thinking_budget and thinkingBudget alike)
+    assert critic["thinkingConfig"] == {"thinking_budget": 16384, "include_thoughts": True}
+    assert critic["maxOutputTokens"] == 16384 + 800
+    assert finance["thinkingConfig"] == {"thinking_budget": 0} and finance["maxOutputTokens"] == 800  # off
+    assert ledger(folder) == [("critic", "high"), ("finance", "off")]
+    transcripts = "".join(p.read_text(encoding="utf-8") for p in (folder / "sessions").rglob("*.jsonl"))
+    assert "Raise prices by 10%" in transcripts and "PRIVATE-REASONING" not in transcripts
+
+
+async def test_gemini_off_is_left_to_a_model_that_cannot_turn_thinking_off(tmp_path: Path) -> None:
+    from tests.fakes.gemini_api import FakeGemini
+
+    async with FakeGemini() as fake:
+        folder = await board(tmp_path, "llm:", "  model: google:gemini-2.5-pro", "  thinking: low", "  providers:",
+                             "    google:", "      api_key: gemini-test", f"      base_url: {fake.base_url}",
+                             "board:", "  agents:", "    finance:", "      thinking: 'off'")
+        fake.script_text("Price on value.")
+        fake.script_text("Eighteen months.")
+        await sabha(folder, tmp_path, "ask", "--role", "critic", "Pricing?")
+        await sabha(folder, tmp_path, "ask", "--role", "finance", "Runway?")
+        critic, finance = (r.body["generationConfig"] for r in fake.requests)
+    assert critic["thinkingConfig"] == {"thinking_budget": 1024, "include_thoughts": True}  # llm.thinking: low
+    assert "thinkingConfig" not in finance  # 2.5 Pro always thinks: 0 would be refused
+    assert ledger(folder) == [("critic", "low"), ("finance", "off")]
+
+
+async def test_the_owner_may_keep_geminis_thought_summary_in_the_transcript(tmp_path: Path) -> None:
+    from tests.fakes.gemini_api import FakeGemini
+
+    async with FakeGemini() as fake:
+        folder = await board(tmp_path, "llm:", "  model: google:gemini-2.5-flash", "  thinking: medium",
+                             "  keep_thinking: true", "  providers:", "    google:", "      api_key: gemini-test",
+                             f"      base_url: {fake.base_url}")
+        fake.script_text("Keep the price; add an annual plan.", thinking=SECRET)
+        out = await sabha(folder, tmp_path, "ask", "--role", "critic", "Pricing?")
+        assert fake.requests[0].body["generationConfig"]["thinkingConfig"]["thinking_budget"] == 4096
+    assert "Keep the price; add an annual plan." in out and "PRIVATE-REASONING" not in out
+    [answer] = [json.loads(line) for p in (folder / "sessions").rglob("*.jsonl")
+                for line in p.read_text(encoding="utf-8").splitlines() if '"assistant"' in line]
+    assert answer["thinking"] == SECRET and "PRIVATE-REASONING" not in answer["text"]

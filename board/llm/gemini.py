@@ -14,15 +14,24 @@ the SDK's automatic function calling is off (Sabha's tool loop runs the tools).
 token is recorded). ``llm.providers.google.base_url`` points the SDK at another endpoint (a test fake). The SDK's
 own retries are off (one attempt): :mod:`board.llm.resilience` decides about retries and
 fallbacks. Thinking tokens (``thoughtsTokenCount``) are billed as output, as Google bills them.
+
+Thinking (a role's ``thinking:``) goes out as ``thinking_config.thinking_budget``: low, medium and
+high as :data:`~board.llm.base.THINKING_BUDGETS` tokens, added to ``max_output_tokens`` since
+Gemini's thoughts draw on the answer's allowance; off (or unset) as 0 on the models that may skip
+thinking (Gemini 2.5 Flash and Flash-Lite, which otherwise think by default and can spend a short
+answer's whole allowance), and left out on the others (2.5 Pro refuses 0; older models do not
+think). With a budget, ``include_thoughts`` asks for the thought summaries, as Anthropic returns its
+thinking: they are never part of the answer, and reach the transcript only with ``llm.keep_thinking``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import aiohttp
@@ -30,11 +39,11 @@ from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
-from board.llm.base import ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
+from board.llm.base import THINKING_BUDGETS, ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.errors import bad_response_error
 from board.llm.sdk_provider import SDKErrors, SDKProvider, preview
 
-__all__ = ["GeminiProvider", "to_gemini_contents", "to_gemini_tools"]
+__all__ = ["GeminiProvider", "thinking_config", "to_gemini_contents", "to_gemini_tools"]
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,18 @@ def to_gemini_tools(request: LLMRequest) -> list[genai_types.Tool]:
         genai_types.FunctionDeclaration(name=t.name, description=t.description, parameters_json_schema=t.parameters)
         for t in request.tools
     ])]
+
+
+#: The models that may be told not to think at all (``thinking_budget: 0``).
+_MAY_SKIP_THINKING = re.compile(r"gemini-2\.5-flash")
+
+
+def thinking_config(request: LLMRequest, model: str) -> genai_types.ThinkingConfig | None:
+    """The ``thinking_config`` for the request's thinking level on ``model``; None: send none."""
+    budget = THINKING_BUDGETS.get(request.thinking) if request.thinking else None
+    if budget:
+        return genai_types.ThinkingConfig(thinking_budget=budget, include_thoughts=True)  # as Anthropic returns them
+    return genai_types.ThinkingConfig(thinking_budget=0) if _MAY_SKIP_THINKING.search(model) else None
 
 
 def _usage(raw: Any) -> Usage:
@@ -137,6 +158,10 @@ class GeminiProvider(SDKProvider[GeminiClient]):
             config["system_instruction"] = request.system_text
         if request.temperature is not None:
             config["temperature"] = request.temperature
+        thinking = thinking_config(request, model)
+        if thinking is not None:
+            config["thinking_config"] = thinking
+            config["max_output_tokens"] += thinking.thinking_budget or 0  # thoughts draw on the same allowance
         if request.tools:
             config["tools"] = to_gemini_tools(request)
             config["automatic_function_calling"] = {"disable": True}
@@ -190,8 +215,7 @@ class GeminiProvider(SDKProvider[GeminiClient]):
         if not parts and finish is None:
             raise bad_response_error(self.name, model, f"the stream ended without a candidate{blocked}")
         response = self._response(request, model, parts, finish, usage)
-        return LLMResponse(text=response.text, model=response.model, tool_calls=response.tool_calls,
-                           usage=response.usage, stop_reason=response.stop_reason, ttft_ms=ttft)
+        return replace(response, ttft_ms=ttft)
 
     def _response(self, request: LLMRequest, model: str, parts: list[genai_types.Part], finish: Any,
                   usage: Any) -> LLMResponse:
@@ -200,8 +224,9 @@ class GeminiProvider(SDKProvider[GeminiClient]):
         if not text and not calls:  # e.g. finishReason SAFETY, or thinking used up maxOutputTokens
             reason = getattr(finish, "value", finish) or "none"
             raise bad_response_error(self.name, model, f"no text and no function call (finish reason {reason})")
+        thoughts = "".join(p.text for p in parts if p.text and p.thought)  # kept only on the owner's word
         return LLMResponse(text=text, model=request.model, tool_calls=calls, usage=_usage(usage),
-                           stop_reason=_stop_reason(finish, bool(calls)))
+                           stop_reason=_stop_reason(finish, bool(calls)), thinking=thoughts)
 
 
 def _blocked(answer: genai_types.GenerateContentResponse) -> str:

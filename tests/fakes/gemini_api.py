@@ -76,8 +76,9 @@ class FakeGemini(ScriptedServer[GeminiReply]):
     # -- the replies -------------------------------------------------------------------
 
     def text_reply(self, text: str, **kw: Any) -> GeminiReply:
-        """``finish``: the finishReason (``MAX_TOKENS`` for a cut answer); ``usage``: usageMetadata fields."""
-        return TextReply(text, kw.pop("finish", "STOP"), usage=kw.pop("usage", None))
+        """``finish``: the finishReason (``MAX_TOKENS`` for a cut answer); ``usage``: usageMetadata fields;
+        ``thinking``: a thought part (``"thought": true``) before the text, as ``includeThoughts`` returns."""
+        return TextReply(text, kw.pop("finish", "STOP"), usage=kw.pop("usage", None), thinking=kw.pop("thinking", None))
 
     def tool_calls_reply(self, calls: Sequence[Any], *, text: str | None = None) -> GeminiReply:
         made = tuple(GeminiCall(c[0], dict(c[1]), c[2] if len(c) > 2 else f"call_{random_id(8)}") for c in calls)
@@ -134,7 +135,11 @@ class FakeGemini(ScriptedServer[GeminiReply]):
 
     def _answer(self, model: str, body: dict[str, Any], reply: GeminiReply) -> dict[str, Any]:
         parts: list[dict[str, Any]] = []
+        thoughts = 0
         if isinstance(reply, TextReply):
+            if reply.thinking is not None:
+                parts.append({"text": reply.thinking, "thought": True})
+                thoughts = max(1, approx_tokens(reply.thinking))
             parts.append({"text": reply.text})
             finish, output = reply.stop, max(1, approx_tokens(reply.text))
         else:
@@ -145,6 +150,8 @@ class FakeGemini(ScriptedServer[GeminiReply]):
             output = approx_tokens(reply.text or "") + sum(4 + approx_tokens(c.name + json.dumps(c.args))
                                                            for c in reply.calls)
         usage = self._usage(body, output)
+        if thoughts:
+            usage.update(thoughtsTokenCount=thoughts, totalTokenCount=usage["totalTokenCount"] + thoughts)
         usage.update(reply.usage or {})
         return {"candidates": [{"content": {"role": "model", "parts": parts}, "finishReason": finish, "index": 0}],
                 "usageMetadata": usage, "modelVersion": model, "responseId": random_id(16)}
