@@ -148,6 +148,7 @@ class LanguageSource(StrEnum):
     USER_MD = "USER.md"  # the owner fixed it
     MESSAGE = "message"  # detected in the user's message
     EARLIER = "earlier"  # the message was too short to tell: the conversation's previous language
+    REQUEST = "request"  # a meeting: the language its topic was asked in
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,8 @@ class LanguageChoice:
         """The line the per-turn block carries."""
         why = {LanguageSource.USER_MD: "as USER.md asks",
                LanguageSource.MESSAGE: "the language of the user's message",
-               LanguageSource.EARLIER: "the language of this conversation so far"}[self.source]
+               LanguageSource.EARLIER: "the language of this conversation so far",
+               LanguageSource.REQUEST: "the language the meeting was asked in"}[self.source]
         return f"Reply in {self.language} ({why})"
 
 

@@ -49,8 +49,10 @@ async def model() -> AsyncIterator[LanguageAwareOpenAI]:
         yield server
 
 
-async def ask(tmp_path: Path, fake: FakeOpenAI, question: str, *, user_md: str | None = None) -> str:
-    """``sabha ask question`` as a subprocess on a board configured for the fake; its stdout."""
+async def ask(tmp_path: Path, fake: FakeOpenAI, question: str, *, user_md: str | None = None,
+              command: str = "ask") -> str:
+    """``sabha ask question`` (or another ``command``) as a subprocess on a board configured for the
+    fake; its stdout."""
     folder = tmp_path / "board"
     env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(REPO)}
     env.pop("SABHA_CONFIG", None)
@@ -65,7 +67,7 @@ async def ask(tmp_path: Path, fake: FakeOpenAI, question: str, *, user_md: str |
         "  providers:", "    openai:", "      api_key: sk-test", f"      base_url: {fake.base_url}",
         "      timeout_s: 60", ""]), encoding="utf-8")
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "ask", question, cwd=folder, env=env,
+        sys.executable, "-m", "bot.cli", command, question, cwd=folder, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
@@ -86,6 +88,16 @@ async def test_user_md_fixes_the_language(tmp_path: Path, model: LanguageAwareOp
                     user_md="# The Director\nRuns a small bakery.\nLanguage: German\n")
     assert model.told == ["German"], model.told
     assert ANSWERS["German"] in out, out
+
+
+async def test_a_meeting_asked_in_french_speaks_french(tmp_path: Path, model: LanguageAwareOpenAI) -> None:
+    out = await ask(tmp_path, model, "Faut-il ouvrir une boutique à Lyon cette année ?", command="meeting")
+    assert len(model.told) > 3 and set(model.told) == {"French"}, model.told
+    sent = "\n".join(str(m.get("content")) for m in (model.requests[-1].body or {})["messages"])
+    assert "Reply in French (the language the meeting was asked in)" in sent
+    assert ANSWERS["French"] in out, out
+    minutes = out.split("# Board meeting:", 1)[1]  # the minutes: fixed headings in English, the text in French
+    assert ANSWERS["French"] in minutes, minutes
 
 
 LABELLED: list[tuple[str, str]] = [
