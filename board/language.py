@@ -185,17 +185,26 @@ def choose_language(message: str, earlier: Iterable[str] = (), *, fixed: str | N
 
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*(?:\n|\Z)", re.S)
-_LINE = re.compile(r"^\s*(?:[-*]\s*)?\**language\**\s*:\s*\**\s*([^\n*]{2,40}?)\s*\**\s*$", re.I | re.M)
+_LINE = re.compile(r"^\s*(?:[-*]\s*)?\**language\**\s*:\s*\**\s*([^\n]{1,120})$", re.I | re.M)
+#: What a ``Language:`` line may say for "no fixed language: mirror the user".
+_AUTO = frozenset({"auto", "detect", "any", "mirror", "automatic"})
 
 
 def language_in_user_md(text: str) -> str | None:
     """The language USER.md fixes (front matter ``language:`` or a line ``Language: English``),
-    cleaned to one short plain line; None when it fixes none (or says ``auto``)."""
+    cleaned to a short plain name; None when it fixes none, says ``auto`` or is still the
+    template's ``<placeholder>``. What follows the name (``English (also Hindi)``) is dropped."""
     front = _FRONT.match(text or "")
     for where in ((front.group(1),) if front else ()) + (text or "",):
         match = _LINE.search(where)
-        if match:
-            value = re.sub(r"[^\w \-()]", "", match.group(1)).strip()
-            if value and value.lower() not in {"auto", "detect", "any", "mirror"}:
-                return value[:40]
+        if match is None:
+            continue
+        raw = match.group(1).strip().strip("*").strip()
+        if raw.startswith("<"):
+            return None
+        name = re.split(r"[(,;:.]| - | \u2014 ", raw, maxsplit=1)[0]
+        name = re.sub(r"[^\w \-]", "", name).strip()[:40]
+        if not name or name.split()[0].lower() in _AUTO:
+            return None
+        return name
     return None

@@ -174,3 +174,7 @@ def test_user_md_language_lines() -> None:
     assert language_in_user_md("- **Language:** Hindi\n") == "Hindi"
     assert language_in_user_md("Language: auto\n") is None
     assert language_in_user_md("I speak several languages: English, Hindi.\n") is None
+    assert language_in_user_md("- **Language:** Spanish (also English at work)\n") == "Spanish"
+    assert language_in_user_md("- **Language:** auto (reply in the language I write in)\n") is None
+    assert language_in_user_md("- **Language:** <auto, or e.g. English>\n") is None
+    assert language_in_user_md("- **Time zone and language:** <e.g. Europe/Berlin, English>\n") is None
