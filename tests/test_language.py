@@ -50,7 +50,7 @@ async def model() -> AsyncIterator[LanguageAwareOpenAI]:
 
 
 async def ask(tmp_path: Path, fake: FakeOpenAI, question: str, *, user_md: str | None = None,
-              command: str = "ask") -> str:
+              command: str = "ask", stdin: str | None = None) -> str:
     """``sabha ask question`` (or another ``command``) as a subprocess on a board configured for the
     fake; its stdout."""
     folder = tmp_path / "board"
@@ -66,10 +66,11 @@ async def ask(tmp_path: Path, fake: FakeOpenAI, question: str, *, user_md: str |
         "workspace: ./workspace", "data_dir: ./sessions", "llm:", "  model: openai:gpt-4o-mini",
         "  providers:", "    openai:", "      api_key: sk-test", f"      base_url: {fake.base_url}",
         "      timeout_s: 60", ""]), encoding="utf-8")
+    args = [question] if question else []
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", command, question, cwd=folder, env=env,
+        sys.executable, "-m", "bot.cli", command, *args, cwd=folder, env=env, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin else b""), 120)
     assert proc.returncode == 0, err.decode()
     return out.decode()
 
@@ -88,6 +89,14 @@ async def test_user_md_fixes_the_language(tmp_path: Path, model: LanguageAwareOp
                     user_md="# The Director\nRuns a small bakery.\nLanguage: German\n")
     assert model.told == ["German"], model.told
     assert ANSWERS["German"] in out, out
+
+
+async def test_a_short_reply_keeps_the_conversations_language(tmp_path: Path, model: LanguageAwareOpenAI) -> None:
+    out = await ask(tmp_path, model, "", command="chat", stdin="Quelle est notre piste de trésorerie ?\nok\n")
+    assert model.told == ["French", "French"], model.told
+    sent = "\n".join(str(m.get("content")) for m in (model.requests[1].body or {})["messages"])
+    assert "Reply in French (the language of this conversation so far)" in sent
+    assert out.count(ANSWERS["French"]) == 2, out
 
 
 async def test_a_meeting_asked_in_french_speaks_french(tmp_path: Path, model: LanguageAwareOpenAI) -> None:
