@@ -96,7 +96,8 @@ async def test_anthropic_breakpoints_on_the_static_block_and_the_history_end(
         assert rows[1]["cache_read_tokens"] == rows[0]["cache_write_tokens"]
         assert rows[2]["cache_read_tokens"] == rows[1]["cache_read_tokens"] + rows[1]["cache_write_tokens"]
         # only the per-turn block (and the reply priming) is sent uncached, however long the history grows
-        assert rows[0]["input_tokens"] == rows[1]["input_tokens"] == rows[2]["input_tokens"] < 60
+        # (the block names the language to answer in since issue 25: about ten tokens more than the 60 it was)
+        assert rows[0]["input_tokens"] == rows[1]["input_tokens"] == rows[2]["input_tokens"] < 75
 
         entries = await session_entries(board, "board:strategy")
         users = [e["text"] for e in entries if e.get("role") == "user"]

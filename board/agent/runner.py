@@ -63,6 +63,7 @@ from board.agent.tools import Tool, ToolContext, ToolRegistry
 from board.agent.turn import TurnObserver, observe, record_answer, record_user
 from board.allowance import SpendGate
 from board.envelope import Envelope, Reply
+from board.language import choose_language
 from board.llm.base import ChatMessage, PromptBlock, Thinking
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
@@ -241,20 +242,26 @@ class AgentRunner:
             blocks.append(PromptBlock("summary", summary_block_text(summary), cacheable=True))
         return tuple(blocks)
 
-    def turn_context(self, ctx: ToolContext, memory: Sequence[Fact] = ()) -> TurnContext:
-        """The per-turn facts of ``ctx``: time, channel, place, sender, what the role remembers."""
+    def turn_context(self, ctx: ToolContext, memory: Sequence[Fact] = (), *, text: str | None = None,
+                     earlier: Sequence[str] = ()) -> TurnContext:
+        """The per-turn facts of ``ctx``: time, channel, place, sender, what the role remembers, and
+        the language to answer in: USER.md's, else that of ``text`` (the user's message, by default
+        the envelope's), else that of the latest of ``earlier`` (the user's previous messages)."""
         envelope = ctx.envelope
+        message = text if text is not None else (envelope.text if envelope else "")
         return TurnContext(
             channel=envelope.channel if envelope else "internal",
             place=place_of(envelope) if envelope else "board",
             sender=(envelope.sender_name or envelope.sender) if envelope else "the board",
             now=self.clock(),
             memory=tuple(memory),
+            language=choose_language(message, earlier, fixed=self.prompts.user_language()),
         )
 
-    def context_for(self, ctx: ToolContext, memory: Sequence[Fact] = ()) -> str:
+    def context_for(self, ctx: ToolContext, memory: Sequence[Fact] = (), *, text: str | None = None,
+                    earlier: Sequence[str] = ()) -> str:
         """The per-turn block of ``ctx`` (rendered ``dynamic.md.j2``), sent after the cached prefix."""
-        return self.prompts.dynamic(self.turn_context(ctx, memory))
+        return self.prompts.dynamic(self.turn_context(ctx, memory, text=text, earlier=earlier))
 
     async def recall(self, ctx: ToolContext) -> tuple[Fact, ...]:
         """What ``ctx``'s role remembers about the user of ``ctx`` (none without a user or memory)."""
@@ -375,7 +382,8 @@ class AgentRunner:
         summary, history = await self._history(transcript, profile, ctx, counter_for(model), str(asked["id"]))
         prompt = BuiltPrompt(
             static=self.prompts.static(profile, self.souls.profiles(), self.souls.roster.name),
-            dynamic=self.context_for(ctx, await self.recall(ctx)),
+            dynamic=self.context_for(ctx, await self.recall(ctx), text=text,
+                                     earlier=[m.content for m in history if m.role == "user"]),
             messages=(*history, entry_message(asked) or ChatMessage(role="user", content=text)),
             summary=summary_block_text(summary) if summary else None,
         )

@@ -23,6 +23,7 @@ from board.agent.speaker import Ask, Speaker, Utterance
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.allowance import current_allowance
 from board.envelope import Envelope
+from board.language import LanguageChoice, LanguageSource, choose_language
 from board.llm.base import PromptBlock, ToolSpec, Usage
 from board.llm.offline import OFFLINE_NOTICE
 from board.roles import GENERAL
@@ -86,19 +87,23 @@ class BoardRoom:
 
     # -- speaking ----------------------------------------------------------------
 
-    def speaker(self, roster: str, *, purpose: str) -> Speaker:
-        """A Speaker whose roles come from ``roster`` (its colleagues appear in each prompt)."""
+    def speaker(self, roster: str, *, purpose: str, language: LanguageChoice | None = None) -> Speaker:
+        """A Speaker whose roles come from ``roster`` (its colleagues appear in each prompt). Each
+        prompt names ``language`` (a meeting's: that of its topic), else the language of the
+        message being answered (USER.md's when it fixes one)."""
 
         async def speak(ask: Ask, ctx: ToolContext) -> Utterance:
             souls = self.souls_for(roster)
             profile = souls.profile(ask.role)
             envelope = ctx.envelope
+            said = language or choose_language(envelope.text if envelope else "", fixed=self.prompts.user_language())
             turn = TurnContext(
                 channel=envelope.channel if envelope else "board",
                 place=(f"board meeting {ctx.meeting_id}" if ctx.meeting_id else
                        place_of(envelope) if envelope else "board"),
                 sender=(envelope.sender_name or envelope.sender) if envelope else "the board",
                 now=datetime.now(UTC),
+                language=said,
             )
             system = (
                 PromptBlock("static", self.prompts.static(profile, souls.profiles(), roster), cacheable=True),
@@ -160,7 +165,7 @@ class BoardRoom:
         souls = self.souls_for(roster)
         run = MeetingRun(MeetingContext(
             id=new_meeting_id(), topic=topic, roster=roster, chair=chair, specialists=specialists,
-            speak=self.speaker(roster, purpose="meeting"), store=self.store,
+            speak=self.speaker(roster, purpose="meeting", language=self._meeting_language(topic)), store=self.store,
             settings=settings or self.meeting_settings,
             render_minutes=lambda context: self.prompts.render("minutes.md.j2", **context),
             subscribers=[*self.subscribers, *extra_subscribers], base_ctx=base,
@@ -185,6 +190,14 @@ class BoardRoom:
             log.warning("meeting %s: %s", run.id, warning)
             run.warnings.append(warning)
         return run
+
+    def _meeting_language(self, topic: str) -> LanguageChoice | None:
+        """The language a meeting speaks, and so its minutes are written in: USER.md's, else its topic's."""
+        fixed = self.prompts.user_language()
+        choice = choose_language(topic, fixed=fixed)
+        if choice is None or choice.source is not LanguageSource.MESSAGE:
+            return choice
+        return LanguageChoice(choice.language, LanguageSource.REQUEST)
 
     async def hold(self, topic: str, **kwargs: Any) -> MeetingResult:
         """Hold a meeting to its end and return the result."""

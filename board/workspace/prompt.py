@@ -9,7 +9,8 @@ Order is fixed, most stable first, so every provider can reuse the longest prefi
    :mod:`board.agent.compaction`), never slid one message per turn, so it too is stable;
 4. the new message, which carries a cache breakpoint at its end (and the previous turn's
    message keeps the one it had, so this turn reads what the last one wrote);
-5. the per-turn context (``dynamic.md.j2``: time, channel, place, sender; :class:`TurnContext`
+5. the per-turn context (``dynamic.md.j2``: time, channel, place, sender, the language to answer
+   in; :class:`TurnContext`
    is where per-turn facts go), wrapped in ``<turn_context>`` tags and sent *after* every
    cache breakpoint (:attr:`ChatMessage.context`); it is never stored in the transcript.
 
@@ -32,6 +33,7 @@ import jinja2
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
+from board.language import LanguageChoice, language_in_user_md
 from board.llm.base import ChatMessage, PromptBlock
 from board.memory.facts import Fact
 from board.workspace.files import FileProblem, WatchedFile, decode_text, fingerprint, read_checked
@@ -81,6 +83,7 @@ class TurnContext:
     sender: str  # as the channel gave it (a display name from outside); the prompt shows it quoted
     now: datetime
     memory: tuple[Fact, ...] = ()  # what the role remembers about the sender (board.memory.facts)
+    language: LanguageChoice | None = None  # the language to answer in (board.language), None: not known
 
 
 @dataclass(frozen=True)
@@ -303,6 +306,11 @@ class PromptBuilder:
             return "(USER.md could not be read; the owner has been told in the log)"
         return "(USER.md is empty: nothing is known about the Director yet)"
 
+    def user_language(self) -> str | None:
+        """The language USER.md fixes (``Language: English`` or front matter ``language:``), if any."""
+        text = self._user_md.get()
+        return language_in_user_md(text) if text else None
+
     def dynamic(self, turn: TurnContext) -> str:
         """The per-turn block (unwrapped; :func:`lay_out` sends it after the cached prefix).
         The sender's name came from outside: it reaches the template quoted (:func:`quote_field`),
@@ -316,6 +324,7 @@ class PromptBuilder:
             place=plain_line(turn.place, FieldLimit.TITLE),
             sender=quote_field(turn.sender, FieldLimit.NAME),
             memory=turn.memory,
+            language=turn.language.instruction if turn.language else "",
         ).strip() + "\n"
 
     def build(
