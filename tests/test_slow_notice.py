@@ -1,16 +1,22 @@
 """Issue 25 (seed 001), "working on it": a turn that runs past ``board.slow_notice_s`` tells the
 user once that the board is working on it, then answers; on Telegram the notice is edited into
 the answer, so no notice is left behind and exactly one message carries the answer. All through
-a real ``sabha run`` against the fake Bot API and a slow fake model."""
+a real ``sabha run`` against the fake Bot API (or Graph API) and a slow fake model."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from aiohttp import ClientSession, ClientTimeout
+
 from tests.daemon_support import SabhaProcess, write_config
 from tests.fakes.echo_model import EchoModel
+from tests.fakes.graph_api import FakeGraphAPI
 from tests.fakes.telegram_api import FakeTelegramAPI
-from tests.telegram_support import OWNER
+from tests.telegram_support import OWNER, eventually
+from tests.test_whatsapp_durability import USERS
+from tests.test_whatsapp_durability import write_config as write_whatsapp_config
+from tests.whatsapp_support import APP_SECRET, post, text_notification
 
 WORKING = "working on it"
 
@@ -57,3 +63,69 @@ async def test_a_fast_turn_sends_no_notice(tmp_path: Path, fake: FakeTelegramAPI
             await sabha.close()
     assert ["ECHO quick" in m.text for m in sent] == [True, True]
     assert fake.edited_messages == [] and not any(WORKING in m.text for m in sent)
+
+
+async def test_whatsapp_a_slow_turn_sends_one_notice_line_then_the_answer(
+    tmp_path: Path, fake_graph: FakeGraphAPI
+) -> None:
+    async with EchoModel(latency=1.5) as model:
+        config = write_whatsapp_config(tmp_path, fake_graph, model)
+        with config.open("a", encoding="utf-8") as out:
+            out.write("board:\n  slow_notice_s: 0.5\n")
+        env = {"WHATSAPP_ACCESS_TOKEN": fake_graph.token, "WHATSAPP_APP_SECRET": APP_SECRET}
+        sabha = SabhaProcess(config, env=env)
+        try:
+            await sabha.start()
+            async with ClientSession(timeout=ClientTimeout(total=10)) as http:
+                url = f"http://127.0.0.1:{sabha.port}/whatsapp/webhook"
+                user = USERS[0]
+                assert (await post(http, url, text_notification(user, "slow question")))[0] == 200
+                await eventually(lambda: any("ECHO slow question" in s.body for s in fake_graph.sent),
+                                 "the slow answer", timeout=10)
+                model.latency = 0.0
+                assert (await post(http, url, text_notification(user, "fast marker")))[0] == 200
+                await eventually(lambda: any("ECHO fast marker" in s.body for s in fake_graph.sent),
+                                 "the marker's answer", timeout=10)
+        finally:
+            await sabha.close()
+    bodies = [s.body for s in fake_graph.sent]
+    assert [WORKING in b for b in bodies] == [True, False, False], bodies  # one notice line, before the answer
+    assert ["ECHO slow question" in b for b in bodies] == [False, True, False], bodies
+
+
+async def _slow_then_marker(tmp_path: Path, fake: FakeTelegramAPI) -> list[str]:
+    """A slow question, then a fast marker (answered after it); the texts sent, in order."""
+    async with EchoModel(latency=1.5) as model:
+        sabha = SabhaProcess(write_config(tmp_path, fake, model, extra=["board:", "  slow_notice_s: 0.5"]))
+        try:
+            await sabha.start()
+            fake.push_text(OWNER, OWNER, "slow question")
+            await fake.wait_for_messages(1, timeout=10)
+            model.latency = 0.0
+            fake.push_text(OWNER, OWNER, "fast marker")
+            await _answered(fake, "ECHO fast marker")
+        finally:
+            await sabha.close()
+    return [m.text for m in fake.sent_messages]
+
+
+async def _answered(fake: FakeTelegramAPI, text: str) -> None:
+    await eventually(lambda: carrying(fake, text), text, timeout=10)
+
+
+async def test_telegram_an_edit_refused_sends_the_answer_as_a_new_message_once(
+    tmp_path: Path, fake: FakeTelegramAPI
+) -> None:
+    fake.fail_next("editMessageText", 400, "Bad Request: message can't be edited")
+    sent = await _slow_then_marker(tmp_path, fake)
+    assert [WORKING in t for t in sent] == [True, False, False], sent  # the notice stays, the answer follows
+    assert len(carrying(fake, "ECHO slow question")) == 1
+
+
+async def test_telegram_an_edit_whose_answer_was_lost_is_not_followed_by_a_second_answer(
+    tmp_path: Path, fake: FakeTelegramAPI
+) -> None:
+    fake.drop_next("editMessageText")  # the edit is made, its answer lost on the way back
+    sent = await _slow_then_marker(tmp_path, fake)
+    assert [WORKING in t for t in sent] == [True, False], sent
+    assert len(carrying(fake, "ECHO slow question")) == 1 and carrying(fake, WORKING) == []
