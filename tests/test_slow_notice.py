@@ -5,6 +5,7 @@ a real ``sabha run`` against the fake Bot API (or Graph API) and a slow fake mod
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 from aiohttp import ClientSession, ClientTimeout
@@ -129,3 +130,26 @@ async def test_telegram_an_edit_whose_answer_was_lost_is_not_followed_by_a_secon
     sent = await _slow_then_marker(tmp_path, fake)
     assert [WORKING in t for t in sent] == [True, False], sent
     assert len(carrying(fake, "ECHO slow question")) == 1 and carrying(fake, WORKING) == []
+
+
+async def test_telegram_a_crash_after_the_notice_still_answers_once_after_the_restart(
+    tmp_path: Path, fake: FakeTelegramAPI
+) -> None:
+    async with EchoModel(latency=30) as model:
+        sabha = SabhaProcess(write_config(tmp_path, fake, model, extra=["board:", "  slow_notice_s: 0.5"]))
+        try:
+            await sabha.start()
+            fake.push_text(OWNER, OWNER, "slow question")
+            [notice] = await fake.wait_for_messages(1, timeout=10)
+            assert WORKING in notice.text
+            await sabha.signal(signal.SIGKILL)  # the notice is out, the answer is not
+            model.latency = 0.0
+            await sabha.start()
+            await _answered(fake, "ECHO slow question")
+            fake.push_text(OWNER, OWNER, "fast marker")
+            await _answered(fake, "ECHO fast marker")
+        finally:
+            await sabha.close()
+    texts = [m.text for m in fake.sent_messages]
+    assert [WORKING in t for t in texts] == [True, False, False], texts  # the answer, as a new message
+    assert len(carrying(fake, "ECHO slow question")) == 1
