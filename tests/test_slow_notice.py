@@ -5,16 +5,19 @@ a real ``sabha run`` against the fake Bot API (or Graph API) and a slow fake mod
 
 from __future__ import annotations
 
+import asyncio
+import os
 import signal
+import sys
 from pathlib import Path
 
 from aiohttp import ClientSession, ClientTimeout
 
-from tests.daemon_support import SabhaProcess, write_config
+from tests.daemon_support import DAEMON_REPO, SabhaProcess, write_config
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.graph_api import FakeGraphAPI
 from tests.fakes.telegram_api import FakeTelegramAPI
-from tests.telegram_support import OWNER, eventually
+from tests.telegram_support import OWNER, TOKEN, eventually
 from tests.test_whatsapp_durability import USERS
 from tests.test_whatsapp_durability import write_config as write_whatsapp_config
 from tests.whatsapp_support import APP_SECRET, post, text_notification
@@ -153,3 +156,25 @@ async def test_telegram_a_crash_after_the_notice_still_answers_once_after_the_re
     texts = [m.text for m in fake.sent_messages]
     assert [WORKING in t for t in texts] == [True, False, False], texts  # the answer, as a new message
     assert len(carrying(fake, "ECHO slow question")) == 1
+
+
+async def test_terminal_piped_chat_says_working_on_it_once_on_a_slow_turn(
+    tmp_path: Path, fake: FakeTelegramAPI
+) -> None:
+    async with EchoModel(latency=5) as model:  # a cold CLI start takes a while: wider margins
+        config = write_config(tmp_path, fake, model, extra=["board:", "  slow_notice_s: 2.5"])
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
+        env.update(TELEGRAM_BOT_TOKEN=TOKEN, PYTHONPATH=str(DAEMON_REPO), PYTHONUNBUFFERED="1")
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.cli", "chat", "--config", str(config), cwd=str(tmp_path), env=env,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        slow = asyncio.create_task(proc.communicate(b"slow question\n"))
+        out, err = await asyncio.wait_for(slow, 60)
+        model.latency = 0.0
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "bot.cli", "chat", "--config", str(config), cwd=str(tmp_path), env=env,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        fast_out, fast_err = await asyncio.wait_for(proc.communicate(b"fast one\n"), 60)
+    assert "ECHO slow question" in out.decode(), (out, err)
+    assert err.decode().count(WORKING) == 1, err.decode()
+    assert "ECHO fast one" in fast_out.decode() and WORKING not in fast_err.decode(), (fast_out, fast_err)

@@ -120,6 +120,10 @@ def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
     return lines
 
 
+#: Said once when a turn runs past ``board.slow_notice_s`` (piped chat; the interactive one shows a waiting line).
+WORKING = "the board is working on it…"
+
+
 async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """Answer each line of stdin; stop at end of input or /quit."""
     import asyncio
@@ -138,7 +142,7 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
                 continue
             if line.lower() in QUIT_WORDS:
                 break
-            reply = await _answer(board, line, role)
+            reply = await _answer(board, line, role, slow_notice_s=loaded.config.board.slow_notice_s)
             if reply is not None:
                 emit(reply.render())
     finally:
@@ -148,10 +152,13 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
     return 0
 
 
-async def _answer(board: Board, line: str, role: str | None) -> Reply | None:
+async def _answer(board: Board, line: str, role: str | None, *, slow_notice_s: float = 0) -> Reply | None:
+    """The board's answer to ``line``; a turn past ``slow_notice_s`` (> 0) first says, once on
+    stderr, that the board is working on it."""
     import asyncio
     import logging
 
+    notice = asyncio.get_running_loop().call_later(slow_notice_s, note, WORKING) if slow_notice_s > 0 else None
     try:
         return await board.handle(console_envelope(line, role))
     except asyncio.CancelledError:
@@ -160,6 +167,9 @@ async def _answer(board: Board, line: str, role: str | None) -> Reply | None:
         logging.getLogger("sabha.cli").exception("answering %r failed", line[:80])
         note("that message could not be answered (the error is in the log); try again")
         return None
+    finally:
+        if notice is not None:
+            notice.cancel()
 
 
 class _TerminalChat:
