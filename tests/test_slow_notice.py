@@ -178,3 +178,36 @@ async def test_terminal_piped_chat_says_working_on_it_once_on_a_slow_turn(
     assert "ECHO slow question" in out.decode(), (out, err)
     assert err.decode().count(WORKING) == 1, err.decode()
     assert "ECHO fast one" in fast_out.decode() and WORKING not in fast_err.decode(), (fast_out, fast_err)
+
+
+async def test_terminal_interactive_chat_prints_working_on_it_once_above_the_waiting_line(
+    tmp_path: Path
+) -> None:
+    import pexpect
+
+    from tests.test_chat_tty import PROMPT, _expect, chat_env, screen, spawn_chat
+
+    folder = tmp_path / "board"
+    code = pexpect.run(f"{sys.executable} -m bot.cli.main init {folder}", env=chat_env(tmp_path), timeout=60,
+                       withexitstatus=True)[1]
+    assert code == 0
+    async with EchoModel(latency=5) as model:
+        (folder / "sabha.yaml").write_text(
+            "workspace: ./workspace\ndata_dir: ./sessions\nboard:\n  slow_notice_s: 2.5\n"
+            "llm:\n  model: openai:echo\n  retry: {retries: 0}\n"
+            f"  providers:\n    openai:\n      base_url: {model.base_url}\n", encoding="utf-8")
+        child = spawn_chat(folder, tmp_path)
+        await _expect(child, PROMPT)
+        child.send("a slow question\r")
+        await _expect(child, "ECHO a slow question")
+        await _expect(child, PROMPT)
+        model.latency = 0.0
+        child.send("a quick one\r")
+        await _expect(child, "ECHO a quick one")
+        await _expect(child, PROMPT)
+        child.send("/quit\r")
+        await _expect(child, pexpect.EOF)
+        output = screen(child)
+        child.close()
+    assert output.count(WORKING) == 1, output
+    assert output.index(WORKING) < output.index("ECHO a slow question"), output
