@@ -308,8 +308,10 @@ class Intake:
         finally:
             if not sending.is_set():
                 task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(task)
+            await asyncio.wait({task})  # a notice on its way goes out before the answer
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("%s: the working notice for message %s failed: %s", self.courier.name,
+                            pending.message_id, task.exception())
 
     async def _notify_after(self, delay: float, sending: asyncio.Event, pending: Pending,
                             envelope: Envelope) -> None:
