@@ -87,6 +87,9 @@ class BoardSection(StrictModel):
     agents: dict[str, AgentOverrideConfig] = Field(default_factory=dict)
     history_messages: int = Field(20, ge=0, le=150, description="bounded by the 400-entry transcript tail")
     max_message_chars: int = Field(20_000, ge=100, le=1_000_000)
+    slow_notice_s: float = Field(8.0, ge=0, le=3600, description=(
+        "a turn still running after this long tells the user once that the board is working on it "
+        "(on Telegram the notice becomes the answer); 0 = never"))
     meetings: MeetingsConfig = section()
     consultation: ConsultationConfig = section()
 

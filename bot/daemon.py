@@ -100,7 +100,7 @@ class Daemon:
         self.ready = asyncio.Event()
         self.started = time.monotonic()
         self.port: int | None = None
-        self.hub = IntakeHub(loaded.config.inbox)
+        self.hub = IntakeHub(loaded.config.inbox, slow_notice_s=loaded.config.board.slow_notice_s)
         self.notifier = notifier or Notifier()
         self.metrics = Metrics()
         self.phase = "starting"

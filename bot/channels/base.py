@@ -103,6 +103,7 @@ class ChannelTexts:
     text_only: str = "I can only read text messages for now; please send your question as text."
     answer_failed: str = "Something went wrong while answering this (it is logged). Please try again in a moment."
     cannot_save: str = "I can't save anything right now, please try again shortly."
+    working: str = "The board is working on it; the answer follows shortly."
     edited: str = ("I don't read edits to messages I've already received. If you changed your question, "
                    "please send it again as a new message.")
 
@@ -112,7 +113,10 @@ class Courier(Protocol):
     all its chats may also say so with a class attribute ``message_ids_unique = True``: a
     redelivery is then recognised by its id alone (:class:`bot.intake.inbox.Inbox`). It may
     also have ``current(envelope) -> Envelope``: the stored envelope as the board should answer
-    it now (WhatsApp: a sender merged into a person since it was stored)."""
+    it now (WhatsApp: a sender merged into a person since it was stored). A channel that can
+    turn its "working on it" notice into the answer has ``post_notice(reply) -> handle | None``
+    (the notice sent, with what identifies it) and ``deliver_over(handle, reply, progress)``
+    (the answer edited into that notice; the rest sent as usual; never the answer twice)."""
 
     name: str
     texts: ChannelTexts

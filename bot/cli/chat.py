@@ -120,6 +120,10 @@ def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
     return lines
 
 
+#: Said once when a turn runs past ``board.slow_notice_s`` (on stderr when piped, above the waiting line on a terminal).
+WORKING = "the board is working on it…"
+
+
 async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """Answer each line of stdin; stop at end of input or /quit."""
     import asyncio
@@ -138,7 +142,7 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
                 continue
             if line.lower() in QUIT_WORDS:
                 break
-            reply = await _answer(board, line, role)
+            reply = await _answer(board, line, role, slow_notice_s=loaded.config.board.slow_notice_s)
             if reply is not None:
                 emit(reply.render())
     finally:
@@ -148,10 +152,13 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
     return 0
 
 
-async def _answer(board: Board, line: str, role: str | None) -> Reply | None:
+async def _answer(board: Board, line: str, role: str | None, *, slow_notice_s: float = 0) -> Reply | None:
+    """The board's answer to ``line``; a turn past ``slow_notice_s`` (> 0) first says, once on
+    stderr, that the board is working on it."""
     import asyncio
     import logging
 
+    notice = asyncio.get_running_loop().call_later(slow_notice_s, note, WORKING) if slow_notice_s > 0 else None
     try:
         return await board.handle(console_envelope(line, role))
     except asyncio.CancelledError:
@@ -160,6 +167,9 @@ async def _answer(board: Board, line: str, role: str | None) -> Reply | None:
         logging.getLogger("sabha.cli").exception("answering %r failed", line[:80])
         note("that message could not be answered (the error is in the log); try again")
         return None
+    finally:
+        if notice is not None:
+            notice.cancel()
 
 
 class _TerminalChat:
@@ -178,7 +188,8 @@ class _TerminalChat:
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
 
-    async def _cancellable(self, work: Awaitable[T], waiting: str) -> tuple[T | None, bool]:
+    async def _cancellable(self, work: Awaitable[T], waiting: str,
+                           notice: tuple[float, str] | None = None) -> tuple[T | None, bool]:
         """Run ``work`` so that Ctrl-C cancels it, showing ``waiting`` meanwhile; (result, cancelled).
 
         The terminal stays in raw mode while it runs (a one-line prompt_toolkit application
@@ -190,7 +201,7 @@ class _TerminalChat:
         self._interrupted = False
         turn = self._turn = asyncio.ensure_future(work)
         try:
-            await _show_while(turn, waiting, self._on_key_interrupt)
+            await _show_while(turn, waiting, self._on_key_interrupt, notice)
             return await turn, False
         except asyncio.CancelledError:
             if not self._interrupted:
@@ -282,8 +293,10 @@ class _TerminalChat:
                     continue
                 if text.lower() in QUIT_WORDS:
                     break
+                slow = self.loaded.config.board.slow_notice_s
                 reply, cancelled = await self._cancellable(_answer(board, text, role),
-                                                           "… the board is thinking (Ctrl-C cancels)")
+                                                           "… the board is thinking (Ctrl-C cancels)",
+                                                           (slow, WORKING) if slow > 0 else None)
                 if cancelled:
                     say("(cancelled: nothing was answered; ask again or go on)")
                 elif reply is not None:
@@ -303,12 +316,19 @@ class _TerminalChat:
             emit("The meeting was stopped (recorded as cancelled).")
 
 
-async def _show_while(task: asyncio.Future[Any], text: str, on_ctrl_c: Callable[[], None]) -> None:
+async def _show_while(task: asyncio.Future[Any], text: str, on_ctrl_c: Callable[[], None],
+                      notice: tuple[float, str] | None = None) -> None:
     """Show ``text`` on one line (erased afterwards) until ``task`` is done; Ctrl-C calls ``on_ctrl_c``.
-    Keys typed meanwhile are not kept."""
-    from prompt_toolkit.application import Application
+    Keys typed meanwhile are not kept. ``notice`` (seconds, line): still waiting after that long,
+    the line is printed once above the waiting line, where it stays."""
+    import asyncio
+
+    from prompt_toolkit.application import Application, run_in_terminal
+    from prompt_toolkit.application.current import set_app
     from prompt_toolkit.key_binding import KeyBindings
     from prompt_toolkit.layout import FormattedTextControl, Layout, Window
+
+    from bot.cli.screen import say
 
     if task.done():
         return
@@ -331,7 +351,21 @@ async def _show_while(task: asyncio.Future[Any], text: str, on_ctrl_c: Callable[
             app.exit()
 
     task.add_done_callback(done)
-    await app.run_async(handle_sigint=False, pre_run=lambda: done(None) if task.done() else None)
+    told: list[asyncio.Future[None]] = []
+
+    def tell(line: str) -> None:
+        if app.is_running and not task.done():
+            with set_app(app):
+                told.append(asyncio.ensure_future(run_in_terminal(lambda: say(line))))
+
+    timer = asyncio.get_running_loop().call_later(notice[0], tell, notice[1]) if notice is not None else None
+    try:
+        await app.run_async(handle_sigint=False, pre_run=lambda: done(None) if task.done() else None)
+    finally:
+        if timer is not None:
+            timer.cancel()
+        if told:
+            await asyncio.gather(*told, return_exceptions=True)
 
 
 def _key_bindings() -> Any:

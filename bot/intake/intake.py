@@ -20,7 +20,11 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    :class:`bot.intake.scheduler.Scheduler` (order within a conversation, conversations
    concurrent up to the global cap, fair turns);
 5. **answer**: the board answers (typing shown only while the turn runs); a storage
-   error on the way parks the message and retries it later, so nothing is lost;
+   error on the way parks the message and retries it later, so nothing is lost; a turn
+   still running after ``board.slow_notice_s`` tells the user once that the board is
+   working on it (never stored: the notice is not the answer; a channel that can edits
+   it into the answer, else the answer follows as its own message, as it does after a
+   restart, when the notice's message id is gone with the process);
 6. **reply stored, then delivered**: the reply is written before the first request
    leaves; the outcome is recorded: answered, failed (the service proved it was not
    posted), or may-have-arrived (never re-sent);
@@ -34,7 +38,7 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -62,8 +66,9 @@ class IntakeHub:
     """What the intakes of all channels share: the settings, the global cap with its fair
     lanes, and the daemon's view of storage health."""
 
-    def __init__(self, settings: InboxSection | None = None) -> None:
+    def __init__(self, settings: InboxSection | None = None, *, slow_notice_s: float = 8.0) -> None:
         self.settings = settings or InboxSection()
+        self.slow_notice_s = slow_notice_s  # board.slow_notice_s; 0 = no "working on it" notice
         self.scheduler = Scheduler(self.settings.max_concurrent_turns)
         self.storage = StorageHealth()
         self.intakes: list[Intake] = []
@@ -97,6 +102,7 @@ class Intake:
         self._told_denied: set[str] = set()
         self._told_cannot_save: set[tuple[int, str, str]] = set()  # (outage, chat, sender)
         self._background: set[asyncio.Task[None]] = set()
+        self._notices: dict[tuple[str, str], object] = {}  # (chat, message id) -> the notice to edit
         self.received = 0  # new messages stored (redeliveries not counted)
         self.denied = 0
         self.answered = 0
@@ -217,7 +223,7 @@ class Intake:
             reply = self._system_reply(envelope, line, labelled=False)
         else:
             try:
-                async with self.courier.typing(envelope):
+                async with self.courier.typing(envelope), self._working_notice(pending, envelope):
                     reply = await self.board.handle(envelope)
             except asyncio.CancelledError:
                 raise
@@ -235,8 +241,13 @@ class Intake:
         recorded (nothing left: try again later)."""
         assert pending.reply is not None
         progress = SendProgress(before_first_request=lambda: self.inbox.sending(pending))
+        notice = self._notices.pop((pending.chat_id, pending.message_id), None)
+        deliver_over = getattr(self.courier, "deliver_over", None)
         try:
-            await self.courier.deliver(pending.reply, progress)
+            if notice is not None and deliver_over is not None:
+                await deliver_over(notice, pending.reply, progress)
+            else:
+                await self.courier.deliver(pending.reply, progress)
         except SendFailed as exc:
             if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED:
                 self.uncertain += 1
@@ -277,6 +288,51 @@ class Intake:
             await self.inbox.unsent(pending)
         except Exception as exc:  # noqa: BLE001 - shutting down; the row stays 'sending' (not re-sent)
             log.warning("%s: could not mark message %s as unsent: %s", self.courier.name, pending.message_id, exc)
+
+    # -- "working on it" --------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _working_notice(self, pending: Pending, envelope: Envelope) -> AsyncIterator[None]:
+        """While the turn runs: after ``slow_notice_s`` tell the user once that the board is
+        working on it. On leaving, a notice not yet due is called off; one being sent is
+        awaited, so it never arrives after the answer."""
+        delay = self.hub.slow_notice_s
+        if delay <= 0:
+            yield
+            return
+        sending = asyncio.Event()
+        task = asyncio.create_task(self._notify_after(delay, sending, pending, envelope),
+                                   name=f"{self.courier.name} working notice")
+        try:
+            yield
+        finally:
+            if not sending.is_set():
+                task.cancel()
+            await asyncio.wait({task})  # a notice on its way goes out before the answer
+            if not task.cancelled() and task.exception() is not None:
+                log.warning("%s: the working notice for message %s failed: %s", self.courier.name,
+                            pending.message_id, task.exception())
+
+    async def _notify_after(self, delay: float, sending: asyncio.Event, pending: Pending,
+                            envelope: Envelope) -> None:
+        """Sleep ``delay``, then send the notice (best effort: a failure is logged, not raised)."""
+        await asyncio.sleep(delay)
+        sending.set()  # past the point of calling it off
+        reply = self._system_reply(envelope, self.courier.texts.working, labelled=False)
+        post_notice = getattr(self.courier, "post_notice", None)
+        progress = SendProgress()
+        try:
+            if post_notice is not None:
+                handle = await post_notice(reply)
+                if handle is not None:
+                    self._notices[(pending.chat_id, pending.message_id)] = handle
+            else:
+                await self.courier.deliver(reply, progress)
+        except (SendFailed, sqlite3.Error, OSError) as exc:  # best effort: the answer is what counts
+            self._said_badly(envelope, progress, exc, reply.text)
+        else:
+            log.info("%s: told chat %s the board is working on message %s", self.courier.name,
+                     envelope.chat_id, pending.message_id)
 
     # -- fixed lines -----------------------------------------------------------------
 

@@ -227,6 +227,15 @@ class TelegramChannel:
         """Send a board reply to the chat and topic its question came from."""
         await self.outbound.deliver(reply, progress=progress)
 
+    async def post_notice(self, reply: Reply) -> int | None:
+        """Send a "working on it" notice; its message id, for :meth:`deliver_over`."""
+        sent = await self.outbound.deliver(reply)
+        return sent[0].message_id if len(sent) == 1 else None
+
+    async def deliver_over(self, notice: int, reply: Reply, progress: SendProgress) -> None:
+        """The answer edited into the notice ``notice`` (sent anew if Telegram refuses the edit)."""
+        await self.outbound.deliver_over(notice, reply, progress)
+
     @staticmethod
     def _target(envelope: Envelope) -> Target:
         return Target(int(envelope.chat_id), envelope.thread_id, reply_to=quoted_message_id(envelope.message_id))

@@ -259,6 +259,33 @@ class Outbound:
                               "(blocked by the user, or the bot was removed from the group)")
         return SendFailed(f"could not send to chat {target.chat_id} thread {target.topic}: {exc.message}")
 
+    async def deliver_over(self, message_id: int, reply: Reply, progress: SendProgress) -> list[Message]:
+        """A board reply put into an earlier message of ours (the "working on it" notice): its
+        first chunk edited in, the rest sent after it, so no notice is left behind.
+
+        When Telegram refuses the edit (so the notice is unchanged) the reply is sent as new
+        messages instead; when the edit may or may not have been made, nothing is resent
+        (:class:`DeliveryUnknown`): never the answer twice.
+        """
+        target = Target.of(reply)
+        chunks = render(reply.text, reply.label) or render("(no text)", reply.label)
+        first = chunks[0]
+        try:
+            await self._call(target, lambda: self.bot.edit_message_text(
+                text=first.text, chat_id=target.chat_id, message_id=message_id,
+                entities=_entities(first), parse_mode=None), idempotent=True, progress=progress)
+        except TelegramError as exc:
+            if isinstance(exc, BadRequest) and "not modified" in exc.message.lower():
+                pass  # it already shows the answer
+            elif _uncertain(exc):
+                raise self._failure(target, exc) from exc
+            else:
+                log.warning("telegram: could not edit the notice %s in chat %s into the answer (%s); sending the "
+                            "answer as a new message", message_id, target.chat_id, exc)
+                return await self.send(target, reply.text, header=reply.label, progress=progress)
+        self.sent += 1
+        return [await self._send_chunk(target, chunk, None, progress) for chunk in chunks[1:]]
+
     async def edit(self, target: Target, message_id: int, text: str, *, header: str = "") -> bool:
         """Replace a message's text (first chunk only); False if Telegram refused."""
         chunks = render(text, header)
