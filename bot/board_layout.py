@@ -131,7 +131,8 @@ def _layout(data: dict[str, Any], path: Path, found_by: FoundBy) -> BoardLayout:
         source=path.resolve(), base_dir=base_dir, found_by=found_by,
         workspace=(base_dir / _text(data, "workspace", "workspace", min_length=0)).resolve(),
         data_dir=(base_dir / _text(data, "data_dir", "sessions", min_length=0)).resolve(),
-        roster=RosterSpec.build(roster, custom=rosters, overrides=overrides, single=not enabled), model=model, data=data)
+        roster=RosterSpec.build(roster, custom=rosters, overrides=overrides, single=not enabled), model=model,
+        data=data)
 
 
 def _known(mapping: dict[Any, Any], keys: frozenset[str]) -> None:

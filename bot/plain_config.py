@@ -223,7 +223,8 @@ def read_plain(explicit: str | Path | None = None, env: Mapping[str, str] | None
     config = PlainConfig(
         workspace=Path(data.get("workspace", "workspace")), data_dir=Path(data.get("data_dir", "sessions")),
         llm=_LLM(model=layout.model),
-        board=_Board(enabled=not layout.roster.single, roster=layout.roster.name, rosters=dict(board.get("rosters", {})),
+        board=_Board(enabled=not layout.roster.single, roster=layout.roster.name,
+                     rosters=dict(board.get("rosters", {})),
                      agents={role: cast("RoleOverride", role_override(value))  # vouched for by layout_in
                              for role, value in board.get("agents", {}).items()}),
     )
