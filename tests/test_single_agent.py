@@ -55,6 +55,9 @@ def test_board_disabled_in_the_terminal_is_the_chair_alone(tmp_path: Path) -> No
     refusals = [line for line in chat.stdout.splitlines() if MEETINGS_OFF in line]
     assert len(refusals) == 2, chat.stdout
     assert "minutes" not in chat.stdout.lower()
+    meeting = run(["meeting", "our pricing"], cwd=home, env=MINE)
+    assert meeting.returncode == 2 and meeting.stdout == "", meeting.stdout
+    assert meeting.stderr.count("\n") == 1 and MEETINGS_OFF in meeting.stderr, meeting.stderr
 
 
 def test_meetings_disabled_alone_keeps_the_board(tmp_path: Path) -> None:
