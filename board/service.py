@@ -401,10 +401,11 @@ class Board:
 
     async def _cmd_help(self, envelope: Envelope, route: Route) -> str:
         def more(envelope: Envelope) -> list[str]:
+            hidden = {*about_commands.BUILTIN, *(() if self.settings.meetings.enabled else ("meeting",))}
             return [line for name, (_, line) in sorted(self.commands.items())
-                    if name not in about_commands.BUILTIN and (envelope.is_owner or name not in self.owner_only)]
+                    if name not in hidden and (envelope.is_owner or name not in self.owner_only)]
 
-        return about_commands.answer_help(envelope, self.addressing, more)
+        return about_commands.answer_help(envelope, self.addressing, more, single=self.settings.roster.single)
 
     async def _cmd_roles(self, envelope: Envelope, route: Route) -> str:
         return about_commands.roles_text(self.settings.roster.name, self.souls)

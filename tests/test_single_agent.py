@@ -48,9 +48,12 @@ def test_board_disabled_in_the_terminal_is_the_chair_alone(tmp_path: Path) -> No
     assert asked.stdout.startswith("🧭 General: "), asked.stdout
     plain = run(["ask", "What does the critic think about pricing?"], cwd=home, env=MINE)
     assert plain.stdout.startswith("🧭 General: "), plain.stdout
-    chat = run(["chat"], cwd=home, stdin="/roles\n/meeting our pricing\nrun a board meeting on our pricing\n",
-               env=MINE)
+    chat = run(["chat"], cwd=home,
+               stdin="/roles\n/meeting our pricing\nrun a board meeting on our pricing\n/help\n", env=MINE)
     assert chat.returncode == 0, chat.stderr
+    assert "single-agent mode" in chat.stdout.lower(), chat.stdout
+    assert "/roles" in chat.stdout and "/memory" in chat.stdout, chat.stdout  # /help was answered
+    assert "@<role>" not in chat.stdout and "/meeting <topic>" not in chat.stdout, chat.stdout
     assert "General" in chat.stdout and "Finance" not in chat.stdout and "Critic" not in chat.stdout, chat.stdout
     refusals = [line for line in chat.stdout.splitlines() if MEETINGS_OFF in line]
     assert len(refusals) == 2, chat.stdout
