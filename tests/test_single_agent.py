@@ -10,6 +10,7 @@ from pathlib import Path
 from aiohttp import ClientSession, ClientTimeout
 
 from tests.daemon_support import SabhaProcess, write_config
+from tests.fakes.echo_model import EchoModel
 from tests.fakes.graph_api import FakeGraphAPI
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import OWNER, eventually
@@ -77,8 +78,8 @@ def test_meetings_disabled_alone_keeps_the_board(tmp_path: Path) -> None:
 
 
 async def test_board_disabled_on_telegram_creates_no_topics_and_the_chair_answers(
-        tmp_path: Path, fake: FakeTelegramAPI) -> None:
-    config = write_config(tmp_path, fake, None, extra=["board:", "  enabled: false"])
+        tmp_path: Path, fake: FakeTelegramAPI, echo_model: EchoModel) -> None:
+    config = write_config(tmp_path, fake, echo_model, extra=["board:", "  enabled: false"])
     sabha = SabhaProcess(config)
     try:
         await sabha.start()
@@ -89,7 +90,13 @@ async def test_board_disabled_on_telegram_creates_no_topics_and_the_chair_answer
     finally:
         await sabha.close()
     answer, meeting = fake.sent_to(OWNER)[:2]
-    assert "General" in answer.text and "Finance" not in answer.text, answer.text
+    assert "ECHO @finance what is our runway?" in answer.text and "Finance" not in answer.text, answer.text
+    (request,) = echo_model.bodies  # one model call: the chair's; none for /meeting
+    tools = {t["function"]["name"] for t in request.get("tools", [])}
+    assert not tools & {"consult", "convene_meeting"}, tools
+    system = str(request["messages"][0]["content"])
+    assert "# Your role: General" in system and "(`finance`)" not in system, system
+    assert "# Working alone" in system and "# The board" not in system, system
     assert MEETINGS_OFF in meeting.text, meeting.text
     assert fake.calls_to("createForumTopic") == []
 
