@@ -85,6 +85,8 @@ class RosterSpec:
     name: str = "board"
     specialists: tuple[str, ...] = DEFAULT_ROSTERS["board"]
     overrides: tuple[tuple[str, RoleOverride], ...] = ()
+    #: the seed's single-agent setup (config ``board.enabled: false``): the chair alone, no role addressing
+    single: bool = False
 
     @classmethod
     def build(
@@ -93,8 +95,10 @@ class RosterSpec:
         *,
         custom: dict[str, list[str]] | None = None,
         overrides: dict[str, RoleOverride] | None = None,
+        single: bool = False,
     ) -> RosterSpec:
-        """A roster by name: a custom one from config, else a built-in one."""
+        """A roster by name: a custom one from config, else a built-in one; with ``single``, the chair
+        alone (the specialists are left out, whatever the roster names)."""
         custom = custom or {}
         if name in custom:
             members = tuple(r for r in custom[name] if r != GENERAL)
@@ -103,7 +107,8 @@ class RosterSpec:
         else:
             known = sorted(set(DEFAULT_ROSTERS) | set(custom))
             raise ValueError(f"unknown roster {name!r}; known rosters: {', '.join(known)}")
-        return cls(name=name, specialists=members, overrides=tuple(sorted((overrides or {}).items())))
+        return cls(name=name, specialists=() if single else members,
+                   overrides=tuple(sorted((overrides or {}).items())), single=single)
 
     def override(self, role: str) -> RoleOverride:
         """Config overrides for ``role`` (empty when none)."""

@@ -77,8 +77,11 @@ class Router:
     """Resolves envelopes against the roles available now (``names`` maps slug -> display name)."""
 
     def __init__(self, roles: Iterable[str], names: dict[str, str] | None = None, *,
-                 titles: dict[str, str] | None = None, emoji: dict[str, str] | None = None) -> None:
+                 titles: dict[str, str] | None = None, emoji: dict[str, str] | None = None,
+                 addressing: bool = True) -> None:
         self.roles = list(roles)
+        #: False in single-agent mode: ``@role``, ``role:`` and names in sentences are plain text for the chair
+        self.addressing = addressing
         self.roster = Roster(self.roles, names or {}, titles or {}, emoji or {})
         self._lookup: dict[str, str] = {}
         for role in self.roles:
@@ -117,6 +120,8 @@ class Router:
         if meeting and meeting.group(1).strip():
             return Route("meeting", GENERAL, meeting.group(1).strip(), self.key_for(envelope, GENERAL), "meeting",
                          reason="plain words ask for a board meeting")
+        if not self.addressing:
+            return Route("chat", GENERAL, text, self.key_for(envelope, GENERAL), reason="single-agent mode: the chair")
         return self._mentions(envelope, text) or self._plain(envelope, text)
 
     def _command(self, envelope: Envelope, name: str, rest: str) -> Route:

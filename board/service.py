@@ -47,7 +47,7 @@ from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.convene import BoardRoom
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
-from board.room.settings import MeetingSettings
+from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.router import Route, Router, unknown_role
 from board.workspace.prompt import PromptBuilder
@@ -124,7 +124,8 @@ class Board:
             consult_settings=settings.consultation,
         )
         for tool in self.room.tools():
-            if tool.spec.name != "consult" or settings.consultation.enabled:
+            wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
+            if wanted:
                 self.tools.register(tool)
         self.commands: dict[str, tuple[CommandHandler, str]] = {}
         #: channel -> how people address the board there (its /help), as the channel said
@@ -233,7 +234,8 @@ class Board:
         """A router over the roles available right now."""
         profiles = self.souls.profiles()
         return Router([p.role for p in profiles], {p.role: p.name for p in profiles},
-                      titles={p.role: p.title for p in profiles}, emoji={p.role: p.emoji for p in profiles})
+                      titles={p.role: p.title for p in profiles}, emoji={p.role: p.emoji for p in profiles},
+                      addressing=not self.settings.roster.single)
 
     def lock_for(self, key: str) -> asyncio.Lock:
         """The lock that keeps one session's turns in order."""
@@ -274,6 +276,8 @@ class Board:
 
     async def _answer(self, envelope: Envelope, route: Route, sender: str, allowance: Allowance | None) -> Reply:
         """The reply to a routed envelope, inside its sender's spending context."""
+        if route.kind == "meeting" and not self.settings.meetings.enabled:
+            return self._system_reply(envelope, route.role, MEETINGS_OFF, kind="error")
         if allowance is not None and route.kind == "meeting" and not allowance.terms.meetings:
             return self._system_reply(envelope, route.role, allowance.terms.meetings_text, kind="error")
         stop = await self.budget.check(sender, is_owner=envelope.is_owner) if _calls_model(route) else None
@@ -397,10 +401,11 @@ class Board:
 
     async def _cmd_help(self, envelope: Envelope, route: Route) -> str:
         def more(envelope: Envelope) -> list[str]:
+            hidden = {*about_commands.BUILTIN, *(() if self.settings.meetings.enabled else ("meeting",))}
             return [line for name, (_, line) in sorted(self.commands.items())
-                    if name not in about_commands.BUILTIN and (envelope.is_owner or name not in self.owner_only)]
+                    if name not in hidden and (envelope.is_owner or name not in self.owner_only)]
 
-        return about_commands.answer_help(envelope, self.addressing, more)
+        return about_commands.answer_help(envelope, self.addressing, more, single=self.settings.roster.single)
 
     async def _cmd_roles(self, envelope: Envelope, route: Route) -> str:
         return about_commands.roles_text(self.settings.roster.name, self.souls)

@@ -44,7 +44,7 @@ CONFIG_KEYS = frozenset({"workspace", "data_dir", "llm", "board", "tools", "logg
 LLM_KEYS = frozenset({"model", "max_tokens", "fallbacks", "cheap_model", "thinking", "keep_thinking",
                       "max_tool_iterations", "timeout_s", "turn_timeout_s", "retry", "prices", "text_tool_protocol",
                       "providers", "context"})
-BOARD_KEYS = frozenset({"roster", "rosters", "agents", "history_messages", "max_message_chars", "meetings",
+BOARD_KEYS = frozenset({"enabled", "roster", "rosters", "agents", "history_messages", "max_message_chars", "meetings",
                         "consultation"})
 AGENT_KEYS = frozenset({"name", "emoji", "model", "soul_file", "tools", "temperature", "thinking"})
 
@@ -123,12 +123,16 @@ def _layout(data: dict[str, Any], path: Path, found_by: FoundBy) -> BoardLayout:
     if not isinstance(agents, dict) or not all(_slug(role) for role in agents):
         raise _Unsure
     overrides = {role: _override(value) for role, value in agents.items()}
+    enabled = board.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise _Unsure
     base_dir = path.resolve().parent
     return BoardLayout(
         source=path.resolve(), base_dir=base_dir, found_by=found_by,
         workspace=(base_dir / _text(data, "workspace", "workspace", min_length=0)).resolve(),
         data_dir=(base_dir / _text(data, "data_dir", "sessions", min_length=0)).resolve(),
-        roster=RosterSpec.build(roster, custom=rosters, overrides=overrides), model=model, data=data)
+        roster=RosterSpec.build(roster, custom=rosters, overrides=overrides, single=not enabled), model=model,
+        data=data)
 
 
 def _known(mapping: dict[Any, Any], keys: frozenset[str]) -> None:

@@ -56,6 +56,8 @@ class AgentOverrideConfig(StrictModel):
 class MeetingsConfig(StrictModel):
     """``board.meetings``: limits of a board meeting."""
 
+    enabled: bool = Field(True, description="false: no meetings (/meeting and asking for one get a one-line "
+                                            "refusal, the chair cannot convene one)")
     max_turns_per_agent: int = Field(3, ge=1, le=10, description="rounds; each specialist speaks once per round")
     max_duration_s: float = Field(600, gt=0, le=86_400)
     budget_usd: float = Field(1.0, ge=0, description="checked before every model call of the meeting")
@@ -82,6 +84,8 @@ class ConsultationConfig(StrictModel):
 class BoardSection(StrictModel):
     """``board``: the roster and its agents."""
 
+    enabled: bool = Field(True, description="false: the seed's single-agent setup: the chair alone (SOUL.md), "
+                                            "no role topics, no role addressing, no meetings or consultations")
     roster: str = "board"
     rosters: dict[str, list[str]] = Field(default_factory=dict)
     agents: dict[str, AgentOverrideConfig] = Field(default_factory=dict)

@@ -66,7 +66,7 @@ class LoadedConfig:
                                thinking=o.thinking)
             for role, o in board.agents.items()
         }
-        return RosterSpec.build(board.roster, custom=board.rosters, overrides=overrides)
+        return RosterSpec.build(board.roster, custom=board.rosters, overrides=overrides, single=not board.enabled)
 
     def board_settings(self) -> BoardSettings:
         """The plain values the board needs."""
@@ -83,6 +83,7 @@ class LoadedConfig:
             roster=roster,
             agent=self.agent_settings(),
             meetings=MeetingSettings(
+                enabled=meetings.enabled and board.enabled,
                 max_turns_per_agent=meetings.max_turns_per_agent,
                 max_duration_s=meetings.max_duration_s,
                 budget_usd=meetings.budget_usd,
@@ -94,7 +95,7 @@ class LoadedConfig:
                 peer_review=meetings.peer_review,
             ),
             consultation=ConsultSettings(
-                enabled=consult.enabled,
+                enabled=consult.enabled and board.enabled,
                 max_depth=consult.max_depth,
                 timeout_s=consult.timeout_s,
                 allow={role: tuple(targets) for role, targets in consult.allow.items()},

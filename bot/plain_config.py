@@ -7,7 +7,7 @@ for those keys :mod:`bot.board_layout` already checks what the models check. So
 :func:`read_plain` vouches for a file that sets nothing else:
 
 * the top level holds only ``workspace``, ``data_dir``, ``llm`` and ``board``; ``llm`` only
-  ``model``; ``board`` only ``roster``, ``rosters`` and ``agents``;
+  ``model``; ``board`` only ``enabled``, ``roster``, ``rosters`` and ``agents``;
 * :func:`bot.board_layout.read_layout` vouches for those values (types, ranges, slugs, a
   known provider and roster), and no key names a secret.
 
@@ -45,7 +45,7 @@ __all__ = ["PLAIN_KEYS", "PlainConfig", "read_plain"]
 PLAIN_KEYS: Mapping[str, frozenset[str]] = {
     "": frozenset({"workspace", "data_dir", "llm", "board"}),
     "llm": frozenset({"model"}),
-    "board": frozenset({"roster", "rosters", "agents"}),
+    "board": frozenset({"enabled", "roster", "rosters", "agents"}),
 }
 _SECRET_KEYS = re.compile(r"(token|secret|api_key|password|app_secret)$", re.IGNORECASE)
 
@@ -102,6 +102,7 @@ class _LLM:
 
 @dataclass(frozen=True)
 class _Meetings:
+    enabled: bool = True
     max_turns_per_agent: int = 3
     max_duration_s: float = 600
     budget_usd: float = 1.0
@@ -123,6 +124,7 @@ class _Consultation:
 
 @dataclass(frozen=True)
 class _Board:
+    enabled: bool = True
     roster: str = "board"
     rosters: dict[str, list[str]] = field(default_factory=dict)
     agents: dict[str, RoleOverride] = field(default_factory=dict)
@@ -221,7 +223,8 @@ def read_plain(explicit: str | Path | None = None, env: Mapping[str, str] | None
     config = PlainConfig(
         workspace=Path(data.get("workspace", "workspace")), data_dir=Path(data.get("data_dir", "sessions")),
         llm=_LLM(model=layout.model),
-        board=_Board(roster=layout.roster.name, rosters=dict(board.get("rosters", {})),
+        board=_Board(enabled=not layout.roster.single, roster=layout.roster.name,
+                     rosters=dict(board.get("rosters", {})),
                      agents={role: cast("RoleOverride", role_override(value))  # vouched for by layout_in
                              for role, value in board.get("agents", {}).items()}),
     )

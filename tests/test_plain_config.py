@@ -29,6 +29,7 @@ VOUCHED = {
         "    critic:\n      name: Skeptic\n      emoji: '🦉'\n      model: openai:gpt-4o-mini\n"
         "      tools: [consult]\n      temperature: 0.3\n    finance:\n      soul_file: board/finance.soul.md\n"),
     "a variable": "llm:\n  model: ${SABHA_TEST_MODEL:-offline}\n",
+    "single-agent mode": "llm:\n  model: offline\nboard:\n  enabled: false\n  roster: sabha\n",
 }
 
 NOT_VOUCHED = {
@@ -41,6 +42,8 @@ NOT_VOUCHED = {
     "an unset variable": "llm:\n  model: ${SABHA_TEST_UNSET_VARIABLE}\n",
     "a key naming a secret": "board:\n  rosters:\n    api_key: [critic]\n  roster: api_key\n",
     "workspace not text": "workspace: 3\n",
+    "board.enabled not a boolean": "board:\n  enabled: 'no'\n",
+    "meetings off (not a plain key)": "board:\n  meetings:\n    enabled: false\n",
 }
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 from board.envelope import Envelope
 from board.workspace.souls import SoulStatus, SoulStore
 
-__all__ = ["BUILTIN", "CHAIR_ADDRESSING", "TOPIC_ADDRESSING", "Addressing", "answer_help", "help_row", "help_text",
-           "roles_text", "soul_lines"]
+__all__ = ["BUILTIN", "CHAIR_ADDRESSING", "SINGLE_ADDRESSING", "TOPIC_ADDRESSING", "Addressing", "answer_help",
+           "help_row", "help_text", "roles_text", "soul_lines"]
 
 #: Commands every board has; /help lists the others after them.
 BUILTIN = ("help", "start", "roles", "reset", "souls")
@@ -48,6 +48,9 @@ CHAIR_ADDRESSING = Addressing((("<message>", "the chair (general) answers"), *_R
 
 #: A place with a topic per role (a forum): the topic's role answers there.
 TOPIC_ADDRESSING = Addressing((("<message>", "the chair (general) answers, or this topic's role"), *_ROLE_ROWS))
+
+#: Single-agent mode (``board.enabled: false``): no role addressing, the chair answers everything.
+SINGLE_ADDRESSING = Addressing((("<message>", "the chair answers (single-agent mode: board.enabled is false)"),))
 
 _COMMAND_ROWS = (
     ("/roles", "who sits on the board"),
@@ -106,7 +109,10 @@ def _soul_line(row: SoulStatus, label: str, workspace: Path) -> str:
 
 def roles_text(roster: str, store: SoulStore) -> str:
     """``/roles``: the board's members with their handles and titles."""
-    lines = ["The board:" if roster == "board" else f"The {roster} board:"]
+    if store.roster.single:
+        lines = ["Single-agent mode (board.enabled is false): the chair answers everything."]
+    else:
+        lines = ["The board:" if roster == "board" else f"The {roster} board:"]
     for p in store.profiles():
         title = f", {p.title}" if p.title else ""
         lines.append(f"{p.emoji} {p.name} (@{p.role}{title})")
@@ -116,7 +122,9 @@ def roles_text(roster: str, store: SoulStore) -> str:
 HelpLines = Callable[[Envelope], Sequence[str]]
 
 
-def answer_help(envelope: Envelope, channels: Mapping[str, Addressing], more: HelpLines) -> str:
-    """``/help`` for ``envelope``: its channel's addressing, the commands its sender may use."""
-    addressing = channels.get(envelope.channel, CHAIR_ADDRESSING)
+def answer_help(envelope: Envelope, channels: Mapping[str, Addressing], more: HelpLines, *,
+                single: bool = False) -> str:
+    """``/help`` for ``envelope``: its channel's addressing (the chair alone when ``single``), the commands
+    its sender may use."""
+    addressing = SINGLE_ADDRESSING if single else channels.get(envelope.channel, CHAIR_ADDRESSING)
     return help_text(addressing, owner=envelope.is_owner, more=more(envelope))

@@ -28,7 +28,7 @@ from board.llm.base import PromptBlock, ToolSpec, Usage
 from board.llm.offline import OFFLINE_NOTICE
 from board.roles import GENERAL
 from board.room.consult import ConsultService, ConsultSettings
-from board.room.settings import MeetingSettings
+from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.tasks import finish_tasks
 from board.workspace.prompt import PromptBuilder, TurnContext
@@ -153,9 +153,12 @@ class BoardRoom:
         extra_subscribers: Sequence[Subscriber] = (),
         extra_owners: Sequence[str] = (),
     ) -> MeetingRun:
-        """Build a meeting without starting it."""
+        """Build a meeting without starting it; ValueError while meetings are off (config), for a blank
+        topic or a roster without specialists."""
         from board.room.meeting import MeetingContext, MeetingRun, new_meeting_id
 
+        if settings is None and not self.meeting_settings.enabled:  # the roundtable passes settings of its own
+            raise ValueError(MEETINGS_OFF)
         topic = " ".join(topic.split())
         if not topic:
             raise ValueError("a meeting needs a topic: /meeting <topic>")

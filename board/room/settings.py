@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_CHALLENGERS", "MeetingSettings"]
+__all__ = ["DEFAULT_CHALLENGERS", "MEETINGS_OFF", "MeetingSettings"]
+
+#: the one line a meeting request gets while meetings are off
+MEETINGS_OFF = ("Board meetings are off here (board.meetings.enabled or board.enabled is false in the config); "
+                "ask your question and it is answered directly.")
 
 #: roster -> its challenger: the role whose job is the objection nobody wants to hear
 DEFAULT_CHALLENGERS: tuple[tuple[str, str], ...] = (("board", "critic"), ("sabha", "investor"))
@@ -15,6 +19,7 @@ DEFAULT_CHALLENGERS: tuple[tuple[str, str], ...] = (("board", "critic"), ("sabha
 class MeetingSettings:
     """Limits of one meeting (config ``board.meetings``)."""
 
+    enabled: bool = True  # false: no meetings at all (``board.meetings.enabled``, or ``board.enabled: false``)
     max_turns_per_agent: int = 3
     max_duration_s: float = 600.0
     budget_usd: float = 1.0

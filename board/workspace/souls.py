@@ -331,6 +331,8 @@ class SoulStore:
         The folder is listed again only when its modification time changed (a file added,
         removed or renamed in it): routing asks for the roles several times per message.
         """
+        if self.roster.single:  # the seed's single-agent setup: the chair alone, whatever the folder holds
+            return self.configured_roles()
         try:
             stamp: int | None = self._folder.stat().st_mtime_ns
         except OSError:

@@ -31,6 +31,7 @@ class EchoModel(LocalServer):
         self.in_flight = 0
         self.max_in_flight = 0
         self.questions: list[str] = []
+        self.bodies: list[dict[str, Any]] = []  # every request body, in order
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._chat)
@@ -42,6 +43,7 @@ class EchoModel(LocalServer):
 
     async def _chat(self, request: web.Request) -> web.Response:
         body: dict[str, Any] = await request.json()
+        self.bodies.append(body)
         self.calls += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
