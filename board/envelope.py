@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal
 
+from board.media.attachment import Attachment
+
 __all__ = ["Envelope", "Reply", "ReplyKind", "clean_text", "cleaned"]
 
 ReplyKind = Literal["answer", "command", "error", "meeting", "progress"]
@@ -28,6 +30,8 @@ class Envelope:
     stranger, admitted only because the channel is open to anyone (WhatsApp's public mode):
     every model call made for them is held to the channel's public terms
     (:mod:`board.allowance`), and owner-only commands are refused to anyone not the owner.
+    ``attachments`` are what came besides ``text`` (a voice note, a picture, a document; the
+    text is then its caption), see :mod:`board.media`.
     """
 
     channel: str
@@ -42,6 +46,7 @@ class Envelope:
     is_public: bool = False
     role_hint: str | None = None
     received_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    attachments: tuple[Attachment, ...] = ()  # what came besides text (references at receipt; read in the lane)
 
 
 @dataclass(frozen=True)
@@ -59,6 +64,7 @@ class Reply:
     session_key: str | None = None
     kind: ReplyKind = "answer"
     degraded: bool = False
+    voice: str | None = None  # the blob (sha256) of the answer spoken as an OGG/Opus voice note, sent after the text
 
     @property
     def label(self) -> str:

@@ -35,6 +35,9 @@ from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
 from board.envelope import Envelope, Reply, ReplyKind, cleaned
 from board.llm.registry import ProviderRegistry
+from board.media.migrations import MIGRATIONS as MEDIA_MIGRATIONS
+from board.media.service import MediaService
+from board.media.settings import MediaSettings
 from board.memory.facts import FactStore, MemorySettings
 from board.memory.knowledge.base import KnowledgeBase, KnowledgeSettings
 from board.memory.knowledge.fts import FTS5Unavailable
@@ -63,7 +66,8 @@ log = logging.getLogger("sabha.board")
 
 DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
-BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS)
+BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
+                                           *MEDIA_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class BoardSettings:
     web_search: WebSearchSettings | None = None  # None: no provider, the web_search tool is not offered
     memory: MemorySettings = field(default_factory=MemorySettings)
     guardrails: GuardrailSettings = field(default_factory=GuardrailSettings)
+    media: MediaSettings = field(default_factory=MediaSettings)
 
 
 #: /help where plain messages go to the place's role (a forum topic); each channel passes its own
@@ -149,6 +154,8 @@ class Board:
         if self.web_search is not None:
             self.tools.register(self.web_search.tool())
         self.runner.guardrails = self.guardrails
+        #: voice notes, pictures and documents: fetched and read in the lane (bot.intake), laid out here
+        self.media = MediaService(settings.media, settings.data_dir, db)
         if settings.memory.enabled:
             self.tools.register(self.facts.tool())
             self.runner.memory = self.facts
@@ -266,7 +273,7 @@ class Board:
         log.debug("route: %s%s (%s)", route.role, "".join(f", {r}" for r in route.also), route.reason)
         if route.error:
             return self._system_reply(envelope, route.role, route.error, kind="error")
-        if route.kind == "chat" and not route.text:
+        if route.kind == "chat" and not route.text and not envelope.attachments:
             return self._system_reply(envelope, route.role, "Send a message with some text.", kind="error")
         sender = sender_id(envelope)
         allowance = self.allowance_for(envelope) if envelope.is_public else None
@@ -311,19 +318,28 @@ class Board:
 
     async def _chat(self, envelope: Envelope, route: Route) -> Reply:
         """One turn of the route's role; with several roles mentioned, each answers in its own
-        session, in order, and the reply carries every answer under its speaker's label."""
+        session, in order, and the reply carries every answer under its speaker's label.
+
+        Attachments (already read, :mod:`board.media`) join the text as quoted data, pictures as
+        image parts; what could not be read is said once, before the answer (alone, with no
+        model call, when nothing else was sent)."""
+        given = self.media.turn_input(envelope, route.text)
+        if given.empty:
+            return self._system_reply(envelope, route.role, media_notice(given.notices) or
+                                      "Send a message with some text.", kind="error")
         async with self.lock_for(route.session_key):
-            reply = await self.runner.turn(route.role, route.session_key, envelope, route.text)
-        if not route.also:
-            return reply
-        router = self.router()
+            reply = await self.runner.turn(route.role, route.session_key, envelope, given.text, images=given.images)
         parts = [reply.text]
+        router = self.router()
         for role in route.also:
             key = router.key_for(envelope, role)
             async with self.lock_for(key):
-                more = await self.runner.turn(role, key, envelope, route.text)
+                more = await self.runner.turn(role, key, envelope, given.text, images=given.images)
             parts.append(f"{more.label}: {more.text}")
-        return replace(reply, text="\n\n".join(parts))
+        notice = media_notice(given.notices)
+        if notice:
+            parts.insert(0, notice)
+        return replace(reply, text="\n\n".join(parts)) if len(parts) > 1 else reply
 
     def _with_owner_note(self, envelope: Envelope, reply: Reply) -> Reply:
         """The owner's reply carries what the budget has not told them yet (once a day per limit)."""
@@ -449,6 +465,12 @@ def _open_knowledge(settings: BoardSettings) -> KnowledgeBase | None:
 
 
 _MODEL_COMMANDS = {"compact"}  # commands that call a model (besides meetings)
+
+
+def media_notice(notices: Iterable[str]) -> str:
+    """What could not be read, as one paragraph for the sender ("" when everything was read)."""
+    lines = [f"⚠️ {n}" for n in dict.fromkeys(notices)]
+    return "\n".join(lines)
 
 
 def _calls_model(route: Route) -> bool:

@@ -20,6 +20,7 @@ from bot.config_file import check_model
 from bot.config_model import StrictModel, blank_is_unset, section
 from bot.intake.config import InboxSection
 from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
+from bot.media_config import MediaSection
 
 __all__ = ["AgentOverrideConfig", "BoardSection", "BudgetSection", "Config", "ConsultationConfig", "ContextSection",
            "LLMSection", "LoggingSection", "MeetingsConfig", "PriceSection", "ProviderSection", "ProvidersSection",
@@ -270,3 +271,4 @@ class Config(StrictModel):
     web_search: WebSearchSection = section()
     memory: MemorySection = section()
     guardrails: GuardrailsSection = section()
+    media: MediaSection = section()

@@ -107,6 +107,7 @@ class LoadedConfig:
             web_search=self.config.web_search.settings(),
             memory=self.config.memory.settings(),
             guardrails=self.config.guardrails.settings(),
+            media=self.config.media.settings(),
         )
 
     def budget_settings(self) -> BudgetSettings:

@@ -35,6 +35,7 @@ from bot.loaded_config import LoadedConfig
 if TYPE_CHECKING:
     from board.agent.guardrails import GuardrailSettings
     from board.agent.web_search import WebSearchSettings
+    from board.media.settings import MediaSettings
     from board.memory.facts import MemorySettings
     from board.memory.knowledge.base import KnowledgeSettings
     from bot.config_sections import Config
@@ -187,6 +188,14 @@ class _Guardrails:
 
 
 @dataclass(frozen=True)
+class _Media:
+    def settings(self) -> MediaSettings:
+        from board.media.settings import MediaSettings
+
+        return MediaSettings()
+
+
+@dataclass(frozen=True)
 class PlainConfig:
     """The attributes of :class:`bot.config.Config` that the board and ``ask`` read, with the
     defaults of everything :data:`PLAIN_KEYS` does not let the file set."""
@@ -201,6 +210,7 @@ class PlainConfig:
     web_search: _WebSearch = field(default_factory=_WebSearch)
     memory: _Memory = field(default_factory=_Memory)
     guardrails: _Guardrails = field(default_factory=_Guardrails)
+    media: _Media = field(default_factory=_Media)
 
 
 def read_plain(explicit: str | Path | None = None, env: Mapping[str, str] | None = None,

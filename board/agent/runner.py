@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypedDict, Unpack
 
@@ -64,7 +64,7 @@ from board.agent.turn import TurnObserver, observe, record_answer, record_user
 from board.allowance import SpendGate
 from board.envelope import Envelope, Reply
 from board.language import choose_language
-from board.llm.base import ChatMessage, PromptBlock, Thinking
+from board.llm.base import ChatMessage, ImagePart, PromptBlock, Thinking
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.llm.resilience import ResilientCaller, RetryPolicy
@@ -365,12 +365,14 @@ class AgentRunner:
 
     # -- turn --------------------------------------------------------------------
 
-    async def turn(self, role: str, key: str, envelope: Envelope, text: str) -> Reply:
+    async def turn(self, role: str, key: str, envelope: Envelope, text: str, *,
+                   images: tuple[ImagePart, ...] = ()) -> Reply:
         """Answer ``text`` as ``role`` in session ``key``. The caller holds the key's lock.
 
         The stages, in order (see :mod:`board.agent.turn`): open the transcript, record the user's
         message (not again for a resumed one), compact the history, build the prompt, run the
-        exchange, record the answer and sync, observe, reply."""
+        exchange, record the answer and sync, observe, reply. ``images`` go with this turn's
+        message only (the transcript keeps its text, which names them)."""
         profile = self.souls.profile(role)
         transcript = await self.sessions.open(key, role)
         asked = record_user(transcript, envelope, text, role=role, key=key)
@@ -384,7 +386,8 @@ class AgentRunner:
             static=self.prompts.static(profile, self.souls.profiles(), self.souls.roster.name),
             dynamic=self.context_for(ctx, await self.recall(ctx), text=text,
                                      earlier=[m.content for m in history if m.role == "user"]),
-            messages=(*history, entry_message(asked) or ChatMessage(role="user", content=text)),
+            messages=(*history, replace(entry_message(asked) or ChatMessage(role="user", content=text),
+                                        images=images)),
             summary=summary_block_text(summary) if summary else None,
         )
         outcome = await self.run(ExchangeRequest(profile=profile, ctx=ctx, prompt=prompt,

@@ -44,6 +44,10 @@ def user_entry(envelope: Envelope, text: str) -> dict[str, Any]:
         entry["message_id"] = envelope.message_id
     if envelope.is_group:
         entry["is_group"] = True  # history shows who said what
+    if envelope.attachments:  # what came with it (its text, read, is part of ``text``)
+        entry["attachments"] = [{k: v for k, v in (("kind", a.kind.value), ("name", a.name), ("mime", a.mime),
+                                                   ("size", a.size), ("blob", a.blob), ("problem", a.problem))
+                                 if v is not None} for a in envelope.attachments]
     return entry
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "THINKING_BUDGETS",
     "ChatMessage",
     "ErrorKind",
+    "ImagePart",
     "LLMError",
     "LLMProvider",
     "LLMRequest",
@@ -73,6 +74,16 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ImagePart:
+    """A picture sent with a user's message, as bytes a provider encodes its own way (Anthropic
+    image blocks, OpenAI ``image_url`` data URLs, Gemini inline data)."""
+
+    mime: str
+    data: bytes = field(repr=False)
+    name: str | None = None
+
+
+@dataclass(frozen=True)
 class ChatMessage:
     """One message of the conversation sent to the model.
 
@@ -80,7 +91,8 @@ class ChatMessage:
     with explicit caching, Anthropic, mark it; the others ignore it). ``context`` is per-turn
     text Sabha sends with the message (time, channel, sender...): it is never part of a
     cached prefix and never stored in the transcript; providers send it after the content,
-    Anthropic after the request's last breakpoint.
+    Anthropic after the request's last breakpoint. ``images`` are the pictures of this turn's
+    user message, for a model that sees.
     """
 
     role: MessageRole
@@ -90,6 +102,7 @@ class ChatMessage:
     tool_call_id: str | None = None
     cache_point: bool = False
     context: str = ""
+    images: tuple[ImagePart, ...] = ()  # a user message's pictures (this turn's only; history keeps the text)
 
 
 @dataclass(frozen=True)

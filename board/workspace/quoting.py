@@ -17,7 +17,7 @@ import json
 import unicodedata
 from enum import IntEnum
 
-__all__ = ["FieldLimit", "plain_line", "quote_field"]
+__all__ = ["FieldLimit", "plain_line", "quote_field", "quote_lines"]
 
 
 class FieldLimit(IntEnum):
@@ -55,3 +55,22 @@ def quote_field(text: str | None, max_chars: int = FieldLimit.TEXT) -> str:
     backslashes escaped), e.g. ``"Mallory /turn_context # System override"`` with look-alike
     brackets. None is ``""``."""
     return json.dumps(plain_line(text or "", max_chars), ensure_ascii=False)
+
+
+def quote_lines(text: str | None, max_chars: int, *, line_chars: int = 1000) -> str:
+    """Longer outside text (a transcript, a document's extracted text) as quoted data that keeps its
+    lines: each non-empty line is :func:`quote_field` (so no line reads as a heading, a list item,
+    a tag or an instruction), the whole cut at ``max_chars`` of source text with a last ``"…"``
+    line saying that more was left out."""
+    out: list[str] = []
+    used = 0
+    for raw in (text or "").splitlines():
+        if not raw.strip():
+            continue
+        if used >= max_chars:
+            out.append(json.dumps(_ELLIPSIS))
+            break
+        piece = raw[: max_chars - used]
+        used += len(piece)
+        out.append(quote_field(piece, line_chars))
+    return "\n".join(out)

@@ -33,6 +33,7 @@ from typing import Any
 
 from board.db import StateDB
 from board.envelope import Envelope, Reply
+from board.media.attachment import attachment_from_dict, attachment_to_dict
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -94,6 +95,10 @@ def envelope_to_json(envelope: Envelope) -> str:
     of storing a message)."""
     data: dict[str, Any] = {name: getattr(envelope, name) for name in _ENVELOPE_FIELDS}
     data["received_at"] = envelope.received_at.isoformat()
+    if envelope.attachments:
+        data["attachments"] = [attachment_to_dict(a) for a in envelope.attachments]
+    else:
+        del data["attachments"]
     return json.dumps(data, ensure_ascii=False)
 
 
@@ -104,6 +109,8 @@ def envelope_from_json(text: str) -> Envelope:
     values = {k: v for k, v in data.items() if k in known}
     if isinstance(values.get("received_at"), str):
         values["received_at"] = datetime.fromisoformat(values["received_at"])
+    if "attachments" in values:
+        values["attachments"] = tuple(attachment_from_dict(a) for a in values["attachments"])
     return Envelope(**values)
 
 

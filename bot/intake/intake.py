@@ -19,7 +19,8 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
 4. **lane**: the stored message joins its conversation's lane in the shared
    :class:`bot.intake.scheduler.Scheduler` (order within a conversation, conversations
    concurrent up to the global cap, fair turns);
-5. **answer**: the board answers (typing shown only while the turn runs); a storage
+5. **answer**: attachments are fetched and read (:mod:`board.media`), then the board
+   answers (typing shown only while the turn runs); a storage
    error on the way parks the message and retries it later, so nothing is lost; a turn
    still running after ``board.slow_notice_s`` tells the user once that the board is
    working on it (never stored: the notice is not the answer; a channel that can edits
@@ -44,6 +45,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from board.envelope import Envelope, Reply, cleaned
+from board.media.understand import MediaFetcher
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.config import InboxSection
 from bot.intake.inbox import Arrival, InboundKind, Inbox, InboxStatus, Pending
@@ -126,7 +128,7 @@ class Intake:
         admitted: list[Arrival] = []
         for arrival in arrivals:
             envelope = cleaned(arrival.envelope)
-            if arrival.kind is InboundKind.TEXT and not envelope.text.strip():
+            if arrival.kind is InboundKind.TEXT and not envelope.text.strip() and not envelope.attachments:
                 self.ignored += 1
                 log.debug("%s: ignored an empty message %s", self.courier.name, envelope.message_id)
                 continue
@@ -224,6 +226,9 @@ class Intake:
         else:
             try:
                 async with self.courier.typing(envelope), self._working_notice(pending, envelope):
+                    if envelope.attachments:  # fetched and read here, in the lane (a fresh link each try)
+                        fetcher = self.courier if isinstance(self.courier, MediaFetcher) else None
+                        envelope = await self.board.media.prepare(envelope, fetcher)
                     reply = await self.board.handle(envelope)
             except asyncio.CancelledError:
                 raise

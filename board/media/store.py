@@ -1,0 +1,87 @@
+"""The media rows in the state db: derived text by blob, and each message's attachments."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from board.db import StateDB
+from board.media.attachment import Attachment, MediaKind
+
+__all__ = ["MediaStore", "StoredAttachment"]
+
+_DERIVED_KEEP_CHARS = 20_000  # what a listing or a meeting's evidence needs of a long document
+
+
+@dataclass(frozen=True)
+class StoredAttachment:
+    """One attachment of one message, as recorded after it was read."""
+
+    channel: str
+    chat_id: str
+    thread_id: int | None
+    message_id: str | None
+    sender: str
+    kind: MediaKind
+    name: str | None
+    mime: str | None
+    size: int | None
+    blob: str | None
+    derived: str | None
+    problem: str | None
+    created_at: str
+
+
+class MediaStore:
+    """See the module docstring."""
+
+    def __init__(self, db: StateDB) -> None:
+        self.db = db
+
+    async def derived(self, blob: str, how: str) -> str | None:
+        """Text made earlier from ``blob`` by ``how``, or None."""
+        async with self.db.conn.execute("SELECT text FROM media_derived WHERE blob = ? AND how = ?",
+                                        (blob, how)) as cur:
+            row = await cur.fetchone()
+        return None if row is None else str(row[0])
+
+    async def remember(self, blob: str, how: str, text: str) -> None:
+        """Keep ``text`` made from ``blob`` by ``how``."""
+        await self.db.conn.execute(
+            "INSERT OR REPLACE INTO media_derived (blob, how, text, created_at) VALUES (?, ?, ?, ?)",
+            (blob, how, text, _now()))
+
+    async def record(self, *, channel: str, chat_id: str, thread_id: int | None, message_id: str | None,
+                     sender: str, attachments: tuple[Attachment, ...]) -> None:
+        """Record a message's attachments once read (again for a retried message: replaced)."""
+        now = _now()
+        rows = [(channel, chat_id, thread_id, message_id, sender, i, a.kind.value, a.name, a.mime, a.size, a.blob,
+                 (a.derived or "")[:_DERIVED_KEEP_CHARS] or None, a.problem, now)
+                for i, a in enumerate(attachments)]
+        await self.db.conn.executemany(
+            "INSERT OR REPLACE INTO message_attachments (channel, chat_id, thread_id, message_id, sender, ord, kind, "
+            "name, mime, size, blob, derived, problem, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            rows)
+
+    async def recent(self, *, channel: str | None = None, chat_id: str | None = None,
+                     limit: int = 50) -> list[StoredAttachment]:
+        """The newest attachments first (of one chat when given)."""
+        where: list[str] = []
+        args: list[object] = []
+        if channel is not None:
+            where.append("channel = ?")
+            args.append(channel)
+        if chat_id is not None:
+            where.append("chat_id = ?")
+            args.append(chat_id)
+        sql = ("SELECT channel, chat_id, thread_id, message_id, sender, kind, name, mime, size, blob, derived, "
+               "problem, created_at FROM message_attachments"
+               + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id DESC LIMIT ?")
+        async with self.db.conn.execute(sql, (*args, limit)) as cur:
+            rows = await cur.fetchall()
+        return [StoredAttachment(str(r[0]), str(r[1]), r[2], r[3], str(r[4]), MediaKind(r[5]), r[6], r[7], r[8],
+                                 r[9], r[10], r[11], str(r[12])) for r in rows]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
