@@ -164,6 +164,7 @@ class MediaService:
         parts = [text] if text.strip() else []
         images: list[ImagePart] = []
         notices: list[str] = []
+        readable = 0
         for att in envelope.attachments:
             if att.problem is not None:
                 notices.append(att.problem)
@@ -174,6 +175,9 @@ class MediaService:
             if image is not None:
                 images.append(image)
             parts.append(self._described(att))
+            readable += 1
+        if not text.strip() and not readable:  # nothing for a model: only what could not be read is said
+            return TurnInput("", (), tuple(notices))
         return TurnInput("\n\n".join(parts), tuple(images), tuple(notices))
 
     def _described(self, att: Attachment) -> str:
