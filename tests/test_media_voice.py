@@ -340,3 +340,13 @@ async def test_speak_replies_never_by_default(tmp_path: Path, workspace: Path, f
 def test_reply_voice_survives_the_inbox_json() -> None:
     reply = Reply(role="general", name="Chair", emoji="", text="hi", channel=CHANNEL, chat_id="c", voice="ab" * 32)
     assert reply_from_json(reply_to_json(reply)) == reply
+
+
+async def test_a_model_that_cannot_listen_is_a_setup_problem(tmp_path: Path, workspace: Path,
+                                                             fake_openai: FakeOpenAI,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    async with rig(tmp_path, workspace, fake_openai, transcribe_model="offline") as r:
+        reply = await r.ask("and the caption", note=NOTE)
+        assert "I could not transcribe your voice note right now (transcription is not set up correctly; " \
+               "the owner can see why in the log)" in reply.text
+        assert "cannot listen or speak" in caplog.text and not fake_openai.transcriptions

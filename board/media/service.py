@@ -184,11 +184,11 @@ class MediaService:
 
     def wants_voice(self, envelope: Envelope, reply: Reply) -> bool:
         """Whether ``reply`` to ``envelope`` should also go out spoken (``media.speak_replies``):
-        answers only, never with ``speak_replies: never`` or no ``speech_model``; with
-        ``when_spoken_to`` only when the question was a voice note; never an answer longer
-        than ``speak_max_chars`` (sent as text only)."""
+        answers only (not a degraded one: no model answered), never with ``speak_replies: never``
+        or no ``speech_model``; with ``when_spoken_to`` only when the question was a voice note;
+        never an answer longer than ``speak_max_chars`` (sent as text only)."""
         settings = self.settings
-        if reply.kind != "answer" or reply.voice is not None or not reply.text.strip():
+        if reply.kind != "answer" or reply.degraded or reply.voice is not None or not reply.text.strip():
             return False
         if settings.speak_replies is SpeakReplies.NEVER or not settings.speech_model or self.audio is None:
             return False

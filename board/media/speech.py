@@ -139,6 +139,7 @@ class AudioCalls:
         self.spend = spend
         self.retry = retry or RetryPolicy()
         self._sleep = sleep
+        self._unpriced: set[str] = set()
 
     def _provider(self, model: str) -> AudioProvider:
         try:
@@ -164,9 +165,8 @@ class AudioCalls:
 
         def cost(model: str, result: Transcript | None) -> tuple[float, float, Usage]:
             heard = (result.duration_s if result is not None else None) or seconds or worst
-            price = audio_price(model)
             usage = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens) if result else Usage()
-            return (price.cost(heard) if price is not None else 0.0), heard, usage
+            return self._cost(model, heard), heard, usage
 
         return await self._chain(chain, "transcribe", timeout_s, once, cost,
                                  reserve=lambda model: _priced(model, worst))
@@ -180,17 +180,26 @@ class AudioCalls:
         def cost(name: str, audio: bytes | None) -> tuple[float, float, Usage]:
             heard = ogg_seconds(audio[:512], audio[-65_536:]) if audio else None
             seconds = heard or speech_seconds(text)
-            price = audio_price(name)
-            return (price.cost(seconds, len(text)) if price is not None else 0.0), seconds, Usage()
+            return self._cost(name, seconds, len(text)), seconds, Usage()
 
         _, audio = await self._chain([model], "speech", timeout_s, once, cost,
                                      reserve=lambda name: _priced(name, speech_seconds(text) * 1.5, len(text)))
         return audio
 
+    def _cost(self, model: str, seconds: float, chars: int = 0) -> float:
+        price = audio_price(model)
+        if price is not None:
+            return price.cost(seconds, chars)
+        if model not in self._unpriced:
+            self._unpriced.add(model)
+            log.warning("media: %s has no audio price in Sabha's table; its calls are recorded at cost 0 (the "
+                        "audio seconds are in the ledger row's tags) and not counted against spending limits", model)
+        return 0.0
+
     async def _chain(self, chain: Sequence[str], purpose: str, timeout_s: float,
                      once: Callable[[str], Awaitable[T]],
                      cost: Callable[[str, T | None], tuple[float, float, Usage]],
-                     reserve: Callable[[str], float | None]) -> tuple[str, T]:
+                     reserve: Callable[[str], float]) -> tuple[str, T]:
         last: LLMError | None = None
         for model in chain:
             for number in range(1, self.retry.retries + 2):
@@ -245,10 +254,10 @@ class AudioCalls:
             error=str(error) if error is not None else None, tags=tags))
 
 
-def _priced(model: str, seconds: float, chars: int = 0) -> float | None:
-    """The most a call can cost (None: the model has no price, so it cannot be counted)."""
+def _priced(model: str, seconds: float, chars: int = 0) -> float:
+    """The most a call can cost (0 for a model with no price: it is recorded at cost 0)."""
     price = audio_price(model)
-    return price.cost(seconds * 1.1, chars) if price is not None else None
+    return price.cost(seconds * 1.1, chars) if price is not None else 0.0
 
 
 def _as_error(model: str, exc: BaseException, timeout_s: float) -> LLMError:
