@@ -214,3 +214,46 @@ async def test_a_model_that_cannot_listen_is_a_setup_problem(tmp_path: Path, wor
         assert "I could not transcribe your voice note right now (transcription is not set up correctly; " \
                "the owner can see why in the log)" in reply.text
         assert "cannot listen or speak" in caplog.text and not fake_openai.transcriptions
+
+
+# -- a stop (or crash) mid-way -------------------------------------------------------------
+
+
+async def test_stopped_while_transcribing_it_is_answered_once_after_restart(tmp_path: Path, workspace: Path,
+                                                                           fake_openai: FakeOpenAI) -> None:
+    fake_openai.script_transcript(NOTE, QUESTION)
+    fake_openai.transcribe_delay = 60.0
+    async with rig(tmp_path, workspace, fake_openai, transcribe_model="openai:whisper-1") as r:
+        mid = await r.send("", note=NOTE)
+        await fake_openai.wait_for_audio(transcriptions=1)
+        await r.hub.drain(0)  # the process goes away mid-transcription
+        courier = r.courier
+    assert not courier.delivered
+    fake_openai.transcribe_delay = 0.0
+    async with rig(tmp_path, workspace, fake_openai, courier=courier, resume=True,
+                   transcribe_model="openai:whisper-1") as r:
+        reply = await courier.reply_to(mid)
+        assert QUESTION in r.chat_prompts()[-1] and reply.kind == "answer"
+        await r.ask("marker", message_id="marker")
+        assert [x.reply_to for x in courier.delivered] == [mid, "marker"]  # once, then the marker
+        assert len(fake_openai.transcriptions) == 2  # the cut one, and the one after the restart
+
+
+async def test_stopped_after_transcribing_the_note_is_not_paid_for_again(tmp_path: Path, workspace: Path,
+                                                                        fake_openai: FakeOpenAI) -> None:
+    fake_openai.script_transcript(NOTE, QUESTION)
+    fake_openai.script_delay(60.0, "never sent")  # the model is slow: the stop comes while it thinks
+    async with rig(tmp_path, workspace, fake_openai, transcribe_model="openai:whisper-1") as r:
+        mid = await r.send("", note=NOTE)
+        await fake_openai.wait_for_requests(1, timeout=20)
+        await r.hub.drain(0)
+        courier = r.courier
+    fake_openai.reset()
+    async with rig(tmp_path, workspace, fake_openai, courier=courier, resume=True,
+                   transcribe_model="openai:whisper-1") as r:
+        await courier.reply_to(mid)
+        assert QUESTION in r.chat_prompts()[-1]
+        assert len(fake_openai.transcriptions) == 1  # heard once, before the stop: taken from the cache
+        assert len(await r.ledger_rows("transcribe")) == 1
+        await r.ask("marker", message_id="marker")
+        assert [x.reply_to for x in courier.delivered] == [mid, "marker"]

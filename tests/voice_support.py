@@ -132,8 +132,10 @@ def media_yaml(**media: Any) -> str:
 
 
 @asynccontextmanager
-async def rig(tmp_path: Path, workspace: Path, fake: FakeOpenAI, **media: Any) -> AsyncIterator[Rig]:
-    """The board (chat on the fake's gpt-4o-mini, ``media`` settings) behind a real intake."""
+async def rig(tmp_path: Path, workspace: Path, fake: FakeOpenAI, *, courier: NoteCourier | None = None,
+              resume: bool = False, **media: Any) -> AsyncIterator[Rig]:
+    """The board (chat on the fake's gpt-4o-mini, ``media`` settings) behind a real intake; data
+    under ``tmp_path``/sessions (the same path again: a restart, with ``resume`` what was left)."""
     yaml_text = f"""
 llm:
   model: openai:gpt-4o-mini
@@ -147,9 +149,12 @@ llm:
     settings = replace(loaded.board_settings(), workspace=workspace, data_dir=tmp_path / "sessions")
     board = await Board.open(settings, build_providers(loaded, env={}), migrations=all_migrations())
     hub = IntakeHub()
-    courier = NoteCourier()
+    courier = courier or NoteCourier()
+    intake = hub.intake(board, courier)
     try:
-        yield Rig(board, hub.intake(board, courier), courier, fake, hub)
+        if resume:
+            await intake.resume()
+        yield Rig(board, intake, courier, fake, hub)
     finally:
         await hub.drain(5)
         await board.close()
