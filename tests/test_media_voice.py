@@ -257,3 +257,14 @@ async def test_stopped_after_transcribing_the_note_is_not_paid_for_again(tmp_pat
         assert len(await r.ledger_rows("transcribe")) == 1
         await r.ask("marker", message_id="marker")
         assert [x.reply_to for x in courier.delivered] == [mid, "marker"]
+
+
+def test_a_speech_model_without_its_key_is_reported_at_start() -> None:
+    from bot.app import missing_keys
+    from bot.config import LoadedConfig, parse_config
+
+    text = "llm: {model: offline}\nmedia: {transcribe_model: openai:whisper-1, speech_model: openai:tts-1}\n"
+    loaded = LoadedConfig(config=parse_config(text, source="t.yaml", env={}), source=None, base_dir=Path("."))
+    [problem] = missing_keys(loaded, env={})
+    assert "openai is configured (openai:tts-1, openai:whisper-1) but has no API key: export OPENAI_API_KEY" \
+        in problem
