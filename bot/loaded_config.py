@@ -53,7 +53,7 @@ class LoadedConfig:
         llm = self.config.llm
         models = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
         models += [a.model for a in self.config.board.agents.values() if a.model]
-        media = self.config.media
+        media = self.config.media.settings()
         models += [m for m in (media.transcribe_model, *media.transcribe_fallbacks, media.speech_model) if m]
         return list(dict.fromkeys(models))
 
