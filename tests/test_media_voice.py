@@ -268,3 +268,18 @@ def test_a_speech_model_without_its_key_is_reported_at_start() -> None:
     [problem] = missing_keys(loaded, env={})
     assert "openai is configured (openai:tts-1, openai:whisper-1) but has no API key: export OPENAI_API_KEY" \
         in problem
+
+
+async def test_a_long_voice_note_reaches_the_model_whole(tmp_path: Path, workspace: Path,
+                                                         fake_openai: FakeOpenAI) -> None:
+    """A transcript comes as one long line; the prompt quotes outside text line by line with a cap
+    per line, so a two-minute note must not lose its end."""
+    said = " ".join(f"Point {n}: our margins on product line {n} are thin and we should look at it." for n in range(25))
+    said += " The last thing: call the supplier on Monday."
+    note = fake_ogg_opus(120.0, b"long")
+    fake_openai.script_transcript(note, said, seconds=120.0)
+    async with rig(tmp_path, workspace, fake_openai, transcribe_model="openai:whisper-1") as r:
+        await r.ask("", note=note)
+        prompt = r.chat_prompts()[-1]
+        assert "call the supplier on Monday." in prompt
+        assert all(f"product line {n} " in prompt for n in range(25))

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
+import textwrap
 from pathlib import PurePath
 
 from board.llm.audio import AudioClip
@@ -28,7 +30,7 @@ from board.media.problems import MediaProblem, Problem
 from board.media.speech import AudioCalls, AudioFailed, SpendRefused, ogg_duration
 from board.media.understand import UnderstandContext
 
-__all__ = ["NO_TRANSCRIBER", "OfflineTranscriber", "Transcriber", "transcript_key"]
+__all__ = ["NO_TRANSCRIBER", "OfflineTranscriber", "Transcriber", "in_lines", "transcript_key"]
 
 log = logging.getLogger("sabha.media")
 
@@ -52,6 +54,30 @@ _REASONS = {
     "config": "transcription is not set up correctly; the owner can see why in the log",
     "bad_request": "the transcription service could not read this recording",
 }
+
+
+#: Where a transcript is broken into lines: the prompt quotes outside text line by line, each
+#: line capped (board.workspace.quoting.quote_lines), and a transcript comes as one long line.
+LINE_CHARS = 800
+_SENTENCE_END = re.compile(r"(?<=[.!?\u0964\u3002])\s+")
+
+
+def in_lines(text: str, width: int = LINE_CHARS) -> str:
+    """``text`` with its sentences packed into lines of at most ``width`` characters (a longer
+    sentence broken between words), so quoting it line by line keeps every word."""
+    lines: list[str] = []
+    for paragraph in text.splitlines():
+        line = ""
+        for sentence in _SENTENCE_END.split(paragraph.strip()):
+            for piece in textwrap.wrap(sentence, width) or [""]:
+                if line and len(line) + 1 + len(piece) > width:
+                    lines.append(line)
+                    line = piece
+                else:
+                    line = f"{line} {piece}" if line else piece
+        if line:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def transcript_key(model: str) -> str:
@@ -108,11 +134,12 @@ class Transcriber:
         except SpendRefused as exc:
             raise MediaProblem(Problem.UNAVAILABLE, exc.text) from exc
         seconds = heard.duration_s or seconds
-        if not heard.text.strip():
+        text = in_lines(heard.text)
+        if not text.strip():
             raise MediaProblem(Problem.UNREADABLE, f"I could not make out any words in your {_what(attachment)}; "
                                                    "please try again or type it")
-        await ctx.store.remember(blob.sha256, transcript_key(model), heard.text)
-        return attachment.with_(derived=heard.text, duration_s=seconds)
+        await ctx.store.remember(blob.sha256, transcript_key(model), text)
+        return attachment.with_(derived=text, duration_s=seconds)
 
 
 def _outage(attachment: Attachment, error: LLMError) -> str:
