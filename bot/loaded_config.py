@@ -49,10 +49,12 @@ class LoadedConfig:
 
     def models(self) -> list[str]:
         """Every model the config names, once each: the default, the fallbacks, the cheap
-        model, the per-role ones (``board.agents``)."""
+        model, the per-role ones (``board.agents``), the speech models (``media``)."""
         llm = self.config.llm
         models = [llm.model, *llm.fallbacks, *([llm.cheap_model] if llm.cheap_model else [])]
         models += [a.model for a in self.config.board.agents.values() if a.model]
+        media = self.config.media.settings()
+        models += [m for m in (media.transcribe_model, *media.transcribe_fallbacks, media.speech_model) if m]
         return list(dict.fromkeys(models))
 
     def roster(self) -> RosterSpec:
