@@ -718,6 +718,10 @@ class FakeTelegramAPI:
                                lambda: f"{count} sent message(s)")
         return list(self.sent_messages)
 
+    async def wait_until(self, predicate: Any, what: str, timeout: float = 3.0) -> None:
+        """Wait until ``predicate()`` holds (checked whenever a call arrives or ends)."""
+        await self._wait_until(predicate, timeout, lambda: what)
+
     async def _wait_until(self, predicate: Any, timeout: float, what: Any) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout

@@ -225,9 +225,10 @@ def _photo_size(sizes: list[TgPhotoSize], cap: int) -> TgPhotoSize:
 def _sticker(s: TgSticker) -> Attachment:
     emoji = f" ({s.emoji})" if s.emoji else ""
     if s.is_animated or s.is_video:
-        what = "a video sticker" if s.is_video else "an animated sticker"
+        what = "video sticker" if s.is_video else "animated sticker"
+        article = "a" if s.is_video else "an"
         return Attachment(kind=MediaKind.STICKER, mime="video/webm" if s.is_video else "application/x-tgsticker",
-                          size=s.file_size, name=f"{what}{emoji}", source=s.ref(),
+                          size=s.file_size, name=f"{article} {what}{emoji}", source=s.ref(),
                           problem=f"I cannot see {what}s; only its emoji{emoji} was passed on")
     return Attachment(kind=MediaKind.STICKER, mime="image/webp", size=s.file_size, name=f"a sticker{emoji}",
                       source=s.ref())
