@@ -24,6 +24,7 @@ from aiohttp import web
 
 from tests.daemon_support import SabhaProcess, write_config
 from tests.fakes.echo_model import EchoModel
+from tests.fakes.openai_api import FakeOpenAI, fake_ogg_opus
 from tests.fakes.telegram_api import (
     FakeTelegramAPI,
     SentMessage,
@@ -41,9 +42,24 @@ from tests.telegram_support import FORUM, OWNER
 SHOWN = "SHOWN"
 
 
+def shown(body: dict[str, Any]) -> str:
+    """``SHOWN`` + everything the last user message of a chat request carried: its text parts
+    whole, and ``[image <mime> <n> chars]`` per picture."""
+    last = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"), {})
+    content = last.get("content")
+    parts = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
+    out: list[str] = []
+    for part in parts:
+        if part.get("type") == "text":
+            out.append(str(part.get("text")))
+        elif part.get("type") == "image_url":
+            url = str((part.get("image_url") or {}).get("url", ""))
+            out.append(f"[image {url.split(';')[0].removeprefix('data:')} {len(url)} chars]")
+    return f"{SHOWN} " + "\n".join(out)
+
+
 class ShowModel(EchoModel):
-    """An OpenAI-compatible fake whose answer is ``SHOWN`` + everything the last user message
-    carried: its text parts whole, and ``[image image/png N bytes]`` per picture."""
+    """An OpenAI-compatible fake whose answer is :func:`shown`: what the model received."""
 
     name = "ShowModel"
 
@@ -54,23 +70,22 @@ class ShowModel(EchoModel):
         body: dict[str, Any] = await request.json()
         self.bodies.append(body)
         self.calls += 1
-        last = next((m for m in reversed(body.get("messages") or []) if m.get("role") == "user"), {})
-        content = last.get("content")
-        parts = content if isinstance(content, list) else [{"type": "text", "text": str(content or "")}]
-        shown: list[str] = []
-        for part in parts:
-            if part.get("type") == "text":
-                shown.append(str(part.get("text")))
-            elif part.get("type") == "image_url":
-                url = str((part.get("image_url") or {}).get("url", ""))
-                shown.append(f"[image {url.split(';')[0].removeprefix('data:')} {len(url)} chars]")
-        text = f"{SHOWN} " + "\n".join(shown)
         return web.json_response({
             "id": f"chatcmpl-show{self.calls}", "object": "chat.completion", "created": int(time.time()),
             "model": "echo",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": shown(body)},
+                         "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
         })
+
+
+class HearingOpenAI(FakeOpenAI):
+    """The fake OpenAI (transcription and speech) whose chat answers are :func:`shown`."""
+
+    def json_answer(self, answer: Any) -> dict[str, Any]:
+        data = super().json_answer(answer)
+        data["choices"][0]["message"]["content"] = shown(answer.body)
+        return data
 
 
 def picture(width: int = 3, height: int = 2, fmt: str = "JPEG") -> bytes:
@@ -303,3 +318,64 @@ async def test_a_download_killed_midway_is_answered_once_after_the_restart(
     answers = [t for t in owner_answers(fake) if "KILLED midway" in t]
     assert len(answers) == 1 and "Quarterly numbers: up 12 percent" in answers[0]
     assert len(fake.downloads) == 2  # fetched again after the restart (a fresh getFile), answered once
+
+
+# -- voice: heard, and answered aloud ------------------------------------------------------
+
+SPEAKING = ["transcribe_model: openai:gpt-4o-mini-transcribe", "speak_replies: when_spoken_to",
+            "speech_model: openai:gpt-4o-mini-tts"]
+
+
+@pytest.fixture
+async def hearing() -> AsyncIterator[HearingOpenAI]:
+    async with HearingOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+async def speaking(tmp_path: Path, fake: FakeTelegramAPI, hearing: HearingOpenAI) -> AsyncIterator[SabhaProcess]:
+    """``sabha run`` with chat, transcription and speech on the fake OpenAI; spoken replies when spoken to."""
+    process = SabhaProcess(write_config(tmp_path, fake, hearing, extra=["media:", *(f"  {x}" for x in SPEAKING)]))  # type: ignore[arg-type]
+    try:
+        await process.start()
+        yield process
+    finally:
+        await process.close()
+
+
+async def test_a_voice_note_in_a_topic_is_heard_and_answered_aloud_there(
+        fake: FakeTelegramAPI, hearing: HearingOpenAI, speaking: SabhaProcess) -> None:
+    topics = {t["name"].lower(): t["message_thread_id"] for t in fake.created_topics}
+    strategy = next(thread for name, thread in topics.items() if "strategy" in name)
+    audio = fake_ogg_opus(6.0, b"raise prices")
+    hearing.script_transcript(audio, "Should we raise prices next quarter?", seconds=6.0)
+    note = fake.add_file(audio, name="voice.oga")
+    fake.push_media(FORUM, OWNER, voice(note, duration=6), thread_id=strategy)
+    [text] = await fake.wait_for_messages(1, timeout=30)
+    await fake.wait_for_call("sendVoice", timeout=30)
+    assert text.message_thread_id == strategy
+    assert "Should we raise prices next quarter?" in text.text and "transcribed from speech" in text.text
+    [spoken] = fake.sent_voices
+    assert spoken.chat_id == FORUM and spoken.message_thread_id == strategy  # the same topic as the text
+    assert spoken.message_id > text.message_id  # after the text
+    assert spoken.data.startswith(b"OggS")  # OGG/Opus, as synthesised
+    [said] = hearing.speeches
+    assert "Should we raise prices next quarter?" in said.input  # the answer, spoken
+    [heard] = hearing.transcriptions
+    assert heard.audio == audio  # the bytes Telegram served reached the transcriber
+    fake.push_text(FORUM, OWNER, "MARKER typed", thread_id=strategy)  # typed: answered in text only
+    await fake.wait_for_messages(2, timeout=30)
+    assert len(fake.sent_voices) == 1 and len(hearing.speeches) == 1
+
+
+async def test_a_voice_reply_telegram_refuses_leaves_the_text_sent_once(
+        fake: FakeTelegramAPI, hearing: HearingOpenAI, speaking: SabhaProcess) -> None:
+    audio = fake_ogg_opus(3.0, b"hello")
+    hearing.script_transcript(audio, "Hello board, are you there?", seconds=3.0)
+    fake.fail_next("sendVoice", 400, "Bad Request: VOICE_MESSAGES_FORBIDDEN")
+    fake.push_media(OWNER, OWNER, voice(fake.add_file(audio, name="v.oga"), duration=3))
+    await fake.wait_for_call("sendVoice", timeout=30)
+    sent = await marker_answered(fake, 1)
+    assert len(sent) == 2 and "Hello board, are you there?" in sent[0].text  # the text once, then the marker
+    assert fake.sent_voices == []
+    await speaking.wait_for_log("spoken answer to chat 42 was not sent")
