@@ -38,6 +38,9 @@ __all__ = ["BOT_DOWNLOAD_LIMIT", "FileRequest", "TelegramFiles", "file_base_url"
 log = logging.getLogger("sabha.telegram.files")
 
 BOT_DOWNLOAD_LIMIT = 20 * 1024 * 1024  # bots may download files up to 20 MB
+#: A download may pause this long between chunks (PTB's 5 s read timeout is for small answers);
+#: the whole download is held to ``media.fetch_timeout_s`` by the media service.
+DOWNLOAD_TIMEOUT = httpx.Timeout(connect=10.0, read=30.0, write=10.0, pool=30.0)
 
 
 def file_base_url(api_base_url: str) -> str:
@@ -56,7 +59,8 @@ class FileRequest(HTTPXRequest):
         a non-200 answer is not read)."""
         if self._client.is_closed:  # PTB rebuilds a closed client the same way before a request
             self._client = self._build_client()
-        async with self._client.stream("GET", url, headers={"User-Agent": self.USER_AGENT}) as response:
+        async with self._client.stream("GET", url, headers={"User-Agent": self.USER_AGENT},
+                                       timeout=DOWNLOAD_TIMEOUT) as response:
             if response.status_code != 200:
                 return response.status_code
             async for chunk in response.aiter_bytes():
@@ -81,7 +85,7 @@ class TelegramFiles:
         try:
             status = await self.request.stream(url, sink.write)
         except httpx.HTTPError as exc:
-            log.warning("telegram: downloading %s failed: %s", label, _name(exc))
+            log.warning("telegram: downloading %s failed: %s", label, self._masked(_name(exc)))
             raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from Telegram right now (the "
                                                     "connection failed); please send it again in a while") from None
         if status == 404:
@@ -90,6 +94,10 @@ class TelegramFiles:
             log.warning("telegram: downloading %s answered HTTP %d", label, status)
             raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from Telegram right now "
                                                     f"(HTTP {status}); please send it again in a while")
+
+    def _masked(self, text: str) -> str:
+        """``text`` without the bot token (file URLs carry it)."""
+        return text.replace(self.bot.token, "<token>") if self.bot.token else text
 
     async def _locate(self, file_id: str, label: str, sink: BlobSink) -> str:
         """``getFile``: the file's download URL (a fresh one each try); its declared size is
@@ -108,7 +116,7 @@ class TelegramFiles:
             raise MediaProblem(Problem.UNAVAILABLE, f"Telegram would not hand over {label} right now; "
                                                     "please send it again in a while") from None
         except TelegramError as exc:
-            log.warning("telegram: getFile for %s failed: %s", label, exc)
+            log.warning("telegram: getFile for %s failed: %s", label, self._masked(str(exc)))
             raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from Telegram right now "
                                                     "(Telegram did not answer); please send it again in a while"
                                ) from None
