@@ -379,3 +379,25 @@ async def test_a_voice_reply_telegram_refuses_leaves_the_text_sent_once(
     assert len(sent) == 2 and "Hello board, are you there?" in sent[0].text  # the text once, then the marker
     assert fake.sent_voices == []
     await speaking.wait_for_log("spoken answer to chat 42 was not sent")
+
+
+async def test_a_voice_note_killed_while_being_transcribed_is_answered_once_after_the_restart(
+        tmp_path: Path, fake: FakeTelegramAPI, hearing: HearingOpenAI) -> None:
+    sabha = SabhaProcess(write_config(tmp_path, fake, hearing, extra=["media:", *(f"  {x}" for x in SPEAKING)]))  # type: ignore[arg-type]
+    audio = fake_ogg_opus(4.0, b"hiring")
+    hearing.script_transcript(audio, "Should we hire a CFO this year?", seconds=4.0)
+    try:
+        await sabha.start()
+        hearing.transcribe_delay = 30.0
+        fake.push_media(OWNER, OWNER, voice(fake.add_file(audio, name="v.oga"), duration=4))
+        await hearing.wait_for_audio(transcriptions=1, timeout=30)
+        sabha.proc.kill()  # type: ignore[union-attr]
+        await sabha.wait()
+        hearing.transcribe_delay = 0.0
+        await sabha.start()
+        await fake.wait_for_call("sendVoice", timeout=30)
+        sent = await marker_answered(fake, 1)
+    finally:
+        await sabha.close()
+    assert len(sent) == 2 and "Should we hire a CFO this year?" in sent[0].text  # once, then the marker
+    assert len(fake.sent_voices) == 1 and len(hearing.transcriptions) == 2  # heard again after the restart
