@@ -401,3 +401,23 @@ async def test_a_voice_note_killed_while_being_transcribed_is_answered_once_afte
         await sabha.close()
     assert len(sent) == 2 and "Should we hire a CFO this year?" in sent[0].text  # once, then the marker
     assert len(fake.sent_voices) == 1 and len(hearing.transcriptions) == 2  # heard again after the restart
+
+
+async def test_a_slow_voice_turn_edits_the_notice_into_the_answer_then_speaks_once(
+        tmp_path: Path, fake: FakeTelegramAPI, hearing: HearingOpenAI) -> None:
+    extra = ["board:", "  slow_notice_s: 0.5", "media:", *(f"  {x}" for x in SPEAKING)]
+    sabha = SabhaProcess(write_config(tmp_path, fake, hearing, extra=extra))  # type: ignore[arg-type]
+    audio = fake_ogg_opus(5.0, b"runway")
+    hearing.script_transcript(audio, "How long is our runway?", seconds=5.0)
+    try:
+        await sabha.start()
+        hearing.transcribe_delay = 2.0  # past board.slow_notice_s: "working on it" first
+        fake.push_media(OWNER, OWNER, voice(fake.add_file(audio, name="v.oga"), duration=5))
+        await fake.wait_for_call("sendVoice", timeout=30)
+        sent = await marker_answered(fake, 1)
+    finally:
+        await sabha.close()
+    [notice] = fake.edited_messages  # the notice became the answer
+    assert notice.message_id == sent[0].message_id and "How long is our runway?" in notice.text
+    [spoken] = fake.sent_voices
+    assert spoken.chat_id == OWNER and spoken.message_id > notice.message_id
