@@ -12,6 +12,12 @@ learns it arrived: the polling loop moves its ``offset`` past an update only aft
 parts: who may talk (:class:`.inbound.AccessGate`), where a message's lane is, how to
 show typing and how to deliver a reply (:class:`.outbound.Outbound`).
 
+Media: a photo, voice note, document, sticker, location ... arrives as attachment
+*references* (:mod:`.attachments`: ``file_id``, no download), stored with the message like
+text; the intake fetches the bytes in the conversation's lane through :meth:`TelegramChannel.fetch_media`
+(``getFile`` + a streamed download, :mod:`.files`). An answer spoken aloud (``Reply.voice``)
+goes out with ``sendVoice`` after its text, in the same topic.
+
 Meetings called from Telegram are shown by :class:`.meeting.MeetingView`; forum topics
 are mapped and created by :class:`.topics.Topics`.
 """

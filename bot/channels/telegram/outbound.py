@@ -13,7 +13,8 @@
 * what each request says about the Bot API: one that cannot connect is a network failure
   (logged as one, and :attr:`Outbound.reach` marks the API unreachable: the channel is not
   ready), any answer marks it reachable again;
-* the typing indicator in the right topic while an agent thinks.
+* the typing indicator in the right topic while an agent thinks;
+* a spoken answer's voice note (``sendVoice``, OGG/Opus) in the same topic as its text.
 
 Resends. ``sendMessage`` is not idempotent: when the request reached Telegram and only
 the answer was lost (a read timeout, the connection dropped mid-response), Telegram has
