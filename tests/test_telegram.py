@@ -278,10 +278,11 @@ async def test_a_redelivered_message_is_answered_once_even_after_a_restart(board
     assert [c.messages[-1].content for c in model.calls] == ["answer me once", "sentinel", "sentinel 2"]
 
 
-async def test_a_redelivered_photo_is_told_text_only_once(board: Board, fake: FakeTelegramAPI) -> None:
+async def test_a_redelivered_dice_is_told_text_only_once(board: Board, fake: FakeTelegramAPI) -> None:
+    # (a photo until issue 24: pictures are read now; a dice is still something Sabha does not read)
     update = fake.build_text_update(OWNER, OWNER, "placeholder")
     del update["message"]["text"]
-    update["message"]["photo"] = [{"file_id": "p1", "file_unique_id": "u1", "width": 10, "height": 10}]
+    update["message"]["dice"] = {"emoji": "🎲", "value": 3}
     async with running(board, tg_settings(fake)) as channel:
         fake.push_update(dict(update))
         await fake.wait_for_messages(1)

@@ -32,7 +32,15 @@ def photo_update(fake: FakeTelegramAPI, chat_id: int, thread: int | None) -> dic
     return update
 
 
-PATHS = ["answer", "command", "error", "unknown_command", "meeting_reply", "not_text", "crash"]
+def dice_update(fake: FakeTelegramAPI, chat_id: int, thread: int | None) -> dict[str, Any]:
+    """Something Sabha does not read (a photo was, until issue 24)."""
+    update = photo_update(fake, chat_id, thread)
+    del update["message"]["photo"]
+    update["message"]["dice"] = {"emoji": "🎲", "value": 3}
+    return update
+
+
+PATHS = ["answer", "command", "error", "unknown_command", "meeting_reply", "not_text", "media", "crash"]
 
 
 @pytest.mark.parametrize("where", ["topic", "general", "dm"])
@@ -54,6 +62,8 @@ async def test_every_send_path_keeps_the_place(
         texts = {"answer": "what is our runway?", "command": "/roles", "error": "/ask nobody hello",
                  "unknown_command": "/frobnicate", "meeting_reply": "/meeting expand to Europe", "crash": "boom"}
         if path == "not_text":
+            fake.push_update(dice_update(fake, chat, thread))
+        elif path == "media":  # a photo Telegram no longer has: the sender is told, in the same place
             fake.push_update(photo_update(fake, chat, thread))
         else:
             fake.push_text(chat, OWNER, texts[path], thread_id=thread)
@@ -67,6 +77,8 @@ async def test_every_send_path_keeps_the_place(
         assert "message_thread_id" not in sent.params
     if path == "not_text":
         assert sent.text == TEXT_ONLY
+    if path == "media":
+        assert "Telegram no longer has a picture" in sent.text
     if path == "crash":
         assert ANSWER_FAILED in sent.text
     if path in ("error", "unknown_command"):

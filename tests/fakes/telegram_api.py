@@ -37,6 +37,16 @@ Realism notes (what the real server does, and so does this fake):
 * Unknown methods answer ``{"ok": true, "result": true}`` and are recorded.
 * :meth:`FakeTelegramAPI.drop_next` does a call's work and then hangs up without an
   answer (the client gets a network error for a message that was posted).
+* Files: :meth:`FakeTelegramAPI.add_file` stores bytes under a ``file_id``; ``getFile``
+  answers ``{file_id, file_unique_id, file_size, file_path}`` and the bytes are served at
+  ``/file/bot<token>/<file_path>`` (PTB's ``base_file_url`` is :attr:`base_file_url`), in
+  chunks, slowed by :attr:`download_delay` per chunk. An unknown (or forgotten) ``file_id``
+  gets Telegram's 400 "wrong file_id or the file is temporarily unavailable"; a file over
+  20 MB gets 400 "file is too big" (bots may download at most 20 MB); a path nobody was
+  given is a 404. ``sendVoice`` (multipart, the OGG/Opus bytes in ``voice``) is recorded in
+  :attr:`sent_voices`. Update builders for every kind of media message are
+  :meth:`build_media_update` with :func:`photo`, :func:`voice`, :func:`document` ...
+  (shapes as the Bot API documents them).
 """
 
 from __future__ import annotations
@@ -90,6 +100,10 @@ STRING_PARAMS = frozenset(
 
 DEFAULT_TOPIC_ICON_COLOR = 7322096  # 0x6FB9F0, the first of Telegram's allowed colours
 MAX_MESSAGE_UTF16 = 4096
+MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # what bots may download
+WRONG_FILE_ID = "Bad Request: wrong file_id or the file is temporarily unavailable"
+FILE_TOO_BIG = "Bad Request: file is too big"
+DOWNLOAD_CHUNK = 64 * 1024
 
 _HTTP_DEFAULT_DESCRIPTIONS = {
     400: "Bad Request",
@@ -170,6 +184,105 @@ class SentMessage:
     result: JSONDict = field(repr=False)
 
 
+@dataclass
+class FakeFile:
+    """A file the fake serves: ``size`` is what ``getFile`` and updates declare (default: the
+    real length; set it to lie)."""
+
+    file_id: str
+    file_unique_id: str
+    data: bytes
+    file_path: str
+    size: int
+
+    def ref(self) -> JSONDict:
+        """The three fields every file object of an update carries."""
+        return {"file_id": self.file_id, "file_unique_id": self.file_unique_id, "file_size": self.size}
+
+
+@dataclass(frozen=True)
+class SentVoice:
+    """One successful ``sendVoice``: where it went and the bytes uploaded."""
+
+    chat_id: int | str
+    message_id: int
+    message_thread_id: int | None
+    data: bytes
+    content_type: str | None
+    params: JSONDict = field(repr=False)
+
+
+def photo(*files: FakeFile, side: int = 90) -> JSONDict:
+    """A ``photo`` field: one PhotoSize per file, smallest first (as Telegram sends them)."""
+    return {"photo": [{**f.ref(), "width": side * (i + 1), "height": side * (i + 1) * 3 // 4}
+                      for i, f in enumerate(files)]}
+
+
+def voice(file: FakeFile, duration: int = 3, mime_type: str = "audio/ogg") -> JSONDict:
+    """A ``voice`` field: a voice note recorded in the app."""
+    return {"voice": {**file.ref(), "duration": duration, "mime_type": mime_type}}
+
+
+def audio(file: FakeFile, duration: int = 60, file_name: str = "song.mp3", mime_type: str = "audio/mpeg") -> JSONDict:
+    """An ``audio`` field: a music file."""
+    return {"audio": {**file.ref(), "duration": duration, "file_name": file_name, "mime_type": mime_type,
+                      "performer": "Someone", "title": "A song"}}
+
+
+def document(file: FakeFile, file_name: str = "notes.txt", mime_type: str | None = "text/plain") -> JSONDict:
+    """A ``document`` field: a file sent as a file."""
+    doc: JSONDict = {**file.ref(), "file_name": file_name}
+    if mime_type is not None:
+        doc["mime_type"] = mime_type
+    return {"document": doc}
+
+
+def video(file: FakeFile, duration: int = 5) -> JSONDict:
+    """A ``video`` field."""
+    return {"video": {**file.ref(), "width": 640, "height": 360, "duration": duration, "mime_type": "video/mp4",
+                      "file_name": "clip.mp4"}}
+
+
+def video_note(file: FakeFile, duration: int = 4) -> JSONDict:
+    """A ``video_note`` field: a round video message."""
+    return {"video_note": {**file.ref(), "length": 240, "duration": duration}}
+
+
+def animation(file: FakeFile) -> JSONDict:
+    """An ``animation`` (a GIF as MPEG-4); Telegram also sends it as ``document``, for old clients."""
+    body = {**file.ref(), "width": 320, "height": 240, "duration": 2, "file_name": "funny.mp4",
+            "mime_type": "video/mp4"}
+    return {"animation": body, "document": {k: body[k] for k in ("file_id", "file_unique_id", "file_size",
+                                                                  "file_name", "mime_type")}}
+
+
+def sticker(file: FakeFile, *, animated: bool = False, is_video: bool = False, emoji: str = "👍") -> JSONDict:
+    """A ``sticker`` field: static WebP, animated (TGS) or video (WebM)."""
+    return {"sticker": {**file.ref(), "type": "regular", "width": 512, "height": 512, "emoji": emoji,
+                        "set_name": "SomeSet", "is_animated": animated, "is_video": is_video}}
+
+
+def location(latitude: float, longitude: float) -> JSONDict:
+    """A ``location`` field."""
+    return {"location": {"latitude": latitude, "longitude": longitude}}
+
+
+def venue(latitude: float, longitude: float, title: str, address: str) -> JSONDict:
+    """A ``venue`` message: Telegram sends ``location`` beside it."""
+    where = {"latitude": latitude, "longitude": longitude}
+    return {"venue": {"location": where, "title": title, "address": address}, "location": where}
+
+
+def contact(phone_number: str, first_name: str, last_name: str | None = None, user_id: int | None = None) -> JSONDict:
+    """A ``contact`` field: a shared contact card."""
+    card: JSONDict = {"phone_number": phone_number, "first_name": first_name}
+    if last_name:
+        card["last_name"] = last_name
+    if user_id is not None:
+        card["user_id"] = user_id
+    return {"contact": card}
+
+
 class FakeTelegramAPI:
     """A fake Telegram Bot API server for tests; see the module docstring.
 
@@ -226,6 +339,10 @@ class FakeTelegramAPI:
         self.webhook: JSONDict | None = None  # the last setWebhook params while set
         self.in_flight: Counter[str] = Counter()
         self.max_in_flight: Counter[str] = Counter()
+        self.sent_voices: list[SentVoice] = []
+        self.downloads: list[str] = []  # file paths whose download began
+        self.download_delay = 0.0  # seconds slept before each chunk of a download
+        self.files: dict[str, FakeFile] = {}
 
         # --- state ---
         self.chats: dict[int | str, JSONDict] = {}
@@ -263,7 +380,10 @@ class FakeTelegramAPI:
             "sendchataction": self._send_chat_action,
             "getchatmember": self._get_chat_member,
             "getchatadministrators": self._get_chat_administrators,
+            "getfile": self._get_file,
+            "sendvoice": self._send_voice,
         }
+        self._file_ids = itertools.count(1)
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -275,6 +395,11 @@ class FakeTelegramAPI:
         return f"http://127.0.0.1:{self.port}/bot"
 
     @property
+    def base_file_url(self) -> str:
+        """``http://127.0.0.1:PORT/file/bot`` -- PTB's ``base_file_url``."""
+        return self.base_url.replace("/bot", "/file/bot")
+
+    @property
     def bot_id(self) -> int:
         return int(self.bot_user["id"])
 
@@ -284,6 +409,7 @@ class FakeTelegramAPI:
             return self.base_url
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         self._closing = False
         self._runner, self.port = await serve_locally(app, handle_signals=False, shutdown_timeout=1.0)
         return self.base_url
@@ -397,6 +523,37 @@ class FakeTelegramAPI:
         """The next ``method`` call fails with 400 "Bad Request: can't parse entities: ..."."""
         self.fail_next(method, 400, f"Bad Request: can't parse entities: {detail}", times=times)
 
+    def add_file(self, data: bytes, *, name: str = "file.bin", size: int | None = None) -> FakeFile:
+        """Store ``data`` as a file the bot may ``getFile`` and download (``size``: what Telegram
+        declares for it, when it should differ from the real length)."""
+        n = next(self._file_ids)
+        file_id = f"AgACAgQAAxkBAAI{n:06d}FakeFileId"
+        item = FakeFile(file_id=file_id, file_unique_id=f"AQAD{n:04d}uq", data=data,
+                        file_path=f"documents/file_{n}_{name}", size=len(data) if size is None else size)
+        self.files[file_id] = item
+        return item
+
+    def forget_file(self, file_id: str) -> None:
+        """Telegram no longer knows ``file_id`` (getFile: 400 wrong file_id; its path: 404)."""
+        self.files.pop(file_id, None)
+
+    def build_media_update(self, chat_id: int | str, user_id: int, media: JSONDict, caption: str | None = None,
+                           **kwargs: Any) -> JSONDict:
+        """Like :meth:`build_text_update`, for a message carrying ``media`` (the fields of
+        :func:`photo`, :func:`voice`, :func:`document` ...) and an optional ``caption`` instead of text."""
+        update = self.build_text_update(chat_id, user_id, "", **kwargs)
+        msg = update["message"]
+        del msg["text"]
+        msg.update(media)
+        if caption is not None:
+            msg["caption"] = caption
+        return update
+
+    def push_media(self, chat_id: int | str, user_id: int, media: JSONDict, caption: str | None = None,
+                   **kwargs: Any) -> JSONDict:
+        """:meth:`build_media_update` + :meth:`push_update`."""
+        return self.push_update(self.build_media_update(chat_id, user_id, media, caption, **kwargs))
+
     def clear_records(self) -> None:
         """Forget recorded calls and messages (state such as chats and topics is kept)."""
         self.calls.clear()
@@ -405,6 +562,8 @@ class FakeTelegramAPI:
         self.edited_messages.clear()
         self.created_topics.clear()
         self.max_in_flight.clear()
+        self.sent_voices.clear()
+        self.downloads.clear()
 
     # ------------------------------------------------------------------ incoming updates
 
@@ -558,6 +717,10 @@ class FakeTelegramAPI:
         await self._wait_until(lambda: len(self.sent_messages) >= count, timeout,
                                lambda: f"{count} sent message(s)")
         return list(self.sent_messages)
+
+    async def wait_until(self, predicate: Any, what: str, timeout: float = 3.0) -> None:
+        """Wait until ``predicate()`` holds (checked whenever a call arrives or ends)."""
+        await self._wait_until(predicate, timeout, lambda: what)
 
     async def _wait_until(self, predicate: Any, timeout: float, what: Any) -> None:
         loop = asyncio.get_running_loop()
@@ -965,6 +1128,61 @@ class FakeTelegramAPI:
         self.edited_messages.append(
             self._record(chat_id, message, p, message.get("reply_to_message"))
         )
+        return message
+
+    async def _get_file(self, p: JSONDict) -> JSONDict:
+        item = self.files.get(str(p.get("file_id") or ""))
+        if item is None:
+            raise ApiError(400, WRONG_FILE_ID)
+        if item.size > MAX_DOWNLOAD_BYTES:
+            raise ApiError(400, FILE_TOO_BIG)
+        return {"file_id": item.file_id, "file_unique_id": item.file_unique_id, "file_size": item.size,
+                "file_path": item.file_path}
+
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        """``GET /file/bot<token>/<file_path>``: the bytes, in chunks (slowed by :attr:`download_delay`)."""
+        if self.token is not None and request.match_info["token"] != self.token:
+            return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"}, status=404)
+        path = request.match_info["path"]
+        item = next((f for f in self.files.values() if f.file_path == path), None)
+        if item is None:
+            return web.json_response({"ok": False, "error_code": 404, "description": "Not Found"}, status=404)
+        self.downloads.append(path)
+        self._pulse()
+        response = web.StreamResponse(headers={"Content-Type": "application/octet-stream"})
+        response.content_length = len(item.data)
+        await response.prepare(request)
+        for start in range(0, len(item.data), DOWNLOAD_CHUNK):
+            if self.download_delay:
+                await asyncio.sleep(self.download_delay)
+            await response.write(item.data[start:start + DOWNLOAD_CHUNK])
+        await response.write_eof()
+        return response
+
+    async def _send_voice(self, p: JSONDict) -> JSONDict:
+        chat_id = _as_chat_id(p.get("chat_id"))
+        upload = p.get("voice")
+        if not isinstance(upload, dict) or not upload.get("data"):
+            raise ApiError(400, "Bad Request: there is no voice in the request")
+        thread_id = _as_int(p.get("message_thread_id"))
+        self._check_thread(chat_id, thread_id)
+        chat = self._chat(chat_id)
+        message: JSONDict = {
+            "message_id": self._next_message_id(chat_id),
+            "from": dict(self.bot_user),
+            "chat": dict(chat),
+            "date": int(time.time()),
+            "voice": {"file_id": f"AwACAgQAAxkBAAIsentvoice{len(self.sent_voices)}", "file_unique_id": "AgADsent",
+                      "duration": _as_int(p.get("duration")) or 1, "mime_type": "audio/ogg",
+                      "file_size": len(upload["data"])},
+        }
+        if thread_id is not None and chat.get("type") != "private":
+            message["message_thread_id"] = thread_id
+            if chat.get("is_forum"):
+                message["is_topic_message"] = True
+        self.messages[(chat_id, message["message_id"])] = message
+        self.sent_voices.append(SentVoice(chat_id, message["message_id"], thread_id, upload["data"],
+                                          upload.get("content_type"), p))
         return message
 
     async def _send_chat_action(self, p: JSONDict) -> bool:

@@ -12,6 +12,12 @@ learns it arrived: the polling loop moves its ``offset`` past an update only aft
 parts: who may talk (:class:`.inbound.AccessGate`), where a message's lane is, how to
 show typing and how to deliver a reply (:class:`.outbound.Outbound`).
 
+Media: a photo, voice note, document, sticker, location ... arrives as attachment
+*references* (:mod:`.attachments`: ``file_id``, no download), stored with the message like
+text; the intake fetches the bytes in the conversation's lane through :meth:`TelegramChannel.fetch_media`
+(``getFile`` + a streamed download, :mod:`.files`). An answer spoken aloud (``Reply.voice``)
+goes out with ``sendVoice`` after its text, in the same topic.
+
 Meetings called from Telegram are shown by :class:`.meeting.MeetingView`; forum topics
 are mapped and created by :class:`.topics.Topics`.
 """
@@ -36,10 +42,14 @@ from telegram.request import HTTPXRequest
 
 from board.commands.about import TOPIC_ADDRESSING
 from board.envelope import Envelope, Reply
+from board.media.attachment import Attachment, MediaKind
+from board.media.blobs import BlobSink
 from board.service import Board
-from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress
+from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress
 from bot.channels.reach import Reach, Unreachable
+from bot.channels.telegram.attachments import attachments_of
 from bot.channels.telegram.config import TelegramSection
+from bot.channels.telegram.files import FileRequest, TelegramFiles, file_base_url
 from bot.channels.telegram.inbound import (
     UPDATES,
     AccessGate,
@@ -193,10 +203,13 @@ class TelegramChannel:
         # Every running turn may hold a connection for its reply and one for its typing
         # indicator, and meetings post beside them: size the pool to the cap on turns.
         pool = 2 * self.hub.settings.max_concurrent_turns + 8
-        request = HTTPXRequest(connection_pool_size=pool, pool_timeout=30.0)
+        request = FileRequest(connection_pool_size=pool, pool_timeout=30.0)
         updates = HTTPXRequest(connection_pool_size=1, read_timeout=self.poll_timeout + 10)
-        return _Bot(self.settings.token.get_secret_value(), base_url=self.settings.api_base_url,
-                    request=request, get_updates_request=updates)
+        bot = _Bot(self.settings.token.get_secret_value(), base_url=self.settings.api_base_url,
+                   base_file_url=file_base_url(self.settings.api_base_url), request=request,
+                   get_updates_request=updates)
+        self.files = TelegramFiles(bot, request)
+        return bot
 
     # -- what the intake needs (bot.channels.base.Courier) -----------------------------
 
@@ -224,8 +237,9 @@ class TelegramChannel:
             yield
 
     async def deliver(self, reply: Reply, progress: SendProgress) -> None:
-        """Send a board reply to the chat and topic its question came from."""
+        """Send a board reply to the chat and topic its question came from (then its voice note, if spoken)."""
         await self.outbound.deliver(reply, progress=progress)
+        await self._speak(reply)
 
     async def post_notice(self, reply: Reply) -> int | None:
         """Send a "working on it" notice; its message id, for :meth:`deliver_over`."""
@@ -235,6 +249,27 @@ class TelegramChannel:
     async def deliver_over(self, notice: int, reply: Reply, progress: SendProgress) -> None:
         """The answer edited into the notice ``notice`` (sent anew if Telegram refuses the edit)."""
         await self.outbound.deliver_over(notice, reply, progress)
+        await self._speak(reply)
+
+    async def _speak(self, reply: Reply) -> None:
+        """The answer's voice note (``reply.voice``), after its text; a failure is logged, never
+        resends the text (the text is the answer; the voice a courtesy)."""
+        if reply.voice is None:
+            return
+        blob = self.board.media.blobs.get(reply.voice)
+        if blob is None:
+            log.warning("telegram: the spoken answer to chat %s is gone from the media store; sent as text only",
+                        reply.chat_id)
+            return
+        try:
+            data = await asyncio.to_thread(blob.path.read_bytes)
+            await self.outbound.send_voice(Target.of(reply), data)
+        except (OSError, SendFailed) as exc:
+            log.warning("telegram: the spoken answer to chat %s was not sent (%s); the text was", reply.chat_id, exc)
+
+    async def fetch_media(self, attachment: Attachment, sink: BlobSink) -> None:
+        """An attachment's bytes, through ``getFile`` and the file route (see :mod:`.files`)."""
+        await self.files.fetch(attachment, sink)
 
     @staticmethod
     def _target(envelope: Envelope) -> Target:
@@ -272,14 +307,18 @@ class TelegramChannel:
             return None
         place = Place.of(message)
         text = message.body
-        kind = InboundKind.EDITED if edited else InboundKind.TEXT if text is not None else InboundKind.UNSUPPORTED
+        attachments = () if edited else attachments_of(message, self.board.media.settings.limit_for(
+            self.name, MediaKind.IMAGE))
+        kind = InboundKind.EDITED if edited else InboundKind.TEXT if text is not None or attachments \
+            else InboundKind.UNSUPPORTED
         addressed = _ADDRESSED.match(text or "")
         if addressed and self.username and addressed.group(1).lower() != self.username.lower():
             return None  # a command for another bot in the same group
         role_hint = None
         if self.topics is not None and place.chat_id == self.forum_id:
             role_hint = self.topics.role_for(place.thread_id)
-        envelope = to_envelope(message, text or "", role_hint=role_hint, owner_id=self.gate.owner_id, edited=edited)
+        envelope = to_envelope(message, text or "", role_hint=role_hint, owner_id=self.gate.owner_id, edited=edited,
+                               attachments=attachments)
         return Arrival(envelope, self.conversation(envelope), kind)
 
     # -- polling -----------------------------------------------------------------------

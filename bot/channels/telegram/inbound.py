@@ -27,6 +27,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from board.envelope import Envelope
+from board.media.attachment import Attachment
+from bot.channels.telegram.attachments import TgMedia
 
 __all__ = ["UPDATES", "AccessGate", "Place", "TgMessage", "TgUpdate", "edit_message_id", "parse_update",
            "quoted_message_id", "to_envelope"]
@@ -74,8 +76,8 @@ class TgChat(_Strict):
     type: str
 
 
-class TgMessage(_Strict):
-    """The fields of ``Message`` Sabha reads, type-checked."""
+class TgMessage(TgMedia):
+    """The fields of ``Message`` Sabha reads, type-checked (the media fields: :class:`TgMedia`)."""
 
     message_id: int
     chat: TgChat
@@ -190,8 +192,9 @@ class AccessGate:
 
 
 def to_envelope(message: TgMessage, text: str, *, role_hint: str | None, owner_id: int | None,
-                edited: bool = False) -> Envelope:
-    """The board's view of a Telegram message (``edited``: of an edit of one)."""
+                edited: bool = False, attachments: tuple[Attachment, ...] = ()) -> Envelope:
+    """The board's view of a Telegram message (``edited``: of an edit of one); ``attachments``:
+    what came besides the text (see :mod:`bot.channels.telegram.attachments`)."""
     place = Place.of(message)
     user = message.from_user
     return Envelope(
@@ -205,4 +208,5 @@ def to_envelope(message: TgMessage, text: str, *, role_hint: str | None, owner_i
         is_group=place.is_group,
         is_owner=user is not None and owner_id is not None and user.id == owner_id,
         role_hint=role_hint,
+        attachments=attachments,
     )

@@ -13,7 +13,8 @@
 * what each request says about the Bot API: one that cannot connect is a network failure
   (logged as one, and :attr:`Outbound.reach` marks the API unreachable: the channel is not
   ready), any answer marks it reachable again;
-* the typing indicator in the right topic while an agent thinks.
+* the typing indicator in the right topic while an agent thinks;
+* a spoken answer's voice note (``sendVoice``, OGG/Opus) in the same topic as its text.
 
 Resends. ``sendMessage`` is not idempotent: when the request reached Telegram and only
 the answer was lost (a read timeout, the connection dropped mid-response), Telegram has
@@ -43,7 +44,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 import httpx
-from telegram import Bot, Message, MessageEntity, ReplyParameters
+from telegram import Bot, InputFile, Message, MessageEntity, ReplyParameters
 from telegram.constants import ChatAction
 from telegram.error import (
     BadRequest,
@@ -258,6 +259,18 @@ class Outbound:
             return SendFailed(f"Telegram refused to deliver to chat {target.chat_id}: {exc.message} "
                               "(blocked by the user, or the bot was removed from the group)")
         return SendFailed(f"could not send to chat {target.chat_id} thread {target.topic}: {exc.message}")
+
+    async def send_voice(self, target: Target, data: bytes) -> Message:
+        """Send ``data`` (OGG/Opus) as a voice message to ``target`` (its topic, as for text), under
+        flood control; resent only when it cannot have been posted. Raises :class:`SendFailed`."""
+        try:
+            message = await self._call(target, lambda: self.bot.send_voice(
+                chat_id=target.chat_id, voice=InputFile(data, filename="answer.ogg"),
+                message_thread_id=target.topic))
+        except TelegramError as exc:
+            raise self._failure(target, exc) from exc
+        self.sent += 1
+        return message
 
     async def deliver_over(self, message_id: int, reply: Reply, progress: SendProgress) -> list[Message]:
         """A board reply put into an earlier message of ours (the "working on it" notice): its
