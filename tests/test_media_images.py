@@ -28,8 +28,8 @@ from board.llm.vision import UNSEEN_IMAGE, sees_images
 from board.media.attachment import Attachment, MediaKind, MediaRef
 from board.media.blobs import BlobSink
 from board.media.settings import MediaSettings
-from board.service import Board, BoardSettings
 from board.roles import RosterSpec
+from board.service import Board, BoardSettings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.gemini_api import FakeGemini
 from tests.fakes.openai_api import FakeOpenAI, reply_error
@@ -225,7 +225,8 @@ async def test_gemini_receives_the_picture_as_inline_data(tmp_path: Path, worksp
             assert "rising line" in reply.text
             parts = fake.requests[-1].body["contents"][-1]["parts"]
             inline = [p["inlineData"] for p in parts if "inlineData" in p]
-            assert len(inline) == 1 and inline[0]["mimeType"] == "image/png"
+            # the SDK passes the Blob's own field names on (the API reads proto JSON: either spelling)
+            assert len(inline) == 1 and inline[0].get("mimeType", inline[0].get("mime_type")) == "image/png"
             assert Image.open(io.BytesIO(base64.urlsafe_b64decode(inline[0]["data"]))).size == (640, 480)
             assert any(CAPTION in p.get("text", "") for p in parts)
         finally:

@@ -13,6 +13,7 @@ own retries are off: :mod:`board.llm.resilience` decides about retries and fallb
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from typing import Any
@@ -20,7 +21,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
-from board.llm.base import ChatMessage, LLMRequest, LLMResponse, Thinking, ToolCall, Usage
+from board.llm.base import ChatMessage, ImagePart, LLMRequest, LLMResponse, Thinking, ToolCall, Usage
 from board.llm.errors import bad_response_error
 from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
 
@@ -66,9 +67,17 @@ def _message(message: ChatMessage) -> dict[str, Any]:
         }
     content = f"{message.content}\n\n{message.context}" if message.context else message.content
     body: dict[str, Any] = {"role": message.role, "content": content}
+    if message.images and message.role == "user":  # content parts: the text, then each picture
+        body["content"] = [{"type": "text", "text": content}, *(_image_part(i) for i in message.images)]
     if message.name and message.role == "user":
         body["name"] = message.name
     return body
+
+
+def _image_part(image: ImagePart) -> dict[str, Any]:
+    """A picture as an ``image_url`` content part with a base64 ``data:`` URL."""
+    url = f"data:{image.mime};base64,{base64.b64encode(image.data).decode('ascii')}"
+    return {"type": "image_url", "image_url": {"url": url}}
 
 
 def to_openai_tools(request: LLMRequest) -> list[dict[str, Any]]:
