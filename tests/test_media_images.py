@@ -139,6 +139,14 @@ async def test_an_animated_gif_is_shown_as_its_first_frame(board: Board) -> None
     assert att.derived is not None and "animated" in att.derived and "3 frames" in att.derived
 
 
+async def test_a_phone_photo_is_turned_upright(board: Board) -> None:
+    exif = Image.Exif()
+    exif[0x0112] = 6  # "rotate 90 degrees clockwise to view", as a phone held upright writes it
+    envelope, fetcher = with_picture(CAPTION, picture((400, 200), "JPEG", exif=exif.tobytes()), mime="image/jpeg")
+    att = (await board.media.prepare(envelope, fetcher)).attachments[0]
+    assert stored(board, att).size == (200, 400)
+
+
 async def test_a_sticker_with_transparency_stays_transparent(board: Board) -> None:
     envelope, fetcher = with_picture("", picture((512, 512), "WEBP", mode="RGBA"), mime="image/webp",
                                      kind=MediaKind.STICKER)

@@ -27,10 +27,11 @@ from __future__ import annotations
 
 import asyncio
 import io
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, UnidentifiedImageError
 
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import Blob
@@ -45,7 +46,9 @@ MAX_MODEL_BYTES = 3_750_000
 MAX_MODEL_SIDE = 8000
 #: What every provider accepts as it is (Pillow's format name -> MIME type).
 _ACCEPTED = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
-#: Formats whose pictures may carry transparency worth keeping.
+#: Pictures decoded at once (a 50-megapixel one takes about 150 MB while it is scaled down).
+_DECODING = threading.BoundedSemaphore(2)
+#: Modes whose pictures carry transparency worth keeping.
 _ALPHA_MODES = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
 
 
@@ -85,7 +88,7 @@ def make_ready(path: Path, *, max_side: int, max_pixels: int, label: str = "the 
     """The model-ready copy of the picture at ``path`` (blocking: run it in a thread); raises
     :class:`MediaProblem` for a bomb, a damaged file or something that is not a picture."""
     try:
-        with Image.open(path) as img:
+        with _DECODING, Image.open(path) as img:
             return _ready(img, path, max_side=min(max_side, MAX_MODEL_SIDE), max_pixels=max_pixels, label=label)
     except Image.DecompressionBombError:
         raise MediaProblem(Problem.UNREADABLE, f"{label} is too large to open safely "
@@ -109,18 +112,27 @@ def _ready(img: Image.Image, path: Path, *, max_side: int, max_pixels: int, labe
                                                "(media.image_max_pixels)")
     frames = int(getattr(img, "n_frames", 1) or 1)
     size = path.stat().st_size
-    upright = _orientation(img) in (None, 1)
+    orientation = _orientation(img)
+    upright = orientation is None
     fits = max(width, height) <= max_side and size <= MAX_MODEL_BYTES
     if fmt in _ACCEPTED and frames == 1 and upright and fits:
         img.load()  # decodes the whole picture: a damaged one fails here, not at the provider
         return ReadyImage(None, _ACCEPTED[fmt], width, height, fmt, width, height)
-    if fmt == "JPEG":
-        img.draft("RGB", (max_side, max_side))  # decode a big JPEG at a fraction of its size
-    img.seek(0)
-    frame = ImageOps.exif_transpose(img.copy()) if not upright else img.copy()
-    frame.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
-    data, mime, frame = _encode(frame)
+    img.seek(0)  # an animated picture: its first frame
+    alpha = img.mode in _ALPHA_MODES or (img.mode == "P" and "transparency" in img.info)
+    mode = "RGBA" if alpha else "RGB"
+    frame = img if img.mode == mode else img.convert(mode)
+    frame.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)  # a JPEG is decoded at a fraction of its size
+    if orientation is not None:
+        frame = frame.transpose(_UPRIGHT[orientation])
+    data, mime, frame = _encode(frame, alpha)
     return ReadyImage(data, mime, frame.width, frame.height, fmt, width, height, frames)
+
+
+#: How a picture is turned upright for each EXIF orientation but 1 (ImageOps.exif_transpose's table).
+_UPRIGHT = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180, 4: Image.Transpose.FLIP_TOP_BOTTOM,
+            5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
+            8: Image.Transpose.ROTATE_90}
 
 
 def _orientation(img: Image.Image) -> int | None:
@@ -128,14 +140,12 @@ def _orientation(img: Image.Image) -> int | None:
         value = img.getexif().get(0x0112)  # Orientation
     except Exception:  # noqa: BLE001 - a damaged EXIF block must not stop the picture
         return None
-    return int(value) if isinstance(value, int) else None
+    return value if isinstance(value, int) and value in _UPRIGHT else None
 
 
-def _encode(frame: Image.Image) -> tuple[bytes, str, Image.Image]:
+def _encode(frame: Image.Image, alpha: bool) -> tuple[bytes, str, Image.Image]:
     """``frame`` as JPEG (PNG or WebP with transparency) of at most :data:`MAX_MODEL_BYTES`,
     lowering the quality, then the size, until it fits."""
-    alpha = frame.mode in _ALPHA_MODES or (frame.mode == "P" and "transparency" in frame.info)
-    frame = frame.convert("RGBA" if alpha else "RGB")
     if alpha:
         data = _save(frame, "PNG", optimize=True)
         if len(data) <= MAX_MODEL_BYTES:
