@@ -317,3 +317,38 @@ def test_a_strangers_picture_counts_toward_the_worst_case_cost() -> None:
     prices = PriceTable()
     assert (worst_case(seen, ["openai:gpt-4o-mini"], prices)[0] or 0) > (worst_case(plain, ["openai:gpt-4o-mini"],
                                                                                      prices)[0] or 0)
+
+
+async def test_a_local_model_listed_in_vision_models_is_sent_the_picture(
+        tmp_path: Path, workspace: Path, fake_openai: FakeOpenAI) -> None:
+    extra = "media:\n  vision_models: ['openai:llava*']\n"
+    board = await provider_board(tmp_path, workspace, "openai:llava-1.6", LOCAL.format(url=fake_openai.base_url),
+                                 extra=extra)
+    try:
+        fake_openai.script_text("I see a bar chart.")
+        envelope, fetcher = with_picture(CAPTION, picture((800, 600), "PNG"))
+        reply = await send(board, envelope, fetcher)
+        content = fake_openai.requests[-1].body["messages"][-1]["content"]
+        assert any(p["type"] == "image_url" for p in content)
+        assert "bar chart" in reply.text and "cannot see" not in reply.text
+    finally:
+        await board.close()
+
+
+async def test_a_picture_is_sent_with_its_own_turn_only(
+        tmp_path: Path, workspace: Path, fake_openai: FakeOpenAI) -> None:
+    board = await openai_board(tmp_path, workspace, fake_openai)
+    try:
+        fake_openai.script_text("A chart of sales.")
+        envelope, fetcher = with_picture(CAPTION, picture((800, 600), "PNG"))
+        await send(board, envelope, fetcher)
+        fake_openai.script_text("As I said: hold prices.")
+        reply = await board.handle(Envelope(channel="console", text="and what now?", sender="owner",
+                                            sender_name="Owner", is_owner=True, message_id="m2"))
+        assert "hold prices" in reply.text
+        later = fake_openai.requests[-1].body["messages"]
+        assert not any(isinstance(m["content"], list) for m in later)  # not billed again on every later turn
+        assert any(CAPTION in m["content"] and "800x600 PNG picture" in m["content"] for m in later
+                   if m["role"] == "user")  # the history names it
+    finally:
+        await board.close()
