@@ -352,3 +352,18 @@ async def test_a_picture_is_sent_with_its_own_turn_only(
                    if m["role"] == "user")  # the history names it
     finally:
         await board.close()
+
+
+async def test_two_advisors_answering_one_picture_say_once_that_they_cannot_see_it(
+        tmp_path: Path, workspace: Path, fake_openai: FakeOpenAI) -> None:
+    board = await provider_board(tmp_path, workspace, "openai:llama3.1-8b", LOCAL.format(url=fake_openai.base_url))
+    try:
+        fake_openai.script_text("The critic: hold prices.")
+        fake_openai.script_text("Finance: test a rise.")
+        envelope, fetcher = with_picture("What do the critic and finance think about this chart?",
+                                         picture((800, 600), "PNG"))
+        reply = await send(board, envelope, fetcher)
+        assert "hold prices" in reply.text and "test a rise" in reply.text  # both answered
+        assert reply.text.count("cannot see pictures") == 1
+    finally:
+        await board.close()

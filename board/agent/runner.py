@@ -223,7 +223,7 @@ class AgentRunner:
         self.spend: SpendGate | None = None
         #: The time the per-turn block shows (a benchmark or a replay may set its own clock).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
-        #: Conversations (session keys) already told that their model cannot see pictures (once while running).
+        #: Senders' conversations already told that their model cannot see pictures (once while Sabha runs).
         self._told_unseen: set[str] = set()
 
     # -- policy ------------------------------------------------------------------
@@ -405,11 +405,14 @@ class AgentRunner:
         await record_answer(transcript, profile, outcome)
         observe(self.turn_observers, envelope, key, profile, outcome)
         return Reply.to(envelope, role=role, name=profile.name, emoji=profile.emoji,
-                        text=self._with_unseen_notice(key, outcome), session_key=key, degraded=outcome.degraded)
+                        text=self._with_unseen_notice(envelope, outcome), session_key=key,
+                        degraded=outcome.degraded)
 
-    def _with_unseen_notice(self, key: str, outcome: ExchangeOutcome) -> str:
-        """The answer, after :data:`UNSEEN_NOTICE` the first time ``key``'s model could not see a picture."""
-        if not outcome.unseen_images or outcome.degraded or key in self._told_unseen:
+    def _with_unseen_notice(self, envelope: Envelope, outcome: ExchangeOutcome) -> str:
+        """The answer, after :data:`UNSEEN_NOTICE` the first time in the sender's conversation (whichever
+        role answers: several answering one message say it once) that the model could not see a picture."""
+        place = f"{envelope.channel}:{envelope.chat_id}:{envelope.thread_id}:{envelope.sender}"
+        if not outcome.unseen_images or outcome.degraded or place in self._told_unseen:
             return outcome.text
-        self._told_unseen.add(key)
+        self._told_unseen.add(place)
         return f"{UNSEEN_NOTICE}\n\n{outcome.text}"
