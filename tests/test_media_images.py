@@ -171,6 +171,35 @@ async def test_pillows_own_bomb_limit_is_kept(board: Board) -> None:
     assert att.problem is not None and "too large" in att.problem and att.derived is None
 
 
+async def test_an_animated_telegram_sticker_is_said_to_be_unseen(board: Board) -> None:
+    tgs = b"\x1f\x8b\x08\x00" + b"lottie json, gzipped" * 20  # Telegram's animated stickers: gzipped Lottie
+    envelope, fetcher = with_picture("", tgs, mime="application/x-tgsticker", kind=MediaKind.STICKER)
+    reply = await send(board, envelope, fetcher)
+    assert "a sticker is animated; I can only see still stickers" in reply.text
+
+
+async def test_a_picture_that_takes_too_long_to_read_is_given_up(workspace: Path, data_dir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    import board.media.images as images
+
+    def stuck(*args: Any, **kw: Any) -> Any:
+        time.sleep(1.0)
+        raise AssertionError("not reached in time")
+
+    monkeypatch.setattr(images, "make_ready", stuck)
+    settings = BoardSettings(workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
+                             media=MediaSettings(extract_timeout_s=0.2))
+    b = await Board.open(settings)
+    try:
+        envelope, fetcher = with_picture(CAPTION, picture((300, 200), "PNG"))
+        reply = await send(b, envelope, fetcher)
+        assert "took too long to read" in reply.text and "raise prices" in reply.text
+    finally:
+        await b.close()
+
+
 @pytest.mark.parametrize("data", [b"this is not a picture at all", picture((300, 200), "PNG")[:200]],
                          ids=["not-a-picture", "cut-short"])
 async def test_a_damaged_or_false_picture_is_said_to_be_unreadable(board: Board, data: bytes) -> None:

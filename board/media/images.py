@@ -20,7 +20,8 @@ fallback chain ends up answering:
 The attachment's ``blob`` and ``mime`` then name that copy, and ``derived`` says what is
 known without looking ("a 4000x3000 JPEG picture, 2.1 MB (shown to the model as 1568x1176
 JPEG)"): the offline model and a model that cannot see use it; a model that sees gets the
-picture itself (:meth:`board.media.service.MediaService.turn_input`).
+picture itself (:meth:`board.media.service.MediaService.turn_input`). Reading one picture
+gives up after ``media.extract_timeout_s``.
 """
 
 from __future__ import annotations
@@ -184,8 +185,12 @@ class ImageReader:
         settings = ctx.settings
         label = attachment.label
         try:
-            ready = await asyncio.to_thread(make_ready, blob.path, max_side=settings.image_max_side,
-                                            max_pixels=settings.image_max_pixels, label=label)
+            async with asyncio.timeout(settings.extract_timeout_s):  # the thread finishes alone; the turn goes on
+                ready = await asyncio.to_thread(make_ready, blob.path, max_side=settings.image_max_side,
+                                                max_pixels=settings.image_max_pixels, label=label)
+        except TimeoutError:
+            raise MediaProblem(Problem.UNREADABLE, f"{label} took too long to read (over "
+                                                   f"{settings.extract_timeout_s:g} s)") from None
         except MediaProblem as exc:
             if attachment.kind is MediaKind.STICKER and exc.problem is Problem.UNSUPPORTED:
                 # Telegram's animated (TGS: gzipped Lottie) and video (WEBM) stickers
