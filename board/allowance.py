@@ -37,6 +37,7 @@ from typing import Literal
 from board.agent.tokens import MESSAGE_OVERHEAD, estimate_tokens
 from board.llm.base import LLMRequest
 from board.llm.pricing import PriceTable
+from board.llm.vision import image_count, image_tokens
 from board.memory.ledger import Ledger, LLMCallRecord, start_of_day
 
 __all__ = [
@@ -291,17 +292,20 @@ _LIMIT_NAMES: dict[LimitKind, str] = {"public": "public daily cap", "sender": "b
 def worst_case(request: LLMRequest, chain: tuple[str, ...] | list[str], prices: PriceTable) -> tuple[float | None, str]:
     """The most ``request`` can cost on any model of ``chain`` (the prompt's estimated tokens, with
     :data:`PROMPT_MARGIN`, at the dearest input price (a cache write may cost more than fresh input),
-    and ``max_tokens`` at the output price), and the first model of the chain with no price
+    and ``max_tokens`` at the output price; each picture at the most its model bills one as,
+    :func:`board.llm.vision.image_tokens`), and the first model of the chain with no price
     ((None, model) then: it cannot be counted)."""
     text = [request.system_text, *(m.content for m in request.messages), *(m.context for m in request.messages),
             *(f"{t.name} {t.description} {t.parameters}" for t in request.tools)]
     prompt = sum(estimate_tokens(part) for part in text) + MESSAGE_OVERHEAD * len(request.messages)
     tokens_in, tokens_out = int(prompt * PROMPT_MARGIN) + 1, request.max_tokens
+    pictures = image_count(request)
     worst = 0.0
     for model in chain:
         price = prices.price_of(model)
         if price is None:
             return None, model
         per_token_in = max(price.input, price.cache_read, price.cache_write)  # a cache write may cost more
-        worst = max(worst, (tokens_in * per_token_in + tokens_out * price.output) / 1_000_000)
+        seen = pictures * image_tokens(model)  # each picture is billed as input tokens
+        worst = max(worst, ((tokens_in + seen) * per_token_in + tokens_out * price.output) / 1_000_000)
     return worst, ""

@@ -113,8 +113,9 @@ class Board:
         self.spend = SpendGate(self.ledger)
         #: channel -> what strangers may do and cost there (a channel open to anyone sets it)
         self.public_terms: dict[str, PublicTerms] = {}
+        agent = replace(settings.agent, vision_models=settings.media.vision_models)  # who sees pictures
         self.runner = AgentRunner(
-            self.souls, self.prompts, self.sessions, providers, settings.agent, tools=self.tools, ledger=self.ledger
+            self.souls, self.prompts, self.sessions, providers, agent, tools=self.tools, ledger=self.ledger
         )
         self.runner.spend = self.spend
         # A lock lives while someone holds or waits for it; idle ones are dropped.

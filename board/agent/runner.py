@@ -80,6 +80,7 @@ __all__ = [
     "DEGRADED_REPLY",
     "DEGRADED_SETUP_REPLY",
     "EMPTY_REPLY",
+    "UNSEEN_NOTICE",
     "AgentRunner",
     "AgentSettings",
     "EventHook",
@@ -93,6 +94,10 @@ __all__ = [
 ]
 
 log = logging.getLogger("sabha.agent")
+
+#: Said with the answer the first time in a conversation that its model could not see a picture sent.
+UNSEEN_NOTICE = ("⚠️ I could not look at your picture: the model answering here cannot see pictures, so this "
+                 "answer comes from your words alone.")
 
 SUMMARIZER_SYSTEM = (
     "You keep the running memory of a conversation between the Director and {name}, an advisor on a board. "
@@ -120,6 +125,7 @@ class AgentSettings:
     turn_timeout_s: float | None = 300.0
     prices: PriceTable = field(default_factory=PriceTable)
     context: ContextSettings = field(default_factory=ContextSettings)
+    vision_models: tuple[str, ...] = ()  # media.vision_models: models that see pictures besides the known ones
 
 
 def place_of(envelope: Envelope) -> str:
@@ -181,7 +187,7 @@ def policy_of(settings: AgentSettings) -> ExchangePolicy:
         default_model=settings.default_model, fallbacks=settings.fallbacks, max_tokens=settings.max_tokens,
         max_tool_iterations=settings.max_tool_iterations, default_tools=settings.default_tools,
         text_tool_models=settings.text_tool_models, turn_timeout_s=settings.turn_timeout_s,
-        thinking=settings.thinking, keep_thinking=settings.keep_thinking,
+        thinking=settings.thinking, keep_thinking=settings.keep_thinking, vision_models=settings.vision_models,
     )
 
 
@@ -217,6 +223,8 @@ class AgentRunner:
         self.spend: SpendGate | None = None
         #: The time the per-turn block shows (a benchmark or a replay may set its own clock).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        #: Senders' conversations already told that their model cannot see pictures (once while Sabha runs).
+        self._told_unseen: set[str] = set()
 
     # -- policy ------------------------------------------------------------------
 
@@ -372,7 +380,9 @@ class AgentRunner:
         The stages, in order (see :mod:`board.agent.turn`): open the transcript, record the user's
         message (not again for a resumed one), compact the history, build the prompt, run the
         exchange, record the answer and sync, observe, reply. ``images`` go with this turn's
-        message only (the transcript keeps its text, which names them)."""
+        message only (the transcript keeps its text, which names them); when the model that
+        answered could not see them, the reply says so before the answer, once per conversation
+        while Sabha runs (:data:`UNSEEN_NOTICE`; the model itself was told by a marker)."""
         profile = self.souls.profile(role)
         transcript = await self.sessions.open(key, role)
         asked = record_user(transcript, envelope, text, role=role, key=key)
@@ -394,5 +404,15 @@ class AgentRunner:
                                                  model=ModelChoice(model=model), on_event=transcript.append))
         await record_answer(transcript, profile, outcome)
         observe(self.turn_observers, envelope, key, profile, outcome)
-        return Reply.to(envelope, role=role, name=profile.name, emoji=profile.emoji, text=outcome.text,
-                        session_key=key, degraded=outcome.degraded)
+        return Reply.to(envelope, role=role, name=profile.name, emoji=profile.emoji,
+                        text=self._with_unseen_notice(envelope, outcome), session_key=key,
+                        degraded=outcome.degraded)
+
+    def _with_unseen_notice(self, envelope: Envelope, outcome: ExchangeOutcome) -> str:
+        """The answer, after :data:`UNSEEN_NOTICE` the first time in the sender's conversation (whichever
+        role answers: several answering one message say it once) that the model could not see a picture."""
+        place = f"{envelope.channel}:{envelope.chat_id}:{envelope.thread_id}:{envelope.sender}"
+        if not outcome.unseen_images or outcome.degraded or place in self._told_unseen:
+            return outcome.text
+        self._told_unseen.add(place)
+        return f"{UNSEEN_NOTICE}\n\n{outcome.text}"

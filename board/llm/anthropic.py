@@ -9,20 +9,22 @@ earlier one wrote. The API allows 4 breakpoints per request (tools included): th
 ones are kept and the message ones fill the rest, latest first. The per-turn context
 (:attr:`~board.llm.base.ChatMessage.context`) is one text block at the very end of the
 request, after every breakpoint, so it never enters a cached prefix. Cache read and write
-tokens are reported in :class:`Usage`. Tool calls are ``tool_use`` blocks; tool results go
-back as ``tool_result`` blocks in the next user message. The SDK's own retries are off:
-:mod:`board.llm.resilience` decides.
+tokens are reported in :class:`Usage`. A user message's pictures
+(:attr:`~board.llm.base.ChatMessage.images`) are ``image`` blocks (base64) before its text.
+Tool calls are ``tool_use`` blocks; tool results go back as ``tool_result`` blocks in the
+next user message. The SDK's own retries are off: :mod:`board.llm.resilience` decides.
 """
 
 from __future__ import annotations
 
+import base64
 import time
 from typing import Any
 
 import anthropic
 from anthropic.types import Message
 
-from board.llm.base import THINKING_BUDGETS, ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
+from board.llm.base import THINKING_BUDGETS, ChatMessage, ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.errors import bad_response_error
 from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
 
@@ -60,6 +62,7 @@ def _content(message: ChatMessage) -> list[dict[str, Any]]:
     if message.role == "tool":
         blocks.append({"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": message.content})
     else:
+        blocks.extend(_image_block(image) for image in message.images)  # pictures before the words about them
         if message.content.strip():
             blocks.append({"type": "text", "text": message.content})
         for call in message.tool_calls:
@@ -67,6 +70,12 @@ def _content(message: ChatMessage) -> list[dict[str, Any]]:
     if message.cache_point and blocks:
         blocks[-1]["cache_control"] = dict(CACHE_MARKER)
     return blocks
+
+
+def _image_block(image: ImagePart) -> dict[str, Any]:
+    """A picture as an ``image`` content block (base64; JPEG, PNG, GIF or WebP, at most 5 MB)."""
+    data = base64.b64encode(image.data).decode("ascii")
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime, "data": data}}
 
 
 def _limit_breakpoints(messages: list[dict[str, Any]], allowed: int) -> None:

@@ -5,8 +5,9 @@ Gemini Developer API's ``models/{model}:generateContent``). The system prompt go
 ``system_instruction`` (static block first, then the compaction summary); the history as
 ``contents`` (``user`` / ``model`` turns; a tool call is a ``functionCall`` part, its answer a
 ``functionResponse`` part); the per-turn context (:attr:`~board.llm.base.ChatMessage.context`)
-after the new message's text, so everything before it is the byte-stable prefix Gemini's
-implicit caching reuses (``usageMetadata.cachedContentTokenCount`` is reported as cache reads).
+after the new message's text (its pictures are ``inline_data`` parts before the text), so
+everything before it is the byte-stable prefix Gemini's implicit caching reuses
+(``usageMetadata.cachedContentTokenCount`` is reported as cache reads).
 Tools are sent as ``functionDeclarations`` with their JSON schema as ``parametersJsonSchema``;
 the SDK's automatic function calling is off (Sabha's tool loop runs the tools).
 
@@ -82,7 +83,8 @@ def _content(message: ChatMessage, names: dict[str, str]) -> dict[str, Any]:
         parts += [{"function_call": {"id": c.id, "name": c.name, "args": c.arguments}} for c in message.tool_calls]
         return {"role": "model", "parts": parts or [{"text": ""}]}
     text = f"{message.content}\n\n{message.context}" if message.context else message.content
-    return {"role": "user", "parts": [{"text": text}]}
+    pictures = [{"inline_data": {"mime_type": i.mime, "data": i.data}} for i in message.images]  # before the words
+    return {"role": "user", "parts": [*pictures, {"text": text}]}
 
 
 def to_gemini_tools(request: LLMRequest) -> list[genai_types.Tool]:

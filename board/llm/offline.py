@@ -13,7 +13,8 @@ It can also exercise the tool loop without a key: when the last user message con
 ``[TOOL: <name> ARG: {json}]`` for a tool the request offers, it calls that tool, then
 answers quoting the tool's result. Asked for JSON of a schema
 (``metadata["response_schema"]``, meetings do this) it returns a valid instance built
-from the persona (see :mod:`board.llm.offline_json`). Asked to summarise for compaction
+from the persona (see :mod:`board.llm.offline_json`). Sent pictures, it says how many, their type and
+their size (:func:`describe_images`), never what they show. Asked to summarise for compaction
 (``metadata["purpose"] == "compaction"``) it returns an extractive summary: the first
 sentence of each message.
 
@@ -30,16 +31,19 @@ to the meeting, which shows it once instead of on every statement.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import re
+from collections.abc import Sequence
 
 from board.llm import offline_json, text_tools
-from board.llm.base import LLMRequest, LLMResponse, ToolCall, Usage
+from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
 
 __all__ = [
     "OFFLINE_NOTICE",
     "OFFLINE_TAG",
     "OfflineProvider",
+    "describe_images",
     "extractive_summary",
     "signature_questions",
     "voice_line",
@@ -175,6 +179,27 @@ def _required_dissent(text: str) -> list[dict[str, str]]:
 
 
 _TAG_DISSENT = "[offline]"
+
+
+def _pixels(image: ImagePart) -> str:
+    """``1200x800`` from the picture's header (nothing decoded), or "" when it cannot be read."""
+    try:
+        from PIL import Image
+
+        with Image.open(io.BytesIO(image.data)) as img:
+            return f"{img.width}x{img.height} "
+    except Exception:  # noqa: BLE001 - a picture the header of which cannot be read: size unsaid
+        return ""
+
+
+def describe_images(images: Sequence[ImagePart]) -> str:
+    """What the offline model honestly sees of pictures: how many, their type, size in pixels and bytes."""
+    if not images:
+        return ""
+    each = [f"{_pixels(i)}{i.mime.removeprefix('image/').upper()}, {max(1, round(len(i.data) / 1024))} KB"
+            for i in images]
+    count = "1 picture" if len(images) == 1 else f"{len(images)} pictures"
+    return f"I was sent {count} ({'; '.join(each)}); the offline model cannot look inside pictures."
 
 
 class OfflineProvider:
@@ -345,6 +370,9 @@ class OfflineProvider:
         parts = [stance]
         if user_text.strip():
             parts.append(f'On "{_shorten(user_text.strip().splitlines()[0])}":')
+        last = request.messages[-1] if request.messages else None
+        if last is not None and last.role == "user" and last.images:
+            parts.append(describe_images(last.images))
         if questions:
             parts.append(questions[digest[0] % len(questions)])
         turns = sum(1 for m in request.messages if m.role == "user")

@@ -18,6 +18,7 @@ faster-whisper server stands in for OpenAI there); :mod:`board.media.speech` ret
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import time
@@ -28,7 +29,7 @@ import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
 from board.llm.audio import AudioClip, Transcript
-from board.llm.base import ChatMessage, LLMError, LLMRequest, LLMResponse, Thinking, ToolCall, Usage
+from board.llm.base import ChatMessage, ImagePart, LLMError, LLMRequest, LLMResponse, Thinking, ToolCall, Usage
 from board.llm.errors import bad_response_error, connection_error, status_error, timeout_error
 from board.llm.registry import split_model
 from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, garbage_error, preview
@@ -75,9 +76,17 @@ def _message(message: ChatMessage) -> dict[str, Any]:
         }
     content = f"{message.content}\n\n{message.context}" if message.context else message.content
     body: dict[str, Any] = {"role": message.role, "content": content}
+    if message.images and message.role == "user":  # content parts: the text, then each picture
+        body["content"] = [{"type": "text", "text": content}, *(_image_part(i) for i in message.images)]
     if message.name and message.role == "user":
         body["name"] = message.name
     return body
+
+
+def _image_part(image: ImagePart) -> dict[str, Any]:
+    """A picture as an ``image_url`` content part with a base64 ``data:`` URL."""
+    url = f"data:{image.mime};base64,{base64.b64encode(image.data).decode('ascii')}"
+    return {"type": "image_url", "image_url": {"url": url}}
 
 
 def to_openai_tools(request: LLMRequest) -> list[dict[str, Any]]:

@@ -27,6 +27,7 @@ __all__ = [
     "Attempt",
     "AttemptHook",
     "CallResult",
+    "RequestFit",
     "ResilientCaller",
     "RetryPolicy",
     "model_chain",
@@ -83,6 +84,9 @@ class CallResult:
 
 
 AttemptHook = Callable[[Attempt], Awaitable[None] | None]
+#: Fits a request to the one model it is about to be sent to (``request.model``): e.g. no
+#: pictures for a model that cannot see them (:func:`board.llm.vision.for_model`).
+RequestFit = Callable[[LLMRequest], LLMRequest]
 
 
 def model_chain(primary: str, fallbacks: Sequence[str]) -> list[str]:
@@ -129,16 +133,20 @@ class ResilientCaller:
         *,
         deadline: float | None = None,
         on_attempt: AttemptHook | None = None,
+        fit: RequestFit | None = None,
     ) -> CallResult:
         """Try ``request`` on each model of ``chain``; see the module docstring.
 
-        ``deadline`` is an event-loop time; no call or backoff runs past it.
+        ``deadline`` is an event-loop time; no call or backoff runs past it. ``fit`` adapts the
+        request to each model of the chain before it is sent there.
         """
         loop = asyncio.get_running_loop()
         attempts: list[Attempt] = []
         last_error: LLMError | None = None
         for model in chain:
             attempt_request = _with_model(request, model)
+            if fit is not None:
+                attempt_request = fit(attempt_request)
             for number in range(1, self.policy.retries + 2):
                 timeout = self.policy.timeout_s
                 if deadline is not None:

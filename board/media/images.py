@@ -1,18 +1,202 @@
-"""Pictures (placeholder until vision lands): what can honestly be said without looking."""
+"""Pictures (a photo, a picture sent as a file, a sticker): made ready for a model that sees.
+
+:class:`ImageReader` opens the fetched bytes with Pillow in a worker thread (the event loop
+is never blocked by decoding), refuses what it must (a decompression bomb: more pixels than
+``media.image_max_pixels`` or Pillow's own ``Image.MAX_IMAGE_PIXELS`` guard; a damaged file;
+something that is not a picture) with one sentence for the sender, and stores one
+model-ready copy in the blob store that every provider accepts, whichever model of a
+fallback chain ends up answering:
+
+- the longer side at most ``media.image_max_side`` (default 1568 px: Anthropic's recommended
+  size; larger pictures are scaled down by the APIs anyway and cost more) and never over
+  8000 px (Anthropic refuses larger);
+- at most :data:`MAX_MODEL_BYTES` (Anthropic takes 5 MB of base64 per image, i.e. 3.75 MB
+  of bytes; OpenAI 20 MB; Gemini 20 MB per request);
+- JPEG, PNG or WebP (the formats all three accept; Gemini takes no GIF): a JPEG, PNG or
+  static WebP that already fits is kept byte for byte; anything else is re-encoded (JPEG,
+  or PNG when it has transparency, WebP when a PNG would be too large); an animated GIF or
+  WebP is shown as its first frame; a phone photo is turned upright (EXIF orientation).
+
+The attachment's ``blob`` and ``mime`` then name that copy, and ``derived`` says what is
+known without looking ("a 4000x3000 JPEG picture, 2.1 MB (shown to the model as 1568x1176
+JPEG)"): the offline model and a model that cannot see use it; a model that sees gets the
+picture itself (:meth:`board.media.service.MediaService.turn_input`). Reading one picture
+gives up after ``media.extract_timeout_s``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import io
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import Blob
+from board.media.problems import MediaProblem, Problem
 from board.media.understand import UnderstandContext
 
-__all__ = ["ImageReader"]
+__all__ = ["MAX_MODEL_BYTES", "MAX_MODEL_SIDE", "ImageReader", "ReadyImage", "describe", "make_ready"]
+
+#: The largest model-ready picture: Anthropic's 5 MB base64 limit per image, as bytes.
+MAX_MODEL_BYTES = 3_750_000
+#: No provider takes a longer side than this (Anthropic refuses more than 8000 px).
+MAX_MODEL_SIDE = 8000
+#: What every provider accepts as it is (Pillow's format name -> MIME type).
+_ACCEPTED = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
+#: Pictures decoded at once (a 50-megapixel one takes about 150 MB while it is scaled down).
+_DECODING = threading.BoundedSemaphore(2)
+#: Modes whose pictures carry transparency worth keeping.
+_ALPHA_MODES = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
+
+
+@dataclass(frozen=True)
+class ReadyImage:
+    """A picture as a model gets it (``data`` None: the file as it was sent), and what it was."""
+
+    data: bytes | None
+    mime: str
+    width: int
+    height: int
+    original_format: str
+    original_width: int
+    original_height: int
+    frames: int = 1
+
+    @property
+    def changed(self) -> bool:
+        """True when the model gets other pixels or another format than what was sent."""
+        return (self.width, self.height) != (self.original_width, self.original_height) \
+            or _ACCEPTED.get(self.original_format) != self.mime
+
+
+def describe(ready: ReadyImage, size: int, kind: MediaKind) -> str:
+    """What is known of a picture without looking: size in pixels, format, bytes, frames."""
+    noun = "sticker" if kind is MediaKind.STICKER else "picture"
+    text = f"a {ready.original_width}x{ready.original_height} {ready.original_format} {noun}, {_size(size)}"
+    if ready.frames > 1:
+        text += f", animated ({ready.frames} frames; the model is shown the first)"
+    if ready.changed:
+        fmt = ready.mime.removeprefix("image/").upper()
+        text += f" (shown to the model as {ready.width}x{ready.height} {fmt})"
+    return text
+
+
+def make_ready(path: Path, *, max_side: int, max_pixels: int, label: str = "the picture") -> ReadyImage:
+    """The model-ready copy of the picture at ``path`` (blocking: run it in a thread); raises
+    :class:`MediaProblem` for a bomb, a damaged file or something that is not a picture."""
+    try:
+        with _DECODING, Image.open(path) as img:
+            return _ready(img, path, max_side=min(max_side, MAX_MODEL_SIDE), max_pixels=max_pixels, label=label)
+    except Image.DecompressionBombError:
+        raise MediaProblem(Problem.UNREADABLE, f"{label} is too large to open safely "
+                                               "(more pixels than Pillow allows)") from None
+    except UnidentifiedImageError:
+        raise MediaProblem(Problem.UNSUPPORTED, f"{label} could not be read: it is not a picture in a "
+                                               "format I know (send a JPEG, PNG or WebP)") from None
+    except (OSError, ValueError, SyntaxError, EOFError) as exc:  # Pillow's ways of saying "damaged"
+        raise MediaProblem(Problem.UNREADABLE, f"{label} could not be read: the file is damaged or "
+                                               f"incomplete ({_reason(exc)})") from None
+
+
+def _ready(img: Image.Image, path: Path, *, max_side: int, max_pixels: int, label: str) -> ReadyImage:
+    width, height = img.size
+    fmt = (img.format or "image").upper()
+    if width < 1 or height < 1:
+        raise MediaProblem(Problem.UNREADABLE, f"{label} could not be read: it has no pixels")
+    if width * height > max_pixels:
+        raise MediaProblem(Problem.UNREADABLE, f"{label} is too large to open safely: {width}x{height} is "
+                                               f"{width * height:,} pixels, over the limit of {max_pixels:,} "
+                                               "(media.image_max_pixels)")
+    frames = int(getattr(img, "n_frames", 1) or 1)
+    size = path.stat().st_size
+    orientation = _orientation(img)
+    upright = orientation is None
+    fits = max(width, height) <= max_side and size <= MAX_MODEL_BYTES
+    if fmt in _ACCEPTED and frames == 1 and upright and fits:
+        img.load()  # decodes the whole picture: a damaged one fails here, not at the provider
+        return ReadyImage(None, _ACCEPTED[fmt], width, height, fmt, width, height)
+    img.seek(0)  # an animated picture: its first frame
+    alpha = img.mode in _ALPHA_MODES or (img.mode == "P" and "transparency" in img.info)
+    mode = "RGBA" if alpha else "RGB"
+    frame = img if img.mode == mode else img.convert(mode)
+    frame.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)  # a JPEG is decoded at a fraction of its size
+    if orientation is not None:
+        frame = frame.transpose(_UPRIGHT[orientation])
+    data, mime, frame = _encode(frame, alpha)
+    return ReadyImage(data, mime, frame.width, frame.height, fmt, width, height, frames)
+
+
+#: How a picture is turned upright for each EXIF orientation but 1 (ImageOps.exif_transpose's table).
+_UPRIGHT = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180, 4: Image.Transpose.FLIP_TOP_BOTTOM,
+            5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
+            8: Image.Transpose.ROTATE_90}
+
+
+def _orientation(img: Image.Image) -> int | None:
+    try:
+        value = img.getexif().get(0x0112)  # Orientation
+    except Exception:  # noqa: BLE001 - a damaged EXIF block must not stop the picture
+        return None
+    return value if isinstance(value, int) and value in _UPRIGHT else None
+
+
+def _encode(frame: Image.Image, alpha: bool) -> tuple[bytes, str, Image.Image]:
+    """``frame`` as JPEG (PNG or WebP with transparency) of at most :data:`MAX_MODEL_BYTES`,
+    lowering the quality, then the size, until it fits."""
+    if alpha:
+        data = _save(frame, "PNG", optimize=True)
+        if len(data) <= MAX_MODEL_BYTES:
+            return data, "image/png", frame
+    while True:
+        for quality in (85, 70, 50):
+            data = _save(frame, "WEBP", quality=quality) if alpha else _save(frame, "JPEG", quality=quality,
+                                                                              optimize=True)
+            if len(data) <= MAX_MODEL_BYTES:
+                return data, "image/webp" if alpha else "image/jpeg", frame
+        frame = frame.resize((max(1, frame.width * 3 // 4), max(1, frame.height * 3 // 4)),
+                             Image.Resampling.LANCZOS)
+
+
+def _save(frame: Image.Image, fmt: str, **options: object) -> bytes:
+    out = io.BytesIO()
+    frame.save(out, fmt, **options)
+    return out.getvalue()
+
+
+def _reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:100]
+    return text or type(exc).__name__
+
+
+def _size(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{size / 1024:.0f} KB"
 
 
 class ImageReader:
-    """Describes a picture by its type and size."""
+    """Pictures and stickers -> a model-ready copy and an honest description (module docstring)."""
 
     kinds = frozenset({MediaKind.IMAGE, MediaKind.STICKER})
 
     async def understand(self, attachment: Attachment, blob: Blob, ctx: UnderstandContext) -> Attachment:
-        return attachment.with_(derived=f"{attachment.label}: {attachment.mime or 'an image'}, {blob.size:,} bytes")
+        settings = ctx.settings
+        label = attachment.label
+        try:
+            async with asyncio.timeout(settings.extract_timeout_s):  # the thread finishes alone; the turn goes on
+                ready = await asyncio.to_thread(make_ready, blob.path, max_side=settings.image_max_side,
+                                                max_pixels=settings.image_max_pixels, label=label)
+        except TimeoutError:
+            raise MediaProblem(Problem.UNREADABLE, f"{label} took too long to read (over "
+                                                   f"{settings.extract_timeout_s:g} s)") from None
+        except MediaProblem as exc:
+            if attachment.kind is MediaKind.STICKER and exc.problem is Problem.UNSUPPORTED:
+                # Telegram's animated (TGS: gzipped Lottie) and video (WEBM) stickers
+                raise MediaProblem(Problem.UNSUPPORTED, f"{label} is animated; I can only see still "
+                                                        "stickers") from None
+            raise
+        stored = blob if ready.data is None else await asyncio.to_thread(ctx.blobs.put, ready.data, label)
+        return attachment.with_(blob=stored.sha256, mime=ready.mime,
+                                derived=describe(ready, blob.size, attachment.kind))

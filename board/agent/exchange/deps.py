@@ -21,7 +21,8 @@ from board.allowance import Reservation, SpendGate, current_allowance, worst_cas
 from board.budget import sender_id
 from board.llm.base import LLMRequest, PromptBlock, Thinking
 from board.llm.pricing import PriceTable
-from board.llm.resilience import AttemptHook, CallResult
+from board.llm.resilience import AttemptHook, CallResult, RequestFit
+from board.llm.vision import sees_images
 from board.memory.facts import Fact, FactStore
 from board.memory.ledger import LLMCallRecord, ToolCallRecord
 from board.workspace.souls import AgentProfile
@@ -50,7 +51,7 @@ class ModelCaller(Protocol):
     """Calls a model chain with deadline, retry and fallback (:class:`board.llm.resilience.ResilientCaller`)."""
 
     async def call(self, request: LLMRequest, chain: Sequence[str], *, deadline: float | None = None,
-                   on_attempt: AttemptHook | None = None) -> CallResult: ...
+                   on_attempt: AttemptHook | None = None, fit: RequestFit | None = None) -> CallResult: ...
 
 
 class PromptSource(Protocol):
@@ -160,6 +161,7 @@ class ExchangePolicy:
     turn_timeout_s: float | None = 300.0
     thinking: Thinking = Thinking.OFF  # llm.thinking: a role's own (soul or board.agents) wins
     keep_thinking: bool = False  # llm.keep_thinking: the model's thinking goes to the transcript
+    vision_models: tuple[str, ...] = ()  # media.vision_models: models that see pictures besides the known ones
 
     def model_for(self, profile: AgentProfile) -> str:
         """The model a role uses: config/soul override, else the default."""
@@ -168,6 +170,10 @@ class ExchangePolicy:
     def uses_text_protocol(self, model: str) -> bool:
         """True when ``model`` is configured for the ``[TOOL: name ARG: {...}]`` text protocol."""
         return any(fnmatch.fnmatchcase(model, pattern) for pattern in self.text_tool_models)
+
+    def sees_images(self, model: str) -> bool:
+        """True when ``model`` is sent pictures (:func:`board.llm.vision.sees_images`)."""
+        return sees_images(model, self.vision_models)
 
     def allowed_tools(self, profile: AgentProfile, registry: ToolRegistry) -> tuple[str, ...]:
         """Tools ``profile`` may call: its own list, else ``tools.default``, else every tool of its role."""

@@ -65,4 +65,5 @@ def to_outcome(st: ExchangeState, deps: ExchangeDeps) -> ExchangeOutcome:
         error=st.failure.error if st.failure is not None else None,
         stop_reason=st.stop_reason,
         thinking=st.thinking_text if deps.policy.keep_thinking else "",
+        unseen_images=st.unseen_images,
     )

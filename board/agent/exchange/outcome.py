@@ -69,3 +69,5 @@ class ExchangeOutcome:
     stop_reason: str = ""
     #: The model's thinking, only when the owner keeps it (``llm.keep_thinking``); never shown.
     thinking: str = ""
+    #: Pictures of the turn the answering model could not see (a model without vision).
+    unseen_images: int = 0

@@ -82,6 +82,7 @@ class ExchangeState:
     failure: Failure | None = None
     thinking: Thinking = Thinking.OFF
     thinking_text: str = ""  # what the model thought, where its API says (kept only on the owner's word)
+    unseen_images: int = 0  # pictures of the turn the answering model could not see (it got a marker instead)
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,10 @@
 Owns :class:`ModelCall` (one request on its way to the provider chain), the wrappers
 ``budget_gate`` (a meeting's budget, checked before every further call), ``reserve_allowance``
 (a stranger's limits: the call's worst case is held until it is recorded), ``record_to_ledger``
-(every attempt written with the prompt's attribution) and ``apply_deadline`` (the run's
-deadline), their order :data:`AROUND_MODEL` (outermost first), and :func:`send_through`, which
-wraps the provider chain in them.
+(every attempt written with the prompt's attribution), ``apply_deadline`` (the run's
+deadline) and ``show_images`` (pictures only for a model of the chain that sees), their
+order :data:`AROUND_MODEL` (outermost first), and :func:`send_through`, which wraps the
+provider chain in them.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from board.agent.exchange.deps import ExchangeDeps
 from board.agent.exchange.request import ExchangeRequest
 from board.agent.exchange.state import ExchangeState
 from board.llm.base import LLMRequest, Usage
-from board.llm.resilience import Attempt, CallResult
+from board.llm.resilience import Attempt, CallResult, RequestFit
+from board.llm.vision import for_model, image_count
 from board.memory.ledger import LLMCallRecord
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "record_to_ledger",
     "reserve_allowance",
     "send_through",
+    "show_images",
 ]
 
 log = logging.getLogger("sabha.agent")
@@ -48,6 +51,7 @@ class ModelCall:
     chain: tuple[str, ...]
     deadline: float | None = None
     on_attempt: tuple[AttemptCallback, ...] = ()
+    fit: RequestFit | None = None
 
 
 class StopBeforeCall(Exception):
@@ -123,8 +127,27 @@ async def apply_deadline(req: ExchangeRequest, st: ExchangeState, deps: Exchange
     return await call_next(replace(call, deadline=st.deadline))
 
 
+async def show_images(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, call: ModelCall,
+                      call_next: Handler) -> CallResult:
+    """The turn's pictures go only to a model of the chain that sees them (each other one gets
+    :data:`board.llm.vision.UNSEEN_IMAGE` instead). Writes ``unseen_images``: how many pictures
+    the model that answered could not see."""
+    count = image_count(call.request)
+    if not count:
+        return await call_next(call)
+    policy = deps.policy
+
+    def fit(request: LLMRequest) -> LLMRequest:
+        return for_model(request, policy.vision_models)
+
+    result = await call_next(replace(call, fit=fit))
+    if result.model is not None:
+        st.unseen_images = 0 if policy.sees_images(result.model) else count
+    return result
+
+
 #: Outermost first.
-AROUND_MODEL: tuple[Wrapper, ...] = (budget_gate, reserve_allowance, record_to_ledger, apply_deadline)
+AROUND_MODEL: tuple[Wrapper, ...] = (budget_gate, reserve_allowance, record_to_ledger, apply_deadline, show_images)
 
 
 def send_through(wrappers: Sequence[Wrapper], req: ExchangeRequest, st: ExchangeState,
@@ -139,7 +162,7 @@ def send_through(wrappers: Sequence[Wrapper], req: ExchangeRequest, st: Exchange
                 await hook(attempt)
 
         return await deps.caller.call(call.request, call.chain, deadline=call.deadline,
-                                      on_attempt=on_attempt if hooks else None)
+                                      on_attempt=on_attempt if hooks else None, fit=call.fit)
 
     handler: Handler = send
     for wrapper in reversed(wrappers):
