@@ -232,3 +232,64 @@ def test_terminal_chat_attach(home: Path, tmp_path: Path) -> None:
     assert "attached notes.txt (document" in screen(child)
     asked = transcript_user_texts(home)
     assert len(asked) == 1 and NOTE in asked[0] and "what is weak here?" in asked[0]
+
+
+# -- the pieces -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "head", "kind", "mime"), [
+    ("deck.pdf", b"%PDF-1.7\n", "document", "application/pdf"),
+    ("scan", b"%PDF-1.4\n", "document", "application/pdf"),  # no extension: the bytes say it
+    ("chart.png", b"\x89PNG\r\n\x1a\n\x00\x00", "image", "image/png"),
+    ("photo.txt", b"\xff\xd8\xff\xe0\x00\x10JFIF", "image", "image/jpeg"),  # the bytes win over the name
+    ("note.ogg", b"OggS\x00\x02", "voice", "audio/ogg"),
+    ("talk.mp3", b"ID3\x04\x00", "audio", "audio/mpeg"),
+    ("plan.docx", b"PK\x03\x04\x14\x00",
+     "document", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+    ("notes", b"plain words\n", "document", "text/plain"),
+    ("blob.bin", b"\x00\x01\x02\x03", "document", "application/octet-stream"),
+])
+def test_kind_and_mime_from_the_bytes_then_the_name(name: str, head: bytes, kind: str, mime: str) -> None:
+    from bot.cli.attach import kind_and_mime
+
+    found = kind_and_mime(Path(name), head)
+    assert (found[0].value, found[1]) == (kind, mime)
+
+
+def test_attach_line_splits_path_and_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bot.cli.attach import Attaching
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my deck.txt").write_text(NOTE, encoding="utf-8")
+    (tmp_path / "a.txt").write_text(NOTE, encoding="utf-8")
+    attaching = Attaching(lambda channel, kind: 10**6)
+    assert attaching.line("hello") == (None, "hello")
+    told, message = attaching.line("/attach my deck.txt")  # a whole line that is a file: no quotes needed
+    assert message is None and told is not None and "my deck.txt" in told
+    told, message = attaching.line('/attach "my deck.txt" what is weak?')
+    assert message == "what is weak?"
+    told, message = attaching.line("/attach a.txt  and this?")
+    assert message == "and this?"
+    assert [a.name for a in attaching.take()] == ["my deck.txt", "my deck.txt", "a.txt"] and attaching.take() == ()
+    told, message = attaching.line("/attach")
+    assert message is None and told is not None and told.startswith("usage: /attach PATH")
+
+
+async def test_local_files_stream_into_the_blob_store_and_a_changed_file_is_told(tmp_path: Path) -> None:
+    from board.media.blobs import BlobStore
+    from board.media.problems import MediaProblem
+    from bot.cli.attach import CHUNK, LocalFiles, local_attachment
+
+    big = tmp_path / "big.csv"
+    big.write_bytes(b"a,b\n" * (CHUNK // 2))  # two chunks
+    attachment = local_attachment(str(big), lambda channel, kind: 10**7)
+    assert attachment.source is not None and attachment.source.channel == "console"
+    assert attachment.source.id == str(big) and attachment.size == 2 * CHUNK
+    store = BlobStore(tmp_path / "media")
+    with store.sink(10**7, attachment.label) as sink:
+        await LocalFiles().fetch_media(attachment, sink)
+        blob = sink.finish()
+    assert blob.path.read_bytes() == big.read_bytes()
+    big.unlink()
+    with pytest.raises(MediaProblem, match="cannot be read any more"), store.sink(10**7, attachment.label) as sink:
+        await LocalFiles().fetch_media(attachment, sink)

@@ -173,3 +173,32 @@ def test_sabha_chat_meeting_after_an_attached_file_lists_it_in_the_minutes(tmp_p
     assert "Convening the board" in result.stdout and "with the evidence: deck.txt" in result.stdout
     written = result.stdout.split("# Board meeting: should we raise prices?", 1)[1]
     assert "## Evidence" in written and "deck.txt (document, text/plain" in written
+
+
+class Transcriber:
+    """Hears every voice note say the same thing."""
+
+    kinds = frozenset({MediaKind.VOICE})
+
+    async def understand(self, attachment: Attachment, blob: Any, ctx: Any) -> Attachment:
+        return attachment.with_(derived="We should raise prices by ten percent before the summer.")
+
+
+async def test_a_voice_note_is_evidence_and_a_picture_nothing_was_read_from_is_not(
+        board: tuple[Board, ScriptedModel, list[MeetingEvent]]) -> None:
+    b, model, seen = board
+    b.media.register(Transcriber())
+    voice = Attachment(kind=MediaKind.VOICE, mime="audio/ogg", duration_s=7, size=len(DECK.encode()),
+                       source=MediaRef(channel="telegram", id="doc-1"))
+    picture = Attachment(kind=MediaKind.IMAGE, mime="image/png", problem="the picture could not be read",
+                         source=MediaRef(channel="telegram", id="doc-2"))
+    await send(b, "", voice, message_id="1")
+    await send(b, "and this chart", picture, message_id="2")
+    started = await send(b, "/meeting raise prices?", message_id="3")
+    assert "with the evidence: a voice note." in started and "picture" not in started
+    await b.room.drain(20)
+    framed = framing_prompt(model)
+    assert "transcribed from speech" in framed
+    assert '"We should raise prices by ten percent before the summer."' in framed
+    assert "image/png" not in framed
+    assert "- a voice note (voice, audio/ogg" in minutes(seen)

@@ -33,8 +33,13 @@ EVIDENCE_WINDOW = timedelta(minutes=30)
 MAX_ITEMS = 3
 #: What the evidence may take of one prompt, all items together (each gets an equal share).
 PROMPT_CHARS = 8000
-#: What can be evidence: what the board reads words from.
+#: What can be evidence: what the board reads words from (a picture only when words were read from it:
+#: the members of a meeting do not see pictures).
 EVIDENCE_KINDS = frozenset({MediaKind.DOCUMENT, MediaKind.VOICE, MediaKind.AUDIO, MediaKind.IMAGE})
+
+
+def _usable(kind: MediaKind, text: str | None, problem: str | None) -> bool:
+    return kind in EVIDENCE_KINDS and (kind is not MediaKind.IMAGE or (bool(text) and problem is None))
 
 
 @dataclass(frozen=True)
@@ -86,12 +91,12 @@ async def evidence_for(envelope: Envelope | None, store: MediaStore, *,
     conversation's files of the last :data:`EVIDENCE_WINDOW` (newest :data:`MAX_ITEMS`, oldest first)."""
     if envelope is None:
         return ()
-    sent = [Evidence.of(a) for a in envelope.attachments if a.kind in EVIDENCE_KINDS]
+    sent = [Evidence.of(a) for a in envelope.attachments if _usable(a.kind, a.derived, a.problem)]
     if sent:
         return tuple(sent[:MAX_ITEMS])
     since = (now or datetime.now(UTC)) - EVIDENCE_WINDOW
     rows = await store.recent(channel=envelope.channel, chat_id=envelope.chat_id, limit=50)
-    found = [row for row in rows if row.thread_id == envelope.thread_id and row.kind in EVIDENCE_KINDS
+    found = [row for row in rows if row.thread_id == envelope.thread_id and _usable(row.kind, row.derived, row.problem)
              and _when(row.created_at) >= since]
     return tuple(Evidence.stored(row) for row in reversed(found[:MAX_ITEMS]))
 
