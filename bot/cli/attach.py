@@ -168,7 +168,7 @@ async def ask_with_files(board: Board, envelope: Envelope, attachments: tuple[At
     (as a channel's files are), then answered. ``route``: made of this envelope a moment ago."""
     if attachments:
         envelope = await board.media.prepare(replace(envelope, attachments=attachments), LocalFiles())
-    return await board.handle(envelope, route=route)
+    return await (board.handle(envelope) if route is None else board.handle(envelope, route=route))
 
 
 @dataclass
