@@ -202,3 +202,20 @@ async def test_a_voice_note_is_evidence_and_a_picture_nothing_was_read_from_is_n
     assert '"We should raise prices by ten percent before the summer."' in framed
     assert "image/png" not in framed
     assert "- a voice note (voice, audio/ogg" in minutes(seen)
+
+
+def test_sabha_meeting_with_a_file_takes_it_as_evidence(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "SABHA_CONFIG"}
+    env.update(XDG_DATA_HOME=str(tmp_path / "xdg"), PYTHONPATH=str(REPO))
+    sabha = [sys.executable, "-m", "bot.cli.main"]
+    home = tmp_path / "proj"
+    assert subprocess.run([*sabha, "init", str(home)], env=env, capture_output=True, timeout=120).returncode == 0
+    (home / "deck.txt").write_text(DECK, encoding="utf-8")
+    result = subprocess.run([*sabha, "meeting", "--quiet", "--file", "deck.txt", "should we raise prices?"],
+                            cwd=home, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "attached: deck.txt" in result.stderr
+    assert "## Evidence\n- deck.txt (document, text/plain" in result.stdout
+    missing = subprocess.run([*sabha, "meeting", "--file", "nowhere.pdf", "should we raise prices?"],
+                             cwd=home, env=env, capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2 and "no file" in missing.stderr and "Board meeting" not in missing.stdout
