@@ -3,7 +3,9 @@
 :func:`resolve_role` turns ``--role`` into a role the way ``@name`` does in chat (slug or
 display name, any case), and tells an unknown role from a role whose soul cannot be used.
 A question whose model (and every fallback) has no API key stops at once with the fix
-(:mod:`bot.cli.keys`) instead of answering degraded.
+(:mod:`bot.cli.keys`) instead of answering degraded. ``--file PATH`` (repeatable) sends
+files with the question, read by the board as a channel's files are (:mod:`bot.cli.attach`);
+a path that cannot be sent stops the command before anything is asked.
 """
 
 from __future__ import annotations

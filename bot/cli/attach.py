@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import mimetypes
 import os
-import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -205,19 +204,13 @@ class Attaching:
 
 
 def _split(rest: str) -> tuple[str, str]:
-    """(path, message) of what follows ``/attach``: the whole of it when that is a file, else the
-    first word (quotes allowed) and the rest."""
+    """(path, message) of what follows ``/attach``: the whole of it when that is a file, else a
+    quoted path (``"my deck.pdf"``) or the first word, and the rest."""
     if os.path.exists(os.path.expanduser(rest)):
         return rest, ""
-    try:
-        words = shlex.split(rest)
-    except ValueError:
-        words = rest.split()
-    if not words:
-        return rest, ""
-    first = words[0]
-    if rest.startswith(("'", '"')):
-        quote = rest[0]
-        end = rest.find(quote, 1)
-        return first, rest[end + 1:].strip() if end > 0 else ""
-    return first, rest[len(rest.split(None, 1)[0]):].strip()
+    if rest[0] in "'\"":
+        end = rest.find(rest[0], 1)
+        if end > 0:
+            return rest[1:end], rest[end + 1:].strip()
+    path, _, message = rest.partition(" ")
+    return path, message.strip()
