@@ -6,7 +6,9 @@ owners and age (the owner sees all; anyone else those of meetings started in the
 chat); ``/done <n>`` closes one.
 
 ``/meeting`` starts the meeting in the background and answers at once; the meeting's
-progress events reach the channel that asked (see :class:`room.convene.BoardRoom`).
+progress events reach the channel that asked (see :class:`room.convene.BoardRoom`). Sent with
+a document or a voice note, or right after one in the same conversation, it puts that file on
+the agenda as evidence (:mod:`board.room.evidence`) and says so.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from board.commands.host import CommandHost
 from board.envelope import Envelope
 from board.room.convene import BoardRoom, MeetingInProgress
 from board.router import Route
+from board.workspace.quoting import FieldLimit, plain_line
 
 __all__ = ["register"]
 
@@ -27,14 +30,16 @@ def register(host: CommandHost, room: BoardRoom) -> None:
         if not topic:
             return "Give the meeting a topic: /meeting <what the board should decide>"
         try:
-            run = room.start(topic, envelope=envelope)
+            run = room.start(topic, envelope=envelope, evidence=await room.evidence(envelope))
         except MeetingInProgress as exc:
             return str(exc)
         except ValueError as exc:
             return f"Cannot convene the board: {exc}"
         names = ", ".join(f"{p.emoji} {p.name}" for p in run.specialists)
-        return (f"Convening the board on \u201c{run.topic}\u201d (meeting {run.id}) with {names}. "
-                f"Statements and the decision will follow here; /cancel stops it.")
+        evidence = ", ".join(plain_line(e.name, FieldLimit.TITLE) for e in run.m.evidence)
+        return (f"Convening the board on \u201c{run.topic}\u201d (meeting {run.id}) with {names}"
+                + (f", with the evidence: {evidence}" if evidence else "")
+                + ". Statements and the decision will follow here; /cancel stops it.")
 
     async def meetings(envelope: Envelope, route: Route) -> str:
         # The owner sees every meeting; anyone else only those started where they are asking.

@@ -14,7 +14,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +26,10 @@ from board.envelope import Envelope
 from board.language import LanguageChoice, LanguageSource, choose_language
 from board.llm.base import PromptBlock, ToolSpec, Usage
 from board.llm.offline import OFFLINE_NOTICE
+from board.media.store import MediaStore
 from board.roles import GENERAL
 from board.room.consult import ConsultService, ConsultSettings
+from board.room.evidence import Evidence, evidence_for
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.tasks import finish_tasks
@@ -207,13 +209,20 @@ class BoardRoom:
         run = self.prepare(topic, **kwargs)
         return await run.run()
 
-    def start(self, topic: str, *, envelope: Envelope | None = None, roster: str | None = None) -> MeetingRun:
-        """Start a meeting in the background (one per chat/topic at a time)."""
+    async def evidence(self, envelope: Envelope | None) -> tuple[Evidence, ...]:
+        """The files a meeting called by ``envelope`` takes as evidence (see :mod:`board.room.evidence`)."""
+        return await evidence_for(envelope, MediaStore(self.store.db))
+
+    def start(self, topic: str, *, envelope: Envelope | None = None, roster: str | None = None,
+              evidence: tuple[Evidence, ...] = ()) -> MeetingRun:
+        """Start a meeting in the background (one per chat/topic at a time), with ``evidence`` on its agenda."""
         place = _place(envelope)
         running = self._places.get(place)
         if running and running in self._tasks and not self._tasks[running].done():
             raise MeetingInProgress(f"meeting {running} is still running here; wait for its decision or /cancel it")
         run = self.prepare(topic, envelope=envelope, roster=roster)
+        if evidence:
+            run.m = replace(run.m, evidence=evidence)
         task = asyncio.create_task(run.run(), name=f"meeting {run.id}")
         self._tasks[run.id] = task
         self._places[place] = run.id
@@ -266,12 +275,13 @@ class BoardRoom:
             return ToolResult.failure("board meetings are not open to this user (a member of the public); answer "
                                       "their question yourself")
         try:
-            run = self.start(str(args["topic"]), envelope=ctx.envelope)
+            run = self.start(str(args["topic"]), envelope=ctx.envelope, evidence=await self.evidence(ctx.envelope))
         except (MeetingInProgress, ValueError) as exc:
             return ToolResult.failure(str(exc))
         return ToolResult.success({
             "meeting_id": run.id, "status": "convened",
             "participants": [p.role for p in run.specialists],
+            "evidence": [e.name for e in run.m.evidence],
             "note": "The meeting runs now; statements and the decision are posted as they come. Tell the user it "
                     "has started and what it will cover; do not invent its outcome.",
         })

@@ -3,7 +3,9 @@
 :func:`resolve_role` turns ``--role`` into a role the way ``@name`` does in chat (slug or
 display name, any case), and tells an unknown role from a role whose soul cannot be used.
 A question whose model (and every fallback) has no API key stops at once with the fix
-(:mod:`bot.cli.keys`) instead of answering degraded.
+(:mod:`bot.cli.keys`) instead of answering degraded. ``--file PATH`` (repeatable) sends
+files with the question, read by the board as a channel's files are (:mod:`bot.cli.attach`);
+a path that cannot be sent stops the command before anything is asked.
 """
 
 from __future__ import annotations
@@ -19,8 +21,10 @@ from bot.cli.where import open_config, with_board
 
 if TYPE_CHECKING:
     from board.envelope import Envelope
+    from board.media.attachment import Attachment
     from board.router import Router
     from board.service import Board
+    from bot.loaded_config import LoadedConfig
 
 __all__ = ["add_parsers", "cmd_ask", "console_envelope", "resolve_role"]
 
@@ -60,13 +64,18 @@ def resolve_role(board: Board, name: str | None, router: Router | None = None) -
 async def cmd_ask(args: argparse.Namespace) -> int:
     """One question, one answer on stdout."""
     text = " ".join(args.text).strip()
+    files: list[str] = args.file or []
     if not text or text == "-":
         if sys.stdin.isatty():
-            raise UserError('nothing to ask: give the question as arguments, e.g. sabha ask "what is our runway?"')
-        text = sys.stdin.read().strip()
-    if not text:
+            if not files:
+                raise UserError('nothing to ask: give the question as arguments, e.g. sabha ask "what is our runway?"')
+            text = ""
+        else:
+            text = sys.stdin.read().strip()
+    if not text and not files:
         raise UserError("nothing to ask: give the question as arguments or on stdin")
     loaded = open_config(args, writes=True, plain=True)  # the config models only for a file it cannot vouch for
+    attachments = _attachments(loaded, files)  # a path that cannot be sent stops here: nothing asked
 
     async def body(board: Board) -> int:
         router = board.router()  # reads every soul: once for the role, the route and the answer
@@ -83,7 +92,12 @@ async def cmd_ask(args: argparse.Namespace) -> int:
                 raise UserError(key_advice(loaded, *keyless[0]))
             for model_and_env in keyless:
                 note(f"warning: {key_advice(loaded, *model_and_env)}")
-        reply = await board.handle(envelope, route=route)
+        if attachments:
+            from bot.cli.attach import ask_with_files
+
+            reply = await ask_with_files(board, envelope, attachments, route)
+        else:
+            reply = await board.handle(envelope, route=route)
         from bot.cli.screen import say  # wraps at word boundaries on a terminal, as it is when piped
 
         say(reply.render())
@@ -92,13 +106,32 @@ async def cmd_ask(args: argparse.Namespace) -> int:
     return await with_board(loaded, body, warn_keys=False)
 
 
+def _attachments(loaded: LoadedConfig, files: list[str]) -> tuple[Attachment, ...]:
+    """The files of ``--file``, each checked (:class:`UserError` for one that cannot be sent) and named."""
+    if not files:
+        return ()
+    from bot.cli.attach import describe, local_attachment
+
+    limit_for = loaded.config.media.settings().limit_for
+    attachments = tuple(local_attachment(path, limit_for) for path in files)
+    for attachment in attachments:
+        note(f"attached: {describe(attachment)}")
+    return attachments
+
+
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     """``sabha ask``."""
     p = sub.add_parser("ask", parents=[common], help="ask one question and print the answer",
                        description="Ask one question; the answer prints as '<emoji> <Name>: <text>'. "
+                                   "With --file the board reads the file(s) first and answers about them, "
+                                   "e.g. sabha ask --file deck.pdf \"what is weak here?\". "
                                    "Exit code 1 when the answer is an error or degraded.")
     p.add_argument("--role", help="the role that answers, by slug or name, any case (default: general)")
     p.add_argument("--why", action="store_true",
                    help="say on stderr which role answers and why (what in the message named it)")
+    p.add_argument("--file", action="append", metavar="PATH",
+                   help="send a file with the question (a document: PDF, DOCX, XLSX, CSV, text; a picture; a "
+                        "voice note or audio file); repeat for several. The board reads it as it reads a file "
+                        "sent on Telegram or WhatsApp")
     p.add_argument("text", nargs="*", help="the question ('-' or nothing reads stdin)")
     p.set_defaults(handler=cmd_ask)

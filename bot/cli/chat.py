@@ -21,8 +21,10 @@ like a shell, and behaves the same with GNU readline, libedit or neither install
 Piped (``echo hi | sabha chat``) each line is a message and each answer one line on
 stdout; it ends at end of input, with no prompt, no history and no line editor loaded.
 
-The chat adds two commands to the board's: ``/status`` (this board: config, roster,
-models, souls and their problems, data dir, log) and ``/quit``; ``/help`` lists them, after
+The chat adds three commands to the board's: ``/status`` (this board: config, roster,
+models, souls and their problems, data dir, log), ``/attach PATH [message]`` (a file from this
+computer, read by the board as a channel's file is: :mod:`bot.cli.attach`) and ``/quit``;
+``/help`` lists them, after
 how to talk to the board here (the terminal's own wording: ``--role``, no topics).
 
 Typed at, the chat speaks as itself (:mod:`bot.cli.screen`): an advisor's answer is
@@ -47,6 +49,7 @@ if TYPE_CHECKING:  # asyncio and the board are imported when the chat runs: `sab
     import asyncio
 
     from board.envelope import Envelope, Reply
+    from board.media.attachment import Attachment
     from board.router import Route
     from board.service import Board
     from bot.config import LoadedConfig
@@ -75,6 +78,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
 
 def _add_chat_commands(board: Board, loaded: LoadedConfig, role: str | None) -> None:
     from board.commands.about import CHAIR_ADDRESSING, Addressing
+    from bot.cli.attach import ATTACH_HELP
 
     plain = (f"{role} answers (this chat was started with --role {role})" if role
              else "the chair (general) answers; sabha chat --role <role> starts a chat with another")
@@ -88,6 +92,10 @@ def _add_chat_commands(board: Board, loaded: LoadedConfig, role: str | None) -> 
 
     board.register_command("status", status, "/status: this board: config, roster, models, souls, data, log",
                            owner_only=True)  # the terminal is always the owner
+    async def attach(envelope: Envelope, route: Route) -> str:  # the chat takes /attach lines before the board
+        return "Type /attach PATH in the terminal chat to send a file from this computer."
+
+    board.register_command("attach", attach, ATTACH_HELP)
     board.register_command("quit", leave, "/quit: leave the chat (also /exit, Ctrl-D, Ctrl-C on an empty line)")
 
 
@@ -130,6 +138,9 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
 
     role = resolve_role(board, args.role)
     _add_chat_commands(board, loaded, role)
+    from bot.cli.attach import Attaching
+
+    attaching = Attaching(board.media.settings.limit_for)
     stop = asyncio.Event()
     watcher = asyncio.create_task(board.watch(stop))
     try:
@@ -142,7 +153,13 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
                 continue
             if line.lower() in QUIT_WORDS:
                 break
-            reply = await _answer(board, line, role, slow_notice_s=loaded.config.board.slow_notice_s)
+            told, message = attaching.line(line)
+            if told is not None:
+                note(told)
+            if message is None:
+                continue
+            reply = await _answer(board, message, role, attaching.take(),
+                                  slow_notice_s=loaded.config.board.slow_notice_s)
             if reply is not None:
                 emit(reply.render())
     finally:
@@ -152,15 +169,18 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
     return 0
 
 
-async def _answer(board: Board, line: str, role: str | None, *, slow_notice_s: float = 0) -> Reply | None:
-    """The board's answer to ``line``; a turn past ``slow_notice_s`` (> 0) first says, once on
-    stderr, that the board is working on it."""
+async def _answer(board: Board, line: str, role: str | None, attachments: tuple[Attachment, ...] = (), *,
+                  slow_notice_s: float = 0) -> Reply | None:
+    """The board's answer to ``line`` (with the files ``/attach`` kept for it); a turn past
+    ``slow_notice_s`` (> 0) first says, once on stderr, that the board is working on it."""
     import asyncio
     import logging
 
+    from bot.cli.attach import ask_with_files
+
     notice = asyncio.get_running_loop().call_later(slow_notice_s, note, WORKING) if slow_notice_s > 0 else None
     try:
-        return await board.handle(console_envelope(line, role))
+        return await ask_with_files(board, console_envelope(line, role), attachments)
     except asyncio.CancelledError:
         raise
     except Exception:  # one failed message must not end the conversation
@@ -258,7 +278,7 @@ class _TerminalChat:
         lines = [
             f"Sabha {__version__}: the board is listening ({names}).",
             f"Board {self.loaded.source}; souls in {board.settings.workspace}; log {log_path}.",
-            "Type a message, or @role to ask one member; /help lists the commands. "
+            "Type a message, or @role to ask one member; /attach PATH sends a file; /help lists the commands. "
             "Ctrl-C clears the line, Ctrl-D or /quit leaves.",
         ]
         lines += [f"⚠ {key_advice(self.loaded, model, env)}"
@@ -280,6 +300,9 @@ class _TerminalChat:
         )
         for line in self._banner(board, log_path):
             say(line)
+        from bot.cli.attach import Attaching
+
+        attaching = Attaching(board.media.settings.limit_for)
         with patch_stdout(raw=True):
             while True:
                 try:
@@ -293,8 +316,13 @@ class _TerminalChat:
                     continue
                 if text.lower() in QUIT_WORDS:
                     break
+                told, message = attaching.line(text)
+                if told is not None:
+                    say(told)
+                if message is None:
+                    continue
                 slow = self.loaded.config.board.slow_notice_s
-                reply, cancelled = await self._cancellable(_answer(board, text, role),
+                reply, cancelled = await self._cancellable(_answer(board, message, role, attaching.take()),
                                                            "… the board is thinking (Ctrl-C cancels)",
                                                            (slow, WORKING) if slow > 0 else None)
                 if cancelled:
@@ -392,7 +420,7 @@ def _completer(board: Board) -> Any:
         def get_completions(self, document: Any, complete_event: Any) -> Any:
             word = document.get_word_before_cursor(WORD=True)
             if word.startswith("/") and document.text_before_cursor.lstrip() == word:
-                options = [f"/{name}" for name in sorted({*board.commands, "ask", "meeting", "exit"})]
+                options = [f"/{name}" for name in sorted({*board.commands, "ask", "attach", "meeting", "exit"})]
             elif word.startswith("@"):
                 options = [f"@{role}" for role in board.souls.roles()]
             else:
@@ -411,6 +439,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Talk to the board. @role (or /ask role) asks one member; /help lists the commands, /status "
                     "shows this board. In a terminal: line editing and history (arrows, Ctrl-R), Tab completes "
                     "/commands and @roles, Ctrl-C clears the line or cancels an answer, Ctrl-D or /quit leaves. "
+                    "/attach PATH sends a file (a document, a picture, a voice note) with your next message; "
+                    "/attach PATH <message> sends it with that message at once. "
                     "With piped input, answers each line and exits at the end of the input.")
     p.add_argument("--role", help="the role that answers plain messages, by slug or name (default: general)")
     p.set_defaults(handler=cmd_chat)

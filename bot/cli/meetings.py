@@ -23,6 +23,8 @@ from bot.cli.meeting_view import console_event_printer, minutes_text
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
+    from board.envelope import Envelope
+    from board.room.meeting import MeetingRun
     from board.room.roundtable import RoundtableInput
     from board.service import Board
 
@@ -39,6 +41,9 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("topic", nargs="+", help="what the board should decide")
     p.add_argument("--roster", help="board, sabha, roundtable or a roster from config (default: board.roster)")
     p.add_argument("--quiet", action="store_true", help="print only the minutes")
+    p.add_argument("--file", action="append", metavar="PATH",
+                   help="put a file (a document, a voice note) on the agenda as evidence: the members are "
+                        "given what it says and cite it, the minutes list it; repeat for several")
     p.set_defaults(handler=board_command(cmd_meeting, writes=True))
 
     p = sub.add_parser("meetings", parents=[common], help="list past meetings or show one",
@@ -93,11 +98,28 @@ async def cmd_meeting(board: Board, args: argparse.Namespace) -> int:
     except ValueError as exc:  # an unknown roster, a blank topic, a roster without specialists
         sys.stderr.write(f"sabha: {exc}\n")
         return 2
+    if args.file:
+        await _with_evidence(board, run, envelope, args.file)
     result = await run.run()
     if not args.quiet:
         emit()  # a blank line between the statements and the minutes
     emit(minutes_text(result.minutes, after_live=not args.quiet))
     return 0 if result.stop_reason.value in ("completed", "converged") else 1
+
+
+async def _with_evidence(board: Board, run: MeetingRun, envelope: Envelope, files: list[str]) -> None:
+    """Put the files of ``--file`` on ``run``'s agenda as evidence: each checked (a path that cannot be
+    sent is a :class:`~bot.cli.common.UserError` before anyone speaks), read as a channel's file is."""
+    from dataclasses import replace
+
+    from bot.cli.attach import LocalFiles, describe, local_attachment
+    from bot.cli.common import note
+
+    attachments = tuple(local_attachment(path, board.media.settings.limit_for) for path in files)
+    for attachment in attachments:
+        note(f"attached: {describe(attachment)}")
+    read = await board.media.prepare(replace(envelope, attachments=attachments), LocalFiles())
+    run.m = replace(run.m, evidence=await board.room.evidence(read))
 
 
 async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ from typing import Any
 
 from board.agent.speaker import Speaker
 from board.agent.tools import ToolContext
+from board.room.evidence import Evidence
 from board.room.meeting.events import MeetingEvent, MeetingEventKind, Subscriber
 from board.room.settings import MeetingSettings
 from board.room.store import MeetingStore
@@ -44,6 +45,7 @@ class MeetingContext:
     extra_owners: tuple[str, ...] = ()  # action-item owners beyond the roster (the roundtable's Director ...)
     models: dict[str, str] = field(default_factory=dict)  # role -> model, to show who spoke with which
     preset_agenda: str | None = None  # given in advance: the chair does not frame
+    evidence: tuple[Evidence, ...] = ()  # the conversation's files on the agenda (board.room.evidence)
 
     @property
     def profiles(self) -> dict[str, AgentProfile]:

@@ -11,6 +11,7 @@ import logging
 from typing import Any
 
 from board.room.decision import DecisionProblem, extract_json
+from board.room.evidence import evidence_block
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.events import MeetingEventKind, Stop
 from board.room.meeting.limits import Limits, ask
@@ -38,10 +39,12 @@ def framing_schema(m: MeetingContext) -> dict[str, Any]:
 def framing_message(m: MeetingContext) -> str:
     """What the chair is asked."""
     roster_lines = "\n".join(f"- {p.role}: {p.name}{', ' + p.title if p.title else ''}" for p in m.specialists)
+    evidence = evidence_block(m.evidence)
     return (
         f"You are chairing a board meeting on: {m.topic}\n\n"
         f"Specialists present:\n{roster_lines}\n\n"
-        "Frame the meeting: a short agenda (2-4 lines) and one precise question for each specialist, "
+        + (f"{evidence}\n\nPut the evidence on the agenda and ask about it where it matters.\n\n" if evidence else "")
+        + "Frame the meeting: a short agenda (2-4 lines) and one precise question for each specialist, "
         "suited to their expertise. Reply with one JSON object only: "
         '{"agenda": "...", "questions": {"<role>": "..."}}'
     )

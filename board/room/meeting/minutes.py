@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from board.room.decision import Decision, format_stance
+from board.room.evidence import append_evidence, minutes_entries
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import models_differ
 from board.room.meeting.events import MeetingEventKind, MeetingResult, StopReason
@@ -59,7 +60,8 @@ def minutes_context(m: MeetingContext, s: MeetingState, stop_reason: str | None,
         "meeting": {"id": m.id, "topic": m.topic, "roster": m.roster, "started_at": s.started_at,
                     "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stop_reason": stop_reason,
                     "cost_usd": s.spent_usd},
-        "agenda": s.agenda, "participants": participants, "rounds": _rounds(m, s), "warnings": s.warnings,
+        "agenda": s.agenda, "evidence": minutes_entries(m.evidence),
+        "participants": participants, "rounds": _rounds(m, s), "warnings": s.warnings,
         "disagreements": s.disagreements, "consensus": s.consensus,
         "decision": decision.model_dump() if decision else None,
     }
@@ -68,7 +70,7 @@ def minutes_context(m: MeetingContext, s: MeetingState, stop_reason: str | None,
 async def close_record(m: MeetingContext, s: MeetingState, stop: StopReason, decision: Decision | None,
                        error: str | None) -> MeetingResult:
     """Render and store the minutes, the decision and its actions; announce the end."""
-    minutes = m.render_minutes(minutes_context(m, s, stop.value, decision))
+    minutes = append_evidence(m.render_minutes(minutes_context(m, s, stop.value, decision)), m.evidence)
     await m.store.finish(m.id, stop_reason=stop.value, cost_usd=s.spent_usd,
                          decision=decision.model_dump() if decision else None, minutes=minutes, error=error)
     if decision is not None:

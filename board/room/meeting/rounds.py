@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from board.room.decision import STANCE_SCHEMA, DecisionProblem, Stance, format_stance, parse_stance, split_stance
+from board.room.evidence import evidence_block
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import (
     abridge,
@@ -84,6 +85,8 @@ def round_message(m: MeetingContext, s: MeetingState, profile: AgentProfile, rou
     parts = [f"Board meeting on: {m.topic}\nAgenda:\n{s.agenda}",
              f"Round {round_no} of at most {m.settings.max_turns_per_agent}. "
              f"The chair asked you: {s.questions[profile.role]}"]
+    if m.evidence:
+        parts.append(evidence_block(m.evidence))
     if profile.role == m.challenger:
         parts.append("You are this meeting's challenger: find the objection nobody wants to hear, and do not "
                      "agree for the sake of agreeing.")
