@@ -25,8 +25,14 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession, ClientTimeout, web
 
-from board.media.attachment import MediaKind
+from board.envelope import Reply
+from board.media.attachment import Attachment, MediaKind, MediaRef
+from board.media.blobs import Blob, BlobSink, BlobStore
+from board.media.problems import MediaProblem, Problem
+from board.service import Board
 from board.workspace.paths import copy_default_workspace
+from bot.channels.base import SendProgress
+from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.channels.whatsapp.inbound import Disposition, parse_notification, read_items
 from tests.daemon_support import SabhaProcess
 from tests.fakes.echo_model import EchoModel
@@ -34,6 +40,8 @@ from tests.fakes.graph_api import FakeGraphAPI
 from tests.telegram_support import eventually
 from tests.whatsapp_support import (
     APP_SECRET,
+    BSUID_FRIEND,
+    FAST,
     FRIEND,
     NUMBER_ID,
     OWNER,
@@ -42,6 +50,7 @@ from tests.whatsapp_support import (
     new_wamid,
     notification,
     post,
+    wa_settings,
 )
 
 CHART_QUESTION = "What do you think of this chart? Should we raise prices?"
@@ -157,6 +166,126 @@ def test_reactions_unsupported_and_odd_media_keep_todays_behaviour() -> None:
     r, u, b = _items(reaction, unsupported, broken)
     assert r.disposition is Disposition.LOG and u.disposition is Disposition.TEXT_ONLY
     assert b.disposition is Disposition.TEXT_ONLY and not b.attachments
+
+
+# --- the channel's download and upload, in process ----------------------------------------------------
+
+
+@pytest.fixture
+async def channel(board: Board, fake_graph: FakeGraphAPI) -> AsyncIterator[WhatsAppChannel]:
+    ch = WhatsAppChannel(board, wa_settings(fake_graph), pacing=FAST)
+    ch.media.sleep = _no_sleep
+    await ch.graph.open()
+    try:
+        yield ch
+    finally:
+        await ch.graph.close()
+
+
+async def _no_sleep(_: float) -> None:
+    return None
+
+
+class _Chunks(BlobSink):
+    """A sink that remembers the largest chunk written (streamed, not buffered)."""
+
+    largest = 0
+
+    def write(self, chunk: bytes) -> None:
+        self.largest = max(self.largest, len(chunk))
+        super().write(chunk)
+
+
+async def _fetch(channel: WhatsAppChannel, blobs: BlobStore, media_id: str, limit: int = 50 * 2**20,
+                 kind: MediaKind = MediaKind.DOCUMENT) -> tuple[Blob, _Chunks]:
+    att = Attachment(kind=kind, source=MediaRef(channel="whatsapp", id=media_id), name="deck.pdf")
+    with _Chunks(blobs, limit, att.label) as sink:
+        await channel.fetch_media(att, sink)
+        return sink.finish(), sink
+
+
+async def test_a_big_file_is_streamed_in_chunks_and_each_try_asks_for_a_fresh_url(
+    channel: WhatsAppChannel, fake_graph: FakeGraphAPI, tmp_path: Path
+) -> None:
+    data = bytes(range(256)) * (24 * 1024)  # 6 MB
+    media_id = fake_graph.add_media(data, "application/pdf", chunk=256 * 1024)
+    blobs = BlobStore(tmp_path / "media")
+    blob, sink = await _fetch(channel, blobs, media_id)
+    assert blob.sha256 == hashlib.sha256(data).hexdigest() and blob.path.read_bytes() == data
+    assert 0 < sink.largest <= 256 * 1024 and sink.mime == "application/pdf"
+    await _fetch(channel, blobs, media_id)
+    urls = [path for path, _ in fake_graph.media_requests if path.startswith("/whatsapp_business/")]
+    assert len(urls) == 2 and urls[0] != urls[1]  # a fresh url (its hash) on every try
+    assert all(auth == f"Bearer {fake_graph.token}" for _, auth in fake_graph.media_requests)
+
+
+async def test_a_5xx_is_retried_once_and_then_unavailable_and_a_404_is_expired(
+    channel: WhatsAppChannel, fake_graph: FakeGraphAPI, tmp_path: Path
+) -> None:
+    blobs = BlobStore(tmp_path / "media")
+    media_id = fake_graph.add_media(b"hello", "text/plain")
+    fake_graph.fail_media(500)
+    blob, _ = await _fetch(channel, blobs, media_id)  # one retry got it
+    assert blob.size == 5
+    fake_graph.fail_media(500, times=2)
+    with pytest.raises(MediaProblem) as failed:
+        await _fetch(channel, blobs, media_id)
+    assert failed.value.problem is Problem.UNAVAILABLE and "send it again" in failed.value.text
+    fake_graph.expire(media_id)
+    with pytest.raises(MediaProblem) as gone:
+        await _fetch(channel, blobs, media_id)
+    assert gone.value.problem is Problem.EXPIRED and "deck.pdf is no longer available" in gone.value.text
+    with pytest.raises(MediaProblem) as unknown:
+        await _fetch(channel, blobs, "123456789")
+    assert unknown.value.problem is Problem.EXPIRED
+
+
+async def test_a_refused_token_or_an_unreachable_api_is_unavailable_never_a_raw_error(
+    channel: WhatsAppChannel, fake_graph: FakeGraphAPI, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    blobs = BlobStore(tmp_path / "media")
+    media_id = fake_graph.add_media(b"hello", "text/plain")
+    fake_graph.fail_media(401)
+    with pytest.raises(MediaProblem) as refused:
+        await _fetch(channel, blobs, media_id)
+    assert refused.value.problem is Problem.UNAVAILABLE and "token" not in refused.value.text
+    assert "whatsapp.access_token" in caplog.text and fake_graph.token not in caplog.text
+    await fake_graph.stop()
+    with pytest.raises(MediaProblem) as down:
+        await _fetch(channel, blobs, media_id)
+    assert down.value.problem is Problem.UNAVAILABLE
+    assert not list((tmp_path / "media").glob(".part-*"))
+
+
+async def test_a_reply_with_a_voice_is_sent_as_text_then_an_uploaded_audio_message(
+    channel: WhatsAppChannel, fake_graph: FakeGraphAPI, board: Board
+) -> None:
+    ogg = b"OggS\x00\x02" + b"\x01" * 3000
+    blob = board.media.blobs.put(ogg)
+    for user in (FRIEND, BSUID_FRIEND):
+        reply = Reply(role="general", name="General", emoji="", text="Raise prices by 8%.", channel="whatsapp",
+                      chat_id=user, reply_to="wamid.Q1", voice=blob.sha256)
+        progress = SendProgress()
+        await channel.deliver(reply, progress)
+        assert progress.posted == 1  # the text counts
+        assert fake_graph.texts_to(user)[-1].endswith("Raise prices by 8%.")
+        upload = fake_graph.uploads[-1]
+        assert (upload.data, upload.type, upload.messaging_product, upload.content_type) == \
+            (ogg, "audio/ogg", "whatsapp", "audio/ogg")
+        audio = fake_graph.sent_audio[-1]
+        assert audio.media_id == upload.media_id and audio.context_id == "wamid.Q1"
+        assert audio.payload.get("to" if user == FRIEND else "recipient") == user
+
+
+async def test_a_voice_that_fails_after_the_text_is_logged_and_the_text_is_not_sent_again(
+    channel: WhatsAppChannel, fake_graph: FakeGraphAPI, board: Board, caplog: pytest.LogCaptureFixture
+) -> None:
+    reply = Reply(role="general", name="General", emoji="", text="Answer text.", channel="whatsapp",
+                  chat_id=FRIEND, voice="ab" * 32)  # a blob that is gone
+    progress = SendProgress()
+    await channel.deliver(reply, progress)
+    assert progress.posted == 1 and len(fake_graph.texts_to(FRIEND)) == 1 and not fake_graph.sent_audio
+    assert "spoken reply" in caplog.text
 
 
 # --- a real daemon -------------------------------------------------------------------------------------

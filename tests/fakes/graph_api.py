@@ -15,7 +15,8 @@ id; ``GET /{version}/{media-id}`` (bearer checked) answers ``{"messaging_product
 ``url`` pointing back to the fake (``/whatsapp_business/attachments/?mid=...&hash=...``, one
 hash per lookup); that url (bearer checked, 401 without) streams the bytes in chunks, slowly
 when asked (``delay_s`` per chunk). An expired or unknown id answers 404 with Meta's error
-body; a wrong declared ``sha256`` or ``file_size`` serves what a damaged file looks like.
+body; a wrong declared ``sha256`` or ``file_size`` serves what a damaged file looks like;
+:meth:`FakeGraphAPI.fail_media` makes the next lookups fail (a 5xx, a refused token).
 ``POST /{version}/{phone_number_id}/media`` (multipart: ``file``, ``type``,
 ``messaging_product``) records an upload and answers ``{"id": ...}``; an ``audio`` message
 naming an uploaded id is recorded in :attr:`FakeGraphAPI.sent_audio`.
@@ -140,6 +141,7 @@ class FakeGraphAPI(LocalServer):
     _failures: list[_Failure] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     _urls: dict[str, str] = field(default_factory=dict)  # url hash -> media id
+    _media_failures: list[int] = field(default_factory=list)  # HTTP statuses the next media lookups answer
 
     name = "FakeGraphAPI"
 
@@ -168,6 +170,10 @@ class FakeGraphAPI(LocalServer):
         self.media[media_id] = Media(data, mime, sha256 or hashlib.sha256(data).hexdigest(),
                                      len(data) if size is None else size, delay_s, chunk)
         return media_id
+
+    def fail_media(self, http_status: int, times: int = 1) -> None:
+        """The next ``times`` media lookups answer ``http_status`` (500: Meta's transient error; 401: token)."""
+        self._media_failures.extend([http_status] * times)
 
     def expire(self, media_id: str) -> None:
         """``media_id`` is gone (Meta keeps inbound media for a limited time): 404 from now on."""
@@ -237,6 +243,9 @@ class FakeGraphAPI(LocalServer):
         self.media_requests.append((request.path, request.headers.get("Authorization")))
         if request.headers.get("Authorization") != f"Bearer {self.token}":
             return web.json_response(self.error_body(190, "Error validating access token"), status=401)
+        if self._media_failures:
+            status = self._media_failures.pop(0)
+            return web.json_response(self.error_body(190 if status == 401 else 131016), status=status)
         media = self.media.get(media_id)
         if media is None or media.expired:
             return self._missing(media_id)
