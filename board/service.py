@@ -14,9 +14,10 @@ one line saying so (:data:`OWNER_ONLY`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import weakref
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -155,7 +156,8 @@ class Board:
             self.tools.register(self.web_search.tool())
         self.runner.guardrails = self.guardrails
         #: voice notes, pictures and documents: fetched and read in the lane (bot.intake), laid out here
-        self.media = MediaService(settings.media, settings.data_dir, db)
+        self.media = MediaService(settings.media, settings.data_dir, db, providers=providers, ledger=self.ledger,
+                                  spend=self.spend, retry=settings.agent.retry, spending=self.spending)
         if settings.memory.enabled:
             self.tools.register(self.facts.tool())
             self.runner.memory = self.facts
@@ -299,6 +301,15 @@ class Board:
             return await self._chat(envelope, route)
         except SpendRefused as exc:  # a model call would have passed a stranger's limit: it was not made
             return self._system_reply(envelope, route.role, exc.text, kind="error")
+
+    @contextlib.contextmanager
+    def spending(self, envelope: Envelope) -> Iterator[None]:
+        """The model calls made inside the block are ``envelope``'s sender's, held to a stranger's
+        limits (what :meth:`handle` sets; the media service's transcriptions and spoken replies too)."""
+        allowance = self.allowance_for(envelope) if envelope.is_public else None
+        with spending_for(sender_id(envelope), scope=allowance.terms.scope if allowance else None), \
+                allowed(allowance):
+            yield
 
     def set_public_terms(self, terms: PublicTerms) -> None:
         """What strangers may do and cost on ``terms.channel`` (a channel open to anyone; a reload again)."""

@@ -9,20 +9,29 @@ between compactions, so OpenAI's automatic prefix caching (and a compatible serv
 e.g. vLLM or llama.cpp prefix caching) reuses it; ``usage.prompt_tokens_details.cached_tokens``
 is reported as cache reads. Breakpoint marks are Anthropic's and are ignored here. The SDK's
 own retries are off: :mod:`board.llm.resilience` decides about retries and fallbacks.
+
+Audio (:class:`board.llm.audio.AudioProvider`): :meth:`OpenAIProvider.transcribe` posts a voice
+note to ``/audio/transcriptions`` and :meth:`OpenAIProvider.speak` asks ``/audio/speech`` for
+OGG/Opus, through the same client (same key, same ``base_url``: a self-hosted
+faster-whisper server stands in for OpenAI there); :mod:`board.media.speech` retries them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
-from board.llm.base import ChatMessage, LLMRequest, LLMResponse, Thinking, ToolCall, Usage
-from board.llm.errors import bad_response_error
-from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
+from board.llm.audio import AudioClip, Transcript
+from board.llm.base import ChatMessage, LLMError, LLMRequest, LLMResponse, Thinking, ToolCall, Usage
+from board.llm.errors import bad_response_error, connection_error, status_error, timeout_error
+from board.llm.registry import split_model
+from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, garbage_error, preview
 
 __all__ = ["NO_KEY", "OpenAIProvider", "parse_arguments", "to_openai_messages", "to_openai_tools"]
 
@@ -212,6 +221,87 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
             text="".join(text), model=request.model, tool_calls=calls, usage=_usage(usage),
             stop_reason=_stop_reason(finish), ttft_ms=ttft,
         )
+
+
+    # -- audio (board.llm.audio.AudioProvider) ---------------------------------------------
+
+    async def transcribe(self, model: str, clip: AudioClip, *, language: str | None = None,
+                         timeout_s: float | None = None) -> Transcript:
+        """``clip`` as text through ``POST /audio/transcriptions`` (``whisper-1``, ``gpt-4o-mini-transcribe``,
+        or whatever an OpenAI-compatible server such as faster-whisper serves under ``model``)."""
+        name = self._audio_model(model)
+        params: dict[str, Any] = {"model": name, "file": (clip.filename, clip.data, clip.mime)}
+        if language:
+            params["language"] = language
+        if timeout_s is not None:
+            params["timeout"] = timeout_s
+        with self._audio_errors(name):
+            result: object = await self._client_or_error().audio.transcriptions.create(**params)
+        return _transcript(result, self.name, name)
+
+    async def speak(self, model: str, text: str, *, voice: str, response_format: str = "opus") -> bytes:
+        """``text`` spoken through ``POST /audio/speech`` (``opus``: OGG/Opus, what a voice note is)."""
+        name = self._audio_model(model)
+        with self._audio_errors(name):
+            response = await self._client_or_error().audio.speech.create(
+                model=name, voice=voice, input=text, response_format=response_format)  # type: ignore[arg-type]
+            data = response.content
+        if not data:
+            raise bad_response_error(self.name, name, "the speech answer has no audio")
+        return data
+
+    def _audio_model(self, model: str) -> str:
+        _, name = split_model(model)
+        if not name:
+            raise LLMError(f"model {model!r} names no {self.title} model; write {self.name}:<model>", kind="config")
+        return name
+
+    @contextlib.contextmanager
+    def _audio_errors(self, model: str) -> Iterator[None]:
+        """SDK failures of an audio call as :class:`LLMError`, classified as for chat."""
+        errors = self.errors
+        try:
+            yield
+        except LLMError:
+            raise
+        except errors.timeout as exc:
+            raise timeout_error(self.name, model, self.settings.timeout_s) from exc
+        except errors.connection as exc:
+            raise connection_error(self.name, model, self.settings.base_url, exc) from exc
+        except errors.status as exc:
+            message, code = self._status_detail(exc)
+            response = getattr(exc, "response", None)
+            raise status_error(
+                self.name, model, self._status_code(exc), message,
+                headers=dict(response.headers) if response is not None else None, code=code, key_env=self.key_env,
+            ) from exc
+        except errors.api as exc:
+            raise status_error(self.name, model, None, str(getattr(exc, "message", None) or exc)) from exc
+        except errors.base as exc:
+            raise LLMError(f"{self.name} ({model}): {exc}", kind="other") from exc
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            raise garbage_error(self.name, model, exc) from exc
+
+
+def _transcript(result: object, provider: str, model: str) -> Transcript:
+    """The SDK's answer (a ``Transcription``; a bare string from a server that answers in text) as a Transcript."""
+    if isinstance(result, str):
+        return Transcript(result.strip())
+    text = getattr(result, "text", None)
+    if not isinstance(text, str):
+        raise bad_response_error(provider, model, f"not a transcription: {preview(result)}")
+    usage = getattr(result, "usage", None)
+    duration: float | None = None
+    tokens_in = tokens_out = 0
+    if getattr(usage, "type", None) == "duration":
+        duration = float(getattr(usage, "seconds", 0) or 0) or None
+    elif getattr(usage, "type", None) == "tokens":
+        tokens_in = int(getattr(usage, "input_tokens", 0) or 0)
+        tokens_out = int(getattr(usage, "output_tokens", 0) or 0)
+    if duration is None:  # verbose_json, and compatible servers (faster-whisper) that send it anyway
+        extra = getattr(result, "duration", None)
+        duration = float(extra) if isinstance(extra, (int, float)) and extra > 0 else None
+    return Transcript(text.strip(), duration, tokens_in, tokens_out)
 
 
 _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}

@@ -12,32 +12,47 @@ stored once) and derived text already paid for is taken from the cache.
 :meth:`MediaService.turn_input` lays a prepared envelope out for the model: the caption,
 then each attachment as quoted data (never instructions), the images' bytes for a model
 that sees, and the problems the sender is told once.
+
+:meth:`MediaService.speak` gives an answer its voice note (``media.speak_replies``), called by
+the intake right after the board answered and before the reply is stored, so a redelivered
+message or a restart never synthesises it twice. Transcription and speech are model calls made
+for the sender (:mod:`board.media.speech`): in their spending context (``spending``, from the
+board), so the ledger, the budgets and a stranger's public cap see them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import logging
+import re
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from board.allowance import SpendGate
 from board.db import StateDB
-from board.envelope import Envelope
+from board.envelope import Envelope, Reply
 from board.llm.base import ImagePart
+from board.llm.registry import ProviderRegistry
+from board.llm.resilience import RetryPolicy
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import Blob, BlobStore
 from board.media.documents import DocumentReader
 from board.media.images import ImageReader
 from board.media.problems import MediaProblem, Problem
-from board.media.settings import MediaSettings
+from board.media.settings import MediaSettings, SpeakReplies
+from board.media.speech import AudioCalls, AudioFailed, SpendRefused
 from board.media.store import MediaStore
 from board.media.understand import MediaFetcher, UnderstandContext, Understander
-from board.media.voice import OfflineTranscriber
+from board.media.voice import OfflineTranscriber, Transcriber
+from board.memory.ledger import Ledger
 from board.workspace.quoting import FieldLimit, quote_field, quote_lines
 
-__all__ = ["MediaService", "TurnInput"]
+__all__ = ["MediaService", "TurnInput", "spoken_text"]
 
 log = logging.getLogger("sabha.media")
 
@@ -69,13 +84,20 @@ class TurnInput:
 class MediaService:
     """See the module docstring."""
 
-    def __init__(self, settings: MediaSettings, data_dir: Path, db: StateDB) -> None:
+    def __init__(self, settings: MediaSettings, data_dir: Path, db: StateDB, *,
+                 providers: ProviderRegistry | None = None, ledger: Ledger | None = None,
+                 spend: SpendGate | None = None, retry: RetryPolicy | None = None,
+                 spending: Callable[[Envelope], AbstractContextManager[None]] | None = None) -> None:
         self.settings = settings
         self.blobs = BlobStore(data_dir / "media")
         self.store = MediaStore(db)
         self._understanders: dict[MediaKind, Understander] = {}
         self._pruned = 0.0
-        for understander in (OfflineTranscriber(), ImageReader(), DocumentReader()):
+        self._spending = spending or (lambda envelope: contextlib.nullcontext())
+        #: speech models (transcription, spoken replies); None without providers (offline only)
+        self.audio = AudioCalls(providers, ledger or Ledger(db), spend, retry=retry) if providers is not None else None
+        hearing: Understander = Transcriber(self.audio) if self.audio is not None else OfflineTranscriber()
+        for understander in (hearing, ImageReader(), DocumentReader()):
             self.register(understander)
 
     def register(self, understander: Understander) -> None:
@@ -95,7 +117,8 @@ class MediaService:
             return envelope
         self._prune_now_and_then()
         ctx = UnderstandContext(envelope, self.settings, self.blobs, self.store)
-        done = tuple([await self._prepare_one(att, ctx, fetcher) for att in envelope.attachments])
+        with self._spending(envelope):  # transcribing is a model call made for the sender
+            done = tuple([await self._prepare_one(att, ctx, fetcher) for att in envelope.attachments])
         await self.store.record(channel=envelope.channel, chat_id=envelope.chat_id, thread_id=envelope.thread_id,
                                 message_id=envelope.message_id, sender=envelope.sender, attachments=done)
         return replace(envelope, attachments=done)
@@ -157,6 +180,50 @@ class MediaService:
         except OSError as exc:
             log.warning("media: could not remove old files: %s", exc)
 
+    # -- spoken replies --------------------------------------------------------------
+
+    def wants_voice(self, envelope: Envelope, reply: Reply) -> bool:
+        """Whether ``reply`` to ``envelope`` should also go out spoken (``media.speak_replies``):
+        answers only, never with ``speak_replies: never`` or no ``speech_model``; with
+        ``when_spoken_to`` only when the question was a voice note; never an answer longer
+        than ``speak_max_chars`` (sent as text only)."""
+        settings = self.settings
+        if reply.kind != "answer" or reply.voice is not None or not reply.text.strip():
+            return False
+        if settings.speak_replies is SpeakReplies.NEVER or not settings.speech_model or self.audio is None:
+            return False
+        if settings.speak_replies is SpeakReplies.WHEN_SPOKEN_TO and \
+                not any(att.kind is MediaKind.VOICE for att in envelope.attachments):
+            return False
+        return len(spoken_text(reply.text)) <= settings.speak_max_chars
+
+    async def speak(self, envelope: Envelope, reply: Reply) -> Reply:
+        """``reply`` with its ``voice`` (the blob of the answer spoken as OGG/Opus) when
+        :meth:`wants_voice`; a failure leaves the text answer as it is (logged)."""
+        if not self.wants_voice(envelope, reply):
+            return reply
+        settings = self.settings
+        assert self.audio is not None and settings.speech_model is not None
+        try:
+            with self._spending(envelope):
+                audio = await self.audio.speak(settings.speech_model, spoken_text(reply.text),
+                                               voice=settings.speech_voice, timeout_s=settings.transcribe_timeout_s)
+            blob = await asyncio.to_thread(self.blobs.put, audio, "a spoken reply")
+        except SpendRefused as exc:
+            log.info("media: no spoken reply for %s on %s: %s", envelope.sender, envelope.channel, exc)
+            return reply
+        except AudioFailed as exc:
+            log.warning("media: the answer to %s on %s goes out as text only: speaking it failed: %s",
+                        envelope.sender, envelope.channel, exc)
+            return reply
+        except OSError as exc:
+            if exc.errno in _DISK_TROUBLE:
+                raise
+            log.warning("media: the spoken reply to %s on %s could not be stored: %s", envelope.sender,
+                        envelope.channel, exc)
+            return reply
+        return replace(reply, voice=blob.sha256)
+
     # -- the turn's input ------------------------------------------------------------
 
     def turn_input(self, envelope: Envelope, text: str) -> TurnInput:
@@ -196,3 +263,12 @@ class MediaService:
         except OSError:
             return None
         return ImagePart(mime=att.mime or "image/jpeg", data=data, name=att.name)
+
+
+_LINK = re.compile(r"\[([^\]]+)\]\([^)]+\)")
+_MARKS = re.compile(r"(\*\*|__|[*`#>]|^\s*[-+]\s+)", re.MULTILINE)
+
+
+def spoken_text(text: str) -> str:
+    """``text`` as it is read aloud: Markdown marks and link targets dropped."""
+    return _MARKS.sub("", _LINK.sub(r"\1", text)).strip()

@@ -20,7 +20,8 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    :class:`bot.intake.scheduler.Scheduler` (order within a conversation, conversations
    concurrent up to the global cap, fair turns);
 5. **answer**: attachments are fetched and read (:mod:`board.media`), then the board
-   answers (typing shown only while the turn runs); a storage
+   answers (typing shown only while the turn runs), and the answer gets its voice note
+   when ``media.speak_replies`` asks for one (before it is stored: never synthesised twice); a storage
    error on the way parks the message and retries it later, so nothing is lost; a turn
    still running after ``board.slow_notice_s`` tells the user once that the board is
    working on it (never stored: the notice is not the answer; a channel that can edits
@@ -230,6 +231,7 @@ class Intake:
                         fetcher = self.courier if isinstance(self.courier, MediaFetcher) else None
                         envelope = await self.board.media.prepare(envelope, fetcher)
                     reply = await self.board.handle(envelope)
+                    reply = await self.board.media.speak(envelope, reply)  # spoken before it is stored
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

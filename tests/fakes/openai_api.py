@@ -21,6 +21,16 @@ with ``default_text``. Every request is recorded in ``requests`` (parsed JSON
 body and headers). Token counts are deterministic estimates (about four
 characters per token), never tiktoken, so no encoding download is needed.
 
+Audio: ``POST /v1/audio/transcriptions`` (multipart, as the SDK sends it: ``file`` with its
+name and content type, ``model``, optional ``language``) answers the text scripted for those
+exact audio bytes (:meth:`FakeOpenAI.script_transcript`), with ``usage`` as the real API
+reports it (``{"type": "duration", "seconds": ...}`` for whisper-1, tokens for the gpt-4o
+models); ``transcribe_delay`` slows every answer, :meth:`FakeOpenAI.fail_transcriptions`
+makes the next N fail (or a model always fail: ``failing_models``). ``POST /v1/audio/speech``
+(JSON ``model``, ``voice``, ``input``, ``response_format``) answers bytes that look like
+OGG/Opus; :meth:`FakeOpenAI.fail_speech` makes the next N fail. What each received is in
+``transcriptions`` / ``speeches`` (not in ``requests``, which stays the chat's).
+
 Like the real API the fake rejects, with a 400, a transcript in which an
 assistant message's ``tool_calls`` are not all answered by following ``tool``
 messages, or a ``tool`` message that answers nothing (``validate=False`` turns
@@ -30,6 +40,7 @@ this off).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
@@ -39,13 +50,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from aiohttp.web_request import FileField
 
-from tests.fakes.local_server import Answer, ErrorReply, LLMServer, TextReply, approx_tokens, pieces
+from tests.fakes.local_server import (
+    Answer,
+    DisconnectReply,
+    ErrorReply,
+    LLMServer,
+    TextReply,
+    approx_tokens,
+    pieces,
+)
 from tests.fakes.local_server import random_id as _rand
 
 __all__ = [
     "FakeOpenAI",
+    "SpeechRequest",
     "ToolCall",
+    "TranscriptionRequest",
+    "fake_ogg_opus",
     "reply_error",
 ]
 
@@ -119,6 +142,55 @@ def reply_error(
     return ErrorReply(status, body, dict(headers or {}))
 
 
+# --------------------------------------------------------------------------- audio
+
+
+@dataclass(frozen=True)
+class TranscriptionRequest:
+    """What one ``POST /v1/audio/transcriptions`` carried."""
+
+    model: str | None
+    filename: str | None
+    content_type: str | None
+    audio: bytes
+    fields: dict[str, str]
+    authorization: str | None
+
+
+@dataclass(frozen=True)
+class SpeechRequest:
+    """What one ``POST /v1/audio/speech`` carried."""
+
+    body: dict[str, Any]
+
+    @property
+    def input(self) -> str:
+        return str(self.body.get("input"))
+
+    @property
+    def voice(self) -> Any:
+        return self.body.get("voice")
+
+    @property
+    def response_format(self) -> Any:
+        return self.body.get("response_format")
+
+    @property
+    def model(self) -> Any:
+        return self.body.get("model")
+
+
+def fake_ogg_opus(seconds: float = 3.0, payload: bytes = b"") -> bytes:
+    """Bytes shaped like an OGG/Opus file of ``seconds``: an ``OpusHead`` page, then a last page whose
+    granule position (48 kHz samples) says the length. Not playable audio; enough for a parser."""
+    def page(granule: int, body: bytes, flags: int) -> bytes:
+        return (b"OggS" + bytes([0, flags]) + granule.to_bytes(8, "little") + b"\x01\x00\x00\x00"
+                + b"\x00\x00\x00\x00" + b"\x00\x00\x00\x00" + bytes([1, len(body)]) + body)
+    head = b"OpusHead" + bytes([1, 1]) + (312).to_bytes(2, "little") + (48000).to_bytes(4, "little") + b"\x00\x00\x00"
+    tail = payload[:200] or b"fake opus audio"
+    return page(0, head, 2) + page(int(seconds * 48000) + 312, tail, 4)
+
+
 # --------------------------------------------------------------------------- server
 
 
@@ -146,6 +218,109 @@ class FakeOpenAI(LLMServer):
     _seen_prompts: deque[str]
 
     error_reply = staticmethod(reply_error)
+
+    # -- audio -----------------------------------------------------------------------
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.transcriptions: list[TranscriptionRequest] = []
+        self.speeches: list[SpeechRequest] = []
+        self.transcripts: dict[bytes, tuple[str, float]] = {}
+        self.transcribe_delay = 0.0  # seconds before each transcription answer
+        self.speech_delay = 0.0
+        self.failing_models: set[str] = set()  # transcription models that always answer 503
+        self._transcribe_failures: deque[ErrorReply | DisconnectReply] = deque()
+        self._speech_failures: deque[ErrorReply | DisconnectReply] = deque()
+        self._audio_event = asyncio.Event()
+
+    def script_transcript(self, audio: bytes, text: str, *, seconds: float = 7.0) -> None:
+        """Answer ``text`` (a note of ``seconds``) whenever exactly ``audio`` is posted for transcription."""
+        self.transcripts[audio] = (text, seconds)
+
+    def fail_transcriptions(self, times: int = 1, status: int = 500, kind: str = "server_error", *,
+                            disconnect: bool = False) -> None:
+        """The next ``times`` transcription requests fail (an error body, or a dropped connection)."""
+        for _ in range(times):
+            self._transcribe_failures.append(DisconnectReply() if disconnect else reply_error(status, kind))
+
+    def fail_speech(self, times: int = 1, status: int = 500, kind: str = "server_error") -> None:
+        """The next ``times`` speech requests fail."""
+        for _ in range(times):
+            self._speech_failures.append(reply_error(status, kind))
+
+    async def wait_for_audio(self, transcriptions: int = 0, speeches: int = 0, timeout: float = 10.0) -> None:
+        """Wait until at least so many transcription and speech requests arrived."""
+
+        async def _wait() -> None:
+            while len(self.transcriptions) < transcriptions or len(self.speeches) < speeches:
+                self._audio_event.clear()
+                await self._audio_event.wait()
+
+        await asyncio.wait_for(_wait(), timeout)
+
+    async def _audio_delay(self, seconds: float) -> None:
+        if seconds:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), timeout=seconds)
+
+    async def _transcribe(self, request: web.Request) -> web.StreamResponse:
+        form = await request.post()
+        upload = form.get("file")
+        audio = upload.file.read() if isinstance(upload, FileField) else b""
+        fields = {k: str(v) for k, v in form.items() if not isinstance(v, FileField)}
+        self.transcriptions.append(TranscriptionRequest(
+            fields.get("model"), upload.filename if isinstance(upload, FileField) else None,
+            upload.content_type if isinstance(upload, FileField) else None, audio, fields,
+            request.headers.get("Authorization")))
+        self._audio_event.set()
+        problem = self.check_headers(request)
+        if problem is None and (not audio or "model" not in fields):
+            problem = reply_error(400, "invalid_request_error", "you must provide a file and a model", param="file")
+        if problem is not None:
+            return self.error_response(problem)
+        await self._audio_delay(self.transcribe_delay)
+        if self._transcribe_failures:
+            fault = self.wire_fault(request, self._transcribe_failures.popleft())
+            assert fault is not None
+            return fault
+        model = fields["model"]
+        if model in self.failing_models:
+            return self.error_response(reply_error(503, "server_error"))
+        text, seconds = self.transcripts.get(audio, (f"(fake transcript of {len(audio)} bytes)", 7.0))
+        usage: dict[str, Any] = {"type": "duration", "seconds": seconds} if model.startswith("whisper") else {
+            "type": "tokens", "input_tokens": int(seconds * 10), "output_tokens": approx_tokens(text),
+            "total_tokens": int(seconds * 10) + approx_tokens(text),
+            "input_token_details": {"text_tokens": 0, "audio_tokens": int(seconds * 10)}}
+        return web.json_response({"text": text, "usage": usage}, headers=self.response_headers())
+
+    async def _speech(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = {}
+        self.speeches.append(SpeechRequest(body if isinstance(body, dict) else {}))
+        self._audio_event.set()
+        problem = self.check_headers(request)
+        if problem is None and not (isinstance(body, dict) and body.get("input") and body.get("voice")):
+            problem = reply_error(400, "invalid_request_error", "input and voice are required", param="input")
+        if problem is not None:
+            return self.error_response(problem)
+        await self._audio_delay(self.speech_delay)
+        if self._speech_failures:
+            fault = self.wire_fault(request, self._speech_failures.popleft())
+            assert fault is not None
+            return fault
+        seconds = max(1.0, len(str(body["input"])) / 15)
+        audio = fake_ogg_opus(seconds, str(body["input"]).encode())
+        types = {"opus": "audio/ogg", "mp3": "audio/mpeg", "wav": "audio/wav"}
+        return web.Response(body=audio, content_type=types.get(str(body.get("response_format")), "audio/ogg"),
+                            headers=self.response_headers())
+
+    def routes(self, app: web.Application) -> None:
+        app.router.add_post("/v1/audio/transcriptions", self._transcribe)
+        app.router.add_post("/v1/audio/speech", self._speech)
+        super().routes(app)
 
     def tool_call(self, name: str, args: Mapping[str, Any] | str, call_id: str | None = None) -> ToolCall:
         """``args`` is a dict (JSON-encoded for you) or a raw string (sent as is)."""
