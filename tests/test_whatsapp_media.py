@@ -37,6 +37,7 @@ from bot.channels.whatsapp.inbound import Disposition, parse_notification, read_
 from tests.daemon_support import SabhaProcess
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.graph_api import FakeGraphAPI
+from tests.fakes.openai_api import FakeOpenAI, fake_ogg_opus
 from tests.telegram_support import eventually
 from tests.whatsapp_support import (
     APP_SECRET,
@@ -318,12 +319,28 @@ class ShowModel(EchoModel):
             "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}})
 
 
-def write_config(root: Path, graph: FakeGraphAPI, model: EchoModel, media: list[str] | None = None) -> Path:
+class ShowOpenAI(FakeOpenAI):
+    """The fake OpenAI server (chat, transcription, speech) whose unscripted chat answer is
+    ``SAW <the last user message on one line>``, as :class:`ShowModel`'s."""
+
+    async def next_reply(self) -> Any:
+        if self._script:
+            return await super().next_reply()
+        body = self.requests[-1].body or {} if self.requests else {}
+        users = [m for m in body.get("messages") or [] if m.get("role") == "user"]
+        content = users[-1].get("content") if users else ""
+        parts = content if isinstance(content, list) else [{"type": "text", "text": str(content)}]
+        shown = " ".join(p.get("text", "") if p.get("type") == "text" else f"[{p.get('type')} part]" for p in parts)
+        return self.text_reply("SAW " + " ".join(shown.split())[:3500])
+
+
+def write_config(root: Path, graph: FakeGraphAPI, model: EchoModel | FakeOpenAI, media: list[str] | None = None
+                 ) -> Path:
     """A workspace and a sabha.yaml with only the WhatsApp channel, on the fakes."""
     if not (root / "workspace").exists():
         copy_default_workspace(root / "workspace")
     lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
-             "llm:", "  model: openai:show", "  retry: {retries: 0}", "  providers:", "    openai:",
+             "llm:", "  model: openai:gpt-4o-mini", "  retry: {retries: 0}", "  providers:", "    openai:",
              "      api_key: test-key", f"      base_url: {model.base_url}",
              "whatsapp:", f'  phone_number_id: "{NUMBER_ID}"', "  access_token: ${WHATSAPP_ACCESS_TOKEN}",
              "  app_secret: ${WHATSAPP_APP_SECRET}", f"  verify_token: {VERIFY_TOKEN}",
@@ -339,7 +356,7 @@ def write_config(root: Path, graph: FakeGraphAPI, model: EchoModel, media: list[
 class Daemon:
     """A running ``sabha run`` on the fakes, and a way to post webhooks to it."""
 
-    def __init__(self, root: Path, graph: FakeGraphAPI, model: EchoModel, http: ClientSession) -> None:
+    def __init__(self, root: Path, graph: FakeGraphAPI, model: EchoModel | FakeOpenAI, http: ClientSession) -> None:
         self.root, self.graph, self.model, self.http = root, graph, model, http
         self.sabha: SabhaProcess | None = None
 
@@ -521,3 +538,107 @@ async def test_kill_9_during_a_slow_download_then_restart_answers_it_exactly_onc
     await daemon.marker()
     assert len(daemon.answers_to(item["id"])) == 1
     assert media.lookups == 2  # a fresh url for the second try
+
+
+# --- voice notes (the voice branch's transcription and speech, through the fake OpenAI server) ----------
+
+VOICE_QUESTION = "Should we raise our prices by ten percent before the festival season?"
+VOICE_MEDIA = ["transcribe_model: openai:gpt-4o-mini-transcribe"]
+SPEAK_MEDIA = [*VOICE_MEDIA, "speak_replies: when_spoken_to", "speech_model: openai:gpt-4o-mini-tts"]
+
+
+@pytest.fixture
+async def voiced(tmp_path: Path, fake_graph: FakeGraphAPI) -> AsyncIterator[tuple[Daemon, ShowOpenAI]]:
+    async with ShowOpenAI() as openai, ClientSession(timeout=ClientTimeout(total=20)) as http:
+        d = Daemon(tmp_path, fake_graph, openai, http)
+        try:
+            yield d, openai
+        finally:
+            if d.sabha is not None:
+                await d.sabha.close()
+
+
+def _voice_note(graph: FakeGraphAPI, openai: FakeOpenAI, said: str, *, delay_s: float = 0.0
+                ) -> tuple[dict[str, Any], bytes]:
+    note = fake_ogg_opus(7.0, said.encode())
+    openai.script_transcript(note, said, seconds=7.0)
+    media_id = graph.add_media(note, "audio/ogg; codecs=opus", delay_s=delay_s)
+    item = media_message("audio", media_id, sha256=hashlib.sha256(note).hexdigest(),
+                         mime_type="audio/ogg; codecs=opus", voice=True)
+    return item, note
+
+
+async def test_a_voice_note_is_answered_with_what_it_said(
+    voiced: tuple[Daemon, ShowOpenAI], fake_graph: FakeGraphAPI
+) -> None:
+    daemon, openai = voiced
+    await daemon.start(media=VOICE_MEDIA)
+    item, note = _voice_note(fake_graph, openai, VOICE_QUESTION)
+    await daemon.post(item)
+    answer = await daemon.answer_to(item["id"])
+    assert VOICE_QUESTION in answer and "transcribed" in answer
+    [heard] = openai.transcriptions
+    assert heard.audio == note and heard.model == "gpt-4o-mini-transcribe"
+    assert not fake_graph.sent_audio  # speak_replies: never (the default)
+
+
+async def test_kill_9_during_transcription_then_restart_answers_it_exactly_once(
+    voiced: tuple[Daemon, ShowOpenAI], fake_graph: FakeGraphAPI
+) -> None:
+    daemon, openai = voiced
+    await daemon.start(media=VOICE_MEDIA)
+    openai.transcribe_delay = 30.0
+    item, _ = _voice_note(fake_graph, openai, VOICE_QUESTION)
+    await daemon.post(item)
+    await openai.wait_for_audio(transcriptions=1, timeout=30)
+    assert daemon.sabha is not None
+    await daemon.sabha.signal(signal.SIGKILL)
+    assert not daemon.answers_to(item["id"])
+    openai.transcribe_delay = 0.0
+    await daemon.start()
+    answer = await daemon.answer_to(item["id"], timeout=60)
+    assert VOICE_QUESTION in answer
+    await daemon.marker()
+    assert len(daemon.answers_to(item["id"])) == 1 and len(openai.transcriptions) == 2
+
+
+async def test_kill_9_during_a_voice_note_download_then_restart_answers_it_exactly_once(
+    voiced: tuple[Daemon, ShowOpenAI], fake_graph: FakeGraphAPI
+) -> None:
+    daemon, openai = voiced
+    await daemon.start(media=VOICE_MEDIA)
+    item, note = _voice_note(fake_graph, openai, VOICE_QUESTION + " " + "x" * 200_000, delay_s=0.2)
+    fake_graph.media[item["audio"]["id"]].chunk = 16 * 1024
+    await daemon.post(item)
+    media = fake_graph.media[item["audio"]["id"]]
+    await eventually(lambda: media.served > 0, "the download under way", timeout=30)
+    assert daemon.sabha is not None
+    await daemon.sabha.signal(signal.SIGKILL)
+    assert not daemon.answers_to(item["id"]) and not openai.transcriptions
+    media.delay_s = 0.0
+    await daemon.start()
+    answer = await daemon.answer_to(item["id"], timeout=60)
+    assert VOICE_QUESTION in answer
+    await daemon.marker()
+    assert len(daemon.answers_to(item["id"])) == 1 and [t.audio for t in openai.transcriptions] == [note]
+
+
+async def test_a_spoken_question_gets_the_text_then_a_spoken_reply_uploaded_and_sent_as_audio(
+    voiced: tuple[Daemon, ShowOpenAI], fake_graph: FakeGraphAPI
+) -> None:
+    daemon, openai = voiced
+    await daemon.start(media=SPEAK_MEDIA)
+    item, _ = _voice_note(fake_graph, openai, VOICE_QUESTION)
+    await daemon.post(item)
+    text = await daemon.answer_to(item["id"])
+    await eventually(lambda: fake_graph.sent_audio, "the spoken reply", timeout=30)
+    [upload] = fake_graph.uploads
+    [audio] = fake_graph.sent_audio
+    [speech] = openai.speeches
+    assert VOICE_QUESTION in text and VOICE_QUESTION in speech.input
+    assert upload.data.startswith(b"OggS") and upload.type == "audio/ogg" and upload.messaging_product == "whatsapp"
+    assert audio.media_id == upload.media_id and audio.user == FRIEND and audio.context_id == item["id"]
+    text_wamid = next(s.wamid for s in fake_graph.sent if s.context_id == item["id"])
+    assert int(text_wamid[9:15]) < int(audio.wamid[9:15])  # the text first, then the voice
+    typed = await daemon.marker()  # when_spoken_to: a typed question is answered in text only
+    assert "MARKER" in typed and len(fake_graph.sent_audio) == 1 and len(openai.speeches) == 1
