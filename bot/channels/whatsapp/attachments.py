@@ -1,7 +1,7 @@
 """What a WhatsApp message carries besides text, as :class:`board.media.attachment.Attachment` records.
 
 Read from the ``messages[]`` item's own object (Meta's documented shapes; see pywa's update
-fixtures): ``image``, ``sticker`` (static or animated: read as a picture), ``video``,
+fixtures): ``image``, ``sticker`` (static or animated WebP: a picture the core reads as one), ``video``,
 ``document`` (with its ``filename``) and ``audio`` (``voice: true`` is a voice note) become a
 *reference* (``MediaRef(channel="whatsapp", id=<media id>)``, the declared ``mime_type`` and
 ``sha256``): nothing is downloaded at receipt; the bytes are fetched in the conversation's
@@ -35,7 +35,7 @@ _MANY = 50  # contact cards / order items listed at most
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 #: The message types whose content is a file, and what each is.
-_FILE_KINDS = {"image": MediaKind.IMAGE, "sticker": MediaKind.IMAGE, "video": MediaKind.VIDEO,
+_FILE_KINDS = {"image": MediaKind.IMAGE, "sticker": MediaKind.STICKER, "video": MediaKind.VIDEO,
                "document": MediaKind.DOCUMENT, "audio": MediaKind.AUDIO, "voice": MediaKind.VOICE}
 
 
