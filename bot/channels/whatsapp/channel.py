@@ -186,7 +186,8 @@ class WhatsAppChannel:
     async def deliver(self, reply: Reply, progress: SendProgress) -> None:
         """Send ``reply`` to the user (or group) it answers, quoting their message, split at 4096
         characters. A fixed line (the polite "text only" line, the edit notice) marks the message
-        read first, as an answer's typing indicator does."""
+        read first, as an answer's typing indicator does. A spoken version (``reply.voice``) follows
+        the text as an audio message (:meth:`_send_voice`)."""
         reply_to = quoted_wamid(reply.reply_to) if reply.reply_to else None
         if reply.kind == "error" and reply_to:
             await self.graph.mark_read(reply_to, typing=False)
