@@ -671,3 +671,16 @@ async def test_a_pdf_documents_content_reaches_the_answer(daemon: Daemon, fake_g
     answer = await daemon.answer_to(item["id"])
     assert "What is weak here?" in answer and "memo.pdf" in answer
     assert "raise the premium plan to 999 rupees" in answer and "Churn held at 3 percent" in answer
+
+
+async def test_a_transcription_outage_is_told_once_and_nothing_is_lost(
+    voiced: tuple[Daemon, ShowOpenAI], fake_graph: FakeGraphAPI
+) -> None:
+    daemon, openai = voiced
+    await daemon.start(media=VOICE_MEDIA)
+    openai.fail_transcriptions(times=10, status=503)
+    item, _ = _voice_note(fake_graph, openai, VOICE_QUESTION)
+    await daemon.post(item)
+    await daemon.marker()
+    [answer] = daemon.answers_to(item["id"])
+    assert "could not transcribe" in answer and VOICE_QUESTION not in answer
