@@ -285,12 +285,25 @@ async def test_a_batch_with_two_messages_a_status_and_an_error_is_handled_item_b
 
 
 @pytest.mark.parametrize("kind", sorted(MEDIA))
-async def test_media_and_other_non_text_get_one_polite_text_only_reply_and_no_model_call(
-    start: Start, model: RecordingModel, fake: FakeGraphAPI, kind: str
+async def test_media_locations_contacts_and_orders_are_answered_by_the_board_not_the_text_only_line(
+    start: Start, fake: FakeGraphAPI, kind: str
 ) -> None:
+    # Issue 24 changed this on purpose: these kinds got "I can only read text messages" before.
+    # (The fake serves none of these media ids: a file kind is answered saying it is no longer available.)
     run = await start()
     wamid = new_wamid()
     assert await run.post(notification([message(FRIEND, kind, wamid=wamid, **MEDIA[kind])])) == 200
+    await eventually(lambda: len(fake.sent) == 1, "the reply")
+    assert "only read text" not in fake.sent[0].body and fake.sent[0].context_id == wamid
+
+
+async def test_media_without_a_usable_id_still_gets_the_polite_text_only_line(
+    start: Start, model: RecordingModel, fake: FakeGraphAPI
+) -> None:
+    run = await start()
+    wamid = new_wamid()
+    assert await run.post(notification([message(FRIEND, "image", wamid=wamid, image={"mime_type": "image/jpeg"})])) \
+        == 200
     await eventually(lambda: len(fake.sent) == 1, "the reply")
     assert "only read text" in fake.sent[0].body and fake.sent[0].context_id == wamid
     assert model.calls == []

@@ -19,6 +19,12 @@ in the group, and its sender must still be admitted. Every message a person writ
 answer or a deliberate, logged silence (:func:`.inbound.disposition_of`): the board's answer,
 the polite "text only" line, or the "edits are not read" line; a fixed line marks the message
 read. Meetings called here are relayed by :class:`.meeting.MeetingRelay`.
+
+Pictures, stickers, documents, audio and voice notes arrive as references (:mod:`.attachments`;
+nothing is downloaded before the 200); the media service fetches them in the lane through
+:meth:`WhatsAppChannel.fetch_media` (:mod:`.media`). A reply with a spoken version
+(``Reply.voice``) is sent as text, then uploaded and sent as an audio message; a voice that
+fails after the text is logged and never sends the text again.
 """
 
 from __future__ import annotations
@@ -31,15 +37,18 @@ import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+import aiohttp
 from aiohttp import web
 
 from board.allowance import MEETINGS_CLOSED, PublicTerms
 from board.commands.about import CHAIR_ADDRESSING, Addressing
 from board.envelope import Envelope, Reply
+from board.media.attachment import Attachment
+from board.media.blobs import BlobSink
 from board.roles import GENERAL
 from board.router import Route, Router
 from board.service import Board
-from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress, repeating
+from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress, repeating
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
@@ -57,6 +66,7 @@ from bot.channels.whatsapp.inbound import (
     signature_problem,
 )
 from bot.channels.whatsapp.limits import WINDOW_CLOSED
+from bot.channels.whatsapp.media import WhatsAppMedia
 from bot.channels.whatsapp.meeting import MeetingRelay
 from bot.channels.whatsapp.outbound import GraphClient, Pacing, Refused
 from bot.channels.whatsapp.places import GroupGate, edit_message_id, quoted_wamid
@@ -102,6 +112,7 @@ class WhatsAppChannel:
         self.owns_hub = hub is None
         self.hub = hub or IntakeHub()
         self.graph = GraphClient(settings, pacing)
+        self.media = WhatsAppMedia(self.graph, settings)
         self.people = People(board.db, self._merge_people)
         self.access = AccessPolicy(settings, board.db, ids=self.people.identifiers,
                                    closed=lambda usd: board.spend.closed("public", SCOPE, usd))
@@ -175,7 +186,8 @@ class WhatsAppChannel:
     async def deliver(self, reply: Reply, progress: SendProgress) -> None:
         """Send ``reply`` to the user (or group) it answers, quoting their message, split at 4096
         characters. A fixed line (the polite "text only" line, the edit notice) marks the message
-        read first, as an answer's typing indicator does."""
+        read first, as an answer's typing indicator does. A spoken version (``reply.voice``) follows
+        the text as an audio message (:meth:`_send_voice`)."""
         reply_to = quoted_wamid(reply.reply_to) if reply.reply_to else None
         if reply.kind == "error" and reply_to:
             await self.graph.mark_read(reply_to, typing=False)
@@ -185,6 +197,25 @@ class WhatsAppChannel:
         pieces = split_text(body) or ["(empty answer)"]
         for i, piece in enumerate(pieces):
             await self._send(reply.chat_id, piece, reply_to if i == 0 else None, progress)
+        if reply.voice:
+            await self._send_voice(reply, reply_to)
+
+    async def fetch_media(self, attachment: Attachment, sink: BlobSink) -> None:
+        """The media service's download (:class:`board.media.understand.MediaFetcher`), see :mod:`.media`."""
+        await self.media.fetch(attachment, sink)
+
+    async def _send_voice(self, reply: Reply, reply_to: str | None) -> None:
+        """The spoken answer after its text: a failure is logged; the text, already sent, counts."""
+        user = self.people.address(reply.chat_id)
+        try:
+            data = self.board.media.blobs.read(reply.voice or "")
+            wamid = await self.media.send_voice(user, data, reply_to=reply_to)
+        except (OSError, ValueError, RuntimeError, TimeoutError, aiohttp.ClientError, SendFailed) as exc:
+            log.warning("whatsapp: the spoken reply to %s was not sent (the text was): %s", user, exc)
+            return
+        if wamid:
+            with contextlib.suppress(Exception):
+                await self.deliveries.accepted(wamid, user, reply_to)
 
     async def _send(self, person: str, body: str, reply_to: str | None, progress: SendProgress) -> None:
         user = self.people.address(person)  # the current number, else the business-scoped id
@@ -321,7 +352,7 @@ class WhatsAppChannel:
                             # (no owner-only command shows the board's numbers and spend to the group)
                             is_owner=self.access.is_owner(user) and item.group_id is None,
                             is_public=self.access.is_public(user),
-                            role_hint=self.roles.role_of(place))
+                            role_hint=self.roles.role_of(place), attachments=item.attachments)
         kind = _KINDS[item.disposition]
         if kind is InboundKind.TEXT and (self.access.listed(user) or self.access.mode.value == "public"):
             await self._stick(envelope)

@@ -9,10 +9,12 @@ which strict JSON parsers refuse) become U+FFFD, and an item that is still not w
 documents is left out and named in :attr:`Notification.skipped` (the channel logs it); the
 rest is read as usual. :func:`read_items` walks every ``entry[].changes[].value`` and sorts
 its ``messages[]``, ``statuses[]`` and ``errors[]`` into typed items with a
-:class:`Disposition`: a message for the board (text, and the text of an interactive or
-template button reply); a message only a fixed line answers (media, location, contacts,
-order, voice, polls and every other type Cloud API calls ``unsupported``, a message whose
-content Meta could not give, and any type Sabha does not know yet); an edit (a fixed line
+:class:`Disposition`: a message for the board (text, the text of an interactive or
+template button reply, and media: a picture, sticker, video, document, audio or voice note,
+a location, contact cards or an order, read by :mod:`.attachments` into attachments with
+the caption as text); a message only a fixed line answers (polls and every other type Cloud
+API calls ``unsupported``, a message whose content Meta could not give, media without a
+usable id, and any type Sabha does not know yet); an edit (a fixed line
 saying edits are not read); or an event that is deliberately logged without a reply
 (reactions, pins, deleted messages, a chat being opened, system notices).
 
@@ -34,6 +36,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from board.envelope import clean_text
+from board.media.attachment import Attachment
+from bot.channels.whatsapp.attachments import attachments_of
 
 __all__ = [
     "Disposition",
@@ -361,13 +365,17 @@ _SILENT = {MessageType.REACTION, MessageType.SYSTEM, MessageType.REVOKE, Message
 _SILENT_UNSUPPORTED = {"reaction", "pin", "keep_in_chat"}  # ``unsupported.type`` values that are such acts
 
 
-def disposition_of(kind: str, text: str | None, unsupported: str | None = None) -> Disposition:
+def disposition_of(kind: str, text: str | None, unsupported: str | None = None, *,
+                   attachments: bool = False) -> Disposition:
     """What to do with a message of ``kind`` whose readable text is ``text`` (``unsupported``:
-    the ``unsupported.type`` Meta names for a type Cloud API does not support, e.g. ``poll_creation``).
+    the ``unsupported.type`` Meta names for a type Cloud API does not support, e.g. ``poll_creation``;
+    ``attachments``: media or a shared location, card or order was read from it).
 
     Every message a person wrote gets an answer: the board's, or a fixed line (also for a
     type Sabha does not know yet); only the acts in ``_SILENT`` get none."""
     if kind in (MessageType.TEXT, MessageType.INTERACTIVE, MessageType.BUTTON) and text is not None:
+        return Disposition.BOARD
+    if attachments and kind not in (MessageType.UNSUPPORTED, MessageType.EDIT) and kind not in _SILENT:
         return Disposition.BOARD
     if kind == MessageType.EDIT:
         return Disposition.EDITED
@@ -396,6 +404,7 @@ class InboundMessage:
     errors: tuple[WaError, ...] = ()
     group_id: str | None = None  # written in this WhatsApp group
     quoted: str | None = None  # the message an answer quotes, when not this one (an edit's original)
+    attachments: tuple[Attachment, ...] = ()  # media references, a location, cards, an order (:mod:`.attachments`)
 
 
 @dataclass(frozen=True)
@@ -439,11 +448,14 @@ def read_items(note: Notification) -> Iterator[InboundMessage | StatusUpdate | R
                 bsuid = message.from_user_id or (contact.user_id if contact else None)
                 name = contact.profile.name if contact and contact.profile else None
                 text = _text_of(message)
+                attachments, caption = attachments_of(message.type, message.model_extra or {})
+                if attachments:
+                    text = clean_text(caption) if caption else ""
                 subtype = message.unsupported.type if message.unsupported else None
                 original = message.edit.original_message_id if message.edit else None
                 yield InboundMessage(number_id, message.id, message.type, text, phone or bsuid, bsuid, name,
-                                     disposition_of(message.type, text, subtype), tuple(message.errors),
-                                     message.group_id, original)
+                                     disposition_of(message.type, text, subtype, attachments=bool(attachments)),
+                                     tuple(message.errors), message.group_id, original, attachments)
             for status in value.statuses:
                 yield StatusUpdate(status.id, status.status, status.recipient_id or status.recipient_user_id,
                                    tuple(status.errors))

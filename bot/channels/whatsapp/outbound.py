@@ -34,7 +34,7 @@ from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.limits import Backoff, ErrorClass, PairLimit, classify, retry_delay
 from bot.channels.whatsapp.places import recipient
 
-__all__ = ["IDLE_CHECK_S", "GraphClient", "GraphError", "Pacing", "Refused"]
+__all__ = ["IDLE_CHECK_S", "GraphClient", "GraphError", "Pacing", "Refused", "error_of"]
 
 log = logging.getLogger("sabha.whatsapp")
 
@@ -75,7 +75,7 @@ class Refused(SendFailed):
         self.error = error
 
 
-def _error_of(status: int, body: Any) -> GraphError:
+def error_of(status: int, body: Any) -> GraphError:
     err = body.get("error") if isinstance(body, dict) else None
     if not isinstance(err, dict):
         return GraphError(status, None, f"HTTP {status}", "")
@@ -159,7 +159,7 @@ class GraphClient:
             log.debug("whatsapp: read receipt for %s failed: %s", wamid, exc)
             return
         if status >= 400:
-            log.debug("whatsapp: read receipt for %s refused: %s", wamid, _error_of(status, body))
+            log.debug("whatsapp: read receipt for %s refused: %s", wamid, error_of(status, body))
 
     async def _wait_turn(self, user: str) -> None:
         while True:
@@ -188,9 +188,15 @@ class GraphClient:
         Raises :class:`Refused` (never retried: the error says why) or :class:`SendFailed`
         (retries used up, or the request left and its answer was lost).
         """
+        return await self.send_message(user, {"type": "text", "text": {"preview_url": False, "body": body}},
+                                       reply_to=reply_to, progress=progress)
+
+    async def send_message(self, user: str, content: dict[str, Any], *, reply_to: str | None = None,
+                           progress: SendProgress | None = None) -> str:
+        """Send one message of any type (``content``: ``{"type": "audio", "audio": {"id": ...}}``) to
+        ``user``, as :meth:`send_text` does; returns its wamid."""
         progress = progress or SendProgress()
-        payload: dict[str, Any] = {"messaging_product": "whatsapp", **recipient(user),
-                                   "type": "text", "text": {"preview_url": False, "body": body}}
+        payload: dict[str, Any] = {"messaging_product": "whatsapp", **recipient(user), **content}
         if reply_to:
             payload["context"] = {"message_id": reply_to}
         attempt = 0
@@ -215,7 +221,7 @@ class GraphClient:
                     progress.posted += 1
                     self.sent += 1
                     return wamid
-                error = _error_of(status, answer)
+                error = error_of(status, answer)
                 kind = classify(error.code, status)
             outcome = DeliveryOutcome.NOT_SENT if progress.posted == 0 else DeliveryOutcome.MAY_HAVE_ARRIVED
             if kind in (ErrorClass.WINDOW_CLOSED, ErrorClass.PERMANENT):
