@@ -67,9 +67,10 @@ async def test_every_send_path_keeps_the_place(
             fake.push_update(photo_update(fake, chat, thread))
         else:
             fake.push_text(chat, OWNER, texts[path], thread_id=thread)
-        if path == "meeting_reply":  # the meeting's own posts may come first: the reply is the one quoting the command
-            await fake.wait_until(lambda: any(m.reply_parameters for m in fake.sent_messages), "the reply")
-            sent = next(m for m in fake.sent_messages if m.reply_parameters)
+        if path == "meeting_reply":  # the meeting's own posts may come first: the reply is the one convening it
+            await fake.wait_until(lambda: any("Convening the board" in m.text for m in fake.sent_messages),
+                                  "the reply")
+            sent = next(m for m in fake.sent_messages if "Convening the board" in m.text)
         else:
             [sent] = await fake.wait_for_messages(1)
         await asyncio.sleep(0.05)
