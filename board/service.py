@@ -39,6 +39,7 @@ from board.llm.registry import ProviderRegistry
 from board.media.migrations import MIGRATIONS as MEDIA_MIGRATIONS
 from board.media.service import MediaService
 from board.media.settings import MediaSettings
+from board.media.understand import MediaFetcher
 from board.memory.facts import FactStore, MemorySettings
 from board.memory.knowledge.base import KnowledgeBase, KnowledgeSettings
 from board.memory.knowledge.fts import FTS5Unavailable
@@ -311,6 +312,18 @@ class Board:
         with spending_for(sender_id(envelope), scope=allowance.terms.scope if allowance else None), \
                 allowed(allowance):
             yield
+
+    async def read_media(self, envelope: Envelope, fetcher: MediaFetcher | None) -> Envelope:
+        """``envelope`` with its attachments fetched and read (:meth:`MediaService.prepare`), unless the
+        sender's budget is spent: then nothing is downloaded or transcribed (that would be paid for) and
+        :meth:`handle` answers with the budget's line, as for a typed message."""
+        if not envelope.attachments:
+            return envelope
+        if await self.budget.check(sender_id(envelope), is_owner=envelope.is_owner) is not None:
+            log.info("media of message %s from %s on %s not read: the budget is spent", envelope.message_id,
+                     envelope.sender, envelope.channel)
+            return envelope
+        return await self.media.prepare(envelope, fetcher)
 
     def set_public_terms(self, terms: PublicTerms) -> None:
         """What strangers may do and cost on ``terms.channel`` (a channel open to anyone; a reload again)."""

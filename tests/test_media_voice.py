@@ -283,3 +283,19 @@ async def test_a_long_voice_note_reaches_the_model_whole(tmp_path: Path, workspa
         prompt = r.chat_prompts()[-1]
         assert "call the supplier on Monday." in prompt
         assert all(f"product line {n} " in prompt for n in range(25))
+
+
+async def test_a_voice_note_after_the_budget_is_spent_is_not_transcribed(tmp_path: Path, workspace: Path,
+                                                                         fake_openai: FakeOpenAI) -> None:
+    """Transcribing is paid for: once budget.daily_usd is spent, a voice note is neither downloaded nor
+    transcribed, and the sender gets the budget's line like for a typed question."""
+    from dataclasses import replace
+
+    fake_openai.script_transcript(NOTE, QUESTION)
+    async with rig(tmp_path, workspace, fake_openai, transcribe_model="openai:whisper-1") as r:
+        await r.ask("", note=NOTE)  # spends a little
+        assert len(fake_openai.transcriptions) == 1
+        r.board.budget.settings = replace(r.board.budget.settings, daily_usd=0.000001)
+        reply = await r.ask("and this one?", note=fake_ogg_opus(5.0, b"another"))
+        assert reply.kind == "error" and "budget" in reply.text
+        assert len(fake_openai.transcriptions) == 1, "no transcription once the budget is spent"

@@ -229,7 +229,7 @@ class Intake:
                 async with self.courier.typing(envelope), self._working_notice(pending, envelope):
                     if envelope.attachments:  # fetched and read here, in the lane (a fresh link each try)
                         fetcher = self.courier if isinstance(self.courier, MediaFetcher) else None
-                        envelope = await self.board.media.prepare(envelope, fetcher)
+                        envelope = await self.board.read_media(envelope, fetcher)
                     reply = await self.board.handle(envelope)
                     reply = await self.board.media.speak(envelope, reply)  # spoken before it is stored
             except asyncio.CancelledError:
