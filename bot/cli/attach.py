@@ -6,7 +6,7 @@ is the file's absolute path on the ``console`` channel; its kind from the type: 
 voice note (OGG/Opus) or an audio file, pictures are images, anything else a document), and
 :class:`LocalFiles` is the terminal's :class:`~board.media.understand.MediaFetcher`: it
 streams the file into the blob store in chunks. The board then reads the file in
-``board.media.prepare`` and answers as it does for a file sent on Telegram or WhatsApp
+``board.read_media`` and answers as it does for a file sent on Telegram or WhatsApp
 (:func:`ask_with_files`).
 
 A path that cannot be sent (missing, a folder, unreadable, over the size limit) is a
@@ -166,7 +166,7 @@ async def ask_with_files(board: Board, envelope: Envelope, attachments: tuple[At
     """The board's answer to ``envelope`` with ``attachments``: read through the media service
     (as a channel's files are), then answered. ``route``: made of this envelope a moment ago."""
     if attachments:
-        envelope = await board.media.prepare(replace(envelope, attachments=attachments), LocalFiles())
+        envelope = await board.read_media(replace(envelope, attachments=attachments), LocalFiles())
     return await (board.handle(envelope) if route is None else board.handle(envelope, route=route))
 
 

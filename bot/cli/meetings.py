@@ -118,7 +118,7 @@ async def _with_evidence(board: Board, run: MeetingRun, envelope: Envelope, file
     attachments = tuple(local_attachment(path, board.media.settings.limit_for) for path in files)
     for attachment in attachments:
         note(f"attached: {describe(attachment)}")
-    read = await board.media.prepare(replace(envelope, attachments=attachments), LocalFiles())
+    read = await board.read_media(replace(envelope, attachments=attachments), LocalFiles())
     run.m = replace(run.m, evidence=await board.room.evidence(read))
 
 
