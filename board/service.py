@@ -35,6 +35,7 @@ from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
 from board.envelope import Envelope, Reply, ReplyKind, cleaned
 from board.llm.registry import ProviderRegistry
+from board.media.documents import DocumentReader
 from board.media.migrations import MIGRATIONS as MEDIA_MIGRATIONS
 from board.media.service import MediaService
 from board.media.settings import MediaSettings
@@ -156,6 +157,7 @@ class Board:
         self.runner.guardrails = self.guardrails
         #: voice notes, pictures and documents: fetched and read in the lane (bot.intake), laid out here
         self.media = MediaService(settings.media, settings.data_dir, db)
+        self.media.register(DocumentReader(self.knowledge))  # long documents: the conversation's knowledge scope
         if settings.memory.enabled:
             self.tools.register(self.facts.tool())
             self.runner.memory = self.facts
