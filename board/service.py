@@ -28,6 +28,7 @@ from board.agent.tools import ToolRegistry
 from board.allowance import Allowance, Limit, PublicTerms, SpendGate, SpendRefused, allowed
 from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, sender_id
 from board.commands import about as about_commands
+from board.commands import files as files_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import room as room_commands
@@ -158,6 +159,7 @@ class Board:
         #: voice notes, pictures and documents: fetched and read in the lane (bot.intake), laid out here
         self.media = MediaService(settings.media, settings.data_dir, db)
         self.media.register(DocumentReader(self.knowledge))  # long documents: the conversation's knowledge scope
+        files_commands.register(self, self.media.store)
         if settings.memory.enabled:
             self.tools.register(self.facts.tool())
             self.runner.memory = self.facts

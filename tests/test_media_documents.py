@@ -375,3 +375,35 @@ def test_a_damaged_zip_is_refused_before_any_part_is_read(tmp_path: Path) -> Non
     cut.write_bytes(docx_bytes(["hello"])[:200])
     with pytest.raises(MediaProblem, match=r"cut\.docx is damaged: it is not a readable ZIP container"):
         check_zip(cut, "cut.docx")
+
+
+async def test_files_in_chat_lists_this_chats_attachments_for_the_owner_only(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel()
+    async with await open_board(workspace, data_dir, model, doc_inline_chars=2000) as b:
+        b.set_public_terms(PublicTerms("console", daily_usd=5.0))
+        await send(b, "deck", attach(b, "deck.pdf", tiny_pdf(PAGES), "application/pdf"), chat="c1")
+        await send(b, "memo", attach(b, "memo.txt", b"Short memo\n", "text/plain"), chat="c1")
+        await send(b, "elsewhere", attach(b, "other.txt", b"Other chat\n", "text/plain"), chat="c2")
+        _, listing = await send(b, "/files", chat="c1")
+        _, stranger = await send(b, "/files", chat="c1", is_owner=False, is_public=True, sender="15550001111")
+    lines = listing.text.splitlines()
+    assert lines[0].startswith("Attached in this chat (newest first")
+    assert lines[1].endswith("memo.txt (document, 11 bytes) from owner: read")
+    assert "deck.pdf (document, 24 KB) from owner: searchable by the advisors here" in lines[2]
+    assert "other.txt" not in listing.text and len(lines) == 4
+    assert "deck.pdf" not in stranger.text and "only" in stranger.text.lower(), stranger.text
+
+
+async def test_a_long_document_leaves_the_search_after_media_keep_days(workspace: Path, data_dir: Path) -> None:
+    from board.memory.knowledge.index import conversation_scope
+
+    model = ScriptedModel()
+    async with await open_board(workspace, data_dir, model, doc_inline_chars=2000) as b:
+        await send(b, "deck", attach(b, "deck.pdf", tiny_pdf(PAGES), "application/pdf"), chat="c1")
+        assert b.knowledge is not None
+        scope = conversation_scope("console", "c1")
+        found = await b.knowledge.search("quokka retention", role="general", conversation=scope)
+        assert found and found[0].heading == "deck.pdf p.7"
+        assert await b.knowledge.drop_conversation_documents(keep_days=30) == 0  # sent today: kept
+        assert await b.knowledge.drop_conversation_documents(keep_days=-1) == 1  # "older" than the future
+        assert await b.knowledge.search("quokka retention", role="general", conversation=scope) == []

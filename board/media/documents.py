@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import Blob
@@ -25,11 +26,14 @@ from board.media.sniff import sniff
 from board.media.understand import UnderstandContext
 from board.memory.knowledge.base import KnowledgeBase
 
-__all__ = ["HOW", "DocumentReader", "limits_of"]
+__all__ = ["HOW", "SEARCHABLE_MARK", "DocumentReader", "limits_of"]
 
 log = logging.getLogger("sabha.media")
 
 HOW = "document"  # the media_derived key of extracted document text
+#: Said in a long document's turn text (and so in its stored record: /files reads it there).
+SEARCHABLE_MARK = "searchable in this conversation with search_knowledge_base"
+FORGET_EVERY_S = 3600.0
 MAX_PARALLEL = 2  # extractions at once (each a child process; the board's machine may have 2 cores)
 
 
@@ -48,8 +52,10 @@ class DocumentReader:
     def __init__(self, knowledge: KnowledgeBase | None = None) -> None:
         self.knowledge = knowledge
         self._slots = asyncio.Semaphore(MAX_PARALLEL)
+        self._forgot_at: float | None = None
 
     async def understand(self, attachment: Attachment, blob: Blob, ctx: UnderstandContext) -> Attachment:
+        await self._forget_old(ctx.settings.keep_days)
         text = await ctx.store.derived(blob.sha256, HOW)
         if text is None:
             fmt = sniff(blob.path, name=attachment.name, mime=attachment.mime, label=attachment.label)
@@ -62,6 +68,22 @@ class DocumentReader:
             return attachment.with_(derived=text)
         return attachment.with_(derived=await self._long(attachment, blob, text, ctx))
 
+    async def _forget_old(self, keep_days: float) -> None:
+        """Now and then, drop long documents no one sent for ``media.keep_days`` from the conversations'
+        search (their files go then too: :meth:`board.media.blobs.BlobStore.prune`)."""
+        now = time.monotonic()
+        if self.knowledge is None or (self._forgot_at is not None and now - self._forgot_at < FORGET_EVERY_S):
+            return
+        self._forgot_at = now
+        try:
+            dropped = await self.knowledge.drop_conversation_documents(keep_days)
+        except Exception:  # the index is derived data: reading the new document matters more
+            log.exception("media: removing old conversation documents from the knowledge index failed")
+            return
+        if dropped:
+            log.info("media: %d conversation document(s) older than %g days left the knowledge index", dropped,
+                     keep_days)
+
     async def _long(self, attachment: Attachment, blob: Blob, text: str, ctx: UnderstandContext) -> str:
         """The start of a long document and a line saying where the rest is."""
         name = document_name(attachment.name, blob.sha256)
@@ -72,9 +94,8 @@ class DocumentReader:
             shelved = await shelve(self.knowledge, ctx.envelope, name=attachment.name, blob=blob.sha256, text=text)
             log.info("media: %s (%d characters, %d chunks) is searchable in %s", name, len(text), shelved.chunks,
                      shelved.scope)
-            note = (f"[only the start of {name} is shown; all of it ({len(text)} characters) is searchable in this "
-                    f"conversation with search_knowledge_base; cite what you use as [{name} p.N] for a page, "
-                    f"else [{name}]]")
+            note = (f"[only the start of {name} is shown; all of it ({len(text)} characters) is {SEARCHABLE_MARK}; "
+                    f"cite what you use as [{name} p.N] for a page, else [{name}]]")
         return f"{_head(text, ctx.settings.doc_inline_chars - len(note) - 1)}\n{note}"
 
 

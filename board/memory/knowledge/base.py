@@ -22,6 +22,7 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,11 @@ class KnowledgeBase:
         written = await asyncio.to_thread(self.index.put_chunks, path, scope, sha256=sha256, size=size, chunks=chunks)
         self._has_chunks = self._has_chunks or bool(chunks)
         return written
+
+    async def drop_conversation_documents(self, keep_days: float) -> int:
+        """Remove the conversations' documents not sent for ``keep_days`` (as their files are); returns how many."""
+        cutoff = datetime.now(UTC) - timedelta(days=keep_days)
+        return await asyncio.to_thread(self.index.drop_conversation_documents, cutoff.isoformat(timespec="seconds"))
 
     def target_for(self, source: Path, role: str | None) -> Path:
         """Where :meth:`add` puts ``source``: ``<folder>/<role or shared>/<name>``."""

@@ -344,7 +344,8 @@ class KnowledgeIndex:
             raise ValueError(f"{scope!r} is not a conversation scope")
         with self._lock, self._conn:
             row = self._conn.execute("SELECT id, sha256 FROM documents WHERE path=?", (path,)).fetchone()
-            if row is not None and row[1] == sha256:
+            if row is not None and row[1] == sha256:  # sent again: kept as long as from now
+                self._conn.execute("UPDATE documents SET indexed_at=? WHERE id=?", (_now(), row[0]))
                 return 0
             if row is not None:
                 self._delete(row[0])
@@ -353,6 +354,16 @@ class KnowledgeIndex:
                 "VALUES (?, ?, ?, 0, ?, ?, ?, NULL)", (path, scope, size, sha256, len(chunks), _now()))
             self._insert_chunks(cur.lastrowid, scope, chunks)
         return len(chunks)
+
+    def drop_conversation_documents(self, indexed_before: str) -> int:
+        """Remove the conversations' documents last indexed before ``indexed_before`` (ISO UTC); returns how many."""
+        with self._lock, self._conn:
+            ids = [r[0] for r in self._conn.execute(
+                "SELECT id FROM documents WHERE scope LIKE ? AND indexed_at < ?",
+                (f"{CONVERSATION_PREFIX}%", indexed_before))]
+            for doc_id in ids:
+                self._delete(doc_id)
+        return len(ids)
 
     def _insert_chunks(self, doc_id: int | None, scope: str, chunks: Sequence[Chunk]) -> None:
         """Write a document's chunks (the caller holds the lock and the transaction)."""
