@@ -360,6 +360,11 @@ async def test_sabha_media_list_shows_what_each_conversation_attached(tmp_path: 
     none = run(["media", "list", "--channel", "whatsapp"], cwd=home)
     assert none.stdout.strip() == "nothing attached on whatsapp yet"
     assert "chat:" not in run(["kb", "list"], cwd=home).stdout  # conversation documents are not the workspace's
+    rebuilt = run(["kb", "reindex"], cwd=home)  # the index is derived data: the attached long document comes back
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "indexed again 1 long document(s) attached in conversations" in rebuilt.stdout
+    again = json.loads(run(["media", "list", "--chat", "c1", "--json"], cwd=home).stdout)
+    assert [r["status"] for r in again] == ["searchable"]
 
 
 def test_a_damaged_zip_is_refused_before_any_part_is_read(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import Blob
 from board.media.extract import ExtractLimits
 from board.media.isolate import extract_isolated
-from board.media.library import document_name, shelve
+from board.media.library import HOW, document_name, shelve
 from board.media.settings import MediaSettings
 from board.media.sniff import sniff
 from board.media.understand import UnderstandContext
@@ -30,7 +30,6 @@ __all__ = ["HOW", "SEARCHABLE_MARK", "DocumentReader", "limits_of"]
 
 log = logging.getLogger("sabha.media")
 
-HOW = "document"  # the media_derived key of extracted document text
 #: Said in a long document's turn text (and so in its stored record: /files reads it there).
 SEARCHABLE_MARK = "searchable in this conversation with search_knowledge_base"
 FORGET_EVERY_S = 3600.0

@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from board.envelope import Envelope
+from board.media.settings import MediaSettings
+from board.media.store import MediaStore
 from board.memory.knowledge.base import KnowledgeBase
 from board.memory.knowledge.chunking import Chunk, chunk_text
 from board.memory.knowledge.index import conversation_scope
 from board.workspace.quoting import FieldLimit, plain_line
 
-__all__ = ["Section", "Shelved", "document_name", "sections", "shelve"]
+__all__ = ["HOW", "Section", "Shelved", "document_name", "reshelve", "sections", "shelve"]
+
+HOW = "document"  # the media_derived key of a document's extracted text
 
 _MARKER = re.compile(r"^\[(p\.\d+|sheet [^\]\n]{1,120})\]$")
 
@@ -71,7 +76,24 @@ def sections(text: str) -> list[Section]:
 
 async def shelve(kb: KnowledgeBase, envelope: Envelope, *, name: str | None, blob: str, text: str) -> Shelved:
     """Index ``text`` (a document's extracted text) in ``envelope``'s conversation scope."""
-    scope = conversation_scope(envelope.channel, envelope.chat_id)
+    return await _shelve(kb, conversation_scope(envelope.channel, envelope.chat_id), name=name, blob=blob, text=text)
+
+
+async def reshelve(kb: KnowledgeBase, store: MediaStore, settings: MediaSettings) -> int:
+    """Index again the long documents of the last ``media.keep_days`` (their text from the cache), e.g.
+    after ``sabha kb reindex`` rebuilt the index from the folder alone; returns how many."""
+    since = (datetime.now(UTC) - timedelta(days=settings.keep_days)).isoformat(timespec="milliseconds")
+    count = 0
+    for row in await store.documents_since(since):
+        text = await store.derived(row.blob or "", HOW)
+        if text is None or len(text) <= settings.doc_inline_chars:
+            continue
+        await _shelve(kb, conversation_scope(row.channel, row.chat_id), name=row.name, blob=row.blob or "", text=text)
+        count += 1
+    return count
+
+
+async def _shelve(kb: KnowledgeBase, scope: str, *, name: str | None, blob: str, text: str) -> Shelved:
     cited = document_name(name, blob)
     parts = sections(text)
     chunks: list[Chunk] = []
