@@ -412,3 +412,13 @@ async def test_a_long_document_leaves_the_search_after_media_keep_days(workspace
         assert await b.knowledge.drop_conversation_documents(keep_days=30) == 0  # sent today: kept
         assert await b.knowledge.drop_conversation_documents(keep_days=-1) == 1  # "older" than the future
         assert await b.knowledge.search("quokka retention", role="general", conversation=scope) == []
+
+
+async def test_the_reader_child_gets_no_secrets_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from board.media.isolate import _child_env
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123:secret")
+    env = _child_env()
+    assert "sk-test-secret" not in env.values() and "123:secret" not in env.values()
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(Path(__file__).resolve().parent.parent)

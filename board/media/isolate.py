@@ -4,16 +4,19 @@ pypdf, python-docx and openpyxl are pure Python: a crafted file can keep them bu
 ever or make them allocate gigabytes, and a thread cannot be stopped. So each extraction
 runs in a child interpreter (``python -m board.media.isolate``) with ``extract_timeout_s``
 (then it is killed), a memory ceiling (``RLIMIT_AS``) and a CPU-time limit (which also ends
-it if the daemon dies first). The daemon only awaits the child's pipe: its loop never blocks.
+it if the daemon dies first), and an environment without the daemon's secrets. The daemon
+only awaits the child's pipe: its loop never blocks.
 
 Why a fresh interpreter and not a ``multiprocessing`` pool or forkserver: forking the daemon
-itself is unsafe (it runs threads: aiosqlite, the express writer), and ``spawn`` or
+itself is unsafe (it runs threads: aiosqlite, the express writer), ``spawn`` and
 ``forkserver`` children re-run the parent's ``__main__`` (the ``sabha`` script, pytest ...)
-in every child, and a pool cannot kill one stuck task without breaking itself. Measured on
-the 2-core test machine: a child costs 0.1-0.2 s for text and CSV (Python and
-:mod:`board.media`), 0.2-0.55 s for PDF, DOCX or XLSX (their parser's import; each child
-imports only the one it needs), against a forkserver child's ~20 ms: a price paid once per
-document (the text is then cached by blob), small beside the model call that follows.
+and need the parent's import path handed over, and a pool cannot kill one stuck task
+without breaking itself. The price, measured on the shared 2-core test machine: a child
+reading a small text file takes 0.2-0.3 s, a DOCX 0.27-0.5 s (Python, :mod:`board.media`
+and the one parser it imports), against 1 ms and 12 ms in the daemon's own process and
+17 ms for a forkserver child (after 0.64 s to start the server). Paid once per document
+(its text is then cached by blob), it is small beside the model call that follows, and it
+buys a reader that is always killed on time.
 """
 
 from __future__ import annotations
@@ -42,10 +45,15 @@ _ROOT = Path(__file__).resolve().parents[2]  # the folder holding the ``board`` 
 _STDERR_KEEP = 2000
 
 
+#: The only environment a reader gets: it parses hostile files, so no API key or token reaches it.
+_CHILD_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "VIRTUAL_ENV", "PYTHONHASHSEED")
+
+
 def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    paths = [str(_ROOT), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    env = {key: os.environ[key] for key in _CHILD_ENV_KEYS if key in os.environ}
+    paths = [str(_ROOT), *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]]
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     return env
 
 
