@@ -46,7 +46,7 @@ _STDERR_KEEP = 2000
 
 
 #: The only environment a reader gets: it parses hostile files, so no API key or token reaches it.
-_CHILD_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "VIRTUAL_ENV", "PYTHONHASHSEED")
+_CHILD_ENV_KEYS = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "VIRTUAL_ENV", "PYTHONHASHSEED")
 
 
 def _child_env() -> dict[str, str]:
