@@ -5,18 +5,19 @@ hash, chunk count, the error that kept it out), ``chunk_meta`` (one row per chun
 document, scope and heading) and ``chunk_fts`` (FTS5 over heading and body, Porter
 stemming, diacritics folded; its rowid is the ``chunk_meta`` id). The file is derived
 data: it can be deleted at any time and is rebuilt from the documents; a file of another
-schema version is rebuilt as well.
+schema version is rebuilt as well (``sabha kb reindex`` then indexes the conversations' long
+documents again from the state db's text cache).
 
 :meth:`KnowledgeIndex.sync` brings it in step with the folder incrementally: a file whose
 size and mtime are unchanged is not read, a file whose content hash is unchanged is not
 re-chunked, a changed one is replaced in one transaction, a deleted one removed.
+:meth:`KnowledgeIndex.search` filters by scope *in the SQL query* (``shared`` plus the
+asking role's own), so another role's private chunks can never come back.
 
 Documents attached in a conversation (:mod:`board.media.library`) are not files of the
 folder: :meth:`KnowledgeIndex.put_chunks` writes them with a conversation scope
 (``chat:<hash of channel and chat>``, see :func:`conversation_scope`), which no role slug
 can equal, and :meth:`sync` leaves them alone. Only a search given that scope finds them.
-:meth:`KnowledgeIndex.search` filters by scope *in the SQL query* (``shared`` plus the
-asking role's own), so another role's private chunks can never come back.
 
 The methods block (SQLite in this thread); the async :class:`~.base.KnowledgeBase`
 runs them in a worker thread. One lock serialises use of the connection.
