@@ -5,8 +5,8 @@ hash, chunk count, the error that kept it out), ``chunk_meta`` (one row per chun
 document, scope and heading) and ``chunk_fts`` (FTS5 over heading and body, Porter
 stemming, diacritics folded; its rowid is the ``chunk_meta`` id). The file is derived
 data: it can be deleted at any time and is rebuilt from the documents; a file of another
-schema version is rebuilt as well (``sabha kb reindex`` then indexes the conversations' long
-documents again from the state db's text cache).
+schema version is rebuilt as well. (The conversations' long documents are not in the folder:
+``sabha kb reindex`` indexes them again from the state db's text cache.)
 
 :meth:`KnowledgeIndex.sync` brings it in step with the folder incrementally: a file whose
 size and mtime are unchanged is not read, a file whose content hash is unchanged is not
