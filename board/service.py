@@ -29,6 +29,7 @@ from board.agent.tools import ToolRegistry
 from board.allowance import Allowance, Limit, PublicTerms, SpendGate, SpendRefused, allowed
 from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, sender_id
 from board.commands import about as about_commands
+from board.commands import files as files_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import room as room_commands
@@ -36,6 +37,7 @@ from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
 from board.envelope import Envelope, Reply, ReplyKind, cleaned
 from board.llm.registry import ProviderRegistry
+from board.media.documents import DocumentReader
 from board.media.migrations import MIGRATIONS as MEDIA_MIGRATIONS
 from board.media.service import MediaService
 from board.media.settings import MediaSettings
@@ -160,6 +162,8 @@ class Board:
         #: voice notes, pictures and documents: fetched and read in the lane (bot.intake), laid out here
         self.media = MediaService(settings.media, settings.data_dir, db, providers=providers, ledger=self.ledger,
                                   spend=self.spend, retry=settings.agent.retry, spending=self.spending)
+        self.media.register(DocumentReader(self.knowledge))  # long documents: the conversation's knowledge scope
+        files_commands.register(self, self.media.store)
         if settings.memory.enabled:
             self.tools.register(self.facts.tool())
             self.runner.memory = self.facts

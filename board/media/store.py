@@ -63,6 +63,16 @@ class MediaStore:
             "name, mime, size, blob, derived, problem, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows)
 
+    async def documents_since(self, since: str) -> list[StoredAttachment]:
+        """The documents read without a problem since ``since`` (ISO UTC), oldest first."""
+        sql = ("SELECT channel, chat_id, thread_id, message_id, sender, kind, name, mime, size, blob, derived, "
+               "problem, created_at FROM message_attachments WHERE kind = ? AND problem IS NULL AND blob IS NOT NULL "
+               "AND created_at >= ? ORDER BY id")
+        async with self.db.conn.execute(sql, (MediaKind.DOCUMENT.value, since)) as cur:
+            rows = await cur.fetchall()
+        return [StoredAttachment(str(r[0]), str(r[1]), r[2], r[3], str(r[4]), MediaKind(r[5]), r[6], r[7], r[8],
+                                 r[9], r[10], r[11], str(r[12])) for r in rows]
+
     async def recent(self, *, channel: str | None = None, chat_id: str | None = None,
                      limit: int = 50) -> list[StoredAttachment]:
         """The newest attachments first (of one chat when given)."""

@@ -8,7 +8,8 @@ readable as its format): one that would not be indexed is not copied, and the no
 why. ``kb search WORDS [--role ROLE]`` prints the best passages with source, section and
 score: with ``--role`` exactly what that role's ``search_knowledge_base`` returns, without it
 the owner's view of every document. ``kb list`` shows every document, its scope, its chunks and any reason it
-was not indexed. ``kb reindex`` rebuilds the index from the documents.
+was not indexed. ``kb reindex`` rebuilds the index from the documents (and the long documents attached in
+conversations in the last ``media.keep_days``, from the state db's text cache).
 """
 
 from __future__ import annotations
@@ -158,7 +159,24 @@ async def _reindex(kb: KnowledgeBase, args: argparse.Namespace) -> int:
     kb.index = KnowledgeIndex(path)
     report = await kb.sync()
     emit(f"rebuilt {path}: {report.describe()}")
+    attached = await _reshelve(kb, args)
+    if attached:
+        emit(f"indexed again {attached} long document(s) attached in conversations (last media.keep_days)")
     return 1 if report.failed else 0
+
+
+async def _reshelve(kb: KnowledgeBase, args: argparse.Namespace) -> int:
+    """The conversations' long documents back into the rebuilt index (from the state db's text cache)."""
+    from board.media.library import reshelve
+    from board.media.store import MediaStore
+    from bot.app import open_state_db
+    from bot.cli.where import has_state
+
+    loaded = open_config(args, writes=False)
+    if not has_state(loaded):
+        return 0
+    async with await open_state_db(loaded) as db:
+        return await reshelve(kb, MediaStore(db), loaded.config.media.settings())
 
 
 async def cmd_kb(args: argparse.Namespace) -> int:

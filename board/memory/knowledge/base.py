@@ -22,10 +22,11 @@ import contextlib
 import logging
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, SUPPORTED_SUFFIXES, chunk_document
+from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, SUPPORTED_SUFFIXES, Chunk, chunk_document
 from board.memory.knowledge.index import SHARED, DocumentInfo, Hit, KnowledgeIndex, SyncReport, read_document
 from board.roles import is_role_slug
 from board.workspace.paths import resolve_inside
@@ -50,12 +51,14 @@ class KnowledgeSettings:
     max_file_bytes: int = 20 * 1024 * 1024
 
 
-def scopes_for(role: str | None) -> tuple[str, ...] | None:
-    """The scopes ``role`` may read: the shared documents and its own. None (every scope) for
+def scopes_for(role: str | None, conversation: str | None = None) -> tuple[str, ...] | None:
+    """The scopes ``role`` may read: the shared documents, its own, and those attached in the
+    ``conversation`` it answers in (a :func:`~.index.conversation_scope`). None (every scope) for
     the owner's own view (``sabha kb search`` without ``--role``)."""
     if role is None:
         return None
-    return (SHARED,) if role == SHARED else (SHARED, role)
+    scopes = (SHARED,) if role == SHARED else (SHARED, role)
+    return scopes if conversation is None else (*scopes, conversation)
 
 
 class KnowledgeBase:
@@ -105,12 +108,13 @@ class KnowledgeBase:
             log.info("knowledge: re-indexed %s: %s", self.folder, report.describe())
         return report
 
-    async def search(self, query: str, *, role: str | None, limit: int | None = None) -> list[Hit]:
-        """The best chunks for ``query`` that ``role`` may read (see :func:`scopes_for`)."""
+    async def search(self, query: str, *, role: str | None, limit: int | None = None,
+                     conversation: str | None = None) -> list[Hit]:
+        """The best chunks for ``query`` that ``role`` may read in ``conversation`` (see :func:`scopes_for`)."""
         if not self._watching and (self._synced_at is None or time.monotonic() - self._synced_at > RESYNC_S):
             await self.sync()
         return await asyncio.to_thread(
-            self.index.search, query, scopes_for(role), limit=limit or self.settings.max_results,
+            self.index.search, query, scopes_for(role, conversation), limit=limit or self.settings.max_results,
             text_chars=self.settings.result_chars)
 
     async def documents(self, role: str | None = None) -> list[DocumentInfo]:
@@ -118,6 +122,19 @@ class KnowledgeBase:
         if not self._watching:
             await self.sync()
         return await asyncio.to_thread(self.index.documents, scopes_for(role))
+
+    async def put_conversation_document(self, path: str, scope: str, *, sha256: str, size: int,
+                                        chunks: list[Chunk]) -> int:
+        """Index a document attached in the conversation ``scope`` (see
+        :meth:`~.index.KnowledgeIndex.put_chunks`); returns the chunks written."""
+        written = await asyncio.to_thread(self.index.put_chunks, path, scope, sha256=sha256, size=size, chunks=chunks)
+        self._has_chunks = self._has_chunks or bool(chunks)
+        return written
+
+    async def drop_conversation_documents(self, keep_days: float) -> int:
+        """Remove the conversations' documents not sent for ``keep_days`` (as their files are); returns how many."""
+        cutoff = datetime.now(UTC) - timedelta(days=keep_days)
+        return await asyncio.to_thread(self.index.drop_conversation_documents, cutoff.isoformat(timespec="seconds"))
 
     def target_for(self, source: Path, role: str | None) -> Path:
         """Where :meth:`add` puts ``source``: ``<folder>/<role or shared>/<name>``."""

@@ -5,13 +5,19 @@ hash, chunk count, the error that kept it out), ``chunk_meta`` (one row per chun
 document, scope and heading) and ``chunk_fts`` (FTS5 over heading and body, Porter
 stemming, diacritics folded; its rowid is the ``chunk_meta`` id). The file is derived
 data: it can be deleted at any time and is rebuilt from the documents; a file of another
-schema version is rebuilt as well.
+schema version is rebuilt as well. (The conversations' long documents are not in the folder:
+``sabha kb reindex`` indexes them again from the state db's text cache.)
 
 :meth:`KnowledgeIndex.sync` brings it in step with the folder incrementally: a file whose
 size and mtime are unchanged is not read, a file whose content hash is unchanged is not
 re-chunked, a changed one is replaced in one transaction, a deleted one removed.
 :meth:`KnowledgeIndex.search` filters by scope *in the SQL query* (``shared`` plus the
 asking role's own), so another role's private chunks can never come back.
+
+Documents attached in a conversation (:mod:`board.media.library`) are not files of the
+folder: :meth:`KnowledgeIndex.put_chunks` writes them with a conversation scope
+(``chat:<hash of channel and chat>``, see :func:`conversation_scope`), which no role slug
+can equal, and :meth:`sync` leaves them alone. Only a search given that scope finds them.
 
 The methods block (SQLite in this thread); the async :class:`~.base.KnowledgeBase`
 runs them in a worker thread. One lock serialises use of the connection.
@@ -30,18 +36,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, SUPPORTED_SUFFIXES, DocumentError, chunk_document
+from board.memory.knowledge.chunking import (
+    DEFAULT_CHUNK_CHARS,
+    SUPPORTED_SUFFIXES,
+    Chunk,
+    DocumentError,
+    chunk_document,
+)
 from board.memory.knowledge.fts import fts5_driver
 from board.roles import is_role_slug
 from board.workspace.files import FileProblem, read_checked
 
 __all__ = [
+    "CONVERSATION_PREFIX",
     "SCHEMA_VERSION",
     "SHARED",
     "DocumentInfo",
     "Hit",
     "KnowledgeIndex",
     "SyncReport",
+    "conversation_scope",
+    "is_conversation_scope",
     "match_expression",
     "read_document",
     "scope_of",
@@ -51,6 +66,8 @@ log = logging.getLogger("sabha.knowledge")
 
 SCHEMA_VERSION = 1
 SHARED = "shared"
+#: The scope of a conversation's attached documents starts with this (":" is in no role slug).
+CONVERSATION_PREFIX = "chat:"
 #: What the error for an oversized document tells the owner to do.
 TOO_LARGE = "split it, or raise knowledge.max_file_bytes"
 MAX_QUERY_TERMS = 16
@@ -158,6 +175,17 @@ def scope_of(relative: str) -> str | None:
     return first if first == SHARED or is_role_slug(first) else None
 
 
+def conversation_scope(channel: str, chat_id: str) -> str:
+    """The scope of the documents attached in one conversation (a chat on a channel)."""
+    digest = hashlib.sha256(f"{channel}\n{chat_id}".encode()).hexdigest()[:20]
+    return f"{CONVERSATION_PREFIX}{digest}"
+
+
+def is_conversation_scope(scope: str) -> bool:
+    """True for a conversation's scope (see :func:`conversation_scope`)."""
+    return scope.startswith(CONVERSATION_PREFIX)
+
+
 def match_expression(query: str) -> str | None:
     """An FTS5 query for free text: its words (stop words dropped unless nothing else is left),
     each quoted (so no FTS5 syntax in the text can act), joined with OR for BM25 to rank."""
@@ -260,7 +288,8 @@ class KnowledgeIndex:
         files = self._walk(folder)
         with self._lock:
             known = {row[1]: row for row in self._conn.execute(
-                "SELECT id, path, size, mtime_ns, sha256, error FROM documents")}
+                "SELECT id, path, size, mtime_ns, sha256, error FROM documents WHERE scope NOT LIKE ?",
+                (f"{CONVERSATION_PREFIX}%",))}
         for relative in sorted(set(known) - set(files)):
             with self._lock, self._conn:
                 self._delete(known[relative][0])
@@ -301,21 +330,53 @@ class KnowledgeIndex:
                 "INSERT INTO documents(path, scope, size, mtime_ns, sha256, chunks, indexed_at, error) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (relative, scope, st.st_size, st.st_mtime_ns, digest, len(chunks), _now(), error))
-            doc_id = cur.lastrowid
-            if chunks:
-                first = (self._conn.execute("SELECT COALESCE(MAX(id), 0) FROM chunk_meta").fetchone()[0]) + 1
-                ids = range(first, first + len(chunks))
-                self._conn.executemany(
-                    "INSERT INTO chunk_meta(id, doc_id, ord, scope, heading) VALUES (?, ?, ?, ?, ?)",
-                    [(i, doc_id, n, scope, c.heading) for n, (i, c) in enumerate(zip(ids, chunks, strict=True))])
-                self._conn.executemany("INSERT INTO chunk_fts(rowid, heading, body) VALUES (?, ?, ?)",
-                                       [(i, c.heading, c.text) for i, c in zip(ids, chunks, strict=True)])
+            self._insert_chunks(cur.lastrowid, scope, chunks)
         if error is not None:
             log.warning("knowledge: %s is not indexed: %s", relative, error)
             report.failed.append((relative, error))
         else:
             report.chunks += len(chunks)
             (report.updated if row is not None else report.added).append(relative)
+
+    def put_chunks(self, path: str, scope: str, *, sha256: str, size: int, chunks: Sequence[Chunk]) -> int:
+        """Index ``chunks`` as the document ``path`` of the conversation ``scope`` (replacing one of that
+        path; the same content again changes nothing). Returns the chunks written."""
+        if not is_conversation_scope(scope):
+            raise ValueError(f"{scope!r} is not a conversation scope")
+        with self._lock, self._conn:
+            row = self._conn.execute("SELECT id, sha256 FROM documents WHERE path=?", (path,)).fetchone()
+            if row is not None and row[1] == sha256:  # sent again: kept as long as from now
+                self._conn.execute("UPDATE documents SET indexed_at=? WHERE id=?", (_now(), row[0]))
+                return 0
+            if row is not None:
+                self._delete(row[0])
+            cur = self._conn.execute(
+                "INSERT INTO documents(path, scope, size, mtime_ns, sha256, chunks, indexed_at, error) "
+                "VALUES (?, ?, ?, 0, ?, ?, ?, NULL)", (path, scope, size, sha256, len(chunks), _now()))
+            self._insert_chunks(cur.lastrowid, scope, chunks)
+        return len(chunks)
+
+    def drop_conversation_documents(self, indexed_before: str) -> int:
+        """Remove the conversations' documents last indexed before ``indexed_before`` (ISO UTC); returns how many."""
+        with self._lock, self._conn:
+            ids = [r[0] for r in self._conn.execute(
+                "SELECT id FROM documents WHERE scope LIKE ? AND indexed_at < ?",
+                (f"{CONVERSATION_PREFIX}%", indexed_before))]
+            for doc_id in ids:
+                self._delete(doc_id)
+        return len(ids)
+
+    def _insert_chunks(self, doc_id: int | None, scope: str, chunks: Sequence[Chunk]) -> None:
+        """Write a document's chunks (the caller holds the lock and the transaction)."""
+        if not chunks:
+            return
+        first = (self._conn.execute("SELECT COALESCE(MAX(id), 0) FROM chunk_meta").fetchone()[0]) + 1
+        ids = range(first, first + len(chunks))
+        self._conn.executemany(
+            "INSERT INTO chunk_meta(id, doc_id, ord, scope, heading) VALUES (?, ?, ?, ?, ?)",
+            [(i, doc_id, n, scope, c.heading) for n, (i, c) in enumerate(zip(ids, chunks, strict=True))])
+        self._conn.executemany("INSERT INTO chunk_fts(rowid, heading, body) VALUES (?, ?, ?)",
+                               [(i, c.heading, c.text) for i, c in zip(ids, chunks, strict=True)])
 
     def _delete(self, doc_id: int) -> None:
         """Remove a document and its chunks (the caller holds the lock and the transaction)."""
@@ -351,12 +412,14 @@ class KnowledgeIndex:
         return hits
 
     def documents(self, scopes: Iterable[str] | None = None) -> list[DocumentInfo]:
-        """Every document in the index (optionally only these scopes), by path."""
+        """Every document of the workspace in the index (or those of ``scopes``), by path."""
         with self._lock:
             rows = self._conn.execute(
                 "SELECT path, scope, size, chunks, indexed_at, error FROM documents ORDER BY path").fetchall()
-        wanted = set(scopes) if scopes is not None else None
-        return [DocumentInfo(*row) for row in rows if wanted is None or row[1] in wanted]
+        if scopes is None:  # the workspace's documents; a conversation's are listed by `sabha media list`
+            return [DocumentInfo(*row) for row in rows if not is_conversation_scope(row[1])]
+        wanted = set(scopes)
+        return [DocumentInfo(*row) for row in rows if row[1] in wanted]
 
     def counts(self) -> tuple[int, int]:
         """(documents, chunks) in the index."""
