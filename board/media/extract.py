@@ -154,17 +154,26 @@ def _sheets(book: Any, limits: ExtractLimits, out: _Out) -> None:
     try:
         for sheet in book.worksheets:
             out.add(sheet_marker(sheet.title), marker=True)
-            for values in sheet.iter_rows(values_only=True):
-                line = _csv_line(values)
-                if not line:
-                    continue
-                if rows >= limits.max_rows:
-                    out.notes.append(f"only the first {limits.max_rows} rows were read (media.doc_max_rows)")
-                    return
-                rows += 1
-                out.add(line)
+            rows = _add_rows(sheet.iter_rows(values_only=True), rows, limits, out)
+            if rows > limits.max_rows:
+                return
     finally:
         book.close()
+
+
+def _add_rows(rows: Iterable[Iterable[Any]], counted: int, limits: ExtractLimits, out: _Out) -> int:
+    """Add each non-empty row as a CSV line until ``limits.max_rows`` rows in all were read (then a note
+    says so); returns the rows read so far (past ``max_rows``: the cap was hit)."""
+    for values in rows:
+        line = _csv_line(values)
+        if not line:
+            continue
+        if counted >= limits.max_rows:
+            out.notes.append(f"only the first {limits.max_rows} rows were read (media.doc_max_rows)")
+            return counted + 1
+        counted += 1
+        out.add(line)
+    return counted
 
 
 def _read_text(path: Path, max_chars: int) -> str:
@@ -179,16 +188,7 @@ def _csv(path: Path, label: str, limits: ExtractLimits, out: _Out) -> None:
         dialect: Any = csv.Sniffer().sniff(text[:4096], delimiters=",;\t|")
     except csv.Error:
         dialect = csv.excel
-    rows = 0
-    for values in csv.reader(io.StringIO(text), dialect):
-        line = _csv_line(values)
-        if not line:
-            continue
-        if rows >= limits.max_rows:
-            out.notes.append(f"only the first {limits.max_rows} rows were read (media.doc_max_rows)")
-            return
-        rows += 1
-        out.add(line)
+    _add_rows(csv.reader(io.StringIO(text), dialect), 0, limits, out)
 
 
 def _text(path: Path, label: str, limits: ExtractLimits, out: _Out) -> None:
