@@ -13,7 +13,10 @@ acknowledged at the speed of storing them, not of answering them. Jobs created a
 their first steps back to back, so thirty turns started in a gap of the burst would keep
 the receipts behind them waiting for the event loop. A burst defers starts by at most
 ``max_defer`` seconds from its first receipt, after which jobs start as usual until the
-receipts go quiet, even if they keep coming. For the same reason jobs start one per turn
+receipts go quiet, even if they keep coming. A lone receipt is no burst: when the first
+receipt of a burst is done and no other is being received, one job starts at once instead of
+after ``quiet`` (a single message is not answered ``quiet`` later than it could be; a second
+receipt within ``quiet`` makes it a burst again, deferring the rest). For the same reason jobs start one per turn
 of the event loop, not all at once: between two starts the loop takes in what arrived.
 
 :meth:`drain` stops starting jobs, waits for the running ones up to a grace period and
@@ -49,6 +52,8 @@ class Scheduler:
         self._holds = 0
         self._burst_since: float | None = None  # when the current burst of receipts began
         self._quiet_until = 0.0  # jobs wait until no receipt came for ``quiet`` seconds
+        self._receipts = 0  # receipts in the current burst
+        self._lone_start = False  # the one job a lone receipt may start without waiting ``quiet``
         self._timer: asyncio.TimerHandle | None = None
         self._kick_pending = False
         self._lanes: dict[str, deque[Job]] = {}
@@ -82,6 +87,8 @@ class Scheduler:
         now = loop.time()
         if self._burst_since is None or (self._holds == 0 and now >= self._quiet_until):
             self._burst_since = now  # a new burst of receipts
+            self._receipts = 0
+        self._receipts += 1
         self._holds += 1
         try:
             yield
@@ -89,6 +96,7 @@ class Scheduler:
             self._holds -= 1
             if self._holds == 0:
                 self._quiet_until = loop.time() + self.quiet
+                self._lone_start = self._receipts == 1
                 self._start_what_fits()
 
     def _deferred(self) -> bool:
@@ -102,6 +110,9 @@ class Scheduler:
             return False  # the burst went on too long: jobs start as usual, receipts or not
         if self._holds == 0 and now >= self._quiet_until:
             self._burst_since = None  # the burst is over
+            return False
+        if self._lone_start and self._holds == 0 and self._receipts == 1:
+            self._lone_start = False  # a lone receipt: its first job starts now, the rest wait as in a burst
             return False
         until = min(cap, self._quiet_until) if self._holds == 0 else cap
         if self._timer is None or self._timer.cancelled() or self._timer.when() != until:
