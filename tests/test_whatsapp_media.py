@@ -514,7 +514,11 @@ async def test_over_the_cap_expired_and_damaged_files_are_each_told_with_the_cap
     gone = fake_graph.add_media(PNG, "image/png")
     fake_graph.expire(gone)
     damaged = fake_graph.add_media(PNG, "image/png", sha256=hashlib.sha256(b"something else").hexdigest())
+    corrupt = fake_graph.add_media(b"%PDF-1.7\n1 0 obj <</Type /Catalog /Pages 2 0 R>> garbage \x00\xff" * 20,
+                                   "application/pdf")
     items = {"big": media_message("image", big, mime_type="image/png", caption="CAP-BIG what about this?"),
+             "corrupt": media_message("document", corrupt, mime_type="application/pdf", filename="deck.pdf",
+                                      caption="CAP-CORRUPT is the deck ok?"),
              "gone": media_message("image", gone, mime_type="image/png", caption="CAP-GONE and this?"),
              "damaged": media_message("document", damaged, mime_type="text/plain", filename="plan.txt",
                                       caption="CAP-DAMAGED and this?")}
@@ -528,6 +532,9 @@ async def test_over_the_cap_expired_and_damaged_files_are_each_told_with_the_cap
     assert fake_graph.media[big].downloads == 0  # refused on the declared size, before any byte
     assert "CAP-GONE" in gone_answer and "no longer available" in gone_answer
     assert "CAP-DAMAGED" in damaged_answer and "plan.txt" in damaged_answer and "checksum" in damaged_answer
+    corrupt_answer = answers["corrupt"][0]  # a damaged PDF: read in its own process, refused with a reason
+    assert "CAP-CORRUPT" in corrupt_answer and "deck.pdf could not be read" in corrupt_answer, corrupt_answer
+    assert "damaged" in corrupt_answer
     assert not list((daemon.root / "sessions" / "media").glob(".part-*"))  # nothing half-written left
 
 
