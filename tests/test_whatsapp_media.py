@@ -440,6 +440,7 @@ async def test_an_image_with_a_caption_is_answered_with_both(daemon: Daemon, fak
     assert CHART_QUESTION in answer  # the caption reached the model
     # and so did the picture: its type and size (described honestly, whichever image reader is installed)
     assert "png" in answer.lower() and (f"{len(PNG):,} bytes" in answer or "40x30" in answer), answer
+    assert "[image_url part]" in answer, answer  # gpt-4o-mini sees: the picture itself went with the question
     media = fake_graph.media[media_id]
     assert (media.lookups, media.downloads) == (1, 1)
     assert all(auth == f"Bearer {fake_graph.token}" for _, auth in fake_graph.media_requests)
