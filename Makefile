@@ -26,10 +26,14 @@ run: $(BIN)/.installed sabha.yaml
 sabha.yaml: | $(BIN)/.installed
 	$(BIN)/sabha init .
 
+# The tests run in parallel (pytest-xdist): one worker per CPU, at most 4 (most tests wait on a real
+# `sabha run` subprocess and fake servers; more workers than cores only adds timing noise). Tests
+# marked @pytest.mark.xdist_group(...) run one after the other on one worker (--dist loadgroup).
+# PYTEST_XDIST_AUTO_NUM_WORKERS=1 make test runs them on one worker.
 test: $(BIN)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
 
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/turn_overhead.py

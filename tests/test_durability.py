@@ -33,6 +33,11 @@ from tests.fakes.echo_model import EchoModel
 from tests.fakes.telegram_api import FakeTelegramAPI
 
 BURST = 100
+
+# The bursts (a hundred messages through a real daemon, killed mid-way) run one after the other on one
+# xdist worker (`make test`: --dist loadgroup), not two at once on a small machine.
+pytestmark = pytest.mark.xdist_group("bursts")
+
 MOMENTS = (1, 10, 30, 55, 80)  # answers out before the kill (then: every lane mid-turn)
 
 
@@ -46,14 +51,18 @@ def model(echo_model: EchoModel) -> EchoModel:
     return echo_model
 
 
-async def mid_turn_everywhere(model: EchoModel, lanes: int) -> None:
-    """Wait until every lane's turn is at the model (none is between 'sending' and Telegram's
-    answer, the one window where a crash can only leave "may have arrived")."""
-    for _ in range(500):
-        if model.in_flight == lanes:
-            return
+async def mid_turn_everywhere(model: EchoModel, lanes: int, timeout: float = 30.0) -> None:
+    """Hold the model and wait until every lane's turn is at it (none is between 'sending' and
+    Telegram's answer, the one window where a crash can only leave "may have arrived"). Held, the
+    lanes stay there however slow a loaded machine is (unheld, on a busy machine the lanes could
+    finish their backlog between two looks); the caller kills the daemon, then releases the model."""
+    model.hold()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while model.in_flight != lanes:
+        if loop.time() > deadline:
+            raise AssertionError(f"the lanes never were all mid-turn (in flight: {model.in_flight})")
         await asyncio.sleep(0.002)
-    raise AssertionError(f"the lanes never were all mid-turn (in flight: {model.in_flight})")
 
 
 def waiting_everywhere(telegram: FakeTelegramAPI, places: int, first: int) -> bool:
@@ -81,6 +90,7 @@ async def test_sigkill_at_five_moments_of_a_burst_loses_and_duplicates_nothing(
             backlog = waiting_everywhere(telegram, len(places), first)
             before = sum(1 for m in markers(BURST, first) if answered(telegram)[m])
             await sabha.signal(signal.SIGKILL)
+            model.release()
             await sabha.start()
             await wait_answered(telegram, BURST, first)
             await asyncio.sleep(0.3)  # a duplicate would show up now
@@ -154,6 +164,7 @@ async def test_webhook_mode_kill_loses_no_acknowledged_update(
             await wait_answered(telegram, BURST, at_least=20)
             await mid_turn_everywhere(model, len(places))  # not in the "may have arrived" window (see above)
             await sabha.signal(signal.SIGKILL)
+            model.release()
             await sabha.start()
             url = f"http://127.0.0.1:{sabha.port}/telegram/webhook"
             # Telegram retries what was not acknowledged, and may deliver some acknowledged ones again.

@@ -18,6 +18,10 @@ REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 
 
+#: the test command: in parallel, one worker per CPU (at most 4), xdist_group-marked tests on one worker
+PYTEST = "python -m pytest -q -n auto --maxprocesses 4 --dist loadgroup"
+
+
 def planned(folder: Path, target: str) -> list[str]:
     """The commands ``make <target>`` would run in ``folder``, one per line."""
     # as a newcomer runs it: not as a sub-make of `make test` (whose MAKELEVEL / MAKEFLAGS make a
@@ -50,7 +54,7 @@ def test_make_run_installs_sabha_without_the_test_tools(clone: Path) -> None:
 def test_make_test_adds_the_test_tools_to_the_venv_make_run_made(clone: Path) -> None:
     fresh = planned(clone, "test")  # a fresh clone: the venv, Sabha, then the test tools
     assert [line.split()[-1] for line in installs(fresh)] == [".", "'.[test]'"], fresh
-    assert fresh[-1].endswith("pytest -q"), fresh
+    assert fresh[-1].endswith(PYTEST), fresh
 
     (clone / ".venv" / "bin").mkdir(parents=True)
     (clone / ".venv" / "bin" / ".installed").touch()  # what `make run` leaves
@@ -61,3 +65,12 @@ def test_make_test_adds_the_test_tools_to_the_venv_make_run_made(clone: Path) ->
     (clone / ".venv" / "bin" / ".installed-test").touch()  # the second `make test` installs nothing
     assert installs(planned(clone, "test")) == []
     assert installs(planned(clone, "run")) == []  # and `make run` does not undo it
+
+
+def test_the_parallel_test_command_gets_its_plugin_from_the_test_extras() -> None:
+    """``-n`` / ``--dist`` are pytest-xdist's options: without it in ``.[test]`` a fresh clone's
+    ``make test`` would stop at a usage error."""
+    import tomllib
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert any(req.replace(" ", "").startswith("pytest-xdist") for req in extras["test"]), extras["test"]

@@ -166,10 +166,13 @@ async def test_doctor_online_checks_the_endpoints(tmp_path: Path, fake: FakeTele
     assert "fix: copy the token from @BotFather into TELEGRAM_BOT_TOKEN" in out
     assert "wrong-token" not in out
 
-    closed = free_port()
-    config.write_text(config.read_text(encoding="utf-8").replace(fake.base_url, f"http://127.0.0.1:{closed}/bot"),
-                      encoding="utf-8")
-    code, out, _ = await arun(capsys, "doctor", "--config", str(config))
+    with socket.socket() as held:  # bound, never listening: refused, and no test alongside is given the port
+        held.bind(("127.0.0.1", 0))
+        closed = int(held.getsockname()[1])
+        config.write_text(config.read_text(encoding="utf-8").replace(fake.base_url,
+                                                                     f"http://127.0.0.1:{closed}/bot"),
+                          encoding="utf-8")
+        code, out, _ = await arun(capsys, "doctor", "--config", str(config))
     assert code == 1
     assert f"FAIL  channel telegram: http://127.0.0.1:{closed}/bot is not reachable" in out
 

@@ -415,9 +415,8 @@ async def test_connection_refused_is_retried_then_reported_as_not_sent(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()  # nothing listens there: connection refused
+    sock.bind(("127.0.0.1", 0))  # bound, never listening: connection refused, and the port stays ours
+    port = sock.getsockname()[1]  # (closed, a test running alongside could be given it)
     bot = Bot(TOKEN, base_url=f"http://127.0.0.1:{port}/bot")
     await bot.request.initialize()
     caplog.set_level(logging.WARNING, "sabha.telegram")
@@ -428,6 +427,7 @@ async def test_connection_refused_is_retried_then_reported_as_not_sent(
             await outbound.send(Target(OWNER), "hello")
     finally:
         await bot.request.shutdown()
+        sock.close()
     assert not isinstance(failure.value, DeliveryUnknown)
     assert caplog.text.count("retrying") == 2  # proven not sent: resent up to max_retries
     assert outbound.unknown == 0

@@ -22,6 +22,10 @@ from tests.fakes.graph_api import FakeGraphAPI
 from tests.telegram_support import eventually
 from tests.whatsapp_support import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, post, text_notification
 
+# The bursts (a hundred messages through a real daemon, killed mid-way) run one after the other on one
+# xdist worker (`make test`: --dist loadgroup), not two at once on a small machine.
+pytestmark = pytest.mark.xdist_group("bursts")
+
 BURST = 120
 USERS = [f"1555000{n:04d}" for n in range(1, 9)]
 _ECHO = re.compile(r"ECHO [^\n]*?\b(Q\d{3})\b")

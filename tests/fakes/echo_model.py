@@ -32,6 +32,17 @@ class EchoModel(LocalServer):
         self.max_in_flight = 0
         self.questions: list[str] = []
         self.bodies: list[dict[str, Any]] = []  # every request body, in order
+        self._open = asyncio.Event()  # cleared by hold(): requests wait at the model until release()
+        self._open.set()
+
+    def hold(self) -> None:
+        """From now on every request waits at the model (counted in :attr:`in_flight`) until
+        :meth:`release`: a test can stop every turn mid-turn however slow the machine is."""
+        self._open.clear()
+
+    def release(self) -> None:
+        """Let the held requests (and all later ones) answer after the usual latency."""
+        self._open.set()
 
     def routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/chat/completions", self._chat)
@@ -48,6 +59,7 @@ class EchoModel(LocalServer):
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
+            await self._open.wait()
             await asyncio.sleep(self.latency)
         finally:
             self.in_flight -= 1
