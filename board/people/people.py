@@ -24,10 +24,12 @@ from typing import Protocol
 
 from board.db import StateDB
 from board.envelope import Envelope
-from board.people import rows
 from board.people.codes import new_code
 from board.people.ref import PersonRef, Recent, person_key
-from board.people.rows import LinkOutcome, LinkResult
+from board.people.rows import FAILURES, LinkOutcome, LinkResult, join, member
+from board.people.rows import issue as issue_code
+from board.people.rows import redeem as redeem_code
+from board.people.rows import unlink as unlink_identity
 from board.people.settings import PeopleSettings
 
 __all__ = ["FactMover", "People", "Person", "identity_of"]
@@ -114,7 +116,7 @@ class People:
         """A fresh one-time code bound to ``identity`` (its earlier unused code stops working)."""
         code = new_code()
         now, ttl = self.clock(), self.settings.link_code_ttl_s
-        await self.db.transaction(lambda conn: rows.issue(conn, identity, code, owner=is_owner, now=now, ttl_s=ttl))
+        await self.db.transaction(lambda conn: issue_code(conn, identity, code, owner=is_owner, now=now, ttl_s=ttl))
         log.info("people: %s asked for a link code (valid %d s)", identity, ttl)
         return code
 
@@ -122,11 +124,11 @@ class People:
         """``identity`` sends ``/link <typed>`` (see :func:`board.people.rows.redeem`)."""
         now, settings = self.clock(), self.settings
         result = await self.db.transaction(
-            lambda conn: rows.redeem(conn, typed, identity, is_owner=is_owner, now=now, settings=settings))
+            lambda conn: redeem_code(conn, typed, identity, is_owner=is_owner, now=now, settings=settings))
         if result.outcome is LinkOutcome.LINKED:
             log.info("people: %s linked to %s (person:%s)", identity, result.other, result.person)
             await self._move_facts(result)
-        elif result.outcome in rows.FAILURES or result.outcome is LinkOutcome.LOCKED:
+        elif result.outcome in FAILURES or result.outcome is LinkOutcome.LOCKED:
             log.warning("people: link code from %s refused (%s)", identity, result.outcome.value)
         return result
 
@@ -136,13 +138,13 @@ class People:
         now = self.clock()
 
         def work(conn: sqlite3.Connection) -> LinkResult:
-            ma, mb = rows.member(conn, a), rows.member(conn, b)
+            ma, mb = member(conn, a), member(conn, b)
             if ma is not None and mb is not None and ma.person == mb.person:
                 return LinkResult(LinkOutcome.ALREADY, person=ma.person)
             if ma is not None and mb is not None and ma.size > 1 and mb.size > 1:
                 return LinkResult(LinkOutcome.LINKED_ELSEWHERE)
             owner = bool(ma and ma.owner) or bool(mb and mb.owner)
-            return rows.join(conn, a, b, owner=owner, now=now)
+            return join(conn, a, b, owner=owner, now=now)
 
         result = await self.db.transaction(work)
         if result.outcome is LinkOutcome.LINKED:
@@ -152,7 +154,7 @@ class People:
 
     async def unlink(self, identity: str) -> tuple[int, tuple[str, ...]] | None:
         """Take ``identity`` out of its person (see :func:`board.people.rows.unlink`)."""
-        result = await self.db.transaction(lambda conn: rows.unlink(conn, identity))
+        result = await self.db.transaction(lambda conn: unlink_identity(conn, identity))
         if result is not None:
             log.info("people: %s unlinked from person:%d", identity, result[0])
         return result
