@@ -344,7 +344,7 @@ class Board:
         try:
             return await self.people.identify(envelope)
         except Exception:
-            log.exception("people: looking up who %s on %s is failed", envelope.sender, envelope.channel)
+            log.exception("people: looking up the person of %s on %s failed", envelope.sender, envelope.channel)
             return envelope
 
     def set_public_terms(self, terms: PublicTerms) -> None:

@@ -104,7 +104,7 @@ class People:
 
     async def said(self, envelope: Envelope, text: str) -> None:
         """Keep ``text`` as the last thing a linked identity said (for its other channels' note)."""
-        if envelope.person is None or not text.strip():
+        if envelope.person is None or envelope.person.shared or not text.strip():
             return
         try:
             await self.db.execute("UPDATE people_identities SET last_text = ?, last_at = ? WHERE identity = ?",
