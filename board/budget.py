@@ -63,7 +63,10 @@ class BudgetStop:
 
 
 def sender_id(envelope: Envelope) -> str:
-    """Who a message is from, as the ledger records it: ``<channel>:<sender id>``."""
+    """Who a message is from, as the ledger, the budgets and memory facts key it: the linked person
+    (``person:<n>``, :mod:`board.people`) when the board has found one, else ``<channel>:<sender id>``."""
+    if envelope.person is not None:
+        return envelope.person.key
     return f"{envelope.channel}:{envelope.sender}"
 
 

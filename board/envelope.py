@@ -10,9 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from board.media.attachment import Attachment
+
+if TYPE_CHECKING:
+    from board.people.ref import PersonRef
 
 __all__ = ["Envelope", "Reply", "ReplyKind", "clean_text", "cleaned"]
 
@@ -31,7 +34,8 @@ class Envelope:
     every model call made for them is held to the channel's public terms
     (:mod:`board.allowance`), and owner-only commands are refused to anyone not the owner.
     ``attachments`` are what came besides ``text`` (a voice note, a picture, a document; the
-    text is then its caption), see :mod:`board.media`.
+    text is then its caption), see :mod:`board.media`. ``person`` is set by the board (never by a
+    channel) when the sender's account is linked to others (:mod:`board.people`).
     """
 
     channel: str
@@ -47,6 +51,7 @@ class Envelope:
     role_hint: str | None = None
     received_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     attachments: tuple[Attachment, ...] = ()  # what came besides text (references at receipt; read in the lane)
+    person: PersonRef | None = None  # the linked person, once the board looked it up (board.people)
 
 
 @dataclass(frozen=True)

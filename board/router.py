@@ -96,7 +96,12 @@ class Router:
         return self._lookup.get(word.strip().lower())
 
     def key_for(self, envelope: Envelope, role: str) -> str:
-        """The session key of ``role`` for this envelope's place and sender."""
+        """The session key of ``role`` for this envelope's place and sender. A linked person's direct
+        chats share one key per role when ``people.shared_sessions`` is on (the owner's: ``main`` /
+        ``board:<role>``; anyone else's: ``board:<role>:person-<n>``), see :mod:`board.people`."""
+        person = envelope.person
+        if person is not None and person.shared and not envelope.is_group:
+            return session_key(role, is_owner=envelope.is_owner, channel="person", user_id=str(person.number))
         return session_key(
             role,
             is_owner=envelope.is_owner,

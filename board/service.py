@@ -50,6 +50,9 @@ from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
 from board.memory.sessions import Sessions
 from board.memory.transcripts import TranscriptStore
+from board.people import People, PeopleSettings
+from board.people import commands as people_commands
+from board.people.migrations import MIGRATIONS as PEOPLE_MIGRATIONS
 from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.convene import BoardRoom
@@ -71,7 +74,7 @@ log = logging.getLogger("sabha.board")
 DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
-                                           *MEDIA_MIGRATIONS)
+                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -92,6 +95,7 @@ class BoardSettings:
     memory: MemorySettings = field(default_factory=MemorySettings)
     guardrails: GuardrailSettings = field(default_factory=GuardrailSettings)
     media: MediaSettings = field(default_factory=MediaSettings)
+    people: PeopleSettings = field(default_factory=PeopleSettings)
 
 
 #: /help where plain messages go to the place's role (a forum topic); each channel passes its own
@@ -164,6 +168,9 @@ class Board:
                                   spend=self.spend, retry=settings.agent.retry, spending=self.spending)
         self.media.register(DocumentReader(self.knowledge))  # long documents: the conversation's knowledge scope
         files_commands.register(self, self.media.store)
+        #: one person across channels: linked accounts share memory and budgets (board.people)
+        self.people = People(db, settings.people, facts=self.facts)
+        people_commands.register(self, self.people)
         if settings.memory.enabled:
             self.tools.register(self.facts.tool())
             self.runner.memory = self.facts
@@ -276,6 +283,7 @@ class Board:
                 envelope, envelope.role_hint or GENERAL,
                 f"That message is {len(envelope.text):,} characters long; the limit is {limit:,}. "
                 "Send the part that matters, or a summary, and I will answer it.", kind="error")
+        envelope = await self.identify(envelope)  # a linked person: their key, maybe a shared session
         if route is None or envelope is not given:
             route = self.router().route(envelope)
         log.debug("route: %s%s (%s)", route.role, "".join(f", {r}" for r in route.also), route.reason)
@@ -323,11 +331,21 @@ class Board:
         :meth:`handle` answers with the budget's line, as for a typed message."""
         if not envelope.attachments:
             return envelope
+        envelope = await self.identify(envelope)
         if await self.budget.check(sender_id(envelope), is_owner=envelope.is_owner) is not None:
             log.info("media of message %s from %s on %s not read: the budget is spent", envelope.message_id,
                      envelope.sender, envelope.channel)
             return envelope
         return await self.media.prepare(envelope, fetcher)
+
+    async def identify(self, envelope: Envelope) -> Envelope:
+        """``envelope`` with its linked person, if any (:meth:`People.identify`); a failed lookup logs and
+        answers as the account alone rather than not at all."""
+        try:
+            return await self.people.identify(envelope)
+        except Exception:
+            log.exception("people: looking up the person of %s on %s failed", envelope.sender, envelope.channel)
+            return envelope
 
     def set_public_terms(self, terms: PublicTerms) -> None:
         """What strangers may do and cost on ``terms.channel`` (a channel open to anyone; a reload again)."""
@@ -352,6 +370,7 @@ class Board:
         Attachments (already read, :mod:`board.media`) join the text as quoted data, pictures as
         image parts; what could not be read is said once, before the answer (alone, with no
         model call, when nothing else was sent)."""
+        await self.people.said(envelope, route.text)  # for the note the person's other channels show
         given = self.media.turn_input(envelope, route.text)
         if given.empty:
             return self._system_reply(envelope, route.role, media_notice(given.notices) or

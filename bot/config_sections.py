@@ -21,6 +21,7 @@ from bot.config_model import StrictModel, blank_is_unset, section
 from bot.intake.config import InboxSection
 from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
 from bot.media_config import MediaSection
+from bot.people_config import PeopleSection
 
 __all__ = ["AgentOverrideConfig", "BoardSection", "BudgetSection", "Config", "ConsultationConfig", "ContextSection",
            "LLMSection", "LoggingSection", "MeetingsConfig", "PriceSection", "ProviderSection", "ProvidersSection",
@@ -272,3 +273,4 @@ class Config(StrictModel):
     memory: MemorySection = section()
     guardrails: GuardrailsSection = section()
     media: MediaSection = section()
+    people: PeopleSection = section()

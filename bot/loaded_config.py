@@ -110,6 +110,7 @@ class LoadedConfig:
             memory=self.config.memory.settings(),
             guardrails=self.config.guardrails.settings(),
             media=self.config.media.settings(),
+            people=self.config.people.settings(),
         )
 
     def budget_settings(self) -> BudgetSettings:

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from board.media.settings import MediaSettings
     from board.memory.facts import MemorySettings
     from board.memory.knowledge.base import KnowledgeSettings
+    from board.people import PeopleSettings
     from bot.config_sections import Config
 
 __all__ = ["PLAIN_KEYS", "PlainConfig", "read_plain"]
@@ -196,6 +197,14 @@ class _Media:
 
 
 @dataclass(frozen=True)
+class _People:
+    def settings(self) -> PeopleSettings:
+        from board.people import PeopleSettings
+
+        return PeopleSettings()
+
+
+@dataclass(frozen=True)
 class PlainConfig:
     """The attributes of :class:`bot.config.Config` that the board and ``ask`` read, with the
     defaults of everything :data:`PLAIN_KEYS` does not let the file set."""
@@ -211,6 +220,7 @@ class PlainConfig:
     memory: _Memory = field(default_factory=_Memory)
     guardrails: _Guardrails = field(default_factory=_Guardrails)
     media: _Media = field(default_factory=_Media)
+    people: _People = field(default_factory=_People)
 
 
 def read_plain(explicit: str | Path | None = None, env: Mapping[str, str] | None = None,

@@ -72,6 +72,7 @@ from board.memory.facts import Fact, FactStore
 from board.memory.ledger import Ledger
 from board.memory.sessions import Sessions
 from board.memory.transcripts import Transcript
+from board.people.ref import elsewhere_lines
 from board.workspace.prompt import BuiltPrompt, PromptBuilder, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
 
@@ -257,13 +258,15 @@ class AgentRunner:
         the envelope's), else that of the latest of ``earlier`` (the user's previous messages)."""
         envelope = ctx.envelope
         message = text if text is not None else (envelope.text if envelope else "")
+        now = self.clock()
         return TurnContext(
             channel=envelope.channel if envelope else "internal",
             place=place_of(envelope) if envelope else "board",
             sender=(envelope.sender_name or envelope.sender) if envelope else "the board",
-            now=self.clock(),
+            now=now,
             memory=tuple(memory),
             language=choose_language(message, earlier, fixed=self.prompts.user_language()),
+            elsewhere=elsewhere_lines(envelope.person if envelope else None, now),
         )
 
     def context_for(self, ctx: ToolContext, memory: Sequence[Fact] = (), *, text: str | None = None,

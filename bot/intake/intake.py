@@ -227,6 +227,7 @@ class Intake:
         else:
             try:
                 async with self.courier.typing(envelope), self._working_notice(pending, envelope):
+                    envelope = await self.board.identify(envelope)  # a linked person (their budget, their voice)
                     if envelope.attachments:  # fetched and read here, in the lane (a fresh link each try)
                         fetcher = self.courier if isinstance(self.courier, MediaFetcher) else None
                         envelope = await self.board.read_media(envelope, fetcher)

@@ -408,6 +408,7 @@ class WhatsAppChannel:
         if sticky is not None and self.roles.role_of(new) is None:
             await self.roles.set(new, sticky)
         await self.board.facts.move_user(f"{self.name}:{old}", f"{self.name}:{new}")
+        await self.board.people.renamed(f"{self.name}:{old}", f"{self.name}:{new}")  # a link follows the merge
 
     async def _failed(self, item: StatusUpdate, status: DeliveryStatus, title: str | None) -> None:
         """Say once that a message failed: Meta delivers a status again and again until it gets a
