@@ -1,0 +1,148 @@
+"""Issue 26, answers that stream on Telegram: a real ``sabha run`` against the fake Bot API and a
+fake OpenAI model that streams slowly (``llm.providers.openai.stream: true``, a delay between
+chunks). The answer shows up while it is written, in one message edited in place at a bounded
+rate, and ends as exactly that one message with the final formatted text; a kill -9 mid-stream
+and a restart still leave one message with the whole answer; a provider error halfway replaces
+the partial text with a clear message."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+from board.agent.exchange.outcome import DEGRADED_REPLY
+from bot.channels.telegram.format import render
+from bot.channels.telegram.stream import LOOKING
+from tests.daemon_support import SabhaProcess, write_config
+from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.telegram_support import OWNER
+
+ANSWER = ("Pricing is a promise about value, so start from the outcome your customer buys, "
+          "then test three price points with ten real conversations before you print a number anywhere.")
+WORDS = len(ANSWER.split())
+
+
+def streaming_config(root: Path, telegram: FakeTelegramAPI, model: FakeOpenAI, extra: list[str] | None = None) -> Path:
+    """``write_config``'s daemon, its OpenAI provider streaming from ``model``."""
+    path = write_config(root, telegram, model, extra=extra)  # type: ignore[arg-type]
+    text = path.read_text(encoding="utf-8")
+    line = f"      base_url: {model.base_url}\n"
+    path.write_text(text.replace(line, line + "      stream: true\n"), encoding="utf-8")
+    return path
+
+
+def bot_texts(fake: FakeTelegramAPI, needle: str) -> list[str]:
+    """The current texts of the bot's messages in the owner's chat that show ``needle``."""
+    return [str(m.get("text")) for (chat, _), m in sorted(fake.messages.items(), key=lambda kv: kv[0][1])
+            if chat == OWNER and needle in str(m.get("text") or "") and m.get("from", {}).get("id") == fake.bot_id]
+
+
+def final_text(header: str, answer: str) -> str:
+    """What a non-streamed delivery of ``answer`` shows: its first (only) formatted chunk."""
+    return render(answer, header)[0].text
+
+
+def edit_times(fake: FakeTelegramAPI, message_id: int) -> list[float]:
+    return [t for (method, p), t in zip(fake.calls, fake.call_times, strict=True)
+            if method == "editMessageText" and int(p.get("message_id", 0)) == message_id]
+
+
+async def ask_and_mark(fake: FakeTelegramAPI, model: FakeOpenAI, question: str) -> None:
+    """After ``question``'s answer, a marker: once the marker is answered nothing else is coming."""
+    fake.push_text(OWNER, OWNER, "marker please")
+    await fake.wait_until(lambda: bot_texts(fake, "MARKER DONE"), "the marker's answer", timeout=30)
+
+
+async def test_a_streamed_answer_shows_while_written_and_ends_as_one_message(
+    tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script_text(ANSWER, chunk_delay=0.25)  # about 8 s of streaming
+    fake_openai.script_text("MARKER DONE")
+    sabha = SabhaProcess(streaming_config(tmp_path, fake, fake_openai))
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "how do I price my product?")
+        [first] = await fake.wait_for_messages(1, timeout=30)
+        # The first thing the user sees comes while the model is still writing: part of the answer.
+        assert "Pricing" in first.text and "print a number anywhere" not in first.text, first.text
+        await ask_and_mark(fake, fake_openai, "how do I price my product?")
+    finally:
+        await sabha.close()
+    header = first.text.split("\n", 1)[0]
+    [shown] = bot_texts(fake, "Pricing is")  # exactly one message carries the answer
+    assert shown == final_text(header, ANSWER)  # the final text equals the non-streamed answer
+    answer_sends = [m for m in fake.sent_messages if "Pricing" in m.text]
+    assert [m.message_id for m in answer_sends] == [first.message_id]
+    edits = edit_times(fake, first.message_id)
+    assert len(edits) >= 2, "the draft was edited as the text came, then into the final answer"
+    sent_at = next(t for (method, _), t in zip(fake.calls, fake.call_times, strict=True) if method == "sendMessage")
+    gaps = [b - a for a, b in itertools.pairwise([sent_at, *edits])]
+    assert all(gap >= 0.95 for gap in gaps), gaps  # at most one request a second for the answer
+    assert len(edits) <= WORDS // 2, f"{len(edits)} edits for {WORDS} chunks: not bounded"
+
+
+async def test_kill_9_mid_stream_and_restart_leave_one_message_with_the_whole_answer(
+    tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script_text(ANSWER, chunk_delay=0.3)
+    fake_openai.script_text(ANSWER, chunk_delay=0.05)  # the turn again, after the restart
+    fake_openai.script_text("MARKER DONE")
+    config = streaming_config(tmp_path, fake, fake_openai)
+    sabha = SabhaProcess(config)
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "how do I price my product?")
+        [draft] = await fake.wait_for_messages(1, timeout=30)
+        await fake.wait_for_call("editMessageText", timeout=30)  # the draft grows...
+        assert "print a number anywhere" not in str(fake.messages[(OWNER, draft.message_id)].get("text"))
+        sabha.proc.kill()  # ... and Sabha dies mid-stream (kill -9)
+        await sabha.wait()
+        sabha = SabhaProcess(config)
+        await sabha.start()
+        await ask_and_mark(fake, fake_openai, "how do I price my product?")
+    finally:
+        await sabha.close()
+    header = draft.text.split("\n", 1)[0]
+    [shown] = bot_texts(fake, "Pricing is")
+    assert shown == final_text(header, ANSWER)
+    assert [m.message_id for m in fake.sent_messages if "Pricing" in m.text] == [draft.message_id]
+
+
+async def test_a_provider_error_halfway_replaces_the_partial_text_with_a_clear_message(
+    tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script_stream_error("Half of an answer that never")
+    fake_openai.script_text("MARKER DONE")
+    sabha = SabhaProcess(streaming_config(tmp_path, fake, fake_openai))
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "tell me everything")
+        await ask_and_mark(fake, fake_openai, "tell me everything")
+    finally:
+        await sabha.close()
+    assert bot_texts(fake, "Half of an answer") == []  # nothing left dangling
+    [clear] = bot_texts(fake, DEGRADED_REPLY[:40])
+    assert DEGRADED_REPLY[:40] in clear
+
+
+async def test_a_tool_call_shows_looking_it_up_which_the_answer_replaces(
+    tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script_tool_call("remember", {"key": "topic", "value": "pricing"})
+    fake_openai.script_text(ANSWER, chunk_delay=0.25)
+    fake_openai.script_text("MARKER DONE")
+    sabha = SabhaProcess(streaming_config(tmp_path, fake, fake_openai))
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "what did we say about pricing?")
+        [first] = await fake.wait_for_messages(1, timeout=30)
+        await ask_and_mark(fake, fake_openai, "what did we say about pricing?")
+    finally:
+        await sabha.close()
+    shown_along_the_way = [first.text] + [m.text for m in fake.edited_messages if m.message_id == first.message_id]
+    assert any(LOOKING in text for text in shown_along_the_way), shown_along_the_way
+    header = first.text.split("\n", 1)[0]
+    assert bot_texts(fake, "Pricing is") == [final_text(header, ANSWER)]
+    assert bot_texts(fake, LOOKING) == []  # the answer replaced the line
+    assert [m.message_id for m in fake.sent_messages if m.message_id == first.message_id] == [first.message_id]
