@@ -54,7 +54,7 @@ async def test_piped_chat_shows_the_first_words_while_the_model_is_still_writing
     fake_openai.script_text(ANSWER, chunk_delay=CHUNK_DELAY)  # 26 pieces: about 2.6 s of streaming
     reads = await piped_chat(chat_config(tmp_path, fake_openai), "how do I price my product?\n")
     output = b"".join(piece for _, piece in reads).decode()
-    label, _, text = output.partition(": ")
+    _label, _, text = output.partition(": ")
     assert text == ANSWER + "\n", output  # one line, exactly the answer
     first = next(t for t, piece in reads if b"Pricing" in piece)
     last = next(t for t, piece in reads if b"anywhere." in piece)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from board.db import StateDB
 from board.envelope import Envelope, Reply
+from board.masking import mask
 from board.memory.transcripts import utc_now
 from bot.channels.base import SendFailed
 from bot.channels.telegram.outbound import Outbound, Target
@@ -148,7 +149,7 @@ class StreamedDraft:
     def view(self) -> str | None:
         """What the draft should show now (None: nothing yet)."""
         if self._text.strip():
-            return self._text + CURSOR
+            return mask(self._text) + CURSOR  # every known secret masked, as in every other write
         return self._status
 
     async def _run(self) -> None:
