@@ -146,3 +146,30 @@ async def test_a_tool_call_shows_looking_it_up_which_the_answer_replaces(
     assert bot_texts(fake, "Pricing is") == [final_text(header, ANSWER)]
     assert bot_texts(fake, LOOKING) == []  # the answer replaced the line
     assert [m.message_id for m in fake.sent_messages if m.message_id == first.message_id] == [first.message_id]
+
+
+async def test_kill_9_during_the_final_edit_resumes_by_editing_the_same_message(
+    tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script_text(ANSWER, chunk_delay=0.05)
+    fake_openai.script_text("MARKER DONE")
+    config = streaming_config(tmp_path, fake, fake_openai, extra=["  stream_edit_interval_s: 60"])
+    sabha = SabhaProcess(config)
+    try:
+        await sabha.start()
+        fake.set_delay("editMessageText", 30)  # the final edit hangs at Telegram...
+        fake.fail_next("editMessageText", status=500)  # ... and is never carried out
+        fake.push_text(OWNER, OWNER, "how do I price my product?")
+        [draft] = await fake.wait_for_messages(1, timeout=30)
+        await fake.wait_for_call("editMessageText", timeout=30)  # the answer's delivery has begun
+        sabha.proc.kill()  # kill -9 while it is being sent
+        await sabha.wait()
+        fake.delays.clear()
+        sabha = SabhaProcess(config)
+        await sabha.start()
+        await ask_and_mark(fake, fake_openai, "how do I price my product?")
+    finally:
+        await sabha.close()
+    header = draft.text.split("\n", 1)[0]
+    assert bot_texts(fake, "Pricing") == [final_text(header, ANSWER)]  # the draft became the whole answer
+    assert [m.message_id for m in fake.sent_messages if "Pricing" in m.text] == [draft.message_id]

@@ -120,7 +120,9 @@ class Courier(Protocol):
     (the answer edited into that notice; the rest sent as usual; never the answer twice). A
     channel that shows an answer while it is written has ``stream(envelope)``: an async context
     manager giving a :class:`board.llm.stream.StreamSink` (or None) for the turn's duration; its
-    ``deliver`` then puts the answer over what the stream showed."""
+    ``deliver`` then puts the answer over what the stream showed, and ``may_redo(reply) -> bool``
+    says whether a reply that was being sent when Sabha stopped may be delivered again (only an
+    edit of a message already there: nothing can be posted twice)."""
 
     name: str
     texts: ChannelTexts

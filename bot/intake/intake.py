@@ -404,7 +404,7 @@ class Intake:
     async def resume(self) -> int:
         """Queue what a crash or a stop left unanswered (call before receiving anything new)."""
         max_age = timedelta(seconds=self.hub.settings.resume_max_age_s)
-        todo = await self.inbox.unfinished(max_age)
+        todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None))
         for pending in todo:
             if not self.courier.admit(pending.envelope).allowed:  # the config may have changed since
                 await self.inbox.finish(pending, InboxStatus.DENIED, "the sender is not allowed any more")

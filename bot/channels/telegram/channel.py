@@ -51,6 +51,7 @@ from bot.channels.reach import Reach, Unreachable
 from bot.channels.telegram.attachments import attachments_of
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.telegram.files import FileRequest, TelegramFiles, file_base_url
+from bot.channels.telegram.format import render
 from bot.channels.telegram.inbound import (
     UPDATES,
     AccessGate,
@@ -261,6 +262,14 @@ class TelegramChannel:
     async def deliver_over(self, notice: int, reply: Reply, progress: SendProgress) -> None:
         """The answer edited into the notice ``notice`` (sent anew if Telegram refuses the edit)."""
         await self._deliver_answer(reply, progress, notice)
+
+    async def may_redo(self, reply: Reply) -> bool:
+        """Whether a reply that was being sent when Sabha stopped may be delivered again: yes when
+        it is one message edited over its recorded draft (an edit repeated posts nothing twice)."""
+        key = DraftKey.of_reply(reply)
+        stored = await self.drafts.store.get(key) if key is not None else None
+        return stored is not None and stored.message_id is not None and reply.voice is None \
+            and len(render(reply.text, reply.label)) == 1
 
     async def _deliver_answer(self, reply: Reply, progress: SendProgress, over: int | None) -> None:
         """The reply edited over its streamed draft or notice (a draft recorded before a restart
