@@ -521,6 +521,7 @@ class TelegramChannel:
         self.username = self.bot.username
         try:
             await self.intake.inbox.prune()
+            await self.drafts.store.prune()
             if self.topics is not None:
                 await self.topics.ensure(self.bot, self.board.souls.profiles(),
                                          auto_create=self.settings.auto_create_topics)

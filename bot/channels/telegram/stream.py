@@ -27,6 +27,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 
 from board.db import StateDB
 from board.envelope import Envelope, Reply
@@ -88,6 +89,12 @@ class DraftStore:
         await self.db.execute("INSERT INTO telegram_drafts (chat_id, reply_to, message_id, created_at) "
                               "VALUES (?, ?, ?, ?) ON CONFLICT (chat_id, reply_to) DO UPDATE SET message_id = "
                               "excluded.message_id", (key.chat_id, key.reply_to, message_id, utc_now()))
+
+    async def prune(self, keep: timedelta = timedelta(days=7)) -> None:
+        """Forget drafts older than ``keep`` (an answer whose delivery failed leaves its record; the
+        inbox forgets its message after a week too)."""
+        cutoff = (datetime.now(UTC) - keep).isoformat(timespec="seconds")
+        await self.db.execute("DELETE FROM telegram_drafts WHERE created_at < ?", (cutoff,))
 
     async def forget(self, key: DraftKey) -> None:
         await self.db.execute("DELETE FROM telegram_drafts WHERE chat_id = ? AND reply_to = ?",
@@ -153,6 +160,14 @@ class StreamedDraft:
         return self._status
 
     async def _run(self) -> None:
+        try:
+            await self._edit_loop()
+        except Exception as exc:  # noqa: BLE001 - a preview must never break the answer (delivered whole instead)
+            self.broken = True
+            log.warning("telegram: the streamed draft in chat %s stopped (%s); the answer comes as usual",
+                        self.target.chat_id, exc)
+
+    async def _edit_loop(self) -> None:
         while not self._closing and not self.broken:
             await self._wake.wait()
             self._wake.clear()
