@@ -1,4 +1,4 @@
-"""Issue 26, answers that stream on Telegram: a real ``sabha run`` against the fake Bot API and a
+"""Issue 26, answers that stream on Telegram (and not on WhatsApp): a real ``sabha run`` against the fake Bot API and a
 fake OpenAI model that streams slowly (``llm.providers.openai.stream: true``, a delay between
 chunks). The answer shows up while it is written, in one message edited in place at a bounded
 rate, and ends as exactly that one message with the final formatted text; a kill -9 mid-stream
@@ -10,13 +10,19 @@ from __future__ import annotations
 import itertools
 from pathlib import Path
 
+from aiohttp import ClientSession, ClientTimeout
+
 from board.agent.exchange.outcome import DEGRADED_REPLY
 from bot.channels.telegram.format import render
 from bot.channels.telegram.stream import LOOKING
 from tests.daemon_support import SabhaProcess, write_config
+from tests.fakes.graph_api import FakeGraphAPI
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import FakeTelegramAPI
-from tests.telegram_support import OWNER
+from tests.telegram_support import OWNER, eventually
+from tests.test_whatsapp_durability import USERS
+from tests.test_whatsapp_durability import write_config as write_whatsapp_config
+from tests.whatsapp_support import APP_SECRET, post, text_notification
 
 ANSWER = ("Pricing is a promise about value, so start from the outcome your customer buys, "
           "then test three price points with ten real conversations before you print a number anywhere.")
@@ -173,3 +179,47 @@ async def test_kill_9_during_the_final_edit_resumes_by_editing_the_same_message(
     header = draft.text.split("\n", 1)[0]
     assert bot_texts(fake, "Pricing") == [final_text(header, ANSWER)]  # the draft became the whole answer
     assert [m.message_id for m in fake.sent_messages if "Pricing" in m.text] == [draft.message_id]
+
+
+async def test_a_long_streamed_answer_continues_in_a_second_message_past_the_limit(
+    tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI
+) -> None:
+    long_answer = " ".join(f"Point {n}: measure what the customer pays for." for n in range(120))  # > 4096
+    fake_openai.script_text(long_answer, chunk_delay=0.004)
+    fake_openai.script_text("MARKER DONE")
+    sabha = SabhaProcess(streaming_config(tmp_path, fake, fake_openai))
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "give me the long version")
+        [first] = await fake.wait_for_messages(1, timeout=30)
+        await ask_and_mark(fake, fake_openai, "give me the long version")
+    finally:
+        await sabha.close()
+    header = first.text.split("\n", 1)[0]
+    expected = [c.text for c in render(long_answer, header)]
+    assert len(expected) == 2
+    assert bot_texts(fake, "Point ") == expected  # the draft became the first part; the rest follows once
+    assert len([m for m in fake.sent_messages if "Point " in m.text]) == 2
+
+
+async def test_whatsapp_does_not_stream_one_message_per_answer(tmp_path: Path, fake_graph: FakeGraphAPI,
+                                                               fake_openai: FakeOpenAI) -> None:
+    fake_openai.script_text(ANSWER, chunk_delay=0.05)
+    fake_openai.script_text("MARKER DONE")
+    config = write_whatsapp_config(tmp_path, fake_graph, fake_openai)  # type: ignore[arg-type]
+    line = f"      base_url: {fake_openai.base_url}\n"
+    config.write_text(config.read_text(encoding="utf-8").replace(line, line + "      stream: true\n"),
+                      encoding="utf-8")
+    sabha = SabhaProcess(config, env={"WHATSAPP_ACCESS_TOKEN": fake_graph.token, "WHATSAPP_APP_SECRET": APP_SECRET})
+    try:
+        await sabha.start()
+        async with ClientSession(timeout=ClientTimeout(total=10)) as http:
+            url = f"http://127.0.0.1:{sabha.port}/whatsapp/webhook"
+            assert (await post(http, url, text_notification(USERS[0], "how do I price?")))[0] == 200
+            assert (await post(http, url, text_notification(USERS[0], "marker please")))[0] == 200
+            await eventually(lambda: any("MARKER DONE" in s.body for s in fake_graph.sent), "the marker", timeout=30)
+    finally:
+        await sabha.close()
+    bodies = [s.body for s in fake_graph.sent]
+    assert [ANSWER in b for b in bodies] == [True, False], bodies  # the whole answer in one message
+    assert fake_openai.requests[0].body.get("stream") is True  # the model did stream
