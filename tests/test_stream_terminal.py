@@ -60,3 +60,28 @@ async def test_piped_chat_shows_the_first_words_while_the_model_is_still_writing
     last = next(t for t, piece in reads if b"anywhere." in piece)
     assert last - first >= 1.0, "the first words came only with the end of the answer"
     assert b"anywhere" not in next(piece for _, piece in reads if b"Pricing" in piece)
+
+
+async def test_typed_at_chat_grows_the_answer_in_place_then_prints_it_whole(
+    tmp_path: Path, fake_openai: FakeOpenAI
+) -> None:
+    import pexpect
+
+    from tests.test_chat_tty import PROMPT, _expect, screen, spawn
+
+    fake_openai.script_text(ANSWER, chunk_delay=0.15)  # about 4 s of streaming
+    config = chat_config(tmp_path / "board", fake_openai)
+    child = spawn(sys.executable, ["-m", "bot.cli.main", "chat", "--config", str(config)], config.parent, tmp_path)
+    try:
+        await _expect(child, PROMPT)
+        child.send("how do I price my product?\r")
+        await _expect(child, "promise")  # part of the answer shows while it is written (redrawn in place)...
+        assert fake_openai.requests and "anywhere." not in screen(child), screen(child)
+        await _expect(child, "anywhere.")  # ... then all of it
+        await _expect(child, PROMPT)
+        child.send("/quit\r")
+        await _expect(child, pexpect.EOF)
+    finally:
+        child.close()
+    output = screen(child)
+    assert "Traceback" not in output and "Error" not in output
