@@ -8,6 +8,8 @@ the partial text with a clear message."""
 from __future__ import annotations
 
 import itertools
+import json
+import sqlite3
 from pathlib import Path
 
 from aiohttp import ClientSession, ClientTimeout
@@ -86,6 +88,7 @@ async def test_a_streamed_answer_shows_while_written_and_ends_as_one_message(
     gaps = [b - a for a, b in itertools.pairwise([sent_at, *edits])]
     assert all(gap >= 0.95 for gap in gaps), gaps  # at most one request a second for the answer
     assert len(edits) <= WORDS // 2, f"{len(edits)} edits for {WORDS} chunks: not bounded"
+    assert inbox_details(tmp_path)["how do I price my product?"] == "answered: edited over its draft"
 
 
 async def test_kill_9_mid_stream_and_restart_leave_one_message_with_the_whole_answer(
@@ -223,3 +226,30 @@ async def test_whatsapp_does_not_stream_one_message_per_answer(tmp_path: Path, f
     bodies = [s.body for s in fake_graph.sent]
     assert [ANSWER in b for b in bodies] == [True, False], bodies  # the whole answer in one message
     assert fake_openai.requests[0].body.get("stream") is True  # the model did stream
+
+
+def inbox_details(root: Path) -> dict[str, str]:
+    """The inbox's (status, detail) per message text, from the daemon's state db."""
+    with sqlite3.connect(root / "sessions" / "sabha.db") as conn:
+        rows = conn.execute("SELECT envelope, status, detail FROM inbound_messages ORDER BY rowid").fetchall()
+    return {json.loads(envelope)["text"]: f"{status}: {detail}" for envelope, status, detail in rows}
+
+
+async def test_a_draft_deleted_mid_stream_means_the_answer_is_sent_once_and_the_outcome_says_so(
+    tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script_text(ANSWER, chunk_delay=0.15)
+    fake_openai.script_text("MARKER DONE")
+    sabha = SabhaProcess(streaming_config(tmp_path, fake, fake_openai))
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "how do I price my product?")
+        [draft] = await fake.wait_for_messages(1, timeout=30)
+        del fake.messages[(OWNER, draft.message_id)]  # the user deletes the draft while it grows
+        await ask_and_mark(fake, fake_openai, "how do I price my product?")
+    finally:
+        await sabha.close()
+    header = draft.text.split("\n", 1)[0]
+    assert bot_texts(fake, "Pricing") == [final_text(header, ANSWER)]  # one message with the whole answer
+    assert inbox_details(tmp_path)["how do I price my product?"] == \
+        "answered: its draft was gone: sent as a new message"
