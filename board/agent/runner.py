@@ -68,6 +68,7 @@ from board.llm.base import ChatMessage, ImagePart, PromptBlock, Thinking
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.llm.resilience import ResilientCaller, RetryPolicy
+from board.llm.stream import take_stream
 from board.memory.facts import Fact, FactStore
 from board.memory.ledger import Ledger
 from board.memory.sessions import Sessions
@@ -404,7 +405,8 @@ class AgentRunner:
             summary=summary_block_text(summary) if summary else None,
         )
         outcome = await self.run(ExchangeRequest(profile=profile, ctx=ctx, prompt=prompt,
-                                                 model=ModelChoice(model=model), on_event=transcript.append))
+                                                 model=ModelChoice(model=model), on_event=transcript.append,
+                                                 stream=take_stream()))
         await record_answer(transcript, profile, outcome)
         observe(self.turn_observers, envelope, key, profile, outcome)
         return Reply.to(envelope, role=role, name=profile.name, emoji=profile.emoji,

@@ -27,6 +27,7 @@ from anthropic.types import Message
 from board.llm.base import THINKING_BUDGETS, ChatMessage, ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.errors import bad_response_error
 from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
+from board.llm.stream import emit
 
 __all__ = [
     "CACHE_MARKER",
@@ -223,6 +224,8 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
                 async for event in stream:
                     if ttft is None and event.type in ("text", "input_json", "content_block_delta"):
                         ttft = round((time.perf_counter() - started) * 1000, 2)
+                    if event.type == "text":
+                        emit(request.on_delta, event.text)
                 message: object = await stream.get_final_message()
         else:
             message = await client.messages.create(**as_sent(params, _AS_SENT))

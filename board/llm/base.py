@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from board.llm.stream import DeltaHook
+
 __all__ = [
     "THINKING_BUDGETS",
     "ChatMessage",
@@ -156,6 +158,8 @@ class LLMRequest:
     tool_choice: ToolChoice = "auto"
     temperature: float | None = None  # None: the provider's default
     thinking: Thinking | None = None  # None or off: the model answers without thinking first
+    #: A streaming provider gives each piece of the answer's text here (:mod:`board.llm.stream`).
+    on_delta: DeltaHook | None = field(default=None, compare=False, repr=False)
 
     @property
     def system_text(self) -> str:

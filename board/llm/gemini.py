@@ -43,6 +43,7 @@ from google.genai import types as genai_types
 from board.llm.base import THINKING_BUDGETS, ChatMessage, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.errors import bad_response_error
 from board.llm.sdk_provider import SDKErrors, SDKProvider, preview
+from board.llm.stream import emit
 
 __all__ = ["GeminiProvider", "thinking_config", "to_gemini_contents", "to_gemini_tools"]
 
@@ -214,6 +215,9 @@ class GeminiProvider(SDKProvider[GeminiClient]):
             if ttft is None and any((p.text and not p.thought) or p.function_call for p in new):
                 ttft = round((time.perf_counter() - started) * 1000, 2)
             parts.extend(new)
+            for part in new:
+                if part.text and not part.thought and part.function_call is None:
+                    emit(request.on_delta, part.text)
         if not parts and finish is None:
             raise bad_response_error(self.name, model, f"the stream ended without a candidate{blocked}")
         response = self._response(request, model, parts, finish, usage)

@@ -33,6 +33,7 @@ from board.llm.base import ChatMessage, ImagePart, LLMError, LLMRequest, LLMResp
 from board.llm.errors import bad_response_error, connection_error, status_error, timeout_error
 from board.llm.registry import split_model
 from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, garbage_error, preview
+from board.llm.stream import emit
 
 __all__ = ["NO_KEY", "OpenAIProvider", "parse_arguments", "to_openai_messages", "to_openai_tools"]
 
@@ -216,6 +217,7 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
                 ttft = round((time.perf_counter() - started) * 1000, 2)
             if delta.content:
                 text.append(delta.content)
+                emit(request.on_delta, delta.content)
             for d in delta.tool_calls or []:
                 slot = slots.setdefault(d.index, {"id": "", "name": "", "args": ""})
                 slot["id"] += d.id or ""

@@ -69,6 +69,7 @@ class SendProgress:
     posted: int = 0  # messages the service confirmed
     in_flight: bool = False  # a request left and its outcome is not known (yet)
     before_first_request: Callable[[], Awaitable[None]] | None = None
+    note: str | None = None  # how it went, when there was a choice (e.g. edited over a streamed draft)
     _announced: bool = False
 
     async def leaving(self) -> None:
@@ -116,7 +117,12 @@ class Courier(Protocol):
     it now (WhatsApp: a sender merged into a person since it was stored). A channel that can
     turn its "working on it" notice into the answer has ``post_notice(reply) -> handle | None``
     (the notice sent, with what identifies it) and ``deliver_over(handle, reply, progress)``
-    (the answer edited into that notice; the rest sent as usual; never the answer twice)."""
+    (the answer edited into that notice; the rest sent as usual; never the answer twice). A
+    channel that shows an answer while it is written has ``stream(envelope)``: an async context
+    manager giving a :class:`board.llm.stream.StreamSink` (or None) for the turn's duration; its
+    ``deliver`` then puts the answer over what the stream showed, and ``may_redo(reply) -> bool``
+    says whether a reply that was being sent when Sabha stopped may be delivered again (only an
+    edit of a message already there: nothing can be posted twice)."""
 
     name: str
     texts: ChannelTexts

@@ -43,12 +43,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.cli.ask import console_envelope, resolve_role
 from bot.cli.common import emit, note
+from bot.cli.streaming import PipedStream, ScreenStream
 from bot.cli.where import open_config, with_board
 
 if TYPE_CHECKING:  # asyncio and the board are imported when the chat runs: `sabha --help` builds this parser
     import asyncio
 
     from board.envelope import Envelope, Reply
+    from board.llm.stream import StreamSink
     from board.media.attachment import Attachment
     from board.router import Route
     from board.service import Board
@@ -158,10 +160,10 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
                 note(told)
             if message is None:
                 continue
+            stream = PipedStream()
             reply = await _answer(board, message, role, attaching.take(),
-                                  slow_notice_s=loaded.config.board.slow_notice_s)
-            if reply is not None:
-                emit(reply.render())
+                                  slow_notice_s=loaded.config.board.slow_notice_s, stream=stream)
+            stream.finish(reply.render() if reply is not None else None)
     finally:
         stop.set()
         watcher.cancel()
@@ -170,17 +172,24 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
 
 
 async def _answer(board: Board, line: str, role: str | None, attachments: tuple[Attachment, ...] = (), *,
-                  slow_notice_s: float = 0) -> Reply | None:
+                  slow_notice_s: float = 0, stream: StreamSink | None = None) -> Reply | None:
     """The board's answer to ``line`` (with the files ``/attach`` kept for it); a turn past
-    ``slow_notice_s`` (> 0) first says, once on stderr, that the board is working on it."""
+    ``slow_notice_s`` (> 0) first says, once on stderr, that the board is working on it (unless the
+    answer is streaming to ``stream`` by then)."""
     import asyncio
     import logging
 
+    from board.llm.stream import streaming_to
     from bot.cli.attach import ask_with_files
 
-    notice = asyncio.get_running_loop().call_later(slow_notice_s, note, WORKING) if slow_notice_s > 0 else None
+    def working() -> None:
+        if not (isinstance(stream, PipedStream) and stream.started):
+            note(WORKING)
+
+    notice = asyncio.get_running_loop().call_later(slow_notice_s, working) if slow_notice_s > 0 else None
     try:
-        return await ask_with_files(board, console_envelope(line, role), attachments)
+        with streaming_to(stream):
+            return await ask_with_files(board, console_envelope(line, role), attachments)
     except asyncio.CancelledError:
         raise
     except Exception:  # one failed message must not end the conversation
@@ -208,8 +217,8 @@ class _TerminalChat:
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
 
-    async def _cancellable(self, work: Awaitable[T], waiting: str,
-                           notice: tuple[float, str] | None = None) -> tuple[T | None, bool]:
+    async def _cancellable(self, work: Awaitable[T], waiting: str, notice: tuple[float, str] | None = None,
+                           stream: ScreenStream | None = None) -> tuple[T | None, bool]:
         """Run ``work`` so that Ctrl-C cancels it, showing ``waiting`` meanwhile; (result, cancelled).
 
         The terminal stays in raw mode while it runs (a one-line prompt_toolkit application
@@ -221,7 +230,7 @@ class _TerminalChat:
         self._interrupted = False
         turn = self._turn = asyncio.ensure_future(work)
         try:
-            await _show_while(turn, waiting, self._on_key_interrupt, notice)
+            await _show_while(turn, waiting, self._on_key_interrupt, notice, stream)
             return await turn, False
         except asyncio.CancelledError:
             if not self._interrupted:
@@ -322,9 +331,11 @@ class _TerminalChat:
                 if message is None:
                     continue
                 slow = self.loaded.config.board.slow_notice_s
-                reply, cancelled = await self._cancellable(_answer(board, message, role, attaching.take()),
+                stream = ScreenStream()
+                reply, cancelled = await self._cancellable(_answer(board, message, role, attaching.take(),
+                                                                   stream=stream),
                                                            "… the board is thinking (Ctrl-C cancels)",
-                                                           (slow, WORKING) if slow > 0 else None)
+                                                           (slow, WORKING) if slow > 0 else None, stream)
                 if cancelled:
                     say("(cancelled: nothing was answered; ask again or go on)")
                 elif reply is not None:
@@ -345,10 +356,11 @@ class _TerminalChat:
 
 
 async def _show_while(task: asyncio.Future[Any], text: str, on_ctrl_c: Callable[[], None],
-                      notice: tuple[float, str] | None = None) -> None:
+                      notice: tuple[float, str] | None = None, stream: ScreenStream | None = None) -> None:
     """Show ``text`` on one line (erased afterwards) until ``task`` is done; Ctrl-C calls ``on_ctrl_c``.
     Keys typed meanwhile are not kept. ``notice`` (seconds, line): still waiting after that long,
-    the line is printed once above the waiting line, where it stays."""
+    the line is printed once above the waiting line, where it stays (not once the answer streams).
+    ``stream``: the answer so far replaces ``text`` while it is written."""
     import asyncio
 
     from prompt_toolkit.application import Application, run_in_terminal
@@ -370,9 +382,12 @@ async def _show_while(task: asyncio.Future[Any], text: str, on_ctrl_c: Callable[
     def _other(event: Any) -> None:
         """Type-ahead is dropped rather than echoed into the waiting line."""
 
+    shown = FormattedTextControl(text) if stream is None else FormattedTextControl(lambda: stream.view(text))
     app: Application[None] = Application(
-        layout=Layout(Window(FormattedTextControl(text), height=1, style="class:waiting")),
+        layout=Layout(Window(shown, height=1 if stream is None else None, wrap_lines=True, style="class:waiting")),
         key_bindings=bindings, erase_when_done=True)
+    if stream is not None:
+        stream.redraw = app.invalidate
 
     def done(_: object) -> None:
         if app.is_running and app.future is not None and not app.future.done():
@@ -382,6 +397,8 @@ async def _show_while(task: asyncio.Future[Any], text: str, on_ctrl_c: Callable[
     told: list[asyncio.Future[None]] = []
 
     def tell(line: str) -> None:
+        if stream is not None and stream.started:
+            return  # the answer is showing: it says more than "working on it"
         if app.is_running and not task.done():
             with set_app(app):
                 told.append(asyncio.ensure_future(run_in_terminal(lambda: say(line))))

@@ -17,7 +17,8 @@ A crash or a stop leaves rows in the first three states. At the next start
 younger than ``inbox.resume_max_age_s`` and were not interrupted :data:`MAX_ATTEMPTS`
 times; the rest is logged and marked ``abandoned``, never dropped silently, and
 ``sending`` rows are never sent again (the reply may have arrived; a second copy could
-not be taken back). Finished rows older than a week are pruned.
+not be taken back), unless the channel says delivering it again only edits a message that is
+there already (a streamed answer's draft on Telegram). Finished rows older than a week are pruned.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -272,9 +273,12 @@ class Inbox:
             f"({', '.join('?' * len(UNFINISHED))})", (self.channel, *UNFINISHED))
         return int(row["n"]) if row is not None else 0
 
-    async def unfinished(self, max_age: timedelta) -> list[Pending]:
+    async def unfinished(self, max_age: timedelta,
+                         redo: Callable[[Reply], Awaitable[bool]] | None = None) -> list[Pending]:
         """Messages stored before a restart and never answered, in order of arrival, to take
-        up again; the ones that may not be taken up are logged and marked abandoned."""
+        up again; the ones that may not be taken up are logged and marked abandoned. A reply
+        that was being sent is taken up again only when ``redo`` says sending it again cannot
+        post it twice (the channel edits a message already there: a streamed draft)."""
         rows = await self.db.fetchall(
             "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane "
             f"FROM inbound_messages WHERE channel = ? AND status IN ({', '.join('?' * len(UNFINISHED))}) "
@@ -293,14 +297,15 @@ class Inbox:
             why = None
             try:
                 envelope = envelope_from_json(row["envelope"]) if row["envelope"] else None
-                reply = reply_from_json(row["reply"]) if row["reply"] and status == InboxStatus.REPLIED else None
+                reply = reply_from_json(row["reply"]) if row["reply"] and status in (
+                    InboxStatus.REPLIED, InboxStatus.SENDING) else None
                 kind = InboundKind(row["kind"] or InboundKind.TEXT)
             except (ValueError, TypeError, KeyError) as exc:
                 why = f"its stored copy cannot be read ({exc})"
             age = now - received if received is not None else None
             if why is not None:
                 pass
-            elif status == InboxStatus.SENDING:
+            elif status == InboxStatus.SENDING and not (reply is not None and redo is not None and await redo(reply)):
                 why = ("its reply was being sent when Sabha stopped and may have arrived; not sending it again, "
                        "since that could post it twice")
             elif envelope is None:

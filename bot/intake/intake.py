@@ -26,7 +26,8 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    still running after ``board.slow_notice_s`` tells the user once that the board is
    working on it (never stored: the notice is not the answer; a channel that can edits
    it into the answer, else the answer follows as its own message, as it does after a
-   restart, when the notice's message id is gone with the process);
+   restart, when the notice's message id is gone with the process); a channel that shows
+   answers while they are written (``courier.stream``) gets the turn's deltas;
 6. **reply stored, then delivered**: the reply is written before the first request
    leaves; the outcome is recorded: answered, failed (the service proved it was not
    posted), or may-have-arrived (never re-sent);
@@ -46,6 +47,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from board.envelope import Envelope, Reply, cleaned
+from board.llm.stream import StreamSink, streaming_to
 from board.media.understand import MediaFetcher
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.config import InboxSection
@@ -226,12 +228,14 @@ class Intake:
             reply = self._system_reply(envelope, line, labelled=False)
         else:
             try:
-                async with self.courier.typing(envelope), self._working_notice(pending, envelope):
+                async with self.courier.typing(envelope), self._streaming(envelope) as sink, \
+                        self._working_notice(pending, envelope):
                     envelope = await self.board.identify(envelope)  # a linked person (their budget, their voice)
                     if envelope.attachments:  # fetched and read here, in the lane (a fresh link each try)
                         fetcher = self.courier if isinstance(self.courier, MediaFetcher) else None
                         envelope = await self.board.read_media(envelope, fetcher)
-                    reply = await self.board.handle(envelope)
+                    with streaming_to(sink):
+                        reply = await self.board.handle(envelope)
                     reply = await self.board.media.speak(envelope, reply)  # spoken before it is stored
             except asyncio.CancelledError:
                 raise
@@ -279,7 +283,7 @@ class Intake:
             return False
         self.answered += 1
         kind = InboxStatus.NOT_TEXT if pending.kind is not InboundKind.TEXT else InboxStatus.ANSWERED
-        await self._record(pending, kind)
+        await self._record(pending, kind, progress.note)
         return True
 
     async def _record(self, pending: Pending, status: InboxStatus, detail: str | None = None) -> None:
@@ -298,6 +302,16 @@ class Intake:
             log.warning("%s: could not mark message %s as unsent: %s", self.courier.name, pending.message_id, exc)
 
     # -- "working on it" --------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def _streaming(self, envelope: Envelope) -> AsyncIterator[StreamSink | None]:
+        """The channel's view of the answer while it is written (``courier.stream``), if it has one."""
+        stream = getattr(self.courier, "stream", None)
+        if stream is None:
+            yield None
+            return
+        async with stream(envelope) as sink:
+            yield sink
 
     @contextlib.asynccontextmanager
     async def _working_notice(self, pending: Pending, envelope: Envelope) -> AsyncIterator[None]:
@@ -391,7 +405,7 @@ class Intake:
     async def resume(self) -> int:
         """Queue what a crash or a stop left unanswered (call before receiving anything new)."""
         max_age = timedelta(seconds=self.hub.settings.resume_max_age_s)
-        todo = await self.inbox.unfinished(max_age)
+        todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None))
         for pending in todo:
             if not self.courier.admit(pending.envelope).allowed:  # the config may have changed since
                 await self.inbox.finish(pending, InboxStatus.DENIED, "the sender is not allowed any more")

@@ -15,6 +15,7 @@ from typing import Any
 
 from board.agent.tools import Tool, ToolContext
 from board.llm.base import ChatMessage, PromptBlock, Thinking
+from board.llm.stream import StreamSink
 from board.workspace.prompt import BuiltPrompt
 from board.workspace.souls import AgentProfile
 
@@ -67,6 +68,8 @@ class ExchangeRequest:
     prefix. ``purpose`` names the exchange in the ledger (``turn``, ``consult``, ``compaction``...).
     ``response_schema`` asks for one JSON object of that shape (its answer skips the free-text
     guardrails: it is validated instead). ``metadata`` travels with every model request.
+    ``stream`` sees the answer while it is written (:mod:`board.llm.stream`; the final text,
+    after the guardrails, is still the outcome's).
     """
 
     profile: AgentProfile
@@ -80,3 +83,4 @@ class ExchangeRequest:
     ledger_tags: Mapping[str, Any] = field(default_factory=_empty)
     metadata: Mapping[str, Any] = field(default_factory=_empty)
     on_event: EventHook | None = None
+    stream: StreamSink | None = None

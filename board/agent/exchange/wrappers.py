@@ -4,7 +4,9 @@ Owns :class:`ModelCall` (one request on its way to the provider chain), the wrap
 ``budget_gate`` (a meeting's budget, checked before every further call), ``reserve_allowance``
 (a stranger's limits: the call's worst case is held until it is recorded), ``record_to_ledger``
 (every attempt written with the prompt's attribution), ``apply_deadline`` (the run's
-deadline) and ``show_images`` (pictures only for a model of the chain that sees), their
+deadline), ``show_images`` (pictures only for a model of the chain that sees) and
+``stream_text`` (the answer's deltas to the request's stream, a tool call or a failed
+attempt voiding what was shown), their
 order :data:`AROUND_MODEL` (outermost first), and :func:`send_through`, which wraps the
 provider chain in them.
 """
@@ -36,6 +38,7 @@ __all__ = [
     "reserve_allowance",
     "send_through",
     "show_images",
+    "stream_text",
 ]
 
 log = logging.getLogger("sabha.agent")
@@ -146,8 +149,32 @@ async def show_images(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDep
     return result
 
 
+async def stream_text(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, call: ModelCall,
+                      call_next: Handler) -> CallResult:
+    """The answer's text to ``req.stream`` as the provider reads it: a failed attempt's partial text
+    is void (``on_restart``), a response asking for tools shows their names (``on_tool``). Not for the
+    text tool protocol, whose tool calls are in the text itself."""
+    sink = req.stream
+    if sink is None or st.text_mode:
+        return await call_next(call)
+    sink.on_speaker(f"{req.profile.emoji} {req.profile.name}".strip())
+
+    async def restart_after_failure(attempt: Attempt) -> None:
+        if not attempt.ok:
+            sink.on_restart()
+
+    result = await call_next(replace(call, request=replace(call.request, on_delta=sink.on_text),
+                                     on_attempt=(*call.on_attempt, restart_after_failure)))
+    response = result.response
+    if response is not None and response.tool_calls and st.step < st.max_rounds and st.specs:
+        for tool in response.tool_calls:
+            sink.on_tool(tool.name)
+    return result
+
+
 #: Outermost first.
-AROUND_MODEL: tuple[Wrapper, ...] = (budget_gate, reserve_allowance, record_to_ledger, apply_deadline, show_images)
+AROUND_MODEL: tuple[Wrapper, ...] = (budget_gate, reserve_allowance, record_to_ledger, apply_deadline, show_images,
+                                     stream_text)
 
 
 def send_through(wrappers: Sequence[Wrapper], req: ExchangeRequest, st: ExchangeState,

@@ -42,6 +42,7 @@ from telegram.request import HTTPXRequest
 
 from board.commands.about import TOPIC_ADDRESSING
 from board.envelope import Envelope, Reply
+from board.llm.stream import StreamSink
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import BlobSink
 from board.service import Board
@@ -50,6 +51,7 @@ from bot.channels.reach import Reach, Unreachable
 from bot.channels.telegram.attachments import attachments_of
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.telegram.files import FileRequest, TelegramFiles, file_base_url
+from bot.channels.telegram.format import render
 from bot.channels.telegram.inbound import (
     UPDATES,
     AccessGate,
@@ -63,6 +65,7 @@ from bot.channels.telegram.inbound import (
 from bot.channels.telegram.meeting import STATUS_INTERVAL_S, MeetingView
 from bot.channels.telegram.outbound import Outbound, Target, answered, network_failure
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings
+from bot.channels.telegram.stream import DraftKey, Drafts, DraftStore
 from bot.channels.telegram.topics import Topics, TopicStore
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.intake.config import InboxSection
@@ -175,6 +178,8 @@ class TelegramChannel:
         self.outbound = Outbound(self.bot, self.flood, max_retries=rate.max_retries)
         self.reach = Reach(self.name, f"the Telegram Bot API at {settings.api_base_url}", self._probe)
         self.outbound.reach = self.reach
+        self.drafts = Drafts(self.outbound, DraftStore(board.db), enabled=settings.stream,
+                             interval=settings.stream_edit_interval_s)
         self.meetings = MeetingView(self.outbound, forum_id=self.forum_id, topics=self.topics,
                                     status_interval=status_interval,
                                     label_for=lambda role: board.souls.profile(role).label)
@@ -240,18 +245,54 @@ class TelegramChannel:
             yield
 
     async def deliver(self, reply: Reply, progress: SendProgress) -> None:
-        """Send a board reply to the chat and topic its question came from (then its voice note, if spoken)."""
-        await self.outbound.deliver(reply, progress=progress)
-        await self._speak(reply)
+        """Send a reply to where its question came from (over its streamed draft, when it has one)."""
+        await self._deliver_answer(reply, progress, None)
+
+    def stream(self, envelope: Envelope) -> contextlib.AbstractAsyncContextManager[StreamSink | None]:
+        """The answer to ``envelope`` shown while it is written (:mod:`.stream`; None when off)."""
+        return self.drafts.streaming(envelope, self._target(envelope))
 
     async def post_notice(self, reply: Reply) -> int | None:
-        """Send a "working on it" notice; its message id, for :meth:`deliver_over`."""
-        sent = await self.outbound.deliver(reply)
-        return sent[0].message_id if len(sent) == 1 else None
+        """Send a "working on it" notice; its message id, for :meth:`deliver_over` (the answer's
+        draft, when it is out already: then nothing is sent)."""
+
+        async def post() -> int | None:
+            sent = await self.outbound.deliver(reply)
+            return sent[0].message_id if len(sent) == 1 else None
+
+        return await self.drafts.notice(reply, post)
 
     async def deliver_over(self, notice: int, reply: Reply, progress: SendProgress) -> None:
         """The answer edited into the notice ``notice`` (sent anew if Telegram refuses the edit)."""
-        await self.outbound.deliver_over(notice, reply, progress)
+        await self._deliver_answer(reply, progress, notice)
+
+    async def may_redo(self, reply: Reply) -> bool:
+        """Whether a reply that was being sent when Sabha stopped may be delivered again: yes when
+        it is one message edited over its recorded draft (an edit repeated posts nothing twice)."""
+        key = DraftKey.of_reply(reply)
+        stored = await self.drafts.store.get(key) if key is not None else None
+        return stored is not None and stored.message_id is not None and reply.voice is None \
+            and len(render(reply.text, reply.label)) == 1
+
+    async def _deliver_answer(self, reply: Reply, progress: SendProgress, over: int | None) -> None:
+        """The reply edited over its streamed draft or notice (a draft recorded before a restart
+        too), else sent; the draft's record goes once the answer is out. ``progress.note`` says which."""
+        key = DraftKey.of_reply(reply)
+        stored = await self.drafts.store.get(key) if key is not None else None
+        message_id = stored.message_id if stored is not None and stored.message_id is not None else over
+        if message_id is not None:
+            if key is not None:
+                await self.drafts.settle(key)
+            edited = await self.outbound.deliver_over(message_id, reply, progress)
+            progress.note = "edited over its draft" if edited else "its draft was gone: sent as a new message"
+        else:
+            if stored is not None:
+                log.warning("telegram: the streamed draft of the answer to chat %s was being sent when Sabha "
+                            "stopped; its id is unknown, so the answer is sent as a new message", reply.chat_id)
+                progress.note = "the draft's id was not recorded: sent as a new message"
+            await self.outbound.deliver(reply, progress=progress)
+        if stored is not None and key is not None:
+            await self.drafts.store.forget(key)
         await self._speak(reply)
 
     async def _speak(self, reply: Reply) -> None:
@@ -483,6 +524,7 @@ class TelegramChannel:
         self.username = self.bot.username
         try:
             await self.intake.inbox.prune()
+            await self.drafts.store.prune()
             if self.topics is not None:
                 await self.topics.ensure(self.bot, self.board.souls.profiles(),
                                          auto_create=self.settings.auto_create_topics)

@@ -44,6 +44,10 @@ class TelegramSection(StrictModel):
                                     description="public https URL of webhook_path; Sabha calls setWebhook with it")
     webhook_secret: SecretStr | None = Field(None, description="checked against X-Telegram-Bot-Api-Secret-Token")
     rate_limit: TelegramRateSection = Field(default_factory=TelegramRateSection)
+    stream: bool = Field(True, description="show an answer while it is written, edited into one message "
+                                           "(when the model's provider streams: llm.providers.<p>.stream)")
+    stream_edit_interval_s: float = Field(1.5, ge=1.0, le=60,
+                                          description="at least this long between two edits of a streamed answer")
 
     _blank_is_unset = blank_is_unset("token", "webhook_secret", "webhook_url")
 

@@ -272,13 +272,14 @@ class Outbound:
         self.sent += 1
         return message
 
-    async def deliver_over(self, message_id: int, reply: Reply, progress: SendProgress) -> list[Message]:
+    async def deliver_over(self, message_id: int, reply: Reply, progress: SendProgress) -> bool:
         """A board reply put into an earlier message of ours (the "working on it" notice): its
         first chunk edited in, the rest sent after it, so no notice is left behind.
 
         When Telegram refuses the edit (so the notice is unchanged) the reply is sent as new
         messages instead; when the edit may or may not have been made, nothing is resent
-        (:class:`DeliveryUnknown`): never the answer twice.
+        (:class:`DeliveryUnknown`): never the answer twice. True when the edit was made, False when
+        the reply went out as new messages.
         """
         target = Target.of(reply)
         chunks = render(reply.text, reply.label) or render("(no text)", reply.label)
@@ -295,9 +296,12 @@ class Outbound:
             else:
                 log.warning("telegram: could not edit the notice %s in chat %s into the answer (%s); sending the "
                             "answer as a new message", message_id, target.chat_id, exc)
-                return await self.send(target, reply.text, header=reply.label, progress=progress)
+                await self.send(target, reply.text, header=reply.label, progress=progress)
+                return False
         self.sent += 1
-        return [await self._send_chunk(target, chunk, None, progress) for chunk in chunks[1:]]
+        for chunk in chunks[1:]:
+            await self._send_chunk(target, chunk, None, progress)
+        return True
 
     async def edit(self, target: Target, message_id: int, text: str, *, header: str = "") -> bool:
         """Replace a message's text (first chunk only); False if Telegram refused."""
@@ -332,14 +336,23 @@ class Outbound:
             return False
         return True
 
-    async def edit_if_idle(self, target: Target, message_id: int, text: str, *, reserve: int = 0) -> bool | None:
+    async def post_draft(self, target: Target, text: str, *, header: str = "") -> Message:
+        """The first message of a streamed answer: ``text``'s first chunk (a streamed preview is cut at
+        the limit; the final answer continues in more messages). Resent only when it cannot have been
+        posted; raises :class:`SendFailed` (:class:`DeliveryUnknown`: it may have been posted)."""
+        chunk = (render(text, header) or render("…", header))[0]
+        quote = target.reply_to if target.chat_id < 0 else None
+        return await self._send_chunk(target, chunk, quote)
+
+    async def edit_if_idle(self, target: Target, message_id: int, text: str, *, reserve: int = 0,
+                           header: str = "") -> bool | None:
         """A low-priority edit (a status line): made only if the chat's budget can spare a token
         right now (nobody waiting, ``reserve`` tokens left for others), never waiting or retrying.
 
         None: skipped for lack of budget (try again later); True: the message shows ``text``;
         False: Telegram refused (logged).
         """
-        chunks = render(text)
+        chunks = render(text, header)
         if not chunks:
             return False
         if not self.flood.try_acquire(target.chat_id, reserve):

@@ -1,4 +1,5 @@
-"""Telegram's tables: the forum topic of each role (0200; 0201-0202 are the intake's, named before the split)."""
+"""Telegram's tables: the forum topic of each role (0200; 0201-0202 are the intake's, named before the split),
+streamed answers' draft messages (0720)."""
 
 from board.db import load_migrations
 
