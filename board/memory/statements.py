@@ -160,6 +160,9 @@ _PREFERENCE_TOPICS = (
 )
 
 
+_SLUG_SKIP = {"a", "an", "the", "to", "my", "our", "you", "me", "him", "her", "them"}
+
+
 def _tidy(value: str) -> str:
     value = _CUT.split(value, maxsplit=1)[0]
     value = re.sub(r"\s+(?:please|thanks|thank you)$", "", value.strip(), flags=re.IGNORECASE)
@@ -167,7 +170,7 @@ def _tidy(value: str) -> str:
 
 
 def _slug(value: str, words: int = 3) -> str:
-    kept = [w for w in re.findall(r"[a-z0-9']+", value.lower()) if w not in {"a", "an", "the", "to", "my", "our", "you", "me", "him", "her", "them"}]
+    kept = [w for w in re.findall(r"[a-z0-9']+", value.lower()) if w not in _SLUG_SKIP]
     return " ".join(kept[:words])
 
 
