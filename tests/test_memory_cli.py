@@ -11,6 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.daemon_support import SabhaProcess, write_config
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.telegram_support import OWNER, eventually
+
 SABHA = [sys.executable, "-m", "bot.cli.main"]
 REPO = Path(__file__).resolve().parent.parent  # this checkout's code, not an installed one
 
@@ -84,3 +88,22 @@ def test_secrets_said_in_chat_are_never_stored(home: Path) -> None:
     assert chat.returncode == 0, chat.stderr
     kept = facts(home)
     assert [(f["key"], f["value"]) for f in kept] == [("employer", "Zeta Foods")]
+
+
+async def test_a_real_daemon_remembers_what_a_telegram_user_said(tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    sabha = SabhaProcess(write_config(tmp_path, fake, None))  # the offline model: its rules extract
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "Hi, I'm based in Pune. Please call me Asha.")
+        await eventually(lambda: len(fake.sent_to(OWNER)) == 1, "answer 1", timeout=30)
+        fake.push_text(OWNER, OWNER, "If I were based in Delhi, what would change?")
+        await eventually(lambda: len(fake.sent_to(OWNER)) == 2, "answer 2", timeout=30)
+        fake.push_text(OWNER, OWNER, "What do you remember about me?")
+        await eventually(lambda: len(fake.sent_to(OWNER)) == 3, "answer 3", timeout=30)
+        fake.push_text(OWNER, OWNER, "forget that")
+        await eventually(lambda: len(fake.sent_to(OWNER)) == 4, "answer 4", timeout=30)
+    finally:
+        await sabha.close()
+    sent = [m.text for m in fake.sent_to(OWNER)]
+    assert "location: Pune" in sent[2] and "name: Asha" in sent[2] and "Delhi" not in sent[2], sent[2]
+    assert sent[3].startswith("Forgotten: ") or "Forgotten: " in sent[3], sent[3]
