@@ -35,6 +35,7 @@ from multidict import CIMultiDict
 
 __all__ = [
     "HTML_ERROR_PAGE",
+    "MEMORY_MARKER",
     "NOT_JSON_BODY",
     "Answer",
     "DelayReply",
