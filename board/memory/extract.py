@@ -212,7 +212,7 @@ class MemoryWriter:
         """Ask the cheap model (the role's own when none is set) what durable facts ``said`` states."""
         runner = self.runner
         profile = runner.souls.profile(turn.role)
-        known = [f for f in await self.store.facts(user=user, role=EVERY_ROLE)]
+        known = await self.store.facts(user=user, role=EVERY_ROLE)
         system = (PromptBlock("memory", EXTRACT_SYSTEM.replace("{known}", _known_text(known))),)
         ctx = ToolContext(role=turn.role, session_key=turn.session_key, envelope=turn.envelope, chain=(turn.role,))
         outcome = await runner.run(ExchangeRequest(
