@@ -245,3 +245,19 @@ async def test_a_stalled_extraction_is_abandoned_at_close(workspace: Path, data_
     started = time.monotonic()
     await asyncio.wait_for(b.close(), timeout=20)
     assert time.monotonic() - started < 10
+
+
+def test_only_the_persons_own_words_are_heard_not_a_document_they_sent() -> None:
+    from board.agent.turn import TurnHeard
+    from board.envelope import Envelope
+    from board.media.attachment import Attachment, MediaKind
+    from board.memory.extract import said_by_person
+
+    voice = Attachment(kind=MediaKind.VOICE, derived="I'm based in Pune.")
+    doc = Attachment(kind=MediaKind.DOCUMENT, name="cv.pdf", derived="I work at Google.")
+    sent = Envelope(channel="console", text="see attached", sender="owner", attachments=(voice, doc))
+    turn_text = ("see attached\n\n[voice attached: a voice note, transcribed from speech; ...]\n> I'm based in Pune."
+                 "\n\n[document attached: \"cv.pdf\"; ...]\n> I work at Google.")
+    said = said_by_person(TurnHeard(sent, "general", "main", "e1", turn_text))
+    assert said == "see attached\nI'm based in Pune."
+    assert [(s.key, s.value) for s in heard(said)] == [("location", "Pune")]
