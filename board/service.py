@@ -42,6 +42,7 @@ from board.media.migrations import MIGRATIONS as MEDIA_MIGRATIONS
 from board.media.service import MediaService
 from board.media.settings import MediaSettings
 from board.media.understand import MediaFetcher
+from board.memory.extract import MemoryWriter
 from board.memory.facts import FactStore, MemorySettings
 from board.memory.knowledge.base import KnowledgeBase, KnowledgeSettings
 from board.memory.knowledge.fts import FTS5Unavailable
@@ -171,10 +172,16 @@ class Board:
         #: one person across channels: linked accounts share memory and budgets (board.people)
         self.people = People(db, settings.people, facts=self.facts)
         people_commands.register(self, self.people)
+        #: memory that writes itself (memory.auto_extract): facts heard after each turn, off its critical path
+        self.memory_writer: MemoryWriter | None = None
+        self.memory_talk: memory_commands.MemoryTalk | None = None
         if settings.memory.enabled:
             self.tools.register(self.facts.tool())
             self.runner.memory = self.facts
-            memory_commands.register(self, self.facts)
+            if settings.memory.auto_extract:
+                self.memory_writer = MemoryWriter(self.facts, self.runner)
+                self.runner.turn_listeners.append(self.memory_writer.heard)
+            self.memory_talk = memory_commands.register(self, self.facts, self.memory_writer)
 
     @classmethod
     async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None, *,
@@ -233,6 +240,8 @@ class Board:
     async def close(self) -> None:
         """Stop running meetings (recorded as cancelled), close the model clients and the state db."""
         await self.room.drain(timeout=0)
+        if self.memory_writer is not None:  # facts still being heard: a few seconds to finish, then abandoned
+            await self.memory_writer.drain()
         await self.providers.close()
         if self.web_search is not None:
             await self.web_search.close()
@@ -303,6 +312,10 @@ class Board:
             return self._system_reply(envelope, route.role, MEETINGS_OFF, kind="error")
         if allowance is not None and route.kind == "meeting" and not allowance.terms.meetings:
             return self._system_reply(envelope, route.role, allowance.terms.meetings_text, kind="error")
+        if route.kind == "chat" and self.memory_talk is not None and not envelope.attachments:
+            said = await self.memory_talk(envelope, route.text)  # "what do you remember about me": from the store
+            if said is not None:
+                return self._system_reply(envelope, route.role, said, kind="command")
         stop = await self.budget.check(sender, is_owner=envelope.is_owner) if _calls_model(route) else None
         if stop is not None:
             return self._system_reply(envelope, route.role, stop.text, kind="error")

@@ -98,13 +98,20 @@ class MemorySection(StrictModel):
     cross_role: bool = Field(False, description="true: every role sees what any role was told about a user")
     max_facts_per_role: int = Field(50, ge=1, le=1000, description="per user; the oldest is dropped past it")
     recall_limit: int = Field(30, ge=0, le=200, description="facts shown in a turn's prompt")
+    auto_extract: bool = Field(True, description="after each turn the cheap model keeps durable facts the person "
+                                                 "stated (off the reply's path)")
+    max_facts_per_user: int = Field(100, ge=1, le=2000, description="facts heard per person; the least recently "
+                                                                    "updated is dropped past it")
+    extract_concurrency: int = Field(2, ge=1, le=16, description="extractions running at once")
 
     def settings(self) -> MemorySettings:
         """The board's plain settings."""
         from board.memory.facts import MemorySettings
 
         return MemorySettings(enabled=self.enabled, cross_role=self.cross_role,
-                              max_facts_per_role=self.max_facts_per_role, recall_limit=self.recall_limit)
+                              max_facts_per_role=self.max_facts_per_role, recall_limit=self.recall_limit,
+                              auto_extract=self.auto_extract, max_facts_per_user=self.max_facts_per_user,
+                              extract_concurrency=self.extract_concurrency)
 
 
 class GuardrailsSection(StrictModel):

@@ -59,6 +59,10 @@ def last_user_text(request: LLMRequest) -> str:
     return ""
 
 
+#: What the small providers answer a memory extraction (issue 26): no facts, so tests count only turns.
+NO_FACTS = LLMResponse(text='{"facts": []}', model="offline", usage=Usage(input_tokens=1, output_tokens=1))
+
+
 @dataclass
 class RecordingModel:
     """A provider that answers with ``answer(request)`` and records every call."""
@@ -68,6 +72,8 @@ class RecordingModel:
     calls: list[LLMRequest] = field(default_factory=list)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        if request.metadata.get("purpose") == "memory":  # user memory's extraction, after the turn: not a call here
+            return NO_FACTS
         self.calls.append(request)
         text = self.answer(request)
         return LLMResponse(text=text, model="offline", usage=Usage(input_tokens=1, output_tokens=1))
@@ -89,6 +95,8 @@ class GatedModel:
         return self.started.setdefault(text, asyncio.Event())
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
+        if request.metadata.get("purpose") == "memory":  # user memory's extraction, after the turn: not gated
+            return NO_FACTS
         text = last_user_text(request).rsplit(": ", 1)[-1]  # group messages arrive as "<sender>: <text>"
         self.log.append(("start", text))
         self.started_event(text).set()

@@ -60,7 +60,7 @@ from board.agent.exchange.prepare import prompt_attribution
 from board.agent.guardrails import Guardrails
 from board.agent.tokens import TokenCounter, counter_for
 from board.agent.tools import Tool, ToolContext, ToolRegistry
-from board.agent.turn import TurnObserver, observe, record_answer, record_user
+from board.agent.turn import TurnHeard, TurnListener, TurnObserver, observe, record_answer, record_user, tell_listeners
 from board.allowance import SpendGate
 from board.envelope import Envelope, Reply
 from board.language import choose_language
@@ -218,6 +218,8 @@ class AgentRunner:
         self.compactor = Compactor(settings.context)
         # Told of every finished turn (the fields of its log line); the daemon's metrics plug in here.
         self.turn_observers: list[TurnObserver] = []
+        #: Told of every finished chat turn with what was said (user memory writes itself from it).
+        self.turn_listeners: list[TurnListener] = []
         #: User memory recalled into the per-turn block, and the checks every free-text answer passes.
         self.memory: FactStore | None = None
         self.guardrails: Guardrails | None = None
@@ -409,6 +411,8 @@ class AgentRunner:
                                                  stream=take_stream()))
         await record_answer(transcript, profile, outcome)
         observe(self.turn_observers, envelope, key, profile, outcome)
+        if not outcome.degraded:
+            tell_listeners(self.turn_listeners, TurnHeard(envelope, role, key, str(asked["id"]), text))
         return Reply.to(envelope, role=role, name=profile.name, emoji=profile.emoji,
                         text=self._with_unseen_notice(envelope, outcome), session_key=key,
                         degraded=outcome.degraded)

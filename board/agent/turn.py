@@ -1,7 +1,7 @@
 """The chat turn's own stages around its exchange, in the order :meth:`AgentRunner.turn` runs them.
 
 open_transcript -> :func:`record_user` -> compact_history -> build_prompt -> exchange ->
-:func:`record_answer` -> sync -> :func:`observe` -> reply. This module owns the stages that
+:func:`record_answer` -> sync -> :func:`observe` -> :func:`tell_listeners` -> reply. This module owns the stages that
 touch only the transcript, the log and the observers (the runner owns the ones that need its
 souls, prompts and compactor): what a user's message and an answer look like as transcript
 entries, a resumed message found again, and the turn's log line and observer fields.
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from board.agent.compaction import new_entry_id
@@ -19,12 +20,30 @@ from board.envelope import Envelope
 from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
 from board.workspace.souls import AgentProfile
 
-__all__ = ["TurnObserver", "answer_entry", "earlier_entry", "observe", "record_answer", "record_user", "user_entry"]
+__all__ = ["TurnHeard", "TurnListener", "TurnObserver", "answer_entry", "earlier_entry", "observe", "record_answer",
+           "record_user", "tell_listeners", "user_entry"]
 
 log = logging.getLogger("sabha.agent")
 
 #: Told of every finished turn (the fields of its log line); the daemon's metrics plug in here.
 TurnObserver = Callable[[Mapping[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class TurnHeard:
+    """A finished chat turn as a listener sees it: what the person sent (``text``, as the turn read it,
+    attachments laid out after it), its transcript entry, the role and session that answered."""
+
+    envelope: Envelope
+    role: str
+    session_key: str
+    entry_id: str
+    text: str
+
+
+#: Told of every finished turn with what was said (user memory listens here). It must return at
+#: once: anything slow is its own background task, never the reply's.
+TurnListener = Callable[[TurnHeard], None]
 
 
 def user_entry(envelope: Envelope, text: str) -> dict[str, Any]:
@@ -136,3 +155,12 @@ def observe(observers: Iterable[TurnObserver], envelope: Envelope, key: str, pro
             observer(fields)
         except Exception:
             log.exception("turn observer %r failed", observer)
+
+
+def tell_listeners(listeners: Iterable[TurnListener], heard: TurnHeard) -> None:
+    """Tell each listener the turn finished (a failing one is logged, not fatal)."""
+    for listener in list(listeners):
+        try:
+            listener(heard)
+        except Exception:
+            log.exception("turn listener %r failed", listener)

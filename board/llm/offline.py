@@ -16,7 +16,9 @@ answers quoting the tool's result. Asked for JSON of a schema
 from the persona (see :mod:`board.llm.offline_json`). Sent pictures, it says how many, their type and
 their size (:func:`describe_images`), never what they show. Asked to summarise for compaction
 (``metadata["purpose"] == "compaction"``) it returns an extractive summary: the first
-sentence of each message.
+sentence of each message. Asked for the durable facts a person stated (``metadata["purpose"] ==
+"memory"``, :mod:`board.memory.extract`) it reads them by rule from the last user message
+(:func:`board.memory.statements.heard`), so memory writes itself without a key too.
 
 In a board meeting (``metadata["purpose"] == "meeting"``) it takes part the way a real
 member would, so a first run shows what a meeting is: each statement answers the
@@ -38,6 +40,7 @@ from collections.abc import Sequence
 
 from board.llm import offline_json, text_tools
 from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
+from board.memory.statements import heard
 
 __all__ = [
     "OFFLINE_NOTICE",
@@ -225,6 +228,11 @@ class OfflineProvider:
             last = request.messages[-1].content if request.messages else ""
             text = extractive_summary(last)
             return LLMResponse(text=text, model="offline", usage=_usage(request, text))
+        if request.metadata.get("purpose") == "memory":
+            last = request.messages[-1].content if request.messages else ""
+            facts = [{"key": s.key, "value": s.value, "kind": s.kind.value} for s in heard(last)]
+            text = json.dumps({"facts": facts}, ensure_ascii=False)
+            return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
         if request.messages and request.messages[-1].role == "tool":
             return self._after_tools(request)
         if request.tools and request.tool_choice != "none" and request.messages:

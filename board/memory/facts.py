@@ -13,6 +13,14 @@ most ``max_facts_per_role`` facts per user: saving one more drops the least rece
 updated. Secrets (passwords, card numbers, one-time codes, keys) are refused.
 ``/memory`` and ``/forget`` (:mod:`board.commands.memory`) and ``sabha memory`` list and
 delete them.
+
+Facts also write themselves (issue 26): after a turn, :mod:`board.memory.extract` asks the
+cheap model what durable facts the person stated and :meth:`FactStore.learn` keeps them under
+:data:`EVERY_ROLE` (every advisor sees them): the same key, or the same value under another
+key, updates the fact instead of adding one (a correction replaces), at most
+``max_facts_per_user`` are kept (the least recently updated goes), and each carries where it
+came from (``source``, the transcript entry, the channel's message id, the session; migration
+0710). Secrets are refused by pattern (:func:`board.memory.statements.secret_reason`).
 """
 
 from __future__ import annotations
@@ -22,23 +30,47 @@ import logging
 import re
 import sqlite3
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.budget import sender_id
 from board.db import StateDB
 from board.llm.base import ToolSpec
-from board.memory.transcripts import utc_now
+from board.memory.statements import secret_reason
 
-__all__ = ["REMEMBER_TOOL", "Fact", "FactError", "FactStore", "MemorySettings", "normalise_key"]
+__all__ = ["EVERY_ROLE", "REMEMBER_TOOL", "Fact", "FactError", "FactSource", "FactStore", "Learned", "MemorySettings",
+           "Provenance", "normalise_key"]
 
 log = logging.getLogger("sabha.memory")
 
 REMEMBER_TOOL = "remember"
+#: The ``role`` of a fact the board heard the person say: every advisor sees it.
+EVERY_ROLE = "*"
 _SECRET_KEY = re.compile(r"pass(word|code|phrase)?|\bpin\b|otp|cvv|cvc|api[ _-]?key|token|secret|iban|ssn",
                          re.IGNORECASE)
 _CARD = re.compile(r"(?:\d[ -]?){13,19}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+class FactSource(StrEnum):
+    """How a fact came to be kept."""
+
+    TOOL = "tool"      # a role saved it with the remember tool
+    HEARD = "heard"    # the board heard the person say it (memory.auto_extract)
+    OWNER = "owner"    # the owner wrote it (sabha memory edit)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a fact came from: the transcript entry of the person's message, the channel's id
+    of that message (``<channel>:<id>``), the session it was said in."""
+
+    source: FactSource = FactSource.TOOL
+    entry: str | None = None
+    message: str | None = None
+    session: str | None = None
 
 
 class FactError(ValueError):
@@ -53,6 +85,9 @@ class MemorySettings:
     cross_role: bool = False
     max_facts_per_role: int = 50
     recall_limit: int = 30
+    auto_extract: bool = True
+    max_facts_per_user: int = 100
+    extract_concurrency: int = 2
     max_key_chars: int = 64
     max_value_chars: int = 300
 
@@ -67,6 +102,7 @@ class Fact:
     value: str
     updated_at: str
     origin: str = ""
+    provenance: Provenance = Provenance()
 
     @property
     def quoted(self) -> str:
@@ -83,8 +119,30 @@ def _one_line(value: str) -> str:
     return " ".join(_CONTROL.sub(" ", value).split())
 
 
+@dataclass(frozen=True)
+class Learned:
+    """What :meth:`FactStore.learn` did: the fact kept, the one it replaced (an earlier value of the same
+    fact), the one dropped to make room; ``changed`` is False when the fact was already known as is."""
+
+    fact: Fact
+    replaced: Fact | None = None
+    dropped: Fact | None = None
+    changed: bool = True
+
+
+def _now() -> str:
+    """Microseconds, so two facts heard in the same second still have an order ("forget that")."""
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
 def _row(row: Any) -> Fact:
-    return Fact(user=row["user"], role=row["role"], key=row["key"], value=row["value"], updated_at=row["updated_at"])
+    keys = row.keys()
+    where = Provenance(source=FactSource(row["source"]) if "source" in keys else FactSource.TOOL,
+                       entry=row["source_entry"] if "source_entry" in keys else None,
+                       message=row["source_message"] if "source_message" in keys else None,
+                       session=row["source_session"] if "source_session" in keys else None)
+    return Fact(user=row["user"], role=row["role"], key=row["key"], value=row["value"], updated_at=row["updated_at"],
+                provenance=where)
 
 
 class FactStore:
@@ -107,7 +165,7 @@ class FactStore:
         if len(value) > s.max_value_chars:
             raise FactError(f"the value is {len(value)} characters; keep it under {s.max_value_chars} "
                             "(save the gist, not the whole message)")
-        if _SECRET_KEY.search(key) or _CARD.search(value):
+        if _SECRET_KEY.search(key) or _CARD.search(value) or secret_reason(key, value):
             raise FactError("that looks like a secret (a password, code, key or card number); secrets are never "
                             "stored: tell the user so")
         return key, value
@@ -115,7 +173,7 @@ class FactStore:
     async def remember(self, user: str, role: str, key: str, value: str) -> tuple[Fact, Fact | None]:
         """Save (or update) a fact; returns it and the fact dropped to make room, if any."""
         key, value = self.check(key, value)
-        now = utc_now()
+        now = _now()
         dropped: Fact | None = None
         existing = await self.db.fetchone(
             "SELECT id FROM memory_facts WHERE user=? AND role=? AND key=?", (user, role, key))
@@ -139,6 +197,64 @@ class FactStore:
                  f" (dropped {dropped.key!r} to make room)" if dropped else "")
         return Fact(user, role, key, value, now), dropped
 
+    async def learn(self, user: str, key: str, value: str, where: Provenance) -> Learned:
+        """Keep a fact the person stated, for every advisor (see the module docstring): an update of the
+        fact under the same key (or holding the same value), else a new one, the least recently updated
+        dropped past ``max_facts_per_user``. :class:`FactError` when it may not be kept."""
+        key, value = self.check(key, value)
+        rows = await self.db.fetchall(
+            "SELECT * FROM memory_facts WHERE user=? AND role=? ORDER BY updated_at, id", (user, EVERY_ROLE))
+        known = [_row(r) for r in rows]
+        same = next((f for f in known if f.key == key), None) or \
+            next((f for f in known if f.value.casefold() == value.casefold()), None)
+        if same is not None and same.value == value:
+            return Learned(same, changed=False)
+        dropped = known[0] if same is None and len(known) >= self.settings.max_facts_per_user else None
+        now = _now()
+        params = (value, where.source.value, where.entry, where.message, where.session, now)
+
+        def write(conn: sqlite3.Connection) -> None:  # one transaction: never the drop without the new fact
+            if dropped is not None:
+                conn.execute("DELETE FROM memory_facts WHERE user=? AND role=? AND key=?", (user, EVERY_ROLE,
+                                                                                          dropped.key))
+            if same is not None:
+                conn.execute("UPDATE memory_facts SET value=?, source=?, source_entry=?, source_message=?, "
+                             "source_session=?, updated_at=? WHERE user=? AND role=? AND key=?",
+                             (*params, user, EVERY_ROLE, same.key))
+            else:
+                conn.execute("INSERT INTO memory_facts(value, source, source_entry, source_message, source_session, "
+                             "updated_at, created_at, user, role, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                             (*params, now, user, EVERY_ROLE, key))
+
+        await self.db.transaction(write)
+        fact = Fact(user, EVERY_ROLE, same.key if same is not None else key, value, now, provenance=where)
+        log.info("memory: heard %r about %s%s%s", fact.key, user, " (updated)" if same is not None else "",
+                 f" (dropped {dropped.key!r} to make room)" if dropped else "")
+        return Learned(fact, replaced=same, dropped=dropped)
+
+    async def last_heard(self, user: str) -> Fact | None:
+        """The fact most recently heard from ``user`` (what "forget that" forgets), or None."""
+        row = await self.db.fetchone(
+            "SELECT * FROM memory_facts WHERE user=? AND source=? ORDER BY updated_at DESC, id DESC LIMIT 1",
+            (user, FactSource.HEARD.value))
+        return _row(row) if row is not None else None
+
+    async def edit(self, user: str, key: str, value: str, role: str | None = None) -> int:
+        """Give ``user``'s fact ``key`` (in ``role``, or wherever it is kept) a new value, as the owner
+        wrote it; returns how many were changed. :class:`FactError` when the value may not be kept."""
+        key, value = self.check(key, value)
+        sql = "UPDATE memory_facts SET value=?, source=?, updated_at=? WHERE user=? AND key=?"
+        params: list[Any] = [value, FactSource.OWNER.value, _now(), user, key]
+        if role is not None:
+            sql += " AND role=?"
+            params.append(role)
+        cur = await self.db.conn.execute(sql, tuple(params))
+        await self.db.conn.commit()
+        count = cur.rowcount or 0
+        if count:
+            log.info("memory: the owner edited %r about %s", key, user)
+        return count
+
     async def recall(self, user: str, role: str) -> tuple[Fact, ...]:
         """The facts a turn of ``role`` for ``user`` sees (see the module docstring), newest first."""
         limit = self.settings.recall_limit
@@ -148,10 +264,10 @@ class FactStore:
                 (user, role, limit))
         else:
             rows = await self.db.fetchall(
-                "SELECT * FROM memory_facts WHERE user=? AND role=? ORDER BY updated_at DESC, id DESC LIMIT ?",
-                (user, role, limit))
+                "SELECT * FROM memory_facts WHERE user=? AND role IN (?, ?) ORDER BY updated_at DESC, id DESC LIMIT ?",
+                (user, role, EVERY_ROLE, limit))
         facts = [_row(r) for r in rows]
-        return tuple(f if f.role == role else replace(f, origin=f" (told to {f.role})") for f in facts)
+        return tuple(f if f.role in (role, EVERY_ROLE) else replace(f, origin=f" (told to {f.role})") for f in facts)
 
     async def facts(self, user: str | None = None, role: str | None = None) -> list[Fact]:
         """Facts, optionally of one user and/or one role, by user, role and key."""

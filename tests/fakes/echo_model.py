@@ -3,7 +3,8 @@
 For tests and benchmarks that drive a real ``sabha run`` process: each answer names the
 question it answers, so a test can count, per message, whether it was answered, and how
 often. ``/v1/chat/completions`` only (no tools, no streaming); the reply echoes the last
-user message's first line.
+user message's first line. User memory's extractions (recognised by their instructions) are
+answered with no facts and counted apart, in ``memory_calls``, never in ``calls`` or ``bodies``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.local_server import LocalServer
+from tests.fakes.local_server import MEMORY_MARKER, LocalServer
 
 __all__ = ["EchoModel"]
 
@@ -34,6 +35,7 @@ class EchoModel(LocalServer):
         self.bodies: list[dict[str, Any]] = []  # every request body, in order
         self._open = asyncio.Event()  # cleared by hold(): requests wait at the model until release()
         self._open.set()
+        self.memory_calls = 0
 
     def hold(self) -> None:
         """From now on every request waits at the model (counted in :attr:`in_flight`) until
@@ -54,6 +56,14 @@ class EchoModel(LocalServer):
 
     async def _chat(self, request: web.Request) -> web.Response:
         body: dict[str, Any] = await request.json()
+        if MEMORY_MARKER in await request.read():  # a memory extraction, kept apart (see the module docstring)
+            self.memory_calls += 1
+            return web.json_response({
+                "id": f"chatcmpl-memory{self.memory_calls}", "object": "chat.completion", "created": int(time.time()),
+                "model": body.get("model", "echo"), "usage": {"prompt_tokens": 1, "completion_tokens": 1,
+                                                              "total_tokens": 2},
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": '{"facts": []}'},
+                             "finish_reason": "stop"}]})
         self.bodies.append(body)
         self.calls += 1
         self.in_flight += 1

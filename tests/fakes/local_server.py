@@ -8,6 +8,11 @@ body such as an HTML page or a 200 that is not JSON) are served the same way for
 in-stream error, an empty answer), the request flow (key and header checks, the body checks,
 the scripted reply, a JSON answer or a server-sent event stream) and the 404 for unknown paths.
 Subclasses add the API's wire format: its error bodies, request checks, usage and answers.
+
+User memory's extractions (run in the background after a turn; recognised by their instructions,
+:data:`MEMORY_MARKER`) are kept apart so they never take a scripted reply nor show in
+``requests``: an :class:`LLMServer` records them in ``memory_requests`` and answers them with
+``memory_text`` (by default: no facts).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from multidict import CIMultiDict
 
 __all__ = [
     "HTML_ERROR_PAGE",
+    "MEMORY_MARKER",
     "NOT_JSON_BODY",
     "Answer",
     "DelayReply",
@@ -59,6 +65,8 @@ HTML_ERROR_PAGE = (
 NOT_JSON_BODY = '{"id": "cut-short", "object": "chat.completion", "choi'
 
 _ALNUM = string.ascii_letters + string.digits
+#: What the instructions of a memory extraction (board.memory.extract.EXTRACT_SYSTEM) begin with.
+MEMORY_MARKER = b"You keep the long-term memory of an advisory board about one person."
 
 
 def random_id(n: int) -> str:
@@ -472,6 +480,13 @@ class LLMServer(ScriptedServer[LLMReply]):
     empty_field: ClassVar[str]
     #: The output tokens a tool call costs besides its name and arguments.
     call_tokens: ClassVar[int]
+    #: What a memory extraction is answered (see the module docstring).
+    memory_text: str = '{"facts": []}'
+
+    @property
+    def memory_requests(self) -> list[RecordedRequest]:
+        """The memory extractions received (never in ``requests``)."""
+        return self.__dict__.setdefault("_memory_requests", [])
 
     def __init__(
         self,
@@ -586,12 +601,18 @@ class LLMServer(ScriptedServer[LLMReply]):
         return problem
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        body = (await self.record(request)).body
+        rec = await self.record(request)
+        body = rec.body
         problem = self._check(request, body)
         if problem is not None:
             return self.error_response(problem)
 
-        reply = await self.next_reply()
+        if MEMORY_MARKER in rec.raw:  # a memory extraction: apart from the script and the recorded turns
+            self.requests.remove(rec)
+            self.memory_requests.append(rec)
+            reply: Any = self.text_reply(self.memory_text)
+        else:
+            reply = await self.next_reply()
         fault = self.wire_fault(request, reply)
         if fault is not None:
             return fault

@@ -16,6 +16,10 @@ Each call takes the next step of its role's queue, else of the shared queue, els
 callable ``(LLMRequest) -> Step``. Every request is recorded with its wall-clock and
 monotonic time, role and purpose, so suites can assert what each agent was asked, in
 what order and how concurrently. ``latency`` (per model or per step) makes calls slow.
+
+User memory's extractions (``purpose == "memory"``, run in the background after a turn) are
+kept apart so they never take a scripted step nor show in ``requests``: they are recorded in
+``memory_requests`` and answered by ``memory`` (a :class:`StepLike`; by default no facts).
 """
 
 from __future__ import annotations
@@ -128,6 +132,8 @@ class ScriptedModel:
         self.default = default
         self.latency = latency
         self.requests: list[Received] = []
+        self.memory_requests: list[Received] = []
+        self.memory: StepLike = '{"facts": []}'
         self._shared: deque[StepLike] = deque()
         self._by_role: dict[str, deque[StepLike]] = defaultdict(deque)
 
@@ -160,8 +166,15 @@ class ScriptedModel:
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Record the request, wait the step's latency, then answer or raise."""
-        self.requests.append(Received(request, request.persona.role, str(request.metadata.get("purpose", "turn"))))
-        step = self._next(request)
+        received = Received(request, request.persona.role, str(request.metadata.get("purpose", "turn")))
+        if received.purpose == "memory":
+            self.memory_requests.append(received)
+            memory = self.memory(request) if callable(self.memory) and not isinstance(self.memory, Step) \
+                else self.memory
+            step = Step(text=memory) if isinstance(memory, str) else memory
+        else:
+            self.requests.append(received)
+            step = self._next(request)
         delay = step.latency if step.latency is not None else self.latency
         if delay:
             await asyncio.sleep(delay)
