@@ -234,3 +234,26 @@ async def test_meeting_status_shows_the_round_in_progress(board: Board, fake: Fa
     texts = [e.text for e in fake.edited_messages]
     assert any("Status: round 2: specialists answer" in t for t in texts), texts
     assert not any("Status: round 1 done" in t and "Round: 2" in t for t in texts), texts
+
+
+@pytest.mark.parametrize("where", ["general", "dm"])
+async def test_the_reply_to_meeting_comes_before_the_meetings_own_posts(
+    board: Board, fake: FakeTelegramAPI, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """The meeting task starts before the command's reply is sent; under load its status post used to
+    reach the chat above "Convening the board" (seen failing these path tests on a busy machine).
+    A slow delivery of the reply makes that certain: the meeting's first post must still wait for it."""
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
+        real = channel.outbound.deliver
+
+        async def slow_reply(reply: Reply, *, progress: Any = None) -> Any:
+            await asyncio.sleep(1.0)  # Telegram slow to take the reply
+            return await real(reply, progress=progress)
+
+        monkeypatch.setattr(channel.outbound, "deliver", slow_reply)
+        chat = OWNER if where == "dm" else FORUM
+        fake.push_text(chat, OWNER, "/meeting expand to Europe")
+        await fake.wait_until(lambda: len([m for m in fake.sent_messages if m.chat_id == chat]) >= 2,
+                              "the reply and the meeting's first post", timeout=15)
+    first = next(m for m in fake.sent_messages if m.chat_id == chat)
+    assert "Convening the board" in first.text, [m.text[:40] for m in fake.sent_messages]

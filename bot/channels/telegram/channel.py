@@ -276,7 +276,14 @@ class TelegramChannel:
 
     async def _deliver_answer(self, reply: Reply, progress: SendProgress, over: int | None) -> None:
         """The reply edited over its streamed draft or notice (a draft recorded before a restart
-        too), else sent; the draft's record goes once the answer is out. ``progress.note`` says which."""
+        too), else sent; the draft's record goes once the answer is out. ``progress.note`` says which.
+        A meeting the question called posts after it (:meth:`MeetingView.replied`), sent or not."""
+        try:
+            await self._deliver_over_draft(reply, progress, over)
+        finally:
+            self.meetings.replied(reply.chat_id, reply.reply_to)
+
+    async def _deliver_over_draft(self, reply: Reply, progress: SendProgress, over: int | None) -> None:
         key = DraftKey.of_reply(reply)
         stored = await self.drafts.store.get(key) if key is not None else None
         message_id = stored.message_id if stored is not None and stored.message_id is not None else over

@@ -9,6 +9,12 @@ Telegram:
   has no topic), and the decision and the minutes posted in General;
 * in a private chat: the status message, the decision and the minutes in that chat.
 
+The board's reply to ``/meeting`` ("Convening the board ...") comes first: a meeting's first
+post waits until the channel has delivered (or given up on) the reply to the message that
+called it (:meth:`MeetingView.replied`), at most :data:`REPLY_FIRST_S` seconds; the meeting
+itself runs on meanwhile. (The meeting task starts before the command's reply is sent, so
+without this the status could arrive above the reply under load.)
+
 A meeting's posts are queued and sent by one worker per meeting, in order, so a slow
 Telegram (or a 429 pause) never slows the meeting itself. Everything is sent through
 :class:`bot.channels.telegram.outbound.Outbound`, inside the chat's rate budget (about 20 messages
@@ -47,6 +53,8 @@ from bot.channels.telegram.topics import Topics
 log = logging.getLogger("sabha.telegram.meeting")
 
 STATUS_INTERVAL_S = 3.0
+REPLY_FIRST_S = 5.0  # longest a meeting's first post waits for the reply to the message that called it
+_REPLIES_KEPT = 256  # replies remembered for meetings not seen yet
 STATUS_RESERVE = 3  # budget tokens a status edit leaves for the meeting's posts (capped below the chat's burst)
 _IDLE_FLOOR_S = 0.05  # shortest wait before looking at the budget again
 
@@ -150,6 +158,7 @@ class MeetingView:
         self.sleep = sleep
         self.stopping = False
         self._meetings: dict[str, _Meeting] = {}
+        self._replied: dict[tuple[str, str], asyncio.Event] = {}  # (chat, message id) -> its reply was delivered
         self.shown = 0
         self.dropped = 0
 
@@ -170,6 +179,33 @@ class MeetingView:
         except Exception:  # keep showing the rest of the meeting
             log.exception("telegram: showing meeting %s event %s failed", event.meeting_id, event.kind)
         meeting.wake.set()
+
+    def replied(self, chat_id: str, message_id: str | None) -> None:
+        """The channel delivered (or gave up on) its reply to ``message_id`` in ``chat_id``: a meeting
+        that message called may post now."""
+        if message_id is None:
+            return
+        self._reply_event(chat_id, message_id).set()
+
+    def _reply_event(self, chat_id: str, message_id: str) -> asyncio.Event:
+        key = (chat_id, message_id)
+        event = self._replied.get(key)
+        if event is None:
+            event = self._replied[key] = asyncio.Event()
+            while len(self._replied) > _REPLIES_KEPT:
+                del self._replied[next(iter(self._replied))]
+        return event
+
+    async def _reply_first(self, m: _Meeting) -> None:
+        """Wait (bounded) until the reply to the message that called the meeting is out."""
+        origin = m.event.origin
+        if origin is None or origin.message_id is None or self.stopping:
+            return
+        try:
+            await asyncio.wait_for(self._reply_event(origin.chat_id, origin.message_id).wait(), REPLY_FIRST_S)
+        except TimeoutError:
+            log.info("telegram: meeting %s posts before the reply to the message that called it (not out after "
+                     "%.0f s)", m.id, REPLY_FIRST_S)
 
     def begin_stop(self) -> None:
         """Sabha is shutting down: decisions and minutes first, statements still queued are dropped."""
@@ -234,6 +270,7 @@ class MeetingView:
 
     async def _work(self, m: _Meeting) -> None:
         try:
+            await self._reply_first(m)
             while True:
                 m.wake.clear()
                 post = self._next_post(m)
