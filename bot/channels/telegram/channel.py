@@ -240,7 +240,8 @@ class TelegramChannel:
 
     @contextlib.asynccontextmanager
     async def typing(self, envelope: Envelope) -> AsyncIterator[None]:
-        """Typing… in the message's topic while its turn runs."""
+        """Typing… in the message's topic while its turn runs (a meeting it calls posts after the reply)."""
+        self.meetings.expect(envelope.chat_id, envelope.message_id)
         async with self.outbound.keep_typing(self._target(envelope)):
             yield
 

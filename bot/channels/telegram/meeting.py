@@ -9,10 +9,11 @@ Telegram:
   has no topic), and the decision and the minutes posted in General;
 * in a private chat: the status message, the decision and the minutes in that chat.
 
-The board's reply to ``/meeting`` ("Convening the board ...") comes first: a meeting's first
-post waits until the channel has delivered (or given up on) the reply to the message that
-called it (:meth:`MeetingView.replied`), at most :data:`REPLY_FIRST_S` seconds; the meeting
-itself runs on meanwhile. (The meeting task starts before the command's reply is sent, so
+The board's reply to ``/meeting`` ("Convening the board ...") comes first: while the channel
+answers a message (:meth:`MeetingView.expect`), a meeting that message called waits with its
+first post until the channel has delivered (or given up on) the reply
+(:meth:`MeetingView.replied`), at most :data:`REPLY_FIRST_S` seconds; the meeting itself runs
+on meanwhile. (The meeting task starts before the command's reply is sent, so
 without this the status could arrive above the reply under load.)
 
 A meeting's posts are queued and sent by one worker per meeting, in order, so a slow
@@ -180,29 +181,31 @@ class MeetingView:
             log.exception("telegram: showing meeting %s event %s failed", event.meeting_id, event.kind)
         meeting.wake.set()
 
+    def expect(self, chat_id: str, message_id: str | None) -> None:
+        """The channel is answering ``message_id`` in ``chat_id``: a meeting it calls waits for the reply."""
+        if message_id is None or (chat_id, message_id) in self._replied:
+            return
+        self._replied[(chat_id, message_id)] = asyncio.Event()
+        while len(self._replied) > _REPLIES_KEPT:
+            del self._replied[next(iter(self._replied))]
+
     def replied(self, chat_id: str, message_id: str | None) -> None:
         """The channel delivered (or gave up on) its reply to ``message_id`` in ``chat_id``: a meeting
         that message called may post now."""
-        if message_id is None:
-            return
-        self._reply_event(chat_id, message_id).set()
-
-    def _reply_event(self, chat_id: str, message_id: str) -> asyncio.Event:
-        key = (chat_id, message_id)
-        event = self._replied.get(key)
-        if event is None:
-            event = self._replied[key] = asyncio.Event()
-            while len(self._replied) > _REPLIES_KEPT:
-                del self._replied[next(iter(self._replied))]
-        return event
+        event = self._replied.get((chat_id, message_id)) if message_id is not None else None
+        if event is not None:
+            event.set()
 
     async def _reply_first(self, m: _Meeting) -> None:
-        """Wait (bounded) until the reply to the message that called the meeting is out."""
+        """Wait (bounded) until the reply to the message that called the meeting is out (when one is
+        being made: a meeting called otherwise posts at once)."""
         origin = m.event.origin
-        if origin is None or origin.message_id is None or self.stopping:
+        event = self._replied.get((origin.chat_id, origin.message_id)) \
+            if origin is not None and origin.message_id is not None else None
+        if event is None or self.stopping:
             return
         try:
-            await asyncio.wait_for(self._reply_event(origin.chat_id, origin.message_id).wait(), REPLY_FIRST_S)
+            await asyncio.wait_for(event.wait(), REPLY_FIRST_S)
         except TimeoutError:
             log.info("telegram: meeting %s posts before the reply to the message that called it (not out after "
                      "%.0f s)", m.id, REPLY_FIRST_S)
