@@ -19,10 +19,8 @@ faster-whisper server stands in for OpenAI there); :mod:`board.media.speech` ret
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import openai
@@ -30,9 +28,9 @@ from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolC
 
 from board.llm.audio import AudioClip, Transcript
 from board.llm.base import ChatMessage, ImagePart, LLMError, LLMRequest, LLMResponse, Thinking, ToolCall, Usage
-from board.llm.errors import bad_response_error, connection_error, status_error, timeout_error
+from board.llm.errors import bad_response_error
 from board.llm.registry import split_model
-from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, garbage_error, preview
+from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
 from board.llm.stream import emit
 
 __all__ = ["NO_KEY", "OpenAIProvider", "parse_arguments", "to_openai_messages", "to_openai_tools"]
@@ -246,14 +244,14 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
             params["language"] = language
         if timeout_s is not None:
             params["timeout"] = timeout_s
-        with self._audio_errors(name):
+        with self.sdk_errors(name):
             result: object = await self._client_or_error().audio.transcriptions.create(**params)
         return _transcript(result, self.name, name)
 
     async def speak(self, model: str, text: str, *, voice: str, response_format: str = "opus") -> bytes:
         """``text`` spoken through ``POST /audio/speech`` (``opus``: OGG/Opus, what a voice note is)."""
         name = self._audio_model(model)
-        with self._audio_errors(name):
+        with self.sdk_errors(name):
             response = await self._client_or_error().audio.speech.create(
                 model=name, voice=voice, input=text, response_format=response_format)  # type: ignore[arg-type]
             data = response.content
@@ -266,32 +264,6 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
         if not name:
             raise LLMError(f"model {model!r} names no {self.title} model; write {self.name}:<model>", kind="config")
         return name
-
-    @contextlib.contextmanager
-    def _audio_errors(self, model: str) -> Iterator[None]:
-        """SDK failures of an audio call as :class:`LLMError`, classified as for chat."""
-        errors = self.errors
-        try:
-            yield
-        except LLMError:
-            raise
-        except errors.timeout as exc:
-            raise timeout_error(self.name, model, self.settings.timeout_s) from exc
-        except errors.connection as exc:
-            raise connection_error(self.name, model, self.settings.base_url, exc) from exc
-        except errors.status as exc:
-            message, code = self._status_detail(exc)
-            response = getattr(exc, "response", None)
-            raise status_error(
-                self.name, model, self._status_code(exc), message,
-                headers=dict(response.headers) if response is not None else None, code=code, key_env=self.key_env,
-            ) from exc
-        except errors.api as exc:
-            raise status_error(self.name, model, None, str(getattr(exc, "message", None) or exc)) from exc
-        except errors.base as exc:
-            raise LLMError(f"{self.name} ({model}): {exc}", kind="other") from exc
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise garbage_error(self.name, model, exc) from exc
 
 
 def _transcript(result: object, provider: str, model: str) -> Transcript:

@@ -11,8 +11,9 @@ served with 200 comes back as a plain ``str``), no choices, no content.
 
 from __future__ import annotations
 
+import contextlib
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
@@ -161,9 +162,17 @@ class SDKProvider(ABC, Generic[ClientT]):
             )
         client = self._client_or_error()
         params = self._params(request, model)
+        with self.sdk_errors(model):
+            return await self._call(client, params, request, model)
+        raise AssertionError("unreachable")  # the block returns or raises; mypy cannot tell
+
+    @contextlib.contextmanager
+    def sdk_errors(self, model: str) -> Iterator[None]:
+        """Every SDK failure inside the block as an :class:`LLMError`, classified (a chat call's and an
+        audio call's alike)."""
         errors = self.errors
         try:
-            return await self._call(client, params, request, model)
+            yield
         except LLMError:
             raise
         except errors.timeout as exc:
