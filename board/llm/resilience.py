@@ -114,6 +114,13 @@ class ResilientCaller:
         self._sleep = sleep
         self._rand = rand
 
+    def streams(self, model: str) -> bool:
+        """Whether ``model``'s provider streams (False for one that cannot be resolved: it fails later, clearly)."""
+        try:
+            return bool(getattr(self.providers.resolve(model), "streams", False))
+        except ValueError:
+            return False
+
     async def _once(self, request: LLMRequest, seconds: float) -> LLMResponse:
         try:
             provider = self.providers.resolve(request.model)

@@ -153,6 +153,11 @@ class SDKProvider(ABC, Generic[ClientT]):
             client, self._client = self._client, None
             await client.close()
 
+    @property
+    def streams(self) -> bool:
+        """Whether answers are streamed (``llm.providers.<name>.stream``): their text reaches ``on_delta``."""
+        return bool(self.settings.stream)
+
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """One call (streamed when configured), every failure as an :class:`LLMError`."""
         _, model = split_model(request.model)

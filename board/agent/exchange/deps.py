@@ -53,6 +53,10 @@ class ModelCaller(Protocol):
     async def call(self, request: LLMRequest, chain: Sequence[str], *, deadline: float | None = None,
                    on_attempt: AttemptHook | None = None, fit: RequestFit | None = None) -> CallResult: ...
 
+    def streams(self, model: str) -> bool:
+        """Whether ``model``'s provider streams its answers (``llm.providers.<p>.stream``)."""
+        ...
+
 
 class PromptSource(Protocol):
     """A role's system blocks and the per-turn block of a context (the runner is one)."""

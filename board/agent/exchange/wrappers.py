@@ -153,10 +153,11 @@ async def stream_text(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDep
                       call_next: Handler) -> CallResult:
     """The answer's text to ``req.stream`` as the provider reads it: a failed attempt's partial text
     is void (``on_restart``), a response asking for tools shows their names (``on_tool``). Not for the
-    text tool protocol, whose tool calls are in the text itself."""
+    text tool protocol, whose tool calls are in the text itself, nor for a chain whose providers do not
+    stream (``llm.providers.<p>.stream``: no draft, no "looking it up", the answer whole as before)."""
     sink = req.stream
-    if sink is None or st.text_mode:
-        return await call_next(call)
+    if sink is None or st.text_mode or not any(deps.caller.streams(model) for model in call.chain):
+        return await call_next(call)  # nothing streams: the answer arrives whole, as without a sink
     sink.on_speaker(f"{req.profile.emoji} {req.profile.name}".strip())
 
     async def restart_after_failure(attempt: Attempt) -> None:
