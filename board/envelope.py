@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from board.media.attachment import Attachment
 
@@ -106,9 +106,21 @@ def clean_text(text: str) -> str:
 
 
 def cleaned(envelope: Envelope) -> Envelope:
-    """``envelope`` with its text and sender name made valid Unicode (see :func:`clean_text`)."""
+    """``envelope`` with its text, sender name and every string of its attachments (a file name, a
+    venue, a contact card, a MIME type: all from outside) made valid Unicode (see :func:`clean_text`)."""
     text = clean_text(envelope.text)
     name = clean_text(envelope.sender_name) if envelope.sender_name is not None else None
-    if text == envelope.text and name == envelope.sender_name:
+    attachments = tuple(_cleaned_attachment(a) for a in envelope.attachments)
+    if text == envelope.text and name == envelope.sender_name and attachments == envelope.attachments:
         return envelope
-    return replace(envelope, text=text, sender_name=name)
+    return replace(envelope, text=text, sender_name=name, attachments=attachments)
+
+
+def _cleaned_attachment(attachment: Attachment) -> Attachment:
+    changes: dict[str, Any] = {f: clean_text(v) for f in ("mime", "name", "sha256", "derived", "problem")
+                               if isinstance(v := getattr(attachment, f), str) and _SURROGATE.search(v)}
+    source = attachment.source
+    if source is not None and (_SURROGATE.search(source.id) or _SURROGATE.search(source.unique_id or "")):
+        changes["source"] = replace(source, id=clean_text(source.id),
+                                    unique_id=clean_text(source.unique_id) if source.unique_id else None)
+    return replace(attachment, **changes) if changes else attachment

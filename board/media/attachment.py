@@ -11,11 +11,21 @@ arrive with ``derived`` already set by the channel.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, fields, replace
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["Attachment", "MediaKind", "MediaRef", "attachment_from_dict", "attachment_to_dict"]
+__all__ = ["Attachment", "MediaKind", "MediaRef", "attachment_from_dict", "attachment_to_dict", "safe_mime"]
+
+_MIME = re.compile(r"[A-Za-z0-9][\w.+-]{0,63}/[A-Za-z0-9][\w.+-]{0,127}")
+
+
+def safe_mime(value: str | None) -> str | None:
+    """A MIME type fit to show in a prompt or the minutes: ``type/subtype`` and nothing more (the
+    service passes on what the sender declared: newlines and instructions included), else None."""
+    found = _MIME.match((value or "").strip())
+    return found.group(0).lower() if found else None
 
 
 class MediaKind(StrEnum):

@@ -85,11 +85,21 @@ def describe(ready: ReadyImage, size: int, kind: MediaKind) -> str:
     return text
 
 
+#: The only decoders a stranger's bytes reach: Pillow's others include EPS, which runs Ghostscript
+#: (with the daemon's environment) on whatever a sender declared as a picture.
+PICTURE_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "BMP")
+
+
+def open_picture(path: Path) -> Image.Image:
+    """``path`` opened by one of :data:`PICTURE_FORMATS` only (UnidentifiedImageError for anything else)."""
+    return Image.open(path, formats=PICTURE_FORMATS)
+
+
 def make_ready(path: Path, *, max_side: int, max_pixels: int, label: str = "the picture") -> ReadyImage:
     """The model-ready copy of the picture at ``path`` (blocking: run it in a thread); raises
     :class:`MediaProblem` for a bomb, a damaged file or something that is not a picture."""
     try:
-        with _DECODING, Image.open(path) as img:
+        with _DECODING, open_picture(path) as img:
             return _ready(img, path, max_side=min(max_side, MAX_MODEL_SIDE), max_pixels=max_pixels, label=label)
     except Image.DecompressionBombError:
         raise MediaProblem(Problem.UNREADABLE, f"{label} is too large to open safely "

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from board.envelope import Envelope
-from board.media.attachment import Attachment, MediaKind
+from board.media.attachment import Attachment, MediaKind, safe_mime
 from board.media.store import MediaStore, StoredAttachment
 from board.workspace.quoting import FieldLimit, plain_line, quote_field, quote_lines
 
@@ -73,7 +73,7 @@ class Evidence:
     @property
     def summary(self) -> str:
         """``deck.pdf (document, application/pdf, 12 KB)``: one line for the minutes."""
-        what = ", ".join(x for x in (self.kind.value, self.mime, _size(self.size)) if x)
+        what = ", ".join(x for x in (self.kind.value, safe_mime(self.mime), _size(self.size)) if x)
         return f"{plain_line(self.name, FieldLimit.TITLE)} ({what})"
 
 
@@ -121,12 +121,12 @@ def evidence_block(items: Iterable[Evidence]) -> str:
              f"in brackets, e.g. {items[0].cite}; do not invent what it does not say."]
     for number, item in enumerate(items, start=1):
         head = f"Evidence {number}: {quote_field(item.name, FieldLimit.TITLE)} ({item.kind.value}" \
-               + (f", {item.mime}" if item.mime else "") + f"), cite as {item.cite}"
+               + (f", {mime}" if (mime := safe_mime(item.mime)) else "") + f"), cite as {item.cite}"
         if item.problem:
             parts.append(f"{head}; it could not be read: {quote_field(item.problem)}")
         elif item.text:
             said = "transcribed from speech" if item.kind.spoken else "its text"
-            parts.append(f"{head}; {said}:\n{quote_lines(item.text, share)}")
+            parts.append(f"{head}; {said}:\n{quote_lines(item.text, share, line_chars=share)}")
         else:
             parts.append(f"{head}; no text was read from it")
     return "\n\n".join(parts)
