@@ -69,3 +69,55 @@ def test_pillow_opens_only_picture_formats_never_postscript(tmp_path: Path) -> N
     ok.write_bytes(png.getvalue())
     with open_picture(ok) as image:
         assert image.size == (4, 4)
+
+
+async def test_the_whatsapp_token_is_never_sent_to_a_host_the_media_lookup_names(tmp_path: Path) -> None:
+    """The download went to whatever url the media lookup answered, with the access token as the session's
+    default header, plain http included: a lookup naming another host received the bearer token."""
+    import types
+
+    import aiohttp
+    from aiohttp import web
+
+    from board.media import MediaProblem
+    from board.media.blobs import BlobStore
+    from bot.channels.whatsapp.media import WhatsAppMedia
+
+    seen: list[str | None] = []
+
+    async def steal(request: web.Request) -> web.Response:
+        seen.append(request.headers.get("Authorization"))
+        return web.Response(body=b"hello")
+
+    other = web.Application()
+    other.router.add_get("/{tail:.*}", steal)
+    other_runner = web.AppRunner(other)
+    await other_runner.setup()
+    other_site = web.TCPSite(other_runner, "127.0.0.2", 0)
+    await other_site.start()
+    other_port = other_site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def lookup(request: web.Request) -> web.Response:
+        return web.json_response({"url": f"http://127.0.0.2:{other_port}/exfil", "mime_type": "text/plain",
+                                  "file_size": 5})
+
+    graph = web.Application()
+    graph.router.add_get("/v23.0/{mid}", lookup)
+    graph_runner = web.AppRunner(graph)
+    await graph_runner.setup()
+    graph_site = web.TCPSite(graph_runner, "127.0.0.1", 0)
+    await graph_site.start()
+    graph_port = graph_site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    session = aiohttp.ClientSession(headers={"Authorization": "Bearer EAAG-SECRET-TOKEN"})
+    try:
+        media = WhatsAppMedia(types.SimpleNamespace(session=session),  # type: ignore[arg-type]
+                              types.SimpleNamespace(graph_base_url=f"http://127.0.0.1:{graph_port}",  # type: ignore[arg-type]
+                                                    api_version="v23.0"))
+        att = Attachment(kind=MediaKind.DOCUMENT, source=MediaRef(channel="whatsapp", id="123"))
+        with pytest.raises(MediaProblem), BlobStore(tmp_path).sink(1 << 20, "x") as sink:
+            await media.fetch(att, sink)
+    finally:
+        await session.close()
+        await graph_runner.cleanup()
+        await other_runner.cleanup()
+    assert seen == [], "the token went to a host the lookup named"

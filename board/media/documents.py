@@ -57,7 +57,9 @@ class DocumentReader:
         await self._forget_old(ctx.settings.keep_days)
         text = await ctx.store.derived(blob.sha256, HOW)
         if text is None:
-            fmt = sniff(blob.path, name=attachment.name, mime=attachment.mime, label=attachment.label)
+            # in a thread: a zip's directory (DOCX, XLSX) of a hundred thousand entries takes seconds to read
+            fmt = await asyncio.to_thread(sniff, blob.path, name=attachment.name, mime=attachment.mime,
+                                          label=attachment.label)
             async with self._slots:
                 extracted = await extract_isolated(blob.path, fmt, attachment.label, limits_of(ctx.settings),
                                                    timeout_s=ctx.settings.extract_timeout_s)

@@ -22,12 +22,14 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 import aiohttp
 
 from board.media.attachment import Attachment
 from board.media.blobs import BlobSink
 from board.media.problems import MediaProblem, Problem
+from board.workspace.quoting import plain_line
 from bot.channels.base import SendProgress
 from bot.channels.whatsapp.attachments import CHANNEL, normalized_sha256
 from bot.channels.whatsapp.config import WhatsAppSection
@@ -80,6 +82,15 @@ class WhatsAppMedia:
         raise MediaProblem(Problem.UNAVAILABLE, f"{attachment.label} could not be downloaded from WhatsApp right "
                                                 "now; please send it again in a while")
 
+    def _trusted(self, url: str) -> bool:
+        """True for a download url the access token may go to: https on Meta's media host
+        (``*.fbsbx.com``), or the Graph API's own scheme and host (a local stand-in in tests)."""
+        where, graph = urlsplit(url), urlsplit(self.base)
+        if (where.scheme, where.netloc) == (graph.scheme, graph.netloc):
+            return True
+        host = (where.hostname or "").lower()
+        return where.scheme == "https" and (host == "fbsbx.com" or host.endswith(".fbsbx.com"))
+
     def _session(self) -> aiohttp.ClientSession:
         if self.graph.session is None:
             raise _Transient("the WhatsApp channel is not started")
@@ -90,6 +101,11 @@ class WhatsAppMedia:
         url = info.get("url")
         if not isinstance(url, str) or not url.startswith(("https://", "http://")):
             raise _Transient("the media lookup answered no download url")
+        if not self._trusted(url):  # the bearer token goes with the download: only to Meta's own hosts
+            log.error("whatsapp: the media lookup for %s named a download url on %s, not the Graph API's host or "
+                      "Meta's media host (*.fbsbx.com); not fetched, the token is not sent there", media_id,
+                      plain_line(urlsplit(url).netloc, 80))
+            raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from WhatsApp")
         size = info.get("file_size")
         sink.expect(size=int(size) if isinstance(size, int | str) and str(size).isdigit() else None,
                     sha256=normalized_sha256(info.get("sha256") if isinstance(info.get("sha256"), str) else None),
