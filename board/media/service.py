@@ -27,6 +27,7 @@ import contextlib
 import errno
 import logging
 import re
+import sqlite3
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -149,6 +150,8 @@ class MediaService:
                         ctx.envelope.channel, exc)
             return att.with_(problem=f"{att.label} could not be downloaded from {ctx.envelope.channel} right now; "
                                      "please send it again in a while")
+        except sqlite3.Error:  # the state db (disk full, locked): the intake parks the message and retries it;
+            raise              # what was paid for (a transcript) is not lost as "an error on our side"
         except Exception:
             log.exception("media: reading %s from %s on %s failed", att.kind.value, ctx.envelope.sender,
                           ctx.envelope.channel)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from board.db import StateDB
+from board.masking import mask_value
 from board.media.attachment import Attachment, MediaKind
 
 __all__ = ["MediaStore", "StoredAttachment"]
@@ -40,14 +41,12 @@ class MediaStore:
 
     async def derived(self, blob: str, how: str) -> str | None:
         """Text made earlier from ``blob`` by ``how``, or None."""
-        async with self.db.conn.execute("SELECT text FROM media_derived WHERE blob = ? AND how = ?",
-                                        (blob, how)) as cur:
-            row = await cur.fetchone()
+        row = await self.db.fetchone("SELECT text FROM media_derived WHERE blob = ? AND how = ?", (blob, how))
         return None if row is None else str(row[0])
 
     async def remember(self, blob: str, how: str, text: str) -> None:
         """Keep ``text`` made from ``blob`` by ``how``."""
-        await self.db.conn.execute(
+        await self.db.execute(  # masked: a document or a transcript may spell out a configured secret
             "INSERT OR REPLACE INTO media_derived (blob, how, text, created_at) VALUES (?, ?, ?, ?)",
             (blob, how, text, _now()))
 
@@ -58,6 +57,7 @@ class MediaStore:
         rows = [(channel, chat_id, thread_id, message_id, sender, i, a.kind.value, a.name, a.mime, a.size, a.blob,
                  (a.derived or "")[:_DERIVED_KEEP_CHARS] or None, a.problem, now)
                 for i, a in enumerate(attachments)]
+        rows = [mask_value(row) for row in rows]
         await self.db.conn.executemany(
             "INSERT OR REPLACE INTO message_attachments (channel, chat_id, thread_id, message_id, sender, ord, kind, "
             "name, mime, size, blob, derived, problem, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -68,8 +68,7 @@ class MediaStore:
         sql = ("SELECT channel, chat_id, thread_id, message_id, sender, kind, name, mime, size, blob, derived, "
                "problem, created_at FROM message_attachments WHERE kind = ? AND problem IS NULL AND blob IS NOT NULL "
                "AND created_at >= ? ORDER BY id")
-        async with self.db.conn.execute(sql, (MediaKind.DOCUMENT.value, since)) as cur:
-            rows = await cur.fetchall()
+        rows = await self.db.fetchall(sql, (MediaKind.DOCUMENT.value, since))
         return [StoredAttachment(str(r[0]), str(r[1]), r[2], r[3], str(r[4]), MediaKind(r[5]), r[6], r[7], r[8],
                                  r[9], r[10], r[11], str(r[12])) for r in rows]
 
@@ -87,8 +86,7 @@ class MediaStore:
         sql = ("SELECT channel, chat_id, thread_id, message_id, sender, kind, name, mime, size, blob, derived, "
                "problem, created_at FROM message_attachments"
                + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id DESC LIMIT ?")
-        async with self.db.conn.execute(sql, (*args, limit)) as cur:
-            rows = await cur.fetchall()
+        rows = await self.db.fetchall(sql, (*args, limit))
         return [StoredAttachment(str(r[0]), str(r[1]), r[2], r[3], str(r[4]), MediaKind(r[5]), r[6], r[7], r[8],
                                  r[9], r[10], r[11], str(r[12])) for r in rows]
 
