@@ -299,3 +299,16 @@ async def test_a_voice_note_after_the_budget_is_spent_is_not_transcribed(tmp_pat
         reply = await r.ask("and this one?", note=fake_ogg_opus(5.0, b"another"))
         assert reply.kind == "error" and "budget" in reply.text
         assert len(fake_openai.transcriptions) == 1, "no transcription once the budget is spent"
+
+
+async def test_a_stranger_cannot_understate_a_voice_notes_length_to_pass_the_cap(tmp_path: Path, workspace: Path,
+                                                                                  fake_openai: FakeOpenAI) -> None:
+    """The length that priced a stranger's transcription was the sender's: a big note declared as 1 s
+    was reserved and recorded at 1 s. The bytes bound it now (about 16 kbit/s of speech)."""
+    big = fake_ogg_opus(1.0) + bytes(600_000)  # says 1 s; 600 KB is some 5 minutes of a voice note
+    fake_openai.script_transcript(big, QUESTION)
+    async with rig(tmp_path, workspace, fake_openai, transcribe_model="openai:gpt-4o-mini-transcribe") as r:
+        r.board.set_public_terms(PublicTerms(CHANNEL, daily_usd=0.005))  # 5 min at $0.003/min = $0.015
+        reply = await r.ask("", note=big, sender="stranger", public=True, duration=1.0)
+        assert reply.text == PUBLIC_CAP_REACHED
+        assert not fake_openai.transcriptions, "reserved at the declared 1 s, the cap let it through"

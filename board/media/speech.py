@@ -157,14 +157,17 @@ class AudioCalls:
         """(the model that answered, what it heard): each model of ``chain`` in turn, with retries;
         ``seconds`` the note's length when known (the cost of a model that does not say it).
         Raises :class:`AudioFailed` when none did, :class:`SpendRefused` past a stranger's limit."""
-        worst = seconds if seconds is not None else len(clip.data) / BYTES_PER_SECOND
+        # The declared length is the sender's word (Telegram's ``duration``, an OGG's last granule); the bytes
+        # bound it: a reservation (and the cost of a model that does not say how long it heard) is never
+        # priced below what the size can hold.
+        worst = max(seconds or 0.0, len(clip.data) / BYTES_PER_SECOND)
 
         async def once(model: str) -> Transcript:
             provider = self._provider(model)
             return await provider.transcribe(model, clip, language=language, timeout_s=timeout_s)
 
         def cost(model: str, result: Transcript | None) -> tuple[float, float, Usage]:
-            heard = (result.duration_s if result is not None else None) or seconds or worst
+            heard = (result.duration_s if result is not None else None) or worst
             usage = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens) if result else Usage()
             return self._cost(model, heard), heard, usage
 
