@@ -161,3 +161,14 @@ async def test_a_video_is_named_without_downloading_it(board: Board) -> None:
     reply = await board.handle(await board.media.prepare(env, fetcher))
     assert fetcher.fetched == []
     assert "cannot watch videos" in reply.text and reply.text.endswith("noted")
+
+
+async def test_what_was_read_from_files_goes_after_keep_days_like_the_files(board: Board) -> None:
+    """Transcripts and extracted text were kept for ever, though the README says files go after
+    media.keep_days; the text read from them goes with them now."""
+    await board.media.store.remember("a" * 64, "document", "old text")
+    await board.db.execute("UPDATE media_derived SET created_at = '2020-01-01T00:00:00.000+00:00'")
+    await board.media.store.remember("b" * 64, "document", "new text")
+    assert await board.media.store.prune(30) == 1
+    assert await board.media.store.derived("a" * 64, "document") is None
+    assert await board.media.store.derived("b" * 64, "document") == "new text"

@@ -119,7 +119,7 @@ class MediaService:
         """``envelope`` with each attachment fetched and understood (or its problem said); recorded."""
         if not envelope.attachments:
             return envelope
-        self._prune_now_and_then()
+        await self._prune_now_and_then()
         ctx = UnderstandContext(envelope, self.settings, self.blobs, self.store)
         with self._spending(envelope):  # transcribing is a model call made for the sender
             done = tuple([await self._prepare_one(att, ctx, fetcher) for att in envelope.attachments])
@@ -176,15 +176,20 @@ class MediaService:
                                                         "please send it again") from None
             return sink.finish()
 
-    def _prune_now_and_then(self) -> None:
+    async def _prune_now_and_then(self) -> None:
+        """At most hourly: files, and the text read from them, unused for ``media.keep_days`` go."""
         now = time.monotonic()
         if self._pruned and now - self._pruned < PRUNE_EVERY_S:
             return
         self._pruned = now
         try:
-            self.blobs.prune(self.settings.keep_days)
+            await asyncio.to_thread(self.blobs.prune, self.settings.keep_days)
         except OSError as exc:
             log.warning("media: could not remove old files: %s", exc)
+        removed = await self.store.prune(self.settings.keep_days)
+        if removed:
+            log.info("media: removed %d transcript(s), extracted text(s) and attachment record(s) older than %g days",
+                     removed, self.settings.keep_days)
 
     # -- spoken replies --------------------------------------------------------------
 

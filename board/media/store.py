@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from board.db import StateDB
 from board.masking import mask_value
@@ -62,6 +62,17 @@ class MediaStore:
             "INSERT OR REPLACE INTO message_attachments (channel, chat_id, thread_id, message_id, sender, ord, kind, "
             "name, mime, size, blob, derived, problem, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             rows)
+
+    async def prune(self, keep_days: float) -> int:
+        """Remove derived text and attachment records older than ``keep_days`` (the files go with
+        :meth:`board.media.blobs.BlobStore.prune`); how many rows went."""
+        cutoff = (datetime.now(UTC) - timedelta(days=keep_days)).isoformat(timespec="milliseconds")
+        before = await self.db.fetchone("SELECT (SELECT COUNT(*) FROM media_derived WHERE created_at < ?) + "
+                                        "(SELECT COUNT(*) FROM message_attachments WHERE created_at < ?)",
+                                        (cutoff, cutoff))
+        await self.db.execute("DELETE FROM media_derived WHERE created_at < ?", (cutoff,))
+        await self.db.execute("DELETE FROM message_attachments WHERE created_at < ?", (cutoff,))
+        return int(before[0]) if before is not None else 0
 
     async def documents_since(self, since: str) -> list[StoredAttachment]:
         """The documents read without a problem since ``since`` (ISO UTC), oldest first."""

@@ -13,6 +13,7 @@ import argparse
 import json
 from typing import TYPE_CHECKING, Any
 
+from board.workspace.quoting import plain_line
 from bot.cli.common import emit, note
 from bot.cli.where import has_state, open_config
 
@@ -86,7 +87,8 @@ async def cmd_media(args: argparse.Namespace) -> int:
     from bot.cli.table import local_time, table
 
     lines = table(["WHEN", "CHANNEL", "CHAT", "FROM", "KIND", "NAME", "SIZE", "STATUS"],
-                  [[local_time(r.created_at), r.channel, r.chat_id, r.sender, r.kind.value, r.name or "-",
+                  [[local_time(r.created_at), r.channel, r.chat_id, r.sender, r.kind.value,
+                    plain_line(r.name, 60) if r.name else "-",  # a name from outside: no escape codes
                     _size(r.size), _status(r, searchable)] for r in rows], right=(6,))
     for line in lines:
         emit(line)
