@@ -121,3 +121,29 @@ async def test_the_whatsapp_token_is_never_sent_to_a_host_the_media_lookup_names
         await graph_runner.cleanup()
         await other_runner.cleanup()
     assert seen == [], "the token went to a host the lookup named"
+
+
+async def test_an_update_that_cannot_be_stored_is_skipped_and_polling_goes_on(
+    board: Board, fake: FakeTelegramAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Any error storing a batch (other than the disk) ended the getUpdates task: the offset never moved
+    past the update, so every restart died on it again and nobody was answered. One update a bug cannot
+    store is now skipped (logged), the rest of its batch is stored and answered."""
+    use_model(board, RecordingModel())
+    async with running(board, tg_settings(fake)) as channel:
+        real = channel.arrivals
+
+        def poisoned(raw_updates: list[object]) -> list[object]:
+            arrivals = real(raw_updates)
+            for arrival in arrivals:
+                if "POISON" in arrival.envelope.text:  # a value the inbox cannot write, as a bug would make
+                    object.__setattr__(arrival.envelope, "sender_name", object())
+            return arrivals
+
+        monkeypatch.setattr(channel, "arrivals", poisoned)
+        fake.push_text(OWNER, OWNER, "POISON pill", is_forum=False, chat_type="private")
+        fake.push_text(FRIEND, FRIEND, "an innocent message", is_forum=False, chat_type="private")
+        await fake.wait_until(lambda: bool(fake.sent_to(FRIEND)), "the innocent message answered", timeout=20)
+        fake.push_text(FRIEND, FRIEND, "and a later one", is_forum=False, chat_type="private")
+        await fake.wait_until(lambda: len(fake.sent_to(FRIEND)) >= 2, "polling went on", timeout=20)
+    assert not fake.sent_to(OWNER)

@@ -419,10 +419,31 @@ class TelegramChannel:
             except StorageUnavailable:
                 await asyncio.sleep(self.hub.settings.storage_retry_s)  # not confirmed: Telegram offers them again
                 continue
+            except Exception:  # a bug in one update's path must not end polling (its offset never moved)
+                log.exception("telegram: storing %d update(s) failed; storing them one at a time", len(updates))
+                if not await self._receive_one_by_one(updates):
+                    continue
             ids = [u.get("update_id") for u in updates if isinstance(u, dict)]
             last = max((i for i in ids if isinstance(i, int)), default=None)
             if last is not None:
                 self._offset = last + 1
+
+    async def _receive_one_by_one(self, updates: list[Any]) -> bool:
+        """Store ``updates`` one at a time after their batch failed: an update that still cannot be stored
+        (not the disk: a bug) is skipped and logged, so the others are stored and polling goes on. False
+        when storage itself failed (nothing confirmed: Telegram offers them again)."""
+        for raw in updates:
+            try:
+                await self.intake.receive(self.arrivals([raw]))
+            except StorageUnavailable:
+                await asyncio.sleep(self.hub.settings.storage_retry_s)
+                return False
+            except Exception as exc:  # noqa: BLE001 - logged whole; the rest of the batch goes on
+                self.invalid_updates += 1
+                update_id = raw.get("update_id") if isinstance(raw, dict) else None
+                log.error("telegram: skipped update %s: it could not be stored (%s: %s); this is a bug in Sabha, "
+                          "please report it with this log line", update_id, type(exc).__name__, _short(exc))
+        return True
 
     async def _confirm_offset(self) -> None:
         """Tell Telegram what is stored (the next start would skip it as a duplicate anyway)."""
