@@ -9,7 +9,8 @@ me" lists the facts, "forget that" forgets the fact it heard last, "forget every
 every fact and says how many were dropped. Each first waits (briefly) for the sender's pending
 extractions (:meth:`board.memory.extract.MemoryWriter.settle`), so a fact said just before is
 there. A sender only ever sees and deletes their own facts; the owner manages everyone's with
-``sabha memory``.
+``sabha memory``. In a group chat none of this is answered (the others would read it): the sender is
+asked to ask in a direct chat.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ _ASKED = (
         _LEAD + r"forget\s+(?:everything|all(?:\s+of\s+it)?)(?:\s+(?:about\s+me|you\s+(?:know|remember)\s+about\s+me))?"
         + _TAIL, re.IGNORECASE)),
 )
+IN_GROUP = "Ask me that in a direct chat: your memory is not shown or changed in a group."
 NOTHING_YET = ("I don't remember anything about you yet. When you tell me something worth keeping (your name, "
                "where you are based, how you like answers), I keep it; /memory lists it and /forget drops it.")
 
@@ -90,9 +92,11 @@ def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = 
         return _listing(known, facts.settings.cross_role) if known else NOTHING_YET
 
     async def memory(envelope: Envelope, route: Route) -> str:
-        return await recall(envelope)
+        return IN_GROUP if envelope.is_group else await recall(envelope)
 
     async def forget(envelope: Envelope, route: Route) -> str:
+        if envelope.is_group:
+            return IN_GROUP
         user = sender_id(envelope)
         arg = route.text.strip()
         if not arg:
@@ -110,6 +114,8 @@ def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = 
         asked = asked_of(text)
         if asked is None:
             return None
+        if envelope.is_group:
+            return IN_GROUP
         if asked is Asked.RECALL:
             return await recall(envelope)
         user = sender_id(envelope)

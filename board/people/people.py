@@ -92,7 +92,7 @@ class People:
         number = int(row["person"])
         settings = self.settings
         recent: tuple[Recent, ...] = ()
-        if settings.recent_note_hours > 0 and not settings.shared_sessions:
+        if settings.recent_note_hours > 0 and not settings.shared_sessions and not envelope.is_group:
             since = self.clock() - settings.recent_note_hours * 3600
             found = await self.db.fetchall(
                 "SELECT identity, last_text, last_at FROM people_identities WHERE person = ? AND identity <> ? "
@@ -104,8 +104,8 @@ class People:
 
     async def said(self, envelope: Envelope, text: str) -> None:
         """Keep ``text`` as the last thing a linked identity said (for its other channels' note)."""
-        if envelope.person is None or envelope.person.shared or not text.strip():
-            return
+        if envelope.person is None or envelope.person.shared or envelope.is_group or not text.strip():
+            return  # what is said in a group is not a private note, and a group never sees one
         try:
             await self.db.execute("UPDATE people_identities SET last_text = ?, last_at = ? WHERE identity = ?",
                                   (text.strip()[:_NOTE_CHARS], self.clock(), identity_of(envelope)))
