@@ -48,8 +48,6 @@ log = logging.getLogger("sabha.memory")
 REMEMBER_TOOL = "remember"
 #: The ``role`` of a fact the board heard the person say: every advisor sees it.
 EVERY_ROLE = "*"
-_SECRET_KEY = re.compile(r"pass(word|code|phrase)?|\bpin\b|otp|cvv|cvc|api[ _-]?key|token|secret|iban|ssn",
-                         re.IGNORECASE)
 _CARD = re.compile(r"(?:\d[ -]?){13,19}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
@@ -165,7 +163,7 @@ class FactStore:
         if len(value) > s.max_value_chars:
             raise FactError(f"the value is {len(value)} characters; keep it under {s.max_value_chars} "
                             "(save the gist, not the whole message)")
-        if _SECRET_KEY.search(key) or _CARD.search(value) or secret_reason(key, value):
+        if _CARD.search(value) or secret_reason(key, value):
             raise FactError("that looks like a secret (a password, code, key or card number); secrets are never "
                             "stored: tell the user so")
         return key, value

@@ -1,10 +1,11 @@
 """Chat commands that link accounts: ``/link``, ``/link CODE`` and ``/unlink``.
 
 ``/link`` and ``/link CODE`` work only in a direct chat (in a group both are refused before any
-code is used: a channel may not know the owner there). ``/link`` answers a one-time code; ``/link CODE`` sent from another account (another
-channel) makes the two one person; ``/unlink`` takes this account out again. Every refusal says why
-and what to do. The rules (single use, expiry, failure limit, the owner's accounts only with each
-other) are :func:`board.people.rows.redeem`'s.
+code is used: a channel may not know the owner there). ``/link`` answers a one-time code;
+``/link CODE`` sent from another account (another channel) makes the two one person; ``/unlink``
+takes this account out again. Every refusal says why and what to do. The rules (single use,
+expiry, failure limit, the owner's accounts only with each other) are
+:func:`board.people.rows.redeem`'s.
 """
 
 from __future__ import annotations
