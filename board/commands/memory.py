@@ -5,11 +5,13 @@ advisor sees those) and what each role saved with the remember tool, under that 
 ``/forget <key>`` deletes that fact from every role's memory of the sender and ``/forget all``
 deletes everything about them. Asked in words (the whole message, in English), the board
 answers from the store, never from a model, so it invents nothing: "what do you remember about
-me" lists the facts, "forget that" forgets the fact it heard last, "forget everything" forgets
-every fact and says how many were dropped. Each first waits (briefly) for the sender's pending
-extractions (:meth:`board.memory.extract.MemoryWriter.settle`), so a fact said just before is
-there. A sender only ever sees and deletes their own facts; the owner manages everyone's with
-``sabha memory``. In a group chat none of this is answered (the others would read it): the sender is
+me" lists the facts, "forget that" forgets the fact it heard last (never "forget it": that is
+usually about the conversation), "forget everything" / "forget all" (the whole message, or
+"forget everything about me") forgets every fact and lists what it dropped. Each first waits
+(briefly) for the sender's pending extractions
+(:meth:`board.memory.extract.MemoryWriter.settle`), so a fact said just before is there. A
+sender only ever sees and deletes their own facts; the owner manages everyone's with ``sabha
+memory``. In a group chat none of this is answered (the others would read it): the sender is
 asked to ask in a direct chat.
 """
 
@@ -48,9 +50,10 @@ _ASKED = (
         _LEAD + r"(?:what|tell me what|what all)\s+(?:do\s+you\s+(?:remember|recall|keep|store)|"
         r"have\s+you\s+(?:remembered|kept|stored|saved|noted))\s+(?:about|of|on)\s+me" + _TAIL, re.IGNORECASE)),
     (Asked.FORGET_LAST, re.compile(
-        _LEAD + r"forget\s+(?:that|this|it|the\s+last\s+(?:one|thing|fact))" + _TAIL, re.IGNORECASE)),
+        _LEAD + r"forget\s+(?:that|this|the\s+last\s+(?:one|thing|fact))(?:\s+about\s+me)?" + _TAIL,
+        re.IGNORECASE)),
     (Asked.FORGET_ALL, re.compile(
-        _LEAD + r"forget\s+(?:everything|all(?:\s+of\s+it)?)(?:\s+(?:about\s+me|you\s+(?:know|remember)\s+about\s+me))?"
+        _LEAD + r"forget\s+(?:everything|all)(?:\s+(?:about\s+me|you\s+(?:know|remember)\s+about\s+me))?"
         + _TAIL, re.IGNORECASE)),
 )
 IN_GROUP = "Ask me that in a direct chat: your memory is not shown or changed in a group."
@@ -62,6 +65,11 @@ def asked_of(text: str) -> Asked | None:
     """What ``text`` (a whole message) asks of the memory, or None."""
     text = " ".join(text.split())
     return next((asked for asked, pattern in _ASKED if pattern.match(text)), None)
+
+
+def _erased(known: list[Fact]) -> str:
+    """``location: Pune; name: Asha`` (each key once: the same fact under several advisors)."""
+    return "; ".join(dict.fromkeys(f"{f.key}: {f.value}" for f in known))
 
 
 def _listing(known: list[Fact], cross_role: bool) -> str:
@@ -91,6 +99,14 @@ def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = 
         known = await facts.facts(user=user)
         return _listing(known, facts.settings.cross_role) if known else NOTHING_YET
 
+    async def forget_all(user: str) -> str:
+        known = await facts.facts(user=user)
+        if not known:
+            return "There was nothing to forget: I don't remember anything about you."
+        count = await facts.forget(user)
+        return (f"Done: I forgot everything I remembered about you ({count} fact(s): {_erased(known)}). Nothing "
+                "about you is kept now; what you tell me from here on may be remembered again.")
+
     async def memory(envelope: Envelope, route: Route) -> str:
         return IN_GROUP if envelope.is_group else await recall(envelope)
 
@@ -103,8 +119,7 @@ def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = 
             return "Usage: /forget <key> (see /memory for the keys), or /forget all"
         await settle(user)
         if arg.lower() == "all":
-            count = await facts.forget(user)
-            return f"Forgot everything about you ({count} fact(s))." if count else "There was nothing to forget."
+            return await forget_all(user)
         count = await facts.forget(user, key=arg)
         if not count:
             return f"I don't remember anything under {normalise_key(arg)!r}; /memory lists the keys."
@@ -127,13 +142,7 @@ def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = 
                        "what I remember."
             await facts.forget(user, key=last.key, role=EVERY_ROLE)
             return f"Forgotten: {last.key} ({last.quoted}). /memory lists what I still remember."
-        known = await facts.facts(user=user)
-        if not known:
-            return "There was nothing to forget: I don't remember anything about you."
-        count = await facts.forget(user)
-        keys = ", ".join(dict.fromkeys(f.key for f in known))
-        return (f"Done: I forgot everything I remembered about you ({count} fact(s): {keys}). Nothing about you "
-                "is kept now; what you tell me from here on may be remembered again.")
+        return await forget_all(user)
 
     host.register_command("memory", memory, "/memory: what the board remembers about you")
     host.register_command("forget", forget, "/forget <key>|all: make the board forget a fact about you")
