@@ -181,7 +181,7 @@ class Board:
             if settings.memory.auto_extract:
                 self.memory_writer = MemoryWriter(self.facts, self.runner)
                 self.runner.turn_listeners.append(self.memory_writer.heard)
-            self.memory_talk = memory_commands.register(self, self.facts, self.memory_writer)
+            self.memory_talk = memory_commands.register(self, self.facts, self.memory_writer, self.people)
 
     @classmethod
     async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None, *,

@@ -5,6 +5,7 @@ extraction dedupe key."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from board.memory.facts import FactError, FactSource, FactStore, Provenance
 from board.memory.statements import heard
 from board.people import LinkOutcome
 from board.service import Board
-from tests.fakes.scripted_model import ScriptedModel, say
+from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.knowledge_support import board_settings, context_of
 
 A, B = "telegram:43", "whatsapp:15550002222"
@@ -175,6 +176,22 @@ async def test_forget_everything_clears_the_note_of_what_was_said(workspace: Pat
         await b.handle(wa("forget everything"))
         await b.handle(tg("What next?"))
         assert "divorce" not in context_of(model.requests[-1])
+
+
+async def test_an_extraction_pending_at_forget_everything_writes_nothing(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel()
+    model.script(say("ok"))
+    model.memory = Step(text='{"facts": [{"key": "location", "value": "Pune", "kind": "profile"}]}', latency=3.0)
+    settings = board_settings(workspace, data_dir, model)
+    settings = replace(settings, agent=replace(settings.agent, cheap_model=None))
+    async with await Board.open(settings, model.registry()) as b:
+        await b.handle(tg("I'm based in Pune."))  # its extraction (under telegram:43) is still running
+        assert b.memory_writer is not None and b.memory_writer.pending == 1
+        await b.people.link(A, B)
+        forgot = await b.handle(wa("forget everything"))
+        assert "nothing to forget" in forgot.text.lower()
+        await b.memory_writer.settle(A)
+        assert await b.facts.facts() == []
 
 
 # -- 6: a link cycle does not reset a budget ----------------------------------------------------

@@ -21,6 +21,7 @@ import re
 from collections.abc import Awaitable, Callable
 from enum import Enum
 from itertools import groupby
+from typing import Protocol
 
 from board.budget import sender_id
 from board.commands.host import CommandHost
@@ -29,10 +30,18 @@ from board.memory.extract import MemoryWriter
 from board.memory.facts import EVERY_ROLE, Fact, FactStore, normalise_key
 from board.router import Route
 
-__all__ = ["Asked", "MemoryTalk", "asked_of", "register"]
+__all__ = ["Aliases", "Asked", "MemoryTalk", "asked_of", "register"]
 
 #: Answers a chat message that asks about the sender's memory (None: it does not; answer it as usual).
 MemoryTalk = Callable[[Envelope, str], Awaitable[str | None]]
+
+
+class Aliases(Protocol):
+    """The keys one person's facts may be under, and their notes (:class:`board.people.People`)."""
+
+    async def keys_of(self, key: str) -> tuple[str, ...]: ...
+
+    async def forget_said(self, keys: tuple[str, ...]) -> None: ...
 
 
 class Asked(Enum):
@@ -86,8 +95,11 @@ def _listing(known: list[Fact], cross_role: bool) -> str:
     return "\n".join(lines)
 
 
-def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = None) -> MemoryTalk:
-    """Add ``/memory`` and ``/forget`` to ``host``; returns the answerer of the same asked in words."""
+def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = None,
+             aliases: Aliases | None = None) -> MemoryTalk:
+    """Add ``/memory`` and ``/forget`` to ``host``; returns the answerer of the same asked in words.
+    Forgetting everything erases the facts under each of the person's keys (``aliases``), stops their
+    pending extractions writing and drops the note of what they last said."""
 
     async def settle(user: str) -> None:
         if writer is not None:
@@ -100,10 +112,15 @@ def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = 
         return _listing(known, facts.settings.cross_role) if known else NOTHING_YET
 
     async def forget_all(user: str) -> str:
-        known = await facts.facts(user=user)
+        keys = await aliases.keys_of(user) if aliases is not None else (user,)
+        if writer is not None:
+            writer.forgotten(keys)
+        if aliases is not None:
+            await aliases.forget_said(keys)
+        known = [f for key in keys for f in await facts.facts(user=key)]
         if not known:
             return "There was nothing to forget: I don't remember anything about you."
-        count = await facts.forget(user)
+        count = sum([await facts.forget(key) for key in keys])
         return (f"Done: I forgot everything I remembered about you ({count} fact(s): {_erased(known)}). Nothing "
                 "about you is kept now; what you tell me from here on may be remembered again.")
 
