@@ -217,3 +217,20 @@ async def test_linking_does_not_reset_the_day_s_budget(workspace: Path, data_dir
             await b.people.unlink(B)
         assert outcomes[:3] == [LinkOutcome.LINKED] * 3
         assert LinkOutcome.LINKED not in outcomes[3:]
+
+
+# -- 7: the extraction dedupe key ---------------------------------------------------------------
+
+async def test_the_same_message_id_on_two_channels_is_heard_twice(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel()
+    model.script(say("ok"), say("ok"))
+    settings = board_settings(workspace, data_dir, model)
+    settings = replace(settings, agent=replace(settings.agent, cheap_model="offline"))
+    async with await Board.open(settings, model.registry()) as b:
+        await b.people.link(A, B)
+        key = await b.people.person_of("telegram", "43")
+        await b.handle(replace(tg("I'm based in Pune."), message_id="5"))
+        await b.handle(replace(wa("I work at Zeta Foods."), message_id="5"))  # ids are per channel (and chat)
+        assert b.memory_writer is not None
+        await b.memory_writer.settle(key)
+        assert {f.key: f.value for f in await b.facts.facts(user=key)} == {"location": "Pune", "employer": "Zeta Foods"}

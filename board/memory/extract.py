@@ -158,7 +158,9 @@ class MemoryWriter:
         if self._closed or envelope.is_public or not said or not worth_hearing(said):
             return
         user = sender_id(envelope)
-        mark = (user, f"{envelope.message_id}" if envelope.message_id is not None else f"{id(envelope)}:{said}")
+        where = f"{envelope.channel}:{envelope.chat_id}"  # message ids are per channel (Telegram's per chat)
+        mark = (user, f"{where}:{envelope.message_id}" if envelope.message_id is not None
+                else f"{id(envelope)}:{said}")
         if mark in self._seen:
             return  # another role answered the same message: heard once
         self._seen.append(mark)
