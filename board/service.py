@@ -171,6 +171,7 @@ class Board:
         files_commands.register(self, self.media.store)
         #: one person across channels: linked accounts share memory and budgets (board.people)
         self.people = People(db, settings.people, facts=self.facts)
+        self.budget.keys_of = self.people.keys_of  # a person's budget counts what each linked account spent
         people_commands.register(self, self.people)
         #: memory that writes itself (memory.auto_extract): facts heard after each turn, off its critical path
         self.memory_writer: MemoryWriter | None = None

@@ -50,6 +50,8 @@ def outcome_text(result: LinkResult, envelope: Envelope, ttl_s: int) -> str:
                                 "accounts; it no longer works.",
         LinkOutcome.OWNER_SIDE: "You are the board's owner: link only codes from your own accounts (or use "
                                 "`sabha people link`). That code no longer works.",
+        LinkOutcome.TOO_MANY: "One of these accounts has already been linked too often today (people."
+                              "link_max_per_day). Try again tomorrow.",
         LinkOutcome.LINKED_ELSEWHERE: "Both accounts are already linked to other accounts. Send /unlink on one "
                                       "of them first, then link again.",
     }
