@@ -167,6 +167,16 @@ async def test_forget_everything_after_a_link_with_conflicting_facts_leaves_noth
         assert "Mumbai" not in (await b.handle(wa("what do you remember about me"))).text
 
 
+async def test_forget_one_key_reaches_a_fact_left_under_a_linked_account(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel()
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry()) as b:
+        await b.people.link(A, B)
+        await b.facts.learn(A, "employer", "Infosys", Provenance(source=FactSource.HEARD))  # a late write
+        reply = await b.handle(wa("/forget employer"))
+        assert reply.text.startswith("Forgot 'employer'")
+        assert await b.facts.facts() == []
+
+
 async def test_forget_everything_clears_the_note_of_what_was_said(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel()
     model.script(say("ok"), say("ok"))

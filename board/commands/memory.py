@@ -137,7 +137,8 @@ def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = 
         await settle(user)
         if arg.lower() == "all":
             return await forget_all(user)
-        count = await facts.forget(user, key=arg)
+        keys = await aliases.keys_of(user) if aliases is not None else (user,)
+        count = sum([await facts.forget(who, key=arg) for who in keys])
         if not count:
             return f"I don't remember anything under {normalise_key(arg)!r}; /memory lists the keys."
         return f"Forgot {normalise_key(arg)!r}" + (f" ({count} advisors had it)." if count > 1 else ".")
