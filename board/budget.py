@@ -20,7 +20,7 @@ these limits too, before it is made (:mod:`board.allowance`).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Literal
@@ -91,6 +91,9 @@ class Budget:
         self.clock = clock or (lambda: datetime.now(UTC))
         self.stopped = 0
         self._day = _Day(self.clock().date())
+        #: every key one sender's spend is recorded under (a linked person: its key and each identity's
+        #: own, :meth:`board.people.People.keys_of`); None: the sender's key alone
+        self.keys_of: Callable[[str], Awaitable[tuple[str, ...]]] | None = None
 
     def _today(self) -> _Day:
         day = self.clock().astimezone(UTC).date()
@@ -111,7 +114,8 @@ class Budget:
                 text = self._owner_daily_text(spent, settings.daily_usd) if is_owner else DAILY_REACHED
                 stop = BudgetStop("daily", spent, settings.daily_usd, text)
         if stop is None and settings.per_sender_daily_usd is not None and not is_owner:
-            spent = await self.ledger.spent(since=since, sender=sender)
+            keys = await self.keys_of(sender) if self.keys_of is not None else (sender,)
+            spent = sum([await self.ledger.spent(since=since, sender=key) for key in keys])
             if spent >= settings.per_sender_daily_usd:
                 stop = BudgetStop("sender", spent, settings.per_sender_daily_usd, SENDER_REACHED)
         if stop is not None:

@@ -171,6 +171,7 @@ class Board:
         files_commands.register(self, self.media.store)
         #: one person across channels: linked accounts share memory and budgets (board.people)
         self.people = People(db, settings.people, facts=self.facts)
+        self.budget.keys_of = self.people.keys_of  # a person's budget counts what each linked account spent
         people_commands.register(self, self.people)
         #: memory that writes itself (memory.auto_extract): facts heard after each turn, off its critical path
         self.memory_writer: MemoryWriter | None = None
@@ -181,7 +182,7 @@ class Board:
             if settings.memory.auto_extract:
                 self.memory_writer = MemoryWriter(self.facts, self.runner)
                 self.runner.turn_listeners.append(self.memory_writer.heard)
-            self.memory_talk = memory_commands.register(self, self.facts, self.memory_writer)
+            self.memory_talk = memory_commands.register(self, self.facts, self.memory_writer, self.people)
 
     @classmethod
     async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None, *,

@@ -25,6 +25,9 @@ class PeopleSection(StrictModel):
     link_max_failures: int = Field(5, ge=1, le=100, description=(
         "wrong, reused or expired codes one account may send in an hour; then /link CODE is refused until the "
         "hour has passed (codes cannot be guessed)"))
+    link_max_per_day: int = Field(3, ge=1, le=100, description=(
+        "links one account may make in 24 hours (an unlink does not give one back: linking anew is not a "
+        "way round the daily budget)"))
     shared_sessions: bool = Field(False, description=(
         "true: a linked person's direct chats share one conversation per advisor across channels; false: each "
         "channel keeps its own and the advisors see a short note of what was said lately on the others"))
@@ -36,4 +39,5 @@ class PeopleSection(StrictModel):
         from board.people import PeopleSettings
 
         return PeopleSettings(link_code_ttl_s=self.link_code_ttl_s, link_max_failures=self.link_max_failures,
+                              link_max_per_day=self.link_max_per_day,
                               shared_sessions=self.shared_sessions, recent_note_hours=self.recent_note_hours)

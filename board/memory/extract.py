@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import weakref
 from collections import deque
 from typing import Any
@@ -139,6 +140,8 @@ class MemoryWriter:
         self._tasks: dict[asyncio.Task[None], str] = {}
         self._people: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._seen: deque[tuple[str, str]] = deque(maxlen=256)
+        #: key -> when (monotonic) the person asked to forget everything: older messages write nothing
+        self._forgotten: dict[str, float] = {}
         self._closed = False
         #: How long :meth:`drain` lets pending extractions finish when Sabha stops.
         self.drain_timeout = 10.0
@@ -155,7 +158,9 @@ class MemoryWriter:
         if self._closed or envelope.is_public or not said or not worth_hearing(said):
             return
         user = sender_id(envelope)
-        mark = (user, f"{envelope.message_id}" if envelope.message_id is not None else f"{id(envelope)}:{said}")
+        where = f"{envelope.channel}:{envelope.chat_id}"  # message ids are per channel (Telegram's per chat)
+        mark = (user, f"{where}:{envelope.message_id}" if envelope.message_id is not None
+                else f"{id(envelope)}:{said}")
         if mark in self._seen:
             return  # another role answered the same message: heard once
         self._seen.append(mark)
@@ -163,7 +168,8 @@ class MemoryWriter:
             log.warning("memory: %d extractions pending; not extracting from %s's message %s", len(self._tasks),
                         user, envelope.message_id)
             return
-        task = asyncio.create_task(self._extract(turn, user, said), name=f"memory-extract:{user}")
+        heard_at = time.monotonic()
+        task = asyncio.create_task(self._extract(turn, user, said, heard_at), name=f"memory-extract:{user}")
         self._tasks[task] = user
         task.add_done_callback(self._done)
 
@@ -177,6 +183,13 @@ class MemoryWriter:
         mine = [t for t, u in self._tasks.items() if u == user]
         if mine:
             await asyncio.wait(mine, timeout=timeout)
+
+    def forgotten(self, keys: tuple[str, ...]) -> None:
+        """The person under ``keys`` asked to forget everything: an extraction still pending for a
+        message heard before now writes nothing."""
+        now = time.monotonic()
+        for key in keys:
+            self._forgotten[key] = now
 
     async def drain(self, timeout: float | None = None) -> None:
         """Stop taking new work, let the pending extractions finish for ``timeout`` seconds (by default
@@ -193,7 +206,7 @@ class MemoryWriter:
             with contextlib.suppress(Exception):
                 await asyncio.wait(late, timeout=2.0)
 
-    async def _extract(self, turn: TurnHeard, user: str, said: str) -> None:
+    async def _extract(self, turn: TurnHeard, user: str, said: str, heard_at: float) -> None:
         lock = self._people.get(user)
         if lock is None:
             lock = self._people[user] = asyncio.Lock()
@@ -203,6 +216,9 @@ class MemoryWriter:
                                message=(f"{turn.envelope.channel}:{turn.envelope.message_id}"
                                         if turn.envelope.message_id is not None else None))
             for statement in proposed:
+                if self._forgotten.get(user, -1.0) >= heard_at:
+                    log.info("memory: %s asked to forget everything since; not keeping what they said before", user)
+                    return
                 try:
                     await self.store.learn(user, statement.key, statement.value, where)
                 except FactError as exc:  # a secret, or too long: never kept (the value is not logged)

@@ -48,8 +48,6 @@ log = logging.getLogger("sabha.memory")
 REMEMBER_TOOL = "remember"
 #: The ``role`` of a fact the board heard the person say: every advisor sees it.
 EVERY_ROLE = "*"
-_SECRET_KEY = re.compile(r"pass(word|code|phrase)?|\bpin\b|otp|cvv|cvc|api[ _-]?key|token|secret|iban|ssn",
-                         re.IGNORECASE)
 _CARD = re.compile(r"(?:\d[ -]?){13,19}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
@@ -165,7 +163,7 @@ class FactStore:
         if len(value) > s.max_value_chars:
             raise FactError(f"the value is {len(value)} characters; keep it under {s.max_value_chars} "
                             "(save the gist, not the whole message)")
-        if _SECRET_KEY.search(key) or _CARD.search(value) or secret_reason(key, value):
+        if _CARD.search(value) or secret_reason(key, value):
             raise FactError("that looks like a secret (a password, code, key or card number); secrets are never "
                             "stored: tell the user so")
         return key, value
@@ -281,14 +279,25 @@ class FactStore:
         return [_row(r) for r in await self.db.fetchall(sql + " ORDER BY user, role, key", tuple(params))]
 
     async def move_user(self, old: str, new: str) -> int:
-        """File ``old``'s facts under ``new`` (one person found under two ids); a fact ``new``
-        already has under the same role and key stays as it is and ``old``'s copy is kept
-        under ``old``. Returns how many moved."""
+        """File ``old``'s facts under ``new`` (one person found under two ids). Where both have a fact
+        under the same role and key, the newer one is kept under ``new`` and the other deleted: nothing
+        stays under ``old``. Returns how many moved."""
         if old == new:
             return 0
-        cur = await self.db.conn.execute("UPDATE OR IGNORE memory_facts SET user=? WHERE user=?", (new, old))
-        await self.db.conn.commit()
-        count = cur.rowcount or 0
+
+        def work(conn: sqlite3.Connection) -> int:
+            newer = ("(o.updated_at > {t}.updated_at OR (o.updated_at = {t}.updated_at AND o.id > {t}.id))")
+            conn.execute(  # new's copy, where old's is newer
+                "DELETE FROM memory_facts WHERE user=? AND EXISTS (SELECT 1 FROM memory_facts o WHERE o.user=? "
+                "AND o.role=memory_facts.role AND o.key=memory_facts.key AND " + newer.format(t="memory_facts") + ")",
+                (new, old))
+            conn.execute(  # old's copy, where new's is kept
+                "DELETE FROM memory_facts WHERE user=? AND EXISTS (SELECT 1 FROM memory_facts n WHERE n.user=? "
+                "AND n.role=memory_facts.role AND n.key=memory_facts.key)", (old, new))
+            cur = conn.execute("UPDATE memory_facts SET user=? WHERE user=?", (new, old))
+            return cur.rowcount or 0
+
+        count = await self.db.transaction(work)
         if count:
             log.info("memory: %d fact(s) about %s are now about %s (the same person)", count, old, new)
         return count

@@ -1,9 +1,11 @@
 """Chat commands that link accounts: ``/link``, ``/link CODE`` and ``/unlink``.
 
-``/link`` in a direct chat answers a one-time code; ``/link CODE`` sent from another account (another
-channel) makes the two one person; ``/unlink`` takes this account out again. Every refusal says why
-and what to do. The rules (single use, expiry, failure limit, the owner's accounts only with each
-other) are :func:`board.people.rows.redeem`'s.
+``/link`` and ``/link CODE`` work only in a direct chat (in a group both are refused before any
+code is used: a channel may not know the owner there). ``/link`` answers a one-time code;
+``/link CODE`` sent from another account (another channel) makes the two one person; ``/unlink``
+takes this account out again. Every refusal says why and what to do. The rules (single use,
+expiry, failure limit, the owner's accounts only with each other) are
+:func:`board.people.rows.redeem`'s.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ def outcome_text(result: LinkResult, envelope: Envelope, ttl_s: int) -> str:
                                 "accounts; it no longer works.",
         LinkOutcome.OWNER_SIDE: "You are the board's owner: link only codes from your own accounts (or use "
                                 "`sabha people link`). That code no longer works.",
+        LinkOutcome.TOO_MANY: "One of these accounts has already been linked too often today (people."
+                              "link_max_per_day). Try again tomorrow.",
         LinkOutcome.LINKED_ELSEWHERE: "Both accounts are already linked to other accounts. Send /unlink on one "
                                       "of them first, then link again.",
     }
@@ -64,11 +68,12 @@ def register(host: CommandHost, people: People) -> None:
     async def link(envelope: Envelope, route: Route) -> str:
         ttl = people.settings.link_code_ttl_s
         typed = route.text.strip()
+        if envelope.is_group:  # before any code is used: a group's sender is never taken for the owner
+            return (f"Send /link{' CODE' if typed else ''} in a direct chat with me, not in a group: the code "
+                    "is for you alone.")
         if typed:
             result = await people.redeem(identity_of(envelope), typed, is_owner=envelope.is_owner)
             return outcome_text(result, envelope, ttl)
-        if envelope.is_group:
-            return "Send /link in a direct chat with me, not in a group: the code is for you alone."
         code = await people.ask_code(identity_of(envelope), is_owner=envelope.is_owner)
         return (f"Your link code: {code}\nWithin {ttl_text(ttl)}, send /link {code} from your other account "
                 "(Telegram, WhatsApp or the terminal) to make the two one person: one memory and one budget. "

@@ -25,7 +25,7 @@ from typing import Protocol
 from board.db import StateDB
 from board.envelope import Envelope
 from board.people.codes import new_code
-from board.people.ref import PersonRef, Recent, person_key
+from board.people.ref import PersonRef, Recent, person_key, person_number
 from board.people.rows import FAILURES, LinkOutcome, LinkResult, join, member
 from board.people.rows import issue as issue_code
 from board.people.rows import redeem as redeem_code
@@ -92,7 +92,7 @@ class People:
         number = int(row["person"])
         settings = self.settings
         recent: tuple[Recent, ...] = ()
-        if settings.recent_note_hours > 0 and not settings.shared_sessions:
+        if settings.recent_note_hours > 0 and not settings.shared_sessions and not envelope.is_group:
             since = self.clock() - settings.recent_note_hours * 3600
             found = await self.db.fetchall(
                 "SELECT identity, last_text, last_at FROM people_identities WHERE person = ? AND identity <> ? "
@@ -104,13 +104,29 @@ class People:
 
     async def said(self, envelope: Envelope, text: str) -> None:
         """Keep ``text`` as the last thing a linked identity said (for its other channels' note)."""
-        if envelope.person is None or envelope.person.shared or not text.strip():
-            return
+        if envelope.person is None or envelope.person.shared or envelope.is_group or not text.strip():
+            return  # what is said in a group is not a private note, and a group never sees one
         try:
             await self.db.execute("UPDATE people_identities SET last_text = ?, last_at = ? WHERE identity = ?",
                                   (text.strip()[:_NOTE_CHARS], self.clock(), identity_of(envelope)))
         except Exception:  # the note is a nicety: never stop an answer for it
             log.exception("people: keeping the last message of %s failed", identity_of(envelope))
+
+    async def keys_of(self, key: str) -> tuple[str, ...]:
+        """Every key facts about ``key``'s person may be kept under: ``key`` itself and, for a
+        ``person:<n>``, each linked identity's own key (a late write or a conflict may have left one)."""
+        number = person_number(key)
+        if number is None:
+            return (key,)
+        found = await self.db.fetchall("SELECT identity FROM people_identities WHERE person = ? ORDER BY identity",
+                                       (number,))
+        return (key, *(str(r["identity"]) for r in found))
+
+    async def forget_said(self, keys: tuple[str, ...]) -> None:
+        """Drop the note of what these identities last said ("forget everything")."""
+        await self.db.execute(
+            f"UPDATE people_identities SET last_text = NULL, last_at = NULL WHERE identity IN "
+            f"({','.join('?' * len(keys))})", keys)
 
     async def ask_code(self, identity: str, *, is_owner: bool) -> str:
         """A fresh one-time code bound to ``identity`` (its earlier unused code stops working)."""

@@ -14,12 +14,18 @@ from datetime import datetime
 
 from board.workspace.quoting import FieldLimit, quote_field
 
-__all__ = ["PersonRef", "Recent", "elsewhere_lines", "person_key"]
+__all__ = ["PersonRef", "Recent", "elsewhere_lines", "person_key", "person_number"]
 
 
 def person_key(number: int) -> str:
     """The key of person ``number`` in memory facts and the ledger."""
     return f"person:{number}"
+
+
+def person_number(key: str) -> int | None:
+    """``person:7`` -> 7; None for any other key (an identity's own)."""
+    prefix, _, rest = key.partition(":")
+    return int(rest) if prefix == "person" and rest.isdigit() else None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ class LinkOutcome(StrEnum):
     OWNER_SIDE = "owner_side"  # the owner, with a code that is not the owner's: refused, code void
     LINKED_ELSEWHERE = "linked_elsewhere"  # both sides already belong to different linked people
     LOCKED = "locked"  # too many failures from this account lately
+    TOO_MANY = "too_many"  # one of the two accounts already linked people.link_max_per_day times today
 
 
 #: Outcomes that count against the account's failure limit.
@@ -114,6 +115,13 @@ def _failed(conn: sqlite3.Connection, identity: str, outcome: LinkOutcome, now: 
     return LinkResult(outcome)
 
 
+def _links_today(conn: sqlite3.Connection, identity: str, now: float) -> int:
+    """Links ``identity`` made in the last 24 hours, asking or redeeming (an unlink does not give one back)."""
+    row = conn.execute("SELECT COUNT(*) FROM people_link_codes WHERE used_at > ? AND used_by NOT LIKE 'refused:%' "
+                       "AND (identity = ? OR used_by = ?)", (now - 86400, identity, identity)).fetchone()
+    return int(row[0])
+
+
 def redeem(conn: sqlite3.Connection, typed: str, identity: str, *, is_owner: bool, now: float,
            settings: PeopleSettings) -> LinkResult:
     """``identity`` sends ``/link <typed>``: check the account's failure limit and the code, then link.
@@ -151,6 +159,8 @@ def redeem(conn: sqlite3.Connection, typed: str, identity: str, *, is_owner: boo
         return LinkResult(LinkOutcome.ALREADY, person=ma.person, other=asker)
     if ma is not None and mb is not None and ma.size > 1 and mb.size > 1:
         return LinkResult(LinkOutcome.LINKED_ELSEWHERE)
+    if max(_links_today(conn, asker, now), _links_today(conn, identity, now)) >= settings.link_max_per_day:
+        return LinkResult(LinkOutcome.TOO_MANY)  # the code stays usable tomorrow, while it lasts
     conn.execute("UPDATE people_link_codes SET used_at = ?, used_by = ? WHERE code_hash = ?", (now, identity, hashed))
     done = join(conn, asker, identity, owner=asker_owner, now=now)
     return LinkResult(LinkOutcome.LINKED, person=done.person, other=asker, moves=done.moves)
