@@ -261,3 +261,16 @@ def test_only_the_persons_own_words_are_heard_not_a_document_they_sent() -> None
     said = said_by_person(TurnHeard(sent, "general", "main", "e1", turn_text))
     assert said == "see attached\nI'm based in Pune."
     assert [(s.key, s.value) for s in heard(said)] == [("location", "Pune")]
+
+
+async def test_what_is_said_in_a_group_is_not_kept_as_a_fact(workspace: Path, data_dir: Path) -> None:
+    """A group is the group's conversation: what someone says there ("I'm based in Pune", about a
+    colleague, a role they play for the group) is not written into their profile."""
+    from dataclasses import replace as _replace
+
+    model = ScriptedModel()
+    async with await Board.open(settings_with_cheap(workspace, data_dir, model), model.registry()) as b:
+        await b.handle(_replace(envelope("Hi, I'm based in Pune."), is_group=True, chat_id="-100123"))
+        await settle(b)
+        facts = await rows(b, "SELECT key, value FROM memory_facts")
+    assert facts == []

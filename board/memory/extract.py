@@ -155,8 +155,8 @@ class MemoryWriter:
         """A turn finished: schedule its extraction (returns at once; see the module docstring)."""
         envelope = turn.envelope
         said = said_by_person(turn)
-        if self._closed or envelope.is_public or not said or not worth_hearing(said):
-            return
+        if self._closed or envelope.is_public or envelope.is_group or not said or not worth_hearing(said):
+            return  # strangers' cost stays their turns'; what is said in a group is the group's, not a profile
         user = sender_id(envelope)
         where = f"{envelope.channel}:{envelope.chat_id}"  # message ids are per channel (Telegram's per chat)
         mark = (user, f"{where}:{envelope.message_id}" if envelope.message_id is not None
