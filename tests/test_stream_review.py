@@ -11,9 +11,14 @@ from pathlib import Path
 
 from board.agent.guardrails import _words
 from board.llm.stream import streaming_to
+from tests.daemon_support import SabhaProcess
 from tests.fakes.openai_api import FakeOpenAI
+from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.llm_support import envelope, openai_board
+from tests.telegram_support import OWNER
 from tests.test_stream_exchange import ANSWER, Recorder
+from tests.test_stream_telegram import ANSWER as LONG_ANSWER
+from tests.test_stream_telegram import ask_and_mark, bot_texts, final_text, streaming_config
 
 LEAK_WORDS = 20  # guardrails.prompt_leak_words by default
 
@@ -80,3 +85,30 @@ async def test_a_model_name_never_shows_in_the_preview(
     previews = _previews(sink)
     assert previews and ANSWER.split()[0] in previews[-1]  # it still streams...
     assert not [p for p in previews if re.search(r"gpt|4o", p, re.IGNORECASE)]  # ... never the name, nor a piece
+
+
+async def test_a_kill_after_the_fallback_send_of_a_deleted_draft_does_not_send_the_answer_twice(
+    tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script_text(LONG_ANSWER, chunk_delay=0.15)
+    fake_openai.script_text("MARKER DONE")
+    config = streaming_config(tmp_path, fake, fake_openai)
+    sabha = SabhaProcess(config)
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "how do I price my product?")
+        [draft] = await fake.wait_for_messages(1, timeout=30)
+        del fake.messages[(OWNER, draft.message_id)]  # the user deletes the draft while it grows
+        fake.set_delay("sendMessage", 3)  # the answer's fallback send is slow...
+        await fake.wait_for_call("sendMessage", count=2, timeout=60)
+        sabha.proc.kill()  # ... and Sabha is killed -9 while it is out (Telegram still posts it)
+        await sabha.wait()
+        await fake.wait_for_messages(2, timeout=30)
+        fake.delays.clear()
+        sabha = SabhaProcess(config)
+        await sabha.start()
+        await ask_and_mark(fake, fake_openai, "how do I price my product?")
+    finally:
+        await sabha.close()
+    header = draft.text.split("\n", 1)[0]
+    assert bot_texts(fake, "Pricing") == [final_text(header, LONG_ANSWER)]  # one copy of the answer, not two

@@ -291,7 +291,12 @@ class TelegramChannel:
         if message_id is not None:
             if key is not None:
                 await self.drafts.settle(key)
-            edited = await self.outbound.deliver_over(message_id, reply, progress)
+            forget = self.drafts.store.forget
+            # The draft is gone: its record goes before the answer is sent anew, so a restart after that
+            # send does not take the answer for one it may edit over the draft again (a second copy).
+            edited = await self.outbound.deliver_over(
+                message_id, reply, progress,
+                before_resend=(lambda: forget(key)) if stored is not None and key is not None else None)
             progress.note = "edited over its draft" if edited else "its draft was gone: sent as a new message"
         else:
             if stored is not None:
