@@ -11,6 +11,8 @@ from pathlib import Path
 
 from board.agent.guardrails import _words
 from board.llm.stream import streaming_to
+from board.masking import REDACTOR
+from bot.channels.telegram.stream import DraftKey, StreamedDraft
 from tests.daemon_support import SabhaProcess
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import FakeTelegramAPI
@@ -112,3 +114,24 @@ async def test_a_kill_after_the_fallback_send_of_a_deleted_draft_does_not_send_t
         await sabha.close()
     header = draft.text.split("\n", 1)[0]
     assert bot_texts(fake, "Pricing") == [final_text(header, LONG_ANSWER)]  # one copy of the answer, not two
+
+
+async def test_a_secret_split_across_deltas_never_shows_in_the_telegram_preview() -> None:
+    secret = "tg-SECRET-9f8e7d6c5b4a39281706"
+    known = REDACTOR._secrets  # restored afterwards: other tests' secrets stay known
+    REDACTOR.add([secret])
+    draft = StreamedDraft(None, None, DraftKey("1", "2"), None, "", interval=1.0)  # type: ignore[arg-type]
+    draft.broken = True  # no requests: only what it would show
+    text = f"Your token is {secret} and it must stay private, says the advisor."
+    views = []
+    try:
+        for start in range(0, len(text), 7):  # the secret is cut at several delta boundaries
+            draft.on_text(text[start:start + 7])
+            views.append(draft.view() or "")
+    finally:
+        await draft.close()
+        REDACTOR.clear()
+        REDACTOR.add(known)
+    assert "Your token" in views[-1]  # it previews...
+    leaks = [v for v in views if any(secret[:n] in v for n in range(4, len(secret) + 1))]
+    assert not leaks, leaks  # ... never a piece of the secret

@@ -26,7 +26,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Protocol
 
-__all__ = ["CheckedSink", "DeltaHook", "PreviewCheck", "StreamSink", "emit", "streaming_to", "take_stream"]
+__all__ = ["CheckedSink", "DeltaHook", "PreviewCheck", "StreamSink", "emit", "streaming_to", "take_stream",
+           "whole_words"]
 
 log = logging.getLogger("sabha.llm")
 
