@@ -4,8 +4,9 @@
 first whole words of the text are sent as a message (the *draft*; a word still being written
 waits, so a secret is never shown in pieces that :func:`board.masking.mask` cannot recognise);
 later text is edited into it, at most once per ``telegram.stream_edit_interval_s`` and only
-when the chat's flood budget can spare a request (:meth:`bot.channels.telegram.outbound.Outbound.edit_if_idle`: a busy chat gets
-fewer edits, never a 429). A tool call shows :data:`LOOKING` until the next text; a failed
+when the chat's flood budget can spare a request
+(:meth:`bot.channels.telegram.outbound.Outbound.edit_if_idle`: a busy chat gets fewer edits,
+never a 429). A tool call shows :data:`LOOKING` until the next text; a failed
 attempt (a retry follows) shows :data:`RETRYING`. The draft is a preview: the channel's
 delivery edits it into the final formatted answer (the guardrails' text, split at 4096 with
 the rest in more messages) through ``Outbound.deliver_over``.
