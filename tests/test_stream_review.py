@@ -13,7 +13,7 @@ from board.agent.guardrails import _words
 from board.llm.stream import streaming_to
 from board.masking import REDACTOR
 from bot.channels.telegram.stream import DraftKey, StreamedDraft
-from tests.daemon_support import SabhaProcess
+from tests.daemon_support import SabhaProcess, write_config
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.llm_support import envelope, openai_board
@@ -135,3 +135,30 @@ async def test_a_secret_split_across_deltas_never_shows_in_the_telegram_preview(
     assert "Your token" in views[-1]  # it previews...
     leaks = [v for v in views if any(secret[:n] in v for n in range(4, len(secret) + 1))]
     assert not leaks, leaks  # ... never a piece of the secret
+
+
+async def test_a_draft_whose_message_is_given_up_at_restart_says_it_was_interrupted(
+    tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script_text(LONG_ANSWER, chunk_delay=0.25)
+    fake_openai.script_text("MARKER DONE")
+    config = write_config(tmp_path, fake, fake_openai, inbox={"resume_max_age_s": 0})  # type: ignore[arg-type]
+    line = f"      base_url: {fake_openai.base_url}\n"
+    config.write_text(config.read_text(encoding="utf-8").replace(line, line + "      stream: true\n"),
+                      encoding="utf-8")
+    sabha = SabhaProcess(config)
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "how do I price my product?")
+        [draft] = await fake.wait_for_messages(1, timeout=30)
+        await fake.wait_for_call("editMessageText", timeout=30)  # the draft grows (its id recorded)
+        sabha.proc.kill()  # kill -9 mid-stream; the restart gives the message up (too old to answer)
+        await sabha.wait()
+        sabha = SabhaProcess(config)
+        await sabha.start()
+        await ask_and_mark(fake, fake_openai, "how do I price my product?")
+    finally:
+        await sabha.close()
+    assert not bot_texts(fake, "Pricing")  # no partial answer left dangling...
+    shown = str(fake.messages[(OWNER, draft.message_id)].get("text"))
+    assert "interrupted" in shown and "ask again" in shown, shown  # ... the draft says what happened

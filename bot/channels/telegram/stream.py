@@ -39,12 +39,14 @@ from board.memory.transcripts import utc_now
 from bot.channels.base import SendFailed
 from bot.channels.telegram.outbound import Outbound, Target
 
-__all__ = ["LOOKING", "RETRYING", "DraftKey", "DraftStore", "Drafts", "StoredDraft", "StreamedDraft"]
+__all__ = ["INTERRUPTED", "LOOKING", "RETRYING", "DraftKey", "DraftStore", "Drafts", "StoredDraft", "StreamedDraft"]
 
 log = logging.getLogger("sabha.telegram.stream")
 
 LOOKING = "🔎 looking it up…"
 RETRYING = "… (the model stumbled; trying again)"
+#: What a draft becomes when its answer will not come (given up at a restart, or undeliverable).
+INTERRUPTED = "⚠️ This answer was interrupted: please ask again."
 CURSOR = " …"
 MIN_EDIT_GAP_S = 1.0  # Telegram: about one message (an edit counts) a second per chat
 
