@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from board.agent.guardrails import _words
-from board.llm.stream import streaming_to
+from board.llm.stream import CheckedSink, streaming_to
 from board.masking import REDACTOR
 from bot.channels.telegram.stream import DraftKey, StreamedDraft
 from tests.daemon_support import SabhaProcess, write_config
@@ -162,3 +162,13 @@ async def test_a_draft_whose_message_is_given_up_at_restart_says_it_was_interrup
     assert not bot_texts(fake, "Pricing")  # no partial answer left dangling...
     shown = str(fake.messages[(OWNER, draft.message_id)].get("text"))
     assert "interrupted" in shown and "ask again" in shown, shown  # ... the draft says what happened
+
+
+def test_a_scrub_that_lengthens_the_text_does_not_hold_back_the_words_after_it() -> None:
+    sink = Recorder()
+    checked = CheckedSink(sink, lambda text: text.replace("GPT-4", "[withheld]"))
+    for delta in ["I am GPT-4 ", "and ", "I ", "help."]:
+        checked.on_text(delta)
+    assert sink.streamed() == "I am [withheld] and I "  # every whole word, as it comes
+    checked.flush()
+    assert sink.streamed() == "I am [withheld] and I help."

@@ -75,6 +75,7 @@ class CheckedSink:
     def __init__(self, sink: StreamSink, check: PreviewCheck) -> None:
         self.sink, self.check = sink, check
         self._raw = ""
+        self._checked = 0  # how much of the raw text was checked (what was shown may be longer or shorter)
         self._shown = ""
         self._frozen = False
 
@@ -90,8 +91,9 @@ class CheckedSink:
         self._forward(self._raw)
 
     def _forward(self, words: str) -> None:
-        if self._frozen or len(words) <= len(self._shown) or not words.strip():
+        if self._frozen or len(words) <= self._checked or not words.strip():
             return
+        self._checked = len(words)
         checked = self.check(words)  # the whole text so far: a run or a name across deltas is seen
         if checked is None or not checked.startswith(self._shown):
             self._frozen = True
@@ -102,7 +104,7 @@ class CheckedSink:
             self.sink.on_text(more)
 
     def _reset(self) -> None:
-        self._raw, self._shown, self._frozen = "", "", False
+        self._raw, self._checked, self._shown, self._frozen = "", 0, "", False
 
     def on_tool(self, name: str) -> None:
         self._reset()
