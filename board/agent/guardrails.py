@@ -246,8 +246,9 @@ class Guardrails:
             found |= cached
         return found
 
-    def check(self, answer: GuardInput) -> GuardResult:
-        """Run the rules of the module docstring on ``answer``."""
+    def check(self, answer: GuardInput, *, annotate: bool = True) -> GuardResult:
+        """Run the rules of the module docstring on ``answer`` (``annotate`` False: not the rules
+        that only add a note)."""
         s = self.settings
         if not s.enabled:
             return GuardResult(answer.text)
@@ -279,12 +280,23 @@ class Guardrails:
                     scrubbed = pattern.sub(s.model_name_replacement, scrubbed)
                 hit(GuardTier.PERSONA, GuardRule.MODEL_NAME, GuardAction.SCRUB, scrubbed,
                     names=sorted({*disclosed, *named}))
-        if answer.role in s.cite_sources_roles:
+        if annotate and answer.role in s.cite_sources_roles:
             figures = _FIGURE.findall(text)
             if figures and not _SOURCED.search(text):
                 hit(GuardTier.PERSONA, GuardRule.UNSOURCED_FIGURES, GuardAction.ANNOTATE,
                     f"{text.rstrip()}\n\n{s.unsourced_note}", figures=[f.strip() for f in figures[:5]])
         return GuardResult(text, tuple(hits))
+
+    def preview(self, answer: GuardInput) -> str | None:
+        """What a streamed preview of ``answer`` (the text so far) may show: the text with model
+        names scrubbed, or None when the answer would be refused or replaced (a prompt leak): the
+        preview stops there and the final answer replaces it. Pure (nothing recorded: the final
+        text is checked and recorded by :meth:`apply`); a note a rule appends (figures without a
+        source) belongs to the final text, not to the preview."""
+        result = self.check(answer, annotate=False)
+        if any(v.action in (GuardAction.REPLACE, GuardAction.REWRITE) for v in result.violations):
+            return None
+        return result.text
 
     async def apply(self, answer: GuardInput, *, session_key: str | None = None, meeting_id: str | None = None,
                     purpose: str | None = None) -> str:

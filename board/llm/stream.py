@@ -7,6 +7,11 @@ the per-turn claim that carries it from the caller to the one chat turn that str
 and :func:`emit`, which a provider calls with each delta (a sink's failure never stops the
 answer).
 
+:class:`CheckedSink` stands between a turn and its caller's sink: only whole words pass (a
+word cut by a delta boundary waits for its end, so a secret or a model name is never shown in
+pieces), and the text so far passes a check first (the output guardrails' preview: model names
+scrubbed; a prompt leak freezes the preview where it was, until the final answer replaces it).
+
 What streams is a preview. The answer itself is still the exchange's final text (after the
 guardrails): a caller shows the deltas, then replaces them with the reply it is handed.
 Only a provider with ``llm.providers.<p>.stream: true`` produces deltas; the others answer
@@ -21,7 +26,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Protocol
 
-__all__ = ["DeltaHook", "StreamSink", "emit", "streaming_to", "take_stream"]
+__all__ = ["CheckedSink", "DeltaHook", "PreviewCheck", "StreamSink", "emit", "streaming_to", "take_stream",
+           "whole_words"]
 
 log = logging.getLogger("sabha.llm")
 
@@ -48,6 +54,65 @@ class StreamSink(Protocol):
     def on_restart(self) -> None:
         """The attempt that wrote the text so far failed (a retry or a fallback follows): it is void."""
         ...
+
+
+#: The text a preview may show of the answer so far (None: show nothing more of this answer).
+PreviewCheck = Callable[[str], "str | None"]
+
+
+def whole_words(text: str) -> str:
+    """``text`` up to its last whitespace (the trailing word may not be complete yet)."""
+    cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t"))
+    return text[:cut + 1] if cut >= 0 else ""
+
+
+class CheckedSink:
+    """A :class:`StreamSink` that forwards to ``sink`` only whole words of the text so far, and
+    only what ``check`` lets through (see the module docstring). When the checked text does not
+    continue what was already shown (a scrub reached back), or ``check`` says None, the preview
+    stays as it is until a tool call or a restart begins a new text."""
+
+    def __init__(self, sink: StreamSink, check: PreviewCheck) -> None:
+        self.sink, self.check = sink, check
+        self._raw = ""
+        self._checked = 0  # how much of the raw text was checked (what was shown may be longer or shorter)
+        self._shown = ""
+        self._frozen = False
+
+    def on_speaker(self, label: str) -> None:
+        self.sink.on_speaker(label)
+
+    def on_text(self, delta: str) -> None:
+        self._raw += delta
+        self._forward(whole_words(self._raw))
+
+    def flush(self) -> None:
+        """The model's text is complete: its last word too (checked like the rest)."""
+        self._forward(self._raw)
+
+    def _forward(self, words: str) -> None:
+        if self._frozen or len(words) <= self._checked or not words.strip():
+            return
+        self._checked = len(words)
+        checked = self.check(words)  # the whole text so far: a run or a name across deltas is seen
+        if checked is None or not checked.startswith(self._shown):
+            self._frozen = True
+            log.info("streaming: the preview stops here (the guardrails would change what was shown)")
+            return
+        more, self._shown = checked[len(self._shown):], checked
+        if more:
+            self.sink.on_text(more)
+
+    def _reset(self) -> None:
+        self._raw, self._checked, self._shown, self._frozen = "", 0, "", False
+
+    def on_tool(self, name: str) -> None:
+        self._reset()
+        self.sink.on_tool(name)
+
+    def on_restart(self) -> None:
+        self._reset()
+        self.sink.on_restart()
 
 
 class _Claim:

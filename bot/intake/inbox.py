@@ -273,12 +273,13 @@ class Inbox:
             f"({', '.join('?' * len(UNFINISHED))})", (self.channel, *UNFINISHED))
         return int(row["n"]) if row is not None else 0
 
-    async def unfinished(self, max_age: timedelta,
-                         redo: Callable[[Reply], Awaitable[bool]] | None = None) -> list[Pending]:
+    async def unfinished(self, max_age: timedelta, redo: Callable[[Reply], Awaitable[bool]] | None = None,
+                         gave_up: Callable[[Pending], Awaitable[None]] | None = None) -> list[Pending]:
         """Messages stored before a restart and never answered, in order of arrival, to take
         up again; the ones that may not be taken up are logged and marked abandoned. A reply
         that was being sent is taken up again only when ``redo`` says sending it again cannot
-        post it twice (the channel edits a message already there: a streamed draft)."""
+        post it twice (the channel edits a message already there: a streamed draft). ``gave_up``
+        hears of each message abandoned (not of a reply that may have arrived)."""
         rows = await self.db.fetchall(
             "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane "
             f"FROM inbound_messages WHERE channel = ? AND status IN ({', '.join('?' * len(UNFINISHED))}) "
@@ -322,6 +323,8 @@ class Inbox:
                 status_after = InboxStatus.MAY_HAVE_ARRIVED if status == InboxStatus.SENDING else InboxStatus.ABANDONED
                 await self.finish(pending, status_after, why)
                 self.abandoned += 1
+                if gave_up is not None and status_after is InboxStatus.ABANDONED:
+                    await gave_up(pending)
                 log.warning("%s: message %s in chat %s (%s) was received but not answered; not answering it: %s",
                             self.channel, pending.message_id, pending.chat_id, _preview(envelope), why)
                 continue

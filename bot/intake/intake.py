@@ -270,6 +270,8 @@ class Intake:
             log.error("%s: reply to message %s in chat %s not delivered: %s", self.courier.name,
                       pending.message_id, pending.chat_id, exc)
             await self._record(pending, status, str(exc))
+            if status is InboxStatus.FAILED:
+                await self._interrupted(pending)
             return True
         except asyncio.CancelledError:
             if progress.untouched:  # stopped before anything left: deliver it at the next start
@@ -285,6 +287,13 @@ class Intake:
         kind = InboxStatus.NOT_TEXT if pending.kind is not InboundKind.TEXT else InboxStatus.ANSWERED
         await self._record(pending, kind, progress.note)
         return True
+
+    async def _interrupted(self, pending: Pending) -> None:
+        """The answer to ``pending`` will not come: the channel says so where it showed a partial one
+        (``courier.interrupted``, a streamed draft), if it has one."""
+        interrupted = getattr(self.courier, "interrupted", None)
+        if interrupted is not None:
+            await interrupted(pending.chat_id, pending.message_id)
 
     async def _record(self, pending: Pending, status: InboxStatus, detail: str | None = None) -> None:
         try:
@@ -405,7 +414,7 @@ class Intake:
     async def resume(self) -> int:
         """Queue what a crash or a stop left unanswered (call before receiving anything new)."""
         max_age = timedelta(seconds=self.hub.settings.resume_max_age_s)
-        todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None))
+        todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted)
         for pending in todo:
             if not self.courier.admit(pending.envelope).allowed:  # the config may have changed since
                 await self.inbox.finish(pending, InboxStatus.DENIED, "the sender is not allowed any more")

@@ -86,6 +86,10 @@ class OutputGuard(Protocol):
     async def apply(self, answer: GuardInput, *, session_key: str | None = None, meeting_id: str | None = None,
                     purpose: str | None = None) -> str: ...
 
+    def preview(self, answer: GuardInput) -> str | None:
+        """What a streamed preview of the text so far may show (scrubbed), None: stop the preview."""
+        ...
+
 
 class Allowance(Protocol):
     """Holds a model call's worst case against a stranger's limits before it is made (:mod:`board.allowance`)."""
@@ -109,6 +113,9 @@ class _NoLedger:
 class _NoGuardrails:
     async def apply(self, answer: GuardInput, *, session_key: str | None = None, meeting_id: str | None = None,
                     purpose: str | None = None) -> str:
+        return answer.text
+
+    def preview(self, answer: GuardInput) -> str | None:
         return answer.text
 
 

@@ -21,8 +21,10 @@ from typing import Any
 from board.agent.exchange.deps import ExchangeDeps
 from board.agent.exchange.request import ExchangeRequest
 from board.agent.exchange.state import ExchangeState
+from board.agent.guardrails import GuardInput
 from board.llm.base import LLMRequest, Usage
 from board.llm.resilience import Attempt, CallResult, RequestFit
+from board.llm.stream import CheckedSink, PreviewCheck
 from board.llm.vision import for_model, image_count
 from board.memory.ledger import LLMCallRecord
 
@@ -155,9 +157,9 @@ async def stream_text(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDep
     is void (``on_restart``), a response asking for tools shows their names (``on_tool``). Not for the
     text tool protocol, whose tool calls are in the text itself, nor for a chain whose providers do not
     stream (``llm.providers.<p>.stream``: no draft, no "looking it up", the answer whole as before)."""
-    sink = req.stream
-    if sink is None or st.text_mode or not any(deps.caller.streams(model) for model in call.chain):
+    if req.stream is None or st.text_mode or not any(deps.caller.streams(model) for model in call.chain):
         return await call_next(call)  # nothing streams: the answer arrives whole, as without a sink
+    sink = CheckedSink(req.stream, _preview_check(req, st, deps, call.chain))
     sink.on_speaker(f"{req.profile.emoji} {req.profile.name}".strip())
 
     async def restart_after_failure(attempt: Attempt) -> None:
@@ -167,10 +169,28 @@ async def stream_text(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDep
     result = await call_next(replace(call, request=replace(call.request, on_delta=sink.on_text),
                                      on_attempt=(*call.on_attempt, restart_after_failure)))
     response = result.response
+    if response is not None:
+        sink.flush()
     if response is not None and response.tool_calls and st.step < st.max_rounds and st.specs:
         for tool in response.tool_calls:
             sink.on_tool(tool.name)
     return result
+
+
+def _preview_check(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps,
+                   chain: Sequence[str]) -> PreviewCheck:
+    """The guardrails' preview of the text so far, for each model of the chain that may answer."""
+    system = tuple(b.text for b in st.blocks if b.name != "summary")
+
+    def check(text: str) -> str | None:
+        shown: str | None = text
+        for model in chain:
+            if shown is None:
+                break
+            shown = deps.guardrails.preview(GuardInput(text=shown, role=req.profile.role, model=model, system=system))
+        return shown
+
+    return check
 
 
 #: Outermost first.

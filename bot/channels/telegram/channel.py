@@ -65,7 +65,7 @@ from bot.channels.telegram.inbound import (
 from bot.channels.telegram.meeting import STATUS_INTERVAL_S, MeetingView
 from bot.channels.telegram.outbound import Outbound, Target, answered, network_failure
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings
-from bot.channels.telegram.stream import DraftKey, Drafts, DraftStore
+from bot.channels.telegram.stream import INTERRUPTED, DraftKey, Drafts, DraftStore
 from bot.channels.telegram.topics import Topics, TopicStore
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.intake.config import InboxSection
@@ -267,6 +267,22 @@ class TelegramChannel:
         """The answer edited into the notice ``notice`` (sent anew if Telegram refuses the edit)."""
         await self._deliver_answer(reply, progress, notice)
 
+    async def interrupted(self, chat_id: str, message_id: str) -> None:
+        """The answer to message ``message_id`` will not come (given up at a restart, or its delivery
+        failed): its streamed draft, if one is out, is edited into :data:`INTERRUPTED` instead of
+        showing a partial answer for ever, and its record goes. A failure is logged, never raised."""
+        key = DraftKey(str(chat_id), str(message_id))
+        try:
+            stored = await self.drafts.store.get(key)
+            if stored is None:
+                return
+            if stored.message_id is not None:
+                await self.outbound.edit(Target(chat_id=int(chat_id)), stored.message_id, INTERRUPTED)
+            await self.drafts.store.forget(key)
+        except Exception as exc:  # noqa: BLE001 - a courtesy; the outcome is recorded either way
+            log.warning("telegram: could not mark the draft of the answer to message %s in chat %s as interrupted "
+                        "(%s)", message_id, chat_id, exc)
+
     async def may_redo(self, reply: Reply) -> bool:
         """Whether a reply that was being sent when Sabha stopped may be delivered again: yes when
         it is one message edited over its recorded draft (an edit repeated posts nothing twice)."""
@@ -291,7 +307,12 @@ class TelegramChannel:
         if message_id is not None:
             if key is not None:
                 await self.drafts.settle(key)
-            edited = await self.outbound.deliver_over(message_id, reply, progress)
+            forget = self.drafts.store.forget
+            # The draft is gone: its record goes before the answer is sent anew, so a restart after that
+            # send does not take the answer for one it may edit over the draft again (a second copy).
+            edited = await self.outbound.deliver_over(
+                message_id, reply, progress,
+                before_resend=(lambda: forget(key)) if stored is not None and key is not None else None)
             progress.note = "edited over its draft" if edited else "its draft was gone: sent as a new message"
         else:
             if stored is not None:

@@ -272,12 +272,15 @@ class Outbound:
         self.sent += 1
         return message
 
-    async def deliver_over(self, message_id: int, reply: Reply, progress: SendProgress) -> bool:
+    async def deliver_over(self, message_id: int, reply: Reply, progress: SendProgress, *,
+                           before_resend: Callable[[], Awaitable[None]] | None = None) -> bool:
         """A board reply put into an earlier message of ours (the "working on it" notice): its
         first chunk edited in, the rest sent after it, so no notice is left behind.
 
         When Telegram refuses the edit (so the notice is unchanged) the reply is sent as new
-        messages instead; when the edit may or may not have been made, nothing is resent
+        messages instead (``before_resend`` awaited first: a record saying the reply may be edited
+        over ``message_id`` again must go before a new message can exist); when the edit may or
+        may not have been made, nothing is resent
         (:class:`DeliveryUnknown`): never the answer twice. True when the edit was made, False when
         the reply went out as new messages.
         """
@@ -296,6 +299,8 @@ class Outbound:
             else:
                 log.warning("telegram: could not edit the notice %s in chat %s into the answer (%s); sending the "
                             "answer as a new message", message_id, target.chat_id, exc)
+                if before_resend is not None:
+                    await before_resend()
                 await self.send(target, reply.text, header=reply.label, progress=progress)
                 return False
         self.sent += 1

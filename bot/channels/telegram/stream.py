@@ -1,10 +1,12 @@
 """Streamed answers on Telegram: one message, edited in place while the answer is written.
 
 :class:`StreamedDraft` is the :class:`board.llm.stream.StreamSink` of one Telegram turn. The
-first piece of text is sent as a message (the *draft*); later text is edited into it, at most
-once per ``telegram.stream_edit_interval_s`` and only when the chat's flood budget can spare
-a request (:meth:`bot.channels.telegram.outbound.Outbound.edit_if_idle`: a busy chat gets
-fewer edits, never a 429). A tool call shows :data:`LOOKING` until the next text; a failed
+first whole words of the text are sent as a message (the *draft*; a word still being written
+waits, so a secret is never shown in pieces that :func:`board.masking.mask` cannot recognise);
+later text is edited into it, at most once per ``telegram.stream_edit_interval_s`` and only
+when the chat's flood budget can spare a request
+(:meth:`bot.channels.telegram.outbound.Outbound.edit_if_idle`: a busy chat gets fewer edits,
+never a 429). A tool call shows :data:`LOOKING` until the next text; a failed
 attempt (a retry follows) shows :data:`RETRYING`. The draft is a preview: the channel's
 delivery edits it into the final formatted answer (the guardrails' text, split at 4096 with
 the rest in more messages) through ``Outbound.deliver_over``.
@@ -31,17 +33,20 @@ from datetime import UTC, datetime, timedelta
 
 from board.db import StateDB
 from board.envelope import Envelope, Reply
+from board.llm.stream import whole_words
 from board.masking import mask
 from board.memory.transcripts import utc_now
 from bot.channels.base import SendFailed
 from bot.channels.telegram.outbound import Outbound, Target
 
-__all__ = ["LOOKING", "RETRYING", "DraftKey", "DraftStore", "Drafts", "StoredDraft", "StreamedDraft"]
+__all__ = ["INTERRUPTED", "LOOKING", "RETRYING", "DraftKey", "DraftStore", "Drafts", "StoredDraft", "StreamedDraft"]
 
 log = logging.getLogger("sabha.telegram.stream")
 
 LOOKING = "🔎 looking it up…"
 RETRYING = "… (the model stumbled; trying again)"
+#: What a draft becomes when its answer will not come (given up at a restart, or undeliverable).
+INTERRUPTED = "⚠️ This answer was interrupted: please ask again."
 CURSOR = " …"
 MIN_EDIT_GAP_S = 1.0  # Telegram: about one message (an edit counts) a second per chat
 
@@ -155,8 +160,9 @@ class StreamedDraft:
 
     def view(self) -> str | None:
         """What the draft should show now (None: nothing yet)."""
-        if self._text.strip():
-            return mask(self._text) + CURSOR  # every known secret masked, as in every other write
+        words = whole_words(self._text)  # a word cut at a delta waits for its end: a secret is masked whole
+        if words.strip():
+            return mask(words).rstrip() + CURSOR  # every known secret masked, as in every other write
         return self._status
 
     async def _run(self) -> None:
