@@ -139,6 +139,7 @@ def test_ask_with_a_file_on_the_offline_board(home: Path, tmp_path: Path) -> Non
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("🧭 General: ") and "what is weak here?" in result.stdout
     assert "attached: notes.txt" in result.stderr
+    assert "I was given notes.txt (its text)" in result.stdout  # the offline model says it got the file
     asked = transcript_user_texts(home)
     assert len(asked) == 1 and NOTE in asked[0] and "notes.txt" in asked[0]  # what the board was given
 

@@ -205,6 +205,19 @@ def describe_images(images: Sequence[ImagePart]) -> str:
     return f"I was sent {count} ({'; '.join(each)}); the offline model cannot look inside pictures."
 
 
+_ATTACHED = re.compile(r'^\[(document|voice|audio) attached: "([^"\n]{1,120})"[^\n]*quoted data below', re.MULTILINE)
+
+
+def describe_attachments(user_text: str) -> str:
+    """What the offline model honestly says of files read for it (their text is in the message): their
+    names, and that it does not weigh what they say."""
+    found = [(kind, name) for kind, name in _ATTACHED.findall(user_text)]
+    if not found:
+        return ""
+    names = ", ".join(f"{name} ({'transcribed' if kind != 'document' else 'its text'})" for kind, name in found)
+    return f"I was given {names} in this message; the offline model does not weigh what it says."
+
+
 class OfflineProvider:
     """A deterministic stand-in model that speaks with the role's soul."""
 
@@ -381,6 +394,8 @@ class OfflineProvider:
         last = request.messages[-1] if request.messages else None
         if last is not None and last.role == "user" and last.images:
             parts.append(describe_images(last.images))
+        if last is not None and last.role == "user" and (given := describe_attachments(last.content)):
+            parts.append(given)
         if questions:
             parts.append(questions[digest[0] % len(questions)])
         turns = sum(1 for m in request.messages if m.role == "user")
