@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Protocol
 
-__all__ = ["CheckedSink", "DeltaHook", "PreviewCheck", "StreamSink", "emit", "streaming_to", "take_stream",
-           "whole_words"]
+__all__ = ["CheckedSink", "DeltaHook", "PreviewCheck", "PreviewText", "StreamSink", "emit", "streaming_to",
+           "take_stream", "whole_words"]
 
 log = logging.getLogger("sabha.llm")
 
@@ -64,6 +64,35 @@ def whole_words(text: str) -> str:
     """``text`` up to its last whitespace (the trailing word may not be complete yet)."""
     cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t"))
     return text[:cut + 1] if cut >= 0 else ""
+
+
+class PreviewText:
+    """What a preview shows of an answer being written: the text so far, or a status line while a tool
+    runs (``looking``) or after a failed attempt (``retrying``). The sink calls of
+    :class:`StreamSink` (but :meth:`StreamSink.on_speaker`, which each preview names its own way);
+    a subclass redraws in :meth:`_changed`."""
+
+    looking: str | None = "looking it up…"
+    retrying: str | None = None
+
+    _text: str = ""
+    _status: str | None = None
+
+    def on_text(self, delta: str) -> None:
+        self._text += delta
+        self._status = None
+        self._changed()
+
+    def on_tool(self, name: str) -> None:
+        self._text, self._status = "", self.looking
+        self._changed()
+
+    def on_restart(self) -> None:
+        self._text, self._status = "", self.retrying
+        self._changed()
+
+    def _changed(self) -> None:
+        """The text or the status changed: show it (the subclass's)."""
 
 
 class CheckedSink:

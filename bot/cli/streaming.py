@@ -21,17 +21,12 @@ import sys
 from collections.abc import Callable
 from typing import TextIO
 
+from board.llm.stream import PreviewText, whole_words
 from board.masking import mask
 
 __all__ = ["LOOKING", "PipedStream", "ScreenStream"]
 
 LOOKING = "looking it up…"
-
-
-def _whole_words(text: str) -> str:
-    """``text`` up to its last white space (the rest may be half a word)."""
-    cut = max(text.rfind(" "), text.rfind("\n"), text.rfind("\t"))
-    return text[:cut + 1] if cut >= 0 else ""
 
 
 class PipedStream:
@@ -55,7 +50,7 @@ class PipedStream:
 
     def on_text(self, delta: str) -> None:
         self._text += delta
-        ready = mask(_whole_words(self._text))
+        ready = mask(whole_words(self._text))
         if len(ready) <= len(self._written) or not ready.startswith(self._written):
             return
         if not self._open:
@@ -100,14 +95,14 @@ class PipedStream:
         self.out.flush()
 
 
-class ScreenStream:
+class ScreenStream(PreviewText):
     """Keeps the streamed text for the waiting area of the typed-at chat; see the module docstring."""
+
+    looking = LOOKING
 
     def __init__(self, redraw: Callable[[], None] | None = None) -> None:
         self.redraw = redraw
         self.label = ""
-        self._text = ""
-        self._status: str | None = None
 
     @property
     def started(self) -> bool:
@@ -116,26 +111,13 @@ class ScreenStream:
 
     def view(self, waiting: str) -> str:
         """What the waiting area shows: the answer so far, else "looking it up", else ``waiting``."""
-        shown = mask(_whole_words(self._text))
+        shown = mask(whole_words(self._text))
         if shown.strip():
             return f"{self.label}: {shown}…" if self.label else f"{shown}…"
         return f"… {self._status}" if self._status else waiting
 
     def on_speaker(self, label: str) -> None:
         self.label = label
-
-    def on_text(self, delta: str) -> None:
-        self._text += delta
-        self._status = None
-        self._changed()
-
-    def on_tool(self, name: str) -> None:
-        self._text, self._status = "", LOOKING
-        self._changed()
-
-    def on_restart(self) -> None:
-        self._text, self._status = "", None
-        self._changed()
 
     def _changed(self) -> None:
         if self.redraw is not None:

@@ -33,7 +33,7 @@ from datetime import UTC, datetime, timedelta
 
 from board.db import StateDB
 from board.envelope import Envelope, Reply
-from board.llm.stream import whole_words
+from board.llm.stream import PreviewText, whole_words
 from board.masking import mask
 from board.memory.transcripts import utc_now
 from bot.channels.base import SendFailed
@@ -106,7 +106,7 @@ class DraftStore:
                               (key.chat_id, key.reply_to))
 
 
-class StreamedDraft:
+class StreamedDraft(PreviewText):
     """One answer's draft message; see the module docstring. Feed it through the sink methods;
     :meth:`close` stops it (waiting for a request in flight) and returns the draft's message id."""
 
@@ -119,8 +119,6 @@ class StreamedDraft:
         self.lock = asyncio.Lock()  # the first send (draft or notice) of this answer
         self.edits = 0
         self.broken = False  # Telegram refused an edit, or the first send failed: no more previews
-        self._text = ""
-        self._status: str | None = None
         self._shown: str | None = None
         self._last = -1e9
         self._wake = asyncio.Event()
@@ -130,21 +128,10 @@ class StreamedDraft:
 
     # -- board.llm.stream.StreamSink -------------------------------------------------
 
+    looking, retrying = LOOKING, RETRYING
+
     def on_speaker(self, label: str) -> None:
         self.header = label
-
-    def on_text(self, delta: str) -> None:
-        self._text += delta
-        self._status = None
-        self._changed()
-
-    def on_tool(self, name: str) -> None:
-        self._text, self._status = "", LOOKING
-        self._changed()
-
-    def on_restart(self) -> None:
-        self._text, self._status = "", RETRYING
-        self._changed()
 
     def _changed(self) -> None:
         self._wake.set()
