@@ -17,7 +17,8 @@ from board.media.attachment import Attachment
 if TYPE_CHECKING:
     from board.people.ref import PersonRef
 
-__all__ = ["Envelope", "Reply", "ReplyKind", "clean_text", "cleaned"]
+__all__ = ["BUTTON_COMMAND_BYTES", "BUTTON_LABEL_CHARS", "MAX_BUTTONS", "Button", "Envelope", "Reply", "ReplyKind",
+           "clean_text", "cleaned"]
 
 ReplyKind = Literal["answer", "command", "error", "meeting", "progress"]
 
@@ -54,6 +55,31 @@ class Envelope:
     person: PersonRef | None = None  # the linked person, once the board looked it up (board.people)
 
 
+#: At most this many buttons under one reply (WhatsApp's interactive reply buttons allow three).
+MAX_BUTTONS = 3
+#: A button's label is at most this long (WhatsApp's reply-button title limit).
+BUTTON_LABEL_CHARS = 20
+#: A button's command is at most this many UTF-8 bytes (Telegram's ``callback_data`` limit).
+BUTTON_COMMAND_BYTES = 64
+
+
+@dataclass(frozen=True)
+class Button:
+    """One button under a reply. Pressing it is the same as the presser sending ``command``
+    (``/ratify 12``, ``/done 3``): the channel turns the press into an ordinary command arrival
+    through the intake, so dedupe, durability and the owner-only checks apply to it unchanged.
+    """
+
+    label: str  # what the button says, e.g. "Ratify"
+    command: str  # the command a press sends, e.g. "/ratify m-20261125-ab12"
+
+    def __post_init__(self) -> None:
+        if not self.label.strip() or len(self.label) > BUTTON_LABEL_CHARS:
+            raise ValueError(f"a button label is 1 to {BUTTON_LABEL_CHARS} characters: {self.label!r}")
+        if not self.command.startswith("/") or len(self.command.encode()) > BUTTON_COMMAND_BYTES:
+            raise ValueError(f"a button sends a /command of at most {BUTTON_COMMAND_BYTES} bytes: {self.command!r}")
+
+
 @dataclass(frozen=True)
 class Reply:
     """One outbound message from a role, addressed to where the envelope came from."""
@@ -70,6 +96,11 @@ class Reply:
     kind: ReplyKind = "answer"
     degraded: bool = False
     voice: str | None = None  # the blob (sha256) of the answer spoken as an OGG/Opus voice note, sent after the text
+    buttons: tuple[Button, ...] = ()  # shown under the text where the channel can (Telegram, WhatsApp)
+
+    def __post_init__(self) -> None:
+        if len(self.buttons) > MAX_BUTTONS:
+            raise ValueError(f"at most {MAX_BUTTONS} buttons under one reply, not {len(self.buttons)}")
 
     @property
     def label(self) -> str:

@@ -28,6 +28,7 @@ from board.agent.runner import AgentRunner, AgentSettings
 from board.agent.tools import ToolRegistry
 from board.allowance import Allowance, Limit, PublicTerms, SpendGate, SpendRefused, allowed
 from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, sender_id
+from board.clock import SYSTEM_CLOCK, Clock
 from board.commands import about as about_commands
 from board.commands import files as files_commands
 from board.commands import llm as llm_commands
@@ -107,8 +108,10 @@ HELP_TEXT = about_commands.help_text(about_commands.TOPIC_ADDRESSING, owner=True
 class Board:
     """The channel-agnostic board; build it with :meth:`open`."""
 
-    def __init__(self, settings: BoardSettings, db: StateDB, providers: ProviderRegistry) -> None:
+    def __init__(self, settings: BoardSettings, db: StateDB, providers: ProviderRegistry, *,
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.settings = settings
+        self.clock = clock  # the one clock everything time-bound reads (board.clock)
         self.db = db
         self.providers = providers
         self.souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR)
