@@ -119,21 +119,13 @@ class StateDB:
         await self.conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
+        from board.storage.migrations import pending  # the rules both backends share
+
         async with self.conn.execute("SELECT name FROM schema_migrations") as cur:
             applied = {row[0] for row in await cur.fetchall()}
-        names = [m.name for m in migrations]
-        if len(set(names)) != len(names):
-            raise MigrationError(f"duplicate migration names: {sorted(n for n in names if names.count(n) > 1)}")
-        unknown = applied - set(names)
-        if unknown:
-            raise MigrationError(
-                f"state db {self.path} has migrations this Sabha does not know ({', '.join(sorted(unknown))}); "
-                "upgrade Sabha or point data_dir elsewhere"
-            )
-        for migration in migrations:
+        for migration in pending(migrations, applied, where=f"state db {self.path}",
+                                 elsewhere="point data_dir elsewhere"):
             name, sql = migration.name, migration.sql
-            if name in applied:
-                continue
             log.info("state db: applying migration %s", name)
             escaped = name.replace("'", "''")
             await self.conn.executescript(
