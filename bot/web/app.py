@@ -66,6 +66,14 @@ class WebContext:
         """A fresh form nonce (a double submit of one form starts one meeting)."""
         return secrets.token_urlsafe(12)
 
+    def labels(self, roster: str | None) -> dict[str, str]:
+        """``role -> "🦉 Critic"`` for the roles of ``roster`` (the board's own when None or unknown)."""
+        try:
+            souls = self.board.souls_for(roster) if roster else self.board.souls
+            return {p.role: p.label for p in souls.profiles()}
+        except (ValueError, KeyError):
+            return {p.role: p.label for p in self.board.souls.profiles()}
+
     def remember(self, nonce: str, meeting_id: str) -> None:
         """Record the meeting a form nonce started."""
         self.nonces[nonce] = meeting_id

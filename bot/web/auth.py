@@ -264,6 +264,7 @@ class WebAuth:
 
 
 WEB_AUTH = web.AppKey("sabha_web_auth", WebAuth)
+_SESSION = web.RequestKey("sabha_web_session", WebSession)
 
 
 def _auth(request: web.Request) -> WebAuth:
@@ -275,12 +276,12 @@ def _auth(request: web.Request) -> WebAuth:
 
 def session_of(request: web.Request) -> WebSession | None:
     """The owner's session this request carries (a valid, unexpired, unforged cookie), else None."""
-    cached = request.get("sabha_web_session")
-    if isinstance(cached, WebSession):
+    cached = request.get(_SESSION)
+    if cached is not None:
         return cached
     found = _auth(request).signer.verify(request.cookies.get(COOKIE))
     if found is not None:
-        request["sabha_web_session"] = found
+        request[_SESSION] = found
     return found
 
 

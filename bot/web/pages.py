@@ -245,16 +245,17 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
 
 async def meeting_view(ctx: WebContext, meeting_id: str) -> tuple[MeetingView, bool] | None:
     """The meeting's view and whether it is live (in the feed, not ended); None if unknown."""
+    row = await ctx.board.room.store.get(meeting_id)
     log_ = ctx.feed.log(meeting_id)
+    labels = ctx.labels(row.roster if row is not None else None)
     if log_ is not None and log_.events:
-        view = MeetingView(meeting_id)
+        view = MeetingView(meeting_id, labels=labels)
         for item in list(log_.events):
             view.apply(item.seq, item.event)
         return view, not view.ended
-    row = await ctx.board.room.store.get(meeting_id)
     if row is None or row.id != meeting_id:
         return None
-    view = MeetingView(meeting_id, topic=row.topic)
+    view = MeetingView(meeting_id, topic=row.topic, labels=labels)
     for seq, event in enumerate(events_from_record(row, await ctx.board.room.store.details(row.id)), start=1):
         view.apply(seq, event)
     if not view.ended:

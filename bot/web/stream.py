@@ -27,7 +27,7 @@ from typing import Any
 from aiohttp import web
 
 from bot.web.app import context_of
-from bot.web.feed import FeedEvent
+from bot.web.feed import FeedEvent, MeetingFeed
 from bot.web.render import parts
 from bot.web.view import MeetingView, Region, StatementView
 
@@ -70,11 +70,10 @@ async def meeting_events(request: web.Request) -> web.StreamResponse:
     meeting_id = request.match_info["id"]
     after = _after(request)
     known = ctx.feed.log(meeting_id)
-    if known is None:
-        row = await ctx.board.room.store.get(meeting_id)
-        if row is None or row.id != meeting_id:
-            raise web.HTTPNotFound(text=f"No meeting {meeting_id[:80]!r}.")
-    elif ctx.feed.watchers(meeting_id) >= MAX_WATCHERS:
+    row = await ctx.board.room.store.get(meeting_id)
+    if known is None and (row is None or row.id != meeting_id):
+        raise web.HTTPNotFound(text=f"No meeting {meeting_id[:80]!r}.")
+    if known is not None and ctx.feed.watchers(meeting_id) >= MAX_WATCHERS:
         raise web.HTTPServiceUnavailable(text="Too many pages are watching this meeting; close a few tabs.",
                                          headers={"Retry-After": "5"})
     response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
@@ -84,7 +83,8 @@ async def meeting_events(request: web.Request) -> web.StreamResponse:
         if known is None:  # not in the live feed: let the page render it from the record
             await response.write(sse_frame({"kind": "reload"}, event="reload"))
             return response
-        await _follow(ctx.feed, meeting_id, after, response)
+        view = MeetingView(meeting_id, labels=ctx.labels(row.roster if row is not None else None))
+        await _follow(ctx.feed, view, after, response)
     except ConnectionResetError:
         return response  # the browser went away: leaving the listener was all there was to clean
     with contextlib.suppress(ConnectionResetError, RuntimeError):
@@ -92,8 +92,8 @@ async def meeting_events(request: web.Request) -> web.StreamResponse:
     return response
 
 
-async def _follow(feed: Any, meeting_id: str, after: int, response: web.StreamResponse) -> None:
-    view = MeetingView(meeting_id)
+async def _follow(feed: MeetingFeed, view: MeetingView, after: int, response: web.StreamResponse) -> None:
+    meeting_id = view.meeting_id
     last = 0
     with feed.listen(meeting_id) as (listener, meeting_log):
 
