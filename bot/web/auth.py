@@ -276,9 +276,8 @@ def _auth(request: web.Request) -> WebAuth:
 
 def session_of(request: web.Request) -> WebSession | None:
     """The owner's session this request carries (a valid, unexpired, unforged cookie), else None."""
-    cached = request.get(_SESSION)
-    if cached is not None:
-        return cached
+    if _SESSION in request:
+        return request[_SESSION]
     found = _auth(request).signer.verify(request.cookies.get(COOKIE))
     if found is not None:
         request[_SESSION] = found
