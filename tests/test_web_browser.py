@@ -67,7 +67,8 @@ async def test_a_meeting_live_in_the_browser(tmp_path: Path, browser: Browser) -
         async def hold_halfway(event: MeetingEvent) -> None:
             """Stop the model once two statements and a scoreboard entry are out: the meeting cannot end."""
             seen[str(event.kind)] += 1
-            if seen["agent_spoke"] >= 2 and seen["disagreement"] + seen["consensus"] >= 1:
+            if seen["agent_spoke"] >= 2 and seen["disagreement"] + seen["consensus"] >= 1 and not seen["held"]:
+                seen["held"] += 1  # once: after the test releases it, the meeting runs to its end
                 assert d.model is not None
                 d.model.hold()
 
