@@ -153,7 +153,7 @@ asyncio.run(main())
 def pct(values: list[float], q: float) -> float:
     """The ``q`` quantile (0..1) of ``values``."""
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 async def _watch(http: ClientSession, url: str, headers: dict[str, str], count: int) -> dict[int, float]:
