@@ -27,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.web.app import context_of
+from bot.web.context import context_of
 from bot.web.feed import FeedEvent, MeetingFeed
 from bot.web.render import parts
 from bot.web.view import MeetingView, Region, StatementView
