@@ -175,9 +175,10 @@ async def test_login_attempts_are_rate_limited(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("secret", ["short"])
 async def test_a_short_secret_is_refused(tmp_path: Path, secret: str) -> None:
+    from bot.config_file import ConfigError
     from bot.web.auth import signing_key
 
-    with pytest.raises(ValueError, match="at least 32"):
+    with pytest.raises(ConfigError, match="at least 32"):
         signing_key(tmp_path, {"SABHA_WEB_SECRET": secret})
     key = signing_key(tmp_path, {})
     assert (tmp_path / "web-secret.key").stat().st_mode & 0o777 == 0o600
