@@ -86,7 +86,8 @@ def _no_repeats(b: Browser) -> list[str]:
 
 async def test_a_meeting_live_in_the_browser(tmp_path: Path, browser: Browser) -> None:  # noqa: F811
     b = browser
-    async with WebDaemon(tmp_path) as d:
+    priced = ["llm:", "  prices:", "    offline: {input: 3, output: 15}"]  # so the cost page has bars to draw
+    async with WebDaemon(tmp_path, extra=priced) as d:
         seen: Counter[str] = Counter()
 
         async def hold_halfway(event: MeetingEvent) -> None:
@@ -168,6 +169,7 @@ async def _other_pages(b: Browser, d: WebDaemon) -> None:
     assert len(await d.board.room.store.actions()) == len(rows) - 1
     # signed out, the pages are closed again
     await asyncio.to_thread(b.driver.find_element(By.CSS_SELECTOR, ".logout button").click)
+    await asyncio.to_thread(b.wait_for, "pre code")  # the sign-in page ("run sabha web link")
     await asyncio.to_thread(b.driver.get, d.base + "/ui/meetings")
     await asyncio.to_thread(b.wait_for, "main h1")
     assert "sabha web link" in b.driver.page_source and "/ui/login" in b.driver.current_url
