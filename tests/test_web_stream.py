@@ -140,3 +140,22 @@ async def test_a_full_queue_drops_that_watcher_and_never_waits() -> None:
         assert slow.overflowed and not quick.overflowed
         assert feed.watchers("m-1") == 1 and feed.dropped == 1
         assert [e.seq for e in log.after(2)] == [3, 4, 5]  # what the dropped one gets on reconnecting
+
+
+async def test_stopping_the_daemon_ends_the_streams_of_a_meeting_it_cancels(tmp_path: Path) -> None:
+    async with WebDaemon(tmp_path) as d, ClientSession() as http:
+        jar = await _signed_in(http, d)
+        seen = _hold_after(d, 1)
+        meeting = await _start(http, d, jar, "Should we sponsor the conference?")
+        url = f"{d.base}/ui/meetings/{meeting}/events"
+        watcher = asyncio.create_task(_read(http, url, jar, until=lambda m: m.get("ended")))
+        for _ in range(1000):
+            if d.daemon.web.feed.watchers(meeting) == 1 and seen["held"]:
+                break
+            await asyncio.sleep(0.02)
+        d.daemon.meeting_grace = 0.2  # the held meeting is cancelled at shutdown, not waited for
+        d.daemon.request_stop()
+        got = await asyncio.wait_for(watcher, 20)
+        assert got[-1]["kind"] == "ended" and any("cancelled" in op["html"] for op in got[-1]["ops"])
+        row = await d.board.room.store.get(meeting)
+        assert row is not None and row.stop_reason == "cancelled"
