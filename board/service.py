@@ -152,6 +152,7 @@ class Board:
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         room_commands.register(self, self.room)
+        self._register_decisions()
         self.room.subscribe(self._remember_meeting)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
@@ -475,6 +476,14 @@ class Board:
         self.register_command("roles", self._cmd_roles, "/roles: who sits on the board")
         self.register_command("reset", self._cmd_reset, "/reset [role]: start a fresh conversation")
         self.register_command("souls", self._cmd_souls, "/souls: soul files and versions", owner_only=True)
+
+    def _register_decisions(self) -> None:
+        """Ratification (issue 27): the decisions' verdicts and the owner's /ratify, /veto, /revisit."""
+        from board.commands import decisions as decision_commands
+        from board.room.ratify import DecisionBook, follow_up_now
+
+        self.decisions = DecisionBook(self.db, self.clock)
+        decision_commands.register(self, self.decisions, follow_up_now(self.room, self.decisions))
 
     def describe_channel(self, channel: str, addressing: about_commands.Addressing) -> None:
         """How people address the board on ``channel`` (the first rows of its /help)."""

@@ -1,0 +1,206 @@
+"""Ratifying decisions in chat: ``/ratify [id]``, ``/veto [id] [reason]``, ``/revisit [id] <reason>`` (the
+owner's), ``/decisions`` and ``/decision [id]``.
+
+Without an id a ruling concerns the latest *proposed* decision of meetings called from the same
+place (chat); ``/decision`` without one shows the latest decision there. The buttons under a
+decision message send the same commands with the id (:func:`decision_buttons`), so a press is
+answered by exactly these words: a second press says it is already done, a press for a meeting
+that no longer exists says so, and Revisit by button asks for the reason. A revisit convenes a
+follow-up meeting in the place of the original one with the owner's reason on its agenda (see
+:class:`FollowUps`). The verdicts themselves are :class:`board.room.ratify.DecisionBook`'s.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from board.commands.host import CommandHost
+from board.envelope import Button, Envelope
+from board.room.ratify import DecisionBook, DecisionRecord, Outcome, Ruling, RulingResult, Verdict
+from board.router import Route
+
+__all__ = ["FollowUps", "decision_buttons", "describe", "register", "verdict_label"]
+
+log = logging.getLogger("sabha.decisions")
+
+#: Convene the meeting that revisits a decision: (the decision, the reason, the owner's envelope) ->
+#: a line saying what happened (the follow-up's id, or why it waits).
+FollowUps = Callable[[DecisionRecord, str, Envelope], Awaitable[str]]
+
+_MARK = {Verdict.PROPOSED: "⏳", Verdict.RATIFIED: "✅", Verdict.VETOED: "⛔", Verdict.REVISIT: "🔁"}
+_PAST = {Verdict.RATIFIED: "ratified", Verdict.VETOED: "vetoed", Verdict.REVISIT: "sent back for a revisit"}
+_VERB = {Verdict.RATIFIED: "ratify", Verdict.VETOED: "veto", Verdict.REVISIT: "revisit"}
+
+
+def decision_buttons(meeting_id: str) -> tuple[Button, ...]:
+    """Ratify / Veto / Revisit under the decision of ``meeting_id`` (each sends its command)."""
+    return (Button("Ratify", f"/ratify {meeting_id}"), Button("Veto", f"/veto {meeting_id}"),
+            Button("Revisit", f"/revisit {meeting_id}"))
+
+
+def verdict_label(verdict: Verdict) -> str:
+    """``✅ ratified`` and the like."""
+    return f"{_MARK[verdict]} {verdict.value}"
+
+
+def _who(record: DecisionRecord) -> str:
+    name = record.ruled_by_name or record.ruled_by or "someone"
+    when = (record.ruled_at or "").replace("T", " ").removesuffix("+00:00")
+    return f"by {name}" + (f" at {when} UTC" if when else "")
+
+
+def describe(record: DecisionRecord) -> str:
+    """One decision in a few lines: id, topic, recommendation, verdict and who ruled when."""
+    lines = [f"{record.meeting_id} \u201c{record.topic}\u201d: {verdict_label(record.verdict)}"
+             + (f" {_who(record)}" if record.verdict is not Verdict.PROPOSED else ""),
+             f"Recommendation: {record.recommendation}"]
+    if record.reason:
+        lines.append(f"Reason: {record.reason}")
+    if record.follow_up_id:
+        lines.append(f"Follow-up meeting: {record.follow_up_id}")
+    if record.revisit_of:
+        lines.append(f"Revisits: {record.revisit_of}")
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A ruling command's words: the decision it names (None: the latest proposed here) and the rest."""
+
+    ref: str | None
+    rest: str
+
+
+def _split(text: str) -> _Asked:
+    """``m-2026... the reason`` -> (``m-2026...``, ``the reason``); a first word that is no meeting id
+    is part of the reason."""
+    words = text.strip().split(maxsplit=1)
+    if words and words[0].lower().startswith("m-"):
+        return _Asked(words[0], words[1].strip() if len(words) > 1 else "")
+    return _Asked(None, text.strip())
+
+
+def _place(envelope: Envelope) -> tuple[str, str]:
+    return (envelope.channel, envelope.chat_id)
+
+
+def _problem(result: RulingResult, ref: str | None, verb: str) -> str | None:
+    """What to say when the ruling could not even be tried (no such decision); None when it could."""
+    if result.outcome is Outcome.NOT_FOUND:
+        return (f"There is no meeting {ref!r} (it may have been removed), so there is nothing to {verb}; "
+                "/decisions lists the decisions.")
+    if result.outcome is Outcome.AMBIGUOUS:
+        return f"{ref!r} names several meetings ({', '.join(result.candidates)}); give more of the id."
+    if result.outcome is Outcome.NO_DECISION and result.record is not None:
+        return (f"Meeting {result.record.meeting_id} \u201c{result.record.topic}\u201d reached no decision, so there "
+                f"is nothing to {verb}.")
+    return None
+
+
+def register(host: CommandHost, book: DecisionBook, follow_ups: FollowUps) -> None:
+    """Add the decision commands to ``host`` (rulings owner-only)."""
+
+    async def target(envelope: Envelope, asked: _Asked, verb: str) -> DecisionRecord | str:
+        if asked.ref is None:
+            record = await book.latest(_place(envelope))
+            if record is None:
+                return f"No proposed decision from a meeting here to {verb}; /decisions lists them, or give its id."
+            return record
+        found = await book.find(asked.ref)
+        problem = _problem(found, asked.ref, verb)
+        if problem is not None or found.record is None:
+            return problem or f"No decision {asked.ref!r}."
+        return found.record
+
+    async def rule(envelope: Envelope, verdict: Verdict, asked: _Asked, reason: str | None) -> str:
+        record = await target(envelope, asked, _VERB[verdict])
+        if isinstance(record, str):
+            return record
+        ruling = Ruling(verdict, by=f"{envelope.channel}:{envelope.sender}", via=envelope.channel,
+                        by_name=envelope.sender_name or envelope.sender, reason=reason or None)
+        result = await book.rule(record.meeting_id, ruling)
+        problem = _problem(result, record.meeting_id, _VERB[verdict])
+        if problem is not None:
+            return problem
+        now = result.record or record
+        if result.outcome is Outcome.ALREADY:
+            if verdict is Verdict.REVISIT and now.follow_up_id is None and reason:
+                return (f"Decision {now.meeting_id} is already sent back ({_who(now)}); convening its follow-up "
+                        "again. " + await follow_ups(now, reason, envelope))
+            return f"Decision {now.meeting_id} is already {_PAST[verdict]} ({_who(now)}); nothing changed."
+        if result.outcome is Outcome.FINAL:
+            return (f"Decision {now.meeting_id} was {_PAST.get(now.verdict, now.verdict.value)} ({_who(now)}), so it "
+                    f"cannot be {_PAST[verdict]} now; nothing changed."
+                    + (f" Its follow-up meeting is {now.follow_up_id}." if now.follow_up_id else ""))
+        return await done(now, verdict, result.dropped, reason, envelope)
+
+    async def done(record: DecisionRecord, verdict: Verdict, dropped: tuple[int, ...], reason: str | None,
+                   envelope: Envelope) -> str:
+        head = f"{_MARK[verdict]} Decision {record.meeting_id} \u201c{record.topic}\u201d {_PAST[verdict]} {_who(record)}."
+        if verdict is Verdict.RATIFIED:
+            return f"{head}\nRecommendation: {record.recommendation}"
+        if verdict is Verdict.VETOED:
+            actions = (f"Its {len(dropped)} open action item(s) ({', '.join(f'#{i}' for i in dropped)}) are dropped: "
+                       "no reminders for them." if dropped else "It had no open action items.")
+            return f"{head}{f' Reason: {reason}.' if reason else ''}\n{actions}"
+        return f"{head} Reason: {reason}.\n" + await follow_ups(record, reason or "", envelope)
+
+    async def ratify(envelope: Envelope, route: Route) -> str:
+        asked = _split(route.text)
+        return await rule(envelope, Verdict.RATIFIED, _Asked(asked.ref, ""), None)
+
+    async def veto(envelope: Envelope, route: Route) -> str:
+        asked = _split(route.text)
+        return await rule(envelope, Verdict.VETOED, asked, asked.rest)
+
+    async def revisit(envelope: Envelope, route: Route) -> str:
+        asked = _split(route.text)
+        if not asked.rest:
+            record = await target(envelope, asked, "revisit")
+            if isinstance(record, str):
+                return record
+            if record.verdict in (Verdict.VETOED, Verdict.REVISIT):
+                return f"Decision {record.meeting_id} was {_PAST[record.verdict]} ({_who(record)}); nothing changed."
+            return (f"Say why the board should revisit decision {record.meeting_id} \u201c{record.topic}\u201d: reply "
+                    f"/revisit {record.meeting_id} <reason>. The reason goes on the follow-up meeting's agenda.")
+        return await rule(envelope, Verdict.REVISIT, asked, asked.rest)
+
+    async def decisions(envelope: Envelope, route: Route) -> str:
+        place = None if envelope.is_owner else _place(envelope)
+        wanted = route.text.strip().lower()
+        verdict = Verdict(wanted) if wanted in set(Verdict) else None
+        if wanted and verdict is None:
+            return f"/decisions [{'|'.join(v.value for v in Verdict)}]: which decisions to list."
+        rows = await book.list(place=place, verdict=verdict, limit=10)
+        if not rows:
+            return "No decisions yet" + (f" that are {wanted}" if wanted else "") + ". Meetings make them: /meeting <topic>."
+        lines = [f"Decisions ({len(rows)}, newest first); rule on one with /ratify, /veto or /revisit <id>:"]
+        lines += [f"{verdict_label(r.verdict)} · {r.meeting_id} \u201c{r.topic}\u201d: {r.recommendation}" for r in rows]
+        return "\n".join(lines)
+
+    async def decision(envelope: Envelope, route: Route) -> str:
+        ref = route.text.strip().split(maxsplit=1)[0] if route.text.strip() else None
+        if ref is None:
+            rows = await book.list(place=_place(envelope), limit=1)
+            if not rows:
+                return "No decision from a meeting here yet; /decisions lists them."
+            return describe(rows[0])
+        found = await book.find(ref)
+        problem = _problem(found, ref, "show")
+        if problem is not None or found.record is None:
+            return problem or f"No decision {ref!r}."
+        if not envelope.is_owner and found.record.place != _place(envelope):
+            return f"There is no meeting {ref!r} here; /decisions lists the decisions of this chat."
+        return describe(found.record)
+
+    host.register_command("ratify", ratify, "/ratify [id]: ratify a board decision (the latest proposed here)",
+                          owner_only=True)
+    host.register_command("veto", veto, "/veto [id] [reason]: veto a board decision; its action items are dropped",
+                          owner_only=True)
+    host.register_command("revisit", revisit, "/revisit [id] <reason>: send a decision back to a follow-up meeting",
+                          owner_only=True)
+    host.register_command("decisions", decisions, "/decisions [proposed|ratified|vetoed|revisit]: board decisions "
+                                                  "and where they stand")
+    host.register_command("decision", decision, "/decision [id]: one decision, who ruled on it and when")
