@@ -52,7 +52,7 @@ async def test_ratify_without_an_id_rules_on_the_latest_proposed_decision_here_a
     assert "⏳ proposed" in await say(board, "/decisions")
     reply = await say(board, "/ratify")
     assert f"Decision {first}" in reply and "ratified by Olive at 2026-11-25 12:00:00 UTC" in reply
-    [record] = await board.decisions.list()
+    [record] = await board.decisions.recent()
     assert (record.verdict, record.ruled_by, record.ruled_at) == (Verdict.RATIFIED, "telegram:1",
                                                                   "2026-11-25T12:00:00+00:00")
     again = await say(board, f"/ratify {first}")
@@ -65,7 +65,7 @@ async def test_a_non_owner_is_refused_and_nothing_changes(board: Board) -> None:
     first = await meeting(board)
     assert "for the board's owner only" in await say(board, f"/ratify {first}", FRIEND)
     assert "for the board's owner only" in await say(board, f"/veto {first}", FRIEND)
-    [record] = await board.decisions.list()
+    [record] = await board.decisions.recent()
     assert record.verdict is Verdict.PROPOSED and record.ruled_by is None
 
 
@@ -88,7 +88,7 @@ async def test_revisit_needs_a_reason_then_convenes_the_follow_up_with_the_reaso
     first = await meeting(board)
     ask = await say(board, f"/revisit {first}")
     assert f"reply /revisit {first} <reason>" in ask
-    assert (await board.decisions.list())[0].verdict is Verdict.PROPOSED
+    assert (await board.decisions.recent())[0].verdict is Verdict.PROPOSED
     reply = await say(board, f"/revisit {first} the German VAT rules changed")
     assert "sent back for a revisit" in reply and "Follow-up meeting m-" in reply
     await board.room.drain(20)

@@ -138,7 +138,8 @@ def register(host: CommandHost, book: DecisionBook, follow_ups: FollowUps) -> No
 
     async def done(record: DecisionRecord, verdict: Verdict, dropped: tuple[int, ...], reason: str | None,
                    envelope: Envelope) -> str:
-        head = f"{_MARK[verdict]} Decision {record.meeting_id} \u201c{record.topic}\u201d {_PAST[verdict]} {_who(record)}."
+        head = (f"{_MARK[verdict]} Decision {record.meeting_id} \u201c{record.topic}\u201d {_PAST[verdict]} "
+                f"{_who(record)}.")
         if verdict is Verdict.RATIFIED:
             return f"{head}\nRecommendation: {record.recommendation}"
         if verdict is Verdict.VETOED:
@@ -173,17 +174,19 @@ def register(host: CommandHost, book: DecisionBook, follow_ups: FollowUps) -> No
         verdict = Verdict(wanted) if wanted in set(Verdict) else None
         if wanted and verdict is None:
             return f"/decisions [{'|'.join(v.value for v in Verdict)}]: which decisions to list."
-        rows = await book.list(place=place, verdict=verdict, limit=10)
+        rows = await book.recent(place=place, verdict=verdict, limit=10)
         if not rows:
-            return "No decisions yet" + (f" that are {wanted}" if wanted else "") + ". Meetings make them: /meeting <topic>."
+            return ("No decisions yet" + (f" that are {wanted}" if wanted else "")
+                    + ". Meetings make them: /meeting <topic>.")
         lines = [f"Decisions ({len(rows)}, newest first); rule on one with /ratify, /veto or /revisit <id>:"]
-        lines += [f"{verdict_label(r.verdict)} · {r.meeting_id} \u201c{r.topic}\u201d: {r.recommendation}" for r in rows]
+        lines += [f"{verdict_label(r.verdict)} · {r.meeting_id} \u201c{r.topic}\u201d: {r.recommendation}"
+                  for r in rows]
         return "\n".join(lines)
 
     async def decision(envelope: Envelope, route: Route) -> str:
         ref = route.text.strip().split(maxsplit=1)[0] if route.text.strip() else None
         if ref is None:
-            rows = await book.list(place=_place(envelope), limit=1)
+            rows = await book.recent(place=_place(envelope), limit=1)
             if not rows:
                 return "No decision from a meeting here yet; /decisions lists them."
             return describe(rows[0])

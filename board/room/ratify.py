@@ -181,10 +181,10 @@ class DecisionBook:
     async def latest(self, place: tuple[str, str] | None, verdict: Verdict = Verdict.PROPOSED) -> DecisionRecord | None:
         """The most recent decision with ``verdict`` made by a meeting called from ``place``
         (channel, chat id); from anywhere when ``place`` is None."""
-        rows = await self.list(place=place, verdict=verdict, limit=1)
+        rows = await self.recent(place=place, verdict=verdict, limit=1)
         return rows[0] if rows else None
 
-    async def list(self, *, place: tuple[str, str] | None = None, verdict: Verdict | None = None,
+    async def recent(self, *, place: tuple[str, str] | None = None, verdict: Verdict | None = None,
                    limit: int = 20) -> list[DecisionRecord]:
         """Decisions, newest first; only those of ``place`` and with ``verdict`` when given."""
         where, params = ["decision IS NOT NULL"], []
