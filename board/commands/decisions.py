@@ -21,7 +21,7 @@ from board.envelope import Button, Envelope
 from board.room.ratify import DecisionBook, DecisionRecord, Outcome, Ruling, RulingResult, Verdict
 from board.router import Route
 
-__all__ = ["FollowUps", "decision_buttons", "describe", "register", "verdict_label"]
+__all__ = ["FollowUps", "decision_buttons", "describe", "register", "settled_buttons", "verdict_label"]
 
 log = logging.getLogger("sabha.decisions")
 
@@ -38,6 +38,15 @@ def decision_buttons(meeting_id: str) -> tuple[Button, ...]:
     """Ratify / Veto / Revisit under the decision of ``meeting_id`` (each sends its command)."""
     return (Button("Ratify", f"/ratify {meeting_id}"), Button("Veto", f"/veto {meeting_id}"),
             Button("Revisit", f"/revisit {meeting_id}"))
+
+
+def settled_buttons(record: DecisionRecord) -> tuple[Button, ...]:
+    """What a decision message's buttons become once it is ruled on: one button saying the verdict
+    (a press shows the decision: ``/decision <id>``); still the three while it is proposed."""
+    if record.verdict is Verdict.PROPOSED:
+        return decision_buttons(record.meeting_id)
+    label = {Verdict.RATIFIED: "Ratified", Verdict.VETOED: "Vetoed", Verdict.REVISIT: "Sent back"}[record.verdict]
+    return (Button(f"{_MARK[record.verdict]} {label}", f"/decision {record.meeting_id}"),)
 
 
 def verdict_label(verdict: Verdict) -> str:
