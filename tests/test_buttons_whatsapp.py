@@ -108,7 +108,8 @@ async def test_a_template_quick_reply_with_a_command_and_revisit_by_button_askin
     await whatsapp.press(OWNER, "Revisit", f"/revisit {meeting_id}")
     [asked] = await whatsapp.said(f"reply /revisit {meeting_id} <reason>")
     assert asked.user == OWNER and ruling(tmp_path, meeting_id) == (None, None)
-    await whatsapp.send(notification([message(OWNER, "button", button={"text": "Veto", "payload": f"/veto {meeting_id}"},
+    quick_reply = {"text": "Veto", "payload": f"/veto {meeting_id}"}  # a template's quick-reply button
+    await whatsapp.send(notification([message(OWNER, "button", button=quick_reply,
                                               context={"from": "15550009999", "id": "wamid.T1"})]))
     [vetoed] = await whatsapp.said(f"Decision {meeting_id}")
     assert "vetoed by" in vetoed.body and "open action item(s)" in vetoed.body
