@@ -484,10 +484,13 @@ class Board:
     def _register_decisions(self) -> None:
         """Ratification (issue 27): the decisions' verdicts and the owner's /ratify, /veto, /revisit."""
         from board.commands import decisions as decision_commands
-        from board.room.ratify import DecisionBook, follow_up_now
+        from board.room import followup
+        from board.room.ratify import DecisionBook
 
         self.decisions = DecisionBook(self.db, self.clock)
-        decision_commands.register(self, self.decisions, follow_up_now(self.room, self.decisions))
+        follow_ups = followup.FollowUps(self.room, self.decisions, self.schedule, self.clock)
+        followup.register(follow_ups)
+        decision_commands.register(self, self.decisions, follow_ups.plan)
 
     def describe_channel(self, channel: str, addressing: about_commands.Addressing) -> None:
         """How people address the board on ``channel`` (the first rows of its /help)."""

@@ -13,9 +13,12 @@ from board.clock import FakeClock
 from board.envelope import Envelope
 from board.room.meeting import MeetingSettings
 from board.room.ratify import Verdict
+from board.room.followup import FollowUps, follow_up_key, reminder_key
+from board.schedule import NewWork, Place, ScheduleRunner, WorkKind, WorkStatus
 from board.service import Board
 from tests.board_support import board_with
 from tests.fakes.scripted_model import ScriptedModel
+from tests.schedule_support import RecordingDeliver
 from tests.test_actions import answer
 
 OWNER = dict(channel="telegram", sender="1", sender_name="Olive", chat_id="1", is_owner=True)
@@ -73,12 +76,18 @@ async def test_veto_drops_the_open_actions_and_a_vetoed_decision_cannot_be_ratif
     first = await meeting(board)
     before = await board.room.store.actions()
     assert len(before) == 3
+    for action in before:  # their reminders, as the due dates would schedule them
+        await board.schedule.add(NewWork(WorkKind.REMINDER, reminder_key(action.id), MOMENT, Place("telegram", "1"),
+                                         {"action": action.id}))
     reply = await say(board, f"/veto {first} VAT costs are unknown")
     assert "vetoed by Olive" in reply and "Reason: VAT costs are unknown" in reply
     assert "3 open action item(s)" in reply and "no reminders" in reply
     assert await board.room.store.actions() == []
     everything = await board.room.store.actions(include_done=True)
     assert {a.status for a in everything} == {"dropped"}
+    for action in before:
+        row = await board.schedule.get(reminder_key(action.id))
+        assert row is not None and row.status is WorkStatus.CANCELLED
     late = await say(board, f"/ratify {first}")
     assert "was vetoed" in late and "cannot be ratified now; nothing changed" in late
     assert "/done" not in (await say(board, "/actions"))  # nothing left to close
@@ -90,8 +99,17 @@ async def test_revisit_needs_a_reason_then_convenes_the_follow_up_with_the_reaso
     assert f"reply /revisit {first} <reason>" in ask
     assert (await board.decisions.recent())[0].verdict is Verdict.PROPOSED
     reply = await say(board, f"/revisit {first} the German VAT rules changed")
-    assert "sent back for a revisit" in reply and "Follow-up meeting m-" in reply
+    assert "sent back for a revisit" in reply and "follow-up meeting on “Revisit: Should we" in reply
+    runner = ScheduleRunner(board.schedule, RecordingDeliver())
+    assert await runner.run_due() == 1  # the follow-up was scheduled work, due at once
     await board.room.drain(20)
+    assert await runner.run_due() == 0  # convened once
+    row = await board.schedule.get(follow_up_key(first))
+    assert row is not None
+    meetings = len(await board.room.store.list(50))
+    again = FollowUps(board.room, board.decisions, board.schedule, board.clock)
+    assert await again.convene(row) is None  # the handler run again (a crash before it was marked done)
+    assert len(await board.room.store.list(50)) == meetings  # finds the link: nothing convened twice
     original = (await board.decisions.find(first)).record
     assert original is not None and original.follow_up_id is not None
     follow = await board.room.store.get(original.follow_up_id)

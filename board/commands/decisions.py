@@ -25,8 +25,8 @@ __all__ = ["FollowUps", "decision_buttons", "describe", "register", "settled_but
 
 log = logging.getLogger("sabha.decisions")
 
-#: Convene the meeting that revisits a decision: (the decision, the reason, the owner's envelope) ->
-#: a line saying what happened (the follow-up's id, or why it waits).
+#: Plan the meeting that revisits a decision: (the decision, the reason, the owner's envelope) ->
+#: a line saying what happens (:meth:`board.room.followup.FollowUps.plan`).
 FollowUps = Callable[[DecisionRecord, str, Envelope], Awaitable[str]]
 
 _MARK = {Verdict.PROPOSED: "⏳", Verdict.RATIFIED: "✅", Verdict.VETOED: "⛔", Verdict.REVISIT: "🔁"}
@@ -135,10 +135,8 @@ def register(host: CommandHost, book: DecisionBook, follow_ups: FollowUps) -> No
             return problem
         now = result.record or record
         if result.outcome is Outcome.ALREADY:
-            if verdict is Verdict.REVISIT and now.follow_up_id is None and reason:
-                return (f"Decision {now.meeting_id} is already sent back ({_who(now)}); convening its follow-up "
-                        "again. " + await follow_ups(now, reason, envelope))
-            return f"Decision {now.meeting_id} is already {_PAST[verdict]} ({_who(now)}); nothing changed."
+            return (f"Decision {now.meeting_id} is already {_PAST[verdict]} ({_who(now)}); nothing changed."
+                    + (f" Its follow-up meeting is {now.follow_up_id}." if now.follow_up_id else ""))
         if result.outcome is Outcome.FINAL:
             return (f"Decision {now.meeting_id} was {_PAST.get(now.verdict, now.verdict.value)} ({_who(now)}), so it "
                     f"cannot be {_PAST[verdict]} now; nothing changed."

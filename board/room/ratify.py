@@ -27,17 +27,13 @@ import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from board.clock import Clock
 from board.db import StateDB
-from board.envelope import Envelope
-
-if TYPE_CHECKING:
-    from board.room.convene import BoardRoom
 
 __all__ = ["DecisionBook", "DecisionChange", "DecisionRecord", "Listener", "Outcome", "Ruling", "RulingResult",
-           "Verdict", "follow_up_agenda", "follow_up_now", "origin_of"]
+           "Verdict"]
 
 log = logging.getLogger("sabha.decisions")
 
@@ -274,48 +270,3 @@ def _rule(conn: sqlite3.Connection, meeting_id: str, ruling: Ruling, at: str) ->
     finally:
         conn.row_factory = None
 
-
-def follow_up_agenda(record: DecisionRecord, reason: str) -> str:
-    """The agenda of the meeting that revisits ``record``: what was decided and why the owner sent it
-    back (the reason is the owner's words, quoted as data)."""
-    from board.workspace.quoting import FieldLimit, quote_field
-
-    lines = [f"Revisit the decision of meeting {record.meeting_id} on {quote_field(record.topic, FieldLimit.TEXT)}.",
-             f"It recommended: {quote_field(record.recommendation, FieldLimit.TEXT)}.",
-             f"The owner sent it back because: {quote_field(reason, FieldLimit.TEXT)}.",
-             "Weigh that reason, then keep, change or replace the recommendation."]
-    return "\n".join(lines)
-
-
-def origin_of(record: DecisionRecord, owner: Envelope) -> Envelope:
-    """The envelope a follow-up of ``record`` is called with: the original meeting's place (so the
-    channel shows it where the decision was taken), the owner who sent it back as its sender."""
-    from dataclasses import replace
-
-    if record.place is None:  # a meeting held in the terminal: the follow-up is the owner's, where they asked
-        return replace(owner, text="", message_id=None, attachments=())
-    return replace(owner, channel=record.channel or owner.channel, chat_id=record.chat_id or owner.chat_id,
-                   thread_id=record.thread_id, text="", message_id=None, attachments=(),
-                   is_group=owner.is_group if (owner.channel, owner.chat_id) == record.place else False)
-
-
-def follow_up_now(room: BoardRoom, book: DecisionBook) -> Callable[[DecisionRecord, str, Envelope], Awaitable[str]]:
-    """Convene the meeting that revisits a decision at once, in the original meeting's place, with the
-    owner's reason on its agenda; the line says which meeting it is (or why it could not start)."""
-    from board.room.convene import MeetingInProgress
-
-    async def convene(record: DecisionRecord, reason: str, owner: Envelope) -> str:
-        try:
-            run = room.start(f"Revisit: {record.topic}", envelope=origin_of(record, owner),
-                             agenda=follow_up_agenda(record, reason))
-        except MeetingInProgress as exc:
-            return (f"The follow-up meeting could not start yet: {exc}. Send /revisit {record.meeting_id} <reason> "
-                    "again once it has ended.")
-        except ValueError as exc:
-            return f"The follow-up meeting could not be convened: {exc}."
-        await book.link_follow_up(record.meeting_id, run.id)
-        log.info("decision %s: follow-up meeting %s convened (revisit)", record.meeting_id, run.id)
-        return (f"Follow-up meeting {run.id} is convening on \u201c{run.topic}\u201d with your reason on its agenda; "
-                "its statements and decision will follow where the first meeting ran.")
-
-    return convene
