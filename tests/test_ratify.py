@@ -11,9 +11,9 @@ import pytest
 
 from board.clock import FakeClock
 from board.envelope import Envelope
+from board.room.followup import FollowUps, follow_up_key, reminder_key
 from board.room.meeting import MeetingSettings
 from board.room.ratify import Verdict
-from board.room.followup import FollowUps, follow_up_key, reminder_key
 from board.schedule import NewWork, Place, ScheduleRunner, WorkKind, WorkStatus
 from board.service import Board
 from tests.board_support import board_with
