@@ -95,3 +95,40 @@ async def test_the_owners_press_ratifies_a_strangers_and_a_members_change_nothin
     assert "nothing to ratify" in gone.text
     assert len({a["callback_query_id"] for a in fake.answered_presses}) == len(fake.answered_presses)
     assert sum("is already ratified" in t for t in texts(fake)) == 1  # the redelivered press was not answered again
+
+
+def rows(data_dir: Path, sql: str, *params: object) -> list[tuple[object, ...]]:
+    with sqlite3.connect(data_dir / "sabha.db") as db:
+        return db.execute(sql, params).fetchall()
+
+
+async def test_veto_by_button_drops_the_actions_and_revisit_convenes_the_follow_up_with_the_reason(
+    sabha: SabhaProcess, fake: FakeTelegramAPI, tmp_path: Path
+) -> None:
+    data = tmp_path / "sessions"
+    decision, first = await decided(fake, "Should we raise prices in March?")
+    fake.push_press(FORUM, decision.message_id, OWNER, "Veto")
+    [vetoed] = await said(fake, f"Decision {first}")
+    assert "vetoed by" in vetoed.text and "are dropped: no reminders for them" in vetoed.text
+    assert {s for (s,) in rows(data, "SELECT status FROM action_items WHERE meeting_id = ?", first)} == {"dropped"}
+    await fake.wait_until(lambda: fake.buttons_of(FORUM, decision.message_id) == [("⛔ Vetoed", f"/decision {first}")],
+                          "the buttons say vetoed")
+
+    fake.push_text(FORUM, OWNER, "/meeting Should we hire a second designer?")
+    await said(fake, "Board decision", count=2, timeout=60)
+    carrier = [m for m in fake.sent_messages if "Board decision" in m.text][-1]
+    meeting_id = fake.buttons_of(FORUM, carrier.message_id)[0][1].split()[1]
+    fake.push_press(FORUM, carrier.message_id, OWNER, "Revisit")
+    await said(fake, f"reply /revisit {meeting_id} <reason>")
+    assert rows(data, "SELECT ratification FROM meetings WHERE id = ?", meeting_id) == [(None,)]
+    fake.push_text(FORUM, OWNER, f"/revisit {meeting_id} the budget was cut by half")
+    await said(fake, "sent back for a revisit")
+    await said(fake, "Revisit: Should we hire a second designer?", timeout=60)  # the follow-up's status, here
+    await sabha.wait_for_log(r"follow-up meeting m-\S+ convened", timeout=30)
+    await said(fake, "Board decision", count=3, timeout=60)  # the follow-up decided anew, in the same place
+    [(follow_up,)] = rows(data, "SELECT follow_up_id FROM meetings WHERE id = ?", meeting_id)
+    [(topic, agenda, revisits)] = rows(data, "SELECT topic, agenda, revisit_of FROM meetings WHERE id = ?", follow_up)
+    assert topic == "Revisit: Should we hire a second designer?" and revisits == meeting_id
+    assert '"the budget was cut by half"' in str(agenda)
+    assert rows(data, "SELECT status FROM scheduled_work WHERE key = ?", f"follow_up:decision:{meeting_id}") == [
+        ("done",)]
