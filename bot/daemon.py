@@ -138,7 +138,17 @@ class Daemon:
             scheduled = await status_lines(self.board.schedule.store)
         except Exception as exc:  # noqa: BLE001 - /status answers anyway
             scheduled = [f"Scheduled: unavailable ({exc})"]
-        return redact("\n".join([self.status_text(), *scheduled]))
+        return redact("\n".join([self.status_text(), *scheduled, *await self._decision_lines()]))
+
+    async def _decision_lines(self) -> list[str]:
+        """``/status``: where the board's decisions stand (issue 27)."""
+        from board.commands.decisions import status_lines
+
+        assert self.board is not None
+        try:
+            return await status_lines(self.board.decisions)
+        except Exception as exc:  # noqa: BLE001 - /status answers anyway
+            return [f"Decisions: unavailable ({exc})"]
 
     async def _healthz(self, request: web.Request) -> web.Response:
         body: dict[str, Any] = {

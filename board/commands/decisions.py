@@ -21,7 +21,8 @@ from board.envelope import Button, Envelope
 from board.room.ratify import DecisionBook, DecisionRecord, Outcome, Ruling, RulingResult, Verdict
 from board.router import Route
 
-__all__ = ["FollowUps", "decision_buttons", "describe", "register", "settled_buttons", "verdict_label"]
+__all__ = ["FollowUps", "decision_buttons", "describe", "register", "settled_buttons", "status_lines",
+           "verdict_label"]
 
 log = logging.getLogger("sabha.decisions")
 
@@ -47,6 +48,20 @@ def settled_buttons(record: DecisionRecord) -> tuple[Button, ...]:
         return decision_buttons(record.meeting_id)
     label = {Verdict.RATIFIED: "Ratified", Verdict.VETOED: "Vetoed", Verdict.REVISIT: "Sent back"}[record.verdict]
     return (Button(f"{_MARK[record.verdict]} {label}", f"/decision {record.meeting_id}"),)
+
+
+async def status_lines(book: DecisionBook) -> list[str]:
+    """``/status``: how many decisions stand where, and the latest still waiting for the owner."""
+    counts = await book.counts()
+    if not counts:
+        return ["Decisions: none yet"]
+    parts = [f"{counts[v]} {v.value}" for v in Verdict if counts.get(v)]
+    lines = [f"Decisions: {', '.join(parts)}"]
+    waiting = await book.latest(None)
+    if waiting is not None:
+        lines.append(f"  waiting for the owner: {waiting.meeting_id} \u201c{waiting.topic}\u201d (/ratify, /veto or "
+                     "/revisit it)")
+    return lines
 
 
 def verdict_label(verdict: Verdict) -> str:

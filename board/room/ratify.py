@@ -33,7 +33,7 @@ from board.clock import Clock
 from board.db import StateDB
 
 __all__ = ["DecisionBook", "DecisionChange", "DecisionRecord", "Listener", "Outcome", "Ruling", "RulingResult",
-           "Verdict"]
+           "Verdict", "verdicts"]
 
 log = logging.getLogger("sabha.decisions")
 
@@ -196,14 +196,11 @@ class DecisionBook:
                                       "ORDER BY started_at DESC, rowid DESC LIMIT ?", (*params, limit))
         return [_record(r) for r in rows]
 
-    async def verdicts(self, meeting_ids: list[str]) -> dict[str, Verdict]:
-        """The verdict of each of ``meeting_ids`` that has a decision (for listings of meetings)."""
-        if not meeting_ids:
-            return {}
-        marks = ", ".join("?" for _ in meeting_ids)
-        rows = await self.db.fetchall(f"SELECT id, ratification FROM meetings WHERE decision IS NOT NULL AND id IN "
-                                      f"({marks})", tuple(meeting_ids))
-        return {r["id"]: Verdict(r["ratification"] or Verdict.PROPOSED) for r in rows}
+    async def counts(self) -> dict[Verdict, int]:
+        """How many decisions stand at each verdict (``/status``)."""
+        rows = await self.db.fetchall("SELECT COALESCE(ratification, 'proposed') AS v, COUNT(*) AS n FROM meetings "
+                                      "WHERE decision IS NOT NULL GROUP BY v")
+        return {Verdict(r["v"]): int(r["n"]) for r in rows}
 
     async def rule(self, ref: str, ruling: Ruling) -> RulingResult:
         """Give decision ``ref`` the verdict ``ruling`` asks for, once (see the module docstring)."""
@@ -270,3 +267,13 @@ def _rule(conn: sqlite3.Connection, meeting_id: str, ruling: Ruling, at: str) ->
     finally:
         conn.row_factory = None
 
+
+
+async def verdicts(db: StateDB, meeting_ids: list[str]) -> dict[str, Verdict]:
+    """The verdict of each of ``meeting_ids`` that has a decision (listings of meetings show it)."""
+    if not meeting_ids:
+        return {}
+    marks = ", ".join("?" for _ in meeting_ids)
+    rows = await db.fetchall(f"SELECT id, ratification FROM meetings WHERE decision IS NOT NULL AND id IN ({marks})",
+                             tuple(meeting_ids))
+    return {r["id"]: Verdict(r["ratification"] or Verdict.PROPOSED) for r in rows}
