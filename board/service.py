@@ -155,8 +155,7 @@ class Board:
         self.owner_only: set[str] = set()
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
-        room_commands.register(self, self.room)
-        self._register_decisions()
+        self._register_room_commands()
         self.room.subscribe(self._remember_meeting)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
@@ -481,12 +480,14 @@ class Board:
         self.register_command("reset", self._cmd_reset, "/reset [role]: start a fresh conversation")
         self.register_command("souls", self._cmd_souls, "/souls: soul files and versions", owner_only=True)
 
-    def _register_decisions(self) -> None:
-        """Ratification (issue 27): the decisions' verdicts and the owner's /ratify, /veto, /revisit."""
+    def _register_room_commands(self) -> None:
+        """/meeting, /actions ... and ratification (issue 27): the decisions' verdicts and the owner's
+        /ratify, /veto, /revisit, whose follow-up meetings are scheduled work."""
         from board.commands import decisions as decision_commands
         from board.room import followup
         from board.room.ratify import DecisionBook
 
+        room_commands.register(self, self.room)
         self.decisions = DecisionBook(self.db, self.clock)
         follow_ups = followup.FollowUps(self.room, self.decisions, self.schedule, self.clock)
         followup.register(follow_ups)

@@ -123,28 +123,34 @@ def _problem(result: RulingResult, ref: str | None, verb: str) -> str | None:
     return None
 
 
-def register(host: CommandHost, book: DecisionBook, follow_ups: FollowUps) -> None:
-    """Add the decision commands to ``host`` (rulings owner-only)."""
+@dataclass(frozen=True)
+class _Commands:
+    """The decision commands over one :class:`DecisionBook`."""
 
-    async def target(envelope: Envelope, asked: _Asked, verb: str) -> DecisionRecord | str:
+    book: DecisionBook
+    follow_ups: FollowUps
+
+    async def target(self, envelope: Envelope, asked: _Asked, verb: str) -> DecisionRecord | str:
+        """The decision a ruling names (the latest proposed here without an id), or what to say."""
         if asked.ref is None:
-            record = await book.latest(_place(envelope))
+            record = await self.book.latest(_place(envelope))
             if record is None:
                 return f"No proposed decision from a meeting here to {verb}; /decisions lists them, or give its id."
             return record
-        found = await book.find(asked.ref)
+        found = await self.book.find(asked.ref)
         problem = _problem(found, asked.ref, verb)
         if problem is not None or found.record is None:
             return problem or f"No decision {asked.ref!r}."
         return found.record
 
-    async def rule(envelope: Envelope, verdict: Verdict, asked: _Asked, reason: str | None) -> str:
-        record = await target(envelope, asked, _VERB[verdict])
+    async def rule(self, envelope: Envelope, verdict: Verdict, asked: _Asked, reason: str | None) -> str:
+        """Ask the book for ``verdict``; the answer in words."""
+        record = await self.target(envelope, asked, _VERB[verdict])
         if isinstance(record, str):
             return record
         ruling = Ruling(verdict, by=f"{envelope.channel}:{envelope.sender}", via=envelope.channel,
                         by_name=envelope.sender_name or envelope.sender, reason=reason or None)
-        result = await book.rule(record.meeting_id, ruling)
+        result = await self.book.rule(record.meeting_id, ruling)
         problem = _problem(result, record.meeting_id, _VERB[verdict])
         if problem is not None:
             return problem
@@ -156,10 +162,11 @@ def register(host: CommandHost, book: DecisionBook, follow_ups: FollowUps) -> No
             return (f"Decision {now.meeting_id} was {_PAST.get(now.verdict, now.verdict.value)} ({_who(now)}), so it "
                     f"cannot be {_PAST[verdict]} now; nothing changed."
                     + (f" Its follow-up meeting is {now.follow_up_id}." if now.follow_up_id else ""))
-        return await done(now, verdict, result.dropped, reason, envelope)
+        return await self.done(now, verdict, result.dropped, reason, envelope)
 
-    async def done(record: DecisionRecord, verdict: Verdict, dropped: tuple[int, ...], reason: str | None,
+    async def done(self, record: DecisionRecord, verdict: Verdict, dropped: tuple[int, ...], reason: str | None,
                    envelope: Envelope) -> str:
+        """What a ruling that changed the verdict says (and, for a revisit, the follow-up planned)."""
         head = (f"{_MARK[verdict]} Decision {record.meeting_id} \u201c{record.topic}\u201d {_PAST[verdict]} "
                 f"{_who(record)}.")
         if verdict is Verdict.RATIFIED:
@@ -168,35 +175,35 @@ def register(host: CommandHost, book: DecisionBook, follow_ups: FollowUps) -> No
             actions = (f"Its {len(dropped)} open action item(s) ({', '.join(f'#{i}' for i in dropped)}) are dropped: "
                        "no reminders for them." if dropped else "It had no open action items.")
             return f"{head}{f' Reason: {reason}.' if reason else ''}\n{actions}"
-        return f"{head} Reason: {reason}.\n" + await follow_ups(record, reason or "", envelope)
+        return f"{head} Reason: {reason}.\n" + await self.follow_ups(record, reason or "", envelope)
 
-    async def ratify(envelope: Envelope, route: Route) -> str:
+    async def ratify(self, envelope: Envelope, route: Route) -> str:
         asked = _split(route.text)
-        return await rule(envelope, Verdict.RATIFIED, _Asked(asked.ref, ""), None)
+        return await self.rule(envelope, Verdict.RATIFIED, _Asked(asked.ref, ""), None)
 
-    async def veto(envelope: Envelope, route: Route) -> str:
+    async def veto(self, envelope: Envelope, route: Route) -> str:
         asked = _split(route.text)
-        return await rule(envelope, Verdict.VETOED, asked, asked.rest)
+        return await self.rule(envelope, Verdict.VETOED, asked, asked.rest)
 
-    async def revisit(envelope: Envelope, route: Route) -> str:
+    async def revisit(self, envelope: Envelope, route: Route) -> str:
         asked = _split(route.text)
-        if not asked.rest:
-            record = await target(envelope, asked, "revisit")
-            if isinstance(record, str):
-                return record
-            if record.verdict in (Verdict.VETOED, Verdict.REVISIT):
-                return f"Decision {record.meeting_id} was {_PAST[record.verdict]} ({_who(record)}); nothing changed."
-            return (f"Say why the board should revisit decision {record.meeting_id} \u201c{record.topic}\u201d: reply "
-                    f"/revisit {record.meeting_id} <reason>. The reason goes on the follow-up meeting's agenda.")
-        return await rule(envelope, Verdict.REVISIT, asked, asked.rest)
+        if asked.rest:
+            return await self.rule(envelope, Verdict.REVISIT, asked, asked.rest)
+        record = await self.target(envelope, asked, "revisit")
+        if isinstance(record, str):
+            return record
+        if record.verdict in (Verdict.VETOED, Verdict.REVISIT):
+            return f"Decision {record.meeting_id} was {_PAST[record.verdict]} ({_who(record)}); nothing changed."
+        return (f"Say why the board should revisit decision {record.meeting_id} \u201c{record.topic}\u201d: reply "
+                f"/revisit {record.meeting_id} <reason>. The reason goes on the follow-up meeting's agenda.")
 
-    async def decisions(envelope: Envelope, route: Route) -> str:
+    async def decisions(self, envelope: Envelope, route: Route) -> str:
         place = None if envelope.is_owner else _place(envelope)
         wanted = route.text.strip().lower()
         verdict = Verdict(wanted) if wanted in set(Verdict) else None
         if wanted and verdict is None:
             return f"/decisions [{'|'.join(v.value for v in Verdict)}]: which decisions to list."
-        rows = await book.recent(place=place, verdict=verdict, limit=10)
+        rows = await self.book.recent(place=place, verdict=verdict, limit=10)
         if not rows:
             return ("No decisions yet" + (f" that are {wanted}" if wanted else "")
                     + ". Meetings make them: /meeting <topic>.")
@@ -205,14 +212,12 @@ def register(host: CommandHost, book: DecisionBook, follow_ups: FollowUps) -> No
                   for r in rows]
         return "\n".join(lines)
 
-    async def decision(envelope: Envelope, route: Route) -> str:
+    async def decision(self, envelope: Envelope, route: Route) -> str:
         ref = route.text.strip().split(maxsplit=1)[0] if route.text.strip() else None
         if ref is None:
-            rows = await book.recent(place=_place(envelope), limit=1)
-            if not rows:
-                return "No decision from a meeting here yet; /decisions lists them."
-            return describe(rows[0])
-        found = await book.find(ref)
+            rows = await self.book.recent(place=_place(envelope), limit=1)
+            return describe(rows[0]) if rows else "No decision from a meeting here yet; /decisions lists them."
+        found = await self.book.find(ref)
         problem = _problem(found, ref, "show")
         if problem is not None or found.record is None:
             return problem or f"No decision {ref!r}."
@@ -220,12 +225,16 @@ def register(host: CommandHost, book: DecisionBook, follow_ups: FollowUps) -> No
             return f"There is no meeting {ref!r} here; /decisions lists the decisions of this chat."
         return describe(found.record)
 
-    host.register_command("ratify", ratify, "/ratify [id]: ratify a board decision (the latest proposed here)",
+
+def register(host: CommandHost, book: DecisionBook, follow_ups: FollowUps) -> None:
+    """Add the decision commands to ``host`` (rulings owner-only)."""
+    c = _Commands(book, follow_ups)
+    host.register_command("ratify", c.ratify, "/ratify [id]: ratify a board decision (the latest proposed here)",
                           owner_only=True)
-    host.register_command("veto", veto, "/veto [id] [reason]: veto a board decision; its action items are dropped",
+    host.register_command("veto", c.veto, "/veto [id] [reason]: veto a board decision; its action items are dropped",
                           owner_only=True)
-    host.register_command("revisit", revisit, "/revisit [id] <reason>: send a decision back to a follow-up meeting",
+    host.register_command("revisit", c.revisit, "/revisit [id] <reason>: send a decision back to a follow-up meeting",
                           owner_only=True)
-    host.register_command("decisions", decisions, "/decisions [proposed|ratified|vetoed|revisit]: board decisions "
-                                                  "and where they stand")
-    host.register_command("decision", decision, "/decision [id]: one decision, who ruled on it and when")
+    host.register_command("decisions", c.decisions, "/decisions [proposed|ratified|vetoed|revisit]: board decisions "
+                                                    "and where they stand")
+    host.register_command("decision", c.decision, "/decision [id]: one decision, who ruled on it and when")
