@@ -132,3 +132,38 @@ async def test_veto_by_button_drops_the_actions_and_revisit_convenes_the_follow_
     assert '"the budget was cut by half"' in str(agenda)
     assert rows(data, "SELECT status FROM scheduled_work WHERE key = ?", f"follow_up:decision:{meeting_id}") == [
         ("done",)]
+
+
+async def test_by_webhook_a_press_is_stored_before_the_200_and_answered_in_a_private_chat(
+    tmp_path: Path, fake: FakeTelegramAPI
+) -> None:
+    from tests.daemon_support import WEBHOOK_SECRET
+
+    process = SabhaProcess(write_config(tmp_path, fake, None, mode="webhook"))
+    await process.start()
+    try:
+        url = f"http://127.0.0.1:{process.port}/telegram/webhook"
+        update = fake.build_text_update(OWNER, OWNER, "/meeting Should we sponsor the conference?", is_forum=False,
+                                        chat_type="private")
+        assert (await fake.deliver_webhook(url, update, WEBHOOK_SECRET))[0] == 200
+        await fake.wait_until(lambda: any("Board decision" in m.text for m in fake.sent_to(OWNER)), "the decision",
+                              timeout=60)
+        decision = next(m for m in fake.sent_to(OWNER) if "Board decision" in m.text)
+        press = fake.build_press(OWNER, decision.message_id, OWNER, "Ratify")
+        assert (await fake.deliver_webhook(url, press, WEBHOOK_SECRET))[0] == 200
+        # the 200 came after the press was stored; the answer to the press with it
+        rows_now = rows(tmp_path / "sessions", "SELECT message_id FROM inbound_messages WHERE message_id LIKE ?",
+                        f"%:cb:{press['callback_query']['id']}")
+        assert len(rows_now) == 1
+        await fake.wait_until(lambda: len(fake.answered_presses) == 1, "the press answered")
+        await fake.wait_until(lambda: any("ratified by" in m.text for m in fake.sent_to(OWNER)), "ratified",
+                              timeout=30)
+        assert (await fake.deliver_webhook(url, press, WEBHOOK_SECRET))[0] == 200  # Telegram retries: a duplicate
+        fake.clear_records()
+        marker = fake.build_text_update(OWNER, OWNER, "/decisions", is_forum=False, chat_type="private")
+        assert (await fake.deliver_webhook(url, marker, WEBHOOK_SECRET))[0] == 200
+        await fake.wait_until(lambda: any("Decisions (" in m.text for m in fake.sent_to(OWNER)), "the marker",
+                              timeout=30)
+        assert not any("ratified" in m.text and "Decision m-" in m.text for m in fake.sent_to(OWNER))
+    finally:
+        await process.close()
