@@ -98,6 +98,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("actions", "Open action items from board meetings"),
     ("done", "Close an action item: /done <n>"),
     ("decisions", "Board decisions and where they stand"),
+    ("decision", "One decision: who ruled on it and when"),
     ("ratify", "Ratify a board decision: /ratify [id]"),
     ("veto", "Veto a board decision: /veto [id] [reason]"),
     ("revisit", "Send a decision back to the board: /revisit [id] <reason>"),
