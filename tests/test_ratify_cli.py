@@ -75,6 +75,8 @@ def test_decisions_from_the_terminal(home: Path) -> None:
     assert " revisit " in rows[first] and " vetoed " in rows[second]
     code, out, _ = sabha(home, "decisions", "list", "--state", "vetoed")
     assert second in out and first not in out
+    status = sabha(home, "status")[1]
+    assert "Decisions: 1 vetoed, 1 revisit" in status and "waiting for the owner" not in status
 
 
 def test_the_terminal_chat_shows_the_decision_buttons_as_commands_and_runs_them(home: Path) -> None:
