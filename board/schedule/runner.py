@@ -104,6 +104,7 @@ class ScheduleRunner:
     async def run(self, stop: asyncio.Event) -> None:
         """Recover, then do due work as it falls due, until ``stop`` is set."""
         await self.recover()
+        await self.schedule.starting()
         log.info("schedule: runner started")
         while not stop.is_set():
             self.schedule.rested()

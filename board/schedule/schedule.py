@@ -43,6 +43,7 @@ class Schedule:
         self.clock = clock
         self._handlers: dict[str, WorkHandler] = {}
         self._wake = asyncio.Event()
+        self._at_start: list[Callable[[], Awaitable[object]]] = []
 
     # -- handlers -----------------------------------------------------------------------------
 
@@ -51,6 +52,19 @@ class Schedule:
         if kind.value in self._handlers and self._handlers[kind.value] is not handler:
             log.warning("schedule: the handler for %s work is replaced", kind.value)
         self._handlers[kind.value] = handler
+
+    def at_start(self, work: Callable[[], Awaitable[object]]) -> None:
+        """Run ``work`` when the runner starts, after recovery and before the first due row (e.g.
+        schedule what a crash between recording something and scheduling it left unscheduled)."""
+        self._at_start.append(work)
+
+    async def starting(self) -> None:
+        """What :meth:`at_start` asked for; a failure is logged and the rest still runs."""
+        for work in self._at_start:
+            try:
+                await work()
+            except Exception:
+                log.exception("schedule: a start-up step failed (%s)", getattr(work, "__qualname__", work))
 
     def handler(self, kind: WorkKind | str) -> WorkHandler | None:
         """The handler of ``kind`` (None: none registered in this build)."""
