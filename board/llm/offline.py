@@ -27,7 +27,8 @@ line; the meeting's challenger opposes, states a disagreement in round 2 and rai
 final objection on the draft decision; the others support and state a consensus in round
 2 (a ``DISAGREE:`` / ``CONSENSUS:`` line in the statement, or a tool call where the meeting
 offers only the tools); the decision carries the dissent the meeting asks for. The offline notice is left
-to the meeting, which shows it once instead of on every statement.
+to the meeting, which shows it once instead of on every statement. Its decision gives each action
+item a due date (:data:`OFFLINE_DUE`: the first in two minutes), so a first run sees a reminder.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
 from board.memory.statements import heard
 
 __all__ = [
+    "OFFLINE_DUE",
     "OFFLINE_NOTICE",
     "OFFLINE_TAG",
     "OfflineProvider",
@@ -50,6 +52,7 @@ __all__ = [
     "extractive_summary",
     "signature_questions",
     "voice_line",
+    "with_due_dates",
 ]
 
 OFFLINE_NOTICE = (
@@ -155,6 +158,20 @@ _HEARD = re.compile(r"^- (.+?) \(([a-z][a-z0-9_-]*)\)(?:, round \d+)?: (.+?)(?: 
 _REQUIRED_DISSENT = re.compile(r"^- ([a-z][a-z0-9_-]*): (\".*\")\s*$", re.MULTILINE)
 CHALLENGER_MARK = "You are this meeting's challenger"
 STATED_MARK = "a line DISAGREE: {"  # the meeting takes disagreements and consensus inside the statement
+
+
+#: The due dates the offline chair gives its action items, in order: the first comes round within
+#: minutes, so a first run (``make run``) sees its reminder.
+OFFLINE_DUE = ("+2m", "in two weeks", "friday", "+3d", "next month")
+
+
+def with_due_dates(text: str) -> str:
+    """The offline decision ``text`` with a due date on each action item (:data:`OFFLINE_DUE`)."""
+    decision = json.loads(text)
+    for item, due in zip(decision.get("action_items") or [], OFFLINE_DUE, strict=False):
+        if isinstance(item, dict):
+            item["due"] = due
+    return json.dumps(decision, ensure_ascii=False)
 
 
 def _meeting_round(text: str) -> int | None:
@@ -379,6 +396,8 @@ class OfflineProvider:
                 fixed["dissent"] = _required_dissent(user_text)
             text = offline_json.instance_for(schema, speaker=persona.name, topic=topic, questions=questions,
                                              fixed=fixed)
+            if in_meeting and "action_items" in schema.get("properties", {}):
+                text = with_due_dates(text)
             return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
         if in_meeting:
             round_no = _meeting_round(user_text)
