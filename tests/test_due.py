@@ -4,13 +4,17 @@ and the reminder itself: once, in the meeting's place, with Done and Snooze."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from board.clock import FakeClock
+from board.clock import FakeClock, FileClock
 from board.commands.followup import overdue_lines
 from board.room.reminders import reminder_key
 from board.schedule import ScheduleRunner, WorkStatus
@@ -224,3 +228,44 @@ async def test_the_board_timezone_is_used_and_named(workspace: Path, data_dir: P
         assert work is not None and work.due_at == datetime(2026, 11, 27, 16, 0, tzinfo=UTC)
     finally:
         await board.close()
+
+
+def _sabha(args: list[str], cwd: Path, clock: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
+    env.update(SABHA_TEST_MODE="1", SABHA_TEST_CLOCK=str(clock), XDG_DATA_HOME=str(cwd / "xdg"),
+               PYTHONPATH=str(Path(__file__).resolve().parent.parent))  # this checkout's sabha
+    return subprocess.run([sys.executable, "-m", "bot.cli.main", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, env=env)
+
+
+def test_sabha_actions_lists_due_dates_and_sets_them(tmp_path: Path) -> None:
+    clock = tmp_path / "clock"
+    FileClock.write(clock, START)  # Wed 2026-11-25 09:00 UTC
+    assert _sabha(["init", "proj"], tmp_path, clock).returncode == 0
+    home = tmp_path / "proj"
+    held = _sabha(["meeting", "Should we expand to Europe?"], home, clock)
+    assert held.returncode == 0, held.stderr
+    assert ", due +2m)" in held.stdout  # the offline chair dates its items
+    listed = _sabha(["actions"], home, clock).stdout
+    assert "due Wed 2026-11-25 09:02 UTC" in listed and "due Wed 2026-12-09 09:00 UTC" in listed
+    assert "set its date with sabha actions due <n> <when>" in listed
+    first, second = (int(n) for n in re.findall(r"^#(\d+) ", listed, re.MULTILINE)[:2])
+
+    moved = _sabha(["actions", "due", str(second), "2026-12-15"], home, clock)
+    assert moved.returncode == 0, moved.stderr
+    assert f"#{second} " in moved.stdout and "is now due Tue 2026-12-15 09:00 UTC" in moved.stdout
+    bad = _sabha(["actions", "due", str(second), "soonish"], home, clock)
+    assert bad.returncode == 2 and "I can't read 'soonish' as a date" in bad.stderr and "Nothing changed" in bad.stderr
+    unknown = _sabha(["actions", "due", "99", "friday"], home, clock)
+    assert unknown.returncode == 2 and "No open action item #99; `sabha actions` lists them." in unknown.stderr
+    assert _sabha(["actions", "due", str(second)], home, clock).returncode == 2  # no date: the usage line
+
+    FileClock.write(clock, START + timedelta(minutes=3))
+    overdue = _sabha(["actions"], home, clock).stdout
+    assert "1 OVERDUE" in overdue and f"#{first} " in overdue.splitlines()[1]
+    assert "OVERDUE since Wed 2026-11-25 09:02 UTC" in overdue
+    status = _sabha(["status"], home, clock).stdout
+    assert f"reminder reminder:action:{first} at 2026-11-25T09:02:00+00:00" in status
+    done = _sabha(["actions", "done", str(first)], home, clock)
+    assert done.returncode == 0 and f"Done: #{first}" in done.stdout
+    assert f"reminder:action:{first}" not in _sabha(["status"], home, clock).stdout  # its reminder is cancelled

@@ -9,7 +9,8 @@ crash after it can only mean "may have arrived" (never sent twice). If the row w
 rescheduled meanwhile, ``sending()`` raises :class:`Withdrawn` and nothing leaves.
 
 Between passes the runner waits on the board's clock for the next due row, or until a row is
-added or moved (:meth:`board.schedule.Schedule.wake`), or until it is stopped.
+added or moved (:meth:`board.schedule.Schedule.wake`), or until it is stopped; and looks again
+every :attr:`RunnerSettings.recheck_s` anyway (another process may have added work).
 
 Outcomes: sent -> ``done``; the service proved it was not posted -> tried again later
 (:attr:`RunnerSettings.retry_s`), ``failed`` after :attr:`RunnerSettings.max_attempts`; the
@@ -77,6 +78,9 @@ class RunnerSettings:
 
     retry_s: tuple[float, ...] = (30.0, 120.0, 600.0, 3600.0)
     max_attempts: int = 6
+    #: at most this long (real seconds) between looks at the table: work added by another process
+    #: (``sabha actions due`` while the daemon runs) wakes nothing in this one
+    recheck_s: float = 30.0
 
 
 class ScheduleRunner:
@@ -123,7 +127,8 @@ class ScheduleRunner:
     async def _wait(self, stop: asyncio.Event) -> None:
         """Until the next row is due, a row is added or moved, or ``stop``."""
         due = await self.store.next_due()
-        waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.schedule.woken())]
+        waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.schedule.woken()),
+                 asyncio.ensure_future(asyncio.sleep(self.settings.recheck_s))]
         if due is not None:
             waits.append(asyncio.ensure_future(self.clock.sleep_until(due)))
         try:
