@@ -6,7 +6,8 @@
 ``sending`` in the progress's ``before_first_request`` (as the intake marks replies). A
 channel that is not running here makes the row wait (held, with the reason ``sabha status``
 shows) until the next start. A channel may have ``scheduled_delivery(work, reply, sending)``
-of its own (WhatsApp: its 24-hour window and template messages); it is used instead.
+of its own (WhatsApp: its 24-hour window and template messages, :data:`OWN_DELIVERY`); it is used
+instead.
 
 :class:`ScheduledWork` starts the runner with the daemon and stops it before the channels stop.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -24,9 +26,12 @@ from board.schedule import Delivered, Delivery, ScheduledWork, ScheduleRunner
 from board.service import Board
 from bot.channels.base import Channel, DeliveryOutcome, SendFailed, SendProgress
 
-__all__ = ["ChannelDeliver", "ScheduledWorkService"]
+__all__ = ["OWN_DELIVERY", "ChannelDeliver", "ScheduledWorkService"]
 
 log = logging.getLogger("sabha.schedule")
+
+#: channel name -> the module whose ``scheduled_delivery(channel, work, reply, sending)`` it uses
+OWN_DELIVERY = {"whatsapp": "bot.channels.whatsapp.templates"}
 
 #: How long a stop waits for a scheduled delivery in flight before cancelling it.
 STOP_GRACE_S = 10.0
@@ -43,9 +48,10 @@ class ChannelDeliver:
         channel: Any = self.channels.get(work.place.channel)
         if channel is None or not callable(getattr(channel, "deliver", None)):
             return Delivered(Delivery.WAIT, f"the {work.place.channel} channel is not running")
-        own = getattr(channel, "scheduled_delivery", None)
-        if own is not None:
-            result: Delivered = await own(work, reply, sending)
+        module = OWN_DELIVERY.get(work.place.channel)
+        if module is not None:
+            own = importlib.import_module(module).scheduled_delivery
+            result: Delivered = await own(channel, work, reply, sending)
             return result
         progress = SendProgress(before_first_request=sending)
         try:

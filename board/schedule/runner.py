@@ -199,12 +199,13 @@ class ScheduleRunner:
         if result.delivery is Delivery.SENT:
             log.info("schedule: %s %s sent to %s", work.kind, work.key, work.place)
             await self._finish(work, WorkStatus.DONE, Outcome.SENT, result.detail)
+        elif result.delivery is Delivery.WAIT:  # the channel vouches that nothing was posted
+            log.warning("schedule: %s waits: %s", work.key, result.detail)
+            if await self.store.release_claim(work, self.clock.now(), held=result.detail or "the place is unreachable"):
+                self.schedule.held(work.place)
         elif result.delivery is Delivery.MAY_HAVE_ARRIVED or (left and result.delivery is not Delivery.NOT_SENT):
             log.warning("schedule: %s may have arrived (%s); it is not sent again", work.key, result.detail)
             await self._finish(work, WorkStatus.DONE, Outcome.MAY_HAVE_ARRIVED, result.detail)
-        elif result.delivery is Delivery.WAIT:
-            log.warning("schedule: %s waits: %s", work.key, result.detail)
-            await self.store.release_claim(work, self.clock.now(), held=result.detail or "the place is not reachable")
         elif result.final:
             await self._finish(work, WorkStatus.FAILED, Outcome.NOT_SENT, result.detail)
         else:
