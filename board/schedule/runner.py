@@ -81,6 +81,8 @@ class RunnerSettings:
     #: at most this long (real seconds) between looks at the table: work added by another process
     #: (``sabha actions due`` while the daemon runs) wakes nothing in this one
     recheck_s: float = 30.0
+    #: only rows for these channels (None: all): ``sabha chat`` shows the terminal's, the daemon the rest
+    channels: tuple[str, ...] | None = None
 
 
 class ScheduleRunner:
@@ -98,7 +100,7 @@ class ScheduleRunner:
 
     async def recover(self) -> None:
         """At start: what a crash or a stop left (see :meth:`WorkStore.recover`), logged."""
-        found = await self.store.recover(self.clock.now())
+        found = await self.store.recover(self.clock.now(), self.settings.channels)
         if found.redo:
             log.info("schedule: %d item(s) claimed before the last stop but not sent: doing them again", found.redo)
         for row in found.uncertain:
@@ -126,7 +128,7 @@ class ScheduleRunner:
 
     async def _wait(self, stop: asyncio.Event) -> None:
         """Until the next row is due, a row is added or moved, or ``stop``."""
-        due = await self.store.next_due()
+        due = await self.store.next_due(self.settings.channels)
         waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.schedule.woken()),
                  asyncio.ensure_future(asyncio.sleep(self.settings.recheck_s))]
         if due is not None:
@@ -143,7 +145,8 @@ class ScheduleRunner:
         taken = 0
         while stop is None or not stop.is_set():
             self._claims += 1
-            work = await self.store.claim_due(self.clock.now(), f"{self.claim_prefix}-{self._claims}")
+            work = await self.store.claim_due(self.clock.now(), f"{self.claim_prefix}-{self._claims}",
+                                              self.settings.channels)
             if work is None:
                 return taken
             taken += 1
