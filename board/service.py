@@ -61,7 +61,6 @@ from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.convene import BoardRoom
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
-from board.room.reminders import Reminders
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.router import Route, Router, unknown_role
@@ -162,6 +161,8 @@ class Board:
         room_commands.register(self, self.room)
         self.room.subscribe(self._remember_meeting)
         #: action items' due dates and reminders (issue 27): /due, /snooze, /done, /actions with dates
+        from board.room.reminders import Reminders
+
         self.reminders = Reminders(self.room.store, self.schedule, clock, ZoneInfo(settings.timezone),
                                    voice=self._voice)
         followup_commands.register(self, self.reminders)

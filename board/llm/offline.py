@@ -27,8 +27,7 @@ line; the meeting's challenger opposes, states a disagreement in round 2 and rai
 final objection on the draft decision; the others support and state a consensus in round
 2 (a ``DISAGREE:`` / ``CONSENSUS:`` line in the statement, or a tool call where the meeting
 offers only the tools); the decision carries the dissent the meeting asks for. The offline notice is left
-to the meeting, which shows it once instead of on every statement. Its decision gives each action
-item a due date (:data:`OFFLINE_DUE`: the first in two minutes), so a first run sees a reminder.
+to the meeting, which shows it once instead of on every statement.
 """
 
 from __future__ import annotations
@@ -44,7 +43,6 @@ from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
 from board.memory.statements import heard
 
 __all__ = [
-    "OFFLINE_DUE",
     "OFFLINE_NOTICE",
     "OFFLINE_TAG",
     "OfflineProvider",
@@ -52,7 +50,6 @@ __all__ = [
     "extractive_summary",
     "signature_questions",
     "voice_line",
-    "with_due_dates",
 ]
 
 OFFLINE_NOTICE = (
@@ -158,20 +155,6 @@ _HEARD = re.compile(r"^- (.+?) \(([a-z][a-z0-9_-]*)\)(?:, round \d+)?: (.+?)(?: 
 _REQUIRED_DISSENT = re.compile(r"^- ([a-z][a-z0-9_-]*): (\".*\")\s*$", re.MULTILINE)
 CHALLENGER_MARK = "You are this meeting's challenger"
 STATED_MARK = "a line DISAGREE: {"  # the meeting takes disagreements and consensus inside the statement
-
-
-#: The due dates the offline chair gives its action items, in order: the first comes round within
-#: minutes, so a first run (``make run``) sees its reminder.
-OFFLINE_DUE = ("+2m", "in two weeks", "friday", "+3d", "next month")
-
-
-def with_due_dates(text: str) -> str:
-    """The offline decision ``text`` with a due date on each action item (:data:`OFFLINE_DUE`)."""
-    decision = json.loads(text)
-    for item, due in zip(decision.get("action_items") or [], OFFLINE_DUE, strict=False):
-        if isinstance(item, dict):
-            item["due"] = due
-    return json.dumps(decision, ensure_ascii=False)
 
 
 def _meeting_round(text: str) -> int | None:
@@ -397,7 +380,7 @@ class OfflineProvider:
             text = offline_json.instance_for(schema, speaker=persona.name, topic=topic, questions=questions,
                                              fixed=fixed)
             if in_meeting and "action_items" in schema.get("properties", {}):
-                text = with_due_dates(text)
+                text = offline_json.with_due_dates(text)  # the first comes round in minutes: make run sees it
             return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
         if in_meeting:
             round_no = _meeting_round(user_text)

@@ -226,10 +226,10 @@ class FakeGraphAPI(LocalServer):
         if payload.get("status") == "read":
             self.reads.append(payload)
             return web.json_response({"success": True})
-        if payload.get("type") == "audio" and (payload.get("to") or payload.get("recipient")):
-            return self._audio_sent(payload, payload.get("to") or payload.get("recipient"))
         if payload.get("type") == "template" and (payload.get("to") or payload.get("recipient")):
             return self._template_sent(payload, payload.get("to") or payload.get("recipient"))
+        if payload.get("type") == "audio" and (payload.get("to") or payload.get("recipient")):
+            return self._audio_sent(payload, payload.get("to") or payload.get("recipient"))
         if payload.get("type") != "text" or not (payload.get("to") or payload.get("recipient")):
             return web.json_response(self.error_body(100, "to or recipient and a text are required"), status=400)
         user = payload.get("to") or payload.get("recipient")
