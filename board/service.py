@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from board.agent.guardrails import Guardrails, GuardrailSettings
 from board.agent.migrations import MIGRATIONS as AGENT_MIGRATIONS
@@ -31,6 +32,7 @@ from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, 
 from board.clock import SYSTEM_CLOCK, Clock
 from board.commands import about as about_commands
 from board.commands import files as files_commands
+from board.commands import followup as followup_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import room as room_commands
@@ -100,6 +102,7 @@ class BoardSettings:
     guardrails: GuardrailSettings = field(default_factory=GuardrailSettings)
     media: MediaSettings = field(default_factory=MediaSettings)
     people: PeopleSettings = field(default_factory=PeopleSettings)
+    timezone: str = "UTC"  # the owner's time zone: due dates are read and shown in it (IANA name)
 
 
 #: /help where plain messages go to the place's role (a forum topic); each channel passes its own
@@ -157,6 +160,14 @@ class Board:
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         self._register_room_commands()
         self.room.subscribe(self._remember_meeting)
+        #: action items' due dates and reminders (issue 27): /due, /snooze, /done, /actions with dates
+        from board.room.reminders import Reminders
+
+        self.reminders = Reminders(self.room.store, self.schedule, clock, ZoneInfo(settings.timezone),
+                                   voice=self._voice)
+        followup_commands.register(self, self.reminders)
+        self.room.subscribe(self._follow_decision)
+        self.schedule.at_start(self.reminders.sync)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
         self.guardrails = Guardrails(settings.guardrails, db, models=self.configured_models)
@@ -441,6 +452,18 @@ class Board:
         handler, _ = entry
         text = await handler(envelope, route)
         return self._system_reply(envelope, route.role, text, kind="command")
+
+    def _voice(self, role: str) -> tuple[str, str] | None:
+        """(name, emoji) of ``role`` on this board, for what Sabha says in its name."""
+        profile = next((p for p in self.souls.profiles() if p.role == role), None)
+        return (profile.name, profile.emoji) if profile is not None else None
+
+    async def _follow_decision(self, event: MeetingEvent) -> None:
+        """A decision was recorded: its action items' due dates are read and their reminders set."""
+        from board.room.meeting import MeetingEventKind
+
+        if event.kind is MeetingEventKind.DECISION:
+            await self.reminders.decided(event.meeting_id)
 
     async def _remember_meeting(self, event: MeetingEvent) -> None:
         """A decided meeting leaves its record in the asking session (the chair's, where it was asked)

@@ -131,11 +131,13 @@ class Daemon:
         return redact("\n".join(lines))
 
     async def _cmd_status(self, envelope: Envelope, route: Route) -> str:
+        from board.commands.followup import overdue_lines
         from board.schedule.report import status_lines
 
         assert self.board is not None
         try:
-            scheduled = await status_lines(self.board.schedule.store)
+            scheduled = [*await status_lines(self.board.schedule.store),
+                         *await overdue_lines(self.board.room.store, self.board.reminders)]
         except Exception as exc:  # noqa: BLE001 - /status answers anyway
             scheduled = [f"Scheduled: unavailable ({exc})"]
         return redact("\n".join([self.status_text(), *scheduled, *await self._decision_lines()]))

@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # asyncio and the board are imported when the chat runs: `sab
     from board.router import Route
     from board.service import Board
     from bot.config import LoadedConfig
+    from bot.scheduled import ScheduledWorkService
 
 __all__ = ["HISTORY_FILE", "QUIT_WORDS", "add_parsers", "cmd_chat", "status_lines"]
 
@@ -202,6 +203,17 @@ async def _answer(board: Board, line: str, role: str | None, attachments: tuple[
             notice.cancel()
 
 
+def _console_reminders(board: Board) -> ScheduledWorkService:
+    """Scheduled work of the terminal's place (a meeting's reminders), printed between the lines."""
+    from bot.cli.screen import reply_text, say
+    from bot.scheduled import CONSOLE, ConsoleDeliver, ScheduledWorkService
+
+    service = ScheduledWorkService(board, [], deliver=ConsoleDeliver(lambda reply: say(reply_text(reply))),
+                                   only=(CONSOLE,))
+    service.start()
+    return service
+
+
 class _TerminalChat:
     """The interactive chat; see the module docstring."""
 
@@ -269,8 +281,12 @@ class _TerminalChat:
                 role = resolve_role(board, self.args.role)
                 _add_chat_commands(board, self.loaded, role)
                 board.room.subscribe(console_meeting_printer())
+                reminders = _console_reminders(board)  # reminders of meetings held here, printed when due
                 with quiet:
-                    return await self._converse(board, role, chat_log.path)
+                    try:
+                        return await self._converse(board, role, chat_log.path)
+                    finally:
+                        await reminders.stop()
             finally:
                 stop.set()
                 watcher.cancel()

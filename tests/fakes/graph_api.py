@@ -22,7 +22,8 @@ body; a wrong declared ``sha256`` or ``file_size`` serves what a damaged file lo
 :meth:`FakeGraphAPI.fail_media` makes the next lookups fail (a 5xx, a refused token).
 ``POST /{version}/{phone_number_id}/media`` (multipart: ``file``, ``type``,
 ``messaging_product``) records an upload and answers ``{"id": ...}``; an ``audio`` message
-naming an uploaded id is recorded in :attr:`FakeGraphAPI.sent_audio`.
+naming an uploaded id is recorded in :attr:`FakeGraphAPI.sent_audio`, a ``template`` message (sent
+outside the 24-hour window) in :attr:`FakeGraphAPI.sent_templates`.
 """
 
 from __future__ import annotations
@@ -91,6 +92,18 @@ class SentAudio:
 
 
 @dataclass(frozen=True)
+class SentTemplate:
+    """A ``template`` message the channel sent (outside the 24-hour window)."""
+
+    user: str
+    name: str
+    language: str
+    parameters: list[str]  # the body's text parameters, in order
+    wamid: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Upload:
     """A file the channel uploaded with ``POST /{phone-number-id}/media``."""
 
@@ -142,6 +155,7 @@ class FakeGraphAPI(LocalServer):
     media: dict[str, Media] = field(default_factory=dict)
     uploads: list[Upload] = field(default_factory=list)
     sent_audio: list[SentAudio] = field(default_factory=list)
+    sent_templates: list[SentTemplate] = field(default_factory=list)
     media_requests: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Authorization)
     _failures: list[_Failure] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -217,6 +231,8 @@ class FakeGraphAPI(LocalServer):
         if payload.get("status") == "read":
             self.reads.append(payload)
             return web.json_response({"success": True})
+        if payload.get("type") == "template" and (payload.get("to") or payload.get("recipient")):
+            return self._template_sent(payload, payload.get("to") or payload.get("recipient"))
         if payload.get("type") == "audio" and (payload.get("to") or payload.get("recipient")):
             return self._audio_sent(payload, payload.get("to") or payload.get("recipient"))
         buttons: tuple[tuple[str, str], ...] = ()
@@ -312,6 +328,19 @@ class FakeGraphAPI(LocalServer):
         self.uploads.append(Upload(media_id, fields.get("type"), fields.get("messaging_product"), filename,
                                    content_type, data))
         return web.json_response({"id": media_id})
+
+    def _template_sent(self, payload: dict[str, Any], user: str) -> web.Response:
+        template = payload.get("template") or {}
+        if not template.get("name") or not (template.get("language") or {}).get("code"):
+            return web.json_response(self.error_body(100, "template name and language code are required"),
+                                     status=400)
+        parameters = [str(p.get("text")) for c in template.get("components") or [] if c.get("type") == "body"
+                      for p in c.get("parameters") or [] if p.get("type") == "text"]
+        wamid = f"wamid.OUT{next(self._ids):06d}{random_id(8)}"
+        self.sent_templates.append(SentTemplate(user, template["name"], template["language"]["code"], parameters,
+                                                wamid, payload))
+        return web.json_response({"messaging_product": "whatsapp", "contacts": [{"input": user, "wa_id": user}],
+                                  "messages": [{"id": wamid}]})
 
     def _audio_sent(self, payload: dict[str, Any], user: str) -> web.Response:
         media_id = str((payload.get("audio") or {}).get("id") or "")
