@@ -97,6 +97,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("cancel", "Stop the meeting running here: /cancel [id]"),
     ("actions", "Open action items from board meetings"),
     ("done", "Close an action item: /done <n>"),
+    ("due", "Set an action item's due date: /due <n> <when>"),
+    ("snooze", "Put off an action item's reminder: /snooze <n> [2h]"),
     ("decisions", "Board decisions and where they stand"),
     ("decision", "One decision: who ruled on it and when"),
     ("ratify", "Ratify a board decision: /ratify [id]"),
