@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from board.agent.guardrails import Guardrails, GuardrailSettings
 from board.agent.migrations import MIGRATIONS as AGENT_MIGRATIONS
@@ -31,6 +32,7 @@ from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, 
 from board.clock import SYSTEM_CLOCK, Clock
 from board.commands import about as about_commands
 from board.commands import files as files_commands
+from board.commands import followup as followup_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import room as room_commands
@@ -62,6 +64,8 @@ from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.router import Route, Router, unknown_role
+from board.schedule import Schedule
+from board.schedule.migrations import MIGRATIONS as SCHEDULE_MIGRATIONS
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 
@@ -76,7 +80,7 @@ log = logging.getLogger("sabha.board")
 DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
-                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS)
+                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,7 @@ class BoardSettings:
     guardrails: GuardrailSettings = field(default_factory=GuardrailSettings)
     media: MediaSettings = field(default_factory=MediaSettings)
     people: PeopleSettings = field(default_factory=PeopleSettings)
+    timezone: str = "UTC"  # the owner's time zone: due dates are read and shown in it (IANA name)
 
 
 #: /help where plain messages go to the place's role (a forum topic); each channel passes its own
@@ -113,6 +118,8 @@ class Board:
         self.settings = settings
         self.clock = clock  # the one clock everything time-bound reads (board.clock)
         self.db = db
+        #: reminders, resolution requests, reviews: rows claimed before they are sent (board.schedule)
+        self.schedule = Schedule(db, clock)
         self.providers = providers
         self.souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR)
         self.prompts = PromptBuilder(settings.workspace)
@@ -151,8 +158,16 @@ class Board:
         self.owner_only: set[str] = set()
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
-        room_commands.register(self, self.room)
+        self._register_room_commands()
         self.room.subscribe(self._remember_meeting)
+        #: action items' due dates and reminders (issue 27): /due, /snooze, /done, /actions with dates
+        from board.room.reminders import Reminders
+
+        self.reminders = Reminders(self.room.store, self.schedule, clock, ZoneInfo(settings.timezone),
+                                   voice=self._voice)
+        followup_commands.register(self, self.reminders)
+        self.room.subscribe(self._follow_decision)
+        self.schedule.at_start(self.reminders.sync)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
         self.guardrails = Guardrails(settings.guardrails, db, models=self.configured_models)
@@ -189,9 +204,9 @@ class Board:
 
     @classmethod
     async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None, *,
-                   migrations: Iterable[Migration] = ()) -> Board:
+                   migrations: Iterable[Migration] = (), clock: Clock = SYSTEM_CLOCK) -> Board:
         """Open the state db under ``data_dir`` (the board's migrations plus ``migrations``,
-        the tables of the daemon's intake and channels) and build the board."""
+        the tables of the daemon's intake and channels) and build the board on ``clock``."""
         if not settings.workspace.is_dir():
             raise FileNotFoundError(
                 f"workspace {settings.workspace} does not exist; run `sabha init` to create one"
@@ -202,7 +217,7 @@ class Board:
             )
         db = await StateDB.open(settings.data_dir / DB_FILE, (*BOARD_MIGRATIONS, *migrations))
         try:
-            board = cls(settings, db, providers or ProviderRegistry())
+            board = cls(settings, db, providers or ProviderRegistry(), clock=clock)
         except BaseException:
             await db.close()
             raise
@@ -438,6 +453,18 @@ class Board:
         text = await handler(envelope, route)
         return self._system_reply(envelope, route.role, text, kind="command")
 
+    def _voice(self, role: str) -> tuple[str, str] | None:
+        """(name, emoji) of ``role`` on this board, for what Sabha says in its name."""
+        profile = next((p for p in self.souls.profiles() if p.role == role), None)
+        return (profile.name, profile.emoji) if profile is not None else None
+
+    async def _follow_decision(self, event: MeetingEvent) -> None:
+        """A decision was recorded: its action items' due dates are read and their reminders set."""
+        from board.room.meeting import MeetingEventKind
+
+        if event.kind is MeetingEventKind.DECISION:
+            await self.reminders.decided(event.meeting_id)
+
     async def _remember_meeting(self, event: MeetingEvent) -> None:
         """A decided meeting leaves its record in the asking session (the chair's, where it was asked)
         and in every participant's own session for that place, so later turns can answer from it."""
@@ -475,6 +502,19 @@ class Board:
         self.register_command("roles", self._cmd_roles, "/roles: who sits on the board")
         self.register_command("reset", self._cmd_reset, "/reset [role]: start a fresh conversation")
         self.register_command("souls", self._cmd_souls, "/souls: soul files and versions", owner_only=True)
+
+    def _register_room_commands(self) -> None:
+        """/meeting, /actions ... and ratification (issue 27): the decisions' verdicts and the owner's
+        /ratify, /veto, /revisit, whose follow-up meetings are scheduled work."""
+        from board.commands import decisions as decision_commands
+        from board.room import followup
+        from board.room.ratify import DecisionBook
+
+        room_commands.register(self, self.room)
+        self.decisions = DecisionBook(self.db, self.clock)
+        follow_ups = followup.FollowUps(self.room, self.decisions, self.schedule, self.clock)
+        followup.register(follow_ups)
+        decision_commands.register(self, self.decisions, follow_ups.plan)
 
     def describe_channel(self, channel: str, addressing: about_commands.Addressing) -> None:
         """How people address the board on ``channel`` (the first rows of its /help)."""

@@ -46,7 +46,7 @@ LLM_KEYS = frozenset({"model", "max_tokens", "fallbacks", "cheap_model", "thinki
                       "max_tool_iterations", "timeout_s", "turn_timeout_s", "retry", "prices", "text_tool_protocol",
                       "providers", "context"})
 BOARD_KEYS = frozenset({"enabled", "roster", "rosters", "agents", "history_messages", "max_message_chars", "meetings",
-                        "slow_notice_s",
+                        "slow_notice_s", "timezone",
                         "consultation"})
 AGENT_KEYS = frozenset({"name", "emoji", "model", "soul_file", "tools", "temperature", "thinking"})
 

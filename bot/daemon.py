@@ -54,6 +54,7 @@ from bot.ops.readiness import Readiness, check_readiness
 from bot.ops.reload import ReloadSignal, reload_config
 from bot.ops.runtime import RuntimeInfo, remove_runtime, write_runtime
 from bot.ops.signals import StopSignals
+from bot.scheduled import ScheduledWorkService
 
 if TYPE_CHECKING:
     from bot.web.app import WebContext
@@ -112,6 +113,7 @@ class Daemon:
         self._runner: web.AppRunner | None = None
         self.web: WebContext | None = None  # the owner's pages, when web.enabled
         self._last_status: str | None = None
+        self.scheduled: ScheduledWorkService | None = None  # reminders, reviews ... (board.schedule)
 
     # -- /status and /healthz ----------------------------------------------------------
 
@@ -134,7 +136,26 @@ class Daemon:
         return redact("\n".join(lines))
 
     async def _cmd_status(self, envelope: Envelope, route: Route) -> str:
-        return self.status_text()
+        from board.commands.followup import overdue_lines
+        from board.schedule.report import status_lines
+
+        assert self.board is not None
+        try:
+            scheduled = [*await status_lines(self.board.schedule.store),
+                         *await overdue_lines(self.board.room.store, self.board.reminders)]
+        except Exception as exc:  # noqa: BLE001 - /status answers anyway
+            scheduled = [f"Scheduled: unavailable ({exc})"]
+        return redact("\n".join([self.status_text(), *scheduled, *await self._decision_lines()]))
+
+    async def _decision_lines(self) -> list[str]:
+        """``/status``: where the board's decisions stand (issue 27)."""
+        from board.commands.decisions import status_lines
+
+        assert self.board is not None
+        try:
+            return await status_lines(self.board.decisions)
+        except Exception as exc:  # noqa: BLE001 - /status answers anyway
+            return [f"Decisions: unavailable ({exc})"]
 
     async def _healthz(self, request: web.Request) -> web.Response:
         body: dict[str, Any] = {
@@ -259,6 +280,8 @@ class Daemon:
             for channel in self.channels:
                 await channel.start()
                 started.append(channel)
+            self.scheduled = ScheduledWorkService(board, self.channels)
+            self.scheduled.start()
             if not self.channels:
                 log.warning("no channels configured: set telegram.token (see README, 'Telegram'); "
                             "serving only http://%s:%s/healthz", self.loaded.config.server.host, self.port)
@@ -340,6 +363,8 @@ class Daemon:
             await asyncio.gather(self.hub.drain(grace), self.board.room.drain(min(self.meeting_grace, grace)))
         except Exception:  # shutting down anyway
             log.exception("waiting for running answers and meetings failed")
+        if self.scheduled is not None:  # before the channels it delivers through
+            await self.scheduled.stop()
         for channel in started:
             try:
                 await channel.stop()

@@ -48,8 +48,8 @@ EXIT_USAGE = 2
 #: memory by ending; collecting while it imports the modules it needs only walks them again
 #: and again) and end without the interpreter's teardown (:func:`_exit_now`). Their output,
 #: the transcript, the ledger and the state db are written exactly as otherwise.
-SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "status", "inbox", "doctor",
-                            "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "web"})
+SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "decisions", "status", "inbox",
+                            "doctor", "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "web"})
 
 #: Each subcommand and the module whose ``add_parsers(sub, common)`` adds it (see the module
 #: docstring), in the order ``sabha --help`` lists them. Running a command imports only its own
@@ -66,6 +66,7 @@ SUBCOMMANDS: dict[str, str] = {
     "meetings": "bot.cli.meetings",
     "actions": "bot.cli.meetings",
     "roundtable": "bot.cli.meetings",
+    "decisions": "bot.cli.decisions",
     "status": "bot.cli.ops",
     "inbox": "bot.cli.ops",
     "doctor": "bot.cli.doctor",
@@ -129,6 +130,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """The daemon: channels, HTTP server and soul watcher until SIGTERM / SIGINT."""
     import logging
 
+    from board.clock import ClockRefused
     from bot.channels.base import ChannelError
     from bot.daemon import run_daemon
     from bot.intake.storage import DataDirUnwritable
@@ -140,7 +142,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         logging.getLogger("sabha.config").warning("%s", warning)
     try:
         return await run_daemon(loaded)
-    except (ChannelError, DataDirUnwritable) as exc:
+    except (ChannelError, DataDirUnwritable, ClockRefused) as exc:
         raise UserError(str(exc)) from exc
     except OSError as exc:
         raise UserError(str(exc)) from exc
