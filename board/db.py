@@ -18,18 +18,16 @@ the board's statements (a webhook's acknowledgement waits only for its own commi
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from board.masking import mask_value
+from board.storage.migrations import Migration, MigrationError, load_migrations, pending
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -38,50 +36,8 @@ __all__ = ["Migration", "MigrationError", "StateDB", "load_migrations"]
 
 log = logging.getLogger("sabha.db")
 
-_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+$")
 _PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=5000")
 T = TypeVar("T")
-
-
-class MigrationError(RuntimeError):
-    """The migrations cannot be applied (a bad name, a duplicate, or a db from a newer Sabha)."""
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One schema step: ``name`` is ``NNNN_what`` (the number orders it), ``sql`` a script."""
-
-    name: str
-    sql: str
-
-    def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
-            raise MigrationError(f"migration name {self.name!r} must look like 0123_what_it_does")
-
-    @property
-    def number(self) -> int:
-        """The numeric prefix, which orders migrations across owners."""
-        return int(self.name[:4])
-
-
-def _package_files(package: str) -> Any:
-    """The folder of ``package`` (a ``Path``) when it is one on disk, as pip installs it; else
-    what :func:`importlib.resources.files` gives (imported only then: with zipfile and tempfile
-    it would cost every command that opens the db ~4 ms of start-up)."""
-    module = importlib.import_module(package)
-    folders = list(getattr(module, "__path__", ()))
-    if len(folders) == 1 and Path(folders[0]).is_dir():
-        return Path(folders[0])
-    from importlib.resources import files
-
-    return files(package)
-
-
-def load_migrations(package: str) -> tuple[Migration, ...]:
-    """The ``NNNN_what.sql`` files of ``package`` (its file stems are the names), in numeric order."""
-    scripts = [entry for entry in _package_files(package).iterdir() if entry.name.endswith(".sql")]
-    migrations = [Migration(entry.name.removesuffix(".sql"), entry.read_text(encoding="utf-8")) for entry in scripts]
-    return tuple(sorted(migrations, key=lambda m: (m.number, m.name)))
 
 
 class StateDB:
@@ -122,8 +78,6 @@ class StateDB:
         await self.conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
-        from board.storage.migrations import pending  # the rules both backends share
-
         async with self.conn.execute("SELECT name FROM schema_migrations") as cur:
             applied = {row[0] for row in await cur.fetchall()}
         for migration in pending(migrations, applied, where=f"state db {self.path}",
