@@ -1,0 +1,196 @@
+"""The web chat in tests: a guard of the tests' own, a channel served on 127.0.0.1, and a "browser"
+that follows a conversation over SSE (reconnecting with ``Last-Event-ID`` as EventSource does) and
+shows what a page would: each outbox row once, the draft of an answer being written, the draft
+replaced by its reply."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import ClientError, ClientSession, ClientTimeout, web
+
+from board.service import Board
+from bot.channels.web.channel import WebChatChannel
+from bot.channels.web.config import WebChatSection
+from bot.channels.web.guard import CSRF_HEADER
+from tests.fakes.local_server import serve_locally
+
+__all__ = ["COOKIE", "CSRF", "ChatBrowser", "ServedChat", "TestGuard", "new_id", "post_message", "served_chat"]
+
+COOKIE = "sabha_chat_test"
+SECRET = "owner-secret-for-tests"
+CSRF = "csrf-for-tests"
+
+
+class TestGuard:
+    """The owner is whoever has cookie :data:`COOKIE` = :data:`SECRET`; the CSRF token is :data:`CSRF`."""
+
+    __test__ = False
+
+    async def refusal(self, request: web.Request) -> web.StreamResponse | None:
+        if request.cookies.get(COOKIE) == SECRET:
+            return None
+        return web.Response(status=401, text="log in first")
+
+    def csrf_token(self, request: web.Request) -> str:
+        return CSRF
+
+    def csrf_ok(self, request: web.Request, token: str | None) -> bool:
+        return token == CSRF
+
+
+def new_id() -> str:
+    return f"c-{uuid.uuid4().hex}"
+
+
+async def post_message(http: ClientSession, base: str, advisor: str, text: str, client_id: str | None = None, *,
+                       csrf: str | None = CSRF, owner: bool = True) -> tuple[int, dict[str, Any]]:
+    """POST ``text`` to ``advisor``'s chat at ``base`` (http://host:port); the status and the JSON body."""
+    headers = {CSRF_HEADER: csrf} if csrf is not None else {}
+    cookies = {"Cookie": f"{COOKIE}={SECRET}"} if owner else {}
+    async with http.post(f"{base}/ui/chat/{advisor}/messages", headers={**headers, **cookies},
+                         json={"text": text, "client_id": client_id or new_id()}) as resp:
+        try:
+            body = await resp.json(content_type=None)
+        except ValueError:
+            body = {"error": await resp.text()}
+        return resp.status, body
+
+
+@dataclass
+class ChatBrowser:
+    """One page following ``advisor``'s conversation; ``base()`` is where the server is now."""
+
+    base: Callable[[], str]
+    advisor: str
+    cookie: str = f"{COOKIE}={SECRET}"
+    entries: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> row
+    drafts: dict[str, str] = field(default_factory=dict)  # question -> text shown
+    finished: set[str] = field(default_factory=set)
+    repeats: list[int] = field(default_factory=list)  # seqs received twice (must stay empty)
+    draft_texts: list[str] = field(default_factory=list)  # every distinct partial text shown, in order
+    connections: int = 0
+    last_id: int = 0
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+    _task: asyncio.Task[None] | None = None
+
+    def start(self) -> ChatBrowser:
+        self._task = asyncio.create_task(self._run(), name=f"browser {self.advisor}")
+        return self
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        async with ClientSession(timeout=ClientTimeout(total=None, sock_connect=2)) as http:
+            while True:
+                headers = {"Cookie": self.cookie, "Last-Event-ID": str(self.last_id)}
+                try:
+                    async with http.get(f"{self.base()}/ui/chat/{self.advisor}/events", headers=headers) as resp:
+                        if resp.status == 200:
+                            self.connections += 1
+                            await self._read(resp.content)
+                except (TimeoutError, ClientError, OSError, ValueError):
+                    pass
+                await asyncio.sleep(0.05)  # EventSource's retry (the stream says 1000 ms; tests are quicker)
+
+    async def _read(self, content: Any) -> None:
+        event, data, seq = "message", "", None
+        async for raw in content:
+            line = raw.decode().rstrip("\n").rstrip("\r")
+            if not line:
+                if data:
+                    self._on(event, json.loads(data), seq)
+                event, data, seq = "message", "", None
+            elif line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data += line[5:].strip()
+            elif line.startswith("id:"):
+                seq = int(line[3:].strip())
+
+    def _on(self, event: str, data: dict[str, Any], seq: int | None) -> None:
+        if event == "entry" and seq is not None:
+            self.last_id = seq
+            if seq in self.entries:
+                self.repeats.append(seq)
+            self.entries[seq] = data
+            if data.get("reply_to") and data["kind"] not in ("question", "notice"):
+                self.finished.add(data["reply_to"])
+                self.drafts.pop(data["reply_to"], None)
+        elif event in ("draft", "delta") and data["reply_to"] not in self.finished:
+            text = data["text"] if event == "draft" else self.drafts.get(data["reply_to"], "") + data["text"]
+            self.drafts[data["reply_to"]] = text
+            if text and (not self.draft_texts or self.draft_texts[-1] != text):
+                self.draft_texts.append(text)
+        elif event == "draft_end":
+            self.drafts.pop(data["reply_to"], None)
+        self.changed.set()
+
+    def questions(self) -> list[str]:
+        return [e["text"] for _, e in sorted(self.entries.items()) if e["kind"] == "question"]
+
+    def replies(self) -> list[str]:
+        return [e["text"] for _, e in sorted(self.entries.items()) if e["kind"] != "question"]
+
+    def shown(self) -> list[str]:
+        """Every text the page shows: rows in order, then drafts."""
+        return [e["text"] for _, e in sorted(self.entries.items())] + list(self.drafts.values())
+
+    async def wait(self, predicate: Callable[[ChatBrowser], bool], what: str, timeout: float = 10.0) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while not predicate(self):
+            left = deadline - loop.time()
+            if left <= 0:
+                raise AssertionError(f"timed out waiting for {what}; the page shows {self.shown()!r}")
+            self.changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), min(left, 0.2))
+
+
+@dataclass
+class ServedChat:
+    """A :class:`WebChatChannel` on a real aiohttp server on 127.0.0.1."""
+
+    board: Board
+    settings: WebChatSection = field(default_factory=WebChatSection)
+    channel: WebChatChannel | None = None
+    runner: web.AppRunner | None = None
+    url: str = ""
+
+    async def start(self) -> WebChatChannel:
+        self.channel = WebChatChannel(self.board, self.settings, guard=TestGuard())
+        app = web.Application()
+        app.add_routes(self.channel.routes())
+        self.runner, port = await serve_locally(app, shutdown_timeout=2.0)
+        self.url = f"http://127.0.0.1:{port}"
+        await self.channel.start()
+        return self.channel
+
+    async def stop(self, grace: float = 5.0) -> None:
+        if self.channel is not None:
+            await self.channel.stop(grace)
+            self.channel = None
+        if self.runner is not None:
+            await self.runner.cleanup()
+            self.runner = None
+
+
+@contextlib.asynccontextmanager
+async def served_chat(board: Board, **settings: Any) -> AsyncIterator[ServedChat]:
+    served = ServedChat(board, WebChatSection(**settings))
+    await served.start()
+    try:
+        yield served
+    finally:
+        await served.stop()
