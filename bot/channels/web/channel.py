@@ -35,7 +35,8 @@ from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgres
 from bot.channels.web.config import WebChatSection
 from bot.channels.web.feed import ChatFeed
 from bot.channels.web.guard import Guard, LockedGuard
-from bot.channels.web.routes import ChannelClosed, chat_routes
+from bot.channels.web.host import ChannelClosed
+from bot.channels.web.routes import chat_routes
 from bot.channels.web.store import EntryKind, NewEntry, Outbox, OutboxEntry, question_key, reply_key
 from bot.channels.web.stream import WORKING, streaming
 from bot.intake.inbox import Arrival

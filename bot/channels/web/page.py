@@ -8,12 +8,10 @@ The page lists the advisors (a chat per advisor), shows the conversation it read
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
 import jinja2
 
-if TYPE_CHECKING:
-    from bot.channels.web.channel import WebChatChannel
+from bot.channels.web.host import ChatHost
 
 __all__ = ["render_page"]
 
@@ -24,7 +22,7 @@ def _environment() -> jinja2.Environment:
                               autoescape=jinja2.select_autoescape(("html", "j2")), undefined=jinja2.StrictUndefined)
 
 
-def render_page(channel: WebChatChannel, advisor: str | None, csrf: str, *, error: str | None = None) -> str:
+def render_page(channel: ChatHost, advisor: str | None, csrf: str, *, error: str | None = None) -> str:
     """The chat page with ``advisor`` (None: only ``error`` and the list of advisors)."""
     env = _environment()
     advisors = [(role, channel.label(role)) for role in channel.advisors()]

@@ -20,18 +20,16 @@ import asyncio
 import contextlib
 import json
 import logging
-from typing import TYPE_CHECKING
 
 from aiohttp import web
 
 from bot.channels.web.feed import FeedEvent, FeedKind
 from bot.channels.web.guard import CSRF_HEADER, Guard
+from bot.channels.web.host import ChannelClosed, ChatHost
 from bot.channels.web.inbound import BadMessage, body_limit, read_message
+from bot.channels.web.page import render_page
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.intake.intake import StorageUnavailable
-
-if TYPE_CHECKING:
-    from bot.channels.web.channel import WebChatChannel
 
 __all__ = ["PING_S", "PREFIX", "chat_routes"]
 
@@ -56,7 +54,7 @@ def _last_event_id(request: web.Request) -> int:
 class _Routes:
     """The handlers, bound to one channel and one guard."""
 
-    def __init__(self, channel: WebChatChannel, guard: Guard) -> None:
+    def __init__(self, channel: ChatHost, guard: Guard) -> None:
         self.channel, self.guard = channel, guard
 
     def _advisor(self, request: web.Request) -> str | None:
@@ -77,8 +75,6 @@ class _Routes:
         refusal = await self.guard.refusal(request)
         if refusal is not None:
             return refusal
-        from bot.channels.web.page import render_page
-
         advisor = self._advisor(request)
         if advisor is None:
             return web.Response(status=404, content_type="text/html",
@@ -171,11 +167,7 @@ async def _send(response: web.StreamResponse, event: FeedEvent) -> None:
     await response.write(f"{head}event: {event.kind.value}\ndata: {data}\n\n".encode())
 
 
-class ChannelClosed(Exception):
-    """The channel is not taking messages (starting or stopping); ``str()`` says to retry."""
-
-
-def chat_routes(channel: WebChatChannel, guard: Guard) -> list[web.RouteDef]:
+def chat_routes(channel: ChatHost, guard: Guard) -> list[web.RouteDef]:
     """The chat's routes for ``channel``, every one behind ``guard``."""
     routes = _Routes(channel, guard)
     return [web.get(PREFIX, routes.index), web.get(f"{PREFIX}/", routes.index),
