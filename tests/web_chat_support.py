@@ -10,7 +10,8 @@ import contextlib
 import json
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from aiohttp import ClientError, ClientSession, ClientTimeout, web
@@ -20,8 +21,10 @@ from bot.channels.web.channel import WebChatChannel
 from bot.channels.web.config import WebChatSection
 from bot.channels.web.guard import CSRF_HEADER
 from tests.fakes.local_server import serve_locally
+from tests.fakes.openai_api import FakeOpenAI
 
-__all__ = ["COOKIE", "CSRF", "ChatBrowser", "ServedChat", "TestGuard", "new_id", "post_message", "served_chat"]
+__all__ = ["COOKIE", "CSRF", "ChatBrowser", "ServedChat", "TestGuard", "new_id", "post_message", "served_chat",
+           "streaming_board"]
 
 COOKIE = "sabha_chat_test"
 SECRET = "owner-secret-for-tests"
@@ -43,6 +46,18 @@ class TestGuard:
 
     def csrf_ok(self, request: web.Request, token: str | None) -> bool:
         return token == CSRF
+
+
+async def streaming_board(tmp_path: Path, workspace: Path, fake: FakeOpenAI) -> Board:
+    """A board on the fake OpenAI that streams its answers, with every channel's tables."""
+    from bot.app import all_migrations, build_providers
+    from bot.config import LoadedConfig, parse_config
+
+    text = (f"llm:\n  model: openai:gpt-4o-mini\n  retry: {{retries: 0}}\n  providers:\n"
+            f'    openai: {{base_url: "{fake.base_url}", api_key: "sk-test", stream: true}}\n')
+    loaded = LoadedConfig(config=parse_config(text, source="test.yaml", env={}), source=None, base_dir=tmp_path)
+    settings = replace(loaded.board_settings(), workspace=workspace, data_dir=tmp_path / "sessions")
+    return await Board.open(settings, build_providers(loaded, env={}), migrations=all_migrations())
 
 
 def new_id() -> str:

@@ -59,7 +59,7 @@
       button.setAttribute("aria-label", b.label + " (sends " + b.command + ")");
       button.addEventListener("click", function () {
         button.disabled = true;  // a second press is the same message anyway (same client id)
-        send(b.command, "b-" + entry.seq + "-" + i).then(function () { button.disabled = false; });
+        send(b.command, "button-" + entry.seq + "-" + i).then(function () { button.disabled = false; });
       });
       row.appendChild(button);
     });

@@ -1,0 +1,218 @@
+"""Issue 28, the web chat channel on a real aiohttp server: what the page posts and what it reads.
+
+Bad input is refused with a status and a sentence, and nothing is stored; a client id sent twice
+is answered once; the conversation over SSE resumes from ``Last-Event-ID`` with no gaps and no
+repeats; an answer being written streams as deltas, a page that connects mid-answer sees the
+answer so far, then the rest, then the reply in its place, never the text twice; a page that
+closes mid-answer loses nothing. Every test ends with a marker message, not a sleep, where it
+proves that nothing more comes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from aiohttp import ClientSession
+
+from board.envelope import Button, Reply
+from board.service import Board
+from tests.fakes.openai_api import FakeOpenAI
+from tests.telegram_support import RecordingModel, last_user_text, use_model
+from tests.web_chat_support import (
+    COOKIE,
+    SECRET,
+    ChatBrowser,
+    new_id,
+    post_message,
+    served_chat,
+    streaming_board,
+)
+
+ANSWER = ("Pricing is a promise about value, so start from the outcome your customer buys, then test three "
+          "price points with ten real conversations before you print a number anywhere.")
+
+
+def echo(board: Board) -> RecordingModel:
+    return use_model(board, RecordingModel(answer=lambda r: f"answer to {last_user_text(r)}"))
+
+
+async def rows(board: Board, table: str, where: str = "1") -> int:
+    row = await board.db.fetchone(f"SELECT COUNT(*) AS n FROM {table} WHERE {where}")
+    assert row is not None
+    return int(row["n"])
+
+
+async def test_bad_input_is_refused_with_a_reason_and_nothing_is_stored(board: Board) -> None:
+    model = echo(board)
+    async with served_chat(board) as chat, ClientSession() as http:
+        base = chat.url
+        status, body = await post_message(http, base, "critic", "   ")
+        assert status == 400 and "empty message" in body["error"]
+        status, body = await post_message(http, base, "critic", "x" * (board.settings.max_message_chars + 1))
+        assert status == 413 and "characters long; the limit is" in body["error"]
+        status, body = await post_message(http, base, "nobody", "hello")
+        assert status == 404 and "no advisor 'nobody'" in body["error"] and "critic" in body["error"]
+        status, body = await post_message(http, base, "critic", "hello", csrf=None)
+        assert status == 403 and "reload the page" in body["error"]
+        status, body = await post_message(http, base, "critic", "hello", csrf="forged")
+        assert status == 403
+        status, _ = await post_message(http, base, "critic", "hello", owner=False)
+        assert status == 401
+        status, body = await post_message(http, base, "critic", "hello", client_id="short")
+        assert status == 400 and "client_id" in body["error"]
+        async with http.post(f"{base}/ui/chat/critic/messages", data=b"{not json",
+                             headers={"Cookie": f"{COOKIE}={SECRET}", "X-CSRF-Token": "csrf-for-tests"}) as resp:
+            assert resp.status == 400 and "could not be read" in (await resp.json())["error"]
+        async with http.post(f"{base}/ui/chat/critic/messages", data=b"x" * (board.settings.max_message_chars * 13),
+                             headers={"Cookie": f"{COOKIE}={SECRET}", "X-CSRF-Token": "csrf-for-tests"}) as resp:
+            assert resp.status == 413
+        for path in ("/ui/chat", "/ui/chat/critic", "/ui/chat/critic/events"):
+            async with http.get(f"{base}{path}", allow_redirects=False) as resp:
+                assert resp.status == 401, path  # nothing is served without the login
+        assert await rows(board, "inbound_messages", "channel = 'web'") == 0
+        assert await rows(board, "web_chat_outbox") == 0
+        assert model.calls == []
+
+
+async def test_a_client_id_sent_again_is_answered_once(board: Board) -> None:
+    model = echo(board)
+    async with served_chat(board) as chat, ClientSession() as http:
+        browser = ChatBrowser(lambda: chat.url, "finance").start()
+        try:
+            client_id = new_id()
+            first = await post_message(http, chat.url, "finance", "what margin?", client_id)
+            assert first == (202, {"ok": True, "duplicate": False, "seq": 1})
+            again = await asyncio.gather(*(post_message(http, chat.url, "finance", "what margin?", client_id)
+                                           for _ in range(3)))  # a double submit, a reload resending it
+            assert all(status == 202 and body["duplicate"] for status, body in again)
+            await post_message(http, chat.url, "finance", "marker")
+            await browser.wait(lambda b: "answer to marker" in b.replies(), "the marker's answer")
+            assert browser.questions() == ["what margin?", "marker"]
+            assert browser.replies() == ["answer to what margin?", "answer to marker"]
+            assert [last_user_text(c) for c in model.calls] == ["what margin?", "marker"]
+            assert browser.repeats == []
+        finally:
+            await browser.close()
+
+
+async def test_the_feed_resumes_from_last_event_id_without_gaps_or_repeats(board: Board) -> None:
+    echo(board)
+    async with served_chat(board) as chat, ClientSession() as http:
+        for i in range(3):
+            await post_message(http, chat.url, "research", f"q{i}")
+        first = ChatBrowser(lambda: chat.url, "research").start()
+        await first.wait(lambda b: len(b.replies()) == 3, "three answers")
+        await first.close()
+        seen = first.last_id
+        assert sorted(first.entries) == list(range(1, seen + 1))  # every row, once, in order
+        for i in range(3, 5):
+            await post_message(http, chat.url, "research", f"q{i}")
+        later = ChatBrowser(lambda: chat.url, "research", last_id=seen).start()  # reconnects with Last-Event-ID
+        try:
+            await later.wait(lambda b: "answer to q4" in b.replies(), "the answers after the reconnect")
+            assert sorted(later.entries) == list(range(seen + 1, seen + 5))
+            assert later.questions() == ["q3", "q4"] and later.repeats == []
+        finally:
+            await later.close()
+
+
+async def test_a_streamed_answer_shows_while_written_and_a_page_opened_mid_answer_never_shows_it_twice(
+    tmp_path: Path, workspace: Path, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.script_text(ANSWER, chunk_delay=0.08)
+    fake_openai.script_text("MARKER DONE")
+    board = await streaming_board(tmp_path, workspace, fake_openai)
+    try:
+        async with served_chat(board) as chat, ClientSession() as http:
+            early = ChatBrowser(lambda: chat.url, "critic").start()
+            late = ChatBrowser(lambda: chat.url, "critic")
+            try:
+                await early.wait(lambda b: b.connections == 1, "the first page to connect")
+                status, _ = await post_message(http, chat.url, "critic", "how do I price my product?")
+                assert status == 202
+                await early.wait(lambda b: any(len(t.split()) >= 5 for t in b.draft_texts), "part of the answer")
+                late.start()  # a reload mid-answer: the answer so far, then the rest
+                await late.wait(lambda b: bool(b.draft_texts), "the draft on the page opened mid-answer")
+                assert late.draft_texts[0].startswith("Pricing is a promise") and \
+                    "print a number anywhere" not in late.draft_texts[0]
+                await post_message(http, chat.url, "critic", "marker")
+                for page in (early, late):
+                    await page.wait(lambda b: "MARKER DONE" in b.replies(), "the marker's answer")
+                    assert page.replies() == [ANSWER, "MARKER DONE"]  # the reply in the draft's place, once
+                    assert page.drafts == {} and page.repeats == []
+                    assert all(ANSWER.startswith(t) or "MARKER DONE".startswith(t)
+                               for t in page.draft_texts)  # deltas never repeat text
+                assert len([t for t in early.draft_texts if ANSWER.startswith(t)]) >= 3  # several partial texts
+            finally:
+                await early.close()
+                await late.close()
+    finally:
+        await board.close()
+
+
+async def test_a_page_closed_mid_answer_loses_nothing(tmp_path: Path, workspace: Path,
+                                                      fake_openai: FakeOpenAI) -> None:
+    fake_openai.script_text(ANSWER, chunk_delay=0.05)
+    fake_openai.script_text("MARKER DONE")
+    board = await streaming_board(tmp_path, workspace, fake_openai)
+    try:
+        async with served_chat(board) as chat, ClientSession() as http:
+            page = ChatBrowser(lambda: chat.url, "strategy").start()
+            await page.wait(lambda b: b.connections == 1, "the page to connect")
+            await post_message(http, chat.url, "strategy", "price?")
+            await page.wait(lambda b: bool(b.draft_texts), "part of the answer")
+            await page.close()  # the tab is closed mid-answer
+            assert chat.channel is not None
+            await post_message(http, chat.url, "strategy", "marker")
+            again = ChatBrowser(lambda: chat.url, "strategy").start()
+            try:
+                await again.wait(lambda b: "MARKER DONE" in b.replies(), "the marker's answer")
+                assert again.replies() == [ANSWER, "MARKER DONE"] and again.repeats == []
+                assert chat.channel.streams.open_now == 1  # the closed page's response ended
+            finally:
+                await again.close()
+    finally:
+        await board.close()
+
+
+async def test_buttons_come_with_the_reply_and_a_press_is_a_command_answered_once(board: Board) -> None:
+    echo(board)
+    async with served_chat(board) as chat, ClientSession() as http:
+        assert chat.channel is not None
+        reply = Reply(role="general", name="Chair", emoji="🪑", text="Ratify it?", channel="web", chat_id="general",
+                      reply_to="c-system-1", buttons=(Button("Ratify", "/help"),))
+        from bot.channels.base import SendProgress
+
+        await chat.channel.deliver(reply, SendProgress())
+        page = ChatBrowser(lambda: chat.url, "general").start()
+        try:
+            await page.wait(lambda b: bool(b.entries), "the reply with its button")
+            [entry] = page.entries.values()
+            assert entry["buttons"] == [{"label": "Ratify", "command": "/help"}]
+            press = f"button-{entry['seq']}-0"  # what the page sends: the same id for a second press
+            for _ in range(2):
+                status, _ = await post_message(http, chat.url, "general", "/help", press)
+                assert status == 202
+            await post_message(http, chat.url, "general", "marker")
+            await page.wait(lambda b: "answer to marker" in b.replies(), "the marker's answer")
+            assert page.questions() == ["/help", "marker"]
+            assert len(page.replies()) == 3  # the buttons' reply, /help's answer once, the marker's
+        finally:
+            await page.close()
+
+
+async def test_the_page_is_served_with_its_labels_and_token(board: Board) -> None:
+    async with served_chat(board) as chat, ClientSession() as http:
+        headers = {"Cookie": f"{COOKIE}={SECRET}"}
+        async with http.get(f"{chat.url}/ui/chat", headers=headers, allow_redirects=False) as resp:
+            assert resp.status == 302 and resp.headers["Location"] == "/ui/chat/general"
+        async with http.get(f"{chat.url}/ui/chat/critic", headers=headers) as resp:
+            page = await resp.text()
+            assert resp.status == 200
+        assert '<meta name="csrf-token" content="csrf-for-tests">' in page
+        assert '<label for="message">' in page and 'aria-current="page"' in page
+        assert "prefers-color-scheme: dark" in page and "EventSource" in page
+        assert "http://" not in page and "https://" not in page  # nothing loaded from outside the daemon
+        async with http.get(f"{chat.url}/ui/chat/nobody", headers=headers) as resp:
+            assert resp.status == 404 and "no advisor" in await resp.text()
