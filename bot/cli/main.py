@@ -49,7 +49,7 @@ EXIT_USAGE = 2
 #: and again) and end without the interpreter's teardown (:func:`_exit_now`). Their output,
 #: the transcript, the ledger and the state db are written exactly as otherwise.
 SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "status", "inbox", "doctor",
-                            "config", "memory", "media", "people", "cost", "telegram", "whatsapp"})
+                            "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "web"})
 
 #: Each subcommand and the module whose ``add_parsers(sub, common)`` adds it (see the module
 #: docstring), in the order ``sabha --help`` lists them. Running a command imports only its own
@@ -74,6 +74,7 @@ SUBCOMMANDS: dict[str, str] = {
     "memory": "bot.cli.memory",
     "media": "bot.cli.media",
     "people": "bot.cli.people",
+    "web": "bot.cli.web",
 }
 
 #: Subcommands whose parser this module adds itself.
