@@ -210,9 +210,17 @@ async def test_the_page_is_served_with_its_labels_and_token(board: Board) -> Non
         async with http.get(f"{chat.url}/ui/chat/critic", headers=headers) as resp:
             page = await resp.text()
             assert resp.status == 200
-        assert '<meta name="csrf-token" content="csrf-for-tests">' in page
+        assert 'name="csrf" value="csrf-for-tests"' in page
         assert '<label for="message">' in page and 'aria-current="page"' in page
-        assert "prefers-color-scheme: dark" in page and "EventSource" in page
+        assert '<script src="/ui/chat/assets/chat.js">' in page and "<script>" not in page  # the CSP: no inline script
         assert "http://" not in page and "https://" not in page  # nothing loaded from outside the daemon
+        assert "script-src 'self'" in resp.headers["Content-Security-Policy"]
+        async with http.get(f"{chat.url}/ui/chat/assets/chat.js", headers=headers) as resp:
+            assert resp.status == 200 and "EventSource" in await resp.text()
+            assert resp.content_type == "text/javascript"
+        async with http.get(f"{chat.url}/ui/chat/assets/chat.js") as resp:
+            assert resp.status == 401
+        async with http.get(f"{chat.url}/ui/chat/assets/secret.py", headers=headers) as resp:
+            assert resp.status == 404
         async with http.get(f"{chat.url}/ui/chat/nobody", headers=headers) as resp:
             assert resp.status == 404 and "no advisor" in await resp.text()

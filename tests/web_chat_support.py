@@ -19,7 +19,7 @@ from aiohttp import ClientError, ClientSession, ClientTimeout, web
 from board.service import Board
 from bot.channels.web.channel import WebChatChannel
 from bot.channels.web.config import WebChatSection
-from bot.channels.web.guard import CSRF_HEADER
+from bot.web.auth import CSRF_HEADER
 from tests.fakes.local_server import serve_locally
 from tests.fakes.openai_api import FakeOpenAI
 

@@ -288,4 +288,4 @@ def build(board: Board, loaded: LoadedConfig, hub: IntakeHub) -> WebChatChannel:
     from bot.channels.web.config import chat_section
     from bot.channels.web.guard import daemon_guard
 
-    return WebChatChannel(board, chat_section(loaded), hub=hub, guard=daemon_guard(board, loaded))
+    return WebChatChannel(board, chat_section(loaded), hub=hub, guard=daemon_guard())

@@ -13,10 +13,11 @@ from typing import Protocol
 
 from aiohttp import web
 
-__all__ = ["CSRF_HEADER", "Guard", "LockedGuard", "daemon_guard"]
+from bot.web import auth
+from bot.web.auth import CSRF_HEADER
 
-#: The header the chat page sends its CSRF token in (a form field ``csrf`` works too).
-CSRF_HEADER = "X-CSRF-Token"
+__all__ = ["CSRF_HEADER", "Guard", "LockedGuard", "WebAuthGuard", "daemon_guard"]
+
 
 
 class Guard(Protocol):
@@ -52,6 +53,23 @@ class LockedGuard:
         return False
 
 
-def daemon_guard(board: object, loaded: object) -> Guard:
-    """The guard the daemon puts on the chat: the web pages' owner login (:mod:`bot.web.auth`)."""
-    return LockedGuard("no login is set up for the web pages (see README, 'Web')")
+
+class WebAuthGuard:
+    """The web pages' login (:mod:`bot.web.auth`): the signed session cookie, its CSRF token.
+    Without a session a browser's page view is sent to the login page, anything else is 401; a
+    POST without the session's CSRF token is 403 (all raised, as :func:`bot.web.auth.check_request` does)."""
+
+    async def refusal(self, request: web.Request) -> web.StreamResponse | None:
+        await auth.check_request(request)
+        return None
+
+    def csrf_token(self, request: web.Request) -> str:
+        return auth.csrf_token(request)
+
+    def csrf_ok(self, request: web.Request, token: str | None) -> bool:
+        return auth.csrf_ok(request, token)
+
+
+def daemon_guard() -> Guard:
+    """The guard the daemon puts on the chat: the web pages' owner login."""
+    return WebAuthGuard()

@@ -1,8 +1,9 @@
-"""The chat page: one Jinja2 template (autoescaped; not the sandboxed prompt Environment of
-:mod:`board.workspace.prompt`) with its CSS and vanilla JS inlined, nothing loaded from outside.
-
-The page lists the advisors (a chat per advisor), shows the conversation it reads over SSE
-(:mod:`.routes`), and posts messages with a client id it generates; see ``templates/chat.js``.
+"""The chat page: a Jinja2 template of the channel's (``templates/chat.html``) that extends the web
+pages' ``base.html`` (their navigation, stylesheet and sign-out), rendered in an autoescaped
+environment that loads both (not the sandboxed prompt Environment of :mod:`board.workspace.prompt`).
+Its script and its layout rules are files served by the chat's routes (the pages' CSP allows only
+the daemon's own scripts): ``chat.js`` reads the conversation over SSE and posts messages with a
+client id it generates.
 """
 
 from __future__ import annotations
@@ -13,27 +14,35 @@ import jinja2
 
 from bot.channels.web.host import ChatHost
 
-__all__ = ["render_page"]
+__all__ = ["ASSETS", "asset", "render_page"]
+
+#: The files served under ``/ui/chat/assets/``, with their content types.
+ASSETS = {"chat.js": "text/javascript", "chat.css": "text/css"}
 
 
 @functools.cache
 def _environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.PackageLoader("bot.channels.web", "templates"),
-                              autoescape=jinja2.select_autoescape(("html", "j2")), undefined=jinja2.StrictUndefined)
+    loader = jinja2.ChoiceLoader([jinja2.PackageLoader("bot.channels.web", "templates"),
+                                  jinja2.PackageLoader("bot.web", "templates")])
+    return jinja2.Environment(loader=loader, autoescape=True, undefined=jinja2.StrictUndefined)
 
 
 def render_page(channel: ChatHost, advisor: str | None, csrf: str, *, error: str | None = None) -> str:
     """The chat page with ``advisor`` (None: only ``error`` and the list of advisors)."""
-    env = _environment()
+    from bot.web.pages import NAV
+
     advisors = [(role, channel.label(role)) for role in channel.advisors()]
-    return env.get_template("chat.html.j2").render(
-        advisor=advisor, advisor_label=channel.label(advisor) if advisor else "", advisors=advisors, csrf=csrf,
-        error=error, max_chars=channel.max_chars, css=_asset("chat.css"), js=_asset("chat.js"))
+    label = channel.label(advisor) if advisor else ""
+    return _environment().get_template("chat.html").render(
+        title=f"Chat with {label}" if advisor else "Chat", nav=NAV, active="chat", csrf=csrf, signed_in=True,
+        prefix="/ui", advisor=advisor, advisor_label=label, advisors=advisors, error=error,
+        max_chars=channel.max_chars)
 
 
 @functools.cache
-def _asset(name: str) -> str:
+def asset(name: str) -> str:
+    """The text of asset ``name`` (one of :data:`ASSETS`)."""
     env = _environment()
-    assert env.loader is not None
+    assert env.loader is not None and name in ASSETS
     source, _, _ = env.loader.get_source(env, name)
     return source

@@ -17,8 +17,8 @@ __all__ = ["PLUGIN", "enabled"]
 
 def enabled(loaded: LoadedConfig) -> bool:
     """Whether the chat runs: the web pages are on (``web.enabled``) and ``web.chat.enabled``."""
-    web = getattr(loaded.config, "web", None)
-    return bool(getattr(web, "enabled", False)) and bool(getattr(getattr(web, "chat", None), "enabled", True))
+    web = loaded.config.web
+    return web.enabled and web.chat.enabled
 
 
 def _factory() -> ChannelFactory:

@@ -27,9 +27,10 @@ from bot.channels.web.feed import FeedEvent, FeedKind
 from bot.channels.web.guard import CSRF_HEADER, Guard
 from bot.channels.web.host import ChannelClosed, ChatHost
 from bot.channels.web.inbound import BadMessage, body_limit, read_message
-from bot.channels.web.page import render_page
+from bot.channels.web.page import ASSETS, asset, render_page
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.intake.intake import StorageUnavailable
+from bot.web.app import CSP
 
 __all__ = ["PING_S", "PREFIX", "chat_routes"]
 
@@ -37,6 +38,9 @@ log = logging.getLogger("sabha.web.chat")
 
 PREFIX = "/ui/chat"
 PING_S = 15.0
+#: The web pages' headers (:mod:`bot.web.app`): only the daemon's own scripts and styles, no framing, no referrer.
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -76,12 +80,22 @@ class _Routes:
         if refusal is not None:
             return refusal
         advisor = self._advisor(request)
+        csrf = self.guard.csrf_token(request)
         if advisor is None:
-            return web.Response(status=404, content_type="text/html",
-                                text=render_page(self.channel, None, "", error=self._unknown(request)))
-        return web.Response(content_type="text/html",
-                            text=render_page(self.channel, advisor, self.guard.csrf_token(request)),
-                            headers={"Cache-Control": "no-store"})
+            return web.Response(status=404, content_type="text/html", headers=SECURITY_HEADERS,
+                                text=render_page(self.channel, None, csrf, error=self._unknown(request)))
+        return web.Response(content_type="text/html", text=render_page(self.channel, advisor, csrf),
+                            headers=SECURITY_HEADERS)
+
+    async def asset(self, request: web.Request) -> web.StreamResponse:
+        refusal = await self.guard.refusal(request)
+        if refusal is not None:
+            return refusal
+        name = request.match_info["name"]
+        if name not in ASSETS:
+            raise web.HTTPNotFound(text=f"no file {name!r} here")
+        return web.Response(text=asset(name), content_type=ASSETS[name],
+                            headers={**SECURITY_HEADERS, "Cache-Control": "private, max-age=300"})
 
     async def post(self, request: web.Request) -> web.StreamResponse:
         refusal = await self.guard.refusal(request)
@@ -117,7 +131,7 @@ class _Routes:
         if advisor is None:
             return _error(404, self._unknown(request))
         response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
-                                               "X-Accel-Buffering": "no"})
+                                               "X-Accel-Buffering": "no", "X-Content-Type-Options": "nosniff"})
         await response.prepare(request)
         with contextlib.suppress(ConnectionResetError, ConnectionError, asyncio.CancelledError):
             await self._feed(response, advisor, _last_event_id(request))
@@ -171,6 +185,6 @@ def chat_routes(channel: ChatHost, guard: Guard) -> list[web.RouteDef]:
     """The chat's routes for ``channel``, every one behind ``guard``."""
     routes = _Routes(channel, guard)
     return [web.get(PREFIX, routes.index), web.get(f"{PREFIX}/", routes.index),
-            web.get(f"{PREFIX}/{{advisor}}", routes.page),
+            web.get(f"{PREFIX}/assets/{{name}}", routes.asset), web.get(f"{PREFIX}/{{advisor}}", routes.page),
             web.post(f"{PREFIX}/{{advisor}}/messages", routes.post),
             web.get(f"{PREFIX}/{{advisor}}/events", routes.events)]

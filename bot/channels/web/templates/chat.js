@@ -6,7 +6,7 @@
   var main = document.getElementById("chat");
   var advisor = main.dataset.advisor;
   var maxChars = parseInt(main.dataset.max, 10);
-  var csrf = document.querySelector('meta[name="csrf-token"]').content;
+  var csrf = document.getElementById("csrf").value;
   var log = document.getElementById("log");
   var statusLine = document.getElementById("status");
   var errorLine = document.getElementById("error");
