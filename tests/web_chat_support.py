@@ -20,11 +20,12 @@ from board.service import Board
 from bot.channels.web.channel import WebChatChannel
 from bot.channels.web.config import WebChatSection
 from bot.web.auth import CSRF_HEADER
+from tests.fakes.echo_model import EchoModel
 from tests.fakes.local_server import serve_locally
 from tests.fakes.openai_api import FakeOpenAI
 
 __all__ = ["COOKIE", "CSRF", "ChatBrowser", "ServedChat", "TestGuard", "new_id", "post_message", "served_chat",
-           "streaming_board"]
+           "streaming_board", "write_chat_config"]
 
 COOKIE = "sabha_chat_test"
 SECRET = "owner-secret-for-tests"
@@ -60,15 +61,32 @@ async def streaming_board(tmp_path: Path, workspace: Path, fake: FakeOpenAI) -> 
     return await Board.open(settings, build_providers(loaded, env={}), migrations=all_migrations())
 
 
+def write_chat_config(root: Path, model: EchoModel) -> Path:
+    """A workspace and a sabha.yaml for ``sabha run`` with the web pages (and so the chat) and no other
+    channel, on the echo model."""
+    from board.workspace.paths import copy_default_workspace
+
+    if not (root / "workspace").exists():
+        copy_default_workspace(root / "workspace")
+    lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
+             "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
+             "      api_key: test-key", f"      base_url: {model.base_url}", "web:", "  enabled: true"]
+    path = root / "sabha.yaml"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def new_id() -> str:
     return f"c-{uuid.uuid4().hex}"
 
 
 async def post_message(http: ClientSession, base: str, advisor: str, text: str, client_id: str | None = None, *,
-                       csrf: str | None = CSRF, owner: bool = True) -> tuple[int, dict[str, Any]]:
-    """POST ``text`` to ``advisor``'s chat at ``base`` (http://host:port); the status and the JSON body."""
+                       csrf: str | None = CSRF, owner: bool = True,
+                       cookie: str | None = None) -> tuple[int, dict[str, Any]]:
+    """POST ``text`` to ``advisor``'s chat at ``base`` (http://host:port) as the page does; the status and
+    the JSON body. ``cookie``: the login's (default: :class:`TestGuard`'s); ``owner=False``: none."""
     headers = {CSRF_HEADER: csrf} if csrf is not None else {}
-    cookies = {"Cookie": f"{COOKIE}={SECRET}"} if owner else {}
+    cookies = {"Cookie": cookie or f"{COOKIE}={SECRET}"} if owner else {}
     async with http.post(f"{base}/ui/chat/{advisor}/messages", headers={**headers, **cookies},
                          json={"text": text, "client_id": client_id or new_id()}) as resp:
         try:
