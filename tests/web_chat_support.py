@@ -61,16 +61,18 @@ async def streaming_board(tmp_path: Path, workspace: Path, fake: FakeOpenAI) -> 
     return await Board.open(settings, build_providers(loaded, env={}), migrations=all_migrations())
 
 
-def write_chat_config(root: Path, model: EchoModel) -> Path:
+def write_chat_config(root: Path, model: EchoModel | FakeOpenAI, *, stream: bool = False) -> Path:
     """A workspace and a sabha.yaml for ``sabha run`` with the web pages (and so the chat) and no other
-    channel, on the echo model."""
+    channel, on ``model`` (an OpenAI-compatible fake; ``stream``: its answers stream)."""
     from board.workspace.paths import copy_default_workspace
 
     if not (root / "workspace").exists():
         copy_default_workspace(root / "workspace")
+    name = "echo" if isinstance(model, EchoModel) else "gpt-4o-mini"
     lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
-             "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
-             "      api_key: test-key", f"      base_url: {model.base_url}", "web:", "  enabled: true"]
+             "llm:", f"  model: openai:{name}", "  retry: {retries: 0}", "  providers:", "    openai:",
+             "      api_key: test-key", f"      base_url: {model.base_url}", *(["      stream: true"] if stream else []),
+             "web:", "  enabled: true"]
     path = root / "sabha.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
