@@ -71,8 +71,8 @@ def write_chat_config(root: Path, model: EchoModel | FakeOpenAI, *, stream: bool
     name = "echo" if isinstance(model, EchoModel) else "gpt-4o-mini"
     lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
              "llm:", f"  model: openai:{name}", "  retry: {retries: 0}", "  providers:", "    openai:",
-             "      api_key: test-key", f"      base_url: {model.base_url}", *(["      stream: true"] if stream else []),
-             "web:", "  enabled: true"]
+             "      api_key: test-key", f"      base_url: {model.base_url}",
+             *(["      stream: true"] if stream else []), "web:", "  enabled: true"]
     path = root / "sabha.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
