@@ -224,3 +224,25 @@ async def test_the_page_is_served_with_its_labels_and_token(board: Board) -> Non
             assert resp.status == 404
         async with http.get(f"{chat.url}/ui/chat/nobody", headers=headers) as resp:
             assert resp.status == 404 and "no advisor" in await resp.text()
+
+
+async def test_a_meeting_called_in_the_chat_links_its_live_page_then_brings_the_decision_and_minutes(
+    board: Board
+) -> None:
+    use_model(board, RecordingModel(answer=lambda r: f"{r.persona.name}: a view on {last_user_text(r)[:40]}"))
+    async with served_chat(board) as chat, ClientSession() as http:
+        page = ChatBrowser(lambda: chat.url, "general").start()
+        try:
+            status, _ = await post_message(http, chat.url, "general", "/meeting should we raise prices?")
+            assert status == 202
+            await page.wait(lambda b: any(r.startswith("**Minutes**") for r in b.replies()), "the minutes",
+                            timeout=30)
+            replies = page.replies()
+            live = next(i for i, r in enumerate(replies) if "watch it live at /ui/meetings/" in r)
+            decision = next(i for i, r in enumerate(replies) if r.startswith("**Board decision**"))
+            minutes = next(i for i, r in enumerate(replies) if r.startswith("**Minutes**"))
+            assert live < decision < minutes
+            assert any("Convening the board" in r for r in replies)  # the command's own answer
+            assert page.repeats == []
+        finally:
+            await page.close()
