@@ -61,6 +61,7 @@ class WebContext:
     feed: MeetingFeed
     server_url: str
     nonces: OrderedDict[str, str] = field(default_factory=OrderedDict)  # New meeting form nonce -> meeting id
+    topics: OrderedDict[str, str] = field(default_factory=OrderedDict)  # meeting id -> topic, of those started here
 
     def new_nonce(self) -> str:
         """A fresh form nonce (a double submit of one form starts one meeting)."""
@@ -74,11 +75,14 @@ class WebContext:
         except (ValueError, KeyError):
             return {p.role: p.label for p in self.board.souls.profiles()}
 
-    def remember(self, nonce: str, meeting_id: str) -> None:
-        """Record the meeting a form nonce started."""
-        self.nonces[nonce] = meeting_id
-        while len(self.nonces) > MAX_NONCES:
-            self.nonces.popitem(last=False)
+    def remember(self, nonce: str, meeting_id: str, topic: str) -> None:
+        """Record the meeting a form (its nonce) started, and its topic (for its page until it is on record)."""
+        if nonce:
+            self.nonces[nonce] = meeting_id
+        self.topics[meeting_id] = topic
+        for kept in (self.nonces, self.topics):
+            while len(kept) > MAX_NONCES:
+                kept.popitem(last=False)
 
 
 WEB = web.AppKey("sabha_web", WebContext)

@@ -236,8 +236,7 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
         return new_meeting_form(request, status=409, problem=str(exc), values=values)
     except ValueError as exc:
         return new_meeting_form(request, status=400, problem=f"Cannot convene the board: {exc}", values=values)
-    if nonce:
-        ctx.remember(nonce, run.id)
+    ctx.remember(nonce, run.id, run.topic)
     log.info("web: the owner started meeting %s (%s roster, %s rounds, %s)", run.id, values["roster"],
              values["rounds"], values["mode"])
     raise web.HTTPSeeOther(f"{PREFIX}/meetings/{run.id}")
@@ -248,9 +247,10 @@ async def meeting_view(ctx: WebContext, meeting_id: str) -> tuple[MeetingView, b
     row = await ctx.board.room.store.get(meeting_id)
     log_ = ctx.feed.log(meeting_id)
     labels = ctx.labels(row.roster if row is not None else None)
-    if log_ is not None and log_.events:
-        view = MeetingView(meeting_id, labels=labels)
-        for item in list(log_.events):
+    running = meeting_id in ctx.board.room.running()
+    if (log_ is not None and log_.events) or running:  # live: from the feed (empty while it is starting)
+        view = MeetingView(meeting_id, labels=labels, topic=row.topic if row else ctx.topics.get(meeting_id, ""))
+        for item in list(log_.events if log_ is not None else ()):
             view.apply(item.seq, item.event)
         return view, not view.ended
     if row is None or row.id != meeting_id:

@@ -71,7 +71,8 @@ async def meeting_events(request: web.Request) -> web.StreamResponse:
     after = _after(request)
     known = ctx.feed.log(meeting_id)
     row = await ctx.board.room.store.get(meeting_id)
-    if known is None and (row is None or row.id != meeting_id):
+    live = known is not None or meeting_id in ctx.board.room.running()
+    if not live and (row is None or row.id != meeting_id):
         raise web.HTTPNotFound(text=f"No meeting {meeting_id[:80]!r}.")
     if known is not None and ctx.feed.watchers(meeting_id) >= MAX_WATCHERS:
         raise web.HTTPServiceUnavailable(text="Too many pages are watching this meeting; close a few tabs.",
@@ -80,7 +81,7 @@ async def meeting_events(request: web.Request) -> web.StreamResponse:
                                            "X-Accel-Buffering": "no", "X-Content-Type-Options": "nosniff"})
     await response.prepare(request)
     try:
-        if known is None:  # not in the live feed: let the page render it from the record
+        if not live:  # not in the live feed: let the page render it from the record
             await response.write(sse_frame({"kind": "reload"}, event="reload"))
             return response
         view = MeetingView(meeting_id, labels=ctx.labels(row.roster if row is not None else None))
