@@ -246,3 +246,19 @@ async def test_a_meeting_called_in_the_chat_links_its_live_page_then_brings_the_
             assert page.repeats == []
         finally:
             await page.close()
+
+
+async def test_a_reply_comes_with_its_markdown_rendered_and_raw_html_escaped(board: Board) -> None:
+    use_model(board, RecordingModel(answer=lambda r: "**Yes**, but <script>alert(1)</script> [x](javascript:alert(1))"))
+    async with served_chat(board) as chat, ClientSession() as http:
+        page = ChatBrowser(lambda: chat.url, "content").start()
+        try:
+            await post_message(http, chat.url, "content", "<b>bold?</b>")
+            await page.wait(lambda b: len(b.replies()) == 1, "the answer")
+            question, answer = (page.entries[seq] for seq in sorted(page.entries))
+            assert "html" not in question  # the owner's line is shown as text
+            assert "<strong>Yes</strong>" in answer["html"]
+            assert "<script>" not in answer["html"] and "&lt;script&gt;" in answer["html"]
+            assert 'href="javascript:' not in answer["html"]
+        finally:
+            await page.close()

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from bot.channels.web.store import OutboxEntry
+from bot.channels.web.store import EntryKind, OutboxEntry
+from bot.web.render import markdown
 
 __all__ = ["FOLLOWER_QUEUE", "ChatFeed", "Draft", "FeedEvent", "FeedKind", "Follower"]
 
@@ -50,7 +51,12 @@ class FeedEvent:
 
     @classmethod
     def entry(cls, entry: OutboxEntry) -> FeedEvent:
-        return cls(FeedKind.ENTRY, entry.to_json(), entry.seq)
+        """An outbox row; a reply carries its Markdown rendered as safe HTML too (``html``: raw HTML in
+        the text is escaped, see :func:`bot.web.render.markdown`); the owner's own lines are plain text."""
+        data = entry.to_json()
+        if entry.kind is not EntryKind.QUESTION:
+            data["html"] = str(markdown(entry.body))
+        return cls(FeedKind.ENTRY, data, entry.seq)
 
 
 @dataclass

@@ -1,6 +1,7 @@
 // The web chat page: reads the conversation over SSE, posts messages with a client id.
 // Entries (id = seq) are shown once each; a draft (the answer being written) is replaced by its
-// reply when that arrives, and never shown again after it. Nothing here uses innerHTML.
+// reply when that arrives, and never shown again after it. A reply's Markdown comes rendered by the
+// server (entry.html: raw HTML escaped there); everything else is set as text.
 (function () {
   "use strict";
   var main = document.getElementById("chat");
@@ -72,6 +73,11 @@
     var label = entry.kind === "question" ? "You" : (entry.label || "Sabha");
     var item = bubble(entry.kind, label, entry.text);
     item.dataset.seq = entry.seq;
+    if (entry.html) {
+      var body = item.querySelector(".text");
+      body.classList.add("markdown");
+      body.innerHTML = entry.html;  // rendered and escaped by the server (bot.web.render.markdown)
+    }
     addButtons(item, entry);
     if (entry.reply_to && entry.kind !== "question" && entry.kind !== "notice") {
       finished[entry.reply_to] = true;
