@@ -262,3 +262,34 @@ async def test_a_reply_comes_with_its_markdown_rendered_and_raw_html_escaped(boa
             assert 'href="javascript:' not in answer["html"]
         finally:
             await page.close()
+
+
+async def test_an_answer_given_up_after_a_restart_says_so_where_its_draft_was(
+    tmp_path: Path, workspace: Path, fake_openai: FakeOpenAI
+) -> None:
+    from bot.channels.web.channel import INTERRUPTED
+    from bot.intake.config import InboxSection
+    from tests.web_chat_support import ServedChat
+
+    fake_openai.script_text(ANSWER, chunk_delay=0.5)  # still writing when Sabha stops
+    board = await streaming_board(tmp_path, workspace, fake_openai)
+    chat = ServedChat(board)
+    try:
+        await chat.start()
+        page = ChatBrowser(lambda: chat.url, "finance").start()
+        async with ClientSession() as http:
+            await post_message(http, chat.url, "finance", "cut off?")
+            await page.wait(lambda b: any(b.drafts.values()), "part of the answer")
+            await chat.stop(grace=0)  # stopped mid-answer: the message stays stored, unanswered
+            chat.inbox = InboxSection(resume_max_age_s=0)  # too old to answer at the next start
+            await chat.start()
+            await page.wait(lambda b: INTERRUPTED in b.replies(), "the interrupted line", timeout=10)
+            assert page.drafts == {}  # no partial answer left on the page
+            fake_openai.script_text("MARKER DONE")
+            await post_message(http, chat.url, "finance", "marker")
+            await page.wait(lambda b: "MARKER DONE" in b.replies(), "the marker's answer")
+            assert page.replies() == [INTERRUPTED, "MARKER DONE"] and page.repeats == []
+        await page.close()
+    finally:
+        await chat.stop()
+        await board.close()

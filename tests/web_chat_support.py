@@ -19,6 +19,8 @@ from aiohttp import ClientError, ClientSession, ClientTimeout, web
 from board.service import Board
 from bot.channels.web.channel import WebChatChannel
 from bot.channels.web.config import WebChatSection
+from bot.intake.config import InboxSection
+from bot.intake.intake import IntakeHub
 from bot.web.auth import CSRF_HEADER
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.local_server import serve_locally
@@ -133,6 +135,7 @@ class ChatBrowser:
                     async with http.get(f"{self.base()}/ui/chat/{self.advisor}/events", headers=headers) as resp:
                         if resp.status == 200:
                             self.connections += 1
+                            self.drafts.clear()  # as the page does on (re)connecting: current drafts follow
                             await self._read(resp.content)
                 except (TimeoutError, ClientError, OSError, ValueError):
                     pass
@@ -159,7 +162,7 @@ class ChatBrowser:
             if seq in self.entries:
                 self.repeats.append(seq)
             self.entries[seq] = data
-            if data.get("reply_to") and data["kind"] not in ("question", "notice"):
+            if data.get("reply_to") and data["kind"] != "question":
                 self.finished.add(data["reply_to"])
                 self.drafts.pop(data["reply_to"], None)
         elif event in ("draft", "delta") and data["reply_to"] not in self.finished:
@@ -199,12 +202,14 @@ class ServedChat:
 
     board: Board
     settings: WebChatSection = field(default_factory=WebChatSection)
+    inbox: InboxSection | None = None  # the intake's settings (default: the config's defaults)
     channel: WebChatChannel | None = None
     runner: web.AppRunner | None = None
     url: str = ""
 
     async def start(self) -> WebChatChannel:
-        self.channel = WebChatChannel(self.board, self.settings, guard=TestGuard())
+        hub = IntakeHub(self.inbox) if self.inbox is not None else None
+        self.channel = WebChatChannel(self.board, self.settings, hub=hub, guard=TestGuard())
         app = web.Application()
         app.add_routes(self.channel.routes())
         self.runner, port = await serve_locally(app, shutdown_timeout=2.0)

@@ -175,7 +175,7 @@ class ChatFeed:
     def appended(self, entry: OutboxEntry) -> None:
         """A row is in the outbox: pages show it; a reply ends its question's draft (the row replaces it)."""
         drafts = self._drafts.get(entry.conversation, {})
-        if entry.reply_to is not None and entry.kind != "question" and entry.kind != "notice":
+        if entry.reply_to is not None and entry.kind is not EntryKind.QUESTION:
             drafts.pop(entry.reply_to, None)
             if not drafts:
                 self._drafts.pop(entry.conversation, None)

@@ -146,7 +146,7 @@ class _Routes:
             for entry in await channel.outbox.since(conversation, after):
                 await _send(response, FeedEvent.entry(entry))
                 sent = entry.seq
-                if entry.reply_to and entry.kind.value not in ("question", "notice"):
+                if entry.reply_to and entry.kind.value != "question":
                     finished.add(entry.reply_to)
             for draft in drafts:
                 if draft.reply_to not in finished:
@@ -168,7 +168,7 @@ class _Routes:
                         continue  # replayed from the outbox already
                     sent = event.seq
                     reply_to = event.data.get("reply_to")
-                    if reply_to and event.data.get("kind") not in ("question", "notice"):
+                    if reply_to and event.data.get("kind") != "question":
                         finished.add(str(reply_to))
                 elif str(event.data.get("reply_to")) in finished:
                     continue  # its reply is shown: a late draft event would show the text twice

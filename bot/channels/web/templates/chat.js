@@ -79,7 +79,7 @@
       body.innerHTML = entry.html;  // rendered and escaped by the server (bot.web.render.markdown)
     }
     addButtons(item, entry);
-    if (entry.reply_to && entry.kind !== "question" && entry.kind !== "notice") {
+    if (entry.reply_to && entry.kind !== "question") {
       finished[entry.reply_to] = true;
       var draft = drafts[entry.reply_to];
       if (draft) {
@@ -149,6 +149,9 @@
     source.addEventListener("delta", parse(onDelta));
     source.addEventListener("draft_end", parse(onDraftEnd));
     source.addEventListener("open", function () {
+      // (Re)connected: the server sends the drafts being written now; any other draft is stale
+      // (its answer came, or Sabha restarted since), so it goes.
+      Object.keys(drafts).forEach(function (key) { onDraftEnd({reply_to: key}); });
       statusLine.textContent = "Connected.";
       main.dataset.connected = "true";
     });
