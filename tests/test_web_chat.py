@@ -293,3 +293,36 @@ async def test_an_answer_given_up_after_a_restart_says_so_where_its_draft_was(
     finally:
         await chat.stop()
         await board.close()
+
+
+async def test_at_role_addressing_in_a_chat_asks_that_advisor_and_answers_in_the_same_chat(board: Board) -> None:
+    use_model(board, RecordingModel(answer=lambda r: f"{r.persona.name} on {last_user_text(r)}"))
+    async with served_chat(board) as chat, ClientSession() as http:
+        page = ChatBrowser(lambda: chat.url, "critic").start()
+        try:
+            await post_message(http, chat.url, "critic", "@finance what margin?")
+            await post_message(http, chat.url, "critic", "and you?")
+            await page.wait(lambda b: len(b.replies()) == 2, "both answers")
+            first, second = (e for e in (page.entries[s] for s in sorted(page.entries)) if e["kind"] == "answer")
+            assert first["role"] == "finance" and "Finance" in first["label"]
+            assert second["role"] == "critic" and "Critic" in second["label"]  # the chat's own advisor again
+        finally:
+            await page.close()
+
+
+def test_a_page_that_falls_behind_is_dropped_and_the_others_go_on() -> None:
+    from bot.channels.web.feed import FOLLOWER_QUEUE, ChatFeed, FeedKind
+
+    feed = ChatFeed()
+    with feed.follow("critic") as (slow, _), feed.follow("critic") as (quick, _):
+        draft = feed.begin("critic", "c-question-1")
+        for _ in range(FOLLOWER_QUEUE + 5):
+            feed.extend("critic", draft, "word ")
+            while not quick.queue.empty():
+                quick.queue.get_nowait()  # this page reads as fast as the answer comes
+        assert slow.dropped and not quick.dropped  # never blocks: the slow one reconnects and catches up
+        assert feed.dropped == 1
+        assert draft.text == "word " * (FOLLOWER_QUEUE + 5)  # the answer itself went on
+        feed.close()
+        assert quick.dropped and quick.queue.get_nowait().kind is FeedKind.CLOSE
+    assert feed.followers() == 0
