@@ -120,7 +120,7 @@ async def test_the_feed_resumes_from_last_event_id_without_gaps_or_repeats(board
 async def test_a_streamed_answer_shows_while_written_and_a_page_opened_mid_answer_never_shows_it_twice(
     tmp_path: Path, workspace: Path, fake_openai: FakeOpenAI
 ) -> None:
-    fake_openai.script_text(ANSWER, chunk_delay=0.08)
+    fake_openai.script_text(ANSWER, chunk_delay=0.05)
     fake_openai.script_text("MARKER DONE")
     board = await streaming_board(tmp_path, workspace, fake_openai)
     try:
