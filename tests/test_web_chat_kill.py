@@ -56,6 +56,11 @@ async def test_kill_9_with_20_web_messages_in_flight_answers_each_once_and_every
             browsers = [ChatBrowser(base, advisor, cookie=cookie).start() for advisor in ADVISORS]
             for browser in browsers:
                 await browser.wait(lambda b: b.connections == 1, f"the {browser.advisor} page to connect")
+            # the real login guards the chat: no cookie, a forged one, no CSRF token: refused, nothing stored
+            assert (await post_message(http, base(), "critic", "Q999 sneaky", owner=False))[0] == 401
+            assert (await post_message(http, base(), "critic", "Q999 sneaky", cookie=f"{COOKIE}=forged.x"))[0] == 401
+            assert (await post_message(http, base(), "critic", "Q999 sneaky", csrf=None, cookie=cookie))[0] == 403
+            assert (await post_message(http, base(), "critic", "Q999 sneaky", csrf="forged", cookie=cookie))[0] == 403
             echo_model.hold()  # every turn stops at the model: mid-answer when the kill comes
             for i in range(COUNT):
                 status, body = await post_message(http, base(), ADVISORS[i % len(ADVISORS)], f"Q{i:03d} what now?",
@@ -84,6 +89,7 @@ async def test_kill_9_with_20_web_messages_in_flight_answers_each_once_and_every
             assert [_ECHO.match(r).group(1) for r in browser.replies() if _ECHO.match(r)] == mine  # type: ignore[union-attr]
             assert browser.questions() == [f"{q} what now?" for q in mine] + [f"MARK {browser.advisor}"]
             assert browser.repeats == [] and browser.drafts == {}  # no row twice, no draft left over
+            assert not any("Q999" in text for text in browser.shown())
             assert browser.connections >= 2  # it followed across the restart
     finally:
         for browser in browsers:
