@@ -1,9 +1,10 @@
 """The web chat's HTTP surface under ``/ui/chat``: the page, the POST of a message, the SSE feed.
 
 - ``GET /ui/chat`` redirects to the chat with the chair (``/ui/chat/general``).
-- ``GET /ui/chat/{advisor}`` is the page (:mod:`.page`); 404 with the advisors for an unknown one.
+- ``GET /ui/chat/{advisor}`` is the page (:mod:`.page`); 404 with the advisors for an unknown one;
+  ``GET /ui/chat/assets/{chat.js,chat.css}`` its script and styles (the pages' CSP allows no inline script).
 - ``POST /ui/chat/{advisor}/messages`` takes ``{"text", "client_id"}`` (:mod:`.inbound`) with the
-  CSRF token (header ``X-CSRF-Token`` or field ``csrf``; 403 without it). It answers 202 only once
+  CSRF token in header ``X-CSRF-Token`` (403 without it). It answers 202 only once
   the message is stored (the intake's durable claim): ``{"ok": true, "duplicate": ..., "seq": ...}``;
   a client id seen before answers the same, with ``duplicate: true``, and is not answered again.
   Refusals are JSON ``{"error": "<what to do>"}`` with 400 / 404 / 413 / 503; nothing is stored.
