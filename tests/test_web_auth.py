@@ -7,6 +7,7 @@ aiohttp client, links from the real ``sabha web link``; no browser needed.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -175,10 +176,35 @@ async def test_login_attempts_are_rate_limited(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("secret", ["short"])
 async def test_a_short_secret_is_refused(tmp_path: Path, secret: str) -> None:
+    from bot.config_file import ConfigError
     from bot.web.auth import signing_key
 
-    with pytest.raises(ValueError, match="at least 32"):
+    with pytest.raises(ConfigError, match="at least 32"):
         signing_key(tmp_path, {"SABHA_WEB_SECRET": secret})
     key = signing_key(tmp_path, {})
     assert (tmp_path / "web-secret.key").stat().st_mode & 0o777 == 0o600
     assert signing_key(tmp_path, {}) == key  # made once, kept
+
+
+def test_web_link_says_when_the_pages_are_off(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from tests.browser_support import REPO, write_web_config
+
+    config = write_web_config(tmp_path, ["web:", "  enabled: false"])
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")} | {"PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "web", "link", "--config", str(config)],
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 2 and "web.enabled: false" in done.stderr and not done.stdout
+    config.write_text(config.read_text(encoding="utf-8").replace("enabled: false", "enabled: true"), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "web", "link", "--config", str(config)],
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert done.returncode == 2 and "start `sabha run`" in done.stderr  # port 0 and no daemon: no address yet
+    config.write_text(config.read_text(encoding="utf-8").replace("port: 0", "port: 8099"), encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "bot.cli", "web", "link", "--json", "--config", str(config)],
+                          capture_output=True, text=True, env=env, timeout=60, check=False)
+    out = json.loads(done.stdout)  # no daemon runs: the configured address, and it says so
+    assert done.returncode == 0 and out["link"].startswith("http://127.0.0.1:8099/ui/login?token=")
+    assert out["daemon_running"] is False and out["expires_in_s"] == 600

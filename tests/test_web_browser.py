@@ -27,13 +27,38 @@ def _seqs(b: Browser) -> list[str]:
     return [e.get_attribute("data-seq") or "" for e in b.driver.find_elements(By.CSS_SELECTOR, "#statements > li")]
 
 
+UNLABELLED = """return [...document.querySelectorAll('input:not([type=hidden]), select, textarea, button')]
+  .filter(e => !(e.labels && e.labels.length) && !e.getAttribute('aria-label') && !e.textContent.trim())
+  .map(e => e.outerHTML)"""
+WIDER_THAN_PAGE = "return document.documentElement.scrollWidth > window.innerWidth"
+
+
 def _photograph(b: Browser, url: str, name: str) -> None:
+    """Both widths; every control labelled; nothing wider than a phone's screen."""
     b.driver.get(url)
     b.wait_for("main h1")
+    assert b.driver.execute_script(UNLABELLED) == [], name
     for width in WIDTHS:
         b.size(width)
+        assert not b.driver.execute_script(WIDER_THAN_PAGE), f"{name} scrolls sideways at {width} px"
         b.shot(f"{name}-{width}")
     b.size(1280)
+
+
+def _dark(b: Browser, on: bool) -> None:
+    b.driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {
+        "features": [{"name": "prefers-color-scheme", "value": "dark" if on else "light"}]})
+
+
+def _keyboard(b: Browser) -> None:
+    """The first Tab reaches "Skip to content", and Enter on it moves focus to the page's content."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    ActionChains(b.driver).send_keys(Keys.TAB).perform()
+    assert b.driver.switch_to.active_element.text == "Skip to content"
+    ActionChains(b.driver).send_keys(Keys.ENTER).perform()
+    assert b.driver.execute_script("return document.activeElement.id") == "main"
 
 
 def _start_meeting(b: Browser, base: str, topic: str) -> str:
@@ -61,13 +86,15 @@ def _no_repeats(b: Browser) -> list[str]:
 
 async def test_a_meeting_live_in_the_browser(tmp_path: Path, browser: Browser) -> None:  # noqa: F811
     b = browser
-    async with WebDaemon(tmp_path) as d:
+    priced = ["llm:", "  prices:", "    offline: {input: 3, output: 15}"]  # so the cost page has bars to draw
+    async with WebDaemon(tmp_path, extra=priced) as d:
         seen: Counter[str] = Counter()
 
         async def hold_halfway(event: MeetingEvent) -> None:
             """Stop the model once two statements and a scoreboard entry are out: the meeting cannot end."""
             seen[str(event.kind)] += 1
-            if seen["agent_spoke"] >= 2 and seen["disagreement"] + seen["consensus"] >= 1:
+            if seen["agent_spoke"] >= 2 and seen["disagreement"] + seen["consensus"] >= 1 and not seen["held"]:
+                seen["held"] += 1  # once: after the test releases it, the meeting runs to its end
                 assert d.model is not None
                 d.model.hold()
 
@@ -91,6 +118,10 @@ async def test_a_meeting_live_in_the_browser(tmp_path: Path, browser: Browser) -
         for width in WIDTHS:
             await asyncio.to_thread(b.size, width)
             await asyncio.to_thread(b.shot, f"meeting-live-{width}")
+        await asyncio.to_thread(b.size, 1280)
+        await asyncio.to_thread(_dark, b, True)
+        await asyncio.to_thread(b.shot, "meeting-live-dark-1280")
+        await asyncio.to_thread(_dark, b, False)
         await asyncio.to_thread(b.size, 1280)
 
         before = await asyncio.to_thread(_no_repeats, b)
@@ -121,6 +152,7 @@ async def _other_pages(b: Browser, d: WebDaemon) -> None:
     for name, path in (("board", "/ui/"), ("meetings", "/ui/meetings"), ("decisions", "/ui/decisions"),
                        ("cost", "/ui/cost"), ("sessions", "/ui/sessions"), ("new-meeting", "/ui/meetings/new")):
         await asyncio.to_thread(_photograph, b, d.base + path, name)
+    await asyncio.to_thread(_keyboard, b)
     # a conversation: Markdown rendered, the model's and the person's raw HTML shown as text
     [ref] = [r for r in await d.board.sessions.list() if r.key == "main"]
     await asyncio.to_thread(_photograph, b, f"{d.base}/ui/sessions/{ref.session_id}", "session")
@@ -137,6 +169,7 @@ async def _other_pages(b: Browser, d: WebDaemon) -> None:
     assert len(await d.board.room.store.actions()) == len(rows) - 1
     # signed out, the pages are closed again
     await asyncio.to_thread(b.driver.find_element(By.CSS_SELECTOR, ".logout button").click)
+    await asyncio.to_thread(b.wait_for, "pre code")  # the sign-in page ("run sabha web link")
     await asyncio.to_thread(b.driver.get, d.base + "/ui/meetings")
     await asyncio.to_thread(b.wait_for, "main h1")
     assert "sabha web link" in b.driver.page_source and "/ui/login" in b.driver.current_url

@@ -37,6 +37,9 @@ async def cmd_web(args: argparse.Namespace) -> int:
         raise UserError("--ttl must be between 10 and 86400 seconds")
     running = read_runtime(loaded.data_dir)
     alive = running is not None and running.alive()
+    if not alive and not web.base_url and loaded.config.server.port == 0:
+        raise UserError("no daemon runs on this data dir, and server.port is 0 (a free port is picked at start), so "
+                        "there is no address to link to yet: start `sabha run`, then run `sabha web link` again")
     base = server_url(loaded, running.port if running is not None and alive else None)
     async with await open_state_db(loaded) as db:
         link = await create_link(db, SystemClock(), ttl, base)

@@ -1,6 +1,7 @@
 """The owner's web pages, served by the daemon's own aiohttp server at ``/ui/``.
 
-- :mod:`bot.web.app`: the sub-application (:func:`bot.web.app.mount_web`), its typed lookups
+- :mod:`bot.web.app`: the sub-application (:func:`bot.web.app.mount_web`), its middlewares
+- :mod:`bot.web.context`: :class:`~bot.web.context.WebContext` and its typed lookup ``context_of``
 - :mod:`bot.web.auth`: login links, the signed session cookie, CSRF, the ``owner_required`` guard
 - :mod:`bot.web.feed`: every meeting's events numbered per meeting (the SSE ids), kept while it matters
 - :mod:`bot.web.view`: neutral view models of a meeting (statements, stances, scoreboard, decision)

@@ -4,7 +4,7 @@
 login machinery), puts the guard's :class:`bot.web.auth.WebAuth` on the main application (so
 any route there, the web chat's too, can use :func:`bot.web.auth.owner_required`), subscribes
 the feed to the board's meetings and adds the sub-application. Handlers reach the context with
-one typed lookup, :func:`context_of`, never through module globals.
+one typed lookup, :func:`bot.web.context.context_of`, never through module globals.
 
 Middlewares of the sub-app, outermost first: :func:`security_headers` (a strict
 Content-Security-Policy: only the daemon's own scripts, styles and images; no framing; no
@@ -16,9 +16,6 @@ files needs the owner's session; a POST also its CSRF token).
 from __future__ import annotations
 
 import logging
-import secrets
-from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -33,64 +30,20 @@ from bot.web.auth import (
     check_request,
     signing_key,
 )
+from bot.web.context import PREFIX, WEB, WebContext
 from bot.web.feed import MeetingFeed
-from bot.web.settings import WebSettings
 
 if TYPE_CHECKING:
     from board.service import Board
     from bot.loaded_config import LoadedConfig
 
-__all__ = ["PREFIX", "WEB", "WebContext", "build_web", "context_of", "mount_web"]
+__all__ = ["PREFIX", "WEB", "WebContext", "build_web", "mount_web", "server_url"]
 
 log = logging.getLogger("sabha.web")
 
-PREFIX = "/ui"
 OPEN_PATHS = (f"{PREFIX}/login", f"{PREFIX}/static/")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
        "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
-MAX_NONCES = 1000
-
-
-@dataclass(eq=False)
-class WebContext:
-    """What the pages work with (one per daemon)."""
-
-    board: Board
-    settings: WebSettings
-    auth: WebAuth
-    feed: MeetingFeed
-    server_url: str
-    nonces: OrderedDict[str, str] = field(default_factory=OrderedDict)  # New meeting form nonce -> meeting id
-    topics: OrderedDict[str, str] = field(default_factory=OrderedDict)  # meeting id -> topic, of those started here
-
-    def new_nonce(self) -> str:
-        """A fresh form nonce (a double submit of one form starts one meeting)."""
-        return secrets.token_urlsafe(12)
-
-    def labels(self, roster: str | None) -> dict[str, str]:
-        """``role -> "🦉 Critic"`` for the roles of ``roster`` (the board's own when None or unknown)."""
-        try:
-            souls = self.board.souls_for(roster) if roster else self.board.souls
-            return {p.role: p.label for p in souls.profiles()}
-        except (ValueError, KeyError):
-            return {p.role: p.label for p in self.board.souls.profiles()}
-
-    def remember(self, nonce: str, meeting_id: str, topic: str) -> None:
-        """Record the meeting a form (its nonce) started, and its topic (for its page until it is on record)."""
-        if nonce:
-            self.nonces[nonce] = meeting_id
-        self.topics[meeting_id] = topic
-        for kept in (self.nonces, self.topics):
-            while len(kept) > MAX_NONCES:
-                kept.popitem(last=False)
-
-
-WEB = web.AppKey("sabha_web", WebContext)
-
-
-def context_of(request: web.Request) -> WebContext:
-    """The pages' context (typed)."""
-    return request.config_dict[WEB]
 
 
 @web.middleware

@@ -46,6 +46,7 @@ from aiohttp import web
 
 from board.clock import Clock
 from board.db import StateDB
+from bot.config_file import ConfigError
 
 __all__ = [
     "COOKIE",
@@ -96,13 +97,13 @@ def _hash(token: str) -> str:
 
 
 def signing_key(data_dir: Path, env: Mapping[str, str] | None = None) -> bytes:
-    """The session-signing key: ``$SABHA_WEB_SECRET`` (at least 32 characters), else the key in
-    ``<data_dir>/web-secret.key``, made once (0600) when missing."""
+    """The session-signing key: ``$SABHA_WEB_SECRET`` (at least 32 characters; shorter is a
+    :class:`ConfigError`), else the key in ``<data_dir>/web-secret.key``, made once (0600) when missing."""
     env = os.environ if env is None else env
     secret = env.get(SECRET_ENV, "").strip()
     if secret:
         if len(secret) < _MIN_SECRET:
-            raise ValueError(f"${SECRET_ENV} is too short to sign sessions: use at least {_MIN_SECRET} random "
+            raise ConfigError(f"${SECRET_ENV} is too short to sign sessions: use at least {_MIN_SECRET} random "
                              "characters (e.g. `openssl rand -hex 32`), or unset it to keep a key in the data dir")
         return secret.encode("utf-8")
     path = data_dir / KEY_FILE

@@ -53,6 +53,8 @@ class MeetingLog:
     events: list[FeedEvent] = field(default_factory=list)
     listeners: set[Listener] = field(default_factory=set)
     last_seq: int = 0
+    #: what the stream made of each event, by seq (the same for every watcher: rendered once, sent to all)
+    frames: dict[int, bytes] = field(default_factory=dict)
 
     @property
     def ended(self) -> bool:
@@ -90,6 +92,8 @@ class MeetingFeed:
         log.events.append(item)
         if len(log.events) > MAX_EVENTS:
             del log.events[: len(log.events) - MAX_EVENTS]
+            for seq in [s for s in log.frames if s < log.events[0].seq]:
+                del log.frames[seq]
         for listener in list(log.listeners):
             try:
                 listener.queue.put_nowait(item)

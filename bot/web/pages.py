@@ -25,8 +25,8 @@ from board.envelope import Envelope
 from board.memory.transcripts import read_tail
 from board.roles import DEFAULT_ROSTERS
 from board.room.convene import MeetingInProgress
-from bot.web.app import PREFIX, WebContext, context_of
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
+from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.render import bar_chart, render_page
 from bot.web.view import MeetingView, events_from_record
 

@@ -62,9 +62,10 @@ def parts(name: str) -> Any:
     return environment().get_template(name).module
 
 
-def bar_chart(rows: Sequence[tuple[str, float]], *, title: str, width: int = 640, bar: int = 22) -> Markup:
-    """A horizontal bar chart of ``(label, dollars)`` as inline SVG (scales with its box)."""
-    label_w, value_w, gap = 150, 90, 6
+def bar_chart(rows: Sequence[tuple[str, float]], *, title: str, width: int = 420, bar: int = 20) -> Markup:
+    """A horizontal bar chart of ``(label, dollars)`` as inline SVG (scales with its box; drawn about a
+    phone's width so its text stays readable at 375 px)."""
+    label_w, value_w, gap = 100, 72, 6
     height = max(1, len(rows)) * (bar + gap) + 30
     top = max((v for _, v in rows), default=0.0) or 1.0
     span = width - label_w - value_w
@@ -77,7 +78,7 @@ def bar_chart(rows: Sequence[tuple[str, float]], *, title: str, width: int = 640
         y = 10 + i * (bar + gap)
         w = max(1.0, span * value / top) if value > 0 else 0.0
         out.append(f'<text x="{label_w - 8}" y="{y + bar * 0.7:.1f}" text-anchor="end" class="chart-label">'
-                   f'{html.escape(label[:22])}</text>')
+                   f'{html.escape(label[:14])}</text>')
         out.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar}" rx="3" class="chart-bar">'
                    f'<title>{html.escape(label)}: {html.escape(_money(value))}</title></rect>')
         out.append(f'<text x="{label_w + w + 6:.1f}" y="{y + bar * 0.7:.1f}" class="chart-value">'

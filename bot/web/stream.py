@@ -7,7 +7,8 @@ the whole log into a :class:`bot.web.view.MeetingView` and sends each later even
 with its sequence as the SSE ``id``, as the page operations it causes (append a statement,
 re-render the stances, the scoreboard, the decision or the phase: HTML made here by the same
 templates as the page, so the page's JavaScript only places it). It then follows the meeting
-live; ``: ping`` comments every :data:`PING_S`; the stream ends after the meeting's end event.
+live; ``: ping`` comments every :data:`PING_S`; each event is rendered once for all its
+watchers (:attr:`bot.web.feed.MeetingLog.frames`); the stream ends after the meeting's end event.
 
 A slow browser never slows the meeting: the feed drops a listener whose queue is full and this
 handler then closes the connection; the browser reconnects with its ``Last-Event-ID`` and is
@@ -26,7 +27,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.web.app import context_of
+from bot.web.context import context_of
 from bot.web.feed import FeedEvent, MeetingFeed
 from bot.web.render import parts
 from bot.web.view import MeetingView, Region, StatementView
@@ -103,8 +104,12 @@ async def _follow(feed: MeetingFeed, view: MeetingView, after: int, response: we
             said, regions = view.apply(item.seq, item.event)
             last = item.seq
             if item.seq > after:
-                await response.write(sse_frame({"seq": item.seq, "kind": str(item.event.kind), "ended": view.ended,
-                                                "ops": event_ops(view, said, regions)}, event_id=item.seq))
+                frame = meeting_log.frames.get(item.seq)
+                if frame is None:  # every watcher folds the same events: the first renders, the rest reuse
+                    frame = meeting_log.frames[item.seq] = sse_frame(
+                        {"seq": item.seq, "kind": str(item.event.kind), "ended": view.ended,
+                         "ops": event_ops(view, said, regions)}, event_id=item.seq)
+                await response.write(frame)
 
         for item in list(meeting_log.events):
             await send(item)

@@ -134,7 +134,7 @@ class MeetingView:
         self.participants = [str(r) for r in e.data.get("participants") or []]
         self.warnings = [str(w) for w in e.data.get("warnings") or []]
         self.phase = "the chair frames the question"
-        return None, {Region.PHASE, Region.STANCES}
+        return None, {Region.PHASE, Region.STANCES, Region.AGENDA}
 
     def _framed(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
         self.agenda = e.text
