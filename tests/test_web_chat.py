@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from aiohttp import ClientSession
 
 from board.envelope import Button, Reply
@@ -326,3 +327,18 @@ def test_a_page_that_falls_behind_is_dropped_and_the_others_go_on() -> None:
         feed.close()
         assert quick.dropped and quick.queue.get_nowait().kind is FeedKind.CLOSE
     assert feed.followers() == 0
+
+
+def test_the_chat_runs_with_the_web_pages_unless_turned_off(tmp_path: Path) -> None:
+    from bot.channels.registry import plugin
+    from bot.config import ConfigError, load_config
+
+    web = plugin("web")
+    config = tmp_path / "sabha.yaml"
+    for text, runs in (("", True), ("web:\n  chat: {enabled: false}\n", False), ("web:\n  enabled: false\n", False),
+                       ("web:\n  chat: {stream: false}\n", True)):
+        config.write_text(text, encoding="utf-8")
+        assert web.enabled(load_config(config, env={})) is runs, text
+    config.write_text("web:\n  chat: {enabeld: true}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="enabeld"):  # a misspelt key is an error that names it
+        load_config(config, env={})
