@@ -94,6 +94,9 @@ class StateDB:
         self._express_conn: sqlite3.Connection | None = None
         self._express_pragmas: list[str] = []
         self._express_lock = threading.Lock()
+        #: Held by every unit of work on the express connection (:meth:`transaction`, and the storage
+        #: layer's transactions, :mod:`board.storage.sqlite`), so they never interleave there.
+        self.tx_lock = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: Path, migrations: Iterable[Migration] = ()) -> StateDB:
@@ -119,21 +122,13 @@ class StateDB:
         await self.conn.execute(
             "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
         )
+        from board.storage.migrations import pending  # the rules both backends share
+
         async with self.conn.execute("SELECT name FROM schema_migrations") as cur:
             applied = {row[0] for row in await cur.fetchall()}
-        names = [m.name for m in migrations]
-        if len(set(names)) != len(names):
-            raise MigrationError(f"duplicate migration names: {sorted(n for n in names if names.count(n) > 1)}")
-        unknown = applied - set(names)
-        if unknown:
-            raise MigrationError(
-                f"state db {self.path} has migrations this Sabha does not know ({', '.join(sorted(unknown))}); "
-                "upgrade Sabha or point data_dir elsewhere"
-            )
-        for migration in migrations:
+        for migration in pending(migrations, applied, where=f"state db {self.path}",
+                                 elsewhere="point data_dir elsewhere"):
             name, sql = migration.name, migration.sql
-            if name in applied:
-                continue
             log.info("state db: applying migration %s", name)
             escaped = name.replace("'", "''")
             await self.conn.executescript(
@@ -177,32 +172,44 @@ class StateDB:
         main connection holds for one statement at a time. ``work`` runs in another thread:
         it must only use ``conn`` and its arguments.
         """
+        async with self.tx_lock:
+            return await self.on_express(lambda conn: self._transact(work))
+
+    async def on_express(self, step: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``step(conn)`` on the express connection, in its thread (opened on first use). The caller
+        holds :attr:`tx_lock` for a unit of work that spans several steps."""
         if self._express is None:
             self._express = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sabha-db-express")
-        return await asyncio.get_running_loop().run_in_executor(self._express, self._transact, work)
+        return await asyncio.get_running_loop().run_in_executor(self._express, self._on_express, step)
+
+    def _on_express(self, step: Callable[[sqlite3.Connection], T]) -> T:
+        with self._express_lock:
+            return step(self._express_connection())
+
+    def _express_connection(self) -> sqlite3.Connection:
+        if self._express_conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None)
+            # Checkpoints (copying the WAL into the db file, with an fsync) are left to the
+            # main connection, so a receipt never waits for one.
+            for pragma in (*_PRAGMAS, "PRAGMA wal_autocheckpoint=0", *self._express_pragmas):
+                conn.execute(pragma)
+            self._express_conn = conn
+        return self._express_conn
 
     def _transact(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        with self._express_lock:
-            if self._express_conn is None:
-                conn = sqlite3.connect(self.path, isolation_level=None)
-                # Checkpoints (copying the WAL into the db file, with an fsync) are left to the
-                # main connection, so a receipt never waits for one.
-                for pragma in (*_PRAGMAS, "PRAGMA wal_autocheckpoint=0", *self._express_pragmas):
-                    conn.execute(pragma)
-                self._express_conn = conn
-            conn = self._express_conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(conn)
-                conn.execute("COMMIT")  # may fail too (a full disk): then roll back, or the lock stays held
-            except BaseException:
-                if conn.in_transaction:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        log.debug("rollback of an express transaction failed", exc_info=True)
-                raise
-            return result
+        conn = self._express_connection()  # in the express thread, under the express lock
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(conn)
+            conn.execute("COMMIT")  # may fail too (a full disk): then roll back, or the lock stays held
+        except BaseException:
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    log.debug("rollback of an express transaction failed", exc_info=True)
+            raise
+        return result
 
     async def pragma(self, setting: str) -> None:
         """Apply ``PRAGMA <setting>`` (e.g. ``max_page_count = 100``) to every connection, now
