@@ -285,6 +285,9 @@ class Daemon:
             if not self.channels:
                 log.warning("no channels configured: set telegram.token (see README, 'Telegram'); "
                             "serving only http://%s:%s/healthz", self.loaded.config.server.host, self.port)
+            elif all(channel.name == "web" for channel in self.channels):
+                log.warning("no messaging channel configured (set telegram.token, see README, 'Telegram'); "
+                            "the board answers on the web chat only: `sabha web link` signs you in")
             log.info("sabha %s running: %d channel(s), http on %s:%s", __version__, len(started),
                      self.loaded.config.server.host, self.port)
             self.phase = "running"

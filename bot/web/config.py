@@ -16,7 +16,12 @@ __all__ = ["WebChatSection", "WebSection"]
 
 
 class WebChatSection(StrictModel):
-    """``web.chat``: the web chat channel (its keys are that channel's)."""
+    """``web.chat``: the owner's chat with the board at ``/ui/chat`` (the web chat channel,
+    :mod:`bot.channels.web`; it runs with the pages)."""
+
+    enabled: bool = Field(True, description="serve the chat with the advisors at /ui/chat (with the web pages)")
+    stream: bool = Field(True, description=(
+        "show answers while they are written (needs a provider with `stream: true`)"))
 
 
 class WebSection(StrictModel):

@@ -41,7 +41,7 @@ STATIC = Path(__file__).parent / "static"
 MAX_TOPIC = 2000  # characters of a meeting topic
 MAX_ROUNDS = 5
 TRANSCRIPT_ENTRIES = 400
-NAV = (("board", "/ui/", "Board"), ("sessions", "/ui/sessions", "Conversations"),
+NAV = (("board", "/ui/", "Board"), ("chat", "/ui/chat", "Chat"), ("sessions", "/ui/sessions", "Conversations"),
        ("meetings", "/ui/meetings", "Meetings"), ("decisions", "/ui/decisions", "Decisions"),
        ("cost", "/ui/cost", "Cost"), ("new", "/ui/meetings/new", "New meeting"))
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
