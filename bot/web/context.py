@@ -37,6 +37,8 @@ class WebContext:
     server_url: str
     nonces: OrderedDict[str, str] = field(default_factory=OrderedDict)  # New meeting form nonce -> meeting id
     topics: OrderedDict[str, str] = field(default_factory=OrderedDict)  # meeting id -> topic, of those started here
+    #: what a form's POST said, shown once by the page it redirects to (token -> (kind, text); bot.web.decisions)
+    notes: OrderedDict[str, tuple[str, str]] = field(default_factory=OrderedDict)
 
     def new_nonce(self) -> str:
         """A fresh form nonce (a double submit of one form starts one meeting)."""
@@ -58,6 +60,18 @@ class WebContext:
         for kept in (self.nonces, self.topics):
             while len(kept) > MAX_NONCES:
                 kept.popitem(last=False)
+
+    def note(self, kind: str, text: str) -> str:
+        """Keep what a POST said (``kind``: ok or problem) for the page it redirects to; its token."""
+        token = secrets.token_urlsafe(9)
+        self.notes[token] = (kind, text)
+        while len(self.notes) > MAX_NONCES:
+            self.notes.popitem(last=False)
+        return token
+
+    def take_note(self, token: str) -> tuple[str, str] | None:
+        """The note of ``token``, once (None: unknown, or shown already)."""
+        return self.notes.pop(token, None) if token else None
 
 
 WEB = web.AppKey("sabha_web", WebContext)
