@@ -10,6 +10,7 @@ meeting form, a plain aiohttp client signed in with a link from the real ``sabha
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -114,10 +115,19 @@ async def test_veto_drops_the_actions_and_their_reminders(tmp_path: Path) -> Non
         page = await _page(http, d.base + "/ui/decisions", jar)
         for a in items:
             assert f'id="a-{a.id}"' in page
-        async with http.post(f"{d.base}/ui/decisions/{meeting_id}/veto",
-                             data={"csrf": csrf_of(page), "reason": "  rent   is too high  "}, headers=jar) as resp:
-            assert resp.status == 200 and resp.url.path == "/ui/decisions"  # redirected back to the page
-            shown = await resp.text()
+
+        async def veto() -> tuple[int, str, str]:
+            async with http.post(f"{d.base}/ui/decisions/{meeting_id}/veto", headers=jar, allow_redirects=False,
+                                 data={"csrf": csrf_of(page), "reason": "  rent   is too high  "}) as resp:
+                return resp.status, resp.headers.get("Location", ""), await resp.text()
+
+        first, second = await asyncio.gather(veto(), veto())  # a double submit, both at once: one veto
+        assert sorted([first[0], second[0]]) == [303, 409]
+        ok, refused = (first, second) if first[0] == 303 else (second, first)
+        assert f"Decision {meeting_id} is already vetoed" in refused[2] and "nothing changed" in refused[2]
+        assert ok[1].startswith("/ui/decisions?note=")
+        shown = await _page(http, d.base + ok[1], jar)
+        assert len(await d.board.decisions.rulings(meeting_id)) == 1
         assert "vetoed by the owner (web)" in shown and "Reason: rent is too high" in shown
         assert "are dropped: no reminders for them" in shown  # the command's words
         block = _ruling_block(shown, meeting_id)

@@ -6,6 +6,7 @@ pages and the stream can look the context up without importing the app that impo
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -39,6 +40,8 @@ class WebContext:
     topics: OrderedDict[str, str] = field(default_factory=OrderedDict)  # meeting id -> topic, of those started here
     #: what a form's POST said, shown once by the page it redirects to (token -> (kind, text); bot.web.decisions)
     notes: OrderedDict[str, tuple[str, str]] = field(default_factory=OrderedDict)
+    #: one ruling from the pages at a time, so a double submit is told which press changed the verdict
+    rulings: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def new_nonce(self) -> str:
         """A fresh form nonce (a double submit of one form starts one meeting)."""

@@ -121,6 +121,13 @@ async def rule(request: web.Request) -> web.StreamResponse:
     form = await request.post()
     back = _back(form)
     reason = " ".join(str(form.get("reason") or "").split())
+    async with ctx.rulings:  # read, rule, read again: a second press waits and finds it ruled
+        return await _rule(request, ctx, meeting_id, verdict, back, reason)
+
+
+async def _rule(request: web.Request, ctx: WebContext, meeting_id: str, verdict: Verdict, back: str,
+                reason: str) -> web.StreamResponse:
+    verb = request.match_info["verb"]
     record, outcome = await _decision(ctx, meeting_id)
     if record is None:
         raise web.HTTPNotFound(text=f"No decision {meeting_id[:80]!r}: no meeting has that id (it may have been "
