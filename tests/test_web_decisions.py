@@ -72,6 +72,8 @@ async def test_ratify_from_the_web_is_recorded_once_with_the_owner_and_time(tmp_
         assert record.ruled_by == "web:owner" and record.ruled_by_name == "the owner (web)"
         assert record.ruled_at is not None
         assert before <= datetime.fromisoformat(record.ruled_at) <= after
+        listed = await _page(http, d.base + "/ui/meetings", jar)  # the meetings list says where it stands
+        assert 'data-verdict="ratified">decision \u2705 ratified</span>' in listed
         rulings = await d.board.decisions.rulings(meeting_id)
         assert [(r["verdict"], r["via"], r["by_id"]) for r in rulings] == [("ratified", "web", "web:owner")]
 

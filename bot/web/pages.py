@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from multidict import CIMultiDict
 
+from board.commands.decisions import verdict_label
 from board.envelope import Envelope
 from board.memory.transcripts import read_tail
 from board.roles import DEFAULT_ROSTERS
 from board.room.convene import MeetingInProgress
-from board.room.ratify import Outcome
+from board.room.ratify import Outcome, verdicts
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.render import bar_chart, render_page
@@ -173,7 +174,8 @@ async def meetings_page(request: web.Request) -> web.Response:
     ctx = context_of(request)
     rows = await ctx.board.room.store.list(100)
     return page(request, "meetings.html", active="meetings", title="Meetings", meetings=rows,
-                running=set(ctx.board.room.running()))
+                running=set(ctx.board.room.running()), verdict_label=verdict_label,
+                verdicts=await verdicts(ctx.board.db, [r.id for r in rows]))
 
 
 def _rosters(ctx: WebContext) -> list[str]:
