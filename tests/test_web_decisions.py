@@ -168,6 +168,20 @@ async def test_revisit_needs_a_reason_and_schedules_the_follow_up(tmp_path: Path
         assert work.place.channel == "web"  # where the first meeting ran
         record = (await d.board.decisions.find(meeting_id)).record
         assert record is not None and record.verdict is Verdict.REVISIT and record.ruled_by == "web:owner"
+        # the daemon convenes the follow-up meeting; both pages link it
+        deadline = asyncio.get_running_loop().time() + 60
+        while not record.follow_up_id:
+            assert asyncio.get_running_loop().time() < deadline, "the follow-up meeting was not convened"
+            await asyncio.sleep(0.05)
+            record = (await d.board.decisions.find(meeting_id)).record
+            assert record is not None
+        follow_up = record.follow_up_id
+        await d.board.room.drain(120)
+        page = await _page(http, d.base + "/ui/decisions", jar)
+        assert f'Follow-up meeting: <a href="/ui/meetings/{follow_up}">' in _ruling_block(page, meeting_id)
+        assert f'Revisits: <a href="/ui/meetings/{meeting_id}">' in _ruling_block(page, follow_up)
+        row = await d.board.room.store.get(follow_up)
+        assert row is not None and "the budget changed" in (row.agenda or "")
 
 
 async def _say(d: WebDaemon, text: str) -> str:
