@@ -85,11 +85,12 @@ async def test_ratify_from_the_web_is_recorded_once_with_the_owner_and_time(tmp_
         assert "proposed -> ratified by the owner (web) via web" in done.stdout
 
         # a double submit: already ratified, nothing changed
-        async with http.post(f"{d.base}/ui/decisions/{meeting_id}/ratify", data={"csrf": csrf},
+        async with http.post(f"{d.base}/ui/decisions/{meeting_id}/ratify", data={"csrf": csrf, "back": "meeting"},
                              headers=jar, allow_redirects=False) as resp:
             assert resp.status == 409
             text = await resp.text()
         assert f"Decision {meeting_id} is already ratified" in text and "nothing changed" in text
+        assert 'id="meeting"' in text and 'data-verdict="ratified"' in text  # answered on the meeting page
         assert len(await d.board.decisions.rulings(meeting_id)) == 1
         again = await d.board.decisions.find(meeting_id)
         assert again.record is not None and again.record.ruled_at == record.ruled_at
