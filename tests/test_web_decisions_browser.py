@@ -52,6 +52,15 @@ def _ended(b: Browser, timeout: float = 60.0) -> None:
         time.sleep(0.05)
 
 
+def _type_due(b: Browser, item: int, text: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    field = b.driver.find_element(By.ID, f"due-{item}")
+    field.clear()
+    field.send_keys(text)
+    b.driver.find_element(By.CSS_SELECTOR, f"#a-{item} form[action$=due] button").click()
+
+
 def _press(b: Browser, css: str) -> None:
     from selenium.webdriver.common.by import By
 
@@ -97,3 +106,11 @@ async def test_ratify_from_the_live_meeting_page(tmp_path: Path, browser: Browse
         after = await d.board.schedule.get(reminder_key(item.id))
         assert before is not None and after is not None and after.due_at > before.due_at
         await asyncio.to_thread(_shots, b, "decision-actions")
+        # a due date the board cannot read: its words on the page, what was typed kept, nothing changed
+        await asyncio.to_thread(_type_due, b, item.id, "soonish")
+        await asyncio.to_thread(b.wait_for, "#note[role=alert]")
+        assert "soonish" in (await asyncio.to_thread(b.texts, "#note"))[0]
+        field = await asyncio.to_thread(b.driver.find_element, "css selector", f"#due-{item.id}")
+        assert field.get_attribute("value") == "soonish"
+        assert await d.board.schedule.get(reminder_key(item.id)) == after
+        await asyncio.to_thread(_shots, b, "decision-due-refused")
