@@ -158,7 +158,7 @@ class Board:
         self.owner_only: set[str] = set()
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
-        room_commands.register(self, self.room)
+        self._register_room_commands()
         self.room.subscribe(self._remember_meeting)
         self.reminders = self._follow_through()  # action items' due dates and reminders (issue 27)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
@@ -507,6 +507,19 @@ class Board:
         self.register_command("roles", self._cmd_roles, "/roles: who sits on the board")
         self.register_command("reset", self._cmd_reset, "/reset [role]: start a fresh conversation")
         self.register_command("souls", self._cmd_souls, "/souls: soul files and versions", owner_only=True)
+
+    def _register_room_commands(self) -> None:
+        """/meeting, /actions ... and ratification (issue 27): the decisions' verdicts and the owner's
+        /ratify, /veto, /revisit, whose follow-up meetings are scheduled work."""
+        from board.commands import decisions as decision_commands
+        from board.room import followup
+        from board.room.ratify import DecisionBook
+
+        room_commands.register(self, self.room)
+        self.decisions = DecisionBook(self.db, self.clock)
+        follow_ups = followup.FollowUps(self.room, self.decisions, self.schedule, self.clock)
+        followup.register(follow_ups)
+        decision_commands.register(self, self.decisions, follow_ups.plan)
 
     def describe_channel(self, channel: str, addressing: about_commands.Addressing) -> None:
         """How people address the board on ``channel`` (the first rows of its /help)."""

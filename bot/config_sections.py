@@ -22,6 +22,7 @@ from bot.intake.config import InboxSection
 from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
 from bot.media_config import MediaSection
 from bot.people_config import PeopleSection
+from bot.web.config import WebSection
 
 __all__ = ["AgentOverrideConfig", "BoardSection", "BudgetSection", "Config", "ConsultationConfig", "ContextSection",
            "LLMSection", "LoggingSection", "MeetingsConfig", "PriceSection", "ProviderSection", "ProvidersSection",
@@ -289,3 +290,4 @@ class Config(StrictModel):
     guardrails: GuardrailsSection = section()
     media: MediaSection = section()
     people: PeopleSection = section()
+    web: WebSection = section()

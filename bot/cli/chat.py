@@ -142,6 +142,7 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
     role = resolve_role(board, args.role)
     _add_chat_commands(board, loaded, role)
     from bot.cli.attach import Attaching
+    from bot.cli.screen import with_button_line
 
     attaching = Attaching(board.media.settings.limit_for)
     stop = asyncio.Event()
@@ -164,7 +165,7 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
             stream = PipedStream()
             reply = await _answer(board, message, role, attaching.take(),
                                   slow_notice_s=loaded.config.board.slow_notice_s, stream=stream)
-            stream.finish(reply.render() if reply is not None else None)
+            stream.finish(with_button_line(reply.render(), reply.buttons) if reply is not None else None)
     finally:
         stop.set()
         watcher.cancel()

@@ -137,9 +137,14 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
         if not rows:
             emit(NO_MEETINGS)
             return 0
+        from board.room.ratify import verdicts
+
+        states = await verdicts(store.db, [m.id for m in rows])  # each decision's: proposed, ratified, vetoed ...
         body = [[m.id, local_time(m.started_at), local_time(m.ended_at) if m.ended_at else "-",
-                 m.stop_reason or m.status, f"${m.cost_usd:.4f}", m.roster, m.topic] for m in rows]
-        for line in table(["ID", "STARTED", "ENDED", "OUTCOME", "COST", "ROSTER", "TOPIC"], body, right=(4,)):
+                 m.stop_reason or m.status, states[m.id].value if m.id in states else "-", f"${m.cost_usd:.4f}",
+                 m.roster, m.topic] for m in rows]
+        for line in table(["ID", "STARTED", "ENDED", "OUTCOME", "DECISION", "COST", "ROSTER", "TOPIC"], body,
+                          right=(5,)):
             emit(line)
         return 0
     row = await store.get(args.id)
