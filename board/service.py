@@ -72,6 +72,7 @@ from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search's with its provider
     from board.agent.web_search import WebSearch, WebSearchSettings
     from board.room.meeting import MeetingEvent
+    from board.room.reminders import Reminders
 
 __all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "OWNER_ONLY", "Board", "BoardSettings"]
 
@@ -118,8 +119,7 @@ class Board:
         self.settings = settings
         self.clock = clock  # the one clock everything time-bound reads (board.clock)
         self.db = db
-        #: reminders, resolution requests, reviews: rows claimed before they are sent (board.schedule)
-        self.schedule = Schedule(db, clock)
+        self.schedule = Schedule(db, clock)  # reminders, reviews ...: rows claimed before they are sent
         self.providers = providers
         self.souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR)
         self.prompts = PromptBuilder(settings.workspace)
@@ -160,14 +160,7 @@ class Board:
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         self._register_room_commands()
         self.room.subscribe(self._remember_meeting)
-        #: action items' due dates and reminders (issue 27): /due, /snooze, /done, /actions with dates
-        from board.room.reminders import Reminders
-
-        self.reminders = Reminders(self.room.store, self.schedule, clock, ZoneInfo(settings.timezone),
-                                   voice=self._voice)
-        followup_commands.register(self, self.reminders)
-        self.room.subscribe(self._follow_decision)
-        self.schedule.at_start(self.reminders.sync)
+        self.reminders = self._follow_through()  # action items' due dates and reminders (issue 27)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
         self.guardrails = Guardrails(settings.guardrails, db, models=self.configured_models)
@@ -452,6 +445,18 @@ class Board:
         handler, _ = entry
         text = await handler(envelope, route)
         return self._system_reply(envelope, route.role, text, kind="command")
+
+    def _follow_through(self) -> Reminders:
+        """Due dates and reminders of action items: ``/due``, ``/snooze``, ``/done`` and ``/actions``
+        with dates; a decision's reminders scheduled once it is out, and at start what a crash left."""
+        from board.room.reminders import Reminders
+
+        reminders = Reminders(self.room.store, self.schedule, self.clock, ZoneInfo(self.settings.timezone),
+                              voice=self._voice)
+        followup_commands.register(self, reminders)
+        self.room.subscribe(self._follow_decision)
+        self.schedule.at_start(reminders.sync)
+        return reminders
 
     def _voice(self, role: str) -> tuple[str, str] | None:
         """(name, emoji) of ``role`` on this board, for what Sabha says in its name."""

@@ -170,10 +170,10 @@ class ActionItem(BaseModel):
     @field_validator("due", mode="before")
     @classmethod
     def _no_date(cls, value: object) -> object:
-        """Blank, "none", "n/a", "tbd": no due date."""
+        """Blank, "none", "n/a", "tbd": no due date; a long one is cut (never a reason to refuse a decision)."""
         if isinstance(value, str) and value.strip().lower() in ("", "none", "n/a", "na", "tbd", "-", "null"):
             return None
-        return value.strip() if isinstance(value, str) else value
+        return " ".join(value.split())[:80] if isinstance(value, str) else value
 
 
 class FinalObjection(BaseModel):
