@@ -33,6 +33,7 @@ from board.commands import about as about_commands
 from board.commands import files as files_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
+from board.commands import predictions as predictions_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
@@ -59,6 +60,8 @@ from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.convene import BoardRoom
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
+from board.room.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
+from board.room.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.router import Route, Router, unknown_role
@@ -76,7 +79,8 @@ log = logging.getLogger("sabha.board")
 DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
-                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS)
+                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS,
+                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,7 @@ class Board:
             store=MeetingStore(db),
             meeting_settings=settings.meetings,
             consult_settings=settings.consultation,
+            clock=clock,
         )
         for tool in self.room.tools():
             wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
@@ -152,6 +157,8 @@ class Board:
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         room_commands.register(self, self.room)
+        predictions_commands.register(self, db, clock=self.clock,
+                                      min_resolved=lambda: self.settings.meetings.min_resolved_predictions)
         self.room.subscribe(self._remember_meeting)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)

@@ -1,0 +1,61 @@
+"""Slash commands for predictions and the advisors' track record: ``/predictions [all]``,
+``/resolve <n> yes|no|unknown`` and ``/stats``.
+
+``/predictions`` lists the open predictions members made in meetings (soonest resolve-by first;
+the owner sees all, anyone else those of meetings started in their chat); ``/resolve`` records
+how one turned out, once (see :mod:`board.room.predictions.resolving`); ``/stats`` shows each
+advisor's Brier score, how many were resolved and the reliability table, or "too few resolved
+predictions (n=..)" below the board's minimum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from board.clock import Clock
+from board.commands.host import CommandHost
+from board.db import StateDB
+from board.envelope import Envelope
+from board.room.predictions.resolving import describe, resolve_words
+from board.room.predictions.scoring import format_stats, track_records
+from board.room.predictions.store import PredictionStore
+from board.router import Route
+
+__all__ = ["register", "stats_text"]
+
+
+async def stats_text(store: PredictionStore, *, min_resolved: int) -> str:
+    """Every advisor's track record, as ``/stats`` and ``sabha board stats`` print it."""
+    rows = await store.query(status="all", limit=1_000_000)
+    return format_stats(track_records(rows, min_resolved=min_resolved), min_resolved=min_resolved)
+
+
+def register(host: CommandHost, db: StateDB, *, clock: Clock, min_resolved: Callable[[], int]) -> None:
+    """Add the prediction commands to ``host`` (``min_resolved``: the board's current minimum)."""
+    store = PredictionStore(db)
+
+    def place_of(envelope: Envelope) -> tuple[str, str] | None:
+        return None if envelope.is_owner else (envelope.channel, envelope.chat_id)
+
+    async def predictions(envelope: Envelope, route: Route) -> str:
+        everything = route.text.strip().lower() == "all"
+        rows = await store.query(status="all" if everything else "open", place=place_of(envelope))
+        if not rows:
+            return ("No open predictions. Members state them in board meetings; /predictions all lists the "
+                    "resolved ones too.")
+        head = "Predictions" if everything else "Open predictions"
+        return "\n".join([f"{head} ({len(rows)}); resolve one with /resolve <n> yes|no|unknown:",
+                          *(describe(row) for row in rows)])
+
+    async def resolve(envelope: Envelope, route: Route) -> str:
+        _, text = await resolve_words(store, route.text.split(), by=envelope.sender or envelope.channel,
+                                      now=clock.now(), place=place_of(envelope))
+        return text
+
+    async def stats(envelope: Envelope, route: Route) -> str:
+        return await stats_text(store, min_resolved=min_resolved())
+
+    host.register_command("predictions", predictions, "/predictions [all]: predictions made in meetings")
+    host.register_command("resolve", resolve, "/resolve <n> yes|no|unknown: say how prediction n turned out",
+                          owner_only=True)
+    host.register_command("stats", stats, "/stats: each advisor's track record (Brier score, reliability)")
