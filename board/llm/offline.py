@@ -175,7 +175,8 @@ def offline_prediction(request: LLMRequest, text: str, *, challenger: bool) -> d
         return None
     digest = hashlib.sha256(f"{request.persona.role}:prediction".encode()).digest()
     probability = 0.3 if challenger else 0.55 + (digest[0] % 8) * 0.05
-    return {"claim": f"a small pilot on \u201c{_shorten(topic.group(1), 60)}\u201d meets its first milestone",
+    subject = _shorten(topic.group(1), 60).rstrip("?!. ")
+    return {"claim": f"a small pilot on {subject[:1].lower() + subject[1:]} meets its first milestone",
             "probability": round(probability, 2), "resolve_by": today.group(1)}
 
 
@@ -351,11 +352,11 @@ class OfflineProvider:
             parts.append("I support a small, measurable first step, and I want the numbers before we scale it.")
             position, confidence = "support", 0.6 + 0.05 * min(round_no, 3)
         assumption = f"we can answer: {question.rstrip('?')}"
-        said: dict[str, object] = {"position": position, "confidence": round(confidence, 2), "assumption": assumption}
+        held: dict[str, object] = {"position": position, "confidence": round(confidence, 2), "assumption": assumption}
         prediction = offline_prediction(request, text, challenger=challenger)
         if prediction is not None:
-            said["prediction"] = prediction
-        line = json.dumps(said, ensure_ascii=False)
+            held["prediction"] = prediction
+        line = json.dumps(held, ensure_ascii=False)
         body = " ".join(parts)
         entry = self._scoreboard_entry(request, text) if STATED_MARK in text else None
         if entry is not None:  # stated in the statement itself: the round needs no second turn

@@ -47,7 +47,7 @@ def request_buttons(row: PredictionRow) -> tuple[Button, ...]:
 
 
 async def resolve_words(store: PredictionStore, words: list[str], *, by: str, now: datetime,
-                        place: tuple[str, str] | None = None) -> tuple[bool, str]:
+                        place: tuple[str, str] | None = None, command: str = "/resolve") -> tuple[bool, str]:
     """``["7", "yes"]`` -> (resolved now, what to tell the user). Nothing changes on bad input or twice."""
     if len(words) < 2 or not words[0].lstrip("#").isdigit():
         return False, RESOLVE_USAGE
@@ -55,7 +55,7 @@ async def resolve_words(store: PredictionStore, words: list[str], *, by: str, no
     outcome = parse_outcome(" ".join(words[1:]))
     if outcome is None:
         return False, (f"{' '.join(words[1:])!r} is not an outcome: say yes (it came true), no (it did not) or "
-                       f"unknown (can't tell): /resolve {number} yes")
+                       f"unknown (can't tell): {command} {number} yes")
     result = await store.resolve(number, outcome, by=by, now=now, place=place)
     if result.row is None:
         return False, f"No prediction #{number} here; /predictions lists the open ones."

@@ -124,8 +124,7 @@ def track_line(record: TrackRecord, min_resolved: int = DEFAULT_MIN_RESOLVED) ->
     """``finance: Brier 0.123 over 12 resolved (2 can't tell, 3 open)`` or the too-few line."""
     extra = f"{record.unknown} can't tell, {record.open} open"
     if record.brier is None:
-        return (f"{record.role}: too few resolved predictions (n={record.n}; a score needs {min_resolved}) "
-                f"({extra})")
+        return f"{record.role}: too few resolved predictions (n={record.n}); a score needs {min_resolved}; {extra}"
     return f"{record.role}: Brier {record.brier:.3f} over {record.n} resolved ({extra})"
 
 
