@@ -8,15 +8,31 @@ with a :class:`FakeClock` and never sleep for it. Times are aware datetimes in U
 :class:`SystemClock` is the real one. :class:`FakeClock` moves only when told
 (:meth:`FakeClock.advance` / :meth:`FakeClock.set`) and wakes every
 :meth:`Clock.sleep_until` whose moment has come.
+
+A real ``sabha run`` under test reads a :class:`FileClock` instead (:func:`clock_from_env`):
+``SABHA_TEST_CLOCK=<file>`` holding the epoch seconds it reads, so a test moves the daemon's
+time by writing the file. It is refused unless ``SABHA_TEST_MODE=1`` is set too, and the
+daemon says in its log that its time is a test's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Protocol
 
-__all__ = ["SYSTEM_CLOCK", "Clock", "FakeClock", "SystemClock", "utc"]
+__all__ = ["SYSTEM_CLOCK", "TEST_CLOCK_ENV", "TEST_MODE_ENV", "Clock", "ClockRefused", "FakeClock", "FileClock",
+           "SystemClock", "clock_from_env", "utc"]
+
+log = logging.getLogger("sabha.clock")
+
+#: The environment variable naming a :class:`FileClock`'s file (tests only).
+TEST_CLOCK_ENV = "SABHA_TEST_CLOCK"
+#: Must be ``1`` for :data:`TEST_CLOCK_ENV` to be honoured.
+TEST_MODE_ENV = "SABHA_TEST_MODE"
 
 
 def utc(moment: datetime) -> datetime:
@@ -83,3 +99,58 @@ class FakeClock:
         moment = utc(moment)
         while self._now < moment:
             await self._moved.wait()
+
+
+class ClockRefused(RuntimeError):
+    """A test clock was asked for outside test mode; ``str()`` says what to do."""
+
+
+class FileClock:
+    """A clock whose time is the epoch seconds written in a file (a test's clock for a real
+    daemon). The file is read at each :meth:`now`; :meth:`sleep_until` looks again every
+    ``poll_s``. A file that cannot be read (being rewritten) keeps the last time read."""
+
+    def __init__(self, path: Path, poll_s: float = 0.02) -> None:
+        self.path = path
+        self.poll_s = poll_s
+        self._last = self._read() or datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
+
+    def _read(self) -> datetime | None:
+        try:
+            return datetime.fromtimestamp(float(self.path.read_text(encoding="utf-8").strip()), UTC)
+        except (OSError, ValueError):
+            return None
+
+    def now(self) -> datetime:
+        moment = self._read()
+        if moment is not None and moment >= self._last:  # never backwards, like FakeClock
+            self._last = moment
+        return self._last
+
+    async def sleep_until(self, moment: datetime) -> None:
+        moment = utc(moment)
+        while self.now() < moment:  # noqa: ASYNC110 - what changes is a file: it is polled
+            await asyncio.sleep(self.poll_s)
+
+    @staticmethod
+    def write(path: Path, moment: datetime | float) -> None:
+        """Set the time a :class:`FileClock` on ``path`` reads (atomically: a reader never sees half)."""
+        seconds = moment if isinstance(moment, float | int) else utc(moment).timestamp()
+        part = path.with_name(path.name + ".part")
+        part.write_text(f"{seconds:.6f}\n", encoding="utf-8")
+        part.replace(path)
+
+
+def clock_from_env(environ: Mapping[str, str]) -> Clock:
+    """The daemon's clock: the system's, or a test's :class:`FileClock` when ``SABHA_TEST_CLOCK``
+    names a file and ``SABHA_TEST_MODE=1`` (else :class:`ClockRefused`)."""
+    path = environ.get(TEST_CLOCK_ENV, "").strip()
+    if not path:
+        return SYSTEM_CLOCK
+    if environ.get(TEST_MODE_ENV) != "1":
+        raise ClockRefused(f"{TEST_CLOCK_ENV} is set but {TEST_MODE_ENV}=1 is not: a test clock is for tests only; "
+                           f"unset {TEST_CLOCK_ENV} to run on the system clock")
+    clock = FileClock(Path(path))
+    log.warning("TEST MODE: the board's time is read from %s (%s), not the system clock", path,
+                clock.now().isoformat(timespec="seconds"))
+    return clock

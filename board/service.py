@@ -65,6 +65,8 @@ from board.room.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.router import Route, Router, unknown_role
+from board.schedule import Schedule
+from board.schedule.migrations import MIGRATIONS as SCHEDULE_MIGRATIONS
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 
@@ -79,7 +81,7 @@ log = logging.getLogger("sabha.board")
 DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
-                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS,
+                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS,
                                            *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS)
 
 
@@ -117,6 +119,8 @@ class Board:
         self.settings = settings
         self.clock = clock  # the one clock everything time-bound reads (board.clock)
         self.db = db
+        #: reminders, resolution requests, reviews: rows claimed before they are sent (board.schedule)
+        self.schedule = Schedule(db, clock)
         self.providers = providers
         self.souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR)
         self.prompts = PromptBuilder(settings.workspace)
@@ -196,9 +200,9 @@ class Board:
 
     @classmethod
     async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None, *,
-                   migrations: Iterable[Migration] = ()) -> Board:
+                   migrations: Iterable[Migration] = (), clock: Clock = SYSTEM_CLOCK) -> Board:
         """Open the state db under ``data_dir`` (the board's migrations plus ``migrations``,
-        the tables of the daemon's intake and channels) and build the board."""
+        the tables of the daemon's intake and channels) and build the board on ``clock``."""
         if not settings.workspace.is_dir():
             raise FileNotFoundError(
                 f"workspace {settings.workspace} does not exist; run `sabha init` to create one"
@@ -209,7 +213,7 @@ class Board:
             )
         db = await StateDB.open(settings.data_dir / DB_FILE, (*BOARD_MIGRATIONS, *migrations))
         try:
-            board = cls(settings, db, providers or ProviderRegistry())
+            board = cls(settings, db, providers or ProviderRegistry(), clock=clock)
         except BaseException:
             await db.close()
             raise

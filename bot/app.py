@@ -119,7 +119,9 @@ async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True) 
     """Open the board described by ``loaded`` (``report_missing_keys``: see :func:`build_providers`).
 
     A data dir that cannot be written raises :class:`bot.intake.storage.DataDirUnwritable`
-    (one line naming it and what to do), checked before anything opens it."""
+    (one line naming it and what to do), checked before anything opens it. The board's clock is
+    the system's unless a test set ``SABHA_TEST_CLOCK`` (:func:`board.clock.clock_from_env`)."""
+    from board.clock import clock_from_env
     from bot.intake.storage import DataDirUnwritable, ensure_writable, is_locked, is_storage_error
 
     ensure_workspace(loaded)
@@ -129,7 +131,7 @@ async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True) 
     try:
         return await Board.open(loaded.board_settings(),
                                 build_providers(loaded, report_missing_keys=report_missing_keys),
-                                migrations=all_migrations())
+                                migrations=all_migrations(), clock=clock_from_env(os.environ))
     except Exception as exc:
         if is_storage_error(exc) and not is_locked(exc):  # e.g. a file the check did not try
             raise DataDirUnwritable(data_dir, str(exc)) from exc

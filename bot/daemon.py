@@ -53,6 +53,7 @@ from bot.ops.readiness import Readiness, check_readiness
 from bot.ops.reload import ReloadSignal, reload_config
 from bot.ops.runtime import RuntimeInfo, remove_runtime, write_runtime
 from bot.ops.signals import StopSignals
+from bot.scheduled import ScheduledWorkService
 
 log = logging.getLogger("sabha.daemon")
 
@@ -107,6 +108,7 @@ class Daemon:
         self.runtime_file: Path | None = None
         self._runner: web.AppRunner | None = None
         self._last_status: str | None = None
+        self.scheduled: ScheduledWorkService | None = None  # reminders, reviews ... (board.schedule)
 
     # -- /status and /healthz ----------------------------------------------------------
 
@@ -129,7 +131,14 @@ class Daemon:
         return redact("\n".join(lines))
 
     async def _cmd_status(self, envelope: Envelope, route: Route) -> str:
-        return self.status_text()
+        from board.schedule.report import status_lines
+
+        assert self.board is not None
+        try:
+            scheduled = await status_lines(self.board.schedule.store)
+        except Exception as exc:  # noqa: BLE001 - /status answers anyway
+            scheduled = [f"Scheduled: unavailable ({exc})"]
+        return redact("\n".join([self.status_text(), *scheduled]))
 
     async def _healthz(self, request: web.Request) -> web.Response:
         body: dict[str, Any] = {
@@ -254,6 +263,8 @@ class Daemon:
             for channel in self.channels:
                 await channel.start()
                 started.append(channel)
+            self.scheduled = ScheduledWorkService(board, self.channels)
+            self.scheduled.start()
             if not self.channels:
                 log.warning("no channels configured: set telegram.token (see README, 'Telegram'); "
                             "serving only http://%s:%s/healthz", self.loaded.config.server.host, self.port)
@@ -320,6 +331,8 @@ class Daemon:
             await asyncio.gather(self.hub.drain(grace), self.board.room.drain(min(self.meeting_grace, grace)))
         except Exception:  # shutting down anyway
             log.exception("waiting for running answers and meetings failed")
+        if self.scheduled is not None:  # before the channels it delivers through
+            await self.scheduled.stop()
         for channel in started:
             try:
                 await channel.stop()

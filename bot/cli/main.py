@@ -131,6 +131,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """The daemon: channels, HTTP server and soul watcher until SIGTERM / SIGINT."""
     import logging
 
+    from board.clock import ClockRefused
     from bot.channels.base import ChannelError
     from bot.daemon import run_daemon
     from bot.intake.storage import DataDirUnwritable
@@ -142,7 +143,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         logging.getLogger("sabha.config").warning("%s", warning)
     try:
         return await run_daemon(loaded)
-    except (ChannelError, DataDirUnwritable) as exc:
+    except (ChannelError, DataDirUnwritable, ClockRefused) as exc:
         raise UserError(str(exc)) from exc
     except OSError as exc:
         raise UserError(str(exc)) from exc

@@ -266,6 +266,14 @@ async def _whatsapp_people_lines(db: StateDB, loaded: LoadedConfig) -> list[str]
     return await changed_listed(db, loaded.config.whatsapp.allowed_numbers)
 
 
+async def _schedule_lines(db: StateDB) -> list[str]:
+    """Scheduled work: pending, waiting (and why), failed (:mod:`board.schedule.report`)."""
+    from board.schedule import WorkStore
+    from board.schedule.report import status_lines
+
+    return await status_lines(WorkStore(db))
+
+
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
     from board.memory.ledger import Ledger
@@ -281,6 +289,7 @@ async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             lines += await _inbox_lines(db)
             lines += await _undeliverable_lines(db)
             lines += await _whatsapp_people_lines(db, loaded)
+            lines += await _schedule_lines(db)
             lines += await budget_lines(Ledger(db), loaded)
             if args.json:
                 report["budget"] = await budget_json(Ledger(db), loaded)

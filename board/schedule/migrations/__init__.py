@@ -1,0 +1,7 @@
+"""The scheduled-work table (0800-0809): reminders, resolution requests, reviews, follow-ups."""
+
+from board.db import load_migrations
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS = load_migrations(__name__)

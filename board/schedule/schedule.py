@@ -1,0 +1,113 @@
+"""The board's schedule: what callers use to add, cancel and move scheduled work, and the
+handler registered for each :class:`~board.schedule.work.WorkKind`.
+
+``board.schedule`` (a :class:`Schedule` on :class:`board.service.Board`) reads the board's
+one clock. Adding a row nearer than the runner's next wake-up wakes it
+(:meth:`Schedule.wake`), so a reminder due in five seconds does not wait behind one due
+tomorrow. The runner itself (:mod:`board.schedule.runner`) is started by the daemon, which
+supplies how replies reach a channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from board.clock import Clock, utc
+from board.envelope import Reply
+from board.schedule.store import WorkStore
+from board.schedule.work import NewWork, ScheduledWork, WorkKind
+
+if TYPE_CHECKING:
+    from board.db import StateDB
+
+__all__ = ["Schedule", "WorkHandler"]
+
+log = logging.getLogger("sabha.schedule")
+
+#: What runs when a row is due: the row -> the reply to send to its place (with buttons), or
+#: None when the handler did the work itself (started a meeting) or found nothing left to do.
+#: It may run again for the same row after a crash before sending, so it must not have side
+#: effects that cannot be repeated (or must make them idempotent, e.g. keyed by ``work.key``).
+WorkHandler = Callable[[ScheduledWork], Awaitable[Reply | None]]
+
+
+class Schedule:
+    """Scheduled work of one board; see the module docstring."""
+
+    def __init__(self, db: StateDB, clock: Clock) -> None:
+        self.store = WorkStore(db)
+        self.clock = clock
+        self._handlers: dict[str, WorkHandler] = {}
+        self._wake = asyncio.Event()
+
+    # -- handlers -----------------------------------------------------------------------------
+
+    def register(self, kind: WorkKind, handler: WorkHandler) -> None:
+        """Make ``handler`` the one that runs due rows of ``kind`` (a second registration replaces it)."""
+        if kind.value in self._handlers and self._handlers[kind.value] is not handler:
+            log.warning("schedule: the handler for %s work is replaced", kind.value)
+        self._handlers[kind.value] = handler
+
+    def handler(self, kind: WorkKind | str) -> WorkHandler | None:
+        """The handler of ``kind`` (None: none registered in this build)."""
+        return self._handlers.get(str(kind))
+
+    # -- rows -----------------------------------------------------------------------------------
+
+    async def add(self, work: NewWork) -> ScheduledWork:
+        """Schedule ``work``; with a key already stored, the stored row (unchanged) is returned."""
+        row, created = await self.store.add(work, self.clock.now())
+        if created:
+            log.info("schedule: %s %s due %s in %s", row.kind, row.key, row.due_at.isoformat(timespec="seconds"),
+                     row.place)
+            self.wake()
+        return row
+
+    async def get(self, key: str) -> ScheduledWork | None:
+        """The row of ``key``."""
+        return await self.store.get(key)
+
+    async def cancel(self, key: str, why: str | None = None) -> bool:
+        """Cancel ``key`` unless it is already being sent (or over); whether it was cancelled."""
+        row = await self.store.cancel(key, self.clock.now(), why)
+        if row is not None:
+            log.info("schedule: %s cancelled%s", key, f" ({why})" if why else "")
+        return row is not None
+
+    async def reschedule(self, key: str, due_at: datetime, payload: dict[str, Any] | None = None,
+                         ) -> ScheduledWork | None:
+        """Move ``key`` to ``due_at`` (snooze, a changed due date), arming it again if it was over;
+        None when there is no such row or it is being sent right now."""
+        row = await self.store.reschedule(key, utc(due_at), self.clock.now(), payload)
+        if row is not None:
+            log.info("schedule: %s moved to %s", key, row.due_at.isoformat(timespec="seconds"))
+            self.wake()
+        return row
+
+    async def release(self, channel: str, chat_id: str | None = None) -> int:
+        """Rows held waiting for ``channel`` (or one of its chats: a WhatsApp user whose window
+        opened again) are due again; how many."""
+        count = await self.store.release_held(self.clock.now(), channel=channel, chat_id=chat_id)
+        if count:
+            log.info("schedule: %d waiting item(s) for %s%s due again", count, channel,
+                     f" chat {chat_id}" if chat_id else "")
+            self.wake()
+        return count
+
+    # -- the runner's wake-up -------------------------------------------------------------------
+
+    def wake(self) -> None:
+        """Make the runner look at the table again (a row was added or moved)."""
+        self._wake.set()
+
+    async def woken(self) -> None:
+        """Return once :meth:`wake` was called (since the last :meth:`rested`)."""
+        await self._wake.wait()
+
+    def rested(self) -> None:
+        """The runner is about to look at the table: earlier wake-ups are served."""
+        self._wake.clear()

@@ -1,0 +1,88 @@
+"""The daemon's side of scheduled work: delivering due replies through the running channels.
+
+:class:`ChannelDeliver` is the :class:`board.schedule.Deliver` the daemon gives the board's
+:class:`board.schedule.ScheduleRunner`: a due row's reply goes to the channel named by
+``work.place.channel`` through its ordinary ``deliver(reply, progress)``, with the row marked
+``sending`` in the progress's ``before_first_request`` (as the intake marks replies). A
+channel that is not running here makes the row wait (held, with the reason ``sabha status``
+shows) until the next start. A channel may have ``scheduled_delivery(work, reply, sending)``
+of its own (WhatsApp: its 24-hour window and template messages); it is used instead.
+
+:class:`ScheduledWork` starts the runner with the daemon and stops it before the channels stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from board.envelope import Reply
+from board.schedule import Delivered, Delivery, ScheduledWork, ScheduleRunner
+from board.service import Board
+from bot.channels.base import Channel, DeliveryOutcome, SendFailed, SendProgress
+
+__all__ = ["ChannelDeliver", "ScheduledWorkService"]
+
+log = logging.getLogger("sabha.schedule")
+
+#: How long a stop waits for a scheduled delivery in flight before cancelling it.
+STOP_GRACE_S = 10.0
+
+
+class ChannelDeliver:
+    """Scheduled replies through the daemon's channels; see the module docstring."""
+
+    def __init__(self, channels: Sequence[Channel]) -> None:
+        self.channels = {channel.name: channel for channel in channels}
+
+    async def __call__(self, work: ScheduledWork, reply: Reply, sending: Callable[[], Awaitable[None]],
+                       ) -> Delivered:
+        channel: Any = self.channels.get(work.place.channel)
+        if channel is None or not callable(getattr(channel, "deliver", None)):
+            return Delivered(Delivery.WAIT, f"the {work.place.channel} channel is not running")
+        own = getattr(channel, "scheduled_delivery", None)
+        if own is not None:
+            result: Delivered = await own(work, reply, sending)
+            return result
+        progress = SendProgress(before_first_request=sending)
+        try:
+            await channel.deliver(reply, progress)
+        except SendFailed as exc:
+            if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED:
+                return Delivered(Delivery.MAY_HAVE_ARRIVED, str(exc))
+            return Delivered(Delivery.NOT_SENT, str(exc))
+        return Delivered(Delivery.SENT, progress.note)
+
+
+class ScheduledWorkService:
+    """The runner's task in the daemon: :meth:`start` once the channels are up, :meth:`stop`
+    before they stop (a delivery in flight gets :data:`STOP_GRACE_S`)."""
+
+    def __init__(self, board: Board, channels: Sequence[Channel]) -> None:
+        self.board = board
+        self.runner = ScheduleRunner(board.schedule, ChannelDeliver(channels))
+        self._stop = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start doing scheduled work."""
+        self._task = asyncio.create_task(self.runner.run(self._stop), name="scheduled work")
+
+    async def stop(self) -> None:
+        """Stop after the item in hand (bounded); items not started stay for the next start."""
+        self._stop.set()
+        if self._task is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._task), STOP_GRACE_S)
+        except TimeoutError:
+            log.warning("schedule: a scheduled delivery was still running after %.0f s; stopping it", STOP_GRACE_S)
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+        except Exception:
+            log.exception("schedule: the runner failed")
+        self._task = None
