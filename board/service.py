@@ -34,6 +34,7 @@ from board.commands import files as files_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import predictions as predictions_commands
+from board.commands import review as review_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
@@ -161,8 +162,10 @@ class Board:
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         room_commands.register(self, self.room)
-        predictions_commands.register(self, db, clock=self.clock,
+        # issue 27: predictions, the track record, reviews of decisions (board.room.predictions, .recall)
+        predictions_commands.register(self, self.schedule,
                                       min_resolved=lambda: self.settings.meetings.min_resolved_predictions)
+        review_commands.register(self, self.room, self.schedule, lambda: self.settings.meetings)
         self.room.subscribe(self._remember_meeting)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)

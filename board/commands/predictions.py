@@ -1,25 +1,25 @@
 """Slash commands for predictions and the advisors' track record: ``/predictions [all]``,
-``/resolve <n> yes|no|unknown`` and ``/stats``.
+``/resolve <n> yes|no|unknown`` and ``/stats``; the resolution requests at the resolve-by date.
 
 ``/predictions`` lists the open predictions members made in meetings (soonest resolve-by first;
 the owner sees all, anyone else those of meetings started in their chat); ``/resolve`` records
 how one turned out, once (see :mod:`board.room.predictions.resolving`); ``/stats`` shows each
 advisor's Brier score, how many were resolved and the reliability table, or "too few resolved
-predictions (n=..)" below the board's minimum.
+predictions (n=..)" below the board's minimum. The board's schedule sends the resolution requests
+(:func:`board.room.predictions.resolving.resolution_handler`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from board.clock import Clock
 from board.commands.host import CommandHost
-from board.db import StateDB
 from board.envelope import Envelope
-from board.room.predictions.resolving import describe, resolve_words
+from board.room.predictions.resolving import describe, resolution_handler, resolve_words
 from board.room.predictions.scoring import format_stats, track_records
 from board.room.predictions.store import PredictionStore
 from board.router import Route
+from board.schedule import Schedule, WorkKind
 
 __all__ = ["register", "stats_text"]
 
@@ -30,9 +30,12 @@ async def stats_text(store: PredictionStore, *, min_resolved: int) -> str:
     return format_stats(track_records(rows, min_resolved=min_resolved), min_resolved=min_resolved)
 
 
-def register(host: CommandHost, db: StateDB, *, clock: Clock, min_resolved: Callable[[], int]) -> None:
-    """Add the prediction commands to ``host`` (``min_resolved``: the board's current minimum)."""
+def register(host: CommandHost, schedule: Schedule, *, min_resolved: Callable[[], int]) -> None:
+    """Add the prediction commands to ``host`` and the resolution requests to ``schedule``
+    (``min_resolved``: the board's current minimum)."""
+    db, clock = schedule.store.db, schedule.clock
     store = PredictionStore(db)
+    schedule.register(WorkKind.RESOLUTION, resolution_handler(db))
 
     def place_of(envelope: Envelope) -> tuple[str, str] | None:
         return None if envelope.is_owner else (envelope.channel, envelope.chat_id)
@@ -49,7 +52,7 @@ def register(host: CommandHost, db: StateDB, *, clock: Clock, min_resolved: Call
 
     async def resolve(envelope: Envelope, route: Route) -> str:
         _, text = await resolve_words(store, route.text.split(), by=envelope.sender or envelope.channel,
-                                      now=clock.now(), place=place_of(envelope))
+                                      now=clock.now(), place=place_of(envelope), schedule=schedule)
         return text
 
     async def stats(envelope: Envelope, route: Route) -> str:

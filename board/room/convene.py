@@ -215,13 +215,15 @@ class BoardRoom:
         return await evidence_for(envelope, MediaStore(self.store.db))
 
     def start(self, topic: str, *, envelope: Envelope | None = None, roster: str | None = None,
-              evidence: tuple[Evidence, ...] = ()) -> MeetingRun:
-        """Start a meeting in the background (one per chat/topic at a time), with ``evidence`` on its agenda."""
+              evidence: tuple[Evidence, ...] = (), settings: MeetingSettings | None = None,
+              agenda: str | None = None) -> MeetingRun:
+        """Start a meeting in the background (one per chat/topic at a time), with ``evidence`` on its agenda
+        (``settings`` and ``agenda``: a meeting of its own kind, such as a decision's review)."""
         place = _place(envelope)
         running = self._places.get(place)
         if running and running in self._tasks and not self._tasks[running].done():
             raise MeetingInProgress(f"meeting {running} is still running here; wait for its decision or /cancel it")
-        run = self.prepare(topic, envelope=envelope, roster=roster)
+        run = self.prepare(topic, envelope=envelope, roster=roster, settings=settings, agenda=agenda)
         if evidence:
             run.m = replace(run.m, evidence=evidence)
         task = asyncio.create_task(run.run(), name=f"meeting {run.id}")

@@ -59,7 +59,7 @@ async def cmd_predictions(board: Board, args: argparse.Namespace) -> int:
     store = PredictionStore(board.db)
     if args.predictions_command == "resolve":
         changed, text = await resolve_words(store, [args.number, args.outcome], by="cli", now=board.clock.now(),
-                                              command="sabha predictions resolve")
+                                              command="sabha predictions resolve", schedule=board.schedule)
         if not changed:
             sys.stderr.write(f"sabha: {text.replace('/predictions', '`sabha predictions list`')}\n")
             return 2

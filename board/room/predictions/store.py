@@ -16,10 +16,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board.db import StateDB
-from board.room.decision import Prediction
+
+if TYPE_CHECKING:  # a chat turn loads this module (its commands), never the meeting's records
+    from board.room.decision import Prediction
 
 __all__ = ["Outcome", "PredictionRow", "PredictionStore", "Resolution", "parse_outcome"]
 

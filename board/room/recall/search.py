@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from board.db import StateDB
 from board.workspace.quoting import FieldLimit, quote_field
 
-__all__ = ["RECALL_CHARS", "RecalledDecision", "query_terms", "recall_block", "related_decisions"]
+__all__ = ["RECALL_CHARS", "RecalledDecision", "outcome_of", "query_terms", "recall_block", "related_decisions"]
 
 #: What the recalled decisions may take of one prompt, all together.
 RECALL_CHARS = 2400
@@ -84,10 +84,11 @@ async def related_decisions(db: StateDB, topic: str, *, exclude: str | None = No
     rows = await db.fetchall(
         "SELECT meeting_id FROM decision_search WHERE decision_search MATCH ? AND meeting_id != ? "
         "ORDER BY bm25(decision_search, 0.0, 4.0, 3.0, 1.5, 0.5) LIMIT ?", (match, exclude or "", limit))
-    return [found for r in rows if (found := await _outcome(db, r["meeting_id"])) is not None]
+    return [found for r in rows if (found := await outcome_of(db, r["meeting_id"])) is not None]
 
 
-async def _outcome(db: StateDB, meeting_id: str) -> RecalledDecision | None:
+async def outcome_of(db: StateDB, meeting_id: str) -> RecalledDecision | None:
+    """A decided meeting and what became of it (None when it has no decision)."""
     import json  # only when something was found
 
     meeting = await db.fetchone("SELECT * FROM meetings WHERE id = ?", (meeting_id,))
