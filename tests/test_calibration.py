@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from board.envelope import Envelope
-from board.service import Board
 from board.room.predictions.scoring import bin_index, brier, reliability, track_records
 from board.room.predictions.store import Outcome, PredictionStore
+from board.service import Board
 from tests.calibration_support import HAND_BINS, HAND_BRIER, HAND_LINES, scripted, seed
 
 OWNER_DM = Envelope(channel="telegram", text="", sender="42", chat_id="42", is_owner=True)
@@ -119,7 +119,8 @@ async def test_resolving_twice_unknown_numbers_bad_outcomes_and_other_chats_chan
 
 
 def test_bins_put_the_edges_where_a_person_expects() -> None:
-    assert [bin_index(p) for p in (0.0, 0.0999, 0.1, 0.3, 0.7, 0.7000001, 0.9, 0.99, 1.0)] == [0, 0, 1, 3, 7, 7, 9, 9, 9]
+    edges = (0.0, 0.0999, 0.1, 0.3, 0.7, 0.7000001, 0.9, 0.99, 1.0)
+    assert [bin_index(p) for p in edges] == [0, 0, 1, 3, 7, 7, 9, 9, 9]
 
 
 def test_brier_excludes_cant_tell_and_is_none_without_yes_or_no() -> None:
