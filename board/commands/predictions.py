@@ -24,10 +24,11 @@ from board.schedule import Schedule, WorkKind
 __all__ = ["register", "stats_text"]
 
 
-async def stats_text(store: PredictionStore, *, min_resolved: int) -> str:
-    """Every advisor's track record, as ``/stats`` and ``sabha board stats`` print it."""
+async def stats_text(store: PredictionStore, *, min_resolved: int, fenced: bool = True) -> str:
+    """Every advisor's track record, as ``/stats`` (``fenced``: tables as code blocks) and ``sabha board stats``
+    print it."""
     rows = await store.query(status="all", limit=1_000_000)
-    return format_stats(track_records(rows, min_resolved=min_resolved), min_resolved=min_resolved)
+    return format_stats(track_records(rows, min_resolved=min_resolved), min_resolved=min_resolved, fenced=fenced)
 
 
 def register(host: CommandHost, schedule: Schedule, *, min_resolved: Callable[[], int]) -> None:

@@ -84,7 +84,8 @@ async def cmd_board(board: Board, args: argparse.Namespace) -> int:
     from board.commands.predictions import stats_text
     from board.room.predictions.store import PredictionStore
 
-    text = await stats_text(PredictionStore(board.db), min_resolved=board.settings.meetings.min_resolved_predictions)
+    text = await stats_text(PredictionStore(board.db), min_resolved=board.settings.meetings.min_resolved_predictions,
+                            fenced=False)
     emit(text.replace("/meeting <topic>", "sabha meeting \"...\"").replace(
         "/resolve <n> yes|no|unknown", "sabha predictions resolve N yes|no|unknown"))
     return 0

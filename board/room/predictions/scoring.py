@@ -128,8 +128,10 @@ def track_line(record: TrackRecord, min_resolved: int = DEFAULT_MIN_RESOLVED) ->
     return f"{record.role}: Brier {record.brier:.3f} over {record.n} resolved ({extra})"
 
 
-def format_stats(records: Sequence[TrackRecord], *, min_resolved: int = DEFAULT_MIN_RESOLVED) -> str:
-    """The advisors' track records with their reliability tables, for ``/stats`` and ``sabha board stats``."""
+def format_stats(records: Sequence[TrackRecord], *, min_resolved: int = DEFAULT_MIN_RESOLVED,
+                 fenced: bool = False) -> str:
+    """The advisors' track records with their reliability tables, for ``/stats`` and ``sabha board stats``
+    (``fenced``: each table in a Markdown code block, so a chat shows its columns in a fixed-width font)."""
     if not records:
         return ("No predictions yet. Members state them in board meetings (/meeting <topic>); once their "
                 "resolve-by date comes, resolve them with /resolve <n> yes|no|unknown.")
@@ -137,7 +139,9 @@ def format_stats(records: Sequence[TrackRecord], *, min_resolved: int = DEFAULT_
     for record in records:
         lines.append("- " + track_line(record, min_resolved))
         if record.bins:
+            lines += ["```"] if fenced else []
             lines.append("  stated p    count  mean p  came true")
             lines += [f"  {b.low:.1f}-{b.high:.1f}  {b.count:>7}  {b.mean_p:>6.3f}  {b.observed:>9.3f}"
                       for b in record.bins]
+            lines += ["```"] if fenced else []
     return "\n".join(lines)
