@@ -91,7 +91,7 @@ _DATE_FORMATS = ("%Y-%m-%d", "%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y", "%B
 
 
 def _probability(value: Any) -> float | None:
-    """0.7, "0.7", "70%", 70 (a percentage) -> 0.7; None when it is not a probability."""
+    """0.7, "0.7", "70%", 70 (a percentage) -> 0.7; None when it is not a probability (1.7, 150)."""
     if isinstance(value, str):
         match = _PERCENT.match(value)
         try:
@@ -102,7 +102,7 @@ def _probability(value: Any) -> float | None:
         number = float(value)
     else:
         return None
-    if 1 < number <= 100:
+    if 2 <= number <= 100:  # 70 means 70 %; 1.7 means nothing (a "70%" is 0.7 by now)
         number /= 100
     return number if 0 <= number <= 1 else None
 
