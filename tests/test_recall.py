@@ -74,7 +74,7 @@ async def test_a_related_earlier_decision_and_its_outcome_are_in_the_next_framin
         await board.close()
 
 
-async def test_recall_is_off_with_zero_and_for_the_roundtable(workspace: Path, data_dir: Path) -> None:
+async def test_recall_is_off_with_zero(workspace: Path, data_dir: Path) -> None:
     board, model = await _board(workspace, data_dir, recall_decisions=0)
     try:
         await board.room.prepare("Should we raise prices for European customers?", envelope=OWNER_DM).run()

@@ -25,7 +25,7 @@ END;
 CREATE TABLE decision_reviews (
     id                 INTEGER PRIMARY KEY AUTOINCREMENT,
     meeting_id         TEXT NOT NULL REFERENCES meetings(id),   -- the decision reviewed
-    review_meeting_id  TEXT REFERENCES meetings(id),            -- the review meeting (NULL: none held yet)
+    review_meeting_id  TEXT,             -- the review meeting (NULL: none held yet; named as it starts, before its row)
     due_at             TEXT,                                    -- when it was scheduled for
     verdict            TEXT CHECK (verdict IN ('kept', 'reversed', 'superseded', 'unclear')),
     summary            TEXT,
