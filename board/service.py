@@ -34,7 +34,6 @@ from board.commands import files as files_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import predictions as predictions_commands
-from board.commands import review as review_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
@@ -148,8 +147,7 @@ class Board:
             default_roster=settings.roster.name,
             store=MeetingStore(db),
             meeting_settings=settings.meetings,
-            consult_settings=settings.consultation,
-            clock=clock,
+            consult_settings=settings.consultation, clock=clock,
         )
         for tool in self.room.tools():
             wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
@@ -162,10 +160,6 @@ class Board:
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         room_commands.register(self, self.room)
-        # issue 27: predictions, the track record, reviews of decisions (board.room.predictions, .recall)
-        predictions_commands.register(self, self.schedule,
-                                      min_resolved=lambda: self.settings.meetings.min_resolved_predictions)
-        review_commands.register(self, self.room, self.schedule, lambda: self.settings.meetings)
         self.room.subscribe(self._remember_meeting)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
@@ -489,6 +483,8 @@ class Board:
         self.register_command("roles", self._cmd_roles, "/roles: who sits on the board")
         self.register_command("reset", self._cmd_reset, "/reset [role]: start a fresh conversation")
         self.register_command("souls", self._cmd_souls, "/souls: soul files and versions", owner_only=True)
+        # issue 27: predictions and the advisors' track record, reviews of decisions (board.room.predictions, .recall)
+        predictions_commands.register(self, self.room, self.schedule, lambda: self.settings.meetings)
 
     def describe_channel(self, channel: str, addressing: about_commands.Addressing) -> None:
         """How people address the board on ``channel`` (the first rows of its /help)."""

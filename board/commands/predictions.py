@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from board.commands import review
 from board.commands.host import CommandHost
 from board.envelope import Envelope
+from board.room.convene import BoardRoom
 from board.room.predictions.resolving import describe, resolution_handler, resolve_words
 from board.room.predictions.scoring import format_stats, track_records
 from board.room.predictions.store import PredictionStore
+from board.room.settings import MeetingSettings
 from board.router import Route
 from board.schedule import Schedule, WorkKind
 
@@ -31,9 +34,10 @@ async def stats_text(store: PredictionStore, *, min_resolved: int, fenced: bool 
     return format_stats(track_records(rows, min_resolved=min_resolved), min_resolved=min_resolved, fenced=fenced)
 
 
-def register(host: CommandHost, schedule: Schedule, *, min_resolved: Callable[[], int]) -> None:
-    """Add the prediction commands to ``host`` and the resolution requests to ``schedule``
-    (``min_resolved``: the board's current minimum)."""
+def register(host: CommandHost, room: BoardRoom, schedule: Schedule, settings: Callable[[], MeetingSettings]) -> None:
+    """Add the prediction commands to ``host``, the resolution requests to ``schedule``, and the reviews of
+    decisions (:mod:`board.commands.review`); ``settings``: the board's current meeting settings."""
+    review.register(host, room, schedule, settings)
     db, clock = schedule.store.db, schedule.clock
     store = PredictionStore(db)
     schedule.register(WorkKind.RESOLUTION, resolution_handler(db))
@@ -57,7 +61,7 @@ def register(host: CommandHost, schedule: Schedule, *, min_resolved: Callable[[]
         return text
 
     async def stats(envelope: Envelope, route: Route) -> str:
-        return await stats_text(store, min_resolved=min_resolved())
+        return await stats_text(store, min_resolved=settings().min_resolved_predictions)
 
     host.register_command("predictions", predictions, "/predictions [all]: predictions made in meetings")
     host.register_command("resolve", resolve, "/resolve <n> yes|no|unknown: say how prediction n turned out",
