@@ -83,6 +83,11 @@ async def test_a_scheduled_review_holds_one_short_meeting_and_records_its_verdic
         assert handler is not None and await handler(row) is None
         assert len(await board.room.store.list(10)) == 2
         assert "reversed" in await _say(board, f"/review {decided}")
+        assert await runner.run_due() == 1  # the verdict, told once in the topic the review was held in
+        assert await runner.run_due() == 0
+        told = [reply for key, reply in deliver.sent if key.startswith("review:verdict:")]
+        assert len(told) == 1 and "is REVERSED" in told[0].text and VERDICT["summary"] in told[0].text
+        assert (told[0].chat_id, told[0].thread_id) == ("-100500", 7)
         found = await related_decisions(board.db, "Germany pilot", exclude=None)
         assert any(d.meeting_id == decided and d.review and d.review.startswith("reversed") for d in found)
     finally:

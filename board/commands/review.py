@@ -38,7 +38,7 @@ from board.room.recall.reviews import (
 )
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.router import Route
-from board.schedule import Place, Schedule, ScheduledWork, WorkKind
+from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind
 
 if TYPE_CHECKING:  # the meeting machinery loads with the first meeting
     from board.room.meeting import MeetingEvent
@@ -76,6 +76,9 @@ def register(host: CommandHost, room: BoardRoom, schedule: Schedule,
                 "superseded, recorded on the decision.")
 
     async def hold(work: ScheduledWork) -> Reply | None:
+        if "verdict_of" in work.payload:  # the verdict, told where the review was held
+            judged = await reviews.get(int(work.payload["verdict_of"]))
+            return work.reply(_verdict_text(judged)) if judged is not None and judged.verdict else None
         decision_id = str(work.payload.get("decision", ""))
         pending = await reviews.pending(decision_id)
         if pending is None or pending.review_meeting_id is not None:  # judged, or already convened (a re-run)
@@ -139,6 +142,17 @@ async def _judge(room: BoardRoom, reviews: ReviewStore, event: MeetingEvent, rev
         verdict, summary = "unclear", f"the chair could not be asked: {exc}"
     await reviews.judge(review_id, verdict, summary, schedule.clock.now())
     log.info("review meeting %s: verdict %s (%s)", meeting.id, verdict, summary)
+    origin = event.origin
+    if origin is not None:  # told once, where the review was held (scheduled work: exactly once)
+        await schedule.add(NewWork(WorkKind.REVIEW, key=f"review:verdict:{review_id}", due_at=schedule.clock.now(),
+                                   place=Place(origin.channel, origin.chat_id, origin.thread_id),
+                                   payload={"verdict_of": review_id}))
+
+
+def _verdict_text(review: ReviewRow) -> str:
+    return (f"Review of decision {review.meeting_id} (meeting {review.review_meeting_id}): the decision is "
+            f"{(review.verdict or 'unclear').upper()}. {review.summary or ''} It is recorded on the decision; "
+            "later meetings on related topics will see it.").strip()
 
 
 def _review_state(meeting_id: str, rows: list[ReviewRow]) -> str:

@@ -108,6 +108,11 @@ class ReviewStore:
     def __init__(self, db: StateDB) -> None:
         self.db = db
 
+    async def get(self, review_id: int) -> ReviewRow | None:
+        """One review by id."""
+        row = await self.db.fetchone("SELECT * FROM decision_reviews WHERE id = ?", (review_id,))
+        return _review(row) if row else None
+
     async def pending(self, meeting_id: str) -> ReviewRow | None:
         """The review of ``meeting_id`` not judged yet, if any."""
         row = await self.db.fetchone("SELECT * FROM decision_reviews WHERE meeting_id = ? AND verdict IS NULL "
