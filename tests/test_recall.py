@@ -103,6 +103,12 @@ async def test_the_index_keeps_in_step_and_a_db_from_before_is_indexed_when_upgr
                          "WHERE id = 'm-new'", (json.dumps({"recommendation": "Sign the Lisbon lease"}),))
         assert {d.meeting_id for d in await related_decisions(db, "Lisbon lease")} == {"m-old", "m-new"}
         assert [d.meeting_id for d in await related_decisions(db, "Lisbon", exclude="m-new")] == ["m-old"]
+        await db.execute("UPDATE meetings SET decision = ? WHERE id = 'm-new'",  # amended: indexed again, once
+                         (json.dumps({"recommendation": "Sign the Porto lease instead"}),))
+        docs = await db.fetchall("SELECT recommendation FROM decision_search WHERE meeting_id = 'm-new'")
+        assert [r["recommendation"] for r in docs] == ["Sign the Porto lease instead"]
+        await db.execute("DELETE FROM meetings WHERE id = 'm-new'")
+        assert await db.fetchall("SELECT * FROM decision_search WHERE meeting_id = 'm-new'") == []
 
 
 def test_the_recall_block_is_quoted_and_bounded() -> None:
