@@ -90,3 +90,32 @@ def test_the_offline_board_predicts_and_the_cli_lists_resolves_and_scores(tmp_pa
     stats = _sabha(tmp_path, "board", "stats")
     assert stats.returncode == 0 and "too few resolved predictions (n=1)" in stats.stdout, stats.stdout
     assert "```" not in stats.stdout
+
+
+async def test_a_prediction_about_the_past_is_not_recorded_and_a_restated_one_counts_once(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from board.db import StateDB
+    from board.room.decision import Stance
+    from board.room.predictions.recording import record_prediction
+    from board.room.predictions.store import PredictionStore
+    from board.service import BOARD_MIGRATIONS
+
+    now = datetime(2026, 11, 25, 9, tzinfo=UTC)
+    async with await StateDB.open(tmp_path / "sabha.db", BOARD_MIGRATIONS) as db:
+        await db.execute("INSERT INTO meetings(id, topic, roster, chair, status, started_at) "
+                         "VALUES ('m-1', 'Prices', 'board', 'general', 'running', '2026-11-25')")
+
+        def stance(claim: str, p: float, by: str) -> Stance:
+            return Stance(position="support", confidence=0.6, assumption="it pays",
+                          prediction=Prediction(claim=claim, probability=p, resolve_by=by))
+
+        assert await record_prediction(db, "m-1", 1, "finance", stance("Churn fell", 0.7, "2026-11-01"),
+                                       model="m", now=now) is None
+        first = await record_prediction(db, "m-1", 1, "finance", stance("CAC stays under $50", 0.6, "2027-03-31"),
+                                        model="m", now=now)
+        again = await record_prediction(db, "m-1", 2, "finance", stance("cac stays  under $50.", 0.8, "2027-03-31"),
+                                        model="m2", now=now)
+        rows = await PredictionStore(db).query(status="all")
+        assert first == again and len(rows) == 1
+        assert (rows[0].round, rows[0].probability, rows[0].model) == (2, 0.8, "m2")  # the later statement's
