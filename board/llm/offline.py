@@ -29,8 +29,8 @@ final objection on the draft decision; the others support and state a consensus 
 offers only the tools); the decision carries the dissent the meeting asks for. The offline notice is left
 to the meeting, which shows it once instead of on every statement. Each member's stance carries a
 checkable prediction (:func:`offline_prediction`: a claim about the topic's pilot, a probability of its
-own, to be checked on the meeting's date, read from the prompt's "Time:" line), so the resolution
-request and ``/stats`` can be shown without a key.
+own, to be checked the day after the meeting, whose date is read from the prompt's "Time:" line), so
+``/predictions``, ``/resolve``, the resolution request and ``/stats`` can be shown without a key.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ import io
 import json
 import re
 from collections.abc import Sequence
+from datetime import date, timedelta
 
 from board.llm import offline_json, text_tools
 from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
@@ -167,8 +168,8 @@ _TOPIC = re.compile(r"^Board meeting on: (.+)$", re.MULTILINE)
 
 def offline_prediction(request: LLMRequest, text: str, *, challenger: bool) -> dict[str, object] | None:
     """The prediction an offline member stakes: the topic's pilot meets its first milestone, with a
-    probability of the member's own (the challenger doubts it), checkable on the meeting's date (the
-    prompt's "Time:" line), so a first run can resolve it at once. None without a date or a topic."""
+    probability of the member's own (the challenger doubts it), checkable the day after the meeting (its
+    date is the prompt's "Time:" line), so a first run can resolve it. None without a date or a topic."""
     today = _TODAY.search(request.system_text + "\n" + request.context_text)
     topic = _TOPIC.search(text)
     if today is None or topic is None:
@@ -177,7 +178,8 @@ def offline_prediction(request: LLMRequest, text: str, *, challenger: bool) -> d
     probability = 0.3 if challenger else 0.55 + (digest[0] % 8) * 0.05
     subject = _shorten(topic.group(1), 60).rstrip("?!. ")
     return {"claim": f"a small pilot on {subject[:1].lower() + subject[1:]} meets its first milestone",
-            "probability": round(probability, 2), "resolve_by": today.group(1)}
+            "probability": round(probability, 2),
+            "resolve_by": (date.fromisoformat(today.group(1)) + timedelta(days=1)).isoformat()}
 
 
 def _meeting_round(text: str) -> int | None:
