@@ -18,18 +18,16 @@ the board's statements (a webhook's acknowledgement waits only for its own commi
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from board.masking import mask_value
+from board.storage.migrations import Migration, MigrationError, load_migrations, pending
 
 if TYPE_CHECKING:
     import aiosqlite
@@ -38,50 +36,8 @@ __all__ = ["Migration", "MigrationError", "StateDB", "load_migrations"]
 
 log = logging.getLogger("sabha.db")
 
-_NAME = re.compile(r"^(\d{4})_[a-z0-9_]+$")
 _PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=5000")
 T = TypeVar("T")
-
-
-class MigrationError(RuntimeError):
-    """The migrations cannot be applied (a bad name, a duplicate, or a db from a newer Sabha)."""
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One schema step: ``name`` is ``NNNN_what`` (the number orders it), ``sql`` a script."""
-
-    name: str
-    sql: str
-
-    def __post_init__(self) -> None:
-        if not _NAME.match(self.name):
-            raise MigrationError(f"migration name {self.name!r} must look like 0123_what_it_does")
-
-    @property
-    def number(self) -> int:
-        """The numeric prefix, which orders migrations across owners."""
-        return int(self.name[:4])
-
-
-def _package_files(package: str) -> Any:
-    """The folder of ``package`` (a ``Path``) when it is one on disk, as pip installs it; else
-    what :func:`importlib.resources.files` gives (imported only then: with zipfile and tempfile
-    it would cost every command that opens the db ~4 ms of start-up)."""
-    module = importlib.import_module(package)
-    folders = list(getattr(module, "__path__", ()))
-    if len(folders) == 1 and Path(folders[0]).is_dir():
-        return Path(folders[0])
-    from importlib.resources import files
-
-    return files(package)
-
-
-def load_migrations(package: str) -> tuple[Migration, ...]:
-    """The ``NNNN_what.sql`` files of ``package`` (its file stems are the names), in numeric order."""
-    scripts = [entry for entry in _package_files(package).iterdir() if entry.name.endswith(".sql")]
-    migrations = [Migration(entry.name.removesuffix(".sql"), entry.read_text(encoding="utf-8")) for entry in scripts]
-    return tuple(sorted(migrations, key=lambda m: (m.number, m.name)))
 
 
 class StateDB:
@@ -94,6 +50,9 @@ class StateDB:
         self._express_conn: sqlite3.Connection | None = None
         self._express_pragmas: list[str] = []
         self._express_lock = threading.Lock()
+        #: Held by every unit of work on the express connection (:meth:`transaction`, and the storage
+        #: layer's transactions, :mod:`board.storage.sqlite`), so they never interleave there.
+        self.tx_lock = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: Path, migrations: Iterable[Migration] = ()) -> StateDB:
@@ -121,19 +80,9 @@ class StateDB:
         )
         async with self.conn.execute("SELECT name FROM schema_migrations") as cur:
             applied = {row[0] for row in await cur.fetchall()}
-        names = [m.name for m in migrations]
-        if len(set(names)) != len(names):
-            raise MigrationError(f"duplicate migration names: {sorted(n for n in names if names.count(n) > 1)}")
-        unknown = applied - set(names)
-        if unknown:
-            raise MigrationError(
-                f"state db {self.path} has migrations this Sabha does not know ({', '.join(sorted(unknown))}); "
-                "upgrade Sabha or point data_dir elsewhere"
-            )
-        for migration in migrations:
+        for migration in pending(migrations, applied, where=f"state db {self.path}",
+                                 elsewhere="point data_dir elsewhere"):
             name, sql = migration.name, migration.sql
-            if name in applied:
-                continue
             log.info("state db: applying migration %s", name)
             escaped = name.replace("'", "''")
             await self.conn.executescript(
@@ -177,32 +126,44 @@ class StateDB:
         main connection holds for one statement at a time. ``work`` runs in another thread:
         it must only use ``conn`` and its arguments.
         """
+        async with self.tx_lock:
+            return await self.on_express(lambda conn: self._transact(work))
+
+    async def on_express(self, step: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``step(conn)`` on the express connection, in its thread (opened on first use). The caller
+        holds :attr:`tx_lock` for a unit of work that spans several steps."""
         if self._express is None:
             self._express = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sabha-db-express")
-        return await asyncio.get_running_loop().run_in_executor(self._express, self._transact, work)
+        return await asyncio.get_running_loop().run_in_executor(self._express, self._on_express, step)
+
+    def _on_express(self, step: Callable[[sqlite3.Connection], T]) -> T:
+        with self._express_lock:
+            return step(self._express_connection())
+
+    def _express_connection(self) -> sqlite3.Connection:
+        if self._express_conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None)
+            # Checkpoints (copying the WAL into the db file, with an fsync) are left to the
+            # main connection, so a receipt never waits for one.
+            for pragma in (*_PRAGMAS, "PRAGMA wal_autocheckpoint=0", *self._express_pragmas):
+                conn.execute(pragma)
+            self._express_conn = conn
+        return self._express_conn
 
     def _transact(self, work: Callable[[sqlite3.Connection], T]) -> T:
-        with self._express_lock:
-            if self._express_conn is None:
-                conn = sqlite3.connect(self.path, isolation_level=None)
-                # Checkpoints (copying the WAL into the db file, with an fsync) are left to the
-                # main connection, so a receipt never waits for one.
-                for pragma in (*_PRAGMAS, "PRAGMA wal_autocheckpoint=0", *self._express_pragmas):
-                    conn.execute(pragma)
-                self._express_conn = conn
-            conn = self._express_conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = work(conn)
-                conn.execute("COMMIT")  # may fail too (a full disk): then roll back, or the lock stays held
-            except BaseException:
-                if conn.in_transaction:
-                    try:
-                        conn.execute("ROLLBACK")
-                    except sqlite3.Error:
-                        log.debug("rollback of an express transaction failed", exc_info=True)
-                raise
-            return result
+        conn = self._express_connection()  # in the express thread, under the express lock
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(conn)
+            conn.execute("COMMIT")  # may fail too (a full disk): then roll back, or the lock stays held
+        except BaseException:
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    log.debug("rollback of an express transaction failed", exc_info=True)
+            raise
+        return result
 
     async def pragma(self, setting: str) -> None:
         """Apply ``PRAGMA <setting>`` (e.g. ``max_page_count = 100``) to every connection, now

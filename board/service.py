@@ -21,6 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
 from board.agent.guardrails import Guardrails, GuardrailSettings
 from board.agent.migrations import MIGRATIONS as AGENT_MIGRATIONS
@@ -31,9 +32,9 @@ from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, 
 from board.clock import SYSTEM_CLOCK, Clock
 from board.commands import about as about_commands
 from board.commands import files as files_commands
+from board.commands import followup as followup_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
-from board.commands import predictions as predictions_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
 from board.db import Migration, StateDB
@@ -73,6 +74,7 @@ from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search's with its provider
     from board.agent.web_search import WebSearch, WebSearchSettings
     from board.room.meeting import MeetingEvent
+    from board.room.reminders import Reminders
 
 __all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "OWNER_ONLY", "Board", "BoardSettings"]
 
@@ -104,6 +106,7 @@ class BoardSettings:
     guardrails: GuardrailSettings = field(default_factory=GuardrailSettings)
     media: MediaSettings = field(default_factory=MediaSettings)
     people: PeopleSettings = field(default_factory=PeopleSettings)
+    timezone: str = "UTC"  # the owner's time zone: due dates are read and shown in it (IANA name)
 
 
 #: /help where plain messages go to the place's role (a forum topic); each channel passes its own
@@ -119,8 +122,7 @@ class Board:
         self.settings = settings
         self.clock = clock  # the one clock everything time-bound reads (board.clock)
         self.db = db
-        #: reminders, resolution requests, reviews: rows claimed before they are sent (board.schedule)
-        self.schedule = Schedule(db, clock)
+        self.schedule = Schedule(db, clock)  # reminders, reviews ...: rows claimed before they are sent
         self.providers = providers
         self.souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR)
         self.prompts = PromptBuilder(settings.workspace)
@@ -159,8 +161,9 @@ class Board:
         self.owner_only: set[str] = set()
         self._register_builtin_commands()
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
-        room_commands.register(self, self.room)
+        self._register_room_commands()
         self.room.subscribe(self._remember_meeting)
+        self.reminders = self._follow_through()  # action items' due dates and reminders (issue 27)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
         self.guardrails = Guardrails(settings.guardrails, db, models=self.configured_models)
@@ -446,6 +449,30 @@ class Board:
         text = await handler(envelope, route)
         return self._system_reply(envelope, route.role, text, kind="command")
 
+    def _follow_through(self) -> Reminders:
+        """Due dates and reminders of action items: ``/due``, ``/snooze``, ``/done`` and ``/actions``
+        with dates; a decision's reminders scheduled once it is out, and at start what a crash left."""
+        from board.room.reminders import Reminders
+
+        reminders = Reminders(self.room.store, self.schedule, self.clock, ZoneInfo(self.settings.timezone),
+                              voice=self._voice)
+        followup_commands.register(self, reminders)
+        self.room.subscribe(self._follow_decision)
+        self.schedule.at_start(reminders.sync)
+        return reminders
+
+    def _voice(self, role: str) -> tuple[str, str] | None:
+        """(name, emoji) of ``role`` on this board, for what Sabha says in its name."""
+        profile = next((p for p in self.souls.profiles() if p.role == role), None)
+        return (profile.name, profile.emoji) if profile is not None else None
+
+    async def _follow_decision(self, event: MeetingEvent) -> None:
+        """A decision was recorded: its action items' due dates are read and their reminders set."""
+        from board.room.meeting import MeetingEventKind
+
+        if event.kind is MeetingEventKind.DECISION:
+            await self.reminders.decided(event.meeting_id)
+
     async def _remember_meeting(self, event: MeetingEvent) -> None:
         """A decided meeting leaves its record in the asking session (the chair's, where it was asked)
         and in every participant's own session for that place, so later turns can answer from it."""
@@ -483,7 +510,21 @@ class Board:
         self.register_command("roles", self._cmd_roles, "/roles: who sits on the board")
         self.register_command("reset", self._cmd_reset, "/reset [role]: start a fresh conversation")
         self.register_command("souls", self._cmd_souls, "/souls: soul files and versions", owner_only=True)
-        # issue 27: predictions and the advisors' track record, reviews of decisions (board.room.predictions, .recall)
+
+    def _register_room_commands(self) -> None:
+        """/meeting, /actions ... and ratification (issue 27): the decisions' verdicts and the owner's
+        /ratify, /veto, /revisit, whose follow-up meetings are scheduled work; the members' predictions,
+        their track record and the reviews of decisions (/predictions, /resolve, /stats, /review)."""
+        from board.commands import decisions as decision_commands
+        from board.commands import predictions as predictions_commands
+        from board.room import followup
+        from board.room.ratify import DecisionBook
+
+        room_commands.register(self, self.room)
+        self.decisions = DecisionBook(self.db, self.clock)
+        follow_ups = followup.FollowUps(self.room, self.decisions, self.schedule, self.clock)
+        followup.register(follow_ups)
+        decision_commands.register(self, self.decisions, follow_ups.plan)
         predictions_commands.register(self, self.room, self.schedule, lambda: self.settings.meetings)
 
     def describe_channel(self, channel: str, addressing: about_commands.Addressing) -> None:

@@ -144,8 +144,9 @@ async def open_state_db(loaded: LoadedConfig) -> StateDB:
 
 
 def all_migrations() -> list[Migration]:
-    """The daemon's tables besides the board's: the intake's and every channel's."""
+    """The daemon's tables besides the board's: the intake's, every channel's and the web pages'."""
     from bot.channels import registry
     from bot.intake.migrations import MIGRATIONS as INTAKE_MIGRATIONS
+    from bot.web.migrations import MIGRATIONS as WEB_MIGRATIONS
 
-    return [*INTAKE_MIGRATIONS, *registry.all_migrations()]
+    return [*INTAKE_MIGRATIONS, *registry.all_migrations(), *WEB_MIGRATIONS]

@@ -22,6 +22,7 @@ from bot.intake.config import InboxSection
 from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
 from bot.media_config import MediaSection
 from bot.people_config import PeopleSection
+from bot.web.config import WebSection
 
 __all__ = ["AgentOverrideConfig", "BoardSection", "BudgetSection", "Config", "ConsultationConfig", "ContextSection",
            "LLMSection", "LoggingSection", "MeetingsConfig", "PriceSection", "ProviderSection", "ProvidersSection",
@@ -103,8 +104,23 @@ class BoardSection(StrictModel):
     slow_notice_s: float = Field(8.0, ge=0, le=3600, description=(
         "a turn still running after this long tells the user once that the board is working on it "
         "(on Telegram the notice becomes the answer); 0 = never"))
+    timezone: str = Field("UTC", description=(
+        "the owner's time zone (IANA name, e.g. Europe/Berlin): due dates such as \"friday\" or \"17:00\" "
+        "are read and shown in it"))
     meetings: MeetingsConfig = section()
     consultation: ConsultationConfig = section()
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value.strip())
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"{value!r} is not a time zone this system knows; use an IANA name such as UTC, "
+                             "Europe/Berlin or America/New_York") from exc
+        return value.strip()
 
     @field_validator("agents")
     @classmethod
@@ -281,3 +297,4 @@ class Config(StrictModel):
     guardrails: GuardrailsSection = section()
     media: MediaSection = section()
     people: PeopleSection = section()
+    web: WebSection = section()

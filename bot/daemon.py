@@ -2,7 +2,8 @@
 
 :class:`Daemon` opens the board, starts an aiohttp server (``server.host``/``server.port``:
 ``GET /healthz`` (alive), ``GET /readyz`` (ready to answer: :mod:`bot.ops.readiness`),
-``GET /metrics`` (Prometheus: :mod:`bot.ops.metrics`) plus the channels' webhook routes),
+``GET /metrics`` (Prometheus: :mod:`bot.ops.metrics`) plus the channels' webhook routes and the
+owner's web pages at ``/ui/``: :mod:`bot.web`),
 the soul watcher (edits to soul files apply without a restart) and the configured
 channels (Telegram when ``telegram.token`` is set), registers ``/status``, and runs until
 SIGTERM or SIGINT (a second one exits at once: :mod:`bot.ops.signals`). Slow clients are cut
@@ -32,7 +33,7 @@ import os
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
@@ -54,6 +55,9 @@ from bot.ops.reload import ReloadSignal, reload_config
 from bot.ops.runtime import RuntimeInfo, remove_runtime, write_runtime
 from bot.ops.signals import StopSignals
 from bot.scheduled import ScheduledWorkService
+
+if TYPE_CHECKING:
+    from bot.web.app import WebContext
 
 log = logging.getLogger("sabha.daemon")
 
@@ -107,6 +111,7 @@ class Daemon:
         self.phase = "starting"
         self.runtime_file: Path | None = None
         self._runner: web.AppRunner | None = None
+        self.web: WebContext | None = None  # the owner's pages, when web.enabled
         self._last_status: str | None = None
         self.scheduled: ScheduledWorkService | None = None  # reminders, reviews ... (board.schedule)
 
@@ -131,14 +136,26 @@ class Daemon:
         return redact("\n".join(lines))
 
     async def _cmd_status(self, envelope: Envelope, route: Route) -> str:
+        from board.commands.followup import overdue_lines
         from board.schedule.report import status_lines
 
         assert self.board is not None
         try:
-            scheduled = await status_lines(self.board.schedule.store)
+            scheduled = [*await status_lines(self.board.schedule.store),
+                         *await overdue_lines(self.board.room.store, self.board.reminders)]
         except Exception as exc:  # noqa: BLE001 - /status answers anyway
             scheduled = [f"Scheduled: unavailable ({exc})"]
-        return redact("\n".join([self.status_text(), *scheduled]))
+        return redact("\n".join([self.status_text(), *scheduled, *await self._decision_lines()]))
+
+    async def _decision_lines(self) -> list[str]:
+        """``/status``: where the board's decisions stand (issue 27)."""
+        from board.commands.decisions import status_lines
+
+        assert self.board is not None
+        try:
+            return await status_lines(self.board.decisions)
+        except Exception as exc:  # noqa: BLE001 - /status answers anyway
+            return [f"Decisions: unavailable ({exc})"]
 
     async def _healthz(self, request: web.Request) -> web.Response:
         body: dict[str, Any] = {
@@ -268,6 +285,9 @@ class Daemon:
             if not self.channels:
                 log.warning("no channels configured: set telegram.token (see README, 'Telegram'); "
                             "serving only http://%s:%s/healthz", self.loaded.config.server.host, self.port)
+            elif all(channel.name == "web" for channel in self.channels):
+                log.warning("no messaging channel configured (set telegram.token, see README, 'Telegram'); "
+                            "the board answers on the web chat only: `sabha web link` signs you in")
             log.info("sabha %s running: %d channel(s), http on %s:%s", __version__, len(started),
                      self.loaded.config.server.host, self.port)
             self.phase = "running"
@@ -302,6 +322,7 @@ class Daemon:
         app.router.add_get("/metrics", self._metrics)
         for channel in self.channels or []:
             app.add_routes(channel.routes())
+        web_pages = self._mount_web(app)
         # idle_timeout_s: aiohttp's keep-alive timer also runs from the moment a connection opens,
         # so a client that never completes its headers is closed after it too. A body left unread
         # (an early 401/413/408) is drained for at most lingering_time before the connection closes.
@@ -317,6 +338,20 @@ class Daemon:
                           "change server.port in the config or stop the other process") from exc
         sockets = getattr(site._server, "sockets", None)  # aiohttp has no public accessor
         self.port = sockets[0].getsockname()[1] if sockets else server.port
+        if web_pages is not None:
+            from bot.web.app import server_url
+
+            web_pages.server_url = server_url(self.loaded, self.port)
+            log.info("web pages at %s/ui/ (sign in with a link from `sabha web link`)", web_pages.server_url)
+
+    def _mount_web(self, app: web.Application) -> WebContext | None:
+        """The owner's pages at /ui/ (config ``web``; :mod:`bot.web`)."""
+        if self.board is None or not self.loaded.config.web.enabled:
+            return None
+        from bot.web.app import mount_web
+
+        self.web = mount_web(app, self.board, self.loaded)
+        return self.web
 
     async def _shutdown(self, started: list[Channel], watcher: asyncio.Task[None] | None,
                         stop_watch: asyncio.Event) -> None:

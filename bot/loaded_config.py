@@ -107,6 +107,7 @@ class LoadedConfig:
             ),
             custom_rosters=tuple((name, tuple(roles)) for name, roles in board.rosters.items()),
             max_message_chars=board.max_message_chars,
+            timezone=board.timezone,
             budget=self.budget_settings(),
             knowledge=self.config.knowledge.settings(),
             web_search=self.config.web_search.settings(),

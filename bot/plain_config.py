@@ -135,6 +135,7 @@ class _Board:
     agents: dict[str, RoleOverride] = field(default_factory=dict)
     history_messages: int = 20
     max_message_chars: int = 20_000
+    timezone: str = "UTC"
     meetings: _Meetings = field(default_factory=_Meetings)
     consultation: _Consultation = field(default_factory=_Consultation)
 

@@ -6,27 +6,38 @@
 ``sending`` in the progress's ``before_first_request`` (as the intake marks replies). A
 channel that is not running here makes the row wait (held, with the reason ``sabha status``
 shows) until the next start. A channel may have ``scheduled_delivery(work, reply, sending)``
-of its own (WhatsApp: its 24-hour window and template messages); it is used instead.
+of its own (WhatsApp: its 24-hour window and template messages, :data:`OWN_DELIVERY`); it is used
+instead.
 
-:class:`ScheduledWork` starts the runner with the daemon and stops it before the channels stop.
+:class:`ScheduledWorkService` starts the runner with the daemon (for the channel packages' rows:
+:data:`bot.channels.registry.PACKAGES`) and stops it before the channels stop. In ``sabha chat``
+the same service runs for the terminal's rows (meetings held there): :class:`ConsoleDeliver`
+prints a due reminder between the lines of the conversation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from board.envelope import Reply
-from board.schedule import Delivered, Delivery, ScheduledWork, ScheduleRunner
+from board.schedule import Delivered, Delivery, RunnerSettings, ScheduledWork, ScheduleRunner
 from board.service import Board
 from bot.channels.base import Channel, DeliveryOutcome, SendFailed, SendProgress
 
-__all__ = ["ChannelDeliver", "ScheduledWorkService"]
+__all__ = ["CONSOLE", "OWN_DELIVERY", "ChannelDeliver", "ConsoleDeliver", "ScheduledWorkService", "channel_names"]
+
+#: The channel name of the terminal (``sabha chat``, ``sabha ask``, ``sabha meeting``).
+CONSOLE = "console"
 
 log = logging.getLogger("sabha.schedule")
+
+#: channel name -> the module whose ``scheduled_delivery(channel, work, reply, sending)`` it uses
+OWN_DELIVERY = {"whatsapp": "bot.channels.whatsapp.templates"}
 
 #: How long a stop waits for a scheduled delivery in flight before cancelling it.
 STOP_GRACE_S = 10.0
@@ -43,9 +54,10 @@ class ChannelDeliver:
         channel: Any = self.channels.get(work.place.channel)
         if channel is None or not callable(getattr(channel, "deliver", None)):
             return Delivered(Delivery.WAIT, f"the {work.place.channel} channel is not running")
-        own = getattr(channel, "scheduled_delivery", None)
-        if own is not None:
-            result: Delivered = await own(work, reply, sending)
+        module = OWN_DELIVERY.get(work.place.channel)
+        if module is not None:
+            own = importlib.import_module(module).scheduled_delivery
+            result: Delivered = await own(channel, work, reply, sending)
             return result
         progress = SendProgress(before_first_request=sending)
         try:
@@ -57,13 +69,36 @@ class ChannelDeliver:
         return Delivered(Delivery.SENT, progress.note)
 
 
-class ScheduledWorkService:
-    """The runner's task in the daemon: :meth:`start` once the channels are up, :meth:`stop`
-    before they stop (a delivery in flight gets :data:`STOP_GRACE_S`)."""
+class ConsoleDeliver:
+    """Scheduled replies of the terminal's place: printed by ``show`` (the chat's own printer)."""
 
-    def __init__(self, board: Board, channels: Sequence[Channel]) -> None:
+    def __init__(self, show: Callable[[Reply], None]) -> None:
+        self.show = show
+
+    async def __call__(self, work: ScheduledWork, reply: Reply, sending: Callable[[], Awaitable[None]],
+                       ) -> Delivered:
+        await sending()
+        self.show(reply)
+        return Delivered(Delivery.SENT)
+
+
+def channel_names() -> tuple[str, ...]:
+    """The channels the daemon may run (the registry's packages), whose rows its runner takes."""
+    from bot.channels.registry import PACKAGES
+
+    return tuple(package.rsplit(".", 1)[-1] for package in PACKAGES)
+
+
+class ScheduledWorkService:
+    """The runner's task: :meth:`start` once the channels are up, :meth:`stop` before they stop (a
+    delivery in flight gets :data:`STOP_GRACE_S`). ``deliver`` and ``channels``: another place than the
+    daemon's channels (the terminal)."""
+
+    def __init__(self, board: Board, channels: Sequence[Channel], *, deliver: Any = None,
+                 only: tuple[str, ...] | None = None) -> None:
         self.board = board
-        self.runner = ScheduleRunner(board.schedule, ChannelDeliver(channels))
+        settings = RunnerSettings(channels=only if only is not None else channel_names())
+        self.runner = ScheduleRunner(board.schedule, deliver or ChannelDeliver(channels), settings)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 

@@ -4,7 +4,7 @@ Telegram, OpenAI and Anthropic servers (each imported when a test asks for it)."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -123,3 +123,21 @@ async def daemon_for(tmp_path: Path, fake: FakeTelegramAPI) -> AsyncIterator[Any
     for daemon, task in started:
         daemon.request_stop()
         await asyncio.wait_for(task, 30)
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A throwaway PostgreSQL server for this test process (tests/pg_support.py; skips where none can run)."""
+    from tests.pg_support import throwaway_cluster
+
+    with throwaway_cluster() as server:
+        yield server
+
+
+@pytest.fixture
+async def pg_url(pg_server: Any) -> AsyncIterator[str]:
+    """The URL of a fresh, empty database on :func:`pg_server`, dropped after the test."""
+    from tests.pg_support import fresh_database
+
+    async with fresh_database(pg_server) as url:
+        yield url

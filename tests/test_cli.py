@@ -123,9 +123,9 @@ def test_meeting_offline_prints_statements_and_minutes(home: Path) -> None:
     assert "# Board meeting: Should we expand to Europe?" in out
     assert "Ended because: completed" in out and "**Action items:**" in out
     listed = run(["meetings", "list"], cwd=home)
-    assert listed.stdout.split()[:7] == ["ID", "STARTED", "ENDED", "OUTCOME", "COST", "ROSTER", "TOPIC"]
+    assert listed.stdout.split()[:8] == ["ID", "STARTED", "ENDED", "OUTCOME", "DECISION", "COST", "ROSTER", "TOPIC"]
     meeting_id = listed.stdout.splitlines()[1].split()[0]
-    assert "completed" in listed.stdout and "Should we expand" in listed.stdout
+    assert "completed" in listed.stdout and "proposed" in listed.stdout and "Should we expand" in listed.stdout
     shown = run(["meetings", "show", meeting_id[:12], "--json"], cwd=home)
     data = json.loads(shown.stdout)
     assert data["stop_reason"] == "completed" and len(data["statements"]) == 15

@@ -71,7 +71,10 @@ async def test_daemon_serves_telegram_health_and_status_then_stops(tmp_path: Pat
 
 
 async def test_daemon_without_channels_serves_health(tmp_path: Path) -> None:
-    daemon = Daemon(load_config(write_config(tmp_path, None), env={}), install_signals=False)
+    config = write_config(tmp_path, None)
+    with config.open("a", encoding="utf-8") as out:
+        out.write("web:\n  chat: {enabled: false}\n")  # the web chat is a channel too (on with the web pages)
+    daemon = Daemon(load_config(config, env={}), install_signals=False)
     task = asyncio.create_task(daemon.run())
     await asyncio.wait_for(daemon.ready.wait(), 10)
     async with ClientSession() as http, http.get(f"http://127.0.0.1:{daemon.port}/healthz") as resp:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from board.allowance import PUBLIC_CAP_REACHED, PublicTerms
-from board.envelope import Envelope, Reply
+from board.envelope import Button, Envelope, Reply
 from board.media.attachment import Attachment, MediaKind, MediaRef
 from bot.intake.inbox import reply_from_json, reply_to_json
 from tests.fakes.openai_api import FakeOpenAI, fake_ogg_opus
@@ -203,6 +203,12 @@ async def test_speak_replies_never_by_default(tmp_path: Path, workspace: Path, f
 
 def test_reply_voice_survives_the_inbox_json() -> None:
     reply = Reply(role="general", name="Chair", emoji="", text="hi", channel=CHANNEL, chat_id="c", voice="ab" * 32)
+    assert reply_from_json(reply_to_json(reply)) == reply
+
+
+def test_reply_buttons_survive_the_inbox_json() -> None:
+    reply = Reply(role="general", name="Chair", emoji="", text="ratify?", channel=CHANNEL, chat_id="c",
+                  buttons=(Button("Ratify", "/ratify m-1"), Button("Veto", "/veto m-1")))
     assert reply_from_json(reply_to_json(reply)) == reply
 
 

@@ -47,9 +47,14 @@ def register(host: CommandHost, room: BoardRoom) -> None:
         rows = await room.store.list(5, place=place)
         if not rows:
             return "No meetings yet. Start one with /meeting <topic>."
+        from board.commands.decisions import verdict_label
+        from board.room.ratify import verdicts
+
+        states = await verdicts(room.store.db, [row.id for row in rows])  # each decision's: proposed, ratified ...
         lines = ["Recent meetings:"]
         for row in rows:
-            lines.append(f"{row.id} ({row.stop_reason or row.status}): {row.topic}")
+            state = f", decision {verdict_label(states[row.id])}" if row.id in states else ""
+            lines.append(f"{row.id} ({row.stop_reason or row.status}{state}): {row.topic}")
         return "\n".join(lines)
 
     async def cancel(envelope: Envelope, route: Route) -> str:

@@ -407,6 +407,8 @@ class OfflineProvider:
                 fixed["dissent"] = _required_dissent(user_text)
             text = offline_json.instance_for(schema, speaker=persona.name, topic=topic, questions=questions,
                                              fixed=fixed)
+            if in_meeting and "action_items" in schema.get("properties", {}):
+                text = offline_json.with_due_dates(text)  # the first comes round in minutes: make run sees it
             return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
         if in_meeting:
             round_no = _meeting_round(user_text)

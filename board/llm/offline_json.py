@@ -5,7 +5,8 @@ decision), the offline model answers with a deterministic instance that validate
 required properties filled, arrays at their minimum length, enums cycled in order,
 strings built from the speaker's stance and the request, every string marked offline.
 It is a stand-in so meetings and the roundtable run end to end without a key, not
-advice.
+advice. A board decision's action items get due dates (:data:`OFFLINE_DUE`, the first two
+minutes out), so a first run (``make run``) sees a reminder come round.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ import json
 from typing import Any
 
 __all__ = [
+    "OFFLINE_DUE",
     "instance_for",
+    "with_due_dates",
 ]
 
 _TAG = "[offline]"
@@ -80,3 +83,16 @@ def instance_for(schema: dict[str, Any], *, speaker: str, topic: str, questions:
     if isinstance(value, dict):
         value.update(fixed or {})
     return json.dumps(value, ensure_ascii=False)
+
+
+#: The due dates the offline chair gives a decision's action items, in order.
+OFFLINE_DUE = ("+2m", "in two weeks", "friday", "+3d", "next month")
+
+
+def with_due_dates(text: str) -> str:
+    """The offline decision ``text`` with a due date on each action item (:data:`OFFLINE_DUE`)."""
+    decision = json.loads(text)
+    for item, due in zip(decision.get("action_items") or [], OFFLINE_DUE, strict=False):
+        if isinstance(item, dict):
+            item["due"] = due
+    return json.dumps(decision, ensure_ascii=False)

@@ -217,8 +217,11 @@ class BoardRoom:
     def start(self, topic: str, *, envelope: Envelope | None = None, roster: str | None = None,
               evidence: tuple[Evidence, ...] = (), settings: MeetingSettings | None = None,
               agenda: str | None = None) -> MeetingRun:
-        """Start a meeting in the background (one per chat/topic at a time), with ``evidence`` on its agenda
-        (``settings`` and ``agenda``: a meeting of its own kind, such as a decision's review)."""
+        """Start a meeting in the background (one per chat/topic at a time), with ``evidence`` on its agenda;
+        ``settings`` (rounds, mode) replace the board's for this meeting (the web's New meeting form);
+        ``agenda``: set in advance, the chair does not frame it (a revisit's)."""
+        if settings is not None and not self.meeting_settings.enabled:
+            raise ValueError(MEETINGS_OFF)
         place = _place(envelope)
         running = self._places.get(place)
         if running and running in self._tasks and not self._tasks[running].done():

@@ -285,12 +285,24 @@ class Dissent(BaseModel):
 
 
 class ActionItem(BaseModel):
-    """One next step and the role that owns it."""
+    """One next step, the role that owns it and when it is due (as written: "by 2026-12-15", "in two
+    weeks", "friday", "+3d"; read against the board's clock when the decision is recorded, by
+    :mod:`board.room.reminders`, which sets the reminder; a date it cannot read is kept as written and
+    gets no reminder until the owner sets one with ``/due``)."""
 
     model_config = ConfigDict(extra="forbid")
 
     task: str = Field(min_length=3)
     owner: str = Field(min_length=1, description="role slug")
+    due: str | None = Field(None, max_length=80, description="when it is due, as written")
+
+    @field_validator("due", mode="before")
+    @classmethod
+    def _no_date(cls, value: object) -> object:
+        """Blank, "none", "n/a", "tbd": no due date; a long one is cut (never a reason to refuse a decision)."""
+        if isinstance(value, str) and value.strip().lower() in ("", "none", "n/a", "na", "tbd", "-", "null"):
+            return None
+        return " ".join(value.split())[:80] if isinstance(value, str) else value
 
 
 class FinalObjection(BaseModel):
@@ -353,7 +365,9 @@ def decision_schema(owners: list[str]) -> dict[str, Any]:
                     "additionalProperties": False,
                     "required": ["task", "owner"],
                     "properties": {"task": {"type": "string", "minLength": 3},
-                                   "owner": {"type": "string", "enum": owners}},
+                                   "owner": {"type": "string", "enum": owners},
+                                   "due": {"type": "string", "maxLength": 80,
+                                           "description": "when it is due: by 2026-12-15, in two weeks, friday, +3d"}},
                 },
             },
             "open_questions": {"type": "array", "items": {"type": "string"}},

@@ -6,20 +6,21 @@ the asking session and to every participant's own session for the same place, so
 later "what did we decide about Europe?" is answered from the record. The history
 window reads it as a message from Sabha (``role: user``, ``sender: sabha``): context the
 model was told, not something it said. :func:`format_actions` renders open action items
-for ``/actions`` and ``sabha actions``.
+for ``/actions`` and ``sabha actions``, with their due dates (OVERDUE ones marked and listed
+first, :func:`due_label`) in the owner's time zone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from board.agent.compaction import new_entry_id
 from board.memory.transcripts import utc_now
 from board.room.store import ActionRow
 
-__all__ = ["MEETING_ENTRY", "format_actions", "meeting_entry", "meeting_text"]
+__all__ = ["MEETING_ENTRY", "due_label", "format_actions", "is_overdue", "meeting_entry", "meeting_text"]
 
 MEETING_ENTRY = "meeting"
 
@@ -36,7 +37,8 @@ def meeting_text(meeting_id: str, topic: str, decision: Mapping[str, Any]) -> st
         lines.append(f"Final objection ({objection.get('who')}): {objection.get('text')}")
     actions = decision.get("action_items") or []
     if actions:
-        lines.append("Actions: " + "; ".join(f"{i}. {a.get('task')} (owner: {a.get('owner')})"
+        lines.append("Actions: " + "; ".join(f"{i}. {a.get('task')} (owner: {a.get('owner')}"
+                                             + (f", due {a['due']}" if a.get("due") else "") + ")"
                                              for i, a in enumerate(actions, start=1)))
     return "\n".join(lines)
 
@@ -74,15 +76,39 @@ def _age(created_at: str, now: datetime) -> str:
     return f"{int(seconds // 86400)}d"
 
 
-def format_actions(rows: Sequence[ActionRow], *, now: datetime | None = None, close: str = "/done <n>") -> str:
-    """Open action items, one a line: ``#n task (owner) · age · meeting``; ``close`` says how to close
-    one where they are read (a chat's ``/done <n>``, the terminal's ``sabha actions done <n>``)."""
+def is_overdue(row: ActionRow, now: datetime) -> bool:
+    """An open item whose due moment has come."""
+    from board.schedule.work import parse_stamp
+
+    return row.status == "open" and row.due_at is not None and parse_stamp(row.due_at) <= now
+
+
+def due_label(row: ActionRow, now: datetime, zone: tzinfo = UTC) -> str:
+    """``due Fri 2026-11-27 09:00 UTC``, ``OVERDUE since ...``, the written date it cannot read, or ""."""
+    from board.schedule.dates import describe
+    from board.schedule.work import parse_stamp
+
+    if row.due_at is None:
+        return f"due {row.due_text!r} (not a date I can read: /due {row.id} <when>)" if row.due_text else ""
+    at = describe(parse_stamp(row.due_at), zone)
+    return f"OVERDUE since {at}" if is_overdue(row, now) else f"due {at}"
+
+
+def format_actions(rows: Sequence[ActionRow], *, now: datetime | None = None, close: str = "/done <n>",
+                   zone: tzinfo = UTC, due: str = "/due <n> <when>") -> str:
+    """Open action items, one a line: ``#n task (owner) · due ... · age · meeting``, overdue ones first;
+    ``close`` and ``due`` say how to close one and set its date where they are read (a chat's
+    ``/done <n>``, the terminal's ``sabha actions done <n>``)."""
     if not rows:
         return "No open action items. Meetings add them with their decisions."
     now = now or datetime.now(UTC)
-    lines = [f"Open action items ({len(rows)}); close one with {close}:"]
-    for row in rows:
-        state = "" if row.status == "open" else " [done]"
-        lines.append(f"#{row.id} {row.task} (owner: {row.owner}) · {_age(row.created_at, now)} old · "
-                     f"{row.meeting_id} \u201c{row.topic}\u201d{state}")
+    overdue = [r for r in rows if is_overdue(r, now)]
+    ordered = [*sorted(overdue, key=lambda r: (r.due_at or "", r.id)), *[r for r in rows if r not in overdue]]
+    head = f"Open action items ({len(rows)}" + (f", {len(overdue)} OVERDUE" if overdue else "") + ")"
+    lines = [f"{head}; close one with {close}, set its date with {due}:"]
+    for row in ordered:
+        state = "" if row.status == "open" else f" [{row.status}]"
+        when = due_label(row, now, zone)
+        lines.append(f"#{row.id} {row.task} (owner: {row.owner})" + (f" · {when}" if when else "")
+                     + f" · {_age(row.created_at, now)} old · {row.meeting_id} “{row.topic}”{state}")
     return "\n".join(lines)

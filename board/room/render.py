@@ -23,7 +23,8 @@ def format_decision(event: MeetingEvent) -> str:
         parts.append("**Dissent:**\n" + "\n".join(f"- {x.get('who')}: {x.get('why')}" for x in d["dissent"]))
     if d.get("action_items"):
         parts.append("**Actions:**\n" + "\n".join(
-            f"{i}. {a.get('task')} ({a.get('owner')})" for i, a in enumerate(d["action_items"], 1)))
+            f"{i}. {a.get('task')} ({a.get('owner')}" + (f", due {a['due']}" if a.get("due") else "") + ")"
+            for i, a in enumerate(d["action_items"], 1)))
     if d.get("open_questions"):
         parts.append("**Open questions:**\n" + "\n".join(f"- {q}" for q in d["open_questions"]))
     if d.get("best_effort"):

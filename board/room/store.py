@@ -1,7 +1,8 @@
 """Meetings in the state db: the meeting, its participants, statements (with stances), events,
 decision and action items.
 
-The tables come from the ``0100_meetings`` and ``0102_stances_and_actions`` migrations. Writes happen
+The tables come from the ``0100_meetings``, ``0102_stances_and_actions`` and ``0801_action_items_due``
+migrations. Writes happen
 as the meeting goes, so a crash mid-meeting leaves what was said on record (the meeting
 stays ``running`` with no stop reason, which ``sabha meetings list`` shows).
 """
@@ -9,18 +10,24 @@ stays ``running`` with no stop reason, which ``sabha meetings list`` shows).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from board.db import StateDB
 from board.memory.transcripts import utc_now
 
-__all__ = ["ActionRow", "MeetingRow", "MeetingStore"]
+__all__ = ["ActionDraft", "ActionRow", "MeetingRow", "MeetingStore"]
+
+#: (task, owner) or (task, owner, due as written: "by 2026-12-15", "in two weeks", None)
+ActionDraft = tuple[str, str] | tuple[str, str, str | None]
 
 
 @dataclass(frozen=True)
 class ActionRow:
-    """An action item of a recorded decision."""
+    """An action item of a recorded decision. ``due_at``: when it is due (UTC text as
+    :func:`board.schedule.work.stamp` writes it; None: no date); ``due_text``: the date as
+    written; ``channel``/``chat_id``/``thread_id``: where its meeting ran (its reminder goes there)."""
 
     id: int
     meeting_id: str
@@ -30,6 +37,11 @@ class ActionRow:
     status: str
     created_at: str
     done_at: str | None
+    due_at: str | None = None
+    due_text: str | None = None
+    channel: str | None = None
+    chat_id: str | None = None
+    thread_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -88,39 +100,72 @@ class MeetingStore:
              json.dumps(stance, ensure_ascii=False) if stance is not None else None),
         )
 
-    async def add_actions(self, meeting_id: str, items: list[tuple[str, str]]) -> None:
-        """Record a decision's action items (task, owner) as open."""
+    async def add_actions(self, meeting_id: str, items: Sequence[ActionDraft]) -> None:
+        """Record a decision's action items (task, owner[, due as written]) as open; the due date
+        is read and its reminder set by :mod:`board.room.reminders` once the decision is out."""
         now = utc_now()
-        for position, (task, owner) in enumerate(items, start=1):
+        for position, item in enumerate(items, start=1):
+            task, owner = item[0], item[1]
+            due_text = item[2] if len(item) > 2 else None
             await self.db.execute(
-                "INSERT INTO action_items(meeting_id, position, task, owner, status, created_at) "
-                "VALUES (?, ?, ?, ?, 'open', ?)", (meeting_id, position, task, owner, now))
+                "INSERT INTO action_items(meeting_id, position, task, owner, status, created_at, due_text) "
+                "VALUES (?, ?, ?, ?, 'open', ?, ?)", (meeting_id, position, task, owner, now, due_text or None))
 
     async def actions(self, *, include_done: bool = False, place: tuple[str, str] | None = None,
-                      limit: int = 50) -> list[ActionRow]:
+                      limit: int = 50, meeting_id: str | None = None, action_id: int | None = None,
+                      ) -> list[ActionRow]:
         """Action items across meetings, oldest first; only open ones unless ``include_done``; only
-        those of meetings started from ``place`` (channel, chat id) if given."""
-        where, params = [], []
+        those of meetings started from ``place`` (channel, chat id) if given (of ``meeting_id``,
+        or the one ``action_id``)."""
+        where: list[str] = []
+        params: list[object] = []
         if not include_done:
             where.append("a.status = 'open'")
         if place is not None:
             where.append("m.channel = ? AND m.chat_id = ?")
             params += [place[0], place[1]]
-        sql = ("SELECT a.*, m.topic FROM action_items a JOIN meetings m ON m.id = a.meeting_id"
+        if meeting_id is not None:
+            where.append("a.meeting_id = ?")
+            params.append(meeting_id)
+        if action_id is not None:
+            where.append("a.id = ?")
+            params.append(action_id)
+        sql = ("SELECT a.*, m.topic, m.channel, m.chat_id, m.thread_id FROM action_items a "
+               "JOIN meetings m ON m.id = a.meeting_id"
                + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY a.created_at, a.id LIMIT ?")
         rows = await self.db.fetchall(sql, (*params, limit))
         return [ActionRow(id=r["id"], meeting_id=r["meeting_id"], topic=r["topic"], task=r["task"], owner=r["owner"],
-                          status=r["status"], created_at=r["created_at"], done_at=r["done_at"]) for r in rows]
+                          status=r["status"], created_at=r["created_at"], done_at=r["done_at"], due_at=r["due_at"],
+                          due_text=r["due_text"], channel=r["channel"], chat_id=r["chat_id"],
+                          thread_id=r["thread_id"]) for r in rows]
+
+    async def action(self, action_id: int, *, place: tuple[str, str] | None = None) -> ActionRow | None:
+        """Action item ``action_id`` (open or not; of a meeting started from ``place`` if given)."""
+        rows = await self.actions(include_done=True, place=place, action_id=action_id, limit=1)
+        return rows[0] if rows else None
+
+    async def set_due(self, action_id: int, due_at: str | None, due_text: str | None) -> bool:
+        """Give open item ``action_id`` a due date (``due_at`` as :func:`board.schedule.work.stamp`
+        writes it); False when it is not open."""
+        rows = await self.db.fetchall(
+            "UPDATE action_items SET due_at = ?, due_text = ? WHERE id = ? AND status = 'open' RETURNING id",
+            (due_at, due_text, action_id))
+        return bool(rows)
+
+    async def due_by(self, moment: str, *, place: tuple[str, str] | None = None) -> list[ActionRow]:
+        """Open items due at or before ``moment`` (overdue), most overdue first."""
+        rows = [r for r in await self.actions(place=place, limit=10_000) if r.due_at is not None and r.due_at <= moment]
+        return sorted(rows, key=lambda r: (r.due_at or "", r.id))
 
     async def close_action(self, action_id: int, *, by: str | None = None,
                            place: tuple[str, str] | None = None) -> ActionRow | None:
         """Mark an open action item done; None when there is no such open item (for ``place``)."""
-        for row in await self.actions(place=place, limit=10_000):
-            if row.id == action_id:
-                await self.db.execute("UPDATE action_items SET status = 'done', done_at = ?, done_by = ? "
-                                      "WHERE id = ? AND status = 'open'", (utc_now(), by, action_id))
-                return row
-        return None
+        row = await self.action(action_id, place=place)
+        if row is None or row.status != "open":
+            return None
+        closed = await self.db.fetchall("UPDATE action_items SET status = 'done', done_at = ?, done_by = ? "
+                                        "WHERE id = ? AND status = 'open' RETURNING id", (utc_now(), by, action_id))
+        return row if closed else None
 
     async def event(self, meeting_id: str, kind: str, role: str, data: dict[str, Any], round_no: int | None) -> None:
         """Record a disagreement, consensus or decision event."""

@@ -9,7 +9,8 @@ crash after it can only mean "may have arrived" (never sent twice). If the row w
 rescheduled meanwhile, ``sending()`` raises :class:`Withdrawn` and nothing leaves.
 
 Between passes the runner waits on the board's clock for the next due row, or until a row is
-added or moved (:meth:`board.schedule.Schedule.wake`), or until it is stopped.
+added or moved (:meth:`board.schedule.Schedule.wake`), or until it is stopped; and looks again
+every :attr:`RunnerSettings.recheck_s` anyway (another process may have added work).
 
 Outcomes: sent -> ``done``; the service proved it was not posted -> tried again later
 (:attr:`RunnerSettings.retry_s`), ``failed`` after :attr:`RunnerSettings.max_attempts`; the
@@ -77,6 +78,11 @@ class RunnerSettings:
 
     retry_s: tuple[float, ...] = (30.0, 120.0, 600.0, 3600.0)
     max_attempts: int = 6
+    #: at most this long (real seconds) between looks at the table: work added by another process
+    #: (``sabha actions due`` while the daemon runs) wakes nothing in this one
+    recheck_s: float = 30.0
+    #: only rows for these channels (None: all): ``sabha chat`` shows the terminal's, the daemon the rest
+    channels: tuple[str, ...] | None = None
 
 
 class ScheduleRunner:
@@ -94,7 +100,7 @@ class ScheduleRunner:
 
     async def recover(self) -> None:
         """At start: what a crash or a stop left (see :meth:`WorkStore.recover`), logged."""
-        found = await self.store.recover(self.clock.now())
+        found = await self.store.recover(self.clock.now(), self.settings.channels)
         if found.redo:
             log.info("schedule: %d item(s) claimed before the last stop but not sent: doing them again", found.redo)
         for row in found.uncertain:
@@ -104,6 +110,7 @@ class ScheduleRunner:
     async def run(self, stop: asyncio.Event) -> None:
         """Recover, then do due work as it falls due, until ``stop`` is set."""
         await self.recover()
+        await self.schedule.starting()
         log.info("schedule: runner started")
         while not stop.is_set():
             self.schedule.rested()
@@ -121,8 +128,9 @@ class ScheduleRunner:
 
     async def _wait(self, stop: asyncio.Event) -> None:
         """Until the next row is due, a row is added or moved, or ``stop``."""
-        due = await self.store.next_due()
-        waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.schedule.woken())]
+        due = await self.store.next_due(self.settings.channels)
+        waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(self.schedule.woken()),
+                 asyncio.ensure_future(asyncio.sleep(self.settings.recheck_s))]
         if due is not None:
             waits.append(asyncio.ensure_future(self.clock.sleep_until(due)))
         try:
@@ -137,7 +145,8 @@ class ScheduleRunner:
         taken = 0
         while stop is None or not stop.is_set():
             self._claims += 1
-            work = await self.store.claim_due(self.clock.now(), f"{self.claim_prefix}-{self._claims}")
+            work = await self.store.claim_due(self.clock.now(), f"{self.claim_prefix}-{self._claims}",
+                                              self.settings.channels)
             if work is None:
                 return taken
             taken += 1
@@ -193,12 +202,13 @@ class ScheduleRunner:
         if result.delivery is Delivery.SENT:
             log.info("schedule: %s %s sent to %s", work.kind, work.key, work.place)
             await self._finish(work, WorkStatus.DONE, Outcome.SENT, result.detail)
+        elif result.delivery is Delivery.WAIT:  # the channel vouches that nothing was posted
+            log.warning("schedule: %s waits: %s", work.key, result.detail)
+            if await self.store.release_claim(work, self.clock.now(), held=result.detail or "the place is unreachable"):
+                self.schedule.held(work.place)
         elif result.delivery is Delivery.MAY_HAVE_ARRIVED or (left and result.delivery is not Delivery.NOT_SENT):
             log.warning("schedule: %s may have arrived (%s); it is not sent again", work.key, result.detail)
             await self._finish(work, WorkStatus.DONE, Outcome.MAY_HAVE_ARRIVED, result.detail)
-        elif result.delivery is Delivery.WAIT:
-            log.warning("schedule: %s waits: %s", work.key, result.detail)
-            await self.store.release_claim(work, self.clock.now(), held=result.detail or "the place is not reachable")
         elif result.final:
             await self._finish(work, WorkStatus.FAILED, Outcome.NOT_SENT, result.detail)
         else:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from board.clock import Clock, utc
 from board.envelope import Reply
 from board.schedule.store import WorkStore
-from board.schedule.work import NewWork, ScheduledWork, WorkKind
+from board.schedule.work import NewWork, Place, ScheduledWork, WorkKind
 
 if TYPE_CHECKING:
     from board.db import StateDB
@@ -43,6 +43,8 @@ class Schedule:
         self.clock = clock
         self._handlers: dict[str, WorkHandler] = {}
         self._wake = asyncio.Event()
+        self._at_start: list[Callable[[], Awaitable[object]]] = []
+        self._held: set[tuple[str, str]] = set()  # (channel, chat) with rows waiting for the place
 
     # -- handlers -----------------------------------------------------------------------------
 
@@ -51,6 +53,19 @@ class Schedule:
         if kind.value in self._handlers and self._handlers[kind.value] is not handler:
             log.warning("schedule: the handler for %s work is replaced", kind.value)
         self._handlers[kind.value] = handler
+
+    def at_start(self, work: Callable[[], Awaitable[object]]) -> None:
+        """Run ``work`` when the runner starts, after recovery and before the first due row (e.g.
+        schedule what a crash between recording something and scheduling it left unscheduled)."""
+        self._at_start.append(work)
+
+    async def starting(self) -> None:
+        """What :meth:`at_start` asked for; a failure is logged and the rest still runs."""
+        for work in self._at_start:
+            try:
+                await work()
+            except Exception:
+                log.exception("schedule: a start-up step failed (%s)", getattr(work, "__qualname__", work))
 
     def handler(self, kind: WorkKind | str) -> WorkHandler | None:
         """The handler of ``kind`` (None: none registered in this build)."""
@@ -88,9 +103,19 @@ class Schedule:
             self.wake()
         return row
 
+    def held(self, place: Place) -> None:
+        """A row for ``place`` now waits for it (the runner says so): :meth:`waits_for` knows."""
+        self._held.add((place.channel, place.chat_id))
+
+    def waits_for(self, channel: str, chat_id: str) -> bool:
+        """Whether rows wait for this chat (held by this process since its start): a cheap check
+        the intake makes for every message before it asks the table (:meth:`release`)."""
+        return (channel, chat_id) in self._held
+
     async def release(self, channel: str, chat_id: str | None = None) -> int:
         """Rows held waiting for ``channel`` (or one of its chats: a WhatsApp user whose window
         opened again) are due again; how many."""
+        self._held = {(c, chat) for c, chat in self._held if c != channel or chat_id not in (None, chat)}
         count = await self.store.release_held(self.clock.now(), channel=channel, chat_id=chat_id)
         if count:
             log.info("schedule: %d waiting item(s) for %s%s due again", count, channel,

@@ -53,6 +53,13 @@ class Recovered:
     released: int  # held rows looked at again
 
 
+def _scope(channels: Sequence[str] | None) -> tuple[str, list[Any]]:
+    """`` AND channel IN (...)`` and its parameters (nothing when ``channels`` is None)."""
+    if channels is None:
+        return "", []
+    return f" AND channel IN ({', '.join('?' * len(channels)) or 'NULL'})", list(channels)
+
+
 def _kind(value: str) -> WorkKind | str:
     try:
         return WorkKind(value)
@@ -126,18 +133,23 @@ class WorkStore:
 
     # -- the runner's steps -----------------------------------------------------------------
 
-    async def claim_due(self, now: datetime, claim: str) -> ScheduledWork | None:
-        """Claim the most overdue pending row (one conditional UPDATE), or None when none is due."""
+    async def claim_due(self, now: datetime, claim: str, channels: Sequence[str] | None = None,
+                        ) -> ScheduledWork | None:
+        """Claim the most overdue pending row (one conditional UPDATE; only rows for ``channels``
+        when given), or None when none is due."""
+        scope, params = _scope(channels)
         return await self._one(
             "UPDATE scheduled_work SET status = 'claimed', claim = ?, claimed_at = ?, updated_at = ? "
-            "WHERE id = (SELECT id FROM scheduled_work WHERE status = 'pending' AND held IS NULL AND due_at <= ? "
-            "ORDER BY due_at, id LIMIT 1) AND status = 'pending'",
-            (claim, stamp(now), stamp(now), stamp(now)))
+            "WHERE id = (SELECT id FROM scheduled_work WHERE status = 'pending' AND held IS NULL AND due_at <= ?"
+            f"{scope} ORDER BY due_at, id LIMIT 1) AND status = 'pending'",
+            (claim, stamp(now), stamp(now), stamp(now), *params))
 
-    async def next_due(self) -> datetime | None:
-        """When the next pending (not held) row is due."""
+    async def next_due(self, channels: Sequence[str] | None = None) -> datetime | None:
+        """When the next pending (not held) row (for ``channels``, when given) is due."""
+        scope, params = _scope(channels)
         row = await self.db.fetchone(
-            "SELECT MIN(due_at) AS due FROM scheduled_work WHERE status = 'pending' AND held IS NULL")
+            f"SELECT MIN(due_at) AS due FROM scheduled_work WHERE status = 'pending' AND held IS NULL{scope}",
+            tuple(params))
         return parse_stamp(row["due"]) if row is not None and row["due"] else None
 
     async def sending(self, work: ScheduledWork, now: datetime) -> bool:
@@ -167,12 +179,18 @@ class WorkStore:
             (held, None if due_at is None else stamp(due_at), int(failed), detail, stamp(now), work.id, work.claim),
         ) is not None
 
-    async def release_held(self, now: datetime, *, channel: str | None = None, chat_id: str | None = None) -> int:
-        """Rows held waiting (for a channel, a window) are due again: all, a channel's, or one chat's."""
+    async def release_held(self, now: datetime, *, channel: str | None = None, chat_id: str | None = None,
+                           channels: Sequence[str] | None = None) -> int:
+        """Rows held waiting (for a channel, a window) are due again: all (of ``channels``), a channel's,
+        or one chat's."""
         where, params = ["status = 'pending'", "held IS NOT NULL"], [stamp(now)]
         if channel is not None:
             where.append("channel = ?")
             params.append(channel)
+        if channels is not None:
+            scope, names = _scope(channels)
+            where.append(scope.removeprefix(" AND "))
+            params += names
         if chat_id is not None:
             where.append("chat_id = ?")
             params.append(chat_id)
@@ -181,17 +199,18 @@ class WorkStore:
             tuple(params))
         return len(rows)
 
-    async def recover(self, now: datetime) -> Recovered:
-        """After a crash or a stop: see the module docstring."""
+    async def recover(self, now: datetime, channels: Sequence[str] | None = None) -> Recovered:
+        """After a crash or a stop (of the runner for ``channels``, when given): see the module docstring."""
+        scope, params = _scope(channels)
         redo = await self.db.fetchall(
-            "UPDATE scheduled_work SET status = 'pending', claim = NULL, updated_at = ? WHERE status = 'claimed' "
-            "RETURNING id", (stamp(now),))
+            "UPDATE scheduled_work SET status = 'pending', claim = NULL, updated_at = ? WHERE status = 'claimed'"
+            f"{scope} RETURNING id", (stamp(now), *params))
         uncertain = await self.db.fetchall(
             f"UPDATE scheduled_work SET status = 'done', outcome = 'may_have_arrived', claim = NULL, "
             f"detail = 'Sabha stopped while it was being sent: it may have arrived, so it is not sent again', "
-            f"finished_at = ?, updated_at = ? WHERE status = 'sending' RETURNING {_COLUMNS}",
-            (stamp(now), stamp(now)))
-        released = await self.release_held(now)
+            f"finished_at = ?, updated_at = ? WHERE status = 'sending'{scope} RETURNING {_COLUMNS}",
+            (stamp(now), stamp(now), *params))
+        released = await self.release_held(now, channels=channels)
         return Recovered(len(redo), tuple(_row(r) for r in uncertain), released)
 
     # -- reading ------------------------------------------------------------------------------

@@ -98,9 +98,9 @@ async def cmd_ask(args: argparse.Namespace) -> int:
             reply = await ask_with_files(board, envelope, attachments, route)
         else:
             reply = await board.handle(envelope, route=route)
-        from bot.cli.screen import say  # wraps at word boundaries on a terminal, as it is when piped
+        from bot.cli.screen import say, with_button_line  # wraps at word boundaries on a terminal
 
-        say(reply.render())
+        say(with_button_line(reply.render(), reply.buttons))
         return 1 if reply.kind == "error" or reply.degraded else 0
 
     return await with_board(loaded, body, warn_keys=False)

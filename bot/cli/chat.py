@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # asyncio and the board are imported when the chat runs: `sab
     from board.router import Route
     from board.service import Board
     from bot.config import LoadedConfig
+    from bot.scheduled import ScheduledWorkService
 
 __all__ = ["HISTORY_FILE", "QUIT_WORDS", "add_parsers", "cmd_chat", "status_lines"]
 
@@ -141,6 +142,7 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
     role = resolve_role(board, args.role)
     _add_chat_commands(board, loaded, role)
     from bot.cli.attach import Attaching
+    from bot.cli.screen import with_button_line
 
     attaching = Attaching(board.media.settings.limit_for)
     stop = asyncio.Event()
@@ -163,7 +165,7 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
             stream = PipedStream()
             reply = await _answer(board, message, role, attaching.take(),
                                   slow_notice_s=loaded.config.board.slow_notice_s, stream=stream)
-            stream.finish(reply.render() if reply is not None else None)
+            stream.finish(with_button_line(reply.render(), reply.buttons) if reply is not None else None)
     finally:
         stop.set()
         watcher.cancel()
@@ -199,6 +201,17 @@ async def _answer(board: Board, line: str, role: str | None, attachments: tuple[
     finally:
         if notice is not None:
             notice.cancel()
+
+
+def _console_reminders(board: Board) -> ScheduledWorkService:
+    """Scheduled work of the terminal's place (a meeting's reminders), printed between the lines."""
+    from bot.cli.screen import reply_text, say
+    from bot.scheduled import CONSOLE, ConsoleDeliver, ScheduledWorkService
+
+    service = ScheduledWorkService(board, [], deliver=ConsoleDeliver(lambda reply: say(reply_text(reply))),
+                                   only=(CONSOLE,))
+    service.start()
+    return service
 
 
 class _TerminalChat:
@@ -268,8 +281,12 @@ class _TerminalChat:
                 role = resolve_role(board, self.args.role)
                 _add_chat_commands(board, self.loaded, role)
                 board.room.subscribe(console_meeting_printer())
+                reminders = _console_reminders(board)  # reminders of meetings held here, printed when due
                 with quiet:
-                    return await self._converse(board, role, chat_log.path)
+                    try:
+                        return await self._converse(board, role, chat_log.path)
+                    finally:
+                        await reminders.stop()
             finally:
                 stop.set()
                 watcher.cancel()

@@ -48,9 +48,9 @@ EXIT_USAGE = 2
 #: memory by ending; collecting while it imports the modules it needs only walks them again
 #: and again) and end without the interpreter's teardown (:func:`_exit_now`). Their output,
 #: the transcript, the ledger and the state db are written exactly as otherwise.
-SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "status", "inbox", "doctor",
-                            "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "predictions",
-                            "board"})
+SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "decisions", "status", "inbox",
+                            "doctor", "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "web",
+                            "predictions", "board"})
 
 #: Each subcommand and the module whose ``add_parsers(sub, common)`` adds it (see the module
 #: docstring), in the order ``sabha --help`` lists them. Running a command imports only its own
@@ -67,6 +67,7 @@ SUBCOMMANDS: dict[str, str] = {
     "meetings": "bot.cli.meetings",
     "actions": "bot.cli.meetings",
     "roundtable": "bot.cli.meetings",
+    "decisions": "bot.cli.decisions",
     "predictions": "bot.cli.predictions",
     "board": "bot.cli.predictions",
     "status": "bot.cli.ops",
@@ -77,6 +78,7 @@ SUBCOMMANDS: dict[str, str] = {
     "memory": "bot.cli.memory",
     "media": "bot.cli.media",
     "people": "bot.cli.people",
+    "web": "bot.cli.web",
 }
 
 #: Subcommands whose parser this module adds itself.

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from bot.cli.common import emit
-from bot.cli.screen import ONCE_REMARK, on_terminal, say, terminal_minutes
+from bot.cli.screen import ONCE_REMARK, button_line, on_terminal, say, terminal_minutes
 
 if TYPE_CHECKING:
     from board.room.meeting import MeetingEvent
@@ -35,8 +35,22 @@ def console_meeting_printer() -> Callable[[MeetingEvent], Awaitable[None]]:
     return show
 
 
+def _proposed(meeting_id: str, *, chat: bool) -> str:
+    """The line under a decision: it is proposed, and how to rule on it (in the chat: its buttons as the
+    commands they send; in ``sabha meeting``: the ``sabha decisions`` commands)."""
+    from board.commands.decisions import decision_buttons
+
+    if chat:
+        return f"== Decision {meeting_id} is proposed: {button_line(decision_buttons(meeting_id))}"
+    return (f"== Decision {meeting_id} is proposed: sabha decisions ratify {meeting_id} "
+            f"(or veto / revisit {meeting_id} \"reason\")")
+
+
 def console_event_printer(quiet: bool, *, final: bool = False) -> Callable[[MeetingEvent], Awaitable[None]]:
     async def show(event: MeetingEvent) -> None:
+        if event.kind == "decision" and not quiet:
+            say(_proposed(event.meeting_id, chat=final))
+            return
         if final and event.kind == "ended":
             minutes = event.data.get("minutes")
             if minutes:

@@ -56,10 +56,15 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     mp.add_argument("--json", action="store_true", help="the decision, statements and events as JSON")
     p.set_defaults(handler=board_command(cmd_meetings, writes=False, empty=NO_MEETINGS))
 
-    p = sub.add_parser("actions", parents=[common], help="open action items of board decisions; close one",
-                       description="Action items of recorded board decisions, across meetings, with owners and "
-                                   "age. `sabha actions done N` closes item N.")
-    p.add_argument("action", nargs="*", metavar="done N", help="close action item N")
+    p = sub.add_parser("actions", parents=[common],
+                       help="action items of board decisions, due dates, OVERDUE first; close, date or snooze one",
+                       description="Action items of recorded board decisions, across meetings, with owners, due dates "
+                                   "(OVERDUE ones first) and age. `sabha actions done N` closes item N (and cancels "
+                                   "its reminder); `sabha actions due N WHEN` sets when it is due (friday, +2h, "
+                                   "2026-12-15, in two weeks; in board.timezone) and moves its reminder; "
+                                   "`sabha actions snooze N [LENGTH]` reminds again after LENGTH (default 1d).")
+    p.add_argument("action", nargs="*", metavar="done N | due N WHEN | snooze N [LENGTH]",
+                   help="close, date or snooze action item N")
     p.add_argument("--all", action="store_true", help="include closed items")
     p.set_defaults(handler=_actions_handler)
 
@@ -132,9 +137,14 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
         if not rows:
             emit(NO_MEETINGS)
             return 0
+        from board.room.ratify import verdicts
+
+        states = await verdicts(store.db, [m.id for m in rows])  # each decision's: proposed, ratified, vetoed ...
         body = [[m.id, local_time(m.started_at), local_time(m.ended_at) if m.ended_at else "-",
-                 m.stop_reason or m.status, f"${m.cost_usd:.4f}", m.roster, m.topic] for m in rows]
-        for line in table(["ID", "STARTED", "ENDED", "OUTCOME", "COST", "ROSTER", "TOPIC"], body, right=(4,)):
+                 m.stop_reason or m.status, states[m.id].value if m.id in states else "-", f"${m.cost_usd:.4f}",
+                 m.roster, m.topic] for m in rows]
+        for line in table(["ID", "STARTED", "ENDED", "OUTCOME", "DECISION", "COST", "ROSTER", "TOPIC"], body,
+                          right=(5,)):
             emit(line)
         return 0
     row = await store.get(args.id)
@@ -157,22 +167,37 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
 
 
 async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
-    """actions [--all] | actions done N."""
+    """actions [--all] | actions done N | actions due N WHEN | actions snooze N [LENGTH]."""
     from board.room.record import format_actions
+    from board.room.reminders import ActionProblem
 
-    store = board.room.store
     words = list(args.action or [])
-    if words:
-        if len(words) != 2 or words[0] != "done" or not words[1].lstrip("#").isdigit():
-            sys.stderr.write("sabha: usage: sabha actions [--all] | sabha actions done N\n")
-            return 2
-        row = await store.close_action(int(words[1].lstrip("#")), by="cli")
-        if row is None:
-            sys.stderr.write(f"sabha: no open action item #{words[1].lstrip('#')}; see `sabha actions`\n")
-            return 2
-        emit(f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}.")
+    if not words:
+        emit(format_actions(await board.room.store.actions(include_done=args.all, limit=500), now=board.clock.now(),
+                            close="sabha actions done <n>", zone=board.reminders.zone,
+                            due="sabha actions due <n> <when>"))
         return 0
-    emit(format_actions(await store.actions(include_done=args.all, limit=500), close="sabha actions done <n>"))
+    verb, number = words[0], words[1].lstrip("#") if len(words) > 1 else ""
+    rest = " ".join(words[2:])
+    if verb not in ("done", "due", "snooze") or not number.isdigit() or (verb == "done" and rest) \
+            or (verb == "due" and not rest):
+        sys.stderr.write("sabha: usage: sabha actions [--all] | sabha actions done N | sabha actions due N WHEN "
+                         "| sabha actions snooze N [LENGTH]\n")
+        return 2
+    try:
+        if verb == "done":
+            row = await board.reminders.done(int(number), by="cli")
+            emit(f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}.")
+        elif verb == "due":
+            changed = await board.reminders.set_due(int(number), rest)
+            emit(f"#{changed.row.id} {changed.row.task} (owner: {changed.row.owner}) is now due {changed.when.said}; "
+                 f"its reminder goes to {changed.row.channel} chat {changed.row.chat_id} then.")
+        else:
+            changed = await board.reminders.snooze(int(number), rest)
+            emit(f"Snoozed #{changed.row.id} {changed.row.task}: reminded again {changed.when.said}.")
+    except ActionProblem as problem:
+        sys.stderr.write(f"sabha: {str(problem).replace('/actions', '`sabha actions`')}\n")
+        return 2
     return 0
 
 

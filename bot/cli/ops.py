@@ -274,6 +274,15 @@ async def _schedule_lines(db: StateDB) -> list[str]:
     return await status_lines(WorkStore(db))
 
 
+async def _decision_lines(db: StateDB) -> list[str]:
+    """Board decisions: how many stand where, the one waiting for the owner (issue 27)."""
+    from board.clock import SYSTEM_CLOCK
+    from board.commands.decisions import status_lines
+    from board.room.ratify import DecisionBook
+
+    return await status_lines(DecisionBook(db, SYSTEM_CLOCK))
+
+
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
     from board.memory.ledger import Ledger
@@ -290,6 +299,7 @@ async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             lines += await _undeliverable_lines(db)
             lines += await _whatsapp_people_lines(db, loaded)
             lines += await _schedule_lines(db)
+            lines += await _decision_lines(db)
             lines += await budget_lines(Ledger(db), loaded)
             if args.json:
                 report["budget"] = await budget_json(Ledger(db), loaded)

@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING
 from bot.cli.common import emit
 
 if TYPE_CHECKING:
-    from board.envelope import Reply
+    from board.envelope import Button, Reply
 
-__all__ = ["ONCE_REMARK", "SYSTEM_KINDS", "columns", "on_terminal", "reply_text", "say", "terminal_minutes", "wrap"]
+__all__ = ["ONCE_REMARK", "SYSTEM_KINDS", "button_line", "columns", "on_terminal", "reply_text", "say",
+           "terminal_minutes", "with_button_line", "wrap"]
 
 #: Reply kinds that are the system speaking, printed without an advisor's label.
 SYSTEM_KINDS = frozenset({"command", "error"})
@@ -96,8 +97,18 @@ def say(text: str) -> None:
 
 def reply_text(reply: Reply) -> str:
     """A reply as the terminal shows it: ``<emoji> <Name>: <text>`` for an advisor's answer, the
-    bare text for the system's (help, roles, status, errors)."""
-    return reply.text if reply.kind in SYSTEM_KINDS else reply.render()
+    bare text for the system's (help, roles, status, errors); its buttons as the commands they send."""
+    return with_button_line(reply.text if reply.kind in SYSTEM_KINDS else reply.render(), reply.buttons)
+
+
+def button_line(buttons: tuple[Button, ...]) -> str:
+    """Buttons as the terminal shows them: the commands a press would send, ``[Ratify: /ratify m-1]``."""
+    return " ".join(f"[{b.label}: {b.command}]" for b in buttons)
+
+
+def with_button_line(text: str, buttons: tuple[Button, ...]) -> str:
+    """``text`` and, on a line of its own, its buttons (:func:`button_line`), if any."""
+    return f"{text}\n{button_line(buttons)}" if buttons else text
 
 
 def terminal_minutes(markdown: str, *, after_live: bool) -> str:

@@ -33,7 +33,7 @@ from enum import StrEnum
 from typing import Any
 
 from board.db import StateDB
-from board.envelope import Envelope, Reply
+from board.envelope import Button, Envelope, Reply
 from board.media.attachment import attachment_from_dict, attachment_to_dict
 
 __all__ = [
@@ -124,7 +124,9 @@ def reply_from_json(text: str) -> Reply:
     """A reply stored by :func:`reply_to_json`; raises ValueError/TypeError if unusable."""
     data: dict[str, Any] = json.loads(text)
     known = {f.name for f in fields(Reply)}
-    return Reply(**{k: v for k, v in data.items() if k in known})
+    values = {k: v for k, v in data.items() if k in known}
+    values["buttons"] = tuple(Button(label=b["label"], command=b["command"]) for b in values.get("buttons") or ())
+    return Reply(**values)
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = ["Intake", "IntakeHub", "StorageUnavailable"]
 
 log = logging.getLogger("sabha.intake")
+_releasing: set[asyncio.Task[int]] = set()  # held scheduled work being released (kept from the collector)
 
 
 class StorageUnavailable(Exception):
@@ -175,9 +176,19 @@ class Intake:
             self.received += len(fresh)
             for pending in fresh:
                 self._queue(pending)
+            self._release_waiting(fresh)
             for _, done in batch:
                 if not done.done():
                     done.set_result(None)
+
+    def _release_waiting(self, fresh: Sequence[Pending]) -> None:
+        """Scheduled messages waiting for these chats (a WhatsApp window that closed: the user wrote
+        again) may go now (:meth:`board.schedule.Schedule.release`); off the acknowledgement's path."""
+        schedule = self.board.schedule
+        for chat in {p.chat_id for p in fresh if schedule.waits_for(self.courier.name, p.chat_id)}:
+            task = asyncio.create_task(schedule.release(self.courier.name, chat), name="release scheduled work")
+            _releasing.add(task)
+            task.add_done_callback(_releasing.discard)
 
     def _admitted(self, envelope: Envelope) -> bool:
         verdict = self.courier.admit(envelope)

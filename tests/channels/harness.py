@@ -24,12 +24,13 @@ from tests.fakes.graph_api import FakeGraphAPI
 from tests.fakes.local_server import serve_locally
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import FORUM, FRIEND, OWNER, STRANGER, TOKEN, tg_settings
+from tests.web_chat_support import ChatBrowser, ServedChat, new_id, post_message
 from tests.whatsapp_support import BSUID_FRIEND, FAST, post, text_notification, wa_settings
 from tests.whatsapp_support import FRIEND as WA_FRIEND
 from tests.whatsapp_support import OWNER as WA_OWNER
 from tests.whatsapp_support import STRANGER as WA_STRANGER
 
-__all__ = ["HARNESSES", "Harness", "TelegramHarness", "WhatsAppHarness"]
+__all__ = ["HARNESSES", "Harness", "TelegramHarness", "WebHarness", "WhatsAppHarness"]
 
 
 class Harness(Protocol):
@@ -210,9 +211,101 @@ async def whatsapp_harness(board: Board) -> AsyncIterator[Harness]:
             await harness.stop()
 
 
+class WebHarness:
+    """The web chat: the page's POSTs (in order, one at a time, as one page sends them) to the channel's
+    routes on a real aiohttp server; replies read by a "browser" per conversation following it over
+    SSE (:class:`tests.web_chat_support.ChatBrowser`). Conversations are chats with five advisors. A
+    post the channel refuses (an oversized message) shows its error where the page shows it: in the
+    conversation."""
+
+    name = "web"
+    advisors = ("general", "finance", "critic", "research", "strategy")
+    conversations = len(advisors)
+
+    def __init__(self, board: Board) -> None:
+        self.served = ServedChat(board)
+        self._queue: asyncio.Queue[tuple[int | None, str, str]] = asyncio.Queue()
+        self._poster: asyncio.Task[None] | None = None
+        self._http: ClientSession | None = None
+        self._refused: dict[int, list[str]] = {i: [] for i in range(self.conversations)}
+        self.browsers = [ChatBrowser(lambda: self.served.url, a) for a in self.advisors]
+
+    async def start(self) -> None:
+        await self.served.start()
+        self._http = ClientSession()
+        self._poster = asyncio.create_task(self._post_all())
+        for browser in self.browsers:
+            if browser._task is None:
+                browser.start()
+
+    async def _post_all(self) -> None:
+        assert self._http is not None
+        while True:
+            conversation, text, client_id = await self._queue.get()
+            try:
+                advisor = self.advisors[conversation if conversation is not None else 0]
+                while True:  # a page sends again what got no answer (a 503 while starting)
+                    status, body = await post_message(self._http, self.served.url, advisor, text, client_id,
+                                                      owner=conversation is not None)
+                    if status != 503:
+                        break
+                    await asyncio.sleep(0.05)
+                if status >= 400 and conversation is not None:
+                    self._refused[conversation].append(str(body.get("error")))
+            finally:
+                self._queue.task_done()
+
+    async def stop(self, grace: float = 5.0) -> None:
+        if self._poster is None:
+            return
+        await asyncio.wait_for(self._queue.join(), 10)
+        self._poster.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._poster
+        self._poster = None
+        assert self._http is not None
+        await self._http.close()
+        await self.served.stop(grace)
+
+    async def close(self) -> None:
+        await self.stop()
+        for browser in self.browsers:
+            await browser.close()
+
+    def send(self, conversation: int, text: str) -> Any:
+        message = (conversation, text, new_id())
+        self._queue.put_nowait(message)
+        return message
+
+    def send_as_stranger(self, text: str) -> Any:
+        message = (None, text, new_id())  # no login cookie: refused before anything is read
+        self._queue.put_nowait(message)
+        return message
+
+    async def redeliver(self, message: Any) -> None:
+        self._queue.put_nowait(message)
+        await asyncio.wait_for(self._queue.join(), 10)
+
+    def replies(self, conversation: int) -> list[str]:
+        return self.browsers[conversation].replies() + self._refused[conversation]
+
+    def all_replies(self) -> list[str]:
+        return [r for i in range(self.conversations) for r in self.replies(i)]
+
+
+@asynccontextmanager
+async def web_harness(board: Board) -> AsyncIterator[Harness]:
+    harness = WebHarness(board)
+    try:
+        yield harness
+    finally:
+        await harness.close()
+
+
 HARNESSES: dict[str, Callable[[Board], AbstractAsyncContextManager[Harness]]] = {
     "telegram": telegram_harness,
     "whatsapp": whatsapp_harness,
+    "web": web_harness,
 }
 
 

@@ -8,6 +8,9 @@ sends answer with Meta's error body for a code (``{"error": {"message", "type", 
 recipient. Requests without the bearer token get Meta's 401 (code 190). ``GET
 /{version}/{phone_number_id}`` answers with the number's fields (what the channel's
 reachability probe reads); :meth:`FakeGraphAPI.restart` brings a stopped fake back on its port.
+An interactive reply-buttons message (``type: interactive``, ``interactive.type: button``) is
+checked as Meta does (1 to 3 buttons, titles of at most 20 characters, a body of at most 1024;
+131009 otherwise) and recorded like a text, its body as ``body`` and its buttons in ``buttons``.
 
 Media, as the Cloud API serves it: :meth:`FakeGraphAPI.add_media` stores bytes under a media
 id; ``GET /{version}/{media-id}`` (bearer checked) answers ``{"messaging_product", "url",
@@ -19,7 +22,8 @@ body; a wrong declared ``sha256`` or ``file_size`` serves what a damaged file lo
 :meth:`FakeGraphAPI.fail_media` makes the next lookups fail (a 5xx, a refused token).
 ``POST /{version}/{phone_number_id}/media`` (multipart: ``file``, ``type``,
 ``messaging_product``) records an upload and answers ``{"id": ...}``; an ``audio`` message
-naming an uploaded id is recorded in :attr:`FakeGraphAPI.sent_audio`.
+naming an uploaded id is recorded in :attr:`FakeGraphAPI.sent_audio`, a ``template`` message (sent
+outside the 24-hour window) in :attr:`FakeGraphAPI.sent_templates`.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ ERROR_TITLES = {
     80007: "Rate limit issues",
     130429: "Rate limit hit",
     131000: "Something went wrong",
+    131009: "Parameter value is not valid",
     131016: "Service unavailable",
     131026: "Message Undeliverable",
     131047: "Re-engagement message",
@@ -67,6 +72,7 @@ class SentText:
     context_id: str | None
     wamid: str
     payload: dict[str, Any]
+    buttons: tuple[tuple[str, str], ...] = ()  # (title, id) of an interactive message's reply buttons
 
     @property
     def user(self) -> str:
@@ -81,6 +87,18 @@ class SentAudio:
     user: str
     media_id: str
     context_id: str | None
+    wamid: str
+    payload: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SentTemplate:
+    """A ``template`` message the channel sent (outside the 24-hour window)."""
+
+    user: str
+    name: str
+    language: str
+    parameters: list[str]  # the body's text parameters, in order
     wamid: str
     payload: dict[str, Any]
 
@@ -137,6 +155,7 @@ class FakeGraphAPI(LocalServer):
     media: dict[str, Media] = field(default_factory=dict)
     uploads: list[Upload] = field(default_factory=list)
     sent_audio: list[SentAudio] = field(default_factory=list)
+    sent_templates: list[SentTemplate] = field(default_factory=list)
     media_requests: list[tuple[str, str | None]] = field(default_factory=list)  # (path, Authorization)
     _failures: list[_Failure] = field(default_factory=list)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -212,9 +231,17 @@ class FakeGraphAPI(LocalServer):
         if payload.get("status") == "read":
             self.reads.append(payload)
             return web.json_response({"success": True})
+        if payload.get("type") == "template" and (payload.get("to") or payload.get("recipient")):
+            return self._template_sent(payload, payload.get("to") or payload.get("recipient"))
         if payload.get("type") == "audio" and (payload.get("to") or payload.get("recipient")):
             return self._audio_sent(payload, payload.get("to") or payload.get("recipient"))
-        if payload.get("type") != "text" or not (payload.get("to") or payload.get("recipient")):
+        buttons: tuple[tuple[str, str], ...] = ()
+        if payload.get("type") == "interactive" and (payload.get("to") or payload.get("recipient")):
+            problem, buttons = _reply_buttons(payload.get("interactive"))
+            if problem:
+                return web.json_response(self.error_body(131009, problem), status=400)
+            payload = {**payload, "text": {"body": payload["interactive"]["body"]["text"]}}
+        elif payload.get("type") != "text" or not (payload.get("to") or payload.get("recipient")):
             return web.json_response(self.error_body(100, "to or recipient and a text are required"), status=400)
         user = payload.get("to") or payload.get("recipient")
         for i, failure in enumerate(self._failures):
@@ -225,7 +252,7 @@ class FakeGraphAPI(LocalServer):
         wamid = f"wamid.OUT{next(self._ids):06d}{random_id(8)}"
         context = payload.get("context") or {}
         self.sent.append(SentText(payload.get("to"), payload.get("recipient"), payload["text"]["body"],
-                                  context.get("message_id"), wamid, payload))
+                                  context.get("message_id"), wamid, payload, buttons))
         contact = {"input": user, "wa_id": user} if payload.get("to") else {"input": user, "user_id": user}
         return web.json_response({"messaging_product": "whatsapp", "contacts": [contact],
                                   "messages": [{"id": wamid}]})
@@ -302,6 +329,19 @@ class FakeGraphAPI(LocalServer):
                                    content_type, data))
         return web.json_response({"id": media_id})
 
+    def _template_sent(self, payload: dict[str, Any], user: str) -> web.Response:
+        template = payload.get("template") or {}
+        if not template.get("name") or not (template.get("language") or {}).get("code"):
+            return web.json_response(self.error_body(100, "template name and language code are required"),
+                                     status=400)
+        parameters = [str(p.get("text")) for c in template.get("components") or [] if c.get("type") == "body"
+                      for p in c.get("parameters") or [] if p.get("type") == "text"]
+        wamid = f"wamid.OUT{next(self._ids):06d}{random_id(8)}"
+        self.sent_templates.append(SentTemplate(user, template["name"], template["language"]["code"], parameters,
+                                                wamid, payload))
+        return web.json_response({"messaging_product": "whatsapp", "contacts": [{"input": user, "wa_id": user}],
+                                  "messages": [{"id": wamid}]})
+
     def _audio_sent(self, payload: dict[str, Any], user: str) -> web.Response:
         media_id = str((payload.get("audio") or {}).get("id") or "")
         if media_id not in {u.media_id for u in self.uploads}:
@@ -312,3 +352,29 @@ class FakeGraphAPI(LocalServer):
         self.sent_audio.append(SentAudio(user, media_id, context.get("message_id"), wamid, payload))
         return web.json_response({"messaging_product": "whatsapp", "contacts": [{"input": user, "wa_id": user}],
                                   "messages": [{"id": wamid}]})
+
+
+def _reply_buttons(interactive: Any) -> tuple[str | None, tuple[tuple[str, str], ...]]:
+    """(what Meta would refuse in an interactive reply-buttons message, or None; its (title, id) pairs):
+    type ``button``, a body of 1 to 1024 characters, 1 to 3 buttons of type ``reply`` with a unique
+    title of 1 to 20 characters and a unique id of 1 to 256 characters."""
+    if not isinstance(interactive, dict) or interactive.get("type") != "button":
+        return "interactive.type must be button (reply buttons)", ()
+    body = (interactive.get("body") or {}).get("text")
+    if not isinstance(body, str) or not 1 <= len(body) <= 1024:
+        return "interactive.body.text must be 1 to 1024 characters", ()
+    items = (interactive.get("action") or {}).get("buttons")
+    if not isinstance(items, list) or not 1 <= len(items) <= 3:
+        return "interactive.action.buttons must hold 1 to 3 buttons", ()
+    pairs = []
+    for item in items:
+        reply = item.get("reply") if isinstance(item, dict) and item.get("type") == "reply" else None
+        title, ident = (reply or {}).get("title"), (reply or {}).get("id")
+        if not isinstance(title, str) or not 1 <= len(title) <= 20:
+            return "a reply button's title must be 1 to 20 characters", ()
+        if not isinstance(ident, str) or not 1 <= len(ident) <= 256:
+            return "a reply button's id must be 1 to 256 characters", ()
+        pairs.append((title, ident))
+    if len({t for t, _ in pairs}) != len(pairs) or len({i for _, i in pairs}) != len(pairs):
+        return "reply buttons must have unique titles and ids", ()
+    return None, tuple(pairs)

@@ -47,6 +47,14 @@ Realism notes (what the real server does, and so does this fake):
   :attr:`sent_voices`. Update builders for every kind of media message are
   :meth:`build_media_update` with :func:`photo`, :func:`voice`, :func:`document` ...
   (shapes as the Bot API documents them).
+* Buttons: ``sendMessage`` keeps ``reply_markup`` on the message; ``editMessageReplyMarkup``
+  replaces it (400 "message is not modified" when it is the same; recorded in
+  :attr:`FakeTelegramAPI.edited_markups`). :meth:`FakeTelegramAPI.push_press` queues a
+  ``callback_query`` update as Telegram sends one when a user presses an inline button (its
+  ``message`` is the message as it is now, its ``data`` the button's ``callback_data``).
+  ``answerCallbackQuery`` is recorded in :attr:`FakeTelegramAPI.answered_presses`; answering an
+  unknown query, or one a second time, is Telegram's 400 "query is too old and response timeout
+  expired or query ID is invalid".
 """
 
 from __future__ import annotations
@@ -343,6 +351,10 @@ class FakeTelegramAPI:
         self.downloads: list[str] = []  # file paths whose download began
         self.download_delay = 0.0  # seconds slept before each chunk of a download
         self.files: dict[str, FakeFile] = {}
+        self.answered_presses: list[JSONDict] = []  # answerCallbackQuery params, in order
+        self.edited_markups: list[JSONDict] = []  # editMessageReplyMarkup params that changed a message
+        self.presses: dict[str, JSONDict] = {}  # callback query id -> the query pushed
+        self._press_ids = itertools.count(9_000_001)
 
         # --- state ---
         self.chats: dict[int | str, JSONDict] = {}
@@ -382,6 +394,8 @@ class FakeTelegramAPI:
             "getchatadministrators": self._get_chat_administrators,
             "getfile": self._get_file,
             "sendvoice": self._send_voice,
+            "answercallbackquery": self._answer_callback_query,
+            "editmessagereplymarkup": self._edit_message_reply_markup,
         }
         self._file_ids = itertools.count(1)
 
@@ -564,6 +578,8 @@ class FakeTelegramAPI:
         self.max_in_flight.clear()
         self.sent_voices.clear()
         self.downloads.clear()
+        self.answered_presses.clear()
+        self.edited_markups.clear()
 
     # ------------------------------------------------------------------ incoming updates
 
@@ -668,6 +684,38 @@ class FakeTelegramAPI:
     def push_text(self, chat_id: int | str, user_id: int, text: str, **kwargs: Any) -> JSONDict:
         """:meth:`build_text_update` (``kwargs`` are its options) + :meth:`push_update`; returns the queued Update."""
         return self.push_update(self.build_text_update(chat_id, user_id, text, **kwargs))
+
+    def buttons_of(self, chat_id: int | str, message_id: int) -> list[tuple[str, str]]:
+        """(label, callback_data) of the inline buttons a message shows now."""
+        message = self.messages.get((chat_id, message_id)) or {}
+        rows = (message.get("reply_markup") or {}).get("inline_keyboard") or []
+        return [(b.get("text", ""), b.get("callback_data", "")) for row in rows for b in row]
+
+    def build_press(self, chat_id: int | str, message_id: int, user_id: int, label: str | None = None, *,
+                    data: str | None = None, first_name: str = "Test", username: str | None = "tester",
+                    query_id: str | None = None) -> JSONDict:
+        """A ``callback_query`` update: ``user_id`` pressed the button labelled ``label`` under our
+        message ``message_id`` (or one whose ``callback_data`` is ``data``: a stale client's button)."""
+        message = self.messages.get((chat_id, message_id))
+        if message is None:
+            raise KeyError(f"no message {message_id} in chat {chat_id}")
+        if data is None:
+            found = [d for text, d in self.buttons_of(chat_id, message_id) if text == label]
+            if not found:
+                raise KeyError(f"message {message_id} has no button {label!r}: {self.buttons_of(chat_id, message_id)}")
+            data = found[0]
+        sender: JSONDict = {"id": user_id, "is_bot": False, "first_name": first_name, "language_code": "en"}
+        if username:
+            sender["username"] = username
+        query: JSONDict = {"id": query_id or str(next(self._press_ids)), "from": sender, "message": dict(message),
+                           "chat_instance": f"-{abs(hash(chat_id)) % 10**18}", "data": data}
+        self.presses[query["id"]] = query
+        return {"update_id": next(self._update_ids), "callback_query": query}
+
+    def push_press(self, chat_id: int | str, message_id: int, user_id: int, label: str | None = None,
+                   **kwargs: Any) -> JSONDict:
+        """:meth:`build_press` + :meth:`push_update`; returns the queued Update."""
+        return self.push_update(self.build_press(chat_id, message_id, user_id, label, **kwargs))
 
     @property
     def pending_updates(self) -> list[JSONDict]:
@@ -1128,6 +1176,33 @@ class FakeTelegramAPI:
         self.edited_messages.append(
             self._record(chat_id, message, p, message.get("reply_to_message"))
         )
+        return message
+
+    async def _answer_callback_query(self, p: JSONDict) -> bool:
+        query_id = str(p.get("callback_query_id") or "")
+        if query_id not in self.presses or any(a.get("callback_query_id") == query_id for a in self.answered_presses):
+            raise ApiError(400, "Bad Request: query is too old and response timeout expired or query ID is invalid")
+        self.answered_presses.append(p)
+        return True
+
+    async def _edit_message_reply_markup(self, p: JSONDict) -> JSONDict | bool:
+        chat_id = _as_chat_id(p.get("chat_id"))
+        message_id = _as_int(p.get("message_id"))
+        message = self.messages.get((chat_id, message_id))  # type: ignore[arg-type]
+        if message is None:
+            raise ApiError(400, "Bad Request: message to edit not found")
+        if message.get("from", {}).get("id") != self.bot_id:
+            raise ApiError(400, "Bad Request: message can't be edited")
+        markup = p.get("reply_markup") or None
+        if message.get("reply_markup") == markup:
+            raise ApiError(400, "Bad Request: message is not modified: specified new message content and reply "
+                                "markup are exactly the same as a current content and reply markup of the message")
+        if markup:
+            message["reply_markup"] = markup
+        else:
+            message.pop("reply_markup", None)
+        message["edit_date"] = int(time.time())
+        self.edited_markups.append(p)
         return message
 
     async def _get_file(self, p: JSONDict) -> JSONDict:

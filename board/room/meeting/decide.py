@@ -99,7 +99,8 @@ def synthesis_message(m: MeetingContext, s: MeetingState, track: str = "") -> st
         "Write the board's decision as one JSON object with keys recommendation, rationale, consensus_points "
         "(list of strings), dissent (list of {who, why}: a minority report of everyone who opposed or logged a "
         "serious disagreement, each in their own words; never drop an objection), action_items (3 to 5 of "
-        f"{{task, owner}} where owner is one of {', '.join(m.owners())}), open_questions (list of strings). "
+        f"{{task, owner, due}} where owner is one of {', '.join(m.owners())} and due says by when, e.g. "
+        "\"by 2026-12-15\", \"in two weeks\", \"friday\"), open_questions (list of strings). "
         "JSON only."
     )
     return "\n\n".join(parts)

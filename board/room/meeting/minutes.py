@@ -75,7 +75,7 @@ async def close_record(m: MeetingContext, s: MeetingState, stop: StopReason, dec
                          decision=decision.model_dump() if decision else None, minutes=minutes, error=error)
     if decision is not None:
         await m.store.event(m.id, "decision", m.chair.role, decision.model_dump(), s.current_round)
-        await m.store.add_actions(m.id, [(a.task, a.owner) for a in decision.action_items])
+        await m.store.add_actions(m.id, [(a.task, a.owner, a.due) for a in decision.action_items])
         await m.emit(MeetingEventKind.DECISION, s.current_round, role=m.chair.role, text=decision.recommendation,
                      decision=decision.model_dump(),
                      participants=[p.role for p in m.specialists if p.role not in s.absent])

@@ -20,6 +20,11 @@ goes out with ``sendVoice`` after its text, in the same topic.
 
 Meetings called from Telegram are shown by :class:`.meeting.MeetingView`; forum topics
 are mapped and created by :class:`.topics.Topics`.
+
+Buttons: a reply's buttons are an inline keyboard under its last message; a press
+(``callback_query``) is stored by the intake as the presser sending the button's command, then
+answered with ``answerCallbackQuery`` (:mod:`.buttons` says with what, and why not the outcome);
+a decision's buttons say its verdict once it is ruled on (:class:`.buttons.ButtonPosts`).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.telegram.attachments import attachments_of
+from bot.channels.telegram.buttons import ButtonPosts, toast
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.telegram.files import FileRequest, TelegramFiles, file_base_url
 from bot.channels.telegram.format import render
@@ -56,9 +62,11 @@ from bot.channels.telegram.inbound import (
     UPDATES,
     AccessGate,
     Place,
+    TgCallbackQuery,
     TgMessage,
     TgUpdate,
     parse_update,
+    press_envelope,
     quoted_message_id,
     to_envelope,
 )
@@ -89,6 +97,17 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("cancel", "Stop the meeting running here: /cancel [id]"),
     ("actions", "Open action items from board meetings"),
     ("done", "Close an action item: /done <n>"),
+    ("due", "Set an action item's due date: /due <n> <when>"),
+    ("snooze", "Put off an action item's reminder: /snooze <n> [2h]"),
+    ("decisions", "Board decisions and where they stand"),
+    ("decision", "One decision: who ruled on it and when"),
+    ("ratify", "Ratify a board decision: /ratify [id]"),
+    ("veto", "Veto a board decision: /veto [id] [reason]"),
+    ("revisit", "Send a decision back to the board: /revisit [id] <reason>"),
+    ("review", "Schedule a decision's review meeting: /review <id> <when>"),
+    ("predictions", "Predictions members made in meetings"),
+    ("resolve", "Say how a prediction turned out: /resolve <n> yes|no|unknown"),
+    ("stats", "Each advisor's track record (Brier score)"),
     ("reset", "Start a fresh conversation: /reset [role]"),
     ("compact", "Summarise the older part of a conversation now: /compact [role]"),
     ("memory", "What the board remembers about you"),
@@ -180,9 +199,12 @@ class TelegramChannel:
         self.outbound.reach = self.reach
         self.drafts = Drafts(self.outbound, DraftStore(board.db), enabled=settings.stream,
                              interval=settings.stream_edit_interval_s)
+        self.buttons = ButtonPosts(board.db, self.outbound)
+        board.decisions.subscribe(self.buttons.changed)
         self.meetings = MeetingView(self.outbound, forum_id=self.forum_id, topics=self.topics,
                                     status_interval=status_interval,
-                                    label_for=lambda role: board.souls.profile(role).label)
+                                    label_for=lambda role: board.souls.profile(role).label,
+                                    posted=self.buttons.record)
         self.intake: Intake = hub.intake(board, self)
         self.state = "created"
         self.problem: str | None = None
@@ -372,7 +394,33 @@ class TelegramChannel:
             return self._arrival(update.message)
         if update.edited_message is not None:
             return self._arrival(update.edited_message, edited=True)
+        if update.callback_query is not None:
+            envelope = self._press(update.callback_query)
+            return Arrival(envelope, self.conversation(envelope), InboundKind.TEXT) if envelope is not None else None
         return None
+
+    def _press(self, query: TgCallbackQuery) -> Envelope | None:
+        """A button press as the presser sending the button's command where the button is."""
+        role_hint = None
+        if self.topics is not None and query.message is not None and query.message.chat.id == self.forum_id:
+            role_hint = self.topics.role_for(Place.of(query.message).thread_id)
+        return press_envelope(query, role_hint=role_hint, owner_id=self.gate.owner_id)
+
+    async def _answer_presses(self, raw_updates: list[Any]) -> None:
+        """Answer the button presses of a batch that was stored (see :mod:`.buttons`)."""
+        for raw in raw_updates:
+            if isinstance(raw, dict) and "callback_query" in raw:
+                with contextlib.suppress(ValueError):
+                    await self._answer_press(parse_update(raw))
+
+    async def _answer_press(self, update: TgUpdate) -> None:
+        query = update.callback_query
+        if query is None:
+            return
+        envelope = self._press(query)
+        admitted = envelope is not None and self.gate.allows(int(envelope.sender), Place.of_envelope(envelope))
+        note = toast(envelope, admitted=admitted, owner_only=self.board.owner_only)
+        await self.outbound.answer_press(query.id, note.text, alert=note.alert)
 
     def _arrival(self, message: TgMessage, *, edited: bool = False) -> Arrival | None:
         user = message.from_user
@@ -444,6 +492,7 @@ class TelegramChannel:
                 log.exception("telegram: storing %d update(s) failed; storing them one at a time", len(updates))
                 if not await self._receive_one_by_one(updates):
                     continue
+            await self._answer_presses(updates)
             ids = [u.get("update_id") for u in updates if isinstance(u, dict)]
             last = max((i for i in ids if isinstance(i, int)), default=None)
             if last is not None:
@@ -512,6 +561,7 @@ class TelegramChannel:
                 await self.intake.receive([arrival])
             except StorageUnavailable:
                 return web.Response(status=503, text="cannot store the update right now; retry later")
+        await self._answer_press(update)
         return web.Response(text="ok")
 
     # -- lifecycle ---------------------------------------------------------------------

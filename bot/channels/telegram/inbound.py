@@ -16,6 +16,12 @@ is in ``telegram.allowed_user_ids`` and, in a group, the group is the board's fo
 Topic routing keys on ``is_topic_message``: a topic message carries its
 ``message_thread_id``; General (no thread id, or a reply chain's root id without
 ``is_topic_message``) and private chats carry none.
+
+A button press (``callback_query``, :class:`TgCallbackQuery`) is the presser sending the button's
+command (:class:`board.envelope.Button`) in the place of the message that carried the button:
+:func:`press_envelope` makes it an ordinary arrival, its message id ``<button message>:cb:<query id>``
+(:func:`press_message_id`), so a redelivered press is a duplicate and the answer quotes the message
+the button was on. The access gate and the owner-only checks treat it like a typed command.
 """
 
 from __future__ import annotations
@@ -30,13 +36,13 @@ from board.envelope import Envelope
 from board.media.attachment import Attachment
 from bot.channels.telegram.attachments import TgMedia
 
-__all__ = ["UPDATES", "AccessGate", "Place", "TgMessage", "TgUpdate", "edit_message_id", "parse_update",
-           "quoted_message_id", "to_envelope"]
+__all__ = ["UPDATES", "AccessGate", "Place", "TgCallbackQuery", "TgMessage", "TgUpdate", "edit_message_id",
+           "parse_update", "press_envelope", "press_message_id", "quoted_message_id", "to_envelope"]
 
 log = logging.getLogger("sabha.telegram.access")
 
 #: The update kinds Sabha asks Telegram for (``allowed_updates`` of getUpdates and setWebhook).
-UPDATES = ("message", "edited_message")
+UPDATES = ("message", "edited_message", "callback_query")
 
 #: Keys that make a message a service message (no reply): Bot API "Message" fields.
 SERVICE_KEYS = frozenset({
@@ -99,17 +105,37 @@ class TgMessage(TgMedia):
         return self.text if self.text is not None else self.caption
 
 
+class TgCallbackQuery(_Strict):
+    """``CallbackQuery``: a press of an inline keyboard button under one of our messages. ``message``
+    is that message (an ``InaccessibleMessage``, date 0, when it is too old to be shown; still with
+    its chat and id), None for a button of an inline-mode message (Sabha sends none)."""
+
+    id: str
+    from_user: TgUser = Field(alias="from")
+    message: TgMessage | None = None
+    data: str | None = None
+    chat_instance: str = ""
+
+
 class TgUpdate(_Strict):
     """``Update``, with the kinds Sabha asks for (:data:`UPDATES`)."""
 
     update_id: int
     message: TgMessage | None = None
     edited_message: TgMessage | None = None
+    callback_query: TgCallbackQuery | None = None
 
 
 def edit_message_id(message: TgMessage) -> str:
     """The intake's id of an edit: ``<message id>:edit:<edit date>`` (each edit once; never the question's id)."""
     return f"{message.message_id}:edit:{message.edit_date or 0}"
+
+
+def press_message_id(query: TgCallbackQuery) -> str:
+    """The intake's id of a button press: ``<message with the button>:cb:<callback query id>`` (each
+    press once; an answer to it quotes the message the button was on)."""
+    carrier = query.message.message_id if query.message is not None else 0
+    return f"{carrier}:cb:{query.id}"
 
 
 def quoted_message_id(message_id: str | None) -> int | None:
@@ -209,4 +235,25 @@ def to_envelope(message: TgMessage, text: str, *, role_hint: str | None, owner_i
         is_owner=user is not None and owner_id is not None and user.id == owner_id,
         role_hint=role_hint,
         attachments=attachments,
+    )
+
+
+def press_envelope(query: TgCallbackQuery, *, role_hint: str | None, owner_id: int | None) -> Envelope | None:
+    """The board's view of a button press: the presser sending the button's command where the button's
+    message is; None when there is no such place (an inline-mode button) or no command."""
+    if query.message is None or not (query.data or "").startswith("/"):
+        return None
+    place = Place.of(query.message)
+    user = query.from_user
+    return Envelope(
+        channel="telegram",
+        text=query.data or "",
+        sender=str(user.id),
+        chat_id=str(place.chat_id),
+        thread_id=place.thread_id,
+        message_id=press_message_id(query),
+        sender_name=user.full_name or user.username,
+        is_group=place.is_group,
+        is_owner=owner_id is not None and user.id == owner_id,
+        role_hint=role_hint,
     )

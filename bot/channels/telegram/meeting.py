@@ -9,6 +9,10 @@ Telegram:
   has no topic), and the decision and the minutes posted in General;
 * in a private chat: the status message, the decision and the minutes in that chat.
 
+The decision message carries the buttons Ratify / Veto / Revisit
+(:func:`board.commands.decisions.decision_buttons`); the message that has them is told to
+``posted`` (the channel records it, so the buttons can say the verdict later: :mod:`.buttons`).
+
 The board's reply to ``/meeting`` ("Convening the board ...") comes first: while the channel
 answers a message (:meth:`MeetingView.expect`), a meeting that message called waits with its
 first post until the channel has delivered (or given up on) the reply
@@ -44,6 +48,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from board.commands.decisions import decision_buttons
+from board.envelope import Button
 from board.room.meeting import MeetingEvent
 from board.room.render import format_decision
 from board.tasks import finish_tasks
@@ -111,6 +117,11 @@ class _Post:
     text: str = ""
     header: str = ""
     role: str | None = None
+    buttons: tuple[Button, ...] = ()
+
+
+#: (meeting id, chat id, message id): the message that carries the meeting's decision buttons
+ButtonsPosted = Callable[[str, int, int], Awaitable[None]]
 
 
 @dataclass
@@ -149,8 +160,10 @@ class MeetingView:
                  status_interval: float = STATUS_INTERVAL_S,
                  label_for: Callable[[str], str] | None = None,
                  clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+                 posted: ButtonsPosted | None = None) -> None:
         self.outbound = outbound
+        self.posted = posted
         self.label_for = label_for or (lambda role: role)
         self.forum_id = forum_id
         self.topics = topics
@@ -258,7 +271,8 @@ class MeetingView:
             m.phase = f"round {m.round} done"
         elif e.kind == "decision":
             m.phase = "decided"
-            m.posts.append(_Post("decision", m.home, format_decision(e), "🏛 Board decision"))
+            m.posts.append(_Post("decision", m.home, format_decision(e), "🏛 Board decision",
+                                 buttons=decision_buttons(e.meeting_id)))
         elif e.kind == "ended":
             reason = str(e.data.get("stop_reason") or e.text)
             m.phase = f"ended ({reason})" + (f": {e.data['error']}" if e.data.get("error") else "")
@@ -332,6 +346,8 @@ class MeetingView:
             await self._open_status(m)
         elif post.kind == "statement":
             await self._post_statement(m, post)
+        elif post.kind == "decision" and post.buttons:
+            await self._post_decision(m, post)
         else:
             await self._send(post.target, post.text, header=post.header)
 
@@ -401,6 +417,16 @@ class MeetingView:
             await self._send(target.general(), post.text, header=post.header)
         except SendFailed as exc:
             log.error("telegram: statement of %s in meeting %s not delivered: %s", post.role, m.id, exc)
+
+    async def _post_decision(self, m: _Meeting, post: _Post) -> None:
+        """The decision with its buttons under its last message, and that message told to ``posted``."""
+        try:
+            sent = await self.outbound.send(post.target, post.text, header=post.header, buttons=post.buttons)
+        except SendFailed as exc:
+            log.error("telegram: the decision of meeting %s was not delivered: %s", m.id, exc)
+            return
+        if sent and self.posted is not None:
+            await self.posted(m.id, post.target.chat_id, sent[-1].message_id)
 
     async def _send(self, target: Target, text: str, *, header: str) -> None:
         try:

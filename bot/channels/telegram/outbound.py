@@ -44,7 +44,7 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 import httpx
-from telegram import Bot, InputFile, Message, MessageEntity, ReplyParameters
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, InputFile, Message, MessageEntity, ReplyParameters
 from telegram.constants import ChatAction
 from telegram.error import (
     BadRequest,
@@ -54,7 +54,7 @@ from telegram.error import (
     TelegramError,
 )
 
-from board.envelope import Reply
+from board.envelope import Button, Reply
 from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress, repeating
 from bot.channels.reach import Reach
 from bot.channels.telegram.format import Chunk, plain_chunks, render
@@ -161,6 +161,14 @@ def _is_thread_missing(exc: BadRequest) -> bool:
     return "thread not found" in exc.message.lower() or "topic_deleted" in exc.message.lower()
 
 
+def keyboard(buttons: tuple[Button, ...]) -> InlineKeyboardMarkup | None:
+    """A reply's buttons as an inline keyboard (one row; ``callback_data`` is the button's command,
+    at most 64 bytes as :class:`board.envelope.Button` checks); None without buttons."""
+    if not buttons:
+        return None
+    return InlineKeyboardMarkup([[InlineKeyboardButton(b.label, callback_data=b.command) for b in buttons]])
+
+
 def _entities(chunk: Chunk) -> list[MessageEntity] | None:
     if not chunk.entities:
         return None
@@ -186,12 +194,15 @@ class Outbound:
     # -- the one send path -----------------------------------------------------------
 
     async def deliver(self, reply: Reply, *, progress: SendProgress | None = None) -> list[Message]:
-        """Send a board reply to where its question was asked, headed ``<emoji> <Name>``."""
-        return await self.send(Target.of(reply), reply.text, header=reply.label, progress=progress)
+        """Send a board reply to where its question was asked, headed ``<emoji> <Name>``, its buttons
+        (an inline keyboard) under the last message it becomes."""
+        return await self.send(Target.of(reply), reply.text, header=reply.label, progress=progress,
+                               buttons=reply.buttons)
 
     async def send(self, target: Target, text: str, *, header: str = "",
-                   progress: SendProgress | None = None) -> list[Message]:
-        """Send ``text`` (Markdown) to ``target``; returns the messages Telegram created.
+                   progress: SendProgress | None = None, buttons: tuple[Button, ...] = ()) -> list[Message]:
+        """Send ``text`` (Markdown) to ``target``; returns the messages Telegram created. ``buttons``
+        go under the last of them (a press arrives as a ``callback_query``: :mod:`.inbound`).
 
         Raises :class:`ThreadNotFound` when the topic is gone and :class:`SendFailed` for
         anything else that could not be delivered after retries.
@@ -200,14 +211,15 @@ class Outbound:
         sent: list[Message] = []
         for index, chunk in enumerate(chunks):
             quote = target.reply_to if index == 0 and target.chat_id < 0 else None
-            sent.append(await self._send_chunk(target, chunk, quote, progress))
+            markup = keyboard(buttons) if index == len(chunks) - 1 else None
+            sent.append(await self._send_chunk(target, chunk, quote, progress, markup))
         return sent
 
     async def _send_chunk(self, target: Target, chunk: Chunk, quote: int | None,
-                          progress: SendProgress | None = None) -> Message:
+                          progress: SendProgress | None = None, markup: InlineKeyboardMarkup | None = None) -> Message:
         reply_parameters = ReplyParameters(message_id=quote, allow_sending_without_reply=True) if quote else None
 
-        async def call(c: Chunk) -> Message:
+        async def call(c: Chunk, last: bool = True) -> Message:
             return await self.bot.send_message(
                 chat_id=target.chat_id,
                 text=c.text,
@@ -215,6 +227,7 @@ class Outbound:
                 message_thread_id=target.topic,
                 reply_parameters=reply_parameters,
                 parse_mode=None,
+                reply_markup=markup if last else None,
             )
 
         try:
@@ -226,9 +239,11 @@ class Outbound:
                         target.chat_id, target.topic, exc.message)
             self.plain_fallbacks += 1
             plain = plain_chunks(chunk.text)
+            final = len(plain) - 1
             try:
-                messages = [await self._call(target, lambda p=p: call(p), progress=progress)  # type: ignore[misc]
-                            for p in plain]
+                messages = [await self._call(target, lambda p=p, last=i == final: call(p, last),  # type: ignore[misc]
+                                             progress=progress)
+                            for i, p in enumerate(plain)]
             except TelegramError as again:
                 raise self._failure(target, again) from again
             message = messages[0]
@@ -287,10 +302,12 @@ class Outbound:
         target = Target.of(reply)
         chunks = render(reply.text, reply.label) or render("(no text)", reply.label)
         first = chunks[0]
+        markup = keyboard(reply.buttons)
         try:
             await self._call(target, lambda: self.bot.edit_message_text(
                 text=first.text, chat_id=target.chat_id, message_id=message_id,
-                entities=_entities(first), parse_mode=None), idempotent=True, progress=progress)
+                entities=_entities(first), parse_mode=None, reply_markup=markup if len(chunks) == 1 else None),
+                idempotent=True, progress=progress)
         except TelegramError as exc:
             if isinstance(exc, BadRequest) and "not modified" in exc.message.lower():
                 pass  # it already shows the answer
@@ -301,11 +318,11 @@ class Outbound:
                             "answer as a new message", message_id, target.chat_id, exc)
                 if before_resend is not None:
                     await before_resend()
-                await self.send(target, reply.text, header=reply.label, progress=progress)
+                await self.send(target, reply.text, header=reply.label, progress=progress, buttons=reply.buttons)
                 return False
         self.sent += 1
-        for chunk in chunks[1:]:
-            await self._send_chunk(target, chunk, None, progress)
+        for index, chunk in enumerate(chunks[1:], start=1):
+            await self._send_chunk(target, chunk, None, progress, markup if index == len(chunks) - 1 else None)
         return True
 
     async def edit(self, target: Target, message_id: int, text: str, *, header: str = "") -> bool:
@@ -322,6 +339,30 @@ class Outbound:
         except RetryAfter as exc:  # still flooded after the retries
             log.warning("telegram: editing message %s in chat %s failed: %s", message_id, target.chat_id, exc)
             return False
+
+    async def edit_buttons(self, target: Target, message_id: int, buttons: tuple[Button, ...]) -> bool:
+        """Replace the buttons under a message of ours (none: take them off); False if Telegram refused
+        (logged; "not modified" counts as done). Idempotent, so retried after network errors."""
+        try:
+            return await self._edit_outcome(target, message_id, self._call(
+                target, lambda: self.bot.edit_message_reply_markup(
+                    chat_id=target.chat_id, message_id=message_id, reply_markup=keyboard(buttons)), idempotent=True))
+        except RetryAfter as exc:
+            log.warning("telegram: changing the buttons of message %s in chat %s failed: %s", message_id,
+                        target.chat_id, exc)
+            return False
+
+    async def answer_press(self, query_id: str, text: str, *, alert: bool = False) -> bool:
+        """Answer a button press (``answerCallbackQuery``: the client's spinner stops, ``text`` shows as a
+        toast, or a dialog with ``alert``). Best effort: False (logged) when Telegram refused (a query
+        answered already or too old) or could not be reached."""
+        try:
+            await self.bot.answer_callback_query(query_id, text=text[:200], show_alert=alert)
+        except TelegramError as exc:
+            log.info("telegram: answering button press %s failed (%s); its command was stored all the same",
+                     query_id, exc)
+            return False
+        return True
 
     @staticmethod
     async def _edit_outcome(target: Target, message_id: int, edit: Awaitable[object]) -> bool:

@@ -42,7 +42,7 @@ from aiohttp import web
 
 from board.allowance import MEETINGS_CLOSED, PublicTerms
 from board.commands.about import CHAIR_ADDRESSING, Addressing
-from board.envelope import Envelope, Reply
+from board.envelope import Button, Envelope, Reply
 from board.media.attachment import Attachment
 from board.media.blobs import BlobSink
 from board.roles import GENERAL
@@ -52,7 +52,7 @@ from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed,
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
-from bot.channels.whatsapp.format import split_text, to_whatsapp
+from bot.channels.whatsapp.format import split_text, to_whatsapp, with_buttons
 from bot.channels.whatsapp.identity import People, identity_news, listed_changes, sender_ids
 from bot.channels.whatsapp.inbound import (
     Disposition,
@@ -194,9 +194,11 @@ class WhatsAppChannel:
         body = to_whatsapp(reply.text)
         if reply.name and reply.kind in ("answer", "meeting", "command"):
             body = f"*{reply.label}*\n{body}"
-        pieces = split_text(body) or ["(empty answer)"]
+        pieces, button_body = with_buttons(split_text(body) or ["(empty answer)"], reply.buttons)
         for i, piece in enumerate(pieces):
             await self._send(reply.chat_id, piece, reply_to if i == 0 else None, progress)
+        if button_body is not None:  # the reply's buttons, under its last part (or a short line of their own)
+            await self._send(reply.chat_id, button_body, None if pieces else reply_to, progress, reply.buttons)
         if reply.voice:
             await self._send_voice(reply, reply_to)
 
@@ -217,10 +219,14 @@ class WhatsAppChannel:
             with contextlib.suppress(Exception):
                 await self.deliveries.accepted(wamid, user, reply_to)
 
-    async def _send(self, person: str, body: str, reply_to: str | None, progress: SendProgress) -> None:
+    async def _send(self, person: str, body: str, reply_to: str | None, progress: SendProgress,
+                    buttons: tuple[Button, ...] = ()) -> None:
         user = self.people.address(person)  # the current number, else the business-scoped id
         try:
-            wamid = await self.graph.send_text(user, body, reply_to=reply_to, progress=progress)
+            if buttons:
+                wamid = await self.graph.send_buttons(user, body, buttons, reply_to=reply_to, progress=progress)
+            else:
+                wamid = await self.graph.send_text(user, body, reply_to=reply_to, progress=progress)
         except Refused as exc:
             closed = exc.error.code == WINDOW_CLOSED
             status = DeliveryStatus.UNDELIVERABLE if closed else DeliveryStatus.FAILED
@@ -232,8 +238,9 @@ class WhatsAppChannel:
         if wamid:
             await self.deliveries.accepted(wamid, user, reply_to)
 
-    async def _send_meeting_text(self, user: str, body: str, reply_to: str | None) -> None:
-        await self._send(user, body, reply_to, SendProgress())
+    async def _send_meeting_text(self, user: str, body: str, reply_to: str | None,
+                                 buttons: tuple[Button, ...] = ()) -> None:
+        await self._send(user, body, reply_to, SendProgress(), buttons)
 
     def _undeliverable(self, user: str, reply_to: str | None, why: str) -> None:
         self.counts["undeliverable"] += 1

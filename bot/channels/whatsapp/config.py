@@ -12,9 +12,10 @@ from enum import StrEnum
 
 from pydantic import Field, SecretStr, field_serializer, field_validator, model_validator
 
-from bot.config_model import StrictModel, base_url, blank_is_unset
+from bot.config_model import StrictModel, base_url, blank_is_unset, section
 
-__all__ = ["GRAPH_API", "GRAPH_API_VERSION", "AccessMode", "WhatsAppSection", "normalise_user"]
+__all__ = ["GRAPH_API", "GRAPH_API_VERSION", "AccessMode", "TemplateRef", "TemplatesSection", "WhatsAppSection",
+           "normalise_user"]
 
 GRAPH_API = "https://graph.facebook.com"
 GRAPH_API_VERSION = "v23.0"  # the one place to change the Graph API version Sabha speaks
@@ -43,6 +44,29 @@ def normalise_user(value: str) -> str:
                      "nor a business-scoped user id (e.g. US.13491208655302741918)")
 
 
+class TemplateRef(StrictModel):
+    """An approved message template: its name and language code (WhatsApp Manager > Message templates).
+    Its body has one variable, ``{{1}}``, which Sabha fills with what it has to say."""
+
+    name: str = Field(min_length=1, max_length=512, description="the template's name, e.g. sabha_reminder")
+    language: str = Field("en_US", min_length=2, max_length=15, description="its language code, e.g. en_US")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z0-9_]+", value.strip()):
+            raise ValueError(f"{value!r} is not a template name (lowercase letters, digits and _)")
+        return value.strip()
+
+
+class TemplatesSection(StrictModel):
+    """``whatsapp.templates``: templates Sabha sends when the 24-hour window is closed."""
+
+    reminder: TemplateRef | None = Field(None, description="a reminder of an action item (or any scheduled "
+                                                           "message) to a user who has not written for 24 h; "
+                                                           "unset: it waits for their next message")
+
+
 class WhatsAppSection(StrictModel):
     """``whatsapp``: a WhatsApp Business number on Meta's Cloud API (runs when ``phone_number_id`` is set)."""
 
@@ -66,6 +90,7 @@ class WhatsAppSection(StrictModel):
                                                            "a day (UTC), all of them together")
     public_meetings: bool = Field(False, description="public mode: strangers may convene board meetings (their "
                                                      "calls count against public_daily_usd)")
+    templates: TemplatesSection = section()
 
     _blank_is_unset = blank_is_unset("phone_number_id", "access_token", "app_secret", "verify_token")
 

@@ -6,15 +6,27 @@ rewrites Markdown into that (``**x**`` -> ``*x*``, ``*x*`` -> ``_x_``, ``~~x~~``
 headings -> bold lines, ``[text](url)`` -> ``text (url)``) and leaves code untouched; it
 never fails: text it does not recognise passes as it is. :func:`split_text` cuts a body
 over :data:`MAX_BODY` characters at paragraph, then sentence, then word boundaries.
+
+Buttons (:class:`board.envelope.Button`) are interactive reply buttons (``type: interactive``,
+``interactive.type: button``: at most 3, a title of at most 20 characters, the id is the button's
+command, so a press arrives with it: :mod:`.inbound`). Their message's body holds at most
+:data:`MAX_BUTTON_BODY` characters: :func:`with_buttons` sends a longer text as text first and
+puts the buttons under its last part when that fits, else under a short line of their own.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
-__all__ = ["MAX_BODY", "split_text", "to_whatsapp"]
+from board.envelope import Button
+
+__all__ = ["BUTTONS_BODY", "MAX_BODY", "MAX_BUTTON_BODY", "button_message", "split_text", "to_whatsapp",
+           "with_buttons"]
 
 MAX_BODY = 4096  # characters in one text message
+MAX_BUTTON_BODY = 1024  # characters in the body of an interactive (reply buttons) message
+BUTTONS_BODY = "Choose below (or type the command):"  # the body of buttons sent after a long text
 
 _FENCE = re.compile(r"```.*?```", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]+`")
@@ -109,3 +121,23 @@ def _cut(sentence: str, limit: int) -> list[str]:
     if rest:
         parts.append(rest)
     return parts
+
+
+def button_message(body: str, buttons: tuple[Button, ...]) -> dict[str, Any]:
+    """The ``content`` of an interactive reply-buttons message: ``body`` (at most
+    :data:`MAX_BUTTON_BODY` characters) and ``buttons``, each replying with its command as its id."""
+    if not body or len(body) > MAX_BUTTON_BODY:
+        raise ValueError(f"the body of a buttons message is 1 to {MAX_BUTTON_BODY} characters, not {len(body)}")
+    return {"type": "interactive", "interactive": {
+        "type": "button", "body": {"text": body},
+        "action": {"buttons": [{"type": "reply", "reply": {"id": b.command, "title": b.label}} for b in buttons]}}}
+
+
+def with_buttons(pieces: list[str], buttons: tuple[Button, ...]) -> tuple[list[str], str | None]:
+    """(the pieces to send as text, the body of the buttons message to send after them; None
+    without buttons): the last piece carries the buttons when it fits in a buttons message."""
+    if not buttons:
+        return pieces, None
+    if pieces and len(pieces[-1]) <= MAX_BUTTON_BODY:
+        return pieces[:-1], pieces[-1]
+    return pieces, BUTTONS_BODY

@@ -425,12 +425,19 @@ class ReportedError:
 
 
 def _text_of(message: _Message) -> str | None:
+    """The text the board answers. A button's press is its text, except that a button whose id
+    (an interactive reply button) or payload (a template's quick reply) is a ``/command`` is that
+    command: Sabha's own buttons (:class:`board.envelope.Button`) send their command when pressed."""
     if message.type == MessageType.TEXT and message.text is not None:
         return message.text.body
     if message.type == MessageType.BUTTON and message.button is not None:
+        if (message.button.payload or "").startswith("/"):
+            return message.button.payload
         return message.button.text or message.button.payload
     if message.type == MessageType.INTERACTIVE and message.interactive is not None:
         reply = message.interactive.button_reply or message.interactive.list_reply
+        if reply is not None and (reply.id or "").startswith("/"):
+            return reply.id
         return reply.title if reply is not None else None
     return None
 

@@ -5,7 +5,9 @@ origin is a WhatsApp user, sends two things only: the concise decision (recommen
 dissent, owned action items) when it is taken, then the minutes packed into as few 4096
 character messages as they fit. Statements are not relayed (``sabha meetings show <id>``
 has them): few messages rarely meet WhatsApp's pair limit. Sends are queued and made by one
-worker, so a slow or rate-limited Graph API never slows the meeting.
+worker, so a slow or rate-limited Graph API never slows the meeting. The decision carries the reply
+buttons Ratify / Veto / Revisit (:func:`board.commands.decisions.decision_buttons`) under its last
+part (:func:`.format.with_buttons`); a press is the owner sending ``/ratify <id>``.
 """
 
 from __future__ import annotations
@@ -15,16 +17,18 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from board.commands.decisions import decision_buttons
+from board.envelope import Button
 from board.room.meeting import MeetingEvent, MeetingEventKind
 from board.room.render import format_decision
 from bot.channels.base import SendFailed
-from bot.channels.whatsapp.format import split_text, to_whatsapp
+from bot.channels.whatsapp.format import split_text, to_whatsapp, with_buttons
 
 __all__ = ["MeetingRelay"]
 
 log = logging.getLogger("sabha.whatsapp")
 
-Send = Callable[[str, str, str | None], Awaitable[None]]  # (user, body, reply_to)
+Send = Callable[[str, str, str | None, tuple[Button, ...]], Awaitable[None]]  # (user, body, reply_to, buttons)
 
 
 class MeetingRelay:
@@ -34,7 +38,7 @@ class MeetingRelay:
         self.channel = channel
         self.send = send
         self.active = False
-        self._queue: asyncio.Queue[tuple[str, str, str | None]] = asyncio.Queue()
+        self._queue: asyncio.Queue[tuple[str, str, str | None, tuple[Button, ...]]] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -50,22 +54,26 @@ class MeetingRelay:
         user, quote = origin.chat_id, origin.message_id
         if event.kind is MeetingEventKind.DECISION:
             body = f"*Board decision* on \u201c{event.topic}\u201d\n\n{to_whatsapp(format_decision(event))}"
-            for piece in split_text(body):
-                self._queue.put_nowait((user, piece, quote))
+            buttons = decision_buttons(event.meeting_id)
+            pieces, button_body = with_buttons(split_text(body), buttons)
+            for piece in pieces:
+                self._queue.put_nowait((user, piece, quote, ()))
+            if button_body is not None:
+                self._queue.put_nowait((user, button_body, quote, buttons))
         elif event.kind is MeetingEventKind.ENDED:
             minutes = str(event.data.get("minutes") or "").strip()
             if minutes:
                 for piece in split_text(f"*Minutes* ({event.meeting_id})\n\n{to_whatsapp(minutes)}"):
-                    self._queue.put_nowait((user, piece, None))
+                    self._queue.put_nowait((user, piece, None, ()))
             elif event.data.get("error"):
                 self._queue.put_nowait((user, f"The meeting on \u201c{event.topic}\u201d ended without a decision "
-                                              f"({event.data.get('stop_reason')}).", quote))
+                                              f"({event.data.get('stop_reason')}).", quote, ()))
 
     async def _work(self) -> None:
         while True:
-            user, body, quote = await self._queue.get()
+            user, body, quote, buttons = await self._queue.get()
             try:
-                await self.send(user, body, quote)
+                await self.send(user, body, quote, buttons)
             except SendFailed as exc:
                 log.error("whatsapp: a meeting message to %s was not delivered: %s", user, exc)
             except Exception:

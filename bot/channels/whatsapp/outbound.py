@@ -28,9 +28,11 @@ from typing import Any
 
 import aiohttp
 
+from board.envelope import Button
 from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.whatsapp.config import WhatsAppSection
+from bot.channels.whatsapp.format import button_message
 from bot.channels.whatsapp.limits import Backoff, ErrorClass, PairLimit, classify, retry_delay
 from bot.channels.whatsapp.places import recipient
 
@@ -190,6 +192,12 @@ class GraphClient:
         """
         return await self.send_message(user, {"type": "text", "text": {"preview_url": False, "body": body}},
                                        reply_to=reply_to, progress=progress)
+
+    async def send_buttons(self, user: str, body: str, buttons: tuple[Button, ...], *, reply_to: str | None = None,
+                           progress: SendProgress | None = None) -> str:
+        """Send ``body`` (at most 1024 characters) with reply buttons under it (:func:`.format.button_message`)
+        to ``user``, as :meth:`send_text` does; returns its wamid."""
+        return await self.send_message(user, button_message(body, buttons), reply_to=reply_to, progress=progress)
 
     async def send_message(self, user: str, content: dict[str, Any], *, reply_to: str | None = None,
                            progress: SendProgress | None = None) -> str:

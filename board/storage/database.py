@@ -1,0 +1,66 @@
+"""The storage protocols: :class:`Database` (a backend as the stores see it), :class:`Tx` (one unit of
+work inside it), :class:`Dialect` and :class:`StorageError`.
+
+Stores write their SQL once, with ``?`` placeholders; a backend runs it in its own form
+(:mod:`board.storage.sql`). Rows come back as read-only mappings of column name to value, so no driver
+type (``sqlite3.Row``, ``asyncpg.Record``) crosses the protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
+from enum import StrEnum
+from typing import Any, Protocol
+
+__all__ = ["Database", "Dialect", "Params", "Row", "StorageError", "Tx"]
+
+Row = Mapping[str, Any]
+Params = Sequence[Any]
+
+
+class Dialect(StrEnum):
+    """Which SQL a backend speaks."""
+
+    SQLITE = "sqlite"
+    POSTGRES = "postgres"
+
+
+class StorageError(Exception):
+    """The storage backend could not do what it was asked: unreachable, refused, out of space.
+
+    ``str()`` says what happened in one line without a secret; ``retryable`` is True when the same
+    request may succeed later (the server is restarting, a connection dropped), which the intake reads
+    as a storage outage (webhooks answer 503 so senders retry) rather than a bug.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class Tx(Protocol):
+    """One transaction: every statement commits together when the ``transaction()`` block ends,
+    and none does when it raises."""
+
+    async def execute(self, sql: str, params: Params = ()) -> None: ...
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]: ...
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None: ...
+
+
+class Database(Tx, Protocol):
+    """A storage backend: statements outside a transaction commit one by one."""
+
+    dialect: Dialect
+
+    def transaction(self) -> AbstractAsyncContextManager[Tx]:
+        """A unit of work: commit on a normal exit, roll back when the block raises."""
+        ...
+
+    async def ping(self) -> None:
+        """Raise :class:`StorageError` unless the backend answers now (``/readyz``)."""
+        ...
+
+    async def close(self) -> None: ...

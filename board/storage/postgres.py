@@ -1,0 +1,181 @@
+"""PostgreSQL as Sabha's state store: an asyncpg connection pool behind :class:`Database`.
+
+Opening applies the migrations not applied yet, all in ONE transaction that first takes a transaction-
+scoped advisory lock (:data:`MIGRATION_LOCK`): replicas that start together queue on the lock, and the
+second finds everything applied, so each step runs once. A failing step rolls every step of that start
+back; the next start tries again.
+
+Every driver error a store could see is mapped here: the server cannot be reached, went away, or is
+out of space or connections -> :class:`StorageError` (``retryable``: the intake treats it as an
+outage, not a bug); a unique-key conflict -> :class:`DuplicateKey` (a store decides what a duplicate
+means); anything else (a syntax error: a bug) passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterable
+from typing import TYPE_CHECKING, Any
+
+from board.db import Migration
+from board.storage.database import Dialect, Params, Row, StorageError
+from board.storage.migrations import pending
+from board.storage.sql import numbered
+from board.storage.url import StateURL
+
+if TYPE_CHECKING:
+    import asyncpg
+    from asyncpg.pool import PoolConnectionProxy
+
+__all__ = ["MIGRATION_LOCK", "DuplicateKey", "PostgresDatabase"]
+
+log = logging.getLogger("sabha.storage")
+
+#: The advisory lock key held while migrating ("sabha" as a number).
+MIGRATION_LOCK = 0x5AB4A
+CONNECT_TIMEOUT_S = 10.0
+
+
+class DuplicateKey(StorageError):
+    """An insert or update broke a unique key (the row is there already)."""
+
+
+def _mapped(exc: BaseException, url: StateURL) -> BaseException:
+    import asyncpg
+
+    if isinstance(exc, asyncpg.UniqueViolationError):
+        return DuplicateKey(f"duplicate key: {exc.detail or exc}")
+    outage = (OSError, TimeoutError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
+              asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError, asyncpg.InsufficientResourcesError,
+              asyncpg.OperatorInterventionError)
+    if isinstance(exc, outage):
+        what = type(exc).__name__
+        return StorageError(f"PostgreSQL at {url.host}:{url.port} is not available ({what}: {exc})".strip(),
+                            retryable=True)
+    return exc
+
+
+class _Conn:
+    """Statements on one connection (a transaction's, or one borrowed from the pool per statement)."""
+
+    def __init__(self, conn: asyncpg.Connection[Any] | PoolConnectionProxy[Any], url: StateURL) -> None:
+        self._conn = conn
+        self._url = url
+
+    async def execute(self, sql: str, params: Params = ()) -> None:
+        try:
+            await self._conn.execute(numbered(sql), *params)
+        except Exception as exc:
+            raise _mapped(exc, self._url) from exc
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        try:
+            return [dict(r) for r in await self._conn.fetch(numbered(sql), *params)]
+        except Exception as exc:
+            raise _mapped(exc, self._url) from exc
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        try:
+            row = await self._conn.fetchrow(numbered(sql), *params)
+        except Exception as exc:
+            raise _mapped(exc, self._url) from exc
+        return None if row is None else dict(row)
+
+
+class PostgresDatabase:
+    """An open PostgreSQL state store. Use :meth:`open`."""
+
+    dialect = Dialect.POSTGRES
+
+    def __init__(self, pool: asyncpg.Pool[Any], url: StateURL) -> None:
+        self.pool = pool
+        self.url = url
+
+    @classmethod
+    async def open(cls, url: StateURL, migrations: Iterable[Migration] = (), *,
+                   min_size: int = 1, max_size: int = 10) -> PostgresDatabase:
+        """Connect (a pool of ``min_size``..``max_size``) and apply the migrations not applied yet."""
+        import asyncpg
+
+        try:
+            pool = await asyncpg.create_pool(url.dsn(), password=url.password, min_size=min_size,
+                                             max_size=max_size, timeout=CONNECT_TIMEOUT_S,
+                                             command_timeout=60, server_settings={"application_name": "sabha"})
+        except Exception as exc:
+            raise _mapped(exc, url) from exc
+        db = cls(pool, url)
+        try:
+            await db._migrate(list(migrations))
+        except BaseException:
+            await pool.close()
+            raise
+        return db
+
+    async def _migrate(self, migrations: list[Migration]) -> None:
+        async with self.transaction() as tx:
+            await tx.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
+            await tx.execute("CREATE TABLE IF NOT EXISTS schema_migrations "
+                             "(name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())")
+            applied = {str(r["name"]) for r in await tx.fetchall("SELECT name FROM schema_migrations")}
+            for migration in pending(migrations, applied, where=f"state db {self.url}"):
+                log.info("state db: applying migration %s", migration.name)
+                await tx.execute(migration.sql)
+                await tx.execute("INSERT INTO schema_migrations(name) VALUES (?)", (migration.name,))
+
+    async def execute(self, sql: str, params: Params = ()) -> None:
+        async with self._borrowed() as conn:
+            await conn.execute(sql, params)
+
+    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+        async with self._borrowed() as conn:
+            return await conn.fetchall(sql, params)
+
+    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+        async with self._borrowed() as conn:
+            return await conn.fetchone(sql, params)
+
+    @contextlib.asynccontextmanager
+    async def _borrowed(self) -> AsyncIterator[_Conn]:
+        try:
+            conn = await self.pool.acquire(timeout=CONNECT_TIMEOUT_S)
+        except Exception as exc:
+            raise _mapped(exc, self.url) from exc
+        try:
+            yield _Conn(conn, self.url)
+        finally:
+            await self.pool.release(conn)
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[_Conn]:
+        """One transaction on one pooled connection: committed when the block ends, rolled back if it raises."""
+        async with self._borrowed() as conn:
+            raw = conn._conn
+            try:
+                tx = raw.transaction()
+                await tx.start()
+            except Exception as exc:
+                raise _mapped(exc, self.url) from exc
+            try:
+                yield conn
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await tx.rollback()
+                raise
+            try:
+                await tx.commit()
+            except Exception as exc:
+                raise _mapped(exc, self.url) from exc
+
+    async def ping(self) -> None:
+        """Raise :class:`StorageError` unless the server answers within a few seconds."""
+        try:
+            async with asyncio.timeout(5):
+                await self.fetchone("SELECT 1")
+        except TimeoutError as exc:
+            raise StorageError(f"PostgreSQL at {self.url.host}:{self.url.port} did not answer in 5 s",
+                               retryable=True) from exc
+
+    async def close(self) -> None:
+        await self.pool.close()

@@ -1,0 +1,80 @@
+"""``state.url``: where the state lives, parsed and checked, with the password kept out of sight.
+
+``sqlite:///relative/or/absolute/path.db`` (or no URL: the data dir's ``state.db``) is the embedded
+SQLite state db. ``postgresql://user@host:5432/dbname`` (``postgres://`` too) is a PostgreSQL server; its
+password comes from the environment (``SABHA_DB_PASSWORD``, else ``PGPASSWORD``), never from the config
+file: a URL that carries one is refused with the fix, so a config file shown to someone leaks nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from board.storage.database import Dialect
+
+__all__ = ["PASSWORD_ENV", "StateURL", "parse_state_url"]
+
+#: Where the PostgreSQL password is read from, in this order.
+PASSWORD_ENV: tuple[str, ...] = ("SABHA_DB_PASSWORD", "PGPASSWORD")
+
+
+@dataclass(frozen=True)
+class StateURL:
+    """A parsed ``state.url``. ``str()`` is the URL without a password."""
+
+    dialect: Dialect
+    path: Path | None = None  # SQLite: the file
+    host: str = "127.0.0.1"
+    port: int = 5432
+    user: str | None = None
+    database: str | None = None
+    password: str | None = None  # from the environment, never shown
+
+    def __str__(self) -> str:
+        if self.dialect is Dialect.SQLITE:
+            return f"sqlite:///{self.path}"
+        user = f"{self.user}@" if self.user else ""
+        return f"postgresql://{user}{self.host}:{self.port}/{self.database}"
+
+    def __repr__(self) -> str:
+        return f"StateURL({self})"
+
+    def dsn(self) -> str:
+        """The URL for the driver (PostgreSQL; still without the password, which goes apart)."""
+        return str(self)
+
+
+def parse_state_url(url: str, *, data_dir: Path, env: Mapping[str, str] | None = None) -> StateURL:
+    """``url`` as a :class:`StateURL`; a relative SQLite path is taken from ``data_dir``.
+    Raises ValueError saying what to write instead."""
+    env = os.environ if env is None else env
+    text = url.strip()
+    if not text:
+        return StateURL(Dialect.SQLITE, path=data_dir / "state.db")
+    parts = urlsplit(text)
+    if parts.scheme == "sqlite":
+        raw = unquote(parts.path)
+        if parts.netloc or not raw.startswith("/") or raw == "/":
+            raise ValueError(f"state.url {text!r}: write sqlite:///path/to/state.db (three slashes, then a path)")
+        raw = raw[1:]
+        path = Path(raw) if Path(raw).is_absolute() else data_dir / raw
+        return StateURL(Dialect.SQLITE, path=path)
+    if parts.scheme in ("postgresql", "postgres"):
+        if parts.password is not None:
+            raise ValueError("state.url must not carry the password: remove it from the URL and export "
+                             f"{PASSWORD_ENV[0]} instead")
+        database = parts.path.lstrip("/")
+        if not parts.hostname or not database:
+            raise ValueError(f"state.url {text!r}: write postgresql://user@host:5432/dbname")
+        try:
+            port = parts.port or 5432
+        except ValueError as exc:
+            raise ValueError(f"state.url {text!r}: the port is not a number ({exc})") from None
+        password = next((env[name] for name in PASSWORD_ENV if env.get(name)), None)
+        return StateURL(Dialect.POSTGRES, host=parts.hostname, port=port, user=unquote(parts.username or "") or None,
+                        database=unquote(database), password=password)
+    raise ValueError(f"state.url {text!r}: the scheme must be sqlite:/// or postgresql://")

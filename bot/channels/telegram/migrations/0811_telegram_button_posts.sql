@@ -1,0 +1,10 @@
+-- Issue 27: the messages that carry a decision's Ratify / Veto / Revisit buttons, so the buttons
+-- can be changed to say the verdict once the decision is ratified, vetoed or sent back.
+CREATE TABLE telegram_button_posts (
+    subject     TEXT NOT NULL,            -- what the buttons act on: a meeting (decision) id
+    chat_id     INTEGER NOT NULL,
+    message_id  INTEGER NOT NULL,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (chat_id, message_id)
+);
+CREATE INDEX telegram_button_posts_by_subject ON telegram_button_posts(subject);

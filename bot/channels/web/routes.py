@@ -1,0 +1,191 @@
+"""The web chat's HTTP surface under ``/ui/chat``: the page, the POST of a message, the SSE feed.
+
+- ``GET /ui/chat`` redirects to the chat with the chair (``/ui/chat/general``).
+- ``GET /ui/chat/{advisor}`` is the page (:mod:`.page`); 404 with the advisors for an unknown one;
+  ``GET /ui/chat/assets/{chat.js,chat.css}`` its script and styles (the pages' CSP allows no inline script).
+- ``POST /ui/chat/{advisor}/messages`` takes ``{"text", "client_id"}`` (:mod:`.inbound`) with the
+  CSRF token in header ``X-CSRF-Token`` (403 without it). It answers 202 only once
+  the message is stored (the intake's durable claim): ``{"ok": true, "duplicate": ..., "seq": ...}``;
+  a client id seen before answers the same, with ``duplicate: true``, and is not answered again.
+  Refusals are JSON ``{"error": "<what to do>"}`` with 400 / 404 / 413 / 503; nothing is stored.
+- ``GET /ui/chat/{advisor}/events`` is the conversation over Server-Sent Events: every outbox row
+  after ``Last-Event-ID`` (``entry`` events, id = seq), the answer being written (``draft``, then
+  ``delta``), then what comes; a comment every :data:`PING_S` seconds keeps proxies from closing it.
+
+Every route asks the :class:`.guard.Guard` first: nothing is served without the owner's login.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+
+from aiohttp import web
+
+from bot.channels.web.feed import FeedEvent, FeedKind
+from bot.channels.web.guard import CSRF_HEADER, Guard
+from bot.channels.web.host import ChannelClosed, ChatHost
+from bot.channels.web.inbound import BadMessage, body_limit, read_message
+from bot.channels.web.page import ASSETS, asset, render_page
+from bot.channels.webhook import BodyTooLarge, read_body
+from bot.intake.intake import StorageUnavailable
+from bot.web.app import CSP
+
+__all__ = ["PING_S", "PREFIX", "chat_routes"]
+
+log = logging.getLogger("sabha.web.chat")
+
+PREFIX = "/ui/chat"
+PING_S = 15.0
+#: The web pages' headers (:mod:`bot.web.app`): only the daemon's own scripts and styles, no framing, no referrer.
+SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+                    "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+def _last_event_id(request: web.Request) -> int:
+    raw = request.headers.get("Last-Event-ID") or request.query.get("after") or "0"
+    try:
+        return max(0, int(raw))
+    except ValueError:
+        return 0
+
+
+class _Routes:
+    """The handlers, bound to one channel and one guard."""
+
+    def __init__(self, channel: ChatHost, guard: Guard) -> None:
+        self.channel, self.guard = channel, guard
+
+    def _advisor(self, request: web.Request) -> str | None:
+        advisor = request.match_info["advisor"]
+        return advisor if advisor in self.channel.advisors() else None
+
+    def _unknown(self, request: web.Request) -> str:
+        return (f"There is no advisor {request.match_info['advisor']!r}. Advisors: "
+                f"{', '.join(self.channel.advisors())}.")
+
+    async def index(self, request: web.Request) -> web.StreamResponse:
+        refusal = await self.guard.refusal(request)
+        if refusal is not None:
+            return refusal
+        raise web.HTTPFound(f"{PREFIX}/general")
+
+    async def page(self, request: web.Request) -> web.StreamResponse:
+        refusal = await self.guard.refusal(request)
+        if refusal is not None:
+            return refusal
+        advisor = self._advisor(request)
+        csrf = self.guard.csrf_token(request)
+        if advisor is None:
+            return web.Response(status=404, content_type="text/html", headers=SECURITY_HEADERS,
+                                text=render_page(self.channel, None, csrf, error=self._unknown(request)))
+        return web.Response(content_type="text/html", text=render_page(self.channel, advisor, csrf),
+                            headers=SECURITY_HEADERS)
+
+    async def asset(self, request: web.Request) -> web.StreamResponse:
+        refusal = await self.guard.refusal(request)
+        if refusal is not None:
+            return refusal
+        name = request.match_info["name"]
+        if name not in ASSETS:
+            raise web.HTTPNotFound(text=f"no file {name!r} here")
+        return web.Response(text=asset(name), content_type=ASSETS[name],
+                            headers={**SECURITY_HEADERS, "Cache-Control": "private, max-age=300"})
+
+    async def post(self, request: web.Request) -> web.StreamResponse:
+        refusal = await self.guard.refusal(request)
+        if refusal is not None:
+            return refusal
+        advisor = self._advisor(request)
+        if advisor is None:
+            return _error(404, self._unknown(request))
+        limit = self.channel.max_chars
+        try:
+            posted = read_message(await read_body(request, body_limit(limit)), limit)
+        except BodyTooLarge:
+            return _error(413, f"That message is over the limit of {limit:,} characters; send the part that "
+                               "matters, or a summary.")
+        except BadMessage as exc:
+            return _error(exc.status, str(exc))
+        if not self.guard.csrf_ok(request, request.headers.get(CSRF_HEADER) or posted.csrf):
+            return _error(403, "The page's security token is missing or out of date; reload the page and send "
+                               "the message again.")
+        try:
+            entry, fresh = await self.channel.receive(advisor, posted.text, posted.client_id)
+        except StorageUnavailable:
+            return _error(503, "The message could not be saved right now; send it again in a moment.")
+        except ChannelClosed as exc:
+            return _error(503, str(exc))
+        return web.json_response({"ok": True, "duplicate": not fresh, "seq": entry.seq}, status=202)
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        refusal = await self.guard.refusal(request)
+        if refusal is not None:
+            return refusal
+        advisor = self._advisor(request)
+        if advisor is None:
+            return _error(404, self._unknown(request))
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                               "X-Accel-Buffering": "no", "X-Content-Type-Options": "nosniff"})
+        await response.prepare(request)
+        with contextlib.suppress(ConnectionResetError, ConnectionError, asyncio.CancelledError):
+            await self._feed(response, advisor, _last_event_id(request))
+        return response
+
+    async def _feed(self, response: web.StreamResponse, conversation: str, after: int) -> None:
+        """Replay the outbox after ``after`` and the drafts, then follow (see the module docstring)."""
+        channel = self.channel
+        with channel.feed.follow(conversation) as (follower, drafts), channel.streams.open():
+            await response.write(b"retry: 1000\n\n")
+            sent, finished = after, set[str]()
+            for entry in await channel.outbox.since(conversation, after):
+                await _send(response, FeedEvent.entry(entry))
+                sent = entry.seq
+                if entry.reply_to and entry.kind.value != "question":
+                    finished.add(entry.reply_to)
+            for draft in drafts:
+                if draft.reply_to not in finished:
+                    await _send(response, draft.snapshot())
+            while not channel.feed.closed:
+                if follower.dropped and follower.queue.empty():
+                    log.info("web chat: a page following %s fell behind; closed (it reconnects and catches up)",
+                             conversation)
+                    return
+                try:
+                    event = await asyncio.wait_for(follower.queue.get(), PING_S)
+                except TimeoutError:
+                    await response.write(b": ping\n\n")
+                    continue
+                if event.kind is FeedKind.CLOSE:
+                    return
+                if event.kind is FeedKind.ENTRY:
+                    if event.seq is None or event.seq <= sent:
+                        continue  # replayed from the outbox already
+                    sent = event.seq
+                    reply_to = event.data.get("reply_to")
+                    if reply_to and event.data.get("kind") != "question":
+                        finished.add(str(reply_to))
+                elif str(event.data.get("reply_to")) in finished:
+                    continue  # its reply is shown: a late draft event would show the text twice
+                await _send(response, event)
+
+
+async def _send(response: web.StreamResponse, event: FeedEvent) -> None:
+    data = json.dumps(event.data, ensure_ascii=False)
+    head = f"id: {event.seq}\n" if event.seq is not None else ""
+    await response.write(f"{head}event: {event.kind.value}\ndata: {data}\n\n".encode())
+
+
+def chat_routes(channel: ChatHost, guard: Guard) -> list[web.RouteDef]:
+    """The chat's routes for ``channel``, every one behind ``guard``."""
+    routes = _Routes(channel, guard)
+    return [web.get(PREFIX, routes.index), web.get(f"{PREFIX}/", routes.index),
+            web.get(f"{PREFIX}/assets/{{name}}", routes.asset), web.get(f"{PREFIX}/{{advisor}}", routes.page),
+            web.post(f"{PREFIX}/{{advisor}}/messages", routes.post),
+            web.get(f"{PREFIX}/{{advisor}}/events", routes.events)]

@@ -1,0 +1,329 @@
+"""The owner's pages (all under ``/ui/``; :mod:`bot.web.app` guards them).
+
+``GET /ui/`` the board (advisors, emoji, model, soul version and load state, last activity);
+``/ui/sessions`` and ``/ui/sessions/{id}`` conversations (transcript as Markdown, tool calls
+folded); ``/ui/meetings``, ``/ui/meetings/new`` (POST ``/ui/meetings`` starts one),
+``/ui/meetings/{id}`` one meeting, live while it runs (:mod:`bot.web.stream`);
+``/ui/decisions`` decisions and action items (POST ``/ui/actions/{n}/done``); ``/ui/cost``
+cost per day and per role as SVG charts; ``/ui/login`` (GET shows the link's Sign in button or
+how to get a link; POST redeems it), POST ``/ui/logout``; ``/ui/static/{file}``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+from board.envelope import Envelope
+from board.memory.transcripts import read_tail
+from board.roles import DEFAULT_ROSTERS
+from board.room.convene import MeetingInProgress
+from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
+from bot.web.context import PREFIX, WebContext, context_of
+from bot.web.render import bar_chart, render_page
+from bot.web.view import MeetingView, events_from_record
+
+if TYPE_CHECKING:
+    from board.service import Board
+
+__all__ = ["MAX_TOPIC", "error_page", "routes"]
+
+log = logging.getLogger("sabha.web")
+
+STATIC = Path(__file__).parent / "static"
+MAX_TOPIC = 2000  # characters of a meeting topic
+MAX_ROUNDS = 5
+TRANSCRIPT_ENTRIES = 400
+NAV = (("board", "/ui/", "Board"), ("chat", "/ui/chat", "Chat"), ("sessions", "/ui/sessions", "Conversations"),
+       ("meetings", "/ui/meetings", "Meetings"), ("decisions", "/ui/decisions", "Decisions"),
+       ("cost", "/ui/cost", "Cost"), ("new", "/ui/meetings/new", "New meeting"))
+STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
+
+
+def page(request: web.Request, template: str, *, status: int = 200, **context: Any) -> web.Response:
+    """A rendered page with the common context (nav, CSRF token, signed-in state)."""
+    body = render_page(template, nav=NAV, csrf=csrf_token(request), signed_in=session_of(request) is not None,
+                       prefix=PREFIX, **context)
+    return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
+
+
+def error_page(request: web.Request, status: int, title: str, text: str,
+               headers: Mapping[str, str] | None = None) -> web.Response:
+    """A readable error page (unknown ids, bad input, refusals)."""
+    response = page(request, "error.html", status=status, title=title, text=text, active="")
+    keep = CIMultiDict((k, v) for k, v in (headers or {}).items() if k.lower() in ("www-authenticate", "retry-after"))
+    response.headers.extend(keep)
+    return response
+
+
+# -- login --------------------------------------------------------------------------------
+
+
+async def login_form(request: web.Request) -> web.Response:
+    token = request.query.get("token", "")
+    return page(request, "login.html", token=token[:200], active="", title="Sign in", problem="")
+
+
+_LINK_PROBLEMS = {
+    LinkVerdict.UNKNOWN: "This login link is not one Sabha made (mistyped or cut short?).",
+    LinkVerdict.USED: "This login link was used already: each link works once.",
+    LinkVerdict.EXPIRED: "This login link has expired.",
+}
+
+
+async def login(request: web.Request) -> web.StreamResponse:
+    ctx = context_of(request)
+    client = client_of(request)
+    if not ctx.auth.limiter.allow(client):
+        log.warning("web: too many login attempts from %s", client)
+        return error_page(request, 429, "Too many attempts",
+                          "Too many login attempts from here; wait a minute, then use a fresh link.",
+                          headers={"Retry-After": "60"})
+    form = await request.post()
+    token = str(form.get("token") or "").strip()
+    verdict = await ctx.auth.links.redeem(token, by=client) if token else LinkVerdict.UNKNOWN
+    if verdict is not LinkVerdict.OK:
+        log.info("web: refused a login from %s (%s link)", client, verdict.value)
+        return page(request, "login.html", status=403, token="", active="", title="Sign in",
+                    problem=_LINK_PROBLEMS[verdict] + " Run `sabha web link` for a new one.")
+    value, _session = ctx.auth.signer.issue()
+    log.info("web: the owner signed in from %s", client)
+    response = web.HTTPSeeOther(f"{PREFIX}/")
+    set_cookie(response, request, value, ctx.settings.session_ttl_s)
+    raise response
+
+
+async def logout(request: web.Request) -> web.StreamResponse:
+    response = web.HTTPSeeOther(f"{PREFIX}/login")
+    response.del_cookie(COOKIE, path="/")
+    raise response
+
+
+# -- the board and conversations --------------------------------------------------------------
+
+
+async def last_activity(board: Board) -> dict[str, str]:
+    """When each role last called a model (UTC ISO 8601), from the ledger."""
+    rows = await board.db.fetchall("SELECT role, MAX(ts) AS ts FROM llm_calls WHERE role IS NOT NULL GROUP BY role")
+    return {str(r["role"]): str(r["ts"])[:19].replace("T", " ") for r in rows}
+
+
+async def board_page(request: web.Request) -> web.Response:
+    ctx = context_of(request)
+    board = ctx.board
+    activity = await last_activity(board)
+    status = {s.role: s for s in board.souls.status()}
+    advisors = []
+    for profile in board.souls.profiles():
+        soul = status.get(profile.role)
+        advisors.append({
+            "role": profile.role, "label": profile.label, "title": profile.title,
+            "model": board.runner.model_for(profile), "version": (soul.version or "")[:12] if soul else "",
+            "state": ("error: " + soul.error) if soul and soul.error else f"loaded ({profile.source})",
+            "ok": not (soul and soul.error), "last": activity.get(profile.role, "never"),
+        })
+    return page(request, "board.html", active="board", title="The board", advisors=advisors,
+                roster=board.settings.roster.name, running=board.room.running())
+
+
+async def sessions_page(request: web.Request) -> web.Response:
+    refs = await context_of(request).board.sessions.list(include_archived=True)
+    return page(request, "sessions.html", active="sessions", title="Conversations", sessions=refs[:500])
+
+
+async def session_page(request: web.Request) -> web.Response:
+    board = context_of(request).board
+    ref = await board.sessions.find(request.match_info["sid"])
+    if ref is None:
+        raise web.HTTPNotFound(text="No conversation with that id; the list is at /ui/sessions.")
+    path = board.transcripts.path_for(ref.session_id)
+    entries = read_tail(path, TRANSCRIPT_ENTRIES) if path.exists() else []
+    return page(request, "session.html", active="sessions", title=f"Conversation {ref.key}", ref=ref,
+                entries=[_entry(e) for e in entries if e.get("type") != "session"])
+
+
+def _entry(e: dict[str, Any]) -> dict[str, Any]:
+    kind = str(e.get("type") or "")
+    if kind == "message":
+        return {"kind": "message", "who": str(e.get("role") or ""), "sender": str(e.get("sender") or ""),
+                "text": str(e.get("text") or ""), "ts": str(e.get("ts") or e.get("created") or "")}
+    import json
+
+    body = {k: v for k, v in e.items() if k not in ("type", "ts")}
+    title = {"tool_call": f"tool call: {e.get('name') or e.get('tool') or ''}",
+             "tool_result": f"tool result: {e.get('name') or e.get('tool') or ''}",
+             "consult": f"consulted {e.get('to') or ''}", "compaction": "earlier messages summarised"}.get(kind, kind)
+    return {"kind": "folded", "title": title, "text": json.dumps(body, ensure_ascii=False, indent=2)[:20_000],
+            "ts": str(e.get("ts") or "")}
+
+
+# -- meetings ---------------------------------------------------------------------------------
+
+
+async def meetings_page(request: web.Request) -> web.Response:
+    ctx = context_of(request)
+    rows = await ctx.board.room.store.list(100)
+    return page(request, "meetings.html", active="meetings", title="Meetings", meetings=rows,
+                running=set(ctx.board.room.running()))
+
+
+def _rosters(ctx: WebContext) -> list[str]:
+    names = [ctx.board.settings.roster.name, *DEFAULT_ROSTERS, *(n for n, _ in ctx.board.settings.custom_rosters)]
+    return list(dict.fromkeys(names))
+
+
+def new_meeting_form(request: web.Request, *, status: int = 200, problem: str = "",
+                     values: Mapping[str, str] | None = None) -> web.Response:
+    ctx = context_of(request)
+    defaults = {"topic": "", "roster": ctx.board.settings.roster.name,
+                "rounds": str(ctx.board.room.meeting_settings.max_turns_per_agent),
+                "mode": "parallel" if ctx.board.room.meeting_settings.parallel else "sequential"}
+    return page(request, "new_meeting.html", status=status, active="new", title="New meeting", problem=problem,
+                values={**defaults, **(values or {})}, rosters=_rosters(ctx), nonce=ctx.new_nonce(),
+                max_topic=MAX_TOPIC, max_rounds=MAX_ROUNDS)
+
+
+async def new_meeting(request: web.Request) -> web.Response:
+    return new_meeting_form(request)
+
+
+def _meeting_input(ctx: WebContext, form: Mapping[str, Any]) -> tuple[dict[str, str], str]:
+    """The form's values and what is wrong with them ("" when nothing)."""
+    values = {k: str(form.get(k) or "").strip() for k in ("topic", "roster", "rounds", "mode")}
+    topic = " ".join(values["topic"].split())
+    if not topic:
+        return values, "Give the meeting a topic: what should the board decide?"
+    if len(topic) > MAX_TOPIC:
+        values["topic"] = topic[:MAX_TOPIC]
+        return values, f"The topic is {len(topic):,} characters long; keep it under {MAX_TOPIC:,} (cut to fit below)."
+    if values["roster"] not in _rosters(ctx):
+        return values, f"Unknown roster {values['roster'][:40]!r}; pick one of the list."
+    if not values["rounds"].isdigit() or not 1 <= int(values["rounds"]) <= MAX_ROUNDS:
+        return values, f"Rounds must be a whole number from 1 to {MAX_ROUNDS}."
+    if values["mode"] not in ("parallel", "sequential"):
+        return values, "Mode must be parallel or sequential."
+    values["topic"] = topic
+    return values, ""
+
+
+async def start_meeting(request: web.Request) -> web.StreamResponse:
+    ctx = context_of(request)
+    form = await request.post()
+    nonce = str(form.get("nonce") or "")
+    if nonce in ctx.nonces:  # the same form sent twice: one meeting, the one it started
+        raise web.HTTPSeeOther(f"{PREFIX}/meetings/{ctx.nonces[nonce]}")
+    values, problem = _meeting_input(ctx, form)
+    if problem:
+        return new_meeting_form(request, status=400, problem=problem, values=values)
+    room = ctx.board.room
+    if not room.meeting_settings.enabled:
+        return new_meeting_form(request, status=409, problem="Board meetings are off in the config "
+                                "(board.meetings.enabled); turn them on to hold one.", values=values)
+    settings = replace(room.meeting_settings, max_turns_per_agent=int(values["rounds"]),
+                       parallel=values["mode"] == "parallel")
+    envelope = Envelope(channel="web", text=f"/meeting {values['topic']}", sender="owner", chat_id="owner",
+                        sender_name="the owner (web)", is_owner=True, received_at=ctx.board.clock.now())
+    try:
+        run = room.start(values["topic"], envelope=envelope, roster=values["roster"], settings=settings)
+    except MeetingInProgress as exc:
+        return new_meeting_form(request, status=409, problem=str(exc), values=values)
+    except ValueError as exc:
+        return new_meeting_form(request, status=400, problem=f"Cannot convene the board: {exc}", values=values)
+    ctx.remember(nonce, run.id, run.topic)
+    log.info("web: the owner started meeting %s (%s roster, %s rounds, %s)", run.id, values["roster"],
+             values["rounds"], values["mode"])
+    raise web.HTTPSeeOther(f"{PREFIX}/meetings/{run.id}")
+
+
+async def meeting_view(ctx: WebContext, meeting_id: str) -> tuple[MeetingView, bool] | None:
+    """The meeting's view and whether it is live (in the feed, not ended); None if unknown."""
+    row = await ctx.board.room.store.get(meeting_id)
+    log_ = ctx.feed.log(meeting_id)
+    labels = ctx.labels(row.roster if row is not None else None)
+    running = meeting_id in ctx.board.room.running()
+    if (log_ is not None and log_.events) or running:  # live: from the feed (empty while it is starting)
+        view = MeetingView(meeting_id, labels=labels, topic=row.topic if row else ctx.topics.get(meeting_id, ""))
+        for item in list(log_.events if log_ is not None else ()):
+            view.apply(item.seq, item.event)
+        return view, not view.ended
+    if row is None or row.id != meeting_id:
+        return None
+    view = MeetingView(meeting_id, topic=row.topic, labels=labels)
+    for seq, event in enumerate(events_from_record(row, await ctx.board.room.store.details(row.id)), start=1):
+        view.apply(seq, event)
+    if not view.ended:
+        view.phase = "running" if row.id in ctx.board.room.running() else "stopped without an end (a crash?)"
+    return view, False
+
+
+async def meeting_page(request: web.Request) -> web.Response:
+    ctx = context_of(request)
+    meeting_id = request.match_info["id"]
+    found = await meeting_view(ctx, meeting_id)
+    if found is None:
+        raise web.HTTPNotFound(text=f"No meeting {meeting_id[:80]!r}; the list is at /ui/meetings.")
+    view, live = found
+    return page(request, "meeting.html", active="meetings", title=f"Meeting: {view.topic[:80]}", v=view, live=live)
+
+
+# -- decisions, actions, cost -----------------------------------------------------------------
+
+
+async def decisions_page(request: web.Request) -> web.Response:
+    room = context_of(request).board.room
+    decided = [row for row in await room.store.list(100) if row.decision]
+    actions = await room.store.actions(include_done=True, limit=500)
+    return page(request, "decisions.html", active="decisions", title="Decisions and actions", decisions=decided,
+                open_actions=[a for a in actions if a.status == "open"],
+                done_actions=[a for a in actions if a.status != "open"][-50:])
+
+
+async def action_done(request: web.Request) -> web.StreamResponse:
+    room = context_of(request).board.room
+    word = request.match_info["n"]
+    row = await room.store.close_action(int(word), by="web:owner") if word.isdigit() else None
+    if row is None:
+        raise web.HTTPNotFound(text=f"No open action item #{word[:20]}; it may be done already.")
+    log.info("web: the owner closed action item #%s", row.id)
+    raise web.HTTPSeeOther(f"{PREFIX}/decisions#actions")
+
+
+async def cost_page(request: web.Request) -> web.Response:
+    board = context_of(request).board
+    days = max(1, min(365, int(request.query.get("days", "14")) if request.query.get("days", "").isdigit() else 14))
+    since = board.clock.now() - timedelta(days=days)
+    by_day = await board.ledger.summary(since=since, by="day")
+    by_role = await board.ledger.summary(since=since, by="role")
+    total = await board.ledger.total(since=since)
+    return page(request, "cost.html", active="cost", title="Cost", days=days, total=total, by_role=by_role,
+                day_chart=bar_chart([(r.key or "?", r.cost_usd) for r in by_day], title=f"Cost per day, {days} days"),
+                role_chart=bar_chart([(r.key or "(none)", r.cost_usd) for r in by_role],
+                                     title=f"Cost per role, {days} days"))
+
+
+async def static_file(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["name"]
+    path = STATIC / name
+    if "/" in name or name.startswith(".") or path.suffix not in STATIC_TYPES or not path.is_file():
+        raise web.HTTPNotFound()
+    return web.Response(body=path.read_bytes(), content_type=STATIC_TYPES[path.suffix],
+                        headers={"Cache-Control": "max-age=300"})
+
+
+def routes() -> list[web.RouteDef]:
+    """The pages' routes (relative to ``/ui``)."""
+    return [
+        web.get("/", board_page), web.get("/login", login_form), web.post("/login", login),
+        web.post("/logout", logout), web.get("/sessions", sessions_page), web.get("/sessions/{sid}", session_page),
+        web.get("/meetings", meetings_page), web.get("/meetings/new", new_meeting),
+        web.post("/meetings", start_meeting), web.get("/meetings/{id}", meeting_page),
+        web.get("/decisions", decisions_page), web.post("/actions/{n}/done", action_done),
+        web.get("/cost", cost_page), web.get("/static/{name}", static_file),
+    ]

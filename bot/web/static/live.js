@@ -1,0 +1,35 @@
+// The live meeting page: follows /ui/meetings/{id}/events (Server-Sent Events) and places the HTML
+// fragments the server renders. The browser resumes a dropped stream with Last-Event-ID by itself.
+(function () {
+  "use strict";
+  var root = document.getElementById("meeting");
+  if (!root || root.dataset.live !== "true" || !window.EventSource) { return; }
+  var status = document.getElementById("live-status");
+  var source = new EventSource(root.dataset.stream + "?after=" + encodeURIComponent(root.dataset.lastSeq || "0"));
+
+  function apply(op) {
+    var target = document.getElementById(op.target);
+    if (!target) { return; }
+    if (op.op === "append") {
+      if (op.id && document.getElementById(op.id)) { return; }  // already shown: never twice
+      target.insertAdjacentHTML("beforeend", op.html);
+    } else {
+      target.innerHTML = op.html;
+    }
+  }
+
+  source.onopen = function () { status.textContent = "live"; };
+  source.onerror = function () { if (root.dataset.live === "true") { status.textContent = "reconnecting…"; } };
+  source.onmessage = function (e) {
+    var msg = JSON.parse(e.data);
+    if (msg.seq <= Number(root.dataset.lastSeq || "0")) { return; }
+    (msg.ops || []).forEach(apply);
+    root.dataset.lastSeq = String(msg.seq);
+    if (msg.ended) {
+      source.close();
+      root.dataset.live = "false";
+      status.textContent = "ended";
+    }
+  };
+  source.addEventListener("reload", function () { source.close(); window.location.reload(); });
+})();

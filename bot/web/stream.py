@@ -1,0 +1,131 @@
+"""``GET /ui/meetings/{id}/events``: a meeting live, as Server-Sent Events.
+
+The stream is one more meeting subscriber (a :class:`bot.web.feed.Listener` of the feed). It
+starts after the last event the page has: the ``Last-Event-ID`` header when the browser
+reconnects, else ``?after=<seq>`` (the page says which event it was rendered up to). It folds
+the whole log into a :class:`bot.web.view.MeetingView` and sends each later event, numbered
+with its sequence as the SSE ``id``, as the page operations it causes (append a statement,
+re-render the stances, the scoreboard, the decision or the phase: HTML made here by the same
+templates as the page, so the page's JavaScript only places it). It then follows the meeting
+live; ``: ping`` comments every :data:`PING_S`; each event is rendered once for all its
+watchers (:attr:`bot.web.feed.MeetingLog.frames`); the stream ends after the meeting's end event.
+
+A slow browser never slows the meeting: the feed drops a listener whose queue is full and this
+handler then closes the connection; the browser reconnects with its ``Last-Event-ID`` and is
+replayed what it missed. A meeting the feed no longer holds (the daemon restarted) gets one
+``reload`` event: the page reloads and renders it from the state db. At most
+:data:`MAX_WATCHERS` streams per meeting (503 past it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import Any
+
+from aiohttp import web
+
+from bot.web.context import context_of
+from bot.web.feed import FeedEvent, MeetingFeed
+from bot.web.render import parts
+from bot.web.view import MeetingView, Region, StatementView
+
+__all__ = ["MAX_WATCHERS", "PING_S", "event_ops", "routes", "sse_frame"]
+
+log = logging.getLogger("sabha.web")
+
+PING_S = 15.0
+MAX_WATCHERS = 200
+
+
+def sse_frame(data: dict[str, Any], *, event_id: int | None = None, event: str | None = None) -> bytes:
+    """One SSE message (``data`` as one JSON line)."""
+    head = (f"id: {event_id}\n" if event_id is not None else "") + (f"event: {event}\n" if event else "")
+    return (head + "data: " + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n\n").encode()
+
+
+def event_ops(view: MeetingView, said: StatementView | None, regions: set[Region]) -> list[dict[str, str]]:
+    """The page operations one folded event causes (HTML rendered by ``meeting_parts.html``)."""
+    macros = parts("meeting_parts.html")
+    ops: list[dict[str, str]] = []
+    if said is not None:
+        ops.append({"op": "append", "target": "statements", "id": f"ev-{said.seq}",
+                    "html": str(macros.statement(said))})
+    for region in sorted(regions):
+        ops.append({"op": "replace", "target": f"region-{region.value}",
+                    "html": str(getattr(macros, region.value)(view))})
+    return ops
+
+
+def _after(request: web.Request) -> int:
+    for raw in (request.headers.get("Last-Event-ID", ""), request.query.get("after", "")):
+        if raw.strip().isdigit():
+            return int(raw.strip())
+    return 0
+
+
+async def meeting_events(request: web.Request) -> web.StreamResponse:
+    ctx = context_of(request)
+    meeting_id = request.match_info["id"]
+    after = _after(request)
+    known = ctx.feed.log(meeting_id)
+    row = await ctx.board.room.store.get(meeting_id)
+    live = known is not None or meeting_id in ctx.board.room.running()
+    if not live and (row is None or row.id != meeting_id):
+        raise web.HTTPNotFound(text=f"No meeting {meeting_id[:80]!r}.")
+    if known is not None and ctx.feed.watchers(meeting_id) >= MAX_WATCHERS:
+        raise web.HTTPServiceUnavailable(text="Too many pages are watching this meeting; close a few tabs.",
+                                         headers={"Retry-After": "5"})
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache",
+                                           "X-Accel-Buffering": "no", "X-Content-Type-Options": "nosniff"})
+    await response.prepare(request)
+    try:
+        if not live:  # not in the live feed: let the page render it from the record
+            await response.write(sse_frame({"kind": "reload"}, event="reload"))
+            return response
+        view = MeetingView(meeting_id, labels=ctx.labels(row.roster if row is not None else None))
+        await _follow(ctx.feed, view, after, response)
+    except ConnectionResetError:
+        return response  # the browser went away: leaving the listener was all there was to clean
+    with contextlib.suppress(ConnectionResetError, RuntimeError):
+        await response.write_eof()
+    return response
+
+
+async def _follow(feed: MeetingFeed, view: MeetingView, after: int, response: web.StreamResponse) -> None:
+    meeting_id = view.meeting_id
+    last = 0
+    with feed.listen(meeting_id) as (listener, meeting_log):
+
+        async def send(item: FeedEvent) -> None:
+            nonlocal last
+            said, regions = view.apply(item.seq, item.event)
+            last = item.seq
+            if item.seq > after:
+                frame = meeting_log.frames.get(item.seq)
+                if frame is None:  # every watcher folds the same events: the first renders, the rest reuse
+                    frame = meeting_log.frames[item.seq] = sse_frame(
+                        {"seq": item.seq, "kind": str(item.event.kind), "ended": view.ended,
+                         "ops": event_ops(view, said, regions)}, event_id=item.seq)
+                await response.write(frame)
+
+        for item in list(meeting_log.events):
+            await send(item)
+        while not view.ended:
+            try:
+                queued = await asyncio.wait_for(listener.queue.get(), PING_S)
+            except TimeoutError:
+                await response.write(b": ping\n\n")
+                continue
+            if queued is None or listener.overflowed:
+                log.info("web: closing a slow or stale stream of meeting %s at event %d", meeting_id, last)
+                return
+            if queued.seq > last:
+                await send(queued)
+
+
+def routes() -> list[web.RouteDef]:
+    """The stream's route (relative to ``/ui``)."""
+    return [web.get("/meetings/{id}/events", meeting_events)]

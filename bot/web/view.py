@@ -1,0 +1,241 @@
+"""A meeting as the web page shows it: one neutral view model, built from its events.
+
+:class:`MeetingView` is folded from :class:`board.room.meeting.MeetingEvent` values in order
+(:meth:`MeetingView.apply`): who sits in, what each said (statements, numbered by the event's
+feed sequence), each advisor's latest stance and confidence, the scoreboard (disagreements and
+consensus as the tools log them), the decision with dissent and action items, and the phase.
+The same fold serves the first render of the page and each live update, so a page opened
+halfway and a page that watched from the start show the same thing.
+
+A meeting that is no longer in the live feed (older, or from before this start) is rebuilt from
+the state db by :func:`events_from_record` into the same events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from board.room.meeting.events import MeetingEvent, MeetingEventKind
+from board.room.store import MeetingRow
+
+__all__ = ["MeetingView", "Region", "ScoreItem", "StanceView", "StatementView", "events_from_record"]
+
+
+class Region(StrEnum):
+    """The parts of the live page an event may change (each is re-rendered whole)."""
+
+    PHASE = "phase"
+    AGENDA = "agenda"
+    STANCES = "stances"
+    SCOREBOARD = "scoreboard"
+    DECISION = "decision"
+
+
+@dataclass(frozen=True)
+class StanceView:
+    """Where an advisor stands: support / oppose / conditional, with a confidence 0..1."""
+
+    position: str
+    confidence: float
+    assumption: str
+
+    @property
+    def percent(self) -> int:
+        """The confidence in whole percent."""
+        return round(self.confidence * 100)
+
+
+@dataclass(frozen=True)
+class StatementView:
+    """One thing said in the meeting (a statement, or the challenger's objection)."""
+
+    seq: int
+    round: int | None
+    role: str
+    label: str
+    text: str
+    stance: StanceView | None = None
+    objection: bool = False
+
+
+@dataclass(frozen=True)
+class ScoreItem:
+    """One line of the scoreboard: a logged disagreement or consensus."""
+
+    seq: int
+    kind: str  # "disagreement" | "consensus"
+    who: str
+    text: str
+    weight: int  # severity (disagreement) or strength (consensus), 1..10
+
+
+def _stance(data: Any) -> StanceView | None:
+    if not isinstance(data, dict) or "position" not in data:
+        return None
+    try:
+        return StanceView(str(data["position"]), float(data.get("confidence") or 0), str(data.get("assumption") or ""))
+    except (TypeError, ValueError):
+        return None
+
+
+@dataclass
+class MeetingView:
+    """See the module docstring."""
+
+    meeting_id: str
+    topic: str = ""
+    phase: str = "starting"
+    ended: bool = False
+    stop_reason: str | None = None
+    error: str | None = None
+    agenda: str = ""
+    round: int = 0
+    labels: dict[str, str] = field(default_factory=dict)
+    participants: list[str] = field(default_factory=list)
+    statements: list[StatementView] = field(default_factory=list)
+    stances: dict[str, StanceView] = field(default_factory=dict)
+    spoke: dict[str, int] = field(default_factory=dict)
+    absent: dict[str, str] = field(default_factory=dict)
+    scoreboard: list[ScoreItem] = field(default_factory=list)
+    decision: dict[str, Any] | None = None
+    minutes: str = ""
+    warnings: list[str] = field(default_factory=list)
+    last_seq: int = 0
+
+    @property
+    def disagreements(self) -> int:
+        """How many disagreements were logged."""
+        return sum(1 for s in self.scoreboard if s.kind == "disagreement")
+
+    @property
+    def consensus(self) -> int:
+        """How many consensus points were logged."""
+        return sum(1 for s in self.scoreboard if s.kind == "consensus")
+
+    def label(self, role: str | None) -> str:
+        """``🦉 Critic`` for a role (the role itself when its name is unknown)."""
+        return self.labels.get(role or "", role or "the board")
+
+    def apply(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        """Fold one event in; the statement it adds (if any) and the regions it changed."""
+        self.last_seq = max(self.last_seq, seq)
+        self.topic = self.topic or e.topic
+        if e.round:
+            self.round = max(self.round, e.round)
+        if e.role and e.name:
+            self.labels[e.role] = f"{e.emoji or ''} {e.name}".strip()
+        kind = MeetingEventKind(e.kind)
+        handler = _HANDLERS.get(kind)
+        return handler(self, seq, e) if handler else (None, {Region.PHASE})
+
+    def _started(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        self.participants = [str(r) for r in e.data.get("participants") or []]
+        self.warnings = [str(w) for w in e.data.get("warnings") or []]
+        self.phase = "the chair frames the question"
+        return None, {Region.PHASE, Region.STANCES, Region.AGENDA}
+
+    def _framed(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        self.agenda = e.text
+        self.phase = "round 1: the advisors answer"
+        return None, {Region.PHASE, Region.AGENDA}
+
+    def _spoke(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        role = e.role or "?"
+        stance = _stance(e.data.get("stance"))
+        if stance is not None:
+            self.stances[role] = stance
+        self.spoke[role] = self.spoke.get(role, 0) + 1
+        if role not in self.participants:
+            self.participants.append(role)
+        text = str(e.data.get("statement") or e.text)
+        said = StatementView(seq, e.round, role, self.label(role), text, stance)
+        self.statements.append(said)
+        self.phase = f"round {e.round or self.round}: the advisors answer"
+        return said, {Region.PHASE, Region.STANCES}
+
+    def _absent(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        self.absent[e.role or "?"] = e.text
+        return None, {Region.STANCES}
+
+    def _score(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        if e.kind == MeetingEventKind.DISAGREEMENT:
+            target = self.label(str(e.data.get("target") or "")) if e.data.get("target") else "?"
+            text = f"disagrees with {target} on {e.data.get('topic') or '?'}"
+            reason = str(e.data.get("reasoning") or "")
+            item = ScoreItem(seq, "disagreement", self.label(e.role), text + (f": {reason}" if reason else ""),
+                             int(e.data.get("severity") or 0))
+        else:
+            who = ", ".join(self.label(str(p)) for p in e.data.get("participants") or [])
+            item = ScoreItem(seq, "consensus", self.label(e.role), f"consensus on {e.data.get('topic') or '?'}"
+                             + (f" ({who})" if who else ""), int(e.data.get("strength") or 0))
+        self.scoreboard.append(item)
+        return None, {Region.SCOREBOARD}
+
+    def _round_done(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        self.phase = e.text or f"round {self.round} done"
+        return None, {Region.PHASE}
+
+    def _objection(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        said = StatementView(seq, e.round, e.role or "?", self.label(e.role), e.text, objection=True)
+        self.statements.append(said)
+        self.phase = "the challenger reviews the draft decision"
+        return said, {Region.PHASE}
+
+    def _decision(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        decision = e.data.get("decision")
+        self.decision = dict(decision) if isinstance(decision, dict) else {"recommendation": e.text}
+        self.phase = "decided"
+        return None, {Region.PHASE, Region.DECISION}
+
+    def _ended(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        self.ended = True
+        self.stop_reason = str(e.data.get("stop_reason") or e.text or "ended")
+        self.error = str(e.data["error"]) if e.data.get("error") else None
+        self.minutes = str(e.data.get("minutes") or "")
+        self.phase = f"ended ({self.stop_reason})" + (f": {self.error}" if self.error else "")
+        return None, {Region.PHASE, Region.DECISION}
+
+
+_HANDLERS = {
+    MeetingEventKind.STARTED: MeetingView._started,
+    MeetingEventKind.FRAMED: MeetingView._framed,
+    MeetingEventKind.AGENT_SPOKE: MeetingView._spoke,
+    MeetingEventKind.ABSENT: MeetingView._absent,
+    MeetingEventKind.DISAGREEMENT: MeetingView._score,
+    MeetingEventKind.CONSENSUS: MeetingView._score,
+    MeetingEventKind.ROUND_DONE: MeetingView._round_done,
+    MeetingEventKind.OBJECTION: MeetingView._objection,
+    MeetingEventKind.DECISION: MeetingView._decision,
+    MeetingEventKind.ENDED: MeetingView._ended,
+}
+
+
+def events_from_record(row: MeetingRow, details: dict[str, Any]) -> list[MeetingEvent]:
+    """A stored meeting as the events it emitted (near enough for its page): start, agenda,
+    statements with stances, the scoreboard, decision and end."""
+
+    def event(kind: MeetingEventKind, **kw: Any) -> MeetingEvent:
+        return MeetingEvent(kind=kind, meeting_id=row.id, topic=row.topic, **kw)
+
+    roles = [p["role"] for p in details.get("participants", []) if p.get("role") != row.chair]
+    out = [event(MeetingEventKind.STARTED, role=row.chair, text=row.topic, data={"participants": roles})]
+    if row.agenda:
+        out.append(event(MeetingEventKind.FRAMED, role=row.chair, text=row.agenda, round=1))
+    scored = [e for e in details.get("events", []) if e.get("kind") in ("disagreement", "consensus")]
+    for s in details.get("statements", []):
+        out.append(event(MeetingEventKind.AGENT_SPOKE, role=s["role"], round=s["round"], text=s["text"],
+                         data={"statement": s["text"], "stance": s.get("stance")}))
+        for e in [e for e in scored if e.get("round") == s["round"] and e.get("role") == s["role"]]:
+            scored.remove(e)
+            out.append(event(MeetingEventKind(e["kind"]), role=e["role"], round=e["round"], data=dict(e["data"])))
+    out += [event(MeetingEventKind(e["kind"]), role=e["role"], round=e["round"], data=dict(e["data"]))
+            for e in scored]
+    if row.decision:
+        out.append(event(MeetingEventKind.DECISION, role=row.chair, text=str(row.decision.get("recommendation", "")),
+                         data={"decision": row.decision}))
+    if row.status == "ended":
+        out.append(event(MeetingEventKind.ENDED, role=row.chair, text=row.stop_reason or "ended",
+                         data={"stop_reason": row.stop_reason, "error": row.error, "minutes": row.minutes}))
+    return out
