@@ -61,6 +61,8 @@ from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.convene import BoardRoom
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
+from board.room.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
+from board.room.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.router import Route, Router, unknown_role
@@ -81,7 +83,8 @@ log = logging.getLogger("sabha.board")
 DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
-                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS)
+                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS,
+                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -146,7 +149,7 @@ class Board:
             default_roster=settings.roster.name,
             store=MeetingStore(db),
             meeting_settings=settings.meetings,
-            consult_settings=settings.consultation,
+            consult_settings=settings.consultation, clock=clock,
         )
         for tool in self.room.tools():
             wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
@@ -510,8 +513,10 @@ class Board:
 
     def _register_room_commands(self) -> None:
         """/meeting, /actions ... and ratification (issue 27): the decisions' verdicts and the owner's
-        /ratify, /veto, /revisit, whose follow-up meetings are scheduled work."""
+        /ratify, /veto, /revisit, whose follow-up meetings are scheduled work; the members' predictions,
+        their track record and the reviews of decisions (/predictions, /resolve, /stats, /review)."""
         from board.commands import decisions as decision_commands
+        from board.commands import predictions as predictions_commands
         from board.room import followup
         from board.room.ratify import DecisionBook
 
@@ -520,6 +525,7 @@ class Board:
         follow_ups = followup.FollowUps(self.room, self.decisions, self.schedule, self.clock)
         followup.register(follow_ups)
         decision_commands.register(self, self.decisions, follow_ups.plan)
+        predictions_commands.register(self, self.room, self.schedule, lambda: self.settings.meetings)
 
     def describe_channel(self, channel: str, addressing: about_commands.Addressing) -> None:
         """How people address the board on ``channel`` (the first rows of its /help)."""
