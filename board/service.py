@@ -61,6 +61,8 @@ from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.convene import BoardRoom
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
+from board.room.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
+from board.room.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.router import Route, Router, unknown_role
@@ -72,6 +74,7 @@ from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search's with its provider
     from board.agent.web_search import WebSearch, WebSearchSettings
     from board.room.meeting import MeetingEvent
+    from board.room.reminders import Reminders
 
 __all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "OWNER_ONLY", "Board", "BoardSettings"]
 
@@ -80,7 +83,8 @@ log = logging.getLogger("sabha.board")
 DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
-                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS)
+                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS,
+                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -118,8 +122,7 @@ class Board:
         self.settings = settings
         self.clock = clock  # the one clock everything time-bound reads (board.clock)
         self.db = db
-        #: reminders, resolution requests, reviews: rows claimed before they are sent (board.schedule)
-        self.schedule = Schedule(db, clock)
+        self.schedule = Schedule(db, clock)  # reminders, reviews ...: rows claimed before they are sent
         self.providers = providers
         self.souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR)
         self.prompts = PromptBuilder(settings.workspace)
@@ -146,7 +149,7 @@ class Board:
             default_roster=settings.roster.name,
             store=MeetingStore(db),
             meeting_settings=settings.meetings,
-            consult_settings=settings.consultation,
+            consult_settings=settings.consultation, clock=clock,
         )
         for tool in self.room.tools():
             wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
@@ -160,14 +163,7 @@ class Board:
         llm_commands.register(self, ledger=self.ledger, runner=self.runner)
         self._register_room_commands()
         self.room.subscribe(self._remember_meeting)
-        #: action items' due dates and reminders (issue 27): /due, /snooze, /done, /actions with dates
-        from board.room.reminders import Reminders
-
-        self.reminders = Reminders(self.room.store, self.schedule, clock, ZoneInfo(settings.timezone),
-                                   voice=self._voice)
-        followup_commands.register(self, self.reminders)
-        self.room.subscribe(self._follow_decision)
-        self.schedule.at_start(self.reminders.sync)
+        self.reminders = self._follow_through()  # action items' due dates and reminders (issue 27)
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
         self.guardrails = Guardrails(settings.guardrails, db, models=self.configured_models)
@@ -453,6 +449,18 @@ class Board:
         text = await handler(envelope, route)
         return self._system_reply(envelope, route.role, text, kind="command")
 
+    def _follow_through(self) -> Reminders:
+        """Due dates and reminders of action items: ``/due``, ``/snooze``, ``/done`` and ``/actions``
+        with dates; a decision's reminders scheduled once it is out, and at start what a crash left."""
+        from board.room.reminders import Reminders
+
+        reminders = Reminders(self.room.store, self.schedule, self.clock, ZoneInfo(self.settings.timezone),
+                              voice=self._voice)
+        followup_commands.register(self, reminders)
+        self.room.subscribe(self._follow_decision)
+        self.schedule.at_start(reminders.sync)
+        return reminders
+
     def _voice(self, role: str) -> tuple[str, str] | None:
         """(name, emoji) of ``role`` on this board, for what Sabha says in its name."""
         profile = next((p for p in self.souls.profiles() if p.role == role), None)
@@ -505,8 +513,10 @@ class Board:
 
     def _register_room_commands(self) -> None:
         """/meeting, /actions ... and ratification (issue 27): the decisions' verdicts and the owner's
-        /ratify, /veto, /revisit, whose follow-up meetings are scheduled work."""
+        /ratify, /veto, /revisit, whose follow-up meetings are scheduled work; the members' predictions,
+        their track record and the reviews of decisions (/predictions, /resolve, /stats, /review)."""
         from board.commands import decisions as decision_commands
+        from board.commands import predictions as predictions_commands
         from board.room import followup
         from board.room.ratify import DecisionBook
 
@@ -515,6 +525,7 @@ class Board:
         follow_ups = followup.FollowUps(self.room, self.decisions, self.schedule, self.clock)
         followup.register(follow_ups)
         decision_commands.register(self, self.decisions, follow_ups.plan)
+        predictions_commands.register(self, self.room, self.schedule, lambda: self.settings.meetings)
 
     def describe_channel(self, channel: str, addressing: about_commands.Addressing) -> None:
         """How people address the board on ``channel`` (the first rows of its /help)."""

@@ -73,6 +73,13 @@ class MeetingsConfig(StrictModel):
                                           "(defaults: board -> critic, sabha -> investor)")
     peer_review: bool = Field(False, description="after round 1 each member ranks the others' anonymised "
                                                  "statements; the ranking goes to the chair and the minutes")
+    min_resolved_predictions: int = Field(5, ge=1, le=1000, description="resolved predictions an advisor needs "
+                                                                        "before /stats gives it a Brier score")
+    recall_decisions: int = Field(3, ge=0, le=10, description="earlier decisions on related topics put in a "
+                                                              "new meeting's framing (0: none)")
+    review_after_days: float = Field(0, ge=0, le=3650, description="convene a short review of each decision this "
+                                                                   "many days after it (0: off; /review <id> "
+                                                                   "<when> schedules one)")
 
 
 class ConsultationConfig(StrictModel):

@@ -95,6 +95,9 @@ class LoadedConfig:
                 critic_role=meetings.critic_role,
                 challengers=tuple({**dict(DEFAULT_CHALLENGERS), **meetings.challengers}.items()),
                 peer_review=meetings.peer_review,
+                min_resolved_predictions=meetings.min_resolved_predictions,
+                recall_decisions=meetings.recall_decisions,
+                review_after_days=meetings.review_after_days,
             ),
             consultation=ConsultSettings(
                 enabled=consult.enabled and board.enabled,

@@ -114,6 +114,9 @@ class _Meetings:
     critic_role: str = "critic"
     challengers: dict[str, str] = field(default_factory=dict)
     peer_review: bool = False
+    min_resolved_predictions: int = 5
+    recall_decisions: int = 3
+    review_after_days: float = 0
 
 
 @dataclass(frozen=True)

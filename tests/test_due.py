@@ -269,3 +269,12 @@ def test_sabha_actions_lists_due_dates_and_sets_them(tmp_path: Path) -> None:
     done = _sabha(["actions", "done", str(first)], home, clock)
     assert done.returncode == 0 and f"Done: #{first}" in done.stdout
     assert f"reminder:action:{first}" not in _sabha(["status"], home, clock).stdout  # its reminder is cancelled
+
+
+def test_a_decisions_due_date_is_kept_as_written_blank_means_none_and_never_fails_a_decision() -> None:
+    from board.room.decision import ActionItem
+
+    assert ActionItem(task="Model VAT", owner="finance", due="  by   friday ").due == "by friday"
+    assert ActionItem(task="Model VAT", owner="finance", due="TBD").due is None
+    assert ActionItem(task="Model VAT", owner="finance").due is None
+    assert len(ActionItem(task="Model VAT", owner="finance", due="soon " * 40).due or "") == 80

@@ -100,18 +100,23 @@ async def test_an_action_due_in_five_seconds_is_nudged_once_in_its_topic_with_do
     nudge = await board.wait_for(f"action #{second} is due")
     assert nudge.message_thread_id == board.topic  # the meeting's topic
     assert f"/done {second}" in nudge.text and f"/snooze {second}" in nudge.text
-    if nudge.reply_markup is not None:  # the buttons, once the channel renders them
-        buttons = [b for row in nudge.reply_markup["inline_keyboard"] for b in row]
-        assert [b["text"] for b in buttons] == ["Done", "Snooze"]
-    # Snooze (what its button sends): again in a day, once
-    snoozed = await board.say(f"/snooze {second}", "Snoozed")
+    assert board.telegram.buttons_of(FORUM, nudge.result["message_id"]) == [
+        ("Done", f"/done {second}"), ("Snooze", f"/snooze {second}")]
+    # Snooze, pressed: again in a day, once
+    seen = len(board.telegram.sent_messages)
+    board.telegram.push_press(FORUM, nudge.result["message_id"], OWNER, "Snooze")
+    snoozed = (await board.wait_for("Snoozed", after=seen)).text
     assert f"Snoozed #{second}" in snoozed and "again Thu 2026-11-26 09:00:05 UTC" in snoozed
     board.at(5 + 86_400)
-    await board.wait_for(f"action #{second} is due", after=board.telegram.sent_messages.index(nudge) + 1)
-    # Done (its other button): closed, the reminder cancelled; pressed twice: said so, nothing changed
+    again = await board.wait_for(f"action #{second} is due", after=board.telegram.sent_messages.index(nudge) + 1)
+    # Done, pressed: closed, the reminder cancelled; pressed twice: said so, nothing changed
     await board.say(f"/snooze {second} 2h", "Snoozed")
-    assert f"Done: #{second}" in await board.say(f"/done {second}", "Done: #")
-    assert "done already" in await board.say(f"/done {second}", "done already")
+    seen = len(board.telegram.sent_messages)
+    board.telegram.push_press(FORUM, again.result["message_id"], OWNER, "Done")
+    assert f"Done: #{second}" in (await board.wait_for("Done: #", after=seen)).text
+    seen = len(board.telegram.sent_messages)
+    board.telegram.push_press(FORUM, again.result["message_id"], OWNER, "Done", data=f"/done {second}")
+    assert "done already" in (await board.wait_for("done already", after=seen)).text
     await board.say(f"/due {first} +3h", "is now due")  # the marker: due after the cancelled one
     mark = len(board.telegram.sent_messages)
     board.at(5 + 86_400 + 3 * 3600 + 60)

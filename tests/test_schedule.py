@@ -283,3 +283,19 @@ async def test_a_fake_clock_drives_the_wait() -> None:
     await asyncio.wait_for(waiter, 1)
     with pytest.raises(ValueError, match="does not run backwards"):
         clock.set(START)
+
+
+async def test_a_channel_that_is_not_running_makes_the_row_wait_saying_so(tmp_path: Path) -> None:
+    from bot.scheduled import ChannelDeliver
+
+    db, schedule, _ = await open_schedule(tmp_path)
+    async with db:
+        schedule.register(WorkKind.REMINDER, nudge)
+        runner = ScheduleRunner(schedule, ChannelDeliver([]))  # a daemon whose Telegram is not configured
+        await schedule.add(work("a", seconds=0))
+        assert await runner.run_due() == 1
+        row = await schedule.get("a")
+        assert row is not None and row.status is WorkStatus.PENDING
+        assert row.held == "the telegram channel is not running"
+        assert "    reminder a (due 2026-11-25T09:00:00+00:00): the telegram channel is not running" in \
+            await status_lines(schedule.store)

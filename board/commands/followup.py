@@ -20,7 +20,6 @@ from datetime import tzinfo
 
 from board.commands.host import CommandHost
 from board.envelope import Envelope
-from board.room.record import due_label, format_actions
 from board.room.reminders import ActionProblem, Reminders
 from board.room.store import MeetingStore
 from board.router import Route
@@ -48,6 +47,8 @@ def register(host: CommandHost, reminders: Reminders) -> None:
 
     async def actions(envelope: Envelope, route: Route) -> str:
         rows = await store.actions(place=_place(envelope), include_done=route.text.strip().lower() == "all")
+        from board.room.record import format_actions  # with the command, not with every board (test_fast_start)
+
         return format_actions(rows, now=reminders.clock.now(), zone=reminders.zone)
 
     async def due(envelope: Envelope, route: Route) -> str:
@@ -93,6 +94,7 @@ def register(host: CommandHost, reminders: Reminders) -> None:
 
 async def overdue_lines(store: MeetingStore, reminders: Reminders, *, limit: int = 5) -> list[str]:
     """For ``/status``: the open items past their due date (the most overdue first)."""
+    from board.room.record import due_label
     from board.schedule.work import stamp
 
     now = reminders.clock.now()

@@ -27,7 +27,10 @@ line; the meeting's challenger opposes, states a disagreement in round 2 and rai
 final objection on the draft decision; the others support and state a consensus in round
 2 (a ``DISAGREE:`` / ``CONSENSUS:`` line in the statement, or a tool call where the meeting
 offers only the tools); the decision carries the dissent the meeting asks for. The offline notice is left
-to the meeting, which shows it once instead of on every statement.
+to the meeting, which shows it once instead of on every statement. Each member's stance carries a
+checkable prediction (:func:`offline_prediction`: a claim about the topic's pilot, a probability of its
+own, to be checked the day after the meeting, whose date is read from the prompt's "Time:" line), so
+``/predictions``, ``/resolve``, the resolution request and ``/stats`` can be shown without a key.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import io
 import json
 import re
 from collections.abc import Sequence
+from datetime import date, timedelta
 
 from board.llm import offline_json, text_tools
 from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
@@ -48,6 +52,7 @@ __all__ = [
     "OfflineProvider",
     "describe_images",
     "extractive_summary",
+    "offline_prediction",
     "signature_questions",
     "voice_line",
 ]
@@ -155,6 +160,26 @@ _HEARD = re.compile(r"^- (.+?) \(([a-z][a-z0-9_-]*)\)(?:, round \d+)?: (.+?)(?: 
 _REQUIRED_DISSENT = re.compile(r"^- ([a-z][a-z0-9_-]*): (\".*\")\s*$", re.MULTILINE)
 CHALLENGER_MARK = "You are this meeting's challenger"
 STATED_MARK = "a line DISAGREE: {"  # the meeting takes disagreements and consensus inside the statement
+
+
+_TODAY = re.compile(r"^- Time: \w+ (\d{4}-\d{2}-\d{2})", re.MULTILINE)
+_TOPIC = re.compile(r"^Board meeting on: (.+)$", re.MULTILINE)
+
+
+def offline_prediction(request: LLMRequest, text: str, *, challenger: bool) -> dict[str, object] | None:
+    """The prediction an offline member stakes: the topic's pilot meets its first milestone, with a
+    probability of the member's own (the challenger doubts it), checkable the day after the meeting (its
+    date is the prompt's "Time:" line), so a first run can resolve it. None without a date or a topic."""
+    today = _TODAY.search(request.system_text + "\n" + request.context_text)
+    topic = _TOPIC.search(text)
+    if today is None or topic is None:
+        return None
+    digest = hashlib.sha256(f"{request.persona.role}:prediction".encode()).digest()
+    probability = 0.3 if challenger else 0.55 + (digest[0] % 8) * 0.05
+    subject = _shorten(topic.group(1), 60).rstrip("?!. ")
+    return {"claim": f"a small pilot on {subject[:1].lower() + subject[1:]} meets its first milestone",
+            "probability": round(probability, 2),
+            "resolve_by": (date.fromisoformat(today.group(1)) + timedelta(days=1)).isoformat()}
 
 
 def _meeting_round(text: str) -> int | None:
@@ -329,8 +354,11 @@ class OfflineProvider:
             parts.append("I support a small, measurable first step, and I want the numbers before we scale it.")
             position, confidence = "support", 0.6 + 0.05 * min(round_no, 3)
         assumption = f"we can answer: {question.rstrip('?')}"
-        line = json.dumps({"position": position, "confidence": round(confidence, 2), "assumption": assumption},
-                          ensure_ascii=False)
+        held: dict[str, object] = {"position": position, "confidence": round(confidence, 2), "assumption": assumption}
+        prediction = offline_prediction(request, text, challenger=challenger)
+        if prediction is not None:
+            held["prediction"] = prediction
+        line = json.dumps(held, ensure_ascii=False)
         body = " ".join(parts)
         entry = self._scoreboard_entry(request, text) if STATED_MARK in text else None
         if entry is not None:  # stated in the statement itself: the round needs no second turn

@@ -15,13 +15,13 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from board.agent.runner import AgentRunner, place_of
 from board.agent.speaker import Ask, Speaker, Utterance
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.allowance import current_allowance
+from board.clock import SYSTEM_CLOCK, Clock
 from board.envelope import Envelope
 from board.language import LanguageChoice, LanguageSource, choose_language
 from board.llm.base import PromptBlock, ToolSpec, Usage
@@ -62,6 +62,7 @@ class BoardRoom:
     store: MeetingStore
     meeting_settings: MeetingSettings
     consult_settings: ConsultSettings
+    clock: Clock = SYSTEM_CLOCK  # the board's one clock; meetings read it (board.clock)
     subscribers: list[Subscriber] = field(default_factory=list, init=False)
     _tasks: dict[str, asyncio.Task[MeetingResult]] = field(default_factory=dict, init=False)
     _places: dict[tuple[str, str, int | None], str] = field(default_factory=dict, init=False)
@@ -104,7 +105,7 @@ class BoardRoom:
                 place=(f"board meeting {ctx.meeting_id}" if ctx.meeting_id else
                        place_of(envelope) if envelope else "board"),
                 sender=(envelope.sender_name or envelope.sender) if envelope else "the board",
-                now=datetime.now(UTC),
+                now=self.clock.now(),
                 language=said,
             )
             system = (
@@ -176,7 +177,7 @@ class BoardRoom:
             subscribers=[*self.subscribers, *extra_subscribers], base_ctx=base,
             resolve_role=lambda name: _find_role(souls, name),
             models={p.role: self.runner.model_for(p) for p in [chair, *specialists]},
-            extra_owners=tuple(extra_owners), preset_agenda=agenda,
+            extra_owners=tuple(extra_owners), preset_agenda=agenda, clock=self.clock,
         ))
         present = {p.role for p in [chair, *specialists]}
         for status in souls.status():

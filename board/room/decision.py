@@ -2,7 +2,11 @@
 
 A :class:`Stance` is where one member stands after a statement: support, oppose or
 conditional, a confidence from 0 to 1 and the one assumption it rests on. Members end
-each statement with a ``STANCE: {...}`` line (:func:`split_stance` reads it).
+each statement with a ``STANCE: {...}`` line (:func:`split_stance` reads it). Where the
+question allows one, the stance also carries a checkable :class:`Prediction` (a claim, the
+probability the member gives it and the date by which it can be checked), read leniently:
+``"probability": "70%"`` or ``"p": 0.7``, ``"by": "31 March 2027"``; a prediction that cannot
+be read is dropped with the reason (:func:`read_prediction`), never the stance with it.
 
 A decision has a recommendation, its rationale, the points of consensus, the dissent
 (a minority report naming who disagreed and why), 3 to 5 action items each owned by a
@@ -19,11 +23,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from datetime import date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 __all__ = [
+    "PREDICTION_INSTRUCTION",
     "STANCE_SCHEMA",
     "ActionItem",
     "Decision",
@@ -31,12 +37,14 @@ __all__ = [
     "Dissent",
     "FinalObjection",
     "Position",
+    "Prediction",
     "Stance",
     "cites",
     "decision_schema",
     "extract_json",
     "format_stance",
     "parse_stance",
+    "read_prediction",
     "split_stance",
     "validate_decision",
 ]
@@ -44,14 +52,99 @@ __all__ = [
 Position = Literal["support", "oppose", "conditional"]
 
 
+class Prediction(BaseModel):
+    """A checkable claim a member stakes a probability on: "CAC stays under $50 through Q1", 0.7,
+    checkable on 2027-03-31 (``resolve_by``, an ISO date)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    claim: str = Field(min_length=3, max_length=300)
+    probability: float = Field(ge=0, le=1)
+    resolve_by: str = Field(description="ISO date (YYYY-MM-DD) by which the claim can be checked")
+
+    @field_validator("resolve_by")
+    @classmethod
+    def _iso_date(cls, value: str) -> str:
+        return date.fromisoformat(value.strip()[:10]).isoformat()
+
+
 class Stance(BaseModel):
-    """Where one member stands after a statement."""
+    """Where one member stands after a statement (and, where the question allows, what it predicts)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     position: Position
     confidence: float = Field(ge=0, le=1)
     assumption: str = Field(min_length=3, max_length=400, description="the one assumption the position rests on")
+    prediction: Prediction | None = None
+
+
+#: what the meeting prompts add to the stance instruction
+PREDICTION_INSTRUCTION = (
+    'Where the question allows a checkable prediction, add to the stance "prediction": {"claim": "something '
+    'that can be checked later, e.g. CAC stays under $50 through Q1", "probability": 0 to 1 that it comes true, '
+    '"resolve_by": "YYYY-MM-DD", the date by which it can be checked}; leave it out when nothing is checkable.'
+)
+
+_PERCENT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*%\s*$")
+_DATE_FORMATS = ("%Y-%m-%d", "%d %B %Y", "%d %b %Y", "%B %d %Y", "%b %d %Y", "%B %d, %Y", "%b %d, %Y", "%Y/%m/%d")
+
+
+def _probability(value: Any) -> float | None:
+    """0.7, "0.7", "70%", 70 (a percentage) -> 0.7; None when it is not a probability (1.7, 150)."""
+    if isinstance(value, str):
+        match = _PERCENT.match(value)
+        try:
+            number = float(match.group(1)) / 100 if match else float(value.strip())
+        except ValueError:
+            return None
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = float(value)
+    else:
+        return None
+    if 2 <= number <= 100:  # 70 means 70 %; 1.7 means nothing (a "70%" is 0.7 by now)
+        number /= 100
+    return number if 0 <= number <= 1 else None
+
+
+def _date(value: Any) -> str | None:
+    """An ISO date from "2027-03-31", "31 March 2027", "March 31, 2027" ...; None when unreadable."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = " ".join(value.replace(",", ", ").split()).replace(" ,", ",")
+    for candidate in (text, text.replace(",", "")):
+        for fmt in _DATE_FORMATS:
+            try:
+                return datetime.strptime(candidate, fmt).date().isoformat()
+            except ValueError:
+                continue
+    try:
+        return date.fromisoformat(text[:10]).isoformat()
+    except ValueError:
+        return None
+
+
+def read_prediction(data: Any) -> tuple[Prediction | None, str | None]:
+    """A prediction from what a member wrote (lenient on key names, percentages and date formats):
+    (the prediction or None, why it was dropped or None)."""
+    if data is None or data == {} or data == "":
+        return None, None
+    if not isinstance(data, dict):
+        return None, "the prediction is not an object with claim, probability and resolve_by"
+    claim = next((data[k] for k in ("claim", "statement", "what") if isinstance(data.get(k), str)), "")
+    probability = next((p for k in ("probability", "p", "chance", "likelihood")
+                        if (p := _probability(data.get(k))) is not None), None)
+    resolve_by = next((d for k in ("resolve_by", "by", "date", "resolves_by", "check_by")
+                       if (d := _date(data.get(k))) is not None), None)
+    missing = [name for name, value in (("claim", claim.strip()), ("probability", probability),
+                                        ("resolve_by", resolve_by)) if not value and value != 0]
+    if missing:
+        return None, "the prediction lacks " + " and ".join(missing)
+    try:
+        return Prediction(claim=" ".join(claim.split()), probability=float(probability or 0.0),
+                          resolve_by=str(resolve_by)), None
+    except ValidationError as exc:
+        return None, f"the prediction is not valid: {exc.errors()[0]['msg']}"
 
 
 STANCE_SCHEMA: dict[str, Any] = {
@@ -62,6 +155,14 @@ STANCE_SCHEMA: dict[str, Any] = {
         "position": {"type": "string", "enum": ["support", "oppose", "conditional"]},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
         "assumption": {"type": "string", "minLength": 3},
+        "prediction": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["claim", "probability", "resolve_by"],
+            "properties": {"claim": {"type": "string", "minLength": 3},
+                           "probability": {"type": "number", "minimum": 0, "maximum": 1},
+                           "resolve_by": {"type": "string", "format": "date"}},
+        },
     },
 }
 
@@ -71,18 +172,42 @@ _LOOSE_CONFIDENCE = re.compile(r"confidence\W*(0(?:\.\d+)?|1(?:\.0+)?|\.\d+)", r
 _LOOSE_ASSUMPTION = re.compile(r"(?:assum\w*|rests on)\W*[:=]?\s*(.+?)\s*[)\]]?\s*$", re.IGNORECASE)
 
 
+_LOOSE_PREDICTION = re.compile(r"[;,.]?\s*\bpredict\w*\W*[:=]?\s*(.+)$", re.IGNORECASE | re.DOTALL)
+_LOOSE_P = re.compile(r"[,;(]?\s*\b(?:p|probability|chance)\s*[:=]?\s*(\d+(?:\.\d+)?\s*%|[01]?\.\d+|[01])\)?",
+                      re.IGNORECASE)
+_LOOSE_BY = re.compile(
+    r"[,;(]?\s*\b(?:by|resolve[_ ]by)\s*[:=]?\s*([0-9]{4}-[0-9]{2}-[0-9]{2}|[A-Za-z0-9 ,]+?)\s*\)?\s*$", re.IGNORECASE)
+
+
+def _split_loose_prediction(text: str) -> tuple[str, Prediction | None]:
+    """``...; prediction: CAC stays under $50, p=0.7, by 2027-03-31`` -> (the rest, the prediction)."""
+    match = _LOOSE_PREDICTION.search(text)
+    if match is None:
+        return text, None
+    rest = match.group(1).strip()
+    probability = _LOOSE_P.search(rest)
+    by = _LOOSE_BY.search(rest[probability.end():] if probability else rest)
+    claim = rest[: probability.start()] if probability else rest[: by.start()] if by else rest
+    found, _ = read_prediction({"claim": claim.strip(" ,;"), "probability": probability.group(1) if probability
+                                else None, "resolve_by": by.group(1) if by else None})
+    return text[: match.start()], found
+
+
 def parse_stance(text: str) -> Stance:
     """A stance from JSON (``{"position", "confidence", "assumption"}``) or the loose form
     ``oppose, confidence 0.8, assumption: ...``; raises :class:`DecisionProblem` saying what to fix."""
     text = text.strip()
     if "{" in text:
         data = extract_json(text)
+        if isinstance(data, dict) and "prediction" in data:  # lenient: an unreadable prediction is dropped
+            data = {**data, "prediction": read_prediction(data["prediction"])[0]}
         try:
             return Stance.model_validate(data)
         except ValidationError as exc:
             raise DecisionProblem("the stance does not match the schema: " + "; ".join(
                 f"{'.'.join(str(p) for p in err['loc']) or 'stance'}: {err['msg']}" for err in exc.errors()[:4]
             )) from exc
+    text, prediction = _split_loose_prediction(text)
     position = _LOOSE_POSITION.search(text)
     confidence = _LOOSE_CONFIDENCE.search(text)
     assumption = _LOOSE_ASSUMPTION.search(text)
@@ -91,8 +216,8 @@ def parse_stance(text: str) -> Stance:
                               'and the assumption it rests on: STANCE: {"position": "oppose", "confidence": 0.7, '
                               '"assumption": "..."}')
     try:
-        return Stance(position=position.group(1).lower(),
-                      confidence=float(confidence.group(1)), assumption=assumption.group(1).strip(" .;"))
+        return Stance(position=position.group(1).lower(), confidence=float(confidence.group(1)),
+                      assumption=assumption.group(1).strip(" .;,"), prediction=prediction)
     except ValidationError as exc:
         raise DecisionProblem(f"the stance is not valid: {exc.errors()[0]['msg']}") from exc
 
@@ -117,7 +242,11 @@ def format_stance(stance: Stance | None) -> str:
     """``oppose (confidence 0.80), resting on: ...`` or ``no stance stated``."""
     if stance is None:
         return "no stance stated"
-    return f"{stance.position} (confidence {stance.confidence:.2f}), resting on: {stance.assumption}"
+    said = f"{stance.position} (confidence {stance.confidence:.2f}), resting on: {stance.assumption}"
+    if stance.prediction is not None:
+        p = stance.prediction
+        said += f"; predicts: {p.claim} (p={p.probability:.2f}, by {p.resolve_by})"
+    return said
 
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
@@ -170,10 +299,10 @@ class ActionItem(BaseModel):
     @field_validator("due", mode="before")
     @classmethod
     def _no_date(cls, value: object) -> object:
-        """Blank, "none", "n/a", "tbd": no due date."""
+        """Blank, "none", "n/a", "tbd": no due date; a long one is cut (never a reason to refuse a decision)."""
         if isinstance(value, str) and value.strip().lower() in ("", "none", "n/a", "na", "tbd", "-", "null"):
             return None
-        return value.strip() if isinstance(value, str) else value
+        return " ".join(value.split())[:80] if isinstance(value, str) else value
 
 
 class FinalObjection(BaseModel):

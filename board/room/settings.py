@@ -30,6 +30,9 @@ class MeetingSettings:
     critic_role: str = "critic"  # the challenger of rosters that ``challengers`` does not name
     peer_review: bool = False
     challengers: tuple[tuple[str, str], ...] = DEFAULT_CHALLENGERS
+    min_resolved_predictions: int = 5  # an advisor's Brier score is shown from this many resolved predictions
+    recall_decisions: int = 3  # earlier related decisions in a new meeting's framing (0: none)
+    review_after_days: float = 0  # a review meeting this long after each decision (0: off)
 
     def challenger_for(self, roster: str) -> str:
         """The role that reviews the draft decision of a ``roster`` meeting ("" for none)."""

@@ -49,7 +49,8 @@ EXIT_USAGE = 2
 #: and again) and end without the interpreter's teardown (:func:`_exit_now`). Their output,
 #: the transcript, the ledger and the state db are written exactly as otherwise.
 SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "decisions", "status", "inbox",
-                            "doctor", "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "web"})
+                            "doctor", "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "web",
+                            "predictions", "board"})
 
 #: Each subcommand and the module whose ``add_parsers(sub, common)`` adds it (see the module
 #: docstring), in the order ``sabha --help`` lists them. Running a command imports only its own
@@ -67,6 +68,8 @@ SUBCOMMANDS: dict[str, str] = {
     "actions": "bot.cli.meetings",
     "roundtable": "bot.cli.meetings",
     "decisions": "bot.cli.decisions",
+    "predictions": "bot.cli.predictions",
+    "board": "bot.cli.predictions",
     "status": "bot.cli.ops",
     "inbox": "bot.cli.ops",
     "doctor": "bot.cli.doctor",

@@ -15,6 +15,7 @@ from typing import Any
 
 from board.agent.speaker import Speaker
 from board.agent.tools import ToolContext
+from board.clock import SYSTEM_CLOCK, Clock
 from board.room.evidence import Evidence
 from board.room.meeting.events import MeetingEvent, MeetingEventKind, Subscriber
 from board.room.settings import MeetingSettings
@@ -46,6 +47,7 @@ class MeetingContext:
     models: dict[str, str] = field(default_factory=dict)  # role -> model, to show who spoke with which
     preset_agenda: str | None = None  # given in advance: the chair does not frame
     evidence: tuple[Evidence, ...] = ()  # the conversation's files on the agenda (board.room.evidence)
+    clock: Clock = SYSTEM_CLOCK  # the board's one clock: when predictions were made, what is recalled
 
     @property
     def profiles(self) -> dict[str, AgentProfile]:

@@ -7,6 +7,10 @@ oppose, or who logged a serious disagreement and did not come round, must be in 
 in their own words: if the chair still leaves one out, Sabha restores it and says so. When
 the chair's output is unusable (or the meeting ran out of time or money) the decision is
 assembled from the record and marked best effort.
+
+The chair also sees each member's track record (:func:`track_block`: the Brier score over their
+resolved predictions and how many, or "too few resolved predictions") and may weigh the members'
+views by it, saying so in the rationale.
 """
 
 from __future__ import annotations
@@ -29,8 +33,10 @@ from board.room.meeting.events import Stop
 from board.room.meeting.limits import Limits, ask
 from board.room.meeting.review import ranking_lines
 from board.room.meeting.state import MeetingState
+from board.room.predictions.scoring import track_line, track_records
+from board.room.predictions.store import PredictionStore
 
-__all__ = ["best_effort", "restore_dissent", "run", "synthesis_message"]
+__all__ = ["best_effort", "restore_dissent", "run", "synthesis_message", "track_block"]
 
 log = logging.getLogger("sabha.meeting")
 
@@ -49,8 +55,28 @@ def _scoreboard_parts(s: MeetingState) -> list[str]:
     return parts
 
 
-def synthesis_message(m: MeetingContext, s: MeetingState) -> str:
-    """What the chair is asked to decide on (a pure function of the record)."""
+async def track_block(m: MeetingContext) -> str:
+    """The members' track records for the chair ("" when none of them has made a prediction yet)."""
+    members = {p.role for p in m.specialists}
+    try:
+        rows = [r for r in await PredictionStore(m.store.db).query(status="all", limit=1_000_000) if r.role in members]
+    except Exception as exc:  # noqa: BLE001 - the record is an aid; a failing read must not stop the decision
+        log.warning("meeting %s: reading the track records failed (%s)", m.id, exc)
+        return ""
+    minimum = m.settings.min_resolved_predictions
+    records = track_records(rows, min_resolved=minimum)
+    if not records:
+        return ""
+    return ("Track records of the members, from their earlier predictions that were resolved (Brier score: 0 is "
+            "perfect, 0.25 is always saying 50%; lower is better):\n"
+            + "\n".join("- " + track_line(r, minimum) for r in records)
+            + "\nYou may weigh each member's view by their track record; if you do, say so in the rationale "
+            "(whose record, its Brier score and n). Do not weigh a record marked too few.")
+
+
+def synthesis_message(m: MeetingContext, s: MeetingState, track: str = "") -> str:
+    """What the chair is asked to decide on (a pure function of the record and ``track``, the members'
+    track records from :func:`track_block`)."""
     parts = [f"You chaired a board meeting on: {m.topic}", f"Agenda:\n{s.agenda}"]
     for number, statements in enumerate(s.rounds, start=1):
         lines = "\n".join(f"- {m.profiles[r].name} ({r}): {abridge(t, m.settings.abridge_chars * 2)}"
@@ -63,6 +89,8 @@ def synthesis_message(m: MeetingContext, s: MeetingState) -> str:
         parts.append("Peer review of round 1 (anonymised; best first):\n" + ranking_lines(s.peer_ranking))
     if s.absent:
         parts.append("Absent: " + ", ".join(f"{r} ({why})" for r, why in s.absent.items()))
+    if track:
+        parts.append(track)
     required = dissenters(m, s)
     if required:
         parts.append("Required dissent (each must appear in dissent with their own reasoning):\n" + "\n".join(
@@ -117,12 +145,13 @@ def best_effort(m: MeetingContext, s: MeetingState, raw: str) -> Decision:
     )
 
 
-async def _drafts(limits: Limits, participants: list[str], required: dict[str, str]) -> tuple[Decision | None, str]:
+async def _drafts(limits: Limits, participants: list[str], required: dict[str, str],
+                  track: str = "") -> tuple[Decision | None, str]:
     """Up to two attempts at a valid decision: (the decision or None, the last text the chair gave)."""
     m, s = limits.m, limits.s
     owners = m.owners()
     schema = decision_schema(owners)
-    message = synthesis_message(m, s)
+    message = synthesis_message(m, s, track)
     last_text = ""
     for attempt in (1, 2):
         try:
@@ -141,7 +170,7 @@ async def _drafts(limits: Limits, participants: list[str], required: dict[str, s
                                      dissenters=required), last_text
         except DecisionProblem as problem:
             log.warning("meeting %s: synthesis attempt %d invalid: %s", m.id, attempt, problem)
-            message = (f"{synthesis_message(m, s)}\n\nYour previous answer was not valid: {problem}. "
+            message = (f"{synthesis_message(m, s, track)}\n\nYour previous answer was not valid: {problem}. "
                        "Reply again with the corrected JSON object only.")
     return None, last_text
 
@@ -151,7 +180,7 @@ async def run(limits: Limits) -> Decision:
     m, s = limits.m, limits.s
     participants = [m.chair.role, *[p.role for p in m.specialists]]
     required = dissenters(m, s)
-    decision, last_text = await _drafts(limits, participants, required)
+    decision, last_text = await _drafts(limits, participants, required, await track_block(m))
     if decision is not None:
         return decision
     if last_text:

@@ -17,7 +17,15 @@ import logging
 import math
 from dataclasses import dataclass, field
 
-from board.room.decision import STANCE_SCHEMA, DecisionProblem, Stance, format_stance, parse_stance, split_stance
+from board.room.decision import (
+    PREDICTION_INSTRUCTION,
+    STANCE_SCHEMA,
+    DecisionProblem,
+    Stance,
+    format_stance,
+    parse_stance,
+    split_stance,
+)
 from board.room.evidence import evidence_block
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import (
@@ -34,6 +42,7 @@ from board.room.meeting.limits import Limits, ask
 from board.room.meeting.review import run as peer_review
 from board.room.meeting.scoreboard import SCOREBOARD_INSTRUCTION, meeting_tools, record_stated
 from board.room.meeting.state import MeetingState
+from board.room.predictions.recording import record_prediction
 from board.workspace.souls import AgentProfile
 
 __all__ = ["STANCE_INSTRUCTION", "Said", "heard", "round_message", "run_all", "speak_round"]
@@ -42,7 +51,7 @@ log = logging.getLogger("sabha.meeting")
 
 STANCE_INSTRUCTION = (
     'End with one line: STANCE: {"position": "support" | "oppose" | "conditional", "confidence": 0 to 1, '
-    '"assumption": "the one assumption your position rests on"}'
+    '"assumption": "the one assumption your position rests on"}. ' + PREDICTION_INSTRUCTION
 )
 
 
@@ -166,6 +175,7 @@ async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Sai
     dumped = stance.model_dump() if stance is not None else None
     await m.store.statement(m.id, round_no, profile.role, body, model=utterance.model,
                             cost_usd=utterance.cost_usd, stance=dumped)
+    await record_prediction(m.store.db, m.id, round_no, profile.role, stance, model=utterance.model, now=m.clock.now())
     await m.emit(MeetingEventKind.AGENT_SPOKE, s.current_round, role=profile.role,
                  text=f"{body}\n\nStance: {format_stance(stance)}", statement=body, stance=dumped,
                  model=utterance.model, models_differ=models_differ(m, s))

@@ -1,0 +1,69 @@
+"""Slash commands for predictions and the advisors' track record: ``/predictions [all]``,
+``/resolve <n> yes|no|unknown`` and ``/stats``; the resolution requests at the resolve-by date.
+
+``/predictions`` lists the open predictions members made in meetings (soonest resolve-by first;
+the owner sees all, anyone else those of meetings started in their chat); ``/resolve`` records
+how one turned out, once (see :mod:`board.room.predictions.resolving`); ``/stats`` shows each
+advisor's Brier score, how many were resolved and the reliability table, or "too few resolved
+predictions (n=..)" below the board's minimum. The board's schedule sends the resolution requests
+(:func:`board.room.predictions.resolving.resolution_handler`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from board.commands import review
+from board.commands.host import CommandHost
+from board.envelope import Envelope
+from board.room.convene import BoardRoom
+from board.room.predictions.resolving import describe, resolution_handler, resolve_words
+from board.room.predictions.scoring import format_stats, track_records
+from board.room.predictions.store import PredictionStore
+from board.room.settings import MeetingSettings
+from board.router import Route
+from board.schedule import Schedule, WorkKind
+
+__all__ = ["register", "stats_text"]
+
+
+async def stats_text(store: PredictionStore, *, min_resolved: int, fenced: bool = True) -> str:
+    """Every advisor's track record, as ``/stats`` (``fenced``: tables as code blocks) and ``sabha board stats``
+    print it."""
+    rows = await store.query(status="all", limit=1_000_000)
+    return format_stats(track_records(rows, min_resolved=min_resolved), min_resolved=min_resolved, fenced=fenced)
+
+
+def register(host: CommandHost, room: BoardRoom, schedule: Schedule, settings: Callable[[], MeetingSettings]) -> None:
+    """Add the prediction commands to ``host``, the resolution requests to ``schedule``, and the reviews of
+    decisions (:mod:`board.commands.review`); ``settings``: the board's current meeting settings."""
+    review.register(host, room, schedule, settings)
+    db, clock = schedule.store.db, schedule.clock
+    store = PredictionStore(db)
+    schedule.register(WorkKind.RESOLUTION, resolution_handler(db))
+
+    def place_of(envelope: Envelope) -> tuple[str, str] | None:
+        return None if envelope.is_owner else (envelope.channel, envelope.chat_id)
+
+    async def predictions(envelope: Envelope, route: Route) -> str:
+        everything = route.text.strip().lower() == "all"
+        rows = await store.query(status="all" if everything else "open", place=place_of(envelope))
+        if not rows:
+            return ("No open predictions. Members state them in board meetings; /predictions all lists the "
+                    "resolved ones too.")
+        head = "Predictions" if everything else "Open predictions"
+        return "\n".join([f"{head} ({len(rows)}); resolve one with /resolve <n> yes|no|unknown:",
+                          *(describe(row) for row in rows)])
+
+    async def resolve(envelope: Envelope, route: Route) -> str:
+        _, text = await resolve_words(store, route.text.split(), by=envelope.sender or envelope.channel,
+                                      now=clock.now(), place=place_of(envelope), schedule=schedule)
+        return text
+
+    async def stats(envelope: Envelope, route: Route) -> str:
+        return await stats_text(store, min_resolved=settings().min_resolved_predictions)
+
+    host.register_command("predictions", predictions, "/predictions [all]: predictions made in meetings")
+    host.register_command("resolve", resolve, "/resolve <n> yes|no|unknown: say how prediction n turned out",
+                          owner_only=True)
+    host.register_command("stats", stats, "/stats: each advisor's track record (Brier score, reliability)")
