@@ -317,3 +317,55 @@ async def test_rulings_and_item_changes_need_the_csrf_token(tmp_path: Path) -> N
             assert resp.status == 303
         record = (await d.board.decisions.find(meeting_id)).record
         assert record is not None and record.verdict is Verdict.RATIFIED
+
+
+async def test_the_track_record_page_scores_advisors_as_the_board_does(tmp_path: Path) -> None:
+    from board.room.predictions.store import PredictionStore
+
+    extra = ["board:", "  meetings:", "    min_resolved_predictions: 2"]
+    async with WebDaemon(tmp_path, extra=extra) as d, ClientSession() as http:
+        async with http.get(d.base + "/ui/track", headers=HTML, allow_redirects=False) as resp:
+            assert resp.status == 303  # the owner's page: sign in first
+        jar = await sign_in(http, d)
+        assert "No predictions yet" in await _page(http, d.base + "/ui/track", jar)
+        for topic in ("Should we raise prices by 10% in January?", "Should we open a second warehouse?"):
+            await hold_meeting(http, d, jar, topic)
+        rows = await PredictionStore(d.board.db).query(status="all")
+        by_role: dict[str, list[float]] = {}
+        ids: dict[str, list[int]] = {}
+        for row in rows:
+            by_role.setdefault(row.role, []).append(row.probability)
+            ids.setdefault(row.role, []).append(row.id)
+        scored, unscored = sorted(r for r in by_role if len(by_role[r]) >= 2)[:2]
+        # scored: its first came true, its second did not; unscored: one resolved (too few), the rest open
+        assert "came true" in await _say(d, f"/resolve {ids[scored][0]} yes")
+        assert "did not come true" in await _say(d, f"/resolve {ids[scored][1]} no")
+        await _say(d, f"/resolve {ids[unscored][0]} yes")
+        p1, p2 = by_role[scored][0], by_role[scored][1]
+        brier = ((p1 - 1) ** 2 + (p2 - 0) ** 2) / 2  # by hand
+        bins: dict[int, list[tuple[float, int]]] = {}
+        for p, came in ((p1, 1), (p2, 0)):
+            bins.setdefault(min(int(round(p * 10, 9)), 9), []).append((p, came))
+
+        page = await _page(http, d.base + "/ui/track", jar)
+        start = page.index(f'id="track-{scored}"')
+        block = page[start:page.index("</li>", start)]
+        assert 'data-scored="true"' in block
+        assert f'<span class="n">{brier:.3f}</span> Brier over <strong>2</strong> resolved' in block
+        assert f"(0 can't tell, {len(by_role[scored]) - 2} open)" in block
+        for index, items in bins.items():
+            mean = sum(p for p, _ in items) / len(items)
+            came = sum(c for _, c in items) / len(items)
+            assert (f"<th scope=\"row\">{index / 10:.1f}&ndash;{(index + 1) / 10:.1f}</th><td>{len(items)}</td>"
+                    f"<td>{mean:.3f}</td>") in block
+            assert f"</meter> {came:.3f}</td>" in block
+        assert block.count("<tr><th scope=\"row\">") == len(bins)
+        start = page.index(f'id="track-{unscored}"')
+        block = page[start:page.index("</li>", start)]
+        assert 'data-scored="false"' in block and "Brier over" not in block
+        assert "too few resolved predictions (n=1); a score needs 2" in block  # the board's words
+        # the terminal's `sabha board stats` gives the same score
+        done = await cli(d.config, "board", "stats")
+        assert done.returncode == 0, done.stderr
+        assert f"{scored}: Brier {brier:.3f} over 2 resolved" in done.stdout
+        assert f"{unscored}: too few resolved predictions (n=1)" in done.stdout

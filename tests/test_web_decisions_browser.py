@@ -4,8 +4,9 @@ A real daemon in this process on the offline model: sign in with a link from the
 link``, start a meeting from the New meeting form and stay on its live page; the decision arrives
 through the stream with its state (proposed) and the Ratify / Veto / Revisit forms, whose CSRF field
 the page fills in; press Ratify there and see the state change to ratified by the owner, recorded in
-the board. Then the decisions page: an action item snoozed with its form. Both pages are
-photographed at 375 px and 1280 px (``test-artifacts/web/decision-*``).
+the board. Then the decisions page: an action item snoozed with its form, a due date refused; and the
+track record once two predictions are resolved. The pages are photographed at 375 px and 1280 px
+(``test-artifacts/web/decision-*``, ``track-record-*``).
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from board.envelope import Envelope
+from board.room.predictions.store import PredictionStore
 from board.room.ratify import Verdict
 from board.room.reminders import reminder_key
+from board.router import Route
 from tests.browser_support import Browser, WebDaemon, browser  # noqa: F401
 
 WIDTHS = (375, 1280)
@@ -69,7 +73,7 @@ def _press(b: Browser, css: str) -> None:
 
 async def test_ratify_from_the_live_meeting_page(tmp_path: Path, browser: Browser) -> None:  # noqa: F811
     b = browser
-    async with WebDaemon(tmp_path) as d:
+    async with WebDaemon(tmp_path, extra=["board:", "  meetings:", "    min_resolved_predictions: 1"]) as d:
         await asyncio.to_thread(b.sign_in, await d.link())
         d.model.hold()  # the page is open and live before the meeting can decide anything
         meeting_id = await asyncio.to_thread(_start_meeting, b, d.base, "Should we launch the mobile app in spring?")
@@ -114,3 +118,15 @@ async def test_ratify_from_the_live_meeting_page(tmp_path: Path, browser: Browse
         assert field.get_attribute("value") == "soonish"
         assert await d.board.schedule.get(reminder_key(item.id)) == after
         await asyncio.to_thread(_shots, b, "decision-due-refused")
+
+        # the track record: an advisor's resolved predictions scored, the others "too few"
+        rows = await PredictionStore(d.board.db).query(status="all")
+        assert rows  # the offline members predict
+        for row, said in zip(rows[:2], ("yes", "no"), strict=False):
+            envelope = Envelope(channel="console", text=f"/resolve {row.id} {said}", sender="owner",
+                                chat_id="console", is_owner=True)
+            await d.board.run_command(envelope, Route(kind="command", role="general", text=f"{row.id} {said}",
+                                                      session_key="t", command="resolve"))
+        await asyncio.to_thread(b.driver.get, d.base + "/ui/track")
+        await asyncio.to_thread(b.wait_for, "#track-" + rows[0].role + "[data-scored=true] table.reliability")
+        await asyncio.to_thread(_shots, b, "track-record")

@@ -4,7 +4,8 @@
 ``/ui/sessions`` and ``/ui/sessions/{id}`` conversations (transcript as Markdown, tool calls
 folded); ``/ui/meetings``, ``/ui/meetings/new`` (POST ``/ui/meetings`` starts one),
 ``/ui/meetings/{id}`` one meeting, live while it runs (:mod:`bot.web.stream`);
-``/ui/decisions`` decisions and action items (:mod:`bot.web.decisions`); ``/ui/cost``
+``/ui/decisions`` decisions and action items (:mod:`bot.web.decisions`); ``/ui/track`` the
+advisors' track record (:mod:`bot.web.track`); ``/ui/cost``
 cost per day and per role as SVG charts; ``/ui/login`` (GET shows the link's Sign in button or
 how to get a link; POST redeems it), POST ``/ui/logout``; ``/ui/static/{file}``.
 """
@@ -46,7 +47,7 @@ MAX_ROUNDS = 5
 TRANSCRIPT_ENTRIES = 400
 NAV = (("board", "/ui/", "Board"), ("chat", "/ui/chat", "Chat"), ("sessions", "/ui/sessions", "Conversations"),
        ("meetings", "/ui/meetings", "Meetings"), ("decisions", "/ui/decisions", "Decisions"),
-       ("cost", "/ui/cost", "Cost"), ("new", "/ui/meetings/new", "New meeting"))
+       ("track", "/ui/track", "Track record"), ("cost", "/ui/cost", "Cost"), ("new", "/ui/meetings/new", "New meeting"))
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
 
 
