@@ -50,6 +50,7 @@ MAX_WHEN = 100  # characters of a due date as typed
 #: the Snooze form's lengths (value, label); "" is /snooze's default, a day
 SNOOZE_CHOICES = (("1h", "1 hour"), ("", "1 day"), ("3d", "3 days"), ("1w", "1 week"))
 _VERBS = {"ratify": Verdict.RATIFIED, "veto": Verdict.VETOED, "revisit": Verdict.REVISIT}
+_DID = {Verdict.RATIFIED: "ratified", Verdict.VETOED: "vetoed", Verdict.REVISIT: "sent back for a revisit"}
 
 
 # -- the page -----------------------------------------------------------------------------------
@@ -149,7 +150,7 @@ async def _rule(request: web.Request, ctx: WebContext, meeting_id: str, verdict:
                                                         session_key=f"web:{OWNER}", command=verb))
     after, _ = await _decision(ctx, meeting_id)
     if after is not None and after.verdict is verdict and record.verdict is not verdict:
-        log.info("web: the owner %s decision %s", after.verdict.value, meeting_id)
+        log.info("web: the owner %s decision %s", _DID[verdict], meeting_id)
         raise _done(ctx, back, meeting_id, reply.text)
     return await _refused(request, back, meeting_id, 409, reply.text)  # already so, or final: the command's words
 
