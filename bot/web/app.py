@@ -91,12 +91,15 @@ async def auth_required(request: web.Request, handler: Handler) -> web.StreamRes
 
 
 def build_web(ctx: WebContext) -> web.Application:
-    """The sub-application (routes of :mod:`bot.web.pages` and :mod:`bot.web.stream`)."""
-    from bot.web import pages, stream
+    """The sub-application (routes of :mod:`bot.web.pages`, :mod:`bot.web.decisions`, :mod:`bot.web.track`
+    and :mod:`bot.web.stream`)."""
+    from bot.web import decisions, pages, stream, track
 
     sub = web.Application(middlewares=[security_headers, error_pages, auth_required], client_max_size=256 * 1024)
     sub[WEB] = ctx
     sub.add_routes(pages.routes())
+    sub.add_routes(decisions.routes())
+    sub.add_routes(track.routes())
     sub.add_routes(stream.routes())
     return sub
 

@@ -6,6 +6,7 @@ pages and the stream can look the context up without importing the app that impo
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -37,6 +38,10 @@ class WebContext:
     server_url: str
     nonces: OrderedDict[str, str] = field(default_factory=OrderedDict)  # New meeting form nonce -> meeting id
     topics: OrderedDict[str, str] = field(default_factory=OrderedDict)  # meeting id -> topic, of those started here
+    #: what a form's POST said, shown once by the page it redirects to (token -> (kind, text); bot.web.decisions)
+    notes: OrderedDict[str, tuple[str, str]] = field(default_factory=OrderedDict)
+    #: one ruling from the pages at a time, so a double submit is told which press changed the verdict
+    rulings: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def new_nonce(self) -> str:
         """A fresh form nonce (a double submit of one form starts one meeting)."""
@@ -58,6 +63,18 @@ class WebContext:
         for kept in (self.nonces, self.topics):
             while len(kept) > MAX_NONCES:
                 kept.popitem(last=False)
+
+    def note(self, kind: str, text: str) -> str:
+        """Keep what a POST said (``kind``: ok or problem) for the page it redirects to; its token."""
+        token = secrets.token_urlsafe(9)
+        self.notes[token] = (kind, text)
+        while len(self.notes) > MAX_NONCES:
+            self.notes.popitem(last=False)
+        return token
+
+    def take_note(self, token: str) -> tuple[str, str] | None:
+        """The note of ``token``, once (None: unknown, or shown already)."""
+        return self.notes.pop(token, None) if token else None
 
 
 WEB = web.AppKey("sabha_web", WebContext)

@@ -4,7 +4,8 @@
 ``/ui/sessions`` and ``/ui/sessions/{id}`` conversations (transcript as Markdown, tool calls
 folded); ``/ui/meetings``, ``/ui/meetings/new`` (POST ``/ui/meetings`` starts one),
 ``/ui/meetings/{id}`` one meeting, live while it runs (:mod:`bot.web.stream`);
-``/ui/decisions`` decisions and action items (POST ``/ui/actions/{n}/done``); ``/ui/cost``
+``/ui/decisions`` decisions and action items (:mod:`bot.web.decisions`); ``/ui/track`` the
+advisors' track record (:mod:`bot.web.track`); ``/ui/cost``
 cost per day and per role as SVG charts; ``/ui/login`` (GET shows the link's Sign in button or
 how to get a link; POST redeems it), POST ``/ui/logout``; ``/ui/static/{file}``.
 """
@@ -21,19 +22,22 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 from multidict import CIMultiDict
 
+from board.commands.decisions import verdict_label
 from board.envelope import Envelope
 from board.memory.transcripts import read_tail
 from board.roles import DEFAULT_ROSTERS
 from board.room.convene import MeetingInProgress
+from board.room.ratify import Outcome, verdicts
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.render import bar_chart, render_page
+from bot.web.rulings import proposed, ruling_view
 from bot.web.view import MeetingView, events_from_record
 
 if TYPE_CHECKING:
     from board.service import Board
 
-__all__ = ["MAX_TOPIC", "error_page", "routes"]
+__all__ = ["MAX_TOPIC", "error_page", "page", "render_meeting", "routes"]
 
 log = logging.getLogger("sabha.web")
 
@@ -43,7 +47,7 @@ MAX_ROUNDS = 5
 TRANSCRIPT_ENTRIES = 400
 NAV = (("board", "/ui/", "Board"), ("chat", "/ui/chat", "Chat"), ("sessions", "/ui/sessions", "Conversations"),
        ("meetings", "/ui/meetings", "Meetings"), ("decisions", "/ui/decisions", "Decisions"),
-       ("cost", "/ui/cost", "Cost"), ("new", "/ui/meetings/new", "New meeting"))
+       ("track", "/ui/track", "Track record"), ("cost", "/ui/cost", "Cost"), ("new", "/ui/meetings/new", "New meeting"))
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
 
 
@@ -171,7 +175,8 @@ async def meetings_page(request: web.Request) -> web.Response:
     ctx = context_of(request)
     rows = await ctx.board.room.store.list(100)
     return page(request, "meetings.html", active="meetings", title="Meetings", meetings=rows,
-                running=set(ctx.board.room.running()))
+                running=set(ctx.board.room.running()), verdict_label=verdict_label,
+                verdicts=await verdicts(ctx.board.db, [r.id for r in rows]))
 
 
 def _rosters(ctx: WebContext) -> list[str]:
@@ -263,36 +268,30 @@ async def meeting_view(ctx: WebContext, meeting_id: str) -> tuple[MeetingView, b
     return view, False
 
 
-async def meeting_page(request: web.Request) -> web.Response:
+async def render_meeting(request: web.Request, meeting_id: str, *, status: int = 200,
+                         note: tuple[str, str] | None = None) -> web.Response:
+    """Meeting ``meeting_id``'s page (404 when unknown); ``note`` (kind, text) on top; its decision's
+    state and rulings (:mod:`bot.web.rulings`; proposed while the live page waits for the record)."""
     ctx = context_of(request)
-    meeting_id = request.match_info["id"]
     found = await meeting_view(ctx, meeting_id)
     if found is None:
         raise web.HTTPNotFound(text=f"No meeting {meeting_id[:80]!r}; the list is at /ui/meetings.")
     view, live = found
-    return page(request, "meeting.html", active="meetings", title=f"Meeting: {view.topic[:80]}", v=view, live=live)
+    decision = await ctx.board.decisions.find(meeting_id) if view.decision else None
+    record = decision.record if decision is not None and decision.record is not None \
+        and decision.record.meeting_id == meeting_id and decision.outcome is Outcome.DONE else None
+    ruling = ruling_view(record) if record is not None else proposed(meeting_id)
+    return page(request, "meeting.html", status=status, active="meetings", title=f"Meeting: {view.topic[:80]}",
+                v=view, live=live, ruling=ruling, note=note)
 
 
-# -- decisions, actions, cost -----------------------------------------------------------------
+async def meeting_page(request: web.Request) -> web.Response:
+    ctx = context_of(request)
+    return await render_meeting(request, request.match_info["id"],
+                                note=ctx.take_note(request.query.get("note", "")))
 
 
-async def decisions_page(request: web.Request) -> web.Response:
-    room = context_of(request).board.room
-    decided = [row for row in await room.store.list(100) if row.decision]
-    actions = await room.store.actions(include_done=True, limit=500)
-    return page(request, "decisions.html", active="decisions", title="Decisions and actions", decisions=decided,
-                open_actions=[a for a in actions if a.status == "open"],
-                done_actions=[a for a in actions if a.status != "open"][-50:])
-
-
-async def action_done(request: web.Request) -> web.StreamResponse:
-    room = context_of(request).board.room
-    word = request.match_info["n"]
-    row = await room.store.close_action(int(word), by="web:owner") if word.isdigit() else None
-    if row is None:
-        raise web.HTTPNotFound(text=f"No open action item #{word[:20]}; it may be done already.")
-    log.info("web: the owner closed action item #%s", row.id)
-    raise web.HTTPSeeOther(f"{PREFIX}/decisions#actions")
+# -- cost -------------------------------------------------------------------------------------
 
 
 async def cost_page(request: web.Request) -> web.Response:
@@ -324,6 +323,5 @@ def routes() -> list[web.RouteDef]:
         web.post("/logout", logout), web.get("/sessions", sessions_page), web.get("/sessions/{sid}", session_page),
         web.get("/meetings", meetings_page), web.get("/meetings/new", new_meeting),
         web.post("/meetings", start_meeting), web.get("/meetings/{id}", meeting_page),
-        web.get("/decisions", decisions_page), web.post("/actions/{n}/done", action_done),
         web.get("/cost", cost_page), web.get("/static/{name}", static_file),
     ]

@@ -7,6 +7,10 @@
   var status = document.getElementById("live-status");
   var source = new EventSource(root.dataset.stream + "?after=" + encodeURIComponent(root.dataset.lastSeq || "0"));
 
+  // The stream's fragments are the same for every watcher, so its forms (the decision's Ratify / Veto /
+  // Revisit) come without this page's CSRF token: it is copied from the page's own form.
+  var csrf = document.querySelector(".logout input[name=csrf]");
+
   function apply(op) {
     var target = document.getElementById(op.target);
     if (!target) { return; }
@@ -15,6 +19,11 @@
       target.insertAdjacentHTML("beforeend", op.html);
     } else {
       target.innerHTML = op.html;
+    }
+    if (csrf) {
+      target.querySelectorAll("input[name=csrf]").forEach(function (input) {
+        if (!input.value) { input.value = csrf.value; }
+      });
     }
   }
 
