@@ -154,8 +154,11 @@ async def test_telegram_a_crash_after_the_notice_still_answers_once_after_the_re
         finally:
             await sabha.close()
     texts = [m.text for m in fake.sent_messages]
-    assert [WORKING in t for t in texts] == [True, False, False], texts  # the answer, as a new message
-    assert len(carrying(fake, "ECHO slow question")) == 1
+    # The answer comes once: as a new message when the kill came before the notice's message id was
+    # recorded, or as the notice edited into it when the id was recorded first (which is first depends on
+    # how fast the killed daemon got to record it); never both, never a second notice.
+    assert [WORKING in t for t in texts] in ([True, False, False], [True, False]), texts
+    assert len(carrying(fake, "ECHO slow question")) == 1 and "ECHO fast marker" in texts[-1]
 
 
 async def test_terminal_piped_chat_says_working_on_it_once_on_a_slow_turn(
