@@ -25,7 +25,7 @@ from multidict import CIMultiDict
 from board.commands.decisions import verdict_label
 from board.envelope import Envelope
 from board.memory.transcripts import read_tail
-from board.roles import DEFAULT_ROSTERS
+from board.roles import DEFAULT_ROSTERS, GENERAL
 from board.room.convene import MeetingInProgress
 from board.room.ratify import Outcome, verdicts
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
@@ -233,8 +233,11 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
                                 "(board.meetings.enabled); turn them on to hold one.", values=values)
     settings = replace(room.meeting_settings, max_turns_per_agent=int(values["rounds"]),
                        parallel=values["mode"] == "parallel")
-    envelope = Envelope(channel="web", text=f"/meeting {values['topic']}", sender="owner", chat_id="owner",
-                        sender_name="the owner (web)", is_owner=True, received_at=ctx.board.clock.now())
+    # the chair's conversation of the web chat: the meeting's notices, reminders and prediction requests
+    # land in /ui/chat/general, where the owner reads them
+    envelope = Envelope(channel="web", text=f"/meeting {values['topic']}", sender="owner", chat_id=GENERAL,
+                        sender_name="the owner (web)", is_owner=True, received_at=ctx.board.clock.now(),
+                        role_hint=GENERAL)
     try:
         run = room.start(values["topic"], envelope=envelope, roster=values["roster"], settings=settings)
     except MeetingInProgress as exc:
