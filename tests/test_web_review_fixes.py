@@ -8,7 +8,6 @@ are refused with 4xx, never a 500; a New meeting form sent again after a restart
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from datetime import UTC, datetime, timedelta

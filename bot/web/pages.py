@@ -30,6 +30,7 @@ from board.room.convene import MeetingInProgress
 from board.room.ratify import Outcome, verdicts
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
+from bot.web.numbers import clamped, whole_number
 from bot.web.render import bar_chart, render_page
 from bot.web.rulings import proposed, ruling_view
 from bot.web.view import MeetingView, events_from_record
@@ -210,7 +211,8 @@ def _meeting_input(ctx: WebContext, form: Mapping[str, Any]) -> tuple[dict[str, 
         return values, f"The topic is {len(topic):,} characters long; keep it under {MAX_TOPIC:,} (cut to fit below)."
     if values["roster"] not in _rosters(ctx):
         return values, f"Unknown roster {values['roster'][:40]!r}; pick one of the list."
-    if not values["rounds"].isdigit() or not 1 <= int(values["rounds"]) <= MAX_ROUNDS:
+    rounds = whole_number(values["rounds"])
+    if rounds is None or not 1 <= rounds <= MAX_ROUNDS:
         return values, f"Rounds must be a whole number from 1 to {MAX_ROUNDS}."
     if values["mode"] not in ("parallel", "sequential"):
         return values, "Mode must be parallel or sequential."
@@ -299,7 +301,7 @@ async def meeting_page(request: web.Request) -> web.Response:
 
 async def cost_page(request: web.Request) -> web.Response:
     board = context_of(request).board
-    days = max(1, min(365, int(request.query.get("days", "14")) if request.query.get("days", "").isdigit() else 14))
+    days = clamped(request.query.get("days"), 1, 365, 14)
     since = board.clock.now() - timedelta(days=days)
     by_day = await board.ledger.summary(since=since, by="day")
     by_role = await board.ledger.summary(since=since, by="role")
