@@ -70,6 +70,7 @@ __all__ = [
     "csrf_token",
     "owner_required",
     "refuse",
+    "same",
     "session_of",
     "set_cookie",
     "signing_key",
@@ -186,6 +187,12 @@ class WebSession:
     csrf: str
 
 
+def same(given: str, expected: str) -> bool:
+    """``given`` (from outside: any characters) equals ``expected``, in constant time. Compared as
+    UTF-8 bytes: ``hmac.compare_digest`` refuses strings with non-ASCII characters (a TypeError)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
+
+
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
@@ -220,7 +227,7 @@ class SessionSigner:
         if not value or value.count(".") != 1:
             return None
         payload, mac = value.split(".")
-        if not hmac.compare_digest(mac, self._mac("session", payload)):
+        if not same(mac, self._mac("session", payload)):
             return None
         try:
             data = json.loads(_unb64(payload))
@@ -294,7 +301,7 @@ def csrf_token(request: web.Request) -> str:
 def csrf_ok(request: web.Request, token: str | None) -> bool:
     """Whether ``token`` is this request's session's CSRF token (False without a session)."""
     found = session_of(request)
-    return bool(found and token and hmac.compare_digest(found.csrf, token))
+    return bool(found and token and same(token, found.csrf))
 
 
 def _wants_page(request: web.Request) -> bool:
