@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from board.commands.about import CHAIR_ADDRESSING
-from board.envelope import Envelope, Reply
+from board.envelope import Envelope, Reply, clean_text
 from board.llm.stream import StreamSink
 from board.roles import GENERAL
 from board.room.meeting import MeetingEvent, MeetingEventKind
@@ -130,6 +130,7 @@ class WebChatChannel:
         conversation's outbox; its row, and whether it is new (False: that client id was sent before,
         nothing more happens). Raises :class:`bot.intake.intake.StorageUnavailable` when it cannot be
         stored, :class:`.routes.ChannelClosed` when the channel is not taking messages."""
+        text = clean_text(text)  # a lone surrogate ("\ud800" in the JSON) cannot be stored: U+FFFD instead
         if not self.accepting:
             raise ChannelClosed("The board is starting or stopping; send the message again in a moment.")
         key = question_key(client_id)
