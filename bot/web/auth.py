@@ -10,7 +10,8 @@ only the db). Redeemed, the browser gets :data:`COOKIE` — ``HttpOnly``, ``Same
 expiry, signed with HMAC-SHA256 (:class:`SessionSigner`). The signing key comes from
 ``$SABHA_WEB_SECRET`` when set, else from ``<data_dir>/web-secret.key``, generated once with
 0600 permissions (:func:`signing_key`); replacing the key signs everyone out. Login attempts
-are limited per client address (:class:`LoginLimiter`, 429 past it).
+that fail are limited per client address (:class:`LoginLimiter`, 429 past it; a valid link is
+never refused).
 
 Every POST carries a CSRF token (form field :data:`CSRF_FIELD` or header :data:`CSRF_HEADER`):
 an HMAC of the session id, so it needs no storage and dies with the session (:func:`csrf_ok`).
@@ -35,7 +36,7 @@ import json
 import logging
 import os
 import secrets
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -54,6 +55,7 @@ __all__ = [
     "CSRF_HEADER",
     "KEY_FILE",
     "LOGIN_PATH",
+    "MAX_CLIENTS",
     "SECRET_ENV",
     "WEB_AUTH",
     "Handler",
@@ -85,6 +87,8 @@ SECRET_ENV = "SABHA_WEB_SECRET"
 KEY_FILE = "web-secret.key"
 LOGIN_PATH = "/ui/login"
 _MIN_SECRET = 32  # characters of $SABHA_WEB_SECRET
+WINDOW_S = 60.0  # the login limiter's window
+MAX_CLIENTS = 10_000  # addresses the login limiter remembers at most
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -241,25 +245,58 @@ class SessionSigner:
 
 @dataclass
 class LoginLimiter:
-    """At most ``per_minute`` login attempts per client address in any 60 s."""
+    """At most ``per_minute`` *failed* login attempts per client address in any 60 s; past it the
+    address is answered 429 for its failures.
+
+    Only failures count, and a valid link is never refused: behind a reverse proxy every visitor
+    has the proxy's address, so counting every attempt would let anyone keep the owner out by
+    posting junk. Guessing a link is hopeless anyway (256-bit tokens); the limit only slows a
+    script down and keeps the log quiet. Memory is bounded: addresses are kept in the order of
+    their last failure and dropped once it is a minute old (and past :data:`MAX_CLIENTS`, the
+    longest idle first), each step O(1) amortised."""
 
     per_minute: int
     clock: Clock
-    _seen: dict[str, deque[datetime]] = field(default_factory=dict)
+    _seen: OrderedDict[str, deque[datetime]] = field(default_factory=OrderedDict)
 
-    def allow(self, client: str) -> bool:
-        """Count an attempt by ``client``; False when it is one too many."""
-        now = self.clock.now()
-        window = self._seen.setdefault(client, deque())
-        while window and (now - window[0]).total_seconds() >= 60:
+    def _prune(self, now: datetime) -> None:
+        while self._seen:
+            oldest = next(iter(self._seen))
+            window = self._seen[oldest]
+            if window and (now - window[-1]).total_seconds() < WINDOW_S and len(self._seen) <= MAX_CLIENTS:
+                return
+            del self._seen[oldest]
+
+    def _window(self, client: str, now: datetime) -> deque[datetime] | None:
+        window = self._seen.get(client)
+        if window is None:
+            return None
+        while window and (now - window[0]).total_seconds() >= WINDOW_S:
             window.popleft()
-        if len(window) >= self.per_minute:
-            return False
+        return window
+
+    def blocked(self, client: str) -> bool:
+        """Whether ``client`` failed ``per_minute`` times or more in the last minute."""
+        now = self.clock.now()
+        self._prune(now)
+        window = self._window(client, now)
+        return window is not None and len(window) >= self.per_minute
+
+    def failed(self, client: str) -> bool:
+        """Count a failed attempt by ``client``; True when it is one too many (answer 429)."""
+        now = self.clock.now()
+        self._prune(now)
+        window = self._window(client, now)
+        if window is None:
+            window = self._seen[client] = deque(maxlen=self.per_minute + 1)
         window.append(now)
-        if len(self._seen) > 10_000:  # many addresses: forget those idle longest
-            for key in [k for k, v in self._seen.items() if not v][:5000]:
-                del self._seen[key]
-        return True
+        self._seen.move_to_end(client)
+        return len(window) > self.per_minute
+
+    def size(self) -> int:
+        """How many addresses are remembered now."""
+        self._prune(self.clock.now())
+        return len(self._seen)
 
 
 @dataclass(frozen=True)

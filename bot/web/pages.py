@@ -86,15 +86,17 @@ _LINK_PROBLEMS = {
 async def login(request: web.Request) -> web.StreamResponse:
     ctx = context_of(request)
     client = client_of(request)
-    if not ctx.auth.limiter.allow(client):
-        log.warning("web: too many login attempts from %s", client)
-        return error_page(request, 429, "Too many attempts",
-                          "Too many login attempts from here; wait a minute, then use a fresh link.",
-                          headers={"Retry-After": "60"})
     form = await request.post()
-    token = str(form.get("token") or "").strip()
+    token = str(form.get("token") or "").strip()[:200]
+    # a valid link always signs in (tokens are 256-bit: guessing is hopeless); only failures count, so
+    # junk posted through the same reverse proxy never locks the owner out (bot.web.auth.LoginLimiter)
     verdict = await ctx.auth.links.redeem(token, by=client) if token else LinkVerdict.UNKNOWN
     if verdict is not LinkVerdict.OK:
+        if ctx.auth.limiter.failed(client):
+            log.warning("web: too many failed login attempts from %s", client)
+            return error_page(request, 429, "Too many attempts",
+                              "Too many failed login attempts from here; wait a minute, then use a fresh link.",
+                              headers={"Retry-After": "60"})
         log.info("web: refused a login from %s (%s link)", client, verdict.value)
         return page(request, "login.html", status=403, token="", active="", title="Sign in",
                     problem=_LINK_PROBLEMS[verdict] + " Run `sabha web link` for a new one.")
