@@ -27,6 +27,7 @@ from bot.web.auth import (
     LoginLinks,
     SessionSigner,
     WebAuth,
+    WebSessions,
     check_request,
     signing_key,
 )
@@ -123,6 +124,7 @@ def mount_web(app: web.Application, board: Board, loaded: LoadedConfig) -> WebCo
         signer=SessionSigner(signing_key(loaded.data_dir), settings.session_ttl_s, clock),
         links=LoginLinks(board.db, clock),
         limiter=LoginLimiter(settings.login_attempts_per_minute, clock),
+        sessions=WebSessions(board.db, clock),
     )
     feed = MeetingFeed()
     board.room.subscribe(feed)

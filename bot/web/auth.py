@@ -65,11 +65,13 @@ __all__ = [
     "SessionSigner",
     "WebAuth",
     "WebSession",
+    "WebSessions",
     "check_request",
     "client_of",
     "create_link",
     "csrf_ok",
     "csrf_token",
+    "live_session",
     "owner_required",
     "refuse",
     "same",
@@ -243,6 +245,40 @@ class SessionSigner:
         return self._session(sid, expires)
 
 
+class WebSessions:
+    """The ``web_sessions`` table (migration 0901): a session is valid only while its row is there and
+    not revoked, so Sign out ends it for good (a copied cookie too, after a restart too)."""
+
+    def __init__(self, db: StateDB, clock: Clock) -> None:
+        self.db = db
+        self.clock = clock
+
+    async def add(self, session: WebSession, *, by: str) -> None:
+        """Record a new session (and forget those expired a day ago)."""
+        now = self.clock.now()
+        await self.db.execute(
+            "INSERT OR IGNORE INTO web_sessions(sid_hash, created_at, expires_at, created_by) VALUES (?, ?, ?, ?)",
+            (_hash(session.sid), _iso(now), _iso(session.expires), by[:100]))
+        await self.db.execute("DELETE FROM web_sessions WHERE expires_at < ?", (_iso(now - timedelta(days=1)),))
+
+    async def live(self, session: WebSession) -> bool:
+        """Whether ``session`` was recorded and is not revoked."""
+        row = await self.db.fetchone("SELECT revoked_at FROM web_sessions WHERE sid_hash = ?", (_hash(session.sid),))
+        return row is not None and row["revoked_at"] is None
+
+    async def revoke(self, session: WebSession) -> None:
+        """End ``session`` (Sign out)."""
+        await self.db.execute("UPDATE web_sessions SET revoked_at = ? WHERE sid_hash = ? AND revoked_at IS NULL",
+                              (_iso(self.clock.now()), _hash(session.sid)))
+
+    async def revoke_all(self) -> int:
+        """End every session (``sabha web logout --all``); how many were live."""
+        now = _iso(self.clock.now())
+        rows = await self.db.fetchall("UPDATE web_sessions SET revoked_at = ? WHERE revoked_at IS NULL "
+                                      "AND expires_at > ? RETURNING sid_hash", (now, now))
+        return len(rows)
+
+
 @dataclass
 class LoginLimiter:
     """At most ``per_minute`` *failed* login attempts per client address in any 60 s; past it the
@@ -306,10 +342,12 @@ class WebAuth:
     signer: SessionSigner
     links: LoginLinks
     limiter: LoginLimiter
+    sessions: WebSessions
 
 
 WEB_AUTH = web.AppKey("sabha_web_auth", WebAuth)
 _SESSION = web.RequestKey("sabha_web_session", WebSession)
+_CHECKED = web.RequestKey("sabha_web_session_checked", bool)
 
 
 def _auth(request: web.Request) -> WebAuth:
@@ -320,13 +358,25 @@ def _auth(request: web.Request) -> WebAuth:
 
 
 def session_of(request: web.Request) -> WebSession | None:
-    """The owner's session this request carries (a valid, unexpired, unforged cookie), else None."""
+    """The owner's session this request carries, else None: as :func:`live_session` found it when
+    the request passed the guard; otherwise (the login page) a valid, unexpired, unforged cookie."""
     if _SESSION in request:
         return request[_SESSION]
-    found = _auth(request).signer.verify(request.cookies.get(COOKIE))
-    if found is not None:
-        request[_SESSION] = found
-    return found
+    if _CHECKED in request:
+        return None
+    return _auth(request).signer.verify(request.cookies.get(COOKIE))
+
+
+async def live_session(request: web.Request) -> WebSession | None:
+    """The session of a valid, unexpired, unforged cookie that is not signed out (``web_sessions``);
+    None otherwise. Looked up once per request."""
+    if _CHECKED not in request:
+        auth = _auth(request)
+        found = auth.signer.verify(request.cookies.get(COOKIE))
+        request[_CHECKED] = True
+        if found is not None and await auth.sessions.live(found):
+            request[_SESSION] = found
+    return request.get(_SESSION)
 
 
 def csrf_token(request: web.Request) -> str:
@@ -367,7 +417,7 @@ async def _form_csrf(request: web.Request) -> str | None:
 
 async def check_request(request: web.Request) -> None:
     """Raise the refusal unless the request has a session and (for anything but GET/HEAD) a CSRF token."""
-    if session_of(request) is None:
+    if await live_session(request) is None:
         refuse(request)
     if request.method not in ("GET", "HEAD", "OPTIONS") and not csrf_ok(request, await _form_csrf(request)):
         raise web.HTTPForbidden(text="This form has expired or did not come from Sabha's page (no valid CSRF "

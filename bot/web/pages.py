@@ -100,7 +100,8 @@ async def login(request: web.Request) -> web.StreamResponse:
         log.info("web: refused a login from %s (%s link)", client, verdict.value)
         return page(request, "login.html", status=403, token="", active="", title="Sign in",
                     problem=_LINK_PROBLEMS[verdict] + " Run `sabha web link` for a new one.")
-    value, _session = ctx.auth.signer.issue()
+    value, session = ctx.auth.signer.issue()
+    await ctx.auth.sessions.add(session, by=client)
     log.info("web: the owner signed in from %s", client)
     response = web.HTTPSeeOther(f"{PREFIX}/")
     set_cookie(response, request, value, ctx.settings.session_ttl_s)
@@ -108,6 +109,10 @@ async def login(request: web.Request) -> web.StreamResponse:
 
 
 async def logout(request: web.Request) -> web.StreamResponse:
+    session = session_of(request)  # the guard found it live
+    if session is not None:
+        await context_of(request).auth.sessions.revoke(session)
+        log.info("web: the owner signed out (%s)", client_of(request))
     response = web.HTTPSeeOther(f"{PREFIX}/login")
     response.del_cookie(COOKIE, path="/")
     raise response
