@@ -231,8 +231,9 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
     ctx = context_of(request)
     form = await request.post()
     nonce = str(form.get("nonce") or "")
-    if nonce in ctx.nonces:  # the same form sent twice: one meeting, the one it started
-        raise web.HTTPSeeOther(f"{PREFIX}/meetings/{ctx.nonces[nonce]}")
+    started = await ctx.started_by(nonce)
+    if started is not None:  # the same form sent twice (after a restart too): one meeting, the one it started
+        raise web.HTTPSeeOther(f"{PREFIX}/meetings/{started}")
     values, problem = _meeting_input(ctx, form)
     if problem:
         return new_meeting_form(request, status=400, problem=problem, values=values)
@@ -247,13 +248,16 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
     envelope = Envelope(channel="web", text=f"/meeting {values['topic']}", sender="owner", chat_id=GENERAL,
                         sender_name="the owner (web)", is_owner=True, received_at=ctx.board.clock.now(),
                         role_hint=GENERAL)
+    if nonce and nonce in ctx.nonces:  # a twin POST started it while this one read the db
+        raise web.HTTPSeeOther(f"{PREFIX}/meetings/{ctx.nonces[nonce]}")
     try:
         run = room.start(values["topic"], envelope=envelope, roster=values["roster"], settings=settings)
     except MeetingInProgress as exc:
         return new_meeting_form(request, status=409, problem=str(exc), values=values)
     except ValueError as exc:
         return new_meeting_form(request, status=400, problem=f"Cannot convene the board: {exc}", values=values)
-    ctx.remember(nonce, run.id, run.topic)
+    ctx.remember(nonce, run.id, run.topic)  # before any await: a second POST racing this one finds it
+    await ctx.keep_nonce(nonce, run.id)
     log.info("web: the owner started meeting %s (%s roster, %s rounds, %s)", run.id, values["roster"],
              values["rounds"], values["mode"])
     raise web.HTTPSeeOther(f"{PREFIX}/meetings/{run.id}")
