@@ -110,6 +110,9 @@ async def test_sign_out_ends_the_session_even_after_a_restart(tmp_path: Path) ->
         async with http.get(d.base + "/ui/chat/general/events", headers={"Cookie": jar["Cookie"]},
                             allow_redirects=False) as resp:
             assert resp.status == 401
+        async with http.get(d.base + "/ui/login", headers=jar) as resp:  # the login page: signed out there too
+            assert resp.status == 200 and "Sign out" not in await resp.text()
+        assert "Sign out" in await _page(http, d.base + "/ui/login", other)
         await _page(http, d.base + "/ui/meetings", other)  # the other browser is still signed in
     async with WebDaemon(tmp_path) as d, ClientSession() as http:
         async with http.get(d.base + "/ui/meetings", headers={"Cookie": jar["Cookie"]}, allow_redirects=False) as resp:

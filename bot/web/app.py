@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from bot.web.auth import (
+    LOGIN_PATH,
     WEB_AUTH,
     Handler,
     LoginLimiter,
@@ -29,6 +30,7 @@ from bot.web.auth import (
     WebAuth,
     WebSessions,
     check_request,
+    live_session,
     signing_key,
 )
 from bot.web.context import PREFIX, WEB, WebContext
@@ -88,6 +90,8 @@ async def auth_required(request: web.Request, handler: Handler) -> web.StreamRes
     """Only the owner's session reaches a page (the login page and static files excepted)."""
     if not request.path.startswith(OPEN_PATHS):
         await check_request(request)
+    elif request.path.startswith(LOGIN_PATH):
+        await live_session(request)  # the login page shows "signed in" only for a session not signed out
     return await handler(request)
 
 
