@@ -21,13 +21,16 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from bot.web.auth import (
+    LOGIN_PATH,
     WEB_AUTH,
     Handler,
     LoginLimiter,
     LoginLinks,
     SessionSigner,
     WebAuth,
+    WebSessions,
     check_request,
+    live_session,
     signing_key,
 )
 from bot.web.context import PREFIX, WEB, WebContext
@@ -87,6 +90,8 @@ async def auth_required(request: web.Request, handler: Handler) -> web.StreamRes
     """Only the owner's session reaches a page (the login page and static files excepted)."""
     if not request.path.startswith(OPEN_PATHS):
         await check_request(request)
+    elif request.path.startswith(LOGIN_PATH):
+        await live_session(request)  # the login page shows "signed in" only for a session not signed out
     return await handler(request)
 
 
@@ -123,6 +128,7 @@ def mount_web(app: web.Application, board: Board, loaded: LoadedConfig) -> WebCo
         signer=SessionSigner(signing_key(loaded.data_dir), settings.session_ttl_s, clock),
         links=LoginLinks(board.db, clock),
         limiter=LoginLimiter(settings.login_attempts_per_minute, clock),
+        sessions=WebSessions(board.db, clock),
     )
     feed = MeetingFeed()
     board.room.subscribe(feed)

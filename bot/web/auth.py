@@ -10,7 +10,8 @@ only the db). Redeemed, the browser gets :data:`COOKIE` — ``HttpOnly``, ``Same
 expiry, signed with HMAC-SHA256 (:class:`SessionSigner`). The signing key comes from
 ``$SABHA_WEB_SECRET`` when set, else from ``<data_dir>/web-secret.key``, generated once with
 0600 permissions (:func:`signing_key`); replacing the key signs everyone out. Login attempts
-are limited per client address (:class:`LoginLimiter`, 429 past it).
+that fail are limited per client address (:class:`LoginLimiter`, 429 past it; a valid link is
+never refused).
 
 Every POST carries a CSRF token (form field :data:`CSRF_FIELD` or header :data:`CSRF_HEADER`):
 an HMAC of the session id, so it needs no storage and dies with the session (:func:`csrf_ok`).
@@ -35,7 +36,7 @@ import json
 import logging
 import os
 import secrets
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -54,6 +55,7 @@ __all__ = [
     "CSRF_HEADER",
     "KEY_FILE",
     "LOGIN_PATH",
+    "MAX_CLIENTS",
     "SECRET_ENV",
     "WEB_AUTH",
     "Handler",
@@ -63,13 +65,16 @@ __all__ = [
     "SessionSigner",
     "WebAuth",
     "WebSession",
+    "WebSessions",
     "check_request",
     "client_of",
     "create_link",
     "csrf_ok",
     "csrf_token",
+    "live_session",
     "owner_required",
     "refuse",
+    "same",
     "session_of",
     "set_cookie",
     "signing_key",
@@ -84,6 +89,8 @@ SECRET_ENV = "SABHA_WEB_SECRET"
 KEY_FILE = "web-secret.key"
 LOGIN_PATH = "/ui/login"
 _MIN_SECRET = 32  # characters of $SABHA_WEB_SECRET
+WINDOW_S = 60.0  # the login limiter's window
+MAX_CLIENTS = 10_000  # addresses the login limiter remembers at most
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -186,6 +193,12 @@ class WebSession:
     csrf: str
 
 
+def same(given: str, expected: str) -> bool:
+    """``given`` (from outside: any characters) equals ``expected``, in constant time. Compared as
+    UTF-8 bytes: ``hmac.compare_digest`` refuses strings with non-ASCII characters (a TypeError)."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
+
+
 def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
@@ -220,7 +233,7 @@ class SessionSigner:
         if not value or value.count(".") != 1:
             return None
         payload, mac = value.split(".")
-        if not hmac.compare_digest(mac, self._mac("session", payload)):
+        if not same(mac, self._mac("session", payload)):
             return None
         try:
             data = json.loads(_unb64(payload))
@@ -232,27 +245,94 @@ class SessionSigner:
         return self._session(sid, expires)
 
 
+class WebSessions:
+    """The ``web_sessions`` table (migration 0901): a session is valid only while its row is there and
+    not revoked, so Sign out ends it for good (a copied cookie too, after a restart too)."""
+
+    def __init__(self, db: StateDB, clock: Clock) -> None:
+        self.db = db
+        self.clock = clock
+
+    async def add(self, session: WebSession, *, by: str) -> None:
+        """Record a new session (and forget those expired a day ago)."""
+        now = self.clock.now()
+        await self.db.execute(
+            "INSERT OR IGNORE INTO web_sessions(sid_hash, created_at, expires_at, created_by) VALUES (?, ?, ?, ?)",
+            (_hash(session.sid), _iso(now), _iso(session.expires), by[:100]))
+        await self.db.execute("DELETE FROM web_sessions WHERE expires_at < ?", (_iso(now - timedelta(days=1)),))
+
+    async def live(self, session: WebSession) -> bool:
+        """Whether ``session`` was recorded and is not revoked."""
+        row = await self.db.fetchone("SELECT revoked_at FROM web_sessions WHERE sid_hash = ?", (_hash(session.sid),))
+        return row is not None and row["revoked_at"] is None
+
+    async def revoke(self, session: WebSession) -> None:
+        """End ``session`` (Sign out)."""
+        await self.db.execute("UPDATE web_sessions SET revoked_at = ? WHERE sid_hash = ? AND revoked_at IS NULL",
+                              (_iso(self.clock.now()), _hash(session.sid)))
+
+    async def revoke_all(self) -> int:
+        """End every session (``sabha web logout --all``); how many were live."""
+        now = _iso(self.clock.now())
+        rows = await self.db.fetchall("UPDATE web_sessions SET revoked_at = ? WHERE revoked_at IS NULL "
+                                      "AND expires_at > ? RETURNING sid_hash", (now, now))
+        return len(rows)
+
+
 @dataclass
 class LoginLimiter:
-    """At most ``per_minute`` login attempts per client address in any 60 s."""
+    """At most ``per_minute`` *failed* login attempts per client address in any 60 s; past it the
+    address is answered 429 for its failures.
+
+    Only failures count, and a valid link is never refused: behind a reverse proxy every visitor
+    has the proxy's address, so counting every attempt would let anyone keep the owner out by
+    posting junk. Guessing a link is hopeless anyway (256-bit tokens); the limit only slows a
+    script down and keeps the log quiet. Memory is bounded: addresses are kept in the order of
+    their last failure and dropped once it is a minute old (and past :data:`MAX_CLIENTS`, the
+    longest idle first), each step O(1) amortised."""
 
     per_minute: int
     clock: Clock
-    _seen: dict[str, deque[datetime]] = field(default_factory=dict)
+    _seen: OrderedDict[str, deque[datetime]] = field(default_factory=OrderedDict)
 
-    def allow(self, client: str) -> bool:
-        """Count an attempt by ``client``; False when it is one too many."""
-        now = self.clock.now()
-        window = self._seen.setdefault(client, deque())
-        while window and (now - window[0]).total_seconds() >= 60:
+    def _prune(self, now: datetime) -> None:
+        while self._seen:
+            oldest = next(iter(self._seen))
+            window = self._seen[oldest]
+            if window and (now - window[-1]).total_seconds() < WINDOW_S and len(self._seen) <= MAX_CLIENTS:
+                return
+            del self._seen[oldest]
+
+    def _window(self, client: str, now: datetime) -> deque[datetime] | None:
+        window = self._seen.get(client)
+        if window is None:
+            return None
+        while window and (now - window[0]).total_seconds() >= WINDOW_S:
             window.popleft()
-        if len(window) >= self.per_minute:
-            return False
+        return window
+
+    def blocked(self, client: str) -> bool:
+        """Whether ``client`` failed ``per_minute`` times or more in the last minute."""
+        now = self.clock.now()
+        self._prune(now)
+        window = self._window(client, now)
+        return window is not None and len(window) >= self.per_minute
+
+    def failed(self, client: str) -> bool:
+        """Count a failed attempt by ``client``; True when it is one too many (answer 429)."""
+        now = self.clock.now()
+        self._prune(now)
+        window = self._window(client, now)
+        if window is None:
+            window = self._seen[client] = deque(maxlen=self.per_minute + 1)
         window.append(now)
-        if len(self._seen) > 10_000:  # many addresses: forget those idle longest
-            for key in [k for k, v in self._seen.items() if not v][:5000]:
-                del self._seen[key]
-        return True
+        self._seen.move_to_end(client)
+        return len(window) > self.per_minute
+
+    def size(self) -> int:
+        """How many addresses are remembered now."""
+        self._prune(self.clock.now())
+        return len(self._seen)
 
 
 @dataclass(frozen=True)
@@ -262,10 +342,12 @@ class WebAuth:
     signer: SessionSigner
     links: LoginLinks
     limiter: LoginLimiter
+    sessions: WebSessions
 
 
 WEB_AUTH = web.AppKey("sabha_web_auth", WebAuth)
 _SESSION = web.RequestKey("sabha_web_session", WebSession)
+_CHECKED = web.RequestKey("sabha_web_session_checked", bool)
 
 
 def _auth(request: web.Request) -> WebAuth:
@@ -276,13 +358,25 @@ def _auth(request: web.Request) -> WebAuth:
 
 
 def session_of(request: web.Request) -> WebSession | None:
-    """The owner's session this request carries (a valid, unexpired, unforged cookie), else None."""
+    """The owner's session this request carries, else None: as :func:`live_session` found it when
+    the request passed the guard; otherwise (the login page) a valid, unexpired, unforged cookie."""
     if _SESSION in request:
         return request[_SESSION]
-    found = _auth(request).signer.verify(request.cookies.get(COOKIE))
-    if found is not None:
-        request[_SESSION] = found
-    return found
+    if _CHECKED in request:
+        return None
+    return _auth(request).signer.verify(request.cookies.get(COOKIE))
+
+
+async def live_session(request: web.Request) -> WebSession | None:
+    """The session of a valid, unexpired, unforged cookie that is not signed out (``web_sessions``);
+    None otherwise. Looked up once per request."""
+    if _CHECKED not in request:
+        auth = _auth(request)
+        found = auth.signer.verify(request.cookies.get(COOKIE))
+        request[_CHECKED] = True
+        if found is not None and await auth.sessions.live(found):
+            request[_SESSION] = found
+    return request.get(_SESSION)
 
 
 def csrf_token(request: web.Request) -> str:
@@ -294,7 +388,7 @@ def csrf_token(request: web.Request) -> str:
 def csrf_ok(request: web.Request, token: str | None) -> bool:
     """Whether ``token`` is this request's session's CSRF token (False without a session)."""
     found = session_of(request)
-    return bool(found and token and hmac.compare_digest(found.csrf, token))
+    return bool(found and token and same(token, found.csrf))
 
 
 def _wants_page(request: web.Request) -> bool:
@@ -323,7 +417,7 @@ async def _form_csrf(request: web.Request) -> str | None:
 
 async def check_request(request: web.Request) -> None:
     """Raise the refusal unless the request has a session and (for anything but GET/HEAD) a CSRF token."""
-    if session_of(request) is None:
+    if await live_session(request) is None:
         refuse(request)
     if request.method not in ("GET", "HEAD", "OPTIONS") and not csrf_ok(request, await _form_csrf(request)):
         raise web.HTTPForbidden(text="This form has expired or did not come from Sabha's page (no valid CSRF "

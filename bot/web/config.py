@@ -36,7 +36,8 @@ class WebSection(StrictModel):
         "the address your browser uses to reach Sabha (behind a reverse proxy: https://sabha.example.org); "
         "`sabha web link` prints links under it. Unset: http://<server.host>:<server.port>"))
     login_attempts_per_minute: int = Field(10, ge=1, le=1000, description=(
-        "login attempts one client address may make in a minute; more are answered 429"))
+        "failed login attempts one client address may make in a minute; more are answered 429 (a valid "
+        "link always signs in)"))
     chat: WebChatSection = section()
 
     @field_validator("base_url")

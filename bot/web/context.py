@@ -10,6 +10,7 @@ import asyncio
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from datetime import UTC, timedelta
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -25,6 +26,7 @@ __all__ = ["MAX_NONCES", "PREFIX", "WEB", "WebContext", "context_of"]
 
 PREFIX = "/ui"
 MAX_NONCES = 1000
+NONCE_DAYS = 30  # how long a New meeting form's nonce is kept in web_form_nonces
 
 
 @dataclass(eq=False)
@@ -54,6 +56,25 @@ class WebContext:
             return {p.role: p.label for p in souls.profiles()}
         except (ValueError, KeyError):
             return {p.role: p.label for p in self.board.souls.profiles()}
+
+    async def started_by(self, nonce: str) -> str | None:
+        """The meeting a form with ``nonce`` started (this run, or before a restart: ``web_form_nonces``)."""
+        if not nonce:
+            return None
+        if nonce in self.nonces:
+            return self.nonces[nonce]
+        row = await self.board.db.fetchone("SELECT meeting_id FROM web_form_nonces WHERE nonce = ?", (nonce[:100],))
+        return str(row["meeting_id"]) if row is not None else None
+
+    async def keep_nonce(self, nonce: str, meeting_id: str) -> None:
+        """Write down durably that ``nonce`` started ``meeting_id`` (and forget nonces a month old)."""
+        if not nonce:
+            return
+        now = self.board.clock.now().astimezone(UTC)
+        await self.board.db.execute("INSERT OR IGNORE INTO web_form_nonces(nonce, meeting_id, created_at) "
+                                    "VALUES (?, ?, ?)", (nonce[:100], meeting_id, now.isoformat(timespec="seconds")))
+        await self.board.db.execute("DELETE FROM web_form_nonces WHERE created_at < ?",
+                                    ((now - timedelta(days=NONCE_DAYS)).isoformat(timespec="seconds"),))
 
     def remember(self, nonce: str, meeting_id: str, topic: str) -> None:
         """Record the meeting a form (its nonce) started, and its topic (for its page until it is on record)."""

@@ -35,6 +35,7 @@ from board.room.reminders import ActionProblem, Changed
 from board.router import Route
 from board.schedule.dates import UNDERSTOOD
 from bot.web.context import PREFIX, WebContext, context_of
+from bot.web.numbers import whole_number
 from bot.web.pages import page, render_meeting
 from bot.web.rulings import action_view, ruling_view
 
@@ -160,9 +161,10 @@ async def _rule(request: web.Request, ctx: WebContext, meeting_id: str, verdict:
 
 def _number(request: web.Request) -> int:
     word = request.match_info["n"]
-    if not word.isdigit() or len(word) > 12:
+    number = whole_number(word)
+    if number is None:
         raise web.HTTPNotFound(text=f"No action item #{word[:20]}; the list is at /ui/decisions.")
-    return int(word)
+    return number
 
 
 async def _open_item(ctx: WebContext, number: int) -> None:

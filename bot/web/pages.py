@@ -25,11 +25,12 @@ from multidict import CIMultiDict
 from board.commands.decisions import verdict_label
 from board.envelope import Envelope
 from board.memory.transcripts import read_tail
-from board.roles import DEFAULT_ROSTERS
+from board.roles import DEFAULT_ROSTERS, GENERAL
 from board.room.convene import MeetingInProgress
 from board.room.ratify import Outcome, verdicts
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
+from bot.web.numbers import clamped, whole_number
 from bot.web.render import bar_chart, render_page
 from bot.web.rulings import proposed, ruling_view
 from bot.web.view import MeetingView, events_from_record
@@ -85,19 +86,22 @@ _LINK_PROBLEMS = {
 async def login(request: web.Request) -> web.StreamResponse:
     ctx = context_of(request)
     client = client_of(request)
-    if not ctx.auth.limiter.allow(client):
-        log.warning("web: too many login attempts from %s", client)
-        return error_page(request, 429, "Too many attempts",
-                          "Too many login attempts from here; wait a minute, then use a fresh link.",
-                          headers={"Retry-After": "60"})
     form = await request.post()
-    token = str(form.get("token") or "").strip()
+    token = str(form.get("token") or "").strip()[:200]
+    # a valid link always signs in (tokens are 256-bit: guessing is hopeless); only failures count, so
+    # junk posted through the same reverse proxy never locks the owner out (bot.web.auth.LoginLimiter)
     verdict = await ctx.auth.links.redeem(token, by=client) if token else LinkVerdict.UNKNOWN
     if verdict is not LinkVerdict.OK:
+        if ctx.auth.limiter.failed(client):
+            log.warning("web: too many failed login attempts from %s", client)
+            return error_page(request, 429, "Too many attempts",
+                              "Too many failed login attempts from here; wait a minute, then use a fresh link.",
+                              headers={"Retry-After": "60"})
         log.info("web: refused a login from %s (%s link)", client, verdict.value)
         return page(request, "login.html", status=403, token="", active="", title="Sign in",
                     problem=_LINK_PROBLEMS[verdict] + " Run `sabha web link` for a new one.")
-    value, _session = ctx.auth.signer.issue()
+    value, session = ctx.auth.signer.issue()
+    await ctx.auth.sessions.add(session, by=client)
     log.info("web: the owner signed in from %s", client)
     response = web.HTTPSeeOther(f"{PREFIX}/")
     set_cookie(response, request, value, ctx.settings.session_ttl_s)
@@ -105,6 +109,10 @@ async def login(request: web.Request) -> web.StreamResponse:
 
 
 async def logout(request: web.Request) -> web.StreamResponse:
+    session = session_of(request)  # the guard found it live
+    if session is not None:
+        await context_of(request).auth.sessions.revoke(session)
+        log.info("web: the owner signed out (%s)", client_of(request))
     response = web.HTTPSeeOther(f"{PREFIX}/login")
     response.del_cookie(COOKIE, path="/")
     raise response
@@ -210,7 +218,8 @@ def _meeting_input(ctx: WebContext, form: Mapping[str, Any]) -> tuple[dict[str, 
         return values, f"The topic is {len(topic):,} characters long; keep it under {MAX_TOPIC:,} (cut to fit below)."
     if values["roster"] not in _rosters(ctx):
         return values, f"Unknown roster {values['roster'][:40]!r}; pick one of the list."
-    if not values["rounds"].isdigit() or not 1 <= int(values["rounds"]) <= MAX_ROUNDS:
+    rounds = whole_number(values["rounds"])
+    if rounds is None or not 1 <= rounds <= MAX_ROUNDS:
         return values, f"Rounds must be a whole number from 1 to {MAX_ROUNDS}."
     if values["mode"] not in ("parallel", "sequential"):
         return values, "Mode must be parallel or sequential."
@@ -222,8 +231,9 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
     ctx = context_of(request)
     form = await request.post()
     nonce = str(form.get("nonce") or "")
-    if nonce in ctx.nonces:  # the same form sent twice: one meeting, the one it started
-        raise web.HTTPSeeOther(f"{PREFIX}/meetings/{ctx.nonces[nonce]}")
+    started = await ctx.started_by(nonce)
+    if started is not None:  # the same form sent twice (after a restart too): one meeting, the one it started
+        raise web.HTTPSeeOther(f"{PREFIX}/meetings/{started}")
     values, problem = _meeting_input(ctx, form)
     if problem:
         return new_meeting_form(request, status=400, problem=problem, values=values)
@@ -233,15 +243,21 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
                                 "(board.meetings.enabled); turn them on to hold one.", values=values)
     settings = replace(room.meeting_settings, max_turns_per_agent=int(values["rounds"]),
                        parallel=values["mode"] == "parallel")
-    envelope = Envelope(channel="web", text=f"/meeting {values['topic']}", sender="owner", chat_id="owner",
-                        sender_name="the owner (web)", is_owner=True, received_at=ctx.board.clock.now())
+    # the chair's conversation of the web chat: the meeting's notices, reminders and prediction requests
+    # land in /ui/chat/general, where the owner reads them
+    envelope = Envelope(channel="web", text=f"/meeting {values['topic']}", sender="owner", chat_id=GENERAL,
+                        sender_name="the owner (web)", is_owner=True, received_at=ctx.board.clock.now(),
+                        role_hint=GENERAL)
+    if nonce and nonce in ctx.nonces:  # a twin POST started it while this one read the db
+        raise web.HTTPSeeOther(f"{PREFIX}/meetings/{ctx.nonces[nonce]}")
     try:
         run = room.start(values["topic"], envelope=envelope, roster=values["roster"], settings=settings)
     except MeetingInProgress as exc:
         return new_meeting_form(request, status=409, problem=str(exc), values=values)
     except ValueError as exc:
         return new_meeting_form(request, status=400, problem=f"Cannot convene the board: {exc}", values=values)
-    ctx.remember(nonce, run.id, run.topic)
+    ctx.remember(nonce, run.id, run.topic)  # before any await: a second POST racing this one finds it
+    await ctx.keep_nonce(nonce, run.id)
     log.info("web: the owner started meeting %s (%s roster, %s rounds, %s)", run.id, values["roster"],
              values["rounds"], values["mode"])
     raise web.HTTPSeeOther(f"{PREFIX}/meetings/{run.id}")
@@ -296,7 +312,7 @@ async def meeting_page(request: web.Request) -> web.Response:
 
 async def cost_page(request: web.Request) -> web.Response:
     board = context_of(request).board
-    days = max(1, min(365, int(request.query.get("days", "14")) if request.query.get("days", "").isdigit() else 14))
+    days = clamped(request.query.get("days"), 1, 365, 14)
     since = board.clock.now() - timedelta(days=days)
     by_day = await board.ledger.summary(since=since, by="day")
     by_role = await board.ledger.summary(since=since, by="role")

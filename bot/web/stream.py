@@ -29,6 +29,7 @@ from aiohttp import web
 
 from bot.web.context import context_of
 from bot.web.feed import FeedEvent, MeetingFeed
+from bot.web.numbers import MAX_NUMBER, clamped
 from bot.web.render import parts
 from bot.web.view import MeetingView, Region, StatementView
 
@@ -60,9 +61,10 @@ def event_ops(view: MeetingView, said: StatementView | None, regions: set[Region
 
 
 def _after(request: web.Request) -> int:
-    for raw in (request.headers.get("Last-Event-ID", ""), request.query.get("after", "")):
-        if raw.strip().isdigit():
-            return int(raw.strip())
+    for raw in (request.headers.get("Last-Event-ID"), request.query.get("after")):
+        found = clamped(raw, 0, MAX_NUMBER, -1)  # past every event there is, for a number too long
+        if found >= 0:
+            return found
     return 0
 
 

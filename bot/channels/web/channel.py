@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from board.commands.about import CHAIR_ADDRESSING
-from board.envelope import Envelope, Reply
+from board.envelope import Envelope, Reply, clean_text
 from board.llm.stream import StreamSink
 from board.roles import GENERAL
 from board.room.meeting import MeetingEvent, MeetingEventKind
@@ -106,6 +106,16 @@ class WebChatChannel:
         roles = self.board.souls.roles()
         return [GENERAL, *(r for r in roles if r != GENERAL)] if GENERAL in roles else roles
 
+    def place_of(self, chat_id: str) -> str:
+        """The conversation a reply for ``chat_id`` goes to: the advisor's when it is one, else the chat
+        with the chair (a place no page shows, e.g. ``owner`` of meetings scheduled before the New
+        meeting form used the chair's chat, would swallow reminders)."""
+        if chat_id in self.advisors():
+            return chat_id
+        if chat_id != GENERAL:
+            log.info("web chat: %r is no advisor's chat; its message goes to the chat with the chair", chat_id[:40])
+        return GENERAL
+
     def label(self, role: str) -> str:
         """``<emoji> <Name>`` of ``role`` (the role itself when its soul cannot be read)."""
         try:
@@ -120,6 +130,7 @@ class WebChatChannel:
         conversation's outbox; its row, and whether it is new (False: that client id was sent before,
         nothing more happens). Raises :class:`bot.intake.intake.StorageUnavailable` when it cannot be
         stored, :class:`.routes.ChannelClosed` when the channel is not taking messages."""
+        text = clean_text(text)  # a lone surrogate ("\ud800" in the JSON) cannot be stored: U+FFFD instead
         if not self.accepting:
             raise ChannelClosed("The board is starting or stopping; send the message again in a moment.")
         key = question_key(client_id)
@@ -187,7 +198,7 @@ class WebChatChannel:
                          reply.text, role=reply.role, label=reply.label or None, reply_to=reply.reply_to,
                          buttons=tuple((b.label, b.command) for b in reply.buttons))
         try:
-            await self.outbox.append(reply.chat_id, entry)
+            await self.outbox.append(self.place_of(reply.chat_id), entry)
         except BaseException:
             progress.in_flight = False  # the insert was rolled back: nothing of it is there
             raise
@@ -202,7 +213,7 @@ class WebChatChannel:
         """The answer to ``message_id`` will not come: its draft goes, and the conversation says so."""
         self.feed.end(chat_id, message_id)
         try:
-            await self.outbox.append(chat_id, NewEntry(f"x:{message_id}", EntryKind.NOTICE, INTERRUPTED,
+            await self.outbox.append(self.place_of(chat_id), NewEntry(f"x:{message_id}", EntryKind.NOTICE, INTERRUPTED,
                                                        label="Sabha", reply_to=message_id))
         except Exception as exc:  # noqa: BLE001 - a courtesy; the outcome is recorded either way
             log.warning("web chat: could not say that the answer to %s was interrupted: %s", message_id, exc)
@@ -230,7 +241,7 @@ class WebChatChannel:
             return
         entry = NewEntry(f"m:{event.meeting_id}:{event.kind.value}", EntryKind.MEETING, body, label="🏛️ Board",
                          reply_to=None)
-        await self.outbox.append(origin.chat_id, entry)
+        await self.outbox.append(self.place_of(origin.chat_id), entry)
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -32,6 +32,7 @@ from bot.channels.web.page import ASSETS, asset, render_page
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.intake.intake import StorageUnavailable
 from bot.web.app import CSP
+from bot.web.numbers import MAX_NUMBER, clamped
 
 __all__ = ["PING_S", "PREFIX", "chat_routes"]
 
@@ -49,11 +50,11 @@ def _error(status: int, message: str) -> web.Response:
 
 
 def _last_event_id(request: web.Request) -> int:
-    raw = request.headers.get("Last-Event-ID") or request.query.get("after") or "0"
-    try:
-        return max(0, int(raw))
-    except ValueError:
-        return 0
+    for raw in (request.headers.get("Last-Event-ID"), request.query.get("after")):
+        found = clamped(raw, 0, MAX_NUMBER, -1)  # past every event there is, for a number too long
+        if found >= 0:
+            return found
+    return 0
 
 
 class _Routes:

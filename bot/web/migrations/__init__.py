@@ -1,4 +1,5 @@
-"""The web pages' tables: ``web_login_links`` (one-time login links of ``sabha web link``), 0900-0909."""
+"""The web pages' tables, 0900-0909: ``web_login_links`` (one-time login links of ``sabha web link``),
+``web_sessions`` (signed-in browsers; Sign out revokes), ``web_form_nonces`` (New meeting forms used)."""
 
 from board.db import load_migrations
 

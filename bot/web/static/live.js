@@ -1,11 +1,13 @@
 // The live meeting page: follows /ui/meetings/{id}/events (Server-Sent Events) and places the HTML
 // fragments the server renders. The browser resumes a dropped stream with Last-Event-ID by itself.
+// A hidden tab closes its stream and opens it again when shown (a browser keeps at most 6
+// connections to a server over HTTP/1.1; each live tab would hold one).
 (function () {
   "use strict";
   var root = document.getElementById("meeting");
   if (!root || root.dataset.live !== "true" || !window.EventSource) { return; }
   var status = document.getElementById("live-status");
-  var source = new EventSource(root.dataset.stream + "?after=" + encodeURIComponent(root.dataset.lastSeq || "0"));
+  var source = null;
 
   // The stream's fragments are the same for every watcher, so its forms (the decision's Ratify / Veto /
   // Revisit) come without this page's CSRF token: it is copied from the page's own form.
@@ -27,18 +29,36 @@
     }
   }
 
-  source.onopen = function () { status.textContent = "live"; };
-  source.onerror = function () { if (root.dataset.live === "true") { status.textContent = "reconnecting…"; } };
-  source.onmessage = function (e) {
-    var msg = JSON.parse(e.data);
-    if (msg.seq <= Number(root.dataset.lastSeq || "0")) { return; }
-    (msg.ops || []).forEach(apply);
-    root.dataset.lastSeq = String(msg.seq);
-    if (msg.ended) {
-      source.close();
-      root.dataset.live = "false";
-      status.textContent = "ended";
+  function connect() {
+    source = new EventSource(root.dataset.stream + "?after=" + encodeURIComponent(root.dataset.lastSeq || "0"));
+    source.onopen = function () { status.textContent = "live"; };
+    source.onerror = function () { if (root.dataset.live === "true") { status.textContent = "reconnecting…"; } };
+    source.onmessage = function (e) {
+      var msg = JSON.parse(e.data);
+      if (msg.seq <= Number(root.dataset.lastSeq || "0")) { return; }
+      (msg.ops || []).forEach(apply);
+      root.dataset.lastSeq = String(msg.seq);
+      if (msg.ended) {
+        disconnect();
+        root.dataset.live = "false";
+        status.textContent = "ended";
+      }
+    };
+    source.addEventListener("reload", function () { disconnect(); window.location.reload(); });
+  }
+
+  function disconnect() {
+    if (source) { source.close(); source = null; }
+  }
+
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") {
+      disconnect();
+      if (root.dataset.live === "true") { status.textContent = "paused while the tab is hidden"; }
+    } else if (!source && root.dataset.live === "true") {
+      connect();
     }
-  };
-  source.addEventListener("reload", function () { source.close(); window.location.reload(); });
+  });
+
+  if (document.visibilityState !== "hidden") { connect(); }
 })();

@@ -142,8 +142,16 @@
     };
   }
 
+  // The newest conversation row shown, so a stream opened again starts after it.
+  function lastSeq() {
+    return Object.keys(shown).reduce(function (max, seq) { return Math.max(max, Number(seq) || 0); }, 0);
+  }
+
+  var source = null;
+
   function connect() {
-    var source = new EventSource(base + "/events");
+    var last = lastSeq();
+    source = new EventSource(base + "/events" + (last ? "?after=" + last : ""));
     source.addEventListener("entry", parse(onEntry));
     source.addEventListener("draft", parse(onDraft));
     source.addEventListener("delta", parse(onDelta));
@@ -217,5 +225,18 @@
     if (left && left.id && left.text) { send(left.text, left.id); }
   } catch (e) { /* nothing pending */ }
 
-  connect();
+  // A browser keeps at most 6 connections to a server over HTTP/1.1, and each open chat or live
+  // meeting tab holds one stream: a hidden tab closes its stream and opens it again, after the last
+  // row it shows, when it is shown (behind an HTTP/2 proxy the limit does not apply).
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden") {
+      if (source) { source.close(); source = null; }
+      statusLine.textContent = "Paused while the tab is hidden.";
+      main.dataset.connected = "false";
+    } else if (!source) {
+      connect();
+    }
+  });
+
+  if (document.visibilityState !== "hidden") { connect(); }
 })();
