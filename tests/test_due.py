@@ -19,7 +19,7 @@ from board.commands.followup import overdue_lines
 from board.room.reminders import reminder_key
 from board.schedule import ScheduleRunner, WorkStatus
 from board.schedule.dates import DateProblem, describe, parse_duration, parse_when
-from tests.reminders_support import STRANGER, TASKS, board_on, hold_meeting, say_to, scripted
+from tests.reminders_support import STRANGER, TASKS, TOPIC, board_on, hold_meeting, say_to, scripted
 from tests.schedule_support import START, RecordingDeliver
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)  # a Wednesday
@@ -126,9 +126,9 @@ async def test_due_snooze_done_and_bad_input_change_nothing(workspace: Path, dat
         work = await board.schedule.get(reminder_key(first))
         assert work is not None and work.due_at == START + timedelta(hours=2)
 
-        # a stranger elsewhere cannot touch the owner's items
-        assert "No open action item" in await say_to(board, f"/due {first} +1h", STRANGER)
-        assert "No open action item" in await say_to(board, f"/done {first}", STRANGER)
+        # a stranger elsewhere cannot touch the owner's items (fix27: dates and closing are the owner's)
+        assert "/due is for the board's owner only" in await say_to(board, f"/due {first} +1h", STRANGER)
+        assert "/done is for the board's owner only" in await say_to(board, f"/done {first}", STRANGER)
 
         snoozed = await say_to(board, f"/snooze {first} 3h")
         assert snoozed == f"Snoozed #{first} {TASKS[0]}: I will remind you again Wed 2026-11-25 12:00 UTC."
@@ -278,3 +278,27 @@ def test_a_decisions_due_date_is_kept_as_written_blank_means_none_and_never_fail
     assert ActionItem(task="Model VAT", owner="finance", due="TBD").due is None
     assert ActionItem(task="Model VAT", owner="finance").due is None
     assert len(ActionItem(task="Model VAT", owner="finance", due="soon " * 40).due or "") == 80
+
+
+async def test_a_member_of_the_meetings_own_topic_cannot_date_snooze_or_close_the_owners_items(
+        workspace: Path, data_dir: Path) -> None:
+    """Only the owner sets or changes due dates and closes items; a member pressing a reminder's
+    Done or Snooze (the same commands) is refused and nothing changes."""
+    member = dict(TOPIC, sender="2", is_owner=False)
+    board = await board_on(workspace, data_dir, scripted(("+5s", "+1h", None)), FakeClock(START))
+    try:
+        first, second, third = await hold_meeting(board)
+        before = {key: await board.schedule.get(reminder_key(key)) for key in (first, second)}
+        for command in (f"/snooze {first} 100w", f"/due {second} 2030-01-01", f"/due {third} friday",
+                        f"/done {third}", f"/done {first}"):
+            said = await say_to(board, command, member)
+            assert said == f"/{command[1:].split()[0]} is for the board's owner only.", (command, said)
+        for key, work in before.items():
+            assert work is not None and await board.schedule.get(reminder_key(key)) == work
+        rows = {row.id: row for row in await board.room.store.actions(limit=10)}
+        assert [rows[n].done_at for n in (first, second, third)] == [None, None, None]
+        assert rows[third].due_at is None
+        assert TASKS[2] in await say_to(board, "/actions", member)  # members still see the items
+        assert "is now due" in await say_to(board, f"/due {third} friday")  # the owner may
+    finally:
+        await board.close()
