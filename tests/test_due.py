@@ -57,6 +57,10 @@ def test_dates_people_write_are_read_relative_to_the_clock(text: str, expected: 
     ("2026-02-30", "is not a date on the calendar"),
     ("friday 25:00", "is not a time of day"),
     ("", "Give a date or a time"),
+    ("+99999999999d", "'+99999999999d' is too far ahead: give at most ten years."),  # was an OverflowError
+    ("in 600 weeks", "is too far ahead"),
+    ("2040-01-01", "'2040-01-01' is too far ahead: give at most ten years."),
+    ("9999-12-31 23:59", "is too far ahead"),
 ])
 def test_what_is_not_a_date_is_refused_saying_what_is_understood(text: str, says: str) -> None:
     with pytest.raises(DateProblem) as refused:
@@ -70,6 +74,17 @@ def test_days_and_times_are_read_in_the_owners_time_zone() -> None:
     assert friday.at == datetime(2026, 11, 27, 11, 30, tzinfo=UTC)
     assert friday.said == "Fri 2026-11-27 17:00 Asia/Kolkata"
     assert describe(parse_when("+10m", NOW, kolkata).at, kolkata) == "Wed 2026-11-25 17:40 Asia/Kolkata"
+
+
+def test_far_dates_never_overflow_in_a_zone_west_or_east_of_utc() -> None:
+    for zone in (ZoneInfo("America/Los_Angeles"), ZoneInfo("Pacific/Kiritimati")):
+        for text in ("9999-12-31 23:59", "+3000000d", "Dec 31, 9999"):
+            with pytest.raises(DateProblem, match="too far ahead|out of range"):
+                parse_when(text, NOW, zone)
+        assert parse_when("+520w", NOW, zone).at == NOW + timedelta(weeks=520)  # ten years is fine
+    assert describe(datetime(9999, 12, 31, 23, 59, tzinfo=UTC), ZoneInfo("Pacific/Kiritimati")).endswith("UTC")
+    with pytest.raises(DateProblem, match="too far ahead"):
+        parse_duration("99999999999d")
 
 
 def test_snooze_lengths() -> None:
@@ -133,6 +148,8 @@ async def test_due_snooze_done_and_bad_input_change_nothing(workspace: Path, dat
         snoozed = await say_to(board, f"/snooze {first} 3h")
         assert snoozed == f"Snoozed #{first} {TASKS[0]}: I will remind you again Wed 2026-11-25 12:00 UTC."
         assert "as a length of time" in await say_to(board, f"/snooze {first} later")
+        for huge in (f"/due {first} +99999999999d", f"/snooze {first} 99999999999d", f"/due {first} 9999-12-31"):
+            assert "too far ahead: give at most ten years" in await say_to(board, huge), huge  # was a crash
         default = await say_to(board, f"/snooze {second}")
         assert "again Thu 2026-11-26 09:00 UTC" in default  # a day from now
 
@@ -259,6 +276,9 @@ def test_sabha_actions_lists_due_dates_and_sets_them(tmp_path: Path) -> None:
     unknown = _sabha(["actions", "due", "99", "friday"], home, clock)
     assert unknown.returncode == 2 and "No open action item #99; `sabha actions` lists them." in unknown.stderr
     assert _sabha(["actions", "due", str(second)], home, clock).returncode == 2  # no date: the usage line
+    huge = _sabha(["actions", "due", str(second), "+99999999999d"], home, clock)  # was a traceback
+    assert huge.returncode == 2 and "is too far ahead: give at most ten years" in huge.stderr, huge.stderr
+    assert "Traceback" not in huge.stderr
 
     FileClock.write(clock, START + timedelta(minutes=3))
     overdue = _sabha(["actions"], home, clock).stdout
