@@ -9,7 +9,7 @@ import signal
 from tests.test_reminders import Board, board  # noqa: F401  (the fixture)
 
 
-async def test_a_kill_during_the_429_wait_leaves_the_reminder_to_be_sent(board: Board) -> None:
+async def test_a_kill_during_the_429_wait_leaves_the_reminder_to_be_sent(board: Board) -> None:  # noqa: F811
     await board.start()
     first, second, *_ = await board.meeting()
     await board.say(f"/due {second} +60s", "is now due")
@@ -18,8 +18,8 @@ async def test_a_kill_during_the_429_wait_leaves_the_reminder_to_be_sent(board: 
     board.at(60)
 
     async def refused_once() -> None:
-        while not any(f"action #{second} is due" in str(p.get("text", ""))
-                      for p in board.telegram.calls_to("sendMessage")):
+        said = f"action #{second} is due"
+        while not any(said in str(p.get("text", "")) for p in board.telegram.calls_to("sendMessage")):  # noqa: ASYNC110
             await asyncio.sleep(0.05)
 
     await asyncio.wait_for(refused_once(), 30)
