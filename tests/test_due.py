@@ -4,6 +4,7 @@ and the reminder itself: once, in the meeting's place, with Done and Snooze."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -320,5 +321,55 @@ async def test_a_member_of_the_meetings_own_topic_cannot_date_snooze_or_close_th
         assert rows[third].due_at is None
         assert TASKS[2] in await say_to(board, "/actions", member)  # members still see the items
         assert "is now due" in await say_to(board, f"/due {third} friday")  # the owner may
+    finally:
+        await board.close()
+
+
+async def test_a_snooze_while_the_reminder_is_being_sent_reminds_again_at_the_new_date(
+        workspace: Path, data_dir: Path) -> None:
+    """fix27: a row being sent cannot move, so the snooze was lost; now the reminder is armed again
+    once that send is over (or, after a stop mid-send, at the next start)."""
+    from board.schedule import Delivered, Delivery
+
+    clock = FakeClock(START)
+    board = await board_on(workspace, data_dir, scripted(("+5s", "+1h", None)), clock)
+    try:
+        first, second, third = await hold_meeting(board)
+        snoozed: list[str] = []
+
+        class SnoozeMidSend(RecordingDeliver):
+            async def __call__(self, work, reply, sending):  # type: ignore[no-untyped-def]
+                await sending()  # the row is "sending" now: the owner presses Snooze
+                snoozed.append(await say_to(board, f"/snooze {work.payload['action']} 2h"))
+                self.sent.append((work.key, reply))
+                return Delivered(Delivery.SENT)
+
+        deliver = SnoozeMidSend()
+        runner = ScheduleRunner(board.schedule, deliver)
+        clock.advance(5)
+        assert await runner.run_due() == 1
+        assert snoozed == [f"Snoozed #{first} {TASKS[0]}: I will remind you again Wed 2026-11-25 11:00:05 UTC."]
+        work = await board.schedule.get(reminder_key(first))
+        assert work is not None and work.status is WorkStatus.PENDING
+        assert work.due_at == START + timedelta(hours=2, seconds=5)
+        clock.advance(hours=2)
+        plain = RecordingDeliver()
+        assert await ScheduleRunner(board.schedule, plain).run_due() == 2
+        assert [key for key, _ in plain.sent] == [reminder_key(second), reminder_key(first)]  # again, once
+        assert await ScheduleRunner(board.schedule, plain).run_due() == 0
+
+        # a stop while it is being sent: "may have arrived" at the next start, then armed again
+        assert "is now due" in await say_to(board, f"/due {third} +1m")
+        crashing = RecordingDeliver(crash_after_sending=True)
+        clock.advance(minutes=1)
+        with pytest.raises(asyncio.CancelledError):
+            await ScheduleRunner(board.schedule, crashing).run_due()
+        assert "I will remind you again" in await say_to(board, f"/snooze {third} 3h")  # while "sending"
+        restarted = ScheduleRunner(board.schedule, RecordingDeliver())
+        await restarted.recover()
+        await board.schedule.starting()
+        work = await board.schedule.get(reminder_key(third))
+        assert work is not None and work.status is WorkStatus.PENDING
+        assert work.due_at == clock.now() + timedelta(hours=3)
     finally:
         await board.close()

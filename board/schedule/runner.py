@@ -249,5 +249,7 @@ class ScheduleRunner:
                       detail: str | None = None) -> None:
         if await self.store.finish(work, status, outcome, self.clock.now(), detail):
             self.done += 1
+            if outcome in (Outcome.SENT, Outcome.MAY_HAVE_ARRIVED):
+                await self.schedule.sent(work)
         else:
             log.info("schedule: %s changed while it ran (cancelled or moved); its new state stands", work.key)
