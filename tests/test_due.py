@@ -272,6 +272,7 @@ def test_sabha_actions_lists_due_dates_and_sets_them(tmp_path: Path) -> None:
     moved = _sabha(["actions", "due", str(second), "2026-12-15"], home, clock)
     assert moved.returncode == 0, moved.stderr
     assert f"#{second} " in moved.stdout and "is now due Tue 2026-12-15 09:00 UTC" in moved.stdout
+    assert "its reminder goes to the terminal" in moved.stdout and "`sabha chat`" in moved.stdout  # fix27
     bad = _sabha(["actions", "due", str(second), "soonish"], home, clock)
     assert bad.returncode == 2 and "I can't read 'soonish' as a date" in bad.stderr and "Nothing changed" in bad.stderr
     unknown = _sabha(["actions", "due", "99", "friday"], home, clock)
@@ -287,6 +288,7 @@ def test_sabha_actions_lists_due_dates_and_sets_them(tmp_path: Path) -> None:
     assert "OVERDUE since Wed 2026-11-25 09:02 UTC" in overdue
     status = _sabha(["status"], home, clock).stdout
     assert f"reminder reminder:action:{first} at 2026-11-25T09:02:00+00:00" in status
+    assert f"reminder reminder:action:{first} (due 2026-11-25T09:02:00+00:00): waits for `sabha chat`" in status
     done = _sabha(["actions", "done", str(first)], home, clock)
     assert done.returncode == 0 and f"Done: #{first}" in done.stdout
     assert f"reminder:action:{first}" not in _sabha(["status"], home, clock).stdout  # its reminder is cancelled

@@ -64,8 +64,11 @@ def register(host: CommandHost, reminders: Reminders) -> None:
         except ActionProblem as problem:
             return str(problem)
         here = (changed.row.channel, changed.row.chat_id) == (envelope.channel, envelope.chat_id)
+        terminal = reminders.goes_to(changed.row)
+        where = f"it goes to {terminal}" if terminal else \
+            f"I will remind {'you here' if here else 'the chat where its meeting was held'} then"
         return (f"#{changed.row.id} {changed.row.task} (owner: {changed.row.owner}) is now due {changed.when.said}; "
-                f"I will remind {'you here' if here else 'the chat where its meeting was held'} then.")
+                f"{where}.")
 
     async def snooze(envelope: Envelope, route: Route) -> str:
         first, _, length = route.text.strip().partition(" ")

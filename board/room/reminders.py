@@ -28,6 +28,7 @@ from board.envelope import Button, Reply
 from board.room.store import ActionRow, MeetingStore
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind, WorkStatus
 from board.schedule.dates import DateProblem, When, describe, parse_duration, parse_when
+from board.schedule.report import TERMINAL
 from board.schedule.work import parse_stamp, stamp
 
 __all__ = ["DEFAULT_SNOOZE", "ActionProblem", "Changed", "Reminders", "reminder_key"]
@@ -75,6 +76,13 @@ class Reminders:
 
     def _place(self, row: ActionRow) -> Place:
         return Place(row.channel or "console", row.chat_id or "console", row.thread_id)
+
+    def goes_to(self, row: ActionRow) -> str | None:
+        """Where ``row``'s reminder goes, in words, when that is the terminal (only ``sabha chat``
+        sends those); None for a chat a channel reaches."""
+        if self._place(row).channel != TERMINAL:
+            return None
+        return "the terminal: its meeting was held there, so the reminder shows when `sabha chat` runs"
 
     async def arm(self, row: ActionRow) -> ScheduledWork | None:
         """Schedule the reminder of open item ``row`` at its due date (nothing without one)."""
