@@ -97,10 +97,11 @@ def parse_duration(text: str) -> timedelta:
                       "\"2 hours\"")
 
 
-def _ahead(seconds: float, text: str) -> timedelta:
-    """``seconds`` as a length of time; :class:`DateProblem` when it is more than :data:`MAX_AHEAD`."""
+def _ahead(seconds: float, text: str, end: str = "") -> timedelta:
+    """``seconds`` as a length of time; :class:`DateProblem` (its text ending in ``end``) when it is
+    more than :data:`MAX_AHEAD`."""
     if seconds > MAX_AHEAD.total_seconds():
-        raise DateProblem(f"{text.strip()!r} is too far ahead: give at most ten years.")
+        raise DateProblem(f"{text.strip()!r} is too far ahead: give at most ten years{end}")
     return timedelta(seconds=seconds)
 
 
@@ -141,7 +142,7 @@ def _relative(words: str) -> timedelta | None:
     amount, unit = _amount(match.group(1)), _UNITS.get(match.group(2))
     if amount is None or unit is None or amount <= 0:
         return None
-    return _ahead(amount * unit, words)
+    return _ahead(amount * unit, words, ".")
 
 
 def _split_time(words: str, original: str) -> tuple[str, time | None]:
