@@ -525,7 +525,8 @@ class Board:
         follow_ups = followup.FollowUps(self.room, self.decisions, self.schedule, self.clock)
         followup.register(follow_ups)
         decision_commands.register(self, self.decisions, follow_ups.plan)
-        predictions_commands.register(self, self.room, self.schedule, lambda: self.settings.meetings)
+        predictions_commands.register(self, self.room, self.schedule, lambda: self.settings.meetings,
+                                      ZoneInfo(self.settings.timezone))
 
     def describe_channel(self, channel: str, addressing: about_commands.Addressing) -> None:
         """How people address the board on ``channel`` (the first rows of its /help)."""

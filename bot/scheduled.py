@@ -59,7 +59,7 @@ class ChannelDeliver:
             own = importlib.import_module(module).scheduled_delivery
             result: Delivered = await own(channel, work, reply, sending)
             return result
-        progress = SendProgress(before_first_request=sending)
+        progress = SendProgress(before_first_request=sending, after_refusal=getattr(sending, "refused", None))
         try:
             await channel.deliver(reply, progress)
         except SendFailed as exc:

@@ -4,6 +4,7 @@ and the reminder itself: once, in the meeting's place, with Done and Snooze."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import subprocess
@@ -19,7 +20,7 @@ from board.commands.followup import overdue_lines
 from board.room.reminders import reminder_key
 from board.schedule import ScheduleRunner, WorkStatus
 from board.schedule.dates import DateProblem, describe, parse_duration, parse_when
-from tests.reminders_support import STRANGER, TASKS, board_on, hold_meeting, say_to, scripted
+from tests.reminders_support import STRANGER, TASKS, TOPIC, board_on, hold_meeting, say_to, scripted
 from tests.schedule_support import START, RecordingDeliver
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)  # a Wednesday
@@ -57,6 +58,10 @@ def test_dates_people_write_are_read_relative_to_the_clock(text: str, expected: 
     ("2026-02-30", "is not a date on the calendar"),
     ("friday 25:00", "is not a time of day"),
     ("", "Give a date or a time"),
+    ("+99999999999d", "'+99999999999d' is too far ahead: give at most ten years."),  # was an OverflowError
+    ("in 600 weeks", "is too far ahead"),
+    ("2040-01-01", "'2040-01-01' is too far ahead: give at most ten years."),
+    ("9999-12-31 23:59", "is too far ahead"),
 ])
 def test_what_is_not_a_date_is_refused_saying_what_is_understood(text: str, says: str) -> None:
     with pytest.raises(DateProblem) as refused:
@@ -70,6 +75,17 @@ def test_days_and_times_are_read_in_the_owners_time_zone() -> None:
     assert friday.at == datetime(2026, 11, 27, 11, 30, tzinfo=UTC)
     assert friday.said == "Fri 2026-11-27 17:00 Asia/Kolkata"
     assert describe(parse_when("+10m", NOW, kolkata).at, kolkata) == "Wed 2026-11-25 17:40 Asia/Kolkata"
+
+
+def test_far_dates_never_overflow_in_a_zone_west_or_east_of_utc() -> None:
+    for zone in (ZoneInfo("America/Los_Angeles"), ZoneInfo("Pacific/Kiritimati")):
+        for text in ("9999-12-31 23:59", "+3000000d", "Dec 31, 9999"):
+            with pytest.raises(DateProblem, match=r"too far ahead|out of range"):
+                parse_when(text, NOW, zone)
+        assert parse_when("+520w", NOW, zone).at == NOW + timedelta(weeks=520)  # ten years is fine
+    assert describe(datetime(9999, 12, 31, 23, 59, tzinfo=UTC), ZoneInfo("Pacific/Kiritimati")).endswith("UTC")
+    with pytest.raises(DateProblem, match="too far ahead"):
+        parse_duration("99999999999d")
 
 
 def test_snooze_lengths() -> None:
@@ -126,13 +142,16 @@ async def test_due_snooze_done_and_bad_input_change_nothing(workspace: Path, dat
         work = await board.schedule.get(reminder_key(first))
         assert work is not None and work.due_at == START + timedelta(hours=2)
 
-        # a stranger elsewhere cannot touch the owner's items
-        assert "No open action item" in await say_to(board, f"/due {first} +1h", STRANGER)
-        assert "No open action item" in await say_to(board, f"/done {first}", STRANGER)
+        # a stranger elsewhere cannot touch the owner's items (fix27: dates and closing are the owner's)
+        assert "/due is for the board's owner only" in await say_to(board, f"/due {first} +1h", STRANGER)
+        assert "/done is for the board's owner only" in await say_to(board, f"/done {first}", STRANGER)
 
         snoozed = await say_to(board, f"/snooze {first} 3h")
         assert snoozed == f"Snoozed #{first} {TASKS[0]}: I will remind you again Wed 2026-11-25 12:00 UTC."
         assert "as a length of time" in await say_to(board, f"/snooze {first} later")
+        for huge in (f"/due {first} +99999999999d", f"/snooze {first} 99999999999d", f"/due {first} 9999-12-31"):
+            said = await say_to(board, huge)
+            assert "too far ahead: give at most ten years. Nothing changed." in said, huge  # was a crash
         default = await say_to(board, f"/snooze {second}")
         assert "again Thu 2026-11-26 09:00 UTC" in default  # a day from now
 
@@ -254,11 +273,15 @@ def test_sabha_actions_lists_due_dates_and_sets_them(tmp_path: Path) -> None:
     moved = _sabha(["actions", "due", str(second), "2026-12-15"], home, clock)
     assert moved.returncode == 0, moved.stderr
     assert f"#{second} " in moved.stdout and "is now due Tue 2026-12-15 09:00 UTC" in moved.stdout
+    assert "its reminder goes to the terminal" in moved.stdout and "`sabha chat`" in moved.stdout  # fix27
     bad = _sabha(["actions", "due", str(second), "soonish"], home, clock)
     assert bad.returncode == 2 and "I can't read 'soonish' as a date" in bad.stderr and "Nothing changed" in bad.stderr
     unknown = _sabha(["actions", "due", "99", "friday"], home, clock)
     assert unknown.returncode == 2 and "No open action item #99; `sabha actions` lists them." in unknown.stderr
     assert _sabha(["actions", "due", str(second)], home, clock).returncode == 2  # no date: the usage line
+    huge = _sabha(["actions", "due", str(second), "+99999999999d"], home, clock)  # was a traceback
+    assert huge.returncode == 2 and "is too far ahead: give at most ten years" in huge.stderr, huge.stderr
+    assert "Traceback" not in huge.stderr
 
     FileClock.write(clock, START + timedelta(minutes=3))
     overdue = _sabha(["actions"], home, clock).stdout
@@ -266,6 +289,7 @@ def test_sabha_actions_lists_due_dates_and_sets_them(tmp_path: Path) -> None:
     assert "OVERDUE since Wed 2026-11-25 09:02 UTC" in overdue
     status = _sabha(["status"], home, clock).stdout
     assert f"reminder reminder:action:{first} at 2026-11-25T09:02:00+00:00" in status
+    assert f"reminder reminder:action:{first} (due 2026-11-25T09:02:00+00:00): waits for `sabha chat`" in status
     done = _sabha(["actions", "done", str(first)], home, clock)
     assert done.returncode == 0 and f"Done: #{first}" in done.stdout
     assert f"reminder:action:{first}" not in _sabha(["status"], home, clock).stdout  # its reminder is cancelled
@@ -278,3 +302,77 @@ def test_a_decisions_due_date_is_kept_as_written_blank_means_none_and_never_fail
     assert ActionItem(task="Model VAT", owner="finance", due="TBD").due is None
     assert ActionItem(task="Model VAT", owner="finance").due is None
     assert len(ActionItem(task="Model VAT", owner="finance", due="soon " * 40).due or "") == 80
+
+
+async def test_a_member_of_the_meetings_own_topic_cannot_date_snooze_or_close_the_owners_items(
+        workspace: Path, data_dir: Path) -> None:
+    """Only the owner sets or changes due dates and closes items; a member pressing a reminder's
+    Done or Snooze (the same commands) is refused and nothing changes."""
+    member = dict(TOPIC, sender="2", is_owner=False)
+    board = await board_on(workspace, data_dir, scripted(("+5s", "+1h", None)), FakeClock(START))
+    try:
+        first, second, third = await hold_meeting(board)
+        before = {key: await board.schedule.get(reminder_key(key)) for key in (first, second)}
+        for command in (f"/snooze {first} 100w", f"/due {second} 2030-01-01", f"/due {third} friday",
+                        f"/done {third}", f"/done {first}"):
+            said = await say_to(board, command, member)
+            assert said == f"/{command[1:].split()[0]} is for the board's owner only.", (command, said)
+        for key, work in before.items():
+            assert work is not None and await board.schedule.get(reminder_key(key)) == work
+        rows = {row.id: row for row in await board.room.store.actions(limit=10)}
+        assert [rows[n].done_at for n in (first, second, third)] == [None, None, None]
+        assert rows[third].due_at is None
+        assert TASKS[2] in await say_to(board, "/actions", member)  # members still see the items
+        assert "is now due" in await say_to(board, f"/due {third} friday")  # the owner may
+    finally:
+        await board.close()
+
+
+async def test_a_snooze_while_the_reminder_is_being_sent_reminds_again_at_the_new_date(
+        workspace: Path, data_dir: Path) -> None:
+    """fix27: a row being sent cannot move, so the snooze was lost; now the reminder is armed again
+    once that send is over (or, after a stop mid-send, at the next start)."""
+    from board.schedule import Delivered, Delivery
+
+    clock = FakeClock(START)
+    board = await board_on(workspace, data_dir, scripted(("+5s", "+1h", None)), clock)
+    try:
+        first, second, third = await hold_meeting(board)
+        snoozed: list[str] = []
+
+        class SnoozeMidSend(RecordingDeliver):
+            async def __call__(self, work, reply, sending):  # type: ignore[no-untyped-def]
+                await sending()  # the row is "sending" now: the owner presses Snooze
+                snoozed.append(await say_to(board, f"/snooze {work.payload['action']} 2h"))
+                self.sent.append((work.key, reply))
+                return Delivered(Delivery.SENT)
+
+        deliver = SnoozeMidSend()
+        runner = ScheduleRunner(board.schedule, deliver)
+        clock.advance(5)
+        assert await runner.run_due() == 1
+        assert snoozed == [f"Snoozed #{first} {TASKS[0]}: I will remind you again Wed 2026-11-25 11:00:05 UTC."]
+        work = await board.schedule.get(reminder_key(first))
+        assert work is not None and work.status is WorkStatus.PENDING
+        assert work.due_at == START + timedelta(hours=2, seconds=5)
+        clock.advance(hours=2)
+        plain = RecordingDeliver()
+        assert await ScheduleRunner(board.schedule, plain).run_due() == 2
+        assert [key for key, _ in plain.sent] == [reminder_key(second), reminder_key(first)]  # again, once
+        assert await ScheduleRunner(board.schedule, plain).run_due() == 0
+
+        # a stop while it is being sent: "may have arrived" at the next start, then armed again
+        assert "is now due" in await say_to(board, f"/due {third} +1m")
+        crashing = RecordingDeliver(crash_after_sending=True)
+        clock.advance(minutes=1)
+        with pytest.raises(asyncio.CancelledError):
+            await ScheduleRunner(board.schedule, crashing).run_due()
+        assert "I will remind you again" in await say_to(board, f"/snooze {third} 3h")  # while "sending"
+        restarted = ScheduleRunner(board.schedule, RecordingDeliver())
+        await restarted.recover()
+        await board.schedule.starting()
+        work = await board.schedule.get(reminder_key(third))
+        assert work is not None and work.status is WorkStatus.PENDING
+        assert work.due_at == clock.now() + timedelta(hours=3)
+    finally:
+        await board.close()

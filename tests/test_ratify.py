@@ -129,3 +129,19 @@ async def test_bad_references_get_clear_answers(board: Board) -> None:
     assert "No proposed decision from a meeting here" in await say(board, "/ratify", ELSEWHERE)
     ratified = await say(board, f"/ratify {first[:12]}", ELSEWHERE)  # a unique prefix, from anywhere
     assert "ratified by Olive" in ratified
+
+
+TOPIC_42 = dict(OWNER, chat_id="-100", thread_id=42)
+TOPIC_99 = dict(OWNER, chat_id="-100", thread_id=99)
+
+
+async def test_a_bare_ruling_in_one_topic_never_rules_on_another_topics_decision(board: Board) -> None:
+    mid = await meeting(board, "Should topic 42 hire?", TOPIC_42)
+    for command in ("/veto not for this topic", "/ratify", "/revisit costs doubled"):
+        answer_99 = await say(board, command, TOPIC_99)
+        assert "No proposed decision from a meeting here" in answer_99, (command, answer_99)
+    assert "No decision from a meeting here yet" in await say(board, "/decision", TOPIC_99)
+    assert (await board.decisions.find(mid)).record.verdict is Verdict.PROPOSED  # type: ignore[union-attr]
+    assert mid in await say(board, "/decision", TOPIC_42)
+    assert "ratified by Olive" in await say(board, "/ratify", TOPIC_42)
+    assert (await board.decisions.find(mid)).record.verdict is Verdict.RATIFIED  # type: ignore[union-attr]

@@ -65,6 +65,7 @@ def test_decisions_from_the_terminal(home: Path) -> None:
 
     code, out, _ = sabha(home, "decisions", "revisit", first, "the", "EU", "VAT", "rules", "changed")
     assert code == 0 and "sent back for a revisit" in out and "follow-up meeting" in out
+    assert "it convenes when `sabha chat` runs" in out and "is convening" not in out  # a terminal meeting's (fix27)
     with sqlite3.connect(home / "sessions" / "sabha.db") as db:
         [(status, payload)] = db.execute("SELECT status, payload FROM scheduled_work WHERE key = ?",
                                          (f"follow_up:decision:{first}",)).fetchall()
@@ -77,6 +78,7 @@ def test_decisions_from_the_terminal(home: Path) -> None:
     assert second in out and first not in out
     status = sabha(home, "status")[1]
     assert "Decisions: 1 vetoed, 1 revisit" in status and "waiting for the owner" not in status
+    assert f"follow_up follow_up:decision:{first} (due " in status and "waits for `sabha chat`" in status
 
 
 def test_the_terminal_chat_shows_the_decision_buttons_as_commands_and_runs_them(home: Path) -> None:

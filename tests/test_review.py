@@ -112,8 +112,8 @@ async def test_review_bad_input_changes_nothing(workspace: Path, data_dir: Path)
     try:
         decided = (await board.room.prepare("Should we pilot in Germany?",
                                             envelope=Envelope(text="", **OWNER_TOPIC)).run()).meeting_id  # type: ignore[arg-type]
-        assert "not a time I understand" in await _say(board, f"/review {decided} soonish")
-        assert "in the past" in await _say(board, f"/review {decided} 2026-01-01")
+        assert "I can't read 'soonish' as a date" in await _say(board, f"/review {decided} soonish")
+        assert "which has passed" in await _say(board, f"/review {decided} 2026-01-01")
         assert "No decided meeting 'm-nope'" in await _say(board, "/review m-nope +3d")
         assert "owner" in await _say(board, f"/review {decided} +3d", sender="43", is_owner=False)
         assert await board.schedule.get(f"review:decision:{decided}") is None
@@ -151,5 +151,57 @@ async def test_the_offline_model_plays_a_review(workspace: Path, data_dir: Path)
         reviews = await ReviewStore(board.db).of_decision(decided)
         assert reviews and reviews[0].verdict in ("kept", "reversed", "superseded", "unclear")
         assert reviews[0].summary and "[offline]" in reviews[0].summary
+    finally:
+        await board.close()
+
+
+async def test_review_dates_are_read_like_due_dates_in_the_boards_time_zone(workspace: Path, data_dir: Path) -> None:
+    """fix27: /review had its own weaker reader (no "in two weeks", no "friday", UTC only, +0m accepted,
+    an OverflowError for +99999999999d); it reads dates like /due now."""
+    from datetime import UTC, datetime
+
+    from tests.reminders_support import board_on, hold_meeting, say_to, scripted
+    from tests.schedule_support import START
+
+    board = await board_on(workspace, data_dir, scripted((None, None, None)), FakeClock(START),
+                           timezone="America/New_York")
+    try:
+        await hold_meeting(board)
+        mid = (await board.decisions.recent(limit=1))[0].meeting_id
+        key = f"review:decision:{mid}"
+        assert "too far ahead: give at most ten years" in await say_to(board, f"/review {mid} +99999999999d")
+        assert "I can't read '+0m' as a date" in await say_to(board, f"/review {mid} +0m")
+        assert await board.schedule.get(key) is None
+        said = await say_to(board, f"/review {mid} in two weeks")
+        assert "scheduled for Wed 2026-12-09 04:00 America/New_York" in said, said
+        said = await say_to(board, f"/review {mid} friday")
+        assert "scheduled for Fri 2026-11-27 09:00 America/New_York" in said, said
+        work = await board.schedule.get(key)
+        assert work is not None and work.due_at == datetime(2026, 11, 27, 14, tzinfo=UTC)
+    finally:
+        await board.close()
+
+
+async def test_resolution_requests_go_out_when_the_resolve_by_date_begins_in_the_boards_zone(
+        workspace: Path, data_dir: Path) -> None:
+    """fix27: they went out at 00:00 UTC on the resolve-by date whatever board.timezone said."""
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from board.envelope import Envelope
+    from board.room.predictions.resolving import schedule_resolutions
+    from board.schedule import WorkKind
+    from tests.calibration_support import predicting_model, seed
+
+    await seed(workspace, data_dir, Envelope(channel="telegram", text="", sender="42", chat_id="42", is_owner=True))
+    board = await predicting_board(workspace, data_dir, predicting_model([]), FakeClock(T0))
+    try:
+        utc_rows = await board.schedule.store.open_rows(kind=WorkKind.RESOLUTION)
+        assert datetime(2026, 12, 1, tzinfo=UTC) in {r.due_at for r in utc_rows}  # a UTC board: midnight UTC
+        await board.db.execute("DELETE FROM scheduled_work WHERE kind = 'resolution'")
+        added = await schedule_resolutions(board.schedule, board.db, zone=ZoneInfo("America/New_York"))
+        rows = await board.schedule.store.open_rows(kind=WorkKind.RESOLUTION)
+        assert added == len(rows) == len(utc_rows)
+        assert {r.due_at for r in rows} == {r.due_at + timedelta(hours=5) for r in utc_rows}  # EST is UTC-5
     finally:
         await board.close()

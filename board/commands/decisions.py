@@ -106,8 +106,9 @@ def _split(text: str) -> _Asked:
     return _Asked(None, text.strip())
 
 
-def _place(envelope: Envelope) -> tuple[str, str]:
-    return (envelope.channel, envelope.chat_id)
+def _place(envelope: Envelope) -> tuple[str, str, int | None]:
+    """Where a command without an id looks for "the latest decision": this chat's topic."""
+    return (envelope.channel, envelope.chat_id, envelope.thread_id)
 
 
 def _problem(result: RulingResult, ref: str | None, verb: str) -> str | None:
@@ -221,7 +222,7 @@ class _Commands:
         problem = _problem(found, ref, "show")
         if problem is not None or found.record is None:
             return problem or f"No decision {ref!r}."
-        if not envelope.is_owner and found.record.place != _place(envelope):
+        if not envelope.is_owner and found.record.place != _place(envelope)[:2]:
             return f"There is no meeting {ref!r} here; /decisions lists the decisions of this chat."
         return describe(found.record)
 

@@ -7,7 +7,9 @@
 - ``/snooze <n> [length]``: remind again after ``length`` (``2h``, ``1d``; a day by default);
 - ``/done <n>``: close item n and cancel its reminder.
 
-The owner may change every item; anyone else only those of meetings held in their chat. Bad
+Only the owner sets or changes due dates, snoozes and closes items (``/due``, ``/snooze`` and
+``/done`` are owner-only, so a member pressing a reminder's Done or Snooze is refused and nothing
+changes); anyone may list the items of meetings held in their chat. Bad
 input (an unknown or closed item, a date that cannot be read or has passed) is answered with
 what went wrong and what is understood; nothing is changed. Pressing a reminder's Done or
 Snooze button sends ``/done <n>`` / ``/snooze <n>``, so a second press finds the item closed (or
@@ -62,8 +64,11 @@ def register(host: CommandHost, reminders: Reminders) -> None:
         except ActionProblem as problem:
             return str(problem)
         here = (changed.row.channel, changed.row.chat_id) == (envelope.channel, envelope.chat_id)
+        terminal = reminders.goes_to(changed.row)
+        where = f"it goes to {terminal}" if terminal else \
+            f"I will remind {'you here' if here else 'the chat where its meeting was held'} then"
         return (f"#{changed.row.id} {changed.row.task} (owner: {changed.row.owner}) is now due {changed.when.said}; "
-                f"I will remind {'you here' if here else 'the chat where its meeting was held'} then.")
+                f"{where}.")
 
     async def snooze(envelope: Envelope, route: Route) -> str:
         first, _, length = route.text.strip().partition(" ")
@@ -87,9 +92,11 @@ def register(host: CommandHost, reminders: Reminders) -> None:
         return f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}."
 
     host.register_command("actions", actions, "/actions [all]: open action items, due dates, OVERDUE first")
-    host.register_command("due", due, "/due <n> <when>: set when action item n is due (friday, +2h, 2026-12-15)")
-    host.register_command("snooze", snooze, "/snooze <n> [2h]: remind me of item n later (a day by default)")
-    host.register_command("done", done, "/done <n>: close action item n (and its reminder)")
+    host.register_command("due", due, "/due <n> <when>: set when action item n is due (friday, +2h, 2026-12-15)",
+                          owner_only=True)
+    host.register_command("snooze", snooze, "/snooze <n> [2h]: remind me of item n later (a day by default)",
+                          owner_only=True)
+    host.register_command("done", done, "/done <n>: close action item n (and its reminder)", owner_only=True)
 
 
 async def overdue_lines(store: MeetingStore, reminders: Reminders, *, limit: int = 5) -> list[str]:

@@ -12,6 +12,7 @@ predictions (n=..)" below the board's minimum. The board's schedule sends the re
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, tzinfo
 
 from board.commands import review
 from board.commands.host import CommandHost
@@ -34,10 +35,12 @@ async def stats_text(store: PredictionStore, *, min_resolved: int, fenced: bool 
     return format_stats(track_records(rows, min_resolved=min_resolved), min_resolved=min_resolved, fenced=fenced)
 
 
-def register(host: CommandHost, room: BoardRoom, schedule: Schedule, settings: Callable[[], MeetingSettings]) -> None:
+def register(host: CommandHost, room: BoardRoom, schedule: Schedule, settings: Callable[[], MeetingSettings],
+             zone: tzinfo = UTC) -> None:
     """Add the prediction commands to ``host``, the resolution requests to ``schedule``, and the reviews of
-    decisions (:mod:`board.commands.review`); ``settings``: the board's current meeting settings."""
-    review.register(host, room, schedule, settings)
+    decisions (:mod:`board.commands.review`); ``settings``: the board's current meeting settings; ``zone``:
+    the board's time zone (review dates, the moment a resolve-by date begins)."""
+    review.register(host, room, schedule, settings, zone)
     db, clock = schedule.store.db, schedule.clock
     store = PredictionStore(db)
     schedule.register(WorkKind.RESOLUTION, resolution_handler(db))

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
 from board.agent.speaker import Ask
@@ -47,12 +47,13 @@ __all__ = ["register"]
 
 log = logging.getLogger("sabha.review")
 
-USAGE = "Schedule a decision's review with /review <meeting id> <when> (+3d, in 2 weeks, 2026-12-15)."
+USAGE = "Schedule a decision's review with /review <meeting id> <when> (+3d, in 2 weeks, friday, 2026-12-15)."
 
 
 def register(host: CommandHost, room: BoardRoom, schedule: Schedule,
-             settings: Callable[[], MeetingSettings]) -> None:
-    """Add ``/review``, the review handler and the after-meeting follow-ups."""
+             settings: Callable[[], MeetingSettings], zone: tzinfo = UTC) -> None:
+    """Add ``/review``, the review handler and the after-meeting follow-ups; ``zone``: the board's
+    time zone (``board.timezone``), which review dates and resolve-by dates are read in."""
     db = room.store.db
     reviews = ReviewStore(db)
 
@@ -66,13 +67,13 @@ def register(host: CommandHost, room: BoardRoom, schedule: Schedule,
         if len(words) == 1:
             return _review_state(meeting.id, await reviews.of_decision(meeting.id))
         try:
-            due = parse_review_when(" ".join(words[1:]), schedule.clock.now())
+            due = parse_review_when(" ".join(words[1:]), schedule.clock.now(), zone)
         except WhenProblem as problem:
             return f"{problem}. Nothing scheduled."
         place = Place(envelope.channel, envelope.chat_id, envelope.thread_id)
-        await schedule_review(schedule, db, meeting.id, due, place)
+        await schedule_review(schedule, db, meeting.id, due.at, place)
         return (f"The review of {meeting.id} (\u201c{meeting.topic}\u201d) is scheduled for "
-                f"{due.strftime('%a %Y-%m-%d %H:%M UTC')}: a short meeting on what happened, kept / reversed / "
+                f"{due.said}: a short meeting on what happened, kept / reversed / "
                 "superseded, recorded on the decision.")
 
     async def hold(work: ScheduledWork) -> Reply | None:
@@ -105,7 +106,7 @@ def register(host: CommandHost, room: BoardRoom, schedule: Schedule,
     async def after_meeting(event: MeetingEvent) -> None:
         if event.kind != "ended":  # MeetingEventKind.ENDED
             return
-        added = await schedule_resolutions(schedule, db)
+        added = await schedule_resolutions(schedule, db, zone=zone)
         if added:
             log.info("meeting %s: %d resolution request(s) scheduled", event.meeting_id, added)
         judged = await reviews.by_review_meeting(event.meeting_id)

@@ -26,6 +26,7 @@ from board.clock import Clock
 from board.envelope import Envelope
 from board.room.ratify import DecisionBook, DecisionChange, DecisionRecord, Verdict
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind
+from board.schedule.report import TERMINAL
 from board.workspace.quoting import FieldLimit, quote_field
 
 if TYPE_CHECKING:
@@ -76,6 +77,10 @@ class FollowUps:
             WorkKind.FOLLOW_UP, key=follow_up_key(record.meeting_id), due_at=self.clock.now(), place=place,
             payload={"decision": record.meeting_id, "reason": reason, "by": owner.sender,
                      "by_name": owner.sender_name, "is_group": owner.is_group if same else False}))
+        if place.channel == TERMINAL:
+            return (f"A follow-up meeting on \u201cRevisit: {record.topic}\u201d is scheduled with your reason on its "
+                    "agenda; the first meeting ran in the terminal, so it convenes when `sabha chat` runs, and its "
+                    "statements and decision show there.")
         return (f"A follow-up meeting on \u201cRevisit: {record.topic}\u201d is convening with your reason on its "
                 "agenda; its statements and decision follow where the first meeting ran.")
 

@@ -32,7 +32,7 @@ from typing import Any
 from board.clock import Clock
 from board.db import StateDB
 
-__all__ = ["DecisionBook", "DecisionChange", "DecisionRecord", "Listener", "Outcome", "Ruling", "RulingResult",
+__all__ = ["DecisionBook", "DecisionChange", "DecisionRecord", "Listener", "Outcome", "Place", "Ruling", "RulingResult",
            "Verdict", "verdicts"]
 
 log = logging.getLogger("sabha.decisions")
@@ -128,6 +128,8 @@ class DecisionChange:
 
 
 Listener = Callable[[DecisionChange], Awaitable[None]]
+#: where decisions were made: (channel, chat id), or (channel, chat id, thread id) for one topic
+Place = tuple[str, str] | tuple[str, str, int | None]
 
 _COLUMNS = ("id, topic, decision, started_at, channel, chat_id, thread_id, ratification, ruled_by, ruled_by_name, "
             "ruled_at, ruling_reason, follow_up_id, revisit_of")
@@ -174,19 +176,25 @@ class DecisionBook:
         record = _record(rows[0])
         return RulingResult(Outcome.DONE if rows[0]["decision"] else Outcome.NO_DECISION, record)
 
-    async def latest(self, place: tuple[str, str] | None, verdict: Verdict = Verdict.PROPOSED) -> DecisionRecord | None:
+    async def latest(self, place: Place | None, verdict: Verdict = Verdict.PROPOSED) -> DecisionRecord | None:
         """The most recent decision with ``verdict`` made by a meeting called from ``place``
-        (channel, chat id); from anywhere when ``place`` is None."""
+        (channel, chat id[, thread id: that topic only]); from anywhere when ``place`` is None."""
         rows = await self.recent(place=place, verdict=verdict, limit=1)
         return rows[0] if rows else None
 
-    async def recent(self, *, place: tuple[str, str] | None = None, verdict: Verdict | None = None,
-                   limit: int = 20) -> list[DecisionRecord]:
-        """Decisions, newest first; only those of ``place`` and with ``verdict`` when given."""
-        where, params = ["decision IS NOT NULL"], []
+    async def recent(self, *, place: Place | None = None, verdict: Verdict | None = None,
+                     limit: int = 20) -> list[DecisionRecord]:
+        """Decisions, newest first; only those of ``place`` (a topic's only, when it names the
+        thread: a bare /veto in one topic never rules on another topic's decision) and with
+        ``verdict`` when given."""
+        where: list[str] = ["decision IS NOT NULL"]
+        params: list[str | int] = []
         if place is not None:
             where.append("channel = ? AND chat_id = ?")
             params += [place[0], place[1]]
+            if len(place) == 3:
+                where.append("COALESCE(thread_id, 0) = ?")
+                params.append(place[2] or 0)
         if verdict is Verdict.PROPOSED:
             where.append("(ratification IS NULL OR ratification = 'proposed')")
         elif verdict is not None:

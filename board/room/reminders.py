@@ -26,8 +26,9 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from board.clock import Clock, utc
 from board.envelope import Button, Reply
 from board.room.store import ActionRow, MeetingStore
-from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind
+from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind, WorkStatus
 from board.schedule.dates import DateProblem, When, describe, parse_duration, parse_when
+from board.schedule.report import TERMINAL
 from board.schedule.work import parse_stamp, stamp
 
 __all__ = ["DEFAULT_SNOOZE", "ActionProblem", "Changed", "Reminders", "reminder_key"]
@@ -69,11 +70,19 @@ class Reminders:
         self.zone = zone
         self.voice = voice
         schedule.register(WorkKind.REMINDER, self.remind)
+        schedule.after_send(WorkKind.REMINDER, self.rearm)
 
     # -- scheduling ----------------------------------------------------------------------------
 
     def _place(self, row: ActionRow) -> Place:
         return Place(row.channel or "console", row.chat_id or "console", row.thread_id)
+
+    def goes_to(self, row: ActionRow) -> str | None:
+        """Where ``row``'s reminder goes, in words, when that is the terminal (only ``sabha chat``
+        sends those); None for a chat a channel reaches."""
+        if self._place(row).channel != TERMINAL:
+            return None
+        return "the terminal: its meeting was held there, so the reminder shows when `sabha chat` runs"
 
     async def arm(self, row: ActionRow) -> ScheduledWork | None:
         """Schedule the reminder of open item ``row`` at its due date (nothing without one)."""
@@ -108,15 +117,32 @@ class Reminders:
             rows.append(row)
         return rows
 
+    async def rearm(self, work: ScheduledWork) -> bool:
+        """After reminder ``work`` went out (or may have): when its item was given a later date while
+        it was being sent (a row being sent cannot move), its reminder is armed again there; True if so."""
+        row = await self.store.action(int(work.payload.get("action", 0)))
+        if row is None or row.status != "open" or row.due_at is None or parse_stamp(row.due_at) <= work.due_at:
+            return False
+        if await self.schedule.reschedule(reminder_key(row.id), parse_stamp(row.due_at)) is None:
+            return False
+        log.info("action #%d: its date moved while its reminder was being sent; reminding again %s", row.id,
+                 describe(parse_stamp(row.due_at), self.zone))
+        return True
+
     async def sync(self) -> int:
         """At start: every open item with a due date has its reminder (added if missing); how many were added."""
         added = 0
         for row in await self.store.actions(limit=100_000):
             if row.due_at is None and row.due_text:
                 row = await self._read_due(row, _created(row) or self.clock.now())
-            if row.due_at is not None and await self.schedule.get(reminder_key(row.id)) is None:
+            if row.due_at is None:
+                continue
+            existing = await self.schedule.get(reminder_key(row.id))
+            if existing is None:
                 await self.arm(row)
                 added += 1
+            elif existing.status == WorkStatus.DONE:  # moved while it was being sent, then a stop
+                added += await self.rearm(existing)
         if added:
             log.info("reminders: %d action item(s) had no reminder yet; scheduled", added)
         return added
@@ -157,8 +183,9 @@ class Reminders:
         moved = await self.schedule.reschedule(reminder_key(row.id), when.at)
         if moved is None and await self.schedule.get(reminder_key(row.id)) is None:
             await self.arm(row)
-        elif moved is None:  # being sent this very moment: that one may arrive; the next at the new date
-            log.warning("action #%d: its reminder was being sent as the date moved; it may arrive now", row.id)
+        elif moved is None:  # being sent this very moment: that one may arrive; :meth:`rearm` sets the next
+            log.warning("action #%d: its reminder was being sent as the date moved; it may arrive now, and it is "
+                        "armed again for the new date once that send is over", row.id)
         log.info("action #%d is now due %s", row.id, when.said)
         return Changed(row, when)
 

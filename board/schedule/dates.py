@@ -15,7 +15,8 @@ is dropped):
 Days and times are read in the owner's time zone (``board.timezone``, default UTC) and the
 answer says which. Anything else is refused with :class:`DateProblem`, saying what is
 understood: ``soonish``, ``12/11`` (day or month first?), a date in the past, an impossible
-date (``2026-02-30``). Durations for ``/snooze`` (``2h``, ``1d``, ``30m``, ``1 day``) are read by
+date (``2026-02-30``), a moment more than :data:`MAX_AHEAD` (ten years) ahead (``+99999999999d``,
+``9999-12-31``: "too far ahead"). Durations for ``/snooze`` (``2h``, ``1d``, ``30m``, ``1 day``) are read by
 :func:`parse_duration`.
 """
 
@@ -27,10 +28,12 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from board.clock import utc
 
-__all__ = ["DEFAULT_HOUR", "UNDERSTOOD", "DateProblem", "When", "describe", "parse_duration", "parse_when"]
+__all__ = ["DEFAULT_HOUR", "MAX_AHEAD", "UNDERSTOOD", "DateProblem", "When", "describe", "parse_duration", "parse_when"]
 
 #: The hour a day without a time means (a morning nudge on the day).
 DEFAULT_HOUR = 9
+#: The farthest ahead a due date, a snooze or a review may be (about ten years).
+MAX_AHEAD = timedelta(days=3653)
 #: What a refusal lists as understood.
 UNDERSTOOD = ("+10m, +2h, +3d, in two weeks, tomorrow, friday, next friday, next week, 2026-12-15, 15 Dec "
               "(optionally with a time: friday 17:00, tomorrow 9am)")
@@ -72,7 +75,10 @@ class When:
 
 def describe(moment: datetime, zone: tzinfo = UTC) -> str:
     """``Fri 2026-11-27 09:00 UTC``: ``moment`` in ``zone``, the zone named."""
-    local = utc(moment).astimezone(zone)
+    try:
+        local = utc(moment).astimezone(zone)
+    except OverflowError:  # the edge of the calendar in another zone: say it in UTC
+        local, zone = utc(moment), UTC
     name = getattr(zone, "key", None) or local.tzname() or "UTC"
     seconds = f":{local.second:02d}" if local.second else ""
     return f"{local:%a %Y-%m-%d %H:%M}{seconds} {name}"
@@ -86,9 +92,17 @@ def parse_duration(text: str) -> timedelta:
         amount = _amount(match.group(1))
         unit = _UNITS.get(match.group(2))
         if amount is not None and unit is not None and amount > 0:
-            return timedelta(seconds=amount * unit)
+            return _ahead(amount * unit, text)
     raise DateProblem(f"I can't read {text.strip()!r} as a length of time; write e.g. 30m, 2h, 1d, 1w or "
                       "\"2 hours\"")
+
+
+def _ahead(seconds: float, text: str, end: str = "") -> timedelta:
+    """``seconds`` as a length of time; :class:`DateProblem` (its text ending in ``end``) when it is
+    more than :data:`MAX_AHEAD`."""
+    if seconds > MAX_AHEAD.total_seconds():
+        raise DateProblem(f"{text.strip()!r} is too far ahead: give at most ten years{end}")
+    return timedelta(seconds=seconds)
 
 
 def _amount(word: str) -> float | None:
@@ -109,7 +123,12 @@ def parse_when(text: str, now: datetime, zone: tzinfo = UTC) -> When:
     if relative is not None:
         at = now + relative
     else:
-        at = _absolute(words, text, now, zone)
+        try:
+            at = _absolute(words, text, now, zone)
+        except OverflowError as exc:  # the edge of the calendar (9999-12-31 west of UTC)
+            raise DateProblem(f"{text.strip()!r} is out of range: give a moment within the next ten years.") from exc
+        if at - now > MAX_AHEAD:
+            raise DateProblem(f"{text.strip()!r} is too far ahead: give at most ten years.")
         if at <= now:
             raise DateProblem(f"{text.strip()!r} is {describe(at, zone)}, which has passed (it is now "
                               f"{describe(now, zone)}); give a moment still to come.")
@@ -123,7 +142,7 @@ def _relative(words: str) -> timedelta | None:
     amount, unit = _amount(match.group(1)), _UNITS.get(match.group(2))
     if amount is None or unit is None or amount <= 0:
         return None
-    return timedelta(seconds=amount * unit)
+    return _ahead(amount * unit, words, ".")
 
 
 def _split_time(words: str, original: str) -> tuple[str, time | None]:

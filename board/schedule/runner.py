@@ -35,7 +35,7 @@ from board.envelope import Reply
 from board.schedule.schedule import Schedule
 from board.schedule.work import Outcome, ScheduledWork, WorkStatus
 
-__all__ = ["Deliver", "Delivered", "Delivery", "RunnerSettings", "ScheduleRunner", "Withdrawn"]
+__all__ = ["Deliver", "Delivered", "Delivery", "RunnerSettings", "ScheduleRunner", "Sending", "Withdrawn"]
 
 log = logging.getLogger("sabha.schedule")
 
@@ -70,6 +70,30 @@ class Deliver(Protocol):
 
     async def __call__(self, work: ScheduledWork, reply: Reply, sending: Callable[[], Awaitable[None]],
                        ) -> Delivered: ...
+
+
+class Sending:
+    """The ``sending()`` a :class:`Deliver` gets for one row: calling it marks the row ``sending``
+    (raising :class:`Withdrawn` when it is no longer this claim's); :meth:`refused` takes the mark
+    back when the service answered that nothing was posted (a 429 to wait out), so a crash during
+    the wait has the row done again instead of "may have arrived"."""
+
+    def __init__(self, runner: ScheduleRunner, work: ScheduledWork) -> None:
+        self.runner = runner
+        self.work = work
+        self.left = False  # marked sending: something may have left
+
+    async def __call__(self) -> None:
+        if not await self.runner.store.sending(self.work, self.runner.clock.now()):
+            raise Withdrawn(f"{self.work.key} was cancelled or moved while it was about to be sent")
+        self.left = True
+
+    async def refused(self) -> None:
+        """Nothing was posted: the row is claimed again (marked again before the retry leaves)."""
+        if self.left and await self.runner.store.unsend(self.work, self.runner.clock.now()):
+            self.left = False
+            log.info("schedule: %s was not posted (the service refused it for now); it is sent again when "
+                     "the retry leaves", self.work.key)
 
 
 @dataclass(frozen=True)
@@ -176,27 +200,21 @@ class ScheduleRunner:
         await self._send(work, reply)
 
     async def _send(self, work: ScheduledWork, reply: Reply) -> None:
-        left = False
-
-        async def sending() -> None:
-            nonlocal left
-            if not await self.store.sending(work, self.clock.now()):
-                raise Withdrawn(f"{work.key} was cancelled or moved while it was about to be sent")
-            left = True
-
+        sending = Sending(self, work)
         try:
             result = await self.deliver(work, reply, sending)
         except Withdrawn as exc:
             log.info("schedule: %s", exc)
             return
         except asyncio.CancelledError:
-            if not left:
+            if not sending.left:
                 await asyncio.shield(self.store.release_claim(work, self.clock.now()))
             raise
         except Exception as exc:  # a channel bug: the outcome is what matters
             log.exception("schedule: delivering %s failed", work.key)
-            result = Delivered(Delivery.MAY_HAVE_ARRIVED if left else Delivery.NOT_SENT, f"{type(exc).__name__}: {exc}")
-        await self._record(work, result, left)
+            result = Delivered(Delivery.MAY_HAVE_ARRIVED if sending.left else Delivery.NOT_SENT,
+                               f"{type(exc).__name__}: {exc}")
+        await self._record(work, result, sending.left)
 
     async def _record(self, work: ScheduledWork, result: Delivered, left: bool) -> None:
         if result.delivery is Delivery.SENT:
@@ -231,5 +249,7 @@ class ScheduleRunner:
                       detail: str | None = None) -> None:
         if await self.store.finish(work, status, outcome, self.clock.now(), detail):
             self.done += 1
+            if outcome in (Outcome.SENT, Outcome.MAY_HAVE_ARRIVED):
+                await self.schedule.sent(work)
         else:
             log.info("schedule: %s changed while it ran (cancelled or moved); its new state stands", work.key)

@@ -44,6 +44,7 @@ class Schedule:
         self._handlers: dict[str, WorkHandler] = {}
         self._wake = asyncio.Event()
         self._at_start: list[Callable[[], Awaitable[object]]] = []
+        self._after_send: dict[str, Callable[[ScheduledWork], Awaitable[object]]] = {}
         self._held: set[tuple[str, str]] = set()  # (channel, chat) with rows waiting for the place
 
     # -- handlers -----------------------------------------------------------------------------
@@ -58,6 +59,22 @@ class Schedule:
         """Run ``work`` when the runner starts, after recovery and before the first due row (e.g.
         schedule what a crash between recording something and scheduling it left unscheduled)."""
         self._at_start.append(work)
+
+    def after_send(self, kind: WorkKind, work: Callable[[ScheduledWork], Awaitable[object]]) -> None:
+        """Run ``work`` with a row of ``kind`` once its send finished (sent, or "may have arrived"):
+        e.g. a reminder snoozed while it was being sent (a row being sent cannot move) is armed
+        again at its new date."""
+        self._after_send[kind.value] = work
+
+    async def sent(self, work: ScheduledWork) -> None:
+        """What :meth:`after_send` asked for ``work``'s kind; a failure is logged."""
+        follow = self._after_send.get(str(work.kind))
+        if follow is None:
+            return
+        try:
+            await follow(work)
+        except Exception:
+            log.exception("schedule: the step after sending %s failed", work.key)
 
     async def starting(self) -> None:
         """What :meth:`at_start` asked for; a failure is logged and the rest still runs."""

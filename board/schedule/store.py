@@ -160,6 +160,13 @@ class WorkStore:
             "WHERE id = ? AND status = 'claimed' AND claim = ?", (stamp(now), stamp(now), work.id, work.claim)
         ) is not None
 
+    async def unsend(self, work: ScheduledWork, now: datetime) -> bool:
+        """The service answered that nothing was posted (a 429 to wait out): the row is claimed
+        again, not ``sending``, until the retry leaves; a crash meanwhile has it done again."""
+        return await self._one(
+            "UPDATE scheduled_work SET status = 'claimed', sending_at = NULL, updated_at = ? "
+            "WHERE id = ? AND status = 'sending' AND claim = ?", (stamp(now), work.id, work.claim)) is not None
+
     async def finish(self, work: ScheduledWork, status: WorkStatus, outcome: Outcome, now: datetime,
                      detail: str | None = None) -> bool:
         """Record how the claimed (or sending) row ended; False when it was not this claim's any more."""

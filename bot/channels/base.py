@@ -69,6 +69,10 @@ class SendProgress:
     posted: int = 0  # messages the service confirmed
     in_flight: bool = False  # a request left and its outcome is not known (yet)
     before_first_request: Callable[[], Awaitable[None]] | None = None
+    #: Telegram (the service) answered that a request posted nothing while nothing of this delivery
+    #: is posted yet (a 429, a refusal): the "sending" mark is taken back, and set again (by
+    #: ``before_first_request``) right before the retry leaves; a crash meanwhile leaves it unsent
+    after_refusal: Callable[[], Awaitable[None]] | None = None
     note: str | None = None  # how it went, when there was a choice (e.g. edited over a streamed draft)
     _announced: bool = False
 
@@ -79,6 +83,15 @@ class SendProgress:
             if self.before_first_request is not None:
                 await self.before_first_request()
         self.in_flight = True
+
+    async def nothing_posted(self) -> None:
+        """The service answered that the last request posted nothing: when nothing of this delivery
+        was posted, it is untouched again (see ``after_refusal``)."""
+        self.in_flight = False
+        if self.posted == 0 and self._announced:
+            self._announced = False
+            if self.after_refusal is not None:
+                await self.after_refusal()
 
     @property
     def untouched(self) -> bool:

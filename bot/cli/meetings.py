@@ -190,8 +190,9 @@ async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
             emit(f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}.")
         elif verb == "due":
             changed = await board.reminders.set_due(int(number), rest)
+            where = board.reminders.goes_to(changed.row) or f"{changed.row.channel} chat {changed.row.chat_id}"
             emit(f"#{changed.row.id} {changed.row.task} (owner: {changed.row.owner}) is now due {changed.when.said}; "
-                 f"its reminder goes to {changed.row.channel} chat {changed.row.chat_id} then.")
+                 f"its reminder goes to {where} then.")
         else:
             changed = await board.reminders.snooze(int(number), rest)
             emit(f"Snoozed #{changed.row.id} {changed.row.task}: reminded again {changed.when.said}.")

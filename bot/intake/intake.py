@@ -263,7 +263,8 @@ class Intake:
         """Deliver the stored reply and record the outcome; False when "sending" could not be
         recorded (nothing left: try again later)."""
         assert pending.reply is not None
-        progress = SendProgress(before_first_request=lambda: self.inbox.sending(pending))
+        progress = SendProgress(before_first_request=lambda: self.inbox.sending(pending),
+                                after_refusal=lambda: self.inbox.unsent(pending))  # a 429: nothing posted yet
         notice = self._notices.pop((pending.chat_id, pending.message_id), None)
         deliver_over = getattr(self.courier, "deliver_over", None)
         try:

@@ -18,7 +18,7 @@ sends nothing.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 from board.db import StateDB
 from board.envelope import Button, Reply
@@ -90,9 +90,10 @@ def request_key(prediction_id: int) -> str:
     return f"resolution:prediction:{prediction_id}"
 
 
-async def schedule_resolutions(schedule: Schedule, db: StateDB, *, limit: int = 500) -> int:
+async def schedule_resolutions(schedule: Schedule, db: StateDB, *, limit: int = 500, zone: tzinfo = UTC) -> int:
     """Schedule the resolution request of every open prediction that has none (made in a meeting
-    that ran somewhere a request can go); how many were added."""
+    that ran somewhere a request can go), due when its resolve-by date begins in the board's time
+    zone ``zone``; how many were added."""
     rows = await db.fetchall(
         "SELECT p.id FROM predictions p JOIN meetings m ON m.id = p.meeting_id "
         "LEFT JOIN scheduled_work w ON w.key = 'resolution:prediction:' || p.id "
@@ -104,7 +105,7 @@ async def schedule_resolutions(schedule: Schedule, db: StateDB, *, limit: int = 
         row = await store.get(int(r["id"]))
         if row is None or row.channel is None or row.chat_id is None:
             continue
-        due = datetime.fromisoformat(row.resolve_by).replace(tzinfo=UTC)
+        due = datetime.fromisoformat(row.resolve_by).replace(tzinfo=zone).astimezone(UTC)
         await schedule.add(NewWork(WorkKind.RESOLUTION, key=request_key(row.id), due_at=due,
                                    place=Place(row.channel, row.chat_id, row.thread_id),
                                    payload={"prediction": row.id}))

@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from board.db import StateDB
 from board.room.recall.search import RecalledDecision, outcome_of
 from board.schedule import NewWork, Place, Schedule, WorkKind
+from board.schedule.dates import UNDERSTOOD as DATES_UNDERSTOOD
+from board.schedule.dates import DateProblem, When, parse_when
 from board.workspace.quoting import FieldLimit, quote_field
 
 __all__ = [
@@ -64,29 +65,17 @@ class WhenProblem(ValueError):
     """A review time that cannot be read, or one in the past; the message says what is understood."""
 
 
-_REL = re.compile(r"^(?:\+|in\s+)?(\d+(?:\.\d+)?)\s*(m|min|mins|minutes?|h|hours?|d|days?|w|weeks?)$")
-_UNIT = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-UNDERSTOOD = "+30m, +2h, +3d, +2w, in 10 days, tomorrow, or a date such as 2026-12-15"
+UNDERSTOOD = DATES_UNDERSTOOD
 
 
-def parse_review_when(text: str, now: datetime) -> datetime:
-    """When a review is due: ``+3d``, ``in 2 weeks``, ``tomorrow`` (09:00 UTC), ``2026-12-15`` (09:00 UTC)."""
-    words = " ".join(text.lower().split())
-    match = _REL.match(words)
-    if match:
-        unit = match.group(2)[0]
-        return now + timedelta(seconds=float(match.group(1)) * _UNIT[unit])
-    if words == "tomorrow":
-        day = (now + timedelta(days=1)).date()
-    else:
-        try:
-            day = datetime.strptime(words, "%Y-%m-%d").date()
-        except ValueError:
-            raise WhenProblem(f"{text!r} is not a time I understand; say {UNDERSTOOD}") from None
-    at = datetime(day.year, day.month, day.day, 9, tzinfo=UTC)
-    if at <= now:
-        raise WhenProblem(f"{day.isoformat()} 09:00 UTC is in the past; give a later time ({UNDERSTOOD})")
-    return at
+def parse_review_when(text: str, now: datetime, zone: tzinfo = UTC) -> When:
+    """When a review is due, read like a due date (:func:`board.schedule.dates.parse_when`: ``+3d``,
+    ``in two weeks``, ``friday``, ``2026-12-15`` ... in the board's time zone ``zone``, at most ten
+    years ahead); :class:`WhenProblem` saying what is understood otherwise."""
+    try:
+        return parse_when(text, now, zone)
+    except DateProblem as problem:
+        raise WhenProblem(str(problem).rstrip(".")) from None
 
 
 @dataclass(frozen=True)

@@ -430,7 +430,7 @@ class Outbound:
             except TelegramError as exc:
                 self._reached(exc)
                 if progress is not None and not _uncertain(exc):
-                    progress.in_flight = False  # Telegram answered: this request posted nothing
+                    await progress.nothing_posted()  # Telegram answered: this request posted nothing
                 if isinstance(exc, RetryAfter):
                     seconds = retry_after_seconds(exc)
                     self.flood.pause(target.chat_id, seconds)
