@@ -214,7 +214,7 @@ class GraphClient:
             try:
                 status, answer = await self._post(payload)
             except aiohttp.ClientConnectorError as exc:  # never reached Meta: safe to retry
-                progress.in_flight = False
+                await progress.nothing_posted()  # not "sending" through the pause: a kill then sends it later
                 attempt += 1
                 await self._after_network_failure(exc, attempt, user, progress)
                 continue
@@ -223,12 +223,15 @@ class GraphClient:
                                  " it may have arrived, so it is not sent again", DeliveryOutcome.MAY_HAVE_ARRIVED
                                  ) from exc
             else:
-                progress.in_flight = False
                 if status < 400:
+                    progress.in_flight = False
                     wamid = _wamid(answer)
                     progress.posted += 1
                     self.sent += 1
                     return wamid
+                # Meta refused it: nothing was posted, so the delivery is not "sending" through the pause
+                # before a retry (a kill then sends it after the restart instead of writing it off)
+                await progress.nothing_posted()
                 error = error_of(status, answer)
                 kind = classify(error.code, status)
             outcome = DeliveryOutcome.NOT_SENT if progress.posted == 0 else DeliveryOutcome.MAY_HAVE_ARRIVED

@@ -98,7 +98,9 @@ async def _as_template(channel: WhatsAppChannel, work: ScheduledWork, reply: Rep
 async def scheduled_delivery(channel: WhatsAppChannel, work: ScheduledWork, reply: Reply,
                              sending: Callable[[], Awaitable[None]]) -> Delivered:
     """Deliver a scheduled ``reply``; see the module docstring."""
-    progress = SendProgress(before_first_request=sending)
+    # after_refusal: Meta's refusal (131047, a rate limit) posted nothing, so the row's "sending" mark is
+    # taken back (and set again right before the template or the retry leaves); see board.schedule.runner.Sending
+    progress = SendProgress(before_first_request=sending, after_refusal=getattr(sending, "refused", None))
     if not work.place.chat_id or not await window_open(channel, work.place.chat_id, channel.board.clock.now()):
         return await _as_template(channel, work, reply, progress)
     try:
