@@ -18,8 +18,8 @@ REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 
 
-#: the test command: in parallel, one worker more than the CPUs (at most 4), xdist_group-marked tests on one worker
-PYTEST = f"python -m pytest -q -n {min(4, (os.cpu_count() or 1) + 1)} --dist loadgroup"
+#: the test command: in parallel, one worker per CPU (at most 4), xdist_group-marked tests on one worker
+PYTEST = "python -m pytest -q -n auto --maxprocesses 4 --dist loadgroup"
 
 
 def planned(folder: Path, target: str) -> list[str]:
