@@ -26,15 +26,14 @@ run: $(BIN)/.installed sabha.yaml
 sabha.yaml: | $(BIN)/.installed
 	$(BIN)/sabha init .
 
-# The tests run in parallel (pytest-xdist): one worker more than the CPUs, at most 4 (most tests wait on
-# a real `sabha run` subprocess and fake servers, so a third worker on two cores fills the waits; the whole
-# suite passed that way on a loaded 2-core machine). Tests marked @pytest.mark.xdist_group(...) run one
-# after the other on one worker (--dist loadgroup). WORKERS=1 make test runs them on one worker.
-WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(4, (os.cpu_count() or 1) + 1))')
+# The tests run in parallel (pytest-xdist): one worker per CPU, at most 4 (most tests wait on a real
+# `sabha run` subprocess and fake servers; more workers than cores only adds timing noise). Tests
+# marked @pytest.mark.xdist_group(...) run one after the other on one worker (--dist loadgroup).
+# PYTEST_XDIST_AUTO_NUM_WORKERS=1 make test runs them on one worker.
 test: $(BIN)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup
+	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
 
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/turn_overhead.py
