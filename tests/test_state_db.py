@@ -24,7 +24,7 @@ async def test_an_express_transaction_commits_all_or_nothing(tmp_path: Path) -> 
             conn.execute("INSERT INTO items VALUES ('b')")
             return 2
 
-        assert await db.transaction(two) == 2
+        assert await db.express(two) == 2
         assert await names(db) == ["a", "b"]  # committed: the main connection sees them
 
         def half(conn: sqlite3.Connection) -> None:
@@ -32,7 +32,7 @@ async def test_an_express_transaction_commits_all_or_nothing(tmp_path: Path) -> 
             conn.execute("INSERT INTO items VALUES ('a')")  # a duplicate: fails
 
         with pytest.raises(sqlite3.IntegrityError):
-            await db.transaction(half)
+            await db.express(half)
         assert await names(db) == ["a", "b"]  # 'c' rolled back with it
         await db.execute("INSERT INTO items VALUES ('d')")  # and no lock is left behind
         assert await names(db) == ["a", "b", "d"]
@@ -49,7 +49,7 @@ async def test_a_receipt_does_not_wait_behind_the_main_connections_queue(tmp_pat
 
         async def receipt() -> None:
             await asyncio.sleep(0.01)  # queued after the report started
-            await db.transaction(lambda conn: conn.execute("INSERT INTO items VALUES ('m1')"))
+            await db.express(lambda conn: conn.execute("INSERT INTO items VALUES ('m1')"))
             order.append("receipt")
 
         await asyncio.gather(slow_report(), receipt())
@@ -62,7 +62,7 @@ async def test_a_statement_with_a_row_leaves_no_snapshot_that_blocks_later_write
     # connection failed with "database is locked".
     async with await StateDB.open(tmp_path / "state.db", [TABLE]) as db:
         await db.execute("PRAGMA max_page_count = 1073741823")  # returns a row
-        await db.transaction(lambda conn: conn.execute("INSERT INTO items VALUES ('express')"))
+        await db.express(lambda conn: conn.execute("INSERT INTO items VALUES ('express')"))
         await db.execute("INSERT INTO items VALUES ('main')")
         assert await names(db) == ["express", "main"]
 
@@ -99,12 +99,12 @@ async def test_a_read_interleaved_with_a_write_on_the_main_connection_never_lock
 
 async def test_a_full_disk_fails_the_receipt_and_frees_the_lock_once_space_returns(tmp_path: Path) -> None:
     async with await StateDB.open(tmp_path / "state.db", [TABLE]) as db:
-        await db.transaction(lambda conn: conn.execute("INSERT INTO items VALUES ('first')"))
+        await db.express(lambda conn: conn.execute("INSERT INTO items VALUES ('first')"))
         await db.pragma("max_page_count = 1")  # every connection, the express one included
         with pytest.raises(sqlite3.OperationalError, match="full"):
-            await db.transaction(lambda conn: conn.executemany(
+            await db.express(lambda conn: conn.executemany(
                 "INSERT INTO items VALUES (?)", [(f"{i:0>3000}",) for i in range(50)]))
         await db.pragma("max_page_count = 1073741823")
         await db.execute("INSERT INTO items VALUES ('main')")  # not "database is locked"
-        await db.transaction(lambda conn: conn.execute("INSERT INTO items VALUES ('later')"))
+        await db.express(lambda conn: conn.execute("INSERT INTO items VALUES ('later')"))
         assert await names(db) == ["first", "later", "main"]

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from board.db import Migration, StateDB
-from board.storage import Database, Dialect, StorageError, parse_state_url
-from board.storage.postgres import DuplicateKey, PostgresDatabase
+from board.db import Migration
+from board.storage import Database, Dialect, DuplicateKey, StorageError, parse_state_url
+from board.storage.postgres import PostgresDatabase
 from board.storage.sqlite import SqliteDatabase
 from tests.pg_support import fresh_database
 
@@ -31,7 +31,7 @@ STEP = {
 async def database(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Database]:
     async with contextlib.AsyncExitStack() as stack:
         if request.param is Dialect.SQLITE:
-            db: Database = SqliteDatabase(await StateDB.open(tmp_path / "state.db", [STEP[Dialect.SQLITE]]))
+            db: Database = await SqliteDatabase.open(tmp_path / "state.db", [STEP[Dialect.SQLITE]])
         else:
             server = request.getfixturevalue("pg_server")  # only the postgres runs need (or skip without) one
             url = parse_state_url(await stack.enter_async_context(fresh_database(server)), data_dir=tmp_path, env={})
@@ -46,7 +46,8 @@ async def test_rows_come_back_by_column_name(database: Database) -> None:
     await database.execute("INSERT INTO items(key, n) VALUES (?, ?)", ("a", 1))
     await database.execute("INSERT INTO items(key, n) VALUES (?, ?)", ("b", 2))
     rows = await database.fetchall("SELECT key, n FROM items ORDER BY key")
-    assert rows == [{"key": "a", "n": 1}, {"key": "b", "n": 2}]
+    assert [dict(r) for r in rows] == [{"key": "a", "n": 1}, {"key": "b", "n": 2}]
+    assert (rows[0][0], rows[0]["n"]) == ("a", 1)
     assert await database.fetchone("SELECT n FROM items WHERE key = ?", ("zz",)) is None
 
 
@@ -64,7 +65,7 @@ async def test_insert_on_conflict_and_returning_work_alike(database: Database) -
 async def test_a_transaction_is_all_or_nothing(database: Database) -> None:
     async with database.transaction() as tx:
         await tx.execute("INSERT INTO items(key) VALUES (?)", ("kept",))
-        assert await tx.fetchone("SELECT key FROM items WHERE key = ?", ("kept",)) == {"key": "kept"}
+        assert dict(await tx.fetchone("SELECT key FROM items WHERE key = ?", ("kept",)) or {}) == {"key": "kept"}
     with pytest.raises(RuntimeError, match="changed my mind"):
         async with database.transaction() as tx:
             await tx.execute("INSERT INTO items(key) VALUES (?)", ("dropped",))
@@ -93,9 +94,9 @@ async def test_ping_answers_while_the_backend_is_there(database: Database) -> No
 
 
 async def test_a_full_sqlite_disk_is_a_storage_outage_not_a_bug(tmp_path: Path) -> None:
-    db = SqliteDatabase(await StateDB.open(tmp_path / "state.db", [STEP[Dialect.SQLITE]]))
+    db = await SqliteDatabase.open(tmp_path / "state.db", [STEP[Dialect.SQLITE]])
     try:
-        await db.db.pragma("max_page_count = 1")  # nothing more fits
+        await db.pragma("max_page_count = 1")  # nothing more fits
         with pytest.raises(StorageError) as caught:
             async with db.transaction() as tx:
                 for n in range(200):

@@ -190,7 +190,7 @@ class FactStore:
                 "ON CONFLICT(user, role, key) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
                 (user, role, key, value, now, now))
 
-        await self.db.transaction(write)
+        await self.db.express(write)
         log.info("memory: %s remembers %r about %s%s", role, key, user,
                  f" (dropped {dropped.key!r} to make room)" if dropped else "")
         return Fact(user, role, key, value, now), dropped
@@ -224,7 +224,7 @@ class FactStore:
                              "updated_at, created_at, user, role, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                              (*params, now, user, EVERY_ROLE, key))
 
-        await self.db.transaction(write)
+        await self.db.express(write)
         fact = Fact(user, EVERY_ROLE, same.key if same is not None else key, value, now, provenance=where)
         log.info("memory: heard %r about %s%s%s", fact.key, user, " (updated)" if same is not None else "",
                  f" (dropped {dropped.key!r} to make room)" if dropped else "")
@@ -297,7 +297,7 @@ class FactStore:
             cur = conn.execute("UPDATE memory_facts SET user=? WHERE user=?", (new, old))
             return cur.rowcount or 0
 
-        count = await self.db.transaction(work)
+        count = await self.db.express(work)
         if count:
             log.info("memory: %d fact(s) about %s are now about %s (the same person)", count, old, new)
         return count

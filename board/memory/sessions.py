@@ -19,8 +19,6 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import aiosqlite
-
 from board.db import StateDB
 from board.memory.transcripts import (
     Transcript,
@@ -29,6 +27,7 @@ from board.memory.transcripts import (
     utc_now,
 )
 from board.roles import GENERAL
+from board.storage import Row
 
 __all__ = ["SessionRef", "Sessions", "new_session_id", "role_of_key", "session_key"]
 
@@ -156,7 +155,7 @@ class Sessions:
                              (now, old_key))
             conn.execute("UPDATE sessions SET key = ? WHERE key = ?", (new_key, old_key))
 
-        await self.db.transaction(write)
+        await self.db.express(write)
         log.info("sessions: %d session(s) of %s moved to %s%s", len(moved), old_key, new_key,
                  " (its live one archived: the other key's continues)" if keep_live else "")
         return moved
@@ -184,7 +183,7 @@ class Sessions:
         return [_ref(r) for r in rows]
 
 
-def _ref(row: aiosqlite.Row) -> SessionRef:
+def _ref(row: Row) -> SessionRef:
     return SessionRef(
         key=row["key"],
         session_id=row["session_id"],

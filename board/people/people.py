@@ -132,14 +132,14 @@ class People:
         """A fresh one-time code bound to ``identity`` (its earlier unused code stops working)."""
         code = new_code()
         now, ttl = self.clock(), self.settings.link_code_ttl_s
-        await self.db.transaction(lambda conn: issue_code(conn, identity, code, owner=is_owner, now=now, ttl_s=ttl))
+        await self.db.express(lambda conn: issue_code(conn, identity, code, owner=is_owner, now=now, ttl_s=ttl))
         log.info("people: %s asked for a link code (valid %d s)", identity, ttl)
         return code
 
     async def redeem(self, identity: str, typed: str, *, is_owner: bool) -> LinkResult:
         """``identity`` sends ``/link <typed>`` (see :func:`board.people.rows.redeem`)."""
         now, settings = self.clock(), self.settings
-        result = await self.db.transaction(
+        result = await self.db.express(
             lambda conn: redeem_code(conn, typed, identity, is_owner=is_owner, now=now, settings=settings))
         if result.outcome is LinkOutcome.LINKED:
             log.info("people: %s linked to %s (person:%s)", identity, result.other, result.person)
@@ -162,7 +162,7 @@ class People:
             owner = bool(ma and ma.owner) or bool(mb and mb.owner)
             return join(conn, a, b, owner=owner, now=now)
 
-        result = await self.db.transaction(work)
+        result = await self.db.express(work)
         if result.outcome is LinkOutcome.LINKED:
             log.info("people: the owner linked %s and %s (person:%s)", a, b, result.person)
             await self._move_facts(result)
@@ -170,7 +170,7 @@ class People:
 
     async def unlink(self, identity: str) -> tuple[int, tuple[str, ...]] | None:
         """Take ``identity`` out of its person (see :func:`board.people.rows.unlink`)."""
-        result = await self.db.transaction(lambda conn: unlink_identity(conn, identity))
+        result = await self.db.express(lambda conn: unlink_identity(conn, identity))
         if result is not None:
             log.info("people: %s unlinked from person:%d", identity, result[0])
         return result

@@ -31,6 +31,7 @@ from typing import Any
 
 from board.clock import Clock
 from board.db import StateDB
+from board.storage import Row
 
 __all__ = ["DecisionBook", "DecisionChange", "DecisionRecord", "Listener", "Outcome", "Place", "Ruling", "RulingResult",
            "Verdict", "verdicts"]
@@ -135,7 +136,7 @@ _COLUMNS = ("id, topic, decision, started_at, channel, chat_id, thread_id, ratif
             "ruled_at, ruling_reason, follow_up_id, revisit_of")
 
 
-def _record(row: Mapping[str, Any] | sqlite3.Row) -> DecisionRecord:
+def _record(row: Row) -> DecisionRecord:
     decision = json.loads(row["decision"]) if row["decision"] else {}
     return DecisionRecord(
         meeting_id=row["id"], topic=row["topic"], recommendation=str(decision.get("recommendation") or ""),
@@ -217,7 +218,7 @@ class DecisionBook:
             return found
         meeting_id = found.record.meeting_id
         at = self.clock.now().isoformat(timespec="seconds")
-        result = await self.db.transaction(lambda conn: _rule(conn, meeting_id, ruling, at))
+        result = await self.db.express(lambda conn: _rule(conn, meeting_id, ruling, at))
         if result.outcome is Outcome.DONE and result.record is not None:
             log.info("decision %s %s by %s via %s%s%s", meeting_id, ruling.verdict.value, ruling.by, ruling.via,
                      f" ({len(result.dropped)} open action item(s) dropped)" if result.dropped else "",

@@ -15,13 +15,17 @@ What is here so far (issue 29 is under way; see notes/storage.md):
 * :mod:`board.storage.sql` -- the SQL the stores write (``?`` placeholders) in a backend's own form;
 * :mod:`board.storage.migrations` -- the shared rules of numbered migrations (names, duplicates, a db
   from a newer Sabha refused), per dialect;
+* :mod:`board.storage.sqlite` -- :class:`StateDB` (alias ``SqliteDatabase``), the embedded default;
+* :mod:`board.storage.open` -- :func:`open_database`, the backend ``state.url`` names, migrated;
 * :mod:`board.storage.postgres` -- :class:`PostgresDatabase` (asyncpg pool; migrations each in one
   transaction under an advisory lock, so replicas starting together migrate once).
 """
 
 from __future__ import annotations
 
-from board.storage.database import Database, Dialect, Row, StorageError, Tx
+from board.storage.database import Database, Dialect, DuplicateKey, Row, StorageError, Tx
+from board.storage.open import open_database
 from board.storage.url import StateURL, parse_state_url
 
-__all__ = ["Database", "Dialect", "Row", "StateURL", "StorageError", "Tx", "parse_state_url"]
+__all__ = ["Database", "Dialect", "DuplicateKey", "Row", "StateURL", "StorageError", "Tx", "open_database",
+           "parse_state_url"]

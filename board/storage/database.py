@@ -8,15 +8,25 @@ type (``sqlite3.Row``, ``asyncpg.Record``) crosses the protocol.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from enum import StrEnum
 from typing import Any, Protocol
 
-__all__ = ["Database", "Dialect", "Params", "Row", "StorageError", "Tx"]
+__all__ = ["Database", "Dialect", "DuplicateKey", "Params", "Row", "StorageError", "Tx"]
 
-Row = Mapping[str, Any]
 Params = Sequence[Any]
+
+
+class Row(Protocol):
+    """One row as a backend returns it (``sqlite3.Row``, ``asyncpg.Record``): read by column name
+    (``row["id"]``, the house style) or position; ``dict(row)`` copies it."""
+
+    def __getitem__(self, key: int | str, /) -> Any: ...
+
+    def keys(self) -> Any: ...
+
+    def __len__(self) -> int: ...
 
 
 class Dialect(StrEnum):
@@ -37,6 +47,10 @@ class StorageError(Exception):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+class DuplicateKey(StorageError):
+    """An insert or update broke a unique key (the row is there already); a store decides what that means."""
 
 
 class Tx(Protocol):

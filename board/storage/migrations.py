@@ -18,7 +18,7 @@ from typing import Any
 
 from board.storage.database import Dialect
 
-__all__ = ["Migration", "MigrationError", "load_dialect_migrations", "load_migrations", "pending"]
+__all__ = ["Migration", "MigrationError", "for_dialect", "load_dialect_migrations", "load_migrations", "pending"]
 
 _NAME = re.compile(r"^(\d{4})_[a-z0-9_]+$")
 
@@ -33,6 +33,8 @@ class Migration:
 
     name: str
     sql: str
+    #: The package whose ``migrations`` folder holds it (where its other dialects' scripts are found).
+    package: str = ""
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
@@ -60,9 +62,9 @@ def _package_files(package: str) -> Any:
 def load_migrations(package: str) -> tuple[Migration, ...]:
     """The ``NNNN_what.sql`` files of ``package`` (its file stems are the names), in numeric order."""
     scripts = [entry for entry in _package_files(package).iterdir() if entry.name.endswith(".sql")]
-    migrations = [Migration(entry.name.removesuffix(".sql"), entry.read_text(encoding="utf-8")) for entry in scripts]
+    migrations = [Migration(entry.name.removesuffix(".sql"), entry.read_text(encoding="utf-8"), package)
+                  for entry in scripts]
     return tuple(sorted(migrations, key=lambda m: (m.number, m.name)))
-
 
 
 def pending(migrations: Iterable[Migration], applied: Set[str], *, where: str,
@@ -91,10 +93,27 @@ def load_dialect_migrations(package: str, dialect: Dialect) -> tuple[Migration, 
     module = importlib.import_module(package)
     folder = Path(next(iter(module.__path__))) / "postgres"
     scripts = sorted(folder.glob("*.sql")) if folder.is_dir() else []
-    found = tuple(sorted((Migration(p.stem, p.read_text(encoding="utf-8")) for p in scripts),
+    found = tuple(sorted((Migration(p.stem, p.read_text(encoding="utf-8"), package) for p in scripts),
                          key=lambda m: (m.number, m.name)))
     missing = sorted({m.name for m in sqlite} - {m.name for m in found})
     if missing:
         raise MigrationError(f"{package} has no PostgreSQL migration for {', '.join(missing)} "
                              f"(write {folder}/<name>.sql): its tables are not available on PostgreSQL yet")
     return found
+
+
+def for_dialect(migrations: Iterable[Migration], dialect: Dialect) -> list[Migration]:
+    """The same steps in ``dialect``: each SQLite migration's package gives its twin
+    (:func:`load_dialect_migrations`); a migration made in code (no package) is kept as it is."""
+    if dialect is Dialect.SQLITE:
+        return list(migrations)
+    out: list[Migration] = []
+    packages: list[str] = []
+    for migration in migrations:
+        if not migration.package:
+            out.append(migration)
+        elif migration.package not in packages:
+            packages.append(migration.package)
+    for package in packages:
+        out.extend(load_dialect_migrations(package, dialect))
+    return out

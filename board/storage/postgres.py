@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from board.db import Migration
-from board.storage.database import Dialect, Params, Row, StorageError
+from board.storage.database import Dialect, DuplicateKey, Params, Row, StorageError
 from board.storage.migrations import pending
 from board.storage.sql import numbered
 from board.storage.url import StateURL
@@ -36,10 +36,6 @@ log = logging.getLogger("sabha.storage")
 #: The advisory lock key held while migrating ("sabha" as a number).
 MIGRATION_LOCK = 0x5AB4A
 CONNECT_TIMEOUT_S = 10.0
-
-
-class DuplicateKey(StorageError):
-    """An insert or update broke a unique key (the row is there already)."""
 
 
 def _mapped(exc: BaseException, url: StateURL) -> BaseException:
@@ -72,7 +68,7 @@ class _Conn:
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         try:
-            return [dict(r) for r in await self._conn.fetch(numbered(sql), *params)]
+            return list(await self._conn.fetch(numbered(sql), *params))
         except Exception as exc:
             raise _mapped(exc, self._url) from exc
 
@@ -81,7 +77,7 @@ class _Conn:
             row = await self._conn.fetchrow(numbered(sql), *params)
         except Exception as exc:
             raise _mapped(exc, self._url) from exc
-        return None if row is None else dict(row)
+        return row
 
 
 class PostgresDatabase:

@@ -1,26 +1,44 @@
-"""SQLite as a :class:`board.storage.Database`: the embedded state db (:class:`board.db.StateDB`) seen
-through the storage protocol, so a store written against the protocol runs on both backends.
+"""The state database: one SQLite file (WAL) opened with aiosqlite, with numbered migrations.
 
-Statements outside a transaction go to the state db's main connection (autocommit). A transaction runs
-on its express connection (``BEGIN IMMEDIATE`` ... ``COMMIT``), one at a time: :meth:`StateDB.tx_lock`
-orders it with the state db's own :meth:`StateDB.transaction` work, so the two never interleave on that
-connection. The write lock is held from ``BEGIN`` to ``COMMIT``, across the awaits in between: keep a
-transaction's block short (no model call, no network inside).
+A :class:`Migration` is named ``NNNN_what``; the package that owns a table owns its
+migrations (``board.memory.migrations``, ``board.room.migrations``, the intake's and each
+channel's in ``bot``), each a ``NNNN_what.sql`` file in that ``migrations`` package, read by
+:func:`load_migrations`; the composition root hands them all to :meth:`StateDB.open`.
+They run in numeric order across owners, each once, inside a transaction, its name
+recorded in ``schema_migrations``. Migrations are append-only: a shipped one is never
+edited; a change is a new number.
+
+Two connections: the main one (aiosqlite, autocommit: every statement is its own
+transaction, so no write lock is held between awaits) serves the board and reports;
+:meth:`StateDB.transaction` runs a short unit of work on a second, dedicated connection
+and thread, so the intake's durable claim of an inbound message does not queue behind
+the board's statements (a webhook's acknowledgement waits only for its own commit).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable
-from typing import Any, TypeVar
+import threading
+from collections.abc import AsyncIterator, Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from board.db import StateDB
-from board.storage.database import Dialect, Params, Row, StorageError
+from board.masking import mask_value
+from board.storage.database import Dialect, DuplicateKey, Params, Row, StorageError
+from board.storage.migrations import Migration, pending
 
-__all__ = ["SqliteDatabase"]
+if TYPE_CHECKING:
+    import aiosqlite
 
+__all__ = ["SqliteDatabase", "StateDB", "mapped"]
+
+log = logging.getLogger("sabha.db")
+
+_PRAGMAS = ("PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON", "PRAGMA busy_timeout=5000")
 T = TypeVar("T")
 
 #: SQLite errors that mean the store cannot write now (a full disk, a read-only file, a lock held too
@@ -29,13 +47,14 @@ _OUTAGE = ("database or disk is full", "disk i/o error", "attempt to write a rea
            "database is locked", "unable to open database file")
 
 
-def _mapped(exc: sqlite3.Error) -> BaseException:
+def mapped(exc: sqlite3.Error) -> BaseException:
+    """``exc`` as the storage layer names it: an outage -> :class:`StorageError` (retryable), a broken unique
+    key -> :class:`DuplicateKey`, anything else (a bug in the statement) unchanged. Raise it ``from exc``, so
+    :func:`bot.intake.storage.is_storage_error` still sees SQLite's own words."""
     text = str(exc).lower()
     if any(marker in text for marker in _OUTAGE):
         return StorageError(f"the SQLite state db cannot be written now ({exc})", retryable=True)
     if isinstance(exc, sqlite3.IntegrityError) and "unique" in text:
-        from board.storage.postgres import DuplicateKey
-
         return DuplicateKey(f"duplicate key: {exc}")
     return exc
 
@@ -50,7 +69,7 @@ class _ExpressTx:
         try:
             return await self._db.on_express(step)
         except sqlite3.Error as exc:
-            raise _mapped(exc) from exc
+            raise mapped(exc) from exc
 
     async def execute(self, sql: str, params: Params = ()) -> None:
         await self._run(lambda conn: conn.execute(sql, tuple(params)).fetchall())
@@ -63,56 +82,206 @@ class _ExpressTx:
 
 
 def _rows(cursor: sqlite3.Cursor) -> list[Row]:
-    names = [d[0] for d in cursor.description or ()]
-    return [dict(zip(names, values, strict=True)) for values in cursor.fetchall()]
+    return list(cursor.fetchall())  # sqlite3.Row: the express connection's row_factory
 
 
-class SqliteDatabase:
-    """The state db through the storage protocol."""
+
+class StateDB:
+    """An open state database, the SQLite :class:`board.storage.Database`. Use :meth:`open` (or
+    ``async with StateDB.open(...)``).
+
+    Through the protocol (:meth:`execute`, :meth:`fetchall`, :meth:`fetchone`, :meth:`transaction`) an outage
+    is a :class:`StorageError` and a broken unique key a :class:`DuplicateKey`, each raised from SQLite's
+    own error."""
 
     dialect = Dialect.SQLITE
 
-    def __init__(self, db: StateDB) -> None:
-        self.db = db
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self._express: ThreadPoolExecutor | None = None
+        self._express_conn: sqlite3.Connection | None = None
+        self._express_pragmas: list[str] = []
+        self._express_lock = threading.Lock()
+        #: Held by every unit of work on the express connection (:meth:`transaction`, and the storage
+        #: layer's transactions, :mod:`board.storage.sqlite`), so they never interleave there.
+        self.tx_lock = asyncio.Lock()
 
-    async def execute(self, sql: str, params: Params = ()) -> None:
+    @classmethod
+    async def open(cls, path: Path, migrations: Iterable[Migration] = ()) -> StateDB:
+        """Open (creating if needed) the database at ``path`` and apply ``migrations`` not applied yet."""
+        import aiosqlite  # here, not at the top: `sabha --help` and `sabha souls` load migrations, not the db
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(path, isolation_level=None)  # autocommit; see the module docstring
+        conn.row_factory = aiosqlite.Row
+        db = cls(conn, path)
         try:
-            await self.db.execute(sql, tuple(params))
-        except sqlite3.Error as exc:
-            raise _mapped(exc) from exc
+            for pragma in ("PRAGMA journal_mode=WAL", *_PRAGMAS):
+                await conn.execute_fetchall(pragma)
+            await db._migrate(sorted(migrations, key=lambda m: (m.number, m.name)))
+        except BaseException:
+            # Closed on every failure (a read-only folder fails at the first pragma): the
+            # connection's thread would otherwise keep the process alive after the error.
+            await conn.close()
+            raise
+        return db
 
-    async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
+    async def _migrate(self, migrations: list[Migration]) -> None:
+        await self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        async with self.conn.execute("SELECT name FROM schema_migrations") as cur:
+            applied = {row[0] for row in await cur.fetchall()}
+        for migration in pending(migrations, applied, where=f"state db {self.path}",
+                                 elsewhere="point data_dir elsewhere"):
+            name, sql = migration.name, migration.sql
+            log.info("state db: applying migration %s", name)
+            escaped = name.replace("'", "''")
+            await self.conn.executescript(
+                f"BEGIN;\n{sql}\nINSERT INTO schema_migrations(name, applied_at) "
+                f"VALUES ('{escaped}', datetime('now'));\nCOMMIT;"
+            )
+
+    async def execute(self, sql: str, params: Params | dict[str, Any] = ()) -> None:
+        """Run one statement (committed when it returns: the connection is in autocommit mode).
+
+        The statement is stepped to its end in the same call: on an autocommit connection a
+        statement left half-read (a PRAGMA's or RETURNING's row) keeps a read snapshot open,
+        and the next write then fails with "database is locked" once the express connection
+        wrote. Read rows with :meth:`fetchall` / :meth:`fetchone`, which close their cursor.
+
+        Every known secret in a text parameter is masked first (:func:`board.masking.mask_value`):
+        an error text that echoes an API key is stored as ``***``."""
         try:
-            return [dict(row) for row in await self.db.fetchall(sql, tuple(params))]
+            await self.conn.execute_fetchall(sql, mask_value(_params(params)))
         except sqlite3.Error as exc:
-            raise _mapped(exc) from exc
+            raise mapped(exc) from exc
 
-    async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
+    async def fetchall(self, sql: str, params: Params | dict[str, Any] = ()) -> list[Row]:
+        """Rows of a query, read to the end in one step on the connection's thread.
+
+        Never as execute / fetch / close: another coroutine's write queued between those steps
+        would run while the read still holds its snapshot, and once the express connection has
+        committed in the meantime SQLite refuses that write at once ("database is locked"; a
+        stale snapshot cannot be upgraded, and no busy timeout helps)."""
+        try:
+            return list(await self.conn.execute_fetchall(sql, _params(params)))
+        except sqlite3.Error as exc:
+            raise mapped(exc) from exc
+
+    async def fetchone(self, sql: str, params: Params | dict[str, Any] = ()) -> Row | None:
+        """The first row of a query, or None (read like :meth:`fetchall`: give the query a
+        ``LIMIT`` or a key when it could return many rows)."""
         return next(iter(await self.fetchall(sql, params)), None)
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[_ExpressTx]:
-        async with self.db.tx_lock:
-            tx = _ExpressTx(self.db)
+        """One unit of work (``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back when the block raises) on the
+        express connection, ordered with :meth:`express` work by :attr:`tx_lock`. SQLite's write lock is held
+        from ``BEGIN`` to ``COMMIT`` across the awaits in between: keep the block short (no model call, no
+        network inside)."""
+        async with self.tx_lock:
+            tx = _ExpressTx(self)
             await tx._run(lambda conn: conn.execute("BEGIN IMMEDIATE"))
             try:
                 yield tx
             except BaseException:
-                await asyncio.shield(self.db.on_express(_rollback))
+                await asyncio.shield(self.on_express(_rollback))
                 raise
             try:
                 await tx._run(lambda conn: conn.execute("COMMIT"))
             except BaseException:
-                await asyncio.shield(self.db.on_express(_rollback))
+                await asyncio.shield(self.on_express(_rollback))
                 raise
 
     async def ping(self) -> None:
+        """Raise :class:`StorageError` unless the state db answers."""
         await self.fetchone("SELECT 1")
 
+    async def express(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work(conn)`` in one transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back
+        when it raises) on the dedicated express connection, in its own thread.
+
+        For short, latency-critical writes (the intake's durable claim): they wait for no
+        statement queued on the main connection, only for SQLite's write lock, which the
+        main connection holds for one statement at a time. ``work`` runs in another thread:
+        it must only use ``conn`` and its arguments.
+        """
+        async with self.tx_lock:
+            return await self.on_express(lambda conn: self._transact(work))
+
+    async def on_express(self, step: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``step(conn)`` on the express connection, in its thread (opened on first use). The caller
+        holds :attr:`tx_lock` for a unit of work that spans several steps."""
+        if self._express is None:
+            self._express = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sabha-db-express")
+        return await asyncio.get_running_loop().run_in_executor(self._express, self._on_express, step)
+
+    def _on_express(self, step: Callable[[sqlite3.Connection], T]) -> T:
+        with self._express_lock:
+            return step(self._express_connection())
+
+    def _express_connection(self) -> sqlite3.Connection:
+        if self._express_conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            # Checkpoints (copying the WAL into the db file, with an fsync) are left to the
+            # main connection, so a receipt never waits for one.
+            for pragma in (*_PRAGMAS, "PRAGMA wal_autocheckpoint=0", *self._express_pragmas):
+                conn.execute(pragma)
+            self._express_conn = conn
+        return self._express_conn
+
+    def _transact(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        conn = self._express_connection()  # in the express thread, under the express lock
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = work(conn)
+            conn.execute("COMMIT")  # may fail too (a full disk): then roll back, or the lock stays held
+        except BaseException:
+            if conn.in_transaction:
+                try:
+                    conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    log.debug("rollback of an express transaction failed", exc_info=True)
+            raise
+        return result
+
+    async def pragma(self, setting: str) -> None:
+        """Apply ``PRAGMA <setting>`` (e.g. ``max_page_count = 100``) to every connection, now
+        and to the express connection when it opens."""
+        await self.conn.execute_fetchall(f"PRAGMA {setting}")  # stepped to the end: no snapshot kept open
+        self._express_pragmas.append(f"PRAGMA {setting}")
+        if self._express is not None and self._express_conn is not None:
+            conn = self._express_conn
+            await asyncio.get_running_loop().run_in_executor(self._express, conn.execute, f"PRAGMA {setting}")
+
     async def close(self) -> None:
-        await self.db.close()
+        """Close both connections."""
+        if self._express is not None:
+            express, self._express = self._express, None
+            conn, self._express_conn = self._express_conn, None
+            if conn is not None:
+                await asyncio.get_running_loop().run_in_executor(express, conn.close)
+            express.shutdown(wait=False)
+        await self.conn.close()
+
+    async def __aenter__(self) -> StateDB:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _params(params: Params | dict[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
+    return params if isinstance(params, dict) else tuple(params)
 
 
 def _rollback(conn: sqlite3.Connection) -> Any:
     if conn.in_transaction:
         conn.execute("ROLLBACK")
+
+
+#: The SQLite backend by the name it has beside :class:`board.storage.postgres.PostgresDatabase`.
+SqliteDatabase = StateDB

@@ -1,6 +1,6 @@
 """``state.url``: where the state lives, parsed and checked, with the password kept out of sight.
 
-``sqlite:///relative/or/absolute/path.db`` (or no URL: the data dir's ``state.db``) is the embedded
+``sqlite:///relative/or/absolute/path.db`` (or no URL: the data dir's ``sabha.db``) is the embedded
 SQLite state db. ``postgresql://user@host:5432/dbname`` (``postgres://`` too) is a PostgreSQL server; its
 password comes from the environment (``SABHA_DB_PASSWORD``, else ``PGPASSWORD``), never from the config
 file: a URL that carries one is refused with the fix, so a config file shown to someone leaks nothing.
@@ -16,9 +16,11 @@ from urllib.parse import unquote, urlsplit
 
 from board.storage.database import Dialect
 
-__all__ = ["PASSWORD_ENV", "StateURL", "parse_state_url"]
+__all__ = ["PASSWORD_ENV", "SQLITE_FILE", "StateURL", "parse_state_url"]
 
 #: Where the PostgreSQL password is read from, in this order.
+#: The SQLite state db's file in the data dir when ``state.url`` is not set.
+SQLITE_FILE = "sabha.db"
 PASSWORD_ENV: tuple[str, ...] = ("SABHA_DB_PASSWORD", "PGPASSWORD")
 
 
@@ -54,7 +56,7 @@ def parse_state_url(url: str, *, data_dir: Path, env: Mapping[str, str] | None =
     env = os.environ if env is None else env
     text = url.strip()
     if not text:
-        return StateURL(Dialect.SQLITE, path=data_dir / "state.db")
+        return StateURL(Dialect.SQLITE, path=data_dir / SQLITE_FILE)
     parts = urlsplit(text)
     if parts.scheme == "sqlite":
         raw = unquote(parts.path)

@@ -182,7 +182,7 @@ class Inbox:
     async def store(self, arrivals: Sequence[Arrival]) -> list[Pending]:
         """Store ``arrivals`` in one transaction; returns the ones seen for the first time
         (a redelivery is skipped). Raises the storage error (nothing stored) when the db
-        cannot be written. Runs on the db's express connection (:meth:`StateDB.transaction`),
+        cannot be written. Runs on the db's express connection (:meth:`StateDB.express`),
         so it does not wait behind the board's statements, and in a handful of statements
         whatever the batch size: each statement lets go of the GIL and must win it back
         from a busy event loop (up to 5 ms each), so one INSERT per message made a burst's
@@ -220,7 +220,7 @@ class Inbox:
                     f"attempts, kind, lane) VALUES {values}", tuple(v for row in chunk_rows for v in row))
             return stored
 
-        stored = await self.db.transaction(insert)
+        stored = await self.db.express(insert)
         fresh: list[Pending] = []
         seen: set[tuple[str, str]] = set()
         for key, arrival in zip(keys, arrivals, strict=True):
