@@ -37,7 +37,7 @@ from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
-from board.db import Migration, StateDB
+from board.db import Migration
 from board.envelope import Envelope, Reply, ReplyKind, cleaned
 from board.llm.registry import ProviderRegistry
 from board.media.documents import DocumentReader
@@ -68,6 +68,7 @@ from board.room.store import MeetingStore
 from board.router import Route, Router, unknown_role
 from board.schedule import Schedule
 from board.schedule.migrations import MIGRATIONS as SCHEDULE_MIGRATIONS
+from board.storage import Database, Dialect, StateURL, open_database
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 
@@ -107,6 +108,14 @@ class BoardSettings:
     media: MediaSettings = field(default_factory=MediaSettings)
     people: PeopleSettings = field(default_factory=PeopleSettings)
     timezone: str = "UTC"  # the owner's time zone: due dates are read and shown in it (IANA name)
+    #: Where the state lives (``state.url``); None: the SQLite file ``sabha.db`` in ``data_dir``.
+    state: StateURL | None = None
+    #: The most connections this process holds to a PostgreSQL state store.
+    state_pool_size: int = 10
+
+    def state_url(self) -> StateURL:
+        """The configured state store, or the embedded SQLite file in ``data_dir``."""
+        return self.state or StateURL(Dialect.SQLITE, path=self.data_dir / DB_FILE)
 
 
 #: /help where plain messages go to the place's role (a forum topic); each channel passes its own
@@ -117,7 +126,7 @@ HELP_TEXT = about_commands.help_text(about_commands.TOPIC_ADDRESSING, owner=True
 class Board:
     """The channel-agnostic board; build it with :meth:`open`."""
 
-    def __init__(self, settings: BoardSettings, db: StateDB, providers: ProviderRegistry, *,
+    def __init__(self, settings: BoardSettings, db: Database, providers: ProviderRegistry, *,
                  clock: Clock = SYSTEM_CLOCK) -> None:
         self.settings = settings
         self.clock = clock  # the one clock everything time-bound reads (board.clock)
@@ -211,7 +220,8 @@ class Board:
             raise FileNotFoundError(
                 f"data_dir {settings.data_dir} is a file, not a folder; point data_dir at a folder for transcripts"
             )
-        db = await StateDB.open(settings.data_dir / DB_FILE, (*BOARD_MIGRATIONS, *migrations))
+        db = await open_database(settings.state_url(), (*BOARD_MIGRATIONS, *migrations),
+                                 pool_size=settings.state_pool_size)
         try:
             board = cls(settings, db, providers or ProviderRegistry(), clock=clock)
         except BaseException:

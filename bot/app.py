@@ -10,11 +10,12 @@ import logging
 import os
 from collections.abc import Iterable, Mapping
 
-from board.db import Migration, StateDB
+from board.db import Migration
 from board.llm.base import LLMProvider
 from board.llm.errors import ProviderSettings
 from board.llm.registry import ProviderRegistry, split_model
-from board.service import BOARD_MIGRATIONS, DB_FILE, Board
+from board.service import BOARD_MIGRATIONS, Board
+from board.storage import Database, open_database
 from board.workspace.paths import copy_default_workspace
 from bot.config_file import PROVIDER_KEY_ENV, PROVIDER_KEY_ENV_ALSO
 from bot.loaded_config import LoadedConfig
@@ -138,9 +139,9 @@ async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True) 
         raise
 
 
-async def open_state_db(loaded: LoadedConfig) -> StateDB:
-    """The state db alone (for reports), with every migration Sabha knows."""
-    return await StateDB.open(loaded.data_dir / DB_FILE, [*BOARD_MIGRATIONS, *all_migrations()])
+async def open_state_db(loaded: LoadedConfig) -> Database:
+    """The state store alone (for reports and the CLI), with every migration Sabha knows (``state.url``)."""
+    return await open_database(loaded.state_url(), [*BOARD_MIGRATIONS, *all_migrations()], pool_size=2)
 
 
 def all_migrations() -> list[Migration]:

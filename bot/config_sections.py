@@ -277,6 +277,34 @@ class BudgetSection(StrictModel):
         "one sender's model calls (the owner is held only to daily_usd)"))
 
 
+class StateSection(StrictModel):
+    """``state``: where Sabha keeps its state (messages, sessions, transcripts, meetings, ledger ...)."""
+
+    url: str = Field("", description=(
+        "empty: the SQLite file sabha.db in data_dir (one process); sqlite:///path/to/file.db; or "
+        "postgresql://user@host:5432/dbname for several `sabha run` replicas on one PostgreSQL (the password comes "
+        "from $SABHA_DB_PASSWORD or $PGPASSWORD, never from this file)"))
+    pool_size: int = Field(10, ge=1, le=200, description="PostgreSQL: the most connections one replica holds")
+
+    @field_validator("url")
+    @classmethod
+    def _url_parses(cls, value: str) -> str:
+        from board.storage.url import parse_state_url
+
+        parse_state_url(value, data_dir=Path("."), env={})  # a ValueError says what to write instead
+        return value.strip()
+
+
+class ReplicasSection(StrictModel):
+    """``replicas``: several ``sabha run`` processes on one PostgreSQL (state.url), any of them taking any delivery."""
+
+    lease_s: float = Field(15, ge=1, le=600, description=(
+        "a conversation is worked by one replica at a time, under a lease it renews every lease_s/3; when a replica "
+        "dies its leases expire after this long and another replica answers what it left"))
+    name: str = Field("", max_length=100, description=(
+        "this replica's name in `sabha status` and the logs; empty: host name and process id"))
+
+
 class Config(StrictModel):
     """The whole config file."""
 
@@ -298,3 +326,5 @@ class Config(StrictModel):
     media: MediaSection = section()
     people: PeopleSection = section()
     web: WebSection = section()
+    state: StateSection = section()
+    replicas: ReplicasSection = section()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the board's settings types are imported when they are built
     from board.budget import BudgetSettings
     from board.roles import RosterSpec
     from board.service import BoardSettings
+    from board.storage.url import StateURL
     from bot.config_sections import Config
 
 __all__ = ["LoadedConfig"]
@@ -46,6 +47,13 @@ class LoadedConfig:
     def data_dir(self) -> Path:
         """The data folder (transcripts, state db), absolute."""
         return (self.base_dir / self.config.data_dir).resolve()
+
+    def state_url(self) -> StateURL:
+        """Where the state lives (``state.url``; the password from the environment); relative SQLite paths are
+        taken from the data dir."""
+        from board.storage.url import parse_state_url
+
+        return parse_state_url(self.config.state.url, data_dir=self.data_dir)
 
     def models(self) -> list[str]:
         """Every model the config names, once each: the default, the fallbacks, the cheap
@@ -82,6 +90,8 @@ class LoadedConfig:
         return BoardSettings(
             workspace=self.workspace,
             data_dir=self.data_dir,
+            state=self.state_url(),
+            state_pool_size=self.config.state.pool_size,
             roster=roster,
             agent=self.agent_settings(),
             meetings=MeetingSettings(

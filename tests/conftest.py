@@ -4,7 +4,9 @@ Telegram, OpenAI and Anthropic servers (each imported when a test asks for it)."
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+import contextlib
+import uuid
+from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +14,8 @@ import pytest
 
 from board.roles import RosterSpec
 from board.service import Board, BoardSettings
+from board.storage import Database, Dialect, StateURL, parse_state_url
+from board.storage.migrations import Migration
 from board.workspace.paths import copy_default_workspace
 from bot.app import all_migrations
 
@@ -37,10 +41,83 @@ def data_dir(tmp_path: Path) -> Path:
     return tmp_path / "sessions"
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked ``@pytest.mark.backends`` (or a module with ``pytestmark = pytest.mark.backends``) that
+    uses :func:`backend` (through :func:`settings`, :func:`board`, :func:`database` ...) runs once per storage
+    backend: SQLite and a real PostgreSQL (skipped, with the reason, where no server can run)."""
+    if "backend" in metafunc.fixturenames and metafunc.definition.get_closest_marker("backends"):
+        metafunc.parametrize("backend", [Dialect.SQLITE, Dialect.POSTGRES], ids=["sqlite", "postgres"],
+                             indirect=True)
+
+
 @pytest.fixture
-def settings(workspace: Path, data_dir: Path) -> BoardSettings:
-    """Board settings on the test's workspace with the default roster and offline model."""
-    return BoardSettings(workspace=workspace, data_dir=data_dir, roster=RosterSpec())
+def backend(request: pytest.FixtureRequest) -> Dialect:
+    """The storage backend this test runs on: SQLite unless parametrised (``@pytest.mark.backends``)."""
+    return getattr(request, "param", Dialect.SQLITE)
+
+
+@pytest.fixture
+async def state_url(backend: Dialect, data_dir: Path, request: pytest.FixtureRequest) -> AsyncIterator[StateURL | None]:
+    """Where the test's board keeps its state: None (the SQLite file in ``data_dir``) or a fresh PostgreSQL
+    database, a copy of one with every migration Sabha knows applied."""
+    if backend is Dialect.SQLITE:
+        yield None
+        return
+    from board.service import BOARD_MIGRATIONS
+    from tests.pg_support import fresh_database, migrated_template
+
+    server = request.getfixturevalue("pg_server")
+    template = await migrated_template(server, [*BOARD_MIGRATIONS, *all_migrations()])
+    async with fresh_database(server, template) as url:
+        yield parse_state_url(url, data_dir=data_dir, env={})
+
+
+@pytest.fixture
+def settings(workspace: Path, data_dir: Path, state_url: StateURL | None) -> BoardSettings:
+    """Board settings on the test's workspace with the default roster and offline model (state on the
+    test's backend)."""
+    return BoardSettings(workspace=workspace, data_dir=data_dir, roster=RosterSpec(), state=state_url)
+
+
+@pytest.fixture
+async def database(state_url: StateURL | None, data_dir: Path) -> AsyncIterator[Database]:
+    """An open state store on the test's backend with every migration Sabha knows (a store's tests build the
+    store on it: ``Ledger(database)``)."""
+    from board.service import BOARD_MIGRATIONS
+    from board.storage import open_database
+
+    url = state_url or parse_state_url("", data_dir=data_dir, env={})
+    db = await open_database(url, [*BOARD_MIGRATIONS, *all_migrations()], pool_size=4)
+    try:
+        yield db
+    finally:
+        await db.close()
+
+
+@pytest.fixture
+async def database_with(backend: Dialect, data_dir: Path, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """``await database_with(migrations)``: an open store on the test's backend with only ``migrations``
+    (SQLite form; on PostgreSQL their twins) applied; closed after the test."""
+    from board.storage import open_database
+
+    async with contextlib.AsyncExitStack() as stack:
+
+        async def open_with(migrations: Iterable[Migration]) -> Database:
+            steps = list(migrations)
+            if backend is Dialect.SQLITE:
+                url = parse_state_url("", data_dir=data_dir / f"db-{uuid.uuid4().hex[:8]}", env={})
+            else:
+                from tests.pg_support import fresh_database, migrated_template
+
+                server = request.getfixturevalue("pg_server")
+                template = await migrated_template(server, steps)
+                url = parse_state_url(await stack.enter_async_context(fresh_database(server, template)),
+                                      data_dir=data_dir, env={})
+            db = await open_database(url, steps, pool_size=4)
+            stack.push_async_callback(db.close)
+            return db
+
+        yield open_with
 
 
 @pytest.fixture

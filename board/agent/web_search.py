@@ -34,10 +34,10 @@ from typing import TYPE_CHECKING, Any
 from board import __version__
 from board.agent.guardrails import quote_as_data
 from board.agent.tools import Tool, ToolContext, ToolResult
-from board.db import StateDB
 from board.llm.base import ToolSpec
 from board.memory.ledger import current_sender
 from board.memory.transcripts import utc_now
+from board.storage import Database
 
 if TYPE_CHECKING:  # aiohttp is imported when a search is made: a board without web search never loads it
     import aiohttp
@@ -142,7 +142,7 @@ def _normalise(query: str) -> str:
 class WebSearch:
     """Calls the configured provider; see the module docstring."""
 
-    def __init__(self, settings: WebSearchSettings, db: StateDB | None = None) -> None:
+    def __init__(self, settings: WebSearchSettings, db: Database | None = None) -> None:
         self.settings = settings
         self.db = db
         self._session: aiohttp.ClientSession | None = None

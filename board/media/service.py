@@ -35,7 +35,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from board.allowance import SpendGate
-from board.db import StateDB
 from board.envelope import Envelope, Reply
 from board.llm.base import ImagePart
 from board.llm.registry import ProviderRegistry
@@ -51,6 +50,7 @@ from board.media.store import MediaStore
 from board.media.understand import MediaFetcher, UnderstandContext, Understander
 from board.media.voice import OfflineTranscriber, Transcriber
 from board.memory.ledger import Ledger
+from board.storage import Database
 from board.workspace.quoting import FieldLimit, quote_field, quote_lines
 
 __all__ = ["MediaService", "TurnInput", "spoken_text"]
@@ -88,7 +88,7 @@ class TurnInput:
 class MediaService:
     """See the module docstring."""
 
-    def __init__(self, settings: MediaSettings, data_dir: Path, db: StateDB, *,
+    def __init__(self, settings: MediaSettings, data_dir: Path, db: Database, *,
                  providers: ProviderRegistry | None = None, ledger: Ledger | None = None,
                  spend: SpendGate | None = None, retry: RetryPolicy | None = None,
                  spending: Callable[[Envelope], AbstractContextManager[None]] | None = None) -> None:

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from board.db import StateDB
 from board.llm.base import Usage
 from board.memory.transcripts import utc_now
+from board.storage import Database
 
 __all__ = [
     "GROUPS",
@@ -201,7 +201,7 @@ class Ledger:
     not hide it); the daemon's metrics plug in here. An observer that raises is logged.
     """
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
         self.observers: list[Callable[[LLMCallRecord], None]] = []
 

@@ -32,9 +32,9 @@ from typing import Any
 
 from board.agent.speaker import Ask, Speaker
 from board.agent.tools import Tool, ToolContext, ToolResult
-from board.db import StateDB
 from board.llm.base import ToolSpec
 from board.memory.transcripts import utc_now
+from board.storage import Database
 
 __all__ = ["CONSULT_TOOL", "ConsultService", "ConsultSettings", "consult_spec", "full_chain", "parse_answer"]
 
@@ -109,7 +109,7 @@ class ConsultService:
     roles: Callable[[], list[str]]
     names: Callable[[str], str]
     settings: ConsultSettings
-    db: StateDB | None = None
+    db: Database | None = None
 
     def tool(self) -> Tool:
         """The ``consult`` tool (it manages its own timeout)."""

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from board.db import StateDB
 from board.memory.transcripts import utc_now
+from board.storage import Database
 
 __all__ = ["ActionDraft", "ActionRow", "MeetingRow", "MeetingStore"]
 
@@ -66,7 +66,7 @@ class MeetingRow:
 class MeetingStore:
     """Reads and writes meeting records."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     async def create(self, meeting_id: str, topic: str, roster: str, chair: str, *,

@@ -22,7 +22,7 @@ from board.schedule.store import WorkStore
 from board.schedule.work import NewWork, Place, ScheduledWork, WorkKind
 
 if TYPE_CHECKING:
-    from board.db import StateDB
+    from board.storage import Database
 
 __all__ = ["Schedule", "WorkHandler"]
 
@@ -38,7 +38,7 @@ WorkHandler = Callable[[ScheduledWork], Awaitable[Reply | None]]
 class Schedule:
     """Scheduled work of one board; see the module docstring."""
 
-    def __init__(self, db: StateDB, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock) -> None:
         self.store = WorkStore(db)
         self.clock = clock
         self._handlers: dict[str, WorkHandler] = {}

@@ -34,7 +34,7 @@ from board.schedule.work import (
 )
 
 if TYPE_CHECKING:
-    from board.db import StateDB
+    from board.storage import Database
 
 __all__ = ["Recovered", "WorkStore"]
 
@@ -85,7 +85,7 @@ def _row(r: Any) -> ScheduledWork:
 class WorkStore:
     """The table behind :class:`board.schedule.Schedule` (SQLite; the state db's main connection)."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     async def _one(self, sql: str, params: tuple[Any, ...]) -> ScheduledWork | None:

@@ -175,3 +175,9 @@ class PostgresDatabase:
 
     async def close(self) -> None:
         await self.pool.close()
+
+    async def __aenter__(self) -> PostgresDatabase:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -30,7 +30,7 @@ from bot.cli.where import config_command
 if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` builds this module's parsers
     import aiohttp
 
-    from board.db import StateDB
+    from board.storage import Database
     from board.memory.ledger import Ledger
     from bot.config import LoadedConfig
 
@@ -219,7 +219,7 @@ def _daemon_lines(info: DaemonInfo | None, loaded: LoadedConfig) -> tuple[list[s
     return lines, code
 
 
-async def _inbox_lines(db: StateDB) -> list[str]:
+async def _inbox_lines(db: Database) -> list[str]:
     rows = await db.fetchall(
         f"SELECT channel, status, COUNT(*) AS n FROM inbound_messages WHERE status IN "
         f"({', '.join('?' * len(UNFINISHED))}) GROUP BY channel, status ORDER BY channel, status", UNFINISHED)
@@ -244,7 +244,7 @@ async def _inbox_lines(db: StateDB) -> list[str]:
     return lines
 
 
-async def _undeliverable_lines(db: StateDB) -> list[str]:
+async def _undeliverable_lines(db: Database) -> list[str]:
     try:
         rows = await db.fetchall(
             "SELECT user_key, reply_to, error_code, error_title, updated_at FROM whatsapp_outbound "
@@ -259,14 +259,14 @@ async def _undeliverable_lines(db: StateDB) -> list[str]:
     return lines
 
 
-async def _whatsapp_people_lines(db: StateDB, loaded: LoadedConfig) -> list[str]:
+async def _whatsapp_people_lines(db: Database, loaded: LoadedConfig) -> list[str]:
     """Listed WhatsApp numbers (or user ids) whose person changed them (the owner updates the list)."""
     from bot.channels.whatsapp.identity import changed_listed
 
     return await changed_listed(db, loaded.config.whatsapp.allowed_numbers)
 
 
-async def _schedule_lines(db: StateDB) -> list[str]:
+async def _schedule_lines(db: Database) -> list[str]:
     """Scheduled work: pending, waiting (and why), failed (:mod:`board.schedule.report`)."""
     from board.schedule import WorkStore
     from board.schedule.report import status_lines
@@ -274,7 +274,7 @@ async def _schedule_lines(db: StateDB) -> list[str]:
     return await status_lines(WorkStore(db))
 
 
-async def _decision_lines(db: StateDB) -> list[str]:
+async def _decision_lines(db: Database) -> list[str]:
     """Board decisions: how many stand where, the one waiting for the owner (issue 27)."""
     from board.clock import SYSTEM_CLOCK
     from board.commands.decisions import status_lines
@@ -331,7 +331,7 @@ def _preview(envelope_json: str | None) -> str:
         return ""
 
 
-async def _inbox_rows(db: StateDB, args: argparse.Namespace) -> list[dict[str, Any]]:
+async def _inbox_rows(db: Database, args: argparse.Namespace) -> list[dict[str, Any]]:
     where, params = [], []
     if args.status:
         where.append("status = ?")
@@ -349,7 +349,7 @@ async def _inbox_rows(db: StateDB, args: argparse.Namespace) -> list[dict[str, A
              "reply_stored": bool(r["has_reply"])} for r in rows]
 
 
-async def _inbox_list(db: StateDB, args: argparse.Namespace) -> int:
+async def _inbox_list(db: Database, args: argparse.Namespace) -> int:
     rows = await _inbox_rows(db, args)
     if args.json:
         emit(json.dumps(rows, indent=2, ensure_ascii=False))
@@ -368,7 +368,7 @@ async def _inbox_list(db: StateDB, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _inbox_retry(db: StateDB, args: argparse.Namespace, loaded: LoadedConfig) -> int:
+async def _inbox_retry(db: Database, args: argparse.Namespace, loaded: LoadedConfig) -> int:
     row = await db.fetchone("SELECT rowid AS id, channel, chat_id, message_id, status, reply IS NOT NULL AS has_reply, "
                             "envelope IS NOT NULL AS has_envelope FROM inbound_messages WHERE rowid = ?", (args.id,))
     if row is None:

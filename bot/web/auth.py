@@ -46,7 +46,7 @@ from pathlib import Path
 from aiohttp import web
 
 from board.clock import Clock
-from board.db import StateDB
+from board.storage import Database
 from bot.config_file import ConfigError
 
 __all__ = [
@@ -144,7 +144,7 @@ class LinkVerdict(StrEnum):
 class LoginLinks:
     """The ``web_login_links`` table: make a link's token, redeem it once."""
 
-    def __init__(self, db: StateDB, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
         self.clock = clock
 
@@ -175,7 +175,7 @@ class LoginLinks:
         return LinkVerdict.USED if row["used_at"] else LinkVerdict.EXPIRED
 
 
-async def create_link(db: StateDB, clock: Clock, ttl_s: float, base_url: str) -> str:
+async def create_link(db: Database, clock: Clock, ttl_s: float, base_url: str) -> str:
     """A one-time login link under ``base_url`` (``http://host:port``), valid ``ttl_s`` seconds."""
     token = await LoginLinks(db, clock).create(ttl_s)
     return f"{base_url.rstrip('/')}{LOGIN_PATH}?token={token}"
@@ -249,7 +249,7 @@ class WebSessions:
     """The ``web_sessions`` table (migration 0901): a session is valid only while its row is there and
     not revoked, so Sign out ends it for good (a copied cookie too, after a restart too)."""
 
-    def __init__(self, db: StateDB, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock) -> None:
         self.db = db
         self.clock = clock
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 import logging
 from datetime import datetime
 
-from board.db import StateDB
 from board.room.decision import Stance
 from board.room.predictions.store import PredictionStore
+from board.storage import Database
 
 __all__ = ["record_prediction"]
 
 log = logging.getLogger("sabha.predictions")
 
 
-async def record_prediction(db: StateDB, meeting_id: str, round_no: int, role: str, stance: Stance | None, *,
+async def record_prediction(db: Database, meeting_id: str, round_no: int, role: str, stance: Stance | None, *,
                             model: str | None, now: datetime) -> int | None:
     """Store the stance's prediction, if it has one; its id (None when there is none or it failed)."""
     if stance is None or stance.prediction is None:

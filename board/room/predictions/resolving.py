@@ -20,10 +20,10 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime, tzinfo
 
-from board.db import StateDB
 from board.envelope import Button, Reply
 from board.room.predictions.store import Outcome, PredictionRow, PredictionStore, parse_outcome
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkHandler, WorkKind
+from board.storage import Database
 from board.workspace.quoting import FieldLimit, plain_line
 
 __all__ = ["RESOLVE_USAGE", "describe", "request_buttons", "request_key", "request_text", "resolution_handler",
@@ -90,7 +90,7 @@ def request_key(prediction_id: int) -> str:
     return f"resolution:prediction:{prediction_id}"
 
 
-async def schedule_resolutions(schedule: Schedule, db: StateDB, *, limit: int = 500, zone: tzinfo = UTC) -> int:
+async def schedule_resolutions(schedule: Schedule, db: Database, *, limit: int = 500, zone: tzinfo = UTC) -> int:
     """Schedule the resolution request of every open prediction that has none (made in a meeting
     that ran somewhere a request can go), due when its resolve-by date begins in the board's time
     zone ``zone``; how many were added."""
@@ -113,7 +113,7 @@ async def schedule_resolutions(schedule: Schedule, db: StateDB, *, limit: int = 
     return added
 
 
-def resolution_handler(db: StateDB) -> WorkHandler:
+def resolution_handler(db: Database) -> WorkHandler:
     """The handler of due resolution requests: the request with its buttons, or nothing when the
     prediction was resolved (or removed) meanwhile."""
     store = PredictionStore(db)

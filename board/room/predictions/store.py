@@ -18,7 +18,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from board.db import StateDB
+from board.storage import Database
 
 if TYPE_CHECKING:  # a chat turn loads this module (its commands), never the meeting's records
     from board.room.decision import Prediction
@@ -94,7 +94,7 @@ _SELECT = ("SELECT p.*, m.topic, m.channel, m.chat_id, m.thread_id FROM predicti
 class PredictionStore:
     """Reads and writes predictions."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     async def record(self, meeting_id: str, round_no: int, role: str, prediction: Prediction, *,

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from board.db import StateDB
 from board.room.recall.search import RecalledDecision, outcome_of
 from board.schedule import NewWork, Place, Schedule, WorkKind
 from board.schedule.dates import UNDERSTOOD as DATES_UNDERSTOOD
 from board.schedule.dates import DateProblem, When, parse_when
+from board.storage import Database
 from board.workspace.quoting import FieldLimit, quote_field
 
 __all__ = [
@@ -94,7 +94,7 @@ class ReviewRow:
 class ReviewStore:
     """The ``decision_reviews`` rows (migration 0821)."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     async def get(self, review_id: int) -> ReviewRow | None:
@@ -149,7 +149,7 @@ def _review(r: Any) -> ReviewRow:
                      due_at=r["due_at"], verdict=r["verdict"], summary=r["summary"], reviewed_at=r["reviewed_at"])
 
 
-async def schedule_review(schedule: Schedule, db: StateDB, meeting_id: str, due_at: datetime,
+async def schedule_review(schedule: Schedule, db: Database, meeting_id: str, due_at: datetime,
                           place: Place) -> ReviewRow:
     """Schedule (or move) the review of decision ``meeting_id`` to ``due_at`` in ``place``."""
     review = await ReviewStore(db).plan(meeting_id, due_at, schedule.clock.now())
@@ -179,7 +179,7 @@ def review_agenda(decided: RecalledDecision) -> str:
             "new one? Each member: one short statement.")
 
 
-async def decision_under_review(db: StateDB, meeting_id: str) -> RecalledDecision | None:
+async def decision_under_review(db: Database, meeting_id: str) -> RecalledDecision | None:
     """The decision and its outcome, as the review meeting is given it."""
     return await outcome_of(db, meeting_id)
 

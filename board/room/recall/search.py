@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from board.db import StateDB
+from board.storage import Database
 from board.workspace.quoting import FieldLimit, quote_field
 
 __all__ = ["RECALL_CHARS", "RecalledDecision", "outcome_of", "query_terms", "recall_block", "related_decisions"]
@@ -74,7 +74,7 @@ class RecalledDecision:
         return "; ".join(parts)
 
 
-async def related_decisions(db: StateDB, topic: str, *, exclude: str | None = None,
+async def related_decisions(db: Database, topic: str, *, exclude: str | None = None,
                             limit: int = 3) -> list[RecalledDecision]:
     """Up to ``limit`` ended meetings with a decision whose record matches ``topic``'s words, best first."""
     terms = query_terms(topic)
@@ -87,7 +87,7 @@ async def related_decisions(db: StateDB, topic: str, *, exclude: str | None = No
     return [found for r in rows if (found := await outcome_of(db, r["meeting_id"])) is not None]
 
 
-async def outcome_of(db: StateDB, meeting_id: str) -> RecalledDecision | None:
+async def outcome_of(db: Database, meeting_id: str) -> RecalledDecision | None:
     """A decided meeting and what became of it (None when it has no decision)."""
     import json  # only when something was found
 

@@ -25,10 +25,10 @@ import logging
 from dataclasses import dataclass
 
 from board.commands.decisions import settled_buttons
-from board.db import StateDB
 from board.envelope import Envelope
 from board.memory.transcripts import utc_now
 from board.room.ratify import DecisionChange
+from board.storage import Database
 from bot.channels.telegram.outbound import Outbound, Target
 
 __all__ = ["ButtonPosts", "Toast", "toast"]
@@ -59,7 +59,7 @@ def toast(envelope: Envelope | None, *, admitted: bool, owner_only: set[str] | f
 class ButtonPosts:
     """The decision messages with buttons, and changing them when the decision is ruled on."""
 
-    def __init__(self, db: StateDB, outbound: Outbound) -> None:
+    def __init__(self, db: Database, outbound: Outbound) -> None:
         self.db = db
         self.outbound = outbound
         self.changed_count = 0

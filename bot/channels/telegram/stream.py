@@ -31,11 +31,11 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from board.db import StateDB
 from board.envelope import Envelope, Reply
 from board.llm.stream import PreviewText, whole_words
 from board.masking import mask
 from board.memory.transcripts import utc_now
+from board.storage import Database
 from bot.channels.base import SendFailed
 from bot.channels.telegram.outbound import Outbound, Target
 
@@ -77,7 +77,7 @@ class StoredDraft:
 class DraftStore:
     """The ``telegram_drafts`` table (migration 0720)."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     async def get(self, key: DraftKey) -> StoredDraft | None:

@@ -22,8 +22,8 @@ from typing import Literal
 from telegram import Bot
 from telegram.error import BadRequest, Forbidden, TelegramError
 
-from board.db import StateDB
 from board.roles import GENERAL
+from board.storage import Database
 from board.workspace.souls import AgentProfile
 
 log = logging.getLogger("sabha.telegram.topics")
@@ -49,7 +49,7 @@ def topic_name(profile: AgentProfile) -> str:
 class TopicStore:
     """The ``telegram_topics`` table."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     async def load(self, chat_id: int) -> dict[str, tuple[int, str]]:

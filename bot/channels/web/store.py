@@ -24,7 +24,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from board.db import StateDB
+from board.storage import Database
 
 __all__ = ["KEEP", "EntryKind", "NewEntry", "Outbox", "OutboxEntry", "question_key", "reply_key"]
 
@@ -112,7 +112,7 @@ def _entry(row: Any) -> OutboxEntry:
 class Outbox:
     """The ``web_chat_outbox`` table; ``on_append`` hears each new row (after it is committed)."""
 
-    db: StateDB
+    db: Database
     on_append: Callable[[OutboxEntry], None] = lambda entry: None
     _locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 

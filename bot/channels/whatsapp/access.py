@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from board.allowance import PUBLIC_CAP_REACHED, public_scope
-from board.db import StateDB
+from board.storage import Database
 from bot.channels.base import Admission
 from bot.channels.whatsapp.config import AccessMode, WhatsAppSection
 
@@ -38,7 +38,7 @@ SPEND_REFRESH_S = 1.0
 class AccessPolicy:
     """See the module docstring."""
 
-    def __init__(self, settings: WhatsAppSection, db: StateDB, *, clock: Callable[[], float] = time.monotonic,
+    def __init__(self, settings: WhatsAppSection, db: Database, *, clock: Callable[[], float] = time.monotonic,
                  ids: Callable[[str], set[str]] | None = None,
                  closed: Callable[[float], bool] = lambda usd: False) -> None:
         self.mode = settings.access

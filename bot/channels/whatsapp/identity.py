@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from board.db import StateDB
+from board.storage import Database
 from bot.channels.whatsapp.config import normalise_user
 from bot.channels.whatsapp.inbound import Notification, is_bsuid
 from bot.intake.storage import is_storage_error
@@ -177,7 +177,7 @@ def _now() -> str:
 class People:
     """The ``whatsapp_people`` table, held in memory; see the module docstring."""
 
-    def __init__(self, db: StateDB, on_merge: Merge | None = None) -> None:
+    def __init__(self, db: Database, on_merge: Merge | None = None) -> None:
         self.db = db
         self.on_merge = on_merge
         self.people: dict[str, PersonRecord] = {}
@@ -416,7 +416,7 @@ def listed_changes(changes: Iterable[tuple[str, str, str, str]], allowed: Iterab
     return ["WhatsApp people whose listed id changed:", *lines] if lines else []
 
 
-async def changed_listed(db: StateDB, allowed: Iterable[str]) -> list[str]:
+async def changed_listed(db: Database, allowed: Iterable[str]) -> list[str]:
     """:func:`listed_changes` from the state db (``sabha status``)."""
     try:
         rows = await db.fetchall(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from board.db import StateDB
+from board.storage import Database
 
 __all__ = ["DeliveryRecord", "DeliveryStatus", "DeliveryStore", "RoleStore"]
 
@@ -53,7 +53,7 @@ class DeliveryRecord:
 class DeliveryStore:
     """The ``whatsapp_outbound`` table."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     async def accepted(self, wamid: str, user: str, reply_to: str | None) -> None:
@@ -117,7 +117,7 @@ def _record(row: object) -> DeliveryRecord:
 class RoleStore:
     """The ``whatsapp_users`` table: the role each user talks to until they switch."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
         self.roles: dict[str, str] = {}
 
