@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,7 +57,7 @@ def _round_one(model: ScriptedModel, role: str) -> list[str]:
             if r.request.persona.role == role and last_user(r.request).startswith("Board meeting on")]
 
 
-async def _board(workspace: Path, data_dir: Path, state: StateURL | None, **meetings: int
+async def _board(workspace: Path, data_dir: Path, state: StateURL | None, **meetings: Any
                  ) -> tuple[Board, ScriptedModel]:
     """A board as :func:`~tests.calibration_support.predicting_board` makes it (one turn each), on the test's
     state store (``state``: PostgreSQL; None: SQLite)."""
