@@ -49,6 +49,7 @@ from board.memory.extract import MemoryWriter
 from board.memory.facts import FactStore, MemorySettings
 from board.memory.knowledge.base import KnowledgeBase, KnowledgeSettings
 from board.memory.knowledge.fts import FTS5Unavailable
+from board.memory.knowledge.migrations import MIGRATIONS as KNOWLEDGE_MIGRATIONS
 from board.memory.knowledge.tool import knowledge_tool
 from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
@@ -85,7 +86,7 @@ DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
                                            *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS,
-                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS)
+                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS, *KNOWLEDGE_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,7 @@ class Board:
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
         self.guardrails = Guardrails(settings.guardrails, db, models=self.configured_models)
-        self.knowledge = _open_knowledge(settings)
+        self.knowledge = _open_knowledge(settings, db)
         self.web_search: WebSearch | None = None
         if settings.web_search is not None:
             from board.agent.web_search import WebSearch
@@ -580,12 +581,13 @@ class Board:
         return "\n".join(about_commands.soul_lines(self.souls, self.settings.workspace))
 
 
-def _open_knowledge(settings: BoardSettings) -> KnowledgeBase | None:
-    """The knowledge base, or None when it is off or this SQLite lacks FTS5 (logged with what to do)."""
+def _open_knowledge(settings: BoardSettings, db: Database) -> KnowledgeBase | None:
+    """The knowledge base (its index in ``db`` when that is PostgreSQL), or None when it is off or this SQLite
+    lacks FTS5 (logged with what to do)."""
     if not settings.knowledge.enabled:
         return None
     try:
-        return KnowledgeBase.open(settings.workspace, settings.data_dir, settings.knowledge)
+        return KnowledgeBase.open(settings.workspace, settings.data_dir, settings.knowledge, db=db)
     except FTS5Unavailable as exc:
         log.error("the knowledge base is off (search_knowledge_base is not offered): %s", exc)
         return None
