@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from typing import Protocol, TypeVar
 
 from board.envelope import Envelope
+from board.masking import mask_value
 from board.people.codes import new_code
 from board.people.ref import PersonRef, Recent, person_key, person_number
 from board.people.rows import FAILURES, LinkOutcome, LinkResult, join, member, serialised
@@ -109,7 +110,7 @@ class People:
             return  # what is said in a group is not a private note, and a group never sees one
         try:
             await self.db.execute("UPDATE people_identities SET last_text = ?, last_at = ? WHERE identity = ?",
-                                  (text.strip()[:_NOTE_CHARS], self.clock(), identity_of(envelope)))
+                                  (mask_value(text.strip()[:_NOTE_CHARS]), self.clock(), identity_of(envelope)))
         except Exception:  # the note is a nicety: never stop an answer for it
             log.exception("people: keeping the last message of %s failed", identity_of(envelope))
 
