@@ -15,11 +15,9 @@ import builtins
 import logging
 import re
 import secrets
-import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from board.db import StateDB
 from board.memory.transcripts import (
     Transcript,
     TranscriptError,
@@ -27,7 +25,7 @@ from board.memory.transcripts import (
     utc_now,
 )
 from board.roles import GENERAL
-from board.storage import Row
+from board.storage import Database, Row
 
 __all__ = ["SessionRef", "Sessions", "new_session_id", "role_of_key", "session_key"]
 
@@ -93,7 +91,7 @@ class SessionRef:
 class Sessions:
     """The session index (state db) plus the transcript files it points at."""
 
-    def __init__(self, db: StateDB, transcripts: TranscriptStore) -> None:
+    def __init__(self, db: Database, transcripts: TranscriptStore) -> None:
         self.db = db
         self.transcripts = transcripts
 
@@ -149,13 +147,11 @@ class Sessions:
         keep_live = await self.current(new_key) is not None
         now = utc_now()
 
-        def write(conn: sqlite3.Connection) -> None:  # one transaction: never two live sessions for a key
+        async with self.db.transaction() as tx:  # one transaction: never two live sessions for a key
             if keep_live:
-                conn.execute("UPDATE sessions SET archived_at = ? WHERE key = ? AND archived_at IS NULL",
-                             (now, old_key))
-            conn.execute("UPDATE sessions SET key = ? WHERE key = ?", (new_key, old_key))
-
-        await self.db.express(write)
+                await tx.execute("UPDATE sessions SET archived_at = ? WHERE key = ? AND archived_at IS NULL",
+                                 (now, old_key))
+            await tx.execute("UPDATE sessions SET key = ? WHERE key = ?", (new_key, old_key))
         log.info("sessions: %d session(s) of %s moved to %s%s", len(moved), old_key, new_key,
                  " (its live one archived: the other key's continues)" if keep_live else "")
         return moved
