@@ -53,7 +53,7 @@ from board.memory.knowledge.tool import knowledge_tool
 from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
 from board.memory.sessions import Sessions
-from board.memory.transcripts import TranscriptStore
+from board.memory.transcripts import TranscriptStore, transcripts_for
 from board.people import People, PeopleSettings
 from board.people import commands as people_commands
 from board.people.migrations import MIGRATIONS as PEOPLE_MIGRATIONS
@@ -135,7 +135,7 @@ class Board:
         self.providers = providers
         self.souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR)
         self.prompts = PromptBuilder(settings.workspace)
-        self.transcripts = TranscriptStore(settings.data_dir)
+        self.transcripts: TranscriptStore = transcripts_for(db, settings.data_dir)  # files or rows, by backend
         self.sessions = Sessions(db, self.transcripts)
         self.tools = ToolRegistry()
         self.ledger = Ledger(db)

@@ -89,7 +89,7 @@ class SessionRef:
 
 
 class Sessions:
-    """The session index (state db) plus the transcript files it points at."""
+    """The session index (state db) plus the transcripts it points at (files or rows)."""
 
     def __init__(self, db: Database, transcripts: TranscriptStore) -> None:
         self.db = db
@@ -107,9 +107,9 @@ class Sessions:
         ref = await self.current(key)
         if ref is not None:
             try:
-                return self.transcripts.open(ref.session_id)
+                return await self.transcripts.open(ref.session_id)
             except TranscriptError as exc:
-                # The file was deleted or its header is unreadable: archive the session and
+                # The file (or its rows) was deleted or its header is unreadable: archive the session and
                 # start a new one rather than failing every later message to this key.
                 log.warning("session %s: %s; starting a new session", key, exc)
                 await self.db.execute(
@@ -118,7 +118,7 @@ class Sessions:
                 role = role or ref.role
         role = role or role_of_key(key)
         session_id = new_session_id(role)
-        transcript = self.transcripts.create(session_id, key, role)
+        transcript = await self.transcripts.create(session_id, key, role)
         await self.db.execute(
             "INSERT INTO sessions(session_id, key, role, created_at) VALUES (?, ?, ?, ?)",
             (session_id, key, role, transcript.header.created),
