@@ -272,6 +272,7 @@ class Board:
             await self.web_search.close()
         if self.knowledge is not None:
             self.knowledge.close()
+        await self.transcripts.flush()  # rows still queued (PostgreSQL) before the pool goes
         await self.db.close()
 
     async def watch(self, stop: asyncio.Event) -> None:

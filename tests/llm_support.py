@@ -14,7 +14,7 @@ from board.llm.resilience import RetryPolicy
 from board.roles import RosterSpec
 from board.service import Board, BoardSettings
 from board.storage.url import StateURL
-from bot.app import build_providers
+from bot.app import all_migrations, build_providers
 from bot.config import LoadedConfig, parse_config
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import FakeOpenAI
@@ -69,7 +69,8 @@ async def scripted_board(workspace: Path, data_dir: Path, model: ScriptedModel, 
     agent.setdefault("retry", FAST_RETRY)
     settings = BoardSettings(workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
                              agent=AgentSettings(**agent), state=state)
-    return await Board.open(settings, model.registry())
+    # a PostgreSQL state (the state_url fixture) holds every migration Sabha knows: the board must know them too
+    return await Board.open(settings, model.registry(), migrations=all_migrations() if state is not None else ())
 
 
 async def configured_board(tmp_path: Path, workspace: Path, yaml_text: str, env: dict[str, str] | None = None) -> Board:

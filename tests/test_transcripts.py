@@ -126,7 +126,7 @@ async def test_reset_archives_and_keeps_the_old_file(board: Board, data_dir: Pat
     assert reply.kind == "command" and "archived" in reply.text
     new = await board.sessions.current("main")
     assert old is not None and new is not None and new.session_id != old.session_id
-    assert [e["text"] for e in await board.transcripts.entries(old.session_id)][0] == "remember the red folder"
+    assert next(e["text"] for e in await board.transcripts.entries(old.session_id)) == "remember the red folder"
     history = await board.sessions.history_of("main")
     assert [h.session_id for h in history if h.archived_at] == [old.session_id]
     after = await board.handle(ask("what did I say?"))
@@ -188,7 +188,7 @@ async def test_a_deleted_transcript_starts_a_new_session_instead_of_failing(boar
     assert reply.kind == "answer" and reply.role == "finance"
     new = await board.sessions.current("board:finance")
     assert new is not None and new.session_id != old.session_id and new.role == "finance"
-    assert [e.get("text") for e in await fresh.entries(new.session_id)][0] == "still there?"
+    assert next(e.get("text") for e in await fresh.entries(new.session_id)) == "still there?"
 
 
 async def test_tail_survives_the_file_being_deleted_under_it(tmp_path: Path) -> None:

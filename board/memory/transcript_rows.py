@@ -147,6 +147,17 @@ class RowTranscripts:
         """The table the transcript is in."""
         return f"transcript_lines, session {session_id}"
 
+    async def flush(self) -> None:
+        """Write every open transcript's queued lines (the board is closing); what the storage refuses is
+        logged, and lost (the intake answers the message again after a restart)."""
+        for transcript in list(self._open.values()):
+            if transcript.busy:
+                try:
+                    await transcript.sync()
+                except Exception as exc:  # noqa: BLE001 (closing: say so and go on)
+                    log.error("transcript %s: lines could not be written before closing: %s",
+                              transcript.session_id, exc)
+
     async def insert(self, session_id: str, lines: list[str], *, first: int | None = None) -> int:
         """Add ``lines`` after the session's last one (at ``first`` when given: the header's 0) in one
         transaction; returns the seq of the first."""

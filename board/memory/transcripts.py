@@ -148,6 +148,10 @@ class TranscriptStore(Protocol):
         """Where the transcript is kept, for a person (a file path, or the table)."""
         ...
 
+    async def flush(self) -> None:
+        """Write what is still queued (the board is closing); log what cannot be written."""
+        ...
+
 
 def _parse_line(raw: bytes, path: Path, where: str) -> dict[str, Any] | None:
     if not raw.strip():
@@ -321,6 +325,9 @@ class FileTranscripts:
     def where(self, session_id: str) -> str:
         """The transcript's file."""
         return str(self.path_for(session_id))
+
+    async def flush(self) -> None:
+        """Nothing waits: every append went to its file at once."""
 
     async def create(self, session_id: str, key: str, role: str) -> FileTranscript:
         """Start a new transcript file with its header line (fsynced)."""
