@@ -7,6 +7,7 @@ reads and a file deleted under a transcript are the file form's own.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Callable
@@ -19,7 +20,7 @@ from board.envelope import Envelope
 from board.memory.transcript_rows import RowTranscripts
 from board.memory.transcripts import FileTranscripts, TranscriptStore, iter_entries, read_tail
 from board.service import Board
-from board.storage import Database, Dialect
+from board.storage import Database, Dialect, StorageError
 
 Stores = Callable[..., TranscriptStore]
 
@@ -220,3 +221,60 @@ async def test_session_locks_do_not_accumulate(board: Board) -> None:
 
     gc.collect()
     assert len(board._locks) == 0
+
+
+# -- rows (PostgreSQL) only ----------------------------------------------------------------------
+
+on_postgres = pytest.mark.parametrize("backend", [Dialect.POSTGRES], ids=["postgres"], indirect=True)
+
+
+@on_postgres
+async def test_two_writers_at_once_lose_nothing(database: Database) -> None:
+    # Two processes (a replica and `sabha ask`) appending to one session at the same moment: the one whose
+    # numbers were taken retries with fresh ones; every line is kept, each writer's in its order.
+    a, b = RowTranscripts(database), RowTranscripts(database)
+    await a.create("s1", "main", "general")
+    ta, tb = await a.open("s1"), await b.open("s1")
+    for i in range(30):
+        ta.append({"type": "message", "role": "user", "text": f"a{i}"})
+        tb.append({"type": "message", "role": "user", "text": f"b{i}"})
+    await asyncio.gather(ta.sync(), tb.sync())
+    texts = [e["text"] for e in await RowTranscripts(database).entries("s1")]
+    assert sorted(texts) == sorted([f"a{i}" for i in range(30)] + [f"b{i}" for i in range(30)])
+    assert [t for t in texts if t[0] == "a"] == [f"a{i}" for i in range(30)]
+    assert [t for t in texts if t[0] == "b"] == [f"b{i}" for i in range(30)]
+    assert [e["text"] for e in (await a.open("s1")).recent(100)] == texts  # the tail is re-read
+
+
+@on_postgres
+async def test_lines_the_database_refuses_stay_queued_and_sync_says_so(database: Database,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    store = RowTranscripts(database)
+    t = await store.create("s1", "main", "general")
+    real = store.insert
+
+    async def down(*args: Any, **kw: Any) -> int:
+        raise StorageError("PostgreSQL at 127.0.0.1 cannot be reached", retryable=True)
+
+    monkeypatch.setattr(store, "insert", down)
+    t.append({"type": "message", "role": "user", "text": "kept for later"})
+    with pytest.raises(StorageError):
+        await t.sync()
+    assert t.busy and [e["text"] for e in t.recent(5)] == ["kept for later"]
+    monkeypatch.setattr(store, "insert", real)  # the server is back
+    await t.sync()
+    assert [e["text"] for e in await RowTranscripts(database).entries("s1")] == ["kept for later"]
+
+
+@on_postgres
+async def test_a_file_copied_into_rows_exports_the_same_bytes(database: Database, tmp_path: Path) -> None:
+    # `sabha state copy` moves a SQLite board's transcripts into rows: the export is the file again.
+    files = FileTranscripts(tmp_path)
+    t = await files.create("s1", "board:finance", "finance")
+    t.append({"type": "message", "role": "user", "text": "runway? ₹ and \"quotes\"", "n": 1},
+             {"type": "tool_call", "name": "lookup", "arguments": {"q": "tea"}})
+    rows = RowTranscripts(database)
+    assert await rows.load_file(files.path_for("s1")) == 3
+    copied = b"".join([chunk async for chunk in rows.lines("s1")])
+    assert copied == files.path_for("s1").read_bytes()
+    assert (await rows.open("s1")).header.key == "board:finance"
