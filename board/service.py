@@ -53,7 +53,8 @@ from board.memory.knowledge.tool import knowledge_tool
 from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
 from board.memory.sessions import Sessions
-from board.memory.transcripts import TranscriptStore, transcripts_for
+from board.memory.transcript_rows import transcripts_for
+from board.memory.transcripts import TranscriptStore
 from board.people import People, PeopleSettings
 from board.people import commands as people_commands
 from board.people.migrations import MIGRATIONS as PEOPLE_MIGRATIONS

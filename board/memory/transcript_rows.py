@@ -28,16 +28,18 @@ from typing import Any
 from board.masking import mask_value
 from board.memory.transcripts import (
     TAIL_ENTRIES,
+    FileTranscripts,
     Header,
     TranscriptError,
+    TranscriptStore,
     entry_line,
     header_line,
     parse_header,
     utc_now,
 )
-from board.storage import Database, DuplicateKey, Row
+from board.storage import Database, Dialect, DuplicateKey, Row
 
-__all__ = ["RowTranscript", "RowTranscripts"]
+__all__ = ["RowTranscript", "RowTranscripts", "transcripts_for"]
 
 log = logging.getLogger("sabha.transcripts")
 
@@ -285,3 +287,9 @@ def _readable_lines(path: Path) -> list[str]:
             if ok:
                 kept.append(text)
     return kept
+
+
+def transcripts_for(db: Database, data_dir: Path) -> TranscriptStore:
+    """The transcript store for the state backend: JSONL files in ``data_dir`` beside a SQLite state db
+    (one process), rows of ``transcript_lines`` on PostgreSQL (every replica sees every conversation)."""
+    return RowTranscripts(db) if db.dialect is Dialect.POSTGRES else FileTranscripts(data_dir)

@@ -1,10 +1,11 @@
 """Transcripts: the :class:`Transcript` / :class:`TranscriptStore` interface and its JSONL-file form.
 
-Two stores implement the interface, chosen by the state backend (``Board.__init__``): this module's
+Two stores implement the interface, chosen by the state backend
+(:func:`board.memory.transcript_rows.transcripts_for`, in ``Board.__init__``): this module's
 :class:`FileTranscripts` (SQLite mode: one append-only JSONL file per session id under the data folder)
 and :class:`board.memory.transcript_rows.RowTranscripts` (PostgreSQL: one row per line, so every replica
 reads every conversation). Both hold the same lines: ``sabha sessions export`` writes the same bytes from
-either.
+either. What follows describes the file form.
 
 The first line is a header (``type: session``, id, key, role, created); every later
 line is one event (``message``, ``tool_call``, ``tool_result``, ``consult``,
@@ -30,7 +31,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from board.masking import mask_value
-from board.storage import Database, Dialect
 
 __all__ = [
     "TAIL_ENTRIES",
@@ -45,7 +45,6 @@ __all__ = [
     "iter_entries",
     "parse_header",
     "read_tail",
-    "transcripts_for",
     "utc_now",
 ]
 
@@ -389,12 +388,3 @@ class FileTranscripts:
         entry = _parse_line(first.rstrip(b"\n"), path, "header")
         return parse_header(entry, str(path), path.stem)
 
-
-def transcripts_for(db: Database, data_dir: Path) -> TranscriptStore:
-    """The transcript store for the state backend: JSONL files in ``data_dir`` beside a SQLite state db
-    (one process), rows of ``transcript_lines`` on PostgreSQL (every replica sees every conversation)."""
-    if db.dialect is Dialect.POSTGRES:
-        from board.memory.transcript_rows import RowTranscripts
-
-        return RowTranscripts(db)
-    return FileTranscripts(data_dir)
