@@ -4,6 +4,7 @@ id), each unit of work all or nothing."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,13 @@ async def test_moving_a_users_facts_keeps_the_newer_of_each_pair(database: Datab
     assert await store.move_user("tg:2", "wa:1") == 1
     assert {f.value for f in await store.facts("wa:1", "cto")} == {"rust"}
     assert await store.move_user("wa:1", "wa:1") == 0
+
+
+async def test_two_processes_starting_a_key_at_once_share_one_session(database: Database, data_dir: Path) -> None:
+    # Two replicas (or `sabha ask` beside `sabha run`) open the same new key at the same moment: one session
+    # is live for it, and both write to it.
+    a = Sessions(database, transcripts_for(database, data_dir))
+    b = Sessions(database, transcripts_for(database, data_dir))
+    first, second = await asyncio.gather(a.open("board:cto"), b.open("board:cto"))
+    assert first.session_id == second.session_id
+    assert [r.session_id for r in await a.history_of("board:cto")] == [first.session_id]

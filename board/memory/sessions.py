@@ -25,7 +25,7 @@ from board.memory.transcripts import (
     utc_now,
 )
 from board.roles import GENERAL
-from board.storage import Database, Row
+from board.storage import Database, DuplicateKey, Row
 
 __all__ = ["SessionRef", "Sessions", "new_session_id", "role_of_key", "session_key"]
 
@@ -119,10 +119,17 @@ class Sessions:
         role = role or role_of_key(key)
         session_id = new_session_id(role)
         transcript = await self.transcripts.create(session_id, key, role)
-        await self.db.execute(
-            "INSERT INTO sessions(session_id, key, role, created_at) VALUES (?, ?, ?, ?)",
-            (session_id, key, role, transcript.header.created),
-        )
+        try:
+            await self.db.execute(
+                "INSERT INTO sessions(session_id, key, role, created_at) VALUES (?, ?, ?, ?)",
+                (session_id, key, role, transcript.header.created),
+            )
+        except DuplicateKey:  # another process (a replica, `sabha ask`) started one for this key just now
+            ref = await self.current(key)
+            if ref is None:
+                raise
+            log.info("session %s: another process started %s at the same moment; continuing it", key, ref.session_id)
+            return await self.transcripts.open(ref.session_id)
         return transcript
 
     async def reset(self, key: str) -> tuple[SessionRef | None, Transcript]:
