@@ -54,6 +54,7 @@ from board.memory.knowledge.tool import knowledge_tool
 from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
 from board.memory.sessions import Sessions
+from board.memory.transcript_rows import transcripts_for
 from board.memory.transcripts import TranscriptStore
 from board.people import People, PeopleSettings
 from board.people import commands as people_commands
@@ -136,7 +137,7 @@ class Board:
         self.providers = providers
         self.souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR)
         self.prompts = PromptBuilder(settings.workspace)
-        self.transcripts = TranscriptStore(settings.data_dir)
+        self.transcripts: TranscriptStore = transcripts_for(db, settings.data_dir)  # files or rows, by backend
         self.sessions = Sessions(db, self.transcripts)
         self.tools = ToolRegistry()
         self.ledger = Ledger(db)
@@ -273,6 +274,7 @@ class Board:
             await self.web_search.close()
         if self.knowledge is not None:
             self.knowledge.close()
+        await self.transcripts.flush()  # rows still queued (PostgreSQL) before the pool goes
         await self.db.close()
 
     async def watch(self, stop: asyncio.Event) -> None:
