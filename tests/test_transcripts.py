@@ -278,3 +278,16 @@ async def test_a_file_copied_into_rows_exports_the_same_bytes(database: Database
     copied = b"".join([chunk async for chunk in rows.lines("s1")])
     assert copied == files.path_for("s1").read_bytes()
     assert (await rows.open("s1")).header.key == "board:finance"
+
+
+@on_postgres
+async def test_on_postgres_each_line_is_also_jsonb_to_query(database: Database) -> None:
+    """The row keeps the line's text (byte-compatible exports) and its JSONB form, which SQL can query."""
+    rows = RowTranscripts(database)
+    t = await rows.create("s1", "board:finance", "finance")
+    t.append({"type": "message", "role": "user", "text": "runway?"})
+    await t.sync()
+    found = await database.fetchall("SELECT seq, entry ->> 'type' AS type, entry -> 'role' AS role, "
+                                    "jsonb_typeof(entry) AS kind FROM transcript_lines WHERE session_id = ? "
+                                    "ORDER BY seq", ("s1",))
+    assert [(r["seq"], r["type"], r["kind"]) for r in found] == [(0, "session", "object"), (1, "message", "object")]
