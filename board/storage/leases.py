@@ -14,6 +14,7 @@ Times come from the board's clock (never the server's): ``expires_at`` is compar
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 
@@ -51,6 +52,9 @@ class Leases:
         self.lease_s = lease_s
         self.clock = clock
         self._held: set[str] = set()  # what this holder took and has not let go (as far as it knows)
+        # One statement of this holder at a time: a release and a take of one key must not pass each other
+        # on two pooled connections (the DELETE of the old lease landing after the new take).
+        self._lock = asyncio.Lock()
 
     def _now(self) -> float:
         return self.clock.now().timestamp()
@@ -67,10 +71,11 @@ class Leases:
     async def take(self, key: str) -> bool:
         """Take ``key`` (or extend it, when this holder has it already); False when another holder's lease on
         it has not expired."""
-        now = self.clock.now()
-        stamp = now.timestamp()
-        row = await self.db.fetchone(_TAKE, (key, self.holder, stamp + self.lease_s,
-                                             now.isoformat(timespec="milliseconds"), stamp))
+        async with self._lock:
+            now = self.clock.now()
+            stamp = now.timestamp()
+            row = await self.db.fetchone(_TAKE, (key, self.holder, stamp + self.lease_s,
+                                                 now.isoformat(timespec="milliseconds"), stamp))
         if row is None:
             self._held.discard(key)
             return False
@@ -81,8 +86,9 @@ class Leases:
         """Extend every key this holder has; returns them. A key this holder thought it had and no longer has
         (it expired and another holder took it: this replica was cut off longer than ``lease_s``) is logged
         and forgotten."""
-        rows = await self.db.fetchall("UPDATE leases SET expires_at = ? WHERE holder = ? RETURNING key",
-                                      (self._now() + self.lease_s, self.holder))
+        async with self._lock:
+            rows = await self.db.fetchall("UPDATE leases SET expires_at = ? WHERE holder = ? RETURNING key",
+                                          (self._now() + self.lease_s, self.holder))
         kept = {str(row["key"]) for row in rows}
         lost = self._held - kept
         if lost:
@@ -94,12 +100,14 @@ class Leases:
     async def release(self, key: str) -> None:
         """Let ``key`` go (only if this holder has it)."""
         self._held.discard(key)
-        await self.db.execute("DELETE FROM leases WHERE key = ? AND holder = ?", (key, self.holder))
+        async with self._lock:
+            await self.db.execute("DELETE FROM leases WHERE key = ? AND holder = ?", (key, self.holder))
 
     async def release_all(self) -> None:
         """Let every key of this holder go (a clean stop: the other replicas need not wait for expiry)."""
         self._held.clear()
-        await self.db.execute("DELETE FROM leases WHERE holder = ?", (self.holder,))
+        async with self._lock:
+            await self.db.execute("DELETE FROM leases WHERE holder = ?", (self.holder,))
 
     async def take_over_all(self) -> int:
         """Forget every lease of every holder; the number dropped. Only for a store no other process shares
