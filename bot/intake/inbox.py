@@ -323,6 +323,15 @@ class Inbox:
                          self.channel, len(todo))
         return todo
 
+    async def lane_order(self, lane: str) -> list[tuple[str, str]]:
+        """``(chat_id, message_id)`` of the unfinished messages of ``lane``, in the order they were stored."""
+        marks = ", ".join("?" * len(UNFINISHED))
+        order = "seq" if self.db.dialect is Dialect.POSTGRES else "rowid"
+        rows = await self.db.fetchall(
+            f"SELECT chat_id, message_id FROM inbound_messages WHERE channel = ? AND status IN ({marks}) "
+            f"AND lane = ? ORDER BY {order}", [self.channel, *UNFINISHED, lane])
+        return [(str(r["chat_id"]), str(r["message_id"])) for r in rows]
+
     async def _unfinished_rows(self, lanes: Collection[str] | None) -> list[Row]:
         marks = ", ".join("?" * len(UNFINISHED))
         where, params = f"channel = ? AND status IN ({marks})", [self.channel, *UNFINISHED]

@@ -44,6 +44,7 @@ import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
+from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
 
 from board.envelope import Envelope, Reply, cleaned
@@ -66,6 +67,14 @@ log = logging.getLogger("sabha.intake")
 _A = TypeVar("_A")
 _T = TypeVar("_T")
 _releasing: set[asyncio.Task[int]] = set()  # held scheduled work being released (kept from the collector)
+
+
+class _Turn(Enum):
+    """What :meth:`Intake._in_order` says of a message about to be answered."""
+
+    NOW = "now"  # next in its conversation: answer it
+    REQUEUED = "requeued"  # older messages go first; it is queued again behind them
+    DONE = "done"  # answered or given up meanwhile elsewhere: nothing to do
 
 
 class StorageUnavailable(Exception):
@@ -236,32 +245,41 @@ class Intake:
         requeued = False  # queued again behind older messages of its conversation: that job owns it now
         try:
             lanes = self.hub.lanes
-            if lanes is not None and not lanes.holds(pending.lane):
-                if not await self._retrying(f"taking conversation {pending.lane}", lanes.take, pending.lane):
-                    log.debug("%s: conversation %s is worked by another replica; message %s is left to it",
-                              self.courier.name, pending.lane, pending.message_id)
-                    return
-                requeued = await self._retrying(f"reading conversation {pending.lane}", self._adopt, pending)
-                if requeued:
-                    return
+            if lanes is not None:
+                took = False
+                if not lanes.holds(pending.lane):
+                    if not await self._retrying(f"taking conversation {pending.lane}", lanes.take, pending.lane):
+                        log.debug("%s: conversation %s is worked by another replica; message %s is left to it",
+                                  self.courier.name, pending.lane, pending.message_id)
+                        return
+                    took = True
+                if took or lanes.shared:  # messages of it may have been stored by another replica
+                    go = await self._retrying(f"reading conversation {pending.lane}", self._in_order, pending)
+                    requeued = go is _Turn.REQUEUED
+                    if go is not _Turn.NOW:
+                        return
             await self._answer(pending)
         finally:
             if not requeued:
                 self._local.discard(key)
 
-    async def _adopt(self, pending: Pending) -> bool:
-        """This replica just took ``pending``'s conversation: messages of it stored elsewhere and not answered
-        yet are answered here too, in the order they were stored. True when ``pending`` was queued again
-        among them (from its stored row: the caller does not answer it now), or was answered meanwhile."""
+    async def _in_order(self, pending: Pending) -> _Turn:
+        """Whether ``pending`` is next in its conversation. Messages of it stored before it and not answered
+        yet go first: the ones stored by another replica (or left by one that stopped) are queued here at the
+        front, and ``pending`` again behind the lane's queue (what is queued here already goes before it too,
+        and is checked the same way when its turn comes)."""
         key = (pending.chat_id, pending.message_id)
-        others = frozenset(self._local - {key})  # taken before the rows are read (see dispatch)
-        todo = await self._unanswered([pending.lane], others)
-        if [(p.chat_id, p.message_id) for p in todo] == [key]:
-            return False  # nothing else: answer it now
+        order = await self.inbox.lane_order(pending.lane)
+        if key not in order:
+            return _Turn.DONE  # answered (or given up) meanwhile by the replica that had the conversation
+        if order[0] == key:
+            return _Turn.NOW
+        remote = await self._unanswered([pending.lane], frozenset(self._local))
         self._local.discard(key)
-        for stored in reversed(todo):
+        for stored in reversed(remote):
             self._queue(stored, front=True)
-        return True
+        self._queue(pending)
+        return _Turn.REQUEUED
 
     async def _unanswered(self, lanes: Sequence[str], skip: frozenset[tuple[str, str]]) -> list[Pending]:
         """The unanswered messages of ``lanes`` not in ``skip``, under the restart rules (a reply that may have

@@ -58,6 +58,9 @@ class LaneLeases:
         self.db = db
         self.scheduler = scheduler
         self.poll_s = POLL_S[db.dialect]
+        #: Other processes store messages into this replica's conversations (PostgreSQL); on SQLite one
+        #: process owns the data dir, so a conversation's messages reach its lane in the order they were stored.
+        self.shared = db.dialect is not Dialect.SQLITE
         self._started = False
         self._heartbeat: asyncio.Task[None] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
