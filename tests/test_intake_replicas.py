@@ -191,7 +191,7 @@ def inbox_status(value: str) -> Any:
 
 async def test_two_replicas_answer_one_conversation_once_each_in_order(replicas: Any, backend: Dialect) -> None:
     count = 2 if backend is Dialect.POSTGRES else 1
-    made: list[Replica] = await replicas(count, latency=0.05)
+    made: list[Replica] = await replicas(count, latency=0.05, lease_s=1.5)
     for n in range(12):  # alternately taken in by each replica (a load balancer's round robin)
         await made[n % count].receive("c1", f"q{n:02d}")
         await asyncio.sleep(0.01)
@@ -202,8 +202,8 @@ async def test_two_replicas_answer_one_conversation_once_each_in_order(replicas:
     assert sorted(t for r in made for t in r.board.turns) == [f"q{n:02d}" for n in range(12)]  # one turn each
     for replica in made:
         assert await replica.intake.inbox.count_unfinished() == 0
-    # the conversation went idle: its lease was let go
-    await asyncio.sleep(0.3)
+    # the conversation went idle: its lease is let go at the next heartbeat (lease_s / 3)
+    await asyncio.sleep(1.0)
     assert await made[0].board.db.fetchall("SELECT key FROM leases") == []
 
 

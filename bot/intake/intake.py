@@ -246,6 +246,7 @@ class Intake:
         try:
             lanes = self.hub.lanes
             if lanes is not None:
+                await self._dispatching(lanes)
                 took = False
                 if not lanes.holds(pending.lane):
                     if not await self._retrying(f"taking conversation {pending.lane}", lanes.take, pending.lane):
@@ -347,6 +348,13 @@ class Intake:
                          "one that stopped)", self.courier.name, len(todo), lane)
             elif not self.scheduler.active(lane):
                 lanes.idle(lane)
+
+    async def _dispatching(self, lanes: LaneLeases) -> None:
+        """Leases started (heartbeat; SQLite: the previous run's taken over) and this intake's dispatcher
+        running: at :meth:`resume`, or at the first message of a channel that does not resume."""
+        await lanes.start()
+        if self._dispatcher is None and not self.scheduler.closed:
+            self._dispatcher = asyncio.create_task(self.dispatch(), name=f"{self.courier.name} dispatcher")
 
     async def stop_dispatching(self) -> None:
         """Stop looking for messages to answer (the daemon stops)."""
@@ -581,7 +589,7 @@ class Intake:
         lanes = self.hub.lanes
         mine = None
         if lanes is not None:
-            await lanes.start()
+            await lanes.start()  # before any lease is taken: on SQLite the previous run's are taken over
             taken: dict[str, bool] = {}
 
             async def mine(pending: Pending) -> bool:  # this replica works its conversation (others: theirs)
@@ -592,8 +600,8 @@ class Intake:
 
         todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted,
                                            mine=mine, skip=frozenset(self._local))
-        if lanes is not None and self._dispatcher is None:
-            self._dispatcher = asyncio.create_task(self.dispatch(), name=f"{self.courier.name} dispatcher")
+        if lanes is not None:
+            await self._dispatching(lanes)
         for pending in todo:
             if not self.courier.admit(pending.envelope).allowed:  # the config may have changed since
                 await self.inbox.finish(pending, InboxStatus.DENIED, "the sender is not allowed any more")
