@@ -30,8 +30,8 @@ from bot.cli.where import config_command
 if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` builds this module's parsers
     import aiohttp
 
-    from board.storage import Database
     from board.memory.ledger import Ledger
+    from board.storage import Database
     from bot.config import LoadedConfig
 
 __all__ = ["DaemonInfo", "add_parsers", "budget_lines", "cmd_inbox", "cmd_status", "find_daemon"]
