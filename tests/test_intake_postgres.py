@@ -59,7 +59,7 @@ def model(echo_model: EchoModel) -> EchoModel:
     return echo_model
 
 
-async def readyz(http: ClientSession, port: int) -> tuple[int, dict[str, Any]]:
+async def readyz(http: ClientSession, port: int | None) -> tuple[int, dict[str, Any]]:
     async with http.get(f"http://127.0.0.1:{port}/readyz") as resp:
         return resp.status, await resp.json()
 

@@ -253,7 +253,7 @@ async def test_postgresql_down_is_an_outage_not_a_crash(replicas: Any, backend: 
             await r.intake.receive([Arrival(envelope, "")])
         assert "PostgreSQL" in str(refused.value)
         assert not r.hub.storage.ok
-        why = await ping_store(r.board)  # type: ignore[arg-type]
+        why = await ping_store(r.board)
         assert why is not None and "not available" in why
         await asyncio.sleep(0.5)
         assert delivered.texts() == ["A:before", CANNOT_SAVE]  # told once, nothing answered meanwhile
@@ -264,5 +264,25 @@ async def test_postgresql_down_is_an_outage_not_a_crash(replicas: Any, backend: 
     await delivered.wait(5, timeout=20)
     await asyncio.sleep(0.5)
     assert delivered.texts() == ["A:before", CANNOT_SAVE, "A:parked", "A:while down", "A:marker"]
-    assert await ping_store(r.board) is None  # type: ignore[arg-type]
+    assert await ping_store(r.board) is None
     assert r.hub.storage.ok
+
+
+def test_a_retryable_storage_error_is_an_outage_and_not_a_lock() -> None:
+    import sqlite3
+
+    from board.storage import StorageError
+    from bot.intake.storage import is_locked, is_storage_error
+
+    def raised(exc: BaseException, cause: BaseException | None = None) -> BaseException:
+        try:
+            raise exc from cause
+        except BaseException as caught:  # noqa: BLE001 - the chained exception, as a store raises it
+            return caught
+
+    server_down = raised(StorageError("PostgreSQL at db:5432 is not available", retryable=True), OSError(111, "x"))
+    assert is_storage_error(server_down) and not is_locked(server_down)
+    assert not is_storage_error(StorageError("a bug, not an outage"))
+    locked = raised(StorageError("cannot be written now", retryable=True),
+                    sqlite3.OperationalError("database is locked"))
+    assert is_storage_error(locked) and is_locked(locked)
