@@ -10,7 +10,7 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    sender is never stored, never reaches a model, and is told (once) if the channel says so;
 3. **durable claim**: all arrivals of one update batch are stored in one transaction with
    their envelope (:class:`bot.intake.inbox.Inbox`), together with those of other updates
-   arriving meanwhile (group commit), on the db's express connection; a redelivered id is
+   arriving meanwhile (group commit), on SQLite's express connection; a redelivered id is
    skipped. If the state db cannot be written (disk full, read-only),
    :class:`StorageUnavailable` is raised so the channel does not acknowledge: the service
    keeps the message and offers it again; the sender gets one short "can't save, try
@@ -32,7 +32,12 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    leaves; the outcome is recorded: answered, failed (the service proved it was not
    posted), or may-have-arrived (never re-sent);
 7. **resume** (:meth:`Intake.resume`, at start): what a crash or a stop left unanswered
-   is answered, or its stored reply delivered, in the order it arrived.
+   is answered, or its stored reply delivered, in the order it arrived;
+8. **replicas** (``state.url`` on PostgreSQL, several ``sabha run``): a conversation is answered by the
+   replica holding its lease (:mod:`bot.intake.leasing`); a message another replica took in is found by
+   the holder's dispatcher (:meth:`Intake.dispatch`) and answered there, in the order the messages were
+   stored; a replica that dies leaves its conversations to the others once its leases expired (the
+   resume rules of 7 apply). A PostgreSQL outage is a storage outage as in 3 and 5 (503, parked).
 """
 
 from __future__ import annotations
