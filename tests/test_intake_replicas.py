@@ -1,0 +1,288 @@
+"""The intake on both backends, and with replicas: two intakes (two "replicas", each with its own hub, lanes and
+leases) on ONE PostgreSQL state store receive the messages of one conversation alternately; each message is
+answered once, in the order it arrived, by whichever replica holds the conversation. A replica that stops
+renewing (frozen or killed) loses its conversations after ``lease_s``; the other answers what it left.
+
+The board here is a small stand-in (a model that answers ``A:<text>`` after a delay): what is under test is
+the intake's store, lanes and leases, not the board's turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from board.clock import SYSTEM_CLOCK
+from board.envelope import Envelope, Reply
+from board.storage import Database, Dialect
+from bot.channels.base import Admission, ChannelTexts, SendProgress
+from bot.intake.config import InboxSection
+from bot.intake.inbox import Arrival, Inbox
+from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
+from bot.intake.migrations import MIGRATIONS as INTAKE_MIGRATIONS
+from bot.ops.readiness import ping_store
+
+pytestmark = pytest.mark.backends
+
+_ids = itertools.count(1)
+CANNOT_SAVE = ChannelTexts().cannot_save
+
+
+@dataclass
+class Delivered:
+    """Every reply of every replica, in the order they were delivered."""
+
+    replies: list[tuple[str, Reply]] = field(default_factory=list)
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def texts(self) -> list[str]:
+        return [reply.text for _, reply in self.replies]
+
+    async def wait(self, count: int, timeout: float = 20.0) -> None:
+        async def enough() -> None:
+            while len(self.replies) < count:
+                self.event.clear()
+                await self.event.wait()
+
+        await asyncio.wait_for(enough(), timeout)
+
+
+@dataclass
+class Courier:
+    """A channel in miniature: everyone admitted, one lane per chat; replies go to the shared list."""
+
+    replica: str
+    delivered: Delivered
+    name: str = "test"
+    texts: ChannelTexts = field(default_factory=ChannelTexts)
+
+    def admit(self, envelope: Envelope) -> Admission:
+        return Admission(True)
+
+    def conversation(self, envelope: Envelope) -> str:
+        return f"t:{envelope.chat_id}"
+
+    @contextlib.asynccontextmanager
+    async def typing(self, envelope: Envelope) -> AsyncIterator[None]:
+        yield
+
+    async def deliver(self, reply: Reply, progress: SendProgress) -> None:
+        await progress.leaving()
+        progress.posted += 1
+        self.delivered.replies.append((self.replica, reply))
+        self.delivered.event.set()
+
+
+class _NoSchedule:
+    def waits_for(self, channel: str, chat: str) -> bool:
+        return False
+
+
+class _NoMedia:
+    async def speak(self, envelope: Envelope, reply: Reply) -> Reply:
+        return reply
+
+
+@dataclass
+class MiniBoard:
+    """What the intake uses of a board: its store and clock, and a turn (``A:<text>`` after ``latency``)."""
+
+    db: Database
+    latency: float = 0.02
+    hold: asyncio.Event | None = None  # set: turns wait for it (a replica frozen mid-turn)
+    clock: Any = SYSTEM_CLOCK
+    schedule: _NoSchedule = field(default_factory=_NoSchedule)
+    media: _NoMedia = field(default_factory=_NoMedia)
+    turns: list[str] = field(default_factory=list)
+
+    async def identify(self, envelope: Envelope) -> Envelope:
+        return envelope
+
+    async def read_media(self, envelope: Envelope, fetcher: Any) -> Envelope:
+        return envelope
+
+    async def handle(self, envelope: Envelope) -> Reply:
+        self.turns.append(envelope.text)
+        if self.hold is not None:
+            await self.hold.wait()
+        await asyncio.sleep(self.latency)
+        return Reply.to(envelope, role="general", name="G", emoji="", text=f"A:{envelope.text}")
+
+
+@dataclass
+class Replica:
+    name: str
+    board: MiniBoard
+    hub: IntakeHub
+    intake: Intake
+
+    async def receive(self, chat: str, text: str) -> None:
+        envelope = Envelope(channel="test", text=text, sender="u1", chat_id=chat, message_id=str(next(_ids)))
+        await self.intake.receive([Arrival(envelope, "")])
+
+
+@pytest.fixture
+async def replicas(database_with: Any, backend: Dialect) -> AsyncIterator[Callable[..., Any]]:
+    """``await replicas(n)``: ``n`` replicas on one state store (on SQLite: one replica, the single process)."""
+    made: list[Replica] = []
+
+    async def make(count: int = 2, *, lease_s: float = 15.0, latency: float = 0.02,
+                   inbox: InboxSection | None = None) -> list[Replica]:
+        db = await database_with(INTAKE_MIGRATIONS)
+        for n in range(count):
+            board = MiniBoard(db, latency=latency)
+            hub = IntakeHub(inbox or InboxSection(), slow_notice_s=0, replica=f"r{n}", lease_s=lease_s)
+            courier = Courier(f"r{n}", delivered)
+            intake = hub.intake(board, courier)  # type: ignore[arg-type]
+            await intake.resume()
+            made.append(Replica(f"r{n}", board, hub, intake))
+        return made
+
+    delivered = Delivered()
+    make.delivered = delivered  # type: ignore[attr-defined]
+    yield make
+    for replica in made:
+        if replica.board.hold is not None:
+            replica.board.hold.set()
+        await replica.hub.drain(1.0)
+
+
+async def test_the_inbox_stores_once_and_hands_back_in_order(database_with: Any) -> None:
+    db = await database_with(INTAKE_MIGRATIONS)
+    inbox = Inbox(db, "test")
+    envelopes = [Envelope(channel="test", text=f"m{n}", sender="u", chat_id="c", message_id=str(n))
+                 for n in range(1, 6)]
+    fresh = await inbox.store([Arrival(e, "t:c") for e in envelopes[:3]])
+    assert [p.message_id for p in fresh] == ["1", "2", "3"]
+    again = await inbox.store([Arrival(e, "t:c") for e in (envelopes[1], envelopes[3], envelopes[3], envelopes[4])])
+    assert [p.message_id for p in again] == ["4", "5"]  # a redelivery and a twin in one batch: skipped
+    assert inbox.duplicates == 2
+    assert await inbox.count_unfinished() == 5
+    await inbox.finish(fresh[0], inbox_status("answered"))
+    from datetime import timedelta
+
+    todo = await inbox.unfinished(timedelta(hours=1))
+    assert [p.message_id for p in todo] == ["2", "3", "4", "5"]
+    assert [p.envelope.text for p in todo] == ["m2", "m3", "m4", "m5"]
+    assert await inbox.status("c", "1") == "answered"
+    assert await inbox.status("c", "404") is None
+
+
+async def test_ids_unique_recognises_a_redelivery_filed_under_another_chat(database_with: Any) -> None:
+    db = await database_with(INTAKE_MIGRATIONS)
+    inbox = Inbox(db, "wa", ids_unique=True)
+    first = Envelope(channel="wa", text="hi", sender="p", chat_id="old", message_id="wamid.1")
+    assert len(await inbox.store([Arrival(first, "wa:old")])) == 1
+    moved = Envelope(channel="wa", text="hi", sender="p", chat_id="new", message_id="wamid.1")
+    assert await inbox.store([Arrival(moved, "wa:new")]) == []
+
+
+def inbox_status(value: str) -> Any:
+    from bot.intake.inbox import InboxStatus
+
+    return InboxStatus(value)
+
+
+async def test_two_replicas_answer_one_conversation_once_each_in_order(replicas: Any, backend: Dialect) -> None:
+    count = 2 if backend is Dialect.POSTGRES else 1
+    made: list[Replica] = await replicas(count, latency=0.05, lease_s=1.5)
+    for n in range(12):  # alternately taken in by each replica (a load balancer's round robin)
+        await made[n % count].receive("c1", f"q{n:02d}")
+        await asyncio.sleep(0.01)
+    delivered = replicas.delivered
+    await delivered.wait(12)
+    await asyncio.sleep(1.0)  # nothing more comes (no second answer)
+    assert delivered.texts() == [f"A:q{n:02d}" for n in range(12)]
+    assert sorted(t for r in made for t in r.board.turns) == [f"q{n:02d}" for n in range(12)]  # one turn each
+    for replica in made:
+        assert await replica.intake.inbox.count_unfinished() == 0
+    # the conversation went idle: its lease is let go at the next heartbeat (lease_s / 3)
+    await asyncio.sleep(1.0)
+    assert await made[0].board.db.fetchall("SELECT key FROM leases") == []
+
+
+async def test_a_replica_that_stops_renewing_loses_its_conversation_to_the_other(replicas: Any,
+                                                                                 backend: Dialect) -> None:
+    if backend is Dialect.SQLITE:
+        pytest.skip("one process owns a SQLite data dir: no second replica")
+    a, b = await replicas(2, lease_s=1.0, latency=0.01)
+    a.board.hold = asyncio.Event()  # a's turns never end: a is frozen (as good as killed) mid-turn
+    await a.receive("c2", "first")
+    await asyncio.sleep(0.3)
+    assert a.board.turns == ["first"]
+    await b.receive("c2", "second")  # b takes it in; a holds the conversation: b leaves it to a
+    await asyncio.sleep(0.5)
+    assert b.board.turns == []
+    assert a.hub.lanes is not None
+    heartbeat = a.hub.lanes._heartbeat
+    assert heartbeat is not None
+    heartbeat.cancel()  # a stops renewing, like a killed process
+    delivered = replicas.delivered
+    await delivered.wait(2, timeout=10)
+    assert [(who, reply.text) for who, reply in delivered.replies] == [("r1", "A:first"), ("r1", "A:second")]
+    rows = await b.board.db.fetchall("SELECT status, attempts FROM inbound_messages ORDER BY message_id")
+    assert [(r["status"], r["attempts"]) for r in rows] == [("answered", 2), ("answered", 1)]
+
+
+async def test_postgresql_down_is_an_outage_not_a_crash(replicas: Any, backend: Dialect,
+                                                         request: pytest.FixtureRequest) -> None:
+    """While the server is down a receipt is refused (not acknowledged: the sender retries), a turn whose
+    answer cannot be stored is parked, and the store's ping says why; once it is back, the redelivery and
+    the parked turn are answered, once each."""
+    if backend is Dialect.SQLITE:
+        pytest.skip("the SQLite outages (disk full, read-only) are tests/test_intake_defects.py's")
+    server = request.getfixturevalue("pg_server")
+    [r] = await replicas(1, latency=0.01, inbox=InboxSection(storage_retry_s=0.2))
+    delivered = replicas.delivered
+    await r.receive("c3", "before")
+    await delivered.wait(1)
+    r.board.hold = asyncio.Event()
+    await r.receive("c3", "parked")  # its turn runs while the server goes away
+    await asyncio.sleep(0.2)
+    await asyncio.to_thread(server.stop, "immediate")
+    try:
+        r.board.hold.set()  # the answer comes; it cannot be stored: parked, retried
+        envelope = Envelope(channel="test", text="while down", sender="u1", chat_id="c3", message_id="down-1")
+        with pytest.raises(StorageUnavailable) as refused:
+            await r.intake.receive([Arrival(envelope, "")])
+        assert "PostgreSQL" in str(refused.value)
+        assert not r.hub.storage.ok
+        why = await ping_store(r.board)
+        assert why is not None and "not available" in why
+        await asyncio.sleep(0.5)
+        assert delivered.texts() == ["A:before", CANNOT_SAVE]  # told once, nothing answered meanwhile
+    finally:
+        await asyncio.to_thread(server.start)
+    await r.intake.receive([Arrival(envelope, "")])  # the sender's retry
+    await r.receive("c3", "marker")
+    await delivered.wait(5, timeout=20)
+    await asyncio.sleep(0.5)
+    assert delivered.texts() == ["A:before", CANNOT_SAVE, "A:parked", "A:while down", "A:marker"]
+    assert await ping_store(r.board) is None
+    assert r.hub.storage.ok
+
+
+def test_a_retryable_storage_error_is_an_outage_and_not_a_lock() -> None:
+    import sqlite3
+
+    from board.storage import StorageError
+    from bot.intake.storage import is_locked, is_storage_error
+
+    def raised(exc: BaseException, cause: BaseException | None = None) -> BaseException:
+        try:
+            raise exc from cause
+        except BaseException as caught:  # noqa: BLE001 - the chained exception, as a store raises it
+            return caught
+
+    server_down = raised(StorageError("PostgreSQL at db:5432 is not available", retryable=True), OSError(111, "x"))
+    assert is_storage_error(server_down) and not is_locked(server_down)
+    assert not is_storage_error(StorageError("a bug, not an outage"))
+    locked = raised(StorageError("cannot be written now", retryable=True),
+                    sqlite3.OperationalError("database is locked"))
+    assert is_storage_error(locked) and is_locked(locked)
