@@ -183,6 +183,17 @@ async def test_ids_unique_recognises_a_redelivery_filed_under_another_chat(datab
     assert await inbox.store([Arrival(moved, "wa:new")]) == []
 
 
+async def settled(db: Database, timeout: float = 10.0) -> list[Any]:
+    """The inbox rows (status, attempts) once none is still being answered or delivered (the outcome is recorded
+    just after the reply left)."""
+    async with asyncio.timeout(timeout):
+        while True:
+            rows = await db.fetchall("SELECT status, attempts FROM inbound_messages ORDER BY message_id")
+            if not any(str(r["status"]) in ("received", "replied", "sending") for r in rows):
+                return rows
+            await asyncio.sleep(0.05)
+
+
 def inbox_status(value: str) -> Any:
     from bot.intake.inbox import InboxStatus
 
@@ -226,8 +237,34 @@ async def test_a_replica_that_stops_renewing_loses_its_conversation_to_the_other
     delivered = replicas.delivered
     await delivered.wait(2, timeout=10)
     assert [(who, reply.text) for who, reply in delivered.replies] == [("r1", "A:first"), ("r1", "A:second")]
-    rows = await b.board.db.fetchall("SELECT status, attempts FROM inbound_messages ORDER BY message_id")
+    rows = await settled(b.board.db)
     assert [(r["status"], r["attempts"]) for r in rows] == [("answered", 2), ("answered", 1)]
+
+
+async def test_a_replica_that_lost_its_lease_mid_turn_never_sends_its_late_answer(replicas: Any,
+                                                                                  backend: Dialect) -> None:
+    """A replica cut off longer than the lease (a stalled process, PostgreSQL restarted) finishes a turn the
+    conversation's new holder has answered meanwhile: its late answer is dropped, not sent a second time."""
+    if backend is Dialect.SQLITE:
+        pytest.skip("one process owns a SQLite data dir: no second replica")
+    a, b = await replicas(2, lease_s=1.0, latency=0.01)
+    a.board.hold = asyncio.Event()  # a's turn on "first" stalls
+    await a.receive("c4", "first")
+    await asyncio.sleep(0.3)
+    assert a.board.turns == ["first"]
+    await b.receive("c4", "second")
+    assert a.hub.lanes is not None and a.hub.lanes._heartbeat is not None
+    a.hub.lanes._heartbeat.cancel()  # a stops renewing; its lease runs out and b takes the conversation
+    delivered = replicas.delivered
+    await delivered.wait(2, timeout=10)
+    assert [(who, reply.text) for who, reply in delivered.replies] == [("r1", "A:first"), ("r1", "A:second")]
+    a.board.hold.set()  # a comes back and finishes its turn: the answer is b's already
+    await b.receive("c4", "marker")
+    await delivered.wait(3, timeout=10)
+    await asyncio.sleep(0.3)  # a late duplicate would be sent right after a's turn ends (it has ended by now)
+    assert [(who, reply.text) for who, reply in delivered.replies] == [
+        ("r1", "A:first"), ("r1", "A:second"), ("r1", "A:marker")]
+    assert {str(r["status"]) for r in await settled(b.board.db)} == {"answered"}
 
 
 async def test_postgresql_down_is_an_outage_not_a_crash(replicas: Any, backend: Dialect,

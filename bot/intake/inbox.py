@@ -43,6 +43,7 @@ __all__ = [
     "InboundKind",
     "Inbox",
     "InboxStatus",
+    "LeaseLost",
     "Pending",
     "envelope_from_json",
     "envelope_to_json",
@@ -53,6 +54,11 @@ log = logging.getLogger("sabha.inbox")
 KEEP = timedelta(days=7)
 _BATCH_ROWS = 500  # rows per statement (7 parameters each, well under SQLite's limit of 32766)
 MAX_ATTEMPTS = 3  # a message whose answering was interrupted this often is given up (it may be the cause)
+
+
+class LeaseLost(Exception):
+    """This replica may no longer answer a message: its conversation's lease passed to another replica (this
+    one was cut off longer than ``replicas.lease_s``), or the message was answered meanwhile."""
 
 
 class InboxStatus(StrEnum):
@@ -179,6 +185,10 @@ class Inbox:
         self.duplicates = 0
         self.resumed = 0
         self.abandoned = 0
+        #: Replicas (PostgreSQL): ``fence()`` gives (this replica's name, now in epoch seconds); storing an answer
+        #: and marking it "sending" then happen only while this replica holds the conversation's lease
+        #: (:meth:`replied`, :meth:`sending`). None (SQLite, one process): no check.
+        self.fence: Callable[[], tuple[str, float]] | None = None
 
     async def store(self, arrivals: Sequence[Arrival]) -> list[Pending]:
         """Store ``arrivals`` in one transaction; returns the ones seen for the first time
@@ -250,12 +260,33 @@ class Inbox:
         await self._update(pending, "attempts = attempts + 1")
 
     async def replied(self, pending: Pending, reply: Reply) -> None:
-        """The board answered with ``reply``; nothing of it has left yet."""
-        await self._update(pending, "status = 'replied', reply = ?", (reply_to_json(reply),))
+        """The board answered with ``reply``; nothing of it has left yet. With a :attr:`fence` (replicas) only
+        while this replica holds the conversation and the message is still unanswered: else
+        :class:`LeaseLost` (the conversation's new holder answers it; this late answer is dropped)."""
+        await self._fenced(pending, "status = 'replied', reply = ?", (reply_to_json(reply),),
+                           InboxStatus.RECEIVED, "store its answer")
 
     async def sending(self, pending: Pending) -> None:
-        """Delivery of the stored reply starts now: from here it may arrive."""
-        await self._update(pending, "status = 'sending'")
+        """Delivery of the stored reply starts now: from here it may arrive. With a :attr:`fence`, only one
+        replica ever marks it (the one holding the conversation, while it is still ``replied``): else
+        :class:`LeaseLost`, raised before any request leaves."""
+        await self._fenced(pending, "status = 'sending'", (), InboxStatus.REPLIED, "send its answer")
+
+    async def _fenced(self, pending: Pending, sql: str, params: tuple[Any, ...], expected: InboxStatus,
+                      doing: str) -> None:
+        if self.fence is None:
+            await self._update(pending, sql, params)
+            return
+        holder, now = self.fence()
+        found = await self.db.fetchall(
+            f"UPDATE inbound_messages SET {sql} WHERE channel = ? AND chat_id = ? AND message_id = ? AND status = ? "
+            "AND EXISTS (SELECT 1 FROM leases WHERE key = ? AND holder = ? AND expires_at > ?) RETURNING status",
+            (*params, self.channel, pending.chat_id, pending.message_id, expected.value, f"lane:{pending.lane}",
+             holder, now))
+        if not found:
+            raise LeaseLost(f"{self.channel} message {pending.message_id} in chat {pending.chat_id}: this replica "
+                            f"({holder}) no longer holds its conversation, or it was answered meanwhile; not "
+                            f"going to {doing} (the conversation's holder answers it)")
 
     async def unsent(self, pending: Pending) -> None:
         """Delivery stopped before any request left: deliver the stored reply at the next start."""

@@ -58,7 +58,7 @@ from board.media.understand import MediaFetcher
 from board.storage import StorageError
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.config import InboxSection
-from bot.intake.inbox import UNFINISHED, Arrival, InboundKind, Inbox, InboxStatus, Pending
+from bot.intake.inbox import UNFINISHED, Arrival, InboundKind, Inbox, InboxStatus, LeaseLost, Pending
 from bot.intake.leasing import LaneLeases, replica_name
 from bot.intake.scheduler import Scheduler
 from bot.intake.storage import StorageHealth, is_storage_error
@@ -100,6 +100,7 @@ class IntakeHub:
         self.replica = replica_name(replica)  # replicas.name, or host name and pid
         self.lease_s = lease_s  # replicas.lease_s
         self.lanes: LaneLeases | None = None  # made with the first intake (it knows the board's store)
+        self.lost_leases = 0  # answers dropped because another replica took the conversation meanwhile
 
     def intake(self, board: Board, courier: Courier) -> Intake:
         """The intake of one channel."""
@@ -134,6 +135,9 @@ class Intake:
         self.courier = courier
         self.hub = hub
         self.inbox = Inbox(board.db, courier.name, ids_unique=getattr(courier, "message_ids_unique", False))
+        lanes = hub.lanes
+        if lanes is not None and lanes.shared:  # replicas: answers stored and sent only under the lease
+            self.inbox.fence = lambda: (lanes.holder, board.clock.now().timestamp())
         self._batch: list[tuple[list[Arrival], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._told_denied: set[str] = set()
@@ -265,6 +269,9 @@ class Intake:
                     if go is not _Turn.NOW:
                         return
             await self._answer(pending)
+        except LeaseLost as exc:  # cut off longer than the lease: the conversation's holder answers it
+            self.hub.lost_leases += 1
+            log.warning("%s: %s", self.courier.name, exc)
         finally:
             if not requeued:
                 self._local.discard(key)
