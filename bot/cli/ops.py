@@ -30,9 +30,10 @@ from bot.cli.where import config_command
 if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` builds this module's parsers
     import aiohttp
 
-    from board.storage import Database
     from board.memory.ledger import Ledger
+    from board.storage import Database
     from bot.config import LoadedConfig
+    from bot.replicas.status import ReplicasReport
 
 __all__ = ["DaemonInfo", "add_parsers", "budget_lines", "cmd_inbox", "cmd_status", "find_daemon"]
 
@@ -283,18 +284,33 @@ async def _decision_lines(db: Database) -> list[str]:
     return await status_lines(DecisionBook(db, SYSTEM_CLOCK))
 
 
+async def _replica_report(db: Database, loaded: LoadedConfig) -> ReplicasReport:
+    """The replicas alive on this state, their leases and the backlog (:mod:`bot.replicas.status`)."""
+    import time
+
+    from bot.replicas.status import read_report
+
+    return await read_report(db, now=time.time(), lease_s=loaded.config.replicas.lease_s)
+
+
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
     from board.memory.ledger import Ledger
     from board.service import DB_FILE
+    from board.storage import Dialect
     from bot.app import open_state_db
+    from bot.replicas.status import report_lines
 
     info = await find_daemon(loaded)
     lines, code = _daemon_lines(info, loaded)
     db_path = loaded.data_dir / DB_FILE
     report: dict[str, Any] = {"data_dir": str(loaded.data_dir), "daemon": info.__dict__ if info else None}
-    if db_path.exists():
+    url = loaded.state_url()
+    if url.dialect is Dialect.POSTGRES or (url.path or db_path).exists():
         async with await open_state_db(loaded) as db:
+            replicas = await _replica_report(db, loaded)
+            lines += report_lines(replicas)
+            report["replicas"] = replicas.as_json()
             lines += await _inbox_lines(db)
             lines += await _undeliverable_lines(db)
             lines += await _whatsapp_people_lines(db, loaded)
@@ -304,7 +320,7 @@ async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             if args.json:
                 report["budget"] = await budget_json(Ledger(db), loaded)
     else:
-        lines.append(f"No state database at {db_path} yet: nothing received, nothing spent.")
+        lines.append(f"No state database at {url.path or db_path} yet: nothing received, nothing spent.")
     if args.json:
         report["exit_code"] = code
         emit(json.dumps(report, indent=2, default=str))
