@@ -209,6 +209,18 @@ class _People:
 
 
 @dataclass(frozen=True)
+class _State:
+    url: str = ""  # the SQLite file in data_dir (a file that sets state.url is read by the config models)
+    pool_size: int = 10
+
+
+@dataclass(frozen=True)
+class _Replicas:
+    lease_s: float = 15
+    name: str = ""
+
+
+@dataclass(frozen=True)
 class PlainConfig:
     """The attributes of :class:`bot.config.Config` that the board and ``ask`` read, with the
     defaults of everything :data:`PLAIN_KEYS` does not let the file set."""
@@ -225,6 +237,8 @@ class PlainConfig:
     guardrails: _Guardrails = field(default_factory=_Guardrails)
     media: _Media = field(default_factory=_Media)
     people: _People = field(default_factory=_People)
+    state: _State = field(default_factory=_State)
+    replicas: _Replicas = field(default_factory=_Replicas)
 
 
 def read_plain(explicit: str | Path | None = None, env: Mapping[str, str] | None = None,
