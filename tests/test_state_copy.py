@@ -73,7 +73,7 @@ async def test_copy_keeps_ids_sequences_types_and_transcripts(tmp_path: Path, pg
         assert [(r["id"], r["k"], r["v"]) for r in plain] == [(1, "a", "1"), (2, "b", None)]  # rowid became id
         lines = await target.fetchall("SELECT seq, line::text AS line FROM transcript_lines ORDER BY seq")
         assert [r["line"] for r in lines] == (tmp_path / "sqlite" / "s1.jsonl").read_text().split("\n")[:2]
-        with pytest.raises(UserError, match="not empty .*notes 5 rows"):
+        with pytest.raises(UserError, match=r"not empty .*notes 5 rows"):
             await copy_state(source, target, migrations=[*REPLICA_MIGRATIONS, SQLITE_PROBE], transcripts=None)
     finally:
         await source.close()

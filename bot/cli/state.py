@@ -31,7 +31,7 @@ from bot.cli.common import UserError, emit
 from bot.cli.where import config_command
 
 if TYPE_CHECKING:
-    from board.storage import Database, StateURL, Tx
+    from board.storage import Database, Tx
     from board.storage.migrations import Migration
     from bot.config import LoadedConfig
 
