@@ -78,11 +78,11 @@ async def test_heartbeat_keeps_the_row_fresh_and_removes_it_at_stop(database_wit
         clock.advance(10)
         beat.set_polling(True)  # written at once, not at the next interval
         for _ in range(100):
-            (row,) = await alive_replicas(db, now=clock.now().timestamp(), lease_s=1.5) or [None]
-            if row is not None and row.polling:
+            rows = await alive_replicas(db, now=clock.now().timestamp(), lease_s=1.5)
+            if rows and rows[0].polling:
                 break
             await asyncio.sleep(0.02)
-        assert row is not None and row.polling
+        assert [(r.name, r.polling) for r in rows] == [("a", True)]
     finally:
         await beat.stop()
     assert await db.fetchall("SELECT name FROM replicas") == []
