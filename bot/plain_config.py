@@ -210,7 +210,7 @@ class _People:
 
 @dataclass(frozen=True)
 class _State:
-    url: str = ""  # the SQLite file in data_dir (a file that sets state.url is read by the config models)
+    url: str = ""  # the SQLite file in data_dir
     pool_size: int = 10
 
 

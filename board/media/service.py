@@ -50,7 +50,7 @@ from board.media.store import MediaStore
 from board.media.understand import MediaFetcher, UnderstandContext, Understander
 from board.media.voice import OfflineTranscriber, Transcriber
 from board.memory.ledger import Ledger
-from board.storage import Database
+from board.storage import Database, StorageError
 from board.workspace.quoting import FieldLimit, quote_field, quote_lines
 
 __all__ = ["MediaService", "TurnInput", "spoken_text"]
@@ -150,8 +150,8 @@ class MediaService:
                         ctx.envelope.channel, exc)
             return att.with_(problem=f"{att.label} could not be downloaded from {ctx.envelope.channel} right now; "
                                      "please send it again in a while")
-        except sqlite3.Error:  # the state db (disk full, locked): the intake parks the message and retries it;
-            raise              # what was paid for (a transcript) is not lost as "an error on our side"
+        except (sqlite3.Error, StorageError):  # the state db (disk full, locked): the intake parks the message
+            raise  # and retries it; what was paid for (a transcript) is not lost as "an error on our side"
         except Exception:
             log.exception("media: reading %s from %s on %s failed", att.kind.value, ctx.envelope.sender,
                           ctx.envelope.channel)

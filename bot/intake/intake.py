@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING
 from board.envelope import Envelope, Reply, cleaned
 from board.llm.stream import StreamSink, streaming_to
 from board.media.understand import MediaFetcher
+from board.storage import StorageError
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.config import InboxSection
 from bot.intake.inbox import Arrival, InboundKind, Inbox, InboxStatus, Pending
@@ -371,7 +372,7 @@ class Intake:
                     self._notices[(pending.chat_id, pending.message_id)] = handle
             else:
                 await self.courier.deliver(reply, progress)
-        except (SendFailed, sqlite3.Error, OSError) as exc:  # best effort: the answer is what counts
+        except (SendFailed, sqlite3.Error, StorageError, OSError) as exc:  # best effort: the answer is what counts
             self._said_badly(envelope, progress, exc, reply.text)
         else:
             log.info("%s: told chat %s the board is working on message %s", self.courier.name,
@@ -401,7 +402,7 @@ class Intake:
             progress = SendProgress()
             try:
                 await self.courier.deliver(self._system_reply(envelope, text, labelled=False), progress)
-            except (SendFailed, sqlite3.Error, OSError) as exc:  # best effort: the stored message is what counts
+            except (SendFailed, sqlite3.Error, StorageError, OSError) as exc:  # best effort: the stored message counts
                 self._said_badly(envelope, progress, exc, text)
             else:
                 log.info("%s: told chat %s: %s", self.courier.name, envelope.chat_id, text)

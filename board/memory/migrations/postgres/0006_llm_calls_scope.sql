@@ -1,0 +1,5 @@
+-- PostgreSQL twin of ../0006_llm_calls_scope.sql (same tables, columns and indexes).
+-- which spending scope a model call falls under: "public:<channel>" for one a stranger caused in public
+-- mode (the channel's daily cap sums these), NULL otherwise
+ALTER TABLE llm_calls ADD COLUMN scope TEXT;
+CREATE INDEX llm_calls_scope ON llm_calls(scope, ts);
