@@ -50,7 +50,7 @@ from bot.intake.intake import IntakeHub
 from bot.ops.logs import protect_config, redact
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.notify import Notifier, watchdog_interval, watchdog_pings
-from bot.ops.readiness import Readiness, check_readiness
+from bot.ops.readiness import Readiness, check_readiness, ping_store
 from bot.ops.reload import ReloadSignal, reload_config
 from bot.ops.runtime import RuntimeInfo, remove_runtime, write_runtime
 from bot.ops.signals import StopSignals
@@ -106,7 +106,8 @@ class Daemon:
         self.ready = asyncio.Event()
         self.started = time.monotonic()
         self.port: int | None = None
-        self.hub = IntakeHub(loaded.config.inbox, slow_notice_s=loaded.config.board.slow_notice_s)
+        self.hub = IntakeHub(loaded.config.inbox, slow_notice_s=loaded.config.board.slow_notice_s,
+                             replica=loaded.config.replicas.name, lease_s=loaded.config.replicas.lease_s)
         self.notifier = notifier or Notifier()
         self.metrics = Metrics()
         self.phase = "starting"
@@ -171,13 +172,14 @@ class Daemon:
         }
         return web.json_response(body)
 
-    def readiness(self) -> Readiness:
-        """Whether the daemon can answer right now, and why not (``/readyz``)."""
+    async def readiness(self) -> Readiness:
+        """Whether the daemon can answer right now, and why not (``/readyz``; the state store is pinged)."""
+        unreachable = await ping_store(self.board)
         return check_readiness(phase=self.phase, channels=self.channels or [], storage=self.hub.storage,
-                               board=self.board, workspace=self.loaded.workspace)
+                               board=self.board, workspace=self.loaded.workspace, store_unreachable=unreachable)
 
     async def _readyz(self, request: web.Request) -> web.Response:
-        verdict = self.readiness()
+        verdict = await self.readiness()
         return web.json_response(verdict.as_json(), status=200 if verdict.ready else 503)
 
     async def _metrics(self, request: web.Request) -> web.Response:
@@ -185,7 +187,7 @@ class Daemon:
 
     async def status_line(self) -> str:
         """One line for systemd's ``STATUS=``: readiness, channels, pending inbox, turns."""
-        verdict = self.readiness()
+        verdict = await self.readiness()
         channels = ", ".join(f"{c.name} {c.describe().get('state', '?')}" for c in self.channels or []) or "none"
         pending = sum((await self.metrics.pending_inbox()).values())
         head = "ready" if verdict.ready else f"not ready ({verdict.reasons[0]})"

@@ -17,6 +17,8 @@ What is here so far (issue 29 is under way; see notes/storage.md):
   from a newer Sabha refused), per dialect;
 * :mod:`board.storage.sqlite` -- :class:`StateDB` (alias ``SqliteDatabase``), the embedded default;
 * :mod:`board.storage.open` -- :func:`open_database`, the backend ``state.url`` names, migrated;
+* :mod:`board.storage.leases` -- :class:`Leases`, which replica works a conversation now (expiring,
+  renewed leases in the ``leases`` table);
 * :mod:`board.storage.postgres` -- :class:`PostgresDatabase` (asyncpg pool; migrations each in one
   transaction under an advisory lock, so replicas starting together migrate once).
 """
@@ -24,8 +26,9 @@ What is here so far (issue 29 is under way; see notes/storage.md):
 from __future__ import annotations
 
 from board.storage.database import Database, Dialect, DuplicateKey, Row, StorageError, Tx
+from board.storage.leases import Lease, Leases
 from board.storage.open import open_database
 from board.storage.url import StateURL, parse_state_url
 
-__all__ = ["Database", "Dialect", "DuplicateKey", "Row", "StateURL", "StorageError", "Tx", "open_database",
-           "parse_state_url"]
+__all__ = ["Database", "Dialect", "DuplicateKey", "Lease", "Leases", "Row", "StateURL", "StorageError", "Tx",
+           "open_database", "parse_state_url"]

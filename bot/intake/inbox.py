@@ -25,16 +25,15 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Container, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from board.db import StateDB
 from board.envelope import Button, Envelope, Reply
 from board.media.attachment import attachment_from_dict, attachment_to_dict
+from board.storage import Database, Dialect, Row, Tx
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -168,7 +167,7 @@ class Arrival:
 class Inbox:
     """The durable inbox of one channel; see the module docstring."""
 
-    def __init__(self, db: StateDB, channel: str, *, ids_unique: bool = False) -> None:
+    def __init__(self, db: Database, channel: str, *, ids_unique: bool = False) -> None:
         self.db = db
         self.channel = channel
         # The channel's message ids are unique across its chats (WhatsApp's wamids): a
@@ -182,8 +181,8 @@ class Inbox:
     async def store(self, arrivals: Sequence[Arrival]) -> list[Pending]:
         """Store ``arrivals`` in one transaction; returns the ones seen for the first time
         (a redelivery is skipped). Raises the storage error (nothing stored) when the db
-        cannot be written. Runs on the db's express connection (:meth:`StateDB.express`),
-        so it does not wait behind the board's statements, and in a handful of statements
+        cannot be written. On SQLite it runs on the db's express connection (:meth:`StateDB.transaction`),
+        so it does not wait behind the board's statements. It takes a handful of statements
         whatever the batch size: each statement lets go of the GIL and must win it back
         from a busy event loop (up to 5 ms each), so one INSERT per message made a burst's
         acknowledgements wait ~50 ms for their batch."""
@@ -194,33 +193,21 @@ class Inbox:
             if key not in rows:  # a message twice in one batch: the first is stored, the second skipped
                 rows[key] = (self.channel, *key, received, envelope_to_json(a.envelope), a.kind.value, a.lane)
 
-        def insert(conn: sqlite3.Connection) -> set[tuple[str, str]]:
-            stored: set[tuple[str, str]] = set()
-            new = list(rows)
-            for start in range(0, len(new), _BATCH_ROWS):
-                chunk = new[start:start + _BATCH_ROWS]
-                if self.ids_unique:
-                    marks = ", ".join("?" for _ in chunk)
-                    known = {str(m) for (m,) in conn.execute(
-                        f"SELECT message_id FROM inbound_messages WHERE channel = ? AND message_id IN ({marks})",
-                        (self.channel, *(message for _, message in chunk))).fetchall()}
-                    stored.update(key for key in chunk if key[1] in known)
-                    continue
-                pairs = ", ".join("(?, ?)" for _ in chunk)
-                found = conn.execute(
-                    "SELECT chat_id, message_id FROM inbound_messages WHERE channel = ? AND (chat_id, message_id) "
-                    f"IN (VALUES {pairs})", (self.channel, *(part for key in chunk for part in key))).fetchall()
-                stored.update((str(chat), str(message)) for chat, message in found)
-            fresh = [rows[key] for key in new if key not in stored]
-            for start in range(0, len(fresh), _BATCH_ROWS):
-                chunk_rows = fresh[start:start + _BATCH_ROWS]
+        new = list(rows)
+        async with self.db.transaction() as tx:
+            stored = await self._known(tx, new) if self.ids_unique else set()
+            fresh_rows = [rows[key] for key in new if key not in stored]
+            inserted: set[tuple[str, str]] = set()
+            for start in range(0, len(fresh_rows), _BATCH_ROWS):
+                chunk_rows = fresh_rows[start:start + _BATCH_ROWS]
                 values = ", ".join("(?, ?, ?, ?, 'received', ?, 0, ?, ?)" for _ in chunk_rows)
-                conn.execute(
+                # A redelivery (same key) is not inserted and not returned: one statement stores and dedupes.
+                found = await tx.fetchall(
                     "INSERT INTO inbound_messages(channel, chat_id, message_id, received_at, status, envelope, "
-                    f"attempts, kind, lane) VALUES {values}", tuple(v for row in chunk_rows for v in row))
-            return stored
-
-        stored = await self.db.express(insert)
+                    f"attempts, kind, lane) VALUES {values} ON CONFLICT (channel, chat_id, message_id) DO NOTHING "
+                    "RETURNING chat_id, message_id", [v for row in chunk_rows for v in row])
+                inserted.update((str(r["chat_id"]), str(r["message_id"])) for r in found)
+        stored.update(key for key in new if key not in inserted)
         fresh: list[Pending] = []
         seen: set[tuple[str, str]] = set()
         for key, arrival in zip(keys, arrivals, strict=True):
@@ -233,6 +220,18 @@ class Inbox:
             seen.add(key)
             fresh.append(Pending(self.channel, arrival.lane, envelope, arrival.kind))
         return fresh
+
+    async def _known(self, tx: Tx, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Of ``keys``, those whose message id is stored already under any chat (``ids_unique``)."""
+        known: set[str] = set()
+        for start in range(0, len(keys), _BATCH_ROWS):
+            chunk = keys[start:start + _BATCH_ROWS]
+            marks = ", ".join("?" for _ in chunk)
+            found = await tx.fetchall(
+                f"SELECT message_id FROM inbound_messages WHERE channel = ? AND message_id IN ({marks})",
+                [self.channel, *(message for _, message in chunk)])
+            known.update(str(r["message_id"]) for r in found)
+        return {key for key in keys if key[1] in known}
 
     async def _update(self, pending: Pending, sql: str, params: tuple[Any, ...] = ()) -> None:
         await self.db.execute(
@@ -276,66 +275,105 @@ class Inbox:
         return int(row["n"]) if row is not None else 0
 
     async def unfinished(self, max_age: timedelta, redo: Callable[[Reply], Awaitable[bool]] | None = None,
-                         gave_up: Callable[[Pending], Awaitable[None]] | None = None) -> list[Pending]:
-        """Messages stored before a restart and never answered, in order of arrival, to take
-        up again; the ones that may not be taken up are logged and marked abandoned. A reply
+                         gave_up: Callable[[Pending], Awaitable[None]] | None = None, *,
+                         mine: Callable[[Pending], Awaitable[bool]] | None = None,
+                         lanes: Collection[str] | None = None, skip: Container[tuple[str, str]] = frozenset(),
+                         after_restart: bool = True) -> list[Pending]:
+        """Messages stored and never answered, in order of arrival, to take up (after a restart, or left by a
+        replica that stopped); the ones that may not be taken up are logged and marked abandoned. A reply
         that was being sent is taken up again only when ``redo`` says sending it again cannot
         post it twice (the channel edits a message already there: a streamed draft). ``gave_up``
-        hears of each message abandoned (not of a reply that may have arrived)."""
-        rows = await self.db.fetchall(
-            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane "
-            f"FROM inbound_messages WHERE channel = ? AND status IN ({', '.join('?' * len(UNFINISHED))}) "
-            "ORDER BY rowid",
-            (self.channel, *UNFINISHED),
-        )
+        hears of each message abandoned (not of a reply that may have arrived).
+
+        With replicas: only rows in ``lanes`` (None: all), not in ``skip`` (``(chat_id, message_id)`` being
+        answered here already), and of which ``mine(pending)`` says this replica works its conversation (it
+        holds or took its lease) are looked at; the rest is left alone, untouched, for the replica that has it.
+        """
+        rows = await self._unfinished_rows(lanes)
         now = _now()
         todo: list[Pending] = []
         for row in rows:
+            if (str(row["chat_id"]), str(row["message_id"])) in skip:
+                continue
+            pending, unreadable, why = self._pending_of(row, now, max_age)
+            if mine is not None and not await mine(pending):
+                continue
             status = str(row["status"])
-            received = _parse_time(row["received_at"])
-            attempts = int(row["attempts"] or 0)
-            envelope: Envelope | None = None
-            reply: Reply | None = None
-            kind = InboundKind.TEXT
-            why = None
-            try:
-                envelope = envelope_from_json(row["envelope"]) if row["envelope"] else None
-                reply = reply_from_json(row["reply"]) if row["reply"] and status in (
-                    InboxStatus.REPLIED, InboxStatus.SENDING) else None
-                kind = InboundKind(row["kind"] or InboundKind.TEXT)
-            except (ValueError, TypeError, KeyError) as exc:
-                why = f"its stored copy cannot be read ({exc})"
-            age = now - received if received is not None else None
-            if why is not None:
-                pass
-            elif status == InboxStatus.SENDING and not (reply is not None and redo is not None and await redo(reply)):
+            if unreadable is not None:
+                why = unreadable
+            elif status == InboxStatus.SENDING and not (
+                    pending.reply is not None and redo is not None and await redo(pending.reply)):
                 why = ("its reply was being sent when Sabha stopped and may have arrived; not sending it again, "
                        "since that could post it twice")
-            elif envelope is None:
-                why = "no copy of it was kept (received before Sabha kept copies)"
-            elif age is None or age > max_age:
-                why = (f"it was received {_ago(age)} ago, longer than the {_ago(max_age)} Sabha answers after a "
-                       "restart (inbox.resume_max_age_s)")
-            elif attempts >= MAX_ATTEMPTS:
-                why = f"answering it was interrupted {attempts} times; giving up on it"
-            stand_in = Envelope(channel=self.channel, text="", sender="", chat_id=str(row["chat_id"]),
-                                message_id=str(row["message_id"]))
-            pending = Pending(self.channel, str(row["lane"] or ""), envelope or stand_in, kind, reply, attempts)
             if why is not None:
                 status_after = InboxStatus.MAY_HAVE_ARRIVED if status == InboxStatus.SENDING else InboxStatus.ABANDONED
                 await self.finish(pending, status_after, why)
                 self.abandoned += 1
                 if gave_up is not None and status_after is InboxStatus.ABANDONED:
                     await gave_up(pending)
+                envelope = pending.envelope if row["envelope"] else None
                 log.warning("%s: message %s in chat %s (%s) was received but not answered; not answering it: %s",
                             self.channel, pending.message_id, pending.chat_id, _preview(envelope), why)
                 continue
             todo.append(pending)
-        self.resumed += len(todo)
-        if todo:
-            log.info("%s: taking up %d message(s) received before the restart and not answered yet",
-                     self.channel, len(todo))
+        if after_restart:
+            self.resumed += len(todo)
+            if todo:
+                log.info("%s: taking up %d message(s) received before the restart and not answered yet",
+                         self.channel, len(todo))
         return todo
+
+    async def lane_order(self, lane: str) -> list[tuple[str, str]]:
+        """``(chat_id, message_id)`` of the unfinished messages of ``lane``, in the order they were stored."""
+        marks = ", ".join("?" * len(UNFINISHED))
+        order = "seq" if self.db.dialect is Dialect.POSTGRES else "rowid"
+        rows = await self.db.fetchall(
+            f"SELECT chat_id, message_id FROM inbound_messages WHERE channel = ? AND status IN ({marks}) "
+            f"AND lane = ? ORDER BY {order}", [self.channel, *UNFINISHED, lane])
+        return [(str(r["chat_id"]), str(r["message_id"])) for r in rows]
+
+    async def _unfinished_rows(self, lanes: Collection[str] | None) -> list[Row]:
+        marks = ", ".join("?" * len(UNFINISHED))
+        where, params = f"channel = ? AND status IN ({marks})", [self.channel, *UNFINISHED]
+        if lanes is not None:
+            if not lanes:
+                return []
+            where += f" AND lane IN ({', '.join('?' * len(lanes))})"
+            params.extend(lanes)
+        order = "seq" if self.db.dialect is Dialect.POSTGRES else "rowid"  # the order they were stored in
+        return await self.db.fetchall(
+            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane "
+            f"FROM inbound_messages WHERE {where} ORDER BY {order}", params)
+
+    def _pending_of(self, row: Row, now: datetime, max_age: timedelta) -> tuple[Pending, str | None, str | None]:
+        """A stored row as a :class:`Pending`; why its copy cannot be read; why else it may not be taken up
+        (None: it may, as far as the row says)."""
+        status = str(row["status"])
+        received = _parse_time(row["received_at"])
+        attempts = int(row["attempts"] or 0)
+        envelope: Envelope | None = None
+        reply: Reply | None = None
+        kind = InboundKind.TEXT
+        why = unreadable = None
+        try:
+            envelope = envelope_from_json(row["envelope"]) if row["envelope"] else None
+            reply = reply_from_json(row["reply"]) if row["reply"] and status in (
+                InboxStatus.REPLIED, InboxStatus.SENDING) else None
+            kind = InboundKind(row["kind"] or InboundKind.TEXT)
+        except (ValueError, TypeError, KeyError) as exc:
+            unreadable = f"its stored copy cannot be read ({exc})"
+        age = now - received if received is not None else None
+        if envelope is None:
+            why = "no copy of it was kept (received before Sabha kept copies)"
+        elif age is None or age > max_age:
+            why = (f"it was received {_ago(age)} ago, longer than the {_ago(max_age)} Sabha answers after a "
+                   "restart (inbox.resume_max_age_s)")
+        elif attempts >= MAX_ATTEMPTS:
+            why = f"answering it was interrupted {attempts} times; giving up on it"
+        stand_in = Envelope(channel=self.channel, text="", sender="", chat_id=str(row["chat_id"]),
+                            message_id=str(row["message_id"]))
+        pending = Pending(self.channel, str(row["lane"] or ""), envelope or stand_in, kind, reply, attempts)
+        return pending, unreadable, why
 
     async def prune(self, keep: timedelta = KEEP) -> None:
         """Forget finished rows older than ``keep`` (services redeliver for a day or so);

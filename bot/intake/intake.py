@@ -44,7 +44,8 @@ import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from enum import Enum
+from typing import TYPE_CHECKING, TypeVar
 
 from board.envelope import Envelope, Reply, cleaned
 from board.llm.stream import StreamSink, streaming_to
@@ -52,7 +53,8 @@ from board.media.understand import MediaFetcher
 from board.storage import StorageError
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.config import InboxSection
-from bot.intake.inbox import Arrival, InboundKind, Inbox, InboxStatus, Pending
+from bot.intake.inbox import UNFINISHED, Arrival, InboundKind, Inbox, InboxStatus, Pending
+from bot.intake.leasing import LaneLeases, replica_name
 from bot.intake.scheduler import Scheduler
 from bot.intake.storage import StorageHealth, is_storage_error
 
@@ -62,7 +64,17 @@ if TYPE_CHECKING:
 __all__ = ["Intake", "IntakeHub", "StorageUnavailable"]
 
 log = logging.getLogger("sabha.intake")
+_A = TypeVar("_A")
+_T = TypeVar("_T")
 _releasing: set[asyncio.Task[int]] = set()  # held scheduled work being released (kept from the collector)
+
+
+class _Turn(Enum):
+    """What :meth:`Intake._in_order` says of a message about to be answered."""
+
+    NOW = "now"  # next in its conversation: answer it
+    REQUEUED = "requeued"  # older messages go first; it is queued again behind them
+    DONE = "done"  # answered or given up meanwhile elsewhere: nothing to do
 
 
 class StorageUnavailable(Exception):
@@ -73,15 +85,22 @@ class IntakeHub:
     """What the intakes of all channels share: the settings, the global cap with its fair
     lanes, and the daemon's view of storage health."""
 
-    def __init__(self, settings: InboxSection | None = None, *, slow_notice_s: float = 8.0) -> None:
+    def __init__(self, settings: InboxSection | None = None, *, slow_notice_s: float = 8.0, replica: str = "",
+                 lease_s: float = 15.0) -> None:
         self.settings = settings or InboxSection()
         self.slow_notice_s = slow_notice_s  # board.slow_notice_s; 0 = no "working on it" notice
         self.scheduler = Scheduler(self.settings.max_concurrent_turns)
         self.storage = StorageHealth()
         self.intakes: list[Intake] = []
+        self.replica = replica_name(replica)  # replicas.name, or host name and pid
+        self.lease_s = lease_s  # replicas.lease_s
+        self.lanes: LaneLeases | None = None  # made with the first intake (it knows the board's store)
 
     def intake(self, board: Board, courier: Courier) -> Intake:
         """The intake of one channel."""
+        if self.lanes is None:
+            self.lanes = LaneLeases(board.db, self.scheduler, holder=self.replica, lease_s=self.lease_s,
+                                    clock=board.clock)
         intake = Intake(board, courier, self)
         self.intakes.append(intake)
         return intake
@@ -92,8 +111,14 @@ class IntakeHub:
         return self.scheduler.hold()
 
     async def drain(self, grace: float | None = None) -> bool:
-        """Finish running turns (up to ``grace``, default ``shutdown_grace_s``); queued ones stay stored."""
-        return await self.scheduler.drain(self.settings.shutdown_grace_s if grace is None else grace)
+        """Finish running turns (up to ``grace``, default ``shutdown_grace_s``); queued ones stay stored. Then
+        let this replica's conversation leases go (another replica takes up what is left at once)."""
+        finished = await self.scheduler.drain(self.settings.shutdown_grace_s if grace is None else grace)
+        for intake in self.intakes:
+            await intake.stop_dispatching()
+        if self.lanes is not None:
+            await self.lanes.stop()
+        return finished
 
 
 class Intake:
@@ -110,6 +135,8 @@ class Intake:
         self._told_cannot_save: set[tuple[int, str, str]] = set()  # (outage, chat, sender)
         self._background: set[asyncio.Task[None]] = set()
         self._notices: dict[tuple[str, str], object] = {}  # (chat, message id) -> the notice to edit
+        self._local: set[tuple[str, str]] = set()  # (chat, message id) queued or being answered here
+        self._dispatcher: asyncio.Task[None] | None = None
         self.received = 0  # new messages stored (redeliveries not counted)
         self.denied = 0
         self.answered = 0
@@ -202,8 +229,132 @@ class Intake:
             self._say(envelope, verdict.notice)
         return False
 
-    def _queue(self, pending: Pending) -> None:
-        self.scheduler.submit(pending.lane, lambda: self._answer(pending))
+    def _queue(self, pending: Pending, *, front: bool = False) -> None:
+        """Queue ``pending`` in its lane here, unless it is queued or being answered here already."""
+        key = (pending.chat_id, pending.message_id)
+        if key in self._local:
+            return
+        self._local.add(key)
+        if not self.scheduler.submit(pending.lane, lambda: self._run(pending), front=front):
+            self._local.discard(key)
+
+    async def _run(self, pending: Pending) -> None:
+        """Answer ``pending`` if this replica works its conversation (holds or takes its lease); else leave it
+        to the replica that does (its dispatcher finds it)."""
+        key = (pending.chat_id, pending.message_id)
+        requeued = False  # queued again behind older messages of its conversation: that job owns it now
+        try:
+            lanes = self.hub.lanes
+            if lanes is not None:
+                took = False
+                if not lanes.holds(pending.lane):
+                    if not await self._retrying(f"taking conversation {pending.lane}", lanes.take, pending.lane):
+                        log.debug("%s: conversation %s is worked by another replica; message %s is left to it",
+                                  self.courier.name, pending.lane, pending.message_id)
+                        return
+                    took = True
+                if took or lanes.shared:  # messages of it may have been stored by another replica
+                    go = await self._retrying(f"reading conversation {pending.lane}", self._in_order, pending)
+                    requeued = go is _Turn.REQUEUED
+                    if go is not _Turn.NOW:
+                        return
+            await self._answer(pending)
+        finally:
+            if not requeued:
+                self._local.discard(key)
+
+    async def _in_order(self, pending: Pending) -> _Turn:
+        """Whether ``pending`` is next in its conversation. Messages of it stored before it and not answered
+        yet go first: the ones stored by another replica (or left by one that stopped) are queued here at the
+        front, and ``pending`` again behind the lane's queue (what is queued here already goes before it too,
+        and is checked the same way when its turn comes)."""
+        key = (pending.chat_id, pending.message_id)
+        order = await self.inbox.lane_order(pending.lane)
+        if key not in order:
+            return _Turn.DONE  # answered (or given up) meanwhile by the replica that had the conversation
+        if order[0] == key:
+            return _Turn.NOW
+        remote = await self._unanswered([pending.lane], frozenset(self._local))
+        self._local.discard(key)
+        for stored in reversed(remote):
+            self._queue(stored, front=True)
+        self._queue(pending)
+        return _Turn.REQUEUED
+
+    async def _unanswered(self, lanes: Sequence[str], skip: frozenset[tuple[str, str]]) -> list[Pending]:
+        """The unanswered messages of ``lanes`` not in ``skip``, under the restart rules (a reply that may have
+        arrived is never sent again; too old or too often interrupted: given up)."""
+        max_age = timedelta(seconds=self.hub.settings.resume_max_age_s)
+        return await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted,
+                                           lanes=lanes, skip=skip, after_restart=False)
+
+    async def _retrying(self, doing: str, step: Callable[[_A], Awaitable[_T]], arg: _A) -> _T:
+        """``await step(arg)``, again after a pause while the state store is out (like a parked answer)."""
+        delay = self.hub.settings.storage_retry_s
+        while True:
+            try:
+                return await step(arg)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if not is_storage_error(exc):
+                    raise
+                self.hub.storage.failed(exc, f"{doing} ({self.courier.name})")
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 30.0)
+
+    # -- replicas: the dispatcher -----------------------------------------------------
+
+    async def dispatch(self) -> None:
+        """Until the scheduler closes: every ``poll_s`` find unanswered messages in conversations this replica
+        holds or can take (stored by another replica, or left by one that stopped or died) and queue them."""
+        lanes = self.hub.lanes
+        if lanes is None:
+            return
+        while not self.scheduler.closed:
+            await asyncio.sleep(lanes.poll_s)
+            try:
+                await self._look(lanes)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if is_storage_error(exc):
+                    log.debug("%s: dispatcher: state store out (%s)", self.courier.name, exc)
+                else:
+                    log.exception("%s: dispatcher: looking for messages to answer failed", self.courier.name)
+
+    async def _look(self, lanes: LaneLeases) -> None:
+        """One look of :meth:`dispatch`."""
+        local = frozenset(self._local)  # before the rows are read: a job ending meanwhile is still skipped
+        marks = ", ".join("?" * len(UNFINISHED))
+        rows = await self.board.db.fetchall(
+            "SELECT m.lane AS lane, m.chat_id AS chat_id, m.message_id AS message_id FROM inbound_messages m "
+            "LEFT JOIN leases l ON l.key = 'lane:' || m.lane "
+            f"WHERE m.channel = ? AND m.status IN ({marks}) AND m.lane IS NOT NULL "
+            "AND (l.key IS NULL OR l.holder = ? OR l.expires_at < ?)",
+            [self.courier.name, *UNFINISHED, lanes.holder, self.board.clock.now().timestamp()])
+        wanted = sorted({str(r["lane"]) for r in rows if (str(r["chat_id"]), str(r["message_id"])) not in local})
+        for lane in wanted:
+            if self.scheduler.closed:
+                return
+            if not lanes.holds(lane) and not await lanes.take(lane):
+                continue  # another replica was quicker
+            todo = await self._unanswered([lane], frozenset(self._local))
+            for pending in todo:
+                self._queue(pending)
+            if todo:
+                log.info("%s: taking up %d message(s) of conversation %s (stored by another replica, or left by "
+                         "one that stopped)", self.courier.name, len(todo), lane)
+            elif not self.scheduler.active(lane):
+                lanes.idle(lane)
+
+    async def stop_dispatching(self) -> None:
+        """Stop looking for messages to answer (the daemon stops)."""
+        task, self._dispatcher = self._dispatcher, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
 
     # -- answering -------------------------------------------------------------------
 
@@ -427,7 +578,22 @@ class Intake:
     async def resume(self) -> int:
         """Queue what a crash or a stop left unanswered (call before receiving anything new)."""
         max_age = timedelta(seconds=self.hub.settings.resume_max_age_s)
-        todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted)
+        lanes = self.hub.lanes
+        mine = None
+        if lanes is not None:
+            await lanes.start()
+            taken: dict[str, bool] = {}
+
+            async def mine(pending: Pending) -> bool:  # this replica works its conversation (others: theirs)
+                lane = pending.lane or self.courier.conversation(pending.envelope)
+                if lane not in taken:
+                    taken[lane] = await lanes.take(lane)
+                return taken[lane]
+
+        todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted,
+                                           mine=mine, skip=frozenset(self._local))
+        if lanes is not None and self._dispatcher is None:
+            self._dispatcher = asyncio.create_task(self.dispatch(), name=f"{self.courier.name} dispatcher")
         for pending in todo:
             if not self.courier.admit(pending.envelope).allowed:  # the config may have changed since
                 await self.inbox.finish(pending, InboxStatus.DENIED, "the sender is not allowed any more")

@@ -60,6 +60,9 @@ class Scheduler:
         self._ready: deque[str] = deque()  # lanes with work, none of it running, in turn order
         self._running: dict[str, asyncio.Task[None]] = {}
         self.closed = False
+        #: Called with a lane when its last job ended and nothing more is queued in it (the intake lets the
+        #: conversation's lease go then).
+        self.on_idle: Callable[[str], None] | None = None
         self.done = 0
         self.peak = 0
 
@@ -160,6 +163,8 @@ class Scheduler:
                 self._ready.append(lane)  # to the back: the other lanes go first
             else:
                 self._lanes.pop(lane, None)
+                if self.on_idle is not None:
+                    self.on_idle(lane)
             self._start_what_fits()
 
     @property
@@ -176,6 +181,10 @@ class Scheduler:
     def lanes(self) -> int:
         """Conversations with work running or queued."""
         return len(set(self._lanes) | set(self._running))
+
+    def active(self, lane: str) -> bool:
+        """True while ``lane`` has a job running or queued."""
+        return lane in self._running or bool(self._lanes.get(lane))
 
     def running_lanes(self) -> list[str]:
         """The lanes with a job running now."""

@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from board.storage.database import StorageError
+
 __all__ = ["DataDirUnwritable", "StorageHealth", "ensure_writable", "is_locked", "is_storage_error"]
 
 log = logging.getLogger("sabha.storage")
@@ -42,11 +44,20 @@ _OS_WRITE_PROBLEMS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, err
 
 def is_locked(exc: BaseException) -> bool:
     """True when ``exc`` is SQLite's "database is locked" (another process, not the folder)."""
-    return isinstance(exc, sqlite3.OperationalError) and _LOCKED in str(exc).lower()
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:  # also under the storage layer's StorageError
+        seen.add(id(current))
+        if isinstance(current, sqlite3.OperationalError):
+            return _LOCKED in str(current).lower()
+        current = current.__cause__
+    return False
 
 
 def is_storage_error(exc: BaseException) -> bool:
-    """True when ``exc`` (or what caused it) says the data dir cannot be written right now."""
+    """True when ``exc`` (or what caused it) says the state cannot be written right now: the data dir (SQLite) or
+    the state server (a retryable :class:`board.storage.StorageError`: PostgreSQL unreachable, restarting, out of
+    space or connections)."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -56,8 +67,15 @@ def is_storage_error(exc: BaseException) -> bool:
             return True
         if isinstance(current, OSError) and current.errno in _OS_WRITE_PROBLEMS:
             return True
+        if isinstance(current, StorageError) and current.retryable:  # e.g. PostgreSQL unreachable
+            return True
         current = current.__cause__ or current.__context__
     return False
+
+
+def _from_server(exc: BaseException) -> bool:
+    """True when ``exc`` is the storage layer's outage of a state server (not SQLite's file)."""
+    return isinstance(exc, StorageError) and not isinstance(exc.__cause__, sqlite3.Error)
 
 
 class DataDirUnwritable(Exception):
@@ -123,7 +141,8 @@ class StorageHealth:
             self.since = time.monotonic()
             fix = ("Another process holds the state db's write lock (a backup or a second Sabha on the same "
                    "data_dir?): let it finish or stop it." if _LOCKED in str(exc).lower() else
-                   "Free disk space or fix the permissions of the data dir.")
+                   "Check that the PostgreSQL server of state.url is running and reachable from here."
+                   if _from_server(exc) else "Free disk space or fix the permissions of the data dir.")
             log.error("cannot write Sabha's data (%s while %s). Messages are not lost: they are answered with a "
                       "short 'try again shortly' and taken up once writing works again. %s", exc, doing, fix)
 

@@ -2,13 +2,15 @@
 
 Ready means: start-up finished and no shutdown begun, every enabled channel is connected
 (its ``describe()`` says ``state: running`` with no ``problem``), the state db can be
-written (:class:`bot.intake.storage.StorageHealth`) and the workspace is loaded (the
+written (:class:`bot.intake.storage.StorageHealth`), the state store answers a ping now
+(:func:`ping_store`: PostgreSQL may be down while nothing was written yet) and the workspace is loaded (the
 folder exists and the chair, ``general``, has a usable soul). Each failed check adds
 one reason a person can act on. ``/healthz`` is different: it only says the process lives.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +23,10 @@ if TYPE_CHECKING:
     from bot.channels.base import Channel
     from bot.intake.storage import StorageHealth
 
-__all__ = ["Readiness", "check_readiness"]
+__all__ = ["PING_TIMEOUT_S", "Readiness", "check_readiness", "ping_store"]
+
+#: How long ``/readyz`` waits for the state store to answer (a load balancer's probe is short).
+PING_TIMEOUT_S = 2.0
 
 
 @dataclass(frozen=True)
@@ -48,9 +53,24 @@ def _channel_reason(name: str, state: dict[str, Any]) -> str | None:
     return f"channel {name}: {status}" + (f": {problem}" if problem else "")
 
 
+async def ping_store(board: Board | None, timeout: float = PING_TIMEOUT_S) -> str | None:
+    """None when the board's state store answers within ``timeout``; else what is wrong, in one line."""
+    if board is None:
+        return None
+    try:
+        async with asyncio.timeout(timeout):
+            await board.db.ping()
+    except TimeoutError:
+        return f"no answer in {timeout:g} s"
+    except Exception as exc:  # noqa: BLE001 - any failure is the reason
+        return " ".join(str(exc).split()) or type(exc).__name__
+    return None
+
+
 def check_readiness(*, phase: str, channels: Sequence[Channel], storage: StorageHealth, board: Board | None,
-                    workspace: Path) -> Readiness:
-    """Check every part; ``phase`` is the daemon's (``starting``, ``running``, ``stopping``)."""
+                    workspace: Path, store_unreachable: str | None = None) -> Readiness:
+    """Check every part; ``phase`` is the daemon's (``starting``, ``running``, ``stopping``);
+    ``store_unreachable`` is :func:`ping_store`'s verdict."""
     reasons: list[str] = []
     checks: dict[str, Any] = {"phase": phase}
     if phase != "running":
@@ -67,8 +87,11 @@ def check_readiness(*, phase: str, channels: Sequence[Channel], storage: Storage
         if reason:
             reasons.append(reason)
     checks["channels"] = channel_checks
-    checks["storage"] = {"ok": storage.ok, "problem": storage.problem}
-    if not storage.ok:
+    checks["storage"] = {"ok": storage.ok and store_unreachable is None,
+                         "problem": storage.problem if store_unreachable is None else store_unreachable}
+    if store_unreachable is not None:
+        reasons.append(f"state store unreachable: {store_unreachable}")
+    elif not storage.ok:
         reasons.append(f"state db not writable ({storage.problem}); free disk space or fix the data dir's permissions")
     loaded = board is not None and workspace.is_dir()
     problem = None

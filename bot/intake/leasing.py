@@ -1,0 +1,139 @@
+"""One replica at a time per conversation: the intake's use of :class:`board.storage.Leases`.
+
+Several ``sabha run`` replicas may share one PostgreSQL state store (``state.url``); any of them may take in
+any message. A conversation (the intake's lane) is worked by the replica holding its lease, ``lane:<lane>``:
+
+* a replica takes the lease before it answers a message of the lane, and keeps it while the lane has work
+  (renewed every ``replicas.lease_s / 3`` by :meth:`LaneLeases.heartbeat`); it lets it go when the lane goes
+  idle (:meth:`LaneLeases.idle`), so the next message may be answered by whichever replica took it in;
+* a message stored by a replica whose lane another replica holds is left to the holder: each replica's
+  dispatcher (:meth:`bot.intake.intake.Intake.dispatch`) polls for unanswered messages in lanes it holds or
+  can take and feeds them to its own scheduler, in the order they were stored, never twice;
+* a replica killed stops renewing; its leases expire after ``lease_s`` and another replica's dispatcher takes
+  them and resumes what was left under the restart rules (a stored reply is delivered, one that may have
+  arrived is never sent again).
+
+On SQLite one process owns the data dir: at start it takes over every lease (its predecessor's are dead).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from typing import TYPE_CHECKING
+
+from board.storage import Database, Dialect, Leases
+
+if TYPE_CHECKING:
+    from board.clock import Clock
+    from bot.intake.scheduler import Scheduler
+
+__all__ = ["LaneLeases", "lane_key", "replica_name"]
+
+log = logging.getLogger("sabha.intake")
+
+#: How often a replica's dispatcher looks for messages it should answer (PostgreSQL: other replicas store
+#: them; SQLite: only a job that failed leaves one, so rarely).
+POLL_S = {Dialect.POSTGRES: 0.4, Dialect.SQLITE: 1.0}
+
+
+def lane_key(lane: str) -> str:
+    """The lease key of a conversation."""
+    return f"lane:{lane}"
+
+
+def replica_name(configured: str = "") -> str:
+    """``replicas.name``, or ``<hostname>-<pid>`` when it is empty."""
+    return configured.strip() or f"{socket.gethostname()}-{os.getpid()}"
+
+
+class LaneLeases:
+    """The leases of one replica's conversations (shared by the intakes of all its channels)."""
+
+    def __init__(self, db: Database, scheduler: Scheduler, *, holder: str, lease_s: float, clock: Clock) -> None:
+        self.leases = Leases(db, holder, lease_s, clock)
+        self.db = db
+        self.scheduler = scheduler
+        self.poll_s = POLL_S[db.dialect]
+        #: Other processes store messages into this replica's conversations (PostgreSQL); on SQLite one
+        #: process owns the data dir, so a conversation's messages reach its lane in the order they were stored.
+        self.shared = db.dialect is not Dialect.SQLITE
+        self._started = False
+        self._heartbeat: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        scheduler.on_idle = self.idle
+
+    @property
+    def holder(self) -> str:
+        """This replica's name in the ``leases`` table."""
+        return self.leases.holder
+
+    async def start(self) -> None:
+        """Once: on SQLite take over every lease (one process owns the data dir); start the heartbeat."""
+        if self._started:
+            return
+        self._started = True
+        if self.db.dialect is Dialect.SQLITE:
+            dropped = await self.leases.take_over_all()
+            if dropped:
+                log.info("leases: took over %d conversation lease(s) left by the previous run", dropped)
+        else:
+            log.info("replica %s: conversations are leased for %.0f s (replicas.lease_s), renewed every %.1f s",
+                     self.holder, self.leases.lease_s, self.leases.heartbeat_s)
+        self._heartbeat = asyncio.create_task(self._beat(), name="lease heartbeat")
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self.leases.heartbeat_s)
+            try:
+                await self.leases.renew()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an outage: the next beat tries again
+                log.warning("leases: could not renew the leases of %s (%s); trying again in %.1f s", self.holder,
+                            exc, self.leases.heartbeat_s)
+
+    def holds(self, lane: str) -> bool:
+        """True when this replica holds ``lane``'s lease (as far as it knows; no statement)."""
+        return self.leases.holds(lane_key(lane))
+
+    async def take(self, lane: str) -> bool:
+        """Take (or keep) ``lane``'s lease; False when another replica works it."""
+        return await self.leases.take(lane_key(lane))
+
+    def idle(self, lane: str) -> None:
+        """The scheduler has nothing more for ``lane``: let its lease go (unless work came meanwhile)."""
+        if not self.holds(lane):
+            return
+        task = asyncio.create_task(self._release(lane), name="release lease")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _release(self, lane: str) -> None:
+        if self.scheduler.active(lane):  # a job came in meanwhile: keep it
+            return
+        try:
+            await self.leases.release(lane_key(lane))
+        except Exception as exc:  # noqa: BLE001 - it expires by itself after lease_s
+            log.warning("leases: could not let go of conversation %s (%s); it expires in %.0f s", lane, exc,
+                        self.leases.lease_s)
+
+    async def stop(self) -> None:
+        """Stop renewing and let every lease go, so the other replicas need not wait for them to expire."""
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._heartbeat
+            self._heartbeat = None
+        if self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=2)
+        if not self._started:
+            return
+        try:
+            await self.leases.release_all()
+        except Exception as exc:  # noqa: BLE001 - stopping; they expire by themselves
+            log.warning("leases: could not let go of %s's leases at stop (%s); they expire in %.0f s", self.holder,
+                        exc, self.leases.lease_s)
