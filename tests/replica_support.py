@@ -158,7 +158,8 @@ def wa_users(count: int) -> list[str]:
 def replica_config(root: Path, *, workspace: Path, state_url: str, port: int, telegram: FakeTelegramAPI,
                    graph: FakeGraphAPI | None, model: EchoModel, users: int, mode: str = "webhook",
                    lease_s: float = 2, name: str = "", extra: list[str] | None = None) -> Path:
-    """One replica's sabha.yaml in ``root`` (its data dir ``root/sessions``); see the module docstring."""
+    """One replica's sabha.yaml in ``root`` (its data dir ``root/sessions``); see the module docstring. ``users``:
+    how many Telegram users and WhatsApp numbers are allowed (conversation ``c`` is ``TG_BASE + c`` / ``WA_BASE + c``)."""
     root.mkdir(parents=True, exist_ok=True)
     lines = [f"workspace: {workspace}", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", f"  port: {port}",
              "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
@@ -183,6 +184,34 @@ def replica_config(root: Path, *, workspace: Path, state_url: str, port: int, te
     return path
 
 
+#: How long a replica may take to start: several start at once on a small shared machine (imports dominate).
+START_TIMEOUT_S = 120.0
+
+
+class ReplicaProcess(SabhaProcess):
+    """A :class:`SabhaProcess` given longer to start (several replicas start at once)."""
+
+    async def start(self) -> ReplicaProcess:
+        try:
+            self.lines.clear()
+            await asyncio.wait_for(self._start_once(), START_TIMEOUT_S)
+        except TimeoutError as exc:
+            raise AssertionError(f"replica {self.config.parent.name} did not start in {START_TIMEOUT_S} s:\n"
+                                 f"{self.log}") from exc
+        return self
+
+    async def _start_once(self) -> None:
+        started = SabhaProcess.start(self)
+        while True:  # SabhaProcess.start waits 30 s for the log line; a replica's start may take longer
+            try:
+                await started
+                return
+            except AssertionError:
+                if self.proc is None or self.proc.returncode is not None:
+                    raise
+                started = self.wait_for_log(r"sabha \S+ running", timeout=30)
+
+
 @dataclass
 class Replicas:
     """N ``sabha run`` processes on one state, each with its own data dir and port, one shared workspace."""
@@ -198,7 +227,7 @@ class Replicas:
     lease_s: float = 2
     extra: list[str] = field(default_factory=list)
     ports: list[int] = field(default_factory=list)
-    procs: list[SabhaProcess] = field(default_factory=list)
+    procs: list[ReplicaProcess] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         workspace = self.root / "workspace"
@@ -212,7 +241,7 @@ class Replicas:
                                     telegram=self.telegram, graph=self.graph, model=self.model, users=self.users,
                                     mode=self.mode, lease_s=self.lease_s, name=f"r{n}", extra=self.extra)
             self.ports.append(port)
-            self.procs.append(SabhaProcess(config, env=dict(env)))
+            self.procs.append(ReplicaProcess(config, env=dict(env)))
 
     async def start(self) -> Replicas:
         """Start every replica (one after the other: they migrate once, under the advisory lock, either way)."""
