@@ -158,8 +158,9 @@ def wa_users(count: int) -> list[str]:
 def replica_config(root: Path, *, workspace: Path, state_url: str, port: int, telegram: FakeTelegramAPI,
                    graph: FakeGraphAPI | None, model: EchoModel, users: int, mode: str = "webhook",
                    lease_s: float = 2, name: str = "", extra: list[str] | None = None) -> Path:
-    """One replica's sabha.yaml in ``root`` (its data dir ``root/sessions``); see the module docstring. ``users``:
-    how many Telegram users and WhatsApp numbers are allowed (conversation ``c`` is ``TG_BASE + c`` / ``WA_BASE + c``)."""
+    """One replica's sabha.yaml in ``root`` (its data dir ``root/sessions``); see the module docstring.
+    ``users``: how many Telegram users and WhatsApp numbers are allowed (conversation ``c`` is ``TG_BASE + c`` /
+    ``WA_BASE + c``)."""
     root.mkdir(parents=True, exist_ok=True)
     lines = [f"workspace: {workspace}", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", f"  port: {port}",
              "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
@@ -384,7 +385,7 @@ class Burst:
 
     async def wait_answered(self, telegram: FakeTelegramAPI, graph: FakeGraphAPI | None, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while self.answered_count(telegram, graph) < self.total and time.monotonic() < deadline:
+        while self.answered_count(telegram, graph) < self.total and time.monotonic() < deadline:  # noqa: ASYNC110 - a fake's counter
             await asyncio.sleep(0.1)
 
 

@@ -20,7 +20,7 @@ from tests.fakes.echo_model import EchoModel
 from tests.fakes.graph_api import FakeGraphAPI
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.pg_support import PgServer, fresh_database, throwaway_cluster
-from tests.replica_support import Burst, Nginx, Replicas, TG_BASE
+from tests.replica_support import TG_BASE, Burst, Nginx, Replicas
 
 # Three daemons and a burst: one after the other on one xdist worker, never two at once on a small machine.
 pytestmark = pytest.mark.xdist_group("bursts")
@@ -60,7 +60,7 @@ async def _burst_with(tmp_path: Path, state_url: str, telegram: FakeTelegramAPI,
         await replicas.start()
         started = time.monotonic()
         sending = asyncio.create_task(burst.run(telegram))
-        while burst.acknowledged < burst.total // 3 and not sending.done():
+        while burst.acknowledged < burst.total // 3 and not sending.done():  # noqa: ASYNC110 - a fake's counter
             await asyncio.sleep(0.01)
         assert not sending.done(), "the burst ended before a third was acknowledged; not mid-burst"
         if disrupt == "kill":
