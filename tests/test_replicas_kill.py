@@ -51,7 +51,7 @@ async def model() -> AsyncIterator[EchoModel]:
 async def _burst_with(tmp_path: Path, state_url: str, telegram: FakeTelegramAPI, graph: FakeGraphAPI,
                       model: EchoModel, disrupt: str, cluster: PgServer) -> None:
     replicas = Replicas(tmp_path, state_url, telegram, graph, model, count=3, users=CONVERSATIONS,
-                        lease_s=2, extra=["inbox:", "  storage_retry_s: 0.5"])
+                        lease_s=5, extra=["inbox:", "  storage_retry_s: 0.5"])
     nginx = Nginx(tmp_path / "nginx", replicas.ports)
     burst = Burst("", conversations=CONVERSATIONS, per=PER)
     try:
