@@ -4,6 +4,7 @@ same history on PostgreSQL."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -97,3 +98,50 @@ def test_help_names_the_command(capsys: pytest.CaptureFixture[str]) -> None:
         main(["state", "copy", "--help"])
     out: Any = capsys.readouterr().out
     assert "--to URL" in out and "EMPTY PostgreSQL" in out
+
+
+async def test_a_used_sqlite_board_copied_shows_the_same_history_on_postgres(
+        tmp_path: Path, fake: Any, daemon_for: Any, pg_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A real daemon answered Telegram messages and a meeting ran, on SQLite; copied; the PostgreSQL state lists
+    the same sessions and meetings, and a `sabha run` on it reports the same inbox in `sabha status`."""
+    from tests.telegram_support import OWNER
+
+    daemon = await daemon_for(None)  # the offline model, Telegram polling on the fake
+    for i in range(3):
+        fake.push_update(fake.build_text_update(OWNER, OWNER, f"Q{i:03d} hello", is_forum=False,
+                                                chat_type="private"))
+    await _until_sent(fake, 3)
+    daemon.request_stop()
+    config = tmp_path / "sabha.yaml"
+    for _ in range(200):
+        if not (tmp_path / "sessions" / "daemon.json").exists():
+            break
+        await asyncio.sleep(0.05)
+    assert await asyncio.to_thread(main, ["--config", str(config), "meeting", "Should we expand to Europe?"]) == 0
+    capsys.readouterr()
+
+    def listing(path: Path) -> tuple[str, str]:
+        assert main(["--config", str(path), "sessions", "list", "--all"]) == 0
+        sessions = capsys.readouterr().out
+        assert main(["--config", str(path), "meetings", "list"]) == 0
+        return sessions, capsys.readouterr().out
+
+    before = await asyncio.to_thread(listing, config)
+    assert await asyncio.to_thread(main, ["--config", str(config), "state", "copy", "--to", pg_url]) == 0
+    out = capsys.readouterr().out
+    assert "  inbound_messages: 3" in out and "  meetings: 1" in out and "copied " in out, out
+    on_pg = tmp_path / "pg.yaml"
+    on_pg.write_text(config.read_text(encoding="utf-8") + f"state:\n  url: {pg_url}\n", encoding="utf-8")
+    after = await asyncio.to_thread(listing, on_pg)
+    assert after == before
+    assert "Should we expand to Europe?" in before[1]
+    assert await asyncio.to_thread(main, ["--config", str(config), "state", "copy", "--to", pg_url]) == 2
+    assert "is not empty" in capsys.readouterr().err
+
+
+async def _until_sent(fake: Any, count: int) -> None:
+    for _ in range(600):
+        if len(fake.sent_messages) >= count:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"only {len(fake.sent_messages)} answers")

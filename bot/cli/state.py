@@ -6,8 +6,8 @@ their ids: an identity column gets the SQLite row's value (a PostgreSQL ``id`` t
 the next row PostgreSQL makes does not collide. Values are converted to the PostgreSQL column's type (asyncpg
 takes no text for a BIGINT). Transcripts, JSONL files beside the SQLite file in SQLite mode, become rows of
 ``transcript_lines`` (each line's text exactly as the file holds it) when the target has that table.
-SQLite-only tables (the full-text indexes FTS5 keeps; PostgreSQL indexes the copied rows itself) are named
-as skipped.
+SQLite's full-text index tables (FTS5 virtual tables and their parts) are not copied but named as skipped:
+PostgreSQL's triggers index the copied rows as they arrive (triggers stay on during the copy).
 
 The target is migrated first (its schema is this Sabha's), must hold no row in any table (a copy goes into a
 new database, never over a board), and everything is copied in ONE transaction: a copy that fails leaves
@@ -81,12 +81,18 @@ def _table_order(migrations: list[Migration]) -> list[str]:
     return order
 
 
-async def _source_tables(source: Database, order: list[str]) -> list[str]:
-    rows = await source.fetchall("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-                                 "AND name != 'schema_migrations' ORDER BY rowid")
-    found = [str(r["name"]) for r in rows]
+_FTS_PARTS = ("_data", "_idx", "_content", "_docsize", "_config")
+
+
+async def _source_tables(source: Database, order: list[str]) -> tuple[list[str], list[str]]:
+    """(the tables to copy in migration order, SQLite's full-text tables and their parts, which are not copied)."""
+    rows = await source.fetchall("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                 "'sqlite_%' AND name != 'schema_migrations' ORDER BY rowid")
+    virtual = [str(r["name"]) for r in rows if str(r["sql"] or "").upper().startswith("CREATE VIRTUAL TABLE")]
+    derived = set(virtual) | {v + part for v in virtual for part in _FTS_PARTS}
+    found = [str(r["name"]) for r in rows if str(r["name"]) not in derived]
     known = [t for t in order if t in found]
-    return known + [t for t in found if t not in known]
+    return known + [t for t in found if t not in known], [str(r["name"]) for r in rows if str(r["name"]) in derived]
 
 
 async def _target_columns(target: Tx) -> dict[str, list[_Column]]:
@@ -234,15 +240,14 @@ async def copy_state(source: Database, target: Database, *, migrations: list[Mig
             raise UserError(f"the target database is not empty ({', '.join(full[:5])}"
                             f"{' ...' if len(full) > 5 else ''}): copy only into a new, empty database "
                             "(createdb sabha_new), never over a board")
-        superuser = await tx.fetchone("SELECT rolsuper FROM pg_roles WHERE rolname = current_user")
-        if superuser is not None and superuser["rolsuper"]:
-            await tx.execute("SET LOCAL session_replication_role = replica")  # no foreign-key order to keep
-        for table in await _source_tables(source, _table_order(migrations)):
+        tables, indexes = await _source_tables(source, _table_order(migrations))
+        for table in tables:  # in migration order: a row's foreign keys point at rows copied before it
             if table not in columns:
-                report.skipped.append((table, "SQLite only (a full-text index or its parts: PostgreSQL indexes "
-                                              "the copied rows itself)"))
+                report.skipped.append((table, "no such table on PostgreSQL"))
                 continue
             report.tables.append((table, await _copy_table(source, tx, table, columns[table])))
+        for table in indexes:  # PostgreSQL's triggers filled its own from the rows copied above
+            report.skipped.append((table, "SQLite's full-text index: PostgreSQL indexes the copied rows itself"))
         if transcripts is not None and TRANSCRIPTS in columns:
             await _copy_transcripts(tx, transcripts, report)
         elif transcripts is not None and _transcript_files(transcripts):
