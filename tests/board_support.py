@@ -15,22 +15,27 @@ from board.room.consult import ConsultSettings
 from board.room.decision import decision_schema
 from board.room.meeting import MeetingSettings
 from board.service import Board, BoardSettings
+from board.storage import StateURL
+from bot.app import all_migrations
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.llm_support import FAST_RETRY
 
 
 async def board_with(workspace: Path, data_dir: Path, model: ScriptedModel, *, meetings: MeetingSettings | None = None,
                      consultation: ConsultSettings | None = None,
-                     custom_rosters: dict[str, list[str]] | None = None, **agent: Any) -> Board:
-    """An open board whose every role talks to ``model``."""
+                     custom_rosters: dict[str, list[str]] | None = None, state: StateURL | None = None,
+                     **agent: Any) -> Board:
+    """An open board whose every role talks to ``model`` (its state on ``state``: the ``state_url`` fixture
+    of a ``backends`` test; None: SQLite in ``data_dir``)."""
     agent.setdefault("default_model", f"{model.name}:main")
     agent.setdefault("retry", FAST_RETRY)
     settings = BoardSettings(
         workspace=workspace, data_dir=data_dir, roster=RosterSpec(), agent=AgentSettings(**agent),
         meetings=meetings or MeetingSettings(), consultation=consultation or ConsultSettings(),
         custom_rosters=tuple((name, tuple(roles)) for name, roles in (custom_rosters or {}).items()),
+        state=state,
     )
-    return await Board.open(settings, model.registry())
+    return await Board.open(settings, model.registry(), migrations=all_migrations() if state is not None else ())
 
 
 def last_user(request: LLMRequest) -> str:

@@ -16,6 +16,7 @@ from board.room.meeting import MeetingSettings
 from board.room.ratify import Verdict
 from board.schedule import NewWork, Place, ScheduleRunner, WorkKind, WorkStatus
 from board.service import Board
+from board.storage import StateURL
 from tests.board_support import board_with
 from tests.fakes.scripted_model import ScriptedModel
 from tests.schedule_support import RecordingDeliver
@@ -27,10 +28,13 @@ ELSEWHERE = dict(channel="telegram", sender="1", sender_name="Olive", chat_id="7
 MOMENT = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
 
+pytestmark = pytest.mark.backends
+
+
 @pytest.fixture
-async def board(workspace: Path, data_dir: Path) -> AsyncIterator[Board]:
+async def board(workspace: Path, data_dir: Path, state_url: StateURL | None) -> AsyncIterator[Board]:
     board = await board_with(workspace, data_dir, ScriptedModel(default=answer),
-                             meetings=MeetingSettings(max_turns_per_agent=1))
+                             meetings=MeetingSettings(max_turns_per_agent=1), state=state_url)
     board.decisions.clock = FakeClock(MOMENT)
     yield board
     await board.close()
