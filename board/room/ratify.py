@@ -166,8 +166,8 @@ class DecisionBook:
         if not rows and ref:
             like = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             rows = await self.db.fetchall(
-                f"SELECT {_COLUMNS} FROM meetings WHERE lower(id) LIKE lower(?) ESCAPE '\\' ORDER BY started_at DESC LIMIT 6",
-                (like,))
+                f"SELECT {_COLUMNS} FROM meetings WHERE lower(id) LIKE lower(?) ESCAPE '\\' "
+                "ORDER BY started_at DESC LIMIT 6", (like,))
         if not rows:
             return RulingResult(Outcome.NOT_FOUND)
         if len(rows) > 1:

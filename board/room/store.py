@@ -188,7 +188,8 @@ class MeetingStore:
         """One meeting by id (a unique prefix of the id works too)."""
         row = await self.db.fetchone("SELECT * FROM meetings WHERE id = ?", (meeting_id,))
         if row is None:
-            rows = await self.db.fetchall("SELECT * FROM meetings WHERE lower(id) LIKE lower(?) LIMIT 2", (meeting_id + "%",))
+            rows = await self.db.fetchall("SELECT * FROM meetings WHERE lower(id) LIKE lower(?) LIMIT 2",
+                                          (meeting_id + "%",))
             row = rows[0] if len(rows) == 1 else None
         return _row(row) if row else None
 
