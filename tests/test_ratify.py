@@ -149,3 +149,16 @@ async def test_a_bare_ruling_in_one_topic_never_rules_on_another_topics_decision
     assert mid in await say(board, "/decision", TOPIC_42)
     assert "ratified by Olive" in await say(board, "/ratify", TOPIC_42)
     assert (await board.decisions.find(mid)).record.verdict is Verdict.RATIFIED  # type: ignore[union-attr]
+
+
+async def test_an_ended_meetings_decision_is_indexed_for_recall_once_and_a_ruling_keeps_it(board: Board) -> None:
+    first = await meeting(board)
+    second = await meeting(board, "Should we cut prices?")
+    await say(board, f"/veto {second} margins are thin")
+    await board.room.store.finish(first, stop_reason="completed", cost_usd=0.0,  # recorded again: re-indexed once
+                                  decision={"recommendation": "Start small in Berlin"}, minutes="again")
+    rows = await board.db.fetchall("SELECT meeting_id, topic, recommendation FROM decision_search ORDER BY topic")
+    assert [(r["meeting_id"], r["topic"], r["recommendation"]) for r in rows] == [
+        (second, "Should we cut prices?", rows[0]["recommendation"]),
+        (first, "Should we expand to Europe?", "Start small in Berlin")]
+    assert rows[0]["recommendation"]  # the decision's own words

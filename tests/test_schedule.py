@@ -24,6 +24,7 @@ from board.schedule import (
     WorkStatus,
 )
 from board.schedule.report import status_lines
+from board.service import Board
 from board.storage import Database, Dialect, StateURL, open_database, parse_state_url
 from tests.schedule_support import PLACE, START, RecordingDeliver, nudge, open_schedule, work
 
@@ -421,3 +422,11 @@ async def test_a_claim_passes_over_a_row_another_replica_is_claiming(database: D
         async with asyncio.timeout(5):  # no waiting for that replica: the next row is taken
             taken = await other.store.claim_due(clock.now(), "other-1")
     assert taken is not None and taken.key == "second"
+
+
+async def test_the_daemons_runner_claims_under_replicas_lease_s_on_postgresql_only(board: Board,
+                                                                                   backend: Dialect) -> None:
+    from bot.scheduled import ScheduledWorkService
+
+    service = ScheduledWorkService(board, [], lease_s=7.0)
+    assert service.runner.settings.claim_lease_s == (7.0 if backend is Dialect.POSTGRES else None)
