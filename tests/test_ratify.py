@@ -3,6 +3,7 @@ the follow-up meeting of a revisit with the reason on its agenda, and the clear 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,7 +14,7 @@ from board.clock import FakeClock
 from board.envelope import Envelope
 from board.room.followup import FollowUps, follow_up_key, reminder_key
 from board.room.meeting import MeetingSettings
-from board.room.ratify import Verdict
+from board.room.ratify import Outcome, Ruling, Verdict
 from board.schedule import NewWork, Place, ScheduleRunner, WorkKind, WorkStatus
 from board.service import Board
 from board.storage import StateURL
@@ -162,3 +163,12 @@ async def test_an_ended_meetings_decision_is_indexed_for_recall_once_and_a_rulin
         (second, "Should we cut prices?", rows[0]["recommendation"]),
         (first, "Should we expand to Europe?", "Start small in Berlin")]
     assert rows[0]["recommendation"]  # the decision's own words
+
+
+async def test_two_rulings_at_once_change_the_decision_once(board: Board) -> None:
+    first = await meeting(board)
+    veto = Ruling(Verdict.VETOED, by="telegram:1", via="telegram", reason="too soon")
+    revisit = Ruling(Verdict.REVISIT, by="whatsapp:1", via="whatsapp", reason="new facts")
+    results = await asyncio.gather(*(board.decisions.rule(first, r) for r in (veto, revisit, veto, revisit)))
+    assert sorted(r.outcome.value for r in results).count(Outcome.DONE.value) == 1  # the rest: already / final
+    assert len(await board.decisions.rulings(first)) == 1
