@@ -12,7 +12,7 @@ import pytest
 
 from board.room.decision import Prediction, format_stance, parse_stance, read_prediction, split_stance
 from board.room.meeting.rounds import STANCE_INSTRUCTION
-from board.storage import Database
+from board.storage import Database, StateURL
 from tests.daemon_support import REPO
 
 
@@ -69,12 +69,17 @@ def _sabha(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120, check=False)
 
 
-def test_the_offline_board_predicts_and_the_cli_lists_resolves_and_scores(tmp_path: Path) -> None:
+@pytest.mark.backends
+def test_the_offline_board_predicts_and_the_cli_lists_resolves_and_scores(tmp_path: Path,
+                                                                          state_url: StateURL | None) -> None:
     """``sabha meeting`` on the offline model: every member's stance carries a prediction to check on
     the meeting's date; ``sabha predictions list|resolve`` and ``sabha board stats`` work on them."""
     assert _sabha(tmp_path, "init", str(tmp_path)).returncode == 0
+    if state_url is not None:  # the board's state on the test's PostgreSQL
+        with (tmp_path / "sabha.yaml").open("a") as config:
+            config.write(f"\nstate:\n  url: {state_url}\n")
     before = _sabha(tmp_path, "board", "stats")
-    assert before.returncode == 0 and "no predictions yet" in before.stdout
+    assert before.returncode == 0 and "no predictions yet" in before.stdout.lower()  # no state yet, or none in it
     held = _sabha(tmp_path, "meeting", "--quiet", "Should we raise prices for European customers?")
     assert held.returncode == 0, held.stderr
     listed = _sabha(tmp_path, "predictions", "list")
