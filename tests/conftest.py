@@ -73,6 +73,23 @@ async def state_url(backend: Dialect, data_dir: Path, request: pytest.FixtureReq
 
 
 @pytest.fixture
+async def board_state_url(backend: Dialect, data_dir: Path,
+                          request: pytest.FixtureRequest) -> AsyncIterator[StateURL | None]:
+    """Like :func:`state_url`, with only the board's own migrations applied: for tests that open a
+    ``Board`` without the daemon's tables (``Board.open(settings, registry)``)."""
+    if backend is Dialect.SQLITE:
+        yield None
+        return
+    from board.service import BOARD_MIGRATIONS
+    from tests.pg_support import fresh_database, migrated_template
+
+    server = request.getfixturevalue("pg_server")
+    template = await migrated_template(server, list(BOARD_MIGRATIONS))
+    async with fresh_database(server, template) as url:
+        yield parse_state_url(url, data_dir=data_dir, env={})
+
+
+@pytest.fixture
 def settings(workspace: Path, data_dir: Path, state_url: StateURL | None) -> BoardSettings:
     """Board settings on the test's workspace with the default roster and offline model (state on the
     test's backend)."""

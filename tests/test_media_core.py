@@ -15,9 +15,12 @@ from board.envelope import Envelope
 from board.media import Attachment, BlobSink, MediaKind, MediaProblem, MediaRef, Problem
 from board.media.blobs import BlobStore
 from board.service import Board
+from board.storage import StateURL
 from bot.intake.inbox import envelope_from_json, envelope_to_json
-from tests.board_support import board_with
 from tests.fakes.scripted_model import ScriptedModel, say
+from tests.knowledge_support import board_settings
+
+pytestmark = pytest.mark.backends
 
 
 class BytesFetcher:
@@ -91,9 +94,9 @@ def test_attachments_survive_the_inbox_round_trip() -> None:
 
 
 @pytest.fixture
-async def board(workspace: Path, data_dir: Path) -> Board:
+async def board(workspace: Path, data_dir: Path, board_state_url: StateURL | None) -> Board:
     model = ScriptedModel(default=lambda request: say("noted"))
-    b = await board_with(workspace, data_dir, model)
+    b = await Board.open(board_settings(workspace, data_dir, model, state=board_state_url), model.registry())
     b.test_model = model  # type: ignore[attr-defined]
     yield b
     await b.close()

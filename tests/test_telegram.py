@@ -59,6 +59,7 @@ async def session_keys(board: Board) -> set[str]:
 # -- topics --------------------------------------------------------------------------
 
 
+@pytest.mark.backends
 async def test_topics_are_created_once_across_two_starts(board: Board, fake: FakeTelegramAPI) -> None:
     async with running(board, tg_settings(fake)) as channel:
         first = {e.role: e.thread_id for e in channel.topics.entries.values()}  # type: ignore[union-attr]
@@ -73,6 +74,7 @@ async def test_topics_are_created_once_across_two_starts(board: Board, fake: Fak
     assert second == first
 
 
+@pytest.mark.backends
 async def test_topic_ids_from_config_win(board: Board, fake: FakeTelegramAPI) -> None:
     finance = fake.add_topic(FORUM, "Money")
     async with running(board, tg_settings(fake, topics={"finance": finance})) as channel:
@@ -113,6 +115,7 @@ async def test_missing_manage_topics_right_is_reported(board: Board, fake: FakeT
 # -- routing -------------------------------------------------------------------------
 
 
+@pytest.mark.backends
 async def test_each_role_topic_is_answered_by_that_role_in_that_topic(board: Board, fake: FakeTelegramAPI) -> None:
     async with running(board, tg_settings(fake)) as channel:
         assert channel.topics is not None

@@ -30,6 +30,8 @@ from tests.web_chat_support import (
     streaming_board,
 )
 
+pytestmark = pytest.mark.backends
+
 ANSWER = ("Pricing is a promise about value, so start from the outcome your customer buys, then test three "
           "price points with ten real conversations before you print a number anywhere.")
 
@@ -38,7 +40,7 @@ def echo(board: Board) -> RecordingModel:
     return use_model(board, RecordingModel(answer=lambda r: f"answer to {last_user_text(r)}"))
 
 
-async def rows(board: Board, table: str, where: str = "1") -> int:
+async def rows(board: Board, table: str, where: str = "1 = 1") -> int:
     row = await board.db.fetchone(f"SELECT COUNT(*) AS n FROM {table} WHERE {where}")
     assert row is not None
     return int(row["n"])

@@ -49,10 +49,10 @@ from board.agent.guardrail_settings import (
     SHINGLE,
     GuardrailSettings,
 )
-from board.db import StateDB
 from board.masking import mask_value
 from board.memory.ledger import current_sender
 from board.memory.transcripts import utc_now
+from board.storage.database import Database
 
 __all__ = [
     "DEFAULT_EMPTY_REPLY",
@@ -212,7 +212,7 @@ def model_name_pattern(model: str, extra: Iterable[str] = ()) -> re.Pattern[str]
 class Guardrails:
     """Checks answers (:meth:`check`, pure) and records what fired (:meth:`apply`, :meth:`record`)."""
 
-    def __init__(self, settings: GuardrailSettings | None = None, db: StateDB | None = None, *,
+    def __init__(self, settings: GuardrailSettings | None = None, db: Database | None = None, *,
                  models: Callable[[], Iterable[str]] = tuple) -> None:
         self.settings = settings or GuardrailSettings()
         self.db = db
@@ -318,15 +318,15 @@ class Guardrails:
         if self.db is None:
             return
         try:
-            for v in violations:
-                await self.db.conn.execute(
-                    "INSERT INTO guardrail_violations(ts, role, session_key, meeting_id, sender, purpose, model, "
-                    "tier, rule, action, detail, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    mask_value((utc_now(), role, session_key, meeting_id, sender, purpose, model, str(v.tier),
-                                str(v.rule), str(v.action), json.dumps(v.detail, ensure_ascii=False, default=str),
-                                original[:500])),
-                )
-            await self.db.conn.commit()
+            async with self.db.transaction() as tx:  # every violation of one answer, or none
+                for v in violations:
+                    await tx.execute(
+                        "INSERT INTO guardrail_violations(ts, role, session_key, meeting_id, sender, purpose, model, "
+                        "tier, rule, action, detail, excerpt) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        mask_value((utc_now(), role, session_key, meeting_id, sender, purpose, model, str(v.tier),
+                                    str(v.rule), str(v.action), json.dumps(v.detail, ensure_ascii=False, default=str),
+                                    original[:500])),
+                    )
         except Exception:  # bookkeeping must not stop an answer
             log.exception("recording %d guardrail violation(s) failed", len(violations))
 

@@ -297,8 +297,9 @@ class WebSearch:
         if self.db is None:
             return {}
         row = await self.db.fetchone(
-            "SELECT COUNT(*) AS searches, COALESCE(SUM(cached = 0), 0) AS provider_calls, "
-            "COALESCE(SUM(cached), 0) AS cache_hits, COALESCE(SUM(ok = 0), 0) AS failed FROM web_searches "
+            "SELECT COUNT(*) AS searches, COALESCE(SUM(CASE WHEN cached = 0 THEN 1 ELSE 0 END), 0) AS provider_calls, "
+            "COALESCE(SUM(cached), 0) AS cache_hits, COALESCE(SUM(CASE WHEN ok = 0 THEN 1 ELSE 0 END), 0) AS failed "
+            "FROM web_searches "
             "WHERE ts >= ?", (since or "",))
         return {k: int(row[k]) for k in ("searches", "provider_calls", "cache_hits", "failed")} if row else {}
 

@@ -1,13 +1,16 @@
-"""The media rows in the state db: derived text by blob, and each message's attachments."""
+"""The media rows in the state db: derived text by blob, and each message's attachments.
+
+Text parameters are masked here (:func:`board.masking.mask_value`): a document or a transcript may spell
+out a configured secret, and not every backend's statement masks on its own."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from board.db import StateDB
 from board.masking import mask_value
 from board.media.attachment import Attachment, MediaKind
+from board.storage.database import Database, Row
 
 __all__ = ["MediaStore", "StoredAttachment"]
 
@@ -36,19 +39,20 @@ class StoredAttachment:
 class MediaStore:
     """See the module docstring."""
 
-    def __init__(self, db: StateDB) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
 
     async def derived(self, blob: str, how: str) -> str | None:
         """Text made earlier from ``blob`` by ``how``, or None."""
         row = await self.db.fetchone("SELECT text FROM media_derived WHERE blob = ? AND how = ?", (blob, how))
-        return None if row is None else str(row[0])
+        return None if row is None else str(row["text"])
 
     async def remember(self, blob: str, how: str, text: str) -> None:
         """Keep ``text`` made from ``blob`` by ``how``."""
-        await self.db.execute(  # masked: a document or a transcript may spell out a configured secret
-            "INSERT OR REPLACE INTO media_derived (blob, how, text, created_at) VALUES (?, ?, ?, ?)",
-            (blob, how, text, _now()))
+        await self.db.execute(
+            "INSERT INTO media_derived (blob, how, text, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (blob, how) "
+            "DO UPDATE SET text = excluded.text, created_at = excluded.created_at",
+            mask_value((blob, how, text, _now())))
 
     async def record(self, *, channel: str, chat_id: str, thread_id: int | None, message_id: str | None,
                      sender: str, attachments: tuple[Attachment, ...]) -> None:
@@ -57,22 +61,29 @@ class MediaStore:
         rows = [(channel, chat_id, thread_id, message_id, sender, i, a.kind.value, a.name, a.mime, a.size, a.blob,
                  (a.derived or "")[:_DERIVED_KEEP_CHARS] or None, a.problem, now)
                 for i, a in enumerate(attachments)]
-        rows = [mask_value(row) for row in rows]
-        await self.db.conn.executemany(
-            "INSERT OR REPLACE INTO message_attachments (channel, chat_id, thread_id, message_id, sender, ord, kind, "
-            "name, mime, size, blob, derived, problem, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            rows)
+        if not rows:
+            return
+        async with self.db.transaction() as tx:  # all of a message's attachments, or none
+            for row in rows:
+                await tx.execute(
+                    "INSERT INTO message_attachments (channel, chat_id, thread_id, message_id, sender, ord, kind, "
+                    "name, mime, size, blob, derived, problem, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "ON CONFLICT (channel, chat_id, message_id, ord) DO UPDATE SET sender = excluded.sender, "
+                    "kind = excluded.kind, name = excluded.name, mime = excluded.mime, size = excluded.size, "
+                    "blob = excluded.blob, derived = excluded.derived, problem = excluded.problem, "
+                    "created_at = excluded.created_at", mask_value(row))
 
     async def prune(self, keep_days: float) -> int:
         """Remove derived text and attachment records older than ``keep_days`` (the files go with
         :meth:`board.media.blobs.BlobStore.prune`); how many rows went."""
         cutoff = (datetime.now(UTC) - timedelta(days=keep_days)).isoformat(timespec="milliseconds")
         before = await self.db.fetchone("SELECT (SELECT COUNT(*) FROM media_derived WHERE created_at < ?) + "
-                                        "(SELECT COUNT(*) FROM message_attachments WHERE created_at < ?)",
+                                        "(SELECT COUNT(*) FROM message_attachments WHERE created_at < ?) AS n",
                                         (cutoff, cutoff))
         await self.db.execute("DELETE FROM media_derived WHERE created_at < ?", (cutoff,))
         await self.db.execute("DELETE FROM message_attachments WHERE created_at < ?", (cutoff,))
-        return int(before[0]) if before is not None else 0
+        return int(before["n"]) if before is not None else 0
 
     async def documents_since(self, since: str) -> list[StoredAttachment]:
         """The documents read without a problem since ``since`` (ISO UTC), oldest first."""
@@ -80,8 +91,7 @@ class MediaStore:
                "problem, created_at FROM message_attachments WHERE kind = ? AND problem IS NULL AND blob IS NOT NULL "
                "AND created_at >= ? ORDER BY id")
         rows = await self.db.fetchall(sql, (MediaKind.DOCUMENT.value, since))
-        return [StoredAttachment(str(r[0]), str(r[1]), r[2], r[3], str(r[4]), MediaKind(r[5]), r[6], r[7], r[8],
-                                 r[9], r[10], r[11], str(r[12])) for r in rows]
+        return [_stored(r) for r in rows]
 
     async def recent(self, *, channel: str | None = None, chat_id: str | None = None,
                      limit: int = 50) -> list[StoredAttachment]:
@@ -98,8 +108,16 @@ class MediaStore:
                "problem, created_at FROM message_attachments"
                + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id DESC LIMIT ?")
         rows = await self.db.fetchall(sql, (*args, limit))
-        return [StoredAttachment(str(r[0]), str(r[1]), r[2], r[3], str(r[4]), MediaKind(r[5]), r[6], r[7], r[8],
-                                 r[9], r[10], r[11], str(r[12])) for r in rows]
+        return [_stored(r) for r in rows]
+
+
+def _stored(r: Row) -> StoredAttachment:
+    thread = r["thread_id"]
+    size = r["size"]
+    return StoredAttachment(str(r["channel"]), str(r["chat_id"]), None if thread is None else int(thread),
+                            r["message_id"], str(r["sender"]), MediaKind(r["kind"]), r["name"], r["mime"],
+                            None if size is None else int(size), r["blob"], r["derived"], r["problem"],
+                            str(r["created_at"]))
 
 
 def _now() -> str:

@@ -15,28 +15,30 @@ key it was recorded with. :meth:`People.unlink` takes one identity out: the pers
 from __future__ import annotations
 
 import logging
-import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import Protocol, TypeVar
 
-from board.db import StateDB
 from board.envelope import Envelope
+from board.masking import mask_value
 from board.people.codes import new_code
 from board.people.ref import PersonRef, Recent, person_key, person_number
-from board.people.rows import FAILURES, LinkOutcome, LinkResult, join, member
+from board.people.rows import FAILURES, LinkOutcome, LinkResult, join, member, serialised
 from board.people.rows import issue as issue_code
 from board.people.rows import redeem as redeem_code
 from board.people.rows import unlink as unlink_identity
 from board.people.settings import PeopleSettings
+from board.storage.database import Database, DuplicateKey, Tx
 
 __all__ = ["FactMover", "People", "Person", "identity_of"]
 
 log = logging.getLogger("sabha.people")
 
 _NOTE_CHARS = 500
+
+T = TypeVar("T")
 
 
 class FactMover(Protocol):
@@ -67,7 +69,7 @@ def identity_of(envelope: Envelope) -> str:
 class People:
     """See the module docstring. ``settings`` may be replaced while running (a config reload)."""
 
-    def __init__(self, db: StateDB, settings: PeopleSettings | None = None, *, facts: FactMover | None = None,
+    def __init__(self, db: Database, settings: PeopleSettings | None = None, *, facts: FactMover | None = None,
                  clock: Callable[[], float] = time.time) -> None:
         self.db = db
         self.settings = settings or PeopleSettings()
@@ -108,7 +110,7 @@ class People:
             return  # what is said in a group is not a private note, and a group never sees one
         try:
             await self.db.execute("UPDATE people_identities SET last_text = ?, last_at = ? WHERE identity = ?",
-                                  (text.strip()[:_NOTE_CHARS], self.clock(), identity_of(envelope)))
+                                  (mask_value(text.strip()[:_NOTE_CHARS]), self.clock(), identity_of(envelope)))
         except Exception:  # the note is a nicety: never stop an answer for it
             log.exception("people: keeping the last message of %s failed", identity_of(envelope))
 
@@ -132,15 +134,15 @@ class People:
         """A fresh one-time code bound to ``identity`` (its earlier unused code stops working)."""
         code = new_code()
         now, ttl = self.clock(), self.settings.link_code_ttl_s
-        await self.db.express(lambda conn: issue_code(conn, identity, code, owner=is_owner, now=now, ttl_s=ttl))
+        await self._linking(lambda tx: issue_code(tx, identity, code, owner=is_owner, now=now, ttl_s=ttl))
         log.info("people: %s asked for a link code (valid %d s)", identity, ttl)
         return code
 
     async def redeem(self, identity: str, typed: str, *, is_owner: bool) -> LinkResult:
         """``identity`` sends ``/link <typed>`` (see :func:`board.people.rows.redeem`)."""
         now, settings = self.clock(), self.settings
-        result = await self.db.express(
-            lambda conn: redeem_code(conn, typed, identity, is_owner=is_owner, now=now, settings=settings))
+        result = await self._linking(
+            lambda tx: redeem_code(tx, typed, identity, is_owner=is_owner, now=now, settings=settings))
         if result.outcome is LinkOutcome.LINKED:
             log.info("people: %s linked to %s (person:%s)", identity, result.other, result.person)
             await self._move_facts(result)
@@ -153,16 +155,16 @@ class People:
         already belong to different linked people (unlink one first), ALREADY when they are one."""
         now = self.clock()
 
-        def work(conn: sqlite3.Connection) -> LinkResult:
-            ma, mb = member(conn, a), member(conn, b)
+        async def work(tx: Tx) -> LinkResult:
+            ma, mb = await member(tx, a), await member(tx, b)
             if ma is not None and mb is not None and ma.person == mb.person:
                 return LinkResult(LinkOutcome.ALREADY, person=ma.person)
             if ma is not None and mb is not None and ma.size > 1 and mb.size > 1:
                 return LinkResult(LinkOutcome.LINKED_ELSEWHERE)
             owner = bool(ma and ma.owner) or bool(mb and mb.owner)
-            return join(conn, a, b, owner=owner, now=now)
+            return await join(tx, a, b, owner=owner, now=now)
 
-        result = await self.db.express(work)
+        result = await self._linking(work)
         if result.outcome is LinkOutcome.LINKED:
             log.info("people: the owner linked %s and %s (person:%s)", a, b, result.person)
             await self._move_facts(result)
@@ -170,7 +172,7 @@ class People:
 
     async def unlink(self, identity: str) -> tuple[int, tuple[str, ...]] | None:
         """Take ``identity`` out of its person (see :func:`board.people.rows.unlink`)."""
-        result = await self.db.express(lambda conn: unlink_identity(conn, identity))
+        result = await self._linking(lambda tx: unlink_identity(tx, identity))
         if result is not None:
             log.info("people: %s unlinked from person:%d", identity, result[0])
         return result
@@ -180,7 +182,11 @@ class People:
         ``old``'s link moves to ``new`` unless ``new`` has one of its own."""
         if old == new:
             return
-        await self.db.execute("UPDATE OR IGNORE people_identities SET identity = ? WHERE identity = ?", (new, old))
+        try:
+            await self.db.execute("UPDATE people_identities SET identity = ? WHERE identity = ? AND NOT EXISTS "
+                                  "(SELECT 1 FROM people_identities WHERE identity = ?)", (new, old, new))
+        except DuplicateKey:  # another replica gave ``new`` a link of its own meanwhile: that one stays
+            log.info("people: %s already has a link of its own; %s's is dropped", new, old)
         await self.db.execute("DELETE FROM people_identities WHERE identity = ?", (old,))
 
     async def persons(self) -> list[Person]:
@@ -195,6 +201,12 @@ class People:
             ids = (*had.identities, str(r["identity"])) if had else (str(r["identity"]),)
             out[number] = Person(number, bool(r["owner"]), str(r["created_at"]), ids)
         return list(out.values())
+
+    async def _linking(self, work: Callable[[Tx], Awaitable[T]]) -> T:
+        """Run ``work`` in one transaction, after every other replica's link work (:func:`serialised`)."""
+        async with self.db.transaction() as tx:
+            await serialised(tx, self.db.dialect)
+            return await work(tx)
 
     async def _move_facts(self, result: LinkResult) -> None:
         if self.facts is None:

@@ -2,8 +2,11 @@
 
 Checks, in order: the config loads and validates; the secrets its models and channels
 need are present (values never shown); the workspace loads (every role has a usable soul
-file); the data dir is writable; SQLite has what Sabha uses (FTS5, JSON, WAL) and the
-state db passes ``PRAGMA quick_check``; then, unless ``--offline``, each provider and
+file); the data dir is writable; the state store: with SQLite (the default), SQLite has what
+Sabha uses (FTS5, JSON, WAL) and the state db passes ``PRAGMA quick_check``; with ``state.url`` on
+PostgreSQL, the server answers with the configured user and password, and its schema is migrated
+(every migration this Sabha knows applied; none it does not know) -- read only, nothing is changed
+(``sabha run`` applies what is missing); then, unless ``--offline``, each provider and
 channel endpoint in use answers a short HTTP request (``HTTP_TIMEOUT_S``): the model
 APIs' model list with the key, Telegram's ``getMe``, WhatsApp's phone number. An
 endpoint that answers with 401/403 is reachable but refuses the credentials: that is a
@@ -26,11 +29,14 @@ from bot.cli.common import emit
 if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` builds this module's parser
     import aiohttp
 
+    from board.storage import StateURL
     from bot.config import LoadedConfig
 
 __all__ = ["Check", "add_parsers", "cmd_doctor", "run_checks"]
 
 HTTP_TIMEOUT_S = 5.0
+#: How long the PostgreSQL check waits for the server.
+PG_TIMEOUT_S = 5.0
 OPENAI_URL = "https://api.openai.com/v1"
 ANTHROPIC_URL = "https://api.anthropic.com"
 
@@ -145,11 +151,12 @@ def check_sqlite() -> Check:
     return ok("sqlite", f"SQLite {version}: FTS5 {'compiled in' if fts else 'available'}, JSON available")
 
 
-def check_state_db(data_dir: Path) -> Check:
-    """The state db (if any) passes ``PRAGMA quick_check``, opened read-only."""
+def check_state_db(data_dir: Path, path: Path | None = None) -> Check:
+    """The state db (``path``; by default ``sabha.db`` in ``data_dir``), if any, passes ``PRAGMA quick_check``,
+    opened read-only."""
     from board.service import DB_FILE
 
-    path = data_dir / DB_FILE
+    path = path or data_dir / DB_FILE
     if not path.exists():
         return ok("state db", f"{path} does not exist yet (created at the first start)")
     try:
@@ -166,6 +173,69 @@ def check_state_db(data_dir: Path) -> Check:
         return fail("state db", f"{path}: {'; '.join(result[:3])}",
                     "stop Sabha, back the file up, and recover it (sqlite3 sabha.db .recover)")
     return ok("state db", f"{path}: quick_check ok, {applied} migrations applied")
+
+
+async def check_postgres(url: StateURL) -> list[Check]:
+    """With ``state.url`` on PostgreSQL: the server answers (one line), and the schema is migrated (one line).
+    Read only: ``sabha run`` applies missing migrations, under a lock, at its start."""
+    import asyncpg
+
+    where = f"PostgreSQL {url}"
+    try:
+        conn = await asyncpg.connect(url.dsn(), password=url.password, timeout=PG_TIMEOUT_S)
+    except asyncpg.InvalidPasswordError as exc:
+        return [fail("state server", f"{where} refused the login ({exc})",
+                     "export the password in SABHA_DB_PASSWORD (or PGPASSWORD), or fix the user in state.url")]
+    except asyncpg.InvalidCatalogNameError:
+        return [fail("state server", f"{where}: database {url.database!r} does not exist",
+                     f"create it (createdb -O {url.user or '<user>'} {url.database}) or fix state.url")]
+    except (OSError, TimeoutError, asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        return [fail("state server", f"{where} is not reachable ({type(exc).__name__}: {exc})",
+                     "start the server, or fix the host and port in state.url (and its pg_hba.conf)")]
+    try:
+        version = str(await conn.fetchval("SHOW server_version"))
+        table = await conn.fetchval("SELECT to_regclass('schema_migrations')")
+        applied = {str(r["name"]) for r in await conn.fetch("SELECT name FROM schema_migrations")} \
+            if table is not None else set()
+    except (asyncpg.PostgresError, asyncpg.InterfaceError) as exc:
+        return [fail("state server", f"{where} answers but cannot be read ({exc})",
+                     "grant the user in state.url the rights on its database (it owns Sabha's tables)")]
+    finally:
+        await conn.close()
+    return [ok("state server", f"{where} answers (server {version})"), _migrated(where, applied)]
+
+
+def _migrated(where: str, applied: set[str]) -> Check:
+    from board.service import BOARD_MIGRATIONS
+    from bot.app import all_migrations
+
+    known = {m.name for m in (*BOARD_MIGRATIONS, *all_migrations())}
+    unknown, missing = sorted(applied - known), sorted(known - applied)
+    if unknown:
+        return fail("state schema", f"{where} has migrations this Sabha does not know ({', '.join(unknown[:5])})",
+                    "upgrade Sabha to the version the other replicas run, or point state.url at another database")
+    if not applied:
+        return ok("state schema", f"{where} is empty: the first `sabha run` creates Sabha's tables "
+                                  f"({len(known)} migrations)")
+    if missing:
+        return Check("state schema", "WARN", f"{where}: {len(missing)} of {len(known)} migrations not applied yet "
+                                             f"({', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}); "
+                                             "the next `sabha run` applies them")
+    return ok("state schema", f"{where}: migrated ({len(applied)} migrations applied)")
+
+
+async def check_state(loaded: LoadedConfig) -> list[Check]:
+    """The state store ``state.url`` names: the SQLite checks, or the PostgreSQL ones."""
+    from board.storage import Dialect
+
+    try:
+        url = loaded.state_url()
+    except ValueError as exc:
+        return [fail("state", str(exc), "fix state.url (sqlite:///path or postgresql://user@host:port/db)")]
+    if url.dialect is Dialect.POSTGRES:
+        return await check_postgres(url)
+    return [check_sqlite(), check_state_db(url.path.parent if url.path is not None else loaded.data_dir,
+                                           url.path)]
 
 
 # -- network checks -----------------------------------------------------------------------
@@ -295,8 +365,7 @@ async def run_checks(config_path: str | None, *, offline: bool) -> list[Check]:
     checks += check_secrets(loaded)
     checks.append(check_workspace(loaded))
     checks.append(check_data_dir(loaded.data_dir))
-    checks.append(check_sqlite())
-    checks.append(check_state_db(loaded.data_dir))
+    checks += await check_state(loaded)
     probes = [*provider_probes(loaded), *channel_probes(loaded)]
     if offline:
         if probes:
@@ -327,7 +396,8 @@ async def cmd_doctor(args: argparse.Namespace) -> int:
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     """``sabha doctor [--offline]``."""
     p = sub.add_parser("doctor", parents=[common], help="check config, secrets, workspace, storage and endpoints",
-                       description="Check the setup: config, secrets, workspace, data dir, SQLite, and (unless "
+                       description="Check the setup: config, secrets, workspace, data dir, the state store (SQLite, "
+                                   "or with state.url the PostgreSQL server and its schema), and (unless "
                                    "--offline) that each model provider and channel endpoint answers. Each check "
                                    "prints OK or FAIL with the fix; exit code 1 when any fails.")
     p.add_argument("--offline", action="store_true", help="skip the network checks")

@@ -249,8 +249,8 @@ async def with_board(loaded: LoadedConfig, body: Callable[[Board], Awaitable[int
 
 
 def has_state(loaded: LoadedConfig) -> bool:
-    """Whether the board has a state database yet (read-only commands never create one). A PostgreSQL
-    ``state.url`` always has one (opening it says so when the server cannot be reached)."""
+    """Whether the board has a state database yet (read-only commands never create one). A PostgreSQL state store
+    (``state.url``) always has one: the server holds it, and opening it says so when it cannot be reached."""
     from board.storage import Dialect
 
     url = loaded.state_url()

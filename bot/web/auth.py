@@ -257,7 +257,8 @@ class WebSessions:
         """Record a new session (and forget those expired a day ago)."""
         now = self.clock.now()
         await self.db.execute(
-            "INSERT OR IGNORE INTO web_sessions(sid_hash, created_at, expires_at, created_by) VALUES (?, ?, ?, ?)",
+            "INSERT INTO web_sessions(sid_hash, created_at, expires_at, created_by) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (sid_hash) DO NOTHING",
             (_hash(session.sid), _iso(now), _iso(session.expires), by[:100]))
         await self.db.execute("DELETE FROM web_sessions WHERE expires_at < ?", (_iso(now - timedelta(days=1)),))
 

@@ -71,8 +71,9 @@ class WebContext:
         if not nonce:
             return
         now = self.board.clock.now().astimezone(UTC)
-        await self.board.db.execute("INSERT OR IGNORE INTO web_form_nonces(nonce, meeting_id, created_at) "
-                                    "VALUES (?, ?, ?)", (nonce[:100], meeting_id, now.isoformat(timespec="seconds")))
+        await self.board.db.execute("INSERT INTO web_form_nonces(nonce, meeting_id, created_at) "
+                                    "VALUES (?, ?, ?) ON CONFLICT (nonce) DO NOTHING",
+                                    (nonce[:100], meeting_id, now.isoformat(timespec="seconds")))
         await self.board.db.execute("DELETE FROM web_form_nonces WHERE created_at < ?",
                                     ((now - timedelta(days=NONCE_DAYS)).isoformat(timespec="seconds"),))
 

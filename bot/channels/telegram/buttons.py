@@ -66,8 +66,9 @@ class ButtonPosts:
 
     async def record(self, subject: str, chat_id: int, message_id: int) -> None:
         """Message ``message_id`` in ``chat_id`` carries the buttons of decision ``subject``."""
-        await self.db.execute("INSERT OR IGNORE INTO telegram_button_posts(subject, chat_id, message_id, created_at) "
-                              "VALUES (?, ?, ?, ?)", (subject, chat_id, message_id, utc_now()))
+        await self.db.execute("INSERT INTO telegram_button_posts(subject, chat_id, message_id, created_at) "
+                              "VALUES (?, ?, ?, ?) ON CONFLICT (chat_id, message_id) DO NOTHING",
+                              (subject, int(chat_id), int(message_id), utc_now()))
 
     async def changed(self, change: DecisionChange) -> None:
         """The decision was ruled on: its messages' buttons say so (a failure is logged; presses on

@@ -83,12 +83,13 @@ class DraftStore:
     async def get(self, key: DraftKey) -> StoredDraft | None:
         row = await self.db.fetchone("SELECT message_id FROM telegram_drafts WHERE chat_id = ? AND reply_to = ?",
                                      (key.chat_id, key.reply_to))
-        return None if row is None else StoredDraft(row[0])
+        return None if row is None else StoredDraft(row["message_id"])
 
     async def sending(self, key: DraftKey) -> None:
         """The draft's first request is about to leave."""
-        await self.db.execute("INSERT OR IGNORE INTO telegram_drafts (chat_id, reply_to, message_id, created_at) "
-                              "VALUES (?, ?, NULL, ?)", (key.chat_id, key.reply_to, utc_now()))
+        await self.db.execute("INSERT INTO telegram_drafts (chat_id, reply_to, message_id, created_at) "
+                              "VALUES (?, ?, NULL, ?) ON CONFLICT (chat_id, reply_to) DO NOTHING",
+                              (key.chat_id, key.reply_to, utc_now()))
 
     async def placed(self, key: DraftKey, message_id: int) -> None:
         await self.db.execute("INSERT INTO telegram_drafts (chat_id, reply_to, message_id, created_at) "

@@ -9,6 +9,10 @@ The map comes from three places, first wins: ``telegram.topics`` in config, the
 Problems Telegram reports (the group is not a forum, the bot may not manage topics, the
 bot is not in the group) are logged with what to do, recorded in :attr:`Topics.problem`
 for ``/status``, and never stop the channel: DMs and General keep working.
+
+Replicas: the first stored topic of a role wins (:meth:`TopicStore.claim`). Two replicas starting at once
+may both create a role's topic in Telegram; the one whose row lands second uses the winner's topic and
+deletes its own duplicate (best effort), so the forum ends with one topic per role.
 """
 
 from __future__ import annotations
@@ -59,13 +63,28 @@ class TopicStore:
         )
         return {row["role"]: (int(row["thread_id"]), row["name"]) for row in rows}
 
+    async def claim(self, chat_id: int, role: str, thread_id: int, name: str) -> tuple[int, str]:
+        """Store a topic just created unless the role has one stored already (another replica's, made at
+        the same moment); the role's topic as stored now: (thread id, name), ours or the winner's."""
+        won = await self.db.fetchone(
+            "INSERT INTO telegram_topics(chat_id, role, thread_id, name, created_at) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(chat_id, role) DO NOTHING RETURNING thread_id",
+            (str(chat_id), role, int(thread_id), name, datetime.now(UTC).isoformat(timespec="seconds")))
+        if won is not None:
+            return thread_id, name
+        row = await self.db.fetchone("SELECT thread_id, name FROM telegram_topics WHERE chat_id = ? AND role = ?",
+                                     (str(chat_id), role))
+        if row is None:  # the winner's row was forgotten in between (its topic deleted): ours is free again
+            return await self.claim(chat_id, role, thread_id, name)
+        return int(row["thread_id"]), str(row["name"])
+
     async def save(self, chat_id: int, role: str, thread_id: int, name: str) -> None:
         """Remember a topic (replacing an earlier one of the same role)."""
         await self.db.execute(
             "INSERT INTO telegram_topics(chat_id, role, thread_id, name, created_at) VALUES (?, ?, ?, ?, ?) "
             "ON CONFLICT(chat_id, role) DO UPDATE SET thread_id = excluded.thread_id, name = excluded.name, "
             "created_at = excluded.created_at",
-            (str(chat_id), role, thread_id, name, datetime.now(UTC).isoformat(timespec="seconds")),
+            (str(chat_id), role, int(thread_id), name, datetime.now(UTC).isoformat(timespec="seconds")),
         )
 
     async def forget(self, chat_id: int, role: str) -> None:
@@ -127,7 +146,12 @@ class Topics:
         if not await self._check_forum(bot):
             return []
         created: list[TopicEntry] = []
+        stored = await self.store.load(self.chat_id)  # another replica may have made some since load()
         for profile in wanted:
+            if profile.role in stored:
+                thread, known = stored[profile.role]
+                self.entries[profile.role] = TopicEntry(profile.role, thread, known, "db")
+                continue
             name = topic_name(profile)
             try:
                 topic = await bot.create_forum_topic(chat_id=self.chat_id, name=name)
@@ -141,13 +165,27 @@ class Topics:
                 self.problem = f"creating topic {name!r} failed: {exc}"
                 log.error("telegram: %s; will try again at the next start", self.problem)
                 break
-            entry = TopicEntry(profile.role, topic.message_thread_id, name, "created")
-            await self.store.save(self.chat_id, profile.role, entry.thread_id, name)
+            thread, kept = await self.store.claim(self.chat_id, profile.role, topic.message_thread_id, name)
+            if thread != topic.message_thread_id:
+                self.entries[profile.role] = TopicEntry(profile.role, thread, kept, "db")
+                await self._drop_duplicate(bot, topic.message_thread_id, profile.role, thread)
+                continue
+            entry = TopicEntry(profile.role, thread, name, "created")
             self.entries[profile.role] = entry
             created.append(entry)
             log.info("telegram: created topic %r (thread %d) for %s in chat %s",
                      name, entry.thread_id, profile.role, self.chat_id)
         return created
+
+    async def _drop_duplicate(self, bot: Bot, mine: int, role: str, winner: int) -> None:
+        """Another replica stored ``role``'s topic first: delete the one made here (best effort)."""
+        log.info("telegram: another replica created %s's topic first (thread %d); deleting the duplicate %d",
+                 role, winner, mine)
+        try:
+            await bot.delete_forum_topic(chat_id=self.chat_id, message_thread_id=mine)
+        except TelegramError as exc:
+            log.warning("telegram: could not delete the duplicate topic %d of %s in chat %s (%s); delete it by "
+                        "hand, messages there go to the chair", mine, role, self.chat_id, exc)
 
     async def _check_forum(self, bot: Bot) -> bool:
         try:

@@ -11,6 +11,8 @@ row that is there, adds nothing. That is what makes delivering a reply again aft
 harmless (the channel's ``may_redo`` says yes): a reply is either in the outbox or not, never
 twice. The seq is taken in the same statement that inserts the row (``MAX(seq) + 1``), and the
 appends of one conversation are serialised in the process, so live followers see rows in seq order.
+Replicas appending to one conversation at the same moment may pick the same seq: the one whose row
+lands second breaks the (conversation, seq) key and takes the next seq (:data:`SEQ_TRIES`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from board.storage import Database
+from board.storage import Database, DuplicateKey
 
 __all__ = ["KEEP", "EntryKind", "NewEntry", "Outbox", "OutboxEntry", "question_key", "reply_key"]
 
@@ -32,6 +34,8 @@ __all__ = ["KEEP", "EntryKind", "NewEntry", "Outbox", "OutboxEntry", "question_k
 KEEP = timedelta(days=30)
 #: At most this many rows are replayed to a page that connects (the newest ones).
 REPLAY_ROWS = 500
+#: How often an append takes a fresh seq when another replica's row took the one it picked.
+SEQ_TRIES = 5
 
 
 class EntryKind(StrEnum):
@@ -122,12 +126,19 @@ class Outbox:
         lock = self._locks.setdefault(conversation, asyncio.Lock())
         async with lock:
             buttons = json.dumps([list(b) for b in entry.buttons]) if entry.buttons else None
-            rows = await self.db.fetchall(
-                f"INSERT OR IGNORE INTO web_chat_outbox ({_COLUMNS}) "
-                "SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? FROM web_chat_outbox "
-                f"WHERE conversation = ? RETURNING {_COLUMNS}",
-                (conversation, entry.key, entry.kind.value, entry.role, entry.label, entry.body, entry.reply_to,
-                 buttons, _now(), conversation))
+            params = (conversation, entry.key, entry.kind.value, entry.role, entry.label, entry.body,
+                      entry.reply_to, buttons, _now(), conversation)
+            for attempt in range(SEQ_TRIES):
+                try:
+                    rows = await self.db.fetchall(
+                        f"INSERT INTO web_chat_outbox ({_COLUMNS}) "
+                        "SELECT ?, COALESCE(MAX(seq), 0) + 1, ?, ?, ?, ?, ?, ?, ?, ? FROM web_chat_outbox "
+                        "WHERE conversation = ? ON CONFLICT (conversation, entry_key) DO NOTHING "
+                        f"RETURNING {_COLUMNS}", params)
+                    break
+                except DuplicateKey:  # another replica's row took this seq: take the next one
+                    if attempt == SEQ_TRIES - 1:
+                        raise
             if rows:
                 stored = _entry(rows[0])
                 self.on_append(stored)
@@ -146,7 +157,7 @@ class Outbox:
         """Rows of ``conversation`` after seq ``after``, oldest first (the newest ``limit`` of them)."""
         rows = await self.db.fetchall(
             f"SELECT * FROM (SELECT {_COLUMNS} FROM web_chat_outbox WHERE conversation = ? AND seq > ? "
-            "ORDER BY seq DESC LIMIT ?) ORDER BY seq", (conversation, after, limit))
+            "ORDER BY seq DESC LIMIT ?) AS newest ORDER BY seq", (conversation, after, limit))
         return [_entry(row) for row in rows]
 
     async def last_seq(self, conversation: str) -> int:

@@ -37,7 +37,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from board.storage import Database
+from board.storage import Database, DuplicateKey
 from bot.channels.whatsapp.config import normalise_user
 from bot.channels.whatsapp.inbound import Notification, is_bsuid
 from bot.intake.storage import is_storage_error
@@ -291,7 +291,20 @@ class People:
         return missed
 
     async def _sight(self, phone: str | None, bsuid: str | None) -> PersonRecord:
-        """The person named by ``phone`` and/or ``bsuid``: found, paired, merged or new."""
+        """The person named by ``phone`` and/or ``bsuid``: found, paired, merged or new.
+
+        Another replica may have recorded the same person (or given one of these ids to someone) a
+        moment ago, unseen in this replica's copy: the row breaks a unique key, the copy is read again
+        from the table, and the sighting is applied to what is there now."""
+        try:
+            return await self._sight_once(phone, bsuid)
+        except DuplicateKey:
+            log.info("whatsapp: another replica recorded %s first; reading the people table again",
+                     " / ".join(i for i in (phone, bsuid) if i))
+            await self.load()
+            return await self._sight_once(phone, bsuid)
+
+    async def _sight_once(self, phone: str | None, bsuid: str | None) -> PersonRecord:
         by_phone = self._by_phone.get(phone) if phone else None
         by_bsuid = self._by_bsuid.get(bsuid) if bsuid else None
         if by_phone is None and by_bsuid is None:

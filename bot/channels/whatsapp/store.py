@@ -31,6 +31,9 @@ class DeliveryStatus(StrEnum):
 
 _RANK = {DeliveryStatus.ACCEPTED: 0, DeliveryStatus.SENT: 1, DeliveryStatus.DELIVERED: 2, DeliveryStatus.READ: 3,
          DeliveryStatus.FAILED: 4, DeliveryStatus.UNDELIVERABLE: 4}
+#: A stored row's rank in SQL (:data:`_RANK`).
+_RANK_SQL = ("CASE whatsapp_outbound.status " + " ".join(f"WHEN '{s.value}' THEN {r}" for s, r in _RANK.items())
+             + " ELSE 0 END")
 
 
 def _now() -> str:
@@ -60,8 +63,9 @@ class DeliveryStore:
         """Meta accepted a message (its id is ``wamid``)."""
         now = _now()
         await self.db.execute(
-            "INSERT OR IGNORE INTO whatsapp_outbound(wamid, user_key, reply_to, status, created_at, updated_at) "
-            "VALUES (?, ?, ?, 'accepted', ?, ?)", (wamid, user, reply_to, now, now))
+            "INSERT INTO whatsapp_outbound(wamid, user_key, reply_to, status, created_at, updated_at) "
+            "VALUES (?, ?, ?, 'accepted', ?, ?) ON CONFLICT (wamid) WHERE wamid IS NOT NULL DO NOTHING",
+            (wamid, user, reply_to, now, now))
 
     async def refused(self, user: str, reply_to: str | None, status: DeliveryStatus, code: int | None,
                       title: str | None) -> None:
@@ -73,22 +77,19 @@ class DeliveryStore:
 
     async def status(self, wamid: str, status: DeliveryStatus, user: str | None, code: int | None = None,
                      title: str | None = None) -> None:
-        """A ``statuses[]`` webhook for ``wamid`` (a status never moves back: read stays read)."""
-        row = await self.db.fetchone("SELECT status FROM whatsapp_outbound WHERE wamid = ?", (wamid,))
+        """A ``statuses[]`` webhook for ``wamid`` (a status never moves back: read stays read).
+
+        One statement, so replicas handling two webhooks of one message at the same moment neither
+        break the wamid key nor move a status back (the rank is compared in the row's own update)."""
         now = _now()
-        if row is None:
-            await self.db.execute(
-                "INSERT INTO whatsapp_outbound(wamid, user_key, reply_to, status, error_code, error_title, "
-                "created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?)",
-                (wamid, user or "?", status.value, code, title, now, now))
-            return
-        old = DeliveryStatus(str(row["status"]))
-        if _RANK[status] < _RANK[old]:
-            return
         await self.db.execute(
-            "UPDATE whatsapp_outbound SET status = ?, error_code = COALESCE(?, error_code), "
-            "error_title = COALESCE(?, error_title), updated_at = ? WHERE wamid = ?",
-            (status.value, code, title, now, wamid))
+            "INSERT INTO whatsapp_outbound(wamid, user_key, reply_to, status, error_code, error_title, "
+            "created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?, ?) "
+            "ON CONFLICT (wamid) WHERE wamid IS NOT NULL DO UPDATE SET status = excluded.status, "
+            "error_code = COALESCE(excluded.error_code, whatsapp_outbound.error_code), "
+            "error_title = COALESCE(excluded.error_title, whatsapp_outbound.error_title), "
+            f"updated_at = excluded.updated_at WHERE {_RANK_SQL} <= ?",
+            (wamid, user or "?", status.value, code, title, now, now, _RANK[status]))
 
     async def get(self, wamid: str) -> DeliveryRecord | None:
         """One message's record."""
