@@ -49,10 +49,12 @@ from board.memory.extract import MemoryWriter
 from board.memory.facts import FactStore, MemorySettings
 from board.memory.knowledge.base import KnowledgeBase, KnowledgeSettings
 from board.memory.knowledge.fts import FTS5Unavailable
+from board.memory.knowledge.migrations import MIGRATIONS as KNOWLEDGE_MIGRATIONS
 from board.memory.knowledge.tool import knowledge_tool
 from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
 from board.memory.sessions import Sessions
+from board.memory.transcript_rows import transcripts_for
 from board.memory.transcripts import TranscriptStore
 from board.people import People, PeopleSettings
 from board.people import commands as people_commands
@@ -85,7 +87,7 @@ DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
                                            *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS,
-                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS)
+                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS, *KNOWLEDGE_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,7 @@ class Board:
         self.providers = providers
         self.souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR)
         self.prompts = PromptBuilder(settings.workspace)
-        self.transcripts = TranscriptStore(settings.data_dir)
+        self.transcripts: TranscriptStore = transcripts_for(db, settings.data_dir)  # files or rows, by backend
         self.sessions = Sessions(db, self.transcripts)
         self.tools = ToolRegistry()
         self.ledger = Ledger(db)
@@ -176,7 +178,7 @@ class Board:
         # What agents know (issue 16): user memory, the knowledge base, web search; guardrails on the way out.
         self.facts = FactStore(db, settings.memory)
         self.guardrails = Guardrails(settings.guardrails, db, models=self.configured_models)
-        self.knowledge = _open_knowledge(settings)
+        self.knowledge = _open_knowledge(settings, db)
         self.web_search: WebSearch | None = None
         if settings.web_search is not None:
             from board.agent.web_search import WebSearch
@@ -272,6 +274,7 @@ class Board:
             await self.web_search.close()
         if self.knowledge is not None:
             self.knowledge.close()
+        await self.transcripts.flush()  # rows still queued (PostgreSQL) before the pool goes
         await self.db.close()
 
     async def watch(self, stop: asyncio.Event) -> None:
@@ -580,12 +583,13 @@ class Board:
         return "\n".join(about_commands.soul_lines(self.souls, self.settings.workspace))
 
 
-def _open_knowledge(settings: BoardSettings) -> KnowledgeBase | None:
-    """The knowledge base, or None when it is off or this SQLite lacks FTS5 (logged with what to do)."""
+def _open_knowledge(settings: BoardSettings, db: Database) -> KnowledgeBase | None:
+    """The knowledge base (its index in ``db`` when that is PostgreSQL), or None when it is off or this SQLite
+    lacks FTS5 (logged with what to do)."""
     if not settings.knowledge.enabled:
         return None
     try:
-        return KnowledgeBase.open(settings.workspace, settings.data_dir, settings.knowledge)
+        return KnowledgeBase.open(settings.workspace, settings.data_dir, settings.knowledge, db=db)
     except FTS5Unavailable as exc:
         log.error("the knowledge base is off (search_knowledge_base is not offered): %s", exc)
         return None

@@ -291,7 +291,7 @@ class Daemon:
             for channel in self.channels:
                 await channel.start()
                 started.append(channel)
-            self.scheduled = ScheduledWorkService(board, self.channels)
+            self.scheduled = ScheduledWorkService(board, self.channels, lease_s=self.loaded.config.replicas.lease_s)
             self.scheduled.start()
             if not self.channels:
                 log.warning("no channels configured: set telegram.token (see README, 'Telegram'); "

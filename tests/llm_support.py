@@ -11,10 +11,10 @@ from board.agent.tools import Tool, ToolContext, ToolResult
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
 from board.llm.resilience import RetryPolicy
-from board.memory.transcripts import iter_entries
 from board.roles import RosterSpec
 from board.service import Board, BoardSettings
-from bot.app import build_providers
+from board.storage.url import StateURL
+from bot.app import all_migrations, build_providers
 from bot.config import LoadedConfig, parse_config
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import FakeOpenAI
@@ -61,13 +61,16 @@ class LookupTool:
         return Tool(ToolSpec(self.name, "Look up a tax rate.", LOOKUP_SCHEMA), handler, timeout_s=5)
 
 
-async def scripted_board(workspace: Path, data_dir: Path, model: ScriptedModel, **agent: Any) -> Board:
-    """A board whose every role talks to ``model`` (``scripted:main`` unless ``default_model`` is given)."""
+async def scripted_board(workspace: Path, data_dir: Path, model: ScriptedModel, *, state: StateURL | None = None,
+                         **agent: Any) -> Board:
+    """A board whose every role talks to ``model`` (``scripted:main`` unless ``default_model`` is given);
+    its state on ``state`` (the ``state_url`` fixture: SQLite or PostgreSQL) or the data dir's SQLite file."""
     agent.setdefault("default_model", f"{model.name}:main")
     agent.setdefault("retry", FAST_RETRY)
     settings = BoardSettings(workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
-                             agent=AgentSettings(**agent))
-    return await Board.open(settings, model.registry())
+                             agent=AgentSettings(**agent), state=state)
+    # a PostgreSQL state (the state_url fixture) holds every migration Sabha knows: the board must know them too
+    return await Board.open(settings, model.registry(), migrations=all_migrations() if state is not None else ())
 
 
 async def configured_board(tmp_path: Path, workspace: Path, yaml_text: str, env: dict[str, str] | None = None) -> Board:
@@ -108,13 +111,13 @@ async def anthropic_board(tmp_path: Path, workspace: Path, fake: FakeAnthropic, 
     return await provider_board(tmp_path, workspace, "anthropic:claude-sonnet-4-6", provider, extra)
 
 
-def transcript_entries(board: Board, session_id: str) -> list[dict[str, Any]]:
-    """Every event of a session's transcript file (header excluded)."""
-    return [e for e in iter_entries(board.transcripts.path_for(session_id)) if e.get("type") != "session"]
+async def transcript_entries(board: Board, session_id: str) -> list[dict[str, Any]]:
+    """Every event of a session's transcript (its file, or its rows on PostgreSQL; header excluded)."""
+    return await board.transcripts.entries(session_id)
 
 
 async def session_entries(board: Board, key: str) -> list[dict[str, Any]]:
     """Every event of the live session of ``key``."""
     ref = await board.sessions.current(key)
     assert ref is not None, f"no session {key}"
-    return transcript_entries(board, ref.session_id)
+    return await transcript_entries(board, ref.session_id)

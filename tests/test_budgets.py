@@ -23,9 +23,12 @@ from board.llm.base import Usage
 from board.llm.pricing import ModelPrice, PriceTable
 from board.roles import RosterSpec
 from board.service import Board, BoardSettings
+from board.storage.url import StateURL
 from bot.app import all_migrations
 from tests.fakes.scripted_model import ScriptedModel, Step
 from tests.llm_support import FAST_RETRY
+
+pytestmark = pytest.mark.backends
 
 OWNER, FRIEND, OTHER = "42", "43", "44"
 
@@ -40,22 +43,24 @@ def model() -> ScriptedModel:
     return ScriptedModel(default=dollar)
 
 
-async def open_board(workspace: Path, data_dir: Path, model: ScriptedModel, budget: BudgetSettings) -> Board:
+async def open_board(workspace: Path, data_dir: Path, model: ScriptedModel, budget: BudgetSettings,
+                     state: StateURL | None = None) -> Board:
     prices = PriceTable.with_overrides({"scripted:main": ModelPrice(input=1000, output=0)})
     settings = BoardSettings(
         workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
         agent=AgentSettings(default_model="scripted:main", retry=FAST_RETRY, prices=prices, max_tool_iterations=0),
-        budget=budget,
+        budget=budget, state=state,
     )
     return await Board.open(settings, model.registry(), migrations=all_migrations())
 
 
 @pytest.fixture
-async def make_board(workspace: Path, data_dir: Path, model: ScriptedModel) -> AsyncIterator[object]:
+async def make_board(workspace: Path, data_dir: Path, model: ScriptedModel,
+                     state_url: StateURL | None) -> AsyncIterator[object]:
     boards: list[Board] = []
 
     async def make(**budget: float) -> Board:
-        board = await open_board(workspace, data_dir, model, BudgetSettings(**budget))
+        board = await open_board(workspace, data_dir, model, BudgetSettings(**budget), state_url)
         boards.append(board)
         return board
 

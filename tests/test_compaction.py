@@ -13,8 +13,11 @@ from board.agent.compaction import ContextSettings, load_window
 from board.agent.tokens import ESTIMATE, counter_for, estimate_tokens
 from board.llm.base import LLMRequest
 from board.service import Board
+from board.storage.url import StateURL
 from tests.fakes.scripted_model import ScriptedModel, Step, fail
 from tests.llm_support import envelope, scripted_board, session_entries
+
+pytestmark = pytest.mark.backends
 
 LONG = "We discussed the Pune warehouse lease, the hiring plan and the GST filing calendar in detail. " * 3
 
@@ -36,12 +39,12 @@ def small_budget(**kw: object) -> ContextSettings:
 
 @asynccontextmanager
 async def open_board(
-    workspace: Path, data_dir: Path, model: ScriptedModel, points: int = 0, **agent: Any
+    workspace: Path, data_dir: Path, state: StateURL | None, model: ScriptedModel, points: int = 0, **agent: Any
 ) -> AsyncIterator[Board]:
     """A board talking to ``model`` on the small budget (unless ``context`` is given) that has heard
     ``points`` long points; closed afterwards."""
     agent.setdefault("context", small_budget())
-    board = await scripted_board(workspace, data_dir, model, **agent)
+    board = await scripted_board(workspace, data_dir, model, state=state, **agent)
     try:
         for i in range(points):
             await board.handle(envelope(f"Point {i}: {LONG}"))
@@ -50,9 +53,10 @@ async def open_board(
         await board.close()
 
 
-async def test_compaction_triggers_and_static_prompt_stays_identical(workspace: Path, data_dir: Path) -> None:
+async def test_compaction_triggers_and_static_prompt_stays_identical(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel(default=summarising)
-    async with open_board(workspace, data_dir, model, 8, cheap_model="scripted:cheap") as board:
+    async with open_board(workspace, data_dir, state_url, model, 8, cheap_model="scripted:cheap") as board:
         turns = model.requests_for("general", purpose="turn")
         summaries = model.requests_for("general", purpose="compaction")
         assert len(turns) == 8 and summaries, "the history went over budget, so it was compacted"
@@ -76,20 +80,22 @@ async def test_compaction_triggers_and_static_prompt_stays_identical(workspace: 
         assert counter.count_messages(last.messages[:-1]) + counter.count(last.system[1].text) <= 300 + 150
 
 
-async def test_history_survives_a_restart_via_the_compaction_record(workspace: Path, data_dir: Path) -> None:
-    async with open_board(workspace, data_dir, ScriptedModel(default=summarising), 6):
+async def test_history_survives_a_restart_via_the_compaction_record(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
+    async with open_board(workspace, data_dir, state_url, ScriptedModel(default=summarising), 6):
         pass
     model2 = ScriptedModel(default=summarising)
-    async with open_board(workspace, data_dir, model2) as board:
+    async with open_board(workspace, data_dir, state_url, model2) as board:
         await board.handle(envelope("And now?"))
         request = model2.requests_for("general", purpose="turn")[0].request
         assert any(b.name == "summary" and "SUMMARY" in b.text for b in request.system)
         assert request.messages[-1].content == "And now?"
 
 
-async def test_compact_command_forces_compaction(workspace: Path, data_dir: Path) -> None:
+async def test_compact_command_forces_compaction(workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
     model = ScriptedModel(default=summarising)
-    async with open_board(workspace, data_dir, model, context=ContextSettings()) as board:  # nothing would trigger
+    # nothing would trigger compaction by itself
+    async with open_board(workspace, data_dir, state_url, model, context=ContextSettings()) as board:
         for i in range(3):
             await board.handle(envelope(f"@research question {i}"))
         reply = await board.handle(envelope("/compact research"))
@@ -106,14 +112,15 @@ async def test_compact_command_forces_compaction(workspace: Path, data_dir: Path
         assert "Nothing to compact" in empty.text
 
 
-async def test_summariser_failure_keeps_the_turn_alive(workspace: Path, data_dir: Path) -> None:
+async def test_summariser_failure_keeps_the_turn_alive(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     def flaky(request: LLMRequest) -> Step:
         if request.metadata.get("purpose") == "compaction":
             return fail("server")
         return summarising(request)
 
     model = ScriptedModel(default=flaky)
-    async with open_board(workspace, data_dir, model) as board:
+    async with open_board(workspace, data_dir, state_url, model) as board:
         for i in range(6):
             reply = await board.handle(envelope(f"Point {i}: {LONG}"))
             assert not reply.degraded
@@ -125,9 +132,9 @@ async def test_summariser_failure_keeps_the_turn_alive(workspace: Path, data_dir
         assert last.messages[-1].content.startswith("Point 5")
 
 
-async def test_compaction_can_be_turned_off(workspace: Path, data_dir: Path) -> None:
+async def test_compaction_can_be_turned_off(workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
     model = ScriptedModel(default=summarising)
-    async with open_board(workspace, data_dir, model, context=small_budget(compaction=False),
+    async with open_board(workspace, data_dir, state_url, model, context=small_budget(compaction=False),
                           history_messages=4) as board:
         for i in range(6):
             await board.handle(envelope(f"Point {i}"))
@@ -143,11 +150,11 @@ async def test_compaction_can_be_turned_off(workspace: Path, data_dir: Path) -> 
         assert [(d["mode"], d["dropped_messages"], d["summary"]) for d in drops] == [("drop", 4, None)] * 2
 
 
-async def test_window_reads_only_the_tail(workspace: Path, data_dir: Path) -> None:
-    async with open_board(workspace, data_dir, ScriptedModel(default=summarising), 6) as board:
+async def test_window_reads_only_the_tail(workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
+    async with open_board(workspace, data_dir, state_url, ScriptedModel(default=summarising), 6) as board:
         ref = await board.sessions.current("main")
         assert ref is not None
-        transcript = board.transcripts.open(ref.session_id)
+        transcript = await board.transcripts.open(ref.session_id)
         window = load_window(transcript)
         assert window.summary and window.summary.startswith("SUMMARY")
         assert all(e["type"] == "message" for e in window.entries)
@@ -191,11 +198,11 @@ def test_token_counter_uses_tiktoken_when_the_encoding_is_cached(
 
 @pytest.mark.parametrize("compaction", [True, False])
 async def test_a_message_cap_below_keep_recent_messages_still_holds(
-    workspace: Path, data_dir: Path, compaction: bool
+    workspace: Path, data_dir: Path, state_url: StateURL | None, compaction: bool
 ) -> None:
     model = ScriptedModel(default=summarising)
     context = ContextSettings(compaction=compaction)  # keeps 6 messages, more than the cap of 4
-    async with open_board(workspace, data_dir, model, context=context, history_messages=4) as board:
+    async with open_board(workspace, data_dir, state_url, model, context=context, history_messages=4) as board:
         for i in range(7):
             await board.handle(envelope(f"Point {i}"))
         turns = [r.request for r in model.requests_for("general", purpose="turn")]

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from board.storage import StateURL
+
 SABHA = [sys.executable, "-m", "bot.cli.main"]
 
 
@@ -21,6 +23,7 @@ def _private_personal_board(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "SABHA_CONFIG"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)  # this checkout's code, not an installed one
     return subprocess.run(SABHA + args, cwd=cwd, capture_output=True, text=True, timeout=60, env=env)
 
 
@@ -31,7 +34,16 @@ def home(tmp_path: Path) -> Path:
     return tmp_path / "proj"
 
 
-def test_kb_add_search_list_with_role_scopes(home: Path, tmp_path: Path) -> None:
+def use_state(home: Path, state_url: StateURL | None) -> None:
+    """Point the board made by ``sabha init`` at the test's state store (PostgreSQL; None: its SQLite file)."""
+    if state_url is not None:
+        with (home / "sabha.yaml").open("a", encoding="utf-8") as config:
+            config.write(f"\nstate:\n  url: {state_url}\n")
+
+
+@pytest.mark.backends
+def test_kb_add_search_list_with_role_scopes(home: Path, tmp_path: Path, state_url: StateURL | None) -> None:
+    use_state(home, state_url)
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "pricing.md").write_text("# Pricing\n\n## Enterprise\n\nSeats cost 40 USD a month, billed yearly.\n",
@@ -67,6 +79,15 @@ def test_kb_add_search_list_with_role_scopes(home: Path, tmp_path: Path) -> None
     assert clash.returncode == 1 and "--force" in clash.stderr
     assert run(["kb", "add", "--force", str(docs / "pricing.md")], cwd=home).returncode == 0
     assert "45 USD" in run(["kb", "search", "seats"], cwd=home).stdout
+
+    rebuilt = run(["kb", "reindex"], cwd=home)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "3 added" in rebuilt.stdout and "3 document(s)" in run(["kb", "list"], cwd=home).stdout
+    index_file = home / "sessions" / "knowledge.db"
+    if state_url is None:
+        assert index_file.is_file() and str(index_file) in rebuilt.stdout
+    else:  # in the state database, which every replica shares; no file of its own
+        assert not index_file.exists() and "knowledge_documents" in rebuilt.stdout
 
 
 def test_kb_explains_bad_input(home: Path, tmp_path: Path) -> None:

@@ -14,6 +14,8 @@ from board.llm.base import Usage
 from board.llm.pricing import ModelPrice, PriceTable
 from board.memory.ledger import Ledger, LLMCallRecord, parse_since
 from board.service import BOARD_MIGRATIONS
+from board.storage import Database
+from board.storage.url import StateURL
 from bot.app import all_migrations
 from bot.cli.main import main
 from tests.fakes.scripted_model import ScriptedModel, call, say
@@ -23,10 +25,11 @@ PRICES = PriceTable.with_overrides({"scripted:main": ModelPrice(input=2.0, outpu
                                                                 cache_write=2.5)})
 
 
-async def test_each_llm_and_tool_call_is_a_row(workspace: Path, data_dir: Path) -> None:
+@pytest.mark.backends
+async def test_each_llm_and_tool_call_is_a_row(workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
     model = ScriptedModel()
     model.script(call("lookup", {"q": "tea"}), say("18%."), role="finance")
-    board = await scripted_board(workspace, data_dir, model, prices=PRICES)
+    board = await scripted_board(workspace, data_dir, model, prices=PRICES, state=state_url)
     board.tools.register(LookupTool().tool())
     try:
         await board.handle(envelope("@finance tea?"))
@@ -89,41 +92,43 @@ def test_parse_since() -> None:
 
 
 async def _seed(db_path: Path) -> None:
+    async with await StateDB.open(db_path, [*BOARD_MIGRATIONS, *all_migrations()]) as db:
+        await _record(Ledger(db))
+
+
+async def _record(ledger: Ledger) -> None:
     now = datetime.now(UTC)
     old = (now - timedelta(days=30)).isoformat(timespec="seconds")
-    async with await StateDB.open(db_path, [*BOARD_MIGRATIONS, *all_migrations()]) as db:
-        ledger = Ledger(db)
-        u = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=500)
-        await ledger.record_llm_call(LLMCallRecord("anthropic", "anthropic:claude-sonnet-4-6", "ok", u, 0.0061,
-                                                   900.0, role="finance", session_key="board:finance",
-                                                   saved_usd=PriceTable().saved("anthropic:claude-sonnet-4-6", u)))
-        await ledger.record_llm_call(LLMCallRecord("openai", "openai:gpt-4o-mini", "ok", u, 0.0003, 400.0,
-                                                   role="research", session_key="board:research", meeting_id="m-7"))
-        await ledger.record_llm_call(LLMCallRecord("openai", "openai:gpt-4o-mini", "rate_limit", Usage(), 0.0, 20.0,
-                                                   role="research", session_key="board:research"))
-        await ledger.record_llm_call(LLMCallRecord("openai", "openai:local", "ok", u, None, 100.0, role="critic"))
-        await ledger.record_llm_call(LLMCallRecord("anthropic", "anthropic:claude-sonnet-4-6", "ok", u, 5.0, 1.0,
-                                                   role="finance", ts=old))
+    u = Usage(input_tokens=1000, output_tokens=200, cache_read_tokens=500)
+    await ledger.record_llm_call(LLMCallRecord("anthropic", "anthropic:claude-sonnet-4-6", "ok", u, 0.0061,
+                                               900.0, role="finance", session_key="board:finance",
+                                               saved_usd=PriceTable().saved("anthropic:claude-sonnet-4-6", u)))
+    await ledger.record_llm_call(LLMCallRecord("openai", "openai:gpt-4o-mini", "ok", u, 0.0003, 400.0,
+                                               role="research", session_key="board:research", meeting_id="m-7"))
+    await ledger.record_llm_call(LLMCallRecord("openai", "openai:gpt-4o-mini", "rate_limit", Usage(), 0.0, 20.0,
+                                               role="research", session_key="board:research"))
+    await ledger.record_llm_call(LLMCallRecord("openai", "openai:local", "ok", u, None, 100.0, role="critic"))
+    await ledger.record_llm_call(LLMCallRecord("anthropic", "anthropic:claude-sonnet-4-6", "ok", u, 5.0, 1.0,
+                                               role="finance", ts=old))
 
 
-async def test_summary_groups(tmp_path: Path) -> None:
-    db_path = tmp_path / "sabha.db"
-    await _seed(db_path)
-    async with await StateDB.open(db_path, [*BOARD_MIGRATIONS, *all_migrations()]) as db:
-        ledger = Ledger(db)
-        by_role = await ledger.summary(since=parse_since("7d"), by="role")
-        assert [(r.key, r.calls, r.failed) for r in by_role] == \
-            [("finance", 1, 0), ("research", 2, 1), ("critic", 1, 0)]
-        assert by_role[0].cost_usd == pytest.approx(0.0061) and by_role[0].cache_read_tokens == 500
-        assert by_role[2].unpriced == 1
-        everything = await ledger.total(since=None)
-        assert everything.calls == 5 and everything.cost_usd == pytest.approx(5.0064)
-        meetings = {r.key: r.calls for r in await ledger.summary(by="meeting")}
-        assert meetings == {"m-7": 1, "(none)": 4}
-        days = await ledger.summary(by="day")
-        assert len(days) == 2 and days[0].key < days[1].key
-        with pytest.raises(ValueError):
-            await ledger.summary(by="colour")
+@pytest.mark.backends
+async def test_summary_groups(database: Database) -> None:
+    ledger = Ledger(database)
+    await _record(ledger)
+    by_role = await ledger.summary(since=parse_since("7d"), by="role")
+    assert [(r.key, r.calls, r.failed) for r in by_role] == \
+        [("finance", 1, 0), ("research", 2, 1), ("critic", 1, 0)]
+    assert by_role[0].cost_usd == pytest.approx(0.0061) and by_role[0].cache_read_tokens == 500
+    assert by_role[2].unpriced == 1
+    everything = await ledger.total(since=None)
+    assert everything.calls == 5 and everything.cost_usd == pytest.approx(5.0064)
+    meetings = {r.key: r.calls for r in await ledger.summary(by="meeting")}
+    assert meetings == {"m-7": 1, "(none)": 4}
+    days = await ledger.summary(by="day")
+    assert len(days) == 2 and days[0].key < days[1].key
+    with pytest.raises(ValueError):
+        await ledger.summary(by="colour")
 
 
 def test_sabha_cost_prints_a_table(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -164,9 +169,10 @@ def test_sabha_cost_without_a_database(tmp_path: Path, capsys: pytest.CaptureFix
     assert "nothing has been recorded" in capsys.readouterr().out
 
 
-async def test_cost_command_in_chat(workspace: Path, data_dir: Path) -> None:
+@pytest.mark.backends
+async def test_cost_command_in_chat(workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
     model = ScriptedModel()
-    board = await scripted_board(workspace, data_dir, model, prices=PRICES)
+    board = await scripted_board(workspace, data_dir, model, prices=PRICES, state=state_url)
     try:
         await board.handle(envelope("@finance hello"))
         await board.handle(envelope("@critic hello"))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from board.storage import Dialect
 from tests.daemon_support import SabhaProcess, write_config
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import OWNER, eventually
@@ -31,9 +32,15 @@ def run(args: list[str], cwd: Path, stdin: str | None = None) -> subprocess.Comp
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
+def home(tmp_path: Path, backend: Dialect, request: pytest.FixtureRequest) -> Path:
+    """A board made by ``sabha init``; its state on the test's backend (a fresh PostgreSQL database, which
+    ``sabha`` migrates itself, when the test runs ``[postgres]``)."""
     result = run(["init", str(tmp_path / "proj")], cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+    if backend is Dialect.POSTGRES:
+        url = request.getfixturevalue("pg_url")
+        with open(tmp_path / "proj" / "sabha.yaml", "a", encoding="utf-8") as fh:
+            fh.write(f"\nstate:\n  url: {url}\n")
     return tmp_path / "proj"
 
 
@@ -43,6 +50,7 @@ def facts(home: Path) -> list[dict[str, str]]:
     return list(json.loads(listed.stdout))
 
 
+@pytest.mark.backends
 def test_said_in_chat_then_recalled_listed_edited_and_forgotten(home: Path) -> None:
     chat = run(["chat"], cwd=home, stdin="Hi, I'm based in Pune.\nPlease call me Asha.\n"
                                             "If I were based in Delhi, what would change?\n"
@@ -82,6 +90,7 @@ def test_said_in_chat_then_recalled_listed_edited_and_forgotten(home: Path) -> N
     assert facts(home) == []
 
 
+@pytest.mark.backends
 def test_secrets_said_in_chat_are_never_stored(home: Path) -> None:
     chat = run(["chat"], cwd=home, stdin="My password is hunter22.\nMy PAN is ABCDE1234F.\n"
                                             "My card number is 4111 1111 1111 1111.\nI work at Zeta Foods.\n")

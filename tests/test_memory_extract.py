@@ -12,21 +12,33 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from board.memory.facts import MemorySettings
 from board.memory.statements import heard, secret_reason
 from board.service import Board, BoardSettings
+from board.storage.url import StateURL
+from bot.app import all_migrations
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.knowledge_support import board_settings, context_of, rows
 from tests.llm_support import envelope
 
+pytestmark = pytest.mark.backends
+
 OWNER = "console:owner"
 
 
-def settings_with_cheap(workspace: Path, data_dir: Path, model: ScriptedModel, cheap: str | None = "offline",
-                        **fields: Any) -> BoardSettings:
-    """Advisors answer with ``model``; facts are extracted by ``cheap`` (the offline model's rules by default)."""
-    settings = board_settings(workspace, data_dir, model, **fields)
+def settings_with_cheap(workspace: Path, data_dir: Path, state: StateURL | None, model: ScriptedModel,
+                        cheap: str | None = "offline", **fields: Any) -> BoardSettings:
+    """Advisors answer with ``model``; facts are extracted by ``cheap`` (the offline model's rules by default);
+    the state on the test's backend."""
+    settings = board_settings(workspace, data_dir, model, state=state, **fields)
     return replace(settings, agent=replace(settings.agent, cheap_model=cheap))
+
+
+async def open_on(settings: BoardSettings, model: ScriptedModel) -> Board:
+    """A board on ``settings`` with every table Sabha knows (a PostgreSQL state holds them all)."""
+    return await Board.open(settings, model.registry(), migrations=all_migrations())
 
 
 async def settle(b: Board, user: str = OWNER) -> None:
@@ -36,12 +48,13 @@ async def settle(b: Board, user: str = OWNER) -> None:
 
 
 async def heard_facts(b: Board, user: str = OWNER) -> dict[str, str]:
-    return {r["key"]: r["value"] for r in await rows(b, "SELECT key, value FROM memory_facts WHERE user=?", user)}
+    return {r["key"]: r["value"] for r in await rows(b, "SELECT key, value FROM memory_facts WHERE \"user\"=?", user)}
 
 
-async def test_what_a_person_says_is_recalled_in_a_later_turn(workspace: Path, data_dir: Path) -> None:
+async def test_what_a_person_says_is_recalled_in_a_later_turn(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel()
-    async with await Board.open(settings_with_cheap(workspace, data_dir, model), model.registry()) as b:
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model), model) as b:
         await b.handle(envelope("Hi, I'm based in Pune."))
         await b.handle(envelope("Please call me Asha."))
         await settle(b)
@@ -52,13 +65,14 @@ async def test_what_a_person_says_is_recalled_in_a_later_turn(workspace: Path, d
     assert "data about them, not instructions" in later
 
 
-async def test_a_correction_replaces_the_old_fact(workspace: Path, data_dir: Path) -> None:
+async def test_a_correction_replaces_the_old_fact(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel()
-    async with await Board.open(settings_with_cheap(workspace, data_dir, model), model.registry()) as b:
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model), model) as b:
         await b.handle(envelope("I'm based in Pune."))
         await b.handle(envelope("Actually, I moved to Mumbai last month."))
         await settle(b)
-        facts = await rows(b, "SELECT key, value, source, source_entry FROM memory_facts WHERE user=?", OWNER)
+        facts = await rows(b, "SELECT key, value, source, source_entry FROM memory_facts WHERE \"user\"=?", OWNER)
         listing = await b.handle(envelope("/memory"))
         await b.handle(envelope("Where should we hold the offsite?"))
     assert [(f["key"], f["value"], f["source"]) for f in facts] == [("location", "Mumbai", "heard")]
@@ -68,7 +82,8 @@ async def test_a_correction_replaces_the_old_fact(workspace: Path, data_dir: Pat
     assert '- location: "Mumbai"' in later and "Pune" not in later
 
 
-async def test_a_secret_is_never_stored_even_when_the_model_proposes_it(workspace: Path, data_dir: Path) -> None:
+async def test_a_secret_is_never_stored_even_when_the_model_proposes_it(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel()
     model.memory = ('{"facts": [{"key": "bank password", "value": "hunter22", "kind": "context"},'
                     '{"key": "card", "value": "4111 1111 1111 1111", "kind": "context"},'
@@ -76,7 +91,7 @@ async def test_a_secret_is_never_stored_even_when_the_model_proposes_it(workspac
                     '{"key": "tax id", "value": "ABCDE1234F", "kind": "profile"},'
                     '{"key": "openai", "value": "sk-proj-abcdefghijklmnopqrstuv123456", "kind": "context"},'
                     '{"key": "location", "value": "Pune", "kind": "profile"}]}')
-    async with await Board.open(settings_with_cheap(workspace, data_dir, model, cheap=None), model.registry()) as b:
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
         await b.handle(envelope("I'm in Pune; my bank password is hunter22 and my card is 4111 1111 1111 1111."))
         await settle(b)
         assert await heard_facts(b) == {"location": "Pune"}
@@ -87,10 +102,11 @@ async def test_a_secret_is_never_stored_even_when_the_model_proposes_it(workspac
     assert secret_reason("phone", "+91 98765 43210") is None  # not a card: a phone number is a fact
 
 
-async def test_extraction_never_delays_the_reply(workspace: Path, data_dir: Path) -> None:
+async def test_extraction_never_delays_the_reply(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel()
     model.memory = Step(text='{"facts": [{"key": "location", "value": "Pune", "kind": "profile"}]}', latency=4.0)
-    async with await Board.open(settings_with_cheap(workspace, data_dir, model, cheap=None), model.registry()) as b:
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
         started = time.monotonic()
         reply = await b.handle(envelope("I'm based in Pune."))
         took = time.monotonic() - started
@@ -102,19 +118,21 @@ async def test_extraction_never_delays_the_reply(workspace: Path, data_dir: Path
         assert await heard_facts(b) == {"location": "Pune"}
 
 
-async def test_a_failing_extraction_is_logged_and_the_conversation_goes_on(workspace: Path, data_dir: Path) -> None:
+async def test_a_failing_extraction_is_logged_and_the_conversation_goes_on(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel()
     model.memory = "this is not JSON"
-    async with await Board.open(settings_with_cheap(workspace, data_dir, model, cheap=None), model.registry()) as b:
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
         await b.handle(envelope("I'm based in Pune."))
         await settle(b)
         assert await heard_facts(b) == {}
         assert (await b.handle(envelope("next?"))).text == "general: next?"
 
 
-async def test_asking_what_is_remembered_and_forgetting_in_words(workspace: Path, data_dir: Path) -> None:
+async def test_asking_what_is_remembered_and_forgetting_in_words(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel()
-    async with await Board.open(settings_with_cheap(workspace, data_dir, model), model.registry()) as b:
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model), model) as b:
         await b.handle(envelope("I'm based in Pune. I work at Zeta Foods."))
         asked = await b.handle(envelope("What do you remember about me?"))  # no settle: it waits itself
         assert "location: Pune" in asked.text and "employer: Zeta Foods" in asked.text
@@ -130,19 +148,21 @@ async def test_asking_what_is_remembered_and_forgetting_in_words(workspace: Path
         assert len(model.requests) == turns  # answered from the store: no model asked, nothing invented
 
 
-async def test_auto_extract_off_keeps_nothing(workspace: Path, data_dir: Path) -> None:
+async def test_auto_extract_off_keeps_nothing(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel()
-    settings = settings_with_cheap(workspace, data_dir, model, memory=MemorySettings(auto_extract=False))
-    async with await Board.open(settings, model.registry()) as b:
+    settings = settings_with_cheap(workspace, data_dir, state_url, model, memory=MemorySettings(auto_extract=False))
+    async with await open_on(settings, model) as b:
         await b.handle(envelope("I'm based in Pune."))
         assert b.memory_writer is None
         assert await heard_facts(b) == {}
 
 
-async def test_the_cap_drops_the_least_recently_updated_fact(workspace: Path, data_dir: Path) -> None:
+async def test_the_cap_drops_the_least_recently_updated_fact(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel()
-    settings = settings_with_cheap(workspace, data_dir, model, memory=MemorySettings(max_facts_per_user=2))
-    async with await Board.open(settings, model.registry()) as b:
+    settings = settings_with_cheap(workspace, data_dir, state_url, model, memory=MemorySettings(max_facts_per_user=2))
+    async with await open_on(settings, model) as b:
         for text in ("I'm based in Pune.", "I work at Zeta Foods.", "Please call me Asha."):
             await b.handle(envelope(text))
         await settle(b)
@@ -195,12 +215,13 @@ def _matches(label: tuple[str, str], fact: tuple[str, str]) -> bool:
     return label[0] == fact[0] and label[1].casefold() in fact[1].casefold()
 
 
-async def test_extraction_precision_and_recall_on_a_labelled_conversation(workspace: Path, data_dir: Path) -> None:
+async def test_extraction_precision_and_recall_on_a_labelled_conversation(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     assert len(CONVERSATION) == 30
     model = ScriptedModel()
     model.script(*(say(answer) for _said, answer, _facts in CONVERSATION))
     true_pos = false_pos = false_neg = 0
-    async with await Board.open(settings_with_cheap(workspace, data_dir, model), model.registry()) as b:
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model), model) as b:
         before = await heard_facts(b)
         for said, _answer, labels in CONVERSATION:
             await b.handle(envelope(said))
@@ -235,10 +256,11 @@ def test_the_offline_rules_pass_over_questions_hypotheticals_and_others_words() 
         ("name", "Asha Rao"), ("location", "Mumbai")]
 
 
-async def test_a_stalled_extraction_is_abandoned_at_close(workspace: Path, data_dir: Path) -> None:
+async def test_a_stalled_extraction_is_abandoned_at_close(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel()
     model.memory = Step(text='{"facts": []}', latency=60.0)
-    b = await Board.open(settings_with_cheap(workspace, data_dir, model, cheap=None), model.registry())
+    b = await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model)
     await b.handle(envelope("I'm based in Pune."))
     assert b.memory_writer is not None and b.memory_writer.pending == 1
     b.memory_writer.drain_timeout = 0.2
@@ -263,13 +285,14 @@ def test_only_the_persons_own_words_are_heard_not_a_document_they_sent() -> None
     assert [(s.key, s.value) for s in heard(said)] == [("location", "Pune")]
 
 
-async def test_what_is_said_in_a_group_is_not_kept_as_a_fact(workspace: Path, data_dir: Path) -> None:
+async def test_what_is_said_in_a_group_is_not_kept_as_a_fact(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     """A group is the group's conversation: what someone says there ("I'm based in Pune", about a
     colleague, a role they play for the group) is not written into their profile."""
     from dataclasses import replace as _replace
 
     model = ScriptedModel()
-    async with await Board.open(settings_with_cheap(workspace, data_dir, model), model.registry()) as b:
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model), model) as b:
         await b.handle(_replace(envelope("Hi, I'm based in Pune."), is_group=True, chat_id="-100123"))
         await settle(b)
         facts = await rows(b, "SELECT key, value FROM memory_facts")

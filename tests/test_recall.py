@@ -4,17 +4,26 @@ quoted and bounded; the chair's synthesis sees the members' track records."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from board.agent.runner import AgentSettings
 from board.clock import FakeClock
-from board.db import StateDB
 from board.envelope import Envelope
+from board.roles import RosterSpec
+from board.room.consult import ConsultSettings
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
 from board.room.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
 from board.room.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
 from board.room.recall.search import RecalledDecision, recall_block, related_decisions
-from board.service import Board
+from board.room.settings import MeetingSettings
+from board.service import Board, BoardSettings
+from board.storage import Dialect, StateURL, open_database, parse_state_url
+from bot.app import all_migrations
 from tests.board_support import last_user, schema_of
 from tests.calibration_support import (
     T0,
@@ -25,6 +34,10 @@ from tests.calibration_support import (
     seed,
 )
 from tests.fakes.scripted_model import ScriptedModel
+from tests.llm_support import FAST_RETRY
+
+# Recall runs on SQLite (FTS5) and PostgreSQL (tsvector): the same questions find the same decisions.
+pytestmark = pytest.mark.backends
 
 OWNER_DM = Envelope(channel="telegram", text="", sender="42", chat_id="42", is_owner=True)
 
@@ -44,16 +57,22 @@ def _round_one(model: ScriptedModel, role: str) -> list[str]:
             if r.request.persona.role == role and last_user(r.request).startswith("Board meeting on")]
 
 
-async def _board(workspace: Path, data_dir: Path, **meetings: int) -> tuple[Board, ScriptedModel]:
+async def _board(workspace: Path, data_dir: Path, state: StateURL | None, **meetings: Any
+                 ) -> tuple[Board, ScriptedModel]:
+    """A board as :func:`~tests.calibration_support.predicting_board` makes it (one turn each), on the test's
+    state store (``state``: PostgreSQL; None: SQLite)."""
     model = predicting_model([])
-    return await predicting_board(workspace, data_dir, model, FakeClock(T0), max_turns_per_agent=1,
-                                  **meetings), model
+    settings = BoardSettings(
+        workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
+        agent=AgentSettings(default_model=f"{model.name}:main", retry=FAST_RETRY),
+        meetings=MeetingSettings(max_turns_per_agent=1, **meetings), consultation=ConsultSettings(), state=state)
+    return await Board.open(settings, model.registry(), clock=FakeClock(T0), migrations=all_migrations()), model
 
 
 async def test_a_related_earlier_decision_and_its_outcome_are_in_the_next_framing(
-    workspace: Path, data_dir: Path
+    workspace: Path, data_dir: Path, state_url: StateURL | None
 ) -> None:
-    board, model = await _board(workspace, data_dir)
+    board, model = await _board(workspace, data_dir, state_url)
     try:
         first = (await board.room.prepare("Should we raise prices for European customers?", envelope=OWNER_DM)
                  .run()).meeting_id
@@ -74,8 +93,8 @@ async def test_a_related_earlier_decision_and_its_outcome_are_in_the_next_framin
         await board.close()
 
 
-async def test_recall_is_off_with_zero(workspace: Path, data_dir: Path) -> None:
-    board, model = await _board(workspace, data_dir, recall_decisions=0)
+async def test_recall_is_off_with_zero(workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
+    board, model = await _board(workspace, data_dir, state_url, recall_decisions=0)
     try:
         await board.room.prepare("Should we raise prices for European customers?", envelope=OWNER_DM).run()
         model.requests.clear()
@@ -85,14 +104,26 @@ async def test_recall_is_off_with_zero(workspace: Path, data_dir: Path) -> None:
         await board.close()
 
 
-async def test_the_index_keeps_in_step_and_a_db_from_before_is_indexed_when_upgraded(tmp_path: Path) -> None:
-    path = tmp_path / "sabha.db"
+async def test_the_index_keeps_in_step_and_a_db_from_before_is_indexed_when_upgraded(
+    tmp_path: Path, backend: Dialect, request: pytest.FixtureRequest
+) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        if backend is Dialect.POSTGRES:
+            from tests.pg_support import fresh_database
+
+            where = await stack.enter_async_context(fresh_database(request.getfixturevalue("pg_server")))
+        else:
+            where = f"sqlite:///{tmp_path}/sabha.db"
+        await _keeps_in_step(parse_state_url(where, data_dir=tmp_path, env={}))
+
+
+async def _keeps_in_step(url: StateURL) -> None:
     decision = json.dumps({"recommendation": "Open an office in Lisbon", "rationale": "talent is cheaper there"})
-    async with await StateDB.open(path, ROOM_MIGRATIONS) as db:  # a state db from before this issue
+    async with await open_database(url, ROOM_MIGRATIONS) as db:  # a state db from before this issue
         await db.execute("INSERT INTO meetings(id, topic, roster, chair, status, started_at, decision, minutes) "
                          "VALUES ('m-old', 'Where to hire', 'board', 'general', 'ended', '2026-01-01', ?, "
                          "'# Minutes')", (decision,))
-    async with await StateDB.open(path, (*ROOM_MIGRATIONS, *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS)) as db:
+    async with await open_database(url, (*ROOM_MIGRATIONS, *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS)) as db:
         found = await related_decisions(db, "Should the Lisbon office grow?")
         assert [d.meeting_id for d in found] == ["m-old"]
         assert found[0].recommendation == "Open an office in Lisbon"
@@ -144,8 +175,10 @@ async def test_the_chair_sees_the_members_track_records_and_may_weigh_them(works
         await board.close()
 
 
-async def test_without_predictions_the_synthesis_has_no_track_record(workspace: Path, data_dir: Path) -> None:
-    board, model = await _board(workspace, data_dir)
+async def test_without_predictions_the_synthesis_has_no_track_record(
+    workspace: Path, data_dir: Path, state_url: StateURL | None
+) -> None:
+    board, model = await _board(workspace, data_dir, state_url)
     try:
         await board.room.prepare("Expand to Europe?", envelope=OWNER_DM).run()
         assert "Track records" not in _syntheses(model)[-1]

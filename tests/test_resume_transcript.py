@@ -9,10 +9,15 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
+from board.storage.url import StateURL
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.llm_support import scripted_board, session_entries
+
+pytestmark = pytest.mark.backends
 
 QUESTION = "What is our runway?"
 
@@ -21,7 +26,7 @@ def resumed(message_id: str = "42", text: str = QUESTION) -> Envelope:
     return Envelope(channel="console", text=text, sender="owner", message_id=message_id, is_owner=True)
 
 
-async def crash_mid_turn(workspace: Path, data_dir: Path, envelope: Envelope) -> None:
+async def crash_mid_turn(workspace: Path, data_dir: Path, state: StateURL | None, envelope: Envelope) -> None:
     """Start a turn, and cut it short (as a crash would) while the model is thinking."""
     thinking = asyncio.Event()
 
@@ -29,7 +34,7 @@ async def crash_mid_turn(workspace: Path, data_dir: Path, envelope: Envelope) ->
         thinking.set()
         return say("too late", latency=30)
 
-    board = await scripted_board(workspace, data_dir, ScriptedModel().script(slow))
+    board = await scripted_board(workspace, data_dir, ScriptedModel().script(slow), state=state)
     try:
         turn = asyncio.create_task(board.handle(envelope))
         await asyncio.wait_for(thinking.wait(), 10)
@@ -39,10 +44,11 @@ async def crash_mid_turn(workspace: Path, data_dir: Path, envelope: Envelope) ->
         await board.close()
 
 
-async def test_a_resumed_message_is_in_the_transcript_once(workspace: Path, data_dir: Path) -> None:
-    await crash_mid_turn(workspace, data_dir, resumed())
+async def test_a_resumed_message_is_in_the_transcript_once(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
+    await crash_mid_turn(workspace, data_dir, state_url, resumed())
     model = ScriptedModel().script(say("About 14 months."))
-    board = await scripted_board(workspace, data_dir, model)  # the restart
+    board = await scripted_board(workspace, data_dir, model, state=state_url)  # the restart
     try:
         reply = await board.handle(resumed())
         assert reply.text == "About 14 months."
@@ -59,9 +65,10 @@ async def test_a_resumed_message_is_in_the_transcript_once(workspace: Path, data
         await board.close()
 
 
-async def test_a_new_message_with_the_same_text_is_still_written(workspace: Path, data_dir: Path) -> None:
+async def test_a_new_message_with_the_same_text_is_still_written(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
     model = ScriptedModel()
-    board = await scripted_board(workspace, data_dir, model)
+    board = await scripted_board(workspace, data_dir, model, state=state_url)
     try:
         await board.handle(resumed("1", "ping"))
         await board.handle(resumed("2", "ping"))

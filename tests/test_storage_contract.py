@@ -104,3 +104,19 @@ async def test_a_full_sqlite_disk_is_a_storage_outage_not_a_bug(tmp_path: Path) 
         assert caught.value.retryable
     finally:
         await db.close()
+
+
+async def test_a_known_secret_in_a_written_value_is_stored_masked(database: Database) -> None:
+    """An error text that echoes an API key must not land in the state store, whichever backend it is."""
+    from board.masking import REDACTOR
+
+    secret = "sk-test-" + "7" * 40
+    REDACTOR.add([secret])
+    try:
+        await database.execute("INSERT INTO items(key) VALUES (?)", (f"provider said: bad key {secret}",))
+        async with database.transaction() as tx:
+            await tx.execute("INSERT INTO items(key) VALUES (?)", (f"in a transaction: {secret}",))
+    finally:
+        REDACTOR.clear()
+    keys = [str(r["key"]) for r in await database.fetchall("SELECT key FROM items ORDER BY id")]
+    assert keys == ["provider said: bad key ***", "in a transaction: ***"]

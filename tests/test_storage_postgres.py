@@ -121,12 +121,31 @@ def test_the_url_keeps_the_password_out_of_the_config_and_out_of_sight() -> None
         parse_state_url("postgresql://board:hunter2@db/sabha", data_dir=Path("/d"), env={})
     with pytest.raises(ValueError, match="sqlite:/// or postgresql://"):
         parse_state_url("mysql://x/y", data_dir=Path("/d"), env={})
-    assert parse_state_url("", data_dir=Path("/d"), env={}).path == Path("/d/state.db")
+    assert parse_state_url("", data_dir=Path("/d"), env={}).path == Path("/d/sabha.db")
     assert parse_state_url("sqlite:///state/x.db", data_dir=Path("/d"), env={}).path == Path("/d/state/x.db")
     assert parse_state_url("sqlite:////abs/x.db", data_dir=Path("/d"), env={}).path == Path("/abs/x.db")
 
 
-def test_a_store_without_its_postgres_migrations_says_so() -> None:
-    assert load_dialect_migrations("board.room.migrations", Dialect.SQLITE)
-    with pytest.raises(MigrationError, match="no PostgreSQL migration for 0100_meetings"):
-        load_dialect_migrations("board.room.migrations", Dialect.POSTGRES)
+def test_a_store_without_its_postgres_migrations_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "halfmade_store" / "migrations"
+    (package / "postgres").mkdir(parents=True)
+    for folder in (package.parent, package):
+        (folder / "__init__.py").write_text("")
+    (package / "0001_items.sql").write_text("CREATE TABLE items (id INTEGER PRIMARY KEY);")
+    (package / "0002_more.sql").write_text("ALTER TABLE items ADD COLUMN n INTEGER;")
+    (package / "postgres" / "0001_items.sql").write_text("CREATE TABLE items (id BIGINT PRIMARY KEY);")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert len(load_dialect_migrations("halfmade_store.migrations", Dialect.SQLITE)) == 2
+    with pytest.raises(MigrationError, match="no PostgreSQL migration for 0002_more"):
+        load_dialect_migrations("halfmade_store.migrations", Dialect.POSTGRES)
+
+
+def test_every_shipped_migration_has_its_postgres_twin() -> None:
+    """Sabha opens on PostgreSQL only when every package's steps exist in both dialects, under the same names."""
+    from board.service import BOARD_MIGRATIONS
+    from board.storage.migrations import for_dialect
+    from bot.app import all_migrations
+
+    sqlite = [*BOARD_MIGRATIONS, *all_migrations()]
+    postgres = for_dialect(sqlite, Dialect.POSTGRES)
+    assert sorted(m.name for m in postgres) == sorted(m.name for m in sqlite)

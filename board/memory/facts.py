@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sqlite3
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -36,9 +35,9 @@ from typing import Any
 
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.budget import sender_id
-from board.db import StateDB
 from board.llm.base import ToolSpec
 from board.memory.statements import secret_reason
+from board.storage import Database
 
 __all__ = ["EVERY_ROLE", "REMEMBER_TOOL", "Fact", "FactError", "FactSource", "FactStore", "Learned", "MemorySettings",
            "Provenance", "normalise_key"]
@@ -146,7 +145,7 @@ def _row(row: Any) -> Fact:
 class FactStore:
     """Reads and writes ``memory_facts``; see the module docstring."""
 
-    def __init__(self, db: StateDB, settings: MemorySettings | None = None) -> None:
+    def __init__(self, db: Database, settings: MemorySettings | None = None) -> None:
         self.db = db
         self.settings = settings or MemorySettings()
 
@@ -174,23 +173,21 @@ class FactStore:
         now = _now()
         dropped: Fact | None = None
         existing = await self.db.fetchone(
-            "SELECT id FROM memory_facts WHERE user=? AND role=? AND key=?", (user, role, key))
+            "SELECT id FROM memory_facts WHERE \"user\"=? AND role=? AND key=?", (user, role, key))
         if existing is None:
             rows = await self.db.fetchall(
-                "SELECT * FROM memory_facts WHERE user=? AND role=? ORDER BY updated_at, id", (user, role))
+                "SELECT * FROM memory_facts WHERE \"user\"=? AND role=? ORDER BY updated_at, id", (user, role))
             if len(rows) >= self.settings.max_facts_per_role:
                 dropped = _row(rows[0])
         drop_id = rows[0]["id"] if dropped is not None else None
 
-        def write(conn: sqlite3.Connection) -> None:  # one transaction: never the drop without the new fact
+        async with self.db.transaction() as tx:  # one transaction: never the drop without the new fact
             if drop_id is not None:
-                conn.execute("DELETE FROM memory_facts WHERE id=?", (drop_id,))
-            conn.execute(
-                "INSERT INTO memory_facts(user, role, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT(user, role, key) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at",
+                await tx.execute("DELETE FROM memory_facts WHERE id=?", (drop_id,))
+            await tx.execute(
+                'INSERT INTO memory_facts("user", role, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) '
+                'ON CONFLICT("user", role, key) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at',
                 (user, role, key, value, now, now))
-
-        await self.db.express(write)
         log.info("memory: %s remembers %r about %s%s", role, key, user,
                  f" (dropped {dropped.key!r} to make room)" if dropped else "")
         return Fact(user, role, key, value, now), dropped
@@ -201,7 +198,7 @@ class FactStore:
         dropped past ``max_facts_per_user``. :class:`FactError` when it may not be kept."""
         key, value = self.check(key, value)
         rows = await self.db.fetchall(
-            "SELECT * FROM memory_facts WHERE user=? AND role=? ORDER BY updated_at, id", (user, EVERY_ROLE))
+            "SELECT * FROM memory_facts WHERE \"user\"=? AND role=? ORDER BY updated_at, id", (user, EVERY_ROLE))
         known = [_row(r) for r in rows]
         same = next((f for f in known if f.key == key), None) or \
             next((f for f in known if f.value.casefold() == value.casefold()), None)
@@ -211,20 +208,19 @@ class FactStore:
         now = _now()
         params = (value, where.source.value, where.entry, where.message, where.session, now)
 
-        def write(conn: sqlite3.Connection) -> None:  # one transaction: never the drop without the new fact
+        async with self.db.transaction() as tx:  # one transaction: never the drop without the new fact
             if dropped is not None:
-                conn.execute("DELETE FROM memory_facts WHERE user=? AND role=? AND key=?", (user, EVERY_ROLE,
-                                                                                          dropped.key))
+                await tx.execute('DELETE FROM memory_facts WHERE "user"=? AND role=? AND key=?',
+                                 (user, EVERY_ROLE, dropped.key))
             if same is not None:
-                conn.execute("UPDATE memory_facts SET value=?, source=?, source_entry=?, source_message=?, "
-                             "source_session=?, updated_at=? WHERE user=? AND role=? AND key=?",
-                             (*params, user, EVERY_ROLE, same.key))
+                await tx.execute("UPDATE memory_facts SET value=?, source=?, source_entry=?, source_message=?, "
+                                 'source_session=?, updated_at=? WHERE "user"=? AND role=? AND key=?',
+                                 (*params, user, EVERY_ROLE, same.key))
             else:
-                conn.execute("INSERT INTO memory_facts(value, source, source_entry, source_message, source_session, "
-                             "updated_at, created_at, user, role, key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                             (*params, now, user, EVERY_ROLE, key))
-
-        await self.db.express(write)
+                await tx.execute("INSERT INTO memory_facts(value, source, source_entry, source_message, "
+                                 'source_session, updated_at, created_at, "user", role, key) '
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                 (*params, now, user, EVERY_ROLE, key))
         fact = Fact(user, EVERY_ROLE, same.key if same is not None else key, value, now, provenance=where)
         log.info("memory: heard %r about %s%s%s", fact.key, user, " (updated)" if same is not None else "",
                  f" (dropped {dropped.key!r} to make room)" if dropped else "")
@@ -233,7 +229,7 @@ class FactStore:
     async def last_heard(self, user: str) -> Fact | None:
         """The fact most recently heard from ``user`` (what "forget that" forgets), or None."""
         row = await self.db.fetchone(
-            "SELECT * FROM memory_facts WHERE user=? AND source=? ORDER BY updated_at DESC, id DESC LIMIT 1",
+            "SELECT * FROM memory_facts WHERE \"user\"=? AND source=? ORDER BY updated_at DESC, id DESC LIMIT 1",
             (user, FactSource.HEARD.value))
         return _row(row) if row is not None else None
 
@@ -241,14 +237,12 @@ class FactStore:
         """Give ``user``'s fact ``key`` (in ``role``, or wherever it is kept) a new value, as the owner
         wrote it; returns how many were changed. :class:`FactError` when the value may not be kept."""
         key, value = self.check(key, value)
-        sql = "UPDATE memory_facts SET value=?, source=?, updated_at=? WHERE user=? AND key=?"
+        sql = "UPDATE memory_facts SET value=?, source=?, updated_at=? WHERE \"user\"=? AND key=?"
         params: list[Any] = [value, FactSource.OWNER.value, _now(), user, key]
         if role is not None:
             sql += " AND role=?"
             params.append(role)
-        cur = await self.db.conn.execute(sql, tuple(params))
-        await self.db.conn.commit()
-        count = cur.rowcount or 0
+        count = len(await self.db.fetchall(sql + " RETURNING id", tuple(params)))
         if count:
             log.info("memory: the owner edited %r about %s", key, user)
         return count
@@ -258,11 +252,13 @@ class FactStore:
         limit = self.settings.recall_limit
         if self.settings.cross_role:
             rows = await self.db.fetchall(
-                "SELECT * FROM memory_facts WHERE user=? ORDER BY (role = ?) DESC, updated_at DESC, id DESC LIMIT ?",
+                'SELECT * FROM memory_facts WHERE "user"=? ORDER BY (role = ?) DESC, updated_at DESC, id DESC '
+                "LIMIT ?",
                 (user, role, limit))
         else:
             rows = await self.db.fetchall(
-                "SELECT * FROM memory_facts WHERE user=? AND role IN (?, ?) ORDER BY updated_at DESC, id DESC LIMIT ?",
+                'SELECT * FROM memory_facts WHERE "user"=? AND role IN (?, ?) ORDER BY updated_at DESC, id DESC '
+                "LIMIT ?",
                 (user, role, EVERY_ROLE, limit))
         facts = [_row(r) for r in rows]
         return tuple(f if f.role in (role, EVERY_ROLE) else replace(f, origin=f" (told to {f.role})") for f in facts)
@@ -271,12 +267,12 @@ class FactStore:
         """Facts, optionally of one user and/or one role, by user, role and key."""
         sql, params = "SELECT * FROM memory_facts WHERE 1=1", []
         if user is not None:
-            sql += " AND user=?"
+            sql += " AND \"user\"=?"
             params.append(user)
         if role is not None:
             sql += " AND role=?"
             params.append(role)
-        return [_row(r) for r in await self.db.fetchall(sql + " ORDER BY user, role, key", tuple(params))]
+        return [_row(r) for r in await self.db.fetchall(sql + ' ORDER BY "user", role, key', tuple(params))]
 
     async def move_user(self, old: str, new: str) -> int:
         """File ``old``'s facts under ``new`` (one person found under two ids). Where both have a fact
@@ -285,19 +281,16 @@ class FactStore:
         if old == new:
             return 0
 
-        def work(conn: sqlite3.Connection) -> int:
-            newer = ("(o.updated_at > {t}.updated_at OR (o.updated_at = {t}.updated_at AND o.id > {t}.id))")
-            conn.execute(  # new's copy, where old's is newer
-                "DELETE FROM memory_facts WHERE user=? AND EXISTS (SELECT 1 FROM memory_facts o WHERE o.user=? "
+        newer = "(o.updated_at > {t}.updated_at OR (o.updated_at = {t}.updated_at AND o.id > {t}.id))"
+        async with self.db.transaction() as tx:
+            await tx.execute(  # new's copy, where old's is newer
+                'DELETE FROM memory_facts WHERE "user"=? AND EXISTS (SELECT 1 FROM memory_facts o WHERE o."user"=? '
                 "AND o.role=memory_facts.role AND o.key=memory_facts.key AND " + newer.format(t="memory_facts") + ")",
                 (new, old))
-            conn.execute(  # old's copy, where new's is kept
-                "DELETE FROM memory_facts WHERE user=? AND EXISTS (SELECT 1 FROM memory_facts n WHERE n.user=? "
+            await tx.execute(  # old's copy, where new's is kept
+                'DELETE FROM memory_facts WHERE "user"=? AND EXISTS (SELECT 1 FROM memory_facts n WHERE n."user"=? '
                 "AND n.role=memory_facts.role AND n.key=memory_facts.key)", (old, new))
-            cur = conn.execute("UPDATE memory_facts SET user=? WHERE user=?", (new, old))
-            return cur.rowcount or 0
-
-        count = await self.db.express(work)
+            count = len(await tx.fetchall('UPDATE memory_facts SET "user"=? WHERE "user"=? RETURNING id', (new, old)))
         if count:
             log.info("memory: %d fact(s) about %s are now about %s (the same person)", count, old, new)
         return count
@@ -305,16 +298,14 @@ class FactStore:
     async def forget(self, user: str, key: str | None = None, role: str | None = None) -> int:
         """Delete ``user``'s fact ``key`` (every fact when None), in ``role`` only or in every role;
         returns how many were deleted."""
-        sql, params = "DELETE FROM memory_facts WHERE user=?", [user]
+        sql, params = "DELETE FROM memory_facts WHERE \"user\"=?", [user]
         if key is not None:
             sql += " AND key=?"
             params.append(normalise_key(key))
         if role is not None:
             sql += " AND role=?"
             params.append(role)
-        cur = await self.db.conn.execute(sql, tuple(params))
-        await self.db.conn.commit()
-        count = cur.rowcount or 0
+        count = len(await self.db.fetchall(sql + " RETURNING id", tuple(params)))
         if count:
             log.info("memory: forgot %d fact(s) about %s%s%s", count, user, f" key {key!r}" if key else "",
                      f" in {role}" if role else "")

@@ -248,11 +248,11 @@ class Ledger:
         order = "key" if by == "day" else "cost DESC, key"
         rows = await self.db.fetchall(
             f"""SELECT {GROUPS[by]} AS key, COUNT(*) AS calls,
-                       SUM(outcome != 'ok') AS failed,
+                       SUM(CASE WHEN outcome != 'ok' THEN 1 ELSE 0 END) AS failed,
                        SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens,
                        SUM(cache_read_tokens) AS cache_read, SUM(cache_write_tokens) AS cache_write,
                        COALESCE(SUM(cost_usd), 0) AS cost,
-                       SUM(cost_usd IS NULL AND outcome = 'ok') AS unpriced,
+                       SUM(CASE WHEN cost_usd IS NULL AND outcome = 'ok' THEN 1 ELSE 0 END) AS unpriced,
                        AVG(CASE WHEN outcome = 'ok' THEN latency_ms END) AS latency,
                        COALESCE(SUM(saved_usd), 0) AS saved
                 FROM llm_calls {where} GROUP BY key ORDER BY {order}""",
@@ -264,13 +264,14 @@ class Ledger:
         """All calls since ``since`` as one row (key ``total``)."""
         where, params = self._where(since)
         row = await self.db.fetchone(
-            f"""SELECT 'total' AS key, COUNT(*) AS calls, COALESCE(SUM(outcome != 'ok'), 0) AS failed,
+            f"""SELECT 'total' AS key, COUNT(*) AS calls,
+                       COALESCE(SUM(CASE WHEN outcome != 'ok' THEN 1 ELSE 0 END), 0) AS failed,
                        COALESCE(SUM(input_tokens), 0) AS input_tokens,
                        COALESCE(SUM(output_tokens), 0) AS output_tokens,
                        COALESCE(SUM(cache_read_tokens), 0) AS cache_read,
                        COALESCE(SUM(cache_write_tokens), 0) AS cache_write,
                        COALESCE(SUM(cost_usd), 0) AS cost,
-                       COALESCE(SUM(cost_usd IS NULL AND outcome = 'ok'), 0) AS unpriced,
+                       COALESCE(SUM(CASE WHEN cost_usd IS NULL AND outcome = 'ok' THEN 1 ELSE 0 END), 0) AS unpriced,
                        AVG(CASE WHEN outcome = 'ok' THEN latency_ms END) AS latency,
                        COALESCE(SUM(saved_usd), 0) AS saved
                 FROM llm_calls {where}""",
@@ -283,7 +284,8 @@ class Ledger:
         """(tool name, calls, failures) since ``since``."""
         where, params = self._where(since)
         rows = await self.db.fetchall(
-            f"SELECT name, COUNT(*) AS calls, SUM(ok = 0) AS failed FROM tool_calls {where} "
+            "SELECT name, COUNT(*) AS calls, SUM(CASE WHEN ok = 0 THEN 1 ELSE 0 END) AS failed "
+            f"FROM tool_calls {where} "
             "GROUP BY name ORDER BY calls DESC, name",
             params,
         )

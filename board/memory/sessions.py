@@ -15,11 +15,9 @@ import builtins
 import logging
 import re
 import secrets
-import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from board.db import StateDB
 from board.memory.transcripts import (
     Transcript,
     TranscriptError,
@@ -27,7 +25,7 @@ from board.memory.transcripts import (
     utc_now,
 )
 from board.roles import GENERAL
-from board.storage import Row
+from board.storage import Database, DuplicateKey, Row
 
 __all__ = ["SessionRef", "Sessions", "new_session_id", "role_of_key", "session_key"]
 
@@ -91,9 +89,9 @@ class SessionRef:
 
 
 class Sessions:
-    """The session index (state db) plus the transcript files it points at."""
+    """The session index (state db) plus the transcripts it points at (files or rows)."""
 
-    def __init__(self, db: StateDB, transcripts: TranscriptStore) -> None:
+    def __init__(self, db: Database, transcripts: TranscriptStore) -> None:
         self.db = db
         self.transcripts = transcripts
 
@@ -109,9 +107,9 @@ class Sessions:
         ref = await self.current(key)
         if ref is not None:
             try:
-                return self.transcripts.open(ref.session_id)
+                return await self.transcripts.open(ref.session_id)
             except TranscriptError as exc:
-                # The file was deleted or its header is unreadable: archive the session and
+                # The file (or its rows) was deleted or its header is unreadable: archive the session and
                 # start a new one rather than failing every later message to this key.
                 log.warning("session %s: %s; starting a new session", key, exc)
                 await self.db.execute(
@@ -120,11 +118,18 @@ class Sessions:
                 role = role or ref.role
         role = role or role_of_key(key)
         session_id = new_session_id(role)
-        transcript = self.transcripts.create(session_id, key, role)
-        await self.db.execute(
-            "INSERT INTO sessions(session_id, key, role, created_at) VALUES (?, ?, ?, ?)",
-            (session_id, key, role, transcript.header.created),
-        )
+        transcript = await self.transcripts.create(session_id, key, role)
+        try:
+            await self.db.execute(
+                "INSERT INTO sessions(session_id, key, role, created_at) VALUES (?, ?, ?, ?)",
+                (session_id, key, role, transcript.header.created),
+            )
+        except DuplicateKey:  # another process (a replica, `sabha ask`) started one for this key just now
+            ref = await self.current(key)
+            if ref is None:
+                raise
+            log.info("session %s: another process started %s at the same moment; continuing it", key, ref.session_id)
+            return await self.transcripts.open(ref.session_id)
         return transcript
 
     async def reset(self, key: str) -> tuple[SessionRef | None, Transcript]:
@@ -149,13 +154,11 @@ class Sessions:
         keep_live = await self.current(new_key) is not None
         now = utc_now()
 
-        def write(conn: sqlite3.Connection) -> None:  # one transaction: never two live sessions for a key
+        async with self.db.transaction() as tx:  # one transaction: never two live sessions for a key
             if keep_live:
-                conn.execute("UPDATE sessions SET archived_at = ? WHERE key = ? AND archived_at IS NULL",
-                             (now, old_key))
-            conn.execute("UPDATE sessions SET key = ? WHERE key = ?", (new_key, old_key))
-
-        await self.db.express(write)
+                await tx.execute("UPDATE sessions SET archived_at = ? WHERE key = ? AND archived_at IS NULL",
+                                 (now, old_key))
+            await tx.execute("UPDATE sessions SET key = ? WHERE key = ?", (new_key, old_key))
         log.info("sessions: %d session(s) of %s moved to %s%s", len(moved), old_key, new_key,
                  " (its live one archived: the other key's continues)" if keep_live else "")
         return moved

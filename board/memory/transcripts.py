@@ -1,4 +1,11 @@
-"""JSONL transcripts: one append-only file per session id under the data folder.
+"""Transcripts: the :class:`Transcript` / :class:`TranscriptStore` interface and its JSONL-file form.
+
+Two stores implement the interface, chosen by the state backend
+(:func:`board.memory.transcript_rows.transcripts_for`, in ``Board.__init__``): this module's
+:class:`FileTranscripts` (SQLite mode: one append-only JSONL file per session id under the data folder)
+and :class:`board.memory.transcript_rows.RowTranscripts` (PostgreSQL: one row per line, so every replica
+reads every conversation). Both hold the same lines: ``sabha sessions export`` writes the same bytes from
+either. What follows describes the file form.
 
 The first line is a header (``type: session``, id, key, role, created); every later
 line is one event (``message``, ``tool_call``, ``tool_result``, ``consult``,
@@ -17,21 +24,26 @@ import json
 import logging
 import os
 from collections import OrderedDict, deque
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from board.masking import mask_value
 
 __all__ = [
     "TAIL_ENTRIES",
+    "FileTranscript",
+    "FileTranscripts",
     "Header",
     "Transcript",
     "TranscriptError",
     "TranscriptStore",
+    "entry_line",
+    "header_line",
     "iter_entries",
+    "parse_header",
     "read_tail",
     "utc_now",
 ]
@@ -59,6 +71,85 @@ class Header:
     key: str
     role: str
     created: str
+
+
+def header_line(header: Header) -> str:
+    """The header as its JSONL line (no newline): the bytes every transcript starts with."""
+    line = {"type": "session", "version": 1, "id": header.session_id, "key": header.key, "role": header.role,
+            "created": header.created}
+    return json.dumps(line, ensure_ascii=False)
+
+
+def entry_line(entry: dict[str, Any]) -> str:
+    """An event as its JSONL line (no newline), compact, as both stores write it."""
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+
+
+def parse_header(entry: dict[str, Any] | None, where: str, fallback_id: str) -> Header:
+    """The :class:`Header` a parsed first line holds; :class:`TranscriptError` when it is not one."""
+    if not entry or entry.get("type") != "session":
+        raise TranscriptError(f"{where} does not start with a session header line")
+    return Header(session_id=str(entry.get("id", fallback_id)), key=str(entry.get("key", "")),
+                  role=str(entry.get("role", "")), created=str(entry.get("created", "")))
+
+
+class Transcript(Protocol):
+    """One session's transcript as a turn uses it: the recent tail (in memory), appends, and
+    :meth:`sync`, after which everything appended is durable."""
+
+    header: Header
+
+    @property
+    def session_id(self) -> str: ...
+
+    def recent(self, limit: int, *, types: tuple[str, ...] = ("message",)) -> list[dict[str, Any]]:
+        """The last ``limit`` events of the given types, oldest first."""
+        ...
+
+    def append(self, *entries: dict[str, Any]) -> None:
+        """Add events (secrets masked); they are durable after :meth:`sync`."""
+        ...
+
+    async def sync(self) -> None:
+        """Return once every appended event is durable; raise when it cannot be made so."""
+        ...
+
+
+class TranscriptStore(Protocol):
+    """Where transcripts live (files or rows); hands out one :class:`Transcript` per session id."""
+
+    async def create(self, session_id: str, key: str, role: str) -> Transcript:
+        """Start a new transcript with its header line (durable on return)."""
+        ...
+
+    async def open(self, session_id: str) -> Transcript:
+        """The transcript of an existing session, its tail current; :class:`TranscriptError` if absent."""
+        ...
+
+    async def entries(self, session_id: str) -> list[dict[str, Any]]:
+        """Every readable event of a session, oldest first (header excluded; [] when there is none)."""
+        ...
+
+    async def tail(self, session_id: str, limit: int) -> list[dict[str, Any]]:
+        """The last ``limit`` events of a session (header excluded; [] when there is none)."""
+        ...
+
+    async def last_active(self, session_id: str) -> datetime | None:
+        """When the session's transcript was last written, or None when it has none."""
+        ...
+
+    def lines(self, session_id: str) -> AsyncIterator[bytes]:
+        """The transcript as JSONL bytes, header first, in pieces (``sabha sessions export``);
+        :class:`TranscriptError` when there is none."""
+        ...
+
+    def where(self, session_id: str) -> str:
+        """Where the transcript is kept, for a person (a file path, or the table)."""
+        ...
+
+    async def flush(self) -> None:
+        """Write what is still queued (the board is closing); log what cannot be written."""
+        ...
 
 
 def _parse_line(raw: bytes, path: Path, where: str) -> dict[str, Any] | None:
@@ -118,7 +209,7 @@ def iter_entries(path: Path) -> Iterator[dict[str, Any]]:
                 yield entry
 
 
-class Transcript:
+class FileTranscript:
     """One session's transcript file and its in-memory tail."""
 
     def __init__(self, path: Path, header: Header) -> None:
@@ -163,9 +254,7 @@ class Transcript:
             if self._needs_newline:
                 log.warning("transcript %s: last line was torn; it stays in the file and is skipped", self.path)
         entries = tuple(mask_value(entry) for entry in entries)  # secrets never reach the file (board.masking)
-        payload = b"".join(
-            json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n" for entry in entries
-        )
+        payload = b"".join(entry_line(entry).encode("utf-8") + b"\n" for entry in entries)
         if self._needs_newline:
             payload = b"\n" + payload
             self._needs_newline = False
@@ -197,15 +286,29 @@ def _ends_without_newline(path: Path) -> bool:
         return fh.read(1) != b"\n"
 
 
-class TranscriptStore:
-    """The folder of transcripts; hands out one :class:`Transcript` per session id."""
+def _write_new(path: Path, data: bytes) -> None:
+    """Create ``path`` (never over an existing file) holding ``data``, fsynced."""
+    with open(path, "xb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _chunks(path: Path) -> Iterator[bytes]:
+    with open(path, "rb") as fh:
+        while chunk := fh.read(_BLOCK):
+            yield chunk
+
+
+class FileTranscripts:
+    """The folder of JSONL transcripts (SQLite mode); hands out one :class:`FileTranscript` per session id."""
 
     def __init__(self, folder: Path, *, max_open: int = 256) -> None:
         self.folder = folder
         self.max_open = max_open
-        self._open: OrderedDict[str, Transcript] = OrderedDict()
+        self._open: OrderedDict[str, FileTranscript] = OrderedDict()
 
-    def _remember(self, session_id: str, transcript: Transcript) -> None:
+    def _remember(self, session_id: str, transcript: FileTranscript) -> None:
         # Keep the most recently used transcripts (and their tails) in memory; a daemon
         # serving many users must not grow without bound. An evicted transcript is simply
         # re-opened (one backwards read of its tail) when its session speaks again.
@@ -218,24 +321,28 @@ class TranscriptStore:
         """Where the transcript of ``session_id`` lives."""
         return self.folder / f"{session_id}.jsonl"
 
-    def create(self, session_id: str, key: str, role: str) -> Transcript:
-        """Start a new transcript with its header line (fsynced)."""
+    def where(self, session_id: str) -> str:
+        """The transcript's file."""
+        return str(self.path_for(session_id))
+
+    async def flush(self) -> None:
+        """Nothing waits: every append went to its file at once."""
+
+    async def create(self, session_id: str, key: str, role: str) -> FileTranscript:
+        """Start a new transcript file with its header line (fsynced)."""
         self.folder.mkdir(parents=True, exist_ok=True)
         header = Header(session_id=session_id, key=key, role=role, created=utc_now())
         path = self.path_for(session_id)
-        line = {"type": "session", "version": 1, "id": session_id, "key": key, "role": role, "created": header.created}
-        with open(path, "xb") as fh:
-            fh.write(json.dumps(line, ensure_ascii=False).encode("utf-8") + b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        transcript = Transcript(path, header)
+        _write_new(path, header_line(header).encode("utf-8") + b"\n")
+        transcript = FileTranscript(path, header)
         transcript._tail = deque(maxlen=TAIL_ENTRIES)
         transcript._size = path.stat().st_size
         self._remember(session_id, transcript)
         return transcript
 
-    def open(self, session_id: str) -> Transcript:
-        """The transcript of an existing session; raises :class:`TranscriptError` if absent."""
+    async def open(self, session_id: str) -> FileTranscript:
+        """The transcript of an existing session; raises :class:`TranscriptError` if absent. (Its tail
+        re-reads itself when another process wrote to the file.)"""
         transcript = self._open.get(session_id)
         if transcript is not None:
             self._open.move_to_end(session_id)
@@ -243,21 +350,41 @@ class TranscriptStore:
         path = self.path_for(session_id)
         if not path.exists():
             raise TranscriptError(f"no transcript file {path} for session {session_id}")
-        header = self._read_header(path)
-        transcript = Transcript(path, header)
+        transcript = FileTranscript(path, self._read_header(path))
         self._remember(session_id, transcript)
         return transcript
+
+    async def entries(self, session_id: str) -> list[dict[str, Any]]:
+        """Every readable event of the file (header excluded)."""
+        path = self.path_for(session_id)
+        if not path.exists():
+            return []
+        return await asyncio.to_thread(lambda: [e for e in iter_entries(path) if e.get("type") != "session"])
+
+    async def tail(self, session_id: str, limit: int) -> list[dict[str, Any]]:
+        """The last ``limit`` events, read from the end of the file."""
+        path = self.path_for(session_id)
+        return read_tail(path, limit) if path.exists() else []
+
+    async def last_active(self, session_id: str) -> datetime | None:
+        """The file's modification time."""
+        try:
+            return datetime.fromtimestamp(self.path_for(session_id).stat().st_mtime, UTC)
+        except OSError:
+            return None
+
+    async def lines(self, session_id: str) -> AsyncIterator[bytes]:
+        """The file's bytes, as they are."""
+        path = self.path_for(session_id)
+        if not path.exists():
+            raise TranscriptError(f"no transcript file {path} for session {session_id}")
+        for chunk in _chunks(path):
+            yield chunk
 
     @staticmethod
     def _read_header(path: Path) -> Header:
         with open(path, "rb") as fh:
             first = fh.readline()
         entry = _parse_line(first.rstrip(b"\n"), path, "header")
-        if not entry or entry.get("type") != "session":
-            raise TranscriptError(f"{path} does not start with a session header line")
-        return Header(
-            session_id=str(entry.get("id", path.stem)),
-            key=str(entry.get("key", "")),
-            role=str(entry.get("role", "")),
-            created=str(entry.get("created", "")),
-        )
+        return parse_header(entry, str(path), path.stem)
+

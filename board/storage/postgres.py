@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from board.db import Migration
+from board.masking import mask_value
 from board.storage.database import Dialect, DuplicateKey, Params, Row, StorageError
 from board.storage.migrations import pending
 from board.storage.sql import numbered
@@ -62,19 +63,19 @@ class _Conn:
 
     async def execute(self, sql: str, params: Params = ()) -> None:
         try:
-            await self._conn.execute(numbered(sql), *params)
+            await self._conn.execute(numbered(sql), *mask_value(tuple(params)))
         except Exception as exc:
             raise _mapped(exc, self._url) from exc
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
         try:
-            return list(await self._conn.fetch(numbered(sql), *params))
+            return list(await self._conn.fetch(numbered(sql), *mask_value(tuple(params))))
         except Exception as exc:
             raise _mapped(exc, self._url) from exc
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         try:
-            row = await self._conn.fetchrow(numbered(sql), *params)
+            row = await self._conn.fetchrow(numbered(sql), *mask_value(tuple(params)))
         except Exception as exc:
             raise _mapped(exc, self._url) from exc
         return row

@@ -72,10 +72,12 @@ class _ExpressTx:
             raise mapped(exc) from exc
 
     async def execute(self, sql: str, params: Params = ()) -> None:
-        await self._run(lambda conn: conn.execute(sql, tuple(params)).fetchall())
+        masked = mask_value(tuple(params))
+        await self._run(lambda conn: conn.execute(sql, masked).fetchall())
 
     async def fetchall(self, sql: str, params: Params = ()) -> list[Row]:
-        return await self._run(lambda conn: _rows(conn.execute(sql, tuple(params))))
+        masked = mask_value(tuple(params))  # an INSERT ... RETURNING writes too
+        return await self._run(lambda conn: _rows(conn.execute(sql, masked)))
 
     async def fetchone(self, sql: str, params: Params = ()) -> Row | None:
         return next(iter(await self.fetchall(sql, params)), None)
@@ -166,7 +168,7 @@ class StateDB:
         committed in the meantime SQLite refuses that write at once ("database is locked"; a
         stale snapshot cannot be upgraded, and no busy timeout helps)."""
         try:
-            return list(await self.conn.execute_fetchall(sql, _params(params)))
+            return list(await self.conn.execute_fetchall(sql, mask_value(_params(params))))
         except sqlite3.Error as exc:
             raise mapped(exc) from exc
 

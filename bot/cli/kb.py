@@ -10,11 +10,15 @@ score: with ``--role`` exactly what that role's ``search_knowledge_base`` return
 the owner's view of every document. ``kb list`` shows every document, its scope, its chunks and any reason it
 was not indexed. ``kb reindex`` rebuilds the index from the documents (and the long documents attached in
 conversations in the last ``media.keep_days``, from the state db's text cache).
+
+The index is where the board keeps it: its own SQLite file in the data dir, or, with ``state.url`` on
+PostgreSQL, tables of that database (the one every replica shares), opened here for the command.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -25,12 +29,13 @@ from bot.cli.where import open_config
 
 if TYPE_CHECKING:
     from board.memory.knowledge.base import KnowledgeBase
+    from board.storage import Database
     from bot.config import LoadedConfig
 
 __all__ = ["add_parsers", "cmd_kb"]
 
 
-def _open(loaded: LoadedConfig) -> KnowledgeBase:
+def _open(loaded: LoadedConfig, db: Database | None) -> KnowledgeBase:
     from board.memory.knowledge.base import KnowledgeBase
     from board.memory.knowledge.fts import FTS5Unavailable
 
@@ -40,7 +45,7 @@ def _open(loaded: LoadedConfig) -> KnowledgeBase:
     if not loaded.workspace.is_dir():
         raise UserError(f"the workspace {loaded.workspace} does not exist; run `sabha init` to create one")
     try:
-        return KnowledgeBase.open(loaded.workspace, loaded.data_dir, settings)
+        return KnowledgeBase.open(loaded.workspace, loaded.data_dir, settings, db=db)
     except FTS5Unavailable as exc:
         raise UserError(str(exc)) from exc
     except ValueError as exc:  # knowledge.folder outside the workspace
@@ -115,7 +120,7 @@ async def _search(kb: KnowledgeBase, args: argparse.Namespace) -> int:
         return 0
     if not hits:
         who = f"the {args.role} role" if args.role else "any document"
-        emit(f"nothing in {who} matches {query!r} ({kb.index.counts()[0]} documents indexed; `sabha kb list`)")
+        emit(f"nothing in {who} matches {query!r} ({(await kb.counts())[0]} documents indexed; `sabha kb list`)")
         return 0
     for rank, hit in enumerate(hits, start=1):
         emit(f"{rank}. knowledge/{hit.source} § {hit.heading}  (score {hit.score:.3g}, {hit.scope})")
@@ -143,29 +148,20 @@ async def _list(kb: KnowledgeBase, args: argparse.Namespace) -> int:
         if d.error:
             emit(f"not indexed: knowledge/{d.path}: {d.error}")
     chunks = sum(d.chunks for d in docs)
-    emit(f"{len(docs)} document(s), {chunks} chunk(s); index {kb.index.path}")
+    emit(f"{len(docs)} document(s), {chunks} chunk(s); index {kb.index.where}")
     return 1 if any(d.error for d in docs) else 0
 
 
-async def _reindex(kb: KnowledgeBase, args: argparse.Namespace) -> int:
-    import asyncio  # here, not at the top: `sabha --help` builds this module's parser
-
-    from board.memory.knowledge.index import KnowledgeIndex
-
-    path = kb.index.path
-    kb.index.close()
-    for suffix in ("", "-wal", "-shm"):
-        await asyncio.to_thread(Path(f"{path}{suffix}").unlink, missing_ok=True)
-    kb.index = KnowledgeIndex(path)
-    report = await kb.sync()
-    emit(f"rebuilt {path}: {report.describe()}")
-    attached = await _reshelve(kb, args)
+async def _reindex(kb: KnowledgeBase, args: argparse.Namespace, db: Database | None) -> int:
+    report = await kb.rebuild()
+    emit(f"rebuilt {kb.index.where}: {report.describe()}")
+    attached = await _reshelve(kb, args, db)
     if attached:
         emit(f"indexed again {attached} long document(s) attached in conversations (last media.keep_days)")
     return 1 if report.failed else 0
 
 
-async def _reshelve(kb: KnowledgeBase, args: argparse.Namespace) -> int:
+async def _reshelve(kb: KnowledgeBase, args: argparse.Namespace, db: Database | None) -> int:
     """The conversations' long documents back into the rebuilt index (from the state db's text cache)."""
     from board.media.library import reshelve
     from board.media.store import MediaStore
@@ -173,22 +169,45 @@ async def _reshelve(kb: KnowledgeBase, args: argparse.Namespace) -> int:
     from bot.cli.where import has_state
 
     loaded = open_config(args, writes=False)
+    if db is not None:  # PostgreSQL: the state store is open already
+        return await reshelve(kb, MediaStore(db), loaded.config.media.settings())
     if not has_state(loaded):
         return 0
-    async with await open_state_db(loaded) as db:
-        return await reshelve(kb, MediaStore(db), loaded.config.media.settings())
+    async with await open_state_db(loaded) as state:
+        return await reshelve(kb, MediaStore(state), loaded.config.media.settings())
+
+
+async def _state_store(loaded: LoadedConfig, stack: contextlib.AsyncExitStack) -> Database | None:
+    """The PostgreSQL state store that holds the index (``state.url``); None on SQLite, whose index is its own
+    file (the state db is then not opened at all)."""
+    from board.storage import Dialect, StorageError
+    from bot.app import open_state_db
+
+    url = loaded.state_url()
+    if url.dialect is not Dialect.POSTGRES:
+        return None
+    try:
+        db = await open_state_db(loaded)
+    except StorageError as exc:
+        raise UserError(f"{exc}; the knowledge index is in the state database (state.url): start PostgreSQL "
+                        "or fix state.url, then try again") from exc
+    stack.push_async_callback(db.close)
+    return db
 
 
 async def cmd_kb(args: argparse.Namespace) -> int:
     """``sabha kb add|search|list|reindex``."""
     loaded = open_config(args, writes=args.kb_command in ("add", "reindex"))
     _check_role(loaded, args.role)
-    kb = _open(loaded)
-    try:
-        action = {"add": _add, "search": _search, "list": _list, "reindex": _reindex}[args.kb_command]
+    async with contextlib.AsyncExitStack() as stack:
+        db = await _state_store(loaded, stack)
+        kb = _open(loaded, db)
+        stack.callback(kb.close)
+        if args.kb_command == "reindex":
+            return await _reindex(kb, args, db)
+        action = {"add": _add, "search": _search, "list": _list}[args.kb_command]
         return await action(kb, args)
-    finally:
-        kb.close()
+    raise AssertionError("unreachable")
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -196,7 +215,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("kb", parents=[common], help="the knowledge base: add, search and list documents",
                        description="Documents agents search with search_knowledge_base: workspace/knowledge/shared/ "
                                    "for every role, workspace/knowledge/<role>/ for one role only. Markdown, plain "
-                                   "text and PDF, indexed with SQLite FTS5.")
+                                   "text and PDF, indexed with SQLite FTS5 (with state.url on PostgreSQL: its "
+                                   "full-text search, in the state database).")
     ksub = p.add_subparsers(dest="kb_command", metavar="ACTION", required=True)
     kp = ksub.add_parser("add", parents=[common], help="copy documents in and index them",
                          description="Copy files (or every .md/.txt/.pdf in a folder) into the knowledge folder "

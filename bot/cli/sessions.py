@@ -1,4 +1,4 @@
-"""``sabha sessions list | show | reset``: conversations, their transcripts, a fresh start.
+"""``sabha sessions list | show | reset | export``: conversations, their transcripts, a fresh start, a copy.
 
 ``list`` is a table with headers, newest activity first: the session key, its role, when it
 was last active (the transcript's last write) and when it started. ``show`` and ``reset``
@@ -6,19 +6,21 @@ take a session key (``main``, ``board:finance``, ``board:finance:g-42``) or a ro
 or name (``finance``, ``CFO``: the owner's own conversation with it). ``show`` prints each
 entry as a line a person reads: messages, compaction summaries, tool calls and results,
 consultations and meeting records (``--json`` gives the raw entries); an empty session (just
-reset) says so and names the archived one before it. Listing and showing
-never create anything: with no state database yet they say so.
+reset) says so and names the archived one before it. ``export DIR`` writes every session's
+transcript (archived ones too) as ``DIR/<session id>.jsonl``: with the state on PostgreSQL (transcripts
+are rows there) the same bytes SQLite mode keeps in its files. Listing, showing and exporting never
+create anything: with no state database yet they say so.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from datetime import datetime
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.cli.common import UserError, emit
+from bot.cli.common import UserError, emit, note
 from bot.cli.table import local_time
 from bot.cli.where import has_state, open_config, with_board
 
@@ -42,11 +44,9 @@ def positive_int(text: str) -> int:
     return value
 
 
-def _mtime(path: Path) -> str:
-    try:
-        return datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M")
-    except OSError:
-        return "-"
+async def _last_active(board: Board, session_id: str) -> str:
+    when = await board.transcripts.last_active(session_id)
+    return when.astimezone().strftime("%Y-%m-%d %H:%M") if when is not None else "-"
 
 
 def _key_of(board: Board, given: str) -> str:
@@ -120,8 +120,8 @@ async def _list(board: Board, args: argparse.Namespace) -> int:
         return 0
     rows = []
     for ref in refs:
-        path = board.transcripts.path_for(ref.session_id)
-        row = [ref.key, ref.role, _mtime(path), local_time(ref.created_at), ref.session_id]
+        row = [ref.key, ref.role, await _last_active(board, ref.session_id), local_time(ref.created_at),
+               ref.session_id]
         if args.all:
             row.append(local_time(ref.archived_at) if ref.archived_at else "")
         rows.append(row)
@@ -133,23 +133,21 @@ async def _list(board: Board, args: argparse.Namespace) -> int:
 
 
 async def _show(board: Board, args: argparse.Namespace) -> int:
-    from board.memory.transcripts import iter_entries
-
     ref = await board.sessions.find(args.key)  # a session id (an archived one too) ...
     if ref is None:  # ... else a key or a role: its live session
         key = _key_of(board, args.key)
         ref = await board.sessions.current(key)
         if ref is None:
             raise UserError(f"no session with key {key!r} yet; see `sabha sessions list`")
-    path = board.transcripts.path_for(ref.session_id)
-    entries = [e for e in iter_entries(path) if e.get("type") != "session"]
     if args.last is not None:
-        entries = entries[-args.last:]
+        entries = await board.transcripts.tail(ref.session_id, args.last)
+    else:
+        entries = await board.transcripts.entries(ref.session_id)
     if args.json:
         for e in entries:
             emit(json.dumps(e, ensure_ascii=False))
         return 0
-    emit(f"# {ref.key}  session {ref.session_id}  ({path})")
+    emit(f"# {ref.key}  session {ref.session_id}  ({board.transcripts.where(ref.session_id)})")
     for e in entries:
         emit(format_entry(e))
     if not entries:
@@ -183,24 +181,74 @@ async def _reset(board: Board, args: argparse.Namespace) -> int:
     return 0
 
 
+def _export_dir(given: str) -> Path:
+    """The folder ``export`` writes to, made if missing; :class:`UserError` when it cannot be written."""
+    folder = Path(given).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"cannot export to {folder}: it is a file, not a folder; name a folder (it is made if "
+                        "missing)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot make the folder {folder}: {exc.strerror or exc}; name a folder you may write "
+                        "to") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UserError(f"cannot write to {folder}: permission denied; name a folder you may write to")
+    return folder
+
+
+async def _export(board: Board, args: argparse.Namespace) -> int:
+    from board.memory.transcripts import TranscriptError
+
+    folder = _export_dir(args.dir)
+    refs = await board.sessions.list(include_archived=True)
+    written = missing = 0
+    for ref in sorted(refs, key=lambda r: r.session_id):
+        target = folder / f"{ref.session_id}.jsonl"
+        part = target.with_name(target.name + ".part")
+        try:
+            with open(part, "wb") as fh:  # noqa: ASYNC230 (a one-shot command: nothing else waits on its loop)
+                async for chunk in board.transcripts.lines(ref.session_id):
+                    fh.write(chunk)
+            part.replace(target)
+        except TranscriptError as exc:
+            part.unlink(missing_ok=True)
+            missing += 1
+            note(f"{ref.key}: {exc}; skipped")
+            continue
+        except OSError as exc:
+            part.unlink(missing_ok=True)
+            raise UserError(f"cannot write {target}: {exc.strerror or exc}; free some space or name another "
+                            "folder") from None
+        written += 1
+    if not refs:
+        emit(f"{NO_SESSIONS}; nothing exported")
+        return 0
+    emit(f"exported {written} session(s) to {folder}" + (f" ({missing} without a transcript)" if missing else ""))
+    return 0
+
+
 async def cmd_sessions(args: argparse.Namespace) -> int:
-    """sessions list | show KEY | reset KEY."""
+    """sessions list | show KEY | reset KEY | export DIR."""
     writes = args.sessions_command == "reset"
     loaded = open_config(args, writes=writes)
     if not writes and not has_state(loaded):
-        if args.sessions_command == "list":
-            emit(NO_SESSIONS)
+        if args.sessions_command in ("list", "export"):
+            if args.sessions_command == "export":
+                _export_dir(args.dir)
+            emit(NO_SESSIONS + ("; nothing exported" if args.sessions_command == "export" else ""))
             return 0
         raise UserError(f"no session {args.key!r}: nothing has been said on this board yet ({loaded.data_dir})")
-    action = {"list": _list, "show": _show, "reset": _reset}[args.sessions_command]
+    action = {"list": _list, "show": _show, "reset": _reset, "export": _export}[args.sessions_command]
     return await with_board(loaded, lambda board: action(board, args), warn_keys=False)
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     """``sabha sessions``."""
-    p = sub.add_parser("sessions", parents=[common], help="list, show or reset conversations",
+    p = sub.add_parser("sessions", parents=[common], help="list, show, reset or export conversations",
                        description="Conversations: a session key (main, board:<role>, board:<role>:g-<chat> ...) "
-                                   "points at a JSONL transcript. SHOW and RESET take a key or a role.")
+                                   "points at a transcript (a JSONL file; rows when the state is on PostgreSQL). "
+                                   "SHOW and RESET take a key or a role.")
     ssub = p.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
     sp = ssub.add_parser("list", parents=[common], help="conversations, last active first (--all: archived too)",
                          description="Every live conversation with its role, when it was last active and when it "
@@ -216,4 +264,10 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     sp = ssub.add_parser("reset", parents=[common], help="start a new conversation (the old one is archived)",
                          description="Start a new session for KEY; the old transcript is archived, never deleted.")
     sp.add_argument("key", help="a session key (main, board:finance) or a role (finance)")
+    sp = ssub.add_parser("export", parents=[common], help="write every transcript to DIR as JSONL files",
+                         description="Write every session's transcript, archived ones too, to DIR/<session id>.jsonl "
+                                     "(DIR is made if missing; a file of the same name is replaced). The files are "
+                                     "the ones SQLite mode keeps in the data folder, byte for byte, whether the "
+                                     "state is on SQLite or PostgreSQL: a backup, or input for other tools.")
+    sp.add_argument("dir", metavar="DIR", help="the folder to write to")
     p.set_defaults(handler=cmd_sessions)

@@ -249,10 +249,12 @@ async def with_board(loaded: LoadedConfig, body: Callable[[Board], Awaitable[int
 
 
 def has_state(loaded: LoadedConfig) -> bool:
-    """Whether the board has a state database yet (read-only commands never create one)."""
-    from board.service import DB_FILE
+    """Whether the board has a state database yet (read-only commands never create one). A PostgreSQL state store
+    (``state.url``) always has one: the server holds it, and opening it says so when it cannot be reached."""
+    from board.storage import Dialect
 
-    return (loaded.data_dir / DB_FILE).is_file()
+    url = loaded.state_url()
+    return url.dialect is Dialect.POSTGRES or (url.path is not None and url.path.is_file())
 
 
 def config_command(body: Callable[[LoadedConfig, argparse.Namespace], Awaitable[int]], *, writes: bool,

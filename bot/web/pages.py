@@ -24,7 +24,6 @@ from multidict import CIMultiDict
 
 from board.commands.decisions import verdict_label
 from board.envelope import Envelope
-from board.memory.transcripts import read_tail
 from board.roles import DEFAULT_ROSTERS, GENERAL
 from board.room.convene import MeetingInProgress
 from board.room.ratify import Outcome, verdicts
@@ -155,8 +154,7 @@ async def session_page(request: web.Request) -> web.Response:
     ref = await board.sessions.find(request.match_info["sid"])
     if ref is None:
         raise web.HTTPNotFound(text="No conversation with that id; the list is at /ui/sessions.")
-    path = board.transcripts.path_for(ref.session_id)
-    entries = read_tail(path, TRANSCRIPT_ENTRIES) if path.exists() else []
+    entries = await board.transcripts.tail(ref.session_id, TRANSCRIPT_ENTRIES)  # files or rows, by backend
     return page(request, "session.html", active="sessions", title=f"Conversation {ref.key}", ref=ref,
                 entries=[_entry(e) for e in entries if e.get("type") != "session"])
 

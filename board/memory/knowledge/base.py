@@ -1,12 +1,13 @@
 """The knowledge base as the board uses it: a folder of documents, its index, its watcher.
 
-:class:`KnowledgeBase` owns ``workspace/knowledge/`` (``settings.folder``) and the index
-file ``<data_dir>/knowledge.db``. The index lives in its own SQLite file, not in the state
-db: it is derived data (delete it and it is rebuilt from the documents), it grows with the
-documents (benchmarks/kb.py: 50 MB of Markdown make a 97 MB index, which the state db's backups
-and ``quick_check`` need not carry), bulk indexing then never holds the state db's single
-writer lock that the intake's durable claims wait for, and it can use another SQLite
-driver when the standard one lacks FTS5 (see :mod:`.fts`).
+:class:`KnowledgeBase` owns ``workspace/knowledge/`` (``settings.folder``) and the index file
+``<data_dir>/knowledge.db`` (with a PostgreSQL state store, ``state.url``, the index is tables of that
+database instead, shared by every replica: :mod:`.postgres`; :mod:`.store` chooses). On SQLite the index
+lives in its own file, not in the state db: it is derived data (delete it and it is rebuilt from the
+documents), it grows with the documents (benchmarks/kb.py: 50 MB of Markdown make a 97 MB index, which
+the state db's backups and ``quick_check`` need not carry), bulk indexing then never holds the state
+db's single writer lock that the intake's durable claims wait for, and it can use another SQLite driver
+when the standard one lacks FTS5 (see :mod:`.fts`).
 
 :meth:`KnowledgeBase.watch` re-indexes incrementally as files are saved, added or deleted
 (watchfiles, as the souls do). Without a running watcher (``sabha ask``, ``sabha kb``),
@@ -27,15 +28,16 @@ from pathlib import Path
 from typing import Any
 
 from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, SUPPORTED_SUFFIXES, Chunk, chunk_document
-from board.memory.knowledge.index import SHARED, DocumentInfo, Hit, KnowledgeIndex, SyncReport, read_document
+from board.memory.knowledge.index import SHARED, DocumentInfo, Hit, SyncReport, read_document
+from board.memory.knowledge.store import INDEX_FILE, KnowledgeStore, open_store
 from board.roles import is_role_slug
+from board.storage import Database
 from board.workspace.paths import resolve_inside
 
 __all__ = ["INDEX_FILE", "RESYNC_S", "KnowledgeBase", "KnowledgeSettings", "scopes_for"]
 
 log = logging.getLogger("sabha.knowledge")
 
-INDEX_FILE = "knowledge.db"
 RESYNC_S = 2.0
 
 
@@ -64,25 +66,27 @@ def scopes_for(role: str | None, conversation: str | None = None) -> tuple[str, 
 class KnowledgeBase:
     """See the module docstring. Build it with :meth:`open` (raises ``FTS5Unavailable``)."""
 
-    def __init__(self, folder: Path, index: KnowledgeIndex, settings: KnowledgeSettings) -> None:
+    def __init__(self, folder: Path, index: KnowledgeStore, settings: KnowledgeSettings) -> None:
         self.folder = folder
         self.index = index
         self.settings = settings
         self._sync_lock = asyncio.Lock()
         self._synced_at: float | None = None
         self._watching = False
-        self._has_chunks = index.counts()[1] > 0
+        self._has_chunks = False
+        self._counted = False  # has_documents is known once the first sync counted the chunks
 
     @classmethod
     def open(cls, workspace: Path, data_dir: Path, settings: KnowledgeSettings | None = None, *,
-             driver: Any = None) -> KnowledgeBase:
-        """The knowledge base of ``workspace`` with its index under ``data_dir``."""
+             db: Database | None = None, driver: Any = None) -> KnowledgeBase:
+        """The knowledge base of ``workspace``: its index in the state store ``db`` when that is PostgreSQL,
+        else in its own SQLite file under ``data_dir`` (see :func:`~.store.open_store`)."""
         settings = settings or KnowledgeSettings()
         folder = resolve_inside(workspace, settings.folder, what="knowledge.folder")
-        return cls(folder, KnowledgeIndex(data_dir / INDEX_FILE, driver=driver), settings)
+        return cls(folder, open_store(data_dir, db, driver=driver), settings)
 
     def close(self) -> None:
-        """Close the index file."""
+        """Close the index (its SQLite file; the PostgreSQL state store is its owner's to close)."""
         self.index.close()
 
     @property
@@ -98,12 +102,12 @@ class KnowledgeBase:
     async def sync(self) -> SyncReport:
         """Bring the index in step with the folder now (incremental)."""
         async with self._sync_lock:
-            report = await asyncio.to_thread(
-                self.index.sync, self.folder, max_chars=self.settings.chunk_chars,
-                max_file_bytes=self.settings.max_file_bytes)
+            report = await self.index.sync(self.folder, max_chars=self.settings.chunk_chars,
+                                           max_file_bytes=self.settings.max_file_bytes)
             self._synced_at = time.monotonic()
-            if report.changed or report.chunks:
-                self._has_chunks = (await asyncio.to_thread(self.index.counts))[1] > 0
+            if report.changed or report.chunks or not self._counted:
+                self._has_chunks = (await self.index.counts())[1] > 0
+                self._counted = True
         if report.changed:
             log.info("knowledge: re-indexed %s: %s", self.folder, report.describe())
         return report
@@ -113,28 +117,39 @@ class KnowledgeBase:
         """The best chunks for ``query`` that ``role`` may read in ``conversation`` (see :func:`scopes_for`)."""
         if not self._watching and (self._synced_at is None or time.monotonic() - self._synced_at > RESYNC_S):
             await self.sync()
-        return await asyncio.to_thread(
-            self.index.search, query, scopes_for(role, conversation), limit=limit or self.settings.max_results,
-            text_chars=self.settings.result_chars)
+        return await self.index.search(query, scopes_for(role, conversation), limit=limit or self.settings.max_results,
+                                       text_chars=self.settings.result_chars)
 
     async def documents(self, role: str | None = None) -> list[DocumentInfo]:
         """The documents in the index (those ``role`` may read; every one when None)."""
         if not self._watching:
             await self.sync()
-        return await asyncio.to_thread(self.index.documents, scopes_for(role))
+        return await self.index.documents(scopes_for(role))
+
+    async def counts(self) -> tuple[int, int]:
+        """(documents, chunks) in the index."""
+        return await self.index.counts()
+
+    async def rebuild(self) -> SyncReport:
+        """Empty the index and index the folder again (``sabha kb reindex``)."""
+        async with self._sync_lock:
+            await self.index.rebuild()
+            self._has_chunks = False
+            self._synced_at = None
+        return await self.sync()
 
     async def put_conversation_document(self, path: str, scope: str, *, sha256: str, size: int,
                                         chunks: list[Chunk]) -> int:
         """Index a document attached in the conversation ``scope`` (see
         :meth:`~.index.KnowledgeIndex.put_chunks`); returns the chunks written."""
-        written = await asyncio.to_thread(self.index.put_chunks, path, scope, sha256=sha256, size=size, chunks=chunks)
+        written = await self.index.put_chunks(path, scope, sha256=sha256, size=size, chunks=chunks)
         self._has_chunks = self._has_chunks or bool(chunks)
         return written
 
     async def drop_conversation_documents(self, keep_days: float) -> int:
         """Remove the conversations' documents not sent for ``keep_days`` (as their files are); returns how many."""
         cutoff = datetime.now(UTC) - timedelta(days=keep_days)
-        return await asyncio.to_thread(self.index.drop_conversation_documents, cutoff.isoformat(timespec="seconds"))
+        return await self.index.drop_conversation_documents(cutoff.isoformat(timespec="seconds"))
 
     def target_for(self, source: Path, role: str | None) -> Path:
         """Where :meth:`add` puts ``source``: ``<folder>/<role or shared>/<name>``."""
@@ -179,7 +194,7 @@ class KnowledgeBase:
                 try:
                     self.folder.mkdir(parents=True, exist_ok=True)
                     report = await self.sync()
-                    docs, chunks = await asyncio.to_thread(self.index.counts)
+                    docs, chunks = await self.index.counts()
                     log.info("knowledge: watching %s (%d documents, %d chunks; %s)", self.folder, docs, chunks,
                              report.describe())
                     async for _changes in awatch(self.folder, stop_event=stop, recursive=True):

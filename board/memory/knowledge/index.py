@@ -54,12 +54,17 @@ __all__ = [
     "DocumentInfo",
     "Hit",
     "KnowledgeIndex",
+    "Prepared",
     "SyncReport",
     "conversation_scope",
     "is_conversation_scope",
     "match_expression",
+    "now_iso",
+    "prepare_document",
+    "query_words",
     "read_document",
     "scope_of",
+    "walk_folder",
 ]
 
 log = logging.getLogger("sabha.knowledge")
@@ -151,6 +156,15 @@ class SyncReport:
     chunks: int = 0
     bytes_read: int = 0
 
+    def record(self, relative: str, prepared: Prepared, *, replaced: bool) -> None:
+        """Count a document just (re)indexed, or refused (logged)."""
+        if prepared.error is not None:
+            log.warning("knowledge: %s is not indexed: %s", relative, prepared.error)
+            self.failed.append((relative, prepared.error))
+        else:
+            self.chunks += len(prepared.chunks)
+            (self.updated if replaced else self.added).append(relative)
+
     @property
     def changed(self) -> bool:
         """True when the index changed."""
@@ -186,20 +200,88 @@ def is_conversation_scope(scope: str) -> bool:
     return scope.startswith(CONVERSATION_PREFIX)
 
 
-def match_expression(query: str) -> str | None:
-    """An FTS5 query for free text: its words (stop words dropped unless nothing else is left),
-    each quoted (so no FTS5 syntax in the text can act), joined with OR for BM25 to rank."""
+def query_words(query: str) -> list[str]:
+    """The words a search looks for: lowercase, stop words dropped unless nothing else is left,
+    each once, at most :data:`MAX_QUERY_TERMS` (both backends search for these)."""
     words = [w for w in re.findall(r"\w+", query.lower()) if w]
     useful = [w for w in words if w not in STOPWORDS] or words
-    unique = list(dict.fromkeys(useful))[:MAX_QUERY_TERMS]
+    return list(dict.fromkeys(useful))[:MAX_QUERY_TERMS]
+
+
+def match_expression(query: str) -> str | None:
+    """An FTS5 query for free text: its words (:func:`query_words`), each quoted (so no FTS5
+    syntax in the text can act), joined with OR for BM25 to rank."""
+    unique = query_words(query)
     return " OR ".join(f'"{w}"' for w in unique) if unique else None
+
+
+def walk_folder(folder: Path, warned: set[str]) -> dict[str, tuple[str, Path, os.stat_result]]:
+    """Relative path -> (scope, path, stat) of every indexable file under ``folder``; a top folder that
+    is neither ``shared`` nor a role slug is logged once (``warned`` remembers which) and skipped."""
+    found: dict[str, tuple[str, Path, os.stat_result]] = {}
+    if not folder.is_dir():
+        return found
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not _ignored(d))
+        for name in sorted(filenames):
+            if _ignored(name) or not name.lower().endswith(SUPPORTED_SUFFIXES):
+                continue
+            path = Path(dirpath) / name
+            relative = path.relative_to(folder).as_posix()
+            scope = scope_of(relative)
+            if scope is None:
+                top = relative.split("/")[0]
+                if top not in warned:
+                    warned.add(top)
+                    log.warning("knowledge: folder %r is neither 'shared' nor a role slug; its files are not "
+                                "indexed (move them to knowledge/shared/ or knowledge/<role>/)", top)
+                continue
+            try:
+                found[relative] = (scope, path, path.stat())
+            except OSError:
+                continue  # gone between the listing and the stat, or a dangling symlink
+    return found
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One document read for the index: its hash and chunks, or why it is not indexed."""
+
+    sha256: str | None
+    chunks: list[Chunk]
+    error: str | None
+    bytes_read: int
+    #: True when its content hash is the one already indexed (touched, not changed: not chunked)
+    same: bool = False
+
+
+def prepare_document(folder: Path, relative: str, path: Path, *, max_chars: int, max_file_bytes: int,
+                     known_sha256: str | None) -> Prepared | None:
+    """Read, check, hash and chunk the document ``relative`` of ``folder`` (the work of a sync that
+    needs no index). None when it was deleted since the walk. ``known_sha256``: the hash the index
+    holds for it (cleanly indexed), so an unchanged content is not chunked again."""
+    try:
+        data = read_document(path, root=folder, max_bytes=max_file_bytes, what=f"knowledge/{relative}")
+    except FileNotFoundError:
+        return None
+    except (FileProblem, OSError) as exc:
+        return Prepared(None, [], str(exc), 0)
+    digest = hashlib.sha256(data).hexdigest()
+    if known_sha256 == digest:
+        return Prepared(digest, [], None, len(data), same=True)
+    try:
+        chunks = chunk_document(relative, data, max_chars=max_chars)
+    except (DocumentError, OSError) as exc:
+        return Prepared(digest, [], str(exc), len(data))
+    return Prepared(digest, chunks, None, len(data))
 
 
 def _ignored(name: str) -> bool:
     return name.startswith((".", "~", "#")) or name.endswith(("~", ".swp", ".tmp", ".part"))
 
 
-def _now() -> str:
+def now_iso() -> str:
+    """Now, as the index records it (ISO UTC, seconds)."""
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
@@ -255,37 +337,11 @@ class KnowledgeIndex:
 
     # -- sync ----------------------------------------------------------------------
 
-    def _walk(self, folder: Path) -> dict[str, tuple[str, Path, os.stat_result]]:
-        """Relative path -> (scope, path, stat) of every indexable file under ``folder``."""
-        found: dict[str, tuple[str, Path, os.stat_result]] = {}
-        if not folder.is_dir():
-            return found
-        for dirpath, dirnames, filenames in os.walk(folder):
-            dirnames[:] = sorted(d for d in dirnames if not _ignored(d))
-            for name in sorted(filenames):
-                if _ignored(name) or not name.lower().endswith(SUPPORTED_SUFFIXES):
-                    continue
-                path = Path(dirpath) / name
-                relative = path.relative_to(folder).as_posix()
-                scope = scope_of(relative)
-                if scope is None:
-                    top = relative.split("/")[0]
-                    if top not in self._unscoped_warned:
-                        self._unscoped_warned.add(top)
-                        log.warning("knowledge: folder %r is neither 'shared' nor a role slug; its files are not "
-                                    "indexed (move them to knowledge/shared/ or knowledge/<role>/)", top)
-                    continue
-                try:
-                    found[relative] = (scope, path, path.stat())
-                except OSError:
-                    continue  # gone between the listing and the stat, or a dangling symlink
-        return found
-
     def sync(self, folder: Path, *, max_chars: int = DEFAULT_CHUNK_CHARS,
              max_file_bytes: int = 20 * 1024 * 1024) -> SyncReport:
         """Bring the index in step with ``folder``; see the module docstring."""
         report = SyncReport()
-        files = self._walk(folder)
+        files = walk_folder(folder, self._unscoped_warned)
         with self._lock:
             known = {row[1]: row for row in self._conn.execute(
                 "SELECT id, path, size, mtime_ns, sha256, error FROM documents WHERE scope NOT LIKE ?",
@@ -305,38 +361,28 @@ class KnowledgeIndex:
     def _index_file(self, sync: _SyncPass, relative: str, scope: str, path: Path, st: os.stat_result,
                     row: Any) -> None:
         folder, report, max_chars, max_file_bytes = sync
-        error: str | None = None
-        chunks = []
-        digest: str | None = None
-        try:
-            data = read_document(path, root=folder, max_bytes=max_file_bytes, what=f"knowledge/{relative}")
-            report.bytes_read += len(data)
-            digest = hashlib.sha256(data).hexdigest()
-            if row is not None and row[4] == digest and row[5] is None:
-                with self._lock, self._conn:  # touched, not changed
-                    self._conn.execute("UPDATE documents SET size=?, mtime_ns=? WHERE id=?",
-                                       (st.st_size, st.st_mtime_ns, row[0]))
-                report.unchanged += 1
-                return
-            chunks = chunk_document(relative, data, max_chars=max_chars)
-        except FileNotFoundError:
+        known = row[4] if row is not None and row[5] is None else None
+        prepared = prepare_document(folder, relative, path, max_chars=max_chars, max_file_bytes=max_file_bytes,
+                                    known_sha256=known)
+        if prepared is None:
             return  # deleted since the walk: the next sync removes its row
-        except (FileProblem, DocumentError, OSError) as exc:
-            error = str(exc)
+        report.bytes_read += prepared.bytes_read
+        if prepared.same:
+            with self._lock, self._conn:  # touched, not changed
+                self._conn.execute("UPDATE documents SET size=?, mtime_ns=? WHERE id=?",
+                                   (st.st_size, st.st_mtime_ns, row[0]))
+            report.unchanged += 1
+            return
+        chunks, error = prepared.chunks, prepared.error
         with self._lock, self._conn:
             if row is not None:
                 self._delete(row[0])
             cur = self._conn.execute(
                 "INSERT INTO documents(path, scope, size, mtime_ns, sha256, chunks, indexed_at, error) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (relative, scope, st.st_size, st.st_mtime_ns, digest, len(chunks), _now(), error))
+                (relative, scope, st.st_size, st.st_mtime_ns, prepared.sha256, len(chunks), now_iso(), error))
             self._insert_chunks(cur.lastrowid, scope, chunks)
-        if error is not None:
-            log.warning("knowledge: %s is not indexed: %s", relative, error)
-            report.failed.append((relative, error))
-        else:
-            report.chunks += len(chunks)
-            (report.updated if row is not None else report.added).append(relative)
+        report.record(relative, prepared, replaced=row is not None)
 
     def put_chunks(self, path: str, scope: str, *, sha256: str, size: int, chunks: Sequence[Chunk]) -> int:
         """Index ``chunks`` as the document ``path`` of the conversation ``scope`` (replacing one of that
@@ -346,13 +392,13 @@ class KnowledgeIndex:
         with self._lock, self._conn:
             row = self._conn.execute("SELECT id, sha256 FROM documents WHERE path=?", (path,)).fetchone()
             if row is not None and row[1] == sha256:  # sent again: kept as long as from now
-                self._conn.execute("UPDATE documents SET indexed_at=? WHERE id=?", (_now(), row[0]))
+                self._conn.execute("UPDATE documents SET indexed_at=? WHERE id=?", (now_iso(), row[0]))
                 return 0
             if row is not None:
                 self._delete(row[0])
             cur = self._conn.execute(
                 "INSERT INTO documents(path, scope, size, mtime_ns, sha256, chunks, indexed_at, error) "
-                "VALUES (?, ?, ?, 0, ?, ?, ?, NULL)", (path, scope, size, sha256, len(chunks), _now()))
+                "VALUES (?, ?, ?, 0, ?, ?, ?, NULL)", (path, scope, size, sha256, len(chunks), now_iso()))
             self._insert_chunks(cur.lastrowid, scope, chunks)
         return len(chunks)
 

@@ -1,11 +1,12 @@
 """Recalling earlier decisions on related topics, with what became of them.
 
-:func:`related_decisions` searches the full-text index (``decision_search``, SQLite FTS5 over each
-ended meeting's topic, recommendation, rationale and minutes; triggers keep it in step when a
-meeting ends) with the content words of a new meeting's topic, best match first (bm25, the topic
-and the recommendation weighing most), and reads each hit's outcome from the record: the
-ratification (once decisions are ratified: ``meetings.ratification``), action items done and open,
-predictions resolved, and the last review's verdict.
+:func:`related_decisions` searches the full-text index (``decision_search``: SQLite FTS5, or on
+PostgreSQL a ``tsvector`` column behind a GIN index, over each ended meeting's topic,
+recommendation, rationale and minutes; triggers keep it in step when a meeting ends) with the
+content words of a new meeting's topic, best match first (bm25, the topic and the recommendation
+weighing most), and reads each hit's outcome from the record: the ratification (once decisions are
+ratified: ``meetings.ratification``), action items done and open, predictions resolved, and the last
+review's verdict.
 
 :func:`recall_block` renders them for a prompt: every value that came from outside or from a model
 is quoted (:mod:`board.workspace.quoting`), and the whole block is bounded (:data:`RECALL_CHARS`).
@@ -17,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from board.storage import Database
+from board.storage import Database, Dialect
 from board.workspace.quoting import FieldLimit, quote_field
 
 __all__ = ["RECALL_CHARS", "RecalledDecision", "outcome_of", "query_terms", "recall_block", "related_decisions"]
@@ -80,11 +81,28 @@ async def related_decisions(db: Database, topic: str, *, exclude: str | None = N
     terms = query_terms(topic)
     if not terms or limit <= 0:
         return []
-    match = " OR ".join('"' + t.replace('"', '') + '"' for t in terms)
-    rows = await db.fetchall(
-        "SELECT meeting_id FROM decision_search WHERE decision_search MATCH ? AND meeting_id != ? "
-        "ORDER BY bm25(decision_search, 0.0, 4.0, 3.0, 1.5, 0.5) LIMIT ?", (match, exclude or "", limit))
+    sql, params = _search_sql(db.dialect, terms, exclude or "", limit)
+    rows = await db.fetchall(sql, params)
     return [found for r in rows if (found := await outcome_of(db, r["meeting_id"])) is not None]
+
+
+def _search_sql(dialect: Dialect, terms: list[str], exclude: str, limit: int) -> tuple[str, list[object]]:
+    """The one place the backends differ: the query for ``terms`` (any of them), best match first.
+
+    SQLite: FTS5 ``MATCH`` of the quoted terms OR-ed, ranked by bm25 (topic 4, recommendation 3, rationale 1.5,
+    minutes 0.5). PostgreSQL: the ``document`` tsvector (topic and recommendation weight A, rationale B, minutes
+    C) against ``websearch_to_tsquery`` of the quoted terms OR-ed (user text never breaks it), ranked by
+    ``ts_rank`` times how many of the terms a decision has (``ts_rank`` knows no document frequency; this keeps
+    bm25's preference for the decision that matches more of the topic)."""
+    quoted = ['"' + t.replace('"', "") + '"' for t in terms]
+    if dialect is Dialect.POSTGRES:
+        return ("SELECT s.meeting_id, ts_rank(s.document, q.query) * (SELECT count(*) FROM unnest(q.terms) t "
+                "WHERE s.document @@ plainto_tsquery('english', t)) AS rank "
+                "FROM decision_search s, (SELECT websearch_to_tsquery('english', ?) AS query, "
+                "CAST(? AS TEXT[]) AS terms) q WHERE s.document @@ q.query AND s.meeting_id != ? "
+                "ORDER BY rank DESC, s.doc LIMIT ?", [" or ".join(quoted), terms, exclude, limit])
+    return ("SELECT meeting_id FROM decision_search WHERE decision_search MATCH ? AND meeting_id != ? "
+            "ORDER BY bm25(decision_search, 0.0, 4.0, 3.0, 1.5, 0.5) LIMIT ?", [" OR ".join(quoted), exclude, limit])
 
 
 async def outcome_of(db: Database, meeting_id: str) -> RecalledDecision | None:
