@@ -120,11 +120,15 @@ async def test_a_used_sqlite_board_copied_shows_the_same_history_on_postgres(
     assert await asyncio.to_thread(main, ["--config", str(config), "meeting", "Should we expand to Europe?"]) == 0
     capsys.readouterr()
 
-    def listing(path: Path) -> tuple[str, str]:
+    def listing(path: Path) -> tuple[str, str, list[str]]:
         assert main(["--config", str(path), "sessions", "list", "--all"]) == 0
         sessions = capsys.readouterr().out
         assert main(["--config", str(path), "meetings", "list"]) == 0
-        return sessions, capsys.readouterr().out
+        meetings = capsys.readouterr().out
+        assert main(["--config", str(path), "status"]) == 3  # not running
+        status = [line for line in capsys.readouterr().out.splitlines()
+                  if line.startswith(("Inbox", "Backlog", "Decisions", "Replicas"))]
+        return sessions, meetings, status
 
     before = await asyncio.to_thread(listing, config)
     assert await asyncio.to_thread(main, ["--config", str(config), "state", "copy", "--to", pg_url]) == 0
@@ -135,6 +139,7 @@ async def test_a_used_sqlite_board_copied_shows_the_same_history_on_postgres(
     after = await asyncio.to_thread(listing, on_pg)
     assert after == before
     assert "Should we expand to Europe?" in before[1]
+    assert "Backlog: 0 inbound message(s) not answered yet" in before[2], before[2]
     assert await asyncio.to_thread(main, ["--config", str(config), "state", "copy", "--to", pg_url]) == 2
     assert "is not empty" in capsys.readouterr().err
 

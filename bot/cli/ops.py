@@ -220,6 +220,14 @@ def _daemon_lines(info: DaemonInfo | None, loaded: LoadedConfig) -> tuple[list[s
     return lines, code
 
 
+def _row_id(db: Database) -> str:
+    """The inbox row's number (``sabha inbox list`` shows it, ``retry ID`` takes it): SQLite's rowid, PostgreSQL's
+    ``seq`` (the intake's stand-in for it: the order rows were stored in)."""
+    from board.storage import Dialect
+
+    return "seq" if db.dialect is Dialect.POSTGRES else "rowid"
+
+
 async def _inbox_lines(db: Database) -> list[str]:
     rows = await db.fetchall(
         f"SELECT channel, status, COUNT(*) AS n FROM inbound_messages WHERE status IN "
@@ -234,7 +242,8 @@ async def _inbox_lines(db: Database) -> list[str]:
     else:
         lines = ["Inbox: nothing pending"]
     bad = await db.fetchall(
-        f"SELECT rowid AS id, channel, chat_id, message_id, status, detail, COALESCE(answered_at, received_at) AS at "
+        f"SELECT {_row_id(db)} AS id, channel, chat_id, message_id, status, detail, "
+        f"COALESCE(answered_at, received_at) AS at "
         f"FROM inbound_messages WHERE status IN ({', '.join('?' * len(PROBLEMS))}) ORDER BY at DESC LIMIT 5",
         PROBLEMS)
     if bad:
@@ -355,9 +364,9 @@ async def _inbox_rows(db: Database, args: argparse.Namespace) -> list[dict[str, 
     if args.channel:
         where.append("channel = ?")
         params.append(args.channel)
-    sql = ("SELECT rowid AS id, channel, chat_id, message_id, status, attempts, received_at, answered_at, detail, "
-           "envelope, reply IS NOT NULL AS has_reply FROM inbound_messages"
-           + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY rowid DESC LIMIT ?")
+    sql = (f"SELECT {_row_id(db)} AS id, channel, chat_id, message_id, status, attempts, received_at, answered_at, "
+           "detail, envelope, reply IS NOT NULL AS has_reply FROM inbound_messages"
+           + (f" WHERE {' AND '.join(where)}" if where else "") + f" ORDER BY {_row_id(db)} DESC LIMIT ?")
     rows = await db.fetchall(sql, (*params, args.limit))
     return [{"id": int(r["id"]), "channel": r["channel"], "chat_id": r["chat_id"], "message_id": r["message_id"],
              "status": r["status"], "attempts": int(r["attempts"] or 0), "received_at": r["received_at"],
@@ -385,8 +394,9 @@ async def _inbox_list(db: Database, args: argparse.Namespace) -> int:
 
 
 async def _inbox_retry(db: Database, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-    row = await db.fetchone("SELECT rowid AS id, channel, chat_id, message_id, status, reply IS NOT NULL AS has_reply, "
-                            "envelope IS NOT NULL AS has_envelope FROM inbound_messages WHERE rowid = ?", (args.id,))
+    row = await db.fetchone(f"SELECT {_row_id(db)} AS id, channel, chat_id, message_id, status, reply IS NOT NULL AS "
+                            f"has_reply, envelope IS NOT NULL AS has_envelope FROM inbound_messages "
+                            f"WHERE {_row_id(db)} = ?", (args.id,))
     if row is None:
         raise UserError(f"no stored message with ID {args.id}; see `sabha inbox list`")
     status = str(row["status"])
@@ -410,7 +420,7 @@ async def _inbox_retry(db: Database, args: argparse.Namespace, loaded: LoadedCon
     now = datetime.now(UTC).isoformat(timespec="milliseconds")
     await db.execute(
         "UPDATE inbound_messages SET status = ?, attempts = 0, received_at = ?, answered_at = NULL, detail = ? "
-        "WHERE rowid = ?", (new_status, now, f"re-queued by `sabha inbox retry` (was {status})", args.id))
+        f"WHERE {_row_id(db)} = ?", (new_status, now, f"re-queued by `sabha inbox retry` (was {status})", args.id))
     what = ("its stored reply will be delivered again (no new model call)" if resend
             else "the board will answer it again")
     emit(f"{where}: {status} -> {new_status}; {what}.")

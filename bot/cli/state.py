@@ -149,7 +149,7 @@ async def _source_rows(source: Database, table: str) -> tuple[list[str], list[di
         rows = await source.fetchall(f'SELECT rowid AS __rowid__, * FROM "{table}" ORDER BY rowid')
     except Exception:  # noqa: BLE001 - a WITHOUT ROWID table
         rows = await source.fetchall(f'SELECT * FROM "{table}"')
-    return columns, [{key: r[key] for key in r.keys()} for r in rows]
+    return columns, [{key: r[key] for key in r.keys()} for r in rows]  # noqa: SIM118 - a Row iterates values
 
 
 async def _copy_table(source: Database, tx: Tx, table: str, target: list[_Column]) -> int:
