@@ -28,6 +28,8 @@ from tests.telegram_support import (
     use_model,
 )
 
+pytestmark = pytest.mark.backends  # the inbox on SQLite and on PostgreSQL
+
 
 async def received_ago(board: Board, message_id: str, age: timedelta) -> None:
     """Make a claimed message look ``age`` old."""

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Collection, Container, Sequence
+import sqlite3
+from collections.abc import Awaitable, Callable, Collection, Container, Generator, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -34,6 +35,7 @@ from typing import Any
 from board.envelope import Button, Envelope, Reply
 from board.media.attachment import attachment_from_dict, attachment_to_dict
 from board.storage import Database, Dialect, Row, Tx
+from board.storage.sqlite import StateDB
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -194,20 +196,11 @@ class Inbox:
                 rows[key] = (self.channel, *key, received, envelope_to_json(a.envelope), a.kind.value, a.lane)
 
         new = list(rows)
-        async with self.db.transaction() as tx:
-            stored = await self._known(tx, new) if self.ids_unique else set()
-            fresh_rows = [rows[key] for key in new if key not in stored]
-            inserted: set[tuple[str, str]] = set()
-            for start in range(0, len(fresh_rows), _BATCH_ROWS):
-                chunk_rows = fresh_rows[start:start + _BATCH_ROWS]
-                values = ", ".join("(?, ?, ?, ?, 'received', ?, 0, ?, ?)" for _ in chunk_rows)
-                # A redelivery (same key) is not inserted and not returned: one statement stores and dedupes.
-                found = await tx.fetchall(
-                    "INSERT INTO inbound_messages(channel, chat_id, message_id, received_at, status, envelope, "
-                    f"attempts, kind, lane) VALUES {values} ON CONFLICT (channel, chat_id, message_id) DO NOTHING "
-                    "RETURNING chat_id, message_id", [v for row in chunk_rows for v in row])
-                inserted.update((str(r["chat_id"]), str(r["message_id"])) for r in found)
-        stored.update(key for key in new if key not in inserted)
+        if isinstance(self.db, StateDB):  # SQLite: the whole unit of work in one step on the express connection
+            stored = await self.db.express(lambda conn: _drive_sync(self._claim(new, rows), conn))
+        else:
+            async with self.db.transaction() as tx:
+                stored = await _drive(self._claim(new, rows), tx)
         fresh: list[Pending] = []
         seen: set[tuple[str, str]] = set()
         for key, arrival in zip(keys, arrivals, strict=True):
@@ -221,17 +214,30 @@ class Inbox:
             fresh.append(Pending(self.channel, arrival.lane, envelope, arrival.kind))
         return fresh
 
-    async def _known(self, tx: Tx, keys: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
-        """Of ``keys``, those whose message id is stored already under any chat (``ids_unique``)."""
+    def _claim(self, new: list[tuple[str, str]], rows: dict[tuple[str, str], tuple[str, ...]]) -> _Work:
+        """The statements of :meth:`store`, one at a time (each gets its rows back): which of ``new`` were
+        stored already (by message id alone when ``ids_unique``), then the rest inserted; a redelivery (same
+        key) is not inserted and not returned, so one statement stores and dedupes. Returns the keys that
+        were stored already."""
         known: set[str] = set()
-        for start in range(0, len(keys), _BATCH_ROWS):
-            chunk = keys[start:start + _BATCH_ROWS]
-            marks = ", ".join("?" for _ in chunk)
-            found = await tx.fetchall(
-                f"SELECT message_id FROM inbound_messages WHERE channel = ? AND message_id IN ({marks})",
-                [self.channel, *(message for _, message in chunk)])
-            known.update(str(r["message_id"]) for r in found)
-        return {key for key in keys if key[1] in known}
+        if self.ids_unique:
+            for start in range(0, len(new), _BATCH_ROWS):
+                chunk = new[start:start + _BATCH_ROWS]
+                marks = ", ".join("?" for _ in chunk)
+                found = yield (f"SELECT message_id FROM inbound_messages WHERE channel = ? AND message_id IN "
+                               f"({marks})", [self.channel, *(message for _, message in chunk)])
+                known.update(str(r["message_id"]) for r in found)
+        fresh_rows = [rows[key] for key in new if key[1] not in known]
+        inserted: set[tuple[str, str]] = set()
+        for start in range(0, len(fresh_rows), _BATCH_ROWS):
+            chunk_rows = fresh_rows[start:start + _BATCH_ROWS]
+            values = ", ".join("(?, ?, ?, ?, 'received', ?, 0, ?, ?)" for _ in chunk_rows)
+            found = yield ("INSERT INTO inbound_messages(channel, chat_id, message_id, received_at, status, "
+                           f"envelope, attempts, kind, lane) VALUES {values} "
+                           "ON CONFLICT (channel, chat_id, message_id) DO NOTHING RETURNING chat_id, message_id",
+                           [v for row in chunk_rows for v in row])
+            inserted.update((str(r["chat_id"]), str(r["message_id"])) for r in found)
+        return {key for key in new if key not in inserted}
 
     async def _update(self, pending: Pending, sql: str, params: tuple[Any, ...] = ()) -> None:
         await self.db.execute(
@@ -383,6 +389,33 @@ class Inbox:
             "DELETE FROM inbound_messages WHERE channel = ? AND received_at < ? "
             f"AND status NOT IN ({', '.join('?' * len(UNFINISHED))})", (self.channel, cutoff, *UNFINISHED)
         )
+
+
+#: A unit of work written once for both ways of running it: it yields ``(sql, params)`` and is sent the rows.
+_Work = Generator[tuple[str, list[Any]], list[Row], set[tuple[str, str]]]
+
+
+async def _drive(work: _Work, tx: Tx) -> set[tuple[str, str]]:
+    """Run ``work`` statement by statement in ``tx``."""
+    try:
+        step = next(work)
+        while True:
+            step = work.send(await tx.fetchall(*step))
+    except StopIteration as done:
+        result: set[tuple[str, str]] = done.value
+        return result
+
+
+def _drive_sync(work: _Work, conn: sqlite3.Connection) -> set[tuple[str, str]]:
+    """Run ``work`` on a sqlite3 connection, in the caller's thread and transaction (one step: no statement
+    waits for the event loop between two others)."""
+    try:
+        step = next(work)
+        while True:
+            step = work.send(conn.execute(*step).fetchall())
+    except StopIteration as done:
+        result: set[tuple[str, str]] = done.value
+        return result
 
 
 def _parse_time(value: Any) -> datetime | None:

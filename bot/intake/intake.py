@@ -10,7 +10,7 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    sender is never stored, never reaches a model, and is told (once) if the channel says so;
 3. **durable claim**: all arrivals of one update batch are stored in one transaction with
    their envelope (:class:`bot.intake.inbox.Inbox`), together with those of other updates
-   arriving meanwhile (group commit), on the db's express connection; a redelivered id is
+   arriving meanwhile (group commit), on SQLite's express connection; a redelivered id is
    skipped. If the state db cannot be written (disk full, read-only),
    :class:`StorageUnavailable` is raised so the channel does not acknowledge: the service
    keeps the message and offers it again; the sender gets one short "can't save, try
@@ -32,7 +32,12 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    leaves; the outcome is recorded: answered, failed (the service proved it was not
    posted), or may-have-arrived (never re-sent);
 7. **resume** (:meth:`Intake.resume`, at start): what a crash or a stop left unanswered
-   is answered, or its stored reply delivered, in the order it arrived.
+   is answered, or its stored reply delivered, in the order it arrived;
+8. **replicas** (``state.url`` on PostgreSQL, several ``sabha run``): a conversation is answered by the
+   replica holding its lease (:mod:`bot.intake.leasing`); a message another replica took in is found by
+   the holder's dispatcher (:meth:`Intake.dispatch`) and answered there, in the order the messages were
+   stored; a replica that dies leaves its conversations to the others once its leases expired (the
+   resume rules of 7 apply). A PostgreSQL outage is a storage outage as in 3 and 5 (503, parked).
 """
 
 from __future__ import annotations
@@ -246,6 +251,7 @@ class Intake:
         try:
             lanes = self.hub.lanes
             if lanes is not None:
+                await self._dispatching(lanes)
                 took = False
                 if not lanes.holds(pending.lane):
                     if not await self._retrying(f"taking conversation {pending.lane}", lanes.take, pending.lane):
@@ -347,6 +353,13 @@ class Intake:
                          "one that stopped)", self.courier.name, len(todo), lane)
             elif not self.scheduler.active(lane):
                 lanes.idle(lane)
+
+    async def _dispatching(self, lanes: LaneLeases) -> None:
+        """Leases started (heartbeat; SQLite: the previous run's taken over) and this intake's dispatcher
+        running: at :meth:`resume`, or at the first message of a channel that does not resume."""
+        await lanes.start()
+        if self._dispatcher is None and not self.scheduler.closed:
+            self._dispatcher = asyncio.create_task(self.dispatch(), name=f"{self.courier.name} dispatcher")
 
     async def stop_dispatching(self) -> None:
         """Stop looking for messages to answer (the daemon stops)."""
@@ -581,7 +594,7 @@ class Intake:
         lanes = self.hub.lanes
         mine = None
         if lanes is not None:
-            await lanes.start()
+            await lanes.start()  # before any lease is taken: on SQLite the previous run's are taken over
             taken: dict[str, bool] = {}
 
             async def mine(pending: Pending) -> bool:  # this replica works its conversation (others: theirs)
@@ -592,8 +605,8 @@ class Intake:
 
         todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted,
                                            mine=mine, skip=frozenset(self._local))
-        if lanes is not None and self._dispatcher is None:
-            self._dispatcher = asyncio.create_task(self.dispatch(), name=f"{self.courier.name} dispatcher")
+        if lanes is not None:
+            await self._dispatching(lanes)
         for pending in todo:
             if not self.courier.admit(pending.envelope).allowed:  # the config may have changed since
                 await self.inbox.finish(pending, InboxStatus.DENIED, "the sender is not allowed any more")

@@ -4,8 +4,8 @@ Several ``sabha run`` replicas may share one PostgreSQL state store (``state.url
 any message. A conversation (the intake's lane) is worked by the replica holding its lease, ``lane:<lane>``:
 
 * a replica takes the lease before it answers a message of the lane, and keeps it while the lane has work
-  (renewed every ``replicas.lease_s / 3`` by :meth:`LaneLeases.heartbeat`); it lets it go when the lane goes
-  idle (:meth:`LaneLeases.idle`), so the next message may be answered by whichever replica took it in;
+  (renewed every ``replicas.lease_s / 3`` by the heartbeat); it lets it go at the heartbeat after the lane
+  went idle (:meth:`LaneLeases.idle`), so the next message may be answered by whichever replica took it in;
 * a message stored by a replica whose lane another replica holds is left to the holder: each replica's
   dispatcher (:meth:`bot.intake.intake.Intake.dispatch`) polls for unanswered messages in lanes it holds or
   can take and feeds them to its own scheduler, in the order they were stored, never twice;
@@ -37,7 +37,7 @@ log = logging.getLogger("sabha.intake")
 
 #: How often a replica's dispatcher looks for messages it should answer (PostgreSQL: other replicas store
 #: them; SQLite: only a job that failed leaves one, so rarely).
-POLL_S = {Dialect.POSTGRES: 0.4, Dialect.SQLITE: 1.0}
+POLL_S = {Dialect.POSTGRES: 0.4, Dialect.SQLITE: 5.0}
 
 
 def lane_key(lane: str) -> str:
@@ -62,8 +62,9 @@ class LaneLeases:
         #: process owns the data dir, so a conversation's messages reach its lane in the order they were stored.
         self.shared = db.dialect is not Dialect.SQLITE
         self._started = False
+        self._starting = asyncio.Lock()
         self._heartbeat: asyncio.Task[None] | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._idle: set[str] = set()  # lanes whose lease goes at the next heartbeat
         scheduler.on_idle = self.idle
 
     @property
@@ -75,7 +76,11 @@ class LaneLeases:
         """Once: on SQLite take over every lease (one process owns the data dir); start the heartbeat."""
         if self._started:
             return
-        self._started = True
+        async with self._starting:  # a second caller waits until the take-over is done
+            if not self._started:
+                await self._start()
+
+    async def _start(self) -> None:
         if self.db.dialect is Dialect.SQLITE:
             dropped = await self.leases.take_over_all()
             if dropped:
@@ -84,11 +89,13 @@ class LaneLeases:
             log.info("replica %s: conversations are leased for %.0f s (replicas.lease_s), renewed every %.1f s",
                      self.holder, self.leases.lease_s, self.leases.heartbeat_s)
         self._heartbeat = asyncio.create_task(self._beat(), name="lease heartbeat")
+        self._started = True
 
     async def _beat(self) -> None:
         while True:
             await asyncio.sleep(self.leases.heartbeat_s)
             try:
+                await self._release_idle()
                 await self.leases.renew()
             except asyncio.CancelledError:
                 raise
@@ -105,21 +112,18 @@ class LaneLeases:
         return await self.leases.take(lane_key(lane))
 
     def idle(self, lane: str) -> None:
-        """The scheduler has nothing more for ``lane``: let its lease go (unless work came meanwhile)."""
-        if not self.holds(lane):
-            return
-        task = asyncio.create_task(self._release(lane), name="release lease")
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        """The scheduler has nothing more for ``lane``: its lease goes at the next heartbeat unless work came
+        meanwhile (a conversation going back and forth keeps it without a statement per message; a message of
+        it taken in by another replica meanwhile is found by this replica's dispatcher and answered here)."""
+        if self.holds(lane):
+            self._idle.add(lane)
 
-    async def _release(self, lane: str) -> None:
-        if self.scheduler.active(lane):  # a job came in meanwhile: keep it
-            return
-        try:
+    async def _release_idle(self) -> None:
+        idle, self._idle = self._idle, set()
+        for lane in sorted(idle):
+            if self.scheduler.active(lane) or not self.holds(lane):  # work came meanwhile: keep it
+                continue
             await self.leases.release(lane_key(lane))
-        except Exception as exc:  # noqa: BLE001 - it expires by itself after lease_s
-            log.warning("leases: could not let go of conversation %s (%s); it expires in %.0f s", lane, exc,
-                        self.leases.lease_s)
 
     async def stop(self) -> None:
         """Stop renewing and let every lease go, so the other replicas need not wait for them to expire."""
@@ -128,8 +132,6 @@ class LaneLeases:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heartbeat
             self._heartbeat = None
-        if self._tasks:
-            await asyncio.wait(list(self._tasks), timeout=2)
         if not self._started:
             return
         try:
