@@ -145,9 +145,11 @@ async def open_state_db(loaded: LoadedConfig) -> Database:
 
 
 def all_migrations() -> list[Migration]:
-    """The daemon's tables besides the board's: the intake's, every channel's and the web pages'."""
+    """The daemon's tables besides the board's: the intake's, every channel's, the web pages' and the
+    replicas'."""
     from bot.channels import registry
     from bot.intake.migrations import MIGRATIONS as INTAKE_MIGRATIONS
+    from bot.replicas.migrations import MIGRATIONS as REPLICA_MIGRATIONS
     from bot.web.migrations import MIGRATIONS as WEB_MIGRATIONS
 
-    return [*INTAKE_MIGRATIONS, *registry.all_migrations(), *WEB_MIGRATIONS]
+    return [*INTAKE_MIGRATIONS, *registry.all_migrations(), *WEB_MIGRATIONS, *REPLICA_MIGRATIONS]

@@ -54,6 +54,7 @@ from bot.ops.readiness import Readiness, check_readiness, ping_store
 from bot.ops.reload import ReloadSignal, reload_config
 from bot.ops.runtime import RuntimeInfo, remove_runtime, write_runtime
 from bot.ops.signals import StopSignals
+from bot.replicas.service import ReplicaService
 from bot.scheduled import ScheduledWorkService
 
 if TYPE_CHECKING:
@@ -115,6 +116,7 @@ class Daemon:
         self.web: WebContext | None = None  # the owner's pages, when web.enabled
         self._last_status: str | None = None
         self.scheduled: ScheduledWorkService | None = None  # reminders, reviews ... (board.schedule)
+        self.replica: ReplicaService | None = None  # this process among the replicas (bot.replicas)
 
     # -- /status and /healthz ----------------------------------------------------------
 
@@ -251,6 +253,12 @@ class Daemon:
         if self.board is None:
             self.board = await open_board(self.loaded)  # DataDirUnwritable: before any port is taken
         board = self.board
+        try:
+            self.replica = await self._start_replica(board)  # a replica name in use: also before any port
+        except BaseException:
+            if owns_board:
+                await board.close()
+            raise
         for problem in board.warm_up():
             log.error("%s; turns that use it answer degraded", problem)
         # What startup made (SDK modules, schemas, souls) lives as long as the process: moved
@@ -267,6 +275,7 @@ class Daemon:
         try:
             if self.channels is None:
                 self.channels = build_channels(self.loaded, board, self.hub)
+            self._share_leadership()
             board.register_command("status", self._cmd_status, "/status: uptime, channels and topics",
                                    owner_only=True)  # numbers, message counters, topics: the owner's
             if self.install_signals:
@@ -282,7 +291,7 @@ class Daemon:
             for channel in self.channels:
                 await channel.start()
                 started.append(channel)
-            self.scheduled = ScheduledWorkService(board, self.channels)
+            self.scheduled = ScheduledWorkService(board, self.channels, lease_s=self.loaded.config.replicas.lease_s)
             self.scheduled.start()
             if not self.channels:
                 log.warning("no channels configured: set telegram.token (see README, 'Telegram'); "
@@ -309,11 +318,39 @@ class Daemon:
             signals.uninstall()
             reload_signal.uninstall()
             self.metrics.detach()
+            await self._stop_replica()
             if owns_board:
                 await board.close()
             self._remove_runtime()
         log.info("sabha stopped")
         return 0
+
+    # -- replicas (bot.replicas) -----------------------------------------------------------
+
+    async def _start_replica(self, board: Board) -> ReplicaService:
+        """Register this process in ``replicas`` (heartbeat) and, in Telegram polling mode, stand for poller."""
+        config = self.loaded.config
+        polling = config.telegram.enabled and config.telegram.token is not None and config.telegram.mode == "polling"
+        replica = ReplicaService(board.db, board.clock, name=config.replicas.name, lease_s=config.replicas.lease_s,
+                                 elect_poller=polling)
+        await replica.start()
+        return replica
+
+    def _share_leadership(self) -> None:
+        """The Telegram channel polls only while this replica leads (:mod:`bot.replicas.leader`)."""
+        if self.replica is None or self.replica.leadership is None:
+            return
+        for channel in self.channels or []:
+            if hasattr(channel, "leadership"):
+                channel.leadership = self.replica.leadership
+
+    async def _stop_replica(self) -> None:
+        if self.replica is not None:
+            try:
+                await self.replica.stop()
+            except Exception:
+                log.exception("leaving the replicas table failed")
+            self.replica = None
 
     async def _start_server(self) -> None:
         server = self.loaded.config.server

@@ -13,6 +13,10 @@ instead.
 :data:`bot.channels.registry.PACKAGES`) and stops it before the channels stop. In ``sabha chat``
 the same service runs for the terminal's rows (meetings held there): :class:`ConsoleDeliver`
 prints a due reminder between the lines of the conversation.
+
+Replicas (several ``sabha run`` on one PostgreSQL) each run a runner on the same table: a row is
+claimed by one of them only, and a replica that dies holding claims loses them to the others once
+``replicas.lease_s`` passes without it touching them (:func:`claim_lease`).
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ from typing import Any
 from board.envelope import Reply
 from board.schedule import Delivered, Delivery, RunnerSettings, ScheduledWork, ScheduleRunner
 from board.service import Board
+from board.storage import Dialect
 from bot.channels.base import Channel, DeliveryOutcome, SendFailed, SendProgress
 
-__all__ = ["CONSOLE", "OWN_DELIVERY", "ChannelDeliver", "ConsoleDeliver", "ScheduledWorkService", "channel_names"]
+__all__ = ["CONSOLE", "DEFAULT_LEASE_S", "OWN_DELIVERY", "ChannelDeliver", "ConsoleDeliver", "ScheduledWorkService",
+           "channel_names", "claim_lease"]
 
 #: The channel name of the terminal (``sabha chat``, ``sabha ask``, ``sabha meeting``).
 CONSOLE = "console"
@@ -89,15 +95,27 @@ def channel_names() -> tuple[str, ...]:
     return tuple(package.rsplit(".", 1)[-1] for package in PACKAGES)
 
 
+#: ``replicas.lease_s``'s default (bot/config_sections.py)
+DEFAULT_LEASE_S = 15.0
+
+
+def claim_lease(board: Board, lease_s: float) -> float | None:
+    """How long a scheduled row's claim outlives a runner that stopped touching it: ``replicas.lease_s``
+    where replicas may share the state (PostgreSQL); None on SQLite (one daemon: every claim found at
+    start is its own previous life's, taken back at once)."""
+    return lease_s if board.db.dialect is Dialect.POSTGRES else None
+
+
 class ScheduledWorkService:
     """The runner's task: :meth:`start` once the channels are up, :meth:`stop` before they stop (a
     delivery in flight gets :data:`STOP_GRACE_S`). ``deliver`` and ``channels``: another place than the
     daemon's channels (the terminal)."""
 
     def __init__(self, board: Board, channels: Sequence[Channel], *, deliver: Any = None,
-                 only: tuple[str, ...] | None = None) -> None:
+                 only: tuple[str, ...] | None = None, lease_s: float = DEFAULT_LEASE_S) -> None:
         self.board = board
-        settings = RunnerSettings(channels=only if only is not None else channel_names())
+        settings = RunnerSettings(channels=only if only is not None else channel_names(),
+                                  claim_lease_s=claim_lease(board, lease_s))
         self.runner = ScheduleRunner(board.schedule, deliver or ChannelDeliver(channels), settings)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None

@@ -3,34 +3,64 @@ meeting/consultation settings of the test's choosing."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import pytest
 
 from board.agent.runner import AgentSettings
 from board.llm.base import LLMRequest
+from board.llm.registry import ProviderRegistry
 from board.roles import RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.decision import decision_schema
 from board.room.meeting import MeetingSettings
 from board.service import Board, BoardSettings
+from board.storage import StateURL
+from bot.app import all_migrations
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.llm_support import FAST_RETRY
+
+T = TypeVar("T")
+
+def on_both_backends(test: T) -> T:
+    """Mark ``test`` to run on SQLite and PostgreSQL with the boards it builds (:func:`board_with`,
+    :func:`open_board`) on the backend of the run."""
+    return pytest.mark.backends(pytest.mark.usefixtures("boards_on_backend")(test))  # type: ignore[no-any-return]
+
+
+#: Where :func:`board_with` keeps a board's state when the test does not say: set to the test's
+#: ``state_url`` by the ``boards_on_backend`` fixture (tests/conftest.py); None: SQLite in ``data_dir``.
+STATE: StateURL | None = None
 
 
 async def board_with(workspace: Path, data_dir: Path, model: ScriptedModel, *, meetings: MeetingSettings | None = None,
                      consultation: ConsultSettings | None = None,
-                     custom_rosters: dict[str, list[str]] | None = None, **agent: Any) -> Board:
-    """An open board whose every role talks to ``model``."""
+                     custom_rosters: dict[str, list[str]] | None = None, state: StateURL | None = None,
+                     **agent: Any) -> Board:
+    """An open board whose every role talks to ``model`` (its state on ``state``, else on :data:`STATE`:
+    the test's backend with the ``boards_on_backend`` fixture; None: SQLite in ``data_dir``)."""
     agent.setdefault("default_model", f"{model.name}:main")
     agent.setdefault("retry", FAST_RETRY)
     settings = BoardSettings(
         workspace=workspace, data_dir=data_dir, roster=RosterSpec(), agent=AgentSettings(**agent),
         meetings=meetings or MeetingSettings(), consultation=consultation or ConsultSettings(),
         custom_rosters=tuple((name, tuple(roles)) for name, roles in (custom_rosters or {}).items()),
+        state=state,
     )
-    return await Board.open(settings, model.registry())
+    return await open_board(settings, model.registry())
+
+
+async def open_board(settings: BoardSettings, providers: ProviderRegistry | None = None, **kwargs: Any) -> Board:
+    """``Board.open(settings, ...)`` on :data:`STATE` (the test's backend) unless ``settings`` names a state."""
+    state = settings.state if settings.state is not None else STATE
+    if state is None:
+        return await Board.open(settings, providers, **kwargs)
+    return await Board.open(dataclasses.replace(settings, state=state), providers,
+                            migrations=all_migrations(), **kwargs)
 
 
 def last_user(request: LLMRequest) -> str:

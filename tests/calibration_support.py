@@ -19,7 +19,7 @@ from board.roles import RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.meeting import MeetingSettings
 from board.service import Board, BoardSettings
-from tests.board_support import last_user, structured_answer, valid_decision
+from tests.board_support import last_user, open_board, structured_answer, valid_decision
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.llm_support import FAST_RETRY
 
@@ -137,7 +137,7 @@ async def predicting_board(workspace: Path, data_dir: Path, model: ScriptedModel
         agent=AgentSettings(default_model=f"{model.name}:main", retry=FAST_RETRY),
         meetings=MeetingSettings(**meetings), consultation=ConsultSettings(),
     )
-    return await Board.open(settings, model.registry(), clock=clock)
+    return await open_board(settings, model.registry(), clock=clock)
 
 
 async def hold_meetings(board: Board, count: int, place: Envelope) -> list[str]:

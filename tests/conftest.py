@@ -138,6 +138,15 @@ async def database_with(backend: Dialect, data_dir: Path, request: pytest.Fixtur
 
 
 @pytest.fixture
+def boards_on_backend(state_url: StateURL | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Boards the test builds itself (``tests.board_support.board_with``) keep their state on the test's
+    backend: ``pytestmark = [pytest.mark.backends, pytest.mark.usefixtures("boards_on_backend")]``."""
+    import tests.board_support
+
+    monkeypatch.setattr(tests.board_support, "STATE", state_url)
+
+
+@pytest.fixture
 async def board(settings: BoardSettings) -> AsyncIterator[Board]:
     """An open board; closed after the test."""
     b = await Board.open(settings, migrations=all_migrations())

@@ -14,7 +14,7 @@ from board.llm.base import LLMRequest
 from board.roles import RosterSpec
 from board.room.meeting import MeetingSettings
 from board.service import Board, BoardSettings
-from tests.board_support import decision_record, last_user, structured_answer
+from tests.board_support import decision_record, last_user, open_board, structured_answer
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.llm_support import FAST_RETRY
 from tests.schedule_support import START
@@ -56,7 +56,7 @@ async def board_on(workspace: Path, data_dir: Path, model: ScriptedModel, clock:
         workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
         agent=AgentSettings(default_model=f"{model.name}:main", retry=FAST_RETRY),
         meetings=MeetingSettings(max_turns_per_agent=1), **settings)
-    return await Board.open(board_settings, model.registry(), clock=clock or FakeClock(START))
+    return await open_board(board_settings, model.registry(), clock=clock or FakeClock(START))
 
 
 async def say_to(board: Board, text: str, place: dict[str, Any] | None = None) -> str:

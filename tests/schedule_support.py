@@ -14,15 +14,18 @@ from board.db import StateDB
 from board.envelope import Reply
 from board.schedule import Delivered, Delivery, NewWork, Place, Schedule, ScheduledWork, WorkKind
 from board.schedule.migrations import MIGRATIONS
+from board.storage import Database
 
 START = datetime(2026, 11, 25, 9, 0, tzinfo=UTC)
 PLACE = Place("telegram", "-1001", 7)
 
 
-async def open_schedule(tmp_path: Path, clock: FakeClock | None = None) -> tuple[StateDB, Schedule, FakeClock]:
-    """A schedule on a fresh state db under ``tmp_path`` and a fake clock at :data:`START`."""
+async def open_schedule(where: Path | Database, clock: FakeClock | None = None,
+                        ) -> tuple[Database, Schedule, FakeClock]:
+    """A schedule and a fake clock at :data:`START`, on ``where``: the test's ``database`` (either backend)
+    or a fresh SQLite state db under a folder."""
     clock = clock or FakeClock(START)
-    db = await StateDB.open(tmp_path / "sabha.db", MIGRATIONS)
+    db = await StateDB.open(where / "sabha.db", MIGRATIONS) if isinstance(where, Path) else where
     return db, Schedule(db, clock), clock
 
 

@@ -17,6 +17,8 @@ from bot.cli import meetings as meeting_cli
 from tests.board_support import board_with, decision_record, last_user, structured_answer
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 
+pytestmark = [pytest.mark.backends, pytest.mark.usefixtures("boards_on_backend")]
+
 SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
 DECISION = json.dumps(decision_record(
     "Pilot Germany for one quarter before any wider EU launch", "Smallest bet that tests demand",

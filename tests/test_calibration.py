@@ -12,6 +12,7 @@ from board.envelope import Envelope
 from board.room.predictions.scoring import bin_index, brier, reliability, track_records
 from board.room.predictions.store import Outcome, PredictionStore
 from board.service import Board
+from tests.board_support import on_both_backends
 from tests.calibration_support import HAND_BINS, HAND_BRIER, HAND_LINES, scripted, seed
 
 OWNER_DM = Envelope(channel="telegram", text="", sender="42", chat_id="42", is_owner=True)
@@ -32,6 +33,7 @@ async def _resolve_all(workspace: Path, data_dir: Path) -> tuple[list[str], Pred
     return answers, PredictionStore(board.db), board
 
 
+@on_both_backends
 async def test_brier_and_reliability_of_twenty_scripted_predictions_match_the_hand_computation(
     workspace: Path, data_dir: Path
 ) -> None:
@@ -60,6 +62,7 @@ async def test_brier_and_reliability_of_twenty_scripted_predictions_match_the_ha
         await board.close()
 
 
+@on_both_backends
 async def test_each_prediction_keeps_its_advisor_meeting_model_and_round(workspace: Path, data_dir: Path) -> None:
     from board.clock import FakeClock
     from tests.calibration_support import T0, predicting_board, predicting_model
@@ -82,6 +85,7 @@ async def test_each_prediction_keeps_its_advisor_meeting_model_and_round(workspa
         await board.close()
 
 
+@on_both_backends
 async def test_resolving_twice_unknown_numbers_bad_outcomes_and_other_chats_change_nothing(
     workspace: Path, data_dir: Path
 ) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.room.consult import ConsultSettings
@@ -13,6 +15,8 @@ from board.service import Board
 from tests.board_support import board_with, last_user
 from tests.fakes.scripted_model import ScriptedModel, Step, call, say
 from tests.llm_support import session_entries
+
+pytestmark = [pytest.mark.backends, pytest.mark.usefixtures("boards_on_backend")]
 
 SPECIALISTS = ["general", "research", "content", "finance", "strategy", "critic"]
 

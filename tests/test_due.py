@@ -20,6 +20,7 @@ from board.commands.followup import overdue_lines
 from board.room.reminders import reminder_key
 from board.schedule import ScheduleRunner, WorkStatus
 from board.schedule.dates import DateProblem, describe, parse_duration, parse_when
+from tests.board_support import on_both_backends
 from tests.reminders_support import STRANGER, TASKS, TOPIC, board_on, hold_meeting, say_to, scripted
 from tests.schedule_support import START, RecordingDeliver
 
@@ -97,6 +98,7 @@ def test_snooze_lengths() -> None:
         parse_duration("later")
 
 
+@on_both_backends
 async def test_a_decisions_due_dates_are_read_when_it_is_recorded(workspace: Path, data_dir: Path) -> None:
     board = await board_on(workspace, data_dir, scripted(("by 2026-12-15", "in two weeks", "soonish")))
     try:
@@ -118,6 +120,7 @@ async def test_a_decisions_due_dates_are_read_when_it_is_recorded(workspace: Pat
         await board.close()
 
 
+@on_both_backends
 async def test_due_snooze_done_and_bad_input_change_nothing(workspace: Path, data_dir: Path) -> None:
     clock = FakeClock(START)
     board = await board_on(workspace, data_dir, scripted((None, None, None)), clock)
@@ -165,6 +168,7 @@ async def test_due_snooze_done_and_bad_input_change_nothing(workspace: Path, dat
         await board.close()
 
 
+@on_both_backends
 async def test_a_due_item_is_reminded_once_in_its_place_with_done_and_snooze(workspace: Path, data_dir: Path,
                                                                             ) -> None:
     clock = FakeClock(START)
@@ -205,6 +209,7 @@ async def test_a_due_item_is_reminded_once_in_its_place_with_done_and_snooze(wor
         await board.close()
 
 
+@on_both_backends
 async def test_a_reminder_for_an_item_closed_meanwhile_sends_nothing(workspace: Path, data_dir: Path) -> None:
     clock = FakeClock(START)
     board = await board_on(workspace, data_dir, scripted(("+1m", None, None)), clock)
@@ -221,6 +226,7 @@ async def test_a_reminder_for_an_item_closed_meanwhile_sends_nothing(workspace: 
         await board.close()
 
 
+@on_both_backends
 async def test_a_decision_whose_reminders_were_not_scheduled_gets_them_at_start(workspace: Path, data_dir: Path,
                                                                                ) -> None:
     clock = FakeClock(START)
@@ -237,6 +243,7 @@ async def test_a_decision_whose_reminders_were_not_scheduled_gets_them_at_start(
         await board.close()
 
 
+@on_both_backends
 async def test_the_board_timezone_is_used_and_named(workspace: Path, data_dir: Path) -> None:
     board = await board_on(workspace, data_dir, scripted((None, None, None)), timezone="Europe/Berlin")
     try:
@@ -304,6 +311,7 @@ def test_a_decisions_due_date_is_kept_as_written_blank_means_none_and_never_fail
     assert len(ActionItem(task="Model VAT", owner="finance", due="soon " * 40).due or "") == 80
 
 
+@on_both_backends
 async def test_a_member_of_the_meetings_own_topic_cannot_date_snooze_or_close_the_owners_items(
         workspace: Path, data_dir: Path) -> None:
     """Only the owner sets or changes due dates and closes items; a member pressing a reminder's
@@ -328,6 +336,7 @@ async def test_a_member_of_the_meetings_own_topic_cannot_date_snooze_or_close_th
         await board.close()
 
 
+@on_both_backends
 async def test_a_snooze_while_the_reminder_is_being_sent_reminds_again_at_the_new_date(
         workspace: Path, data_dir: Path) -> None:
     """fix27: a row being sent cannot move, so the snooze was lost; now the reminder is armed again

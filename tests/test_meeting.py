@@ -30,6 +30,8 @@ from tests.board_support import (
 )
 from tests.fakes.scripted_model import ScriptedModel, Step, call, fail, say
 
+pytestmark = [pytest.mark.backends, pytest.mark.usefixtures("boards_on_backend")]
+
 SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
 OWNERS = ["general", *SPECIALISTS]
 #: a member's default stance: conditional, so meetings neither converge nor carry dissent unless a test says so

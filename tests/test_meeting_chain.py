@@ -18,10 +18,10 @@ from board.llm.offline import OfflineProvider
 from board.llm.registry import ProviderRegistry
 from board.roles import RosterSpec
 from board.room.meeting import MeetingEvent, MeetingSettings, StopReason
-from board.service import Board, BoardSettings
+from board.service import BoardSettings
 from board.workspace.paths import copy_default_workspace
 from board.workspace.prompt import PromptBuilder
-from tests.board_support import board_with, framing, last_user, schema_of, valid_decision
+from tests.board_support import board_with, framing, last_user, on_both_backends, open_board, schema_of, valid_decision
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 
 SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
@@ -52,6 +52,7 @@ def longest_chain(spans: list[tuple[float, float, str, str]]) -> int:
     return max(chain, default=0)
 
 
+@on_both_backends
 async def test_a_three_round_meeting_is_five_model_calls_in_sequence_and_keeps_the_objection(
     workspace: Path, data_dir: Path
 ) -> None:
@@ -61,7 +62,7 @@ async def test_a_three_round_meeting_is_five_model_calls_in_sequence_and_keeps_t
     settings = BoardSettings(workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
                              agent=AgentSettings(default_model="offline"),
                              meetings=MeetingSettings(max_turns_per_agent=3, agent_timeout_s=60))
-    async with await Board.open(settings, registry) as board:
+    async with await open_board(settings, registry) as board:
         result = await board.room.hold("Should we expand to Europe next year?")
         kinds = {r["kind"] for r in await board.db.fetchall(
             "SELECT kind FROM meeting_events WHERE meeting_id = ?", (result.meeting_id,))}
@@ -79,6 +80,7 @@ async def test_a_three_round_meeting_is_five_model_calls_in_sequence_and_keeps_t
     assert decision.final_objection.text.splitlines()[0] in result.minutes  # the objection nobody wanted to hear
 
 
+@on_both_backends
 async def test_disagreement_and_consensus_stated_in_the_statement_are_recorded_without_a_second_turn(
     workspace: Path, data_dir: Path
 ) -> None:

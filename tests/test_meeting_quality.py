@@ -6,11 +6,15 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from board.llm.base import LLMRequest
 from board.room.meeting import MeetingEvent, MeetingSettings
 from board.service import Board
 from tests.board_support import board_with, framing, last_user, schema_of, structured_answer, valid_decision
 from tests.fakes.scripted_model import ScriptedModel, Step, call, say
+
+pytestmark = [pytest.mark.backends, pytest.mark.usefixtures("boards_on_backend")]
 
 SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
 OWNERS = ["general", *SPECIALISTS]

@@ -12,6 +12,7 @@ import pytest
 
 from board.room.decision import Prediction, format_stance, parse_stance, read_prediction, split_stance
 from board.room.meeting.rounds import STANCE_INSTRUCTION
+from board.storage import Database, StateURL
 from tests.daemon_support import REPO
 
 
@@ -68,12 +69,17 @@ def _sabha(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           timeout=120, check=False)
 
 
-def test_the_offline_board_predicts_and_the_cli_lists_resolves_and_scores(tmp_path: Path) -> None:
+@pytest.mark.backends
+def test_the_offline_board_predicts_and_the_cli_lists_resolves_and_scores(tmp_path: Path,
+                                                                          state_url: StateURL | None) -> None:
     """``sabha meeting`` on the offline model: every member's stance carries a prediction to check on
     the meeting's date; ``sabha predictions list|resolve`` and ``sabha board stats`` work on them."""
     assert _sabha(tmp_path, "init", str(tmp_path)).returncode == 0
+    if state_url is not None:  # the board's state on the test's PostgreSQL
+        with (tmp_path / "sabha.yaml").open("a") as config:
+            config.write(f"\nstate:\n  url: {state_url}\n")
     before = _sabha(tmp_path, "board", "stats")
-    assert before.returncode == 0 and "no predictions yet" in before.stdout
+    assert before.returncode == 0 and "no predictions yet" in before.stdout.lower()  # no state yet, or none in it
     held = _sabha(tmp_path, "meeting", "--quiet", "Should we raise prices for European customers?")
     assert held.returncode == 0, held.stderr
     listed = _sabha(tmp_path, "predictions", "list")
@@ -92,17 +98,16 @@ def test_the_offline_board_predicts_and_the_cli_lists_resolves_and_scores(tmp_pa
     assert "```" not in stats.stdout
 
 
-async def test_a_prediction_about_the_past_is_not_recorded_and_a_restated_one_counts_once(tmp_path: Path) -> None:
+@pytest.mark.backends
+async def test_a_prediction_about_the_past_is_not_recorded_and_a_restated_one_counts_once(database: Database) -> None:
     from datetime import UTC, datetime
 
-    from board.db import StateDB
     from board.room.decision import Stance
     from board.room.predictions.recording import record_prediction
     from board.room.predictions.store import PredictionStore
-    from board.service import BOARD_MIGRATIONS
 
     now = datetime(2026, 11, 25, 9, tzinfo=UTC)
-    async with await StateDB.open(tmp_path / "sabha.db", BOARD_MIGRATIONS) as db:
+    async with database as db:
         await db.execute("INSERT INTO meetings(id, topic, roster, chair, status, started_at) "
                          "VALUES ('m-1', 'Prices', 'board', 'general', 'running', '2026-11-25')")
 

@@ -3,6 +3,7 @@ the follow-up meeting of a revisit with the reason on its agenda, and the clear 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,9 +14,10 @@ from board.clock import FakeClock
 from board.envelope import Envelope
 from board.room.followup import FollowUps, follow_up_key, reminder_key
 from board.room.meeting import MeetingSettings
-from board.room.ratify import Verdict
+from board.room.ratify import Outcome, Ruling, Verdict
 from board.schedule import NewWork, Place, ScheduleRunner, WorkKind, WorkStatus
 from board.service import Board
+from board.storage import StateURL
 from tests.board_support import board_with
 from tests.fakes.scripted_model import ScriptedModel
 from tests.schedule_support import RecordingDeliver
@@ -27,10 +29,13 @@ ELSEWHERE = dict(channel="telegram", sender="1", sender_name="Olive", chat_id="7
 MOMENT = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
 
+pytestmark = pytest.mark.backends
+
+
 @pytest.fixture
-async def board(workspace: Path, data_dir: Path) -> AsyncIterator[Board]:
+async def board(workspace: Path, data_dir: Path, state_url: StateURL | None) -> AsyncIterator[Board]:
     board = await board_with(workspace, data_dir, ScriptedModel(default=answer),
-                             meetings=MeetingSettings(max_turns_per_agent=1))
+                             meetings=MeetingSettings(max_turns_per_agent=1), state=state_url)
     board.decisions.clock = FakeClock(MOMENT)
     yield board
     await board.close()
@@ -145,3 +150,25 @@ async def test_a_bare_ruling_in_one_topic_never_rules_on_another_topics_decision
     assert mid in await say(board, "/decision", TOPIC_42)
     assert "ratified by Olive" in await say(board, "/ratify", TOPIC_42)
     assert (await board.decisions.find(mid)).record.verdict is Verdict.RATIFIED  # type: ignore[union-attr]
+
+
+async def test_an_ended_meetings_decision_is_indexed_for_recall_once_and_a_ruling_keeps_it(board: Board) -> None:
+    first = await meeting(board)
+    second = await meeting(board, "Should we cut prices?")
+    await say(board, f"/veto {second} margins are thin")
+    await board.room.store.finish(first, stop_reason="completed", cost_usd=0.0,  # recorded again: re-indexed once
+                                  decision={"recommendation": "Start small in Berlin"}, minutes="again")
+    rows = await board.db.fetchall("SELECT meeting_id, topic, recommendation FROM decision_search ORDER BY topic")
+    assert [(r["meeting_id"], r["topic"], r["recommendation"]) for r in rows] == [
+        (second, "Should we cut prices?", rows[0]["recommendation"]),
+        (first, "Should we expand to Europe?", "Start small in Berlin")]
+    assert rows[0]["recommendation"]  # the decision's own words
+
+
+async def test_two_rulings_at_once_change_the_decision_once(board: Board) -> None:
+    first = await meeting(board)
+    veto = Ruling(Verdict.VETOED, by="telegram:1", via="telegram", reason="too soon")
+    revisit = Ruling(Verdict.REVISIT, by="whatsapp:1", via="whatsapp", reason="new facts")
+    results = await asyncio.gather(*(board.decisions.rule(first, r) for r in (veto, revisit, veto, revisit)))
+    assert sorted(r.outcome.value for r in results).count(Outcome.DONE.value) == 1  # the rest: already / final
+    assert len(await board.decisions.rulings(first)) == 1

@@ -17,7 +17,7 @@ from board.room.recall.reviews import ReviewStore
 from board.room.recall.search import related_decisions
 from board.schedule import ScheduleRunner
 from board.service import Board
-from tests.board_support import schema_of
+from tests.board_support import on_both_backends, open_board, schema_of
 from tests.calibration_support import T0, predicting_board, predicting_model
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.schedule_support import RecordingDeliver
@@ -47,6 +47,7 @@ async def _say(board: Board, text: str, **who: object) -> str:
     return (await board.handle(Envelope(text=text, **{**OWNER_TOPIC, **who}))).text  # type: ignore[arg-type]
 
 
+# SQLite only until the decision search (board/room/recall/search.py, FTS5 MATCH) runs on PostgreSQL too
 async def test_a_scheduled_review_holds_one_short_meeting_and_records_its_verdict(workspace: Path,
                                                                                   data_dir: Path) -> None:
     clock = FakeClock(T0)
@@ -94,6 +95,7 @@ async def test_a_scheduled_review_holds_one_short_meeting_and_records_its_verdic
         await board.close()
 
 
+@on_both_backends
 async def test_review_after_days_schedules_a_review_of_every_decision(workspace: Path, data_dir: Path) -> None:
     clock = FakeClock(T0)
     board = await _board(workspace, data_dir, _reviewing_model(), clock, review_after_days=14)
@@ -107,6 +109,7 @@ async def test_review_after_days_schedules_a_review_of_every_decision(workspace:
         await board.close()
 
 
+@on_both_backends
 async def test_review_bad_input_changes_nothing(workspace: Path, data_dir: Path) -> None:
     board = await _board(workspace, data_dir, _reviewing_model(), FakeClock(T0))
     try:
@@ -123,6 +126,7 @@ async def test_review_bad_input_changes_nothing(workspace: Path, data_dir: Path)
         await board.close()
 
 
+@on_both_backends
 async def test_the_offline_model_plays_a_review(workspace: Path, data_dir: Path) -> None:
     from board.agent.runner import AgentSettings
     from board.roles import RosterSpec
@@ -134,7 +138,7 @@ async def test_the_offline_model_plays_a_review(workspace: Path, data_dir: Path)
     settings = BoardSettings(workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
                              agent=AgentSettings(default_model="offline"),
                              meetings=MeetingSettings(max_turns_per_agent=1), consultation=ConsultSettings())
-    board = await Board.open(settings, clock=clock)
+    board = await open_board(settings, clock=clock)
     try:
         decided = (await board.room.prepare("Should we pilot in Germany?",
                                             envelope=Envelope(text="", **OWNER_TOPIC)).run()).meeting_id  # type: ignore[arg-type]
@@ -155,6 +159,7 @@ async def test_the_offline_model_plays_a_review(workspace: Path, data_dir: Path)
         await board.close()
 
 
+@on_both_backends
 async def test_review_dates_are_read_like_due_dates_in_the_boards_time_zone(workspace: Path, data_dir: Path) -> None:
     """fix27: /review had its own weaker reader (no "in two weeks", no "friday", UTC only, +0m accepted,
     an OverflowError for +99999999999d); it reads dates like /due now."""
@@ -182,6 +187,7 @@ async def test_review_dates_are_read_like_due_dates_in_the_boards_time_zone(work
         await board.close()
 
 
+@on_both_backends
 async def test_resolution_requests_go_out_when_the_resolve_by_date_begins_in_the_boards_zone(
         workspace: Path, data_dir: Path) -> None:
     """fix27: they went out at 00:00 UTC on the resolve-by date whatever board.timezone said."""

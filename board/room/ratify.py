@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from board.clock import Clock
-from board.db import StateDB
-from board.storage import Row
+from board.storage import Database, Dialect, Row, Tx
 
 __all__ = ["DecisionBook", "DecisionChange", "DecisionRecord", "Listener", "Outcome", "Place", "Ruling", "RulingResult",
            "Verdict", "verdicts"]
@@ -152,7 +150,7 @@ def _record(row: Row) -> DecisionRecord:
 class DecisionBook:
     """Decisions and their verdicts; see the module docstring."""
 
-    db: StateDB
+    db: Database
     clock: Clock
     listeners: list[Listener] = field(default_factory=list)
 
@@ -168,8 +166,8 @@ class DecisionBook:
         if not rows and ref:
             like = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
             rows = await self.db.fetchall(
-                f"SELECT {_COLUMNS} FROM meetings WHERE id LIKE ? ESCAPE '\\' ORDER BY started_at DESC LIMIT 6",
-                (like,))
+                f"SELECT {_COLUMNS} FROM meetings WHERE lower(id) LIKE lower(?) ESCAPE '\\' "
+                "ORDER BY started_at DESC LIMIT 6", (like,))
         if not rows:
             return RulingResult(Outcome.NOT_FOUND)
         if len(rows) > 1:
@@ -218,7 +216,8 @@ class DecisionBook:
             return found
         meeting_id = found.record.meeting_id
         at = self.clock.now().isoformat(timespec="seconds")
-        result = await self.db.express(lambda conn: _rule(conn, meeting_id, ruling, at))
+        async with self.db.transaction() as tx:
+            result = await _rule(tx, self.db.dialect, meeting_id, ruling, at)
         if result.outcome is Outcome.DONE and result.record is not None:
             log.info("decision %s %s by %s via %s%s%s", meeting_id, ruling.verdict.value, ruling.by, ruling.via,
                      f" ({len(result.dropped)} open action item(s) dropped)" if result.dropped else "",
@@ -246,39 +245,37 @@ class DecisionBook:
                               change.record.verdict.value)
 
 
-def _rule(conn: sqlite3.Connection, meeting_id: str, ruling: Ruling, at: str) -> RulingResult:
-    """The ruling as one transaction (on the db's express connection): check, change, drop, record."""
-    conn.row_factory = sqlite3.Row
-    try:
-        row = conn.execute(f"SELECT {_COLUMNS} FROM meetings WHERE id = ?", (meeting_id,)).fetchone()
-        if row is None:
-            return RulingResult(Outcome.NOT_FOUND)
-        current = _record(row)
-        if current.verdict is ruling.verdict:
-            return RulingResult(Outcome.ALREADY, current)
-        if ruling.verdict not in ALLOWED[current.verdict]:
-            return RulingResult(Outcome.FINAL, current)
-        conn.execute("UPDATE meetings SET ratification = ?, ruled_by = ?, ruled_by_name = ?, ruled_at = ?, "
+async def _rule(tx: Tx, dialect: Dialect, meeting_id: str, ruling: Ruling, at: str) -> RulingResult:
+    """The ruling as one transaction: check (the row locked on PostgreSQL, so two replicas ruling at
+    once queue and the second sees the first's verdict), change, drop, record."""
+    lock = " FOR UPDATE" if dialect is Dialect.POSTGRES else ""
+    row = await tx.fetchone(f"SELECT {_COLUMNS} FROM meetings WHERE id = ?{lock}", (meeting_id,))
+    if row is None:
+        return RulingResult(Outcome.NOT_FOUND)
+    current = _record(row)
+    if current.verdict is ruling.verdict:
+        return RulingResult(Outcome.ALREADY, current)
+    if ruling.verdict not in ALLOWED[current.verdict]:
+        return RulingResult(Outcome.FINAL, current)
+    await tx.execute("UPDATE meetings SET ratification = ?, ruled_by = ?, ruled_by_name = ?, ruled_at = ?, "
                      "ruling_reason = ? WHERE id = ?",
                      (ruling.verdict.value, ruling.by, ruling.by_name, at, ruling.reason, meeting_id))
-        dropped: tuple[int, ...] = ()
-        if ruling.verdict is Verdict.VETOED:
-            dropped = tuple(r[0] for r in conn.execute(
-                "SELECT id FROM action_items WHERE meeting_id = ? AND status = 'open' ORDER BY id", (meeting_id,)))
-            conn.execute("UPDATE action_items SET status = 'dropped', done_at = ?, done_by = ? "
-                         "WHERE meeting_id = ? AND status = 'open'", (at, ruling.by, meeting_id))
-        conn.execute("INSERT INTO decision_rulings(meeting_id, verdict, previous, by_id, by_name, reason, via, at, "
+    dropped: tuple[int, ...] = ()
+    if ruling.verdict is Verdict.VETOED:
+        dropped = tuple(int(r["id"]) for r in await tx.fetchall(
+            "UPDATE action_items SET status = 'dropped', done_at = ?, done_by = ? "
+            "WHERE meeting_id = ? AND status = 'open' RETURNING id", (at, ruling.by, meeting_id)))
+        dropped = tuple(sorted(dropped))
+    await tx.execute("INSERT INTO decision_rulings(meeting_id, verdict, previous, by_id, by_name, reason, via, at, "
                      "dropped) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                      (meeting_id, ruling.verdict.value, current.verdict.value, ruling.by, ruling.by_name,
                       ruling.reason, ruling.via, at, json.dumps(list(dropped))))
-        after = conn.execute(f"SELECT {_COLUMNS} FROM meetings WHERE id = ?", (meeting_id,)).fetchone()
-        return RulingResult(Outcome.DONE, _record(after), dropped)
-    finally:
-        conn.row_factory = None
+    after = await tx.fetchone(f"SELECT {_COLUMNS} FROM meetings WHERE id = ?", (meeting_id,))
+    assert after is not None  # updated in this transaction
+    return RulingResult(Outcome.DONE, _record(after), dropped)
 
 
-
-async def verdicts(db: StateDB, meeting_ids: list[str]) -> dict[str, Verdict]:
+async def verdicts(db: Database, meeting_ids: list[str]) -> dict[str, Verdict]:
     """The verdict of each of ``meeting_ids`` that has a decision (listings of meetings show it)."""
     if not meeting_ids:
         return {}

@@ -9,8 +9,9 @@ stays ``running`` with no stop reason, which ``sabha meetings list`` shows).
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -71,12 +72,13 @@ class MeetingStore:
 
     async def create(self, meeting_id: str, topic: str, roster: str, chair: str, *,
                      channel: str | None = None, chat_id: str | None = None, thread_id: int | None = None) -> None:
-        """Record a meeting that is starting."""
-        await self.db.execute(
+        """Record a meeting that is starting (whole even when the meeting is cancelled meanwhile: its
+        stop reason is then written onto this row)."""
+        await _whole(self.db.execute(
             "INSERT INTO meetings(id, topic, roster, chair, status, channel, chat_id, thread_id, started_at) "
             "VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
             (meeting_id, topic, roster, chair, channel, chat_id, thread_id, utc_now()),
-        )
+        ))
 
     async def set_agenda(self, meeting_id: str, agenda: str) -> None:
         """Store the chair's agenda."""
@@ -188,7 +190,8 @@ class MeetingStore:
         """One meeting by id (a unique prefix of the id works too)."""
         row = await self.db.fetchone("SELECT * FROM meetings WHERE id = ?", (meeting_id,))
         if row is None:
-            rows = await self.db.fetchall("SELECT * FROM meetings WHERE id LIKE ? LIMIT 2", (meeting_id + "%",))
+            rows = await self.db.fetchall("SELECT * FROM meetings WHERE lower(id) LIKE lower(?) LIMIT 2",
+                                          (meeting_id + "%",))
             row = rows[0] if len(rows) == 1 else None
         return _row(row) if row else None
 
@@ -219,6 +222,17 @@ class MeetingStore:
                            for r in statements],
             "events": [{**dict(r), "data": json.loads(r["data"])} for r in events],
         }
+
+
+async def _whole(write: Awaitable[None]) -> None:
+    """Run ``write`` to its end even if the caller is cancelled meanwhile (PostgreSQL cancels a statement
+    whose await is cancelled; SQLite's runs on in its thread), then let the cancel go on."""
+    task = asyncio.ensure_future(write)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task
+        raise
 
 
 def _row(row: Any) -> MeetingRow:

@@ -25,9 +25,9 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
 
@@ -107,6 +107,10 @@ class RunnerSettings:
     recheck_s: float = 30.0
     #: only rows for these channels (None: all): ``sabha chat`` shows the terminal's, the daemon the rest
     channels: tuple[str, ...] | None = None
+    #: replicas share the table (PostgreSQL): a runner touches the rows it holds every third of this
+    #: (seconds), and a claim untouched this long is a dead runner's, taken back by whichever runner looks
+    #: next. None (one daemon, SQLite): every claim found at start is this process's previous life's.
+    claim_lease_s: float | None = None
 
 
 class ScheduleRunner:
@@ -122,13 +126,29 @@ class ScheduleRunner:
         self._claims = 0
         self.done = 0  # rows finished by this runner (any outcome)
 
+    def _stale_before(self) -> datetime | None:
+        lease = self.settings.claim_lease_s
+        return None if lease is None else self.clock.now() - timedelta(seconds=lease)
+
     async def recover(self) -> None:
         """At start: what a crash or a stop left (see :meth:`WorkStore.recover`), logged."""
-        found = await self.store.recover(self.clock.now(), self.settings.channels)
-        if found.redo:
-            log.info("schedule: %d item(s) claimed before the last stop but not sent: doing them again", found.redo)
-        for row in found.uncertain:
-            log.warning("schedule: %s %s was being sent when Sabha stopped; it may have arrived, so it is not "
+        found = await self.store.recover(self.clock.now(), self.settings.channels, stale_before=self._stale_before())
+        self._recovered(found.redo, found.uncertain)
+
+    async def reclaim_stale(self) -> None:
+        """Replicas: take back the claims of a runner that died (untouched for the lease); see the store."""
+        stale_before = self._stale_before()
+        if stale_before is not None:
+            self._recovered(*await self.store.reclaim(self.clock.now(), self.settings.channels,
+                                                      stale_before=stale_before))
+
+    @staticmethod
+    def _recovered(redo: int, uncertain: tuple[ScheduledWork, ...]) -> None:
+        if redo:
+            log.info("schedule: %d item(s) claimed by a runner that stopped before sending them: doing them again",
+                     redo)
+        for row in uncertain:
+            log.warning("schedule: %s %s was being sent when its runner stopped; it may have arrived, so it is not "
                         "sent again", row.kind, row.key)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -167,6 +187,7 @@ class ScheduleRunner:
     async def run_due(self, stop: asyncio.Event | None = None) -> int:
         """Do every row due now, one at a time; how many were taken."""
         taken = 0
+        await self.reclaim_stale()
         while stop is None or not stop.is_set():
             self._claims += 1
             work = await self.store.claim_due(self.clock.now(), f"{self.claim_prefix}-{self._claims}",
@@ -174,8 +195,35 @@ class ScheduleRunner:
             if work is None:
                 return taken
             taken += 1
-            await self.do(work)
+            async with self._holding(work):
+                await self.do(work)
         return taken
+
+    @contextlib.asynccontextmanager
+    async def _holding(self, work: ScheduledWork) -> AsyncIterator[None]:
+        """While the block runs, touch ``work`` every third of the claim lease (replicas only), so no
+        other runner takes it for a dead one's."""
+        lease = self.settings.claim_lease_s
+        if lease is None:
+            yield
+            return
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(lease / 3)
+                try:
+                    if not await self.store.touch(work, self.clock.now()):
+                        return  # no longer this claim's: the runner's next step finds that out
+                except Exception:  # a storage hiccup: the next beat tries again
+                    log.warning("schedule: could not renew the claim on %s", work.key, exc_info=True)
+
+        beating = asyncio.ensure_future(beat())
+        try:
+            yield
+        finally:
+            beating.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beating
 
     async def do(self, work: ScheduledWork) -> None:
         """Run one claimed row to its outcome."""

@@ -2,14 +2,19 @@
 
 Every state change is one conditional ``UPDATE`` (``... WHERE status = ? AND claim = ?``
 ``RETURNING``), so two runners (two replicas, issue 29) can never both hold a row: the claim
-is ``UPDATE ... WHERE id = (SELECT ... LIMIT 1) AND status = 'pending'``, which PostgreSQL
-writes as ``... FOR UPDATE SKIP LOCKED``. A row changed under a runner (cancelled, rescheduled
+is ``UPDATE ... WHERE id = (SELECT ... LIMIT 1) AND status = 'pending'``, the select made
+``... FOR UPDATE SKIP LOCKED`` on PostgreSQL. A row changed under a runner (cancelled, rescheduled
 while it was claimed) makes that runner's next step match nothing, and it sends nothing.
 
 Recovery at start (:meth:`WorkStore.recover`): a ``claimed`` row never reached ``sending``,
 so nothing left: it is pending again and done once more. A ``sending`` row may have reached
 the service: it is finished as ``may_have_arrived`` and never sent again. Rows held waiting
 (a channel that was not running, a closed WhatsApp window) are looked at again.
+
+Several replicas share one table (PostgreSQL, issue 29): a runner that starts must not take back
+the claims of the live ones. There a claim is the runner's while it touches the row
+(:meth:`WorkStore.touch`, every third of the lease); a claim untouched for the lease belongs to a
+runner that died, and any runner takes it back by the same rules (:meth:`WorkStore.reclaim`).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from board.schedule.work import (
     parse_stamp,
     stamp,
 )
+from board.storage.database import Dialect
 
 if TYPE_CHECKING:
     from board.storage import Database
@@ -83,10 +89,14 @@ def _row(r: Any) -> ScheduledWork:
 
 
 class WorkStore:
-    """The table behind :class:`board.schedule.Schedule` (SQLite; the state db's main connection)."""
+    """The table behind :class:`board.schedule.Schedule`, on either backend."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        #: the claim's read locks the row it picks on PostgreSQL and passes over rows another runner is
+        #: claiming this instant, so racing replicas each take a different row (rather than queueing on one
+        #: and finding it gone); SQLite runs one writer at a time and needs nothing
+        self._skip_locked = " FOR UPDATE SKIP LOCKED" if db.dialect is Dialect.POSTGRES else ""
 
     async def _one(self, sql: str, params: tuple[Any, ...]) -> ScheduledWork | None:
         row = await self.db.fetchone(f"{sql} RETURNING {_COLUMNS}", params)
@@ -141,7 +151,7 @@ class WorkStore:
         return await self._one(
             "UPDATE scheduled_work SET status = 'claimed', claim = ?, claimed_at = ?, updated_at = ? "
             "WHERE id = (SELECT id FROM scheduled_work WHERE status = 'pending' AND held IS NULL AND due_at <= ?"
-            f"{scope} ORDER BY due_at, id LIMIT 1) AND status = 'pending'",
+            f"{scope} ORDER BY due_at, id LIMIT 1{self._skip_locked}) AND status = 'pending'",
             (claim, stamp(now), stamp(now), stamp(now), *params))
 
     async def next_due(self, channels: Sequence[str] | None = None) -> datetime | None:
@@ -206,9 +216,24 @@ class WorkStore:
             tuple(params))
         return len(rows)
 
-    async def recover(self, now: datetime, channels: Sequence[str] | None = None) -> Recovered:
-        """After a crash or a stop (of the runner for ``channels``, when given): see the module docstring."""
+    async def recover(self, now: datetime, channels: Sequence[str] | None = None, *,
+                      stale_before: datetime | None = None) -> Recovered:
+        """After a crash or a stop (of the runner for ``channels``, when given): see the module docstring.
+        ``stale_before`` (replicas sharing the table): only claims whose runner was last heard of before
+        it are taken back, as a live replica's are its own."""
+        redo, uncertain = await self.reclaim(now, channels, stale_before=stale_before)
+        released = await self.release_held(now, channels=channels)
+        return Recovered(redo, uncertain, released)
+
+    async def reclaim(self, now: datetime, channels: Sequence[str] | None = None, *,
+                      stale_before: datetime | None = None) -> tuple[int, tuple[ScheduledWork, ...]]:
+        """Claims left by a runner that is gone (all, or those not touched since ``stale_before``): a
+        ``claimed`` row is pending again (nothing left), a ``sending`` one done as ``may_have_arrived``
+        (never sent twice); (how many were redone, the uncertain rows)."""
         scope, params = _scope(channels)
+        if stale_before is not None:
+            scope += " AND updated_at < ?"
+            params.append(stamp(stale_before))
         redo = await self.db.fetchall(
             "UPDATE scheduled_work SET status = 'pending', claim = NULL, updated_at = ? WHERE status = 'claimed'"
             f"{scope} RETURNING id", (stamp(now), *params))
@@ -217,8 +242,13 @@ class WorkStore:
             f"detail = 'Sabha stopped while it was being sent: it may have arrived, so it is not sent again', "
             f"finished_at = ?, updated_at = ? WHERE status = 'sending'{scope} RETURNING {_COLUMNS}",
             (stamp(now), stamp(now), *params))
-        released = await self.release_held(now, channels=channels)
-        return Recovered(len(redo), tuple(_row(r) for r in uncertain), released)
+        return len(redo), tuple(_row(r) for r in uncertain)
+
+    async def touch(self, work: ScheduledWork, now: datetime) -> bool:
+        """The runner holding ``work`` is alive (its claim is not stale); False when the row is not its any more."""
+        return bool(await self.db.fetchall(
+            "UPDATE scheduled_work SET updated_at = ? WHERE id = ? AND status IN ('claimed', 'sending') "
+            "AND claim = ? RETURNING id", (stamp(now), work.id, work.claim)))
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -79,6 +79,7 @@ SUBCOMMANDS: dict[str, str] = {
     "media": "bot.cli.media",
     "people": "bot.cli.people",
     "web": "bot.cli.web",
+    "state": "bot.cli.state",
 }
 
 #: Subcommands whose parser this module adds itself.
@@ -138,6 +139,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     from bot.daemon import run_daemon
     from bot.intake.storage import DataDirUnwritable
     from bot.ops.logs import setup_logging
+    from bot.replicas.registry import ReplicaNameTaken
 
     level = loaded.config.logging.level if not getattr(args, "verbose", 0) else logging.getLogger().level
     setup_logging(level, loaded.config.logging.format)
@@ -145,7 +147,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         logging.getLogger("sabha.config").warning("%s", warning)
     try:
         return await run_daemon(loaded)
-    except (ChannelError, DataDirUnwritable, ClockRefused) as exc:
+    except (ChannelError, DataDirUnwritable, ClockRefused, ReplicaNameTaken) as exc:
         raise UserError(str(exc)) from exc
     except OSError as exc:
         raise UserError(str(exc)) from exc

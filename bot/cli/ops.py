@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` build
     from board.memory.ledger import Ledger
     from board.storage import Database
     from bot.config import LoadedConfig
+    from bot.replicas.status import ReplicasReport
 
 __all__ = ["DaemonInfo", "add_parsers", "budget_lines", "cmd_inbox", "cmd_status", "find_daemon"]
 
@@ -219,6 +220,14 @@ def _daemon_lines(info: DaemonInfo | None, loaded: LoadedConfig) -> tuple[list[s
     return lines, code
 
 
+def _row_id(db: Database) -> str:
+    """The inbox row's number (``sabha inbox list`` shows it, ``retry ID`` takes it): SQLite's rowid, PostgreSQL's
+    ``seq`` (the intake's stand-in for it: the order rows were stored in)."""
+    from board.storage import Dialect
+
+    return "seq" if db.dialect is Dialect.POSTGRES else "rowid"
+
+
 async def _inbox_lines(db: Database) -> list[str]:
     rows = await db.fetchall(
         f"SELECT channel, status, COUNT(*) AS n FROM inbound_messages WHERE status IN "
@@ -233,7 +242,8 @@ async def _inbox_lines(db: Database) -> list[str]:
     else:
         lines = ["Inbox: nothing pending"]
     bad = await db.fetchall(
-        f"SELECT rowid AS id, channel, chat_id, message_id, status, detail, COALESCE(answered_at, received_at) AS at "
+        f"SELECT {_row_id(db)} AS id, channel, chat_id, message_id, status, detail, "
+        f"COALESCE(answered_at, received_at) AS at "
         f"FROM inbound_messages WHERE status IN ({', '.join('?' * len(PROBLEMS))}) ORDER BY at DESC LIMIT 5",
         PROBLEMS)
     if bad:
@@ -283,18 +293,33 @@ async def _decision_lines(db: Database) -> list[str]:
     return await status_lines(DecisionBook(db, SYSTEM_CLOCK))
 
 
+async def _replica_report(db: Database, loaded: LoadedConfig) -> ReplicasReport:
+    """The replicas alive on this state, their leases and the backlog (:mod:`bot.replicas.status`)."""
+    import time
+
+    from bot.replicas.status import read_report
+
+    return await read_report(db, now=time.time(), lease_s=loaded.config.replicas.lease_s)
+
+
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
     from board.memory.ledger import Ledger
     from board.service import DB_FILE
+    from board.storage import Dialect
     from bot.app import open_state_db
+    from bot.replicas.status import report_lines
 
     info = await find_daemon(loaded)
     lines, code = _daemon_lines(info, loaded)
     db_path = loaded.data_dir / DB_FILE
     report: dict[str, Any] = {"data_dir": str(loaded.data_dir), "daemon": info.__dict__ if info else None}
-    if db_path.exists():
+    url = loaded.state_url()
+    if url.dialect is Dialect.POSTGRES or (url.path or db_path).exists():
         async with await open_state_db(loaded) as db:
+            replicas = await _replica_report(db, loaded)
+            lines += report_lines(replicas)
+            report["replicas"] = replicas.as_json()
             lines += await _inbox_lines(db)
             lines += await _undeliverable_lines(db)
             lines += await _whatsapp_people_lines(db, loaded)
@@ -304,7 +329,7 @@ async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             if args.json:
                 report["budget"] = await budget_json(Ledger(db), loaded)
     else:
-        lines.append(f"No state database at {db_path} yet: nothing received, nothing spent.")
+        lines.append(f"No state database at {url.path or db_path} yet: nothing received, nothing spent.")
     if args.json:
         report["exit_code"] = code
         emit(json.dumps(report, indent=2, default=str))
@@ -339,9 +364,9 @@ async def _inbox_rows(db: Database, args: argparse.Namespace) -> list[dict[str, 
     if args.channel:
         where.append("channel = ?")
         params.append(args.channel)
-    sql = ("SELECT rowid AS id, channel, chat_id, message_id, status, attempts, received_at, answered_at, detail, "
-           "envelope, reply IS NOT NULL AS has_reply FROM inbound_messages"
-           + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY rowid DESC LIMIT ?")
+    sql = (f"SELECT {_row_id(db)} AS id, channel, chat_id, message_id, status, attempts, received_at, answered_at, "
+           "detail, envelope, reply IS NOT NULL AS has_reply FROM inbound_messages"
+           + (f" WHERE {' AND '.join(where)}" if where else "") + f" ORDER BY {_row_id(db)} DESC LIMIT ?")
     rows = await db.fetchall(sql, (*params, args.limit))
     return [{"id": int(r["id"]), "channel": r["channel"], "chat_id": r["chat_id"], "message_id": r["message_id"],
              "status": r["status"], "attempts": int(r["attempts"] or 0), "received_at": r["received_at"],
@@ -369,8 +394,9 @@ async def _inbox_list(db: Database, args: argparse.Namespace) -> int:
 
 
 async def _inbox_retry(db: Database, args: argparse.Namespace, loaded: LoadedConfig) -> int:
-    row = await db.fetchone("SELECT rowid AS id, channel, chat_id, message_id, status, reply IS NOT NULL AS has_reply, "
-                            "envelope IS NOT NULL AS has_envelope FROM inbound_messages WHERE rowid = ?", (args.id,))
+    row = await db.fetchone(f"SELECT {_row_id(db)} AS id, channel, chat_id, message_id, status, reply IS NOT NULL AS "
+                            f"has_reply, envelope IS NOT NULL AS has_envelope FROM inbound_messages "
+                            f"WHERE {_row_id(db)} = ?", (args.id,))
     if row is None:
         raise UserError(f"no stored message with ID {args.id}; see `sabha inbox list`")
     status = str(row["status"])
@@ -394,7 +420,7 @@ async def _inbox_retry(db: Database, args: argparse.Namespace, loaded: LoadedCon
     now = datetime.now(UTC).isoformat(timespec="milliseconds")
     await db.execute(
         "UPDATE inbound_messages SET status = ?, attempts = 0, received_at = ?, answered_at = NULL, detail = ? "
-        "WHERE rowid = ?", (new_status, now, f"re-queued by `sabha inbox retry` (was {status})", args.id))
+        f"WHERE {_row_id(db)} = ?", (new_status, now, f"re-queued by `sabha inbox retry` (was {status})", args.id))
     what = ("its stored reply will be delivered again (no new model call)" if resend
             else "the board will answer it again")
     emit(f"{where}: {status} -> {new_status}; {what}.")

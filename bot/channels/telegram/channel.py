@@ -82,6 +82,7 @@ from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 
 if TYPE_CHECKING:
     from bot.config import LoadedConfig
+    from bot.replicas.leader import Leadership
 
 __all__ = ["ANSWER_FAILED", "COMMANDS", "NOT_AUTHORISED", "TEXT_ONLY", "TelegramChannel", "build"]
 
@@ -215,6 +216,8 @@ class TelegramChannel:
         self._offset: int | None = None
         self._confirmed: int | None = None
         self._poller: asyncio.Task[None] | None = None
+        #: Replicas in polling mode: poll only while this one leads (None: always; bot.replicas.leader).
+        self.leadership: Leadership | None = None
         self._connector: asyncio.Task[None] | None = None
 
     def reconfigure(self, section: TelegramSection) -> None:
@@ -498,6 +501,30 @@ class TelegramChannel:
             if last is not None:
                 self._offset = last + 1
 
+    async def _poll_while_leading(self) -> None:
+        """:meth:`_poll`, but among replicas only while this one leads polling; a standby waits, and on
+        taking over starts from Telegram's unconfirmed updates (what was stored already is a duplicate)."""
+        leadership = self.leadership
+        if leadership is None:
+            await self._poll()
+            return
+        while self.accepting:
+            if not leadership.leading:
+                log.info("telegram: standing by; another replica polls getUpdates")
+                await leadership.wait_leading()
+                self._offset = None
+                log.info("telegram: this replica polls getUpdates now")
+            poll = asyncio.create_task(self._poll(), name="telegram getUpdates (leader)")
+            lost = asyncio.create_task(leadership.wait_lost(), name="telegram leadership watch")
+            try:
+                await asyncio.wait({poll, lost}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for task in (poll, lost):
+                    task.cancel()
+                await asyncio.gather(poll, lost, return_exceptions=True)
+            if poll.done() and not poll.cancelled() and not lost.done():
+                return  # polling ended on its own (a rejected token)
+
     async def _receive_one_by_one(self, updates: list[Any]) -> bool:
         """Store ``updates`` one at a time after their batch failed: an update that still cannot be stored
         (not the disk: a bug) is skipped and logged, so the others are stored and polling goes on. False
@@ -634,7 +661,7 @@ class TelegramChannel:
             self.accepting = True
             if self.settings.mode == "polling":
                 await self.bot.delete_webhook()
-                self._poller = asyncio.create_task(self._poll(), name="telegram getUpdates")
+                self._poller = asyncio.create_task(self._poll_while_leading(), name="telegram getUpdates")
             elif self.settings.webhook_url:
                 assert self.settings.webhook_secret is not None
                 await self.bot.set_webhook(url=self.settings.webhook_url, allowed_updates=list(UPDATES),

@@ -1,5 +1,8 @@
 -- PostgreSQL twin of ../0100_meetings.sql (same tables, columns and indexes).
+-- meetings and meeting_participants also get the `rowid` SQLite gives every table (insertion order: the
+-- tie-break of "newest first" among meetings started in the same second, participants in the order they came).
 CREATE TABLE meetings (
+    rowid        BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
     id           TEXT PRIMARY KEY,
     topic        TEXT NOT NULL,
     roster       TEXT NOT NULL,
@@ -18,6 +21,7 @@ CREATE TABLE meetings (
     minutes      TEXT                       -- Markdown
 );
 CREATE TABLE meeting_participants (
+    rowid      BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
     meeting_id TEXT NOT NULL REFERENCES meetings(id),
     role       TEXT NOT NULL,
     status     TEXT NOT NULL,               -- present | absent

@@ -1,0 +1,149 @@
+"""Replicas: throughput with 1, 2 and 3 ``sabha run`` replicas on one PostgreSQL behind nginx, and the per-turn
+overhead of PostgreSQL against SQLite on one replica.
+
+Prints medians and ratios measured in the same run; asserts nothing about time.
+Run: python benchmarks/replicas.py  (needs Debian's postgresql and nginx: what .ci/run installs)
+
+1. Throughput: CONVERSATIONS Telegram conversations of PER messages each, posted as webhooks through nginx (each
+   conversation in order, every message redelivered until acknowledged), answered by a fake model of fixed
+   latency (MODEL_LATENCY_S) with a per-replica turn cap (``inbox.max_concurrent_turns: TURN_CAP``): one replica
+   answers at most TURN_CAP / MODEL_LATENCY_S turns a second, so more replicas should answer proportionally
+   more. Turns per second from the first post to the last answer; goal: 3 replicas >= 2.7x one.
+2. Per-turn overhead: one replica, a model that answers at once, TURNS messages one after another (each posted
+   after the previous one's answer): the median time from post to answer, on SQLite and on PostgreSQL.
+   Goal: PostgreSQL <= 1.5x SQLite.
+
+Each figure is the median of REPEATS runs, the configurations interleaved so a noisy moment on a shared
+machine hits each of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from aiohttp import ClientSession, ClientTimeout
+
+from tests.daemon_support import WEBHOOK_SECRET
+from tests.fakes.echo_model import EchoModel
+from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.pg_support import PgServer, fresh_database, throwaway_cluster
+from tests.replica_support import TG_BASE, Burst, Nginx, Replicas
+from tests.telegram_support import TOKEN
+
+CONVERSATIONS = 90
+PER = 3
+MODEL_LATENCY_S = 0.2
+TURN_CAP = 4
+TURNS = 40
+REPEATS = 2
+
+
+async def throughput(server: PgServer, replicas: int) -> float:
+    """Turns per second answered by ``replicas`` replicas behind nginx."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        async with fresh_database(server) as url, FakeTelegramAPI(token=TOKEN) as telegram, \
+                EchoModel(latency=MODEL_LATENCY_S) as model:
+            group = Replicas(root, url, telegram, None, model, count=replicas, users=CONVERSATIONS, lease_s=5,
+                             extra=["inbox:", f"  max_concurrent_turns: {TURN_CAP}"])
+            nginx = Nginx(root / "nginx", group.ports)
+            try:
+                nginx.start()
+                await group.start()
+                burst = Burst(nginx.url, conversations=CONVERSATIONS, per=PER, telegram_share=1.0)
+                start = time.perf_counter()
+                await burst.run(telegram)
+                await burst.wait_answered(telegram, None, timeout=300)
+                took = time.perf_counter() - start
+                answered = burst.answered_count(telegram, None)
+                if answered < burst.total:
+                    print(f"  ({replicas} replicas: only {answered} of {burst.total} answered)")
+                return answered / took
+            finally:
+                nginx.stop()
+                await group.close()
+
+
+async def per_turn(server: PgServer | None) -> float:
+    """Median ms from post to answer on one replica, turns one after another (``server`` None: SQLite)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        async with contextlib_db(server) as url, FakeTelegramAPI(token=TOKEN) as telegram, \
+                EchoModel(latency=0.0) as model:
+            group = Replicas(root, url, telegram, None, model, count=1, users=1, lease_s=5)
+            try:
+                await group.start()
+                target = f"http://127.0.0.1:{group.ports[0]}/telegram/webhook"
+                samples = []
+                async with ClientSession(timeout=ClientTimeout(total=30)) as http:
+                    for i in range(TURNS + 3):
+                        update = telegram.build_text_update(TG_BASE, TG_BASE, f"Q{i:03d} what do you think?",
+                                                            is_forum=False, chat_type="private")
+                        before = len(telegram.sent_messages)
+                        start = time.perf_counter()
+                        async with http.post(target, data=json.dumps(update).encode(), headers={
+                                "Content-Type": "application/json",
+                                "X-Telegram-Bot-Api-Secret-Token": WEBHOOK_SECRET}) as resp:
+                            assert resp.status == 200, resp.status
+                        while len(telegram.sent_messages) == before:  # noqa: ASYNC110 - a fake's counter
+                            await asyncio.sleep(0.001)
+                        if i >= 3:  # the first turns warm the session up
+                            samples.append((time.perf_counter() - start) * 1000)
+                return statistics.median(samples)
+            finally:
+                await group.close()
+
+
+class contextlib_db:
+    """A fresh PostgreSQL database's URL, or "" (SQLite in the replica's data dir) when ``server`` is None."""
+
+    def __init__(self, server: PgServer | None) -> None:
+        self.server = server
+        self._inner = fresh_database(server) if server is not None else None
+
+    async def __aenter__(self) -> str:
+        return await self._inner.__aenter__() if self._inner is not None else '""'
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._inner is not None:
+            await self._inner.__aexit__(*exc)
+
+
+async def main() -> None:
+    with throwaway_cluster() as server:
+        print(f"throughput: {CONVERSATIONS} conversations x {PER} messages through nginx, model latency "
+              f"{MODEL_LATENCY_S * 1000:.0f} ms, turn cap {TURN_CAP} per replica (ideal one replica: "
+              f"{TURN_CAP / MODEL_LATENCY_S:.0f} turns/s); median of {REPEATS} runs")
+        rates: dict[int, list[float]] = {1: [], 2: [], 3: []}
+        for _ in range(REPEATS):
+            for count in rates:
+                rates[count].append(await throughput(server, count))
+        one = statistics.median(rates[1])
+        print(f"{'replicas':>8} {'turns/s':>8} {'x one':>6}")
+        for count, values in rates.items():
+            rate = statistics.median(values)
+            print(f"{count:>8} {rate:>8.1f} {rate / one:>6.2f}")
+        print(f"3 replicas / 1: {statistics.median(rates[3]) / one:.2f}  (goal >= 2.7)")
+        print(f"\nper-turn overhead, one replica, model answers at once, {TURNS} turns one after another "
+              f"(post -> answer), median of {REPEATS} runs")
+        sqlite: list[float] = []
+        postgres: list[float] = []
+        for _ in range(REPEATS):
+            sqlite.append(await per_turn(None))
+            postgres.append(await per_turn(server))
+        s, p = statistics.median(sqlite), statistics.median(postgres)
+        print(f"  SQLite     {s:8.1f} ms")
+        print(f"  PostgreSQL {p:8.1f} ms")
+        print(f"PostgreSQL / SQLite: {p / s:.2f}  (goal <= 1.5)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
