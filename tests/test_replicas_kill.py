@@ -85,21 +85,12 @@ async def _burst_with(tmp_path: Path, state_url: str, telegram: FakeTelegramAPI,
                                                       f"\n{nginx.errors()[-3000:]}"
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "flaky on the intake's lease hand-over: of 4 runs (lease_s 5) 3 gave 0 lost / 0 twice / 0 out of order, one "
-    "on main's intake (fe147d7) 0 lost but 14 of 600 answered twice after the kill. XPASS when it holds; strict "
-    "once the intake's hand-over is exactly once under load"))
 async def test_a_replica_killed_mid_burst_loses_nothing_and_answers_nothing_twice(
         tmp_path: Path, state_db: str, fake: FakeTelegramAPI, fake_graph: FakeGraphAPI, model: EchoModel,
         cluster: PgServer) -> None:
     await _burst_with(tmp_path, state_db, fake, fake_graph, model, "kill", cluster)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "intake leases under a storage outage (helper 'intake'): while PostgreSQL is away no replica can renew its "
-    "leases, they all expire, and when it returns replicas take each other's lanes while the old holders' turns "
-    "still run: measured lost 2 / twice 10 of 600 (intake branch 1882f0c), lost 0 / twice 46 (main fe147d7), order "
-    "kept. Passes once a replica that could not renew a lane's lease stops working it before lease_s runs out"))
 async def test_postgres_restarted_mid_burst_loses_nothing(
         tmp_path: Path, state_db: str, fake: FakeTelegramAPI, fake_graph: FakeGraphAPI, model: EchoModel,
         cluster: PgServer) -> None:
