@@ -47,7 +47,7 @@ async def _say(board: Board, text: str, **who: object) -> str:
     return (await board.handle(Envelope(text=text, **{**OWNER_TOPIC, **who}))).text  # type: ignore[arg-type]
 
 
-# SQLite only until the decision search (board/room/recall/search.py, FTS5 MATCH) runs on PostgreSQL too
+@on_both_backends
 async def test_a_scheduled_review_holds_one_short_meeting_and_records_its_verdict(workspace: Path,
                                                                                   data_dir: Path) -> None:
     clock = FakeClock(T0)

@@ -216,10 +216,11 @@ class BoardRoom:
 
     def start(self, topic: str, *, envelope: Envelope | None = None, roster: str | None = None,
               evidence: tuple[Evidence, ...] = (), settings: MeetingSettings | None = None,
-              agenda: str | None = None) -> MeetingRun:
+              agenda: str | None = None, revisit_of: str | None = None) -> MeetingRun:
         """Start a meeting in the background (one per chat/topic at a time), with ``evidence`` on its agenda;
         ``settings`` (rounds, mode) replace the board's for this meeting (the web's New meeting form);
-        ``agenda``: set in advance, the chair does not frame it (a revisit's)."""
+        ``agenda``: set in advance, the chair does not frame it (a revisit's); ``revisit_of``: the decision
+        it revisits, recorded with the meeting's row."""
         if settings is not None and not self.meeting_settings.enabled:
             raise ValueError(MEETINGS_OFF)
         place = _place(envelope)
@@ -227,8 +228,8 @@ class BoardRoom:
         if running and running in self._tasks and not self._tasks[running].done():
             raise MeetingInProgress(f"meeting {running} is still running here; wait for its decision or /cancel it")
         run = self.prepare(topic, envelope=envelope, roster=roster, settings=settings, agenda=agenda)
-        if evidence:
-            run.m = replace(run.m, evidence=evidence)
+        if evidence or revisit_of:
+            run.m = replace(run.m, evidence=evidence, revisit_of=revisit_of)
         task = asyncio.create_task(run.run(), name=f"meeting {run.id}")
         self._tasks[run.id] = task
         self._places[place] = run.id
