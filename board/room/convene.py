@@ -32,6 +32,7 @@ from board.room.consult import ConsultService, ConsultSettings
 from board.room.evidence import Evidence, evidence_for
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
+from board.storage import Dialect
 from board.tasks import finish_tasks
 from board.workspace.prompt import PromptBuilder, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
@@ -213,6 +214,13 @@ class BoardRoom:
     async def evidence(self, envelope: Envelope | None) -> tuple[Evidence, ...]:
         """The files a meeting called by ``envelope`` takes as evidence (see :mod:`board.room.evidence`)."""
         return await evidence_for(envelope, MediaStore(self.store.db))
+
+    async def on_record(self, run: MeetingRun) -> None:
+        """Until ``run`` is on record, where a later statement could overtake its first insert: on
+        PostgreSQL a pool runs statements side by side (a /meetings right after /meeting listed nothing);
+        SQLite's one connection runs them in order, and the meeting is not held up there."""
+        if self.store.db.dialect is Dialect.POSTGRES:
+            await run.recorded()
 
     def start(self, topic: str, *, envelope: Envelope | None = None, roster: str | None = None,
               evidence: tuple[Evidence, ...] = (), settings: MeetingSettings | None = None,

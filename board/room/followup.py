@@ -108,7 +108,7 @@ class FollowUps:
                                   revisit_of=meeting_id)  # on its row from the start: the link below may come first
         except MeetingInProgress as exc:
             raise RuntimeError(f"the follow-up of {meeting_id} waits: {exc}") from exc  # the schedule retries
-        await run.recorded()
+        await self.room.on_record(run)
         await self.book.link_follow_up(meeting_id, run.id)
         log.info("decision %s: follow-up meeting %s convened (revisit)", meeting_id, run.id)
         return None
