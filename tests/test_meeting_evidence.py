@@ -29,6 +29,8 @@ from board.service import Board
 from tests.board_support import board_with, framing, last_user, schema_of, valid_decision
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 
+pytestmark = [pytest.mark.backends, pytest.mark.usefixtures("boards_on_backend")]
+
 REPO = Path(__file__).resolve().parent.parent
 SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
 STANCE = json.dumps({"position": "conditional", "confidence": 0.6, "assumption": "the numbers hold up"})
@@ -149,7 +151,7 @@ async def test_evidence_from_another_chat_or_long_ago_is_not_used(
 
     # Here, but an hour ago: not "right after".
     await send(b, "here is the deck", document(), message_id="3")
-    await b.db.conn.execute("UPDATE message_attachments SET created_at = '2020-01-01T00:00:00.000+00:00'")
+    await b.db.execute("UPDATE message_attachments SET created_at = '2020-01-01T00:00:00.000+00:00'")
     seen.clear()
     model.requests.clear()
     started = await send(b, "/meeting and now?", message_id="4")

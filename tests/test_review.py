@@ -6,9 +6,12 @@ its members' predictions are asked to be resolved, with buttons, in the meeting'
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import timedelta
 from pathlib import Path
+
+import pytest
 
 from board.clock import FakeClock
 from board.envelope import Envelope
@@ -17,6 +20,7 @@ from board.room.recall.reviews import ReviewStore
 from board.room.recall.search import related_decisions
 from board.schedule import ScheduleRunner
 from board.service import Board
+from board.storage import Database
 from tests.board_support import on_both_backends, open_board, schema_of
 from tests.calibration_support import T0, predicting_board, predicting_model
 from tests.fakes.scripted_model import ScriptedModel, Step, say
@@ -47,7 +51,7 @@ async def _say(board: Board, text: str, **who: object) -> str:
     return (await board.handle(Envelope(text=text, **{**OWNER_TOPIC, **who}))).text  # type: ignore[arg-type]
 
 
-# SQLite only until the decision search (board/room/recall/search.py, FTS5 MATCH) runs on PostgreSQL too
+@on_both_backends
 async def test_a_scheduled_review_holds_one_short_meeting_and_records_its_verdict(workspace: Path,
                                                                                   data_dir: Path) -> None:
     clock = FakeClock(T0)
@@ -211,3 +215,15 @@ async def test_resolution_requests_go_out_when_the_resolve_by_date_begins_in_the
         assert {r.due_at for r in rows} == {r.due_at + timedelta(hours=5) for r in utc_rows}  # EST is UTC-5
     finally:
         await board.close()
+
+
+@pytest.mark.backends
+async def test_reviews_planned_at_once_make_one_pending_review(database: Database) -> None:
+    await database.execute("INSERT INTO meetings(id, topic, roster, chair, status, started_at) "
+                           "VALUES ('m-1', 'Prices', 'board', 'general', 'ended', '2026-11-25T09:00:00+00:00')")
+    store = ReviewStore(database)
+    dues = [T0 + timedelta(days=n) for n in range(1, 7)]
+    planned = await asyncio.gather(*(store.plan("m-1", due, T0) for due in dues))  # six replicas' /review at once
+    assert len({p.id for p in planned}) == 1
+    [review] = await store.of_decision("m-1")
+    assert review.due_at in {d.isoformat(timespec="seconds") for d in dues}

@@ -35,6 +35,7 @@ def register(host: CommandHost, room: BoardRoom) -> None:
             return str(exc)
         except ValueError as exc:
             return f"Cannot convene the board: {exc}"
+        await room.on_record(run)  # /meetings, here or on another replica, lists it from now on
         names = ", ".join(f"{p.emoji} {p.name}" for p in run.specialists)
         evidence = ", ".join(plain_line(e.name, FieldLimit.TITLE) for e in run.m.evidence)
         return (f"Convening the board on \u201c{run.topic}\u201d (meeting {run.id}) with {names}"

@@ -32,6 +32,7 @@ from board.room.consult import ConsultService, ConsultSettings
 from board.room.evidence import Evidence, evidence_for
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
+from board.storage import Dialect
 from board.tasks import finish_tasks
 from board.workspace.prompt import PromptBuilder, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
@@ -214,12 +215,20 @@ class BoardRoom:
         """The files a meeting called by ``envelope`` takes as evidence (see :mod:`board.room.evidence`)."""
         return await evidence_for(envelope, MediaStore(self.store.db))
 
+    async def on_record(self, run: MeetingRun) -> None:
+        """Until ``run`` is on record, where a later statement could overtake its first insert: on
+        PostgreSQL a pool runs statements side by side (a /meetings right after /meeting listed nothing);
+        SQLite's one connection runs them in order, and the meeting is not held up there."""
+        if self.store.db.dialect is Dialect.POSTGRES:
+            await run.recorded()
+
     def start(self, topic: str, *, envelope: Envelope | None = None, roster: str | None = None,
               evidence: tuple[Evidence, ...] = (), settings: MeetingSettings | None = None,
-              agenda: str | None = None) -> MeetingRun:
+              agenda: str | None = None, revisit_of: str | None = None) -> MeetingRun:
         """Start a meeting in the background (one per chat/topic at a time), with ``evidence`` on its agenda;
         ``settings`` (rounds, mode) replace the board's for this meeting (the web's New meeting form);
-        ``agenda``: set in advance, the chair does not frame it (a revisit's)."""
+        ``agenda``: set in advance, the chair does not frame it (a revisit's); ``revisit_of``: the decision
+        it revisits, recorded with the meeting's row."""
         if settings is not None and not self.meeting_settings.enabled:
             raise ValueError(MEETINGS_OFF)
         place = _place(envelope)
@@ -227,8 +236,8 @@ class BoardRoom:
         if running and running in self._tasks and not self._tasks[running].done():
             raise MeetingInProgress(f"meeting {running} is still running here; wait for its decision or /cancel it")
         run = self.prepare(topic, envelope=envelope, roster=roster, settings=settings, agenda=agenda)
-        if evidence:
-            run.m = replace(run.m, evidence=evidence)
+        if evidence or revisit_of:
+            run.m = replace(run.m, evidence=evidence, revisit_of=revisit_of)
         task = asyncio.create_task(run.run(), name=f"meeting {run.id}")
         self._tasks[run.id] = task
         self._places[place] = run.id

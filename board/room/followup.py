@@ -104,9 +104,11 @@ class FollowUps:
                             received_at=self.clock.now())
         try:
             run = self.room.start(f"Revisit: {record.topic}", envelope=envelope,
-                                  agenda=follow_up_agenda(record, str(work.payload.get("reason") or "")))
+                                  agenda=follow_up_agenda(record, str(work.payload.get("reason") or "")),
+                                  revisit_of=meeting_id)  # on its row from the start: the link below may come first
         except MeetingInProgress as exc:
             raise RuntimeError(f"the follow-up of {meeting_id} waits: {exc}") from exc  # the schedule retries
+        await self.room.on_record(run)
         await self.book.link_follow_up(meeting_id, run.id)
         log.info("decision %s: follow-up meeting %s convened (revisit)", meeting_id, run.id)
         return None

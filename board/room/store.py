@@ -71,13 +71,14 @@ class MeetingStore:
         self.db = db
 
     async def create(self, meeting_id: str, topic: str, roster: str, chair: str, *,
-                     channel: str | None = None, chat_id: str | None = None, thread_id: int | None = None) -> None:
+                     channel: str | None = None, chat_id: str | None = None, thread_id: int | None = None,
+                     revisit_of: str | None = None) -> None:
         """Record a meeting that is starting (whole even when the meeting is cancelled meanwhile: its
         stop reason is then written onto this row)."""
         await _whole(self.db.execute(
-            "INSERT INTO meetings(id, topic, roster, chair, status, channel, chat_id, thread_id, started_at) "
-            "VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?)",
-            (meeting_id, topic, roster, chair, channel, chat_id, thread_id, utc_now()),
+            "INSERT INTO meetings(id, topic, roster, chair, status, channel, chat_id, thread_id, started_at, "
+            "revisit_of) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
+            (meeting_id, topic, roster, chair, channel, chat_id, thread_id, utc_now(), revisit_of),
         ))
 
     async def set_agenda(self, meeting_id: str, agenda: str) -> None:

@@ -47,6 +47,7 @@ class MeetingContext:
     models: dict[str, str] = field(default_factory=dict)  # role -> model, to show who spoke with which
     preset_agenda: str | None = None  # given in advance: the chair does not frame
     evidence: tuple[Evidence, ...] = ()  # the conversation's files on the agenda (board.room.evidence)
+    revisit_of: str | None = None  # the decision this meeting revisits (recorded with the meeting)
     clock: Clock = SYSTEM_CLOCK  # the board's one clock: when predictions were made, what is recalled
 
     @property

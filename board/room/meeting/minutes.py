@@ -27,9 +27,10 @@ async def open_record(m: MeetingContext, s: MeetingState) -> None:
     await m.store.create(m.id, m.topic, m.roster, m.chair.role,
                          channel=envelope.channel if envelope else None,
                          chat_id=envelope.chat_id if envelope else None,
-                         thread_id=envelope.thread_id if envelope else None)
+                         thread_id=envelope.thread_id if envelope else None, revisit_of=m.revisit_of)
     for p in [m.chair, *m.specialists]:
         await m.store.participant(m.id, p.role, "present")
+    s.recorded.set()
     await m.emit(MeetingEventKind.STARTED, s.current_round, role=m.chair.role, text=m.topic,
                  participants=[p.role for p in m.specialists], warnings=list(s.warnings),
                  challenger=m.challenger or None, models=dict(m.models))

@@ -9,6 +9,7 @@ catches a meeting's exceptions, and a cancel that lands at any point still close
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Sequence
@@ -131,6 +132,13 @@ class MeetingRun:
         """True when members speak with different models."""
         return models_differ(self.m, self.s)
 
+    async def recorded(self, timeout: float = 10.0) -> None:
+        """Until the meeting is on record (its row and participants; or it ended before that), at most
+        ``timeout`` s: a reply saying it started is then true for every listing, on every replica (a
+        PostgreSQL pool may run a later statement before the meeting's own first insert)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.s.recorded.wait(), timeout)
+
     async def _hold(self, limits: Limits) -> StopReason:
         """Open, frame and run the rounds; how they ended."""
         await open_record(self.m, self.s)
@@ -139,6 +147,12 @@ class MeetingRun:
 
     async def run(self) -> MeetingResult:
         """Hold the meeting to the end; always records a stop reason."""
+        try:
+            return await self._run()
+        finally:
+            self.s.recorded.set()  # no one waits for a record that will not come
+
+    async def _run(self) -> MeetingResult:
         m, s, limits = self.m, self.s, self.limits
         s.deadline = time.monotonic() + m.settings.max_duration_s
         s.started_at = datetime.now(UTC).isoformat(timespec="seconds")

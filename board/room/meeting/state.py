@@ -7,6 +7,7 @@ limits add what was spent.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,8 @@ __all__ = ["MeetingState"]
 class MeetingState:
     """Everything a meeting accumulates while it runs."""
 
+    #: set once the meeting and its participants are on record (or it ended without getting there)
+    recorded: asyncio.Event = field(default_factory=asyncio.Event)
     agenda: str = ""
     questions: dict[str, str] = field(default_factory=dict)
     rounds: list[dict[str, str]] = field(default_factory=list)

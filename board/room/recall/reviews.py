@@ -26,7 +26,7 @@ from board.room.recall.search import RecalledDecision, outcome_of
 from board.schedule import NewWork, Place, Schedule, WorkKind
 from board.schedule.dates import UNDERSTOOD as DATES_UNDERSTOOD
 from board.schedule.dates import DateProblem, When, parse_when
-from board.storage import Database
+from board.storage import Database, Dialect, Tx
 from board.workspace.quoting import FieldLimit, quote_field
 
 __all__ = [
@@ -104,9 +104,7 @@ class ReviewStore:
 
     async def pending(self, meeting_id: str) -> ReviewRow | None:
         """The review of ``meeting_id`` not judged yet, if any."""
-        row = await self.db.fetchone("SELECT * FROM decision_reviews WHERE meeting_id = ? AND verdict IS NULL "
-                                     "ORDER BY id DESC LIMIT 1", (meeting_id,))
-        return _review(row) if row else None
+        return await _pending(self.db, meeting_id)
 
     async def of_decision(self, meeting_id: str) -> list[ReviewRow]:
         """Every review of a decision, oldest first."""
@@ -119,15 +117,20 @@ class ReviewStore:
         return _review(row) if row else None
 
     async def plan(self, meeting_id: str, due_at: datetime, now: datetime) -> ReviewRow:
-        """The pending review of ``meeting_id``, now due at ``due_at`` (created when there is none)."""
-        pending = await self.pending(meeting_id)
-        if pending is not None and pending.review_meeting_id is None:
-            await self.db.execute("UPDATE decision_reviews SET due_at = ? WHERE id = ?",
-                                  (due_at.isoformat(timespec="seconds"), pending.id))
-        elif pending is None or pending.review_meeting_id is not None:
-            await self.db.execute("INSERT INTO decision_reviews(meeting_id, due_at, created_at) VALUES (?, ?, ?)",
-                                  (meeting_id, due_at.isoformat(timespec="seconds"), now.isoformat(timespec="seconds")))
-        found = await self.pending(meeting_id)
+        """The pending review of ``meeting_id``, now due at ``due_at`` (created when there is none). One
+        transaction, serialised per decision (an advisory lock on PostgreSQL: two replicas planning at once
+        make one review, not two; SQLite has one writer)."""
+        async with self.db.transaction() as tx:
+            if self.db.dialect is Dialect.POSTGRES:
+                await tx.execute("SELECT pg_advisory_xact_lock(hashtext(?))", (f"decision_review:{meeting_id}",))
+            pending = await _pending(tx, meeting_id)
+            if pending is not None and pending.review_meeting_id is None:
+                await tx.execute("UPDATE decision_reviews SET due_at = ? WHERE id = ?",
+                                 (due_at.isoformat(timespec="seconds"), pending.id))
+            else:
+                await tx.execute("INSERT INTO decision_reviews(meeting_id, due_at, created_at) VALUES (?, ?, ?)",
+                                 (meeting_id, due_at.isoformat(timespec="seconds"), now.isoformat(timespec="seconds")))
+            found = await _pending(tx, meeting_id)
         assert found is not None
         return found
 
@@ -142,6 +145,12 @@ class ReviewStore:
         await self.db.execute("UPDATE decision_reviews SET verdict = ?, summary = ?, reviewed_at = ? "
                               "WHERE id = ? AND verdict IS NULL",
                               (verdict, summary, now.isoformat(timespec="seconds"), review_id))
+
+
+async def _pending(db: Tx, meeting_id: str) -> ReviewRow | None:
+    row = await db.fetchone("SELECT * FROM decision_reviews WHERE meeting_id = ? AND verdict IS NULL "
+                            "ORDER BY id DESC LIMIT 1", (meeting_id,))
+    return _review(row) if row else None
 
 
 def _review(r: Any) -> ReviewRow:
