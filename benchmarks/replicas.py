@@ -14,11 +14,15 @@ Run: python benchmarks/replicas.py  (needs Debian's postgresql and nginx: what .
    Goal: PostgreSQL <= 1.5x SQLite.
 
 Each figure is the median of REPEATS runs, the configurations interleaved so a noisy moment on a shared
-machine hits each of them.
+machine hits each of them. The replicas share this machine's cores with PostgreSQL, nginx and the load
+generator: when those cores, not the turn cap, bound a replica, more replicas cannot answer more (real replicas
+run on machines of their own). ``--cap`` / ``--latency`` set the cap that should bound each replica; the run
+prints the ideal rate next to the measured one, so it shows which bound it met.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import statistics
@@ -118,6 +122,16 @@ class contextlib_db:
 
 
 async def main() -> None:
+    global CONVERSATIONS, PER, MODEL_LATENCY_S, TURN_CAP, REPEATS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--conversations", type=int, default=CONVERSATIONS)
+    parser.add_argument("--per", type=int, default=PER, help="messages per conversation")
+    parser.add_argument("--latency", type=float, default=MODEL_LATENCY_S, help="the fake model's latency (s)")
+    parser.add_argument("--cap", type=int, default=TURN_CAP, help="inbox.max_concurrent_turns of each replica")
+    parser.add_argument("--repeats", type=int, default=REPEATS)
+    args = parser.parse_args()
+    CONVERSATIONS, PER, MODEL_LATENCY_S, TURN_CAP, REPEATS = (args.conversations, args.per, args.latency, args.cap,
+                                                               args.repeats)
     with throwaway_cluster() as server:
         print(f"throughput: {CONVERSATIONS} conversations x {PER} messages through nginx, model latency "
               f"{MODEL_LATENCY_S * 1000:.0f} ms, turn cap {TURN_CAP} per replica (ideal one replica: "
@@ -130,7 +144,7 @@ async def main() -> None:
         print(f"{'replicas':>8} {'turns/s':>8} {'x one':>6}")
         for count, values in rates.items():
             rate = statistics.median(values)
-            print(f"{count:>8} {rate:>8.1f} {rate / one:>6.2f}")
+            print(f"{count:>8} {rate:>8.1f} {rate / one:>6.2f}   (ideal {count * TURN_CAP / MODEL_LATENCY_S:.0f})")
         print(f"3 replicas / 1: {statistics.median(rates[3]) / one:.2f}  (goal >= 2.7)")
         print(f"\nper-turn overhead, one replica, model answers at once, {TURNS} turns one after another "
               f"(post -> answer), median of {REPEATS} runs")
