@@ -15,7 +15,7 @@ from board.llm.base import LLMProvider
 from board.llm.errors import ProviderSettings
 from board.llm.registry import ProviderRegistry, split_model
 from board.service import BOARD_MIGRATIONS, Board
-from board.storage import Database, open_database
+from board.storage import Database, Dialect, open_database
 from board.workspace.paths import copy_default_workspace
 from bot.config_file import PROVIDER_KEY_ENV, PROVIDER_KEY_ENV_ALSO
 from bot.loaded_config import LoadedConfig
@@ -134,7 +134,8 @@ async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True) 
                                 build_providers(loaded, report_missing_keys=report_missing_keys),
                                 migrations=all_migrations(), clock=clock_from_env(os.environ))
     except Exception as exc:
-        if is_storage_error(exc) and not is_locked(exc):  # e.g. a file the check did not try
+        on_server = loaded.state_url().dialect is Dialect.POSTGRES  # its outage is the server's, not the folder's
+        if is_storage_error(exc) and not is_locked(exc) and not on_server:  # e.g. a file the check did not try
             raise DataDirUnwritable(data_dir, str(exc)) from exc
         raise
 

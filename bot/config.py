@@ -92,7 +92,8 @@ def _format_validation(exc: ValidationError) -> list[str]:
         else:
             msg = err["msg"].removeprefix("Value error, ")
             given = err.get("input")
-            shown = "" if isinstance(given, (dict, list)) or given is None else f" (got {given!r})"
+            secret_bearing = loc == "state.url"  # its own message shows it, without a password
+            shown = "" if isinstance(given, (dict, list)) or given is None or secret_bearing else f" (got {given!r})"
             lines.append(f"{loc}: {msg}{shown}")
     return lines
 

@@ -24,7 +24,7 @@ from board.masking import mask_value
 from board.storage.database import Dialect, DuplicateKey, Params, Row, StorageError
 from board.storage.migrations import pending
 from board.storage.sql import numbered
-from board.storage.url import StateURL
+from board.storage.url import PASSWORD_ENV, StateURL
 
 if TYPE_CHECKING:
     import asyncpg
@@ -44,6 +44,16 @@ def _mapped(exc: BaseException, url: StateURL) -> BaseException:
 
     if isinstance(exc, asyncpg.UniqueViolationError):
         return DuplicateKey(f"duplicate key: {exc.detail or exc}")
+    where = f"PostgreSQL at {url.host}:{url.port}"
+    if isinstance(exc, asyncpg.InvalidPasswordError):
+        return StorageError(f"{where} refused the login of {url.user or 'the default user'} ({exc}): export the "
+                            f"right password in {PASSWORD_ENV[0]} (or {PASSWORD_ENV[1]})")
+    if isinstance(exc, asyncpg.InvalidAuthorizationSpecificationError):
+        return StorageError(f"{where} does not let {url.user or 'the default user'} in ({exc}): set the user in "
+                            "state.url (postgresql://USER@host:5432/dbname) or create that role")
+    if isinstance(exc, asyncpg.InvalidCatalogNameError):
+        return StorageError(f"{where} has no database {url.database!r}: create it (createdb {url.database}) or fix "
+                            "the database name in state.url")
     outage = (OSError, TimeoutError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
               asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError, asyncpg.InsufficientResourcesError,
               asyncpg.OperatorInterventionError)

@@ -95,9 +95,9 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from board.memory.ledger import GROUPS, Ledger, format_report, parse_since
-    from board.service import DB_FILE
     from bot.app import open_state_db
     from bot.cli.ops import budget_json, budget_lines
+    from bot.cli.where import has_state
 
     if args.by not in GROUPS:
         raise UserError(f"--by {args.by!r}: group by one of {', '.join(sorted(GROUPS))}")
@@ -105,9 +105,8 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         since = parse_since(args.since)
     except ValueError as exc:
         raise UserError(str(exc)) from exc
-    db_path = loaded.data_dir / DB_FILE
-    if not db_path.exists():
-        emit(f"no state database at {db_path} yet: nothing has been recorded")
+    if not has_state(loaded):
+        emit(f"no state database at {loaded.state_url()} yet: nothing has been recorded")
         return 0
     async with await open_state_db(loaded) as db:
         ledger = Ledger(db)
@@ -135,6 +134,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     import logging
 
     from board.clock import ClockRefused
+    from board.storage import StorageError
     from bot.channels.base import ChannelError
     from bot.daemon import run_daemon
     from bot.intake.storage import DataDirUnwritable
@@ -147,7 +147,7 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         logging.getLogger("sabha.config").warning("%s", warning)
     try:
         return await run_daemon(loaded)
-    except (ChannelError, DataDirUnwritable, ClockRefused, ReplicaNameTaken) as exc:
+    except (ChannelError, DataDirUnwritable, ClockRefused, ReplicaNameTaken, StorageError) as exc:
         raise UserError(str(exc)) from exc
     except OSError as exc:
         raise UserError(str(exc)) from exc
@@ -254,11 +254,14 @@ def _setup_logging(verbosity: int) -> None:
 
 
 def _is_user_error(exc: BaseException) -> bool:
+    from board.storage import StorageError
     from board.workspace.paths import PathEscapeError
     from bot.config import ConfigError
     from bot.intake.storage import DataDirUnwritable
 
-    return isinstance(exc, (ConfigError, UserError, PathEscapeError, FileNotFoundError, DataDirUnwritable))
+    # StorageError: the state store cannot be reached or refused us (its text says what to do), not a bug.
+    return isinstance(exc, (ConfigError, UserError, PathEscapeError, FileNotFoundError, DataDirUnwritable,
+                            StorageError))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

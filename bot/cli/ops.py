@@ -435,13 +435,13 @@ async def _inbox_retry(db: Database, args: argparse.Namespace, loaded: LoadedCon
 
 async def cmd_inbox(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha inbox list|retry``."""
-    from board.service import DB_FILE
     from bot.app import open_state_db
+    from bot.cli.where import has_state
 
-    db_path = loaded.data_dir / DB_FILE
-    if not db_path.exists():
+    if not has_state(loaded):
+        db_path = loaded.state_url()
         if args.inbox_command == "retry":
-            raise UserError(f"no state database at {db_path}: no message was ever stored; check data_dir")
+            raise UserError(f"no state database at {db_path} yet: no message was ever stored; check data_dir")
         emit(f"No state database at {db_path} yet: no message was stored.")
         return 0
     async with await open_state_db(loaded) as db:

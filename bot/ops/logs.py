@@ -49,7 +49,7 @@ LogFormat = Literal["text", "json", "auto"]
 
 #: Environment variables whose values are secrets wherever they turn up.
 SECRET_ENV = ("TELEGRAM_BOT_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "WHATSAPP_ACCESS_TOKEN",
-              "WHATSAPP_APP_SECRET")
+              "WHATSAPP_APP_SECRET", "SABHA_DB_PASSWORD", "PGPASSWORD")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _SECRET_KEY_SUFFIXES = ("token", "secret", "api_key", "password", "app_secret", "access_token")
 # The attributes every LogRecord has; anything else came in through ``extra=``.
