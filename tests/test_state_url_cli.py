@@ -126,3 +126,17 @@ async def test_inbox_and_cost_read_postgresql_where_there_is_no_sabha_db(tmp_pat
     assert inbox.returncode == 0 and "stored on postgres" in inbox.stdout, inbox.stdout + inbox.stderr
     cost = run(["cost"], cwd=home)
     assert cost.returncode == 0 and "0.25" in cost.stdout, cost.stdout + cost.stderr
+
+
+def test_state_copy_takes_the_transcripts_from_the_data_dir_when_the_db_file_lives_elsewhere(
+        tmp_path: Path, pg_url: str) -> None:
+    home = board(tmp_path, f"sqlite:///{tmp_path / 'elsewhere' / 'state.db'}")
+    asked = run(["ask", "what is our runway?"], cwd=home)
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    copied = run(["state", "copy", "--to", pg_url], cwd=home)
+    assert copied.returncode == 0, copied.stdout + copied.stderr
+    assert "transcripts: 1 files -> 3 rows" in copied.stdout, copied.stdout
+    config = home / "sabha.yaml"
+    config.write_text(config.read_text().replace(f"sqlite:///{tmp_path / 'elsewhere' / 'state.db'}", pg_url))
+    shown = run(["sessions", "show", "main"], cwd=home)
+    assert "what is our runway?" in shown.stdout, shown.stdout + shown.stderr

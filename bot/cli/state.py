@@ -290,16 +290,19 @@ async def cmd_state(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         raise UserError(f"--to {target_url}: the target must be a PostgreSQL database (postgresql://user@host/db)")
     if not source_url.path.exists():
         raise UserError(f"no SQLite state at {source_url.path}: nothing to copy (check --from or data_dir)")
-    pid = _daemon_running(source_url.path.parent)
-    if pid is not None:
-        raise UserError(f"sabha run (pid {pid}) is using {source_url.path}: stop it first, so that nothing arrives "
-                        "while the state is copied")
+    # The transcripts (and the running daemon's pid file) are in the data dir, which need not hold the db file.
+    data_dir = source_url.path.parent if args.source else loaded.data_dir
+    for folder in dict.fromkeys((loaded.data_dir, data_dir, source_url.path.parent)):
+        pid = _daemon_running(folder)
+        if pid is not None:
+            raise UserError(f"sabha run (pid {pid}) is using {source_url.path}: stop it first, so that nothing "
+                            "arrives while the state is copied")
     migrations = [*BOARD_MIGRATIONS, *all_migrations()]
     emit(f"copying {source_url} into {target_url} ...")
     try:
         async with await open_database(source_url, migrations) as source, \
                 await open_database(target_url, migrations, pool_size=2) as target:
-            report = await copy_state(source, target, migrations=migrations, transcripts=source_url.path.parent)
+            report = await copy_state(source, target, migrations=migrations, transcripts=data_dir)
     except StorageError as exc:
         raise UserError(f"cannot copy: {exc}") from exc
     for line in report.lines():
