@@ -23,7 +23,7 @@ from board.envelope import Envelope, Reply
 from board.storage import Database, Dialect
 from bot.channels.base import Admission, ChannelTexts, SendProgress
 from bot.intake.config import InboxSection
-from bot.intake.inbox import Arrival, Inbox
+from bot.intake.inbox import Arrival, Inbox, reply_to_json
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 from bot.intake.migrations import MIGRATIONS as INTAKE_MIGRATIONS
 from bot.ops.readiness import ping_store
@@ -265,6 +265,37 @@ async def test_a_replica_that_lost_its_lease_mid_turn_never_sends_its_late_answe
     assert [(who, reply.text) for who, reply in delivered.replies] == [
         ("r1", "A:first"), ("r1", "A:second"), ("r1", "A:marker")]
     assert {str(r["status"]) for r in await settled(b.board.db)} == {"answered"}
+
+
+class RedoCourier(Courier):
+    """A channel that may deliver a reply again when it is not sure it arrived (an edit over a recorded draft)."""
+
+    async def may_redo(self, reply: Reply) -> bool:
+        return True
+
+
+async def test_a_reply_left_sending_that_may_be_redone_is_delivered_and_the_conversation_goes_on(
+        database_with: Any, backend: Dialect) -> None:
+    """Killed while sending a reply its channel may safely send again: at the restart it is delivered, and the
+    conversation's next message is answered after it (the lease fence must let the holder redo it)."""
+    db = await database_with(INTAKE_MIGRATIONS)
+    first = Envelope(channel="test", text="m1", sender="u", chat_id="c5", message_id="redo-1")
+    await Inbox(db, "test").store([Arrival(first, "t:c5")])
+    await db.execute("UPDATE inbound_messages SET status = 'sending', reply = ? WHERE message_id = 'redo-1'",
+                     (reply_to_json(Reply.to(first, role="general", name="G", emoji="", text="A:m1")),))
+    delivered = Delivered()
+    hub = IntakeHub(InboxSection(), slow_notice_s=0, replica="r0", lease_s=5.0)
+    intake = hub.intake(MiniBoard(db, latency=0.01), RedoCourier("r0", delivered))  # type: ignore[arg-type]
+    try:
+        await intake.resume()
+        second = Envelope(channel="test", text="m2", sender="u", chat_id="c5", message_id="redo-2")
+        await intake.receive([Arrival(second, "")])
+        await delivered.wait(2, timeout=10)
+        assert delivered.texts() == ["A:m1", "A:m2"]
+        assert {str(r["status"]) for r in await settled(db)} == {"answered"}
+        assert hub.lost_leases == 0
+    finally:
+        await hub.drain(1.0)
 
 
 async def test_postgresql_down_is_an_outage_not_a_crash(replicas: Any, backend: Dialect,

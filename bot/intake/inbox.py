@@ -264,25 +264,27 @@ class Inbox:
         while this replica holds the conversation and the message is still unanswered: else
         :class:`LeaseLost` (the conversation's new holder answers it; this late answer is dropped)."""
         await self._fenced(pending, "status = 'replied', reply = ?", (reply_to_json(reply),),
-                           InboxStatus.RECEIVED, "store its answer")
+                           (InboxStatus.RECEIVED,), "store its answer")
 
     async def sending(self, pending: Pending) -> None:
-        """Delivery of the stored reply starts now: from here it may arrive. With a :attr:`fence`, only one
-        replica ever marks it (the one holding the conversation, while it is still ``replied``): else
-        :class:`LeaseLost`, raised before any request leaves."""
-        await self._fenced(pending, "status = 'sending'", (), InboxStatus.REPLIED, "send its answer")
+        """Delivery of the stored reply starts now: from here it may arrive. With a :attr:`fence`, only the
+        replica holding the conversation marks it (a ``replied`` row, or a ``sending`` one its channel may send
+        again, :meth:`unfinished`'s ``redo``): else :class:`LeaseLost`, raised before any request leaves."""
+        await self._fenced(pending, "status = 'sending'", (), (InboxStatus.REPLIED, InboxStatus.SENDING),
+                           "send its answer")
 
-    async def _fenced(self, pending: Pending, sql: str, params: tuple[Any, ...], expected: InboxStatus,
+    async def _fenced(self, pending: Pending, sql: str, params: tuple[Any, ...], expected: tuple[InboxStatus, ...],
                       doing: str) -> None:
         if self.fence is None:
             await self._update(pending, sql, params)
             return
         holder, now = self.fence()
         found = await self.db.fetchall(
-            f"UPDATE inbound_messages SET {sql} WHERE channel = ? AND chat_id = ? AND message_id = ? AND status = ? "
+            f"UPDATE inbound_messages SET {sql} WHERE channel = ? AND chat_id = ? AND message_id = ? "
+            f"AND status IN ({', '.join('?' for _ in expected)}) "
             "AND EXISTS (SELECT 1 FROM leases WHERE key = ? AND holder = ? AND expires_at > ?) RETURNING status",
-            (*params, self.channel, pending.chat_id, pending.message_id, expected.value, f"lane:{pending.lane}",
-             holder, now))
+            (*params, self.channel, pending.chat_id, pending.message_id, *(e.value for e in expected),
+             f"lane:{pending.lane}", holder, now))
         if not found:
             raise LeaseLost(f"{self.channel} message {pending.message_id} in chat {pending.chat_id}: this replica "
                             f"({holder}) no longer holds its conversation, or it was answered meanwhile; not "

@@ -272,6 +272,12 @@ class Intake:
         except LeaseLost as exc:  # cut off longer than the lease: the conversation's holder answers it
             self.hub.lost_leases += 1
             log.warning("%s: %s", self.courier.name, exc)
+            self._notices.pop((pending.chat_id, pending.message_id), None)  # this replica's "working on it"
+            try:  # a partial (streamed) answer this replica showed says it stopped; the holder's answer follows
+                await self._interrupted(pending)
+            except Exception as problem:  # noqa: BLE001 - best effort: the answer is the holder's
+                log.warning("%s: could not mark the partial answer to %s as stopped: %s", self.courier.name,
+                            pending.message_id, problem)
         finally:
             if not requeued:
                 self._local.discard(key)
