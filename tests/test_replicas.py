@@ -190,3 +190,27 @@ async def test_leader_that_cannot_reach_postgres_stands_by(backend: Dialect, dat
         assert not leader.leading
     finally:
         await leader.stop()
+
+
+async def test_a_named_replica_restarted_on_its_host_after_a_kill_takes_its_name_back_at_once(
+        database_with: Any, backend: Dialect) -> None:
+    """systemd restarts a killed replica 5 s later under the same replicas.name: its dead predecessor's row (same
+    host, a pid that no longer runs) must not keep it out for lease_s (exit 2 would stop systemd's restarts)."""
+    import socket
+    import subprocess
+    import sys
+
+    db = await replicas_db(database_with)
+    host = socket.gethostname()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(gone.stdout)
+    await register(db, me("eu-1", pid=dead_pid, host=host), now=1000.0, lease_s=15)
+    await register(db, me("eu-1", pid=dead_pid + 100_000, host=host), now=1005.0, lease_s=15)  # taken over
+    (row,) = await alive_replicas(db, now=1005.0, lease_s=15)
+    assert row.pid == dead_pid + 100_000
+    if backend is Dialect.POSTGRES:  # a predecessor on this host that still runs keeps its name
+        import os
+
+        await register(db, me("eu-2", pid=os.getpid(), host=host), now=1006.0, lease_s=15)
+        with pytest.raises(ReplicaNameTaken):
+            await register(db, me("eu-2", pid=dead_pid, host=host), now=1007.0, lease_s=15)

@@ -84,11 +84,32 @@ async def register(db: Database, me: ReplicaIdentity, *, now: float, lease_s: fl
         (me.name, me.host, int(me.pid), me.started_at, float(now), float(cutoff)))
     if row is None:
         holder = await db.fetchone("SELECT host, pid, seen_at FROM replicas WHERE name = ?", (me.name,))
+        if holder is not None and str(holder["host"]) == me.host and not _runs(int(holder["pid"])):
+            # Its predecessor on this host was killed (systemd restarts it under the same name): take it back now.
+            taken = await db.fetchone(
+                "UPDATE replicas SET pid = ?, started_at = ?, seen_at = ?, polling = 0 "
+                "WHERE name = ? AND host = ? AND pid = ? RETURNING name",
+                (int(me.pid), me.started_at, float(now), me.name, me.host, int(holder["pid"])))
+            if taken is not None:
+                return
         where = f"pid {holder['pid']} on {holder['host']}, seen {now - float(holder['seen_at']):.0f} s ago" \
             if holder is not None else "another process"
         raise ReplicaNameTaken(
             f"another replica named {me.name!r} is running on this state ({where}): give each replica its own "
             f"replicas.name (or leave it empty for <host>-<pid>), or stop the other one first")
+
+
+def _runs(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it runs, as another user
+        return True
+    return True
 
 
 async def beat(db: Database, me: ReplicaIdentity, *, now: float, polling: bool) -> bool:
