@@ -197,13 +197,13 @@ async def test_a_named_replica_restarted_on_its_host_after_a_kill_takes_its_name
     """systemd restarts a killed replica 5 s later under the same replicas.name: its dead predecessor's row (same
     host, a pid that no longer runs) must not keep it out for lease_s (exit 2 would stop systemd's restarts)."""
     import socket
-    import subprocess
     import sys
 
     db = await replicas_db(database_with)
     host = socket.gethostname()
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    dead_pid = int(gone.stdout)
+    gone = await asyncio.create_subprocess_exec(sys.executable, "-c", "import os; print(os.getpid())",
+                                                stdout=asyncio.subprocess.PIPE)
+    dead_pid = int((await gone.communicate())[0])
     await register(db, me("eu-1", pid=dead_pid, host=host), now=1000.0, lease_s=15)
     await register(db, me("eu-1", pid=dead_pid + 100_000, host=host), now=1005.0, lease_s=15)  # taken over
     (row,) = await alive_replicas(db, now=1005.0, lease_s=15)
@@ -214,3 +214,24 @@ async def test_a_named_replica_restarted_on_its_host_after_a_kill_takes_its_name
         await register(db, me("eu-2", pid=os.getpid(), host=host), now=1006.0, lease_s=15)
         with pytest.raises(ReplicaNameTaken):
             await register(db, me("eu-2", pid=dead_pid, host=host), now=1007.0, lease_s=15)
+
+
+async def test_the_leaders_lock_session_ends_soon_when_its_host_goes_away(database_with: Any,
+                                                                          backend: Dialect) -> None:
+    """A dead host's session (and the lock in it) must not outlive it by the kernel's 2-hour keepalive: the lock
+    connection asks the server for keepalives every few seconds."""
+    if backend is not Dialect.POSTGRES:
+        pytest.skip("PostgreSQL only: the advisory lock")
+    db = await replicas_db(database_with)
+    leader = AdvisoryLockLeader(getattr(db, "url"), "first", retry_s=0.1)  # noqa: B009 - PostgresDatabase's
+    await leader.start()
+    try:
+        await _until(lambda: leader.leading)
+        conn = leader._conn
+        assert conn is not None
+        idle = int(await conn.fetchval("SHOW tcp_keepalives_idle"))
+        interval = int(await conn.fetchval("SHOW tcp_keepalives_interval"))
+        count = int(await conn.fetchval("SHOW tcp_keepalives_count"))
+        assert 0 < idle + interval * count <= 15
+    finally:
+        await leader.stop()
