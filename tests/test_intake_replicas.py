@@ -298,6 +298,43 @@ async def test_a_reply_left_sending_that_may_be_redone_is_delivered_and_the_conv
         await hub.drain(1.0)
 
 
+class SlowCommit:
+    """A store whose transactions commit half a second after their statements ran (a replica under load)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.dialect = db.dialect
+        self.ran = asyncio.Event()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Any]:
+        async with self.db.transaction() as tx:
+            yield tx
+            self.ran.set()
+            await asyncio.sleep(0.5)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.db, name)
+
+
+async def test_a_conversations_order_is_the_order_its_messages_were_stored_even_when_a_commit_lags(
+        replicas: Any, backend: Dialect) -> None:
+    """Replica r0 stores m1 and commits late; meanwhile m2 of the same conversation reaches r1: m1 is still
+    answered first (the row numbers must follow the commits, not the inserts)."""
+    if backend is Dialect.SQLITE:
+        pytest.skip("one process owns a SQLite data dir: no second replica")
+    r0, r1 = await replicas(2, lease_s=5.0, latency=0.01)
+    slow = SlowCommit(r0.board.db)
+    first = Envelope(channel="test", text="m1", sender="u1", chat_id="c6", message_id="order-1")
+    storing = asyncio.create_task(Inbox(slow, "test").store([Arrival(first, "t:c6")]))  # type: ignore[arg-type]
+    await slow.ran.wait()  # m1's row is in, its commit is on its way
+    second = Envelope(channel="test", text="m2", sender="u1", chat_id="c6", message_id="order-2")
+    await r1.intake.receive([Arrival(second, "")])
+    await storing
+    await replicas.delivered.wait(2, timeout=10)
+    assert replicas.delivered.texts() == ["A:m1", "A:m2"]
+
+
 async def test_postgresql_down_is_an_outage_not_a_crash(replicas: Any, backend: Dialect,
                                                          request: pytest.FixtureRequest) -> None:
     """While the server is down a receipt is refused (not acknowledged: the sender retries), a turn whose

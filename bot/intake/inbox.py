@@ -56,6 +56,10 @@ _BATCH_ROWS = 500  # rows per statement (7 parameters each, well under SQLite's 
 MAX_ATTEMPTS = 3  # a message whose answering was interrupted this often is given up (it may be the cause)
 
 
+#: The advisory lock class of conversations' receipts (PostgreSQL; the second key is the lane's hash).
+LANE_LOCKS = 0x5AB1
+
+
 class LeaseLost(Exception):
     """This replica may no longer answer a message: its conversation's lease passed to another replica (this
     one was cut off longer than ``replicas.lease_s``), or the message was answered meanwhile."""
@@ -210,6 +214,14 @@ class Inbox:
             stored = await self.db.express(lambda conn: _drive_sync(self._claim(new, rows), conn))
         else:
             async with self.db.transaction() as tx:
+                # Replicas: a conversation's rows are numbered (seq) as they are inserted, but seen by others
+                # when committed. Holding its lock until this commit makes the two orders the same: another
+                # replica storing the next message of it waits for this one (sorted: no deadlock).
+                lanes = sorted({row[-1] for row in rows.values() if row[-1]})
+                if lanes:
+                    await tx.execute("SELECT pg_advisory_xact_lock(?, hashtext(lane)) FROM (SELECT lane FROM "
+                                     "unnest(CAST(? AS TEXT[])) AS lane ORDER BY lane) AS ordered",
+                                     (LANE_LOCKS, [f"{self.channel}:{lane}" for lane in lanes]))
                 stored = await _drive(self._claim(new, rows), tx)
         fresh: list[Pending] = []
         seen: set[tuple[str, str]] = set()
