@@ -264,8 +264,20 @@ class Replicas:
                 await proc.wait(30)
             await proc.close()
 
+    def save_logs(self, folder: Path) -> Path:
+        """Every replica's whole log, one file each under ``folder`` (kept for a failed run)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        for n, proc in enumerate(self.procs):
+            (folder / f"r{n}.log").write_text("\n".join(proc.lines) + "\n", encoding="utf-8")
+        return folder
+
     def logs(self) -> str:
-        return "\n\n".join(f"--- replica r{n}\n" + "\n".join(p.lines[-60:]) for n, p in enumerate(self.procs))
+        """Each replica's warnings and errors, then its last lines (what a failed assertion shows)."""
+        def told(lines: list[str]) -> list[str]:
+            return [line for line in lines if " WARNING " in line or " ERROR " in line or "Traceback" in line]
+
+        return "\n\n".join(f"--- replica r{n}\n" + "\n".join([*told(p.lines)[-80:], "...", *p.lines[-30:]])
+                             for n, p in enumerate(self.procs))
 
 
 @dataclass
