@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.common import UserError, emit
 from bot.cli.where import config_command
+from bot.ops.runtime import pid_alive
 
 if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` builds this module's parsers
     import aiohttp
@@ -72,16 +72,6 @@ class DaemonInfo:
         return f"http://{'[' + host + ']' if ':' in host else host}:{self.port}"
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 async def _get_json(session: aiohttp.ClientSession, url: str) -> dict[str, Any]:
     async with session.get(url) as resp:
         body = await resp.json(content_type=None)
@@ -99,7 +89,7 @@ async def find_daemon(loaded: LoadedConfig) -> DaemonInfo | None:
         return None
     info = DaemonInfo(pid=pid, host=str(data.get("host", "127.0.0.1")), port=port,
                       started_at=str(data.get("started_at", "?")), version=str(data.get("version", "?")),
-                      alive=_pid_alive(pid))
+                      alive=pid_alive(pid))
     if not info.alive:
         return info
     import aiohttp

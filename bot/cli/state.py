@@ -260,17 +260,7 @@ def _daemon_running(data_dir: Path) -> int | None:
     from bot.ops.runtime import read_runtime
 
     info = read_runtime(data_dir)
-    if info is None:
-        return None
-    try:
-        import os
-
-        os.kill(info.pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass
-    return info.pid
+    return info.pid if info is not None and info.alive() else None
 
 
 async def cmd_state(loaded: LoadedConfig, args: argparse.Namespace) -> int:

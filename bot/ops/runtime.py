@@ -32,13 +32,20 @@ class RuntimeInfo:
 
     def alive(self) -> bool:
         """True when a process with this pid exists (it may, rarely, be another one)."""
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True  # exists, owned by someone else
-        return True
+        return pid_alive(self.pid)
+
+
+def pid_alive(pid: int) -> bool:
+    """True when a process ``pid`` exists on this host (it may, rarely, be another one than meant)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by someone else
+    return True
 
 
 def write_runtime(data_dir: Path, info: RuntimeInfo) -> Path:

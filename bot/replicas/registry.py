@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from board.clock import Clock
 from board.storage import Database, Dialect, StorageError
+from bot.ops.runtime import pid_alive
 
 __all__ = ["HEARTBEATS_PER_LEASE", "Heartbeat", "ReplicaIdentity", "ReplicaNameTaken", "ReplicaRow", "alive_replicas",
            "beat", "default_name", "identity", "register",
@@ -84,7 +85,7 @@ async def register(db: Database, me: ReplicaIdentity, *, now: float, lease_s: fl
         (me.name, me.host, int(me.pid), me.started_at, float(now), float(cutoff)))
     if row is None:
         holder = await db.fetchone("SELECT host, pid, seen_at FROM replicas WHERE name = ?", (me.name,))
-        if holder is not None and str(holder["host"]) == me.host and not _runs(int(holder["pid"])):
+        if holder is not None and str(holder["host"]) == me.host and not pid_alive(int(holder["pid"])):
             # Its predecessor on this host was killed (systemd restarts it under the same name): take it back now.
             taken = await db.fetchone(
                 "UPDATE replicas SET pid = ?, started_at = ?, seen_at = ?, polling = 0 "
@@ -97,19 +98,6 @@ async def register(db: Database, me: ReplicaIdentity, *, now: float, lease_s: fl
         raise ReplicaNameTaken(
             f"another replica named {me.name!r} is running on this state ({where}): give each replica its own "
             f"replicas.name (or leave it empty for <host>-<pid>), or stop the other one first")
-
-
-def _runs(pid: int) -> bool:
-    """Whether process ``pid`` runs on this host."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # it runs, as another user
-        return True
-    return True
 
 
 async def beat(db: Database, me: ReplicaIdentity, *, now: float, polling: bool) -> bool:
