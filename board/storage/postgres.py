@@ -54,7 +54,9 @@ def _mapped(exc: BaseException, url: StateURL) -> BaseException:
     if isinstance(exc, asyncpg.InvalidCatalogNameError):
         return StorageError(f"{where} has no database {url.database!r}: create it (createdb {url.database}) or fix "
                             "the database name in state.url")
+    # InternalClientError: the driver's protocol state broken by a server that went away mid-statement
     outage = (OSError, TimeoutError, asyncpg.PostgresConnectionError, asyncpg.InterfaceError,
+              asyncpg.InternalClientError,
               asyncpg.CannotConnectNowError, asyncpg.TooManyConnectionsError, asyncpg.InsufficientResourcesError,
               asyncpg.OperatorInterventionError)
     if isinstance(exc, outage):
@@ -152,7 +154,18 @@ class PostgresDatabase:
         try:
             yield _Conn(conn, self.url)
         finally:
+            await self._give_back(conn)
+
+    async def _give_back(self, conn: PoolConnectionProxy[Any]) -> None:
+        """Return a borrowed connection. If the server went away meanwhile, resetting it fails; the pool then
+        drops that connection (and opens a new one when needed). That failure is not the statement's: the
+        statement has finished (a transaction has committed, or its own error is on its way), so raising here
+        would report a committed write as failed, or hide the real error behind the driver's."""
+        try:
             await self.pool.release(conn)
+        except Exception as exc:  # noqa: BLE001 - the pool dropped the connection; the statement's outcome stands
+            log.debug("state db: a connection broke on its way back to the pool and is replaced (%s: %s)",
+                      type(exc).__name__, exc)
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[_Conn]:
