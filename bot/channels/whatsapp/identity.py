@@ -190,15 +190,16 @@ class People:
 
     async def load(self) -> None:
         """Read every person and their former ids."""
+        # everything is read before anything is replaced: a store going out half-way leaves the copy as it was
         rows = await self.db.fetchall("SELECT person, phone, bsuid FROM whatsapp_people")
-        self.people, self._by_phone, self._by_bsuid, self._former = {}, {}, {}, {}
-        for r in rows:
-            self._remember(PersonRecord(str(r["person"]), r["phone"], r["bsuid"]))
         events = await self.db.fetchall(
             "SELECT at, kind, person, old, new FROM whatsapp_identity_events WHERE kind IN (?, ?) ORDER BY id",
             (ChangeKind.NUMBER_CHANGED.value, ChangeKind.USER_ID_CHANGED.value))
         merged = await self.db.fetchall(
             "SELECT person, old FROM whatsapp_identity_events WHERE kind = ? ORDER BY id", (ChangeKind.MERGED.value,))
+        self.people, self._by_phone, self._by_bsuid, self._former = {}, {}, {}, {}
+        for r in rows:
+            self._remember(PersonRecord(str(r["person"]), r["phone"], r["bsuid"]))
         self._merged = {str(m["old"]): str(m["person"]) for m in merged if m["old"]}
         self.changes = []
         for e in events:
@@ -266,8 +267,10 @@ class People:
                     raise
                 # The data dir cannot be written: the message cannot be stored either, so it is
                 # refused (Meta delivers it again) and its sender told once; the pairing is learned
-                # on that later delivery. Until then the person's key is the one they would get.
-                key = by_phone or by_bsuid or self._fresh_key(phone or bsuid or "?")
+                # on that later delivery. Until then the person's key is the one they would get: looked up
+                # again, since the copy may have been read again meanwhile (another replica recorded them).
+                key = ((self._by_phone.get(phone) if phone else None) or (self._by_bsuid.get(bsuid) if bsuid else None)
+                       or self._fresh_key(phone or bsuid or "?"))
                 log.warning("whatsapp: could not record who %s is (%s); learned on the next delivery", key, exc)
                 return key
 
