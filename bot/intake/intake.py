@@ -330,8 +330,14 @@ class Intake:
         lanes = self.hub.lanes
         if lanes is None:
             return
+        wake = asyncio.Event()
+        if lanes.shared:  # other replicas store messages: a turn ending here makes room for one of them
+            self.scheduler.when_spare(wake.set)
         while not self.scheduler.closed:
-            await asyncio.sleep(lanes.poll_s)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(lanes.poll_s):
+                    await wake.wait()
+            wake.clear()
             try:
                 await self._look(lanes)
             except asyncio.CancelledError:
@@ -353,11 +359,17 @@ class Intake:
             "AND (l.key IS NULL OR l.holder = ? OR l.expires_at < ?)",
             [self.courier.name, *UNFINISHED, lanes.holder, self.board.clock.now().timestamp()])
         wanted = sorted({str(r["lane"]) for r in rows if (str(r["chat_id"]), str(r["message_id"])) not in local})
+        wanted.sort(key=lambda lane: not lanes.holds(lane))  # this replica's conversations first
         for lane in wanted:
             if self.scheduler.closed:
                 return
-            if not lanes.holds(lane) and not await lanes.take(lane):
-                continue  # another replica was quicker
+            if not lanes.holds(lane):
+                # A conversation nobody works (yet) is taken only with room to answer it now: a replica whose
+                # turns are all busy would hold it in a queue while another replica sits idle.
+                if self.scheduler.spare <= 0:
+                    break
+                if not await lanes.take(lane):
+                    continue  # another replica was quicker
             todo = await self._unanswered([lane], frozenset(self._local))
             for pending in todo:
                 self._queue(pending)

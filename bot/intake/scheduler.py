@@ -63,6 +63,7 @@ class Scheduler:
         #: Called with a lane when its last job ended and nothing more is queued in it (the intake lets the
         #: conversation's lease go then).
         self.on_idle: Callable[[str], None] | None = None
+        self._on_spare: list[Callable[[], None]] = []
         self.done = 0
         self.peak = 0
 
@@ -166,6 +167,19 @@ class Scheduler:
                 if self.on_idle is not None:
                     self.on_idle(lane)
             self._start_what_fits()
+            if self.spare > 0:
+                for callback in self._on_spare:
+                    callback()
+
+    def when_spare(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` whenever a job ends and leaves room under the cap (a replica's dispatcher looks
+        for work then, instead of at its next poll)."""
+        self._on_spare.append(callback)
+
+    @property
+    def spare(self) -> int:
+        """Jobs that could start now without waiting: the cap less the jobs running and queued."""
+        return max(0, self.cap - len(self._running) - self.waiting)
 
     @property
     def running(self) -> int:
