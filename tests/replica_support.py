@@ -26,6 +26,7 @@ import socket
 import subprocess
 import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import FAST, TOKEN
 from tests.whatsapp_support import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, sign, text_notification
 
-__all__ = ["NGINX", "Burst", "Nginx", "Replicas", "free_port", "nginx_config", "replica_config"]
+__all__ = ["NGINX", "Burst", "Nginx", "Replicas", "between_turns", "free_port", "nginx_config", "replica_config"]
 
 NGINX = Path("/usr/sbin/nginx")
 _MARK = re.compile(r"ECHO [^\n]*?\b(Q\d{3,4})\b")
@@ -403,3 +404,22 @@ class Burst:
 
 def nginx_available() -> bool:
     return NGINX.exists() and shutil.which("runuser") is not None
+
+
+async def between_turns(model: EchoModel, delivered: Callable[[], int], timeout: float = 30.0) -> None:
+    """Hold the model and wait until every answer it gave has reached the fake service (``delivered()``: the
+    answers the fakes received, no question counted twice), so no replica is between storing "sending" and
+    the service's answer: the one window where a crash can only leave "may have arrived", never sent again
+    (tests/test_durability.py kills at such moments too). Turns stay held at the model, mid-turn, however
+    slow a loaded machine is; the caller kills, then releases the model."""
+    model.hold()
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    steady = 0
+    while steady < 3:  # three looks in a row: nothing on its way between the model and the service
+        answered_by_model = model.calls - model.in_flight
+        steady = steady + 1 if answered_by_model == delivered() else 0
+        if loop.time() > deadline:
+            raise AssertionError(f"the answers never all reached the service: the model answered "
+                                 f"{answered_by_model}, {delivered()} arrived")
+        await asyncio.sleep(0.02)

@@ -391,3 +391,46 @@ def test_a_retryable_storage_error_is_an_outage_and_not_a_lock() -> None:
     locked = raised(StorageError("cannot be written now", retryable=True),
                     sqlite3.OperationalError("database is locked"))
     assert is_storage_error(locked) and is_locked(locked)
+
+
+@dataclass
+class BrokenCourier(Courier):
+    """Delivering a reply to "boom" raises an error that is not a refused send (a bug in the channel's code)."""
+
+    tries: int = 0
+
+    async def deliver(self, reply: Reply, progress: SendProgress) -> None:
+        if reply.text == "A:boom":
+            self.tries += 1
+            raise RuntimeError("the channel's code broke while delivering")
+        await super().deliver(reply, progress)
+
+
+async def test_a_reply_whose_delivery_keeps_breaking_is_given_up_not_retried_forever(
+        database_with: Any, backend: Dialect, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reply whose delivery raised (not a refused send: a bug) stayed "replied"; the dispatcher found it again at
+    every look and delivered it again, for ever (its attempts only counted the turns). It is tried a few times
+    and then given up, like a message whose answering keeps failing; the conversation goes on."""
+    from bot.intake import leasing
+    from bot.intake.inbox import MAX_ATTEMPTS
+
+    monkeypatch.setitem(leasing.POLL_S, backend, 0.1)  # the dispatcher looks often (SQLite: every 5 s)
+    db = await database_with(INTAKE_MIGRATIONS)
+    delivered = Delivered()
+    courier = BrokenCourier("r0", delivered)
+    hub = IntakeHub(InboxSection(), slow_notice_s=0, replica="r0", lease_s=5.0)
+    intake = hub.intake(MiniBoard(db, latency=0.01), courier)  # type: ignore[arg-type]
+    try:
+        await intake.resume()
+        for n, text in enumerate(("boom", "after")):
+            envelope = Envelope(channel="test", text=text, sender="u", chat_id="c7", message_id=f"broken-{n}")
+            await intake.receive([Arrival(envelope, "")])
+        await delivered.wait(2, timeout=10)
+        await asyncio.sleep(1.5)  # a dozen looks of the dispatcher
+        assert 1 <= courier.tries <= MAX_ATTEMPTS  # the turn was one attempt
+        # the user hears it went wrong, and the conversation goes on
+        assert sorted(delivered.texts()) == sorted(["A:after", ChannelTexts().answer_failed])
+        rows = await settled(db)
+        assert [str(r["status"]) for r in rows] == ["abandoned", "answered"]
+    finally:
+        await hub.drain(1.0)

@@ -1,8 +1,10 @@
 """The replica kill test: 3 real ``sabha run`` replicas on one PostgreSQL behind a real nginx, Telegram and
 WhatsApp in webhook mode, 600 deliveries from 100 conversations. One replica is killed with SIGKILL mid-burst
-(or PostgreSQL is restarted mid-burst); every delivery not acknowledged with 200 is delivered again, as Meta
-and Telegram do, and some acknowledged ones too. Result: 0 lost, 0 answered twice, each conversation answered
-in the order it wrote. And the Telegram polling leader killed mid-burst: the standby takes over, 0 lost, 0 twice.
+(while its turns are at the model: not in the one window where a crash leaves "may have arrived", between
+storing "sending" and the service's answer, as in tests/test_durability.py), or PostgreSQL is restarted
+mid-burst; every delivery not acknowledged with 200 is delivered again, as Meta and Telegram do, and some
+acknowledged ones too. Result: 0 lost, 0 answered twice, each conversation answered in the order it wrote.
+And the Telegram polling leader killed mid-burst: the standby takes over, 0 lost, 0 twice.
 (harness: tests/replica_support.py)"""
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from tests.fakes.echo_model import EchoModel
 from tests.fakes.graph_api import FakeGraphAPI
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.pg_support import PgServer, fresh_database, throwaway_cluster
-from tests.replica_support import TG_BASE, Burst, Nginx, Replicas
+from tests.replica_support import TG_BASE, Burst, Nginx, Replicas, between_turns
 
 # Three daemons and a burst: one after the other on one xdist worker, never two at once on a small machine.
 pytestmark = pytest.mark.xdist_group("bursts")
@@ -67,7 +69,9 @@ async def _burst_with(tmp_path: Path, state_url: str, telegram: FakeTelegramAPI,
             await asyncio.sleep(0.01)
         assert not sending.done(), "the burst ended before a third was acknowledged; not mid-burst"
         if disrupt == "kill":
+            await between_turns(model, lambda: burst.answered_count(telegram, graph))
             replicas.kill(1)
+            model.release()
         else:
             await asyncio.to_thread(cluster.stop, "fast")  # every connection of every replica drops
             await asyncio.sleep(1.0)
@@ -91,22 +95,12 @@ async def _burst_with(tmp_path: Path, state_url: str, telegram: FakeTelegramAPI,
                                                       f"\n{nginx.errors()[-3000:]}"
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "issue 29 open: alone this passes (kill: 7 of 7 runs, 0 lost / 0 twice / order kept; PostgreSQL restart: 3 of 3), "
-    "but with other heavy tests on the 2-core machine (-n 2) one run in three lost 1-3 of 600 messages (never one "
-    "answered twice since the lease fence); the failed run's replica logs go to test-artifacts/replicas/. Strict again "
-    "once the loss under load is found (notes/storage.md)"))
 async def test_a_replica_killed_mid_burst_loses_nothing_and_answers_nothing_twice(
         tmp_path: Path, state_db: str, fake: FakeTelegramAPI, fake_graph: FakeGraphAPI, model: EchoModel,
         cluster: PgServer) -> None:
     await _burst_with(tmp_path, state_db, fake, fake_graph, model, "kill", cluster)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "issue 29 open: alone this passes (kill: 7 of 7 runs, 0 lost / 0 twice / order kept; PostgreSQL restart: 3 of 3), "
-    "but with other heavy tests on the 2-core machine (-n 2) one run in three lost 1-3 of 600 messages (never one "
-    "answered twice since the lease fence); the failed run's replica logs go to test-artifacts/replicas/. Strict again "
-    "once the loss under load is found (notes/storage.md)"))
 async def test_postgres_restarted_mid_burst_loses_nothing(
         tmp_path: Path, state_db: str, fake: FakeTelegramAPI, fake_graph: FakeGraphAPI, model: EchoModel,
         cluster: PgServer) -> None:
@@ -130,7 +124,9 @@ async def test_the_polling_leader_killed_mid_burst_a_standby_takes_over(
                                                     chat_type="private"))
             if i == count // 2:
                 await wait_answered(fake, count, at_least=10, timeout=30)
+                await between_turns(model, lambda: len(answered(fake)))
                 replicas.kill(0)  # the leader, mid-burst
+                model.release()
             await asyncio.sleep(0.01)
         await standby.wait_for_log("leads Telegram polling", timeout=20)
         marker = count
@@ -138,6 +134,9 @@ async def test_the_polling_leader_killed_mid_burst_a_standby_takes_over(
                                                 chat_type="private"))
         await wait_answered(fake, count + 1, timeout=60)
         await asyncio.sleep(1.0)
+    except BaseException:
+        print(f"replica logs: {replicas.save_logs(ARTIFACTS / f'polling-leader-{int(time.time())}')}")
+        raise
     finally:
         await replicas.close()
     seen = answered(fake)

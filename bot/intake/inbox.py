@@ -271,6 +271,14 @@ class Inbox:
         """Answering ``pending`` starts (counted: a message that keeps crashing Sabha is given up)."""
         await self._update(pending, "attempts = attempts + 1")
 
+    async def delivery_broke(self, pending: Pending) -> int:
+        """Delivering the stored reply raised (not a refused send): counted like an interrupted turn. Returns
+        the attempts so far (at :data:`MAX_ATTEMPTS` the caller gives the message up)."""
+        row = await self.db.fetchone(
+            "UPDATE inbound_messages SET attempts = attempts + 1 WHERE channel = ? AND chat_id = ? AND message_id = ? "
+            "RETURNING attempts", (self.channel, pending.chat_id, pending.message_id))
+        return MAX_ATTEMPTS if row is None else int(row["attempts"])
+
     async def replied(self, pending: Pending, reply: Reply) -> None:
         """The board answered with ``reply``; nothing of it has left yet. With a :attr:`fence` (replicas) only
         while this replica holds the conversation and the message is still unanswered: else

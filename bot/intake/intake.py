@@ -58,7 +58,7 @@ from board.media.understand import MediaFetcher
 from board.storage import StorageError
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.config import InboxSection
-from bot.intake.inbox import UNFINISHED, Arrival, InboundKind, Inbox, InboxStatus, LeaseLost, Pending
+from bot.intake.inbox import MAX_ATTEMPTS, UNFINISHED, Arrival, InboundKind, Inbox, InboxStatus, LeaseLost, Pending
 from bot.intake.leasing import LaneLeases, replica_name
 from bot.intake.scheduler import Scheduler
 from bot.intake.storage import StorageHealth, is_storage_error
@@ -480,15 +480,41 @@ class Intake:
                 await self._record_unsent(pending)
             raise
         except Exception as exc:
-            if not (is_storage_error(exc) and progress.untouched):
+            if is_storage_error(exc) and progress.untouched:
+                self.hub.storage.failed(exc, f"recording the delivery of {self.courier.name} message "
+                                             f"{pending.message_id}")
+                return False
+            if is_storage_error(exc) or isinstance(exc, LeaseLost):
                 raise
-            self.hub.storage.failed(exc, f"recording the delivery of {self.courier.name} message "
-                                         f"{pending.message_id}")
-            return False
+            await self._delivery_broke(pending, progress, exc)
+            return True
         self.answered += 1
         kind = InboxStatus.NOT_TEXT if pending.kind is not InboundKind.TEXT else InboxStatus.ANSWERED
         await self._record(pending, kind, progress.note)
         return True
+
+    async def _delivery_broke(self, pending: Pending, progress: SendProgress, exc: Exception) -> None:
+        """Delivering raised something that is not a refused send (a bug in the channel's code, a reply it cannot
+        render). Nothing left yet: counted as an attempt, and the dispatcher (or the next start) tries again until
+        :data:`~bot.intake.inbox.MAX_ATTEMPTS`, then it is given up and the user told. Something left: it may have
+        arrived, so it is not sent again."""
+        name = self.courier.name
+        log.error("%s: delivering the reply to message %s in chat %s broke", name, pending.message_id,
+                  pending.chat_id, exc_info=exc)
+        if not progress.untouched:
+            self.uncertain += 1
+            await self._record(pending, InboxStatus.MAY_HAVE_ARRIVED, f"delivering it broke part-way: {exc}")
+            return
+        attempts = await self.inbox.delivery_broke(pending)
+        if attempts < MAX_ATTEMPTS:
+            return
+        self.failed += 1
+        await self._record(pending, InboxStatus.ABANDONED,
+                           f"delivering its answer broke {attempts} times ({exc}); giving up on it")
+        log.error("%s: gave up on message %s in chat %s: delivering its answer broke %d times", name,
+                  pending.message_id, pending.chat_id, attempts)
+        await self._interrupted(pending)
+        self._say(pending.envelope, self.courier.texts.answer_failed)  # best effort: it may break the same way
 
     async def _interrupted(self, pending: Pending) -> None:
         """The answer to ``pending`` will not come: the channel says so where it showed a partial one
