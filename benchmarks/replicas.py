@@ -42,10 +42,10 @@ from tests.pg_support import PgServer, fresh_database, throwaway_cluster
 from tests.replica_support import TG_BASE, Burst, Nginx, Replicas
 from tests.telegram_support import TOKEN
 
-CONVERSATIONS = 90
-PER = 3
-MODEL_LATENCY_S = 0.2
-TURN_CAP = 4
+CONVERSATIONS = 60
+PER = 2
+MODEL_LATENCY_S = 0.5
+TURN_CAP = 2
 TURNS = 40
 REPEATS = 2
 
