@@ -434,3 +434,25 @@ async def test_a_reply_whose_delivery_keeps_breaking_is_given_up_not_retried_for
         assert [str(r["status"]) for r in rows] == ["abandoned", "answered"]
     finally:
         await hub.drain(1.0)
+
+
+async def test_a_replica_with_every_turn_busy_leaves_new_conversations_to_one_with_room(
+        replicas: Any, backend: Dialect) -> None:
+    """Measured by benchmarks/replicas.py: three replicas answered only 1.5x what one did. A replica whose turns
+    were all busy still took every conversation nobody worked (its dispatcher found them stored by another
+    replica and queued them behind its own), so the replica that had taken them in sat idle, finding them
+    taken. Here r0's one turn is stuck; r1 takes in four conversations and must answer them all itself."""
+    if backend is Dialect.SQLITE:
+        pytest.skip("one process owns a SQLite data dir: no second replica")
+    r0, r1 = await replicas(2, lease_s=5.0, latency=0.05, inbox=InboxSection(max_concurrent_turns=1))
+    r0.board.hold = asyncio.Event()  # r0's turns do not end (a slow model): it has no room
+    await r0.receive("busy", "stuck")
+    await asyncio.sleep(0.3)
+    assert r0.board.turns == ["stuck"]
+    for n in range(4):  # four new conversations reach r1; it answers one at a time (cap 1)
+        await r1.receive(f"c{n}", f"q{n}")
+    await replicas.delivered.wait(4, timeout=10)
+    assert sorted(replicas.delivered.texts()) == [f"A:q{n}" for n in range(4)]
+    assert r0.board.turns == ["stuck"]  # r0 took none of them
+    r0.board.hold.set()
+    await replicas.delivered.wait(5, timeout=10)
