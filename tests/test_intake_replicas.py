@@ -456,3 +456,28 @@ async def test_a_replica_with_every_turn_busy_leaves_new_conversations_to_one_wi
     assert r0.board.turns == ["stuck"]  # r0 took none of them
     r0.board.hold.set()
     await replicas.delivered.wait(5, timeout=10)
+
+
+async def test_messages_stored_before_lanes_existed_are_answered_in_order_then_the_conversation_goes_on(
+        database_with: Any, backend: Dialect) -> None:
+    """Rows stored before migration 0300 gave messages a lane have none (NULL), and ``sabha state copy`` carries
+    them over. At the restart they were queued under the lane the channel gives them, but on PostgreSQL the
+    in-order check looked them up by their stored lane, did not find them and dropped them: never answered,
+    and the conversation's next message was stuck behind them."""
+    db = await database_with(INTAKE_MIGRATIONS)
+    old = [Envelope(channel="test", text=f"old{n}", sender="u", chat_id="c8", message_id=f"legacy-{n}")
+           for n in range(2)]
+    await Inbox(db, "test").store([Arrival(e, "t:c8") for e in old])
+    await db.execute("UPDATE inbound_messages SET lane = NULL")
+    delivered = Delivered()
+    hub = IntakeHub(InboxSection(), slow_notice_s=0, replica="r0", lease_s=5.0)
+    intake = hub.intake(MiniBoard(db, latency=0.01), Courier("r0", delivered))  # type: ignore[arg-type]
+    try:
+        assert await intake.resume() == 2
+        new = Envelope(channel="test", text="new", sender="u", chat_id="c8", message_id="legacy-new")
+        await intake.receive([Arrival(new, "")])
+        await delivered.wait(3, timeout=10)
+        assert delivered.texts() == ["A:old0", "A:old1", "A:new"]
+        assert {str(r["status"]) for r in await settled(db)} == {"answered"}
+    finally:
+        await hub.drain(1.0)

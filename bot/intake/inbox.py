@@ -382,6 +382,30 @@ class Inbox:
                          self.channel, len(todo))
         return todo
 
+    async def fill_lanes(self, conversation: Callable[[Envelope], str]) -> int:
+        """Give each unfinished message stored without a lane (before migration 0300 added lanes; carried over
+        by ``sabha state copy``) the lane ``conversation`` names for it, so that every replica's in-order check
+        and dispatcher see it. A row without a stored copy keeps none (it is given up when taken up). Returns
+        how many rows got a lane."""
+        marks = ", ".join("?" * len(UNFINISHED))
+        rows = await self.db.fetchall(
+            f"SELECT chat_id, message_id, envelope FROM inbound_messages WHERE channel = ? AND status IN ({marks}) "
+            "AND (lane IS NULL OR lane = '') AND envelope IS NOT NULL", [self.channel, *UNFINISHED])
+        filled = 0
+        for row in rows:
+            try:
+                lane = conversation(envelope_from_json(row["envelope"]))
+            except (ValueError, TypeError, KeyError):
+                continue  # unreadable: unfinished() gives it up and says why
+            await self.db.execute(
+                "UPDATE inbound_messages SET lane = ? WHERE channel = ? AND chat_id = ? AND message_id = ? "
+                "AND (lane IS NULL OR lane = '')", (lane, self.channel, str(row["chat_id"]), str(row["message_id"])))
+            filled += 1
+        if filled:
+            log.info("%s: %d unanswered message(s) stored before conversations had lanes were given theirs",
+                     self.channel, filled)
+        return filled
+
     async def lane_order(self, lane: str) -> list[tuple[str, str]]:
         """``(chat_id, message_id)`` of the unfinished messages of ``lane``, in the order they were stored."""
         marks = ", ".join("?" * len(UNFINISHED))

@@ -644,6 +644,7 @@ class Intake:
         max_age = timedelta(seconds=self.hub.settings.resume_max_age_s)
         lanes = self.hub.lanes
         mine = None
+        await self.inbox.fill_lanes(self.courier.conversation)  # before anything reads rows by their lane
         if lanes is not None:
             await lanes.start()  # before any lease is taken: on SQLite the previous run's are taken over
             taken: dict[str, bool] = {}
