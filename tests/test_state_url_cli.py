@@ -103,6 +103,22 @@ def test_postgresql_away_is_not_called_a_data_dir_problem(tmp_path: Path) -> Non
     assert "127.0.0.1:9" in done.stderr and "chown" not in done.stderr, done.stderr
 
 
+def test_postgresql_without_its_driver_installed_says_how_to_install_it(tmp_path: Path) -> None:
+    """``pip install sabha`` brings no PostgreSQL driver (SQLite needs none; asyncpg comes with the ``postgres``
+    extra). A state.url on PostgreSQL without it ended every command in a ModuleNotFoundError traceback."""
+    home = board(tmp_path, "postgresql://sabha@127.0.0.1:9/sabha")
+    blocker = tmp_path / "no-asyncpg"  # a Python on which asyncpg is not installed
+    blocker.mkdir()
+    (blocker / "sitecustomize.py").write_text("import sys\nsys.modules['asyncpg'] = None\n")
+    path = f"{blocker}{os.pathsep}{ROOT}"
+    for args in (["run"], ["status"], ["sessions", "list"], ["doctor", "--offline"]):
+        done = run(args, cwd=home, PYTHONPATH=path)
+        said = done.stdout + done.stderr
+        assert "Traceback" not in said, (args, said)
+        assert "sabha[postgres]" in said and "asyncpg" in said, (args, said)
+        assert done.returncode != 0, (args, said)
+
+
 async def test_inbox_and_cost_read_postgresql_where_there_is_no_sabha_db(tmp_path: Path, pg_url: str) -> None:
     from board.envelope import Envelope
     from board.memory.ledger import Ledger, LLMCallRecord

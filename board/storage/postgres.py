@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from board.db import Migration
@@ -30,13 +31,27 @@ if TYPE_CHECKING:
     import asyncpg
     from asyncpg.pool import PoolConnectionProxy
 
-__all__ = ["MIGRATION_LOCK", "DuplicateKey", "PostgresDatabase"]
+__all__ = ["MIGRATION_LOCK", "NO_DRIVER", "DuplicateKey", "PostgresDatabase", "driver"]
 
 log = logging.getLogger("sabha.storage")
 
 #: The advisory lock key held while migrating ("sabha" as a number).
 MIGRATION_LOCK = 0x5AB4A
 CONNECT_TIMEOUT_S = 10.0
+
+
+#: What to do when ``state.url`` names PostgreSQL on an install without its driver (SQLite needs none).
+NO_DRIVER = ("state.url names PostgreSQL, but its driver, asyncpg, is not installed here: install Sabha with its "
+             "PostgreSQL extra (pip install 'sabha[postgres]', or pip install asyncpg into the same environment)")
+
+
+def driver() -> ModuleType:
+    """The asyncpg module; :class:`StorageError` saying how to install it when it is missing."""
+    try:
+        import asyncpg
+    except ImportError as exc:
+        raise StorageError(NO_DRIVER) from exc
+    return asyncpg
 
 
 def _mapped(exc: BaseException, url: StateURL) -> BaseException:
@@ -106,8 +121,7 @@ class PostgresDatabase:
     async def open(cls, url: StateURL, migrations: Iterable[Migration] = (), *,
                    min_size: int = 1, max_size: int = 10) -> PostgresDatabase:
         """Connect (a pool of ``min_size``..``max_size``) and apply the migrations not applied yet."""
-        import asyncpg
-
+        asyncpg = driver()
         try:
             pool = await asyncpg.create_pool(url.dsn(), password=url.password, min_size=min_size,
                                              max_size=max_size, timeout=CONNECT_TIMEOUT_S,

@@ -178,9 +178,15 @@ def check_state_db(data_dir: Path, path: Path | None = None) -> Check:
 async def check_postgres(url: StateURL) -> list[Check]:
     """With ``state.url`` on PostgreSQL: the server answers (one line), and the schema is migrated (one line).
     Read only: ``sabha run`` applies missing migrations, under a lock, at its start."""
-    import asyncpg
+    from board.storage import StorageError
+    from board.storage.postgres import driver
 
     where = f"PostgreSQL {url}"
+    try:
+        asyncpg = driver()
+    except StorageError as exc:
+        return [fail("state server", str(exc).split(": install")[0],
+                     "pip install 'sabha[postgres]' (asyncpg, the PostgreSQL driver), then run doctor again")]
     try:
         conn = await asyncpg.connect(url.dsn(), password=url.password, timeout=PG_TIMEOUT_S)
     except asyncpg.InvalidPasswordError as exc:
