@@ -119,6 +119,35 @@ def test_postgresql_without_its_driver_installed_says_how_to_install_it(tmp_path
         assert done.returncode != 0, (args, said)
 
 
+async def test_status_on_a_host_whose_replica_is_down_names_the_replicas_that_serve(tmp_path: Path,
+                                                                                  pg_url: str) -> None:
+    """With replicas, ``sabha status`` on a host whose own replica is down said only "Sabha is not running" while
+    two other replicas answered everyone: an operator paged for an outage that was not one."""
+    import time
+
+    from board.service import BOARD_MIGRATIONS
+    from board.storage import open_database
+    from bot.app import all_migrations
+    from bot.replicas.registry import ReplicaIdentity, register
+
+    db = await open_database(parse_state_url(pg_url, data_dir=tmp_path, env={}), [*BOARD_MIGRATIONS,
+                                                                                   *all_migrations()])
+    try:
+        for name, host in (("eu-1", "db-host-a"), ("eu-2", "db-host-b")):
+            await register(db, ReplicaIdentity(name, host, 4242, "2026-11-28T10:00:00+00:00"), now=time.time(),
+                           lease_s=15)
+    finally:
+        await db.close()
+    home = board(tmp_path, pg_url)
+    done = run(["status"], cwd=home)
+    assert done.returncode == 3, done.stdout + done.stderr  # this host's daemon: not running (systemd's code)
+    first = done.stdout.splitlines()[:3]
+    assert "not running on this host" in first[0], done.stdout
+    assert "2 other replica(s) serve this state: eu-1 on db-host-a, eu-2 on db-host-b" in "\n".join(first), \
+        done.stdout
+    assert "Replicas: 2 alive" in done.stdout
+
+
 async def test_inbox_and_cost_read_postgresql_where_there_is_no_sabha_db(tmp_path: Path, pg_url: str) -> None:
     from board.envelope import Envelope
     from board.memory.ledger import Ledger, LLMCallRecord

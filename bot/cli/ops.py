@@ -210,6 +210,19 @@ def _daemon_lines(info: DaemonInfo | None, loaded: LoadedConfig) -> tuple[list[s
     return lines, code
 
 
+def _served_elsewhere(lines: list[str], report: ReplicasReport) -> list[str]:
+    """With replicas (PostgreSQL), "not running" is about this host's daemon: say whether other replicas serve the
+    state meanwhile (the exit code stays "not running", systemd's view of this host's service)."""
+    alive = report.replicas
+    first = lines[0].replace("Sabha is not running", "Sabha is not running on this host", 1)
+    if alive:
+        names = ", ".join(f"{r.name} on {r.host}" for r in alive)
+        said = f"  {len(alive)} other replica(s) serve this state: {names} (see Replicas below)"
+    else:
+        said = "  and no other replica serves this state: messages wait in the inbox until one starts"
+    return [first, said, *lines[1:]]
+
+
 def _row_id(db: Database) -> str:
     """The inbox row's number (``sabha inbox list`` shows it, ``retry ID`` takes it): SQLite's rowid, PostgreSQL's
     ``seq`` (the intake's stand-in for it: the order rows were stored in)."""
@@ -308,6 +321,8 @@ async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     if url.dialect is Dialect.POSTGRES or (url.path or db_path).exists():
         async with await open_state_db(loaded) as db:
             replicas = await _replica_report(db, loaded)
+            if code == EXIT_NOT_RUNNING and url.dialect is Dialect.POSTGRES:
+                lines = _served_elsewhere(lines, replicas)
             lines += report_lines(replicas)
             report["replicas"] = replicas.as_json()
             lines += await _inbox_lines(db)
