@@ -361,7 +361,7 @@ class Daemon:
         app.router.add_get("/metrics", self._metrics)
         for channel in self.channels or []:
             app.add_routes(channel.routes())
-        web_pages = self._mount_web(app)
+        web_pages = await self._mount_web(app)
         # idle_timeout_s: aiohttp's keep-alive timer also runs from the moment a connection opens,
         # so a client that never completes its headers is closed after it too. A body left unread
         # (an early 401/413/408) is drained for at most lingering_time before the connection closes.
@@ -383,13 +383,13 @@ class Daemon:
             web_pages.server_url = server_url(self.loaded, self.port)
             log.info("web pages at %s/ui/ (sign in with a link from `sabha web link`)", web_pages.server_url)
 
-    def _mount_web(self, app: web.Application) -> WebContext | None:
+    async def _mount_web(self, app: web.Application) -> WebContext | None:
         """The owner's pages at /ui/ (config ``web``; :mod:`bot.web`)."""
         if self.board is None or not self.loaded.config.web.enabled:
             return None
         from bot.web.app import mount_web
 
-        self.web = mount_web(app, self.board, self.loaded)
+        self.web = await mount_web(app, self.board, self.loaded)
         return self.web
 
     async def _shutdown(self, started: list[Channel], watcher: asyncio.Task[None] | None,

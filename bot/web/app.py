@@ -31,7 +31,7 @@ from bot.web.auth import (
     WebSessions,
     check_request,
     live_session,
-    signing_key,
+    shared_signing_key,
 )
 from bot.web.context import PREFIX, WEB, WebContext
 from bot.web.feed import MeetingFeed
@@ -120,12 +120,13 @@ def server_url(loaded: LoadedConfig, port: int | None) -> str:
     return f"http://{host}:{port if port is not None else loaded.config.server.port}"
 
 
-def mount_web(app: web.Application, board: Board, loaded: LoadedConfig) -> WebContext:
+async def mount_web(app: web.Application, board: Board, loaded: LoadedConfig) -> WebContext:
     """Mount the pages at ``/ui/`` on ``app`` (the daemon's application, before it starts)."""
     settings = loaded.config.web.settings()
     clock = board.clock
+    key = await shared_signing_key(board.db, loaded.data_dir)
     auth = WebAuth(
-        signer=SessionSigner(signing_key(loaded.data_dir), settings.session_ttl_s, clock),
+        signer=SessionSigner(key, settings.session_ttl_s, clock),
         links=LoginLinks(board.db, clock),
         limiter=LoginLimiter(settings.login_attempts_per_minute, clock),
         sessions=WebSessions(board.db, clock),

@@ -9,7 +9,9 @@ only the db). Redeemed, the browser gets :data:`COOKIE` — ``HttpOnly``, ``Same
 ``Path=/``, ``Secure`` when the page was reached over https — holding a session id and its
 expiry, signed with HMAC-SHA256 (:class:`SessionSigner`). The signing key comes from
 ``$SABHA_WEB_SECRET`` when set, else from ``<data_dir>/web-secret.key``, generated once with
-0600 permissions (:func:`signing_key`); replacing the key signs everyone out. Login attempts
+0600 permissions (:func:`signing_key`); replacing the key signs everyone out. On a state that replicas
+share (PostgreSQL) the key is the state's, not a data dir's (:func:`shared_signing_key`), so a browser
+signed in through one replica is signed in on all of them. Login attempts
 that fail are limited per client address (:class:`LoginLimiter`, 429 past it; a valid link is
 never refused).
 
@@ -46,7 +48,7 @@ from pathlib import Path
 from aiohttp import web
 
 from board.clock import Clock
-from board.storage import Database
+from board.storage import Database, Dialect
 from bot.config_file import ConfigError
 
 __all__ = [
@@ -77,6 +79,7 @@ __all__ = [
     "same",
     "session_of",
     "set_cookie",
+    "shared_signing_key",
     "signing_key",
 ]
 
@@ -127,6 +130,33 @@ def signing_key(data_dir: Path, env: Mapping[str, str] | None = None) -> bytes:
     os.chmod(path, 0o600)
     log.info("web: made the session key %s (0600); set $%s to use your own", path, SECRET_ENV)
     return key
+
+
+async def shared_signing_key(db: Database, data_dir: Path, env: Mapping[str, str] | None = None) -> bytes:
+    """The session-signing key of this daemon: :func:`signing_key` on SQLite (one process owns the data dir)
+    or when ``$SABHA_WEB_SECRET`` is set; on PostgreSQL, where several replicas serve the same pages behind a
+    load balancer, the one key in the state (table ``web_signing_key``), made by the first replica that needs it:
+    from this data dir's ``web-secret.key`` when there is one (a board moved over keeps its browsers signed in),
+    else at random."""
+    env = os.environ if env is None else env
+    if env.get(SECRET_ENV, "").strip() or db.dialect is not Dialect.POSTGRES:
+        return signing_key(data_dir, env)
+    try:
+        kept = (data_dir / KEY_FILE).read_bytes().strip().decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        kept = ""
+    made = kept if len(kept) >= _MIN_SECRET else secrets.token_hex(32)
+    row = await db.fetchone("INSERT INTO web_signing_key (id, key, made_at) VALUES (1, ?, ?) ON CONFLICT (id) DO "
+                            "NOTHING RETURNING key", (made, datetime.now(UTC).isoformat(timespec="seconds")))
+    if row is not None:
+        log.info("web: made the session key (%s); the state database keeps it, so every replica signs alike; set "
+                 "$%s to use your own", f"from {data_dir / KEY_FILE}" if made == kept else "at random", SECRET_ENV)
+    else:
+        row = await db.fetchone("SELECT key FROM web_signing_key WHERE id = 1")
+    if row is None or len(str(row["key"])) < _MIN_SECRET:
+        raise RuntimeError("the web session key in the state database (table web_signing_key) is missing or too "
+                           f"short: delete its row so a replica makes a new one, or set ${SECRET_ENV}")
+    return str(row["key"]).encode("ascii")
 
 
 # -- one-time links ---------------------------------------------------------------------
