@@ -250,9 +250,18 @@ async def test_deadline_and_cancel_always_set_a_stop_reason(workspace: Path, dat
 
 
 async def test_meeting_command_and_convene_tool_start_background_meetings(workspace: Path, data_dir: Path) -> None:
-    model = ScriptedModel(default=brain())
-    model.script(call("convene_meeting", {"topic": "expanding to Europe"}), say("The board is meeting now."),
-                 role="general")
+    meeting_brain = brain()
+
+    def answer(request: LLMRequest) -> Step:
+        # The chat turn's answer after its convene call: keyed on the tool result, not queued for the role, since
+        # the meeting it convened runs at once and its chair (general too) may ask the model first.
+        last = request.messages[-1] if request.messages else None
+        if last is not None and last.role == "tool" and '"convened"' in str(last.content):
+            return say("The board is meeting now.")
+        return meeting_brain(request)  # type: ignore[no-any-return]
+
+    model = ScriptedModel(default=answer)
+    model.script(call("convene_meeting", {"topic": "expanding to Europe"}), role="general")
     async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
         seen: list[MeetingEvent] = []
 
@@ -263,7 +272,8 @@ async def test_meeting_command_and_convene_tool_start_background_meetings(worksp
         place = dict(channel="telegram", sender="1", chat_id="-100", thread_id=5, is_group=True, is_owner=True)
         reply = await board.handle(Envelope(text="I want the whole board to weigh in on expanding to Europe", **place))
         assert reply.text == "The board is meeting now."
-        convened = json.loads(model.requests_for("general")[1].request.messages[-1].content)
+        convened = next(json.loads(str(r.request.messages[-1].content)) for r in model.requests_for("general")
+                        if r.request.messages and r.request.messages[-1].role == "tool")
         assert convened["ok"] and convened["result"]["status"] == "convened"
         await board.room.drain(5)
         command = await board.handle(Envelope(text="/meeting pricing for 2027", **place))

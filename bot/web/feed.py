@@ -74,6 +74,7 @@ class MeetingFeed:
         self.queue_size = queue_size
         self._logs: OrderedDict[str, MeetingLog] = OrderedDict()
         self.dropped = 0  # watchers dropped for a full queue, since start
+        self.closed = False  # the daemon is stopping: every stream ends
 
     async def __call__(self, event: MeetingEvent) -> None:
         self.publish(event)
@@ -104,7 +105,9 @@ class MeetingFeed:
         return item
 
     def close(self) -> None:
-        """End every live stream (the daemon is stopping): each listener gets ``None``."""
+        """End every live stream (the daemon is stopping): each listener gets ``None``; streams that follow a
+        meeting's record (:attr:`closed`) end at their next look."""
+        self.closed = True
         for log in self._logs.values():
             for listener in log.listeners:
                 try:

@@ -27,6 +27,7 @@ from board.envelope import Envelope
 from board.roles import DEFAULT_ROSTERS, GENERAL
 from board.room.convene import MeetingInProgress
 from board.room.ratify import Outcome, verdicts
+from board.storage import Dialect
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.numbers import clamped, whole_number
@@ -274,11 +275,18 @@ async def meeting_view(ctx: WebContext, meeting_id: str) -> tuple[MeetingView, b
         return view, not view.ended
     if row is None or row.id != meeting_id:
         return None
-    view = MeetingView(meeting_id, topic=row.topic, labels=labels)
+    view = MeetingView(meeting_id, topic=row.topic, labels=labels, from_record=True)
     for seq, event in enumerate(events_from_record(row, await ctx.board.room.store.details(row.id)), start=1):
         view.apply(seq, event)
-    if not view.ended:
-        view.phase = "running" if row.id in ctx.board.room.running() else "stopped without an end (a crash?)"
+    if view.ended:
+        return view, False
+    if row.id in ctx.board.room.running():
+        view.phase = "running"
+    elif ctx.board.db.dialect is Dialect.POSTGRES:  # replicas share the state: another one runs it
+        view.phase = f"{view.phase} (on another replica)"
+        return view, True
+    else:
+        view.phase = "stopped without an end (a crash?)"
     return view, False
 
 

@@ -15,6 +15,10 @@ handler then closes the connection; the browser reconnects with its ``Last-Event
 replayed what it missed. A meeting the feed no longer holds (the daemon restarted) gets one
 ``reload`` event: the page reloads and renders it from the state db. At most
 :data:`MAX_WATCHERS` streams per meeting (503 past it).
+
+With replicas (a PostgreSQL state), a meeting may run on a replica other than the one serving the page: its
+page is then drawn from the stored record and its stream (``?source=record``) follows the record, read
+again every :data:`RECORD_POLL_S`, numbered as the page was, so any replica may serve either.
 """
 
 from __future__ import annotations
@@ -27,18 +31,21 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.web.context import context_of
+from board.room.meeting.events import MeetingEvent
+from bot.web.context import WebContext, context_of
 from bot.web.feed import FeedEvent, MeetingFeed
 from bot.web.numbers import MAX_NUMBER, clamped
 from bot.web.render import parts
-from bot.web.view import MeetingView, Region, StatementView
+from bot.web.view import MeetingView, Region, StatementView, events_from_record
 
-__all__ = ["MAX_WATCHERS", "PING_S", "event_ops", "routes", "sse_frame"]
+__all__ = ["MAX_WATCHERS", "PING_S", "RECORD_POLL_S", "event_ops", "routes", "sse_frame"]
 
 log = logging.getLogger("sabha.web")
 
 PING_S = 15.0
 MAX_WATCHERS = 200
+#: How often a stream that follows a meeting's record (another replica runs it) reads it again.
+RECORD_POLL_S = 1.0
 
 
 def sse_frame(data: dict[str, Any], *, event_id: int | None = None, event: str | None = None) -> bytes:
@@ -84,7 +91,10 @@ async def meeting_events(request: web.Request) -> web.StreamResponse:
                                            "X-Accel-Buffering": "no", "X-Content-Type-Options": "nosniff"})
     await response.prepare(request)
     try:
-        if not live:  # not in the live feed: let the page render it from the record
+        if request.query.get("source") == "record" and row is not None and row.id == meeting_id:
+            view = MeetingView(meeting_id, labels=ctx.labels(row.roster), from_record=True)
+            await _follow_record(ctx, view, after, response)
+        elif not live:  # not in the live feed: let the page render it from the record
             await response.write(sse_frame({"kind": "reload"}, event="reload"))
             return response
         view = MeetingView(meeting_id, labels=ctx.labels(row.roster if row is not None else None))
@@ -126,6 +136,48 @@ async def _follow(feed: MeetingFeed, view: MeetingView, after: int, response: we
                 return
             if queued.seq > last:
                 await send(queued)
+
+
+def _said(event: MeetingEvent) -> tuple[str, str, int | None, str]:
+    """What identifies an event drawn from the record, to see that a later reading still begins with it."""
+    return str(event.kind), event.role or "", event.round, event.text or ""
+
+
+async def _follow_record(ctx: WebContext, view: MeetingView, after: int, response: web.StreamResponse) -> None:
+    """Follow a meeting from its stored record (another replica runs it; the page was drawn from the record):
+    every :data:`RECORD_POLL_S` read it again and send the events past those sent, numbered as the page's; the
+    stream ends with the meeting, when the daemon stops, or with a ``reload`` when a reading no longer begins
+    with what was sent (the page is drawn again). The state store away: the stream ends and the browser comes
+    back with its ``Last-Event-ID``."""
+    store = ctx.board.room.store
+    meeting_id = view.meeting_id
+    sent: list[tuple[str, str, int | None, str]] = []
+    quiet = 0.0
+    while not ctx.feed.closed:
+        try:
+            row = await store.get(meeting_id)
+            events = events_from_record(row, await store.details(meeting_id)) if row is not None else []
+        except Exception as exc:  # noqa: BLE001 - an outage: the browser reconnects
+            log.info("web: the record of meeting %s cannot be read (%s); ending its stream", meeting_id, exc)
+            return
+        said = [_said(e) for e in events]
+        if said[:len(sent)] != sent:
+            await response.write(sse_frame({"kind": "reload"}, event="reload"))
+            return
+        for seq, event in enumerate(events[len(sent):], start=len(sent) + 1):
+            statement, regions = view.apply(seq, event)
+            sent.append(said[seq - 1])
+            if seq > after:
+                quiet = 0.0
+                await response.write(sse_frame({"seq": seq, "kind": str(event.kind), "ended": view.ended,
+                                                "ops": event_ops(view, statement, regions)}, event_id=seq))
+        if view.ended:
+            return
+        await asyncio.sleep(RECORD_POLL_S)
+        quiet += RECORD_POLL_S
+        if quiet >= PING_S:
+            quiet = 0.0
+            await response.write(b": ping\n\n")
 
 
 def routes() -> list[web.RouteDef]:

@@ -103,6 +103,9 @@ class MeetingView:
     minutes: str = ""
     warnings: list[str] = field(default_factory=list)
     last_seq: int = 0
+    #: Drawn from the stored record (:func:`events_from_record`), not this process's live feed: a live page of
+    #: it follows the record (``/events?source=record``), numbered as the record is.
+    from_record: bool = False
 
     @property
     def disagreements(self) -> int:

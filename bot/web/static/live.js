@@ -30,7 +30,8 @@
   }
 
   function connect() {
-    source = new EventSource(root.dataset.stream + "?after=" + encodeURIComponent(root.dataset.lastSeq || "0"));
+    var joiner = root.dataset.stream.indexOf("?") < 0 ? "?" : "&";
+    source = new EventSource(root.dataset.stream + joiner + "after=" + encodeURIComponent(root.dataset.lastSeq || "0"));
     source.onopen = function () { status.textContent = "live"; };
     source.onerror = function () { if (root.dataset.live === "true") { status.textContent = "reconnecting…"; } };
     source.onmessage = function (e) {
