@@ -1,7 +1,7 @@
 """The owner's web pages behind a load balancer: two real daemons (``sabha run``'s :class:`bot.daemon.Daemon`, in
 this process) on one PostgreSQL, each with its own data dir, as README's "Beyond one machine" lays them out. Any
 page may be served by either replica, so what one replica says must hold on the other: a browser signed in
-through one is signed in on both.
+through one is signed in on both, and a meeting one runs is live on the other's page (in a real browser too).
 """
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession
 
+from board.room.meeting.events import MeetingEvent
 from bot.web.auth import COOKIE
-from tests.browser_support import WebDaemon
+from tests.browser_support import Browser, WebDaemon, browser  # noqa: F401
 
 HTML = {"Accept": "text/html"}
 
@@ -94,3 +95,47 @@ async def test_a_meeting_running_on_one_replica_is_live_on_the_page_of_the_other
         assert "decision" in kinds and "agent_spoke" in kinds, kinds
         seqs = [int(m["id"]) for m in rest]
         assert seqs == list(range(int(last.group(1)) + 1, seqs[-1] + 1))  # after the page, no gap, no repeat
+
+
+async def test_in_a_browser_the_other_replicas_page_follows_the_meeting_to_its_decision(
+        two: list[WebDaemon], browser: Browser) -> None:  # noqa: F811
+    ra, rb = two
+    b = browser
+    held = 0
+
+    async def hold_after_one(event: MeetingEvent) -> None:
+        nonlocal held
+        if str(event.kind) == "agent_spoke" and not held and ra.model is not None:
+            held = 1
+            ra.model.hold()
+
+    ra.board.room.subscribe(hold_after_one)
+    await asyncio.to_thread(b.sign_in, await ra.link())  # the cookie is the host's: both replicas see it
+    async with ClientSession() as http:
+        jar = await _sign_in(http, ra)
+        from tests.test_web_stream import _start
+
+        meeting = await _start(http, ra, jar, "Should we price per seat or per team?")
+    for _ in range(500):
+        if held:
+            break
+        await asyncio.sleep(0.02)
+    assert held and meeting in ra.board.room.running()
+    await asyncio.to_thread(b.driver.get, f"{rb.base}/ui/meetings/{meeting}")
+    await asyncio.to_thread(b.wait_for, "#statements > li", 1)
+    assert "another replica" in " ".join(await asyncio.to_thread(b.texts, "#region-phase"))
+    await asyncio.to_thread(b.wait_for, "#live-status", 1)
+    for _ in range(100):  # the stream opens
+        if await asyncio.to_thread(b.texts, "#live-status") == ["live"]:
+            break
+        await asyncio.sleep(0.05)
+    assert await asyncio.to_thread(b.texts, "#live-status") == ["live"]
+    assert ra.model is not None
+    ra.model.release()
+    await asyncio.to_thread(b.wait_for, "#region-decision .decision", 1, 60)
+    await asyncio.to_thread(b.wait_for, "#region-phase [data-ended=true]", 1, 30)
+    assert await asyncio.to_thread(b.texts, "#live-status") == ["ended"]
+    details = await rb.board.room.store.details(meeting)
+    seqs = [e.get_attribute("id") for e in b.wait_for("#statements > li", 1)]
+    assert len(seqs) == len(set(seqs)) == len(details["statements"])  # every statement, each once
+    await asyncio.to_thread(b.shot, "meeting-followed-on-another-replica-1280")
