@@ -18,7 +18,7 @@ REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 
 
-#: the test command: in parallel (4 workers unless PYTEST_XDIST_AUTO_NUM_WORKERS says), xdist_group-marked tests on one worker
+#: the test command: in parallel (4 workers unless PYTEST_XDIST_AUTO_NUM_WORKERS says), xdist groups on one worker
 PYTEST = "python -m pytest -q -n auto --maxprocesses 4 --dist loadgroup"
 
 
