@@ -5,6 +5,7 @@ backends."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from typing import Any
 
@@ -177,6 +178,36 @@ async def test_one_leader_and_a_standby_takes_over(database_with: Any, backend: 
     finally:
         for each in (first, second, third):
             await each.stop()
+
+
+async def test_a_frozen_leader_loses_the_lock_and_a_standby_takes_over(database_with: Any, backend: Dialect) -> None:
+    """A leader stopped dead (SIGSTOP, a hung event loop) kept its lock for ever: its host still answers TCP
+    keepalives, so its session lived and no standby could poll. The lock session ends on the server once it is idle
+    for ``idle_s`` (a live leader checks it every ``retry_s``), and the leader, back, knows it lost."""
+    if backend is not Dialect.POSTGRES:
+        pytest.skip("PostgreSQL only: the advisory lock")
+    db = await replicas_db(database_with)
+    url = getattr(db, "url")  # noqa: B009 - PostgresDatabase's
+    first = AdvisoryLockLeader(url, "first", retry_s=0.1, idle_s=1.0)
+    second = AdvisoryLockLeader(url, "second", retry_s=0.1, idle_s=1.0)
+    await first.start()
+    await _until(lambda: first.leading)
+    await second.start()
+    try:
+        await asyncio.sleep(1.5)  # a live leader, checking its lock every 0.1 s, keeps it past idle_s
+        assert first.leading and not second.leading
+        assert first._task is not None
+        first._task.cancel()  # frozen: nothing runs, its connection stays open
+        with contextlib.suppress(asyncio.CancelledError):
+            await first._task
+        await _until(lambda: second.leading, timeout=10)
+        await first.start()  # it thaws: its first check finds the session gone, so it stands by
+        await _until(lambda: not first.leading, timeout=5)
+        await asyncio.sleep(0.5)
+        assert second.leading and not first.leading
+    finally:
+        await first.stop()
+        await second.stop()
 
 
 async def test_leader_that_cannot_reach_postgres_stands_by(backend: Dialect, data_dir: Any) -> None:

@@ -6,7 +6,10 @@ elect one. On PostgreSQL the leader is the replica holding the session-level adv
 the lock lives exactly as long as that session). A standby tries again every :data:`RETRY_S`; when the
 leader dies, the server ends its session and frees the lock, and the next try of a standby wins. The
 leader checks its connection every :data:`RETRY_S` too: if it broke (PostgreSQL restarted), the lock
-may be someone else's already, so it stops polling at once and becomes a standby that tries again.
+may be someone else's already, so it stops polling at once and becomes a standby that tries again. A
+leader frozen alive (SIGSTOP, a hung loop) stops checking: the server ends its session after
+:data:`IDLE_S` idle (``idle_session_timeout``), a standby takes the lock, and the leader, back, finds its
+session gone and stands by.
 
 On SQLite there is one process, which always leads (:class:`AlwaysLeader`).
 
@@ -28,7 +31,7 @@ from board.storage import StateURL
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["POLLING_LOCK", "RETRY_S", "AdvisoryLockLeader", "AlwaysLeader", "Leadership"]
+__all__ = ["IDLE_S", "POLLING_LOCK", "RETRY_S", "AdvisoryLockLeader", "AlwaysLeader", "Leadership"]
 
 log = logging.getLogger("sabha.replicas")
 
@@ -36,6 +39,10 @@ log = logging.getLogger("sabha.replicas")
 POLLING_LOCK = 0x5AB4B
 #: How often a standby tries to take the lock, and a leader checks it still holds it.
 RETRY_S = 1.0
+#: The server ends the lock session once it is idle this long (``idle_session_timeout``): a leader frozen
+#: (SIGSTOP, a hung event loop) stops checking, and its lock goes to a standby. The daemon passes
+#: ``replicas.lease_s``.
+IDLE_S = 15.0
 
 
 class Leadership(Protocol):
@@ -77,11 +84,12 @@ class AdvisoryLockLeader:
     ``changed(leading)`` is called on every change (the heartbeat records it in ``replicas.polling``)."""
 
     def __init__(self, url: StateURL, name: str, *, key: int = POLLING_LOCK, retry_s: float = RETRY_S,
-                 changed: Callable[[bool], None] | None = None) -> None:
+                 idle_s: float = IDLE_S, changed: Callable[[bool], None] | None = None) -> None:
         self.url = url
         self.name = name
         self.key = key
         self.retry_s = retry_s
+        self.idle_s = idle_s
         self.changed = changed
         self._conn: asyncpg.Connection[Any] | None = None
         self._leading = asyncio.Event()
@@ -89,6 +97,7 @@ class AdvisoryLockLeader:
         self._standby.set()
         self._task: asyncio.Task[None] | None = None
         self.problem: str | None = None
+        self._told_no_idle = False
 
     @property
     def leading(self) -> bool:
@@ -127,10 +136,21 @@ class AdvisoryLockLeader:
 
         # TCP keepalives on the server's side of this session: when the leader's host dies or drops off the
         # network, the server ends the session (and the lock with it) in ~11 s, not after the kernel's 2 hours.
-        return await asyncpg.connect(self.url.dsn(), password=self.url.password, timeout=5,
+        conn = await asyncpg.connect(self.url.dsn(), password=self.url.password, timeout=5,
                                      server_settings={"application_name": f"sabha poller {self.name}"[:63],
                                                       "tcp_keepalives_idle": "5", "tcp_keepalives_interval": "2",
                                                       "tcp_keepalives_count": "3"})
+        # A frozen leader's host still answers keepalives: the server also ends the session once it has been idle
+        # for idle_s (a live leader checks it every retry_s). PostgreSQL < 14 has no such setting.
+        idle_ms = int(max(self.idle_s, self.retry_s * 3) * 1000)
+        try:
+            await conn.execute(f"SET idle_session_timeout = {idle_ms}")
+        except asyncpg.PostgresError as exc:
+            if not self._told_no_idle:
+                self._told_no_idle = True
+                log.info("replica %s: this PostgreSQL cannot end an idle session (%s; it needs 14 or newer): a "
+                         "frozen polling leader keeps its lock until it is killed", self.name, exc)
+        return conn
 
     async def _try_once(self) -> None:
         """One round: (re)connect, then try the lock (standby) or check the connection (leader)."""

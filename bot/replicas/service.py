@@ -31,7 +31,9 @@ class ReplicaService:
         if elect_poller:
             url = getattr(db, "url", None)
             if db.dialect is Dialect.POSTGRES and url is not None:
-                self.leader = AdvisoryLockLeader(url, self.me.name, changed=self.heartbeat.set_polling)
+                # frozen alive, it lets go of polling after lease_s, as it lets go of its conversations
+                self.leader = AdvisoryLockLeader(url, self.me.name, idle_s=lease_s,
+                                                 changed=self.heartbeat.set_polling)
             else:
                 self.leader = AlwaysLeader()
 
