@@ -8,7 +8,9 @@ Run: python benchmarks/replicas.py  (needs Debian's postgresql and nginx: what .
    conversation in order, every message redelivered until acknowledged), answered by a fake model of fixed
    latency (MODEL_LATENCY_S) with a per-replica turn cap (``inbox.max_concurrent_turns: TURN_CAP``): one replica
    answers at most TURN_CAP / MODEL_LATENCY_S turns a second, so more replicas should answer proportionally
-   more. Turns per second from the first post to the last answer; goal: 3 replicas >= 2.7x one.
+   more. Turns per second from the first post to the last answer, after each replica answered one warm-up
+   message of its own (a first turn opens pool connections and reads souls and templates: not throughput, as
+   the per-turn figure skips its first turns too); goal: 3 replicas >= 2.7x one.
 2. Per-turn overhead: one replica, a model that answers at once, TURNS messages one after another (each posted
    after the previous one's answer): the median time from post to answer, on SQLite and on PostgreSQL.
    Goal: PostgreSQL <= 1.5x SQLite.
@@ -56,12 +58,14 @@ async def throughput(server: PgServer, replicas: int) -> float:
         root = Path(tmp)
         async with fresh_database(server) as url, FakeTelegramAPI(token=TOKEN) as telegram, \
                 EchoModel(latency=MODEL_LATENCY_S) as model:
-            group = Replicas(root, url, telegram, None, model, count=replicas, users=CONVERSATIONS, lease_s=5,
-                             extra=["inbox:", f"  max_concurrent_turns: {TURN_CAP}"])
+            # one more allowed user per replica: its warm-up conversation
+            group = Replicas(root, url, telegram, None, model, count=replicas, users=CONVERSATIONS + replicas,
+                             lease_s=5, extra=["inbox:", f"  max_concurrent_turns: {TURN_CAP}"])
             nginx = Nginx(root / "nginx", group.ports)
             try:
                 nginx.start()
                 await group.start()
+                await warm_up(group, telegram)
                 burst = Burst(nginx.url, conversations=CONVERSATIONS, per=PER, telegram_share=1.0)
                 start = time.perf_counter()
                 await burst.run(telegram)
@@ -74,6 +78,25 @@ async def throughput(server: PgServer, replicas: int) -> float:
             finally:
                 nginx.stop()
                 await group.close()
+
+
+async def warm_up(group: Replicas, telegram: FakeTelegramAPI) -> None:
+    """Each replica answers one message of a conversation of its own, posted to it directly, before the clock
+    starts: its first turn (pool connections, souls and templates read, a first session) is not throughput."""
+    before = len(telegram.sent_messages)
+    async with ClientSession(timeout=ClientTimeout(total=30)) as http:
+        for n, port in enumerate(group.ports):
+            user = TG_BASE + CONVERSATIONS + n
+            update = telegram.build_text_update(user, user, "warm-up: hello", is_forum=False, chat_type="private",
+                                                update_id=1_000_000 + n)
+            async with http.post(f"http://127.0.0.1:{port}/telegram/webhook", data=json.dumps(update).encode(),
+                                 headers={"Content-Type": "application/json",
+                                          "X-Telegram-Bot-Api-Secret-Token": WEBHOOK_SECRET}) as resp:
+                assert resp.status == 200, resp.status
+    deadline = time.monotonic() + 60
+    while len(telegram.sent_messages) < before + len(group.ports):
+        assert time.monotonic() < deadline, "the replicas did not answer their warm-up messages in 60 s"
+        await asyncio.sleep(0.02)
 
 
 async def per_turn(server: PgServer | None) -> float:

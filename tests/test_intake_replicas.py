@@ -481,3 +481,28 @@ async def test_messages_stored_before_lanes_existed_are_answered_in_order_then_t
         assert {str(r["status"]) for r in await settled(db)} == {"answered"}
     finally:
         await hub.drain(1.0)
+
+
+async def test_a_conversation_parked_behind_busy_turns_goes_to_a_replica_with_room(
+        replicas: Any, backend: Dialect) -> None:
+    """Measured by benchmarks/replicas.py with a warm-up: two replicas answered 1.5x what one did, one of them idle
+    for seconds at the end while the other still had work. A replica kept the lease of every conversation it had
+    answered once while that conversation's next message waited in its queue behind busy turns, so no other
+    replica could take it. Here r0 answered c0's first message, then its one turn is stuck; c0's second message
+    waits in r0's queue: r1, with room, must answer it."""
+    if backend is Dialect.SQLITE:
+        pytest.skip("one process owns a SQLite data dir: no second replica")
+    r0, r1 = await replicas(2, lease_s=1.5, latency=0.05, inbox=InboxSection(max_concurrent_turns=1))
+    await r0.receive("c0", "m1")
+    await replicas.delivered.wait(1, timeout=10)
+    r0.board.hold = asyncio.Event()  # r0's next turn does not end (a slow model): it has no room
+    await r0.receive("busy", "stuck")
+    await asyncio.sleep(0.1)
+    await r0.receive("c0", "m2")  # queued at r0, behind the stuck turn, in a conversation r0 holds
+    await replicas.delivered.wait(2, timeout=10)
+    assert [(who, reply.text) for who, reply in replicas.delivered.replies] == [("r0", "A:m1"), ("r1", "A:m2")]
+    assert r0.board.turns == ["m1", "stuck"]  # r0 never answered m2 (no model call twice)
+    r0.board.hold.set()
+    await replicas.delivered.wait(3, timeout=10)
+    await asyncio.sleep(0.5)
+    assert sorted(replicas.delivered.texts()) == ["A:m1", "A:m2", "A:stuck"]
