@@ -492,7 +492,7 @@ async def test_a_conversation_parked_behind_busy_turns_goes_to_a_replica_with_ro
     waits in r0's queue: r1, with room, must answer it."""
     if backend is Dialect.SQLITE:
         pytest.skip("one process owns a SQLite data dir: no second replica")
-    r0, r1 = await replicas(2, lease_s=1.5, latency=0.05, inbox=InboxSection(max_concurrent_turns=1))
+    r0, _ = await replicas(2, lease_s=1.5, latency=0.05, inbox=InboxSection(max_concurrent_turns=1))  # r1 idle
     await r0.receive("c0", "m1")
     await replicas.delivered.wait(1, timeout=10)
     r0.board.hold = asyncio.Event()  # r0's next turn does not end (a slow model): it has no room
