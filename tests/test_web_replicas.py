@@ -93,6 +93,9 @@ async def test_a_meeting_running_on_one_replica_is_live_on_the_page_of_the_other
         kinds = [m.get("kind") for m in rest]
         assert "reload" not in kinds and kinds[-1] == "ended", kinds
         assert "decision" in kinds and "agent_spoke" in kinds, kinds
+        phases = [op["html"] for m in rest if not m.get("ended") for op in m.get("ops", [])
+                  if op["target"] == "region-phase"]
+        assert phases and all("another replica" in html for html in phases), phases  # as the page said
         seqs = [int(m["id"]) for m in rest]
         assert seqs == list(range(int(last.group(1)) + 1, seqs[-1] + 1))  # after the page, no gap, no repeat
 
@@ -125,7 +128,8 @@ async def test_in_a_browser_the_other_replicas_page_follows_the_meeting_to_its_d
     await asyncio.to_thread(b.wait_for, "#statements > li", 1)
     assert "another replica" in " ".join(await asyncio.to_thread(b.texts, "#region-phase"))
     await asyncio.to_thread(b.wait_for, "#live-status", 1)
-    for _ in range(100):  # the stream opens
+    for _ in range(100):  # the stream opens (the phase keeps saying where the meeting runs as events arrive)
+        assert "another replica" in " ".join(await asyncio.to_thread(b.texts, "#region-phase"))
         if await asyncio.to_thread(b.texts, "#live-status") == ["live"]:
             break
         await asyncio.sleep(0.05)

@@ -33,7 +33,7 @@ from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.numbers import clamped, whole_number
 from bot.web.render import bar_chart, render_page
 from bot.web.rulings import proposed, ruling_view
-from bot.web.view import MeetingView, events_from_record
+from bot.web.view import ELSEWHERE, MeetingView, events_from_record
 
 if TYPE_CHECKING:
     from board.service import Board
@@ -283,7 +283,7 @@ async def meeting_view(ctx: WebContext, meeting_id: str) -> tuple[MeetingView, b
     if row.id in ctx.board.room.running():
         view.phase = "running"
     elif ctx.board.db.dialect is Dialect.POSTGRES:  # replicas share the state: another one runs it
-        view.phase = f"{view.phase} (on another replica)"
+        view.phase += ELSEWHERE
         return view, True
     else:
         view.phase = "stopped without an end (a crash?)"

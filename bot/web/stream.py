@@ -36,7 +36,7 @@ from bot.web.context import WebContext, context_of
 from bot.web.feed import FeedEvent, MeetingFeed
 from bot.web.numbers import MAX_NUMBER, clamped
 from bot.web.render import parts
-from bot.web.view import MeetingView, Region, StatementView, events_from_record
+from bot.web.view import ELSEWHERE, MeetingView, Region, StatementView, events_from_record
 
 __all__ = ["MAX_WATCHERS", "PING_S", "RECORD_POLL_S", "event_ops", "routes", "sse_frame"]
 
@@ -166,6 +166,8 @@ async def _follow_record(ctx: WebContext, view: MeetingView, after: int, respons
             return
         for seq, event in enumerate(events[len(sent):], start=len(sent) + 1):
             statement, regions = view.apply(seq, event)
+            if not (view.ended or view.phase.endswith(ELSEWHERE) or meeting_id in ctx.board.room.running()):
+                view.phase += ELSEWHERE  # as the page said it
             sent.append(said[seq - 1])
             if seq > after:
                 quiet = 0.0

@@ -20,7 +20,7 @@ from typing import Any
 from board.room.meeting.events import MeetingEvent, MeetingEventKind
 from board.room.store import MeetingRow
 
-__all__ = ["MeetingView", "Region", "ScoreItem", "StanceView", "StatementView", "events_from_record"]
+__all__ = ["ELSEWHERE", "MeetingView", "Region", "ScoreItem", "StanceView", "StatementView", "events_from_record"]
 
 
 class Region(StrEnum):
@@ -78,6 +78,10 @@ def _stance(data: Any) -> StanceView | None:
         return StanceView(str(data["position"]), float(data.get("confidence") or 0), str(data.get("assumption") or ""))
     except (TypeError, ValueError):
         return None
+
+
+#: Added to the phase of a meeting this replica draws from the record while another replica runs it.
+ELSEWHERE = " (on another replica)"
 
 
 @dataclass
