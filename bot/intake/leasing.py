@@ -5,9 +5,7 @@ any message. A conversation (the intake's lane) is worked by the replica holding
 
 * a replica takes the lease before it answers a message of the lane, and keeps it while the lane has work
   (renewed every ``replicas.lease_s / 3`` by the heartbeat); it lets it go at the heartbeat after the lane
-  went idle (:meth:`LaneLeases.idle`), so the next message may be answered by whichever replica took it in,
-  and at a heartbeat that finds the lane's next message waiting here behind busy turns (parked), so a replica
-  with room answers it instead of letting it wait;
+  went idle (:meth:`LaneLeases.idle`), so the next message may be answered by whichever replica took it in;
 * a message stored by a replica whose lane another replica holds is left to the holder: each replica's
   dispatcher (:meth:`bot.intake.intake.Intake.dispatch`) polls for unanswered messages in lanes it holds or
   can take and feeds them to its own scheduler, in the order they were stored, never twice;
@@ -126,17 +124,6 @@ class LaneLeases:
             if self.scheduler.active(lane) or not self.holds(lane):  # work came meanwhile: keep it
                 continue
             await self.leases.release(lane_key(lane))
-        if self.shared:
-            await self._release_parked()
-
-    async def _release_parked(self) -> None:
-        """Let go of conversations whose next message waits here behind busy turns (queued, nothing of it
-        running), so a replica with room takes it (its dispatcher finds it). Whichever replica then starts it
-        first takes the lease again; the other finds it taken and leaves it. Checked and let go with no pause
-        in between: a job starting meanwhile takes the lease again after the release."""
-        for lane in sorted(self.scheduler.parked_lanes()):
-            if self.scheduler.parked(lane) and self.holds(lane):
-                await self.leases.release(lane_key(lane))
 
     async def stop(self) -> None:
         """Stop renewing and let every lease go, so the other replicas need not wait for them to expire."""

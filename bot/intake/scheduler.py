@@ -200,14 +200,6 @@ class Scheduler:
         """True while ``lane`` has a job running or queued."""
         return lane in self._running or bool(self._lanes.get(lane))
 
-    def parked(self, lane: str) -> bool:
-        """True while ``lane`` has jobs queued and none running: it waits for room under the cap."""
-        return bool(self._lanes.get(lane)) and lane not in self._running
-
-    def parked_lanes(self) -> list[str]:
-        """The lanes :meth:`parked` now."""
-        return [lane for lane in self._lanes if self.parked(lane)]
-
     def running_lanes(self) -> list[str]:
         """The lanes with a job running now."""
         return list(self._running)
