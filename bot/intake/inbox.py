@@ -271,6 +271,15 @@ class Inbox:
         """Answering ``pending`` starts (counted: a message that keeps crashing Sabha is given up)."""
         await self._update(pending, "attempts = attempts + 1")
 
+    async def handed_over(self, pending: Pending) -> None:
+        """This replica's turn on ``pending`` ended because it lost the conversation's lease (the holder answers
+        it): take back the attempt :meth:`started` counted, while it is still unanswered. A hand-over is not an
+        interruption; counted, a message handed over a few times under stalls was given up unanswered."""
+        await self.db.execute(
+            "UPDATE inbound_messages SET attempts = attempts - 1 WHERE channel = ? AND chat_id = ? AND message_id = ? "
+            "AND status = ? AND attempts > 0", (self.channel, pending.chat_id, pending.message_id,
+                                                InboxStatus.RECEIVED.value))
+
     async def delivery_broke(self, pending: Pending) -> int:
         """Delivering the stored reply raised (not a refused send): counted like an interrupted turn. Returns
         the attempts so far (at :data:`MAX_ATTEMPTS` the caller gives the message up)."""

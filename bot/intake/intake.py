@@ -273,6 +273,11 @@ class Intake:
             self.hub.lost_leases += 1
             log.warning("%s: %s", self.courier.name, exc)
             self._notices.pop((pending.chat_id, pending.message_id), None)  # this replica's "working on it"
+            try:  # a hand-over, not an interruption: the attempt this turn counted is taken back
+                await self.inbox.handed_over(pending)
+            except Exception as problem:  # noqa: BLE001 - the count stays one higher; nothing else depends on it
+                log.warning("%s: could not take back the attempt on %s: %s", self.courier.name, pending.message_id,
+                            problem)
             try:  # a partial (streamed) answer this replica showed says it stopped; the holder's answer follows
                 await self._interrupted(pending)
             except Exception as problem:  # noqa: BLE001 - best effort: the answer is the holder's
