@@ -98,6 +98,10 @@ async def test_a_meeting_running_on_one_replica_is_live_on_the_page_of_the_other
         assert phases and all("another replica" in html for html in phases), phases  # as the page said
         seqs = [int(m["id"]) for m in rest]
         assert seqs == list(range(int(last.group(1)) + 1, seqs[-1] + 1))  # after the page, no gap, no repeat
+        # the stream of an ended meeting ends (it went on to wait on this replica's live feed, for ever)
+        async with asyncio.timeout(10):
+            again = await _read(http, url, {**jar, "Last-Event-ID": str(seqs[-1])}, until=lambda m: False)
+        assert again == []
 
 
 async def test_in_a_browser_the_other_replicas_page_follows_the_meeting_to_its_decision(

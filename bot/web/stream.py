@@ -97,8 +97,9 @@ async def meeting_events(request: web.Request) -> web.StreamResponse:
         elif not live:  # not in the live feed: let the page render it from the record
             await response.write(sse_frame({"kind": "reload"}, event="reload"))
             return response
-        view = MeetingView(meeting_id, labels=ctx.labels(row.roster if row is not None else None))
-        await _follow(ctx.feed, view, after, response)
+        else:
+            view = MeetingView(meeting_id, labels=ctx.labels(row.roster if row is not None else None))
+            await _follow(ctx.feed, view, after, response)
     except ConnectionResetError:
         return response  # the browser went away: leaving the listener was all there was to clean
     with contextlib.suppress(ConnectionResetError, RuntimeError):
