@@ -185,8 +185,7 @@ async def check_postgres(url: StateURL) -> list[Check]:
     try:
         asyncpg = driver()
     except StorageError as exc:
-        return [fail("state server", str(exc).split(": install")[0],
-                     "pip install 'sabha[postgres]' (asyncpg, the PostgreSQL driver), then run doctor again")]
+        return [fail("state server", f"{where}: {exc}", "pip install 'sabha[postgres]', then run doctor again")]
     try:
         conn = await asyncpg.connect(url.dsn(), password=url.password, timeout=PG_TIMEOUT_S)
     except asyncpg.InvalidPasswordError as exc:
