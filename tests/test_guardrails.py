@@ -161,13 +161,19 @@ def test_the_rules_as_functions() -> None:
     result = guard.check(GuardInput(text=answer, role="general", model="anthropic:claude-x", system=(protected,)))
     assert result.text == DEFAULT_REFUSAL and [v.rule for v in result.violations] == ["prompt_leak"]
 
+    # everywhere: the configured id as written; the family (GPT-4o mini, ChatGPT) only in a self-description
     pattern = model_name_pattern("openai:gpt-4o-mini")
     assert pattern is not None
-    assert pattern.sub("X", "Built on GPT-4o mini, gpt-4o-mini, ChatGPT and GPT 4.") == "Built on X, X, X and X."
-    assert pattern.sub("X", "a gpt-style helper? no: cryptography") == "a X-style helper? no: cryptography"
+    assert pattern.sub("X", "Compare GPT-4o mini, gpt-4o-mini, ChatGPT and GPT 4.") == \
+        "Compare GPT-4o mini, X, ChatGPT and GPT 4."
+    assert pattern.sub("X", "a gpt-style helper? no: cryptography") == "a gpt-style helper? no: cryptography"
+    said = guard.check(GuardInput(text="I'm built on GPT-4o mini. Compare GPT-4o mini and Claude for your app.",
+                                  role="general", model="openai:gpt-4o-mini"))
+    assert said.text == "I'm built on [withheld]. Compare GPT-4o mini and Claude for your app."
     assert model_name_pattern("offline") is None and model_name_pattern("scripted:main") is None
     ollama = model_name_pattern("openai:library/llama3.1:8b")
-    assert ollama is not None and ollama.sub("X", "Llama 3.1 here") == "X here"
+    assert ollama is not None and ollama.sub("X", "llama3.1:8b or llama3.1 here") == "X or X here"
+    assert ollama.sub("X", "Llama 3.1 is a fine open model.") == "Llama 3.1 is a fine open model."
     extra = model_name_pattern("scripted:main", ["Acme Brain"])
     assert extra is not None and extra.sub("X", "acme-brain v2") == "X v2"
 

@@ -4,11 +4,13 @@ Owns :func:`configured_names` (the configured model ids and their bare names, th
 must never show) and :func:`disclosure_pattern` / :func:`scrub_disclosures` (vendor and model-family
 names in a sentence where the answer says what it is, runs on or was made by).
 
-A vendor name is a disclosure only there: "I'm GPT-4o by OpenAI", "I am a model trained by
-Anthropic", "this advisor is built on Gemini", "my underlying model is Claude", "je suis un modèle
-développé par Mistral AI". The same names as the user's topic ("OpenAI's pricing for your support
-bot", "Anthropic and Google are worth a quote") are left alone. A configured model id is no topic
-anyone else brings up, so :func:`configured_names` are scrubbed wherever they appear.
+A vendor or family name is a disclosure only there: "I'm GPT-4o by OpenAI", "I am a model trained by
+Anthropic", "this advisor is built on Gemini", "my underlying model is Claude", "as a Gemini model,
+I ...", "Gemini here, ...", "je suis un modèle développé par Mistral AI". The same names as the
+user's topic ("OpenAI's pricing for your support bot", "compare Claude and Gemini for your app")
+are left alone, the configured model's own family included. A configured model id as written
+(``gemini-2.0-flash``, ``acme-brain-7``) is no topic anyone else brings up, so
+:func:`configured_names` are scrubbed wherever they appear.
 """
 
 from __future__ import annotations
@@ -55,7 +57,12 @@ _DISCLOSURE = re.compile(
     rf"(?:(?:{_SELF})[\s,]+(?:(?:{_FILLER})[\s,]+)*{_NAME}(?!\w))"
     rf"|{_MINE}"
     rf"|(?:\bI\s+(?:run|am running|rely|was built)\s+on\s+(?:the\s+)?{_NAME}(?!\w))"
-    rf"|(?:(?<!\w){_NAME}\s+(?:\w+\s+){{0,2}}?(?:made|built|trained|created|developed|designed|powers|runs)\s+me\b)",
+    rf"|(?:(?<!\w){_NAME}\s+(?:\w+\s+){{0,2}}?(?:made|built|trained|created|developed|designed|powers|runs)\s+me\b)"
+    # "As a Gemini model, I ...", "As Claude, I would ..." (not "as Gemini gets cheaper")
+    rf"|(?:(?<!\w)as\s+(?:an?\s+)?{_NAME}(?:[\s-]+(?:based\s+)?(?:model|llm|ai|assistant|chatbot|bot))?\s*,\s*"
+    rf"(?:I|I{_APOS}m|I{_APOS}d|I{_APOS}ll|my|me)(?!\w))"
+    # "Gemini here, happy to help." opening a sentence
+    rf"|(?:^\s*{_NAME}\s+here\s*[,!.:\u2014-])",
     re.IGNORECASE,
 )
 _ANY_NAME = re.compile(rf"(?<!\w){_NAME}(?!\w)", re.IGNORECASE)

@@ -9,12 +9,13 @@ it (seed 001 §4.6 / §7.5: rules in the prompt, enforced again in code). The ru
   ``prompt_leak_words`` consecutive words of the static or dynamic block) is rewritten to a
   refusal. The offline model is exempt: it quotes its soul by design and says so.
 - ``model_name`` (persona tier): for the roles whose persona hides it (``hide_model_for``,
-  default every role), names of the model that answered (its id, e.g. ``claude-sonnet-4-5``
-  or "Claude Sonnet 4.5", and its family, e.g. Claude, GPT-4o, Llama) and of every configured
-  model (ids and bare names, e.g. ``acme-brain-7`` of ``openai:acme-brain-7``; the board says
-  which with ``models``) are scrubbed wherever they appear; vendor and family names (OpenAI,
-  Anthropic, Google, Gemini, GPT...) where a sentence says what the answer is or runs on ("I'm
-  a model by OpenAI", "built on Claude"; :mod:`board.agent.disclosure`), not as a topic.
+  default every role), the ids of every configured model (ids and bare names, e.g.
+  ``claude-sonnet-4-5``, ``acme-brain-7`` of ``openai:acme-brain-7``; the board says which
+  with ``models``) and ``extra_model_terms`` are scrubbed wherever they appear; vendor and
+  family names (OpenAI, Anthropic, Google, Gemini, Claude, GPT-4o...), the answering model's
+  own family included, only where a sentence says what the answer is or runs on ("I'm a
+  model by OpenAI", "built on Claude", "as a Gemini model, I"; :mod:`board.agent.disclosure`),
+  not as a topic ("compare Claude and Gemini for your app" stays whole).
 - ``unsourced_figures`` (persona tier): for the roles told to cite (``cite_sources_roles``,
   default research and the sabha roster's analyst), an answer stating figures (percentages,
   money, millions...) with no source (a URL, a knowledge file, "source:", "according to")
@@ -187,25 +188,23 @@ def _flexible(term: str) -> str:
     return r"[\s._-]?".join(parts)
 
 
+def _as_written(term: str) -> str:
+    """A regex for a configured name: a known family's id exactly as written (``gemini-2.0-flash``: its human
+    form "Gemini 2.0 Flash" is a topic people bring up), any other id also spaced (``acme brain 7``)."""
+    base = term.strip().rsplit("/", 1)[-1]
+    family = re.match(r"[a-z]+", base.lower())
+    return re.escape(term.strip()) if family and family.group(0) in MODEL_FAMILIES else _flexible(term)
+
+
 def model_name_pattern(model: str, extra: Iterable[str] = ()) -> re.Pattern[str] | None:
-    """What names ``model`` (``provider:name``) in an answer: its id and its family (with a
-    version, e.g. GPT-4o, Claude 3.5 Sonnet), plus ``extra`` terms. None when there is nothing
-    to hide (the offline model, a local name that is not a known family)."""
-    provider, _, name = model.partition(":")
-    name = name or provider
-    alternatives: list[str] = [_flexible(t) for t in extra if t.strip()]
-    if provider != "offline" and name:
-        base = name.rsplit("/", 1)[-1]  # vendor/model ids of OpenAI-compatible servers
-        family = re.match(r"[a-z]+", base.lower())
-        if family and family.group(0) in MODEL_FAMILIES:
-            if re.search(r"[\d-]", base):
-                alternatives.append(_flexible(base))
-            fam = "(?:chat)?gpt" if family.group(0) in ("gpt", "chatgpt") else re.escape(family.group(0))
-            version = r"\d+(?:\.\d+)*[a-z]*"  # 4, 4o, 3.5, 3.1 (not a sentence's full stop)
-            variant = rf"(?:opus|sonnet|haiku|instant|mini|nano|turbo|pro|flash|{version})"
-            alternatives.append(fam + rf"(?:[\s-]*{version})?(?:[\s-]+{variant})*")
-    if not alternatives:
+    """What names ``model`` (``provider:name``) in an answer wherever it appears: its configured id (see
+    :func:`configured_names`), plus ``extra`` terms. A family's name (Gemini, GPT-4o, Claude 3.5 Sonnet) is
+    not here: it is withheld only where the answer says what it is (:func:`scrub_disclosures`), as a topic it
+    stays. None when there is nothing to hide (the offline model, a name that is no id: ``scripted:main``)."""
+    terms = dict.fromkeys(t.strip() for t in (*extra, *configured_names([model])) if t.strip())
+    if not terms:
         return None
+    alternatives = sorted((_as_written(t) for t in terms), key=len, reverse=True)
     return re.compile(r"(?<!\w)(?:" + "|".join(f"(?:{a})" for a in alternatives) + r")(?!\w)", re.IGNORECASE)
 
 
