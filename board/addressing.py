@@ -6,8 +6,11 @@ Strategist``) or emoji from the soul's front matter. Role names are often common
 handle is one of two kinds:
 
 - **strong**: a person's title or a word for a person (``CFO``, ``Devil's Advocate``,
-  ``critic``, ``analyst``): a mention counts unless it is indefinite (``a critic``,
-  ``any CFO``);
+  ``critic``, ``analyst``; the person word that ends a longer title counts alone): a mention
+  counts unless it is indefinite (``a critic``, ``any CFO``), someone else's (``my harshest
+  critic``, ``its first CMO``, ``the CFO of Apple``, ``the critic in me``, ``play devil's
+  advocate``, ``the CFO role``) or a report of what was said or done (``the critic said``,
+  ``our CEO quit``), and a phrase that addresses someone wins over those;
 - **weak**: every other single word (``finance``, ``research``, ``strategy``): a mention
   counts only in a phrase that addresses someone: "what does finance think", "ask
   research", "finance, ...", "..., finance?", "finance's view", "que pense la finance",
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 
 __all__ = ["Hit", "Roster", "find_addressed"]
 
-_PERSON = re.compile(r"(?:ic|ist|or|er|ant|ian|ee)$")
+_PERSON = re.compile(r"(?:ic|ist|yst|or|er|ant|ian|ee)$")
 _WORD = re.compile(r"[^\W\d_][\w'\u2019-]*", re.UNICODE)
 _INDEFINITE = re.compile(
     r"(?:^|\s)(?:a|an|any|another|every|no|some|each|un|une|ein|eine|einen|einem|kein|keine|una|uno)"
@@ -67,21 +70,39 @@ _OPINION_BEFORE = re.compile(
     r"(?:^|[\s,;.!?¿¡(])(?:what|how|why)\s+(?:does|do|did|would|will|might|could|should)\s+" + _ART + r"$",
     re.IGNORECASE)
 _OPINION_AFTER = re.compile(
-    r"^\s+(?:think|say|feel|suggest|recommend|reckon|make\s+of|propose|advise|see|want|have\s+to\s+say)\b",
+    r"^\s+(?:think|say|feel|suggest|recommend|reckon|make\s+of|propose|advise|see|want|have\s+to\s+say"
+    r"|go\s+about|approach|handle|tackle|attack|do|play|price|spend|change|fix|frame|pitch|rate|judge)\b",
+    re.IGNORECASE)
+_ELSEWHERE_BEFORE = re.compile(  # someone else's: "my harshest critic", "its first CMO", "play devil's advocate"
+    r"(?:(?:^|\s)(?:my|his|her|their|its|whose|(?!(?:let|what|that|it|here|there|who|where|how|he|she|one)['\u2019])"
+    r"[^\W\d_]+['\u2019]s)\s+(?:[^\W\d_-]+\s+){0,2}"
+    r"|(?:^|\s)(?:play|plays|playing|played)\s+(?:the\s+)?)$",
+    re.IGNORECASE)
+_ELSEWHERE_AFTER = re.compile(  # "the CFO of Apple", "the critic in me", "the CFO role", "the critic said"
+    r"^(?:\s+(?:of|at|from|for\s+(?:a|an|the)|in\s+(?:me|you|us|them|him|her)|inside|role|roles|position|job"
+    r"|title|seat\s+at)\b"
+    r"|\s+(?:already\s+|just\s+|also\s+)?(?:said|says|was|were|told|gave|wrote|quit|left|resigned|hated|loved"
+    r"|mentioned|argued|warned|agreed|disagreed|replied|answered|called|keeps|kept|had|did)\b)",
     re.IGNORECASE)
 _QUESTION_START = re.compile(
     r"^\s*[,:;!—\u2013-]?\s*(?:what|what's|how|why|when|where|who|which|can|could|would|should|do\s+you|please|tell|give|"
     r"any|thoughts|que|qu['\u2019]|comment|pourquoi|est-ce|was|wie|warum|kannst|kya|kaise|qué|que|cómo)\b",
     re.IGNORECASE)
 _GREETING = re.compile(r"^\s*(?:(?:hey|hi|hello|ok|okay|yo|dear|so|and)\s*,?\s*)*" + _ART + r"$", re.IGNORECASE)
-_AND = re.compile(r"(?:^|\s)(?:and|&|or|et|und|y|aur)\s+" + _ART + r"$", re.IGNORECASE)
+_AND = re.compile(r"(?:^|\s|,)(?:and|&|or|et|und|y|aur|then|and\s+then|puis|dann|luego)\s+" + _ART + r"$",
+                  re.IGNORECASE)
 _TEAM_CALL = re.compile(r"^\s+(?:team|folks|people|guys|ji|bhai)\s*[,:!]", re.IGNORECASE)
 _MODAL_START = re.compile(r"^\s*(?:can|could|would|will)\s+" + _ART + r"$", re.IGNORECASE)
-_MODAL_VERB = re.compile(  # "can finance run the numbers", not "can content marketing work"
-    r"^\s+(?:run|check|look|dig|draft|write|review|model|estimate|find|pull|prepare|give|tell|explain|weigh|"
+_DOING = (r"(?:run|check|look|dig|draft|write|review|model|estimate|find|pull|prepare|give|tell|explain|weigh|"
     r"size|analy[sz]e|compare|summari[sz]e|crunch|calculate|forecast|assess|evaluate|suggest|recommend|plan|"
-    r"propose|share|confirm|sanity-check|stress-test|poke|challenge)\b", re.IGNORECASE)
+    r"propose|share|confirm|sanity-check|stress-test|poke|challenge|have|know|help|weigh\s+in|take|decide|"
+    r"choose|pick|rewrite|roast|argue|put|sum)\b")
+# "can finance run the numbers", not "can content marketing work"
+_MODAL_VERB = re.compile(r"^\s+" + _DOING, re.IGNORECASE)
+_TO_DOING = re.compile(r"^\s+(?:to\s+)?" + _DOING, re.IGNORECASE)  # "have research look into", "need finance to check"
 _VOCATIVE_END = re.compile(r"^\s*[?!.…]*\s*$")
+_CALL_MARK = re.compile(r"^\s*(?:[,:!]|\s[—\u2013-])\s*\S")  # "chair, wrap this up", "Strategy — should we"
+_HAVE_DO = re.compile(r"(?:^|[\s,;.!?])(?:have|get|let|make|need|want|like)\s+" + _ART + r"$", re.IGNORECASE)
 
 
 def _fold(word: str) -> str:
@@ -115,7 +136,11 @@ class Roster:
         handles: dict[str, _Handle] = {}
         for role in roles:
             words = [(role, "slug"), (names.get(role, ""), "name")]
-            words += [(part, "title") for part in re.split(r"\s*(?:/|&|,|\band\b)\s*", titles.get(role, ""))]
+            parts = [part.strip() for part in re.split(r"\s*(?:/|&|,|\band\b)\s*", titles.get(role, ""))]
+            words += [(part, "title") for part in parts]
+            # the person word that ends a longer title, alone: "the analyst" for "Research Analyst"
+            words += [(part.split()[-1], "title") for part in parts
+                      if " " in part and _PERSON.search(part.split()[-1].lower()) and "'" not in part]
             for word, source in words:
                 text = word.strip().lower().removeprefix("the ").replace("\u2019", "'")
                 if len(text) < 2 or text in handles:
@@ -161,22 +186,33 @@ def _addressed(text: str, handle: _Handle, start: int, end: int, exact: bool) ->
     """Why this mention addresses its role, or None when it is only a word."""
     before, after = text[:start], text[end:]
     word = text[start:end]
-    if exact and handle.strong:
-        if _INDEFINITE.search(before):
-            return None
-        return f"{handle.source} {word!r} ({'a title' if handle.source == 'title' else 'names a person'})"
+    strong = exact and handle.strong
+    if strong and _INDEFINITE.search(before):
+        return None
+    reason = _spoken_to(before, after, word)
+    if reason is not None or not strong:
+        return reason
+    if _ELSEWHERE_BEFORE.search(before) or _ELSEWHERE_AFTER.match(after):
+        return None
+    return f"{handle.source} {word!r} ({'a title' if handle.source == 'title' else 'names a person'})"
+
+
+def _spoken_to(before: str, after: str, word: str) -> str | None:
+    """Why the words around ``word`` speak to it (a phrase that addresses someone), or None."""
     if _OPINION_BEFORE.search(before) and _OPINION_AFTER.match(after):
         return f"{word!r} asked for an opinion"
     if _BEFORE.search(before):
         return f"{word!r} after {before.strip().split()[-1]!r}" if before.strip() else f"{word!r} at the start"
     if _AFTER.match(after):
         return f"{word!r} before {after.strip().split()[0]!r}"
-    if _GREETING.match(before) and _QUESTION_START.match(after):
+    if _GREETING.match(before) and (_QUESTION_START.match(after) or _CALL_MARK.match(after)):
         return f"{word!r} opens a question"
     if _GREETING.match(before) and _TEAM_CALL.match(after):
         return f"{word!r} called at the start"
     if _MODAL_START.match(before) and _MODAL_VERB.match(after):
         return f"{word!r} asked to do something"
+    if _HAVE_DO.search(before) and _TO_DOING.match(after):
+        return f"{word!r} given something to do"
     if before.rstrip().endswith(",") and _VOCATIVE_END.match(after):
         return f"{word!r} ends the message after a comma"
     return None
