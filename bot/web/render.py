@@ -4,8 +4,11 @@ The environment autoescapes everything and is separate from the sandboxed prompt
 (:mod:`board.workspace.prompt`): templates here are the daemon's own, under ``bot/web/templates``.
 Markdown from models and people is rendered by markdown-it-py in CommonMark mode with raw HTML
 off (``html=False``: a ``<script>`` in an answer shows as text) and its default link check
-(no ``javascript:`` or ``data:`` links). The cost chart is drawn here as an SVG string of bars:
-no script, no outside resource.
+(no ``javascript:`` or ``data:`` links). An image in that Markdown (``![alt](url)``) becomes a
+plain link to it (``rel="nofollow noopener"``, the alt text as its words, else the address):
+the pages never fetch what an answer or a message points at, from another host or from this
+one (``![x](/ui/logout)``); the pages' own images are in their templates, not in Markdown.
+The cost chart is drawn here as an SVG string of bars: no script, no outside resource.
 """
 
 from __future__ import annotations
@@ -24,11 +27,23 @@ __all__ = ["TEMPLATES", "bar_chart", "environment", "markdown", "render_page"]
 TEMPLATES = Path(__file__).parent / "templates"
 
 
+def _image_as_link(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """markdown-it's ``image`` rule for the pages: the image as a link to it, never an ``<img>``."""
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    words = self.renderInlineAsText(token.children or [], options, env) or src
+    title = token.attrGet("title")
+    title_attr = f' title="{html.escape(str(title))}"' if title else ""
+    return f'<a href="{html.escape(src)}" rel="nofollow noopener"{title_attr}>{html.escape(words)}</a>'
+
+
 @functools.cache
 def _md() -> Any:
     from markdown_it import MarkdownIt
 
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    md.add_render_rule("image", _image_as_link)
+    return md
 
 
 def markdown(text: str | None) -> Markup:
