@@ -61,8 +61,8 @@ _DISCLOSURE = re.compile(
     # "As a Gemini model, I ...", "As Claude, I would ..." (not "as Gemini gets cheaper")
     rf"|(?:(?<!\w)as\s+(?:an?\s+)?{_NAME}(?:[\s-]+(?:based\s+)?(?:model|llm|ai|assistant|chatbot|bot))?\s*,\s*"
     rf"(?:I|I{_APOS}m|I{_APOS}d|I{_APOS}ll|my|me)(?!\w))"
-    # "Gemini here, happy to help." opening a sentence
-    rf"|(?:^\s*{_NAME}\s+here\s*[,!.:\u2014-])",
+    # "Gemini here, happy to help." opening a sentence (a family: "Anthropic here" may be its people speaking)
+    rf"|(?:^\s*(?:{FAMILY})\s+here\s*[,!.:\u2014-])",
     re.IGNORECASE,
 )
 _ANY_NAME = re.compile(rf"(?<!\w){_NAME}(?!\w)", re.IGNORECASE)
