@@ -20,7 +20,7 @@ cheap model what durable facts the person stated and :meth:`FactStore.learn` kee
 key, updates the fact instead of adding one (a correction replaces), at most
 ``max_facts_per_user`` are kept (the least recently updated goes), and each carries where it
 came from (``source``, the transcript entry, the channel's message id, the session; migration
-0710). Secrets are refused by pattern (:func:`board.memory.statements.secret_reason`).
+0710). Secrets are refused by pattern (:func:`board.memory.secrets.secret_reason`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from typing import Any
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.budget import sender_id
 from board.llm.base import ToolSpec
-from board.memory.statements import secret_reason
+from board.memory.secrets import secret_reason
 from board.storage import Database
 
 __all__ = ["EVERY_ROLE", "REMEMBER_TOOL", "Fact", "FactError", "FactSource", "FactStore", "Learned", "MemorySettings",
@@ -47,7 +47,6 @@ log = logging.getLogger("sabha.memory")
 REMEMBER_TOOL = "remember"
 #: The ``role`` of a fact the board heard the person say: every advisor sees it.
 EVERY_ROLE = "*"
-_CARD = re.compile(r"(?:\d[ -]?){13,19}")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -152,7 +151,7 @@ class FactStore:
     def check(self, key: str, value: str) -> tuple[str, str]:
         """The key and value as they would be stored; :class:`FactError` when they may not be."""
         s = self.settings
-        key, value = normalise_key(key), _one_line(value)
+        raw_key, key, value = key, normalise_key(key), _one_line(value)
         if not key:
             raise FactError("the key is empty; use a short label such as 'preferred currency'")
         if len(key) > s.max_key_chars:
@@ -162,7 +161,7 @@ class FactStore:
         if len(value) > s.max_value_chars:
             raise FactError(f"the value is {len(value)} characters; keep it under {s.max_value_chars} "
                             "(save the gist, not the whole message)")
-        if _CARD.search(value) or secret_reason(key, value):
+        if secret_reason(raw_key, value) or secret_reason(key, value):  # the raw key keeps "doorCode" apart
             raise FactError("that looks like a secret (a password, code, key or card number); secrets are never "
                             "stored: tell the user so")
         return key, value
