@@ -3,9 +3,14 @@
 stored, and facts that merely look close ("zip code 94107", "a PIN-striped suit", "works on code review",
 "seed round") still are.
 
-Two labelled sets in ``tests/data/`` (one JSON object a line: ``key``, ``value``, ``secret``):
-``memory_secrets.jsonl`` (the set the filter was tuned on) and ``memory_secrets_heldout.jsonl`` (written
-before the filter was changed and not tuned against). What counts as a secret: anything that opens
+Three labelled sets in ``tests/data/`` (one JSON object a line: ``key``, ``value``, ``secret``):
+``memory_secrets.jsonl`` (the set the filter was tuned on), ``memory_secrets_heldout.jsonl`` (written before
+the filter was changed; its first measurement: recall 1.000, 1 of 30 harmless refused, "pin code: 411001")
+and ``memory_secrets_heldout2.jsonl`` (new phrasings written after that tuning; its first measurement:
+recall 0.867 (a home alarm's "disarm with 5570", a lockbox's and a key safe's digits, a password in a
+database URL), 4 of 30 harmless refused; the rules were widened for those kinds, so it is no longer held out).
+
+What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
 keys and tokens, card numbers, expiry and CVV, bank account numbers and IBANs, government ID numbers, gift
@@ -53,7 +58,8 @@ def measure(name: str) -> tuple[list[str], list[str], str]:
     return missed, refused, figures
 
 
-@pytest.mark.parametrize("name", ["memory_secrets.jsonl", "memory_secrets_heldout.jsonl"])
+@pytest.mark.parametrize("name", ["memory_secrets.jsonl", "memory_secrets_heldout.jsonl",
+                                  "memory_secrets_heldout2.jsonl"])
 def test_no_labelled_secret_passes_and_few_harmless_facts_are_refused(name: str) -> None:
     facts = labelled(name)
     assert sum(s for _k, _v, s in facts) >= 30 and sum(not s for _k, _v, s in facts) >= 30

@@ -14,12 +14,17 @@ Facts arrive the way models write them, so both sides are read as words: a key's
 password". The checks, in order:
 
 - the key names a secret (:data:`_SECRET_KEY`), or, being a short label, names a code, PIN or
-  combination that is not a harmless one (:data:`_HARMLESS`);
+  combination that is not a harmless one (:data:`_HARMLESS`); a key naming a lock (door, alarm, safe,
+  lockbox...) over a value holding a code of digits; a wifi / seed / token key, unless its value is a
+  plain sentence about the thing ("wants faster wifi in the office");
 - the value introduces one: a password word (``pw``, ``pwd``, ``password``...) followed by anything, or
   a code word (``pin``, ``code``, ``combo``, ``keypad``...) or a lock (door, gate, safe...) followed by a
   code of three or more digits or a mix of letters and digits; ``user / Pa55word!`` pairs;
 - a run of twelve or more plain lowercase words (a wallet's seed phrase);
-- a card number (Luhn), an IBAN (mod 97), an ID number's shape, an API key or token's shape.
+- a card number (Luhn), an IBAN (mod 97), an ID number's shape, an API key or token's shape, a URL
+  with a password in it.
+
+Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
 The labelled sets in ``tests/data/memory_secrets*.jsonl`` measure it (tests/test_memory_secrets.py).
 """
@@ -36,7 +41,7 @@ __all__ = ["secret_reason"]
 _HARMLESS = re.compile(
     r"\b(?:zip|postal|post|area|country|dial(?:l)?ing|std|isd|airport|iata|dress|promo|promotional|discount|"
     r"coupon|referral|invite|source|qr|bar|error|status|tax|hs|sic|naics|product|course|colou?r|morse|"
-    r"language|currency|time ?zone)\s*codes?\b|"
+    r"language|currency|time ?zone|talk|session|event|order|tracking|item|sku|class|subject|exam)\s*codes?\b|"
     r"\bcode\s*(?:reviews?|base|quality|freeze|names?|of conduct|school|camp|editor|owners?)\b|\bcodebase\b|"
     r"\bpass(?:word)?\s*(?:managers?|policy|policies|rotation|resets?|hygiene)\b|\bpasswordless\b|\bpasskeys?\b|"
     r"\b(?:boarding|bus|metro|train|season|day|gym|museum|hall|rail)\s+pass(?:es)?\b|"
@@ -54,9 +59,9 @@ _POSTAL_PIN = re.compile(r"\bpin ?codes?\b(?:\s*(?:is|:|-))?\s*\d{3} ?\d{3}\b", 
 _SECRET_KEY = re.compile(
     r"pass ?words?|passcodes?|pass ?phrases?|passwd|\bpw\b|\bpwd\b|\bpass\b|credentials?|\blog ?ins?\b|"
     r"\bsign ?in\b|\botp\b|one ?time|\bcvv2?\b|\bcvc\b|\bcsc\b|\bapi ?keys?\b|\baccess ?keys?\b|\bsecrets?\b|"
-    r"\b(?:api|access|auth|bearer|bot|refresh|session|github|slack|personal access|oauth)\s*tokens?\b|^tokens?$|"
-    r"\bprivate ?keys?\b|\bmnemonic\b|\bseed(?: ?phrase| ?words)?\b|\brecovery (?:phrase|words|codes?|keys?)\b|"
-    r"\bbackup codes?\b|\b2fa\b|\bmfa\b|two ?factor|\bwi ?fi\b|\bpuk\b|\bm?pin\b|\biban\b|\bssn\b|aadhaa?r|"
+    r"\b(?:api|access|auth|bearer|bot|refresh|session|github|slack|personal access|oauth)\s*tokens?\b|"
+    r"\bprivate ?keys?\b|\bmnemonic\b|\bseed ?(?:phrase|words)\b|\brecovery (?:phrase|words|codes?|keys?)\b|"
+    r"\bbackup codes?\b|\b2fa\b|\bmfa\b|two ?factor|\bpuk\b|\bm?pin\b|\biban\b|\bssn\b|aadhaa?r|"
     r"^pan(?: (?:number|no|card))?$|\bpan (?:number|no)\b|passport|travel document|social security|"
     r"account (?:number|no)|bank account|\ba/?c (?:number|no)\b|card (?:number|no)|credit card|debit card|"
     r"\b(?:card|cc|credit|debit|visa|amex|mastercard)\b.*\b(?:expiry|exp|expiration|valid)\b|"
@@ -73,6 +78,15 @@ _GLUED_KEY = re.compile(r"pass(?:word|code|phrase)|(?:door|gate|alarm|garage|loc
 _POSTAL_KEY = re.compile(r"^(?:\w+ )?pin ?codes?$")
 _POSTAL_VALUE = re.compile(r"^\s*\d{3} ?\d{3}\b")
 _LABEL_WORDS = 5
+#: Keys that usually hold the secret itself ("wifi: sunflower") but may head a statement about the thing
+#: ("wifi: wants faster wifi in the office"): a secret unless the value is such a sentence (:func:`_sentence`).
+_AMBIGUOUS_KEY = re.compile(r"\bwi ?fi\b|\bseeds?\b|\btokens?\b", re.IGNORECASE)
+_FUNCTION_WORD = re.compile(r"\b(?:a|an|the|in|of|to|for|with|at|on|is|are|and|by|from|my|our|their|it)\b",
+                            re.IGNORECASE)
+#: A key naming a lock: a code of digits under it is the lock's code ("home alarm: disarm with 5570").
+_LOCK_KEY = re.compile(r"\b(?:doors?|gates?|alarms?|garages?|safes?|lockers?|lockbox|locks?|padlock|vault|keypad|"
+                       r"key ?safe)\b", re.IGNORECASE)
+_DIGIT_CODE = re.compile(r"(?<![\w.,])[#*]?\d(?:[ #*-]?\d){2,7}#?(?![\w.,]*\d)")
 
 #: A password word in a value: whatever follows it is the password.
 _PASSWORD_WORD = re.compile(
@@ -83,7 +97,7 @@ _NOT_A_PASSWORD = {"is", "was", "the", "a", "an", "and", "or", "to", "for", "of"
 #: A code word (or a lock) in a value, followed by a code.
 _CODE_WORD = re.compile(
     r"\b(?:pins?|m?pin|codes?|combos?|combinations?|keypad|otp|cvv2?|cvc|puk|door|gate|alarm|garage|safe|locker|"
-    r"lock|vault)\b(?:(?:\s+[\w.&'-]+){0,5}?\s*(?:is|was|are|:|=|-)|\s+(?:opens|unlocks)\s+with|\s*[:=#-]?)\s*"
+    r"lock|lockbox|vault)\b(?:(?:\s+[\w.&'-]+){0,5}?\s*(?:is|was|are|:|=|-|,)|\s+(?:opens|unlocks)\s+with|\s*[:=#-]?)\s*"
     r"(?P<tok>[#*]?\d(?:[ #*.-]?\d){2,}#?|(?=[\w-]{4,})(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)",
     re.IGNORECASE)
 #: ``user / Pa55word!``: a login and a password-shaped word (letters, digits and a symbol).
@@ -115,7 +129,8 @@ _IDS = (
 _TOKENS = re.compile(
     r"\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{12,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_\w{20,}|\bAKIA[0-9A-Z]{16}\b|"
     r"\bxox[abprs]-[A-Za-z0-9-]{10,}|\bAIza[0-9A-Za-z_-]{30,}|\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}|"
-    r"\bbearer\s+[\w.~+/-]{16,}|-----BEGIN [A-Z ]*PRIVATE KEY", re.IGNORECASE)
+    r"\bbearer\s+[\w.~+/-]{16,}|-----BEGIN [A-Z ]*PRIVATE KEY|"
+    r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.IGNORECASE)  # the last: a URL with a password in it
 _RANDOM = re.compile(r"\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}\b")
 #: a key in base64 style (an AWS secret key): 20+ characters of letters, digits and / + =, mixed case
 _BASE64ISH = re.compile(r"(?=[A-Za-z0-9/+=]*[a-z])(?=[A-Za-z0-9/+=]*[A-Z])(?=[A-Za-z0-9/+=]*[\d/+=])"
@@ -172,7 +187,17 @@ def _key_reason(key: str, value: str) -> str | None:
         return "a password, code or key"
     if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(words):
         return "a code or PIN"
+    if _AMBIGUOUS_KEY.search(words) and not _sentence(value):
+        return "a password, code or key"
+    if _LOCK_KEY.search(words) and _DIGIT_CODE.search(value):
+        return "a lock's code"
     return None
+
+
+def _sentence(value: str) -> bool:
+    """Whether ``value`` is a plain statement (three or more words, a function word, no token with a digit)."""
+    words = value.split()
+    return len(words) >= 3 and bool(_FUNCTION_WORD.search(value)) and not any(re.search(r"\d", w) for w in words)
 
 
 def _value_reason(value: str) -> str | None:
