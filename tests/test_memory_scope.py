@@ -16,7 +16,7 @@ from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
 from board.storage import Dialect
 from board.storage.open import open_database
 from board.storage.url import StateURL, parse_state_url
-from tests.daemon_support import SabhaProcess, write_config
+from tests.daemon_support import SabhaProcess, answered, write_config
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.scripted_model import ScriptedModel, call, say
 from tests.fakes.telegram_api import FakeTelegramAPI
@@ -56,9 +56,10 @@ async def test_a_fact_from_the_owners_direct_chat_never_reaches_a_forum_turn(tmp
             finance = next(thread for name, thread in topics.items() if "finance" in name.lower())
             fake.push_text(FORUM, OWNER, "Q801 where should we hold the offsite?")  # the General topic
             fake.push_text(FORUM, OWNER, "Q802 what budget for it?", thread_id=finance)
-            await eventually(lambda: len(fake.sent_to(FORUM)) >= 2, "both forum answers", timeout=60)
+            await eventually(lambda: answered(fake)["Q801"] and answered(fake)["Q802"], "both forum answers",
+                             timeout=60)
             fake.push_text(OWNER, OWNER, "Q803 and what about hiring?")  # marker: the direct chat still knows
-            await eventually(lambda: len(fake.sent_to(OWNER)) == 2, "the marker's answer", timeout=60)
+            await eventually(lambda: answered(fake)["Q803"], "the marker's answer", timeout=60)
         finally:
             await sabha.close()
     for marker in ("Q801", "Q802"):
