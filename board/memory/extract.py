@@ -38,7 +38,7 @@ from board.agent.tools import ToolContext
 from board.agent.turn import TurnHeard
 from board.budget import sender_id
 from board.llm.base import PromptBlock
-from board.memory.facts import EVERY_ROLE, Fact, FactError, FactSource, FactStore, Provenance
+from board.memory.facts import EVERY_ROLE, Fact, FactError, FactSource, FactStore, Provenance, scope_of
 from board.memory.statements import FactKind, Statement, worth_hearing
 
 __all__ = ["EXTRACT_PURPOSE", "FACTS_SCHEMA", "MemoryWriter", "parse_facts", "said_by_person"]
@@ -220,7 +220,7 @@ class MemoryWriter:
                     log.info("memory: %s asked to forget everything since; not keeping what they said before", user)
                     return
                 try:
-                    await self.store.learn(user, statement.key, statement.value, where)
+                    await self.store.learn(user, statement.key, statement.value, where, scope_of(turn.envelope))
                 except FactError as exc:  # a secret, or too long: never kept (the value is not logged)
                     log.info("memory: not keeping %r about %s: %s", statement.key, user, str(exc).split(";")[0])
 

@@ -20,7 +20,13 @@ cheap model what durable facts the person stated and :meth:`FactStore.learn` kee
 key, updates the fact instead of adding one (a correction replaces), at most
 ``max_facts_per_user`` are kept (the least recently updated goes), and each carries where it
 came from (``source``, the transcript entry, the channel's message id, the session; migration
-0710). Secrets are refused by pattern (:func:`board.memory.statements.secret_reason`).
+0710). Secrets are refused by pattern (:func:`board.memory.secrets.secret_reason`).
+
+Each fact carries where it was learned, its scope (:func:`scope_of`, migration 0970): ``direct`` (a
+direct chat, the web page, the terminal: private to the person) or ``group:<channel>:<chat id>`` (a group
+or a forum, whose members read every answer). :meth:`FactStore.recall` gives a turn only the facts of its
+own scope: a group turn never sees what the person said in a direct chat (nor in another group), and a
+fact saved in a group stays in that group. Facts kept before scopes existed count as direct.
 """
 
 from __future__ import annotations
@@ -35,19 +41,21 @@ from typing import Any
 
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.budget import sender_id
+from board.envelope import Envelope
 from board.llm.base import ToolSpec
-from board.memory.statements import secret_reason
+from board.memory.secrets import secret_reason
 from board.storage import Database
 
-__all__ = ["EVERY_ROLE", "REMEMBER_TOOL", "Fact", "FactError", "FactSource", "FactStore", "Learned", "MemorySettings",
-           "Provenance", "normalise_key"]
+__all__ = ["DIRECT", "EVERY_ROLE", "REMEMBER_TOOL", "Fact", "FactError", "FactSource", "FactStore", "Learned",
+           "MemorySettings", "Provenance", "normalise_key", "scope_of"]
 
 log = logging.getLogger("sabha.memory")
 
 REMEMBER_TOOL = "remember"
 #: The ``role`` of a fact the board heard the person say: every advisor sees it.
 EVERY_ROLE = "*"
-_CARD = re.compile(r"(?:\d[ -]?){13,19}")
+#: The scope of a fact learned in a direct chat (private to the person; see the module docstring).
+DIRECT = "direct"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -100,11 +108,19 @@ class Fact:
     updated_at: str
     origin: str = ""
     provenance: Provenance = Provenance()
+    scope: str = DIRECT
 
     @property
     def quoted(self) -> str:
         """The value as a JSON string: one line, quotes escaped, clearly a value."""
         return json.dumps(self.value, ensure_ascii=False)
+
+
+def scope_of(envelope: Envelope | None) -> str:
+    """Where a fact heard in ``envelope``'s conversation is kept and seen: :data:`DIRECT`, or its group."""
+    if envelope is None or not envelope.is_group:
+        return DIRECT
+    return f"group:{envelope.channel}:{envelope.chat_id}"
 
 
 def normalise_key(key: str) -> str:
@@ -139,7 +155,7 @@ def _row(row: Any) -> Fact:
                        message=row["source_message"] if "source_message" in keys else None,
                        session=row["source_session"] if "source_session" in keys else None)
     return Fact(user=row["user"], role=row["role"], key=row["key"], value=row["value"], updated_at=row["updated_at"],
-                provenance=where)
+                provenance=where, scope=row["scope"] if "scope" in keys else DIRECT)
 
 
 class FactStore:
@@ -152,7 +168,7 @@ class FactStore:
     def check(self, key: str, value: str) -> tuple[str, str]:
         """The key and value as they would be stored; :class:`FactError` when they may not be."""
         s = self.settings
-        key, value = normalise_key(key), _one_line(value)
+        raw_key, key, value = key, normalise_key(key), _one_line(value)
         if not key:
             raise FactError("the key is empty; use a short label such as 'preferred currency'")
         if len(key) > s.max_key_chars:
@@ -162,21 +178,23 @@ class FactStore:
         if len(value) > s.max_value_chars:
             raise FactError(f"the value is {len(value)} characters; keep it under {s.max_value_chars} "
                             "(save the gist, not the whole message)")
-        if _CARD.search(value) or secret_reason(key, value):
+        if secret_reason(raw_key, value) or secret_reason(key, value):  # the raw key keeps "doorCode" apart
             raise FactError("that looks like a secret (a password, code, key or card number); secrets are never "
                             "stored: tell the user so")
         return key, value
 
-    async def remember(self, user: str, role: str, key: str, value: str) -> tuple[Fact, Fact | None]:
-        """Save (or update) a fact; returns it and the fact dropped to make room, if any."""
+    async def remember(self, user: str, role: str, key: str, value: str,
+                       scope: str = DIRECT) -> tuple[Fact, Fact | None]:
+        """Save (or update) a fact, seen in ``scope`` only; returns it and the fact dropped to make room, if any."""
         key, value = self.check(key, value)
         now = _now()
         dropped: Fact | None = None
         existing = await self.db.fetchone(
-            "SELECT id FROM memory_facts WHERE \"user\"=? AND role=? AND key=?", (user, role, key))
+            "SELECT id FROM memory_facts WHERE \"user\"=? AND role=? AND key=? AND scope=?", (user, role, key, scope))
         if existing is None:
             rows = await self.db.fetchall(
-                "SELECT * FROM memory_facts WHERE \"user\"=? AND role=? ORDER BY updated_at, id", (user, role))
+                "SELECT * FROM memory_facts WHERE \"user\"=? AND role=? AND scope=? ORDER BY updated_at, id",
+                (user, role, scope))
             if len(rows) >= self.settings.max_facts_per_role:
                 dropped = _row(rows[0])
         drop_id = rows[0]["id"] if dropped is not None else None
@@ -185,20 +203,23 @@ class FactStore:
             if drop_id is not None:
                 await tx.execute("DELETE FROM memory_facts WHERE id=?", (drop_id,))
             await tx.execute(
-                'INSERT INTO memory_facts("user", role, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?) '
-                'ON CONFLICT("user", role, key) DO UPDATE SET value=excluded.value, updated_at=excluded.updated_at',
-                (user, role, key, value, now, now))
-        log.info("memory: %s remembers %r about %s%s", role, key, user,
+                'INSERT INTO memory_facts("user", role, key, value, created_at, updated_at, scope) '
+                "VALUES (?, ?, ?, ?, ?, ?, ?) "
+                'ON CONFLICT("user", role, key, scope) DO UPDATE SET value=excluded.value, '
+                "updated_at=excluded.updated_at",
+                (user, role, key, value, now, now, scope))
+        log.info("memory: %s remembers %r about %s (%s)%s", role, key, user, scope,
                  f" (dropped {dropped.key!r} to make room)" if dropped else "")
-        return Fact(user, role, key, value, now), dropped
+        return Fact(user, role, key, value, now, scope=scope), dropped
 
-    async def learn(self, user: str, key: str, value: str, where: Provenance) -> Learned:
-        """Keep a fact the person stated, for every advisor (see the module docstring): an update of the
-        fact under the same key (or holding the same value), else a new one, the least recently updated
-        dropped past ``max_facts_per_user``. :class:`FactError` when it may not be kept."""
+    async def learn(self, user: str, key: str, value: str, where: Provenance, scope: str = DIRECT) -> Learned:
+        """Keep a fact the person stated, for every advisor, seen in ``scope`` (see the module docstring): an
+        update of the fact under the same key (or holding the same value), else a new one, the least recently
+        updated dropped past ``max_facts_per_user``. :class:`FactError` when it may not be kept."""
         key, value = self.check(key, value)
         rows = await self.db.fetchall(
-            "SELECT * FROM memory_facts WHERE \"user\"=? AND role=? ORDER BY updated_at, id", (user, EVERY_ROLE))
+            "SELECT * FROM memory_facts WHERE \"user\"=? AND role=? AND scope=? ORDER BY updated_at, id",
+            (user, EVERY_ROLE, scope))
         known = [_row(r) for r in rows]
         same = next((f for f in known if f.key == key), None) or \
             next((f for f in known if f.value.casefold() == value.casefold()), None)
@@ -210,18 +231,18 @@ class FactStore:
 
         async with self.db.transaction() as tx:  # one transaction: never the drop without the new fact
             if dropped is not None:
-                await tx.execute('DELETE FROM memory_facts WHERE "user"=? AND role=? AND key=?',
-                                 (user, EVERY_ROLE, dropped.key))
+                await tx.execute('DELETE FROM memory_facts WHERE "user"=? AND role=? AND key=? AND scope=?',
+                                 (user, EVERY_ROLE, dropped.key, scope))
             if same is not None:
                 await tx.execute("UPDATE memory_facts SET value=?, source=?, source_entry=?, source_message=?, "
-                                 'source_session=?, updated_at=? WHERE "user"=? AND role=? AND key=?',
-                                 (*params, user, EVERY_ROLE, same.key))
+                                 'source_session=?, updated_at=? WHERE "user"=? AND role=? AND key=? AND scope=?',
+                                 (*params, user, EVERY_ROLE, same.key, scope))
             else:
                 await tx.execute("INSERT INTO memory_facts(value, source, source_entry, source_message, "
-                                 'source_session, updated_at, created_at, "user", role, key) '
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                 (*params, now, user, EVERY_ROLE, key))
-        fact = Fact(user, EVERY_ROLE, same.key if same is not None else key, value, now, provenance=where)
+                                 'source_session, updated_at, created_at, "user", role, key, scope) '
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                 (*params, now, user, EVERY_ROLE, key, scope))
+        fact = Fact(user, EVERY_ROLE, same.key if same is not None else key, value, now, provenance=where, scope=scope)
         log.info("memory: heard %r about %s%s%s", fact.key, user, " (updated)" if same is not None else "",
                  f" (dropped {dropped.key!r} to make room)" if dropped else "")
         return Learned(fact, replaced=same, dropped=dropped)
@@ -247,19 +268,20 @@ class FactStore:
             log.info("memory: the owner edited %r about %s", key, user)
         return count
 
-    async def recall(self, user: str, role: str) -> tuple[Fact, ...]:
-        """The facts a turn of ``role`` for ``user`` sees (see the module docstring), newest first."""
+    async def recall(self, user: str, role: str, scope: str = DIRECT) -> tuple[Fact, ...]:
+        """The facts a turn of ``role`` for ``user`` in ``scope`` sees (see the module docstring), newest
+        first: only those learned in that same scope (a group never sees a direct chat's)."""
         limit = self.settings.recall_limit
         if self.settings.cross_role:
             rows = await self.db.fetchall(
-                'SELECT * FROM memory_facts WHERE "user"=? ORDER BY (role = ?) DESC, updated_at DESC, id DESC '
-                "LIMIT ?",
-                (user, role, limit))
+                'SELECT * FROM memory_facts WHERE "user"=? AND scope=? ORDER BY (role = ?) DESC, updated_at DESC, '
+                "id DESC LIMIT ?",
+                (user, scope, role, limit))
         else:
             rows = await self.db.fetchall(
-                'SELECT * FROM memory_facts WHERE "user"=? AND role IN (?, ?) ORDER BY updated_at DESC, id DESC '
-                "LIMIT ?",
-                (user, role, EVERY_ROLE, limit))
+                'SELECT * FROM memory_facts WHERE "user"=? AND scope=? AND role IN (?, ?) '
+                "ORDER BY updated_at DESC, id DESC LIMIT ?",
+                (user, scope, role, EVERY_ROLE, limit))
         facts = [_row(r) for r in rows]
         return tuple(f if f.role in (role, EVERY_ROLE) else replace(f, origin=f" (told to {f.role})") for f in facts)
 
@@ -285,11 +307,12 @@ class FactStore:
         async with self.db.transaction() as tx:
             await tx.execute(  # new's copy, where old's is newer
                 'DELETE FROM memory_facts WHERE "user"=? AND EXISTS (SELECT 1 FROM memory_facts o WHERE o."user"=? '
-                "AND o.role=memory_facts.role AND o.key=memory_facts.key AND " + newer.format(t="memory_facts") + ")",
+                "AND o.role=memory_facts.role AND o.key=memory_facts.key AND o.scope=memory_facts.scope AND "
+                + newer.format(t="memory_facts") + ")",
                 (new, old))
             await tx.execute(  # old's copy, where new's is kept
                 'DELETE FROM memory_facts WHERE "user"=? AND EXISTS (SELECT 1 FROM memory_facts n WHERE n."user"=? '
-                "AND n.role=memory_facts.role AND n.key=memory_facts.key)", (old, new))
+                "AND n.role=memory_facts.role AND n.key=memory_facts.key AND n.scope=memory_facts.scope)", (old, new))
             count = len(await tx.fetchall('UPDATE memory_facts SET "user"=? WHERE "user"=? RETURNING id', (new, old)))
         if count:
             log.info("memory: %d fact(s) about %s are now about %s (the same person)", count, old, new)
@@ -341,7 +364,8 @@ class FactStore:
             return ToolResult.failure("there is no user in this exchange to remember anything about")
         user = sender_id(ctx.envelope)
         try:
-            fact, dropped = await self.remember(user, ctx.role, str(args["key"]), str(args["value"]))
+            fact, dropped = await self.remember(user, ctx.role, str(args["key"]), str(args["value"]),
+                                                scope_of(ctx.envelope))
         except FactError as exc:
             return ToolResult.failure(str(exc))
         data: dict[str, Any] = {"remembered": {"key": fact.key, "value": fact.value}}

@@ -11,11 +11,9 @@ Two pure helpers of user memory (no I/O, no model; the offline model and the fac
   questions, hypotheticals ("if I were based in Delhi"), negations, and what others said
   ("you said I'm ..."). It is the offline model's extractor (so ``make run`` shows memory writing
   itself) and the scripted extractor the evaluation measures.
-- :func:`secret_reason` says why a fact may not be stored (a password, PIN, lock or wifi code, login,
-  recovery phrase, a card number passing Luhn or its expiry / CVV, a bank account number, an Aadhaar /
-  PAN / SSN / passport / voter-id / driving-licence / GST-like id, an API key or token (also a
-  base64-style one), a secret Sabha knows from its config: :data:`board.masking.REDACTOR`), or
-  None. :func:`heard` also keeps nothing from a sentence that would be refused as a whole.
+- :func:`secret_reason` (from :mod:`board.memory.secrets`, which owns the secret filter) says why a
+  fact may not be stored, or None. :func:`heard` also keeps nothing from a sentence that would be
+  refused as a whole.
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from board.masking import mask
+from board.memory.secrets import secret_reason
 
 __all__ = ["FactKind", "Statement", "heard", "secret_reason", "worth_hearing"]
 
@@ -46,73 +44,6 @@ class Statement:
     key: str
     value: str
     kind: FactKind
-
-
-# -- secrets -------------------------------------------------------------------------------
-
-_SECRET_KEY = re.compile(
-    r"pass(word|code|phrase)?|\bpwd?\b|\bm?pin\b|\botp\b|cvv|cvc|api[ _-]?key|token|secret|\biban\b|\bssn\b|"
-    r"aadhaar|aadhar|\bpan\b|passport|travel document|social security|security (number|no|code)|"
-    r"account (number|no)|bank account|\ba/c\b|card (number|no)|credit card|debit card|expiry|\bexp\b|routing|"
-    r"\bswift\b|private key|log-?in|credential|net ?banking|wi-?fi|\bseed\b|recovery|mnemonic|voter id|"
-    r"\bepic\b|driving licen[cs]e|\bdl\b|\bgst(in)?\b|combination|\bcombo\b|"
-    r"\b(lock|locker|door|gate|alarm|safe|access|entry|security|verification|upi|atm)\s*code\b|^code$",
-    re.IGNORECASE)
-_SECRET_WORDS = re.compile(
-    r"\b(password|passcode|passphrase|pwd|mpin|api key|secret key|private key|otp|cvv|cvc|security (number|code)|"
-    r"recovery (phrase|code|words)|seed (phrase|words)|expiry|exp \d{1,2}/\d{2})\b", re.IGNORECASE)
-#: keys under which a long digit run is a bank account number
-_BANK_KEY = re.compile(r"\b(bank|account|a/c|ifsc|savings|current|sbi|hdfc|icici|axis|kotak|upi)\b", re.IGNORECASE)
-_ACCOUNT_DIGITS = re.compile(r"\d{8,}")
-_DIGIT_RUN = re.compile(r"(?:\d[ -]?){12,18}\d")
-_IDS = (
-    ("an Aadhaar-like number", re.compile(r"\b\d{4}[ -]?\d{4}[ -]?\d{4}\b")),
-    ("a PAN-like id", re.compile(r"\b[A-Z]{5}\d{4}[A-Z]\b", re.IGNORECASE)),
-    ("an SSN-like number", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
-    ("a GST-like number", re.compile(r"\b\d{2}[A-Z]{5}\d{4}[A-Z][A-Z\d]Z[A-Z\d]\b", re.IGNORECASE)),
-    ("a passport-like number", re.compile(r"\b[A-Z]\d{7}\b")),
-    ("a voter-id-like number", re.compile(r"\b[A-Z]{3}\d{7}\b")),
-    ("a driving-licence-like number", re.compile(r"\b[A-Z]{2}[ -]?\d{2}[ -]?\d{4}[ -]?\d{7}\b")),
-    ("an IFSC code", re.compile(r"\b[A-Z]{4}0[A-Z0-9]{6}\b")),
-)
-_TOKENS = re.compile(
-    r"\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{12,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_\w{20,}|\bAKIA[0-9A-Z]{16}\b|"
-    r"\bxox[abprs]-[A-Za-z0-9-]{10,}|\bAIza[0-9A-Za-z_-]{30,}|\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}|"
-    r"\bbearer\s+[\w.~+/-]{16,}|-----BEGIN [A-Z ]*PRIVATE KEY", re.IGNORECASE)
-_RANDOM = re.compile(r"\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}\b")
-#: a key in base64 style (an AWS secret key): 20+ characters of letters, digits and / + =, mixed case
-_BASE64ISH = re.compile(r"(?=[A-Za-z0-9/+=]*[a-z])(?=[A-Za-z0-9/+=]*[A-Z])(?=[A-Za-z0-9/+=]*[\d/+=])"
-                        r"[A-Za-z0-9/+=]{20,}")
-
-
-def _luhn(digits: str) -> bool:
-    total = 0
-    for i, ch in enumerate(reversed(digits)):
-        n = int(ch)
-        if i % 2:
-            n = n * 2 - 9 if n > 4 else n * 2
-        total += n
-    return total % 10 == 0
-
-
-def secret_reason(key: str, value: str) -> str | None:
-    """Why ``key: value`` looks like a secret (never stored), or None."""
-    if _SECRET_KEY.search(key) or _SECRET_WORDS.search(value):
-        return "a password, code or key"
-    if _BANK_KEY.search(key) and _ACCOUNT_DIGITS.search(value.replace(" ", "").replace("-", "")):
-        return "a bank account number"
-    for run in _DIGIT_RUN.findall(value):
-        digits = re.sub(r"\D", "", run)
-        if 13 <= len(digits) <= 19 and _luhn(digits):
-            return "a card number"
-    for label, pattern in _IDS:
-        if pattern.search(value):
-            return label
-    if _TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value):
-        return "an API key or token"
-    if mask(value) != value:
-        return "a secret from Sabha's own configuration"
-    return None
 
 
 # -- statements ----------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from board.llm.base import LLMRequest, PromptBlock, Thinking
 from board.llm.pricing import PriceTable
 from board.llm.resilience import AttemptHook, CallResult, RequestFit
 from board.llm.vision import sees_images
-from board.memory.facts import Fact, FactStore
+from board.memory.facts import Fact, FactStore, scope_of
 from board.memory.ledger import LLMCallRecord, ToolCallRecord
 from board.workspace.souls import AgentProfile
 
@@ -132,7 +132,9 @@ NO_ALLOWANCE: Allowance = _NoAllowance()
 
 @dataclass(frozen=True)
 class FactMemory:
-    """:class:`Memory` over a fact store: nothing without a user; a failed read recalls nothing."""
+    """:class:`Memory` over a fact store: nothing without a user; only the facts learned where the turn is
+    (a group turn never sees a direct chat's, :func:`board.memory.facts.scope_of`); a failed read recalls
+    nothing."""
 
     store: FactStore
 
@@ -140,7 +142,7 @@ class FactMemory:
         if ctx.envelope is None:
             return ()
         try:
-            return await self.store.recall(sender_id(ctx.envelope), ctx.role)
+            return await self.store.recall(sender_id(ctx.envelope), ctx.role, scope_of(ctx.envelope))
         except Exception:  # a memory read must not stop the answer
             log.exception("recalling memory for %s failed", ctx.role)
             return ()

@@ -1,0 +1,259 @@
+"""What may never be kept about a person: the memory's secret filter (:func:`secret_reason`).
+
+A secret is anything that opens something or moves money when someone else reads it: passwords and
+passphrases, PINs, door / gate / alarm / garage / lock / safe codes and combinations, one-time and backup
+codes, wallet seed or recovery words, API keys and tokens, card numbers with their expiry and CVV, bank
+account numbers and IBANs, government ID numbers, gift card codes, and the secrets in Sabha's own config
+(:data:`board.masking.REDACTOR`). Not secrets, and kept: postal codes (a ZIP, a postcode, an Indian PIN
+code of six digits with no card, bank or lock nearby), area / country / airport codes, dress codes, promo
+and referral codes (made to be shared), addresses, phone numbers, e-mail addresses, a funding stage
+("seed round"), naming a password manager.
+
+Facts arrive the way models write them, so both sides are read as words: a key's ``card_pin``,
+``door-code``, ``doorCode`` and ``wifiPassword`` are "card pin", "door code", "door code", "wifi
+password". The checks, in order:
+
+- the key names a secret (:data:`_SECRET_KEY`), or, being a short label, names a code, PIN or
+  combination that is not a harmless one (:data:`_HARMLESS`); a key naming a lock (door, alarm, safe,
+  lockbox...) over a value holding a code of digits; a wifi / seed / token key, unless its value is a
+  plain sentence about the thing ("wants faster wifi in the office");
+- the value introduces one: a password word (``pw``, ``pwd``, ``password``...) followed by anything, or
+  a code word (``pin``, ``code``, ``combo``, ``keypad``...) or a lock (door, gate, safe...) followed by a
+  code of three or more digits or a mix of letters and digits; ``user / Pa55word!`` pairs;
+- a run of twelve or more plain lowercase words (a wallet's seed phrase);
+- a card number (Luhn), an IBAN (mod 97), an ID number's shape, an API key or token's shape, a URL
+  with a password in it.
+
+Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
+
+The labelled sets in ``tests/data/memory_secrets*.jsonl`` measure it (tests/test_memory_secrets.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+from board.masking import mask
+
+__all__ = ["secret_reason"]
+
+#: Phrases that mention a secret's word without being one; taken out before anything else is read.
+_HARMLESS = re.compile(
+    r"\b(?:zip|postal|post|area|country|dial(?:l)?ing|std|isd|airport|iata|dress|promo|promotional|discount|"
+    r"coupon|referral|invite|source|qr|bar|error|status|tax|hs|sic|naics|product|course|colou?r|morse|"
+    r"language|currency|time ?zone|talk|session|event|order|tracking|item|sku|class|subject|exam)\s*codes?\b|"
+    r"\bcode\s*(?:reviews?|base|quality|freeze|names?|of conduct|school|camp|editor|owners?)\b|\bcodebase\b|"
+    r"\bpass(?:word)?\s*(?:managers?|policy|policies|rotation|resets?|hygiene)\b|\bpasswordless\b|\bpasskeys?\b|"
+    r"\b(?:boarding|bus|metro|train|season|day|gym|museum|hall|rail)\s+pass(?:es)?\b|"
+    r"\blog ?in (?:preference|method|provider)s?\b|\bsign(?:ing)? in with\b|"
+    r"\bpin[ -]?strip(?:e|ed|es)\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
+    r"\b(?:seed|pre-?seed) (?:rounds?|stage|funds?|funding|investors?|capital|money)\b|"
+    r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b",
+    re.IGNORECASE)
+#: Words that say the thing is about a card, a bank, a phone or a lock (then a six-digit "pin code" is not a postcode).
+_SENSITIVE = re.compile(r"\b(?:card|atm|bank|upi|debit|credit|sim|phone|mobile|lock|locker|door|gate|safe|alarm|"
+                        r"wallet|account|netbanking|app)\b", re.IGNORECASE)
+_POSTAL_PIN = re.compile(r"\bpin ?codes?\b(?:\s*(?:is|:|-))?\s*\d{3} ?\d{3}\b", re.IGNORECASE)
+
+#: A key that names a secret, whatever its value.
+_SECRET_KEY = re.compile(
+    r"pass ?words?|passcodes?|pass ?phrases?|passwd|\bpw\b|\bpwd\b|\bpass\b|credentials?|\blog ?ins?\b|"
+    r"\bsign ?in\b|\botp\b|one ?time|\bcvv2?\b|\bcvc\b|\bcsc\b|\bapi ?keys?\b|\baccess ?keys?\b|\bsecrets?\b|"
+    r"\b(?:api|access|auth|bearer|bot|refresh|session|github|slack|personal access|oauth)\s*tokens?\b|"
+    r"\bprivate ?keys?\b|\bmnemonic\b|\bseed ?(?:phrase|words)\b|\brecovery (?:phrase|words|codes?|keys?)\b|"
+    r"\bbackup codes?\b|\b2fa\b|\bmfa\b|two ?factor|\bpuk\b|\bm?pin\b|\biban\b|\bssn\b|aadhaa?r|"
+    r"^pan(?: (?:number|no|card))?$|\bpan (?:number|no)\b|passport|travel document|social security|"
+    r"account (?:number|no)|bank account|\ba/?c (?:number|no)\b|card (?:number|no)|credit card|debit card|"
+    r"\b(?:card|cc|credit|debit|visa|amex|mastercard)\b.*\b(?:expiry|exp|expiration|valid)\b|"
+    r"routing (?:number|no)|\bswift(?: code| bic)?\b|\bbic\b|sort code|\bifsc\b|net ?banking|voter id|\bepic\b|"
+    r"driving licen[cs]e|^dl$|\bgstin\b|\bgst (?:number|no)\b|\bcombinations?\b|\bcombo\b|\bkeypad\b|"
+    r"\bvault\b|\bunlock\b",
+    re.IGNORECASE)
+#: A code word in a short key: a secret unless :data:`_HARMLESS` took it out first.
+_CODE_KEY = re.compile(r"\bcodes?\b|\bpins?\b", re.IGNORECASE)
+#: Secret words glued together in a key as written ("wifipassword", "doorcode").
+_GLUED_KEY = re.compile(r"pass(?:word|code|phrase)|(?:door|gate|alarm|garage|lock|locker|safe|access|entry|security|"
+                        r"verification|atm|upi|sim|card|phone|bank)(?:code|pin)", re.IGNORECASE)
+#: An Indian postal PIN code: the key says "pin code", the value is six digits (and names no card or lock).
+_POSTAL_KEY = re.compile(r"^(?:\w+ )?pin ?codes?$")
+_POSTAL_VALUE = re.compile(r"^\s*\d{3} ?\d{3}\b")
+_LABEL_WORDS = 5
+#: Keys that usually hold the secret itself ("wifi: sunflower") but may head a statement about the thing
+#: ("wifi: wants faster wifi in the office"): a secret unless the value is such a sentence (:func:`_sentence`).
+_AMBIGUOUS_KEY = re.compile(r"\bwi ?fi\b|\bseeds?\b|\btokens?\b", re.IGNORECASE)
+_FUNCTION_WORD = re.compile(r"\b(?:a|an|the|in|of|to|for|with|at|on|is|are|and|by|from|my|our|their|it)\b",
+                            re.IGNORECASE)
+#: A key naming a lock: a code of digits under it is the lock's code ("home alarm: disarm with 5570").
+_LOCK_KEY = re.compile(r"\b(?:doors?|gates?|alarms?|garages?|safes?|lockers?|lockbox|locks?|padlock|vault|keypad|"
+                       r"key ?safe)\b", re.IGNORECASE)
+_DIGIT_CODE = re.compile(r"(?<![\w.,])[#*]?\d(?:[ #*-]?\d){2,7}#?(?![\w.,]*\d)")
+
+#: A password word in a value: whatever follows it is the password.
+_PASSWORD_WORD = re.compile(
+    r"\b(?P<w>password|passwd|passcode|passphrase|pwd|pw|pass)\b(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+)?[\w.@-]+)?"
+    r"\s*(?:(?:is|was|=|:|-)\s*)?(?P<tok>[^\s,;]+)", re.IGNORECASE)
+_NOT_A_PASSWORD = {"is", "was", "the", "a", "an", "and", "or", "to", "for", "of", "on", "in", "at", "with", "by",
+                   "from", "it", "that", "this", "not", "no", "manager", "change", "changes", "changed", "reset"}
+#: A code word (or a lock) in a value, followed by a code.
+_CODE_WORD = re.compile(
+    r"\b(?:pins?|m?pin|codes?|combos?|combinations?|keypad|otp|cvv2?|cvc|puk|door|gate|alarm|garage|safe|locker|"
+    r"lock|lockbox|vault)\b(?:(?:\s+[\w.&'-]+){0,5}?\s*(?:is|was|are|:|=|-|,)|\s+(?:opens|unlocks)\s+with|\s*[:=#-]?)\s*"
+    r"(?P<tok>[#*]?\d(?:[ #*.-]?\d){2,}#?|(?=[\w-]{4,})(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)",
+    re.IGNORECASE)
+#: ``user / Pa55word!``: a login and a password-shaped word (letters, digits and a symbol).
+_CREDENTIAL_PAIR = re.compile(
+    r"\b[\w.@-]{3,}\s*/\s*(?=[^\s/]*[A-Za-z])(?=[^\s/]*\d)(?=[^\s/]*[^\w\s/])[^\s/]{6,}")
+#: A value that mentions a secret's kind outright.
+_SECRET_WORDS = re.compile(
+    r"\b(?:password|passcode|passphrase|pwd|mpin|api key|secret key|private key|otp|cvv|cvc|security (?:number|code)|"
+    r"recovery (?:phrase|code|codes|words)|seed (?:phrase|words)|backup codes?)\b|"
+    r"\bexp(?:iry|ires)?\s*:?\s*\d{1,2}/\d{2}\b",
+    re.IGNORECASE)
+
+#: keys under which a long digit run is a bank account number
+_BANK_KEY = re.compile(r"\b(bank|account|a/c|ifsc|savings|current|sbi|hdfc|icici|axis|kotak|upi)\b", re.IGNORECASE)
+_ACCOUNT_DIGITS = re.compile(r"\d{8,}")
+_DIGIT_RUN = re.compile(r"(?:\d[ -]?){12,18}\d")
+_LONG_DIGITS = re.compile(r"(?:\d[ -]?){13,19}")
+_IBAN = re.compile(r"\b([A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30})\b")
+_IDS = (
+    ("an Aadhaar-like number", re.compile(r"\b\d{4}[ -]?\d{4}[ -]?\d{4}\b")),
+    ("a PAN-like id", re.compile(r"\b[A-Z]{5}\d{4}[A-Z]\b", re.IGNORECASE)),
+    ("an SSN-like number", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
+    ("a GST-like number", re.compile(r"\b\d{2}[A-Z]{5}\d{4}[A-Z][A-Z\d]Z[A-Z\d]\b", re.IGNORECASE)),
+    ("a passport-like number", re.compile(r"\b[A-Z]\d{7}\b")),
+    ("a voter-id-like number", re.compile(r"\b[A-Z]{3}\d{7}\b")),
+    ("a driving-licence-like number", re.compile(r"\b[A-Z]{2}[ -]?\d{2}[ -]?\d{4}[ -]?\d{7}\b")),
+    ("an IFSC code", re.compile(r"\b[A-Z]{4}0[A-Z0-9]{6}\b")),
+)
+_TOKENS = re.compile(
+    r"\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{12,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_\w{20,}|\bAKIA[0-9A-Z]{16}\b|"
+    r"\bxox[abprs]-[A-Za-z0-9-]{10,}|\bAIza[0-9A-Za-z_-]{30,}|\beyJ[\w-]{8,}\.[\w-]{8,}\.[\w-]{8,}|"
+    r"\bbearer\s+[\w.~+/-]{16,}|-----BEGIN [A-Z ]*PRIVATE KEY|"
+    r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.IGNORECASE)  # the last: a URL with a password in it
+_RANDOM = re.compile(r"\b(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{24,}\b")
+#: a key in base64 style (an AWS secret key): 20+ characters of letters, digits and / + =, mixed case
+_BASE64ISH = re.compile(r"(?=[A-Za-z0-9/+=]*[a-z])(?=[A-Za-z0-9/+=]*[A-Z])(?=[A-Za-z0-9/+=]*[\d/+=])"
+                        r"[A-Za-z0-9/+=]{20,}")
+
+#: A seed phrase: this many plain lowercase words in a row (BIP-39 phrases are 12 to 24 words of 3-8 letters).
+SEED_WORDS = 12
+_SEED_WORD = re.compile(r"^[a-z]{3,8}$")
+#: Common English words that are not BIP-39 words: a run holding more than one is a sentence, not a seed.
+_NOT_SEED = {"the", "and", "for", "from", "was", "were", "has", "had", "his", "our", "its", "but", "not", "are",
+             "with", "she", "him", "who", "been", "into", "per", "via", "etc"}
+
+
+def _words(text: str) -> str:
+    """``text`` as lowercase words: camelCase split, ``_ - . / = :`` and the like turned into spaces."""
+    text = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", text)
+    return " ".join(re.sub(r"[_\-.=:/\\|]+", " ", text).split()).lower()
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        n = int(ch)
+        if i % 2:
+            n = n * 2 - 9 if n > 4 else n * 2
+        total += n
+    return total % 10 == 0
+
+
+def _iban_ok(candidate: str) -> bool:
+    """Whether ``candidate`` (or its start: a match may run into the next word) is an IBAN (mod 97)."""
+    code = candidate.replace(" ", "")
+    for end in range(min(len(code), 34), 14, -1):
+        moved = code[4:end] + code[:4]
+        if int("".join(str(int(ch, 36)) for ch in moved)) % 97 == 1:
+            return True
+    return False
+
+
+def _harmless_out(text: str) -> str:
+    """``text`` without the phrases that only look like secrets (a six-digit PIN code too, unless a card,
+    a bank, a phone or a lock is mentioned)."""
+    text = _HARMLESS.sub(" · ", text)
+    if not _SENSITIVE.search(text):
+        text = _POSTAL_PIN.sub(" · ", text)
+    return text
+
+
+def _key_reason(key: str, value: str) -> str | None:
+    if _POSTAL_KEY.match(_words(key)) and _POSTAL_VALUE.match(value) and not _SENSITIVE.search(value):
+        return None  # an Indian postal PIN code
+    words = _harmless_out(_words(key))
+    if _SECRET_KEY.search(words) or _GLUED_KEY.search(_harmless_out(key)):
+        return "a password, code or key"
+    if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(words):
+        return "a code or PIN"
+    if _AMBIGUOUS_KEY.search(words) and not _sentence(value):
+        return "a password, code or key"
+    if _LOCK_KEY.search(words) and _DIGIT_CODE.search(value):
+        return "a lock's code"
+    return None
+
+
+def _sentence(value: str) -> bool:
+    """Whether ``value`` is a plain statement (three or more words, a function word, no token with a digit)."""
+    words = value.split()
+    return len(words) >= 3 and bool(_FUNCTION_WORD.search(value)) and not any(re.search(r"\d", w) for w in words)
+
+
+def _value_reason(value: str) -> str | None:
+    text = _harmless_out(value.replace("_", " "))
+    if _SECRET_WORDS.search(text):
+        return "a password, code or key"
+    for found in _PASSWORD_WORD.finditer(text):
+        token = found.group("tok").strip("\"'()")
+        if token.lower() not in _NOT_A_PASSWORD and len(token) >= 3 and \
+                (found.group("w").lower() != "pass" or re.search(r"\d", token)):
+            return "a password"
+    if _CODE_WORD.search(text):
+        return "a code or PIN"
+    if _CREDENTIAL_PAIR.search(text):
+        return "a login and password"
+    return None
+
+
+def _seed_phrase(value: str) -> bool:
+    run = stops = 0
+    for word in value.split():
+        if _SEED_WORD.match(word) and (word not in _NOT_SEED or stops == 0):
+            stops += word in _NOT_SEED
+            run += 1
+            if run >= SEED_WORDS:
+                return True
+        else:
+            run = stops = 0
+    return False
+
+
+def _number_reason(key: str, value: str) -> str | None:
+    if _BANK_KEY.search(_words(key)) and _ACCOUNT_DIGITS.search(value.replace(" ", "").replace("-", "")):
+        return "a bank account number"
+    for run in _DIGIT_RUN.findall(value):
+        digits = re.sub(r"\D", "", run)
+        if 13 <= len(digits) <= 19 and _luhn(digits):
+            return "a card number"
+    if _LONG_DIGITS.search(value):
+        return "a card-like number"
+    if any(_iban_ok(m) for m in _IBAN.findall(value.upper())):
+        return "an IBAN"
+    for label, pattern in _IDS:
+        if pattern.search(value):
+            return label
+    return None
+
+
+def secret_reason(key: str, value: str) -> str | None:
+    """Why ``key: value`` looks like a secret (never stored), or None; see the module docstring."""
+    reason = _key_reason(key, value) or _value_reason(value)
+    if reason is None and _seed_phrase(value):
+        reason = "a seed or recovery phrase"
+    reason = reason or _number_reason(key, value)
+    if reason is None and (_TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value)):
+        reason = "an API key or token"
+    if reason is None and mask(value) != value:
+        reason = "a secret from Sabha's own configuration"
+    return reason
