@@ -231,3 +231,15 @@ async def test_a_command_for_another_bot_in_a_group_is_ignored_and_one_for_us_is
     answers = [m.text for m in bfake.sent_to(FORUM)]
     assert not any("Unknown command" in a for a in answers), answers
     assert len(answers) == 2 and "/help" in answers[0], answers
+
+
+async def test_in_webhook_mode_an_album_posted_in_parallel_requests_is_one_turn(
+    bfake: BatchFake, webhook: SabhaProcess, show: ShowModel
+) -> None:
+    url = f"http://127.0.0.1:{webhook.port}/telegram/webhook"
+    posted = await asyncio.gather(*(bfake.deliver_webhook(url, u, WEBHOOK_SECRET) for u in album(bfake)))
+    assert [code for code, _ in posted] == [200, 200], posted  # each answered once the album is stored
+    done = bfake.build_text_update(OWNER, OWNER, "M8 marker")
+    assert (await bfake.deliver_webhook(url, done, WEBHOOK_SECRET))[0] == 200
+    await eventually(lambda: any("M8" in m.text for m in bfake.sent_to(OWNER)), "the marker's answer", timeout=60)
+    assert_one_album_answer([m.text for m in bfake.sent_to(OWNER)], show)

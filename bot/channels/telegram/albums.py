@@ -16,21 +16,26 @@ again), waits :data:`ALBUM_WAIT_S` and polls again; the album then comes back wi
 followed it and is stored whole. An album held longer than that is taken as complete; an item
 arriving after its album was stored is answered on its own (logged).
 
-In webhook mode every item is its own request, answered 200 only once stored: the items are
-separate turns there (see the README).
+In webhook mode every item is its own request, answered 200 only once stored. Telegram posts
+an album's items in parallel requests (up to the webhook's ``max_connections``):
+:class:`AlbumGather` keeps the first item's request open for :data:`ALBUM_WAIT_S`, gathers the
+items posted meanwhile, stores them as one arrival, then answers every one of those requests
+(200 once stored; 503 when not, so Telegram posts them again: nothing is lost, a redelivery is a
+duplicate). Items posted one after another (``max_connections: 1``) stay separate turns.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from board.media.attachment import Attachment
 from bot.channels.telegram.inbound import TgMessage, TgUpdate, parse_update
 
-__all__ = ["ALBUM_WAIT_S", "AlbumHold", "AlbumKey", "album_key", "merge"]
+__all__ = ["ALBUM_WAIT_S", "AlbumGather", "AlbumHold", "AlbumKey", "album_key", "merge"]
 
 #: How long an album at the end of a batch is held back for its other items (seconds).
 ALBUM_WAIT_S = 1.0
@@ -104,3 +109,42 @@ def merge(messages: Sequence[TgMessage], parts: Sequence[tuple[Attachment, ...]]
         if body is not None and body.strip() and body not in captions:
             captions.append(body)
     return ("\n".join(captions) if captions else None), tuple(a for p in parts for a in p)
+
+
+@dataclass
+class _Gathering:
+    items: list[TgMessage]
+    stored: asyncio.Future[bool]
+
+
+@dataclass
+class AlbumGather:
+    """Webhook mode: an album's items posted in parallel requests, stored as one (module docstring)."""
+
+    wait_s: float = ALBUM_WAIT_S
+    open: dict[AlbumKey, _Gathering] = field(default_factory=dict)
+
+    async def join(self, key: AlbumKey, item: TgMessage,
+                   store: Callable[[list[TgMessage]], Awaitable[bool]]) -> bool:
+        """Whether the album ``item`` belongs to was stored (``store`` is called once per gathering, with its
+        items in message order, by the request that opened it; it says whether they were stored)."""
+        gathering = self.open.get(key)
+        if gathering is not None:
+            gathering.items.append(item)
+            try:
+                return await asyncio.shield(gathering.stored)
+            except asyncio.CancelledError:
+                return False
+        gathering = _Gathering([item], asyncio.get_running_loop().create_future())
+        self.open[key] = gathering
+        stored = False
+        try:
+            await asyncio.sleep(self.wait_s)
+            del self.open[key]  # an item posted from now on opens a gathering of its own
+            stored = await store(sorted(gathering.items, key=lambda m: m.message_id))
+            return stored
+        finally:
+            if self.open.get(key) is gathering:
+                del self.open[key]
+            if not gathering.stored.done():
+                gathering.stored.set_result(stored)

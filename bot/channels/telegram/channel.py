@@ -56,7 +56,7 @@ from board.router import command_addressee
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress
 from bot.channels.reach import Reach, Unreachable
-from bot.channels.telegram.albums import AlbumHold, album_key, merge
+from bot.channels.telegram.albums import AlbumGather, AlbumHold, album_key, merge
 from bot.channels.telegram.attachments import attachments_of
 from bot.channels.telegram.buttons import ButtonPosts, toast
 from bot.channels.telegram.config import TelegramSection
@@ -220,6 +220,7 @@ class TelegramChannel:
         self._confirmed: int | None = None
         self._poller: asyncio.Task[None] | None = None
         self.albums = AlbumHold()  # albums at the end of a getUpdates batch, held for their other items
+        self.album_posts = AlbumGather()  # webhook mode: an album's items posted in parallel, stored as one
         #: Replicas in polling mode: poll only while this one leads (None: always; bot.replicas.leader).
         self.leadership: Leadership | None = None
         self._connector: asyncio.Task[None] | None = None
@@ -641,6 +642,11 @@ class TelegramChannel:
             return web.Response(status=400, text="not a Telegram update")
         if isinstance(update, Exception):
             return web.Response(text="ok")  # skipped and logged, as polling skips it: a retry would not help
+        key = album_key(update)
+        if key is not None and update.message is not None:
+            if not await self.album_posts.join(key, update.message, self._store_album):
+                return web.Response(status=503, text="cannot store the update right now; retry later")
+            return web.Response(text="ok")
         arrival = self._update_arrival(update)
         if arrival is not None:
             try:
@@ -649,6 +655,17 @@ class TelegramChannel:
                 return web.Response(status=503, text="cannot store the update right now; retry later")
         await self._answer_press(update)
         return web.Response(text="ok")
+
+    async def _store_album(self, items: list[TgMessage]) -> bool:
+        """Store an album gathered from webhook requests as one arrival; False when it could not be stored."""
+        arrival = self._album_arrival(items)
+        if arrival is None:
+            return True
+        try:
+            await self.intake.receive([arrival])
+        except StorageUnavailable:
+            return False
+        return True
 
     def _read_update(self, body: bytes) -> TgUpdate | Exception | None:
         """A webhook body read as polling reads an update: the update; the problem (logged) when it is an
