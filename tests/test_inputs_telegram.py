@@ -231,6 +231,9 @@ async def test_a_command_for_another_bot_in_a_group_is_ignored_and_one_for_us_is
     answers = [m.text for m in bfake.sent_to(FORUM)]
     assert not any("Unknown command" in a for a in answers), answers
     assert len(answers) == 2 and "/help" in answers[0], answers
+    bfake.push_text(OWNER, OWNER, "/help@otherbot")  # a DM reaches only this bot: answered
+    await marker(bfake, "M9 marker")
+    assert len([m.text for m in bfake.sent_to(OWNER)]) == 2, [m.text for m in bfake.sent_to(OWNER)]
 
 
 async def test_in_webhook_mode_an_album_posted_in_parallel_requests_is_one_turn(
