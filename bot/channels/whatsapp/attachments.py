@@ -1,15 +1,15 @@
 """What a WhatsApp message carries besides text, as :class:`board.media.attachment.Attachment` records.
 
 Read from the ``messages[]`` item's own object (Meta's documented shapes; see pywa's update
-fixtures): ``image``, ``sticker`` (static or animated WebP: a picture the core reads as one),
-``video``, ``document`` (with its ``filename``) and ``audio`` (``voice: true`` is a voice note)
-become a *reference* (``MediaRef(channel="whatsapp", id=<media id>)``, the declared
-``mime_type`` and ``sha256``): nothing is downloaded at receipt; the bytes are fetched in the
-conversation's lane (:mod:`.media`). The ``caption`` Meta sends with a picture, a video or a
-document is the message's text, and so is the note a person writes with an order (whole: it is
-their words). ``location``, ``contacts`` and ``order`` carry no file: they become an attachment
-whose ``derived`` text says what was shared ("shared a location: lat, lon, name, address"),
-which the media service quotes as data for the model.
+fixtures): ``image``, ``sticker`` (static or animated WebP: a picture the core reads as one), ``video``,
+``document`` (with its ``filename``) and ``audio`` (``voice: true`` is a voice note) become a
+*reference* (``MediaRef(channel="whatsapp", id=<media id>)``, the declared ``mime_type`` and
+``sha256``): nothing is downloaded at receipt; the bytes are fetched in the conversation's
+lane (:mod:`.media`). The ``caption`` Meta sends with a picture, a video or a document is the
+message's text, and so is the note written with an order (whole: the person's own words).
+``location``, ``contacts`` and ``order`` carry no file: they become an
+attachment whose ``derived`` text says what was shared ("shared a location: lat, lon, name,
+address"), which the media service quotes as data for the model.
 
 The webhook's ``sha256`` is base64 (``"m04pFf2E...SDI="``); it is kept as hex (what the blob
 store checks), and a value that is not a SHA-256 at all is dropped (not checked) rather than

@@ -1,24 +1,26 @@
 """Webhook notifications from Meta: the signature, the payload's shape, and what each item is.
 
-:func:`signature_problem` checks ``X-Hub-Signature-256`` (HMAC-SHA256 of the *raw* body with
-the app secret, compared in constant time). :func:`parse_notification` validates a body with
-pydantic before anything is written (a bad body is a :class:`ValueError` whose text says what
-is wrong). One bad item does not sink a batch: when the whole body does not validate, each
-entry, change and item is validated on its own, lone surrogates (``\ud800``, which strict JSON
-parsers refuse) become U+FFFD, and an item that is still not what Meta documents is left out
-and named in :attr:`Notification.skipped` (the channel logs it and answers 200, whether the
-item was alone or in a batch); the rest is read as usual. What carries a person's words is read
-leniently (an integer ``timestamp`` too). :func:`read_items` walks every
-``entry[].changes[].value`` and sorts its ``messages[]``, ``statuses[]`` and ``errors[]`` into
-typed items with a :class:`Disposition`: a message for the board (text, the text of an
-interactive or template button reply, a WhatsApp Flow's answers (:func:`flow_answers`), and
-media: a picture, sticker, video, document, audio or voice note, a location, contact cards or
-an order, read by :mod:`.attachments` into attachments with the caption, or an order's note, as
-text); a message only a fixed line answers (polls and every other type Cloud API calls
-``unsupported``, a message whose content Meta could not give, media without a usable id, and
-any type Sabha does not know yet); an edit (a fixed line saying edits are not read); or an
-event that is deliberately logged without a reply (reactions, pins, deleted messages, a chat
-being opened, system notices, a reply to a call-permission request).
+:func:`signature_problem` checks ``X-Hub-Signature-256`` (HMAC-SHA256 of the *raw* body
+with the app secret, compared in constant time). :func:`parse_notification` validates a
+body with pydantic before anything is written (a bad body is a :class:`ValueError` whose
+text says what is wrong). One bad item does not sink a batch: when the whole body does not
+validate, each entry, change and item is validated on its own, lone surrogates (``\ud800``,
+which strict JSON parsers refuse) become U+FFFD, and an item that is still not what Meta
+documents is left out and named in :attr:`Notification.skipped` (the channel logs it and
+answers 200, whether the item was alone or in a batch); the rest is read as usual. What
+carries a person's words is read leniently (an integer ``timestamp`` too).
+:func:`read_items` walks every ``entry[].changes[].value`` and sorts
+its ``messages[]``, ``statuses[]`` and ``errors[]`` into typed items with a
+:class:`Disposition`: a message for the board (text, the text of an interactive or
+template button reply, a WhatsApp Flow's answers (:func:`flow_answers`), and media: a
+picture, sticker, video, document, audio or voice note,
+a location, contact cards or an order, read by :mod:`.attachments` into attachments with
+the caption, or an order's note, as text); a message only a fixed line answers (polls and every other type Cloud
+API calls ``unsupported``, a message whose content Meta could not give, media without a
+usable id, and any type Sabha does not know yet); an edit (a fixed line
+saying edits are not read); or an event that is deliberately logged without a reply
+(reactions, pins, deleted messages, a chat being opened, system notices, a reply to a
+call-permission request).
 
 A user is keyed on the phone number (``from`` / ``contacts[].wa_id``) when Meta sends it,
 else on the business-scoped user id (``messages[].from_user_id`` / ``contacts[].user_id``),
