@@ -30,12 +30,20 @@ from board.envelope import Envelope
 from board.memory.sessions import session_key
 from board.roles import GENERAL
 
-__all__ = ["NOBODY", "Route", "RouteKind", "Router", "needs_question", "unknown_role"]
+__all__ = ["NOBODY", "Route", "RouteKind", "Router", "command_addressee", "needs_question", "unknown_role"]
 
 
 def unknown_role(word: str, roles: Iterable[str]) -> str:
     """The one wording of "no such role" (chat, ``/ask``, ``/reset``, ``sabha ask --role``)."""
     return f"There is no role {word.strip()!r}. Roles: {', '.join(roles)}."
+
+
+def command_addressee(text: str) -> str | None:
+    """The bot a leading ``/command@name`` names (``name``; in a group, a command for another bot is
+    not ours), None when ``text`` is no command or names no bot. Read as routing reads a command
+    (leading blanks ignored); routing itself drops the ``@name``."""
+    found = _ADDRESSEE.match(text.strip())
+    return found.group(1) if found else None
 
 
 def needs_question(form: str) -> str:
@@ -47,6 +55,7 @@ NOBODY = "no role addressed: the chair answers"  # the reason of a route nothing
 RouteKind = Literal["chat", "command", "meeting"]
 
 _COMMAND = re.compile(r"^/([A-Za-z][A-Za-z0-9_]*)(?:@[A-Za-z0-9_]+)?(?:\s+(.*))?$", re.DOTALL)
+_ADDRESSEE = re.compile(r"^/[A-Za-z][A-Za-z0-9_]*@([A-Za-z0-9_]+)(?:\s|$)")
 _MENTION = re.compile(r"^@([A-Za-z][A-Za-z0-9_-]*)[\s,:]*(.*)$", re.DOTALL)
 _NAMED = re.compile(r"^([A-Za-z][A-Za-z0-9_ -]{0,40}?)\s*[:,]\s*(.+)$", re.DOTALL)
 _ANY_MENTION = re.compile(r"(?:^|(?<=[\s(,;]))@([A-Za-z][A-Za-z0-9_-]*)")

@@ -54,7 +54,7 @@ class _File(_Strict):
     """The fields every downloadable object has."""
 
     file_id: str
-    file_unique_id: str
+    file_unique_id: str | None = None  # Bot API 4.5 (2019): older updates have none
     file_size: int | None = None
 
     def ref(self) -> MediaRef:

@@ -7,7 +7,10 @@ checked against Telegram's secret-token header). Either way an update is validat
 (:mod:`.inbound`) and stored by the shared intake (:mod:`bot.intake`) *before* Telegram
 learns it arrived: the polling loop moves its ``offset`` past an update only after
 :meth:`bot.intake.intake.Intake.receive` returned, and the webhook answers 200 only then
-(503 when the state db cannot be written, so Telegram retries). Everything after that
+(503 when the state db cannot be written, so Telegram retries; an update that cannot be read
+as a message is skipped and logged on both paths, the webhook answering 200). An album's
+items are one message (:mod:`.albums`; polling holds an album at a batch's end back, unconfirmed,
+for its other items). Everything after that
 (order, answer, delivery, resume) is the intake's; this module supplies the Telegram
 parts: who may talk (:class:`.inbound.AccessGate`), where a message's lane is, how to
 show typing and how to deliver a reply (:class:`.outbound.Outbound`).
@@ -35,7 +38,6 @@ import hmac
 import json
 import logging
 import os
-import re
 import time
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -50,9 +52,11 @@ from board.envelope import Envelope, Reply
 from board.llm.stream import StreamSink
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import BlobSink
+from board.router import command_addressee
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress
 from bot.channels.reach import Reach, Unreachable
+from bot.channels.telegram.albums import AlbumGather, AlbumHold, album_key, merge
 from bot.channels.telegram.attachments import attachments_of
 from bot.channels.telegram.buttons import ButtonPosts, toast
 from bot.channels.telegram.config import TelegramSection
@@ -129,7 +133,6 @@ ANSWER_FAILED = TEXTS.answer_failed
 
 BAD_TOKEN = ("Telegram rejected telegram.token (401 Unauthorized): copy the token from @BotFather into "
              "TELEGRAM_BOT_TOKEN")
-_ADDRESSED = re.compile(r"^/[A-Za-z0-9_]+@([A-Za-z0-9_]+)")
 POLL_TIMEOUT_S = 30
 MAX_WEBHOOK_BYTES = 1 << 20  # Telegram's updates are small; anything this big is not one
 POLL_BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0)
@@ -216,6 +219,8 @@ class TelegramChannel:
         self._offset: int | None = None
         self._confirmed: int | None = None
         self._poller: asyncio.Task[None] | None = None
+        self.albums = AlbumHold()  # albums at the end of a getUpdates batch, held for their other items
+        self.album_posts = AlbumGather()  # webhook mode: an album's items posted in parallel, stored as one
         #: Replicas in polling mode: poll only while this one leads (None: always; bot.replicas.leader).
         self.leadership: Leadership | None = None
         self._connector: asyncio.Task[None] | None = None
@@ -376,20 +381,41 @@ class TelegramChannel:
     # -- reading updates ---------------------------------------------------------------
 
     def arrivals(self, raw_updates: list[Any]) -> list[Arrival]:
-        """The messages of a batch of raw updates (invalid ones logged and skipped)."""
-        arrivals: list[Arrival] = []
+        """The messages of a batch of raw updates (invalid ones logged and skipped); an album's items
+        are one arrival, at its first item (:mod:`.albums`)."""
+        updates: list[TgUpdate] = []
         for raw in raw_updates:
             try:
-                update = parse_update(raw)
+                updates.append(parse_update(raw))
             except ValueError as exc:
-                self.invalid_updates += 1
-                update_id = raw.get("update_id") if isinstance(raw, dict) else None
-                log.warning("telegram: skipped update %s: %s", update_id, exc)
-                continue
-            arrival = self._update_arrival(update)
+                self._skipped(raw.get("update_id") if isinstance(raw, dict) else None, exc)
+        albums: dict[tuple[int, str], list[TgMessage]] = {}
+        for update in updates:
+            key = album_key(update)
+            if key is not None and update.message is not None:
+                albums.setdefault(key, []).append(update.message)
+        arrivals: list[Arrival] = []
+        for update in updates:
+            key = album_key(update)
+            if key is not None and albums[key][0] is not update.message:
+                continue  # a later item of an album: read with its first
+            arrival = self._update_arrival(update) if key is None else self._album_arrival(albums[key])
             if arrival is not None:
                 arrivals.append(arrival)
         return arrivals
+
+    def _skipped(self, update_id: object, problem: Exception) -> None:
+        """An update that cannot be read as a message: counted and logged, then confirmed (polling and
+        webhook alike), since Telegram would offer it again unchanged for ever."""
+        self.invalid_updates += 1
+        log.warning("telegram: skipped update %s: %s", update_id, problem)
+
+    def _album_arrival(self, items: list[TgMessage]) -> Arrival | None:
+        """One arrival for an album's items (the first's id and place; every item's attachments)."""
+        if len(items) > 1:
+            log.info("telegram: album %s in chat %s: %d items read as one message (%s)", items[0].media_group_id,
+                     items[0].chat.id, len(items), items[0].message_id)
+        return self._arrival(items[0], album=items)
 
     def _update_arrival(self, update: TgUpdate) -> Arrival | None:
         """The message of an update (a new one, or an edit of one), or None."""
@@ -425,25 +451,45 @@ class TelegramChannel:
         note = toast(envelope, admitted=admitted, owner_only=self.board.owner_only)
         await self.outbound.answer_press(query.id, note.text, alert=note.alert)
 
-    def _arrival(self, message: TgMessage, *, edited: bool = False) -> Arrival | None:
+    def _arrival(self, message: TgMessage, *, edited: bool = False, album: list[TgMessage] | None = None
+                 ) -> Arrival | None:
         user = message.from_user
-        if message.is_service or (user is not None and user.is_bot):
+        if message.is_service:
+            log.info("telegram: skipped service message %s in chat %s (%s): a notice, not a question; no reply",
+                     message.message_id, message.chat.id, ", ".join(message.service_keys))
+            return None
+        if user is not None and user.is_bot:
+            log.debug("telegram: ignored message %s from bot %s", message.message_id, user.id)
             return None
         place = Place.of(message)
-        text = message.body
-        attachments = () if edited else attachments_of(message, self.board.media.settings.limit_for(
-            self.name, MediaKind.IMAGE))
+        text, attachments = self._content(message, edited, album or [message])
         kind = InboundKind.EDITED if edited else InboundKind.TEXT if text is not None or attachments \
             else InboundKind.UNSUPPORTED
-        addressed = _ADDRESSED.match(text or "")
-        if addressed and self.username and addressed.group(1).lower() != self.username.lower():
-            return None  # a command for another bot in the same group
+        if place.is_group and self._for_another_bot(text):
+            log.debug("telegram: ignored message %s in chat %s: a command for another bot", message.message_id,
+                      place.chat_id)
+            return None
         role_hint = None
         if self.topics is not None and place.chat_id == self.forum_id:
             role_hint = self.topics.role_for(place.thread_id)
         envelope = to_envelope(message, text or "", role_hint=role_hint, owner_id=self.gate.owner_id, edited=edited,
                                attachments=attachments)
         return Arrival(envelope, self.conversation(envelope), kind)
+
+    def _content(self, message: TgMessage, edited: bool, items: list[TgMessage]) -> tuple[str | None,
+                                                                                         tuple[Attachment, ...]]:
+        """(text, attachments) of a message, an edit of one (text only) or an album (``items``)."""
+        if edited:
+            return message.body, ()
+        cap = self.board.media.settings.limit_for(self.name, MediaKind.IMAGE)
+        if len(items) == 1:
+            return message.body, attachments_of(message, cap)
+        return merge(items, [attachments_of(item, cap) for item in items])
+
+    def _for_another_bot(self, text: str | None) -> bool:
+        """``/command@name`` naming a bot that is not this one (in a group: not ours to answer)."""
+        addressee = command_addressee(text or "")
+        return addressee is not None and self.username is not None and addressee.lower() != self.username.lower()
 
     # -- polling -----------------------------------------------------------------------
 
@@ -484,22 +530,39 @@ class TelegramChannel:
                 log.info("telegram: getUpdates works again")
                 failures = 0
                 self.problem = None
-            if not updates:
-                continue
-            try:
-                await self.intake.receive(self.arrivals(updates))
-            except StorageUnavailable:
-                await asyncio.sleep(self.hub.settings.storage_retry_s)  # not confirmed: Telegram offers them again
-                continue
-            except Exception:  # a bug in one update's path must not end polling (its offset never moved)
-                log.exception("telegram: storing %d update(s) failed; storing them one at a time", len(updates))
-                if not await self._receive_one_by_one(updates):
-                    continue
-            await self._answer_presses(updates)
-            ids = [u.get("update_id") for u in updates if isinstance(u, dict)]
-            last = max((i for i in ids if isinstance(i, int)), default=None)
-            if last is not None:
-                self._offset = last + 1
+            if updates:
+                await self._take_batch(updates)
+
+    async def _take_batch(self, updates: list[Any]) -> None:
+        """Store a batch, then move the offset past what was stored. An album at its end that may go on
+        in the next batch is held back (:mod:`.albums`): the offset stays at it (not stored, not confirmed)
+        and the next poll comes after a short wait, for its other items."""
+        ready, held = self.albums.split(updates)
+        if ready and not await self._store(ready):
+            return
+        if held and isinstance(held[0], dict) and isinstance(held[0].get("update_id"), int):
+            self._offset = held[0]["update_id"]
+            log.info("telegram: holding back an album in update %s for %.1f s, for its other items",
+                     self._offset, self.albums.wait_s)
+            await asyncio.sleep(self.albums.wait_s)
+
+    async def _store(self, updates: list[Any]) -> bool:
+        """Store ``updates`` and confirm them (the next poll's offset); False when they were not stored."""
+        try:
+            await self.intake.receive(self.arrivals(updates))
+        except StorageUnavailable:
+            await asyncio.sleep(self.hub.settings.storage_retry_s)  # not confirmed: Telegram offers them again
+            return False
+        except Exception:  # a bug in one update's path must not end polling (its offset never moved)
+            log.exception("telegram: storing %d update(s) failed; storing them one at a time", len(updates))
+            if not await self._receive_one_by_one(updates):
+                return False
+        await self._answer_presses(updates)
+        ids = [u.get("update_id") for u in updates if isinstance(u, dict)]
+        last = max((i for i in ids if isinstance(i, int)), default=None)
+        if last is not None:
+            self._offset = last + 1
+        return True
 
     async def _poll_while_leading(self) -> None:
         """:meth:`_poll`, but among replicas only while this one leads polling; a standby waits, and on
@@ -574,14 +637,16 @@ class TelegramChannel:
         except BodyTooLarge as exc:
             log.warning("telegram webhook: %s", exc)
             return web.Response(status=413, text=str(exc))
-        try:
-            data = json.loads(body)
-            update = parse_update(data)
-        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than json can read
-            self.invalid_updates += 1
-            why = "nested too deeply" if isinstance(exc, RecursionError) else _short(exc)
-            log.warning("telegram webhook: rejected a body that is not a valid update: %s", why)
-            return web.Response(status=400, text="not a valid Telegram update")
+        update = self._read_update(body)
+        if update is None:
+            return web.Response(status=400, text="not a Telegram update")
+        if isinstance(update, Exception):
+            return web.Response(text="ok")  # skipped and logged, as polling skips it: a retry would not help
+        key = album_key(update)
+        if key is not None and update.message is not None:
+            if not await self.album_posts.join(key, update.message, self._store_album):
+                return web.Response(status=503, text="cannot store the update right now; retry later")
+            return web.Response(text="ok")
         arrival = self._update_arrival(update)
         if arrival is not None:
             try:
@@ -590,6 +655,39 @@ class TelegramChannel:
                 return web.Response(status=503, text="cannot store the update right now; retry later")
         await self._answer_press(update)
         return web.Response(text="ok")
+
+    async def _store_album(self, items: list[TgMessage]) -> bool:
+        """Store an album gathered from webhook requests as one arrival; False when it could not be stored."""
+        arrival = self._album_arrival(items)
+        if arrival is None:
+            return True
+        try:
+            await self.intake.receive([arrival])
+        except StorageUnavailable:
+            return False
+        return True
+
+    def _read_update(self, body: bytes) -> TgUpdate | Exception | None:
+        """A webhook body read as polling reads an update: the update; the problem (logged) when it is an
+        update (an object with an ``update_id``) that cannot be read as a message; None when it is not an
+        update at all (not JSON, nested too deeply, no ``update_id``)."""
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than json can read
+            self.invalid_updates += 1
+            why = "nested too deeply" if isinstance(exc, RecursionError) else _short(exc)
+            log.warning("telegram webhook: rejected a body that is not a Telegram update: %s", why)
+            return None
+        update_id = data.get("update_id") if isinstance(data, dict) else None
+        if not isinstance(update_id, int) or isinstance(update_id, bool):
+            self.invalid_updates += 1
+            log.warning("telegram webhook: rejected a body that is not a Telegram update: no integer update_id")
+            return None
+        try:
+            return parse_update(data)
+        except ValueError as exc:
+            self._skipped(update_id, exc)
+            return exc
 
     # -- lifecycle ---------------------------------------------------------------------
 

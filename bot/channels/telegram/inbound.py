@@ -3,8 +3,11 @@
 :func:`parse_update` validates a raw Update (a dict from ``getUpdates`` or a webhook body)
 into :class:`TgUpdate` before anything is written: a field of the wrong type (``text: 7``,
 ``chat.id: "abc"``) makes the update invalid, logged and skipped, never a crash in a
-worker. Service messages (joins, pins, topics created ...) and other bots are not
-questions and are ignored. An edit (``edited_message``) is not answered as a question:
+worker. Fields older Bot API versions did not send (``is_bot``, ``file_unique_id``) are optional:
+an update that carries a person's words is read whatever its age. Service messages (joins,
+pins, topics created ..., even with an empty ``new_chat_members``) are not questions: skipped
+with one info log line naming them (:attr:`TgMessage.service_keys`); other bots are ignored.
+An edit (``edited_message``) is not answered as a question:
 it is stored under its own id (:func:`edit_message_id`: the message id and the edit's
 date) and gets one line saying edits are not read, quoting the edited message.
 
@@ -93,11 +96,17 @@ class TgMessage(TgMedia):
     message_thread_id: int | None = None
     is_topic_message: bool = False
     edit_date: int | None = None
+    media_group_id: str | None = None  # an album's items share it (:mod:`.albums`)
 
     @property
     def is_service(self) -> bool:
         """A pin, a join, a topic created ...: not a question."""
-        return bool(SERVICE_KEYS & set(self.model_extra or {}))
+        return bool(self.service_keys)
+
+    @property
+    def service_keys(self) -> list[str]:
+        """The service fields this message has (present even when empty, e.g. ``new_chat_members: []``)."""
+        return sorted(SERVICE_KEYS & set(self.model_extra or {}))
 
     @property
     def body(self) -> str | None:

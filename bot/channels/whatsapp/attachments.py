@@ -6,7 +6,8 @@ fixtures): ``image``, ``sticker`` (static or animated WebP: a picture the core r
 *reference* (``MediaRef(channel="whatsapp", id=<media id>)``, the declared ``mime_type`` and
 ``sha256``): nothing is downloaded at receipt; the bytes are fetched in the conversation's
 lane (:mod:`.media`). The ``caption`` Meta sends with a picture, a video or a document is the
-message's text. ``location``, ``contacts`` and ``order`` carry no file: they become an
+message's text, and so is the note written with an order (whole: the person's own words).
+``location``, ``contacts`` and ``order`` carry no file: they become an
 attachment whose ``derived`` text says what was shared ("shared a location: lat, lon, name,
 address"), which the media service quotes as data for the model.
 
@@ -102,7 +103,8 @@ def attachments_of(kind: str, item: dict[str, Any]) -> tuple[tuple[Attachment, .
             derived = _contacts(cards) if isinstance(cards, list) else None
             return ((Attachment(kind=MediaKind.CONTACTS, derived=derived),) if derived else ()), None
         if kind == "order":
-            return (_order(_Order.model_validate(item.get("order"))),), None
+            order = _Order.model_validate(item.get("order"))
+            return (_order(order),), order.text  # the note the person wrote with it: their words, whole
     except ValidationError:
         pass
     return (), None
@@ -157,8 +159,6 @@ def _order(order: _Order) -> Attachment:
     derived = f"placed an order{catalog}: " + ("; ".join(items) or "no items")
     if len(order.product_items) > _MANY:
         derived += f"; and {len(order.product_items) - _MANY} more items"
-    if order.text and order.text.strip():
-        derived += f"\nnote with the order: {_cut(order.text)}"
     return Attachment(kind=MediaKind.ORDER, derived=derived)
 
 

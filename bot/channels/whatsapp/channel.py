@@ -340,7 +340,8 @@ class WhatsAppChannel:
             return None
         if item.disposition is Disposition.LOG:
             self.counts["ignored"] += 1
-            log.info("whatsapp: %s message %s from %s: no reply", item.kind, item.wamid, item.user)
+            log.info("whatsapp: %s message %s from %s: no reply%s", item.kind, item.wamid, item.user,
+                     f" ({item.detail})" if item.detail else "")
             return None
         phone, bsuid = sender_ids(item.user, item.bsuid)
         if phone is None and bsuid is None:

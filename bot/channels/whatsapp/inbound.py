@@ -6,17 +6,21 @@ body with pydantic before anything is written (a bad body is a :class:`ValueErro
 text says what is wrong). One bad item does not sink a batch: when the whole body does not
 validate, each entry, change and item is validated on its own, lone surrogates (``\ud800``,
 which strict JSON parsers refuse) become U+FFFD, and an item that is still not what Meta
-documents is left out and named in :attr:`Notification.skipped` (the channel logs it); the
-rest is read as usual. :func:`read_items` walks every ``entry[].changes[].value`` and sorts
+documents is left out and named in :attr:`Notification.skipped` (the channel logs it and
+answers 200, whether the item was alone or in a batch); the rest is read as usual. What
+carries a person's words is read leniently (an integer ``timestamp`` too).
+:func:`read_items` walks every ``entry[].changes[].value`` and sorts
 its ``messages[]``, ``statuses[]`` and ``errors[]`` into typed items with a
 :class:`Disposition`: a message for the board (text, the text of an interactive or
-template button reply, and media: a picture, sticker, video, document, audio or voice note,
+template button reply, a WhatsApp Flow's answers (:func:`flow_answers`), and media: a
+picture, sticker, video, document, audio or voice note,
 a location, contact cards or an order, read by :mod:`.attachments` into attachments with
-the caption as text); a message only a fixed line answers (polls and every other type Cloud
+the caption, or an order's note, as text); a message only a fixed line answers (polls and every other type Cloud
 API calls ``unsupported``, a message whose content Meta could not give, media without a
 usable id, and any type Sabha does not know yet); an edit (a fixed line
 saying edits are not read); or an event that is deliberately logged without a reply
-(reactions, pins, deleted messages, a chat being opened, system notices).
+(reactions, pins, deleted messages, a chat being opened, system notices, a reply to a
+call-permission request).
 
 A user is keyed on the phone number (``from`` / ``contacts[].wa_id``) when Meta sends it,
 else on the business-scoped user id (``messages[].from_user_id`` / ``contacts[].user_id``),
@@ -49,6 +53,7 @@ __all__ = [
     "StatusUpdate",
     "WaError",
     "disposition_of",
+    "flow_answers",
     "is_bsuid",
     "parse_notification",
     "read_items",
@@ -125,10 +130,25 @@ class _Reply(_Model):
     title: str
 
 
+class _FlowReply(_Model):
+    """A WhatsApp Flow's completion: the answers the person gave, as a JSON string."""
+
+    response_json: str | None = None
+    body: str | None = None
+    name: str | None = None
+
+
+class _CallPermission(_Model):
+    response: str | None = None
+    response_source: str | None = None
+
+
 class _Interactive(_Model):
     type: str
     button_reply: _Reply | None = None
     list_reply: _Reply | None = None
+    nfm_reply: _FlowReply | None = None
+    call_permission_reply: _CallPermission | None = None
 
 
 class _Context(_Model):
@@ -155,7 +175,7 @@ class _Message(_Model):
     from_: str | None = Field(None, alias="from")
     from_user_id: str | None = None
     group_id: str | None = None  # a message written in a WhatsApp group (Groups API)
-    timestamp: str | None = None
+    timestamp: str | int | None = None  # a string as documented; an integer is read as well
     type: str
     text: _Text | None = None
     button: _Button | None = None
@@ -169,7 +189,7 @@ class _Message(_Model):
 class _Status(_Model):
     id: str = Field(min_length=1)
     status: str
-    timestamp: str | None = None
+    timestamp: str | int | None = None
     recipient_id: str | None = None
     recipient_user_id: str | None = None
     errors: list[WaError] = Field(default_factory=list)
@@ -231,8 +251,9 @@ def _problem(exc: ValidationError, where: str = "") -> str:
 
 def _salvage(body: bytes, exc: ValidationError) -> Notification:
     """``body`` read leniently: lone surrogates repaired, then each entry, change and item
-    validated on its own (a bad one is left out and named in ``skipped``). ValueError when
-    it is not JSON, not a notification at all, or nothing in it could be read."""
+    validated on its own (a bad one is left out and named in ``skipped``, even when it was the
+    only one: the same answer alone as in a batch). ValueError when it is not JSON or not a
+    notification at all."""
     first = exc.errors()[0]
     try:
         data = _repaired(json.loads(body))
@@ -254,15 +275,11 @@ def _salvage(body: bytes, exc: ValidationError) -> Notification:
     except ValidationError as top:
         raise ValueError(_problem(top)) from None
     assert isinstance(entries, list)
-    read = 0
     for i, raw in enumerate(entries):
         entry = _salvage_entry(raw, f"entry.{i}", note.skipped)
         if entry is not None:
             note.entry.append(entry)
-            read += sum(len(c.value.messages) + len(c.value.statuses) + len(c.value.errors) for c in entry.changes)
-    if note.skipped and not read:
-        raise ValueError("; ".join(note.skipped[:3]))
-    return note
+    return note  # an item that is no message is skipped alone as in a batch: a 400 would be redelivered for days
 
 
 _ITEMS: tuple[tuple[str, type[_Model]], ...] = (
@@ -365,11 +382,16 @@ _SILENT = {MessageType.REACTION, MessageType.SYSTEM, MessageType.REVOKE, Message
 _SILENT_UNSUPPORTED = {"reaction", "pin", "keep_in_chat"}  # ``unsupported.type`` values that are such acts
 
 
+#: ``interactive.type`` values that are no question: a reply to Sabha's request to call (it makes no calls).
+_SILENT_INTERACTIVE = {"call_permission_reply"}
+
+
 def disposition_of(kind: str, text: str | None, unsupported: str | None = None, *,
-                   attachments: bool = False) -> Disposition:
+                   attachments: bool = False, interactive: str | None = None) -> Disposition:
     """What to do with a message of ``kind`` whose readable text is ``text`` (``unsupported``:
     the ``unsupported.type`` Meta names for a type Cloud API does not support, e.g. ``poll_creation``;
-    ``attachments``: media or a shared location, card or order was read from it).
+    ``attachments``: media or a shared location, card or order was read from it; ``interactive``: the
+    ``interactive.type`` of an interactive message).
 
     Every message a person wrote gets an answer: the board's, or a fixed line (also for a
     type Sabha does not know yet); only the acts in ``_SILENT`` get none."""
@@ -379,7 +401,8 @@ def disposition_of(kind: str, text: str | None, unsupported: str | None = None, 
         return Disposition.BOARD
     if kind == MessageType.EDIT:
         return Disposition.EDITED
-    if kind in _SILENT or (kind == MessageType.UNSUPPORTED and unsupported in _SILENT_UNSUPPORTED):
+    if kind in _SILENT or (kind == MessageType.UNSUPPORTED and unsupported in _SILENT_UNSUPPORTED) \
+            or (kind == MessageType.INTERACTIVE and interactive in _SILENT_INTERACTIVE):
         return Disposition.LOG
     return Disposition.TEXT_ONLY
 
@@ -405,6 +428,7 @@ class InboundMessage:
     group_id: str | None = None  # written in this WhatsApp group
     quoted: str | None = None  # the message an answer quotes, when not this one (an edit's original)
     attachments: tuple[Attachment, ...] = ()  # media references, a location, cards, an order (:mod:`.attachments`)
+    detail: str | None = None  # for a message that gets no reply: what it was (logged)
 
 
 @dataclass(frozen=True)
@@ -435,11 +459,43 @@ def _text_of(message: _Message) -> str | None:
             return message.button.payload
         return message.button.text or message.button.payload
     if message.type == MessageType.INTERACTIVE and message.interactive is not None:
+        if message.interactive.nfm_reply is not None:
+            return flow_answers(message.interactive.nfm_reply)
         reply = message.interactive.button_reply or message.interactive.list_reply
         if reply is not None and (reply.id or "").startswith("/"):
             return reply.id
         return reply.title if reply is not None else None
     return None
+
+
+_FLOW_MAX = 4000  # characters of a form's answers passed on
+
+
+def flow_answers(reply: _FlowReply) -> str:
+    """A WhatsApp Flow's completion as the person's words: one ``field: answer`` line per answer
+    (``flow_token``, Meta's bookkeeping, left out), under a line saying it is a form's answers."""
+    name = f" {reply.name!r}" if reply.name and reply.name != "flow" else ""
+    head = f"(answers to the WhatsApp form{name} I filled in)"
+    try:
+        data = json.loads(reply.response_json or "")
+    except (ValueError, RecursionError):
+        data = reply.response_json
+    if isinstance(data, dict):
+        lines = [f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
+                 for k, v in data.items() if k != "flow_token"]
+    else:
+        lines = [str(data or reply.body or "(no answers)")]
+    text = "\n".join([head, *lines])
+    return clean_text(text if len(text) <= _FLOW_MAX else text[: _FLOW_MAX - 1] + "\u2026")
+
+
+def _detail(message: _Message) -> str | None:
+    """What a message that gets no reply was, for the log (a call-permission reply: its response)."""
+    permission = message.interactive.call_permission_reply if message.interactive is not None else None
+    if permission is None:
+        return None
+    return (f"call permission reply: {permission.response or '?'} ({permission.response_source or 'no source'}); "
+            "Sabha makes no calls, nothing to answer")
 
 
 def read_items(note: Notification) -> Iterator[InboundMessage | StatusUpdate | ReportedError]:
@@ -460,9 +516,11 @@ def read_items(note: Notification) -> Iterator[InboundMessage | StatusUpdate | R
                     text = clean_text(caption) if caption else ""
                 subtype = message.unsupported.type if message.unsupported else None
                 original = message.edit.original_message_id if message.edit else None
+                what = message.interactive.type if message.interactive else None
                 yield InboundMessage(number_id, message.id, message.type, text, phone or bsuid, bsuid, name,
-                                     disposition_of(message.type, text, subtype, attachments=bool(attachments)),
-                                     tuple(message.errors), message.group_id, original, attachments)
+                                     disposition_of(message.type, text, subtype, attachments=bool(attachments),
+                                                    interactive=what),
+                                     tuple(message.errors), message.group_id, original, attachments, _detail(message))
             for status in value.statuses:
                 yield StatusUpdate(status.id, status.status, status.recipient_id or status.recipient_user_id,
                                    tuple(status.errors))
