@@ -43,6 +43,9 @@ class MediaSection(StrictModel):
                                 "on the longer side before a model sees them")
     image_max_pixels: int = Field(50_000_000, ge=1_000_000, le=500_000_000, description=(
         "larger pictures are refused (decompression bombs)"))
+    image_memory_mb: int = Field(1024, ge=128, le=16384, description=(
+        "memory ceiling of reading one picture (a child process decodes and scales it); a picture that needs "
+        "more is refused with a sentence saying so"))
     vision_models: list[str] = Field(default_factory=list, description=(
         "models that see pictures besides the ones Sabha knows (e.g. openai:llava for a local server)"))
     doc_max_pages: int = Field(200, ge=1, le=10_000, description="pages of a PDF read")
@@ -63,6 +66,7 @@ class MediaSection(StrictModel):
             transcribe_language=self.transcribe_language, speak_replies=self.speak_replies,
             speech_model=self.speech_model, speech_voice=self.speech_voice, speak_max_chars=self.speak_max_chars,
             image_max_side=self.image_max_side, image_max_pixels=self.image_max_pixels,
+            image_memory_mb=self.image_memory_mb,
             vision_models=tuple(self.vision_models), doc_max_pages=self.doc_max_pages,
             doc_max_rows=self.doc_max_rows, doc_max_chars=self.doc_max_chars,
             doc_inline_chars=self.doc_inline_chars, extract_timeout_s=self.extract_timeout_s,
