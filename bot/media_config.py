@@ -54,6 +54,12 @@ class MediaSection(StrictModel):
     doc_inline_chars: int = Field(6000, ge=200, le=100_000, description=(
         "a document up to this long goes into the turn whole; a longer one is searched (the knowledge base)"))
     extract_timeout_s: float = Field(30, gt=0, le=600, description="reading one document gives up after this")
+    quota_total_mb: float = Field(2048, gt=0, description=(
+        "the media store's size on disk at most; past it files are refused (not downloaded) until older ones expire"))
+    quota_sender_mb: float = Field(500, gt=0, description=(
+        "what one allowed person's files kept (sent in the last keep_days) may take; the owner has none"))
+    quota_stranger_mb: float = Field(20, gt=0, description="the same for one stranger (WhatsApp public mode)")
+    quota_strangers_mb: float = Field(200, gt=0, description="what all strangers' files together may take")
 
     def settings(self) -> MediaSettings:
         """The board's plain settings."""
@@ -70,4 +76,6 @@ class MediaSection(StrictModel):
             vision_models=tuple(self.vision_models), doc_max_pages=self.doc_max_pages,
             doc_max_rows=self.doc_max_rows, doc_max_chars=self.doc_max_chars,
             doc_inline_chars=self.doc_inline_chars, extract_timeout_s=self.extract_timeout_s,
+            quota_total_mb=self.quota_total_mb, quota_sender_mb=self.quota_sender_mb,
+            quota_stranger_mb=self.quota_stranger_mb, quota_strangers_mb=self.quota_strangers_mb,
         )

@@ -61,6 +61,10 @@ class MediaSettings:
     doc_max_chars: int = 400_000
     doc_inline_chars: int = 6000
     extract_timeout_s: float = 30.0
+    quota_total_mb: float = 2048.0
+    quota_sender_mb: float = 500.0
+    quota_stranger_mb: float = 20.0
+    quota_strangers_mb: float = 200.0
 
     @property
     def image_memory_bytes(self) -> int:
