@@ -339,7 +339,9 @@ async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             lines += await _whatsapp_people_lines(db, loaded)
             lines += await _schedule_lines(db)
             lines += await _decision_lines(db)
-            lines += await _media_lines(db, loaded)
+            media = await _media_lines(db, loaded)
+            lines += media
+            report["media"] = [line.strip() for line in media]
             lines += await budget_lines(Ledger(db), loaded)
             if args.json:
                 report["budget"] = await budget_json(Ledger(db), loaded)
