@@ -196,9 +196,8 @@ class MediaService:
                         room: Room) -> tuple[Blob, bool]:
         """Stream the attachment into the store, capped by its kind's limit or the sender's ``room``."""
         limit = self.settings.limit_for(envelope.channel, att.kind)
-        binding = room.bytes is not None and room.bytes < limit
-        with self.blobs.sink(min(limit, room.bytes) if binding and room.bytes is not None else limit,
-                             att.label) as sink:
+        cap = limit if room.bytes is None else min(limit, room.bytes)
+        with self.blobs.sink(cap, att.label) as sink:
             try:
                 sink.expect(size=att.size, sha256=att.sha256, mime=att.mime)
                 async with asyncio.timeout(self.settings.fetch_timeout_s):
@@ -207,7 +206,8 @@ class MediaService:
                 raise MediaProblem(Problem.UNAVAILABLE, f"{att.label} took too long to download; "
                                                         "please send it again") from None
             except MediaProblem as exc:
-                if binding and exc.problem is Problem.TOO_LARGE:  # the quota, not the kind's cap
+                over_quota = cap < limit and (sink.expected_size or sink.size) <= limit
+                if exc.problem is Problem.TOO_LARGE and over_quota:  # the quota, not the kind's cap
                     raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, sink.expected_size)) from None
                 raise
             blob = sink.finish()
