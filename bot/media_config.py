@@ -43,6 +43,9 @@ class MediaSection(StrictModel):
                                 "on the longer side before a model sees them")
     image_max_pixels: int = Field(50_000_000, ge=1_000_000, le=500_000_000, description=(
         "larger pictures are refused (decompression bombs)"))
+    image_memory_mb: int = Field(1024, ge=128, le=16384, description=(
+        "memory ceiling of reading one picture (a child process decodes and scales it); a picture that needs "
+        "more is refused with a sentence saying so"))
     vision_models: list[str] = Field(default_factory=list, description=(
         "models that see pictures besides the ones Sabha knows (e.g. openai:llava for a local server)"))
     doc_max_pages: int = Field(200, ge=1, le=10_000, description="pages of a PDF read")
@@ -51,6 +54,12 @@ class MediaSection(StrictModel):
     doc_inline_chars: int = Field(6000, ge=200, le=100_000, description=(
         "a document up to this long goes into the turn whole; a longer one is searched (the knowledge base)"))
     extract_timeout_s: float = Field(30, gt=0, le=600, description="reading one document gives up after this")
+    quota_total_mb: float = Field(2048, gt=0, description=(
+        "the media store's size on disk at most; past it files are refused (not downloaded) until older ones expire"))
+    quota_sender_mb: float = Field(500, gt=0, description=(
+        "what one allowed person's files kept (sent in the last keep_days) may take; the owner has none"))
+    quota_stranger_mb: float = Field(20, gt=0, description="the same for one stranger (WhatsApp public mode)")
+    quota_strangers_mb: float = Field(200, gt=0, description="what all strangers' files together may take")
 
     def settings(self) -> MediaSettings:
         """The board's plain settings."""
@@ -63,7 +72,10 @@ class MediaSection(StrictModel):
             transcribe_language=self.transcribe_language, speak_replies=self.speak_replies,
             speech_model=self.speech_model, speech_voice=self.speech_voice, speak_max_chars=self.speak_max_chars,
             image_max_side=self.image_max_side, image_max_pixels=self.image_max_pixels,
+            image_memory_mb=self.image_memory_mb,
             vision_models=tuple(self.vision_models), doc_max_pages=self.doc_max_pages,
             doc_max_rows=self.doc_max_rows, doc_max_chars=self.doc_max_chars,
             doc_inline_chars=self.doc_inline_chars, extract_timeout_s=self.extract_timeout_s,
+            quota_total_mb=self.quota_total_mb, quota_sender_mb=self.quota_sender_mb,
+            quota_stranger_mb=self.quota_stranger_mb, quota_strangers_mb=self.quota_strangers_mb,
         )

@@ -4,7 +4,9 @@
 temporary file in the same folder (never held whole in memory), counted against a cap as
 they come, hashed on the way, checked against what the service declared, then renamed into
 place: a crash mid-download leaves only a temporary file, removed at the next prune. A
-blob is removed ``keep_days`` after it was last used.
+blob is removed ``keep_days`` after it was last used, or at once when what it held was refused
+(:meth:`BlobStore.remove`); :meth:`BlobStore.usage` says how full the store is (the total quota,
+``sabha status``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from types import TracebackType
 
 from board.media.problems import MediaProblem, Problem
 
-__all__ = ["Blob", "BlobSink", "BlobStore"]
+__all__ = ["Blob", "BlobSink", "BlobStore", "Usage"]
 
 log = logging.getLogger("sabha.media")
 
@@ -36,6 +38,14 @@ class Blob:
     path: Path
 
 
+@dataclass(frozen=True)
+class Usage:
+    """What the store holds on disk: files (temporary ones included) and their bytes."""
+
+    files: int
+    bytes: int
+
+
 class BlobSink:
     """One download on its way into the store (see :meth:`BlobStore.sink`): ``expect`` what
     the service declares, ``write`` chunks as they come, then ``finish``."""
@@ -48,6 +58,7 @@ class BlobSink:
         self.expected_size: int | None = None
         self.mime: str | None = None
         self.size = 0
+        self.was_new = False  # finish(): True when the store did not hold these bytes before
         self._hash = hashlib.sha256()
         store.root.mkdir(parents=True, exist_ok=True)
         fd, name = _mkstemp(store.root)
@@ -84,6 +95,7 @@ class BlobSink:
             raise MediaProblem(Problem.CHECKSUM, f"{self.label} arrived damaged (its checksum does not match)")
         path = self.store.path_of(digest)
         path.parent.mkdir(parents=True, exist_ok=True)
+        self.was_new = not path.exists()
         os.replace(self._path, path)
         return Blob(digest, self.size, path)
 
@@ -138,6 +150,28 @@ class BlobStore:
         with self.sink(len(data), label) as sink:
             sink.write(data)
             return sink.finish()
+
+    def remove(self, sha256: str) -> bool:
+        """Remove the blob (what it held was refused); False when it was not there."""
+        try:
+            self.path_of(sha256).unlink()
+        except OSError:
+            return False
+        return True
+
+    def usage(self) -> Usage:
+        """The files under the store and their bytes (blocking: a walk of the folder; run it in a thread)."""
+        files = size = 0
+        if not self.root.is_dir():
+            return Usage(0, 0)
+        for entry in os.scandir(self.root):
+            entries = [entry] if not entry.is_dir(follow_symlinks=False) else list(os.scandir(entry.path))
+            for item in entries:
+                with contextlib.suppress(OSError):
+                    if item.is_file(follow_symlinks=False):
+                        size += item.stat(follow_symlinks=False).st_size
+                        files += 1
+        return Usage(files, size)
 
     def prune(self, keep_days: float, *, now: float | None = None) -> int:
         """Remove blobs unused for ``keep_days`` and temporary files over an hour old; returns how many."""

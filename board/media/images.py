@@ -1,7 +1,9 @@
 """Pictures (a photo, a picture sent as a file, a sticker): made ready for a model that sees.
 
-:class:`ImageReader` opens the fetched bytes with Pillow in a worker thread (the event loop
-is never blocked by decoding), refuses what it must (a decompression bomb: more pixels than
+:class:`ImageReader` opens the fetched bytes with Pillow in a child process
+(:func:`board.media.isolate.ready_isolated`: the event loop is never blocked by decoding, the
+daemon's memory never holds the decoded pixels, and ``media.image_memory_mb`` is the child's
+ceiling; at most :data:`MAX_PARALLEL` at once), refuses what it must (a decompression bomb: more pixels than
 ``media.image_max_pixels`` or Pillow's own ``Image.MAX_IMAGE_PIXELS`` guard; a damaged file;
 something that is not a picture) with one sentence for the sender, and stores one
 model-ready copy in the blob store that every provider accepts, whichever model of a
@@ -27,19 +29,30 @@ gives up after ``media.extract_timeout_s``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import json
+import logging
+import sys
 import threading
-from dataclasses import dataclass
+import uuid
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import Blob
+from board.media.isolate import child_answer, limit_myself, run_child
 from board.media.problems import MediaProblem, Problem
 from board.media.understand import UnderstandContext
 
-__all__ = ["MAX_MODEL_BYTES", "MAX_MODEL_SIDE", "ImageReader", "ReadyImage", "describe", "make_ready"]
+__all__ = ["MAX_MODEL_BYTES", "MAX_MODEL_SIDE", "MAX_PARALLEL", "ImageReader", "ReadyImage", "describe",
+           "make_ready", "ready_isolated", "too_large_picture"]
+
+log = logging.getLogger("sabha.media")
+_STDERR_KEEP = 2000
 
 #: The largest model-ready picture: Anthropic's 5 MB base64 limit per image, as bytes.
 MAX_MODEL_BYTES = 3_750_000
@@ -47,8 +60,10 @@ MAX_MODEL_BYTES = 3_750_000
 MAX_MODEL_SIDE = 8000
 #: What every provider accepts as it is (Pillow's format name -> MIME type).
 _ACCEPTED = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
-#: Pictures decoded at once (a 50-megapixel one takes about 150 MB while it is scaled down).
+#: Pictures decoded at once in one process (a 50-megapixel one takes about 150 MB while it is scaled down).
 _DECODING = threading.BoundedSemaphore(2)
+#: Picture readers (child processes) at once, each up to ``media.image_memory_mb``.
+MAX_PARALLEL = 2
 #: Modes whose pictures carry transparency worth keeping.
 _ALPHA_MODES = frozenset({"RGBA", "LA", "PA", "RGBa", "La"})
 
@@ -186,27 +201,95 @@ def _size(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{size / 1024:.0f} KB"
 
 
+async def ready_isolated(path: Path, out: Path, *, max_side: int, max_pixels: int, label: str, timeout_s: float,
+                         memory_bytes: int) -> ReadyImage:
+    """:func:`make_ready` in a child process (``python -m board.media.images``) of at most
+    ``memory_bytes`` of address space, killed after ``timeout_s``; a re-encoded copy is written to
+    ``out`` (``data`` is then its bytes). Raises :class:`MediaProblem` (a bomb, damaged, not a
+    picture, too large to decode)."""
+    job = {"path": str(path), "out": str(out), "label": label, "max_side": max_side, "max_pixels": max_pixels,
+           "cpu_s": int(timeout_s) + 2, "memory": memory_bytes}
+    late = f"{label} took too long to read (over {timeout_s:g} s); send a smaller picture or a screenshot"
+    raw, err, code = await run_child("board.media.images", job, timeout_s, late)
+    message = child_answer(raw)
+    if message.get("ok") is True:
+        fields = dict(message["ready"])
+        fields["data"] = await asyncio.to_thread(out.read_bytes) if fields.pop("written") else None
+        return ReadyImage(**fields)
+    if message.get("problem") in set(Problem):
+        raise MediaProblem(Problem(message["problem"]), str(message["text"]))
+    log.warning("media: reading %s: the picture reader ended with code %s: %s", label, code,
+                err.decode("utf-8", "replace")[-_STDERR_KEEP:].strip() or message.get("error"))
+    raise MediaProblem(Problem.UNREADABLE, too_large_picture(label, memory_bytes))
+
+
+def too_large_picture(label: str, memory_bytes: int) -> str:
+    """What the sender of a picture that needs more memory than a reader may use is told."""
+    return (f"{label} is too large to read: decoding it needs more than the {memory_bytes // 2**20} MB a "
+            "picture may use (media.image_memory_mb); send a smaller picture or a screenshot")
+
+
+def _child_job(job: dict[str, Any]) -> dict[str, Any]:
+    label = str(job["label"])
+    try:
+        ready = make_ready(Path(job["path"]), max_side=int(job["max_side"]), max_pixels=int(job["max_pixels"]),
+                           label=label)
+    except MediaProblem as exc:
+        return {"problem": exc.problem.value, "text": exc.text}
+    except MemoryError:
+        return {"problem": Problem.UNREADABLE.value, "text": too_large_picture(label, int(job["memory"]))}
+    fields = asdict(ready)
+    data = fields.pop("data")
+    if data is not None:
+        Path(job["out"]).write_bytes(data)
+    return {"ok": True, "ready": {**fields, "written": data is not None}}
+
+
+def main() -> int:
+    """The child: read one job (JSON) on stdin, write one answer (JSON) on stdout."""
+    job = json.loads(sys.stdin.buffer.read())
+    limit_myself(int(job["cpu_s"]), int(job["memory"]))
+    answer: dict[str, Any]
+    try:
+        answer = _child_job(job)
+    except BaseException as exc:  # noqa: BLE001 - told to the parent, which logs it
+        answer = {"error": f"{type(exc).__name__}: {exc}"}
+    sys.stdout.write(json.dumps(answer))
+    sys.stdout.flush()
+    return 0
+
+
 class ImageReader:
     """Pictures and stickers -> a model-ready copy and an honest description (module docstring)."""
 
     kinds = frozenset({MediaKind.IMAGE, MediaKind.STICKER})
 
+    def __init__(self) -> None:
+        self._slots = asyncio.Semaphore(MAX_PARALLEL)
+
     async def understand(self, attachment: Attachment, blob: Blob, ctx: UnderstandContext) -> Attachment:
         settings = ctx.settings
         label = attachment.label
+        out = ctx.blobs.root / f".part-image-{uuid.uuid4().hex}"  # a stray one is pruned with the .part- files
         try:
-            async with asyncio.timeout(settings.extract_timeout_s):  # the thread finishes alone; the turn goes on
-                ready = await asyncio.to_thread(make_ready, blob.path, max_side=settings.image_max_side,
-                                                max_pixels=settings.image_max_pixels, label=label)
-        except TimeoutError:
-            raise MediaProblem(Problem.UNREADABLE, f"{label} took too long to read (over "
-                                                   f"{settings.extract_timeout_s:g} s)") from None
+            async with self._slots:
+                ready = await ready_isolated(blob.path, out, max_side=settings.image_max_side,
+                                             max_pixels=settings.image_max_pixels, label=label,
+                                             timeout_s=settings.extract_timeout_s,
+                                             memory_bytes=settings.image_memory_bytes)
         except MediaProblem as exc:
             if attachment.kind is MediaKind.STICKER and exc.problem is Problem.UNSUPPORTED:
                 # Telegram's animated (TGS: gzipped Lottie) and video (WEBM) stickers
                 raise MediaProblem(Problem.UNSUPPORTED, f"{label} is animated; I can only see still "
                                                         "stickers") from None
             raise
+        finally:
+            with contextlib.suppress(OSError):
+                out.unlink()
         stored = blob if ready.data is None else await asyncio.to_thread(ctx.blobs.put, ready.data, label)
         return attachment.with_(blob=stored.sha256, mime=ready.mime,
                                 derived=describe(ready, blob.size, attachment.kind))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -3,7 +3,10 @@
 :meth:`MediaService.prepare` runs in the conversation's lane, before the board answers: for
 each attachment with bytes it opens a capped download into the blob store through the
 channel's :class:`board.media.understand.MediaFetcher` (a fresh link on every try), then
-hands the blob to the understander registered for its kind. Every failure becomes the
+hands the blob to the understander registered for its kind. Before a download, what was
+declared (:mod:`.declared`: size, kind, type, name) and the sender's room in the store
+(:mod:`.quota`) may refuse it: then no byte moves. A file this call downloaded and then refused
+is deleted at once (nothing refused is kept). Every failure becomes the
 attachment's ``problem`` (a sentence for the sender); nothing raises out of it but
 cancellation and storage errors (the intake parks and retries those). A crash anywhere here
 resumes like any unanswered message: the bytes are fetched again (content-addressed, so
@@ -41,9 +44,11 @@ from board.llm.registry import ProviderRegistry
 from board.llm.resilience import RetryPolicy
 from board.media.attachment import Attachment, MediaKind, safe_mime
 from board.media.blobs import Blob, BlobStore
+from board.media.declared import refused_before_download
 from board.media.documents import DocumentReader
 from board.media.images import ImageReader
 from board.media.problems import MediaProblem, Problem
+from board.media.quota import Room, room_for
 from board.media.settings import MediaSettings, SpeakReplies
 from board.media.speech import AudioCalls, AudioFailed, SpendRefused
 from board.media.store import MediaStore
@@ -124,7 +129,8 @@ class MediaService:
         with self._spending(envelope):  # transcribing is a model call made for the sender
             done = tuple([await self._prepare_one(att, ctx, fetcher) for att in envelope.attachments])
         await self.store.record(channel=envelope.channel, chat_id=envelope.chat_id, thread_id=envelope.thread_id,
-                                message_id=envelope.message_id, sender=envelope.sender, attachments=done)
+                                message_id=envelope.message_id, sender=envelope.sender, attachments=done,
+                                public=envelope.is_public)
         return replace(envelope, attachments=done)
 
     async def _prepare_one(self, att: Attachment, ctx: UnderstandContext, fetcher: MediaFetcher | None) -> Attachment:
@@ -135,46 +141,77 @@ class MediaService:
         understander = self._understanders.get(att.kind)
         if understander is None:
             return att.with_(problem=NOT_READ.get(att.kind, f"I cannot read {att.label}"))
+        fresh: str | None = None  # a blob this call downloaded: removed when what it holds is refused
         try:
-            blob = await self._fetch(att, ctx.envelope, fetcher)
+            blob, new = await self._fetch(att, ctx.envelope, fetcher)
+            fresh = blob.sha256 if new else None
             att = att.with_(blob=blob.sha256, size=blob.size)
-            return await understander.understand(att, blob, ctx)
+            done = await understander.understand(att, blob, ctx)
         except MediaProblem as exc:
             log.info("media: %s from %s on %s: %s (%s)", att.kind.value, ctx.envelope.sender, ctx.envelope.channel,
                      exc.text, exc.problem.value)
-            return att.with_(problem=exc.text)
+            done = att.with_(problem=exc.text)
         except OSError as exc:
             if exc.errno in _DISK_TROUBLE:  # the data dir cannot be written: the intake parks and retries
                 raise
             log.warning("media: fetching %s from %s on %s failed: %s", att.kind.value, ctx.envelope.sender,
                         ctx.envelope.channel, exc)
-            return att.with_(problem=f"{att.label} could not be downloaded from {ctx.envelope.channel} right now; "
+            done = att.with_(problem=f"{att.label} could not be downloaded from {ctx.envelope.channel} right now; "
                                      "please send it again in a while")
         except (sqlite3.Error, StorageError):  # the state db (disk full, locked): the intake parks the message
             raise  # and retries it; what was paid for (a transcript) is not lost as "an error on our side"
         except Exception:
             log.exception("media: reading %s from %s on %s failed", att.kind.value, ctx.envelope.sender,
                           ctx.envelope.channel)
-            return att.with_(problem=f"{att.label} could not be read (an error on our side; it was logged)")
+            done = att.with_(problem=f"{att.label} could not be read (an error on our side; it was logged)")
+        return await self._keep_or_drop(done, fresh)
 
-    async def _fetch(self, att: Attachment, envelope: Envelope, fetcher: MediaFetcher | None) -> Blob:
-        """The attachment's bytes in the blob store (already there: not fetched again)."""
+    async def _keep_or_drop(self, att: Attachment, fresh: str | None) -> Attachment:
+        """``att`` as recorded: a file this turn downloaded and then refused is not kept (nor named)."""
+        if att.problem is None or fresh is None:
+            return att
+        if await asyncio.to_thread(self.blobs.remove, fresh):
+            log.info("media: removed %s (%s): it was refused", att.label, fresh[:12])
+        return att.with_(blob=None) if att.blob == fresh else att
+
+    async def _fetch(self, att: Attachment, envelope: Envelope, fetcher: MediaFetcher | None) -> tuple[Blob, bool]:
+        """The attachment's bytes in the blob store (already there: not fetched again), and whether this call
+        downloaded them. Refused before any byte moves: by what was declared (:mod:`.declared`), by a quota
+        (:mod:`.quota`)."""
         if att.blob is not None and (blob := self.blobs.get(att.blob)) is not None:
-            return blob
+            return blob, False
         if att.sha256 and (blob := self.blobs.get(att.sha256.lower())) is not None:
-            return blob
+            return blob, False
         if fetcher is None or att.source is None:
             raise MediaProblem(Problem.UNAVAILABLE, f"{att.label} cannot be fetched from {envelope.channel}")
+        refused = refused_before_download(att, envelope.channel, self.settings)
+        if refused is not None:
+            raise refused
+        room = await room_for(envelope, self.settings, self.store, self.blobs)
+        if room.bytes is not None and (room.bytes == 0 or (att.size is not None and att.size > room.bytes)):
+            raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, att.size))
+        return await self._download(att, envelope, fetcher, room)
+
+    async def _download(self, att: Attachment, envelope: Envelope, fetcher: MediaFetcher,
+                        room: Room) -> tuple[Blob, bool]:
+        """Stream the attachment into the store, capped by its kind's limit or the sender's ``room``."""
         limit = self.settings.limit_for(envelope.channel, att.kind)
-        with self.blobs.sink(limit, att.label) as sink:
-            sink.expect(size=att.size, sha256=att.sha256, mime=att.mime)
+        cap = limit if room.bytes is None else min(limit, room.bytes)
+        with self.blobs.sink(cap, att.label) as sink:
             try:
+                sink.expect(size=att.size, sha256=att.sha256, mime=att.mime)
                 async with asyncio.timeout(self.settings.fetch_timeout_s):
                     await fetcher.fetch_media(att, sink)
             except TimeoutError:
                 raise MediaProblem(Problem.UNAVAILABLE, f"{att.label} took too long to download; "
                                                         "please send it again") from None
-            return sink.finish()
+            except MediaProblem as exc:
+                over_quota = cap < limit and (sink.expected_size or sink.size) <= limit
+                if exc.problem is Problem.TOO_LARGE and over_quota:  # the quota, not the kind's cap
+                    raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, sink.expected_size)) from None
+                raise
+            blob = sink.finish()
+            return blob, sink.was_new
 
     async def _prune_now_and_then(self) -> None:
         """At most hourly: files, and the text read from them, unused for ``media.keep_days`` go."""

@@ -54,12 +54,22 @@ class MediaSettings:
     speak_max_chars: int = 1500
     image_max_side: int = 1568
     image_max_pixels: int = 50_000_000
+    image_memory_mb: int = 1024
     vision_models: tuple[str, ...] = ()
     doc_max_pages: int = 200
     doc_max_rows: int = 5000
     doc_max_chars: int = 400_000
     doc_inline_chars: int = 6000
     extract_timeout_s: float = 30.0
+    quota_total_mb: float = 2048.0
+    quota_sender_mb: float = 500.0
+    quota_stranger_mb: float = 20.0
+    quota_strangers_mb: float = 200.0
+
+    @property
+    def image_memory_bytes(self) -> int:
+        """The address space one picture reader (a child process) may use."""
+        return self.image_memory_mb * MB
 
     def limit_for(self, channel: str, kind: MediaKind) -> int:
         """The byte cap of a ``kind`` file on ``channel``."""

@@ -55,11 +55,12 @@ class MediaStore:
             mask_value((blob, how, text, _now())))
 
     async def record(self, *, channel: str, chat_id: str, thread_id: int | None, message_id: str | None,
-                     sender: str, attachments: tuple[Attachment, ...]) -> None:
-        """Record a message's attachments once read (again for a retried message: replaced)."""
+                     sender: str, attachments: tuple[Attachment, ...], public: bool = False) -> None:
+        """Record a message's attachments once read (again for a retried message: replaced); ``public``:
+        sent by a stranger (their quota, :mod:`board.media.quota`)."""
         now = _now()
         rows = [(channel, chat_id, thread_id, message_id, sender, i, a.kind.value, a.name, a.mime, a.size, a.blob,
-                 (a.derived or "")[:_DERIVED_KEEP_CHARS] or None, a.problem, now)
+                 (a.derived or "")[:_DERIVED_KEEP_CHARS] or None, a.problem, now, int(public))
                 for i, a in enumerate(attachments)]
         if not rows:
             return
@@ -67,12 +68,28 @@ class MediaStore:
             for row in rows:
                 await tx.execute(
                     "INSERT INTO message_attachments (channel, chat_id, thread_id, message_id, sender, ord, kind, "
-                    "name, mime, size, blob, derived, problem, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "name, mime, size, blob, derived, problem, created_at, from_stranger) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (channel, chat_id, message_id, ord) DO UPDATE SET sender = excluded.sender, "
                     "kind = excluded.kind, name = excluded.name, mime = excluded.mime, size = excluded.size, "
                     "blob = excluded.blob, derived = excluded.derived, problem = excluded.problem, "
-                    "created_at = excluded.created_at", mask_value(row))
+                    "created_at = excluded.created_at, from_stranger = excluded.from_stranger", mask_value(row))
+
+    async def kept_bytes(self, since: str, *, channel: str | None = None, sender: str | None = None,
+                         public: bool | None = None) -> int:
+        """The bytes of the files recorded since ``since`` (ISO UTC) and kept (read without a problem): of one
+        sender (``channel`` and ``sender``), of strangers (``public``), or of everyone."""
+        where = ["created_at >= ?", "problem IS NULL", "blob IS NOT NULL"]
+        args: list[object] = [since]
+        if channel is not None and sender is not None:
+            where += ["channel = ?", "sender = ?"]
+            args += [channel, sender]
+        if public is not None:
+            where.append("from_stranger = ?")
+            args.append(int(public))
+        row = await self.db.fetchone("SELECT COALESCE(SUM(size), 0) AS n FROM message_attachments WHERE "
+                                     + " AND ".join(where), tuple(args))
+        return int(row["n"]) if row is not None else 0
 
     async def prune(self, keep_days: float) -> int:
         """Remove derived text and attachment records older than ``keep_days`` (the files go with

@@ -305,6 +305,15 @@ async def _replica_report(db: Database, loaded: LoadedConfig) -> ReplicasReport:
     return await read_report(db, now=time.time(), lease_s=loaded.config.replicas.lease_s)
 
 
+async def _media_lines(db: Database, loaded: LoadedConfig) -> list[str]:
+    """How full the media store is against its quotas (:func:`board.media.quota.usage_lines`)."""
+    from board.media.blobs import BlobStore
+    from board.media.quota import usage_lines
+    from board.media.store import MediaStore
+
+    return await usage_lines(loaded.config.media.settings(), MediaStore(db), BlobStore(loaded.data_dir / "media"))
+
+
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
     from board.memory.ledger import Ledger
@@ -330,6 +339,9 @@ async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             lines += await _whatsapp_people_lines(db, loaded)
             lines += await _schedule_lines(db)
             lines += await _decision_lines(db)
+            media = await _media_lines(db, loaded)
+            lines += media
+            report["media"] = [line.strip() for line in media]
             lines += await budget_lines(Ledger(db), loaded)
             if args.json:
                 report["budget"] = await budget_json(Ledger(db), loaded)

@@ -5,6 +5,9 @@ Download (:meth:`WhatsAppMedia.fetch`, the channel's
 token answers ``url``, ``mime_type``, ``sha256`` (hex) and ``file_size``, declared to the sink
 (a file over the cap is refused before a byte moves); then ``GET url`` with the same bearer
 token streams the bytes into the sink chunk by chunk (never the whole file in memory). The
+download url, and every redirect from it (followed here, at most :data:`MAX_REDIRECTS`, never by
+aiohttp), must be on Meta's own hosts (or the Graph API's host): the token goes with them, and a
+redirect elsewhere (another site, a host inside the network) is not followed. The
 url lives minutes, so every try asks for a fresh one. A 404 (or Meta's "object does not
 exist", code 100) is :attr:`Problem.EXPIRED`; a network failure, a timeout or a 5xx is
 retried once when no byte was written yet, then is :attr:`Problem.UNAVAILABLE`; a refused
@@ -22,7 +25,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, NoReturn
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 
@@ -35,7 +38,7 @@ from bot.channels.whatsapp.attachments import CHANNEL, normalized_sha256
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.outbound import GraphClient, GraphError, error_of
 
-__all__ = ["CHUNK_BYTES", "WhatsAppMedia"]
+__all__ = ["CHUNK_BYTES", "MAX_REDIRECTS", "META_MEDIA_HOSTS", "WhatsAppMedia"]
 
 log = logging.getLogger("sabha.whatsapp")
 
@@ -43,6 +46,11 @@ CHUNK_BYTES = 64 * 1024
 RETRY_AFTER_S = 1.0
 #: One download's socket deadlines (the whole download is bounded by media.fetch_timeout_s).
 DOWNLOAD_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=60)
+#: Redirects a download follows at most.
+MAX_REDIRECTS = 3
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
+#: Meta's hosts a download (or a redirect of it) may go to over https, with their subdomains.
+META_MEDIA_HOSTS = ("fbsbx.com", "fbcdn.net", "facebook.com", "whatsapp.net")
 _GONE = 100  # "Unsupported get request. Object with ID ... does not exist"
 _TOKEN = 190
 
@@ -83,13 +91,19 @@ class WhatsAppMedia:
                                                 "now; please send it again in a while")
 
     def _trusted(self, url: str) -> bool:
-        """True for a download url the access token may go to: https on Meta's media host
-        (``*.fbsbx.com``), or the Graph API's own scheme and host (a local stand-in in tests)."""
+        """True for a download url (or a redirect) the access token may go to: https on Meta's own
+        hosts (:data:`META_MEDIA_HOSTS`), or the Graph API's own scheme and host (a local stand-in in tests)."""
         where, graph = urlsplit(url), urlsplit(self.base)
         if (where.scheme, where.netloc) == (graph.scheme, graph.netloc):
             return True
         host = (where.hostname or "").lower()
-        return where.scheme == "https" and (host == "fbsbx.com" or host.endswith(".fbsbx.com"))
+        return where.scheme == "https" and any(host == h or host.endswith("." + h) for h in META_MEDIA_HOSTS)
+
+    def _untrusted(self, media_id: str, url: str, label: str, what: str) -> MediaProblem:
+        log.error("whatsapp: the %s for media %s named %s, not the Graph API's host or Meta's own hosts (%s); not "
+                  "fetched, the token is not sent there", what, media_id, plain_line(urlsplit(url).netloc, 80),
+                  ", ".join(META_MEDIA_HOSTS))
+        return MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from WhatsApp")
 
     def _session(self) -> aiohttp.ClientSession:
         if self.graph.session is None:
@@ -102,24 +116,35 @@ class WhatsAppMedia:
         if not isinstance(url, str) or not url.startswith(("https://", "http://")):
             raise _Transient("the media lookup answered no download url")
         if not self._trusted(url):  # the bearer token goes with the download: only to Meta's own hosts
-            log.error("whatsapp: the media lookup for %s named a download url on %s, not the Graph API's host or "
-                      "Meta's media host (*.fbsbx.com); not fetched, the token is not sent there", media_id,
-                      plain_line(urlsplit(url).netloc, 80))
-            raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from WhatsApp")
+            raise self._untrusted(media_id, url, label, "media lookup's download url")
         size = info.get("file_size")
         sink.expect(size=int(size) if isinstance(size, int | str) and str(size).isdigit() else None,
                     sha256=normalized_sha256(info.get("sha256") if isinstance(info.get("sha256"), str) else None),
                     mime=info.get("mime_type") if isinstance(info.get("mime_type"), str) else None)
         try:
-            async with self._session().get(url, timeout=DOWNLOAD_TIMEOUT) as resp:
+            await self._download(media_id, url, label, sink)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise _Transient(f"the download broke off: {type(exc).__name__}: {exc}") from exc
+
+    async def _download(self, media_id: str, url: str, label: str, sink: BlobSink) -> None:
+        """GET ``url`` into ``sink``, following at most :data:`MAX_REDIRECTS` redirects, each to a trusted host."""
+        for _ in range(MAX_REDIRECTS + 1):
+            async with self._session().get(url, timeout=DOWNLOAD_TIMEOUT, allow_redirects=False) as resp:
+                if resp.status in _REDIRECTS and resp.headers.get("Location"):
+                    url = urljoin(url, resp.headers["Location"])
+                    if not self._trusted(url):
+                        raise self._untrusted(media_id, url, label, "download's redirect")
+                    continue
                 if resp.status in (404, 410):
                     raise MediaProblem(Problem.EXPIRED, _expired(label))
                 if resp.status >= 400:
                     self._refused(media_id, GraphError(resp.status, None, f"HTTP {resp.status}", ""), label)
                 async for chunk in resp.content.iter_chunked(CHUNK_BYTES):
                     sink.write(chunk)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise _Transient(f"the download broke off: {type(exc).__name__}: {exc}") from exc
+                return
+        log.error("whatsapp: the download of media %s was redirected more than %d times; given up", media_id,
+                  MAX_REDIRECTS)
+        raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from WhatsApp")
 
     async def _lookup(self, media_id: str, label: str) -> dict[str, Any]:
         """``GET /{version}/{media-id}``: the url and what the file is."""

@@ -1,0 +1,116 @@
+"""How much of the media store one more file may take: the per-sender and total quotas.
+
+Files are kept ``media.keep_days``; without a bound, anyone who may write to the board (any
+stranger in public mode) could fill the disk with files. Before a download the media service
+asks :func:`room_for` how many bytes the sender may still add, the least of:
+
+- the sender's own quota: what they sent in the last ``keep_days`` that was kept (the sizes of
+  their attachments read without a problem: refused files are not kept, :mod:`.service`)
+  against ``media.quota_sender_mb``, or ``media.quota_stranger_mb`` for a stranger (public mode);
+  the owner has no per-sender quota;
+- for a stranger, what all strangers sent together against ``media.quota_strangers_mb``;
+- the whole store on disk (:meth:`board.media.blobs.BlobStore.usage`) against ``media.quota_total_mb``.
+
+A declared size over the room is refused before any byte moves; an undeclared one is cut at the
+room (the sink's cap). The sentence says which quota and what to do. Two files of one sender
+read at the same moment may both pass the check: the overshoot is at most one file per lane.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+from board.envelope import Envelope
+from board.media.blobs import BlobStore
+from board.media.declared import size_text
+from board.media.settings import MB, MediaSettings
+from board.media.store import MediaStore
+
+__all__ = ["Quota", "Room", "room_for", "usage_lines"]
+
+log = logging.getLogger("sabha.media")
+
+
+class Quota(StrEnum):
+    """Which bound leaves the least room."""
+
+    NONE = "none"  # only the kind's own cap
+    SENDER = "sender"
+    STRANGER = "stranger"
+    STRANGERS = "strangers"
+    TOTAL = "total"
+
+
+@dataclass(frozen=True)
+class Room:
+    """What one more file of this sender may take: ``bytes`` (None: no quota binds), the binding
+    ``quota``, what it has ``used`` of its ``limit``, and the days files are kept."""
+
+    bytes: int | None
+    quota: Quota = Quota.NONE
+    used: int = 0
+    limit: int = 0
+    keep_days: float = 30.0
+
+    def refusal(self, label: str, size: int | None) -> str:
+        """The one line telling the sender why ``label`` was not downloaded."""
+        what = f"{label} ({size_text(size)})" if size else label
+        used, limit, days = size_text(self.used), size_text(self.limit), f"{self.keep_days:g}"
+        if self.quota in (Quota.SENDER, Quota.STRANGER):
+            return (f"I did not download {what}: the files you sent in the last {days} days take {used} of the "
+                    f"{limit} I keep for one person; send it again once older files expire, or write your "
+                    "question as text")
+        if self.quota is Quota.STRANGERS:
+            return (f"I did not download {what}: the space for files from people I do not know is full right now "
+                    f"({used} of {limit}); please write your question as text")
+        return (f"I did not download {what}: the board's file store is full ({used} of {limit}); please write "
+                "your question as text, or send the file again in a few days")
+
+
+async def room_for(envelope: Envelope, settings: MediaSettings, store: MediaStore, blobs: BlobStore) -> Room:
+    """The room ``envelope``'s sender has for one more file (see the module docstring)."""
+    since = (datetime.now(UTC) - timedelta(days=settings.keep_days)).isoformat(timespec="milliseconds")
+    rooms: list[Room] = []
+    days = settings.keep_days
+    if not envelope.is_owner:
+        quota, limit = (Quota.STRANGER, settings.quota_stranger_mb) if envelope.is_public \
+            else (Quota.SENDER, settings.quota_sender_mb)
+        used = await store.kept_bytes(since, channel=envelope.channel, sender=envelope.sender)
+        rooms.append(_room(quota, used, limit, days))
+    if envelope.is_public:
+        rooms.append(_room(Quota.STRANGERS, await store.kept_bytes(since, public=True), settings.quota_strangers_mb,
+                           days))
+    usage = await asyncio.to_thread(blobs.usage)
+    total = _room(Quota.TOTAL, usage.bytes, settings.quota_total_mb, days)
+    if total.bytes == 0:
+        log.warning("media: the file store %s is full (%s of media.quota_total_mb %s): files are refused until "
+                    "older ones expire (media.keep_days %g); raise the quota or lower keep_days", blobs.root,
+                    size_text(usage.bytes), size_text(total.limit), days)
+    rooms.append(total)
+    return min(rooms, key=lambda r: r.bytes if r.bytes is not None else 1 << 62)
+
+
+def _room(quota: Quota, used: int, limit_mb: float, days: float) -> Room:
+    limit = int(limit_mb * MB)
+    return Room(max(0, limit - used), quota, used, limit, days)
+
+
+async def usage_lines(settings: MediaSettings, store: MediaStore, blobs: BlobStore) -> list[str]:
+    """How full the media store is, for ``sabha status``: on disk against the total quota, and what
+    strangers' files take against theirs."""
+    usage = await asyncio.to_thread(blobs.usage)
+    since = (datetime.now(UTC) - timedelta(days=settings.keep_days)).isoformat(timespec="milliseconds")
+    strangers = await store.kept_bytes(since, public=True)
+    total = int(settings.quota_total_mb * MB)
+    share = 100 * usage.bytes / total if total else 0.0
+    line = (f"  media: {size_text(usage.bytes)} in {usage.files} file(s), {share:.0f}% of media.quota_total_mb "
+            f"({size_text(total)}); files are kept {settings.keep_days:g} days after last use")
+    lines = [line, f"    from strangers: {size_text(strangers)} of media.quota_strangers_mb "
+                   f"({size_text(int(settings.quota_strangers_mb * MB))})"]
+    if usage.bytes >= total:
+        lines.append("    FULL: new files are refused; raise media.quota_total_mb or lower media.keep_days")
+    return lines
