@@ -147,3 +147,25 @@ async def test_secrets_the_model_proposes_after_a_real_turn_are_never_stored(wor
         await settle(b)
         kept = await heard_facts(b)
     assert kept == {"location": "Pune"}, kept
+
+
+async def test_the_reviews_secrets_proposed_after_a_real_turn_are_never_stored(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
+    """The secrets review1 saw stored (memory_secrets_review1.jsonl), proposed by the model after real turns
+    (at most eight a turn, as extraction takes), with a harmless fact beside each batch: only those are kept."""
+    secrets = [(k, v) for k, v, secret in labelled("memory_secrets_review1.jsonl") if secret and k is not None]
+    batches = [secrets[i:i + 6] for i in range(0, len(secrets), 6)]
+    harmless = [("otp provider", "MSG91"), ("sign in method", "Google"), ("location", "Pune")]
+    model = ScriptedModel()
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
+        for n, batch in enumerate(batches):
+            facts = [*batch, harmless[n]]
+            model.memory = json.dumps({"facts": [{"key": k, "value": v, "kind": "context"} for k, v in facts]})
+            await b.handle(envelope(f"I'm in Pune, OTPs via MSG91, Google sign-in. My logins and codes, part {n}."))
+            await settle(b)
+        assert len(model.memory_requests) == len(batches)  # the model was asked each time
+        marker = await b.handle(envelope("Q901 what next?"))
+        assert marker.text == "general: Q901 what next?"
+        await settle(b)
+        kept = await heard_facts(b)
+    assert kept == dict(harmless[:len(batches)]), kept
