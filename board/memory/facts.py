@@ -9,8 +9,8 @@ dynamic block of the prompt (never the cached static one), each value JSON-quote
 a line saying it is data about the user, not instructions.
 
 Keys are short labels (lowercased, whitespace folded); values one line. A role keeps at
-most ``max_facts_per_role`` facts per user: saving one more drops the least recently
-updated. Secrets (passwords, card numbers, one-time codes, keys) are refused.
+most ``max_facts_per_role`` facts per user, counted over every scope: saving one more drops the least
+recently updated, wherever it was kept. Secrets (passwords, card numbers, one-time codes, keys) are refused.
 ``/memory`` and ``/forget`` (:mod:`board.commands.memory`) and ``sabha memory`` list and
 delete them.
 
@@ -18,7 +18,7 @@ Facts also write themselves (issue 26): after a turn, :mod:`board.memory.extract
 cheap model what durable facts the person stated and :meth:`FactStore.learn` keeps them under
 :data:`EVERY_ROLE` (every advisor sees them): the same key, or the same value under another
 key, updates the fact instead of adding one (a correction replaces), at most
-``max_facts_per_user`` are kept (the least recently updated goes), and each carries where it
+``max_facts_per_user`` are kept per person over every scope (the least recently updated goes), and each carries where it
 came from (``source``, the transcript entry, the channel's message id, the session; migration
 0710). Secrets are refused by pattern (:func:`board.memory.secrets.secret_reason`).
 
@@ -185,16 +185,16 @@ class FactStore:
 
     async def remember(self, user: str, role: str, key: str, value: str,
                        scope: str = DIRECT) -> tuple[Fact, Fact | None]:
-        """Save (or update) a fact, seen in ``scope`` only; returns it and the fact dropped to make room, if any."""
+        """Save (or update) a fact, seen in ``scope`` only; returns it and the fact dropped to make room, if any
+        (the role's least recently updated fact about ``user``, in any scope: the cap is per person)."""
         key, value = self.check(key, value)
         now = _now()
         dropped: Fact | None = None
         existing = await self.db.fetchone(
             "SELECT id FROM memory_facts WHERE \"user\"=? AND role=? AND key=? AND scope=?", (user, role, key, scope))
         if existing is None:
-            rows = await self.db.fetchall(
-                "SELECT * FROM memory_facts WHERE \"user\"=? AND role=? AND scope=? ORDER BY updated_at, id",
-                (user, role, scope))
+            rows = await self.db.fetchall(  # every scope's: the cap is the person's, not one group's
+                "SELECT * FROM memory_facts WHERE \"user\"=? AND role=? ORDER BY updated_at, id", (user, role))
             if len(rows) >= self.settings.max_facts_per_role:
                 dropped = _row(rows[0])
         drop_id = rows[0]["id"] if dropped is not None else None
@@ -215,24 +215,25 @@ class FactStore:
     async def learn(self, user: str, key: str, value: str, where: Provenance, scope: str = DIRECT) -> Learned:
         """Keep a fact the person stated, for every advisor, seen in ``scope`` (see the module docstring): an
         update of the fact under the same key (or holding the same value), else a new one, the least recently
-        updated dropped past ``max_facts_per_user``. :class:`FactError` when it may not be kept."""
+        updated dropped past ``max_facts_per_user`` (the person's, in any scope: facts heard in many groups
+        stay within it). :class:`FactError` when it may not be kept."""
         key, value = self.check(key, value)
         rows = await self.db.fetchall(
-            "SELECT * FROM memory_facts WHERE \"user\"=? AND role=? AND scope=? ORDER BY updated_at, id",
-            (user, EVERY_ROLE, scope))
-        known = [_row(r) for r in rows]
+            "SELECT * FROM memory_facts WHERE \"user\"=? AND role=? ORDER BY updated_at, id", (user, EVERY_ROLE))
+        every = [_row(r) for r in rows]
+        known = [f for f in every if f.scope == scope]
         same = next((f for f in known if f.key == key), None) or \
             next((f for f in known if f.value.casefold() == value.casefold()), None)
         if same is not None and same.value == value:
             return Learned(same, changed=False)
-        dropped = known[0] if same is None and len(known) >= self.settings.max_facts_per_user else None
+        dropped = every[0] if same is None and len(every) >= self.settings.max_facts_per_user else None
         now = _now()
         params = (value, where.source.value, where.entry, where.message, where.session, now)
 
         async with self.db.transaction() as tx:  # one transaction: never the drop without the new fact
             if dropped is not None:
                 await tx.execute('DELETE FROM memory_facts WHERE "user"=? AND role=? AND key=? AND scope=?',
-                                 (user, EVERY_ROLE, dropped.key, scope))
+                                 (user, EVERY_ROLE, dropped.key, dropped.scope))
             if same is not None:
                 await tx.execute("UPDATE memory_facts SET value=?, source=?, source_entry=?, source_message=?, "
                                  'source_session=?, updated_at=? WHERE "user"=? AND role=? AND key=? AND scope=?',

@@ -7,22 +7,35 @@ account numbers and IBANs, government ID numbers, gift card codes, and the secre
 (:data:`board.masking.REDACTOR`). Not secrets, and kept: postal codes (a ZIP, a postcode, an Indian PIN
 code of six digits with no card, bank or lock nearby), area / country / airport codes, dress codes, promo
 and referral codes (made to be shared), addresses, phone numbers, e-mail addresses, a funding stage
-("seed round"), naming a password manager.
+("seed round"), naming a password manager, a provider, method, country, budget or amount under a secret's
+word ("otp provider: MSG91", "sign in method: Google", "token budget: 50k tokens per day").
 
 Facts arrive the way models write them, so both sides are read as words: a key's ``card_pin``,
 ``door-code``, ``doorCode`` and ``wifiPassword`` are "card pin", "door code", "door code", "wifi
 password". The checks, in order:
 
-- the key names a secret (:data:`_SECRET_KEY`), or, being a short label, names a code, PIN or
-  combination that is not a harmless one (:data:`_HARMLESS`); a key naming a lock (door, alarm, safe,
-  lockbox...) over a value holding a code of digits; a wifi / seed / token key, unless its value is a
-  plain sentence about the thing ("wants faster wifi in the office");
-- the value introduces one: a password word (``pw``, ``pwd``, ``password``...) followed by anything, or
-  a code word (``pin``, ``code``, ``combo``, ``keypad``...) or a lock (door, gate, safe...) followed by a
-  code of three or more digits or a mix of letters and digits; ``user / Pa55word!`` pairs;
-- a run of twelve or more plain lowercase words (a wallet's seed phrase);
-- a card number (Luhn), an IBAN (mod 97), an ID number's shape, an API key or token's shape, a URL
-  with a password in it.
+- no key rule when the key's last word says it is about something else (:data:`_HARMLESS_HEAD`:
+  provider, method, country, budget, amount...);
+- the key names a secret (:data:`_SECRET_KEY`; ``expiry``, ``exp``, ``routing`` on their own too), or,
+  being a short label, names a code, PIN or combination that is not a harmless one (:data:`_HARMLESS`);
+  a key naming a lock or a keypad (door, alarm, safe, lockbox, combination, atm, entry, access...) over a
+  value holding a code of digits; an expiry key over an MM/YY date; an admin / login key over "user
+  password"; a wifi / seed / token / credentials / recovery key, unless its value is a plain sentence
+  about the thing ("wants faster wifi in the office", "MBA from IIM Ahmedabad");
+- the value introduces one: a password word (``pw``, ``pwd``, ``password``..., and ``pass`` or a bare
+  ``secret`` before a word with a digit or a symbol) followed by anything; a code word (``pin``,
+  ``code``, ``combo``, ``keypad``, ``atm``...) followed by a code of three or more digits or a mix of
+  letters and digits; a lock's name (door, gate, safe...) with a mark (``:``, ``-``, ``=``) or "opens
+  with" before such a code ("gate 122" is a gate's number); digits keyed in ("buzz 4417", "disarm with
+  5570"); two or more dial turns ("left 12 right 7"); ``user / Pa55word!`` pairs, a login "with" or ","
+  a password-shaped word, a handle with digits then a phrase with a digit; a gift card's code
+  (``AQ7X-9PLM-22RT``);
+- a run of twelve or more plain words, whatever their case (a wallet's seed phrase);
+- a card number (13 to 19 digits passing Luhn: an order or tracking number that fails it is kept), an
+  IBAN (mod 97), an ID number's shape, an API key or token's shape, a URL with a password in it.
+
+A sentence someone said (:func:`sentence_reason`, what :func:`board.memory.statements.heard` asks) is
+read by the value's rules only: "I work at Vault Capital." names no vault.
 
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
@@ -35,7 +48,7 @@ import re
 
 from board.masking import mask
 
-__all__ = ["secret_reason"]
+__all__ = ["secret_reason", "sentence_reason"]
 
 #: Phrases that mention a secret's word without being one; taken out before anything else is read.
 _HARMLESS = re.compile(
@@ -48,7 +61,7 @@ _HARMLESS = re.compile(
     r"\blog ?in (?:preference|method|provider)s?\b|\bsign(?:ing)? in with\b|"
     r"\bpin[ -]?strip(?:e|ed|es)\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
     r"\b(?:seed|pre-?seed) (?:rounds?|stage|funds?|funding|investors?|capital|money)\b|"
-    r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b",
+    r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b|\botp[- ]?(?:less|free)\b",
     re.IGNORECASE)
 #: Words that say the thing is about a card, a bank, a phone or a lock (then a six-digit "pin code" is not a postcode).
 _SENSITIVE = re.compile(r"\b(?:card|atm|bank|upi|debit|credit|sim|phone|mobile|lock|locker|door|gate|safe|alarm|"
@@ -57,7 +70,7 @@ _POSTAL_PIN = re.compile(r"\bpin ?codes?\b(?:\s*(?:is|:|-))?\s*\d{3} ?\d{3}\b", 
 
 #: A key that names a secret, whatever its value.
 _SECRET_KEY = re.compile(
-    r"pass ?words?|passcodes?|pass ?phrases?|passwd|\bpw\b|\bpwd\b|\bpass\b|credentials?|\blog ?ins?\b|"
+    r"pass ?words?|passcodes?|pass ?phrases?|passwd|\bpw\b|\bpwd\b|\bpass\b|\blog ?ins?\b|"
     r"\bsign ?in\b|\botp\b|one ?time|\bcvv2?\b|\bcvc\b|\bcsc\b|\bapi ?keys?\b|\baccess ?keys?\b|\bsecrets?\b|"
     r"\b(?:api|access|auth|bearer|bot|refresh|session|github|slack|personal access|oauth)\s*tokens?\b|"
     r"\bprivate ?keys?\b|\bmnemonic\b|\bseed ?(?:phrase|words)\b|\brecovery (?:phrase|words|codes?|keys?)\b|"
@@ -66,8 +79,8 @@ _SECRET_KEY = re.compile(
     r"account (?:number|no)|bank account|\ba/?c (?:number|no)\b|card (?:number|no)|credit card|debit card|"
     r"\b(?:card|cc|credit|debit|visa|amex|mastercard)\b.*\b(?:expiry|exp|expiration|valid)\b|"
     r"routing (?:number|no)|\bswift(?: code| bic)?\b|\bbic\b|sort code|\bifsc\b|net ?banking|voter id|\bepic\b|"
-    r"driving licen[cs]e|^dl$|\bgstin\b|\bgst (?:number|no)\b|\bcombinations?\b|\bcombo\b|\bkeypad\b|"
-    r"\bvault\b|\bunlock\b",
+    r"driving licen[cs]e|^dl$|\bgstin\b|\bgst (?:number|no)\b|\bkeypad\b|"
+    r"^(?:expiry|exp|expiration|expiry date|exp date|valid thru|routing)$|\bgift ?cards?\b",
     re.IGNORECASE)
 #: A code word in a short key: a secret unless :data:`_HARMLESS` took it out first.
 _CODE_KEY = re.compile(r"\bcodes?\b|\bpins?\b", re.IGNORECASE)
@@ -80,26 +93,59 @@ _POSTAL_VALUE = re.compile(r"^\s*\d{3} ?\d{3}\b")
 _LABEL_WORDS = 5
 #: Keys that usually hold the secret itself ("wifi: sunflower") but may head a statement about the thing
 #: ("wifi: wants faster wifi in the office"): a secret unless the value is such a sentence (:func:`_sentence`).
-_AMBIGUOUS_KEY = re.compile(r"\bwi ?fi\b|\bseeds?\b|\btokens?\b", re.IGNORECASE)
+_AMBIGUOUS_KEY = re.compile(r"\bwi ?fi\b|\bseeds?\b|\btokens?\b|\bcredentials?\b|\bvault\b|\bunlock\b|^recovery$",
+                            re.IGNORECASE)
+#: A key's last word that makes it about something else than the secret its first words name ("wifi
+#: provider", "otp provider", "sign in method", "passport country", "token budget", "seed amount"): no key
+#: rule applies (the value's still do).
+_HARMLESS_HEAD = {"provider", "providers", "method", "methods", "country", "budget", "budgets", "amount",
+                  "amounts", "fee", "fees", "cost", "costs", "price", "prices", "size", "limit", "limits", "vendor",
+                  "vendors", "type", "types", "policy"}
+#: A key over a plain sentence about its thing ("wants faster wifi") but a secret over a code, a phrase...
+#: (:data:`_AMBIGUOUS_KEY`); a key naming a card's expiry over a date shaped MM/YY.
+_EXPIRY_KEY = re.compile(r"\b(?:expiry|exp|expiration|expires|valid)\b", re.IGNORECASE)
+_CARD_DATE = re.compile(r"\b\d{1,2}\s*/\s*(?:\d{2}|20\d{2})\b")
+#: A key naming an admin or a login over exactly "user password" ("router admin: admin admin123").
+_ADMIN_KEY = re.compile(r"\b(?:admin|root|router|login|account|ssh|server)\b", re.IGNORECASE)
+_USER_AND_PASSWORD = re.compile(r"^\s*[\w.@-]{2,}\s+(?=\S*[A-Za-z])(?=\S*[\d\W])\S{4,}\s*$")
 _FUNCTION_WORD = re.compile(r"\b(?:a|an|the|in|of|to|for|with|at|on|is|are|and|by|from|my|our|their|it)\b",
                             re.IGNORECASE)
 #: A key naming a lock: a code of digits under it is the lock's code ("home alarm: disarm with 5570").
 _LOCK_KEY = re.compile(r"\b(?:doors?|gates?|alarms?|garages?|safes?|lockers?|lockbox|locks?|padlock|vault|keypad|"
-                       r"key ?safe)\b", re.IGNORECASE)
+                       r"key ?safe|combinations?|combos?|atm|entry|access|buzzer|intercom)\b", re.IGNORECASE)
 _DIGIT_CODE = re.compile(r"(?<![\w.,])[#*]?\d(?:[ #*-]?\d){2,7}#?(?![\w.,]*\d)")
 
 #: A password word in a value: whatever follows it is the password.
 _PASSWORD_WORD = re.compile(
-    r"\b(?P<w>password|passwd|passcode|passphrase|pwd|pw|pass)\b(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+)?[\w.@-]+)?"
+    r"\b(?P<w>password|passwd|passcode|passphrase|pwd|pw|pass|secret)\b(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+)?[\w.@-]+)?"
     r"\s*(?:(?:is|was|=|:|-)\s*)?(?P<tok>[^\s,;]+)", re.IGNORECASE)
 _NOT_A_PASSWORD = {"is", "was", "the", "a", "an", "and", "or", "to", "for", "of", "on", "in", "at", "with", "by",
                    "from", "it", "that", "this", "not", "no", "manager", "change", "changes", "changed", "reset"}
 #: A code word (or a lock) in a value, followed by a code.
+_CODE_TOKEN = (r"(?P<tok>[#*]?\d(?:[ #*.-]?\d){2,}#?|(?=[\w-]{4,})(?=[\w-]*\d)(?=[\w-]*[A-Za-z])"
+               r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)")
 _CODE_WORD = re.compile(
-    r"\b(?:pins?|m?pin|codes?|combos?|combinations?|keypad|otp|cvv2?|cvc|puk|door|gate|alarm|garage|safe|locker|"
-    r"lock|lockbox|vault)\b(?:(?:\s+[\w.&'-]+){0,5}?\s*(?:is|was|are|:|=|-|,)|\s+(?:opens|unlocks)\s+with|\s*[:=#-]?)\s*"
-    r"(?P<tok>[#*]?\d(?:[ #*.-]?\d){2,}#?|(?=[\w-]{4,})(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)",
+    r"\b(?:pins?|m?pin|codes?|combos?|combinations?|keypad|otp|cvv2?|cvc|puk|atm)\b"
+    r"(?:(?:\s+[\w.&'-]+){0,5}?\s*(?:is|was|are|:|=|-|,)|\s+(?:opens|unlocks)\s+with|\s*[:=#-]?)\s*" + _CODE_TOKEN + "|"
+    # a lock's name only with a mark or "opens with" before the code: "gate 122" is a gate's number
+    r"\b(?:door|gate|alarm|garage|safe|locker|lock|lockbox|vault)\b(?:\s*[:=#-]|\s+(?:opens|unlocks)\s+with)\s*"
+    + _CODE_TOKEN.replace("?P<tok>", "?P<tok2>"), re.IGNORECASE)
+#: Digits keyed in: "buzz 4417 at the front door", "disarm with 5570".
+_KEYED_IN = re.compile(r"\b(?:buzz|press|punch(?:\s+in)?|key\s+in|enter|disarm|arm)\s+(?:with\s+|in\s+)?"
+                       r"[#*]?\d(?:[ #*-]?\d){3,7}#?(?![\w.,]*\d)", re.IGNORECASE)
+#: A combination lock's dial: two or more "left 12", "right 7", "12 right" turns.
+_DIAL_TURN = re.compile(r"\b(?:left|right|clockwise|anti-?clockwise|counter-?clockwise)\s+(?:to\s+)?\d{1,2}\b|"
+                        r"\b\d{1,2}\s+(?:left|right)\b", re.IGNORECASE)
+#: A login and its password: "ig login rohan_88 with Sunset#99", "ssh root@10.0.0.4 with hunter2", "user
+#: rohan88, secret Tiger@2024"; or a handle with digits (or an e-mail address) then a comma and a phrase
+#: with a digit ("rohan88, tulip garden 42").
+_LOGIN_PAIR = re.compile(
+    r"\b(?:login|log in|user(?:name)?|user id|ssh|handle)\s+[\w.@-]{3,}\s*(?:,|/|\bwith\b|\band\b)\s*"
+    r"(?:(?:pw|pwd|password|pass|secret)\s*[:=]?\s*)?(?=\S*[A-Za-z])(?=\S*[\d\W])\S{4,}|"
+    r"^\s*(?:[A-Za-z][\w.]*\d[\w.]*|[\w.+-]+@[\w-]+\.[\w.]+)\s*,\s*(?=[^,]*[A-Za-z])(?=[^,]*\d)[^,]{3,}$",
     re.IGNORECASE)
+#: A gift card's code: groups of four capitals and digits ("AQ7X-9PLM-22RT").
+_GIFT_CODE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,}\b")
 #: ``user / Pa55word!``: a login and a password-shaped word (letters, digits and a symbol).
 _CREDENTIAL_PAIR = re.compile(
     r"\b[\w.@-]{3,}\s*/\s*(?=[^\s/]*[A-Za-z])(?=[^\s/]*\d)(?=[^\s/]*[^\w\s/])[^\s/]{6,}")
@@ -114,7 +160,6 @@ _SECRET_WORDS = re.compile(
 _BANK_KEY = re.compile(r"\b(bank|account|a/c|ifsc|savings|current|sbi|hdfc|icici|axis|kotak|upi)\b", re.IGNORECASE)
 _ACCOUNT_DIGITS = re.compile(r"\d{8,}")
 _DIGIT_RUN = re.compile(r"(?:\d[ -]?){12,18}\d")
-_LONG_DIGITS = re.compile(r"(?:\d[ -]?){13,19}")
 _IBAN = re.compile(r"\b([A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30})\b")
 _IDS = (
     ("an Aadhaar-like number", re.compile(r"\b\d{4}[ -]?\d{4}[ -]?\d{4}\b")),
@@ -183,8 +228,14 @@ def _key_reason(key: str, value: str) -> str | None:
     if _POSTAL_KEY.match(_words(key)) and _POSTAL_VALUE.match(value) and not _SENSITIVE.search(value):
         return None  # an Indian postal PIN code
     words = _harmless_out(_words(key))
+    if words.split()[-1:] and words.split()[-1] in _HARMLESS_HEAD:
+        return None  # "wifi provider", "sign in method": about something else
     if _SECRET_KEY.search(words) or _GLUED_KEY.search(_harmless_out(key)):
         return "a password, code or key"
+    if _EXPIRY_KEY.search(words) and _CARD_DATE.search(value):
+        return "a card's expiry"
+    if _ADMIN_KEY.search(words) and _USER_AND_PASSWORD.match(value):
+        return "a login and password"
     if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(words):
         return "a code or PIN"
     if _AMBIGUOUS_KEY.search(words) and not _sentence(value):
@@ -207,18 +258,22 @@ def _value_reason(value: str) -> str | None:
     for found in _PASSWORD_WORD.finditer(text):
         token = found.group("tok").strip("\"'()")
         if token.lower() not in _NOT_A_PASSWORD and len(token) >= 3 and \
-                (found.group("w").lower() != "pass" or re.search(r"\d", token)):
+                (found.group("w").lower() not in ("pass", "secret") or re.search(r"[\d\W]", token)):
             return "a password"
-    if _CODE_WORD.search(text):
+    if _CODE_WORD.search(text) or _KEYED_IN.search(text):
         return "a code or PIN"
-    if _CREDENTIAL_PAIR.search(text):
+    if len(_DIAL_TURN.findall(text)) >= 2:
+        return "a lock's combination"
+    if _CREDENTIAL_PAIR.search(text) or _LOGIN_PAIR.search(value):
         return "a login and password"
+    if _GIFT_CODE.search(value):
+        return "a gift card's code"
     return None
 
 
 def _seed_phrase(value: str) -> bool:
     run = stops = 0
-    for word in value.split():
+    for word in value.lower().split():  # a phrase written with capitals is still one
         if _SEED_WORD.match(word) and (word not in _NOT_SEED or stops == 0):
             stops += word in _NOT_SEED
             run += 1
@@ -235,9 +290,7 @@ def _number_reason(key: str, value: str) -> str | None:
     for run in _DIGIT_RUN.findall(value):
         digits = re.sub(r"\D", "", run)
         if 13 <= len(digits) <= 19 and _luhn(digits):
-            return "a card number"
-    if _LONG_DIGITS.search(value):
-        return "a card-like number"
+            return "a card number"  # a long number that fails Luhn (an order or tracking number) is kept
     if any(_iban_ok(m) for m in _IBAN.findall(value.upper())):
         return "an IBAN"
     for label, pattern in _IDS:
@@ -248,7 +301,18 @@ def _number_reason(key: str, value: str) -> str | None:
 
 def secret_reason(key: str, value: str) -> str | None:
     """Why ``key: value`` looks like a secret (never stored), or None; see the module docstring."""
-    reason = _key_reason(key, value) or _value_reason(value)
+    return _key_reason(key, value) or _told(key, value)
+
+
+def sentence_reason(sentence: str) -> str | None:
+    """Why a sentence someone said tells a secret, or None: only what the words say counts, never a key's
+    rules ("I work at Vault Capital." is no vault; "my card pin is 4455" is a PIN)."""
+    return _told("", sentence)
+
+
+def _told(key: str, value: str) -> str | None:
+    """Why ``value`` (under ``key``, for a bank's account number) tells a secret, whatever its key names."""
+    reason = _value_reason(value)
     if reason is None and _seed_phrase(value):
         reason = "a seed or recovery phrase"
     reason = reason or _number_reason(key, value)

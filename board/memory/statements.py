@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from board.memory.secrets import secret_reason
+from board.memory.secrets import secret_reason, sentence_reason
 
-__all__ = ["FactKind", "Statement", "heard", "secret_reason", "worth_hearing"]
+__all__ = ["FactKind", "Statement", "heard", "secret_reason", "sentence_reason", "worth_hearing"]
 
 
 class FactKind(StrEnum):
@@ -164,7 +164,7 @@ def heard(text: str) -> list[Statement]:
     found: dict[str, Statement] = {}
     for raw in _SENTENCE.split(text):
         sentence = _candidate(raw)
-        if sentence is None or secret_reason(sentence, sentence):
+        if sentence is None or sentence_reason(sentence):
             continue  # nothing is kept from a sentence that tells a secret ("my netbanking login is ...")
         correction = bool(_CORRECTION.search(sentence))
         sentence = re.sub(r"^(?:actually|correction|sorry|update|no|wait|scratch that)\b[,:!]?\s*", "", sentence,

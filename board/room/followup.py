@@ -59,6 +59,18 @@ def follow_up_agenda(record: DecisionRecord, reason: str) -> str:
     ])
 
 
+def _is_group(record: DecisionRecord, place: Place, owner: Envelope) -> bool:
+    """Whether the follow-up convenes in a group: as the meeting's place was recorded, whoever asks from
+    where (a forum meeting's follow-up asked for in a direct chat is still a group meeting, in the group's
+    memory scope). A meeting recorded before its place kept this: a group unless asked for from that
+    very chat (never a direct chat's scope for a place that may be a group)."""
+    if record.is_group is not None:
+        return record.is_group
+    if (owner.channel, owner.chat_id) == (place.channel, place.chat_id):
+        return owner.is_group
+    return True
+
+
 @dataclass(eq=False)
 class FollowUps:
     """Schedules and convenes follow-up meetings; cancels a veto's reminders. See the module docstring."""
@@ -72,11 +84,10 @@ class FollowUps:
         """Schedule the follow-up of ``record`` (now, in its meeting's place); the line that says so."""
         place = Place(record.channel, record.chat_id, record.thread_id) if record.channel and record.chat_id \
             else Place(owner.channel, owner.chat_id, owner.thread_id)
-        same = (owner.channel, owner.chat_id) == (place.channel, place.chat_id)
         await self.schedule.add(NewWork(
             WorkKind.FOLLOW_UP, key=follow_up_key(record.meeting_id), due_at=self.clock.now(), place=place,
             payload={"decision": record.meeting_id, "reason": reason, "by": owner.sender,
-                     "by_name": owner.sender_name, "is_group": owner.is_group if same else False}))
+                     "by_name": owner.sender_name, "is_group": _is_group(record, place, owner)}))
         if place.channel == TERMINAL:
             return (f"A follow-up meeting on \u201cRevisit: {record.topic}\u201d is scheduled with your reason on its "
                     "agenda; the first meeting ran in the terminal, so it convenes when `sabha chat` runs, and its "

@@ -85,6 +85,7 @@ class DecisionRecord:
     follow_up_id: str | None = None
     revisit_of: str | None = None
     actions: tuple[str, ...] = ()  # the decision's action items, as tasks
+    is_group: bool | None = None  # whether the meeting's place is a group chat (None: recorded before it was kept)
 
     @property
     def place(self) -> tuple[str, str] | None:
@@ -131,7 +132,7 @@ Listener = Callable[[DecisionChange], Awaitable[None]]
 Place = tuple[str, str] | tuple[str, str, int | None]
 
 _COLUMNS = ("id, topic, decision, started_at, channel, chat_id, thread_id, ratification, ruled_by, ruled_by_name, "
-            "ruled_at, ruling_reason, follow_up_id, revisit_of")
+            "ruled_at, ruling_reason, follow_up_id, revisit_of, is_group")
 
 
 def _record(row: Row) -> DecisionRecord:
@@ -142,6 +143,7 @@ def _record(row: Row) -> DecisionRecord:
         channel=row["channel"], chat_id=row["chat_id"], thread_id=row["thread_id"], ruled_by=row["ruled_by"],
         ruled_by_name=row["ruled_by_name"], ruled_at=row["ruled_at"], reason=row["ruling_reason"],
         follow_up_id=row["follow_up_id"], revisit_of=row["revisit_of"],
+        is_group=None if row["is_group"] is None else bool(row["is_group"]),
         actions=tuple(str(a.get("task") or "") for a in decision.get("action_items") or [] if isinstance(a, dict)),
     )
 

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from board.envelope import Envelope
 from board.memory.transcripts import utc_now
 from board.storage import Database
 
@@ -71,14 +72,15 @@ class MeetingStore:
         self.db = db
 
     async def create(self, meeting_id: str, topic: str, roster: str, chair: str, *,
-                     channel: str | None = None, chat_id: str | None = None, thread_id: int | None = None,
-                     revisit_of: str | None = None) -> None:
+                     place: Envelope | None = None, revisit_of: str | None = None) -> None:
         """Record a meeting that is starting (whole even when the meeting is cancelled meanwhile: its
-        stop reason is then written onto this row)."""
+        stop reason is then written onto this row); ``place``: the message that called it (its channel,
+        chat, topic, and whether that chat is a group), None for the terminal's ``sabha meeting``."""
+        where = (place.channel, place.chat_id, place.thread_id, int(place.is_group)) if place else (None,) * 4
         await _whole(self.db.execute(
-            "INSERT INTO meetings(id, topic, roster, chair, status, channel, chat_id, thread_id, started_at, "
-            "revisit_of) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?)",
-            (meeting_id, topic, roster, chair, channel, chat_id, thread_id, utc_now(), revisit_of),
+            "INSERT INTO meetings(id, topic, roster, chair, status, channel, chat_id, thread_id, is_group, "
+            "started_at, revisit_of) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
+            (meeting_id, topic, roster, chair, *where, utc_now(), revisit_of),
         ))
 
     async def set_agenda(self, meeting_id: str, agenda: str) -> None:

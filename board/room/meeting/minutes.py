@@ -24,10 +24,7 @@ __all__ = ["close_record", "minutes_context", "open_record"]
 async def open_record(m: MeetingContext, s: MeetingState) -> None:
     """Store the meeting and who is in it; announce it."""
     envelope = m.base_ctx.envelope
-    await m.store.create(m.id, m.topic, m.roster, m.chair.role,
-                         channel=envelope.channel if envelope else None,
-                         chat_id=envelope.chat_id if envelope else None,
-                         thread_id=envelope.thread_id if envelope else None, revisit_of=m.revisit_of)
+    await m.store.create(m.id, m.topic, m.roster, m.chair.role, place=envelope, revisit_of=m.revisit_of)
     for p in [m.chair, *m.specialists]:
         await m.store.participant(m.id, p.role, "present")
     s.recorded.set()
