@@ -16,7 +16,7 @@ the filter's second change and never tuned on. Its first measurement, before tha
 through), 11/75 = 14.7% harmless refused. After the change: recall 0.946 (3 let through: "wife's phone: unlocks
 with 120588", "spare key: lockbox by the meter, 1948", "The key safe outside the flat opens with 2468."), 6/75 =
 8.0% harmless refused. That misses what the issue asks (no secret stored, at most 5% refused), so its
-parametrisation is an xfail that says so; the rules were not changed after it (it would no longer be held out).
+parametrisation has a test of its own that holds it to those figures; the rules were not changed after it.
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
@@ -81,8 +81,7 @@ def measure(name: str) -> tuple[list[str], list[str], str]:
     return missed, refused, figures
 
 
-@pytest.mark.parametrize("name", [*TUNING, pytest.param(HELD_OUT, marks=pytest.mark.xfail(
-    strict=False, reason=HELD_OUT_FIGURES))])
+@pytest.mark.parametrize("name", TUNING)
 def test_no_labelled_secret_passes_and_few_harmless_facts_are_refused(name: str) -> None:
     facts = labelled(name)
     assert sum(s for _k, _v, s in facts) >= 15 and sum(not s for _k, _v, s in facts) >= 15
@@ -94,6 +93,19 @@ def test_no_labelled_secret_passes_and_few_harmless_facts_are_refused(name: str)
         print(f"  refused: {line}")
     assert not missed, figures
     assert len(refused) <= MAX_REFUSED * sum(not s for _k, _v, s in facts), figures
+
+
+def test_the_held_out_set_does_no_worse_than_first_measured() -> None:
+    """The held-out set misses the issue's bar (see HELD_OUT_FIGURES): it is not tuned against, so this test
+    holds the filter to what was measured on it (3 let through, 6 harmless refused) and fails on any
+    regression; the bar itself (none let through, at most 5 % refused) is for a next, sturdier filter."""
+    missed, refused, figures = measure(HELD_OUT)
+    print(f"\n{figures}")
+    for line in missed:
+        print(f"  let through: {line}")
+    for line in refused:
+        print(f"  refused: {line}")
+    assert len(missed) <= 3 and len(refused) <= 6, figures
 
 
 def test_the_sets_together_hold_at_least_60_of_each() -> None:
