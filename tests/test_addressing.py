@@ -25,6 +25,11 @@ finance expert"), or reports what a member said. The sets:
   showed (a relative clause after "the/our X," opens no question; "X team," calls only with no
   article before), so the set is no longer clean for those shapes: precision 0.900, recall 0.900.
   Below the 0.95 precision goal: the test is a strict xfail saying so until the rules reach it.
+- ``addressing_heldout3.jsonl``: a second held-out set (30 addressed, 30 not), written after
+  those changes and before measuring them on it, never tuned on: precision 0.906, recall 0.967
+  (tp 29, fp 3, fn 1); wrong: a title as a plain noun with no article ("Which CEO books",
+  "The devil's advocate approach"), "The critic's column", "Can strategy lay out ...". Also a
+  strict xfail, below the 0.95 precision goal.
 
 The router is built from the shipped roster's front matter (name, title, emoji) as the
 daemon builds it; the test prints precision and recall per set and fails below 0.95 / 0.9.
@@ -63,10 +68,12 @@ def owner(text: str) -> Envelope:
 
 @pytest.mark.parametrize(("name", "least"), [
     ("addressing", 80), ("addressing_tuning", 50), ("addressing_heldout", 80),
+    pytest.param("addressing_heldout3", 60, marks=pytest.mark.xfail(
+        strict=True, reason="held-out precision 0.906 < 0.95 (recall 0.967); see the module docstring")),
     pytest.param("addressing_heldout2", 80, marks=pytest.mark.xfail(
         strict=True, reason="held-out precision 0.900 < 0.95 (recall 0.900): the rules do not reach the goal on "
                             "sentences they were not tuned on; see the module docstring")),
-], ids=["first-set", "tuning", "tuning-old-heldout", "heldout"])
+], ids=["first-set", "tuning", "tuning-old-heldout", "heldout3", "heldout"])
 def test_addressing_set_precision_and_recall(name: str, least: int) -> None:
     data = DATA.with_name(f"{name}.jsonl")
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]

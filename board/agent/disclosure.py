@@ -96,6 +96,7 @@ _SELF_CUE = re.compile(
     r"\b|\b(?:this|these|my|our)\s+(?:answers?|repl(?:y|ies)|responses?|messages?|words|advice|text|chat|"
     r"conversation)\s+(?:is|are|was|were|comes?|came|runs?)\b|\beverything\s+I\s+(?:say|write|tell)\b"
     r"|\b(?:made|built|trained|created|developed|designed|programmed|engineered)\s+me\b"
+    rf"|\b(?:that|this|it)(?:{_APOS}s|\s+is)\s+me\b"
     r"|\bmy\s+(?:creators?|makers?|developers?|trainers?|parent\s+company|training|weights|architecture|family|"
     r"lineage)\b|\b(?:your|this|the)\s+(?:advisor|assistant)\b|\b(?:reporting\s+for\s+duty|at\s+your\s+service)\b",
     re.IGNORECASE,
