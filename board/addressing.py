@@ -6,15 +6,24 @@ Strategist``) or emoji from the soul's front matter. Role names are often common
 handle is one of two kinds:
 
 - **strong**: a person's title or a word for a person (``CFO``, ``Devil's Advocate``,
-  ``critic``, ``analyst``; the person word that ends a longer title counts alone): a mention
-  counts unless it is indefinite (``a critic``, ``any CFO``), someone else's (``my harshest
-  critic``, ``its first CMO``, ``the CFO of Apple``, ``the critic in me``, ``play devil's
-  advocate``, ``the CFO role``) or a report of what was said or done (``the critic said``,
-  ``our CEO quit``), and a phrase that addresses someone wins over those;
+  ``critic``): a mention counts unless it is indefinite (``a critic``, ``any CFO``), someone
+  else's (``my harshest critic``, ``its first CMO``, ``the CFO of Apple``, ``the critic in me``,
+  ``play devil's advocate``, ``the CFO role``, ``the critic who reviewed our app``), a report of
+  what was said or done (``the critic said``, ``our CEO quit``) or the subject of a sentence
+  followed by an aside (``The critic, however, loved it``), and a phrase that addresses someone
+  wins over those;
 - **weak**: every other single word (``finance``, ``research``, ``strategy``): a mention
   counts only in a phrase that addresses someone: "what does finance think", "ask
-  research", "finance, ...", "..., finance?", "finance's view", "que pense la finance",
-  "was meint Finance zu", "finance kya sochta hai", and a few more.
+  research", "finance, ..." (with no article or possessive before it: not "The strategy, in
+  short, ..."), "..., finance?", "finance's view", "que pense la finance", "was meint Finance
+  zu", "finance kya sochta hai", and a few more. Verbs any noun takes ("what does finance
+  *do*", "how would content *change*") ask a person word only ("what would the CMO do"), and
+  "have/need/want X to ..." gives work to a person word, or to any handle as an order that opens
+  the sentence ("Get finance to check ...", not "We need research to have a bigger budget");
+- the person word that ends a longer title (``analyst`` of ``Research Analyst``, ``officer`` of
+  ``Chief Technology Officer``) is a weak person word ("the analyst report" is no address, "have
+  the analyst pull ..." is), and no one's when two titles end with it (``strategist`` of
+  ``Revenue Strategist`` and ``Creative Strategist``).
 
 A word close to a handle (same first five letters, accents folded: ``critique``,
 ``Kritiker``, ``Finanzen``, ``stratégie``) counts as a weak handle, for other languages'
@@ -71,8 +80,12 @@ _OPINION_BEFORE = re.compile(
     re.IGNORECASE)
 _OPINION_AFTER = re.compile(
     r"^\s+(?:think|say|feel|suggest|recommend|reckon|make\s+of|propose|advise|see|want|have\s+to\s+say"
-    r"|go\s+about|approach|handle|tackle|attack|do|play|price|spend|change|fix|frame|pitch|rate|judge)\b",
+    r"|go\s+about|approach|tackle)\b",
     re.IGNORECASE)
+# Verbs any noun may take ("what does finance do in a startup", "how would content change"): asked of a person
+# title only ("what would the CMO do with $500").
+_DOING_AFTER = re.compile(
+    r"^\s+(?:handle|attack|do|play|price|spend|change|fix|frame|pitch|rate|judge)\b", re.IGNORECASE)
 _ELSEWHERE_BEFORE = re.compile(  # someone else's: "my harshest critic", "its first CMO", "play devil's advocate"
     r"(?:(?:^|\s)(?:my|his|her|their|its|whose|(?!(?:let|what|that|it|here|there|who|where|how|he|she|one)['\u2019])"
     r"[^\W\d_]+['\u2019]s)\s+(?:[^\W\d_-]+\s+){0,2}"
@@ -80,15 +93,22 @@ _ELSEWHERE_BEFORE = re.compile(  # someone else's: "my harshest critic", "its fi
     re.IGNORECASE)
 _ELSEWHERE_AFTER = re.compile(  # "the CFO of Apple", "the critic in me", "the CFO role", "the critic said"
     r"^(?:\s+(?:of|at|from|for\s+(?:a|an|the)|in\s+(?:me|you|us|them|him|her)|inside|role|roles|position|job"
-    r"|title|seat\s+at)\b"
+    r"|title|seat\s+at|who|whom|whose|which|that)\b"
     r"|\s+(?:already\s+|just\s+|also\s+)?(?:said|says|was|were|told|gave|wrote|quit|left|resigned|hated|loved"
     r"|mentioned|argued|warned|agreed|disagreed|replied|answered|called|keeps|kept|had|did)\b)",
     re.IGNORECASE)
-_QUESTION_START = re.compile(
-    r"^\s*[,:;!—\u2013-]?\s*(?:what|what's|how|why|when|where|who|which|can|could|would|should|do\s+you|please|tell|give|"
+_QUESTION_START = re.compile(  # with no mark before it, not a word that goes on with the sentence ("who reviewed")
+    r"^(?!\s+(?:who|whom|whose|which|where|when|that|was|tell|give|any"
+    r"|(?:can|could|would|should)\s+(?!you\b|we\b|i\b|u\b))\b)\s*[,:;!—\u2013-]?\s*(?:what|what's|how|why|when|where|who|which|can|could|would|should|do\s+you|please|tell|give|"
     r"any|thoughts|que|qu['\u2019]|comment|pourquoi|est-ce|was|wie|warum|kannst|kya|kaise|qué|que|cómo)\b",
     re.IGNORECASE)
 _GREETING = re.compile(r"^\s*(?:(?:hey|hi|hello|ok|okay|yo|dear|so|and)\s*,?\s*)*" + _ART + r"$", re.IGNORECASE)
+# the same with no article or possessive: "Strategy — should we", not "The strategy, in short, is"
+_BARE_GREETING = re.compile(r"^\s*(?:(?:hey|hi|hello|ok|okay|yo|dear|so|and)\s*,?\s*)*$", re.IGNORECASE)
+# a title as the subject of a sentence, then an aside: "The critic, however, loved it", "Our CFO, Priya, wants"
+_ASIDE = re.compile(r"^\s*[,:;\u2014\u2013]|^\s+-\s")
+_RELATIVE = re.compile(r"^\s*,?\s*(?:who|whom|whose|which|that)\b", re.IGNORECASE)  # "Our CEO, who founded"
+_SUBJECT_ART = re.compile(r"(?:^|[.!?;]\s+)\s*(?:the|our|my|your|their|his|her)\s+$", re.IGNORECASE)
 _AND = re.compile(r"(?:^|\s|,)(?:and|&|or|et|und|y|aur|then|and\s+then|puis|dann|luego)\s+" + _ART + r"$",
                   re.IGNORECASE)
 _TEAM_CALL = re.compile(r"^\s+(?:team|folks|people|guys|ji|bhai)\s*[,:!]", re.IGNORECASE)
@@ -103,6 +123,9 @@ _TO_DOING = re.compile(r"^\s+(?:to\s+)?" + _DOING, re.IGNORECASE)  # "have resea
 _VOCATIVE_END = re.compile(r"^\s*[?!.…]*\s*$")
 _CALL_MARK = re.compile(r"^\s*(?:[,:!]|\s[—\u2013-])\s*\S")  # "chair, wrap this up", "Strategy — should we"
 _HAVE_DO = re.compile(r"(?:^|[\s,;.!?])(?:have|get|let|make|need|want|like)\s+" + _ART + r"$", re.IGNORECASE)
+# the same for any word, as an order that opens a sentence: "Get finance to check", not "We need research to have"
+_HAVE_DO_OPENING = re.compile(r"(?:^|[.!?;]\s+)\s*(?:please\s+)?(?:have|get|let|make)\s+" + _ART + r"$",
+                              re.IGNORECASE)
 
 
 def _fold(word: str) -> str:
@@ -117,6 +140,7 @@ class _Handle:
     role: str
     strong: bool
     source: str  # "name", "title", "slug"
+    person: bool = True  # a word for a person: may be given something to do ("I want the analyst to find ...")
 
 
 @dataclass(frozen=True)
@@ -134,19 +158,25 @@ class Roster:
     def __init__(self, roles: Iterable[str], names: Mapping[str, str], titles: Mapping[str, str],
                  emoji: Mapping[str, str]) -> None:
         handles: dict[str, _Handle] = {}
+        derived: dict[str, set[str]] = {}
         for role in roles:
             words = [(role, "slug"), (names.get(role, ""), "name")]
             parts = [part.strip() for part in re.split(r"\s*(?:/|&|,|\band\b)\s*", titles.get(role, ""))]
             words += [(part, "title") for part in parts]
-            # the person word that ends a longer title, alone: "the analyst" for "Research Analyst"
-            words += [(part.split()[-1], "title") for part in parts
-                      if " " in part and _PERSON.search(part.split()[-1].lower()) and "'" not in part]
+            for part in parts:  # the person word that ends a longer title: "analyst" of "Research Analyst"
+                if " " in part and _PERSON.search(part.split()[-1].lower()) and "'" not in part:
+                    derived.setdefault(part.split()[-1].lower(), set()).add(role)
             for word, source in words:
                 text = word.strip().lower().removeprefix("the ").replace("\u2019", "'")
                 if len(text) < 2 or text in handles:
                     continue
                 strong = " " in text or word.strip().isupper() or bool(_PERSON.search(text))
-                handles[text] = _Handle(text, role, strong, source)
+                handles[text] = _Handle(text, role, strong, source, strong or bool(_PERSON.search(text)))
+        # alone it is an ordinary word ("the analyst report", "our compliance officer"), weak; and no one's
+        # when two titles end with it ("Revenue Strategist", "Creative Strategist")
+        for text, owners in derived.items():
+            if len(owners) == 1 and text not in handles:
+                handles[text] = _Handle(text, next(iter(owners)), False, "title", True)
         self.handles = sorted(handles.values(), key=lambda h: -len(h.text))
         self.emoji = {e.strip(): r for r, e in emoji.items() if e.strip() and r in set(roles)}
         self._exact = re.compile(
@@ -189,29 +219,33 @@ def _addressed(text: str, handle: _Handle, start: int, end: int, exact: bool) ->
     strong = exact and handle.strong
     if strong and _INDEFINITE.search(before):
         return None
-    reason = _spoken_to(before, after, word)
+    reason = _spoken_to(before, after, word, exact and handle.person)
     if reason is not None or not strong:
         return reason
-    if _ELSEWHERE_BEFORE.search(before) or _ELSEWHERE_AFTER.match(after):
+    if _ELSEWHERE_BEFORE.search(before) or _ELSEWHERE_AFTER.match(after) or (
+            _SUBJECT_ART.search(before) and _ASIDE.match(after)):
         return None
     return f"{handle.source} {word!r} ({'a title' if handle.source == 'title' else 'names a person'})"
 
 
-def _spoken_to(before: str, after: str, word: str) -> str | None:
-    """Why the words around ``word`` speak to it (a phrase that addresses someone), or None."""
-    if _OPINION_BEFORE.search(before) and _OPINION_AFTER.match(after):
+def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
+    """Why the words around ``word`` (a word for a person when ``person``: a title, "critic", "analyst") speak
+    to it (a phrase that addresses someone), or None."""
+    if _OPINION_BEFORE.search(before) and (_OPINION_AFTER.match(after) or (person and _DOING_AFTER.match(after))):
         return f"{word!r} asked for an opinion"
     if _BEFORE.search(before):
         return f"{word!r} after {before.strip().split()[-1]!r}" if before.strip() else f"{word!r} at the start"
     if _AFTER.match(after):
         return f"{word!r} before {after.strip().split()[0]!r}"
-    if _GREETING.match(before) and (_QUESTION_START.match(after) or _CALL_MARK.match(after)):
+    if (_GREETING.match(before) and _QUESTION_START.match(after) and not (
+            _SUBJECT_ART.search(before) and _RELATIVE.match(after))) or (_BARE_GREETING.match(before)
+                                                                        and _CALL_MARK.match(after)):
         return f"{word!r} opens a question"
-    if _GREETING.match(before) and _TEAM_CALL.match(after):
+    if _BARE_GREETING.match(before) and _TEAM_CALL.match(after):
         return f"{word!r} called at the start"
     if _MODAL_START.match(before) and _MODAL_VERB.match(after):
         return f"{word!r} asked to do something"
-    if _HAVE_DO.search(before) and _TO_DOING.match(after):
+    if (_HAVE_DO_OPENING.search(before) or (person and _HAVE_DO.search(before))) and _TO_DOING.match(after):
         return f"{word!r} given something to do"
     if before.rstrip().endswith(",") and _VOCATIVE_END.match(after):
         return f"{word!r} ends the message after a comma"

@@ -12,8 +12,24 @@ finance expert"), or reports what a member said. The sets:
 
 - ``addressing.jsonl``: the first set, written with the rules;
 - ``addressing_tuning.jsonl``: written apart from the rules, used to tune them;
-- ``addressing_heldout.jsonl``: written apart from the rules before they were read, never
-  used for tuning: it measures what the rules do on sentences nobody tuned them on.
+- ``addressing_heldout.jsonl``: written apart from the rules before they were read; despite
+  its file name it is now a tuning set too (words found only in it went into the rules: review 1,
+  finding 7), so its figures say nothing about unseen sentences;
+- ``addressing_heldout2.jsonl``: the held-out set, written after review 1 by someone who wrote
+  it from how people talk, before the rules were changed for that review, and never used for
+  tuning (50 addressed, 50 not: role words with articles, possessives and commas, lists, other
+  companies' officers, generic titles). First figures, on the rules of the ``answers`` merge:
+  precision 0.750, recall 0.900 (tp 45, fp 15, fn 5). After the changes made from review 1's
+  probes and the tuning sets only, measured once: precision 0.849, recall 0.900 (tp 45, fp 8,
+  fn 5). Two more changes then followed review 1's own principles on sentences this measurement
+  showed (a relative clause after "the/our X," opens no question; "X team," calls only with no
+  article before), so the set is no longer clean for those shapes: precision 0.900, recall 0.900.
+  Below the 0.95 precision goal: the test is a strict xfail saying so until the rules reach it.
+- ``addressing_heldout3.jsonl``: a second held-out set (30 addressed, 30 not), written after
+  those changes and before measuring them on it, never tuned on: precision 0.906, recall 0.967
+  (tp 29, fp 3, fn 1); wrong: a title as a plain noun with no article ("Which CEO books",
+  "The devil's advocate approach"), "The critic's column", "Can strategy lay out ...". Also a
+  strict xfail, below the 0.95 precision goal.
 
 The router is built from the shipped roster's front matter (name, title, emoji) as the
 daemon builds it; the test prints precision and recall per set and fails below 0.95 / 0.9.
@@ -50,8 +66,14 @@ def owner(text: str) -> Envelope:
     return Envelope(channel="console", text=text, sender="owner", is_owner=True)
 
 
-@pytest.mark.parametrize(("name", "least"), [("addressing", 80), ("addressing_tuning", 50),
-                                             ("addressing_heldout", 80)])
+@pytest.mark.parametrize(("name", "least"), [
+    ("addressing", 80), ("addressing_tuning", 50), ("addressing_heldout", 80),
+    pytest.param("addressing_heldout3", 60, marks=pytest.mark.xfail(
+        strict=True, reason="held-out precision 0.906 < 0.95 (recall 0.967); see the module docstring")),
+    pytest.param("addressing_heldout2", 80, marks=pytest.mark.xfail(
+        strict=True, reason="held-out precision 0.900 < 0.95 (recall 0.900): the rules do not reach the goal on "
+                            "sentences they were not tuned on; see the module docstring")),
+], ids=["first-set", "tuning", "tuning-old-heldout", "heldout3", "heldout"])
 def test_addressing_set_precision_and_recall(name: str, least: int) -> None:
     data = DATA.with_name(f"{name}.jsonl")
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]

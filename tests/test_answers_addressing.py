@@ -6,36 +6,17 @@ stdout and the route on stderr."""
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.cli_support import init_board, run_sabha
 
 
 async def ask_why(tmp_path: Path, text: str) -> tuple[str, str]:
     """``sabha ask --why text`` in a fresh ``sabha init`` board (made once per test); (stdout, stderr)."""
-    folder = tmp_path / "board"
-    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "xdg"), "PYTHONPATH": str(REPO)}
-    env.pop("SABHA_CONFIG", None)
-    if not folder.exists():
-        init = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.cli", "init", str(folder), env=env,
-                                                    stdout=asyncio.subprocess.DEVNULL)
-        assert await asyncio.wait_for(init.wait(), 120) == 0
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "bot.cli", "ask", "--why", text, cwd=folder, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), 120)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode == 0, err.decode()
-    return out.decode(), err.decode()
+    folder, env = await init_board(tmp_path)
+    return await run_sabha(folder, env, "ask", "--why", text)
 
 
 @pytest.mark.parametrize(("text", "speaker", "role"), [

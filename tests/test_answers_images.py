@@ -12,35 +12,16 @@ import json
 import re
 from pathlib import Path
 
-from aiohttp import ClientSession, ClientTimeout
+from aiohttp import ClientSession
 
 from bot.web.render import markdown
 from tests.browser_support import WebDaemon
+from tests.test_web_review_fixes import _chat_events
 from tests.web_decisions_support import csrf_of, sign_in
 
 PIXEL = "https://other-host.example/p.png?who=owner"
 QUESTION = f"Is this right? ![pixel]({PIXEL}) and ![icon](/ui/logout)"
 LINK = '<a href="https://other-host.example/p.png?who=owner" rel="nofollow noopener">pixel</a>'
-
-
-async def _entries_until(http: ClientSession, base: str, cookie: str, advisor: str, kind: str,
-                         want: str) -> list[dict[str, object]]:
-    """The ``entry`` events of ``/ui/chat/<advisor>/events`` until a ``kind`` entry whose text has ``want``."""
-    entries: list[dict[str, object]] = []
-    async with http.get(f"{base}/ui/chat/{advisor}/events", headers={"Cookie": cookie},
-                        timeout=ClientTimeout(total=120)) as resp:
-        assert resp.status == 200
-        event = ""
-        async for raw in resp.content:
-            line = raw.decode().rstrip("\n")
-            if line.startswith("event: "):
-                event = line[7:]
-            elif line.startswith("data: ") and event == "entry":
-                entry = json.loads(line[6:])
-                entries.append(entry)
-                if entry.get("kind") == kind and want in str(entry.get("text")):
-                    return entries
-    raise AssertionError(f"no {kind} with {want!r} came: {entries}")
 
 
 def _no_outside_image(html: str) -> None:
@@ -58,8 +39,9 @@ async def test_an_image_in_the_chat_stream_and_on_the_pages_is_a_link(tmp_path: 
         async with http.post(d.base + "/ui/chat/critic/messages", headers=headers,
                              data=json.dumps({"text": QUESTION, "client_id": "image-question-01"})) as resp:
             assert resp.status == 202, await resp.text()
-        entries = await _entries_until(http, d.base, jar["Cookie"], "critic", "answer", "other-host.example")
+        entries = await _chat_events(http, d, jar, "critic", "offline model", timeout=120)
         reply = entries[-1]
+        assert reply.get("kind") == "answer" and "other-host.example" in str(reply.get("text")), reply
         _no_outside_image(str(reply["html"]))
 
         async with http.get(d.base + "/ui/sessions", headers=jar) as resp:

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from board.agent.disclosure import configured_names, scrub_disclosures
+from board.agent.disclosure import configured_names, own_names, scrub_disclosures
 from board.agent.guardrail_settings import (
     DEFAULT_EMPTY_REPLY,
     DEFAULT_REFUSAL,
@@ -189,11 +189,12 @@ def _flexible(term: str) -> str:
 
 
 def _as_written(term: str) -> str:
-    """A regex for a configured name: a known family's id exactly as written (``gemini-2.0-flash``: its human
-    form "Gemini 2.0 Flash" is a topic people bring up), any other id also spaced (``acme brain 7``)."""
+    """A regex for a configured name: a known family's id exactly as written, case included (``gemini-2.0-flash``,
+    ``gpt-4o``: their human forms "Gemini 2.0 Flash", "GPT-4o" follow the family's rules, withheld unless they
+    are the user's topic), any other id in any case and also spaced (``acme brain 7``)."""
     base = term.strip().rsplit("/", 1)[-1]
     family = re.match(r"[a-z]+", base.lower())
-    return re.escape(term.strip()) if family and family.group(0) in MODEL_FAMILIES else _flexible(term)
+    return f"(?-i:{re.escape(term.strip())})" if family and family.group(0) in MODEL_FAMILIES else _flexible(term)
 
 
 def model_name_pattern(model: str, extra: Iterable[str] = ()) -> re.Pattern[str] | None:
@@ -271,7 +272,7 @@ class Guardrails:
                 return GuardResult(text, tuple(hits))
         if s.model_name and (s.hide_model_for is None or answer.role in s.hide_model_for):
             scrubbed, disclosed = (text, []) if answer.model.startswith("offline") else \
-                scrub_disclosures(text, s.model_name_replacement)
+                scrub_disclosures(text, s.model_name_replacement, own_names(answer.model))
             pattern = self._names_pattern(answer.model)
             named = [m.group(0) for m in pattern.finditer(scrubbed)] if pattern is not None else []
             if disclosed or named:

@@ -3,11 +3,14 @@
 The environment autoescapes everything and is separate from the sandboxed prompt environment
 (:mod:`board.workspace.prompt`): templates here are the daemon's own, under ``bot/web/templates``.
 Markdown from models and people is rendered by markdown-it-py in CommonMark mode with raw HTML
-off (``html=False``: a ``<script>`` in an answer shows as text) and its default link check
-(no ``javascript:`` or ``data:`` links). An image in that Markdown (``![alt](url)``) becomes a
-plain link to it (``rel="nofollow noopener"``, the alt text as its words, else the address):
-the pages never fetch what an answer or a message points at, from another host or from this
-one (``![x](/ui/logout)``); the pages' own images are in their templates, not in Markdown.
+off (``html=False``: a ``<script>`` in an answer shows as text) and a link check stricter than
+its default: no ``javascript:``, ``vbscript:``, ``file:`` nor any ``data:`` address (markdown-it
+lets ``data:image/png`` through) becomes a link or an image; such Markdown stays text. An image
+in that Markdown (``![alt](url)``) becomes a plain link to it (``rel="nofollow noopener"``, the
+alt text as its words, else the address): the pages never fetch what an answer or a message
+points at, from another host or from this one (``![x](/ui/logout)``); an image inside a link
+(``[![logo](a.png)](https://b)``) is that link's words only, never a link inside a link. The
+pages' own images are in their templates, not in Markdown.
 The cost chart is drawn here as an SVG string of bars: no script, no outside resource.
 """
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import html
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,11 +31,30 @@ __all__ = ["TEMPLATES", "bar_chart", "environment", "markdown", "render_page"]
 TEMPLATES = Path(__file__).parent / "templates"
 
 
+_BAD_ADDRESS = re.compile(r"^\s*(?:javascript|vbscript|file|data):", re.IGNORECASE)
+
+
+def _safe_address(url: str) -> bool:
+    """markdown-it's link check for the pages: no script, local file or inline ``data:`` address."""
+    return not _BAD_ADDRESS.match(url)
+
+
+def _inside_link(tokens: Any, idx: int) -> bool:
+    """Whether inline token ``idx`` sits between a ``link_open`` and its ``link_close``."""
+    depth = 0
+    for token in tokens[:idx]:
+        depth += {"link_open": 1, "link_close": -1}.get(token.type, 0)
+    return depth > 0
+
+
 def _image_as_link(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
-    """markdown-it's ``image`` rule for the pages: the image as a link to it, never an ``<img>``."""
+    """markdown-it's ``image`` rule for the pages: the image as a link to it, never an ``<img>``; inside
+    a link, its words only (the outer link is the one a click follows)."""
     token = tokens[idx]
     src = str(token.attrGet("src") or "")
     words = self.renderInlineAsText(token.children or [], options, env) or src
+    if _inside_link(tokens, idx):
+        return html.escape(words)
     title = token.attrGet("title")
     title_attr = f' title="{html.escape(str(title))}"' if title else ""
     return f'<a href="{html.escape(src)}" rel="nofollow noopener"{title_attr}>{html.escape(words)}</a>'
@@ -43,6 +66,7 @@ def _md() -> Any:
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
     md.add_render_rule("image", _image_as_link)
+    md.validateLink = _safe_address  # type: ignore[method-assign]
     return md
 
 
