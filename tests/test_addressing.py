@@ -24,12 +24,12 @@ finance expert"), or reports what a member said. The sets:
   fn 5). Two more changes then followed review 1's own principles on sentences this measurement
   showed (a relative clause after "the/our X," opens no question; "X team," calls only with no
   article before), so the set is no longer clean for those shapes: precision 0.900, recall 0.900.
-  Below the 0.95 precision goal: the test is a strict xfail saying so until the rules reach it.
+  Below the 0.95 precision goal: the test holds it to what was measured until the rules reach it.
 - ``addressing_heldout3.jsonl``: a second held-out set (30 addressed, 30 not), written after
   those changes and before measuring them on it, never tuned on: precision 0.906, recall 0.967
   (tp 29, fp 3, fn 1); wrong: a title as a plain noun with no article ("Which CEO books",
   "The devil's advocate approach"), "The critic's column", "Can strategy lay out ...". Also a
-  strict xfail, below the 0.95 precision goal.
+  held to what was measured, below the 0.95 precision goal.
 
 The router is built from the shipped roster's front matter (name, title, emoji) as the
 daemon builds it; the test prints precision and recall per set and fails below 0.95 / 0.9.
@@ -66,15 +66,15 @@ def owner(text: str) -> Envelope:
     return Envelope(channel="console", text=text, sender="owner", is_owner=True)
 
 
-@pytest.mark.parametrize(("name", "least"), [
-    ("addressing", 80), ("addressing_tuning", 50), ("addressing_heldout", 80),
-    pytest.param("addressing_heldout3", 60, marks=pytest.mark.xfail(
-        strict=True, reason="held-out precision 0.906 < 0.95 (recall 0.967); see the module docstring")),
-    pytest.param("addressing_heldout2", 80, marks=pytest.mark.xfail(
-        strict=True, reason="held-out precision 0.900 < 0.95 (recall 0.900): the rules do not reach the goal on "
-                            "sentences they were not tuned on; see the module docstring")),
+#: (set, least rows, least precision, least recall). The goal is 0.95 / 0.9 on every set; the two sets written
+#: apart from the rules' tuning do not reach it yet (see the module docstring), so they are held to what was
+#: measured on them (a regression fails) until the rules reach the goal.
+@pytest.mark.parametrize(("name", "least", "min_precision", "min_recall"), [
+    ("addressing", 80, 0.95, 0.9), ("addressing_tuning", 50, 0.95, 0.9), ("addressing_heldout", 80, 0.95, 0.9),
+    ("addressing_heldout3", 60, 0.906, 0.966),  # below the goal: measured 0.906 / 0.967
+    ("addressing_heldout2", 80, 0.9, 0.9),  # below the goal: measured 0.900 / 0.900
 ], ids=["first-set", "tuning", "tuning-old-heldout", "heldout3", "heldout"])
-def test_addressing_set_precision_and_recall(name: str, least: int) -> None:
+def test_addressing_set_precision_and_recall(name: str, least: int, min_precision: float, min_recall: float) -> None:
     data = DATA.with_name(f"{name}.jsonl")
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
     assert len(rows) >= least
@@ -100,7 +100,7 @@ def test_addressing_set_precision_and_recall(name: str, least: int) -> None:
                f"precision {precision:.3f}, recall {recall:.3f} (tp {true_pos}, fp {false_pos}, fn {false_neg})")
     print(f"\n{figures}")
     print("\n".join(wrong))
-    assert precision >= 0.95 and recall >= 0.9, figures + "\n" + "\n".join(wrong)
+    assert precision >= min_precision and recall >= min_recall, figures + "\n" + "\n".join(wrong)
 
 
 def test_every_route_says_why() -> None:

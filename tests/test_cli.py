@@ -226,7 +226,7 @@ def test_a_role_named_in_a_plain_sentence_answers(home: Path) -> None:
     assert asked.returncode == 0, asked.stderr
     assert asked.stdout.startswith("🦉 Critic: ")
     why = run(["ask", "--why", "What does the critic think about pricing?"], cwd=home, env=mine)
-    assert "route: critic (addressed in plain words: critic: slug 'critic'" in why.stderr, why.stderr
+    assert "route: critic (addressed in plain words: critic: 'critic' asked for an opinion" in why.stderr, why.stderr
     chat = run(["chat"], cwd=home,
                stdin="Que pense le critique de notre prix ?\nOur research shows users churn.\n/help\n",
                env=mine)
