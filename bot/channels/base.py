@@ -60,10 +60,12 @@ class SendFailed(Exception):
 class SendProgress:
     """How far one delivery got, so a cancelled one is known to be untouched (and kept for later).
 
-    A channel calls :meth:`leaving` right before each request that may post something;
-    the first call runs ``before_first_request`` (the intake records "sending" there, as
-    late as possible: a crash before it leaves the reply safely unsent, to be sent at the
-    next start; a crash after it can only be "may have arrived").
+    A channel calls :meth:`leaving` right before each request that may post something, as its
+    bytes start to leave (not while it waits for a connection: Telegram calls it from httpcore's
+    trace, :mod:`bot.channels.telegram.departure`); the first call runs ``before_first_request``
+    (the intake records "sending" there, as late as possible: a crash before it leaves the reply
+    safely unsent, to be sent at the next start; a crash after it "may have arrived", and the
+    next start sends it once more, marked as possibly repeated).
     """
 
     posted: int = 0  # messages the service confirmed
@@ -120,6 +122,10 @@ class ChannelTexts:
     working: str = "The board is working on it; the answer follows shortly."
     edited: str = ("I don't read edits to messages I've already received. If you changed your question, "
                    "please send it again as a new message.")
+    #: Heads an answer sent once more after a restart because it was being sent when Sabha stopped and the
+    #: service offers no way to know whether it arrived (:meth:`bot.intake.inbox.Inbox.unfinished`).
+    possibly_repeated: str = ("↻ Sent again: Sabha restarted while sending this answer and cannot tell whether "
+                              "it reached you. If you already have it, ignore this copy.")
 
 
 class Courier(Protocol):

@@ -29,10 +29,14 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    restart, when the notice's message id is gone with the process); a channel that shows
    answers while they are written (``courier.stream``) gets the turn's deltas;
 6. **reply stored, then delivered**: the reply is written before the first request
-   leaves; the outcome is recorded: answered, failed (the service proved it was not
-   posted), or may-have-arrived (never re-sent);
+   leaves, and marked "sending" as that request starts to be written (not while it waits
+   for a connection or the rate limiter); the outcome is recorded: answered, failed (the
+   service proved it was not posted), or may-have-arrived (the request left and its answer
+   was lost);
 7. **resume** (:meth:`Intake.resume`, at start): what a crash or a stop left unanswered
-   is answered, or its stored reply delivered, in the order it arrived;
+   is answered, or its stored reply delivered, in the order it arrived; a reply that was
+   being sent (its request had left: it may or may not have arrived) is sent once more,
+   headed by the channel's ``possibly_repeated`` line (:class:`bot.channels.base.ChannelTexts`);
 8. **replicas** (``state.url`` on PostgreSQL, several ``sabha run``): a conversation is answered by the
    replica holding its lease (:mod:`bot.intake.leasing`); a message another replica took in is found by
    the holder's dispatcher (:meth:`Intake.dispatch`) and answered there, in the order the messages were
@@ -58,7 +62,17 @@ from board.media.understand import MediaFetcher
 from board.storage import StorageError
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.config import InboxSection
-from bot.intake.inbox import MAX_ATTEMPTS, UNFINISHED, Arrival, InboundKind, Inbox, InboxStatus, LeaseLost, Pending
+from bot.intake.inbox import (
+    MAX_ATTEMPTS,
+    SENT_AGAIN,
+    UNFINISHED,
+    Arrival,
+    InboundKind,
+    Inbox,
+    InboxStatus,
+    LeaseLost,
+    Pending,
+)
 from bot.intake.leasing import LaneLeases, replica_name
 from bot.intake.scheduler import Scheduler
 from bot.intake.storage import StorageHealth, is_storage_error
@@ -310,7 +324,7 @@ class Intake:
         arrived is never sent again; too old or too often interrupted: given up)."""
         max_age = timedelta(seconds=self.hub.settings.resume_max_age_s)
         return await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted,
-                                           lanes=lanes, skip=skip, after_restart=False)
+                                           lanes=lanes, skip=skip, after_restart=False, again=self._sent_again)
 
     async def _retrying(self, doing: str, step: Callable[[_A], Awaitable[_T]], arg: _A) -> _T:
         """``await step(arg)``, again after a pause while the state store is out (like a parked answer)."""
@@ -495,8 +509,13 @@ class Intake:
             return True
         self.answered += 1
         kind = InboxStatus.NOT_TEXT if pending.kind is not InboundKind.TEXT else InboxStatus.ANSWERED
-        await self._record(pending, kind, progress.note)
+        await self._record(pending, kind, progress.note or (SENT_AGAIN if pending.resends else None))
         return True
+
+    def _sent_again(self, reply: Reply) -> Reply:
+        """A reply that was being sent when Sabha stopped, as it is sent once more: headed by the channel's
+        "possibly repeated" line (the request had left; nothing says whether it arrived)."""
+        return replace(reply, text=f"{self.courier.texts.possibly_repeated}\n\n{reply.text}")
 
     async def _delivery_broke(self, pending: Pending, progress: SendProgress, exc: Exception) -> None:
         """Delivering raised something that is not a refused send (a bug in the channel's code, a reply it cannot
@@ -661,7 +680,7 @@ class Intake:
                 return taken[lane]
 
         todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted,
-                                           mine=mine, skip=frozenset(self._local))
+                                           mine=mine, skip=frozenset(self._local), again=self._sent_again)
         if lanes is not None:
             await self._dispatching(lanes)
         for pending in todo:

@@ -57,6 +57,7 @@ from telegram.error import (
 from board.envelope import Button, Reply
 from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress, repeating
 from bot.channels.reach import Reach
+from bot.channels.telegram.departure import departing
 from bot.channels.telegram.format import Chunk, plain_chunks, render
 from bot.channels.telegram.inbound import quoted_message_id
 from bot.channels.telegram.ratelimit import FloodControl
@@ -418,16 +419,19 @@ class Outbound:
     async def _call(self, target: Target, make: Callable[[], Awaitable[T]], *, idempotent: bool = False,
                     progress: SendProgress | None = None) -> T:
         """One API call under flood control, retried after 429s and after the network errors
-        :func:`proves_not_sent` allows (any network error when ``idempotent``)."""
+        :func:`proves_not_sent` allows (any network error when ``idempotent``). ``progress`` is told
+        (``leaving``) when the request starts to be written, not before: while it waits for a pooled
+        connection nothing has left (:mod:`bot.channels.telegram.departure`)."""
         attempt = 0
         while True:
             attempt += 1
             await self.flood.acquire(target.chat_id)
-            if progress is not None:
-                await progress.leaving()
             try:
-                result = await make()
+                with departing(progress) as departure:  # "sending" is marked as the request starts to leave
+                    result = await make()
             except TelegramError as exc:
+                if departure is not None:
+                    departure.reraise()  # the mark could not be stored: nothing left
                 self._reached(exc)
                 if progress is not None and not _uncertain(exc):
                     await progress.nothing_posted()  # Telegram answered: this request posted nothing

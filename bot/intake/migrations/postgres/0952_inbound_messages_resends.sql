@@ -1,0 +1,2 @@
+-- PostgreSQL twin of ../0952_inbound_messages_resends.sql.
+ALTER TABLE inbound_messages ADD COLUMN resends INTEGER NOT NULL DEFAULT 0;
