@@ -122,10 +122,11 @@ class ChannelTexts:
     working: str = "The board is working on it; the answer follows shortly."
     edited: str = ("I don't read edits to messages I've already received. If you changed your question, "
                    "please send it again as a new message.")
-    #: Heads an answer sent once more after a restart because it was being sent when Sabha stopped and the
-    #: service offers no way to know whether it arrived (:meth:`bot.intake.inbox.Inbox.unfinished`).
-    possibly_repeated: str = ("↻ Sent again: Sabha restarted while sending this answer and cannot tell whether "
-                              "it reached you. If you already have it, ignore this copy.")
+    #: Heads an answer sent once more because its request had left when Sabha stopped (or the connection dropped)
+    #: and the service offers no way to know whether it arrived (:meth:`bot.intake.inbox.Inbox.send_again`).
+    possibly_repeated: str = ("↻ Sent again: this answer was cut off while being sent (a restart or a dropped "
+                              "connection), so Sabha cannot tell whether it reached you. If you already have it, "
+                              "ignore this copy.")
 
 
 class Courier(Protocol):

@@ -380,7 +380,7 @@ class Inbox:
             elif status == InboxStatus.SENDING and not (
                     pending.reply is not None and redo is not None and await redo(pending.reply)):
                 if pending.reply is not None and again is not None and pending.resends == 0:
-                    marked = await self._send_again(pending, again(pending.reply))
+                    marked = await self.send_again(pending, again(pending.reply), "was being sent when Sabha stopped")
                     if marked is not None:
                         todo.append(marked)
                     continue
@@ -406,9 +406,10 @@ class Inbox:
                          self.channel, len(todo))
         return todo
 
-    async def _send_again(self, pending: Pending, marked: Reply) -> Pending | None:
-        """A reply that was being sent when Sabha stopped goes once more, as ``marked``: stored (``replied``, its
-        ``resends`` counted) before it is delivered. None: the row moved on meanwhile (another replica)."""
+    async def send_again(self, pending: Pending, marked: Reply, why: str) -> Pending | None:
+        """A reply whose request had left when its answer was lost (``why``: Sabha stopped, the connection
+        dropped) goes once more, as ``marked``: stored (``replied``, its ``resends`` counted) before it is
+        delivered. None: it was sent once more already, or the row moved on meanwhile (another replica)."""
         row = await self.db.fetchone(
             "UPDATE inbound_messages SET status = 'replied', reply = ?, resends = resends + 1, detail = ? "
             "WHERE channel = ? AND chat_id = ? AND message_id = ? AND status = 'sending' AND resends = 0 "
@@ -416,9 +417,9 @@ class Inbox:
                                      pending.message_id))
         if row is None:
             return None
-        log.warning("%s: message %s in chat %s: its reply was being sent when Sabha stopped and may or may not have "
-                    "arrived (its request had left); sending it once more, marked as possibly repeated",
-                    self.channel, pending.message_id, pending.chat_id)
+        log.warning("%s: message %s in chat %s: its reply %s and may or may not have arrived (its request had "
+                    "left); sending it once more, marked as possibly repeated", self.channel, pending.message_id,
+                    pending.chat_id, why)
         return replace(pending, reply=marked, resends=pending.resends + 1)
 
     async def fill_lanes(self, conversation: Callable[[Envelope], str]) -> int:

@@ -30,9 +30,10 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    answers while they are written (``courier.stream``) gets the turn's deltas;
 6. **reply stored, then delivered**: the reply is written before the first request
    leaves, and marked "sending" as that request starts to be written (not while it waits
-   for a connection or the rate limiter); the outcome is recorded: answered, failed (the
-   service proved it was not posted), or may-have-arrived (the request left and its answer
-   was lost);
+   for a connection or the rate limiter); the outcome is recorded: answered, or failed (the
+   service proved it was not posted); when the request left and its answer was lost (the
+   connection dropped) it is sent once more, headed by the channel's ``possibly_repeated``
+   line, and only a marked copy lost that way too is recorded as may-have-arrived;
 7. **resume** (:meth:`Intake.resume`, at start): what a crash or a stop left unanswered
    is answered, or its stored reply delivered, in the order it arrived; a reply that was
    being sent (its request had left: it may or may not have arrived) is sent once more,
@@ -482,6 +483,11 @@ class Intake:
             else:
                 await self.courier.deliver(pending.reply, progress)
         except SendFailed as exc:
+            if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED and pending.resends == 0:
+                again = await self.inbox.send_again(pending, self._sent_again(pending.reply),
+                                                    f"left but its answer was lost ({exc})")
+                if again is not None:  # nobody is left silently unanswered: once more, marked
+                    return await self._deliver(again)
             if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED:
                 self.uncertain += 1
                 status = InboxStatus.MAY_HAVE_ARRIVED
