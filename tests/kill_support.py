@@ -172,7 +172,8 @@ def settled(db: Path, wanted: list[str]) -> bool:
     sent for it."""
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as conn:
         rows = conn.execute("SELECT envelope, status FROM inbound_messages").fetchall()
-    final = {found.group(1): status not in ("received", "replied", "sending") for envelope, status in rows
+    waiting = ("received", "replied", "sending", "unconfirmed")
+    final = {found.group(1): status not in waiting for envelope, status in rows
              if (found := re.search(r"\b(Q\d{3})\b", envelope or "")) and found.group(1) in wanted}
     return len(final) == len(wanted) and all(final.values())
 

@@ -76,6 +76,9 @@ class SendProgress:
     #: ``before_first_request``) right before the retry leaves; a crash meanwhile leaves it unsent
     after_refusal: Callable[[], Awaitable[None]] | None = None
     note: str | None = None  # how it went, when there was a choice (e.g. edited over a streamed draft)
+    #: What the service may echo back to confirm this delivery (WhatsApp's ``biz_opaque_callback_data``, in the
+    #: status webhook of each message sent): :meth:`bot.intake.intake.Intake.confirmed`
+    key: str | None = None
     _announced: bool = False
 
     async def leaving(self) -> None:

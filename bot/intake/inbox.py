@@ -9,6 +9,9 @@ as the answer does::
     received   stored; the board has not answered yet
     replied    the board's Reply is stored; nothing of it has left
     sending    the Reply is being delivered: a request may have reached the service
+    unconfirmed  its request left and its answer was lost; the channel's service confirms what it
+               delivered (WhatsApp's status webhook): :meth:`Inbox.confirm` finishes it, else after
+               ``inbox.confirm_within_s`` it is sent once more, marked (:meth:`Inbox.overdue`)
     answered | failed | may_have_arrived | denied | not_text | abandoned      (final)
 
 A crash or a stop leaves rows in the first three states. At the next start
@@ -80,6 +83,7 @@ class InboxStatus(StrEnum):
     ANSWERED = "answered"
     FAILED = "failed"
     MAY_HAVE_ARRIVED = "may_have_arrived"
+    UNCONFIRMED = "unconfirmed"  # its request left, its answer was lost: the service's confirmation is awaited
     DENIED = "denied"
     NOT_TEXT = "not_text"
     ABANDONED = "abandoned"
@@ -353,13 +357,15 @@ class Inbox:
                          gave_up: Callable[[Pending], Awaitable[None]] | None = None, *,
                          mine: Callable[[Pending], Awaitable[bool]] | None = None,
                          lanes: Collection[str] | None = None, skip: Container[tuple[str, str]] = frozenset(),
-                         after_restart: bool = True, again: Callable[[Reply], Reply] | None = None) -> list[Pending]:
+                         after_restart: bool = True, again: Callable[[Reply], Reply] | None = None,
+                         confirms: bool = False) -> list[Pending]:
         """Messages stored and never answered, in order of arrival, to take up (after a restart, or left by a
         replica that stopped); the ones that may not be taken up are logged and marked abandoned. A reply
         that was being sent is taken up again only when ``redo`` says sending it again cannot
         post it twice (the channel edits a message already there: a streamed draft). ``gave_up``
         hears of each message abandoned (not of a reply that may have arrived). Else such a reply is sent once
-        more as ``again(reply)`` makes it (the channel's "possibly repeated" copy), once only.
+        more as ``again(reply)`` makes it (the channel's "possibly repeated" copy), once only; when the channel
+        ``confirms`` what it delivered, it waits for that confirmation first (``unconfirmed``).
 
         With replicas: only rows in ``lanes`` (None: all), not in ``skip`` (``(chat_id, message_id)`` being
         answered here already), and of which ``mine(pending)`` says this replica works its conversation (it
@@ -379,6 +385,12 @@ class Inbox:
                 why = unreadable
             elif status == InboxStatus.SENDING and not (
                     pending.reply is not None and redo is not None and await redo(pending.reply)):
+                if pending.reply is not None and confirms and pending.resends == 0:
+                    await self.unconfirmed(pending)  # the service's status webhook says whether it arrived
+                    log.warning("%s: message %s in chat %s: its reply was being sent when Sabha stopped; waiting for "
+                                "the service to confirm it arrived, else it is sent once more", self.channel,
+                                pending.message_id, pending.chat_id)
+                    continue
                 if pending.reply is not None and again is not None and pending.resends == 0:
                     marked = await self.send_again(pending, again(pending.reply), "was being sent when Sabha stopped")
                     if marked is not None:
@@ -412,7 +424,8 @@ class Inbox:
         delivered. None: it was sent once more already, or the row moved on meanwhile (another replica)."""
         row = await self.db.fetchone(
             "UPDATE inbound_messages SET status = 'replied', reply = ?, resends = resends + 1, detail = ? "
-            "WHERE channel = ? AND chat_id = ? AND message_id = ? AND status = 'sending' AND resends = 0 "
+            "WHERE channel = ? AND chat_id = ? AND message_id = ? AND status IN ('sending', 'unconfirmed') "
+            "AND resends = 0 "
             "RETURNING message_id", (reply_to_json(marked), SENT_AGAIN, self.channel, pending.chat_id,
                                      pending.message_id))
         if row is None:
@@ -421,6 +434,33 @@ class Inbox:
                     "left); sending it once more, marked as possibly repeated", self.channel, pending.message_id,
                     pending.chat_id, why)
         return replace(pending, reply=marked, resends=pending.resends + 1)
+
+    async def unconfirmed(self, pending: Pending) -> None:
+        """``pending``'s reply may have arrived: wait for the service to confirm it (from now on)."""
+        await self._update(pending, "status = ?, unconfirmed_at = ?", (InboxStatus.UNCONFIRMED.value,
+                                                                      _stamp(_now())))
+
+    async def confirm(self, message_id: str, how: str) -> bool:
+        """The service confirmed the reply to ``message_id`` (``how``: its status): answered, not sent again.
+        False when nothing waited for it (answered already, or a marked copy is on its way)."""
+        row = await self.db.fetchone(
+            "UPDATE inbound_messages SET status = 'answered', answered_at = ?, detail = ? WHERE channel = ? AND "
+            "message_id = ? AND status IN ('sending', 'unconfirmed') AND resends = 0 RETURNING chat_id",
+            (_stamp(_now()), f"confirmed by the service ({how})", self.channel, message_id))
+        return row is not None
+
+    async def overdue(self, within: timedelta) -> list[Pending]:
+        """Replies that waited longer than ``within`` for a confirmation that never came."""
+        rows = await self.db.fetchall(
+            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane, resends "
+            "FROM inbound_messages WHERE channel = ? AND status = ? AND unconfirmed_at < ?",
+            (self.channel, InboxStatus.UNCONFIRMED.value, _stamp(_now() - within)))
+        found = []
+        for row in rows:
+            pending, unreadable, _ = self._pending_of(row, _now(), timedelta(days=3650))
+            if unreadable is None and pending.reply is not None:
+                found.append(pending)
+        return found
 
     async def fill_lanes(self, conversation: Callable[[Envelope], str]) -> int:
         """Give each unfinished message stored without a lane (before migration 0300 added lanes; carried over
@@ -481,7 +521,7 @@ class Inbox:
         try:
             envelope = envelope_from_json(row["envelope"]) if row["envelope"] else None
             reply = reply_from_json(row["reply"]) if row["reply"] and status in (
-                InboxStatus.REPLIED, InboxStatus.SENDING) else None
+                InboxStatus.REPLIED, InboxStatus.SENDING, InboxStatus.UNCONFIRMED) else None
             kind = InboundKind(row["kind"] or InboundKind.TEXT)
         except (ValueError, TypeError, KeyError) as exc:
             unreadable = f"its stored copy cannot be read ({exc})"
