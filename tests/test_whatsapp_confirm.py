@@ -30,7 +30,7 @@ pytestmark = pytest.mark.xdist_group("bursts")
 
 USERS = [f"1555000{n:04d}" for n in range(1, 9)]
 BURST = 24
-CONFIRM_S = 8
+CONFIRM_S = 12  # long enough for the statuses, posted right after the restart, on a loaded machine
 _ECHO = re.compile(r"ECHO [^\n]*?\b(Q\d{3})\b")
 _carried_on: set[asyncio.Future[web.Response]] = set()
 
