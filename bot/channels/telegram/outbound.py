@@ -24,8 +24,10 @@ made (connection refused, connect or pool timeout: the request never left); an e
 answer from the server (5xx: Telegram answered and did not post it). Any other network
 error (:class:`telegram.error.TimedOut` while reading, a dropped connection, an unknown
 transport error) is not resent: it raises :class:`DeliveryUnknown` and is logged as an
-error saying the message may or may not have arrived. A lost message is a smaller harm
-than a duplicate that cannot be taken back. Edits are idempotent (an edit repeated is at
+error saying the message may or may not have arrived. Here a lost message is the smaller
+harm than a duplicate that cannot be taken back; the intake then sends a reply once more,
+headed as possibly repeated (:meth:`bot.intake.inbox.Inbox.send_again`), so nobody is left
+silently unanswered. Edits are idempotent (an edit repeated is at
 worst "not modified") and are retried after any network error.
 
 Callers describe *where* with a :class:`Target`; a :class:`board.envelope.Reply`
