@@ -551,3 +551,56 @@ async def test_a_turn_handed_over_by_lost_leases_is_not_given_up_as_interrupted(
     await asyncio.sleep(0.5)
     assert [(who, reply.text) for who, reply in replicas.delivered.replies] == [(first.name, "A:m")]
     assert [str(r["status"]) for r in await settled(a.board.db)] == ["answered"]
+
+
+@dataclass
+class GatedCourier(Courier):
+    """A courier whose deliveries wait at a gate: ``before`` the "sending" mark (the reply waits in the send queue)
+    or after it (the request is on the wire); ``arrived`` is set when a delivery reaches its gate."""
+
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+    before: bool = True
+    arrived: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def deliver(self, reply: Reply, progress: SendProgress) -> None:
+        if self.before:
+            self.arrived.set()
+            await self.gate.wait()
+        await progress.leaving()
+        if not self.before:
+            self.arrived.set()
+            await self.gate.wait()
+        progress.posted += 1
+        self.delivered.replies.append((self.replica, reply))
+        self.delivered.event.set()
+
+
+async def test_a_replica_that_lost_its_lease_while_its_reply_waited_to_be_sent_never_sends_it(
+        replicas: Any, backend: Dialect) -> None:
+    """The lease clause of the fence on "sending": a stored reply waits in replica a's send queue while a stalls
+    past its lease; b takes the conversation and sends that stored reply (its request on the wire, the row
+    'sending'). a comes back: its "sending" mark must fail (the status alone allows it: 'sending' may be sent
+    again by the channel that redoes), so the user gets the answer once, from b. Without the lease clause a sent
+    it a second time (issue item 18: no test noticed its removal)."""
+    if backend is Dialect.SQLITE:
+        pytest.skip("one process owns a SQLite data dir: no second replica")
+    a, b = await replicas(2, lease_s=1.0, latency=0.01)
+    delivered = replicas.delivered
+    queued = GatedCourier("r0", delivered, before=True)
+    on_the_wire = GatedCourier("r1", delivered, before=False)
+    a.intake.courier, b.intake.courier = queued, on_the_wire
+    await a.receive("c11", "first")
+    await asyncio.wait_for(queued.arrived.wait(), 10)  # a stored its answer; it waits to be sent
+    assert a.hub.lanes is not None and a.hub.lanes._heartbeat is not None
+    a.hub.lanes._heartbeat.cancel()  # a stalls: its lease runs out and b's dispatcher takes the conversation
+    await asyncio.wait_for(on_the_wire.arrived.wait(), 20)  # b is sending the stored answer
+    queued.gate.set()  # a comes back and tries to send it too
+    async with asyncio.timeout(10):  # its delivery ends: dropped (lease lost), or sent
+        while not (a.hub.lost_leases or any(who == "r0" for who, _ in delivered.replies)):  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+    on_the_wire.gate.set()
+    await b.receive("c11", "marker")
+    await delivered.wait(2, timeout=10)
+    await asyncio.sleep(0.3)
+    assert [(who, reply.text) for who, reply in delivered.replies] == [("r1", "A:first"), ("r1", "A:marker")]
+    assert a.hub.lost_leases == 1

@@ -50,6 +50,19 @@ async def model() -> AsyncIterator[EchoModel]:
         yield server
 
 
+async def unanswered_held_by(url: str, replica: str) -> int:
+    """Unanswered messages in the conversations whose lease ``replica`` holds."""
+    import asyncpg
+
+    conn = await asyncpg.connect(url)
+    try:
+        return int(await conn.fetchval(
+            "SELECT count(*) FROM inbound_messages m JOIN leases l ON l.key = 'lane:' || m.lane "
+            "WHERE l.holder = $1 AND m.status IN ('received', 'replied', 'sending')", replica))
+    finally:
+        await conn.close()
+
+
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "replicas"
 
 
@@ -70,6 +83,8 @@ async def _burst_with(tmp_path: Path, state_url: str, telegram: FakeTelegramAPI,
         assert not sending.done(), "the burst ended before a third was acknowledged; not mid-burst"
         if disrupt == "kill":
             await between_turns(model, lambda: burst.answered_count(telegram, graph))
+            held = await unanswered_held_by(state_url, "r1")
+            assert held, "r1 held no unanswered work when it was killed: the kill proved nothing"
             replicas.kill(1)
             model.release()
         else:

@@ -60,10 +60,12 @@ class SendFailed(Exception):
 class SendProgress:
     """How far one delivery got, so a cancelled one is known to be untouched (and kept for later).
 
-    A channel calls :meth:`leaving` right before each request that may post something;
-    the first call runs ``before_first_request`` (the intake records "sending" there, as
-    late as possible: a crash before it leaves the reply safely unsent, to be sent at the
-    next start; a crash after it can only be "may have arrived").
+    A channel calls :meth:`leaving` right before each request that may post something, as its
+    bytes start to leave (not while it waits for a connection: Telegram calls it from httpcore's
+    trace, :mod:`bot.channels.telegram.departure`); the first call runs ``before_first_request``
+    (the intake records "sending" there, as late as possible: a crash before it leaves the reply
+    safely unsent, to be sent at the next start; a crash after it "may have arrived", and the
+    next start sends it once more, marked as possibly repeated).
     """
 
     posted: int = 0  # messages the service confirmed
@@ -74,6 +76,9 @@ class SendProgress:
     #: ``before_first_request``) right before the retry leaves; a crash meanwhile leaves it unsent
     after_refusal: Callable[[], Awaitable[None]] | None = None
     note: str | None = None  # how it went, when there was a choice (e.g. edited over a streamed draft)
+    #: What the service may echo back to confirm this delivery (WhatsApp's ``biz_opaque_callback_data``, in the
+    #: status webhook of each message sent): :meth:`bot.intake.intake.Intake.confirmed`
+    key: str | None = None
     _announced: bool = False
 
     async def leaving(self) -> None:
@@ -120,6 +125,11 @@ class ChannelTexts:
     working: str = "The board is working on it; the answer follows shortly."
     edited: str = ("I don't read edits to messages I've already received. If you changed your question, "
                    "please send it again as a new message.")
+    #: Heads an answer sent once more because its request had left when Sabha stopped (or the connection dropped)
+    #: and the service offers no way to know whether it arrived (:meth:`bot.intake.inbox.Inbox.send_again`).
+    possibly_repeated: str = ("↻ Sent again: this answer was cut off while being sent (a restart or a dropped "
+                              "connection), so Sabha cannot tell whether it reached you. If you already have it, "
+                              "ignore this copy.")
 
 
 class Courier(Protocol):

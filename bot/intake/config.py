@@ -20,6 +20,10 @@ class InboxSection(StrictModel):
     shutdown_grace_s: float = Field(20, ge=0, le=3600, description=(
         "at SIGTERM/SIGINT, how long running answers may take to finish; what is left stays stored and is "
         "answered at the next start"))
+    confirm_within_s: float = Field(120, gt=0, le=86_400, description=(
+        "WhatsApp: a reply whose request left but whose answer was lost (Sabha stopped, the connection dropped) "
+        "waits this long for Meta's status webhook to confirm it; without one it is sent once more, marked as "
+        "possibly repeated"))
     storage_retry_s: float = Field(2.0, gt=0, le=300, description=(
         "when the data dir cannot be written, how long to wait before trying to store or answer again "
         "(doubling up to 30 s)"))

@@ -9,16 +9,22 @@ as the answer does::
     received   stored; the board has not answered yet
     replied    the board's Reply is stored; nothing of it has left
     sending    the Reply is being delivered: a request may have reached the service
+    unconfirmed  its request left and its answer was lost; the channel's service confirms what it
+               delivered (WhatsApp's status webhook): :meth:`Inbox.confirm` finishes it, else after
+               ``inbox.confirm_within_s`` it is sent once more, marked (:meth:`Inbox.overdue`)
     answered | failed | may_have_arrived | denied | not_text | abandoned      (final)
 
 A crash or a stop leaves rows in the first three states. At the next start
 :meth:`Inbox.unfinished` hands back ``received`` rows (the board answers them) and
 ``replied`` rows (their stored reply is delivered without a new model call) that are
 younger than ``inbox.resume_max_age_s`` and were not interrupted :data:`MAX_ATTEMPTS`
-times; the rest is logged and marked ``abandoned``, never dropped silently, and
-``sending`` rows are never sent again (the reply may have arrived; a second copy could
-not be taken back), unless the channel says delivering it again only edits a message that is
-there already (a streamed answer's draft on Telegram). Finished rows older than a week are pruned.
+times; the rest is logged and marked ``abandoned``, never dropped silently. A ``sending``
+row's request had started to leave (the channel marks it as the bytes go, not while the
+request waits for a connection), so its reply may or may not have arrived: when the channel
+says delivering it again only edits a message that is there already (a streamed answer's
+draft on Telegram) it is delivered again; else it is sent once more, headed by the channel's
+"possibly repeated" line (``resends`` counts it: never a third copy), so nobody is left
+silently unanswered; a second copy is the smaller harm. Finished rows older than a week are pruned.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ from board.storage.sqlite import StateDB
 
 __all__ = [
     "MAX_ATTEMPTS",
+    "SENT_AGAIN",
     "Arrival",
     "InboundKind",
     "Inbox",
@@ -54,6 +61,8 @@ log = logging.getLogger("sabha.inbox")
 KEEP = timedelta(days=7)
 _BATCH_ROWS = 500  # rows per statement (7 parameters each, well under SQLite's limit of 32766)
 MAX_ATTEMPTS = 3  # a message whose answering was interrupted this often is given up (it may be the cause)
+#: The detail of a row whose reply is sent once more after a restart (kept when it is delivered).
+SENT_AGAIN = "sent once more after a restart (its first sending may have arrived), marked as possibly repeated"
 
 
 #: The advisory lock class of conversations' receipts (PostgreSQL; the second key is the lane's hash).
@@ -74,6 +83,7 @@ class InboxStatus(StrEnum):
     ANSWERED = "answered"
     FAILED = "failed"
     MAY_HAVE_ARRIVED = "may_have_arrived"
+    UNCONFIRMED = "unconfirmed"  # its request left, its answer was lost: the service's confirmation is awaited
     DENIED = "denied"
     NOT_TEXT = "not_text"
     ABANDONED = "abandoned"
@@ -151,6 +161,7 @@ class Pending:
     kind: InboundKind = InboundKind.TEXT
     reply: Reply | None = None
     attempts: int = 0
+    resends: int = 0  # the reply is a copy sent once more after a restart, marked as possibly repeated
 
     @property
     def chat_id(self) -> str:
@@ -346,12 +357,15 @@ class Inbox:
                          gave_up: Callable[[Pending], Awaitable[None]] | None = None, *,
                          mine: Callable[[Pending], Awaitable[bool]] | None = None,
                          lanes: Collection[str] | None = None, skip: Container[tuple[str, str]] = frozenset(),
-                         after_restart: bool = True) -> list[Pending]:
+                         after_restart: bool = True, again: Callable[[Reply], Reply] | None = None,
+                         confirms: bool = False) -> list[Pending]:
         """Messages stored and never answered, in order of arrival, to take up (after a restart, or left by a
         replica that stopped); the ones that may not be taken up are logged and marked abandoned. A reply
         that was being sent is taken up again only when ``redo`` says sending it again cannot
         post it twice (the channel edits a message already there: a streamed draft). ``gave_up``
-        hears of each message abandoned (not of a reply that may have arrived).
+        hears of each message abandoned (not of a reply that may have arrived). Else such a reply is sent once
+        more as ``again(reply)`` makes it (the channel's "possibly repeated" copy), once only; when the channel
+        ``confirms`` what it delivered, it waits for that confirmation first (``unconfirmed``).
 
         With replicas: only rows in ``lanes`` (None: all), not in ``skip`` (``(chat_id, message_id)`` being
         answered here already), and of which ``mine(pending)`` says this replica works its conversation (it
@@ -371,8 +385,21 @@ class Inbox:
                 why = unreadable
             elif status == InboxStatus.SENDING and not (
                     pending.reply is not None and redo is not None and await redo(pending.reply)):
+                if pending.reply is not None and confirms and pending.resends == 0:
+                    await self.unconfirmed(pending)  # the service's status webhook says whether it arrived
+                    log.warning("%s: message %s in chat %s: its reply was being sent when Sabha stopped; waiting for "
+                                "the service to confirm it arrived, else it is sent once more", self.channel,
+                                pending.message_id, pending.chat_id)
+                    continue
+                if pending.reply is not None and again is not None and pending.resends == 0:
+                    marked = await self.send_again(pending, again(pending.reply), "was being sent when Sabha stopped")
+                    if marked is not None:
+                        todo.append(marked)
+                    continue
                 why = ("its reply was being sent when Sabha stopped and may have arrived; not sending it again, "
-                       "since that could post it twice")
+                       "since that could post it twice" if pending.resends == 0 else
+                       "its reply, sent once more after an earlier stop, was being sent when Sabha stopped and may "
+                       "have arrived; not sending a third copy")
             if why is not None:
                 status_after = InboxStatus.MAY_HAVE_ARRIVED if status == InboxStatus.SENDING else InboxStatus.ABANDONED
                 await self.finish(pending, status_after, why)
@@ -390,6 +417,50 @@ class Inbox:
                 log.info("%s: taking up %d message(s) received before the restart and not answered yet",
                          self.channel, len(todo))
         return todo
+
+    async def send_again(self, pending: Pending, marked: Reply, why: str) -> Pending | None:
+        """A reply whose request had left when its answer was lost (``why``: Sabha stopped, the connection
+        dropped) goes once more, as ``marked``: stored (``replied``, its ``resends`` counted) before it is
+        delivered. None: it was sent once more already, or the row moved on meanwhile (another replica)."""
+        row = await self.db.fetchone(
+            "UPDATE inbound_messages SET status = 'replied', reply = ?, resends = resends + 1, detail = ? "
+            "WHERE channel = ? AND chat_id = ? AND message_id = ? AND status IN ('sending', 'unconfirmed') "
+            "AND resends = 0 "
+            "RETURNING message_id", (reply_to_json(marked), SENT_AGAIN, self.channel, pending.chat_id,
+                                     pending.message_id))
+        if row is None:
+            return None
+        log.warning("%s: message %s in chat %s: its reply %s and may or may not have arrived (its request had "
+                    "left); sending it once more, marked as possibly repeated", self.channel, pending.message_id,
+                    pending.chat_id, why)
+        return replace(pending, reply=marked, resends=pending.resends + 1)
+
+    async def unconfirmed(self, pending: Pending) -> None:
+        """``pending``'s reply may have arrived: wait for the service to confirm it (from now on)."""
+        await self._update(pending, "status = ?, unconfirmed_at = ?", (InboxStatus.UNCONFIRMED.value,
+                                                                      _stamp(_now())))
+
+    async def confirm(self, message_id: str, how: str) -> bool:
+        """The service confirmed the reply to ``message_id`` (``how``: its status): answered, not sent again.
+        False when nothing waited for it (answered already, or a marked copy is on its way)."""
+        row = await self.db.fetchone(
+            "UPDATE inbound_messages SET status = 'answered', answered_at = ?, detail = ? WHERE channel = ? AND "
+            "message_id = ? AND status IN ('sending', 'unconfirmed') AND resends = 0 RETURNING chat_id",
+            (_stamp(_now()), f"confirmed by the service ({how})", self.channel, message_id))
+        return row is not None
+
+    async def overdue(self, within: timedelta) -> list[Pending]:
+        """Replies that waited longer than ``within`` for a confirmation that never came."""
+        rows = await self.db.fetchall(
+            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane, resends "
+            "FROM inbound_messages WHERE channel = ? AND status = ? AND unconfirmed_at < ?",
+            (self.channel, InboxStatus.UNCONFIRMED.value, _stamp(_now() - within)))
+        found = []
+        for row in rows:
+            pending, unreadable, _ = self._pending_of(row, _now(), timedelta(days=3650))
+            if unreadable is None and pending.reply is not None:
+                found.append(pending)
+        return found
 
     async def fill_lanes(self, conversation: Callable[[Envelope], str]) -> int:
         """Give each unfinished message stored without a lane (before migration 0300 added lanes; carried over
@@ -434,7 +505,7 @@ class Inbox:
             params.extend(lanes)
         order = "seq" if self.db.dialect is Dialect.POSTGRES else "rowid"  # the order they were stored in
         return await self.db.fetchall(
-            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane "
+            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane, resends "
             f"FROM inbound_messages WHERE {where} ORDER BY {order}", params)
 
     def _pending_of(self, row: Row, now: datetime, max_age: timedelta) -> tuple[Pending, str | None, str | None]:
@@ -450,7 +521,7 @@ class Inbox:
         try:
             envelope = envelope_from_json(row["envelope"]) if row["envelope"] else None
             reply = reply_from_json(row["reply"]) if row["reply"] and status in (
-                InboxStatus.REPLIED, InboxStatus.SENDING) else None
+                InboxStatus.REPLIED, InboxStatus.SENDING, InboxStatus.UNCONFIRMED) else None
             kind = InboundKind(row["kind"] or InboundKind.TEXT)
         except (ValueError, TypeError, KeyError) as exc:
             unreadable = f"its stored copy cannot be read ({exc})"
@@ -464,7 +535,8 @@ class Inbox:
             why = f"answering it was interrupted {attempts} times; giving up on it"
         stand_in = Envelope(channel=self.channel, text="", sender="", chat_id=str(row["chat_id"]),
                             message_id=str(row["message_id"]))
-        pending = Pending(self.channel, str(row["lane"] or ""), envelope or stand_in, kind, reply, attempts)
+        pending = Pending(self.channel, str(row["lane"] or ""), envelope or stand_in, kind, reply, attempts,
+                          int(row["resends"] or 0))
         return pending, unreadable, why
 
     async def prune(self, keep: timedelta = KEEP) -> None:

@@ -29,10 +29,15 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    restart, when the notice's message id is gone with the process); a channel that shows
    answers while they are written (``courier.stream``) gets the turn's deltas;
 6. **reply stored, then delivered**: the reply is written before the first request
-   leaves; the outcome is recorded: answered, failed (the service proved it was not
-   posted), or may-have-arrived (never re-sent);
+   leaves, and marked "sending" as that request starts to be written (not while it waits
+   for a connection or the rate limiter); the outcome is recorded: answered, or failed (the
+   service proved it was not posted); when the request left and its answer was lost (the
+   connection dropped) it is sent once more, headed by the channel's ``possibly_repeated``
+   line, and only a marked copy lost that way too is recorded as may-have-arrived;
 7. **resume** (:meth:`Intake.resume`, at start): what a crash or a stop left unanswered
-   is answered, or its stored reply delivered, in the order it arrived;
+   is answered, or its stored reply delivered, in the order it arrived; a reply that was
+   being sent (its request had left: it may or may not have arrived) is sent once more,
+   headed by the channel's ``possibly_repeated`` line (:class:`bot.channels.base.ChannelTexts`);
 8. **replicas** (``state.url`` on PostgreSQL, several ``sabha run``): a conversation is answered by the
    replica holding its lease (:mod:`bot.intake.leasing`); a message another replica took in is found by
    the holder's dispatcher (:meth:`Intake.dispatch`) and answered there, in the order the messages were
@@ -58,7 +63,17 @@ from board.media.understand import MediaFetcher
 from board.storage import StorageError
 from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.config import InboxSection
-from bot.intake.inbox import MAX_ATTEMPTS, UNFINISHED, Arrival, InboundKind, Inbox, InboxStatus, LeaseLost, Pending
+from bot.intake.inbox import (
+    MAX_ATTEMPTS,
+    SENT_AGAIN,
+    UNFINISHED,
+    Arrival,
+    InboundKind,
+    Inbox,
+    InboxStatus,
+    LeaseLost,
+    Pending,
+)
 from bot.intake.leasing import LaneLeases, replica_name
 from bot.intake.scheduler import Scheduler
 from bot.intake.storage import StorageHealth, is_storage_error
@@ -71,6 +86,8 @@ __all__ = ["Intake", "IntakeHub", "StorageUnavailable"]
 log = logging.getLogger("sabha.intake")
 _A = TypeVar("_A")
 _T = TypeVar("_T")
+#: The start of a :attr:`SendProgress.key`: the reply to the stored message whose id follows.
+REPLY_KEY = "sabha-reply:"
 _releasing: set[asyncio.Task[int]] = set()  # held scheduled work being released (kept from the collector)
 
 
@@ -152,6 +169,9 @@ class Intake:
         self.failed = 0
         self.uncertain = 0
         self.ignored = 0
+        #: The channel's service confirms each delivered message (WhatsApp's status webhook): a reply that may have
+        #: arrived waits for that confirmation (``inbox.confirm_within_s``) before it is sent once more
+        self.confirms = bool(getattr(courier, "confirms_delivery", False))
 
     @property
     def scheduler(self) -> Scheduler:
@@ -310,7 +330,8 @@ class Intake:
         arrived is never sent again; too old or too often interrupted: given up)."""
         max_age = timedelta(seconds=self.hub.settings.resume_max_age_s)
         return await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted,
-                                           lanes=lanes, skip=skip, after_restart=False)
+                                           lanes=lanes, skip=skip, after_restart=False, again=self._sent_again,
+                                           confirms=self.confirms)
 
     async def _retrying(self, doing: str, step: Callable[[_A], Awaitable[_T]], arg: _A) -> _T:
         """``await step(arg)``, again after a pause while the state store is out (like a parked answer)."""
@@ -345,6 +366,8 @@ class Intake:
             wake.clear()
             try:
                 await self._look(lanes)
+                if self.confirms:
+                    await self._unconfirmed_overdue()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -383,6 +406,29 @@ class Intake:
                          "one that stopped)", self.courier.name, len(todo), lane)
             elif not self.scheduler.active(lane):
                 lanes.idle(lane)
+
+    async def _unconfirmed_overdue(self) -> None:
+        """Replies whose confirmation never came within ``inbox.confirm_within_s``: sent once more, marked."""
+        within = timedelta(seconds=self.hub.settings.confirm_within_s)
+        for pending in await self.inbox.overdue(within):
+            assert pending.reply is not None
+            why = f"was not confirmed by the service within {within.total_seconds():.0f} s"
+            again = await self.inbox.send_again(pending, self._sent_again(pending.reply), why)
+            if again is not None:
+                if not again.lane:
+                    again = replace(again, lane=self.courier.conversation(again.envelope))
+                self._queue(again)
+
+    async def confirmed(self, key: str | None, how: str) -> bool:
+        """The service confirmed the delivery of a message whose progress had ``key`` (a status webhook): a reply
+        that waited for it is answered and not sent again. False when ``key`` is not a reply's or nothing waited."""
+        if not key or not key.startswith(REPLY_KEY):
+            return False
+        done = await self.inbox.confirm(key.removeprefix(REPLY_KEY), how)
+        if done:
+            log.info("%s: the reply to message %s was confirmed by the service (%s); not sending it again",
+                     self.courier.name, key.removeprefix(REPLY_KEY), how)
+        return done
 
     async def _dispatching(self, lanes: LaneLeases) -> None:
         """Leases started (heartbeat; SQLite: the previous run's taken over) and this intake's dispatcher
@@ -459,7 +505,8 @@ class Intake:
         recorded (nothing left: try again later)."""
         assert pending.reply is not None
         progress = SendProgress(before_first_request=lambda: self.inbox.sending(pending),
-                                after_refusal=lambda: self.inbox.unsent(pending))  # a 429: nothing posted yet
+                                after_refusal=lambda: self.inbox.unsent(pending),  # a 429: nothing posted yet
+                                key=f"{REPLY_KEY}{pending.message_id}")
         notice = self._notices.pop((pending.chat_id, pending.message_id), None)
         deliver_over = getattr(self.courier, "deliver_over", None)
         try:
@@ -468,6 +515,17 @@ class Intake:
             else:
                 await self.courier.deliver(pending.reply, progress)
         except SendFailed as exc:
+            if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED and pending.resends == 0 and self.confirms:
+                await self.inbox.unconfirmed(pending)  # the service's status webhook says whether it arrived
+                log.warning("%s: the reply to message %s in chat %s may or may not have arrived (%s); waiting up to "
+                            "%.0f s for the service to confirm it, else it is sent once more", self.courier.name,
+                            pending.message_id, pending.chat_id, exc, self.hub.settings.confirm_within_s)
+                return True
+            if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED and pending.resends == 0:
+                again = await self.inbox.send_again(pending, self._sent_again(pending.reply),
+                                                    f"left but its answer was lost ({exc})")
+                if again is not None:  # nobody is left silently unanswered: once more, marked
+                    return await self._deliver(again)
             if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED:
                 self.uncertain += 1
                 status = InboxStatus.MAY_HAVE_ARRIVED
@@ -495,8 +553,13 @@ class Intake:
             return True
         self.answered += 1
         kind = InboxStatus.NOT_TEXT if pending.kind is not InboundKind.TEXT else InboxStatus.ANSWERED
-        await self._record(pending, kind, progress.note)
+        await self._record(pending, kind, progress.note or (SENT_AGAIN if pending.resends else None))
         return True
+
+    def _sent_again(self, reply: Reply) -> Reply:
+        """A reply that was being sent when Sabha stopped, as it is sent once more: headed by the channel's
+        "possibly repeated" line (the request had left; nothing says whether it arrived)."""
+        return replace(reply, text=f"{self.courier.texts.possibly_repeated}\n\n{reply.text}")
 
     async def _delivery_broke(self, pending: Pending, progress: SendProgress, exc: Exception) -> None:
         """Delivering raised something that is not a refused send (a bug in the channel's code, a reply it cannot
@@ -661,7 +724,8 @@ class Intake:
                 return taken[lane]
 
         todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted,
-                                           mine=mine, skip=frozenset(self._local))
+                                           mine=mine, skip=frozenset(self._local), again=self._sent_again,
+                                           confirms=self.confirms)
         if lanes is not None:
             await self._dispatching(lanes)
         for pending in todo:

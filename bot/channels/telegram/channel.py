@@ -60,6 +60,7 @@ from bot.channels.telegram.albums import AlbumGather, AlbumHold, album_key, merg
 from bot.channels.telegram.attachments import attachments_of
 from bot.channels.telegram.buttons import ButtonPosts, toast
 from bot.channels.telegram.config import TelegramSection
+from bot.channels.telegram.departure import departure_hooks
 from bot.channels.telegram.files import FileRequest, TelegramFiles, file_base_url
 from bot.channels.telegram.format import render
 from bot.channels.telegram.inbound import (
@@ -241,7 +242,8 @@ class TelegramChannel:
         # Every running turn may hold a connection for its reply and one for its typing
         # indicator, and meetings post beside them: size the pool to the cap on turns.
         pool = 2 * self.hub.settings.max_concurrent_turns + 8
-        request = FileRequest(connection_pool_size=pool, pool_timeout=30.0)
+        # Replies are marked "sending" as their request starts to leave, not while it waits for a connection.
+        request = FileRequest(connection_pool_size=pool, pool_timeout=30.0, httpx_kwargs=departure_hooks())
         updates = HTTPXRequest(connection_pool_size=1, read_timeout=self.poll_timeout + 10)
         bot = _Bot(self.settings.token.get_secret_value(), base_url=self.settings.api_base_url,
                    base_file_url=file_base_url(self.settings.api_base_url), request=request,

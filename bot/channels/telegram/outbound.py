@@ -24,8 +24,10 @@ made (connection refused, connect or pool timeout: the request never left); an e
 answer from the server (5xx: Telegram answered and did not post it). Any other network
 error (:class:`telegram.error.TimedOut` while reading, a dropped connection, an unknown
 transport error) is not resent: it raises :class:`DeliveryUnknown` and is logged as an
-error saying the message may or may not have arrived. A lost message is a smaller harm
-than a duplicate that cannot be taken back. Edits are idempotent (an edit repeated is at
+error saying the message may or may not have arrived. Here a lost message is the smaller
+harm than a duplicate that cannot be taken back; the intake then sends a reply once more,
+headed as possibly repeated (:meth:`bot.intake.inbox.Inbox.send_again`), so nobody is left
+silently unanswered. Edits are idempotent (an edit repeated is at
 worst "not modified") and are retried after any network error.
 
 Callers describe *where* with a :class:`Target`; a :class:`board.envelope.Reply`
@@ -57,6 +59,7 @@ from telegram.error import (
 from board.envelope import Button, Reply
 from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress, repeating
 from bot.channels.reach import Reach
+from bot.channels.telegram.departure import departing
 from bot.channels.telegram.format import Chunk, plain_chunks, render
 from bot.channels.telegram.inbound import quoted_message_id
 from bot.channels.telegram.ratelimit import FloodControl
@@ -418,16 +421,19 @@ class Outbound:
     async def _call(self, target: Target, make: Callable[[], Awaitable[T]], *, idempotent: bool = False,
                     progress: SendProgress | None = None) -> T:
         """One API call under flood control, retried after 429s and after the network errors
-        :func:`proves_not_sent` allows (any network error when ``idempotent``)."""
+        :func:`proves_not_sent` allows (any network error when ``idempotent``). ``progress`` is told
+        (``leaving``) when the request starts to be written, not before: while it waits for a pooled
+        connection nothing has left (:mod:`bot.channels.telegram.departure`)."""
         attempt = 0
         while True:
             attempt += 1
             await self.flood.acquire(target.chat_id)
-            if progress is not None:
-                await progress.leaving()
             try:
-                result = await make()
+                with departing(progress) as departure:  # "sending" is marked as the request starts to leave
+                    result = await make()
             except TelegramError as exc:
+                if departure is not None:
+                    departure.reraise()  # the mark could not be stored: nothing left
                 self._reached(exc)
                 if progress is not None and not _uncertain(exc):
                     await progress.nothing_posted()  # Telegram answered: this request posted nothing

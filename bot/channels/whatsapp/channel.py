@@ -97,6 +97,7 @@ class WhatsAppChannel:
     name = "whatsapp"
     texts = TEXTS
     message_ids_unique = True  # a wamid names one message whichever id of its sender filed it
+    confirms_delivery = True  # each sent message gets status webhooks (biz_opaque_callback_data: the reply's key)
 
     def __init__(self, board: Board, settings: WhatsAppSection, *, hub: IntakeHub | None = None,
                  pacing: Pacing | None = None) -> None:
@@ -397,6 +398,8 @@ class WhatsAppChannel:
             if code == WINDOW_CLOSED:
                 status = DeliveryStatus.UNDELIVERABLE
             await self._failed(item, status, title)
+        else:  # sent, delivered, read: a reply that may have arrived did (it is not sent again)
+            await self.intake.confirmed(item.callback, item.status)
         await self.deliveries.status(item.wamid, status, item.recipient, code, title)
 
     async def _merge_people(self, old: str, new: str) -> None:

@@ -193,6 +193,7 @@ class _Status(_Model):
     recipient_id: str | None = None
     recipient_user_id: str | None = None
     errors: list[WaError] = Field(default_factory=list)
+    biz_opaque_callback_data: str | None = None
 
 
 class _Value(_Model):
@@ -439,6 +440,7 @@ class StatusUpdate:
     status: str
     recipient: str | None
     errors: tuple[WaError, ...] = ()
+    callback: str | None = None  # ``biz_opaque_callback_data``: what Sabha sent with the message (a reply's key)
 
 
 @dataclass(frozen=True)
@@ -523,7 +525,7 @@ def read_items(note: Notification) -> Iterator[InboundMessage | StatusUpdate | R
                                      tuple(message.errors), message.group_id, original, attachments, _detail(message))
             for status in value.statuses:
                 yield StatusUpdate(status.id, status.status, status.recipient_id or status.recipient_user_id,
-                                   tuple(status.errors))
+                                   tuple(status.errors), status.biz_opaque_callback_data)
             for error in value.errors:
                 yield ReportedError(error)
 

@@ -8,8 +8,11 @@ quotes the message it answers (``context.message_id``). Errors branch on
 ``error.code`` (:mod:`.limits`): the number's throughput limit (130429) pauses every send
 of the channel, the pair limit (131056) pauses sends to that user only, transient codes
 pause and retry; the 24-hour window (131047) and the other permanent codes are never
-retried. :meth:`GraphClient.send_text` calls ``progress.leaving()`` right before each
-request that may post something (the intake records "sending" there).
+retried. :meth:`GraphClient.send_text` has ``progress.leaving()`` called for each request that
+may post something once that request has its connection, right before it is written (aiohttp's
+trace signals ``on_connection_create_end`` / ``on_connection_reuseconn``, the request's
+``trace_request_ctx``): the intake records "sending" there, not while the request waits for one
+of the connector's connections.
 
 A request that cannot reach the Graph API at all (connection refused, unknown host) is a
 network failure, not a refusal: it is retried like a transient error, logged as a network
@@ -24,6 +27,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -105,6 +109,7 @@ class GraphClient:
         self.channel_backoff = Backoff()
         self.pair_backoff = PairLimit()
         self.session: aiohttp.ClientSession | None = None
+        self.connections = 100  # the connector's limit (requests beyond it wait for a connection)
         self.sent = 0
         self.refused = 0
         self.retried: dict[ErrorClass, int] = {}
@@ -112,10 +117,13 @@ class GraphClient:
     async def open(self) -> None:
         """Open the channel's one HTTP session."""
         if self.session is None:
+            leaving = aiohttp.TraceConfig()
+            leaving.on_connection_create_end.append(_connected)
+            leaving.on_connection_reuseconn.append(_connected)
             self.session = aiohttp.ClientSession(
                 headers={"Authorization": f"Bearer {self._token}"},
                 timeout=aiohttp.ClientTimeout(total=self.pacing.timeout_s),
-                connector=aiohttp.TCPConnector(limit=100))
+                connector=aiohttp.TCPConnector(limit=self.connections), trace_configs=[leaving])
 
     async def close(self) -> None:
         """Close the session."""
@@ -123,11 +131,12 @@ class GraphClient:
             await self.session.close()
             self.session = None
 
-    async def _post(self, payload: dict[str, Any]) -> tuple[int, Any]:
+    async def _post(self, payload: dict[str, Any], progress: SendProgress | None = None) -> tuple[int, Any]:
+        """POST ``payload``; ``progress`` is told (``leaving``) once the request has its connection."""
         if self.session is None:
             raise SendFailed("the WhatsApp channel is not started", DeliveryOutcome.NOT_SENT)
         try:
-            async with self.session.post(self.url, json=payload) as resp:
+            async with self.session.post(self.url, json=payload, trace_request_ctx=progress) as resp:
                 try:
                     body = await resp.json(content_type=None)
                 except ValueError:
@@ -207,12 +216,13 @@ class GraphClient:
         payload: dict[str, Any] = {"messaging_product": "whatsapp", **recipient(user), **content}
         if reply_to:
             payload["context"] = {"message_id": reply_to}
+        if progress.key:  # echoed in this message's status webhooks: confirms a reply that may have arrived
+            payload["biz_opaque_callback_data"] = progress.key
         attempt = 0
         while True:
             await self._wait_turn(user)
-            await progress.leaving()
             try:
-                status, answer = await self._post(payload)
+                status, answer = await self._post(payload, progress)  # "sending" as it gets its connection
             except aiohttp.ClientConnectorError as exc:  # never reached Meta: safe to retry
                 await progress.nothing_posted()  # not "sending" through the pause: a kill then sends it later
                 attempt += 1
@@ -258,6 +268,13 @@ class GraphClient:
                 delay = retry_delay(attempt, self.pacing.transient_s)
                 log.warning("whatsapp: sending to %s failed (%s); retrying in %.1f s", user, error, delay)
                 await self.sleep(delay)
+
+
+async def _connected(session: aiohttp.ClientSession, context: SimpleNamespace, params: object) -> None:
+    """A request has its connection and is about to be written: its delivery may post from here."""
+    progress = getattr(context, "trace_request_ctx", None)
+    if isinstance(progress, SendProgress):
+        await progress.leaving()
 
 
 def _network(exc: aiohttp.ClientConnectorError) -> str:
