@@ -158,6 +158,31 @@ async def test_a_cancelled_joiner_is_cancelled_not_answered() -> None:
     assert await opener is True
 
 
+async def test_when_the_album_cannot_be_stored_every_gathered_request_is_told_so_and_a_redelivery_stores_it(
+) -> None:
+    calls: list[list[int]] = []
+    release = asyncio.Event()
+
+    async def sleep(_: float) -> None:
+        await release.wait()
+
+    async def store(items: list[TgMessage]) -> bool:
+        calls.append([m.message_id for m in items])
+        return len(calls) > 1  # the first store fails (the disk), the redelivery's works
+
+    gather = AlbumGather(sleep=sleep)
+    key = (OWNER, "g")
+    for attempt in (1, 2):
+        release.clear()
+        opener = asyncio.create_task(gather.join(key, message(1), store))
+        await eventually(lambda: key in gather.open, "the gathering is open")
+        joiner = asyncio.create_task(gather.join(key, message(2), store))
+        await asyncio.sleep(0)
+        release.set()
+        assert [await opener, await joiner] == [attempt == 2] * 2  # 503 for both, then 200 for both
+    assert calls == [[1, 2], [1, 2]]
+
+
 # -- findings 2 and 3 through a real ``sabha run`` ----------------------------------------------------------
 
 
@@ -289,3 +314,52 @@ async def test_a_webhook_album_being_gathered_does_not_hold_back_another_chats_a
                 await album_post
         await channel.stop()
         await runner.cleanup()
+
+
+# -- finding 1 and 5 through a real ``sabha run``: albums of one batch, from two chats and from one -------------
+
+
+@pytest.fixture
+async def polling2(tmp_path: Path, bfake: BatchFake, show: ShowModel  # noqa: F811 - fixtures
+                   ) -> AsyncIterator[SabhaProcess]:
+    """``sabha run`` polling the fake Bot API; the model shows what it was given."""
+    process = SabhaProcess(write_config(tmp_path, bfake, show))
+    try:
+        await process.start()
+        yield process
+    finally:
+        await process.close()
+
+
+async def test_two_albums_from_two_chats_in_one_batch_are_held_back_once_and_answered_once_each(
+    bfake: BatchFake, polling2: SabhaProcess, show: ShowModel  # noqa: F811 - fixtures
+) -> None:
+    items = [photo_item(bfake, OWNER, "P", "P1 owner's album"), photo_item(bfake, OWNER, "P"),
+             photo_item(bfake, FRIEND, "Q", "Q1 friend's album"), photo_item(bfake, FRIEND, "Q")]
+    bfake.served.clear()
+    for update in items:
+        bfake.push_update(update)  # one batch: the daemon reads them in one getUpdates
+    await asyncio.wait_for(bfake.served.wait(), 60)
+    assert bfake.batches[-1] == [u["update_id"] for u in items], bfake.batches
+    answers = await marker(bfake, "P2 marker")  # after the batch: it closes neither album in it
+    await eventually(lambda: bfake.sent_to(FRIEND), "the friend's album answered", timeout=60)
+    holds = [line for line in polling2.lines if "holding back an album" in line]
+    assert len(holds) == 1, holds  # both albums waited together, once
+    before = answers[:-1]
+    assert len(before) == 1 and "P1" in before[0] and before[0].count("[image attached") == 2, before
+    [friend] = [m.text for m in bfake.sent_to(FRIEND)]
+    assert "Q1" in friend and friend.count("[image attached") == 2, friend
+
+
+async def test_two_albums_in_one_chat_in_one_batch_are_two_turns_with_their_own_pictures(
+    bfake: BatchFake, polling2: SabhaProcess, show: ShowModel  # noqa: F811 - fixtures
+) -> None:
+    items = [photo_item(bfake, OWNER, "R", "R1 first album"), photo_item(bfake, OWNER, "R"),
+             photo_item(bfake, OWNER, "S", "S1 second album"), photo_item(bfake, OWNER, "S"),
+             photo_item(bfake, OWNER, "S")]
+    for update in items:
+        bfake.push_update(update)
+    answers = await marker(bfake, "R2 marker")
+    before = answers[:-1]
+    assert len(before) == 2 and "R1" in before[0] and "S1" in before[1], before
+    assert [a.count("[image attached") for a in before] == [2, 3], before

@@ -716,8 +716,8 @@ class TelegramChannel:
             why = "nested too deeply" if isinstance(exc, RecursionError) else _short(exc)
             log.warning("telegram webhook: rejected a body that is not a Telegram update: %s", why)
             return None
-        update_id = data.get("update_id") if isinstance(data, dict) else None
-        if not isinstance(update_id, int) or isinstance(update_id, bool):
+        update_id = _update_id(data)
+        if update_id is None:
             self.invalid_updates += 1
             log.warning("telegram webhook: rejected a body that is not a Telegram update: no integer update_id")
             return None
