@@ -25,6 +25,7 @@ import pytest
 from aiohttp import web
 
 from board.service import Board
+from bot.channels.telegram.album_items import AlbumItems
 from bot.channels.telegram.albums import AlbumGather, AlbumHold
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.inbound import TgMessage, parse_update
@@ -363,3 +364,19 @@ async def test_two_albums_in_one_chat_in_one_batch_are_two_turns_with_their_own_
     before = answers[:-1]
     assert len(before) == 2 and "R1" in before[0] and "S1" in before[1], before
     assert [a.count("[image attached") for a in before] == [2, 3], before
+
+
+# -- the album items record on both storage backends ---------------------------------------------------------
+
+
+@pytest.mark.backends
+async def test_the_album_items_record_leaves_out_what_was_stored_on_both_backends(board: Board) -> None:
+    items = AlbumItems(board.db)
+    first = [message(1), message(2)]
+    assert await items.fresh(first) == first
+    await items.record([first])
+    await items.record([first])  # recorded twice (a crash before the 200): no error, no second row
+    regrouped = [message(1), message(2), message(3)]
+    assert [m.message_id for m in await items.fresh(regrouped)] == [3]
+    await items.prune()  # nothing is a week old
+    assert await items.fresh([message(2)]) == []
