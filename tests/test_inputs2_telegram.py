@@ -33,7 +33,7 @@ from tests.daemon_support import WEBHOOK_SECRET, SabhaProcess, write_config
 from tests.fakes.telegram_api import FakeTelegramAPI, photo
 from tests.telegram_support import FRIEND, OWNER, TOKEN, GatedModel, eventually, tg_settings, use_model
 from tests.test_inputs_telegram import BatchFake, bfake, marker, show, webhook  # noqa: F401 - fixtures used below
-from tests.test_telegram_media import ShowModel, picture
+from tests.test_telegram_media import ShowModel, picture, shown
 
 
 def raw_item(update_id: int, chat: int, message_id: int, group: str | None, text: str | None = None) -> dict[str, Any]:
@@ -380,3 +380,19 @@ async def test_the_album_items_record_leaves_out_what_was_stored_on_both_backend
     assert [m.message_id for m in await items.fresh(regrouped)] == [3]
     await items.prune()  # nothing is a week old
     assert await items.fresh([message(2)]) == []
+
+
+async def test_an_edited_album_caption_gets_the_edits_line_once_and_the_album_is_answered_once(
+    bfake: BatchFake, polling2: SabhaProcess, show: ShowModel  # noqa: F811 - fixtures
+) -> None:
+    items = [photo_item(bfake, OWNER, "E", "E1 which logo?"), photo_item(bfake, OWNER, "E")]
+    for update in items:
+        bfake.push_update(update)
+    await eventually(lambda: bfake.sent_to(OWNER), "the album's answer", timeout=60)
+    edited = dict(items[0]["message"], caption="E1 which logo is bolder?", edit_date=1763840100)
+    bfake.push_update({"edited_message": edited})
+    answers = await marker(bfake, "E2 marker")
+    before = answers[:-1]
+    assert len(before) == 2 and "E1 which logo?" in before[0] and before[0].count("[image attached") == 2, before
+    assert "edits" in before[1] and "[image attached" not in before[1], before
+    assert sum("bolder" in shown(b) for b in show.bodies) == 0, "an edit is not a question"
