@@ -146,7 +146,7 @@ async def test_a_kill_while_an_album_is_held_loses_nothing_and_answers_it_once(
         await process.start()
         bfake.served.clear()
         bfake.push_update(first)
-        await asyncio.wait_for(bfake.served.wait(), 30)
+        await process.wait_for_log("holding back an album", timeout=60)  # read, and held: kill it now
         await process.signal(signal.SIGKILL)
         bfake.push_update(second)
         await process.start()

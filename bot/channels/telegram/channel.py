@@ -56,6 +56,7 @@ from board.router import command_addressee
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress
 from bot.channels.reach import Reach, Unreachable
+from bot.channels.telegram.album_items import AlbumItems
 from bot.channels.telegram.albums import AlbumGather, AlbumHold, album_key, merge
 from bot.channels.telegram.attachments import attachments_of
 from bot.channels.telegram.buttons import ButtonPosts, toast
@@ -84,6 +85,7 @@ from bot.channels.webhook import BodyTooLarge, read_body
 from bot.intake.config import InboxSection
 from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
+from bot.intake.storage import is_storage_error
 
 if TYPE_CHECKING:
     from bot.config import LoadedConfig
@@ -222,6 +224,7 @@ class TelegramChannel:
         self._poller: asyncio.Task[None] | None = None
         self.albums = AlbumHold()  # albums at the end of a getUpdates batch, held for their other items
         self.album_posts = AlbumGather()  # webhook mode: an album's items posted in parallel, stored as one
+        self.album_items = AlbumItems(board.db)  # every stored album item: one sent again is a duplicate
         #: Replicas in polling mode: poll only while this one leads (None: always; bot.replicas.leader).
         self.leadership: Leadership | None = None
         self._connector: asyncio.Task[None] | None = None
@@ -382,29 +385,45 @@ class TelegramChannel:
 
     # -- reading updates ---------------------------------------------------------------
 
-    def arrivals(self, raw_updates: list[Any]) -> list[Arrival]:
-        """The messages of a batch of raw updates (invalid ones logged and skipped); an album's items
-        are one arrival, at its first item (:mod:`.albums`)."""
+    def _readable(self, raw_updates: list[Any], parsed: list[TgUpdate | None] | None = None) -> list[TgUpdate]:
+        """The updates of a batch that can be read (``parsed``: read already, None where not); the others
+        logged and skipped."""
         updates: list[TgUpdate] = []
-        for raw in raw_updates:
-            try:
-                updates.append(parse_update(raw))
-            except ValueError as exc:
-                self._skipped(raw.get("update_id") if isinstance(raw, dict) else None, exc)
+        for i, raw in enumerate(raw_updates):
+            update = parsed[i] if parsed is not None else None
+            if update is None:
+                try:
+                    update = parse_update(raw)
+                except ValueError as exc:
+                    self._skipped(_update_id(raw), exc)
+                    continue
+            updates.append(update)
+        return updates
+
+    async def arrivals(self, updates: list[TgUpdate]) -> tuple[list[Arrival], list[list[TgMessage]]]:
+        """(the messages of a batch, the albums among them): an album's items are one arrival, at its first
+        item (:mod:`.albums`); items stored already are left out (:class:`.album_items.AlbumItems`), so an
+        album sent again with a late item is stored as that item alone."""
         albums: dict[tuple[int, str], list[TgMessage]] = {}
         for update in updates:
             key = album_key(update)
             if key is not None and update.message is not None:
                 albums.setdefault(key, []).append(update.message)
         arrivals: list[Arrival] = []
+        stored: list[list[TgMessage]] = []
         for update in updates:
             key = album_key(update)
-            if key is not None and albums[key][0] is not update.message:
-                continue  # a later item of an album: read with its first
-            arrival = self._update_arrival(update) if key is None else self._album_arrival(albums[key])
+            if key is None:
+                arrival = self._update_arrival(update)
+            elif key in albums:  # its first item: the album is read here, its later items skipped
+                items = await self.album_items.fresh(albums.pop(key))
+                arrival = self._album_arrival(items) if items else None
+                stored.append(items)
+            else:
+                continue
             if arrival is not None:
                 arrivals.append(arrival)
-        return arrivals
+        return arrivals, stored
 
     def _skipped(self, update_id: object, problem: Exception) -> None:
         """An update that cannot be read as a message: counted and logged, then confirmed (polling and
@@ -536,35 +555,57 @@ class TelegramChannel:
                 await self._take_batch(updates)
 
     async def _take_batch(self, updates: list[Any]) -> None:
-        """Store a batch, then move the offset past what was stored. An album at its end that may go on
-        in the next batch is held back (:mod:`.albums`): the offset stays at it (not stored, not confirmed)
-        and the next poll comes after a short wait, for its other items."""
-        ready, held = self.albums.split(updates)
-        if ready and not await self._store(ready):
+        """Store a batch, then move the offset past what was stored. Albums at its end that may go on in
+        the next batch are held back (:mod:`.albums`): what came before them is stored and confirmed to
+        Telegram now, the offset stays at the first of them (not stored, not confirmed) and the next poll
+        comes after a short wait, for their other items."""
+        parsed = [_parsed(raw) for raw in updates]
+        ready, held = self.albums.split(updates, parsed)
+        if ready and not await self._store(ready, parsed[:len(ready)]):
             return
-        if held and isinstance(held[0], dict) and isinstance(held[0].get("update_id"), int):
-            self._offset = held[0]["update_id"]
-            log.info("telegram: holding back an album in update %s for %.1f s, for its other items",
-                     self._offset, self.albums.wait_s)
-            await asyncio.sleep(self.albums.wait_s)
+        held_at = _update_id(held[0]) if held else None
+        if held_at is None:
+            return
+        self._offset = held_at
+        if ready:
+            await self._confirm_offset()  # what was stored is confirmed before the wait: a crash then loses nothing
+        log.info("telegram: holding back an album in update %s for %.1f s, for its other items",
+                 self._offset, self.albums.wait_s)
+        await asyncio.sleep(self.albums.wait_s)
 
-    async def _store(self, updates: list[Any]) -> bool:
-        """Store ``updates`` and confirm them (the next poll's offset); False when they were not stored."""
+    async def _store(self, raw_updates: list[Any], parsed: list[TgUpdate | None] | None = None) -> bool:
+        """Store ``raw_updates`` and confirm them (the next poll's offset); False when they were not stored."""
         try:
-            await self.intake.receive(self.arrivals(updates))
+            await self._receive(self._readable(raw_updates, parsed))
         except StorageUnavailable:
             await asyncio.sleep(self.hub.settings.storage_retry_s)  # not confirmed: Telegram offers them again
             return False
         except Exception:  # a bug in one update's path must not end polling (its offset never moved)
-            log.exception("telegram: storing %d update(s) failed; storing them one at a time", len(updates))
-            if not await self._receive_one_by_one(updates):
+            log.exception("telegram: storing %d update(s) failed; storing them one at a time", len(raw_updates))
+            if not await self._receive_one_by_one(raw_updates):
                 return False
-        await self._answer_presses(updates)
-        ids = [u.get("update_id") for u in updates if isinstance(u, dict)]
-        last = max((i for i in ids if isinstance(i, int)), default=None)
+        await self._answer_presses(raw_updates)
+        last = max((i for i in map(_update_id, raw_updates) if i is not None), default=None)
         if last is not None:
             self._offset = last + 1
         return True
+
+    async def _receive(self, updates: list[TgUpdate]) -> None:
+        """Store ``updates`` with the intake, then record their albums' items (before Telegram is told).
+        Raises :class:`StorageUnavailable` when either could not be written."""
+        try:
+            arrivals, albums = await self.arrivals(updates)
+        except Exception as exc:
+            if is_storage_error(exc):
+                raise StorageUnavailable(str(exc)) from exc
+            raise
+        await self.intake.receive(arrivals)
+        try:
+            await self.album_items.record(albums)
+        except Exception as exc:
+            if is_storage_error(exc):
+                raise StorageUnavailable(str(exc)) from exc
+            raise
 
     async def _poll_while_leading(self) -> None:
         """:meth:`_poll`, but among replicas only while this one leads polling; a standby waits, and on
@@ -596,15 +637,14 @@ class TelegramChannel:
         when storage itself failed (nothing confirmed: Telegram offers them again)."""
         for raw in updates:
             try:
-                await self.intake.receive(self.arrivals([raw]))
+                await self._receive(self._readable([raw]))
             except StorageUnavailable:
                 await asyncio.sleep(self.hub.settings.storage_retry_s)
                 return False
             except Exception as exc:  # noqa: BLE001 - logged whole; the rest of the batch goes on
                 self.invalid_updates += 1
-                update_id = raw.get("update_id") if isinstance(raw, dict) else None
                 log.error("telegram: skipped update %s: it could not be stored (%s: %s); this is a bug in Sabha, "
-                          "please report it with this log line", update_id, type(exc).__name__, _short(exc))
+                          "please report it with this log line", _update_id(raw), type(exc).__name__, _short(exc))
         return True
 
     async def _confirm_offset(self) -> None:
@@ -623,8 +663,7 @@ class TelegramChannel:
         return [web.post(self.settings.webhook_path, self._webhook)]
 
     async def _webhook(self, request: web.Request) -> web.Response:
-        with self.hub.receiving():  # acknowledging an update comes before starting answers
-            return await self._take(request)
+        return await self._take(request)
 
     async def _take(self, request: web.Request) -> web.Response:
         if not self.accepting:
@@ -646,27 +685,26 @@ class TelegramChannel:
             return web.Response(text="ok")  # skipped and logged, as polling skips it: a retry would not help
         key = album_key(update)
         if key is not None and update.message is not None:
+            # gathered outside receiving(): the wait for the other items holds back no one's answer
             if not await self.album_posts.join(key, update.message, self._store_album):
                 return web.Response(status=503, text="cannot store the update right now; retry later")
             return web.Response(text="ok")
-        arrival = self._update_arrival(update)
-        if arrival is not None:
+        with self.hub.receiving():  # acknowledging an update comes before starting answers
             try:
-                await self.intake.receive([arrival])
+                await self._receive([update])
             except StorageUnavailable:
                 return web.Response(status=503, text="cannot store the update right now; retry later")
         await self._answer_press(update)
         return web.Response(text="ok")
 
     async def _store_album(self, items: list[TgMessage]) -> bool:
-        """Store an album gathered from webhook requests as one arrival; False when it could not be stored."""
-        arrival = self._album_arrival(items)
-        if arrival is None:
-            return True
-        try:
-            await self.intake.receive([arrival])
-        except StorageUnavailable:
-            return False
+        """Store an album gathered from webhook requests as one arrival, without its items stored already
+        (one posted again is a duplicate); False when it could not be stored."""
+        with self.hub.receiving():
+            try:
+                await self._receive([TgUpdate(update_id=0, message=m) for m in items])
+            except StorageUnavailable:
+                return False
         return True
 
     def _read_update(self, body: bytes) -> TgUpdate | Exception | None:
@@ -680,8 +718,8 @@ class TelegramChannel:
             why = "nested too deeply" if isinstance(exc, RecursionError) else _short(exc)
             log.warning("telegram webhook: rejected a body that is not a Telegram update: %s", why)
             return None
-        update_id = data.get("update_id") if isinstance(data, dict) else None
-        if not isinstance(update_id, int) or isinstance(update_id, bool):
+        update_id = _update_id(data)
+        if update_id is None:
             self.invalid_updates += 1
             log.warning("telegram webhook: rejected a body that is not a Telegram update: no integer update_id")
             return None
@@ -752,6 +790,7 @@ class TelegramChannel:
         try:
             await self.intake.inbox.prune()
             await self.drafts.store.prune()
+            await self.album_items.prune()
             if self.topics is not None:
                 await self.topics.ensure(self.bot, self.board.souls.profiles(),
                                          auto_create=self.settings.auto_create_topics)
@@ -879,6 +918,19 @@ class TelegramChannel:
             "topics": {e.role: e.thread_id for e in self.topics.entries.values()} if self.topics else {},
             "problem": self.problem or self.reach.problem or (self.topics.problem if self.topics else None),
         }
+
+
+def _update_id(raw: Any) -> int | None:
+    """A raw update's ``update_id`` (None when it has none)."""
+    update_id = raw.get("update_id") if isinstance(raw, dict) else None
+    return update_id if isinstance(update_id, int) and not isinstance(update_id, bool) else None
+
+
+def _parsed(raw: Any) -> TgUpdate | None:
+    try:
+        return parse_update(raw)
+    except ValueError:
+        return None
 
 
 def _short(exc: BaseException) -> str:

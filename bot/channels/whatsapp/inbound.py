@@ -319,8 +319,28 @@ def _salvage_entry(raw: object, where: str, skipped: list[str]) -> _Entry | None
                     ident = item.get("id") if isinstance(item, dict) else None
                     named = f" (id {str(ident)[:80]})" if isinstance(ident, str | int) else ""
                     skipped.append(_problem(exc, f"{here}.value.{key}.{k}") + named)
+                    unreadable = _unreadable(item) if model is _Message else None
+                    if unreadable is not None:  # the person is told it could not be read, not left unanswered
+                        bare.value.messages.append(unreadable)
         entry.changes.append(bare)
     return entry
+
+
+def _unreadable(item: object) -> _Message | None:
+    """A message item that does not validate, as far as it can be read: its id, sender (and group) and
+    type, nothing else, so it gets the line that it could not be read (:attr:`Disposition.TEXT_ONLY`; an
+    act such as a reaction stays silent); None when its id or sender cannot be read."""
+    if not isinstance(item, dict):
+        return None
+    fields = {name: value for name in ("id", "from", "from_user_id", "group_id")
+              if isinstance(value := item.get(name), str) and value}
+    if "id" not in fields or not ("from" in fields or "from_user_id" in fields):
+        return None
+    kind = item.get("type")
+    try:
+        return _Message.model_validate({**fields, "type": kind if isinstance(kind, str) and kind else "unknown"})
+    except ValidationError:
+        return None
 
 
 def _repaired(data: Any) -> Any:
@@ -473,9 +493,15 @@ def _text_of(message: _Message) -> str | None:
 _FLOW_MAX = 4000  # characters of a form's answers passed on
 
 
+def _one_line(text: str) -> str:
+    """``text`` with its line breaks (any of them: \\r, \\n, U+2028 ...) made spaces."""
+    return " ".join(text.splitlines())
+
+
 def flow_answers(reply: _FlowReply) -> str:
     """A WhatsApp Flow's completion as the person's words: one ``field: answer`` line per answer
-    (``flow_token``, Meta's bookkeeping, left out), under a line saying it is a form's answers."""
+    (``flow_token``, Meta's bookkeeping, left out), under a line saying it is a form's answers. A line
+    break inside a field's name or answer becomes a space: no answer starts a line of its own."""
     name = f" {reply.name!r}" if reply.name and reply.name != "flow" else ""
     head = f"(answers to the WhatsApp form{name} I filled in)"
     try:
@@ -483,10 +509,10 @@ def flow_answers(reply: _FlowReply) -> str:
     except (ValueError, RecursionError):
         data = reply.response_json
     if isinstance(data, dict):
-        lines = [f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
+        lines = [f"{_one_line(k)}: {_one_line(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False))}"
                  for k, v in data.items() if k != "flow_token"]
     else:
-        lines = [str(data or reply.body or "(no answers)")]
+        lines = [_one_line(str(data or reply.body or "(no answers)"))]
     text = "\n".join([head, *lines])
     return clean_text(text if len(text) <= _FLOW_MAX else text[: _FLOW_MAX - 1] + "\u2026")
 
