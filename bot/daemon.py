@@ -17,7 +17,9 @@ event loop at half of ``$WATCHDOG_USEC``, ``STOPPING=1`` when shutdown begins. O
 server listens it writes ``<data_dir>/daemon.json`` (:mod:`bot.ops.runtime`) for
 ``sabha status``, and removes it at a clean exit. A data dir that cannot be written ends
 the start at once (:func:`bot.app.open_board` raises :class:`bot.intake.storage.DataDirUnwritable`:
-one line, exit code 2).
+one line, exit code 2). A PostgreSQL state store that cannot be reached yet is waited for with a capped
+backoff (:mod:`bot.ops.startwait`: a stand-in server answers ``/healthz``, ``/readyz`` 503 meanwhile); one
+that refuses the login or lacks the database ends the start (exit code 2).
 
 Shutdown is ordered: channels stop taking messages, running meetings get a moment to
 finish, received messages are answered, then channels, watcher, server and board close.
@@ -54,6 +56,7 @@ from bot.ops.readiness import Readiness, check_readiness, ping_store
 from bot.ops.reload import ReloadSignal, reload_config
 from bot.ops.runtime import RuntimeInfo, remove_runtime, write_runtime
 from bot.ops.signals import StopSignals
+from bot.ops.startwait import StoreWait
 from bot.replicas.service import ReplicaService
 from bot.scheduled import ScheduledWorkService
 
@@ -117,6 +120,7 @@ class Daemon:
         self._last_status: str | None = None
         self.scheduled: ScheduledWorkService | None = None  # reminders, reviews ... (board.schedule)
         self.replica: ReplicaService | None = None  # this process among the replicas (bot.replicas)
+        self._port_held: int | None = None  # the port the stand-in held while the state store was out of reach
 
     # -- /status and /healthz ----------------------------------------------------------
 
@@ -250,12 +254,24 @@ class Daemon:
         """Run until :meth:`request_stop` (or a signal); returns the exit code."""
         loop = asyncio.get_running_loop()
         owns_board = self.board is None
-        if self.board is None:
-            self.board = await open_board(self.loaded)  # DataDirUnwritable: before any port is taken
+        stop_watch = asyncio.Event()
+        ops_tasks: list[asyncio.Task[None]] = []
+        interval = watchdog_interval()
+        if interval is not None and self.notifier.enabled:  # from the first moment: a start may wait
+            ops_tasks.append(asyncio.create_task(watchdog_pings(self.notifier, interval, stop_watch),
+                                                 name="systemd watchdog"))
+        try:
+            if self.board is None and not await self._open_board(loop):
+                return 0  # stopped while waiting for the state store
+        except BaseException:
+            await _end_tasks(ops_tasks, stop_watch)
+            raise
+        assert self.board is not None
         board = self.board
         try:
             self.replica = await self._start_replica(board)  # a replica name in use: also before any port
         except BaseException:
+            await _end_tasks(ops_tasks, stop_watch)
             if owns_board:
                 await board.close()
             raise
@@ -267,9 +283,7 @@ class Daemon:
         gc.freeze()
         signals = StopSignals(self.request_stop, before_exit=self._remove_runtime)
         reload_signal = ReloadSignal(self.request_reload)  # SIGHUP
-        stop_watch = asyncio.Event()
         watcher: asyncio.Task[None] | None = None
-        ops_tasks: list[asyncio.Task[None]] = []
         started: list[Channel] = []
         self.metrics.attach(board, self.hub)
         try:
@@ -283,10 +297,6 @@ class Daemon:
                 reload_signal.install(loop)
             await self._start_server()
             self._write_runtime()
-            interval = watchdog_interval()
-            if interval is not None and self.notifier.enabled:
-                ops_tasks.append(asyncio.create_task(watchdog_pings(self.notifier, interval, stop_watch),
-                                                     name="systemd watchdog"))
             watcher = asyncio.create_task(board.watch(stop_watch), name="workspace watcher")  # souls, knowledge
             for channel in self.channels:
                 await channel.start()
@@ -312,9 +322,7 @@ class Daemon:
             self.phase = "stopping"
             self.notifier.stopping("stopping: finishing running answers, the rest stays stored for the next start")
             await self._shutdown(started, watcher, stop_watch)
-            for task in ops_tasks:
-                task.cancel()
-            await asyncio.gather(*ops_tasks, return_exceptions=True)
+            await _end_tasks(ops_tasks, stop_watch)
             signals.uninstall()
             reload_signal.uninstall()
             self.metrics.detach()
@@ -324,6 +332,23 @@ class Daemon:
             self._remove_runtime()
         log.info("sabha stopped")
         return 0
+
+    async def _open_board(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Open the board, waiting out a state store that cannot be reached yet (:mod:`bot.ops.startwait`:
+        a stand-in server answers /healthz and /readyz meanwhile); False when a stop came first.
+        A data dir that cannot be written, a refused login, a bad URL raise at once (exit code 2)."""
+        server, url = self.loaded.config.server, self.loaded.state_url()
+        wait = StoreWait(host=server.host, port=server.port, where=f"PostgreSQL at {url.host}:{url.port}",
+                         notifier=self.notifier, stop=self.stop_event)
+        signals = StopSignals(self.request_stop)
+        if self.install_signals:
+            signals.install(loop)
+        try:
+            waited = await wait.open(lambda: open_board(self.loaded))  # DataDirUnwritable: before any port
+        finally:
+            signals.uninstall()
+        self.board, self._port_held = waited.value, waited.port
+        return waited.value is not None
 
     # -- replicas (bot.replicas) -----------------------------------------------------------
 
@@ -369,7 +394,8 @@ class Daemon:
                                      keepalive_timeout=server.idle_timeout_s,
                                      lingering_time=min(LINGER_S, server.body_timeout_s))
         await self._runner.setup()
-        site = web.TCPSite(self._runner, server.host, server.port)
+        port = server.port if self._port_held is None else self._port_held  # the stand-in's (port 0 in tests)
+        site = web.TCPSite(self._runner, server.host, port)
         try:
             await site.start()
         except OSError as exc:
@@ -423,6 +449,13 @@ class Daemon:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+
+async def _end_tasks(tasks: list[asyncio.Task[None]], stop: asyncio.Event) -> None:
+    stop.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def run_daemon(loaded: LoadedConfig) -> int:
