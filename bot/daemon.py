@@ -32,6 +32,7 @@ import contextlib
 import gc
 import logging
 import os
+import secrets
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -57,6 +58,7 @@ from bot.ops.reload import ReloadSignal, reload_config
 from bot.ops.runtime import RuntimeInfo, remove_runtime, write_runtime
 from bot.ops.signals import StopSignals
 from bot.ops.startwait import StoreWait
+from bot.ops.wake import wake_route
 from bot.replicas.service import ReplicaService
 from bot.scheduled import ScheduledWorkService
 
@@ -120,6 +122,7 @@ class Daemon:
         self._last_status: str | None = None
         self.scheduled: ScheduledWorkService | None = None  # reminders, reviews ... (board.schedule)
         self.replica: ReplicaService | None = None  # this process among the replicas (bot.replicas)
+        self._wake_token = secrets.token_urlsafe(24)  # in daemon.json, for bot.ops.wake
         self._port_held: int | None = None  # the port the stand-in held while the state store was out of reach
 
     # -- /status and /healthz ----------------------------------------------------------
@@ -218,7 +221,8 @@ class Daemon:
     def _write_runtime(self) -> None:
         server = self.loaded.config.server
         info = RuntimeInfo(pid=os.getpid(), host=server.host, port=int(self.port or server.port),
-                           started_at=datetime.now(UTC).isoformat(timespec="seconds"), version=__version__)
+                           started_at=datetime.now(UTC).isoformat(timespec="seconds"), version=__version__,
+                           wake_token=self._wake_token)
         try:
             self.runtime_file = write_runtime(self.loaded.data_dir, info)
         except OSError as exc:
@@ -229,6 +233,11 @@ class Daemon:
         if self.runtime_file is not None:
             remove_runtime(self.loaded.data_dir, os.getpid())
             self.runtime_file = None
+
+    def _wake_schedule(self) -> None:
+        """Another process changed scheduled work (:mod:`bot.ops.wake`): the runner looks again now."""
+        if self.board is not None:
+            self.board.schedule.wake()
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -301,7 +310,8 @@ class Daemon:
             for channel in self.channels:
                 await channel.start()
                 started.append(channel)
-            self.scheduled = ScheduledWorkService(board, self.channels, lease_s=self.loaded.config.replicas.lease_s)
+            self.scheduled = ScheduledWorkService(board, self.channels, lease_s=self.loaded.config.replicas.lease_s,
+                                                  recheck_s=self.loaded.config.state.schedule_recheck_s)
             self.scheduled.start()
             if not self.channels:
                 log.warning("no channels configured: set telegram.token (see README, 'Telegram'); "
@@ -344,7 +354,7 @@ class Daemon:
         if self.install_signals:
             signals.install(loop)
         try:
-            waited = await wait.open(lambda: open_board(self.loaded))  # DataDirUnwritable: before any port
+            waited = await wait.open(lambda: open_board(self.loaded, wakes_daemon=False))  # DataDirUnwritable: first
         finally:
             signals.uninstall()
         self.board, self._port_held = waited.value, waited.port
@@ -384,6 +394,7 @@ class Daemon:
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
+        app.add_routes([wake_route(self._wake_token, self._wake_schedule)])  # `sabha actions due` on SQLite
         for channel in self.channels or []:
             app.add_routes(channel.routes())
         web_pages = await self._mount_web(app)

@@ -1,10 +1,10 @@
 """``<data_dir>/daemon.json``: how ``sabha status`` finds the daemon running on a data dir.
 
 The daemon writes :class:`RuntimeInfo` (pid, host, port, start time in UTC ISO 8601,
-version) once its HTTP server listens, atomically (a temporary file renamed over the
-old one, so a reader never sees half a file), and removes it at a clean exit. A file left
-by a crash names a pid that no longer runs: :func:`read_runtime` returns it anyway and
-:meth:`RuntimeInfo.alive` tells the two apart.
+version, the token of its wake endpoint: :mod:`bot.ops.wake`) once its HTTP server listens,
+atomically (a temporary file renamed over the old one, so a reader never sees half a file),
+and removes it at a clean exit. A file left by a crash names a pid that no longer runs:
+:func:`read_runtime` returns it anyway and :meth:`RuntimeInfo.alive` tells the two apart.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ class RuntimeInfo:
     port: int
     started_at: str
     version: str
+    wake_token: str = ""  # what another process shows to wake its scheduled work (:mod:`bot.ops.wake`)
 
     def alive(self) -> bool:
         """True when a process with this pid exists (it may, rarely, be another one)."""
@@ -67,7 +68,8 @@ def read_runtime(data_dir: Path) -> RuntimeInfo | None:
     try:
         data = json.loads((data_dir / RUNTIME_FILE).read_text(encoding="utf-8"))
         return RuntimeInfo(pid=int(data["pid"]), host=str(data["host"]), port=int(data["port"]),
-                           started_at=str(data["started_at"]), version=str(data["version"]))
+                           started_at=str(data["started_at"]), version=str(data["version"]),
+                           wake_token=str(data.get("wake_token", "")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
