@@ -155,11 +155,12 @@ async def open_state_db(loaded: LoadedConfig) -> Database:
 
 
 def all_migrations() -> list[Migration]:
-    """The daemon's tables besides the board's: the intake's, every channel's, the web pages' and the
-    replicas'."""
+    """The daemon's tables besides the board's: the intake's, every channel's, the web pages', the
+    replicas' and the webhooks held at start (:mod:`bot.channels.held`)."""
     from bot.channels import registry
+    from bot.channels.held.migrations import MIGRATIONS as HELD_MIGRATIONS
     from bot.intake.migrations import MIGRATIONS as INTAKE_MIGRATIONS
     from bot.replicas.migrations import MIGRATIONS as REPLICA_MIGRATIONS
     from bot.web.migrations import MIGRATIONS as WEB_MIGRATIONS
 
-    return [*INTAKE_MIGRATIONS, *registry.all_migrations(), *WEB_MIGRATIONS, *REPLICA_MIGRATIONS]
+    return [*INTAKE_MIGRATIONS, *registry.all_migrations(), *WEB_MIGRATIONS, *REPLICA_MIGRATIONS, *HELD_MIGRATIONS]

@@ -9,7 +9,9 @@ channels (Telegram when ``telegram.token`` is set), registers ``/status``, and r
 SIGTERM or SIGINT (a second one exits at once: :mod:`bot.ops.signals`). Slow clients are cut
 off: a body must arrive within ``server.body_timeout_s`` and at most ``server.max_pending_bodies``
 may be arriving at once (:mod:`bot.channels.webhook`); a connection with no complete request
-for ``server.idle_timeout_s`` is closed.
+for ``server.idle_timeout_s`` is closed. A channel webhook that arrives after the port opens and before
+the channels are up is stored, answered 200 and handed to its channel once they are
+(:mod:`bot.channels.held`).
 
 Under systemd it speaks the notify protocol (:mod:`bot.ops.notify`): ``READY=1`` once the
 channels are up, ``STATUS=`` lines (channels, pending inbox), ``WATCHDOG=1`` from the
@@ -32,7 +34,6 @@ import contextlib
 import gc
 import logging
 import os
-import secrets
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,16 +47,17 @@ from board.router import Route
 from board.service import Board
 from bot.app import open_board
 from bot.channels.base import Channel
+from bot.channels.held.hold import WebhookHold, webhook_paths
 from bot.channels.registry import PLUGINS
 from bot.channels.webhook import BODY_GATE, BodyGate
 from bot.config import LoadedConfig
 from bot.intake.intake import IntakeHub
-from bot.ops.logs import protect_config, redact
+from bot.ops.logs import config_secrets, protect_config, redact
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.notify import Notifier, watchdog_interval, watchdog_pings
 from bot.ops.readiness import Readiness, check_readiness, ping_store
 from bot.ops.reload import ReloadSignal, reload_config
-from bot.ops.runtime import RuntimeInfo, remove_runtime, write_runtime
+from bot.ops.runtime import RuntimeInfo, local_base, remove_runtime, write_runtime
 from bot.ops.signals import StopSignals
 from bot.ops.startwait import StoreWait
 from bot.ops.wake import wake_route
@@ -122,7 +124,7 @@ class Daemon:
         self._last_status: str | None = None
         self.scheduled: ScheduledWorkService | None = None  # reminders, reviews ... (board.schedule)
         self.replica: ReplicaService | None = None  # this process among the replicas (bot.replicas)
-        self._wake_token = secrets.token_urlsafe(24)  # in daemon.json, for bot.ops.wake
+        self.hold: WebhookHold | None = None  # webhooks arriving while the channels start (bot.channels.held)
         self._port_held: int | None = None  # the port the stand-in held while the state store was out of reach
 
     # -- /status and /healthz ----------------------------------------------------------
@@ -221,8 +223,7 @@ class Daemon:
     def _write_runtime(self) -> None:
         server = self.loaded.config.server
         info = RuntimeInfo(pid=os.getpid(), host=server.host, port=int(self.port or server.port),
-                           started_at=datetime.now(UTC).isoformat(timespec="seconds"), version=__version__,
-                           wake_token=self._wake_token)
+                           started_at=datetime.now(UTC).isoformat(timespec="seconds"), version=__version__)
         try:
             self.runtime_file = write_runtime(self.loaded.data_dir, info)
         except OSError as exc:
@@ -310,6 +311,8 @@ class Daemon:
             for channel in self.channels:
                 await channel.start()
                 started.append(channel)
+            if self.hold is not None:  # what arrived meanwhile is handed over before the daemon says it is ready
+                await self.hold.release(local_base(self.loaded.config.server.host, int(self.port or 0)))
             self.scheduled = ScheduledWorkService(board, self.channels, lease_s=self.loaded.config.replicas.lease_s,
                                                   recheck_s=self.loaded.config.state.schedule_recheck_s)
             self.scheduled.start()
@@ -389,12 +392,16 @@ class Daemon:
 
     async def _start_server(self) -> None:
         server = self.loaded.config.server
-        app = web.Application()
+        assert self.board is not None
+        # webhooks that arrive before the channels are up: stored, 200, handed over after (bot.channels.held)
+        self.hold = WebhookHold(self.board.db, paths=webhook_paths(self.channels or []),
+                                known_secrets=config_secrets(self.loaded.config))
+        app = web.Application(middlewares=[self.hold.middleware])
         app[BODY_GATE] = BodyGate(server.body_timeout_s, server.max_pending_bodies)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
-        app.add_routes([wake_route(self._wake_token, self._wake_schedule)])  # `sabha actions due` on SQLite
+        app.add_routes([wake_route(self._wake_schedule)])  # `sabha actions due` on SQLite (bot.ops.wake)
         for channel in self.channels or []:
             app.add_routes(channel.routes())
         web_pages = await self._mount_web(app)
@@ -435,6 +442,8 @@ class Daemon:
             with contextlib.suppress(Exception):
                 await channel.stop_intake()
         assert self.board is not None
+        if self.hold is not None:  # what it still holds is handed over at the next start
+            await self.hold.stop()
         grace = self.hub.settings.shutdown_grace_s
         try:
             # Running answers and meetings finish within the grace; queued messages stay

@@ -1,7 +1,7 @@
 """``<data_dir>/daemon.json``: how ``sabha status`` finds the daemon running on a data dir.
 
 The daemon writes :class:`RuntimeInfo` (pid, host, port, start time in UTC ISO 8601,
-version, the token of its wake endpoint: :mod:`bot.ops.wake`) once its HTTP server listens,
+version) once its HTTP server listens (``sabha actions due`` finds it there: :mod:`bot.ops.wake`),
 atomically (a temporary file renamed over the old one, so a reader never sees half a file),
 and removes it at a clean exit. A file left by a crash names a pid that no longer runs:
 :func:`read_runtime` returns it anyway and :meth:`RuntimeInfo.alive` tells the two apart.
@@ -15,7 +15,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["RUNTIME_FILE", "RuntimeInfo", "read_runtime", "remove_runtime", "write_runtime"]
+__all__ = ["RUNTIME_FILE", "RuntimeInfo", "local_base", "read_runtime", "remove_runtime", "write_runtime"]
 
 RUNTIME_FILE = "daemon.json"
 
@@ -29,11 +29,19 @@ class RuntimeInfo:
     port: int
     started_at: str
     version: str
-    wake_token: str = ""  # what another process shows to wake its scheduled work (:mod:`bot.ops.wake`)
 
     def alive(self) -> bool:
         """True when a process with this pid exists (it may, rarely, be another one)."""
         return pid_alive(self.pid)
+
+
+_LOCAL = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}  # wildcards: reached locally
+
+
+def local_base(host: str, port: int) -> str:
+    """``http://host:port`` of a daemon listening on ``host`` (a wildcard address: this host's loopback)."""
+    host = _LOCAL.get(host, host)
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 def pid_alive(pid: int) -> bool:
@@ -68,8 +76,7 @@ def read_runtime(data_dir: Path) -> RuntimeInfo | None:
     try:
         data = json.loads((data_dir / RUNTIME_FILE).read_text(encoding="utf-8"))
         return RuntimeInfo(pid=int(data["pid"]), host=str(data["host"]), port=int(data["port"]),
-                           started_at=str(data["started_at"]), version=str(data["version"]),
-                           wake_token=str(data.get("wake_token", "")))
+                           started_at=str(data["started_at"]), version=str(data["version"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
