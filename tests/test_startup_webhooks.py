@@ -5,7 +5,8 @@ durably, answered 200, and answered to the person once the channels are up, exac
 A real ``sabha run`` with Telegram in webhook mode (the fake Bot API) and WhatsApp (the fake Graph API).
 The window is made to last: the fake Bot API holds its answer to ``setMyCommands`` (part of the Telegram
 channel's start; WhatsApp starts after it), so the port is open (``daemon.json`` names it) and no channel
-accepts yet. A later message in each channel, answered, is the marker that nothing came twice.
+accepts yet. A later message in each channel, answered, is the marker that nothing came twice. A forged
+request held then (wrong secret token, wrong signature) is refused by its channel when handed over.
 """
 
 from __future__ import annotations
@@ -90,6 +91,16 @@ async def say_both(port: int, telegram: FakeTelegramAPI, tg_marker: str, wa_mark
     return tg, wa
 
 
+async def forged_both(port: int, telegram: FakeTelegramAPI, tg_marker: str, wa_marker: str) -> tuple[int, int]:
+    """A Telegram update with a wrong secret token and a WhatsApp notification with a wrong signature."""
+    update = telegram.build_text_update(OWNER, OWNER, f"{tg_marker} forged", is_forum=False, chat_type="private")
+    tg, _ = await telegram.deliver_webhook(f"http://127.0.0.1:{port}/telegram/webhook", update, "not-the-secret")
+    async with ClientSession() as http:
+        wa, _ = await post(http, f"http://127.0.0.1:{port}/whatsapp/webhook",
+                           text_notification(WA_OWNER, f"{wa_marker} forged"), signature="sha256=" + "0" * 64)
+    return tg, wa
+
+
 async def test_webhooks_in_the_first_moments_are_stored_answered_200_then_answered_once(
         tmp_path: Path, fake: FakeTelegramAPI, fake_graph: FakeGraphAPI, echo_model: EchoModel) -> None:
     await held_then_answered_once(tmp_path, fake, fake_graph, echo_model)
@@ -109,6 +120,7 @@ async def held_then_answered_once(tmp_path: Path, fake: FakeTelegramAPI, fake_gr
         await sabha.launch()
         port = await port_while_starting(sabha, tmp_path / "sessions", fake)
         assert await say_both(port, fake, "Q001", "Q002") == (200, 200), sabha.log
+        assert await forged_both(port, fake, "Q005", "Q006") == (200, 200)  # held too: checked when handed over
         await sabha.wait_for_log(r"sabha \S+ running", timeout=WAIT)
         await eventually(lambda: {"Q001", "Q002"} <= set(answered(fake, fake_graph)), "the held messages answered",
                          timeout=WAIT)
@@ -116,7 +128,9 @@ async def held_then_answered_once(tmp_path: Path, fake: FakeTelegramAPI, fake_gr
         await eventually(lambda: {"Q003", "Q004"} <= set(answered(fake, fake_graph)), "the markers answered",
                          timeout=WAIT)
         seen = answered(fake, fake_graph)
-        assert [seen[m] for m in ("Q001", "Q002", "Q003", "Q004")] == [1, 1, 1, 1], seen
+        assert [seen[m] for m in ("Q001", "Q002", "Q003", "Q004", "Q005", "Q006")] == [1, 1, 1, 1, 0, 0], seen
+        refused = [line for line in sabha.lines if "refused a request held at start" in line]
+        assert len(refused) == 2 and any("(401" in r for r in refused) and any("(403" in r for r in refused), refused
         assert await sabha.signal(signal.SIGTERM) == 0
     finally:
         await sabha.close()
