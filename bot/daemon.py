@@ -271,11 +271,14 @@ class Daemon:
             ops_tasks.append(asyncio.create_task(watchdog_pings(self.notifier, interval, stop_watch),
                                                  name="systemd watchdog"))
         try:
-            if self.board is None and not await self._open_board(loop):
-                return 0  # stopped while waiting for the state store
+            opened = self.board is not None or await self._open_board(loop)
         except BaseException:
             await _end_tasks(ops_tasks, stop_watch)
             raise
+        if not opened:  # stopped while waiting for the state store
+            self.notifier.stopping("stopped while waiting for the state store")
+            await _end_tasks(ops_tasks, stop_watch)
+            return 0
         assert self.board is not None
         board = self.board
         try:
