@@ -116,8 +116,12 @@ def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None, 
     return registry
 
 
-async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True) -> Board:
+async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True, wakes_daemon: bool = True) -> Board:
     """Open the board described by ``loaded`` (``report_missing_keys``: see :func:`build_providers`).
+
+    ``wakes_daemon`` (every caller but the daemon itself): on SQLite, a scheduled row this process adds or
+    moves (``sabha actions due``) wakes the daemon running on the same data dir at once (:mod:`bot.ops.wake`;
+    on PostgreSQL the schedule's ``NOTIFY`` does it).
 
     A data dir that cannot be written raises :class:`bot.intake.storage.DataDirUnwritable`
     (one line naming it and what to do), checked before anything opens it. The board's clock is
@@ -130,14 +134,19 @@ async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True) 
     if loaded.workspace.is_dir() and (data_dir.is_dir() or not data_dir.exists()):  # else Board.open says why
         ensure_writable(data_dir)
     try:
-        return await Board.open(loaded.board_settings(),
-                                build_providers(loaded, report_missing_keys=report_missing_keys),
-                                migrations=all_migrations(), clock=clock_from_env(os.environ))
+        board = await Board.open(loaded.board_settings(),
+                                 build_providers(loaded, report_missing_keys=report_missing_keys),
+                                 migrations=all_migrations(), clock=clock_from_env(os.environ))
     except Exception as exc:
         on_server = loaded.state_url().dialect is Dialect.POSTGRES  # its outage is the server's, not the folder's
         if is_storage_error(exc) and not is_locked(exc) and not on_server:  # e.g. a file the check did not try
             raise DataDirUnwritable(data_dir, str(exc)) from exc
         raise
+    if wakes_daemon and board.db.dialect is Dialect.SQLITE:
+        from bot.ops.wake import wake_daemon
+
+        board.schedule.announce_to(lambda: wake_daemon(data_dir))
+    return board
 
 
 async def open_state_db(loaded: LoadedConfig) -> Database:
@@ -146,11 +155,12 @@ async def open_state_db(loaded: LoadedConfig) -> Database:
 
 
 def all_migrations() -> list[Migration]:
-    """The daemon's tables besides the board's: the intake's, every channel's, the web pages' and the
-    replicas'."""
+    """The daemon's tables besides the board's: the intake's, every channel's, the web pages', the
+    replicas' and the webhooks held at start (:mod:`bot.channels.held`)."""
     from bot.channels import registry
+    from bot.channels.held.migrations import MIGRATIONS as HELD_MIGRATIONS
     from bot.intake.migrations import MIGRATIONS as INTAKE_MIGRATIONS
     from bot.replicas.migrations import MIGRATIONS as REPLICA_MIGRATIONS
     from bot.web.migrations import MIGRATIONS as WEB_MIGRATIONS
 
-    return [*INTAKE_MIGRATIONS, *registry.all_migrations(), *WEB_MIGRATIONS, *REPLICA_MIGRATIONS]
+    return [*INTAKE_MIGRATIONS, *registry.all_migrations(), *WEB_MIGRATIONS, *REPLICA_MIGRATIONS, *HELD_MIGRATIONS]

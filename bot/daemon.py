@@ -9,7 +9,9 @@ channels (Telegram when ``telegram.token`` is set), registers ``/status``, and r
 SIGTERM or SIGINT (a second one exits at once: :mod:`bot.ops.signals`). Slow clients are cut
 off: a body must arrive within ``server.body_timeout_s`` and at most ``server.max_pending_bodies``
 may be arriving at once (:mod:`bot.channels.webhook`); a connection with no complete request
-for ``server.idle_timeout_s`` is closed.
+for ``server.idle_timeout_s`` is closed. A channel webhook that arrives after the port opens and before
+the channels are up is stored, answered 200 and handed to its channel once they are
+(:mod:`bot.channels.held`).
 
 Under systemd it speaks the notify protocol (:mod:`bot.ops.notify`): ``READY=1`` once the
 channels are up, ``STATUS=`` lines (channels, pending inbox), ``WATCHDOG=1`` from the
@@ -17,7 +19,9 @@ event loop at half of ``$WATCHDOG_USEC``, ``STOPPING=1`` when shutdown begins. O
 server listens it writes ``<data_dir>/daemon.json`` (:mod:`bot.ops.runtime`) for
 ``sabha status``, and removes it at a clean exit. A data dir that cannot be written ends
 the start at once (:func:`bot.app.open_board` raises :class:`bot.intake.storage.DataDirUnwritable`:
-one line, exit code 2).
+one line, exit code 2). A PostgreSQL state store that cannot be reached yet is waited for with a capped
+backoff (:mod:`bot.ops.startwait`: a stand-in server answers ``/healthz``, ``/readyz`` 503 meanwhile); one
+that refuses the login or lacks the database ends the start (exit code 2).
 
 Shutdown is ordered: channels stop taking messages, running meetings get a moment to
 finish, received messages are answered, then channels, watcher, server and board close.
@@ -43,17 +47,20 @@ from board.router import Route
 from board.service import Board
 from bot.app import open_board
 from bot.channels.base import Channel
+from bot.channels.held.hold import WebhookHold, webhook_paths
 from bot.channels.registry import PLUGINS
 from bot.channels.webhook import BODY_GATE, BodyGate
 from bot.config import LoadedConfig
 from bot.intake.intake import IntakeHub
-from bot.ops.logs import protect_config, redact
+from bot.ops.logs import config_secrets, protect_config, redact
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.notify import Notifier, watchdog_interval, watchdog_pings
 from bot.ops.readiness import Readiness, check_readiness, ping_store
 from bot.ops.reload import ReloadSignal, reload_config
-from bot.ops.runtime import RuntimeInfo, remove_runtime, write_runtime
+from bot.ops.runtime import RuntimeInfo, local_base, remove_runtime, write_runtime
 from bot.ops.signals import StopSignals
+from bot.ops.startwait import StoreWait
+from bot.ops.wake import wake_route
 from bot.replicas.service import ReplicaService
 from bot.scheduled import ScheduledWorkService
 
@@ -117,6 +124,8 @@ class Daemon:
         self._last_status: str | None = None
         self.scheduled: ScheduledWorkService | None = None  # reminders, reviews ... (board.schedule)
         self.replica: ReplicaService | None = None  # this process among the replicas (bot.replicas)
+        self.hold: WebhookHold | None = None  # webhooks arriving while the channels start (bot.channels.held)
+        self._port_held: int | None = None  # the port the stand-in held while the state store was out of reach
 
     # -- /status and /healthz ----------------------------------------------------------
 
@@ -226,6 +235,11 @@ class Daemon:
             remove_runtime(self.loaded.data_dir, os.getpid())
             self.runtime_file = None
 
+    def _wake_schedule(self) -> None:
+        """Another process changed scheduled work (:mod:`bot.ops.wake`): the runner looks again now."""
+        if self.board is not None:
+            self.board.schedule.wake()
+
     # -- lifecycle ---------------------------------------------------------------------
 
     def request_stop(self) -> None:
@@ -250,12 +264,27 @@ class Daemon:
         """Run until :meth:`request_stop` (or a signal); returns the exit code."""
         loop = asyncio.get_running_loop()
         owns_board = self.board is None
-        if self.board is None:
-            self.board = await open_board(self.loaded)  # DataDirUnwritable: before any port is taken
+        stop_watch = asyncio.Event()
+        ops_tasks: list[asyncio.Task[None]] = []
+        interval = watchdog_interval()
+        if interval is not None and self.notifier.enabled:  # from the first moment: a start may wait
+            ops_tasks.append(asyncio.create_task(watchdog_pings(self.notifier, interval, stop_watch),
+                                                 name="systemd watchdog"))
+        try:
+            opened = self.board is not None or await self._open_board(loop)
+        except BaseException:
+            await _end_tasks(ops_tasks, stop_watch)
+            raise
+        if not opened:  # stopped while waiting for the state store
+            self.notifier.stopping("stopped while waiting for the state store")
+            await _end_tasks(ops_tasks, stop_watch)
+            return 0
+        assert self.board is not None
         board = self.board
         try:
             self.replica = await self._start_replica(board)  # a replica name in use: also before any port
         except BaseException:
+            await _end_tasks(ops_tasks, stop_watch)
             if owns_board:
                 await board.close()
             raise
@@ -267,9 +296,7 @@ class Daemon:
         gc.freeze()
         signals = StopSignals(self.request_stop, before_exit=self._remove_runtime)
         reload_signal = ReloadSignal(self.request_reload)  # SIGHUP
-        stop_watch = asyncio.Event()
         watcher: asyncio.Task[None] | None = None
-        ops_tasks: list[asyncio.Task[None]] = []
         started: list[Channel] = []
         self.metrics.attach(board, self.hub)
         try:
@@ -283,15 +310,14 @@ class Daemon:
                 reload_signal.install(loop)
             await self._start_server()
             self._write_runtime()
-            interval = watchdog_interval()
-            if interval is not None and self.notifier.enabled:
-                ops_tasks.append(asyncio.create_task(watchdog_pings(self.notifier, interval, stop_watch),
-                                                     name="systemd watchdog"))
             watcher = asyncio.create_task(board.watch(stop_watch), name="workspace watcher")  # souls, knowledge
             for channel in self.channels:
                 await channel.start()
                 started.append(channel)
-            self.scheduled = ScheduledWorkService(board, self.channels, lease_s=self.loaded.config.replicas.lease_s)
+            if self.hold is not None:  # what arrived meanwhile is handed over before the daemon says it is ready
+                await self.hold.release(local_base(self.loaded.config.server.host, int(self.port or 0)))
+            self.scheduled = ScheduledWorkService(board, self.channels, lease_s=self.loaded.config.replicas.lease_s,
+                                                  recheck_s=self.loaded.config.state.schedule_recheck_s)
             self.scheduled.start()
             if not self.channels:
                 log.warning("no channels configured: set telegram.token (see README, 'Telegram'); "
@@ -312,9 +338,7 @@ class Daemon:
             self.phase = "stopping"
             self.notifier.stopping("stopping: finishing running answers, the rest stays stored for the next start")
             await self._shutdown(started, watcher, stop_watch)
-            for task in ops_tasks:
-                task.cancel()
-            await asyncio.gather(*ops_tasks, return_exceptions=True)
+            await _end_tasks(ops_tasks, stop_watch)
             signals.uninstall()
             reload_signal.uninstall()
             self.metrics.detach()
@@ -324,6 +348,23 @@ class Daemon:
             self._remove_runtime()
         log.info("sabha stopped")
         return 0
+
+    async def _open_board(self, loop: asyncio.AbstractEventLoop) -> bool:
+        """Open the board, waiting out a state store that cannot be reached yet (:mod:`bot.ops.startwait`:
+        a stand-in server answers /healthz and /readyz meanwhile); False when a stop came first.
+        A data dir that cannot be written, a refused login, a bad URL raise at once (exit code 2)."""
+        server, url = self.loaded.config.server, self.loaded.state_url()
+        wait = StoreWait(host=server.host, port=server.port, where=f"PostgreSQL at {url.host}:{url.port}",
+                         notifier=self.notifier, stop=self.stop_event)
+        signals = StopSignals(self.request_stop)
+        if self.install_signals:
+            signals.install(loop)
+        try:
+            waited = await wait.open(lambda: open_board(self.loaded, wakes_daemon=False))  # DataDirUnwritable: first
+        finally:
+            signals.uninstall()
+        self.board, self._port_held = waited.value, waited.port
+        return waited.value is not None
 
     # -- replicas (bot.replicas) -----------------------------------------------------------
 
@@ -354,11 +395,16 @@ class Daemon:
 
     async def _start_server(self) -> None:
         server = self.loaded.config.server
-        app = web.Application()
+        assert self.board is not None
+        # webhooks that arrive before the channels are up: stored, 200, handed over after (bot.channels.held)
+        self.hold = WebhookHold(self.board.db, paths=webhook_paths(self.channels or []),
+                                known_secrets=config_secrets(self.loaded.config))
+        app = web.Application(middlewares=[self.hold.middleware])
         app[BODY_GATE] = BodyGate(server.body_timeout_s, server.max_pending_bodies)
         app.router.add_get("/healthz", self._healthz)
         app.router.add_get("/readyz", self._readyz)
         app.router.add_get("/metrics", self._metrics)
+        app.add_routes([wake_route(self._wake_schedule)])  # `sabha actions due` on SQLite (bot.ops.wake)
         for channel in self.channels or []:
             app.add_routes(channel.routes())
         web_pages = await self._mount_web(app)
@@ -369,7 +415,8 @@ class Daemon:
                                      keepalive_timeout=server.idle_timeout_s,
                                      lingering_time=min(LINGER_S, server.body_timeout_s))
         await self._runner.setup()
-        site = web.TCPSite(self._runner, server.host, server.port)
+        port = server.port if self._port_held is None else self._port_held  # the stand-in's (port 0 in tests)
+        site = web.TCPSite(self._runner, server.host, port)
         try:
             await site.start()
         except OSError as exc:
@@ -398,6 +445,8 @@ class Daemon:
             with contextlib.suppress(Exception):
                 await channel.stop_intake()
         assert self.board is not None
+        if self.hold is not None:  # what it still holds is handed over at the next start
+            await self.hold.stop()
         grace = self.hub.settings.shutdown_grace_s
         try:
             # Running answers and meetings finish within the grace; queued messages stay
@@ -423,6 +472,13 @@ class Daemon:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+
+async def _end_tasks(tasks: list[asyncio.Task[None]], stop: asyncio.Event) -> None:
+    stop.set()
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def run_daemon(loaded: LoadedConfig) -> int:

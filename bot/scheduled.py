@@ -112,10 +112,11 @@ class ScheduledWorkService:
     daemon's channels (the terminal)."""
 
     def __init__(self, board: Board, channels: Sequence[Channel], *, deliver: Any = None,
-                 only: tuple[str, ...] | None = None, lease_s: float = DEFAULT_LEASE_S) -> None:
+                 only: tuple[str, ...] | None = None, lease_s: float = DEFAULT_LEASE_S,
+                 recheck_s: float = RunnerSettings.recheck_s) -> None:
         self.board = board
         settings = RunnerSettings(channels=only if only is not None else channel_names(),
-                                  claim_lease_s=claim_lease(board, lease_s))
+                                  claim_lease_s=claim_lease(board, lease_s), recheck_s=recheck_s)
         self.runner = ScheduleRunner(board.schedule, deliver or ChannelDeliver(channels), settings)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None

@@ -9,8 +9,9 @@ crash after it can only mean "may have arrived" (never sent twice). If the row w
 rescheduled meanwhile, ``sending()`` raises :class:`Withdrawn` and nothing leaves.
 
 Between passes the runner waits on the board's clock for the next due row, or until a row is
-added or moved (:meth:`board.schedule.Schedule.wake`), or until it is stopped; and looks again
-every :attr:`RunnerSettings.recheck_s` anyway (another process may have added work).
+added or moved (:meth:`board.schedule.Schedule.wake`: by this process, or by another one, which
+announces it: PostgreSQL ``NOTIFY``, or the daemon's wake endpoint on SQLite), or until it is stopped;
+and looks again every :attr:`RunnerSettings.recheck_s` anyway (a wake-up that was lost).
 
 Outcomes: sent -> ``done``; the service proved it was not posted -> tried again later
 (:attr:`RunnerSettings.retry_s`), ``failed`` after :attr:`RunnerSettings.max_attempts`; the
@@ -102,8 +103,8 @@ class RunnerSettings:
 
     retry_s: tuple[float, ...] = (30.0, 120.0, 600.0, 3600.0)
     max_attempts: int = 6
-    #: at most this long (real seconds) between looks at the table: work added by another process
-    #: (``sabha actions due`` while the daemon runs) wakes nothing in this one
+    #: at most this long (real seconds) between looks at the table: work another process adds or moves
+    #: wakes the runner at once (:meth:`Schedule.listening`, ``bot.ops.wake``); this bounds a lost wake-up
     recheck_s: float = 30.0
     #: only rows for these channels (None: all): ``sabha chat`` shows the terminal's, the daemon the rest
     channels: tuple[str, ...] | None = None
@@ -156,18 +157,19 @@ class ScheduleRunner:
         await self.recover()
         await self.schedule.starting()
         log.info("schedule: runner started")
-        while not stop.is_set():
-            self.schedule.rested()
-            try:
-                await self.run_due(stop)
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # a storage hiccup: logged, tried again shortly
-                log.exception("schedule: a pass over due work failed; trying again in a moment")
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), 5.0)
-                continue
-            await self._wait(stop)
+        async with self.schedule.listening():  # rows another process adds or moves wake it at once
+            while not stop.is_set():
+                self.schedule.rested()
+                try:
+                    await self.run_due(stop)
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # a storage hiccup: logged, tried again shortly
+                    log.exception("schedule: a pass over due work failed; trying again in a moment")
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), 5.0)
+                    continue
+                await self._wait(stop)
         log.info("schedule: runner stopped")
 
     async def _wait(self, stop: asyncio.Event) -> None:

@@ -2,23 +2,26 @@
 handler registered for each :class:`~board.schedule.work.WorkKind`.
 
 ``board.schedule`` (a :class:`Schedule` on :class:`board.service.Board`) reads the board's
-one clock. Adding a row nearer than the runner's next wake-up wakes it
-(:meth:`Schedule.wake`), so a reminder due in five seconds does not wait behind one due
-tomorrow. The runner itself (:mod:`board.schedule.runner`) is started by the daemon, which
+one clock. Adding or moving a row wakes the runner (:meth:`Schedule.wake`), so a reminder due in
+five seconds does not wait behind one due tomorrow; and the runners of other processes too: on
+PostgreSQL by ``NOTIFY``/``LISTEN`` (:meth:`Schedule.listening`, every replica), and through the hooks
+of :meth:`Schedule.announce_to` (``sabha actions due`` on SQLite wakes the running daemon).
+The runner itself (:mod:`board.schedule.runner`) is started by the daemon, which
 supplies how replies reach a channel.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from board.clock import Clock, utc
 from board.envelope import Reply
-from board.schedule.store import WorkStore
+from board.schedule.store import WAKE_CHANNEL, WorkStore
 from board.schedule.work import NewWork, Place, ScheduledWork, WorkKind
 
 if TYPE_CHECKING:
@@ -46,6 +49,7 @@ class Schedule:
         self._at_start: list[Callable[[], Awaitable[object]]] = []
         self._after_send: dict[str, Callable[[ScheduledWork], Awaitable[object]]] = {}
         self._held: set[tuple[str, str]] = set()  # (channel, chat) with rows waiting for the place
+        self._announce: list[Callable[[], Awaitable[object]]] = []  # tell other processes (announce_to)
 
     # -- handlers -----------------------------------------------------------------------------
 
@@ -96,7 +100,7 @@ class Schedule:
         if created:
             log.info("schedule: %s %s due %s in %s", row.kind, row.key, row.due_at.isoformat(timespec="seconds"),
                      row.place)
-            self.wake()
+            await self._changed()
         return row
 
     async def get(self, key: str) -> ScheduledWork | None:
@@ -117,7 +121,7 @@ class Schedule:
         row = await self.store.reschedule(key, utc(due_at), self.clock.now(), payload)
         if row is not None:
             log.info("schedule: %s moved to %s", key, row.due_at.isoformat(timespec="seconds"))
-            self.wake()
+            await self._changed()
         return row
 
     def held(self, place: Place) -> None:
@@ -137,10 +141,42 @@ class Schedule:
         if count:
             log.info("schedule: %d waiting item(s) for %s%s due again", count, channel,
                      f" chat {chat_id}" if chat_id else "")
-            self.wake()
+            await self._changed()
         return count
 
     # -- the runner's wake-up -------------------------------------------------------------------
+
+    def announce_to(self, hook: Callable[[], Awaitable[object]]) -> None:
+        """Also run ``hook`` whenever this process adds or moves a row: how a process without a runner (the
+        CLI) wakes the one that has it (the daemon; ``bot.ops.wake``). A failing hook is logged, never raised:
+        the change is stored, and the runner's own look at the table finds it anyway."""
+        self._announce.append(hook)
+
+    async def _changed(self) -> None:
+        """A row was added or moved: wake this process's runner, and every other one."""
+        self.wake()
+        try:
+            await self.store.announce()  # PostgreSQL: every replica's runner (LISTEN, :meth:`listening`)
+        except Exception as exc:  # noqa: BLE001 - stored already; the runners look again anyway
+            log.warning("schedule: could not announce the change to other processes (%s); they see it at their "
+                        "next look at the table", exc)
+        for hook in self._announce:
+            try:
+                await hook()
+            except Exception as exc:  # noqa: BLE001 - as above
+                log.warning("schedule: could not wake the runner of another process (%s); it sees the change at "
+                            "its next look at the table", exc)
+
+    @contextlib.asynccontextmanager
+    async def listening(self) -> AsyncIterator[None]:
+        """While the block runs, a row another process adds or moves wakes this runner: on PostgreSQL by
+        ``LISTEN`` (:data:`WAKE_CHANNEL`); on SQLite the daemon's wake endpoint calls :meth:`wake`."""
+        listen = getattr(self.store.db, "listening", None)
+        if listen is None:
+            yield
+            return
+        async with listen(WAKE_CHANNEL, self.wake):
+            yield
 
     def wake(self) -> None:
         """Make the runner look at the table again (a row was added or moved)."""

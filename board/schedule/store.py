@@ -42,7 +42,10 @@ from board.storage.database import Dialect
 if TYPE_CHECKING:
     from board.storage import Database
 
-__all__ = ["Recovered", "WorkStore"]
+__all__ = ["WAKE_CHANNEL", "Recovered", "WorkStore"]
+
+#: The PostgreSQL notification channel a change of scheduled work is announced on (:meth:`WorkStore.announce`).
+WAKE_CHANNEL = "sabha_schedule"
 
 log = logging.getLogger("sabha.schedule")
 
@@ -140,6 +143,12 @@ class WorkStore:
             "outcome = NULL, detail = NULL, finished_at = NULL, updated_at = ?, payload = COALESCE(?, payload) "
             "WHERE key = ? AND status != 'sending'",
             (stamp(due_at), stamp(now), None if payload is None else json.dumps(payload, sort_keys=True), key))
+
+    async def announce(self) -> None:
+        """PostgreSQL: tell every runner listening on :data:`WAKE_CHANNEL` (any replica, any host) that a row was
+        added or moved; nothing on SQLite (the process that changed it wakes the daemon: ``bot.ops.wake``)."""
+        if self.db.dialect is Dialect.POSTGRES:
+            await self.db.execute("SELECT pg_notify(?, '')", (WAKE_CHANNEL,))
 
     # -- the runner's steps -----------------------------------------------------------------
 

@@ -9,6 +9,9 @@ Every driver error a store could see is mapped here: the server cannot be reache
 out of space or connections -> :class:`StorageError` (``retryable``: the intake treats it as an
 outage, not a bug); a unique-key conflict -> :class:`DuplicateKey` (a store decides what a duplicate
 means); anything else (a syntax error: a bug) passes through unchanged.
+
+:meth:`PostgresDatabase.listening` is ``LISTEN`` on a connection of its own (asyncpg ``add_listener``), made
+again when lost: how a process learns at once of what another one changed (scheduled work: ``pg_notify``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -38,6 +41,7 @@ log = logging.getLogger("sabha.storage")
 #: The advisory lock key held while migrating ("sabha" as a number).
 MIGRATION_LOCK = 0x5AB4A
 CONNECT_TIMEOUT_S = 10.0
+LISTEN_RETRY_S = 2.0  # between tries to listen again (PostgresDatabase.listening)
 
 
 #: What to do when ``state.url`` names PostgreSQL on an install without its driver (SQLite needs none).
@@ -201,6 +205,46 @@ class PostgresDatabase:
                 await tx.commit()
             except Exception as exc:
                 raise _mapped(exc, self.url) from exc
+
+    @contextlib.asynccontextmanager
+    async def listening(self, channel: str, on_notify: Callable[[], None]) -> AsyncIterator[None]:
+        """While the block runs, call ``on_notify`` at every ``NOTIFY channel`` (from any process on this
+        database), on a connection of its own. A lost connection is made again, and ``on_notify`` called then
+        too (a notice may have gone by meanwhile)."""
+        task = asyncio.create_task(self._listen(channel, on_notify), name=f"LISTEN {channel}")
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _listen(self, channel: str, on_notify: Callable[[], None]) -> None:
+        asyncpg = driver()
+        failures = 0
+        while True:
+            lost = asyncio.Event()
+            conn = None
+            try:
+                conn = await asyncpg.connect(self.url.dsn(), password=self.url.password, timeout=CONNECT_TIMEOUT_S,
+                                             server_settings={"application_name": "sabha listen"})
+                conn.add_termination_listener(lambda _conn, lost=lost: lost.set())
+                await conn.add_listener(channel, lambda *_: on_notify())
+                if failures:
+                    log.info("state db: listening for %s again", channel)
+                failures = 0
+                on_notify()
+                await lost.wait()
+                log.warning("state db: the connection listening for %s was lost; listening again", channel)
+            except Exception as exc:  # noqa: BLE001 - an outage: tried again; the waiter still looks now and then
+                failures += 1
+                if failures == 1:
+                    log.warning("state db: cannot listen for %s on PostgreSQL at %s:%s (%s: %s); trying again every "
+                                "%g s", channel, self.url.host, self.url.port, type(exc).__name__, exc, LISTEN_RETRY_S)
+            finally:
+                if conn is not None:
+                    conn.terminate()
+            await asyncio.sleep(LISTEN_RETRY_S)
 
     async def ping(self) -> None:
         """Raise :class:`StorageError` unless the server answers within a few seconds."""

@@ -8,7 +8,8 @@ has not arrived in full within the timeout is answered 408 and the connection cl
 more bodies than the cap are arriving at once, the one that has waited longest is answered
 503 and closed to make room (a real webhook's body arrives in milliseconds, so it is never
 the oldest). Without a gate on the application (a channel served alone in a unit test) a
-body is read with the size limit only.
+body is read with the size limit only. What arrives while the channels start is held by
+:mod:`bot.channels.held` (stored, 200, handed over once they are up).
 """
 
 from __future__ import annotations

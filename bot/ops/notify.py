@@ -2,7 +2,8 @@
 
 A message is one datagram of ``KEY=VALUE`` lines sent to the unix socket named by
 ``$NOTIFY_SOCKET`` (a leading ``@`` names an abstract socket). :class:`Notifier` sends
-``READY=1``, ``STATUS=...``, ``WATCHDOG=1`` and ``STOPPING=1``; without the variable, or
+``READY=1``, ``STATUS=...``, ``WATCHDOG=1``, ``EXTEND_TIMEOUT_USEC=...`` (a start that waits for its
+state store is not killed by ``TimeoutStartSec``) and ``STOPPING=1``; without the variable, or
 with a socket that is gone or refuses the datagram, every call does nothing and never
 raises (a status message is not worth stopping the daemon for).
 
@@ -83,6 +84,10 @@ class Notifier:
     def watchdog(self) -> bool:
         """``WATCHDOG=1``: the event loop is alive."""
         return self.send("WATCHDOG=1")
+
+    def extend_timeout(self, seconds: float, status: str | None = None) -> bool:
+        """``EXTEND_TIMEOUT_USEC=``: the start (or stop) goes on; systemd waits ``seconds`` more for the next word."""
+        return self.send(f"EXTEND_TIMEOUT_USEC={int(seconds * 1_000_000)}", *([f"STATUS={status}"] if status else []))
 
     def stopping(self, status: str | None = None) -> bool:
         """``STOPPING=1``: shutdown has begun."""

@@ -1,10 +1,10 @@
 """``<data_dir>/daemon.json``: how ``sabha status`` finds the daemon running on a data dir.
 
 The daemon writes :class:`RuntimeInfo` (pid, host, port, start time in UTC ISO 8601,
-version) once its HTTP server listens, atomically (a temporary file renamed over the
-old one, so a reader never sees half a file), and removes it at a clean exit. A file left
-by a crash names a pid that no longer runs: :func:`read_runtime` returns it anyway and
-:meth:`RuntimeInfo.alive` tells the two apart.
+version) once its HTTP server listens (``sabha actions due`` finds it there: :mod:`bot.ops.wake`),
+atomically (a temporary file renamed over the old one, so a reader never sees half a file),
+and removes it at a clean exit. A file left by a crash names a pid that no longer runs:
+:func:`read_runtime` returns it anyway and :meth:`RuntimeInfo.alive` tells the two apart.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-__all__ = ["RUNTIME_FILE", "RuntimeInfo", "read_runtime", "remove_runtime", "write_runtime"]
+__all__ = ["RUNTIME_FILE", "RuntimeInfo", "local_base", "read_runtime", "remove_runtime", "write_runtime"]
 
 RUNTIME_FILE = "daemon.json"
 
@@ -33,6 +33,15 @@ class RuntimeInfo:
     def alive(self) -> bool:
         """True when a process with this pid exists (it may, rarely, be another one)."""
         return pid_alive(self.pid)
+
+
+_LOCAL = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}  # wildcards: reached locally
+
+
+def local_base(host: str, port: int) -> str:
+    """``http://host:port`` of a daemon listening on ``host`` (a wildcard address: this host's loopback)."""
+    host = _LOCAL.get(host, host)
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 def pid_alive(pid: int) -> bool:

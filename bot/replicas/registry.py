@@ -152,8 +152,11 @@ class Heartbeat:
 
     async def _run(self) -> None:
         while True:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a cancel that lands as the event is
+            # set (stop() right after the leader let go), and the heartbeat then beat on: SIGTERM never ended
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.interval)
+                async with asyncio.timeout(self.interval):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 mine = await beat(self.db, self.me, now=self.now(), polling=self.polling)

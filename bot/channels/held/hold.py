@@ -1,0 +1,202 @@
+"""The hold on the channels' webhook paths while the daemon starts; see :mod:`bot.channels.held`.
+
+:class:`WebhookHold` is closed from the moment the port opens: a ``POST`` to a webhook path
+(:func:`webhook_paths`) is read (the server's :class:`~bot.channels.webhook.BodyGate` applies), stored
+(:class:`~bot.channels.held.store.HeldStore`) and answered 200; a store that cannot be written answers 503
+(the sender delivers again), as the channels do. :meth:`WebhookHold.release` (the daemon awaits it once
+every channel has started, before it says it is ready) hands each held request to its channel by posting
+it again to the daemon's own port with :data:`REPLAY_HEADER` (this process's token: the hold lets it
+through), oldest first; the row is deleted once the channel answered (2xx: taken; 4xx: refused, e.g. a
+wrong signature, logged and dropped); a 5xx or no answer is tried again with a backoff. The hold opens
+(requests go straight to the channels) once no row is left and no request is being stored. Rows left by
+a crash are handed over at the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import logging
+import secrets
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from board.storage import Database
+from bot.channels.base import Channel
+from bot.channels.held.store import Header, HeldRequest, HeldStore
+from bot.channels.webhook import BodyTooLarge, read_body
+
+__all__ = ["MAX_HELD", "MAX_HELD_BYTES", "REPLAY_HEADER", "WebhookHold", "webhook_paths"]
+
+log = logging.getLogger("sabha.webhook")
+
+REPLAY_HEADER = "X-Sabha-Held"
+MAX_HELD_BYTES = 4 * 1024 * 1024  # over every channel's own webhook limit (WhatsApp 3 MB); it checks its own
+MAX_HELD = 10_000  # requests held in one start; past it 503 (the sender delivers again)
+RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)
+#: headers not kept: the connection's own, not the request's
+_SKIPPED = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive", "expect",
+                      "accept-encoding", REPLAY_HEADER.lower()})
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def webhook_paths(channels: Sequence[Channel]) -> frozenset[str]:
+    """The ``POST`` routes that are a channel's webhook (its ``settings.webhook_path``): Telegram in webhook mode,
+    WhatsApp. Not the web chat's endpoints: a browser waits for its answer."""
+    paths: set[str] = set()
+    for channel in channels:
+        path = getattr(getattr(channel, "settings", None), "webhook_path", None)
+        paths.update(route.path for route in channel.routes()
+                     if isinstance(route, web.RouteDef) and route.method == "POST" and route.path == path)
+    return frozenset(paths)
+
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+class WebhookHold:
+    """See the module docstring. ``known_secrets``: the config's secrets (a header carrying one is stored as
+    its digest and put back when handed over)."""
+
+    def __init__(self, db: Database, *, paths: frozenset[str], known_secrets: Iterable[str]) -> None:
+        self.store = HeldStore(db)
+        self.paths = paths
+        self._secrets = {_digest(s): s for s in known_secrets if s}
+        self.token = secrets.token_urlsafe(24)
+        self.open = False
+        self.held = 0  # stored in this start
+        self.handed_over = 0
+        self._storing = 0  # requests being stored right now
+        self._task: asyncio.Task[None] | None = None
+        self._http: aiohttp.ClientSession | None = None
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Hold a webhook that arrives before :meth:`release` has handed over what was held."""
+        if self.open or request.method != "POST" or request.path not in self.paths:
+            return await handler(request)
+        if hmac.compare_digest(request.headers.get(REPLAY_HEADER, "").encode(), self.token.encode()):
+            return await handler(request)  # a held request, handed to its channel
+        self._storing += 1
+        try:
+            return await self._keep(request)
+        finally:
+            self._storing -= 1
+
+    async def _keep(self, request: web.Request) -> web.Response:
+        from bot.intake.storage import is_storage_error
+
+        if self.held >= MAX_HELD:
+            return web.Response(status=503, text="too many webhooks while starting; deliver again later")
+        try:
+            body = await read_body(request, MAX_HELD_BYTES)
+        except BodyTooLarge as exc:
+            return web.Response(status=413, text=str(exc))
+        headers: list[Header] = [(name, self._stored(value)) for name, value in request.headers.items()
+                                 if name.lower() not in _SKIPPED]
+        try:
+            await self.store.add(request.path, headers, body, datetime.now(UTC))
+        except Exception as exc:
+            if not is_storage_error(exc):
+                raise
+            log.warning("webhook %s: cannot store what arrived while the channels start (%s); answered 503, so "
+                        "the sender delivers it again", request.path, exc)
+            return web.Response(status=503, text="cannot store the webhook right now; retry later")
+        self.held += 1
+        log.info("webhook %s: stored while the channels start (%d so far); it is answered once they are up",
+                 request.path, self.held)
+        return web.Response(text="ok")
+
+    def _stored(self, value: str) -> Any:
+        digest = _digest(value)
+        return {"secret": digest} if digest in self._secrets else value
+
+    def _restored(self, headers: tuple[Header, ...]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for name, value in headers:
+            if isinstance(value, dict):
+                out[name] = self._secrets.get(str(value.get("secret")), "")  # a secret changed since: refused
+            else:
+                out[name] = str(value)
+        out[REPLAY_HEADER] = self.token
+        return out
+
+    # -- handing over ----------------------------------------------------------------------
+
+    async def release(self, base_url: str) -> None:
+        """The channels are up: hand what is held to them through ``base_url`` (the daemon's own port). What
+        cannot be handed over yet (a channel answers 503) is tried again in the background, with a backoff."""
+        self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
+        if not await self._pass(base_url):
+            self._task = asyncio.create_task(self._retry(base_url), name="held webhooks")
+
+    async def _retry(self, base_url: str) -> None:
+        failures = 0
+        while True:
+            failures += 1
+            await asyncio.sleep(RETRY_S[min(failures, len(RETRY_S)) - 1])
+            if await self._pass(base_url):
+                return
+
+    async def _pass(self, base_url: str) -> bool:
+        """Hand over every held request; True once none is left (the hold is open then)."""
+        assert self._http is not None
+        while True:
+            try:
+                rows = await self.store.oldest()
+                if rows and not await self._hand_over(self._http, base_url, rows):
+                    return False
+            except Exception as exc:  # noqa: BLE001 - the state store is away: tried again
+                log.warning("webhook: handing over held requests failed (%s); trying again", exc)
+                return False
+            if not rows and not self._storing:
+                self.open = True
+                if self.handed_over:
+                    log.info("webhook: handed %d request(s) held at start to their channels", self.handed_over)
+                await self._http.close()
+                return True
+            if not rows:
+                await asyncio.sleep(0.05)  # one is being stored: hand it over too
+
+    async def _hand_over(self, http: aiohttp.ClientSession, base_url: str, rows: list[HeldRequest]) -> bool:
+        """Post each row to its channel; False at the first one to try again later."""
+        for row in rows:
+            try:
+                async with http.post(base_url + row.path, data=row.body, headers=self._restored(row.headers)) as resp:
+                    status, text = resp.status, (await resp.text())[:200]
+            except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+                log.warning("webhook %s: could not hand a held request to its channel (%s); trying again", row.path,
+                            exc)
+                return False
+            if status >= 500:
+                log.warning("webhook %s: the channel answered %d to a held request (%s); trying again", row.path,
+                            status, text)
+                return False
+            if status >= 400:
+                log.warning("webhook %s: the channel refused a request held at start (%d: %s); dropped", row.path,
+                            status, text)
+            await self.store.remove(row.id)
+            self.handed_over += 1
+        return True
+
+    async def stop(self) -> None:
+        """Stop handing over (what is left stays stored for the next start)."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+        if self._http is not None:
+            await self._http.close()
+
+    def describe(self) -> dict[str, Any]:
+        """For ``/healthz``."""
+        return {"open": self.open, "held": self.held, "handed_over": self.handed_over}
