@@ -53,7 +53,7 @@ from board.media.blobs import BlobSink
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress
 from bot.channels.reach import Reach, Unreachable
-from bot.channels.telegram.attachments import attachments_of
+from bot.channels.telegram.attachments import attachments_of, sticker_words
 from bot.channels.telegram.buttons import ButtonPosts, toast
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.telegram.files import FileRequest, TelegramFiles, file_base_url
@@ -430,7 +430,7 @@ class TelegramChannel:
         if message.is_service or (user is not None and user.is_bot):
             return None
         place = Place.of(message)
-        text = message.body
+        text = message.body if message.body is not None or edited else sticker_words(message)
         attachments = () if edited else attachments_of(message, self.board.media.settings.limit_for(
             self.name, MediaKind.IMAGE))
         kind = InboundKind.EDITED if edited else InboundKind.TEXT if text is not None or attachments \
