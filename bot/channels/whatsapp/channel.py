@@ -49,6 +49,7 @@ from board.roles import GENERAL
 from board.router import Route, Router
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress, repeating
+from bot.channels.seen_once import SeenOnce
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
@@ -130,6 +131,7 @@ class WhatsAppChannel:
         self.counts = {"bad_signature": 0, "invalid": 0, "skipped": 0, "statuses": 0, "errors": 0, "ignored": 0,
                        "undeliverable": 0}
         self.undeliverable: list[str] = []  # recent lines for `sabha status`
+        self._logged = SeenOnce()  # (wamid, what) logged already: a redelivered webhook is not logged again
         self._router_cache: tuple[float, Router] | None = None
 
     def reconfigure(self, section: WhatsAppSection) -> None:
@@ -333,14 +335,15 @@ class WhatsAppChannel:
             self.counts["ignored"] += 1
             log.warning("whatsapp: message %s names no sender (no from, wa_id or user id); ignored", item.wamid)
             return None
-        if item.errors:
+        if item.errors and self._logged.first(item.wamid, "errors"):
             log.info("whatsapp: message %s from %s came with %s", item.wamid, item.user,
                      "; ".join(_describe(e) for e in item.errors))
         if item.group_id is not None and not self.groups.admits(item.group_id, item.wamid):
             return None
         if item.disposition is Disposition.LOG:
             self.counts["ignored"] += 1
-            log.info("whatsapp: %s message %s from %s: no reply", item.kind, item.wamid, item.user)
+            if self._logged.first(item.wamid, "no reply"):
+                log.info("whatsapp: %s message %s from %s: no reply", item.kind, item.wamid, item.user)
             return None
         phone, bsuid = sender_ids(item.user, item.bsuid)
         if phone is None and bsuid is None:
