@@ -129,3 +129,20 @@ async def test_each_new_message_is_still_logged(wa: Daemon, fake_graph: FakeGrap
     await wa.post(second)
     await wa.marker()
     assert all(f"reaction message {m['id']}" in wa.sabha.log for m in (first, second))
+
+
+async def test_a_redelivered_message_for_another_number_is_logged_once(wa: Daemon, fake_graph: FakeGraphAPI) -> None:
+    """A webhook for another phone number of the same app (Meta sends every number's to one URL)."""
+    await wa.start()
+    assert wa.sabha is not None
+    elsewhere = message(FRIEND, text="for the other number")
+    body = notification([elsewhere])
+    body["entry"][0]["changes"][0]["value"]["metadata"]["phone_number_id"] = "999000111"
+    url = f"http://127.0.0.1:{wa.sabha.port}/whatsapp/webhook"
+    for attempt in range(3):
+        status, text = await post(wa.http, url, body)
+        assert status == 200, text
+        await wa.marker(word=f"MARKER {attempt}")
+    lines = [line for line in wa.sabha.log.splitlines() if elsewhere["id"] in line]
+    assert len(lines) == 1 and "for another number" in lines[0], lines
+    assert wa.answers_to(elsewhere["id"]) == []  # not ours to answer

@@ -329,7 +329,8 @@ class WhatsAppChannel:
     async def _arrival(self, item: InboundMessage) -> Arrival | None:
         if item.phone_number_id is not None and item.phone_number_id != self.settings.phone_number_id:
             self.counts["ignored"] += 1
-            log.info("whatsapp: ignored message %s for another number (%s)", item.wamid, item.phone_number_id)
+            if self._logged.first(item.wamid, "another number"):
+                log.info("whatsapp: ignored message %s for another number (%s)", item.wamid, item.phone_number_id)
             return None
         if item.user is None:
             self.counts["ignored"] += 1
