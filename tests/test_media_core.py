@@ -152,7 +152,8 @@ async def test_a_voice_note_without_a_transcriber_is_named_honestly_never_invent
                        source=MediaRef(channel="telegram", id="v1"))
     env = Envelope(channel="telegram", text="", sender="42", chat_id="42", message_id="t1", attachments=(voice,))
     reply = await board.handle(await board.media.prepare(env, fetcher))
-    assert "7 s voice note" in reply.text and "media.transcribe_model" in reply.text
+    assert "I can't listen to voice notes here; please type your message" in reply.text
+    assert "media.transcribe_model" not in reply.text  # the owner's fix goes to the log, not to the sender
     assert not board.test_model.requests  # type: ignore[attr-defined]
 
 

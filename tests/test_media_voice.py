@@ -118,8 +118,7 @@ async def test_without_a_transcriber_the_board_is_honest(tmp_path: Path, workspa
                                                          fake_openai: FakeOpenAI) -> None:
     async with rig(tmp_path, workspace, fake_openai) as r:
         reply = await r.ask("", note=NOTE)
-        assert reply.text.startswith("⚠️ a 7 s voice note arrived, but no transcriber is set up: "
-                                     "set media.transcribe_model to transcribe it")
+        assert reply.text.startswith("⚠️ I can't listen to voice notes here; please type your message")
         assert not fake_openai.transcriptions
         assert QUESTION not in reply.text
 

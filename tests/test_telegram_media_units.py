@@ -88,7 +88,7 @@ def test_stickers_static_is_a_picture_animated_and_video_are_said_unseen() -> No
     [still] = attachments_of(message(sticker(file(1), emoji="🙂")), CAP)
     assert (still.kind, still.mime, still.problem) == (MediaKind.STICKER, "image/webp", None)
     [moving] = attachments_of(message(sticker(file(2), animated=True, emoji="🎉")), CAP)
-    assert moving.problem == "I cannot see animated stickers; only its emoji (🎉) was passed on"
+    assert moving.problem == "I cannot see animated stickers, so I took its emoji 🎉 as your message"
     [webm] = attachments_of(message(sticker(file(3), is_video=True)), CAP)
     assert webm.problem is not None and "video sticker" in webm.problem
 

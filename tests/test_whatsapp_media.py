@@ -503,8 +503,8 @@ async def test_a_voice_note_without_a_transcriber_is_told_honestly(
                          mime_type="audio/ogg; codecs=opus", voice=voice)
     await daemon.post(item)
     answer = await daemon.answer_to(item["id"])
-    assert "media.transcribe_model" in answer and TEXT_ONLY not in answer
-    assert ("voice note" if voice else "audio file") in answer
+    assert "media.transcribe_model" not in answer and TEXT_ONLY not in answer
+    assert ("voice notes" if voice else "audio files") in answer
 
 
 async def test_over_the_cap_expired_and_damaged_files_are_each_told_with_the_caption_answered(

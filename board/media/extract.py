@@ -4,6 +4,10 @@ Each reader writes into an :class:`_Out` that stops at ``max_chars``; PDF pages 
 ``[p.4]`` and spreadsheet sheets ``[sheet Revenue]`` on lines of their own (so a citation can
 name the page, and :func:`board.media.library.sections` can cut the text back into pages);
 spreadsheet and table rows become CSV lines. What a cap left out is said in a last line.
+A sheet's declared dimension is not trusted (calamine's ``issue_174.xlsx`` claims every cell
+of Excel, ``A1:XFD1048576``): its rows are read as stored. A file with nothing to read is
+said in the words of its kind: a spreadsheet "has no cells with content", a PDF "no text (a
+scan or images only?)".
 
 These functions block and trust nothing they read, so :mod:`board.media.isolate` runs them in
 a child process with a time and memory limit; a damaged, encrypted or hostile file raises
@@ -146,14 +150,20 @@ def _xlsx(path: Path, label: str, limits: ExtractLimits, out: _Out) -> None:
 
     check_zip(path, label, max_bytes=limits.zip_max_bytes, max_ratio=limits.zip_max_ratio)
     with path.open("rb") as fh:  # a file object: openpyxl refuses a path without an .xlsx suffix (a blob's)
-        _sheets(openpyxl.load_workbook(fh, read_only=True, data_only=True), limits, out)
+        _sheets(openpyxl.load_workbook(fh, read_only=True, data_only=True), label, limits, out)
 
 
-def _sheets(book: Any, limits: ExtractLimits, out: _Out) -> None:
+def _sheets(book: Any, label: str, limits: ExtractLimits, out: _Out) -> None:
     rows = 0
     try:
+        if not book.worksheets:  # openpyxl finds none in a "Strict Open XML" workbook
+            raise MediaProblem(Problem.UNREADABLE, f"{label} has no worksheet I can read (a workbook saved as "
+                               "\"Strict Open XML Spreadsheet\" looks like this); save it as \"Excel Workbook "
+                               "(.xlsx)\" and send it again")
         for sheet in book.worksheets:
             out.add(sheet_marker(sheet.title), marker=True)
+            if hasattr(sheet, "reset_dimensions"):  # read as stored: a wrong dimension pads millions of empty rows
+                sheet.reset_dimensions()
             rows = _add_rows(sheet.iter_rows(values_only=True), rows, limits, out)
             if rows > limits.max_rows:
                 return
@@ -195,6 +205,17 @@ def _text(path: Path, label: str, limits: ExtractLimits, out: _Out) -> None:
     out.add(_read_text(path, limits.max_chars))
 
 
+#: What is said of a file of each format with nothing in it to read (after its label).
+_NOTHING = {
+    DocFormat.PDF: "has no text I can read (a scan or images only?); send a version with text, or describe what "
+                   "it shows",
+    DocFormat.XLSX: "has no cells with content (every sheet is empty); check that you sent the right file",
+    DocFormat.CSV: "has no cells with content; check that you sent the right file",
+    DocFormat.DOCX: "has no text I can read (only pictures, or empty?); send a version with text, or describe "
+                    "what it shows",
+}
+_NOTHING_ELSE = "is empty (nothing but blank lines); check that you sent the right file"
+
 _READERS = {DocFormat.PDF: _pdf, DocFormat.DOCX: _docx, DocFormat.XLSX: _xlsx, DocFormat.CSV: _csv,
             DocFormat.TEXT: _text, DocFormat.MARKDOWN: _text}
 
@@ -218,6 +239,5 @@ def extract(path: Path, fmt: DocFormat, label: str, limits: ExtractLimits) -> Ex
         raise MediaProblem(Problem.UNREADABLE, f"{label} could not be read as {fmt.value.upper()}: it looks "
                            f"damaged ({type(exc).__name__}); open it and save it again, then resend it") from None
     if not out.has_text:
-        raise MediaProblem(Problem.UNREADABLE, f"{label} has no text I can read (a scan or images only?); "
-                           "send a version with text, or describe what it shows")
+        raise MediaProblem(Problem.UNREADABLE, f"{label} {_NOTHING.get(fmt, _NOTHING_ELSE)}")
     return out.result()

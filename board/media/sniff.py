@@ -1,17 +1,25 @@
 """Which document format a file really is: by its declared type and name AND by its bytes.
 
 A file named ``deck.pdf`` (or sent as ``application/pdf``) whose bytes do not start like a PDF
-is refused with a clear sentence, never handed to a parser meant for something else; a ZIP
-sent as a Word or Excel file is told apart by its parts (``word/`` or ``xl/``). Plain text is
-accepted only when it decodes as UTF-8 and holds no NUL byte.
+is refused with a clear sentence, never handed to a parser meant for something else. A ZIP
+sent as a Word or Excel file is told apart the way openpyxl and python-docx find their main
+part: by the content type ``[Content_Types].xml`` gives it (an Excel workbook, macro-enabled or a
+template likewise; a package may keep its parts anywhere, e.g. calamine's
+``minimal_package.xlsx`` has them at the root), else by its folders (``word/`` or ``xl/``).
+Plain text is accepted only when it decodes as UTF-8 and holds no NUL byte.
 """
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 from board.media.problems import MediaProblem, Problem
+
+if TYPE_CHECKING:
+    import zipfile
 
 __all__ = ["DocFormat", "sniff"]
 
@@ -48,6 +56,20 @@ _SPOKEN = {DocFormat.PDF: "a PDF", DocFormat.DOCX: "a Word document (DOCX)",
            DocFormat.MARKDOWN: "a Markdown file"}
 _OLD_OFFICE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # .doc / .xls (OLE2): not read
 _TEXTUAL = (DocFormat.CSV, DocFormat.TEXT, DocFormat.MARKDOWN)
+_CONTENT_TYPES = "[Content_Types].xml"
+_CONTENT_TYPES_BYTES = 1024 * 1024  # a real one is a few KB; more is not read (a bomb stays packed)
+_CONTENT_TYPE = re.compile(rb"""ContentType\s*=\s*["']([^"']+)["']""", re.IGNORECASE)
+#: The main part's content type of each package kind (openpyxl's and python-docx's, lowercased).
+_MAIN_PARTS: dict[str, DocFormat] = {
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml": DocFormat.XLSX,
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.template.main+xml": DocFormat.XLSX,
+    "application/vnd.ms-excel.sheet.macroenabled.main+xml": DocFormat.XLSX,
+    "application/vnd.ms-excel.template.macroenabled.main+xml": DocFormat.XLSX,
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml": DocFormat.DOCX,
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml": DocFormat.DOCX,
+    "application/vnd.ms-word.document.macroenabled.main+xml": DocFormat.DOCX,
+    "application/vnd.ms-word.template.macroenabledtemplate.main+xml": DocFormat.DOCX,
+}
 
 
 def _declared(name: str | None, mime: str | None) -> DocFormat | None:
@@ -70,12 +92,31 @@ def _zip_kind(path: Path) -> DocFormat | None:
     try:
         with zipfile.ZipFile(path) as archive:
             names = archive.namelist()
-    except (zipfile.BadZipFile, OSError, ValueError):
+            declared = _main_part(archive) if _CONTENT_TYPES in names else None
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError):  # RuntimeError: encrypted entry
         return None
+    if declared is not None:
+        return declared
     if any(n.startswith("word/") for n in names):
         return DocFormat.DOCX
     if any(n.startswith("xl/") for n in names):
         return DocFormat.XLSX
+    return None
+
+
+def _main_part(archive: zipfile.ZipFile) -> DocFormat | None:
+    """What ``[Content_Types].xml`` says the package's main part is (its first ``_CONTENT_TYPES_BYTES``)."""
+    import zlib
+
+    try:
+        with archive.open(_CONTENT_TYPES) as part:
+            types = part.read(_CONTENT_TYPES_BYTES)
+    except (zlib.error, NotImplementedError):  # a damaged or unknown compression: the folders decide
+        return None
+    for found in _CONTENT_TYPE.findall(types):
+        kind = _MAIN_PARTS.get(found.decode("ascii", "replace").strip().lower())
+        if kind is not None:
+            return kind
     return None
 
 

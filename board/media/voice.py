@@ -8,9 +8,9 @@ crash, or the same note sent again, does not pay twice. The note's length comes 
 service, else from the channel, else from the OGG file itself.
 
 When it cannot be transcribed the sender is told why and what to do (the caption, if any, is
-still answered); with no ``media.transcribe_model`` the :class:`OfflineTranscriber` is honest:
-it says how long the note is and which setting would have it transcribed, never a word it
-did not hear.
+still answered); with no ``media.transcribe_model`` the :class:`OfflineTranscriber` is honest,
+never a word it did not hear: the sender is told the note cannot be listened to here and to
+type instead (:data:`CANNOT_LISTEN`); the owner's fix (:data:`NO_TRANSCRIBER`) goes to the log.
 """
 
 from __future__ import annotations
@@ -30,11 +30,15 @@ from board.media.problems import MediaProblem, Problem
 from board.media.speech import AudioCalls, AudioFailed, SpendRefused, ogg_duration
 from board.media.understand import UnderstandContext
 
-__all__ = ["NO_TRANSCRIBER", "OfflineTranscriber", "Transcriber", "in_lines", "transcript_key"]
+__all__ = ["CANNOT_LISTEN", "NO_TRANSCRIBER", "OfflineTranscriber", "Transcriber", "in_lines", "transcript_key"]
 
 log = logging.getLogger("sabha.media")
 
-NO_TRANSCRIBER = "set media.transcribe_model to transcribe it"
+#: The owner's fix, logged when a note arrives with no transcriber (never told to the sender).
+NO_TRANSCRIBER = "set media.transcribe_model (e.g. openai:gpt-4o-mini-transcribe) to have them transcribed"
+#: What the sender can do, by kind: told when no transcriber is set up.
+CANNOT_LISTEN = {MediaKind.VOICE: "I can't listen to voice notes here; please type your message",
+                 MediaKind.AUDIO: "I can't listen to audio files here; please type what it says"}
 
 #: File extensions the OpenAI transcription endpoint recognises, by MIME type (it goes by the name).
 _EXTENSIONS = {
@@ -100,9 +104,10 @@ class OfflineTranscriber:
 
     async def understand(self, attachment: Attachment, blob: Blob, ctx: UnderstandContext) -> Attachment:
         seconds = _length(attachment, blob)
-        length = f"a {seconds:.0f} s " if seconds else "a "
-        return attachment.with_(duration_s=seconds, problem=f"{length}{_what(attachment)} arrived, but no "
-                                                            f"transcriber is set up: {NO_TRANSCRIBER}")
+        envelope = ctx.envelope
+        log.warning("media: a %s from %s on %s was not transcribed: no transcriber is set up; %s",
+                    _what(attachment), envelope.sender, envelope.channel, NO_TRANSCRIBER)
+        return attachment.with_(duration_s=seconds, problem=CANNOT_LISTEN[attachment.kind])
 
 
 class Transcriber:

@@ -12,7 +12,8 @@ envelope's text.
 * a document whose MIME type is ``image/*`` is a picture; a missing MIME type is guessed from
   the file name;
 * a static sticker (WebP) is a picture; an animated (TGS) or video (WebM) sticker cannot be
-  seen, which the sender is told (its emoji is passed on);
+  seen, which the sender is told; its emoji is answered as their words (:func:`sticker_words`),
+  and with no emoji they are told to write what they mean;
 * an animation (a GIF, sent as MPEG-4; Telegram repeats it as ``document`` for old clients) and
   a round video note are videos;
 * a location, a venue and a contact card carry no bytes: their ``derived`` text says what was
@@ -41,6 +42,7 @@ __all__ = [
     "TgVideoNote",
     "TgVoice",
     "attachments_of",
+    "sticker_words",
 ]
 
 CHANNEL = "telegram"
@@ -222,14 +224,25 @@ def _photo_size(sizes: list[TgPhotoSize], cap: int) -> TgPhotoSize:
     return fitting[-1] if fitting else by_area[0]
 
 
+def sticker_words(message: TgMedia) -> str | None:
+    """The emoji of an animated or video sticker: what the sender said with it, answered as their
+    text (the sticker itself cannot be seen); None for anything else."""
+    s = message.sticker
+    if s is None or not (s.is_animated or s.is_video) or not s.emoji:
+        return None
+    return s.emoji
+
+
 def _sticker(s: TgSticker) -> Attachment:
     emoji = f" ({s.emoji})" if s.emoji else ""
     if s.is_animated or s.is_video:
         what = "video sticker" if s.is_video else "animated sticker"
         article = "a" if s.is_video else "an"
+        done = f", so I took its emoji {s.emoji} as your message" if s.emoji else \
+            "; send a still sticker, or write what you mean"
         return Attachment(kind=MediaKind.STICKER, mime="video/webm" if s.is_video else "application/x-tgsticker",
                           size=s.file_size, name=f"{article} {what}{emoji}", source=s.ref(),
-                          problem=f"I cannot see {what}s; only its emoji{emoji} was passed on")
+                          problem=f"I cannot see {what}s{done}")
     return Attachment(kind=MediaKind.STICKER, mime="image/webp", size=s.file_size, name=f"a sticker{emoji}",
                       source=s.ref())
 

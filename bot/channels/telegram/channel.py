@@ -58,7 +58,7 @@ from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed,
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.telegram.album_items import AlbumItems
 from bot.channels.telegram.albums import AlbumGather, AlbumHold, album_key, merge
-from bot.channels.telegram.attachments import attachments_of
+from bot.channels.telegram.attachments import attachments_of, sticker_words
 from bot.channels.telegram.buttons import ButtonPosts, toast
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.telegram.departure import departure_hooks
@@ -504,7 +504,8 @@ class TelegramChannel:
             return message.body, ()
         cap = self.board.media.settings.limit_for(self.name, MediaKind.IMAGE)
         if len(items) == 1:
-            return message.body, attachments_of(message, cap)
+            text = message.body if message.body is not None else sticker_words(message)
+            return text, attachments_of(message, cap)
         return merge(items, [attachments_of(item, cap) for item in items])
 
     def _for_another_bot(self, text: str | None) -> bool:

@@ -49,6 +49,7 @@ from board.roles import GENERAL
 from board.router import Route, Router
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress, repeating
+from bot.channels.seen_once import SeenOnce
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
@@ -131,6 +132,7 @@ class WhatsAppChannel:
         self.counts = {"bad_signature": 0, "invalid": 0, "skipped": 0, "statuses": 0, "errors": 0, "ignored": 0,
                        "undeliverable": 0}
         self.undeliverable: list[str] = []  # recent lines for `sabha status`
+        self._logged = SeenOnce()  # (wamid, what) logged already: a redelivered webhook is not logged again
         self._router_cache: tuple[float, Router] | None = None
 
     def reconfigure(self, section: WhatsAppSection) -> None:
@@ -328,21 +330,23 @@ class WhatsAppChannel:
     async def _arrival(self, item: InboundMessage) -> Arrival | None:
         if item.phone_number_id is not None and item.phone_number_id != self.settings.phone_number_id:
             self.counts["ignored"] += 1
-            log.info("whatsapp: ignored message %s for another number (%s)", item.wamid, item.phone_number_id)
+            if self._logged.first(item.wamid, "another number"):
+                log.info("whatsapp: ignored message %s for another number (%s)", item.wamid, item.phone_number_id)
             return None
         if item.user is None:
             self.counts["ignored"] += 1
             log.warning("whatsapp: message %s names no sender (no from, wa_id or user id); ignored", item.wamid)
             return None
-        if item.errors:
+        if item.errors and self._logged.first(item.wamid, "errors"):
             log.info("whatsapp: message %s from %s came with %s", item.wamid, item.user,
                      "; ".join(_describe(e) for e in item.errors))
         if item.group_id is not None and not self.groups.admits(item.group_id, item.wamid):
             return None
         if item.disposition is Disposition.LOG:
             self.counts["ignored"] += 1
-            log.info("whatsapp: %s message %s from %s: no reply%s", item.kind, item.wamid, item.user,
-                     f" ({item.detail})" if item.detail else "")
+            if self._logged.first(item.wamid, "no reply"):
+                log.info("whatsapp: %s message %s from %s: no reply%s", item.kind, item.wamid, item.user,
+                         f" ({item.detail})" if item.detail else "")
             return None
         phone, bsuid = sender_ids(item.user, item.bsuid)
         if phone is None and bsuid is None:
