@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import io
 import json
 import logging
+import signal
 import sys
 import threading
 import uuid
@@ -218,15 +220,34 @@ async def ready_isolated(path: Path, out: Path, *, max_side: int, max_pixels: in
         return ReadyImage(**fields)
     if message.get("problem") in set(Problem):
         raise MediaProblem(Problem(message["problem"]), str(message["text"]))
-    log.warning("media: reading %s: the picture reader ended with code %s: %s", label, code,
-                err.decode("utf-8", "replace")[-_STDERR_KEEP:].strip() or message.get("error"))
-    raise MediaProblem(Problem.UNREADABLE, too_large_picture(label, memory_bytes))
+    raise _child_failed(message, err, code, label, memory_bytes, late)
+
+
+def _child_failed(message: dict[str, Any], err: bytes, code: int | None, label: str, memory_bytes: int,
+                  late: str) -> BaseException:
+    """What a picture child that gave no result means: out of memory (its MemoryError, or killed by SIGKILL
+    without a word: the kernel's OOM killer) is "too large"; a full disk writing the copy is the OSError the
+    media service parks the message on; the CPU limit is "too long"; anything else is our error (ERROR)."""
+    stderr = err.decode("utf-8", "replace")[-_STDERR_KEEP:].strip()
+    if message.get("memory") is True or (not message and code == -signal.SIGKILL):
+        log.warning("media: %s needed more memory than a picture may use (%d MB, media.image_memory_mb); the "
+                    "sender was told it is too large", label, memory_bytes // 2**20)
+        return MediaProblem(Problem.UNREADABLE, too_large_picture(label, memory_bytes))
+    if isinstance(message.get("oserror"), int):
+        log.error("media: reading %s: the picture reader could not write its copy: %s", label, message.get("text"))
+        return OSError(int(message["oserror"]), f"writing the model-ready copy of {label}: {message.get('text')}")
+    if not message and code == -signal.SIGXCPU:
+        log.warning("media: reading %s: the picture reader used up its CPU time", label)
+        return MediaProblem(Problem.UNREADABLE, late)
+    log.error("media: reading %s: the picture reader failed (exit code %s): %s", label, code,
+              message.get("error") or stderr or "no answer")
+    return MediaProblem(Problem.UNREADABLE, f"{label} could not be read (an error on our side; it was logged)")
 
 
 def too_large_picture(label: str, memory_bytes: int) -> str:
     """What the sender of a picture that needs more memory than a reader may use is told."""
     return (f"{label} is too large to read: decoding it needs more than the {memory_bytes // 2**20} MB a "
-            "picture may use (media.image_memory_mb); send a smaller picture or a screenshot")
+            "picture may use; send a smaller picture or a screenshot")
 
 
 def _child_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -237,11 +258,14 @@ def _child_job(job: dict[str, Any]) -> dict[str, Any]:
     except MediaProblem as exc:
         return {"problem": exc.problem.value, "text": exc.text}
     except MemoryError:
-        return {"problem": Problem.UNREADABLE.value, "text": too_large_picture(label, int(job["memory"]))}
+        return {"memory": True}
     fields = asdict(ready)
     data = fields.pop("data")
     if data is not None:
-        Path(job["out"]).write_bytes(data)
+        try:
+            Path(job["out"]).write_bytes(data)
+        except OSError as exc:  # the data dir's disk: the daemon parks the message and retries it
+            return {"oserror": exc.errno or errno.EIO, "text": str(exc)}
     return {"ok": True, "ready": {**fields, "written": data is not None}}
 
 
@@ -252,6 +276,8 @@ def main() -> int:
     answer: dict[str, Any]
     try:
         answer = _child_job(job)
+    except MemoryError:
+        answer = {"memory": True}
     except BaseException as exc:  # noqa: BLE001 - told to the parent, which logs it
         answer = {"error": f"{type(exc).__name__}: {exc}"}
     sys.stdout.write(json.dumps(answer))
