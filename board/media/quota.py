@@ -4,8 +4,9 @@ Files are kept ``media.keep_days``; without a bound, anyone who may write to the
 stranger in public mode) could fill the disk with files. Before a download the media service
 asks :func:`room_for` how many bytes the sender may still add, the least of:
 
-- the sender's own quota: what they sent in the last ``keep_days`` that was kept (the sizes of
-  their attachments read without a problem: refused files are not kept, :mod:`.service`)
+- the sender's own quota: what they sent in the last ``keep_days`` that was kept (the bytes their
+  attachments read without a problem keep in the store: the file and a picture's scaled copy;
+  refused files are not kept, :mod:`.service`), plus the files of the same message before this one
   against ``media.quota_sender_mb``, or ``media.quota_stranger_mb`` for a stranger (public mode);
   the owner has no per-sender quota;
 - for a stranger, what all strangers sent together against ``media.quota_strangers_mb``;
@@ -13,7 +14,8 @@ asks :func:`room_for` how many bytes the sender may still add, the least of:
 
 A declared size over the room is refused before any byte moves; an undeclared one is cut at the
 room (the sink's cap). The sentence says which quota and what to do. Two files of one sender
-read at the same moment may both pass the check: the overshoot is at most one file per lane.
+read at the same moment may both pass the check: the overshoot is at most one file per lane; a
+picture's copy is known only once read, so the last file in may pass its quota by its copy.
 """
 
 from __future__ import annotations
@@ -71,19 +73,21 @@ class Room:
                 "your question as text, or send the file again in a few days")
 
 
-async def room_for(envelope: Envelope, settings: MediaSettings, store: MediaStore, blobs: BlobStore) -> Room:
-    """The room ``envelope``'s sender has for one more file (see the module docstring)."""
+async def room_for(envelope: Envelope, settings: MediaSettings, store: MediaStore, blobs: BlobStore, *,
+                   pending: int = 0) -> Room:
+    """The room ``envelope``'s sender has for one more file (see the module docstring); ``pending``: the bytes
+    the message's files before this one keep, not recorded yet (the store on disk already holds them)."""
     since = (datetime.now(UTC) - timedelta(days=settings.keep_days)).isoformat(timespec="milliseconds")
     rooms: list[Room] = []
     days = settings.keep_days
     if not envelope.is_owner:
         quota, limit = (Quota.STRANGER, settings.quota_stranger_mb) if envelope.is_public \
             else (Quota.SENDER, settings.quota_sender_mb)
-        used = await store.kept_bytes(since, channel=envelope.channel, sender=envelope.sender)
+        used = await store.kept_bytes(since, channel=envelope.channel, sender=envelope.sender) + pending
         rooms.append(_room(quota, used, limit, days))
     if envelope.is_public:
-        rooms.append(_room(Quota.STRANGERS, await store.kept_bytes(since, public=True), settings.quota_strangers_mb,
-                           days))
+        strangers = await store.kept_bytes(since, public=True) + pending
+        rooms.append(_room(Quota.STRANGERS, strangers, settings.quota_strangers_mb, days))
     usage = await asyncio.to_thread(blobs.usage)
     total = _room(Quota.TOTAL, usage.bytes, settings.quota_total_mb, days)
     if total.bytes == 0:

@@ -126,14 +126,18 @@ class MediaService:
             return envelope
         await self._prune_now_and_then()
         ctx = UnderstandContext(envelope, self.settings, self.blobs, self.store)
+        done: list[Attachment] = []
         with self._spending(envelope):  # transcribing is a model call made for the sender
-            done = tuple([await self._prepare_one(att, ctx, fetcher) for att in envelope.attachments])
+            for att in envelope.attachments:  # each checked against the room the files before it left
+                kept = sum(a.stored or 0 for a in done if a.problem is None)
+                done.append(await self._prepare_one(att, ctx, fetcher, kept))
         await self.store.record(channel=envelope.channel, chat_id=envelope.chat_id, thread_id=envelope.thread_id,
-                                message_id=envelope.message_id, sender=envelope.sender, attachments=done,
+                                message_id=envelope.message_id, sender=envelope.sender, attachments=tuple(done),
                                 public=envelope.is_public)
-        return replace(envelope, attachments=done)
+        return replace(envelope, attachments=tuple(done))
 
-    async def _prepare_one(self, att: Attachment, ctx: UnderstandContext, fetcher: MediaFetcher | None) -> Attachment:
+    async def _prepare_one(self, att: Attachment, ctx: UnderstandContext, fetcher: MediaFetcher | None,
+                           kept: int) -> Attachment:
         if att.problem is not None or not att.kind.has_bytes:
             return att
         if not self.settings.enabled:
@@ -143,10 +147,11 @@ class MediaService:
             return att.with_(problem=NOT_READ.get(att.kind, f"I cannot read {att.label}"))
         fresh: str | None = None  # a blob this call downloaded: removed when what it holds is refused
         try:
-            blob, new = await self._fetch(att, ctx.envelope, fetcher)
+            blob, new = await self._fetch(att, ctx.envelope, fetcher, kept)
             fresh = blob.sha256 if new else None
             att = att.with_(blob=blob.sha256, size=blob.size)
             done = await understander.understand(att, blob, ctx)
+            done = done.with_(stored=self._stored_bytes(blob, done))
         except MediaProblem as exc:
             log.info("media: %s from %s on %s: %s (%s)", att.kind.value, ctx.envelope.sender, ctx.envelope.channel,
                      exc.text, exc.problem.value)
@@ -166,6 +171,11 @@ class MediaService:
             done = att.with_(problem=f"{att.label} could not be read (an error on our side; it was logged)")
         return await self._keep_or_drop(done, fresh)
 
+    def _stored_bytes(self, blob: Blob, done: Attachment) -> int:
+        """What ``done`` keeps in the store: the file as sent, and the copy made from it (a scaled picture)."""
+        copy = self.blobs.get(done.blob) if done.blob is not None and done.blob != blob.sha256 else None
+        return blob.size + (copy.size if copy is not None else 0)
+
     async def _keep_or_drop(self, att: Attachment, fresh: str | None) -> Attachment:
         """``att`` as recorded: a file this turn downloaded and then refused is not kept (nor named)."""
         if att.problem is None or fresh is None:
@@ -174,10 +184,11 @@ class MediaService:
             log.info("media: removed %s (%s): it was refused", att.label, fresh[:12])
         return att.with_(blob=None) if att.blob == fresh else att
 
-    async def _fetch(self, att: Attachment, envelope: Envelope, fetcher: MediaFetcher | None) -> tuple[Blob, bool]:
+    async def _fetch(self, att: Attachment, envelope: Envelope, fetcher: MediaFetcher | None,
+                     kept: int = 0) -> tuple[Blob, bool]:
         """The attachment's bytes in the blob store (already there: not fetched again), and whether this call
         downloaded them. Refused before any byte moves: by what was declared (:mod:`.declared`), by a quota
-        (:mod:`.quota`)."""
+        (:mod:`.quota`; ``kept``: what the message's files before this one keep, not recorded yet)."""
         if att.blob is not None and (blob := self.blobs.get(att.blob)) is not None:
             return blob, False
         if att.sha256 and (blob := self.blobs.get(att.sha256.lower())) is not None:
@@ -187,7 +198,7 @@ class MediaService:
         refused = refused_before_download(att, envelope.channel, self.settings)
         if refused is not None:
             raise refused
-        room = await room_for(envelope, self.settings, self.store, self.blobs)
+        room = await room_for(envelope, self.settings, self.store, self.blobs, pending=kept)
         if room.bytes is not None and (room.bytes == 0 or (att.size is not None and att.size > room.bytes)):
             raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, att.size))
         return await self._download(att, envelope, fetcher, room)
