@@ -76,6 +76,12 @@ class MediaStore:
                     "created_at = excluded.created_at, from_stranger = excluded.from_stranger, "
                     "stored_bytes = excluded.stored_bytes", mask_value(row))
 
+    async def references(self, blob: str) -> bool:
+        """True when a kept attachment (read without a problem) names ``blob``."""
+        row = await self.db.fetchone("SELECT 1 AS n FROM message_attachments WHERE blob = ? AND problem IS NULL "
+                                     "LIMIT 1", (blob,))
+        return row is not None
+
     async def kept_bytes(self, since: str, *, channel: str | None = None, sender: str | None = None,
                          public: bool | None = None) -> int:
         """The bytes kept in the store (the file and its copies: ``stored_bytes``, else ``size``) for the files
