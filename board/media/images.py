@@ -3,7 +3,10 @@
 :class:`ImageReader` opens the fetched bytes with Pillow in a child process
 (:func:`board.media.isolate.ready_isolated`: the event loop is never blocked by decoding, the
 daemon's memory never holds the decoded pixels, and ``media.image_memory_mb`` is the child's
-ceiling; at most :data:`MAX_PARALLEL` at once), refuses what it must (a decompression bomb: more pixels than
+ceiling; at most :data:`MAX_PARALLEL` at once, strangers' pictures in only one of them, so the owner's
+and allowed people's are read at once whatever strangers send; a picture that waits
+``media.extract_timeout_s`` for a reader is told to be sent again), refuses what it must (a
+decompression bomb: more pixels than
 ``media.image_max_pixels`` or Pillow's own ``Image.MAX_IMAGE_PIXELS`` guard; a damaged file;
 something that is not a picture) with one sentence for the sender, and stores one
 model-ready copy in the blob store that every provider accepts, whichever model of a
@@ -38,6 +41,7 @@ import signal
 import sys
 import threading
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -292,13 +296,32 @@ class ImageReader:
 
     def __init__(self) -> None:
         self._slots = asyncio.Semaphore(MAX_PARALLEL)
+        #: strangers' pictures (public mode) hold at most this many readers: the rest stay free for the
+        #: owner and allowed people, whatever strangers send
+        self._strangers = asyncio.Semaphore(MAX_PARALLEL - 1)
+
+    @contextlib.asynccontextmanager
+    async def _reader(self, public: bool, label: str, wait_s: float) -> AsyncIterator[None]:
+        """One of the :data:`MAX_PARALLEL` readers (a stranger: one of theirs), waited for at most ``wait_s``."""
+        async with contextlib.AsyncExitStack() as held:
+            try:
+                async with asyncio.timeout(wait_s):
+                    if public:
+                        await held.enter_async_context(self._strangers)
+                    await held.enter_async_context(self._slots)
+            except TimeoutError:
+                log.warning("media: %s waited %g s for a picture reader (all busy); the sender was asked to send "
+                            "it again", label, wait_s)
+                raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be read now: many pictures are being "
+                                                        "read; please send it again in a few minutes") from None
+            yield
 
     async def understand(self, attachment: Attachment, blob: Blob, ctx: UnderstandContext) -> Attachment:
         settings = ctx.settings
         label = attachment.label
         out = ctx.blobs.root / f".part-image-{uuid.uuid4().hex}"  # a stray one is pruned with the .part- files
         try:
-            async with self._slots:
+            async with self._reader(ctx.envelope.is_public, label, settings.extract_timeout_s):
                 ready = await ready_isolated(blob.path, out, max_side=settings.image_max_side,
                                              max_pixels=settings.image_max_pixels, label=label,
                                              timeout_s=settings.extract_timeout_s,
