@@ -77,8 +77,12 @@ class BlobSink:
             self.mime = mime
 
     def write(self, chunk: bytes) -> None:
-        """Add ``chunk``; past the cap the download is refused (the file so far is removed)."""
+        """Add ``chunk``; past the cap the download is refused (the file so far is removed), and past the
+        size the service declared it is damaged (what arrives is not the file announced)."""
         self.size += len(chunk)
+        if self.expected_size is not None and self.size > self.expected_size:
+            raise MediaProblem(Problem.CHECKSUM, f"{self.label} arrived with more bytes than the "
+                                                 f"{self.expected_size:,} the service announced; send it again")
         if self.size > self.limit:
             raise MediaProblem(Problem.TOO_LARGE, f"{self.label} is over the limit of {_mb(self.limit)}")
         self._hash.update(chunk)

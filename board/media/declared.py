@@ -46,6 +46,8 @@ _NOT_DOCUMENT_SUFFIX = frozenset({
     ".webm", ".3gp", ".jpg", ".jpeg", ".png", ".gif", ".webp", ".heic", ".heif", ".tif", ".tiff", ".bmp", ".svg",
     ".psd", ".sqlite", ".db",
 })
+#: Pictures sent as a file: told to send them as a photo.
+_PICTURE_SUFFIX = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp", ".heic", ".heif", ".tif", ".tiff", ".bmp"})
 _OLD_OFFICE = frozenset({".doc", ".xls", ".ppt", "application/msword", "application/vnd.ms-excel",
                          "application/vnd.ms-powerpoint"})
 
@@ -78,6 +80,9 @@ def _not_a_document(att: Attachment, mime: str) -> MediaProblem | None:
     by_mime = mime in _NOT_DOCUMENT_MIME or mime.startswith(_NOT_DOCUMENT_MAJOR)
     if not (by_suffix or (by_mime and not _readable_suffix(suffix))):
         return None
+    if suffix in _PICTURE_SUFFIX or mime.startswith("image/"):
+        return MediaProblem(Problem.UNSUPPORTED, f"I cannot read {att.label} as a document: it is a picture; send "
+                                                 "it as a photo (not as a file) and I will look at it")
     if suffix in _OLD_OFFICE or mime in _OLD_OFFICE:
         return MediaProblem(Problem.UNSUPPORTED, f"I cannot read {att.label}: old Office files (.doc/.xls/.ppt) "
                                                  "are not read; save it as .docx / .xlsx (or PDF) and send it again")

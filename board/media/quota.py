@@ -58,8 +58,8 @@ class Room:
     limit: int = 0
     keep_days: float = 30.0
 
-    def refusal(self, label: str, size: int | None) -> str:
-        """The one line telling the sender why ``label`` was not downloaded."""
+    def refusal(self, label: str, size: int | None, *, owner: bool = False) -> str:
+        """The one line telling the sender why ``label`` was not downloaded (the ``owner`` also what to change)."""
         what = f"{label} ({size_text(size)})" if size else label
         used, limit, days = size_text(self.used), size_text(self.limit), f"{self.keep_days:g}"
         if self.quota in (Quota.SENDER, Quota.STRANGER):
@@ -69,6 +69,9 @@ class Room:
         if self.quota is Quota.STRANGERS:
             return (f"I did not download {what}: the space for files from people I do not know is full right now "
                     f"({used} of {limit}); please write your question as text")
+        if owner:
+            return (f"I did not download {what}: the board's file store is full ({used} of {limit}); raise "
+                    "media.quota_total_mb or lower media.keep_days (files are kept that long), then send it again")
         return (f"I did not download {what}: the board's file store is full ({used} of {limit}); please write "
                 "your question as text, or send the file again in a few days")
 

@@ -217,7 +217,7 @@ class MediaService:
             raise refused
         room = await room_for(envelope, self.settings, self.store, self.blobs, pending=kept)
         if room.bytes is not None and (room.bytes == 0 or (att.size is not None and att.size > room.bytes)):
-            raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, att.size))
+            raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, att.size, owner=envelope.is_owner))
         return await self._download(att, envelope, fetcher, room)
 
     async def _download(self, att: Attachment, envelope: Envelope, fetcher: MediaFetcher,
@@ -236,7 +236,8 @@ class MediaService:
             except MediaProblem as exc:
                 over_quota = cap < limit and (sink.expected_size or sink.size) <= limit
                 if exc.problem is Problem.TOO_LARGE and over_quota:  # the quota, not the kind's cap
-                    raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, sink.expected_size)) from None
+                    raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, sink.expected_size,
+                                                                       owner=envelope.is_owner)) from None
                 raise
             blob = sink.finish()
             return blob, sink.was_new
