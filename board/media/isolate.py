@@ -80,14 +80,14 @@ async def extract_isolated(path: Path, fmt: DocFormat, label: str, limits: Extra
 
 
 async def run_child(module: str, job: dict[str, Any], timeout_s: float, late: str) -> tuple[bytes, bytes, int | None]:
-    """Run ``python -m <module>`` on ``job`` (JSON on its stdin): (stdout, stderr, exit code); killed
-    after ``timeout_s`` (then ``MediaProblem(UNREADABLE, late)``)."""
+    """Run ``python -m <module>`` on ``job`` (JSON on its stdin): (stdout, the tail of stderr, exit code);
+    killed after ``timeout_s`` (then ``MediaProblem(UNREADABLE, late)``)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", module, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=_child_env())
     try:
         async with asyncio.timeout(timeout_s):
-            out, err = await process.communicate(json.dumps(job).encode())
+            out, err = await _talk(process, json.dumps(job).encode())
     except TimeoutError:
         raise MediaProblem(Problem.UNREADABLE, late) from None
     finally:
@@ -96,6 +96,25 @@ async def run_child(module: str, job: dict[str, Any], timeout_s: float, late: st
                 process.kill()
             await process.wait()
     return out, err, process.returncode
+
+
+async def _talk(process: asyncio.subprocess.Process, job: bytes) -> tuple[bytes, bytes]:
+    """Give the child its job; its answer (stdout) and the last :data:`_STDERR_KEEP` bytes of its stderr
+    (a child may write without end there: only the tail is kept, not all of it as ``communicate`` would)."""
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a child that died before reading
+        process.stdin.write(job)
+        await process.stdin.drain()
+    process.stdin.close()
+    out, err, _ = await asyncio.gather(process.stdout.read(), _tail(process.stderr, _STDERR_KEEP), process.wait())
+    return out, err
+
+
+async def _tail(stream: asyncio.StreamReader, keep: int) -> bytes:
+    kept = b""
+    while chunk := await stream.read(64 * 1024):
+        kept = (kept + chunk)[-keep:]
+    return kept
 
 
 def child_answer(out: bytes) -> dict[str, Any]:
