@@ -15,13 +15,13 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from board.media.attachment import Attachment, MediaKind, safe_mime
+from board.media.blobs import size_text
 from board.media.problems import MediaProblem, Problem
 from board.media.settings import MediaSettings
+from board.media.sniff import READERS_SAY
 
 __all__ = ["READERS_SAY", "refused_before_download", "size_text"]
 
-#: What the document reader takes, said to a sender whose file is not one of them.
-READERS_SAY = "send a PDF, DOCX, XLSX, CSV, TXT or MD file"
 
 #: Pictures the picture reader opens (:data:`board.media.images.PICTURE_FORMATS`), as MIME types.
 _PICTURE_MIMES = frozenset({"image/jpeg", "image/jpg", "image/pjpeg", "image/png", "image/webp", "image/gif",
@@ -50,11 +50,6 @@ _NOT_DOCUMENT_SUFFIX = frozenset({
 _PICTURE_SUFFIX = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp", ".heic", ".heif", ".tif", ".tiff", ".bmp"})
 _OLD_OFFICE = frozenset({".doc", ".xls", ".ppt", "application/msword", "application/vnd.ms-excel",
                          "application/vnd.ms-powerpoint"})
-
-
-def size_text(size: int) -> str:
-    """``size`` bytes as a person reads it (KB below a megabyte)."""
-    return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{size / 1024:.0f} KB"
 
 
 def refused_before_download(att: Attachment, channel: str, settings: MediaSettings) -> MediaProblem | None:

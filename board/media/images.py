@@ -49,7 +49,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from board.media.attachment import Attachment, MediaKind
-from board.media.blobs import Blob
+from board.media.blobs import Blob, size_text
 from board.media.isolate import child_answer, limit_myself, run_child
 from board.media.problems import MediaProblem, Problem
 from board.media.understand import UnderstandContext
@@ -97,7 +97,7 @@ class ReadyImage:
 def describe(ready: ReadyImage, size: int, kind: MediaKind) -> str:
     """What is known of a picture without looking: size in pixels, format, bytes, frames."""
     noun = "sticker" if kind is MediaKind.STICKER else "picture"
-    text = f"a {ready.original_width}x{ready.original_height} {ready.original_format} {noun}, {_size(size)}"
+    text = f"a {ready.original_width}x{ready.original_height} {ready.original_format} {noun}, {size_text(size)}"
     if ready.frames > 1:
         text += f", animated ({ready.frames} frames; the model is shown the first)"
     if ready.changed:
@@ -201,10 +201,6 @@ def _save(frame: Image.Image, fmt: str, **options: object) -> bytes:
 def _reason(exc: BaseException) -> str:
     text = " ".join(str(exc).split())[:100]
     return text or type(exc).__name__
-
-
-def _size(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{size / 1024:.0f} KB"
 
 
 async def ready_isolated(path: Path, out: Path, *, max_side: int, max_pixels: int, label: str, timeout_s: float,

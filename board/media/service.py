@@ -235,6 +235,8 @@ class MediaService:
                                                         "please send it again") from None
             except MediaProblem as exc:
                 over_quota = cap < limit and (sink.expected_size or sink.size) <= limit
+                if exc.problem is Problem.TOO_LARGE and over_quota and sink.overran:  # a lie, not the quota
+                    raise sink.overrun() from None
                 if exc.problem is Problem.TOO_LARGE and over_quota:  # the quota, not the kind's cap
                     raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, sink.expected_size,
                                                                        owner=envelope.is_owner)) from None
