@@ -32,7 +32,7 @@ from board.media.declared import size_text
 from board.media.settings import MB, MediaSettings
 from board.media.store import MediaStore
 
-__all__ = ["Quota", "Room", "room_for", "usage_lines"]
+__all__ = ["MediaUsage", "Quota", "Room", "media_usage", "room_for"]
 
 log = logging.getLogger("sabha.media")
 
@@ -106,18 +106,49 @@ def _room(quota: Quota, used: int, limit_mb: float, days: float) -> Room:
     return Room(max(0, limit - used), quota, used, limit, days)
 
 
-async def usage_lines(settings: MediaSettings, store: MediaStore, blobs: BlobStore) -> list[str]:
-    """How full the media store is, for ``sabha status``: on disk against the total quota, and what
-    strangers' files take against theirs."""
+@dataclass(frozen=True)
+class MediaUsage:
+    """How full the media store is (``sabha status``): on disk against the total quota, and what strangers'
+    files keep against theirs."""
+
+    files: int
+    bytes: int
+    quota_total_bytes: int
+    strangers_bytes: int
+    quota_strangers_bytes: int
+    keep_days: float
+
+    @property
+    def used_percent(self) -> float:
+        return round(100 * self.bytes / self.quota_total_bytes, 1) if self.quota_total_bytes else 0.0
+
+    @property
+    def full(self) -> bool:
+        return self.bytes >= self.quota_total_bytes
+
+    def lines(self) -> list[str]:
+        """The plain report's lines."""
+        line = (f"  media: {size_text(self.bytes)} in {self.files} file(s), {self.used_percent:.0f}% of "
+                f"media.quota_total_mb ({size_text(self.quota_total_bytes)}); files are kept {self.keep_days:g} "
+                "days after last use")
+        lines = [line, f"    from strangers: {size_text(self.strangers_bytes)} of media.quota_strangers_mb "
+                       f"({size_text(self.quota_strangers_bytes)})"]
+        if self.full:
+            lines.append("    FULL: new files are refused; raise media.quota_total_mb or lower media.keep_days")
+        return lines
+
+    def as_json(self) -> dict[str, int | float | bool]:
+        """The figures, as numbers (``sabha status --json``)."""
+        return {"files": self.files, "bytes": self.bytes, "quota_total_bytes": self.quota_total_bytes,
+                "used_percent": self.used_percent, "strangers_bytes": self.strangers_bytes,
+                "quota_strangers_bytes": self.quota_strangers_bytes, "keep_days": self.keep_days, "full": self.full}
+
+
+async def media_usage(settings: MediaSettings, store: MediaStore, blobs: BlobStore) -> MediaUsage:
+    """How full the media store is (see :class:`MediaUsage`)."""
     usage = await asyncio.to_thread(blobs.usage)
     since = (datetime.now(UTC) - timedelta(days=settings.keep_days)).isoformat(timespec="milliseconds")
     strangers = await store.kept_bytes(since, public=True)
-    total = int(settings.quota_total_mb * MB)
-    share = 100 * usage.bytes / total if total else 0.0
-    line = (f"  media: {size_text(usage.bytes)} in {usage.files} file(s), {share:.0f}% of media.quota_total_mb "
-            f"({size_text(total)}); files are kept {settings.keep_days:g} days after last use")
-    lines = [line, f"    from strangers: {size_text(strangers)} of media.quota_strangers_mb "
-                   f"({size_text(int(settings.quota_strangers_mb * MB))})"]
-    if usage.bytes >= total:
-        lines.append("    FULL: new files are refused; raise media.quota_total_mb or lower media.keep_days")
-    return lines
+    return MediaUsage(usage.files, usage.bytes, int(settings.quota_total_mb * MB), strangers,
+                      int(settings.quota_strangers_mb * MB), settings.keep_days)
+
