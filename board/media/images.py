@@ -35,11 +35,8 @@ import asyncio
 import contextlib
 import errno
 import io
-import json
 import logging
 import signal
-import sys
-import threading
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
@@ -50,7 +47,7 @@ from PIL import Image, UnidentifiedImageError
 
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import Blob, size_text
-from board.media.isolate import child_answer, limit_myself, run_child
+from board.media.isolate import child_answer, child_main, run_child
 from board.media.problems import MediaProblem, Problem
 from board.media.understand import UnderstandContext
 
@@ -66,8 +63,6 @@ MAX_MODEL_BYTES = 3_750_000
 MAX_MODEL_SIDE = 8000
 #: What every provider accepts as it is (Pillow's format name -> MIME type).
 _ACCEPTED = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
-#: Pictures decoded at once in one process (a 50-megapixel one takes about 150 MB while it is scaled down).
-_DECODING = threading.BoundedSemaphore(2)
 #: Picture readers (child processes) at once, each up to ``media.image_memory_mb``.
 MAX_PARALLEL = 2
 #: Modes whose pictures carry transparency worth keeping.
@@ -120,7 +115,7 @@ def make_ready(path: Path, *, max_side: int, max_pixels: int, label: str = "the 
     """The model-ready copy of the picture at ``path`` (blocking: run it in a thread); raises
     :class:`MediaProblem` for a bomb, a damaged file or something that is not a picture."""
     try:
-        with _DECODING, open_picture(path) as img:
+        with open_picture(path) as img:
             return _ready(img, path, max_side=min(max_side, MAX_MODEL_SIDE), max_pixels=max_pixels, label=label)
     except Image.DecompressionBombError:
         raise MediaProblem(Problem.UNREADABLE, f"{label} is too large to open safely "
@@ -270,19 +265,8 @@ def _child_job(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> int:
-    """The child: read one job (JSON) on stdin, write one answer (JSON) on stdout."""
-    job = json.loads(sys.stdin.buffer.read())
-    limit_myself(int(job["cpu_s"]), int(job["memory"]))
-    answer: dict[str, Any]
-    try:
-        answer = _child_job(job)
-    except MemoryError:
-        answer = {"memory": True}
-    except BaseException as exc:  # noqa: BLE001 - told to the parent, which logs it
-        answer = {"error": f"{type(exc).__name__}: {exc}"}
-    sys.stdout.write(json.dumps(answer))
-    sys.stdout.flush()
-    return 0
+    """The picture reader child (:func:`board.media.isolate.child_main`)."""
+    return child_main(_child_job)
 
 
 class ImageReader:

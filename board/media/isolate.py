@@ -36,6 +36,7 @@ import logging
 import os
 import resource
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ from board.media.extract import Extracted, ExtractLimits, extract
 from board.media.problems import MediaProblem, Problem
 from board.media.sniff import DocFormat
 
-__all__ = ["CHILD_MEMORY_BYTES", "child_answer", "extract_isolated", "limit_myself", "run_child"]
+__all__ = ["CHILD_MEMORY_BYTES", "child_answer", "child_main", "extract_isolated", "limit_myself", "run_child"]
 
 log = logging.getLogger("sabha.media")
 
@@ -152,20 +153,29 @@ def _document(job: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "text": result.text, "truncated": result.truncated}
 
 
-def main() -> int:
-    """The child: read one job (JSON) on stdin, write one answer (JSON) on stdout."""
+def child_main(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
+    """A reader child: read one job (JSON) on stdin, limit itself, write ``handler``'s answer (JSON) on
+    stdout: its result, ``{"problem"}`` (said to the sender), ``{"memory": true}`` (out of memory) or
+    ``{"error"}`` (a failure on our side, logged by the parent)."""
     job = json.loads(sys.stdin.buffer.read())
     limit_myself(int(job["cpu_s"]), int(job.get("memory") or CHILD_MEMORY_BYTES))
     answer: dict[str, Any]
     try:
-        answer = _document(job)
+        answer = handler(job)
     except MediaProblem as exc:
         answer = {"problem": exc.problem.value, "text": exc.text}
+    except MemoryError:
+        answer = {"memory": True}
     except BaseException as exc:  # noqa: BLE001 - told to the parent, which logs it
         answer = {"error": f"{type(exc).__name__}: {exc}"}
     sys.stdout.write(json.dumps(answer))
     sys.stdout.flush()
     return 0
+
+
+def main() -> int:
+    """The document reader child (:func:`child_main`)."""
+    return child_main(_document)
 
 
 if __name__ == "__main__":
