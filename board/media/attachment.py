@@ -67,7 +67,8 @@ class MediaRef:
 class Attachment:
     """One thing sent besides text (see the module docstring). ``size``, ``mime`` and
     ``sha256`` are what the service declared (checked when the bytes arrive); ``duration_s``
-    is a voice note's or a video's length when the service says it."""
+    is a voice note's or a video's length when the service says it; ``stored`` the bytes it keeps in the
+    media store once read (the file as sent plus a copy made from it: what the quotas count)."""
 
     kind: MediaKind
     mime: str | None = None
@@ -79,6 +80,7 @@ class Attachment:
     blob: str | None = None
     derived: str | None = None
     problem: str | None = None
+    stored: int | None = None
 
     @property
     def label(self) -> str:

@@ -22,7 +22,7 @@ from types import TracebackType
 
 from board.media.problems import MediaProblem, Problem
 
-__all__ = ["Blob", "BlobSink", "BlobStore", "Usage"]
+__all__ = ["Blob", "BlobSink", "BlobStore", "Usage", "size_text"]
 
 log = logging.getLogger("sabha.media")
 
@@ -70,19 +70,33 @@ class BlobSink:
         if size is not None:
             self.expected_size = size
             if size > self.limit:
-                raise MediaProblem(Problem.TOO_LARGE, f"{self.label} is {_mb(size)}; the limit is {_mb(self.limit)}")
+                raise MediaProblem(Problem.TOO_LARGE, f"{self.label} is {size_text(size)}; the limit is "
+                                                      f"{size_text(self.limit)}")
         if sha256:
             self.expected_sha256 = sha256.lower()
         if mime:
             self.mime = mime
 
     def write(self, chunk: bytes) -> None:
-        """Add ``chunk``; past the cap the download is refused (the file so far is removed)."""
+        """Add ``chunk``; past the cap the download is refused (the file so far is removed), and past the
+        size the service declared it is damaged (what arrives is not the file announced: :meth:`overran`)."""
         self.size += len(chunk)
         if self.size > self.limit:
-            raise MediaProblem(Problem.TOO_LARGE, f"{self.label} is over the limit of {_mb(self.limit)}")
+            raise MediaProblem(Problem.TOO_LARGE, f"{self.label} is over the limit of {size_text(self.limit)}")
+        if self.overran:
+            raise self.overrun()
         self._hash.update(chunk)
         self._file.write(chunk)
+
+    @property
+    def overran(self) -> bool:
+        """True once more bytes arrived than the service declared."""
+        return self.expected_size is not None and self.size > self.expected_size
+
+    def overrun(self) -> MediaProblem:
+        """What a download that ran past its declared size is told."""
+        return MediaProblem(Problem.CHECKSUM, f"{self.label} arrived with more bytes than the "
+                                              f"{self.expected_size or 0:,} the service announced; send it again")
 
     def finish(self) -> Blob:
         """Check size and checksum, move the file into place, and return the blob."""
@@ -207,5 +221,6 @@ def _mkstemp(root: Path) -> tuple[int, str]:
     return tempfile.mkstemp(prefix=_TMP_PREFIX, dir=root)
 
 
-def _mb(size: int) -> str:
+def size_text(size: int) -> str:
+    """``size`` bytes as a person reads it (KB below a megabyte)."""
     return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{size / 1024:.0f} KB"

@@ -15,13 +15,13 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from board.media.attachment import Attachment, MediaKind, safe_mime
+from board.media.blobs import size_text
 from board.media.problems import MediaProblem, Problem
 from board.media.settings import MediaSettings
+from board.media.sniff import READERS_SAY
 
 __all__ = ["READERS_SAY", "refused_before_download", "size_text"]
 
-#: What the document reader takes, said to a sender whose file is not one of them.
-READERS_SAY = "send a PDF, DOCX, XLSX, CSV, TXT or MD file"
 
 #: Pictures the picture reader opens (:data:`board.media.images.PICTURE_FORMATS`), as MIME types.
 _PICTURE_MIMES = frozenset({"image/jpeg", "image/jpg", "image/pjpeg", "image/png", "image/webp", "image/gif",
@@ -46,13 +46,10 @@ _NOT_DOCUMENT_SUFFIX = frozenset({
     ".webm", ".3gp", ".jpg", ".jpeg", ".png", ".gif", ".webp", ".heic", ".heif", ".tif", ".tiff", ".bmp", ".svg",
     ".psd", ".sqlite", ".db",
 })
+#: Pictures sent as a file: told to send them as a photo.
+_PICTURE_SUFFIX = frozenset({".jpg", ".jpeg", ".png", ".gif", ".webp", ".heic", ".heif", ".tif", ".tiff", ".bmp"})
 _OLD_OFFICE = frozenset({".doc", ".xls", ".ppt", "application/msword", "application/vnd.ms-excel",
                          "application/vnd.ms-powerpoint"})
-
-
-def size_text(size: int) -> str:
-    """``size`` bytes as a person reads it (KB below a megabyte)."""
-    return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{size / 1024:.0f} KB"
 
 
 def refused_before_download(att: Attachment, channel: str, settings: MediaSettings) -> MediaProblem | None:
@@ -78,6 +75,9 @@ def _not_a_document(att: Attachment, mime: str) -> MediaProblem | None:
     by_mime = mime in _NOT_DOCUMENT_MIME or mime.startswith(_NOT_DOCUMENT_MAJOR)
     if not (by_suffix or (by_mime and not _readable_suffix(suffix))):
         return None
+    if suffix in _PICTURE_SUFFIX or mime.startswith("image/"):
+        return MediaProblem(Problem.UNSUPPORTED, f"I cannot read {att.label} as a document: it is a picture; send "
+                                                 "it as a photo (not as a file) and I will look at it")
     if suffix in _OLD_OFFICE or mime in _OLD_OFFICE:
         return MediaProblem(Problem.UNSUPPORTED, f"I cannot read {att.label}: old Office files (.doc/.xls/.ppt) "
                                                  "are not read; save it as .docx / .xlsx (or PDF) and send it again")

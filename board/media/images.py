@@ -3,7 +3,10 @@
 :class:`ImageReader` opens the fetched bytes with Pillow in a child process
 (:func:`board.media.isolate.ready_isolated`: the event loop is never blocked by decoding, the
 daemon's memory never holds the decoded pixels, and ``media.image_memory_mb`` is the child's
-ceiling; at most :data:`MAX_PARALLEL` at once), refuses what it must (a decompression bomb: more pixels than
+ceiling; at most :data:`MAX_PARALLEL` at once, strangers' pictures in only one of them, so the owner's
+and allowed people's are read at once whatever strangers send; a picture that waits
+``media.extract_timeout_s`` for a reader is told to be sent again), refuses what it must (a
+decompression bomb: more pixels than
 ``media.image_max_pixels`` or Pillow's own ``Image.MAX_IMAGE_PIXELS`` guard; a damaged file;
 something that is not a picture) with one sentence for the sender, and stores one
 model-ready copy in the blob store that every provider accepts, whichever model of a
@@ -30,12 +33,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import io
-import json
 import logging
-import sys
-import threading
+import signal
 import uuid
+from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -43,8 +46,8 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from board.media.attachment import Attachment, MediaKind
-from board.media.blobs import Blob
-from board.media.isolate import child_answer, limit_myself, run_child
+from board.media.blobs import Blob, size_text
+from board.media.isolate import child_answer, child_main, run_child
 from board.media.problems import MediaProblem, Problem
 from board.media.understand import UnderstandContext
 
@@ -60,8 +63,6 @@ MAX_MODEL_BYTES = 3_750_000
 MAX_MODEL_SIDE = 8000
 #: What every provider accepts as it is (Pillow's format name -> MIME type).
 _ACCEPTED = {"JPEG": "image/jpeg", "PNG": "image/png", "WEBP": "image/webp"}
-#: Pictures decoded at once in one process (a 50-megapixel one takes about 150 MB while it is scaled down).
-_DECODING = threading.BoundedSemaphore(2)
 #: Picture readers (child processes) at once, each up to ``media.image_memory_mb``.
 MAX_PARALLEL = 2
 #: Modes whose pictures carry transparency worth keeping.
@@ -91,7 +92,7 @@ class ReadyImage:
 def describe(ready: ReadyImage, size: int, kind: MediaKind) -> str:
     """What is known of a picture without looking: size in pixels, format, bytes, frames."""
     noun = "sticker" if kind is MediaKind.STICKER else "picture"
-    text = f"a {ready.original_width}x{ready.original_height} {ready.original_format} {noun}, {_size(size)}"
+    text = f"a {ready.original_width}x{ready.original_height} {ready.original_format} {noun}, {size_text(size)}"
     if ready.frames > 1:
         text += f", animated ({ready.frames} frames; the model is shown the first)"
     if ready.changed:
@@ -114,7 +115,7 @@ def make_ready(path: Path, *, max_side: int, max_pixels: int, label: str = "the 
     """The model-ready copy of the picture at ``path`` (blocking: run it in a thread); raises
     :class:`MediaProblem` for a bomb, a damaged file or something that is not a picture."""
     try:
-        with _DECODING, open_picture(path) as img:
+        with open_picture(path) as img:
             return _ready(img, path, max_side=min(max_side, MAX_MODEL_SIDE), max_pixels=max_pixels, label=label)
     except Image.DecompressionBombError:
         raise MediaProblem(Problem.UNREADABLE, f"{label} is too large to open safely "
@@ -197,10 +198,6 @@ def _reason(exc: BaseException) -> str:
     return text or type(exc).__name__
 
 
-def _size(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MB" if size >= 1024 * 1024 else f"{size / 1024:.0f} KB"
-
-
 async def ready_isolated(path: Path, out: Path, *, max_side: int, max_pixels: int, label: str, timeout_s: float,
                          memory_bytes: int) -> ReadyImage:
     """:func:`make_ready` in a child process (``python -m board.media.images``) of at most
@@ -218,15 +215,34 @@ async def ready_isolated(path: Path, out: Path, *, max_side: int, max_pixels: in
         return ReadyImage(**fields)
     if message.get("problem") in set(Problem):
         raise MediaProblem(Problem(message["problem"]), str(message["text"]))
-    log.warning("media: reading %s: the picture reader ended with code %s: %s", label, code,
-                err.decode("utf-8", "replace")[-_STDERR_KEEP:].strip() or message.get("error"))
-    raise MediaProblem(Problem.UNREADABLE, too_large_picture(label, memory_bytes))
+    raise _child_failed(message, err, code, label, memory_bytes, late)
+
+
+def _child_failed(message: dict[str, Any], err: bytes, code: int | None, label: str, memory_bytes: int,
+                  late: str) -> BaseException:
+    """What a picture child that gave no result means: out of memory (its MemoryError, or killed by SIGKILL
+    without a word: the kernel's OOM killer) is "too large"; a full disk writing the copy is the OSError the
+    media service parks the message on; the CPU limit is "too long"; anything else is our error (ERROR)."""
+    stderr = err.decode("utf-8", "replace")[-_STDERR_KEEP:].strip()
+    if message.get("memory") is True or (not message and code == -signal.SIGKILL):
+        log.warning("media: %s needed more memory than a picture may use (%d MB, media.image_memory_mb); the "
+                    "sender was told it is too large", label, memory_bytes // 2**20)
+        return MediaProblem(Problem.UNREADABLE, too_large_picture(label, memory_bytes))
+    if isinstance(message.get("oserror"), int):
+        log.error("media: reading %s: the picture reader could not write its copy: %s", label, message.get("text"))
+        return OSError(int(message["oserror"]), f"writing the model-ready copy of {label}: {message.get('text')}")
+    if not message and code == -signal.SIGXCPU:
+        log.warning("media: reading %s: the picture reader used up its CPU time", label)
+        return MediaProblem(Problem.UNREADABLE, late)
+    log.error("media: reading %s: the picture reader failed (exit code %s): %s", label, code,
+              message.get("error") or stderr or "no answer")
+    return MediaProblem(Problem.UNREADABLE, f"{label} could not be read (an error on our side; it was logged)")
 
 
 def too_large_picture(label: str, memory_bytes: int) -> str:
     """What the sender of a picture that needs more memory than a reader may use is told."""
     return (f"{label} is too large to read: decoding it needs more than the {memory_bytes // 2**20} MB a "
-            "picture may use (media.image_memory_mb); send a smaller picture or a screenshot")
+            "picture may use; send a smaller picture or a screenshot")
 
 
 def _child_job(job: dict[str, Any]) -> dict[str, Any]:
@@ -237,26 +253,20 @@ def _child_job(job: dict[str, Any]) -> dict[str, Any]:
     except MediaProblem as exc:
         return {"problem": exc.problem.value, "text": exc.text}
     except MemoryError:
-        return {"problem": Problem.UNREADABLE.value, "text": too_large_picture(label, int(job["memory"]))}
+        return {"memory": True}
     fields = asdict(ready)
     data = fields.pop("data")
     if data is not None:
-        Path(job["out"]).write_bytes(data)
+        try:
+            Path(job["out"]).write_bytes(data)
+        except OSError as exc:  # the data dir's disk: the daemon parks the message and retries it
+            return {"oserror": exc.errno or errno.EIO, "text": str(exc)}
     return {"ok": True, "ready": {**fields, "written": data is not None}}
 
 
 def main() -> int:
-    """The child: read one job (JSON) on stdin, write one answer (JSON) on stdout."""
-    job = json.loads(sys.stdin.buffer.read())
-    limit_myself(int(job["cpu_s"]), int(job["memory"]))
-    answer: dict[str, Any]
-    try:
-        answer = _child_job(job)
-    except BaseException as exc:  # noqa: BLE001 - told to the parent, which logs it
-        answer = {"error": f"{type(exc).__name__}: {exc}"}
-    sys.stdout.write(json.dumps(answer))
-    sys.stdout.flush()
-    return 0
+    """The picture reader child (:func:`board.media.isolate.child_main`)."""
+    return child_main(_child_job)
 
 
 class ImageReader:
@@ -266,13 +276,32 @@ class ImageReader:
 
     def __init__(self) -> None:
         self._slots = asyncio.Semaphore(MAX_PARALLEL)
+        #: strangers' pictures (public mode) hold at most this many readers: the rest stay free for the
+        #: owner and allowed people, whatever strangers send
+        self._strangers = asyncio.Semaphore(MAX_PARALLEL - 1)
+
+    @contextlib.asynccontextmanager
+    async def _reader(self, public: bool, label: str, wait_s: float) -> AsyncIterator[None]:
+        """One of the :data:`MAX_PARALLEL` readers (a stranger: one of theirs), waited for at most ``wait_s``."""
+        async with contextlib.AsyncExitStack() as held:
+            try:
+                async with asyncio.timeout(wait_s):
+                    if public:
+                        await held.enter_async_context(self._strangers)
+                    await held.enter_async_context(self._slots)
+            except TimeoutError:
+                log.warning("media: %s waited %g s for a picture reader (all busy); the sender was asked to send "
+                            "it again", label, wait_s)
+                raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be read now: many pictures are being "
+                                                        "read; please send it again in a few minutes") from None
+            yield
 
     async def understand(self, attachment: Attachment, blob: Blob, ctx: UnderstandContext) -> Attachment:
         settings = ctx.settings
         label = attachment.label
         out = ctx.blobs.root / f".part-image-{uuid.uuid4().hex}"  # a stray one is pruned with the .part- files
         try:
-            async with self._slots:
+            async with self._reader(ctx.envelope.is_public, label, settings.extract_timeout_s):
                 ready = await ready_isolated(blob.path, out, max_side=settings.image_max_side,
                                              max_pixels=settings.image_max_pixels, label=label,
                                              timeout_s=settings.extract_timeout_s,

@@ -36,6 +36,7 @@ import logging
 import os
 import resource
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ from board.media.extract import Extracted, ExtractLimits, extract
 from board.media.problems import MediaProblem, Problem
 from board.media.sniff import DocFormat
 
-__all__ = ["CHILD_MEMORY_BYTES", "child_answer", "extract_isolated", "limit_myself", "run_child"]
+__all__ = ["CHILD_MEMORY_BYTES", "child_answer", "child_main", "extract_isolated", "limit_myself", "run_child"]
 
 log = logging.getLogger("sabha.media")
 
@@ -80,14 +81,14 @@ async def extract_isolated(path: Path, fmt: DocFormat, label: str, limits: Extra
 
 
 async def run_child(module: str, job: dict[str, Any], timeout_s: float, late: str) -> tuple[bytes, bytes, int | None]:
-    """Run ``python -m <module>`` on ``job`` (JSON on its stdin): (stdout, stderr, exit code); killed
-    after ``timeout_s`` (then ``MediaProblem(UNREADABLE, late)``)."""
+    """Run ``python -m <module>`` on ``job`` (JSON on its stdin): (stdout, the tail of stderr, exit code);
+    killed after ``timeout_s`` (then ``MediaProblem(UNREADABLE, late)``)."""
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", module, stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=_child_env())
     try:
         async with asyncio.timeout(timeout_s):
-            out, err = await process.communicate(json.dumps(job).encode())
+            out, err = await _talk(process, json.dumps(job).encode())
     except TimeoutError:
         raise MediaProblem(Problem.UNREADABLE, late) from None
     finally:
@@ -96,6 +97,25 @@ async def run_child(module: str, job: dict[str, Any], timeout_s: float, late: st
                 process.kill()
             await process.wait()
     return out, err, process.returncode
+
+
+async def _talk(process: asyncio.subprocess.Process, job: bytes) -> tuple[bytes, bytes]:
+    """Give the child its job; its answer (stdout) and the last :data:`_STDERR_KEEP` bytes of its stderr
+    (a child may write without end there: only the tail is kept, not all of it as ``communicate`` would)."""
+    assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a child that died before reading
+        process.stdin.write(job)
+        await process.stdin.drain()
+    process.stdin.close()
+    out, err, _ = await asyncio.gather(process.stdout.read(), _tail(process.stderr, _STDERR_KEEP), process.wait())
+    return out, err
+
+
+async def _tail(stream: asyncio.StreamReader, keep: int) -> bytes:
+    kept = b""
+    while chunk := await stream.read(64 * 1024):
+        kept = (kept + chunk)[-keep:]
+    return kept
 
 
 def child_answer(out: bytes) -> dict[str, Any]:
@@ -133,20 +153,29 @@ def _document(job: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "text": result.text, "truncated": result.truncated}
 
 
-def main() -> int:
-    """The child: read one job (JSON) on stdin, write one answer (JSON) on stdout."""
+def child_main(handler: Callable[[dict[str, Any]], dict[str, Any]]) -> int:
+    """A reader child: read one job (JSON) on stdin, limit itself, write ``handler``'s answer (JSON) on
+    stdout: its result, ``{"problem"}`` (said to the sender), ``{"memory": true}`` (out of memory) or
+    ``{"error"}`` (a failure on our side, logged by the parent)."""
     job = json.loads(sys.stdin.buffer.read())
     limit_myself(int(job["cpu_s"]), int(job.get("memory") or CHILD_MEMORY_BYTES))
     answer: dict[str, Any]
     try:
-        answer = _document(job)
+        answer = handler(job)
     except MediaProblem as exc:
         answer = {"problem": exc.problem.value, "text": exc.text}
+    except MemoryError:
+        answer = {"memory": True}
     except BaseException as exc:  # noqa: BLE001 - told to the parent, which logs it
         answer = {"error": f"{type(exc).__name__}: {exc}"}
     sys.stdout.write(json.dumps(answer))
     sys.stdout.flush()
     return 0
+
+
+def main() -> int:
+    """The document reader child (:func:`child_main`)."""
+    return child_main(_document)
 
 
 if __name__ == "__main__":

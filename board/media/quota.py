@@ -4,8 +4,9 @@ Files are kept ``media.keep_days``; without a bound, anyone who may write to the
 stranger in public mode) could fill the disk with files. Before a download the media service
 asks :func:`room_for` how many bytes the sender may still add, the least of:
 
-- the sender's own quota: what they sent in the last ``keep_days`` that was kept (the sizes of
-  their attachments read without a problem: refused files are not kept, :mod:`.service`)
+- the sender's own quota: what they sent in the last ``keep_days`` that was kept (the bytes their
+  attachments read without a problem keep in the store: the file and a picture's scaled copy;
+  refused files are not kept, :mod:`.service`), plus the files of the same message before this one
   against ``media.quota_sender_mb``, or ``media.quota_stranger_mb`` for a stranger (public mode);
   the owner has no per-sender quota;
 - for a stranger, what all strangers sent together against ``media.quota_strangers_mb``;
@@ -13,7 +14,8 @@ asks :func:`room_for` how many bytes the sender may still add, the least of:
 
 A declared size over the room is refused before any byte moves; an undeclared one is cut at the
 room (the sink's cap). The sentence says which quota and what to do. Two files of one sender
-read at the same moment may both pass the check: the overshoot is at most one file per lane.
+read at the same moment may both pass the check: the overshoot is at most one file per lane; a
+picture's copy is known only once read, so the last file in may pass its quota by its copy.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from board.media.declared import size_text
 from board.media.settings import MB, MediaSettings
 from board.media.store import MediaStore
 
-__all__ = ["Quota", "Room", "room_for", "usage_lines"]
+__all__ = ["MediaUsage", "Quota", "Room", "media_usage", "room_for"]
 
 log = logging.getLogger("sabha.media")
 
@@ -56,8 +58,8 @@ class Room:
     limit: int = 0
     keep_days: float = 30.0
 
-    def refusal(self, label: str, size: int | None) -> str:
-        """The one line telling the sender why ``label`` was not downloaded."""
+    def refusal(self, label: str, size: int | None, *, owner: bool = False) -> str:
+        """The one line telling the sender why ``label`` was not downloaded (the ``owner`` also what to change)."""
         what = f"{label} ({size_text(size)})" if size else label
         used, limit, days = size_text(self.used), size_text(self.limit), f"{self.keep_days:g}"
         if self.quota in (Quota.SENDER, Quota.STRANGER):
@@ -67,23 +69,28 @@ class Room:
         if self.quota is Quota.STRANGERS:
             return (f"I did not download {what}: the space for files from people I do not know is full right now "
                     f"({used} of {limit}); please write your question as text")
+        if owner:
+            return (f"I did not download {what}: the board's file store is full ({used} of {limit}); raise "
+                    "media.quota_total_mb or lower media.keep_days (files are kept that long), then send it again")
         return (f"I did not download {what}: the board's file store is full ({used} of {limit}); please write "
                 "your question as text, or send the file again in a few days")
 
 
-async def room_for(envelope: Envelope, settings: MediaSettings, store: MediaStore, blobs: BlobStore) -> Room:
-    """The room ``envelope``'s sender has for one more file (see the module docstring)."""
+async def room_for(envelope: Envelope, settings: MediaSettings, store: MediaStore, blobs: BlobStore, *,
+                   pending: int = 0) -> Room:
+    """The room ``envelope``'s sender has for one more file (see the module docstring); ``pending``: the bytes
+    the message's files before this one keep, not recorded yet (the store on disk already holds them)."""
     since = (datetime.now(UTC) - timedelta(days=settings.keep_days)).isoformat(timespec="milliseconds")
     rooms: list[Room] = []
     days = settings.keep_days
     if not envelope.is_owner:
         quota, limit = (Quota.STRANGER, settings.quota_stranger_mb) if envelope.is_public \
             else (Quota.SENDER, settings.quota_sender_mb)
-        used = await store.kept_bytes(since, channel=envelope.channel, sender=envelope.sender)
+        used = await store.kept_bytes(since, channel=envelope.channel, sender=envelope.sender) + pending
         rooms.append(_room(quota, used, limit, days))
     if envelope.is_public:
-        rooms.append(_room(Quota.STRANGERS, await store.kept_bytes(since, public=True), settings.quota_strangers_mb,
-                           days))
+        strangers = await store.kept_bytes(since, public=True) + pending
+        rooms.append(_room(Quota.STRANGERS, strangers, settings.quota_strangers_mb, days))
     usage = await asyncio.to_thread(blobs.usage)
     total = _room(Quota.TOTAL, usage.bytes, settings.quota_total_mb, days)
     if total.bytes == 0:
@@ -99,18 +106,49 @@ def _room(quota: Quota, used: int, limit_mb: float, days: float) -> Room:
     return Room(max(0, limit - used), quota, used, limit, days)
 
 
-async def usage_lines(settings: MediaSettings, store: MediaStore, blobs: BlobStore) -> list[str]:
-    """How full the media store is, for ``sabha status``: on disk against the total quota, and what
-    strangers' files take against theirs."""
+@dataclass(frozen=True)
+class MediaUsage:
+    """How full the media store is (``sabha status``): on disk against the total quota, and what strangers'
+    files keep against theirs."""
+
+    files: int
+    bytes: int
+    quota_total_bytes: int
+    strangers_bytes: int
+    quota_strangers_bytes: int
+    keep_days: float
+
+    @property
+    def used_percent(self) -> float:
+        return round(100 * self.bytes / self.quota_total_bytes, 1) if self.quota_total_bytes else 0.0
+
+    @property
+    def full(self) -> bool:
+        return self.bytes >= self.quota_total_bytes
+
+    def lines(self) -> list[str]:
+        """The plain report's lines."""
+        line = (f"  media: {size_text(self.bytes)} in {self.files} file(s), {self.used_percent:.0f}% of "
+                f"media.quota_total_mb ({size_text(self.quota_total_bytes)}); files are kept {self.keep_days:g} "
+                "days after last use")
+        lines = [line, f"    from strangers: {size_text(self.strangers_bytes)} of media.quota_strangers_mb "
+                       f"({size_text(self.quota_strangers_bytes)})"]
+        if self.full:
+            lines.append("    FULL: new files are refused; raise media.quota_total_mb or lower media.keep_days")
+        return lines
+
+    def as_json(self) -> dict[str, int | float | bool]:
+        """The figures, as numbers (``sabha status --json``)."""
+        return {"files": self.files, "bytes": self.bytes, "quota_total_bytes": self.quota_total_bytes,
+                "used_percent": self.used_percent, "strangers_bytes": self.strangers_bytes,
+                "quota_strangers_bytes": self.quota_strangers_bytes, "keep_days": self.keep_days, "full": self.full}
+
+
+async def media_usage(settings: MediaSettings, store: MediaStore, blobs: BlobStore) -> MediaUsage:
+    """How full the media store is (see :class:`MediaUsage`)."""
     usage = await asyncio.to_thread(blobs.usage)
     since = (datetime.now(UTC) - timedelta(days=settings.keep_days)).isoformat(timespec="milliseconds")
     strangers = await store.kept_bytes(since, public=True)
-    total = int(settings.quota_total_mb * MB)
-    share = 100 * usage.bytes / total if total else 0.0
-    line = (f"  media: {size_text(usage.bytes)} in {usage.files} file(s), {share:.0f}% of media.quota_total_mb "
-            f"({size_text(total)}); files are kept {settings.keep_days:g} days after last use")
-    lines = [line, f"    from strangers: {size_text(strangers)} of media.quota_strangers_mb "
-                   f"({size_text(int(settings.quota_strangers_mb * MB))})"]
-    if usage.bytes >= total:
-        lines.append("    FULL: new files are refused; raise media.quota_total_mb or lower media.keep_days")
-    return lines
+    return MediaUsage(usage.files, usage.bytes, int(settings.quota_total_mb * MB), strangers,
+                      int(settings.quota_strangers_mb * MB), settings.keep_days)
+

@@ -6,7 +6,8 @@ channel's :class:`board.media.understand.MediaFetcher` (a fresh link on every tr
 hands the blob to the understander registered for its kind. Before a download, what was
 declared (:mod:`.declared`: size, kind, type, name) and the sender's room in the store
 (:mod:`.quota`) may refuse it: then no byte moves. A file this call downloaded and then refused
-is deleted at once (nothing refused is kept). Every failure becomes the
+is deleted at once (nothing refused is kept), unless the same bytes (content-addressed: one file) are
+kept for another message, recorded or being read at that moment. Every failure becomes the
 attachment's ``problem`` (a sentence for the sender); nothing raises out of it but
 cancellation and storage errors (the intake parks and retries those). A crash anywhere here
 resumes like any unanswered message: the bytes are fetched again (content-addressed, so
@@ -26,6 +27,7 @@ board), so the ledger, the budgets and a stranger's public cap see them.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import errno
 import logging
@@ -102,6 +104,8 @@ class MediaService:
         self.store = MediaStore(db)
         self._understanders: dict[MediaKind, Understander] = {}
         self._pruned = 0.0
+        #: blobs a message being prepared uses (found or downloaded), until its attachments are recorded
+        self._in_use: collections.Counter[str] = collections.Counter()
         self._spending = spending or (lambda envelope: contextlib.nullcontext())
         #: speech models (transcription, spoken replies); None without providers (offline only)
         self.audio = AudioCalls(providers, ledger or Ledger(db), spend, retry=retry) if providers is not None else None
@@ -126,14 +130,25 @@ class MediaService:
             return envelope
         await self._prune_now_and_then()
         ctx = UnderstandContext(envelope, self.settings, self.blobs, self.store)
-        with self._spending(envelope):  # transcribing is a model call made for the sender
-            done = tuple([await self._prepare_one(att, ctx, fetcher) for att in envelope.attachments])
-        await self.store.record(channel=envelope.channel, chat_id=envelope.chat_id, thread_id=envelope.thread_id,
-                                message_id=envelope.message_id, sender=envelope.sender, attachments=done,
-                                public=envelope.is_public)
-        return replace(envelope, attachments=done)
+        done: list[Attachment] = []
+        held: list[str] = []  # the blobs this message uses: not removed by another's refusal until recorded
+        try:
+            with self._spending(envelope):  # transcribing is a model call made for the sender
+                for att in envelope.attachments:  # each checked against the room the files before it left
+                    kept = sum(a.stored or 0 for a in done if a.problem is None)
+                    done.append(await self._prepare_one(att, ctx, fetcher, kept, held))
+            await self.store.record(channel=envelope.channel, chat_id=envelope.chat_id,
+                                    thread_id=envelope.thread_id, message_id=envelope.message_id,
+                                    sender=envelope.sender, attachments=tuple(done), public=envelope.is_public)
+        finally:
+            self._in_use.subtract(held)
+            for sha256 in held:
+                if self._in_use[sha256] <= 0:
+                    del self._in_use[sha256]
+        return replace(envelope, attachments=tuple(done))
 
-    async def _prepare_one(self, att: Attachment, ctx: UnderstandContext, fetcher: MediaFetcher | None) -> Attachment:
+    async def _prepare_one(self, att: Attachment, ctx: UnderstandContext, fetcher: MediaFetcher | None,
+                           kept: int, held: list[str]) -> Attachment:
         if att.problem is not None or not att.kind.has_bytes:
             return att
         if not self.settings.enabled:
@@ -143,10 +158,13 @@ class MediaService:
             return att.with_(problem=NOT_READ.get(att.kind, f"I cannot read {att.label}"))
         fresh: str | None = None  # a blob this call downloaded: removed when what it holds is refused
         try:
-            blob, new = await self._fetch(att, ctx.envelope, fetcher)
+            blob, new = await self._fetch(att, ctx.envelope, fetcher, kept)
+            self._in_use[blob.sha256] += 1  # no await since the blob was found or renamed into place
+            held.append(blob.sha256)
             fresh = blob.sha256 if new else None
             att = att.with_(blob=blob.sha256, size=blob.size)
             done = await understander.understand(att, blob, ctx)
+            done = done.with_(stored=self._stored_bytes(blob, done))
         except MediaProblem as exc:
             log.info("media: %s from %s on %s: %s (%s)", att.kind.value, ctx.envelope.sender, ctx.envelope.channel,
                      exc.text, exc.problem.value)
@@ -166,18 +184,28 @@ class MediaService:
             done = att.with_(problem=f"{att.label} could not be read (an error on our side; it was logged)")
         return await self._keep_or_drop(done, fresh)
 
+    def _stored_bytes(self, blob: Blob, done: Attachment) -> int:
+        """What ``done`` keeps in the store: the file as sent, and the copy made from it (a scaled picture)."""
+        copy = self.blobs.get(done.blob) if done.blob is not None and done.blob != blob.sha256 else None
+        return blob.size + (copy.size if copy is not None else 0)
+
     async def _keep_or_drop(self, att: Attachment, fresh: str | None) -> Attachment:
-        """``att`` as recorded: a file this turn downloaded and then refused is not kept (nor named)."""
+        """``att`` as recorded: a file this turn downloaded and then refused is not kept (nor named), unless
+        the same bytes are kept for another message (recorded, or being read now: content-addressed)."""
         if att.problem is None or fresh is None:
             return att
-        if await asyncio.to_thread(self.blobs.remove, fresh):
+        if await self.store.references(fresh) or self._in_use[fresh] > 1:
+            log.info("media: %s (%s) was refused, but another message keeps the same file: not removed", att.label,
+                     fresh[:12])
+        elif self.blobs.remove(fresh):  # no await between the check and the removal: one unlink
             log.info("media: removed %s (%s): it was refused", att.label, fresh[:12])
         return att.with_(blob=None) if att.blob == fresh else att
 
-    async def _fetch(self, att: Attachment, envelope: Envelope, fetcher: MediaFetcher | None) -> tuple[Blob, bool]:
+    async def _fetch(self, att: Attachment, envelope: Envelope, fetcher: MediaFetcher | None,
+                     kept: int = 0) -> tuple[Blob, bool]:
         """The attachment's bytes in the blob store (already there: not fetched again), and whether this call
         downloaded them. Refused before any byte moves: by what was declared (:mod:`.declared`), by a quota
-        (:mod:`.quota`)."""
+        (:mod:`.quota`; ``kept``: what the message's files before this one keep, not recorded yet)."""
         if att.blob is not None and (blob := self.blobs.get(att.blob)) is not None:
             return blob, False
         if att.sha256 and (blob := self.blobs.get(att.sha256.lower())) is not None:
@@ -187,9 +215,9 @@ class MediaService:
         refused = refused_before_download(att, envelope.channel, self.settings)
         if refused is not None:
             raise refused
-        room = await room_for(envelope, self.settings, self.store, self.blobs)
+        room = await room_for(envelope, self.settings, self.store, self.blobs, pending=kept)
         if room.bytes is not None and (room.bytes == 0 or (att.size is not None and att.size > room.bytes)):
-            raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, att.size))
+            raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, att.size, owner=envelope.is_owner))
         return await self._download(att, envelope, fetcher, room)
 
     async def _download(self, att: Attachment, envelope: Envelope, fetcher: MediaFetcher,
@@ -207,8 +235,11 @@ class MediaService:
                                                         "please send it again") from None
             except MediaProblem as exc:
                 over_quota = cap < limit and (sink.expected_size or sink.size) <= limit
+                if exc.problem is Problem.TOO_LARGE and over_quota and sink.overran:  # a lie, not the quota
+                    raise sink.overrun() from None
                 if exc.problem is Problem.TOO_LARGE and over_quota:  # the quota, not the kind's cap
-                    raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, sink.expected_size)) from None
+                    raise MediaProblem(Problem.TOO_LARGE, room.refusal(att.label, sink.expected_size,
+                                                                       owner=envelope.is_owner)) from None
                 raise
             blob = sink.finish()
             return blob, sink.was_new

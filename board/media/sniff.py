@@ -21,7 +21,7 @@ from board.media.problems import MediaProblem, Problem
 if TYPE_CHECKING:
     import zipfile
 
-__all__ = ["DocFormat", "sniff"]
+__all__ = ["READERS_SAY", "DocFormat", "sniff"]
 
 _HEAD_BYTES = 8192
 
@@ -54,7 +54,9 @@ _BY_MIME: dict[str, DocFormat] = {
 _SPOKEN = {DocFormat.PDF: "a PDF", DocFormat.DOCX: "a Word document (DOCX)",
            DocFormat.XLSX: "an Excel workbook (XLSX)", DocFormat.CSV: "a CSV file", DocFormat.TEXT: "a text file",
            DocFormat.MARKDOWN: "a Markdown file"}
-_OLD_OFFICE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # .doc / .xls (OLE2): not read
+_OLE2_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # .doc / .xls (OLE2): not read
+#: What the document reader takes, said to a sender whose file is not one of them.
+READERS_SAY = "send a PDF, DOCX, XLSX, CSV, TXT or MD file"
 _TEXTUAL = (DocFormat.CSV, DocFormat.TEXT, DocFormat.MARKDOWN)
 _CONTENT_TYPES = "[Content_Types].xml"
 _CONTENT_TYPES_BYTES = 1024 * 1024  # a real one is a few KB; more is not read (a bomb stays packed)
@@ -149,15 +151,15 @@ def sniff(path: Path, *, name: str | None, mime: str | None, label: str) -> DocF
         raise MediaProblem(Problem.UNREADABLE, f"{label} is empty")
     if declared is None:
         if found is None:
-            what = "an old Office file (.doc/.xls)" if head.startswith(_OLD_OFFICE) else (mime or "this kind of file")
+            what = "an old Office file (.doc/.xls)" if head.startswith(_OLE2_MAGIC) else (mime or "this kind of file")
             raise MediaProblem(Problem.UNSUPPORTED, f"I cannot read {label}: {what} is not a format I read; "
-                               "send a PDF, DOCX, XLSX, CSV, TXT or MD file")
+                               f"{READERS_SAY}")
         return found
     if declared in _TEXTUAL and found is DocFormat.TEXT:
         return declared
     if declared is found:
         return declared
-    if head.startswith(_OLD_OFFICE) and declared in (DocFormat.DOCX, DocFormat.XLSX):
+    if head.startswith(_OLE2_MAGIC) and declared in (DocFormat.DOCX, DocFormat.XLSX):
         raise MediaProblem(Problem.UNSUPPORTED, f"{label} is password-protected or an old-style Office file "
                            "(.doc/.xls): remove the password, or save it as .docx / .xlsx (or PDF), and send it again")
     actually = _SPOKEN[found] if found is not None else "something else (binary data)"

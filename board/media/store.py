@@ -60,7 +60,7 @@ class MediaStore:
         sent by a stranger (their quota, :mod:`board.media.quota`)."""
         now = _now()
         rows = [(channel, chat_id, thread_id, message_id, sender, i, a.kind.value, a.name, a.mime, a.size, a.blob,
-                 (a.derived or "")[:_DERIVED_KEEP_CHARS] or None, a.problem, now, int(public))
+                 (a.derived or "")[:_DERIVED_KEEP_CHARS] or None, a.problem, now, int(public), a.stored)
                 for i, a in enumerate(attachments)]
         if not rows:
             return
@@ -68,17 +68,25 @@ class MediaStore:
             for row in rows:
                 await tx.execute(
                     "INSERT INTO message_attachments (channel, chat_id, thread_id, message_id, sender, ord, kind, "
-                    "name, mime, size, blob, derived, problem, created_at, from_stranger) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "name, mime, size, blob, derived, problem, created_at, from_stranger, stored_bytes) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (channel, chat_id, message_id, ord) DO UPDATE SET sender = excluded.sender, "
                     "kind = excluded.kind, name = excluded.name, mime = excluded.mime, size = excluded.size, "
                     "blob = excluded.blob, derived = excluded.derived, problem = excluded.problem, "
-                    "created_at = excluded.created_at, from_stranger = excluded.from_stranger", mask_value(row))
+                    "created_at = excluded.created_at, from_stranger = excluded.from_stranger, "
+                    "stored_bytes = excluded.stored_bytes", mask_value(row))
+
+    async def references(self, blob: str) -> bool:
+        """True when a kept attachment (read without a problem) names ``blob``."""
+        row = await self.db.fetchone("SELECT 1 AS n FROM message_attachments WHERE blob = ? AND problem IS NULL "
+                                     "LIMIT 1", (blob,))
+        return row is not None
 
     async def kept_bytes(self, since: str, *, channel: str | None = None, sender: str | None = None,
                          public: bool | None = None) -> int:
-        """The bytes of the files recorded since ``since`` (ISO UTC) and kept (read without a problem): of one
-        sender (``channel`` and ``sender``), of strangers (``public``), or of everyone."""
+        """The bytes kept in the store (the file and its copies: ``stored_bytes``, else ``size``) for the files
+        recorded since ``since`` (ISO UTC) and kept (read without a problem): of one sender (``channel`` and
+        ``sender``), of strangers (``public``), or of everyone."""
         where = ["created_at >= ?", "problem IS NULL", "blob IS NOT NULL"]
         args: list[object] = [since]
         if channel is not None and sender is not None:
@@ -87,8 +95,8 @@ class MediaStore:
         if public is not None:
             where.append("from_stranger = ?")
             args.append(int(public))
-        row = await self.db.fetchone("SELECT COALESCE(SUM(size), 0) AS n FROM message_attachments WHERE "
-                                     + " AND ".join(where), tuple(args))
+        row = await self.db.fetchone("SELECT COALESCE(SUM(COALESCE(stored_bytes, size)), 0) AS n "
+                                     "FROM message_attachments WHERE " + " AND ".join(where), tuple(args))
         return int(row["n"]) if row is not None else 0
 
     async def prune(self, keep_days: float) -> int:

@@ -30,6 +30,7 @@ from bot.ops.runtime import pid_alive
 if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` builds this module's parsers
     import aiohttp
 
+    from board.media.quota import MediaUsage
     from board.memory.ledger import Ledger
     from board.storage import Database
     from bot.config import LoadedConfig
@@ -305,13 +306,13 @@ async def _replica_report(db: Database, loaded: LoadedConfig) -> ReplicasReport:
     return await read_report(db, now=time.time(), lease_s=loaded.config.replicas.lease_s)
 
 
-async def _media_lines(db: Database, loaded: LoadedConfig) -> list[str]:
-    """How full the media store is against its quotas (:func:`board.media.quota.usage_lines`)."""
+async def _media_usage(db: Database, loaded: LoadedConfig) -> MediaUsage:
+    """How full the media store is against its quotas (:func:`board.media.quota.media_usage`)."""
     from board.media.blobs import BlobStore
-    from board.media.quota import usage_lines
+    from board.media.quota import media_usage
     from board.media.store import MediaStore
 
-    return await usage_lines(loaded.config.media.settings(), MediaStore(db), BlobStore(loaded.data_dir / "media"))
+    return await media_usage(loaded.config.media.settings(), MediaStore(db), BlobStore(loaded.data_dir / "media"))
 
 
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
@@ -339,9 +340,9 @@ async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             lines += await _whatsapp_people_lines(db, loaded)
             lines += await _schedule_lines(db)
             lines += await _decision_lines(db)
-            media = await _media_lines(db, loaded)
-            lines += media
-            report["media"] = [line.strip() for line in media]
+            media = await _media_usage(db, loaded)
+            lines += media.lines()
+            report["media"] = media.as_json()
             lines += await budget_lines(Ledger(db), loaded)
             if args.json:
                 report["budget"] = await budget_json(Ledger(db), loaded)

@@ -3,11 +3,16 @@
 Download (:meth:`WhatsAppMedia.fetch`, the channel's
 :class:`board.media.understand.MediaFetcher`): ``GET /{version}/{media-id}`` with the bearer
 token answers ``url``, ``mime_type``, ``sha256`` (hex) and ``file_size``, declared to the sink
-(a file over the cap is refused before a byte moves); then ``GET url`` with the same bearer
-token streams the bytes into the sink chunk by chunk (never the whole file in memory). The
-download url, and every redirect from it (followed here, at most :data:`MAX_REDIRECTS`, never by
-aiohttp), must be on Meta's own hosts (or the Graph API's host): the token goes with them, and a
-redirect elsewhere (another site, a host inside the network) is not followed. The
+(a file over the cap is refused before a byte moves); then ``GET url`` streams the bytes into
+the sink chunk by chunk (never the whole file in memory). The bearer token is sent per request,
+never as a default that follows redirects: to the lookup (the Graph API's host; a redirect there
+is not followed) and to the download url the lookup named, which must be https on
+:data:`TOKEN_HOSTS` (Meta serves it from ``lookaside.fbsbx.com``) or the Graph API's own host.
+Redirects of the download are followed here (at most :data:`MAX_REDIRECTS`, never by aiohttp),
+each only to https on :data:`REDIRECT_HOSTS` (that, or Meta's media CDN) or the Graph API's host;
+the token goes along only while the hops stay on the origin the lookup named, and never again
+once one left it. A redirect elsewhere (another site, a host inside the network), a 3xx without
+a ``Location`` or too many hops is logged at ERROR and not fetched. The
 url lives minutes, so every try asks for a fresh one. A 404 (or Meta's "object does not
 exist", code 100) is :attr:`Problem.EXPIRED`; a network failure, a timeout or a 5xx is
 retried once when no byte was written yet, then is :attr:`Problem.UNAVAILABLE`; a refused
@@ -38,7 +43,7 @@ from bot.channels.whatsapp.attachments import CHANNEL, normalized_sha256
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.outbound import GraphClient, GraphError, error_of
 
-__all__ = ["CHUNK_BYTES", "MAX_REDIRECTS", "META_MEDIA_HOSTS", "WhatsAppMedia"]
+__all__ = ["CHUNK_BYTES", "MAX_REDIRECTS", "REDIRECT_HOSTS", "TOKEN_HOSTS", "WhatsAppMedia", "trusted_url"]
 
 log = logging.getLogger("sabha.whatsapp")
 
@@ -49,8 +54,13 @@ DOWNLOAD_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=30, sock_read=
 #: Redirects a download follows at most.
 MAX_REDIRECTS = 3
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
-#: Meta's hosts a download (or a redirect of it) may go to over https, with their subdomains.
-META_MEDIA_HOSTS = ("fbsbx.com", "fbcdn.net", "facebook.com", "whatsapp.net")
+#: Where the token may go with the download url the lookup names (https, with subdomains): Meta's
+#: Cloud API answers ``https://lookaside.fbsbx.com/whatsapp_business/attachments/?mid=...`` (its
+#: "Retrieve media URL" reference); no other host has been seen there, so no other gets the token.
+TOKEN_HOSTS = ("fbsbx.com",)
+#: Where a redirect of the download may lead (https, with subdomains; the token does not go along):
+#: the lookaside host itself, or Meta's media CDN (fbcdn.net), where Meta's signed file urls live.
+REDIRECT_HOSTS = ("fbsbx.com", "fbcdn.net")
 _GONE = 100  # "Unsupported get request. Object with ID ... does not exist"
 _TOKEN = 190
 
@@ -90,19 +100,10 @@ class WhatsAppMedia:
         raise MediaProblem(Problem.UNAVAILABLE, f"{attachment.label} could not be downloaded from WhatsApp right "
                                                 "now; please send it again in a while")
 
-    def _trusted(self, url: str) -> bool:
-        """True for a download url (or a redirect) the access token may go to: https on Meta's own
-        hosts (:data:`META_MEDIA_HOSTS`), or the Graph API's own scheme and host (a local stand-in in tests)."""
-        where, graph = urlsplit(url), urlsplit(self.base)
-        if (where.scheme, where.netloc) == (graph.scheme, graph.netloc):
-            return True
-        host = (where.hostname or "").lower()
-        return where.scheme == "https" and any(host == h or host.endswith("." + h) for h in META_MEDIA_HOSTS)
-
     def _untrusted(self, media_id: str, url: str, label: str, what: str) -> MediaProblem:
-        log.error("whatsapp: the %s for media %s named %s, not the Graph API's host or Meta's own hosts (%s); not "
-                  "fetched, the token is not sent there", what, media_id, plain_line(urlsplit(url).netloc, 80),
-                  ", ".join(META_MEDIA_HOSTS))
+        log.error("whatsapp: the %s for media %s named %s, not the Graph API's host or %s; not fetched, the "
+                  "token is not sent there", what, media_id, plain_line(urlsplit(url).netloc, 80),
+                  ", ".join(REDIRECT_HOSTS if what.endswith("redirect") else TOKEN_HOSTS))
         return MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from WhatsApp")
 
     def _session(self) -> aiohttp.ClientSession:
@@ -115,7 +116,7 @@ class WhatsAppMedia:
         url = info.get("url")
         if not isinstance(url, str) or not url.startswith(("https://", "http://")):
             raise _Transient("the media lookup answered no download url")
-        if not self._trusted(url):  # the bearer token goes with the download: only to Meta's own hosts
+        if not trusted_url(url, self.base, hop=False):  # the token goes with the download: only to Meta's own host
             raise self._untrusted(media_id, url, label, "media lookup's download url")
         size = info.get("file_size")
         sink.expect(size=int(size) if isinstance(size, int | str) and str(size).isdigit() else None,
@@ -127,29 +128,47 @@ class WhatsAppMedia:
             raise _Transient(f"the download broke off: {type(exc).__name__}: {exc}") from exc
 
     async def _download(self, media_id: str, url: str, label: str, sink: BlobSink) -> None:
-        """GET ``url`` into ``sink``, following at most :data:`MAX_REDIRECTS` redirects, each to a trusted host."""
-        for _ in range(MAX_REDIRECTS + 1):
-            async with self._session().get(url, timeout=DOWNLOAD_TIMEOUT, allow_redirects=False) as resp:
-                if resp.status in _REDIRECTS and resp.headers.get("Location"):
-                    url = urljoin(url, resp.headers["Location"])
-                    if not self._trusted(url):
-                        raise self._untrusted(media_id, url, label, "download's redirect")
-                    continue
-                if resp.status in (404, 410):
-                    raise MediaProblem(Problem.EXPIRED, _expired(label))
-                if resp.status >= 400:
-                    self._refused(media_id, GraphError(resp.status, None, f"HTTP {resp.status}", ""), label)
-                async for chunk in resp.content.iter_chunked(CHUNK_BYTES):
-                    sink.write(chunk)
-                return
+        """GET ``url`` into ``sink``, following at most :data:`MAX_REDIRECTS` redirects, each to a trusted host;
+        the token goes only to the origin the lookup named, and never again once a hop left it."""
+        graph = self._session()
+        token = graph.headers.get("Authorization")
+        named = _origin(url)
+        # the channel's connection pool, without its default headers (the token): sent per request below
+        async with aiohttp.ClientSession(connector=graph.connector, connector_owner=False) as session:
+            for _ in range(MAX_REDIRECTS + 1):
+                token = token if _origin(url) == named else None
+                headers = {"Authorization": token} if token else None
+                async with session.get(url, timeout=DOWNLOAD_TIMEOUT, allow_redirects=False, headers=headers) as resp:
+                    if 300 <= resp.status < 400:
+                        url = self._next_hop(media_id, url, resp, label)
+                        continue
+                    if resp.status in (404, 410):
+                        raise MediaProblem(Problem.EXPIRED, _expired(label))
+                    if resp.status >= 400:
+                        self._refused(media_id, GraphError(resp.status, None, f"HTTP {resp.status}", ""), label)
+                    async for chunk in resp.content.iter_chunked(CHUNK_BYTES):
+                        sink.write(chunk)
+                    return
         log.error("whatsapp: the download of media %s was redirected more than %d times; given up", media_id,
                   MAX_REDIRECTS)
         raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from WhatsApp")
 
+    def _next_hop(self, media_id: str, url: str, resp: aiohttp.ClientResponse, label: str) -> str:
+        """Where a 3xx of the download leads (a trusted host only); a 3xx that is no redirect is refused."""
+        location = resp.headers.get("Location")
+        if resp.status not in _REDIRECTS or not location:
+            log.error("whatsapp: the download of media %s answered HTTP %d without a redirect to follow; its body "
+                      "is not the file, not stored", media_id, resp.status)
+            raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from WhatsApp")
+        target = urljoin(url, location)
+        if not trusted_url(target, self.base, hop=True):
+            raise self._untrusted(media_id, target, label, "download's redirect")
+        return target
+
     async def _lookup(self, media_id: str, label: str) -> dict[str, Any]:
         """``GET /{version}/{media-id}``: the url and what the file is."""
         try:
-            async with self._session().get(f"{self.base}/{media_id}") as resp:
+            async with self._session().get(f"{self.base}/{media_id}", allow_redirects=False) as resp:
                 try:
                     body = await resp.json(content_type=None)
                 except ValueError:
@@ -157,6 +176,9 @@ class WhatsAppMedia:
                 status = resp.status
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise _Transient(f"the media lookup failed: {type(exc).__name__}: {exc}") from exc
+        if 300 <= status < 400:  # the token went to the Graph API only; where it points is not followed
+            log.error("whatsapp: the media lookup of %s answered a redirect (HTTP %d); not followed", media_id, status)
+            raise MediaProblem(Problem.UNAVAILABLE, f"{label} could not be downloaded from WhatsApp")
         if status < 400 and isinstance(body, dict):
             return body
         error = error_of(status, body)
@@ -201,6 +223,31 @@ class WhatsAppMedia:
         media_id = await self.upload(data)
         return await self.graph.send_message(user, {"type": "audio", "audio": {"id": media_id}},
                                              reply_to=reply_to, progress=SendProgress())
+
+
+def trusted_url(url: str, graph_base: str, *, hop: bool) -> bool:
+    """True for a download url the lookup may name (``hop`` False: https on :data:`TOKEN_HOSTS`) or a
+    redirect of it may lead to (``hop`` True: https on :data:`REDIRECT_HOSTS`), with their subdomains; or
+    the Graph API's own origin (a local stand-in in tests). No userinfo (it would go along as a password)."""
+    try:
+        where, graph = urlsplit(url), urlsplit(graph_base)
+        if where.username is not None or where.password is not None or not where.hostname:
+            return False
+        if _origin(url) == _origin(graph_base) and graph.hostname:
+            return True
+        where.port  # noqa: B018 - raises ValueError for a port out of range
+    except ValueError:  # a port out of range, a malformed host
+        return False
+    host = where.hostname.lower()
+    hosts = REDIRECT_HOSTS if hop else TOKEN_HOSTS
+    return where.scheme == "https" and any(host == h or host.endswith("." + h) for h in hosts)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) of ``url``, the default port filled in: what decides where the token may go."""
+    where = urlsplit(url)
+    port = where.port or {"https": 443, "http": 80}.get(where.scheme)
+    return where.scheme, (where.hostname or "").lower(), port
 
 
 def _expired(label: str) -> str:
