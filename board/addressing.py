@@ -235,6 +235,12 @@ class Roster:
                 return handle
         return None
 
+    def all_members(self, words: str) -> bool:
+        """Whether every word of a list after a handle (", marketing and ops") names a member too."""
+        items = [w for w in _WORD.findall(words)
+                 if w.lower() not in {"and", "or", "then", "the", "both", "all", "too"}]
+        return all(w.lower().replace("\u2019", "'") in self._by_text or self._near(w) is not None for w in items)
+
     def mentions(self, text: str) -> list[tuple[_Handle, int, int, bool]]:
         """Every handle in ``text``: (handle, start, end, exact)."""
         found: list[tuple[_Handle, int, int, bool]] = []
@@ -253,7 +259,7 @@ class Roster:
         return sorted(found, key=lambda f: f[1])
 
 
-def _addressed(text: str, handle: _Handle, start: int, end: int, exact: bool) -> str | None:
+def _addressed(roster: Roster, text: str, handle: _Handle, start: int, end: int, exact: bool) -> str | None:
     """Why this mention addresses its role, or None when it is only a word."""
     before, after = text[:start], text[end:]
     word = text[start:end]
@@ -261,9 +267,11 @@ def _addressed(text: str, handle: _Handle, start: int, end: int, exact: bool) ->
     if strong and (_INDEFINITE.search(before) or _KIND.search(before)):
         return None
     listed = _LIST.match(after)
-    reason = _spoken_to(before, after[listed.end():] if listed else after, word, exact and handle.person)
-    if reason is None and listed and "?" in after:  # "Finance, runway and burn?" asks finance about a list
-        reason = _spoken_to(before, after, word, exact and handle.person)
+    if listed and not roster.all_members(listed.group(0)):
+        # one item of a list of topics ("Strategy and execution: which matters more?"): no call
+        reason = None
+    else:
+        reason = _spoken_to(before, after[listed.end():] if listed else after, word, exact and handle.person)
     if reason is not None or not strong:
         return reason
     if _ELSEWHERE_BEFORE.search(before) or _ELSEWHERE_AFTER.match(after) or (
@@ -313,7 +321,7 @@ def find_addressed(roster: Roster, text: str) -> list[Hit]:
     for handle, start, end, exact in roster.mentions(text):
         if handle.role in hits:
             continue
-        reason = _addressed(text, handle, start, end, exact)
+        reason = _addressed(roster, text, handle, start, end, exact)
         if reason is None and hits and _AND.search(text[:start]):
             reason = f"{text[start:end]!r} named alongside {next(iter(hits))}"
         if reason is not None:

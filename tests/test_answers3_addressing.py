@@ -5,7 +5,8 @@ router built from the shipped roster as the daemon builds it:
 
 - a list of members joined by "and"/"then" is one addressee phrase: what follows the whole list decides
   ("Research and finance: which market ...?"), and a list that goes on into a statement is its subject
-  ("Research, design and sales all sit ...");
+  ("Research, design and sales all sit ..."), and a list with a word no member goes by is a list of
+  topics ("Strategy and execution: which matters more?");
 - a name set off by commas after a lead-in, then a question, is called ("Tell me, critic, what's ...");
 - "what would <member> do" asks for a choice; after a modal a person's title takes any verb;
 - an embedded question asks for a view ("curious what the critic thinks");
@@ -33,7 +34,6 @@ ADDRESSED = [
     ("Let's have finance run the numbers on hiring.", "finance", []),
     ("Could research and strategy both look into Brazil?", "research", ["strategy"]),
     ("I'd love the CFO's candid view on this.", "finance", []),
-    ("Finance, runway and burn?", "finance", []),
 ]
 ORDINARY = [
     "Which CFO podcasts are worth a listen?",
@@ -44,6 +44,8 @@ ORDINARY = [
     "He's the CMO and he loves TikTok.",
     "Who is the most famous CEO in tech?",
     "How would content change if we had no budget?",
+    "Strategy and execution: which matters more?",
+    "Finance and strategy are the two areas I struggle with.",
 ]
 
 
