@@ -128,9 +128,11 @@ _ELSEWHERE_BEFORE = re.compile(  # someone else's: "my harshest critic", "its fi
     r"\s+(?:the\s+|our\s+|their\s+)?(?:[^\W\d_]+\s+)?)$",
     re.IGNORECASE)
 _ELSEWHERE_AFTER = re.compile(  # "the CFO of Apple", "the critic in me", "the CFO role", "the critic said"
-    # a thing of theirs ("The critic's column", "the devil's advocate approach"): only "'s view/take ..." asks them,
-    # and that is an addressing phrase (_AFTER), found first
-    r"^(?:['\u2019]s\b|\s+(?:approach|mindset|style|stance|books?|column|review|reviews|salary|salaries|pay)\b|\s+(?:of|at|from|for\s+(?:a|an|the)|in\s+(?:me|you|us|them|him|her)|inside|role|roles|position|job"
+    # a thing of theirs ("The critic's column"): only "'s view/take ..." asks them, and that is an addressing
+    # phrase (_AFTER), found first; a title before a word for a manner or a pay names a kind of thing ("the
+    # devil's advocate approach", "CFO salaries")
+    r"^(?:['\u2019]s\b|\s+(?:approach|mindset|style|stance|salary|salaries|pay)\b"
+    r"|\s+(?:of|at|from|for\s+(?:a|an|the)|in\s+(?:me|you|us|them|him|her)|inside|role|roles|position|job"
     r"|title|seat\s+at|who|whom|whose|which|that)\b"
     r"|\s+(?:already\s+|just\s+|also\s+)?(?:said|says|was|were|told|gave|wrote|quit|left|resigned|hated|loved"
     r"|mentioned|argued|warned|agreed|disagreed|replied|answered|called|keeps|kept|had|did)\b)",
