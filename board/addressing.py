@@ -25,6 +25,13 @@ handle is one of two kinds:
   the analyst pull ..." is), and no one's when two titles end with it (``strategist`` of
   ``Revenue Strategist`` and ``Creative Strategist``).
 
+A list of handles joined by "and"/"then" is one addressee phrase, decided by what follows the whole
+list ("Finance and strategy: should we ...", not "Finance, marketing and ops all report to me").
+A person's title is no one's when a word picks a kind before it ("Which CEO books", "the best CMO")
+or a sentence says someone is it ("I'm the CEO"), and a thing of theirs is talked about, not to
+("The critic's column"; "the critic's honest take" asks them). A handle then "," or ":" calls it
+unless "that's ..." points back at the word ("Finance: that's the part I hate" is a heading).
+
 A word close to a handle (same first five letters, accents folded: ``critique``,
 ``Kritiker``, ``Finanzen``, ``stratégie``) counts as a weak handle, for other languages'
 phrasing. An emoji counts at the start of the message. Each hit carries a reason that
@@ -46,13 +53,19 @@ _INDEFINITE = re.compile(
     r"(?:^|\s)(?:a|an|any|another|every|no|some|each|un|une|ein|eine|einen|einem|kein|keine|una|uno)"
     r"\s+(?:[^\W\d_]+\s+)?$",  # "a critic", "a harsh critic"
     re.IGNORECASE)
+# a word that picks a kind among many makes a title generic: "Which CEO books", "the best CMO you've heard of"
+# (not "what the CFO thinks": no article may come between)
+_KIND = re.compile(
+    r"(?:^|\s)(?:which|whichever|what|whatever|best|worst|other|such|many|most|these|those|typical|average"
+    r"|successful|famous|great|good)\s+(?:(?!(?:the|our|your|my)\s)[^\W\d_]+\s+)?$", re.IGNORECASE)
 _ART = (r"(?:(?:the|our|your|my|le|la|les|l['\u2019]|du|de\s+la|de\s+l['\u2019]|au|à\s+la|a\s+la"
         r"|der|die|das|den|dem|unser|unsere|unseren|el|al|del)\s*)?")
 _BEFORE = re.compile(
     r"(?:^|[\s,;.!?¿¡(])(?:"
     # English
-    r"(?:hey|hi|hello|ok|okay|yo|dear|paging|cc|ask|asking|let|over\s+to|question\s+for|hear\s+from|"
-    r"input\s+from|thoughts\s+from|opinion\s+of|consult|loop\s+in|hear|over\s+to\s+you,?)\s+" + _ART +
+    r"(?:hey|hi|hello|ok|okay|yo|dear|paging|cc|ask|asking|let|over\s+to|hear\s+from|"
+    r"input\s+from|thoughts\s+from|opinion\s+of|consult|questions?\s+(?:is\s+|are\s+|['\u2019]s\s+)?for|"
+    r"loop\s+in|hear|over\s+to\s+you,?)\s+" + _ART +
     # French
     r"|(?:qu['\u2019]en|que|qu['\u2019]est-ce\s+que)\s+(?:pense|penserait|dit|dirait|conseille|recommande)\s+" + _ART +
     r"|(?:l['\u2019]avis|l['\u2019]opinion|le\s+point\s+de\s+vue)\s+" + _ART +
@@ -68,7 +81,7 @@ _BEFORE = re.compile(
     re.IGNORECASE)
 _AFTER = re.compile(
     r"^(?:"
-    r"['\u2019]s?\s+(?:view|take|opinion|thoughts|perspective|advice|input|verdict|read|angle|position)\b"
+    r"['\u2019]s?\s+(?:[^\W\d_]+\s+)?(?:view|take|opinion|thoughts|perspective|advice|input|verdict|read|angle|position)\b"
     r"|\s+(?:agent|advisor|adviser|bot|persona|seat)\b"
     r"|\s+(?:kya|ka|ki|ke)\s+(?:kya\s+)?(?:soch|keh|bol|raay|rai|ray|vichar|opinion|view|take|kehna|sujhav)"
     r"|\s+se\s+(?:poocho|puchho|pucho|puchh|poochho|poochiye|puchiye|pooch|puch)"
@@ -82,6 +95,26 @@ _OPINION_AFTER = re.compile(
     r"^\s+(?:think|say|feel|suggest|recommend|reckon|make\s+of|propose|advise|see|want|have\s+to\s+say"
     r"|go\s+about|approach|tackle)\b",
     re.IGNORECASE)
+# "what would strategy do" asks a member named bare for its choice; "what does finance do" asks what a thing is,
+# "how would content change" how it is affected, "what would the strategy do" names a plan (an article: the thing)
+_CHOICE_BEFORE = re.compile(r"(?:^|[\s,;.!?¿¡(])what\s+(?:would|should|might|could|will)\s+$", re.IGNORECASE)
+_CHOICE_AFTER = re.compile(r"^\s+do\b", re.IGNORECASE)
+_PERSON_CHOICE_BEFORE = re.compile(
+    r"(?:^|[\s,;.!?¿¡(])(?:what|how)\s+(?:would|should|might|could|will)\s+" + _ART + r"$", re.IGNORECASE)
+# after a modal and a person's title the next word is a verb ("How would the Chief Strategist position us"),
+# unless it makes the title someone else's ("would the CFO of Apple")
+_ANY_VERB = re.compile(r"^\s+(?!(?:of|at|from|in|on|for|role|roles|job|title)\b)[a-z]+\b")
+# an embedded question asks for a view as the direct one does: "Let's hear what strategy thinks"
+_EMBEDDED_BEFORE = re.compile(r"(?:^|[\s,;.!?])(?:what|how)\s+" + _ART + r"$", re.IGNORECASE)
+_EMBEDDED_AFTER = re.compile(
+    r"^\s+(?:thinks|reckons|feels\s+about|makes\s+of|would\s+(?:say|think|do|suggest|recommend))\b", re.IGNORECASE)
+# a list of words joined by "and"/"or"/"then" is one addressee phrase: "Finance and strategy: should we",
+# "Strategy, then critic: ...", and "Finance, marketing and ops all report to me" is the subject of a statement;
+# what decides is the text after the whole list
+_LIST = re.compile(r"^(?:\s*,\s*[^\W\d_][\w'-]*)*\s*,?\s*(?:and|&|or|then|and\s+then)\s+(?:the\s+)?"
+                   r"[^\W\d_][\w'-]*(?:\s+(?:both|all|too))?", re.IGNORECASE)
+# a name set off by commas after a lead-in, then a question: "Tell me, strategy, what's the one thing"
+_ENCLOSED_QUESTION = re.compile(r"^\s*,")
 # Verbs any noun may take ("what does finance do in a startup", "how would content change"): asked of a person
 # title only ("what would the CMO do with $500").
 _DOING_AFTER = re.compile(
@@ -89,10 +122,17 @@ _DOING_AFTER = re.compile(
 _ELSEWHERE_BEFORE = re.compile(  # someone else's: "my harshest critic", "its first CMO", "play devil's advocate"
     r"(?:(?:^|\s)(?:my|his|her|their|its|whose|(?!(?:let|what|that|it|here|there|who|where|how|he|she|one)['\u2019])"
     r"[^\W\d_]+['\u2019]s)\s+(?:[^\W\d_-]+\s+){0,2}"
-    r"|(?:^|\s)(?:play|plays|playing|played)\s+(?:the\s+)?)$",
+    r"|(?:^|\s)(?:play|plays|playing|played)\s+(?:the\s+)?"
+    # saying someone is the title names whoever holds that job: "I'm the CEO", "she became our CFO"
+    r"|(?:^|\s)(?:i['\u2019]m|i\s+am|i\s+was|he['\u2019]s|she['\u2019]s|(?:he|she)\s+(?:is|was)|became|becomes)"
+    r"\s+(?:the\s+|our\s+|their\s+)?(?:[^\W\d_]+\s+)?)$",
     re.IGNORECASE)
 _ELSEWHERE_AFTER = re.compile(  # "the CFO of Apple", "the critic in me", "the CFO role", "the critic said"
-    r"^(?:\s+(?:of|at|from|for\s+(?:a|an|the)|in\s+(?:me|you|us|them|him|her)|inside|role|roles|position|job"
+    # a thing of theirs ("The critic's column"): only "'s view/take ..." asks them, and that is an addressing
+    # phrase (_AFTER), found first; a title before a word for a manner or a pay names a kind of thing ("the
+    # devil's advocate approach", "CFO salaries")
+    r"^(?:['\u2019]s\b|\s+(?:approach|mindset|style|stance|salary|salaries|pay)\b"
+    r"|\s+(?:of|at|from|for\s+(?:a|an|the)|in\s+(?:me|you|us|them|him|her)|inside|role|roles|position|job"
     r"|title|seat\s+at|who|whom|whose|which|that)\b"
     r"|\s+(?:already\s+|just\s+|also\s+)?(?:said|says|was|were|told|gave|wrote|quit|left|resigned|hated|loved"
     r"|mentioned|argued|warned|agreed|disagreed|replied|answered|called|keeps|kept|had|did)\b)",
@@ -116,15 +156,18 @@ _MODAL_START = re.compile(r"^\s*(?:can|could|would|will)\s+" + _ART + r"$", re.I
 _DOING = (r"(?:run|check|look|dig|draft|write|review|model|estimate|find|pull|prepare|give|tell|explain|weigh|"
     r"size|analy[sz]e|compare|summari[sz]e|crunch|calculate|forecast|assess|evaluate|suggest|recommend|plan|"
     r"propose|share|confirm|sanity-check|stress-test|poke|challenge|have|know|help|weigh\s+in|take|decide|"
-    r"choose|pick|rewrite|roast|argue|put|sum)\b")
+    r"choose|pick|rewrite|roast|argue|put|sum|lay\s+out|outline|map|list|sketch|break\s+down|walk)\b")
 # "can finance run the numbers", not "can content marketing work"
-_MODAL_VERB = re.compile(r"^\s+" + _DOING, re.IGNORECASE)
+_MODAL_VERB = re.compile(r"^\s+(?:both\s+|all\s+|also\s+)?" + _DOING, re.IGNORECASE)
 _TO_DOING = re.compile(r"^\s+(?:to\s+)?" + _DOING, re.IGNORECASE)  # "have research look into", "need finance to check"
 _VOCATIVE_END = re.compile(r"^\s*[?!.…]*\s*$")
-_CALL_MARK = re.compile(r"^\s*(?:[,:!]|\s[—\u2013-])\s*\S")  # "chair, wrap this up", "Strategy — should we"
+# not when "that" points back at the word itself: "Finance: that's the part I hate" is a heading, not a call
+_CALL_MARK = re.compile(r"^\s*(?:[,:!]|\s[—\u2013-])\s*(?!that['\u2019]s\b|that\s+(?:is|was)\b)\S",
+                        re.IGNORECASE)  # "chair, wrap this up", "Strategy — should we"
 _HAVE_DO = re.compile(r"(?:^|[\s,;.!?])(?:have|get|let|make|need|want|like)\s+" + _ART + r"$", re.IGNORECASE)
 # the same for any word, as an order that opens a sentence: "Get finance to check", not "We need research to have"
-_HAVE_DO_OPENING = re.compile(r"(?:^|[.!?;]\s+)\s*(?:please\s+)?(?:have|get|let|make)\s+" + _ART + r"$",
+_HAVE_DO_OPENING = re.compile(
+    r"(?:^|[.!?;]\s+)\s*(?:please\s+|let['\u2019]s\s+)?(?:have|get|let|make)\s+" + _ART + r"$",
                               re.IGNORECASE)
 
 
@@ -194,6 +237,12 @@ class Roster:
                 return handle
         return None
 
+    def all_members(self, words: str) -> bool:
+        """Whether every word of a list after a handle (", marketing and ops") names a member too."""
+        items = [w for w in _WORD.findall(words)
+                 if w.lower() not in {"and", "or", "then", "the", "both", "all", "too"}]
+        return all(w.lower().replace("\u2019", "'") in self._by_text or self._near(w) is not None for w in items)
+
     def mentions(self, text: str) -> list[tuple[_Handle, int, int, bool]]:
         """Every handle in ``text``: (handle, start, end, exact)."""
         found: list[tuple[_Handle, int, int, bool]] = []
@@ -212,14 +261,19 @@ class Roster:
         return sorted(found, key=lambda f: f[1])
 
 
-def _addressed(text: str, handle: _Handle, start: int, end: int, exact: bool) -> str | None:
+def _addressed(roster: Roster, text: str, handle: _Handle, start: int, end: int, exact: bool) -> str | None:
     """Why this mention addresses its role, or None when it is only a word."""
     before, after = text[:start], text[end:]
     word = text[start:end]
     strong = exact and handle.strong
-    if strong and _INDEFINITE.search(before):
+    if strong and (_INDEFINITE.search(before) or _KIND.search(before)):
         return None
-    reason = _spoken_to(before, after, word, exact and handle.person)
+    listed = _LIST.match(after)
+    if listed and not roster.all_members(listed.group(0)):
+        # one item of a list of topics ("Strategy and execution: which matters more?"): no call
+        reason = None
+    else:
+        reason = _spoken_to(before, after[listed.end():] if listed else after, word, exact and handle.person)
     if reason is not None or not strong:
         return reason
     if _ELSEWHERE_BEFORE.search(before) or _ELSEWHERE_AFTER.match(after) or (
@@ -233,6 +287,13 @@ def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
     to it (a phrase that addresses someone), or None."""
     if _OPINION_BEFORE.search(before) and (_OPINION_AFTER.match(after) or (person and _DOING_AFTER.match(after))):
         return f"{word!r} asked for an opinion"
+    if (_CHOICE_BEFORE.search(before) and _CHOICE_AFTER.match(after)) or (
+            person and _PERSON_CHOICE_BEFORE.search(before) and _ANY_VERB.match(after)):
+        return f"{word!r} asked what it would do"
+    if _EMBEDDED_BEFORE.search(before) and _EMBEDDED_AFTER.match(after):
+        return f"{word!r} asked for a view"
+    if before.rstrip().endswith(",") and _ENCLOSED_QUESTION.match(after) and _QUESTION_START.match(after):
+        return f"{word!r} called between commas"
     if _BEFORE.search(before):
         return f"{word!r} after {before.strip().split()[-1]!r}" if before.strip() else f"{word!r} at the start"
     if _AFTER.match(after):
@@ -262,7 +323,7 @@ def find_addressed(roster: Roster, text: str) -> list[Hit]:
     for handle, start, end, exact in roster.mentions(text):
         if handle.role in hits:
             continue
-        reason = _addressed(text, handle, start, end, exact)
+        reason = _addressed(roster, text, handle, start, end, exact)
         if reason is None and hits and _AND.search(text[:start]):
             reason = f"{text[start:end]!r} named alongside {next(iter(hits))}"
         if reason is not None:

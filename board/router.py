@@ -1,7 +1,8 @@
 """Routing: which role answers a message, in which session, and as what kind of work.
 
 Addressing, first match wins: ``/ask <role> <text>``; ``@<role> <text>``; a role's slug
-or name followed by ``:`` or ``,`` at the start (``finance: what is our runway?``);
+or name followed by ``:`` or ``,`` at the start (``finance: what is our runway?``), when the
+plain-words rules read it as a call too (not "Finance: that's the part I hate");
 then, where the place has no role of its own, a role addressed in a plain sentence by
 name, title or emoji ("What does the critic think about pricing?", "Que pense le critique
 de ...", "was meint Finance zu ...": see :mod:`board.addressing`); then the place's role
@@ -183,8 +184,12 @@ class Router:
         named = _NAMED.match(text)
         if named:
             named_role = self.find_role(named.group(1))
-            if named_role is not None:
+            # only when the plain-words rules read it as a call too: not "Finance, marketing and ops all report
+            # to me" (a list, the subject of a statement) nor "Finance: that's the part I hate" (a heading)
+            hits = find_addressed(self.roster, text)
+            if named_role is not None and hits and hits[0].role == named_role:
                 return Route("chat", named_role, named.group(2).strip(), self.key_for(envelope, named_role),
+                             also=tuple(h.role for h in hits[1:]),
                              reason=f"{named.group(1)!r} and a colon or comma open the message")
         return None
 

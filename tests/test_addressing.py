@@ -31,6 +31,17 @@ finance expert"), or reports what a member said. The sets:
   "The devil's advocate approach"), "The critic's column", "Can strategy lay out ...". Also a
   held to what was measured, below the 0.95 precision goal.
 
+Round ``answers3`` (issue item 16): ``addressing_heldout2`` and ``addressing_heldout3`` became tuning
+sets in this round: their misses were read and the rules changed for them (as general principles,
+each stated in :mod:`board.addressing`: a list of members is one addressee phrase; a name between
+commas then a question; "what would X do"; embedded "what X thinks"; "question is for X"; a word
+that picks a kind makes a title generic; "I'm the CEO" names a job holder; a thing of theirs, "the
+critic's column", is talked about; "X: that's ..." is a heading), so no set here is held out any
+more and every set is held to the goal. Before / after, precision and recall: first set 1.000 /
+1.000 both; tuning 1.000 / 1.000 both; old heldout 0.983 / 0.906 -> 1.000 / 0.984; heldout2
+0.900 / 0.900 -> 1.000 / 1.000; heldout3 0.906 / 0.967 -> 1.000 / 1.000. A fresh set written
+apart from the rules is measured by the lead, outside this repository's tests.
+
 The router is built from the shipped roster's front matter (name, title, emoji) as the
 daemon builds it; the test prints precision and recall per set and fails below 0.95 / 0.9.
 """
@@ -66,14 +77,12 @@ def owner(text: str) -> Envelope:
     return Envelope(channel="console", text=text, sender="owner", is_owner=True)
 
 
-#: (set, least rows, least precision, least recall). The goal is 0.95 / 0.9 on every set; the two sets written
-#: apart from the rules' tuning do not reach it yet (see the module docstring), so they are held to what was
-#: measured on them (a regression fails) until the rules reach the goal.
+#: (set, least rows, least precision, least recall). Every set is a tuning set now (see the module docstring),
+#: held to the goal, 0.95 / 0.9.
 @pytest.mark.parametrize(("name", "least", "min_precision", "min_recall"), [
     ("addressing", 80, 0.95, 0.9), ("addressing_tuning", 50, 0.95, 0.9), ("addressing_heldout", 80, 0.95, 0.9),
-    ("addressing_heldout3", 60, 0.906, 0.966),  # below the goal: measured 0.906 / 0.967
-    ("addressing_heldout2", 80, 0.9, 0.9),  # below the goal: measured 0.900 / 0.900
-], ids=["first-set", "tuning", "tuning-old-heldout", "heldout3", "heldout"])
+    ("addressing_heldout3", 60, 0.95, 0.9), ("addressing_heldout2", 80, 0.95, 0.9),
+], ids=["first-set", "tuning", "tuning-old-heldout", "tuning-heldout3", "tuning-heldout2"])
 def test_addressing_set_precision_and_recall(name: str, least: int, min_precision: float, min_recall: float) -> None:
     data = DATA.with_name(f"{name}.jsonl")
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]

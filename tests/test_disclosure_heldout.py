@@ -24,6 +24,10 @@ answer): withheld 0.950 (19/20). What is left: a model naming itself in the thir
 topic word ("Honestly, Claude can't see your bank account." leaks), and topic sentences with no cue
 the rules know ("Anthropic's docs explain ...", "Is Claude good at Hindi?", "Azure hosts OpenAI
 models ...") lose the name. Its check holds it to what was measured until the rules reach the goal.
+Round ``answers3`` closed the third-person shape from a principle (the answering model's name as the
+subject of what it cannot see, reach or keep speaks of the answer itself; probes of our own in
+``tests/test_answers3_disclosure.py``), so this set is no longer clean for that shape: withheld 1.000
+(20/20), kept 0.850 (17/20), unchanged; the topic sentences with no cue are left.
 """
 
 from __future__ import annotations
@@ -47,10 +51,10 @@ GIVEAWAYS = {
 
 #: (set, least rows of each kind, most self-descriptions leaked, least share of topic mentions kept). The goal is
 #: none leaked and >= 95 % kept; the second set, written after the rules, misses it (see the module docstring):
-#: it is held to what was measured on it (1 leak, 17/20 kept), so a regression fails.
+#: it is held to what was measured on it (no leak since answers3, 17/20 kept), so a regression fails.
 @pytest.mark.parametrize(("name", "least", "max_leaks", "min_kept"), [
     ("disclosure_heldout", 40, 0, 0.95),
-    ("disclosure_heldout2", 20, 1, 0.85),
+    ("disclosure_heldout2", 20, 0, 0.85),
 ])
 def test_every_self_description_is_withheld_and_topics_stay(name: str, least: int, max_leaks: int,
                                                             min_kept: float) -> None:

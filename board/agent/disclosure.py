@@ -15,7 +15,9 @@ The guarantee is privacy; a withheld word costs less than a leaked model. So, se
   unless it clearly treats them as the user's topic: another vendor or family beside them, a
   comparison ("compare", "than", "versus", "both"), a pick or use for the user ("for your app",
   "your invoices", "use", "try", "consider"), or a business fact about them (pricing, API, tiers,
-  tokens, a launch, a vendor's product: "Google Workspace");
+  tokens, a launch, a vendor's product: "Google Workspace"); the answering model's name as the subject
+  of what it cannot see, reach or keep ("Honestly, Claude can't see your bank account.") is the
+  answer speaking of itself in the third person, withheld whatever topic words stand beside it;
 - other vendors and families (not the answering model's) stay, except in self-descriptions.
 
 A configured model id as written (``gemini-2.0-flash``, ``acme-brain-7``) is no topic anyone else
@@ -132,6 +134,13 @@ _VARIANT = rf"(?:[\s-]*{_VERSION})?(?:[\s-]+(?:opus|sonnet|haiku|instant|mini|na
 # A vendor's product named after it ("Google Workspace", "OpenAI's API"): the company as a topic.
 _PRODUCT_AFTER = re.compile(r"^(?:['\u2019]s)?\s+(?:[A-Z][A-Za-z]+|API)\b")
 _ANY_NAME = re.compile(rf"(?<!\w){_NAME}(?!\w)", re.IGNORECASE)
+# An assistant telling the user what it cannot do with their things speaks of itself, in the third person too:
+# the answering model's name as the subject of a negated seeing, reaching or keeping verb ("Honestly, Claude
+# can't see your bank account", "ChatGPT doesn't remember ...") is a self-description whatever topic words follow.
+_CANNOT = re.compile(
+    rf"^\s+(?:can{_APOS}?t|cannot|can\s+not|doesn{_APOS}?t|does\s+not|won{_APOS}?t|will\s+not|will\s+never|never"
+    rf"|(?:is\s+not|isn{_APOS}t)\s+able\s+to)\s+(?:\w+\s+)?(?:see|access|read|open|browse|remember|store|keep|save"
+    r"|share|view|check|log\s+into|recall|retain)\b", re.IGNORECASE)
 _BOUNDARY = re.compile(r"(?<=[.!?;])\s+|\n+")
 _ID_LIKE = re.compile(r"[\d._-]")
 
@@ -196,6 +205,8 @@ def _scrub_sentence(sentence: str, replacement: str, own: re.Pattern[str] | None
     """``sentence`` with the names it must not show replaced, and those names."""
     if (_DISCLOSURE.search(sentence) or _SELF_CUE.search(sentence)) and _ANY_NAME.search(sentence):
         return _ANY_NAME.sub(replacement, sentence), [m.group(0) for m in _ANY_NAME.finditer(sentence)]
+    if own is not None and any(_CANNOT.match(sentence[m.end():]) for m in own.finditer(sentence)):
+        return own.sub(replacement, sentence), [m.group(0) for m in own.finditer(sentence)]
     if own is not None and own.search(sentence) and not _a_topic(sentence, own):
         return own.sub(replacement, sentence), [m.group(0) for m in own.finditer(sentence)]
     return sentence, []
