@@ -22,6 +22,11 @@ set, written by someone who has not read the rules, is measured by the lead outs
 the earlier sets lacked (on the second round's filter: 2 secrets let through, 8/35 refused); tuned on. Two of
 its harmless rows stay refused on purpose ("pin: pinned the roadmap...", "credentials: certified AWS
 architect": a bare secret's key over a value that could be the secret), so it is held to that, not to 5%.
+``memory_secrets_tuning5.jsonl`` (35 secret, 35 harmless): memory3's second probes, committed before the filter
+was measured on them; first measurement (after the changes for heldout3 and tuning4): recall 0.914 (3 let
+through: "demat: TPIN 445566", "wifi: SSID RaoHome, key is monsoon", "Use 3344 to open the garage."), 7/35 =
+20.0% refused ("otp: prefers OTP over email links", "passport: renewing it in May", "door number: 1203", "I
+work at Passcode Labs."...). Then tuned on: it passes the goal.
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
@@ -53,7 +58,7 @@ MAX_REFUSED = 0.05
 
 #: The sets the rules were tuned on, and the one they never were (see the module docstring).
 TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secrets_tuning3.jsonl",
-          "memory_secrets_review1.jsonl", "memory_secrets_heldout3.jsonl"]
+          "memory_secrets_review1.jsonl", "memory_secrets_heldout3.jsonl", "memory_secrets_tuning5.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -187,11 +192,19 @@ HELDOUT3_REFUSED = [("2fa app", "Google Authenticator"), ("sms gateway", "Twilio
                     ("pre-seed", "closed $400k in March"), ("login page", "customers say it is slow")]
 
 
-async def test_heldout3s_misses_proposed_after_a_real_turn_are_refused_and_its_harmless_facts_kept(
-        workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
+#: The same for tuning5's first measurement.
+TUNING5_STORED = [("demat", "TPIN 445566"), ("wifi", "SSID RaoHome, key is monsoon")]
+TUNING5_REFUSED = [("otp", "prefers OTP over email links"), ("passport", "renewing it in May"),
+                   ("door number", "1203"), ("seed", "pre-seed done, seed in 2025")]
+
+
+@pytest.mark.parametrize(("stored", "refused"), [(HELDOUT3_STORED, HELDOUT3_REFUSED),
+                                                 (TUNING5_STORED, TUNING5_REFUSED)], ids=["heldout3", "tuning5"])
+async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_facts_kept(
+        workspace: Path, data_dir: Path, state_url: StateURL | None,
+        stored: list[tuple[str, str]], refused: list[tuple[str, str]]) -> None:
     model = ScriptedModel()
-    model.memory = json.dumps({"facts": [{"key": k, "value": v, "kind": "context"}
-                                         for k, v in [*HELDOUT3_STORED, *HELDOUT3_REFUSED]]})
+    model.memory = json.dumps({"facts": [{"key": k, "value": v, "kind": "context"} for k, v in [*stored, *refused]]})
     async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
         await b.handle(envelope("I use Google Authenticator, Twilio sends our OTPs, we closed a pre-seed in March."))
         await settle(b)
@@ -200,4 +213,4 @@ async def test_heldout3s_misses_proposed_after_a_real_turn_are_refused_and_its_h
         assert marker.text == "general: Q902 what next?"
         await settle(b)
         kept = await heard_facts(b)
-    assert kept == dict(HELDOUT3_REFUSED), kept
+    assert kept == dict(refused), kept

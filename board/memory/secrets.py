@@ -23,16 +23,21 @@ password". The checks, in order:
   atm, entry, access...) over a value holding a code of digits; an expiry key over an MM/YY date; an
   admin / login key over "user password"; a login / secret / wifi / seed / token / credentials / recovery
   key, unless its value is a plain sentence about the thing ("wants faster wifi in the office", "customers
-  say it is slow"; an amount such as "$400k" is no code);
+  say it is slow"; an amount such as "$400k" or a year said as a date, "in 2025", is no code): a document
+  or a scheme named alone (passport, aadhaar, OTP, 2FA, a bare "code") is such a key, its number ("passport
+  number") is a secret's key; a door's, gate's or room's number is an address;
 - the value names a secret's kind (OTP, CVV, API key, seed phrase...) other than in a plain sentence that only
   names it ("Twilio for OTP delivery"; "my seed phrase is ..." introduces it);
-- the value introduces one: a password word (``pw``, ``pwd``, ``password``...) after a mark or "is" followed by
+- the value introduces one: a password word (``pw``, ``pwd``, ``password``...; ``key`` only after a mark or
+  "is": "key is monsoon") after a mark or "is" followed by
   anything but a word saying how the password is ("is too weak"), or right before a password-shaped word, a
   last word, or in a value that is no sentence ("I forgot my password yesterday" names none; ``pass`` or a
-  bare ``secret`` only before a word with a digit or a symbol); a code word (``pin``,
+  bare ``secret`` only before a word with a digit or a symbol; "Passcode Labs" inside a sentence is a
+  name); a code word (``pin``, a bank's ``mpin`` / ``tpin`` / ``ipin``,
   ``code``, ``combo``, ``keypad``, ``atm``...) followed by a code of three or more digits or a mix of
   letters and digits; a lock's name (door, gate, safe...) with a mark (``:``, ``-``, ``=``) or "opens
-  with" before such a code ("gate 122" is a gate's number); whatever "opens / unlocks with" a code of digits;
+  with" before such a code ("gate 122" is a gate's number); whatever "opens / unlocks with" a code of digits,
+  digits used "to open" something;
   a device that exists to be opened by a code (lockbox, key safe, padlock, keypad) beside one; digits keyed
   in ("buzz 4417", "disarm with 5570"); two or more dial turns ("left 12 right 7"); ``user / Pa55word!``
   pairs, a login "with" or "," a password-shaped word, a handle with digits then a phrase with a digit; a
@@ -78,11 +83,12 @@ _POSTAL_PIN = re.compile(r"\bpin ?codes?\b(?:\s*(?:is|:|-))?\s*\d{3} ?\d{3}\b", 
 #: A key that names a secret, whatever its value.
 _SECRET_KEY = re.compile(
     r"pass ?words?|passcodes?|pass ?phrases?|passwd|\bpw\b|\bpwd\b|\bpass\b|"
-    r"\botp\b|one ?time|\bcvv2?\b|\bcvc\b|\bcsc\b|\bapi ?keys?\b|\baccess ?keys?\b|"
+    r"\bcvv2?\b|\bcvc\b|\bcsc\b|\bapi ?keys?\b|\baccess ?keys?\b|"
     r"\b(?:api|access|auth|bearer|bot|refresh|session|github|slack|personal access|oauth)\s*tokens?\b|"
     r"\bprivate ?keys?\b|\bmnemonic\b|\bseed ?(?:phrase|words)\b|\brecovery (?:phrase|words|codes?|keys?)\b|"
-    r"\bbackup codes?\b|\b2fa\b|\bmfa\b|two ?factor|\bpuk\b|\bm?pin\b|\biban\b|\bssn\b|aadhaa?r|"
-    r"^pan(?: (?:number|no|card))?$|\bpan (?:number|no)\b|passport|travel document|social security|"
+    r"\bbackup codes?\b|\bpuk\b|\b[imtu]?pin\b|\biban\b|aadhaa?r (?:number|no|card)|"
+    r"^pan (?:number|no|card)$|\bpan (?:number|no)\b|passport (?:number|no|num|id)|travel document|"
+    r"social security (?:number|no)|"
     r"account (?:number|no)|bank account|\ba/?c (?:number|no)\b|card (?:number|no)|credit card|debit card|"
     r"\b(?:card|cc|credit|debit|visa|amex|mastercard)\b.*\b(?:expiry|exp|expiration|valid)\b|"
     r"routing (?:number|no)|\bswift(?: code| bic)?\b|\bbic\b|sort code|\bifsc\b|net ?banking|voter id|\bepic\b|"
@@ -100,9 +106,13 @@ _POSTAL_VALUE = re.compile(r"^\s*\d{3} ?\d{3}\b")
 _LABEL_WORDS = 5
 #: Keys that usually hold the secret itself ("wifi: sunflower") but may head a statement about the thing
 #: ("wifi: wants faster wifi in the office"): a secret unless the value is such a sentence (:func:`_sentence`).
-_AMBIGUOUS_KEY = re.compile(r"\blog ?ins?\b|\bsign ?in\b|\bsecrets?\b|\bwi ?fi\b|\bseeds?\b|\btokens?\b|"
+_AMBIGUOUS_KEY = re.compile(r"\blog ?ins?\b|\bsign ?in\b|\bsecrets?\b|^codes?$|\botp\b|\b2fa\b|\bmfa\b|two ?factor|"
+                            r"one ?time|passport|aadhaa?r|\bssn\b|social security|^pan$|voter id|driving licen[cs]e|"
+                            r"\bwi ?fi\b|\bseeds?\b|\btokens?\b|"
                             r"\bcredentials?\b|\bvault\b|\bunlock\b|^recovery$",
                             re.IGNORECASE)
+#: A door's, a gate's or a room's number is part of an address, not a lock's code ("door number: 1203").
+_PLACE_NUMBER = re.compile(r"\b(?:doors?|gates?|rooms?|flats?|house|unit)\s+(?:number|no|num|#)$")
 #: A key's last word that makes it about something else than the secret its first words name ("wifi
 #: provider", "otp provider", "sign in method", "passport country", "token budget", "seed amount"): no key
 #: rule applies (the value's still do).
@@ -126,7 +136,8 @@ _CARD_DATE = re.compile(r"\b\d{1,2}\s*/\s*(?:\d{2}|20\d{2})\b")
 #: A key naming an admin or a login over exactly "user password" ("router admin: admin admin123").
 _ADMIN_KEY = re.compile(r"\b(?:admin|root|router|login|account|ssh|server)\b", re.IGNORECASE)
 _USER_AND_PASSWORD = re.compile(r"^\s*[\w.@-]{2,}\s+(?=\S*[A-Za-z])(?=\S*[\d\W])\S{4,}\s*$")
-_FUNCTION_WORD = re.compile(r"\b(?:a|an|the|in|of|to|for|with|at|on|is|are|and|by|from|my|our|their|it)\b",
+_FUNCTION_WORD = re.compile(r"\b(?:a|an|the|in|of|to|for|with|at|on|is|are|and|by|from|my|our|their|it|over|about|"
+                            r"via|as|than|into|under)\b",
                             re.IGNORECASE)
 #: A key naming a lock: a code of digits under it is the lock's code ("home alarm: disarm with 5570").
 _LOCK_KEY = re.compile(r"\b(?:doors?|gates?|alarms?|garages?|safes?|lockers?|lockbox|locks?|padlock|vault|keypad|"
@@ -137,7 +148,7 @@ _DIGIT_CODE = re.compile(r"(?<![\w.,])[#*]?\d(?:[ #*-]?\d){2,7}#?(?![\w.,]*\d)")
 #: the password unless it says how the password is (:data:`_STATE`); right after the word (``pw X``) it is when it
 #: has a password's shape (a digit, a symbol, a capital inside), ends the value, or the value is no sentence.
 _PASSWORD_WORD = re.compile(
-    r"\b(?P<w>password|passwd|passcode|passphrase|pwd|pw|pass|secret)(?P<plural>s)?\b"
+    r"\b(?P<w>password|passwd|passcode|passphrase|pwd|pw|pass|secret|key)(?P<plural>s)?\b"
     r"(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+)?[\w.@-]+)?"
     r"\s*(?P<mark>(?:is|was|are|=|:|-)\s*)?(?P<tok>[^\s,;]+)(?P<end>\s*[.!]?\s*$)?", re.IGNORECASE)
 #: Words after "password is" that say how the password is, not what it is ("is too weak", "is stored in...").
@@ -152,7 +163,7 @@ _NOT_A_PASSWORD = {"is", "was", "the", "a", "an", "and", "or", "to", "for", "of"
 _CODE_TOKEN = (r"(?P<tok>[#*]?\d(?:[ #*.-]?\d){2,}#?|(?=[\w-]{4,})(?=[\w-]*\d)(?=[\w-]*[A-Za-z])"
                r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)")
 _CODE_WORD = re.compile(
-    r"\b(?:pins?|m?pin|codes?|combos?|combinations?|keypad|otp|cvv2?|cvc|puk|atm)\b"
+    r"\b(?:pins?|[imtu]pins?|codes?|combos?|combinations?|keypad|otp|cvv2?|cvc|puk|atm)\b"
     r"(?:(?:\s+[\w.&'-]+){0,5}?\s*(?:is|was|are|:|=|-|,)|\s+(?:opens|unlocks)\s+with|\s*[:=#-]?)\s*" + _CODE_TOKEN + "|"
     # a lock's name only with a mark or "opens with" before the code: "gate 122" is a gate's number
     r"\b(?:door|gate|alarm|garage|safe|locker|lock|lockbox|vault)\b(?:\s*[:=#-]|\s+(?:opens|unlocks)\s+with)\s*"
@@ -175,6 +186,9 @@ _LOGIN_PAIR = re.compile(
 _OPENS_WITH = re.compile(r"\b(?:opens?|opened|unlocks?|unlocked|disarms?|disarmed|unlocking|opening)\s+"
                          r"(?:with|using|by|on)\s+(?:the\s+code\s+|entering\s+|typing\s+|pressing\s+)?"
                          r"[#*]?\d(?:[ #*-]?\d){2,7}#?(?![\w.,]*\d)", re.IGNORECASE)
+#: Digits used to open something: "use 3344 to open the garage", "enter 2580 to get in".
+_USED_TO_OPEN = re.compile(r"\b(?:use|enter|dial|type|press|punch|key)\s+[#*]?\d(?:[ #*-]?\d){2,7}#?\s+(?:to|for)\s+"
+                           r"(?:open|unlock|get\s+in|enter|disarm|access|arm)", re.IGNORECASE)
 #: A device that exists only to be opened by a code (a lockbox, a key safe, a padlock, a keypad): any code of
 #: digits in the same value is its code ("lockbox by the meter, 1948"). A door or a gate is a place too
 #: ("gate 122"), so it is not one of them.
@@ -276,11 +290,11 @@ def _key_reason(key: str, value: str) -> str | None:
         return "a card's expiry"
     if _ADMIN_KEY.search(words) and _USER_AND_PASSWORD.match(value):
         return "a login and password"
-    if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(_head(words)):
+    if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(_head(words)) and words not in ("code", "codes"):
         return "a code or PIN"
     if _AMBIGUOUS_KEY.search(words) and not _sentence(value):
         return "a password, code or key"
-    if _LOCK_KEY.search(words) and _DIGIT_CODE.search(value):
+    if _LOCK_KEY.search(words) and _DIGIT_CODE.search(value) and not _PLACE_NUMBER.search(words):
         return "a lock's code"
     return None
 
@@ -300,10 +314,16 @@ def _head(words: str) -> str:
 
 def _sentence(value: str) -> bool:
     """Whether ``value`` is a plain statement (three or more words, a function word, no token with a digit
-    but an amount)."""
+    but an amount or a year said as a date: "in 2025", "since 2019")."""
     words = value.split()
     return len(words) >= 3 and bool(_FUNCTION_WORD.search(value)) and \
-        not any(re.search(r"\d", w) and not _AMOUNT.match(w) for w in words)
+        not any(re.search(r"\d", w) and not _AMOUNT.match(w) and not _dated(words, i) for i, w in enumerate(words))
+
+
+def _dated(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` is a year after a word that makes it a date ("in 2025"; a bare 2019 may be a PIN)."""
+    return bool(re.match(r"^(?:19|20)\d\d[.,;]?$", words[i])) and i > 0 and \
+        words[i - 1].lower() in ("in", "since", "by", "from", "until", "till", "before", "after", "of")
 
 
 def _names_only(text: str) -> bool:
@@ -314,6 +334,14 @@ def _names_only(text: str) -> bool:
     return all(found.group("tok").lower() in _STATE for found in _INTRODUCED.finditer(text))
 
 
+def _a_name(text: str, found: re.Match[str]) -> bool:
+    """Whether a password word and the capitalised word after it, inside a sentence, are a name ("I work at
+    Passcode Labs.", "LastPass"), not a password."""
+    word, token = found.group("w"), found.group("tok")
+    return found.start() > 0 and word[:1].isupper() and token[:1].isupper() and token[1:].islower() and \
+        _sentence(text)
+
+
 def _password_told(text: str) -> bool:
     """Whether a password word in ``text`` introduces a password (see :data:`_PASSWORD_WORD`)."""
     for found in _PASSWORD_WORD.finditer(text):
@@ -322,12 +350,15 @@ def _password_told(text: str) -> bool:
         shaped = bool(re.search(r"[\d\W]|[a-z][A-Z]", token))
         if found.group("plural") and not found.group("mark"):
             told = False  # "rotate passwords quarterly": passwords in general
+        elif word == "key":  # "key is monsoon", "key: X" (a network's key); "key customers", "key to growth" no
+            told = bool(found.group("mark")) and " to " not in found.group(0) and \
+                token.lower() not in _STATE | _NOT_A_PASSWORD
         elif word in ("pass", "secret"):
             told = shaped  # "pass" and "secret" are common words: only a password-shaped word follows them
         elif found.group("mark"):
             told = token.lower() not in _STATE
         else:
-            told = token.lower() not in _NOT_A_PASSWORD and (
+            told = token.lower() not in _NOT_A_PASSWORD and not _a_name(text, found) and (
                 shaped or found.group("end") is not None or not _sentence(text))
         if told and len(token) >= 3:
             return True
@@ -340,7 +371,8 @@ def _value_reason(value: str) -> str | None:
         return "a password, code or key"
     if _password_told(text):
         return "a password"
-    if _CODE_WORD.search(text) or _KEYED_IN.search(text) or _OPENS_WITH.search(text):
+    if _CODE_WORD.search(text) or _KEYED_IN.search(text) or _OPENS_WITH.search(text) or \
+            _USED_TO_OPEN.search(text):
         return "a code or PIN"
     if _CODE_DEVICE.search(text) and _DIGIT_CODE.search(text):
         return "a lock's code"
