@@ -26,7 +26,12 @@ architect": a bare secret's key over a value that could be the secret), so it is
 was measured on them; first measurement (after the changes for heldout3 and tuning4): recall 0.914 (3 let
 through: "demat: TPIN 445566", "wifi: SSID RaoHome, key is monsoon", "Use 3344 to open the garage."), 7/35 =
 20.0% refused ("otp: prefers OTP over email links", "passport: renewing it in May", "door number: 1203", "I
-work at Passcode Labs."...). Then tuned on: it passes the goal.
+work at Passcode Labs."...). Then tuned on: it passes the goal. ``memory_secrets_tuning6.jsonl`` (24 secret, 24
+harmless): memory3's third probes, committed before being measured: recall 0.833 (4 let through: "netflix:
+meera.k@gmail.com Sunny@123", "office: alarm is 5577", "apartment: 4B, entry 2211#", "Our Netflix login is
+meera@gmail.com and Sunny@123."), 5/24 = 20.8% refused ("bank account: ends in 7712", "locker number: 214 at
+the gym"...). Then tuned on: it passes the goal. Those first figures on unseen probes are the honest guess
+for a fresh set: each new batch found new misses.
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
@@ -58,7 +63,8 @@ MAX_REFUSED = 0.05
 
 #: The sets the rules were tuned on, and the one they never were (see the module docstring).
 TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secrets_tuning3.jsonl",
-          "memory_secrets_review1.jsonl", "memory_secrets_heldout3.jsonl", "memory_secrets_tuning5.jsonl"]
+          "memory_secrets_review1.jsonl", "memory_secrets_heldout3.jsonl", "memory_secrets_tuning5.jsonl",
+          "memory_secrets_tuning6.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -196,10 +202,16 @@ HELDOUT3_REFUSED = [("2fa app", "Google Authenticator"), ("sms gateway", "Twilio
 TUNING5_STORED = [("demat", "TPIN 445566"), ("wifi", "SSID RaoHome, key is monsoon")]
 TUNING5_REFUSED = [("otp", "prefers OTP over email links"), ("passport", "renewing it in May"),
                    ("door number", "1203"), ("seed", "pre-seed done, seed in 2025")]
+#: The same for tuning6's first measurement.
+TUNING6_STORED = [("netflix", "meera.k@gmail.com Sunny@123"), ("office", "alarm is 5577"),
+                  ("apartment", "4B, entry 2211#")]
+TUNING6_REFUSED = [("bank account", "ends in 7712"), ("seed phrase location", "bank locker"),
+                   ("alarm", "Godrej alarm installed in 2021"), ("locker number", "214 at the gym")]
 
 
 @pytest.mark.parametrize(("stored", "refused"), [(HELDOUT3_STORED, HELDOUT3_REFUSED),
-                                                 (TUNING5_STORED, TUNING5_REFUSED)], ids=["heldout3", "tuning5"])
+                                                 (TUNING5_STORED, TUNING5_REFUSED), (TUNING6_STORED, TUNING6_REFUSED)],
+                         ids=["heldout3", "tuning5", "tuning6"])
 async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_facts_kept(
         workspace: Path, data_dir: Path, state_url: StateURL | None,
         stored: list[tuple[str, str]], refused: list[tuple[str, str]]) -> None:

@@ -25,7 +25,8 @@ password". The checks, in order:
   key, unless its value is a plain sentence about the thing ("wants faster wifi in the office", "customers
   say it is slow"; an amount such as "$400k" or a year said as a date, "in 2025", is no code): a document
   or a scheme named alone (passport, aadhaar, OTP, 2FA, a bare "code") is such a key, its number ("passport
-  number") is a secret's key; a door's, gate's or room's number is an address;
+  number") is a secret's key; a door's, gate's, room's or locker's number is an address; no key rule over
+  a card's or account's last four digits ("ends in 7712");
 - the value names a secret's kind (OTP, CVV, API key, seed phrase...) other than in a plain sentence that only
   names it ("Twilio for OTP delivery"; "my seed phrase is ..." introduces it);
 - the value introduces one: a password word (``pw``, ``pwd``, ``password``...; ``key`` only after a mark or
@@ -37,11 +38,13 @@ password". The checks, in order:
   ``code``, ``combo``, ``keypad``, ``atm``...) followed by a code of three or more digits or a mix of
   letters and digits; a lock's name (door, gate, safe...) with a mark (``:``, ``-``, ``=``) or "opens
   with" before such a code ("gate 122" is a gate's number); whatever "opens / unlocks with" a code of digits,
-  digits used "to open" something;
+  digits used "to open" something; a lock's name said to "be" four or more digits ("alarm is 5577"); digits
+  with a keypad's ``#`` after or ``*`` before them ("2211#");
   a device that exists to be opened by a code (lockbox, key safe, padlock, keypad) beside one; digits keyed
   in ("buzz 4417", "disarm with 5570"); two or more dial turns ("left 12 right 7"); ``user / Pa55word!``
-  pairs, a login "with" or "," a password-shaped word, a handle with digits then a phrase with a digit; a
-  gift card's code (``AQ7X-9PLM-22RT``);
+  pairs, a login "with" or "," a password-shaped word, a handle with digits then a phrase with a digit; any
+  word shaped like a password (letters, digits and a symbol inside: "Sunny@123"); a gift card's code
+  (``AQ7X-9PLM-22RT``);
 - a run of twelve or more plain words, whatever their case or punctuation (a wallet's seed phrase);
 - a card number (13 to 19 digits passing Luhn: an order or tracking number that fails it is kept), an
   IBAN (mod 97), an ID number's shape, an API key or token's shape, a URL with a password in it.
@@ -112,7 +115,9 @@ _AMBIGUOUS_KEY = re.compile(r"\blog ?ins?\b|\bsign ?in\b|\bsecrets?\b|^codes?$|\
                             r"\bcredentials?\b|\bvault\b|\bunlock\b|^recovery$",
                             re.IGNORECASE)
 #: A door's, a gate's or a room's number is part of an address, not a lock's code ("door number: 1203").
-_PLACE_NUMBER = re.compile(r"\b(?:doors?|gates?|rooms?|flats?|house|unit)\s+(?:number|no|num|#)$")
+_PLACE_NUMBER = re.compile(r"\b(?:doors?|gates?|rooms?|flats?|house|unit|lockers?)\s+(?:number|no|num|#)$")
+#: A card's or an account's last four digits name it without opening it ("ends in 7712", "Visa ending 4242").
+_LAST_FOUR = re.compile(r"^\s*(?:[\w-]+\s+)?(?:ends?|ending)(?:\s+(?:in|with))?\s+[x*•]*\d{4}\s*$", re.IGNORECASE)
 #: A key's last word that makes it about something else than the secret its first words name ("wifi
 #: provider", "otp provider", "sign in method", "passport country", "token budget", "seed amount"): no key
 #: rule applies (the value's still do).
@@ -128,7 +133,9 @@ _HARMLESS_HEAD = {"provider", "providers", "method", "methods", "country", "budg
                   "times", "schedule", "hours", "room", "rooms", "system", "systems", "brand", "brands", "model",
                   "models", "company", "supplier", "suppliers", "installer", "level", "levels", "rule", "rules",
                   "plan", "plans", "strategy", "training", "rotation", "review", "reviews", "language",
-                  "languages", "stack", "course", "courses", "name", "names"}
+                  "languages", "stack", "course", "courses", "name", "names",
+                  # where a secret is kept or how long it must be, not the secret: "seed phrase location"
+                  "location", "locations", "place", "length", "strength", "complexity", "requirements"}
 #: A key over a plain sentence about its thing ("wants faster wifi") but a secret over a code, a phrase...
 #: (:data:`_AMBIGUOUS_KEY`); a key naming a card's expiry over a date shaped MM/YY.
 _EXPIRY_KEY = re.compile(r"\b(?:expiry|exp|expiration|expires|valid)\b", re.IGNORECASE)
@@ -189,6 +196,12 @@ _OPENS_WITH = re.compile(r"\b(?:opens?|opened|unlocks?|unlocked|disarms?|disarme
 #: Digits used to open something: "use 3344 to open the garage", "enter 2580 to get in".
 _USED_TO_OPEN = re.compile(r"\b(?:use|enter|dial|type|press|punch|key)\s+[#*]?\d(?:[ #*-]?\d){2,7}#?\s+(?:to|for)\s+"
                            r"(?:open|unlock|get\s+in|enter|disarm|access|arm)", re.IGNORECASE)
+#: A lock's name said to "be" a code of four or more digits: "alarm is 5577" ("gate 4" is a gate's number).
+_LOCK_IS = re.compile(r"\b(?:door|gate|alarm|garage|safe|locker|lock|lockbox|vault|padlock|keypad|entry|buzzer|"
+                      r"intercom)\s+(?:is|was)\s+[#*]?\d(?:[ #*-]?\d){3,7}#?(?![\w.,]*\d)", re.IGNORECASE)
+#: Digits with a keypad's ``#`` after them or ``*`` before them are keyed in: "entry 2211#", "*2468#" ("#12" alone
+#: is a number's sign).
+_KEYPAD_DIGITS = re.compile(r"(?<![\w#])\d{3,8}#|(?<![\w*])\*\d{3,8}\b")
 #: A device that exists only to be opened by a code (a lockbox, a key safe, a padlock, a keypad): any code of
 #: digits in the same value is its code ("lockbox by the meter, 1948"). A door or a gate is a place too
 #: ("gate 122"), so it is not one of them.
@@ -282,6 +295,8 @@ def _key_reason(key: str, value: str) -> str | None:
     if _POSTAL_KEY.match(_words(key)) and _POSTAL_VALUE.match(value) and not _SENSITIVE.search(value):
         return None  # an Indian postal PIN code
     words = _harmless_out(_words(key))
+    if _LAST_FOUR.match(value):
+        return None  # "bank account: ends in 7712": the last four digits name it, they open nothing
     if words.split()[-1:] and words.split()[-1] in _HARMLESS_HEAD:
         return None  # "wifi provider", "sign in method": about something else
     if _SECRET_KEY.search(words) or _GLUED_KEY.search(_harmless_out(key)):
@@ -294,11 +309,13 @@ def _key_reason(key: str, value: str) -> str | None:
         return "a code or PIN"
     if _AMBIGUOUS_KEY.search(words) and not _sentence(value):
         return "a password, code or key"
-    if _LOCK_KEY.search(words) and _DIGIT_CODE.search(value) and not _PLACE_NUMBER.search(words):
+    if _LOCK_KEY.search(words) and _lock_code(value) and not _PLACE_NUMBER.search(words):
         return "a lock's code"
     return None
 
 
+#: Words before a year that make it a date ("in 2025", "since 2019").
+_DATE_WORDS = {"in", "since", "by", "from", "until", "till", "before", "after", "of"}
 #: An amount of money or a share ("$400k", "₹1.2", "2M", "18%"): a number that is no code.
 _AMOUNT = re.compile(r"^(?:[$₹€£][\d.,]+(?:k|m|mn|bn|cr|l)?|[\d.,]+(?:k|m|mn|bn|cr|%|x))[.,;]?$", re.IGNORECASE)
 
@@ -312,6 +329,15 @@ def _head(words: str) -> str:
     return kept[-1] if kept else ""
 
 
+def _lock_code(value: str) -> bool:
+    """Whether ``value`` holds a code of digits that is not a year said as a date ("installed in 2021")."""
+    for found in _DIGIT_CODE.finditer(value):
+        before = value[:found.start()].split()
+        if not (re.fullmatch(r"(?:19|20)\d\d", found.group(0)) and before and before[-1].lower() in _DATE_WORDS):
+            return True
+    return False
+
+
 def _sentence(value: str) -> bool:
     """Whether ``value`` is a plain statement (three or more words, a function word, no token with a digit
     but an amount or a year said as a date: "in 2025", "since 2019")."""
@@ -323,7 +349,7 @@ def _sentence(value: str) -> bool:
 def _dated(words: list[str], i: int) -> bool:
     """Whether ``words[i]`` is a year after a word that makes it a date ("in 2025"; a bare 2019 may be a PIN)."""
     return bool(re.match(r"^(?:19|20)\d\d[.,;]?$", words[i])) and i > 0 and \
-        words[i - 1].lower() in ("in", "since", "by", "from", "until", "till", "before", "after", "of")
+        words[i - 1].lower() in _DATE_WORDS
 
 
 def _names_only(text: str) -> bool:
@@ -365,6 +391,18 @@ def _password_told(text: str) -> bool:
     return False
 
 
+def _password_shaped(value: str) -> bool:
+    """Whether ``value`` holds a word shaped like a password: letters, digits and a symbol (``@#!$%^&*``) inside
+    it ("Sunny@123", "Jasmine!9"); an e-mail address, a handle (``@meera``), a hashtag or a price is not one."""
+    for word in value.split():
+        word = word.strip(".,;:()'\"")
+        if re.fullmatch(r"[\w.+-]+@[\w-]+\.[\w.]+", word) or not word or not word[0].isalnum():
+            continue
+        if re.search(r"[A-Za-z]", word) and re.search(r"\d", word) and re.search(r"(?<=\w)[@#!$%^&*]", word):
+            return True
+    return False
+
+
 def _value_reason(value: str) -> str | None:
     text = _harmless_out(value.replace("_", " "))
     if _SECRET_WORDS.search(text) and not _names_only(text):
@@ -372,13 +410,13 @@ def _value_reason(value: str) -> str | None:
     if _password_told(text):
         return "a password"
     if _CODE_WORD.search(text) or _KEYED_IN.search(text) or _OPENS_WITH.search(text) or \
-            _USED_TO_OPEN.search(text):
+            _USED_TO_OPEN.search(text) or _LOCK_IS.search(text) or _KEYPAD_DIGITS.search(text):
         return "a code or PIN"
     if _CODE_DEVICE.search(text) and _DIGIT_CODE.search(text):
         return "a lock's code"
     if len(_DIAL_TURN.findall(text)) >= 2:
         return "a lock's combination"
-    if _CREDENTIAL_PAIR.search(text) or _LOGIN_PAIR.search(value):
+    if _CREDENTIAL_PAIR.search(text) or _LOGIN_PAIR.search(value) or _password_shaped(value):
         return "a login and password"
     if _GIFT_CODE.search(value):
         return "a gift card's code"
