@@ -31,7 +31,9 @@ harmless): memory3's third probes, committed before being measured: recall 0.833
 meera.k@gmail.com Sunny@123", "office: alarm is 5577", "apartment: 4B, entry 2211#", "Our Netflix login is
 meera@gmail.com and Sunny@123."), 5/24 = 20.8% refused ("bank account: ends in 7712", "locker number: 214 at
 the gym"...). Then tuned on: it passes the goal. Those first figures on unseen probes are the honest guess
-for a fresh set: each new batch found new misses.
+for a fresh set: each new batch found new misses. ``memory_secrets_tuning7.jsonl`` (18 secret, 34 harmless, mostly
+ordinary facts): memory3's fourth probes, committed before being measured; first measurement recall 1.000, 0/34
+refused, no rule changed after it; written by the one who wrote the rules, so it is a weak held-out set.
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
@@ -64,7 +66,7 @@ MAX_REFUSED = 0.05
 #: The sets the rules were tuned on, and the one they never were (see the module docstring).
 TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secrets_tuning3.jsonl",
           "memory_secrets_review1.jsonl", "memory_secrets_heldout3.jsonl", "memory_secrets_tuning5.jsonl",
-          "memory_secrets_tuning6.jsonl"]
+          "memory_secrets_tuning6.jsonl", "memory_secrets_tuning7.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
