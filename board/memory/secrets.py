@@ -15,22 +15,37 @@ Facts arrive the way models write them, so both sides are read as words: a key's
 password". The checks, in order:
 
 - no key rule when the key's last word says it is about something else (:data:`_HARMLESS_HEAD`:
-  provider, method, country, budget, amount...);
+  provider, method, country, budget, amount, and the tool or place that handles a secret: app, gateway, page,
+  flow...: "2fa app", "login page");
 - the key names a secret (:data:`_SECRET_KEY`; ``expiry``, ``exp``, ``routing`` on their own too), or,
-  being a short label, names a code, PIN or combination that is not a harmless one (:data:`_HARMLESS`);
-  a key naming a lock or a keypad (door, alarm, safe, lockbox, combination, atm, entry, access...) over a
-  value holding a code of digits; an expiry key over an MM/YY date; an admin / login key over "user
-  password"; a wifi / seed / token / credentials / recovery key, unless its value is a plain sentence
-  about the thing ("wants faster wifi in the office", "MBA from IIM Ahmedabad");
-- the value introduces one: a password word (``pw``, ``pwd``, ``password``..., and ``pass`` or a bare
-  ``secret`` before a word with a digit or a symbol) followed by anything; a code word (``pin``,
+  being a short label whose last word is a code or PIN that is not a harmless one (:data:`_HARMLESS`;
+  "code style" names a style); a key naming a lock or a keypad (door, alarm, safe, lockbox, combination,
+  atm, entry, access...) over a value holding a code of digits; an expiry key over an MM/YY date; an
+  admin / login key over "user password"; a login / secret / wifi / seed / token / credentials / recovery
+  key, unless its value is a plain sentence about the thing ("wants faster wifi in the office", "customers
+  say it is slow"; an amount such as "$400k" or a year said as a date, "in 2025", is no code): a document
+  or a scheme named alone (passport, aadhaar, OTP, 2FA, a bare "code") is such a key, its number ("passport
+  number") is a secret's key; a door's, gate's, room's or locker's number is an address; no key rule over
+  a card's or account's last four digits ("ends in 7712");
+- the value names a secret's kind (OTP, CVV, API key, seed phrase...) other than in a plain sentence that only
+  names it ("Twilio for OTP delivery"; "my seed phrase is ..." introduces it);
+- the value introduces one: a password word (``pw``, ``pwd``, ``password``...; ``key`` only after a mark or
+  "is": "key is monsoon") after a mark or "is" followed by
+  anything but a word saying how the password is ("is too weak"), or right before a password-shaped word, a
+  last word, or in a value that is no sentence ("I forgot my password yesterday" names none; ``pass`` or a
+  bare ``secret`` only before a word with a digit or a symbol; "Passcode Labs" inside a sentence is a
+  name); a code word (``pin``, a bank's ``mpin`` / ``tpin`` / ``ipin``,
   ``code``, ``combo``, ``keypad``, ``atm``...) followed by a code of three or more digits or a mix of
   letters and digits; a lock's name (door, gate, safe...) with a mark (``:``, ``-``, ``=``) or "opens
-  with" before such a code ("gate 122" is a gate's number); digits keyed in ("buzz 4417", "disarm with
-  5570"); two or more dial turns ("left 12 right 7"); ``user / Pa55word!`` pairs, a login "with" or ","
-  a password-shaped word, a handle with digits then a phrase with a digit; a gift card's code
+  with" before such a code ("gate 122" is a gate's number); whatever "opens / unlocks with" a code of digits,
+  digits used "to open" something; a lock's name said to "be" four or more digits ("alarm is 5577"); digits
+  with a keypad's ``#`` after or ``*`` before them ("2211#");
+  a device that exists to be opened by a code (lockbox, key safe, padlock, keypad) beside one; digits keyed
+  in ("buzz 4417", "disarm with 5570"); two or more dial turns ("left 12 right 7"); ``user / Pa55word!``
+  pairs, a login "with" or "," a password-shaped word, a handle with digits then a phrase with a digit; any
+  word shaped like a password (letters, digits and a symbol inside: "Sunny@123"); a gift card's code
   (``AQ7X-9PLM-22RT``);
-- a run of twelve or more plain words, whatever their case (a wallet's seed phrase);
+- a run of twelve or more plain words, whatever their case or punctuation (a wallet's seed phrase);
 - a card number (13 to 19 digits passing Luhn: an order or tracking number that fails it is kept), an
   IBAN (mod 97), an ID number's shape, an API key or token's shape, a URL with a password in it.
 
@@ -60,7 +75,7 @@ _HARMLESS = re.compile(
     r"\b(?:boarding|bus|metro|train|season|day|gym|museum|hall|rail)\s+pass(?:es)?\b|"
     r"\blog ?in (?:preference|method|provider)s?\b|\bsign(?:ing)? in with\b|"
     r"\bpin[ -]?strip(?:e|ed|es)\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
-    r"\b(?:seed|pre-?seed) (?:rounds?|stage|funds?|funding|investors?|capital|money)\b|"
+    r"\b(?:seed|pre-?seed) (?:rounds?|stage|funds?|funding|investors?|capital|money)\b|\bpre-?seed\b|"
     r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b|\botp[- ]?(?:less|free)\b",
     re.IGNORECASE)
 #: Words that say the thing is about a card, a bank, a phone or a lock (then a six-digit "pin code" is not a postcode).
@@ -70,12 +85,13 @@ _POSTAL_PIN = re.compile(r"\bpin ?codes?\b(?:\s*(?:is|:|-))?\s*\d{3} ?\d{3}\b", 
 
 #: A key that names a secret, whatever its value.
 _SECRET_KEY = re.compile(
-    r"pass ?words?|passcodes?|pass ?phrases?|passwd|\bpw\b|\bpwd\b|\bpass\b|\blog ?ins?\b|"
-    r"\bsign ?in\b|\botp\b|one ?time|\bcvv2?\b|\bcvc\b|\bcsc\b|\bapi ?keys?\b|\baccess ?keys?\b|\bsecrets?\b|"
+    r"pass ?words?|passcodes?|pass ?phrases?|passwd|\bpw\b|\bpwd\b|\bpass\b|"
+    r"\bcvv2?\b|\bcvc\b|\bcsc\b|\bapi ?keys?\b|\baccess ?keys?\b|"
     r"\b(?:api|access|auth|bearer|bot|refresh|session|github|slack|personal access|oauth)\s*tokens?\b|"
     r"\bprivate ?keys?\b|\bmnemonic\b|\bseed ?(?:phrase|words)\b|\brecovery (?:phrase|words|codes?|keys?)\b|"
-    r"\bbackup codes?\b|\b2fa\b|\bmfa\b|two ?factor|\bpuk\b|\bm?pin\b|\biban\b|\bssn\b|aadhaa?r|"
-    r"^pan(?: (?:number|no|card))?$|\bpan (?:number|no)\b|passport|travel document|social security|"
+    r"\bbackup codes?\b|\bpuk\b|\b[imtu]?pin\b|\biban\b|aadhaa?r (?:number|no|card)|"
+    r"^pan (?:number|no|card)$|\bpan (?:number|no)\b|passport (?:number|no|num|id)|travel document|"
+    r"social security (?:number|no)|"
     r"account (?:number|no)|bank account|\ba/?c (?:number|no)\b|card (?:number|no)|credit card|debit card|"
     r"\b(?:card|cc|credit|debit|visa|amex|mastercard)\b.*\b(?:expiry|exp|expiration|valid)\b|"
     r"routing (?:number|no)|\bswift(?: code| bic)?\b|\bbic\b|sort code|\bifsc\b|net ?banking|voter id|\bepic\b|"
@@ -93,14 +109,33 @@ _POSTAL_VALUE = re.compile(r"^\s*\d{3} ?\d{3}\b")
 _LABEL_WORDS = 5
 #: Keys that usually hold the secret itself ("wifi: sunflower") but may head a statement about the thing
 #: ("wifi: wants faster wifi in the office"): a secret unless the value is such a sentence (:func:`_sentence`).
-_AMBIGUOUS_KEY = re.compile(r"\bwi ?fi\b|\bseeds?\b|\btokens?\b|\bcredentials?\b|\bvault\b|\bunlock\b|^recovery$",
+_AMBIGUOUS_KEY = re.compile(r"\blog ?ins?\b|\bsign ?in\b|\bsecrets?\b|^codes?$|\botp\b|\b2fa\b|\bmfa\b|two ?factor|"
+                            r"one ?time|passport|aadhaa?r|\bssn\b|social security|^pan$|voter id|driving licen[cs]e|"
+                            r"\bwi ?fi\b|\bseeds?\b|\btokens?\b|"
+                            r"\bcredentials?\b|\bvault\b|\bunlock\b|^recovery$",
                             re.IGNORECASE)
+#: A door's, a gate's or a room's number is part of an address, not a lock's code ("door number: 1203").
+_PLACE_NUMBER = re.compile(r"\b(?:doors?|gates?|rooms?|flats?|house|unit|lockers?)\s+(?:number|no|num|#)$")
+#: A card's or an account's last four digits name it without opening it ("ends in 7712", "Visa ending 4242").
+_LAST_FOUR = re.compile(r"^\s*(?:[\w-]+\s+)?(?:ends?|ending)(?:\s+(?:in|with))?\s+[x*•]*\d{4}\s*$", re.IGNORECASE)
 #: A key's last word that makes it about something else than the secret its first words name ("wifi
 #: provider", "otp provider", "sign in method", "passport country", "token budget", "seed amount"): no key
 #: rule applies (the value's still do).
 _HARMLESS_HEAD = {"provider", "providers", "method", "methods", "country", "budget", "budgets", "amount",
                   "amounts", "fee", "fees", "cost", "costs", "price", "prices", "size", "limit", "limits", "vendor",
-                  "vendors", "type", "types", "policy"}
+                  "vendors", "type", "types", "policy",
+                  # the thing that handles the secret, not the secret: "2fa app", "login page", "otp flow"
+                  "app", "apps", "gateway", "gateways", "tool", "tools", "service", "services", "page", "pages",
+                  "screen", "screens", "flow", "flows", "team", "teams", "sdk", "library", "platform", "feature",
+                  "features", "ui", "ux", "process", "issues", "bug", "bugs", "experience",
+                  # what else a key's last word names: a style, an offer, a time, a room, a plan...
+                  "style", "styles", "editor", "editors", "offer", "offers", "deal", "deals", "meal", "menu", "time",
+                  "times", "schedule", "hours", "room", "rooms", "system", "systems", "brand", "brands", "model",
+                  "models", "company", "supplier", "suppliers", "installer", "level", "levels", "rule", "rules",
+                  "plan", "plans", "strategy", "training", "rotation", "review", "reviews", "language",
+                  "languages", "stack", "course", "courses", "name", "names",
+                  # where a secret is kept or how long it must be, not the secret: "seed phrase location"
+                  "location", "locations", "place", "length", "strength", "complexity", "requirements"}
 #: A key over a plain sentence about its thing ("wants faster wifi") but a secret over a code, a phrase...
 #: (:data:`_AMBIGUOUS_KEY`); a key naming a card's expiry over a date shaped MM/YY.
 _EXPIRY_KEY = re.compile(r"\b(?:expiry|exp|expiration|expires|valid)\b", re.IGNORECASE)
@@ -108,24 +143,34 @@ _CARD_DATE = re.compile(r"\b\d{1,2}\s*/\s*(?:\d{2}|20\d{2})\b")
 #: A key naming an admin or a login over exactly "user password" ("router admin: admin admin123").
 _ADMIN_KEY = re.compile(r"\b(?:admin|root|router|login|account|ssh|server)\b", re.IGNORECASE)
 _USER_AND_PASSWORD = re.compile(r"^\s*[\w.@-]{2,}\s+(?=\S*[A-Za-z])(?=\S*[\d\W])\S{4,}\s*$")
-_FUNCTION_WORD = re.compile(r"\b(?:a|an|the|in|of|to|for|with|at|on|is|are|and|by|from|my|our|their|it)\b",
+_FUNCTION_WORD = re.compile(r"\b(?:a|an|the|in|of|to|for|with|at|on|is|are|and|by|from|my|our|their|it|over|about|"
+                            r"via|as|than|into|under)\b",
                             re.IGNORECASE)
 #: A key naming a lock: a code of digits under it is the lock's code ("home alarm: disarm with 5570").
 _LOCK_KEY = re.compile(r"\b(?:doors?|gates?|alarms?|garages?|safes?|lockers?|lockbox|locks?|padlock|vault|keypad|"
                        r"key ?safe|combinations?|combos?|atm|entry|access|buzzer|intercom)\b", re.IGNORECASE)
 _DIGIT_CODE = re.compile(r"(?<![\w.,])[#*]?\d(?:[ #*-]?\d){2,7}#?(?![\w.,]*\d)")
 
-#: A password word in a value: whatever follows it is the password.
+#: A password word in a value, and what follows it: after a mark or "is" (``pw: X``, "password is X") that is
+#: the password unless it says how the password is (:data:`_STATE`); right after the word (``pw X``) it is when it
+#: has a password's shape (a digit, a symbol, a capital inside), ends the value, or the value is no sentence.
 _PASSWORD_WORD = re.compile(
-    r"\b(?P<w>password|passwd|passcode|passphrase|pwd|pw|pass|secret)\b(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+)?[\w.@-]+)?"
-    r"\s*(?:(?:is|was|=|:|-)\s*)?(?P<tok>[^\s,;]+)", re.IGNORECASE)
+    r"\b(?P<w>password|passwd|passcode|passphrase|pwd|pw|pass|secret|key)(?P<plural>s)?\b"
+    r"(?:\s+(?:for|of|to|on)\s+(?:the\s+|my\s+|our\s+)?[\w.@-]+)?"
+    r"\s*(?P<mark>(?:is|was|are|=|:|-)\s*)?(?P<tok>[^\s,;]+)(?P<end>\s*[.!]?\s*$)?", re.IGNORECASE)
+#: Words after "password is" that say how the password is, not what it is ("is too weak", "is stored in...").
+_STATE = {"not", "no", "never", "too", "very", "so", "weak", "strong", "long", "short", "expired", "expiring",
+          "reset", "changed", "required", "mandatory", "stored", "saved", "kept", "managed", "hashed", "encrypted",
+          "written", "in", "on", "at", "with", "by", "shared", "different", "easy", "hard", "simple", "complex",
+          "set", "sent", "needed", "missing", "lost", "forgotten", "wrong", "invalid", "rotated", "case", "only",
+          "also", "still", "now", "being", "getting", "protected", "enforced", "optional", "disabled", "enabled"}
 _NOT_A_PASSWORD = {"is", "was", "the", "a", "an", "and", "or", "to", "for", "of", "on", "in", "at", "with", "by",
                    "from", "it", "that", "this", "not", "no", "manager", "change", "changes", "changed", "reset"}
 #: A code word (or a lock) in a value, followed by a code.
 _CODE_TOKEN = (r"(?P<tok>[#*]?\d(?:[ #*.-]?\d){2,}#?|(?=[\w-]{4,})(?=[\w-]*\d)(?=[\w-]*[A-Za-z])"
                r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)")
 _CODE_WORD = re.compile(
-    r"\b(?:pins?|m?pin|codes?|combos?|combinations?|keypad|otp|cvv2?|cvc|puk|atm)\b"
+    r"\b(?:pins?|[imtu]pins?|codes?|combos?|combinations?|keypad|otp|cvv2?|cvc|puk|atm)\b"
     r"(?:(?:\s+[\w.&'-]+){0,5}?\s*(?:is|was|are|:|=|-|,)|\s+(?:opens|unlocks)\s+with|\s*[:=#-]?)\s*" + _CODE_TOKEN + "|"
     # a lock's name only with a mark or "opens with" before the code: "gate 122" is a gate's number
     r"\b(?:door|gate|alarm|garage|safe|locker|lock|lockbox|vault)\b(?:\s*[:=#-]|\s+(?:opens|unlocks)\s+with)\s*"
@@ -144,17 +189,39 @@ _LOGIN_PAIR = re.compile(
     r"(?:(?:pw|pwd|password|pass|secret)\s*[:=]?\s*)?(?=\S*[A-Za-z])(?=\S*[\d\W])\S{4,}|"
     r"^\s*(?:[A-Za-z][\w.]*\d[\w.]*|[\w.+-]+@[\w-]+\.[\w.]+)\s*,\s*(?=[^,]*[A-Za-z])(?=[^,]*\d)[^,]{3,}$",
     re.IGNORECASE)
+#: Whatever opens or unlocks with a code of digits tells that code: "unlocks with 120588", "opens with 2468".
+_OPENS_WITH = re.compile(r"\b(?:opens?|opened|unlocks?|unlocked|disarms?|disarmed|unlocking|opening)\s+"
+                         r"(?:with|using|by|on)\s+(?:the\s+code\s+|entering\s+|typing\s+|pressing\s+)?"
+                         r"[#*]?\d(?:[ #*-]?\d){2,7}#?(?![\w.,]*\d)", re.IGNORECASE)
+#: Digits used to open something: "use 3344 to open the garage", "enter 2580 to get in".
+_USED_TO_OPEN = re.compile(r"\b(?:use|enter|dial|type|press|punch|key)\s+[#*]?\d(?:[ #*-]?\d){2,7}#?\s+(?:to|for)\s+"
+                           r"(?:open|unlock|get\s+in|enter|disarm|access|arm)", re.IGNORECASE)
+#: A lock's name said to "be" a code of four or more digits: "alarm is 5577" ("gate 4" is a gate's number).
+_LOCK_IS = re.compile(r"\b(?:door|gate|alarm|garage|safe|locker|lock|lockbox|vault|padlock|keypad|entry|buzzer|"
+                      r"intercom)\s+(?:is|was)\s+[#*]?\d(?:[ #*-]?\d){3,7}#?(?![\w.,]*\d)", re.IGNORECASE)
+#: Digits with a keypad's ``#`` after them or ``*`` before them are keyed in: "entry 2211#", "*2468#" ("#12" alone
+#: is a number's sign).
+_KEYPAD_DIGITS = re.compile(r"(?<![\w#])\d{3,8}#|(?<![\w*])\*\d{3,8}\b")
+#: A device that exists only to be opened by a code (a lockbox, a key safe, a padlock, a keypad): any code of
+#: digits in the same value is its code ("lockbox by the meter, 1948"). A door or a gate is a place too
+#: ("gate 122"), so it is not one of them.
+_CODE_DEVICE = re.compile(r"\b(?:lock ?box(?:es)?|key ?safes?|padlocks?|keypads?|key ?boxe?s?|combination locks?|"
+                          r"combo locks?|safe deposit|digital safe|cash box|alarm panel|door panel)\b", re.IGNORECASE)
 #: A gift card's code: groups of four capitals and digits ("AQ7X-9PLM-22RT").
 _GIFT_CODE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,}\b")
 #: ``user / Pa55word!``: a login and a password-shaped word (letters, digits and a symbol).
 _CREDENTIAL_PAIR = re.compile(
     r"\b[\w.@-]{3,}\s*/\s*(?=[^\s/]*[A-Za-z])(?=[^\s/]*\d)(?=[^\s/]*[^\w\s/])[^\s/]{6,}")
-#: A value that mentions a secret's kind outright.
+#: A value that mentions a secret's kind outright: a secret unless the value only names the kind in a plain
+#: sentence ("Twilio for OTP delivery", "I forgot my password yesterday"; see :func:`_names_only`).
 _SECRET_WORDS = re.compile(
     r"\b(?:password|passcode|passphrase|pwd|mpin|api key|secret key|private key|otp|cvv|cvc|security (?:number|code)|"
     r"recovery (?:phrase|code|codes|words)|seed (?:phrase|words)|backup codes?)\b|"
     r"\bexp(?:iry|ires)?\s*:?\s*\d{1,2}/\d{2}\b",
     re.IGNORECASE)
+#: A secret's kind followed by "is" or "are" introduces the secret ("my seed phrase is oak river ...").
+_INTRODUCED = re.compile(r"(?:" + _SECRET_WORDS.pattern + r")\s+(?:is|are|was|were)\s+(?P<tok>[\w'-]+)",
+                         re.IGNORECASE)
 
 #: keys under which a long digit run is a bank account number
 _BANK_KEY = re.compile(r"\b(bank|account|a/c|ifsc|savings|current|sbi|hdfc|icici|axis|kotak|upi)\b", re.IGNORECASE)
@@ -228,6 +295,8 @@ def _key_reason(key: str, value: str) -> str | None:
     if _POSTAL_KEY.match(_words(key)) and _POSTAL_VALUE.match(value) and not _SENSITIVE.search(value):
         return None  # an Indian postal PIN code
     words = _harmless_out(_words(key))
+    if _LAST_FOUR.match(value):
+        return None  # "bank account: ends in 7712": the last four digits name it, they open nothing
     if words.split()[-1:] and words.split()[-1] in _HARMLESS_HEAD:
         return None  # "wifi provider", "sign in method": about something else
     if _SECRET_KEY.search(words) or _GLUED_KEY.search(_harmless_out(key)):
@@ -236,35 +305,118 @@ def _key_reason(key: str, value: str) -> str | None:
         return "a card's expiry"
     if _ADMIN_KEY.search(words) and _USER_AND_PASSWORD.match(value):
         return "a login and password"
-    if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(words):
+    if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(_head(words)) and words not in ("code", "codes"):
         return "a code or PIN"
     if _AMBIGUOUS_KEY.search(words) and not _sentence(value):
         return "a password, code or key"
-    if _LOCK_KEY.search(words) and _DIGIT_CODE.search(value):
+    if _LOCK_KEY.search(words) and _lock_code(value) and not _PLACE_NUMBER.search(words):
         return "a lock's code"
     return None
 
 
+#: Words before a year that make it a date ("in 2025", "since 2019").
+_DATE_WORDS = {"in", "since", "by", "from", "until", "till", "before", "after", "of"}
+#: An amount of money or a share ("$400k", "₹1.2", "2M", "18%"): a number that is no code.
+_AMOUNT = re.compile(r"^(?:[$₹€£][\d.,]+(?:k|m|mn|bn|cr|l)?|[\d.,]+(?:k|m|mn|bn|cr|%|x))[.,;]?$", re.IGNORECASE)
+
+
+def _head(words: str) -> str:
+    """The word a key names (its last, a parenthesis dropped: "door code (office)" names a code, "code style"
+    a style), with a number's word before it kept ("pin number", "code no")."""
+    kept = re.sub(r"\([^)]*\)|[()]", " ", words).split()
+    while len(kept) > 1 and kept[-1] in ("number", "no", "num", "nr", "#"):
+        kept = kept[:-1]
+    return kept[-1] if kept else ""
+
+
+def _lock_code(value: str) -> bool:
+    """Whether ``value`` holds a code of digits that is not a year said as a date ("installed in 2021")."""
+    for found in _DIGIT_CODE.finditer(value):
+        before = value[:found.start()].split()
+        if not (re.fullmatch(r"(?:19|20)\d\d", found.group(0)) and before and before[-1].lower() in _DATE_WORDS):
+            return True
+    return False
+
+
 def _sentence(value: str) -> bool:
-    """Whether ``value`` is a plain statement (three or more words, a function word, no token with a digit)."""
+    """Whether ``value`` is a plain statement (three or more words, a function word, no token with a digit
+    but an amount or a year said as a date: "in 2025", "since 2019")."""
     words = value.split()
-    return len(words) >= 3 and bool(_FUNCTION_WORD.search(value)) and not any(re.search(r"\d", w) for w in words)
+    return len(words) >= 3 and bool(_FUNCTION_WORD.search(value)) and \
+        not any(re.search(r"\d", w) and not _AMOUNT.match(w) and not _dated(words, i) for i, w in enumerate(words))
+
+
+def _dated(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` is a year after a word that makes it a date ("in 2025"; a bare 2019 may be a PIN)."""
+    return bool(re.match(r"^(?:19|20)\d\d[.,;]?$", words[i])) and i > 0 and \
+        words[i - 1].lower() in _DATE_WORDS
+
+
+def _names_only(text: str) -> bool:
+    """Whether ``text`` only names a secret's kind ("builds our login and OTP flows"): a plain sentence with no
+    mark (``:``, ``=``) that would introduce the secret itself."""
+    if not _sentence(text) or re.search(r"[:=]", text):
+        return False
+    return all(found.group("tok").lower() in _STATE for found in _INTRODUCED.finditer(text))
+
+
+def _a_name(text: str, found: re.Match[str]) -> bool:
+    """Whether a password word and the capitalised word after it, inside a sentence, are a name ("I work at
+    Passcode Labs.", "LastPass"), not a password."""
+    word, token = found.group("w"), found.group("tok")
+    return found.start() > 0 and word[:1].isupper() and token[:1].isupper() and token[1:].islower() and \
+        _sentence(text)
+
+
+def _password_told(text: str) -> bool:
+    """Whether a password word in ``text`` introduces a password (see :data:`_PASSWORD_WORD`)."""
+    for found in _PASSWORD_WORD.finditer(text):
+        token = found.group("tok").strip("\"'()")
+        word = found.group("w").lower()
+        shaped = bool(re.search(r"[\d\W]|[a-z][A-Z]", token))
+        if found.group("plural") and not found.group("mark"):
+            told = False  # "rotate passwords quarterly": passwords in general
+        elif word == "key":  # "key is monsoon", "key: X" (a network's key); "key customers", "key to growth" no
+            told = bool(found.group("mark")) and " to " not in found.group(0) and \
+                token.lower() not in _STATE | _NOT_A_PASSWORD
+        elif word in ("pass", "secret"):
+            told = shaped  # "pass" and "secret" are common words: only a password-shaped word follows them
+        elif found.group("mark"):
+            told = token.lower() not in _STATE
+        else:
+            told = token.lower() not in _NOT_A_PASSWORD and not _a_name(text, found) and (
+                shaped or found.group("end") is not None or not _sentence(text))
+        if told and len(token) >= 3:
+            return True
+    return False
+
+
+def _password_shaped(value: str) -> bool:
+    """Whether ``value`` holds a word shaped like a password: letters, digits and a symbol (``@#!$%^&*``) inside
+    it ("Sunny@123", "Jasmine!9"); an e-mail address, a handle (``@meera``), a hashtag or a price is not one."""
+    for word in value.split():
+        word = word.strip(".,;:()'\"")
+        if re.fullmatch(r"[\w.+-]+@[\w-]+\.[\w.]+", word) or not word or not word[0].isalnum():
+            continue
+        if re.search(r"[A-Za-z]", word) and re.search(r"\d", word) and re.search(r"(?<=\w)[@#!$%^&*]", word):
+            return True
+    return False
 
 
 def _value_reason(value: str) -> str | None:
     text = _harmless_out(value.replace("_", " "))
-    if _SECRET_WORDS.search(text):
+    if _SECRET_WORDS.search(text) and not _names_only(text):
         return "a password, code or key"
-    for found in _PASSWORD_WORD.finditer(text):
-        token = found.group("tok").strip("\"'()")
-        if token.lower() not in _NOT_A_PASSWORD and len(token) >= 3 and \
-                (found.group("w").lower() not in ("pass", "secret") or re.search(r"[\d\W]", token)):
-            return "a password"
-    if _CODE_WORD.search(text) or _KEYED_IN.search(text):
+    if _password_told(text):
+        return "a password"
+    if _CODE_WORD.search(text) or _KEYED_IN.search(text) or _OPENS_WITH.search(text) or \
+            _USED_TO_OPEN.search(text) or _LOCK_IS.search(text) or _KEYPAD_DIGITS.search(text):
         return "a code or PIN"
+    if _CODE_DEVICE.search(text) and _DIGIT_CODE.search(text):
+        return "a lock's code"
     if len(_DIAL_TURN.findall(text)) >= 2:
         return "a lock's combination"
-    if _CREDENTIAL_PAIR.search(text) or _LOGIN_PAIR.search(value):
+    if _CREDENTIAL_PAIR.search(text) or _LOGIN_PAIR.search(value) or _password_shaped(value):
         return "a login and password"
     if _GIFT_CODE.search(value):
         return "a gift card's code"
@@ -273,7 +425,8 @@ def _value_reason(value: str) -> str | None:
 
 def _seed_phrase(value: str) -> bool:
     run = stops = 0
-    for word in value.lower().split():  # a phrase written with capitals is still one
+    for word in value.lower().replace(",", " ").split():  # a phrase written with capitals is still one
+        word = word.strip(".!;:\"'()")
         if _SEED_WORD.match(word) and (word not in _NOT_SEED or stops == 0):
             stops += word in _NOT_SEED
             run += 1
