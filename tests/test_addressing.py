@@ -40,7 +40,18 @@ critic's column", is talked about; "X: that's ..." is a heading), so no set here
 more and every set is held to the goal. Before / after, precision and recall: first set 1.000 /
 1.000 both; tuning 1.000 / 1.000 both; old heldout 0.983 / 0.906 -> 1.000 / 0.984; heldout2
 0.900 / 0.900 -> 1.000 / 1.000; heldout3 0.906 / 0.967 -> 1.000 / 1.000. A fresh set written
-apart from the rules is measured by the lead, outside this repository's tests.
+apart from the rules is measured below.
+
+- ``addressing_blind.jsonl``: the one held-out set that counts (70 addressed, 70 not), written
+  by someone who had read neither the rules nor the other sets, given only the roster and the
+  labelling rule above; never tuned on. Measured on the rules before round 3: precision 0.803,
+  recall 0.757 (tp 53, fp 13, fn 17); after round 3: precision 0.831, recall 0.771 (tp 54, fp 11,
+  fn 16). The rules reach 0.95 / 0.9 on every set they were tuned on and fall well short on this
+  one: pattern rules do not generalise to how people write (no comma after a name: "Finance what
+  do u think", emoji as the addressee: "can 📣 write", "need the devils advocate"; role words as
+  nouns: "critic reviews on yelp", "im my own cfo, cmo and janitor"). The test holds it to what
+  was measured, so a regression fails; reaching the goal on it needs another approach, not more
+  patterns tuned on it.
 
 The router is built from the shipped roster's front matter (name, title, emoji) as the
 daemon builds it; the test prints precision and recall per set and fails below 0.95 / 0.9.
@@ -77,12 +88,13 @@ def owner(text: str) -> Envelope:
     return Envelope(channel="console", text=text, sender="owner", is_owner=True)
 
 
-#: (set, least rows, least precision, least recall). Every set is a tuning set now (see the module docstring),
-#: held to the goal, 0.95 / 0.9.
+#: (set, least rows, least precision, least recall). Every tuning set is held to the goal, 0.95 / 0.9; the
+#: blind held-out set to what was measured on it (see the module docstring).
 @pytest.mark.parametrize(("name", "least", "min_precision", "min_recall"), [
     ("addressing", 80, 0.95, 0.9), ("addressing_tuning", 50, 0.95, 0.9), ("addressing_heldout", 80, 0.95, 0.9),
     ("addressing_heldout3", 60, 0.95, 0.9), ("addressing_heldout2", 80, 0.95, 0.9),
-], ids=["first-set", "tuning", "tuning-old-heldout", "tuning-heldout3", "tuning-heldout2"])
+    ("addressing_blind", 140, 0.83, 0.77),  # held out, below the goal: see the module docstring
+], ids=["first-set", "tuning", "tuning-old-heldout", "tuning-heldout3", "tuning-heldout2", "held-out-blind"])
 def test_addressing_set_precision_and_recall(name: str, least: int, min_precision: float, min_recall: float) -> None:
     data = DATA.with_name(f"{name}.jsonl")
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -16,8 +16,16 @@ the filter's second change and never tuned on. Its first measurement, before tha
 through), 11/75 = 14.7% harmless refused. After the change: recall 0.946 (3 let through: "wife's phone: unlocks
 with 120588", "spare key: lockbox by the meter, 1948", "The key safe outside the flat opens with 2468."), 6/75 =
 8.0% harmless refused. In the third round (memory3) it BECAME A TUNING SET: the rules were changed, from stated
-principles, until it passes (recall 1.000, 0/75 refused), so it measures nothing new either; a fresh held-out
-set, written by someone who has not read the rules, is measured by the lead outside this repository.
+principles, until it passes (recall 1.000, 0/75 refused), so it measures nothing new either.
+
+``memory_secrets_blind.jsonl`` (70 secret, 90 harmless) is the one HELD-OUT set that counts: written by someone
+who had read neither the rules nor the other sets, given only the definition above; never tuned on. Measured
+before round 3: 4 secrets let through (recall 0.943), 16/90 = 17.8% harmless refused; after round 3: the same 4
+let through ("office_safe_combo: L 24, R 11, L 37", "quickbooks: u/p priya.accounts / Ledger2023",
+"router_admin: admin:admin123", "ein: 84-3920175"), 11/90 = 12.2% refused. That misses the goal (none let
+through, at most 5% refused): pattern rules tuned on one set keep missing the next set's phrasings. The test
+holds it to what was measured, so a regression fails; reaching the goal needs another approach (a model check
+beside the patterns, failing closed), not more patterns tuned on it.
 ``memory_secrets_tuning4.jsonl`` (35 secret, 35 harmless): probes written in that round by memory3 of phrasings
 the earlier sets lacked (on the second round's filter: 2 secrets let through, 8/35 refused); tuned on. Two of
 its harmless rows stay refused on purpose ("pin: pinned the roadmap...", "credentials: certified AWS
@@ -119,6 +127,17 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
     print(f"\n{figures}")
     assert not missed, (figures, missed)
     assert {line.rsplit(" (", 1)[0] for line in refused} <= PROBES_REFUSED, (figures, refused)
+
+
+def test_the_blind_held_out_set_does_no_worse_than_measured() -> None:
+    """The blind set misses the goal (see the module docstring); it is held to what was measured on it."""
+    missed, refused, figures = measure("memory_secrets_blind.jsonl")
+    print(f"\n{figures}")
+    for line in missed:
+        print(f"  let through: {line}")
+    for line in refused:
+        print(f"  refused: {line}")
+    assert len(missed) <= 4 and len(refused) <= 11, figures
 
 
 def test_the_sets_together_hold_at_least_60_of_each() -> None:
