@@ -3,7 +3,8 @@
 ``browser`` is a module-scoped fixture (one browser per test module, not per test): a
 :class:`Browser` over chromium through Debian's ``/usr/bin/chromedriver`` (passed explicitly, so
 Selenium Manager never downloads a driver). Where chromium, its driver or selenium is missing
-the module is skipped with the reason (``.ci/run`` installs them). Use it from a test module with
+the module is skipped with the reason (``.ci/run`` installs them; on CI, ``CI=true``, it fails instead:
+tests/ci_support.py). Use it from a test module with
 ``from tests.browser_support import browser  # noqa: F401``.
 
 :func:`web_link` runs the real ``sabha web link`` for a config and returns the one-time link.
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.ci_support import missing_part
 
 __all__ = ["ARTIFACTS", "CHROMEDRIVER", "Browser", "browser", "missing_browser", "web_link"]
 
@@ -107,7 +110,7 @@ def browser() -> Iterator[Browser]:
     """See the module docstring."""
     why = missing_browser()
     if why:
-        pytest.skip(f"browser tests skipped: {why}")
+        missing_part(f"no browser for the browser tests: {why}")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
