@@ -84,7 +84,7 @@ class Browser:
         self.driver.find_element(By.ID, "sign-in").click()
         self.wait_for("nav[aria-label=Pages]")
 
-    def wait_for(self, css: str, count: int = 1, timeout: float = 20.0) -> list[Any]:
+    def wait_for(self, css: str, count: int = 1, timeout: float = 60.0) -> list[Any]:
         """Wait until at least ``count`` elements match ``css``; them."""
         from selenium.webdriver.common.by import By
 

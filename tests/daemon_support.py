@@ -17,6 +17,7 @@ import signal
 import sqlite3
 import sys
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -174,8 +175,8 @@ class SabhaProcess:
         """Wait for the process to exit; its code."""
         assert self.proc is not None
         code = await asyncio.wait_for(self.proc.wait(), timeout)
-        if self._reader is not None:
-            await asyncio.wait_for(self._reader, 5)
+        if self._reader is not None and not self._reader.cancelled():
+            await asyncio.wait_for(self._reader, 30)
         return code
 
     async def close(self) -> None:
@@ -251,6 +252,20 @@ async def wait_answered(telegram: FakeTelegramAPI, count: int, first: int = 0, a
             lost, _ = tally(telegram, count, first)
             raise AssertionError(f"only {count - len(lost)} of {count} answered in {timeout} s; missing {lost[:20]}")
         await asyncio.sleep(0.02)
+
+
+async def answered_everywhere_after(telegram: FakeTelegramAPI, places: list[Place], first: int,
+                                    send: Callable[[dict[str, Any]], Awaitable[object]] | None = None,
+                                    timeout: float = 180.0) -> None:
+    """Send one marker question per place (``Q<first>`` ...; pushed to the fake, or through ``send``, e.g. a
+    webhook post) and wait until each is answered. A conversation keeps its order, so once its marker is answered
+    anything queued before it (a duplicate too) has been answered: count after this, never after a sleep."""
+    for update in burst_updates(telegram, places, len(places), first):
+        if send is None:
+            telegram.push_update(update)
+        else:
+            await send(update)
+    await wait_answered(telegram, len(places), first, timeout=timeout)
 
 
 async def fill_the_db(board: Board) -> None:
