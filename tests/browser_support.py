@@ -224,7 +224,7 @@ class WebDaemon:
         board.providers.register("offline", lambda: self.model)
         self.daemon = Daemon(loaded, board=board, install_signals=False)
         self._task = asyncio.create_task(self.daemon.run())
-        await asyncio.wait_for(self.daemon.ready.wait(), 30)
+        await asyncio.wait_for(self.daemon.ready.wait(), 300)  # a bound only a hung start hits
         self._board = board
         return self
 
@@ -235,7 +235,7 @@ class WebDaemon:
             self.model.release()
         self.daemon.request_stop()
         try:
-            assert await asyncio.wait_for(self._task, 30) == 0
+            assert await asyncio.wait_for(self._task, 120) == 0
         finally:
             await self._board.close()
 

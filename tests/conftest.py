@@ -262,13 +262,28 @@ async def daemon_for(tmp_path: Path, fake: FakeTelegramAPI) -> AsyncIterator[Any
         daemon = Daemon(load_config(config, env={"TELEGRAM_BOT_TOKEN": TOKEN}), install_signals=False)
         task = asyncio.create_task(daemon.run())
         started.append((daemon, task))
-        await asyncio.wait_for(daemon.ready.wait(), 15)
+        ready = asyncio.create_task(daemon.ready.wait())
+        await asyncio.wait({ready, task}, timeout=300, return_when=asyncio.FIRST_COMPLETED)  # or it ended
+        ready.cancel()
+        if not daemon.ready.is_set():
+            raise AssertionError("the daemon did not start: " + (repr(task.exception()) if task.done() else
+                                                                  "not ready in 300 s"))
         return daemon
 
-    yield start
-    for daemon, task in started:
-        daemon.request_stop()
-        await asyncio.wait_for(task, 30)
+    try:
+        yield start
+    finally:  # every daemon is stopped, whatever happened; one that does not stop in 120 s is cancelled
+        for daemon, _ in started:
+            daemon.request_stop()
+        tasks = [task for _, task in started]
+        _, hung = await asyncio.wait(tasks, timeout=120) if tasks else (set(), set())
+        for task in hung:
+            task.cancel()
+        ended = await asyncio.gather(*tasks, return_exceptions=True)
+        assert not hung, f"{len(hung)} daemon(s) did not stop in 120 s after request_stop (cancelled)"
+        failed = [e for e in ended if isinstance(e, Exception)]
+        if failed:
+            raise failed[0]  # a daemon that crashed fails the test, as before
 
 
 @pytest.fixture(scope="session")
