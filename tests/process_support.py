@@ -81,35 +81,31 @@ def _kill(pid: int) -> bool:
     return True
 
 
-def _read(path: Path) -> bytes:
+def _read(path: str) -> bytes:
     try:
-        return path.read_bytes()
+        with open(path, "rb") as f:
+            return f.read()
     except OSError:
         return b""
 
 
-def _parents() -> dict[int, int]:
-    """pid -> parent pid of every process visible in /proc."""
-    parents = {}
-    for entry in _PROC.glob("[0-9]*"):
-        stat = _read(entry / "stat").decode(errors="replace")
-        fields = stat.rpartition(")")[2].split()  # after "(comm)": state ppid ...
-        if len(fields) > 1 and fields[0] != "Z":
-            parents[int(entry.name)] = int(fields[1])
-    return parents
+def _parent(pid: int) -> int | None:
+    """The parent of ``pid`` (None: gone, or a zombie)."""
+    fields = _read(f"/proc/{pid}/stat").decode(errors="replace").rpartition(")")[2].split()  # state ppid ...
+    if len(fields) < 2 or fields[0] == "Z":
+        return None
+    return int(fields[1])
 
 
-def _descendants(root: int, parents: dict[int, int]) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for pid, parent in parents.items():
-        children.setdefault(parent, []).append(pid)
-    found, todo = set(), [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in found:
-                found.add(child)
-                todo.append(child)
-    return found
+def _descends_from(pid: int, owner: int) -> bool:
+    for _ in range(64):  # a process tree is shallow; a bound against a cycle read mid-change
+        parent = _parent(pid)
+        if parent is None or parent <= 1:
+            return False
+        if parent == owner:
+            return True
+        pid = parent
+    return False
 
 
 def _is_sabha(argv: list[str]) -> bool:
@@ -121,17 +117,19 @@ def sabha_leftovers(owner: int | None = None) -> list[Leftover]:
     """The live ``sabha`` processes started by process ``owner`` (default: this one): its descendants, and any
     process carrying ``PYTEST_SABHA_OWNER=<owner>``."""
     owner = os.getpid() if owner is None else owner
-    parents = _parents()
-    mine = _descendants(owner, parents)
     marker = f"{OWNER_ENV}={owner}".encode()
     found = []
-    for pid in sorted(parents):
+    try:
+        pids = sorted(int(name) for name in os.listdir(_PROC) if name.isdigit())
+    except OSError:
+        return []
+    for pid in pids:
         if pid == owner:
             continue
-        argv = [a.decode(errors="replace") for a in _read(_PROC / str(pid) / "cmdline").split(b"\0") if a]
-        if not _is_sabha(argv):
+        argv = [a.decode(errors="replace") for a in _read(f"/proc/{pid}/cmdline").split(b"\0") if a]
+        if not argv or not _is_sabha(argv) or _parent(pid) is None:
             continue
-        if pid in mine or marker in _read(_PROC / str(pid) / "environ").split(b"\0"):
+        if _descends_from(pid, owner) or marker in _read(f"/proc/{pid}/environ").split(b"\0"):
             found.append(Leftover(pid, " ".join(argv)[:300]))
     return found
 
