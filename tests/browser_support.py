@@ -3,7 +3,8 @@
 ``browser`` is a module-scoped fixture (one browser per test module, not per test): a
 :class:`Browser` over chromium through Debian's ``/usr/bin/chromedriver`` (passed explicitly, so
 Selenium Manager never downloads a driver). Where chromium, its driver or selenium is missing
-the module is skipped with the reason (``.ci/run`` installs them). Use it from a test module with
+the module is skipped with the reason (``.ci/run`` installs them; on CI, ``CI=true``, it fails instead:
+tests/ci_support.py). Use it from a test module with
 ``from tests.browser_support import browser  # noqa: F401``.
 
 :func:`web_link` runs the real ``sabha web link`` for a config and returns the one-time link.
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.ci_support import missing_part
 
 __all__ = ["ARTIFACTS", "CHROMEDRIVER", "Browser", "browser", "missing_browser", "web_link"]
 
@@ -81,7 +84,7 @@ class Browser:
         self.driver.find_element(By.ID, "sign-in").click()
         self.wait_for("nav[aria-label=Pages]")
 
-    def wait_for(self, css: str, count: int = 1, timeout: float = 20.0) -> list[Any]:
+    def wait_for(self, css: str, count: int = 1, timeout: float = 60.0) -> list[Any]:
         """Wait until at least ``count`` elements match ``css``; them."""
         from selenium.webdriver.common.by import By
 
@@ -107,7 +110,7 @@ def browser() -> Iterator[Browser]:
     """See the module docstring."""
     why = missing_browser()
     if why:
-        pytest.skip(f"browser tests skipped: {why}")
+        missing_part(f"no browser for the browser tests: {why}")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -221,7 +224,7 @@ class WebDaemon:
         board.providers.register("offline", lambda: self.model)
         self.daemon = Daemon(loaded, board=board, install_signals=False)
         self._task = asyncio.create_task(self.daemon.run())
-        await asyncio.wait_for(self.daemon.ready.wait(), 30)
+        await asyncio.wait_for(self.daemon.ready.wait(), 300)  # a bound only a hung start hits
         self._board = board
         return self
 
@@ -232,7 +235,7 @@ class WebDaemon:
             self.model.release()
         self.daemon.request_stop()
         try:
-            assert await asyncio.wait_for(self._task, 30) == 0
+            assert await asyncio.wait_for(self._task, 120) == 0
         finally:
             await self._board.close()
 

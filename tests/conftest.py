@@ -1,17 +1,25 @@
 """Shared fixtures: a private copy of the default workspace, an open board on it, and the fake
-Telegram, OpenAI and Anthropic servers (each imported when a test asks for it)."""
+Telegram, OpenAI and Anthropic servers (each imported when a test asks for it).
+
+No ``sabha`` process outlives the test that started it: after every test the autouse fixture
+:func:`no_daemon_left_behind` kills what the test left running (registered ``SabhaProcess``es, and any
+``sabha`` / ``bot.cli`` process it started some other way) and warns; at the end of the session
+:func:`no_daemon_left_at_the_end` fails loudly if one is still alive (and kills it). See
+tests/process_support.py."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import uuid
+import warnings
 from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
+import tests.process_support as processes
 from board.roles import RosterSpec
 from board.service import Board, BoardSettings
 from board.storage import Database, Dialect, StateURL, parse_state_url
@@ -25,6 +33,41 @@ if TYPE_CHECKING:
     from tests.fakes.graph_api import FakeGraphAPI
     from tests.fakes.openai_api import FakeOpenAI
     from tests.fakes.telegram_api import FakeTelegramAPI
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every process started from here carries this process's id (tests/process_support.py)."""
+    processes.mark_owner()
+
+
+class LeftRunning(pytest.PytestWarning):
+    """A test ended with a ``sabha`` process it started still running (the fixture killed it)."""
+
+
+@pytest.fixture(autouse=True)
+def no_daemon_left_behind() -> Iterator[None]:
+    """After the test, whatever happened in it: kill each ``sabha`` process it started and left running."""
+    before = {p.pid for p in processes.sabha_leftovers()}
+    try:
+        yield
+    finally:
+        killed = processes.end_registered()
+        known = before | {p.pid for p in killed}
+        killed += processes.end_leftovers([p for p in processes.sabha_leftovers() if p.pid not in known])
+        if killed:
+            warnings.warn(LeftRunning("the test left these running; killed: " + "; ".join(map(str, killed))),
+                          stacklevel=1)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_daemon_left_at_the_end() -> Iterator[None]:
+    """At the end of the session (of each xdist worker): no ``sabha`` process this process started may be alive;
+    any still is killed and the run fails, naming it."""
+    yield
+    left = processes.end_leftovers(processes.sabha_leftovers())
+    if left:
+        pytest.fail(f"{len(left)} sabha process(es) started by this test run were still running at its end "
+                    f"(now killed): " + "; ".join(map(str, left)), pytrace=False)
 
 
 @pytest.fixture
@@ -219,13 +262,28 @@ async def daemon_for(tmp_path: Path, fake: FakeTelegramAPI) -> AsyncIterator[Any
         daemon = Daemon(load_config(config, env={"TELEGRAM_BOT_TOKEN": TOKEN}), install_signals=False)
         task = asyncio.create_task(daemon.run())
         started.append((daemon, task))
-        await asyncio.wait_for(daemon.ready.wait(), 15)
+        ready = asyncio.create_task(daemon.ready.wait())
+        await asyncio.wait({ready, task}, timeout=300, return_when=asyncio.FIRST_COMPLETED)  # or it ended
+        ready.cancel()
+        if not daemon.ready.is_set():
+            raise AssertionError("the daemon did not start: " + (repr(task.exception()) if task.done() else
+                                                                  "not ready in 300 s"))
         return daemon
 
-    yield start
-    for daemon, task in started:
-        daemon.request_stop()
-        await asyncio.wait_for(task, 30)
+    try:
+        yield start
+    finally:  # every daemon is stopped, whatever happened; one that does not stop in 120 s is cancelled
+        for daemon, _ in started:
+            daemon.request_stop()
+        tasks = [task for _, task in started]
+        _, hung = await asyncio.wait(tasks, timeout=120) if tasks else (set(), set())
+        for task in hung:
+            task.cancel()
+        ended = await asyncio.gather(*tasks, return_exceptions=True)
+        assert not hung, f"{len(hung)} daemon(s) did not stop in 120 s after request_stop (cancelled)"
+        failed = [e for e in ended if isinstance(e, Exception)]
+        if failed:
+            raise failed[0]  # a daemon that crashed fails the test, as before
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,11 @@
 """A real ``sabha run`` process for tests: its config (fake Telegram, echo model), its log,
-its port, killing and restarting it; and a burst of messages spread over many places."""
+its port, killing and restarting it; and a burst of messages spread over many places.
+
+:meth:`SabhaProcess.start` waits for the daemon's "running" line as long as the process lives (up to
+:data:`START_TIMEOUT_S`, a bound only a hung process hits: a loaded machine starts slowly, it does not stop);
+if the start fails in any way (the process exits, the bound passes, the test is cancelled) it kills the process
+before raising. Every started process is registered (tests/process_support.py): the autouse fixture in
+tests/conftest.py kills any the test left running, whatever happened in it."""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ import signal
 import sqlite3
 import sys
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +28,7 @@ from board.service import Board
 from board.workspace.paths import copy_default_workspace
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.telegram_api import FakeTelegramAPI
+from tests.process_support import register
 from tests.telegram_support import FAST, FORUM, FRIEND, OWNER, SPECIALISTS, TOKEN
 
 REPO = Path(__file__).resolve().parent.parent
@@ -30,6 +38,11 @@ DAEMON_REPO = Path(os.environ.get("SABHA_TEST_DAEMON_REPO", str(REPO)))
 WEBHOOK_SECRET = "webhook-secret_1"
 _PORT = re.compile(r"http on [^\s:]+:(\d+)")
 _ECHO = re.compile(r"ECHO [^\n]*?\b(Q\d{3})\b")
+#: How long ``sabha run`` may take to log "running" while it is alive: only a hung process reaches it (one that
+#: exits fails at once). Under load (2 cores, 4 workers, other runs beside) starts took well over 30 s.
+START_TIMEOUT_S = 300.0
+#: The default wait for a log line: a bound for a hung or broken daemon, not a measure of speed.
+LOG_TIMEOUT_S = 120.0
 
 
 def write_config(root: Path, telegram: FakeTelegramAPI, model: EchoModel | None, *, mode: str = "polling",
@@ -77,8 +90,9 @@ class SabhaProcess:
     _reader: asyncio.Task[None] | None = None
     _line_event: asyncio.Event = field(default_factory=asyncio.Event)
 
-    async def start(self) -> SabhaProcess:
-        """Start it and wait until its HTTP server listens."""
+    async def start(self, timeout: float = START_TIMEOUT_S) -> SabhaProcess:
+        """Start it and wait until it logs "running" (its HTTP server listens); on any failure it is killed
+        before the error is raised."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
         env.update(self.env, PYTHONPATH=str(DAEMON_REPO), PYTHONUNBUFFERED="1")
         self.lines.clear()
@@ -88,9 +102,31 @@ class SabhaProcess:
             "else main())", "run", "--config", str(self.config),
             stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=env, cwd=str(self.config.parent),
         )
+        register(self)
         self._reader = asyncio.create_task(self._read())
-        await self.wait_for_log(r"sabha \S+ running", timeout=30)
+        try:
+            await self.wait_for_log(r"sabha \S+ running", timeout=timeout)
+        except BaseException:
+            self._kill_now()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.shield(self.close())
+            raise
         return self
+
+    def alive_pid(self) -> int | None:
+        """Its process id while it runs (None before the start and after the exit)."""
+        if self.proc is None or self.proc.returncode is not None:
+            return None
+        return self.proc.pid
+
+    def describe(self) -> str:
+        """Which daemon this is (for a report of what was left running)."""
+        return f"sabha run --config {self.config}"
+
+    def _kill_now(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.kill()
 
     async def _read(self) -> None:
         assert self.proc is not None and self.proc.stderr is not None
@@ -110,7 +146,7 @@ class SabhaProcess:
         """Everything it wrote to stderr so far."""
         return "\n".join(self.lines)
 
-    async def wait_for_log(self, pattern: str, timeout: float = 15.0) -> str:
+    async def wait_for_log(self, pattern: str, timeout: float = LOG_TIMEOUT_S) -> str:
         """The first log line matching ``pattern`` (waits for it)."""
         regex = re.compile(pattern)
         loop = asyncio.get_running_loop()
@@ -129,18 +165,18 @@ class SabhaProcess:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._line_event.wait(), min(left, 0.5))
 
-    async def signal(self, sig: signal.Signals, timeout: float = 60.0) -> int:
+    async def signal(self, sig: signal.Signals, timeout: float = LOG_TIMEOUT_S) -> int:
         """Send ``sig`` and wait for the exit code."""
         assert self.proc is not None
         self.proc.send_signal(sig)
         return await self.wait(timeout)
 
-    async def wait(self, timeout: float = 60.0) -> int:
+    async def wait(self, timeout: float = LOG_TIMEOUT_S) -> int:
         """Wait for the process to exit; its code."""
         assert self.proc is not None
         code = await asyncio.wait_for(self.proc.wait(), timeout)
-        if self._reader is not None:
-            await asyncio.wait_for(self._reader, 5)
+        if self._reader is not None and not self._reader.cancelled():
+            await asyncio.wait_for(self._reader, 30)
         return code
 
     async def close(self) -> None:
@@ -201,8 +237,9 @@ def tally(telegram: FakeTelegramAPI, count: int, first: int = 0) -> tuple[list[s
 
 
 async def wait_answered(telegram: FakeTelegramAPI, count: int, first: int = 0, at_least: int | None = None,
-                        timeout: float = 60.0) -> None:
-    """Wait until ``at_least`` (default all ``count``) questions of a burst have an answer."""
+                        timeout: float = 180.0) -> None:
+    """Wait until ``at_least`` (default all ``count``) questions of a burst have an answer (``timeout``: a bound
+    for a daemon that stopped answering, not a measure of speed)."""
     want = count if at_least is None else at_least
     mine = markers(count, first)
     loop = asyncio.get_running_loop()
@@ -215,6 +252,20 @@ async def wait_answered(telegram: FakeTelegramAPI, count: int, first: int = 0, a
             lost, _ = tally(telegram, count, first)
             raise AssertionError(f"only {count - len(lost)} of {count} answered in {timeout} s; missing {lost[:20]}")
         await asyncio.sleep(0.02)
+
+
+async def answered_everywhere_after(telegram: FakeTelegramAPI, places: list[Place], first: int,
+                                    send: Callable[[dict[str, Any]], Awaitable[object]] | None = None,
+                                    timeout: float = 180.0) -> None:
+    """Send one marker question per place (``Q<first>`` ...; pushed to the fake, or through ``send``, e.g. a
+    webhook post) and wait until each is answered. A conversation keeps its order, so once its marker is answered
+    anything queued before it (a duplicate too) has been answered: count after this, never after a sleep."""
+    for update in burst_updates(telegram, places, len(places), first):
+        if send is None:
+            telegram.push_update(update)
+        else:
+            await send(update)
+    await wait_answered(telegram, len(places), first, timeout=timeout)
 
 
 async def fill_the_db(board: Board) -> None:

@@ -24,7 +24,7 @@ def write_doc(workspace: Path, relative: str, text: str) -> Path:
     return path
 
 
-async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
+async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 60.0) -> None:
     """Wait until ``check()`` is true (polling), else fail naming the timeout."""
     deadline = time.monotonic() + timeout
     while not await check():

@@ -67,7 +67,7 @@ class NotifyListener:
             self.datagrams.append(data.decode().split("\n"))
             self._event.set()
 
-    async def wait_for(self, prefix: str, timeout: float = 15.0) -> str:
+    async def wait_for(self, prefix: str, timeout: float = 60.0) -> str:
         """The first line starting with ``prefix`` (waits for it)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout

@@ -3,7 +3,8 @@
 
 PostgreSQL refuses to run as root, so when the tests run as root (a CI container) the cluster is made
 and run as the ``postgres`` user (``runuser``). Where no server binaries are found, or no user may run
-them, :func:`pg_server` skips with the reason; ``.ci/run`` installs the package, so on CI it runs.
+them, :func:`pg_server` skips with the reason (on CI, ``CI=true``, it fails instead: tests/ci_support.py);
+``.ci/run`` installs the package, so on CI it runs.
 
 The fixtures ``pg_server`` (one server per test process, i.e. per pytest-xdist worker) and ``pg_url`` (a fresh
 database per test) are in tests/conftest.py:
@@ -23,9 +24,8 @@ from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 from board.storage.migrations import Migration
+from tests.ci_support import missing_part
 
 __all__ = ["PgServer", "find_pg_bin", "fresh_database", "throwaway_cluster"]
 
@@ -66,11 +66,11 @@ class PgServer:
 
     def _run(self, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         prefix = ["runuser", "-u", self.user, "--"] if os.geteuid() == 0 else []
-        return subprocess.run([*prefix, *argv], capture_output=True, text=True, check=check, timeout=60)
+        return subprocess.run([*prefix, *argv], capture_output=True, text=True, check=check, timeout=300)
 
     def start(self) -> None:
         options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-w", "-t", "30",
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-o", options, "-w", "-t", "300",
                   "-l", str(self.root / "server.log"), "start")
 
     def stop(self, mode: str = "fast") -> None:
@@ -83,13 +83,14 @@ class PgServer:
 
 @contextlib.contextmanager
 def throwaway_cluster() -> Iterator[PgServer]:
-    """A new cluster, running; stopped and removed after (skips the test with the reason where none can run)."""
+    """A new cluster, running; stopped and removed after (skips the test with the reason where none can run;
+    fails it on CI)."""
     folder = find_pg_bin()
     if folder is None:
-        pytest.skip("PostgreSQL server binaries not found (Debian: apt-get install postgresql; .ci/run does)")
+        missing_part("PostgreSQL server binaries not found (Debian: apt-get install postgresql; .ci/run does)")
     user = "postgres" if os.geteuid() == 0 else os.environ.get("USER", "")
     if os.geteuid() == 0 and shutil.which("runuser") is None:
-        pytest.skip("running as root without runuser: PostgreSQL refuses to run as root")
+        missing_part("running as root without runuser: PostgreSQL refuses to run as root")
     root = Path(tempfile.mkdtemp(prefix="sabha-pg-"))
     root.chmod(0o755)
     server = PgServer(folder, root, _free_port(), user)
@@ -99,7 +100,7 @@ def throwaway_cluster() -> Iterator[PgServer]:
         made = server._run(str(folder / "initdb"), "-D", str(server.data), "-U", server.superuser,
                            "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync", check=False)
         if made.returncode != 0:
-            pytest.skip(f"initdb could not make a test cluster: {made.stderr.strip()[-300:]}")
+            missing_part(f"initdb could not make a test cluster: {made.stderr.strip()[-300:]}")
         server.start()
         yield server
     finally:

@@ -152,8 +152,9 @@ def use_model(board: Board, model: Any) -> Any:
     return model
 
 
-async def eventually(predicate: Callable[[], object], what: str, timeout: float = 3.0) -> None:
-    """Wait until ``predicate()`` (awaited if it returns an awaitable) is true."""
+async def eventually(predicate: Callable[[], object], what: str, timeout: float = 60.0) -> None:
+    """Wait until ``predicate()`` (awaited if it returns an awaitable) is true (``timeout``: a bound for what
+    never comes, not a measure of speed: a loaded machine is slow)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -132,11 +131,23 @@ async def test_budget_resets_at_midnight_utc(make_board, model) -> None:  # type
     assert (await board.handle(msg(FRIEND))).text == "an answer"
 
 
-async def test_a_reload_can_raise_the_budget(make_board, model) -> None:  # type: ignore[no-untyped-def]
+async def test_a_reload_can_raise_the_budget(make_board, model, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The config file's budget raised and re-read by the reload path SIGHUP takes (``reload_config``): the
+    next message is answered again."""
+    from bot.config import load_config
+    from bot.intake.config import InboxSection
+    from bot.intake.intake import IntakeHub
+    from bot.ops.reload import reload_config
+
     board = await make_board(daily_usd=0.5)
+    config = tmp_path / "sabha.yaml"  # the board's own workspace and data dir (tmp_path/workspace, /sessions)
+    config.write_text("workspace: ./workspace\ndata_dir: ./sessions\nbudget:\n  daily_usd: 0.5\n", encoding="utf-8")
+    running = load_config(config, env={})
     await board.handle(msg(FRIEND))
     assert (await board.handle(msg(FRIEND))).text == DAILY_REACHED
-    board.budget.settings = replace(board.budget.settings, daily_usd=10.0)
+    config.write_text(config.read_text(encoding="utf-8").replace("daily_usd: 0.5", "daily_usd: 10"), encoding="utf-8")
+    result = reload_config(config, running, board=board, hub=IntakeHub(InboxSection()), channels=[])
+    assert result.error is None and result.applied == ["budget.daily_usd: 0.5 -> 10.0"], result
     assert (await board.handle(msg(FRIEND))).text == "an answer"
 
 

@@ -177,23 +177,38 @@ def test_token_counter_falls_back_to_a_labelled_estimate(tmp_path: Path, monkeyp
 def test_token_counter_uses_tiktoken_when_the_encoding_is_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import tiktoken
+    """The encoding is in tiktoken's own cache, put there by tiktoken itself (its download faked at the network
+    edge: a small byte-level BPE file): the real ``_cache_file`` must find it where tiktoken keeps it, and the
+    counter counts with the real tiktoken, loading from that cache (no download)."""
+    import base64
+
+    import tiktoken.load
+    import tiktoken.registry
 
     import board.agent.tokens as tokens
 
-    cached = tmp_path / "o200k"
-    cached.write_bytes(b"")
+    bpe = b"".join(base64.b64encode(bytes([b])) + b" " + str(b).encode() + b"\n" for b in range(256))
+    downloads: list[str] = []
+
+    def download(blobpath: str) -> bytes:  # the network edge: tiktoken's fetch
+        downloads.append(blobpath)
+        return bpe
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "tiktoken-cache"))
+    monkeypatch.setattr(tiktoken.load, "read_file", download)
+    monkeypatch.setattr(tiktoken.load, "check_hash", lambda data, expected: data == bpe)  # our file, not OpenAI's
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})
     monkeypatch.setattr(tokens, "_ENCODINGS", {})
-    monkeypatch.setattr(tokens, "_cache_file", lambda encoding: str(cached))
+    assert counter_for("openai:gpt-4o-mini").method == ESTIMATE and downloads == []  # not cached: never downloads
 
-    class Encoding:
-        def encode(self, text: str, disallowed_special: object = ()) -> list[str]:
-            return text.split()
-
-    monkeypatch.setattr(tiktoken, "get_encoding", lambda name: Encoding())
+    tiktoken.registry.get_encoding("o200k_base")  # tiktoken fetches it once and caches it where it keeps it
+    assert len(downloads) == 1 and len(list((tmp_path / "tiktoken-cache").iterdir())) == 1
+    monkeypatch.setattr(tiktoken.registry, "ENCODINGS", {})  # a new process: only the file on disk
+    monkeypatch.setattr(tokens, "_ENCODINGS", {})
     counter = counter_for("openai:gpt-4o-mini")
     assert counter.exact and counter.method == "tiktoken:o200k_base"
-    assert counter.count("one two three") == 3
+    assert counter.count("one two three") == 13  # one token per byte in this small encoding
+    assert len(downloads) == 1  # loaded from the cache, not fetched again
 
 
 @pytest.mark.parametrize("compaction", [True, False])

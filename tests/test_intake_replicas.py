@@ -483,11 +483,13 @@ async def test_messages_stored_before_lanes_existed_are_answered_in_order_then_t
         await hub.drain(1.0)
 
 
-@pytest.mark.xfail(strict=True, reason=(
+@pytest.mark.xfail(strict=False, reason=(
     "known, not fixed (notes/storage.md): a replica keeps the lease of a conversation whose next message waits in "
     "its queue. Letting it go at the heartbeat passed this test but, beside the full suite on 2 cores, made the "
     "kill-burst test lose 8 of 600: stalled heartbeats plus the extra hand-overs made two replicas take turns at "
-    "one message until it was given up after MAX_ATTEMPTS interruptions. Reverted."))
+    "one message until it was given up after MAX_ATTEMPTS interruptions. Reverted. Not strict: under heavy load "
+    "r0's heartbeat stalls past lease_s, its lease lapses and r1 answers m2, so the test passes without the fix "
+    "(an XPASS there says nothing) and a strict xfail failed the build by itself."))
 async def test_a_conversation_parked_behind_busy_turns_goes_to_a_replica_with_room(
         replicas: Any, backend: Dialect) -> None:
     """Measured by benchmarks/replicas.py with a warm-up: two replicas answered 1.5x what one did, one of them idle

@@ -225,7 +225,7 @@ async def test_a_document_that_stalls_the_reader_is_given_up_and_the_board_keeps
         assert problems(envelope)[0] == ("slow.pdf took longer than 3 s to read and was given up (it may be damaged "
                                          "or built to stall readers); send a smaller or simpler file, e.g. the PDF "
                                          "printed again")
-        assert took < 3.0 + 10.0  # given up at the limit, not after pypdf's minutes
+        assert took < 3.0 + 60.0  # given up at the limit, not after pypdf's minutes (room for a loaded machine)
         assert "took longer than 3 s" in reply.text
         assert _readers_running() == []  # the child was killed, not left running
         _, marker = await send(b, "marker: still there?")

@@ -7,7 +7,6 @@ measured on a labelled 30-message conversation: precision and recall printed and
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -102,18 +101,30 @@ async def test_a_secret_is_never_stored_even_when_the_model_proposes_it(workspac
     assert secret_reason("phone", "+91 98765 43210") is None  # not a card: a phone number is a fact
 
 
+class HeldExtraction(ScriptedModel):
+    """A scripted model whose memory extractions wait until :attr:`release` is set (a slow model, however fast
+    or slow the machine is)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.release = asyncio.Event()
+
+    async def complete(self, request: Any) -> Any:
+        if str(request.metadata.get("purpose", "turn")) == "memory":
+            await self.release.wait()
+        return await super().complete(request)
+
+
 async def test_extraction_never_delays_the_reply(workspace: Path, data_dir: Path,
         state_url: StateURL | None) -> None:
-    model = ScriptedModel()
-    model.memory = Step(text='{"facts": [{"key": "location", "value": "Pune", "kind": "profile"}]}', latency=4.0)
+    model = HeldExtraction()
+    model.memory = Step(text='{"facts": [{"key": "location", "value": "Pune", "kind": "profile"}]}')
     async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
-        started = time.monotonic()
-        reply = await b.handle(envelope("I'm based in Pune."))
-        took = time.monotonic() - started
+        reply = await asyncio.wait_for(b.handle(envelope("I'm based in Pune.")), 120)  # its extraction is held
         assert reply.text == "general: I'm based in Pune."
         assert b.memory_writer is not None and b.memory_writer.pending == 1  # the slow model is still working
         assert await heard_facts(b) == {}
-        assert took < 3.0, f"the reply waited {took:.1f}s for the extraction"
+        model.release.set()
         await settle(b)
         assert await heard_facts(b) == {"location": "Pune"}
 
@@ -258,15 +269,13 @@ def test_the_offline_rules_pass_over_questions_hypotheticals_and_others_words() 
 
 async def test_a_stalled_extraction_is_abandoned_at_close(workspace: Path, data_dir: Path,
         state_url: StateURL | None) -> None:
-    model = ScriptedModel()
-    model.memory = Step(text='{"facts": []}', latency=60.0)
+    model = HeldExtraction()  # never released: the extraction would wait for ever
+    model.memory = Step(text='{"facts": []}')
     b = await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model)
     await b.handle(envelope("I'm based in Pune."))
     assert b.memory_writer is not None and b.memory_writer.pending == 1
     b.memory_writer.drain_timeout = 0.2
-    started = time.monotonic()
-    await asyncio.wait_for(b.close(), timeout=20)
-    assert time.monotonic() - started < 10
+    await asyncio.wait_for(b.close(), timeout=120)  # closes: the stalled extraction is abandoned, not awaited
 
 
 def test_only_the_persons_own_words_are_heard_not_a_document_they_sent() -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -57,11 +59,34 @@ async def test_notify_ready_status_watchdog_stopping_on_a_bound_socket(
         watchdog_before = systemd.lines.count("WATCHDOG=1")
         await soon(lambda: systemd.lines.count("WATCHDOG=1") >= watchdog_before + 3,
                          "the event loop to keep pinging the watchdog")
+        between = await _while_the_loop_is_stuck(systemd, seconds=2.0)
+        assert "WATCHDOG=1" not in between, between  # ~20 pings were due: a stuck loop must not ping
+        resumed = systemd.lines.index("STATUS=test: the loop runs again")
+        await soon(lambda: "WATCHDOG=1" in systemd.lines[resumed:], "the pings to resume with the loop")
         daemon.request_stop()
         await systemd.wait_for("STOPPING=1")
         await soon(lambda: daemon.phase == "stopping" and daemon.runtime_file is None, "the daemon to stop")
         keys = {line.split("=", 1)[0] for line in systemd.lines}
         assert keys == {"READY", "STATUS", "WATCHDOG", "STOPPING"}, systemd.datagrams
+
+
+async def _while_the_loop_is_stuck(systemd: NotifyListener, seconds: float) -> list[str]:
+    """Block this event loop (the daemon's too: it runs in process) for ``seconds``, as a handler stuck in
+    blocking work would, between two marker datagrams sent to the notify socket; the lines that arrived between
+    them. The socket keeps the order, so whatever the daemon sent while stuck (nothing, if its pings come from
+    the loop) lies between the markers however slowly the listener reads them afterwards."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sender:
+        sender.sendto(b"STATUS=test: the loop is stuck", systemd.name)
+        time.sleep(seconds)  # noqa: ASYNC251 - on purpose: the loop is stuck
+        sender.setblocking(False)  # the socket's queue is short (net.unix.max_dgram_qlen): never wait on it
+        try:
+            sender.sendto(b"STATUS=test: the loop runs again", systemd.name)
+        except BlockingIOError:
+            raise AssertionError("the notify socket's queue filled up while the loop was stuck: the daemon kept "
+                                 "sending (pings that do not come from the loop)") from None
+    await systemd.wait_for("STATUS=test: the loop runs again")
+    lines = systemd.lines
+    return lines[lines.index("STATUS=test: the loop is stuck") + 1:lines.index("STATUS=test: the loop runs again")]
 
 
 async def test_notify_to_an_abstract_socket_and_no_socket_at_all(

@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from tests.ci_support import missing_part
 
 UNIT = Path(__file__).resolve().parent.parent / "systemd" / "sabha.service"
 SYSTEM_UNIT_DIRS = (Path("/usr/lib/systemd/system"), Path("/lib/systemd/system"))
@@ -51,10 +51,10 @@ def test_the_unit_has_notify_watchdog_restart_user_secrets_state_and_hardening()
 def test_systemd_analyze_verify_passes(tmp_path: Path) -> None:
     tool = shutil.which("systemd-analyze")
     if tool is None:
-        pytest.skip("systemd-analyze is not installed here (Debian: apt-get install systemd; .ci/run installs it)")
+        missing_part("systemd-analyze is not installed here (Debian: apt-get install systemd; .ci/run installs it)")
     units = next((d for d in SYSTEM_UNIT_DIRS if (d / "multi-user.target").exists()), None)
     if units is None:
-        pytest.skip("systemd's own unit files are not installed (no multi-user.target)")
+        missing_part("systemd's own unit files are not installed (no multi-user.target)")
     root = tmp_path / "root"
     shutil.copytree(units, root / "usr/lib/systemd/system", symlinks=True)
     (root / "etc/systemd/system").mkdir(parents=True)

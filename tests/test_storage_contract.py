@@ -89,8 +89,14 @@ async def test_concurrent_claims_of_one_row_succeed_once(database: Database) -> 
     assert row["n"] == wins.index(True) + 1
 
 
-async def test_ping_answers_while_the_backend_is_there(database: Database) -> None:
-    await database.ping()
+async def test_ping_answers_while_the_backend_is_there_and_fails_once_it_is_gone(database: Database) -> None:
+    """What /readyz asks of the state: ping returns while the backend answers and raises once it does not (here:
+    closed), so a replica whose state is gone is not reported ready."""
+    assert await database.ping() is None
+    await database.close()
+    # PostgreSQL: StorageError ("... is not available"); SQLite: aiosqlite's ValueError("Connection closed")
+    with pytest.raises((StorageError, ValueError)):
+        await database.ping()
 
 
 async def test_a_full_sqlite_disk_is_a_storage_outage_not_a_bug(tmp_path: Path) -> None:

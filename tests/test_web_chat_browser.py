@@ -1,7 +1,8 @@
 """Issue 28, the web chat in a real browser (headless chromium through selenium): log in through a
 ``sabha web link``, chat with the critic on a real ``sabha run`` whose model streams slowly, and
 see the answer stream in (several distinct partial texts before the final one); reload mid-answer
-and see the answer so far, then the rest, and the answer once. Screenshots at 375 px and 1280 px
+and see the answer so far, then the rest, and the answer once (counted after a marker question's answer is
+shown: anything still to come for the reloaded answer would be on the page by then). Screenshots at 375 px and 1280 px
 go to ``test-artifacts/web/``.
 
 Selenium blocks; its calls run in a thread so the fake model (served by this test's event loop)
@@ -23,6 +24,7 @@ ANSWER = ("Pricing is a promise about value, so start from the outcome your cust
           "price points with ten real conversations before you print a number anywhere.")
 SECOND = ("Churn is the question behind that one: ask the last five customers who left what they expected, "
           "and what they got instead, before you change anything at all.")
+MARKER = "Marker answer: the conversation goes on after the reload."
 
 
 def ask(b: Browser, text: str) -> None:
@@ -36,7 +38,7 @@ def ask(b: Browser, text: str) -> None:
     box.send_keys(Keys.ENTER)
 
 
-def watch(b: Browser, final: str, timeout: float = 30.0) -> list[str]:
+def watch(b: Browser, final: str, timeout: float = 120.0) -> list[str]:
     """Sample the page until ``final`` is shown as an answer: the distinct draft texts seen before."""
     from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
@@ -71,6 +73,7 @@ async def test_chat_with_the_critic_streams_in_and_a_reload_mid_answer_shows_it_
 ) -> None:
     fake_openai.script_text(ANSWER, chunk_delay=0.12)
     fake_openai.script_text(SECOND, chunk_delay=0.12)
+    fake_openai.script_text(MARKER)
     config = write_chat_config(tmp_path, fake_openai, stream=True)
     sabha = SabhaProcess(config, env={})
     try:
@@ -93,11 +96,14 @@ async def test_chat_with_the_critic_streams_in_and_a_reload_mid_answer_shows_it_
         await asyncio.to_thread(connected, browser)
         after = await asyncio.to_thread(watch, browser, SECOND)
         assert after and all(SECOND.startswith(p) for p in after), after
+        await asyncio.to_thread(ask, browser, "marker?")  # then count, once its answer is shown
+        await asyncio.to_thread(watch, browser, MARKER)
         await asyncio.to_thread(browser.shot, "chat-1280")
         assert await asyncio.to_thread(answers, browser, SECOND) == 1  # never twice
         assert await asyncio.to_thread(answers, browser, ANSWER) == 1
+        assert await asyncio.to_thread(answers, browser, MARKER) == 1
         assert await asyncio.to_thread(browser.texts, ".msg.question .text") == ["how do I price my product?",
-                                                                                 "and churn?"]
+                                                                                 "and churn?", "marker?"]
         await asyncio.to_thread(browser.size, 375)
         await asyncio.to_thread(browser.shot, "chat-375")
         width = await asyncio.to_thread(browser.driver.execute_script,

@@ -92,7 +92,7 @@ async def start(tmp_path: Path, board: Board, fake: FakeGraphAPI) -> AsyncIterat
         channel = WhatsAppChannel(board, wa_settings(fake, **overrides), hub=daemon.hub, pacing=FAST)
         daemon.channels = [channel]
         task = asyncio.create_task(daemon.run())
-        await asyncio.wait_for(daemon.ready.wait(), 15)
+        await asyncio.wait_for(daemon.ready.wait(), 300)
         run = Running(daemon, task, channel, f"http://127.0.0.1:{daemon.port}{channel.settings.webhook_path}",
                       http, fake)
         runs.append(run)

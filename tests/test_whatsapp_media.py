@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import importlib.util
 import io
 import json
 import signal
@@ -667,8 +666,6 @@ async def test_a_spoken_question_gets_the_text_then_a_spoken_reply_uploaded_and_
     assert "MARKER" in typed and len(fake_graph.sent_audio) == 1 and len(openai.speeches) == 1
 
 
-@pytest.mark.skipif(importlib.util.find_spec("board.media.extract") is None,
-                    reason="PDFs are read by the documents reader (branch documents); until it is merged only text")
 async def test_a_pdf_documents_content_reaches_the_answer(daemon: Daemon, fake_graph: FakeGraphAPI) -> None:
     data = tiny_pdf(["Pricing memo: raise the premium plan to 999 rupees", "Churn held at 3 percent"])
     await daemon.start()

@@ -64,7 +64,7 @@ class NoteCourier:
         for start in range(0, len(data), 1024):
             sink.write(data[start:start + 1024])
 
-    async def reply_to(self, message_id: str, timeout: float = 20.0) -> Reply:
+    async def reply_to(self, message_id: str, timeout: float = 60.0) -> Reply:
         """The reply to ``message_id``, once delivered."""
 
         async def wait() -> Reply:

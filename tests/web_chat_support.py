@@ -184,7 +184,7 @@ class ChatBrowser:
         """Every text the page shows: rows in order, then drafts."""
         return [e["text"] for _, e in sorted(self.entries.items())] + list(self.drafts.values())
 
-    async def wait(self, predicate: Callable[[ChatBrowser], bool], what: str, timeout: float = 10.0) -> None:
+    async def wait(self, predicate: Callable[[ChatBrowser], bool], what: str, timeout: float = 60.0) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         while not predicate(self):

@@ -396,7 +396,7 @@ class ScriptedServer(LocalServer, Generic[R]):
         self._script.clear()
         self.requests.clear()
 
-    async def wait_for_requests(self, n: int, timeout: float = 5.0) -> None:
+    async def wait_for_requests(self, n: int, timeout: float = 60.0) -> None:
         """Wait until at least ``n`` requests were received."""
 
         async def _wait() -> None:

@@ -753,20 +753,20 @@ class FakeTelegramAPI:
         ]
 
     async def wait_for_call(
-        self, method: str, count: int = 1, timeout: float = 3.0
+        self, method: str, count: int = 1, timeout: float = 60.0
     ) -> list[JSONDict]:
         """Wait until ``method`` was called ``count`` times; return those calls' params."""
         await self._wait_until(lambda: len(self.calls_to(method)) >= count, timeout,
                                lambda: f"{count} call(s) of {method}")
         return self.calls_to(method)
 
-    async def wait_for_messages(self, count: int = 1, timeout: float = 3.0) -> list[SentMessage]:
+    async def wait_for_messages(self, count: int = 1, timeout: float = 60.0) -> list[SentMessage]:
         """Wait until ``count`` messages were sent successfully; return all sent messages."""
         await self._wait_until(lambda: len(self.sent_messages) >= count, timeout,
                                lambda: f"{count} sent message(s)")
         return list(self.sent_messages)
 
-    async def wait_until(self, predicate: Any, what: str, timeout: float = 3.0) -> None:
+    async def wait_until(self, predicate: Any, what: str, timeout: float = 60.0) -> None:
         """Wait until ``predicate()`` holds (checked whenever a call arrives or ends)."""
         await self._wait_until(predicate, timeout, lambda: what)
 
