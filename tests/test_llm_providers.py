@@ -255,12 +255,14 @@ llm:
 async def test_slow_model_hits_the_deadline_then_degrades(
     tmp_path: Path, workspace: Path, fake_openai: FakeOpenAI
 ) -> None:
-    fake_openai.script_delay(5, then="too late")
-    fake_openai.script_delay(5, then="too late again")
+    # the deadline leaves a loaded machine room to get each request to the fake (at 0.3 s, beside the full suite
+    # and two CPU burners, the retry timed out before it reached the fake); the fake answers well after it
+    fake_openai.script_delay(8, then="too late")
+    fake_openai.script_delay(8, then="too late again")
     board = await configured_board(tmp_path, workspace, f"""
 llm:
   model: openai:gpt-4o-mini
-  timeout_s: 0.3
+  timeout_s: 2
   retry: {{retries: 1, backoff_s: 0.01}}
   providers:
     openai: {{base_url: "{fake_openai.base_url}", api_key: "sk"}}
