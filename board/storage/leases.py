@@ -85,16 +85,20 @@ class Leases:
     async def renew(self) -> set[str]:
         """Extend every key this holder has; returns them. A key this holder thought it had and no longer has
         (it expired and another holder took it: this replica was cut off longer than ``lease_s``) is logged
-        and forgotten."""
-        async with self._lock:
-            rows = await self.db.fetchall("UPDATE leases SET expires_at = ? WHERE holder = ? RETURNING key",
-                                          (self._now() + self.lease_s, self.holder))
+        and forgotten.
+
+        Not under the lock of :meth:`take` and :meth:`release`: it only extends rows of this holder (it neither
+        makes nor removes one), and a take or a release waiting for a pooled connection must not hold back the
+        renewal of every other lease (under load the leases of conversations with turns in flight expired so)."""
+        before = set(self._held)
+        rows = await self.db.fetchall("UPDATE leases SET expires_at = ? WHERE holder = ? RETURNING key",
+                                      (self._now() + self.lease_s, self.holder))
         kept = {str(row["key"]) for row in rows}
-        lost = self._held - kept
+        lost = (before - kept) & self._held  # not the ones let go meanwhile
         if lost:
             log.warning("leases: %s lost %d lease(s) to another replica (cut off longer than %.0f s?): %s",
                         self.holder, len(lost), self.lease_s, ", ".join(sorted(lost)[:5]))
-        self._held = kept
+        self._held -= lost  # a key taken meanwhile stays; one let go meanwhile is not taken back
         return kept
 
     async def release(self, key: str) -> None:

@@ -64,6 +64,7 @@ class LaneLeases:
         self._started = False
         self._starting = asyncio.Lock()
         self._heartbeat: asyncio.Task[None] | None = None
+        self._releasing: asyncio.Task[None] | None = None  # idle leases being let go (off the heartbeat's path)
         self._idle: set[str] = set()  # lanes whose lease goes at the next heartbeat
         scheduler.on_idle = self.idle
 
@@ -92,16 +93,32 @@ class LaneLeases:
         self._started = True
 
     async def _beat(self) -> None:
+        """Renew, then let idle conversations go in the background: a release that waits (for a pooled connection,
+        under load) must not hold back the next renewal (conversations with turns in flight expired so)."""
         while True:
             await asyncio.sleep(self.leases.heartbeat_s)
             try:
-                await self._release_idle()
                 await self.leases.renew()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - an outage: the next beat tries again
                 log.warning("leases: could not renew the leases of %s (%s); trying again in %.1f s", self.holder,
                             exc, self.leases.heartbeat_s)
+            if self._idle and (self._releasing is None or self._releasing.done()):
+                self._releasing = asyncio.create_task(self._release_idle(), name="lease release")
+
+    async def _release_idle(self) -> None:
+        idle, self._idle = self._idle, set()
+        for lane in sorted(idle):
+            if self.scheduler.active(lane) or not self.holds(lane):  # work came meanwhile: keep it
+                continue
+            try:
+                await self.leases.release(lane_key(lane))
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - an outage: the lease expires by itself
+                log.warning("leases: could not let go of %s (%s); it expires in %.0f s", lane_key(lane), exc,
+                            self.leases.lease_s)
 
     def holds(self, lane: str) -> bool:
         """True when this replica holds ``lane``'s lease (as far as it knows; no statement)."""
@@ -118,13 +135,6 @@ class LaneLeases:
         if self.holds(lane):
             self._idle.add(lane)
 
-    async def _release_idle(self) -> None:
-        idle, self._idle = self._idle, set()
-        for lane in sorted(idle):
-            if self.scheduler.active(lane) or not self.holds(lane):  # work came meanwhile: keep it
-                continue
-            await self.leases.release(lane_key(lane))
-
     async def stop(self) -> None:
         """Stop renewing and let every lease go, so the other replicas need not wait for them to expire."""
         if self._heartbeat is not None:
@@ -132,6 +142,11 @@ class LaneLeases:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._heartbeat
             self._heartbeat = None
+        if self._releasing is not None:
+            self._releasing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._releasing
+            self._releasing = None
         if not self._started:
             return
         try:
