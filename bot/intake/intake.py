@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -88,6 +89,16 @@ _A = TypeVar("_A")
 _T = TypeVar("_T")
 #: The start of a :attr:`SendProgress.key`: the reply to the stored message whose id follows.
 REPLY_KEY = "sabha-reply:"
+_PART = re.compile(r"(?P<id>.+):(?P<part>[0-9]+)/(?P<parts>[0-9]+)")
+
+
+def _reply_part(rest: str) -> tuple[str, int, int]:
+    """A reply key (without :data:`REPLY_KEY`) as (message id, part, parts): ``<id>:<i>/<n>`` for a reply sent in
+    several messages (:meth:`bot.channels.base.SendProgress.part_key`), ``<id>`` (one part of one) else."""
+    found = _PART.fullmatch(rest)
+    if found is None:
+        return rest, 1, 1
+    return found["id"], int(found["part"]), int(found["parts"])
 _releasing: set[asyncio.Task[int]] = set()  # held scheduled work being released (kept from the collector)
 
 
@@ -424,10 +435,15 @@ class Intake:
         that waited for it is answered and not sent again. False when ``key`` is not a reply's or nothing waited."""
         if not key or not key.startswith(REPLY_KEY):
             return False
-        done = await self.inbox.confirm(key.removeprefix(REPLY_KEY), how)
+        message_id, part, parts = _reply_part(key.removeprefix(REPLY_KEY))
+        if part != parts:  # a reply in several messages: only its last part's status says all of it left
+            log.info("%s: part %d of %d of the reply to message %s was confirmed by the service (%s); waiting for "
+                     "its last part", self.courier.name, part, parts, message_id, how)
+            return False
+        done = await self.inbox.confirm(message_id, how)
         if done:
             log.info("%s: the reply to message %s was confirmed by the service (%s); not sending it again",
-                     self.courier.name, key.removeprefix(REPLY_KEY), how)
+                     self.courier.name, message_id, how)
         return done
 
     async def _dispatching(self, lanes: LaneLeases) -> None:

@@ -216,8 +216,9 @@ class GraphClient:
         payload: dict[str, Any] = {"messaging_product": "whatsapp", **recipient(user), **content}
         if reply_to:
             payload["context"] = {"message_id": reply_to}
-        if progress.key:  # echoed in this message's status webhooks: confirms a reply that may have arrived
-            payload["biz_opaque_callback_data"] = progress.key
+        key = progress.part_key()
+        if key:  # echoed in this message's status webhooks: confirms a reply that may have arrived
+            payload["biz_opaque_callback_data"] = key
         attempt = 0
         while True:
             await self._wait_turn(user)
