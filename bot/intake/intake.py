@@ -532,7 +532,8 @@ class Intake:
                 await self.courier.deliver(pending.reply, progress)
         except SendFailed as exc:
             if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED and pending.resends == 0 and self.confirms:
-                await self.inbox.unconfirmed(pending)  # the service's status webhook says whether it arrived
+                if not await self.inbox.unconfirmed(pending):  # the service's status webhook says whether it arrived
+                    return True  # it confirmed it already
                 log.warning("%s: the reply to message %s in chat %s may or may not have arrived (%s); waiting up to "
                             "%.0f s for the service to confirm it, else it is sent once more", self.courier.name,
                             pending.message_id, pending.chat_id, exc, self.hub.settings.confirm_within_s)

@@ -1,0 +1,95 @@
+"""The inbox's status updates after a delivery move a row on only from the state the caller saw (review of the
+delivery work, finding 3), and a reply left 'sending' is held to the same age and attempts limits as the rest
+(finding 7). Against the real Inbox on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from board.envelope import Envelope, Reply
+from bot.intake.inbox import MAX_ATTEMPTS, Arrival, Inbox, InboxStatus, Pending
+from bot.intake.migrations import MIGRATIONS as INTAKE_MIGRATIONS
+
+pytestmark = pytest.mark.backends
+
+HOUR = timedelta(hours=1)
+
+
+def marked(reply: Reply) -> Reply:
+    return replace(reply, text=f"(again) {reply.text}")
+
+
+async def _sending(db: Any) -> tuple[Inbox, Pending]:
+    inbox = Inbox(db, "test")
+    envelope = Envelope(channel="test", text="q", sender="u", chat_id="c1", message_id="m1")
+    [pending] = await inbox.store([Arrival(envelope, "c1")])
+    reply = Reply.to(envelope, role="general", name="G", emoji="", text="the answer")
+    await inbox.replied(pending, reply)
+    await inbox.sending(pending)
+    return inbox, pending.with_reply(reply)
+
+
+async def _row(db: Any) -> tuple[str, int]:
+    row = await db.fetchone("SELECT status, resends FROM inbound_messages")
+    assert row is not None
+    return str(row["status"]), int(row["resends"])
+
+
+async def test_a_status_webhook_before_the_send_s_answer_is_not_undone_when_that_answer_is_lost(
+        database_with: Any) -> None:
+    db = await database_with(INTAKE_MIGRATIONS)
+    inbox, pending = await _sending(db)
+    assert await inbox.confirm("m1", "sent")  # Meta's status came first
+    await inbox.unconfirmed(pending)  # then the send's HTTP answer was lost
+    assert await _row(db) == ("answered", 0)
+    await inbox.finish(pending, InboxStatus.MAY_HAVE_ARRIVED, "lost")
+    assert await _row(db) == ("answered", 0)
+
+
+async def test_a_late_outcome_of_the_first_send_does_not_overwrite_the_marked_copy_another_replica_queued(
+        database_with: Any) -> None:
+    db = await database_with(INTAKE_MIGRATIONS)
+    inbox, pending = await _sending(db)
+    assert pending.reply is not None
+    again = await inbox.send_again(pending, marked(pending.reply), "was being sent when its replica stalled")  # B
+    assert again is not None
+    await inbox.finish(pending, InboxStatus.MAY_HAVE_ARRIVED, "left but its answer was lost")  # A, late
+    assert await _row(db) == ("replied", 1)
+    await inbox.unsent(pending)  # A, a refusal seen late
+    await inbox.unconfirmed(pending)
+    assert await _row(db) == ("replied", 1)
+    await inbox.sending(again)  # B's marked copy still goes
+    await inbox.finish(again, InboxStatus.ANSWERED)
+    assert await _row(db) == ("answered", 1)
+
+
+async def test_a_reply_left_sending_too_long_ago_is_given_up_and_the_user_told_not_sent_days_late(
+        database_with: Any) -> None:
+    db = await database_with(INTAKE_MIGRATIONS)
+    inbox, _ = await _sending(db)
+    old = (datetime.now(UTC) - timedelta(days=3)).isoformat(timespec="milliseconds")
+    await db.execute("UPDATE inbound_messages SET received_at = ?", (old,))
+    told: list[str] = []
+
+    async def gave_up(p: Pending) -> None:
+        told.append(p.message_id)
+
+    assert await inbox.unfinished(HOUR, gave_up=gave_up, again=marked) == []
+    assert (await _row(db))[0] == "abandoned" and told == ["m1"]
+
+
+async def test_a_reply_left_sending_after_too_many_interruptions_is_given_up(database_with: Any) -> None:
+    db = await database_with(INTAKE_MIGRATIONS)
+    inbox, _ = await _sending(db)
+    await db.execute("UPDATE inbound_messages SET attempts = ?", (MAX_ATTEMPTS,))
+    told: list[str] = []
+
+    async def gave_up(p: Pending) -> None:
+        told.append(p.message_id)
+
+    assert await inbox.unfinished(HOUR, gave_up=gave_up, again=marked, confirms=True) == []
+    assert (await _row(db))[0] == "abandoned" and told == ["m1"]
