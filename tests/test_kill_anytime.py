@@ -7,7 +7,8 @@ request had left when Sabha died), and then marked as possibly repeated. The mom
 
 * **model**: every turn at the model;
 * **send queue**: replies stored and waiting for a connection (typing indicators hold every pooled
-  connection): nothing of them has left, so they must be sent at the restart, unmarked;
+  connection): nothing of them has left, so they must be sent at the restart, unmarked (no marked copy at
+  all in this round and the model's: a marked-only copy there is the early mark come back);
 * **on the wire, not posted**: reply requests written and held by the fake, which drops them after the
   kill (the request never made it whole): the restart sends them once more, marked;
 * **on the wire, posted**: the same, the fake posts them after the kill: the marked copy is a second one;
@@ -127,6 +128,7 @@ async def test_sigkill_at_any_moment_leaves_nobody_unanswered_and_marks_every_se
                 after_kill = await moment(telegram, model, db, wanted)
                 before = answered_count(telegram, wanted)
                 waiting = stored_unsent(db, telegram, wanted)
+                on_wire = telegram.waiting("sendMessage")  # requests written and held: the only ones that may repeat
                 await sabha.signal(signal.SIGKILL)
                 after_kill()
                 await sabha.start()
@@ -146,6 +148,10 @@ async def test_sigkill_at_any_moment_leaves_nobody_unanswered_and_marks_every_se
                     telegram.sent_messages[:] = [m for m in telegram.sent_messages if " Q9" not in m.text]  # CLOSING
                 assert (lost, unmarked_twice) == ([], []), \
                     f"kill at '{name}':\n{where_they_stand(tmp_path / 'sessions', lost + unmarked_twice)}"
+                if name in ("model", "send queue"):  # nothing of these replies had left: sent at the restart, unmarked
+                    assert (seen.marked_only, seen.marked_second) == (0, 0), f"kill at '{name}': {seen}"
+                elif name.startswith("wire"):  # a marked copy only for a request that was on the wire
+                    assert seen.marked_only + seen.marked_second <= on_wire, f"kill at '{name}': {seen}, {on_wire} held"
         finally:
             await sabha.close()
             print(f"\nSIGKILL mid-burst ({BURST} questions from {CHATS} chats, cap {CAP}, 200 ms model), then restart:")

@@ -156,6 +156,7 @@ async def test_a_replica_killed_at_any_moment_leaves_nobody_unanswered(
                     after_kill = await moment(state_db, telegram, wanted)
                     held = await victims_work(state_db)
                     assert held, f"{VICTIM} held no unanswered work when it was killed"
+                    on_wire = telegram.waiting("sendMessage")  # written and held: the only ones to repeat
                     replicas.kill(int(VICTIM[1:]))
                     after_kill()
                     await asyncio.wait_for(sending, 120)
@@ -169,6 +170,10 @@ async def test_a_replica_killed_at_any_moment_leaves_nobody_unanswered(
                 report.append(f"  {name:>17}  {len(held):>13}  {len(seen.lost):>4}  {len(seen.unmarked_twice):>14}"
                               f"  {seen.marked_only:>11}  {seen.marked_second:>13}")
                 assert (seen.lost, seen.unmarked_twice) == ([], []), f"kill at '{name}'\n{replicas.logs()}"
+                if name == "send queue":  # nothing of these replies had left: sent by the taker, unmarked
+                    assert (seen.marked_only, seen.marked_second) == (0, 0), f"kill at '{name}': {seen}"
+                elif name.startswith("wire"):
+                    assert seen.marked_only + seen.marked_second <= on_wire, f"kill at '{name}': {seen}, {on_wire} held"
                 telegram.sent_messages[:] = [m for m in telegram.sent_messages if " Q9" not in m.text]  # CLOSING
                 await victim.wait(30)
                 await victim.start()  # back for the next round
