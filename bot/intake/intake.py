@@ -609,13 +609,14 @@ class Intake:
             await interrupted(pending.chat_id, pending.message_id)
 
     async def _record(self, pending: Pending, status: InboxStatus, detail: str | None = None) -> None:
-        try:
-            await self.inbox.finish(pending, status, detail)
-        except Exception as exc:
-            if not is_storage_error(exc):
-                raise
-            # The reply is out; the row stays 'sending', so a restart will not send it again.
-            self.hub.storage.failed(exc, f"recording the outcome of {self.courier.name} message {pending.message_id}")
+        """Record how ``pending`` ended; while the state store cannot be written, again after a pause until it is.
+        Until then the row stays 'sending' and this job keeps it (``_local``), so the dispatcher does not send
+        it once more; only a stop meanwhile leaves it 'sending' (the next start sends it once more, marked)."""
+        await self._retrying(f"recording the outcome of {self.courier.name} message {pending.message_id}",
+                             self._finish, (pending, status, detail))
+
+    async def _finish(self, outcome: tuple[Pending, InboxStatus, str | None]) -> None:
+        await self.inbox.finish(*outcome)
 
     async def _record_unsent(self, pending: Pending) -> None:
         try:
