@@ -93,3 +93,15 @@ async def test_a_reply_left_sending_after_too_many_interruptions_is_given_up(dat
 
     assert await inbox.unfinished(HOUR, gave_up=gave_up, again=marked, confirms=True) == []
     assert (await _row(db))[0] == "abandoned" and told == ["m1"]
+
+
+async def test_a_reply_waiting_for_its_confirmation_counts_as_pending(database_with: Any) -> None:
+    from bot.cli.ops import _inbox_lines  # `sabha status`'s inbox line
+    from bot.replicas.status import BACKLOG_STATUSES
+
+    db = await database_with(INTAKE_MIGRATIONS)
+    inbox, pending = await _sending(db)
+    assert await inbox.unconfirmed(pending)
+    assert await inbox.count_unfinished() == 1
+    assert (await _inbox_lines(db))[0] == "Inbox: pending test 1 (unconfirmed 1)"
+    assert "unconfirmed" in BACKLOG_STATUSES

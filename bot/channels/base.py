@@ -44,7 +44,9 @@ class DeliveryOutcome(StrEnum):
     """How a delivery ended, as far as Sabha can know."""
 
     SENT = "sent"
-    MAY_HAVE_ARRIVED = "may_have_arrived"  # the request left and its answer was lost: never resent
+    #: the request left and its answer was lost: the intake waits for the service's confirmation where it has one,
+    #: else sends it once more, marked as possibly repeated (never a third copy)
+    MAY_HAVE_ARRIVED = "may_have_arrived"
     NOT_SENT = "not_sent"  # the service proved it did not post it
 
 

@@ -61,8 +61,9 @@ log = logging.getLogger("sabha.inbox")
 KEEP = timedelta(days=7)
 _BATCH_ROWS = 500  # rows per statement (7 parameters each, well under SQLite's limit of 32766)
 MAX_ATTEMPTS = 3  # a message whose answering was interrupted this often is given up (it may be the cause)
-#: The detail of a row whose reply is sent once more after a restart (kept when it is delivered).
-SENT_AGAIN = "sent once more after a restart (its first sending may have arrived), marked as possibly repeated"
+#: The detail of a row whose reply is sent once more, marked (kept when it is delivered).
+SENT_AGAIN = ("sent once more (its first sending may have arrived: Sabha stopped, the connection dropped or the "
+              "service never confirmed it), marked as possibly repeated")
 
 
 #: The advisory lock class of conversations' receipts (PostgreSQL; the second key is the lane's hash).
@@ -365,10 +366,11 @@ class Inbox:
         return None if row is None else str(row["status"])
 
     async def count_unfinished(self) -> int:
-        """Messages stored and not answered yet."""
+        """Messages stored and not answered yet (a reply waiting for the service's confirmation included)."""
+        waiting = (*UNFINISHED, InboxStatus.UNCONFIRMED)
         row = await self.db.fetchone(
             f"SELECT COUNT(*) AS n FROM inbound_messages WHERE channel = ? AND status IN "
-            f"({', '.join('?' * len(UNFINISHED))})", (self.channel, *UNFINISHED))
+            f"({', '.join('?' * len(waiting))})", (self.channel, *waiting))
         return int(row["n"]) if row is not None else 0
 
     async def unfinished(self, max_age: timedelta, redo: Callable[[Reply], Awaitable[bool]] | None = None,

@@ -277,10 +277,11 @@ class Outbound:
         if _uncertain(exc):
             self.unknown += 1
             log.error("telegram: sending to chat %s thread %s failed after the request was sent (%s): the message "
-                      "may or may not have been posted; not resending it, since that could post it twice",
+                      "may or may not have been posted; the intake sends it once more, marked as possibly repeated",
                       target.chat_id, target.topic, exc)
             return DeliveryUnknown(f"the message to chat {target.chat_id} thread {target.topic} may not have "
-                                   f"arrived ({exc}); it was not resent to avoid posting it twice")
+                                   f"arrived ({exc}); not resent here: the intake sends it once more, marked as "
+                                   "possibly repeated")
         unreachable = network_failure(exc)
         if unreachable:
             return SendFailed(f"network failure: cannot reach the Telegram Bot API ({unreachable}); the message to "
