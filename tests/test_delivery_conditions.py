@@ -105,3 +105,30 @@ async def test_a_reply_waiting_for_its_confirmation_counts_as_pending(database_w
     assert await inbox.count_unfinished() == 1
     assert (await _inbox_lines(db))[0] == "Inbox: pending test 1 (unconfirmed 1)"
     assert "unconfirmed" in BACKLOG_STATUSES
+
+
+async def _overdue_row(db: Any) -> tuple[Inbox, Pending]:
+    inbox, pending = await _sending(db)
+    assert await inbox.unconfirmed(pending)
+    await db.execute("UPDATE inbound_messages SET unconfirmed_at = '2000-01-01T00:00:00.000+00:00'")
+    return inbox, pending
+
+
+async def test_an_overdue_reply_whose_copy_cannot_be_read_is_given_up_not_skipped_for_ever(database_with: Any) -> None:
+    db = await database_with(INTAKE_MIGRATIONS)
+    inbox, _ = await _overdue_row(db)
+    await db.execute("UPDATE inbound_messages SET reply = '{not json'")
+    assert await inbox.overdue(timedelta(seconds=1)) == []
+    assert (await _row(db))[0] == "abandoned"
+
+
+async def test_the_overdue_sweep_leaves_a_conversation_another_replica_holds_to_it(database_with: Any) -> None:
+    import time
+
+    db = await database_with(INTAKE_MIGRATIONS)
+    inbox, _ = await _overdue_row(db)
+    await db.execute("INSERT INTO leases(key, holder, expires_at, taken_at) VALUES ('lane:c1', 'B', ?, 'now')",
+                     (time.time() + 3600,))
+    assert await inbox.overdue(timedelta(seconds=1), holder="A", now_s=time.time()) == []
+    [mine] = await inbox.overdue(timedelta(seconds=1), holder="B", now_s=time.time())
+    assert mine.message_id == "m1"

@@ -488,17 +488,33 @@ class Inbox:
             (_stamp(_now()), f"confirmed by the service ({how})", self.channel, message_id))
         return row is not None
 
-    async def overdue(self, within: timedelta) -> list[Pending]:
-        """Replies that waited longer than ``within`` for a confirmation that never came."""
-        rows = await self.db.fetchall(
-            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane, resends "
-            "FROM inbound_messages WHERE channel = ? AND status = ? AND unconfirmed_at < ?",
-            (self.channel, InboxStatus.UNCONFIRMED.value, _stamp(_now() - within)))
+    async def overdue(self, within: timedelta, *, holder: str | None = None, now_s: float | None = None,
+                      max_age: timedelta | None = None) -> list[Pending]:
+        """Replies that waited longer than ``within`` for a confirmation that never came. With ``holder`` (replicas)
+        only those of conversations it holds or nobody holds (their lease gone by ``now_s``, epoch seconds): the
+        rest is left to the replica that works them. One whose stored copy cannot be read is given up (abandoned,
+        logged), not skipped for ever; one received longer than ``max_age`` ago is not sent again days late
+        (may have arrived, logged)."""
+        sql = ("SELECT m.chat_id AS chat_id, m.message_id AS message_id, m.received_at AS received_at, m.status AS "
+               "status, m.envelope AS envelope, m.reply AS reply, m.attempts AS attempts, m.kind AS kind, m.lane AS "
+               "lane, m.resends AS resends FROM inbound_messages m ")
+        params: list[Any] = []
+        if holder is not None:
+            sql += "LEFT JOIN leases l ON l.key = 'lane:' || m.lane "
+        sql += "WHERE m.channel = ? AND m.status = ? AND m.unconfirmed_at < ?"
+        params += [self.channel, InboxStatus.UNCONFIRMED.value, _stamp(_now() - within)]
+        if holder is not None:
+            sql += " AND (l.key IS NULL OR l.holder = ? OR l.expires_at < ?)"
+            params += [holder, now_s if now_s is not None else _now().timestamp()]
         found = []
-        for row in rows:
-            pending, unreadable, _ = self._pending_of(row, _now(), timedelta(days=3650))
-            if unreadable is None and pending.reply is not None:
-                found.append(pending)
+        for row in await self.db.fetchall(sql, params):
+            pending, unreadable, why = self._pending_of(row, _now(), max_age or timedelta(days=3650))
+            if unreadable is None and pending.reply is None:
+                unreadable = "its stored reply is missing"
+            if unreadable is not None or why is not None:  # too old: its request had left, so it may have arrived
+                await self._give_up(pending, row, unreadable or why or "", unreadable is None, None)
+                continue
+            found.append(pending)
         return found
 
     async def fill_lanes(self, conversation: Callable[[Envelope], str]) -> int:

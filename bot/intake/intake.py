@@ -421,8 +421,15 @@ class Intake:
     async def _unconfirmed_overdue(self) -> None:
         """Replies whose confirmation never came within ``inbox.confirm_within_s``: sent once more, marked."""
         within = timedelta(seconds=self.hub.settings.confirm_within_s)
-        for pending in await self.inbox.overdue(within):
+        lanes = self.hub.lanes
+        overdue = await self.inbox.overdue(within, holder=lanes.holder if lanes is not None else None,
+                                           now_s=self.board.clock.now().timestamp(),
+                                           max_age=timedelta(seconds=self.hub.settings.resume_max_age_s))
+        for pending in overdue:
             assert pending.reply is not None
+            if not self.courier.admit(pending.envelope).allowed:  # the config may have changed since
+                await self.inbox.finish(pending, InboxStatus.DENIED, "the sender is not allowed any more")
+                continue
             why = f"was not confirmed by the service within {within.total_seconds():.0f} s"
             again = await self.inbox.send_again(pending, self._sent_again(pending.reply), why)
             if again is not None:
