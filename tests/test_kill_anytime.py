@@ -7,7 +7,8 @@ request had left when Sabha died), and then marked as possibly repeated. The mom
 
 * **model**: every turn at the model;
 * **send queue**: replies stored and waiting for a connection (typing indicators hold every pooled
-  connection): nothing of them has left, so they must be sent at the restart, unmarked;
+  connection): nothing of them has left, so they must be sent at the restart, unmarked (no marked copy at
+  all in this round and the model's: a marked-only copy there is the early mark come back);
 * **on the wire, not posted**: reply requests written and held by the fake, which drops them after the
   kill (the request never made it whole): the restart sends them once more, marked;
 * **on the wire, posted**: the same, the fake posts them after the kill: the marked copy is a second one;
@@ -19,7 +20,9 @@ in the send queue left replies "may have arrived" that never left (never sent ag
 
 from __future__ import annotations
 
+import re
 import signal
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -97,6 +100,14 @@ async def anywhere(telegram: HoldingTelegramAPI, model: EchoModel, db: Path, wan
     return lambda: None
 
 
+def sending_rows(db: Path, wanted: list[str]) -> int:
+    """Questions of ``wanted`` whose reply's request had started to be written (rows 'sending')."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10) as conn:
+        rows = conn.execute("SELECT envelope FROM inbound_messages WHERE status = 'sending'").fetchall()
+    return sum(1 for (envelope,) in rows if (found := re.search(r"\b(Q\d{3})\b", envelope or "")) and
+               found.group(1) in wanted)
+
+
 MOMENTS: dict[str, Moment] = {
     "model": at_the_model,
     "send queue": in_the_send_queue,
@@ -128,6 +139,7 @@ async def test_sigkill_at_any_moment_leaves_nobody_unanswered_and_marks_every_se
                 before = answered_count(telegram, wanted)
                 waiting = stored_unsent(db, telegram, wanted)
                 await sabha.signal(signal.SIGKILL)
+                on_wire = sending_rows(db, wanted)  # requests that had started to be written: the only ones to repeat
                 after_kill()
                 await sabha.start()
                 try:
@@ -146,6 +158,10 @@ async def test_sigkill_at_any_moment_leaves_nobody_unanswered_and_marks_every_se
                     telegram.sent_messages[:] = [m for m in telegram.sent_messages if " Q9" not in m.text]  # CLOSING
                 assert (lost, unmarked_twice) == ([], []), \
                     f"kill at '{name}':\n{where_they_stand(tmp_path / 'sessions', lost + unmarked_twice)}"
+                if name in ("model", "send queue"):  # nothing of these replies had left: sent at the restart, unmarked
+                    assert (seen.marked_only, seen.marked_second) == (0, 0), f"kill at '{name}': {seen}"
+                elif name.startswith("wire"):  # a marked copy only for a request that was on the wire
+                    assert seen.marked_only + seen.marked_second <= on_wire, f"kill at '{name}': {seen}, {on_wire} left"
         finally:
             await sabha.close()
             print(f"\nSIGKILL mid-burst ({BURST} questions from {CHATS} chats, cap {CAP}, 200 ms model), then restart:")

@@ -157,6 +157,9 @@ async def test_a_replica_killed_at_any_moment_leaves_nobody_unanswered(
                     held = await victims_work(state_db)
                     assert held, f"{VICTIM} held no unanswered work when it was killed"
                     replicas.kill(int(VICTIM[1:]))
+                    await victim.wait(30)
+                    # requests held (any replica's) or started by the victim: the only ones to repeat
+                    on_wire = telegram.waiting("sendMessage") + len(await victims_work(state_db, "('sending')"))
                     after_kill()
                     await asyncio.wait_for(sending, 120)
                 finally:
@@ -169,6 +172,11 @@ async def test_a_replica_killed_at_any_moment_leaves_nobody_unanswered(
                 report.append(f"  {name:>17}  {len(held):>13}  {len(seen.lost):>4}  {len(seen.unmarked_twice):>14}"
                               f"  {seen.marked_only:>11}  {seen.marked_second:>13}")
                 assert (seen.lost, seen.unmarked_twice) == ([], []), f"kill at '{name}'\n{replicas.logs()}"
+                # A marked copy only for a request that had started to leave when the victim died. Unlike the one-
+                # process test, the send-queue round cannot ask for none: the victim's pool is not all held, so a
+                # few replies are on their way at the kill (seen: marked_second=3 with the early mark gone).
+                if name != "anywhere":
+                    assert seen.marked_only + seen.marked_second <= on_wire, f"kill at '{name}': {seen}, {on_wire} held"
                 telegram.sent_messages[:] = [m for m in telegram.sent_messages if " Q9" not in m.text]  # CLOSING
                 await victim.wait(30)
                 await victim.start()  # back for the next round

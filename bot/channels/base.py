@@ -44,7 +44,9 @@ class DeliveryOutcome(StrEnum):
     """How a delivery ended, as far as Sabha can know."""
 
     SENT = "sent"
-    MAY_HAVE_ARRIVED = "may_have_arrived"  # the request left and its answer was lost: never resent
+    #: the request left and its answer was lost: the intake waits for the service's confirmation where it has one,
+    #: else sends it once more, marked as possibly repeated (never a third copy)
+    MAY_HAVE_ARRIVED = "may_have_arrived"
     NOT_SENT = "not_sent"  # the service proved it did not post it
 
 
@@ -79,7 +81,17 @@ class SendProgress:
     #: What the service may echo back to confirm this delivery (WhatsApp's ``biz_opaque_callback_data``, in the
     #: status webhook of each message sent): :meth:`bot.intake.intake.Intake.confirmed`
     key: str | None = None
+    #: Which message of a reply sent in several the next request is (``"i/n"``; empty: a reply in one message):
+    #: each part carries its own key (:meth:`part_key`), so the service's status of one part is not taken for
+    #: the whole reply's
+    part: str = ""
     _announced: bool = False
+
+    def part_key(self) -> str | None:
+        """The key of the message about to be sent: :attr:`key`, with ``:i/n`` when the reply is in parts."""
+        if self.key is None or not self.part:
+            return self.key
+        return f"{self.key}:{self.part}"
 
     async def leaving(self) -> None:
         """A request that may post something is about to leave."""

@@ -61,8 +61,9 @@ log = logging.getLogger("sabha.inbox")
 KEEP = timedelta(days=7)
 _BATCH_ROWS = 500  # rows per statement (7 parameters each, well under SQLite's limit of 32766)
 MAX_ATTEMPTS = 3  # a message whose answering was interrupted this often is given up (it may be the cause)
-#: The detail of a row whose reply is sent once more after a restart (kept when it is delivered).
-SENT_AGAIN = "sent once more after a restart (its first sending may have arrived), marked as possibly repeated"
+#: The detail of a row whose reply is sent once more, marked (kept when it is delivered).
+SENT_AGAIN = ("sent once more (its first sending may have arrived: Sabha stopped, the connection dropped or the "
+              "service never confirmed it), marked as possibly repeated")
 
 
 #: The advisory lock class of conversations' receipts (PostgreSQL; the second key is the lane's hash).
@@ -331,12 +332,30 @@ class Inbox:
                             f"going to {doing} (the conversation's holder answers it)")
 
     async def unsent(self, pending: Pending) -> None:
-        """Delivery stopped before any request left: deliver the stored reply at the next start."""
-        await self._update(pending, "status = 'replied'")
+        """Delivery stopped before any request left: deliver the stored reply at the next start. Only a row still
+        'sending' this very copy moves (``resends``): not one confirmed, or sent once more, meanwhile."""
+        await self._moved_on(pending, "status = 'replied'", (), (InboxStatus.SENDING,), say=False)
 
     async def finish(self, pending: Pending, status: InboxStatus, detail: str | None = None) -> None:
-        """Record how a message ended."""
-        await self._update(pending, "status = ?, answered_at = ?, detail = ?", (status.value, _stamp(_now()), detail))
+        """Record how a message ended: only while it is unfinished and its row is still about this copy of the
+        reply (``resends``). A late outcome of a first send does not overwrite a confirmation (a status webhook
+        that beat the send's answer) nor the marked copy another replica queued meanwhile."""
+        await self._moved_on(pending, "status = ?, answered_at = ?, detail = ?",
+                             (status.value, _stamp(_now()), detail), (*UNFINISHED, InboxStatus.UNCONFIRMED))
+
+    async def _moved_on(self, pending: Pending, sql: str, params: tuple[Any, ...],
+                        expected: tuple[InboxStatus, ...], *, say: bool = True) -> bool:
+        """``sql`` applied to ``pending``'s row only when its status is one of ``expected`` and its ``resends`` is
+        ``pending``'s; False (logged when ``say``) when the row had moved on."""
+        row = await self.db.fetchone(
+            f"UPDATE inbound_messages SET {sql} WHERE channel = ? AND chat_id = ? AND message_id = ? "
+            f"AND status IN ({', '.join('?' for _ in expected)}) AND resends = ? RETURNING status",
+            (*params, self.channel, pending.chat_id, pending.message_id, *(e.value for e in expected),
+             pending.resends))
+        if row is None and say:
+            log.info("%s: message %s in chat %s had moved on meanwhile (confirmed, or its reply sent once more); "
+                     "leaving it as it is", self.channel, pending.message_id, pending.chat_id)
+        return row is not None
 
     async def status(self, chat_id: str, message_id: str) -> str | None:
         """Where a message stands (None: never stored)."""
@@ -347,10 +366,11 @@ class Inbox:
         return None if row is None else str(row["status"])
 
     async def count_unfinished(self) -> int:
-        """Messages stored and not answered yet."""
+        """Messages stored and not answered yet (a reply waiting for the service's confirmation included)."""
+        waiting = (*UNFINISHED, InboxStatus.UNCONFIRMED)
         row = await self.db.fetchone(
             f"SELECT COUNT(*) AS n FROM inbound_messages WHERE channel = ? AND status IN "
-            f"({', '.join('?' * len(UNFINISHED))})", (self.channel, *UNFINISHED))
+            f"({', '.join('?' * len(waiting))})", (self.channel, *waiting))
         return int(row["n"]) if row is not None else 0
 
     async def unfinished(self, max_age: timedelta, redo: Callable[[Reply], Awaitable[bool]] | None = None,
@@ -381,34 +401,18 @@ class Inbox:
             if mine is not None and not await mine(pending):
                 continue
             status = str(row["status"])
+            may_have_arrived = False
             if unreadable is not None:
                 why = unreadable
-            elif status == InboxStatus.SENDING and not (
+            elif why is None and status == InboxStatus.SENDING and not (
                     pending.reply is not None and redo is not None and await redo(pending.reply)):
-                if pending.reply is not None and confirms and pending.resends == 0:
-                    await self.unconfirmed(pending)  # the service's status webhook says whether it arrived
-                    log.warning("%s: message %s in chat %s: its reply was being sent when Sabha stopped; waiting for "
-                                "the service to confirm it arrived, else it is sent once more", self.channel,
-                                pending.message_id, pending.chat_id)
+                # too old or interrupted too often (``why``): given up like any other row, the user told
+                handled, why = await self._left_sending(pending, again, confirms, todo)
+                if handled:
                     continue
-                if pending.reply is not None and again is not None and pending.resends == 0:
-                    marked = await self.send_again(pending, again(pending.reply), "was being sent when Sabha stopped")
-                    if marked is not None:
-                        todo.append(marked)
-                    continue
-                why = ("its reply was being sent when Sabha stopped and may have arrived; not sending it again, "
-                       "since that could post it twice" if pending.resends == 0 else
-                       "its reply, sent once more after an earlier stop, was being sent when Sabha stopped and may "
-                       "have arrived; not sending a third copy")
+                may_have_arrived = True
             if why is not None:
-                status_after = InboxStatus.MAY_HAVE_ARRIVED if status == InboxStatus.SENDING else InboxStatus.ABANDONED
-                await self.finish(pending, status_after, why)
-                self.abandoned += 1
-                if gave_up is not None and status_after is InboxStatus.ABANDONED:
-                    await gave_up(pending)
-                envelope = pending.envelope if row["envelope"] else None
-                log.warning("%s: message %s in chat %s (%s) was received but not answered; not answering it: %s",
-                            self.channel, pending.message_id, pending.chat_id, _preview(envelope), why)
+                await self._give_up(pending, row, why, may_have_arrived, gave_up)
                 continue
             todo.append(pending)
         if after_restart:
@@ -417,6 +421,40 @@ class Inbox:
                 log.info("%s: taking up %d message(s) received before the restart and not answered yet",
                          self.channel, len(todo))
         return todo
+
+    async def _left_sending(self, pending: Pending, again: Callable[[Reply], Reply] | None, confirms: bool,
+                            todo: list[Pending]) -> tuple[bool, str | None]:
+        """A reply whose request had left when Sabha stopped: wait for the service's confirmation (``confirms``),
+        or send it once more as ``again`` makes it (added to ``todo``). (True, None): so handled; (False, why):
+        it may not be sent again (no way to mark it, or it was the marked copy already)."""
+        if pending.reply is not None and confirms and pending.resends == 0:
+            await self.unconfirmed(pending)  # the service's status webhook says whether it arrived
+            log.warning("%s: message %s in chat %s: its reply was being sent when Sabha stopped; waiting for "
+                        "the service to confirm it arrived, else it is sent once more", self.channel,
+                        pending.message_id, pending.chat_id)
+            return True, None
+        if pending.reply is not None and again is not None and pending.resends == 0:
+            marked = await self.send_again(pending, again(pending.reply), "was being sent when Sabha stopped")
+            if marked is not None:
+                todo.append(marked)
+            return True, None
+        return False, ("its reply was being sent when Sabha stopped and may have arrived; not sending it again, "
+                       "since that could post it twice" if pending.resends == 0 else
+                       "its reply, sent once more after an earlier stop, was being sent when Sabha stopped and may "
+                       "have arrived; not sending a third copy")
+
+    async def _give_up(self, pending: Pending, row: Row, why: str, may_have_arrived: bool,
+                       gave_up: Callable[[Pending], Awaitable[None]] | None) -> None:
+        """A row :meth:`unfinished` may not take up: finished (``may_have_arrived``, else abandoned and
+        ``gave_up`` told) and logged with ``why``."""
+        status_after = InboxStatus.MAY_HAVE_ARRIVED if may_have_arrived else InboxStatus.ABANDONED
+        await self.finish(pending, status_after, why)
+        self.abandoned += 1
+        if gave_up is not None and status_after is InboxStatus.ABANDONED:
+            await gave_up(pending)
+        envelope = pending.envelope if row["envelope"] else None
+        log.warning("%s: message %s in chat %s (%s) was received but not answered; not answering it: %s",
+                    self.channel, pending.message_id, pending.chat_id, _preview(envelope), why)
 
     async def send_again(self, pending: Pending, marked: Reply, why: str) -> Pending | None:
         """A reply whose request had left when its answer was lost (``why``: Sabha stopped, the connection
@@ -435,10 +473,11 @@ class Inbox:
                     pending.chat_id, why)
         return replace(pending, reply=marked, resends=pending.resends + 1)
 
-    async def unconfirmed(self, pending: Pending) -> None:
-        """``pending``'s reply may have arrived: wait for the service to confirm it (from now on)."""
-        await self._update(pending, "status = ?, unconfirmed_at = ?", (InboxStatus.UNCONFIRMED.value,
-                                                                      _stamp(_now())))
+    async def unconfirmed(self, pending: Pending) -> bool:
+        """``pending``'s reply may have arrived: wait for the service to confirm it (from now on). False: the row
+        was no longer 'sending' (the service confirmed it before the send's answer was lost)."""
+        return await self._moved_on(pending, "status = ?, unconfirmed_at = ?", (InboxStatus.UNCONFIRMED.value,
+                                                                        _stamp(_now())), (InboxStatus.SENDING,))
 
     async def confirm(self, message_id: str, how: str) -> bool:
         """The service confirmed the reply to ``message_id`` (``how``: its status): answered, not sent again.
@@ -449,17 +488,33 @@ class Inbox:
             (_stamp(_now()), f"confirmed by the service ({how})", self.channel, message_id))
         return row is not None
 
-    async def overdue(self, within: timedelta) -> list[Pending]:
-        """Replies that waited longer than ``within`` for a confirmation that never came."""
-        rows = await self.db.fetchall(
-            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane, resends "
-            "FROM inbound_messages WHERE channel = ? AND status = ? AND unconfirmed_at < ?",
-            (self.channel, InboxStatus.UNCONFIRMED.value, _stamp(_now() - within)))
+    async def overdue(self, within: timedelta, *, holder: str | None = None, now_s: float | None = None,
+                      max_age: timedelta | None = None) -> list[Pending]:
+        """Replies that waited longer than ``within`` for a confirmation that never came. With ``holder`` (replicas)
+        only those of conversations it holds or nobody holds (their lease gone by ``now_s``, epoch seconds): the
+        rest is left to the replica that works them. One whose stored copy cannot be read is given up (abandoned,
+        logged), not skipped for ever; one received longer than ``max_age`` ago is not sent again days late
+        (may have arrived, logged)."""
+        sql = ("SELECT m.chat_id AS chat_id, m.message_id AS message_id, m.received_at AS received_at, m.status AS "
+               "status, m.envelope AS envelope, m.reply AS reply, m.attempts AS attempts, m.kind AS kind, m.lane AS "
+               "lane, m.resends AS resends FROM inbound_messages m ")
+        params: list[Any] = []
+        if holder is not None:
+            sql += "LEFT JOIN leases l ON l.key = 'lane:' || m.lane "
+        sql += "WHERE m.channel = ? AND m.status = ? AND m.unconfirmed_at < ?"
+        params += [self.channel, InboxStatus.UNCONFIRMED.value, _stamp(_now() - within)]
+        if holder is not None:
+            sql += " AND (l.key IS NULL OR l.holder = ? OR l.expires_at < ?)"
+            params += [holder, now_s if now_s is not None else _now().timestamp()]
         found = []
-        for row in rows:
-            pending, unreadable, _ = self._pending_of(row, _now(), timedelta(days=3650))
-            if unreadable is None and pending.reply is not None:
-                found.append(pending)
+        for row in await self.db.fetchall(sql, params):
+            pending, unreadable, why = self._pending_of(row, _now(), max_age or timedelta(days=3650))
+            if unreadable is None and pending.reply is None:
+                unreadable = "its stored reply is missing"
+            if unreadable is not None or why is not None:  # too old: its request had left, so it may have arrived
+                await self._give_up(pending, row, unreadable or why or "", unreadable is None, None)
+                continue
+            found.append(pending)
         return found
 
     async def fill_lanes(self, conversation: Callable[[Envelope], str]) -> int:

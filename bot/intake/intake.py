@@ -50,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -88,6 +89,16 @@ _A = TypeVar("_A")
 _T = TypeVar("_T")
 #: The start of a :attr:`SendProgress.key`: the reply to the stored message whose id follows.
 REPLY_KEY = "sabha-reply:"
+_PART = re.compile(r"(?P<id>.+):(?P<part>[0-9]+)/(?P<parts>[0-9]+)")
+
+
+def _reply_part(rest: str) -> tuple[str, int, int]:
+    """A reply key (without :data:`REPLY_KEY`) as (message id, part, parts): ``<id>:<i>/<n>`` for a reply sent in
+    several messages (:meth:`bot.channels.base.SendProgress.part_key`), ``<id>`` (one part of one) else."""
+    found = _PART.fullmatch(rest)
+    if found is None:
+        return rest, 1, 1
+    return found["id"], int(found["part"]), int(found["parts"])
 _releasing: set[asyncio.Task[int]] = set()  # held scheduled work being released (kept from the collector)
 
 
@@ -410,8 +421,15 @@ class Intake:
     async def _unconfirmed_overdue(self) -> None:
         """Replies whose confirmation never came within ``inbox.confirm_within_s``: sent once more, marked."""
         within = timedelta(seconds=self.hub.settings.confirm_within_s)
-        for pending in await self.inbox.overdue(within):
+        lanes = self.hub.lanes
+        overdue = await self.inbox.overdue(within, holder=lanes.holder if lanes is not None else None,
+                                           now_s=self.board.clock.now().timestamp(),
+                                           max_age=timedelta(seconds=self.hub.settings.resume_max_age_s))
+        for pending in overdue:
             assert pending.reply is not None
+            if not self.courier.admit(pending.envelope).allowed:  # the config may have changed since
+                await self.inbox.finish(pending, InboxStatus.DENIED, "the sender is not allowed any more")
+                continue
             why = f"was not confirmed by the service within {within.total_seconds():.0f} s"
             again = await self.inbox.send_again(pending, self._sent_again(pending.reply), why)
             if again is not None:
@@ -424,10 +442,15 @@ class Intake:
         that waited for it is answered and not sent again. False when ``key`` is not a reply's or nothing waited."""
         if not key or not key.startswith(REPLY_KEY):
             return False
-        done = await self.inbox.confirm(key.removeprefix(REPLY_KEY), how)
+        message_id, part, parts = _reply_part(key.removeprefix(REPLY_KEY))
+        if part != parts:  # a reply in several messages: only its last part's status says all of it left
+            log.info("%s: part %d of %d of the reply to message %s was confirmed by the service (%s); waiting for "
+                     "its last part", self.courier.name, part, parts, message_id, how)
+            return False
+        done = await self.inbox.confirm(message_id, how)
         if done:
             log.info("%s: the reply to message %s was confirmed by the service (%s); not sending it again",
-                     self.courier.name, key.removeprefix(REPLY_KEY), how)
+                     self.courier.name, message_id, how)
         return done
 
     async def _dispatching(self, lanes: LaneLeases) -> None:
@@ -516,7 +539,8 @@ class Intake:
                 await self.courier.deliver(pending.reply, progress)
         except SendFailed as exc:
             if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED and pending.resends == 0 and self.confirms:
-                await self.inbox.unconfirmed(pending)  # the service's status webhook says whether it arrived
+                if not await self.inbox.unconfirmed(pending):  # the service's status webhook says whether it arrived
+                    return True  # it confirmed it already
                 log.warning("%s: the reply to message %s in chat %s may or may not have arrived (%s); waiting up to "
                             "%.0f s for the service to confirm it, else it is sent once more", self.courier.name,
                             pending.message_id, pending.chat_id, exc, self.hub.settings.confirm_within_s)
@@ -592,13 +616,14 @@ class Intake:
             await interrupted(pending.chat_id, pending.message_id)
 
     async def _record(self, pending: Pending, status: InboxStatus, detail: str | None = None) -> None:
-        try:
-            await self.inbox.finish(pending, status, detail)
-        except Exception as exc:
-            if not is_storage_error(exc):
-                raise
-            # The reply is out; the row stays 'sending', so a restart will not send it again.
-            self.hub.storage.failed(exc, f"recording the outcome of {self.courier.name} message {pending.message_id}")
+        """Record how ``pending`` ended; while the state store cannot be written, again after a pause until it is.
+        Until then the row stays 'sending' and this job keeps it (``_local``), so the dispatcher does not send
+        it once more; only a stop meanwhile leaves it 'sending' (the next start sends it once more, marked)."""
+        await self._retrying(f"recording the outcome of {self.courier.name} message {pending.message_id}",
+                             self._finish, (pending, status, detail))
+
+    async def _finish(self, outcome: tuple[Pending, InboxStatus, str | None]) -> None:
+        await self.inbox.finish(*outcome)
 
     async def _record_unsent(self, pending: Pending) -> None:
         try:

@@ -16,7 +16,7 @@ from bot.replicas.registry import ReplicaRow, alive_replicas
 __all__ = ["BACKLOG_STATUSES", "LeaseRow", "ReplicasReport", "read_report", "report_lines"]
 
 #: Inbound messages in these states are received but not answered yet (the backlog).
-BACKLOG_STATUSES = ("received", "replied", "sending")
+BACKLOG_STATUSES = ("received", "replied", "sending", "unconfirmed")
 #: At most this many lease keys are listed per replica (the count is always whole).
 LEASES_SHOWN = 5
 

@@ -6,8 +6,9 @@ the event loop may run other work for a while before it writes. A reply marked "
 that wait and lost in it (Sabha killed) was never sent, yet a restart could only treat it as
 "may have arrived". So the mark goes where the bytes leave: httpcore's ``trace`` request extension
 (an async callback told ``http11.send_request_headers.started`` right before the request's first
-byte is written) awaits :meth:`bot.channels.base.SendProgress.leaving` there; the request waits for
-the mark to be stored, holding its connection, then goes.
+byte is written; not for an HTTP proxy's ``CONNECT``, which only opens the tunnel) awaits
+:meth:`bot.channels.base.SendProgress.leaving` there; the request waits for the mark to be stored, holding
+its connection, then goes.
 
 :func:`departing` says which delivery the requests made inside it belong to (a context variable:
 PTB awaits its request in the caller's task); :func:`attach_departure`, an httpx ``request`` event
@@ -41,12 +42,15 @@ class Departure:
 
     def __init__(self, progress: SendProgress) -> None:
         self.progress = progress
-        self.left = False  # a request of it started to be written
+        self.left = False  # a request of it started to be written (False: a failure proves nothing left)
         self.error: Exception | None = None  # storing the mark failed: nothing was written
 
     async def trace(self, event: str, info: dict[str, Any]) -> None:
         """httpcore's ``trace`` callback."""
         if event not in _LEAVING:
+            return
+        request = info.get("request")
+        if getattr(request, "method", None) == b"CONNECT":  # an HTTP proxy's tunnel: the request is still to go
             return
         try:
             await self.progress.leaving()

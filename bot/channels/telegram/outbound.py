@@ -59,7 +59,7 @@ from telegram.error import (
 from board.envelope import Button, Reply
 from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress, repeating
 from bot.channels.reach import Reach
-from bot.channels.telegram.departure import departing
+from bot.channels.telegram.departure import Departure, departing
 from bot.channels.telegram.format import Chunk, plain_chunks, render
 from bot.channels.telegram.inbound import quoted_message_id
 from bot.channels.telegram.ratelimit import FloodControl
@@ -129,8 +129,10 @@ def proves_not_sent(exc: TelegramError) -> bool:
     if isinstance(exc, RetryAfter):
         return True
     cause = exc.__cause__
-    if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)):
-        return True  # no connection: the request never left
+    if isinstance(exc, NeverLeft):
+        return True
+    if isinstance(cause, (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ProxyError)):
+        return True  # no connection (or the proxy refused the tunnel): the request never left
     if type(exc) is NetworkError:
         return cause is None or isinstance(cause, TelegramError)  # the server answered with an error status
     return False
@@ -149,6 +151,21 @@ def answered(exc: TelegramError) -> bool:
     """True when ``exc`` is an answer of the Bot API (an error status), not a transport failure."""
     return not isinstance(exc, NetworkError) or isinstance(exc, BadRequest) or (
         type(exc) is NetworkError and (exc.__cause__ is None or isinstance(exc.__cause__, TelegramError)))
+
+
+class NeverLeft(NetworkError):
+    """A network error before any byte of the request was written (its departure never came: a proxy's
+    tunnel refused, a SOCKS handshake or TLS failed): nothing can have been posted."""
+
+
+async def _never_left(make: Callable[[], Awaitable[T]], departure: Departure | None) -> T:
+    """``make()``; a transport error it raises before its request started to be written is :class:`NeverLeft`."""
+    try:
+        return await make()
+    except NetworkError as exc:
+        if departure is None or departure.left or departure.error is not None or not _uncertain(exc):
+            raise
+        raise NeverLeft(f"{exc.message} (before the request was written)") from exc
 
 
 def _uncertain(exc: TelegramError) -> bool:
@@ -260,10 +277,11 @@ class Outbound:
         if _uncertain(exc):
             self.unknown += 1
             log.error("telegram: sending to chat %s thread %s failed after the request was sent (%s): the message "
-                      "may or may not have been posted; not resending it, since that could post it twice",
+                      "may or may not have been posted; the intake sends it once more, marked as possibly repeated",
                       target.chat_id, target.topic, exc)
             return DeliveryUnknown(f"the message to chat {target.chat_id} thread {target.topic} may not have "
-                                   f"arrived ({exc}); it was not resent to avoid posting it twice")
+                                   f"arrived ({exc}); not resent here: the intake sends it once more, marked as "
+                                   "possibly repeated")
         unreachable = network_failure(exc)
         if unreachable:
             return SendFailed(f"network failure: cannot reach the Telegram Bot API ({unreachable}); the message to "
@@ -430,7 +448,7 @@ class Outbound:
             await self.flood.acquire(target.chat_id)
             try:
                 with departing(progress) as departure:  # "sending" is marked as the request starts to leave
-                    result = await make()
+                    result = await _never_left(make, departure)
             except TelegramError as exc:
                 if departure is not None:
                     departure.reraise()  # the mark could not be stored: nothing left

@@ -198,9 +198,12 @@ class WhatsAppChannel:
         if reply.name and reply.kind in ("answer", "meeting", "command"):
             body = f"*{reply.label}*\n{body}"
         pieces, button_body = with_buttons(split_text(body) or ["(empty answer)"], reply.buttons)
+        parts = len(pieces) + (button_body is not None)
         for i, piece in enumerate(pieces):
+            progress.part = f"{i + 1}/{parts}" if parts > 1 else ""  # Meta's status of the last part confirms it
             await self._send(reply.chat_id, piece, reply_to if i == 0 else None, progress)
         if button_body is not None:  # the reply's buttons, under its last part (or a short line of their own)
+            progress.part = f"{parts}/{parts}" if parts > 1 else ""
             await self._send(reply.chat_id, button_body, None if pieces else reply_to, progress, reply.buttons)
         if reply.voice:
             await self._send_voice(reply, reply_to)

@@ -192,6 +192,20 @@ class GraphClient:
                     user, self.api, _network(exc), delay)
         await self.sleep(delay)
 
+    async def _before_leaving(self, exc: Exception, attempt: int, user: str, progress: SendProgress) -> None:
+        """Pause before the ``attempt``-th retry of a send that failed before its request was written, or give up
+        (not sent)."""
+        what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        if attempt > self.pacing.max_retries:
+            outcome = DeliveryOutcome.NOT_SENT if progress.posted == 0 else DeliveryOutcome.MAY_HAVE_ARRIVED
+            raise SendFailed(f"the message to {user} was not sent: its request failed before it was written "
+                             f"({what}; {attempt - 1} retries)", outcome) from exc
+        delay = retry_delay(attempt, self.pacing.transient_s)
+        self.retried[ErrorClass.NETWORK] = self.retried.get(ErrorClass.NETWORK, 0) + 1
+        log.warning("whatsapp: sending to %s failed before its request was written (%s); retrying in %.1f s",
+                    user, what, delay)
+        await self.sleep(delay)
+
     async def send_text(self, user: str, body: str, *, reply_to: str | None = None,
                         progress: SendProgress | None = None) -> str:
         """Send one text (at most 4096 characters) to ``user``; returns its wamid.
@@ -216,8 +230,9 @@ class GraphClient:
         payload: dict[str, Any] = {"messaging_product": "whatsapp", **recipient(user), **content}
         if reply_to:
             payload["context"] = {"message_id": reply_to}
-        if progress.key:  # echoed in this message's status webhooks: confirms a reply that may have arrived
-            payload["biz_opaque_callback_data"] = progress.key
+        key = progress.part_key()
+        if key:  # echoed in this message's status webhooks: confirms a reply that may have arrived
+            payload["biz_opaque_callback_data"] = key
         attempt = 0
         while True:
             await self._wait_turn(user)
@@ -229,9 +244,13 @@ class GraphClient:
                 await self._after_network_failure(exc, attempt, user, progress)
                 continue
             except (aiohttp.ClientError, TimeoutError) as exc:
-                raise SendFailed(f"the request to the Graph API failed after it left ({exc or type(exc).__name__});"
-                                 " it may have arrived, so it is not sent again", DeliveryOutcome.MAY_HAVE_ARRIVED
-                                 ) from exc
+                if progress.in_flight:
+                    raise SendFailed(f"the request to the Graph API failed after it left ({exc or type(exc).__name__})"
+                                     "; it may have arrived", DeliveryOutcome.MAY_HAVE_ARRIVED) from exc
+                # before it had its connection (a ConnectionTimeoutError waiting for one): nothing was written
+                attempt += 1
+                await self._before_leaving(exc, attempt, user, progress)
+                continue
             else:
                 if status < 400:
                     progress.in_flight = False
