@@ -423,6 +423,28 @@ def _value_reason(value: str) -> str | None:
     return None
 
 
+#: A wallet's words named as such, even short of a whole phrase: "seed: abandon ability able about", "my seed is
+#: abandon ability able about": four or more plain lowercase words, with no common English word among them, under a
+#: key naming a seed / mnemonic / recovery phrase, or after "seed (phrase|words) is" (a part of a phrase is still a
+#: secret; "brand seed words: calm, earthy, honest" is a list, not a run of words, and is kept).
+_SEED_KEY = re.compile(r"\b(?:seeds?|mnemonic|recovery phrase|recovery words)\b")
+_WORD_RUN = re.compile(r"^\s*(?:[a-z]{3,8}\s+){3,}[a-z]{3,8}[.!]?\s*$")
+_SEED_SAID = re.compile(r"\b(?:seed|mnemonic)(?: phrase| words)?\s+(?:is|are|was)\s+"
+                        r"((?:[a-z]{3,8}\s+){3,}[a-z]{3,8})\s*[.!]?\s*$")
+#: Words of a sentence about a funding round or a project that no wallet's words are taken from in practice.
+_NOT_SEED_SAID = _NOT_SEED | {"this", "that", "these", "those", "going", "doing", "very", "really", "well", "good",
+                              "great", "done", "over", "last", "next", "year", "month", "week", "today", "soon",
+                              "closed", "closing", "raised", "still", "almost", "nearly"}
+
+
+def _named_seed(key: str, value: str) -> bool:
+    """A run of wallet words under a seed's key, or after "seed is" in what was said (see :data:`_SEED_KEY`)."""
+    if _SEED_KEY.search(_words(key)) and _WORD_RUN.match(value) and not set(value.split()) & _NOT_SEED:
+        return True
+    said = _SEED_SAID.search(value)
+    return said is not None and not set(said.group(1).split()) & _NOT_SEED_SAID
+
+
 def _seed_phrase(value: str) -> bool:
     run = stops = 0
     for word in value.lower().replace(",", " ").split():  # a phrase written with capitals is still one
@@ -466,7 +488,7 @@ def sentence_reason(sentence: str) -> str | None:
 def _told(key: str, value: str) -> str | None:
     """Why ``value`` (under ``key``, for a bank's account number) tells a secret, whatever its key names."""
     reason = _value_reason(value)
-    if reason is None and _seed_phrase(value):
+    if reason is None and (_seed_phrase(value) or _named_seed(key, value)):
         reason = "a seed or recovery phrase"
     reason = reason or _number_reason(key, value)
     if reason is None and (_TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value)):
