@@ -204,7 +204,7 @@ class FakeOpenAI(LLMServer):
     name = "FakeOpenAI"
     path = "/v1/chat/completions"
     sdk_prefix = "/v1"  # the SDK appends /chat/completions
-    DEFAULT_TEXT = "OK (fake OpenAI reply)"
+    DEFAULT_TEXT = "OK (fake model reply)"
     stop_keyword = "finish_reason"  # "length" simulates a max-tokens cut
     usual_stop = "stop"
     CACHE_MIN_TOKENS = 1024
