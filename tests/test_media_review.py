@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -133,12 +134,12 @@ async def test_an_update_that_cannot_be_stored_is_skipped_and_polling_goes_on(
     async with running(board, tg_settings(fake)) as channel:
         real = channel.arrivals
 
-        def poisoned(raw_updates: list[object]) -> list[object]:
-            arrivals = real(raw_updates)
+        async def poisoned(updates: list[Any]) -> tuple[list[Any], list[Any]]:
+            arrivals, albums = await real(updates)
             for arrival in arrivals:
                 if "POISON" in arrival.envelope.text:  # a value the inbox cannot write, as a bug would make
                     object.__setattr__(arrival.envelope, "sender_name", object())
-            return arrivals
+            return arrivals, albums
 
         monkeypatch.setattr(channel, "arrivals", poisoned)
         fake.push_text(OWNER, OWNER, "POISON pill", is_forum=False, chat_type="private")

@@ -113,7 +113,12 @@ async def test_a_kill_after_the_fallback_send_of_a_deleted_draft_does_not_send_t
     finally:
         await sabha.close()
     header = draft.text.split("\n", 1)[0]
-    assert bot_texts(fake, "Pricing") == [final_text(header, LONG_ANSWER)]  # one copy of the answer, not two
+    texts = bot_texts(fake, "Pricing")
+    plain = [t for t in texts if "Sent again" not in t]
+    assert plain == [final_text(header, LONG_ANSWER)]  # one unmarked copy of the answer, not two
+    # the kill came while its request was out: Telegram leaves no way to know, so one more copy may follow,
+    # and then it says so (issue 36, item 1; README: "Answered once")
+    assert len(texts) - len(plain) <= 1
 
 
 async def test_a_secret_split_across_deltas_never_shows_in_the_telegram_preview() -> None:
