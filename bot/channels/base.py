@@ -85,6 +85,14 @@ class SendProgress:
     #: each part carries its own key (:meth:`part_key`), so the service's status of one part is not taken for
     #: the whole reply's
     part: str = ""
+    #: A copy sent once more (:meth:`bot.intake.inbox.Inbox.send_again`): as new messages, never an edit of the
+    #: answer's earlier draft or notice (that edit may be what arrived: the copy would replace it, unmarked parts
+    #: of the original left below)
+    again: bool = False
+    #: Messages of the reply an earlier try of this delivery certainly posted: this try starts after them, its
+    #: first message headed by :attr:`heading` (the channel's ``possibly_repeated``): what arrived is not repeated
+    skip: int = 0
+    heading: str = ""
     _announced: bool = False
 
     def part_key(self) -> str | None:

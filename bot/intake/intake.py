@@ -53,7 +53,7 @@ import logging
 import re
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
@@ -100,6 +100,15 @@ def _reply_part(rest: str) -> tuple[str, int, int]:
         return rest, 1, 1
     return found["id"], int(found["part"]), int(found["parts"])
 _releasing: set[asyncio.Task[int]] = set()  # held scheduled work being released (kept from the collector)
+
+
+@dataclass(frozen=True)
+class _Rest:
+    """What of a reply an earlier try left uncertain: ``reply`` as stored (unmarked), of which the first ``posted``
+    messages certainly arrived (the service confirmed them); the rest goes once more, marked."""
+
+    reply: Reply
+    posted: int
 
 
 class _Turn(Enum):
@@ -523,20 +532,24 @@ class Intake:
         await self.inbox.replied(pending, reply)
         return pending.with_reply(reply)
 
-    async def _deliver(self, pending: Pending) -> bool:
+    async def _deliver(self, pending: Pending, rest: _Rest | None = None) -> bool:
         """Deliver the stored reply and record the outcome; False when "sending" could not be
-        recorded (nothing left: try again later)."""
+        recorded (nothing left: try again later). ``rest``: a marked copy of what an earlier try in this run
+        left uncertain, from its first uncertain message on (the messages before it certainly arrived)."""
         assert pending.reply is not None
         progress = SendProgress(before_first_request=lambda: self.inbox.sending(pending),
                                 after_refusal=lambda: self.inbox.unsent(pending),  # a 429: nothing posted yet
-                                key=f"{REPLY_KEY}{pending.message_id}")
+                                key=f"{REPLY_KEY}{pending.message_id}", again=pending.resends > 0)
+        reply = pending.reply
+        if rest is not None:
+            reply, progress.skip, progress.heading = rest.reply, rest.posted, self.courier.texts.possibly_repeated
         notice = self._notices.pop((pending.chat_id, pending.message_id), None)
         deliver_over = getattr(self.courier, "deliver_over", None)
         try:
-            if notice is not None and deliver_over is not None:
-                await deliver_over(notice, pending.reply, progress)
+            if notice is not None and deliver_over is not None and not progress.again:
+                await deliver_over(notice, reply, progress)
             else:
-                await self.courier.deliver(pending.reply, progress)
+                await self.courier.deliver(reply, progress)
         except SendFailed as exc:
             if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED and pending.resends == 0 and self.confirms:
                 if not await self.inbox.unconfirmed(pending):  # the service's status webhook says whether it arrived
@@ -549,7 +562,9 @@ class Intake:
                 again = await self.inbox.send_again(pending, self._sent_again(pending.reply),
                                                     f"left but its answer was lost ({exc})")
                 if again is not None:  # nobody is left silently unanswered: once more, marked
-                    return await self._deliver(again)
+                    # from the message whose answer was lost: those before it certainly arrived
+                    cut = _Rest(pending.reply, progress.posted) if progress.posted else None
+                    return await self._deliver(again, cut)
             if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED:
                 self.uncertain += 1
                 status = InboxStatus.MAY_HAVE_ARRIVED

@@ -339,6 +339,8 @@ class TelegramChannel:
         key = DraftKey.of_reply(reply)
         stored = await self.drafts.store.get(key) if key is not None else None
         message_id = stored.message_id if stored is not None and stored.message_id is not None else over
+        if progress.again:  # a marked copy: new messages below what may have arrived, never an edit over it
+            message_id = None
         if message_id is not None:
             if key is not None:
                 await self.drafts.settle(key)
@@ -350,7 +352,7 @@ class TelegramChannel:
                 before_resend=(lambda: forget(key)) if stored is not None and key is not None else None)
             progress.note = "edited over its draft" if edited else "its draft was gone: sent as a new message"
         else:
-            if stored is not None:
+            if stored is not None and not progress.again:
                 log.warning("telegram: the streamed draft of the answer to chat %s was being sent when Sabha "
                             "stopped; its id is unknown, so the answer is sent as a new message", reply.chat_id)
                 progress.note = "the draft's id was not recorded: sent as a new message"

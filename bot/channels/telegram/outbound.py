@@ -60,7 +60,7 @@ from board.envelope import Button, Reply
 from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress, repeating
 from bot.channels.reach import Reach
 from bot.channels.telegram.departure import Departure, departing
-from bot.channels.telegram.format import Chunk, plain_chunks, render
+from bot.channels.telegram.format import Chunk, Entity, plain_chunks, render, split_chunks, utf16_len
 from bot.channels.telegram.inbound import quoted_message_id
 from bot.channels.telegram.ratelimit import FloodControl
 
@@ -189,6 +189,19 @@ def keyboard(buttons: tuple[Button, ...]) -> InlineKeyboardMarkup | None:
     return InlineKeyboardMarkup([[InlineKeyboardButton(b.label, callback_data=b.command) for b in buttons]])
 
 
+def _rest(chunks: list[Chunk], skip: int, heading: str) -> list[Chunk]:
+    """The messages of a reply after its first ``skip`` (posted for certain by an earlier try), the first of them
+    headed by ``heading`` (split again if that makes it too long)."""
+    rest = chunks[skip:]
+    if not rest or not heading:
+        return rest
+    first = rest[0]
+    prefix = f"{heading}\n\n"
+    shift = utf16_len(prefix)
+    entities = [Entity(e.type, e.offset + shift, e.length, e.url, e.language) for e in first.entities]
+    return [*split_chunks(prefix + first.text, entities), *rest[1:]]
+
+
 def _entities(chunk: Chunk) -> list[MessageEntity] | None:
     if not chunk.entities:
         return None
@@ -228,6 +241,8 @@ class Outbound:
         anything else that could not be delivered after retries.
         """
         chunks = render(text, header) or render("(no text)", header)
+        if progress is not None and progress.skip:
+            chunks = _rest(chunks, progress.skip, progress.heading)
         sent: list[Message] = []
         for index, chunk in enumerate(chunks):
             quote = target.reply_to if index == 0 and target.chat_id < 0 else None
@@ -331,7 +346,7 @@ class Outbound:
                 idempotent=True, progress=progress)
         except TelegramError as exc:
             if isinstance(exc, BadRequest) and "not modified" in exc.message.lower():
-                pass  # it already shows the answer
+                progress.posted += 1  # it already shows the answer's first message: that part is there
             elif _uncertain(exc):
                 raise self._failure(target, exc) from exc
             else:
