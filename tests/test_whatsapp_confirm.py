@@ -19,12 +19,12 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession, ClientTimeout, web
 
-from board.workspace.paths import copy_default_workspace
 from tests.daemon_support import SabhaProcess, markers
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.graph_api import FakeGraphAPI
 from tests.kill_support import MARK, Hold, settled, wait_for
-from tests.whatsapp_support import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, notification, post, status, text_notification
+from tests.test_whatsapp_durability import write_config as durability_config
+from tests.whatsapp_support import APP_SECRET, notification, post, status, text_notification
 
 pytestmark = pytest.mark.xdist_group("bursts")
 
@@ -78,19 +78,8 @@ async def graph() -> AsyncIterator[HoldingGraphAPI]:
 
 
 def write_config(root: Path, graph: FakeGraphAPI, model: EchoModel) -> Path:
-    if not (root / "workspace").exists():
-        copy_default_workspace(root / "workspace")
-    numbers = ", ".join(f'"{u}"' for u in USERS)
-    lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
-             "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
-             "      api_key: test-key", f"      base_url: {model.base_url}",
-             "inbox:", f"  confirm_within_s: {CONFIRM_S}",
-             "whatsapp:", f'  phone_number_id: "{NUMBER_ID}"', "  access_token: ${WHATSAPP_ACCESS_TOKEN}",
-             "  app_secret: ${WHATSAPP_APP_SECRET}", f"  verify_token: {VERIFY_TOKEN}",
-             f"  graph_base_url: {graph.base_url}", f"  allowed_numbers: [{numbers}]"]
-    path = root / "sabha.yaml"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    """test_whatsapp_durability's WhatsApp-only config, confirmations due after :data:`CONFIRM_S`."""
+    return durability_config(root, graph, model, ["inbox:", f"  confirm_within_s: {CONFIRM_S}"])
 
 
 def copies(graph: FakeGraphAPI) -> tuple[Counter[str], Counter[str]]:

@@ -9,6 +9,7 @@ import contextlib
 import re
 import signal
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,14 +32,15 @@ USERS = [f"1555000{n:04d}" for n in range(1, 9)]
 _ECHO = re.compile(r"ECHO [^\n]*?\b(Q\d{3})\b")
 
 
-def write_config(root: Path, graph: FakeGraphAPI, model: EchoModel) -> Path:
-    """A workspace and a sabha.yaml with only the WhatsApp channel, on the fakes."""
+def write_config(root: Path, graph: FakeGraphAPI, model: EchoModel, extra: Sequence[str] = ()) -> Path:
+    """A workspace and a sabha.yaml with only the WhatsApp channel, on the fakes (``extra``: more top-level
+    lines, e.g. an ``inbox:`` section)."""
     if not (root / "workspace").exists():
         copy_default_workspace(root / "workspace")
     numbers = ", ".join(f'"{u}"' for u in USERS)
     lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
              "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
-             "      api_key: test-key", f"      base_url: {model.base_url}",
+             "      api_key: test-key", f"      base_url: {model.base_url}", *extra,
              "whatsapp:", f'  phone_number_id: "{NUMBER_ID}"', "  access_token: ${WHATSAPP_ACCESS_TOKEN}",
              "  app_secret: ${WHATSAPP_APP_SECRET}", f"  verify_token: {VERIFY_TOKEN}",
              f"  graph_base_url: {graph.base_url}", f"  allowed_numbers: [{numbers}]"]
