@@ -63,6 +63,32 @@ async def unanswered_held_by(url: str, replica: str) -> int:
         await conn.close()
 
 
+async def _holdings(url: str) -> str:
+    """Who holds how many leases, and the messages by status: what the assertion shows when a kill would not."""
+    import asyncpg
+
+    conn = await asyncpg.connect(url)
+    try:
+        leases = await conn.fetch("SELECT holder, count(*) AS n FROM leases GROUP BY holder")
+        statuses = await conn.fetch("SELECT status, count(*) AS n FROM inbound_messages GROUP BY status")
+        return f"leases {dict((r['holder'], r['n']) for r in leases)}, " \
+               f"messages {dict((r['status'], r['n']) for r in statuses)}"
+    finally:
+        await conn.close()
+
+
+async def _wait_until_holding(url: str, replica: str, sending: asyncio.Task[None], timeout: float = 60.0) -> int:
+    """Wait, with the model held, until ``replica`` holds unanswered work: at a third of the burst it may by
+    chance hold none (its lanes answered, the next deliveries not yet claimed); the burst goes on arriving
+    while turns wait at the model, so it soon does. Returns what it holds (0 if it never did)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        held = await unanswered_held_by(url, replica)
+        if held or time.monotonic() > deadline or sending.done():
+            return held
+        await asyncio.sleep(0.05)
+
+
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "replicas"
 
 
@@ -83,8 +109,9 @@ async def _burst_with(tmp_path: Path, state_url: str, telegram: FakeTelegramAPI,
         assert not sending.done(), "the burst ended before a third was acknowledged; not mid-burst"
         if disrupt == "kill":
             await between_turns(model, lambda: burst.answered_count(telegram, graph))
-            held = await unanswered_held_by(state_url, "r1")
-            assert held, "r1 held no unanswered work when it was killed: the kill proved nothing"
+            held = await _wait_until_holding(state_url, "r1", sending)
+            assert held, f"r1 never held unanswered work while the model was held: the kill would prove nothing " \
+                         f"({await _holdings(state_url)})"
             replicas.kill(1)
             model.release()
         else:
