@@ -39,6 +39,7 @@ EXAMPLE = REPO / "config.example.yaml"
 #: What a free-form mapping's key stands for, by the mapping's key path (others: ``<name>``).
 _MAP_KEYS = {"board.agents": "<role>", "llm.context.roles": "<role>", "board.rosters": "<roster>",
              "llm.prices": "<model>"}
+_ROLE = re.compile(r":(?:class|mod|func|data|meth|attr):")
 _EXAMPLE_LINE = re.compile(r"^(?P<indent>\s*)(?P<key>[A-Za-z_][\w-]*):(?P<rest>.*)$")
 
 
@@ -150,7 +151,8 @@ def _model_in(annotation: Any) -> tuple[type[BaseModel] | None, bool]:
 
 
 def _doc(model: type[BaseModel]) -> str:
-    return " ".join((model.__doc__ or "").strip().split("\n\n")[0].split())
+    """The first paragraph of a section model's docstring, one line, Sphinx roles (``:class:``) dropped."""
+    return _ROLE.sub("", " ".join((model.__doc__ or "").strip().split("\n\n")[0].split()))
 
 
 def config_keys(model: type[BaseModel] = Config, prefix: str = "", section: str = "",
@@ -172,11 +174,14 @@ def config_keys(model: type[BaseModel] = Config, prefix: str = "", section: str 
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for a table cell: pipes escaped, and ``<`` ``>`` outside code spans written as entities (a
+    ``<role>`` in prose would otherwise be read as an HTML tag)."""
+    parts = text.replace("``", "`").replace("|", "\\|").replace("\n", " ").split("`")
+    return "`".join(p if i % 2 else p.replace("<", "&lt;").replace(">", "&gt;") for i, p in enumerate(parts))
 
 
 def reference() -> str:
-    """The reference as Markdown: a heading and a table per section, in the order of the models."""
+    """The reference as Markdown: a level-3 heading and a table per section, in the order of the models."""
     out: list[str] = []
     rows: list[Key] = []
 
@@ -186,11 +191,11 @@ def reference() -> str:
             out.extend(f"| `{k.path}` | {_cell(k.type)} | {_cell(k.default)} | {_cell(k.description)} |" for k in rows)
             rows.clear()
 
-    out.extend(["## Top level", "", _doc(Config)])
+    out.extend(["### Top level", "", _cell(_doc(Config))])
     for key in config_keys():
         if key.type == "section":
             flush()
-            out.extend(["", f"## {key.path}", "", key.description])
+            out.extend(["", f"### `{key.path}`", "", _cell(key.description)])
         else:
             rows.append(key)
     flush()
