@@ -152,3 +152,38 @@ def test_no_function_in_board_over_80_lines_or_8_parameters() -> None:
         f"functions over {MAX_FUNCTION_LINES} lines or {MAX_FUNCTION_PARAMETERS} parameters (split them into named "
         "steps, or group what they take into a frozen request):\n" + "\n".join(rest)
     )
+
+
+# -- issue 37: bot/ folders that show the rooms (botconfig) --------------------------------------
+
+MAX_BOT_ROOT_MODULES = 6
+
+
+def test_bot_root_holds_at_most_6_modules() -> None:
+    """``bot/`` shows its rooms: loose modules at its root (``__init__`` aside) are at most
+    :data:`MAX_BOT_ROOT_MODULES`; the rest lives in packages named for what they hold (``bot/config/``)."""
+    loose = sorted(path.name for path in (REPO / "bot").glob("*.py") if path.name != "__init__.py")
+    assert len(loose) <= MAX_BOT_ROOT_MODULES, (
+        f"bot/ has {len(loose)} loose modules (at most {MAX_BOT_ROOT_MODULES}): {', '.join(loose)}; "
+        "put them in the package of their concern")
+
+
+def test_bot_packages_of_one_name_share_no_module_name() -> None:
+    """Two packages of ``bot/`` with the same name (the owner's pages ``bot/web`` and the web chat
+    ``bot/channels/web``) hold no module of the same name: a module's name says what it is, not only
+    which folder it is in. ``config.py`` aside: in every package it is that package's own config section."""
+    by_name: dict[str, list[Path]] = {}
+    for init in sorted((REPO / "bot").rglob("__init__.py")):
+        by_name.setdefault(init.parent.name, []).append(init.parent)
+    clashes = []
+    for folders in by_name.values():
+        seen: dict[str, Path] = {}
+        for folder in folders:
+            for module in sorted(folder.glob("*.py")):
+                if module.name in ("__init__.py", "config.py"):
+                    continue
+                if module.name in seen:
+                    clashes.append(f"{seen[module.name].relative_to(REPO)} and {module.relative_to(REPO)}")
+                seen.setdefault(module.name, module)
+    assert not clashes, "modules of one name in packages of one name (rename them for what they do): " + "; ".join(
+        clashes)

@@ -1,7 +1,15 @@
 """The config file itself, before any validation: which file, its YAML, its ``${VAR}`` references.
 
-Split from :mod:`bot.config` so that reading a board's layout (:mod:`bot.board_layout`, for
-``sabha souls``) imports no pydantic; :mod:`bot.config` re-exports every public name here.
+Which file, first found wins (like git finds its repository): ``--config PATH`` (a file,
+or a folder holding ``sabha.yaml``), ``$SABHA_CONFIG`` (the same), the nearest
+``sabha.yaml`` in the current folder or any folder above it, the personal board
+(``$XDG_DATA_HOME/sabha/sabha.yaml``, default ``~/.local/share/sabha``), else none: the
+built-in defaults (:func:`locate_config` says which and how it was found). Strings may
+use ``${VAR}`` or ``${VAR:-default}`` (``$${`` is a literal ``${``).
+
+Shared by the three readers of the file (:mod:`bot.config.load` validates it whole, :mod:`bot.config.layout`
+and :mod:`bot.config.plain` are the fast paths of ``sabha souls`` and ``sabha ask``) and imports no pydantic;
+the package face :mod:`bot.config` re-exports what other packages use.
 YAML is parsed with libyaml's ``CSafeLoader`` when PyYAML was built with it; a file it
 refuses is read again by the pure-Python ``SafeLoader``, whose error names the character at
 fault (``found character '\\t' that cannot start any token``).
@@ -22,8 +30,14 @@ import yaml
 __all__ = [
     "CONFIG_ENV",
     "DEFAULT_CONFIG_NAME",
+    "DEFAULT_DATA_DIR",
+    "DEFAULT_MODEL",
+    "DEFAULT_ROSTER",
+    "DEFAULT_WORKSPACE",
     "KNOWN_PROVIDERS",
     "PROVIDER_KEY_ENV",
+    "PROVIDER_KEY_ENV_ALSO",
+    "SECRET_KEY",
     "ConfigError",
     "ConfigLocation",
     "FoundBy",
@@ -41,6 +55,17 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 CONFIG_ENV = "SABHA_CONFIG"
 DEFAULT_CONFIG_NAME = "sabha.yaml"
+
+#: The defaults of the keys every reader reads (the models' and both fast paths': one table, so they agree).
+DEFAULT_WORKSPACE = "workspace"
+DEFAULT_DATA_DIR = "sessions"
+DEFAULT_MODEL = "offline"
+DEFAULT_ROSTER = "board"
+
+#: A key whose value is a secret (``telegram.token``, ``llm.providers.openai.api_key`` ...), for every
+#: reader: the whole reading warns when one is written into the file and masks it in a dump; the plain
+#: reading never vouches for a file that names one.
+SECRET_KEY = re.compile(r"(token|secret|api_key|password|app_secret)$", re.IGNORECASE)
 
 _VAR = re.compile(r"\$(\$)?\{([^}]*)\}")
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
