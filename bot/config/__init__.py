@@ -16,7 +16,9 @@
 This face imports nothing heavy (no pydantic, no config models): ``sabha ask`` and ``sabha souls``
 import it and must not pay for the models. It re-exports the light parts other packages use; the
 whole reading and the models are imported from their modules (``from bot.config.load import
-load_config``, ``from bot.config.sections import Config``).
+load_config``, ``from bot.config.sections import Config``), and so is the plain reading
+(``from bot.config.plain import read_plain``: its defaults are some twenty dataclasses, which
+``sabha souls`` need not build).
 """
 
 from bot.config.file import (
@@ -34,7 +36,6 @@ from bot.config.file import (
 )
 from bot.config.layout import BoardLayout, layout_of, read_layout
 from bot.config.loaded import LoadedConfig
-from bot.config.plain import PlainConfig, read_plain
 
 __all__ = [
     "CONFIG_ENV",
@@ -47,11 +48,9 @@ __all__ = [
     "ConfigLocation",
     "FoundBy",
     "LoadedConfig",
-    "PlainConfig",
     "find_config",
     "layout_of",
     "locate_config",
     "personal_board_dir",
     "read_layout",
-    "read_plain",
 ]
