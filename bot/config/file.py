@@ -40,6 +40,7 @@ __all__ = [
     "SECRET_KEY",
     "ConfigError",
     "ConfigLocation",
+    "FileData",
     "FoundBy",
     "check_model",
     "dotted_path",
@@ -48,6 +49,7 @@ __all__ = [
     "locate_config",
     "parse_yaml",
     "personal_board_dir",
+    "read_data",
     "read_text",
 ]
 
@@ -252,3 +254,25 @@ def interpolate(raw: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[str, 
     problems: list[Problem] = []
     data = _interpolate(raw, (), env, problems)
     return data, problems
+
+
+@dataclass(frozen=True)
+class FileData:
+    """The config file's data with every ``${VAR}`` replaced, where it is and how it was found."""
+
+    path: Path
+    found_by: FoundBy
+    data: dict[str, Any]
+
+
+def read_data(explicit: str | Path | None = None, env: Mapping[str, str] | None = None,
+              cwd: Path | None = None) -> FileData | None:
+    """The located file's data, as the fast paths (:mod:`bot.config.layout`, :mod:`bot.config.plain`)
+    read it: None when no file is found or a ``${VAR}`` cannot be replaced (the whole reading then
+    says what is wrong). Raises :class:`ConfigError` for a missing named file or one that is not YAML."""
+    env = os.environ if env is None else env
+    where = locate_config(explicit, env, cwd)
+    if where.path is None:
+        return None
+    data, problems = interpolate(parse_yaml(read_text(where.path), str(where.path)), env)
+    return None if problems else FileData(where.path, where.found_by, data)

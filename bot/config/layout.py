@@ -22,7 +22,6 @@ models' fields and checks that both readings agree.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,10 +36,7 @@ from bot.config.file import (
     DEFAULT_WORKSPACE,
     FoundBy,
     check_model,
-    interpolate,
-    locate_config,
-    parse_yaml,
-    read_text,
+    read_data,
 )
 
 if TYPE_CHECKING:
@@ -92,12 +88,8 @@ def read_layout(explicit: str | Path | None = None, env: Mapping[str, str] | Non
     """The layout of the board's config file, or None when it must be validated whole (see the
     module docstring; no file found is None too). Raises :class:`bot.config.file.ConfigError`
     as :func:`bot.config.load.load_config` would for a missing file or one that is not YAML."""
-    env = os.environ if env is None else env
-    where = locate_config(explicit, env, cwd)
-    if where.path is None:
-        return None
-    data, problems = interpolate(parse_yaml(read_text(where.path), str(where.path)), env)
-    return None if problems else layout_in(data, where.path, where.found_by)
+    found = read_data(explicit, env, cwd)
+    return None if found is None else layout_in(found.data, found.path, found.found_by)
 
 
 def layout_in(data: dict[str, Any], path: Path, found_by: FoundBy) -> BoardLayout | None:

@@ -20,7 +20,6 @@ both readings give the board the same settings and that the defaults here are th
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,10 +32,7 @@ from bot.config.file import (
     DEFAULT_ROSTER,
     DEFAULT_WORKSPACE,
     SECRET_KEY,
-    interpolate,
-    locate_config,
-    parse_yaml,
-    read_text,
+    read_data,
 )
 from bot.config.layout import layout_in, role_override
 from bot.config.loaded import LoadedConfig
@@ -255,14 +251,11 @@ def read_plain(explicit: str | Path | None = None, env: Mapping[str, str] | None
     for it (see the module docstring), else None (no file found is None too). Raises
     :class:`bot.config.file.ConfigError` as :func:`bot.config.load.load_config` would for a
     missing file or one that is not YAML."""
-    env = os.environ if env is None else env
-    where = locate_config(explicit, env, cwd)
-    if where.path is None:
+    found = read_data(explicit, env, cwd)
+    if found is None or not _plain(found.data):
         return None
-    data, problems = interpolate(parse_yaml(read_text(where.path), str(where.path)), env)
-    if problems or not _plain(data):
-        return None
-    layout = layout_in(data, where.path, where.found_by)
+    data = found.data
+    layout = layout_in(data, found.path, found.found_by)
     if layout is None:
         return None
     board = data.get("board", {})
