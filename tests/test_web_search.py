@@ -15,8 +15,8 @@ import pytest
 from board.agent.web_search import SearchProvider, WebSearchSettings
 from board.service import Board
 from board.storage import StateURL
-from bot.config import parse_config
-from bot.knowledge_config import WebSearchSection
+from bot.config.knowledge import WebSearchSection
+from bot.config.load import parse_config
 from tests.fakes.scripted_model import ScriptedModel, call, say
 from tests.fakes.search_api import FakeSearchAPI
 from tests.knowledge_support import board_settings, rows
