@@ -231,7 +231,7 @@ class Capabilities:
                    media=courier if isinstance(courier, FetchesMedia) else None)
 
     def kinds(self) -> frozenset[Capability]:
-        """The capabilities present, by name (for status lines and tests)."""
+        """The capabilities present, by name."""
         present = {Capability.UNIQUE_IDS: self.unique_ids, Capability.CONFIRMS: self.confirms,
                    Capability.SENDER: self.sender is not None, Capability.NOTICE: self.notice is not None,
                    Capability.STREAM: self.stream is not None, Capability.REDO: self.redo is not None,
