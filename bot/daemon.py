@@ -46,7 +46,7 @@ from board.envelope import Envelope
 from board.router import Route
 from board.service import Board
 from bot.app import open_board
-from bot.channels.base import Channel
+from bot.channels.base import Channel, ChannelCapabilities
 from bot.channels.held.hold import WebhookHold, webhook_paths
 from bot.channels.registry import PLUGINS
 from bot.channels.webhook import BODY_GATE, BodyGate
@@ -382,8 +382,9 @@ class Daemon:
         if self.replica is None or self.replica.leadership is None:
             return
         for channel in self.channels or []:
-            if hasattr(channel, "leadership"):
-                channel.leadership = self.replica.leadership
+            leader = ChannelCapabilities.of(channel).leader
+            if leader is not None:
+                leader.follow(self.replica.leadership)
 
     async def _stop_replica(self) -> None:
         if self.replica is not None:

@@ -32,7 +32,8 @@ from board.envelope import Reply
 from board.schedule import Delivered, Delivery, RunnerSettings, ScheduledWork, ScheduleRunner
 from board.service import Board
 from board.storage import Dialect
-from bot.channels.base import Channel, DeliveryOutcome, SendFailed, SendProgress
+from bot.channels.base import Channel
+from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 
 __all__ = ["CONSOLE", "DEFAULT_LEASE_S", "OWN_DELIVERY", "ChannelDeliver", "ConsoleDeliver", "ScheduledWorkService",
            "channel_names", "claim_lease"]
@@ -57,8 +58,8 @@ class ChannelDeliver:
 
     async def __call__(self, work: ScheduledWork, reply: Reply, sending: Callable[[], Awaitable[None]],
                        ) -> Delivered:
-        channel: Any = self.channels.get(work.place.channel)
-        if channel is None or not callable(getattr(channel, "deliver", None)):
+        channel = self.channels.get(work.place.channel)
+        if channel is None:
             return Delivered(Delivery.WAIT, f"the {work.place.channel} channel is not running")
         module = OWN_DELIVERY.get(work.place.channel)
         if module is not None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.channels.base import ChannelTexts
+from bot.intake.courier import ChannelTexts
 from tests.daemon_support import markers
 from tests.fakes.telegram_api import ApiError, FakeTelegramAPI, JSONDict
 from tests.telegram_support import FRIEND, OWNER

@@ -238,3 +238,53 @@ def test_the_config_face_imports_no_config_models() -> None:
     heavy = {"bot.config.load", "bot.config.sections", "bot.config.plain"} & loaded
     assert "pydantic" not in third_party and not heavy, (
         f"importing bot.config loads {sorted(heavy | ({'pydantic'} & third_party))}: the fast paths would pay")
+
+
+# -- issue 37: typed channel capabilities ---------------------------------------------------------
+
+_PROBES = ("getattr", "hasattr")
+_CARRIERS = ("courier", "channel")
+
+
+def _probed(node: ast.expr) -> bool:
+    """``node`` names a courier or a channel (``channel``, ``self.courier``, ``getattr(channel, ...)``...)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PROBES and node.args:
+        return _probed(node.args[0])
+    if isinstance(node, ast.Name | ast.Attribute):
+        return any(word in ast.unparse(node).lower() for word in _CARRIERS)
+    return False
+
+
+def probes_on_channels() -> list[str]:
+    """Every ``getattr``/``hasattr`` in bot/ whose first argument is a courier or a channel: ``path:line code``."""
+    found = []
+    for path in sorted((REPO / "bot").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _PROBES
+                    and node.args and _probed(node.args[0])):
+                found.append(f"{path.relative_to(REPO).as_posix()}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_the_probe_rule_sees_what_it_says() -> None:
+    calls = ["getattr(self.courier, 'stream', None)", "hasattr(channel, 'leadership')",
+             "getattr(getattr(channel, 'settings', None), 'webhook_path', None)", "getattr(config, channel.name)"]
+    seen = []
+    for call in calls:
+        node = ast.parse(call).body[0]
+        assert isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+        seen.append(_probed(node.value.args[0]))
+    assert seen == [True, True, True, False]
+
+
+def test_no_getattr_or_hasattr_on_a_courier_or_channel() -> None:
+    found = probes_on_channels()
+    assert not found, ("a channel's optional abilities are declared (bot.intake.courier, bot.channels.base) and "
+                       "read as typed fields, never probed:\n" + "\n".join(found))
+
+
+def test_the_intake_imports_nothing_from_the_channels() -> None:
+    bad = sorted(f"{name} imports {i}" for name, path in modules().items()
+                 if name == "bot.intake" or name.startswith("bot.intake.")
+                 for i in imports(name, path) if i == "bot.channels" or i.startswith("bot.channels."))
+    assert not bad, "channels depend on the intake's port (bot.intake.courier), not the reverse:\n" + "\n".join(bad)

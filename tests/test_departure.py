@@ -10,10 +10,10 @@ from collections.abc import AsyncIterator
 import pytest
 from telegram import Bot
 
-from bot.channels.base import SendProgress
 from bot.channels.telegram.departure import departure_hooks
 from bot.channels.telegram.files import FileRequest
 from bot.channels.telegram.outbound import Outbound, Target
+from bot.intake.delivery import SendProgress
 from bot.intake.inbox import LeaseLost
 from tests.kill_support import HoldingTelegramAPI, wait_for
 from tests.telegram_support import OWNER, TOKEN

@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 import pytest
 from telegram import Bot
 
-from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress
 from bot.channels.telegram.departure import departure_hooks
 from bot.channels.telegram.files import FileRequest
 from bot.channels.telegram.outbound import Outbound, Target
+from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 from tests.telegram_support import OWNER, TOKEN
 
 

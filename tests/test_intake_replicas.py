@@ -21,8 +21,9 @@ import pytest
 from board.clock import SYSTEM_CLOCK
 from board.envelope import Envelope, Reply
 from board.storage import Database, Dialect
-from bot.channels.base import Admission, ChannelTexts, SendProgress
 from bot.intake.config import InboxSection
+from bot.intake.courier import Admission, ChannelTexts
+from bot.intake.delivery import SendProgress
 from bot.intake.inbox import Arrival, Inbox, reply_to_json
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 from bot.intake.migrations import MIGRATIONS as INTAKE_MIGRATIONS

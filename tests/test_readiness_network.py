@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession
 
-from bot.channels.base import DeliveryOutcome, SendFailed
 from bot.channels.whatsapp.outbound import GraphClient, Refused
+from bot.intake.delivery import DeliveryOutcome, SendFailed
 from tests.daemon_support import REPO, WEBHOOK_SECRET, SabhaProcess
 from tests.daemon_support import write_config as write_telegram_config
 from tests.fakes.echo_model import EchoModel

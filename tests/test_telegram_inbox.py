@@ -15,7 +15,7 @@ import pytest
 
 from board.envelope import Envelope, Reply
 from board.service import Board
-from bot.channels.base import ChannelTexts
+from bot.intake.courier import ChannelTexts
 from bot.intake.inbox import Arrival, Inbox, Pending
 from tests.fakes.telegram_api import FakeTelegramAPI
 from tests.telegram_support import (

@@ -185,7 +185,7 @@ async def test_buttons_come_with_the_reply_and_a_press_is_a_command_answered_onc
         assert chat.channel is not None
         reply = Reply(role="general", name="Chair", emoji="🪑", text="Ratify it?", channel="web", chat_id="general",
                       reply_to="c-system-1", buttons=(Button("Ratify", "/help"),))
-        from bot.channels.base import SendProgress
+        from bot.intake.delivery import SendProgress
 
         await chat.channel.deliver(reply, SendProgress())
         page = ChatBrowser(lambda: chat.url, "general").start()

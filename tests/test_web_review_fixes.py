@@ -83,7 +83,7 @@ async def test_a_form_meetings_reminder_and_notices_land_in_the_chat_with_the_ch
 async def test_a_reply_for_a_chat_that_is_no_advisor_goes_to_the_chair(tmp_path: Path) -> None:
     """Rows scheduled before the fix (place web/owner) are shown, in the chat with the chair."""
     from board.envelope import Reply
-    from bot.channels.base import SendProgress
+    from bot.intake.delivery import SendProgress
 
     async with WebDaemon(tmp_path) as d, ClientSession() as http:
         jar = await sign_in(http, d)

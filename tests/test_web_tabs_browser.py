@@ -19,7 +19,7 @@ import pytest
 from aiohttp import ClientSession
 
 from board.envelope import Reply
-from bot.channels.base import SendProgress
+from bot.intake.delivery import SendProgress
 from tests.browser_support import Browser, WebDaemon, browser  # noqa: F401
 from tests.web_decisions_support import csrf_of, sign_in
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import pytest
 from aiohttp import web
 
-from bot.channels.base import SendProgress
 from bot.channels.whatsapp.outbound import GraphClient
+from bot.intake.delivery import SendProgress
 from bot.intake.inbox import LeaseLost
 from tests.fakes.graph_api import FakeGraphAPI
 from tests.kill_support import Hold, wait_for

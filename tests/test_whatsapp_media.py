@@ -33,9 +33,9 @@ from board.media.blobs import Blob, BlobSink, BlobStore
 from board.media.problems import MediaProblem, Problem
 from board.service import Board
 from board.workspace.paths import copy_default_workspace
-from bot.channels.base import SendProgress
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.channels.whatsapp.inbound import Disposition, parse_notification, read_items
+from bot.intake.delivery import SendProgress
 from tests.daemon_support import SabhaProcess
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.graph_api import FakeGraphAPI

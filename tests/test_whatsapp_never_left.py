@@ -12,8 +12,8 @@ from dataclasses import replace
 import pytest
 from aiohttp import ClientTimeout
 
-from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress
 from bot.channels.whatsapp.outbound import GraphClient
+from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 from tests.kill_support import Hold, wait_for
 from tests.test_whatsapp_departure import ReadsHeld
 from tests.whatsapp_support import FAST, OWNER, wa_settings

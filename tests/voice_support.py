@@ -18,9 +18,10 @@ from board.media.attachment import Attachment, MediaKind, MediaRef
 from board.media.blobs import BlobSink
 from board.service import Board
 from bot.app import all_migrations, build_providers
-from bot.channels.base import Admission, ChannelTexts, SendProgress
 from bot.config import LoadedConfig
 from bot.config.load import parse_config
+from bot.intake.courier import Admission, ChannelTexts
+from bot.intake.delivery import SendProgress
 from bot.intake.inbox import Arrival
 from bot.intake.intake import Intake, IntakeHub
 from tests.fakes.openai_api import FakeOpenAI

@@ -6,7 +6,7 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
 
 1. **clean**: text that is not valid Unicode (lone surrogates) becomes U+FFFD before
    anything is written; a message of only white space is ignored;
-2. **access gate**: :meth:`bot.channels.base.Courier.admit`, deny by default; a denied
+2. **access gate**: :meth:`bot.intake.courier.Courier.admit`, deny by default; a denied
    sender is never stored, never reaches a model, and is told (once) if the channel says so;
 3. **durable claim**: all arrivals of one update batch are stored in one transaction with
    their envelope (:class:`bot.intake.inbox.Inbox`), together with those of other updates
@@ -37,7 +37,7 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
 7. **resume** (:meth:`Intake.resume`, at start): what a crash or a stop left unanswered
    is answered, or its stored reply delivered, in the order it arrived; a reply that was
    being sent (its request had left: it may or may not have arrived) is sent once more,
-   headed by the channel's ``possibly_repeated`` line (:class:`bot.channels.base.ChannelTexts`);
+   headed by the channel's ``possibly_repeated`` line (:class:`bot.intake.courier.ChannelTexts`);
 8. **replicas** (``state.url`` on PostgreSQL, several ``sabha run``): a conversation is answered by the
    replica holding its lease (:mod:`bot.intake.leasing`); a message another replica took in is found by
    the holder's dispatcher (:meth:`Intake.dispatch`) and answered there, in the order the messages were
@@ -62,8 +62,9 @@ from board.envelope import Envelope, Reply, cleaned
 from board.llm.stream import StreamSink, streaming_to
 from board.media.understand import MediaFetcher
 from board.storage import StorageError
-from bot.channels.base import Courier, DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.config import InboxSection
+from bot.intake.courier import Capabilities, Courier
+from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.inbox import (
     MAX_ATTEMPTS,
     SENT_AGAIN,
@@ -94,7 +95,7 @@ _PART = re.compile(r"(?P<id>.+):(?P<part>[0-9]+)/(?P<parts>[0-9]+)")
 
 def _reply_part(rest: str) -> tuple[str, int, int]:
     """A reply key (without :data:`REPLY_KEY`) as (message id, part, parts): ``<id>:<i>/<n>`` for a reply sent in
-    several messages (:meth:`bot.channels.base.SendProgress.part_key`), ``<id>`` (one part of one) else."""
+    several messages (:meth:`bot.intake.delivery.SendProgress.part_key`), ``<id>`` (one part of one) else."""
     found = _PART.fullmatch(rest)
     if found is None:
         return rest, 1, 1
@@ -170,8 +171,10 @@ class Intake:
     def __init__(self, board: Board, courier: Courier, hub: IntakeHub) -> None:
         self.board = board
         self.courier = courier
+        #: What the courier can do besides the basics, resolved once (:mod:`bot.intake.courier`)
+        self.caps = Capabilities.of(courier)
         self.hub = hub
-        self.inbox = Inbox(board.db, courier.name, ids_unique=getattr(courier, "message_ids_unique", False))
+        self.inbox = Inbox(board.db, courier.name, ids_unique=self.caps.unique_ids)
         lanes = hub.lanes
         if lanes is not None and lanes.shared:  # replicas: answers stored and sent only under the lease
             self.inbox.fence = lambda: (lanes.holder, board.clock.now().timestamp())
@@ -191,12 +194,21 @@ class Intake:
         self.ignored = 0
         #: The channel's service confirms each delivered message (WhatsApp's status webhook): a reply that may have
         #: arrived waits for that confirmation (``inbox.confirm_within_s``) before it is sent once more
-        self.confirms = bool(getattr(courier, "confirms_delivery", False))
+        self.confirms = self.caps.confirms
 
     @property
     def scheduler(self) -> Scheduler:
         """The shared lanes."""
         return self.hub.scheduler
+
+    @property
+    def _may_redo(self) -> Callable[[Reply], Awaitable[bool]] | None:
+        """Whether a reply left "sending" may be delivered again (``courier.may_redo``; None: never)."""
+        return self.caps.redo.may_redo if self.caps.redo is not None else None
+
+    def _current(self, envelope: Envelope) -> Envelope:
+        """Who a stored message is from now (identities merged since: ``courier.current``), if the channel knows."""
+        return self.caps.sender.current(envelope) if self.caps.sender is not None else envelope
 
     # -- receipt ---------------------------------------------------------------------
 
@@ -349,7 +361,7 @@ class Intake:
         """The unanswered messages of ``lanes`` not in ``skip``, under the restart rules (a reply that may have
         arrived is never sent again; too old or too often interrupted: given up)."""
         max_age = timedelta(seconds=self.hub.settings.resume_max_age_s)
-        return await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted,
+        return await self.inbox.unfinished(max_age, self._may_redo, self._interrupted,
                                            lanes=lanes, skip=skip, after_restart=False, again=self._sent_again,
                                            confirms=self.confirms)
 
@@ -505,8 +517,7 @@ class Intake:
         if pending.reply is not None:
             return pending
         await self.inbox.started(pending)
-        current = getattr(self.courier, "current", None)  # who the message is from now (identities merged)
-        envelope = current(pending.envelope) if current is not None else pending.envelope
+        envelope = self._current(pending.envelope)  # who the message is from now (identities merged)
         if pending.kind is not InboundKind.TEXT:  # a fixed line, no model call
             line = self.courier.texts.edited if pending.kind is InboundKind.EDITED else self.courier.texts.text_only
             reply = self._system_reply(envelope, line, labelled=False)
@@ -544,10 +555,10 @@ class Intake:
         if rest is not None:
             reply, progress.skip, progress.heading = rest.reply, rest.posted, self.courier.texts.possibly_repeated
         notice = self._notices.pop((pending.chat_id, pending.message_id), None)
-        deliver_over = getattr(self.courier, "deliver_over", None)
+        over = self.caps.notice
         try:
-            if notice is not None and deliver_over is not None and not progress.again:
-                await deliver_over(notice, reply, progress)
+            if notice is not None and over is not None and not progress.again:
+                await over.deliver_over(notice, reply, progress)
             else:
                 await self.courier.deliver(reply, progress)
         except SendFailed as exc:
@@ -626,9 +637,8 @@ class Intake:
     async def _interrupted(self, pending: Pending) -> None:
         """The answer to ``pending`` will not come: the channel says so where it showed a partial one
         (``courier.interrupted``, a streamed draft), if it has one."""
-        interrupted = getattr(self.courier, "interrupted", None)
-        if interrupted is not None:
-            await interrupted(pending.chat_id, pending.message_id)
+        if self.caps.interruption is not None:
+            await self.caps.interruption.interrupted(pending.chat_id, pending.message_id)
 
     async def _record(self, pending: Pending, status: InboxStatus, detail: str | None = None) -> None:
         """Record how ``pending`` ended; while the state store cannot be written, again after a pause until it is.
@@ -651,11 +661,10 @@ class Intake:
     @contextlib.asynccontextmanager
     async def _streaming(self, envelope: Envelope) -> AsyncIterator[StreamSink | None]:
         """The channel's view of the answer while it is written (``courier.stream``), if it has one."""
-        stream = getattr(self.courier, "stream", None)
-        if stream is None:
+        if self.caps.stream is None:
             yield None
             return
-        async with stream(envelope) as sink:
+        async with self.caps.stream.stream(envelope) as sink:
             yield sink
 
     @contextlib.asynccontextmanager
@@ -686,11 +695,11 @@ class Intake:
         await asyncio.sleep(delay)
         sending.set()  # past the point of calling it off
         reply = self._system_reply(envelope, self.courier.texts.working, labelled=False)
-        post_notice = getattr(self.courier, "post_notice", None)
+        notice = self.caps.notice
         progress = SendProgress()
         try:
-            if post_notice is not None:
-                handle = await post_notice(reply)
+            if notice is not None:
+                handle = await notice.post_notice(reply)
                 if handle is not None:
                     self._notices[(pending.chat_id, pending.message_id)] = handle
             else:
@@ -763,7 +772,7 @@ class Intake:
                     taken[lane] = await lanes.take(lane)
                 return taken[lane]
 
-        todo = await self.inbox.unfinished(max_age, getattr(self.courier, "may_redo", None), self._interrupted,
+        todo = await self.inbox.unfinished(max_age, self._may_redo, self._interrupted,
                                            mine=mine, skip=frozenset(self._local), again=self._sent_again,
                                            confirms=self.confirms)
         if lanes is not None:

@@ -29,7 +29,7 @@ from typing import Any
 
 from board.service import Board
 from bot.app import missing_keys
-from bot.channels.base import Channel
+from bot.channels.base import Channel, ChannelCapabilities
 from bot.config import ConfigError, LoadedConfig
 from bot.config.load import load_config, masked_dump
 from bot.intake.intake import IntakeHub
@@ -154,9 +154,9 @@ def _apply(new: LoadedConfig, keys: list[str], *, board: Board, hub: IntakeHub, 
         board.settings = replace(board.settings, budget=board.budget.settings)
     for channel in channels:
         prefix = f"{channel.name}."
-        reconfigure = getattr(channel, "reconfigure", None)
-        if reconfigure is not None and any(k.startswith(prefix) for k in changed):
-            reconfigure(getattr(config, channel.name))
+        live = ChannelCapabilities.of(channel).reconfigure
+        if live is not None and any(k.startswith(prefix) for k in changed):
+            live.reconfigure(getattr(config, channel.name))
 
 
 class ReloadSignal:

@@ -28,7 +28,7 @@ import aiohttp
 from aiohttp import web
 
 from board.storage import Database
-from bot.channels.base import Channel
+from bot.channels.base import Channel, ChannelCapabilities
 from bot.channels.held.store import Header, HeldRequest, HeldStore
 from bot.channels.webhook import BodyTooLarge, read_body
 
@@ -48,11 +48,13 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def webhook_paths(channels: Sequence[Channel]) -> frozenset[str]:
-    """The ``POST`` routes that are a channel's webhook (its ``settings.webhook_path``): Telegram in webhook mode,
-    WhatsApp. Not the web chat's endpoints: a browser waits for its answer."""
+    """The ``POST`` routes that are a channel's webhook (its ``webhook_path``:
+    :class:`bot.channels.base.ServesWebhook`): Telegram in webhook mode, WhatsApp. Not the web chat's endpoints: a
+    browser waits for its answer."""
     paths: set[str] = set()
     for channel in channels:
-        path = getattr(getattr(channel, "settings", None), "webhook_path", None)
+        webhook = ChannelCapabilities.of(channel).webhook
+        path = webhook.webhook_path if webhook is not None else None
         paths.update(route.path for route in channel.routes()
                      if isinstance(route, web.RouteDef) and route.method == "POST" and route.path == path)
     return frozenset(paths)

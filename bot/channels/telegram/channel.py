@@ -54,7 +54,7 @@ from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import BlobSink
 from board.router import command_addressee
 from board.service import Board
-from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress
+from bot.channels.base import ChannelError, FollowsLeader, Reconfigures, ServesWebhook
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.telegram.album_items import AlbumItems
 from bot.channels.telegram.albums import AlbumGather, AlbumHold, album_key, merge
@@ -83,6 +83,16 @@ from bot.channels.telegram.stream import INTERRUPTED, DraftKey, Drafts, DraftSto
 from bot.channels.telegram.topics import Topics, TopicStore
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.intake.config import InboxSection
+from bot.intake.courier import (
+    Admission,
+    ChannelTexts,
+    FetchesMedia,
+    MayRedo,
+    PostsNotice,
+    ShowsInterruption,
+    Streams,
+)
+from bot.intake.delivery import SendFailed, SendProgress
 from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 from bot.intake.storage import is_storage_error
@@ -157,8 +167,10 @@ class _Bot(Bot):
         return result if isinstance(result, list) else []
 
 
-class TelegramChannel:
-    """One bot on one (optional) forum; see the module docstring."""
+class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, FetchesMedia,
+                      Reconfigures[TelegramSection], FollowsLeader, ServesWebhook):
+    """One bot on one (optional) forum; see the module docstring. What it can do besides a courier's basics, it
+    declares (:mod:`bot.intake.courier`, :mod:`bot.channels.base`)."""
 
     name = "telegram"
     texts = TEXTS
@@ -240,6 +252,15 @@ class TelegramChannel:
         self.settings = self.settings.model_copy(update={"allowed_user_ids": list(section.allowed_user_ids),
                                                          "allowed_chat_ids": list(section.allowed_chat_ids)})
 
+    def follow(self, leadership: Leadership) -> None:
+        """Replicas in polling mode: poll only while ``leadership`` says this replica leads (before :meth:`start`)."""
+        self.leadership = leadership
+
+    @property
+    def webhook_path(self) -> str:
+        """``telegram.webhook_path`` (a route only in webhook mode: :meth:`routes`)."""
+        return self.settings.webhook_path
+
     def _build_bot(self) -> _Bot:
         assert self.settings.token is not None
         # Every running turn may hold a connection for its reply and one for its typing
@@ -254,7 +275,7 @@ class TelegramChannel:
         self.files = TelegramFiles(bot, request)
         return bot
 
-    # -- what the intake needs (bot.channels.base.Courier) -----------------------------
+    # -- what the intake needs (bot.intake.courier.Courier) -----------------------------
 
     def admit(self, envelope: Envelope) -> Admission:
         """Deny by default (see :mod:`.inbound`); strangers in a DM are told their id once."""

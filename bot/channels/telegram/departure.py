@@ -7,7 +7,7 @@ that wait and lost in it (Sabha killed) was never sent, yet a restart could only
 "may have arrived". So the mark goes where the bytes leave: httpcore's ``trace`` request extension
 (an async callback told ``http11.send_request_headers.started`` right before the request's first
 byte is written; not for an HTTP proxy's ``CONNECT``, which only opens the tunnel) awaits
-:meth:`bot.channels.base.SendProgress.leaving` there; the request waits for the mark to be stored, holding
+:meth:`bot.intake.delivery.SendProgress.leaving` there; the request waits for the mark to be stored, holding
 its connection, then goes.
 
 :func:`departing` says which delivery the requests made inside it belong to (a context variable:
@@ -27,7 +27,7 @@ from typing import Any
 
 import httpx
 
-from bot.channels.base import SendProgress
+from bot.intake.delivery import SendProgress
 
 __all__ = ["Departure", "attach_departure", "departing", "departure_hooks"]
 

@@ -53,9 +53,9 @@ from board.envelope import Button
 from board.room.meeting import MeetingEvent
 from board.room.render import format_decision
 from board.tasks import finish_tasks
-from bot.channels.base import SendFailed
 from bot.channels.telegram.outbound import Outbound, Target, ThreadNotFound
 from bot.channels.telegram.topics import Topics
+from bot.intake.delivery import SendFailed
 
 log = logging.getLogger("sabha.telegram.meeting")
 

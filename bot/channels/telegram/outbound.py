@@ -57,12 +57,13 @@ from telegram.error import (
 )
 
 from board.envelope import Button, Reply
-from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress, repeating
+from bot.channels.base import repeating
 from bot.channels.reach import Reach
 from bot.channels.telegram.departure import Departure, departing
 from bot.channels.telegram.format import Chunk, Entity, plain_chunks, render, split_chunks, utf16_len
 from bot.channels.telegram.inbound import quoted_message_id
 from bot.channels.telegram.ratelimit import FloodControl
+from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 
 log = logging.getLogger("sabha.telegram.outbound")
 

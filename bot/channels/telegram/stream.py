@@ -36,8 +36,8 @@ from board.llm.stream import PreviewText, whole_words
 from board.masking import mask
 from board.memory.transcripts import utc_now
 from board.storage import Database
-from bot.channels.base import SendFailed
 from bot.channels.telegram.outbound import Outbound, Target
+from bot.intake.delivery import SendFailed
 
 __all__ = ["INTERRUPTED", "LOOKING", "RETRYING", "DraftKey", "DraftStore", "Drafts", "StoredDraft", "StreamedDraft"]
 

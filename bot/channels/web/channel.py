@@ -31,7 +31,7 @@ from board.roles import GENERAL
 from board.room.meeting import MeetingEvent, MeetingEventKind
 from board.room.render import format_decision
 from board.service import Board
-from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress
+from bot.channels.base import ChannelError
 from bot.channels.web.answer_stream import WORKING, streaming
 from bot.channels.web.chat_feed import ChatFeed
 from bot.channels.web.config import WebChatSection
@@ -39,6 +39,8 @@ from bot.channels.web.guard import Guard, LockedGuard
 from bot.channels.web.host import ChannelClosed
 from bot.channels.web.routes import chat_routes
 from bot.channels.web.store import EntryKind, NewEntry, Outbox, OutboxEntry, question_key, reply_key
+from bot.intake.courier import Admission, ChannelTexts, MayRedo, PostsNotice, ShowsInterruption, Streams
+from bot.intake.delivery import SendProgress
 from bot.intake.inbox import Arrival
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 from bot.intake.storage import is_storage_error
@@ -74,8 +76,8 @@ class _Streams:
             self.open_now -= 1
 
 
-class WebChatChannel:
-    """See the module docstring."""
+class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
+    """See the module docstring. What it can do besides a courier's basics, it declares (:mod:`bot.intake.courier`)."""
 
     name = "web"
     texts = TEXTS
@@ -156,7 +158,7 @@ class WebChatChannel:
             self.received += 1
         return entry, fresh
 
-    # -- what the intake needs (bot.channels.base.Courier) --------------------------------
+    # -- what the intake needs (bot.intake.courier.Courier) --------------------------------
 
     def admit(self, envelope: Envelope) -> Admission:
         """Only the owner writes here (the page is behind the owner's login); anything else is denied."""

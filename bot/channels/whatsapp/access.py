@@ -22,8 +22,8 @@ from datetime import UTC, datetime
 
 from board.allowance import PUBLIC_CAP_REACHED, public_scope
 from board.storage import Database
-from bot.channels.base import Admission
 from bot.channels.whatsapp.config import AccessMode, WhatsAppSection
+from bot.intake.courier import Admission
 
 __all__ = ["CAP_REACHED", "RATE_LIMITED", "SCOPE", "AccessPolicy"]
 

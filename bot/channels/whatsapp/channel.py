@@ -48,7 +48,7 @@ from board.media.blobs import BlobSink
 from board.roles import GENERAL
 from board.router import Route, Router
 from board.service import Board
-from bot.channels.base import Admission, ChannelError, ChannelTexts, SendFailed, SendProgress, repeating
+from bot.channels.base import ChannelError, Reconfigures, ServesWebhook, repeating
 from bot.channels.seen_once import SeenOnce
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
@@ -72,6 +72,15 @@ from bot.channels.whatsapp.meeting import MeetingRelay
 from bot.channels.whatsapp.outbound import GraphClient, Pacing, Refused
 from bot.channels.whatsapp.places import GroupGate, edit_message_id, quoted_wamid
 from bot.channels.whatsapp.store import DeliveryStatus, DeliveryStore, RoleStore
+from bot.intake.courier import (
+    Admission,
+    ChannelTexts,
+    ConfirmsDelivery,
+    FetchesMedia,
+    ResolvesSender,
+    UniqueMessageIds,
+)
+from bot.intake.delivery import SendFailed, SendProgress
 from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 
@@ -92,13 +101,14 @@ _STATUSES = {s.value: s for s in (DeliveryStatus.SENT, DeliveryStatus.DELIVERED,
                                   DeliveryStatus.FAILED)}
 
 
-class WhatsAppChannel:
-    """One business number; see the module docstring."""
+class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, FetchesMedia,
+                      Reconfigures[WhatsAppSection], ServesWebhook):
+    """One business number; see the module docstring. Its message ids are unique (a wamid names one message
+    whichever id of its sender filed it); each sent message gets status webhooks (``biz_opaque_callback_data``:
+    the reply's key), so it confirms delivery."""
 
     name = "whatsapp"
     texts = TEXTS
-    message_ids_unique = True  # a wamid names one message whichever id of its sender filed it
-    confirms_delivery = True  # each sent message gets status webhooks (biz_opaque_callback_data: the reply's key)
 
     def __init__(self, board: Board, settings: WhatsAppSection, *, hub: IntakeHub | None = None,
                  pacing: Pacing | None = None) -> None:
@@ -153,7 +163,7 @@ class WhatsAppChannel:
             "public_meetings": section.public_meetings})
         self.board.set_public_terms(public_terms(self.settings))
 
-    # -- what the intake needs (bot.channels.base.Courier) -----------------------------
+    # -- what the intake needs (bot.intake.courier.Courier) -----------------------------
 
     def admit(self, envelope: Envelope) -> Admission:
         """Allowlist or public mode (:class:`.access.AccessPolicy`), for the sender (also in a group)."""
@@ -257,6 +267,11 @@ class WhatsAppChannel:
                   "recorded as undeliverable (`sabha whatsapp undeliverable` lists them)", line)
 
     # -- webhook -----------------------------------------------------------------------
+
+    @property
+    def webhook_path(self) -> str:
+        """``whatsapp.webhook_path``."""
+        return self.settings.webhook_path
 
     def routes(self) -> list[web.RouteDef]:
         """Verification (GET) and notifications (POST) on ``whatsapp.webhook_path``."""

@@ -38,10 +38,10 @@ from board.media.attachment import Attachment
 from board.media.blobs import BlobSink
 from board.media.problems import MediaProblem, Problem
 from board.workspace.quoting import plain_line
-from bot.channels.base import SendProgress
 from bot.channels.whatsapp.attachments import CHANNEL, normalized_sha256
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.outbound import GraphClient, GraphError, error_of
+from bot.intake.delivery import SendProgress
 
 __all__ = ["CHUNK_BYTES", "MAX_REDIRECTS", "REDIRECT_HOSTS", "TOKEN_HOSTS", "WhatsAppMedia", "trusted_url"]
 

@@ -21,8 +21,8 @@ from board.commands.decisions import decision_buttons
 from board.envelope import Button
 from board.room.meeting import MeetingEvent, MeetingEventKind
 from board.room.render import format_decision
-from bot.channels.base import SendFailed
 from bot.channels.whatsapp.format import split_text, to_whatsapp, with_buttons
+from bot.intake.delivery import SendFailed
 
 __all__ = ["MeetingRelay"]
 

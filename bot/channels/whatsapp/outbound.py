@@ -33,12 +33,12 @@ from typing import Any
 import aiohttp
 
 from board.envelope import Button
-from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.format import button_message
 from bot.channels.whatsapp.limits import Backoff, ErrorClass, PairLimit, classify, retry_delay
 from bot.channels.whatsapp.places import recipient
+from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 
 __all__ = ["IDLE_CHECK_S", "GraphClient", "GraphError", "Pacing", "Refused", "error_of"]
 

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from board.clock import utc
 from board.envelope import Reply
 from board.schedule import Delivered, Delivery, ScheduledWork
-from bot.channels.base import DeliveryOutcome, SendFailed, SendProgress
 from bot.channels.whatsapp.config import TemplateRef
 from bot.channels.whatsapp.limits import WINDOW_CLOSED
 from bot.channels.whatsapp.outbound import Refused
+from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 
 if TYPE_CHECKING:
     from bot.channels.whatsapp.channel import WhatsAppChannel
