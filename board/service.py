@@ -3,10 +3,10 @@
 :class:`Board` composes the soul store, prompt builder, session index, transcripts and
 model registry. Channels call :meth:`Board.handle`; messages to the same session are
 answered one at a time and in order, different sessions run concurrently. Before a
-message that would call a model, :class:`board.budget.Budget` may stop it (the daily
+message that would call a model, :class:`board.spending.budget.Budget` may stop it (the daily
 limits); every model call made while answering is recorded for the message's sender.
 A stranger's message (``Envelope.is_public``) is held to the channel's :class:`PublicTerms`
-before every model call it causes (see :mod:`board.allowance`), and may convene a meeting
+before every model call it causes (see :mod:`board.spending.allowance`), and may convene a meeting
 only when the owner allows it. Commands registered ``owner_only`` answer anyone else with
 one line saying so (:data:`OWNER_ONLY`).
 """
@@ -27,16 +27,19 @@ from board.agent.guardrails import Guardrails, GuardrailSettings
 from board.agent.migrations import MIGRATIONS as AGENT_MIGRATIONS
 from board.agent.runner import AgentRunner, AgentSettings
 from board.agent.tools import ToolRegistry
-from board.allowance import Allowance, Limit, PublicTerms, SpendGate, SpendRefused, allowed
-from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, sender_id
 from board.clock import SYSTEM_CLOCK, Clock
 from board.commands import about as about_commands
 from board.commands import files as files_commands
 from board.commands import followup as followup_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
+from board.commands import people as people_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
+from board.conversation.migrations import MIGRATIONS as CONVERSATION_MIGRATIONS
+from board.conversation.sessions import Sessions
+from board.conversation.transcript_rows import transcripts_for
+from board.conversation.transcripts import TranscriptStore
 from board.db import Migration
 from board.envelope import Envelope, Reply, ReplyKind, cleaned
 from board.llm.registry import ProviderRegistry
@@ -51,13 +54,8 @@ from board.memory.knowledge.base import KnowledgeBase, KnowledgeSettings
 from board.memory.knowledge.fts import FTS5Unavailable
 from board.memory.knowledge.migrations import MIGRATIONS as KNOWLEDGE_MIGRATIONS
 from board.memory.knowledge.tool import knowledge_tool
-from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
-from board.memory.sessions import Sessions
-from board.memory.transcript_rows import transcripts_for
-from board.memory.transcripts import TranscriptStore
 from board.people import People, PeopleSettings
-from board.people import commands as people_commands
 from board.people.migrations import MIGRATIONS as PEOPLE_MIGRATIONS
 from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
@@ -67,9 +65,13 @@ from board.room.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATION
 from board.room.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
-from board.router import Route, Router, unknown_role
+from board.routing.router import Route, Router, unknown_role
 from board.schedule import Schedule
 from board.schedule.migrations import MIGRATIONS as SCHEDULE_MIGRATIONS
+from board.spending.allowance import Allowance, Limit, PublicTerms, SpendGate, SpendRefused, allowed
+from board.spending.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, sender_id
+from board.spending.ledger import Ledger, spending_for
+from board.spending.migrations import MIGRATIONS as SPENDING_MIGRATIONS
 from board.storage import Database, Dialect, StateURL, open_database
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import LAST_GOOD_DIR, SoulStore
@@ -85,9 +87,10 @@ log = logging.getLogger("sabha.board")
 
 DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
-BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
-                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS,
-                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS, *KNOWLEDGE_MIGRATIONS)
+BOARD_MIGRATIONS: tuple[Migration, ...] = (*CONVERSATION_MIGRATIONS, *SPENDING_MIGRATIONS, *MEMORY_MIGRATIONS,
+                                           *ROOM_MIGRATIONS, *AGENT_MIGRATIONS, *MEDIA_MIGRATIONS,
+                                           *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS, *PREDICTION_MIGRATIONS,
+                                           *RECALL_MIGRATIONS, *KNOWLEDGE_MIGRATIONS)
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,9 @@ def test_only_the_telegram_package_imports_ptb() -> None:
         assert not ptb, f"{name} imports {sorted(ptb)}; only bot.channels.telegram may"
 
 
-def test_no_import_cycles() -> None:
-    edges = graph()
+def components(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``edges`` with more than one node: the nodes that import
+    each other, directly or around a loop (Tarjan's algorithm)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -92,6 +93,11 @@ def test_no_import_cycles() -> None:
     for node in sorted(edges):
         if node not in index:
             visit(node)
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    cycles = components(graph())
     assert cycles == [], f"modules importing each other (directly or around a loop): {cycles}"
 
 
@@ -152,3 +158,52 @@ def test_no_function_in_board_over_80_lines_or_8_parameters() -> None:
         f"functions over {MAX_FUNCTION_LINES} lines or {MAX_FUNCTION_PARAMETERS} parameters (split them into named "
         "steps, or group what they take into a frozen request):\n" + "\n".join(rest)
     )
+
+
+# -- issue 37: board folders that show the rooms -------------------------------------------------
+
+#: ``board/`` root modules other than these packages' faces; ``service.py`` is not counted while it is
+#: turned into ``board/app/`` and ``board/answer/`` (the lead drops it from this set when it is gone).
+BOARD_ROOT_NOT_COUNTED = frozenset({"__init__.py", "service.py"})
+MAX_BOARD_ROOT_MODULES = 8
+
+
+def top_package(name: str) -> str | None:
+    """``board.<package>`` for a module inside a top-level package of board/, else None (a root module)."""
+    parts = name.split(".")
+    if parts[0] != "board" or len(parts) < 2 or not (REPO / "board" / parts[1]).is_dir():
+        return None
+    return f"board.{parts[1]}"
+
+
+def package_imports() -> dict[tuple[str, str], list[str]]:
+    """(importing package, imported package) -> the module imports that make that edge, for board/'s
+    top-level packages (function-level and TYPE_CHECKING imports included)."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for name, deps in graph().items():
+        source = top_package(name)
+        for dep in sorted(deps):
+            target = top_package(dep)
+            if source and target and source != target:
+                found.setdefault((source, target), []).append(f"{name} -> {dep}")
+    return found
+
+
+def test_no_two_board_packages_import_each_other() -> None:
+    edges = package_imports()
+    nodes: dict[str, set[str]] = {}
+    for source, target in edges:
+        nodes.setdefault(source, set()).add(target)
+        nodes.setdefault(target, set())
+    loops = components(nodes)
+    shown = [f"{a} <-> {b}: {edges[a, b][0]} ({len(edges[a, b])}), {edges[b, a][0]} ({len(edges[b, a])})"
+             for a, b in sorted(edges) if a < b and (b, a) in edges]
+    assert not loops, ("top-level packages of board/ importing each other (directly or around a loop): "
+                       f"{loops}\n" + "\n".join(shown))
+
+
+def test_board_root_holds_at_most_8_modules() -> None:
+    root = sorted(p.name for p in (REPO / "board").glob("*.py") if p.name not in BOARD_ROOT_NOT_COUNTED)
+    assert len(root) <= MAX_BOARD_ROOT_MODULES, (
+        f"board/ root holds {len(root)} modules (at most {MAX_BOARD_ROOT_MODULES}: what every part uses; the rest "
+        f"goes into a package named for its concern): {root}")

@@ -19,7 +19,7 @@ from aiohttp import ClientSession
 from board.envelope import Envelope
 from board.room.ratify import Verdict
 from board.room.reminders import reminder_key
-from board.router import Route
+from board.routing.router import Route
 from board.schedule import WorkStatus
 from board.schedule.work import parse_stamp
 from tests.browser_support import WebDaemon

@@ -18,7 +18,7 @@ from board.envelope import Envelope
 from board.room.predictions.store import PredictionStore
 from board.room.ratify import Verdict
 from board.room.reminders import reminder_key
-from board.router import Route
+from board.routing.router import Route
 from tests.browser_support import Browser, WebDaemon, browser  # noqa: F401
 
 WIDTHS = (375, 1280)

@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from board.allowance import SpendRefused
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
+from board.spending.allowance import SpendRefused
 
 if TYPE_CHECKING:
     import jsonschema

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from board.commands.host import CommandHost
 from board.envelope import Button, Envelope
 from board.room.ratify import DecisionBook, DecisionRecord, Outcome, Ruling, RulingResult, Verdict
-from board.router import Route
+from board.routing.router import Route
 
 __all__ = ["FollowUps", "decision_buttons", "describe", "register", "settled_buttons", "status_lines",
            "verdict_label"]

@@ -24,7 +24,7 @@ from board.commands.host import CommandHost
 from board.envelope import Envelope
 from board.room.reminders import ActionProblem, Reminders
 from board.room.store import MeetingStore
-from board.router import Route
+from board.routing.router import Route
 from board.schedule.dates import UNDERSTOOD
 
 __all__ = ["overdue_lines", "register"]

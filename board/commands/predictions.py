@@ -22,7 +22,7 @@ from board.room.predictions.resolving import describe, resolution_handler, resol
 from board.room.predictions.scoring import format_stats, track_records
 from board.room.predictions.store import PredictionStore
 from board.room.settings import MeetingSettings
-from board.router import Route
+from board.routing.router import Route
 from board.schedule import Schedule, WorkKind
 
 __all__ = ["register", "stats_text"]

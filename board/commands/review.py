@@ -37,7 +37,7 @@ from board.room.recall.reviews import (
     verdict_message,
 )
 from board.room.settings import MEETINGS_OFF, MeetingSettings
-from board.router import Route
+from board.routing.router import Route
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind
 
 if TYPE_CHECKING:  # the meeting machinery loads with the first meeting

@@ -16,7 +16,7 @@ from __future__ import annotations
 from board.commands.host import CommandHost
 from board.envelope import Envelope
 from board.room.convene import BoardRoom, MeetingInProgress
-from board.router import Route
+from board.routing.router import Route
 from board.workspace.quoting import FieldLimit, plain_line
 
 __all__ = ["register"]

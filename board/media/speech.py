@@ -7,10 +7,10 @@ or any OpenAI-compatible server (a self-hosted faster-whisper server). Each mode
 under ``media.transcribe_timeout_s``, a retryable failure (timeout, 429, 5xx, connection)
 again after the jittered backoff of ``llm.retry`` (:class:`board.llm.resilience.RetryPolicy`),
 then the next model; every attempt is a row of the cost ledger (``purpose`` ``transcribe`` or
-``speech``), made for the sender whose message it is (:data:`board.memory.ledger.current_sender`),
+``speech``), made for the sender whose message it is (:data:`board.spending.ledger.current_sender`),
 so ``sabha cost``, the budgets and a stranger's public cap see it. For a stranger
-(:data:`board.allowance.current_allowance`), each call first reserves its worst case with the
-:class:`board.allowance.SpendGate`; past a limit it is not made (:class:`SpendRefused`).
+(:data:`board.spending.allowance.current_allowance`), each call first reserves its worst case with the
+:class:`board.spending.allowance.SpendGate`; past a limit it is not made (:class:`SpendRefused`).
 
 Prices (:data:`AUDIO_PRICES`, OpenAI list prices at the time of writing): whisper-1 and
 gpt-4o-transcribe $0.006 per audio minute, gpt-4o-mini-transcribe $0.003; tts-1 $15 and
@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from board.allowance import SpendGate, SpendRefused
 from board.llm.audio import AudioClip, AudioProvider, Transcript
 from board.llm.base import LLMError, Usage
 from board.llm.registry import ProviderRegistry, UnknownModelError, split_model
 from board.llm.resilience import RetryPolicy
-from board.memory.ledger import Ledger, LLMCallRecord
+from board.spending.allowance import SpendGate, SpendRefused
+from board.spending.ledger import Ledger, LLMCallRecord
 
 __all__ = ["AUDIO_PRICES", "AudioCalls", "AudioFailed", "AudioPrice", "SpendRefused", "audio_price",
            "ogg_duration", "ogg_seconds", "speech_seconds"]

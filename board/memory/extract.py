@@ -17,7 +17,7 @@ pending ones finish when Sabha stops, then abandons the rest (nothing half-writt
 one transaction).
 
 Skipped without a model call: a message with no first-person statement in it
-(:func:`board.memory.statements.worth_hearing`), a stranger's message in public mode (their cost
+(:func:`board.language.statements.worth_hearing`), a stranger's message in public mode (their cost
 stays their turns'), the same message heard again (several roles answering it).
 """
 
@@ -36,10 +36,11 @@ from board.agent.exchange import ExchangeRequest, ModelChoice, ToolPolicy
 from board.agent.runner import AgentRunner
 from board.agent.tools import ToolContext
 from board.agent.turn import TurnHeard
-from board.budget import sender_id
+from board.conversation.scope import scope_of
+from board.language.statements import FactKind, Statement, worth_hearing
 from board.llm.base import PromptBlock
-from board.memory.facts import EVERY_ROLE, Fact, FactError, FactSource, FactStore, Provenance, scope_of
-from board.memory.statements import FactKind, Statement, worth_hearing
+from board.memory.facts import EVERY_ROLE, Fact, FactError, FactSource, FactStore, Provenance
+from board.spending.budget import sender_id
 
 __all__ = ["EXTRACT_PURPOSE", "FACTS_SCHEMA", "MemoryWriter", "parse_facts", "said_by_person"]
 

@@ -15,8 +15,8 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from board.conversation.transcripts import utc_now
 from board.envelope import Envelope
-from board.memory.transcripts import utc_now
 from board.storage import Database
 
 __all__ = ["ActionDraft", "ActionRow", "MeetingRow", "MeetingStore"]

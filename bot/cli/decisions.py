@@ -128,7 +128,7 @@ def _problem(outcome: str, ref: str, candidates: tuple[str, ...] = ()) -> int:
 async def _rule(board: Board, args: argparse.Namespace) -> int:
     """ratify / veto / revisit through the same words as the chat commands, as the owner."""
     from board.envelope import Envelope
-    from board.router import Route
+    from board.routing.router import Route
 
     command = args.decisions_command
     ref = args.id if args.id and args.id.lower().startswith("m-") else None

@@ -32,7 +32,7 @@ from aiohttp import web
 from board.envelope import Envelope
 from board.room.ratify import DecisionRecord, Outcome, Verdict
 from board.room.reminders import ActionProblem, Changed
-from board.router import Route
+from board.routing.router import Route
 from board.schedule.dates import UNDERSTOOD
 from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.numbers import whole_number

@@ -16,10 +16,10 @@ from typing import Any
 
 from board.agent.speaker import Ask, Utterance
 from board.agent.tools import Tool, ToolContext
-from board.allowance import SpendRefused
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.events import Stop, StopReason
 from board.room.meeting.state import MeetingState
+from board.spending.allowance import SpendRefused
 
 __all__ = ["Limits", "ask"]
 

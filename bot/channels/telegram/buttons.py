@@ -25,8 +25,8 @@ import logging
 from dataclasses import dataclass
 
 from board.commands.decisions import settled_buttons
+from board.conversation.transcripts import utc_now
 from board.envelope import Envelope
-from board.memory.transcripts import utc_now
 from board.room.ratify import DecisionChange
 from board.storage import Database
 from bot.channels.telegram.outbound import Outbound, Target

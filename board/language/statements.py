@@ -11,7 +11,7 @@ Two pure helpers of user memory (no I/O, no model; the offline model and the fac
   questions, hypotheticals ("if I were based in Delhi"), negations, and what others said
   ("you said I'm ..."). It is the offline model's extractor (so ``make run`` shows memory writing
   itself) and the scripted extractor the evaluation measures.
-- :func:`secret_reason` (from :mod:`board.memory.secrets`, which owns the secret filter) says why a
+- :func:`secret_reason` (from :mod:`board.language.secrets`, which owns the secret filter) says why a
   fact may not be stored, or None. :func:`heard` also keeps nothing from a sentence that would be
   refused as a whole.
 """
@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from board.memory.secrets import secret_reason, sentence_reason
+from board.language.secrets import secret_reason, sentence_reason
 
 __all__ = ["FactKind", "Statement", "heard", "secret_reason", "sentence_reason", "worth_hearing"]
 
