@@ -41,6 +41,9 @@ from board.conversation.sessions import Sessions
 from board.conversation.transcript_rows import transcripts_for
 from board.conversation.transcripts import TranscriptStore
 from board.db import Migration
+from board.decisions.migrations import MIGRATIONS as DECISION_MIGRATIONS
+from board.decisions.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
+from board.decisions.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
 from board.envelope import Envelope, Reply, ReplyKind, cleaned
 from board.llm.registry import ProviderRegistry
 from board.media.documents import DocumentReader
@@ -61,8 +64,6 @@ from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.convene import BoardRoom
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
-from board.room.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
-from board.room.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.routing.router import Route, Router, unknown_role
@@ -78,8 +79,8 @@ from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 
 if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search's with its provider
     from board.agent.web_search import WebSearch, WebSearchSettings
+    from board.decisions.reminders import Reminders
     from board.room.meeting import MeetingEvent
-    from board.room.reminders import Reminders
 
 __all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "OWNER_ONLY", "Board", "BoardSettings"]
 
@@ -89,8 +90,8 @@ DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*CONVERSATION_MIGRATIONS, *SPENDING_MIGRATIONS, *MEMORY_MIGRATIONS,
                                            *ROOM_MIGRATIONS, *AGENT_MIGRATIONS, *MEDIA_MIGRATIONS,
-                                           *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS, *PREDICTION_MIGRATIONS,
-                                           *RECALL_MIGRATIONS, *KNOWLEDGE_MIGRATIONS)
+                                           *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS, *DECISION_MIGRATIONS,
+                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS, *KNOWLEDGE_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -468,7 +469,7 @@ class Board:
     def _follow_through(self) -> Reminders:
         """Due dates and reminders of action items: ``/due``, ``/snooze``, ``/done`` and ``/actions``
         with dates; a decision's reminders scheduled once it is out, and at start what a crash left."""
-        from board.room.reminders import Reminders
+        from board.decisions.reminders import Reminders
 
         reminders = Reminders(self.room.store, self.schedule, self.clock, ZoneInfo(self.settings.timezone),
                               voice=self._voice)
@@ -533,8 +534,8 @@ class Board:
         their track record and the reviews of decisions (/predictions, /resolve, /stats, /review)."""
         from board.commands import decisions as decision_commands
         from board.commands import predictions as predictions_commands
+        from board.decisions.ratify import DecisionBook
         from board.room import followup
-        from board.room.ratify import DecisionBook
 
         room_commands.register(self, self.room)
         self.decisions = DecisionBook(self.db, self.clock)

@@ -207,3 +207,43 @@ def test_board_root_holds_at_most_8_modules() -> None:
     assert len(root) <= MAX_BOARD_ROOT_MODULES, (
         f"board/ root holds {len(root)} modules (at most {MAX_BOARD_ROOT_MODULES}: what every part uses; the rest "
         f"goes into a package named for its concern): {root}")
+
+
+def face(init: Path) -> tuple[list[str] | None, set[str]]:
+    """A package's ``__init__``: its ``__all__`` (None when it has none) and the public names it binds
+    (imports and assignments; ``__all__`` itself not counted)."""
+    listed: list[str] | None = None
+    bound: set[str] = set()
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import | ast.ImportFrom) and getattr(node, "module", None) != "__future__":
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        else:
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id == "__all__":
+                assert node.value is not None
+                listed = list(ast.literal_eval(node.value))
+            elif isinstance(target, ast.Name):
+                bound.add(target.id)
+    return listed, bound
+
+
+def test_board_package_faces_match_their_contents() -> None:
+    """Every package of board/ has an ``__all__``: a face that binds nothing lists exactly its submodules
+    (imported on use); a face that re-exports lists only what it binds."""
+    wrong = []
+    for init in sorted((REPO / "board").rglob("__init__.py")):
+        listed, bound = face(init)
+        where = init.parent.relative_to(REPO).as_posix()
+        if listed is None:
+            wrong.append(f"{where}: no __all__")
+        elif not bound:
+            parts = {p.stem for p in init.parent.glob("*.py") if p.name != "__init__.py"}
+            parts |= {p.parent.name for p in init.parent.glob("*/__init__.py")}
+            if set(listed) != parts:
+                wrong.append(f"{where}: __all__ lists {sorted(listed)}, its parts are {sorted(parts)}")
+        elif not set(listed) <= bound:
+            wrong.append(f"{where}: __all__ names what it does not bind: {sorted(set(listed) - bound)}")
+    assert not wrong, "package faces that do not match their contents:\n" + "\n".join(wrong)

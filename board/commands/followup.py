@@ -21,8 +21,8 @@ from __future__ import annotations
 from datetime import tzinfo
 
 from board.commands.host import CommandHost
+from board.decisions.reminders import ActionProblem, Reminders
 from board.envelope import Envelope
-from board.room.reminders import ActionProblem, Reminders
 from board.room.store import MeetingStore
 from board.routing.router import Route
 from board.schedule.dates import UNDERSTOOD

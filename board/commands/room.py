@@ -49,7 +49,7 @@ def register(host: CommandHost, room: BoardRoom) -> None:
         if not rows:
             return "No meetings yet. Start one with /meeting <topic>."
         from board.commands.decisions import verdict_label
-        from board.room.ratify import verdicts
+        from board.decisions.ratify import verdicts
 
         states = await verdicts(room.store.db, [row.id for row in rows])  # each decision's: proposed, ratified ...
         lines = ["Recent meetings:"]

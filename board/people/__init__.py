@@ -6,7 +6,7 @@ already one sender: :mod:`bot.channels.whatsapp.identity`). Identities linked wi
 ``person:<n>``: one memory and one set of budgets. Sessions stay per channel unless
 ``people.shared_sessions`` is on; otherwise the advisors see a short quoted note of what the person
 last said on their other channels. Modules: :mod:`.ref` (what an envelope carries), :mod:`.codes`,
-:mod:`.rows` (the SQL, one transaction each), :mod:`.people` (the service), :mod:`.commands`.
+:mod:`.rows` (the SQL, one transaction each), :mod:`.people` (the service), :mod:`.settings`.
 """
 
 from board.people.people import People, Person, identity_of

@@ -292,7 +292,7 @@ async def _decision_lines(db: Database) -> list[str]:
     """Board decisions: how many stand where, the one waiting for the owner (issue 27)."""
     from board.clock import SYSTEM_CLOCK
     from board.commands.decisions import status_lines
-    from board.room.ratify import DecisionBook
+    from board.decisions.ratify import DecisionBook
 
     return await status_lines(DecisionBook(db, SYSTEM_CLOCK))
 
