@@ -24,9 +24,9 @@ if TYPE_CHECKING:
     import jsonschema
 
 __all__ = [
-    "Budget",
     "ConsultCache",
     "EntryLog",
+    "SpendingLimit",
     "Tool",
     "ToolContext",
     "ToolHandler",
@@ -38,7 +38,7 @@ __all__ = [
 log = logging.getLogger("sabha.tools")
 
 
-class Budget(Protocol):
+class SpendingLimit(Protocol):
     """A spending limit kept across several exchanges (a board meeting's)."""
 
     def over_budget(self, pending_usd: float = 0.0) -> str | None:
@@ -82,7 +82,7 @@ class ToolContext:
     chain: tuple[str, ...] = ()
     meeting_id: str | None = None
     deadline: float | None = None
-    budget: Budget | None = None
+    budget: SpendingLimit | None = None
     roster: str | None = None
     transcript: EntryLog | None = None
     consult_cache: ConsultCache | None = None

@@ -24,7 +24,7 @@ from enum import StrEnum
 
 from board.language.secrets import secret_reason, sentence_reason
 
-__all__ = ["FactKind", "Statement", "heard", "secret_reason", "sentence_reason", "worth_hearing"]
+__all__ = ["FactKind", "StatedFact", "heard", "secret_reason", "sentence_reason", "worth_hearing"]
 
 
 class FactKind(StrEnum):
@@ -38,7 +38,7 @@ class FactKind(StrEnum):
 
 
 @dataclass(frozen=True)
-class Statement:
+class StatedFact:
     """One fact read from a message: ``key`` a short label, ``value`` one line."""
 
     key: str
@@ -159,9 +159,9 @@ def _candidate(sentence: str) -> str | None:
     return s
 
 
-def heard(text: str) -> list[Statement]:
+def heard(text: str) -> list[StatedFact]:
     """The durable first-person facts stated in ``text``, in order (see the module docstring)."""
-    found: dict[str, Statement] = {}
+    found: dict[str, StatedFact] = {}
     for raw in _SENTENCE.split(text):
         sentence = _candidate(raw)
         if sentence is None or sentence_reason(sentence):
@@ -179,7 +179,7 @@ def heard(text: str) -> list[Statement]:
             if not value or key is None or secret_reason(key, value):
                 continue
             used.append(match.span())
-            found[key] = Statement(key=key, value=value, kind=FactKind.CORRECTION if correction else kind)
+            found[key] = StatedFact(key=key, value=value, kind=FactKind.CORRECTION if correction else kind)
     return list(found.values())
 
 

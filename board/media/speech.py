@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from board.llm.audio import AudioClip, AudioProvider, Transcript
+from board.llm.audio import AudioClip, AudioProvider, SpeechTranscript
 from board.llm.base import LLMError, Usage
 from board.llm.registry import ProviderRegistry, UnknownModelError, split_model
 from board.llm.resilience import RetryPolicy
@@ -153,7 +153,7 @@ class AudioCalls:
         return provider
 
     async def transcribe(self, chain: Sequence[str], clip: AudioClip, *, language: str | None, timeout_s: float,
-                         seconds: float | None) -> tuple[str, Transcript]:
+                         seconds: float | None) -> tuple[str, SpeechTranscript]:
         """(the model that answered, what it heard): each model of ``chain`` in turn, with retries;
         ``seconds`` the note's length when known (the cost of a model that does not say it).
         Raises :class:`AudioFailed` when none did, :class:`SpendRefused` past a stranger's limit."""
@@ -162,11 +162,11 @@ class AudioCalls:
         # priced below what the size can hold.
         worst = max(seconds or 0.0, len(clip.data) / BYTES_PER_SECOND)
 
-        async def once(model: str) -> Transcript:
+        async def once(model: str) -> SpeechTranscript:
             provider = self._provider(model)
             return await provider.transcribe(model, clip, language=language, timeout_s=timeout_s)
 
-        def cost(model: str, result: Transcript | None) -> tuple[float, float, Usage]:
+        def cost(model: str, result: SpeechTranscript | None) -> tuple[float, float, Usage]:
             heard = (result.duration_s if result is not None else None) or worst
             usage = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens) if result else Usage()
             return self._cost(model, heard), heard, usage

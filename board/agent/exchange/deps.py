@@ -33,7 +33,7 @@ __all__ = [
     "NO_GUARDRAILS",
     "NO_LEDGER",
     "NO_MEMORY",
-    "Allowance",
+    "AllowanceGate",
     "CallRecorder",
     "ExchangeDeps",
     "ExchangePolicy",
@@ -93,7 +93,7 @@ class OutputGuard(Protocol):
         ...
 
 
-class Allowance(Protocol):
+class AllowanceGate(Protocol):
     """Holds a model call's worst case against a stranger's limits before it is made
     (:mod:`board.spending.allowance`)."""
 
@@ -136,7 +136,7 @@ class _NoAllowance:
 NO_MEMORY: Memory = _NoMemory()
 NO_LEDGER: CallRecorder = _NoLedger()
 NO_GUARDRAILS: OutputGuard = _NoGuardrails()
-NO_ALLOWANCE: Allowance = _NoAllowance()
+NO_ALLOWANCE: AllowanceGate = _NoAllowance()
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ class FactMemory:
 
 @dataclass(frozen=True)
 class GatedAllowance:
-    """:class:`Allowance` through a :class:`SpendGate`: only a stranger's message carries limits."""
+    """:class:`AllowanceGate` through a :class:`SpendGate`: only a stranger's message carries limits."""
 
     gate: SpendGate
 
@@ -218,6 +218,6 @@ class ExchangeDeps:
     memory: Memory = NO_MEMORY
     ledger: CallRecorder = NO_LEDGER
     guardrails: OutputGuard = NO_GUARDRAILS
-    allowance: Allowance = NO_ALLOWANCE
+    allowance: AllowanceGate = NO_ALLOWANCE
     #: Seconds for latency (monotonic).
     clock: Callable[[], float] = time.perf_counter
