@@ -6,7 +6,7 @@ kept by its triggers as they end), and ``--predictions`` resolved predictions sp
 advisors; then times, ``--runs`` times each, what a new meeting does before its chair speaks
 and before it decides:
 
-* ``recall``: :func:`board.room.recall.search.related_decisions` for a topic sharing words with
+* ``recall``: :func:`board.decisions.recall.search.related_decisions` for a topic sharing words with
   some decisions, plus :func:`recall_block` (the quoted, bounded text);
 * ``track``: every prediction read and scored into the track records the chair sees.
 
@@ -32,9 +32,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from board.db import StateDB
-from board.room.predictions.scoring import track_records
-from board.room.predictions.store import PredictionStore
-from board.room.recall.search import recall_block, related_decisions
+from board.decisions.predictions.scoring import track_records
+from board.decisions.predictions.store import PredictionStore
+from board.decisions.recall.search import recall_block, related_decisions
 from board.service import BOARD_MIGRATIONS
 
 WORDS = (

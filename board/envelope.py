@@ -33,7 +33,7 @@ class Envelope:
     the owner sets it, so a channel that forgets it grants nothing. ``is_public`` marks a
     stranger, admitted only because the channel is open to anyone (WhatsApp's public mode):
     every model call made for them is held to the channel's public terms
-    (:mod:`board.allowance`), and owner-only commands are refused to anyone not the owner.
+    (:mod:`board.spending.allowance`), and owner-only commands are refused to anyone not the owner.
     ``attachments`` are what came besides ``text`` (a voice note, a picture, a document; the
     text is then its caption), see :mod:`board.media`. ``person`` is set by the board (never by a
     channel) when the sender's account is linked to others (:mod:`board.people`).

@@ -4,7 +4,7 @@
 secrets and the secret environment variables at start; see ``bot.ops.logs.protect_config``).
 :func:`mask` replaces each with ``***``; :func:`mask_value` does the same inside JSON-like
 values. Every writer calls it: the state db (:meth:`board.db.StateDB.execute`), transcripts
-(:meth:`board.memory.transcripts.Transcript.append`), the log (``bot.ops.logs``) and the CLI's
+(:meth:`board.conversation.transcripts.Transcript.append`), the log (``bot.ops.logs``) and the CLI's
 output (``bot.cli.common.emit``). So a provider error whose body echoes the API key (a 401's
 "Incorrect API key provided: ...") is stored and shown masked, wherever it goes.
 """

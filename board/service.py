@@ -3,10 +3,10 @@
 :class:`Board` composes the soul store, prompt builder, session index, transcripts and
 model registry. Channels call :meth:`Board.handle`; messages to the same session are
 answered one at a time and in order, different sessions run concurrently. Before a
-message that would call a model, :class:`board.budget.Budget` may stop it (the daily
+message that would call a model, :class:`board.spending.budget.Budget` may stop it (the daily
 limits); every model call made while answering is recorded for the message's sender.
 A stranger's message (``Envelope.is_public``) is held to the channel's :class:`PublicTerms`
-before every model call it causes (see :mod:`board.allowance`), and may convene a meeting
+before every model call it causes (see :mod:`board.spending.allowance`), and may convene a meeting
 only when the owner allows it. Commands registered ``owner_only`` answer anyone else with
 one line saying so (:data:`OWNER_ONLY`).
 """
@@ -27,17 +27,23 @@ from board.agent.guardrails import Guardrails, GuardrailSettings
 from board.agent.migrations import MIGRATIONS as AGENT_MIGRATIONS
 from board.agent.runner import AgentRunner, AgentSettings
 from board.agent.tools import ToolRegistry
-from board.allowance import Allowance, Limit, PublicTerms, SpendGate, SpendRefused, allowed
-from board.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, sender_id
 from board.clock import SYSTEM_CLOCK, Clock
 from board.commands import about as about_commands
 from board.commands import files as files_commands
 from board.commands import followup as followup_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
+from board.commands import people as people_commands
 from board.commands import room as room_commands
 from board.commands.host import CommandHandler
+from board.conversation.migrations import MIGRATIONS as CONVERSATION_MIGRATIONS
+from board.conversation.sessions import Sessions
+from board.conversation.transcript_rows import transcripts_for
+from board.conversation.transcripts import TranscriptStore
 from board.db import Migration
+from board.decisions.migrations import MIGRATIONS as DECISION_MIGRATIONS
+from board.decisions.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
+from board.decisions.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
 from board.envelope import Envelope, Reply, ReplyKind, cleaned
 from board.llm.registry import ProviderRegistry
 from board.media.documents import DocumentReader
@@ -51,33 +57,30 @@ from board.memory.knowledge.base import KnowledgeBase, KnowledgeSettings
 from board.memory.knowledge.fts import FTS5Unavailable
 from board.memory.knowledge.migrations import MIGRATIONS as KNOWLEDGE_MIGRATIONS
 from board.memory.knowledge.tool import knowledge_tool
-from board.memory.ledger import Ledger, spending_for
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
-from board.memory.sessions import Sessions
-from board.memory.transcript_rows import transcripts_for
-from board.memory.transcripts import TranscriptStore
 from board.people import People, PeopleSettings
-from board.people import commands as people_commands
 from board.people.migrations import MIGRATIONS as PEOPLE_MIGRATIONS
 from board.roles import GENERAL, RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.convene import BoardRoom
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
-from board.room.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
-from board.room.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
-from board.router import Route, Router, unknown_role
+from board.routing.router import Route, Router, unknown_role
 from board.schedule import Schedule
 from board.schedule.migrations import MIGRATIONS as SCHEDULE_MIGRATIONS
+from board.spending.allowance import Allowance, Limit, PublicTerms, SpendGate, SpendRefused, allowed
+from board.spending.budget import DAILY_REACHED, SENDER_REACHED, Budget, BudgetSettings, sender_id
+from board.spending.ledger import Ledger, spending_for
+from board.spending.migrations import MIGRATIONS as SPENDING_MIGRATIONS
 from board.storage import Database, Dialect, StateURL, open_database
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 
 if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search's with its provider
     from board.agent.web_search import WebSearch, WebSearchSettings
+    from board.decisions.reminders import Reminders
     from board.room.meeting import MeetingEvent
-    from board.room.reminders import Reminders
 
 __all__ = ["BOARD_MIGRATIONS", "DB_FILE", "HELP_TEXT", "OWNER_ONLY", "Board", "BoardSettings"]
 
@@ -85,8 +88,9 @@ log = logging.getLogger("sabha.board")
 
 DB_FILE = "sabha.db"
 OWNER_ONLY = "/{command} is for the board's owner only."
-BOARD_MIGRATIONS: tuple[Migration, ...] = (*MEMORY_MIGRATIONS, *ROOM_MIGRATIONS, *AGENT_MIGRATIONS,
-                                           *MEDIA_MIGRATIONS, *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS,
+BOARD_MIGRATIONS: tuple[Migration, ...] = (*CONVERSATION_MIGRATIONS, *SPENDING_MIGRATIONS, *MEMORY_MIGRATIONS,
+                                           *ROOM_MIGRATIONS, *AGENT_MIGRATIONS, *MEDIA_MIGRATIONS,
+                                           *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS, *DECISION_MIGRATIONS,
                                            *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS, *KNOWLEDGE_MIGRATIONS)
 
 
@@ -465,7 +469,7 @@ class Board:
     def _follow_through(self) -> Reminders:
         """Due dates and reminders of action items: ``/due``, ``/snooze``, ``/done`` and ``/actions``
         with dates; a decision's reminders scheduled once it is out, and at start what a crash left."""
-        from board.room.reminders import Reminders
+        from board.decisions.reminders import Reminders
 
         reminders = Reminders(self.room.store, self.schedule, self.clock, ZoneInfo(self.settings.timezone),
                               voice=self._voice)
@@ -530,8 +534,8 @@ class Board:
         their track record and the reviews of decisions (/predictions, /resolve, /stats, /review)."""
         from board.commands import decisions as decision_commands
         from board.commands import predictions as predictions_commands
+        from board.decisions.ratify import DecisionBook
         from board.room import followup
-        from board.room.ratify import DecisionBook
 
         room_commands.register(self, self.room)
         self.decisions = DecisionBook(self.db, self.clock)

@@ -43,7 +43,7 @@ from aiohttp import web
 
 from board import __version__
 from board.envelope import Envelope
-from board.router import Route
+from board.routing.router import Route
 from board.service import Board
 from bot.app import open_board
 from bot.channels.base import Channel, ChannelCapabilities

@@ -33,7 +33,7 @@ finance expert"), or reports what a member said. The sets:
 
 Round ``answers3`` (issue item 16): ``addressing_heldout2`` and ``addressing_heldout3`` became tuning
 sets in this round: their misses were read and the rules changed for them (as general principles,
-each stated in :mod:`board.addressing`: a list of members is one addressee phrase; a name between
+each stated in :mod:`board.routing.addressing`: a list of members is one addressee phrase; a name between
 commas then a question; "what would X do"; embedded "what X thinks"; "question is for X"; a word
 that picks a kind makes a title generic; "I'm the CEO" names a job holder; a thing of theirs, "the
 critic's column", is talked about; "X: that's ..." is a heading), so no set here is held out any
@@ -66,7 +66,7 @@ from pathlib import Path
 import pytest
 
 from board.envelope import Envelope
-from board.router import NOBODY, Router
+from board.routing.router import NOBODY, Router
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).parent / "data" / "addressing.jsonl"

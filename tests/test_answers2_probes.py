@@ -21,7 +21,7 @@ import pytest
 
 from board.agent.guardrails import GuardInput, Guardrails
 from board.envelope import Envelope
-from board.router import NOBODY, Router
+from board.routing.router import NOBODY, Router
 from tests.fakes.openai_api import FakeOpenAI
 from tests.test_addressing import shipped_router
 from tests.test_answers_addressing import ask_why

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import pytest
 
-from board.router import NOBODY
+from board.routing.router import NOBODY
 from tests.test_addressing import owner, shipped_router
 
 ADDRESSED = [

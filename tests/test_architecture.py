@@ -60,8 +60,9 @@ def test_only_the_telegram_package_imports_ptb() -> None:
         assert not ptb, f"{name} imports {sorted(ptb)}; only bot.channels.telegram may"
 
 
-def test_no_import_cycles() -> None:
-    edges = graph()
+def components(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of ``edges`` with more than one node: the nodes that import
+    each other, directly or around a loop (Tarjan's algorithm)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -92,6 +93,11 @@ def test_no_import_cycles() -> None:
     for node in sorted(edges):
         if node not in index:
             visit(node)
+    return cycles
+
+
+def test_no_import_cycles() -> None:
+    cycles = components(graph())
     assert cycles == [], f"modules importing each other (directly or around a loop): {cycles}"
 
 
@@ -288,3 +294,92 @@ def test_the_intake_imports_nothing_from_the_channels() -> None:
                  if name == "bot.intake" or name.startswith("bot.intake.")
                  for i in imports(name, path) if i == "bot.channels" or i.startswith("bot.channels."))
     assert not bad, "channels depend on the intake's port (bot.intake.courier), not the reverse:\n" + "\n".join(bad)
+
+
+# -- issue 37: board folders that show the rooms -------------------------------------------------
+
+#: ``board/`` root modules other than these packages' faces; ``service.py`` is not counted while it is
+#: turned into ``board/app/`` and ``board/answer/`` (the lead drops it from this set when it is gone).
+BOARD_ROOT_NOT_COUNTED = frozenset({"__init__.py", "service.py"})
+MAX_BOARD_ROOT_MODULES = 8
+
+
+def top_package(name: str) -> str | None:
+    """``board.<package>`` for a module inside a top-level package of board/, else None (a root module)."""
+    parts = name.split(".")
+    if parts[0] != "board" or len(parts) < 2 or not (REPO / "board" / parts[1]).is_dir():
+        return None
+    return f"board.{parts[1]}"
+
+
+def package_imports() -> dict[tuple[str, str], list[str]]:
+    """(importing package, imported package) -> the module imports that make that edge, for board/'s
+    top-level packages (function-level and TYPE_CHECKING imports included)."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for name, deps in graph().items():
+        source = top_package(name)
+        for dep in sorted(deps):
+            target = top_package(dep)
+            if source and target and source != target:
+                found.setdefault((source, target), []).append(f"{name} -> {dep}")
+    return found
+
+
+def test_no_two_board_packages_import_each_other() -> None:
+    edges = package_imports()
+    nodes: dict[str, set[str]] = {}
+    for source, target in edges:
+        nodes.setdefault(source, set()).add(target)
+        nodes.setdefault(target, set())
+    loops = components(nodes)
+    shown = [f"{a} <-> {b}: {edges[a, b][0]} ({len(edges[a, b])}), {edges[b, a][0]} ({len(edges[b, a])})"
+             for a, b in sorted(edges) if a < b and (b, a) in edges]
+    assert not loops, ("top-level packages of board/ importing each other (directly or around a loop): "
+                       f"{loops}\n" + "\n".join(shown))
+
+
+def test_board_root_holds_at_most_8_modules() -> None:
+    root = sorted(p.name for p in (REPO / "board").glob("*.py") if p.name not in BOARD_ROOT_NOT_COUNTED)
+    assert len(root) <= MAX_BOARD_ROOT_MODULES, (
+        f"board/ root holds {len(root)} modules (at most {MAX_BOARD_ROOT_MODULES}: what every part uses; the rest "
+        f"goes into a package named for its concern): {root}")
+
+
+def face(init: Path) -> tuple[list[str] | None, set[str]]:
+    """A package's ``__init__``: its ``__all__`` (None when it has none) and the public names it binds
+    (imports and assignments; ``__all__`` itself not counted)."""
+    listed: list[str] | None = None
+    bound: set[str] = set()
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Import | ast.ImportFrom) and getattr(node, "module", None) != "__future__":
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        else:
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else []
+        for target in targets:
+            if isinstance(target, ast.Name) and target.id == "__all__":
+                assert node.value is not None
+                listed = list(ast.literal_eval(node.value))
+            elif isinstance(target, ast.Name):
+                bound.add(target.id)
+    return listed, bound
+
+
+def test_board_package_faces_match_their_contents() -> None:
+    """Every package of board/ has an ``__all__``: a face that binds nothing lists exactly its submodules
+    (imported on use); a face that re-exports lists only what it binds."""
+    wrong = []
+    for init in sorted((REPO / "board").rglob("__init__.py")):
+        listed, bound = face(init)
+        where = init.parent.relative_to(REPO).as_posix()
+        if listed is None:
+            wrong.append(f"{where}: no __all__")
+        elif not bound:
+            parts = {p.stem for p in init.parent.glob("*.py") if p.name != "__init__.py"}
+            parts |= {p.parent.name for p in init.parent.glob("*/__init__.py")}
+            if set(listed) != parts:
+                wrong.append(f"{where}: __all__ lists {sorted(listed)}, its parts are {sorted(parts)}")
+        elif not set(listed) <= bound:
+            wrong.append(f"{where}: __all__ names what it does not bind: {sorted(set(listed) - bound)}")
+    assert not wrong, "package faces that do not match their contents:\n" + "\n".join(wrong)

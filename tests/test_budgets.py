@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from board.agent.runner import AgentSettings
-from board.budget import DAILY_REACHED, SENDER_REACHED, BudgetSettings
 from board.envelope import Envelope
 from board.llm.base import Usage
 from board.llm.pricing import ModelPrice, PriceTable
 from board.roles import RosterSpec
 from board.service import Board, BoardSettings
+from board.spending.budget import DAILY_REACHED, SENDER_REACHED, BudgetSettings
 from board.storage.url import StateURL
 from bot.app import all_migrations
 from tests.fakes.scripted_model import ScriptedModel, Step

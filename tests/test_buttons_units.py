@@ -10,8 +10,8 @@ import pytest
 from telegram import Bot
 
 from board.commands.decisions import decision_buttons, settled_buttons
+from board.decisions.ratify import DecisionRecord, Verdict
 from board.envelope import Button, Envelope
-from board.room.ratify import DecisionRecord, Verdict
 from bot.channels.telegram.buttons import toast
 from bot.channels.telegram.inbound import parse_update, press_envelope, quoted_message_id
 from bot.channels.telegram.outbound import Outbound, Target

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from board.decisions.predictions.scoring import bin_index, brier, reliability, track_records
+from board.decisions.predictions.store import Outcome, PredictionStore
 from board.envelope import Envelope
-from board.room.predictions.scoring import bin_index, brier, reliability, track_records
-from board.room.predictions.store import Outcome, PredictionStore
 from board.service import Board
 from tests.board_support import on_both_backends
 from tests.calibration_support import HAND_BINS, HAND_BRIER, HAND_LINES, scripted, seed

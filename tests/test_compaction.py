@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from board.agent.compaction import ContextSettings, load_window
-from board.agent.tokens import ESTIMATE, counter_for, estimate_tokens
 from board.llm.base import LLMRequest
+from board.llm.tokens import ESTIMATE, counter_for, estimate_tokens
 from board.service import Board
 from board.storage.url import StateURL
 from tests.fakes.scripted_model import ScriptedModel, Step, fail
@@ -162,7 +162,7 @@ async def test_window_reads_only_the_tail(workspace: Path, data_dir: Path, state
 
 
 def test_token_counter_falls_back_to_a_labelled_estimate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import board.agent.tokens as tokens
+    import board.llm.tokens as tokens
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
     monkeypatch.setattr(tokens, "_ENCODINGS", {})
@@ -185,7 +185,7 @@ def test_token_counter_uses_tiktoken_when_the_encoding_is_cached(
     import tiktoken.load
     import tiktoken.registry
 
-    import board.agent.tokens as tokens
+    import board.llm.tokens as tokens
 
     bpe = b"".join(base64.b64encode(bytes([b])) + b" " + str(b).encode() + b"\n" for b in range(256))
     downloads: list[str] = []

@@ -17,7 +17,7 @@ import pytest
 
 from board.clock import FakeClock, FileClock
 from board.commands.followup import overdue_lines
-from board.room.reminders import reminder_key
+from board.decisions.reminders import reminder_key
 from board.schedule import ScheduleRunner, WorkStatus
 from board.schedule.dates import DateProblem, describe, parse_duration, parse_when
 from tests.board_support import on_both_backends

@@ -16,10 +16,10 @@ from board.agent.exchange.outcome import CAP_REPLY, DEGRADED_SETUP_REPLY, EMPTY_
 from board.agent.exchange.state import DONE, Failure
 from board.agent.exchange.wrappers import AROUND_MODEL
 from board.agent.runner import request_of
-from board.agent.tokens import counter_for
 from board.agent.tools import ToolContext, ToolRegistry
 from board.llm.base import LLMError
-from board.memory.ledger import LLMCallRecord, ToolCallRecord
+from board.llm.tokens import counter_for
+from board.spending.ledger import LLMCallRecord, ToolCallRecord
 from tests.fakes.scripted_model import ScriptedModel, call, say
 from tests.llm_support import LookupTool, scripted_board
 

@@ -158,7 +158,7 @@ LABELLED: list[tuple[str, str]] = [
 
 
 def test_the_detector_on_a_labelled_set() -> None:
-    from board.language import detect_language
+    from board.language.detect import detect_language
 
     wrong = [(text, want, got) for text, want in LABELLED if (got := detect_language(text)) != want]
     print(f"language detector: {len(LABELLED) - len(wrong)}/{len(LABELLED)} right")
@@ -166,7 +166,7 @@ def test_the_detector_on_a_labelled_set() -> None:
 
 
 def test_a_short_message_keeps_the_conversations_language() -> None:
-    from board.language import LanguageSource, choose_language
+    from board.language.detect import LanguageSource, choose_language
 
     choice = choose_language("ok", ["Quelle est notre piste de trésorerie ?", "merci"])
     assert choice is not None and (choice.language, choice.source) == ("French", LanguageSource.EARLIER)
@@ -176,7 +176,7 @@ def test_a_short_message_keeps_the_conversations_language() -> None:
 
 
 def test_user_md_language_lines() -> None:
-    from board.language import language_in_user_md
+    from board.language.detect import language_in_user_md
 
     assert language_in_user_md("# Me\nLanguage: English\n") == "English"
     assert language_in_user_md("---\nlanguage: Français\n---\n# Me\n") == "Français"

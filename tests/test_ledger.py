@@ -12,8 +12,8 @@ import pytest
 from board.db import StateDB
 from board.llm.base import Usage
 from board.llm.pricing import ModelPrice, PriceTable
-from board.memory.ledger import Ledger, LLMCallRecord, parse_since
 from board.service import BOARD_MIGRATIONS
+from board.spending.ledger import Ledger, LLMCallRecord, parse_since
 from board.storage import Database
 from board.storage.url import StateURL
 from bot.app import all_migrations

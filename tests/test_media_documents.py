@@ -26,12 +26,12 @@ import openpyxl  # type: ignore[import-untyped]
 import pytest
 from pypdf import PdfReader, PdfWriter
 
-from board.allowance import PublicTerms
 from board.envelope import Envelope, Reply
 from board.llm.base import LLMRequest
 from board.media.attachment import Attachment, MediaKind
 from board.media.settings import MediaSettings
 from board.service import Board
+from board.spending.allowance import PublicTerms
 from tests.fakes.scripted_model import ScriptedModel, Step, call, say
 from tests.knowledge_support import board_settings, tiny_pdf
 

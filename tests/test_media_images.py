@@ -337,8 +337,8 @@ def test_which_models_see_pictures(model: str, extra: tuple[str, ...], sees: boo
 
 
 def test_a_strangers_picture_counts_toward_the_worst_case_cost() -> None:
-    from board.allowance import worst_case
     from board.llm.pricing import PriceTable
+    from board.spending.allowance import worst_case
 
     ask = ChatMessage(role="user", content="what is this?")
     plain = LLMRequest(model="openai:gpt-4o-mini", system=(), messages=(ask,), persona=Persona("r", "R", "x"))

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from board.allowance import PUBLIC_CAP_REACHED, PublicTerms
 from board.envelope import Button, Envelope, Reply
 from board.media.attachment import Attachment, MediaKind, MediaRef
+from board.spending.allowance import PUBLIC_CAP_REACHED, PublicTerms
 from bot.intake.inbox import reply_from_json, reply_to_json
 from tests.fakes.openai_api import FakeOpenAI, fake_ogg_opus
 from tests.voice_support import CHANNEL, rig
@@ -140,7 +140,7 @@ async def test_a_strangers_transcription_is_held_to_the_public_cap(tmp_path: Pat
         assert reply.kind == "answer" and QUESTION in r.chat_prompts()[-1]
         [row] = await r.ledger_rows("transcribe")
         assert row["sender"] == f"{CHANNEL}:stranger" and row["scope"] == f"public:{CHANNEL}"
-        from board.memory.ledger import start_of_day
+        from board.spending.ledger import start_of_day
 
         assert await r.board.ledger.spent(since=start_of_day(), scope=f"public:{CHANNEL}") >= 0.006 * 7 / 60
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from board.language.statements import heard, secret_reason
 from board.memory.facts import MemorySettings
-from board.memory.statements import heard, secret_reason
 from board.service import Board, BoardSettings
 from board.storage.url import StateURL
 from bot.app import all_migrations

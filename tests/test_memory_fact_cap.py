@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from board.memory.facts import DIRECT, EVERY_ROLE, FactSource, FactStore, MemorySettings, Provenance
+from board.conversation.scope import DIRECT
+from board.memory.facts import EVERY_ROLE, FactSource, FactStore, MemorySettings, Provenance
 from board.storage import Database
 
 pytestmark = pytest.mark.backends

@@ -4,8 +4,8 @@ Summer2024") are never stored, and facts that merely look close ("zip code 94107
 on code review", "seed round", "wifi provider: ACT Fibernet", "I work at Vault Capital.") still are.
 
 Labelled sets in ``tests/data/`` (one JSON object a line: ``key``, ``value``, ``secret``; a ``null`` key is a
-sentence as a person says it, read as :func:`board.memory.statements.heard` reads it, by
-:func:`board.memory.secrets.sentence_reason`). The TUNING sets (the rules were changed until they pass, so they
+sentence as a person says it, read as :func:`board.language.statements.heard` reads it, by
+:func:`board.language.secrets.sentence_reason`). The TUNING sets (the rules were changed until they pass, so they
 measure nothing new): ``memory_secrets.jsonl``; ``memory_secrets_tuning2.jsonl`` (once called held-out: written
 before the first change, then tuned on); ``memory_secrets_tuning3.jsonl`` (once called heldout2: written after
 that tuning, then tuned on); ``memory_secrets_review1.jsonl`` (the review's probes: 17 secrets it saw stored,
@@ -60,7 +60,7 @@ from pathlib import Path
 
 import pytest
 
-from board.memory.statements import heard, secret_reason, sentence_reason
+from board.language.statements import heard, secret_reason, sentence_reason
 from board.storage.url import StateURL
 from tests.fakes.scripted_model import ScriptedModel
 from tests.llm_support import envelope

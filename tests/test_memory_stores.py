@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from board.conversation.sessions import Sessions
+from board.conversation.transcript_rows import transcripts_for
 from board.memory.facts import EVERY_ROLE, FactSource, FactStore, MemorySettings, Provenance
-from board.memory.sessions import Sessions
-from board.memory.transcript_rows import transcripts_for
 from board.storage import Database
 
 pytestmark = pytest.mark.backends

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 
 from board.envelope import Envelope, Reply
-from board.memory.ledger import Ledger, LLMCallRecord
 from board.service import Board
+from board.spending.ledger import Ledger, LLMCallRecord
 from bot.app import all_migrations
 from bot.cli.main import main
 from bot.config.load import load_config

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession
 
-from board.budget import SENDER_REACHED
+from board.spending.budget import SENDER_REACHED
 from tests.daemon_support import DAEMON_REPO
 from tests.fakes.graph_api import FakeGraphAPI
 from tests.fakes.openai_api import FakeOpenAI

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from board.budget import BudgetSettings
 from board.envelope import Envelope
+from board.language.statements import heard
 from board.memory.facts import FactError, FactSource, FactStore, Provenance
-from board.memory.statements import heard
 from board.people import LinkOutcome
 from board.service import Board
+from board.spending.budget import BudgetSettings
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.knowledge_support import board_settings, context_of
 

@@ -102,9 +102,9 @@ def test_the_offline_board_predicts_and_the_cli_lists_resolves_and_scores(tmp_pa
 async def test_a_prediction_about_the_past_is_not_recorded_and_a_restated_one_counts_once(database: Database) -> None:
     from datetime import UTC, datetime
 
+    from board.decisions.predictions.recording import record_prediction
+    from board.decisions.predictions.store import PredictionStore
     from board.room.decision import Stance
-    from board.room.predictions.recording import record_prediction
-    from board.room.predictions.store import PredictionStore
 
     now = datetime(2026, 11, 25, 9, tzinfo=UTC)
     async with database as db:

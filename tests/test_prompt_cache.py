@@ -16,8 +16,8 @@ import anthropic
 import pytest
 
 from board.agent.compaction import ContextSettings
-from board.agent.tokens import counter_for
 from board.llm.base import LLMRequest
+from board.llm.tokens import counter_for
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import FakeOpenAI
 from tests.fakes.scripted_model import ScriptedModel, Step, fail, say

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession
 
-from board.allowance import MEETINGS_CLOSED
-from board.allowance import PUBLIC_CAP_REACHED as CAP_REACHED
-from board.budget import SENDER_REACHED
+from board.spending.allowance import MEETINGS_CLOSED
+from board.spending.allowance import PUBLIC_CAP_REACHED as CAP_REACHED
+from board.spending.budget import SENDER_REACHED
 from board.workspace.paths import copy_default_workspace
 from tests.daemon_support import REPO, SabhaProcess
 from tests.fakes.graph_api import FakeGraphAPI

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from board.clock import FakeClock
+from board.decisions.ratify import Outcome, Ruling, Verdict
 from board.envelope import Envelope
 from board.room.followup import FollowUps, follow_up_key, reminder_key
 from board.room.meeting import MeetingSettings
-from board.room.ratify import Outcome, Ruling, Verdict
 from board.schedule import NewWork, Place, ScheduleRunner, WorkKind, WorkStatus
 from board.service import Board
 from board.storage import StateURL

@@ -13,13 +13,13 @@ import pytest
 
 from board.agent.runner import AgentSettings
 from board.clock import FakeClock
+from board.decisions.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
+from board.decisions.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
+from board.decisions.recall.search import RecalledDecision, recall_block, related_decisions
 from board.envelope import Envelope
 from board.roles import RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
-from board.room.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
-from board.room.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
-from board.room.recall.search import RecalledDecision, recall_block, related_decisions
 from board.room.settings import MeetingSettings
 from board.service import Board, BoardSettings
 from board.storage import Dialect, StateURL, open_database, parse_state_url

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from board.clock import FakeClock
+from board.decisions.recall.reviews import ReviewStore
+from board.decisions.recall.search import related_decisions
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
-from board.room.recall.reviews import ReviewStore
-from board.room.recall.search import related_decisions
 from board.schedule import ScheduleRunner
 from board.service import Board
 from board.storage import Database
@@ -198,8 +198,8 @@ async def test_resolution_requests_go_out_when_the_resolve_by_date_begins_in_the
     from datetime import UTC, datetime
     from zoneinfo import ZoneInfo
 
+    from board.decisions.predictions.resolving import schedule_resolutions
     from board.envelope import Envelope
-    from board.room.predictions.resolving import schedule_resolutions
     from board.schedule import WorkKind
     from tests.calibration_support import predicting_model, seed
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from board.conversation.sessions import role_of_key, session_key
 from board.envelope import Envelope
-from board.memory.sessions import role_of_key, session_key
-from board.router import Router
+from board.routing.router import Router
 from board.service import Board
 from tests.fakes.scripted_model import ScriptedModel, say
 from tests.llm_support import scripted_board

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from board.conversation.transcript_rows import RowTranscripts
+from board.conversation.transcripts import FileTranscripts, TranscriptStore, iter_entries, read_tail
 from board.envelope import Envelope
-from board.memory.transcript_rows import RowTranscripts
-from board.memory.transcripts import FileTranscripts, TranscriptStore, iter_entries, read_tail
 from board.service import Board
 from board.storage import Database, Dialect, StorageError
 

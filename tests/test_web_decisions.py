@@ -16,10 +16,10 @@ from pathlib import Path
 
 from aiohttp import ClientSession
 
+from board.decisions.ratify import Verdict
+from board.decisions.reminders import reminder_key
 from board.envelope import Envelope
-from board.room.ratify import Verdict
-from board.room.reminders import reminder_key
-from board.router import Route
+from board.routing.router import Route
 from board.schedule import WorkStatus
 from board.schedule.work import parse_stamp
 from tests.browser_support import WebDaemon
@@ -320,7 +320,7 @@ async def test_rulings_and_item_changes_need_the_csrf_token(tmp_path: Path) -> N
 
 
 async def test_the_track_record_page_scores_advisors_as_the_board_does(tmp_path: Path) -> None:
-    from board.room.predictions.store import PredictionStore
+    from board.decisions.predictions.store import PredictionStore
 
     extra = ["board:", "  meetings:", "    min_resolved_predictions: 2"]
     async with WebDaemon(tmp_path, extra=extra) as d, ClientSession() as http:

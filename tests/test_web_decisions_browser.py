@@ -14,11 +14,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from board.decisions.predictions.store import PredictionStore
+from board.decisions.ratify import Verdict
+from board.decisions.reminders import reminder_key
 from board.envelope import Envelope
-from board.room.predictions.store import PredictionStore
-from board.room.ratify import Verdict
-from board.room.reminders import reminder_key
-from board.router import Route
+from board.routing.router import Route
 from tests.browser_support import Browser, WebDaemon, browser  # noqa: F401
 
 WIDTHS = (375, 1280)

@@ -17,7 +17,7 @@ import pytest
 from aiohttp import ClientSession, ClientTimeout
 
 from board.clock import FakeClock, FileClock
-from board.room.reminders import reminder_key
+from board.decisions.reminders import reminder_key
 from board.schedule import WorkStatus
 from bot.web.auth import COOKIE, MAX_CLIENTS, LoginLimiter
 from tests.browser_support import WebDaemon

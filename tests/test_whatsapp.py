@@ -16,8 +16,8 @@ import pytest
 from aiohttp import ClientSession
 
 from board.llm.base import LLMRequest
-from board.memory.ledger import LLMCallRecord
 from board.service import Board
+from board.spending.ledger import LLMCallRecord
 from bot.channels.whatsapp.access import CAP_REACHED, RATE_LIMITED
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.channels.whatsapp.limits import ErrorClass

@@ -30,9 +30,9 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from board.agent.tokens import TokenCounter
+from board.conversation.transcripts import TAIL_ENTRIES, Transcript, utc_now
 from board.llm.base import ChatMessage, Usage
-from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
+from board.llm.tokens import TokenCounter
 from board.workspace.quoting import FieldLimit, quote_field
 
 __all__ = [

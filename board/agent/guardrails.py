@@ -50,9 +50,9 @@ from board.agent.guardrail_settings import (
     SHINGLE,
     GuardrailSettings,
 )
+from board.conversation.transcripts import utc_now
 from board.masking import mask_value
-from board.memory.ledger import current_sender
-from board.memory.transcripts import utc_now
+from board.spending.ledger import current_sender
 from board.storage.database import Database
 
 __all__ = [

@@ -54,27 +54,34 @@ from board.agent.exchange import (
     ToolPolicy,
     run_exchange,
 )
-from board.agent.exchange.deps import NO_ALLOWANCE, NO_GUARDRAILS, NO_LEDGER, NO_MEMORY, FactMemory, GatedAllowance
+from board.agent.exchange.deps import (
+    NO_ALLOWANCE,
+    NO_GUARDRAILS,
+    NO_LEDGER,
+    NO_MEMORY,
+    FactMemory,
+    FactRecall,
+    GatedAllowance,
+)
 from board.agent.exchange.outcome import CAP_REPLY, DEGRADED_REPLY, DEGRADED_SETUP_REPLY, EMPTY_REPLY
 from board.agent.exchange.prepare import prompt_attribution
 from board.agent.guardrails import Guardrails
-from board.agent.tokens import TokenCounter, counter_for
 from board.agent.tools import Tool, ToolContext, ToolRegistry
 from board.agent.turn import TurnHeard, TurnListener, TurnObserver, observe, record_answer, record_user, tell_listeners
-from board.allowance import SpendGate
+from board.conversation.sessions import Sessions
+from board.conversation.transcripts import Transcript
 from board.envelope import Envelope, Reply
-from board.language import choose_language
+from board.language.detect import choose_language
 from board.llm.base import ChatMessage, ImagePart, PromptBlock, Thinking
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.llm.resilience import ResilientCaller, RetryPolicy
 from board.llm.stream import take_stream
-from board.memory.facts import Fact, FactStore
-from board.memory.ledger import Ledger
-from board.memory.sessions import Sessions
-from board.memory.transcripts import Transcript
+from board.llm.tokens import TokenCounter, counter_for
 from board.people.ref import elsewhere_lines
-from board.workspace.prompt import BuiltPrompt, PromptBuilder, TurnContext
+from board.spending.allowance import SpendGate
+from board.spending.ledger import Ledger
+from board.workspace.prompt import BuiltPrompt, PromptBuilder, Remembered, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
 
 __all__ = [
@@ -221,9 +228,10 @@ class AgentRunner:
         #: Told of every finished chat turn with what was said (user memory writes itself from it).
         self.turn_listeners: list[TurnListener] = []
         #: User memory recalled into the per-turn block, and the checks every free-text answer passes.
-        self.memory: FactStore | None = None
+        self.memory: FactRecall | None = None
         self.guardrails: Guardrails | None = None
-        #: Holds every model call made for a stranger to their limits, before it is made (:mod:`board.allowance`).
+        #: Holds every model call made for a stranger to their limits, before it is made
+        #: (:mod:`board.spending.allowance`).
         self.spend: SpendGate | None = None
         #: The time the per-turn block shows (a benchmark or a replay may set its own clock).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
@@ -254,7 +262,7 @@ class AgentRunner:
             blocks.append(PromptBlock("summary", summary_block_text(summary), cacheable=True))
         return tuple(blocks)
 
-    def turn_context(self, ctx: ToolContext, memory: Sequence[Fact] = (), *, text: str | None = None,
+    def turn_context(self, ctx: ToolContext, memory: Sequence[Remembered] = (), *, text: str | None = None,
                      earlier: Sequence[str] = ()) -> TurnContext:
         """The per-turn facts of ``ctx``: time, channel, place, sender, what the role remembers, and
         the language to answer in: USER.md's, else that of ``text`` (the user's message, by default
@@ -272,12 +280,12 @@ class AgentRunner:
             elsewhere=elsewhere_lines(envelope.person if envelope else None, now),
         )
 
-    def context_for(self, ctx: ToolContext, memory: Sequence[Fact] = (), *, text: str | None = None,
+    def context_for(self, ctx: ToolContext, memory: Sequence[Remembered] = (), *, text: str | None = None,
                     earlier: Sequence[str] = ()) -> str:
         """The per-turn block of ``ctx`` (rendered ``dynamic.md.j2``), sent after the cached prefix."""
         return self.prompts.dynamic(self.turn_context(ctx, memory, text=text, earlier=earlier))
 
-    async def recall(self, ctx: ToolContext) -> tuple[Fact, ...]:
+    async def recall(self, ctx: ToolContext) -> tuple[Remembered, ...]:
         """What ``ctx``'s role remembers about the user of ``ctx`` (none without a user or memory)."""
         return await (FactMemory(self.memory) if self.memory is not None else NO_MEMORY).recall(ctx)
 

@@ -16,17 +16,17 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from board.allowance import SpendRefused
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
+from board.spending.allowance import SpendRefused
 
 if TYPE_CHECKING:
     import jsonschema
 
 __all__ = [
-    "Budget",
     "ConsultCache",
     "EntryLog",
+    "SpendingLimit",
     "Tool",
     "ToolContext",
     "ToolHandler",
@@ -38,7 +38,7 @@ __all__ = [
 log = logging.getLogger("sabha.tools")
 
 
-class Budget(Protocol):
+class SpendingLimit(Protocol):
     """A spending limit kept across several exchanges (a board meeting's)."""
 
     def over_budget(self, pending_usd: float = 0.0) -> str | None:
@@ -82,7 +82,7 @@ class ToolContext:
     chain: tuple[str, ...] = ()
     meeting_id: str | None = None
     deadline: float | None = None
-    budget: Budget | None = None
+    budget: SpendingLimit | None = None
     roster: str | None = None
     transcript: EntryLog | None = None
     consult_cache: ConsultCache | None = None

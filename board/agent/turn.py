@@ -16,8 +16,8 @@ from typing import Any
 
 from board.agent.compaction import new_entry_id
 from board.agent.exchange import ExchangeOutcome
+from board.conversation.transcripts import TAIL_ENTRIES, Transcript, utc_now
 from board.envelope import Envelope
-from board.memory.transcripts import TAIL_ENTRIES, Transcript, utc_now
 from board.workspace.souls import AgentProfile
 
 __all__ = ["TurnHeard", "TurnListener", "TurnObserver", "answer_entry", "earlier_entry", "observe", "record_answer",

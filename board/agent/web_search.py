@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING, Any
 from board import __version__
 from board.agent.guardrails import quote_as_data
 from board.agent.tools import Tool, ToolContext, ToolResult
+from board.conversation.transcripts import utc_now
 from board.llm.base import ToolSpec
-from board.memory.ledger import current_sender
-from board.memory.transcripts import utc_now
+from board.spending.ledger import current_sender
 from board.storage import Database
 
 if TYPE_CHECKING:  # aiohttp is imported when a search is made: a board without web search never loads it

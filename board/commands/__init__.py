@@ -4,4 +4,5 @@ narrow :class:`board.commands.host.CommandHost` and registered by the board that
 ``/roles``, ``/souls``)."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["about", "host", "llm", "memory", "room"]
+__all__ = ["about", "decisions", "files", "followup", "host", "llm", "memory", "people", "predictions", "review",
+           "room"]

@@ -7,7 +7,7 @@ decision message send the same commands with the id (:func:`decision_buttons`), 
 answered by exactly these words: a second press says it is already done, a press for a meeting
 that no longer exists says so, and Revisit by button asks for the reason. A revisit convenes a
 follow-up meeting in the place of the original one with the owner's reason on its agenda (see
-:class:`FollowUps`). The verdicts themselves are :class:`board.room.ratify.DecisionBook`'s.
+:class:`FollowUps`). The verdicts themselves are :class:`board.decisions.ratify.DecisionBook`'s.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from board.commands.host import CommandHost
+from board.decisions.ratify import DecisionBook, DecisionRecord, Outcome, Ruling, RulingResult, Verdict
 from board.envelope import Button, Envelope
-from board.room.ratify import DecisionBook, DecisionRecord, Outcome, Ruling, RulingResult, Verdict
-from board.router import Route
+from board.routing.router import Route
 
 __all__ = ["FollowUps", "decision_buttons", "describe", "register", "settled_buttons", "status_lines",
            "verdict_label"]

@@ -12,7 +12,7 @@ from board.commands.host import CommandHost
 from board.envelope import Envelope
 from board.media.documents import SEARCHABLE_MARK
 from board.media.store import MediaStore, StoredAttachment
-from board.router import Route
+from board.routing.router import Route
 from board.workspace.quoting import FieldLimit, plain_line
 
 __all__ = ["register"]

@@ -21,10 +21,10 @@ from __future__ import annotations
 from datetime import tzinfo
 
 from board.commands.host import CommandHost
+from board.decisions.reminders import ActionProblem, Reminders
 from board.envelope import Envelope
-from board.room.reminders import ActionProblem, Reminders
 from board.room.store import MeetingStore
-from board.router import Route
+from board.routing.router import Route
 from board.schedule.dates import UNDERSTOOD
 
 __all__ = ["overdue_lines", "register"]

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from board.envelope import Envelope
-from board.router import Route
+from board.routing.router import Route
 
 __all__ = ["CommandHandler", "CommandHost"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from board.agent.runner import AgentRunner
 from board.commands.host import CommandHost
 from board.envelope import Envelope
-from board.memory.ledger import GROUPS, Ledger, format_report, parse_since
-from board.router import Route
+from board.routing.router import Route
+from board.spending.ledger import GROUPS, Ledger, format_report, parse_since
 
 __all__ = ["register"]
 

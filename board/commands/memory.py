@@ -23,12 +23,12 @@ from enum import Enum
 from itertools import groupby
 from typing import Protocol
 
-from board.budget import sender_id
 from board.commands.host import CommandHost
 from board.envelope import Envelope
 from board.memory.extract import MemoryWriter
 from board.memory.facts import EVERY_ROLE, Fact, FactStore, normalise_key
-from board.router import Route
+from board.routing.router import Route
+from board.spending.budget import sender_id
 
 __all__ = ["Aliases", "Asked", "MemoryTalk", "asked_of", "register"]
 

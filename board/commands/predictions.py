@@ -3,10 +3,10 @@
 
 ``/predictions`` lists the open predictions members made in meetings (soonest resolve-by first;
 the owner sees all, anyone else those of meetings started in their chat); ``/resolve`` records
-how one turned out, once (see :mod:`board.room.predictions.resolving`); ``/stats`` shows each
+how one turned out, once (see :mod:`board.decisions.predictions.resolving`); ``/stats`` shows each
 advisor's Brier score, how many were resolved and the reliability table, or "too few resolved
 predictions (n=..)" below the board's minimum. The board's schedule sends the resolution requests
-(:func:`board.room.predictions.resolving.resolution_handler`).
+(:func:`board.decisions.predictions.resolving.resolution_handler`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from datetime import UTC, tzinfo
 
 from board.commands import review
 from board.commands.host import CommandHost
+from board.decisions.predictions.resolving import describe, resolution_handler, resolve_words
+from board.decisions.predictions.scoring import format_stats, track_records
+from board.decisions.predictions.store import PredictionStore
 from board.envelope import Envelope
 from board.room.convene import BoardRoom
-from board.room.predictions.resolving import describe, resolution_handler, resolve_words
-from board.room.predictions.scoring import format_stats, track_records
-from board.room.predictions.store import PredictionStore
 from board.room.settings import MeetingSettings
-from board.router import Route
+from board.routing.router import Route
 from board.schedule import Schedule, WorkKind
 
 __all__ = ["register", "stats_text"]

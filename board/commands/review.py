@@ -1,5 +1,5 @@
 """Reviews of decisions: ``/review <id> [when]`` and the review meetings (see
-:mod:`board.room.recall.reviews`).
+:mod:`board.decisions.recall.reviews`).
 
 ``/review <id> <when>`` schedules (or moves) the review of a decision (``+3d``, ``in 2 weeks``,
 ``2026-12-15``); ``/review <id>`` says what is scheduled and the verdicts so far. The ``review``
@@ -20,10 +20,8 @@ from typing import TYPE_CHECKING
 from board.agent.speaker import Ask
 from board.agent.tools import ToolContext
 from board.commands.host import CommandHost
-from board.envelope import Envelope, Reply
-from board.room.convene import BoardRoom, MeetingInProgress
-from board.room.predictions.resolving import schedule_resolutions
-from board.room.recall.reviews import (
+from board.decisions.predictions.resolving import schedule_resolutions
+from board.decisions.recall.reviews import (
     VERDICT_SCHEMA,
     ReviewRow,
     ReviewStore,
@@ -36,8 +34,10 @@ from board.room.recall.reviews import (
     schedule_review,
     verdict_message,
 )
+from board.envelope import Envelope, Reply
+from board.room.convene import BoardRoom, MeetingInProgress
 from board.room.settings import MEETINGS_OFF, MeetingSettings
-from board.router import Route
+from board.routing.router import Route
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind
 
 if TYPE_CHECKING:  # the meeting machinery loads with the first meeting

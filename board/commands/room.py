@@ -16,7 +16,7 @@ from __future__ import annotations
 from board.commands.host import CommandHost
 from board.envelope import Envelope
 from board.room.convene import BoardRoom, MeetingInProgress
-from board.router import Route
+from board.routing.router import Route
 from board.workspace.quoting import FieldLimit, plain_line
 
 __all__ = ["register"]
@@ -49,7 +49,7 @@ def register(host: CommandHost, room: BoardRoom) -> None:
         if not rows:
             return "No meetings yet. Start one with /meeting <topic>."
         from board.commands.decisions import verdict_label
-        from board.room.ratify import verdicts
+        from board.decisions.ratify import verdicts
 
         states = await verdicts(room.store.db, [row.id for row in rows])  # each decision's: proposed, ratified ...
         lines = ["Recent meetings:"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["AudioClip", "AudioProvider", "Transcript"]
+__all__ = ["AudioClip", "AudioProvider", "SpeechTranscript"]
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class AudioClip:
 
 
 @dataclass(frozen=True)
-class Transcript:
+class SpeechTranscript:
     """What was heard: the ``text``, the length of the audio in seconds when the service said it
     (``duration_s``), and the input tokens a token-billed model reported (0 otherwise)."""
 
@@ -47,7 +47,7 @@ class AudioProvider(Protocol):
         ...
 
     async def transcribe(self, model: str, clip: AudioClip, *, language: str | None = None,
-                         timeout_s: float | None = None) -> Transcript:
+                         timeout_s: float | None = None) -> SpeechTranscript:
         """``clip`` as text, by ``model`` (``provider:model``); ``language`` an ISO-639-1 hint;
         ``timeout_s`` the request's deadline (None: the client's)."""
         ...

@@ -18,7 +18,7 @@ their size (:func:`describe_images`), never what they show. Asked to summarise f
 (``metadata["purpose"] == "compaction"``) it returns an extractive summary: the first
 sentence of each message. Asked for the durable facts a person stated (``metadata["purpose"] ==
 "memory"``, :mod:`board.memory.extract`) it reads them by rule from the last user message
-(:func:`board.memory.statements.heard`), so memory writes itself without a key too.
+(:func:`board.language.statements.heard`), so memory writes itself without a key too.
 
 In a board meeting (``metadata["purpose"] == "meeting"``) it takes part the way a real
 member would, so a first run shows what a meeting is: each statement answers the
@@ -42,9 +42,9 @@ import re
 from collections.abc import Sequence
 from datetime import date, timedelta
 
+from board.language.statements import heard
 from board.llm import offline_json, text_tools
 from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
-from board.memory.statements import heard
 
 __all__ = [
     "OFFLINE_NOTICE",

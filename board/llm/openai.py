@@ -26,7 +26,7 @@ from typing import Any
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
-from board.llm.audio import AudioClip, Transcript
+from board.llm.audio import AudioClip, SpeechTranscript
 from board.llm.base import ChatMessage, ImagePart, LLMError, LLMRequest, LLMResponse, Thinking, ToolCall, Usage
 from board.llm.errors import bad_response_error
 from board.llm.registry import split_model
@@ -235,7 +235,7 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
     # -- audio (board.llm.audio.AudioProvider) ---------------------------------------------
 
     async def transcribe(self, model: str, clip: AudioClip, *, language: str | None = None,
-                         timeout_s: float | None = None) -> Transcript:
+                         timeout_s: float | None = None) -> SpeechTranscript:
         """``clip`` as text through ``POST /audio/transcriptions`` (``whisper-1``, ``gpt-4o-mini-transcribe``,
         or whatever an OpenAI-compatible server such as faster-whisper serves under ``model``)."""
         name = self._audio_model(model)
@@ -266,10 +266,11 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
         return name
 
 
-def _transcript(result: object, provider: str, model: str) -> Transcript:
-    """The SDK's answer (a ``Transcription``; a bare string from a server that answers in text) as a Transcript."""
+def _transcript(result: object, provider: str, model: str) -> SpeechTranscript:
+    """The SDK's answer (a ``Transcription``; a bare string from a server that answers in text) as a
+    SpeechTranscript."""
     if isinstance(result, str):
-        return Transcript(result.strip())
+        return SpeechTranscript(result.strip())
     text = getattr(result, "text", None)
     if not isinstance(text, str):
         raise bad_response_error(provider, model, f"not a transcription: {preview(result)}")
@@ -284,7 +285,7 @@ def _transcript(result: object, provider: str, model: str) -> Transcript:
     if duration is None:  # verbose_json, and compatible servers (faster-whisper) that send it anyway
         extra = getattr(result, "duration", None)
         duration = float(extra) if isinstance(extra, (int, float)) and extra > 0 else None
-    return Transcript(text.strip(), duration, tokens_in, tokens_out)
+    return SpeechTranscript(text.strip(), duration, tokens_in, tokens_out)
 
 
 _STOP_REASONS = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens"}

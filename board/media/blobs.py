@@ -22,7 +22,7 @@ from types import TracebackType
 
 from board.media.problems import MediaProblem, Problem
 
-__all__ = ["Blob", "BlobSink", "BlobStore", "Usage", "size_text"]
+__all__ = ["Blob", "BlobSink", "BlobStore", "DiskUsage", "size_text"]
 
 log = logging.getLogger("sabha.media")
 
@@ -39,7 +39,7 @@ class Blob:
 
 
 @dataclass(frozen=True)
-class Usage:
+class DiskUsage:
     """What the store holds on disk: files (temporary ones included) and their bytes."""
 
     files: int
@@ -173,11 +173,11 @@ class BlobStore:
             return False
         return True
 
-    def usage(self) -> Usage:
+    def usage(self) -> DiskUsage:
         """The files under the store and their bytes (blocking: a walk of the folder; run it in a thread)."""
         files = size = 0
         if not self.root.is_dir():
-            return Usage(0, 0)
+            return DiskUsage(0, 0)
         for entry in os.scandir(self.root):
             entries = [entry] if not entry.is_dir(follow_symlinks=False) else list(os.scandir(entry.path))
             for item in entries:
@@ -185,7 +185,7 @@ class BlobStore:
                     if item.is_file(follow_symlinks=False):
                         size += item.stat(follow_symlinks=False).st_size
                         files += 1
-        return Usage(files, size)
+        return DiskUsage(files, size)
 
     def prune(self, keep_days: float, *, now: float | None = None) -> int:
         """Remove blobs unused for ``keep_days`` and temporary files over an hour old; returns how many."""

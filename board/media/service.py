@@ -39,7 +39,6 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from board.allowance import SpendGate
 from board.envelope import Envelope, Reply
 from board.llm.base import ImagePart
 from board.llm.registry import ProviderRegistry
@@ -56,7 +55,8 @@ from board.media.speech import AudioCalls, AudioFailed, SpendRefused
 from board.media.store import MediaStore
 from board.media.understand import MediaFetcher, UnderstandContext, Understander
 from board.media.voice import OfflineTranscriber, Transcriber
-from board.memory.ledger import Ledger
+from board.spending.allowance import SpendGate
+from board.spending.ledger import Ledger
 from board.storage import Database, StorageError
 from board.workspace.quoting import FieldLimit, quote_field, quote_lines
 

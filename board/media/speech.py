@@ -7,10 +7,10 @@ or any OpenAI-compatible server (a self-hosted faster-whisper server). Each mode
 under ``media.transcribe_timeout_s``, a retryable failure (timeout, 429, 5xx, connection)
 again after the jittered backoff of ``llm.retry`` (:class:`board.llm.resilience.RetryPolicy`),
 then the next model; every attempt is a row of the cost ledger (``purpose`` ``transcribe`` or
-``speech``), made for the sender whose message it is (:data:`board.memory.ledger.current_sender`),
+``speech``), made for the sender whose message it is (:data:`board.spending.ledger.current_sender`),
 so ``sabha cost``, the budgets and a stranger's public cap see it. For a stranger
-(:data:`board.allowance.current_allowance`), each call first reserves its worst case with the
-:class:`board.allowance.SpendGate`; past a limit it is not made (:class:`SpendRefused`).
+(:data:`board.spending.allowance.current_allowance`), each call first reserves its worst case with the
+:class:`board.spending.allowance.SpendGate`; past a limit it is not made (:class:`SpendRefused`).
 
 Prices (:data:`AUDIO_PRICES`, OpenAI list prices at the time of writing): whisper-1 and
 gpt-4o-transcribe $0.006 per audio minute, gpt-4o-mini-transcribe $0.003; tts-1 $15 and
@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from board.allowance import SpendGate, SpendRefused
-from board.llm.audio import AudioClip, AudioProvider, Transcript
+from board.llm.audio import AudioClip, AudioProvider, SpeechTranscript
 from board.llm.base import LLMError, Usage
 from board.llm.registry import ProviderRegistry, UnknownModelError, split_model
 from board.llm.resilience import RetryPolicy
-from board.memory.ledger import Ledger, LLMCallRecord
+from board.spending.allowance import SpendGate, SpendRefused
+from board.spending.ledger import Ledger, LLMCallRecord
 
 __all__ = ["AUDIO_PRICES", "AudioCalls", "AudioFailed", "AudioPrice", "SpendRefused", "audio_price",
            "ogg_duration", "ogg_seconds", "speech_seconds"]
@@ -153,7 +153,7 @@ class AudioCalls:
         return provider
 
     async def transcribe(self, chain: Sequence[str], clip: AudioClip, *, language: str | None, timeout_s: float,
-                         seconds: float | None) -> tuple[str, Transcript]:
+                         seconds: float | None) -> tuple[str, SpeechTranscript]:
         """(the model that answered, what it heard): each model of ``chain`` in turn, with retries;
         ``seconds`` the note's length when known (the cost of a model that does not say it).
         Raises :class:`AudioFailed` when none did, :class:`SpendRefused` past a stranger's limit."""
@@ -162,11 +162,11 @@ class AudioCalls:
         # priced below what the size can hold.
         worst = max(seconds or 0.0, len(clip.data) / BYTES_PER_SECOND)
 
-        async def once(model: str) -> Transcript:
+        async def once(model: str) -> SpeechTranscript:
             provider = self._provider(model)
             return await provider.transcribe(model, clip, language=language, timeout_s=timeout_s)
 
-        def cost(model: str, result: Transcript | None) -> tuple[float, float, Usage]:
+        def cost(model: str, result: SpeechTranscript | None) -> tuple[float, float, Usage]:
             heard = (result.duration_s if result is not None else None) or worst
             usage = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens) if result else Usage()
             return self._cost(model, heard), heard, usage

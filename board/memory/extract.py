@@ -17,7 +17,7 @@ pending ones finish when Sabha stops, then abandons the rest (nothing half-writt
 one transaction).
 
 Skipped without a model call: a message with no first-person statement in it
-(:func:`board.memory.statements.worth_hearing`), a stranger's message in public mode (their cost
+(:func:`board.language.statements.worth_hearing`), a stranger's message in public mode (their cost
 stays their turns'), the same message heard again (several roles answering it).
 """
 
@@ -36,10 +36,11 @@ from board.agent.exchange import ExchangeRequest, ModelChoice, ToolPolicy
 from board.agent.runner import AgentRunner
 from board.agent.tools import ToolContext
 from board.agent.turn import TurnHeard
-from board.budget import sender_id
+from board.conversation.scope import scope_of
+from board.language.statements import FactKind, StatedFact, worth_hearing
 from board.llm.base import PromptBlock
-from board.memory.facts import EVERY_ROLE, Fact, FactError, FactSource, FactStore, Provenance, scope_of
-from board.memory.statements import FactKind, Statement, worth_hearing
+from board.memory.facts import EVERY_ROLE, Fact, FactError, FactSource, FactStore, Provenance
+from board.spending.budget import sender_id
 
 __all__ = ["EXTRACT_PURPOSE", "FACTS_SCHEMA", "MemoryWriter", "parse_facts", "said_by_person"]
 
@@ -98,7 +99,7 @@ def said_by_person(turn: TurnHeard) -> str:
     return text
 
 
-def parse_facts(text: str) -> list[Statement]:
+def parse_facts(text: str) -> list[StatedFact]:
     """The facts of a model's JSON answer (fenced or not); [] for anything unusable."""
     body = text.strip()
     if body.startswith("```"):
@@ -112,7 +113,7 @@ def parse_facts(text: str) -> list[Statement]:
         except json.JSONDecodeError:
             data = None
     items = data.get("facts") if isinstance(data, dict) else None
-    out: list[Statement] = []
+    out: list[StatedFact] = []
     for item in items if isinstance(items, list) else []:
         if not isinstance(item, dict) or not isinstance(item.get("key"), str) or not isinstance(item.get("value"), str):
             continue
@@ -120,7 +121,7 @@ def parse_facts(text: str) -> list[Statement]:
             kind = FactKind(str(item.get("kind", FactKind.CONTEXT.value)))
         except ValueError:
             kind = FactKind.CONTEXT
-        out.append(Statement(key=item["key"], value=item["value"], kind=kind))
+        out.append(StatedFact(key=item["key"], value=item["value"], kind=kind))
     return out[:MAX_PROPOSED]
 
 
@@ -224,7 +225,7 @@ class MemoryWriter:
                 except FactError as exc:  # a secret, or too long: never kept (the value is not logged)
                     log.info("memory: not keeping %r about %s: %s", statement.key, user, str(exc).split(";")[0])
 
-    async def _propose(self, turn: TurnHeard, user: str, said: str) -> list[Statement]:
+    async def _propose(self, turn: TurnHeard, user: str, said: str) -> list[StatedFact]:
         """Ask the cheap model (the role's own when none is set) what durable facts ``said`` states."""
         runner = self.runner
         profile = runner.souls.profile(turn.role)

@@ -20,13 +20,14 @@ cheap model what durable facts the person stated and :meth:`FactStore.learn` kee
 key, updates the fact instead of adding one (a correction replaces), at most
 ``max_facts_per_user`` are kept per person over every scope (the least recently updated goes), and each carries where it
 came from (``source``, the transcript entry, the channel's message id, the session; migration
-0710). Secrets are refused by pattern (:func:`board.memory.secrets.secret_reason`).
+0710). Secrets are refused by pattern (:func:`board.language.secrets.secret_reason`).
 
-Each fact carries where it was learned, its scope (:func:`scope_of`, migration 0970): ``direct`` (a
-direct chat, the web page, the terminal: private to the person) or ``group:<channel>:<chat id>`` (a group
-or a forum, whose members read every answer). :meth:`FactStore.recall` gives a turn only the facts of its
-own scope: a group turn never sees what the person said in a direct chat (nor in another group), and a
-fact saved in a group stays in that group. Facts kept before scopes existed count as direct.
+Each fact carries where it was learned, its scope (:func:`board.conversation.scope.scope_of`, migration
+0970): ``direct`` (a direct chat, the web page, the terminal: private to the person) or
+``group:<channel>:<chat id>`` (a group or a forum, whose members read every answer).
+:meth:`FactStore.recall` gives a turn only the facts of its own scope: a group turn never sees what the
+person said in a direct chat (nor in another group), and a fact saved in a group stays in that group.
+Facts kept before scopes existed count as direct.
 """
 
 from __future__ import annotations
@@ -40,22 +41,20 @@ from enum import StrEnum
 from typing import Any
 
 from board.agent.tools import Tool, ToolContext, ToolResult
-from board.budget import sender_id
-from board.envelope import Envelope
+from board.conversation.scope import DIRECT, scope_of
+from board.language.secrets import secret_reason
 from board.llm.base import ToolSpec
-from board.memory.secrets import secret_reason
+from board.spending.budget import sender_id
 from board.storage import Database
 
-__all__ = ["DIRECT", "EVERY_ROLE", "REMEMBER_TOOL", "Fact", "FactError", "FactSource", "FactStore", "Learned",
-           "MemorySettings", "Provenance", "normalise_key", "scope_of"]
+__all__ = ["EVERY_ROLE", "REMEMBER_TOOL", "Fact", "FactError", "FactSource", "FactStore", "Learned",
+           "MemorySettings", "Provenance", "normalise_key"]
 
 log = logging.getLogger("sabha.memory")
 
 REMEMBER_TOOL = "remember"
 #: The ``role`` of a fact the board heard the person say: every advisor sees it.
 EVERY_ROLE = "*"
-#: The scope of a fact learned in a direct chat (private to the person; see the module docstring).
-DIRECT = "direct"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -114,13 +113,6 @@ class Fact:
     def quoted(self) -> str:
         """The value as a JSON string: one line, quotes escaped, clearly a value."""
         return json.dumps(self.value, ensure_ascii=False)
-
-
-def scope_of(envelope: Envelope | None) -> str:
-    """Where a fact heard in ``envelope``'s conversation is kept and seen: :data:`DIRECT`, or its group."""
-    if envelope is None or not envelope.is_group:
-        return DIRECT
-    return f"group:{envelope.channel}:{envelope.chat_id}"
 
 
 def normalise_key(key: str) -> str:

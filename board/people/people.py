@@ -1,7 +1,7 @@
 """The people service: who a message is from across channels, and linking accounts into one person.
 
 :meth:`People.identify` looks an envelope's identity (``<channel>:<sender>``) up once per message and,
-when it is linked, sets ``Envelope.person``: from then on :func:`board.budget.sender_id` (the key of
+when it is linked, sets ``Envelope.person``: from then on :func:`board.spending.budget.sender_id` (the key of
 memory facts, budgets and the ledger) is the person's ``person:<n>``. :meth:`People.said` keeps the
 last thing a linked identity said, for the note its other channels show (:mod:`board.people.ref`).
 

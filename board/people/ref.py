@@ -2,7 +2,7 @@
 
 :class:`PersonRef` is set only for an identity linked to a person (:mod:`board.people`): its ``key``
 (``person:<n>``) is then who the message is from for memory, budgets and the ledger
-(:func:`board.budget.sender_id`), ``shared`` says whether the linked channels share sessions, and
+(:func:`board.spending.budget.sender_id`), ``shared`` says whether the linked channels share sessions, and
 ``elsewhere`` holds what the person last said on their other linked channels, for the short note the
 advisors see (:func:`elsewhere_lines`; quoted as data, never instructions).
 """

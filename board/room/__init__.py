@@ -1,5 +1,7 @@
 """The board room: consultations between roles, board meetings and their decisions, the
-roundtable, the meeting store, and channel-neutral rendering of a decision."""
+roundtable, the meeting store, a revisit's follow-up meeting, and channel-neutral rendering of a
+decision. What becomes of a decision afterwards is :mod:`board.decisions`."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["consult", "convene", "decision", "meeting", "migrations", "render", "roundtable", "store"]
+__all__ = ["consult", "convene", "decision", "evidence", "followup", "meeting", "migrations", "record", "render",
+           "roundtable", "settings", "store"]

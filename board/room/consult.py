@@ -32,8 +32,8 @@ from typing import Any
 
 from board.agent.speaker import Ask, Speaker
 from board.agent.tools import Tool, ToolContext, ToolResult
+from board.conversation.transcripts import utc_now
 from board.llm.base import ToolSpec
-from board.memory.transcripts import utc_now
 from board.storage import Database
 
 __all__ = ["CONSULT_TOOL", "ConsultService", "ConsultSettings", "consult_spec", "full_chain", "parse_answer"]

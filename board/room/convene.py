@@ -20,10 +20,9 @@ from typing import TYPE_CHECKING, Any
 from board.agent.runner import AgentRunner, place_of
 from board.agent.speaker import Ask, Speaker, Utterance
 from board.agent.tools import Tool, ToolContext, ToolResult
-from board.allowance import current_allowance
 from board.clock import SYSTEM_CLOCK, Clock
 from board.envelope import Envelope
-from board.language import LanguageChoice, LanguageSource, choose_language
+from board.language.detect import LanguageChoice, LanguageSource, choose_language
 from board.llm.base import PromptBlock, ToolSpec, Usage
 from board.llm.offline import OFFLINE_NOTICE
 from board.media.store import MediaStore
@@ -32,6 +31,7 @@ from board.room.consult import ConsultService, ConsultSettings
 from board.room.evidence import Evidence, evidence_for
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
+from board.spending.allowance import current_allowance
 from board.storage import Dialect
 from board.tasks import finish_tasks
 from board.workspace.prompt import PromptBuilder, TurnContext

@@ -287,7 +287,7 @@ class Dissent(BaseModel):
 class ActionItem(BaseModel):
     """One next step, the role that owns it and when it is due (as written: "by 2026-12-15", "in two
     weeks", "friday", "+3d"; read against the board's clock when the decision is recorded, by
-    :mod:`board.room.reminders`, which sets the reminder; a date it cannot read is kept as written and
+    :mod:`board.decisions.reminders`, which sets the reminder; a date it cannot read is kept as written and
     gets no reminder until the owner sets one with ``/due``)."""
 
     model_config = ConfigDict(extra="forbid")

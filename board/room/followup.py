@@ -8,10 +8,10 @@ convened exactly once even across a restart or a kill (the schedule's claim-befo
 advance that says what was decided and the owner's reason, quoted as data (:func:`follow_up_agenda`);
 the chair does not reframe it. A meeting still running in that place makes the handler fail, so the
 schedule tries again later (its retry waits). Once convened, the two meetings are linked
-(:meth:`board.room.ratify.DecisionBook.link_follow_up`); a second run of the handler (after a crash)
+(:meth:`board.decisions.ratify.DecisionBook.link_follow_up`); a second run of the handler (after a crash)
 finds the link and convenes nothing.
 
-A veto drops the decision's open action items (:mod:`board.room.ratify`); :meth:`FollowUps.changed`
+A veto drops the decision's open action items (:mod:`board.decisions.ratify`); :meth:`FollowUps.changed`
 cancels their reminders (scheduled by :mod:`board.commands.followup` under the key
 ``reminder:action:<n>``), so none is sent for a dropped item.
 """
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from board.clock import Clock
+from board.decisions.ratify import DecisionBook, DecisionChange, DecisionRecord, Verdict
 from board.envelope import Envelope
-from board.room.ratify import DecisionBook, DecisionChange, DecisionRecord, Verdict
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind
 from board.schedule.report import TERMINAL
 from board.workspace.quoting import FieldLimit, quote_field

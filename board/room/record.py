@@ -17,8 +17,8 @@ from datetime import UTC, datetime, tzinfo
 from typing import Any
 
 from board.agent.compaction import new_entry_id
-from board.memory.transcripts import utc_now
-from board.room.store import ActionRow
+from board.conversation.transcripts import utc_now
+from board.decisions.actions import ActionRow
 
 __all__ = ["MEETING_ENTRY", "due_label", "format_actions", "is_overdue", "meeting_entry", "meeting_text"]
 

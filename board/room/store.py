@@ -15,35 +15,15 @@ from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from board.conversation.transcripts import utc_now
+from board.decisions.actions import ActionRow
 from board.envelope import Envelope
-from board.memory.transcripts import utc_now
 from board.storage import Database
 
-__all__ = ["ActionDraft", "ActionRow", "MeetingRow", "MeetingStore"]
+__all__ = ["ActionDraft", "MeetingRow", "MeetingStore"]
 
 #: (task, owner) or (task, owner, due as written: "by 2026-12-15", "in two weeks", None)
 ActionDraft = tuple[str, str] | tuple[str, str, str | None]
-
-
-@dataclass(frozen=True)
-class ActionRow:
-    """An action item of a recorded decision. ``due_at``: when it is due (UTC text as
-    :func:`board.schedule.work.stamp` writes it; None: no date); ``due_text``: the date as
-    written; ``channel``/``chat_id``/``thread_id``: where its meeting ran (its reminder goes there)."""
-
-    id: int
-    meeting_id: str
-    topic: str
-    task: str
-    owner: str
-    status: str
-    created_at: str
-    done_at: str | None
-    due_at: str | None = None
-    due_text: str | None = None
-    channel: str | None = None
-    chat_id: str | None = None
-    thread_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +87,7 @@ class MeetingStore:
 
     async def add_actions(self, meeting_id: str, items: Sequence[ActionDraft]) -> None:
         """Record a decision's action items (task, owner[, due as written]) as open; the due date
-        is read and its reminder set by :mod:`board.room.reminders` once the decision is out."""
+        is read and its reminder set by :mod:`board.decisions.reminders` once the decision is out."""
         now = utc_now()
         for position, item in enumerate(items, start=1):
             task, owner = item[0], item[1]

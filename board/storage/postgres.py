@@ -23,10 +23,9 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from board.db import Migration
 from board.masking import mask_value
 from board.storage.database import Dialect, DuplicateKey, Params, Row, StorageError
-from board.storage.migrations import pending
+from board.storage.migrations import Migration, pending
 from board.storage.sql import numbered
 from board.storage.url import PASSWORD_ENV, StateURL
 

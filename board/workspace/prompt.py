@@ -28,14 +28,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 import jinja2
 from jinja2.loaders import split_template_path
 from jinja2.sandbox import SandboxedEnvironment
 
-from board.language import LanguageChoice, language_in_user_md
+from board.language.detect import LanguageChoice, language_in_user_md
 from board.llm.base import ChatMessage, PromptBlock
-from board.memory.facts import Fact
 from board.workspace.files import FileProblem, WatchedFile, decode_text, fingerprint, read_checked
 from board.workspace.paths import default_workspace_dir
 from board.workspace.quoting import FieldLimit, plain_line, quote_field
@@ -53,6 +53,7 @@ __all__ = [
     "CheckedLoader",
     "CompiledTemplates",
     "PromptBuilder",
+    "Remembered",
     "TurnContext",
     "UnsafeTemplate",
     "elsewhere_block",
@@ -73,6 +74,24 @@ CONTEXT_OPEN = "<turn_context>"
 CONTEXT_CLOSE = "</turn_context>"
 
 
+class Remembered(Protocol):
+    """A fact the role remembers about the sender, as the per-turn block shows it
+    (:class:`board.memory.facts.Fact` is one)."""
+
+    @property
+    def key(self) -> str: ...
+
+    @property
+    def quoted(self) -> str:
+        """The value as one JSON-quoted line."""
+        ...
+
+    @property
+    def origin(self) -> str:
+        """What the prompt shows after it (which other role was told), or nothing."""
+        ...
+
+
 @dataclass(frozen=True)
 class TurnContext:
     """The dynamic facts of one turn, rendered by :meth:`PromptBuilder.dynamic` into the per-turn
@@ -83,8 +102,8 @@ class TurnContext:
     place: str
     sender: str  # as the channel gave it (a display name from outside); the prompt shows it quoted
     now: datetime
-    memory: tuple[Fact, ...] = ()  # what the role remembers about the sender (board.memory.facts)
-    language: LanguageChoice | None = None  # the language to answer in (board.language), None: not known
+    memory: tuple[Remembered, ...] = ()  # what the role remembers about the sender (board.memory.facts)
+    language: LanguageChoice | None = None  # the language to answer in (board.language.detect), None: not known
     elsewhere: tuple[str, ...] = ()  # what a linked person last said on other channels, quoted (board.people)
 
 

@@ -22,7 +22,7 @@ from bot.cli.where import open_config, with_board
 if TYPE_CHECKING:
     from board.envelope import Envelope
     from board.media.attachment import Attachment
-    from board.router import Router
+    from board.routing.router import Router
     from board.service import Board
     from bot.config.loaded import LoadedConfig
 
@@ -44,7 +44,7 @@ def resolve_role(board: Board, name: str | None, router: Router | None = None) -
     """The role ``name`` means (``Finance``, ``finance`` and ``CFO`` alike), None for none given;
     :class:`UserError` saying why when there is no such usable role. ``router``: the board's
     router made a moment ago (else one is made)."""
-    from board.router import unknown_role
+    from board.routing.router import unknown_role
 
     if name is None:
         return None

@@ -33,7 +33,7 @@ from bot.cli.common import UserError
 if TYPE_CHECKING:
     from board.envelope import Envelope, Reply
     from board.media.blobs import BlobSink
-    from board.router import Route
+    from board.routing.router import Route
     from board.service import Board
 
 __all__ = ["ATTACH_HELP", "CHANNEL", "Attaching", "LocalFiles", "ask_with_files", "describe", "kind_and_mime",

@@ -52,7 +52,7 @@ if TYPE_CHECKING:  # asyncio and the board are imported when the chat runs: `sab
     from board.envelope import Envelope, Reply
     from board.llm.stream import StreamSink
     from board.media.attachment import Attachment
-    from board.router import Route
+    from board.routing.router import Route
     from board.service import Board
     from bot.config import LoadedConfig
     from bot.scheduled import ScheduledWorkService

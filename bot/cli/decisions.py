@@ -1,6 +1,6 @@
 """``sabha decisions list|show|ratify|veto|revisit``: board decisions and the owner's rulings, from the terminal.
 
-A decision is proposed until the owner rules on it (:mod:`board.room.ratify`); whoever runs the
+A decision is proposed until the owner rules on it (:mod:`board.decisions.ratify`); whoever runs the
 CLI on the board's folder is the owner. ``ratify`` / ``veto`` without an id rule on the latest
 proposed decision; ``revisit`` needs a reason (it goes on the follow-up meeting's agenda) and
 schedules the follow-up meeting (:mod:`board.room.followup`), which the daemon convenes where the
@@ -20,7 +20,7 @@ from bot.cli.common import emit
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
-    from board.room.ratify import DecisionRecord
+    from board.decisions.ratify import DecisionRecord
     from board.service import Board
 
 __all__ = ["add_parsers", "cmd_decisions"]
@@ -68,7 +68,7 @@ def _json(record: DecisionRecord) -> dict[str, Any]:
 
 async def cmd_decisions(board: Board, args: argparse.Namespace) -> int:
     """decisions list | show ID | ratify [ID] | veto [ID] [REASON] | revisit ID REASON."""
-    from board.room.ratify import Verdict
+    from board.decisions.ratify import Verdict
 
     book = board.decisions
     action = args.decisions_command
@@ -95,7 +95,7 @@ async def cmd_decisions(board: Board, args: argparse.Namespace) -> int:
 
 async def _show(board: Board, args: argparse.Namespace) -> int:
     from board.commands.decisions import describe
-    from board.room.ratify import Outcome
+    from board.decisions.ratify import Outcome
 
     found = await board.decisions.find(args.id)
     if found.outcome is not Outcome.DONE or found.record is None:
@@ -128,7 +128,7 @@ def _problem(outcome: str, ref: str, candidates: tuple[str, ...] = ()) -> int:
 async def _rule(board: Board, args: argparse.Namespace) -> int:
     """ratify / veto / revisit through the same words as the chat commands, as the owner."""
     from board.envelope import Envelope
-    from board.router import Route
+    from board.routing.router import Route
 
     command = args.decisions_command
     ref = args.id if args.id and args.id.lower().startswith("m-") else None

@@ -94,7 +94,7 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     import json
     from dataclasses import asdict
 
-    from board.memory.ledger import GROUPS, Ledger, format_report, parse_since
+    from board.spending.ledger import GROUPS, Ledger, format_report, parse_since
     from bot.app import open_state_db
     from bot.cli.ops import budget_json, budget_lines
     from bot.cli.where import has_state

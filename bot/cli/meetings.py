@@ -137,7 +137,7 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
         if not rows:
             emit(NO_MEETINGS)
             return 0
-        from board.room.ratify import verdicts
+        from board.decisions.ratify import verdicts
 
         states = await verdicts(store.db, [m.id for m in rows])  # each decision's: proposed, ratified, vetoed ...
         body = [[m.id, local_time(m.started_at), local_time(m.ended_at) if m.ended_at else "-",
@@ -168,8 +168,8 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
 
 async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
     """actions [--all] | actions done N | actions due N WHEN | actions snooze N [LENGTH]."""
+    from board.decisions.reminders import ActionProblem
     from board.room.record import format_actions
-    from board.room.reminders import ActionProblem
 
     words = list(args.action or [])
     if not words:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` build
     import aiohttp
 
     from board.media.quota import MediaUsage
-    from board.memory.ledger import Ledger
+    from board.spending.ledger import Ledger
     from board.storage import Database
     from bot.config import LoadedConfig
     from bot.replicas.status import ReplicasReport
@@ -116,7 +116,7 @@ async def find_daemon(loaded: LoadedConfig) -> DaemonInfo | None:
 async def budget_lines(ledger: Ledger, loaded: LoadedConfig, *, now: datetime | None = None) -> list[str]:
     """Today's spend (UTC day) against ``budget.daily_usd`` and ``budget.per_sender_daily_usd``, and what
     strangers spent against ``whatsapp.public_daily_usd`` (public mode)."""
-    from board.memory.ledger import start_of_day
+    from board.spending.ledger import start_of_day
     from bot.channels.whatsapp.access import SCOPE as PUBLIC_SCOPE
 
     budget = loaded.config.budget
@@ -153,7 +153,7 @@ async def budget_lines(ledger: Ledger, loaded: LoadedConfig, *, now: datetime | 
 
 async def budget_json(ledger: Ledger, loaded: LoadedConfig) -> dict[str, Any]:
     """The same as :func:`budget_lines`, as data."""
-    from board.memory.ledger import start_of_day
+    from board.spending.ledger import start_of_day
     from bot.channels.whatsapp.access import SCOPE as PUBLIC_SCOPE
 
     since = start_of_day()
@@ -292,7 +292,7 @@ async def _decision_lines(db: Database) -> list[str]:
     """Board decisions: how many stand where, the one waiting for the owner (issue 27)."""
     from board.clock import SYSTEM_CLOCK
     from board.commands.decisions import status_lines
-    from board.room.ratify import DecisionBook
+    from board.decisions.ratify import DecisionBook
 
     return await status_lines(DecisionBook(db, SYSTEM_CLOCK))
 
@@ -317,8 +317,8 @@ async def _media_usage(db: Database, loaded: LoadedConfig) -> MediaUsage:
 
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
-    from board.memory.ledger import Ledger
     from board.service import DB_FILE
+    from board.spending.ledger import Ledger
     from board.storage import Dialect
     from bot.app import open_state_db
     from bot.replicas.status import report_lines

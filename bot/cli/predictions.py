@@ -53,8 +53,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
 async def cmd_predictions(board: Board, args: argparse.Namespace) -> int:
     """``predictions list`` | ``predictions resolve N OUTCOME``."""
-    from board.room.predictions.resolving import describe, resolve_words
-    from board.room.predictions.store import PredictionStore
+    from board.decisions.predictions.resolving import describe, resolve_words
+    from board.decisions.predictions.store import PredictionStore
 
     store = PredictionStore(board.db)
     if args.predictions_command == "resolve":
@@ -82,7 +82,7 @@ async def cmd_predictions(board: Board, args: argparse.Namespace) -> int:
 async def cmd_board(board: Board, args: argparse.Namespace) -> int:
     """``board stats``."""
     from board.commands.predictions import stats_text
-    from board.room.predictions.store import PredictionStore
+    from board.decisions.predictions.store import PredictionStore
 
     text = await stats_text(PredictionStore(board.db), min_resolved=board.settings.meetings.min_resolved_predictions,
                             fenced=False)

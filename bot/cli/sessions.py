@@ -25,7 +25,7 @@ from bot.cli.table import local_time
 from bot.cli.where import has_state, open_config, with_board
 
 if TYPE_CHECKING:
-    from board.memory.sessions import SessionRef
+    from board.conversation.sessions import SessionRef
     from board.service import Board
 
 __all__ = ["add_parsers", "cmd_sessions", "format_entry", "positive_int"]
@@ -51,8 +51,8 @@ async def _last_active(board: Board, session_id: str) -> str:
 
 def _key_of(board: Board, given: str) -> str:
     """A session key as given, or the owner's conversation with the role ``given`` names."""
-    from board.memory.sessions import role_of_key, session_key
-    from board.router import unknown_role
+    from board.conversation.sessions import role_of_key, session_key
+    from board.routing.router import unknown_role
 
     try:
         role_of_key(given)
@@ -170,7 +170,7 @@ async def _nothing_yet(board: Board, ref: SessionRef, *, last: bool) -> str:
 
 
 async def _reset(board: Board, args: argparse.Namespace) -> int:
-    from board.memory.sessions import role_of_key
+    from board.conversation.sessions import role_of_key
 
     key = _key_of(board, args.key)
     role = role_of_key(key)
@@ -198,7 +198,7 @@ def _export_dir(given: str) -> Path:
 
 
 async def _export(board: Board, args: argparse.Namespace) -> int:
-    from board.memory.transcripts import TranscriptError
+    from board.conversation.transcripts import TranscriptError
 
     folder = _export_dir(args.dir)
     refs = await board.sessions.list(include_archived=True)

@@ -18,9 +18,9 @@ from bot.config.file import FoundBy
 
 if TYPE_CHECKING:  # the board's settings types are imported when they are built: `sabha souls` needs none
     from board.agent.runner import AgentSettings
-    from board.budget import BudgetSettings
     from board.roles import RosterSpec
     from board.service import BoardSettings
+    from board.spending.budget import BudgetSettings
     from board.storage.url import StateURL
     from bot.config.sections import Config
 
@@ -129,7 +129,7 @@ class LoadedConfig:
 
     def budget_settings(self) -> BudgetSettings:
         """``budget:`` as the board's plain settings."""
-        from board.budget import BudgetSettings
+        from board.spending.budget import BudgetSettings
 
         return BudgetSettings(daily_usd=self.config.budget.daily_usd,
                               per_sender_daily_usd=self.config.budget.per_sender_daily_usd)

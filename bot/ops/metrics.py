@@ -4,7 +4,7 @@
 process-global one, so two daemons in one test process do not mix) and counts where the
 events happen without reaching into anyone's internals:
 
-- model calls, tokens and cost: an observer on :attr:`board.memory.ledger.Ledger.observers`
+- model calls, tokens and cost: an observer on :attr:`board.spending.ledger.Ledger.observers`
   (every provider call, each retry and fallback included);
 - turns and the turn latency histogram: an observer on
   :attr:`board.agent.runner.AgentRunner.turn_observers` (the fields of the turn log line);
@@ -29,7 +29,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 from prometheus_client.core import CounterMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from board.memory.ledger import LLMCallRecord
+from board.spending.ledger import LLMCallRecord
 
 if TYPE_CHECKING:
     from board.service import Board

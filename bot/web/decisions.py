@@ -10,7 +10,7 @@ their state (:mod:`bot.web.rulings`). Its forms, each a POST with the page's CSR
   open action items and their reminders, a revisit schedules the follow-up meeting, and the page
   shows the command's own words. A second press finds the verdict given and changes nothing
   (``already ratified``). The live meeting page carries the same forms (``back=meeting``);
-- ``/ui/actions/{n}/done|due|snooze`` call :class:`board.room.reminders.Reminders` as ``/done``,
+- ``/ui/actions/{n}/done|due|snooze`` call :class:`board.decisions.reminders.Reminders` as ``/done``,
   ``/due`` and ``/snooze`` do (``when``: what ``/due`` takes; ``length``: a day by default): the
   reminder is cancelled or moved; a date the board cannot read is answered with its words and
   nothing changes.
@@ -29,10 +29,10 @@ from typing import Any
 
 from aiohttp import web
 
+from board.decisions.ratify import DecisionRecord, Outcome, Verdict
+from board.decisions.reminders import ActionProblem, Changed
 from board.envelope import Envelope
-from board.room.ratify import DecisionRecord, Outcome, Verdict
-from board.room.reminders import ActionProblem, Changed
-from board.router import Route
+from board.routing.router import Route
 from board.schedule.dates import UNDERSTOOD
 from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.numbers import whole_number

@@ -23,10 +23,10 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from board.commands.decisions import verdict_label
+from board.decisions.ratify import Outcome, verdicts
 from board.envelope import Envelope
 from board.roles import DEFAULT_ROSTERS, GENERAL
 from board.room.convene import MeetingInProgress
-from board.room.ratify import Outcome, verdicts
 from board.storage import Dialect
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of

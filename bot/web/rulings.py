@@ -2,7 +2,7 @@
 
 :class:`RulingView` is a decision's state as the templates draw it (``decision_parts.html``):
 proposed / ratified by whom and when / vetoed / sent back, the reason, the follow-up meeting,
-and which rulings may still follow (the same rule as :data:`board.room.ratify.ALLOWED`, read
+and which rulings may still follow (the same rule as :data:`board.decisions.ratify.ALLOWED`, read
 from the book, so the page never offers a button the board would refuse). :func:`action_view`
 is an open action item with its due date as ``/actions`` words it (``due Fri ...`` or
 ``OVERDUE since ...``). Kept apart from :mod:`bot.web.decisions` (the handlers) so the meeting
@@ -16,9 +16,9 @@ from datetime import datetime, tzinfo
 from typing import Any
 
 from board.commands.decisions import verdict_label
-from board.room.ratify import ALLOWED, DecisionRecord, Verdict
+from board.decisions.actions import ActionRow
+from board.decisions.ratify import ALLOWED, DecisionRecord, Verdict
 from board.room.record import due_label, is_overdue
-from board.room.store import ActionRow
 
 __all__ = ["RulingView", "action_view", "proposed", "ruling_view"]
 

@@ -3,7 +3,7 @@
 Per advisor: the Brier score over its predictions resolved yes or no, how many that is, how many
 could not be told and how many are still open, and the reliability table (stated probability bins
 against how often they came true). The numbers are the board's own
-(:func:`board.room.predictions.scoring.track_records`, the functions ``/stats`` and ``sabha board
+(:func:`board.decisions.predictions.scoring.track_records`, the functions ``/stats`` and ``sabha board
 stats`` print), with the board's minimum (``board.meetings.min_resolved_predictions``): an advisor
 with fewer resolved predictions gets the board's "too few resolved predictions" line, no score.
 Predictions are resolved in a chat (``/resolve``, the buttons of a resolution request) or with
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from board.room.predictions.scoring import track_line, track_records
-from board.room.predictions.store import PredictionStore
+from board.decisions.predictions.scoring import track_line, track_records
+from board.decisions.predictions.store import PredictionStore
 from bot.web.context import context_of
 from bot.web.pages import page
 

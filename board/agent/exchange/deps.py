@@ -17,14 +17,15 @@ from typing import Protocol
 
 from board.agent.guardrails import GuardInput
 from board.agent.tools import ToolContext, ToolRegistry
-from board.allowance import Reservation, SpendGate, current_allowance, worst_case
-from board.budget import sender_id
+from board.conversation.scope import scope_of
 from board.llm.base import LLMRequest, PromptBlock, Thinking
 from board.llm.pricing import PriceTable
 from board.llm.resilience import AttemptHook, CallResult, RequestFit
 from board.llm.vision import sees_images
-from board.memory.facts import Fact, FactStore, scope_of
-from board.memory.ledger import LLMCallRecord, ToolCallRecord
+from board.spending.allowance import Reservation, SpendGate, current_allowance, worst_case
+from board.spending.budget import sender_id
+from board.spending.ledger import LLMCallRecord, ToolCallRecord
+from board.workspace.prompt import Remembered
 from board.workspace.souls import AgentProfile
 
 __all__ = [
@@ -32,11 +33,12 @@ __all__ = [
     "NO_GUARDRAILS",
     "NO_LEDGER",
     "NO_MEMORY",
-    "Allowance",
+    "AllowanceGate",
     "CallRecorder",
     "ExchangeDeps",
     "ExchangePolicy",
     "FactMemory",
+    "FactRecall",
     "GatedAllowance",
     "Memory",
     "ModelCaller",
@@ -63,17 +65,17 @@ class PromptSource(Protocol):
 
     def system_for(self, profile: AgentProfile, ctx: ToolContext) -> tuple[PromptBlock, ...]: ...
 
-    def context_for(self, ctx: ToolContext, memory: Sequence[Fact] = ()) -> str: ...
+    def context_for(self, ctx: ToolContext, memory: Sequence[Remembered] = ()) -> str: ...
 
 
 class Memory(Protocol):
     """What a role remembers about the user of a context."""
 
-    async def recall(self, ctx: ToolContext) -> tuple[Fact, ...]: ...
+    async def recall(self, ctx: ToolContext) -> tuple[Remembered, ...]: ...
 
 
 class CallRecorder(Protocol):
-    """Where model and tool calls are written (:class:`board.memory.ledger.Ledger`)."""
+    """Where model and tool calls are written (:class:`board.spending.ledger.Ledger`)."""
 
     async def record_llm_call(self, rec: LLMCallRecord) -> None: ...
 
@@ -91,14 +93,21 @@ class OutputGuard(Protocol):
         ...
 
 
-class Allowance(Protocol):
-    """Holds a model call's worst case against a stranger's limits before it is made (:mod:`board.allowance`)."""
+class AllowanceGate(Protocol):
+    """Holds a model call's worst case against a stranger's limits before it is made
+    (:mod:`board.spending.allowance`)."""
 
     async def reserve(self, request: LLMRequest, chain: Sequence[str], prices: PriceTable) -> Reservation | None: ...
 
 
+class FactRecall(Protocol):
+    """A store of what roles remember about users (:class:`board.memory.facts.FactStore`)."""
+
+    async def recall(self, user: str, role: str, scope: str) -> tuple[Remembered, ...]: ...
+
+
 class _NoMemory:
-    async def recall(self, ctx: ToolContext) -> tuple[Fact, ...]:
+    async def recall(self, ctx: ToolContext) -> tuple[Remembered, ...]:
         return ()
 
 
@@ -127,18 +136,18 @@ class _NoAllowance:
 NO_MEMORY: Memory = _NoMemory()
 NO_LEDGER: CallRecorder = _NoLedger()
 NO_GUARDRAILS: OutputGuard = _NoGuardrails()
-NO_ALLOWANCE: Allowance = _NoAllowance()
+NO_ALLOWANCE: AllowanceGate = _NoAllowance()
 
 
 @dataclass(frozen=True)
 class FactMemory:
     """:class:`Memory` over a fact store: nothing without a user; only the facts learned where the turn is
-    (a group turn never sees a direct chat's, :func:`board.memory.facts.scope_of`); a failed read recalls
+    (a group turn never sees a direct chat's, :func:`board.conversation.scope.scope_of`); a failed read recalls
     nothing."""
 
-    store: FactStore
+    store: FactRecall
 
-    async def recall(self, ctx: ToolContext) -> tuple[Fact, ...]:
+    async def recall(self, ctx: ToolContext) -> tuple[Remembered, ...]:
         if ctx.envelope is None:
             return ()
         try:
@@ -150,7 +159,7 @@ class FactMemory:
 
 @dataclass(frozen=True)
 class GatedAllowance:
-    """:class:`Allowance` through a :class:`SpendGate`: only a stranger's message carries limits."""
+    """:class:`AllowanceGate` through a :class:`SpendGate`: only a stranger's message carries limits."""
 
     gate: SpendGate
 
@@ -209,6 +218,6 @@ class ExchangeDeps:
     memory: Memory = NO_MEMORY
     ledger: CallRecorder = NO_LEDGER
     guardrails: OutputGuard = NO_GUARDRAILS
-    allowance: Allowance = NO_ALLOWANCE
+    allowance: AllowanceGate = NO_ALLOWANCE
     #: Seconds for latency (monotonic).
     clock: Callable[[], float] = time.perf_counter

@@ -20,10 +20,10 @@ from board.agent.exchange.request import ExchangeRequest
 from board.agent.exchange.state import DONE, Continue, Done, ExchangeState, Failure, ToolRound
 from board.agent.exchange.wrappers import AROUND_MODEL, ModelCall, StopBeforeCall, send_through
 from board.agent.tools import ToolResult
+from board.conversation.transcripts import utc_now
 from board.llm import text_tools
 from board.llm.base import ChatMessage, LLMRequest, LLMResponse, Persona, ToolCall
-from board.memory.ledger import ToolCallRecord
-from board.memory.transcripts import utc_now
+from board.spending.ledger import ToolCallRecord
 
 __all__ = ["build_request", "call_model", "run_tools"]
 

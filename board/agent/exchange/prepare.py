@@ -18,10 +18,10 @@ from typing import Any
 from board.agent.exchange.deps import ExchangeDeps
 from board.agent.exchange.request import ExchangeRequest
 from board.agent.exchange.state import ExchangeState
-from board.agent.tokens import TokenCounter, counter_for
 from board.llm import text_tools
 from board.llm.base import ChatMessage, PromptBlock, Thinking
 from board.llm.resilience import model_chain
+from board.llm.tokens import TokenCounter, counter_for
 from board.workspace.prompt import DYNAMIC_BLOCK, BuiltPrompt, lay_out
 
 __all__ = [

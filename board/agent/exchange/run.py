@@ -22,7 +22,7 @@ log = logging.getLogger("sabha.agent")
 
 async def run_exchange(req: ExchangeRequest, deps: ExchangeDeps) -> ExchangeOutcome:
     """Ask ``req.profile`` one thing and run its tool loop; never raises for model or tool failures
-    (a stranger's spending limit refusing a call raises :class:`board.allowance.SpendRefused`)."""
+    (a stranger's spending limit refusing a call raises :class:`board.spending.allowance.SpendRefused`)."""
     st = resolve_model(req, deps)
     for stage in PREPARE:
         await stage(req, st, deps)

@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from board.agent.exchange.outcome import ToolEvent
-from board.agent.tokens import TokenCounter
 from board.agent.tools import ToolRegistry
 from board.llm.base import ChatMessage, LLMError, PromptBlock, Thinking, ToolCall, ToolSpec, Usage
+from board.llm.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from board.agent.exchange.deps import ExchangeDeps

@@ -26,7 +26,7 @@ from board.llm.base import LLMRequest, Usage
 from board.llm.resilience import Attempt, CallResult, RequestFit
 from board.llm.stream import CheckedSink, PreviewCheck
 from board.llm.vision import for_model, image_count
-from board.memory.ledger import LLMCallRecord
+from board.spending.ledger import LLMCallRecord
 
 __all__ = [
     "AROUND_MODEL",
@@ -84,7 +84,7 @@ async def budget_gate(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDep
 async def reserve_allowance(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, call: ModelCall,
                             call_next: Handler) -> CallResult:
     """Holds the call's worst case against a stranger's limits until it is recorded (raises
-    :class:`board.allowance.SpendRefused`: the call is not made)."""
+    :class:`board.spending.allowance.SpendRefused`: the call is not made)."""
     reservation = await deps.allowance.reserve(call.request, call.chain, deps.prices)
     try:
         return await call_next(call)

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, SUPPORTED_SUFFIXES, Chunk, chunk_document
-from board.memory.knowledge.index import SHARED, DocumentInfo, Hit, SyncReport, read_document
+from board.memory.knowledge.index import SHARED, DocumentInfo, SearchHit, SyncReport, read_document
 from board.memory.knowledge.store import INDEX_FILE, KnowledgeStore, open_store
 from board.roles import is_role_slug
 from board.storage import Database
@@ -113,7 +113,7 @@ class KnowledgeBase:
         return report
 
     async def search(self, query: str, *, role: str | None, limit: int | None = None,
-                     conversation: str | None = None) -> list[Hit]:
+                     conversation: str | None = None) -> list[SearchHit]:
         """The best chunks for ``query`` that ``role`` may read in ``conversation`` (see :func:`scopes_for`)."""
         if not self._watching and (self._synced_at is None or time.monotonic() - self._synced_at > RESYNC_S):
             await self.sync()

@@ -52,9 +52,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "SHARED",
     "DocumentInfo",
-    "Hit",
     "KnowledgeIndex",
     "Prepared",
+    "SearchHit",
     "SyncReport",
     "conversation_scope",
     "is_conversation_scope",
@@ -122,7 +122,7 @@ def read_document(path: Path, *, root: Path | None, max_bytes: int, what: str) -
 
 
 @dataclass(frozen=True)
-class Hit:
+class SearchHit:
     """One search result: where it came from, how well it matched (higher is better) and its text."""
 
     source: str
@@ -434,7 +434,7 @@ class KnowledgeIndex:
     # -- reading ---------------------------------------------------------------------
 
     def search(self, query: str, scopes: Sequence[str] | None, *, limit: int = 5,
-               text_chars: int | None = None) -> list[Hit]:
+               text_chars: int | None = None) -> list[SearchHit]:
         """The ``limit`` best chunks for ``query`` among ``scopes`` (None: every scope, the owner's
         view), best first; an empty list when the query has no words or nothing matches."""
         expression = match_expression(query)
@@ -454,7 +454,8 @@ class KnowledgeIndex:
         hits = []
         for path, scope, heading, body, rank in rows:
             text = body if text_chars is None or len(body) <= text_chars else body[: text_chars - 1] + "…"
-            hits.append(Hit(source=path, scope=scope, heading=heading, score=float(f"{-float(rank):.6g}"), text=text))
+            hits.append(SearchHit(source=path, scope=scope, heading=heading, score=float(f"{-float(rank):.6g}"),
+                                  text=text))
         return hits
 
     def documents(self, scopes: Iterable[str] | None = None) -> list[DocumentInfo]:

@@ -32,7 +32,7 @@ from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, Chunk
 from board.memory.knowledge.index import (
     CONVERSATION_PREFIX,
     DocumentInfo,
-    Hit,
+    SearchHit,
     SyncReport,
     is_conversation_scope,
     now_iso,
@@ -196,7 +196,7 @@ class PostgresKnowledgeStore:
     # -- reading ---------------------------------------------------------------------
 
     async def search(self, query: str, scopes: Sequence[str] | None, *, limit: int = 5,
-                     text_chars: int | None = None) -> list[Hit]:
+                     text_chars: int | None = None) -> list[SearchHit]:
         words = query_words(fold(query))
         if not words or (scopes is not None and not scopes):
             return []
@@ -217,7 +217,7 @@ class PostgresKnowledgeStore:
         for row in await self.db.fetchall(sql, params):
             body = row["body"]
             text = body if text_chars is None or len(body) <= text_chars else body[: text_chars - 1] + "…"
-            hits.append(Hit(source=row["path"], scope=row["scope"], heading=row["heading"],
+            hits.append(SearchHit(source=row["path"], scope=row["scope"], heading=row["heading"],
                             score=float(f"{float(row['rank']):.6g}"), text=text))
         return hits
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from board.memory.knowledge.chunking import DEFAULT_CHUNK_CHARS, Chunk
-from board.memory.knowledge.index import DocumentInfo, Hit, KnowledgeIndex, SyncReport
+from board.memory.knowledge.index import DocumentInfo, KnowledgeIndex, SearchHit, SyncReport
 from board.storage import Database, Dialect
 
 __all__ = ["INDEX_FILE", "KnowledgeStore", "SqliteKnowledgeStore", "open_store"]
@@ -40,7 +40,7 @@ class KnowledgeStore(Protocol):
         ...
 
     async def search(self, query: str, scopes: Sequence[str] | None, *, limit: int = 5,
-                     text_chars: int | None = None) -> list[Hit]:
+                     text_chars: int | None = None) -> list[SearchHit]:
         """The ``limit`` best chunks for ``query`` among ``scopes`` (None: every scope), best first."""
         ...
 
@@ -82,7 +82,7 @@ class SqliteKnowledgeStore:
         return await asyncio.to_thread(self.index.sync, folder, max_chars=max_chars, max_file_bytes=max_file_bytes)
 
     async def search(self, query: str, scopes: Sequence[str] | None, *, limit: int = 5,
-                     text_chars: int | None = None) -> list[Hit]:
+                     text_chars: int | None = None) -> list[SearchHit]:
         return await asyncio.to_thread(self.index.search, query, scopes, limit=limit, text_chars=text_chars)
 
     async def documents(self, scopes: Iterable[str] | None = None) -> list[DocumentInfo]:

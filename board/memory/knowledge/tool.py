@@ -21,7 +21,7 @@ from board.agent.guardrails import quote_as_data
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.llm.base import ToolSpec
 from board.memory.knowledge.base import KnowledgeBase
-from board.memory.knowledge.index import Hit, conversation_scope, is_conversation_scope
+from board.memory.knowledge.index import SearchHit, conversation_scope, is_conversation_scope
 
 __all__ = ["SEARCH_TOOL", "knowledge_tool", "search_spec"]
 
@@ -76,7 +76,7 @@ def knowledge_tool(kb: KnowledgeBase) -> Tool:
     return Tool(search_spec(), handle, timeout_s=30.0, offered=lambda: kb.has_documents)
 
 
-def _result(hit: Hit) -> dict[str, Any]:
+def _result(hit: SearchHit) -> dict[str, Any]:
     """One passage as the model gets it; an attached document's names its file and page to cite."""
     if not is_conversation_scope(hit.scope):
         source = f"knowledge/{hit.source}"

@@ -1,5 +1,5 @@
-"""The memory's tables: the session index, the ledger of LLM calls and of tool calls (0001-0099), and the
-user memory's facts (0500; the agent layer's 0501-0599 are in ``board.agent.migrations``)."""
+"""The user memory's tables: the facts (0500), where each came from (0710) and its scope (0970); the agent
+layer's 0501-0599 are in ``board.agent.migrations``."""
 
 from board.db import load_migrations
 

@@ -36,7 +36,7 @@ the chair writes the decision and may add a final objection, kept verbatim.
 
 Limits come from :class:`MeetingSettings`: turns per agent, wall-clock duration and a budget
 in USD checked before every model call; a meeting a stranger called is also held to their
-daily limits (:mod:`board.allowance`). A specialist that fails or times out is recorded absent
+daily limits (:mod:`board.spending.allowance`). A specialist that fails or times out is recorded absent
 and the meeting goes on while a quorum is present. Every meeting ends with a ``stop_reason``.
 Progress is published as :class:`MeetingEvent` objects to any subscriber.
 """

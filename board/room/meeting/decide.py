@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 import logging
 
+from board.decisions.predictions.scoring import track_line, track_records
+from board.decisions.predictions.store import PredictionStore
 from board.room.decision import (
     ActionItem,
     Decision,
@@ -33,8 +35,6 @@ from board.room.meeting.events import Stop
 from board.room.meeting.limits import Limits, ask
 from board.room.meeting.review import ranking_lines
 from board.room.meeting.state import MeetingState
-from board.room.predictions.scoring import track_line, track_records
-from board.room.predictions.store import PredictionStore
 
 __all__ = ["best_effort", "restore_dissent", "run", "synthesis_message", "track_block"]
 

@@ -5,7 +5,7 @@ framing is unusable or fails, the agenda is "Decide: <topic>" and every speciali
 default question from their seat. Either way the agenda is stored and shown.
 
 The board remembers: earlier decisions on related topics (full-text search over decisions and
-minutes, :mod:`board.room.recall.search`) and what became of them are given to the chair and put
+minutes, :mod:`board.decisions.recall.search`) and what became of them are given to the chair and put
 under the agenda, so every member sees them too; quoted as data and bounded in size. A search that
 fails costs the meeting nothing (logged).
 """
@@ -15,13 +15,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from board.decisions.recall.search import recall_block, related_decisions
 from board.room.decision import DecisionProblem, extract_json
 from board.room.evidence import evidence_block
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.events import MeetingEventKind, Stop
 from board.room.meeting.limits import Limits, ask
 from board.room.meeting.state import MeetingState
-from board.room.recall.search import recall_block, related_decisions
 
 __all__ = ["default_questions", "framing_message", "framing_schema", "recalled", "run"]
 

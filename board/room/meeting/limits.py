@@ -1,6 +1,6 @@
 """A meeting's limits: its deadline and its budget, and the one way it calls a model.
 
-:class:`Limits` is the meeting's :class:`~board.agent.tools.Budget` (the runner checks it
+:class:`Limits` is the meeting's :class:`~board.agent.tools.SpendingLimit` (the runner checks it
 before every further model call of an exchange, consultations add their cost to it).
 :func:`ask` makes one model call for a role inside both limits; when a limit is reached it
 raises :class:`~board.room.meeting.events.Stop` (``deadline`` or ``budget``), and a
@@ -16,10 +16,10 @@ from typing import Any
 
 from board.agent.speaker import Ask, Utterance
 from board.agent.tools import Tool, ToolContext
-from board.allowance import SpendRefused
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.events import Stop, StopReason
 from board.room.meeting.state import MeetingState
+from board.spending.allowance import SpendRefused
 
 __all__ = ["Limits", "ask"]
 

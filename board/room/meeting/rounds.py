@@ -17,6 +17,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 
+from board.decisions.predictions.recording import record_prediction
 from board.room.decision import (
     PREDICTION_INSTRUCTION,
     STANCE_SCHEMA,
@@ -42,7 +43,6 @@ from board.room.meeting.limits import Limits, ask
 from board.room.meeting.review import run as peer_review
 from board.room.meeting.scoreboard import SCOREBOARD_INSTRUCTION, meeting_tools, record_stated
 from board.room.meeting.state import MeetingState
-from board.room.predictions.recording import record_prediction
 from board.workspace.souls import AgentProfile
 
 __all__ = ["STANCE_INSTRUCTION", "Said", "heard", "round_message", "run_all", "speak_round"]

@@ -47,7 +47,7 @@ async def _conclude(limits: Limits) -> Decision:
 class MeetingRun:
     """One meeting: its context (fixed) and state (what it has said so far). ``await run.run()``.
 
-    It is also the meeting's :class:`~board.agent.tools.Budget` (``over_budget`` / ``spend``),
+    It is also the meeting's :class:`~board.agent.tools.SpendingLimit` (``over_budget`` / ``spend``),
     and reads what callers used to read off the old single class (``rounds``, ``models`` ...)."""
 
     m: MeetingContext

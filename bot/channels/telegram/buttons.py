@@ -14,7 +14,7 @@ and a member's on an owner-only button (its refusal also comes as the command's 
 
 :class:`ButtonPosts` records the messages that carry a decision's Ratify / Veto / Revisit
 (migration ``0811_telegram_button_posts``) and, when the decision is ruled on
-(:class:`board.room.ratify.DecisionChange`), replaces their buttons with one that says the
+(:class:`board.decisions.ratify.DecisionChange`), replaces their buttons with one that says the
 verdict (``editMessageReplyMarkup``); a press on it shows the decision. A press on an old
 button that still says Ratify is answered by the command like any other: "already ratified".
 """
@@ -25,9 +25,9 @@ import logging
 from dataclasses import dataclass
 
 from board.commands.decisions import settled_buttons
+from board.conversation.transcripts import utc_now
+from board.decisions.ratify import DecisionChange
 from board.envelope import Envelope
-from board.memory.transcripts import utc_now
-from board.room.ratify import DecisionChange
 from board.storage import Database
 from bot.channels.telegram.outbound import Outbound, Target
 

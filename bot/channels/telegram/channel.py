@@ -52,7 +52,7 @@ from board.envelope import Envelope, Reply
 from board.llm.stream import StreamSink
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import BlobSink
-from board.router import command_addressee
+from board.routing.router import command_addressee
 from board.service import Board
 from bot.channels.base import ChannelError, FollowsLeader, Reconfigures, ServesWebhook
 from bot.channels.reach import Reach, Unreachable

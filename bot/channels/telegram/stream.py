@@ -31,10 +31,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from board.conversation.transcripts import utc_now
 from board.envelope import Envelope, Reply
 from board.llm.stream import PreviewText, whole_words
 from board.masking import mask
-from board.memory.transcripts import utc_now
 from board.storage import Database
 from bot.channels.telegram.outbound import Outbound, Target
 from bot.intake.delivery import SendFailed

@@ -8,7 +8,7 @@ and what strangers' model calls cost today (UTC, from the ledger: every call a s
 caused, meetings included, is recorded under the scope ``public:whatsapp``) under
 ``public_daily_usd``; over either, one short polite refusal per sender and window, no model
 call. The board also holds each of those calls to the cap before it is made
-(:mod:`board.allowance`); once it refused one, the cap counts as reached here too. Listed
+(:mod:`board.spending.allowance`); once it refused one, the cap counts as reached here too. Listed
 numbers are never limited.
 """
 
@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from board.allowance import PUBLIC_CAP_REACHED, public_scope
+from board.spending.allowance import PUBLIC_CAP_REACHED, public_scope
 from board.storage import Database
 from bot.channels.whatsapp.config import AccessMode, WhatsAppSection
 from bot.intake.courier import Admission

@@ -40,14 +40,14 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
-from board.allowance import MEETINGS_CLOSED, PublicTerms
 from board.commands.about import CHAIR_ADDRESSING, Addressing
 from board.envelope import Button, Envelope, Reply
 from board.media.attachment import Attachment
 from board.media.blobs import BlobSink
 from board.roles import GENERAL
-from board.router import Route, Router
+from board.routing.router import Route, Router
 from board.service import Board
+from board.spending.allowance import MEETINGS_CLOSED, PublicTerms
 from bot.channels.base import ChannelError, Reconfigures, ServesWebhook, repeating
 from bot.channels.seen_once import SeenOnce
 from bot.channels.webhook import BodyTooLarge, read_body
@@ -427,7 +427,7 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
     async def _merge_people(self, old: str, new: str) -> None:
         """``old`` and ``new`` are one person (:mod:`.identity`): ``old``'s sessions, sticky role and
         facts move to ``new`` (where both had a live session, ``new``'s continues; nothing is deleted)."""
-        from board.memory.sessions import role_of_key, session_key
+        from board.conversation.sessions import role_of_key, session_key
 
         for key in await self.board.sessions.keys():
             try:

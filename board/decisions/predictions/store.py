@@ -16,14 +16,26 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from board.storage import Database
 
-if TYPE_CHECKING:  # a chat turn loads this module (its commands), never the meeting's records
-    from board.room.decision import Prediction
+__all__ = ["Claim", "Outcome", "PredictionRow", "PredictionStore", "Resolution", "parse_outcome"]
 
-__all__ = ["Outcome", "PredictionRow", "PredictionStore", "Resolution", "parse_outcome"]
+
+class Claim(Protocol):
+    """A prediction as a member staked it (:class:`board.room.decision.Prediction` is one)."""
+
+    @property
+    def claim(self) -> str: ...
+
+    @property
+    def probability(self) -> float: ...
+
+    @property
+    def resolve_by(self) -> str:
+        """ISO date (YYYY-MM-DD) by which the claim can be checked."""
+        ...
 
 
 class Outcome(StrEnum):
@@ -97,7 +109,7 @@ class PredictionStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def record(self, meeting_id: str, round_no: int, role: str, prediction: Prediction, *,
+    async def record(self, meeting_id: str, round_no: int, role: str, prediction: Claim, *,
                      model: str | None, now: datetime) -> int:
         """Store (or, for a claim the member made before in this meeting, update) a prediction; its id."""
         key = _claim_key(prediction.claim)

@@ -14,7 +14,7 @@ from board.commands.host import CommandHost
 from board.envelope import Envelope
 from board.people.people import People, identity_of
 from board.people.rows import LinkOutcome, LinkResult
-from board.router import Route
+from board.routing.router import Route
 
 __all__ = ["register", "ttl_text"]
 

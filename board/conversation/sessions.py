@@ -18,7 +18,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from board.memory.transcripts import (
+from board.conversation.transcripts import (
     Transcript,
     TranscriptError,
     TranscriptStore,

@@ -22,16 +22,17 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
+from typing import Protocol
 
 from board.clock import Clock, utc
+from board.decisions.actions import ActionRow
 from board.envelope import Button, Reply
-from board.room.store import ActionRow, MeetingStore
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind, WorkStatus
 from board.schedule.dates import DateProblem, When, describe, parse_duration, parse_when
 from board.schedule.report import TERMINAL
 from board.schedule.work import parse_stamp, stamp
 
-__all__ = ["DEFAULT_SNOOZE", "ActionProblem", "Changed", "Reminders", "reminder_key"]
+__all__ = ["DEFAULT_SNOOZE", "ActionItems", "ActionProblem", "Changed", "Reminders", "reminder_key"]
 
 log = logging.getLogger("sabha.reminders")
 
@@ -40,6 +41,21 @@ DEFAULT_SNOOZE = timedelta(days=1)
 
 #: (name, emoji) of a role, for the reminder's voice; None when the role is unknown
 Voice = Callable[[str], tuple[str, str] | None]
+
+
+class ActionItems(Protocol):
+    """Where action items are kept (:class:`board.room.store.MeetingStore`)."""
+
+    async def actions(self, *, include_done: bool = False, place: tuple[str, str] | None = None,
+                      limit: int = 50, meeting_id: str | None = None, action_id: int | None = None,
+                      ) -> list[ActionRow]: ...
+
+    async def action(self, action_id: int, *, place: tuple[str, str] | None = None) -> ActionRow | None: ...
+
+    async def set_due(self, action_id: int, due_at: str | None, due_text: str | None) -> bool: ...
+
+    async def close_action(self, action_id: int, *, by: str | None = None,
+                           place: tuple[str, str] | None = None) -> ActionRow | None: ...
 
 
 class ActionProblem(ValueError):
@@ -62,7 +78,7 @@ def reminder_key(action_id: int) -> str:
 class Reminders:
     """Due dates and reminders of action items; see the module docstring."""
 
-    def __init__(self, store: MeetingStore, schedule: Schedule, clock: Clock, zone: tzinfo = UTC, *,
+    def __init__(self, store: ActionItems, schedule: Schedule, clock: Clock, zone: tzinfo = UTC, *,
                  voice: Voice | None = None) -> None:
         self.store = store
         self.schedule = schedule

@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Literal
 
-from board.agent.tokens import MESSAGE_OVERHEAD, estimate_tokens
 from board.llm.base import LLMRequest
 from board.llm.pricing import PriceTable
+from board.llm.tokens import MESSAGE_OVERHEAD, estimate_tokens
 from board.llm.vision import image_count, image_tokens
-from board.memory.ledger import Ledger, LLMCallRecord, start_of_day
+from board.spending.ledger import Ledger, LLMCallRecord, start_of_day
 
 __all__ = [
     "MEETINGS_CLOSED",

@@ -14,7 +14,7 @@ cannot know where the owner reads, and the owner's next message is where they lo
 
 A turn already running is not cut short, so a day's spend can end slightly above a limit;
 except for a stranger's (public mode): each model call made for them is checked against
-these limits too, before it is made (:mod:`board.allowance`).
+these limits too, before it is made (:mod:`board.spending.allowance`).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from datetime import UTC, date, datetime
 from typing import Literal
 
 from board.envelope import Envelope
-from board.memory.ledger import Ledger, start_of_day
+from board.spending.ledger import Ledger, start_of_day
 
 __all__ = ["DAILY_REACHED", "SENDER_REACHED", "Budget", "BudgetSettings", "BudgetStop", "sender_id"]
 

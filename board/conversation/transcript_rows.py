@@ -1,7 +1,7 @@
 """Transcripts as rows of ``transcript_lines`` (PostgreSQL mode): every replica reads every conversation.
 
-The rows hold exactly the lines a JSONL file would (:func:`board.memory.transcripts.header_line` at seq 0,
-:func:`board.memory.transcripts.entry_line` for each event from seq 1), so ``sabha sessions export`` writes
+The rows hold exactly the lines a JSONL file would (:func:`board.conversation.transcripts.header_line` at seq 0,
+:func:`board.conversation.transcripts.entry_line` for each event from seq 1), so ``sabha sessions export`` writes
 the bytes SQLite mode's file holds. A :class:`RowTranscript` keeps the same in-memory tail as a file one;
 :meth:`RowTranscript.append` stays synchronous (a turn's tool events arrive in a callback): it adds to the
 tail and hands the lines to one writer task per transcript, which inserts them in order, in one transaction
@@ -25,8 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from board.masking import mask_value
-from board.memory.transcripts import (
+from board.conversation.transcripts import (
     TAIL_ENTRIES,
     FileTranscripts,
     Header,
@@ -37,6 +36,7 @@ from board.memory.transcripts import (
     parse_header,
     utc_now,
 )
+from board.masking import mask_value
 from board.storage import Database, Dialect, DuplicateKey, Row
 
 __all__ = ["RowTranscript", "RowTranscripts", "transcripts_for"]

@@ -5,7 +5,7 @@ or name followed by ``:`` or ``,`` at the start (``finance: what is our runway?`
 plain-words rules read it as a call too (not "Finance: that's the part I hate");
 then, where the place has no role of its own, a role addressed in a plain sentence by
 name, title or emoji ("What does the critic think about pricing?", "Que pense le critique
-de ...", "was meint Finance zu ...": see :mod:`board.addressing`); then the place's role
+de ...", "was meint Finance zu ...": see :mod:`board.routing.addressing`); then the place's role
 (a forum topic mapped to a role); then ``general``. Every route says why in ``reason``. Other
 ``/commands`` become command routes; ``/meeting <topic>`` a meeting route, and so do
 plain words that ask for one ("run a board meeting on our pricing", "convene the board
@@ -26,10 +26,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from board.addressing import Roster, find_addressed
+from board.conversation.sessions import session_key
 from board.envelope import Envelope
-from board.memory.sessions import session_key
 from board.roles import GENERAL
+from board.routing.addressing import Roster, find_addressed
 
 __all__ = ["NOBODY", "Route", "RouteKind", "Router", "command_addressee", "needs_question", "unknown_role"]
 

@@ -13,9 +13,9 @@ read from the prompt cache, the share cached, and the USD caching saved.
 Each call also records who it was made for (``sender``, ``<channel>:<sender id>``): the
 board sets :data:`current_sender` while it answers a message (:func:`spending_for`), and
 the tasks that answer spawns (consultations, a meeting it calls) inherit it, so the
-budgets (:mod:`board.budget`) can sum one sender's spend with :meth:`Ledger.spent`. Calls a
+budgets (:mod:`board.spending.budget`) can sum one sender's spend with :meth:`Ledger.spent`. Calls a
 stranger caused (public mode) also record their ``scope`` (``public:<channel>``, from
-:data:`current_scope`), which the channel's public cap sums (:mod:`board.allowance`).
+:data:`current_scope`), which the channel's public cap sums (:mod:`board.spending.allowance`).
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from board.conversation.transcripts import utc_now
 from board.llm.base import Usage
-from board.memory.transcripts import utc_now
 from board.storage import Database
 
 __all__ = [

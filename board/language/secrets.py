@@ -49,7 +49,7 @@ password". The checks, in order:
 - a card number (13 to 19 digits passing Luhn: an order or tracking number that fails it is kept), an
   IBAN (mod 97), an ID number's shape, an API key or token's shape, a URL with a password in it.
 
-A sentence someone said (:func:`sentence_reason`, what :func:`board.memory.statements.heard` asks) is
+A sentence someone said (:func:`sentence_reason`, what :func:`board.language.statements.heard` asks) is
 read by the value's rules only: "I work at Vault Capital." names no vault.
 
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).

@@ -5,7 +5,7 @@ A review is scheduled work (:mod:`board.schedule`, kind ``review``, key ``review
 default, is off), and ``/review <id> <when>`` schedules (or moves) one by hand. When it is due the
 handler convenes a short meeting (one round) in the place the decision was made, its agenda the
 record: what was decided, and what happened since (ratification, actions done and open,
-predictions resolved; :mod:`board.room.recall.search`), quoted as data. When that meeting ends its
+predictions resolved; :mod:`board.decisions.recall.search`), quoted as data. When that meeting ends its
 chair gives the verdict, kept / reversed / superseded (or unclear), with a one-line summary;
 it is stored in ``decision_reviews`` against the decision, and a later meeting that recalls the
 decision shows it.
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
-from board.room.recall.search import RecalledDecision, outcome_of
+from board.decisions.recall.search import RecalledDecision, outcome_of
 from board.schedule import NewWork, Place, Schedule, WorkKind
 from board.schedule.dates import UNDERSTOOD as DATES_UNDERSTOOD
 from board.schedule.dates import DateProblem, When, parse_when

@@ -20,8 +20,8 @@ from __future__ import annotations
 import logging
 from datetime import UTC, datetime, tzinfo
 
+from board.decisions.predictions.store import Outcome, PredictionRow, PredictionStore, parse_outcome
 from board.envelope import Button, Reply
-from board.room.predictions.store import Outcome, PredictionRow, PredictionStore, parse_outcome
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkHandler, WorkKind
 from board.storage import Database
 from board.workspace.quoting import FieldLimit, plain_line

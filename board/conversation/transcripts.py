@@ -1,9 +1,9 @@
 """Transcripts: the :class:`Transcript` / :class:`TranscriptStore` interface and its JSONL-file form.
 
 Two stores implement the interface, chosen by the state backend
-(:func:`board.memory.transcript_rows.transcripts_for`, in ``Board.__init__``): this module's
+(:func:`board.conversation.transcript_rows.transcripts_for`, in ``Board.__init__``): this module's
 :class:`FileTranscripts` (SQLite mode: one append-only JSONL file per session id under the data folder)
-and :class:`board.memory.transcript_rows.RowTranscripts` (PostgreSQL: one row per line, so every replica
+and :class:`board.conversation.transcript_rows.RowTranscripts` (PostgreSQL: one row per line, so every replica
 reads every conversation). Both hold the same lines: ``sabha sessions export`` writes the same bytes from
 either. What follows describes the file form.
 

@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import Protocol
 
-from board.room.decision import Stance
-from board.room.predictions.store import PredictionStore
+from board.decisions.predictions.store import Claim, PredictionStore
 from board.storage import Database
 
-__all__ = ["record_prediction"]
+__all__ = ["Staked", "record_prediction"]
 
 log = logging.getLogger("sabha.predictions")
 
 
-async def record_prediction(db: Database, meeting_id: str, round_no: int, role: str, stance: Stance | None, *,
+class Staked(Protocol):
+    """A member's stance, as far as its prediction goes (:class:`board.room.decision.Stance` is one)."""
+
+    @property
+    def prediction(self) -> Claim | None: ...
+
+
+async def record_prediction(db: Database, meeting_id: str, round_no: int, role: str, stance: Staked | None, *,
                             model: str | None, now: datetime) -> int | None:
     """Store the stance's prediction, if it has one; its id (None when there is none or it failed)."""
     if stance is None or stance.prediction is None:

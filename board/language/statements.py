@@ -11,7 +11,7 @@ Two pure helpers of user memory (no I/O, no model; the offline model and the fac
   questions, hypotheticals ("if I were based in Delhi"), negations, and what others said
   ("you said I'm ..."). It is the offline model's extractor (so ``make run`` shows memory writing
   itself) and the scripted extractor the evaluation measures.
-- :func:`secret_reason` (from :mod:`board.memory.secrets`, which owns the secret filter) says why a
+- :func:`secret_reason` (from :mod:`board.language.secrets`, which owns the secret filter) says why a
   fact may not be stored, or None. :func:`heard` also keeps nothing from a sentence that would be
   refused as a whole.
 """
@@ -22,9 +22,9 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from board.memory.secrets import secret_reason, sentence_reason
+from board.language.secrets import secret_reason, sentence_reason
 
-__all__ = ["FactKind", "Statement", "heard", "secret_reason", "sentence_reason", "worth_hearing"]
+__all__ = ["FactKind", "StatedFact", "heard", "secret_reason", "sentence_reason", "worth_hearing"]
 
 
 class FactKind(StrEnum):
@@ -38,7 +38,7 @@ class FactKind(StrEnum):
 
 
 @dataclass(frozen=True)
-class Statement:
+class StatedFact:
     """One fact read from a message: ``key`` a short label, ``value`` one line."""
 
     key: str
@@ -159,9 +159,9 @@ def _candidate(sentence: str) -> str | None:
     return s
 
 
-def heard(text: str) -> list[Statement]:
+def heard(text: str) -> list[StatedFact]:
     """The durable first-person facts stated in ``text``, in order (see the module docstring)."""
-    found: dict[str, Statement] = {}
+    found: dict[str, StatedFact] = {}
     for raw in _SENTENCE.split(text):
         sentence = _candidate(raw)
         if sentence is None or sentence_reason(sentence):
@@ -179,7 +179,7 @@ def heard(text: str) -> list[Statement]:
             if not value or key is None or secret_reason(key, value):
                 continue
             used.append(match.span())
-            found[key] = Statement(key=key, value=value, kind=FactKind.CORRECTION if correction else kind)
+            found[key] = StatedFact(key=key, value=value, kind=FactKind.CORRECTION if correction else kind)
     return list(found.values())
 
 

@@ -45,7 +45,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["Hit", "Roster", "find_addressed"]
+__all__ = ["AddressHit", "Roster", "find_addressed"]
 
 _PERSON = re.compile(r"(?:ic|ist|yst|or|er|ant|ian|ee)$")
 _WORD = re.compile(r"[^\W\d_][\w'\u2019-]*", re.UNICODE)
@@ -187,7 +187,7 @@ class _Handle:
 
 
 @dataclass(frozen=True)
-class Hit:
+class AddressHit:
     """A role addressed in plain text: where and why."""
 
     role: str
@@ -313,13 +313,13 @@ def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
     return None
 
 
-def find_addressed(roster: Roster, text: str) -> list[Hit]:
+def find_addressed(roster: Roster, text: str) -> list[AddressHit]:
     """The roles ``text`` addresses in plain words, in order of first mention, each with its reason."""
-    hits: dict[str, Hit] = {}
+    hits: dict[str, AddressHit] = {}
     stripped = text.lstrip().replace("\ufe0f", "")  # "♟" and "♟️" alike
     for emoji, role in roster.emoji.items():
         if stripped.startswith(emoji.replace("\ufe0f", "")):
-            hits[role] = Hit(role, 0, f"the emoji {emoji} opens the message")
+            hits[role] = AddressHit(role, 0, f"the emoji {emoji} opens the message")
     for handle, start, end, exact in roster.mentions(text):
         if handle.role in hits:
             continue
@@ -327,5 +327,5 @@ def find_addressed(roster: Roster, text: str) -> list[Hit]:
         if reason is None and hits and _AND.search(text[:start]):
             reason = f"{text[start:end]!r} named alongside {next(iter(hits))}"
         if reason is not None:
-            hits[handle.role] = Hit(handle.role, start, reason)
+            hits[handle.role] = AddressHit(handle.role, start, reason)
     return sorted(hits.values(), key=lambda h: h.start)

@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from board.room.predictions.store import Outcome, PredictionRow
+from board.decisions.predictions.store import Outcome, PredictionRow
 
 __all__ = [
     "BINS",

@@ -1,9 +1,0 @@
-"""The board remembers: earlier decisions recalled into a new meeting, and reviews of decisions.
-
-- :mod:`~board.room.recall.search`: the full-text search over decisions and minutes (migration
-  0821, SQLite FTS5 kept in step by triggers) and each hit's outcome, quoted for a prompt
-- :mod:`~board.room.recall.reviews`: a decision's review meeting: scheduled (``review_after``,
-  ``/review``), held, its verdict (kept / reversed / superseded) recorded on the decision
-"""
-
-__all__: list[str] = []

@@ -1,0 +1,7 @@
+"""The ledger's tables: LLM calls and tool calls (0002-0099)."""
+
+from board.db import load_migrations
+
+__all__ = ["MIGRATIONS"]
+
+MIGRATIONS = load_migrations(__name__)
