@@ -186,7 +186,7 @@ def test_chat_goes_on_after_a_failed_message(
 ) -> None:
     import io
 
-    from board.service import Board
+    from board.app import Board
     from bot.cli.main import main
 
     original = Board.handle

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope, Reply
 from board.room.meeting import MeetingEvent
-from board.service import Board
 from bot.channels.telegram.channel import ANSWER_FAILED, TEXT_ONLY
 from tests.board_support import decision_record
 from tests.fakes.telegram_api import FakeTelegramAPI
@@ -164,7 +164,7 @@ async def test_meeting_statement_for_a_deleted_topic_goes_to_general(board: Boar
     critic = [m for m in fake.sent_messages if m.text.startswith("🦉 Critic")]
     assert [m.message_thread_id for m in critic] == [None]
     assert len(fake.created_topics) == len(SPECIALISTS)
-    stored = await board.db.fetchall("SELECT role FROM telegram_topics")
+    stored = await board.parts.db.fetchall("SELECT role FROM telegram_topics")
     assert "critic" not in {row["role"] for row in stored}
 
 

@@ -4,4 +4,4 @@ narrow :class:`board.commands.host.CommandHost` and registered by the board that
 ``/roles``, ``/souls``)."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["about", "host", "llm", "memory", "room"]
+__all__ = ["about", "builtin", "host", "llm", "memory", "registry", "room"]

@@ -1,7 +1,7 @@
 """What a slash command may ask of the board that hosts it: the narrow :class:`CommandHost`.
 
 The board implements this protocol; command modules depend on it, never on
-:class:`board.service.Board`, so the composition root can register them without an
+:class:`board.app.Board`, so the composition root can register them without an
 import cycle.
 """
 

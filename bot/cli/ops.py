@@ -317,8 +317,8 @@ async def _media_usage(db: Database, loaded: LoadedConfig) -> MediaUsage:
 
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
+    from board.app import DB_FILE
     from board.memory.ledger import Ledger
-    from board.service import DB_FILE
     from board.storage import Dialect
     from bot.app import open_state_db
     from bot.replicas.status import report_lines
