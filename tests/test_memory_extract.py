@@ -41,7 +41,7 @@ async def open_on(settings: BoardSettings, model: ScriptedModel) -> Board:
 
 
 async def settle(b: Board, user: str = OWNER) -> None:
-    writer = getattr(b, "memory_writer", None)  # None before issue 26: nothing runs after the turn
+    writer = getattr(b.parts, "memory_writer", None)  # None before issue 26: nothing runs after the turn
     if writer is not None:
         await writer.settle(user)
 

@@ -6,11 +6,11 @@ command, meeting, chat) inside its spending and streaming context (:class:`~boar
 It needs only a :class:`~board.answer.door.Door`, the typed subset of the board's parts.
 """
 
-from board.answer.admit import STAGES, Admitted, Asking, Clean, admit
+from board.answer.admit import STAGES, Admitted, Asking, admit
 from board.answer.answer import answer, read_media
 from board.answer.dispatch import dispatch, media_notice
 from board.answer.door import Door
 from board.answer.money import Money
 
-__all__ = ["STAGES", "Admitted", "Asking", "Clean", "Door", "Money", "admit", "answer", "dispatch", "media_notice",
+__all__ = ["STAGES", "Admitted", "Asking", "Door", "Money", "admit", "answer", "dispatch", "media_notice",
            "read_media"]

@@ -7,8 +7,8 @@ meeting). What passes is :class:`Admitted`: frozen, made only here, so holding o
 was cleaned once and its sender identified once; the budget is asked at most once (for a message with
 attachments before their read, and the answer travels along to the dispatch).
 
-The intake cleans every envelope at receipt, before it is stored: it hands it over as :class:`Clean`,
-and the clean stage does not clean it again.
+The intake cleans every envelope at receipt, before it is stored: it hands it over saying so
+(``received_clean``), and the clean stage does not clean it again.
 """
 
 from __future__ import annotations
@@ -26,18 +26,11 @@ from board.roles import GENERAL
 from board.room.settings import MEETINGS_OFF
 from board.router import Route
 
-__all__ = ["MODEL_COMMANDS", "STAGES", "Admitted", "Asking", "Clean", "Stage", "admit", "calls_model", "identify"]
+__all__ = ["MODEL_COMMANDS", "STAGES", "Admitted", "Asking", "Stage", "admit", "calls_model", "identify"]
 
 log = logging.getLogger("sabha.board")
 
 MODEL_COMMANDS = frozenset({"compact"})  # commands that call a model (besides meetings)
-
-
-@dataclass(frozen=True)
-class Clean:
-    """An envelope already made valid Unicode (:func:`board.envelope.cleaned`): the intake's, cleaned at receipt."""
-
-    envelope: Envelope
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -88,7 +81,7 @@ async def identify(door: Door, envelope: Envelope) -> Envelope:
 
 
 async def _clean(asking: Asking, door: Door) -> Asking | Reply:
-    """Lone surrogates cannot be written to a transcript: made valid once (not again for a :class:`Clean`)."""
+    """Lone surrogates cannot be written to a transcript: made valid once (not again when received clean)."""
     return asking if asking.clean else replace(asking, envelope=cleaned(asking.envelope), clean=True)
 
 
@@ -142,11 +135,13 @@ async def _gate(asking: Asking, door: Door) -> Asking | Reply:
 STAGES: tuple[Stage, ...] = (_clean, _limit, _identify, _route, _gate)
 
 
-async def admit(envelope: Envelope | Clean, door: Door, *, route: Route | None = None) -> Admitted | Reply:
+async def admit(envelope: Envelope, door: Door, *, route: Route | None = None, received_clean: bool = False,
+                reads_files: bool = False) -> Admitted | Reply:
     """Run :data:`STAGES` over ``envelope``; the admitted message, or the reply that refused it.
-    ``route``: what the router made of this very envelope a moment ago (``sabha ask``)."""
-    given = envelope.envelope if isinstance(envelope, Clean) else envelope
-    asking: Asking | Reply = Asking(given=given, envelope=given, clean=isinstance(envelope, Clean), offered=route)
+    ``route``: what the router made of this very envelope a moment ago (``sabha ask``); ``received_clean``:
+    the envelope was cleaned at receipt (the intake's); ``reads_files``: its attachments are read next (so the
+    budget is asked now, once, before anything is downloaded)."""
+    asking: Asking | Reply = Asking(given=envelope, envelope=envelope, clean=received_clean, offered=route)
     for stage in STAGES:
         assert isinstance(asking, Asking)
         asking = await stage(asking, door)
@@ -156,7 +151,7 @@ async def admit(envelope: Envelope | Clean, door: Door, *, route: Route | None =
     admitted, final = asking.envelope, asking.route
     sender = sender_id(admitted)
     allowance = door.money.allowance_of(admitted)
-    if not admitted.attachments:  # asked by the dispatch, if answering calls a model
+    if not (reads_files and admitted.attachments):  # asked by the dispatch, if answering calls a model
         return Admitted(envelope=admitted, route=final, sender=sender, allowance=allowance)
     stop = await door.budget.check(sender, is_owner=admitted.is_owner)  # reading the files would pay
     return Admitted(envelope=admitted, route=final, sender=sender, allowance=allowance, stop=stop, checked=True)

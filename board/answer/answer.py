@@ -1,8 +1,9 @@
 """The one call that answers a message: :func:`answer` (the outer twin of :mod:`board.agent.exchange`).
 
 admit (clean -> limit -> identify -> route -> gate, :mod:`board.answer.admit`) -> read the attachments
-once, after the gate (unless the budget is spent: nothing is downloaded or transcribed, that would be
-paid for, and the budget's line answers) -> in the message's spending and streaming context, set here
+once, after the gate (``read_files``: the intake's and the terminal's; a caller may hand over files read
+already), unless the budget is spent: nothing is downloaded or transcribed, that would be paid for, and
+the budget's line answers -> in the message's spending and streaming context, set here
 and nowhere else: dispatch (:mod:`board.answer.dispatch`) -> the owner's budget note -> spoken, when
 the sender wants a voice reply (``spoken``: the intake's messages). Never raises for bad input; the
 reply says what went wrong and what to do.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import replace
 
-from board.answer.admit import Admitted, Clean, admit, identify
+from board.answer.admit import Admitted, admit, identify
 from board.answer.dispatch import dispatch
 from board.answer.door import Door
 from board.budget import sender_id
@@ -27,17 +28,20 @@ __all__ = ["answer", "read_media"]
 log = logging.getLogger("sabha.board")
 
 
-async def answer(envelope: Envelope | Clean, door: Door, *, fetcher: MediaFetcher | None = None,
-                 sink: StreamSink | None = None, route: Route | None = None, spoken: bool = False) -> Reply:
+async def answer(envelope: Envelope, door: Door, *, fetcher: MediaFetcher | None = None,
+                 sink: StreamSink | None = None, route: Route | None = None, spoken: bool = False,
+                 received_clean: bool = False, read_files: bool = False) -> Reply:
     """Answer one message: a chat turn, a command, a meeting, or a one-line refusal.
 
     ``fetcher``: where its attachments' bytes come from (the channel); ``sink``: where a streamed answer
     goes while it is written; ``route``: what the router made of this very envelope a moment ago (a
-    caller that looked first, like ``sabha ask``); ``spoken``: a voice reply when the sender wants one."""
-    admitted = await admit(envelope, door, route=route)
+    caller that looked first, like ``sabha ask``); ``spoken``: a voice reply when the sender wants one;
+    ``received_clean``: cleaned at receipt (the intake's), so it is not cleaned again; ``read_files``: its
+    attachments are references still to fetch and read (a channel's, a terminal's files), else already read."""
+    admitted = await admit(envelope, door, route=route, received_clean=received_clean, reads_files=read_files)
     if isinstance(admitted, Reply):
         return admitted
-    asked = await _read(admitted, door, fetcher)
+    asked = await _read(admitted, door, fetcher) if read_files else admitted
     with door.money.spending(asked.envelope, asked.allowance), streaming_to(sink):
         reply = _with_owner_note(door, asked.envelope, await dispatch(asked, door))
     return await door.media.speak(asked.envelope, reply) if spoken else reply

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from collections.abc import Iterable
 
-from board.answer import Clean, answer
+from board.answer import answer
 from board.app.build import build_parts
 from board.app.parts import Observers, Parts
 from board.app.settings import BOARD_MIGRATIONS, BoardSettings
@@ -102,9 +102,10 @@ class Board:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    async def handle(self, envelope: Envelope | Clean, *, route: Route | None = None,
+    async def handle(self, envelope: Envelope, *, route: Route | None = None,
                      fetcher: MediaFetcher | None = None, sink: StreamSink | None = None,
-                     spoken: bool = False) -> Reply:
+                     spoken: bool = False, received_clean: bool = False, read_files: bool = False) -> Reply:
         """Answer one message through the front door (:func:`board.answer.answer`); never raises for
         bad input, the reply says what went wrong and what to do."""
-        return await answer(envelope, self.parts.door, fetcher=fetcher, sink=sink, route=route, spoken=spoken)
+        return await answer(envelope, self.parts.door, fetcher=fetcher, sink=sink, route=route, spoken=spoken,
+                            received_clean=received_clean, read_files=read_files)

@@ -165,9 +165,10 @@ async def ask_with_files(board: Board, envelope: Envelope, attachments: tuple[At
                          route: Route | None = None) -> Reply:
     """The board's answer to ``envelope`` with ``attachments``: read through the media service
     (as a channel's files are), then answered. ``route``: made of this envelope a moment ago."""
-    if attachments:
-        envelope = replace(envelope, attachments=attachments)
-    return await board.handle(envelope, route=route, fetcher=LocalFiles() if attachments else None)
+    if not attachments:
+        return await (board.handle(envelope) if route is None else board.handle(envelope, route=route))
+    return await board.handle(replace(envelope, attachments=attachments), route=route, fetcher=LocalFiles(),
+                              read_files=True)
 
 
 @dataclass

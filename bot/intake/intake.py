@@ -58,7 +58,6 @@ from datetime import timedelta
 from enum import Enum
 from typing import TYPE_CHECKING, TypeVar
 
-from board.answer import Clean
 from board.envelope import Envelope, Reply, cleaned
 from board.llm.stream import StreamSink
 from board.media.understand import MediaFetcher
@@ -515,10 +514,11 @@ class Intake:
             try:
                 async with self.courier.typing(envelope), self._streaming(envelope) as sink, \
                         self._working_notice(pending, envelope):
-                    # One call: cleaned at receipt (Clean), identified, gated, its files fetched and read here, in
-                    # the lane (a fresh link each try), answered, and spoken before it is stored (board.answer).
+                    # One call (board.answer): identified, gated, its files fetched and read here, in the lane (a
+                    # fresh link each try), answered, and spoken before it is stored; cleaned at receipt already.
                     fetcher = self.courier if isinstance(self.courier, MediaFetcher) else None
-                    reply = await self.board.handle(Clean(envelope), fetcher=fetcher, sink=sink, spoken=True)
+                    reply = await self.board.handle(envelope, fetcher=fetcher, sink=sink, spoken=True,
+                                                    received_clean=True, read_files=True)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

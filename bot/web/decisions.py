@@ -5,7 +5,7 @@ their state (:mod:`bot.web.rulings`). Its forms, each a POST with the page's CSR
 
 - ``/ui/decisions/{id}/ratify|veto|revisit`` (``reason``: optional for a veto, required for a
   revisit) run the very ``/ratify``, ``/veto``, ``/revisit`` commands of
-  :mod:`board.commands.decisions` through :meth:`board.app.Board.run_command`, as the owner on
+  :mod:`board.commands.decisions` through :meth:`board.commands.registry.CommandRegistry.run_command`, as the owner on
   the ``web`` channel (so the ruling is recorded ``by web:owner``, ``via web``): a veto drops the
   open action items and their reminders, a revisit schedules the follow-up meeting, and the page
   shows the command's own words. A second press finds the verdict given and changes nothing
