@@ -107,7 +107,11 @@ class MiniBoard:
     async def read_media(self, envelope: Envelope, fetcher: Any) -> Envelope:
         return envelope
 
-    async def handle(self, envelope: Envelope) -> Reply:
+    @property
+    def parts(self) -> MiniBoard:  # the board's parts the intake reads (db, clock, schedule): this stand-in's own
+        return self
+
+    async def handle(self, envelope: Envelope, **given: Any) -> Reply:
         self.turns.append(envelope.text)
         if self.hold is not None:
             await self.hold.wait()

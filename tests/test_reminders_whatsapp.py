@@ -105,7 +105,7 @@ async def test_inside_the_window_a_reminder_is_an_ordinary_message(tmp_path: Pat
             assert f"/done {item}" in body and f"/snooze {item}" in body
             assert graph.sent_templates == []
             await board.say(http, f"/done {item}", f"Done: #{item}")
-            assert len(board.parts.reminders(item)) == 1
+            assert len(board.reminders(item)) == 1
     finally:
         await board.sabha.close()
 
@@ -123,7 +123,7 @@ async def test_outside_the_window_the_reminder_template_carries_it(tmp_path: Pat
             assert (sent.user, sent.name, sent.language) == (OWNER, "sabha_reminder", "en_US")
             assert len(sent.parameters) == 1 and f"action #{item} is due" in sent.parameters[0]
             assert "\n" not in sent.parameters[0]  # a template parameter is one line
-            assert board.parts.reminders(item) == []  # the free-form text was refused, not sent
+            assert board.reminders(item) == []  # the free-form text was refused, not sent
             await board.say(http, "/actions", "Open action items")  # a marker: the runner is done with it
             assert len(graph.sent_templates) == 1
     finally:
@@ -144,12 +144,12 @@ async def test_outside_the_window_without_a_template_it_waits_for_the_users_next
             status = board.status()
             assert "waiting (1):" in status and "24-hour window with" in status, status
             assert "whatsapp.templates.reminder is not set: it is sent when they next write" in status
-            assert board.parts.reminders(item) == [] and graph.sent_templates == []
+            assert board.reminders(item) == [] and graph.sent_templates == []
             await board.say(http, "hello again", "")  # the user writes: the window is open again
             body = await board.text(f"action #{item} is due")
             assert f"/done {item}" in body
             await board.say(http, "/actions", "Open action items")  # a marker after it
-            assert len(board.parts.reminders(item)) == 1
+            assert len(board.reminders(item)) == 1
             assert "  waiting (" not in board.status()  # nothing waits now
     finally:
         await board.sabha.close()

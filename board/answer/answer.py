@@ -11,6 +11,7 @@ reply says what went wrong and what to do.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import replace
 
@@ -42,7 +43,8 @@ async def answer(envelope: Envelope, door: Door, *, fetcher: MediaFetcher | None
     if isinstance(admitted, Reply):
         return admitted
     asked = await _read(admitted, door, fetcher) if read_files else admitted
-    with door.money.spending(asked.envelope, asked.allowance), streaming_to(sink):
+    streaming = streaming_to(sink) if sink is not None else contextlib.nullcontext()  # else the caller's, if any
+    with door.money.spending(asked.envelope, asked.allowance), streaming:
         reply = _with_owner_note(door, asked.envelope, await dispatch(asked, door))
     return await door.media.speak(asked.envelope, reply) if spoken else reply
 
