@@ -25,12 +25,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from board.agent.runner import AgentSettings
+from board.app import Board, BoardSettings
 from board.llm.base import LLMRequest, LLMResponse
 from board.llm.offline import OfflineProvider
 from board.llm.registry import ProviderRegistry
 from board.roles import RosterSpec
 from board.room.meeting import MeetingSettings
-from board.service import Board, BoardSettings
 from board.workspace.paths import copy_default_workspace
 
 ROUNDS = 3
@@ -75,7 +75,7 @@ async def one_meeting(root: Path, latency: float, parallel: bool) -> tuple[float
     )
     async with await Board.open(settings, registry) as board:
         start = time.perf_counter()
-        result = await board.room.hold("Should we expand to Europe next year?")
+        result = await board.parts.room.hold("Should we expand to Europe next year?")
         wall = time.perf_counter() - start
     return wall, model.calls, longest_chain(model.spans), result.stop_reason.value
 

@@ -39,12 +39,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from board.agent.runner import AgentSettings
+from board.app import Board, BoardSettings
 from board.llm.base import LLMRequest
 from board.llm.resilience import RetryPolicy
 from board.roles import RosterSpec
 from board.room.decision import cites
 from board.room.meeting import MeetingResult, MeetingRun, MeetingSettings
-from board.service import Board, BoardSettings
 from board.workspace.paths import copy_default_workspace
 from tests.fakes.scripted_model import ScriptedModel, Step, call, say
 
@@ -170,7 +170,7 @@ async def run(scenario: Scenario, root: Path) -> tuple[MeetingResult, MeetingRun
         meetings=MeetingSettings(max_turns_per_agent=3, abridge_chars=900),
     )
     async with await Board.open(settings, model.registry()) as board:
-        meeting = board.room.prepare("Should we expand to Europe?")
+        meeting = board.parts.room.prepare("Should we expand to Europe?")
         result = await meeting.run()
     return result, meeting, model
 

@@ -60,6 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from board.agent.compaction import ContextSettings
 from board.agent.runner import AgentSettings
+from board.app import Board, BoardSettings
 from board.envelope import Envelope
 from board.llm.anthropic import AnthropicProvider
 from board.llm.base import LLMProvider, LLMRequest, LLMResponse, PromptBlock, Usage
@@ -68,7 +69,6 @@ from board.llm.openai import OpenAIProvider
 from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.roles import RosterSpec
-from board.service import Board, BoardSettings
 from board.workspace.paths import copy_default_workspace
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.local_server import TextReply
@@ -135,7 +135,7 @@ async def run(name: str, root: Path, agent: AgentSettings) -> dict[str, object]:
     async with await Board.open(settings, providers) as board:
         for text in questions(seed=11):
             await board.handle(Envelope(channel="console", text=text, sender="director", sender_name="Director"))
-        rows = await board.db.fetchall("SELECT purpose, blocks FROM llm_calls ORDER BY id")
+        rows = await board.parts.db.fetchall("SELECT purpose, blocks FROM llm_calls ORDER BY id")
     per_turn, prefix, cacheable, compaction_tokens, method = [], [], [], 0, ""
     for row in rows:
         blocks = json.loads(row["blocks"])
@@ -240,12 +240,12 @@ async def run_against(name: str, root: Path, fake: FakeAnthropic | FakeOpenAI, p
     async with await Board.open(settings, providers) as board:
         for turn, text in enumerate(questions(seed=11)):
             # the Director writes every SECONDS_BETWEEN_TURNS: the per-turn block's clock and the cache's TTLs see it
-            board.runner.clock = functools.partial(lambda n: start + timedelta(seconds=n * SECONDS_BETWEEN_TURNS),
+            board.parts.runner.clock = functools.partial(lambda n: start + timedelta(seconds=n * SECONDS_BETWEEN_TURNS),
                                                    turn)
             await board.handle(Envelope(channel="console", text=text, sender="director", sender_name="Director"))
             if isinstance(fake, FakeAnthropic):
                 fake.advance_clock(SECONDS_BETWEEN_TURNS)
-        rows = await board.db.fetchall(
+        rows = await board.parts.db.fetchall(
             "SELECT model, purpose, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd "
             "FROM llm_calls WHERE outcome = 'ok' ORDER BY id")
     prices = PriceTable()

@@ -31,11 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from board.app import BOARD_MIGRATIONS
 from board.db import StateDB
 from board.decisions.predictions.scoring import track_records
 from board.decisions.predictions.store import PredictionStore
 from board.decisions.recall.search import recall_block, related_decisions
-from board.service import BOARD_MIGRATIONS
 
 WORDS = (
     "pricing", "europe", "germany", "hiring", "engineer", "office", "lisbon", "churn", "retention", "marketing",

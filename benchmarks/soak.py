@@ -42,8 +42,8 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 import burst  # noqa: E402  (the daemon, fakes and samplers of the burst benchmark)
 import turn_overhead  # noqa: E402  (its way of writing earlier history)
 
+from board.app import Board, BoardSettings  # noqa: E402
 from board.roles import RosterSpec  # noqa: E402
-from board.service import Board, BoardSettings  # noqa: E402
 from bot.app import all_migrations  # noqa: E402
 from tests.fakes.echo_model import EchoModel  # noqa: E402
 from tests.fakes.telegram_api import FakeTelegramAPI  # noqa: E402
@@ -65,7 +65,7 @@ async def prefill(root: Path, users: list[int], lines: int) -> None:
     async with await Board.open(settings, migrations=all_migrations()) as board:
         for i, user in enumerate(users):
             key = "main" if i == 0 else f"board:general:tg-{user}"  # the first allowed user is the owner
-            transcript = await board.sessions.open(key, "general")
+            transcript = await board.parts.sessions.open(key, "general")
             await asyncio.to_thread(turn_overhead._append_history, transcript.path, lines - 1)
 
 

@@ -26,9 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from board.app import Board, BoardSettings
 from board.envelope import Envelope
 from board.roles import RosterSpec
-from board.service import Board, BoardSettings
 from board.workspace.paths import copy_default_workspace
 
 SIZES = (10, 10_000, 100_000, 1_000_000)
@@ -51,7 +51,7 @@ async def prepare(root: Path, lines: int) -> BoardSettings:
     copy_default_workspace(ws)
     settings = BoardSettings(workspace=ws, data_dir=root / "sessions", roster=RosterSpec())
     async with await Board.open(settings) as board:
-        transcript = await board.sessions.open("board:finance", "finance")
+        transcript = await board.parts.sessions.open("board:finance", "finance")
         await asyncio.to_thread(_append_history, transcript.path, lines - 1)
     return settings
 
@@ -104,9 +104,9 @@ async def reload_latency() -> tuple[list[float], list[float]]:
                 next_turn.append((time.perf_counter() - start) * 1000)
                 assert f"({i})" in reply.text, "the edit was not seen by the next turn"
             stop = asyncio.Event()
-            watcher = asyncio.create_task(board.souls.watch(stop))
+            watcher = asyncio.create_task(board.parts.souls.watch(stop))
             await asyncio.sleep(0.5)
-            watched = board.souls._files["finance"]
+            watched = board.parts.souls._files["finance"]
             watch_ms: list[float] = []
             for i in range(EDITS):
                 marker = f"watched {i}"

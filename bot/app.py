@@ -1,4 +1,4 @@
-"""Wiring: from a loaded config to an open :class:`board.service.Board`.
+"""Wiring: from a loaded config to an open :class:`board.app.Board`.
 
 This is the one place that knows both the config and the board, so the CLI, the
 daemon and the tests build the board the same way.
@@ -10,11 +10,11 @@ import logging
 import os
 from collections.abc import Iterable, Mapping
 
+from board.app import BOARD_MIGRATIONS, Board, Observers
 from board.db import Migration
 from board.llm.base import LLMProvider
 from board.llm.errors import ProviderSettings
 from board.llm.registry import ProviderRegistry, split_model
-from board.service import BOARD_MIGRATIONS, Board
 from board.storage import Database, Dialect, open_database
 from board.workspace.paths import copy_default_workspace
 from bot.config.file import PROVIDER_KEY_ENV, PROVIDER_KEY_ENV_ALSO
@@ -116,8 +116,11 @@ def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None, 
     return registry
 
 
-async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True, wakes_daemon: bool = True) -> Board:
+async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True, wakes_daemon: bool = True,
+                     observers: Observers | None = None) -> Board:
     """Open the board described by ``loaded`` (``report_missing_keys``: see :func:`build_providers`).
+
+    ``observers``: told of what happens inside the board from its first call (the daemon's metrics).
 
     ``wakes_daemon`` (every caller but the daemon itself): on SQLite, a scheduled row this process adds or
     moves (``sabha actions due``) wakes the daemon running on the same data dir at once (:mod:`bot.ops.wake`;
@@ -136,16 +139,16 @@ async def open_board(loaded: LoadedConfig, *, report_missing_keys: bool = True, 
     try:
         board = await Board.open(loaded.board_settings(),
                                  build_providers(loaded, report_missing_keys=report_missing_keys),
-                                 migrations=all_migrations(), clock=clock_from_env(os.environ))
+                                 migrations=all_migrations(), clock=clock_from_env(os.environ), observers=observers)
     except Exception as exc:
         on_server = loaded.state_url().dialect is Dialect.POSTGRES  # its outage is the server's, not the folder's
         if is_storage_error(exc) and not is_locked(exc) and not on_server:  # e.g. a file the check did not try
             raise DataDirUnwritable(data_dir, str(exc)) from exc
         raise
-    if wakes_daemon and board.db.dialect is Dialect.SQLITE:
+    if wakes_daemon and board.parts.db.dialect is Dialect.SQLITE:
         from bot.ops.wake import wake_daemon
 
-        board.schedule.announce_to(lambda: wake_daemon(data_dir))
+        board.parts.schedule.announce_to(lambda: wake_daemon(data_dir))
     return board
 
 

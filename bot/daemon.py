@@ -42,9 +42,9 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from board import __version__
+from board.app import Board
 from board.envelope import Envelope
 from board.routing.router import Route
-from board.service import Board
 from bot.app import open_board
 from bot.channels.base import Channel, ChannelCapabilities
 from bot.channels.held.hold import WebhookHold, webhook_paths
@@ -135,10 +135,10 @@ class Daemon:
         board = self.board
         lines = [
             f"Sabha {__version__}, up {format_uptime(time.monotonic() - self.started)}",
-            f"board: {board.settings.roster.name} roster, {len(board.souls.roles())} roles, "
+            f"board: {board.settings.roster.name} roster, {len(board.parts.souls.roles())} roles, "
             f"model {board.settings.agent.default_model}",
         ]
-        running = board.room.running()
+        running = board.parts.room.running()
         if running:
             lines.append(f"meetings running: {', '.join(running)}")
         for channel in self.channels or []:
@@ -153,8 +153,8 @@ class Daemon:
 
         assert self.board is not None
         try:
-            scheduled = [*await status_lines(self.board.schedule.store),
-                         *await overdue_lines(self.board.room.store, self.board.reminders)]
+            scheduled = [*await status_lines(self.board.parts.schedule.store),
+                         *await overdue_lines(self.board.parts.room.store, self.board.parts.reminders)]
         except Exception as exc:  # noqa: BLE001 - /status answers anyway
             scheduled = [f"Scheduled: unavailable ({exc})"]
         return redact("\n".join([self.status_text(), *scheduled, *await self._decision_lines()]))
@@ -165,7 +165,7 @@ class Daemon:
 
         assert self.board is not None
         try:
-            return await status_lines(self.board.decisions)
+            return await status_lines(self.board.parts.decisions)
         except Exception as exc:  # noqa: BLE001 - /status answers anyway
             return [f"Decisions: unavailable ({exc})"]
 
@@ -238,7 +238,7 @@ class Daemon:
     def _wake_schedule(self) -> None:
         """Another process changed scheduled work (:mod:`bot.ops.wake`): the runner looks again now."""
         if self.board is not None:
-            self.board.schedule.wake()
+            self.board.parts.schedule.wake()
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -303,7 +303,7 @@ class Daemon:
             if self.channels is None:
                 self.channels = build_channels(self.loaded, board, self.hub)
             self._share_leadership()
-            board.register_command("status", self._cmd_status, "/status: uptime, channels and topics",
+            board.parts.commands.register_command("status", self._cmd_status, "/status: uptime, channels and topics",
                                    owner_only=True)  # numbers, message counters, topics: the owner's
             if self.install_signals:
                 signals.install(loop)
@@ -360,7 +360,8 @@ class Daemon:
         if self.install_signals:
             signals.install(loop)
         try:
-            waited = await wait.open(lambda: open_board(self.loaded, wakes_daemon=False))  # DataDirUnwritable: first
+            waited = await wait.open(lambda: open_board(self.loaded, wakes_daemon=False,
+                                                     observers=self.metrics.observers()))  # DataDirUnwritable: first
         finally:
             signals.uninstall()
         self.board, self._port_held = waited.value, waited.port
@@ -372,7 +373,8 @@ class Daemon:
         """Register this process in ``replicas`` (heartbeat) and, in Telegram polling mode, stand for poller."""
         config = self.loaded.config
         polling = config.telegram.enabled and config.telegram.token is not None and config.telegram.mode == "polling"
-        replica = ReplicaService(board.db, board.clock, name=config.replicas.name, lease_s=config.replicas.lease_s,
+        replica = ReplicaService(board.parts.db, board.parts.clock, name=config.replicas.name,
+                                 lease_s=config.replicas.lease_s,
                                  elect_poller=polling)
         await replica.start()
         return replica
@@ -398,7 +400,7 @@ class Daemon:
         server = self.loaded.config.server
         assert self.board is not None
         # webhooks that arrive before the channels are up: stored, 200, handed over after (bot.channels.held)
-        self.hold = WebhookHold(self.board.db, paths=webhook_paths(self.channels or []),
+        self.hold = WebhookHold(self.board.parts.db, paths=webhook_paths(self.channels or []),
                                 known_secrets=config_secrets(self.loaded.config))
         app = web.Application(middlewares=[self.hold.middleware])
         app[BODY_GATE] = BodyGate(server.body_timeout_s, server.max_pending_bodies)
@@ -452,7 +454,7 @@ class Daemon:
         try:
             # Running answers and meetings finish within the grace; queued messages stay
             # stored and are answered at the next start.
-            await asyncio.gather(self.hub.drain(grace), self.board.room.drain(min(self.meeting_grace, grace)))
+            await asyncio.gather(self.hub.drain(grace), self.board.parts.room.drain(min(self.meeting_grace, grace)))
         except Exception:  # shutting down anyway
             log.exception("waiting for running answers and meetings failed")
         if self.scheduled is not None:  # before the channels it delivers through

@@ -28,9 +28,9 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from board.app import Board
 from board.envelope import Reply
 from board.schedule import Delivered, Delivery, RunnerSettings, ScheduledWork, ScheduleRunner
-from board.service import Board
 from board.storage import Dialect
 from bot.channels.base import Channel
 from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
@@ -104,7 +104,7 @@ def claim_lease(board: Board, lease_s: float) -> float | None:
     """How long a scheduled row's claim outlives a runner that stopped touching it: ``replicas.lease_s``
     where replicas may share the state (PostgreSQL); None on SQLite (one daemon: every claim found at
     start is its own previous life's, taken back at once)."""
-    return lease_s if board.db.dialect is Dialect.POSTGRES else None
+    return lease_s if board.parts.db.dialect is Dialect.POSTGRES else None
 
 
 class ScheduledWorkService:
@@ -118,7 +118,7 @@ class ScheduledWorkService:
         self.board = board
         settings = RunnerSettings(channels=only if only is not None else channel_names(),
                                   claim_lease_s=claim_lease(board, lease_s), recheck_s=recheck_s)
-        self.runner = ScheduleRunner(board.schedule, deliver or ChannelDeliver(channels), settings)
+        self.runner = ScheduleRunner(board.parts.schedule, deliver or ChannelDeliver(channels), settings)
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 

@@ -12,13 +12,13 @@ from typing import Any, TypeVar
 import pytest
 
 from board.agent.runner import AgentSettings
+from board.app import Board, BoardSettings
 from board.llm.base import LLMRequest
 from board.llm.registry import ProviderRegistry
 from board.roles import RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.decision import decision_schema
 from board.room.meeting import MeetingSettings
-from board.service import Board, BoardSettings
 from board.storage import StateURL
 from bot.app import all_migrations
 from tests.fakes.scripted_model import ScriptedModel, Step, say

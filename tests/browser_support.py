@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -219,9 +220,9 @@ class WebDaemon:
         loaded = load_config(self.config, env={})
         board = await open_board(loaded)
         if self.clock is not None:
-            board.clock = self.clock
+            board.parts = replace(board.parts, clock=self.clock)
         self.model = GatedModel()
-        board.providers.register("offline", lambda: self.model)
+        board.parts.providers.register("offline", lambda: self.model)
         self.daemon = Daemon(loaded, board=board, install_signals=False)
         self._task = asyncio.create_task(self.daemon.run())
         await asyncio.wait_for(self.daemon.ready.wait(), 300)  # a bound only a hung start hits

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from board.agent.runner import AgentSettings
+from board.app import Board, BoardSettings
 from board.clock import FakeClock
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.roles import RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.meeting import MeetingSettings
-from board.service import Board, BoardSettings
 from tests.board_support import last_user, open_board, structured_answer, valid_decision
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.llm_support import FAST_RETRY
@@ -144,7 +144,7 @@ async def hold_meetings(board: Board, count: int, place: Envelope) -> list[str]:
     """Hold ``count`` meetings started from ``place``; their ids."""
     ids = []
     for n in range(count):
-        run = board.room.prepare(f"Pricing plan number {n + 1}", envelope=place)
+        run = board.parts.room.prepare(f"Pricing plan number {n + 1}", envelope=place)
         result = await run.run()
         ids.append(result.meeting_id)
     return ids
@@ -152,7 +152,7 @@ async def hold_meetings(board: Board, count: int, place: Envelope) -> list[str]:
 
 async def ids_by_claim(board: Board) -> dict[str, int]:
     """Each stored prediction's number, by its claim."""
-    rows = await board.db.fetchall("SELECT id, claim FROM predictions")
+    rows = await board.parts.db.fetchall("SELECT id, claim FROM predictions")
     return {r["claim"]: int(r["id"]) for r in rows}
 
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 import tests.process_support as processes
+from board.app import Board, BoardSettings
 from board.roles import RosterSpec
-from board.service import Board, BoardSettings
 from board.storage import Database, Dialect, StateURL, parse_state_url
 from board.storage.migrations import Migration
 from board.workspace.paths import copy_default_workspace
@@ -106,7 +106,7 @@ async def state_url(backend: Dialect, data_dir: Path, request: pytest.FixtureReq
     if backend is Dialect.SQLITE:
         yield None
         return
-    from board.service import BOARD_MIGRATIONS
+    from board.app import BOARD_MIGRATIONS
     from tests.pg_support import fresh_database, migrated_template
 
     server = request.getfixturevalue("pg_server")
@@ -123,7 +123,7 @@ async def board_state_url(backend: Dialect, data_dir: Path,
     if backend is Dialect.SQLITE:
         yield None
         return
-    from board.service import BOARD_MIGRATIONS
+    from board.app import BOARD_MIGRATIONS
     from tests.pg_support import fresh_database, migrated_template
 
     server = request.getfixturevalue("pg_server")
@@ -143,7 +143,7 @@ def settings(workspace: Path, data_dir: Path, state_url: StateURL | None) -> Boa
 async def database(state_url: StateURL | None, data_dir: Path) -> AsyncIterator[Database]:
     """An open state store on the test's backend with every migration Sabha knows (a store's tests build the
     store on it: ``Ledger(database)``)."""
-    from board.service import BOARD_MIGRATIONS
+    from board.app import BOARD_MIGRATIONS
     from board.storage import open_database
 
     url = state_url or parse_state_url("", data_dir=data_dir, env={})

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from board.service import Board
+from board.app import Board
 from board.workspace.paths import copy_default_workspace
 from tests.fakes.echo_model import EchoModel
 from tests.fakes.telegram_api import FakeTelegramAPI
@@ -270,8 +270,8 @@ async def answered_everywhere_after(telegram: FakeTelegramAPI, places: list[Plac
 
 async def fill_the_db(board: Board) -> None:
     """Make the state db full the way a full disk does: SQLite answers 'database or disk is full'."""
-    conn = board.db.conn
-    await board.db.pragma("max_page_count = 1")  # at most the pages it has now (every connection)
+    conn = board.parts.db.conn
+    await board.parts.db.pragma("max_page_count = 1")  # at most the pages it has now (every connection)
     for size in (4000, 400, 40, 1):  # use up the free room left inside those pages, big rows first
         with pytest.raises(sqlite3.OperationalError, match="full"):
             for i in range(100_000):

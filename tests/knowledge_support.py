@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from board.agent.runner import AgentSettings
+from board.app import Board, BoardSettings
 from board.roles import RosterSpec
-from board.service import Board, BoardSettings
 from tests.fakes.scripted_model import Received, ScriptedModel
 from tests.llm_support import FAST_RETRY
 
@@ -87,4 +87,4 @@ def system_text(received: Received) -> str:
 
 async def rows(b: Board, sql: str, *params: Any) -> list[dict[str, Any]]:
     """Rows of a query on the board's state db, as dicts."""
-    return [dict(r) for r in await b.db.fetchall(sql, params)]
+    return [dict(r) for r in await b.parts.db.fetchall(sql, params)]

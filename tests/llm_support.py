@@ -8,11 +8,11 @@ from typing import Any
 
 from board.agent.runner import AgentSettings
 from board.agent.tools import Tool, ToolContext, ToolResult
+from board.app import Board, BoardSettings
 from board.envelope import Envelope
 from board.llm.base import ToolSpec
 from board.llm.resilience import RetryPolicy
 from board.roles import RosterSpec
-from board.service import Board, BoardSettings
 from board.storage.url import StateURL
 from bot.app import all_migrations, build_providers
 from bot.config import LoadedConfig
@@ -114,11 +114,11 @@ async def anthropic_board(tmp_path: Path, workspace: Path, fake: FakeAnthropic, 
 
 async def transcript_entries(board: Board, session_id: str) -> list[dict[str, Any]]:
     """Every event of a session's transcript (its file, or its rows on PostgreSQL; header excluded)."""
-    return await board.transcripts.entries(session_id)
+    return await board.parts.transcripts.entries(session_id)
 
 
 async def session_entries(board: Board, key: str) -> list[dict[str, Any]]:
     """Every event of the live session of ``key``."""
-    ref = await board.sessions.current(key)
+    ref = await board.parts.sessions.current(key)
     assert ref is not None, f"no session {key}"
     return await transcript_entries(board, ref.session_id)

@@ -8,12 +8,12 @@ from pathlib import Path
 from typing import Any
 
 from board.agent.runner import AgentSettings
+from board.app import Board, BoardSettings
 from board.clock import FakeClock
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.roles import RosterSpec
 from board.room.meeting import MeetingSettings
-from board.service import Board, BoardSettings
 from tests.board_support import decision_record, last_user, open_board, structured_answer
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.llm_support import FAST_RETRY
@@ -68,5 +68,5 @@ async def say_to(board: Board, text: str, place: dict[str, Any] | None = None) -
 async def hold_meeting(board: Board) -> list[int]:
     """Run a meeting in the topic to its decision; the ids of its action items."""
     await say_to(board, "/meeting Should we expand to Europe?")
-    await board.room.drain(30)
-    return [row.id for row in await board.room.store.actions(limit=10)]
+    await board.parts.room.drain(30)
+    return [row.id for row in await board.parts.room.store.actions(limit=10)]

@@ -10,8 +10,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from board.app import Board
 from board.llm.base import LLMRequest, LLMResponse, Usage
-from board.service import Board
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.config import TelegramSection
 from tests.fakes.telegram_api import FakeTelegramAPI
@@ -148,7 +148,7 @@ class ManualClock:
 
 def use_model(board: Board, model: Any) -> Any:
     """Make every ``offline`` turn of ``board`` use ``model``."""
-    board.providers.register("offline", lambda: model)
+    board.parts.providers.register("offline", lambda: model)
     return model
 
 

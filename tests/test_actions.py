@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.room.meeting import MeetingSettings
-from board.service import Board
 from bot.cli import meetings as meeting_cli
 from tests.board_support import board_with, decision_record, last_user, structured_answer
 from tests.fakes.scripted_model import ScriptedModel, Step, say
@@ -62,7 +62,7 @@ async def test_after_a_meeting_the_chairs_next_prompt_and_each_participants_sess
 ) -> None:
     started = await board.handle(Envelope(text="/meeting Should we expand to Europe?", **OWNER))
     assert "Convening the board" in started.text
-    await board.room.drain(10)
+    await board.parts.room.drain(10)
     await board.handle(Envelope(text="What did we decide about Europe?", **OWNER))
     turn = model.requests_for("general", purpose="turn")[-1].request
     prompt = "\n".join(m.content for m in turn.messages)
@@ -81,8 +81,8 @@ async def test_actions_lists_open_items_with_owner_and_age_and_done_closes_one(
 ) -> None:
     empty = await board.handle(Envelope(text="/actions", **OWNER))
     assert "No open action items" in empty.text
-    await board.room.hold("Should we expand to Europe?")
-    await board.room.hold("Pricing for 2027")
+    await board.parts.room.hold("Should we expand to Europe?")
+    await board.parts.room.hold("Pricing for 2027")
     listed = await board.handle(Envelope(text="/actions", **OWNER))
     lines = listed.text.splitlines()
     assert lines[0].startswith("Open action items (6)")

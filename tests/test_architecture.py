@@ -383,3 +383,56 @@ def test_board_package_faces_match_their_contents() -> None:
         elif not set(listed) <= bound:
             wrong.append(f"{where}: __all__ names what it does not bind: {sorted(set(listed) - bound)}")
     assert not wrong, "package faces that do not match their contents:\n" + "\n".join(wrong)
+
+
+# -- issue 37: the wiring closet and the front door
+
+WIRING_MODULES = ("board/app/build*.py",)  # where the board's parts are made (build_parts)
+BOARD_CLASS_MODULES = ("board/app/board.py",)  # where Board lives
+MAX_BOARD_METHODS = 10
+_MUTATORS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "remove", "discard"})
+
+
+def _root_is_self(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id == "self"
+
+
+def assignments_onto_parts(path: Path) -> list[str]:
+    """Every ``x.attr = ...`` and ``x.attr.append(...)`` in ``path`` where ``x`` is not ``self``: a part patched
+    after it was built."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            targets = [node.target]
+        for target in targets:
+            if isinstance(target, ast.Attribute) and not _root_is_self(target.value):
+                found.append(f"{path.relative_to(REPO)}:{node.lineno} {ast.unparse(target)} = ...")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS
+                and isinstance(node.func.value, ast.Attribute) and not _root_is_self(node.func.value.value)):
+            found.append(f"{path.relative_to(REPO)}:{node.lineno} {ast.unparse(node.func)}(...)")
+    return found
+
+
+def test_the_wiring_closet_assigns_nothing_onto_a_part_after_it_is_built() -> None:
+    paths = sorted(p for pattern in WIRING_MODULES for p in REPO.glob(pattern))
+    assert paths, f"no wiring module found at {WIRING_MODULES}"
+    found = [line for path in paths for line in assignments_onto_parts(path)]
+    assert not found, ("parts patched after construction (make each a constructor argument, or an Observers "
+                       "value handed in before the board is built):\n" + "\n".join(found))
+
+
+def test_board_keeps_only_its_life_and_the_front_door() -> None:
+    counted = {}
+    for path in (REPO / m for m in BOARD_CLASS_MODULES):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef) and node.name == "Board":
+                counted[str(path.relative_to(REPO))] = [f.name for f in node.body
+                                                        if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)]
+    assert counted, f"no class Board in {BOARD_CLASS_MODULES}"
+    for where, methods in counted.items():
+        assert len(methods) <= MAX_BOARD_METHODS, (
+            f"{where}: Board has {len(methods)} methods (at most {MAX_BOARD_METHODS}: open, close, watch, warm_up, "
+            f"the context manager and handle; the rest belongs to a part): {', '.join(methods)}")

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from board.agent.runner import AgentSettings
+from board.app import Board, BoardSettings
 from board.envelope import Envelope
 from board.llm.base import Usage
 from board.llm.pricing import ModelPrice, PriceTable
 from board.roles import RosterSpec
-from board.service import Board, BoardSettings
 from board.spending.budget import DAILY_REACHED, SENDER_REACHED, BudgetSettings
 from board.storage.url import StateURL
 from bot.app import all_migrations
@@ -127,7 +127,7 @@ async def test_budget_resets_at_midnight_utc(make_board, model) -> None:  # type
     await board.handle(msg(FRIEND))
     assert (await board.handle(msg(FRIEND))).text == DAILY_REACHED
     tomorrow = datetime.now(UTC) + timedelta(days=1)
-    board.budget.clock = lambda: tomorrow
+    board.parts.budget.clock = lambda: tomorrow
     assert (await board.handle(msg(FRIEND))).text == "an answer"
 
 
@@ -158,7 +158,7 @@ async def test_the_ledger_records_who_each_call_was_for(make_board, model) -> No
     await board.handle(Envelope(channel="whatsapp", text="hi", sender="15550001111", chat_id="15550001111",
                                 message_id="wamid.1"))
     since = datetime.now(UTC) - timedelta(hours=1)
-    assert await board.ledger.spent(since=since, sender="telegram:43") == pytest.approx(1.0)
-    assert await board.ledger.spent(since=since) == pytest.approx(3.0)
-    by_sender = dict(await board.ledger.spent_by_sender(since=since))
+    assert await board.parts.ledger.spent(since=since, sender="telegram:43") == pytest.approx(1.0)
+    assert await board.parts.ledger.spent(since=since) == pytest.approx(3.0)
+    by_sender = dict(await board.parts.ledger.spent_by_sender(since=since))
     assert by_sender == {"telegram:42": 1.0, "telegram:43": 1.0, "whatsapp:15550001111": 1.0}

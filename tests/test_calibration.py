@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board
 from board.decisions.predictions.scoring import bin_index, brier, reliability, track_records
 from board.decisions.predictions.store import Outcome, PredictionStore
 from board.envelope import Envelope
-from board.service import Board
 from tests.board_support import on_both_backends
 from tests.calibration_support import HAND_BINS, HAND_BRIER, HAND_LINES, scripted, seed
 
@@ -30,7 +30,7 @@ async def _resolve_all(workspace: Path, data_dir: Path) -> tuple[list[str], Pred
             reply = await board.handle(Envelope(channel="telegram", text=f"/resolve {ids[item.claim]} {item.outcome}",
                                                 sender="42", chat_id="42", is_owner=True))
             answers.append(reply.text)
-    return answers, PredictionStore(board.db), board
+    return answers, PredictionStore(board.parts.db), board
 
 
 @on_both_backends
@@ -70,14 +70,14 @@ async def test_each_prediction_keeps_its_advisor_meeting_model_and_round(workspa
     ids = await seed(workspace, data_dir, OWNER_DM)
     board = await predicting_board(workspace, data_dir, predicting_model([]), FakeClock(T0))
     try:
-        rows = {r.claim: r for r in await PredictionStore(board.db).query(status="all")}
+        rows = {r.claim: r for r in await PredictionStore(board.parts.db).query(status="all")}
         assert set(rows) == {s.claim for s in scripted()} and len(ids) == 24
         first = rows["F01 the metric lands"]
         assert (first.role, first.round, first.model, first.probability, first.resolve_by) == (
             "finance", 1, "scripted:main", 0.0, "2026-12-01")
         assert rows["F05 the metric lands"].meeting_id != first.meeting_id  # the second meeting's first round
         assert (first.channel, first.chat_id) == ("telegram", "42")
-        statements = await board.db.fetchall(
+        statements = await board.parts.db.fetchall(
             "SELECT stance FROM meeting_statements WHERE meeting_id = ? AND role = 'finance' ORDER BY round",
             (first.meeting_id,))
         assert '"claim": "F01 the metric lands"' in statements[0]["stance"]  # the stance keeps it too
@@ -109,13 +109,13 @@ async def test_resolving_twice_unknown_numbers_bad_outcomes_and_other_chats_chan
         assert "'soonish' is not an outcome" in await say(f"/resolve {n + 1} soonish")
         assert "/resolve <n> yes|no|unknown" in await say("/resolve")
         assert "owner" in await say(f"/resolve {n + 1} yes", sender="43", chat="43", owner=False)
-        row = await PredictionStore(board.db).get(n)
-        other = await PredictionStore(board.db).get(n + 1)
+        row = await PredictionStore(board.parts.db).get(n)
+        other = await PredictionStore(board.parts.db).get(n + 1)
         assert row is not None and row.outcome is Outcome.YES and row.resolved_by == "42"
         assert other is not None and other.outcome is None
         # resolved first, its resolution request is cancelled; the other's still waits
-        first = await board.schedule.get(f"resolution:prediction:{n}")
-        second = await board.schedule.get(f"resolution:prediction:{n + 1}")
+        first = await board.parts.schedule.get(f"resolution:prediction:{n}")
+        second = await board.parts.schedule.get(f"resolution:prediction:{n + 1}")
         assert first is not None and first.status == "cancelled"
         assert second is not None and second.status == "pending"
     finally:

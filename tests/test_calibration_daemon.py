@@ -11,8 +11,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from board.clock import FileClock
+from board.commands.registry import OWNER_ONLY
 from board.envelope import Envelope
-from board.service import OWNER_ONLY
 from tests.calibration_support import HAND_LINES, T0, scripted, seed
 from tests.daemon_support import SabhaProcess, write_config
 from tests.fakes.telegram_api import FakeTelegramAPI

@@ -186,15 +186,15 @@ def test_chat_goes_on_after_a_failed_message(
 ) -> None:
     import io
 
-    from board.service import Board
+    from board.app import Board
     from bot.cli.main import main
 
     original = Board.handle
 
-    async def flaky(self: Board, envelope):  # type: ignore[no-untyped-def]
+    async def flaky(self: Board, envelope, **given):  # type: ignore[no-untyped-def]
         if envelope.text == "boom":
             raise OSError("disk full")
-        return await original(self, envelope)
+        return await original(self, envelope, **given)
 
     monkeypatch.setattr(Board, "handle", flaky)
     monkeypatch.chdir(home)

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from board.agent.compaction import ContextSettings, load_window
+from board.app import Board
 from board.llm.base import LLMRequest
 from board.llm.tokens import ESTIMATE, counter_for, estimate_tokens
-from board.service import Board
 from board.storage.url import StateURL
 from tests.fakes.scripted_model import ScriptedModel, Step, fail
 from tests.llm_support import envelope, scripted_board, session_entries
@@ -152,9 +152,9 @@ async def test_compaction_can_be_turned_off(workspace: Path, data_dir: Path, sta
 
 async def test_window_reads_only_the_tail(workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
     async with open_board(workspace, data_dir, state_url, ScriptedModel(default=summarising), 6) as board:
-        ref = await board.sessions.current("main")
+        ref = await board.parts.sessions.current("main")
         assert ref is not None
-        transcript = await board.transcripts.open(ref.session_id)
+        transcript = await board.parts.transcripts.open(ref.session_id)
         window = load_window(transcript)
         assert window.summary and window.summary.startswith("SUMMARY")
         assert all(e["type"] == "message" for e in window.entries)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.room.consult import ConsultSettings
-from board.service import Board
 from tests.board_support import board_with, last_user
 from tests.fakes.scripted_model import ScriptedModel, Step, call, say
 from tests.llm_support import session_entries
@@ -30,7 +30,7 @@ def tool_results(request: LLMRequest) -> list[dict]:
 
 
 async def consultations(board: Board) -> list[dict]:
-    rows = await board.db.fetchall("SELECT * FROM consultations ORDER BY id")
+    rows = await board.parts.db.fetchall("SELECT * FROM consultations ORDER BY id")
     return [dict(r) for r in rows]
 
 
@@ -138,7 +138,7 @@ async def test_consulted_agent_answers_in_its_own_soul_outside_its_chat(workspac
         consult = next(e for e in entries if e["type"] == "consult")
         assert (consult["from"], consult["to"], consult["depth"], consult["answer"]) == \
             ("general", "critic", 1, "Regulators.")
-        assert await board.sessions.current("board:critic") is None
+        assert await board.parts.sessions.current("board:critic") is None
         row = (await consultations(board))[0]
         assert json.loads(row["chain"]) == ["general"] and row["outcome"] == "ok"
     finally:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope, Reply
-from board.service import Board
 from bot.channels.base import ChannelCapabilities, FollowsLeader, Reconfigures, ServesWebhook
 from bot.intake.courier import (
     Admission,

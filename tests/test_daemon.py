@@ -175,7 +175,7 @@ async def test_the_models_in_use_are_prepared_at_start_and_a_bad_one_is_reported
     try:
         await asyncio.wait_for(daemon.ready.wait(), 300)
         assert daemon.board is not None
-        assert "openai" in daemon.board.providers.built()  # built before the first message
+        assert "openai" in daemon.board.parts.providers.built()  # built before the first message
         problems = [r.getMessage() for r in caplog.records if "nosuch:oracle" in r.getMessage()]
         assert problems and "not configured" in problems[0] and "answer degraded" in problems[0]
     finally:

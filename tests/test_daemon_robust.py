@@ -79,8 +79,8 @@ def _read_only(folder: Path) -> Iterator[str]:
 
 def _first_run(root: Path) -> None:
     """Make the state db with every migration, as a first start leaves it on a real host."""
+    from board.app import BOARD_MIGRATIONS, DB_FILE
     from board.db import StateDB
-    from board.service import BOARD_MIGRATIONS, DB_FILE
     from bot.app import all_migrations
 
     async def make() -> None:

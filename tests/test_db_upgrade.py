@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from board.app import BOARD_MIGRATIONS, DB_FILE, Board, BoardSettings
 from board.envelope import Envelope
-from board.service import BOARD_MIGRATIONS, DB_FILE, Board, BoardSettings
 from bot.app import all_migrations
 from bot.channels.telegram.topics import Topics, TopicStore
 
@@ -100,7 +100,7 @@ async def test_no_migration_is_reapplied_or_missing(settings: BoardSettings, old
 
 
 async def test_a_new_turn_continues_the_old_session(upgraded: Board, data_dir: Path) -> None:
-    before = await upgraded.sessions.current("main")
+    before = await upgraded.parts.sessions.current("main")
     assert before is not None and before.session_id == SESSION_ID
 
     reply = await upgraded.handle(Envelope(channel="console", text="Remind me what we discussed", sender="owner",
@@ -109,7 +109,7 @@ async def test_a_new_turn_continues_the_old_session(upgraded: Board, data_dir: P
     # the offline model counts the user messages it was sent: the two old ones were read back
     assert "(I have 2 earlier message(s) of ours in view.)" in reply.text
 
-    after = await upgraded.sessions.current("main")
+    after = await upgraded.parts.sessions.current("main")
     assert after is not None and after.session_id == SESSION_ID
     lines = (data_dir / f"{SESSION_ID}.jsonl").read_text(encoding="utf-8").splitlines()
     messages = [json.loads(line) for line in lines[1:]]
@@ -121,41 +121,42 @@ async def test_a_new_turn_continues_the_old_session(upgraded: Board, data_dir: P
         ("user", "Remind me what we discussed"),
         ("assistant", "I am the Chair of the board"),
     ]
-    listed = await upgraded.sessions.list(include_archived=True)
+    listed = await upgraded.parts.sessions.list(include_archived=True)
     assert [(s.key, s.session_id) for s in listed] == [("main", SESSION_ID)]
 
 
 async def test_the_ledger_sums_old_and_new_calls(upgraded: Board, old_db: Path) -> None:
     old_tokens = _rows(old_db, "SELECT SUM(input_tokens), SUM(output_tokens) FROM llm_calls")[0]
-    total = await upgraded.ledger.total()
+    total = await upgraded.parts.ledger.total()
     assert (total.calls, total.input_tokens, total.output_tokens) == (OLD_CALLS, *old_tokens)
 
     await upgraded.handle(Envelope(channel="console", text="One more question", sender="owner", is_owner=True))
-    new = await upgraded.db.fetchall("SELECT input_tokens, output_tokens FROM llm_calls WHERE id > ?", (OLD_CALLS,))
+    new = await upgraded.parts.db.fetchall("SELECT input_tokens, output_tokens FROM llm_calls WHERE id > ?",
+                                           (OLD_CALLS,))
     assert len(new) == 1
-    total = await upgraded.ledger.total()
+    total = await upgraded.parts.ledger.total()
     assert total.calls == OLD_CALLS + 1
     assert total.input_tokens == old_tokens[0] + new[0]["input_tokens"]
     assert total.output_tokens == old_tokens[1] + new[0]["output_tokens"]
-    by_role = {row.key: row.calls for row in await upgraded.ledger.summary(by="role")}
+    by_role = {row.key: row.calls for row in await upgraded.parts.ledger.summary(by="role")}
     assert by_role["general"] == 5  # two old turns, the chair's framing and synthesis, the new turn
-    by_meeting = {row.key: row.calls for row in await upgraded.ledger.summary(by="meeting")}
+    by_meeting = {row.key: row.calls for row in await upgraded.parts.ledger.summary(by="meeting")}
     assert by_meeting[MEETING_ID] == OLD_CALLS - 2
 
 
 async def test_the_old_meeting_is_still_listed_with_its_minutes(upgraded: Board) -> None:
-    [row] = await upgraded.room.store.list()
+    [row] = await upgraded.parts.room.store.list()
     assert (row.id, row.topic, row.status, row.stop_reason) == (
         MEETING_ID, "Should we expand to Europe?", "ended", "completed")
     assert row.minutes and "Should we expand to Europe?" in row.minutes
     assert row.decision is not None and row.decision["recommendation"]
-    assert await upgraded.room.store.get(MEETING_ID[:12]) == row
-    details = await upgraded.room.store.details(MEETING_ID)
+    assert await upgraded.parts.room.store.get(MEETING_ID[:12]) == row
+    details = await upgraded.parts.room.store.details(MEETING_ID)
     assert len(details["statements"]) == 15
 
 
 async def test_the_telegram_topics_are_still_mapped(upgraded: Board) -> None:
-    store = TopicStore(upgraded.db)
+    store = TopicStore(upgraded.parts.db)
     assert await store.load(FORUM) == {"finance": (42, "💰 Finance"), "research": (43, "🔬 Research")}
     topics = Topics(FORUM, store)
     await topics.load()
@@ -164,7 +165,7 @@ async def test_the_telegram_topics_are_still_mapped(upgraded: Board) -> None:
 
 async def test_the_unfinished_inbox_row_keeps_its_envelope(upgraded: Board) -> None:
     """Only the columns the previous version had are looked at: the intake may add more."""
-    rows = await upgraded.db.fetchall(
+    rows = await upgraded.parts.db.fetchall(
         "SELECT chat_id, message_id, status, envelope, reply FROM inbound_messages ORDER BY message_id")
     assert [(r["chat_id"], r["message_id"], r["status"]) for r in rows] == [
         ("1001", "10", "answered"), ("1001", "11", "replied"), ("2002", "12", "denied"), ("1001", "13", "received"),

@@ -31,7 +31,7 @@ async def test_a_reply_posted_while_its_outcome_could_not_be_stored_is_not_sent_
     async with EchoModel(latency=0.0) as model:
         daemon = await daemon_for(model)
         board = daemon.board
-        inbox = Inbox(board.db, "telegram")
+        inbox = Inbox(board.parts.db, "telegram")
         fake.hold("sendMessage")
         first = fake.push_text(OWNER, OWNER, "Q001 answered while the db is held", is_forum=False, chat_type="private")
         await wait_for(lambda: fake.waiting("sendMessage") == 1, "the reply's request on the wire")

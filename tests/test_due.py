@@ -103,11 +103,11 @@ async def test_a_decisions_due_dates_are_read_when_it_is_recorded(workspace: Pat
     board = await board_on(workspace, data_dir, scripted(("by 2026-12-15", "in two weeks", "soonish")))
     try:
         ids = await hold_meeting(board)
-        rows = {r.id: r for r in await board.room.store.actions()}
+        rows = {r.id: r for r in await board.parts.room.store.actions()}
         assert rows[ids[0]].due_at == "2026-12-15T09:00:00.000000Z"
         assert rows[ids[1]].due_at == "2026-12-09T09:00:00.000000Z"  # two weeks from the clock's now
         assert rows[ids[2]].due_at is None and rows[ids[2]].due_text == "soonish"
-        reminders = [await board.schedule.get(reminder_key(i)) for i in ids]
+        reminders = [await board.parts.schedule.get(reminder_key(i)) for i in ids]
         assert [r.due_at if r else None for r in reminders] == [
             datetime(2026, 12, 15, 9, tzinfo=UTC), datetime(2026, 12, 9, 9, tzinfo=UTC), None]
         first = reminders[0]
@@ -132,17 +132,17 @@ async def test_due_snooze_done_and_bad_input_change_nothing(workspace: Path, dat
         past = await say_to(board, f"/due {first} 2020-01-01")
         assert "which has passed" in past
         assert "Say which item and when" in await say_to(board, "/due friday")
-        assert (await board.room.store.action(first)).due_at is None  # type: ignore[union-attr]
-        assert await board.schedule.get(reminder_key(first)) is None
+        assert (await board.parts.room.store.action(first)).due_at is None  # type: ignore[union-attr]
+        assert await board.parts.schedule.get(reminder_key(first)) is None
 
         said = await say_to(board, f"/due {first} friday")
         assert said == (f"#{first} {TASKS[0]} (owner: finance) is now due Fri 2026-11-27 09:00 UTC; "
                         "I will remind you here then.")
-        work = await board.schedule.get(reminder_key(first))
+        work = await board.parts.schedule.get(reminder_key(first))
         assert work is not None and work.due_at == datetime(2026, 11, 27, 9, tzinfo=UTC)
         moved = await say_to(board, f"/due {first} +2h")  # changing the date moves the reminder
         assert "is now due Wed 2026-11-25 11:00 UTC" in moved
-        work = await board.schedule.get(reminder_key(first))
+        work = await board.parts.schedule.get(reminder_key(first))
         assert work is not None and work.due_at == START + timedelta(hours=2)
 
         # a stranger elsewhere cannot touch the owner's items (fix27: dates and closing are the owner's)
@@ -160,7 +160,7 @@ async def test_due_snooze_done_and_bad_input_change_nothing(workspace: Path, dat
 
         done = await say_to(board, f"/done {first}")
         assert done.startswith(f"Done: #{first} {TASKS[0]}")
-        work = await board.schedule.get(reminder_key(first))
+        work = await board.parts.schedule.get(reminder_key(first))
         assert work is not None and work.status is WorkStatus.CANCELLED
         assert "it is done already; nothing changed" in await say_to(board, f"/done {first}")  # pressed twice
         assert "it is done already" in await say_to(board, f"/snooze {first}")
@@ -176,7 +176,7 @@ async def test_a_due_item_is_reminded_once_in_its_place_with_done_and_snooze(wor
     try:
         first, second, third = await hold_meeting(board)
         deliver = RecordingDeliver()
-        runner = ScheduleRunner(board.schedule, deliver)
+        runner = ScheduleRunner(board.parts.schedule, deliver)
         clock.advance(4)
         assert await runner.run_due() == 0
         clock.advance(1)
@@ -194,7 +194,7 @@ async def test_a_due_item_is_reminded_once_in_its_place_with_done_and_snooze(wor
         listed = await say_to(board, "/actions")
         assert "1 OVERDUE" in listed and listed.splitlines()[1].startswith(f"#{first} ")
         assert "OVERDUE since Wed 2026-11-25 09:00:05 UTC" in listed
-        lines = await overdue_lines(board.room.store, board.reminders)
+        lines = await overdue_lines(board.parts.room.store, board.parts.reminders)
         assert lines[0] == "Action items OVERDUE (1; /actions lists them all):" and f"#{first}" in lines[1]
         # Done before its time: the second is never reminded; snoozed, the first comes again once
         await say_to(board, f"/done {second}")
@@ -204,7 +204,7 @@ async def test_a_due_item_is_reminded_once_in_its_place_with_done_and_snooze(wor
         clock.advance(hours=1)
         assert await runner.run_due() == 1
         assert deliver.keys() == [reminder_key(first), reminder_key(first)]
-        assert await board.schedule.get(reminder_key(third)) is None  # no date, no reminder
+        assert await board.parts.schedule.get(reminder_key(third)) is None  # no date, no reminder
     finally:
         await board.close()
 
@@ -215,12 +215,12 @@ async def test_a_reminder_for_an_item_closed_meanwhile_sends_nothing(workspace: 
     board = await board_on(workspace, data_dir, scripted(("+1m", None, None)), clock)
     try:
         first, *_ = await hold_meeting(board)
-        await board.db.execute("UPDATE action_items SET status = 'dropped' WHERE id = ?", (first,))  # a veto
+        await board.parts.db.execute("UPDATE action_items SET status = 'dropped' WHERE id = ?", (first,))  # a veto
         deliver = RecordingDeliver()
         clock.advance(60)
-        assert await ScheduleRunner(board.schedule, deliver).run_due() == 1
+        assert await ScheduleRunner(board.parts.schedule, deliver).run_due() == 1
         assert deliver.sent == []
-        work = await board.schedule.get(reminder_key(first))
+        work = await board.parts.schedule.get(reminder_key(first))
         assert work is not None and work.status is WorkStatus.DONE and work.outcome == "acted"
     finally:
         await board.close()
@@ -233,11 +233,11 @@ async def test_a_decision_whose_reminders_were_not_scheduled_gets_them_at_start(
     board = await board_on(workspace, data_dir, scripted(("+1h", "in two weeks", None)), clock)
     try:
         _, second, _ = await hold_meeting(board)
-        await board.db.execute("DELETE FROM scheduled_work")  # as if the process died before scheduling them
-        await board.db.execute("UPDATE action_items SET due_at = NULL WHERE id = ?", (second,))
-        assert await board.reminders.sync() == 2
-        assert await board.reminders.sync() == 0  # once
-        work = await board.schedule.get(reminder_key(second))
+        await board.parts.db.execute("DELETE FROM scheduled_work")  # as if the process died before scheduling them
+        await board.parts.db.execute("UPDATE action_items SET due_at = NULL WHERE id = ?", (second,))
+        assert await board.parts.reminders.sync() == 2
+        assert await board.parts.reminders.sync() == 0  # once
+        work = await board.parts.schedule.get(reminder_key(second))
         assert work is not None and work.status is WorkStatus.PENDING
     finally:
         await board.close()
@@ -250,7 +250,7 @@ async def test_the_board_timezone_is_used_and_named(workspace: Path, data_dir: P
         first, *_ = await hold_meeting(board)
         said = await say_to(board, f"/due {first} friday 17:00")
         assert "is now due Fri 2026-11-27 17:00 Europe/Berlin" in said
-        work = await board.schedule.get(reminder_key(first))
+        work = await board.parts.schedule.get(reminder_key(first))
         assert work is not None and work.due_at == datetime(2026, 11, 27, 16, 0, tzinfo=UTC)
     finally:
         await board.close()
@@ -320,14 +320,14 @@ async def test_a_member_of_the_meetings_own_topic_cannot_date_snooze_or_close_th
     board = await board_on(workspace, data_dir, scripted(("+5s", "+1h", None)), FakeClock(START))
     try:
         first, second, third = await hold_meeting(board)
-        before = {key: await board.schedule.get(reminder_key(key)) for key in (first, second)}
+        before = {key: await board.parts.schedule.get(reminder_key(key)) for key in (first, second)}
         for command in (f"/snooze {first} 100w", f"/due {second} 2030-01-01", f"/due {third} friday",
                         f"/done {third}", f"/done {first}"):
             said = await say_to(board, command, member)
             assert said == f"/{command[1:].split()[0]} is for the board's owner only.", (command, said)
         for key, work in before.items():
-            assert work is not None and await board.schedule.get(reminder_key(key)) == work
-        rows = {row.id: row for row in await board.room.store.actions(limit=10)}
+            assert work is not None and await board.parts.schedule.get(reminder_key(key)) == work
+        rows = {row.id: row for row in await board.parts.room.store.actions(limit=10)}
         assert [rows[n].done_at for n in (first, second, third)] == [None, None, None]
         assert rows[third].due_at is None
         assert TASKS[2] in await say_to(board, "/actions", member)  # members still see the items
@@ -357,30 +357,30 @@ async def test_a_snooze_while_the_reminder_is_being_sent_reminds_again_at_the_ne
                 return Delivered(Delivery.SENT)
 
         deliver = SnoozeMidSend()
-        runner = ScheduleRunner(board.schedule, deliver)
+        runner = ScheduleRunner(board.parts.schedule, deliver)
         clock.advance(5)
         assert await runner.run_due() == 1
         assert snoozed == [f"Snoozed #{first} {TASKS[0]}: I will remind you again Wed 2026-11-25 11:00:05 UTC."]
-        work = await board.schedule.get(reminder_key(first))
+        work = await board.parts.schedule.get(reminder_key(first))
         assert work is not None and work.status is WorkStatus.PENDING
         assert work.due_at == START + timedelta(hours=2, seconds=5)
         clock.advance(hours=2)
         plain = RecordingDeliver()
-        assert await ScheduleRunner(board.schedule, plain).run_due() == 2
+        assert await ScheduleRunner(board.parts.schedule, plain).run_due() == 2
         assert [key for key, _ in plain.sent] == [reminder_key(second), reminder_key(first)]  # again, once
-        assert await ScheduleRunner(board.schedule, plain).run_due() == 0
+        assert await ScheduleRunner(board.parts.schedule, plain).run_due() == 0
 
         # a stop while it is being sent: "may have arrived" at the next start, then armed again
         assert "is now due" in await say_to(board, f"/due {third} +1m")
         crashing = RecordingDeliver(crash_after_sending=True)
         clock.advance(minutes=1)
         with pytest.raises(asyncio.CancelledError):
-            await ScheduleRunner(board.schedule, crashing).run_due()
+            await ScheduleRunner(board.parts.schedule, crashing).run_due()
         assert "I will remind you again" in await say_to(board, f"/snooze {third} 3h")  # while "sending"
-        restarted = ScheduleRunner(board.schedule, RecordingDeliver())
+        restarted = ScheduleRunner(board.parts.schedule, RecordingDeliver())
         await restarted.recover()
-        await board.schedule.starting()
-        work = await board.schedule.get(reminder_key(third))
+        await board.parts.schedule.starting()
+        work = await board.parts.schedule.get(reminder_key(third))
         assert work is not None and work.status is WorkStatus.PENDING
         assert work.due_at == clock.now() + timedelta(hours=3)
     finally:

@@ -56,11 +56,11 @@ async def test_a_request_built_directly_runs_its_tool_loop_and_is_recorded(works
     model.script(call("lookup", {"q": "rates"}), say("Rates are 18%."), role="finance")
     board = await scripted_board(workspace, data_dir, model)
     lookup = LookupTool()
-    board.tools.register(lookup.tool())
+    board.parts.tools.register(lookup.tool())
     try:
         recorder = Recorder()
-        deps = replace(board.runner.exchange_deps(), ledger=recorder)
-        req = ExchangeRequest(profile=board.souls.profile("finance"), prompt="What are the rates?",
+        deps = replace(board.parts.runner.exchange_deps(), ledger=recorder)
+        req = ExchangeRequest(profile=board.parts.souls.profile("finance"), prompt="What are the rates?",
                               ctx=ToolContext(role="finance", session_key="internal"), purpose="consult",
                               tools=ToolPolicy(allowed=("lookup",), max_rounds=2), ledger_tags={"asked_by": "general"})
         outcome = await run_exchange(req, deps)
@@ -90,9 +90,9 @@ async def test_a_spent_meeting_budget_stops_before_the_next_model_call(workspace
     board = await scripted_board(workspace, data_dir, model)
     try:
         ctx = ToolContext(role="finance", session_key="meeting:m1", meeting_id="m1", budget=SpentBudget())
-        req = ExchangeRequest(profile=board.souls.profile("finance"), prompt="More?", ctx=ctx)
+        req = ExchangeRequest(profile=board.parts.souls.profile("finance"), prompt="More?", ctx=ctx)
         st = hand_built_state(step=1)
-        assert await call_model(req, st, board.runner.exchange_deps()) is DONE
+        assert await call_model(req, st, board.parts.runner.exchange_deps()) is DONE
         assert st.text == "(I stopped before finishing: the meeting's budget is spent.)"
         assert model.requests == [] and st.calls == 0  # the call was never made
     finally:
@@ -109,7 +109,7 @@ async def test_the_keyword_form_builds_the_request_it_always_meant(workspace: Pa
                                                                    prompt: object) -> None:
     board = await scripted_board(workspace, data_dir, ScriptedModel())
     try:
-        profile = board.souls.profile("finance")
+        profile = board.parts.souls.profile("finance")
         ctx = ToolContext(role="finance", session_key="s")
         req = request_of(profile, prompt, ctx, {  # type: ignore[arg-type]
             "tools_allowed": ["a"], "max_tool_iterations": 0, "model": "m:x", "fallbacks": ["m:y"],

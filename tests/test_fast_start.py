@@ -58,7 +58,7 @@ NEVER_FOR_HELP = {"telegram", "anthropic", "openai", "google", "aiohttp", "jinja
 def test_help_imports_no_sdk_no_channel_library_no_server(board: Path, tmp_path: Path) -> None:
     top, full = imported(["--help"], board, tmp_path)
     assert not top & NEVER_FOR_HELP, top & NEVER_FOR_HELP
-    assert "aiohttp.web" not in full and "board.service" not in full and "bot.config" not in full
+    assert "aiohttp.web" not in full and "board.app" not in full and "bot.config" not in full
     # Building every channel's parser needs neither the plugin records nor the state db module (asyncio).
     assert not full & {"asyncio", "board.db", "bot.channels.telegram.plugin", "bot.channels.whatsapp.plugin",
                        "logging.handlers"}, full & {"asyncio", "board.db", "logging.handlers"}
@@ -66,7 +66,7 @@ def test_help_imports_no_sdk_no_channel_library_no_server(board: Path, tmp_path:
 
 def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp_path: Path) -> None:
     top, full = imported(["ask", "--role", "critic", "hi"], board, tmp_path)
-    assert "board.service" in full  # it did answer
+    assert "board.app" in full  # it did answer
     unused = {"telegram", "anthropic", "openai", "google", "aiohttp", "jsonschema", "prompt_toolkit",
               "prometheus_client", "telegramify_markdown", "httpx", "pypdf", "watchfiles"}
     assert not top & unused, top & unused
@@ -89,7 +89,7 @@ def test_ask_validates_any_other_config_whole(board: Path, tmp_path: Path) -> No
     config = board / "sabha.yaml"
     config.write_text(config.read_text() + "server:\n  port: 9000\n")
     top, full = imported(["ask", "--role", "critic", "hi"], board, tmp_path)
-    assert "board.service" in full and "pydantic" in top and "bot.config.load" in full
+    assert "board.app" in full and "pydantic" in top and "bot.config.load" in full
 
 
 def test_pydantic_plugins_are_found_as_pydantic_finds_them(tmp_path: Path) -> None:
@@ -128,7 +128,7 @@ def test_a_config_error_reads_the_same_with_plugin_discovery_skipped(tmp_path: P
 def test_souls_reads_the_workspace_without_the_board(board: Path, tmp_path: Path) -> None:
     top, full = imported(["souls"], board, tmp_path)
     assert "board.workspace.souls" in full
-    board_only = {"board.service", "board.agent.runner", "bot.app", "jinja2", "aiosqlite", "board.db",
+    board_only = {"board.app", "board.agent.runner", "bot.app", "jinja2", "aiosqlite", "board.db",
                   "board.agent.guardrails", "board.memory.facts", "board.memory.knowledge.base",
                   "board.agent.web_search", "board.room.meeting"}
     assert not full & board_only, full & board_only
@@ -144,10 +144,10 @@ async def test_every_built_in_tool_schema_is_valid(board: Path) -> None:
 
     opened = await open_board(load_config(board / "sabha.yaml"))
     try:
-        names = opened.tools.names()
+        names = opened.parts.tools.names()
         assert "consult" in names
         for name in names:
-            jsonschema.Draft202012Validator.check_schema(opened.tools.get(name).spec.parameters)
+            jsonschema.Draft202012Validator.check_schema(opened.parts.tools.get(name).spec.parameters)
     finally:
         await opened.close()
 
@@ -304,10 +304,10 @@ async def test_a_route_made_by_the_caller_is_the_one_answered(board: Path) -> No
     opened = await open_board(load_config(board / "sabha.yaml"))
     try:
         envelope = console_envelope("what could go wrong?", "critic")
-        route = opened.router().route(envelope)
+        route = opened.parts.router().route(envelope)
         reply = await opened.handle(envelope, route=route)
         assert reply.role == "critic" and reply.kind == "answer", reply
-        other = opened.router().route(console_envelope("x", "finance"))
+        other = opened.parts.router().route(console_envelope("x", "finance"))
         assert (await opened.handle(envelope, route=other)).role == "finance"  # the route given is used
         dirty = console_envelope("hi \ud800", "critic")
         assert (await opened.handle(dirty, route=other)).role == "critic"  # cleaned text: routed again

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope
-from board.service import Board
 from tests.board_support import board_with
 from tests.fakes.scripted_model import ScriptedModel
 

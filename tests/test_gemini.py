@@ -129,7 +129,7 @@ async def test_tools_go_as_function_declarations_and_the_result_comes_back(tmp_p
     provider = f'google: {{base_url: "{fake.base_url}", api_key: "{KEY}"}}'
     board = await provider_board(tmp_path, workspace, "google:gemini-2.5-flash", provider)
     lookup = LookupTool()
-    board.tools.register(lookup.tool())
+    board.parts.tools.register(lookup.tool())
     try:
         reply = await board.handle(envelope("@finance what GST do we pay on laptops?"))
         assert reply.text == "GST on laptops is 18%, per the lookup." and not reply.degraded

@@ -18,8 +18,8 @@ from board.agent.guardrails import (
     longest_quoted_run,
     model_name_pattern,
 )
+from board.app import Board
 from board.llm.base import LLMRequest
-from board.service import Board
 from board.storage import StateURL
 from tests.fakes.scripted_model import ScriptedModel, Step, call, say
 from tests.knowledge_support import board_settings, rows

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from board.service import Board
+from board.app import Board
 from bot.channels.telegram.album_items import AlbumItems
 from bot.channels.telegram.albums import AlbumGather, AlbumHold
 from bot.channels.telegram.channel import TelegramChannel
@@ -371,7 +371,7 @@ async def test_two_albums_in_one_chat_in_one_batch_are_two_turns_with_their_own_
 
 @pytest.mark.backends
 async def test_the_album_items_record_leaves_out_what_was_stored_on_both_backends(board: Board) -> None:
-    items = AlbumItems(board.db)
+    items = AlbumItems(board.parts.db)
     first = [message(1), message(2)]
     assert await items.fresh(first) == first
     await items.record([first])

@@ -15,7 +15,7 @@ from aiohttp import ClientSession
 from telegram import Bot
 from telegram.request import HTTPXRequest
 
-from board.service import Board
+from board.app import Board
 from bot.channels.telegram.outbound import Outbound, Target
 from bot.daemon import Daemon
 from bot.intake.inbox import Inbox
@@ -45,7 +45,7 @@ async def test_disk_full_gets_a_short_reply_is_shown_and_answered_once_space_ret
         board = daemon.board
         first = fake.push_text(OWNER, OWNER, "Q001 before the disk filled", is_forum=False, chat_type="private")
         await fake.wait_for_messages(1, timeout=10)
-        inbox = Inbox(board.db, "telegram")
+        inbox = Inbox(board.parts.db, "telegram")
         first_id = str(first["message"]["message_id"])
 
         async def first_recorded() -> bool:
@@ -67,7 +67,7 @@ async def test_disk_full_gets_a_short_reply_is_shown_and_answered_once_space_ret
         errors = [r for r in caplog.records if "cannot write Sabha's data" in r.getMessage()]
         assert len(errors) == 1 and errors[0].levelno == logging.ERROR  # logged once
 
-        await board.db.pragma("max_page_count = 1073741823")  # space returns
+        await board.parts.db.pragma("max_page_count = 1073741823")  # space returns
         await eventually(lambda: any("Q002" in m.text and "ECHO" in m.text for m in fake.sent_messages),
                          "the message to be answered once space returned", timeout=15)
         await asyncio.sleep(0.2)
@@ -75,7 +75,7 @@ async def test_disk_full_gets_a_short_reply_is_shown_and_answered_once_space_ret
         assert health["storage"]["writable"] is True
         assert [m.text for m in fake.sent_messages if "ECHO" in m.text and "Q002" in m.text].__len__() == 1
         assert any("can be written again" in r.getMessage() for r in caplog.records)
-        async with board.db.conn.execute("PRAGMA integrity_check") as cur:
+        async with board.parts.db.conn.execute("PRAGMA integrity_check") as cur:
             assert (await cur.fetchone())[0] == "ok"  # nothing already written was damaged
         for update in (first, second):
             assert await inbox.status(str(OWNER), str(update["message"]["message_id"])) == "answered"
@@ -127,7 +127,7 @@ async def test_a_lone_surrogate_is_stored_cleaned_and_answered(board: Board, fak
         [sent] = await fake.wait_for_messages(1)
     assert "Q111 lone \ufffd" in sent.text
     assert [c.messages[-1].content for c in model.calls] == ["Q111 lone \ufffd"]
-    row = await board.db.fetchone("SELECT status, envelope FROM inbound_messages WHERE channel = 'telegram'")
+    row = await board.parts.db.fetchone("SELECT status, envelope FROM inbound_messages WHERE channel = 'telegram'")
     assert row is not None and row["status"] == "answered" and "\ufffd" in row["envelope"]
 
 
@@ -181,7 +181,7 @@ async def test_webhook_oversize_wrong_types_and_a_good_update(daemon_for: Any, f
             assert resp.status == 200
     [sent] = await fake.wait_for_messages(1, timeout=10)
     assert sent.chat_id == OWNER and "a good one" in sent.text
-    rows = await daemon.board.db.fetchall("SELECT message_id FROM inbound_messages WHERE channel = 'telegram'")
+    rows = await daemon.board.parts.db.fetchall("SELECT message_id FROM inbound_messages WHERE channel = 'telegram'")
     assert [r["message_id"] for r in rows] == [str(good["message"]["message_id"])]  # nothing stored for the bad
 
 

@@ -108,7 +108,11 @@ class MiniBoard:
     async def read_media(self, envelope: Envelope, fetcher: Any) -> Envelope:
         return envelope
 
-    async def handle(self, envelope: Envelope) -> Reply:
+    @property
+    def parts(self) -> MiniBoard:  # the board's parts the intake reads (db, clock, schedule): this stand-in's own
+        return self
+
+    async def handle(self, envelope: Envelope, **given: Any) -> Reply:
         self.turns.append(envelope.text)
         if self.hold is not None:
             await self.hold.wait()
@@ -216,7 +220,7 @@ async def test_two_replicas_answer_one_conversation_once_each_in_order(replicas:
         assert await replica.intake.inbox.count_unfinished() == 0
     # the conversation went idle: its lease is let go at the next heartbeat (lease_s / 3)
     await asyncio.sleep(1.0)
-    assert await made[0].board.db.fetchall("SELECT key FROM leases") == []
+    assert await made[0].board.parts.db.fetchall("SELECT key FROM leases") == []
 
 
 async def test_a_replica_that_stops_renewing_loses_its_conversation_to_the_other(replicas: Any,
@@ -238,7 +242,7 @@ async def test_a_replica_that_stops_renewing_loses_its_conversation_to_the_other
     delivered = replicas.delivered
     await delivered.wait(2, timeout=10)
     assert [(who, reply.text) for who, reply in delivered.replies] == [("r1", "A:first"), ("r1", "A:second")]
-    rows = await settled(b.board.db)
+    rows = await settled(b.board.parts.db)
     assert [(r["status"], r["attempts"]) for r in rows] == [("answered", 2), ("answered", 1)]
 
 
@@ -265,7 +269,7 @@ async def test_a_replica_that_lost_its_lease_mid_turn_never_sends_its_late_answe
     await asyncio.sleep(0.3)  # a late duplicate would be sent right after a's turn ends (it has ended by now)
     assert [(who, reply.text) for who, reply in delivered.replies] == [
         ("r1", "A:first"), ("r1", "A:second"), ("r1", "A:marker")]
-    assert {str(r["status"]) for r in await settled(b.board.db)} == {"answered"}
+    assert {str(r["status"]) for r in await settled(b.board.parts.db)} == {"answered"}
 
 
 class RedoCourier(Courier):
@@ -325,7 +329,7 @@ async def test_a_conversations_order_is_the_order_its_messages_were_stored_even_
     if backend is Dialect.SQLITE:
         pytest.skip("one process owns a SQLite data dir: no second replica")
     r0, r1 = await replicas(2, lease_s=5.0, latency=0.01)
-    slow = SlowCommit(r0.board.db)
+    slow = SlowCommit(r0.board.parts.db)
     first = Envelope(channel="test", text="m1", sender="u1", chat_id="c6", message_id="order-1")
     storing = asyncio.create_task(Inbox(slow, "test").store([Arrival(first, "t:c6")]))  # type: ignore[arg-type]
     await slow.ran.wait()  # m1's row is in, its commit is on its way
@@ -528,8 +532,8 @@ async def test_a_turn_handed_over_by_lost_leases_is_not_given_up_as_interrupted(
     for r in (a, b):
         r.board.hold = asyncio.Event()  # every turn stalls until released
     envelope = Envelope(channel="test", text="m", sender="u", chat_id="c9", message_id="handed-1")
-    await Inbox(a.board.db, "test").store([Arrival(envelope, "t:c9")])
-    await a.board.db.execute("UPDATE inbound_messages SET attempts = 1")  # it crashed Sabha once already
+    await Inbox(a.board.parts.db, "test").store([Arrival(envelope, "t:c9")])
+    await a.board.parts.db.execute("UPDATE inbound_messages SET attempts = 1")  # it crashed Sabha once already
     async with asyncio.timeout(10):  # a dispatcher takes it up; that replica's turn stalls
         while not (a.board.turns or b.board.turns):  # noqa: ASYNC110 - a stand-in board's list
             await asyncio.sleep(0.05)
@@ -553,7 +557,7 @@ async def test_a_turn_handed_over_by_lost_leases_is_not_given_up_as_interrupted(
     second.board.hold.set()
     await asyncio.sleep(0.5)
     assert [(who, reply.text) for who, reply in replicas.delivered.replies] == [(first.name, "A:m")]
-    assert [str(r["status"]) for r in await settled(a.board.db)] == ["answered"]
+    assert [str(r["status"]) for r in await settled(a.board.parts.db)] == ["answered"]
 
 
 @dataclass
@@ -641,7 +645,7 @@ async def test_a_slow_letting_go_of_an_idle_conversation_does_not_cost_a_busy_on
         pytest.skip("one process owns a SQLite data dir: no second replica")
     a, b = await replicas(2, lease_s=1.0, latency=0.01)
     assert a.hub.lanes is not None
-    stalled = StalledRelease(a.board.db, stall=3.0)
+    stalled = StalledRelease(a.board.parts.db, stall=3.0)
     a.hub.lanes.leases.db = stalled  # type: ignore[assignment]
     a.board.hold = asyncio.Event()  # a's turn on "busy" is at the model
     await a.receive("busy", "busy")

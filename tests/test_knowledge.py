@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from board.agent.runner import AgentSettings
+from board.app import Board, BoardSettings
 from board.memory.knowledge.base import INDEX_FILE, KnowledgeBase, KnowledgeSettings
 from board.memory.knowledge.chunking import chunk_markdown
 from board.memory.knowledge.fts import FTS5Unavailable, fts5_driver
 from board.memory.knowledge.index import match_expression
 from board.roles import RosterSpec
-from board.service import Board, BoardSettings
 from board.storage import Database, StateURL
 from bot.app import all_migrations
 from tests.fakes.scripted_model import ScriptedModel, call, say

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from board.app import BOARD_MIGRATIONS
 from board.memory.knowledge.base import KnowledgeBase, KnowledgeSettings
 from board.memory.knowledge.chunking import Chunk
 from board.memory.knowledge.index import conversation_scope
-from board.service import BOARD_MIGRATIONS
 from board.storage import Database, Dialect, StateURL, open_database
 from bot.app import all_migrations
 from tests.knowledge_support import write_doc

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from board.app import BOARD_MIGRATIONS
 from board.db import StateDB
 from board.llm.base import Usage
 from board.llm.pricing import ModelPrice, PriceTable
-from board.service import BOARD_MIGRATIONS
 from board.spending.ledger import Ledger, LLMCallRecord, parse_since
 from board.storage import Database
 from board.storage.url import StateURL
@@ -30,10 +30,10 @@ async def test_each_llm_and_tool_call_is_a_row(workspace: Path, data_dir: Path, 
     model = ScriptedModel()
     model.script(call("lookup", {"q": "tea"}), say("18%."), role="finance")
     board = await scripted_board(workspace, data_dir, model, prices=PRICES, state=state_url)
-    board.tools.register(LookupTool().tool())
+    board.parts.tools.register(LookupTool().tool())
     try:
         await board.handle(envelope("@finance tea?"))
-        rows = await board.db.fetchall("SELECT * FROM llm_calls ORDER BY id")
+        rows = await board.parts.db.fetchall("SELECT * FROM llm_calls ORDER BY id")
         assert len(rows) == 2
         for row in rows:
             assert (row["provider"], row["model"], row["role"], row["session_key"], row["purpose"], row["outcome"]) == (
@@ -47,7 +47,7 @@ async def test_each_llm_and_tool_call_is_a_row(workspace: Path, data_dir: Path, 
         assert blocks[0]["soul"] > 0 and blocks[0]["message"] > 0 and blocks[0]["method"] == "estimate:chars/4"
         assert "tool_loop" not in blocks[0] and blocks[1]["tool_loop"] > 0  # the second call carries the tool result
 
-        [tool] = await board.db.fetchall("SELECT * FROM tool_calls")
+        [tool] = await board.parts.db.fetchall("SELECT * FROM tool_calls")
         assert (tool["name"], tool["ok"], tool["role"], tool["session_key"]) == \
             ("lookup", 1, "finance", "board:finance")
         assert json.loads(tool["args"]) == {"q": "tea"} and tool["result_bytes"] > 0

@@ -41,7 +41,7 @@ async def test_openai_tool_call_round_trip(tmp_path: Path, workspace: Path, fake
     fake_openai.script_text("GST on laptops is 18%, per the lookup.")
     board = await openai_board(tmp_path, workspace, fake_openai)
     lookup = LookupTool()
-    board.tools.register(lookup.tool())
+    board.parts.tools.register(lookup.tool())
     try:
         reply = await board.handle(envelope("@finance what GST do we pay on laptops?"))
         assert reply.text == "GST on laptops is 18%, per the lookup."
@@ -84,7 +84,7 @@ async def test_openai_429_then_success_is_retried(tmp_path: Path, workspace: Pat
         assert reply.text == "Runway is 14 months." and not reply.degraded
         assert len(fake_openai.requests) == 2
         assert fake_openai.requests[0].body == fake_openai.requests[1].body  # the same request, retried
-        rows = await board.db.fetchall("SELECT outcome, attempt, model FROM llm_calls ORDER BY id")
+        rows = await board.parts.db.fetchall("SELECT outcome, attempt, model FROM llm_calls ORDER BY id")
         assert [(r["outcome"], r["attempt"]) for r in rows] == [("rate_limit", 1), ("ok", 2)]
     finally:
         await board.close()
@@ -96,12 +96,12 @@ async def test_openai_streaming_records_time_to_first_token(
     fake_openai.script_tool_call("lookup", {"q": "phones"})
     fake_openai.script_text("Phones: 18%.")
     board = await openai_board(tmp_path, workspace, fake_openai, stream=True)
-    board.tools.register(LookupTool().tool())
+    board.parts.tools.register(LookupTool().tool())
     try:
         reply = await board.handle(envelope("GST on phones?"))
         assert reply.text == "Phones: 18%."
         assert all(r.body["stream"] is True for r in fake_openai.requests)
-        rows = await board.db.fetchall("SELECT ttft_ms, output_tokens FROM llm_calls ORDER BY id")
+        rows = await board.parts.db.fetchall("SELECT ttft_ms, output_tokens FROM llm_calls ORDER BY id")
         assert len(rows) == 2 and all(r["ttft_ms"] is not None and r["output_tokens"] > 0 for r in rows)
     finally:
         await board.close()
@@ -151,7 +151,7 @@ async def test_anthropic_static_block_carries_cache_marker_and_hits_cache(
         usage = [e["usage"] for e in entries if e.get("role") == "assistant"]
         assert usage[0]["cache_write_tokens"] > 0 and usage[0]["cache_read_tokens"] == 0
         assert usage[1]["cache_read_tokens"] == usage[0]["cache_write_tokens"]
-        rows = await board.db.fetchall(
+        rows = await board.parts.db.fetchall(
             "SELECT cache_read_tokens, cache_write_tokens, cost_usd FROM llm_calls ORDER BY id"
         )
         assert rows[1]["cache_read_tokens"] > 0 and rows[0]["cache_write_tokens"] > 0
@@ -164,7 +164,7 @@ async def test_anthropic_tool_use_round_trip(tmp_path: Path, workspace: Path, fa
     fake_anthropic.script_tool_call("lookup", {"q": "tea"}, call_id="toolu_tea", text="Let me check.")
     fake_anthropic.script_text("Tea is taxed at 18% here.")
     board = await anthropic_board(tmp_path, workspace, fake_anthropic)
-    board.tools.register(LookupTool().tool())
+    board.parts.tools.register(LookupTool().tool())
     try:
         reply = await board.handle(envelope("GST on tea?"))
         assert reply.text == "Tea is taxed at 18% here."
@@ -244,7 +244,7 @@ llm:
         assert fake_anthropic.requests[0].body["model"] == "claude-haiku-4-5"
         entries = await session_entries(board, "board:critic")
         assert entries[-1]["model"] == "anthropic:claude-haiku-4-5"
-        rows = await board.db.fetchall("SELECT model, outcome FROM llm_calls ORDER BY id")
+        rows = await board.parts.db.fetchall("SELECT model, outcome FROM llm_calls ORDER BY id")
         assert [(r["model"], r["outcome"]) for r in rows] == [
             ("openai:gpt-4o-mini", "server"), ("openai:gpt-4o-mini", "server"), ("anthropic:claude-haiku-4-5", "ok"),
         ]
@@ -271,7 +271,7 @@ llm:
         reply = await board.handle(envelope("hello?"))
         assert reply.degraded
         assert len(fake_openai.requests) == 2  # the call and its one retry
-        rows = await board.db.fetchall("SELECT outcome FROM llm_calls")
+        rows = await board.parts.db.fetchall("SELECT outcome FROM llm_calls")
         assert [r["outcome"] for r in rows] == ["timeout", "timeout"]
     finally:
         await board.close()
@@ -282,13 +282,13 @@ async def test_anthropic_streaming_tool_use(tmp_path: Path, workspace: Path, fak
     fake_anthropic.script_text("Books are exempt.")
     board = await anthropic_board(tmp_path, workspace, fake_anthropic, key="ak", stream=True)
     lookup = LookupTool()
-    board.tools.register(lookup.tool())
+    board.parts.tools.register(lookup.tool())
     try:
         reply = await board.handle(envelope("GST on books?"))
         assert reply.text == "Books are exempt."
         assert lookup.seen[0][0] == {"q": "books"}
         assert all(r.body.get("stream") is True for r in fake_anthropic.requests)
-        rows = await board.db.fetchall(
+        rows = await board.parts.db.fetchall(
             "SELECT ttft_ms, cache_write_tokens, cache_read_tokens FROM llm_calls ORDER BY id"
         )
         assert all(r["ttft_ms"] is not None for r in rows)

@@ -45,7 +45,7 @@ async def test_the_body_sent_is_what_the_sdk_would_send(
     fake: FakeOpenAI | FakeAnthropic = fake_openai if provider == "openai" else fake_anthropic
     make_board = openai_board if provider == "openai" else anthropic_board
     board = await make_board(tmp_path, workspace, fake)  # type: ignore[arg-type]  # the fake matches the provider
-    board.tools.register(LookupTool().tool())
+    board.parts.tools.register(LookupTool().tool())
     try:
         for i in range(TURNS):
             fake.script_text(f"Answer {i}: runway is {14 + i} months, **mind** the `burn`.")

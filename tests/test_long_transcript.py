@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board, BoardSettings
 from board.envelope import Envelope
-from board.service import Board, BoardSettings
 from bot.app import all_migrations
 
 LINES = 1_000_000
@@ -48,9 +48,9 @@ def grow(path: Path, lines: int) -> None:
 async def test_a_million_line_session_is_opened_and_answered_from_its_tail(settings: BoardSettings) -> None:
     async with await Board.open(settings, migrations=all_migrations()) as board:
         await board.handle(ask("start"))
-        ref = await board.sessions.current("main")
+        ref = await board.parts.sessions.current("main")
         assert ref is not None
-        path = board.transcripts.path_for(ref.session_id)
+        path = board.parts.transcripts.path_for(ref.session_id)
     grow(path, LINES)
     size = path.stat().st_size
     assert size > 40_000_000

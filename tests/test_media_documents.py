@@ -26,11 +26,11 @@ import openpyxl  # type: ignore[import-untyped]
 import pytest
 from pypdf import PdfReader, PdfWriter
 
+from board.app import Board
 from board.envelope import Envelope, Reply
 from board.llm.base import LLMRequest
 from board.media.attachment import Attachment, MediaKind
 from board.media.settings import MediaSettings
-from board.service import Board
 from board.spending.allowance import PublicTerms
 from tests.fakes.scripted_model import ScriptedModel, Step, call, say
 from tests.knowledge_support import board_settings, tiny_pdf
@@ -118,7 +118,7 @@ async def open_board(workspace: Path, data_dir: Path, model: ScriptedModel, **me
 
 def attach(b: Board, name: str, data: bytes, mime: str | None = None) -> Attachment:
     """A document as a channel announces it, its bytes already downloaded into the blob store."""
-    blob = b.media.blobs.put(data, name)
+    blob = b.parts.media.blobs.put(data, name)
     return Attachment(kind=MediaKind.DOCUMENT, name=name, mime=mime, size=len(data), sha256=blob.sha256)
 
 
@@ -126,7 +126,7 @@ async def send(b: Board, text: str, *attachments: Attachment, chat: str = "c1", 
     """One message through the lane's steps: read the attachments, then answer."""
     envelope = Envelope(channel="console", text=text, sender=kw.pop("sender", "owner"), chat_id=chat,
                         is_owner=kw.pop("is_owner", True), attachments=attachments, **kw)
-    prepared = await b.media.prepare(envelope, None)
+    prepared = await b.parts.media.prepare(envelope, None)
     return prepared, await b.handle(prepared)
 
 
@@ -292,7 +292,7 @@ async def test_a_long_document_is_searched_and_cited_in_its_conversation_only(
     model.script(say("Noted the deck."), ask, _cite_from_search, ask, _cite_from_search)
     who: dict[str, Any] = {"is_owner": False, "is_public": True, "sender": "15550001111"} if stranger else {}
     async with await open_board(workspace, data_dir, model, doc_inline_chars=2000) as b:
-        b.set_public_terms(PublicTerms("console", daily_usd=5.0))
+        b.parts.money.set_public_terms(PublicTerms("console", daily_usd=5.0))
         deck = attach(b, "deck.pdf", tiny_pdf(PAGES), "application/pdf")
         envelope, _ = await send(b, "here is our deck", deck, chat="c1", **who)
         _, cited = await send(b, "what retention does the deck report?", chat="c1", **who)
@@ -385,7 +385,7 @@ def test_a_damaged_zip_is_refused_before_any_part_is_read(tmp_path: Path) -> Non
 async def test_files_in_chat_lists_this_chats_attachments_for_the_owner_only(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel()
     async with await open_board(workspace, data_dir, model, doc_inline_chars=2000) as b:
-        b.set_public_terms(PublicTerms("console", daily_usd=5.0))
+        b.parts.money.set_public_terms(PublicTerms("console", daily_usd=5.0))
         await send(b, "deck", attach(b, "deck.pdf", tiny_pdf(PAGES), "application/pdf"), chat="c1")
         await send(b, "memo", attach(b, "memo.txt", b"Short memo\n", "text/plain"), chat="c1")
         await send(b, "elsewhere", attach(b, "other.txt", b"Other chat\n", "text/plain"), chat="c2")
@@ -405,13 +405,13 @@ async def test_a_long_document_leaves_the_search_after_media_keep_days(workspace
     model = ScriptedModel()
     async with await open_board(workspace, data_dir, model, doc_inline_chars=2000) as b:
         await send(b, "deck", attach(b, "deck.pdf", tiny_pdf(PAGES), "application/pdf"), chat="c1")
-        assert b.knowledge is not None
+        assert b.parts.knowledge is not None
         scope = conversation_scope("console", "c1")
-        found = await b.knowledge.search("quokka retention", role="general", conversation=scope)
+        found = await b.parts.knowledge.search("quokka retention", role="general", conversation=scope)
         assert found and found[0].heading == "deck.pdf p.7"
-        assert await b.knowledge.drop_conversation_documents(keep_days=30) == 0  # sent today: kept
-        assert await b.knowledge.drop_conversation_documents(keep_days=-1) == 1  # "older" than the future
-        assert await b.knowledge.search("quokka retention", role="general", conversation=scope) == []
+        assert await b.parts.knowledge.drop_conversation_documents(keep_days=30) == 0  # sent today: kept
+        assert await b.parts.knowledge.drop_conversation_documents(keep_days=-1) == 1  # "older" than the future
+        assert await b.parts.knowledge.search("quokka retention", role="general", conversation=scope) == []
 
 
 async def test_the_reader_child_gets_no_secrets_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

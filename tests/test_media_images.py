@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from board.app import Board, BoardSettings
 from board.envelope import Envelope, Reply
 from board.llm.base import ChatMessage, ImagePart, LLMRequest, Persona
 from board.llm.vision import UNSEEN_IMAGE, sees_images
@@ -29,7 +30,6 @@ from board.media.attachment import Attachment, MediaKind, MediaRef
 from board.media.blobs import BlobSink
 from board.media.settings import MediaSettings
 from board.roles import RosterSpec
-from board.service import Board, BoardSettings
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.gemini_api import FakeGemini
 from tests.fakes.openai_api import FakeOpenAI, reply_error
@@ -85,13 +85,13 @@ def with_picture(text: str, data: bytes, *, mime: str = "image/png", kind: Media
 
 async def send(board: Board, envelope: Envelope, fetcher: MemoryFetcher) -> Reply:
     """What the intake does with a message that carries attachments."""
-    prepared = await board.media.prepare(envelope, fetcher)
+    prepared = await board.parts.media.prepare(envelope, fetcher)
     return await board.handle(prepared)
 
 
 def stored(board: Board, att: Attachment) -> Image.Image:
     assert att.blob is not None
-    return Image.open(io.BytesIO(board.media.blobs.read(att.blob)))
+    return Image.open(io.BytesIO(board.parts.media.blobs.read(att.blob)))
 
 
 @pytest.fixture
@@ -111,27 +111,27 @@ async def small_bomb_board(workspace: Path, data_dir: Path) -> AsyncIterator[Boa
 
 async def test_a_large_photo_is_scaled_down_for_the_model_and_described_honestly(board: Board) -> None:
     envelope, fetcher = with_picture(CAPTION, picture((4000, 3000), "JPEG", quality=90), mime="image/jpeg")
-    att = (await board.media.prepare(envelope, fetcher)).attachments[0]
+    att = (await board.parts.media.prepare(envelope, fetcher)).attachments[0]
     assert att.problem is None
     img = stored(board, att)
     assert max(img.size) == 1568 and img.size == (1568, 1176)  # the longer side, the aspect ratio kept
     assert att.mime == "image/jpeg" and img.format == "JPEG"
     assert att.derived is not None and "4000x3000 JPEG picture" in att.derived
     assert "1568x1176" in att.derived  # what the model is shown
-    assert len(board.media.blobs.read(att.blob or "")) <= 3_750_000  # Anthropic's 5 MB of base64
+    assert len(board.parts.media.blobs.read(att.blob or "")) <= 3_750_000  # Anthropic's 5 MB of base64
 
 
 async def test_a_small_png_is_kept_as_it_is(board: Board) -> None:
     data = picture((1200, 800), "PNG")
     envelope, fetcher = with_picture(CAPTION, data)
-    att = (await board.media.prepare(envelope, fetcher)).attachments[0]
-    assert board.media.blobs.read(att.blob or "") == data  # nothing lost to a re-encode
+    att = (await board.parts.media.prepare(envelope, fetcher)).attachments[0]
+    assert board.parts.media.blobs.read(att.blob or "") == data  # nothing lost to a re-encode
     assert att.derived == f"a 1200x800 PNG picture, {len(data) / 1024:.0f} KB"
 
 
 async def test_an_animated_gif_is_shown_as_its_first_frame(board: Board) -> None:
     envelope, fetcher = with_picture("what is this?", animated_gif(3), mime="image/gif")
-    att = (await board.media.prepare(envelope, fetcher)).attachments[0]
+    att = (await board.parts.media.prepare(envelope, fetcher)).attachments[0]
     img = stored(board, att)
     assert img.format in ("PNG", "JPEG") and getattr(img, "n_frames", 1) == 1
     red, green, blue = img.convert("RGB").getpixel((10, 10))  # type: ignore[misc]
@@ -143,14 +143,14 @@ async def test_a_phone_photo_is_turned_upright(board: Board) -> None:
     exif = Image.Exif()
     exif[0x0112] = 6  # "rotate 90 degrees clockwise to view", as a phone held upright writes it
     envelope, fetcher = with_picture(CAPTION, picture((400, 200), "JPEG", exif=exif.tobytes()), mime="image/jpeg")
-    att = (await board.media.prepare(envelope, fetcher)).attachments[0]
+    att = (await board.parts.media.prepare(envelope, fetcher)).attachments[0]
     assert stored(board, att).size == (200, 400)
 
 
 async def test_a_sticker_with_transparency_stays_transparent(board: Board) -> None:
     envelope, fetcher = with_picture("", picture((512, 512), "WEBP", mode="RGBA"), mime="image/webp",
                                      kind=MediaKind.STICKER)
-    att = (await board.media.prepare(envelope, fetcher)).attachments[0]
+    att = (await board.parts.media.prepare(envelope, fetcher)).attachments[0]
     assert att.problem is None and att.derived is not None and "sticker" in att.derived
     assert stored(board, att).mode in ("RGBA", "LA", "P")
 
@@ -167,7 +167,7 @@ async def test_a_decompression_bomb_is_refused_and_the_caption_still_answered(sm
 async def test_pillows_own_bomb_limit_is_kept(board: Board) -> None:
     bomb = picture((16000, 16000), "PNG", mode="1")  # 256 million pixels: over Pillow's own limit too
     envelope, fetcher = with_picture(CAPTION, bomb)
-    att = (await board.media.prepare(envelope, fetcher)).attachments[0]
+    att = (await board.parts.media.prepare(envelope, fetcher)).attachments[0]
     assert att.problem is not None and "too large" in att.problem and att.derived is None
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from board.service import Board
+from board.app import Board
 from bot.app import all_migrations
 from bot.config.load import load_config
 from tests.test_ops_cli import arun, plain_config

@@ -48,7 +48,7 @@ async def test_voice_note_is_transcribed_and_answered(tmp_path: Path, workspace:
         assert row["model"] == "openai:gpt-4o-mini-transcribe" and row["outcome"] == "ok"
         assert row["cost_usd"] == pytest.approx(0.003 * 7 / 60)
         assert row["sender"] == f"{CHANNEL}:owner" and json.loads(row["tags"]) == {"audio_s": 7.0}
-        stored = await r.board.media.store.recent(channel=CHANNEL)
+        stored = await r.board.parts.media.store.recent(channel=CHANNEL)
         assert stored[0].derived == QUESTION
 
 
@@ -66,7 +66,7 @@ async def test_the_same_note_is_not_paid_for_twice(tmp_path: Path, workspace: Pa
         envelope = Envelope(channel=CHANNEL, text="", sender="owner", chat_id="chat-owner", message_id="m9",
                             attachments=(Attachment(kind=MediaKind.VOICE, mime="audio/ogg", size=len(NOTE),
                                                     source=MediaRef(channel=CHANNEL, id="file-m1")),))
-        again = await r.board.media.prepare(envelope, r.courier)
+        again = await r.board.parts.media.prepare(envelope, r.courier)
         assert again.attachments[0].derived == QUESTION and len(fake_openai.transcriptions) == 1
 
 
@@ -128,13 +128,13 @@ async def test_a_strangers_transcription_is_held_to_the_public_cap(tmp_path: Pat
     long_note = fake_ogg_opus(120.0, b"a long one")
     fake_openai.script_transcript(long_note, QUESTION, seconds=120.0)
     async with rig(tmp_path, workspace, fake_openai, transcribe_model="openai:whisper-1") as r:
-        r.board.set_public_terms(PublicTerms(CHANNEL, daily_usd=0.005))  # a 2 min note costs $0.012
+        r.board.parts.money.set_public_terms(PublicTerms(CHANNEL, daily_usd=0.005))  # a 2 min note costs $0.012
         reply = await r.ask("", note=long_note, sender="stranger", public=True)
         assert reply.text == PUBLIC_CAP_REACHED
         assert not fake_openai.transcriptions and not fake_openai.requests  # nothing paid for
 
     async with rig(tmp_path / "2", workspace, fake_openai, transcribe_model="openai:whisper-1") as r:
-        r.board.set_public_terms(PublicTerms(CHANNEL, daily_usd=5.0))
+        r.board.parts.money.set_public_terms(PublicTerms(CHANNEL, daily_usd=5.0))
         fake_openai.script_transcript(NOTE, QUESTION, seconds=7.0)
         reply = await r.ask("", note=NOTE, sender="stranger", public=True)
         assert reply.kind == "answer" and QUESTION in r.chat_prompts()[-1]
@@ -142,7 +142,7 @@ async def test_a_strangers_transcription_is_held_to_the_public_cap(tmp_path: Pat
         assert row["sender"] == f"{CHANNEL}:stranger" and row["scope"] == f"public:{CHANNEL}"
         from board.spending.ledger import start_of_day
 
-        assert await r.board.ledger.spent(since=start_of_day(), scope=f"public:{CHANNEL}") >= 0.006 * 7 / 60
+        assert await r.board.parts.ledger.spent(since=start_of_day(), scope=f"public:{CHANNEL}") >= 0.006 * 7 / 60
 
 
 # -- spoken replies ------------------------------------------------------------------------
@@ -159,13 +159,14 @@ async def test_when_spoken_to_a_voice_question_gets_a_voice_answer(tmp_path: Pat
         [said] = fake_openai.speeches
         assert (said.model, said.voice, said.response_format) == ("gpt-4o-mini-tts", "verse", "opus")
         assert said.input == "Yes, raise them by 5% first."  # read aloud without the Markdown
-        audio = r.board.media.blobs.read(reply.voice)
+        audio = r.board.parts.media.blobs.read(reply.voice)
         assert audio.startswith(b"OggS") and b"OpusHead" in audio
         [row] = await r.ledger_rows("speech")
         assert row["model"] == "openai:gpt-4o-mini-tts" and row["sender"] == f"{CHANNEL}:owner"
         assert row["cost_usd"] == pytest.approx(json.loads(row["tags"])["audio_s"] / 60 * 0.015, abs=1e-6)
         # the stored reply carries its voice: a redelivery or a restart sends it, never synthesises again
-        stored = await r.board.db.fetchall("SELECT reply FROM inbound_messages WHERE message_id = ?", (reply.reply_to,))
+        stored = await r.board.parts.db.fetchall("SELECT reply FROM inbound_messages WHERE message_id = ?",
+                                                 (reply.reply_to,))
         assert reply_from_json(stored[0][0]).voice == reply.voice
         await r.send("", note=NOTE, message_id=reply.reply_to)  # the service delivers it again
         typed = await r.ask("and a typed question?")  # when_spoken_to: typed questions get text only
@@ -301,7 +302,7 @@ async def test_a_voice_note_after_the_budget_is_spent_is_not_transcribed(tmp_pat
     async with rig(tmp_path, workspace, fake_openai, transcribe_model="openai:whisper-1") as r:
         await r.ask("", note=NOTE)  # spends a little
         assert len(fake_openai.transcriptions) == 1
-        r.board.budget.settings = replace(r.board.budget.settings, daily_usd=0.000001)
+        r.board.parts.budget.settings = replace(r.board.parts.budget.settings, daily_usd=0.000001)
         reply = await r.ask("and this one?", note=fake_ogg_opus(5.0, b"another"))
         assert reply.kind == "error" and "budget" in reply.text
         assert len(fake_openai.transcriptions) == 1, "no transcription once the budget is spent"
@@ -314,7 +315,7 @@ async def test_a_stranger_cannot_understate_a_voice_notes_length_to_pass_the_cap
     big = fake_ogg_opus(1.0) + bytes(600_000)  # says 1 s; 600 KB is some 5 minutes of a voice note
     fake_openai.script_transcript(big, QUESTION)
     async with rig(tmp_path, workspace, fake_openai, transcribe_model="openai:gpt-4o-mini-transcribe") as r:
-        r.board.set_public_terms(PublicTerms(CHANNEL, daily_usd=0.005))  # 5 min at $0.003/min = $0.015
+        r.board.parts.money.set_public_terms(PublicTerms(CHANNEL, daily_usd=0.005))  # 5 min at $0.003/min = $0.015
         reply = await r.ask("", note=big, sender="stranger", public=True, duration=1.0)
         assert reply.text == PUBLIC_CAP_REACHED
         assert not fake_openai.transcriptions, "reserved at the declared 1 s, the cap let it through"

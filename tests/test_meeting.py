@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 
 from board.agent.tools import ToolContext
+from board.app import Board
 from board.envelope import Envelope
 from board.llm.base import LLMRequest, Usage
 from board.llm.pricing import ModelPrice, PriceTable
 from board.room.meeting import MeetingEvent, MeetingSettings, StopReason
 from board.room.roundtable import parse_input, run_roundtable
-from board.service import Board
 from bot.cli import meetings as meeting_cli
 from tests.board_support import (
     board_with,
@@ -94,12 +94,12 @@ async def hold(board: Board, topic: str = "Expand to Europe?") -> tuple:  # type
     async def collect(event: MeetingEvent) -> None:
         events.append(event)
 
-    result = await board.room.hold(topic, extra_subscribers=[collect])
+    result = await board.parts.room.hold(topic, extra_subscribers=[collect])
     return result, events
 
 
 async def stored_events(board: Board, meeting_id: str, kind: str) -> list[dict]:
-    rows = await board.db.fetchall("SELECT data FROM meeting_events WHERE meeting_id = ? AND kind = ?",
+    rows = await board.parts.db.fetchall("SELECT data FROM meeting_events WHERE meeting_id = ? AND kind = ?",
                                    (meeting_id, kind))
     return [json.loads(r["data"]) for r in rows]
 
@@ -205,7 +205,7 @@ async def test_converged_positions_end_the_meeting_early(workspace: Path, data_d
         result, _ = await hold(board)
         assert result.stop_reason is StopReason.CONVERGED and result.rounds == 2
         assert not any("Round 3 of" in last_user(r.request) for r in model.requests)
-        row = await board.room.store.get(result.meeting_id)
+        row = await board.parts.room.store.get(result.meeting_id)
         assert row is not None and row.stop_reason == "converged" and row.status == "ended"
 
 
@@ -219,7 +219,7 @@ async def test_budget_stops_the_meeting_before_the_next_call(workspace: Path, da
         assert [r.role for r in model.requests] == ["general"]
         assert result.decision is None
         assert "Ended because: budget" in result.minutes and "$1.0000" in result.minutes
-        row = await board.room.store.get(result.meeting_id)
+        row = await board.parts.room.store.get(result.meeting_id)
         assert row is not None and row.stop_reason == "budget" and row.cost_usd == 1.0
 
 
@@ -236,7 +236,7 @@ async def test_a_failing_specialist_is_absent_and_the_meeting_goes_on(workspace:
         assert "finance" in result.absent
         assert any(e.kind == "absent" and e.role == "finance" for e in events)
         assert not any("Round 2 of" in last_user(r.request) for r in model.requests_for("finance"))
-        details = await board.room.store.details(result.meeting_id)
+        details = await board.parts.room.store.details(result.meeting_id)
         assert {"role": "finance", "status": "absent", "reason": "the model was unavailable"} in details["participants"]
         assert "Absent: 💰 Finance" in result.minutes
 
@@ -270,10 +270,10 @@ async def test_deadline_and_cancel_always_set_a_stop_reason(workspace: Path, dat
         result, _ = await hold(board)
         assert result.stop_reason is StopReason.DEADLINE
         owner = Envelope(channel="console", text="", sender="owner", is_owner=True)
-        run = board.room.start("Another topic", envelope=owner)
+        run = board.parts.room.start("Another topic", envelope=owner)
         await asyncio.sleep(0.1)
-        assert await board.room.cancel(run.id)
-        row = await board.room.store.get(run.id)
+        assert await board.parts.room.cancel(run.id)
+        row = await board.parts.room.store.get(run.id)
         assert row is not None and row.stop_reason == "cancelled" and row.ended_at
 
 
@@ -296,23 +296,23 @@ async def test_meeting_command_and_convene_tool_start_background_meetings(worksp
         async def collect(event: MeetingEvent) -> None:
             seen.append(event)
 
-        board.room.subscribe(collect)
+        board.parts.room.subscribe(collect)
         place = dict(channel="telegram", sender="1", chat_id="-100", thread_id=5, is_group=True, is_owner=True)
         reply = await board.handle(Envelope(text="I want the whole board to weigh in on expanding to Europe", **place))
         assert reply.text == "The board is meeting now."
         convened = next(json.loads(str(r.request.messages[-1].content)) for r in model.requests_for("general")
                         if r.request.messages and r.request.messages[-1].role == "tool")
         assert convened["ok"] and convened["result"]["status"] == "convened"
-        await board.room.drain(5)
+        await board.parts.room.drain(5)
         command = await board.handle(Envelope(text="/meeting pricing for 2027", **place))
         assert command.kind == "command" and "Convening the board" in command.text and command.thread_id == 5
         busy = await board.handle(Envelope(text="/meeting something else", **place))
         assert "still running here" in busy.text
-        await board.room.drain(5)
+        await board.parts.room.drain(5)
         ended = [e for e in seen if e.kind == "ended"]
         assert len(ended) == 2
         assert all(e.origin is not None and e.origin.chat_id == "-100" and e.origin.thread_id == 5 for e in ended)
-        assert [row.topic for row in await board.room.store.list()] == ["pricing for 2027", "expanding to Europe"]
+        assert [row.topic for row in await board.parts.room.store.list()] == ["pricing for 2027", "expanding to Europe"]
         # Specialists never see the convene tool, and no meeting can be convened from inside one.
         for role in SPECIALISTS:
             assert all("convene_meeting" not in [t.name for t in r.request.tools] for r in model.requests_for(role))
@@ -321,7 +321,7 @@ async def test_meeting_command_and_convene_tool_start_background_meetings(worksp
 async def test_other_rosters_meet_with_their_own_souls(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=brain())
     async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
-        result = await board.room.hold("Build or buy our CRM?", roster="sabha")
+        result = await board.parts.room.hold("Build or buy our CRM?", roster="sabha")
         roles = {r.role for r in model.requests}
         assert {"investor", "cto", "analyst"} <= roles and "finance" not in roles
         cto = model.requests_for("cto")[0].request.system[0].text
@@ -347,18 +347,18 @@ async def test_consultations_during_a_meeting_count_against_its_budget(workspace
 
     model = ScriptedModel(default=answer)
     async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
-        prices = board.runner.settings.prices.prices  # type: ignore[attr-defined]
+        prices = board.parts.runner.settings.prices.prices  # type: ignore[attr-defined]
         prices["scripted:main"] = prices.get("anthropic:claude-sonnet-4-6")
-        result = await board.room.hold("Expand to Europe?")
-        ledger = await board.db.fetchone("SELECT SUM(cost_usd) AS usd FROM llm_calls WHERE meeting_id = ?",
+        result = await board.parts.room.hold("Expand to Europe?")
+        ledger = await board.parts.db.fetchone("SELECT SUM(cost_usd) AS usd FROM llm_calls WHERE meeting_id = ?",
                                          (result.meeting_id,))
         assert ledger is not None and ledger["usd"] > 0
         assert abs(result.cost_usd - ledger["usd"]) < 1e-9  # the consultation's calls are counted
         consulted = [r for r in model.requests_for("finance") if "consults you" in last_user(r.request)]
         assert len(consulted) == 1  # the second, identical question got the first answer
-        run = board.room.prepare("Another topic")
+        run = board.parts.room.prepare("Another topic")
         run.spent_usd = run.settings.budget_usd
-        refused = await board.room.consult.handle(
+        refused = await board.parts.room.consult.handle(
             {"role": "finance", "question": "Still affordable?"},
             ToolContext(role="research", session_key="meeting", depth=1, chain=("general", "research"),
                         budget=run),
@@ -371,12 +371,12 @@ async def test_a_round_cut_short_by_the_deadline_keeps_what_was_said(workspace: 
     model = ScriptedModel(default=brain(rounds=rounds))
     meetings = MeetingSettings(max_turns_per_agent=3, max_duration_s=1.0, agent_timeout_s=10)
     async with meeting_board(workspace, data_dir, model, meetings=meetings) as board:
-        result = await board.room.hold("Expand to Europe?")
+        result = await board.parts.room.hold("Expand to Europe?")
         assert result.stop_reason is StopReason.DEADLINE and result.rounds == 2
         # the four who spoke in round 2 are in the minutes, as they are in the db
         assert "## Round 2" in result.minutes and "critic in round 2: my view on the topic." in result.minutes
         assert "finance, too slow" not in result.minutes
-        details = await board.room.store.details(result.meeting_id)
+        details = await board.parts.room.store.details(result.meeting_id)
         assert sum(1 for s in details["statements"] if s["round"] == 2) == 4
 
 
@@ -388,7 +388,7 @@ async def test_sabha_meeting_with_an_unknown_roster_or_a_blank_topic_is_a_clear_
         assert code == 2 and "unknown roster 'nope'" in capsys.readouterr().err
         code = await meeting_cli.cmd_meeting(board, argparse.Namespace(topic=["  "], roster=None, quiet=True))
         assert code == 2 and "needs a topic" in capsys.readouterr().err
-        assert await board.room.store.list() == []
+        assert await board.parts.room.store.list() == []
 
 
 async def test_a_meeting_cancelled_while_it_is_being_recorded_still_gets_a_stop_reason(
@@ -396,17 +396,17 @@ async def test_a_meeting_cancelled_while_it_is_being_recorded_still_gets_a_stop_
 ) -> None:
     async with meeting_board(workspace, data_dir, ScriptedModel(default=brain())) as board:
         owner = Envelope(channel="console", text="", sender="owner", is_owner=True)
-        run = board.room.start("Cancel me at once", envelope=owner)
+        run = board.parts.room.start("Cancel me at once", envelope=owner)
         await asyncio.sleep(0)  # the meeting is now inside its first database write
-        assert await board.room.cancel(run.id)
-        row = await board.room.store.get(run.id)
+        assert await board.parts.room.cancel(run.id)
+        row = await board.parts.room.store.get(run.id)
         assert row is not None and row.status == "ended" and row.stop_reason == "cancelled"
 
 
 async def test_a_roundtable_where_nobody_could_speak_invents_no_tasks(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel(default=lambda request: fail("auth", retryable=False, status=401, message="bad key"))
     async with meeting_board(workspace, data_dir, model) as board:
-        output = await run_roundtable(board.room, parse_input('{"prompt": "Launch a podcast?", "max_rounds": 2}'))
+        output = await run_roundtable(board.parts.room, parse_input('{"prompt": "Launch a podcast?", "max_rounds": 2}'))
         assert output["stop_reason"] == "error" and "no quorum" in output["error"]
         assert output["summary"] == []  # not three "follow up on ..." tasks made of the chair's questions
         assert not model.requests_for("summarizer")  # no synthesis of an empty debate
@@ -429,8 +429,8 @@ async def test_a_meeting_of_another_roster_consults_within_that_roster(workspace
 
     model = ScriptedModel(default=answer)
     async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
-        await board.room.hold("Build or buy our CRM?", roster="sabha")
-        rows = await board.db.fetchall("SELECT from_role, to_role, outcome FROM consultations")
+        await board.parts.room.hold("Build or buy our CRM?", roster="sabha")
+        rows = await board.parts.db.fetchall("SELECT from_role, to_role, outcome FROM consultations")
         assert [tuple(r) for r in rows] == [("investor", "cto", "ok")]
         consulted = next(r for r in model.requests_for("cto") if "consults you" in last_user(r.request))
         assert "The CTO" in consulted.request.system[0].text and "The Investor" in consulted.request.system[0].text
@@ -449,7 +449,7 @@ async def test_an_unreachable_chair_gives_a_best_effort_decision_without_its_apo
 
     model = ScriptedModel(default=answer)
     async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
-        result = await board.room.hold("Expand to Europe?")
+        result = await board.parts.room.hold("Expand to Europe?")
         synthesis = [r for r in model.requests_for("general")
                      if (schema_of(r.request) or {}).get("properties", {}).get("action_items")]
         assert len(synthesis) == 1  # no retry of an unavailable model
@@ -467,10 +467,10 @@ async def test_meetings_and_cancel_stay_within_the_chat_for_non_owners(workspace
         listed = await board.handle(Envelope(text="/meetings", **friend))
         assert "Acme" not in listed.text
         refused = await board.handle(Envelope(text="/cancel m", **friend))
-        assert "No running meeting" in refused.text and meeting_id in board.room.running()
+        assert "No running meeting" in refused.text and meeting_id in board.parts.room.running()
         assert "Acme" in (await board.handle(Envelope(text="/meetings", **forum))).text
         cancelled = await board.handle(Envelope(text="/cancel", **forum))
-        assert meeting_id in cancelled.text and not board.room.running()
+        assert meeting_id in cancelled.text and not board.parts.room.running()
 
 
 async def test_budget_is_checked_before_every_model_call_of_a_tool_loop(workspace: Path, data_dir: Path) -> None:
@@ -498,6 +498,6 @@ async def test_a_roster_member_without_a_soul_is_named_not_silently_dropped(work
     model = ScriptedModel(default=brain())
     async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1),
                              custom_rosters={"advisors": ["legal", "finance", "critic"]}) as board:
-        result = await board.room.hold("Sign the lease?", roster="advisors")
+        result = await board.parts.room.hold("Sign the lease?", roster="advisors")
         assert {r.role for r in model.requests} == {"general", "finance", "critic"}  # the board's souls, reused
         assert "Warning: legal is not in this meeting: no usable soul file" in result.minutes

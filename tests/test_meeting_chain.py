@@ -13,12 +13,12 @@ from pathlib import Path
 import jinja2
 
 from board.agent.runner import AgentSettings
+from board.app import BoardSettings
 from board.llm.base import LLMRequest, LLMResponse
 from board.llm.offline import OfflineProvider
 from board.llm.registry import ProviderRegistry
 from board.roles import RosterSpec
 from board.room.meeting import MeetingEvent, MeetingSettings, StopReason
-from board.service import BoardSettings
 from board.workspace.paths import copy_default_workspace
 from board.workspace.prompt import PromptBuilder
 from tests.board_support import board_with, framing, last_user, on_both_backends, open_board, schema_of, valid_decision
@@ -63,8 +63,8 @@ async def test_a_three_round_meeting_is_five_model_calls_in_sequence_and_keeps_t
                              agent=AgentSettings(default_model="offline"),
                              meetings=MeetingSettings(max_turns_per_agent=3, agent_timeout_s=60))
     async with await open_board(settings, registry) as board:
-        result = await board.room.hold("Should we expand to Europe next year?")
-        kinds = {r["kind"] for r in await board.db.fetchall(
+        result = await board.parts.room.hold("Should we expand to Europe next year?")
+        kinds = {r["kind"] for r in await board.parts.db.fetchall(
             "SELECT kind FROM meeting_events WHERE meeting_id = ?", (result.meeting_id,))}
     assert result.stop_reason is StopReason.COMPLETED and result.rounds == 3
     second_turns = [role for _s, _e, role, asked in model.spans if asked == "(tool results)"]
@@ -113,10 +113,10 @@ async def test_disagreement_and_consensus_stated_in_the_statement_are_recorded_w
 
     board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2))
     try:
-        result = await board.room.hold("Expand to Europe?", extra_subscribers=[collect])
-        rows = await board.db.fetchall("SELECT kind, data FROM meeting_events WHERE meeting_id = ? "
+        result = await board.parts.room.hold("Expand to Europe?", extra_subscribers=[collect])
+        rows = await board.parts.db.fetchall("SELECT kind, data FROM meeting_events WHERE meeting_id = ? "
                                        "AND kind IN ('disagreement', 'consensus')", (result.meeting_id,))
-        statements = await board.db.fetchall("SELECT role, text FROM meeting_statements WHERE meeting_id = ? "
+        statements = await board.parts.db.fetchall("SELECT role, text FROM meeting_statements WHERE meeting_id = ? "
                                              "AND round = 2", (result.meeting_id,))
     finally:
         await board.close()

@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.media.attachment import Attachment, MediaKind, MediaRef
 from board.media.blobs import BlobSink
 from board.room.meeting import MeetingEvent, MeetingSettings
-from board.service import Board
 from tests.board_support import board_with, framing, last_user, schema_of, valid_decision
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 
@@ -76,7 +76,7 @@ async def board(workspace: Path, data_dir: Path) -> AsyncIterator[tuple[Board, S
     async def collect(event: MeetingEvent) -> None:
         seen.append(event)
 
-    opened.room.subscribe(collect)
+    opened.parts.room.subscribe(collect)
     try:
         yield opened, model, seen
     finally:
@@ -86,7 +86,7 @@ async def board(workspace: Path, data_dir: Path) -> AsyncIterator[tuple[Board, S
 async def send(board: Board, text: str, *attachments: Attachment, message_id: str, **place: Any) -> str:
     """A message through the media path as the intake sends it: prepared (fetched, read, recorded), answered."""
     envelope = Envelope(text=text, message_id=message_id, attachments=attachments, **{**GROUP, **place})
-    envelope = await board.media.prepare(envelope, Files(**{"doc-1": DECK.encode(), "doc-2": DECK.encode()}))
+    envelope = await board.parts.media.prepare(envelope, Files(**{"doc-1": DECK.encode(), "doc-2": DECK.encode()}))
     return (await board.handle(envelope)).text
 
 
@@ -114,7 +114,7 @@ async def test_a_meeting_right_after_a_document_takes_it_as_evidence(
     await send(b, "here is the deck", document(), message_id="1")
     started = await send(b, "/meeting should we raise prices?", message_id="2")
     assert "deck.txt" in started and "evidence" in started
-    await b.room.drain(20)
+    await b.parts.room.drain(20)
     framed = framing_prompt(model)
     assert "deck.txt" in framed and "document" in framed
     assert '"Churn rose to 7 percent in October."' in framed  # quoted data, line by line
@@ -132,7 +132,7 @@ async def test_a_meeting_sent_with_a_document_takes_it_as_evidence(
     b, model, seen = board
     started = await send(b, "/meeting is the deck convincing?", document("q3.txt", "doc-2"), message_id="5")
     assert "Convening the board" in started and "q3.txt" in started
-    await b.room.drain(20)
+    await b.parts.room.drain(20)
     assert '"Churn rose to 7 percent in October."' in framing_prompt(model)
     assert "q3.txt" in minutes(seen)
 
@@ -144,19 +144,19 @@ async def test_evidence_from_another_chat_or_long_ago_is_not_used(
     model.requests.clear()  # that answer read the deck; the meeting's prompts must not
     started = await send(b, "/meeting should we raise prices?", message_id="2")
     assert "evidence" not in started
-    await b.room.drain(20)
+    await b.parts.room.drain(20)
     assert "Churn" not in framing_prompt(model) and "deck.txt" not in framing_prompt(model)
     assert all("Churn" not in r.request.messages[-1].content for r in model.requests)
     assert "## Evidence" not in minutes(seen)
 
     # Here, but an hour ago: not "right after".
     await send(b, "here is the deck", document(), message_id="3")
-    await b.db.execute("UPDATE message_attachments SET created_at = '2020-01-01T00:00:00.000+00:00'")
+    await b.parts.db.execute("UPDATE message_attachments SET created_at = '2020-01-01T00:00:00.000+00:00'")
     seen.clear()
     model.requests.clear()
     started = await send(b, "/meeting and now?", message_id="4")
     assert "evidence" not in started
-    await b.room.drain(20)
+    await b.parts.room.drain(20)
     assert "Churn" not in framing_prompt(model)
     assert "## Evidence" not in minutes(seen)
 
@@ -189,7 +189,7 @@ class Transcriber:
 async def test_a_voice_note_is_evidence_and_a_picture_nothing_was_read_from_is_not(
         board: tuple[Board, ScriptedModel, list[MeetingEvent]]) -> None:
     b, model, seen = board
-    b.media.register(Transcriber())
+    b.parts.media.register(Transcriber())
     voice = Attachment(kind=MediaKind.VOICE, mime="audio/ogg", duration_s=7, size=len(DECK.encode()),
                        source=MediaRef(channel="telegram", id="doc-1"))
     picture = Attachment(kind=MediaKind.IMAGE, mime="image/png", problem="the picture could not be read",
@@ -198,7 +198,7 @@ async def test_a_voice_note_is_evidence_and_a_picture_nothing_was_read_from_is_n
     await send(b, "and this chart", picture, message_id="2")
     started = await send(b, "/meeting raise prices?", message_id="3")
     assert "with the evidence: a voice note." in started and "picture" not in started
-    await b.room.drain(20)
+    await b.parts.room.drain(20)
     framed = framing_prompt(model)
     assert "transcribed from speech" in framed
     assert '"We should raise prices by ten percent before the summer."' in framed

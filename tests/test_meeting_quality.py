@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board
 from board.llm.base import LLMRequest
 from board.room.meeting import MeetingEvent, MeetingSettings
-from board.service import Board
 from tests.board_support import board_with, framing, last_user, schema_of, structured_answer, valid_decision
 from tests.fakes.scripted_model import ScriptedModel, Step, call, say
 
@@ -31,7 +31,7 @@ async def hold(board: Board, topic: str = "Expand to Europe?", **kwargs: object)
     async def collect(event: MeetingEvent) -> None:
         events.append(event)
 
-    result = await board.room.hold(topic, extra_subscribers=[collect], **kwargs)
+    result = await board.parts.room.hold(topic, extra_subscribers=[collect], **kwargs)
     return result, events
 
 
@@ -67,8 +67,8 @@ async def test_scoreboard_tools_answer_ok_and_their_events_reach_subscribers(wor
         assert len(answers) == 2 and all(a["ok"] is True for a in answers)
         assert {a["result"]["logged"] for a in answers} == {"disagreement", "consensus"}
         # one call each: the model was not told to retry, so nothing is stored twice
-        rows = await board.db.fetchall("SELECT kind FROM meeting_events WHERE meeting_id = ? AND kind != 'decision'",
-                                       (result.meeting_id,))
+        rows = await board.parts.db.fetchall(
+            "SELECT kind FROM meeting_events WHERE meeting_id = ? AND kind != 'decision'", (result.meeting_id,))
         assert sorted(r["kind"] for r in rows) == ["consensus", "disagreement"]
         shown = {e.kind: e for e in events if e.kind in ("disagreement", "consensus")}
         assert shown["disagreement"].role == "critic" and shown["disagreement"].data["target"] == "finance"
@@ -209,7 +209,7 @@ async def test_the_sabha_rosters_investor_reviews_the_draft_and_its_objection_is
     model = ScriptedModel(default=member_brain(review=objection, roles=members))
     board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
     try:
-        result = await board.room.hold("Build or buy our CRM?", roster="sabha")
+        result = await board.parts.room.hold("Build or buy our CRM?", roster="sabha")
         reviews = [r for r in model.requests if "draft decision" in last_user(r.request)]
         assert [r.role for r in reviews] == ["investor"]
         verbatim = "Nobody has shown me a CAC below 400 dollars.\nUntil then this is a hobby, not a plan."
@@ -298,7 +298,7 @@ async def test_a_missing_stance_is_asked_for_once(workspace: Path, data_dir: Pat
         assert len(asked) == 1 and "No stance line here" in last_user(asked[0].request)
         spoke = next(e for e in events if e.kind == "agent_spoke" and e.role == "critic")
         assert spoke.data["stance"]["position"] == "oppose" and "Stance: oppose" in spoke.text
-        rows = await board.db.fetchall("SELECT role, stance FROM meeting_statements WHERE meeting_id = ?",
+        rows = await board.parts.db.fetchall("SELECT role, stance FROM meeting_statements WHERE meeting_id = ?",
                                        (result.meeting_id,))
         assert all(json.loads(r["stance"])["position"] in ("oppose", "conditional") for r in rows)
     finally:

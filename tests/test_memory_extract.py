@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
+from board.app import Board, BoardSettings
 from board.language.statements import heard, secret_reason
 from board.memory.facts import MemorySettings
-from board.service import Board, BoardSettings
 from board.storage.url import StateURL
 from bot.app import all_migrations
 from tests.fakes.scripted_model import ScriptedModel, Step, say
@@ -41,7 +41,7 @@ async def open_on(settings: BoardSettings, model: ScriptedModel) -> Board:
 
 
 async def settle(b: Board, user: str = OWNER) -> None:
-    writer = getattr(b, "memory_writer", None)  # None before issue 26: nothing runs after the turn
+    writer = getattr(b.parts, "memory_writer", None)  # None before issue 26: nothing runs after the turn
     if writer is not None:
         await writer.settle(user)
 
@@ -122,7 +122,8 @@ async def test_extraction_never_delays_the_reply(workspace: Path, data_dir: Path
     async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
         reply = await asyncio.wait_for(b.handle(envelope("I'm based in Pune.")), 120)  # its extraction is held
         assert reply.text == "general: I'm based in Pune."
-        assert b.memory_writer is not None and b.memory_writer.pending == 1  # the slow model is still working
+        # the slow model is still working
+        assert b.parts.memory_writer is not None and b.parts.memory_writer.pending == 1
         assert await heard_facts(b) == {}
         model.release.set()
         await settle(b)
@@ -165,7 +166,7 @@ async def test_auto_extract_off_keeps_nothing(workspace: Path, data_dir: Path,
     settings = settings_with_cheap(workspace, data_dir, state_url, model, memory=MemorySettings(auto_extract=False))
     async with await open_on(settings, model) as b:
         await b.handle(envelope("I'm based in Pune."))
-        assert b.memory_writer is None
+        assert b.parts.memory_writer is None
         assert await heard_facts(b) == {}
 
 
@@ -273,8 +274,8 @@ async def test_a_stalled_extraction_is_abandoned_at_close(workspace: Path, data_
     model.memory = Step(text='{"facts": []}')
     b = await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model)
     await b.handle(envelope("I'm based in Pune."))
-    assert b.memory_writer is not None and b.memory_writer.pending == 1
-    b.memory_writer.drain_timeout = 0.2
+    assert b.parts.memory_writer is not None and b.parts.memory_writer.pending == 1
+    b.parts.memory_writer.drain_timeout = 0.2
     await asyncio.wait_for(b.close(), timeout=120)  # closes: the stalled extraction is abandoned, not awaited
 
 

@@ -84,12 +84,12 @@ async def test_a_fact_saved_in_a_forum_follow_up_convened_from_the_direct_chat_s
                              state=state_url)
     try:
         assert "Convening the board" in (await board.handle(Envelope(text="/meeting Offsite in Goa?", **IN_FORUM))).text
-        await board.room.drain(20)
-        [first] = [m.id for m in await board.room.store.list(50)]
+        await board.parts.room.drain(20)
+        [first] = [m.id for m in await board.parts.room.store.list(50)]
         reply = await board.handle(Envelope(text=f"/revisit {first} {REASON}", **IN_DM))
         assert "sent back for a revisit" in reply.text
-        assert await ScheduleRunner(board.schedule, RecordingDeliver()).run_due() == 1
-        await board.room.drain(20)
+        assert await ScheduleRunner(board.parts.schedule, RecordingDeliver()).run_due() == 1
+        await board.parts.room.drain(20)
         kept = [dict(r) for r in await rows(board, "SELECT key, scope FROM memory_facts")]
     finally:
         await board.close()

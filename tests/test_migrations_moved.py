@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from board.service import BOARD_MIGRATIONS
+from board.app import BOARD_MIGRATIONS
 from board.storage import Dialect, open_database, parse_state_url
 from board.storage.migrations import for_dialect, pending
 

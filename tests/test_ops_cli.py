@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope, Reply
-from board.service import Board
 from board.spending.ledger import Ledger, LLMCallRecord
 from bot.app import all_migrations
 from bot.cli.main import main
@@ -182,7 +182,7 @@ async def test_doctor_online_checks_the_endpoints(tmp_path: Path, fake: FakeTele
 
 async def _store(board: Board, text: str, message_id: str, status: InboxStatus, *, reply: bool = False,
                  detail: str = "") -> None:
-    inbox = Inbox(board.db, "telegram")
+    inbox = Inbox(board.parts.db, "telegram")
     envelope = Envelope(channel="telegram", text=text, sender=str(OWNER), chat_id=str(OWNER), message_id=message_id,
                         is_owner=True)
     [pending] = await inbox.store([Arrival(envelope, f"{OWNER}/-")])
@@ -275,9 +275,10 @@ async def test_cost_shows_spend_against_the_budgets(tmp_path: Path, capsys: pyte
     board = await Board.open(loaded.board_settings(), migrations=all_migrations())
     try:
         for sender, usd in (("telegram:43", 0.75), ("whatsapp:15550001111", 0.25)):
-            await board.ledger.record_llm_call(LLMCallRecord(provider="openai", model="openai:gpt-4o", outcome="ok",
+            await board.parts.ledger.record_llm_call(LLMCallRecord(provider="openai", model="openai:gpt-4o",
+                                                                   outcome="ok",
                                                              cost_usd=usd, sender=sender))
-        assert isinstance(board.ledger, Ledger)
+        assert isinstance(board.parts.ledger, Ledger)
     finally:
         await board.close()
     capsys.readouterr()

@@ -139,7 +139,7 @@ async def test_readyz_is_503_while_the_db_is_full_and_200_after(
         health_status, health = await get_json(daemon.port, "/healthz")
         assert health_status == 200 and health["status"] == "ok"  # alive, just not ready
 
-        await daemon.board.db.pragma("max_page_count = 1073741823")  # space returns
+        await daemon.board.parts.db.pragma("max_page_count = 1073741823")  # space returns
 
         async def ready() -> bool:
             return (await get_json(daemon.port, "/readyz"))[0] == 200

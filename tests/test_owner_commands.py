@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession
 
-from board.service import OWNER_ONLY
+from board.commands.registry import OWNER_ONLY
 from tests.daemon_support import SabhaProcess, write_config
 from tests.fakes.graph_api import FakeGraphAPI
 from tests.fakes.telegram_api import FakeTelegramAPI

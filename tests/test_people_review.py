@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope
 from board.language.statements import heard
 from board.memory.facts import FactError, FactSource, FactStore, Provenance
 from board.people import LinkOutcome
-from board.service import Board
 from board.spending.budget import BudgetSettings
 from tests.fakes.scripted_model import ScriptedModel, Step, say
 from tests.knowledge_support import board_settings, context_of
@@ -46,7 +46,7 @@ async def test_a_group_turn_gets_no_note_of_a_private_chat_and_is_not_noted(work
     model = ScriptedModel()
     model.script(say("ok"), say("ok"), say("ok"))
     async with await Board.open(board_settings(workspace, data_dir, model), model.registry()) as b:
-        await b.people.link(A, B)
+        await b.parts.people.link(A, B)
         await b.handle(wa("My divorce hearing is on Friday, keep it between us"))
         await b.handle(tg_group("Team, what's the plan for Q3? Also my salary is 40 lakh"))
         assert "divorce" not in context_of(model.requests[-1])  # the group turn saw no private note
@@ -57,12 +57,12 @@ async def test_a_group_turn_gets_no_note_of_a_private_chat_and_is_not_noted(work
 async def test_memory_is_asked_about_only_in_a_direct_chat(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel()
     async with await Board.open(board_settings(workspace, data_dir, model), model.registry()) as b:
-        await b.facts.learn(A, "health", "diabetic", Provenance(source=FactSource.HEARD))
+        await b.parts.facts.learn(A, "health", "diabetic", Provenance(source=FactSource.HEARD))
         recall = await b.handle(tg_group("what do you remember about me"))
         assert "diabetic" not in recall.text and "direct chat" in recall.text
         forgot = await b.handle(tg_group("forget everything"))
         assert "direct chat" in forgot.text
-        assert [f.value for f in await b.facts.facts(user=A)] == ["diabetic"]
+        assert [f.value for f in await b.parts.facts.facts(user=A)] == ["diabetic"]
         assert "diabetic" in (await b.handle(tg("what do you remember about me"))).text
 
 
@@ -71,16 +71,16 @@ async def test_memory_is_asked_about_only_in_a_direct_chat(workspace: Path, data
 async def test_link_codes_are_refused_in_any_group(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel()
     async with await Board.open(board_settings(workspace, data_dir, model), model.registry()) as b:
-        code = await b.people.ask_code("whatsapp:19990001111", is_owner=False)
+        code = await b.parts.people.ask_code("whatsapp:19990001111", is_owner=False)
         # the owner's number in a WhatsApp group: the channel sets is_owner False there
         reply = await b.handle(wa_group(f"/link {code}", sender="15550000001"))
         assert "direct chat" in reply.text
         assert reply.text.count("Linked") == 0
-        assert await b.people.persons() == []
+        assert await b.parts.people.persons() == []
         reply = await b.handle(tg_group(f"/link {code}"))
-        assert "direct chat" in reply.text and await b.people.persons() == []
+        assert "direct chat" in reply.text and await b.parts.people.persons() == []
         # the code was not spent: its owner can still use it from a direct chat
-        assert (await b.people.redeem(A, code, is_owner=False)).outcome is LinkOutcome.LINKED
+        assert (await b.parts.people.redeem(A, code, is_owner=False)).outcome is LinkOutcome.LINKED
 
 
 # -- 3: secrets ---------------------------------------------------------------------------------
@@ -132,19 +132,19 @@ async def test_forget_it_deletes_nothing(workspace: Path, data_dir: Path, text: 
     model = ScriptedModel()
     model.script(say("Sure."))
     async with await Board.open(board_settings(workspace, data_dir, model), model.registry()) as b:
-        await b.facts.learn(A, "location", "Pune", Provenance(source=FactSource.HEARD))
+        await b.parts.facts.learn(A, "location", "Pune", Provenance(source=FactSource.HEARD))
         await b.handle(tg(text))
-        assert [f.value for f in await b.facts.facts(user=A)] == ["Pune"]
+        assert [f.value for f in await b.parts.facts.facts(user=A)] == ["Pune"]
 
 
 @pytest.mark.parametrize("text", ["forget everything", "forget all", "Please forget everything about me."])
 async def test_forget_everything_says_what_was_erased(workspace: Path, data_dir: Path, text: str) -> None:
     model = ScriptedModel()
     async with await Board.open(board_settings(workspace, data_dir, model), model.registry()) as b:
-        await b.facts.learn(A, "location", "Pune", Provenance(source=FactSource.HEARD))
+        await b.parts.facts.learn(A, "location", "Pune", Provenance(source=FactSource.HEARD))
         reply = await b.handle(tg(text))
         assert "location" in reply.text and "Pune" in reply.text
-        assert await b.facts.facts(user=A) == []
+        assert await b.parts.facts.facts(user=A) == []
 
 
 # -- 4: forget everything erases everything -----------------------------------------------------
@@ -154,34 +154,34 @@ async def test_forget_everything_after_a_link_with_conflicting_facts_leaves_noth
     model = ScriptedModel()
     async with await Board.open(board_settings(workspace, data_dir, model), model.registry()) as b:
         where = Provenance(source=FactSource.HEARD)
-        await b.facts.learn(A, "location", "Pune", where)
-        await b.facts.learn(B, "location", "Mumbai", where)  # the newer one
-        code = await b.people.ask_code(A, is_owner=False)
-        assert (await b.people.redeem(B, code, is_owner=False)).outcome is LinkOutcome.LINKED
-        key = await b.people.person_of("telegram", "43")
-        assert [(f.user, f.value) for f in await b.facts.facts()] == [(key, "Mumbai")]
-        await b.facts.learn(A, "employer", "Infosys", where)  # written under the old key by a late extraction
+        await b.parts.facts.learn(A, "location", "Pune", where)
+        await b.parts.facts.learn(B, "location", "Mumbai", where)  # the newer one
+        code = await b.parts.people.ask_code(A, is_owner=False)
+        assert (await b.parts.people.redeem(B, code, is_owner=False)).outcome is LinkOutcome.LINKED
+        key = await b.parts.people.person_of("telegram", "43")
+        assert [(f.user, f.value) for f in await b.parts.facts.facts()] == [(key, "Mumbai")]
+        await b.parts.facts.learn(A, "employer", "Infosys", where)  # written under the old key by a late extraction
         await b.handle(tg("forget everything"))
-        assert await b.facts.facts() == []
-        await b.people.unlink(B)
+        assert await b.parts.facts.facts() == []
+        await b.parts.people.unlink(B)
         assert "Mumbai" not in (await b.handle(wa("what do you remember about me"))).text
 
 
 async def test_forget_one_key_reaches_a_fact_left_under_a_linked_account(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel()
     async with await Board.open(board_settings(workspace, data_dir, model), model.registry()) as b:
-        await b.people.link(A, B)
-        await b.facts.learn(A, "employer", "Infosys", Provenance(source=FactSource.HEARD))  # a late write
+        await b.parts.people.link(A, B)
+        await b.parts.facts.learn(A, "employer", "Infosys", Provenance(source=FactSource.HEARD))  # a late write
         reply = await b.handle(wa("/forget employer"))
         assert reply.text.startswith("Forgot 'employer'")
-        assert await b.facts.facts() == []
+        assert await b.parts.facts.facts() == []
 
 
 async def test_forget_everything_clears_the_note_of_what_was_said(workspace: Path, data_dir: Path) -> None:
     model = ScriptedModel()
     model.script(say("ok"), say("ok"))
     async with await Board.open(board_settings(workspace, data_dir, model), model.registry()) as b:
-        await b.people.link(A, B)
+        await b.parts.people.link(A, B)
         await b.handle(wa("My divorce hearing is on Friday"))
         await b.handle(wa("forget everything"))
         await b.handle(tg("What next?"))
@@ -196,19 +196,20 @@ async def test_an_extraction_pending_at_forget_everything_writes_nothing(workspa
     settings = replace(settings, agent=replace(settings.agent, cheap_model=None))
     async with await Board.open(settings, model.registry()) as b:
         await b.handle(tg("I'm based in Pune."))  # its extraction (under telegram:43) is still running
-        assert b.memory_writer is not None and b.memory_writer.pending == 1
-        await b.people.link(A, B)
+        assert b.parts.memory_writer is not None and b.parts.memory_writer.pending == 1
+        await b.parts.people.link(A, B)
         forgot = await b.handle(wa("forget everything"))
         assert "nothing to forget" in forgot.text.lower()
-        await b.memory_writer.settle(A)
-        assert await b.facts.facts() == []
+        await b.parts.memory_writer.settle(A)
+        assert await b.parts.facts.facts() == []
 
 
 # -- 6: a link cycle does not reset a budget ----------------------------------------------------
 
 async def _spend(b: Board, sender: str, usd: float) -> None:
-    await b.db.execute("INSERT INTO llm_calls(ts, provider, model, outcome, cost_usd, sender) VALUES (?,?,?,?,?,?)",
-                       (datetime.now(UTC).isoformat(timespec="seconds"), "x", "x", "ok", usd, sender))
+    await b.parts.db.execute(
+        "INSERT INTO llm_calls(ts, provider, model, outcome, cost_usd, sender) VALUES (?,?,?,?,?,?)",
+        (datetime.now(UTC).isoformat(timespec="seconds"), "x", "x", "ok", usd, sender))
 
 
 async def test_linking_does_not_reset_the_day_s_budget(workspace: Path, data_dir: Path) -> None:
@@ -219,12 +220,12 @@ async def test_linking_does_not_reset_the_day_s_budget(workspace: Path, data_dir
         await _spend(b, B, 1.0)
         outcomes = []
         for _ in range(5):
-            code = await b.people.ask_code(B, is_owner=False)
-            r = await b.people.redeem(A, code, is_owner=False)
+            code = await b.parts.people.ask_code(B, is_owner=False)
+            r = await b.parts.people.redeem(A, code, is_owner=False)
             outcomes.append(r.outcome)
-            key = await b.people.person_of("telegram", "43")
-            assert await b.budget.check(key, is_owner=False) is not None  # still spent
-            await b.people.unlink(B)
+            key = await b.parts.people.person_of("telegram", "43")
+            assert await b.parts.budget.check(key, is_owner=False) is not None  # still spent
+            await b.parts.people.unlink(B)
         assert outcomes[:3] == [LinkOutcome.LINKED] * 3
         assert LinkOutcome.LINKED not in outcomes[3:]
 
@@ -237,10 +238,11 @@ async def test_the_same_message_id_on_two_channels_is_heard_twice(workspace: Pat
     settings = board_settings(workspace, data_dir, model)
     settings = replace(settings, agent=replace(settings.agent, cheap_model="offline"))
     async with await Board.open(settings, model.registry()) as b:
-        await b.people.link(A, B)
-        key = await b.people.person_of("telegram", "43")
+        await b.parts.people.link(A, B)
+        key = await b.parts.people.person_of("telegram", "43")
         await b.handle(replace(tg("I'm based in Pune."), message_id="5"))
         await b.handle(replace(wa("I work at Zeta Foods."), message_id="5"))  # ids are per channel (and chat)
-        assert b.memory_writer is not None
-        await b.memory_writer.settle(key)
-        assert {f.key: f.value for f in await b.facts.facts(user=key)} == {"location": "Pune", "employer": "Zeta Foods"}
+        assert b.parts.memory_writer is not None
+        await b.parts.memory_writer.settle(key)
+        assert {f.key: f.value for f in await b.parts.facts.facts(user=key)} == {"location": "Pune",
+                                                                                 "employer": "Zeta Foods"}

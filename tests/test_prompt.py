@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from board.app import Board, BoardSettings
 from board.envelope import Envelope
 from board.llm.base import LLMRequest, LLMResponse
 from board.llm.offline import OfflineProvider
 from board.llm.registry import ProviderRegistry
-from board.service import Board, BoardSettings
 
 
 class RecordingOffline(OfflineProvider):

@@ -89,7 +89,7 @@ async def test_anthropic_breakpoints_on_the_static_block_and_the_history_end(
             static["text"], "where should we expand?", "and after that?"]
         assert len(breakpoints(third)) == 3 <= 4
 
-        rows = await board.db.fetchall(
+        rows = await board.parts.db.fetchall(
             "SELECT cache_read_tokens, cache_write_tokens, input_tokens FROM llm_calls ORDER BY id")
         # each turn reads from the cache everything the turn before wrote and writes only the new exchange
         assert rows[0]["cache_read_tokens"] == 0 and rows[0]["cache_write_tokens"] > 0
@@ -115,7 +115,7 @@ async def test_tool_rounds_get_breakpoints_within_four_and_the_per_turn_block_st
     fake_anthropic.script_tool_call("lookup", {"q": "rice"}, call_id="toolu_2")
     fake_anthropic.script_text("Tea and rice: 18%.")
     board = await anthropic_board(tmp_path, workspace, fake_anthropic)
-    board.tools.register(LookupTool().tool())
+    board.parts.tools.register(LookupTool().tool())
     try:
         await board.handle(envelope("@finance hello"))
         reply = await board.handle(envelope("@finance GST on tea and rice?"))
@@ -130,7 +130,7 @@ async def test_tool_rounds_get_breakpoints_within_four_and_the_per_turn_block_st
         marked = [third[i] for i in breakpoints(steps[2])]
         assert marked[0] is third[len(steps[2]["tools"])]  # the static block keeps its breakpoint
         assert [b.get("type") for b in marked[-2:]] == ["tool_result", "tool_result"]
-        rows = await board.db.fetchall("SELECT cache_read_tokens, cache_write_tokens FROM llm_calls ORDER BY id")
+        rows = await board.parts.db.fetchall("SELECT cache_read_tokens, cache_write_tokens FROM llm_calls ORDER BY id")
         assert rows[2]["cache_read_tokens"] == rows[1]["cache_read_tokens"] + rows[1]["cache_write_tokens"]
         assert rows[3]["cache_read_tokens"] == rows[2]["cache_read_tokens"] + rows[2]["cache_write_tokens"]
     finally:
@@ -159,7 +159,7 @@ async def test_compaction_keeps_the_next_turns_prefix_equal_to_the_one_after_it(
             cut = breakpoints(earlier)[-1]  # the end of the earlier turn's message
             prefix = [canonical(b) for b in flat_blocks(earlier)[: cut + 1]]
             assert [canonical(b) for b in flat_blocks(later)[: cut + 1]] == prefix
-        rows = await board.db.fetchall(
+        rows = await board.parts.db.fetchall(
             "SELECT purpose, cache_read_tokens, cache_write_tokens FROM llm_calls WHERE purpose = 'turn' ORDER BY id")
         for earlier, later in itertools.pairwise(rows[compacted_at + 1 :]):
             assert later["cache_read_tokens"] == earlier["cache_read_tokens"] + earlier["cache_write_tokens"]
@@ -171,7 +171,7 @@ async def test_per_turn_block_never_precedes_a_breakpoint(
     tmp_path: Path, workspace: Path, fake_anthropic: FakeAnthropic
 ) -> None:
     board = await anthropic_board(tmp_path, workspace, fake_anthropic, extra=SMALL_CONTEXT)
-    board.tools.register(LookupTool().tool())
+    board.parts.tools.register(LookupTool().tool())
     try:
         for n in range(9):
             if n == 3:
@@ -215,7 +215,7 @@ async def test_openai_prompt_is_the_previous_one_plus_the_new_exchange_and_cache
         assert second[-3] == {"role": "user", "content": "what do we know about the market?"}
         assert second[-1]["content"].startswith("and the competitors?\n\n<turn_context>")
 
-        rows = await board.db.fetchall(
+        rows = await board.parts.db.fetchall(
             "SELECT input_tokens, cache_read_tokens, cache_write_tokens, saved_usd FROM llm_calls ORDER BY id")
         # usage.prompt_tokens_details.cached_tokens: the fake caches 1024+ token prompts in 128-token steps
         cached = rows[1]["cache_read_tokens"]
@@ -268,7 +268,7 @@ async def test_meetings_and_consultations_send_the_per_turn_block_after_the_ques
     board = await scripted_board(workspace, data_dir, model)
     try:
         await board.handle(envelope("convene the board about raising prices"))
-        await board.room.drain(10)
+        await board.parts.room.drain(10)
         purposes = {r.purpose for r in model.requests}
         assert "meeting" in purposes
         for received in model.requests:
@@ -295,7 +295,7 @@ async def test_cost_shows_cached_input_and_what_caching_saved(
     try:
         for n in range(3):
             await board.handle(envelope(f"@critic point {n}"))
-        rows = await board.db.fetchall("SELECT saved_usd, cache_read_tokens FROM llm_calls ORDER BY id")
+        rows = await board.parts.db.fetchall("SELECT saved_usd, cache_read_tokens FROM llm_calls ORDER BY id")
         assert rows[0]["saved_usd"] < 0 < rows[1]["saved_usd"] < rows[2]["saved_usd"]  # a write costs 1.25x
         report = (await board.handle(envelope("/cost"))).text
         head = report.splitlines()[1].split()

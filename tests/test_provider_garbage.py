@@ -16,8 +16,8 @@ import aiosqlite
 import pytest
 
 from board.agent.runner import DEGRADED_REPLY, DEGRADED_SETUP_REPLY
+from board.app import Board
 from board.envelope import Reply
-from board.service import Board
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.local_server import ScriptedServer
 from tests.fakes.openai_api import FakeOpenAI
@@ -56,7 +56,7 @@ async def _ask(board: Board, caplog: pytest.LogCaptureFixture) -> tuple[Reply, l
     try:
         with caplog.at_level(logging.INFO):
             reply = await board.handle(envelope("hello"))
-        rows = await board.db.fetchall("SELECT model, outcome FROM llm_calls ORDER BY id")
+        rows = await board.parts.db.fetchall("SELECT model, outcome FROM llm_calls ORDER BY id")
     finally:
         await board.close()
     return reply, rows

@@ -30,7 +30,7 @@ def home(tmp_path: Path, state_url: StateURL | None) -> Path:
 async def scheduled(home: Path, state_url: StateURL | None, key: str) -> list[tuple[str, str]]:
     """(status, payload) of the scheduled_work rows of ``key``, read from the board's state."""
     url = state_url or parse_state_url("", data_dir=home / "sessions", env={})
-    from board.service import BOARD_MIGRATIONS
+    from board.app import BOARD_MIGRATIONS
     from bot.app import all_migrations
 
     async with await open_database(url, [*BOARD_MIGRATIONS, *all_migrations()]) as db:

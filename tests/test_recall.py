@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from board.agent.runner import AgentSettings
+from board.app import Board, BoardSettings
 from board.clock import FakeClock
 from board.decisions.predictions.migrations import MIGRATIONS as PREDICTION_MIGRATIONS
 from board.decisions.recall.migrations import MIGRATIONS as RECALL_MIGRATIONS
@@ -21,7 +22,6 @@ from board.roles import RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
 from board.room.settings import MeetingSettings
-from board.service import Board, BoardSettings
 from board.storage import Dialect, StateURL, open_database, parse_state_url
 from bot.app import all_migrations
 from tests.board_support import last_user, schema_of
@@ -74,12 +74,12 @@ async def test_a_related_earlier_decision_and_its_outcome_are_in_the_next_framin
 ) -> None:
     board, model = await _board(workspace, data_dir, state_url)
     try:
-        first = (await board.room.prepare("Should we raise prices for European customers?", envelope=OWNER_DM)
+        first = (await board.parts.room.prepare("Should we raise prices for European customers?", envelope=OWNER_DM)
                  .run()).meeting_id
-        actions = await board.room.store.actions()
-        await board.room.store.close_action(actions[0].id, by="42")
+        actions = await board.parts.room.store.actions()
+        await board.parts.room.store.close_action(actions[0].id, by="42")
         model.requests.clear()
-        await board.room.prepare("How should European pricing change next year?", envelope=OWNER_DM).run()
+        await board.parts.room.prepare("How should European pricing change next year?", envelope=OWNER_DM).run()
         framing = _framings(model)[-1]
         assert "Earlier board decisions on related topics" in framing and first in framing
         assert '"Pilot in Germany first"' in framing  # the recommendation, quoted
@@ -87,7 +87,7 @@ async def test_a_related_earlier_decision_and_its_outcome_are_in_the_next_framin
         member = _round_one(model, "finance")[-1]
         assert first in member  # under the agenda, so every member sees it too
         model.requests.clear()
-        await board.room.prepare("Hire a head of engineering", envelope=OWNER_DM).run()
+        await board.parts.room.prepare("Hire a head of engineering", envelope=OWNER_DM).run()
         assert "Earlier board decisions" not in _framings(model)[-1]  # nothing related: nothing recalled
     finally:
         await board.close()
@@ -96,9 +96,9 @@ async def test_a_related_earlier_decision_and_its_outcome_are_in_the_next_framin
 async def test_recall_is_off_with_zero(workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
     board, model = await _board(workspace, data_dir, state_url, recall_decisions=0)
     try:
-        await board.room.prepare("Should we raise prices for European customers?", envelope=OWNER_DM).run()
+        await board.parts.room.prepare("Should we raise prices for European customers?", envelope=OWNER_DM).run()
         model.requests.clear()
-        await board.room.prepare("European prices again", envelope=OWNER_DM).run()
+        await board.parts.room.prepare("European prices again", envelope=OWNER_DM).run()
         assert "Earlier board decisions" not in _framings(model)[-1]
     finally:
         await board.close()
@@ -180,7 +180,7 @@ async def test_without_predictions_the_synthesis_has_no_track_record(
 ) -> None:
     board, model = await _board(workspace, data_dir, state_url)
     try:
-        await board.room.prepare("Expand to Europe?", envelope=OWNER_DM).run()
+        await board.parts.room.prepare("Expand to Europe?", envelope=OWNER_DM).run()
         assert "Track records" not in _syntheses(model)[-1]
     finally:
         await board.close()

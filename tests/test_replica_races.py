@@ -18,9 +18,9 @@ from typing import Any, cast
 import pytest
 from telegram import Bot
 
+from board.app import BOARD_MIGRATIONS
 from board.clock import SystemClock
 from board.people import LinkOutcome, People, PeopleSettings
-from board.service import BOARD_MIGRATIONS
 from board.storage import Database, Dialect, StateURL, open_database
 from board.workspace.souls import AgentProfile
 from bot.app import all_migrations

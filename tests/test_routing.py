@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board
 from board.conversation.sessions import role_of_key, session_key
 from board.envelope import Envelope
 from board.routing.router import Router
-from board.service import Board
 from tests.fakes.scripted_model import ScriptedModel, say
 from tests.llm_support import scripted_board
 
@@ -101,7 +101,7 @@ async def test_oversized_message_gets_a_clear_reply_and_no_model_call(board: Boa
     reply = await board.handle(env(huge, channel="telegram", sender="7", chat_id="-1", thread_id=3, is_group=True))
     assert reply.kind == "error" and "characters long; the limit is 20,000" in reply.text
     assert reply.thread_id == 3
-    assert await board.sessions.current("board:general:g--1") is None  # nothing reached a model or transcript
+    assert await board.parts.sessions.current("board:general:g--1") is None  # nothing reached a model or transcript
     after = await board.handle(env("short again"))
     assert after.kind == "answer"
 
@@ -151,6 +151,6 @@ async def test_board_answers_each_mentioned_role_and_convenes_on_plain_words(wor
         started = await board.handle(env("run a board meeting on our pricing"))
         assert started.kind == "command" and "Convening the board on \u201cour pricing\u201d" in started.text
         assert not model.requests_for("general", purpose="turn")  # the chair's model was not asked to decide
-        await board.room.cancel(board.room.running()[0])
+        await board.parts.room.cancel(board.parts.room.running()[0])
     finally:
         await board.close()

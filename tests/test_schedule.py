@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board
 from board.clock import ClockRefused, FakeClock, FileClock, SystemClock, clock_from_env
 from board.schedule import (
     Delivered,
@@ -24,7 +25,6 @@ from board.schedule import (
     WorkStatus,
 )
 from board.schedule.report import status_lines
-from board.service import Board
 from board.storage import Database, Dialect, StateURL, open_database, parse_state_url
 from tests.schedule_support import PLACE, START, RecordingDeliver, nudge, open_schedule, work
 
@@ -311,7 +311,7 @@ async def test_a_channel_that_is_not_running_makes_the_row_wait_saying_so(databa
 @pytest.fixture
 async def replica_db(state_url: StateURL | None, data_dir: Path) -> AsyncIterator[Database]:
     """A second, separately opened connection (pool) to the test's ``database``: another replica's."""
-    from board.service import BOARD_MIGRATIONS
+    from board.app import BOARD_MIGRATIONS
     from bot.app import all_migrations
 
     url = state_url or parse_state_url("", data_dir=data_dir, env={})

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from board.service import Board
+from board.app import Board
 from bot.app import all_migrations
 from bot.config.load import load_config
 from bot.intake.config import InboxSection
@@ -101,10 +101,10 @@ async def test_reload_applies_models_turn_cap_and_budgets_and_names_what_needs_a
         config.write_text(text, encoding="utf-8")
         result = reload_config(config, loaded, board=board, hub=hub, channels=[])
         assert result.error is None
-        assert board.runner.settings.fallbacks == ("offline:second",)
+        assert board.parts.runner.settings.fallbacks == ("offline:second",)
         assert hub.scheduler.cap == 4
-        assert board.budget.settings.daily_usd == 2.5
-        assert board.budget.settings.per_sender_daily_usd == 0.25
+        assert board.parts.budget.settings.daily_usd == 2.5
+        assert board.parts.budget.settings.per_sender_daily_usd == 0.25
         applied = "\n".join(result.applied)
         assert 'llm.fallbacks: [] -> ["offline:second"]' in applied
         assert "inbox.max_concurrent_turns: 32 -> 4" in applied

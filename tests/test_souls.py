@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope
 from board.roles import RoleOverride, RosterSpec
-from board.service import Board
 from board.workspace.files import FileProblem
 from board.workspace.paths import PathEscapeError
 from board.workspace.souls import SoulStore, parse_soul
@@ -99,7 +99,7 @@ async def test_broken_edit_keeps_last_good_and_logs_once(
     assert len(errors) == 1
     assert str(target) in errors[0].getMessage()
     assert "keeping the last good version" in errors[0].getMessage()
-    status = {s.role: s for s in board.souls.status()}["finance"]
+    status = {s.role: s for s in board.parts.souls.status()}["finance"]
     assert status.error and "not valid YAML" in status.error
     assert status.version == parse_soul(FINANCE_V2.encode()).version
 
@@ -111,12 +111,12 @@ async def test_delete_falls_back_to_shipped_soul(board: Board, workspace: Path) 
     target.unlink()
     reply = await board.handle(ask("@finance hi"))
     assert reply.name == "Finance"
-    status = {s.role: s for s in board.souls.status()}["finance"]
+    status = {s.role: s for s in board.parts.souls.status()}["finance"]
     assert status.source == "built-in default"
 
 
 async def test_added_soul_file_adds_a_role(board: Board, workspace: Path) -> None:
-    assert "legal" not in board.souls.roles()
+    assert "legal" not in board.parts.souls.roles()
     (workspace / "board" / "legal.soul.md").write_text(
         "---\nname: Counsel\nemoji: ⚖️\n---\nYou read the fine print before anyone signs.\n", encoding="utf-8"
     )
@@ -129,7 +129,7 @@ async def test_turn_records_soul_version(board: Board, workspace: Path) -> None:
     await board.handle(ask("@finance hi"))
     (workspace / "board" / "finance.soul.md").write_text(FINANCE_V2, encoding="utf-8")
     await board.handle(ask("@finance again"))
-    transcript = await board.sessions.open("board:finance")
+    transcript = await board.parts.sessions.open("board:finance")
     versions = [e["soul_version"] for e in transcript.recent(10) if e["role"] == "assistant"]
     assert versions[1] == parse_soul(FINANCE_V2.encode()).version
     assert versions[0] != versions[1]
@@ -137,11 +137,11 @@ async def test_turn_records_soul_version(board: Board, workspace: Path) -> None:
 
 async def test_watcher_applies_edits_without_a_turn(board: Board, workspace: Path) -> None:
     stop = asyncio.Event()
-    task = asyncio.create_task(board.souls.watch(stop))
+    task = asyncio.create_task(board.parts.souls.watch(stop))
     try:
         await asyncio.sleep(0.3)
         (workspace / "board" / "finance.soul.md").write_text(FINANCE_V2, encoding="utf-8")
-        watched = board.souls._files["finance"]
+        watched = board.parts.souls._files["finance"]
         for _ in range(100):
             if watched._value is not None and watched._value.meta.name == "Moneybags":
                 break
@@ -193,7 +193,7 @@ async def test_added_symlink_out_of_workspace_is_not_served(board: Board, worksp
     reply = await board.handle(ask("@spy hello"))
     assert reply.role == "general"
     assert "leaked secret" not in reply.text
-    status = {s.role: s for s in board.souls.status()}["spy"]
+    status = {s.role: s for s in board.parts.souls.status()}["spy"]
     assert status.version is None and "outside the workspace" in (status.error or "")
 
 

@@ -125,7 +125,7 @@ async def test_status_on_a_host_whose_replica_is_down_names_the_replicas_that_se
     two other replicas answered everyone: an operator paged for an outage that was not one."""
     import time
 
-    from board.service import BOARD_MIGRATIONS
+    from board.app import BOARD_MIGRATIONS
     from board.storage import open_database
     from bot.app import all_migrations
     from bot.replicas.registry import ReplicaIdentity, register
@@ -149,8 +149,8 @@ async def test_status_on_a_host_whose_replica_is_down_names_the_replicas_that_se
 
 
 async def test_inbox_and_cost_read_postgresql_where_there_is_no_sabha_db(tmp_path: Path, pg_url: str) -> None:
+    from board.app import BOARD_MIGRATIONS
     from board.envelope import Envelope
-    from board.service import BOARD_MIGRATIONS
     from board.spending.ledger import Ledger, LLMCallRecord
     from board.storage import open_database
     from bot.app import all_migrations

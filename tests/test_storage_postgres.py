@@ -143,7 +143,7 @@ def test_a_store_without_its_postgres_migrations_says_so(tmp_path: Path, monkeyp
 
 def test_every_shipped_migration_has_its_postgres_twin() -> None:
     """Sabha opens on PostgreSQL only when every package's steps exist in both dialects, under the same names."""
-    from board.service import BOARD_MIGRATIONS
+    from board.app import BOARD_MIGRATIONS
     from board.storage.migrations import for_dialect
     from bot.app import all_migrations
 

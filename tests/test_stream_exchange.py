@@ -79,7 +79,7 @@ async def test_a_tool_call_voids_the_text_so_far_and_says_which_tool(
     fake_openai.script_tool_call("lookup", {"q": "phones"}, text="Let me check.")
     fake_openai.script_text("Phones: 18%.")
     board = await openai_board(tmp_path, workspace, fake_openai, stream=True)
-    board.tools.register(LookupTool().tool())
+    board.parts.tools.register(LookupTool().tool())
     sink = Recorder()
     try:
         with streaming_to(sink):

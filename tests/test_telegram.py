@@ -17,7 +17,7 @@ from aiohttp import web
 from telegram import Bot
 from telegram.error import NetworkError, RetryAfter, TelegramError, TimedOut
 
-from board.service import Board
+from board.app import Board
 from bot.channels.telegram.channel import (
     COMMANDS,
     NOT_AUTHORISED,
@@ -53,7 +53,7 @@ LABELS = {"general": "🧭 General", "research": "🔬 Research", "content": "�
 
 
 async def session_keys(board: Board) -> set[str]:
-    return {ref.key for ref in await board.sessions.list()}
+    return {ref.key for ref in await board.parts.sessions.list()}
 
 
 # -- topics --------------------------------------------------------------------------
@@ -518,7 +518,7 @@ async def test_commands_are_registered_and_answered_in_place(board: Board, fake:
             "memory", "forget", "files", "link", "unlink", "souls", "cost", "status",
             "decisions", "decision", "ratify", "veto", "revisit", "due", "snooze",
             "review", "predictions", "resolve", "stats"} == menu
-    assert set(board.commands) <= menu  # every command the board answers is in the menu
+    assert set(board.parts.commands) <= menu  # every command the board answers is in the menu
     # three lanes answer concurrently: pick each reply by where it went, not by arrival order
     [roles] = [m for m in fake.sent_messages if m.message_thread_id == thread]
     [souls] = [m for m in fake.sent_messages if m.chat_id == OWNER]
@@ -537,7 +537,7 @@ async def test_reset_in_a_topic_resets_that_topic_session(board: Board, fake: Fa
         fake.push_text(FORUM, OWNER, "/reset", thread_id=thread)
         [_, reset] = await fake.wait_for_messages(2)
     assert reset.message_thread_id == thread and "fresh conversation with finance" in reset.text
-    history = await board.sessions.history_of(f"board:finance:g-{FORUM}")
+    history = await board.parts.sessions.history_of(f"board:finance:g-{FORUM}")
     assert len(history) == 2 and sum(ref.archived_at is not None for ref in history) == 1
 
 

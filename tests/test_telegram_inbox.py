@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope, Reply
-from board.service import Board
 from bot.intake.courier import ChannelTexts
 from bot.intake.inbox import Arrival, Inbox, Pending
 from tests.fakes.telegram_api import FakeTelegramAPI
@@ -35,11 +35,12 @@ pytestmark = pytest.mark.backends  # the inbox on SQLite and on PostgreSQL
 async def received_ago(board: Board, message_id: str, age: timedelta) -> None:
     """Make a claimed message look ``age`` old."""
     stamp = (datetime.now(UTC) - age).isoformat(timespec="seconds")
-    await board.db.execute("UPDATE inbound_messages SET received_at = ? WHERE message_id = ?", (stamp, message_id))
+    await board.parts.db.execute("UPDATE inbound_messages SET received_at = ? WHERE message_id = ?", (stamp,
+                                                                                                      message_id))
 
 
 async def status_of(board: Board, message_id: int | str, chat: int = OWNER) -> str | None:
-    return await Inbox(board.db, "telegram").status(str(chat), str(message_id))
+    return await Inbox(board.parts.db, "telegram").status(str(chat), str(message_id))
 
 
 async def test_a_message_cut_off_mid_answer_is_answered_after_the_restart_once(
@@ -107,7 +108,7 @@ async def test_what_cannot_be_taken_up_is_logged_and_abandoned(
     board: Board, fake: FakeTelegramAPI, caplog: pytest.LogCaptureFixture
 ) -> None:
     model = use_model(board, RecordingModel())
-    inbox = Inbox(board.db, "telegram")
+    inbox = Inbox(board.parts.db, "telegram")
     chat = str(OWNER)
 
     def envelope(message_id: int, text: str) -> Envelope:
@@ -121,11 +122,11 @@ async def test_what_cannot_be_taken_up_is_logged_and_abandoned(
     await inbox.replied(half, Reply.to(envelope(8, "half sent"), role="general", name="General", emoji="🧭",
                                        text="an answer that may have been posted"))
     await inbox.sending(half)
-    await board.db.execute(  # no copy kept (claimed by an older Sabha)
+    await board.parts.db.execute(  # no copy kept (claimed by an older Sabha)
         "INSERT INTO inbound_messages(channel, chat_id, message_id, received_at, status) "
         "VALUES ('telegram', ?, '9', ?, 'received')", (chat, datetime.now(UTC).isoformat()))
     await claim(inbox, envelope(10, "the crashing question"))
-    await board.db.execute("UPDATE inbound_messages SET attempts = 3 WHERE message_id = '10'")
+    await board.parts.db.execute("UPDATE inbound_messages SET attempts = 3 WHERE message_id = '10'")
     await claim(inbox, envelope(11, "a fresh question"))
 
     caplog.set_level(logging.WARNING, "sabha.inbox")
@@ -146,7 +147,7 @@ async def test_what_cannot_be_taken_up_is_logged_and_abandoned(
 
 async def test_resume_max_age_zero_gives_everything_up(board: Board, fake: FakeTelegramAPI) -> None:
     model = use_model(board, RecordingModel())
-    inbox = Inbox(board.db, "telegram")
+    inbox = Inbox(board.parts.db, "telegram")
     await claim(inbox, Envelope(channel="telegram", text="hi", sender=str(OWNER), chat_id=str(OWNER), message_id="5"))
     async with running(board, tg_settings(fake), resume_max_age_s=0) as channel:
         fake.push_text(OWNER, OWNER, "sentinel")

@@ -13,9 +13,9 @@ import logging
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope
 from board.room.meeting import MeetingEvent
-from board.service import Board
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.meeting import STATUS_RESERVE
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings

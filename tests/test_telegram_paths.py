@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope, Reply
 from board.room.meeting import MeetingEvent
-from board.service import Board
 from bot.channels.telegram.channel import ANSWER_FAILED, TEXT_ONLY
 from tests.board_support import decision_record
 from tests.fakes.telegram_api import FakeTelegramAPI
@@ -50,10 +50,10 @@ async def test_every_send_path_keeps_the_place(
 ) -> None:
     real_handle = board.handle
 
-    async def handle(envelope: Envelope) -> Reply:
+    async def handle(envelope: Envelope, **given: Any) -> Reply:
         if envelope.text == "boom":
             raise RuntimeError("the model exploded")
-        return await real_handle(envelope)
+        return await real_handle(envelope, **given)
 
     monkeypatch.setattr(board, "handle", handle)
     async with running(board, tg_settings(fake), status_interval=0.05) as channel:
@@ -164,7 +164,7 @@ async def test_meeting_statement_for_a_deleted_topic_goes_to_general(board: Boar
     critic = [m for m in fake.sent_messages if m.text.startswith("🦉 Critic")]
     assert [m.message_thread_id for m in critic] == [None]
     assert len(fake.created_topics) == len(SPECIALISTS)
-    stored = await board.db.fetchall("SELECT role FROM telegram_topics")
+    stored = await board.parts.db.fetchall("SELECT role FROM telegram_topics")
     assert "critic" not in {row["role"] for row in stored}
 
 
@@ -185,7 +185,7 @@ async def test_meeting_called_from_a_dm_reports_back_to_that_dm(board: Board, fa
 async def test_a_meeting_called_in_general_posts_into_the_topics_and_general(
     board: Board, fake: FakeTelegramAPI
 ) -> None:
-    if not hasattr(board, "room"):
+    if not hasattr(board.parts, "room"):
         pytest.skip("this build has no board meetings (board.room)")
     async with running(board, tg_settings(fake), status_interval=0.05) as channel:
         assert channel.topics is not None

@@ -111,7 +111,7 @@ def test_angle_brackets_beside_markdown_that_still_renders() -> None:
 
 def test_help_text_shows_its_placeholders() -> None:
     """The /help answer, as the user reads it in Telegram (it arrived as ``@          ask one role``)."""
-    from board.service import HELP_TEXT
+    from board.commands.builtin import HELP_TEXT
 
     [chunk] = render(HELP_TEXT, header="🧭 General")
     lines = chunk.text.splitlines()

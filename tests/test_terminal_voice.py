@@ -19,9 +19,9 @@ import pexpect
 import pytest
 from wcwidth import wcswidth
 
+from board.app import Board
 from board.envelope import Envelope
 from board.llm.offline import OFFLINE_NOTICE
-from board.service import Board
 from tests.test_chat_tty import CTRL_D, PROMPT, chat_env, finish, screen
 
 COLUMNS = 160
@@ -102,8 +102,8 @@ async def test_help_fits_each_channel(board: Board) -> None:
 
     plain = (await board.handle(envelope("somewhere"))).text
     assert "this topic" not in plain and "the chair (general) answers" in plain
-    board.describe_channel("telegram", TOPIC_ADDRESSING)
-    board.describe_channel("console", Addressing((("<message>", "the role you started with answers"),)))
+    board.parts.commands.describe_channel("telegram", TOPIC_ADDRESSING)
+    board.parts.commands.describe_channel("console", Addressing((("<message>", "the role you started with answers"),)))
     assert "this topic's role" in (await board.handle(envelope("telegram"))).text
     console = (await board.handle(envelope("console"))).text
     assert "the role you started with answers" in console and "this topic" not in console

@@ -29,7 +29,7 @@ async def test_tool_loop_is_capped_then_the_agent_answers(workspace: Path, data_
     model.script(call("lookup", {"q": "a"}), call("lookup", {"q": "b"}), say("Here is what I found: 18%."))
     board = await scripted_board(workspace, data_dir, model, max_tool_iterations=2)
     lookup = LookupTool()
-    board.tools.register(lookup.tool())
+    board.parts.tools.register(lookup.tool())
     try:
         reply = await board.handle(envelope("rates?"))
         assert reply.text == "Here is what I found: 18%."
@@ -48,7 +48,7 @@ async def test_a_model_that_keeps_calling_tools_still_gets_an_answer_out(workspa
     model = ScriptedModel(default=call("lookup", {"q": "again"}))
     board = await scripted_board(workspace, data_dir, model, max_tool_iterations=3)
     lookup = LookupTool()
-    board.tools.register(lookup.tool())
+    board.parts.tools.register(lookup.tool())
     try:
         reply = await board.handle(envelope("loop forever"))
         assert reply.text == CAP_REPLY and not reply.degraded
@@ -62,8 +62,8 @@ async def test_forbidden_and_unknown_tools_return_structured_errors(workspace: P
     model = ScriptedModel()
     model.script(calls(("secret", {"q": "x"}), ("teleport", {"to": "mars"})), say("Understood, I can't."))
     board = await scripted_board(workspace, data_dir, model, default_tools=("lookup",))
-    board.tools.register(LookupTool().tool())
-    board.tools.register(secret.tool())
+    board.parts.tools.register(LookupTool().tool())
+    board.parts.tools.register(secret.tool())
     try:
         reply = await board.handle(envelope("use the secret tool"))
         assert reply.text == "Understood, I can't."
@@ -82,7 +82,7 @@ async def test_soul_front_matter_limits_tools(workspace: Path, data_dir: Path) -
     soul.write_text(text.replace("---\n", "---\ntools: []\n", 1), encoding="utf-8")
     model = ScriptedModel()
     board = await scripted_board(workspace, data_dir, model)
-    board.tools.register(LookupTool().tool())
+    board.parts.tools.register(LookupTool().tool())
     try:
         await board.handle(envelope("@critic hi"))
         await board.handle(envelope("@finance hi"))
@@ -97,7 +97,7 @@ async def test_invalid_arguments_and_bad_json_come_back_as_errors(workspace: Pat
     model = ScriptedModel()
     model.script(calls(("lookup", {"q": 7}), ("lookup", '{"q": "tea"')), say("Let me rephrase."))
     board = await scripted_board(workspace, data_dir, model)
-    board.tools.register(lookup.tool())
+    board.parts.tools.register(lookup.tool())
     try:
         reply = await board.handle(envelope("tea?"))
         assert reply.text == "Let me rephrase."
@@ -116,13 +116,13 @@ async def test_a_failing_tool_reports_ok_false_and_the_turn_goes_on(workspace: P
     model = ScriptedModel()
     model.script(call("lookup", {"q": "x"}), say("The lookup is down; from memory it is 18%."))
     board = await scripted_board(workspace, data_dir, model)
-    board.tools.register(LookupTool(fail_with=RuntimeError("database offline")).tool())
+    board.parts.tools.register(LookupTool(fail_with=RuntimeError("database offline")).tool())
     try:
         reply = await board.handle(envelope("x?"))
         assert reply.text.startswith("The lookup is down")
         [result] = tool_messages(model, 1)
         assert result == {"ok": False, "error": "'lookup' failed: database offline", "retryable": False}
-        rows = await board.db.fetchall("SELECT name, ok, error FROM tool_calls")
+        rows = await board.parts.db.fetchall("SELECT name, ok, error FROM tool_calls")
         assert [(r["name"], r["ok"]) for r in rows] == [("lookup", 0)] and "offline" in rows[0]["error"]
     finally:
         await board.close()
@@ -154,7 +154,7 @@ async def test_text_protocol_model_runs_tools_from_its_answer(workspace: Path, d
                  say("Rice: 18%."))
     board = await scripted_board(workspace, data_dir, model, text_tool_models=("scripted:*",))
     lookup = LookupTool()
-    board.tools.register(lookup.tool())
+    board.parts.tools.register(lookup.tool())
     try:
         reply = await board.handle(envelope("rice?"))
         assert reply.text == "Rice: 18%."
@@ -188,7 +188,7 @@ async def test_retry_then_fallback_then_graceful_reply(workspace: Path, data_dir
         entries = await session_entries(board, "board:finance")
         assert entries[-1]["degraded"] is True and entries[-1]["text"] == DEGRADED_REPLY
         assert entries[0]["text"] == "runway?"  # the user's message is kept
-        rows = await board.db.fetchall("SELECT model, outcome, attempt FROM llm_calls ORDER BY id")
+        rows = await board.parts.db.fetchall("SELECT model, outcome, attempt FROM llm_calls ORDER BY id")
         assert [(r["model"], r["outcome"], r["attempt"]) for r in rows] == [
             ("scripted:main", "server", 1), ("scripted:main", "rate_limit", 2),
             ("scripted:backup", "timeout", 1), ("scripted:backup", "server", 2),
@@ -275,10 +275,10 @@ async def test_exchange_runs_without_a_transcript_with_extra_tools_and_context(
     model.script(call("note", {"text": "cash is tight"}), say("Noted: cash is tight."), role="finance")
     board = await scripted_board(workspace, data_dir, model)
     try:
-        profile = board.souls.profile("finance")
+        profile = board.parts.souls.profile("finance")
         ctx = ToolContext(role="finance", session_key="meeting:m1", depth=1, chain=("general", "finance"),
                           meeting_id="m1", roster="sabha")
-        outcome = await board.runner.exchange(profile, "What worries you?", ctx, extra_tools=[extra],
+        outcome = await board.parts.runner.exchange(profile, "What worries you?", ctx, extra_tools=[extra],
                                               tools_allowed=(), ledger_tags={"purpose": "meeting"})
         assert outcome.text == "Noted: cash is tight." and not outcome.degraded
         assert [t.name for t in model.requests[0].request.tools] == ["note"]
@@ -287,10 +287,10 @@ async def test_exchange_runs_without_a_transcript_with_extra_tools_and_context(
         assert outcome.usage.output_tokens > 0 and outcome.llm_calls == 2
         system = model.requests[0].request.system
         assert system[0].name == "static" and system[0].cacheable and "Finance" in system[0].text
-        assert await board.sessions.list() == []  # no transcript was created
-        rows = await board.db.fetchall("SELECT purpose, meeting_id, session_key FROM llm_calls")
+        assert await board.parts.sessions.list() == []  # no transcript was created
+        rows = await board.parts.db.fetchall("SELECT purpose, meeting_id, session_key FROM llm_calls")
         assert {(r["purpose"], r["meeting_id"], r["session_key"]) for r in rows} == {("meeting", "m1", "meeting:m1")}
-        assert "note" not in board.tools.names()  # extra tools do not leak into the registry
+        assert "note" not in board.parts.tools.names()  # extra tools do not leak into the registry
     finally:
         await board.close()
 
@@ -299,7 +299,7 @@ async def test_exchange_runs_without_a_transcript_with_extra_tools_and_context(
 async def test_zero_tool_iterations_offers_no_tools(workspace: Path, data_dir: Path, max_iterations: int) -> None:
     model = ScriptedModel()
     board = await scripted_board(workspace, data_dir, model, max_tool_iterations=max_iterations)
-    board.tools.register(LookupTool().tool())
+    board.parts.tools.register(LookupTool().tool())
     try:
         await board.handle(envelope("hi"))
         assert model.requests[0].request.tool_choice == "none"
@@ -310,13 +310,13 @@ async def test_zero_tool_iterations_offers_no_tools(workspace: Path, data_dir: P
 
 async def test_offline_model_can_call_a_tool(workspace: Path, data_dir: Path) -> None:
     from board.agent.runner import AgentSettings
+    from board.app import Board, BoardSettings
     from board.roles import RosterSpec
-    from board.service import Board, BoardSettings
 
     board = await Board.open(BoardSettings(workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
                                            agent=AgentSettings()))
     lookup = LookupTool()
-    board.tools.register(lookup.tool())
+    board.parts.tools.register(lookup.tool())
     try:
         reply = await board.handle(envelope('check [TOOL: lookup ARG: {"q": "salt"}]'))
         assert "GST on salt is 18%" in reply.text and "offline model" in reply.text

@@ -11,15 +11,16 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from board.app import Board
 from board.conversation.transcript_rows import RowTranscripts
 from board.conversation.transcripts import FileTranscripts, TranscriptStore, iter_entries, read_tail
 from board.envelope import Envelope
-from board.service import Board
 from board.storage import Database, Dialect, StorageError
 
 Stores = Callable[..., TranscriptStore]
@@ -34,15 +35,15 @@ def stores(database: Database, data_dir: Path) -> Stores:
 
 
 async def exported(board: Board, session_id: str) -> bytes:
-    return b"".join([chunk async for chunk in board.transcripts.lines(session_id)])
+    return b"".join([chunk async for chunk in board.parts.transcripts.lines(session_id)])
 
 
 async def delete_transcript(board: Board, session_id: str) -> None:
     """Lose a session's transcript (its file, or its rows)."""
-    if isinstance(board.transcripts, FileTranscripts):
-        board.transcripts.path_for(session_id).unlink()
+    if isinstance(board.parts.transcripts, FileTranscripts):
+        board.parts.transcripts.path_for(session_id).unlink()
     else:
-        await board.db.execute("DELETE FROM transcript_lines WHERE session_id = ?", (session_id,))
+        await board.parts.db.execute("DELETE FROM transcript_lines WHERE session_id = ?", (session_id,))
 
 
 def ask(text: str, **kw: object) -> Envelope:
@@ -53,11 +54,11 @@ def ask(text: str, **kw: object) -> Envelope:
 @pytest.mark.backends
 async def test_turn_writes_header_user_and_assistant(board: Board, data_dir: Path) -> None:
     reply = await board.handle(ask("hello board"))
-    ref = await board.sessions.current("main")
+    ref = await board.parts.sessions.current("main")
     assert ref is not None
     text = await exported(board, ref.session_id)
     files = list(data_dir.glob("*.jsonl"))
-    if board.db.dialect is Dialect.SQLITE:
+    if board.parts.db.dialect is Dialect.SQLITE:
         assert [f.stem for f in files] == [ref.session_id] and files[0].read_bytes() == text
     else:
         assert files == []  # rows, not files
@@ -109,7 +110,7 @@ async def test_tail_reads_across_block_boundaries(tmp_path: Path) -> None:
 @pytest.mark.backends
 async def test_recent_history_comes_from_the_tail_not_the_whole_file(board: Board, stores: Stores) -> None:
     await board.handle(ask("start"))
-    ref = await board.sessions.current("main")
+    ref = await board.parts.sessions.current("main")
     assert ref is not None
     t = await stores().open(ref.session_id)
     t.append(*({"type": "message", "role": "user", "text": f"old {i}"} for i in range(5000)))
@@ -122,13 +123,13 @@ async def test_recent_history_comes_from_the_tail_not_the_whole_file(board: Boar
 @pytest.mark.backends
 async def test_reset_archives_and_keeps_the_old_file(board: Board, data_dir: Path) -> None:
     await board.handle(ask("remember the red folder"))
-    old = await board.sessions.current("main")
+    old = await board.parts.sessions.current("main")
     reply = await board.handle(ask("/reset"))
     assert reply.kind == "command" and "archived" in reply.text
-    new = await board.sessions.current("main")
+    new = await board.parts.sessions.current("main")
     assert old is not None and new is not None and new.session_id != old.session_id
-    assert next(e["text"] for e in await board.transcripts.entries(old.session_id)) == "remember the red folder"
-    history = await board.sessions.history_of("main")
+    assert next(e["text"] for e in await board.parts.transcripts.entries(old.session_id)) == "remember the red folder"
+    history = await board.parts.sessions.history_of("main")
     assert [h.session_id for h in history if h.archived_at] == [old.session_id]
     after = await board.handle(ask("what did I say?"))
     assert "earlier message" not in after.text  # the new session starts empty
@@ -137,10 +138,10 @@ async def test_reset_archives_and_keeps_the_old_file(board: Board, data_dir: Pat
 @pytest.mark.backends
 async def test_reset_a_named_role(board: Board) -> None:
     await board.handle(ask("@finance runway?"))
-    old = await board.sessions.current("board:finance")
+    old = await board.parts.sessions.current("board:finance")
     reply = await board.handle(ask("/reset finance"))
     assert "finance" in reply.text
-    new = await board.sessions.current("board:finance")
+    new = await board.parts.sessions.current("board:finance")
     assert old and new and old.session_id != new.session_id
     assert (await board.handle(ask("/reset nobody"))).text.startswith("There is no role 'nobody'")
 
@@ -180,14 +181,15 @@ async def test_tail_sees_entries_another_process_appended(stores: Stores) -> Non
 @pytest.mark.backends
 async def test_a_deleted_transcript_starts_a_new_session_instead_of_failing(board: Board, stores: Stores) -> None:
     await board.handle(ask("@finance hello"))
-    old = await board.sessions.current("board:finance")
+    old = await board.parts.sessions.current("board:finance")
     assert old is not None
     await delete_transcript(board, old.session_id)
     fresh = stores()  # as after a restart
-    board.transcripts = board.sessions.transcripts = fresh
+    board.parts = replace(board.parts, transcripts=fresh)
+    board.parts.sessions.transcripts = fresh
     reply = await board.handle(ask("@finance still there?"))
     assert reply.kind == "answer" and reply.role == "finance"
-    new = await board.sessions.current("board:finance")
+    new = await board.parts.sessions.current("board:finance")
     assert new is not None and new.session_id != old.session_id and new.role == "finance"
     assert next(e.get("text") for e in await fresh.entries(new.session_id)) == "still there?"
 
@@ -220,7 +222,7 @@ async def test_session_locks_do_not_accumulate(board: Board) -> None:
     import gc
 
     gc.collect()
-    assert len(board._locks) == 0
+    assert len(board.parts.locks) == 0
 
 
 # -- rows (PostgreSQL) only ----------------------------------------------------------------------

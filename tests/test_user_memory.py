@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from board.app import Board
 from board.envelope import Envelope
 from board.memory.facts import MemorySettings
-from board.service import Board
 from board.storage.url import StateURL
 from bot.app import all_migrations
 from tests.fakes.scripted_model import ScriptedModel, call, calls, say
@@ -122,10 +122,11 @@ async def test_without_a_user_there_is_nothing_to_remember(workspace: Path, data
     model.script(call("remember", {"key": "x", "value": "y"}), say("ok"))
     async with await Board.open(board_settings(workspace, data_dir, model, state=state_url), model.registry(),
                                 migrations=all_migrations()) as b:
-        profile = b.souls.profile("general")
+        profile = b.parts.souls.profile("general")
         from board.agent.tools import ToolContext
 
-        outcome = await b.runner.exchange(profile, "note this", ToolContext(role="general", session_key="internal"))
+        outcome = await b.parts.runner.exchange(profile, "note this", ToolContext(role="general",
+                                                                                  session_key="internal"))
         assert outcome.tool_events[0].result.error == "there is no user in this exchange to remember anything about"
         assert await rows(b, "SELECT * FROM memory_facts") == []
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from board.app import Board
 from board.llm.base import LLMRequest
 from board.room.meeting import MeetingSettings
 from board.room.roundtable import parse_input, run_roundtable
-from board.service import Board
 from tests.board_support import board_with, last_user, schema_of
 from tests.fakes.anthropic_api import FakeAnthropic
 from tests.fakes.openai_api import FakeOpenAI
@@ -101,7 +101,7 @@ async def test_seed_004_inputs_give_3_to_5_tasks_owned_as_its_summarizer_names_t
     model = roundtable_model(tasks)
     board = await board_with(workspace, data_dir, model)
     try:
-        output = await run_roundtable(board.room, parse_input(json.dumps(SEED_004_FULL_TEST)))
+        output = await run_roundtable(board.parts.room, parse_input(json.dumps(SEED_004_FULL_TEST)))
         assert 3 <= len(output["summary"]) <= 5 and not output.get("best_effort")
         assert [s.rsplit("(Owner: ", 1)[1] for s in output["summary"]] == [
             "Orchestrator)", "Builder)", "Director)", "business)"]
@@ -122,7 +122,7 @@ async def test_output_names_the_model_when_members_differ(workspace: Path, data_
         "view\nSTANCE: " + json.dumps({"position": "conditional", "confidence": 0.5, "assumption": "x holds"}))
     board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
     try:
-        result = await board.room.hold("Expand to Europe?")
+        result = await board.parts.room.hold("Expand to Europe?")
         assert "**🦉 Critic (scripted:contrarian):**" in result.minutes
         assert "**💰 Finance (scripted:main):**" in result.minutes
     finally:

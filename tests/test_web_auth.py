@@ -71,7 +71,7 @@ async def test_without_a_login_every_page_is_refused(tmp_path: Path) -> None:
         for path in ("/healthz", "/readyz", "/metrics"):  # their own rules, unchanged
             async with http.get(d.base + path) as resp:
                 assert resp.status == 200, path
-        assert not await d.board.room.store.list()
+        assert not await d.board.parts.room.store.list()
 
 
 async def test_a_link_signs_in_once(tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ async def test_posts_need_the_csrf_token_and_bad_input_starts_nothing(tmp_path: 
                                  headers={**HTML, **jar}, allow_redirects=False) as resp:
                 text = await resp.text()
                 assert resp.status == 400 and words in text, (change, text[:300])
-        assert not await d.board.room.store.list()  # nothing started
+        assert not await d.board.parts.room.store.list()  # nothing started
         d.model.hold()  # the meeting stays open while the form is sent again
         started = []
         for _ in range(2):  # a double submit of one form
@@ -148,7 +148,7 @@ async def test_posts_need_the_csrf_token_and_bad_input_starts_nothing(tmp_path: 
                 assert resp.status == 303
                 started.append(resp.headers["Location"])
         assert started[0] == started[1] and started[0].startswith("/ui/meetings/m-")
-        assert len(await d.board.room.store.list()) == 1
+        assert len(await d.board.parts.room.store.list()) == 1
         async with http.post(d.base + "/ui/meetings", data={**good, "csrf": csrf, "nonce": "another"},
                              headers={**HTML, **jar}, allow_redirects=False) as resp:  # a second form, same place
             assert resp.status == 409 and "still running" in await resp.text()

@@ -98,7 +98,7 @@ async def test_a_meeting_live_in_the_browser(tmp_path: Path, browser: Browser) -
                 assert d.model is not None
                 d.model.hold()
 
-        d.board.room.subscribe(hold_halfway)
+        d.board.parts.room.subscribe(hold_halfway)
         await d.board.handle(Envelope(channel="console", text="What should we **focus** on? <script>x()</script>",
                                       sender="owner", is_owner=True))
         link = await d.link()
@@ -109,7 +109,7 @@ async def test_a_meeting_live_in_the_browser(tmp_path: Path, browser: Browser) -
         await asyncio.to_thread(b.wait_for, "#statements > li", 2)
         await asyncio.to_thread(b.wait_for, "#region-scoreboard .score-items li", 1)
         # ... and the meeting has not ended: it waits at the model
-        assert meeting_id in d.board.room.running()
+        assert meeting_id in d.board.parts.room.running()
         assert seen["ended"] == 0 and seen["decision"] == 0
         tallies = await asyncio.to_thread(b.texts, "#region-scoreboard .n")
         assert sum(int(t) for t in tallies) >= 1
@@ -134,7 +134,7 @@ async def test_a_meeting_live_in_the_browser(tmp_path: Path, browser: Browser) -
         await asyncio.to_thread(b.wait_for, "#region-decision .decision", 1, 60)
         await asyncio.to_thread(b.wait_for, "#region-phase [data-ended=true]", 1, 30)
         shown = await asyncio.to_thread(_no_repeats, b)
-        details = await d.board.room.store.details(meeting_id)
+        details = await d.board.parts.room.store.details(meeting_id)
         objections = seen["objection"]
         assert len(shown) == len(details["statements"]) + objections  # every statement, each once
         assert (await asyncio.to_thread(b.texts, "#live-status")) == ["ended"]
@@ -154,7 +154,7 @@ async def _other_pages(b: Browser, d: WebDaemon) -> None:
         await asyncio.to_thread(_photograph, b, d.base + path, name)
     await asyncio.to_thread(_keyboard, b)
     # a conversation: Markdown rendered, the model's and the person's raw HTML shown as text
-    [ref] = [r for r in await d.board.sessions.list() if r.key == "main"]
+    [ref] = [r for r in await d.board.parts.sessions.list() if r.key == "main"]
     await asyncio.to_thread(_photograph, b, f"{d.base}/ui/sessions/{ref.session_id}", "session")
     page: Any = b.driver.page_source
     assert "<strong>focus</strong>" in page and "<script>x()" not in page and "&lt;script&gt;x()" in page
@@ -166,7 +166,7 @@ async def _other_pages(b: Browser, d: WebDaemon) -> None:
     await asyncio.to_thread(first.click)
     await asyncio.to_thread(b.wait_for, "#h-done")
     assert label not in b.driver.page_source
-    assert len(await d.board.room.store.actions()) == len(rows) - 1
+    assert len(await d.board.parts.room.store.actions()) == len(rows) - 1
     # signed out, the pages are closed again
     await asyncio.to_thread(b.driver.find_element(By.CSS_SELECTOR, ".logout button").click)
     await asyncio.to_thread(b.wait_for, "pre code")  # the sign-in page ("run sabha web link")

@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 from aiohttp import ClientSession
 
+from board.app import Board
 from board.envelope import Button, Reply
-from board.service import Board
 from tests.fakes.openai_api import FakeOpenAI
 from tests.telegram_support import RecordingModel, last_user_text, use_model
 from tests.web_chat_support import (
@@ -41,7 +41,7 @@ def echo(board: Board) -> RecordingModel:
 
 
 async def rows(board: Board, table: str, where: str = "1 = 1") -> int:
-    row = await board.db.fetchone(f"SELECT COUNT(*) AS n FROM {table} WHERE {where}")
+    row = await board.parts.db.fetchone(f"SELECT COUNT(*) AS n FROM {table} WHERE {where}")
     assert row is not None
     return int(row["n"])
 

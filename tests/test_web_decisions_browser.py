@@ -96,18 +96,18 @@ async def test_ratify_from_the_live_meeting_page(tmp_path: Path, browser: Browse
         assert "ratified" in state and "by the owner (web)" in state and "UTC" in state
         assert not await asyncio.to_thread(b.texts, f"#ruling-{meeting_id} .rule-ratify")
         await asyncio.to_thread(_shots, b, "decision-ratified")
-        record = (await d.board.decisions.find(meeting_id)).record
+        record = (await d.board.parts.decisions.find(meeting_id)).record
         assert record is not None and record.verdict is Verdict.RATIFIED and record.ruled_by == "web:owner"
 
         # the decisions page: the same state; an action item snoozed from its row
         await asyncio.to_thread(b.driver.get, d.base + "/ui/decisions")
         await asyncio.to_thread(b.wait_for, f"#d-{meeting_id} [data-verdict=ratified]")
-        item = (await d.board.room.store.actions(meeting_id=meeting_id))[0]
-        before = await d.board.schedule.get(reminder_key(item.id))
+        item = (await d.board.parts.room.store.actions(meeting_id=meeting_id))[0]
+        before = await d.board.parts.schedule.get(reminder_key(item.id))
         await asyncio.to_thread(_press, b, f"#a-{item.id} form[action$=snooze] button")
         await asyncio.to_thread(b.wait_for, "#note")
         assert f"Snoozed #{item.id}" in (await asyncio.to_thread(b.texts, "#note"))[0]
-        after = await d.board.schedule.get(reminder_key(item.id))
+        after = await d.board.parts.schedule.get(reminder_key(item.id))
         assert before is not None and after is not None and after.due_at > before.due_at
         await asyncio.to_thread(_shots, b, "decision-actions")
         # a due date the board cannot read: its words on the page, what was typed kept, nothing changed
@@ -116,16 +116,17 @@ async def test_ratify_from_the_live_meeting_page(tmp_path: Path, browser: Browse
         assert "soonish" in (await asyncio.to_thread(b.texts, "#note"))[0]
         field = await asyncio.to_thread(b.driver.find_element, "css selector", f"#due-{item.id}")
         assert field.get_attribute("value") == "soonish"
-        assert await d.board.schedule.get(reminder_key(item.id)) == after
+        assert await d.board.parts.schedule.get(reminder_key(item.id)) == after
         await asyncio.to_thread(_shots, b, "decision-due-refused")
 
         # the track record: an advisor's resolved predictions scored, the others "too few"
-        rows = await PredictionStore(d.board.db).query(status="all")
+        rows = await PredictionStore(d.board.parts.db).query(status="all")
         assert rows  # the offline members predict
         for row, said in zip(rows[:2], ("yes", "no"), strict=False):
             envelope = Envelope(channel="console", text=f"/resolve {row.id} {said}", sender="owner",
                                 chat_id="console", is_owner=True)
-            await d.board.run_command(envelope, Route(kind="command", role="general", text=f"{row.id} {said}",
+            await d.board.parts.commands.run_command(envelope, Route(kind="command", role="general",
+                                                                     text=f"{row.id} {said}",
                                                       session_key="t", command="resolve"))
         await asyncio.to_thread(b.driver.get, d.base + "/ui/track")
         await asyncio.to_thread(b.wait_for, "#track-" + rows[0].role + "[data-scored=true] table.reliability")

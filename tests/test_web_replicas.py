@@ -76,7 +76,8 @@ async def test_a_meeting_running_on_one_replica_is_live_on_the_page_of_the_other
             if seen["held"]:
                 break
             await asyncio.sleep(0.02)
-        assert seen["held"] and meeting in ra.board.room.running() and meeting not in rb.board.room.running()
+        running_a, running_b = ra.board.parts.room.running(), rb.board.parts.room.running()
+        assert seen["held"] and meeting in running_a and meeting not in running_b
         async with http.get(f"{rb.base}/ui/meetings/{meeting}", headers={**HTML, **jar}) as resp:
             page = await resp.text()
         assert resp.status == 200
@@ -116,7 +117,7 @@ async def test_in_a_browser_the_other_replicas_page_follows_the_meeting_to_its_d
             held = 1
             ra.model.hold()
 
-    ra.board.room.subscribe(hold_after_one)
+    ra.board.parts.room.subscribe(hold_after_one)
     await asyncio.to_thread(b.sign_in, await ra.link())  # the cookie is the host's: both replicas see it
     async with ClientSession() as http:
         jar = await _sign_in(http, ra)
@@ -127,7 +128,7 @@ async def test_in_a_browser_the_other_replicas_page_follows_the_meeting_to_its_d
         if held:
             break
         await asyncio.sleep(0.02)
-    assert held and meeting in ra.board.room.running()
+    assert held and meeting in ra.board.parts.room.running()
     await asyncio.to_thread(b.driver.get, f"{rb.base}/ui/meetings/{meeting}")
     await asyncio.to_thread(b.wait_for, "#statements > li", 1)
     assert "another replica" in " ".join(await asyncio.to_thread(b.texts, "#region-phase"))
@@ -143,7 +144,7 @@ async def test_in_a_browser_the_other_replicas_page_follows_the_meeting_to_its_d
     await asyncio.to_thread(b.wait_for, "#region-decision .decision", 1, 60)
     await asyncio.to_thread(b.wait_for, "#region-phase [data-ended=true]", 1, 30)
     assert await asyncio.to_thread(b.texts, "#live-status") == ["ended"]
-    details = await rb.board.room.store.details(meeting)
+    details = await rb.board.parts.room.store.details(meeting)
     seqs = [e.get_attribute("id") for e in b.wait_for("#statements > li", 1)]
     assert len(seqs) == len(set(seqs)) == len(details["statements"])  # every statement, each once
     await asyncio.to_thread(b.shot, "meeting-followed-on-another-replica-1280")

@@ -62,9 +62,9 @@ async def test_a_form_meetings_reminder_and_notices_land_in_the_chat_with_the_ch
     async with WebDaemon(tmp_path) as d, ClientSession() as http:
         jar = await sign_in(http, d)
         meeting_id = await hold_meeting(http, d, jar, "Should we open a Berlin office?")
-        items = await d.board.room.store.actions(meeting_id=meeting_id)
+        items = await d.board.parts.room.store.actions(meeting_id=meeting_id)
         assert items, "the offline board decided no action items"
-        work = await d.board.schedule.get(reminder_key(items[0].id))
+        work = await d.board.parts.schedule.get(reminder_key(items[0].id))
         assert work is not None and work.status is WorkStatus.PENDING
         assert (work.place.channel, work.place.chat_id) == ("web", "general"), work.place
         seen = await _chat_events(http, d, jar, "general", "Minutes")
@@ -72,11 +72,11 @@ async def test_a_form_meetings_reminder_and_notices_land_in_the_chat_with_the_ch
         FileClock.write(clock, work.due_at + timedelta(seconds=1))
         seen = await _chat_events(http, d, jar, "general", "Reminder")
         assert items[0].task in str(seen[-1]["text"]), seen[-1]
-        done = await d.board.schedule.get(reminder_key(items[0].id))
+        done = await d.board.parts.schedule.get(reminder_key(items[0].id))
         assert done is not None and done.status is WorkStatus.DONE
         async with http.get(f"{d.base}/ui/chat/owner", headers=jar) as resp:
             assert resp.status == 404  # no page for "owner", and nothing was put there
-        row = await d.board.db.fetchone("SELECT COUNT(*) AS n FROM web_chat_outbox WHERE conversation = 'owner'")
+        row = await d.board.parts.db.fetchone("SELECT COUNT(*) AS n FROM web_chat_outbox WHERE conversation = 'owner'")
         assert row is not None and row["n"] == 0
 
 
@@ -172,7 +172,7 @@ async def test_non_ascii_cookies_and_csrf_tokens_are_refused_not_crashed_on(tmp_
         async with http.post(d.base + "/ui/chat/critic/messages", headers={**jar, "X-CSRF-Token": "é"},
                              data=json.dumps({"text": "hi", "client_id": "nonascii-0001"})) as resp:
             assert resp.status == 403
-        assert not await d.board.room.store.list()
+        assert not await d.board.parts.room.store.list()
 
 
 async def test_a_chat_message_with_a_lone_surrogate_is_taken_and_resent_fine(tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ async def test_a_chat_message_with_a_lone_surrogate_is_taken_and_resent_fine(tmp
         async with http.post(d.base + "/ui/chat/critic/messages", headers=headers,
                              data=json.dumps({"text": "marker", "client_id": "marker-00001"})) as resp:
             assert resp.status == 202
-        row = await d.board.db.fetchone("SELECT COUNT(*) AS n FROM web_chat_outbox WHERE conversation = 'critic' "
+        row = await d.board.parts.db.fetchone("SELECT COUNT(*) AS n FROM web_chat_outbox WHERE conversation = 'critic' "
                                         "AND kind = 'question'")
         assert row is not None and row["n"] == 2
 
@@ -247,9 +247,9 @@ async def test_the_same_form_after_a_restart_starts_no_second_meeting(tmp_path: 
         async with http.post(d.base + "/ui/meetings", data=form, headers=jar, allow_redirects=False) as resp:
             assert resp.status == 303
             first = resp.headers["Location"]
-        await d.board.room.drain(120)
+        await d.board.parts.room.drain(120)
     async with WebDaemon(tmp_path) as d, ClientSession() as http:
         async with http.post(d.base + "/ui/meetings", data=form, headers=jar, allow_redirects=False) as resp:
             assert resp.status == 303 and resp.headers["Location"] == first
-        await d.board.room.drain(120)
-        assert len(await d.board.room.store.list()) == 1
+        await d.board.parts.room.drain(120)
+        assert len(await d.board.parts.room.store.list()) == 1

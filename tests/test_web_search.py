@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from board.agent.web_search import SearchProvider, WebSearchSettings
-from board.service import Board
+from board.app import Board
 from board.storage import StateURL
 from bot.config.knowledge import WebSearchSection
 from bot.config.load import parse_config
@@ -100,7 +100,7 @@ async def test_a_repeated_query_is_answered_from_the_cache_and_counted(workspace
         await b.handle(envelope("@finance GST on software?"))
         await b.handle(envelope("@finance and again?"))
         ledger = await rows(b, "SELECT cached, ok, results FROM web_searches ORDER BY id")
-        counts = await b.web_search.summary()  # type: ignore[union-attr]
+        counts = await b.parts.web_search.summary()  # type: ignore[union-attr]
     assert len(search_api.requests) == 1
     assert ledger == [{"cached": 0, "ok": 1, "results": 3}, {"cached": 1, "ok": 1, "results": 3}]
     assert counts == {"searches": 2, "provider_calls": 1, "cache_hits": 1, "failed": 0}
@@ -176,7 +176,7 @@ async def test_without_a_provider_the_tool_is_not_offered(workspace: Path, data_
     model.script(call("web_search", {"query": "x y"}), say("ok"))
     async with await Board.open(board_settings(workspace, data_dir, state=state_url, model=model),
                                 model.registry()) as b:
-        assert "web_search" not in b.tools.names() and b.web_search is None
+        assert "web_search" not in b.parts.tools.names() and b.parts.web_search is None
         await b.handle(envelope("@research anything new?"))
     assert "web_search" not in [t.name for t in model.requests[0].request.tools]
     assert "unknown tool 'web_search'" in model.requests[1].request.messages[-1].content

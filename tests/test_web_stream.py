@@ -71,7 +71,7 @@ def _hold_after(d: WebDaemon, statements: int) -> Counter[str]:
             seen["held"] += 1  # once: after the test releases it, the meeting runs to its end
             d.model.hold()
 
-    d.board.room.subscribe(hold)
+    d.board.parts.room.subscribe(hold)
     return seen
 
 
@@ -86,7 +86,7 @@ async def test_a_dropped_stream_resumes_without_gaps_or_repeats(tmp_path: Path) 
             if seen["held"]:
                 break
             await asyncio.sleep(0.02)
-        assert seen["held"] and meeting in d.board.room.running() and seen["ended"] == 0  # closed mid-meeting
+        assert seen["held"] and meeting in d.board.parts.room.running() and seen["ended"] == 0  # closed mid-meeting
         assert d.model is not None
         d.model.release()
         rest = await _read(http, url, {**jar, "Last-Event-ID": first[-1]["id"]}, until=lambda m: m.get("ended"))
@@ -161,5 +161,5 @@ async def test_stopping_the_daemon_ends_the_streams_of_a_meeting_it_cancels(tmp_
         d.daemon.request_stop()
         got = await asyncio.wait_for(watcher, 20)
         assert got[-1]["kind"] == "ended" and any("cancelled" in op["html"] for op in got[-1]["ops"])
-        row = await d.board.room.store.get(meeting)
+        row = await d.board.parts.room.store.get(meeting)
         assert row is not None and row.stop_reason == "cancelled"

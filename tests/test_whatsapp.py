@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession
 
+from board.app import Board
 from board.llm.base import LLMRequest
-from board.service import Board
 from board.spending.ledger import LLMCallRecord
 from bot.channels.whatsapp.access import CAP_REACHED, RATE_LIMITED
 from bot.channels.whatsapp.channel import WhatsAppChannel
@@ -146,7 +146,7 @@ async def test_a_signed_text_is_answered_once_quoting_it_after_a_read_receipt_wi
     assert [r["message_id"] for r in fake.reads] == [wamid]
     assert fake.reads[0]["typing_indicator"] == {"type": "text"} and fake.reads[0]["status"] == "read"
     assert len(model.calls) == 1
-    assert await board.sessions.current(f"board:general:wa-{OWNER}") is not None
+    assert await board.parts.sessions.current(f"board:general:wa-{OWNER}") is not None
 
 
 async def test_the_same_delivery_three_times_gets_one_answer(
@@ -172,11 +172,11 @@ async def test_a_state_db_locked_by_another_process_is_a_503_and_every_message_i
     # timeout must be treated like a full disk: no 200 for what was not stored (never a 500),
     # a turn's storage parked and retried, each message answered exactly once afterwards.
     run = await start()
-    await board.db.pragma("busy_timeout = 100")
+    await board.parts.db.pragma("busy_timeout = 100")
     gated = use_model(board, GatedModel(gates={"mid turn": asyncio.Event()}))
     assert await run.post(text_notification(OWNER, "mid turn")) == 200
     await asyncio.wait_for(gated.started_event("mid turn").wait(), 10)
-    holder = sqlite3.connect(board.db.path, isolation_level=None)
+    holder = sqlite3.connect(board.parts.db.path, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process takes the write lock
     try:
         gated.gates["mid turn"].set()  # the answer is ready, but cannot be stored
@@ -232,7 +232,7 @@ async def test_missing_or_wrong_signature_is_401_or_403_and_nothing_is_stored_or
     await asyncio.sleep(0.2)
     assert fake.sent == [] and model.calls == []
     wamid = body["entry"][0]["changes"][0]["value"]["messages"][0]["id"]
-    assert await Inbox(board.db, "whatsapp").status(OWNER, wamid) is None
+    assert await Inbox(board.parts.db, "whatsapp").status(OWNER, wamid) is None
     assert run.channel.counts["bad_signature"] == 5
 
 
@@ -281,7 +281,7 @@ async def test_a_batch_with_two_messages_a_status_and_an_error_is_handled_item_b
         assert await run.post(body) == 200
     await eventually(lambda: len(fake.sent) == 3, "both answers")
     assert sorted(s.body.rsplit("echo: ", 1)[-1] for s in fake.sent[1:]) == ["second", "third"]
-    record = await DeliveryStore(board.db).get(out)
+    record = await DeliveryStore(board.parts.db).get(out)
     assert record is not None and record.status == "read"
     assert any("131000" in r.getMessage() for r in caplog.records)
 
@@ -361,7 +361,7 @@ async def test_a_sender_known_only_by_a_business_scoped_id_is_answered_through_r
     [sent] = fake.sent
     assert sent.recipient == BSUID_FRIEND and sent.to is None and sent.context_id == wamid
     assert len(model.calls) == 1
-    assert await board.sessions.current(f"board:general:wa-{BSUID_FRIEND}") is not None
+    assert await board.parts.sessions.current(f"board:general:wa-{BSUID_FRIEND}") is not None
 
 
 @pytest.mark.usefixtures("model")
@@ -405,7 +405,7 @@ async def test_statuses_are_recorded_per_outbound_message(start: Start, board: B
     await eventually(lambda: len(fake.sent) == 2, "two answers")
     to_owner = next(s.wamid for s in fake.sent if s.to == OWNER)
     to_friend = next(s.wamid for s in fake.sent if s.to == FRIEND)
-    store = DeliveryStore(board.db)
+    store = DeliveryStore(board.parts.db)
     assert (await store.get(to_owner)).status == "accepted"  # type: ignore[union-attr]
     for state in ("sent", "delivered", "read", "delivered"):  # a late "delivered" does not undo "read"
         assert await run.post(notification(statuses=[status(to_owner, state, OWNER)])) == 200
@@ -460,7 +460,7 @@ async def test_permanent_codes_are_never_retried(start: Start, board: Board, fak
     fake.fail_next(code)
     wamid = new_wamid()
     assert await run.post(text_notification(OWNER, "doomed", wamid)) == 200
-    inbox = Inbox(board.db, "whatsapp")
+    inbox = Inbox(board.parts.db, "whatsapp")
     await eventually(lambda: inbox.status(OWNER, wamid), "the outcome", timeout=5)
     await eventually(lambda: _is(inbox.status(OWNER, wamid), "failed"), "the failure recorded")
     assert len(fake.refused) == 1 and fake.sent == []
@@ -479,10 +479,10 @@ async def test_131047_is_not_retried_recorded_undeliverable_logged_and_shown_to_
     wamid = new_wamid()
     with caplog.at_level(logging.ERROR, logger="sabha.whatsapp"):
         assert await run.post(text_notification(FRIEND, "late answer", wamid)) == 200
-        inbox = Inbox(board.db, "whatsapp")
+        inbox = Inbox(board.parts.db, "whatsapp")
         await eventually(lambda: _is(inbox.status(FRIEND, wamid), "failed"), "the failure recorded")
     assert len(fake.refused) == 1 and fake.sent == []
-    [record] = await DeliveryStore(board.db).undeliverable()
+    [record] = await DeliveryStore(board.parts.db).undeliverable()
     assert (record.user, record.reply_to, record.error_code, record.status) == (FRIEND, wamid, 131047,
                                                                                   "undeliverable")
     assert any("24-hour window" in r.getMessage() for r in caplog.records)
@@ -494,7 +494,7 @@ async def test_131047_is_not_retried_recorded_undeliverable_logged_and_shown_to_
     out = fake.sent[0].wamid
     assert await run.post(notification(statuses=[status(out, "failed", OWNER, error=131047,
                                                         title="Re-engagement message")])) == 200
-    later = await DeliveryStore(board.db).get(out)
+    later = await DeliveryStore(board.parts.db).get(out)
     assert later is not None and later.status == "undeliverable" and later.error_code == 131047
     assert run.channel.counts["undeliverable"] == 2
 
@@ -538,7 +538,7 @@ async def test_public_mode_daily_cap_refuses_politely_once_and_calls_no_model(
     run = await start(access="public", allowed_numbers=[OWNER], public_daily_usd=0.5)
     assert await run.post(text_notification(STRANGER, "under the cap")) == 200
     await eventually(lambda: len(fake.sent) == 1, "the answer")
-    await board.ledger.record_llm_call(LLMCallRecord(provider="openai", model="gpt", outcome="ok", cost_usd=0.6,
+    await board.parts.ledger.record_llm_call(LLMCallRecord(provider="openai", model="gpt", outcome="ok", cost_usd=0.6,
                                                      session_key=f"board:general:wa-{STRANGER}",
                                                      scope="public:whatsapp"))  # what strangers' calls carry
     await asyncio.sleep(1.1)  # the spend is re-read at most once a second
@@ -568,8 +568,8 @@ async def test_an_addressed_role_sticks_until_general(start: Start, board: Board
     await eventually(lambda: len(fake.sent) == 8, "eight replies")
     assert roles == ["finance", "finance", "general", "strategy", "strategy", "critic"]
     assert "talking to" in fake.sent[2].body and "talking to" in fake.sent[6].body
-    assert await board.sessions.current(f"board:finance:wa-{OWNER}") is not None
-    stored = RoleStore(board.db)  # the role survives a restart (it is stored)
+    assert await board.parts.sessions.current(f"board:finance:wa-{OWNER}") is not None
+    stored = RoleStore(board.parts.db)  # the role survives a restart (it is stored)
     await stored.load()
     assert stored.role_of(OWNER) == "critic"
 

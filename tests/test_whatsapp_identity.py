@@ -26,9 +26,9 @@ from typing import Any
 import pytest
 from aiohttp import ClientSession, ClientTimeout, web
 
+from board.app import Board, BoardSettings
 from board.envelope import Envelope
 from board.roles import RosterSpec
-from board.service import Board, BoardSettings
 from board.workspace.paths import copy_default_workspace
 from bot.app import all_migrations
 from bot.channels.whatsapp.access import RATE_LIMITED
@@ -263,7 +263,7 @@ async def _pre_upgrade_state(root: Path) -> dict[str, str]:
         for user, fact in ((PHONE, "FACT-PAPAYA"), (BSUID, "FACT-MANGO")):
             await board.handle(Envelope(channel="whatsapp", text=f"Remember {fact}", sender=user, chat_id=user,
                                         message_id=f"wamid.OLD{fact}"))
-        refs = await board.sessions.list()
+        refs = await board.parts.sessions.list()
     finally:
         await board.close()
     return {r.key: r.session_id for r in refs}
@@ -304,8 +304,8 @@ async def test_split_conversations_of_a_pre_upgrade_db_are_merged_and_neither_is
 
 @pytest.fixture
 async def people(tmp_path: Path) -> AsyncIterator[tuple[People, list[tuple[str, str]]]]:
+    from board.app import BOARD_MIGRATIONS
     from board.db import StateDB
-    from board.service import BOARD_MIGRATIONS
 
     merged: list[tuple[str, str]] = []
 

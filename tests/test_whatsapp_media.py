@@ -27,11 +27,11 @@ import pytest
 from aiohttp import ClientSession, ClientTimeout, web
 from PIL import Image
 
+from board.app import Board
 from board.envelope import Reply
 from board.media.attachment import Attachment, MediaKind, MediaRef
 from board.media.blobs import Blob, BlobSink, BlobStore
 from board.media.problems import MediaProblem, Problem
-from board.service import Board
 from board.workspace.paths import copy_default_workspace
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.channels.whatsapp.inbound import Disposition, parse_notification, read_items
@@ -273,7 +273,7 @@ async def test_a_reply_with_a_voice_is_sent_as_text_then_an_uploaded_audio_messa
     channel: WhatsAppChannel, fake_graph: FakeGraphAPI, board: Board
 ) -> None:
     ogg = b"OggS\x00\x02" + b"\x01" * 3000
-    blob = board.media.blobs.put(ogg)
+    blob = board.parts.media.blobs.put(ogg)
     for user in (FRIEND, BSUID_FRIEND):
         reply = Reply(role="general", name="General", emoji="", text="Raise prices by 8%.", channel="whatsapp",
                       chat_id=user, reply_to="wamid.Q1", voice=blob.sha256)

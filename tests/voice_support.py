@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from board.app import Board
 from board.envelope import Envelope, Reply
 from board.media.attachment import Attachment, MediaKind, MediaRef
 from board.media.blobs import BlobSink
-from board.service import Board
 from bot.app import all_migrations, build_providers
 from bot.config import LoadedConfig
 from bot.config.load import parse_config
@@ -121,7 +121,7 @@ class Rig:
         return out
 
     async def ledger_rows(self, purpose: str) -> list[dict[str, Any]]:
-        rows = await self.board.db.fetchall(
+        rows = await self.board.parts.db.fetchall(
             "SELECT model, outcome, cost_usd, sender, scope, tags, attempt FROM llm_calls WHERE purpose = ? "
             "ORDER BY id", (purpose,))
         return [dict(zip(("model", "outcome", "cost_usd", "sender", "scope", "tags", "attempt"), tuple(r),

@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import ClientError, ClientSession, ClientTimeout, web
 
-from board.service import Board
+from board.app import Board
 from bot.channels.web.channel import WebChatChannel
 from bot.channels.web.config import WebChatSection
 from bot.intake.config import InboxSection

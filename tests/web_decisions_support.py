@@ -50,8 +50,8 @@ async def hold_meeting(http: ClientSession, d: WebDaemon, jar: dict[str, str], t
     async with http.post(d.base + "/ui/meetings", data=form, headers=jar, allow_redirects=False) as resp:
         assert resp.status == 303, await resp.text()
         meeting_id = resp.headers["Location"].rsplit("/", 1)[1]
-    await d.board.room.drain(120)
-    row = await d.board.room.store.get(meeting_id)
+    await d.board.parts.room.drain(120)
+    row = await d.board.parts.room.store.get(meeting_id)
     assert row is not None and row.decision, row
     return meeting_id
 

@@ -3,5 +3,5 @@ tool registry, the context budget and compaction, the guardrails and disclosure 
 and web search. Token counting is :mod:`board.llm.tokens`."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["compaction", "disclosure", "exchange", "guardrail_settings", "guardrails", "migrations", "runner",
-           "speaker", "tools", "turn", "web_search"]
+__all__ = ["compaction", "disclosure", "exchange", "guardrail_settings", "guardrails", "locks", "migrations",
+           "runner", "speaker", "tools", "turn", "web_search"]

@@ -95,6 +95,7 @@ __all__ = [
     "EventHook",
     "ExchangeOptions",
     "ExchangeOutcome",
+    "RunnerHooks",
     "ToolEvent",
     "place_of",
     "policy_of",
@@ -200,6 +201,19 @@ def policy_of(settings: AgentSettings) -> ExchangePolicy:
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class RunnerHooks:
+    """What the runner is built with besides its stores: user memory, the guardrails, the stranger's spend
+    gate, who is told of finished turns, the model caller (None: a resilient caller over the providers)."""
+
+    memory: FactRecall | None = None
+    guardrails: Guardrails | None = None
+    spend: SpendGate | None = None
+    turn_observers: tuple[TurnObserver, ...] = ()
+    turn_listeners: tuple[TurnListener, ...] = ()
+    caller: ResilientCaller | None = None
+
+
 class AgentRunner:
     """Runs exchanges and turns for any role; one instance serves the whole board."""
 
@@ -213,26 +227,27 @@ class AgentRunner:
         *,
         tools: ToolRegistry | None = None,
         ledger: Ledger | None = None,
-        caller: ResilientCaller | None = None,
+        hooks: RunnerHooks | None = None,
     ) -> None:
+        hooks = hooks or RunnerHooks()
         self.souls = souls
         self.prompts = prompts
         self.sessions = sessions
         self.settings = settings
         self.tools = tools if tools is not None else ToolRegistry()
         self.ledger = ledger
-        self.caller = caller or ResilientCaller(providers, settings.retry)
+        self.caller = hooks.caller or ResilientCaller(providers, settings.retry)
         self.compactor = Compactor(settings.context)
         # Told of every finished turn (the fields of its log line); the daemon's metrics plug in here.
-        self.turn_observers: list[TurnObserver] = []
+        self.turn_observers: list[TurnObserver] = list(hooks.turn_observers)
         #: Told of every finished chat turn with what was said (user memory writes itself from it).
-        self.turn_listeners: list[TurnListener] = []
+        self.turn_listeners: list[TurnListener] = list(hooks.turn_listeners)
         #: User memory recalled into the per-turn block, and the checks every free-text answer passes.
-        self.memory: FactRecall | None = None
-        self.guardrails: Guardrails | None = None
+        self.memory: FactRecall | None = hooks.memory
+        self.guardrails: Guardrails | None = hooks.guardrails
         #: Holds every model call made for a stranger to their limits, before it is made
         #: (:mod:`board.spending.allowance`).
-        self.spend: SpendGate | None = None
+        self.spend: SpendGate | None = hooks.spend
         #: The time the per-turn block shows (a benchmark or a replay may set its own clock).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         #: Senders' conversations already told that their model cannot see pictures (once while Sabha runs).

@@ -1,8 +1,9 @@
 """Slash commands of the board (``/cost``, ``/compact``, ``/meeting`` ...), written against the
-narrow :class:`board.commands.host.CommandHost` and registered by the board that builds them;
-:mod:`board.commands.about` is the board describing itself (``/help`` in each channel's words,
-``/roles``, ``/souls``)."""
+narrow :class:`board.commands.host.CommandHost` and registered into the board's
+:class:`board.commands.registry.CommandRegistry` by the wiring closet (:mod:`board.app.build`);
+:mod:`board.commands.builtin` holds the ones every board answers (``/help``, ``/roles``, ``/reset``,
+``/souls``), :mod:`board.commands.about` is the board describing itself (``/help`` in each channel's words)."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["about", "decisions", "files", "followup", "host", "llm", "memory", "people", "predictions", "review",
-           "room"]
+__all__ = ["about", "builtin", "decisions", "files", "followup", "host", "llm", "memory", "people", "predictions",
+           "registry", "review", "room"]

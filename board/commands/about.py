@@ -1,7 +1,7 @@
 """The board describing itself: ``/help`` (and ``/start``), ``/roles`` and ``/souls``.
 
 ``/help`` starts with how to talk to the board *where it is asked*: each channel says that
-in its own words (:class:`Addressing`, handed to :meth:`Board.describe_channel`: a terminal
+in its own words (:class:`Addressing`, handed to :meth:`CommandRegistry.describe_channel`: a terminal
 has ``--role``, a forum has a topic per role, WhatsApp switches roles with ``/<role>``), and a
 channel that said nothing gets :data:`CHAIR_ADDRESSING`. The board stays channel-agnostic: it
 only keeps the wording each channel gave it. The commands follow as a table of usage and

@@ -1,8 +1,8 @@
 """What a slash command may ask of the board that hosts it: the narrow :class:`CommandHost`.
 
-The board implements this protocol; command modules depend on it, never on
-:class:`board.service.Board`, so the composition root can register them without an
-import cycle.
+:class:`board.commands.registry.CommandRegistry` implements this protocol; command modules depend
+on it, never on :class:`board.app.Board`, so the wiring closet (:mod:`board.app.build`) registers
+them without an import cycle.
 """
 
 from __future__ import annotations

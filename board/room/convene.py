@@ -64,7 +64,7 @@ class BoardRoom:
     meeting_settings: MeetingSettings
     consult_settings: ConsultSettings
     clock: Clock = SYSTEM_CLOCK  # the board's one clock; meetings read it (board.clock)
-    subscribers: list[Subscriber] = field(default_factory=list, init=False)
+    subscribers: list[Subscriber] = field(default_factory=list)  # told of every meeting's progress (subscribe)
     _tasks: dict[str, asyncio.Task[MeetingResult]] = field(default_factory=dict, init=False)
     _places: dict[tuple[str, str, int | None], str] = field(default_factory=dict, init=False)
     _consults: dict[str, ConsultService] = field(default_factory=dict, init=False)

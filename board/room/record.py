@@ -1,7 +1,7 @@
 """What a meeting leaves behind in chat: a ``meeting`` transcript record, and the action items.
 
 After a decision, :func:`meeting_entry` builds one transcript entry (``type: meeting``:
-id, topic, recommendation, dissent, actions) that :class:`board.service.Board` appends to
+id, topic, recommendation, dissent, actions) that :class:`board.app.Board` appends to
 the asking session and to every participant's own session for the same place, so a
 later "what did we decide about Europe?" is answered from the record. The history
 window reads it as a message from Sabha (``role: user``, ``sender: sabha``): context the

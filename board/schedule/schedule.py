@@ -1,7 +1,7 @@
 """The board's schedule: what callers use to add, cancel and move scheduled work, and the
 handler registered for each :class:`~board.schedule.work.WorkKind`.
 
-``board.schedule`` (a :class:`Schedule` on :class:`board.service.Board`) reads the board's
+``board.schedule`` (a :class:`Schedule` on :class:`board.app.Board`) reads the board's
 one clock. Adding or moving a row wakes the runner (:meth:`Schedule.wake`), so a reminder due in
 five seconds does not wait behind one due tomorrow; and the runners of other processes too: on
 PostgreSQL by ``NOTIFY``/``LISTEN`` (:meth:`Schedule.listening`, every replica), and through the hooks

@@ -85,7 +85,8 @@ class Budget:
     """See the module docstring. ``settings`` may be replaced while running (a config reload)."""
 
     def __init__(self, ledger: Ledger, settings: BudgetSettings | None = None, *,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None,
+                 keys_of: Callable[[str], Awaitable[tuple[str, ...]]] | None = None) -> None:
         self.ledger = ledger
         self.settings = settings or BudgetSettings()
         self.clock = clock or (lambda: datetime.now(UTC))
@@ -93,7 +94,7 @@ class Budget:
         self._day = _Day(self.clock().date())
         #: every key one sender's spend is recorded under (a linked person: its key and each identity's
         #: own, :meth:`board.people.People.keys_of`); None: the sender's key alone
-        self.keys_of: Callable[[str], Awaitable[tuple[str, ...]]] | None = None
+        self.keys_of: Callable[[str], Awaitable[tuple[str, ...]]] | None = keys_of
 
     def _today(self) -> _Day:
         day = self.clock().astimezone(UTC).date()

@@ -24,7 +24,7 @@ import contextlib
 import json
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -201,9 +201,9 @@ class Ledger:
     not hide it); the daemon's metrics plug in here. An observer that raises is logged.
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, *, observers: Iterable[Callable[[LLMCallRecord], None]] = ()) -> None:
         self.db = db
-        self.observers: list[Callable[[LLMCallRecord], None]] = []
+        self.observers: list[Callable[[LLMCallRecord], None]] = list(observers)
 
     async def record_llm_call(self, rec: LLMCallRecord) -> None:
         """Tell the observers of one provider call, then store it."""

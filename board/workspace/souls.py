@@ -24,7 +24,7 @@ import hashlib
 import logging
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from functools import cache
 from pathlib import Path
@@ -299,7 +299,7 @@ class SoulStore:
     """Serves each role's current soul; see the module docstring."""
 
     def __init__(self, workspace: Path, roster: RosterSpec, *, keep_dir: Path | None = None,
-                 remember: bool = True) -> None:
+                 remember: bool = True, observers: Iterable[Callable[[str, str], None]] = ()) -> None:
         self.workspace = workspace.resolve()
         self.roster = roster
         self.keep_dir = keep_dir
@@ -312,7 +312,7 @@ class SoulStore:
         self._folder = self.workspace / roster_folder(roster.name)
         self._announced_fallback: set[str] = set()
         # Told ("reloaded" | "load_error", role) by refresh_all (the watcher); the daemon's metrics plug in here.
-        self.observers: list[Callable[[str, str], None]] = []
+        self.observers: list[Callable[[str, str], None]] = list(observers)
         self._errors_seen: dict[str, str] = {}
         self._roles_seen: tuple[int | None, tuple[str, ...]] | None = None
         # Validate configured paths now so a bad soul_file fails at start-up.

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from board.app import Board
     from board.db import Migration
-    from board.service import Board
     from bot.channels.base import Channel
     from bot.config import LoadedConfig
     from bot.intake.intake import IntakeHub

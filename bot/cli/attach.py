@@ -6,7 +6,7 @@ is the file's absolute path on the ``console`` channel; its kind from the type: 
 voice note (OGG/Opus) or an audio file, pictures are images, anything else a document), and
 :class:`LocalFiles` is the terminal's :class:`~board.media.understand.MediaFetcher`: it
 streams the file into the blob store in chunks. The board then reads the file in
-``board.read_media`` and answers as it does for a file sent on Telegram or WhatsApp
+the front door (``Board.handle`` with this fetcher) and answers as it does for a file sent on Telegram or WhatsApp
 (:func:`ask_with_files`).
 
 A path that cannot be sent (missing, a folder, unreadable, over the size limit) is a
@@ -31,10 +31,10 @@ from board.media.attachment import Attachment, MediaKind, MediaRef
 from bot.cli.common import UserError
 
 if TYPE_CHECKING:
+    from board.app import Board
     from board.envelope import Envelope, Reply
     from board.media.blobs import BlobSink
     from board.routing.router import Route
-    from board.service import Board
 
 __all__ = ["ATTACH_HELP", "CHANNEL", "Attaching", "LocalFiles", "ask_with_files", "describe", "kind_and_mime",
            "local_attachment"]
@@ -165,9 +165,10 @@ async def ask_with_files(board: Board, envelope: Envelope, attachments: tuple[At
                          route: Route | None = None) -> Reply:
     """The board's answer to ``envelope`` with ``attachments``: read through the media service
     (as a channel's files are), then answered. ``route``: made of this envelope a moment ago."""
-    if attachments:
-        envelope = await board.read_media(replace(envelope, attachments=attachments), LocalFiles())
-    return await (board.handle(envelope) if route is None else board.handle(envelope, route=route))
+    if not attachments:
+        return await (board.handle(envelope) if route is None else board.handle(envelope, route=route))
+    return await board.handle(replace(envelope, attachments=attachments), route=route, fetcher=LocalFiles(),
+                              read_files=True)
 
 
 @dataclass

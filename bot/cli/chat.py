@@ -49,11 +49,11 @@ from bot.cli.where import open_config, with_board
 if TYPE_CHECKING:  # asyncio and the board are imported when the chat runs: `sabha --help` builds this parser
     import asyncio
 
+    from board.app import Board
     from board.envelope import Envelope, Reply
     from board.llm.stream import StreamSink
     from board.media.attachment import Attachment
     from board.routing.router import Route
-    from board.service import Board
     from bot.config import LoadedConfig
     from bot.scheduled import ScheduledWorkService
 
@@ -85,7 +85,7 @@ def _add_chat_commands(board: Board, loaded: LoadedConfig, role: str | None) -> 
 
     plain = (f"{role} answers (this chat was started with --role {role})" if role
              else "the chair (general) answers; sabha chat --role <role> starts a chat with another")
-    board.describe_channel("console", Addressing((("<message>", plain), *CHAIR_ADDRESSING.rows[1:])))
+    board.parts.commands.describe_channel("console", Addressing((("<message>", plain), *CHAIR_ADDRESSING.rows[1:])))
 
     async def status(envelope: Envelope, route: Route) -> str:
         return "\n".join(status_lines(board, loaded))
@@ -93,13 +93,15 @@ def _add_chat_commands(board: Board, loaded: LoadedConfig, role: str | None) -> 
     async def leave(envelope: Envelope, route: Route) -> str:  # reached only where the chat does not stop first
         return "Type /quit in the terminal chat to leave it."
 
-    board.register_command("status", status, "/status: this board: config, roster, models, souls, data, log",
+    board.parts.commands.register_command("status", status,
+                                          "/status: this board: config, roster, models, souls, data, log",
                            owner_only=True)  # the terminal is always the owner
     async def attach(envelope: Envelope, route: Route) -> str:  # the chat takes /attach lines before the board
         return "Type /attach PATH in the terminal chat to send a file from this computer."
 
-    board.register_command("attach", attach, ATTACH_HELP)
-    board.register_command("quit", leave, "/quit: leave the chat (also /exit, Ctrl-D, Ctrl-C on an empty line)")
+    board.parts.commands.register_command("attach", attach, ATTACH_HELP)
+    board.parts.commands.register_command("quit", leave,
+                                          "/quit: leave the chat (also /exit, Ctrl-D, Ctrl-C on an empty line)")
 
 
 def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
@@ -109,8 +111,8 @@ def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
     from bot.cli.keys import keyless_models
 
     settings = board.settings
-    profiles = board.souls.profiles()
-    models = sorted({board.runner.model_for(p) for p in profiles} or {settings.agent.default_model})
+    profiles = board.parts.souls.profiles()
+    models = sorted({board.parts.runner.model_for(p) for p in profiles} or {settings.agent.default_model})
     lines = [
         f"Sabha {__version__}, terminal chat",
         f"board: {loaded.source} (found by {loaded.found_by.value})",
@@ -120,13 +122,13 @@ def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
     ]
     for model, key_env in keyless_models(loaded, [*models, *loaded.models()]):
         lines.append(f"  {model}: no API key (export {key_env} and start the chat again)")
-    problems = [row for row in board.souls.status() if row.error or row.source != "workspace"]
+    problems = [row for row in board.parts.souls.status() if row.error or row.source != "workspace"]
     lines.append(f"souls: {settings.workspace}" + ("" if problems else " (all loaded)"))
     for row in problems:
         using = "unusable" if row.version is None else f"using the {row.source} version {row.version}"
         lines.append(f"  {row.role}: {row.error or 'file missing'}; {using}")
     lines.append(f"data: {settings.data_dir} (transcripts, sabha.db, {HISTORY_FILE}, {LOG_FILE})")
-    running = board.room.running()
+    running = board.parts.room.running()
     lines.append(f"meetings running: {', '.join(running)}" if running else "meetings running: none")
     return lines
 
@@ -144,7 +146,7 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
     from bot.cli.attach import Attaching
     from bot.cli.screen import with_button_line
 
-    attaching = Attaching(board.media.settings.limit_for)
+    attaching = Attaching(board.parts.media.settings.limit_for)
     stop = asyncio.Event()
     watcher = asyncio.create_task(board.watch(stop))
     try:
@@ -280,7 +282,7 @@ class _TerminalChat:
             try:
                 role = resolve_role(board, self.args.role)
                 _add_chat_commands(board, self.loaded, role)
-                board.room.subscribe(console_meeting_printer())
+                board.parts.room.subscribe(console_meeting_printer())
                 reminders = _console_reminders(board)  # reminders of meetings held here, printed when due
                 with quiet:
                     try:
@@ -299,7 +301,7 @@ class _TerminalChat:
         from board import __version__
         from bot.cli.keys import key_advice, keyless_models
 
-        profiles = board.souls.profiles()
+        profiles = board.parts.souls.profiles()
         names = ", ".join(f"{p.emoji} {p.name}" for p in profiles)
         lines = [
             f"Sabha {__version__}: the board is listening ({names}).",
@@ -328,7 +330,7 @@ class _TerminalChat:
             say(line)
         from bot.cli.attach import Attaching
 
-        attaching = Attaching(board.media.settings.limit_for)
+        attaching = Attaching(board.parts.media.settings.limit_for)
         with patch_stdout(raw=True):
             while True:
                 try:
@@ -363,12 +365,12 @@ class _TerminalChat:
 
     async def _finish_meetings(self, board: Board) -> None:
         """Let a meeting started from this chat finish (its minutes print), unless Ctrl-C."""
-        if not board.room.running():
+        if not board.parts.room.running():
             return
         emit("A board meeting is still running: waiting for its minutes.")
-        _, cancelled = await self._cancellable(board.room.drain(), "… waiting for the meeting (Ctrl-C stops it)")
+        _, cancelled = await self._cancellable(board.parts.room.drain(), "… waiting for the meeting (Ctrl-C stops it)")
         if cancelled:
-            await board.room.drain(timeout=0)
+            await board.parts.room.drain(timeout=0)
             emit("The meeting was stopped (recorded as cancelled).")
 
 
@@ -454,9 +456,9 @@ def _completer(board: Board) -> Any:
         def get_completions(self, document: Any, complete_event: Any) -> Any:
             word = document.get_word_before_cursor(WORD=True)
             if word.startswith("/") and document.text_before_cursor.lstrip() == word:
-                options = [f"/{name}" for name in sorted({*board.commands, "ask", "attach", "meeting", "exit"})]
+                options = [f"/{name}" for name in sorted({*board.parts.commands, "ask", "attach", "meeting", "exit"})]
             elif word.startswith("@"):
-                options = [f"@{role}" for role in board.souls.roles()]
+                options = [f"@{role}" for role in board.parts.souls.roles()]
             else:
                 return
             for option in options:

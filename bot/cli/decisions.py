@@ -20,8 +20,8 @@ from bot.cli.common import emit
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
+    from board.app import Board
     from board.decisions.ratify import DecisionRecord
-    from board.service import Board
 
 __all__ = ["add_parsers", "cmd_decisions"]
 
@@ -70,7 +70,7 @@ async def cmd_decisions(board: Board, args: argparse.Namespace) -> int:
     """decisions list | show ID | ratify [ID] | veto [ID] [REASON] | revisit ID REASON."""
     from board.decisions.ratify import Verdict
 
-    book = board.decisions
+    book = board.parts.decisions
     action = args.decisions_command
     if action == "list":
         from bot.cli.table import local_time, table
@@ -97,10 +97,10 @@ async def _show(board: Board, args: argparse.Namespace) -> int:
     from board.commands.decisions import describe
     from board.decisions.ratify import Outcome
 
-    found = await board.decisions.find(args.id)
+    found = await board.parts.decisions.find(args.id)
     if found.outcome is not Outcome.DONE or found.record is None:
         return _problem(found.outcome, args.id, found.candidates)
-    rulings = await board.decisions.rulings(found.record.meeting_id)
+    rulings = await board.parts.decisions.rulings(found.record.meeting_id)
     if args.json:
         emit(json.dumps({**_json(found.record), "rulings": rulings}, indent=2, ensure_ascii=False))
         return 0
@@ -137,7 +137,7 @@ async def _rule(board: Board, args: argparse.Namespace) -> int:
         if command == "revisit":
             sys.stderr.write("sabha: say which decision to revisit: sabha decisions revisit <id> <reason>\n")
             return 2
-        latest = await board.decisions.latest(None)
+        latest = await board.parts.decisions.latest(None)
         if latest is None:
             sys.stderr.write("sabha: no proposed decision; see `sabha decisions list`\n")
             return 2
@@ -149,7 +149,7 @@ async def _rule(board: Board, args: argparse.Namespace) -> int:
     text = " ".join([ref, *reason])
     envelope = Envelope(channel="cli", chat_id="cli", text=f"/{command} {text}", sender=user,
                         sender_name=f"{user} (terminal)", is_owner=True)
-    reply = await board.run_command(envelope, Route(kind="command", role="general", text=text,
+    reply = await board.parts.commands.run_command(envelope, Route(kind="command", role="general", text=text,
                                                     session_key="cli", command=command))
     emit(reply.text)
     return 2 if any(marker in reply.text for marker in _REFUSED) else 0

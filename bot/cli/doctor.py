@@ -154,7 +154,7 @@ def check_sqlite() -> Check:
 def check_state_db(data_dir: Path, path: Path | None = None) -> Check:
     """The state db (``path``; by default ``sabha.db`` in ``data_dir``), if any, passes ``PRAGMA quick_check``,
     opened read-only."""
-    from board.service import DB_FILE
+    from board.app import DB_FILE
 
     path = path or data_dir / DB_FILE
     if not path.exists():
@@ -211,7 +211,7 @@ async def check_postgres(url: StateURL) -> list[Check]:
 
 
 def _migrated(where: str, applied: set[str]) -> Check:
-    from board.service import BOARD_MIGRATIONS
+    from board.app import BOARD_MIGRATIONS
     from bot.app import all_migrations
 
     known = {m.name for m in (*BOARD_MIGRATIONS, *all_migrations())}

@@ -23,10 +23,10 @@ from bot.cli.meeting_view import console_event_printer, minutes_text
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
+    from board.app import Board
     from board.envelope import Envelope
     from board.room.meeting import MeetingRun
     from board.room.roundtable import RoundtableInput
-    from board.service import Board
 
 __all__ = ["add_parsers", "cmd_actions", "cmd_meeting", "cmd_meetings", "cmd_roundtable"]
 
@@ -98,7 +98,7 @@ async def cmd_meeting(board: Board, args: argparse.Namespace) -> int:
     envelope = Envelope(channel="console", chat_id="cli-meeting", text="", sender="owner", sender_name="owner",
                         is_owner=True)
     try:
-        run = board.room.prepare(" ".join(args.topic), envelope=envelope, roster=args.roster,
+        run = board.parts.room.prepare(" ".join(args.topic), envelope=envelope, roster=args.roster,
                                  extra_subscribers=[console_event_printer(args.quiet)])
     except ValueError as exc:  # an unknown roster, a blank topic, a roster without specialists
         sys.stderr.write(f"sabha: {exc}\n")
@@ -117,19 +117,20 @@ async def _with_evidence(board: Board, run: MeetingRun, envelope: Envelope, file
     sent is a :class:`~bot.cli.common.UserError` before anyone speaks), read as a channel's file is."""
     from dataclasses import replace
 
+    from board.answer import read_media
     from bot.cli.attach import LocalFiles, describe, local_attachment
     from bot.cli.common import note
 
-    attachments = tuple(local_attachment(path, board.media.settings.limit_for) for path in files)
+    attachments = tuple(local_attachment(path, board.parts.media.settings.limit_for) for path in files)
     for attachment in attachments:
         note(f"attached: {describe(attachment)}")
-    read = await board.read_media(replace(envelope, attachments=attachments), LocalFiles())
-    run.m = replace(run.m, evidence=await board.room.evidence(read))
+    read = await read_media(replace(envelope, attachments=attachments), board.parts.door, LocalFiles())
+    run.m = replace(run.m, evidence=await board.parts.room.evidence(read))
 
 
 async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
     """meetings list | show ID."""
-    store = board.room.store
+    store = board.parts.room.store
     if args.meetings_command == "list":
         from bot.cli.table import local_time, table
 
@@ -173,8 +174,9 @@ async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
 
     words = list(args.action or [])
     if not words:
-        emit(format_actions(await board.room.store.actions(include_done=args.all, limit=500), now=board.clock.now(),
-                            close="sabha actions done <n>", zone=board.reminders.zone,
+        emit(format_actions(await board.parts.room.store.actions(include_done=args.all, limit=500),
+                            now=board.parts.clock.now(),
+                            close="sabha actions done <n>", zone=board.parts.reminders.zone,
                             due="sabha actions due <n> <when>"))
         return 0
     verb, number = words[0], words[1].lstrip("#") if len(words) > 1 else ""
@@ -186,15 +188,15 @@ async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
         return 2
     try:
         if verb == "done":
-            row = await board.reminders.done(int(number), by="cli")
+            row = await board.parts.reminders.done(int(number), by="cli")
             emit(f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}.")
         elif verb == "due":
-            changed = await board.reminders.set_due(int(number), rest)
-            where = board.reminders.goes_to(changed.row) or f"{changed.row.channel} chat {changed.row.chat_id}"
+            changed = await board.parts.reminders.set_due(int(number), rest)
+            where = board.parts.reminders.goes_to(changed.row) or f"{changed.row.channel} chat {changed.row.chat_id}"
             emit(f"#{changed.row.id} {changed.row.task} (owner: {changed.row.owner}) is now due {changed.when.said}; "
                  f"its reminder goes to {where} then.")
         else:
-            changed = await board.reminders.snooze(int(number), rest)
+            changed = await board.parts.reminders.snooze(int(number), rest)
             emit(f"Snoozed #{changed.row.id} {changed.row.task}: reminded again {changed.when.said}.")
     except ActionProblem as problem:
         sys.stderr.write(f"sabha: {str(problem).replace('/actions', '`sabha actions`')}\n")
@@ -211,7 +213,7 @@ async def cmd_roundtable(board: Board, args: argparse.Namespace) -> int:
     except RoundtableInputError as exc:
         emit(json.dumps({"error": str(exc), "details": exc.details}, ensure_ascii=False))
         return 2
-    output = await run_roundtable(board.room, request)
+    output = await run_roundtable(board.parts.room, request)
     emit(json.dumps({"transcript": output["transcript"], "summary": output["summary"]}, indent=2,
                     ensure_ascii=False))
     for note in output.get("notes", []):

@@ -317,7 +317,7 @@ async def _media_usage(db: Database, loaded: LoadedConfig) -> MediaUsage:
 
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
-    from board.service import DB_FILE
+    from board.app import DB_FILE
     from board.spending.ledger import Ledger
     from board.storage import Dialect
     from bot.app import open_state_db

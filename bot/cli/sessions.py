@@ -25,8 +25,8 @@ from bot.cli.table import local_time
 from bot.cli.where import has_state, open_config, with_board
 
 if TYPE_CHECKING:
+    from board.app import Board
     from board.conversation.sessions import SessionRef
-    from board.service import Board
 
 __all__ = ["add_parsers", "cmd_sessions", "format_entry", "positive_int"]
 
@@ -45,7 +45,7 @@ def positive_int(text: str) -> int:
 
 
 async def _last_active(board: Board, session_id: str) -> str:
-    when = await board.transcripts.last_active(session_id)
+    when = await board.parts.transcripts.last_active(session_id)
     return when.astimezone().strftime("%Y-%m-%d %H:%M") if when is not None else "-"
 
 
@@ -59,10 +59,11 @@ def _key_of(board: Board, given: str) -> str:
         return given
     except ValueError:
         pass
-    role = board.router().find_role(given) or (given.lower() if given.lower() in board.souls.roles() else None)
+    roles = board.parts.souls.roles()
+    role = board.parts.router().find_role(given) or (given.lower() if given.lower() in roles else None)
     if role is None:
         raise UserError(f"{given!r} is neither a session key (main, board:<role>[:...]) nor a role. "
-                        f"{unknown_role(given, board.souls.roles())} See `sabha sessions list`")
+                        f"{unknown_role(given, board.parts.souls.roles())} See `sabha sessions list`")
     return session_key(role, is_owner=True)
 
 
@@ -114,7 +115,7 @@ def format_entry(entry: dict[str, Any]) -> str:
 async def _list(board: Board, args: argparse.Namespace) -> int:
     from bot.cli.table import table
 
-    refs = await board.sessions.list(include_archived=args.all)
+    refs = await board.parts.sessions.list(include_archived=args.all)
     if not refs:
         emit(NO_SESSIONS)
         return 0
@@ -133,21 +134,21 @@ async def _list(board: Board, args: argparse.Namespace) -> int:
 
 
 async def _show(board: Board, args: argparse.Namespace) -> int:
-    ref = await board.sessions.find(args.key)  # a session id (an archived one too) ...
+    ref = await board.parts.sessions.find(args.key)  # a session id (an archived one too) ...
     if ref is None:  # ... else a key or a role: its live session
         key = _key_of(board, args.key)
-        ref = await board.sessions.current(key)
+        ref = await board.parts.sessions.current(key)
         if ref is None:
             raise UserError(f"no session with key {key!r} yet; see `sabha sessions list`")
     if args.last is not None:
-        entries = await board.transcripts.tail(ref.session_id, args.last)
+        entries = await board.parts.transcripts.tail(ref.session_id, args.last)
     else:
-        entries = await board.transcripts.entries(ref.session_id)
+        entries = await board.parts.transcripts.entries(ref.session_id)
     if args.json:
         for e in entries:
             emit(json.dumps(e, ensure_ascii=False))
         return 0
-    emit(f"# {ref.key}  session {ref.session_id}  ({board.transcripts.where(ref.session_id)})")
+    emit(f"# {ref.key}  session {ref.session_id}  ({board.parts.transcripts.where(ref.session_id)})")
     for e in entries:
         emit(format_entry(e))
     if not entries:
@@ -160,7 +161,7 @@ async def _nothing_yet(board: Board, ref: SessionRef, *, last: bool) -> str:
     if last:
         return "(no entries)"
     said = f"(no messages yet in this session, started {local_time(ref.created_at)})"
-    older = [r for r in await board.sessions.list(include_archived=True)
+    older = [r for r in await board.parts.sessions.list(include_archived=True)
              if r.key == ref.key and r.archived_at and r.session_id != ref.session_id]
     if not older:
         return said
@@ -174,9 +175,9 @@ async def _reset(board: Board, args: argparse.Namespace) -> int:
 
     key = _key_of(board, args.key)
     role = role_of_key(key)
-    if await board.sessions.current(key) is None and role not in board.souls.roles():
+    if await board.parts.sessions.current(key) is None and role not in board.parts.souls.roles():
         raise UserError(f"no session with key {key!r} and no role {role!r}; see `sabha sessions list`")
-    old, new = await board.sessions.reset(key)
+    old, new = await board.parts.sessions.reset(key)
     emit(f"{key}: new session {new.session_id}" + (f" (archived {old.session_id})" if old else ""))
     return 0
 
@@ -201,14 +202,14 @@ async def _export(board: Board, args: argparse.Namespace) -> int:
     from board.conversation.transcripts import TranscriptError
 
     folder = _export_dir(args.dir)
-    refs = await board.sessions.list(include_archived=True)
+    refs = await board.parts.sessions.list(include_archived=True)
     written = missing = 0
     for ref in sorted(refs, key=lambda r: r.session_id):
         target = folder / f"{ref.session_id}.jsonl"
         part = target.with_name(target.name + ".part")
         try:
             with open(part, "wb") as fh:  # noqa: ASYNC230 (a one-shot command: nothing else waits on its loop)
-                async for chunk in board.transcripts.lines(ref.session_id):
+                async for chunk in board.parts.transcripts.lines(ref.session_id):
                     fh.write(chunk)
             part.replace(target)
         except TranscriptError as exc:

@@ -265,7 +265,7 @@ def _daemon_running(data_dir: Path) -> int | None:
 
 async def cmd_state(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha state copy``; see the module docstring."""
-    from board.service import BOARD_MIGRATIONS
+    from board.app import BOARD_MIGRATIONS
     from board.storage import Dialect, StorageError, open_database, parse_state_url
     from bot.app import all_migrations
 

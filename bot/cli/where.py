@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from bot.cli.common import UserError, emit, note
 
 if TYPE_CHECKING:
-    from board.service import Board
+    from board.app import Board
     from bot.config import LoadedConfig
     from bot.config.layout import BoardLayout
 
@@ -237,13 +237,13 @@ async def with_board(loaded: LoadedConfig, body: Callable[[Board], Awaitable[int
             note(f"warning: {key_advice(loaded, model, key_env)}")
             told.append(key_env)
     board = await open_board(loaded, report_missing_keys=False)
-    board.room.subscribe(console_meeting_printer())
+    board.parts.room.subscribe(console_meeting_printer())
     try:
         with told_once(told, logging.getLogger().handlers):  # said above: not again under every answer
             code = await body(board)
-            if board.room.running():
+            if board.parts.room.running():
                 note("waiting for the board meeting to finish (Ctrl-C cancels it)")
-                await board.room.drain()
+                await board.parts.room.drain()
         return code
     finally:
         await board.close()

@@ -18,8 +18,8 @@ from bot.config.file import FoundBy
 
 if TYPE_CHECKING:  # the board's settings types are imported when they are built: `sabha souls` needs none
     from board.agent.runner import AgentSettings
+    from board.app import BoardSettings
     from board.roles import RosterSpec
-    from board.service import BoardSettings
     from board.spending.budget import BudgetSettings
     from board.storage.url import StateURL
     from bot.config.sections import Config
@@ -80,9 +80,9 @@ class LoadedConfig:
 
     def board_settings(self) -> BoardSettings:
         """The plain values the board needs."""
+        from board.app import BoardSettings
         from board.room.consult import ConsultSettings
         from board.room.settings import DEFAULT_CHALLENGERS, MeetingSettings
-        from board.service import BoardSettings
 
         board = self.config.board
         roster = self.roster()

@@ -4,11 +4,13 @@
 process-global one, so two daemons in one test process do not mix) and counts where the
 events happen without reaching into anyone's internals:
 
-- model calls, tokens and cost: an observer on :attr:`board.spending.ledger.Ledger.observers`
-  (every provider call, each retry and fallback included);
-- turns and the turn latency histogram: an observer on
-  :attr:`board.agent.runner.AgentRunner.turn_observers` (the fields of the turn log line);
-- soul reloads and load errors: an observer on :attr:`board.workspace.souls.SoulStore.observers`;
+- model calls, tokens and cost: an observer of the ledger (every provider call, each retry and
+  fallback included);
+- turns and the turn latency histogram: an observer of the runner (the fields of the turn log line);
+- soul reloads and load errors: an observer of the soul store;
+
+The three observers are handed to the board when it is built (:meth:`Metrics.observers`,
+:class:`board.app.Observers`), never appended to its parts afterwards.
 - messages in / out per channel, delivery failures, storage failures: read at scrape time
   from the counters the intake keeps anyway (:class:`IntakeCollector`);
 - pending inbox per channel and meetings running: read at scrape time.
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections import Counter as Tally
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
@@ -32,7 +34,7 @@ from prometheus_client.registry import Collector
 from board.spending.ledger import LLMCallRecord
 
 if TYPE_CHECKING:
-    from board.service import Board
+    from board.app import Board, Observers
     from bot.intake.intake import IntakeHub
 
 __all__ = ["CONTENT_TYPE", "IntakeCollector", "Metrics"]
@@ -76,7 +78,7 @@ class IntakeCollector(Collector):
 
 
 class Metrics:
-    """One daemon's metrics; :meth:`attach` plugs the observers in, :meth:`render` scrapes."""
+    """One daemon's metrics; the board is built with :meth:`observers`, :meth:`render` scrapes."""
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
@@ -133,25 +135,29 @@ class Metrics:
 
     # -- wiring ----------------------------------------------------------------------
 
+    def observers(self) -> Observers:
+        """What the board is built with (:func:`bot.app.open_board`): told from :meth:`attach` until :meth:`detach`."""
+        from board.app import Observers
+
+        return Observers(model_calls=(self._told(self.on_model_call),), turns=(self._told(self.on_turn),),
+                         souls=(self._told(self.on_soul),))
+
+    def _told(self, observer: Callable[..., None]) -> Callable[..., None]:
+        def observe(*args: Any) -> None:
+            if self._board is not None:  # attached: this daemon's board
+                observer(*args)
+        return observe
+
     def attach(self, board: Board, hub: IntakeHub) -> None:
-        """Observe ``board`` and read ``hub`` at scrape time (undo with :meth:`detach`)."""
+        """Count what ``board`` (built with :meth:`observers`) tells, and read ``hub`` at scrape time (undo with
+        :meth:`detach`)."""
         self._board, self._hub = board, hub
-        board.ledger.observers.append(self.on_model_call)
-        board.runner.turn_observers.append(self.on_turn)
-        board.souls.observers.append(self.on_soul)
-        self.meetings.set_function(lambda: float(len(board.room.running())))
+        self.meetings.set_function(lambda: float(len(board.parts.room.running())))
         self._collector = IntakeCollector(hub, self.errors)
         self.registry.register(self._collector)
 
     def detach(self) -> None:
-        """Stop observing the board (it may outlive the daemon, e.g. in tests)."""
-        board = self._board
-        if board is None:
-            return
-        hooks: list[list[Any]] = [board.ledger.observers, board.runner.turn_observers, board.souls.observers]
-        for observers, hook in zip(hooks, (self.on_model_call, self.on_turn, self.on_soul), strict=True):
-            if hook in observers:
-                observers.remove(hook)
+        """Stop counting what the board tells (it may outlive the daemon, e.g. in tests)."""
         self._board = None
 
     async def pending_inbox(self) -> dict[str, int]:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from board.roles import GENERAL
 
 if TYPE_CHECKING:
-    from board.service import Board
+    from board.app import Board
     from bot.channels.base import Channel
     from bot.intake.storage import StorageHealth
 
@@ -59,7 +59,7 @@ async def ping_store(board: Board | None, timeout: float = PING_TIMEOUT_S) -> st
         return None
     try:
         async with asyncio.timeout(timeout):
-            await board.db.ping()
+            await board.parts.db.ping()
     except TimeoutError:
         return f"no answer in {timeout:g} s"
     except Exception as exc:  # noqa: BLE001 - any failure is the reason
@@ -99,7 +99,7 @@ def check_readiness(*, phase: str, channels: Sequence[Channel], storage: Storage
         problem = "the board is not open yet"
     elif not workspace.is_dir():
         problem = f"workspace {workspace} does not exist; run `sabha init` or fix `workspace:` in the config"
-    elif not board.souls.has(GENERAL):
+    elif not board.parts.souls.has(GENERAL):
         loaded, problem = False, f"the chair ({GENERAL}) has no usable soul file; see `sabha souls`"
     checks["workspace"] = {"ok": loaded, "problem": problem}
     if problem:

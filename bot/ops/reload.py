@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from board.service import Board
+from board.app import Board
 from bot.app import missing_keys
 from bot.channels.base import Channel, ChannelCapabilities
 from bot.config import ConfigError, LoadedConfig
@@ -141,17 +141,18 @@ def _apply(new: LoadedConfig, keys: list[str], *, board: Board, hub: IntakeHub, 
     config = new.config
     changed = {k for k in keys if _is_live(k)}  # every live key is a leaf (a list counts as one)
     if changed & {"llm.model", "llm.fallbacks", "llm.cheap_model"}:
-        agent = replace(board.runner.settings, default_model=config.llm.model, fallbacks=tuple(config.llm.fallbacks),
+        agent = replace(board.parts.runner.settings, default_model=config.llm.model,
+                        fallbacks=tuple(config.llm.fallbacks),
                         cheap_model=config.llm.cheap_model)
-        board.runner.settings = agent
+        board.parts.runner.settings = agent
         board.settings = replace(board.settings, agent=agent)
     if "inbox.max_concurrent_turns" in changed:
         cap = config.inbox.max_concurrent_turns
         hub.settings = hub.settings.model_copy(update={"max_concurrent_turns": cap})
         hub.scheduler.cap = cap  # a lower cap lets running turns finish; a higher one fills as turns end
     if changed & {"budget.daily_usd", "budget.per_sender_daily_usd"}:
-        board.budget.settings = new.budget_settings()
-        board.settings = replace(board.settings, budget=board.budget.settings)
+        board.parts.budget.settings = new.budget_settings()
+        board.settings = replace(board.settings, budget=board.parts.budget.settings)
     for channel in channels:
         prefix = f"{channel.name}."
         live = ChannelCapabilities.of(channel).reconfigure

@@ -37,7 +37,7 @@ from bot.web.context import PREFIX, WEB, WebContext
 from bot.web.meeting_feed import MeetingFeed
 
 if TYPE_CHECKING:
-    from board.service import Board
+    from board.app import Board
     from bot.config.loaded import LoadedConfig
 
 __all__ = ["PREFIX", "WEB", "WebContext", "build_web", "mount_web", "server_url"]
@@ -123,16 +123,16 @@ def server_url(loaded: LoadedConfig, port: int | None) -> str:
 async def mount_web(app: web.Application, board: Board, loaded: LoadedConfig) -> WebContext:
     """Mount the pages at ``/ui/`` on ``app`` (the daemon's application, before it starts)."""
     settings = loaded.config.web.settings()
-    clock = board.clock
-    key = await shared_signing_key(board.db, loaded.data_dir)
+    clock = board.parts.clock
+    key = await shared_signing_key(board.parts.db, loaded.data_dir)
     auth = WebAuth(
         signer=SessionSigner(key, settings.session_ttl_s, clock),
-        links=LoginLinks(board.db, clock),
+        links=LoginLinks(board.parts.db, clock),
         limiter=LoginLimiter(settings.login_attempts_per_minute, clock),
-        sessions=WebSessions(board.db, clock),
+        sessions=WebSessions(board.parts.db, clock),
     )
     feed = MeetingFeed()
-    board.room.subscribe(feed)
+    board.parts.room.subscribe(feed)
     ctx = WebContext(board=board, settings=settings, auth=auth, feed=feed, server_url=server_url(loaded, None))
     app[WEB_AUTH] = auth
     app[WEB] = ctx

@@ -20,7 +20,7 @@ from bot.web.meeting_feed import MeetingFeed
 from bot.web.settings import WebSettings
 
 if TYPE_CHECKING:
-    from board.service import Board
+    from board.app import Board
 
 __all__ = ["MAX_NONCES", "PREFIX", "WEB", "WebContext", "context_of"]
 
@@ -52,10 +52,10 @@ class WebContext:
     def labels(self, roster: str | None) -> dict[str, str]:
         """``role -> "🦉 Critic"`` for the roles of ``roster`` (the board's own when None or unknown)."""
         try:
-            souls = self.board.souls_for(roster) if roster else self.board.souls
+            souls = self.board.parts.rosters.souls_for(roster) if roster else self.board.parts.souls
             return {p.role: p.label for p in souls.profiles()}
         except (ValueError, KeyError):
-            return {p.role: p.label for p in self.board.souls.profiles()}
+            return {p.role: p.label for p in self.board.parts.souls.profiles()}
 
     async def started_by(self, nonce: str) -> str | None:
         """The meeting a form with ``nonce`` started (this run, or before a restart: ``web_form_nonces``)."""
@@ -63,18 +63,19 @@ class WebContext:
             return None
         if nonce in self.nonces:
             return self.nonces[nonce]
-        row = await self.board.db.fetchone("SELECT meeting_id FROM web_form_nonces WHERE nonce = ?", (nonce[:100],))
+        row = await self.board.parts.db.fetchone("SELECT meeting_id FROM web_form_nonces WHERE nonce = ?",
+                                                 (nonce[:100],))
         return str(row["meeting_id"]) if row is not None else None
 
     async def keep_nonce(self, nonce: str, meeting_id: str) -> None:
         """Write down durably that ``nonce`` started ``meeting_id`` (and forget nonces a month old)."""
         if not nonce:
             return
-        now = self.board.clock.now().astimezone(UTC)
-        await self.board.db.execute("INSERT INTO web_form_nonces(nonce, meeting_id, created_at) "
+        now = self.board.parts.clock.now().astimezone(UTC)
+        await self.board.parts.db.execute("INSERT INTO web_form_nonces(nonce, meeting_id, created_at) "
                                     "VALUES (?, ?, ?) ON CONFLICT (nonce) DO NOTHING",
                                     (nonce[:100], meeting_id, now.isoformat(timespec="seconds")))
-        await self.board.db.execute("DELETE FROM web_form_nonces WHERE created_at < ?",
+        await self.board.parts.db.execute("DELETE FROM web_form_nonces WHERE created_at < ?",
                                     ((now - timedelta(days=NONCE_DAYS)).isoformat(timespec="seconds"),))
 
     def remember(self, nonce: str, meeting_id: str, topic: str) -> None:

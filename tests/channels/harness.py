@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from aiohttp import ClientSession, web
 
-from board.service import Board
+from board.app import Board
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from tests.fakes.graph_api import FakeGraphAPI

@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from board.app import Board
 from board.llm.base import LLMRequest, LLMResponse, Usage
-from board.service import Board
 from tests.channels.harness import HARNESSES, Harness, wait_for
 from tests.telegram_support import RecordingModel, last_user_text, use_model
 

@@ -27,9 +27,9 @@ from pathlib import Path
 from bot.channels.inbox import Inbox
 from bot.channels.telegram_topics import TopicStore
 
+from board.app import Board, BoardSettings
 from board.envelope import Envelope, Reply
 from board.roles import RosterSpec
-from board.service import Board, BoardSettings
 from board.workspace import copy_default_workspace
 
 FORUM = -1001234567890
@@ -45,14 +45,14 @@ async def make(root: Path) -> None:
             reply = await board.handle(Envelope(channel="console", text=text, sender="owner", sender_name="Owner"))
             assert reply.kind != "error", reply
         place = Envelope(channel="console", chat_id="cli-meeting", text="", sender="owner", sender_name="owner")
-        result = await board.room.prepare("Should we expand to Europe?", envelope=place).run()
+        result = await board.parts.room.prepare("Should we expand to Europe?", envelope=place).run()
         assert result.stop_reason.value in ("completed", "converged"), result.stop_reason
 
-        topics = TopicStore(board.db)
+        topics = TopicStore(board.parts.db)
         await topics.save(FORUM, "finance", 42, "💰 Finance")
         await topics.save(FORUM, "research", 43, "🔬 Research")
 
-        inbox = Inbox(board.db, "telegram")
+        inbox = Inbox(board.parts.db, "telegram")
 
         def envelope(message_id: int, text: str) -> Envelope:
             return Envelope(channel="telegram", text=text, sender="1001", sender_name="Owner", chat_id="1001",

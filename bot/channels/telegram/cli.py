@@ -10,7 +10,7 @@ from board.roles import GENERAL
 from bot.cli.common import UserError, emit
 
 if TYPE_CHECKING:  # `sabha --help` builds this parser: the rest is imported when the command runs
-    from board.service import Board
+    from board.app import Board
     from bot.channels.plugin import CliCommand, WithBoard
     from bot.config import LoadedConfig
 
@@ -38,10 +38,10 @@ async def cmd_telegram(loaded: LoadedConfig, args: argparse.Namespace, with_boar
         raise UserError("telegram.group_id is not set: put the forum's id (e.g. -1001234567890) in the config")
 
     async def body(board: Board) -> int:
-        topics = Topics(group_id, TopicStore(board.db), tg.topics)
+        topics = Topics(group_id, TopicStore(board.parts.db), tg.topics)
         await topics.load()
         rows = []
-        for profile in board.souls.profiles():
+        for profile in board.parts.souls.profiles():
             entry = topics.entries.get(profile.role)
             if profile.role == GENERAL:
                 rows.append((profile.role, "General", "", "the forum's General topic"))

@@ -24,13 +24,13 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
+from board.app import Board
 from board.commands.about import CHAIR_ADDRESSING
 from board.envelope import Envelope, Reply, clean_text
 from board.llm.stream import StreamSink
 from board.roles import GENERAL
 from board.room.meeting import MeetingEvent, MeetingEventKind
 from board.room.render import format_decision
-from board.service import Board
 from bot.channels.base import ChannelError
 from bot.channels.web.answer_stream import WORKING, streaming
 from bot.channels.web.chat_feed import ChatFeed
@@ -87,13 +87,13 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
         if not settings.enabled:
             raise ChannelError("the web chat is off (web.chat.enabled: false)")
         self.board = board
-        board.describe_channel(self.name, CHAIR_ADDRESSING)
+        board.parts.commands.describe_channel(self.name, CHAIR_ADDRESSING)
         self.settings = settings
         self.guard: Guard = guard or LockedGuard("no login is set up for the web pages (see README, 'Web')")
         self.owns_hub = hub is None
         self.hub = hub or IntakeHub()
         self.feed = ChatFeed()
-        self.outbox = Outbox(board.db, on_append=self.feed.appended)
+        self.outbox = Outbox(board.parts.db, on_append=self.feed.appended)
         self.streams = _Streams()
         self.intake: Intake = self.hub.intake(board, self)
         self.max_chars = board.settings.max_message_chars
@@ -105,7 +105,7 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
 
     def advisors(self) -> list[str]:
         """The roles a chat can be with (the board's souls, the chair first)."""
-        roles = self.board.souls.roles()
+        roles = self.board.parts.souls.roles()
         return [GENERAL, *(r for r in roles if r != GENERAL)] if GENERAL in roles else roles
 
     def place_of(self, chat_id: str) -> str:
@@ -121,7 +121,7 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
     def label(self, role: str) -> str:
         """``<emoji> <Name>`` of ``role`` (the role itself when its soul cannot be read)."""
         try:
-            return self.board.souls.profile(role).label
+            return self.board.parts.souls.profile(role).label
         except (KeyError, ValueError, OSError):
             return role
 
@@ -257,7 +257,7 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
         try:
             await self.intake.inbox.prune()
             await self.outbox.prune()
-            self.board.room.subscribe(self._meeting)
+            self.board.parts.room.subscribe(self._meeting)
             self.accepting = True  # resumed answers may announce meetings
             await self.intake.resume()
         except BaseException:

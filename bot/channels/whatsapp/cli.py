@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from bot.cli.common import emit
 
 if TYPE_CHECKING:  # `sabha --help` builds this parser: the rest is imported when the command runs
-    from board.service import Board
+    from board.app import Board
     from bot.channels.plugin import CliCommand, WithBoard
     from bot.config import LoadedConfig
 
@@ -41,7 +41,7 @@ async def cmd_whatsapp(loaded: LoadedConfig, args: argparse.Namespace, with_boar
     from bot.channels.whatsapp.store import DeliveryStore
 
     async def body(board: Board) -> int:
-        store = DeliveryStore(board.db)
+        store = DeliveryStore(board.parts.db)
         if args.whatsapp_command == "deliveries":
             counts = await store.counts()
             if args.json:

@@ -1,0 +1,82 @@
+"""The one call that answers a message: :func:`answer` (the outer twin of :mod:`board.agent.exchange`).
+
+admit (clean -> limit -> identify -> route -> gate, :mod:`board.answer.admit`) -> read the attachments
+once, after the gate (``read_files``: the intake's and the terminal's; a caller may hand over files read
+already), unless the budget is spent: nothing is downloaded or transcribed, that would be paid for, and
+the budget's line answers -> in the message's spending and streaming context, set here
+and nowhere else: dispatch (:mod:`board.answer.dispatch`) -> the owner's budget note -> spoken, when
+the sender wants a voice reply (``spoken``: the intake's messages). Never raises for bad input; the
+reply says what went wrong and what to do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import replace
+
+from board.answer.admit import Admitted, admit, identify
+from board.answer.dispatch import dispatch
+from board.answer.door import Door
+from board.envelope import Envelope, Reply
+from board.llm.stream import StreamSink, streaming_to
+from board.media.understand import MediaFetcher
+from board.routing.router import Route
+from board.spending.budget import sender_id
+
+__all__ = ["answer", "read_media"]
+
+log = logging.getLogger("sabha.board")
+
+
+async def answer(envelope: Envelope, door: Door, *, fetcher: MediaFetcher | None = None,
+                 sink: StreamSink | None = None, route: Route | None = None, spoken: bool = False,
+                 received_clean: bool = False, read_files: bool = False) -> Reply:
+    """Answer one message: a chat turn, a command, a meeting, or a one-line refusal.
+
+    ``fetcher``: where its attachments' bytes come from (the channel); ``sink``: where a streamed answer
+    goes while it is written; ``route``: what the router made of this very envelope a moment ago (a
+    caller that looked first, like ``sabha ask``); ``spoken``: a voice reply when the sender wants one;
+    ``received_clean``: cleaned at receipt (the intake's), so it is not cleaned again; ``read_files``: its
+    attachments are references still to fetch and read (a channel's, a terminal's files), else already read."""
+    admitted = await admit(envelope, door, route=route, received_clean=received_clean, reads_files=read_files)
+    if isinstance(admitted, Reply):
+        return admitted
+    asked = await _read(admitted, door, fetcher) if read_files else admitted
+    streaming = streaming_to(sink) if sink is not None else contextlib.nullcontext()  # else the caller's, if any
+    with door.money.spending(asked.envelope, asked.allowance), streaming:
+        reply = _with_owner_note(door, asked.envelope, await dispatch(asked, door))
+    return await door.media.speak(asked.envelope, reply) if spoken else reply
+
+
+async def _read(admitted: Admitted, door: Door, fetcher: MediaFetcher | None) -> Admitted:
+    """``admitted`` with its attachments fetched and read, unless its budget is spent."""
+    envelope = admitted.envelope
+    if not envelope.attachments:
+        return admitted
+    if admitted.stop is not None:
+        log.info("media of message %s from %s on %s not read: the budget is spent", envelope.message_id,
+                 envelope.sender, envelope.channel)
+        return admitted
+    return replace(admitted, envelope=await door.media.prepare(envelope, fetcher))
+
+
+async def read_media(envelope: Envelope, door: Door, fetcher: MediaFetcher | None) -> Envelope:
+    """``envelope`` with its attachments fetched and read (:meth:`MediaService.prepare`) outside a message's
+    answer (a meeting's evidence), unless the sender's budget is spent: then nothing is downloaded."""
+    if not envelope.attachments:
+        return envelope
+    envelope = await identify(door, envelope)
+    if await door.budget.check(sender_id(envelope), is_owner=envelope.is_owner) is not None:
+        log.info("media of message %s from %s on %s not read: the budget is spent", envelope.message_id,
+                 envelope.sender, envelope.channel)
+        return envelope
+    return await door.media.prepare(envelope, fetcher)
+
+
+def _with_owner_note(door: Door, envelope: Envelope, reply: Reply) -> Reply:
+    """The owner's reply carries what the budget has not told them yet (once a day per limit)."""
+    if not envelope.is_owner:
+        return reply
+    note = door.budget.owner_note()
+    return reply if note is None else replace(reply, text=f"{reply.text}\n\n{note}")

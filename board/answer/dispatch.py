@@ -1,0 +1,79 @@
+"""Dispatch: an admitted message answered by memory talk, a command, a meeting or a chat turn.
+
+It runs inside the message's spending context (:mod:`board.answer.answer` sets it). Before anything
+that calls a model, the budget's daily limits may stop it, and a stranger's limit already closed for
+today refuses it; a model call that would pass a stranger's limit is not made (:class:`SpendRefused`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+
+from board.answer.admit import Admitted, calls_model
+from board.answer.door import Door
+from board.commands.registry import system_reply
+from board.envelope import Envelope, Reply, ReplyKind
+from board.spending.allowance import SpendRefused
+
+__all__ = ["dispatch", "media_notice"]
+
+
+def media_notice(notices: Iterable[str]) -> str:
+    """What could not be read, as one paragraph for the sender ("" when everything was read)."""
+    lines = [f"⚠️ {n}" for n in dict.fromkeys(notices)]
+    return "\n".join(lines)
+
+
+def _reply(door: Door, envelope: Envelope, role: str, text: str, *, kind: ReplyKind) -> Reply:
+    return system_reply(door.souls, envelope, role, text, kind=kind)
+
+
+async def dispatch(asked: Admitted, door: Door) -> Reply:
+    """The reply to an admitted message (its attachments read), inside its sender's spending context."""
+    envelope, route = asked.envelope, asked.route
+    if route.kind == "chat" and door.memory_talk is not None and not envelope.attachments:
+        said = await door.memory_talk(envelope, route.text)  # "what do you remember about me": from the store
+        if said is not None:
+            return _reply(door, envelope, route.role, said, kind="command")
+    if calls_model(route):
+        stop = await asked.budget_stop(door)
+        if stop is not None:
+            return _reply(door, envelope, route.role, stop.text, kind="error")
+        refused = await door.spend.check() if asked.allowance is not None else None
+        if refused is not None:  # a limit is already closed for today
+            return _reply(door, envelope, route.role, refused.text, kind="error")
+    try:
+        if route.kind in ("command", "meeting"):
+            return await door.commands.run_command(envelope, route)
+        return await _chat(asked, door)
+    except SpendRefused as exc:  # a model call would have passed a stranger's limit: it was not made
+        return _reply(door, envelope, route.role, exc.text, kind="error")
+
+
+async def _chat(asked: Admitted, door: Door) -> Reply:
+    """One turn of the route's role; with several roles mentioned, each answers in its own
+    session, in order, and the reply carries every answer under its speaker's label.
+
+    Attachments (already read, :mod:`board.media`) join the text as quoted data, pictures as
+    image parts; what could not be read is said once, before the answer (alone, with no
+    model call, when nothing else was sent)."""
+    envelope, route = asked.envelope, asked.route
+    await door.people.said(envelope, route.text)  # for the note the person's other channels show
+    given = door.media.turn_input(envelope, route.text)
+    if given.empty:
+        return _reply(door, envelope, route.role, media_notice(given.notices) or "Send a message with some text.",
+                      kind="error")
+    async with door.locks.lock_for(route.session_key):
+        reply = await door.runner.turn(route.role, route.session_key, envelope, given.text, images=given.images)
+    parts = [reply.text]
+    router = door.router()
+    for role in route.also:
+        key = router.key_for(envelope, role)
+        async with door.locks.lock_for(key):
+            more = await door.runner.turn(role, key, envelope, given.text, images=given.images)
+        parts.append(f"{more.label}: {more.text}")
+    notice = media_notice(given.notices)
+    if notice:
+        parts.insert(0, notice)
+    return replace(reply, text="\n\n".join(parts)) if len(parts) > 1 else reply

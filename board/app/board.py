@@ -1,0 +1,111 @@
+"""The board as one object with a life: open, watch, warm up, answer, close (:class:`Board`).
+
+:meth:`Board.open` opens the state db (the board's migrations plus the daemon's) and builds every part
+in the wiring closet (:func:`board.app.build.build_parts`); the parts are on :attr:`Board.parts`, and
+consumers take the ones they use. :meth:`Board.handle` is the one entry into the front door
+(:func:`board.answer.answer`): messages to the same session are answered one at a time and in order,
+different sessions concurrently; before a message that would call a model the budget's daily limits
+may stop it, and a stranger's message is held to the channel's public terms (:mod:`board.answer.money`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from board.answer import answer
+from board.app.build import build_parts
+from board.app.parts import Observers, Parts
+from board.app.settings import BOARD_MIGRATIONS, BoardSettings
+from board.clock import SYSTEM_CLOCK, Clock
+from board.db import Migration
+from board.envelope import Envelope, Reply
+from board.llm.registry import ProviderRegistry
+from board.llm.stream import StreamSink
+from board.media.understand import MediaFetcher
+from board.routing.router import Route
+from board.storage import Database, open_database
+
+__all__ = ["Board"]
+
+log = logging.getLogger("sabha.board")
+
+
+class Board:
+    """The channel-agnostic board; build it with :meth:`open`."""
+
+    def __init__(self, settings: BoardSettings, db: Database, providers: ProviderRegistry, *,
+                 clock: Clock = SYSTEM_CLOCK, observers: Observers | None = None) -> None:
+        #: as configured now (a reload replaces it: the agent's models, the budget)
+        self.settings = settings
+        self.parts: Parts = build_parts(settings, db, providers, clock=clock, observers=observers or Observers())
+
+    @classmethod
+    async def open(cls, settings: BoardSettings, providers: ProviderRegistry | None = None, *,
+                   migrations: Iterable[Migration] = (), clock: Clock = SYSTEM_CLOCK,
+                   observers: Observers | None = None) -> Board:
+        """Open the state db under ``data_dir`` (the board's migrations plus ``migrations``,
+        the tables of the daemon's intake and channels) and build the board on ``clock``, its
+        ``observers`` told from the first call on."""
+        if not settings.workspace.is_dir():
+            raise FileNotFoundError(
+                f"workspace {settings.workspace} does not exist; run `sabha init` to create one"
+            )
+        if settings.data_dir.exists() and not settings.data_dir.is_dir():
+            raise FileNotFoundError(
+                f"data_dir {settings.data_dir} is a file, not a folder; point data_dir at a folder for transcripts"
+            )
+        db = await open_database(settings.state_url(), (*BOARD_MIGRATIONS, *migrations),
+                                 pool_size=settings.state_pool_size)
+        try:
+            board = cls(settings, db, providers or ProviderRegistry(), clock=clock, observers=observers)
+        except BaseException:
+            await db.close()
+            raise
+        knowledge = board.parts.knowledge
+        if knowledge is not None:
+            try:  # index what changed since the last run, so the first search finds it
+                await knowledge.sync()
+            except Exception:  # the watcher and later searches try again
+                log.exception("knowledge: indexing %s failed", knowledge.folder)
+        return board
+
+    def warm_up(self) -> list[str]:
+        """Build the providers of every model the board may call (the default, the fallbacks,
+        the cheap model, each soul's own), so the first answer does not wait for an SDK to
+        import; returns the models that cannot be used, one line each."""
+        return self.parts.providers.prepare(self.parts.rosters.configured_models())
+
+    async def close(self) -> None:
+        """Stop running meetings (recorded as cancelled), close the model clients and the state db."""
+        parts = self.parts
+        await parts.room.drain(timeout=0)
+        if parts.memory_writer is not None:  # facts still being heard: a few seconds to finish, then abandoned
+            await parts.memory_writer.drain()
+        await parts.providers.close()
+        if parts.web_search is not None:
+            await parts.web_search.close()
+        if parts.knowledge is not None:
+            parts.knowledge.close()
+        await parts.transcripts.flush()  # rows still queued (PostgreSQL) before the pool goes
+        await parts.db.close()
+
+    async def watch(self, stop: asyncio.Event) -> None:
+        """Apply edits of soul files and re-index knowledge documents as they are saved, until ``stop``."""
+        knowledge = self.parts.knowledge
+        await asyncio.gather(self.parts.souls.watch(stop), *([knowledge.watch(stop)] if knowledge else []))
+
+    async def __aenter__(self) -> Board:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def handle(self, envelope: Envelope, *, route: Route | None = None,
+                     fetcher: MediaFetcher | None = None, sink: StreamSink | None = None,
+                     spoken: bool = False, received_clean: bool = False, read_files: bool = False) -> Reply:
+        """Answer one message through the front door (:func:`board.answer.answer`); never raises for
+        bad input, the reply says what went wrong and what to do."""
+        return await answer(envelope, self.parts.door, fetcher=fetcher, sink=sink, route=route, spoken=spoken,
+                            received_clean=received_clean, read_files=read_files)

@@ -1,0 +1,228 @@
+"""The wiring closet: :func:`build_parts` makes every part of a board, in dependency order, complete.
+
+Every collaborator and observer is a constructor argument: nothing is assigned onto a part after it is
+built (``tests/test_architecture.py`` walks this module for it). Two parts need each other's result,
+and each such pair is closed by a function that reads a local of this module at call time, never by
+assigning onto a part: the runner's listener hands a finished turn to the memory writer (which calls the
+runner), and the rosters read the runner's live settings (the guardrails, built before the runner, ask them).
+Registries are filled through their own verbs (``tools.register``, ``commands.register_command``).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
+
+from board.agent.guardrails import Guardrails
+from board.agent.locks import SessionLocks
+from board.agent.runner import AgentRunner, AgentSettings, RunnerHooks
+from board.agent.tools import ToolRegistry
+from board.agent.turn import TurnHeard, TurnListener
+from board.answer import Door, Money
+from board.app.meetings import DecisionTrail
+from board.app.parts import Observers, Parts
+from board.app.rosters import Rosters
+from board.app.settings import BoardSettings
+from board.clock import Clock
+from board.commands import builtin as builtin_commands
+from board.commands import files as files_commands
+from board.commands import followup as followup_commands
+from board.commands import llm as llm_commands
+from board.commands import memory as memory_commands
+from board.commands import people as people_commands
+from board.commands import room as room_commands
+from board.commands.registry import CommandRegistry
+from board.conversation.sessions import Sessions
+from board.conversation.transcript_rows import transcripts_for
+from board.llm.registry import ProviderRegistry
+from board.media.documents import DocumentReader
+from board.media.service import MediaService
+from board.memory.extract import MemoryWriter
+from board.memory.facts import FactStore
+from board.memory.knowledge.base import KnowledgeBase
+from board.memory.knowledge.fts import FTS5Unavailable
+from board.memory.knowledge.tool import knowledge_tool
+from board.people import People
+from board.room.convene import BoardRoom
+from board.room.store import MeetingStore
+from board.routing.router import Router
+from board.schedule import Schedule
+from board.spending.allowance import SpendGate
+from board.spending.budget import Budget
+from board.spending.ledger import Ledger
+from board.storage import Database
+from board.workspace.prompt import PromptBuilder
+from board.workspace.souls import LAST_GOOD_DIR, SoulStore
+
+if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search's with its provider
+    from board.agent.web_search import WebSearch
+    from board.decisions.ratify import DecisionBook
+    from board.decisions.reminders import Reminders
+
+__all__ = ["build_parts"]
+
+log = logging.getLogger("sabha.board")
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Base:
+    """The parts below the turn: stores, money, people, routing."""
+
+    schedule: Schedule
+    souls: SoulStore
+    prompts: PromptBuilder
+    sessions: Sessions
+    ledger: Ledger
+    facts: FactStore
+    people: People
+    budget: Budget
+    spend: SpendGate
+    money: Money
+    locks: SessionLocks
+
+
+def router_over(souls: SoulStore, *, single: bool) -> Router:
+    """A router over the roles ``souls`` has right now."""
+    profiles = souls.profiles()
+    return Router([p.role for p in profiles], {p.role: p.name for p in profiles},
+                  titles={p.role: p.title for p in profiles}, emoji={p.role: p.emoji for p in profiles},
+                  addressing=not single)
+
+
+def _base(settings: BoardSettings, db: Database, clock: Clock, observers: Observers) -> _Base:
+    souls = SoulStore(settings.workspace, settings.roster, keep_dir=settings.data_dir / LAST_GOOD_DIR,
+                      observers=observers.souls)
+    ledger = Ledger(db, observers=observers.model_calls)
+    facts = FactStore(db, settings.memory)
+    people = People(db, settings.people, facts=facts)
+    budget = Budget(ledger, settings.budget, keys_of=people.keys_of)  # a person's budget: every linked account
+    return _Base(schedule=Schedule(db, clock), souls=souls, prompts=PromptBuilder(settings.workspace),
+                 sessions=Sessions(db, transcripts_for(db, settings.data_dir)), ledger=ledger, facts=facts,
+                 people=people, budget=budget, spend=SpendGate(ledger), money=Money(budget), locks=SessionLocks())
+
+
+def _runner(settings: BoardSettings, base: _Base, providers: ProviderRegistry, tools: ToolRegistry,
+            observers: Observers) -> tuple[AgentRunner, Rosters, Guardrails, MemoryWriter | None]:
+    """The runner with its memory, guardrails, spend gate and turn observers; the memory writer that hears it."""
+    writer: MemoryWriter | None = None
+    runner: AgentRunner
+
+    def heard(turn: TurnHeard) -> None:  # memory that writes itself, off the turn's critical path
+        if writer is not None:
+            writer.heard(turn)
+
+    def agent() -> AgentSettings:
+        return runner.settings  # the live settings (a reload replaces them)
+
+    rosters = Rosters(settings, base.souls, agent)
+    guardrails = Guardrails(settings.guardrails, base.ledger.db, models=rosters.configured_models)
+    memory = settings.memory
+    listeners: tuple[TurnListener, ...] = (heard,) if memory.enabled and memory.auto_extract else ()
+    hooks = RunnerHooks(memory=base.facts if memory.enabled else None, guardrails=guardrails, spend=base.spend,
+                        turn_observers=observers.turns, turn_listeners=listeners)
+    vision = replace(settings.agent, vision_models=settings.media.vision_models)  # who sees pictures
+    runner = AgentRunner(base.souls, base.prompts, base.sessions, providers, vision, tools=tools,
+                         ledger=base.ledger, hooks=hooks)
+    if listeners:
+        writer = MemoryWriter(base.facts, runner)
+    return runner, rosters, guardrails, writer
+
+
+def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Rosters, clock: Clock,
+          commands: CommandRegistry) -> tuple[BoardRoom, Reminders, DecisionBook]:
+    """The room (meetings, consultations) subscribed to its decisions' trail; the decision book and reminders."""
+    from board.commands import decisions as decision_commands
+    from board.commands import predictions as predictions_commands
+    from board.decisions.ratify import DecisionBook
+    from board.decisions.reminders import Reminders
+    from board.room import followup
+
+    store = MeetingStore(base.ledger.db)
+    zone = ZoneInfo(settings.timezone)
+    souls = base.souls
+
+    def voice(role: str) -> tuple[str, str] | None:  # (name, emoji) of role, for what Sabha says in its name
+        profile = next((p for p in souls.profiles() if p.role == role), None)
+        return (profile.name, profile.emoji) if profile is not None else None
+
+    reminders = Reminders(store, base.schedule, clock, zone, voice=voice)
+    trail = DecisionTrail(router=commands.router, locks=base.locks, sessions=base.sessions, reminders=reminders)
+    room = BoardRoom(runner=runner, prompts=base.prompts, souls_for=rosters.souls_for,
+                     default_roster=settings.roster.name, store=store, meeting_settings=settings.meetings,
+                     consult_settings=settings.consultation, clock=clock, subscribers=[trail.remember, trail.follow])
+    llm_commands.register(commands, ledger=base.ledger, runner=runner)
+    room_commands.register(commands, room)
+    decisions = DecisionBook(base.ledger.db, clock)
+    follow_ups = followup.FollowUps(room, decisions, base.schedule, clock)
+    followup.register(follow_ups)
+    decision_commands.register(commands, decisions, follow_ups.plan)
+    predictions_commands.register(commands, room, base.schedule, lambda: settings.meetings, zone)
+    followup_commands.register(commands, reminders)
+    base.schedule.at_start(reminders.sync)
+    return room, reminders, decisions
+
+
+def _open_knowledge(settings: BoardSettings, db: Database) -> KnowledgeBase | None:
+    """The knowledge base (its index in ``db`` when that is PostgreSQL), or None when it is off or this SQLite
+    lacks FTS5 (logged with what to do)."""
+    if not settings.knowledge.enabled:
+        return None
+    try:
+        return KnowledgeBase.open(settings.workspace, settings.data_dir, settings.knowledge, db=db)
+    except FTS5Unavailable as exc:
+        log.error("the knowledge base is off (search_knowledge_base is not offered): %s", exc)
+        return None
+
+
+def _web_search(settings: BoardSettings, db: Database) -> WebSearch | None:
+    if settings.web_search is None:
+        return None
+    from board.agent.web_search import WebSearch
+
+    return WebSearch(settings.web_search, db)
+
+
+def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegistry, *,
+                clock: Clock, observers: Observers) -> Parts:
+    """Every part of the board on ``db``, in dependency order, each complete when made."""
+    base = _base(settings, db, clock, observers)
+    tools = ToolRegistry()
+    runner, rosters, guardrails, writer = _runner(settings, base, providers, tools, observers)
+    router = functools.partial(router_over, base.souls, single=settings.roster.single)
+    commands = CommandRegistry(base.souls, router, base.locks)
+    builtin_commands.register(builtin_commands.Builtins(
+        registry=commands, souls=base.souls, sessions=base.sessions, workspace=settings.workspace,
+        roster=settings.roster.name, single=settings.roster.single, meetings_enabled=settings.meetings.enabled))
+    room, reminders, decisions = _room(settings, base, runner, rosters, clock, commands)
+    for tool in room.tools():
+        wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
+        if wanted:
+            tools.register(tool)
+    knowledge, web_search = _open_knowledge(settings, db), _web_search(settings, db)
+    if knowledge is not None:
+        tools.register(knowledge_tool(knowledge))
+    if web_search is not None:
+        tools.register(web_search.tool())
+    media = MediaService(settings.media, settings.data_dir, db, providers=providers, ledger=base.ledger,
+                         spend=base.spend, retry=settings.agent.retry, spending=base.money.spending)
+    media.register(DocumentReader(knowledge))  # long documents: the conversation's knowledge scope
+    files_commands.register(commands, media.store)
+    people_commands.register(commands, base.people)
+    memory_talk = None
+    if settings.memory.enabled:
+        tools.register(base.facts.tool())
+        memory_talk = memory_commands.register(commands, base.facts, writer, base.people)
+    door = Door(souls=base.souls, router=router, locks=base.locks, budget=base.budget, spend=base.spend,
+                money=base.money, people=base.people, media=media, runner=runner, commands=commands,
+                memory_talk=memory_talk, max_message_chars=settings.max_message_chars,
+                meetings_enabled=settings.meetings.enabled)
+    return Parts(settings=settings, clock=clock, db=db, providers=providers, schedule=base.schedule, souls=base.souls,
+                 rosters=rosters, prompts=base.prompts, transcripts=base.sessions.transcripts,
+                 sessions=base.sessions, tools=tools, ledger=base.ledger, budget=base.budget, spend=base.spend,
+                 money=base.money, locks=base.locks, router=router, runner=runner, room=room, decisions=decisions,
+                 reminders=reminders, facts=base.facts, guardrails=guardrails, knowledge=knowledge,
+                 web_search=web_search, media=media, people=base.people, memory_writer=writer,
+                 memory_talk=memory_talk, commands=commands, door=door)
