@@ -1,12 +1,12 @@
 # Two commands for a newcomer: `make run` talks to the board, `make test` runs the tests.
 # Both create ./.venv on first use (Python >= 3.11 required) and install Sabha into it; `make test`
-# adds the test tools (pytest, mypy, ruff ...) to it the first time. `make run` also makes your own
-# board the first time (see README: Where your board lives).
+# adds the test tools (pytest, mypy, ruff, mkdocs ...) to it the first time. `make run` also makes your own
+# board the first time (docs/advisors.md: Where your board lives).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test bench clean
+.PHONY: run test docs bench clean
 
 $(BIN)/.installed: pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Sabha needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -36,6 +36,11 @@ test: $(BIN)/.installed-test
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n auto --maxprocesses 4 --dist loadgroup
+
+# The docs site (MkDocs, Material theme) into site/ (git-ignored). --strict: a broken link or anchor, or a page
+# left out of the nav, fails the build. The config reference and the source tree are written while it builds.
+docs: $(BIN)/.installed-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
 
 bench: $(BIN)/.installed
 	$(BIN)/python benchmarks/turn_overhead.py
