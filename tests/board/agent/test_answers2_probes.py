@@ -23,8 +23,8 @@ from board.agent.guardrails import GuardInput, Guardrails
 from board.envelope import Envelope
 from board.router import NOBODY, Router
 from tests.board.agent.test_model_disclosure import ask
-from tests.board.test_addressing import shipped_router
-from tests.board.test_answers_addressing import ask_why
+from tests.board.routing.test_addressing import shipped_router
+from tests.board.routing.test_answers_addressing import ask_why
 from tests.support.fakes.openai_api import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -68,8 +68,8 @@ import pytest
 from board.envelope import Envelope
 from board.router import NOBODY, Router
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(__file__).parents[1] / "data" / "addressing.jsonl"
+ROOT = Path(__file__).resolve().parents[3]
+DATA = Path(__file__).parents[2] / "data" / "addressing.jsonl"
 
 
 def shipped_router() -> Router:

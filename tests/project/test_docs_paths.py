@@ -1,5 +1,5 @@
 """Every file or folder of the repository the README and the docs pages name (``bot/intake/``,
-``tests/test_makefile.py``, ``benchmarks/burst.py``, ``systemd/sabha.service`` ...) exists: a module, test or
+``tests/project/test_makefile.py``, ``benchmarks/burst.py``, ``systemd/sabha.service`` ...) exists: a module, test or
 script that moves takes its mention along.
 
 A path counts when it starts with one of the repository's top folders and is not part of a longer path
@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DOC_FILES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
 _PATH = re.compile(r"(?<![\w./~-])(?:board|bot|tests|benchmarks|systemd|docs|workspace|notes)/[\w./-]*")
 #: Paths the docs tell a reader to create (a knowledge folder, a new soul), not files of the repository.

@@ -2,7 +2,7 @@
 README's links into it land on a page and an anchor that exist, and its generated parts are complete.
 
 The strict build needs mkdocs and mkdocs-material (``.[docs]``, which ``.[test]`` includes): missing, the test
-skips on a developer's machine and FAILS on CI (tests/ci_support.py), like the other tests of a real part.
+skips on a developer's machine and FAILS on CI (tests/support/ci.py), like the other tests of a real part.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from types import ModuleType
 
 import yaml
 
-from tests.ci_support import missing_part
+from tests.support.ci import missing_part
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 HOOKS = REPO / "docs" / "hooks"
 _README_LINK = re.compile(r"\]\(docs/([^)#\s]+)(?:#([^)\s]+))?\)")
 

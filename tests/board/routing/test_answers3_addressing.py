@@ -21,7 +21,7 @@ from __future__ import annotations
 import pytest
 
 from board.router import NOBODY
-from tests.board.test_addressing import owner, shipped_router
+from tests.board.routing.test_addressing import owner, shipped_router
 
 ADDRESSED = [
     ("Research and finance: which market do we enter first?", "research", ["finance"]),

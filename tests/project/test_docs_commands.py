@@ -22,7 +22,7 @@ import pytest
 
 from bot.cli.main import build_parser  # the one place this test reaches into the product
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 README_MAX_LINES = 200
 DOC_FILES = [README, *sorted((REPO / "docs").rglob("*.md"))]

@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.fakes.openai_api import FakeOpenAI
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 #: What the fake model says, in the language the per-turn block told it to use.
 ANSWERS = {"French": "Notre trésorerie couvre environ neuf mois.",
