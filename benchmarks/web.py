@@ -64,7 +64,7 @@ def events(meeting_id):
 
 async def sabha():
     from bot.app import open_board
-    from bot.config import load_config
+    from bot.config.load import load_config
     from bot.daemon import Daemon
     from board.workspace.paths import copy_default_workspace
     copy_default_workspace(ROOT / "workspace")

@@ -17,8 +17,8 @@ from board.llm.registry import ProviderRegistry, split_model
 from board.service import BOARD_MIGRATIONS, Board
 from board.storage import Database, Dialect, open_database
 from board.workspace.paths import copy_default_workspace
-from bot.config_file import PROVIDER_KEY_ENV, PROVIDER_KEY_ENV_ALSO
-from bot.loaded_config import LoadedConfig
+from bot.config.file import PROVIDER_KEY_ENV, PROVIDER_KEY_ENV_ALSO
+from bot.config.loaded import LoadedConfig
 
 log = logging.getLogger("sabha.app")
 

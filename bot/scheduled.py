@@ -95,7 +95,7 @@ def channel_names() -> tuple[str, ...]:
     return tuple(package.rsplit(".", 1)[-1] for package in PACKAGES)
 
 
-#: ``replicas.lease_s``'s default (bot/config_sections.py)
+#: ``replicas.lease_s``'s default (bot/config/sections.py)
 DEFAULT_LEASE_S = 15.0
 
 

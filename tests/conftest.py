@@ -250,7 +250,7 @@ async def daemon_for(tmp_path: Path, fake: FakeTelegramAPI) -> AsyncIterator[Any
     """Start an in-process daemon on a config written by ``daemon_support.write_config``
     (real aiohttp server, real PTB against ``fake``): ``await daemon_for(model, **options)``;
     every daemon started is stopped afterwards."""
-    from bot.config import load_config
+    from bot.config.load import load_config
     from bot.daemon import Daemon
     from tests.support.daemon import write_config
     from tests.support.telegram import TOKEN

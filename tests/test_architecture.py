@@ -161,10 +161,10 @@ TESTS_ROOT_MODULES = frozenset({"__init__.py", "conftest.py", "test_architecture
 #: Folders of tests/ that mirror no source folder: whole-daemon tests across parts, the project's own (packaging,
 #: Makefile, the suite's machinery, docs), the shared helpers, the data files.
 TESTS_OWN_FOLDERS = frozenset({"system", "project", "support", "data"})
-#: Source packages that other branches of issue 37 make (boardfolders, house, botconfig) while their tests are
+#: Source packages that other branches of issue 37 make (boardfolders, house) while their tests are
 #: already in place here; delete each once its package exists.
 TESTS_AHEAD_OF_SOURCE = frozenset({"board/decisions", "board/routing", "board/spending", "board/language",
-                                   "board/conversation", "board/answer", "bot/config"})
+                                   "board/conversation", "board/answer"})
 
 
 def test_no_test_or_helper_loose_at_the_root_of_tests() -> None:
@@ -203,3 +203,89 @@ def test_helpers_of_the_tests_live_in_tests_support() -> None:
         f"helpers shared by tests belong in the one package tests/support/ (fakes in tests/support/fakes/); "
         f"outside it ({len(helpers)}): " + " ".join(helpers)
     )
+
+
+# -- issue 37: bot/ folders that show the rooms (botconfig) --------------------------------------
+
+MAX_BOT_ROOT_MODULES = 6
+
+
+def test_bot_root_holds_at_most_6_modules() -> None:
+    """``bot/`` shows its rooms: loose modules at its root (``__init__`` aside) are at most
+    :data:`MAX_BOT_ROOT_MODULES`; the rest lives in packages named for what they hold (``bot/config/``)."""
+    loose = sorted(path.name for path in (REPO / "bot").glob("*.py") if path.name != "__init__.py")
+    assert len(loose) <= MAX_BOT_ROOT_MODULES, (
+        f"bot/ has {len(loose)} loose modules (at most {MAX_BOT_ROOT_MODULES}): {', '.join(loose)}; "
+        "put them in the package of their concern")
+
+
+def test_bot_packages_of_one_name_share_no_module_name() -> None:
+    """Two packages of ``bot/`` with the same name (the owner's pages ``bot/web`` and the web chat
+    ``bot/channels/web``) hold no module of the same name: a module's name says what it is, not only
+    which folder it is in. ``config.py`` aside: in every package it is that package's own config section."""
+    by_name: dict[str, list[Path]] = {}
+    for init in sorted((REPO / "bot").rglob("__init__.py")):
+        by_name.setdefault(init.parent.name, []).append(init.parent)
+    clashes = []
+    for folders in by_name.values():
+        seen: dict[str, Path] = {}
+        for folder in folders:
+            for module in sorted(folder.glob("*.py")):
+                if module.name in ("__init__.py", "config.py"):
+                    continue
+                if module.name in seen:
+                    clashes.append(f"{seen[module.name].relative_to(REPO)} and {module.relative_to(REPO)}")
+                seen.setdefault(module.name, module)
+    assert not clashes, "modules of one name in packages of one name (rename them for what they do): " + "; ".join(
+        clashes)
+
+
+def load_time_imports(name: str, path: Path) -> Iterator[str]:
+    """What importing ``name`` imports at once: module-level imports, ``if TYPE_CHECKING:`` blocks and
+    function bodies left out (a module a function imports costs only the command that calls it)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+    def walk(statements: list[ast.stmt]) -> Iterator[str]:
+        for node in statements:
+            if isinstance(node, ast.Import):
+                yield from (alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*parent, base] if base else parent)
+                yield base
+                yield from (f"{base}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.If) and not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
+                yield from walk(node.body)
+                yield from walk(node.orelse)
+            elif isinstance(node, ast.Try):
+                for block in (node.body, *(h.body for h in node.handlers), node.orelse, node.finalbody):
+                    yield from walk(block)
+
+    yield from walk(ast.parse(path.read_text(encoding="utf-8")).body)
+
+
+def test_the_config_face_imports_no_config_models() -> None:
+    """``sabha ask`` and ``sabha souls`` import :mod:`bot.config` (its face): importing it loads neither
+    pydantic nor the whole reading (:mod:`bot.config.load`, the models of :mod:`bot.config.sections`),
+    nor the plain reading's defaults (:mod:`bot.config.plain`, which only ``ask`` needs).
+    ``tests/bot/cli/test_fast_start.py`` checks the same in a real ``sabha souls`` / ``ask`` from ``sys.modules``."""
+    known = modules()
+    loaded: set[str] = set()
+    third_party: set[str] = set()
+    todo = ["bot.config"]
+    while todo:
+        name = todo.pop()
+        if name in loaded:
+            continue
+        loaded.add(name)
+        for imported in load_time_imports(name, known[name]):
+            parts = imported.split(".")
+            product = [".".join(parts[:i]) for i in range(1, len(parts) + 1) if ".".join(parts[:i]) in known]
+            todo += product  # a module, and the packages above it, run when it is imported
+            if not product:
+                third_party.add(parts[0])
+    heavy = {"bot.config.load", "bot.config.sections", "bot.config.plain"} & loaded
+    assert "pydantic" not in third_party and not heavy, (
+        f"importing bot.config loads {sorted(heavy | ({'pydantic'} & third_party))}: the fast paths would pay")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from board.media.attachment import Attachment
     from board.router import Router
     from board.service import Board
-    from bot.loaded_config import LoadedConfig
+    from bot.config.loaded import LoadedConfig
 
 __all__ = ["add_parsers", "cmd_ask", "console_envelope", "resolve_role"]
 

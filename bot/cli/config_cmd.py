@@ -38,7 +38,9 @@ async def cmd_config_check(args: argparse.Namespace) -> int:
 
     from board.workspace.souls import SoulStore
     from bot.cli.keys import key_advice, keyless_models
-    from bot.config import Config, FoundBy, load_config, masked_dump, personal_board_dir
+    from bot.config import FoundBy, personal_board_dir
+    from bot.config.load import load_config, masked_dump
+    from bot.config.sections import Config
     from bot.ops.logs import protect_config, redact
 
     loaded = load_config(getattr(args, "config", None), channels=True)

@@ -357,7 +357,8 @@ async def run_checks(config_path: str | None, *, offline: bool) -> list[Check]:
     """Every check for the config at ``config_path`` (None: the usual search)."""
     import aiohttp
 
-    from bot.config import ConfigError, load_config
+    from bot.config import ConfigError
+    from bot.config.load import load_config
 
     try:
         loaded = load_config(config_path)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from board.llm.errors import MISSING_KEY_FIELD
 
 if TYPE_CHECKING:
-    from bot.loaded_config import LoadedConfig
+    from bot.config.loaded import LoadedConfig
 
 __all__ = ["ToldKeys", "key_advice", "keyless_models", "told_once"]
 
@@ -28,7 +28,7 @@ def keyless_models(loaded: LoadedConfig, models: list[str]) -> list[tuple[str, s
     """(model, variable to export) for each of ``models`` whose provider has no API key."""
     from board.llm.registry import split_model
     from bot.app import provider_settings
-    from bot.config_file import PROVIDER_KEY_ENV
+    from bot.config.file import PROVIDER_KEY_ENV
 
     missing = []
     for model in dict.fromkeys(models):

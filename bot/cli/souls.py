@@ -34,7 +34,7 @@ async def cmd_souls(args: argparse.Namespace) -> int:
     from board.llm.registry import split_model
     from board.workspace.souls import LAST_GOOD_DIR, SoulStore
     from bot.cli.table import table
-    from bot.config_file import KNOWN_PROVIDERS
+    from bot.config.file import KNOWN_PROVIDERS
 
     loaded = open_layout(args)  # the workspace, roster and model, checked; not the whole config
     for name in ("sabha.souls", "sabha.files"):  # the table below says what their log lines would

@@ -28,8 +28,8 @@ from bot.cli.common import UserError, emit, note
 
 if TYPE_CHECKING:
     from board.service import Board
-    from bot.board_layout import BoardLayout
     from bot.config import LoadedConfig
+    from bot.config.layout import BoardLayout
 
 __all__ = [
     "SUGGESTED_MODEL",
@@ -154,14 +154,14 @@ def open_config(args: argparse.Namespace, *, writes: bool, channels: bool = Fals
     ``writes``: the command may create data, so with no board found the personal board is
     made; otherwise a missing board is a :class:`UserError`. ``channels``: the command
     needs the channel sections (an unset ``${VAR}`` there is then an error). ``plain``
-    (``sabha ask``): a file :func:`bot.plain_config.read_plain` vouches for is read without
+    (``sabha ask``): a file :func:`bot.config.plain.read_plain` vouches for is read without
     the config models; any other is validated whole, errors and all.
     """
-    from bot.config_file import FoundBy
+    from bot.config.file import FoundBy
     from bot.ops.logs import protect_config
 
     if plain:
-        from bot.plain_config import read_plain
+        from bot.config.plain import read_plain
 
         found = read_plain(getattr(args, "config", None))
         if found is not None:
@@ -169,7 +169,8 @@ def open_config(args: argparse.Namespace, *, writes: bool, channels: bool = Fals
             _opened(loaded, writes)
             protect_config(data)
             return loaded
-    from bot.config import load_config, personal_board_dir
+    from bot.config import personal_board_dir
+    from bot.config.load import load_config
 
     loaded = load_config(getattr(args, "config", None), channels=channels)
     if loaded.source is None:
@@ -189,7 +190,7 @@ def open_config(args: argparse.Namespace, *, writes: bool, channels: bool = Fals
 
 def _opened(loaded: LoadedConfig, writes: bool, *, made: bool = False) -> None:
     """What :func:`open_config` says and checks of the board it found (``made``: just now)."""
-    from bot.config_file import FoundBy
+    from bot.config.file import FoundBy
 
     if loaded.found_by is FoundBy.PERSONAL and writes and not made:
         note(f"using your personal board at {loaded.base_dir} (no sabha.yaml in {Path.cwd()} or any folder above it)")
@@ -208,9 +209,9 @@ def _check_data_dir(data_dir: Path, source: Path | None) -> None:
 def open_layout(args: argparse.Namespace) -> BoardLayout:
     """For a read-only command that needs only the workspace, data dir, roster and default model
     (``sabha souls``): those read and checked without validating the rest of the config
-    (:mod:`bot.board_layout`), else, when that reading cannot vouch for the file, as
+    (:mod:`bot.config.layout`), else, when that reading cannot vouch for the file, as
     :func:`open_config` reads it (``writes=False``), errors and all."""
-    from bot.board_layout import layout_of, read_layout
+    from bot.config.layout import layout_of, read_layout
     from bot.ops.logs import protect_config
 
     layout = read_layout(getattr(args, "config", None))

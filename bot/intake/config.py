@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from bot.config_model import StrictModel
+from bot.config.base import StrictModel
 
 __all__ = ["InboxSection"]
 

@@ -30,7 +30,8 @@ from typing import Any
 from board.service import Board
 from bot.app import missing_keys
 from bot.channels.base import Channel
-from bot.config import ConfigError, LoadedConfig, load_config, masked_dump
+from bot.config import ConfigError, LoadedConfig
+from bot.config.load import load_config, masked_dump
 from bot.intake.intake import IntakeHub
 
 __all__ = ["LIVE", "ReloadResult", "ReloadSignal", "changed_keys", "reload_config"]

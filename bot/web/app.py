@@ -34,11 +34,11 @@ from bot.web.auth import (
     shared_signing_key,
 )
 from bot.web.context import PREFIX, WEB, WebContext
-from bot.web.feed import MeetingFeed
+from bot.web.meeting_feed import MeetingFeed
 
 if TYPE_CHECKING:
     from board.service import Board
-    from bot.loaded_config import LoadedConfig
+    from bot.config.loaded import LoadedConfig
 
 __all__ = ["PREFIX", "WEB", "WebContext", "build_web", "mount_web", "server_url"]
 
@@ -97,15 +97,15 @@ async def auth_required(request: web.Request, handler: Handler) -> web.StreamRes
 
 def build_web(ctx: WebContext) -> web.Application:
     """The sub-application (routes of :mod:`bot.web.pages`, :mod:`bot.web.decisions`, :mod:`bot.web.track`
-    and :mod:`bot.web.stream`)."""
-    from bot.web import decisions, pages, stream, track
+    and :mod:`bot.web.meeting_stream`)."""
+    from bot.web import decisions, meeting_stream, pages, track
 
     sub = web.Application(middlewares=[security_headers, error_pages, auth_required], client_max_size=256 * 1024)
     sub[WEB] = ctx
     sub.add_routes(pages.routes())
     sub.add_routes(decisions.routes())
     sub.add_routes(track.routes())
-    sub.add_routes(stream.routes())
+    sub.add_routes(meeting_stream.routes())
     return sub
 
 

@@ -49,7 +49,7 @@ from aiohttp import web
 
 from board.clock import Clock
 from board.storage import Database, Dialect
-from bot.config_file import ConfigError
+from bot.config.file import ConfigError
 
 __all__ = [
     "COOKIE",

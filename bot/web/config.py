@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator
 
-from bot.config_model import StrictModel, base_url, section
+from bot.config.base import StrictModel, base_url, section
 from bot.web.settings import WebSettings
 
 __all__ = ["WebChatSection", "WebSection"]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from bot.web.auth import WebAuth
-from bot.web.feed import MeetingFeed
+from bot.web.meeting_feed import MeetingFeed
 from bot.web.settings import WebSettings
 
 if TYPE_CHECKING:

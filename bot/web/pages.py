@@ -3,7 +3,7 @@
 ``GET /ui/`` the board (advisors, emoji, model, soul version and load state, last activity);
 ``/ui/sessions`` and ``/ui/sessions/{id}`` conversations (transcript as Markdown, tool calls
 folded); ``/ui/meetings``, ``/ui/meetings/new`` (POST ``/ui/meetings`` starts one),
-``/ui/meetings/{id}`` one meeting, live while it runs (:mod:`bot.web.stream`);
+``/ui/meetings/{id}`` one meeting, live while it runs (:mod:`bot.web.meeting_stream`);
 ``/ui/decisions`` decisions and action items (:mod:`bot.web.decisions`); ``/ui/track`` the
 advisors' track record (:mod:`bot.web.track`); ``/ui/cost``
 cost per day and per role as SVG charts; ``/ui/login`` (GET shows the link's Sign in button or

@@ -1,7 +1,7 @@
 """The configuration reference, written from the config models when the docs site is built (an MkDocs hook).
 
-Every key of ``sabha.yaml`` is a field of :class:`bot.config.Config` or of a section inside it: this module walks
-those pydantic models and writes, per section, a table of key path, type, default and description, so the page
+Every key of ``sabha.yaml`` is a field of :class:`bot.config.sections.Config` or of a section inside it: this module
+walks those pydantic models and writes, per section, a table of key path, type, default and description, so the page
 cannot drift from what Sabha accepts. A description is the field's own (``Field(description=...)``), else the
 comment ``config.example.yaml`` gives the key (the file ``sabha init`` writes beside a board). ``docs/configuration.md``
 holds the prose; the line ``<!-- config-reference -->`` in it is replaced by the tables
@@ -28,7 +28,7 @@ from pydantic import BaseModel, SecretStr  # noqa: E402
 from pydantic.fields import FieldInfo  # noqa: E402
 from pydantic_core import PydanticUndefined  # noqa: E402
 
-from bot.config import Config  # noqa: E402  (the one place the docs reach into the product's config)
+from bot.config.sections import Config  # noqa: E402  (the one place the docs reach into the product's config)
 
 __all__ = ["MARKER", "Key", "config_keys", "example_comments", "on_page_markdown", "reference"]
 

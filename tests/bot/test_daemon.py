@@ -14,7 +14,7 @@ from aiohttp import ClientSession
 
 from board.workspace.paths import copy_default_workspace
 from bot.cli.main import main
-from bot.config import load_config
+from bot.config.load import load_config
 from bot.daemon import Daemon, format_uptime
 from tests.support.fakes.telegram_api import FakeTelegramAPI
 from tests.support.telegram import FAST, FORUM, OWNER, SPECIALISTS, TOKEN

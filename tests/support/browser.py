@@ -213,7 +213,7 @@ class WebDaemon:
         import asyncio
 
         from bot.app import open_board
-        from bot.config import load_config
+        from bot.config.load import load_config
         from bot.daemon import Daemon
 
         loaded = load_config(self.config, env={})

@@ -15,7 +15,8 @@ from board.roles import RosterSpec
 from board.service import Board, BoardSettings
 from board.storage.url import StateURL
 from bot.app import all_migrations, build_providers
-from bot.config import LoadedConfig, parse_config
+from bot.config import LoadedConfig
+from bot.config.load import parse_config
 from tests.support.fakes.anthropic_api import FakeAnthropic
 from tests.support.fakes.openai_api import FakeOpenAI
 from tests.support.fakes.scripted_model import ScriptedModel

@@ -19,7 +19,8 @@ from board.media.blobs import BlobSink
 from board.service import Board
 from bot.app import all_migrations, build_providers
 from bot.channels.base import Admission, ChannelTexts, SendProgress
-from bot.config import LoadedConfig, parse_config
+from bot.config import LoadedConfig
+from bot.config.load import parse_config
 from bot.intake.inbox import Arrival
 from bot.intake.intake import Intake, IntakeHub
 from tests.support.fakes.openai_api import FakeOpenAI

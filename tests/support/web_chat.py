@@ -54,7 +54,8 @@ class TestGuard:
 async def streaming_board(tmp_path: Path, workspace: Path, fake: FakeOpenAI) -> Board:
     """A board on the fake OpenAI that streams its answers, with every channel's tables."""
     from bot.app import all_migrations, build_providers
-    from bot.config import LoadedConfig, parse_config
+    from bot.config import LoadedConfig
+    from bot.config.load import parse_config
 
     text = (f"llm:\n  model: openai:gpt-4o-mini\n  retry: {{retries: 0}}\n  providers:\n"
             f'    openai: {{base_url: "{fake.base_url}", api_key: "sk-test", stream: true}}\n')

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from board.roles import GENERAL, is_role_slug
-from bot.config_model import StrictModel, base_url, blank_is_unset
+from bot.config.base import StrictModel, base_url, blank_is_unset
 
 __all__ = ["TELEGRAM_API", "TelegramRateSection", "TelegramSection"]
 

@@ -13,7 +13,7 @@ conversation's outbox as the owner's line, before the POST answers 202; answers 
 (:meth:`bot.intake.intake.IntakeHub.receiving`). Delivery (:meth:`WebChatChannel.deliver`) appends
 the reply to the outbox (:mod:`.store`); appending is idempotent, so a reply whose delivery was cut
 off by a crash is delivered again at the next start (``may_redo``), never twice. The page reads the
-outbox over SSE and sees answers written token by token (:mod:`.stream`, :mod:`.feed`).
+outbox over SSE and sees answers written token by token (:mod:`.answer_stream`, :mod:`.chat_feed`).
 """
 
 from __future__ import annotations
@@ -32,13 +32,13 @@ from board.room.meeting import MeetingEvent, MeetingEventKind
 from board.room.render import format_decision
 from board.service import Board
 from bot.channels.base import Admission, ChannelError, ChannelTexts, SendProgress
+from bot.channels.web.answer_stream import WORKING, streaming
+from bot.channels.web.chat_feed import ChatFeed
 from bot.channels.web.config import WebChatSection
-from bot.channels.web.feed import ChatFeed
 from bot.channels.web.guard import Guard, LockedGuard
 from bot.channels.web.host import ChannelClosed
 from bot.channels.web.routes import chat_routes
 from bot.channels.web.store import EntryKind, NewEntry, Outbox, OutboxEntry, question_key, reply_key
-from bot.channels.web.stream import WORKING, streaming
 from bot.intake.inbox import Arrival
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 from bot.intake.storage import is_storage_error
@@ -172,7 +172,7 @@ class WebChatChannel:
         yield
 
     def stream(self, envelope: Envelope) -> contextlib.AbstractAsyncContextManager[StreamSink | None]:
-        """The answer to ``envelope`` shown while it is written (:mod:`.stream`)."""
+        """The answer to ``envelope`` shown while it is written (:mod:`.answer_stream`)."""
         return streaming(self.feed, envelope, enabled=self.settings.stream)
 
     async def post_notice(self, reply: Reply) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import AbstractContextManager
 from typing import Protocol
 
-from bot.channels.web.feed import ChatFeed
+from bot.channels.web.chat_feed import ChatFeed
 from bot.channels.web.store import Outbox, OutboxEntry
 
 __all__ = ["ChannelClosed", "ChatHost", "OpenStreams"]

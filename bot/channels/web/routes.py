@@ -24,7 +24,7 @@ import logging
 
 from aiohttp import web
 
-from bot.channels.web.feed import FeedEvent, FeedKind
+from bot.channels.web.chat_feed import FeedEvent, FeedKind
 from bot.channels.web.guard import CSRF_HEADER, Guard
 from bot.channels.web.host import ChannelClosed, ChatHost
 from bot.channels.web.inbound import BadMessage, body_limit, read_message

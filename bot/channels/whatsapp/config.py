@@ -12,7 +12,7 @@ from enum import StrEnum
 
 from pydantic import Field, SecretStr, field_serializer, field_validator, model_validator
 
-from bot.config_model import StrictModel, base_url, blank_is_unset, section
+from bot.config.base import StrictModel, base_url, blank_is_unset, section
 
 __all__ = ["GRAPH_API", "GRAPH_API_VERSION", "AccessMode", "TemplateRef", "TemplatesSection", "WhatsAppSection",
            "normalise_user"]

@@ -15,8 +15,8 @@ import pytest
 from board.agent.web_search import SearchProvider, WebSearchSettings
 from board.service import Board
 from board.storage import StateURL
-from bot.config import parse_config
-from bot.knowledge_config import WebSearchSection
+from bot.config.knowledge import WebSearchSection
+from bot.config.load import parse_config
 from tests.support.fakes.scripted_model import ScriptedModel, call, say
 from tests.support.fakes.search_api import FakeSearchAPI
 from tests.support.knowledge import board_settings, rows

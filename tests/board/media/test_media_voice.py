@@ -266,7 +266,8 @@ async def test_stopped_after_transcribing_the_note_is_not_paid_for_again(tmp_pat
 
 def test_a_speech_model_without_its_key_is_reported_at_start() -> None:
     from bot.app import missing_keys
-    from bot.config import LoadedConfig, parse_config
+    from bot.config import LoadedConfig
+    from bot.config.load import parse_config
 
     text = "llm: {model: offline}\nmedia: {transcribe_model: openai:whisper-1, speech_model: openai:tts-1}\n"
     loaded = LoadedConfig(config=parse_config(text, source="t.yaml", env={}), source=None, base_dir=Path("."))

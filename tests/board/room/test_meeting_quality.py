@@ -350,7 +350,8 @@ async def test_offline_meeting_shows_stances_a_disagreement_consensus_and_dissen
 
 
 def test_peer_review_and_challengers_come_from_config(tmp_path: Path) -> None:
-    from bot.config import LoadedConfig, parse_config
+    from bot.config import LoadedConfig
+    from bot.config.load import parse_config
 
     text = "board:\n  meetings:\n    peer_review: true\n    challengers: {board: strategy, advisors: legal}\n"
     loaded = LoadedConfig(config=parse_config(text, source="t.yaml", env={}), source=None, base_dir=tmp_path)

@@ -134,7 +134,7 @@ async def test_budget_resets_at_midnight_utc(make_board, model) -> None:  # type
 async def test_a_reload_can_raise_the_budget(make_board, model, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The config file's budget raised and re-read by the reload path SIGHUP takes (``reload_config``): the
     next message is answered again."""
-    from bot.config import load_config
+    from bot.config.load import load_config
     from bot.intake.config import InboxSection
     from bot.intake.intake import IntakeHub
     from bot.ops.reload import reload_config

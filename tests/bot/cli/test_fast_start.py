@@ -81,7 +81,7 @@ def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp
     # The shipped workspace and the migrations are folders on disk: found without importlib.resources (zipfile).
     assert not full & {"importlib.resources", "zipfile"}, full & {"importlib.resources", "zipfile"}
     # The file sets only the workspace, data dir, model and roster: read without the config models.
-    assert "pydantic" not in top and not full & {"bot.config", "bot.config_model", "bot.knowledge_config"}
+    assert "pydantic" not in top and not full & {"bot.config.load", "bot.config.base", "bot.config.knowledge"}
 
 
 def test_ask_validates_any_other_config_whole(board: Path, tmp_path: Path) -> None:
@@ -89,13 +89,13 @@ def test_ask_validates_any_other_config_whole(board: Path, tmp_path: Path) -> No
     config = board / "sabha.yaml"
     config.write_text(config.read_text() + "server:\n  port: 9000\n")
     top, full = imported(["ask", "--role", "critic", "hi"], board, tmp_path)
-    assert "board.service" in full and "pydantic" in top and "bot.config" in full
+    assert "board.service" in full and "pydantic" in top and "bot.config.load" in full
 
 
 def test_pydantic_plugins_are_found_as_pydantic_finds_them(tmp_path: Path) -> None:
     """A distribution declaring a ``pydantic`` entry point keeps pydantic's own discovery;
     other entry points, a distribution without any, or an absent path entry do not."""
-    from bot.pydantic_plugins import plugins_declared
+    from bot.config.pydantic_plugins import plugins_declared
 
     site = tmp_path / "site"
     (site / "plain-1.0.dist-info").mkdir(parents=True)
@@ -140,7 +140,7 @@ async def test_every_built_in_tool_schema_is_valid(board: Path) -> None:
     import jsonschema
 
     from bot.app import open_board
-    from bot.config import load_config
+    from bot.config.load import load_config
 
     opened = await open_board(load_config(board / "sabha.yaml"))
     try:
@@ -299,7 +299,7 @@ async def test_a_route_made_by_the_caller_is_the_one_answered(board: Path) -> No
     """``sabha ask`` reads the souls once: it routes, then hands :meth:`Board.handle` that route."""
     from bot.app import open_board
     from bot.cli.ask import console_envelope
-    from bot.config import load_config
+    from bot.config.load import load_config
 
     opened = await open_board(load_config(board / "sabha.yaml"))
     try:
@@ -316,13 +316,13 @@ async def test_a_route_made_by_the_caller_is_the_one_answered(board: Path) -> No
 
 
 def test_souls_reads_the_layout_without_the_config_models(board: Path, tmp_path: Path) -> None:
-    """``sabha souls`` checks what it reads (bot.board_layout) instead of validating the whole config:
-    the config's pydantic models (bot.config and the channels' sections) are never imported, nor
+    """``sabha souls`` checks what it reads (bot.config.layout) instead of validating the whole config:
+    the config's pydantic models (bot.config.load and the channels' sections) are never imported, nor
     pydantic itself (plain soul front matter is read without it)."""
     top, full = imported(["souls"], board, tmp_path)
     assert "pydantic" not in top
-    assert "bot.board_layout" in full
-    whole_config = {"bot.config", "bot.config_model", "bot.channels.telegram.config", "bot.knowledge_config",
+    assert "bot.config.layout" in full
+    whole_config = {"bot.config.load", "bot.config.base", "bot.channels.telegram.config", "bot.config.knowledge",
                     "bot.intake.config"}
     assert not full & whole_config, full & whole_config
 
@@ -330,7 +330,7 @@ def test_souls_reads_the_layout_without_the_config_models(board: Path, tmp_path:
 def test_the_config_is_parsed_by_libyaml_when_pyyaml_has_it() -> None:
     import yaml
 
-    from bot.config_file import _LOADER
+    from bot.config.file import _LOADER
 
     assert _LOADER is (yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader)
 

@@ -11,7 +11,7 @@ import pytest
 
 from board.service import Board
 from bot.app import all_migrations
-from bot.config import load_config
+from bot.config.load import load_config
 from tests.bot.cli.test_ops_cli import arun, plain_config
 
 

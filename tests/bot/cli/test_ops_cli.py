@@ -25,7 +25,7 @@ from board.memory.ledger import Ledger, LLMCallRecord
 from board.service import Board
 from bot.app import all_migrations
 from bot.cli.main import main
-from bot.config import load_config
+from bot.config.load import load_config
 from bot.intake.inbox import Arrival, Inbox, InboxStatus
 from tests.support.daemon import SabhaProcess, write_config
 from tests.support.fakes.echo_model import EchoModel

@@ -1,4 +1,4 @@
-"""``sabha souls`` reads the board's layout without validating the whole config (bot.board_layout).
+"""``sabha souls`` reads the board's layout without validating the whole config (bot.config.layout).
 
 What it reads (workspace, data dir, roster, agents' overrides, the default model) must agree
 with the full validation, and anything it cannot vouch for must fall back to it (so the
@@ -16,8 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.board_layout import AGENT_KEYS, BOARD_KEYS, CONFIG_KEYS, LLM_KEYS, layout_of, read_layout
-from bot.config import AgentOverrideConfig, BoardSection, Config, ConfigError, LLMSection, load_config
+from bot.config import ConfigError
+from bot.config.layout import AGENT_KEYS, BOARD_KEYS, CONFIG_KEYS, LLM_KEYS, layout_of, read_layout
+from bot.config.load import load_config
+from bot.config.sections import AgentOverrideConfig, BoardSection, Config, LLMSection
 
 REPO = Path(__file__).resolve().parents[3]
 

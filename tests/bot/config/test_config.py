@@ -8,7 +8,8 @@ import pytest
 from pydantic import BaseModel
 
 from bot.cli.main import main
-from bot.config import ConfigError, load_config, parse_config
+from bot.config import ConfigError
+from bot.config.load import load_config, parse_config
 
 
 def write(tmp_path: Path, text: str, name: str = "sabha.yaml") -> Path:

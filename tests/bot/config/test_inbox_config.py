@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import ConfigError, LoadedConfig, parse_config
+from bot.config import ConfigError, LoadedConfig
+from bot.config.load import parse_config
 from bot.daemon import Daemon
 
 

@@ -1,6 +1,6 @@
 """``sabha ask`` reads a plain config without the config models, and both readings agree.
 
-:func:`bot.plain_config.read_plain` vouches only for files that set the workspace, the data
+:func:`bot.config.plain.read_plain` vouches only for files that set the workspace, the data
 dir, the model and the roster; for those the board must get exactly the settings the
 validated config gives it, and every default it holds must be the models'. Anything else is
 left to the full validation (so errors read as they always did).
@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from bot.app import provider_settings
-from bot.board_layout import BOARD_KEYS, CONFIG_KEYS, LLM_KEYS
-from bot.config import Config, load_config
-from bot.plain_config import PLAIN_KEYS, PlainConfig, read_plain
+from bot.config.layout import BOARD_KEYS, CONFIG_KEYS, LLM_KEYS
+from bot.config.load import load_config
+from bot.config.plain import PLAIN_KEYS, PlainConfig, read_plain
+from bot.config.sections import Config
 
 VOUCHED = {
     "as sabha init writes it": "workspace: ./workspace\ndata_dir: ./sessions\nllm:\n  model: offline\n"

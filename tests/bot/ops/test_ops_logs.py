@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from pydantic import SecretStr
 
-from bot.config import parse_config
+from bot.config.load import parse_config
 from bot.ops.logs import REDACTOR, JsonFormatter, RedactingFilter, choose_format, config_secrets, protect_config, redact
 
 SECRET = "sk-live-abcdefghijklmnop"

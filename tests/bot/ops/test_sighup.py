@@ -16,7 +16,7 @@ import pytest
 
 from board.service import Board
 from bot.app import all_migrations
-from bot.config import load_config
+from bot.config.load import load_config
 from bot.intake.config import InboxSection
 from bot.intake.intake import IntakeHub
 from bot.ops.reload import reload_config

@@ -177,7 +177,7 @@ async def test_login_attempts_are_rate_limited(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("secret", ["short"])
 async def test_a_short_secret_is_refused(tmp_path: Path, secret: str) -> None:
-    from bot.config_file import ConfigError
+    from bot.config.file import ConfigError
     from bot.web.auth import signing_key
 
     with pytest.raises(ConfigError, match="at least 32"):

@@ -17,7 +17,7 @@ from aiohttp import ClientSession, ClientTimeout
 
 from board.room.meeting.events import MeetingEvent, MeetingEventKind
 from bot.web.auth import COOKIE
-from bot.web.feed import MeetingFeed
+from bot.web.meeting_feed import MeetingFeed
 from tests.support.browser import WebDaemon
 
 HTML = {"Accept": "text/html"}

@@ -19,7 +19,8 @@ from bot.channels.telegram.inbound import AccessGate, Place
 from bot.channels.telegram.meeting import StatusThrottle
 from bot.channels.telegram.outbound import Target
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings
-from bot.config import ConfigError, parse_config
+from bot.config import ConfigError
+from bot.config.load import parse_config
 from tests.support.telegram import VirtualClock
 
 # -- formatting ------------------------------------------------------------------------

@@ -314,7 +314,7 @@ async def test_at_role_addressing_in_a_chat_asks_that_advisor_and_answers_in_the
 
 
 def test_a_page_that_falls_behind_is_dropped_and_the_others_go_on() -> None:
-    from bot.channels.web.feed import FOLLOWER_QUEUE, ChatFeed, FeedKind
+    from bot.channels.web.chat_feed import FOLLOWER_QUEUE, ChatFeed, FeedKind
 
     feed = ChatFeed()
     with feed.follow("critic") as (slow, _), feed.follow("critic") as (quick, _):
@@ -333,7 +333,8 @@ def test_a_page_that_falls_behind_is_dropped_and_the_others_go_on() -> None:
 
 def test_the_chat_runs_with_the_web_pages_unless_turned_off(tmp_path: Path) -> None:
     from bot.channels.registry import plugin
-    from bot.config import ConfigError, load_config
+    from bot.config import ConfigError
+    from bot.config.load import load_config
 
     web = plugin("web")
     config = tmp_path / "sabha.yaml"

@@ -22,7 +22,7 @@ from bot.channels.whatsapp.access import CAP_REACHED, RATE_LIMITED
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.channels.whatsapp.limits import ErrorClass
 from bot.channels.whatsapp.store import DeliveryStore, RoleStore
-from bot.config import load_config
+from bot.config.load import load_config
 from bot.daemon import Daemon
 from bot.intake.inbox import Inbox
 from tests.support.fakes.graph_api import FakeGraphAPI

@@ -12,7 +12,8 @@ from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.format import MAX_BODY, split_text, to_whatsapp
 from bot.channels.whatsapp.inbound import SignatureProblem, signature_problem
 from bot.channels.whatsapp.limits import ErrorClass, classify
-from bot.config import ConfigError, load_config
+from bot.config import ConfigError
+from bot.config.load import load_config
 
 
 def test_the_section_is_off_by_default_and_its_defaults_are_as_documented() -> None:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from bot.config_model import StrictModel
+from bot.config.base import StrictModel
 
 if TYPE_CHECKING:
     from board.people import PeopleSettings

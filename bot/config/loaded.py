@@ -1,10 +1,10 @@
 """A config as the board reads it: :class:`LoadedConfig`, where it came from and its settings.
 
-Apart from :mod:`bot.config` (which re-exports it) so that the wiring (:mod:`bot.app`, the
+Apart from :mod:`bot.config.load` (which validates the file whole) so that the wiring (:mod:`bot.app`, the
 CLI's key checks) imports no pydantic: ``sabha ask`` on a config that
-:mod:`bot.plain_config` can vouch for never loads the config models. ``config`` is a
-validated :class:`bot.config.Config`, or that reading's plain equivalent
-(:class:`bot.plain_config.PlainConfig`: the same attributes, the defaults for whatever the
+:mod:`bot.config.plain` can vouch for never loads the config models. ``config`` is a
+validated :class:`bot.config.sections.Config`, or that reading's plain equivalent
+(:class:`bot.config.plain.PlainConfig`: the same attributes, the defaults for whatever the
 file does not set).
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bot.config_file import FoundBy
+from bot.config.file import FoundBy
 
 if TYPE_CHECKING:  # the board's settings types are imported when they are built: `sabha souls` needs none
     from board.agent.runner import AgentSettings
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the board's settings types are imported when they are built
     from board.roles import RosterSpec
     from board.service import BoardSettings
     from board.storage.url import StateURL
-    from bot.config_sections import Config
+    from bot.config.sections import Config
 
 __all__ = ["LoadedConfig"]
 

@@ -3,7 +3,7 @@
 ``sabha souls`` needs the workspace, the data dir (where last good souls are kept), the
 roster with its ``board.agents`` overrides and the default model; nothing else. Validating
 the whole file with pydantic costs more than the rest of the command (importing pydantic
-alone is about 0.1 s), so :func:`read_layout` reads the file as :mod:`bot.config` does
+alone is about 0.1 s), so :func:`read_layout` reads the file as :mod:`bot.config.load` does
 (same file, same YAML, same ``${VAR}`` references) and checks what souls depends on:
 
 * every top-level key, and every key of ``llm``, ``board`` and ``board.agents.<role>``, is
@@ -22,7 +22,6 @@ models' fields and checks that both readings agree.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,15 +29,23 @@ from typing import TYPE_CHECKING, Any
 
 from board.llm.base import Thinking
 from board.roles import DEFAULT_ROSTERS, RoleOverride, RosterSpec, is_role_slug
-from bot.config_file import FoundBy, check_model, interpolate, locate_config, parse_yaml, read_text
+from bot.config.file import (
+    DEFAULT_DATA_DIR,
+    DEFAULT_MODEL,
+    DEFAULT_ROSTER,
+    DEFAULT_WORKSPACE,
+    FoundBy,
+    check_model,
+    read_data,
+)
 
 if TYPE_CHECKING:
-    from bot.config import LoadedConfig
+    from bot.config.loaded import LoadedConfig
 
 __all__ = ["AGENT_KEYS", "BOARD_KEYS", "CONFIG_KEYS", "LLM_KEYS", "BoardLayout", "layout_in", "layout_of",
            "read_layout", "role_override"]
 
-#: The keys of :class:`bot.config.Config`, ``LLMSection``, ``BoardSection`` and ``AgentOverrideConfig``.
+#: The keys of :class:`bot.config.sections.Config`, ``LLMSection``, ``BoardSection`` and ``AgentOverrideConfig``.
 CONFIG_KEYS = frozenset({"workspace", "data_dir", "llm", "board", "tools", "logging", "server", "inbox", "budget",
                          "telegram", "whatsapp", "knowledge", "web_search", "memory", "guardrails",
                          "media", "people", "web", "state", "replicas"})
@@ -79,14 +86,10 @@ def layout_of(loaded: LoadedConfig) -> BoardLayout:
 def read_layout(explicit: str | Path | None = None, env: Mapping[str, str] | None = None,
                 cwd: Path | None = None) -> BoardLayout | None:
     """The layout of the board's config file, or None when it must be validated whole (see the
-    module docstring; no file found is None too). Raises :class:`bot.config_file.ConfigError`
-    as :func:`bot.config.load_config` would for a missing file or one that is not YAML."""
-    env = os.environ if env is None else env
-    where = locate_config(explicit, env, cwd)
-    if where.path is None:
-        return None
-    data, problems = interpolate(parse_yaml(read_text(where.path), str(where.path)), env)
-    return None if problems else layout_in(data, where.path, where.found_by)
+    module docstring; no file found is None too). Raises :class:`bot.config.file.ConfigError`
+    as :func:`bot.config.load.load_config` would for a missing file or one that is not YAML."""
+    found = read_data(explicit, env, cwd)
+    return None if found is None else layout_in(found.data, found.path, found.found_by)
 
 
 def layout_in(data: dict[str, Any], path: Path, found_by: FoundBy) -> BoardLayout | None:
@@ -108,7 +111,7 @@ def role_override(value: object) -> RoleOverride | None:
 def _layout(data: dict[str, Any], path: Path, found_by: FoundBy) -> BoardLayout:
     _known(data, CONFIG_KEYS)
     llm, board = _section(data, "llm", LLM_KEYS), _section(data, "board", BOARD_KEYS)
-    model = _text(llm, "model", "offline")
+    model = _text(llm, "model", DEFAULT_MODEL)
     try:
         model = check_model(model)
     except ValueError:
@@ -118,7 +121,7 @@ def _layout(data: dict[str, Any], path: Path, found_by: FoundBy) -> BoardLayout:
             _slug(name) and isinstance(members, list) and all(_slug(m) for m in members)
             for name, members in rosters.items()):
         raise _Unsure
-    roster = _text(board, "roster", "board", min_length=0)
+    roster = _text(board, "roster", DEFAULT_ROSTER, min_length=0)
     if roster not in DEFAULT_ROSTERS and roster not in rosters:
         raise _Unsure
     agents = board.get("agents", {})
@@ -131,8 +134,8 @@ def _layout(data: dict[str, Any], path: Path, found_by: FoundBy) -> BoardLayout:
     base_dir = path.resolve().parent
     return BoardLayout(
         source=path.resolve(), base_dir=base_dir, found_by=found_by,
-        workspace=(base_dir / _text(data, "workspace", "workspace", min_length=0)).resolve(),
-        data_dir=(base_dir / _text(data, "data_dir", "sessions", min_length=0)).resolve(),
+        workspace=(base_dir / _text(data, "workspace", DEFAULT_WORKSPACE, min_length=0)).resolve(),
+        data_dir=(base_dir / _text(data, "data_dir", DEFAULT_DATA_DIR, min_length=0)).resolve(),
         roster=RosterSpec.build(roster, custom=rosters, overrides=overrides, single=not enabled), model=model,
         data=data)
 

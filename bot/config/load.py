@@ -1,14 +1,12 @@
-"""Configuration: which sabha.yaml, YAML validated by pydantic, secrets from the environment.
+"""The whole reading of the config: the file validated by the pydantic models, secrets from the environment.
 
-Which file, first found wins (like git finds its repository): ``--config PATH`` (a file,
-or a folder holding ``sabha.yaml``), ``$SABHA_CONFIG`` (the same), the nearest
-``sabha.yaml`` in the current folder or any folder above it, the personal board
-(``$XDG_DATA_HOME/sabha/sabha.yaml``, default ``~/.local/share/sabha``), else none: the
-built-in defaults (:func:`locate_config` says which and how it was found). Strings may
-use ``${VAR}`` or ``${VAR:-default}`` (``$${`` is a literal ``${``). Relative paths are
-relative to the config file's folder. Every error names the file, the key path and what
-is wrong; unknown keys are errors, so typos surface. A secret written into the file
-itself is accepted with a warning (:attr:`LoadedConfig.warnings`). An unset variable in
+:func:`load_config` is the reading of every command that takes no fast path (``sabha run``, ``chat``,
+``config check`` ...; ``ask`` and ``souls`` too when :mod:`bot.config.plain` / :mod:`bot.config.layout`
+cannot vouch for the file). Which file, its YAML and its ``${VAR}`` references are
+:mod:`bot.config.file`'s (the same for every reader); the models are :mod:`bot.config.sections`.
+Relative paths are relative to the config file's folder. Every error names the file, the key
+path and what is wrong; unknown keys are errors, so typos surface. A secret written into the
+file itself is accepted with a warning (:attr:`LoadedConfig.warnings`). An unset variable in
 a channel's section (``telegram``, ``whatsapp``) stops only what needs the channels:
 loaded with ``channels=False`` (``sabha ask``, ``chat``, ``souls`` ...) that section is
 skipped and said so in :attr:`LoadedConfig.skipped`.
@@ -17,46 +15,30 @@ skipped and said so in :attr:`LoadedConfig.skipped`.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from pydantic import (
-    SecretStr,
-    ValidationError,
-)
+from pydantic import SecretStr, ValidationError
 
-from board.roles import GENERAL
-from bot.config_file import (
-    CONFIG_ENV,
-    DEFAULT_CONFIG_NAME,
-    KNOWN_PROVIDERS,
+from bot.config.file import (
     PROVIDER_KEY_ENV,
+    SECRET_KEY,
     ConfigError,
-    ConfigLocation,
-    FoundBy,
     dotted_path,
-    find_config,
     interpolate,
     locate_config,
     parse_yaml,
-    personal_board_dir,
     read_text,
 )
-from bot.config_sections import (
-    AgentOverrideConfig,
-    BoardSection,
-    Config,
-    LLMSection,
-)
-from bot.loaded_config import LoadedConfig
-from bot.pydantic_plugins import skip_plugin_discovery_when_none
+from bot.config.loaded import LoadedConfig
+from bot.config.pydantic_plugins import skip_plugin_discovery_when_none
+from bot.config.sections import Config
 
-_SECRET_KEYS = re.compile(r"(token|secret|api_key|password|app_secret)$", re.IGNORECASE)
-
+__all__ = ["SECRET_ENV", "ParsedConfig", "channel_sections", "literal_secrets", "load_config", "masked_dump",
+           "parse_config", "read_config"]
 
 #: The variable to suggest for a secret written into the file, by key path.
 SECRET_ENV = {
@@ -75,7 +57,7 @@ def literal_secrets(raw: Any, source: str, path: tuple[str, ...] = ()) -> list[s
     if isinstance(raw, dict):
         for key, value in raw.items():
             found += literal_secrets(value, source, (*path, str(key)))
-    elif isinstance(raw, str) and raw.strip() and "${" not in raw and path and _SECRET_KEYS.search(path[-1]):
+    elif isinstance(raw, str) and raw.strip() and "${" not in raw and path and SECRET_KEY.search(path[-1]):
         dotted = dotted_path(path)
         var = SECRET_ENV.get(dotted) or "_".join(p.upper() for p in path)
         found.append(f"{dotted} is written into {source} itself: a secret belongs in the environment. "
@@ -170,7 +152,7 @@ def masked_dump(config: Config) -> dict[str, Any]:
             return [mask(v, key) for v in node]
         if isinstance(node, SecretStr):
             return "***" if node.get_secret_value() else ""
-        if isinstance(node, str) and node and _SECRET_KEYS.search(key):
+        if isinstance(node, str) and node and SECRET_KEY.search(key):
             return "***"
         if isinstance(node, str) and "://" in node and "@" in node.split("://", 1)[1].split("/", 1)[0]:
             scheme, rest = node.split("://", 1)
@@ -182,28 +164,3 @@ def masked_dump(config: Config) -> dict[str, Any]:
         return node
 
     return {k: mask(v, k) for k, v in config.model_dump(mode="python").items()}
-
-
-__all__ = [
-    "CONFIG_ENV",
-    "DEFAULT_CONFIG_NAME",
-    "GENERAL",
-    "KNOWN_PROVIDERS",
-    "PROVIDER_KEY_ENV",
-    "AgentOverrideConfig",
-    "BoardSection",
-    "Config",
-    "ConfigError",
-    "ConfigLocation",
-    "FoundBy",
-    "LLMSection",
-    "LoadedConfig",
-    "ParsedConfig",
-    "find_config",
-    "load_config",
-    "locate_config",
-    "masked_dump",
-    "parse_config",
-    "personal_board_dir",
-    "read_config",
-]

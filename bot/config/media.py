@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from board.media.settings import SpeakReplies
-from bot.config_model import StrictModel
+from bot.config.base import StrictModel
 
 if TYPE_CHECKING:
     from board.media.settings import MediaSettings

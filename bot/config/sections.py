@@ -1,8 +1,8 @@
 """The config's sections as pydantic models: :class:`Config` and everything inside it.
 
-Apart from :mod:`bot.config` (which reads the file, validates it with :class:`Config` and
-re-exports these) so that :mod:`bot.loaded_config` can name :class:`Config` in its types
-without importing the reading.
+Apart from :mod:`bot.config.load` (which reads the file and validates it with :class:`Config`) so
+that :mod:`bot.config.loaded` can name :class:`Config` in its types without importing the reading.
+The defaults of the keys the fast paths read come from :mod:`bot.config.file`'s table.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from board.llm.base import Thinking
 from board.roles import DEFAULT_ROSTERS, is_role_slug
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.whatsapp.config import WhatsAppSection
-from bot.config_file import check_model
-from bot.config_model import StrictModel, blank_is_unset, section
+from bot.config.base import StrictModel, blank_is_unset, section
+from bot.config.file import DEFAULT_DATA_DIR, DEFAULT_MODEL, DEFAULT_ROSTER, DEFAULT_WORKSPACE, check_model
+from bot.config.knowledge import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
+from bot.config.media import MediaSection
+from bot.config.people import PeopleSection
 from bot.intake.config import InboxSection
-from bot.knowledge_config import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
-from bot.media_config import MediaSection
-from bot.people_config import PeopleSection
 from bot.web.config import WebSection
 
 __all__ = ["AgentOverrideConfig", "BoardSection", "BudgetSection", "Config", "ConsultationConfig", "ContextSection",
@@ -96,7 +96,7 @@ class BoardSection(StrictModel):
 
     enabled: bool = Field(True, description="false: the seed's single-agent setup: the chair alone (SOUL.md), "
                                             "no role topics, no role addressing, no meetings or consultations")
-    roster: str = "board"
+    roster: str = DEFAULT_ROSTER
     rosters: dict[str, list[str]] = Field(default_factory=dict)
     agents: dict[str, AgentOverrideConfig] = Field(default_factory=dict)
     history_messages: int = Field(20, ge=0, le=150, description="bounded by the 400-entry transcript tail")
@@ -202,7 +202,7 @@ class ContextSection(StrictModel):
 class LLMSection(StrictModel):
     """``llm``: which models answer, how failures are handled and what calls cost."""
 
-    model: str = Field("offline", min_length=1, description="provider:model, or offline")
+    model: str = Field(DEFAULT_MODEL, min_length=1, description="provider:model, or offline")
     max_tokens: int = Field(1024, ge=16, le=200_000)
     fallbacks: list[str] = Field(default_factory=list, description="models tried in order when the model fails")
     cheap_model: str | None = Field(None, description="compaction summaries; default: the role's model")
@@ -311,8 +311,8 @@ class ReplicasSection(StrictModel):
 class Config(StrictModel):
     """The whole config file."""
 
-    workspace: Path = Path("workspace")
-    data_dir: Path = Path("sessions")
+    workspace: Path = Path(DEFAULT_WORKSPACE)
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
     llm: LLMSection = section()
     board: BoardSection = section()
     tools: ToolsSection = section()

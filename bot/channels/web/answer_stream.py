@@ -2,7 +2,7 @@
 
 :class:`WebDraft` is the :class:`board.llm.stream.StreamSink` of one web turn (the board hands it
 whole words only, checked by the output guardrails: :class:`board.llm.stream.CheckedSink`). Each
-piece of text is added to the draft in :class:`bot.channels.web.feed.ChatFeed`, which the pages
+piece of text is added to the draft in :class:`bot.channels.web.chat_feed.ChatFeed`, which the pages
 of the conversation receive as ``delta`` events; a tool call or a failed attempt makes the text so
 far void and shows a status line instead (a ``draft`` event, the whole draft). The draft is a
 preview: the reply stored in the outbox replaces it (:meth:`ChatFeed.appended`).
@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 
 from board.envelope import Envelope
 from board.llm.stream import PreviewText, StreamSink
-from bot.channels.web.feed import ChatFeed, Draft
+from bot.channels.web.chat_feed import ChatFeed, Draft
 
 __all__ = ["LOOKING", "RETRYING", "WORKING", "WebDraft", "streaming"]
 

@@ -3,16 +3,16 @@
 Validating a config with pydantic costs ``sabha ask`` more than its whole turn (importing
 pydantic and the config models, building the validator: ~0.13 s). Most boards' files set
 only where the board is, its model and its roster (``sabha init`` writes exactly that), and
-for those keys :mod:`bot.board_layout` already checks what the models check. So
+for those keys :mod:`bot.config.layout` already checks what the models check. So
 :func:`read_plain` vouches for a file that sets nothing else:
 
 * the top level holds only ``workspace``, ``data_dir``, ``llm`` and ``board``; ``llm`` only
   ``model``; ``board`` only ``enabled``, ``roster``, ``rosters`` and ``agents``;
-* :func:`bot.board_layout.read_layout` vouches for those values (types, ranges, slugs, a
+* :func:`bot.config.layout.read_layout` vouches for those values (types, ranges, slugs, a
   known provider and roster), and no key names a secret.
 
 Every other setting then has its default, which :class:`PlainConfig` holds with the same
-attributes as :class:`bot.config.Config` has for them. Anything else (another key, a value
+attributes as :class:`bot.config.sections.Config` has for them. Anything else (another key, a value
 it cannot vouch for, an unset variable) returns None: the caller validates the whole file,
 which accepts it or stops with the usual words. ``tests/test_plain_config.py`` checks that
 both readings give the board the same settings and that the defaults here are the models'.
@@ -20,17 +20,22 @@ both readings give the board the same settings and that the defaults here are th
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from board.roles import RoleOverride
-from bot.board_layout import layout_in, role_override
-from bot.config_file import interpolate, locate_config, parse_yaml, read_text
-from bot.loaded_config import LoadedConfig
+from bot.config.file import (
+    DEFAULT_DATA_DIR,
+    DEFAULT_MODEL,
+    DEFAULT_ROSTER,
+    DEFAULT_WORKSPACE,
+    SECRET_KEY,
+    read_data,
+)
+from bot.config.layout import layout_in, role_override
+from bot.config.loaded import LoadedConfig
 
 if TYPE_CHECKING:
     from board.agent.guardrails import GuardrailSettings
@@ -39,7 +44,7 @@ if TYPE_CHECKING:
     from board.memory.facts import MemorySettings
     from board.memory.knowledge.base import KnowledgeSettings
     from board.people import PeopleSettings
-    from bot.config_sections import Config
+    from bot.config.sections import Config
 
 __all__ = ["PLAIN_KEYS", "PlainConfig", "read_plain"]
 
@@ -49,7 +54,6 @@ PLAIN_KEYS: Mapping[str, frozenset[str]] = {
     "llm": frozenset({"model"}),
     "board": frozenset({"enabled", "roster", "rosters", "agents"}),
 }
-_SECRET_KEYS = re.compile(r"(token|secret|api_key|password|app_secret)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ class _Context:
 
 @dataclass(frozen=True)
 class _LLM:
-    model: str = "offline"
+    model: str = DEFAULT_MODEL
     max_tokens: int = 1024
     fallbacks: list[str] = field(default_factory=list)
     cheap_model: str | None = None
@@ -130,7 +134,7 @@ class _Consultation:
 @dataclass(frozen=True)
 class _Board:
     enabled: bool = True
-    roster: str = "board"
+    roster: str = DEFAULT_ROSTER
     rosters: dict[str, list[str]] = field(default_factory=dict)
     agents: dict[str, RoleOverride] = field(default_factory=dict)
     history_messages: int = 20
@@ -222,11 +226,11 @@ class _Replicas:
 
 @dataclass(frozen=True)
 class PlainConfig:
-    """The attributes of :class:`bot.config.Config` that the board and ``ask`` read, with the
+    """The attributes of :class:`bot.config.sections.Config` that the board and ``ask`` read, with the
     defaults of everything :data:`PLAIN_KEYS` does not let the file set."""
 
-    workspace: Path = Path("workspace")
-    data_dir: Path = Path("sessions")
+    workspace: Path = Path(DEFAULT_WORKSPACE)
+    data_dir: Path = Path(DEFAULT_DATA_DIR)
     llm: _LLM = field(default_factory=_LLM)
     board: _Board = field(default_factory=_Board)
     tools: _Tools = field(default_factory=_Tools)
@@ -245,21 +249,19 @@ def read_plain(explicit: str | Path | None = None, env: Mapping[str, str] | None
                cwd: Path | None = None) -> tuple[LoadedConfig, dict[str, Any]] | None:
     """The config file's settings and its data (for its secrets) when this reading can vouch
     for it (see the module docstring), else None (no file found is None too). Raises
-    :class:`bot.config_file.ConfigError` as :func:`bot.config.load_config` would for a
+    :class:`bot.config.file.ConfigError` as :func:`bot.config.load.load_config` would for a
     missing file or one that is not YAML."""
-    env = os.environ if env is None else env
-    where = locate_config(explicit, env, cwd)
-    if where.path is None:
+    found = read_data(explicit, env, cwd)
+    if found is None or not _plain(found.data):
         return None
-    data, problems = interpolate(parse_yaml(read_text(where.path), str(where.path)), env)
-    if problems or not _plain(data):
-        return None
-    layout = layout_in(data, where.path, where.found_by)
+    data = found.data
+    layout = layout_in(data, found.path, found.found_by)
     if layout is None:
         return None
     board = data.get("board", {})
     config = PlainConfig(
-        workspace=Path(data.get("workspace", "workspace")), data_dir=Path(data.get("data_dir", "sessions")),
+        workspace=Path(data.get("workspace", DEFAULT_WORKSPACE)),
+        data_dir=Path(data.get("data_dir", DEFAULT_DATA_DIR)),
         llm=_LLM(model=layout.model),
         board=_Board(enabled=not layout.roster.single, roster=layout.roster.name,
                      rosters=dict(board.get("rosters", {})),
@@ -284,7 +286,7 @@ def _plain(data: dict[str, Any]) -> bool:
 
 def _names_a_secret(node: object) -> bool:
     if isinstance(node, dict):
-        return any(_SECRET_KEYS.search(str(key)) or _names_a_secret(value) for key, value in node.items())
+        return any(SECRET_KEY.search(str(key)) or _names_a_secret(value) for key, value in node.items())
     if isinstance(node, list):
         return any(_names_a_secret(value) for value in node)
     return False

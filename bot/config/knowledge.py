@@ -23,7 +23,7 @@ from board.agent.guardrail_settings import (
     SHINGLE,
     GuardrailSettings,
 )
-from bot.config_model import StrictModel, base_url, blank_is_unset
+from bot.config.base import StrictModel, base_url, blank_is_unset
 
 if TYPE_CHECKING:  # the board's modules load when the board's settings are built (`sabha souls` needs none)
     from board.agent.web_search import WebSearchSettings

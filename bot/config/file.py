@@ -1,7 +1,15 @@
 """The config file itself, before any validation: which file, its YAML, its ``${VAR}`` references.
 
-Split from :mod:`bot.config` so that reading a board's layout (:mod:`bot.board_layout`, for
-``sabha souls``) imports no pydantic; :mod:`bot.config` re-exports every public name here.
+Which file, first found wins (like git finds its repository): ``--config PATH`` (a file,
+or a folder holding ``sabha.yaml``), ``$SABHA_CONFIG`` (the same), the nearest
+``sabha.yaml`` in the current folder or any folder above it, the personal board
+(``$XDG_DATA_HOME/sabha/sabha.yaml``, default ``~/.local/share/sabha``), else none: the
+built-in defaults (:func:`locate_config` says which and how it was found). Strings may
+use ``${VAR}`` or ``${VAR:-default}`` (``$${`` is a literal ``${``).
+
+Shared by the three readers of the file (:mod:`bot.config.load` validates it whole, :mod:`bot.config.layout`
+and :mod:`bot.config.plain` are the fast paths of ``sabha souls`` and ``sabha ask``) and imports no pydantic;
+the package face :mod:`bot.config` re-exports what other packages use.
 YAML is parsed with libyaml's ``CSafeLoader`` when PyYAML was built with it; a file it
 refuses is read again by the pure-Python ``SafeLoader``, whose error names the character at
 fault (``found character '\\t' that cannot start any token``).
@@ -22,10 +30,17 @@ import yaml
 __all__ = [
     "CONFIG_ENV",
     "DEFAULT_CONFIG_NAME",
+    "DEFAULT_DATA_DIR",
+    "DEFAULT_MODEL",
+    "DEFAULT_ROSTER",
+    "DEFAULT_WORKSPACE",
     "KNOWN_PROVIDERS",
     "PROVIDER_KEY_ENV",
+    "PROVIDER_KEY_ENV_ALSO",
+    "SECRET_KEY",
     "ConfigError",
     "ConfigLocation",
+    "FileData",
     "FoundBy",
     "check_model",
     "dotted_path",
@@ -34,6 +49,7 @@ __all__ = [
     "locate_config",
     "parse_yaml",
     "personal_board_dir",
+    "read_data",
     "read_text",
 ]
 
@@ -41,6 +57,17 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 CONFIG_ENV = "SABHA_CONFIG"
 DEFAULT_CONFIG_NAME = "sabha.yaml"
+
+#: The defaults of the keys every reader reads (the models' and both fast paths': one table, so they agree).
+DEFAULT_WORKSPACE = "workspace"
+DEFAULT_DATA_DIR = "sessions"
+DEFAULT_MODEL = "offline"
+DEFAULT_ROSTER = "board"
+
+#: A key whose value is a secret (``telegram.token``, ``llm.providers.openai.api_key`` ...), for every
+#: reader: the whole reading warns when one is written into the file and masks it in a dump; the plain
+#: reading never vouches for a file that names one.
+SECRET_KEY = re.compile(r"(token|secret|api_key|password|app_secret)$", re.IGNORECASE)
 
 _VAR = re.compile(r"\$(\$)?\{([^}]*)\}")
 _VAR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -227,3 +254,25 @@ def interpolate(raw: dict[str, Any], env: Mapping[str, str]) -> tuple[dict[str, 
     problems: list[Problem] = []
     data = _interpolate(raw, (), env, problems)
     return data, problems
+
+
+@dataclass(frozen=True)
+class FileData:
+    """The config file's data with every ``${VAR}`` replaced, where it is and how it was found."""
+
+    path: Path
+    found_by: FoundBy
+    data: dict[str, Any]
+
+
+def read_data(explicit: str | Path | None = None, env: Mapping[str, str] | None = None,
+              cwd: Path | None = None) -> FileData | None:
+    """The located file's data, as the fast paths (:mod:`bot.config.layout`, :mod:`bot.config.plain`)
+    read it: None when no file is found or a ``${VAR}`` cannot be replaced (the whole reading then
+    says what is wrong). Raises :class:`ConfigError` for a missing named file or one that is not YAML."""
+    env = os.environ if env is None else env
+    where = locate_config(explicit, env, cwd)
+    if where.path is None:
+        return None
+    data, problems = interpolate(parse_yaml(read_text(where.path), str(where.path)), env)
+    return None if problems else FileData(where.path, where.found_by, data)

@@ -1,6 +1,6 @@
 """``GET /ui/meetings/{id}/events``: a meeting live, as Server-Sent Events.
 
-The stream is one more meeting subscriber (a :class:`bot.web.feed.Listener` of the feed). It
+The stream is one more meeting subscriber (a :class:`bot.web.meeting_feed.Listener` of the feed). It
 starts after the last event the page has: the ``Last-Event-ID`` header when the browser
 reconnects, else ``?after=<seq>`` (the page says which event it was rendered up to). It folds
 the whole log into a :class:`bot.web.view.MeetingView` and sends each later event, numbered
@@ -8,7 +8,7 @@ with its sequence as the SSE ``id``, as the page operations it causes (append a 
 re-render the stances, the scoreboard, the decision or the phase: HTML made here by the same
 templates as the page, so the page's JavaScript only places it). It then follows the meeting
 live; ``: ping`` comments every :data:`PING_S`; each event is rendered once for all its
-watchers (:attr:`bot.web.feed.MeetingLog.frames`); the stream ends after the meeting's end event.
+watchers (:attr:`bot.web.meeting_feed.MeetingLog.frames`); the stream ends after the meeting's end event.
 
 A slow browser never slows the meeting: the feed drops a listener whose queue is full and this
 handler then closes the connection; the browser reconnects with its ``Last-Event-ID`` and is
@@ -33,7 +33,7 @@ from aiohttp import web
 
 from board.room.meeting.events import MeetingEvent
 from bot.web.context import WebContext, context_of
-from bot.web.feed import FeedEvent, MeetingFeed
+from bot.web.meeting_feed import FeedEvent, MeetingFeed
 from bot.web.numbers import MAX_NUMBER, clamped
 from bot.web.render import parts
 from bot.web.view import ELSEWHERE, MeetingView, Region, StatementView, events_from_record

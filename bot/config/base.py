@@ -1,4 +1,5 @@
-"""Building blocks of config sections, shared by ``bot.config`` and the channels' own sections."""
+"""Building blocks of config sections, shared by :mod:`bot.config.sections` and the
+sections other packages own (the channels', the intake's, the web pages')."""
 
 from __future__ import annotations
 
