@@ -1,8 +1,8 @@
 """A burst of private chats against a real ``sabha run``: replies, failures, /healthz latency, memory.
 
 Starts the daemon as a subprocess (``python -m bot.cli run --config X``) against the fake
-Telegram Bot API (tests/fakes/telegram_api.py) and a fake OpenAI-compatible model
-(tests/fakes/echo_model.py) that answers every call after a fixed latency, all on
+Telegram Bot API (tests/support/fakes/telegram_api.py) and a fake OpenAI-compatible model
+(tests/support/fakes/echo_model.py) that answers every call after a fixed latency, all on
 127.0.0.1. Then pushes ``--per-chat`` messages from each of ``--chats`` distinct private
 chats at once (default 500 x 4 = 2000), waits until every message has an answer (or
 ``--timeout``), stops the daemon with SIGTERM and prints:
@@ -56,8 +56,8 @@ from aiohttp import ClientError, ClientSession, ClientTimeout
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from tests.fakes.echo_model import EchoModel  # noqa: E402
-from tests.fakes.telegram_api import FakeTelegramAPI  # noqa: E402
+from tests.support.fakes.echo_model import EchoModel  # noqa: E402
+from tests.support.fakes.telegram_api import FakeTelegramAPI  # noqa: E402
 
 TOKEN = "123456:BENCH-token_abc"
 FIRST_USER = 100_001

@@ -38,9 +38,9 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from webhook import spawn  # noqa: E402
 
 from board.workspace.paths import copy_default_workspace  # noqa: E402
-from tests.fakes.graph_api import FakeGraphAPI  # noqa: E402
-from tests.fakes.openai_api import FakeOpenAI, fake_ogg_opus  # noqa: E402
-from tests.whatsapp_support import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, new_wamid, notification, sign  # noqa: E402
+from tests.support.fakes.graph_api import FakeGraphAPI  # noqa: E402
+from tests.support.fakes.openai_api import FakeOpenAI, fake_ogg_opus  # noqa: E402
+from tests.support.whatsapp import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, new_wamid, notification, sign  # noqa: E402
 
 __all__ = ["main"]
 

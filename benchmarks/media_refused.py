@@ -33,8 +33,8 @@ from image_memory import all_answered, post  # noqa: E402
 from webhook import spawn  # noqa: E402
 
 from board.workspace.paths import copy_default_workspace  # noqa: E402
-from tests.fakes.graph_api import FakeGraphAPI  # noqa: E402
-from tests.whatsapp_support import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, new_wamid  # noqa: E402
+from tests.support.fakes.graph_api import FakeGraphAPI  # noqa: E402
+from tests.support.whatsapp import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, new_wamid  # noqa: E402
 
 __all__ = ["main"]
 

@@ -3,14 +3,14 @@
 Prints medians; asserts nothing about time. Run: python benchmarks/media_voice.py [--turns 15]
 [--transcribe-latency 0.3] [--model-latency 0.4]
 
-One process: the fake OpenAI server (tests/fakes/openai_api.py) answers a transcription after
+One process: the fake OpenAI server (tests/support/fakes/openai_api.py) answers a transcription after
 ``--transcribe-latency`` and a chat completion after ``--model-latency``. Measured in the same
 run, alternating:
 
 * **services**: one transcription plus one chat completion, called back to back through the
   official SDK alone, i.e. what a voice-note turn cannot avoid;
 * **turn**: a voice note (a different note each time: no transcript cache) handed to a real
-  intake (tests/voice_support.py: the durable inbox, the lane, the media service fetching
+  intake (tests/support/voice.py: the durable inbox, the lane, the media service fetching
   the note into the blob store, transcription, the board's turn, the reply stored and
   delivered), from ``receive`` to the courier's delivery.
 
@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import openai
 
 from board.workspace.paths import copy_default_workspace
-from tests.fakes.openai_api import FakeOpenAI, fake_ogg_opus
-from tests.voice_support import rig
+from tests.support.fakes.openai_api import FakeOpenAI, fake_ogg_opus
+from tests.support.voice import rig
 
 
 async def services_once(client: openai.AsyncOpenAI, fake: FakeOpenAI, note: bytes, model_latency: float) -> float:

@@ -46,7 +46,7 @@ from board.roles import RosterSpec
 from board.room.decision import cites
 from board.room.meeting import MeetingResult, MeetingRun, MeetingSettings
 from board.workspace.paths import copy_default_workspace
-from tests.fakes.scripted_model import ScriptedModel, Step, call, say
+from tests.support.fakes.scripted_model import ScriptedModel, Step, call, say
 
 SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
 OWNERS = ["general", *SPECIALISTS]

@@ -23,7 +23,7 @@ before the last cache breakpoint (tool schemas, the static block, the compaction
 the history and the new message; only the per-turn block follows it).
 
 Then the same 40-turn chat (compaction on) against the fake Anthropic server
-(tests/fakes/anthropic_api.py), which accounts cache reads the way the API documents it:
+(tests/support/fakes/anthropic_api.py), which accounts cache reads the way the API documents it:
 a request reads the longest prefix ending at one of its breakpoints (or up to 20 blocks
 before one) that an earlier request wrote less than 5 minutes ago (a read refreshes it),
 and prefixes under the model's minimum (1,024 tokens for claude-sonnet-4-6) are not
@@ -70,9 +70,9 @@ from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.roles import RosterSpec
 from board.workspace.paths import copy_default_workspace
-from tests.fakes.anthropic_api import FakeAnthropic
-from tests.fakes.local_server import TextReply
-from tests.fakes.openai_api import FakeOpenAI
+from tests.support.fakes.anthropic_api import FakeAnthropic
+from tests.support.fakes.local_server import TextReply
+from tests.support.fakes.openai_api import FakeOpenAI
 
 TURNS = 40
 PROMPT_BLOCKS = ("static", "soul", "summary", "dynamic", "history", "message", "tools")

@@ -37,12 +37,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiohttp import ClientSession, ClientTimeout
 
-from tests.daemon_support import WEBHOOK_SECRET
-from tests.fakes.echo_model import EchoModel
-from tests.fakes.telegram_api import FakeTelegramAPI
-from tests.pg_support import PgServer, fresh_database, throwaway_cluster
-from tests.replica_support import TG_BASE, Burst, Nginx, Replicas
-from tests.telegram_support import TOKEN
+from tests.support.daemon import WEBHOOK_SECRET
+from tests.support.fakes.echo_model import EchoModel
+from tests.support.fakes.telegram_api import FakeTelegramAPI
+from tests.support.pg import PgServer, fresh_database, throwaway_cluster
+from tests.support.replicas import TG_BASE, Burst, Nginx, Replicas
+from tests.support.telegram import TOKEN
 
 CONVERSATIONS = 60
 PER = 2

@@ -2,7 +2,7 @@
 overhead and memory over time, then the same with every transcript pre-filled.
 
 The daemon runs as a subprocess against the fake Telegram Bot API and a fake model of
-fixed latency (tests/fakes/), all on 127.0.0.1 (the helpers are benchmarks/burst.py's).
+fixed latency (tests/support/fakes/), all on 127.0.0.1 (the helpers are benchmarks/burst.py's).
 Each of ``--chats`` private chats sends ``--messages / --chats`` messages, all queued at
 once, so every conversation always has work waiting. Printed per run:
 
@@ -45,8 +45,8 @@ import turn_overhead  # noqa: E402  (its way of writing earlier history)
 from board.app import Board, BoardSettings  # noqa: E402
 from board.roles import RosterSpec  # noqa: E402
 from bot.app import all_migrations  # noqa: E402
-from tests.fakes.echo_model import EchoModel  # noqa: E402
-from tests.fakes.telegram_api import FakeTelegramAPI  # noqa: E402
+from tests.support.fakes.echo_model import EchoModel  # noqa: E402
+from tests.support.fakes.telegram_api import FakeTelegramAPI  # noqa: E402
 
 LATENCY = re.compile(r"\bturn\b.*\blatency_ms=([\d.]+)")
 SEND_BUDGET_PER_S = 1000.0  # the config's telegram.rate_limit.global_per_second (private chats: 100/s each)

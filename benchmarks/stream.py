@@ -30,13 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiohttp import web
 
-from tests.daemon_support import SabhaProcess
-from tests.fakes.local_server import Answer
-from tests.fakes.openai_api import FakeOpenAI
-from tests.fakes.telegram_api import FakeTelegramAPI
-from tests.telegram_support import OWNER, TOKEN
-from tests.test_stream_telegram import streaming_config
-from tests.test_stream_terminal import chat_config, piped_chat
+from tests.bot.channels.telegram.test_stream_telegram import streaming_config
+from tests.bot.cli.test_stream_terminal import chat_config, piped_chat
+from tests.support.daemon import SabhaProcess
+from tests.support.fakes.local_server import Answer
+from tests.support.fakes.openai_api import FakeOpenAI
+from tests.support.fakes.telegram_api import FakeTelegramAPI
+from tests.support.telegram import OWNER, TOKEN
 
 ANSWER = ("Pricing is a promise about value, so start from the outcome your customer buys, "
           "then test three price points with ten real conversations before you print a number anywhere.")

@@ -40,9 +40,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from board.workspace.paths import copy_default_workspace  # noqa: E402
-from tests.fakes.echo_model import EchoModel  # noqa: E402
-from tests.fakes.graph_api import FakeGraphAPI  # noqa: E402
-from tests.whatsapp_support import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, sign, text_notification  # noqa: E402
+from tests.support.fakes.echo_model import EchoModel  # noqa: E402
+from tests.support.fakes.graph_api import FakeGraphAPI  # noqa: E402
+from tests.support.whatsapp import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, sign, text_notification  # noqa: E402
 
 BARE = """
 import sys

@@ -29,9 +29,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.webhook import BARE, WARM_UP_NUMBER, pct, post_signed, reply_seen, spawn, write_config  # noqa: E402
-from tests.fakes.echo_model import EchoModel  # noqa: E402
-from tests.fakes.graph_api import FakeGraphAPI  # noqa: E402
-from tests.whatsapp_support import text_notification  # noqa: E402
+from tests.support.fakes.echo_model import EchoModel  # noqa: E402
+from tests.support.fakes.graph_api import FakeGraphAPI  # noqa: E402
+from tests.support.whatsapp import text_notification  # noqa: E402
 
 __all__ = ["main"]
 

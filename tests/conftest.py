@@ -5,7 +5,7 @@ No ``sabha`` process outlives the test that started it: after every test the aut
 :func:`no_daemon_left_behind` kills what the test left running (registered ``SabhaProcess``es, and any
 ``sabha`` / ``bot.cli`` process it started some other way) and warns; at the end of the session
 :func:`no_daemon_left_at_the_end` fails loudly if one is still alive (and kills it). See
-tests/process_support.py."""
+tests/support/process.py."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import tests.process_support as processes
+import tests.support.process as processes
 from board.app import Board, BoardSettings
 from board.roles import RosterSpec
 from board.storage import Database, Dialect, StateURL, parse_state_url
@@ -28,15 +28,15 @@ from board.workspace.paths import copy_default_workspace
 from bot.app import all_migrations
 
 if TYPE_CHECKING:
-    from tests.fakes.anthropic_api import FakeAnthropic
-    from tests.fakes.echo_model import EchoModel
-    from tests.fakes.graph_api import FakeGraphAPI
-    from tests.fakes.openai_api import FakeOpenAI
-    from tests.fakes.telegram_api import FakeTelegramAPI
+    from tests.support.fakes.anthropic_api import FakeAnthropic
+    from tests.support.fakes.echo_model import EchoModel
+    from tests.support.fakes.graph_api import FakeGraphAPI
+    from tests.support.fakes.openai_api import FakeOpenAI
+    from tests.support.fakes.telegram_api import FakeTelegramAPI
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Every process started from here carries this process's id (tests/process_support.py)."""
+    """Every process started from here carries this process's id (tests/support/process.py)."""
     processes.mark_owner()
 
 
@@ -107,7 +107,7 @@ async def state_url(backend: Dialect, data_dir: Path, request: pytest.FixtureReq
         yield None
         return
     from board.app import BOARD_MIGRATIONS
-    from tests.pg_support import fresh_database, migrated_template
+    from tests.support.pg import fresh_database, migrated_template
 
     server = request.getfixturevalue("pg_server")
     template = await migrated_template(server, [*BOARD_MIGRATIONS, *all_migrations()])
@@ -124,7 +124,7 @@ async def board_state_url(backend: Dialect, data_dir: Path,
         yield None
         return
     from board.app import BOARD_MIGRATIONS
-    from tests.pg_support import fresh_database, migrated_template
+    from tests.support.pg import fresh_database, migrated_template
 
     server = request.getfixturevalue("pg_server")
     template = await migrated_template(server, list(BOARD_MIGRATIONS))
@@ -167,7 +167,7 @@ async def database_with(backend: Dialect, data_dir: Path, request: pytest.Fixtur
             if backend is Dialect.SQLITE:
                 url = parse_state_url("", data_dir=data_dir / f"db-{uuid.uuid4().hex[:8]}", env={})
             else:
-                from tests.pg_support import fresh_database, migrated_template
+                from tests.support.pg import fresh_database, migrated_template
 
                 server = request.getfixturevalue("pg_server")
                 template = await migrated_template(server, steps)
@@ -182,11 +182,11 @@ async def database_with(backend: Dialect, data_dir: Path, request: pytest.Fixtur
 
 @pytest.fixture
 def boards_on_backend(state_url: StateURL | None, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Boards the test builds itself (``tests.board_support.board_with``) keep their state on the test's
+    """Boards the test builds itself (``tests.support.board.board_with``) keep their state on the test's
     backend: ``pytestmark = [pytest.mark.backends, pytest.mark.usefixtures("boards_on_backend")]``."""
-    import tests.board_support
+    import tests.support.board
 
-    monkeypatch.setattr(tests.board_support, "STATE", state_url)
+    monkeypatch.setattr(tests.support.board, "STATE", state_url)
 
 
 @pytest.fixture
@@ -202,8 +202,8 @@ async def board(settings: BoardSettings) -> AsyncIterator[Board]:
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeTelegramAPI]:
     """A fake Telegram Bot API server for ``telegram_support.TOKEN``."""
-    from tests.fakes.telegram_api import FakeTelegramAPI
-    from tests.telegram_support import TOKEN
+    from tests.support.fakes.telegram_api import FakeTelegramAPI
+    from tests.support.telegram import TOKEN
 
     async with FakeTelegramAPI(token=TOKEN) as server:
         yield server
@@ -212,7 +212,7 @@ async def fake() -> AsyncIterator[FakeTelegramAPI]:
 @pytest.fixture
 async def fake_openai() -> AsyncIterator[FakeOpenAI]:
     """A fake OpenAI API server."""
-    from tests.fakes.openai_api import FakeOpenAI
+    from tests.support.fakes.openai_api import FakeOpenAI
 
     async with FakeOpenAI() as server:
         yield server
@@ -221,7 +221,7 @@ async def fake_openai() -> AsyncIterator[FakeOpenAI]:
 @pytest.fixture
 async def fake_anthropic() -> AsyncIterator[FakeAnthropic]:
     """A fake Anthropic API server."""
-    from tests.fakes.anthropic_api import FakeAnthropic
+    from tests.support.fakes.anthropic_api import FakeAnthropic
 
     async with FakeAnthropic() as server:
         yield server
@@ -230,7 +230,7 @@ async def fake_anthropic() -> AsyncIterator[FakeAnthropic]:
 @pytest.fixture
 async def echo_model() -> AsyncIterator[EchoModel]:
     """A fake OpenAI-compatible model answering ``ECHO <question>`` after 200 ms."""
-    from tests.fakes.echo_model import EchoModel
+    from tests.support.fakes.echo_model import EchoModel
 
     async with EchoModel(latency=0.2) as server:
         yield server
@@ -239,7 +239,7 @@ async def echo_model() -> AsyncIterator[EchoModel]:
 @pytest.fixture
 async def fake_graph() -> AsyncIterator[FakeGraphAPI]:
     """A fake WhatsApp Graph API server."""
-    from tests.fakes.graph_api import FakeGraphAPI
+    from tests.support.fakes.graph_api import FakeGraphAPI
 
     async with FakeGraphAPI() as server:
         yield server
@@ -252,8 +252,8 @@ async def daemon_for(tmp_path: Path, fake: FakeTelegramAPI) -> AsyncIterator[Any
     every daemon started is stopped afterwards."""
     from bot.config.load import load_config
     from bot.daemon import Daemon
-    from tests.daemon_support import write_config
-    from tests.telegram_support import TOKEN
+    from tests.support.daemon import write_config
+    from tests.support.telegram import TOKEN
 
     started: list[tuple[Daemon, asyncio.Task[int]]] = []
 
@@ -288,8 +288,8 @@ async def daemon_for(tmp_path: Path, fake: FakeTelegramAPI) -> AsyncIterator[Any
 
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[Any]:
-    """A throwaway PostgreSQL server for this test process (tests/pg_support.py; skips where none can run)."""
-    from tests.pg_support import throwaway_cluster
+    """A throwaway PostgreSQL server for this test process (tests/support/pg.py; skips where none can run)."""
+    from tests.support.pg import throwaway_cluster
 
     with throwaway_cluster() as server:
         yield server
@@ -298,7 +298,7 @@ def pg_server() -> Iterator[Any]:
 @pytest.fixture
 async def pg_url(pg_server: Any) -> AsyncIterator[str]:
     """The URL of a fresh, empty database on :func:`pg_server`, dropped after the test."""
-    from tests.pg_support import fresh_database
+    from tests.support.pg import fresh_database
 
     async with fresh_database(pg_server) as url:
         yield url

@@ -160,6 +160,57 @@ def test_no_function_in_board_over_80_lines_or_8_parameters() -> None:
     )
 
 
+# -- issue 37: tests that mirror the source
+TESTS = REPO / "tests"
+#: The only modules at tests/ itself: the suite's package face, the fixtures every test may use, the house's rules.
+TESTS_ROOT_MODULES = frozenset({"__init__.py", "conftest.py", "test_architecture.py"})
+#: Folders of tests/ that mirror no source folder: whole-daemon tests across parts, the project's own (packaging,
+#: Makefile, the suite's machinery, docs), the shared helpers, the data files.
+TESTS_OWN_FOLDERS = frozenset({"system", "project", "support", "data"})
+#: Source packages that other branches of issue 37 make (boardfolders, house) while their tests are
+#: already in place here; delete each once its package exists.
+TESTS_AHEAD_OF_SOURCE = frozenset({"board/decisions", "board/routing", "board/spending", "board/language",
+                                   "board/conversation", "board/answer"})
+
+
+def test_no_test_or_helper_loose_at_the_root_of_tests() -> None:
+    loose = sorted(p.name for p in TESTS.glob("*.py") if p.name not in TESTS_ROOT_MODULES)
+    assert not loose, (
+        f"tests/ holds only {', '.join(sorted(TESTS_ROOT_MODULES))}; put each test in the folder that mirrors what "
+        f"it tests (tests/board/<package>/, tests/bot/channels/telegram/ ..., tests/system/ for whole-daemon tests) "
+        f"and each helper in tests/support/. Loose ({len(loose)}): " + " ".join(loose)
+    )
+
+
+def test_test_folders_mirror_the_source_folders() -> None:
+    wrong = []
+    for folder in sorted(p for p in TESTS.rglob("*") if p.is_dir() and "__pycache__" not in p.parts):
+        where = folder.relative_to(TESTS)
+        if where.parts[0] == "data":
+            continue
+        if not (folder / "__init__.py").is_file():
+            wrong.append(f"tests/{where.as_posix()}/ is not a package (no __init__.py)")
+        if where.parts[0] in PACKAGES:
+            if not (REPO / where).is_dir() and where.as_posix() not in TESTS_AHEAD_OF_SOURCE:
+                wrong.append(f"tests/{where.as_posix()}/ mirrors no source folder ({where.as_posix()}/ is not one)")
+        elif where.parts[0] not in TESTS_OWN_FOLDERS:
+            wrong.append(f"tests/{where.as_posix()}/ is neither under tests/board/ or tests/bot/ (mirroring the "
+                         f"source) nor one of tests/{{{','.join(sorted(TESTS_OWN_FOLDERS))}}}/")
+    assert not wrong, "test folders that do not mirror the source:\n" + "\n".join(wrong)
+
+
+def test_helpers_of_the_tests_live_in_tests_support() -> None:
+    helpers = sorted(
+        p.relative_to(REPO).as_posix() for p in TESTS.rglob("*.py")
+        if not p.name.startswith("test_") and p.name not in ("__init__.py", "conftest.py")
+        and p.relative_to(TESTS).parts[0] not in ("support", "data")
+    )
+    assert not helpers, (
+        f"helpers shared by tests belong in the one package tests/support/ (fakes in tests/support/fakes/); "
+        f"outside it ({len(helpers)}): " + " ".join(helpers)
+    )
+
+
 # -- issue 37: bot/ folders that show the rooms (botconfig) --------------------------------------
 
 MAX_BOT_ROOT_MODULES = 6
@@ -225,7 +276,7 @@ def test_the_config_face_imports_no_config_models() -> None:
     """``sabha ask`` and ``sabha souls`` import :mod:`bot.config` (its face): importing it loads neither
     pydantic nor the whole reading (:mod:`bot.config.load`, the models of :mod:`bot.config.sections`),
     nor the plain reading's defaults (:mod:`bot.config.plain`, which only ``ask`` needs).
-    ``tests/test_fast_start.py`` checks the same in a real ``sabha souls`` / ``ask`` from ``sys.modules``."""
+    ``tests/bot/cli/test_fast_start.py`` checks the same in a real ``sabha souls`` / ``ask`` from ``sys.modules``."""
     known = modules()
     loaded: set[str] = set()
     third_party: set[str] = set()

@@ -1,6 +1,6 @@
 """Make ``state_db_v0_1.sql.gz`` (and the transcripts beside it) with the PREVIOUS version.
 
-Not a test, and not run by the suite: it records how the fixture of ``tests/test_db_upgrade.py``
+Not a test, and not run by the suite: it records how the fixture of ``tests/board/storage/test_db_upgrade.py``
 was made. It must run against the code of commit ec16d0d (before the house restructure), e.g.
 
     git worktree add /tmp/before ec16d0d

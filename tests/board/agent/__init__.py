@@ -1,0 +1,1 @@
+"""Tests of board/agent/: the turn (exchange, runner, tools, compaction, guardrails, disclosure)."""

@@ -1,0 +1,1 @@
+"""Tests of board/answer/: the front door, a message admitted and answered."""

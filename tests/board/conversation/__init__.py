@@ -1,0 +1,1 @@
+"""Tests of board/conversation/: sessions and their transcripts, below the agent."""

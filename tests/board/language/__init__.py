@@ -1,0 +1,1 @@
+"""Tests of board/language/: the language a person writes in; statements and secrets in text."""

@@ -1,0 +1,249 @@
+"""The memory's secret filter (issue item 7; review findings 4, 5, 7 and 8): facts written the way models write
+them (``card_pin: 4455``, ``door_code=1234``, "alarm code is 9911", a wallet's seed words, "netflix login pw
+Summer2024") are never stored, and facts that merely look close ("zip code 94107", "a PIN-striped suit", "works
+on code review", "seed round", "wifi provider: ACT Fibernet", "I work at Vault Capital.") still are.
+
+Labelled sets in ``tests/data/`` (one JSON object a line: ``key``, ``value``, ``secret``; a ``null`` key is a
+sentence as a person says it, read as :func:`board.language.statements.heard` reads it, by
+:func:`board.language.secrets.sentence_reason`). The TUNING sets (the rules were changed until they pass, so they
+measure nothing new): ``memory_secrets.jsonl``; ``memory_secrets_tuning2.jsonl`` (once called held-out: written
+before the first change, then tuned on); ``memory_secrets_tuning3.jsonl`` (once called heldout2: written after
+that tuning, then tuned on); ``memory_secrets_review1.jsonl`` (the review's probes: 17 secrets it saw stored,
+16 harmless facts and sentences it saw refused; before the fix: 17 let through, 14 of 16 refused).
+
+``memory_secrets_heldout3.jsonl`` (56 secret, 75 harmless) was the HELD-OUT set: written and committed before
+the filter's second change and never tuned on. Its first measurement, before that change: recall 0.893 (6 let
+through), 11/75 = 14.7% harmless refused. After the change: recall 0.946 (3 let through: "wife's phone: unlocks
+with 120588", "spare key: lockbox by the meter, 1948", "The key safe outside the flat opens with 2468."), 6/75 =
+8.0% harmless refused. In the third round (memory3) it BECAME A TUNING SET: the rules were changed, from stated
+principles, until it passes (recall 1.000, 0/75 refused), so it measures nothing new either.
+
+``memory_secrets_blind.jsonl`` (70 secret, 90 harmless) is the one HELD-OUT set that counts: written by someone
+who had read neither the rules nor the other sets, given only the definition above; never tuned on. Measured
+before round 3: 4 secrets let through (recall 0.943), 16/90 = 17.8% harmless refused; after round 3: the same 4
+let through ("office_safe_combo: L 24, R 11, L 37", "quickbooks: u/p priya.accounts / Ledger2023",
+"router_admin: admin:admin123", "ein: 84-3920175"), 11/90 = 12.2% refused. That misses the goal (none let
+through, at most 5% refused): pattern rules tuned on one set keep missing the next set's phrasings. The test
+holds it to what was measured, so a regression fails; reaching the goal needs another approach (a model check
+beside the patterns, failing closed), not more patterns tuned on it.
+``memory_secrets_tuning4.jsonl`` (35 secret, 35 harmless): probes written in that round by memory3 of phrasings
+the earlier sets lacked (on the second round's filter: 2 secrets let through, 8/35 refused); tuned on. Two of
+its harmless rows stay refused on purpose ("pin: pinned the roadmap...", "credentials: certified AWS
+architect": a bare secret's key over a value that could be the secret), so it is held to that, not to 5%.
+``memory_secrets_tuning5.jsonl`` (35 secret, 35 harmless): memory3's second probes, committed before the filter
+was measured on them; first measurement (after the changes for heldout3 and tuning4): recall 0.914 (3 let
+through: "demat: TPIN 445566", "wifi: SSID RaoHome, key is monsoon", "Use 3344 to open the garage."), 7/35 =
+20.0% refused ("otp: prefers OTP over email links", "passport: renewing it in May", "door number: 1203", "I
+work at Passcode Labs."...). Then tuned on: it passes the goal. ``memory_secrets_tuning6.jsonl`` (24 secret, 24
+harmless): memory3's third probes, committed before being measured: recall 0.833 (4 let through: "netflix:
+meera.k@gmail.com Sunny@123", "office: alarm is 5577", "apartment: 4B, entry 2211#", "Our Netflix login is
+meera@gmail.com and Sunny@123."), 5/24 = 20.8% refused ("bank account: ends in 7712", "locker number: 214 at
+the gym"...). Then tuned on: it passes the goal. Those first figures on unseen probes are the honest guess
+for a fresh set: each new batch found new misses. ``memory_secrets_tuning7.jsonl`` (18 secret, 34 harmless, mostly
+ordinary facts): memory3's fourth probes, committed before being measured; first measurement recall 1.000, 0/34
+refused, no rule changed after it; written by the one who wrote the rules, so it is a weak held-out set.
+
+What counts as a secret: anything that opens
+something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
+garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
+keys and tokens, card numbers, expiry and CVV, bank account numbers and IBANs, government ID numbers, gift
+card codes. Not a secret: postal codes (a ZIP, a UK postcode, an Indian PIN code of six digits with no card,
+bank or lock nearby), area / country / airport codes, dress codes, promo and referral codes (meant to be
+shared), addresses, phone numbers, e-mail addresses, a funding stage ("seed"), naming a password manager,
+a provider, a method, a budget or an amount under a secret's word ("otp provider", "token budget").
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from board.language.statements import heard, secret_reason, sentence_reason
+from board.storage.url import StateURL
+from tests.board.memory.test_memory_extract import heard_facts, open_on, settings_with_cheap, settle
+from tests.support.fakes.scripted_model import ScriptedModel
+from tests.support.llm import envelope
+
+DATA = Path(__file__).parents[2] / "data"
+#: At most this share of harmless facts may be refused.
+MAX_REFUSED = 0.05
+
+
+#: The sets the rules were tuned on, and the one they never were (see the module docstring).
+TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secrets_tuning3.jsonl",
+          "memory_secrets_review1.jsonl", "memory_secrets_heldout3.jsonl", "memory_secrets_tuning5.jsonl",
+          "memory_secrets_tuning6.jsonl", "memory_secrets_tuning7.jsonl"]
+#: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
+PROBES = "memory_secrets_tuning4.jsonl"
+PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
+
+
+def labelled(name: str) -> list[tuple[str | None, str, bool]]:
+    rows = [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [(r["key"], r["value"], bool(r["secret"])) for r in rows]
+
+
+def reason(key: str | None, value: str) -> str | None:
+    """Why the filter refuses a labelled row: a fact (key, value), or a sentence (no key) as heard() reads it."""
+    return sentence_reason(value) if key is None else secret_reason(key, value)
+
+
+def measure(name: str) -> tuple[list[str], list[str], str]:
+    """(secrets let through, harmless facts refused, the printed figures) of the filter on one set."""
+    facts = labelled(name)
+    secrets = [(k, v) for k, v, s in facts if s]
+    harmless = [(k, v) for k, v, s in facts if not s]
+    missed = [f"{k}: {v}" for k, v in secrets if reason(k, v) is None]
+    refused = [f"{k}: {v} ({reason(k, v)})" for k, v in harmless if reason(k, v) is not None]
+    caught = len(secrets) - len(missed)
+    precision = caught / (caught + len(refused)) if caught + len(refused) else 1.0
+    recall = caught / len(secrets)
+    figures = (f"{name}: {len(secrets)} secret, {len(harmless)} harmless; recall {recall:.3f} "
+               f"({len(missed)} secret(s) let through), precision {precision:.3f}, harmless refused "
+               f"{len(refused)}/{len(harmless)} = {len(refused) / len(harmless):.1%}")
+    return missed, refused, figures
+
+
+@pytest.mark.parametrize("name", TUNING)
+def test_no_labelled_secret_passes_and_few_harmless_facts_are_refused(name: str) -> None:
+    facts = labelled(name)
+    assert sum(s for _k, _v, s in facts) >= 15 and sum(not s for _k, _v, s in facts) >= 15
+    missed, refused, figures = measure(name)
+    print(f"\n{figures}")
+    for line in missed:
+        print(f"  let through: {line}")
+    for line in refused:
+        print(f"  refused: {line}")
+    assert not missed, figures
+    assert len(refused) <= MAX_REFUSED * sum(not s for _k, _v, s in facts), figures
+
+
+def test_the_third_rounds_probes_let_no_secret_through() -> None:
+    """memory3's probes: no secret let through; only the two ambiguous harmless rows named in PROBES_REFUSED
+    are refused (a leak is worse than a forgotten harmless fact)."""
+    missed, refused, figures = measure(PROBES)
+    print(f"\n{figures}")
+    assert not missed, (figures, missed)
+    assert {line.rsplit(" (", 1)[0] for line in refused} <= PROBES_REFUSED, (figures, refused)
+
+
+def test_the_blind_held_out_set_does_no_worse_than_measured() -> None:
+    """The blind set misses the goal (see the module docstring); it is held to what was measured on it."""
+    missed, refused, figures = measure("memory_secrets_blind.jsonl")
+    print(f"\n{figures}")
+    for line in missed:
+        print(f"  let through: {line}")
+    for line in refused:
+        print(f"  refused: {line}")
+    assert len(missed) <= 4 and len(refused) <= 11, figures
+
+
+def test_the_sets_together_hold_at_least_60_of_each() -> None:
+    """Every set the tests measure, counted as distinct facts (a row repeated in two sets counts once)."""
+    every = {(k, v, s) for name in [*TUNING, PROBES] for k, v, s in labelled(name)}
+    assert len({(k, v) for k, v, _s in every}) == len(every), "a fact is labelled both ways"
+    assert sum(s for _k, _v, s in every) >= 60 and sum(not s for _k, _v, s in every) >= 60
+
+
+def test_a_sentence_is_read_for_what_it_says_not_as_a_key() -> None:
+    """heard() read a whole sentence as a key too: "I work at Vault Capital." was dropped ("vault"), while
+    "I work at Acme Capital." was kept; "near gate 122" was "a lock's code"."""
+    for company in ("Vault Capital", "Unlock Ventures", "Acme Capital"):
+        assert [s.value for s in heard(f"I work at {company}.")] == [company]
+    assert sentence_reason("I live near gate 122 of the IIT campus.") is None
+    assert heard("My card pin is 4455.") == [] and sentence_reason("My card pin is 4455.") is not None
+
+
+def test_a_long_number_is_a_card_only_when_it_passes_luhn() -> None:
+    """Any 13 to 19 digits were refused as "card-like", so the Luhn check decided nothing; a long order or
+    tracking number is kept, a card's number (Luhn) never."""
+    assert secret_reason("order id", "1234567890123456") is None
+    assert secret_reason("tracking number", "9400111202555842761") is None
+    assert secret_reason("note", "4111 1111 1111 1111") == "a card number"
+
+
+#: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
+PROPOSED = [
+    ("card_pin", "4455"), ("door_code", "1234"), ("alarm_code", "9911"), ("garage", "garage opener code 4321"),
+    ("wallet", "abandon ability able about above absent absorb abstract absurd abuse access accident"),
+    ("netflix", "netflix login pw Summer2024"), ("note", "my card pin is 4455"), ("location", "Pune"),
+]
+
+
+async def test_secrets_the_model_proposes_after_a_real_turn_are_never_stored(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
+    model = ScriptedModel()
+    model.memory = json.dumps({"facts": [{"key": k, "value": v, "kind": "context"} for k, v in PROPOSED]})
+    said = ("I'm in Pune. My card pin is 4455, door code 1234, alarm code 9911, the garage opener code is 4321, "
+            "my wallet words are abandon ability able about above absent absorb abstract absurd abuse access "
+            "accident, and netflix login pw Summer2024.")
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
+        await b.handle(envelope(said))
+        await settle(b)
+        assert len(model.memory_requests) == 1  # the model was asked, and proposed all of them
+        marker = await b.handle(envelope("Q900 what next?"))  # a later turn: the extraction is long done
+        assert marker.text == "general: Q900 what next?"
+        await settle(b)
+        kept = await heard_facts(b)
+    assert kept == {"location": "Pune"}, kept
+
+
+async def test_the_reviews_secrets_proposed_after_a_real_turn_are_never_stored(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
+    """The secrets review1 saw stored (memory_secrets_review1.jsonl), proposed by the model after real turns
+    (at most eight a turn, as extraction takes), with a harmless fact beside each batch: only those are kept."""
+    secrets = [(k, v) for k, v, secret in labelled("memory_secrets_review1.jsonl") if secret and k is not None]
+    batches = [secrets[i:i + 6] for i in range(0, len(secrets), 6)]
+    harmless = [("otp provider", "MSG91"), ("sign in method", "Google"), ("location", "Pune")]
+    model = ScriptedModel()
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
+        for n, batch in enumerate(batches):
+            facts = [*batch, harmless[n]]
+            model.memory = json.dumps({"facts": [{"key": k, "value": v, "kind": "context"} for k, v in facts]})
+            await b.handle(envelope(f"I'm in Pune, OTPs via MSG91, Google sign-in. My logins and codes, part {n}."))
+            await settle(b)
+        assert len(model.memory_requests) == len(batches)  # the model was asked each time
+        marker = await b.handle(envelope("Q901 what next?"))
+        assert marker.text == "general: Q901 what next?"
+        await settle(b)
+        kept = await heard_facts(b)
+    assert kept == dict(harmless[:len(batches)]), kept
+
+
+#: What the second round's filter did wrong on heldout3, as a model proposes it: secrets it stored, harmless
+#: facts it refused (a tool named after a secret, a funding stage, a page).
+HELDOUT3_STORED = [("wife's phone", "unlocks with 120588"), ("spare key", "lockbox by the meter, 1948")]
+HELDOUT3_REFUSED = [("2fa app", "Google Authenticator"), ("sms gateway", "Twilio for OTP delivery"),
+                    ("pre-seed", "closed $400k in March"), ("login page", "customers say it is slow")]
+
+
+#: The same for tuning5's first measurement.
+TUNING5_STORED = [("demat", "TPIN 445566"), ("wifi", "SSID RaoHome, key is monsoon")]
+TUNING5_REFUSED = [("otp", "prefers OTP over email links"), ("passport", "renewing it in May"),
+                   ("door number", "1203"), ("seed", "pre-seed done, seed in 2025")]
+#: The same for tuning6's first measurement.
+TUNING6_STORED = [("netflix", "meera.k@gmail.com Sunny@123"), ("office", "alarm is 5577"),
+                  ("apartment", "4B, entry 2211#")]
+TUNING6_REFUSED = [("bank account", "ends in 7712"), ("seed phrase location", "bank locker"),
+                   ("alarm", "Godrej alarm installed in 2021"), ("locker number", "214 at the gym")]
+
+
+@pytest.mark.parametrize(("stored", "refused"), [(HELDOUT3_STORED, HELDOUT3_REFUSED),
+                                                 (TUNING5_STORED, TUNING5_REFUSED), (TUNING6_STORED, TUNING6_REFUSED)],
+                         ids=["heldout3", "tuning5", "tuning6"])
+async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_facts_kept(
+        workspace: Path, data_dir: Path, state_url: StateURL | None,
+        stored: list[tuple[str, str]], refused: list[tuple[str, str]]) -> None:
+    model = ScriptedModel()
+    model.memory = json.dumps({"facts": [{"key": k, "value": v, "kind": "context"} for k, v in [*stored, *refused]]})
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
+        await b.handle(envelope("I use Google Authenticator, Twilio sends our OTPs, we closed a pre-seed in March."))
+        await settle(b)
+        assert len(model.memory_requests) == 1  # the model was asked, and proposed all of them
+        marker = await b.handle(envelope("Q902 what next?"))
+        assert marker.text == "general: Q902 what next?"
+        await settle(b)
+        kept = await heard_facts(b)
+    assert kept == dict(refused), kept

@@ -1,0 +1,1 @@
+"""Tests of board/llm/: the providers, their request bodies, streaming, thinking."""

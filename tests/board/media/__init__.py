@@ -1,0 +1,1 @@
+"""Tests of board/media/: the blob store, readers, pictures, documents, voice, limits."""

@@ -1,0 +1,1 @@
+"""Tests of board/memory/: sessions, transcripts, the ledger, facts, what memory keeps."""

@@ -1,0 +1,1 @@
+"""Tests of board/memory/knowledge/: the knowledge base."""

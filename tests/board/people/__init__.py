@@ -1,0 +1,1 @@
+"""Tests of board/people/: one person across channels, linked identities."""

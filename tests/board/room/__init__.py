@@ -1,0 +1,1 @@
+"""Tests of board/room/: meetings, consultation, the roundtable, voices."""

@@ -1,0 +1,1 @@
+"""Tests of board/routing/: who answers, in which session; addressing by name."""

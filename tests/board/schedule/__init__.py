@@ -1,0 +1,1 @@
+"""Tests of board/schedule/: scheduled work claimed before it is sent."""

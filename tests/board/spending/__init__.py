@@ -1,0 +1,1 @@
+"""Tests of board/spending/: the ledger, budgets, what strangers may cost."""

@@ -1,0 +1,1 @@
+"""Tests of board/workspace/: souls, prompt assembly, files read safely, quoting."""

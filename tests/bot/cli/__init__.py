@@ -1,0 +1,1 @@
+"""Tests of bot/cli/: the ``sabha`` command as people run it."""

@@ -1,0 +1,1 @@
+"""Tests of bot/intake/: the durable inbox, the scheduler, delivery outcomes, notices."""

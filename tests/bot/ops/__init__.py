@@ -1,0 +1,1 @@
+"""Tests of bot/ops/: systemd, logs, readiness, reload."""

@@ -1,0 +1,1 @@
+"""Tests of bot/replicas/: the registry, the leader, races only replicas have."""

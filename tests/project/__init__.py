@@ -1,0 +1,1 @@
+"""Tests of the project itself: packaging, the Makefile, the test suite's own machinery, the docs."""
