@@ -167,10 +167,6 @@ TESTS_ROOT_MODULES = frozenset({"__init__.py", "conftest.py", "test_architecture
 #: Folders of tests/ that mirror no source folder: whole-daemon tests across parts, the project's own (packaging,
 #: Makefile, the suite's machinery, docs), the shared helpers, the data files.
 TESTS_OWN_FOLDERS = frozenset({"system", "project", "support", "data"})
-#: Source packages that other branches of issue 37 make (boardfolders, house) while their tests are
-#: already in place here; delete each once its package exists.
-TESTS_AHEAD_OF_SOURCE = frozenset({"board/decisions", "board/routing", "board/spending", "board/language",
-                                   "board/conversation", "board/answer"})
 
 
 def test_no_test_or_helper_loose_at_the_root_of_tests() -> None:
@@ -191,7 +187,7 @@ def test_test_folders_mirror_the_source_folders() -> None:
         if not (folder / "__init__.py").is_file():
             wrong.append(f"tests/{where.as_posix()}/ is not a package (no __init__.py)")
         if where.parts[0] in PACKAGES:
-            if not (REPO / where).is_dir() and where.as_posix() not in TESTS_AHEAD_OF_SOURCE:
+            if not (REPO / where).is_dir():
                 wrong.append(f"tests/{where.as_posix()}/ mirrors no source folder ({where.as_posix()}/ is not one)")
         elif where.parts[0] not in TESTS_OWN_FOLDERS:
             wrong.append(f"tests/{where.as_posix()}/ is neither under tests/board/ or tests/bot/ (mirroring the "
@@ -349,9 +345,8 @@ def test_the_intake_imports_nothing_from_the_channels() -> None:
 
 # -- issue 37: board folders that show the rooms -------------------------------------------------
 
-#: ``board/`` root modules other than these packages' faces; ``service.py`` is not counted while it is
-#: turned into ``board/app/`` and ``board/answer/`` (the lead drops it from this set when it is gone).
-BOARD_ROOT_NOT_COUNTED = frozenset({"__init__.py", "service.py"})
+#: What is not counted among ``board/``'s root modules: its package face.
+BOARD_ROOT_NOT_COUNTED = frozenset({"__init__.py"})
 MAX_BOARD_ROOT_MODULES = 8
 
 
