@@ -5,7 +5,7 @@
 - :mod:`bot.intake.delivery`: how one delivery went (``SendProgress``, ``SendFailed``, ``DeliveryOutcome``)
 - :mod:`bot.intake.intake`: :class:`~bot.intake.intake.Intake` (one channel's) and the shared ``IntakeHub``
 - :mod:`bot.intake.inbox`: the durable inbox (stored before acknowledged, answered exactly once)
-- :mod:`bot.intake.scheduler`: lanes under a global cap; :mod:`bot.intake.leasing`: one replica per conversation
+- :mod:`bot.intake.lanes`: lanes under a global cap; :mod:`bot.intake.leasing`: one replica per conversation
 - :mod:`bot.intake.storage`: whether the state can be written; :mod:`bot.intake.config`: config ``inbox``
 
 Channels import this package's port; it imports nothing from :mod:`bot.channels`. This module imports none
@@ -13,4 +13,4 @@ of its submodules (a channel importing the port pays for nothing else).
 """
 
 # Submodules, imported on use.
-__all__ = ["config", "courier", "delivery", "inbox", "intake", "leasing", "migrations", "scheduler", "storage"]
+__all__ = ["config", "courier", "delivery", "inbox", "intake", "lanes", "leasing", "migrations", "storage"]

@@ -17,7 +17,7 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    again shortly" (once per sender and chat in each outage, however many messages or
    redeliveries);
 4. **lane**: the stored message joins its conversation's lane in the shared
-   :class:`bot.intake.scheduler.Scheduler` (order within a conversation, conversations
+   :class:`bot.intake.lanes.Lanes` (order within a conversation, conversations
    concurrent up to the global cap, fair turns);
 5. **answer**: attachments are fetched and read (:mod:`board.media`), then the board
    answers (typing shown only while the turn runs), and the answer gets its voice note
@@ -76,8 +76,8 @@ from bot.intake.inbox import (
     LeaseLost,
     Pending,
 )
+from bot.intake.lanes import Lanes
 from bot.intake.leasing import LaneLeases, replica_name
-from bot.intake.scheduler import Scheduler
 from bot.intake.storage import StorageHealth, is_storage_error
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class IntakeHub:
                  lease_s: float = 15.0) -> None:
         self.settings = settings or InboxSection()
         self.slow_notice_s = slow_notice_s  # board.slow_notice_s; 0 = no "working on it" notice
-        self.scheduler = Scheduler(self.settings.max_concurrent_turns)
+        self.scheduler = Lanes(self.settings.max_concurrent_turns)
         self.storage = StorageHealth()
         self.intakes: list[Intake] = []
         self.replica = replica_name(replica)  # replicas.name, or host name and pid
@@ -151,7 +151,7 @@ class IntakeHub:
 
     def receiving(self) -> contextlib.AbstractContextManager[None]:
         """Wrap a webhook's receipt in this: answers start after it, up to a second later
-        (:meth:`bot.intake.scheduler.Scheduler.hold`), so acknowledging comes first."""
+        (:meth:`bot.intake.lanes.Lanes.hold`), so acknowledging comes first."""
         return self.scheduler.hold()
 
     async def drain(self, grace: float | None = None) -> bool:
@@ -197,7 +197,7 @@ class Intake:
         self.confirms = self.caps.confirms
 
     @property
-    def scheduler(self) -> Scheduler:
+    def scheduler(self) -> Lanes:
         """The shared lanes."""
         return self.hub.scheduler
 

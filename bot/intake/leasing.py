@@ -29,7 +29,7 @@ from board.storage import Database, Dialect, Leases
 
 if TYPE_CHECKING:
     from board.clock import Clock
-    from bot.intake.scheduler import Scheduler
+    from bot.intake.lanes import Lanes
 
 __all__ = ["LaneLeases", "lane_key", "replica_name"]
 
@@ -53,7 +53,7 @@ def replica_name(configured: str = "") -> str:
 class LaneLeases:
     """The leases of one replica's conversations (shared by the intakes of all its channels)."""
 
-    def __init__(self, db: Database, scheduler: Scheduler, *, holder: str, lease_s: float, clock: Clock) -> None:
+    def __init__(self, db: Database, scheduler: Lanes, *, holder: str, lease_s: float, clock: Clock) -> None:
         self.leases = Leases(db, holder, lease_s, clock)
         self.db = db
         self.scheduler = scheduler

@@ -48,7 +48,7 @@ class AccessPolicy:
         self.daily_usd = settings.public_daily_usd
         self.db = db
         self.clock = clock
-        self.ids = ids or (lambda user: {user})  # every id of the person ``user`` (.identity.People.identifiers)
+        self.ids = ids or (lambda user: {user})  # every id of ``user`` (.identity.WhatsAppPeople.identifiers)
         self.closed = closed  # the board refused a stranger's call under the cap (``daily_usd``) today
         self.spent_today = 0.0
         self._spent_at = -1e9

@@ -54,7 +54,7 @@ from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.format import split_text, to_whatsapp, with_buttons
-from bot.channels.whatsapp.identity import People, identity_news, listed_changes, sender_ids
+from bot.channels.whatsapp.identity import WhatsAppPeople, identity_news, listed_changes, sender_ids
 from bot.channels.whatsapp.inbound import (
     Disposition,
     InboundMessage,
@@ -125,7 +125,7 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         self.hub = hub or IntakeHub()
         self.graph = GraphClient(settings, pacing)
         self.media = WhatsAppMedia(self.graph, settings)
-        self.people = People(board.parts.db, self._merge_people)
+        self.people = WhatsAppPeople(board.parts.db, self._merge_people)
         self.access = AccessPolicy(settings, board.parts.db, ids=self.people.identifiers,
                                    closed=lambda usd: board.parts.spend.closed("public", SCOPE, usd))
         self.groups = GroupGate(settings.allowed_groups)

@@ -2,7 +2,7 @@
 
 Since the 2026 username rollout Meta names a user by their phone number (``from``,
 ``contacts[].wa_id``), by their BSUID (``from_user_id``, ``contacts[].user_id``; the only id of
-a user who hides their number), or by both. :class:`People` keeps one row per person
+a user who hides their number), or by both. :class:`WhatsAppPeople` keeps one row per person
 (``whatsapp_people``): a stable **key** and the current number and BSUID. Every webhook that
 carries both ids pairs them (:func:`identity_news` reads them: a contact with ``wa_id`` and
 ``user_id``, a message with ``from`` and ``from_user_id``); Meta's system webhooks move them:
@@ -45,9 +45,9 @@ from bot.intake.storage import is_storage_error
 __all__ = [
     "Change",
     "ChangeKind",
-    "People",
     "PersonRecord",
     "Sighting",
+    "WhatsAppPeople",
     "changed_listed",
     "identity_news",
     "listed_changes",
@@ -174,7 +174,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-class People:
+class WhatsAppPeople:
     """The ``whatsapp_people`` table, held in memory; see the module docstring."""
 
     def __init__(self, db: Database, on_merge: Merge | None = None) -> None:

@@ -26,7 +26,7 @@ from board.workspace.souls import AgentProfile
 from bot.app import all_migrations
 from bot.channels.telegram.topics import Topics, TopicStore, topic_name
 from bot.channels.web.store import EntryKind, NewEntry, Outbox
-from bot.channels.whatsapp.identity import People as WhatsAppPeople
+from bot.channels.whatsapp.identity import WhatsAppPeople
 from bot.channels.whatsapp.store import DeliveryStatus, DeliveryStore
 from bot.web.auth import LinkVerdict, LoginLinks
 

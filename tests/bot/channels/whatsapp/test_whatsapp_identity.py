@@ -32,7 +32,7 @@ from board.roles import RosterSpec
 from board.workspace.paths import copy_default_workspace
 from bot.app import all_migrations
 from bot.channels.whatsapp.access import RATE_LIMITED
-from bot.channels.whatsapp.identity import Change, ChangeKind, People, Sighting, identity_news
+from bot.channels.whatsapp.identity import Change, ChangeKind, Sighting, WhatsAppPeople, identity_news
 from tests.support.daemon import DAEMON_REPO, SabhaProcess
 from tests.support.fakes.echo_model import EchoModel
 from tests.support.fakes.graph_api import FakeGraphAPI, SentText
@@ -303,7 +303,7 @@ async def test_split_conversations_of_a_pre_upgrade_db_are_merged_and_neither_is
 
 
 @pytest.fixture
-async def people(tmp_path: Path) -> AsyncIterator[tuple[People, list[tuple[str, str]]]]:
+async def people(tmp_path: Path) -> AsyncIterator[tuple[WhatsAppPeople, list[tuple[str, str]]]]:
     from board.app import BOARD_MIGRATIONS
     from board.db import StateDB
 
@@ -313,7 +313,7 @@ async def people(tmp_path: Path) -> AsyncIterator[tuple[People, list[tuple[str, 
         merged.append((old, new))
 
     db = await StateDB.open(tmp_path / "state.db", [*BOARD_MIGRATIONS, *all_migrations()])
-    store = People(db, on_merge)
+    store = WhatsAppPeople(db, on_merge)
     await store.load()
     try:
         yield store, merged
@@ -322,7 +322,7 @@ async def people(tmp_path: Path) -> AsyncIterator[tuple[People, list[tuple[str, 
 
 
 async def test_two_people_kept_apart_are_merged_into_the_one_found_by_number(
-    people: tuple[People, list[tuple[str, str]]]
+    people: tuple[WhatsAppPeople, list[tuple[str, str]]]
 ) -> None:
     store, merged = people
     hidden = await store.person_for(None, BSUID)  # first seen by user id only
@@ -338,7 +338,7 @@ async def test_two_people_kept_apart_are_merged_into_the_one_found_by_number(
 
 
 async def test_a_number_given_on_after_a_change_is_a_new_person_not_the_old_one_s_history(
-    people: tuple[People, list[tuple[str, str]]]
+    people: tuple[WhatsAppPeople, list[tuple[str, str]]]
 ) -> None:
     store, merged = people
     await store.learn([Sighting(PHONE, BSUID)])

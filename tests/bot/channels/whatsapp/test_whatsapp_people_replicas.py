@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from board.storage import Database
-from bot.channels.whatsapp.identity import People
+from bot.channels.whatsapp.identity import WhatsAppPeople
 from tests.support.fakes.outage_db import OutageDatabase
 
 pytestmark = pytest.mark.backends
@@ -23,9 +23,9 @@ async def test_a_person_another_replica_recorded_keeps_their_key_when_the_store_
     by "someone else": the person it had just re-read), judged that key not in allowed_numbers, and
     acknowledged the message without storing it: lost."""
     flaky = OutageDatabase(database, lambda sql: "whatsapp_identity_events" in sql)
-    mine = People(flaky)
+    mine = WhatsAppPeople(flaky)
     await mine.load()  # replica r1 started before the person wrote
-    other = People(database)
+    other = WhatsAppPeople(database)
     await other.load()
     assert await other.person_for(PHONE, None) == PHONE  # replica r0 records the person; r1 does not know
     flaky.armed = True  # the store goes out after the people are read again, before their events are

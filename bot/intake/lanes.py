@@ -32,14 +32,14 @@ import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 
-__all__ = ["Job", "Scheduler"]
+__all__ = ["Job", "Lanes"]
 
 log = logging.getLogger("sabha.intake")
 
 Job = Callable[[], Awaitable[None]]
 
 
-class Scheduler:
+class Lanes:
     """Per-lane ordered jobs, at most ``cap`` running; see the module docstring."""
 
     def __init__(self, cap: int = 32, name: str = "intake", max_defer: float = 1.0, quiet: float = 0.1) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from bot.intake.scheduler import Scheduler
+from bot.intake.lanes import Lanes
 
 
 class Recorder:
@@ -43,7 +43,7 @@ async def settle() -> None:
 
 
 async def test_order_within_a_lane_and_lanes_concurrent() -> None:
-    lanes = Scheduler(cap=8, name="test")
+    lanes = Lanes(cap=8, name="test")
     jobs = Recorder()
     gate = asyncio.Event()
     lanes.submit("a", jobs.job("a1", gate))
@@ -59,7 +59,7 @@ async def test_order_within_a_lane_and_lanes_concurrent() -> None:
 
 
 async def test_a_failing_job_does_not_stall_its_lane() -> None:
-    lanes = Scheduler(cap=2, name="test")
+    lanes = Lanes(cap=2, name="test")
     done: list[int] = []
 
     async def boom() -> None:
@@ -78,7 +78,7 @@ async def test_a_failing_job_does_not_stall_its_lane() -> None:
 async def test_the_cap_holds_and_lanes_take_turns() -> None:
     """A busy conversation (10 queued) and nine quiet ones (1 each) under a cap of 2:
     the quiet ones are not starved behind the busy one, and never more than 2 run."""
-    lanes = Scheduler(cap=2, name="test")
+    lanes = Lanes(cap=2, name="test")
     jobs = Recorder(work_s=0.001)
     for i in range(10):
         lanes.submit("busy", jobs.job(f"busy{i}"))
@@ -96,7 +96,7 @@ async def test_the_cap_holds_and_lanes_take_turns() -> None:
 
 
 async def test_drain_cancels_what_outlives_the_grace_and_drops_the_queue() -> None:
-    lanes = Scheduler(cap=1, name="test")
+    lanes = Lanes(cap=1, name="test")
     jobs = Recorder()
     lanes.submit("a", jobs.job("slow", asyncio.Event()))  # never set
     lanes.submit("b", jobs.job("queued"))
@@ -107,7 +107,7 @@ async def test_drain_cancels_what_outlives_the_grace_and_drops_the_queue() -> No
 
 
 async def test_a_hold_defers_new_jobs_until_the_receipt_is_done() -> None:
-    scheduler, rec = Scheduler(cap=4, max_defer=5.0), Recorder()
+    scheduler, rec = Lanes(cap=4, max_defer=5.0), Recorder()
     release = asyncio.Event()
     scheduler.submit("a", rec.job("a1", release))
     await settle()
@@ -136,7 +136,7 @@ async def test_jobs_wait_out_the_short_gaps_between_the_receipts_of_a_burst() ->
     # waited 200 ms for the event loop.
     # The first receipt, lone until the second arrives, may start its one job at once; no other
     # starts before the receipts go quiet.
-    scheduler, rec = Scheduler(cap=4, max_defer=5.0, quiet=0.05), Recorder()
+    scheduler, rec = Lanes(cap=4, max_defer=5.0, quiet=0.05), Recorder()
     for i in range(6):
         with scheduler.hold():
             scheduler.submit(f"lane{i}", rec.job(f"j{i}"))
@@ -150,7 +150,7 @@ async def test_jobs_wait_out_the_short_gaps_between_the_receipts_of_a_burst() ->
 
 
 async def test_a_hold_defers_by_at_most_max_defer() -> None:
-    scheduler, rec = Scheduler(cap=4, max_defer=0.5), Recorder()
+    scheduler, rec = Lanes(cap=4, max_defer=0.5), Recorder()
     loop = asyncio.get_running_loop()
     began = asyncio.Event()
 
@@ -175,7 +175,7 @@ async def test_a_hold_defers_by_at_most_max_defer() -> None:
 async def test_jobs_start_one_per_turn_of_the_event_loop_so_what_arrived_runs_between() -> None:
     # Seen in benchmarks/webhook.py: 32 turns started at the end of a burst ran their first
     # steps back to back, about 6 ms each, and a webhook arriving then waited 200 ms.
-    scheduler, order = Scheduler(cap=8), []
+    scheduler, order = Lanes(cap=8), []
     forever = asyncio.Event()
 
     def job(name: str) -> Callable[[], Awaitable[None]]:
