@@ -26,7 +26,8 @@ from board.routing.router import Route
 from board.spending.allowance import Allowance
 from board.spending.budget import BudgetStop, sender_id
 
-__all__ = ["MODEL_COMMANDS", "STAGES", "Admitted", "Asking", "Stage", "admit", "calls_model", "identify"]
+__all__ = ["MODEL_COMMANDS", "STAGES", "Admitted", "Asking", "Stage", "admit", "calls_model", "identify",
+           "with_owner_note"]
 
 log = logging.getLogger("sabha.board")
 
@@ -121,14 +122,25 @@ async def _gate(asking: Asking, door: Door) -> Asking | Reply:
         refusal = route.error
     elif route.kind == "chat" and not route.text and not envelope.attachments:
         refusal = "Send a message with some text."
-    elif route.kind == "meeting" and not door.meetings_enabled:
-        refusal = MEETINGS_OFF
+    elif route.kind == "meeting" and not door.meetings_enabled:  # an answer to what was asked: with the note
+        return with_owner_note(door, envelope, system_reply(door.souls, envelope, route.role, MEETINGS_OFF,
+                                                            kind="error"))
     elif route.kind == "meeting" and envelope.is_public:
         terms = door.money.allowance_for(envelope).terms
         refusal = None if terms.meetings else terms.meetings_text
     if refusal is not None:
         return system_reply(door.souls, envelope, route.role, refusal, kind="error")
     return asking
+
+
+def with_owner_note(door: Door, envelope: Envelope, reply: Reply) -> Reply:
+    """The owner's reply carries what the budget has not told them yet (once a day per limit): every answer
+    to what was asked, refusals of the gate included; not the refusals of a message that could not be read
+    (too long, an unknown role, nothing said)."""
+    if not envelope.is_owner:
+        return reply
+    note = door.budget.owner_note()
+    return reply if note is None else replace(reply, text=f"{reply.text}\n\n{note}")
 
 
 #: Admission, in order.

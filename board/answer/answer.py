@@ -15,11 +15,12 @@ import contextlib
 import logging
 from dataclasses import replace
 
-from board.answer.admit import Admitted, admit, identify
+from board.answer.admit import Admitted, admit, identify, with_owner_note
 from board.answer.dispatch import dispatch
 from board.answer.door import Door
 from board.envelope import Envelope, Reply
 from board.llm.stream import StreamSink, streaming_to
+from board.media.attachment import MediaKind
 from board.media.understand import MediaFetcher
 from board.routing.router import Route
 from board.spending.budget import sender_id
@@ -45,12 +46,18 @@ async def answer(envelope: Envelope, door: Door, *, fetcher: MediaFetcher | None
     asked = await _read(admitted, door, fetcher) if read_files else admitted
     streaming = streaming_to(sink) if sink is not None else contextlib.nullcontext()  # else the caller's, if any
     with door.money.spending(asked.envelope, asked.allowance), streaming:
-        reply = _with_owner_note(door, asked.envelope, await dispatch(asked, door))
+        reply = with_owner_note(door, asked.envelope, await dispatch(asked, door))
     return await door.media.speak(asked.envelope, reply) if spoken else reply
 
 
+#: Attachments whose reading is paid for (a transcription, :mod:`board.media.speech`); the others are read here.
+PAID_READS = frozenset({MediaKind.VOICE, MediaKind.AUDIO, MediaKind.VIDEO})
+
+
 async def _read(admitted: Admitted, door: Door, fetcher: MediaFetcher | None) -> Admitted:
-    """``admitted`` with its attachments fetched and read, unless its budget is spent."""
+    """``admitted`` with its attachments fetched and read, unless its budget is spent. After a read that was
+    paid for the budget is asked again (by the dispatch): what the transcription cost may have reached a limit,
+    and then the answer is the limit's line, not a chat answer on top."""
     envelope = admitted.envelope
     if not envelope.attachments:
         return admitted
@@ -58,7 +65,10 @@ async def _read(admitted: Admitted, door: Door, fetcher: MediaFetcher | None) ->
         log.info("media of message %s from %s on %s not read: the budget is spent", envelope.message_id,
                  envelope.sender, envelope.channel)
         return admitted
-    return replace(admitted, envelope=await door.media.prepare(envelope, fetcher))
+    read = await door.media.prepare(envelope, fetcher)
+    paid = any(after.kind in PAID_READS and after.derived and not before.derived
+               for before, after in zip(envelope.attachments, read.attachments, strict=False))
+    return replace(admitted, envelope=read, checked=admitted.checked and not paid)
 
 
 async def read_media(envelope: Envelope, door: Door, fetcher: MediaFetcher | None) -> Envelope:
@@ -73,10 +83,3 @@ async def read_media(envelope: Envelope, door: Door, fetcher: MediaFetcher | Non
         return envelope
     return await door.media.prepare(envelope, fetcher)
 
-
-def _with_owner_note(door: Door, envelope: Envelope, reply: Reply) -> Reply:
-    """The owner's reply carries what the budget has not told them yet (once a day per limit)."""
-    if not envelope.is_owner:
-        return reply
-    note = door.budget.owner_note()
-    return reply if note is None else replace(reply, text=f"{reply.text}\n\n{note}")

@@ -135,9 +135,10 @@ def media_yaml(**media: Any) -> str:
 
 @asynccontextmanager
 async def rig(tmp_path: Path, workspace: Path, fake: FakeOpenAI, *, courier: NoteCourier | None = None,
-              resume: bool = False, **media: Any) -> AsyncIterator[Rig]:
-    """The board (chat on the fake's gpt-4o-mini, ``media`` settings) behind a real intake; data
-    under ``tmp_path``/sessions (the same path again: a restart, with ``resume`` what was left)."""
+              resume: bool = False, extra_yaml: str = "", **media: Any) -> AsyncIterator[Rig]:
+    """The board (chat on the fake's gpt-4o-mini, ``media`` settings, then ``extra_yaml``: more sections)
+    behind a real intake; data under ``tmp_path``/sessions (the same path again: a restart, with ``resume``
+    what was left)."""
     yaml_text = f"""
 llm:
   model: openai:gpt-4o-mini
@@ -145,7 +146,8 @@ llm:
   timeout_s: 10
   providers:
     openai: {{base_url: "{fake.base_url}", api_key: "sk-test"}}
-{media_yaml(**media)}"""
+{media_yaml(**media)}
+{extra_yaml}"""
     config = parse_config(yaml_text, source="test.yaml", env={})
     loaded = LoadedConfig(config=config, source=None, base_dir=tmp_path)
     settings = replace(loaded.board_settings(), workspace=workspace, data_dir=tmp_path / "sessions")
