@@ -439,7 +439,7 @@ class Daemon:
             return None
         from bot.web.app import mount_web
 
-        self.web = await mount_web(app, self.board, self.loaded)
+        self.web = await mount_web(app, self.board.parts, self.loaded)
         return self.web
 
     async def _shutdown(self, started: list[Channel], watcher: asyncio.Task[None] | None,

@@ -482,3 +482,37 @@ def test_board_keeps_only_its_life_and_the_front_door() -> None:
         assert len(methods) <= MAX_BOARD_METHODS, (
             f"{where}: Board has {len(methods)} methods (at most {MAX_BOARD_METHODS}: open, close, watch, warm_up, "
             f"the context manager and handle; the rest belongs to a part): {', '.join(methods)}")
+
+
+# -- issue 37: consumers take typed parts
+
+CONSUMER_FOLDERS = ("bot/web",)  # they take the parts they use, built once from the board's parts
+
+
+def reaches_through_the_board(path: Path) -> list[str]:
+    """Every ``x.parts`` attribute and every ``Board`` named or imported in ``path``: ``path:line code``."""
+    where = path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else path.name
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr == "parts":
+            found.append(f"{where}:{node.lineno} {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom) and any(alias.name == "Board" for alias in node.names):
+            found.append(f"{where}:{node.lineno} imports Board")
+        elif isinstance(node, ast.Name) and node.id == "Board":
+            found.append(f"{where}:{node.lineno} Board")
+    return found
+
+
+def test_the_reach_rule_sees_what_it_says(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from board.app import Board\nx: Board\nctx.board.parts.room.store.get(1)\nparts.room\n",
+                      encoding="utf-8")
+    seen = [line.split(" ", 1)[1] for line in reaches_through_the_board(sample)]
+    assert seen == ["imports Board", "Board", "ctx.board.parts"], seen
+
+
+def test_consumers_take_typed_parts_not_the_board() -> None:
+    found = [line for folder in CONSUMER_FOLDERS for path in sorted((REPO / folder).rglob("*.py"))
+             for line in reaches_through_the_board(path)]
+    assert not found, ("the web pages and the ops pieces take the typed parts they use (built once from "
+                       "board.parts), never the whole Board:\n" + "\n".join(found))
