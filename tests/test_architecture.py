@@ -486,7 +486,7 @@ def test_board_keeps_only_its_life_and_the_front_door() -> None:
 
 # -- issue 37: consumers take typed parts
 
-CONSUMER_FOLDERS = ("bot/web",)  # they take the parts they use, built once from the board's parts
+CONSUMER_FOLDERS = ("bot/web", "bot/ops")  # they take the parts they use, built once from the board's parts
 
 
 def reaches_through_the_board(path: Path) -> list[str]:
