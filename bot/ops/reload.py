@@ -122,7 +122,7 @@ def reload_config(source: Path | None, current: LoadedConfig, *, board: Configur
     for key in keys:
         line = f"{key}: {_shown(old_shown.get(key))} -> {_shown(new_shown.get(key))}"
         (result.applied if _is_live(key) else result.needs_restart).append(line)
-    _apply(new, keys, Live(board=board, runner=runner, budget=budget, hub=hub, channels=tuple(channels)))
+    _apply(new, keys, _LiveParts(board=board, runner=runner, budget=budget, hub=hub, channels=tuple(channels)))
     for line in result.applied:
         log.info("reload: applied %s", line)
     for line in result.needs_restart:
@@ -150,7 +150,7 @@ def _would_break(current: LoadedConfig, new: LoadedConfig) -> list[str]:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Live:
+class _LiveParts:
     """What a reload changes while Sabha runs."""
 
     board: Configured
@@ -160,7 +160,7 @@ class Live:
     channels: tuple[Channel, ...]
 
 
-def _apply(new: LoadedConfig, keys: list[str], live_parts: Live) -> None:
+def _apply(new: LoadedConfig, keys: list[str], live_parts: _LiveParts) -> None:
     config = new.config
     board, hub = live_parts.board, live_parts.hub
     changed = {k for k in keys if _is_live(k)}  # every live key is a leaf (a list counts as one)
