@@ -183,9 +183,11 @@ class Daemon:
 
     async def readiness(self) -> Readiness:
         """Whether the daemon can answer right now, and why not (``/readyz``; the state store is pinged)."""
-        unreachable = await ping_store(self.board)
+        parts = self.board.parts if self.board is not None else None
+        unreachable = await ping_store(parts.db if parts is not None else None)
         return check_readiness(phase=self.phase, channels=self.channels or [], storage=self.hub.storage,
-                               board=self.board, workspace=self.loaded.workspace, store_unreachable=unreachable)
+                               souls=parts.souls if parts is not None else None, workspace=self.loaded.workspace,
+                               store_unreachable=unreachable)
 
     async def _readyz(self, request: web.Request) -> web.Response:
         verdict = await self.readiness()
@@ -254,8 +256,8 @@ class Daemon:
         if self.board is None:
             log.warning("reload: the daemon is still starting; send SIGHUP again once it runs")
             return
-        result = reload_config(self.loaded.source, self.loaded, board=self.board, hub=self.hub,
-                               channels=self.channels or [])
+        result = reload_config(self.loaded.source, self.loaded, board=self.board, runner=self.board.parts.runner,
+                               budget=self.board.parts.budget, hub=self.hub, channels=self.channels or [])
         if result.loaded is not None:
             protect_config(result.loaded.config)  # a new secret is masked from the first line on
             self.loaded = result.loaded
@@ -298,7 +300,7 @@ class Daemon:
         reload_signal = ReloadSignal(self.request_reload)  # SIGHUP
         watcher: asyncio.Task[None] | None = None
         started: list[Channel] = []
-        self.metrics.attach(board, self.hub)
+        self.metrics.attach(board.parts.room, self.hub)
         try:
             if self.channels is None:
                 self.channels = build_channels(self.loaded, board, self.hub)
@@ -439,7 +441,7 @@ class Daemon:
             return None
         from bot.web.app import mount_web
 
-        self.web = await mount_web(app, self.board, self.loaded)
+        self.web = await mount_web(app, self.board.parts, self.loaded)
         return self.web
 
     async def _shutdown(self, started: list[Channel], watcher: asyncio.Task[None] | None,

@@ -505,3 +505,37 @@ def test_no_new_public_class_shares_its_name_with_another() -> None:
     assert not new, f"public classes of one name in two modules (rename one for what it is): {new}"
     gone = KNOWN_CLASS_CLASHES - clashes.keys()
     assert not gone, f"renamed, so take them out of KNOWN_CLASS_CLASHES: {sorted(gone)}"
+
+
+# -- issue 37: consumers take typed parts
+
+CONSUMER_FOLDERS = ("bot/web", "bot/ops")  # they take the parts they use, built once from the board's parts
+
+
+def reaches_through_the_board(path: Path) -> list[str]:
+    """Every ``x.parts`` attribute and every ``Board`` named or imported in ``path``: ``path:line code``."""
+    where = path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else path.name
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Attribute) and node.attr == "parts":
+            found.append(f"{where}:{node.lineno} {ast.unparse(node)}")
+        elif isinstance(node, ast.ImportFrom) and any(alias.name == "Board" for alias in node.names):
+            found.append(f"{where}:{node.lineno} imports Board")
+        elif isinstance(node, ast.Name) and node.id == "Board":
+            found.append(f"{where}:{node.lineno} Board")
+    return found
+
+
+def test_the_reach_rule_sees_what_it_says(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text("from board.app import Board\nx: Board\nctx.board.parts.room.store.get(1)\nparts.room\n",
+                      encoding="utf-8")
+    seen = [line.split(" ", 1)[1] for line in reaches_through_the_board(sample)]
+    assert seen == ["imports Board", "Board", "ctx.board.parts"], seen
+
+
+def test_consumers_take_typed_parts_not_the_board() -> None:
+    found = [line for folder in CONSUMER_FOLDERS for path in sorted((REPO / folder).rglob("*.py"))
+             for line in reaches_through_the_board(path)]
+    assert not found, ("the web pages and the ops pieces take the typed parts they use (built once from "
+                       "board.parts), never the whole Board:\n" + "\n".join(found))

@@ -20,7 +20,7 @@ from bot.cli.keys import key_advice, keyless_models
 from bot.cli.where import open_config, with_board
 
 if TYPE_CHECKING:
-    from board.app import Board
+    from board.app import Board, Parts
     from board.envelope import Envelope
     from board.media.attachment import Attachment
     from board.routing.router import Router
@@ -40,7 +40,7 @@ def console_envelope(text: str, role: str | None) -> Envelope:
     return Envelope(channel="console", text=text, sender=user, sender_name=user, is_owner=True, role_hint=role)
 
 
-def resolve_role(board: Board, name: str | None, router: Router | None = None) -> str | None:
+def resolve_role(parts: Parts, name: str | None, router: Router | None = None) -> str | None:
     """The role ``name`` means (``Finance``, ``finance`` and ``CFO`` alike), None for none given;
     :class:`UserError` saying why when there is no such usable role. ``router``: the board's
     router made a moment ago (else one is made)."""
@@ -48,13 +48,13 @@ def resolve_role(board: Board, name: str | None, router: Router | None = None) -
 
     if name is None:
         return None
-    router = router or board.parts.router()
+    router = router or parts.router()
     found = router.find_role(name)
     if found is not None:
         return found
     slug = name.strip().lower()
-    if slug in board.parts.souls.roles():
-        row = next(r for r in board.parts.souls.status() if r.role == slug)
+    if slug in parts.souls.roles():
+        row = next(r for r in parts.souls.status() if r.role == slug)
         raise UserError(f"the role {slug!r} cannot answer: its soul file {row.path} is unusable ({row.error}) "
                         "and there is no shipped default to fall back to. Fix the file and try again "
                         "(`sabha souls` shows every soul's state)")
@@ -78,14 +78,15 @@ async def cmd_ask(args: argparse.Namespace) -> int:
     attachments = _attachments(loaded, files)  # a path that cannot be sent stops here: nothing asked
 
     async def body(board: Board) -> int:
-        router = board.parts.router()  # reads every soul: once for the role, the route and the answer
-        role = resolve_role(board, args.role, router)
+        parts = board.parts
+        router = parts.router()  # reads every soul: once for the role, the route and the answer
+        role = resolve_role(parts, args.role, router)
         envelope = console_envelope(text, role)
         route = router.route(envelope)
         if args.why:
             note(f"route: {' then '.join((route.role, *route.also))} ({route.reason})")
         if route.kind == "chat" and not route.error:
-            model = board.parts.runner.model_for(board.parts.souls.profile(route.role))
+            model = parts.runner.model_for(parts.souls.profile(route.role))
             chain = [model, *loaded.config.llm.fallbacks]
             keyless = keyless_models(loaded, chain)
             if len(keyless) == len(dict.fromkeys(chain)):  # nothing in the chain could answer: call nothing

@@ -49,10 +49,11 @@ from bot.cli.where import open_config, with_board
 if TYPE_CHECKING:  # asyncio and the board are imported when the chat runs: `sabha --help` builds this parser
     import asyncio
 
-    from board.app import Board
+    from board.app import Board, Parts
     from board.envelope import Envelope, Reply
     from board.llm.stream import StreamSink
     from board.media.attachment import Attachment
+    from board.room.convene import BoardRoom
     from board.routing.router import Route
     from bot.config import LoadedConfig
     from bot.scheduled import ScheduledWorkService
@@ -79,40 +80,40 @@ async def cmd_chat(args: argparse.Namespace) -> int:
     return await with_board(loaded, lambda board: _piped(board, loaded, args))
 
 
-def _add_chat_commands(board: Board, loaded: LoadedConfig, role: str | None) -> None:
+def _add_chat_commands(parts: Parts, loaded: LoadedConfig, role: str | None) -> None:
     from board.commands.about import CHAIR_ADDRESSING, Addressing
     from bot.cli.attach import ATTACH_HELP
 
     plain = (f"{role} answers (this chat was started with --role {role})" if role
              else "the chair (general) answers; sabha chat --role <role> starts a chat with another")
-    board.parts.commands.describe_channel("console", Addressing((("<message>", plain), *CHAIR_ADDRESSING.rows[1:])))
+    parts.commands.describe_channel("console", Addressing((("<message>", plain), *CHAIR_ADDRESSING.rows[1:])))
 
     async def status(envelope: Envelope, route: Route) -> str:
-        return "\n".join(status_lines(board, loaded))
+        return "\n".join(status_lines(parts, loaded))
 
     async def leave(envelope: Envelope, route: Route) -> str:  # reached only where the chat does not stop first
         return "Type /quit in the terminal chat to leave it."
 
-    board.parts.commands.register_command("status", status,
+    parts.commands.register_command("status", status,
                                           "/status: this board: config, roster, models, souls, data, log",
                            owner_only=True)  # the terminal is always the owner
     async def attach(envelope: Envelope, route: Route) -> str:  # the chat takes /attach lines before the board
         return "Type /attach PATH in the terminal chat to send a file from this computer."
 
-    board.parts.commands.register_command("attach", attach, ATTACH_HELP)
-    board.parts.commands.register_command("quit", leave,
+    parts.commands.register_command("attach", attach, ATTACH_HELP)
+    parts.commands.register_command("quit", leave,
                                           "/quit: leave the chat (also /exit, Ctrl-D, Ctrl-C on an empty line)")
 
 
-def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
-    """What ``/status`` says in the terminal chat."""
+def status_lines(parts: Parts, loaded: LoadedConfig) -> list[str]:
+    """What ``/status`` says in the terminal chat (the settings as the board was built: the chat never reloads)."""
     from board import __version__
     from bot.cli.console import LOG_FILE
     from bot.cli.keys import keyless_models
 
-    settings = board.settings
-    profiles = board.parts.souls.profiles()
-    models = sorted({board.parts.runner.model_for(p) for p in profiles} or {settings.agent.default_model})
+    settings = parts.settings
+    profiles = parts.souls.profiles()
+    models = sorted({parts.runner.model_for(p) for p in profiles} or {settings.agent.default_model})
     lines = [
         f"Sabha {__version__}, terminal chat",
         f"board: {loaded.source} (found by {loaded.found_by.value})",
@@ -122,13 +123,13 @@ def status_lines(board: Board, loaded: LoadedConfig) -> list[str]:
     ]
     for model, key_env in keyless_models(loaded, [*models, *loaded.models()]):
         lines.append(f"  {model}: no API key (export {key_env} and start the chat again)")
-    problems = [row for row in board.parts.souls.status() if row.error or row.source != "workspace"]
+    problems = [row for row in parts.souls.status() if row.error or row.source != "workspace"]
     lines.append(f"souls: {settings.workspace}" + ("" if problems else " (all loaded)"))
     for row in problems:
         using = "unusable" if row.version is None else f"using the {row.source} version {row.version}"
         lines.append(f"  {row.role}: {row.error or 'file missing'}; {using}")
     lines.append(f"data: {settings.data_dir} (transcripts, sabha.db, {HISTORY_FILE}, {LOG_FILE})")
-    running = board.parts.room.running()
+    running = parts.room.running()
     lines.append(f"meetings running: {', '.join(running)}" if running else "meetings running: none")
     return lines
 
@@ -141,8 +142,8 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
     """Answer each line of stdin; stop at end of input or /quit."""
     import asyncio
 
-    role = resolve_role(board, args.role)
-    _add_chat_commands(board, loaded, role)
+    role = resolve_role(board.parts, args.role)
+    _add_chat_commands(board.parts, loaded, role)
     from bot.cli.attach import Attaching
     from bot.cli.screen import with_button_line
 
@@ -280,8 +281,8 @@ class _TerminalChat:
             with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers off the main thread
                 loop.add_signal_handler(signal.SIGINT, self._on_sigint)
             try:
-                role = resolve_role(board, self.args.role)
-                _add_chat_commands(board, self.loaded, role)
+                role = resolve_role(board.parts, self.args.role)
+                _add_chat_commands(board.parts, self.loaded, role)
                 board.parts.room.subscribe(console_meeting_printer())
                 reminders = _console_reminders(board)  # reminders of meetings held here, printed when due
                 with quiet:
@@ -297,15 +298,15 @@ class _TerminalChat:
                     loop.remove_signal_handler(signal.SIGINT)
                 await board.close()
 
-    def _banner(self, board: Board, log_path: Path) -> list[str]:
+    def _banner(self, parts: Parts, log_path: Path) -> list[str]:
         from board import __version__
         from bot.cli.keys import key_advice, keyless_models
 
-        profiles = board.parts.souls.profiles()
+        profiles = parts.souls.profiles()
         names = ", ".join(f"{p.emoji} {p.name}" for p in profiles)
         lines = [
             f"Sabha {__version__}: the board is listening ({names}).",
-            f"Board {self.loaded.source}; souls in {board.settings.workspace}; log {log_path}.",
+            f"Board {self.loaded.source}; souls in {parts.settings.workspace}; log {log_path}.",
             "Type a message, or @role to ask one member; /attach PATH sends a file; /help lists the commands. "
             "Ctrl-C clears the line, Ctrl-D or /quit leaves.",
         ]
@@ -323,10 +324,10 @@ class _TerminalChat:
         session: PromptSession[str] = PromptSession(
             history=FileHistory(str(self.loaded.data_dir / HISTORY_FILE)),
             key_bindings=_key_bindings(),
-            completer=_completer(board),
+            completer=_completer(board.parts),
             complete_while_typing=False,
         )
-        for line in self._banner(board, log_path):
+        for line in self._banner(board.parts, log_path):
             say(line)
         from bot.cli.attach import Attaching
 
@@ -359,18 +360,18 @@ class _TerminalChat:
                     say("(cancelled: nothing was answered; ask again or go on)")
                 elif reply is not None:
                     say(reply_text(reply))
-            await self._finish_meetings(board)
+            await self._finish_meetings(board.parts.room)
             emit(GOODBYE)
         return 0
 
-    async def _finish_meetings(self, board: Board) -> None:
+    async def _finish_meetings(self, room: BoardRoom) -> None:
         """Let a meeting started from this chat finish (its minutes print), unless Ctrl-C."""
-        if not board.parts.room.running():
+        if not room.running():
             return
         emit("A board meeting is still running: waiting for its minutes.")
-        _, cancelled = await self._cancellable(board.parts.room.drain(), "… waiting for the meeting (Ctrl-C stops it)")
+        _, cancelled = await self._cancellable(room.drain(), "… waiting for the meeting (Ctrl-C stops it)")
         if cancelled:
-            await board.parts.room.drain(timeout=0)
+            await room.drain(timeout=0)
             emit("The meeting was stopped (recorded as cancelled).")
 
 
@@ -448,7 +449,7 @@ def _key_bindings() -> Any:
     return bindings
 
 
-def _completer(board: Board) -> Any:
+def _completer(parts: Parts) -> Any:
     """Tab completes ``/commands`` at the start of a line and ``@roles`` anywhere."""
     from prompt_toolkit.completion import Completer, Completion
 
@@ -456,9 +457,9 @@ def _completer(board: Board) -> Any:
         def get_completions(self, document: Any, complete_event: Any) -> Any:
             word = document.get_word_before_cursor(WORD=True)
             if word.startswith("/") and document.text_before_cursor.lstrip() == word:
-                options = [f"/{name}" for name in sorted({*board.parts.commands, "ask", "attach", "meeting", "exit"})]
+                options = [f"/{name}" for name in sorted({*parts.commands, "ask", "attach", "meeting", "exit"})]
             elif word.startswith("@"):
-                options = [f"@{role}" for role in board.parts.souls.roles()]
+                options = [f"@{role}" for role in parts.souls.roles()]
             else:
                 return
             for option in options:

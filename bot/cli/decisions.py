@@ -20,8 +20,9 @@ from bot.cli.common import emit
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
-    from board.app import Board
-    from board.decisions.ratify import DecisionRecord
+    from board.app import Parts
+    from board.commands.registry import CommandRegistry
+    from board.decisions.ratify import DecisionBook, DecisionRecord
 
 __all__ = ["add_parsers", "cmd_decisions"]
 
@@ -66,11 +67,11 @@ def _json(record: DecisionRecord) -> dict[str, Any]:
     return {**asdict(record), "verdict": record.verdict.value, "actions": list(record.actions)}
 
 
-async def cmd_decisions(board: Board, args: argparse.Namespace) -> int:
+async def cmd_decisions(parts: Parts, args: argparse.Namespace) -> int:
     """decisions list | show ID | ratify [ID] | veto [ID] [REASON] | revisit ID REASON."""
     from board.decisions.ratify import Verdict
 
-    book = board.parts.decisions
+    book = parts.decisions
     action = args.decisions_command
     if action == "list":
         from bot.cli.table import local_time, table
@@ -89,18 +90,18 @@ async def cmd_decisions(board: Board, args: argparse.Namespace) -> int:
             emit(line)
         return 0
     if action == "show":
-        return await _show(board, args)
-    return await _rule(board, args)
+        return await _show(book, args)
+    return await _rule(book, parts.commands, args)
 
 
-async def _show(board: Board, args: argparse.Namespace) -> int:
+async def _show(book: DecisionBook, args: argparse.Namespace) -> int:
     from board.commands.decisions import describe
     from board.decisions.ratify import Outcome
 
-    found = await board.parts.decisions.find(args.id)
+    found = await book.find(args.id)
     if found.outcome is not Outcome.DONE or found.record is None:
         return _problem(found.outcome, args.id, found.candidates)
-    rulings = await board.parts.decisions.rulings(found.record.meeting_id)
+    rulings = await book.rulings(found.record.meeting_id)
     if args.json:
         emit(json.dumps({**_json(found.record), "rulings": rulings}, indent=2, ensure_ascii=False))
         return 0
@@ -125,7 +126,7 @@ def _problem(outcome: str, ref: str, candidates: tuple[str, ...] = ()) -> int:
     return 2
 
 
-async def _rule(board: Board, args: argparse.Namespace) -> int:
+async def _rule(book: DecisionBook, commands: CommandRegistry, args: argparse.Namespace) -> int:
     """ratify / veto / revisit through the same words as the chat commands, as the owner."""
     from board.envelope import Envelope
     from board.routing.router import Route
@@ -137,7 +138,7 @@ async def _rule(board: Board, args: argparse.Namespace) -> int:
         if command == "revisit":
             sys.stderr.write("sabha: say which decision to revisit: sabha decisions revisit <id> <reason>\n")
             return 2
-        latest = await board.parts.decisions.latest(None)
+        latest = await book.latest(None)
         if latest is None:
             sys.stderr.write("sabha: no proposed decision; see `sabha decisions list`\n")
             return 2
@@ -149,7 +150,7 @@ async def _rule(board: Board, args: argparse.Namespace) -> int:
     text = " ".join([ref, *reason])
     envelope = Envelope(channel="cli", chat_id="cli", text=f"/{command} {text}", sender=user,
                         sender_name=f"{user} (terminal)", is_owner=True)
-    reply = await board.parts.commands.run_command(envelope, Route(kind="command", role="general", text=text,
+    reply = await commands.run_command(envelope, Route(kind="command", role="general", text=text,
                                                     session_key="cli", command=command))
     emit(reply.text)
     return 2 if any(marker in reply.text for marker in _REFUSED) else 0

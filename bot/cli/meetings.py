@@ -23,7 +23,7 @@ from bot.cli.meeting_view import console_event_printer, minutes_text
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
-    from board.app import Board
+    from board.app import Parts
     from board.envelope import Envelope
     from board.room.meeting import MeetingRun
     from board.room.roundtable import RoundtableInput
@@ -91,20 +91,20 @@ async def _actions_handler(args: argparse.Namespace) -> int:
     return await handler(args)
 
 
-async def cmd_meeting(board: Board, args: argparse.Namespace) -> int:
+async def cmd_meeting(parts: Parts, args: argparse.Namespace) -> int:
     """Hold a meeting to the end in the terminal."""
     from board.envelope import Envelope
 
     envelope = Envelope(channel="console", chat_id="cli-meeting", text="", sender="owner", sender_name="owner",
                         is_owner=True)
     try:
-        run = board.parts.room.prepare(" ".join(args.topic), envelope=envelope, roster=args.roster,
+        run = parts.room.prepare(" ".join(args.topic), envelope=envelope, roster=args.roster,
                                  extra_subscribers=[console_event_printer(args.quiet)])
     except ValueError as exc:  # an unknown roster, a blank topic, a roster without specialists
         sys.stderr.write(f"sabha: {exc}\n")
         return 2
     if args.file:
-        await _with_evidence(board, run, envelope, args.file)
+        await _with_evidence(parts, run, envelope, args.file)
     result = await run.run()
     if not args.quiet:
         emit()  # a blank line between the statements and the minutes
@@ -112,7 +112,7 @@ async def cmd_meeting(board: Board, args: argparse.Namespace) -> int:
     return 0 if result.stop_reason.value in ("completed", "converged") else 1
 
 
-async def _with_evidence(board: Board, run: MeetingRun, envelope: Envelope, files: list[str]) -> None:
+async def _with_evidence(parts: Parts, run: MeetingRun, envelope: Envelope, files: list[str]) -> None:
     """Put the files of ``--file`` on ``run``'s agenda as evidence: each checked (a path that cannot be
     sent is a :class:`~bot.cli.common.UserError` before anyone speaks), read as a channel's file is."""
     from dataclasses import replace
@@ -121,16 +121,16 @@ async def _with_evidence(board: Board, run: MeetingRun, envelope: Envelope, file
     from bot.cli.attach import LocalFiles, describe, local_attachment
     from bot.cli.common import note
 
-    attachments = tuple(local_attachment(path, board.parts.media.settings.limit_for) for path in files)
+    attachments = tuple(local_attachment(path, parts.media.settings.limit_for) for path in files)
     for attachment in attachments:
         note(f"attached: {describe(attachment)}")
-    read = await read_media(replace(envelope, attachments=attachments), board.parts.door, LocalFiles())
-    run.m = replace(run.m, evidence=await board.parts.room.evidence(read))
+    read = await read_media(replace(envelope, attachments=attachments), parts.door, LocalFiles())
+    run.m = replace(run.m, evidence=await parts.room.evidence(read))
 
 
-async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
+async def cmd_meetings(parts: Parts, args: argparse.Namespace) -> int:
     """meetings list | show ID."""
-    store = board.parts.room.store
+    store = parts.room.store
     if args.meetings_command == "list":
         from bot.cli.table import local_time, table
 
@@ -167,16 +167,16 @@ async def cmd_meetings(board: Board, args: argparse.Namespace) -> int:
     return 0
 
 
-async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
+async def cmd_actions(parts: Parts, args: argparse.Namespace) -> int:
     """actions [--all] | actions done N | actions due N WHEN | actions snooze N [LENGTH]."""
     from board.decisions.reminders import ActionProblem
     from board.room.record import format_actions
 
     words = list(args.action or [])
     if not words:
-        emit(format_actions(await board.parts.room.store.actions(include_done=args.all, limit=500),
-                            now=board.parts.clock.now(),
-                            close="sabha actions done <n>", zone=board.parts.reminders.zone,
+        emit(format_actions(await parts.room.store.actions(include_done=args.all, limit=500),
+                            now=parts.clock.now(),
+                            close="sabha actions done <n>", zone=parts.reminders.zone,
                             due="sabha actions due <n> <when>"))
         return 0
     verb, number = words[0], words[1].lstrip("#") if len(words) > 1 else ""
@@ -186,17 +186,18 @@ async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
         sys.stderr.write("sabha: usage: sabha actions [--all] | sabha actions done N | sabha actions due N WHEN "
                          "| sabha actions snooze N [LENGTH]\n")
         return 2
+    reminders = parts.reminders
     try:
         if verb == "done":
-            row = await board.parts.reminders.done(int(number), by="cli")
+            row = await reminders.done(int(number), by="cli")
             emit(f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}.")
         elif verb == "due":
-            changed = await board.parts.reminders.set_due(int(number), rest)
-            where = board.parts.reminders.goes_to(changed.row) or f"{changed.row.channel} chat {changed.row.chat_id}"
+            changed = await reminders.set_due(int(number), rest)
+            where = reminders.goes_to(changed.row) or f"{changed.row.channel} chat {changed.row.chat_id}"
             emit(f"#{changed.row.id} {changed.row.task} (owner: {changed.row.owner}) is now due {changed.when.said}; "
                  f"its reminder goes to {where} then.")
         else:
-            changed = await board.parts.reminders.snooze(int(number), rest)
+            changed = await reminders.snooze(int(number), rest)
             emit(f"Snoozed #{changed.row.id} {changed.row.task}: reminded again {changed.when.said}.")
     except ActionProblem as problem:
         sys.stderr.write(f"sabha: {str(problem).replace('/actions', '`sabha actions`')}\n")
@@ -204,7 +205,7 @@ async def cmd_actions(board: Board, args: argparse.Namespace) -> int:
     return 0
 
 
-async def cmd_roundtable(board: Board, args: argparse.Namespace) -> int:
+async def cmd_roundtable(parts: Parts, args: argparse.Namespace) -> int:
     """Roundtable JSON (or a plain question) in, the seed's ``{"transcript", "summary"}`` JSON out."""
     from board.room.roundtable import RoundtableInputError, run_roundtable
 
@@ -213,7 +214,7 @@ async def cmd_roundtable(board: Board, args: argparse.Namespace) -> int:
     except RoundtableInputError as exc:
         emit(json.dumps({"error": str(exc), "details": exc.details}, ensure_ascii=False))
         return 2
-    output = await run_roundtable(board.parts.room, request)
+    output = await run_roundtable(parts.room, request)
     emit(json.dumps({"transcript": output["transcript"], "summary": output["summary"]}, indent=2,
                     ensure_ascii=False))
     for note in output.get("notes", []):

@@ -17,7 +17,7 @@ from bot.cli.common import emit
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
-    from board.app import Board
+    from board.app import Parts
 
 __all__ = ["add_parsers", "cmd_board", "cmd_predictions"]
 
@@ -51,22 +51,22 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=board_command(cmd_board, writes=False, empty=NO_PREDICTIONS))
 
 
-async def cmd_predictions(board: Board, args: argparse.Namespace) -> int:
+async def cmd_predictions(parts: Parts, args: argparse.Namespace) -> int:
     """``predictions list`` | ``predictions resolve N OUTCOME``."""
     from board.decisions.predictions.resolving import describe, resolve_words
     from board.decisions.predictions.store import PredictionStore
 
-    store = PredictionStore(board.parts.db)
+    store = PredictionStore(parts.db)
     if args.predictions_command == "resolve":
-        changed, text = await resolve_words(store, [args.number, args.outcome], by="cli", now=board.parts.clock.now(),
-                                              command="sabha predictions resolve", schedule=board.parts.schedule)
+        changed, text = await resolve_words(store, [args.number, args.outcome], by="cli", now=parts.clock.now(),
+                                              command="sabha predictions resolve", schedule=parts.schedule)
         if not changed:
             sys.stderr.write(f"sabha: {text.replace('/predictions', '`sabha predictions list`')}\n")
             return 2
         emit(text.replace("/stats", "`sabha board stats`"))
         return 0
     if args.due:
-        rows = await store.due(board.parts.clock.now().date().isoformat(), limit=10_000)
+        rows = await store.due(parts.clock.now().date().isoformat(), limit=10_000)
     else:
         rows = await store.query(status="all" if args.all else "open", role=args.role, limit=10_000)
     if args.role:
@@ -79,13 +79,13 @@ async def cmd_predictions(board: Board, args: argparse.Namespace) -> int:
     return 0
 
 
-async def cmd_board(board: Board, args: argparse.Namespace) -> int:
+async def cmd_board(parts: Parts, args: argparse.Namespace) -> int:
     """``board stats``."""
     from board.commands.predictions import stats_text
     from board.decisions.predictions.store import PredictionStore
 
-    text = await stats_text(PredictionStore(board.parts.db),
-                            min_resolved=board.settings.meetings.min_resolved_predictions,
+    text = await stats_text(PredictionStore(parts.db),
+                            min_resolved=parts.settings.meetings.min_resolved_predictions,
                             fenced=False)
     emit(text.replace("/meeting <topic>", "sabha meeting \"...\"").replace(
         "/resolve <n> yes|no|unknown", "sabha predictions resolve N yes|no|unknown"))

@@ -25,8 +25,9 @@ from bot.cli.table import local_time
 from bot.cli.where import has_state, open_config, with_board
 
 if TYPE_CHECKING:
-    from board.app import Board
-    from board.conversation.sessions import SessionRef
+    from board.app import Parts
+    from board.conversation.sessions import SessionRef, Sessions
+    from board.conversation.transcripts import TranscriptStore
 
 __all__ = ["add_parsers", "cmd_sessions", "format_entry", "positive_int"]
 
@@ -44,12 +45,12 @@ def positive_int(text: str) -> int:
     return value
 
 
-async def _last_active(board: Board, session_id: str) -> str:
-    when = await board.parts.transcripts.last_active(session_id)
+async def _last_active(transcripts: TranscriptStore, session_id: str) -> str:
+    when = await transcripts.last_active(session_id)
     return when.astimezone().strftime("%Y-%m-%d %H:%M") if when is not None else "-"
 
 
-def _key_of(board: Board, given: str) -> str:
+def _key_of(parts: Parts, given: str) -> str:
     """A session key as given, or the owner's conversation with the role ``given`` names."""
     from board.conversation.sessions import role_of_key, session_key
     from board.routing.router import unknown_role
@@ -59,11 +60,11 @@ def _key_of(board: Board, given: str) -> str:
         return given
     except ValueError:
         pass
-    roles = board.parts.souls.roles()
-    role = board.parts.router().find_role(given) or (given.lower() if given.lower() in roles else None)
+    roles = parts.souls.roles()
+    role = parts.router().find_role(given) or (given.lower() if given.lower() in roles else None)
     if role is None:
         raise UserError(f"{given!r} is neither a session key (main, board:<role>[:...]) nor a role. "
-                        f"{unknown_role(given, board.parts.souls.roles())} See `sabha sessions list`")
+                        f"{unknown_role(given, parts.souls.roles())} See `sabha sessions list`")
     return session_key(role, is_owner=True)
 
 
@@ -112,16 +113,16 @@ def format_entry(entry: dict[str, Any]) -> str:
     return f"{ts} {kind}: {json.dumps(entry, ensure_ascii=False)}"
 
 
-async def _list(board: Board, args: argparse.Namespace) -> int:
+async def _list(parts: Parts, args: argparse.Namespace) -> int:
     from bot.cli.table import table
 
-    refs = await board.parts.sessions.list(include_archived=args.all)
+    refs = await parts.sessions.list(include_archived=args.all)
     if not refs:
         emit(NO_SESSIONS)
         return 0
     rows = []
     for ref in refs:
-        row = [ref.key, ref.role, await _last_active(board, ref.session_id), local_time(ref.created_at),
+        row = [ref.key, ref.role, await _last_active(parts.transcripts, ref.session_id), local_time(ref.created_at),
                ref.session_id]
         if args.all:
             row.append(local_time(ref.archived_at) if ref.archived_at else "")
@@ -133,35 +134,35 @@ async def _list(board: Board, args: argparse.Namespace) -> int:
     return 0
 
 
-async def _show(board: Board, args: argparse.Namespace) -> int:
-    ref = await board.parts.sessions.find(args.key)  # a session id (an archived one too) ...
+async def _show(parts: Parts, args: argparse.Namespace) -> int:
+    ref = await parts.sessions.find(args.key)  # a session id (an archived one too) ...
     if ref is None:  # ... else a key or a role: its live session
-        key = _key_of(board, args.key)
-        ref = await board.parts.sessions.current(key)
+        key = _key_of(parts, args.key)
+        ref = await parts.sessions.current(key)
         if ref is None:
             raise UserError(f"no session with key {key!r} yet; see `sabha sessions list`")
     if args.last is not None:
-        entries = await board.parts.transcripts.tail(ref.session_id, args.last)
+        entries = await parts.transcripts.tail(ref.session_id, args.last)
     else:
-        entries = await board.parts.transcripts.entries(ref.session_id)
+        entries = await parts.transcripts.entries(ref.session_id)
     if args.json:
         for e in entries:
             emit(json.dumps(e, ensure_ascii=False))
         return 0
-    emit(f"# {ref.key}  session {ref.session_id}  ({board.parts.transcripts.where(ref.session_id)})")
+    emit(f"# {ref.key}  session {ref.session_id}  ({parts.transcripts.where(ref.session_id)})")
     for e in entries:
         emit(format_entry(e))
     if not entries:
-        emit(await _nothing_yet(board, ref, last=args.last is not None))
+        emit(await _nothing_yet(parts.sessions, ref, last=args.last is not None))
     return 0
 
 
-async def _nothing_yet(board: Board, ref: SessionRef, *, last: bool) -> str:
+async def _nothing_yet(sessions: Sessions, ref: SessionRef, *, last: bool) -> str:
     """What an empty session says instead of nothing: and where its conversation went (a reset archived it)."""
     if last:
         return "(no entries)"
     said = f"(no messages yet in this session, started {local_time(ref.created_at)})"
-    older = [r for r in await board.parts.sessions.list(include_archived=True)
+    older = [r for r in await sessions.list(include_archived=True)
              if r.key == ref.key and r.archived_at and r.session_id != ref.session_id]
     if not older:
         return said
@@ -170,14 +171,14 @@ async def _nothing_yet(board: Board, ref: SessionRef, *, last: bool) -> str:
             f"`sabha sessions show {previous.session_id}`")
 
 
-async def _reset(board: Board, args: argparse.Namespace) -> int:
+async def _reset(parts: Parts, args: argparse.Namespace) -> int:
     from board.conversation.sessions import role_of_key
 
-    key = _key_of(board, args.key)
+    key = _key_of(parts, args.key)
     role = role_of_key(key)
-    if await board.parts.sessions.current(key) is None and role not in board.parts.souls.roles():
+    if await parts.sessions.current(key) is None and role not in parts.souls.roles():
         raise UserError(f"no session with key {key!r} and no role {role!r}; see `sabha sessions list`")
-    old, new = await board.parts.sessions.reset(key)
+    old, new = await parts.sessions.reset(key)
     emit(f"{key}: new session {new.session_id}" + (f" (archived {old.session_id})" if old else ""))
     return 0
 
@@ -198,18 +199,18 @@ def _export_dir(given: str) -> Path:
     return folder
 
 
-async def _export(board: Board, args: argparse.Namespace) -> int:
+async def _export(parts: Parts, args: argparse.Namespace) -> int:
     from board.conversation.transcripts import TranscriptError
 
     folder = _export_dir(args.dir)
-    refs = await board.parts.sessions.list(include_archived=True)
+    refs = await parts.sessions.list(include_archived=True)
     written = missing = 0
     for ref in sorted(refs, key=lambda r: r.session_id):
         target = folder / f"{ref.session_id}.jsonl"
         part = target.with_name(target.name + ".part")
         try:
             with open(part, "wb") as fh:  # noqa: ASYNC230 (a one-shot command: nothing else waits on its loop)
-                async for chunk in board.parts.transcripts.lines(ref.session_id):
+                async for chunk in parts.transcripts.lines(ref.session_id):
                     fh.write(chunk)
             part.replace(target)
         except TranscriptError as exc:
@@ -241,7 +242,7 @@ async def cmd_sessions(args: argparse.Namespace) -> int:
             return 0
         raise UserError(f"no session {args.key!r}: nothing has been said on this board yet ({loaded.data_dir})")
     action = {"list": _list, "show": _show, "reset": _reset, "export": _export}[args.sessions_command]
-    return await with_board(loaded, lambda board: action(board, args), warn_keys=False)
+    return await with_board(loaded, lambda board: action(board.parts, args), warn_keys=False)
 
 
 def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:

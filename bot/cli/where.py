@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from bot.cli.common import UserError, emit, note
 
 if TYPE_CHECKING:
-    from board.app import Board
+    from board.app import Board, Parts
     from bot.config import LoadedConfig
     from bot.config.layout import BoardLayout
 
@@ -237,13 +237,14 @@ async def with_board(loaded: LoadedConfig, body: Callable[[Board], Awaitable[int
             note(f"warning: {key_advice(loaded, model, key_env)}")
             told.append(key_env)
     board = await open_board(loaded, report_missing_keys=False)
-    board.parts.room.subscribe(console_meeting_printer())
+    room = board.parts.room
+    room.subscribe(console_meeting_printer())
     try:
         with told_once(told, logging.getLogger().handlers):  # said above: not again under every answer
             code = await body(board)
-            if board.parts.room.running():
+            if room.running():
                 note("waiting for the board meeting to finish (Ctrl-C cancels it)")
-                await board.parts.room.drain()
+                await room.drain()
         return code
     finally:
         await board.close()
@@ -268,9 +269,9 @@ def config_command(body: Callable[[LoadedConfig, argparse.Namespace], Awaitable[
     return handler
 
 
-def board_command(body: Callable[[Board, argparse.Namespace], Awaitable[int]], *, writes: bool,
+def board_command(body: Callable[[Parts, argparse.Namespace], Awaitable[int]], *, writes: bool,
                   empty: str | None = None) -> AsyncHandler:
-    """A handler that opens the board and runs ``body(board, args)``. A read-only command
+    """A handler that opens the board and runs ``body(parts, args)`` on its parts. A read-only command
     (``writes`` False) on a board with no state db yet prints ``empty`` and opens nothing."""
 
     async def handler(args: argparse.Namespace) -> int:
@@ -278,7 +279,7 @@ def board_command(body: Callable[[Board, argparse.Namespace], Awaitable[int]], *
         if not writes and not has_state(loaded):
             emit(empty or f"nothing recorded yet in {loaded.data_dir}")
             return 0
-        return await with_board(loaded, lambda board: body(board, args))
+        return await with_board(loaded, lambda board: body(board.parts, args))
 
     return handler
 

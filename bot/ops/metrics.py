@@ -34,7 +34,8 @@ from prometheus_client.registry import Collector
 from board.spending.ledger import LLMCallRecord
 
 if TYPE_CHECKING:
-    from board.app import Board, Observers
+    from board.app import Observers
+    from board.room.convene import BoardRoom
     from bot.intake.intake import IntakeHub
 
 __all__ = ["CONTENT_TYPE", "IntakeCollector", "Metrics"]
@@ -96,7 +97,7 @@ class Metrics:
         self.pending = Gauge("sabha_inbox_pending", "Messages stored and not answered yet", ["channel"], registry=r)
         self.meetings = Gauge("sabha_meetings_running", "Board meetings running now", registry=r)
         self.errors: Tally[str] = Tally()
-        self._board: Board | None = None
+        self._attached = False
         self._hub: IntakeHub | None = None
         self._collector: IntakeCollector | None = None
 
@@ -144,21 +145,21 @@ class Metrics:
 
     def _told(self, observer: Callable[..., None]) -> Callable[..., None]:
         def observe(*args: Any) -> None:
-            if self._board is not None:  # attached: this daemon's board
+            if self._attached:  # this daemon's board
                 observer(*args)
         return observe
 
-    def attach(self, board: Board, hub: IntakeHub) -> None:
-        """Count what ``board`` (built with :meth:`observers`) tells, and read ``hub`` at scrape time (undo with
-        :meth:`detach`)."""
-        self._board, self._hub = board, hub
-        self.meetings.set_function(lambda: float(len(board.parts.room.running())))
+    def attach(self, room: BoardRoom, hub: IntakeHub) -> None:
+        """Count what the board (built with :meth:`observers`) tells, and read its meeting ``room`` and ``hub``
+        at scrape time (undo with :meth:`detach`)."""
+        self._attached, self._hub = True, hub
+        self.meetings.set_function(lambda: float(len(room.running())))
         self._collector = IntakeCollector(hub, self.errors)
         self.registry.register(self._collector)
 
     def detach(self) -> None:
         """Stop counting what the board tells (it may outlive the daemon, e.g. in tests)."""
-        self._board = None
+        self._attached = False
 
     async def pending_inbox(self) -> dict[str, int]:
         """Messages stored and not answered, per channel (from the state db)."""

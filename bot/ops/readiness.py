@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from board.roles import GENERAL
 
 if TYPE_CHECKING:
-    from board.app import Board
+    from board.storage import Database
+    from board.workspace.souls import SoulStore
     from bot.channels.base import Channel
     from bot.intake.storage import StorageHealth
 
@@ -53,13 +54,14 @@ def _channel_reason(name: str, state: dict[str, Any]) -> str | None:
     return f"channel {name}: {status}" + (f": {problem}" if problem else "")
 
 
-async def ping_store(board: Board | None, timeout: float = PING_TIMEOUT_S) -> str | None:
-    """None when the board's state store answers within ``timeout``; else what is wrong, in one line."""
-    if board is None:
+async def ping_store(db: Database | None, timeout: float = PING_TIMEOUT_S) -> str | None:
+    """None when the board's state store ``db`` answers within ``timeout`` (or the board is not open yet: None);
+    else what is wrong, in one line."""
+    if db is None:
         return None
     try:
         async with asyncio.timeout(timeout):
-            await board.parts.db.ping()
+            await db.ping()
     except TimeoutError:
         return f"no answer in {timeout:g} s"
     except Exception as exc:  # noqa: BLE001 - any failure is the reason
@@ -67,10 +69,10 @@ async def ping_store(board: Board | None, timeout: float = PING_TIMEOUT_S) -> st
     return None
 
 
-def check_readiness(*, phase: str, channels: Sequence[Channel], storage: StorageHealth, board: Board | None,
+def check_readiness(*, phase: str, channels: Sequence[Channel], storage: StorageHealth, souls: SoulStore | None,
                     workspace: Path, store_unreachable: str | None = None) -> Readiness:
-    """Check every part; ``phase`` is the daemon's (``starting``, ``running``, ``stopping``);
-    ``store_unreachable`` is :func:`ping_store`'s verdict."""
+    """Check every part; ``phase`` is the daemon's (``starting``, ``running``, ``stopping``); ``souls`` the
+    board's (None: the board is not open yet); ``store_unreachable`` is :func:`ping_store`'s verdict."""
     reasons: list[str] = []
     checks: dict[str, Any] = {"phase": phase}
     if phase != "running":
@@ -93,13 +95,13 @@ def check_readiness(*, phase: str, channels: Sequence[Channel], storage: Storage
         reasons.append(f"state store unreachable: {store_unreachable}")
     elif not storage.ok:
         reasons.append(f"state db not writable ({storage.problem}); free disk space or fix the data dir's permissions")
-    loaded = board is not None and workspace.is_dir()
+    loaded = souls is not None and workspace.is_dir()
     problem = None
-    if board is None:
+    if souls is None:
         problem = "the board is not open yet"
     elif not workspace.is_dir():
         problem = f"workspace {workspace} does not exist; run `sabha init` or fix `workspace:` in the config"
-    elif not board.parts.souls.has(GENERAL):
+    elif not souls.has(GENERAL):
         loaded, problem = False, f"the chair ({GENERAL}) has no usable soul file; see `sabha souls`"
     checks["workspace"] = {"ok": loaded, "problem": problem}
     if problem:

@@ -13,6 +13,9 @@ file is applied, not even the ones that would have been fine. Otherwise every ch
   models answer (``llm.model`` / ``fallbacks`` / ``cheap_model``), ``inbox.max_concurrent_turns``
   and the budgets;
 * everything else is logged as "needs a restart" and not applied.
+
+A reload takes what it replaces: the runner's settings (the models), the budget's, and the board's
+settings as configured now (:class:`Configured`: the board), never the whole board.
 """
 
 from __future__ import annotations
@@ -25,16 +28,18 @@ import signal
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from board.app import Board
+from board.agent.runner import AgentRunner
+from board.app import BoardSettings
+from board.spending.budget import Budget
 from bot.app import missing_keys
 from bot.channels.base import Channel, ChannelCapabilities
 from bot.config import ConfigError, LoadedConfig
 from bot.config.load import load_config, masked_dump
 from bot.intake.intake import IntakeHub
 
-__all__ = ["LIVE", "ReloadResult", "ReloadSignal", "changed_keys", "reload_config"]
+__all__ = ["LIVE", "Configured", "ReloadResult", "ReloadSignal", "changed_keys", "reload_config"]
 
 log = logging.getLogger("sabha.reload")
 
@@ -47,6 +52,12 @@ LIVE: tuple[str, ...] = (
     "inbox.max_concurrent_turns",
     "budget.daily_usd", "budget.per_sender_daily_usd",
 )
+
+
+class Configured(Protocol):
+    """What holds the board's settings as configured now (the board): a reload replaces the models and budgets."""
+
+    settings: BoardSettings
 
 
 @dataclass
@@ -84,9 +95,10 @@ def _is_live(key: str) -> bool:
     return any(key == live or key.startswith(live + ".") for live in LIVE)
 
 
-def reload_config(source: Path | None, current: LoadedConfig, *, board: Board, hub: IntakeHub,
-                  channels: Iterable[Channel]) -> ReloadResult:
-    """Re-read ``source`` and apply its live changes to the running parts; see the module docstring."""
+def reload_config(source: Path | None, current: LoadedConfig, *, board: Configured, runner: AgentRunner,
+                  budget: Budget, hub: IntakeHub, channels: Iterable[Channel]) -> ReloadResult:
+    """Re-read ``source`` and apply its live changes to the running parts (``board``'s settings, the ``runner``'s
+    models, the ``budget``, the ``hub``'s turn cap, the ``channels``); see the module docstring."""
     if source is None:
         why = "Sabha runs on the built-in defaults (no config file), so there is nothing to re-read"
         log.warning("reload: %s; start it with --config PATH to use reloads", why)
@@ -110,7 +122,7 @@ def reload_config(source: Path | None, current: LoadedConfig, *, board: Board, h
     for key in keys:
         line = f"{key}: {_shown(old_shown.get(key))} -> {_shown(new_shown.get(key))}"
         (result.applied if _is_live(key) else result.needs_restart).append(line)
-    _apply(new, keys, board=board, hub=hub, channels=channels)
+    _apply(new, keys, _LiveParts(board=board, runner=runner, budget=budget, hub=hub, channels=tuple(channels)))
     for line in result.applied:
         log.info("reload: applied %s", line)
     for line in result.needs_restart:
@@ -137,23 +149,35 @@ def _would_break(current: LoadedConfig, new: LoadedConfig) -> list[str]:
             for problem in missing_keys(current, models=added)]
 
 
-def _apply(new: LoadedConfig, keys: list[str], *, board: Board, hub: IntakeHub, channels: Iterable[Channel]) -> None:
+@dataclass(frozen=True, kw_only=True)
+class _LiveParts:
+    """What a reload changes while Sabha runs."""
+
+    board: Configured
+    runner: AgentRunner
+    budget: Budget
+    hub: IntakeHub
+    channels: tuple[Channel, ...]
+
+
+def _apply(new: LoadedConfig, keys: list[str], live_parts: _LiveParts) -> None:
     config = new.config
+    board, hub = live_parts.board, live_parts.hub
     changed = {k for k in keys if _is_live(k)}  # every live key is a leaf (a list counts as one)
     if changed & {"llm.model", "llm.fallbacks", "llm.cheap_model"}:
-        agent = replace(board.parts.runner.settings, default_model=config.llm.model,
+        agent = replace(live_parts.runner.settings, default_model=config.llm.model,
                         fallbacks=tuple(config.llm.fallbacks),
                         cheap_model=config.llm.cheap_model)
-        board.parts.runner.settings = agent
+        live_parts.runner.settings = agent
         board.settings = replace(board.settings, agent=agent)
     if "inbox.max_concurrent_turns" in changed:
         cap = config.inbox.max_concurrent_turns
         hub.settings = hub.settings.model_copy(update={"max_concurrent_turns": cap})
         hub.scheduler.cap = cap  # a lower cap lets running turns finish; a higher one fills as turns end
     if changed & {"budget.daily_usd", "budget.per_sender_daily_usd"}:
-        board.parts.budget.settings = new.budget_settings()
-        board.settings = replace(board.settings, budget=board.parts.budget.settings)
-    for channel in channels:
+        live_parts.budget.settings = new.budget_settings()
+        board.settings = replace(board.settings, budget=live_parts.budget.settings)
+    for channel in live_parts.channels:
         prefix = f"{channel.name}."
         live = ChannelCapabilities.of(channel).reconfigure
         if live is not None and any(k.startswith(prefix) for k in changed):

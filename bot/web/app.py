@@ -1,6 +1,6 @@
 """The web sub-application, mounted at ``/ui/`` on the daemon's own aiohttp server.
 
-:func:`mount_web` builds a :class:`WebContext` (the board, the meeting feed, the settings, the
+:func:`mount_web` builds a :class:`WebContext` (the board's parts the pages use, the meeting feed, the settings, the
 login machinery), puts the guard's :class:`bot.web.auth.WebAuth` on the main application (so
 any route there, the web chat's too, can use :func:`bot.web.auth.owner_required`), subscribes
 the feed to the board's meetings and adds the sub-application. Handlers reach the context with
@@ -37,7 +37,7 @@ from bot.web.context import PREFIX, WEB, WebContext
 from bot.web.meeting_feed import MeetingFeed
 
 if TYPE_CHECKING:
-    from board.app import Board
+    from board.app import Parts
     from bot.config.loaded import LoadedConfig
 
 __all__ = ["PREFIX", "WEB", "WebContext", "build_web", "mount_web", "server_url"]
@@ -120,20 +120,21 @@ def server_url(loaded: LoadedConfig, port: int | None) -> str:
     return f"http://{host}:{port if port is not None else loaded.config.server.port}"
 
 
-async def mount_web(app: web.Application, board: Board, loaded: LoadedConfig) -> WebContext:
-    """Mount the pages at ``/ui/`` on ``app`` (the daemon's application, before it starts)."""
+async def mount_web(app: web.Application, parts: Parts, loaded: LoadedConfig) -> WebContext:
+    """Mount the pages at ``/ui/`` on ``app`` (the daemon's application, before it starts), over the board's
+    ``parts``."""
     settings = loaded.config.web.settings()
-    clock = board.parts.clock
-    key = await shared_signing_key(board.parts.db, loaded.data_dir)
+    clock = parts.clock
+    key = await shared_signing_key(parts.db, loaded.data_dir)
     auth = WebAuth(
         signer=SessionSigner(key, settings.session_ttl_s, clock),
-        links=LoginLinks(board.parts.db, clock),
+        links=LoginLinks(parts.db, clock),
         limiter=LoginLimiter(settings.login_attempts_per_minute, clock),
-        sessions=WebSessions(board.parts.db, clock),
+        sessions=WebSessions(parts.db, clock),
     )
     feed = MeetingFeed()
-    board.parts.room.subscribe(feed)
-    ctx = WebContext(board=board, settings=settings, auth=auth, feed=feed, server_url=server_url(loaded, None))
+    parts.room.subscribe(feed)
+    ctx = WebContext.of(parts, settings=settings, auth=auth, feed=feed, server_url=server_url(loaded, None))
     app[WEB_AUTH] = auth
     app[WEB] = ctx
 

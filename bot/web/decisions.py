@@ -61,17 +61,15 @@ async def render_decisions(request: web.Request, *, status: int = 200, note: tup
                            typed: Mapping[int, str] | None = None) -> web.Response:
     """The decisions page; ``note`` (kind, text) on top; ``typed``: item -> the due date typed (kept on a problem)."""
     ctx = context_of(request)
-    board = ctx.board
-    room = board.parts.room
-    decided = [row for row in await room.store.list(100) if row.decision]
-    records = {r.meeting_id: r for r in await board.parts.decisions.recent(limit=200)}
+    decided = [row for row in await ctx.meetings.list(100) if row.decision]
+    records = {r.meeting_id: r for r in await ctx.decisions.recent(limit=200)}
     rulings = {}
     for row in decided:
-        record = records.get(row.id) or (await board.parts.decisions.find(row.id)).record
+        record = records.get(row.id) or (await ctx.decisions.find(row.id)).record
         if record is not None:
             rulings[row.id] = ruling_view(record)
-    actions = await room.store.actions(include_done=True, limit=500)
-    now, zone = board.parts.clock.now(), board.parts.reminders.zone
+    actions = await ctx.meetings.actions(include_done=True, limit=500)
+    now, zone = ctx.clock.now(), ctx.reminders.zone
     return page(request, "decisions.html", status=status, active="decisions", title="Decisions and actions",
                 decisions=decided, rulings=rulings, note=note, typed=dict(typed or {}),
                 snooze_choices=SNOOZE_CHOICES, understood=UNDERSTOOD,
@@ -108,7 +106,7 @@ async def _refused(request: web.Request, back: str, meeting_id: str, status: int
 
 async def _decision(ctx: WebContext, meeting_id: str) -> tuple[DecisionRecord | None, Outcome]:
     """The decision of exactly ``meeting_id`` (no prefixes on the web: a form names its decision)."""
-    found = await ctx.board.parts.decisions.find(meeting_id)
+    found = await ctx.decisions.find(meeting_id)
     if found.record is None or found.record.meeting_id != meeting_id:
         return None, Outcome.NOT_FOUND
     return found.record, found.outcome
@@ -146,8 +144,8 @@ async def _rule(request: web.Request, ctx: WebContext, meeting_id: str, verdict:
                               "agenda. Nothing changed.")
     text = meeting_id if verdict is Verdict.RATIFIED else f"{meeting_id} {reason}".strip()
     envelope = Envelope(channel="web", text=f"/{verb} {text}", sender=OWNER, chat_id=OWNER, sender_name=OWNER_NAME,
-                        is_owner=True, received_at=ctx.board.parts.clock.now())
-    reply = await ctx.board.parts.commands.run_command(envelope, Route(kind="command", role="general", text=text,
+                        is_owner=True, received_at=ctx.clock.now())
+    reply = await ctx.commands.run_command(envelope, Route(kind="command", role="general", text=text,
                                                         session_key=f"web:{OWNER}", command=verb))
     after, _ = await _decision(ctx, meeting_id)
     if after is not None and after.verdict is verdict and record.verdict is not verdict:
@@ -169,7 +167,7 @@ def _number(request: web.Request) -> int:
 
 async def _open_item(ctx: WebContext, number: int) -> None:
     """404 unless item ``number`` exists (a closed one is answered by the board's own words)."""
-    if await ctx.board.parts.room.store.action(number) is None:
+    if await ctx.meetings.action(number) is None:
         raise web.HTTPNotFound(text=f"No open action item #{number}; it may be done already, or the number is "
                                     "wrong: the list is at /ui/decisions.")
 
@@ -185,7 +183,7 @@ async def action_done(request: web.Request) -> web.StreamResponse:
     number = _number(request)
     await _open_item(ctx, number)
     try:
-        row = await ctx.board.parts.reminders.done(number, by=f"web:{OWNER}")
+        row = await ctx.reminders.done(number, by=f"web:{OWNER}")
     except ActionProblem as problem:
         return await render_decisions(request, status=409, note=("problem", str(problem)))
     log.info("web: the owner closed action item #%s", row.id)
@@ -200,12 +198,12 @@ async def action_due(request: web.Request) -> web.StreamResponse:
     form = await request.post()
     when = " ".join(str(form.get("when") or "").split())
     if not when or len(when) > MAX_WHEN:
-        zone = ctx.board.parts.reminders.zone
+        zone = ctx.reminders.zone
         return await render_decisions(request, status=400, typed={number: when[:MAX_WHEN]}, note=(
             "problem", f"Say when item #{number} is due, e.g. friday, +2h or 2026-12-15 (I understand {UNDERSTOOD}; "
                        f"times are {getattr(zone, 'key', None) or zone}). Nothing changed."))
     try:
-        changed = await ctx.board.parts.reminders.set_due(number, when)
+        changed = await ctx.reminders.set_due(number, when)
     except ActionProblem as problem:
         return await render_decisions(request, status=400, typed={number: when}, note=("problem", str(problem)))
     log.info("web: the owner set action item #%s due %s", number, changed.when.said)
@@ -220,7 +218,7 @@ async def action_snooze(request: web.Request) -> web.StreamResponse:
     form = await request.post()
     length = " ".join(str(form.get("length") or "").split())[:MAX_WHEN]
     try:
-        changed = await ctx.board.parts.reminders.snooze(number, length)
+        changed = await ctx.reminders.snooze(number, length)
     except ActionProblem as problem:
         return await render_decisions(request, status=400, note=("problem", str(problem)))
     log.info("web: the owner snoozed action item #%s to %s", number, changed.when.said)

@@ -80,8 +80,8 @@ async def meeting_events(request: web.Request) -> web.StreamResponse:
     meeting_id = request.match_info["id"]
     after = _after(request)
     known = ctx.feed.log(meeting_id)
-    row = await ctx.board.parts.room.store.get(meeting_id)
-    live = known is not None or meeting_id in ctx.board.parts.room.running()
+    row = await ctx.meetings.get(meeting_id)
+    live = known is not None or meeting_id in ctx.room.running()
     if not live and (row is None or row.id != meeting_id):
         raise web.HTTPNotFound(text=f"No meeting {meeting_id[:80]!r}.")
     if known is not None and ctx.feed.watchers(meeting_id) >= MAX_WATCHERS:
@@ -150,7 +150,7 @@ async def _follow_record(ctx: WebContext, view: MeetingView, after: int, respons
     stream ends with the meeting, when the daemon stops, or with a ``reload`` when a reading no longer begins
     with what was sent (the page is drawn again). The state store away: the stream ends and the browser comes
     back with its ``Last-Event-ID``."""
-    store = ctx.board.parts.room.store
+    store = ctx.meetings
     meeting_id = view.meeting_id
     sent: list[tuple[str, str, int | None, str]] = []
     quiet = 0.0
@@ -167,7 +167,7 @@ async def _follow_record(ctx: WebContext, view: MeetingView, after: int, respons
             return
         for seq, event in enumerate(events[len(sent):], start=len(sent) + 1):
             statement, regions = view.apply(seq, event)
-            if not (view.ended or view.phase.endswith(ELSEWHERE) or meeting_id in ctx.board.parts.room.running()):
+            if not (view.ended or view.phase.endswith(ELSEWHERE) or meeting_id in ctx.room.running()):
                 view.phase += ELSEWHERE  # as the page said it
             sent.append(said[seq - 1])
             if seq > after:

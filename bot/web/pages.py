@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 from multidict import CIMultiDict
@@ -25,18 +25,15 @@ from multidict import CIMultiDict
 from board.commands.decisions import verdict_label
 from board.decisions.ratify import Outcome, verdicts
 from board.envelope import Envelope
-from board.roles import DEFAULT_ROSTERS, GENERAL
+from board.roles import GENERAL
 from board.room.convene import MeetingInProgress
-from board.storage import Dialect
+from board.storage import Database, Dialect
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.numbers import clamped, whole_number
 from bot.web.render import bar_chart, render_page
 from bot.web.rulings import proposed, ruling_view
 from bot.web.view import ELSEWHERE, MeetingView, events_from_record
-
-if TYPE_CHECKING:
-    from board.app import Board
 
 __all__ = ["MAX_TOPIC", "error_page", "page", "render_meeting", "routes"]
 
@@ -121,42 +118,41 @@ async def logout(request: web.Request) -> web.StreamResponse:
 # -- the board and conversations --------------------------------------------------------------
 
 
-async def last_activity(board: Board) -> dict[str, str]:
+async def last_activity(db: Database) -> dict[str, str]:
     """When each role last called a model (UTC ISO 8601), from the ledger."""
-    rows = await board.parts.db.fetchall(
+    rows = await db.fetchall(
         "SELECT role, MAX(ts) AS ts FROM llm_calls WHERE role IS NOT NULL GROUP BY role")
     return {str(r["role"]): str(r["ts"])[:19].replace("T", " ") for r in rows}
 
 
 async def board_page(request: web.Request) -> web.Response:
     ctx = context_of(request)
-    board = ctx.board
-    activity = await last_activity(board)
-    status = {s.role: s for s in board.parts.souls.status()}
+    activity = await last_activity(ctx.db)
+    status = {s.role: s for s in ctx.souls.status()}
     advisors = []
-    for profile in board.parts.souls.profiles():
+    for profile in ctx.souls.profiles():
         soul = status.get(profile.role)
         advisors.append({
             "role": profile.role, "label": profile.label, "title": profile.title,
-            "model": board.parts.runner.model_for(profile), "version": (soul.version or "")[:12] if soul else "",
+            "model": ctx.runner.model_for(profile), "version": (soul.version or "")[:12] if soul else "",
             "state": ("error: " + soul.error) if soul and soul.error else f"loaded ({profile.source})",
             "ok": not (soul and soul.error), "last": activity.get(profile.role, "never"),
         })
     return page(request, "board.html", active="board", title="The board", advisors=advisors,
-                roster=board.settings.roster.name, running=board.parts.room.running())
+                roster=ctx.roster, running=ctx.room.running())
 
 
 async def sessions_page(request: web.Request) -> web.Response:
-    refs = await context_of(request).board.parts.sessions.list(include_archived=True)
+    refs = await context_of(request).sessions.list(include_archived=True)
     return page(request, "sessions.html", active="sessions", title="Conversations", sessions=refs[:500])
 
 
 async def session_page(request: web.Request) -> web.Response:
-    board = context_of(request).board
-    ref = await board.parts.sessions.find(request.match_info["sid"])
+    ctx = context_of(request)
+    ref = await ctx.sessions.find(request.match_info["sid"])
     if ref is None:
         raise web.HTTPNotFound(text="No conversation with that id; the list is at /ui/sessions.")
-    entries = await board.parts.transcripts.tail(ref.session_id, TRANSCRIPT_ENTRIES)  # files or rows, by backend
+    entries = await ctx.transcripts.tail(ref.session_id, TRANSCRIPT_ENTRIES)  # files or rows, by backend
     return page(request, "session.html", active="sessions", title=f"Conversation {ref.key}", ref=ref,
                 entries=[_entry(e) for e in entries if e.get("type") != "session"])
 
@@ -181,23 +177,22 @@ def _entry(e: dict[str, Any]) -> dict[str, Any]:
 
 async def meetings_page(request: web.Request) -> web.Response:
     ctx = context_of(request)
-    rows = await ctx.board.parts.room.store.list(100)
+    rows = await ctx.meetings.list(100)
     return page(request, "meetings.html", active="meetings", title="Meetings", meetings=rows,
-                running=set(ctx.board.parts.room.running()), verdict_label=verdict_label,
-                verdicts=await verdicts(ctx.board.parts.db, [r.id for r in rows]))
+                running=set(ctx.room.running()), verdict_label=verdict_label,
+                verdicts=await verdicts(ctx.db, [r.id for r in rows]))
 
 
 def _rosters(ctx: WebContext) -> list[str]:
-    names = [ctx.board.settings.roster.name, *DEFAULT_ROSTERS, *(n for n, _ in ctx.board.settings.custom_rosters)]
-    return list(dict.fromkeys(names))
+    return list(ctx.roster_names)
 
 
 def new_meeting_form(request: web.Request, *, status: int = 200, problem: str = "",
                      values: Mapping[str, str] | None = None) -> web.Response:
     ctx = context_of(request)
-    defaults = {"topic": "", "roster": ctx.board.settings.roster.name,
-                "rounds": str(ctx.board.parts.room.meeting_settings.max_turns_per_agent),
-                "mode": "parallel" if ctx.board.parts.room.meeting_settings.parallel else "sequential"}
+    defaults = {"topic": "", "roster": ctx.roster,
+                "rounds": str(ctx.room.meeting_settings.max_turns_per_agent),
+                "mode": "parallel" if ctx.room.meeting_settings.parallel else "sequential"}
     return page(request, "new_meeting.html", status=status, active="new", title="New meeting", problem=problem,
                 values={**defaults, **(values or {})}, rosters=_rosters(ctx), nonce=ctx.new_nonce(),
                 max_topic=MAX_TOPIC, max_rounds=MAX_ROUNDS)
@@ -237,7 +232,7 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
     values, problem = _meeting_input(ctx, form)
     if problem:
         return new_meeting_form(request, status=400, problem=problem, values=values)
-    room = ctx.board.parts.room
+    room = ctx.room
     if not room.meeting_settings.enabled:
         return new_meeting_form(request, status=409, problem="Board meetings are off in the config "
                                 "(board.meetings.enabled); turn them on to hold one.", values=values)
@@ -246,7 +241,7 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
     # the chair's conversation of the web chat: the meeting's notices, reminders and prediction requests
     # land in /ui/chat/general, where the owner reads them
     envelope = Envelope(channel="web", text=f"/meeting {values['topic']}", sender="owner", chat_id=GENERAL,
-                        sender_name="the owner (web)", is_owner=True, received_at=ctx.board.parts.clock.now(),
+                        sender_name="the owner (web)", is_owner=True, received_at=ctx.clock.now(),
                         role_hint=GENERAL)
     if nonce and nonce in ctx.nonces:  # a twin POST started it while this one read the db
         raise web.HTTPSeeOther(f"{PREFIX}/meetings/{ctx.nonces[nonce]}")
@@ -265,10 +260,10 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
 
 async def meeting_view(ctx: WebContext, meeting_id: str) -> tuple[MeetingView, bool] | None:
     """The meeting's view and whether it is live (in the feed, not ended); None if unknown."""
-    row = await ctx.board.parts.room.store.get(meeting_id)
+    row = await ctx.meetings.get(meeting_id)
     log_ = ctx.feed.log(meeting_id)
     labels = ctx.labels(row.roster if row is not None else None)
-    running = meeting_id in ctx.board.parts.room.running()
+    running = meeting_id in ctx.room.running()
     if (log_ is not None and log_.events) or running:  # live: from the feed (empty while it is starting)
         view = MeetingView(meeting_id, labels=labels, topic=row.topic if row else ctx.topics.get(meeting_id, ""))
         for item in list(log_.events if log_ is not None else ()):
@@ -277,13 +272,13 @@ async def meeting_view(ctx: WebContext, meeting_id: str) -> tuple[MeetingView, b
     if row is None or row.id != meeting_id:
         return None
     view = MeetingView(meeting_id, topic=row.topic, labels=labels, from_record=True)
-    for seq, event in enumerate(events_from_record(row, await ctx.board.parts.room.store.details(row.id)), start=1):
+    for seq, event in enumerate(events_from_record(row, await ctx.meetings.details(row.id)), start=1):
         view.apply(seq, event)
     if view.ended:
         return view, False
-    if row.id in ctx.board.parts.room.running():
+    if row.id in ctx.room.running():
         view.phase = "running"
-    elif ctx.board.parts.db.dialect is Dialect.POSTGRES:  # replicas share the state: another one runs it
+    elif ctx.db.dialect is Dialect.POSTGRES:  # replicas share the state: another one runs it
         view.phase += ELSEWHERE
         return view, True
     else:
@@ -300,7 +295,7 @@ async def render_meeting(request: web.Request, meeting_id: str, *, status: int =
     if found is None:
         raise web.HTTPNotFound(text=f"No meeting {meeting_id[:80]!r}; the list is at /ui/meetings.")
     view, live = found
-    decision = await ctx.board.parts.decisions.find(meeting_id) if view.decision else None
+    decision = await ctx.decisions.find(meeting_id) if view.decision else None
     record = decision.record if decision is not None and decision.record is not None \
         and decision.record.meeting_id == meeting_id and decision.outcome is Outcome.DONE else None
     ruling = ruling_view(record) if record is not None else proposed(meeting_id)
@@ -318,12 +313,12 @@ async def meeting_page(request: web.Request) -> web.Response:
 
 
 async def cost_page(request: web.Request) -> web.Response:
-    board = context_of(request).board
+    ctx = context_of(request)
     days = clamped(request.query.get("days"), 1, 365, 14)
-    since = board.parts.clock.now() - timedelta(days=days)
-    by_day = await board.parts.ledger.summary(since=since, by="day")
-    by_role = await board.parts.ledger.summary(since=since, by="role")
-    total = await board.parts.ledger.total(since=since)
+    since = ctx.clock.now() - timedelta(days=days)
+    by_day = await ctx.ledger.summary(since=since, by="day")
+    by_role = await ctx.ledger.summary(since=since, by="role")
+    total = await ctx.ledger.total(since=since)
     return page(request, "cost.html", active="cost", title="Cost", days=days, total=total, by_role=by_role,
                 day_chart=bar_chart([(r.key or "?", r.cost_usd) for r in by_day], title=f"Cost per day, {days} days"),
                 role_chart=bar_chart([(r.key or "(none)", r.cost_usd) for r in by_role],

@@ -26,9 +26,8 @@ MAX_PREDICTIONS = 100_000  # read for the scores (a board makes a few per meetin
 
 async def track_page(request: web.Request) -> web.Response:
     ctx = context_of(request)
-    board = ctx.board
-    minimum = board.settings.meetings.min_resolved_predictions
-    rows = await PredictionStore(board.parts.db).query(status="all", limit=MAX_PREDICTIONS)
+    minimum = ctx.min_resolved_predictions
+    rows = await PredictionStore(ctx.db).query(status="all", limit=MAX_PREDICTIONS)
     records = track_records(rows, min_resolved=minimum)
     labels = ctx.labels(None)
     advisors = [{"role": r.role, "label": labels.get(r.role, r.role), "record": r,

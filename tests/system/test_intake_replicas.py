@@ -363,7 +363,7 @@ async def test_postgresql_down_is_an_outage_not_a_crash(replicas: Any, backend: 
             await r.intake.receive([Arrival(envelope, "")])
         assert "PostgreSQL" in str(refused.value)
         assert not r.hub.storage.ok
-        why = await ping_store(r.board)
+        why = await ping_store(r.board.parts.db)
         assert why is not None and "not available" in why
         await asyncio.sleep(0.5)
         assert delivered.texts() == ["A:before", CANNOT_SAVE]  # told once, nothing answered meanwhile
@@ -374,7 +374,7 @@ async def test_postgresql_down_is_an_outage_not_a_crash(replicas: Any, backend: 
     await delivered.wait(5, timeout=20)
     await asyncio.sleep(0.5)
     assert delivered.texts() == ["A:before", CANNOT_SAVE, "A:parked", "A:while down", "A:marker"]
-    assert await ping_store(r.board) is None
+    assert await ping_store(r.board.parts.db) is None
     assert r.hub.storage.ok
 
 

@@ -98,11 +98,11 @@ async def test_actions_lists_open_items_with_owner_and_age_and_done_closes_one(
     stranger = await board.handle(Envelope(text="/actions", channel="telegram", sender="2", chat_id="2"))
     assert "No open action items" in stranger.text
     # sabha actions / sabha actions done N
-    assert await meeting_cli.cmd_actions(board, argparse.Namespace(action=[], all=False)) == 0
+    assert await meeting_cli.cmd_actions(board.parts, argparse.Namespace(action=[], all=False)) == 0
     out = capsys.readouterr().out
     assert "Open action items (5)" in out and "#2 Shortlist three German launch partners" in out
-    assert await meeting_cli.cmd_actions(board, argparse.Namespace(action=["done", "2"], all=False)) == 0
+    assert await meeting_cli.cmd_actions(board.parts, argparse.Namespace(action=["done", "2"], all=False)) == 0
     assert "Done: #2" in capsys.readouterr().out
-    assert await meeting_cli.cmd_actions(board, argparse.Namespace(action=["done", "2"], all=False)) == 2
-    assert await meeting_cli.cmd_actions(board, argparse.Namespace(action=[], all=True)) == 0
+    assert await meeting_cli.cmd_actions(board.parts, argparse.Namespace(action=["done", "2"], all=False)) == 2
+    assert await meeting_cli.cmd_actions(board.parts, argparse.Namespace(action=[], all=True)) == 0
     assert "[done]" in capsys.readouterr().out

@@ -384,9 +384,10 @@ async def test_sabha_meeting_with_an_unknown_roster_or_a_blank_topic_is_a_clear_
     workspace: Path, data_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     async with meeting_board(workspace, data_dir, ScriptedModel(default=brain())) as board:
-        code = await meeting_cli.cmd_meeting(board, argparse.Namespace(topic=["pricing"], roster="nope", quiet=True))
+        code = await meeting_cli.cmd_meeting(board.parts,
+                                             argparse.Namespace(topic=["pricing"], roster="nope", quiet=True))
         assert code == 2 and "unknown roster 'nope'" in capsys.readouterr().err
-        code = await meeting_cli.cmd_meeting(board, argparse.Namespace(topic=["  "], roster=None, quiet=True))
+        code = await meeting_cli.cmd_meeting(board.parts, argparse.Namespace(topic=["  "], roster=None, quiet=True))
         assert code == 2 and "needs a topic" in capsys.readouterr().err
         assert await board.parts.room.store.list() == []
 

@@ -146,7 +146,8 @@ async def test_a_reload_can_raise_the_budget(make_board, model, tmp_path: Path) 
     await board.handle(msg(FRIEND))
     assert (await board.handle(msg(FRIEND))).text == DAILY_REACHED
     config.write_text(config.read_text(encoding="utf-8").replace("daily_usd: 0.5", "daily_usd: 10"), encoding="utf-8")
-    result = reload_config(config, running, board=board, hub=IntakeHub(InboxSection()), channels=[])
+    result = reload_config(config, running, board=board, runner=board.parts.runner, budget=board.parts.budget,
+                           hub=IntakeHub(InboxSection()), channels=[])
     assert result.error is None and result.applied == ["budget.daily_usd: 0.5 -> 10.0"], result
     assert (await board.handle(msg(FRIEND))).text == "an answer"
 

@@ -99,7 +99,8 @@ async def test_reload_applies_models_turn_cap_and_budgets_and_names_what_needs_a
         text += ("llm:\n  model: offline\n  fallbacks: [offline:second]\ninbox:\n  max_concurrent_turns: 4\n"
                  "budget:\n  daily_usd: 2.5\n  per_sender_daily_usd: 0.25\n")
         config.write_text(text, encoding="utf-8")
-        result = reload_config(config, loaded, board=board, hub=hub, channels=[])
+        result = reload_config(config, loaded, board=board, runner=board.parts.runner, budget=board.parts.budget,
+                               hub=hub, channels=[])
         assert result.error is None
         assert board.parts.runner.settings.fallbacks == ("offline:second",)
         assert hub.scheduler.cap == 4

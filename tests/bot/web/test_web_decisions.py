@@ -11,7 +11,6 @@ meeting form, a plain aiohttp client signed in with a link from the real ``sabha
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -283,7 +282,7 @@ async def test_an_overdue_item_says_so(tmp_path: Path) -> None:
         item = (await d.board.parts.room.store.actions(meeting_id=meeting_id))[0]
         assert item.due_at is not None
         # what the page reads the time by
-        d.board.parts = replace(d.board.parts, clock=FakeClock(parse_stamp(item.due_at) + timedelta(hours=1)))
+        d.daemon.web.clock = FakeClock(parse_stamp(item.due_at) + timedelta(hours=1))
         page = await _page(http, d.base + "/ui/decisions", jar)
         row = page[page.index(f'id="a-{item.id}"'):]
         row = row[:row.index("</tr>")]
