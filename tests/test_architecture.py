@@ -23,19 +23,24 @@ def modules() -> dict[str, Path]:
     return found
 
 
+def imported(node: ast.AST, package: str) -> Iterator[str]:
+    """The module names one statement imports (none when it is no import); relative ones made absolute."""
+    if isinstance(node, ast.Import):
+        yield from (alias.name for alias in node.names)
+    elif isinstance(node, ast.ImportFrom):
+        base = node.module or ""
+        if node.level:
+            parent = package.split(".")[: len(package.split(".")) - node.level + 1]
+            base = ".".join([*parent, base] if base else parent)
+        yield base
+        yield from (f"{base}.{alias.name}" for alias in node.names)
+
+
 def imports(name: str, path: Path) -> Iterator[str]:
     """Every module name ``path`` imports, anywhere in the file."""
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parent = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*parent, base] if base else parent)
-            yield base
-            yield from (f"{base}.{alias.name}" for alias in node.names)
+        yield from imported(node, package)
 
 
 def graph() -> dict[str, set[str]]:
@@ -249,15 +254,8 @@ def load_time_imports(name: str, path: Path) -> Iterator[str]:
 
     def walk(statements: list[ast.stmt]) -> Iterator[str]:
         for node in statements:
-            if isinstance(node, ast.Import):
-                yield from (alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    parent = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join([*parent, base] if base else parent)
-                yield base
-                yield from (f"{base}.{alias.name}" for alias in node.names)
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                yield from imported(node, package)
             elif isinstance(node, ast.If) and not (isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"):
                 yield from walk(node.body)
                 yield from walk(node.orelse)
