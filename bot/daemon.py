@@ -48,9 +48,11 @@ from board.routing.router import Route
 from bot.app import open_board
 from bot.channels.base import Channel, ChannelCapabilities
 from bot.channels.held.hold import WebhookHold, webhook_paths
+from bot.channels.parts import ChannelParts
 from bot.channels.registry import PLUGINS
 from bot.channels.webhook import BODY_GATE, BodyGate
 from bot.config import LoadedConfig
+from bot.intake.answers import IntakeParts
 from bot.intake.intake import IntakeHub
 from bot.ops.logs import config_secrets, protect_config, redact
 from bot.ops.metrics import CONTENT_TYPE, Metrics
@@ -86,9 +88,20 @@ def format_uptime(seconds: float) -> str:
     return " ".join(parts)
 
 
+def channel_parts(board: Board) -> ChannelParts:
+    """What the channels (and their intakes) use of ``board``: the one place they are taken from its parts."""
+    parts = board.parts
+    return ChannelParts(
+        intake=IntakeParts(answers=board, db=parts.db, clock=parts.clock, schedule=parts.schedule),
+        souls=parts.souls, commands=parts.commands, room=parts.room, decisions=parts.decisions, media=parts.media,
+        sessions=parts.sessions, facts=parts.facts, people=parts.people, spend=parts.spend, money=parts.money,
+        router=parts.router, max_message_chars=board.settings.max_message_chars)
+
+
 def build_channels(loaded: LoadedConfig, board: Board, hub: IntakeHub) -> list[Channel]:
     """The channels this config enables, sharing ``hub`` (the global cap, storage health)."""
-    return [plugin.factory()(board, loaded, hub) for plugin in PLUGINS if plugin.enabled(loaded)]
+    uses = channel_parts(board)
+    return [plugin.factory()(uses, loaded, hub) for plugin in PLUGINS if plugin.enabled(loaded)]
 
 
 class Daemon:

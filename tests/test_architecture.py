@@ -507,7 +507,9 @@ def test_no_new_public_class_shares_its_name_with_another() -> None:
 
 # -- issue 37: consumers take typed parts
 
-CONSUMER_FOLDERS = ("bot/web", "bot/ops")  # they take the parts they use, built once from the board's parts
+# They take the parts they use, built once from the board's parts (the channels and their intakes: from
+# bot.daemon.channel_parts).
+CONSUMER_FOLDERS = ("bot/web", "bot/ops", "bot/channels", "bot/intake")
 
 
 def reaches_through_the_board(path: Path) -> list[str]:
@@ -535,5 +537,5 @@ def test_the_reach_rule_sees_what_it_says(tmp_path: Path) -> None:
 def test_consumers_take_typed_parts_not_the_board() -> None:
     found = [line for folder in CONSUMER_FOLDERS for path in sorted((REPO / folder).rglob("*.py"))
              for line in reaches_through_the_board(path)]
-    assert not found, ("the web pages and the ops pieces take the typed parts they use (built once from "
-                       "board.parts), never the whole Board:\n" + "\n".join(found))
+    assert not found, ("the web pages, the ops pieces, the channels and the intake take the typed parts they use "
+                       "(built once from board.parts), never the whole Board:\n" + "\n".join(found))

@@ -7,10 +7,13 @@ shared intake (:mod:`bot.intake`) does everything in between. The daemon and the
 through :mod:`bot.channels.registry`.
 
 - :mod:`bot.channels.base`: what a channel is to the daemon (``Channel``) and its daemon-side capabilities
+- :mod:`bot.channels.parts`: what a channel uses of the board (``ChannelParts``, built once by the daemon)
 - :mod:`bot.channels.plugin` / :mod:`bot.channels.registry`: the record each package registers, and the list
 - :mod:`bot.channels.webhook`: reading webhook bodies; :mod:`bot.channels.held`: webhooks held while starting
 - :mod:`bot.channels.reach`: whether a channel reaches its API; :mod:`bot.channels.seen_once`: logged once
 """
 
 # Submodules and channel packages, imported on use (this file imports none of them).
-__all__ = ["base", "held", "plugin", "reach", "registry", "seen_once", "telegram", "web", "webhook", "whatsapp"]
+__all__ = [
+    "base", "held", "parts", "plugin", "reach", "registry", "seen_once", "telegram", "web", "webhook", "whatsapp",
+]

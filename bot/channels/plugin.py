@@ -9,19 +9,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from board.app import Board
+    from board.app.parts import Parts
     from board.db import Migration
     from bot.channels.base import Channel
+    from bot.channels.parts import ChannelParts
     from bot.config import LoadedConfig
     from bot.intake.intake import IntakeHub
 
-__all__ = ["ChannelFactory", "ChannelPlugin", "CliCommand", "WithBoard"]
+__all__ = ["ChannelFactory", "ChannelPlugin", "CliCommand", "WithParts"]
 
-ChannelFactory = Callable[["Board", "LoadedConfig", "IntakeHub"], "Channel"]
-# Opens the board, runs the body on it, closes it. The CLI hands it to a channel's command:
+ChannelFactory = Callable[["ChannelParts", "LoadedConfig", "IntakeHub"], "Channel"]
+# Opens the board, runs the body on its parts, closes it. The CLI hands it to a channel's command:
 # a channel package cannot import the composition root (bot.app imports the registry).
-WithBoard = Callable[["LoadedConfig", Callable[["Board"], Awaitable[int]]], Awaitable[int]]
-CliCommand = Callable[["LoadedConfig", argparse.Namespace, WithBoard], Awaitable[int]]
+WithParts = Callable[["LoadedConfig", Callable[["Parts"], Awaitable[int]]], Awaitable[int]]
+CliCommand = Callable[["LoadedConfig", argparse.Namespace, WithParts], Awaitable[int]]
 
 
 @dataclass(frozen=True)

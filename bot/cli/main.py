@@ -235,11 +235,14 @@ def _add_own_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _channel_handler(command: CliCommand, with_board: Any) -> Any:
-    """A channel's ``sabha <channel> ...`` command as a handler (it gets the board opener)."""
+    """A channel's ``sabha <channel> ...`` command as a handler (it gets an opener of the board's parts)."""
     from bot.cli.where import open_config
 
+    def with_parts(loaded: Any, body: Any) -> Any:
+        return with_board(loaded, lambda board: body(board.parts))
+
     async def handler(args: argparse.Namespace) -> int:
-        return await command(open_config(args, writes=True, channels=True), args, with_board)
+        return await command(open_config(args, writes=True, channels=True), args, with_parts)
 
     return handler
 

@@ -1,5 +1,6 @@
 """The intake: the one life of an inbound message, shared by every channel.
 
+- :mod:`bot.intake.answers`: what the intake uses of the board (the front door, the store, the clock, the schedule)
 - :mod:`bot.intake.courier`: the intake's port: what every channel must do (:class:`~bot.intake.courier.Courier`),
   the optional capabilities it declares, and the :class:`~bot.intake.courier.Capabilities` resolved from them
 - :mod:`bot.intake.delivery`: how one delivery went (``SendProgress``, ``SendFailed``, ``DeliveryOutcome``)
@@ -13,4 +14,4 @@ of its submodules (a channel importing the port pays for nothing else).
 """
 
 # Submodules, imported on use.
-__all__ = ["config", "courier", "delivery", "inbox", "intake", "lanes", "leasing", "migrations", "storage"]
+__all__ = ["answers", "config", "courier", "delivery", "inbox", "intake", "lanes", "leasing", "migrations", "storage"]

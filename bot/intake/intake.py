@@ -81,7 +81,7 @@ from bot.intake.leasing import LaneLeases, replica_name
 from bot.intake.storage import StorageHealth, is_storage_error
 
 if TYPE_CHECKING:
-    from board.app import Board
+    from bot.intake.answers import IntakeParts
 
 __all__ = ["Intake", "IntakeHub", "StorageUnavailable"]
 
@@ -140,12 +140,12 @@ class IntakeHub:
         self.lanes: LaneLeases | None = None  # made with the first intake (it knows the board's store)
         self.lost_leases = 0  # answers dropped because another replica took the conversation meanwhile
 
-    def intake(self, board: Board, courier: Courier) -> Intake:
+    def intake(self, parts: IntakeParts, courier: Courier) -> Intake:
         """The intake of one channel."""
         if self.lanes is None:
-            self.lanes = LaneLeases(board.parts.db, self.scheduler, holder=self.replica, lease_s=self.lease_s,
-                                    clock=board.parts.clock)
-        intake = Intake(board, courier, self)
+            self.lanes = LaneLeases(parts.db, self.scheduler, holder=self.replica, lease_s=self.lease_s,
+                                    clock=parts.clock)
+        intake = Intake(parts, courier, self)
         self.intakes.append(intake)
         return intake
 
@@ -168,16 +168,16 @@ class IntakeHub:
 class Intake:
     """One channel's intake; see the module docstring."""
 
-    def __init__(self, board: Board, courier: Courier, hub: IntakeHub) -> None:
-        self.board = board
+    def __init__(self, parts: IntakeParts, courier: Courier, hub: IntakeHub) -> None:
+        self.uses = parts  # what it uses of the board (bot.intake.answers)
         self.courier = courier
         #: What the courier can do besides the basics, resolved once (:mod:`bot.intake.courier`)
         self.caps = Capabilities.of(courier)
         self.hub = hub
-        self.inbox = Inbox(board.parts.db, courier.name, ids_unique=self.caps.unique_ids)
+        self.inbox = Inbox(parts.db, courier.name, ids_unique=self.caps.unique_ids)
         lanes = hub.lanes
         if lanes is not None and lanes.shared:  # replicas: answers stored and sent only under the lease
-            self.inbox.fence = lambda: (lanes.holder, board.parts.clock.now().timestamp())
+            self.inbox.fence = lambda: (lanes.holder, parts.clock.now().timestamp())
         self._batch: list[tuple[list[Arrival], asyncio.Future[None]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._told_denied: set[str] = set()
@@ -273,7 +273,7 @@ class Intake:
     def _release_waiting(self, fresh: Sequence[Pending]) -> None:
         """Scheduled messages waiting for these chats (a WhatsApp window that closed: the user wrote
         again) may go now (:meth:`board.schedule.Schedule.release`); off the acknowledgement's path."""
-        schedule = self.board.parts.schedule
+        schedule = self.uses.schedule
         for chat in {p.chat_id for p in fresh if schedule.waits_for(self.courier.name, p.chat_id)}:
             task = asyncio.create_task(schedule.release(self.courier.name, chat), name="release scheduled work")
             _releasing.add(task)
@@ -412,12 +412,12 @@ class Intake:
         """One look of :meth:`dispatch`."""
         local = frozenset(self._local)  # before the rows are read: a job ending meanwhile is still skipped
         marks = ", ".join("?" * len(UNFINISHED))
-        rows = await self.board.parts.db.fetchall(
+        rows = await self.uses.db.fetchall(
             "SELECT m.lane AS lane, m.chat_id AS chat_id, m.message_id AS message_id FROM inbound_messages m "
             "LEFT JOIN leases l ON l.key = 'lane:' || m.lane "
             f"WHERE m.channel = ? AND m.status IN ({marks}) AND m.lane IS NOT NULL "
             "AND (l.key IS NULL OR l.holder = ? OR l.expires_at < ?)",
-            [self.courier.name, *UNFINISHED, lanes.holder, self.board.parts.clock.now().timestamp()])
+            [self.courier.name, *UNFINISHED, lanes.holder, self.uses.clock.now().timestamp()])
         wanted = sorted({str(r["lane"]) for r in rows if (str(r["chat_id"]), str(r["message_id"])) not in local})
         wanted.sort(key=lambda lane: not lanes.holds(lane))  # this replica's conversations first
         for lane in wanted:
@@ -444,7 +444,7 @@ class Intake:
         within = timedelta(seconds=self.hub.settings.confirm_within_s)
         lanes = self.hub.lanes
         overdue = await self.inbox.overdue(within, holder=lanes.holder if lanes is not None else None,
-                                           now_s=self.board.parts.clock.now().timestamp(),
+                                           now_s=self.uses.clock.now().timestamp(),
                                            max_age=timedelta(seconds=self.hub.settings.resume_max_age_s))
         for pending in overdue:
             assert pending.reply is not None
@@ -528,8 +528,8 @@ class Intake:
                     # One call (board.answer): identified, gated, its files fetched and read here, in the lane (a
                     # fresh link each try), answered, and spoken before it is stored; cleaned at receipt already.
                     fetcher = self.courier if isinstance(self.courier, MediaFetcher) else None
-                    reply = await self.board.handle(envelope, fetcher=fetcher, sink=sink, spoken=True,
-                                                    received_clean=True, read_files=True)
+                    reply = await self.uses.answers.handle(envelope, fetcher=fetcher, sink=sink, spoken=True,
+                                                   received_clean=True, read_files=True)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:

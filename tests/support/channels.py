@@ -20,6 +20,7 @@ from aiohttp import ClientSession, web
 from board.app import Board
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.whatsapp.channel import WhatsAppChannel
+from bot.daemon import channel_parts
 from tests.support.fakes.graph_api import FakeGraphAPI
 from tests.support.fakes.local_server import serve_locally
 from tests.support.fakes.telegram_api import FakeTelegramAPI
@@ -78,7 +79,7 @@ class TelegramHarness:
         self._places: list[tuple[int, int | None, int]] = []
 
     async def start(self) -> None:
-        self.channel = TelegramChannel(self.board, tg_settings(self.fake), poll_timeout=1)
+        self.channel = TelegramChannel(channel_parts(self.board), tg_settings(self.fake), poll_timeout=1)
         await self.channel.start()
         topics = self.channel.topics
         assert topics is not None
@@ -144,8 +145,8 @@ class WhatsAppHarness:
         self._poster: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        self.channel = WhatsAppChannel(self.board, wa_settings(self.fake, allowed_numbers=list(self.users)),
-                                       pacing=FAST)
+        self.channel = WhatsAppChannel(channel_parts(self.board),
+                                       wa_settings(self.fake, allowed_numbers=list(self.users)), pacing=FAST)
         app = web.Application()
         app.add_routes(self.channel.routes())
         self._runner, port = await serve_locally(app)

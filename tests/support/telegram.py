@@ -14,6 +14,7 @@ from board.app import Board
 from board.llm.base import LLMRequest, LLMResponse, Usage
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.config import TelegramSection
+from bot.daemon import channel_parts
 from tests.support.fakes.telegram_api import FakeTelegramAPI
 
 TOKEN = "123456:TEST-token_abc"
@@ -43,7 +44,7 @@ def tg_settings(fake: FakeTelegramAPI, **overrides: Any) -> TelegramSection:
 async def running(board: Board, settings: TelegramSection, **kwargs: Any) -> AsyncIterator[TelegramChannel]:
     """A started channel (polling the fake), stopped afterwards."""
     kwargs.setdefault("poll_timeout", 1)
-    channel = TelegramChannel(board, settings, **kwargs)
+    channel = TelegramChannel(channel_parts(board), settings, **kwargs)
     await channel.start()
     try:
         yield channel

@@ -20,6 +20,7 @@ from board.media.blobs import BlobSink
 from bot.app import all_migrations, build_providers
 from bot.config import LoadedConfig
 from bot.config.load import parse_config
+from bot.daemon import channel_parts
 from bot.intake.courier import Admission, ChannelTexts
 from bot.intake.delivery import SendProgress
 from bot.intake.inbox import Arrival
@@ -154,7 +155,7 @@ llm:
     board = await Board.open(settings, build_providers(loaded, env={}), migrations=all_migrations())
     hub = IntakeHub()
     courier = courier or NoteCourier()
-    intake = hub.intake(board, courier)
+    intake = hub.intake(channel_parts(board).intake, courier)
     try:
         if resume:
             await intake.resume()

@@ -19,6 +19,7 @@ from aiohttp import ClientError, ClientSession, ClientTimeout, web
 from board.app import Board
 from bot.channels.web.channel import WebChatChannel
 from bot.channels.web.config import WebChatSection
+from bot.daemon import channel_parts
 from bot.intake.config import InboxSection
 from bot.intake.intake import IntakeHub
 from bot.web.auth import CSRF_HEADER
@@ -210,7 +211,7 @@ class ServedChat:
 
     async def start(self) -> WebChatChannel:
         hub = IntakeHub(self.inbox) if self.inbox is not None else None
-        self.channel = WebChatChannel(self.board, self.settings, hub=hub, guard=TestGuard())
+        self.channel = WebChatChannel(channel_parts(self.board), self.settings, hub=hub, guard=TestGuard())
         app = web.Application()
         app.add_routes(self.channel.routes())
         self.runner, port = await serve_locally(app, shutdown_timeout=2.0)

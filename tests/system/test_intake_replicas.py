@@ -21,6 +21,7 @@ import pytest
 from board.clock import SYSTEM_CLOCK
 from board.envelope import Envelope, Reply
 from board.storage import Database, Dialect
+from bot.intake.answers import IntakeParts
 from bot.intake.config import InboxSection
 from bot.intake.courier import Admission, ChannelTexts
 from bot.intake.delivery import SendProgress
@@ -120,6 +121,11 @@ class MiniBoard:
         return Reply.to(envelope, role="general", name="G", emoji="", text=f"A:{envelope.text}")
 
 
+def uses(mini: MiniBoard) -> IntakeParts:
+    """What an intake uses of this stand-in (its door, store, clock and schedule)."""
+    return IntakeParts(answers=mini, db=mini.db, clock=mini.clock, schedule=mini.schedule)  # type: ignore[arg-type]
+
+
 @dataclass
 class Replica:
     name: str
@@ -144,7 +150,7 @@ async def replicas(database_with: Any, backend: Dialect) -> AsyncIterator[Callab
             board = MiniBoard(db, latency=latency)
             hub = IntakeHub(inbox or InboxSection(), slow_notice_s=0, replica=f"r{n}", lease_s=lease_s)
             courier = Courier(f"r{n}", delivered)
-            intake = hub.intake(board, courier)  # type: ignore[arg-type]
+            intake = hub.intake(uses(board), courier)
             await intake.resume()
             made.append(Replica(f"r{n}", board, hub, intake))
         return made
@@ -290,7 +296,7 @@ async def test_a_reply_left_sending_that_may_be_redone_is_delivered_and_the_conv
                      (reply_to_json(Reply.to(first, role="general", name="G", emoji="", text="A:m1")),))
     delivered = Delivered()
     hub = IntakeHub(InboxSection(), slow_notice_s=0, replica="r0", lease_s=5.0)
-    intake = hub.intake(MiniBoard(db, latency=0.01), RedoCourier("r0", delivered))  # type: ignore[arg-type]
+    intake = hub.intake(uses(MiniBoard(db, latency=0.01)), RedoCourier("r0", delivered))  # type: ignore[arg-type]
     try:
         await intake.resume()
         second = Envelope(channel="test", text="m2", sender="u", chat_id="c5", message_id="redo-2")
@@ -424,7 +430,7 @@ async def test_a_reply_whose_delivery_keeps_breaking_is_given_up_not_retried_for
     delivered = Delivered()
     courier = BrokenCourier("r0", delivered)
     hub = IntakeHub(InboxSection(), slow_notice_s=0, replica="r0", lease_s=5.0)
-    intake = hub.intake(MiniBoard(db, latency=0.01), courier)  # type: ignore[arg-type]
+    intake = hub.intake(uses(MiniBoard(db, latency=0.01)), courier)  # type: ignore[arg-type]
     try:
         await intake.resume()
         for n, text in enumerate(("boom", "after")):
@@ -476,7 +482,7 @@ async def test_messages_stored_before_lanes_existed_are_answered_in_order_then_t
     await db.execute("UPDATE inbound_messages SET lane = NULL")
     delivered = Delivered()
     hub = IntakeHub(InboxSection(), slow_notice_s=0, replica="r0", lease_s=5.0)
-    intake = hub.intake(MiniBoard(db, latency=0.01), Courier("r0", delivered))  # type: ignore[arg-type]
+    intake = hub.intake(uses(MiniBoard(db, latency=0.01)), Courier("r0", delivered))  # type: ignore[arg-type]
     try:
         assert await intake.resume() == 2
         new = Envelope(channel="test", text="new", sender="u", chat_id="c8", message_id="legacy-new")

@@ -47,7 +47,6 @@ from telegram import Bot, BotCommand
 from telegram.error import Conflict, InvalidToken, TelegramError, TimedOut
 from telegram.request import HTTPXRequest
 
-from board.app import Board
 from board.commands.about import TOPIC_ADDRESSING
 from board.envelope import Envelope, Reply
 from board.llm.stream import StreamSink
@@ -55,6 +54,7 @@ from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import BlobSink
 from board.routing.router import command_addressee
 from bot.channels.base import ChannelError, FollowsLeader, Reconfigures, ServesWebhook
+from bot.channels.parts import ChannelParts
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.telegram.album_items import AlbumItems
 from bot.channels.telegram.albums import AlbumGather, AlbumHold, album_key, merge
@@ -177,7 +177,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
 
     def __init__(
         self,
-        board: Board,
+        parts: ChannelParts,
         settings: TelegramSection,
         *,
         hub: IntakeHub | None = None,
@@ -195,8 +195,8 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         for name, floor in (("httpx", logging.WARNING), ("telegram", logging.INFO)):
             logger = logging.getLogger(name)
             logger.setLevel(max(floor, logger.level))
-        self.board = board
-        board.parts.commands.describe_channel(self.name, TOPIC_ADDRESSING)  # /help: a topic's role answers in its topic
+        self.uses = parts  # what it uses of the board (bot.channels.parts)
+        parts.commands.describe_channel(self.name, TOPIC_ADDRESSING)  # /help: a topic's role answers in its topic
         self.settings = settings
         self.poll_timeout = poll_timeout
         self.forum_id = settings.group_id
@@ -206,7 +206,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         self.hub = hub
         chats = tuple(settings.allowed_chat_ids) + ((settings.group_id,) if settings.group_id is not None else ())
         self.gate = AccessGate(tuple(settings.allowed_user_ids), chats)
-        self.topics = Topics(settings.group_id, TopicStore(board.parts.db), settings.topics) \
+        self.topics = Topics(settings.group_id, TopicStore(parts.db), settings.topics) \
             if settings.group_id is not None else None
         rate = settings.rate_limit
         self.flood = FloodControl(RateSettings(group_per_minute=rate.group_per_minute,
@@ -216,15 +216,15 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         self.outbound = Outbound(self.bot, self.flood, max_retries=rate.max_retries)
         self.reach = Reach(self.name, f"the Telegram Bot API at {settings.api_base_url}", self._probe)
         self.outbound.reach = self.reach
-        self.drafts = Drafts(self.outbound, DraftStore(board.parts.db), enabled=settings.stream,
+        self.drafts = Drafts(self.outbound, DraftStore(parts.db), enabled=settings.stream,
                              interval=settings.stream_edit_interval_s)
-        self.buttons = ButtonPosts(board.parts.db, self.outbound)
-        board.parts.decisions.subscribe(self.buttons.changed)
+        self.buttons = ButtonPosts(parts.db, self.outbound)
+        parts.decisions.subscribe(self.buttons.changed)
         self.meetings = MeetingView(self.outbound, forum_id=self.forum_id, topics=self.topics,
                                     status_interval=status_interval,
-                                    label_for=lambda role: board.parts.souls.profile(role).label,
+                                    label_for=lambda role: parts.souls.profile(role).label,
                                     posted=self.buttons.record)
-        self.intake: Intake = hub.intake(board, self)
+        self.intake: Intake = hub.intake(parts.intake, self)
         self.state = "created"
         self.problem: str | None = None
         self.started_at: float | None = None
@@ -236,7 +236,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         self._poller: asyncio.Task[None] | None = None
         self.albums = AlbumHold()  # albums at the end of a getUpdates batch, held for their other items
         self.album_posts = AlbumGather()  # webhook mode: an album's items posted in parallel, stored as one
-        self.album_items = AlbumItems(board.parts.db)  # every stored album item: one sent again is a duplicate
+        self.album_items = AlbumItems(parts.db)  # every stored album item: one sent again is a duplicate
         #: Replicas in polling mode: poll only while this one leads (None: always; bot.replicas.leader).
         self.leadership: Leadership | None = None
         self._connector: asyncio.Task[None] | None = None
@@ -387,7 +387,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         resends the text (the text is the answer; the voice a courtesy)."""
         if reply.voice is None:
             return
-        blob = self.board.parts.media.blobs.get(reply.voice)
+        blob = self.uses.media.blobs.get(reply.voice)
         if blob is None:
             log.warning("telegram: the spoken answer to chat %s is gone from the media store; sent as text only",
                         reply.chat_id)
@@ -492,7 +492,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
             return
         envelope = self._press(query)
         admitted = envelope is not None and self.gate.allows(int(envelope.sender), Place.of_envelope(envelope))
-        note = toast(envelope, admitted=admitted, owner_only=self.board.parts.commands.owner_only)
+        note = toast(envelope, admitted=admitted, owner_only=self.uses.commands.owner_only)
         await self.outbound.answer_press(query.id, note.text, alert=note.alert)
 
     def _arrival(self, message: TgMessage, *, edited: bool = False, album: list[TgMessage] | None = None
@@ -525,7 +525,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         """(text, attachments) of a message, an edit of one (text only) or an album (``items``)."""
         if edited:
             return message.body, ()
-        cap = self.board.parts.media.settings.limit_for(self.name, MediaKind.IMAGE)
+        cap = self.uses.media.settings.limit_for(self.name, MediaKind.IMAGE)
         if len(items) == 1:
             text = message.body if message.body is not None else sticker_words(message)
             return text, attachments_of(message, cap)
@@ -816,10 +816,10 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
             await self.drafts.store.prune()
             await self.album_items.prune()
             if self.topics is not None:
-                await self.topics.ensure(self.bot, self.board.parts.souls.profiles(),
+                await self.topics.ensure(self.bot, self.uses.souls.profiles(),
                                          auto_create=self.settings.auto_create_topics)
             await self._set_commands()
-            self.board.parts.room.subscribe(self.meetings)
+            self.uses.room.subscribe(self.meetings)
             await self.intake.resume()  # queued first: they were received before anything new
             self.accepting = True
             if self.settings.mode == "polling":
@@ -915,7 +915,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
             mapped = ", ".join(f"{e.role} #{e.thread_id}" for e in sorted(self.topics.entries.values(),
                                                                         key=lambda e: e.role))
             lines.append(f"  forum {self.forum_id}: general in General; {mapped or 'no topics mapped'}")
-            missing = self.topics.missing(self.board.parts.souls.roles())
+            missing = self.topics.missing(self.uses.souls.roles())
             if missing:
                 lines.append(f"  roles without a topic: {', '.join(missing)}")
             if self.topics.problem:
@@ -962,6 +962,6 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-def build(board: Board, loaded: LoadedConfig, hub: IntakeHub) -> TelegramChannel:
+def build(parts: ChannelParts, loaded: LoadedConfig, hub: IntakeHub) -> TelegramChannel:
     """The plugin factory: the channel for ``loaded``'s ``telegram`` section."""
-    return TelegramChannel(board, loaded.config.telegram, hub=hub)
+    return TelegramChannel(parts, loaded.config.telegram, hub=hub)

@@ -10,8 +10,8 @@ from board.roles import GENERAL
 from bot.cli.common import UserError, emit
 
 if TYPE_CHECKING:  # `sabha --help` builds this parser: the rest is imported when the command runs
-    from board.app import Board
-    from bot.channels.plugin import CliCommand, WithBoard
+    from board.app.parts import Parts
+    from bot.channels.plugin import CliCommand, WithParts
     from bot.config import LoadedConfig
 
 __all__ = ["add_cli"]
@@ -28,7 +28,7 @@ def add_cli(sub: Any, common: argparse.ArgumentParser) -> CliCommand:
     return cmd_telegram
 
 
-async def cmd_telegram(loaded: LoadedConfig, args: argparse.Namespace, with_board: WithBoard) -> int:
+async def cmd_telegram(loaded: LoadedConfig, args: argparse.Namespace, with_parts: WithParts) -> int:
     """telegram topics: the role -> forum topic map (config, then state db)."""
     from bot.channels.telegram.topics import Topics, TopicStore, topic_name
 
@@ -37,11 +37,11 @@ async def cmd_telegram(loaded: LoadedConfig, args: argparse.Namespace, with_boar
     if group_id is None:
         raise UserError("telegram.group_id is not set: put the forum's id (e.g. -1001234567890) in the config")
 
-    async def body(board: Board) -> int:
-        topics = Topics(group_id, TopicStore(board.parts.db), tg.topics)
+    async def body(parts: Parts) -> int:
+        topics = Topics(group_id, TopicStore(parts.db), tg.topics)
         await topics.load()
         rows = []
-        for profile in board.parts.souls.profiles():
+        for profile in parts.souls.profiles():
             entry = topics.entries.get(profile.role)
             if profile.role == GENERAL:
                 rows.append((profile.role, "General", "", "the forum's General topic"))
@@ -61,4 +61,4 @@ async def cmd_telegram(loaded: LoadedConfig, args: argparse.Namespace, with_boar
             emit(f"{role:<12} {thread:<8} {source:<8} {name}")
         return 0
 
-    return await with_board(loaded, body)
+    return await with_parts(loaded, body)

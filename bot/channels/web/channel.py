@@ -24,7 +24,6 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
-from board.app import Board
 from board.commands.about import CHAIR_ADDRESSING
 from board.envelope import Envelope, Reply, clean_text
 from board.llm.stream import StreamSink
@@ -32,6 +31,7 @@ from board.roles import GENERAL
 from board.room.meeting import MeetingEvent, MeetingEventKind
 from board.room.render import format_decision
 from bot.channels.base import ChannelError
+from bot.channels.parts import ChannelParts
 from bot.channels.web.answer_stream import WORKING, streaming
 from bot.channels.web.chat_feed import ChatFeed
 from bot.channels.web.config import WebChatSection
@@ -82,21 +82,21 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
     name = "web"
     texts = TEXTS
 
-    def __init__(self, board: Board, settings: WebChatSection, *, hub: IntakeHub | None = None,
+    def __init__(self, parts: ChannelParts, settings: WebChatSection, *, hub: IntakeHub | None = None,
                  guard: Guard | None = None) -> None:
         if not settings.enabled:
             raise ChannelError("the web chat is off (web.chat.enabled: false)")
-        self.board = board
-        board.parts.commands.describe_channel(self.name, CHAIR_ADDRESSING)
+        self.uses = parts  # what it uses of the board (bot.channels.parts)
+        parts.commands.describe_channel(self.name, CHAIR_ADDRESSING)
         self.settings = settings
         self.guard: Guard = guard or LockedGuard("no login is set up for the web pages (see README, 'Web')")
         self.owns_hub = hub is None
         self.hub = hub or IntakeHub()
         self.feed = ChatFeed()
-        self.outbox = Outbox(board.parts.db, on_append=self.feed.appended)
+        self.outbox = Outbox(parts.db, on_append=self.feed.appended)
         self.streams = _Streams()
-        self.intake: Intake = self.hub.intake(board, self)
-        self.max_chars = board.settings.max_message_chars
+        self.intake: Intake = self.hub.intake(parts.intake, self)
+        self.max_chars = parts.max_message_chars
         self.state = "created"
         self.accepting = False
         self.started_at: float | None = None
@@ -105,7 +105,7 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
 
     def advisors(self) -> list[str]:
         """The roles a chat can be with (the board's souls, the chair first)."""
-        roles = self.board.parts.souls.roles()
+        roles = self.uses.souls.roles()
         return [GENERAL, *(r for r in roles if r != GENERAL)] if GENERAL in roles else roles
 
     def place_of(self, chat_id: str) -> str:
@@ -121,7 +121,7 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
     def label(self, role: str) -> str:
         """``<emoji> <Name>`` of ``role`` (the role itself when its soul cannot be read)."""
         try:
-            return self.board.parts.souls.profile(role).label
+            return self.uses.souls.profile(role).label
         except (KeyError, ValueError, OSError):
             return role
 
@@ -257,7 +257,7 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
         try:
             await self.intake.inbox.prune()
             await self.outbox.prune()
-            self.board.parts.room.subscribe(self._meeting)
+            self.uses.room.subscribe(self._meeting)
             self.accepting = True  # resumed answers may announce meetings
             await self.intake.resume()
         except BaseException:
@@ -296,9 +296,9 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
                 "resubmits": self.duplicates, "problem": None}
 
 
-def build(board: Board, loaded: LoadedConfig, hub: IntakeHub) -> WebChatChannel:
+def build(parts: ChannelParts, loaded: LoadedConfig, hub: IntakeHub) -> WebChatChannel:
     """The plugin factory: the chat for ``loaded``'s web section, behind the web UI's login."""
     from bot.channels.web.config import chat_section
     from bot.channels.web.guard import daemon_guard
 
-    return WebChatChannel(board, chat_section(loaded), hub=hub, guard=daemon_guard())
+    return WebChatChannel(parts, chat_section(loaded), hub=hub, guard=daemon_guard())

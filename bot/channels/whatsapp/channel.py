@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 from aiohttp import web
 
-from board.app import Board
 from board.commands.about import CHAIR_ADDRESSING, Addressing
 from board.envelope import Button, Envelope, Reply
 from board.media.attachment import Attachment
@@ -49,6 +48,7 @@ from board.roles import GENERAL
 from board.routing.router import Route, Router
 from board.spending.allowance import MEETINGS_CLOSED, PublicTerms
 from bot.channels.base import ChannelError, Reconfigures, ServesWebhook, repeating
+from bot.channels.parts import ChannelParts
 from bot.channels.seen_once import SeenOnce
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
@@ -110,13 +110,13 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
     name = "whatsapp"
     texts = TEXTS
 
-    def __init__(self, board: Board, settings: WhatsAppSection, *, hub: IntakeHub | None = None,
+    def __init__(self, parts: ChannelParts, settings: WhatsAppSection, *, hub: IntakeHub | None = None,
                  pacing: Pacing | None = None) -> None:
         if not settings.enabled or settings.app_secret is None or settings.verify_token is None:
             raise ChannelError("whatsapp.phone_number_id, access_token, app_secret and verify_token must be set "
                                "(see README, 'WhatsApp')")
-        self.board = board
-        board.parts.commands.describe_channel(self.name, Addressing((
+        self.uses = parts  # what it uses of the board (bot.channels.parts)
+        parts.commands.describe_channel(self.name, Addressing((
             ("<message>", "the chair (general) answers, or the role you switched to"),
             ("/<role>", "talk to that role until you switch, e.g. /finance; /general switches back"),
             *CHAIR_ADDRESSING.rows[1:])))
@@ -125,15 +125,15 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         self.hub = hub or IntakeHub()
         self.graph = GraphClient(settings, pacing)
         self.media = WhatsAppMedia(self.graph, settings)
-        self.people = WhatsAppPeople(board.parts.db, self._merge_people)
-        self.access = AccessPolicy(settings, board.parts.db, ids=self.people.identifiers,
-                                   closed=lambda usd: board.parts.spend.closed("public", SCOPE, usd))
+        self.people = WhatsAppPeople(parts.db, self._merge_people)
+        self.access = AccessPolicy(settings, parts.db, ids=self.people.identifiers,
+                                   closed=lambda usd: parts.spend.closed("public", SCOPE, usd))
         self.groups = GroupGate(settings.allowed_groups)
-        board.parts.money.set_public_terms(public_terms(settings))
-        self.roles = RoleStore(board.parts.db)
-        self.deliveries = DeliveryStore(board.parts.db)
+        parts.money.set_public_terms(public_terms(settings))
+        self.roles = RoleStore(parts.db)
+        self.deliveries = DeliveryStore(parts.db)
         self.meetings = MeetingRelay(self.name, self._send_meeting_text)
-        self.intake: Intake = hub.intake(board, self) if hub is not None else self.hub.intake(board, self)
+        self.intake: Intake = hub.intake(parts.intake, self) if hub is not None else self.hub.intake(parts.intake, self)
         self._secret = settings.app_secret.get_secret_value().encode()
         self._verify = settings.verify_token.get_secret_value()
         self.state = "created"
@@ -161,7 +161,7 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
             "allowed_groups": list(section.allowed_groups),
             "public_rate_per_minute": section.public_rate_per_minute, "public_daily_usd": section.public_daily_usd,
             "public_meetings": section.public_meetings})
-        self.board.parts.money.set_public_terms(public_terms(self.settings))
+        self.uses.money.set_public_terms(public_terms(self.settings))
 
     # -- what the intake needs (bot.intake.courier.Courier) -----------------------------
 
@@ -226,7 +226,7 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         """The spoken answer after its text: a failure is logged; the text, already sent, counts."""
         user = self.people.address(reply.chat_id)
         try:
-            data = self.board.parts.media.blobs.read(reply.voice or "")
+            data = self.uses.media.blobs.read(reply.voice or "")
             wamid = await self.media.send_voice(user, data, reply_to=reply_to)
         except (OSError, ValueError, RuntimeError, TimeoutError, aiohttp.ClientError, SendFailed) as exc:
             log.warning("whatsapp: the spoken reply to %s was not sent (the text was): %s", user, exc)
@@ -405,7 +405,7 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         """The board's router, rebuilt at most once a second (building one reads every soul)."""
         now = time.monotonic()
         if self._router_cache is None or now - self._router_cache[0] >= ROUTER_TTL_S:
-            self._router_cache = (now, self.board.parts.router())
+            self._router_cache = (now, self.uses.router())
         return self._router_cache[1]
 
     async def _status(self, item: StatusUpdate) -> None:
@@ -429,19 +429,19 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         facts move to ``new`` (where both had a live session, ``new``'s continues; nothing is deleted)."""
         from board.conversation.sessions import role_of_key, session_key
 
-        for key in await self.board.parts.sessions.keys():
+        for key in await self.uses.sessions.keys():
             try:
                 role = role_of_key(key)
             except ValueError:
                 continue
             if key == session_key(role, is_owner=False, channel=self.name, user_id=old):
-                await self.board.parts.sessions.merge(key, session_key(role, is_owner=False, channel=self.name,
+                await self.uses.sessions.merge(key, session_key(role, is_owner=False, channel=self.name,
                                                                  user_id=new))
         sticky = self.roles.role_of(old)
         if sticky is not None and self.roles.role_of(new) is None:
             await self.roles.set(new, sticky)
-        await self.board.parts.facts.move_user(f"{self.name}:{old}", f"{self.name}:{new}")
-        await self.board.parts.people.renamed(f"{self.name}:{old}", f"{self.name}:{new}")  # a link follows the merge
+        await self.uses.facts.move_user(f"{self.name}:{old}", f"{self.name}:{new}")
+        await self.uses.people.renamed(f"{self.name}:{old}", f"{self.name}:{new}")  # a link follows the merge
 
     async def _failed(self, item: StatusUpdate, status: DeliveryStatus, title: str | None) -> None:
         """Say once that a message failed: Meta delivers a status again and again until it gets a
@@ -462,9 +462,9 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
     # -- commands --------------------------------------------------------------------
 
     def _register_role_commands(self) -> None:
-        for role in self.board.parts.souls.roles():
-            if role not in self.board.parts.commands:
-                self.board.parts.commands.register_command(role, self._cmd_role,
+        for role in self.uses.souls.roles():
+            if role not in self.uses.commands:
+                self.uses.commands.register_command(role, self._cmd_role,
                                             f"/{role}: talk to {role} until you switch (WhatsApp)")
 
     async def _cmd_role(self, envelope: Envelope, route: Route) -> str:
@@ -472,7 +472,7 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         if envelope.channel != self.name:
             return f"/{role} switches roles on WhatsApp; here write @{role} <question> or /ask {role} <question>."
         try:
-            label = self.board.parts.souls.profile(role).label
+            label = self.uses.souls.profile(role).label
         except KeyError:
             return f"There is no role {role!r} any more. Send /roles for the board."
         back = "" if role == GENERAL else " Send /general to go back to the chair."
@@ -490,7 +490,7 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
             await self.roles.load()
             await self.people.load()
             self._register_role_commands()
-            self.board.parts.room.subscribe(self.meetings)
+            self.uses.room.subscribe(self.meetings)
             self.meetings.start()
             await self.access.refresh()
             await self.intake.resume()
@@ -566,7 +566,7 @@ def public_terms(settings: WhatsAppSection) -> PublicTerms:
                        cap_text=CAP_REACHED, meetings_text=MEETINGS_CLOSED)
 
 
-def build(board: Board, loaded: LoadedConfig, hub: IntakeHub) -> WhatsAppChannel:
+def build(parts: ChannelParts, loaded: LoadedConfig, hub: IntakeHub) -> WhatsAppChannel:
     """The plugin factory: the channel for ``loaded``'s ``whatsapp`` section."""
-    return WhatsAppChannel(board, loaded.config.whatsapp, hub=hub)
+    return WhatsAppChannel(parts, loaded.config.whatsapp, hub=hub)
 

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 from bot.cli.common import emit
 
 if TYPE_CHECKING:  # `sabha --help` builds this parser: the rest is imported when the command runs
-    from board.app import Board
-    from bot.channels.plugin import CliCommand, WithBoard
+    from board.app.parts import Parts
+    from bot.channels.plugin import CliCommand, WithParts
     from bot.config import LoadedConfig
 
 __all__ = ["add_cli"]
@@ -35,13 +35,13 @@ def add_cli(sub: Any, common: argparse.ArgumentParser) -> CliCommand:
     return cmd_whatsapp
 
 
-async def cmd_whatsapp(loaded: LoadedConfig, args: argparse.Namespace, with_board: WithBoard) -> int:
+async def cmd_whatsapp(loaded: LoadedConfig, args: argparse.Namespace, with_parts: WithParts) -> int:
     """whatsapp undeliverable | deliveries."""
 
     from bot.channels.whatsapp.store import DeliveryStore
 
-    async def body(board: Board) -> int:
-        store = DeliveryStore(board.parts.db)
+    async def body(parts: Parts) -> int:
+        store = DeliveryStore(parts.db)
         if args.whatsapp_command == "deliveries":
             counts = await store.counts()
             if args.json:
@@ -64,4 +64,4 @@ async def cmd_whatsapp(loaded: LoadedConfig, args: argparse.Namespace, with_boar
             emit(f"{r.updated_at}  to {r.user}  answering {r.reply_to or '?'}  {r.error_code} {r.error_title or ''}")
         return 0
 
-    return await with_board(loaded, body)
+    return await with_parts(loaded, body)

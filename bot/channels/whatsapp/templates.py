@@ -54,7 +54,7 @@ def template_content(template: TemplateRef, text: str) -> dict[str, Any]:
 
 async def window_open(channel: WhatsAppChannel, chat_id: str, now: datetime) -> bool:
     """Whether ``chat_id`` wrote within :data:`WINDOW` of ``now`` (their latest stored message)."""
-    row = await channel.board.parts.db.fetchone(
+    row = await channel.uses.db.fetchone(
         "SELECT MAX(received_at) AS last FROM inbound_messages WHERE channel = ? AND chat_id = ?",
         (channel.name, chat_id))
     if row is None or not row["last"]:
@@ -101,7 +101,7 @@ async def scheduled_delivery(channel: WhatsAppChannel, work: ScheduledWork, repl
     # after_refusal: Meta's refusal (131047, a rate limit) posted nothing, so the row's "sending" mark is
     # taken back (and set again right before the template or the retry leaves); see board.schedule.runner.Sending
     progress = SendProgress(before_first_request=sending, after_refusal=getattr(sending, "refused", None))
-    if not work.place.chat_id or not await window_open(channel, work.place.chat_id, channel.board.parts.clock.now()):
+    if not work.place.chat_id or not await window_open(channel, work.place.chat_id, channel.uses.clock.now()):
         return await _as_template(channel, work, reply, progress)
     try:
         await channel.deliver(reply, progress)

@@ -29,7 +29,7 @@ from board.envelope import Envelope
 from board.spending.budget import BudgetSettings
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.config.load import load_config
-from bot.daemon import Daemon
+from bot.daemon import Daemon, channel_parts
 from tests.support.fakes.graph_api import FakeGraphAPI
 from tests.support.telegram import RecordingModel, eventually, last_user_text, use_model
 from tests.support.whatsapp import FAST, FRIEND, message, notification, post, wa_settings
@@ -78,7 +78,7 @@ async def test_one_message_from_an_unlinked_sender_is_cleaned_looked_up_and_budg
     config.write_text(f"workspace: {board.settings.workspace}\ndata_dir: {board.settings.data_dir}\n"
                       "server:\n  host: 127.0.0.1\n  port: 0\n", encoding="utf-8")
     daemon = Daemon(load_config(config, env={}), board=board, channels=[], install_signals=False)
-    channel = WhatsAppChannel(board, wa_settings(fake_graph), hub=daemon.hub, pacing=FAST)
+    channel = WhatsAppChannel(channel_parts(board), wa_settings(fake_graph), hub=daemon.hub, pacing=FAST)
     daemon.channels = [channel]
     task = asyncio.create_task(daemon.run())
     try:

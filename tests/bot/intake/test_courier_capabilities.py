@@ -14,6 +14,7 @@ import pytest
 from board.app import Board
 from board.envelope import Envelope, Reply
 from bot.channels.base import ChannelCapabilities, FollowsLeader, Reconfigures, ServesWebhook
+from bot.daemon import channel_parts
 from bot.intake.courier import (
     Admission,
     Capabilities,
@@ -58,7 +59,7 @@ def _telegram(board: Board) -> Any:
     from bot.channels.telegram.channel import TelegramChannel
     from bot.channels.telegram.config import TelegramSection
 
-    return TelegramChannel(board, TelegramSection.model_validate(
+    return TelegramChannel(channel_parts(board), TelegramSection.model_validate(
         {"token": "123456:test-token", "api_base_url": "http://127.0.0.1:9/bot", "allowed_user_ids": [1]}))
 
 
@@ -66,7 +67,7 @@ def _whatsapp(board: Board) -> Any:
     from bot.channels.whatsapp.channel import WhatsAppChannel
     from bot.channels.whatsapp.config import WhatsAppSection
 
-    return WhatsAppChannel(board, WhatsAppSection.model_validate(
+    return WhatsAppChannel(channel_parts(board), WhatsAppSection.model_validate(
         {"phone_number_id": "1555000", "access_token": "token", "app_secret": "secret", "verify_token": "verify",
          "graph_base_url": "http://127.0.0.1:9", "allowed_numbers": ["15550001111"]}))
 
@@ -75,7 +76,7 @@ def _web(board: Board) -> Any:
     from bot.channels.web.channel import WebChatChannel
     from bot.web.config import WebChatSection
 
-    return WebChatChannel(board, WebChatSection())
+    return WebChatChannel(channel_parts(board), WebChatSection())
 
 
 BUILDERS = {"telegram": _telegram, "whatsapp": _whatsapp, "web": _web}

@@ -17,6 +17,7 @@ import pytest
 from board.app import Board
 from bot.app import all_migrations
 from bot.config.load import load_config
+from bot.daemon import channel_parts
 from bot.intake.config import InboxSection
 from bot.intake.intake import IntakeHub
 from bot.ops.reload import reload_config
@@ -124,7 +125,7 @@ async def test_whatsapp_reconfigure_changes_who_may_talk(board: Board) -> None:
     from tests.support.whatsapp import wa_settings
 
     async with FakeGraphAPI() as graph:
-        channel = WhatsAppChannel(board, wa_settings(graph))
+        channel = WhatsAppChannel(channel_parts(board), wa_settings(graph))
         assert not channel.access.admit(WA_STRANGER).allowed
         channel.reconfigure(wa_settings(graph, allowed_numbers=[WA_FRIEND, WA_STRANGER]))
         assert channel.access.admit(WA_STRANGER).allowed

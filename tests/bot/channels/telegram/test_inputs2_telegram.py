@@ -30,6 +30,7 @@ from bot.channels.telegram.album_items import AlbumItems
 from bot.channels.telegram.albums import AlbumGather, AlbumHold
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.inbound import TgMessage, parse_update
+from bot.daemon import channel_parts
 from tests.bot.channels.telegram.test_inputs_telegram import BatchFake, bfake, marker, show, webhook  # noqa: F401 - fixtures used below
 from tests.bot.channels.telegram.test_telegram_media import ShowModel, picture, shown
 from tests.support.daemon import WEBHOOK_SECRET, SabhaProcess, write_config
@@ -276,7 +277,7 @@ async def test_a_webhook_album_being_gathered_does_not_hold_back_another_chats_a
     model = use_model(board, GatedModel())
     settings = tg_settings(fake, mode="webhook", webhook_secret="s3cret-token_1",
                            webhook_url="https://sabha.example.org/telegram/webhook")
-    channel = TelegramChannel(board, settings)
+    channel = TelegramChannel(channel_parts(board), settings)
     gathered = asyncio.Event()
 
     async def sleep(_: float) -> None:

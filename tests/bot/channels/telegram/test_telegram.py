@@ -32,6 +32,7 @@ from bot.channels.telegram.outbound import (
     proves_not_sent,
 )
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings
+from bot.daemon import channel_parts
 from tests.support.fakes.telegram_api import FakeTelegramAPI, utf16_len
 from tests.support.telegram import (
     FORUM,
@@ -547,7 +548,7 @@ async def test_reset_in_a_topic_resets_that_topic_session(board: Board, fake: Fa
 async def test_webhook_mode_checks_the_secret_and_answers(board: Board, fake: FakeTelegramAPI) -> None:
     settings = tg_settings(fake, mode="webhook", webhook_secret="s3cret-token_1",
                            webhook_url="https://sabha.example.org/telegram/webhook")
-    channel = TelegramChannel(board, settings)
+    channel = TelegramChannel(channel_parts(board), settings)
     app = web.Application()
     app.add_routes(channel.routes())
     runner = web.AppRunner(app, handle_signals=False, access_log=None)

@@ -23,7 +23,7 @@ from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.channels.whatsapp.limits import ErrorClass
 from bot.channels.whatsapp.store import DeliveryStore, RoleStore
 from bot.config.load import load_config
-from bot.daemon import Daemon
+from bot.daemon import Daemon, channel_parts
 from bot.intake.inbox import Inbox
 from tests.support.fakes.graph_api import FakeGraphAPI
 from tests.support.telegram import GatedModel, RecordingModel, eventually, last_user_text, use_model
@@ -89,7 +89,7 @@ async def start(tmp_path: Path, board: Board, fake: FakeGraphAPI) -> AsyncIterat
 
     async def go(**overrides: Any) -> Running:
         daemon = Daemon(load_config(config, env={}), board=board, channels=[], install_signals=False)
-        channel = WhatsAppChannel(board, wa_settings(fake, **overrides), hub=daemon.hub, pacing=FAST)
+        channel = WhatsAppChannel(channel_parts(board), wa_settings(fake, **overrides), hub=daemon.hub, pacing=FAST)
         daemon.channels = [channel]
         task = asyncio.create_task(daemon.run())
         await asyncio.wait_for(daemon.ready.wait(), 300)

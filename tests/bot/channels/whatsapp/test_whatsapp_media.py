@@ -35,6 +35,7 @@ from board.media.problems import MediaProblem, Problem
 from board.workspace.paths import copy_default_workspace
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.channels.whatsapp.inbound import Disposition, parse_notification, read_items
+from bot.daemon import channel_parts
 from bot.intake.delivery import SendProgress
 from tests.support.daemon import SabhaProcess
 from tests.support.fakes.echo_model import EchoModel
@@ -185,7 +186,7 @@ def test_reactions_unsupported_and_odd_media_keep_todays_behaviour() -> None:
 
 @pytest.fixture
 async def channel(board: Board, fake_graph: FakeGraphAPI) -> AsyncIterator[WhatsAppChannel]:
-    ch = WhatsAppChannel(board, wa_settings(fake_graph), pacing=FAST)
+    ch = WhatsAppChannel(channel_parts(board), wa_settings(fake_graph), pacing=FAST)
     ch.media.sleep = _no_sleep
     await ch.graph.open()
     try:
