@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` build
     from board.storage import StateURL
     from bot.config import LoadedConfig
 
-__all__ = ["Check", "add_parsers", "cmd_doctor", "run_checks"]
+__all__ = ["Check", "add_parsers", "check_voice", "cmd_doctor", "run_checks"]
 
 HTTP_TIMEOUT_S = 5.0
 #: How long the PostgreSQL check waits for the server.
@@ -84,6 +84,20 @@ def check_secrets(loaded: LoadedConfig) -> list[Check]:
         checks.append(ok("secrets", "present: " + (", ".join(present) if present else "none needed (offline model, "
                                                    "no channels)")))
     return checks
+
+
+def check_voice(loaded: LoadedConfig) -> list[Check]:
+    """A warning when a channel that receives voice notes is on and nothing transcribes them: each would be
+    answered "I can't listen to voice notes here" (a board may choose that, so it is no failure)."""
+    config = loaded.config
+    listening = [name for name, on in (("telegram", config.telegram.enabled), ("whatsapp", config.whatsapp.enabled))
+                 if on]
+    if not listening or config.media.transcribe_model:
+        return []
+    return [Check("voice notes", "WARN", f"{' and '.join(listening)} {'is' if len(listening) == 1 else 'are'} on "
+                  "and no transcriber is set (media.transcribe_model): voice notes there are answered "
+                  "\"I can't listen to voice notes here\"",
+                  "set media.transcribe_model, e.g. openai:gpt-4o-mini-transcribe (its key in OPENAI_API_KEY)")]
 
 
 def check_workspace(loaded: LoadedConfig) -> Check:
@@ -369,6 +383,7 @@ async def run_checks(config_path: str | None, *, offline: bool) -> list[Check]:
                      "run sabha from inside a board's folder, give --config, or make one with `sabha init DIR`")]
     checks = [ok("config", f"{loaded.source} (found by {loaded.found_by.value}) is valid")]
     checks += check_secrets(loaded)
+    checks += check_voice(loaded)
     checks.append(check_workspace(loaded))
     checks.append(check_data_dir(loaded.data_dir))
     checks += await check_state(loaded)

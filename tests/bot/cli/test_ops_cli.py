@@ -156,7 +156,8 @@ async def test_doctor_online_checks_the_endpoints(tmp_path: Path, fake: FakeTele
     code, out, _ = await arun(capsys, "doctor", "--config", str(config))
     assert "OK    provider openai:" in out, out
     assert "OK    channel telegram:" in out and "@sabha_test_bot" in out
-    assert code == 0 and "All 8 checks passed; 1 warning(s)." in out
+    assert code == 0 and "All 8 checks passed; 2 warning(s)." in out
+    assert "WARN  voice notes: telegram is on and no transcriber is set" in out  # issue 36 item 14
     assert "WARN  secrets: llm.providers.openai.api_key is written into" in out  # sk-test, literally
 
     monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "999:wrong-token")
