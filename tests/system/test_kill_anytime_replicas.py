@@ -76,6 +76,14 @@ async def victims_work(url: str, statuses: str = UNFINISHED) -> list[str]:
     return [m for r in found if (m := marker_of(r["envelope"]))]
 
 
+async def started_to_leave(url: str) -> list[str]:
+    """The questions whose reply had started to leave ("sending"), whichever replica sent it: a reply of the
+    victim's whose lane lease had already gone idle is not in :func:`victims_work` (seen: 7 marked copies
+    against 5 counted through the victim's leases)."""
+    found = await rows(url, "SELECT envelope FROM inbound_messages WHERE status = 'sending'")
+    return [m for r in found if (m := marker_of(r["envelope"]))]
+
+
 async def settled(url: str, wanted: list[str]) -> bool:
     """Every question of ``wanted`` stored and final."""
     found = await rows(url, "SELECT envelope, status FROM inbound_messages")
@@ -160,7 +168,7 @@ async def test_a_replica_killed_at_any_moment_leaves_nobody_unanswered(
                     # just before the kill as well as after it: after, a killed request may have left the fake's
                     # count and the victim's lanes may be another replica's already (its leases last 3 s; seen
                     # on a busy machine: 7 marked copies against 5 counted after the kill)
-                    before = telegram.waiting("sendMessage") + len(await victims_work(state_db, "('sending')"))
+                    before = telegram.waiting("sendMessage") + len(await started_to_leave(state_db))
                     replicas.kill(int(VICTIM[1:]))
                     await victim.wait(30)
                     on_wire = max(before, telegram.waiting("sendMessage")
