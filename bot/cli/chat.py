@@ -206,15 +206,20 @@ async def _answer(board: Board, line: str, role: str | None, attachments: tuple[
             notice.cancel()
 
 
-def _console_reminders(board: Board) -> ScheduledWorkService:
-    """Scheduled work of the terminal's place (a meeting's reminders), printed between the lines."""
+async def _console_reminders(board: Board) -> tuple[ScheduledWorkService, list[str]]:
+    """Scheduled work of the terminal's place (a meeting's reminders), printed between the lines, and the
+    summary of what fell due while no chat was open (:mod:`board.decisions.waiting`), which stands for it."""
+    from board.decisions.predictions.store import PredictionStore
+    from board.decisions.waiting import waiting_lines
     from bot.cli.screen import reply_text, say
     from bot.scheduled import CONSOLE, ConsoleDeliver, ScheduledWorkService
 
-    service = ScheduledWorkService(board, [], deliver=ConsoleDeliver(lambda reply: say(reply_text(reply))),
-                                   only=(CONSOLE,))
+    opened = board.parts.clock.now()
+    waiting = await waiting_lines(board.parts.reminders, PredictionStore(board.parts.db), opened)
+    deliver = ConsoleDeliver(lambda reply: say(reply_text(reply)), summarised_before=opened)
+    service = ScheduledWorkService(board, [], deliver=deliver, only=(CONSOLE,))
     service.start()
-    return service
+    return service, waiting
 
 
 class _TerminalChat:
@@ -226,6 +231,7 @@ class _TerminalChat:
         self.verbosity = getattr(args, "verbose", 0) or 0
         self._turn: asyncio.Task[Any] | None = None
         self._interrupted = False
+        self._waiting: list[str] = []  # what fell due while no chat was open, said under the banner
 
     def _on_sigint(self) -> None:
         """Ctrl-C while no prompt is reading keys: cancel what is being waited for."""
@@ -284,7 +290,8 @@ class _TerminalChat:
                 role = resolve_role(board.parts, self.args.role)
                 _add_chat_commands(board.parts, self.loaded, role)
                 board.parts.room.subscribe(console_meeting_printer())
-                reminders = _console_reminders(board)  # reminders of meetings held here, printed when due
+                # reminders of meetings held here, printed when due; what fell due meanwhile, summarised
+                reminders, self._waiting = await _console_reminders(board)
                 with quiet:
                     try:
                         return await self._converse(board, role, chat_log.path)
@@ -327,7 +334,7 @@ class _TerminalChat:
             completer=_completer(board.parts),
             complete_while_typing=False,
         )
-        for line in self._banner(board.parts, log_path):
+        for line in [*self._banner(board.parts, log_path), *self._waiting]:
             say(line)
         from bot.cli.attach import Attaching
 

@@ -172,10 +172,10 @@ async def _open_item(ctx: WebContext, number: int) -> None:
                                     "wrong: the list is at /ui/decisions.")
 
 
-def _said(changed: Changed) -> str:
+def _said(changed: Changed, ctx: WebContext) -> str:
     row = changed.row
-    return (f"#{row.id} {row.task} (owner: {row.owner}) is now due {changed.when.said}; the reminder goes to the "
-            "chat where its meeting was held then.")
+    return (f"#{row.id} {row.task} (owed by {ctx.reminders.who(row.owner)}) is now due {changed.when.said}; the "
+            "reminder goes to the chat where its meeting was held then.")
 
 
 async def action_done(request: web.Request) -> web.StreamResponse:
@@ -187,7 +187,8 @@ async def action_done(request: web.Request) -> web.StreamResponse:
     except ActionProblem as problem:
         return await render_decisions(request, status=409, note=("problem", str(problem)))
     log.info("web: the owner closed action item #%s", row.id)
-    token = ctx.note("ok", f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}.")
+    token = ctx.note("ok", f"Done: #{row.id} {row.task} (owed by {ctx.reminders.who(row.owner)}), "
+                                f"from {row.meeting_id}.")
     raise web.HTTPSeeOther(f"{PREFIX}/decisions?note={token}#actions")
 
 
@@ -207,7 +208,7 @@ async def action_due(request: web.Request) -> web.StreamResponse:
     except ActionProblem as problem:
         return await render_decisions(request, status=400, typed={number: when}, note=("problem", str(problem)))
     log.info("web: the owner set action item #%s due %s", number, changed.when.said)
-    token = ctx.note("ok", _said(changed))
+    token = ctx.note("ok", _said(changed, ctx))
     raise web.HTTPSeeOther(f"{PREFIX}/decisions?note={token}#a-{number}")
 
 

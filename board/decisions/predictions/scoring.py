@@ -25,11 +25,13 @@ from board.decisions.predictions.store import Outcome, PredictionRow
 __all__ = [
     "BINS",
     "DEFAULT_MIN_RESOLVED",
+    "DEMO",
     "Bin",
     "TrackRecord",
     "bin_index",
     "brier",
     "format_stats",
+    "how_to_score",
     "reliability",
     "track_line",
     "track_records",
@@ -37,6 +39,9 @@ __all__ = [
 
 #: how many equal-width probability bins the reliability table has
 BINS = 10
+#: where to see scores without waiting for predictions to come due
+DEMO = "To see a track record now, `sabha demo` opens a demo board with a history of resolved predictions."
+
 #: resolved predictions an advisor needs before it is given a score (config
 #: ``board.meetings.min_resolved_predictions``)
 DEFAULT_MIN_RESOLVED = 5
@@ -134,7 +139,7 @@ def format_stats(records: Sequence[TrackRecord], *, min_resolved: int = DEFAULT_
     (``fenced``: each table in a Markdown code block, so a chat shows its columns in a fixed-width font)."""
     if not records:
         return ("No predictions yet. Members state them in board meetings (/meeting <topic>); once their "
-                "resolve-by date comes, resolve them with /resolve <n> yes|no|unknown.")
+                f"resolve-by date comes, resolve them with /resolve <n> yes|no|unknown. {DEMO}")
     lines = ["Advisor track record (Brier score: 0 is perfect, 0.25 is always saying 50%; lower is better):"]
     for record in records:
         lines.append("- " + track_line(record, min_resolved))
@@ -144,4 +149,19 @@ def format_stats(records: Sequence[TrackRecord], *, min_resolved: int = DEFAULT_
             lines += [f"  {b.low:.1f}-{b.high:.1f}  {b.count:>7}  {b.mean_p:>6.3f}  {b.observed:>9.3f}"
                       for b in record.bins]
             lines += ["```"] if fenced else []
+    if not any(record.scored for record in records):
+        lines += how_to_score(records, min_resolved)
     return "\n".join(lines)
+
+
+def how_to_score(records: Sequence[TrackRecord], min_resolved: int = DEFAULT_MIN_RESOLVED) -> list[str]:
+    """While no advisor has a score: how many predictions are resolved, how many more the closest advisor
+    needs, how to resolve one, and the demo board that has a history."""
+    resolved = sum(record.n for record in records)
+    closest = max(records, key=lambda record: (record.n, record.role))
+    more = max(1, min_resolved) - closest.n
+    return [f"No score yet: {resolved} prediction{'' if resolved == 1 else 's'} resolved so far; an advisor is scored "
+            f"once {min_resolved} of its own are resolved ({closest.role} needs {more} more).",
+            "To resolve one: /predictions lists the open ones and /resolve <n> yes|no|unknown records how it turned "
+            "out (or the Track record page, /ui/track, once the web pages are on).",
+            DEMO]
