@@ -100,6 +100,8 @@ def block(text: str, start: str) -> str:
 
 
 def test_a_reminder_says_who_owes_the_item_in_the_owners_words(chat: Chat, child: pexpect.spawn) -> None:
+    minutes = " ".join(screen(child).split())
+    assert "(the Chair owes it, due +2m)" in minutes and "Research owes it" in minutes  # the minutes too
     chat.at(START + timedelta(minutes=2))
     child.expect(r"Your reminder: the Chair owes action #1 ")
     child.expect(PROMPT)
