@@ -73,7 +73,8 @@ async def render_decisions(request: web.Request, *, status: int = 200, note: tup
     return page(request, "decisions.html", status=status, active="decisions", title="Decisions and actions",
                 decisions=decided, rulings=rulings, note=note, typed=dict(typed or {}),
                 snooze_choices=SNOOZE_CHOICES, understood=UNDERSTOOD,
-                open_actions=[action_view(a, now, zone) for a in actions if a.status == "open"],
+                open_actions=[action_view(a, now, zone, ctx.reminders.who) for a in actions
+                              if a.status == "open"],
                 done_actions=[a for a in actions if a.status != "open"][-50:])
 
 
