@@ -160,8 +160,11 @@ def how_to_score(records: Sequence[TrackRecord], min_resolved: int = DEFAULT_MIN
     resolved = sum(record.n for record in records)
     closest = max(records, key=lambda record: (record.n, record.role))
     more = max(1, min_resolved) - closest.n
-    return [f"No score yet: {resolved} prediction{'' if resolved == 1 else 's'} resolved so far; an advisor is scored "
-            f"once {min_resolved} of its own are resolved ({closest.role} needs {more} more).",
+    progress = (f"{resolved} prediction{'' if resolved == 1 else 's'} resolved so far" if resolved
+                else "no prediction is resolved yet")
+    closest_says = f" ({closest.role} needs {more} more)" if resolved else ""
+    return [f"No score yet: {progress}; an advisor is scored once {min_resolved} of its own are "
+            f"resolved{closest_says}.",
             "To resolve one: /predictions lists the open ones and /resolve <n> yes|no|unknown records how it turned "
             "out (or the Track record page, /ui/track, once the web pages are on).",
             DEMO]

@@ -159,8 +159,9 @@ def test_opening_the_chat_summarises_what_waits_in_at_most_three_lines(chat: Cha
     waiting = [line for line in lines if line and not line.startswith((*BANNER, *CHAT))]
     assert 1 <= len(waiting) <= 3, f"{len(waiting)} lines besides the banner and /actions: {waiting}"
     said = " ".join(waiting)
-    assert "2 action items are overdue" in said and "/actions" in said, said
-    assert "5 predictions" in said and "/predictions" in said, said
+    assert "2 action items are overdue (#1 by 2 days)" in said and "/actions" in said, said
+    assert "5 predictions are ready to check" in said and "/predictions" in said, said
+    assert all(len(line) <= 80 for line in waiting), waiting  # no line wraps on an 80-column terminal
     assert "Your reminder" not in everything and "Time to check a prediction" not in everything
     third = chat.open()  # and they are not printed later either: the summary stood for them
     try:
