@@ -1,13 +1,14 @@
 """The owner's pages (all under ``/ui/``; :mod:`bot.web.app` guards them).
 
 ``GET /ui/`` the board (advisors, emoji, model, soul version and load state, last activity);
-``/ui/sessions`` and ``/ui/sessions/{id}`` conversations (transcript as Markdown, tool calls
-folded); ``/ui/meetings``, ``/ui/meetings/new`` (POST ``/ui/meetings`` starts one),
-``/ui/meetings/{id}`` one meeting, live while it runs (:mod:`bot.web.meeting_stream`);
-``/ui/decisions`` decisions and action items (:mod:`bot.web.decisions`); ``/ui/track`` the
-advisors' track record (:mod:`bot.web.track`); ``/ui/cost``
-cost per day and per role as SVG charts; ``/ui/login`` (GET shows the link's Sign in button or
-how to get a link; POST redeems it), POST ``/ui/logout``; ``/ui/static/{file}``.
+``/ui/sessions`` and ``/ui/sessions/{id}`` conversations as a person reads them
+(:mod:`bot.web.conversations`: advisor, place, last activity, preview; who said what, in Markdown);
+``/ui/meetings``, ``/ui/meetings/new`` (POST ``/ui/meetings`` starts one), ``/ui/meetings/{id}`` one
+meeting, live while it runs (:mod:`bot.web.meeting_stream`); ``/ui/decisions`` decisions and action
+items (:mod:`bot.web.decisions`); ``/ui/track`` the advisors' track record and the predictions to
+resolve (:mod:`bot.web.track`); ``/ui/cost`` cost per day and per role as SVG charts (nothing spent:
+why, and no empty chart); ``/ui/login`` (GET shows the link's Sign in button or how to get a link;
+POST redeems it), POST ``/ui/logout``; ``/ui/static/{file}``.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ signed in with a link from the real ``sabha web link``:
   CSRF token): the page then shows it resolved and the score.
 - No Markdown syntax shown as text: the used-link page names the command, without backticks.
 
+And, without a browser, the resolve form's guard: its CSRF token, odd numbers, a second press.
+
 Selenium blocks; its calls run in a thread so the daemon (in this process) keeps serving.
 """
 
@@ -189,3 +191,35 @@ async def test_no_page_shows_markdown_backticks(tmp_path: Path, browser: Browser
         text = await asyncio.to_thread(_open, b, d.base + "/ui/track")
         await asyncio.to_thread(_shots, b, "signed-out")
         assert "`" not in text, text
+
+
+async def test_resolving_on_the_page_needs_its_csrf_token_and_happens_once(tmp_path: Path) -> None:
+    from tests.support.web_decisions import csrf_of
+
+    async with WebDaemon(tmp_path) as d, ClientSession() as http:
+        jar = await sign_in(http, d)
+        await hold_meeting(http, d, jar, "Should we open a Pune office?")
+        store = PredictionStore(d.board.parts.db)
+        first = (await store.query(status="all"))[0]
+        async with http.get(d.base + "/ui/track", headers=jar) as resp:
+            csrf = csrf_of(await resp.text())
+        url = f"{d.base}/ui/track/predictions/{first.id}"
+        async with http.post(url, data={"outcome": "yes"}, headers=jar, allow_redirects=False) as resp:
+            assert resp.status == 403  # no CSRF token: refused, nothing changed
+        assert (await store.get(first.id)).is_open  # type: ignore[union-attr]
+        for n in ("%C2%B2", "9" * 30, "99999"):
+            async with http.post(f"{d.base}/ui/track/predictions/{n}", data={"outcome": "yes", "csrf": csrf},
+                                 headers=jar, allow_redirects=False) as resp:
+                assert resp.status == 404, (n, resp.status)
+        async with http.post(url, data={"outcome": "maybe", "csrf": csrf}, headers=jar) as resp:
+            assert resp.status == 400 and "Yes, No or Can" in await resp.text()
+        async with http.post(url, data={"outcome": "no", "csrf": csrf}, headers=jar, allow_redirects=False) as resp:
+            assert resp.status == 303, await resp.text()
+        async with http.post(url, data={"outcome": "yes", "csrf": csrf}, headers=jar) as resp:
+            assert resp.status == 409 and "already resolved" in await resp.text()  # a second press changes nothing
+        row = await store.get(first.id)
+        assert row is not None and row.outcome is not None and row.outcome.value == "no"
+        assert row.resolved_by == "owner (web)"
+        work = await d.board.parts.db.fetchone("SELECT status FROM scheduled_work WHERE key = ?",
+                                               (f"resolution:prediction:{first.id}",))
+        assert work is not None and work["status"] == "cancelled"  # its resolution request will not go out
