@@ -70,6 +70,10 @@ async def test_conversations_name_the_advisor_the_place_the_time_and_who_spoke(
                    role_hint="critic")
         await _say(d, "Can we afford two offices?", channel="whatsapp", sender="15550001", sender_name="Priya",
                    chat_id="15550001", role_hint="finance")
+        await _say(d, "And from the web?", channel="web", sender="owner", is_owner=True, chat_id="general",
+                   role_hint="general")
+        await _say(d, "Is the topic working?", channel="telegram", sender="42", sender_name="Asha", is_owner=True,
+                   chat_id="-1001", thread_id=7, is_group=True, role_hint="strategy")
         await asyncio.to_thread(b.sign_in, await d.link())
         text = await asyncio.to_thread(_open, b, d.base + "/ui/sessions")
         await asyncio.to_thread(_shots, b, "conversations")
@@ -79,6 +83,7 @@ async def test_conversations_name_the_advisor_the_place_the_time_and_who_spoke(
             assert internal not in text, f"{internal!r} on the Conversations page:\n{text}"
         assert critic in text, text  # the advisor's name and emoji
         assert "Terminal" in text and "WhatsApp" in text and "Priya" in text, text  # where, and with whom
+        assert "Web chat · Terminal" in text and "Telegram topic" in text, text
         assert "What could go wrong with a Lisbon office?"[:30] in text or "Critic" in text, text
         assert "Earlier session" in text, text  # the archived one
         year = str(d.board.parts.clock.now().year)
@@ -191,6 +196,17 @@ async def test_no_page_shows_markdown_backticks(tmp_path: Path, browser: Browser
         text = await asyncio.to_thread(_open, b, d.base + "/ui/track")
         await asyncio.to_thread(_shots, b, "signed-out")
         assert "`" not in text, text
+        # and every page of this part, after a meeting and a talk in Markdown
+        await _say(d, "Is `pricing` **really** the issue?", channel="console", sender="root", is_owner=True)
+        async with ClientSession() as http:
+            await hold_meeting(http, d, await sign_in(http, d), "Should we raise prices by 10%?")
+        await asyncio.to_thread(b.sign_in, await d.link())
+        refs = await d.board.parts.sessions.list(include_archived=True)
+        for path in ("/ui/", "/ui/sessions", "/ui/track", "/ui/cost", "/ui/sessions/nosuch",
+                     *(f"/ui/sessions/{r.session_id}" for r in refs)):
+            text = await asyncio.to_thread(_open, b, d.base + path)
+            for syntax in ("`", "**", "\\n"):
+                assert syntax not in text, f"{syntax!r} on {path}:\n{text}"
 
 
 async def test_resolving_on_the_page_needs_its_csrf_token_and_happens_once(tmp_path: Path) -> None:
