@@ -74,11 +74,12 @@ class TranscriptLine:
 
     kind: LineKind
     who: str  # "You", "Priya", "🦉 Critic", "Sabha"; a folded record's title
-    mine: bool  # said by the board's owner (laid out as the person's side)
+    mine: bool  # said by the board's owner
     text: str  # Markdown of a message; plain text of a folded record
     ts: str  # ISO 8601
     when: str  # the time, as read
     meeting: MeetingNote | None = None
+    advisor: bool = False  # said by an advisor (laid out apart from what people said)
 
 
 def when_label(ts: str | None) -> str:
@@ -205,7 +206,8 @@ def transcript_line(entry: Mapping[str, Any], ref: SessionRef, labels: Mapping[s
     ts = str(entry.get("ts") or entry.get("created") or "")
     if kind == "message":
         who, mine = _speaker(entry, ref, labels)
-        return TranscriptLine(LineKind.MESSAGE, who, mine, str(entry.get("text") or ""), ts, when_label(ts))
+        return TranscriptLine(LineKind.MESSAGE, who, mine, str(entry.get("text") or ""), ts, when_label(ts),
+                              advisor=entry.get("role") == "assistant")
     if kind == "meeting":
         return TranscriptLine(LineKind.MEETING, "Sabha", False, "", ts, when_label(ts), meeting=_note(entry, labels))
     title = _FOLDED_TITLES.get(kind, kind.replace("_", " ").capitalize())
