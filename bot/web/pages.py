@@ -31,7 +31,7 @@ from board.room.convene import MeetingInProgress
 from board.storage import Database, Dialect
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
-from bot.web.conversations import conversation_item, transcript_line
+from bot.web.conversations import conversation_item, transcript_line, when_label
 from bot.web.numbers import clamped, whole_number
 from bot.web.render import bar_chart, render_page
 from bot.web.rulings import proposed, ruling_view
@@ -124,10 +124,10 @@ async def logout(request: web.Request) -> web.StreamResponse:
 
 
 async def last_activity(db: Database) -> dict[str, str]:
-    """When each role last called a model (UTC ISO 8601), from the ledger."""
+    """When each role last called a model (as read: ``29 Nov 2026, 06:49 UTC``), from the ledger."""
     rows = await db.fetchall(
         "SELECT role, MAX(ts) AS ts FROM llm_calls WHERE role IS NOT NULL GROUP BY role")
-    return {str(r["role"]): str(r["ts"])[:19].replace("T", " ") for r in rows}
+    return {str(r["role"]): when_label(str(r["ts"])) for r in rows}
 
 
 async def board_page(request: web.Request) -> web.Response:
