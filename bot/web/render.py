@@ -26,7 +26,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-__all__ = ["TEMPLATES", "bar_chart", "environment", "markdown", "render_page"]
+__all__ = ["TEMPLATES", "bar_chart", "environment", "inline_markdown", "markdown", "plain_text", "render_page"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -75,7 +75,32 @@ def markdown(text: str | None) -> Markup:
     return Markup(_md().render(text or ""))  # html=False: markdown-it escapes every raw tag
 
 
+def inline_markdown(text: str | None) -> Markup:
+    """One line of Markdown (a refusal, a note: a command in backticks becomes code) as safe HTML, with no
+    paragraph around it."""
+    return Markup(_md().renderInline(text or ""))
+
+
+def plain_text(text: str | None) -> str:
+    """``text`` (Markdown) as the words a reader sees, without its syntax (``**`` ``#`` backticks...): for a
+    one-line preview."""
+    words: list[str] = []
+    for block in _md().parse(text or ""):
+        for token in block.children or ():
+            if token.type in ("text", "code_inline"):
+                words.append(token.content)
+            elif token.type in ("softbreak", "hardbreak"):
+                words.append(" ")
+        if block.type == "fence" or block.type == "code_block":
+            words.append(block.content)
+        if block.type.endswith("_close") and block.block:
+            words.append(" ")
+    return " ".join("".join(words).split())
+
+
 def _money(value: float | None) -> str:
+    if not value:
+        return "$0"
     return f"${value or 0:,.4f}" if (value or 0) < 1 else f"${value:,.2f}"
 
 
@@ -87,6 +112,7 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["markdown"] = markdown
+    env.filters["inline_markdown"] = inline_markdown
     env.filters["money"] = _money
     return env
 
