@@ -2,9 +2,19 @@
 // fragments the server renders. The browser resumes a dropped stream with Last-Event-ID by itself.
 // A hidden tab closes its stream and opens it again when shown (a browser keeps at most 6
 // connections to a server over HTTP/1.1; each live tab would hold one).
+// On a phone the agenda starts folded (its summary stays), so the statements are on the first screen.
 (function () {
   "use strict";
   var root = document.getElementById("meeting");
+  var phone = window.matchMedia && window.matchMedia("(max-width: 600px)");
+
+  function foldAgenda() {
+    var agenda = document.querySelector("#region-agenda details.agenda");
+    if (agenda && phone && phone.matches) { agenda.open = false; }
+  }
+
+  foldAgenda();
+  if (phone && phone.addEventListener) { phone.addEventListener("change", foldAgenda); }  // turned to a phone's width
   if (!root || root.dataset.live !== "true" || !window.EventSource) { return; }
   var status = document.getElementById("live-status");
   var source = null;
@@ -22,6 +32,7 @@
     } else {
       target.innerHTML = op.html;
     }
+    if (op.target === "region-agenda") { foldAgenda(); }
     if (csrf) {
       target.querySelectorAll("input[name=csrf]").forEach(function (input) {
         if (!input.value) { input.value = csrf.value; }
