@@ -107,6 +107,7 @@ def _debate_first(b: Browser, name: str) -> None:
     _phone(b)
     assert not b.driver.execute_script(WIDER_THAN_PAGE), f"{name} scrolls sideways on a phone"
     at = b.driver.execute_script(POSITIONS)
+    b.driver.save_screenshot(str(ARTIFACTS / f"{name}-375-first-screen.png"))  # what the phone shows first
     b.shot(f"{name}-375")
     assert at["statement"] is not None and at["statement"] + 60 <= at["screen"], \
         f"the first statement is below the first screen on a phone: {at}"
@@ -298,3 +299,39 @@ async def test_the_meeting_page_reads_well_on_a_phone_and_a_desktop(tmp_path: Pa
         record = (await d.board.parts.decisions.find(meeting_id)).record
         assert record is not None and record.verdict is Verdict.VETOED and record.ruled_by == "web:owner"
         assert record.reason == "we cannot staff it this year"
+
+
+NEWEST = """const all = document.querySelectorAll('#statements > li'); const last = all[all.length - 1];
+const r = last.getBoundingClientRect(); const pill = document.getElementById('new-below');
+return {who: last.querySelector('.who').textContent, top: r.top, bottom: r.bottom, screen: window.innerHeight,
+        pill: pill && !pill.hidden && pill.getClientRects().length ? pill.textContent : null};"""
+
+
+def _newest(b: Browser) -> dict[str, Any]:
+    return dict(b.driver.execute_script(NEWEST))
+
+
+async def test_on_a_phone_the_newest_statement_is_one_tap_away(tmp_path: Path, browser: Browser) -> None:  # noqa: F811
+    """Live on a phone, statements arriving below the screen bring up a "New: <who>" button that takes you to
+    the newest (as a chat's "new messages" does), and goes once it is seen."""
+    b = browser
+    async with WebDaemon(tmp_path) as d:
+        assert d.model is not None
+        await asyncio.to_thread(b.sign_in, await d.link())
+        await asyncio.to_thread(_phone, b)
+        d.model.hold()  # the page is open, at the top, before anyone speaks
+        await asyncio.to_thread(_start_meeting, b, d.base, "Should we sponsor the local meetup?")
+        d.model.release()
+        await asyncio.to_thread(_ended, b)
+        at = await asyncio.to_thread(_newest, b)
+        assert at["top"] > at["screen"], f"the newest statement is on the first screen already: {at}"
+        assert at["pill"] and at["who"] in at["pill"], f"nothing says a statement came below the screen: {at}"
+        await asyncio.to_thread(b.driver.save_screenshot, str(ARTIFACTS / "meeting-page-new-below-375.png"))
+        await asyncio.to_thread(b.driver.find_element("css selector", "#new-below").click)
+        deadline = time.monotonic() + 10
+        while not (0 <= (at := await asyncio.to_thread(_newest, b))["top"] < at["screen"]):
+            assert time.monotonic() < deadline, f"the button did not bring the newest statement into view: {at}"
+            await asyncio.sleep(0.05)
+        assert at["pill"] is None, at
+        await asyncio.to_thread(b.driver.save_screenshot, str(ARTIFACTS / "meeting-page-newest-375.png"))
+        await asyncio.to_thread(b.size, 1280)
