@@ -34,7 +34,7 @@ from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.conversations import conversation_item, transcript_line, when_label
 from bot.web.numbers import clamped, whole_number
 from bot.web.render import bar_chart, render_page
-from bot.web.rulings import proposed, ruling_view
+from bot.web.rulings import meeting_actions, proposed, ruling_view
 from bot.web.view import ELSEWHERE, MeetingView, events_from_record
 
 __all__ = ["MAX_TOPIC", "error_page", "page", "render_meeting", "routes"]
@@ -298,8 +298,10 @@ async def render_meeting(request: web.Request, meeting_id: str, *, status: int =
     record = decision.record if decision is not None and decision.record is not None \
         and decision.record.meeting_id == meeting_id and decision.outcome is Outcome.DONE else None
     ruling = ruling_view(record) if record is not None else proposed(meeting_id)
+    items = await meeting_actions(ctx.meetings, meeting_id, ctx.clock.now(), ctx.reminders.zone) \
+        if view.decision else []
     return page(request, "meeting.html", status=status, active="meetings", title=f"Meeting: {view.topic[:80]}",
-                v=view, live=live, ruling=ruling, note=note)
+                v=view, live=live, ruling=ruling, note=note, items=items)
 
 
 async def meeting_page(request: web.Request) -> web.Response:
