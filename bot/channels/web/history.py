@@ -25,10 +25,12 @@ from board.conversation.sessions import Sessions
 from board.conversation.transcripts import TranscriptError
 from bot.web.render import markdown
 
-__all__ = ["HISTORY", "PLACES", "SharedLine", "shared_history"]
+__all__ = ["HISTORY", "LONGEST", "PLACES", "SharedLine", "shared_history"]
 
 #: At most this many messages of the shared conversation are shown on opening.
 HISTORY = 50
+#: The longest message shown whole (a file read in the terminal is part of its message's text).
+LONGEST = 4000
 #: Events read from the end of the transcript to find them (tool calls and consultations sit between).
 _TAIL = 400
 #: Where a message was written, as the owner calls it.
@@ -73,8 +75,11 @@ def _line(entry: dict[str, Any], label: Callable[[str], str], after: str | None,
           before: str | None) -> SharedLine:
     asked = entry.get("role") == "user"
     who = f"You, {_place(entry.get('channel'))}" if asked else label(str(entry.get("agent") or ""))
-    return SharedLine(entry_id=str(entry.get("id") or entry.get("ts") or ""), asked=asked, who=who,
-                      text=str(entry.get("text") or ""), at=str(entry.get("ts") or ""), after=after, before=before)
+    text = str(entry.get("text") or "")
+    if len(text) > LONGEST:
+        text = text[:LONGEST].rstrip() + "…"
+    return SharedLine(entry_id=str(entry.get("id") or entry.get("ts") or ""), asked=asked, who=who, text=text,
+                      at=str(entry.get("ts") or ""), after=after, before=before)
 
 
 def _elsewhere(entries: list[dict[str, Any]], label: Callable[[str], str]) -> list[SharedLine]:

@@ -50,12 +50,16 @@ def _short(text: Any, limit: int = LONGEST) -> str:
     return said if len(said) <= limit else said[: limit - 1].rstrip() + "…"
 
 
-def _vote(stances: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """``3 support, 1 oppose; confidence 72% on average`` (None: no member stated a stance)."""
+def _vote(stances: Mapping[str, Mapping[str, Any]], present: list[str]) -> str | None:
+    """``3 support, 1 oppose, 1 gave no stance; confidence 72% on average`` (None: no member stated a stance);
+    ``present``: the members who took part (the decision event's ``participants``)."""
     if not stances:
         return None
     counts = {p: sum(1 for s in stances.values() if s.get("position") == p) for p in _POSITIONS}
     said = ", ".join(f"{n} {p}" for p, n in counts.items() if n)
+    silent = [role for role in present if role not in stances]
+    if silent:
+        said += f", {len(silent)} gave no stance"
     confidences = [float(s.get("confidence") or 0) for s in stances.values()]
     average = round(100 * sum(confidences) / len(confidences))
     return f"**Vote:** {said}; confidence {average}% on average"
@@ -98,7 +102,8 @@ class MeetingNotes:
         d: Mapping[str, Any] = dict(event.data.get("decision") or {})
         head = [f"**Board decision** on \u201c{event.topic}\u201d",
                 f"**Recommendation:** {_short(d.get('recommendation') or event.text)}"]
-        vote = _vote(self._stances.get(event.meeting_id, {}))
+        present = [str(r) for r in event.data.get("participants") or ()]
+        vote = _vote(self._stances.get(event.meeting_id, {}), present)
         if vote:
             head.append(vote)
         dissent = [self.label(str(x.get("who"))) for x in d.get("dissent") or () if isinstance(x, dict)]
