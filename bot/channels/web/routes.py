@@ -11,7 +11,9 @@
 - ``GET /ui/chat/{advisor}/events`` is the conversation over Server-Sent Events: every outbox row
   after ``Last-Event-ID`` (``entry`` events, id = seq), the answer being written (``draft``, then
   ``delta``), then what comes; a page that opens (no ``Last-Event-ID``) also gets the conversation's
-  messages written elsewhere (``history`` events, no id: :mod:`.history`), placed among the rows by time;
+  messages written elsewhere (``history`` events, no id: :mod:`.history`), placed among the rows by time
+  (a page that reconnects gets them after the rows, and shows each once), then those written while it
+  follows (read every :data:`HISTORY_POLL_S` seconds);
   a comment every :data:`PING_S` seconds keeps proxies from closing it.
 
 Every route asks the :class:`.guard.Guard` first: nothing is served without the owner's login.
@@ -40,12 +42,14 @@ from bot.intake.intake import StorageUnavailable
 from bot.web.app import CSP
 from bot.web.numbers import MAX_NUMBER, clamped
 
-__all__ = ["PING_S", "PREFIX", "chat_routes"]
+__all__ = ["HISTORY_POLL_S", "PING_S", "PREFIX", "chat_routes"]
 
 log = logging.getLogger("sabha.web.chat")
 
 PREFIX = "/ui/chat"
 PING_S = 15.0
+#: How often a following page's conversation is read for messages written elsewhere (the terminal, Telegram).
+HISTORY_POLL_S = 3.0
 #: The web pages' headers (:mod:`bot.web.app`): only the daemon's own scripts and styles, no framing, no referrer.
 SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                     "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
@@ -151,8 +155,10 @@ class _Routes:
         with channel.feed.follow(conversation) as (follower, drafts), channel.streams.open():
             await response.write(b"retry: 1000\n\n")
             sent, finished = after, set[str]()
-            history = await channel.history(conversation) if after == 0 else []
-            for event in _in_time_order(await channel.outbox.since(conversation, after), history):
+            # opening: the history among the rows; reconnecting: after them (the page shows each message once)
+            history = await channel.history(conversation)
+            rows = await channel.outbox.since(conversation, after)
+            for event in _in_time_order(rows, history) if after == 0 else _in_time_order(rows, []):
                 await _send(response, event)
                 entry = event.data
                 if event.seq is not None:
@@ -162,15 +168,19 @@ class _Routes:
             for draft in drafts:
                 if draft.reply_to not in finished:
                     await _send(response, draft.snapshot())
+            if after != 0:
+                for line in history:
+                    await _send(response, FeedEvent(FeedKind.HISTORY, line.to_json()))
+            elsewhere = _Elsewhere(channel, conversation, history)
             while not channel.feed.closed:
                 if follower.dropped and follower.queue.empty():
                     log.info("web chat: a page following %s fell behind; closed (it reconnects and catches up)",
                              conversation)
                     return
                 try:
-                    event = await asyncio.wait_for(follower.queue.get(), PING_S)
+                    event = await asyncio.wait_for(follower.queue.get(), HISTORY_POLL_S)
                 except TimeoutError:
-                    await response.write(b": ping\n\n")
+                    await elsewhere.news(response)
                     continue
                 if event.kind is FeedKind.CLOSE:
                     return
@@ -184,6 +194,32 @@ class _Routes:
                 elif str(event.data.get("reply_to")) in finished:
                     continue  # its reply is shown: a late draft event would show the text twice
                 await _send(response, event)
+
+
+class _Elsewhere:
+    """What a following page is shown of its conversation written elsewhere after it opened: every
+    :data:`HISTORY_POLL_S` seconds with nothing else to send, the history is read again and what is new in it
+    is sent (a ``: ping`` comment every :data:`PING_S` seconds when there is nothing)."""
+
+    def __init__(self, channel: ChatHost, conversation: str, shown: Sequence[SharedLine]) -> None:
+        self.channel, self.conversation = channel, conversation
+        self.known = {line.entry_id for line in shown}
+        self.quiet = 0.0
+
+    async def news(self, response: web.StreamResponse) -> None:
+        try:
+            lines = await self.channel.history(self.conversation)
+        except Exception as exc:  # noqa: BLE001 - the store is down a moment: read again at the next poll
+            log.info("web chat: could not read the conversation %s for news: %s", self.conversation, exc)
+            lines = []
+        fresh = [line for line in lines if line.entry_id not in self.known]
+        for line in fresh:
+            self.known.add(line.entry_id)
+            await _send(response, FeedEvent(FeedKind.HISTORY, line.to_json()))
+        self.quiet = 0.0 if fresh else self.quiet + HISTORY_POLL_S
+        if self.quiet >= PING_S:
+            await response.write(b": ping\n\n")
+            self.quiet = 0.0
 
 
 def _time(at: str) -> datetime | None:

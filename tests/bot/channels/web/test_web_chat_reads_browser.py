@@ -169,6 +169,10 @@ async def test_the_chat_with_the_chair_shows_the_conversation_it_shares_with_the
                                         "return Array.from(document.querySelectorAll('#log > li'))"
                                         ".map(function (li) { return li.className; })")
         assert order[:4] == ["msg history question", "msg history answer"] * 2, order
+        await _ask(sabha.config, "one more from the terminal")  # while the page is open: it shows up below
+        await asyncio.to_thread(browser.wait_for, ".msg.history", 6, 60)
+        texts = await asyncio.to_thread(browser.texts, "#log > li .text")
+        assert texts[-2] == "one more from the terminal", texts
         await asyncio.to_thread(_shots, browser, "chat-history")
     finally:
         await sabha.close()
