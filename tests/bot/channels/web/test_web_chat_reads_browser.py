@@ -119,6 +119,13 @@ async def test_a_meeting_links_its_live_page_and_ends_in_a_decision_card(
         assert "confidence" in card.lower() and "action" in card.lower(), card
         minutes = await asyncio.to_thread(browser.driver.find_element, By.LINK_TEXT, "Read the minutes")
         assert (await asyncio.to_thread(minutes.get_attribute, "href")).startswith(href)
+        for command in ("/actions", "/predictions"):  # the meeting's follow-through: one item a line
+            await asyncio.to_thread(_send, browser, command)
+        await asyncio.to_thread(browser.wait_for, ".msg.command", 3)
+        actions, predictions = (await asyncio.to_thread(browser.texts, ".msg.command .text"))[-2:]
+        assert len(actions.splitlines()) >= 4, actions  # a heading and the 3 items
+        assert len(predictions.splitlines()) >= 2, predictions
+        await asyncio.to_thread(_shots, browser, "chat-follow-through")
         meeting_id = href.rsplit("/", 1)[-1]
         (live,) = (await asyncio.to_thread(browser.wait_for, ".msg.meeting"))[:1]
         anchor = (await asyncio.to_thread(live.find_elements, By.CSS_SELECTOR, "a"))[0]
