@@ -74,7 +74,8 @@ def _place(channel: Any) -> str:
 def _line(entry: dict[str, Any], label: Callable[[str], str], after: str | None,
           before: str | None) -> SharedLine:
     asked = entry.get("role") == "user"
-    who = f"You, {_place(entry.get('channel'))}" if asked else label(str(entry.get("agent") or ""))
+    agent = str(entry.get("agent") or "")
+    who = f"You, {_place(entry.get('channel'))}" if asked else (label(agent) if agent else "Sabha")
     text = str(entry.get("text") or "")
     if len(text) > LONGEST:
         text = text[:LONGEST].rstrip() + "…"
