@@ -10,7 +10,8 @@ in that Markdown (``![alt](url)``) becomes a plain link to it (``rel="nofollow n
 alt text as its words, else the address): the pages never fetch what an answer or a message
 points at, from another host or from this one (``![x](/ui/logout)``); an image inside a link
 (``[![logo](a.png)](https://b)``) is that link's words only, never a link inside a link. The
-pages' own images are in their templates, not in Markdown.
+pages' own images are in their templates, not in Markdown. ``breaks=True`` (the web chat) renders each line
+break as a break, as chat apps do, where CommonMark joins the lines of a paragraph.
 The cost chart is drawn here as an SVG string of bars: no script, no outside resource.
 """
 
@@ -61,18 +62,19 @@ def _image_as_link(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> 
 
 
 @functools.cache
-def _md() -> Any:
+def _md(breaks: bool = False) -> Any:
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": breaks})
+    md.enable("table")
     md.add_render_rule("image", _image_as_link)
     md.validateLink = _safe_address  # type: ignore[method-assign]
     return md
 
 
-def markdown(text: str | None) -> Markup:
-    """``text`` (Markdown from anyone) as safe HTML."""
-    return Markup(_md().render(text or ""))  # html=False: markdown-it escapes every raw tag
+def markdown(text: str | None, *, breaks: bool = False) -> Markup:
+    """``text`` (Markdown from anyone) as safe HTML (``breaks``: a line break stays a break)."""
+    return Markup(_md(breaks).render(text or ""))  # html=False: markdown-it escapes every raw tag
 
 
 def inline_markdown(text: str | None) -> Markup:
