@@ -144,7 +144,7 @@ def statement(*, role: str, voice: str, questions: list[str], topic: Topic, roun
         name, their = colleague
         focus = ANGLES.get(their, _ANY).focus
         if challenger:
-            parts = [f"{name}'s case on {focus} rests on what nobody has checked. {question}"]
+            parts = [f"{name}'s case on {focus} rests on an assumption we have not tested. {question}"]
         else:
             parts = [_agreeing(role, round_no, said).format(name=name, focus=focus, mine=angle.focus) + f" {question}"]
     if challenger:
