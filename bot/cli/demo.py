@@ -6,9 +6,10 @@ a newcomer walking through ``make run`` would meet only "too few resolved predic
 writes five past meetings (:data:`DEMO_MEETINGS`), each labelled ``[demo]`` in its topic, with an id
 starting ``demo-`` and minutes saying what they are, and each specialist's prediction in them resolved
 (their model is ``demo``), some right and some wrong, so the advisors' scores differ. ``sabha demo
---remove`` deletes exactly those rows (ids ``demo-...``), never a meeting of the board's own. The demo
-fills a fresh board only: on a board with meetings of its own it refuses, so a real track record is never
-mixed with made-up ones. The meetings carry no decision, so no later meeting recalls them as precedent.
+--remove`` deletes exactly those rows (ids ``demo-...``), never a meeting of the board's own. The demo is
+for a new board, also one that held its first meetings (the walk-through holds one before ``/stats``); once
+an advisor has a score of its own it refuses, so a real track record is never blurred by made-up
+predictions. The meetings carry no decision, so no later meeting recalls them as precedent.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
                                                        "(--remove takes it away)",
                        description="Five past [demo] meetings whose predictions are resolved, so /stats and "
                                    "`sabha board stats` show each advisor's Brier score at once. Only on a board "
-                                   "with no meetings of its own; `sabha demo --remove` deletes the demo history "
-                                   "and nothing else.")
+                                   "where no advisor has a score of its own yet; `sabha demo --remove` deletes "
+                                   "the demo history and nothing else.")
     p.add_argument("--remove", action="store_true", help="delete the demo history (never the board's own meetings)")
     p.set_defaults(handler=board_command(cmd_demo, writes=True))
 
@@ -82,10 +83,11 @@ async def cmd_demo(parts: Parts, args: argparse.Namespace) -> int:
         emit("the demo history is already on this board (`sabha meetings list` shows it as [demo]); "
              "`sabha demo --remove` takes it away")
         return 0
-    own = await _count(parts, own=True)
-    if own:
-        raise UserError(f"this board has {own} meeting(s) of its own: the demo history is for a new board, so "
-                        "that made-up predictions never mix into a real track record")
+    scored = await _scored_role(parts, parts.settings.meetings.min_resolved_predictions)
+    if scored is not None:
+        role, n = scored
+        raise UserError(f"this board has a track record of its own ({role}: {n} resolved predictions): the demo "
+                        "history is for a new board, so that made-up predictions never blur a real score")
     await _write(parts)
     emit(f"added a demo history: {len(DEMO_MEETINGS)} past [demo] meetings whose {len(DEMO_ROLES)} advisors' "
          "predictions are resolved. See the scores with /stats in `sabha chat` (or `sabha board stats`); "
@@ -98,6 +100,14 @@ async def _count(parts: Parts, *, own: bool) -> int:
     where = "NOT LIKE" if own else "LIKE"
     row = await parts.db.fetchone(f"SELECT count(*) AS n FROM meetings WHERE id {where} ?", (DEMO_PREFIX + "%",))
     return int(row["n"]) if row else 0
+
+
+async def _scored_role(parts: Parts, minimum: int) -> tuple[str, int] | None:
+    """An advisor with a score of its own (``minimum`` resolved yes/no predictions outside the demo), if any."""
+    row = await parts.db.fetchone(
+        "SELECT role, count(*) AS n FROM predictions WHERE meeting_id NOT LIKE ? AND outcome IN ('yes', 'no') "
+        "GROUP BY role ORDER BY n DESC LIMIT 1", (DEMO_PREFIX + "%",))
+    return (str(row["role"]), int(row["n"])) if row and int(row["n"]) >= max(1, minimum) else None
 
 
 async def _write(parts: Parts) -> None:

@@ -45,15 +45,37 @@ async def test_the_demo_history_gives_stats_a_score_at_once_and_goes_again(tmp_p
     assert SCORED.findall((await run_sabha(folder, env, "ask", "/stats"))[0]) == scored
 
 
-async def test_removing_the_demo_keeps_the_real_meetings(tmp_path: Path) -> None:
+async def test_the_walk_through_order_works_and_removing_the_demo_keeps_the_real_meeting(tmp_path: Path) -> None:
+    """The README's order: a meeting, a resolved prediction, /stats ("too few", and how to see a score),
+    then ``sabha demo``; ``--remove`` leaves the real meeting and its predictions as they were."""
     folder, env = await init_board(tmp_path)
-    await run_sabha(folder, env, "demo")
     await run_sabha(folder, env, "meeting", "--quiet", "Should we open a Pune office?")
+    await run_sabha(folder, env, "predictions", "resolve", "1", "yes")
+    empty, _ = await run_sabha(folder, env, "ask", "/stats")
+    assert not SCORED.search(empty) and "sabha demo" in empty, empty  # says how to get there
+    added, _ = await run_sabha(folder, env, "demo")
+    assert "added a demo history" in added, added
+    assert SCORED.search((await run_sabha(folder, env, "ask", "/stats"))[0])
     removed, _ = await run_sabha(folder, env, "demo", "--remove")
     assert "removed" in removed.lower(), removed
     listed, _ = await run_sabha(folder, env, "meetings", "list")
     assert "[demo]" not in listed and "Pune office" in listed, listed
     stats, _ = await run_sabha(folder, env, "ask", "/stats")
-    assert not SCORED.search(stats) and "1 open" in stats, stats  # the real meeting's predictions stay
+    assert not SCORED.search(stats) and "(n=1)" in stats and "1 open" in stats, stats  # the real ones stay
     nothing = await _sabha(folder, env, "demo", "--remove")
     assert nothing[0] == 0 and "no demo history" in nothing[1].lower(), nothing
+
+
+async def test_the_demo_never_blurs_a_real_score(tmp_path: Path) -> None:
+    folder, env = await init_board(tmp_path)
+    for n in range(5):
+        await run_sabha(folder, env, "meeting", "--quiet", f"Should we open office number {n + 1}?")
+    listed, _ = await run_sabha(folder, env, "predictions", "list", "--role", "finance")
+    numbers = re.findall(r"^#(\d+) finance", listed, re.MULTILINE)
+    assert len(numbers) == 5, listed
+    for number in numbers:
+        await run_sabha(folder, env, "predictions", "resolve", number, "yes")
+    refused = await _sabha(folder, env, "demo")
+    assert refused[0] == 2 and "finance: 5 resolved" in refused[2] and refused[2].count("\n") == 1, refused
+    listed, _ = await run_sabha(folder, env, "meetings", "list")
+    assert "[demo]" not in listed, listed
