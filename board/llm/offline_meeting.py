@@ -183,7 +183,8 @@ def decision(topic: Topic, owners: list[str], dissent: list[dict[str, str]]) -> 
         "recommendation": f"[offline] Run a 3-month pilot to {topic.action}, with a budget cap and a kill "
                           "criterion agreed up front, and commit further only if it meets its first milestone.",
         "rationale": "Most of the board backs a small, measurable first step; the dissent asks for a kill criterion "
-                     "before any commitment, so the pilot is capped and reversible.",
+                     "before any commitment, so the pilot is capped and reversible." if dissent else
+                     "The board backs a small, measurable first step, so the pilot is capped and reversible.",
         "consensus_points": ["Start with a small, measurable pilot before any full commitment"],
         "dissent": dissent,
         "action_items": [{"task": tasks[i], "owner": owners[i % len(owners)]} for i in range(count)],
