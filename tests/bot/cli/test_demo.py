@@ -9,6 +9,9 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
+from board.storage import StateURL
 from tests.support.cli import init_board, run_sabha
 
 SCORED = re.compile(r"^- (\w+): Brier (\d\.\d{3}) over (\d+) resolved", re.MULTILINE)
@@ -27,8 +30,13 @@ async def _sabha(folder: Path, env: dict[str, str], *args: str) -> tuple[int, st
     return proc.returncode or 0, out.decode(), err.decode()
 
 
-async def test_the_demo_history_gives_stats_a_score_at_once_and_goes_again(tmp_path: Path) -> None:
+@pytest.mark.backends
+async def test_the_demo_history_gives_stats_a_score_at_once_and_goes_again(tmp_path: Path,
+                                                                           state_url: StateURL | None) -> None:
     folder, env = await init_board(tmp_path)
+    if state_url is not None:  # the board's state on the test's PostgreSQL
+        with (folder / "sabha.yaml").open("a") as config:
+            config.write(f"\nstate:\n  url: {state_url}\n")
     before, _ = await run_sabha(folder, env, "ask", "/stats")
     assert not SCORED.search(before), before
     added, _ = await run_sabha(folder, env, "demo")
@@ -43,6 +51,10 @@ async def test_the_demo_history_gives_stats_a_score_at_once_and_goes_again(tmp_p
     again = await _sabha(folder, env, "demo")
     assert again[0] == 0 and "already" in again[1], again  # twice: nothing doubled
     assert SCORED.findall((await run_sabha(folder, env, "ask", "/stats"))[0]) == scored
+    removed, _ = await run_sabha(folder, env, "demo", "--remove")
+    assert "removed the demo history: 5 [demo] meetings" in removed, removed
+    listed, _ = await run_sabha(folder, env, "meetings", "list")
+    assert "[demo]" not in listed, listed
 
 
 async def test_the_walk_through_order_works_and_removing_the_demo_keeps_the_real_meeting(tmp_path: Path) -> None:
