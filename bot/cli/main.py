@@ -50,7 +50,7 @@ EXIT_USAGE = 2
 #: the transcript, the ledger and the state db are written exactly as otherwise.
 SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "decisions", "status", "inbox",
                             "doctor", "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "web",
-                            "predictions", "board"})
+                            "predictions", "board", "demo"})
 
 #: Each subcommand and the module whose ``add_parsers(sub, common)`` adds it (see the module
 #: docstring), in the order ``sabha --help`` lists them. Running a command imports only its own
@@ -70,6 +70,7 @@ SUBCOMMANDS: dict[str, str] = {
     "decisions": "bot.cli.decisions",
     "predictions": "bot.cli.predictions",
     "board": "bot.cli.predictions",
+    "demo": "bot.cli.demo",
     "status": "bot.cli.ops",
     "inbox": "bot.cli.ops",
     "doctor": "bot.cli.doctor",
