@@ -19,7 +19,14 @@ event loop, redraws the prompt under printed lines (``patch_stdout``), binds Ctr
 like a shell, and behaves the same with GNU readline, libedit or neither installed.
 
 Piped (``echo hi | sabha chat``) each line is a message and each answer one line on
-stdout; it ends at end of input, with no prompt, no history and no line editor loaded.
+stdout; it ends at end of input, with no prompt, no history and no line editor loaded. A line
+piped after ``/meeting`` waits for that meeting to end, so ``/ratify`` on the next line rules on
+its decision.
+
+One chat per board: a second ``sabha chat`` (typed at or piped) is refused with one line naming
+the first (:mod:`bot.ops.runlock`). SIGINT from outside (``kill -INT``; Ctrl-C is a key here)
+cancels the answer being waited for, or, at the prompt, leaves with ``Interrupted.`` and exit
+code 130 (:mod:`bot.cli.interrupt`).
 
 The chat adds three commands to the board's: ``/status`` (this board: config, roster,
 models, souls and their problems, data dir, log), ``/attach PATH [message]`` (a file from this
@@ -36,13 +43,14 @@ one ``<emoji> <Name>: <text>`` line, as scripts expect.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.cli.ask import console_envelope, resolve_role
-from bot.cli.common import emit, note
+from bot.cli.common import UserError, emit, note
 from bot.cli.streaming import PipedStream, ScreenStream
 from bot.cli.where import open_config, with_board
 
@@ -75,9 +83,27 @@ def _interactive() -> bool:
 async def cmd_chat(args: argparse.Namespace) -> int:
     """Interactive chat on a terminal; with piped stdin, answer each line and exit at EOF."""
     loaded = open_config(args, writes=True)
-    if _interactive():
-        return await _TerminalChat(loaded, args).run()
-    return await with_board(loaded, lambda board: _piped(board, loaded, args))
+    with _one_chat(loaded):
+        if _interactive():
+            return await _TerminalChat(loaded, args).run()
+        return await with_board(loaded, lambda board: _piped(board, loaded, args))
+
+
+def _one_chat(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]:
+    """The board's chat lock (:mod:`bot.ops.runlock`), held: a second ``sabha chat`` on the board is
+    refused with one line naming the first (two would interleave one conversation)."""
+    from bot.ops.runlock import LockHeld, LockKind, ProcessLock
+
+    lock = ProcessLock(loaded.data_dir, LockKind.CHAT)
+    try:
+        lock.acquire()
+    except LockHeld as held:
+        raise UserError(f"another sabha chat is open on this board (pid {held.pid or '?'}, data dir "
+                        f"{loaded.data_dir}): two would interleave one conversation. Leave that one first "
+                        "(/quit), or ask one question with sabha ask") from None
+    except OSError:  # a data dir that cannot be written: opening the board says so, with the fix
+        return contextlib.nullcontext()
+    return lock
 
 
 def _add_chat_commands(parts: Parts, loaded: LoadedConfig, role: str | None) -> None:

@@ -146,11 +146,36 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     for warning in loaded.warnings:  # in the daemon's own log format (JSON lines under systemd)
         logging.getLogger("sabha.config").warning("%s", warning)
     try:
-        return await run_daemon(loaded)
+        with _run_lock(loaded):
+            return await run_daemon(loaded)
     except (ChannelError, DataDirUnwritable, ClockRefused, ReplicaNameTaken, StorageError) as exc:
         raise UserError(str(exc)) from exc
     except OSError as exc:
         raise UserError(str(exc)) from exc
+
+
+def _run_lock(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]:
+    """On SQLite, one ``sabha run`` per board (:mod:`bot.ops.runlock`): a second is refused with one
+    line naming the running one. PostgreSQL replicas share a database by design: no lock."""
+    from board.storage import Dialect
+    from bot.ops.runlock import LockHeld, LockKind, ProcessLock
+    from bot.ops.runtime import local_base, read_runtime
+
+    if loaded.state_url().dialect is not Dialect.SQLITE:
+        return contextlib.nullcontext()
+    lock = ProcessLock(loaded.data_dir, LockKind.RUN)
+    try:
+        lock.acquire()
+    except LockHeld as held:
+        info = read_runtime(loaded.data_dir)
+        where = (f" at {local_base(info.host, info.port)}" if info is not None and info.pid == held.pid
+                 else " (still starting)")
+        raise UserError(f"sabha run is already running on this board: pid {held.pid or '?'}{where}, data dir "
+                        f"{loaded.data_dir}. Stop it first (Ctrl-C or kill {held.pid or 'it'}); several replicas "
+                        "need a PostgreSQL state store (state.url)") from None
+    except OSError:  # a data dir that cannot be written: the board's opening says so, with the fix
+        return contextlib.nullcontext()
+    return lock  # held: the with block releases it
 
 
 # -- parser -----------------------------------------------------------------------
