@@ -252,12 +252,20 @@ class _TerminalChat:
         self.verbosity = getattr(args, "verbose", 0) or 0
         self._turn: asyncio.Task[Any] | None = None
         self._interrupted = False
+        self._leave = False  # SIGINT at the prompt: leave with "Interrupted." and 130, not "Goodbye."
+        self._session: Any = None  # the prompt, once it reads lines
 
     def _on_sigint(self) -> None:
-        """Ctrl-C while no prompt is reading keys: cancel what is being waited for."""
+        """SIGINT (Ctrl-C while no prompt is reading keys, or ``kill -INT``): cancel what is being waited
+        for; with nothing waited for, leave the chat as interrupted (:mod:`bot.cli.interrupt`)."""
         self._interrupted = True
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
+            return
+        self._leave = True
+        app = self._session.app if self._session is not None else None
+        if app is not None and app.is_running and app.future is not None and not app.future.done():
+            app.exit(exception=EOFError)
 
     async def _cancellable(self, work: Awaitable[T], waiting: str, notice: tuple[float, str] | None = None,
                            stream: ScreenStream | None = None) -> tuple[T | None, bool]:
@@ -353,13 +361,14 @@ class _TerminalChat:
             completer=_completer(board.parts),
             complete_while_typing=False,
         )
+        self._session = session
         for line in self._banner(board.parts, log_path):
             say(line)
         from bot.cli.attach import Attaching
 
         attaching = Attaching(board.parts.media.settings.limit_for)
         with patch_stdout(raw=True):
-            while True:
+            while not self._leave:
                 try:
                     text = await session.prompt_async(PROMPT, handle_sigint=False)
                 except KeyboardInterrupt:  # Ctrl-C with text typed: that line is dropped
@@ -386,6 +395,11 @@ class _TerminalChat:
                     say("(cancelled: nothing was answered; ask again or go on)")
                 elif reply is not None:
                     say(reply_text(reply))
+            if self._leave:
+                from bot.cli.interrupt import EXIT_INTERRUPTED, say_interrupted
+
+                say_interrupted()
+                return EXIT_INTERRUPTED
             await self._finish_meetings(board.parts.room)
             emit(GOODBYE)
         return 0

@@ -36,6 +36,7 @@ from bot.cli.where import config_command
 
 if TYPE_CHECKING:
     from bot.channels.plugin import CliCommand
+    from bot.cli.interrupt import Interrupts
     from bot.config import LoadedConfig
 
 __all__ = ["OWN_COMMANDS", "SHORT_COMMANDS", "SUBCOMMANDS", "build_parser", "command_named", "main"]
@@ -296,25 +297,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sabha`` console script (``argv`` None: the program's own arguments).
 
     Run as the program (``argv`` None), a command in :data:`SHORT_COMMANDS` runs with the
-    garbage collector off and ends with :func:`_exit_now`; see :data:`SHORT_COMMANDS`.
+    garbage collector off and ends with :func:`_exit_now`; see :data:`SHORT_COMMANDS`; Ctrl-C at
+    any moment prints one line and ends with code 130 (:mod:`bot.cli.interrupt`).
     Called with ``argv`` (tests, embedding programs) it only returns the exit code.
     """
+    from bot.cli.interrupt import EXIT_INTERRUPTED, Interrupts, quiet, say_interrupted
+
     program = argv is None
-    if program:
-        gc.disable()  # parsing and the imports a command makes allocate much and free little
-    words = sys.argv[1:] if argv is None else argv
-    parser = build_parser(command_named(words))
-    args = parser.parse_args(words)
-    short = program and getattr(args, "command", None) in SHORT_COMMANDS
-    if program and not short:
-        gc.enable()
-    code = _run(parser, args)
+    interrupts = Interrupts() if program else None
+    try:
+        if interrupts is not None:
+            interrupts.install()
+            gc.disable()  # parsing and the imports a command makes allocate much and free little
+        words = sys.argv[1:] if argv is None else argv
+        parser = build_parser(command_named(words))
+        args = parser.parse_args(words)
+        short = program and getattr(args, "command", None) in SHORT_COMMANDS
+        if program and not short:
+            gc.enable()
+        code = _run(parser, args, interrupts)
+        if interrupts is not None and interrupts.interrupted:
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        quiet()
+        if not program:
+            return EXIT_INTERRUPTED
+        say_interrupted()
+        _exit_now(EXIT_INTERRUPTED, wait=False)
     if short:
         _exit_now(code)
     return code
 
 
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, interrupts: Interrupts | None = None) -> int:
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -323,12 +338,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         result = handler(args)
         if inspect.iscoroutine(result):
+            if interrupts is not None:
+                return int(interrupts.run(result))
             import asyncio
 
             return int(asyncio.run(result))
         return int(result)
-    except KeyboardInterrupt:
-        return 130
     except BrokenPipeError:
         # `sabha sessions show main | head`: the reader left; stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -342,19 +357,21 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
-def _exit_now(code: int) -> NoReturn:
+def _exit_now(code: int, *, wait: bool = True) -> NoReturn:
     """End the process with ``code`` once the command is done: flush stdout and stderr, run
     the atexit handlers (logging's flush among them), then leave without the interpreter's
     teardown, which frees every object of every imported module one by one and would take
     longer than many a command. Everything the command writes is closed by then (the state
     db by ``Board.close``, transcripts by their ``with`` blocks); with another thread still
-    running it exits the ordinary way instead."""
-    if threading.active_count() > 1:
+    running it exits the ordinary way instead, unless ``wait`` is False (Ctrl-C: a thread left
+    behind may be blocked on stdin for ever)."""
+    if wait and threading.active_count() > 1:
         raise SystemExit(code)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
-    atexit._run_exitfuncs()
+    if wait:  # concurrent.futures' handler joins every worker thread, even one reading stdin
+        atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
