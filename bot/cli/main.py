@@ -212,6 +212,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     import importlib
 
     from bot.channels.registry import add_cli_parsers, channel_commands
+    from bot.cli.suggest import SuggestingParser
     from bot.cli.where import with_board
 
     common = argparse.ArgumentParser(add_help=False)
@@ -221,7 +222,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
                         help="more logging, in full (-vv for debug)")
 
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="sabha", parents=[common],
         description="Sabha: a board of AI advisors in your terminal, Telegram and WhatsApp. "
                     "Start with `sabha chat`; every command has --help.",
