@@ -191,6 +191,8 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
                 note(told)
             if message is None:
                 continue
+            if board.parts.room.running():  # a line piped after /meeting follows it: /ratify rules on its decision
+                await board.parts.room.drain()
             stream = PipedStream()
             reply = await _answer(board, message, role, attaching.take(),
                                   slow_notice_s=loaded.config.board.slow_notice_s, stream=stream)
