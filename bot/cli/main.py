@@ -169,11 +169,11 @@ def _run_lock(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]
         lock.acquire()
     except LockHeld as held:
         info = read_runtime(loaded.data_dir)
-        where = (f" at {local_base(info.host, info.port)}" if info is not None and info.pid == held.pid
-                 else " (still starting)")
-        raise UserError(f"sabha run is already running on this board: pid {held.pid or '?'}{where}, data dir "
-                        f"{loaded.data_dir}. Stop it first (Ctrl-C or kill {held.pid or 'it'}); several replicas "
-                        "need a PostgreSQL state store (state.url)") from None
+        where = (local_base(info.host, info.port) if info is not None and info.pid == held.pid
+                 else "still starting")
+        raise UserError(f"another sabha run is running on this board (pid {held.pid or '?'}, {where}; data dir "
+                        f"{loaded.data_dir}): stop it first (Ctrl-C there, or kill {held.pid or 'it'}); several "
+                        "replicas need a PostgreSQL state store (state.url)") from None
     except OSError:  # a data dir that cannot be written: the board's opening says so, with the fix
         return contextlib.nullcontext()
     return lock  # held: the with block releases it
