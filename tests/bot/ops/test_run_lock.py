@@ -1,7 +1,8 @@
 """One ``sabha run`` per SQLite board (issue 38): a second one on the same data dir, even with ``server.port: 0``
 (no port clash to stop it), is refused with one line naming the running one (pid, address) and a non-zero
 exit code; the running one keeps its ``daemon.json`` (``sabha status`` still finds it), and removes it when it
-stops. A lock left by a killed daemon does not block the next start (the OS releases it)."""
+stops. A lock left by a killed daemon does not block the next start (the OS releases it). On PostgreSQL several
+``sabha run`` on one board are replicas by design: both run."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
+from board.storage import StateURL
 from bot.ops.runtime import RUNTIME_FILE
 from tests.support.terminal import ended, make_board, problems, screen, spawn_sabha, terminal_env
 
@@ -69,4 +72,27 @@ async def test_a_killed_daemon_does_not_block_the_next_start(tmp_path: Path) -> 
         await asyncio.to_thread(wait_running, again)
         again.kill(signal.SIGTERM)
         code, output = await asyncio.to_thread(finish, again)
+    assert code == 0, output
+
+
+@pytest.mark.backends
+async def test_two_runs_on_one_board_sqlite_refuses_postgres_runs_both(tmp_path: Path,
+                                                                        state_url: StateURL | None) -> None:
+    board = make_board(tmp_path)
+    if state_url is not None:
+        with open(board / "sabha.yaml", "a", encoding="utf-8") as fh:
+            fh.write(f"state:\n  url: {state_url}\n")
+    with ended(spawn_sabha(board, tmp_path, "run")) as first:
+        await asyncio.to_thread(wait_running, first)
+        with ended(spawn_sabha(board, tmp_path, "run")) as second:
+            if state_url is None:
+                code, output = await asyncio.to_thread(finish, second)
+                assert code == 2 and f"pid {first.pid}" in output, output
+            else:  # a replica: it runs beside the first
+                await asyncio.to_thread(wait_running, second)
+                second.kill(signal.SIGTERM)
+                code, output = await asyncio.to_thread(finish, second)
+                assert code == 0, output
+        first.kill(signal.SIGTERM)
+        code, output = await asyncio.to_thread(finish, first)
     assert code == 0, output
