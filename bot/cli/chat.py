@@ -303,6 +303,7 @@ class _TerminalChat:
         from bot.cli.console import ChatLog
         from bot.cli.keys import keyless_models, told_once
         from bot.cli.meeting_view import console_meeting_printer
+        from bot.ops.signals import restore_handler
 
         data_dir = self.loaded.data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -314,6 +315,7 @@ class _TerminalChat:
             quiet = told_once(told, [chat_log.screen] if chat_log.screen is not None else [])
             stop = asyncio.Event()
             watcher = asyncio.create_task(board.watch(stop), name="soul and knowledge watcher")
+            previous = signal.getsignal(signal.SIGINT)  # sabha's quiet Ctrl-C (bot.cli.interrupt): put back after
             with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers off the main thread
                 loop.add_signal_handler(signal.SIGINT, self._on_sigint)
             try:
@@ -332,6 +334,7 @@ class _TerminalChat:
                 await asyncio.gather(watcher, return_exceptions=True)
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(signal.SIGINT)
+                    restore_handler(signal.SIGINT, previous)
                 await board.close()
 
     def _banner(self, parts: Parts, log_path: Path) -> list[str]:
