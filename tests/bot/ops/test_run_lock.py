@@ -96,3 +96,28 @@ async def test_two_runs_on_one_board_sqlite_refuses_postgres_runs_both(tmp_path:
         first.kill(signal.SIGTERM)
         code, output = await asyncio.to_thread(finish, first)
     assert code == 0, output
+
+
+def test_a_stopping_daemon_removes_only_its_own_daemon_json(tmp_path: Path) -> None:
+    from bot.ops.runtime import RuntimeInfo, read_runtime, remove_runtime, write_runtime
+
+    other = RuntimeInfo(pid=os.getppid(), host="127.0.0.1", port=8080, started_at="2026-01-01T00:00:00+00:00",
+                        version="0")
+    write_runtime(tmp_path, other)
+    remove_runtime(tmp_path, os.getpid())  # not ours: kept
+    assert read_runtime(tmp_path) == other
+    remove_runtime(tmp_path, other.pid)
+    assert read_runtime(tmp_path) is None
+
+
+def test_the_lock_names_its_holder_and_is_free_once_released(tmp_path: Path) -> None:
+    from bot.ops.runlock import LockHeld, LockKind, ProcessLock
+
+    with ProcessLock(tmp_path, LockKind.CHAT):
+        with pytest.raises(LockHeld) as held:
+            ProcessLock(tmp_path, LockKind.CHAT).acquire()
+        assert held.value.pid == os.getpid() and held.value.kind is LockKind.CHAT
+        with ProcessLock(tmp_path, LockKind.RUN):  # another kind: its own lock
+            pass
+    with ProcessLock(tmp_path, LockKind.CHAT):  # released: free again
+        pass
