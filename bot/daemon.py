@@ -6,7 +6,8 @@
 owner's web pages at ``/ui/``: :mod:`bot.web`),
 the soul watcher (edits to soul files apply without a restart) and the configured
 channels (Telegram when ``telegram.token`` is set), registers ``/status``, and runs until
-SIGTERM or SIGINT (a second one exits at once: :mod:`bot.ops.signals`). Slow clients are cut
+SIGTERM or SIGINT (a second one exits at once: :mod:`bot.ops.signals`; stopped by SIGINT, Ctrl-C, it ends
+with code 130 like every interrupted ``sabha`` command, by SIGTERM with 0). Slow clients are cut
 off: a body must arrive within ``server.body_timeout_s`` and at most ``server.max_pending_bodies``
 may be arriving at once (:mod:`bot.channels.webhook`); a connection with no complete request
 for ``server.idle_timeout_s`` is closed. A channel webhook that arrives after the port opens and before
@@ -34,6 +35,7 @@ import contextlib
 import gc
 import logging
 import os
+import signal
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,7 +62,7 @@ from bot.ops.notify import Notifier, watchdog_interval, watchdog_pings
 from bot.ops.readiness import Readiness, check_readiness, ping_store
 from bot.ops.reload import ReloadSignal, reload_config
 from bot.ops.runtime import RuntimeInfo, local_base, remove_runtime, write_runtime
-from bot.ops.signals import StopSignals
+from bot.ops.signals import StopSignals, exit_code_for
 from bot.ops.startwait import StoreWait
 from bot.ops.wake import wake_route
 from bot.replicas.service import ReplicaService
@@ -139,6 +141,7 @@ class Daemon:
         self.replica: ReplicaService | None = None  # this process among the replicas (bot.replicas)
         self.hold: WebhookHold | None = None  # webhooks arriving while the channels start (bot.channels.held)
         self._port_held: int | None = None  # the port the stand-in held while the state store was out of reach
+        self._stop_signals: list[StopSignals] = []  # the first signal they received says the exit code
 
     # -- /status and /healthz ----------------------------------------------------------
 
@@ -293,7 +296,7 @@ class Daemon:
         if not opened:  # stopped while waiting for the state store
             self.notifier.stopping("stopped while waiting for the state store")
             await _end_tasks(ops_tasks, stop_watch)
-            return 0
+            return self.exit_code()
         assert self.board is not None
         board = self.board
         try:
@@ -310,6 +313,7 @@ class Daemon:
         # which a webhook's acknowledgement would otherwise wait for.
         gc.freeze()
         signals = StopSignals(self.request_stop, before_exit=self._remove_runtime)
+        self._stop_signals.append(signals)
         reload_signal = ReloadSignal(self.request_reload)  # SIGHUP
         watcher: asyncio.Task[None] | None = None
         started: list[Channel] = []
@@ -362,7 +366,13 @@ class Daemon:
                 await board.close()
             self._remove_runtime()
         log.info("sabha stopped")
-        return 0
+        return self.exit_code()
+
+    def exit_code(self) -> int:
+        """0 for a stop asked by SIGTERM (systemd) or in-process; 130 when Ctrl-C (SIGINT) stopped it, as
+        every ``sabha`` command interrupted by Ctrl-C ends (:mod:`bot.cli.interrupt`)."""
+        first = [sig for signals in self._stop_signals for sig in signals.received][:1]
+        return exit_code_for(signal.SIGINT) if first == [signal.SIGINT] else 0
 
     async def _open_board(self, loop: asyncio.AbstractEventLoop) -> bool:
         """Open the board, waiting out a state store that cannot be reached yet (:mod:`bot.ops.startwait`:
@@ -372,6 +382,7 @@ class Daemon:
         wait = StoreWait(host=server.host, port=server.port, where=f"PostgreSQL at {url.host}:{url.port}",
                          notifier=self.notifier, stop=self.stop_event)
         signals = StopSignals(self.request_stop)
+        self._stop_signals.append(signals)
         if self.install_signals:
             signals.install(loop)
         try:

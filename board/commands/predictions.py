@@ -32,7 +32,13 @@ async def stats_text(store: PredictionStore, *, min_resolved: int, fenced: bool 
     """Every advisor's track record, as ``/stats`` (``fenced``: tables as code blocks) and ``sabha board stats``
     print it."""
     rows = await store.query(status="all", limit=1_000_000)
-    return format_stats(track_records(rows, min_resolved=min_resolved), min_resolved=min_resolved, fenced=fenced)
+    text = format_stats(track_records(rows, min_resolved=min_resolved), min_resolved=min_resolved, fenced=fenced)
+    if any(r.meeting_id.startswith("demo-") for r in rows):  # made up by `sabha demo`: say so
+        text += "\n(These scores include the made-up [demo] history; `sabha demo --remove` in a terminal deletes it.)"
+    elif not any(r.scored for r in track_records(rows, min_resolved=min_resolved)):  # a new board: how to see one
+        text += ("\n(To see a score now, `sabha demo` in a terminal adds a labelled demo history; "
+                 "`sabha demo --remove` takes it away.)")
+    return text
 
 
 def register(host: CommandHost, room: BoardRoom, schedule: Schedule, settings: Callable[[], MeetingSettings],

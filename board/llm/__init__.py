@@ -3,5 +3,6 @@ OpenAI-compatible, Anthropic), and the retries, fallbacks and error wording arou
 audio, streaming and token counting."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["anthropic", "audio", "base", "errors", "gemini", "offline", "offline_json", "openai", "pricing",
-           "registry", "resilience", "sdk_provider", "stream", "text_tools", "tokens", "vision"]
+__all__ = ["anthropic", "audio", "base", "errors", "gemini", "offline", "offline_json", "offline_meeting",
+           "offline_topic", "openai", "pricing", "registry", "resilience", "sdk_provider", "stream", "text_tools",
+           "tokens", "vision"]

@@ -21,16 +21,21 @@ sentence of each message. Asked for the durable facts a person stated (``metadat
 (:func:`board.language.statements.heard`), so memory writes itself without a key too.
 
 In a board meeting (``metadata["purpose"] == "meeting"``) it takes part the way a real
-member would, so a first run shows what a meeting is: each statement answers the
-chair's question (and, from round 2, a named colleague) and ends with a ``STANCE:``
-line; the meeting's challenger opposes, states a disagreement in round 2 and raises a
+member would, so a first run shows what a meeting is (:mod:`board.llm.offline_meeting` words it): each
+statement is short and spoken from the member's angle about the meeting's question read as an action
+(:mod:`board.llm.offline_topic`: "the pilot to open a Pune office", never the question pasted); from round 2
+it answers a named colleague by that colleague's angle, never by quoting them, and it ends with a
+``STANCE:`` line; the meeting's challenger opposes, states a disagreement in round 2 and raises a
 final objection on the draft decision; the others support and state a consensus in round
 2 (a ``DISAGREE:`` / ``CONSENSUS:`` line in the statement, or a tool call where the meeting
-offers only the tools); the decision carries the dissent the meeting asks for. The offline notice is left
+offers only the tools); the chair frames the meeting and decides a capped, reversible pilot with tasks,
+keeping the dissent the meeting asks for. The offline notice is left
 to the meeting, which shows it once instead of on every statement. Each member's stance carries a
-checkable prediction (:func:`offline_prediction`: a claim about the topic's pilot, a probability of its
-own, to be checked the day after the meeting, whose date is read from the prompt's "Time:" line), so
-``/predictions``, ``/resolve``, the resolution request and ``/stats`` can be shown without a key.
+checkable prediction (:func:`offline_prediction`: an outcome of the pilot with a number in it, a
+probability of its own, to be checked the day after the meeting, whose date is read from the prompt's
+"Time:" line), so ``/predictions``, ``/resolve``, the resolution request and ``/stats`` can be shown without
+a key. In a roundtable (``metadata["purpose"] == "roundtable"``) a debater speaks the same way about the
+topic in the system prompt ("## Topic"), never about the debate's headings.
 """
 
 from __future__ import annotations
@@ -41,10 +46,12 @@ import json
 import re
 from collections.abc import Sequence
 from datetime import date, timedelta
+from typing import Any
 
 from board.language.statements import heard
-from board.llm import offline_json, text_tools
+from board.llm import offline_json, offline_meeting, text_tools
 from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
+from board.llm.offline_topic import topic_of
 
 __all__ = [
     "OFFLINE_NOTICE",
@@ -155,11 +162,22 @@ def extractive_summary(text: str, *, limit_chars: int = 1600) -> str:
 
 
 _ROUND = re.compile(r"^Round (\d+) of at most \d+\.", re.MULTILINE)
-_QUESTION = re.compile(r"The chair asked you: (.+)")
 _HEARD = re.compile(r"^- (.+?) \(([a-z][a-z0-9_-]*)\)(?:, round \d+)?: (.+?)(?: \[stance: (\w+).*\])?$", re.MULTILINE)
 _REQUIRED_DISSENT = re.compile(r"^- ([a-z][a-z0-9_-]*): (\".*\")\s*$", re.MULTILINE)
 CHALLENGER_MARK = "You are this meeting's challenger"
 STATED_MARK = "a line DISAGREE: {"  # the meeting takes disagreements and consensus inside the statement
+
+
+_ASKED = re.compile(r"(?:board meeting on|Roundtable on): (.+)$")
+_RT_TOPIC = re.compile(r"^## Topic\n(.+)$", re.MULTILINE)
+_RT_ROUND = re.compile(r", round (\d+) of \d+\.")
+_RT_SAID = re.compile(r"^([A-Z][A-Z0-9 _-]*): ", re.MULTILINE)
+_SPECIALIST = re.compile(r"^- ([a-z][a-z0-9_-]*): ([^,\n]+)", re.MULTILINE)
+
+
+def _roster_names(text: str) -> dict[str, str]:
+    """role -> name of the specialists a framing prompt lists ("- finance: Finance, CFO")."""
+    return {m.group(1): m.group(2).strip() for m in _SPECIALIST.finditer(text)}
 
 
 _TODAY = re.compile(r"^- Time: \w+ (\d{4}-\d{2}-\d{2})", re.MULTILINE)
@@ -167,7 +185,8 @@ _TOPIC = re.compile(r"^Board meeting on: (.+)$", re.MULTILINE)
 
 
 def offline_prediction(request: LLMRequest, text: str, *, challenger: bool) -> dict[str, object] | None:
-    """The prediction an offline member stakes: the topic's pilot meets its first milestone, with a
+    """The prediction an offline member stakes: an outcome of the pilot's first milestone from its role's
+    angle, with a number in it (:func:`board.llm.offline_meeting.prediction_claim`), and a
     probability of the member's own (the challenger doubts it), checkable the day after the meeting (its
     date is the prompt's "Time:" line), so a first run can resolve it. None without a date or a topic."""
     today = _TODAY.search(request.system_text + "\n" + request.context_text)
@@ -176,10 +195,9 @@ def offline_prediction(request: LLMRequest, text: str, *, challenger: bool) -> d
         return None
     digest = hashlib.sha256(f"{request.persona.role}:prediction".encode()).digest()
     probability = 0.3 if challenger else 0.55 + (digest[0] % 8) * 0.05
-    subject = _shorten(topic.group(1), 60).rstrip("?!. ")
-    return {"claim": f"a small pilot on {subject[:1].lower() + subject[1:]} meets its first milestone",
-            "probability": round(probability, 2),
-            "resolve_by": (date.fromisoformat(today.group(1)) + timedelta(days=1)).isoformat()}
+    when = (date.fromisoformat(today.group(1)) + timedelta(days=1)).isoformat()
+    return {"claim": offline_meeting.prediction_claim(request.persona.role, topic_of(topic.group(1))),
+            "probability": round(probability, 2), "resolve_by": when}
 
 
 def _meeting_round(text: str) -> int | None:
@@ -324,42 +342,28 @@ class OfflineProvider:
         return (ToolCall(f"offline-{request.persona.role}-{kind}", name, args, raw_arguments=json.dumps(args)),)
 
     def _meeting_statement(self, request: LLMRequest, text: str, round_no: int) -> LLMResponse:
-        """A member's statement in a meeting round, ending with its stance."""
+        """A member's statement in a meeting round (:func:`board.llm.offline_meeting.statement`), ending
+        with its stance."""
         persona = request.persona
-        questions = signature_questions(persona.soul) or ["What are we assuming here?"]
-        digest = hashlib.sha256(f"{persona.role}:{round_no}".encode()).digest()
-        question = questions[digest[0] % len(questions)]
-        stance = _second_to_first_person(voice_line(persona.soul)) or f"I am {persona.name}."
         challenger = CHALLENGER_MARK in text
-        asked = _QUESTION.search(text)
-        parts = [stance]
         colleagues = _colleagues(text, persona.role)
+        colleague = None
         if round_no > 1 and colleagues:
-            name, _role, said = colleagues[(round_no + len(persona.role)) % len(colleagues)]
-            sentences = [x for x in _SENTENCE_END.split(said.strip()) if x]
-            point = next((x for x in reversed(sentences) if x.endswith("?")), sentences[-1] if sentences else said)
-            point = (point.rpartition("\u201d: ")[2] or point).removeprefix("On the chair's question: ")
-            verb = "I push back on" if challenger else "I build on"
-            parts.append(f"{verb} {name}'s question, \u201c{_shorten(point, 90)}\u201d")
-        elif asked and not asked.group(1).startswith("[offline]"):
-            parts.append(f"On \u201c{_shorten(asked.group(1), 100)}\u201d:")
-        else:
-            parts.append("On the chair's question:")
-        parts.append(question)
-        if challenger:
-            parts.append("Until that is answered with evidence, I oppose committing to this; a small, reversible "
-                         "pilot with a kill criterion is the most I would support.")
-            position, confidence = "oppose", 0.7
-        else:
-            parts.append("I support a small, measurable first step, and I want the numbers before we scale it.")
-            position, confidence = "support", 0.6 + 0.05 * min(round_no, 3)
-        assumption = f"we can answer: {question.rstrip('?')}"
+            seed = hashlib.sha256(persona.role.encode()).digest()[1]  # stable: the same colleague every run
+            name, role, _said = colleagues[(seed + round_no) % len(colleagues)]
+            colleague = (name, role)
+        topic = _TOPIC.search(text)
+        voice = offline_meeting.short_voice(_second_to_first_person(voice_line(persona.soul)), persona.name)
+        body, assumption = offline_meeting.statement(
+            role=persona.role, voice=voice, questions=signature_questions(persona.soul),
+            topic=topic_of(topic.group(1) if topic else ""), round_no=round_no, colleague=colleague,
+            challenger=challenger, said=text.partition("Already said in this round:")[2])
+        position, confidence = ("oppose", 0.7) if challenger else ("support", 0.6 + 0.05 * min(round_no, 3))
         held: dict[str, object] = {"position": position, "confidence": round(confidence, 2), "assumption": assumption}
         prediction = offline_prediction(request, text, challenger=challenger)
         if prediction is not None:
             held["prediction"] = prediction
         line = json.dumps(held, ensure_ascii=False)
-        body = " ".join(parts)
         entry = self._scoreboard_entry(request, text) if STATED_MARK in text else None
         if entry is not None:  # stated in the statement itself: the round needs no second turn
             label = "DISAGREE" if entry[0] == "log_disagreement" else "CONSENSUS"
@@ -389,6 +393,52 @@ class OfflineProvider:
         text = " ".join([stance, "The tools returned: " + " | ".join(reversed(results)), self._notice(request)])
         return LLMResponse(text=text, model="offline", usage=_usage(request, text))
 
+    @staticmethod
+    def _structured(request: LLMRequest, user_text: str, schema: dict[str, Any]) -> LLMResponse:
+        """One JSON object of ``schema``: a meeting's framing and decision, a roundtable's tasks, spoken
+        about the question's topic (:mod:`board.llm.offline_meeting`); anything else a valid instance
+        built from the persona (:mod:`board.llm.offline_json`)."""
+        persona = request.persona
+        first_line = user_text.strip().splitlines()[0] if user_text.strip() else ""
+        asked = _ASKED.search(first_line)
+        question = asked.group(1) if asked else (first_line.rpartition(": ")[2] or first_line)
+        topic, props = topic_of(question), schema.get("properties", {})
+        in_meeting = request.metadata.get("purpose") == "meeting"
+        if in_meeting and "action_items" in props and "recommendation" in props:
+            owners = list(props["action_items"].get("items", {}).get("properties", {}).get("owner", {})
+                          .get("enum") or [persona.role])
+            made = offline_meeting.decision(topic, owners, _required_dissent(user_text))
+            text = offline_json.with_due_dates(json.dumps(made, ensure_ascii=False))  # make run sees a reminder
+        elif in_meeting and "agenda" in props and "questions" in props:
+            roles = list(props["questions"].get("required") or [])
+            text = json.dumps(offline_meeting.framing(roles, _roster_names(user_text), topic), ensure_ascii=False)
+        elif request.metadata.get("purpose") == "roundtable" and "tasks" in props:
+            owners = list(props["tasks"].get("items", {}).get("properties", {}).get("owner", {}).get("enum") or [])
+            text = offline_meeting.roundtable_tasks(topic, owners or ["Orchestrator"])
+        else:
+            fixed = {"dissent": _required_dissent(user_text)} if in_meeting and "dissent" in props else {}
+            text = offline_json.instance_for(schema, speaker=persona.name, topic=_shorten(question, 80),
+                                             questions=signature_questions(persona.soul), fixed=fixed)
+        return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
+
+    def _roundtable_statement(self, request: LLMRequest) -> LLMResponse:
+        """A debater's turn in the roundtable: about the topic in the system prompt (never the debate's
+        scaffolding), answering the speaker before it by name and angle from the second turn on."""
+        persona = request.persona
+        topic = _RT_TOPIC.search(request.system_text)
+        turn = _RT_ROUND.search(request.context_text)
+        round_no = int(turn.group(1)) if turn else 1
+        said = [m.group(1) for m in _RT_SAID.finditer("\n".join(m.content for m in request.messages))]
+        earlier = [name for name in said if name != persona.name.upper()]
+        colleague = (earlier[-1].title(), earlier[-1].lower()) if earlier else None
+        voice = offline_meeting.short_voice(_second_to_first_person(voice_line(persona.soul)), persona.name)
+        body, _assumption = offline_meeting.statement(
+            role=persona.role, voice=voice, questions=signature_questions(persona.soul),
+            topic=topic_of(topic.group(1) if topic else ""), round_no=round_no if colleague else 1,
+            colleague=colleague, challenger=False)
+        text = f"{body} {self._notice(request)}"
+        return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
+
     def _answer(self, request: LLMRequest) -> LLMResponse:
         user_text = ""
         for message in reversed(request.messages):
@@ -400,16 +450,9 @@ class OfflineProvider:
         schema = request.metadata.get("response_schema")
         in_meeting = request.metadata.get("purpose") == "meeting"
         if isinstance(schema, dict):
-            first_line = user_text.strip().splitlines()[0] if user_text.strip() else ""
-            topic = _shorten(first_line.rpartition(": ")[2] or first_line, 80)
-            fixed = {}
-            if in_meeting and "dissent" in schema.get("properties", {}):
-                fixed["dissent"] = _required_dissent(user_text)
-            text = offline_json.instance_for(schema, speaker=persona.name, topic=topic, questions=questions,
-                                             fixed=fixed)
-            if in_meeting and "action_items" in schema.get("properties", {}):
-                text = offline_json.with_due_dates(text)  # the first comes round in minutes: make run sees it
-            return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
+            return self._structured(request, user_text, schema)
+        if request.metadata.get("purpose") == "roundtable" and request.messages:
+            return self._roundtable_statement(request)
         if in_meeting:
             round_no = _meeting_round(user_text)
             if round_no is not None:

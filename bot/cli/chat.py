@@ -19,7 +19,14 @@ event loop, redraws the prompt under printed lines (``patch_stdout``), binds Ctr
 like a shell, and behaves the same with GNU readline, libedit or neither installed.
 
 Piped (``echo hi | sabha chat``) each line is a message and each answer one line on
-stdout; it ends at end of input, with no prompt, no history and no line editor loaded.
+stdout; it ends at end of input, with no prompt, no history and no line editor loaded. A line
+piped after ``/meeting`` waits for that meeting to end, so ``/ratify`` on the next line rules on
+its decision.
+
+One chat per board: a second ``sabha chat`` (typed at or piped) is refused with one line naming
+the first (:mod:`bot.ops.runlock`). SIGINT from outside (``kill -INT``; Ctrl-C is a key here)
+cancels the answer being waited for, or, at the prompt, leaves with ``Interrupted.`` and exit
+code 130 (:mod:`bot.cli.interrupt`).
 
 The chat adds three commands to the board's: ``/status`` (this board: config, roster,
 models, souls and their problems, data dir, log), ``/attach PATH [message]`` (a file from this
@@ -36,13 +43,14 @@ one ``<emoji> <Name>: <text>`` line, as scripts expect.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from bot.cli.ask import console_envelope, resolve_role
-from bot.cli.common import emit, note
+from bot.cli.common import UserError, emit, note
 from bot.cli.streaming import PipedStream, ScreenStream
 from bot.cli.where import open_config, with_board
 
@@ -75,9 +83,27 @@ def _interactive() -> bool:
 async def cmd_chat(args: argparse.Namespace) -> int:
     """Interactive chat on a terminal; with piped stdin, answer each line and exit at EOF."""
     loaded = open_config(args, writes=True)
-    if _interactive():
-        return await _TerminalChat(loaded, args).run()
-    return await with_board(loaded, lambda board: _piped(board, loaded, args))
+    with _one_chat(loaded):
+        if _interactive():
+            return await _TerminalChat(loaded, args).run()
+        return await with_board(loaded, lambda board: _piped(board, loaded, args))
+
+
+def _one_chat(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]:
+    """The board's chat lock (:mod:`bot.ops.runlock`), held: a second ``sabha chat`` on the board is
+    refused with one line naming the first (two would interleave one conversation)."""
+    from bot.ops.runlock import LockHeld, LockKind, ProcessLock
+
+    lock = ProcessLock(loaded.data_dir, LockKind.CHAT)
+    try:
+        lock.acquire()
+    except LockHeld as held:
+        raise UserError(f"another sabha chat is open on this board (pid {held.pid or '?'}, data dir "
+                        f"{loaded.data_dir}): two would interleave one conversation. Leave that one first "
+                        "(/quit), or ask one question with sabha ask") from None
+    except OSError:  # a data dir that cannot be written: opening the board says so, with the fix
+        return contextlib.nullcontext()
+    return lock
 
 
 def _add_chat_commands(parts: Parts, loaded: LoadedConfig, role: str | None) -> None:
@@ -165,6 +191,8 @@ async def _piped(board: Board, loaded: LoadedConfig, args: argparse.Namespace) -
                 note(told)
             if message is None:
                 continue
+            if board.parts.room.running():  # a line piped after /meeting follows it: /ratify rules on its decision
+                await board.parts.room.drain()
             stream = PipedStream()
             reply = await _answer(board, message, role, attaching.take(),
                                   slow_notice_s=loaded.config.board.slow_notice_s, stream=stream)
@@ -231,13 +259,21 @@ class _TerminalChat:
         self.verbosity = getattr(args, "verbose", 0) or 0
         self._turn: asyncio.Task[Any] | None = None
         self._interrupted = False
+        self._leave = False  # SIGINT at the prompt: leave with "Interrupted." and 130, not "Goodbye."
+        self._session: Any = None  # the prompt, once it reads lines
         self._waiting: list[str] = []  # what fell due while no chat was open, said under the banner
 
     def _on_sigint(self) -> None:
-        """Ctrl-C while no prompt is reading keys: cancel what is being waited for."""
+        """SIGINT (Ctrl-C while no prompt is reading keys, or ``kill -INT``): cancel what is being waited
+        for; with nothing waited for, leave the chat as interrupted (:mod:`bot.cli.interrupt`)."""
         self._interrupted = True
         if self._turn is not None and not self._turn.done():
             self._turn.cancel()
+            return
+        self._leave = True
+        app = self._session.app if self._session is not None else None
+        if app is not None and app.is_running and app.future is not None and not app.future.done():
+            app.exit(exception=EOFError)
 
     async def _cancellable(self, work: Awaitable[T], waiting: str, notice: tuple[float, str] | None = None,
                            stream: ScreenStream | None = None) -> tuple[T | None, bool]:
@@ -273,6 +309,7 @@ class _TerminalChat:
         from bot.cli.console import ChatLog
         from bot.cli.keys import keyless_models, told_once
         from bot.cli.meeting_view import console_meeting_printer
+        from bot.ops.signals import restore_handler
 
         data_dir = self.loaded.data_dir
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -284,6 +321,7 @@ class _TerminalChat:
             quiet = told_once(told, [chat_log.screen] if chat_log.screen is not None else [])
             stop = asyncio.Event()
             watcher = asyncio.create_task(board.watch(stop), name="soul and knowledge watcher")
+            previous = signal.getsignal(signal.SIGINT)  # sabha's quiet Ctrl-C (bot.cli.interrupt): put back after
             with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers off the main thread
                 loop.add_signal_handler(signal.SIGINT, self._on_sigint)
             try:
@@ -303,6 +341,7 @@ class _TerminalChat:
                 await asyncio.gather(watcher, return_exceptions=True)
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(signal.SIGINT)
+                    restore_handler(signal.SIGINT, previous)
                 await board.close()
 
     def _banner(self, parts: Parts, log_path: Path) -> list[str]:
@@ -334,13 +373,14 @@ class _TerminalChat:
             completer=_completer(board.parts),
             complete_while_typing=False,
         )
+        self._session = session
         for line in [*self._banner(board.parts, log_path), *self._waiting]:
             say(line)
         from bot.cli.attach import Attaching
 
         attaching = Attaching(board.parts.media.settings.limit_for)
         with patch_stdout(raw=True):
-            while True:
+            while not self._leave:
                 try:
                     text = await session.prompt_async(PROMPT, handle_sigint=False)
                 except KeyboardInterrupt:  # Ctrl-C with text typed: that line is dropped
@@ -367,6 +407,11 @@ class _TerminalChat:
                     say("(cancelled: nothing was answered; ask again or go on)")
                 elif reply is not None:
                     say(reply_text(reply))
+            if self._leave:
+                from bot.cli.interrupt import EXIT_INTERRUPTED, say_interrupted
+
+                say_interrupted()
+                return EXIT_INTERRUPTED
             await self._finish_meetings(board.parts.room)
             emit(GOODBYE)
         return 0

@@ -36,6 +36,7 @@ from bot.cli.where import config_command
 
 if TYPE_CHECKING:
     from bot.channels.plugin import CliCommand
+    from bot.cli.interrupt import Interrupts
     from bot.config import LoadedConfig
 
 __all__ = ["OWN_COMMANDS", "SHORT_COMMANDS", "SUBCOMMANDS", "build_parser", "command_named", "main"]
@@ -50,7 +51,7 @@ EXIT_USAGE = 2
 #: the transcript, the ledger and the state db are written exactly as otherwise.
 SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "decisions", "status", "inbox",
                             "doctor", "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "web",
-                            "predictions", "board"})
+                            "predictions", "board", "demo"})
 
 #: Each subcommand and the module whose ``add_parsers(sub, common)`` adds it (see the module
 #: docstring), in the order ``sabha --help`` lists them. Running a command imports only its own
@@ -70,6 +71,7 @@ SUBCOMMANDS: dict[str, str] = {
     "decisions": "bot.cli.decisions",
     "predictions": "bot.cli.predictions",
     "board": "bot.cli.predictions",
+    "demo": "bot.cli.demo",
     "status": "bot.cli.ops",
     "inbox": "bot.cli.ops",
     "doctor": "bot.cli.doctor",
@@ -146,11 +148,36 @@ async def cmd_run(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     for warning in loaded.warnings:  # in the daemon's own log format (JSON lines under systemd)
         logging.getLogger("sabha.config").warning("%s", warning)
     try:
-        return await run_daemon(loaded)
+        with _run_lock(loaded):
+            return await run_daemon(loaded)
     except (ChannelError, DataDirUnwritable, ClockRefused, ReplicaNameTaken, StorageError) as exc:
         raise UserError(str(exc)) from exc
     except OSError as exc:
         raise UserError(str(exc)) from exc
+
+
+def _run_lock(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]:
+    """On SQLite, one ``sabha run`` per board (:mod:`bot.ops.runlock`): a second is refused with one
+    line naming the running one. PostgreSQL replicas share a database by design: no lock."""
+    from board.storage import Dialect
+    from bot.ops.runlock import LockHeld, LockKind, ProcessLock
+    from bot.ops.runtime import local_base, read_runtime
+
+    if loaded.state_url().dialect is not Dialect.SQLITE:
+        return contextlib.nullcontext()
+    lock = ProcessLock(loaded.data_dir, LockKind.RUN)
+    try:
+        lock.acquire()
+    except LockHeld as held:
+        info = read_runtime(loaded.data_dir)
+        where = (local_base(info.host, info.port) if info is not None and info.pid == held.pid
+                 else "still starting")
+        raise UserError(f"another sabha run is running on this board (pid {held.pid or '?'}, {where}; data dir "
+                        f"{loaded.data_dir}): stop it first (Ctrl-C there, or kill {held.pid or 'it'}); several "
+                        "replicas need a PostgreSQL state store (state.url)") from None
+    except OSError:  # a data dir that cannot be written: the board's opening says so, with the fix
+        return contextlib.nullcontext()
+    return lock  # held: the with block releases it
 
 
 # -- parser -----------------------------------------------------------------------
@@ -186,6 +213,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     import importlib
 
     from bot.channels.registry import add_cli_parsers, channel_commands
+    from bot.cli.suggest import SuggestingParser
     from bot.cli.where import with_board
 
     common = argparse.ArgumentParser(add_help=False)
@@ -195,7 +223,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
                         help="more logging, in full (-vv for debug)")
 
-    parser = argparse.ArgumentParser(
+    parser = SuggestingParser(
         prog="sabha", parents=[common],
         description="Sabha: a board of AI advisors in your terminal, Telegram and WhatsApp. "
                     "Start with `sabha chat`; every command has --help.",
@@ -271,25 +299,39 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sabha`` console script (``argv`` None: the program's own arguments).
 
     Run as the program (``argv`` None), a command in :data:`SHORT_COMMANDS` runs with the
-    garbage collector off and ends with :func:`_exit_now`; see :data:`SHORT_COMMANDS`.
+    garbage collector off and ends with :func:`_exit_now`; see :data:`SHORT_COMMANDS`; Ctrl-C at
+    any moment prints one line and ends with code 130 (:mod:`bot.cli.interrupt`).
     Called with ``argv`` (tests, embedding programs) it only returns the exit code.
     """
+    from bot.cli.interrupt import EXIT_INTERRUPTED, Interrupts, quiet, say_interrupted
+
     program = argv is None
-    if program:
-        gc.disable()  # parsing and the imports a command makes allocate much and free little
-    words = sys.argv[1:] if argv is None else argv
-    parser = build_parser(command_named(words))
-    args = parser.parse_args(words)
-    short = program and getattr(args, "command", None) in SHORT_COMMANDS
-    if program and not short:
-        gc.enable()
-    code = _run(parser, args)
+    interrupts = Interrupts() if program else None
+    try:
+        if interrupts is not None:
+            interrupts.install()
+            gc.disable()  # parsing and the imports a command makes allocate much and free little
+        words = sys.argv[1:] if argv is None else argv
+        parser = build_parser(command_named(words))
+        args = parser.parse_args(words)
+        short = program and getattr(args, "command", None) in SHORT_COMMANDS
+        if program and not short:
+            gc.enable()
+        code = _run(parser, args, interrupts)
+        if interrupts is not None and interrupts.interrupted:
+            raise KeyboardInterrupt
+    except KeyboardInterrupt:
+        quiet()
+        if not program:
+            return EXIT_INTERRUPTED
+        say_interrupted()
+        _exit_now(EXIT_INTERRUPTED, wait=False)
     if short:
         _exit_now(code)
     return code
 
 
-def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, interrupts: Interrupts | None = None) -> int:
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -298,12 +340,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     try:
         result = handler(args)
         if inspect.iscoroutine(result):
+            if interrupts is not None:
+                return int(interrupts.run(result))
             import asyncio
 
             return int(asyncio.run(result))
         return int(result)
-    except KeyboardInterrupt:
-        return 130
     except BrokenPipeError:
         # `sabha sessions show main | head`: the reader left; stop quietly, as Unix tools do.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -317,19 +359,21 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return EXIT_USAGE
 
 
-def _exit_now(code: int) -> NoReturn:
+def _exit_now(code: int, *, wait: bool = True) -> NoReturn:
     """End the process with ``code`` once the command is done: flush stdout and stderr, run
     the atexit handlers (logging's flush among them), then leave without the interpreter's
     teardown, which frees every object of every imported module one by one and would take
     longer than many a command. Everything the command writes is closed by then (the state
     db by ``Board.close``, transcripts by their ``with`` blocks); with another thread still
-    running it exits the ordinary way instead."""
-    if threading.active_count() > 1:
+    running it exits the ordinary way instead, unless ``wait`` is False (Ctrl-C: a thread left
+    behind may be blocked on stdin for ever)."""
+    if wait and threading.active_count() > 1:
         raise SystemExit(code)
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
-    atexit._run_exitfuncs()
+    if wait:  # concurrent.futures' handler joins every worker thread, even one reading stdin
+        atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()

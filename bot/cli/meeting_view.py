@@ -1,6 +1,7 @@
 """Board meetings as they happen, printed in the terminal: a line per statement, then the minutes.
 
-``sabha meeting`` prints its own meeting; :func:`console_meeting_printer` prints the meetings
+``sabha meeting`` prints its own meeting (its stdout a file or a pipe, ``sabha meeting ... > minutes.md``: the
+live lines go to stderr and stdout gets only the minutes); :func:`console_meeting_printer` prints the meetings
 started from the terminal chat (``/meeting``, or the chair calling one), above the prompt.
 On a terminal the lines wrap at word boundaries and the minutes are rendered once, without the
 statements already printed (:mod:`bot.cli.screen`); piped, the minutes are the Markdown.
@@ -8,16 +9,18 @@ statements already printed (:mod:`bot.cli.screen`); piped, the minutes are the M
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
+from board.masking import mask
 from bot.cli.common import emit
 from bot.cli.screen import ONCE_REMARK, button_line, on_terminal, say, terminal_minutes
 
 if TYPE_CHECKING:
     from board.room.meeting import MeetingEvent
 
-__all__ = ["console_event_printer", "console_meeting_printer", "minutes_text"]
+__all__ = ["console_event_printer", "console_meeting_printer", "live_to_stderr", "minutes_text"]
 
 def minutes_text(markdown: str, *, after_live: bool) -> str:
     """The minutes as this stdout should get them: rendered on a terminal, Markdown otherwise."""
@@ -46,7 +49,17 @@ def _proposed(meeting_id: str, *, chat: bool) -> str:
             f"(or veto / revisit {meeting_id} \"reason\")")
 
 
-def console_event_printer(quiet: bool, *, final: bool = False) -> Callable[[MeetingEvent], Awaitable[None]]:
+def live_to_stderr(text: str) -> None:
+    """A live line of ``sabha meeting`` whose stdout is a file or a pipe: on stderr, so stdout gets only the minutes."""
+    sys.stderr.write(mask(text) + "\n")
+    sys.stderr.flush()
+
+
+def console_event_printer(quiet: bool, *, final: bool = False,
+                          say: Callable[[str], None] = say) -> Callable[[MeetingEvent], Awaitable[None]]:
+    """What a meeting's events print in the terminal (``quiet``: only the minutes; ``final``: the chat's
+    printer, which prints the minutes too); ``say`` prints a live line (:func:`live_to_stderr` when stdout
+    is not a terminal)."""
     async def show(event: MeetingEvent) -> None:
         if event.kind == "decision" and not quiet:
             say(_proposed(event.meeting_id, chat=final))

@@ -2,7 +2,9 @@
 
 ``meeting`` holds a board meeting in the terminal and prints each statement as it is
 made, then the minutes (``--quiet``: only the minutes); on a terminal the minutes are
-rendered and leave out the statements just printed, piped they are the Markdown.
+rendered and leave out the statements just printed; with stdout a file or a pipe
+(``sabha meeting ... > minutes.md``) stdout gets only the minutes, as Markdown, and the
+statements go to stderr.
 ``roundtable`` takes a plain question, or reads the roundtable's JSON (prompt, context,
 learnings, max_rounds) from a file or stdin, and prints the seed's
 ``{"transcript", "summary"}`` JSON; bad input prints a JSON error object and exits with code 2. Listing
@@ -19,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.common import emit
-from bot.cli.meeting_view import console_event_printer, minutes_text
+from bot.cli.meeting_view import console_event_printer, live_to_stderr, minutes_text
+from bot.cli.screen import on_terminal
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
@@ -98,18 +101,20 @@ async def cmd_meeting(parts: Parts, args: argparse.Namespace) -> int:
 
     envelope = Envelope(channel="console", chat_id="cli-meeting", text="", sender="owner", sender_name="owner",
                         is_owner=True)
+    live = on_terminal()  # else the statements go to stderr: `sabha meeting ... > minutes.md` gets the minutes only
+    printer = console_event_printer(args.quiet) if live else console_event_printer(args.quiet, say=live_to_stderr)
     try:
         run = parts.room.prepare(" ".join(args.topic), envelope=envelope, roster=args.roster,
-                                 extra_subscribers=[console_event_printer(args.quiet)])
+                                 extra_subscribers=[printer])
     except ValueError as exc:  # an unknown roster, a blank topic, a roster without specialists
         sys.stderr.write(f"sabha: {exc}\n")
         return 2
     if args.file:
         await _with_evidence(parts, run, envelope, args.file)
     result = await run.run()
-    if not args.quiet:
+    if live and not args.quiet:
         emit()  # a blank line between the statements and the minutes
-    emit(minutes_text(result.minutes, after_live=not args.quiet))
+    emit(minutes_text(result.minutes, after_live=live and not args.quiet))
     return 0 if result.stop_reason.value in ("completed", "converged") else 1
 
 

@@ -19,9 +19,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
-from pydantic import SecretStr, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from bot.config.file import (
     PROVIDER_KEY_ENV,
@@ -70,7 +70,9 @@ def _format_validation(exc: ValidationError) -> list[str]:
     for err in exc.errors():
         loc = dotted_path(tuple(p for p in err["loc"]))
         if err["type"] == "extra_forbidden":
-            lines.append(f"{loc}: unknown key (check the spelling; config.example.yaml lists every option)")
+            meant = _meant_key(tuple(err["loc"]))
+            hint = f": did you mean {meant!r}? (" if meant else " (check the spelling; "
+            lines.append(f"{loc}: unknown key{hint}config.example.yaml lists every option)")
         else:
             msg = err["msg"].removeprefix("Value error, ")
             given = err.get("input")
@@ -78,6 +80,44 @@ def _format_validation(exc: ValidationError) -> list[str]:
             shown = "" if isinstance(given, (dict, list)) or given is None or secret_bearing else f" (got {given!r})"
             lines.append(f"{loc}: {msg}{shown}")
     return lines
+
+
+def _meant_key(loc: tuple[Any, ...]) -> str | None:
+    """The key an unknown key at ``loc`` most likely misspells: the closest field name (or alias) of
+    the section model at that path (``llm.modle``: ``model``), by :mod:`difflib`; None when none is close."""
+    import difflib
+
+    kind: Any = Config
+    for part in loc[:-1]:
+        kind = _unwrap(kind)
+        if _is_model(kind):
+            field = kind.model_fields.get(part) or next((f for f in kind.model_fields.values() if f.alias == part),
+                                                        None)
+            kind = field.annotation if field is not None else None
+        elif get_origin(kind) in (dict, Mapping, list, tuple):  # past a mapping's key or a list's index
+            kind = get_args(kind)[-1] if get_args(kind) else None
+        else:
+            return None
+    kind = _unwrap(kind)
+    if not _is_model(kind):
+        return None
+    names = [*kind.model_fields, *(f.alias for f in kind.model_fields.values() if f.alias)]
+    found = difflib.get_close_matches(str(loc[-1]), names, n=1, cutoff=0.6)
+    return found[0] if found else None
+
+
+def _is_model(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, BaseModel)
+
+
+def _unwrap(kind: Any) -> Any:
+    """``X | None`` (or a union with a model or a container in it): that model or container."""
+    if _is_model(kind) or get_origin(kind) in (dict, Mapping, list, tuple):
+        return kind
+    for arg in get_args(kind):
+        if _is_model(arg) or get_origin(arg) in (dict, Mapping, list, tuple):
+            return arg
+    return kind
 
 
 def channel_sections() -> tuple[str, ...]:

@@ -15,13 +15,21 @@ import contextlib
 import logging
 import os
 import signal
+import threading
 from collections.abc import Callable
 
-__all__ = ["StopSignals", "exit_code_for"]
+__all__ = ["StopSignals", "exit_code_for", "restore_handler"]
 
 log = logging.getLogger("sabha.signals")
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def restore_handler(sig: int, previous: object) -> None:
+    """Put back the Python-level handler ``sig`` had before the loop took it (a function only: asyncio's
+    own no-op handler, or none, leaves asyncio's choice in place)."""
+    if callable(previous) and threading.current_thread() is threading.main_thread():
+        signal.signal(sig, previous)
 
 
 def exit_code_for(sig: int) -> int:
@@ -43,23 +51,29 @@ class StopSignals:
         self.exit = exit
         self.received: list[signal.Signals] = []
         self._installed: list[signal.Signals] = []
+        self._previous: dict[signal.Signals, object] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def install(self, loop: asyncio.AbstractEventLoop) -> None:
         """Handle SIGTERM and SIGINT on ``loop`` (where the platform allows it)."""
         self._loop = loop
         for sig in STOP_SIGNALS:
-            with contextlib.suppress(NotImplementedError, RuntimeError):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                previous = signal.getsignal(sig)
                 loop.add_signal_handler(sig, self.handle, sig)
                 self._installed.append(sig)
+                self._previous[sig] = previous
 
     def uninstall(self) -> None:
-        """Give the signals back to their defaults."""
+        """Give the signals back to the handlers they had before (``sabha``'s quiet Ctrl-C:
+        :mod:`bot.cli.interrupt`), where asyncio would put Python's defaults."""
         if self._loop is not None:
             for sig in self._installed:
                 with contextlib.suppress(Exception):
                     self._loop.remove_signal_handler(sig)
+                    restore_handler(sig, self._previous.get(sig))
         self._installed.clear()
+        self._previous.clear()
 
     def handle(self, sig: signal.Signals) -> None:
         """One signal arrived."""

@@ -5,6 +5,7 @@
 - :mod:`bot.web.auth`: login links, the signed session cookie, CSRF, the ``owner_required`` guard
 - :mod:`bot.web.meeting_feed`: every meeting's events numbered per meeting (the SSE ids), kept while it matters
 - :mod:`bot.web.view`: neutral view models of a meeting (statements, stances, scoreboard, decision)
+- :mod:`bot.web.conversations`: conversations and their lines as a person reads them (not keys and roles)
 - :mod:`bot.web.pages`: the pages; :mod:`bot.web.meeting_stream`: the live meeting stream (SSE)
 - :mod:`bot.web.decisions`: the decisions page and the owner's rulings and action-item changes there;
   :mod:`bot.web.rulings`: what the pages show of a verdict and a due date

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from board.decisions.reminders import Reminders
     from board.room.convene import BoardRoom
     from board.room.store import MeetingStore
+    from board.schedule import Schedule
     from board.spending.ledger import Ledger
     from board.storage import Database
     from board.workspace.souls import SoulStore
@@ -63,6 +64,7 @@ class WebContext:
     meetings: MeetingStore
     decisions: DecisionBook
     reminders: Reminders
+    schedule: Schedule  # a prediction resolved on a page cancels its resolution request
     commands: CommandRegistry
     ledger: Ledger
     roster: str  # the board's own roster
@@ -89,7 +91,8 @@ class WebContext:
         return cls(clock=parts.clock, db=parts.db, souls=parts.souls, rosters=parts.rosters, runner=parts.runner,
                    sessions=parts.sessions, transcripts=parts.transcripts, room=parts.room,
                    meetings=parts.room.store, decisions=parts.decisions, reminders=parts.reminders,
-                   commands=parts.commands, ledger=parts.ledger, roster=configured.roster.name,
+                   schedule=parts.schedule, commands=parts.commands, ledger=parts.ledger,
+                   roster=configured.roster.name,
                    roster_names=tuple(dict.fromkeys(names)),
                    min_resolved_predictions=configured.meetings.min_resolved_predictions,
                    settings=settings, auth=auth, feed=feed, server_url=server_url)

@@ -6,7 +6,8 @@ reconnects, else ``?after=<seq>`` (the page says which event it was rendered up 
 the whole log into a :class:`bot.web.view.MeetingView` and sends each later event, numbered
 with its sequence as the SSE ``id``, as the page operations it causes (append a statement,
 re-render the stances, the scoreboard, the decision or the phase: HTML made here by the same
-templates as the page, so the page's JavaScript only places it). It then follows the meeting
+templates as the page, so the page's JavaScript only places it; the decision with its action items as
+stored, their due dates in ``/actions``' words: :func:`bot.web.rulings.meeting_actions`). It then follows the meeting
 live; ``: ping`` comments every :data:`PING_S`; each event is rendered once for all its
 watchers (:attr:`bot.web.meeting_feed.MeetingLog.frames`); the stream ends after the meeting's end event.
 
@@ -33,9 +34,10 @@ from aiohttp import web
 
 from board.room.meeting.events import MeetingEvent
 from bot.web.context import WebContext, context_of
-from bot.web.meeting_feed import FeedEvent, MeetingFeed
+from bot.web.meeting_feed import FeedEvent
 from bot.web.numbers import MAX_NUMBER, clamped
 from bot.web.render import parts
+from bot.web.rulings import meeting_actions
 from bot.web.view import ELSEWHERE, MeetingView, Region, StatementView, events_from_record
 
 __all__ = ["MAX_WATCHERS", "PING_S", "RECORD_POLL_S", "event_ops", "routes", "sse_frame"]
@@ -54,17 +56,26 @@ def sse_frame(data: dict[str, Any], *, event_id: int | None = None, event: str |
     return (head + "data: " + json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n\n").encode()
 
 
-def event_ops(view: MeetingView, said: StatementView | None, regions: set[Region]) -> list[dict[str, str]]:
-    """The page operations one folded event causes (HTML rendered by ``meeting_parts.html``)."""
+def event_ops(view: MeetingView, said: StatementView | None, regions: set[Region],
+              items: list[dict[str, Any]] | None = None) -> list[dict[str, str]]:
+    """The page operations one folded event causes (HTML rendered by ``meeting_parts.html``); ``items``: the
+    decision's stored action items (:func:`bot.web.rulings.meeting_actions`), for the decision region."""
     macros = parts("meeting_parts.html")
     ops: list[dict[str, str]] = []
     if said is not None:
         ops.append({"op": "append", "target": "statements", "id": f"ev-{said.seq}",
                     "html": str(macros.statement(said))})
     for region in sorted(regions):
-        ops.append({"op": "replace", "target": f"region-{region.value}",
-                    "html": str(getattr(macros, region.value)(view))})
+        drawn = macros.decision(view, items=items) if region is Region.DECISION else getattr(macros, region.value)(view)
+        ops.append({"op": "replace", "target": f"region-{region.value}", "html": str(drawn)})
     return ops
+
+
+async def _items(ctx: WebContext, view: MeetingView, regions: set[Region]) -> list[dict[str, Any]] | None:
+    """The decision's action items when the event re-draws the decision (None otherwise)."""
+    if Region.DECISION not in regions or not view.decision:
+        return None
+    return await meeting_actions(ctx.meetings, view.meeting_id, ctx.clock.now(), ctx.reminders.zone)
 
 
 def _after(request: web.Request) -> int:
@@ -99,7 +110,7 @@ async def meeting_events(request: web.Request) -> web.StreamResponse:
             return response
         else:
             view = MeetingView(meeting_id, labels=ctx.labels(row.roster if row is not None else None))
-            await _follow(ctx.feed, view, after, response)
+            await _follow(ctx, view, after, response)
     except ConnectionResetError:
         return response  # the browser went away: leaving the listener was all there was to clean
     with contextlib.suppress(ConnectionResetError, RuntimeError):
@@ -107,8 +118,8 @@ async def meeting_events(request: web.Request) -> web.StreamResponse:
     return response
 
 
-async def _follow(feed: MeetingFeed, view: MeetingView, after: int, response: web.StreamResponse) -> None:
-    meeting_id = view.meeting_id
+async def _follow(ctx: WebContext, view: MeetingView, after: int, response: web.StreamResponse) -> None:
+    feed, meeting_id = ctx.feed, view.meeting_id
     last = 0
     with feed.listen(meeting_id) as (listener, meeting_log):
 
@@ -119,9 +130,10 @@ async def _follow(feed: MeetingFeed, view: MeetingView, after: int, response: we
             if item.seq > after:
                 frame = meeting_log.frames.get(item.seq)
                 if frame is None:  # every watcher folds the same events: the first renders, the rest reuse
+                    ops = event_ops(view, said, regions, await _items(ctx, view, regions))
                     frame = meeting_log.frames[item.seq] = sse_frame(
-                        {"seq": item.seq, "kind": str(item.event.kind), "ended": view.ended,
-                         "ops": event_ops(view, said, regions)}, event_id=item.seq)
+                        {"seq": item.seq, "kind": str(item.event.kind), "ended": view.ended, "ops": ops},
+                        event_id=item.seq)
                 await response.write(frame)
 
         for item in list(meeting_log.events):
@@ -172,8 +184,9 @@ async def _follow_record(ctx: WebContext, view: MeetingView, after: int, respons
             sent.append(said[seq - 1])
             if seq > after:
                 quiet = 0.0
+                ops = event_ops(view, statement, regions, await _items(ctx, view, regions))
                 await response.write(sse_frame({"seq": seq, "kind": str(event.kind), "ended": view.ended,
-                                                "ops": event_ops(view, statement, regions)}, event_id=seq))
+                                                "ops": ops}, event_id=seq))
         if view.ended:
             return
         await asyncio.sleep(RECORD_POLL_S)

@@ -1,13 +1,14 @@
 """The owner's pages (all under ``/ui/``; :mod:`bot.web.app` guards them).
 
 ``GET /ui/`` the board (advisors, emoji, model, soul version and load state, last activity);
-``/ui/sessions`` and ``/ui/sessions/{id}`` conversations (transcript as Markdown, tool calls
-folded); ``/ui/meetings``, ``/ui/meetings/new`` (POST ``/ui/meetings`` starts one),
-``/ui/meetings/{id}`` one meeting, live while it runs (:mod:`bot.web.meeting_stream`);
-``/ui/decisions`` decisions and action items (:mod:`bot.web.decisions`); ``/ui/track`` the
-advisors' track record (:mod:`bot.web.track`); ``/ui/cost``
-cost per day and per role as SVG charts; ``/ui/login`` (GET shows the link's Sign in button or
-how to get a link; POST redeems it), POST ``/ui/logout``; ``/ui/static/{file}``.
+``/ui/sessions`` and ``/ui/sessions/{id}`` conversations as a person reads them
+(:mod:`bot.web.conversations`: advisor, place, last activity, preview; who said what, in Markdown);
+``/ui/meetings``, ``/ui/meetings/new`` (POST ``/ui/meetings`` starts one), ``/ui/meetings/{id}`` one
+meeting, live while it runs (:mod:`bot.web.meeting_stream`); ``/ui/decisions`` decisions and action
+items (:mod:`bot.web.decisions`); ``/ui/track`` the advisors' track record and the predictions to
+resolve (:mod:`bot.web.track`); ``/ui/cost`` cost per day and per role as SVG charts (nothing spent:
+why, and no empty chart); ``/ui/login`` (GET shows the link's Sign in button or how to get a link;
+POST redeems it), POST ``/ui/logout``; ``/ui/static/{file}``.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from board.room.convene import MeetingInProgress
 from board.storage import Database, Dialect
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
+from bot.web.conversations import conversation_item, transcript_line, when_label
 from bot.web.numbers import clamped, whole_number
 from bot.web.render import bar_chart, render_page
-from bot.web.rulings import proposed, ruling_view
+from bot.web.rulings import meeting_actions, proposed, ruling_view
 from bot.web.view import ELSEWHERE, MeetingView, events_from_record
 
 __all__ = ["MAX_TOPIC", "error_page", "page", "render_meeting", "routes"]
@@ -43,9 +45,12 @@ STATIC = Path(__file__).parent / "static"
 MAX_TOPIC = 2000  # characters of a meeting topic
 MAX_ROUNDS = 5
 TRANSCRIPT_ENTRIES = 400
+MAX_CONVERSATIONS = 500  # listed on the Conversations page
+PREVIEW_ENTRIES = 40  # of each transcript's end, read for its places and its last message
 NAV = (("board", "/ui/", "Board"), ("chat", "/ui/chat", "Chat"), ("sessions", "/ui/sessions", "Conversations"),
        ("meetings", "/ui/meetings", "Meetings"), ("decisions", "/ui/decisions", "Decisions"),
        ("track", "/ui/track", "Track record"), ("cost", "/ui/cost", "Cost"), ("new", "/ui/meetings/new", "New meeting"))
+OFFLINE = "offline"  # the model that answers without a key, and costs nothing
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
 
 
@@ -119,10 +124,10 @@ async def logout(request: web.Request) -> web.StreamResponse:
 
 
 async def last_activity(db: Database) -> dict[str, str]:
-    """When each role last called a model (UTC ISO 8601), from the ledger."""
+    """When each role last called a model (as read: ``29 Nov 2026, 06:49 UTC``), from the ledger."""
     rows = await db.fetchall(
         "SELECT role, MAX(ts) AS ts FROM llm_calls WHERE role IS NOT NULL GROUP BY role")
-    return {str(r["role"]): str(r["ts"])[:19].replace("T", " ") for r in rows}
+    return {str(r["role"]): when_label(str(r["ts"])) for r in rows}
 
 
 async def board_page(request: web.Request) -> web.Response:
@@ -143,8 +148,14 @@ async def board_page(request: web.Request) -> web.Response:
 
 
 async def sessions_page(request: web.Request) -> web.Response:
-    refs = await context_of(request).sessions.list(include_archived=True)
-    return page(request, "sessions.html", active="sessions", title="Conversations", sessions=refs[:500])
+    ctx = context_of(request)
+    refs = (await ctx.sessions.list(include_archived=True))[:MAX_CONVERSATIONS]
+    labels = ctx.labels(None)
+    items = [conversation_item(ref, await ctx.transcripts.tail(ref.session_id, PREVIEW_ENTRIES), labels)
+             for ref in refs]
+    items.sort(key=lambda item: item.last_iso, reverse=True)
+    return page(request, "sessions.html", active="sessions", title="Conversations",
+                current=[i for i in items if not i.earlier], earlier=[i for i in items if i.earlier])
 
 
 async def session_page(request: web.Request) -> web.Response:
@@ -153,23 +164,11 @@ async def session_page(request: web.Request) -> web.Response:
     if ref is None:
         raise web.HTTPNotFound(text="No conversation with that id; the list is at /ui/sessions.")
     entries = await ctx.transcripts.tail(ref.session_id, TRANSCRIPT_ENTRIES)  # files or rows, by backend
-    return page(request, "session.html", active="sessions", title=f"Conversation {ref.key}", ref=ref,
-                entries=[_entry(e) for e in entries if e.get("type") != "session"])
-
-
-def _entry(e: dict[str, Any]) -> dict[str, Any]:
-    kind = str(e.get("type") or "")
-    if kind == "message":
-        return {"kind": "message", "who": str(e.get("role") or ""), "sender": str(e.get("sender") or ""),
-                "text": str(e.get("text") or ""), "ts": str(e.get("ts") or e.get("created") or "")}
-    import json
-
-    body = {k: v for k, v in e.items() if k not in ("type", "ts")}
-    title = {"tool_call": f"tool call: {e.get('name') or e.get('tool') or ''}",
-             "tool_result": f"tool result: {e.get('name') or e.get('tool') or ''}",
-             "consult": f"consulted {e.get('to') or ''}", "compaction": "earlier messages summarised"}.get(kind, kind)
-    return {"kind": "folded", "title": title, "text": json.dumps(body, ensure_ascii=False, indent=2)[:20_000],
-            "ts": str(e.get("ts") or "")}
+    entries = [e for e in entries if e.get("type") != "session"]
+    labels = ctx.labels(None)
+    item = conversation_item(ref, entries, labels)
+    return page(request, "session.html", active="sessions", title=f"{item.advisor} · {item.where}", item=item,
+                lines=[transcript_line(e, ref, labels) for e in entries])
 
 
 # -- meetings ---------------------------------------------------------------------------------
@@ -299,8 +298,10 @@ async def render_meeting(request: web.Request, meeting_id: str, *, status: int =
     record = decision.record if decision is not None and decision.record is not None \
         and decision.record.meeting_id == meeting_id and decision.outcome is Outcome.DONE else None
     ruling = ruling_view(record) if record is not None else proposed(meeting_id)
+    items = await meeting_actions(ctx.meetings, meeting_id, ctx.clock.now(), ctx.reminders.zone) \
+        if view.decision else []
     return page(request, "meeting.html", status=status, active="meetings", title=f"Meeting: {view.topic[:80]}",
-                v=view, live=live, ruling=ruling, note=note)
+                v=view, live=live, ruling=ruling, note=note, items=items)
 
 
 async def meeting_page(request: web.Request) -> web.Response:
@@ -319,10 +320,15 @@ async def cost_page(request: web.Request) -> web.Response:
     by_day = await ctx.ledger.summary(since=since, by="day")
     by_role = await ctx.ledger.summary(since=since, by="role")
     total = await ctx.ledger.total(since=since)
+    charts: dict[str, Any] = {"day_chart": None, "role_chart": None}
+    if total.cost_usd > 0:  # nothing spent: no empty chart, the reason instead (cost.html)
+        charts = {"day_chart": bar_chart([(r.key or "?", r.cost_usd) for r in by_day],
+                                         title=f"Cost per day, {days} days"),
+                  "role_chart": bar_chart([(r.key or "(none)", r.cost_usd) for r in by_role],
+                                          title=f"Cost per role, {days} days")}
+    models = {ctx.runner.model_for(profile) for profile in ctx.souls.profiles()}
     return page(request, "cost.html", active="cost", title="Cost", days=days, total=total, by_role=by_role,
-                day_chart=bar_chart([(r.key or "?", r.cost_usd) for r in by_day], title=f"Cost per day, {days} days"),
-                role_chart=bar_chart([(r.key or "(none)", r.cost_usd) for r in by_role],
-                                     title=f"Cost per role, {days} days"))
+                offline=bool(models) and all(m.split("/", 1)[0] == OFFLINE for m in models), **charts)
 
 
 async def static_file(request: web.Request) -> web.StreamResponse:

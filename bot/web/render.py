@@ -10,7 +10,8 @@ in that Markdown (``![alt](url)``) becomes a plain link to it (``rel="nofollow n
 alt text as its words, else the address): the pages never fetch what an answer or a message
 points at, from another host or from this one (``![x](/ui/logout)``); an image inside a link
 (``[![logo](a.png)](https://b)``) is that link's words only, never a link inside a link. The
-pages' own images are in their templates, not in Markdown.
+pages' own images are in their templates, not in Markdown. ``breaks=True`` (the web chat) renders each line
+break as a break, as chat apps do, where CommonMark joins the lines of a paragraph.
 The cost chart is drawn here as an SVG string of bars: no script, no outside resource.
 """
 
@@ -26,7 +27,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup
 
-__all__ = ["TEMPLATES", "bar_chart", "environment", "markdown", "render_page"]
+__all__ = ["TEMPLATES", "bar_chart", "environment", "inline_markdown", "markdown", "plain_text", "render_page"]
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -61,21 +62,47 @@ def _image_as_link(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> 
 
 
 @functools.cache
-def _md() -> Any:
+def _md(breaks: bool = False) -> Any:
     from markdown_it import MarkdownIt
 
-    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": breaks})
+    md.enable("table")
     md.add_render_rule("image", _image_as_link)
     md.validateLink = _safe_address  # type: ignore[method-assign]
     return md
 
 
-def markdown(text: str | None) -> Markup:
-    """``text`` (Markdown from anyone) as safe HTML."""
-    return Markup(_md().render(text or ""))  # html=False: markdown-it escapes every raw tag
+def markdown(text: str | None, *, breaks: bool = False) -> Markup:
+    """``text`` (Markdown from anyone) as safe HTML (``breaks``: a line break stays a break)."""
+    return Markup(_md(breaks).render(text or ""))  # html=False: markdown-it escapes every raw tag
+
+
+def inline_markdown(text: str | None) -> Markup:
+    """One line of Markdown (a refusal, a note: a command in backticks becomes code) as safe HTML, with no
+    paragraph around it."""
+    return Markup(_md().renderInline(text or ""))
+
+
+def plain_text(text: str | None) -> str:
+    """``text`` (Markdown) as the words a reader sees, without its syntax (``**`` ``#`` backticks...): for a
+    one-line preview."""
+    words: list[str] = []
+    for block in _md().parse(text or ""):
+        for token in block.children or ():
+            if token.type in ("text", "code_inline"):
+                words.append(token.content)
+            elif token.type in ("softbreak", "hardbreak"):
+                words.append(" ")
+        if block.type == "fence" or block.type == "code_block":
+            words.append(block.content)
+        if block.type.endswith("_close") and block.block:
+            words.append(" ")
+    return " ".join("".join(words).split())
 
 
 def _money(value: float | None) -> str:
+    if not value:
+        return "$0"
     return f"${value or 0:,.4f}" if (value or 0) < 1 else f"${value:,.2f}"
 
 
@@ -87,6 +114,7 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=select_autoescape(default=True),
                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["markdown"] = markdown
+    env.filters["inline_markdown"] = inline_markdown
     env.filters["money"] = _money
     return env
 

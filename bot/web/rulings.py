@@ -5,8 +5,10 @@ proposed / ratified by whom and when / vetoed / sent back, the reason, the follo
 and which rulings may still follow (the same rule as :data:`board.decisions.ratify.ALLOWED`, read
 from the book, so the page never offers a button the board would refuse). :func:`action_view`
 is an open action item with its due date as ``/actions`` words it (``due Fri ...`` or
-``OVERDUE since ...``). Kept apart from :mod:`bot.web.decisions` (the handlers) so the meeting
-page (:mod:`bot.web.pages`) can use it without importing the handlers that import it.
+``OVERDUE since ...``); :func:`meeting_actions` are a meeting's items so (its page and its live
+stream show real dates, never the date as the model typed it). Kept apart from
+:mod:`bot.web.decisions` (the handlers) so the meeting page (:mod:`bot.web.pages`) and its stream
+(:mod:`bot.web.meeting_stream`) can use it without importing the handlers that import them.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from board.commands.decisions import verdict_label
 from board.decisions.actions import ActionRow
 from board.decisions.ratify import ALLOWED, DecisionRecord, Verdict
 from board.room.record import due_label, is_overdue
+from board.room.store import MeetingStore
 
-__all__ = ["RulingView", "action_view", "proposed", "ruling_view"]
+__all__ = ["RulingView", "action_view", "meeting_actions", "proposed", "ruling_view"]
 
 
 @dataclass(frozen=True)
@@ -76,3 +79,9 @@ def action_view(row: ActionRow, now: datetime, zone: tzinfo, who: Callable[[str]
 
     return {**asdict(row), "due": due_label(row, now, zone), "overdue": is_overdue(row, now),
             "owed_by": (who or owes)(row.owner)}
+
+
+async def meeting_actions(store: MeetingStore, meeting_id: str, now: datetime, zone: tzinfo) -> list[dict[str, Any]]:
+    """The action items of meeting ``meeting_id``, open or closed, in their order, as :func:`action_view` words them."""
+    rows = await store.actions(include_done=True, meeting_id=meeting_id, limit=100)
+    return [action_view(row, now, zone) for row in sorted(rows, key=lambda r: r.id)]

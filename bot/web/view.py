@@ -15,12 +15,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, get_args
 
+from board.room.decision import Position
 from board.room.meeting.events import MeetingEvent, MeetingEventKind
+from board.room.meeting.scoreboard import CONSENSUS_SPEC, DISAGREEMENT_SPEC
 from board.room.store import MeetingRow
 
-__all__ = ["ELSEWHERE", "MeetingView", "Region", "ScoreItem", "StanceView", "StatementView", "events_from_record"]
+__all__ = ["ELSEWHERE", "POSITIONS", "MeetingView", "Region", "ScoreItem", "StanceView", "StatementView",
+           "events_from_record"]
+
+
+#: The stances a member may take (the board's :data:`board.room.decision.Position`), in the legend's order.
+POSITIONS: tuple[str, ...] = get_args(Position)
+
+
+def _top(spec: Any, name: str) -> int:
+    """The highest value of a scoreboard tool's ``name`` argument: the scale the board asks the members for."""
+    return int(spec.parameters["properties"][name]["maximum"])
 
 
 class Region(StrEnum):
@@ -68,7 +80,8 @@ class ScoreItem:
     kind: str  # "disagreement" | "consensus"
     who: str
     text: str
-    weight: int  # severity (disagreement) or strength (consensus), 1..10
+    weight: int  # severity (disagreement) or strength (consensus), 1..top
+    top: int  # the top of that scale (the scoreboard tool's maximum)
 
 
 def _stance(data: Any) -> StanceView | None:
@@ -121,6 +134,11 @@ class MeetingView:
         """How many consensus points were logged."""
         return sum(1 for s in self.scoreboard if s.kind == "consensus")
 
+    @property
+    def positions(self) -> tuple[str, ...]:
+        """The stances a member may take (:data:`POSITIONS`), for the stance table's legend."""
+        return POSITIONS
+
     def label(self, role: str | None) -> str:
         """``🦉 Critic`` for a role (the role itself when its name is unknown)."""
         return self.labels.get(role or "", role or "the board")
@@ -172,11 +190,12 @@ class MeetingView:
             text = f"disagrees with {target} on {e.data.get('topic') or '?'}"
             reason = str(e.data.get("reasoning") or "")
             item = ScoreItem(seq, "disagreement", self.label(e.role), text + (f": {reason}" if reason else ""),
-                             int(e.data.get("severity") or 0))
+                             int(e.data.get("severity") or 0), _top(DISAGREEMENT_SPEC, "severity"))
         else:
             who = ", ".join(self.label(str(p)) for p in e.data.get("participants") or [])
             item = ScoreItem(seq, "consensus", self.label(e.role), f"consensus on {e.data.get('topic') or '?'}"
-                             + (f" ({who})" if who else ""), int(e.data.get("strength") or 0))
+                             + (f" ({who})" if who else ""), int(e.data.get("strength") or 0),
+                             _top(CONSENSUS_SPEC, "strength"))
         self.scoreboard.append(item)
         return None, {Region.SCOREBOARD}
 

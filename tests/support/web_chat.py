@@ -111,6 +111,8 @@ class ChatBrowser:
     advisor: str
     cookie: str = f"{COOKIE}={SECRET}"
     entries: dict[int, dict[str, Any]] = field(default_factory=dict)  # seq -> row
+    order: list[str] = field(default_factory=list)  # what was shown, in order: "<seq>", or "h:<id>" (history)
+    history: dict[str, dict[str, Any]] = field(default_factory=dict)  # messages written elsewhere, by id
     drafts: dict[str, str] = field(default_factory=dict)  # question -> text shown
     finished: set[str] = field(default_factory=set)
     repeats: list[int] = field(default_factory=list)  # seqs received twice (must stay empty)
@@ -165,6 +167,7 @@ class ChatBrowser:
             if seq in self.entries:
                 self.repeats.append(seq)
             self.entries[seq] = data
+            self.order.append(str(seq))
             if data.get("reply_to") and data["kind"] != "question":
                 self.finished.add(data["reply_to"])
                 self.drafts.pop(data["reply_to"], None)
@@ -173,9 +176,17 @@ class ChatBrowser:
             self.drafts[data["reply_to"]] = text
             if text and (not self.draft_texts or self.draft_texts[-1] != text):
                 self.draft_texts.append(text)
+        elif event == "history" and data["id"] not in self.history:
+            self.history[data["id"]] = data
+            self.order.append(f"h:{data['id']}")
         elif event == "draft_end":
             self.drafts.pop(data["reply_to"], None)
         self.changed.set()
+
+    def timeline(self) -> list[tuple[str, str]]:
+        """(kind, text) of each row and message of the history, in the order the page shows them."""
+        return [(self.history[k[2:]]["kind"], self.history[k[2:]]["text"]) if k.startswith("h:")
+                else (self.entries[int(k)]["kind"], self.entries[int(k)]["text"]) for k in self.order]
 
     def questions(self) -> list[str]:
         return [e["text"] for _, e in sorted(self.entries.items()) if e["kind"] == "question"]

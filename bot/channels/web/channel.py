@@ -25,18 +25,20 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Any
 
 from board.commands.about import CHAIR_ADDRESSING
+from board.conversation.sessions import session_key
 from board.envelope import Envelope, Reply, clean_text
 from board.llm.stream import StreamSink
 from board.roles import GENERAL
-from board.room.meeting import MeetingEvent, MeetingEventKind
-from board.room.render import format_decision
+from board.room.meeting import MeetingEvent
 from bot.channels.base import ChannelError
 from bot.channels.parts import ChannelParts
 from bot.channels.web.answer_stream import WORKING, streaming
 from bot.channels.web.chat_feed import ChatFeed
 from bot.channels.web.config import WebChatSection
 from bot.channels.web.guard import Guard, LockedGuard
+from bot.channels.web.history import SharedLine, shared_history
 from bot.channels.web.host import ChannelClosed
+from bot.channels.web.meeting_card import MeetingNotes
 from bot.channels.web.routes import chat_routes
 from bot.channels.web.store import EntryKind, NewEntry, Outbox, OutboxEntry, question_key, reply_key
 from bot.intake.courier import Admission, ChannelTexts, MayRedo, PostsNotice, ShowsInterruption, Streams
@@ -95,6 +97,7 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
         self.feed = ChatFeed()
         self.outbox = Outbox(parts.db, on_append=self.feed.appended)
         self.streams = _Streams()
+        self.meetings = MeetingNotes(self.label)
         self.intake: Intake = self.hub.intake(parts.intake, self)
         self.max_chars = parts.max_message_chars
         self.state = "created"
@@ -124,6 +127,13 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
             return self.uses.souls.profile(role).label
         except (KeyError, ValueError, OSError):
             return role
+
+    async def history(self, advisor: str) -> list[SharedLine]:
+        """What the owner's conversation with ``advisor`` holds from elsewhere (the terminal, Telegram): shown
+        when the page opens (:mod:`.history`). The conversation is the owner's session with the advisor,
+        the one a message from this page goes to."""
+        key = session_key(advisor, is_owner=True, channel=self.name, chat_id=advisor)
+        return await shared_history(self.uses.sessions, key, self.label)
 
     # -- receipt ---------------------------------------------------------------------------
 
@@ -223,26 +233,14 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
     # -- meetings called from the chat ------------------------------------------------------
 
     async def _meeting(self, event: MeetingEvent) -> None:
-        """A meeting called here: its live page, then its decision and minutes, in the conversation."""
+        """A meeting called here: a link to its live page, then its decision card (:mod:`.meeting_card`)."""
         origin = event.origin
         if not self.accepting or origin is None or origin.channel != self.name:
             return
-        if event.kind is MeetingEventKind.STARTED:
-            body = (f"The board meets on \u201c{event.topic}\u201d: watch it live at "
-                    f"/ui/meetings/{event.meeting_id}")
-        elif event.kind is MeetingEventKind.DECISION:
-            body = f"**Board decision** on \u201c{event.topic}\u201d\n\n{format_decision(event)}"
-        elif event.kind is MeetingEventKind.ENDED:
-            minutes = str(event.data.get("minutes") or "").strip()
-            if not minutes and not event.data.get("error"):
-                return
-            body = (f"**Minutes** ({event.meeting_id})\n\n{minutes}" if minutes else
-                    f"The meeting on \u201c{event.topic}\u201d ended without a decision "
-                    f"({event.data.get('stop_reason')}).")
-        else:
+        line = self.meetings.line(event)
+        if line is None:
             return
-        entry = NewEntry(f"m:{event.meeting_id}:{event.kind.value}", EntryKind.MEETING, body, label="🏛️ Board",
-                         reply_to=None)
+        entry = NewEntry(line.key, EntryKind.MEETING, line.body, label="🏛️ Board", reply_to=None)
         await self.outbox.append(self.place_of(origin.chat_id), entry)
 
     # -- lifecycle ---------------------------------------------------------------------------

@@ -38,6 +38,7 @@ class FeedKind(StrEnum):
     DRAFT = "draft"  # the whole draft so far (replaces what the page shows for that question)
     DELTA = "delta"  # more text of the draft
     DRAFT_END = "draft_end"  # the draft is gone without a reply row (the turn failed or stopped)
+    HISTORY = "history"  # a message of the shared conversation written elsewhere (sent to a page that opens)
     CLOSE = "close"  # not sent: the follower's response ends (the channel is stopping)
 
 
@@ -52,10 +53,11 @@ class FeedEvent:
     @classmethod
     def entry(cls, entry: OutboxEntry) -> FeedEvent:
         """An outbox row; a reply carries its Markdown rendered as safe HTML too (``html``: raw HTML in
-        the text is escaped, see :func:`bot.web.render.markdown`); the owner's own lines are plain text."""
+        the text is escaped, see :func:`bot.web.render.markdown`; a line break stays a break, as in chat
+        apps: a command's reply is lines); the owner's own lines are plain text."""
         data = entry.to_json()
         if entry.kind is not EntryKind.QUESTION:
-            data["html"] = str(markdown(entry.body))
+            data["html"] = str(markdown(entry.body, breaks=True))
         return cls(FeedKind.ENTRY, data, entry.seq)
 
 

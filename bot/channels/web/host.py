@@ -6,6 +6,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from bot.channels.web.chat_feed import ChatFeed
+from bot.channels.web.history import SharedLine
 from bot.channels.web.store import Outbox, OutboxEntry
 
 __all__ = ["ChannelClosed", "ChatHost", "OpenStreams"]
@@ -39,5 +40,7 @@ class ChatHost(Protocol):
     def advisors(self) -> list[str]: ...
 
     def label(self, role: str) -> str: ...
+
+    async def history(self, advisor: str) -> list[SharedLine]: ...
 
     async def receive(self, advisor: str, text: str, client_id: str) -> tuple[OutboxEntry, bool]: ...

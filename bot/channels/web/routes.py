@@ -10,7 +10,11 @@
   Refusals are JSON ``{"error": "<what to do>"}`` with 400 / 404 / 413 / 503; nothing is stored.
 - ``GET /ui/chat/{advisor}/events`` is the conversation over Server-Sent Events: every outbox row
   after ``Last-Event-ID`` (``entry`` events, id = seq), the answer being written (``draft``, then
-  ``delta``), then what comes; a comment every :data:`PING_S` seconds keeps proxies from closing it.
+  ``delta``), then what comes; a page that opens (no ``Last-Event-ID``) also gets the conversation's
+  messages written elsewhere (``history`` events, no id: :mod:`.history`), placed among the rows by time
+  (a page that reconnects gets them after the rows, and shows each once), then those written while it
+  follows (read every :data:`HISTORY_POLL_S` seconds);
+  a comment every :data:`PING_S` seconds keeps proxies from closing it.
 
 Every route asks the :class:`.guard.Guard` first: nothing is served without the owner's login.
 """
@@ -21,25 +25,31 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 
 from aiohttp import web
 
 from bot.channels.web.chat_feed import FeedEvent, FeedKind
 from bot.channels.web.guard import CSRF_HEADER, Guard
+from bot.channels.web.history import SharedLine
 from bot.channels.web.host import ChannelClosed, ChatHost
 from bot.channels.web.inbound import BadMessage, body_limit, read_message
 from bot.channels.web.page import ASSETS, asset, render_page
+from bot.channels.web.store import OutboxEntry
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.intake.intake import StorageUnavailable
 from bot.web.app import CSP
 from bot.web.numbers import MAX_NUMBER, clamped
 
-__all__ = ["PING_S", "PREFIX", "chat_routes"]
+__all__ = ["HISTORY_POLL_S", "PING_S", "PREFIX", "chat_routes"]
 
 log = logging.getLogger("sabha.web.chat")
 
 PREFIX = "/ui/chat"
 PING_S = 15.0
+#: How often a following page's conversation is read for messages written elsewhere (the terminal, Telegram).
+HISTORY_POLL_S = 3.0
 #: The web pages' headers (:mod:`bot.web.app`): only the daemon's own scripts and styles, no framing, no referrer.
 SECURITY_HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
                     "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY", "Cache-Control": "no-store"}
@@ -145,23 +155,32 @@ class _Routes:
         with channel.feed.follow(conversation) as (follower, drafts), channel.streams.open():
             await response.write(b"retry: 1000\n\n")
             sent, finished = after, set[str]()
-            for entry in await channel.outbox.since(conversation, after):
-                await _send(response, FeedEvent.entry(entry))
-                sent = entry.seq
-                if entry.reply_to and entry.kind.value != "question":
-                    finished.add(entry.reply_to)
+            # opening: the history among the rows; reconnecting: after them (the page shows each message once)
+            history = await channel.history(conversation)
+            rows = await channel.outbox.since(conversation, after)
+            for event in _in_time_order(rows, history) if after == 0 else _in_time_order(rows, []):
+                await _send(response, event)
+                entry = event.data
+                if event.seq is not None:
+                    sent = event.seq
+                    if entry.get("reply_to") and entry.get("kind") != "question":
+                        finished.add(str(entry["reply_to"]))
             for draft in drafts:
                 if draft.reply_to not in finished:
                     await _send(response, draft.snapshot())
+            if after != 0:
+                for line in history:
+                    await _send(response, FeedEvent(FeedKind.HISTORY, line.to_json()))
+            elsewhere = _Elsewhere(channel, conversation, history)
             while not channel.feed.closed:
                 if follower.dropped and follower.queue.empty():
                     log.info("web chat: a page following %s fell behind; closed (it reconnects and catches up)",
                              conversation)
                     return
                 try:
-                    event = await asyncio.wait_for(follower.queue.get(), PING_S)
+                    event = await asyncio.wait_for(follower.queue.get(), HISTORY_POLL_S)
                 except TimeoutError:
-                    await response.write(b": ping\n\n")
+                    await elsewhere.news(response)
                     continue
                 if event.kind is FeedKind.CLOSE:
                     return
@@ -175,6 +194,73 @@ class _Routes:
                 elif str(event.data.get("reply_to")) in finished:
                     continue  # its reply is shown: a late draft event would show the text twice
                 await _send(response, event)
+
+
+class _Elsewhere:
+    """What a following page is shown of its conversation written elsewhere after it opened: every
+    :data:`HISTORY_POLL_S` seconds with nothing else to send, the history is read again and what is new in it
+    is sent (a ``: ping`` comment every :data:`PING_S` seconds when there is nothing)."""
+
+    def __init__(self, channel: ChatHost, conversation: str, shown: Sequence[SharedLine]) -> None:
+        self.channel, self.conversation = channel, conversation
+        self.known = {line.entry_id for line in shown}
+        self.quiet = 0.0
+
+    async def news(self, response: web.StreamResponse) -> None:
+        try:
+            lines = await self.channel.history(self.conversation)
+        except Exception as exc:  # noqa: BLE001 - the store is down a moment: read again at the next poll
+            log.info("web chat: could not read the conversation %s for news: %s", self.conversation, exc)
+            lines = []
+        fresh = [line for line in lines if line.entry_id not in self.known]
+        for line in fresh:
+            self.known.add(line.entry_id)
+            await _send(response, FeedEvent(FeedKind.HISTORY, line.to_json()))
+        self.quiet = 0.0 if fresh else self.quiet + HISTORY_POLL_S
+        if self.quiet >= PING_S:
+            await response.write(b": ping\n\n")
+            self.quiet = 0.0
+
+
+def _time(at: str) -> datetime | None:
+    try:
+        found = datetime.fromisoformat(at)
+    except ValueError:
+        return None
+    return found if found.tzinfo is not None else found.replace(tzinfo=UTC)
+
+
+def _places(entries: Sequence[OutboxEntry], history: Sequence[SharedLine]) -> list[int]:
+    """Where each message of the history goes: before ``entries[i]`` (``len(entries)``: after them all). After
+    the chat's own message it followed in the transcript (and that message's replies), before the one it
+    preceded; between them, before the first row written in a later second (the transcript's times are seconds)."""
+    asked = {entry.key.removeprefix("q:"): i for i, entry in enumerate(entries) if entry.key.startswith("q:")}
+    answered = {entry.reply_to: i for i, entry in enumerate(entries) if entry.reply_to}
+    places, floor = [], 0
+    for line in history:
+        low = floor
+        if line.after is not None:
+            low = max(low, asked.get(line.after, -1) + 1, answered.get(line.after, -1) + 1)
+        high = max(low, asked.get(line.before, len(entries)) if line.before is not None else len(entries))
+        when, place = line.when(), low
+        while place < high and when is not None and (_time(entries[place].created_at) or when) < when:
+            place += 1
+        places.append(place)
+        floor = place
+    return places
+
+
+def _in_time_order(entries: Sequence[OutboxEntry], history: Sequence[SharedLine]) -> Iterator[FeedEvent]:
+    """The outbox rows (in seq order) with the shared history's messages (oldest first) placed among them."""
+    places = _places(entries, history)
+    waiting = 0
+    for i, entry in enumerate(entries):
+        while waiting < len(history) and places[waiting] <= i:
+            yield FeedEvent(FeedKind.HISTORY, history[waiting].to_json())
+            waiting += 1
+        yield FeedEvent.entry(entry)
+    for line in history[waiting:]:
+        yield FeedEvent(FeedKind.HISTORY, line.to_json())
 
 
 async def _send(response: web.StreamResponse, event: FeedEvent) -> None:

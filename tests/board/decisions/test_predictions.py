@@ -85,7 +85,8 @@ def test_the_offline_board_predicts_and_the_cli_lists_resolves_and_scores(tmp_pa
     listed = _sabha(tmp_path, "predictions", "list")
     assert listed.returncode == 0, listed.stderr
     lines = [line for line in listed.stdout.splitlines() if line.startswith("#")]
-    assert len(lines) == 5 and all("a small pilot on should we raise prices" in line for line in lines), listed.stdout
+    assert len(lines) == 5, listed.stdout
+    assert all("the pilot to raise prices for European customers" in line for line in lines), listed.stdout
     number = lines[0].split()[0].lstrip("#")
     done = _sabha(tmp_path, "predictions", "resolve", number, "yes")
     assert done.returncode == 0 and "Recorded" in done.stdout and "came true" in done.stdout

@@ -119,7 +119,9 @@ def test_meeting_offline_prints_statements_and_minutes(home: Path) -> None:
     result = run(["meeting", "Should we expand to Europe?"], cwd=home)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "[round 1] 💰 Finance:" in out and "[round 3] 🦉 Critic:" in out
+    # stdout is a pipe here: the statements go to stderr, stdout gets only the minutes (issue 38)
+    assert "[round 1] 💰 Finance:" in result.stderr and "[round 3] 🦉 Critic:" in result.stderr
+    assert "[round 1]" not in out
     assert "# Board meeting: Should we expand to Europe?" in out
     assert "Ended because: completed" in out and "**Action items:**" in out
     listed = run(["meetings", "list"], cwd=home)

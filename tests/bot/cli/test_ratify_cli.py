@@ -44,10 +44,11 @@ def sabha(home: Path, *args: str) -> tuple[int, str, str]:
 
 
 def meeting(home: Path, topic: str) -> str:
-    code, out, err = sabha(home, "meeting", topic)
+    code, _, err = sabha(home, "meeting", topic)
     assert code == 0, err
-    found = re.search(r"== Decision (m-\S+) is proposed: sabha decisions ratify (m-\S+)", out)
-    assert found is not None and found.group(1) == found.group(2), out
+    # stdout is a pipe: the live lines, this one among them, are on stderr (issue 38)
+    found = re.search(r"== Decision (m-\S+) is proposed: sabha decisions ratify (m-\S+)", err)
+    assert found is not None and found.group(1) == found.group(2), err
     return found.group(1)
 
 

@@ -68,7 +68,7 @@ async def test_a_form_meetings_reminder_and_notices_land_in_the_chat_with_the_ch
         work = await d.board.parts.schedule.get(reminder_key(items[0].id))
         assert work is not None and work.status is WorkStatus.PENDING
         assert (work.place.channel, work.place.chat_id) == ("web", "general"), work.place
-        seen = await _chat_events(http, d, jar, "general", "Minutes")
+        seen = await _chat_events(http, d, jar, "general", "Read the minutes")  # the decision card
         assert any(f"/ui/meetings/{meeting_id}" in str(e.get("text")) for e in seen)  # the start notice
         FileClock.write(clock, work.due_at + timedelta(seconds=1))
         seen = await _chat_events(http, d, jar, "general", "Reminder")

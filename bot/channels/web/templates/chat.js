@@ -1,7 +1,9 @@
 // The web chat page: reads the conversation over SSE, posts messages with a client id.
 // Entries (id = seq) are shown once each; a draft (the answer being written) is replaced by its
 // reply when that arrives, and never shown again after it. A reply's Markdown comes rendered by the
-// server (entry.html: raw HTML escaped there); everything else is set as text.
+// server (entry.html: raw HTML escaped there, line breaks kept); everything else is set as text.
+// A page that opens also gets the conversation's messages written elsewhere (the terminal, Telegram):
+// "history" events, in time order among the entries, each shown once (by its id).
 (function () {
   "use strict";
   var main = document.getElementById("chat");
@@ -19,6 +21,7 @@
   var shown = {};      // seq -> true
   var drafts = {};     // question client id -> {item, text}
   var finished = {};   // question client id -> true (its reply is shown)
+  var earlier = {};    // id of a message written elsewhere -> true (shown)
 
   function clientId() {
     var bytes = new Uint8Array(16);
@@ -67,17 +70,29 @@
     item.appendChild(row);
   }
 
+  function rendered(item, html) {
+    var body = item.querySelector(".text");
+    body.classList.add("markdown");
+    body.innerHTML = html;  // rendered and escaped by the server (bot.web.render.markdown)
+  }
+
+  function onHistory(line) {
+    if (earlier[line.id]) { return; }
+    earlier[line.id] = true;
+    var item = bubble("history " + line.kind, line.label, line.text);
+    if (line.html) { rendered(item, line.html); }
+    if (line.at) { item.title = "Written " + new Date(line.at).toLocaleString(); }
+    log.appendChild(item);
+    scrollDown();
+  }
+
   function onEntry(entry) {
     if (shown[entry.seq]) { return; }
     shown[entry.seq] = true;
     var label = entry.kind === "question" ? "You" : (entry.label || "Sabha");
     var item = bubble(entry.kind, label, entry.text);
     item.dataset.seq = entry.seq;
-    if (entry.html) {
-      var body = item.querySelector(".text");
-      body.classList.add("markdown");
-      body.innerHTML = entry.html;  // rendered and escaped by the server (bot.web.render.markdown)
-    }
+    if (entry.html) { rendered(item, entry.html); }
     addButtons(item, entry);
     if (entry.reply_to && entry.kind !== "question") {
       finished[entry.reply_to] = true;
@@ -153,6 +168,7 @@
     var last = lastSeq();
     source = new EventSource(base + "/events" + (last ? "?after=" + last : ""));
     source.addEventListener("entry", parse(onEntry));
+    source.addEventListener("history", parse(onHistory));
     source.addEventListener("draft", parse(onDraft));
     source.addEventListener("delta", parse(onDelta));
     source.addEventListener("draft_end", parse(onDraftEnd));

@@ -6,6 +6,10 @@ repeats; an answer being written streams as deltas, a page that connects mid-ans
 answer so far, then the rest, then the reply in its place, never the text twice; a page that
 closes mid-answer loses nothing. Every test ends with a marker message, not a sleep, where it
 proves that nothing more comes.
+
+Issue 38: a reply keeps its line breaks (safely); a meeting called here is a link to its live page, then
+a decision card with a link to the minutes, never the minutes; a page that opens shows the messages of
+its conversation written elsewhere (the terminal), in order among its own, the newest fifty.
 """
 
 from __future__ import annotations
@@ -229,28 +233,6 @@ async def test_the_page_is_served_with_its_labels_and_token(board: Board) -> Non
             assert resp.status == 404 and "no advisor" in await resp.text()
 
 
-async def test_a_meeting_called_in_the_chat_links_its_live_page_then_brings_the_decision_and_minutes(
-    board: Board
-) -> None:
-    use_model(board, RecordingModel(answer=lambda r: f"{r.persona.name}: a view on {last_user_text(r)[:40]}"))
-    async with served_chat(board) as chat, ClientSession() as http:
-        page = ChatBrowser(lambda: chat.url, "general").start()
-        try:
-            status, _ = await post_message(http, chat.url, "general", "/meeting should we raise prices?")
-            assert status == 202
-            await page.wait(lambda b: any(r.startswith("**Minutes**") for r in b.replies()), "the minutes",
-                            timeout=30)
-            replies = page.replies()
-            live = next(i for i, r in enumerate(replies) if "watch it live at /ui/meetings/" in r)
-            decision = next(i for i, r in enumerate(replies) if r.startswith("**Board decision**"))
-            minutes = next(i for i, r in enumerate(replies) if r.startswith("**Minutes**"))
-            assert live < decision < minutes
-            assert any("Convening the board" in r for r in replies)  # the command's own answer
-            assert page.repeats == []
-        finally:
-            await page.close()
-
-
 async def test_a_reply_comes_with_its_markdown_rendered_and_raw_html_escaped(board: Board) -> None:
     use_model(board, RecordingModel(answer=lambda r: "**Yes**, but <script>alert(1)</script> [x](javascript:alert(1))"))
     async with served_chat(board) as chat, ClientSession() as http:
@@ -345,3 +327,104 @@ def test_the_chat_runs_with_the_web_pages_unless_turned_off(tmp_path: Path) -> N
     config.write_text("web:\n  chat: {enabeld: true}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="enabeld"):  # a misspelt key is an error that names it
         load_config(config, env={})
+
+
+# -- issue 38: what a person reads ------------------------------------------------------------------
+
+
+async def test_a_reply_keeps_its_line_breaks_and_stays_safe(board: Board) -> None:
+    """A command's reply is lines: each stays a line (CommonMark would join them); raw HTML stays text, an
+    image stays a link (issue 36), Markdown still renders."""
+    use_model(board, RecordingModel(answer=lambda r: "one\ntwo **bold**\n<script>x()</script>\n"
+                                                     "![logo](https://x.test/a.png)"))
+    async with served_chat(board) as chat, ClientSession() as http:
+        page = ChatBrowser(lambda: chat.url, "content").start()
+        try:
+            await post_message(http, chat.url, "content", "lines?")
+            await post_message(http, chat.url, "content", "/roles")
+            await page.wait(lambda b: len(b.replies()) == 2, "both replies")
+            answer, roles = (e["html"] for _, e in sorted(page.entries.items()) if e["kind"] != "question")
+            assert "one<br />\ntwo <strong>bold</strong><br />" in answer
+            assert "<script>" not in answer and "&lt;script&gt;" in answer
+            assert "<img" not in answer and 'href="https://x.test/a.png"' in answer
+            assert roles.count("<br />") >= 5  # one advisor a line
+        finally:
+            await page.close()
+
+
+async def test_a_meeting_in_the_chat_is_a_live_link_then_a_decision_card_not_the_minutes(board: Board) -> None:
+    use_model(board, RecordingModel(answer=lambda r: f"{r.persona.name}: a view on {last_user_text(r)[:40]}"))
+    async with served_chat(board) as chat, ClientSession() as http:
+        page = ChatBrowser(lambda: chat.url, "general").start()
+        try:
+            await post_message(http, chat.url, "general", "/meeting should we raise prices?")
+            await page.wait(lambda b: any("Read the minutes" in r for r in b.replies()), "the card", timeout=30)
+            await post_message(http, chat.url, "general", "/roles")  # a marker: nothing more of the meeting after it
+            await page.wait(lambda b: any("The board:" in r for r in b.replies()), "the marker")
+            meeting = [e for _, e in sorted(page.entries.items()) if e["kind"] == "meeting"]
+            assert len(meeting) == 2, [m["text"][:80] for m in meeting]  # the live link and the card, no minutes
+            live, card = meeting
+            meeting_id = live["text"].rsplit("/", 1)[-1].rstrip(")")
+            assert f'<a href="/ui/meetings/{meeting_id}">watch it live</a>' in live["html"]
+            assert f'<a href="/ui/meetings/{meeting_id}">Read the minutes</a>' in card["html"]
+            assert card["text"].startswith("**Board decision**") and "**Recommendation:**" in card["text"]
+            assert "[ ]" not in card["text"] and "Minutes" not in card["text"] and len(card["text"]) < 2000
+            assert "**Action items:** " in card["text"]
+            assert any("Convening the board" in r for r in page.replies())  # the command's own answer
+            assert page.repeats == []
+        finally:
+            await page.close()
+
+
+async def test_a_page_that_opens_shows_what_was_said_elsewhere_in_order_and_its_own_lines_once(
+    board: Board
+) -> None:
+    from board.envelope import Envelope
+
+    echo(board)
+    terminal = Envelope(channel="console", text="from the terminal", sender="owner", sender_name="owner",
+                        is_owner=True)
+    async with served_chat(board) as chat, ClientSession() as http:
+        first = ChatBrowser(lambda: chat.url, "general").start()
+        try:
+            await post_message(http, chat.url, "general", "first here")
+            await first.wait(lambda b: len(b.replies()) == 1, "the first answer")
+            await board.handle(terminal)
+            await post_message(http, chat.url, "general", "then here")
+            await first.wait(lambda b: len(b.replies()) == 2, "the second answer")
+            await first.wait(lambda b: len(b.history) == 2, "the terminal's lines, on the page open meanwhile")
+        finally:
+            await first.close()
+        page = ChatBrowser(lambda: chat.url, "general").start()
+        critic = ChatBrowser(lambda: chat.url, "critic").start()
+        try:
+            await page.wait(lambda b: len(b.order) == 6, "the conversation")
+            assert page.timeline() == [("question", "first here"), ("answer", "answer to first here"),
+                                       ("question", "from the terminal"), ("answer", "answer to from the terminal"),
+                                       ("question", "then here"), ("answer", "answer to then here")]
+            said = list(page.history.values())
+            assert said[0]["label"] == "You, in the terminal" and "General" in said[1]["label"]
+            assert "<p>answer to from the terminal</p>" in said[1]["html"]
+            await post_message(http, chat.url, "critic", "marker")
+            await critic.wait(lambda b: len(b.replies()) == 1, "the critic's answer")
+            assert critic.history == {}  # another advisor's conversation
+        finally:
+            await page.close()
+            await critic.close()
+
+
+async def test_the_history_shown_is_the_newest_fifty_messages(board: Board) -> None:
+    from board.envelope import Envelope
+    from bot.channels.web.history import HISTORY
+
+    echo(board)
+    for n in range(30):
+        await board.handle(Envelope(channel="console", text=f"question {n}", sender="owner", is_owner=True))
+    async with served_chat(board) as chat:
+        page = ChatBrowser(lambda: chat.url, "general").start()
+        try:
+            await page.wait(lambda b: len(b.history) == HISTORY, "the history")
+            texts = [t for _, t in page.timeline()]
+            assert texts[0] == "question 5" and texts[-1] == "answer to question 29"  # the newest, oldest first
+        finally:
+            await page.close()
