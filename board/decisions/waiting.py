@@ -32,11 +32,11 @@ async def _action_lines(reminders: Reminders, now: datetime) -> list[str]:
     said = []
     if late:
         how_late = late_by(parse_stamp(late[0].due_at or ""), now) or "a moment"
-        said.append(f"{plural(len(late), 'action item')} {'is' if len(late) == 1 else 'are'} overdue "
+        said.append(f"{plural(len(late), 'action')} {'is' if len(late) == 1 else 'are'} overdue "
                     f"(#{late[0].id} by {how_late})")
     if soon:
-        said.append(f"{len(soon) if late else plural(len(soon), 'action item')} "
-                    f"{'is' if len(soon) == 1 else 'are'} due this week")
+        said.append(f"{len(soon)} due this week" if late
+                    else f"{plural(len(soon), 'action')} {'is' if len(soon) == 1 else 'are'} due this week")
     return [f"\u23f0 {', '.join(said)}: /actions lists {'it' if len(late) + len(soon) == 1 else 'them'}."]
 
 

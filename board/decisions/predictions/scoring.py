@@ -25,7 +25,6 @@ from board.decisions.predictions.store import Outcome, PredictionRow
 __all__ = [
     "BINS",
     "DEFAULT_MIN_RESOLVED",
-    "DEMO",
     "Bin",
     "TrackRecord",
     "bin_index",
@@ -39,9 +38,6 @@ __all__ = [
 
 #: how many equal-width probability bins the reliability table has
 BINS = 10
-#: where to see scores without waiting for predictions to come due
-DEMO = "To see a track record now, `sabha demo` opens a demo board with a history of resolved predictions."
-
 #: resolved predictions an advisor needs before it is given a score (config
 #: ``board.meetings.min_resolved_predictions``)
 DEFAULT_MIN_RESOLVED = 5
@@ -139,7 +135,7 @@ def format_stats(records: Sequence[TrackRecord], *, min_resolved: int = DEFAULT_
     (``fenced``: each table in a Markdown code block, so a chat shows its columns in a fixed-width font)."""
     if not records:
         return ("No predictions yet. Members state them in board meetings (/meeting <topic>); once their "
-                f"resolve-by date comes, resolve them with /resolve <n> yes|no|unknown. {DEMO}")
+                "resolve-by date comes, resolve them with /resolve <n> yes|no|unknown.")
     lines = ["Advisor track record (Brier score: 0 is perfect, 0.25 is always saying 50%; lower is better):"]
     for record in records:
         lines.append("- " + track_line(record, min_resolved))
@@ -156,7 +152,8 @@ def format_stats(records: Sequence[TrackRecord], *, min_resolved: int = DEFAULT_
 
 def how_to_score(records: Sequence[TrackRecord], min_resolved: int = DEFAULT_MIN_RESOLVED) -> list[str]:
     """While no advisor has a score: how many predictions are resolved, how many more the closest advisor
-    needs, how to resolve one, and the demo board that has a history."""
+    needs and how to resolve one (:func:`board.commands.predictions.stats_text` adds where a score is seen
+    at once: ``sabha demo``)."""
     resolved = sum(record.n for record in records)
     closest = max(records, key=lambda record: (record.n, record.role))
     more = max(1, min_resolved) - closest.n
@@ -166,5 +163,4 @@ def how_to_score(records: Sequence[TrackRecord], min_resolved: int = DEFAULT_MIN
     return [f"No score yet: {progress}; an advisor is scored once {min_resolved} of its own are "
             f"resolved{closest_says}.",
             "To resolve one: /predictions lists the open ones and /resolve <n> yes|no|unknown records how it turned "
-            "out (or the Track record page, /ui/track, once the web pages are on).",
-            DEMO]
+            "out (or the Track record page, /ui/track, once the web pages are on)."]
