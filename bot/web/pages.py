@@ -61,10 +61,11 @@ def page(request: web.Request, template: str, *, status: int = 200, **context: A
     return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
 
 
-def error_page(request: web.Request, status: int, title: str, text: str,
+def error_page(request: web.Request, status: int, title: str, text: str, *, hint: str = "",
                headers: Mapping[str, str] | None = None) -> web.Response:
-    """A readable error page (unknown ids, bad input, refusals)."""
-    response = page(request, "error.html", status=status, title=title, text=text, active="")
+    """A readable error page (unknown ids, bad input, refusals): ``text`` as plain text (it may quote the
+    request), ``hint`` (the daemon's own words) as inline Markdown."""
+    response = page(request, "error.html", status=status, title=title, text=text, hint=hint, active="")
     keep = CIMultiDict((k, v) for k, v in (headers or {}).items() if k.lower() in ("www-authenticate", "retry-after"))
     response.headers.extend(keep)
     return response

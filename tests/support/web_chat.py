@@ -48,6 +48,9 @@ class TestGuard:
             return None
         return web.Response(status=401, text="log in first")
 
+    async def signed_in(self, request: web.Request) -> bool:
+        return await self.refusal(request) is None
+
     def csrf_token(self, request: web.Request) -> str:
         return CSRF
 

@@ -152,8 +152,9 @@ class _Routes:
     async def _signed_in(self, request: web.Request) -> bool:
         """Whether the owner's login that opened this stream is still there (not signed out, not expired)."""
         try:
-            return await self.guard.refusal(request) is None
-        except web.HTTPException:  # the pages' guard raises its refusal
+            return await self.guard.signed_in(request)
+        except Exception as exc:  # noqa: BLE001 - unknown: end the stream; the page's reconnect is checked anew
+            log.info("web chat: could not check a following page's login: %s", exc)
             return False
 
     async def _feed(self, request: web.Request, response: web.StreamResponse, conversation: str) -> None:

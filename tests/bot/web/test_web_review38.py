@@ -1,0 +1,53 @@
+"""The defects a reviewer found in the issue-38 web pages, each reproduced through a real daemon
+(:class:`tests.support.browser.WebDaemon`, the real ``sabha web link``) and a plain aiohttp client: an error page
+quoting the URL rendered it as Markdown (a link to another site on the owner's page); a chat stream opened
+before sign-out went on streaming after it; the Track record's refusals re-rendered at the POST's address; the
+Conversations page lost an old but active conversation and joined a message's lines.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from aiohttp import ClientSession, ClientTimeout
+
+from tests.support.browser import WebDaemon
+from tests.support.web_decisions import csrf_of, sign_in
+
+EVIL_PATHS = ("/ui/meetings/%5Bx%5D(%2F%2Fevil.example)", "/ui/meetings/%5Bx%5D(https:evil.example)",
+              "/ui/meetings/%3Chttps:%2F%2Fevil.example%3E", "/ui/meetings/%5Bx%5D(%2F%2Fevil.example)/events",
+              "/ui/decisions/%5Bx%5D(%2F%2Fevil.example)/ratify")
+
+
+async def test_an_error_page_quoting_the_url_renders_no_link(tmp_path: Path) -> None:
+    async with WebDaemon(tmp_path) as d, ClientSession() as http:
+        jar = await sign_in(http, d)
+        csrf = csrf_of(await (await http.get(d.base + "/ui/meetings", headers=jar)).text())
+        for path in EVIL_PATHS:
+            method = http.post if path.endswith("/ratify") else http.get
+            async with method(d.base + path, headers=jar, data={"csrf": csrf}, allow_redirects=False) as resp:
+                body = await resp.text()
+                assert resp.status == 404, (path, resp.status, body[:300])
+            problem = re.search(r'<p class="problem" role="alert">(.*?)</p>', body, re.S)
+            assert problem is not None, body[:500]
+            assert "<a " not in problem.group(1) and "evil.example" in problem.group(1), (path, problem.group(1))
+        async with http.post(d.base + "/ui/meetings", allow_redirects=False,
+                             headers={"Accept": "text/html"}) as resp:  # a fixed text keeps its code
+            body = await resp.text()
+            assert resp.status == 401 and "<code>sabha web link</code>" in body, body[:800]
+
+
+async def test_a_chat_stream_ends_when_its_owner_signs_out(tmp_path: Path) -> None:
+    async with WebDaemon(tmp_path) as d, ClientSession() as http:
+        jar = await sign_in(http, d)
+        csrf = csrf_of(await (await http.get(d.base + "/ui/meetings", headers=jar)).text())
+        async with http.get(f"{d.base}/ui/chat/general/events", headers={"Cookie": jar["Cookie"]},
+                            timeout=ClientTimeout(total=60)) as stream:
+            assert stream.status == 200
+            await stream.content.readline()  # the stream is open
+            async with http.post(d.base + "/ui/logout", data={"csrf": csrf}, headers=jar,
+                                 allow_redirects=False) as resp:
+                assert resp.status == 303
+            rest = await stream.content.read()  # until the server ends it (the client's 60 s bound fails it)
+        assert b"event: history" not in rest, rest[:300]
