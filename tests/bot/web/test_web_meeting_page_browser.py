@@ -81,9 +81,12 @@ def _start_meeting(b: Browser, base: str, topic: str) -> str:
     return str(b.driver.current_url).rsplit("/", 1)[1]
 
 
-def _ended(b: Browser) -> None:
+def _ended(b: Browser, timeout: float = 60.0) -> None:
     b.wait_for("#region-phase [data-ended=true]", 1, 120)
-    while b.texts("#live-status") != ["ended"]:
+    deadline = time.monotonic() + timeout  # bounded as Browser.wait_for is: fail with what it shows, never hang
+    while (status := b.texts("#live-status")) != ["ended"]:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the live status never read 'ended' in {timeout} s (it reads {status!r})")
         time.sleep(0.05)
 
 
