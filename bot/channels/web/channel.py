@@ -250,6 +250,7 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
             return
         entry = NewEntry(line.key, EntryKind.MEETING, line.body, label="🏛️ Board", reply_to=None)
         await self.outbox.append(self.place_of(origin.chat_id), entry)
+        self.meetings.posted(line)
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import ClientSession
@@ -541,5 +542,33 @@ async def test_a_page_open_at_sign_out_stops_streaming(board: Board) -> None:
             await board.handle(Envelope(channel="console", text="after sign-out", sender="owner", is_owner=True))
             await page.wait(lambda b: b.refused >= 2, "the reconnects, refused")
             assert page.history == {} and page.connections == 1
+        finally:
+            await page.close()
+
+
+async def test_a_decision_card_that_could_not_be_stored_is_followed_by_a_line_at_the_end(board: Board) -> None:
+    """Issue 38 review: when the card's append failed, the meeting was taken as announced and its end said
+    nothing: the chat never learnt of the decision."""
+    import sqlite3
+
+    use_model(board, RecordingModel(answer=lambda r: f"{r.persona.name}: a view on {last_user_text(r)[:40]}"))
+    async with served_chat(board) as chat, ClientSession() as http:
+        assert chat.channel is not None
+        outbox = chat.channel.outbox
+        append = outbox.append
+
+        async def no_card(conversation: str, entry: Any) -> Any:
+            if entry.key.endswith(":decision"):
+                raise sqlite3.OperationalError("database is locked")  # a db hiccup, once
+            return await append(conversation, entry)
+
+        outbox.append = no_card  # type: ignore[method-assign]
+        page = ChatBrowser(lambda: chat.url, "general").start()
+        try:
+            await post_message(http, chat.url, "general", "/meeting should we raise prices?")
+            await page.wait(lambda b: any("/ui/meetings/" in r and "live" not in r for r in b.replies()),
+                            "a line with the decision at the meeting's end", timeout=60)
+            last = [e for _, e in sorted(page.entries.items()) if e["kind"] == "meeting"][-1]
+            assert "decided" in last["text"] and "Read the minutes" in last["text"], last["text"]
         finally:
             await page.close()
