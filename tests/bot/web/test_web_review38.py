@@ -51,3 +51,24 @@ async def test_a_chat_stream_ends_when_its_owner_signs_out(tmp_path: Path) -> No
                 assert resp.status == 303
             rest = await stream.content.read()  # until the server ends it (the client's 60 s bound fails it)
         assert b"event: history" not in rest, rest[:300]
+
+
+async def test_every_outcome_of_resolving_a_prediction_redirects_to_the_track_record(tmp_path: Path) -> None:
+    """A refusal re-rendered the page at the POST's address: a reload sent the form again."""
+    from board.decisions.predictions.store import PredictionStore
+    from tests.support.web_decisions import hold_meeting
+
+    async with WebDaemon(tmp_path) as d, ClientSession() as http:
+        jar = await sign_in(http, d)
+        await hold_meeting(http, d, jar, "Should we open a Pune office?")
+        first = (await PredictionStore(d.board.parts.db).query(status="all"))[0]
+        csrf = csrf_of(await (await http.get(d.base + "/ui/track", headers=jar)).text())
+        url = f"{d.base}/ui/track/predictions/{first.id}"
+        for outcome, said in (("maybe", "Yes, No or Can"), ("no", "Recorded"), ("yes", "already resolved")):
+            async with http.post(url, data={"outcome": outcome, "csrf": csrf}, headers=jar,
+                                 allow_redirects=False) as resp:
+                assert resp.status == 303, (outcome, resp.status)
+                where = resp.headers["Location"]
+                assert where.startswith("/ui/track?note="), where
+            async with http.get(d.base + where, headers=jar) as resp:
+                assert resp.status == 200 and said in await resp.text(), outcome
