@@ -72,3 +72,25 @@ async def test_every_outcome_of_resolving_a_prediction_redirects_to_the_track_re
                 assert where.startswith("/ui/track?note="), where
             async with http.get(d.base + where, headers=jar) as resp:
                 assert resp.status == 200 and said in await resp.text(), outcome
+
+
+async def test_conversations_list_the_latest_active_and_keep_a_messages_lines(tmp_path: Path) -> None:
+    """The list took the 500 newest *created* sessions (an old but active ``main`` dropped off) and read each one's
+    end on every visit; a conversation's page joined the lines of a message into one paragraph."""
+    from board.envelope import Envelope
+
+    async with WebDaemon(tmp_path) as d, ClientSession() as http:
+        jar = await sign_in(http, d)
+        await d.board.handle(Envelope(text="first words", channel="console", sender="root", is_owner=True))
+        sessions = d.board.parts.sessions
+        for n in range(501):  # newer conversations, created after main and quiet since
+            await sessions.open(f"board:research:wa-{n}", "research")
+        await d.board.handle(Envelope(text="line one\nline two", channel="console", sender="root", is_owner=True))
+        main = await sessions.current("main")
+        assert main is not None
+        async with http.get(d.base + "/ui/sessions", headers=jar) as resp:
+            listing = await resp.text()
+        assert f"/ui/sessions/{main.session_id}" in listing, "the active main conversation is not listed"
+        async with http.get(d.base + f"/ui/sessions/{main.session_id}", headers=jar) as resp:
+            body = await resp.text()
+        assert "line one<br />\nline two" in body, body[body.find("line one") - 200:][:400]
