@@ -115,6 +115,8 @@ def _debate_first(b: Browser, name: str) -> None:
     assert at["statement"] is not None and at["statement"] + 60 <= at["screen"], \
         f"the first statement is below the first screen on a phone: {at}"
     assert at["scoreboard"] > at["statement"] and at["stances"] > at["statement"], f"the tallies come first: {at}"
+    assert not b.driver.execute_script("const a = document.querySelector('details.agenda'); return a && a.open"), \
+        "the agenda is open on a phone"
     b.size(1280)
     b.shot(f"{name}-1280")
 
@@ -124,6 +126,8 @@ def _desktop(b: Browser, meeting_id: str) -> None:
     b.size(1280)
     b.driver.refresh()
     b.wait_for(f"#ruling-{meeting_id}")
+    agenda = b.driver.execute_script("const a = document.querySelector('details.agenda'); return a && a.open")
+    assert agenda is not False, "on a wide screen the agenda opens (it comes folded, for a phone)"
     b.shot("meeting-page-1280")
 
 

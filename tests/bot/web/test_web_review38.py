@@ -94,3 +94,17 @@ async def test_conversations_list_the_latest_active_and_keep_a_messages_lines(tm
         async with http.get(d.base + f"/ui/sessions/{main.session_id}", headers=jar) as resp:
             body = await resp.text()
         assert "line one<br />\nline two" in body, body[body.find("line one") - 200:][:400]
+
+
+async def test_the_agenda_comes_folded_without_script(tmp_path: Path) -> None:
+    """Statements first on a phone depended on live.js: the page came with the agenda open."""
+    from tests.support.web_decisions import hold_meeting
+
+    async with WebDaemon(tmp_path) as d, ClientSession() as http:
+        jar = await sign_in(http, d)
+        meeting_id = await hold_meeting(http, d, jar, "Should we open a Pune office?")
+        async with http.get(f"{d.base}/ui/meetings/{meeting_id}", headers=jar) as resp:
+            body = await resp.text()
+        agenda = re.search(r"<details class=\"agenda\"[^>]*>", body)
+        assert agenda is not None, body[:2000]
+        assert "open" not in agenda.group(0), agenda.group(0)
