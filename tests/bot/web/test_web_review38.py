@@ -2,17 +2,20 @@
 (:class:`tests.support.browser.WebDaemon`, the real ``sabha web link``) and a plain aiohttp client: an error page
 quoting the URL rendered it as Markdown (a link to another site on the owner's page); a chat stream opened
 before sign-out went on streaming after it; the Track record's refusals re-rendered at the POST's address; the
-Conversations page lost an old but active conversation and joined a message's lines.
+Conversations page lost an old but active conversation and joined a message's lines; the meeting page came
+with its agenda open (the debate below it on a phone without script). The crafted URL's error page is also
+opened in Chromium at 375 and 1280 px (``test-artifacts/web/error-crafted-url-*.png``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 
 from aiohttp import ClientSession, ClientTimeout
 
-from tests.support.browser import WebDaemon
+from tests.support.browser import Browser, WebDaemon, browser  # noqa: F401
 from tests.support.web_decisions import csrf_of, sign_in
 
 EVIL_PATHS = ("/ui/meetings/%5Bx%5D(%2F%2Fevil.example)", "/ui/meetings/%5Bx%5D(https:evil.example)",
@@ -108,3 +111,24 @@ async def test_the_agenda_comes_folded_without_script(tmp_path: Path) -> None:
         agenda = re.search(r"<details class=\"agenda\"[^>]*>", body)
         assert agenda is not None, body[:2000]
         assert "open" not in agenda.group(0), agenda.group(0)
+
+
+async def test_the_error_page_for_a_crafted_url_in_a_browser(tmp_path: Path, browser: Browser) -> None:  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    b = browser
+    async with WebDaemon(tmp_path) as d:
+        await asyncio.to_thread(b.sign_in, await d.link())
+
+        def look() -> tuple[list[str], str]:
+            b.driver.get(d.base + EVIL_PATHS[0])
+            b.wait_for("main h1")
+            links = [str(a.get_attribute("href")) for a in b.driver.find_elements(By.CSS_SELECTOR, "main a")]
+            for width in (375, 1280):
+                b.size(width)
+                b.shot(f"error-crafted-url-{width}")
+            return links, str(b.driver.find_element(By.CSS_SELECTOR, "main .problem").text)
+
+        links, said = await asyncio.to_thread(look)
+        assert not any("evil" in link for link in links), links
+        assert "[x](//evil.example)" in said, said  # shown as it was typed, as text
