@@ -13,8 +13,10 @@
   ``delta``), then what comes; a page that opens (no ``Last-Event-ID``) also gets the conversation's
   messages written elsewhere (``history`` events, no id: :mod:`.history`), placed among the rows by time
   (a page that reconnects gets them after the rows, and shows each once), then those written while it
-  follows (read every :data:`HISTORY_POLL_S` seconds);
-  a comment every :data:`PING_S` seconds keeps proxies from closing it.
+  follows (every :data:`HISTORY_POLL_S` seconds the conversation's mark is checked, and only when it changed
+  is the history read again; a history that cannot be read is left out, never ending the stream);
+  a comment every :data:`PING_S` seconds keeps proxies from closing it. At each of those polls the owner's
+  login is checked anew: signed out or expired, the stream ends (the page's reconnect is refused).
 
 Every route asks the :class:`.guard.Guard` first: nothing is served without the owner's login.
 """
