@@ -362,9 +362,9 @@ class FileTranscripts:
         return await asyncio.to_thread(lambda: [e for e in iter_entries(path) if e.get("type") != "session"])
 
     async def tail(self, session_id: str, limit: int) -> list[dict[str, Any]]:
-        """The last ``limit`` events, read from the end of the file."""
+        """The last ``limit`` events, read from the end of the file (in a thread: the loop goes on meanwhile)."""
         path = self.path_for(session_id)
-        return read_tail(path, limit) if path.exists() else []
+        return await asyncio.to_thread(read_tail, path, limit) if path.exists() else []
 
     async def last_active(self, session_id: str) -> datetime | None:
         """The file's modification time."""

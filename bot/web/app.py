@@ -9,7 +9,8 @@ one typed lookup, :func:`bot.web.context.context_of`, never through module globa
 Middlewares of the sub-app, outermost first: :func:`security_headers` (a strict
 Content-Security-Policy: only the daemon's own scripts, styles and images; no framing; no
 referrer, so a login link never leaks), :func:`error_pages` (an HTTP error becomes a readable
-page for a browser), :func:`auth_required` (everything but the login page and the static
+page for a browser: its text plain, only a refusal's fixed hint as Markdown, :mod:`bot.web.refusals`),
+:func:`auth_required` (everything but the login page and the static
 files needs the owner's session; a POST also its CSRF token).
 """
 
@@ -35,6 +36,7 @@ from bot.web.auth import (
 )
 from bot.web.context import PREFIX, WEB, WebContext
 from bot.web.meeting_feed import MeetingFeed
+from bot.web.refusals import hint_of, said_of
 
 if TYPE_CHECKING:
     from board.app import Parts
@@ -82,7 +84,7 @@ async def error_pages(request: web.Request, handler: Handler) -> web.StreamRespo
             raise
         from bot.web.pages import error_page
 
-        return error_page(request, exc.status, exc.reason, exc.text or exc.reason, headers=exc.headers)
+        return error_page(request, exc.status, exc.reason, said_of(exc), hint=hint_of(exc), headers=exc.headers)
 
 
 @web.middleware

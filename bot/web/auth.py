@@ -50,6 +50,7 @@ from aiohttp import web
 from board.clock import Clock
 from board.storage import Database, Dialect
 from bot.config.file import ConfigError
+from bot.web.refusals import refusal
 
 __all__ = [
     "COOKIE",
@@ -410,6 +411,14 @@ async def live_session(request: web.Request) -> WebSession | None:
     return request.get(_SESSION)
 
 
+async def still_signed_in(request: web.Request) -> bool:
+    """Whether ``request``'s cookie is a live session *now* (not expired, not signed out since): for a stream
+    that stays open after the request's own check (:func:`live_session` looks once per request)."""
+    auth = _auth(request)
+    found = auth.signer.verify(request.cookies.get(COOKIE))
+    return found is not None and await auth.sessions.live(found)
+
+
 def csrf_token(request: web.Request) -> str:
     """The CSRF token a form on this page must send back ("" without a session)."""
     found = session_of(request)
@@ -431,8 +440,8 @@ def refuse(request: web.Request) -> web.StreamResponse:
     page, anything else is 401."""
     if _wants_page(request):
         raise web.HTTPSeeOther(LOGIN_PATH)
-    raise web.HTTPUnauthorized(text="Sign in first: run `sabha web link` and open the link it prints.",
-                               headers={"WWW-Authenticate": 'Cookie realm="sabha"', "Cache-Control": "no-store"})
+    raise refusal(web.HTTPUnauthorized, hint="Sign in first: run `sabha web link` and open the link it prints.",
+                  headers={"WWW-Authenticate": 'Cookie realm="sabha"', "Cache-Control": "no-store"})
 
 
 async def _form_csrf(request: web.Request) -> str | None:

@@ -13,6 +13,7 @@ POST redeems it), POST ``/ui/logout``; ``/ui/static/{file}``.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Mapping
 from dataclasses import replace
@@ -24,6 +25,7 @@ from aiohttp import web
 from multidict import CIMultiDict
 
 from board.commands.decisions import verdict_label
+from board.conversation.sessions import SessionRef
 from board.decisions.ratify import Outcome, verdicts
 from board.envelope import Envelope
 from board.roles import GENERAL
@@ -31,7 +33,7 @@ from board.room.convene import MeetingInProgress
 from board.storage import Database, Dialect
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
-from bot.web.conversations import conversation_item, transcript_line, when_label
+from bot.web.conversations import ConversationItem, conversation_item, transcript_line, when_label
 from bot.web.numbers import clamped, whole_number
 from bot.web.render import bar_chart, render_page
 from bot.web.rulings import meeting_actions, proposed, ruling_view
@@ -45,8 +47,9 @@ STATIC = Path(__file__).parent / "static"
 MAX_TOPIC = 2000  # characters of a meeting topic
 MAX_ROUNDS = 5
 TRANSCRIPT_ENTRIES = 400
-MAX_CONVERSATIONS = 500  # listed on the Conversations page
+MAX_CONVERSATIONS = 100  # listed on the Conversations page: the ones last written to
 PREVIEW_ENTRIES = 40  # of each transcript's end, read for its places and its last message
+PREVIEW_READS = 4  # transcripts read at once for the list
 NAV = (("board", "/ui/", "Board"), ("chat", "/ui/chat", "Chat"), ("sessions", "/ui/sessions", "Conversations"),
        ("meetings", "/ui/meetings", "Meetings"), ("decisions", "/ui/decisions", "Decisions"),
        ("track", "/ui/track", "Track record"), ("cost", "/ui/cost", "Cost"), ("new", "/ui/meetings/new", "New meeting"))
@@ -61,10 +64,11 @@ def page(request: web.Request, template: str, *, status: int = 200, **context: A
     return web.Response(text=body, status=status, content_type="text/html", charset="utf-8")
 
 
-def error_page(request: web.Request, status: int, title: str, text: str,
+def error_page(request: web.Request, status: int, title: str, text: str, *, hint: str = "",
                headers: Mapping[str, str] | None = None) -> web.Response:
-    """A readable error page (unknown ids, bad input, refusals)."""
-    response = page(request, "error.html", status=status, title=title, text=text, active="")
+    """A readable error page (unknown ids, bad input, refusals): ``text`` as plain text (it may quote the
+    request), ``hint`` (the daemon's own words) as inline Markdown."""
+    response = page(request, "error.html", status=status, title=title, text=text, hint=hint, active="")
     keep = CIMultiDict((k, v) for k, v in (headers or {}).items() if k.lower() in ("www-authenticate", "retry-after"))
     response.headers.extend(keep)
     return response
@@ -147,12 +151,28 @@ async def board_page(request: web.Request) -> web.Response:
                 roster=ctx.roster, running=ctx.room.running())
 
 
+async def _latest(ctx: WebContext, refs: list[SessionRef]) -> list[SessionRef]:
+    """The :data:`MAX_CONVERSATIONS` of ``refs`` last written to (an old conversation still in use is one)."""
+    async def when(ref: SessionRef) -> str:
+        last = await ctx.transcripts.last_active(ref.session_id)
+        return last.isoformat() if last is not None else ref.created_at
+
+    times = [await when(ref) for ref in refs]  # a stat (files) or one row each: no transcript is read
+    ranked = sorted(zip(times, range(len(refs)), strict=True), reverse=True)[:MAX_CONVERSATIONS]
+    return [refs[i] for _, i in ranked]
+
+
 async def sessions_page(request: web.Request) -> web.Response:
     ctx = context_of(request)
-    refs = (await ctx.sessions.list(include_archived=True))[:MAX_CONVERSATIONS]
+    refs = await _latest(ctx, await ctx.sessions.list(include_archived=True))
     labels = ctx.labels(None)
-    items = [conversation_item(ref, await ctx.transcripts.tail(ref.session_id, PREVIEW_ENTRIES), labels)
-             for ref in refs]
+    reading = asyncio.Semaphore(PREVIEW_READS)
+
+    async def item(ref: SessionRef) -> ConversationItem:
+        async with reading:  # the file store reads in threads: a few at once
+            return conversation_item(ref, await ctx.transcripts.tail(ref.session_id, PREVIEW_ENTRIES), labels)
+
+    items = list(await asyncio.gather(*(item(ref) for ref in refs)))
     items.sort(key=lambda item: item.last_iso, reverse=True)
     return page(request, "sessions.html", active="sessions", title="Conversations",
                 current=[i for i in items if not i.earlier], earlier=[i for i in items if i.earlier])

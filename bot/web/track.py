@@ -12,8 +12,9 @@ Below, every prediction: the open ones first (soonest due first, those due now m
 form (its CSRF token, like the other forms) to say how it turned out, Yes / No / Can't tell; then the
 resolved ones, latest first, with their outcome. Resolving here is what ``/resolve`` and ``sabha
 predictions resolve`` do (:func:`board.decisions.predictions.resolving.resolve_words`: one conditional
-update, the resolution request cancelled); the page it redirects to says what changed and shows the
-scores as they now are.
+update, the resolution request cancelled). Every answer to the form, a refusal too (no outcome, resolved
+already), is a 303 to the page, whose note says what changed or why not, with the scores as they now are:
+a reload never sends the form again.
 """
 
 from __future__ import annotations
@@ -62,8 +63,7 @@ def _view(row: PredictionRow, labels: dict[str, str], today: str) -> PredictionV
                           said=SAID[row.outcome] if row.outcome else "", resolved=when_label(row.resolved_at))
 
 
-async def render_track(request: web.Request, *, status: int = 200, note: tuple[str, str] | None = None) -> \
-        web.Response:
+async def render_track(request: web.Request, *, note: tuple[str, str] | None = None) -> web.Response:
     """The track record page; ``note`` (kind, text) on top."""
     ctx = context_of(request)
     minimum = ctx.min_resolved_predictions
@@ -75,13 +75,15 @@ async def render_track(request: web.Request, *, status: int = 200, note: tuple[s
     today = ctx.clock.now().date().isoformat()
     open_ = [_view(r, labels, today) for r in rows if r.is_open][:LISTED]
     resolved = sorted((r for r in rows if not r.is_open), key=lambda r: (r.resolved_at or "", r.id), reverse=True)
-    return page(request, "track.html", status=status, active="track", title="Track record", advisors=advisors,
+    return page(request, "track.html", active="track", title="Track record", advisors=advisors,
                 minimum=minimum, total=len(rows), open=sum(1 for r in rows if r.is_open), note=note,
                 open_predictions=open_, resolved_predictions=[_view(r, labels, today) for r in resolved][:LISTED])
 
 
 async def track_page(request: web.Request) -> web.Response:
-    return await render_track(request, note=context_of(request).take_note(request.query.get("note", "")))
+    """The page, with the note a resolve left (``?note=``)."""
+    ctx = context_of(request)
+    return await render_track(request, note=ctx.take_note(request.query.get("note", "")))
 
 
 async def _resolve(ctx: WebContext, number: int, outcome: Outcome) -> tuple[bool, str]:
@@ -102,13 +104,12 @@ async def resolve_prediction(request: web.Request) -> web.StreamResponse:
     form = await request.post()
     outcome = parse_outcome(str(form.get("outcome") or ""))
     if outcome is None:
-        return await render_track(request, status=400, note=("problem", "Say how it turned out: Yes, No or "
-                                                                         "Can't tell."))
-    changed, text = await _resolve(ctx, number, outcome)
-    if not changed:
-        return await render_track(request, status=409, note=("problem", text))
-    token = ctx.note("ok", text)
-    raise web.HTTPSeeOther(f"{PREFIX}/track?note={token}#prediction-{number}")
+        note = ("problem", "Say how it turned out: Yes, No or Can't tell.")
+    else:
+        changed, text = await _resolve(ctx, number, outcome)
+        note = ("ok" if changed else "problem", text)
+    # every outcome is a redirect to the page: a reload there sends nothing again
+    raise web.HTTPSeeOther(f"{PREFIX}/track?note={ctx.note(*note)}#prediction-{number}")
 
 
 def routes() -> list[web.RouteDef]:

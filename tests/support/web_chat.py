@@ -40,10 +40,16 @@ class TestGuard:
 
     __test__ = False
 
+    def __init__(self) -> None:
+        self.signed_out = False  # True: the owner signed out (every request is refused from now on)
+
     async def refusal(self, request: web.Request) -> web.StreamResponse | None:
-        if request.cookies.get(COOKIE) == SECRET:
+        if request.cookies.get(COOKIE) == SECRET and not self.signed_out:
             return None
         return web.Response(status=401, text="log in first")
+
+    async def signed_in(self, request: web.Request) -> bool:
+        return await self.refusal(request) is None
 
     def csrf_token(self, request: web.Request) -> str:
         return CSRF
@@ -118,6 +124,8 @@ class ChatBrowser:
     repeats: list[int] = field(default_factory=list)  # seqs received twice (must stay empty)
     draft_texts: list[str] = field(default_factory=list)  # every distinct partial text shown, in order
     connections: int = 0
+    ended: int = 0  # streams the server ended
+    refused: int = 0  # connections refused (not 200)
     last_id: int = 0
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
@@ -142,6 +150,10 @@ class ChatBrowser:
                             self.connections += 1
                             self.drafts.clear()  # as the page does on (re)connecting: current drafts follow
                             await self._read(resp.content)
+                            self.ended += 1
+                        else:
+                            self.refused += 1
+                        self.changed.set()
                 except (TimeoutError, ClientError, OSError, ValueError):
                     pass
                 await asyncio.sleep(0.05)  # EventSource's retry (the stream says 1000 ms; tests are quicker)
@@ -218,12 +230,14 @@ class ServedChat:
     settings: WebChatSection = field(default_factory=WebChatSection)
     inbox: InboxSection | None = None  # the intake's settings (default: the config's defaults)
     channel: WebChatChannel | None = None
+    guard: TestGuard | None = None
     runner: web.AppRunner | None = None
     url: str = ""
 
     async def start(self) -> WebChatChannel:
         hub = IntakeHub(self.inbox) if self.inbox is not None else None
-        self.channel = WebChatChannel(channel_parts(self.board), self.settings, hub=hub, guard=TestGuard())
+        self.guard = TestGuard()
+        self.channel = WebChatChannel(channel_parts(self.board), self.settings, hub=hub, guard=self.guard)
         app = web.Application()
         app.add_routes(self.channel.routes())
         self.runner, port = await serve_locally(app, shutdown_timeout=2.0)

@@ -22,6 +22,7 @@ import contextlib
 import logging
 import time
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from board.commands.about import CHAIR_ADDRESSING
@@ -36,7 +37,7 @@ from bot.channels.web.answer_stream import WORKING, streaming
 from bot.channels.web.chat_feed import ChatFeed
 from bot.channels.web.config import WebChatSection
 from bot.channels.web.guard import Guard, LockedGuard
-from bot.channels.web.history import SharedLine, shared_history
+from bot.channels.web.history import HistoryMark, SharedLine, history_mark, shared_history
 from bot.channels.web.host import ChannelClosed
 from bot.channels.web.meeting_card import MeetingNotes
 from bot.channels.web.routes import chat_routes
@@ -132,8 +133,15 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
         """What the owner's conversation with ``advisor`` holds from elsewhere (the terminal, Telegram): shown
         when the page opens (:mod:`.history`). The conversation is the owner's session with the advisor,
         the one a message from this page goes to."""
-        key = session_key(advisor, is_owner=True, channel=self.name, chat_id=advisor)
-        return await shared_history(self.uses.sessions, key, self.label)
+        return await shared_history(self.uses.sessions, self._key(advisor), self.label)
+
+    async def history_mark(self, advisor: str) -> HistoryMark | None:
+        """Which session the owner's conversation with ``advisor`` is and when it was last written (None: read
+        its history to know): a following page reads the history again only when this changes."""
+        return await history_mark(self.uses.sessions, self._key(advisor), datetime.now(UTC))  # a file's time
+
+    def _key(self, advisor: str) -> str:
+        return session_key(advisor, is_owner=True, channel=self.name, chat_id=advisor)
 
     # -- receipt ---------------------------------------------------------------------------
 
@@ -242,6 +250,7 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
             return
         entry = NewEntry(line.key, EntryKind.MEETING, line.body, label="🏛️ Board", reply_to=None)
         await self.outbox.append(self.place_of(origin.chat_id), entry)
+        self.meetings.posted(line)
 
     # -- lifecycle ---------------------------------------------------------------------------
 

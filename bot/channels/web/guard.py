@@ -28,6 +28,10 @@ class Guard(Protocol):
         (401, or a redirect to the page that asks for a login link)."""
         ...
 
+    async def signed_in(self, request: web.Request) -> bool:
+        """Whether the login ``request`` came with is still there now (a stream asks again while it is open)."""
+        ...
+
     def csrf_token(self, request: web.Request) -> str:
         """The CSRF token the owner's page must send back with each POST."""
         ...
@@ -46,6 +50,9 @@ class LockedGuard:
     async def refusal(self, request: web.Request) -> web.StreamResponse | None:
         return web.Response(status=503, text=f"The web chat is not available: {self.why}")
 
+    async def signed_in(self, request: web.Request) -> bool:
+        return False
+
     def csrf_token(self, request: web.Request) -> str:
         return ""
 
@@ -62,6 +69,9 @@ class WebAuthGuard:
     async def refusal(self, request: web.Request) -> web.StreamResponse | None:
         await auth.check_request(request)
         return None
+
+    async def signed_in(self, request: web.Request) -> bool:
+        return await auth.still_signed_in(request)
 
     def csrf_token(self, request: web.Request) -> str:
         return auth.csrf_token(request)

@@ -12,20 +12,23 @@ them (the assistant message after such a message). Each :class:`SharedLine` says
 and between which of the chat's own messages it was written (``after`` / ``before``: their client ids, as
 the transcript orders them; the transcript's times are whole seconds, too coarse to order by alone).
 Reading it never creates a session.
+
+A page that follows reads the history again only when :func:`history_mark` (one row and a file's ``stat``)
+says the conversation changed: a quiet conversation costs no transcript read.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from board.conversation.sessions import Sessions
 from board.conversation.transcripts import TranscriptError
 from bot.web.render import markdown
 
-__all__ = ["HISTORY", "LONGEST", "PLACES", "SharedLine", "shared_history"]
+__all__ = ["HISTORY", "LONGEST", "PLACES", "SETTLED", "HistoryMark", "SharedLine", "history_mark", "shared_history"]
 
 #: At most this many messages of the shared conversation are shown on opening.
 HISTORY = 50
@@ -37,6 +40,17 @@ _TAIL = 400
 PLACES = {"console": "in the terminal", "telegram": "on Telegram", "whatsapp": "on WhatsApp",
           "slack": "on Slack", "discord": "on Discord", "person": "elsewhere"}
 WEB = "web"
+#: A conversation last written less than this long ago may be written again within its clock's tick (a file's
+#: modification time is a few milliseconds coarse): its mark is not trusted to say "unchanged" yet.
+SETTLED = timedelta(seconds=1)
+
+
+@dataclass(frozen=True)
+class HistoryMark:
+    """Which session a conversation is and when it was last written: while it is the same, its history is."""
+
+    session_id: str
+    last_active: datetime | None
 
 
 @dataclass(frozen=True)
@@ -115,3 +129,18 @@ async def shared_history(sessions: Sessions, key: str, label: Callable[[str], st
         return []
     messages = [e for e in tail if e.get("type") == "message" and str(e.get("text") or "").strip()]
     return _elsewhere(messages, label)[-limit:]
+
+
+async def history_mark(sessions: Sessions, key: str, now: datetime) -> HistoryMark | None:
+    """The mark of ``key``'s conversation now; None when it has no session yet, or was written so lately
+    (:data:`SETTLED`) that it may change again within the same tick of its clock (read it again then)."""
+    ref = await sessions.current(key)
+    if ref is None:
+        return None
+    try:
+        last = await sessions.transcripts.last_active(ref.session_id)
+    except (TranscriptError, OSError):
+        return None
+    if last is None or now - last < SETTLED:
+        return None
+    return HistoryMark(ref.session_id, last)

@@ -6,7 +6,7 @@ from contextlib import AbstractContextManager
 from typing import Protocol
 
 from bot.channels.web.chat_feed import ChatFeed
-from bot.channels.web.history import SharedLine
+from bot.channels.web.history import HistoryMark, SharedLine
 from bot.channels.web.store import Outbox, OutboxEntry
 
 __all__ = ["ChannelClosed", "ChatHost", "OpenStreams"]
@@ -42,5 +42,7 @@ class ChatHost(Protocol):
     def label(self, role: str) -> str: ...
 
     async def history(self, advisor: str) -> list[SharedLine]: ...
+
+    async def history_mark(self, advisor: str) -> HistoryMark | None: ...
 
     async def receive(self, advisor: str, text: str, client_id: str) -> tuple[OutboxEntry, bool]: ...

@@ -10,7 +10,9 @@ bubble. A meeting that ends with no decision says so, with the same link.
 :class:`MeetingNotes` folds the events of the meetings called here (each member's latest stance, from
 ``agent_spoke``) and turns ``started`` / ``decision`` / ``ended`` into the Markdown of a chat line
 (:class:`ChatLine`); everything else says nothing in the chat. The stances are kept in memory while the
-meeting runs: a card for a meeting whose stances were not heard here (a restart mid-meeting) has no vote line.
+meeting runs (for the :data:`REMEMBERED` latest meetings): a card for a meeting whose stances were not heard
+here (a restart mid-meeting) has no vote line. A card that could not be stored (the db a moment away) is
+followed, at the meeting's end, by a line saying the board decided, with the link.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from board.room.meeting import MeetingEvent, MeetingEventKind
 
-__all__ = ["MEETINGS", "TOP_ACTIONS", "ChatLine", "MeetingNotes", "meeting_link"]
+__all__ = ["MEETINGS", "REMEMBERED", "TOP_ACTIONS", "ChatLine", "MeetingNotes", "meeting_link"]
 
 #: Where the owner's pages show a meeting (live while it runs, its record and minutes after).
 MEETINGS = "/ui/meetings"
@@ -30,6 +32,8 @@ TOP_ACTIONS = 3
 #: The longest recommendation or task the card shows whole (the rest is on the meeting's page).
 LONGEST = 400
 _POSITIONS = ("support", "conditional", "oppose")
+#: At most this many meetings' stances are kept (a meeting that never ends is forgotten, oldest first).
+REMEMBERED = 32
 
 
 @dataclass(frozen=True)
@@ -65,13 +69,21 @@ def _vote(stances: Mapping[str, Mapping[str, Any]], present: list[str]) -> str |
     return f"**Vote:** {said}; confidence {average}% on average"
 
 
+def _remember(found: dict[str, Any], meeting_id: str, value: Any) -> None:
+    """Keep ``value`` for ``meeting_id``, forgetting the oldest meetings past :data:`REMEMBERED`."""
+    found[meeting_id] = value
+    while len(found) > REMEMBERED:
+        found.pop(next(iter(found)))
+
+
 @dataclass
 class MeetingNotes:
-    """See the module docstring. ``label`` names a role (``<emoji> <Name>``)."""
+    """See the module docstring. ``label`` names a role (``<emoji> <Name>``). The channel calls :meth:`posted`
+    once a line is stored: only a card that was posted makes the meeting's end say nothing."""
 
     label: Callable[[str], str] = str
     _stances: dict[str, dict[str, Mapping[str, Any]]] = field(default_factory=dict)
-    _decided: set[str] = field(default_factory=set)
+    _decided: dict[str, bool] = field(default_factory=dict)  # meeting -> its card was posted
 
     def line(self, event: MeetingEvent) -> ChatLine | None:
         """What the chat says of ``event`` (None: nothing)."""
@@ -82,20 +94,35 @@ class MeetingNotes:
         if event.kind is MeetingEventKind.AGENT_SPOKE:
             stance = event.data.get("stance")
             if event.role and isinstance(stance, dict) and stance.get("position"):
-                self._stances.setdefault(event.meeting_id, {})[event.role] = stance
+                stances = self._stances.get(event.meeting_id)
+                if stances is None:
+                    _remember(self._stances, event.meeting_id, stances := {})
+                stances[event.role] = stance
             return None
         if event.kind is MeetingEventKind.DECISION:
-            self._decided.add(event.meeting_id)
+            _remember(self._decided, event.meeting_id, False)
             return ChatLine(key, self.card(event))
         if event.kind is MeetingEventKind.ENDED:
-            self._stances.pop(event.meeting_id, None)
-            if event.meeting_id in self._decided:
-                self._decided.discard(event.meeting_id)
-                return None  # the card said it all; the minutes are on the meeting's page
-            return ChatLine(key, f"The meeting on \u201c{event.topic}\u201d ended without a decision "
-                                 f"({event.data.get('stop_reason') or 'stopped'}). "
-                                 f"[Read the minutes]({meeting_link(event.meeting_id)})")
+            return self._end(event, key)
         return None
+
+    def posted(self, line: ChatLine) -> None:
+        """``line`` is in the chat (a decision card: the meeting's end need not say more)."""
+        meeting_id = line.key.removeprefix("m:").rsplit(":", 1)[0]
+        if line.key.endswith(f":{MeetingEventKind.DECISION.value}") and meeting_id in self._decided:
+            self._decided[meeting_id] = True
+
+    def _end(self, event: MeetingEvent, key: str) -> ChatLine | None:
+        self._stances.pop(event.meeting_id, None)
+        decided = self._decided.pop(event.meeting_id, None)
+        link = meeting_link(event.meeting_id)
+        if decided:
+            return None  # the card said it all; the minutes are on the meeting's page
+        if decided is False:  # its card could not be posted: say so much at least
+            return ChatLine(key, f"The board decided on \u201c{event.topic}\u201d. [Read the minutes]({link})"
+                                 " · /ratify, /veto or /revisit it here")
+        return ChatLine(key, f"The meeting on \u201c{event.topic}\u201d ended without a decision "
+                             f"({event.data.get('stop_reason') or 'stopped'}). [Read the minutes]({link})")
 
     def card(self, event: MeetingEvent) -> str:
         """The decision card of a ``decision`` event (Markdown; one fact a line: the chat keeps line breaks)."""

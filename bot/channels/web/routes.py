@@ -13,8 +13,10 @@
   ``delta``), then what comes; a page that opens (no ``Last-Event-ID``) also gets the conversation's
   messages written elsewhere (``history`` events, no id: :mod:`.history`), placed among the rows by time
   (a page that reconnects gets them after the rows, and shows each once), then those written while it
-  follows (read every :data:`HISTORY_POLL_S` seconds);
-  a comment every :data:`PING_S` seconds keeps proxies from closing it.
+  follows (every :data:`HISTORY_POLL_S` seconds the conversation's mark is checked, and only when it changed
+  is the history read again; a history that cannot be read is left out, never ending the stream);
+  a comment every :data:`PING_S` seconds keeps proxies from closing it. At each of those polls the owner's
+  login is checked anew: signed out or expired, the stream ends (the page's reconnect is refused).
 
 Every route asks the :class:`.guard.Guard` first: nothing is served without the owner's login.
 """
@@ -32,7 +34,7 @@ from aiohttp import web
 
 from bot.channels.web.chat_feed import FeedEvent, FeedKind
 from bot.channels.web.guard import CSRF_HEADER, Guard
-from bot.channels.web.history import SharedLine
+from bot.channels.web.history import HistoryMark, SharedLine
 from bot.channels.web.host import ChannelClosed, ChatHost
 from bot.channels.web.inbound import BadMessage, body_limit, read_message
 from bot.channels.web.page import ASSETS, asset, render_page
@@ -146,17 +148,27 @@ class _Routes:
                                                "X-Accel-Buffering": "no", "X-Content-Type-Options": "nosniff"})
         await response.prepare(request)
         with contextlib.suppress(ConnectionResetError, ConnectionError, asyncio.CancelledError):
-            await self._feed(response, advisor, _last_event_id(request))
+            await self._feed(request, response, advisor)
         return response
 
-    async def _feed(self, response: web.StreamResponse, conversation: str, after: int) -> None:
-        """Replay the outbox after ``after`` and the drafts, then follow (see the module docstring)."""
-        channel = self.channel
+    async def _signed_in(self, request: web.Request) -> bool:
+        """Whether the owner's login that opened this stream is still there (not signed out, not expired)."""
+        try:
+            return await self.guard.signed_in(request)
+        except Exception as exc:  # noqa: BLE001 - unknown: end the stream; the page's reconnect is checked anew
+            log.info("web chat: could not check a following page's login: %s", exc)
+            return False
+
+    async def _feed(self, request: web.Request, response: web.StreamResponse, conversation: str) -> None:
+        """Replay the outbox after the page's last event and the drafts, then follow (see the module docstring)."""
+        channel, after = self.channel, _last_event_id(request)
         with channel.feed.follow(conversation) as (follower, drafts), channel.streams.open():
             await response.write(b"retry: 1000\n\n")
             sent, finished = after, set[str]()
             # opening: the history among the rows; reconnecting: after them (the page shows each message once)
-            history = await channel.history(conversation)
+            mark = await _mark(channel, conversation)  # before the read: a write after it is news at the next poll
+            read = await _history(channel, conversation)
+            history = read or []
             rows = await channel.outbox.since(conversation, after)
             for event in _in_time_order(rows, history) if after == 0 else _in_time_order(rows, []):
                 await _send(response, event)
@@ -172,6 +184,7 @@ class _Routes:
                 for line in history:
                     await _send(response, FeedEvent(FeedKind.HISTORY, line.to_json()))
             elsewhere = _Elsewhere(channel, conversation, history)
+            elsewhere.mark = mark if read is not None else None
             while not channel.feed.closed:
                 if follower.dropped and follower.queue.empty():
                     log.info("web chat: a page following %s fell behind; closed (it reconnects and catches up)",
@@ -180,6 +193,9 @@ class _Routes:
                 try:
                     event = await asyncio.wait_for(follower.queue.get(), HISTORY_POLL_S)
                 except TimeoutError:
+                    if not await self._signed_in(request):
+                        log.info("web chat: the login of a page following %s is gone; its stream ends", conversation)
+                        return
                     await elsewhere.news(response)
                     continue
                 if event.kind is FeedKind.CLOSE:
@@ -205,13 +221,15 @@ class _Elsewhere:
         self.channel, self.conversation = channel, conversation
         self.known = {line.entry_id for line in shown}
         self.quiet = 0.0
+        self.mark: HistoryMark | None = None  # the conversation as last read (None: read it at the next poll)
 
     async def news(self, response: web.StreamResponse) -> None:
-        try:
-            lines = await self.channel.history(self.conversation)
-        except Exception as exc:  # noqa: BLE001 - the store is down a moment: read again at the next poll
-            log.info("web chat: could not read the conversation %s for news: %s", self.conversation, exc)
-            lines = []
+        mark = await _mark(self.channel, self.conversation)
+        lines: list[SharedLine] | None = []
+        if mark is None or mark != self.mark:  # a quiet conversation is not read again
+            lines = await _history(self.channel, self.conversation)
+        self.mark = mark if lines is not None else None
+        lines = lines or []
         fresh = [line for line in lines if line.entry_id not in self.known]
         for line in fresh:
             self.known.add(line.entry_id)
@@ -220,6 +238,24 @@ class _Elsewhere:
         if self.quiet >= PING_S:
             await response.write(b": ping\n\n")
             self.quiet = 0.0
+
+
+async def _history(channel: ChatHost, conversation: str) -> list[SharedLine] | None:
+    """The conversation's history from elsewhere; None while the store cannot be read (logged): the page's own
+    rows go out all the same, and a following page reads it again at its next poll."""
+    try:
+        return await channel.history(conversation)
+    except Exception as exc:  # noqa: BLE001 - a db or disk hiccup must not end the stream
+        log.info("web chat: could not read the conversation %s: %s", conversation, exc)
+        return None
+
+
+async def _mark(channel: ChatHost, conversation: str) -> HistoryMark | None:
+    try:
+        return await channel.history_mark(conversation)
+    except Exception as exc:  # noqa: BLE001 - as _history: unknown, so read the history next
+        log.info("web chat: could not check the conversation %s: %s", conversation, exc)
+        return None
 
 
 def _time(at: str) -> datetime | None:

@@ -2,7 +2,8 @@
 // fragments the server renders. The browser resumes a dropped stream with Last-Event-ID by itself.
 // A hidden tab closes its stream and opens it again when shown (a browser keeps at most 6
 // connections to a server over HTTP/1.1; each live tab would hold one).
-// On a phone the agenda starts folded (its summary stays), so the statements are on the first screen.
+// The agenda comes folded (its summary stays), so on a phone the statements are on the first screen even
+// without script; on a wider screen this opens it.
 (function () {
   "use strict";
   var root = document.getElementById("meeting");
@@ -10,7 +11,7 @@
 
   function foldAgenda() {
     var agenda = document.querySelector("#region-agenda details.agenda");
-    if (agenda && phone && phone.matches) { agenda.open = false; }
+    if (agenda) { agenda.open = !(phone && phone.matches); }
   }
 
   foldAgenda();

@@ -81,9 +81,12 @@ def _start_meeting(b: Browser, base: str, topic: str) -> str:
     return str(b.driver.current_url).rsplit("/", 1)[1]
 
 
-def _ended(b: Browser) -> None:
+def _ended(b: Browser, timeout: float = 60.0) -> None:
     b.wait_for("#region-phase [data-ended=true]", 1, 120)
-    while b.texts("#live-status") != ["ended"]:
+    deadline = time.monotonic() + timeout  # bounded as Browser.wait_for is: fail with what it shows, never hang
+    while (status := b.texts("#live-status")) != ["ended"]:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the live status never read 'ended' in {timeout} s (it reads {status!r})")
         time.sleep(0.05)
 
 
@@ -112,6 +115,8 @@ def _debate_first(b: Browser, name: str) -> None:
     assert at["statement"] is not None and at["statement"] + 60 <= at["screen"], \
         f"the first statement is below the first screen on a phone: {at}"
     assert at["scoreboard"] > at["statement"] and at["stances"] > at["statement"], f"the tallies come first: {at}"
+    assert not b.driver.execute_script("const a = document.querySelector('details.agenda'); return a && a.open"), \
+        "the agenda is open on a phone"
     b.size(1280)
     b.shot(f"{name}-1280")
 
@@ -121,6 +126,8 @@ def _desktop(b: Browser, meeting_id: str) -> None:
     b.size(1280)
     b.driver.refresh()
     b.wait_for(f"#ruling-{meeting_id}")
+    agenda = b.driver.execute_script("const a = document.querySelector('details.agenda'); return a && a.open")
+    assert agenda is not False, "on a wide screen the agenda opens (it comes folded, for a phone)"
     b.shot("meeting-page-1280")
 
 
@@ -329,7 +336,8 @@ async def test_on_a_phone_the_newest_statement_is_one_tap_away(tmp_path: Path, b
         await asyncio.to_thread(b.driver.save_screenshot, str(ARTIFACTS / "meeting-page-new-below-375.png"))
         await asyncio.to_thread(b.driver.find_element("css selector", "#new-below").click)
         deadline = time.monotonic() + 10
-        while not (0 <= (at := await asyncio.to_thread(_newest, b))["top"] < at["screen"]):
+        # -1: scrolling lands on sub-pixels
+        while not (-1 < (at := await asyncio.to_thread(_newest, b))["top"] < at["screen"]):
             assert time.monotonic() < deadline, f"the button did not bring the newest statement into view: {at}"
             await asyncio.sleep(0.05)
         assert at["pill"] is None, at

@@ -41,6 +41,7 @@ def test_a_meeting_is_a_live_link_then_a_card_and_nothing_more() -> None:
     assert "**Dissent:** Critic" in card.body and "**Action items:** 5, the first 3" in card.body
     assert "3. task 3 (Finance)" in card.body and "task 4" not in card.body
     assert "[Read the minutes](/ui/meetings/m-1)" in card.body
+    notes.posted(card)  # the channel stored it
     assert notes.line(event(MeetingEventKind.ENDED, stop_reason="completed", minutes="# Minutes\n- [ ] x")) is None
 
 
@@ -51,3 +52,17 @@ def test_a_meeting_with_no_decision_says_so_with_the_link() -> None:
     assert ended is not None
     assert ended.body == (f"The meeting on \u201c{TOPIC}\u201d ended without a decision (cancelled). "
                           "[Read the minutes](/ui/meetings/m-1)")
+
+
+def test_a_card_not_posted_is_followed_by_a_line_at_the_end_and_memory_is_bounded() -> None:
+    from bot.channels.web.meeting_card import REMEMBERED
+
+    notes = MeetingNotes()
+    card = notes.line(event(MeetingEventKind.DECISION, decision=decision(1), participants=[]))
+    assert card is not None  # ... and never posted (the db failed)
+    ended = notes.line(event(MeetingEventKind.ENDED, stop_reason="completed"))
+    assert ended is not None and ended.body.startswith(f"The board decided on \u201c{TOPIC}\u201d")
+    for n in range(REMEMBERED + 10):  # meetings that never end
+        notes.line(MeetingEvent(kind=MeetingEventKind.AGENT_SPOKE, meeting_id=f"m-{n}", topic=TOPIC,
+                                role="critic", data={"stance": stance("oppose", 0.5)}))
+    assert len(notes._stances) == REMEMBERED and "m-0" not in notes._stances

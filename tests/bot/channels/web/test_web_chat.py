@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp import ClientSession
@@ -376,6 +377,15 @@ async def test_a_meeting_in_the_chat_is_a_live_link_then_a_decision_card_not_the
             await page.close()
 
 
+@pytest.fixture
+def quick_polls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A following page's conversation is read every 50 ms (not 3 s): tests wait for what comes, not for time."""
+    from bot.channels.web import routes
+
+    monkeypatch.setattr(routes, "HISTORY_POLL_S", 0.05)
+
+
+@pytest.mark.usefixtures("quick_polls")
 async def test_a_page_that_opens_shows_what_was_said_elsewhere_in_order_and_its_own_lines_once(
     board: Board
 ) -> None:
@@ -426,5 +436,139 @@ async def test_the_history_shown_is_the_newest_fifty_messages(board: Board) -> N
             await page.wait(lambda b: len(b.history) == HISTORY, "the history")
             texts = [t for _, t in page.timeline()]
             assert texts[0] == "question 5" and texts[-1] == "answer to question 29"  # the newest, oldest first
+        finally:
+            await page.close()
+
+
+class _Reads:
+    """Counts, on a live board, the polls of a following page (each asks for the conversation's session) and
+    the transcript reads (tails) they cause; ``fail``: the session lookup raises as a db hiccup does."""
+
+    def __init__(self, board: Board) -> None:
+        sessions = board.parts.sessions
+        self.polls, self.tails, self.fail = 0, 0, False
+        current, tail = sessions.current, sessions.transcripts.tail
+
+        async def counted_current(key: str) -> object:
+            self.polls += 1
+            if self.fail:
+                import sqlite3
+                raise sqlite3.OperationalError("database is locked")
+            return await current(key)
+
+        async def counted_tail(session_id: str, limit: int) -> list[dict[str, object]]:
+            self.tails += 1
+            return await tail(session_id, limit)
+
+        sessions.current = counted_current  # type: ignore[method-assign,assignment]
+        sessions.transcripts.tail = counted_tail  # type: ignore[method-assign]
+
+
+async def _polls(page: ChatBrowser, reads: _Reads, count: int) -> None:
+    target = reads.polls + count
+    await page.wait(lambda _: reads.polls >= target, f"{count} polls")
+
+
+async def _settled(page: ChatBrowser, reads: _Reads) -> None:
+    """Until a poll reads nothing (a conversation written less than a second ago is read again: its file's time
+    is coarser than the polls)."""
+    last = (reads.polls, reads.tails)
+
+    def quiet(_: ChatBrowser) -> bool:
+        nonlocal last
+        now = (reads.polls, reads.tails)
+        if now[0] >= last[0] + 2:
+            if now[1] == last[1]:
+                return True
+            last = now
+        return False
+
+    await page.wait(quiet, "a poll that reads nothing")
+
+
+@pytest.mark.usefixtures("quick_polls")
+async def test_a_quiet_conversation_is_not_read_again_at_each_poll(board: Board) -> None:
+    """Issue 38 review: every open page re-read 400 transcript events every 3 s though nothing changed."""
+    from board.envelope import Envelope
+
+    echo(board)
+    await board.handle(Envelope(channel="console", text="from the terminal", sender="owner", is_owner=True))
+    reads = _Reads(board)
+    async with served_chat(board) as chat:
+        page = ChatBrowser(lambda: chat.url, "general").start()
+        try:
+            await page.wait(lambda b: len(b.history) == 2, "the history")
+            await _settled(page, reads)
+            before = reads.tails
+            await _polls(page, reads, 10)
+            assert reads.tails - before == 0, f"{reads.tails - before} transcript reads in 10 quiet polls"
+            await board.handle(Envelope(channel="console", text="later", sender="owner", is_owner=True))
+            await page.wait(lambda b: len(b.history) == 4, "the terminal's new lines")
+        finally:
+            await page.close()
+
+
+@pytest.mark.usefixtures("quick_polls")
+async def test_a_store_hiccup_on_opening_still_shows_the_pages_own_rows(board: Board) -> None:
+    """Issue 38 review: the history read before the rows was not guarded: a db error killed the stream, the page
+    reconnected every second and showed none of its own rows."""
+    echo(board)
+    async with served_chat(board) as chat, ClientSession() as http:
+        await post_message(http, chat.url, "general", "first here")
+        reads = _Reads(board)
+        reads.fail = True
+        page = ChatBrowser(lambda: chat.url, "general").start()
+        try:
+            await page.wait(lambda b: len(b.entries) == 2, "the page's own question and its answer")
+            assert page.connections == 1
+            reads.fail = False
+        finally:
+            await page.close()
+
+
+@pytest.mark.usefixtures("quick_polls")
+async def test_a_page_open_at_sign_out_stops_streaming(board: Board) -> None:
+    """Issue 38 review: a chat stream opened before sign-out kept streaming the terminal's messages after it."""
+    from board.envelope import Envelope
+
+    echo(board)
+    async with served_chat(board) as chat:
+        page = ChatBrowser(lambda: chat.url, "general").start()
+        try:
+            await page.wait(lambda b: b.connections == 1, "the stream")
+            assert chat.guard is not None
+            chat.guard.signed_out = True
+            await page.wait(lambda b: b.ended >= 1, "the stream's end at the next poll", timeout=30)
+            await board.handle(Envelope(channel="console", text="after sign-out", sender="owner", is_owner=True))
+            await page.wait(lambda b: b.refused >= 2, "the reconnects, refused")
+            assert page.history == {} and page.connections == 1
+        finally:
+            await page.close()
+
+
+async def test_a_decision_card_that_could_not_be_stored_is_followed_by_a_line_at_the_end(board: Board) -> None:
+    """Issue 38 review: when the card's append failed, the meeting was taken as announced and its end said
+    nothing: the chat never learnt of the decision."""
+    import sqlite3
+
+    use_model(board, RecordingModel(answer=lambda r: f"{r.persona.name}: a view on {last_user_text(r)[:40]}"))
+    async with served_chat(board) as chat, ClientSession() as http:
+        assert chat.channel is not None
+        outbox = chat.channel.outbox
+        append = outbox.append
+
+        async def no_card(conversation: str, entry: Any) -> Any:
+            if entry.key.endswith(":decision"):
+                raise sqlite3.OperationalError("database is locked")  # a db hiccup, once
+            return await append(conversation, entry)
+
+        outbox.append = no_card  # type: ignore[method-assign]
+        page = ChatBrowser(lambda: chat.url, "general").start()
+        try:
+            await post_message(http, chat.url, "general", "/meeting should we raise prices?")
+            await page.wait(lambda b: any("/ui/meetings/" in r and "live" not in r for r in b.replies()),
+                            "a line with the decision at the meeting's end", timeout=60)
+            last = [e for _, e in sorted(page.entries.items()) if e["kind"] == "meeting"][-1]
+            assert "decided" in last["text"] and "Read the minutes" in last["text"], last["text"]
         finally:
             await page.close()

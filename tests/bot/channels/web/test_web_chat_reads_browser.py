@@ -176,6 +176,12 @@ async def test_the_chat_with_the_chair_shows_the_conversation_it_shares_with_the
                                         "return Array.from(document.querySelectorAll('#log > li'))"
                                         ".map(function (li) { return li.className; })")
         assert order[:4] == ["msg history question", "msg history answer"] * 2, order
+        looks = await asyncio.to_thread(browser.driver.execute_script, """
+const look = css => { const s = getComputedStyle(document.querySelector(css));
+                      const text = getComputedStyle(document.querySelector(css + ' .text'));
+                      return [s.backgroundColor, s.borderLeftWidth, text.color]; };
+return [look('.msg.history.answer'), look('.msg.command')];""")
+        assert looks[0] != looks[1], f"a message written elsewhere looks like the chat's own: {looks}"
         await _ask(sabha.config, "one more from the terminal")  # while the page is open: it shows up below
         await asyncio.to_thread(browser.wait_for, ".msg.history", 6, 60)
         texts = await asyncio.to_thread(browser.texts, "#log > li .text")
