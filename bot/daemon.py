@@ -169,7 +169,7 @@ class Daemon:
 
         assert self.board is not None
         try:
-            scheduled = [*await status_lines(self.board.parts.schedule.store),
+            scheduled = [*await status_lines(self.board.parts.schedule.store, now=self.board.parts.clock.now()),
                          *await overdue_lines(self.board.parts.room.store, self.board.parts.reminders)]
         except Exception as exc:  # noqa: BLE001 - /status answers anyway
             scheduled = [f"Scheduled: unavailable ({exc})"]

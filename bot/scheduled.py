@@ -12,7 +12,10 @@ instead.
 :class:`ScheduledWorkService` starts the runner with the daemon (for the channel packages' rows:
 :data:`bot.channels.registry.PACKAGES`) and stops it before the channels stop. In ``sabha chat``
 the same service runs for the terminal's rows (meetings held there): :class:`ConsoleDeliver`
-prints a due reminder between the lines of the conversation.
+prints a due reminder between the lines of the conversation; what fell due while no chat was open is
+not printed one by one: the chat opens with a summary of at most three lines
+(:mod:`board.decisions.waiting`), and the reminders and resolution requests due before that moment
+(``summarised_before``) are recorded as delivered by it.
 
 Replicas (several ``sabha run`` on one PostgreSQL) each run a runner on the same table: a row is
 claimed by one of them only, and a replica that dies holding claims loses them to the others once
@@ -26,17 +29,18 @@ import contextlib
 import importlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from board.app import Board
 from board.envelope import Reply
-from board.schedule import Delivered, Delivery, RunnerSettings, ScheduledWork, ScheduleRunner
+from board.schedule import Delivered, Delivery, RunnerSettings, ScheduledWork, ScheduleRunner, WorkKind
 from board.storage import Dialect
 from bot.channels.base import Channel
 from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 
-__all__ = ["CONSOLE", "DEFAULT_LEASE_S", "OWN_DELIVERY", "ChannelDeliver", "ConsoleDeliver", "ScheduledWorkService",
-           "channel_names", "claim_lease"]
+__all__ = ["CONSOLE", "DEFAULT_LEASE_S", "OWN_DELIVERY", "SUMMARISED", "ChannelDeliver", "ConsoleDeliver",
+           "ScheduledWorkService", "channel_names", "claim_lease"]
 
 #: The channel name of the terminal (``sabha chat``, ``sabha ask``, ``sabha meeting``).
 CONSOLE = "console"
@@ -45,6 +49,9 @@ log = logging.getLogger("sabha.schedule")
 
 #: channel name -> the module whose ``scheduled_delivery(channel, work, reply, sending)`` it uses
 OWN_DELIVERY = {"whatsapp": "bot.channels.whatsapp.templates"}
+
+#: The kinds of the terminal's rows the chat's opening summary stands for (:class:`ConsoleDeliver`).
+SUMMARISED = (WorkKind.REMINDER, WorkKind.RESOLUTION)
 
 #: How long a stop waits for a scheduled delivery in flight before cancelling it.
 STOP_GRACE_S = 10.0
@@ -77,14 +84,19 @@ class ChannelDeliver:
 
 
 class ConsoleDeliver:
-    """Scheduled replies of the terminal's place: printed by ``show`` (the chat's own printer)."""
+    """Scheduled replies of the terminal's place: printed by ``show`` (the chat's own printer); a
+    :data:`SUMMARISED` row due at or before ``summarised_before`` (the moment the chat opened and printed its
+    summary) is recorded as delivered by that summary and not printed."""
 
-    def __init__(self, show: Callable[[Reply], None]) -> None:
+    def __init__(self, show: Callable[[Reply], None], summarised_before: datetime | None = None) -> None:
         self.show = show
+        self.summarised_before = summarised_before
 
     async def __call__(self, work: ScheduledWork, reply: Reply, sending: Callable[[], Awaitable[None]],
                        ) -> Delivered:
         await sending()
+        if self.summarised_before is not None and work.kind in SUMMARISED and work.due_at <= self.summarised_before:
+            return Delivered(Delivery.SENT, "summarised when `sabha chat` opened")
         self.show(reply)
         return Delivered(Delivery.SENT)
 

@@ -1,7 +1,8 @@
 """Slash commands that follow a decision through: ``/due``, ``/snooze``, and ``/actions`` and
 ``/done`` with due dates and reminders (replacing the plain ones of :mod:`board.commands.room`).
 
-- ``/actions [all]``: open action items with their due dates, OVERDUE ones first;
+- ``/actions [all]``: open action items, who owes each and their due dates, the overdue ones first
+  with how late they are;
 - ``/due <n> <when>``: set or move item n's due date (``friday``, ``+10m``, ``2026-12-15``, ``in two
   weeks`` ...; :mod:`board.schedule.dates`); its reminder moves with it;
 - ``/snooze <n> [length]``: remind again after ``length`` (``2h``, ``1d``; a day by default);
@@ -51,7 +52,7 @@ def register(host: CommandHost, reminders: Reminders) -> None:
         rows = await store.actions(place=_place(envelope), include_done=route.text.strip().lower() == "all")
         from board.room.record import format_actions  # with the command, not with every board (test_fast_start)
 
-        return format_actions(rows, now=reminders.clock.now(), zone=reminders.zone)
+        return format_actions(rows, now=reminders.clock.now(), zone=reminders.zone, who=reminders.who)
 
     async def due(envelope: Envelope, route: Route) -> str:
         first, _, when = route.text.strip().partition(" ")
@@ -67,7 +68,8 @@ def register(host: CommandHost, reminders: Reminders) -> None:
         terminal = reminders.goes_to(changed.row)
         where = f"it goes to {terminal}" if terminal else \
             f"I will remind {'you here' if here else 'the chat where its meeting was held'} then"
-        return (f"#{changed.row.id} {changed.row.task} (owner: {changed.row.owner}) is now due {changed.when.said}; "
+        return (f"#{changed.row.id} {changed.row.task} (owed by {reminders.who(changed.row.owner)}) is now due "
+                f"{changed.when.said}; "
                 f"{where}.")
 
     async def snooze(envelope: Envelope, route: Route) -> str:
@@ -89,9 +91,10 @@ def register(host: CommandHost, reminders: Reminders) -> None:
             row = await reminders.done(number, by=envelope.sender, place=_place(envelope))
         except ActionProblem as problem:
             return str(problem)
-        return f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}."
+        return f"Done: #{row.id} {row.task} (owed by {reminders.who(row.owner)}), from {row.meeting_id}."
 
-    host.register_command("actions", actions, "/actions [all]: open action items, due dates, OVERDUE first")
+    host.register_command("actions", actions,
+                          "/actions [all]: open action items, who owes them, due dates, overdue first")
     host.register_command("due", due, "/due <n> <when>: set when action item n is due (friday, +2h, 2026-12-15)",
                           owner_only=True)
     host.register_command("snooze", snooze, "/snooze <n> [2h]: remind me of item n later (a day by default)",
@@ -100,7 +103,8 @@ def register(host: CommandHost, reminders: Reminders) -> None:
 
 
 async def overdue_lines(store: MeetingStore, reminders: Reminders, *, limit: int = 5) -> list[str]:
-    """For ``/status``: the open items past their due date (the most overdue first)."""
+    """For ``/status``: the open items past their due date (the most overdue first), how late, and how many
+    more there are than ``limit``."""
     from board.room.record import due_label
     from board.schedule.work import stamp
 
@@ -108,6 +112,9 @@ async def overdue_lines(store: MeetingStore, reminders: Reminders, *, limit: int
     rows = await store.due_by(stamp(now))
     if not rows:
         return []
-    lines = [f"Action items OVERDUE ({len(rows)}; /actions lists them all):"]
-    lines += [f"  #{r.id} {r.task} (owner: {r.owner}) \u00b7 {due_label(r, now, reminders.zone)}" for r in rows[:limit]]
+    lines = [f"Action items overdue ({len(rows)}; /actions lists them all):"]
+    lines += [f"  #{r.id} {r.task} ({reminders.who(r.owner)} owes it) \u00b7 {due_label(r, now, reminders.zone)}"
+              for r in rows[:limit]]
+    if len(rows) > limit:
+        lines.append(f"  and {len(rows) - limit} more (/actions lists them)")
     return lines

@@ -14,6 +14,7 @@ the agenda as evidence (:mod:`board.room.evidence`) and says so.
 from __future__ import annotations
 
 from board.commands.host import CommandHost
+from board.decisions.wording import owes
 from board.envelope import Envelope
 from board.room.convene import BoardRoom, MeetingInProgress
 from board.routing.router import Route
@@ -91,7 +92,7 @@ def register(host: CommandHost, room: BoardRoom) -> None:
         row = await room.store.close_action(int(word), by=envelope.sender, place=place_of(envelope))
         if row is None:
             return f"No open action item #{word} here; /actions lists them."
-        return f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}."
+        return f"Done: #{row.id} {row.task} (owed by {owes(row.owner)}), from {row.meeting_id}."
 
     host.register_command("meeting", meeting, "/meeting <topic>: convene a board meeting")
     host.register_command("meetings", meetings, "/meetings: recent meetings")

@@ -5,8 +5,11 @@ A decision's action items carry a due date as written ("by 2026-12-15", "in two 
 clock (:mod:`board.schedule.dates`, in ``board.timezone``) and schedules one reminder per item
 (:class:`board.schedule.WorkKind.REMINDER`, key ``reminder:action:<id>``: scheduling it again
 changes nothing) in the place where the meeting ran: same channel, chat and Telegram topic.
-At the due moment the owner is nudged there once (:meth:`Reminders.remind`), with the buttons
-Done (``/done <id>``) and Snooze (``/snooze <id>``). ``/due`` moves the date and the reminder
+At the due moment the owner is nudged there once (:meth:`Reminders.remind`): "⏰ Your reminder: the
+Chair owes action #1 “...”, due ..." (:mod:`board.decisions.wording`: the owner is the person, the item's
+role is who owes it; a reminder sent late says by how much), with the buttons Done (``/done <id>``) and
+Snooze (``/snooze <id>``) and no second copy of them in the text: a channel without buttons (the
+terminal, a WhatsApp template) shows them as the commands they send. ``/due`` moves the date and the reminder
 with it, ``/snooze`` moves it by a length of time (a day by default), ``/done`` closes the item
 and cancels its reminder. An item closed (or dropped by a veto) before its moment is not
 reminded: the handler finds it closed and sends nothing.
@@ -19,13 +22,13 @@ recorded; a reminder already scheduled (or sent) is not touched.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Protocol
 
 from board.clock import Clock, utc
 from board.decisions.actions import ActionRow
+from board.decisions.wording import Voice, due_words, owes
 from board.envelope import Button, Reply
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind, WorkStatus
 from board.schedule.dates import DateProblem, When, describe, parse_duration, parse_when
@@ -38,10 +41,6 @@ log = logging.getLogger("sabha.reminders")
 
 #: ``/snooze <n>`` without a length: a day.
 DEFAULT_SNOOZE = timedelta(days=1)
-
-#: (name, emoji) of a role, for the reminder's voice; None when the role is unknown
-Voice = Callable[[str], tuple[str, str] | None]
-
 
 class ActionItems(Protocol):
     """Where action items are kept (:class:`board.room.store.MeetingStore`)."""
@@ -92,6 +91,10 @@ class Reminders:
 
     def _place(self, row: ActionRow) -> Place:
         return Place(row.channel or "console", row.chat_id or "console", row.thread_id)
+
+    def who(self, role: str) -> str:
+        """Who owes an item of ``role``, in the board's words (``the Chair``, ``Research``)."""
+        return owes(role, self.voice)
 
     def goes_to(self, row: ActionRow) -> str | None:
         """Where ``row``'s reminder goes, in words, when that is the terminal (only ``sabha chat``
@@ -229,14 +232,10 @@ class Reminders:
             log.info("reminder for action #%d: the item is %s; nothing sent", action_id,
                      "gone" if row is None else row.status)
             return None
-        owner = self.voice(row.owner) if self.voice else None
-        owner_name = f"{owner[0]} ({row.owner})" if owner and owner[0].lower() != row.owner else row.owner
         chair = self.voice("general") if self.voice else None
-        due = describe(work.due_at, self.zone)
-        text = (f"\u23f0 Reminder for {owner_name}: action #{row.id} is due ({due}).\n"
-                f"{row.task}\n"
-                f"From meeting {row.meeting_id} \u201c{row.topic}\u201d.\n"
-                f"Done: /done {row.id} \u00b7 Snooze a day: /snooze {row.id} (or /snooze {row.id} 2h)")
+        due = due_words(work.due_at, self.clock.now(), self.zone)
+        text = (f"\u23f0 Your reminder: {self.who(row.owner)} owes action #{row.id} \u201c{row.task}\u201d, {due}.\n"
+                f"From meeting {row.meeting_id} \u201c{row.topic}\u201d.")
         return work.reply(text, role="general", name=chair[0] if chair else "Sabha", emoji=chair[1] if chair else "",
                           buttons=(Button("Done", f"/done {row.id}"), Button("Snooze", f"/snooze {row.id}")))
 

@@ -218,7 +218,7 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
         self, client: anthropic.AsyncAnthropic, params: dict[str, Any], request: LLMRequest, model: str
     ) -> LLMResponse:
         ttft: float | None = None
-        if self.settings.stream:
+        if self.streamed(request):
             started = time.perf_counter()
             async with client.messages.stream(**as_sent(params, _AS_SENT)) as stream:
                 async for event in stream:

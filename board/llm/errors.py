@@ -46,7 +46,9 @@ class ProviderSettings:
     base_url: str | None = None
     timeout_s: float = 60.0
     key_env: str = ""
-    stream: bool = False
+    #: True: every call streams; None: a call streams when its answer is watched as it is written (a
+    #: channel that shows it: its request has ``on_delta``); False: no call streams
+    stream: bool | None = False
     key_optional: bool = False
 
 

@@ -183,7 +183,7 @@ class GeminiProvider(SDKProvider[GeminiClient]):
         return str(getattr(exc, "message", None) or exc), str(status) if status else None
 
     async def _call(self, client: GeminiClient, params: dict[str, Any], request: LLMRequest, model: str) -> LLMResponse:
-        if self.settings.stream:
+        if self.streamed(request):
             return await self._streamed(client, params, request, model)
         result: object = await client.aio.models.generate_content(**params)
         if not isinstance(result, genai_types.GenerateContentResponse):

@@ -170,7 +170,7 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
     async def _call(
         self, client: openai.AsyncOpenAI, params: dict[str, Any], request: LLMRequest, model: str
     ) -> LLMResponse:
-        if self.settings.stream:
+        if self.streamed(request):
             return await self._streamed(client, params, request, model)
         result: object = await client.chat.completions.create(**as_sent(params, _AS_SENT))
         if not isinstance(result, ChatCompletion):

@@ -155,8 +155,14 @@ class SDKProvider(ABC, Generic[ClientT]):
 
     @property
     def streams(self) -> bool:
-        """Whether answers are streamed (``llm.providers.<name>.stream``): their text reaches ``on_delta``."""
-        return bool(self.settings.stream)
+        """Whether answers may be streamed (``llm.providers.<name>.stream`` is not false): their text then
+        reaches ``on_delta``."""
+        return self.settings.stream is not False
+
+    def streamed(self, request: LLMRequest) -> bool:
+        """Whether ``request`` is sent as a streamed call: always with ``stream: true``, with the default
+        (unset) when someone watches the answer being written (``request.on_delta``), never with false."""
+        return self.settings.stream is True or (self.settings.stream is None and request.on_delta is not None)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """One call (streamed when configured), every failure as an :class:`LLMError`."""

@@ -14,8 +14,8 @@ scrubbed; a prompt leak freezes the preview where it was, until the final answer
 
 What streams is a preview. The answer itself is still the exchange's final text (after the
 guardrails): a caller shows the deltas, then replaces them with the reply it is handed.
-Only a provider with ``llm.providers.<p>.stream: true`` produces deltas; the others answer
-whole and the caller simply never hears ``on_text``.
+Only a provider that streams (``llm.providers.<p>.stream``: on unless set to false; the offline model never
+streams) produces deltas; the others answer whole and the caller simply never hears ``on_text``.
 """
 
 from __future__ import annotations

@@ -6,13 +6,14 @@ the asking session and to every participant's own session for the same place, so
 later "what did we decide about Europe?" is answered from the record. The history
 window reads it as a message from Sabha (``role: user``, ``sender: sabha``): context the
 model was told, not something it said. :func:`format_actions` renders open action items
-for ``/actions`` and ``sabha actions``, with their due dates (OVERDUE ones marked and listed
-first, :func:`due_label`) in the owner's time zone.
+for ``/actions`` and ``sabha actions``: who owes each (``the Chair owes it``), its due date in the owner's
+time zone, and how late the overdue ones are (listed first, :func:`due_label`), in the words of
+:mod:`board.decisions.wording`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, tzinfo
 from typing import Any
 
@@ -84,31 +85,37 @@ def is_overdue(row: ActionRow, now: datetime) -> bool:
 
 
 def due_label(row: ActionRow, now: datetime, zone: tzinfo = UTC) -> str:
-    """``due Fri 2026-11-27 09:00 UTC``, ``OVERDUE since ...``, the written date it cannot read, or ""."""
+    """``due Fri 2026-11-27 09:00 UTC``, ``due ..., overdue by 2 days``, the written date it cannot read, or ""."""
+    from board.decisions.wording import due_words
     from board.schedule.dates import describe
     from board.schedule.work import parse_stamp
 
     if row.due_at is None:
         return f"due {row.due_text!r} (not a date I can read: /due {row.id} <when>)" if row.due_text else ""
-    at = describe(parse_stamp(row.due_at), zone)
-    return f"OVERDUE since {at}" if is_overdue(row, now) else f"due {at}"
+    due = parse_stamp(row.due_at)
+    return due_words(due, now, zone) if row.status == "open" else f"due {describe(due, zone)}"
 
 
 def format_actions(rows: Sequence[ActionRow], *, now: datetime | None = None, close: str = "/done <n>",
-                   zone: tzinfo = UTC, due: str = "/due <n> <when>") -> str:
-    """Open action items, one a line: ``#n task (owner) · due ... · age · meeting``, overdue ones first;
-    ``close`` and ``due`` say how to close one and set its date where they are read (a chat's
-    ``/done <n>``, the terminal's ``sabha actions done <n>``)."""
+                   zone: tzinfo = UTC, due: str = "/due <n> <when>", who: Callable[[str], str] | None = None) -> str:
+    """Open action items, one a line: ``#n task (the Chair owes it) · due ... · age · meeting``, overdue ones
+    first; ``close`` and ``due`` say how to close one and set its date where they are read (a chat's
+    ``/done <n>``, the terminal's ``sabha actions done <n>``); ``who``: who owes an item of a role, in the
+    board's words (:meth:`board.decisions.reminders.Reminders.who`)."""
+    from board.decisions.wording import owes
+
     if not rows:
         return "No open action items. Meetings add them with their decisions."
     now = now or datetime.now(UTC)
+    who = who or owes
     overdue = [r for r in rows if is_overdue(r, now)]
     ordered = [*sorted(overdue, key=lambda r: (r.due_at or "", r.id)), *[r for r in rows if r not in overdue]]
-    head = f"Open action items ({len(rows)}" + (f", {len(overdue)} OVERDUE" if overdue else "") + ")"
+    head = f"Open action items ({len(rows)}" + (f", {len(overdue)} overdue" if overdue else "") + ")"
     lines = [f"{head}; close one with {close}, set its date with {due}:"]
     for row in ordered:
         state = "" if row.status == "open" else f" [{row.status}]"
         when = due_label(row, now, zone)
-        lines.append(f"#{row.id} {row.task} (owner: {row.owner})" + (f" · {when}" if when else "")
+        owed = "owes" if row.status == "open" else "owed"
+        lines.append(f"#{row.id} {row.task} ({who(row.owner)} {owed} it)" + (f" · {when}" if when else "")
                      + f" · {_age(row.created_at, now)} old · {row.meeting_id} “{row.topic}”{state}")
     return "\n".join(lines)

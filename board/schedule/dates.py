@@ -28,7 +28,8 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
 from board.clock import utc
 
-__all__ = ["DEFAULT_HOUR", "MAX_AHEAD", "UNDERSTOOD", "DateProblem", "When", "describe", "parse_duration", "parse_when"]
+__all__ = ["DEFAULT_HOUR", "LATE_AFTER", "MAX_AHEAD", "UNDERSTOOD", "DateProblem", "When", "describe", "late_by",
+           "parse_duration", "parse_when", "span"]
 
 #: The hour a day without a time means (a morning nudge on the day).
 DEFAULT_HOUR = 9
@@ -82,6 +83,27 @@ def describe(moment: datetime, zone: tzinfo = UTC) -> str:
     name = getattr(zone, "key", None) or local.tzname() or "UTC"
     seconds = f":{local.second:02d}" if local.second else ""
     return f"{local:%a %Y-%m-%d %H:%M}{seconds} {name}"
+
+
+#: Past its moment by less than this, a thing is on time (a reminder sent at its due moment is not "overdue").
+LATE_AFTER = timedelta(minutes=1)
+
+
+def span(length: timedelta) -> str:
+    """``2 days``, ``1 hour``, ``5 minutes``: ``length`` in its largest whole unit (rounded down), in words."""
+    seconds = max(0, int(length.total_seconds()))
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    return f"{seconds} second{'' if seconds == 1 else 's'}"
+
+
+def late_by(due: datetime, now: datetime) -> str | None:
+    """How long past ``due`` it is at ``now`` in words (``2 days``), or None when it is not late
+    (:data:`LATE_AFTER`)."""
+    late = utc(now) - utc(due)
+    return span(late) if late >= LATE_AFTER else None
 
 
 def parse_duration(text: str) -> timedelta:

@@ -1,39 +1,57 @@
 """Scheduled work in words, for ``/status`` and ``sabha status``: how much is pending, the
 next item, what waits and for what (a channel not running, a closed WhatsApp window, the
-terminal's rows that only ``sabha chat`` sends), and the latest failures."""
+terminal's rows that only ``sabha chat`` sends), and the latest failures. A list shows the first
+few rows and says how many more there are and where to see them; a row past its moment says how
+late it is ("overdue by 2 days")."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from datetime import datetime
+
+from board.schedule.dates import late_by
 from board.schedule.store import WorkStore
-from board.schedule.work import WorkStatus
+from board.schedule.work import ScheduledWork, WorkStatus
 
 __all__ = ["TERMINAL", "WAITS_FOR_CHAT", "status_lines"]
 
 #: the place of the terminal's meetings and chats: its rows are done by ``sabha chat``, not the daemon
 TERMINAL = "console"
 WAITS_FOR_CHAT = "waits for `sabha chat`"
+#: where the rows a list leaves out are seen in full
+SEE_ALL = "`sabha actions` and `sabha predictions list` show them"
 
 
-async def status_lines(store: WorkStore, *, limit: int = 5) -> list[str]:
-    """The lines; see the module docstring."""
+def _due(row: ScheduledWork, now: datetime | None) -> str:
+    late = late_by(row.due_at, now) if now is not None else None
+    return f"due {row.due_at.isoformat(timespec='seconds')}" + (f", overdue by {late}" if late else "")
+
+
+def _listed(rows: Sequence[ScheduledWork], limit: int, now: datetime | None, why: str | None) -> list[str]:
+    """The first ``limit`` rows, one a line, and how many more (``why``: what each waits for; None: its own)."""
+    lines = [f"    {r.kind} {r.key} ({_due(r, now)}): {why or r.held}" for r in rows[:limit]]
+    if len(rows) > limit:
+        lines.append(f"    and {len(rows) - limit} more ({SEE_ALL})")
+    return lines
+
+
+async def status_lines(store: WorkStore, *, limit: int = 5, now: datetime | None = None) -> list[str]:
+    """The lines; see the module docstring (``now``: the board's time, to say which rows are late)."""
     rows = await store.open_rows(limit=500)
     if not rows:
         lines = ["Scheduled: nothing pending"]
     else:
         head = rows[0]
-        lines = [f"Scheduled: {len(rows)} pending; next: {head.kind} {head.key} at "
-                 f"{head.due_at.isoformat(timespec='seconds')} in {head.place}"
+        lines = [f"Scheduled: {len(rows)} pending; next: {head.kind} {head.key} ({_due(head, now)}) in {head.place}"
                  f"{f' ({WAITS_FOR_CHAT})' if head.place.channel == TERMINAL else ''}"]
     terminal = [r for r in rows if r.place.channel == TERMINAL and not r.held]
     if terminal:
         lines.append(f"  for the terminal ({len(terminal)}): each {WAITS_FOR_CHAT} (the daemon does not send it)")
-        lines += [f"    {r.kind} {r.key} (due {r.due_at.isoformat(timespec='seconds')}): {WAITS_FOR_CHAT}"
-                  for r in terminal[:limit]]
+        lines += _listed(terminal, limit, now, WAITS_FOR_CHAT)
     held = [r for r in rows if r.held]
     if held:
         lines.append(f"  waiting ({len(held)}):")
-        lines += [f"    {r.kind} {r.key} (due {r.due_at.isoformat(timespec='seconds')}): {r.held}"
-                  for r in held[:limit]]
+        lines += _listed(held, limit, now, None)
     failed = await store.recent(statuses=(WorkStatus.FAILED,), limit=limit)
     if failed:
         lines.append("  failed:")

@@ -234,15 +234,20 @@ async def _answer(board: Board, line: str, role: str | None, attachments: tuple[
             notice.cancel()
 
 
-def _console_reminders(board: Board) -> ScheduledWorkService:
-    """Scheduled work of the terminal's place (a meeting's reminders), printed between the lines."""
+async def _console_reminders(board: Board) -> tuple[ScheduledWorkService, list[str]]:
+    """Scheduled work of the terminal's place (a meeting's reminders), printed between the lines, and the
+    summary of what fell due while no chat was open (:mod:`board.decisions.waiting`), which stands for it."""
+    from board.decisions.predictions.store import PredictionStore
+    from board.decisions.waiting import waiting_lines
     from bot.cli.screen import reply_text, say
     from bot.scheduled import CONSOLE, ConsoleDeliver, ScheduledWorkService
 
-    service = ScheduledWorkService(board, [], deliver=ConsoleDeliver(lambda reply: say(reply_text(reply))),
-                                   only=(CONSOLE,))
+    opened = board.parts.clock.now()
+    waiting = await waiting_lines(board.parts.reminders, PredictionStore(board.parts.db), opened)
+    deliver = ConsoleDeliver(lambda reply: say(reply_text(reply)), summarised_before=opened)
+    service = ScheduledWorkService(board, [], deliver=deliver, only=(CONSOLE,))
     service.start()
-    return service
+    return service, waiting
 
 
 class _TerminalChat:
@@ -256,6 +261,7 @@ class _TerminalChat:
         self._interrupted = False
         self._leave = False  # SIGINT at the prompt: leave with "Interrupted." and 130, not "Goodbye."
         self._session: Any = None  # the prompt, once it reads lines
+        self._waiting: list[str] = []  # what fell due while no chat was open, said under the banner
 
     def _on_sigint(self) -> None:
         """SIGINT (Ctrl-C while no prompt is reading keys, or ``kill -INT``): cancel what is being waited
@@ -322,7 +328,8 @@ class _TerminalChat:
                 role = resolve_role(board.parts, self.args.role)
                 _add_chat_commands(board.parts, self.loaded, role)
                 board.parts.room.subscribe(console_meeting_printer())
-                reminders = _console_reminders(board)  # reminders of meetings held here, printed when due
+                # reminders of meetings held here, printed when due; what fell due meanwhile, summarised
+                reminders, self._waiting = await _console_reminders(board)
                 with quiet:
                     try:
                         return await self._converse(board, role, chat_log.path)
@@ -367,7 +374,7 @@ class _TerminalChat:
             complete_while_typing=False,
         )
         self._session = session
-        for line in self._banner(board.parts, log_path):
+        for line in [*self._banner(board.parts, log_path), *self._waiting]:
             say(line)
         from bot.cli.attach import Attaching
 

@@ -60,11 +60,12 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p.set_defaults(handler=board_command(cmd_meetings, writes=False, empty=NO_MEETINGS))
 
     p = sub.add_parser("actions", parents=[common],
-                       help="action items of board decisions, due dates, OVERDUE first; close, date or snooze one",
-                       description="Action items of recorded board decisions, across meetings, with owners, due dates "
-                                   "(OVERDUE ones first) and age. `sabha actions done N` closes item N (and cancels "
-                                   "its reminder); `sabha actions due N WHEN` sets when it is due (friday, +2h, "
-                                   "2026-12-15, in two weeks; in board.timezone) and moves its reminder; "
+                       help="action items of board decisions, due dates, overdue first; close, date or snooze one",
+                       description="Action items of recorded board decisions, across meetings, who owes each, due "
+                                   "dates (the overdue ones first, with how late) and age. `sabha actions done N` "
+                                   "closes item N (and cancels its reminder); `sabha actions due N WHEN` sets when it "
+                                   "is due (friday, +2h, 2026-12-15, in two weeks; in board.timezone) and moves its "
+                                   "reminder; "
                                    "`sabha actions snooze N [LENGTH]` reminds again after LENGTH (default 1d).")
     p.add_argument("action", nargs="*", metavar="done N | due N WHEN | snooze N [LENGTH]",
                    help="close, date or snooze action item N")
@@ -182,7 +183,7 @@ async def cmd_actions(parts: Parts, args: argparse.Namespace) -> int:
         emit(format_actions(await parts.room.store.actions(include_done=args.all, limit=500),
                             now=parts.clock.now(),
                             close="sabha actions done <n>", zone=parts.reminders.zone,
-                            due="sabha actions due <n> <when>"))
+                            due="sabha actions due <n> <when>", who=parts.reminders.who))
         return 0
     verb, number = words[0], words[1].lstrip("#") if len(words) > 1 else ""
     rest = " ".join(words[2:])
@@ -195,11 +196,12 @@ async def cmd_actions(parts: Parts, args: argparse.Namespace) -> int:
     try:
         if verb == "done":
             row = await reminders.done(int(number), by="cli")
-            emit(f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}.")
+            emit(f"Done: #{row.id} {row.task} (owed by {reminders.who(row.owner)}), from {row.meeting_id}.")
         elif verb == "due":
             changed = await reminders.set_due(int(number), rest)
             where = reminders.goes_to(changed.row) or f"{changed.row.channel} chat {changed.row.chat_id}"
-            emit(f"#{changed.row.id} {changed.row.task} (owner: {changed.row.owner}) is now due {changed.when.said}; "
+            emit(f"#{changed.row.id} {changed.row.task} (owed by {reminders.who(changed.row.owner)}) is now due "
+                 f"{changed.when.said}; "
                  f"its reminder goes to {where} then.")
         else:
             changed = await reminders.snooze(int(number), rest)

@@ -282,10 +282,17 @@ async def _whatsapp_people_lines(db: Database, loaded: LoadedConfig) -> list[str
 
 async def _schedule_lines(db: Database) -> list[str]:
     """Scheduled work: pending, waiting (and why), failed (:mod:`board.schedule.report`)."""
+    import os
+
+    from board.clock import SYSTEM_CLOCK, ClockRefused, clock_from_env
     from board.schedule import WorkStore
     from board.schedule.report import status_lines
 
-    return await status_lines(WorkStore(db))
+    try:
+        clock = clock_from_env(os.environ)  # a test's clock file (SABHA_TEST_MODE) says which rows are late
+    except ClockRefused:
+        clock = SYSTEM_CLOCK
+    return await status_lines(WorkStore(db), now=clock.now())
 
 
 async def _decision_lines(db: Database) -> list[str]:

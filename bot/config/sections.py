@@ -176,7 +176,10 @@ class ProviderSection(StrictModel):
     )
     base_url: str | None = Field(None, description="e.g. http://localhost:11434/v1 for Ollama")
     timeout_s: float | None = Field(None, gt=0, le=3600, description="HTTP timeout; default llm.timeout_s")
-    stream: bool = Field(False, description="stream answers (records time to first token)")
+    stream: bool | None = Field(None, description="unset (default): answers stream where the channel shows them "
+                                                  "as they are written (Telegram edits, the web chat, the terminal); "
+                                                  "true: every call streams (time to first token recorded); "
+                                                  "false: answers arrive whole")
 
     _blank_is_unset = blank_is_unset("api_key", "base_url")
 

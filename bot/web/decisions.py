@@ -73,7 +73,8 @@ async def render_decisions(request: web.Request, *, status: int = 200, note: tup
     return page(request, "decisions.html", status=status, active="decisions", title="Decisions and actions",
                 decisions=decided, rulings=rulings, note=note, typed=dict(typed or {}),
                 snooze_choices=SNOOZE_CHOICES, understood=UNDERSTOOD,
-                open_actions=[action_view(a, now, zone) for a in actions if a.status == "open"],
+                open_actions=[action_view(a, now, zone, ctx.reminders.who) for a in actions
+                              if a.status == "open"],
                 done_actions=[a for a in actions if a.status != "open"][-50:])
 
 
@@ -172,10 +173,10 @@ async def _open_item(ctx: WebContext, number: int) -> None:
                                     "wrong: the list is at /ui/decisions.")
 
 
-def _said(changed: Changed) -> str:
+def _said(changed: Changed, ctx: WebContext) -> str:
     row = changed.row
-    return (f"#{row.id} {row.task} (owner: {row.owner}) is now due {changed.when.said}; the reminder goes to the "
-            "chat where its meeting was held then.")
+    return (f"#{row.id} {row.task} (owed by {ctx.reminders.who(row.owner)}) is now due {changed.when.said}; the "
+            "reminder goes to the chat where its meeting was held then.")
 
 
 async def action_done(request: web.Request) -> web.StreamResponse:
@@ -187,7 +188,8 @@ async def action_done(request: web.Request) -> web.StreamResponse:
     except ActionProblem as problem:
         return await render_decisions(request, status=409, note=("problem", str(problem)))
     log.info("web: the owner closed action item #%s", row.id)
-    token = ctx.note("ok", f"Done: #{row.id} {row.task} (owner: {row.owner}), from {row.meeting_id}.")
+    token = ctx.note("ok", f"Done: #{row.id} {row.task} (owed by {ctx.reminders.who(row.owner)}), "
+                                f"from {row.meeting_id}.")
     raise web.HTTPSeeOther(f"{PREFIX}/decisions?note={token}#actions")
 
 
@@ -207,7 +209,7 @@ async def action_due(request: web.Request) -> web.StreamResponse:
     except ActionProblem as problem:
         return await render_decisions(request, status=400, typed={number: when}, note=("problem", str(problem)))
     log.info("web: the owner set action item #%s due %s", number, changed.when.said)
-    token = ctx.note("ok", _said(changed))
+    token = ctx.note("ok", _said(changed, ctx))
     raise web.HTTPSeeOther(f"{PREFIX}/decisions?note={token}#a-{number}")
 
 

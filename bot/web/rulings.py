@@ -13,6 +13,7 @@ stream show real dates, never the date as the model typed it). Kept apart from
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import datetime, tzinfo
 from typing import Any
@@ -69,10 +70,15 @@ def proposed(meeting_id: str) -> RulingView:
                       can_ratify=True, can_veto=True, can_revisit=True)
 
 
-def action_view(row: ActionRow, now: datetime, zone: tzinfo) -> dict[str, Any]:
+def action_view(row: ActionRow, now: datetime, zone: tzinfo, who: Callable[[str], str] | None = None,
+                ) -> dict[str, Any]:
     """``row`` for the page (its fields, as the template reads them), with ``due``: its date read at
-    ``now`` in ``zone`` in ``/actions``' words, and ``overdue``."""
-    return {**asdict(row), "due": due_label(row, now, zone), "overdue": is_overdue(row, now)}
+    ``now`` in ``zone`` in ``/actions``' words, ``overdue``, and ``owed_by``: who owes it in the board's
+    words (``who``; :meth:`board.decisions.reminders.Reminders.who`)."""
+    from board.decisions.wording import owes
+
+    return {**asdict(row), "due": due_label(row, now, zone), "overdue": is_overdue(row, now),
+            "owed_by": (who or owes)(row.owner)}
 
 
 async def meeting_actions(store: MeetingStore, meeting_id: str, now: datetime, zone: tzinfo) -> list[dict[str, Any]]:

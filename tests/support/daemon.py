@@ -56,6 +56,8 @@ def write_config(root: Path, telegram: FakeTelegramAPI, model: EchoModel | None,
     if model is not None:
         lines += ["llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
                   "      api_key: test-key", f"      base_url: {model.base_url}"]
+        if isinstance(model, EchoModel):  # it answers whole (no server-sent events): said, streaming being the default
+            lines += ["      stream: false"]
         if price:  # so cost is counted
             lines += ["  prices:", "    openai:echo: {input: 1000, output: 2000}",
                       "    echo: {input: 1000, output: 2000}"]

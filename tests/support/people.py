@@ -36,6 +36,7 @@ def people_config(root: Path, telegram: FakeTelegramAPI, graph: FakeGraphAPI, ll
     lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
              "llm:", f"  model: {MODEL}", "  retry: {retries: 0}", "  providers:", "    openai:",
              "      api_key: test-key", f"      base_url: {llm.base_url}",
+             "      stream: false",  # each answer one message, read as sent (streaming is not what this tests)
              "  prices:", f"    {MODEL}: {{input: 1000, output: 2000}}",
              "telegram:", "  token: ${TELEGRAM_BOT_TOKEN}", f"  api_base_url: {telegram.base_url}",
              f"  group_id: {FORUM}", f"  allowed_user_ids: [{OWNER}, {FRIEND}]", f"  rate_limit: {{{rate}}}",

@@ -165,7 +165,7 @@ def replica_config(root: Path, *, workspace: Path, state_url: str, port: int, te
     root.mkdir(parents=True, exist_ok=True)
     lines = [f"workspace: {workspace}", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", f"  port: {port}",
              "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
-             "      api_key: test-key", f"      base_url: {model.base_url}",
+             "      api_key: test-key", f"      base_url: {model.base_url}", "      stream: false",
              "memory:", "  auto_extract: false",
              "state:", f"  url: {state_url}", "  pool_size: 8",
              "replicas:", f"  lease_s: {lease_s}", f'  name: "{name}"',

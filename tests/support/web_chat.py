@@ -73,7 +73,8 @@ async def streaming_board(tmp_path: Path, workspace: Path, fake: FakeOpenAI) -> 
 
 def write_chat_config(root: Path, model: EchoModel | FakeOpenAI, *, stream: bool = False) -> Path:
     """A workspace and a sabha.yaml for ``sabha run`` with the web pages (and so the chat) and no other
-    channel, on ``model`` (an OpenAI-compatible fake; ``stream``: its answers stream)."""
+    channel, on ``model`` (an OpenAI-compatible fake; ``stream``: its answers stream, else they arrive whole: said
+    explicitly, streaming being the default)."""
     from board.workspace.paths import copy_default_workspace
 
     if not (root / "workspace").exists():
@@ -82,7 +83,7 @@ def write_chat_config(root: Path, model: EchoModel | FakeOpenAI, *, stream: bool
     lines = ["workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
              "llm:", f"  model: openai:{name}", "  retry: {retries: 0}", "  providers:", "    openai:",
              "      api_key: test-key", f"      base_url: {model.base_url}",
-             *(["      stream: true"] if stream else []), "web:", "  enabled: true"]
+             f"      stream: {'true' if stream else 'false'}", "web:", "  enabled: true"]
     path = root / "sabha.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path

@@ -45,12 +45,13 @@ def describe(row: PredictionRow) -> str:
 
 
 def request_text(row: PredictionRow) -> str:
-    """The resolution request the owner gets at the resolve-by date."""
+    """The resolution request the owner gets at the resolve-by date; how to answer is its buttons
+    (:func:`request_buttons`; shown as their commands where a channel has no buttons)."""
     topic = plain_line(row.topic, FieldLimit.TITLE)
     claim = plain_line(row.claim, FieldLimit.TITLE)
     return (f"Time to check a prediction (#{row.id}). In the meeting on \u201c{topic}\u201d, {row.role} said "
             f"\u201c{claim}\u201d with probability {row.probability:.2f}, to be checked by {row.resolve_by}. "
-            f"Did it come true? Answer with the buttons or /resolve {row.id} yes|no|unknown.")
+            "Did it come true?")
 
 
 def request_buttons(row: PredictionRow) -> tuple[Button, ...]:

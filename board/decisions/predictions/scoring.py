@@ -30,6 +30,7 @@ __all__ = [
     "bin_index",
     "brier",
     "format_stats",
+    "how_to_score",
     "reliability",
     "track_line",
     "track_records",
@@ -144,4 +145,22 @@ def format_stats(records: Sequence[TrackRecord], *, min_resolved: int = DEFAULT_
             lines += [f"  {b.low:.1f}-{b.high:.1f}  {b.count:>7}  {b.mean_p:>6.3f}  {b.observed:>9.3f}"
                       for b in record.bins]
             lines += ["```"] if fenced else []
+    if not any(record.scored for record in records):
+        lines += how_to_score(records, min_resolved)
     return "\n".join(lines)
+
+
+def how_to_score(records: Sequence[TrackRecord], min_resolved: int = DEFAULT_MIN_RESOLVED) -> list[str]:
+    """While no advisor has a score: how many predictions are resolved, how many more the closest advisor
+    needs and how to resolve one (:func:`board.commands.predictions.stats_text` adds where a score is seen
+    at once: ``sabha demo``)."""
+    resolved = sum(record.n for record in records)
+    closest = max(records, key=lambda record: (record.n, record.role))
+    more = max(1, min_resolved) - closest.n
+    progress = (f"{resolved} prediction{'' if resolved == 1 else 's'} resolved so far" if resolved
+                else "no prediction is resolved yet")
+    closest_says = f" ({closest.role} needs {more} more)" if resolved else ""
+    return [f"No score yet: {progress}; an advisor is scored once {min_resolved} of its own are "
+            f"resolved{closest_says}.",
+            "To resolve one: /predictions lists the open ones and /resolve <n> yes|no|unknown records how it turned "
+            "out (or the Track record page, /ui/track, once the web pages are on)."]

@@ -8,7 +8,8 @@ last message (error 131047 otherwise); after that only an approved *template*. A
 - the user wrote within 24 hours (by the board's clock; their latest message in the inbox):
   the ordinary reply (:meth:`WhatsAppChannel.deliver`, with its buttons);
 - the window is closed (or Meta says so with 131047): the template ``whatsapp.templates.reminder``
-  (name and language), its one body variable ``{{1}}`` filled with the reminder's text on one line;
+  (name and language), its one body variable ``{{1}}`` filled with the reminder's text on one line; a
+  template carries no buttons, so the text ends with the commands they would send (:func:`template_text`);
 - closed and no template configured: nothing is sent; the row waits (``sabha status`` says for
   what) and goes out as soon as the user writes again (the intake releases it).
 """
@@ -31,7 +32,8 @@ from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 if TYPE_CHECKING:
     from bot.channels.whatsapp.channel import WhatsAppChannel
 
-__all__ = ["TEMPLATE_PARAMETER_CHARS", "WINDOW", "scheduled_delivery", "template_content", "window_open"]
+__all__ = ["TEMPLATE_PARAMETER_CHARS", "WINDOW", "scheduled_delivery", "template_content", "template_text",
+           "window_open"]
 
 log = logging.getLogger("sabha.whatsapp")
 
@@ -71,6 +73,14 @@ def _closed_reason(user: str) -> str:
             "it is sent when they next write")
 
 
+def template_text(reply: Reply) -> str:
+    """``reply``'s text as a template says it: with no buttons there, the commands they send said in words
+    (``Done: /done 3 · Snooze: /snooze 3``)."""
+    if not reply.buttons:
+        return reply.text
+    return f"{reply.text} " + " \u00b7 ".join(f"{b.label}: {b.command}" for b in reply.buttons)
+
+
 async def _as_template(channel: WhatsAppChannel, work: ScheduledWork, reply: Reply,
                        progress: SendProgress) -> Delivered:
     template = channel.settings.templates.reminder
@@ -78,7 +88,8 @@ async def _as_template(channel: WhatsAppChannel, work: ScheduledWork, reply: Rep
     if template is None:
         return Delivered(Delivery.WAIT, _closed_reason(user))
     try:
-        wamid = await channel.graph.send_message(user, template_content(template, reply.text), progress=progress)
+        wamid = await channel.graph.send_message(user, template_content(template, template_text(reply)),
+                                                 progress=progress)
     except Refused as exc:
         log.error("whatsapp: the template %s to %s was refused: %s", template.name, user, exc.error)
         if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED:

@@ -86,7 +86,7 @@ async def test_actions_lists_open_items_with_owner_and_age_and_done_closes_one(
     listed = await board.handle(Envelope(text="/actions", **OWNER))
     lines = listed.text.splitlines()
     assert lines[0].startswith("Open action items (6)")
-    assert "#1 Model EU VAT registration costs (owner: finance) · 0m old" in lines[1]
+    assert "#1 Model EU VAT registration costs (Finance owes it) · 0m old" in lines[1]
     assert "Should we expand to Europe?" in lines[1] and "Pricing for 2027" in lines[-1]
     closed = await board.handle(Envelope(text="/done 1", **OWNER))
     assert closed.text.startswith("Done: #1 Model EU VAT registration costs")

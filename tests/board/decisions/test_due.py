@@ -18,6 +18,7 @@ import pytest
 from board.clock import FakeClock, FileClock
 from board.commands.followup import overdue_lines
 from board.decisions.reminders import reminder_key
+from board.room.record import due_label
 from board.schedule import ScheduleRunner, WorkStatus
 from board.schedule.dates import DateProblem, describe, parse_duration, parse_when
 from tests.support.board import on_both_backends
@@ -136,7 +137,7 @@ async def test_due_snooze_done_and_bad_input_change_nothing(workspace: Path, dat
         assert await board.parts.schedule.get(reminder_key(first)) is None
 
         said = await say_to(board, f"/due {first} friday")
-        assert said == (f"#{first} {TASKS[0]} (owner: finance) is now due Fri 2026-11-27 09:00 UTC; "
+        assert said == (f"#{first} {TASKS[0]} (owed by Finance) is now due Fri 2026-11-27 09:00 UTC; "
                         "I will remind you here then.")
         work = await board.parts.schedule.get(reminder_key(first))
         assert work is not None and work.due_at == datetime(2026, 11, 27, 9, tzinfo=UTC)
@@ -185,17 +186,20 @@ async def test_a_due_item_is_reminded_once_in_its_place_with_done_and_snooze(wor
         key, reply = deliver.sent[0]
         assert key == reminder_key(first)
         assert (reply.channel, reply.chat_id, reply.thread_id) == ("telegram", "-100777", 42)
-        assert reply.text.startswith(f"\u23f0 Reminder for finance: action #{first} is due")
-        assert f"action #{first} is due (Wed 2026-11-25 09:00:05 UTC)" in reply.text
-        assert TASKS[0] in reply.text and f"/done {first}" in reply.text
+        assert reply.text.startswith(f"\u23f0 Your reminder: Finance owes action #{first} ")
+        assert "due Wed 2026-11-25 09:00:05 UTC." in reply.text  # on time: not "overdue"
+        assert TASKS[0] in reply.text and f"/done {first}" not in reply.text  # the buttons say it
         assert [(b.label, b.command) for b in reply.buttons] == [("Done", f"/done {first}"),
                                                                  ("Snooze", f"/snooze {first}")]
         # overdue: /actions lists it first, /status says so
         listed = await say_to(board, "/actions")
-        assert "1 OVERDUE" in listed and listed.splitlines()[1].startswith(f"#{first} ")
-        assert "OVERDUE since Wed 2026-11-25 09:00:05 UTC" in listed
+        assert "1 overdue" in listed and listed.splitlines()[1].startswith(f"#{first} ")
+        assert "due Wed 2026-11-25 09:00:05 UTC, overdue by" not in listed  # 0 s late: on time
+        row = await board.parts.room.store.action(first)
+        assert row is not None and due_label(row, START + timedelta(hours=1, seconds=5)) == \
+            "due Wed 2026-11-25 09:00:05 UTC, overdue by 1 hour"  # an hour on: how late it is
         lines = await overdue_lines(board.parts.room.store, board.parts.reminders)
-        assert lines[0] == "Action items OVERDUE (1; /actions lists them all):" and f"#{first}" in lines[1]
+        assert lines[0] == "Action items overdue (1; /actions lists them all):" and f"#{first}" in lines[1]
         # Done before its time: the second is never reminded; snoozed, the first comes again once
         await say_to(board, f"/done {second}")
         await say_to(board, f"/snooze {first} 2h")
@@ -292,11 +296,12 @@ def test_sabha_actions_lists_due_dates_and_sets_them(tmp_path: Path) -> None:
 
     FileClock.write(clock, START + timedelta(minutes=3))
     overdue = _sabha(["actions"], home, clock).stdout
-    assert "1 OVERDUE" in overdue and f"#{first} " in overdue.splitlines()[1]
-    assert "OVERDUE since Wed 2026-11-25 09:02 UTC" in overdue
+    assert "1 overdue" in overdue and f"#{first} " in overdue.splitlines()[1]
+    assert "due Wed 2026-11-25 09:02 UTC, overdue by 1 minute" in overdue
     status = _sabha(["status"], home, clock).stdout
-    assert f"reminder reminder:action:{first} at 2026-11-25T09:02:00+00:00" in status
-    assert f"reminder reminder:action:{first} (due 2026-11-25T09:02:00+00:00): waits for `sabha chat`" in status
+    assert f"next: reminder reminder:action:{first} (due 2026-11-25T09:02:00+00:00, overdue by 1 minute)" in status
+    assert (f"reminder reminder:action:{first} (due 2026-11-25T09:02:00+00:00, overdue by 1 minute): waits for "
+            "`sabha chat`") in status
     done = _sabha(["actions", "done", str(first)], home, clock)
     assert done.returncode == 0 and f"Done: #{first}" in done.stdout
     assert f"reminder:action:{first}" not in _sabha(["status"], home, clock).stdout  # its reminder is cancelled

@@ -44,15 +44,15 @@ async def test_a_reminder_claimed_when_the_daemon_is_killed_is_sent_after_the_re
         await asyncio.sleep(0.1)
     assert await asyncio.to_thread(status_of, tmp_path / "sessions", key) == "claimed", board.sabha.log
     assert not board.reminders_of(second)
-    assert not any(f"action #{second} is due" in str(p.get("text", ""))
+    assert not any(f"owes action #{second} " in str(p.get("text", ""))
                    for p in board.telegram.calls_to("sendMessage"))  # no request left for it
 
     await board.sabha.signal(signal.SIGKILL)
     await board.sabha.start()
-    await board.wait_for(f"action #{second} is due")
+    await board.wait_for(f"owes action #{second} ")
     assert "claimed by a runner that stopped before sending them: doing them again" in board.sabha.log
     board.at(95)
-    await board.wait_for(f"action #{first} is due")  # sent in due order: the first one's fate is settled
+    await board.wait_for(f"owes action #{first} ")  # sent in due order: the first one's fate is settled
     assert len(board.reminders_of(second)) == 1, board.sabha.log
     assert len(board.reminders_of(first)) == 1
     assert "may have arrived" not in board.sabha.log

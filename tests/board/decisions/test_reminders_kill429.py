@@ -19,7 +19,7 @@ async def test_a_kill_during_the_429_wait_leaves_the_reminder_to_be_sent(board: 
     board.at(60)
 
     async def refused_once() -> None:
-        said = f"action #{second} is due"
+        said = f"owes action #{second} "
         while not any(said in str(p.get("text", "")) for p in board.telegram.calls_to("sendMessage")):  # noqa: ASYNC110
             await asyncio.sleep(0.05)
 
@@ -28,9 +28,9 @@ async def test_a_kill_during_the_429_wait_leaves_the_reminder_to_be_sent(board: 
     assert not board.reminders_of(second)  # Telegram posted nothing; the daemon waits 20 s
     await board.sabha.signal(signal.SIGKILL)
     await board.sabha.start()
-    await board.wait_for(f"action #{second} is due")  # sent again after the restart
+    await board.wait_for(f"owes action #{second} ")  # sent again after the restart
     board.at(95)
-    await board.wait_for(f"action #{first} is due")
+    await board.wait_for(f"owes action #{first} ")
     assert len(board.reminders_of(second)) == 1
     assert "may have arrived" not in board.sabha.log
 

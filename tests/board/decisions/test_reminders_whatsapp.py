@@ -69,7 +69,7 @@ class WhatsAppBoard:
         return found[0]
 
     def reminders(self, item: int) -> list[str]:
-        return [s.body for s in self.graph.sent if f"action #{item} is due" in s.body]
+        return [s.body for s in self.graph.sent if f"owes action #{item} " in s.body]
 
     async def meeting_and_due(self, http: ClientSession, due: str) -> int:
         """A meeting to its decision, then ``/due <second item> <due>``: that item's id."""
@@ -101,8 +101,8 @@ async def test_inside_the_window_a_reminder_is_an_ordinary_message(tmp_path: Pat
         async with ClientSession() as http:
             item = await board.meeting_and_due(http, "+5s")
             board.at(5)
-            body = await board.text(f"action #{item} is due")
-            assert f"/done {item}" in body and f"/snooze {item}" in body
+            body = await board.text(f"owes action #{item} ")
+            assert f"/done {item}" not in body  # its reply buttons say Done and Snooze (issue 38: not twice)
             assert graph.sent_templates == []
             await board.say(http, f"/done {item}", f"Done: #{item}")
             assert len(board.reminders(item)) == 1
@@ -121,7 +121,7 @@ async def test_outside_the_window_the_reminder_template_carries_it(tmp_path: Pat
             await eventually(lambda: graph.sent_templates, "the reminder template", WAIT)
             sent = graph.sent_templates[0]
             assert (sent.user, sent.name, sent.language) == (OWNER, "sabha_reminder", "en_US")
-            assert len(sent.parameters) == 1 and f"action #{item} is due" in sent.parameters[0]
+            assert len(sent.parameters) == 1 and f"owes action #{item} " in sent.parameters[0]
             assert "\n" not in sent.parameters[0]  # a template parameter is one line
             assert board.reminders(item) == []  # the free-form text was refused, not sent
             await board.say(http, "/actions", "Open action items")  # a marker: the runner is done with it
@@ -146,8 +146,8 @@ async def test_outside_the_window_without_a_template_it_waits_for_the_users_next
             assert "whatsapp.templates.reminder is not set: it is sent when they next write" in status
             assert board.reminders(item) == [] and graph.sent_templates == []
             await board.say(http, "hello again", "")  # the user writes: the window is open again
-            body = await board.text(f"action #{item} is due")
-            assert f"/done {item}" in body
+            body = await board.text(f"owes action #{item} ")
+            assert f"/done {item}" not in body  # the buttons carry it
             await board.say(http, "/actions", "Open action items")  # a marker after it
             assert len(board.reminders(item)) == 1
             assert "  waiting (" not in board.status()  # nothing waits now

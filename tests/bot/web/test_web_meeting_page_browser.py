@@ -336,7 +336,8 @@ async def test_on_a_phone_the_newest_statement_is_one_tap_away(tmp_path: Path, b
         await asyncio.to_thread(b.driver.save_screenshot, str(ARTIFACTS / "meeting-page-new-below-375.png"))
         await asyncio.to_thread(b.driver.find_element("css selector", "#new-below").click)
         deadline = time.monotonic() + 10
-        while not (-1 < (at := await asyncio.to_thread(_newest, b))["top"] < at["screen"]):  # -1: scrolling lands on sub-pixels
+        # -1: scrolling lands on sub-pixels
+        while not (-1 < (at := await asyncio.to_thread(_newest, b))["top"] < at["screen"]):
             assert time.monotonic() < deadline, f"the button did not bring the newest statement into view: {at}"
             await asyncio.sleep(0.05)
         assert at["pill"] is None, at

@@ -71,7 +71,7 @@ async def test_a_form_meetings_reminder_and_notices_land_in_the_chat_with_the_ch
         seen = await _chat_events(http, d, jar, "general", "Read the minutes")  # the decision card
         assert any(f"/ui/meetings/{meeting_id}" in str(e.get("text")) for e in seen)  # the start notice
         FileClock.write(clock, work.due_at + timedelta(seconds=1))
-        seen = await _chat_events(http, d, jar, "general", "Reminder")
+        seen = await _chat_events(http, d, jar, "general", "Your reminder")  # issue 38 wording
         assert items[0].task in str(seen[-1]["text"]), seen[-1]
         done = await d.board.parts.schedule.get(reminder_key(items[0].id))
         assert done is not None and done.status is WorkStatus.DONE

@@ -2,7 +2,9 @@
 
 For tests and benchmarks that drive a real ``sabha run`` process: each answer names the
 question it answers, so a test can count, per message, whether it was answered, and how
-often. ``/v1/chat/completions`` only (no tools, no streaming); the reply echoes the last
+often. ``/v1/chat/completions`` only (no tools); a request with ``stream: true`` (the default of a provider
+that sends one where the answer is watched, issue 38) gets the same answer as server-sent events, word by
+word; the reply echoes the last
 user message's first line. User memory's extractions (recognised by their instructions) are
 answered with no facts and counted apart, in ``memory_calls``, never in ``calls`` or ``bodies``.
 """
@@ -10,6 +12,7 @@ answered with no facts and counted apart, in ``memory_calls``, never in ``calls`
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from typing import Any
 
@@ -54,7 +57,7 @@ class EchoModel(LocalServer):
         """For ``llm.providers.openai.base_url``."""
         return f"http://127.0.0.1:{self.port}/v1"
 
-    async def _chat(self, request: web.Request) -> web.Response:
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
         body: dict[str, Any] = await request.json()
         if MEMORY_MARKER in await request.read():  # a memory extraction, kept apart (see the module docstring)
             self.memory_calls += 1
@@ -83,6 +86,8 @@ class EchoModel(LocalServer):
         self.questions.append(question)
         text = f"ECHO {question}"
         prompt = sum(len(str(m)) for m in body.get("messages") or []) // 4
+        if body.get("stream"):
+            return await self._stream(request, body, text, prompt)
         return web.json_response({
             "id": f"chatcmpl-echo{self.calls}",
             "object": "chat.completion",
@@ -91,3 +96,24 @@ class EchoModel(LocalServer):
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": 3, "total_tokens": prompt + 3},
         })
+
+    async def _stream(self, request: web.Request, body: dict[str, Any], text: str, prompt: int,
+                      ) -> web.StreamResponse:
+        """``text`` as OpenAI's chunks (a word each), the usage chunk when asked for, then ``[DONE]``."""
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        base = {"id": f"chatcmpl-echo{self.calls}", "object": "chat.completion.chunk", "created": int(time.time()),
+                "model": body.get("model", "echo")}
+        words = text.split(" ")
+        pieces = [{"role": "assistant", "content": ""}, *({"content": w if not i else " " + w}
+                                                         for i, w in enumerate(words))]
+        for n, delta in enumerate(pieces):
+            finish = "stop" if n == len(pieces) - 1 else None
+            chunk = {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        if (body.get("stream_options") or {}).get("include_usage"):
+            usage = {"prompt_tokens": prompt, "completion_tokens": 3, "total_tokens": prompt + 3}
+            await resp.write(f"data: {json.dumps({**base, 'choices': [], 'usage': usage})}\n\n".encode())
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
