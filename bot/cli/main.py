@@ -321,9 +321,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if interrupts is not None and interrupts.interrupted:
             raise KeyboardInterrupt
     except KeyboardInterrupt:
-        quiet()
-        if not program:
+        if not program:  # a caller's process (a test, an embedding program) is left as it was
             return EXIT_INTERRUPTED
+        quiet()
         say_interrupted()
         _exit_now(EXIT_INTERRUPTED, wait=False)
     if short:
