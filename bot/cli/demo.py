@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from board.room.demo_history import DEMO_PREFIX
 from bot.cli.common import UserError, emit
 from bot.cli.where import board_command
 
@@ -27,8 +28,6 @@ if TYPE_CHECKING:
 
 __all__ = ["DEMO_MEETINGS", "DEMO_MODEL", "DEMO_PREFIX", "DemoMeeting", "add_parsers", "cmd_demo"]
 
-#: Every demo meeting's id starts with this; ``--remove`` deletes these ids and nothing else.
-DEMO_PREFIX = "demo-"
 #: The model the demo predictions are recorded with (what ``/stats`` reads to say a score is from the demo).
 DEMO_MODEL = "demo"
 #: The advisors who predict in the demo: the default board's specialists.
