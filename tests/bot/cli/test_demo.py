@@ -41,6 +41,8 @@ async def test_the_demo_history_gives_stats_a_score_at_once_and_goes_again(tmp_p
     assert not SCORED.search(before), before
     added, _ = await run_sabha(folder, env, "demo")
     assert "demo" in added.lower() and "sabha demo --remove" in added, added
+    listed, _ = await run_sabha(folder, env, "predictions", "list")  # the docs: your numbers are the open ones
+    assert "demo-" not in listed, listed
     stats, _ = await run_sabha(folder, env, "ask", "/stats")
     scored = SCORED.findall(stats)
     assert len(scored) >= 4 and all(int(n) >= 5 for _role, _score, n in scored), stats
