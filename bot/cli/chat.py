@@ -101,7 +101,10 @@ def _one_chat(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]
         raise UserError(f"another sabha chat is open on this board (pid {held.pid or '?'}, data dir "
                         f"{loaded.data_dir}): two would interleave one conversation. Leave that one first "
                         "(/quit), or ask one question with sabha ask") from None
-    except OSError:  # a data dir that cannot be written: opening the board says so, with the fix
+    except OSError as exc:  # said in one line (not when the data dir cannot be written: opening the board says so)
+        from bot.cli.main import lock_unusable
+
+        lock_unusable(lock.path, exc, "a second sabha chat on this board would not be refused")
         return contextlib.nullcontext()
     return lock
 

@@ -19,33 +19,31 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from board.room.demo_history import DEMO_PREFIX
 from bot.cli.common import UserError, emit
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
     from board.app import Parts
 
-__all__ = ["DEMO_MEETINGS", "DEMO_MODEL", "DEMO_PREFIX", "DemoMeeting", "add_parsers", "cmd_demo"]
+__all__ = ["DEMO_MEETINGS", "DEMO_MODEL", "DEMO_PREFIX", "DemoMeeting", "add_parsers", "cmd_demo", "demo_advisors"]
 
-#: Every demo meeting's id starts with this; ``--remove`` deletes these ids and nothing else.
-DEMO_PREFIX = "demo-"
 #: The model the demo predictions are recorded with (what ``/stats`` reads to say a score is from the demo).
 DEMO_MODEL = "demo"
-#: The advisors who predict in the demo: the default board's specialists.
-DEMO_ROLES = ("research", "content", "finance", "strategy", "critic")
 
 
 @dataclass(frozen=True)
 class DemoMeeting:
-    """One past meeting of the demo: its question, how many days ago, and per advisor (in
-    :data:`DEMO_ROLES` order) the probability it gave and whether it came true."""
+    """One past meeting of the demo: its question, how many days ago, and five calls (the probability an
+    advisor gave and whether it came true): the board's advisors take them in turn (:func:`demo_call`)."""
 
     question: str
     days_ago: int
     calls: tuple[tuple[float, bool], ...]
 
 
-#: Research is well calibrated, Finance fair, Strategy hopeful, Content overconfident, Critic doubts.
+#: On the default board: Research is well calibrated, Content overconfident, Finance fair, Strategy hopeful,
+#: Critic doubts; another roster's advisors take the same five calls in turn.
 DEMO_MEETINGS = (
     DemoMeeting("Should we raise prices by 10% for new customers?", 84,
                 ((0.7, True), (0.9, False), (0.65, True), (0.6, True), (0.3, False))),
@@ -83,16 +81,34 @@ async def cmd_demo(parts: Parts, args: argparse.Namespace) -> int:
         emit("the demo history is already on this board (`sabha meetings list` shows it as [demo]); "
              "`sabha demo --remove` takes it away")
         return 0
+    roles = demo_advisors(parts)
+    if not roles:
+        raise UserError("this board has no advisors besides the chair (board.enabled: false, or a roster without "
+                        "specialists): the demo history scores advisors, so there is nothing to show")
     scored = await _scored_role(parts, parts.settings.meetings.min_resolved_predictions)
     if scored is not None:
         role, n = scored
         raise UserError(f"this board has a track record of its own ({role}: {n} resolved predictions): the demo "
                         "history is for a new board, so that made-up predictions never blur a real score")
-    await _write(parts)
-    emit(f"added a demo history: {len(DEMO_MEETINGS)} past [demo] meetings whose {len(DEMO_ROLES)} advisors' "
+    await _write(parts, roles)
+    emit(f"added a demo history: {len(DEMO_MEETINGS)} past [demo] meetings whose {len(roles)} advisors' "
          "predictions are resolved. See the scores with /stats in `sabha chat` (or `sabha board stats`); "
          "`sabha demo --remove` takes the demo away again.")
     return 0
+
+
+def demo_advisors(parts: Parts) -> tuple[str, ...]:
+    """Who predicts in the demo: the board's own specialists (its roster's; not the chair, not the roundtable's
+    summarizer, who makes no predictions)."""
+    from board.roles import GENERAL
+    from board.room.convene import SUMMARIZER
+
+    return tuple(r for r in parts.settings.roster.specialists if r not in (GENERAL, SUMMARIZER))
+
+
+def demo_call(meeting: DemoMeeting, index: int) -> tuple[float, bool]:
+    """The call the ``index``-th advisor made in ``meeting`` (the five calls taken in turn)."""
+    return meeting.calls[index % len(meeting.calls)]
 
 
 async def _count(parts: Parts, *, own: bool) -> int:
@@ -110,8 +126,8 @@ async def _scored_role(parts: Parts, minimum: int) -> tuple[str, int] | None:
     return (str(row["role"]), int(row["n"])) if row and int(row["n"]) >= max(1, minimum) else None
 
 
-async def _write(parts: Parts) -> None:
-    """The demo meetings and their resolved predictions, dated in the past."""
+async def _write(parts: Parts, roles: tuple[str, ...]) -> None:
+    """The demo meetings and the resolved predictions of ``roles``, dated in the past."""
     from board.decisions.predictions.store import Outcome, PredictionStore
     from board.llm.offline_meeting import prediction_claim
     from board.llm.offline_topic import topic_of
@@ -123,9 +139,11 @@ async def _write(parts: Parts) -> None:
         meeting_id, topic = f"{DEMO_PREFIX}{number}", f"[demo] {meeting.question}"
         await parts.db.execute(
             "INSERT INTO meetings(id, topic, roster, chair, status, stop_reason, started_at, ended_at, minutes) "
-            "VALUES (?, ?, 'board', 'general', 'ended', 'completed', ?, ?, ?)",
-            (meeting_id, topic, _stamp(held), _stamp(held + timedelta(minutes=4)), _minutes(topic)))
-        for role, (probability, came_true) in zip(DEMO_ROLES, meeting.calls, strict=True):
+            "VALUES (?, ?, ?, 'general', 'ended', 'completed', ?, ?, ?)",
+            (meeting_id, topic, parts.settings.roster.name, _stamp(held), _stamp(held + timedelta(minutes=4)),
+             _minutes(topic)))
+        for index, role in enumerate(roles):
+            probability, came_true = demo_call(meeting, index)
             await parts.db.execute("INSERT INTO meeting_participants(meeting_id, role, status) "
                                    "VALUES (?, ?, 'present')", (meeting_id, role))
             claim = _Claim(prediction_claim(role, topic_of(meeting.question)), probability,

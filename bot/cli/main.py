@@ -28,6 +28,7 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from board import __version__
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from bot.cli.interrupt import Interrupts
     from bot.config import LoadedConfig
 
-__all__ = ["OWN_COMMANDS", "SHORT_COMMANDS", "SUBCOMMANDS", "build_parser", "command_named", "main"]
+__all__ = ["OWN_COMMANDS", "SHORT_COMMANDS", "SUBCOMMANDS", "build_parser", "command_named", "lock_unusable", "main"]
 
 EXIT_USAGE = 2
 
@@ -175,9 +176,24 @@ def _run_lock(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]
         raise UserError(f"another sabha run is running on this board (pid {held.pid or '?'}, {where}; data dir "
                         f"{loaded.data_dir}): stop it first (Ctrl-C there, or kill {held.pid or 'it'}); several "
                         "replicas need a PostgreSQL state store (state.url)") from None
-    except OSError:  # a data dir that cannot be written: the board's opening says so, with the fix
+    except OSError as exc:
+        lock_unusable(lock.path, exc, "a second sabha run on this board would not be refused")
         return contextlib.nullcontext()
     return lock  # held: the with block releases it
+
+
+def lock_unusable(path: Path, exc: OSError, meaning: str) -> None:
+    """Say in one line (a warning) that the lock at ``path`` could not be taken, and carry on: the lock
+    only keeps a second process out, and a board that would not open over a file someone else left
+    there (another user's, a folder) helps nobody. Silent when the data dir itself cannot be made or
+    written: opening the board says that, with the fix."""
+    import logging
+
+    folder = path.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        return
+    logging.getLogger("sabha.lock").warning("cannot take the lock %s: %s; %s (remove it, or make it yours)",
+                                            path, exc.strerror or exc, meaning)
 
 
 # -- parser -----------------------------------------------------------------------
@@ -321,9 +337,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if interrupts is not None and interrupts.interrupted:
             raise KeyboardInterrupt
     except KeyboardInterrupt:
-        quiet()
-        if not program:
+        if not program:  # a caller's process (a test, an embedding program) is left as it was
             return EXIT_INTERRUPTED
+        quiet()
         say_interrupted()
         _exit_now(EXIT_INTERRUPTED, wait=False)
     if short:

@@ -25,11 +25,23 @@ log = logging.getLogger("sabha.signals")
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
+def _asyncios(handler: object) -> bool:
+    """Whether ``handler`` is asyncio's own (the no-op it installs while a loop handles the signal)."""
+    return str(getattr(handler, "__module__", "") or "").startswith("asyncio")
+
+
 def restore_handler(sig: int, previous: object) -> None:
-    """Put back the Python-level handler ``sig`` had before the loop took it (a function only: asyncio's
-    own no-op handler, or none, leaves asyncio's choice in place)."""
-    if callable(previous) and threading.current_thread() is threading.main_thread():
-        signal.signal(sig, previous)
+    """Put back the Python-level handler ``sig`` had before the loop took it (a function only). When that
+    was asyncio's own no-op (another loop's handler, given back since: handlers uninstalled out of order),
+    the handler now in place stays, unless it is asyncio's no-op too: then Python's default (a no-op left
+    behind would ignore Ctrl-C and SIGTERM for the rest of the process)."""
+    if not callable(previous) or threading.current_thread() is not threading.main_thread():
+        return
+    if _asyncios(previous):
+        if _asyncios(signal.getsignal(sig)):
+            signal.signal(sig, signal.default_int_handler if sig == signal.SIGINT else signal.SIG_DFL)
+        return
+    signal.signal(sig, previous)
 
 
 def exit_code_for(sig: int) -> int:

@@ -8,6 +8,9 @@ against how often they came true). The numbers are the board's own
 stats`` print), with the board's minimum (``board.meetings.min_resolved_predictions``): an advisor
 with fewer resolved predictions gets the board's "too few resolved predictions" line, no score.
 
+When the scores count the made-up predictions of ``sabha demo`` (:mod:`board.room.demo_history`), the
+page says so above the cards, in ``/stats``'s words.
+
 Below, every prediction: the open ones first (soonest due first, those due now marked), each with a
 form (its CSRF token, like the other forms) to say how it turned out, Yes / No / Can't tell; then the
 resolved ones, latest first, with their outcome. Resolving here is what ``/resolve`` and ``sabha
@@ -26,6 +29,7 @@ from aiohttp import web
 from board.decisions.predictions.resolving import resolve_words
 from board.decisions.predictions.scoring import track_line, track_records
 from board.decisions.predictions.store import Outcome, PredictionRow, PredictionStore, parse_outcome
+from board.room.demo_history import is_demo
 from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.conversations import when_label
 from bot.web.numbers import whole_number
@@ -77,6 +81,7 @@ async def render_track(request: web.Request, *, note: tuple[str, str] | None = N
     resolved = sorted((r for r in rows if not r.is_open), key=lambda r: (r.resolved_at or "", r.id), reverse=True)
     return page(request, "track.html", active="track", title="Track record", advisors=advisors,
                 minimum=minimum, total=len(rows), open=sum(1 for r in rows if r.is_open), note=note,
+                demo=any(is_demo(r.meeting_id) for r in rows),
                 open_predictions=open_, resolved_predictions=[_view(r, labels, today) for r in resolved][:LISTED])
 
 

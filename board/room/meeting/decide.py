@@ -9,8 +9,8 @@ the chair's output is unusable (or the meeting ran out of time or money) the dec
 assembled from the record and marked best effort.
 
 The chair also sees each member's track record (:func:`track_block`: the Brier score over their
-resolved predictions and how many, or "too few resolved predictions") and may weigh the members'
-views by it, saying so in the rationale.
+resolved predictions and how many, or "too few resolved predictions"; never the demo history's made-up
+ones) and may weigh the members' views by it, saying so in the rationale.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from board.room.decision import (
     decision_schema,
     validate_decision,
 )
+from board.room.demo_history import is_demo
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import abridge, dissent_reason, dissenters, stance_table
 from board.room.meeting.events import Stop
@@ -56,10 +57,12 @@ def _scoreboard_parts(s: MeetingState) -> list[str]:
 
 
 async def track_block(m: MeetingContext) -> str:
-    """The members' track records for the chair ("" when none of them has made a prediction yet)."""
+    """The members' track records for the chair ("" when none of them has made a prediction yet); the made-up
+    predictions of ``sabha demo`` (:mod:`board.room.demo_history`) are no record."""
     members = {p.role for p in m.specialists}
     try:
-        rows = [r for r in await PredictionStore(m.store.db).query(status="all", limit=1_000_000) if r.role in members]
+        rows = [r for r in await PredictionStore(m.store.db).query(status="all", limit=1_000_000)
+                if r.role in members and not is_demo(r.meeting_id)]
     except Exception as exc:  # noqa: BLE001 - the record is an aid; a failing read must not stop the decision
         log.warning("meeting %s: reading the track records failed (%s)", m.id, exc)
         return ""

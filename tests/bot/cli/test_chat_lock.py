@@ -45,3 +45,22 @@ def test_a_second_chat_is_refused_naming_the_first_and_a_killed_one_blocks_nothi
         again.expect(pexpect.EOF)
         again.close()
     assert again.exitstatus == 0, screen(again)
+
+
+def test_a_chat_lock_that_cannot_be_opened_is_said_in_one_line_and_the_chat_opens(tmp_path: Path) -> None:
+    """A ``chat.lock`` sabha cannot open (here a folder; in life another user's file) was skipped without a
+    word, so two chats could interleave unseen: the chat says so in one line and carries on."""
+    board = make_board(tmp_path)
+    (board / "sessions").mkdir(exist_ok=True)
+    (board / "sessions" / "chat.lock").mkdir()
+    with ended(spawn_sabha(board, tmp_path, "chat")) as chat:
+        chat.expect(PROMPT)
+        chat.send("/quit\r")
+        chat.expect("Goodbye.")
+        chat.expect(pexpect.EOF)
+        chat.close()
+        output = screen(chat)
+    assert chat.exitstatus == 0, output
+    said = [line for line in output.splitlines() if "cannot take the lock" in line]
+    assert len(said) == 1 and str(board / "sessions" / "chat.lock") in said[0], output
+    assert not problems(output), output

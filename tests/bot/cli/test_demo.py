@@ -41,6 +41,8 @@ async def test_the_demo_history_gives_stats_a_score_at_once_and_goes_again(tmp_p
     assert not SCORED.search(before), before
     added, _ = await run_sabha(folder, env, "demo")
     assert "demo" in added.lower() and "sabha demo --remove" in added, added
+    listed, _ = await run_sabha(folder, env, "predictions", "list")  # the docs: your numbers are the open ones
+    assert "demo-" not in listed, listed
     stats, _ = await run_sabha(folder, env, "ask", "/stats")
     scored = SCORED.findall(stats)
     assert len(scored) >= 4 and all(int(n) >= 5 for _role, _score, n in scored), stats
@@ -91,3 +93,16 @@ async def test_the_demo_never_blurs_a_real_score(tmp_path: Path) -> None:
     assert refused[0] == 2 and "finance: 5 resolved" in refused[2] and refused[2].count("\n") == 1, refused
     listed, _ = await run_sabha(folder, env, "meetings", "list")
     assert "[demo]" not in listed, listed
+
+
+async def test_the_demo_scores_the_boards_own_roster(tmp_path: Path) -> None:
+    """On a board with another roster (``sabha``: investor, cto, analyst) the demo's advisors are that board's,
+    not the default five: /stats scores investor, cto and analyst, and names nobody who does not sit there."""
+    folder, env = await init_board(tmp_path)
+    config = folder / "sabha.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("roster: board ", "roster: sabha "), encoding="utf-8")
+    added, _ = await run_sabha(folder, env, "demo")
+    assert "3 advisors" in added, added
+    stats, _ = await run_sabha(folder, env, "ask", "/stats")
+    assert sorted(role for role, _score, _n in SCORED.findall(stats)) == ["analyst", "cto", "investor"], stats
+    assert not any(role in stats for role in ("research", "content", "finance", "strategy", "critic")), stats

@@ -42,6 +42,8 @@ def test_the_unit_has_notify_watchdog_restart_user_secrets_state_and_hardening()
     assert "@system-service" in d["SystemCallFilter"]
     assert d["EnvironmentFile"] and d["ReadWritePaths"]
     assert d["ExecStart"][0].split()[1:3] == ["run", "--config"]
+    # a stop by SIGINT ends `sabha run` with 130 (issue 38): a clean stop, not a failure to restart after
+    assert "130" in " ".join(d.get("SuccessExitStatus", [])).split(), d.get("SuccessExitStatus")
     parser = configparser.ConfigParser(strict=False, interpolation=None)
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     parser.read_string(UNIT.read_text(encoding="utf-8").replace("SystemCallFilter=~", "SystemCallFilterNot="))

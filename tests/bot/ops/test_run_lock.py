@@ -121,3 +121,18 @@ def test_the_lock_names_its_holder_and_is_free_once_released(tmp_path: Path) -> 
             pass
     with ProcessLock(tmp_path, LockKind.CHAT):  # released: free again
         pass
+
+
+async def test_a_run_lock_that_cannot_be_opened_is_said_in_one_line_and_the_daemon_runs(tmp_path: Path) -> None:
+    """A ``run.lock`` sabha cannot open (here a folder; in life another user's file) was skipped without a
+    word, so a second daemon could start unseen: ``sabha run`` says so in one line and carries on."""
+    board = make_board(tmp_path)
+    (board / "sessions").mkdir(exist_ok=True)
+    (board / "sessions" / "run.lock").mkdir()
+    with ended(spawn_sabha(board, tmp_path, "run")) as daemon:
+        await asyncio.to_thread(wait_running, daemon)
+        daemon.kill(signal.SIGTERM)
+        code, output = await asyncio.to_thread(finish, daemon)
+    assert code == 0, output
+    said = [line for line in output.splitlines() if "cannot take the lock" in line]
+    assert len(said) == 1 and str(board / "sessions" / "run.lock") in said[0], output
