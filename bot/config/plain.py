@@ -69,7 +69,7 @@ class _Provider:
     api_key: None = None
     base_url: str | None = None
     timeout_s: float | None = None
-    stream: bool = False
+    stream: bool | None = None
 
 
 @dataclass(frozen=True)

@@ -46,9 +46,11 @@ LOG_TIMEOUT_S = 120.0
 
 
 def write_config(root: Path, telegram: FakeTelegramAPI, model: EchoModel | None, *, mode: str = "polling",
-                 inbox: dict[str, Any] | None = None, extra: list[str] | None = None, price: bool = False) -> Path:
+                 inbox: dict[str, Any] | None = None, extra: list[str] | None = None, price: bool = False,
+                 stream: bool | None = None) -> Path:
     """A workspace and a sabha.yaml for ``root``: Telegram on the fake (owner and friend
-    allowed, the forum with topics), the echo model (or the offline one)."""
+    allowed, the forum with topics), the echo model (or the offline one). ``stream`` sets the provider's
+    ``stream`` key (unset: the default, streaming where the answer is watched; the echo model: off)."""
     if not (root / "workspace").exists():
         copy_default_workspace(root / "workspace")
     rate = ", ".join(f"{k}: {v}" for k, v in FAST.items())
@@ -56,7 +58,9 @@ def write_config(root: Path, telegram: FakeTelegramAPI, model: EchoModel | None,
     if model is not None:
         lines += ["llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
                   "      api_key: test-key", f"      base_url: {model.base_url}"]
-        if isinstance(model, EchoModel):  # it answers whole (no server-sent events): said, streaming being the default
+        if stream is not None:
+            lines += [f"      stream: {str(stream).lower()}"]
+        elif isinstance(model, EchoModel):  # it answers whole: said, streaming being the default
             lines += ["      stream: false"]
         if price:  # so cost is counted
             lines += ["  prices:", "    openai:echo: {input: 1000, output: 2000}",

@@ -70,12 +70,12 @@ async def a_due_date_set_from_the_terminal_is_acted_on_at_once(board: Board) -> 
     assert "is now due Wed 2026-11-25 09:00:05 UTC" in said, said
     asked = loop.time()
     board.at(6)
-    nudge = await board.wait_for(f"action #{second} is due", timeout=WAIT)
+    nudge = await board.wait_for(f"owes action #{second} ", timeout=WAIT)
     assert nudge.message_thread_id == board.topic
     assert loop.time() - asked < RECHECK_S
     # and a second change, once the runner slept on nothing due: the marker that nothing came twice
     code, said = await cli(board, "actions", "due", str(first), "+1m")
     assert code == 0, said
     board.at(70)
-    await board.wait_for(f"action #{first} is due", timeout=WAIT)
+    await board.wait_for(f"owes action #{first} ", timeout=WAIT)
     assert len(board.reminders_of(second)) == 1 and len(board.reminders_of(first)) == 1

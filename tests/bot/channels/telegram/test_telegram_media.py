@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from aiohttp import web
 
 from tests.support.daemon import SabhaProcess, write_config
 from tests.support.fakes.echo_model import EchoModel
+from tests.support.fakes.local_server import TextReply
 from tests.support.fakes.openai_api import FakeOpenAI, fake_ogg_opus
 from tests.support.fakes.telegram_api import (
     FakeTelegramAPI,
@@ -86,6 +88,12 @@ class HearingOpenAI(FakeOpenAI):
         data = super().json_answer(answer)
         data["choices"][0]["message"]["content"] = shown(answer.body)
         return data
+
+    async def write_stream(self, resp: web.StreamResponse, answer: Any) -> None:
+        """Streamed (the default where the answer is watched) as the whole answer is: what it was shown."""
+        if isinstance(answer.reply, TextReply):
+            answer = replace(answer, reply=replace(answer.reply, text=shown(answer.body)))
+        await super().write_stream(resp, answer)
 
 
 def picture(width: int = 3, height: int = 2, fmt: str = "JPEG") -> bytes:
@@ -354,7 +362,8 @@ async def test_a_voice_note_in_a_topic_is_heard_and_answered_aloud_there(
     [text] = await fake.wait_for_messages(1, timeout=30)
     await fake.wait_for_call("sendVoice", timeout=30)
     assert text.message_thread_id == strategy
-    assert "Should we raise prices next quarter?" in text.text and "transcribed from speech" in text.text
+    final = str(fake.messages[(text.chat_id, text.message_id)]["text"])  # streamed (the default): as its edits left it
+    assert "Should we raise prices next quarter?" in final and "transcribed from speech" in final
     [spoken] = fake.sent_voices
     assert spoken.chat_id == FORUM and spoken.message_thread_id == strategy  # the same topic as the text
     assert spoken.message_id > text.message_id  # after the text
@@ -368,8 +377,20 @@ async def test_a_voice_note_in_a_topic_is_heard_and_answered_aloud_there(
     assert len(fake.sent_voices) == 1 and len(hearing.speeches) == 1
 
 
+@pytest.fixture
+async def speaking_whole(tmp_path: Path, fake: FakeTelegramAPI, hearing: HearingOpenAI) -> AsyncIterator[SabhaProcess]:
+    """As ``speaking``, answers sent whole (``stream: false``): a test that counts messages."""
+    process = SabhaProcess(write_config(tmp_path, fake, hearing, extra=["media:", *(f"  {x}" for x in SPEAKING)],  # type: ignore[arg-type]
+                                        stream=False))
+    try:
+        await process.start()
+        yield process
+    finally:
+        await process.close()
+
+
 async def test_a_voice_reply_telegram_refuses_leaves_the_text_sent_once(
-        fake: FakeTelegramAPI, hearing: HearingOpenAI, speaking: SabhaProcess) -> None:
+        fake: FakeTelegramAPI, hearing: HearingOpenAI, speaking_whole: SabhaProcess) -> None:
     audio = fake_ogg_opus(3.0, b"hello")
     hearing.script_transcript(audio, "Hello board, are you there?", seconds=3.0)
     fake.fail_next("sendVoice", 400, "Bad Request: VOICE_MESSAGES_FORBIDDEN")
@@ -378,12 +399,13 @@ async def test_a_voice_reply_telegram_refuses_leaves_the_text_sent_once(
     sent = await marker_answered(fake, 1)
     assert len(sent) == 2 and "Hello board, are you there?" in sent[0].text  # the text once, then the marker
     assert fake.sent_voices == []
-    await speaking.wait_for_log("spoken answer to chat 42 was not sent")
+    await speaking_whole.wait_for_log("spoken answer to chat 42 was not sent")
 
 
 async def test_a_voice_note_killed_while_being_transcribed_is_answered_once_after_the_restart(
         tmp_path: Path, fake: FakeTelegramAPI, hearing: HearingOpenAI) -> None:
-    sabha = SabhaProcess(write_config(tmp_path, fake, hearing, extra=["media:", *(f"  {x}" for x in SPEAKING)]))  # type: ignore[arg-type]
+    sabha = SabhaProcess(write_config(tmp_path, fake, hearing, extra=["media:", *(f"  {x}" for x in SPEAKING)],  # type: ignore[arg-type]
+                                      stream=False))  # one message to count: the streamed voice turn is tested above
     audio = fake_ogg_opus(4.0, b"hiring")
     hearing.script_transcript(audio, "Should we hire a CFO this year?", seconds=4.0)
     try:
@@ -406,8 +428,8 @@ async def test_a_voice_note_killed_while_being_transcribed_is_answered_once_afte
 async def test_a_slow_voice_turn_edits_the_notice_into_the_answer_then_speaks_once(
         tmp_path: Path, fake: FakeTelegramAPI, hearing: HearingOpenAI) -> None:
     extra = ["board:", "  slow_notice_s: 0.5", "media:", *(f"  {x}" for x in SPEAKING)]
-    sabha = SabhaProcess(write_config(tmp_path, fake, hearing, extra=extra))  # type: ignore[arg-type]
-    audio = fake_ogg_opus(5.0, b"runway")
+    sabha = SabhaProcess(write_config(tmp_path, fake, hearing, extra=extra, stream=False))  # type: ignore[arg-type]
+    audio = fake_ogg_opus(5.0, b"runway")  # stream off: the one edit is the notice becoming the answer
     hearing.script_transcript(audio, "How long is our runway?", seconds=5.0)
     try:
         await sabha.start()
