@@ -117,6 +117,7 @@ async def test_a_reply_that_may_have_arrived_is_confirmed_by_its_status_or_sent_
                                       for i in range(first, first + BURST)])
                 await wait_for(lambda: graph.hold is not None and graph.hold.waiting >= 3, "3 replies on the wire")
                 await sabha.signal(signal.SIGKILL)
+                held = graph.hold.waiting if graph.hold is not None else 0  # the requests that reached Meta whole
                 graph.release(post=posted)
                 await sabha.start()
                 if posted:  # Meta tells the restarted Sabha what it sent (its callback data echoed)
@@ -139,7 +140,11 @@ async def test_a_reply_that_may_have_arrived_is_confirmed_by_its_status_or_sent_
                               f"{sum(marked[m] for m in wanted):>6}  {confirmed:>9}")
                 assert (lost, twice) == ([], []), (lost, twice)
                 if posted:
-                    assert confirmed >= 3 and not any(marked[m] for m in wanted)
+                    # every reply that reached Meta is confirmed by its status and never sent again (no twice above);
+                    # a reply whose request had started to leave but never reached the fake gets no status, so it is
+                    # sent once more, marked: the window the README names (seen once on CI: 4 confirmed, 1 marked)
+                    assert confirmed >= held >= 3, (confirmed, held)
+                    assert not any(marked[m] and plain[m] for m in wanted)
                 else:
                     assert sum(marked[m] for m in wanted) >= 3
                 await asyncio.sleep(0)
