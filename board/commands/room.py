@@ -41,7 +41,7 @@ def register(host: CommandHost, room: BoardRoom) -> None:
         evidence = ", ".join(plain_line(e.name, FieldLimit.TITLE) for e in run.m.evidence)
         return (f"Convening the board on \u201c{run.topic}\u201d (meeting {run.id}) with {names}"
                 + (f", with the evidence: {evidence}" if evidence else "")
-                + ". Statements and the decision will follow here; /cancel stops it.")
+                + ". The decision will follow here; /cancel stops it.")
 
     async def meetings(envelope: Envelope, route: Route) -> str:
         # The owner sees every meeting; anyone else only those started where they are asking.
