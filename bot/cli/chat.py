@@ -92,7 +92,7 @@ async def cmd_chat(args: argparse.Namespace) -> int:
 def _one_chat(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]:
     """The board's chat lock (:mod:`bot.ops.runlock`), held: a second ``sabha chat`` on the board is
     refused with one line naming the first (two would interleave one conversation)."""
-    from bot.ops.runlock import LockHeld, LockKind, ProcessLock
+    from bot.ops.runlock import LockHeld, LockKind, ProcessLock, lock_unusable
 
     lock = ProcessLock(loaded.data_dir, LockKind.CHAT)
     try:
@@ -102,8 +102,6 @@ def _one_chat(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]
                         f"{loaded.data_dir}): two would interleave one conversation. Leave that one first "
                         "(/quit), or ask one question with sabha ask") from None
     except OSError as exc:  # said in one line (not when the data dir cannot be written: opening the board says so)
-        from bot.cli.main import lock_unusable
-
         lock_unusable(lock.path, exc, "a second sabha chat on this board would not be refused")
         return contextlib.nullcontext()
     return lock

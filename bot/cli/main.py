@@ -28,7 +28,6 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from board import __version__
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
     from bot.cli.interrupt import Interrupts
     from bot.config import LoadedConfig
 
-__all__ = ["OWN_COMMANDS", "SHORT_COMMANDS", "SUBCOMMANDS", "build_parser", "command_named", "lock_unusable", "main"]
+__all__ = ["OWN_COMMANDS", "SHORT_COMMANDS", "SUBCOMMANDS", "build_parser", "command_named", "main"]
 
 EXIT_USAGE = 2
 
@@ -161,7 +160,7 @@ def _run_lock(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]
     """On SQLite, one ``sabha run`` per board (:mod:`bot.ops.runlock`): a second is refused with one
     line naming the running one. PostgreSQL replicas share a database by design: no lock."""
     from board.storage import Dialect
-    from bot.ops.runlock import LockHeld, LockKind, ProcessLock
+    from bot.ops.runlock import LockHeld, LockKind, ProcessLock, lock_unusable
     from bot.ops.runtime import local_base, read_runtime
 
     if loaded.state_url().dialect is not Dialect.SQLITE:
@@ -180,20 +179,6 @@ def _run_lock(loaded: LoadedConfig) -> contextlib.AbstractContextManager[object]
         lock_unusable(lock.path, exc, "a second sabha run on this board would not be refused")
         return contextlib.nullcontext()
     return lock  # held: the with block releases it
-
-
-def lock_unusable(path: Path, exc: OSError, meaning: str) -> None:
-    """Say in one line (a warning) that the lock at ``path`` could not be taken, and carry on: the lock
-    only keeps a second process out, and a board that would not open over a file someone else left
-    there (another user's, a folder) helps nobody. Silent when the data dir itself cannot be made or
-    written: opening the board says that, with the fix."""
-    import logging
-
-    folder = path.parent
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-        return
-    logging.getLogger("sabha.lock").warning("cannot take the lock %s: %s; %s (remove it, or make it yours)",
-                                            path, exc.strerror or exc, meaning)
 
 
 # -- parser -----------------------------------------------------------------------

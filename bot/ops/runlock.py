@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 from enum import Enum
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["LockHeld", "LockKind", "ProcessLock", "lock_path"]
+__all__ = ["LockHeld", "LockKind", "ProcessLock", "lock_path", "lock_unusable"]
 
 
 class LockKind(Enum):
@@ -91,3 +92,15 @@ def _read_pid(fd: int) -> int:
         return int(os.pread(fd, 32, 0).decode("ascii", "replace").strip() or 0)
     except (OSError, ValueError):
         return 0
+
+
+def lock_unusable(path: Path, exc: OSError, meaning: str) -> None:
+    """Say in one line (a warning) that the lock at ``path`` could not be taken, and carry on: the lock
+    only keeps a second process out, and a board that would not open over a file someone else left
+    there (another user's, a folder) helps nobody. Silent when the data dir itself cannot be made or
+    written: opening the board says that, with the fix."""
+    folder = path.parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+        return
+    logging.getLogger("sabha.lock").warning("cannot take the lock %s: %s; %s (remove it, or make it yours)",
+                                            path, exc.strerror or exc, meaning)
