@@ -30,6 +30,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolHandler",
+    "ToolOrigin",
     "ToolRegistry",
     "ToolResult",
     "validator_for",
@@ -137,6 +138,21 @@ def validator_for(schema: dict[str, Any]) -> jsonschema.Draft202012Validator:
     return validator
 
 
+@dataclass(frozen=True)
+class ToolOrigin:
+    """Where an outside tool comes from: ``server`` (its name in ``sabha.yaml``), ``tool`` (the server's
+    own name for it) and ``read_only`` (runs when the model calls it; False: only with the owner's consent)."""
+
+    server: str
+    tool: str
+    read_only: bool
+
+    @property
+    def label(self) -> str:
+        """How an answer or the minutes cite this tool's result: ``server.tool``."""
+        return f"{self.server}.{self.tool}"
+
+
 ToolHandler = Callable[[dict[str, Any], ToolContext], Awaitable[ToolResult]]
 
 
@@ -149,6 +165,7 @@ class Tool:
     timeout_s: float | None = 60.0
     roles: tuple[str, ...] | None = None  # who gets it by default; None = every role
     offered: Callable[[], bool] | None = None  # None: always; else offered to models only while it is True
+    origin: ToolOrigin | None = None  # None: one of Sabha's own; else the MCP server it comes from
 
 
 class ToolRegistry:

@@ -135,6 +135,7 @@ class ToolCallRecord:
     session_key: str | None = None
     meeting_id: str | None = None
     ts: str = field(default_factory=utc_now)
+    server: str | None = None  # the MCP server the tool comes from; None: one of Sabha's own
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,7 @@
 """The collaborators an exchange works with, frozen for its run.
 
 Owns :class:`ExchangeDeps` (caller, tools, prompts, memory, ledger, guardrails, allowance,
-prices, policy, clock), the protocols each collaborator meets, and a no-op implementation of
+outside tools, prices, policy, clock), the protocols each collaborator meets, and a no-op implementation of
 each optional one, so no stage tests ``if x is not None``. The runner builds the deps from its
 current wiring at the start of every exchange (a reload may have replaced its settings).
 """
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from board.agent.guardrails import GuardInput
+from board.agent.outside import NO_OUTSIDE_TOOLS, OutsideTools
 from board.agent.tools import ToolContext, ToolRegistry
 from board.conversation.scope import scope_of
 from board.llm.base import LLMRequest, PromptBlock, Thinking
@@ -219,5 +220,7 @@ class ExchangeDeps:
     ledger: CallRecorder = NO_LEDGER
     guardrails: OutputGuard = NO_GUARDRAILS
     allowance: AllowanceGate = NO_ALLOWANCE
+    #: The outside (MCP) tools of the context's role, added to what the exchange may call.
+    outside: OutsideTools = NO_OUTSIDE_TOOLS
     #: Seconds for latency (monotonic).
     clock: Callable[[], float] = time.perf_counter

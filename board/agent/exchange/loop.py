@@ -143,7 +143,9 @@ async def _run_one(req: ExchangeRequest, st: ExchangeState, call: ToolCall) -> T
         )
     else:
         result = await st.registry.call(call.name, call.arguments, req.ctx, st.allowed)
-    return ToolEvent(call, result, round((time.perf_counter() - began) * 1000, 2), st.step)
+    tool = st.registry.get(call.name)
+    return ToolEvent(call, result, round((time.perf_counter() - began) * 1000, 2), st.step,
+                     origin=tool.origin if tool is not None else None, ts=utc_now())
 
 
 async def _report(req: ExchangeRequest, deps: ExchangeDeps, event: ToolEvent) -> None:
@@ -167,7 +169,7 @@ async def _report(req: ExchangeRequest, deps: ExchangeDeps, event: ToolEvent) ->
             args=event.call.arguments if not event.call.parse_error else event.call.raw_arguments,
             call_id=event.call.id, error=event.result.error, retryable=event.result.retryable,
             result_bytes=size, latency_ms=event.latency_ms, role=ctx.role, session_key=ctx.session_key,
-            meeting_id=ctx.meeting_id,
+            meeting_id=ctx.meeting_id, server=event.origin.server if event.origin is not None else None,
         ))
     except Exception:  # bookkeeping must not break the turn
         log.exception("recording tool call %s failed", event.call.name)

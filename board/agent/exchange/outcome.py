@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from board.agent.tools import ToolResult
+from board.agent.tools import ToolOrigin, ToolResult
 from board.llm.base import ToolCall, Usage
 
 __all__ = [
@@ -49,6 +49,8 @@ class ToolEvent:
     result: ToolResult
     latency_ms: float
     step: int
+    origin: ToolOrigin | None = None  # the MCP server and tool, for an outside tool (cited as ``origin.label``)
+    ts: str = ""  # when the call finished (UTC ISO), for the minutes' evidence
 
 
 @dataclass(frozen=True)

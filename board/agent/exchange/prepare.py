@@ -75,6 +75,9 @@ async def select_tools(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDe
     the text protocol, appends the tool instructions to ``blocks``)."""
     policy = req.tools
     extra = policy.extra
+    if policy.max_rounds != 0:  # the role's outside (MCP) tools, as their servers list them now
+        own = {e.spec.name for e in extra}
+        extra = (*extra, *(t for t in deps.outside.tools_for(req.ctx) if t.spec.name not in own))
     st.registry = deps.tools.merged(extra)
     allowed = list(policy.allowed) if policy.allowed is not None else \
         list(deps.policy.allowed_tools(req.profile, deps.tools))
