@@ -113,12 +113,33 @@ class McpServers:
 
     # -- life ------------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Start every enabled server in the background (the daemon, at its start)."""
-        self._started = True
+    def start(self, names: Iterable[str] | None = None) -> None:
+        """Start every enabled server (or those of ``names``) in the background (the daemon, at its start)."""
+        wanted = None if names is None else set(names)
+        self._started = wanted is None
         for link in self._links.values():
-            if link.spec.enabled:
+            if link.spec.enabled and (wanted is None or link.spec.name in wanted):
                 link.start()
+
+    async def settled(self) -> None:
+        """Wait until every started server has connected or failed once (each up to its ``start_timeout_s``)."""
+        links = [link for link in self._links.values() if link.started]
+        await asyncio.gather(*(link.wait_settled(link.spec.start_timeout_s + 1.0) for link in links))
+
+    def listed(self, server: str) -> tuple[mcp_types.Tool, ...]:
+        """The tools ``server`` listed when it last connected (its full descriptions and schemas)."""
+        link = self._links.get(server)
+        return link.tools if link is not None and link.state.usable else ()
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        """Call ``tool`` of ``server`` as the owner would from the terminal (``sabha tools test``): a tool that
+        does not only read still passes the consent gate; the result is quoted as the model would see it."""
+        ctx = ToolContext(role="owner", session_key=f"cli:tools:{server}")
+        link = self._links.get(server)
+        found = next((t for t in (link.tools if link is not None else ()) if t.name == tool), None)
+        if link is None or found is None:
+            return ToolResult.failure(f"{server} has no tool {tool!r}")
+        return await self._call(ToolOrigin(server, tool, reads_only(found)), arguments, ctx, _Turn())
 
     async def ensure(self, ctx: ToolContext) -> None:
         """Start the servers ``ctx``'s role was given that have not started (the terminal: on first use) and wait
