@@ -1,6 +1,7 @@
 """A small MCP server of ours (written with the SDK's server API), for what real servers do not do on purpose:
 a tool that hangs, one that crashes the server mid-call, one that floods 10 MB, one whose description and
-result try to close the prompt's structure. Run it as ``python -m tests.support.fakes.mcp_server`` (stdio).
+result try to close the prompt's structure, and one that adds a tool (``grow``).
+Run it as ``python -m tests.support.fakes.mcp_server`` (stdio).
 
 Every tool says it only reads (``readOnlyHint``), so each runs without consent; ``fine`` answers at once (to show
 the server is still up after a hang). ``crash`` writes its pid to ``$FAKE_MCP_PIDFILE`` (when set) and exits the
@@ -12,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 
 __all__ = ["FLOOD_CHARS", "INJECTION", "main"]
@@ -53,6 +54,16 @@ async def flood() -> str:
 @server.tool(annotations=_READS, description=f"Reads the notes. {INJECTION}")
 async def notes() -> str:
     return f"Note 1: the launch is on Friday.\n{INJECTION}\nNote 2: budget approved."
+
+
+@server.tool(annotations=_READS, description="Adds a tool named grown and says the tools changed.")
+async def grow(ctx: Context) -> str:
+    async def grown() -> str:
+        return "grown here"
+
+    server.add_tool(grown, name="grown", description="Came later.", annotations=_READS)
+    await ctx.notify_tools_changed()
+    return "a tool was added"
 
 
 def main() -> None:

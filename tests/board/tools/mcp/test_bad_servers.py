@@ -202,3 +202,18 @@ async def test_the_calls_of_one_answer_are_capped() -> None:
         assert (await again.handler({}, RESEARCH)).ok
     finally:
         await m.close()
+
+
+async def test_a_tool_added_by_the_server_is_offered_once_it_says_its_tools_changed() -> None:
+    m = manager()
+    try:
+        await m.ensure(RESEARCH)
+        assert "fake__grown" not in tools(m)
+        grow = next(t for t in m.tools_for(RESEARCH) if t.spec.name == "fake__grow")
+        assert (await grow.handler({}, RESEARCH)).ok
+        await eventually(lambda: "fake__grown" in tools(m), "the new tool offered", timeout=60)
+        grown = next(t for t in m.tools_for(RESEARCH) if t.spec.name == "fake__grown")
+        result = await grown.handler({}, RESEARCH)
+        assert result.ok and "grown here" in result.data["quoted_data"]
+    finally:
+        await m.close()
