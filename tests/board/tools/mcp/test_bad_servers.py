@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import time
@@ -64,7 +65,8 @@ async def test_a_call_never_outlasts_the_turns_deadline() -> None:
         hang = next(t for t in m.tools_for(ctx) if t.spec.name == "fake__hang")
         began = time.monotonic()
         result = await hang.handler({}, ctx)
-        assert not result.ok and "gave no answer within 0.75 s" in (result.error or ""), result  # time kept to answer
+        # a quarter of the second left stays for the answer
+        assert not result.ok and re.search(r"gave no answer within 0\.7\d? s", result.error or ""), result
         assert time.monotonic() - began < 5
     finally:
         await m.close()
