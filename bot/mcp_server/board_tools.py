@@ -117,7 +117,8 @@ class BoardDesk:
     # -- ask_advisor ---------------------------------------------------------------------
 
     async def ask(self, role: str, question: str, client: str) -> dict[str, Any]:
-        """``role``'s answer to ``question``, asked as the owner in the client's own session with that role."""
+        """``role``'s answer to ``question``, asked as the owner in the client's own session with that role; a
+        :class:`DeskProblem` when it is an error or degraded (no model could answer: the text says why)."""
         from board.answer import answer
         from board.routing.router import Route
 
@@ -133,6 +134,8 @@ class BoardDesk:
         route = Route("chat", slug, envelope.text, key, reason=f"MCP ask_advisor({slug})")
         log.info("mcp: %s asks %s (session %s)", who, slug, key)
         reply = await answer(envelope, self.parts.door, route=route, received_clean=True)
+        if reply.kind == "error" or reply.degraded:  # sabha ask's exit code 1: no real answer, the text says why
+            raise DeskProblem(f"{slug} could not answer: {reply.text}")
         return {"role": reply.role, "name": reply.name, "answer": reply.render(), "text": reply.text,
                 "session": reply.session_key or key, "kind": reply.kind, "degraded": reply.degraded}
 

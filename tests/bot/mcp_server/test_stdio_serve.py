@@ -122,3 +122,30 @@ async def test_stdout_is_the_protocol_alone_and_end_of_file_ends_the_server(tmp_
     assert proc.returncode == 0, err.decode()
     assert out.strip() == b""  # nothing but the one answer ever reached stdout
     assert "MCP server on stdio" in err.decode()
+
+
+async def test_sabha_mcp_token_prints_a_fresh_token_the_config_accepts(tmp_path: Path) -> None:
+    from bot.config.load import parse_config
+
+    folder, env = await init_board(tmp_path)
+    first, said = await run_sabha(folder, env, "mcp", "token")
+    second, _ = await run_sabha(folder, env, "mcp", "token")
+    token = first.strip()
+    assert len(token) >= 40 and "\n" not in token and token != second.strip()
+    assert "SABHA_MCP_TOKEN" in said  # how to use it, on stderr: stdout is the token alone
+    section = parse_config("server:\n  mcp:\n    enabled: true\n    token: ${SABHA_MCP_TOKEN}\n", source="x",
+                           env={"SABHA_MCP_TOKEN": token}).server.mcp
+    assert section.secret() == token
+
+
+async def test_an_advisor_that_cannot_answer_is_a_tool_error_not_an_answer(tmp_path: Path) -> None:
+    """As ``sabha ask`` ends with code 1 for a degraded answer: here no model can be reached (a closed port)."""
+    folder, env = await init_board(tmp_path)
+    config = folder / "sabha.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "  model: offline", '  model: openai:gpt-4o-mini\n  retry: {retries: 0}\n  providers:\n'
+                            '    openai: {base_url: "http://127.0.0.1:9/v1", api_key: test-key}'), encoding="utf-8")
+    async with asyncio.timeout(BOUND_S), Client(_params(folder, env)) as client:
+        result = await client.call_tool("ask_advisor", {"role": "critic", "question": "what could go wrong?"})
+    assert result.is_error
+    assert "critic could not answer" in result.content[0].text  # type: ignore[union-attr]
