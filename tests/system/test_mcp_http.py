@@ -112,3 +112,18 @@ async def test_without_the_owners_token_every_request_is_refused_and_logged(daem
     assert await daemon.signal(signal.SIGTERM) == 0
     assert OWNER_TOKEN not in daemon.log and WRONG_TOKEN not in daemon.log
     assert " asks " not in daemon.log and "refused question" not in daemon.log  # nothing reached an advisor
+
+
+async def test_off_by_default_nothing_answers_at_the_path(tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    process = SabhaProcess(write_config(tmp_path, fake, None),
+                           env={"TELEGRAM_BOT_TOKEN": TOKEN, "SABHA_MCP_TOKEN": OWNER_TOKEN})
+    await process.start()
+    try:
+        async with ClientSession() as http, http.post(
+                f"http://127.0.0.1:{process.port}/mcp", data=json.dumps(CALL),
+                headers={"Authorization": f"Bearer {OWNER_TOKEN}", "Content-Type": "application/json"}) as response:
+            assert response.status == 404
+        assert await process.signal(signal.SIGTERM) == 0
+    finally:
+        await process.close()
+    assert "MCP endpoint" not in process.log
