@@ -11,13 +11,13 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from bot.config.base import StrictModel, blank_is_unset
 
-__all__ = ["MIN_TOKEN_CHARS", "McpSection"]
+__all__ = ["MIN_TOKEN_CHARS", "McpEndpointSection"]
 
 #: A token shorter than this is refused (guessable); ``sabha mcp token`` makes 43 characters.
 MIN_TOKEN_CHARS = 24
 
 
-class McpSection(StrictModel):
+class McpEndpointSection(StrictModel):
     """``server.mcp``: the board as an MCP server over HTTP (other agents, desktop clients), behind a token."""
 
     enabled: bool = Field(False, description=(
@@ -42,7 +42,7 @@ class McpSection(StrictModel):
         return value
 
     @model_validator(mode="after")
-    def _token_when_enabled(self) -> McpSection:
+    def _token_when_enabled(self) -> McpEndpointSection:
         if not self.enabled:
             return self
         token = self.token.get_secret_value().strip() if self.token is not None else ""

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
     from bot.mcp_server.board_tools import McpBoardParts
-    from bot.mcp_server.config import McpSection
+    from bot.mcp_server.config import McpEndpointSection
 
 __all__ = ["MAX_SESSIONS", "REALM", "McpEndpoint", "mount_mcp"]
 
@@ -117,7 +117,7 @@ class McpEndpoint:
                 log.exception("mcp: stopping the MCP sessions failed")
 
 
-def mount_mcp(app: web.Application, parts: McpBoardParts, section: McpSection) -> McpEndpoint:
+def mount_mcp(app: web.Application, parts: McpBoardParts, section: McpEndpointSection) -> McpEndpoint:
     """The board's MCP endpoint at ``section.path`` on ``app`` (the daemon's, before it starts)."""
     from bot.mcp_server.board_tools import BoardDesk
     from bot.mcp_server.server import board_server
