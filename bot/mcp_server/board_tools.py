@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from board.envelope import Envelope, cleaned
 from board.roles import GENERAL
+from board.spending.budget import sender_id
 
 if TYPE_CHECKING:
     from board.answer import Door
@@ -158,10 +159,14 @@ class BoardDesk:
 
     async def convene(self, topic: str, members: Sequence[str] | None, client: str,
                       progress: Progress | None = None) -> dict[str, Any]:
-        """Hold a board meeting on ``topic`` (with ``members`` only, when given) to its end; its decision."""
+        """Hold a board meeting on ``topic`` (with ``members`` only, when given) to its end; its decision. The
+        day's budget is asked first, as for ``/meeting`` in a chat (a meeting's own cap is its settings')."""
         who = client_slug(client)
         envelope = Envelope(channel=MCP_CHANNEL, chat_id=f"{MCP_CHANNEL}-{who}", text="",
                             sender=f"{MCP_CHANNEL}:{who}", sender_name=f"{client or who} (MCP client)", is_owner=True)
+        stop = await self.parts.door.budget.check(sender_id(envelope), is_owner=True)  # as /meeting in a chat
+        if stop is not None:
+            raise DeskProblem(stop.text)
         subscribers = [] if progress is None else [_progress_of(progress)]
         try:
             run = self.parts.room.prepare(topic, envelope=envelope, extra_subscribers=subscribers)

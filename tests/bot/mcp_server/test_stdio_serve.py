@@ -149,3 +149,17 @@ async def test_an_advisor_that_cannot_answer_is_a_tool_error_not_an_answer(tmp_p
         result = await client.call_tool("ask_advisor", {"role": "critic", "question": "what could go wrong?"})
     assert result.is_error
     assert "critic could not answer" in result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_the_days_budget_holds_for_a_client_as_for_the_owner_in_a_chat(tmp_path: Path) -> None:
+    folder, env = await init_board(tmp_path)
+    config = folder / "sabha.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + "budget:\n  daily_usd: 0\n", encoding="utf-8")
+    async with asyncio.timeout(BOUND_S), Client(_params(folder, env)) as client:
+        asked = await client.call_tool("ask_advisor", {"role": "critic", "question": "what could go wrong?"})
+        met = await client.call_tool("convene_meeting", {"topic": "should we expand to Europe?"})
+        decisions = await client.call_tool("list_decisions", {})
+    for result in (asked, met):
+        assert result.is_error
+        assert "Today's budget is spent" in result.content[0].text  # type: ignore[union-attr]
+    assert decisions.structured_content == {"decisions": []}  # no meeting was held
