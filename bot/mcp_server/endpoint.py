@@ -3,7 +3,8 @@
 :func:`mount_mcp` adds the path (POST, GET, DELETE) to the daemon's aiohttp application. Every request is
 checked first (:meth:`McpEndpoint.handle`): without ``Authorization: Bearer <token>``, or with another token
 (compared in constant time), it is answered 401 with a ``WWW-Authenticate: Bearer`` header and the log says
-so (the client's address and what was wrong, never a token); nothing of the board is reached. An
+so (the client's address and what was wrong, never a token; once a minute per address and problem, the rest
+counted); nothing of the board is reached. An
 authenticated request goes to the SDK's session manager through :mod:`bot.mcp_server.asgi_bridge`.
 
 The session manager lives in a task of its own (:meth:`McpEndpoint.start`, on the application's startup; its
@@ -18,6 +19,7 @@ import asyncio
 import contextlib
 import hmac
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -31,13 +33,14 @@ if TYPE_CHECKING:
     from bot.mcp_server.board_tools import McpBoardParts
     from bot.mcp_server.config import McpEndpointSection
 
-__all__ = ["MAX_SESSIONS", "REALM", "McpEndpoint", "mount_mcp"]
+__all__ = ["MAX_SESSIONS", "REALM", "REFUSAL_LOG_S", "McpEndpoint", "mount_mcp"]
 
 log = logging.getLogger("sabha.mcp")
 
 REALM = "sabha-mcp"
 MAX_SESSIONS = 64  # MCP sessions open at once (each client holds one; an idle one ends after 30 minutes)
 IDLE_S = 30 * 60.0
+REFUSAL_LOG_S = 60.0  # a refused client is logged once a minute per problem (a scanner does not flood the log)
 
 
 class McpEndpoint:
@@ -56,6 +59,7 @@ class McpEndpoint:
         self._task: asyncio.Task[None] | None = None
         self._stop = asyncio.Event()
         self._ready = asyncio.Event()
+        self._refused: dict[tuple[str, str], tuple[float, int]] = {}  # (address, problem) -> (logged at, left out)
 
     def refusal(self, request: web.Request) -> str | None:
         """Why ``request`` may not reach the board (None: it carries the owner's token)."""
@@ -73,8 +77,7 @@ class McpEndpoint:
         """One request to the endpoint: refused without the owner's token, else answered by the MCP server."""
         problem = self.refusal(request)
         if problem is not None:
-            log.warning("mcp: refused %s %s from %s: %s (the endpoint needs 'Authorization: Bearer <token>', the "
-                        "token of server.mcp.token)", request.method, request.path, request.remote or "?", problem)
+            self._log_refusal(request, problem)
             error = "invalid_token" if problem == "a wrong token" else "invalid_request"
             raise web.HTTPUnauthorized(
                 headers={"WWW-Authenticate": f'Bearer realm="{REALM}", error="{error}"'},
@@ -83,6 +86,21 @@ class McpEndpoint:
         if not self._ready.is_set():
             raise web.HTTPServiceUnavailable(text="503: the MCP endpoint is starting or stopping; try again")
         return await serve_asgi(self.manager.handle_request, request)
+
+    def _log_refusal(self, request: web.Request, problem: str) -> None:
+        """One warning per client address and problem a minute; the ones left out are counted in the next."""
+        key = (request.remote or "?", problem)
+        now = time.monotonic()
+        last, skipped = self._refused.get(key, (-REFUSAL_LOG_S, 0))
+        if now - last < REFUSAL_LOG_S:
+            self._refused[key] = (last, skipped + 1)
+            return
+        if len(self._refused) > 1000:  # addresses seen long ago are forgotten
+            self._refused = {k: v for k, v in self._refused.items() if now - v[0] < REFUSAL_LOG_S}
+        self._refused[key] = (now, 0)
+        more = f"; {skipped} more like it in the last {REFUSAL_LOG_S:g} s" if skipped else ""
+        log.warning("mcp: refused %s %s from %s: %s (the endpoint needs 'Authorization: Bearer <token>', the token of "
+                    "server.mcp.token)%s", request.method, request.path, key[0], problem, more)
 
     async def _run(self) -> None:
         try:
