@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
+from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
@@ -66,8 +68,30 @@ async def grow(ctx: Context) -> str:
     return "a tool was added"
 
 
+def _with_token(app: Any, token: str) -> Any:
+    """``app`` answering 401 to a request without ``Authorization: Bearer <token>``."""
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != f"Bearer {token}".encode():
+            await send({"type": "http.response.start", "status": 401, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 def main() -> None:
-    """Serve over stdio."""
+    """Serve over stdio; with ``--http PORT`` over streamable HTTP on 127.0.0.1 (and with ``$FAKE_MCP_TOKEN`` set,
+    only to requests carrying it as a bearer token)."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        import uvicorn
+
+        app = server.streamable_http_app()
+        token = os.environ.get("FAKE_MCP_TOKEN")
+        uvicorn.run(_with_token(app, token) if token else app, host="127.0.0.1", port=int(sys.argv[2]),
+                    log_level="warning")
+        return
     server.run("stdio")
 
 

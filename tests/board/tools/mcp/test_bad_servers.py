@@ -219,3 +219,29 @@ async def test_a_tool_added_by_the_server_is_offered_once_it_says_its_tools_chan
         assert result.ok and "grown here" in result.data["quoted_data"]
     finally:
         await m.close()
+
+
+async def test_an_http_server_gets_its_token_from_the_variable_named_in_headers_env(monkeypatch: object) -> None:
+    from board.tools.mcp import ServerSpec
+    from tests.support.mcp import fake_http
+
+    async with fake_http(token="s3cret-token") as url:
+        spec = ServerSpec("remote", url=url, headers_env=(("Authorization", "REMOTE_MCP_AUTH"),), start_timeout_s=20)
+        m = McpServers(McpSettings(servers=(spec,)), grants=lambda role: ("mcp:remote",))
+        try:
+            await m.ensure(RESEARCH)  # the variable is not set: refused
+            [state] = m.states()
+            assert state.state is ServerState.FAILED, state
+            assert "(HTTP 401: check headers_env" in (state.last_error or ""), state
+        finally:
+            await m.close()
+        monkeypatch.setenv("REMOTE_MCP_AUTH", "Bearer s3cret-token")  # type: ignore[attr-defined]
+        m = McpServers(McpSettings(servers=(spec,)), grants=lambda role: ("mcp:remote",))
+        try:
+            await m.ensure(RESEARCH)
+            [state] = m.states()
+            assert state.state is ServerState.READY and state.transport == "http", state
+            fine = next(t for t in m.tools_for(RESEARCH) if t.spec.name == "remote__fine")
+            assert (await fine.handler({}, RESEARCH)).ok
+        finally:
+            await m.close()
