@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import signal
 import sqlite3
+import sys
 from pathlib import Path
 
 from aiohttp import ClientSession
@@ -15,7 +16,7 @@ from aiohttp import ClientSession
 from tests.support.daemon import SabhaProcess, write_config
 from tests.support.fakes.openai_api import FakeOpenAI
 from tests.support.fakes.telegram_api import FakeTelegramAPI
-from tests.support.mcp import git_repo, python_server, server_pids
+from tests.support.mcp import REPO, git_repo, python_server, server_pids
 from tests.support.telegram import OWNER, eventually
 
 COMMIT = "Ship the pricing page to 40 pilot customers"
@@ -49,7 +50,9 @@ def _alive(pid: int) -> bool:
 async def test_research_cites_the_last_commit_read_through_mcp_server_git(
         tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI) -> None:
     repo = git_repo(tmp_path / "repo", COMMIT)
-    servers = {"git": _git(repo), "broken": ["command: /nonexistent/mcp-server", "start_timeout_s: 5"]}
+    servers = {"git": _git(repo), "broken": ["command: /nonexistent/mcp-server", "start_timeout_s: 5"],
+               "stubborn": [f"command: {sys.executable}", "args: [-m, tests.support.fakes.mcp_server, --stubborn]",
+                            f"cwd: {REPO}"]}
     config = write_config(tmp_path, fake, fake_openai, stream=False,  # type: ignore[arg-type]
                           extra=_mcp_lines(repo, servers))
     fake_openai.script_tool_call("git__git_log", {"repo_path": str(repo), "max_count": 1})
@@ -60,14 +63,16 @@ async def test_research_cites_the_last_commit_read_through_mcp_server_git(
         await sabha.start()
         await sabha.wait_for_log(r"mcp server git ready: 12 tool")
         assert sabha.proc is not None
-        git_pids = [p for p in server_pids(sabha.proc.pid) if "mcp-server-git" in _cmdline(p)]
-        assert git_pids, "the git server runs as the daemon's child"
+        await sabha.wait_for_log(r"mcp server stubborn ready")
+        git_pids = [p for p in server_pids(sabha.proc.pid)
+                    if "mcp-server-git" in _cmdline(p) or "--stubborn" in _cmdline(p)]
+        assert len(git_pids) == 2, "the git server and the stubborn one run as the daemon's children"
 
         async with ClientSession() as http, http.get(f"http://127.0.0.1:{sabha.port}/readyz") as resp:
             body = await resp.json()
         assert resp.status == 200 and body["status"] == "degraded", body
         assert body["checks"]["mcp"]["git"]["ok"] and body["checks"]["mcp"]["git"]["state"] == "ready"
-        assert not body["checks"]["mcp"]["broken"]["ok"]
+        assert not body["checks"]["mcp"]["broken"]["ok"] and body["checks"]["mcp"]["stubborn"]["ok"]
         assert any("mcp server broken" in line for line in body["degraded"]), body
 
         fake.push_text(OWNER, OWNER, "@research what does the last commit of our repository say?")
@@ -93,7 +98,7 @@ async def test_research_cites_the_last_commit_read_through_mcp_server_git(
     assert [(r[0], r[1], r[2], r[3]) for r in rows] == [("git", "git__git_log", "research", 1)], rows
     assert rows[0][4] > 0
     left = [p for p in git_pids if _alive(p)]
-    assert not left, f"mcp-server-git outlived the daemon: {left}"
+    assert not left, f"a server outlived the daemon: {[_cmdline(p) for p in left]}"
 
 
 async def test_sighup_adds_and_removes_servers_without_a_restart(

@@ -82,8 +82,8 @@ def _with_token(app: Any, token: str) -> Any:
 
 
 def main() -> None:
-    """Serve over stdio; with ``--http PORT`` over streamable HTTP on 127.0.0.1 (and with ``$FAKE_MCP_TOKEN`` set,
-    only to requests carrying it as a bearer token)."""
+    """Serve over stdio (``--stubborn``: and stay alive after stdin closes); with ``--http PORT`` over
+    streamable HTTP on 127.0.0.1 (and with ``$FAKE_MCP_TOKEN`` set, only to requests carrying it as a bearer token)."""
     if len(sys.argv) == 3 and sys.argv[1] == "--http":
         import uvicorn
 
@@ -93,6 +93,10 @@ def main() -> None:
                     log_level="warning")
         return
     server.run("stdio")
+    if sys.argv[1:] == ["--stubborn"]:  # a server that outlives its stdin: only a kill ends it
+        import time
+
+        time.sleep(3600)
 
 
 if __name__ == "__main__":
