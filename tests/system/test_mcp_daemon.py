@@ -81,7 +81,7 @@ async def test_research_cites_the_last_commit_read_through_mcp_server_git(
 
         asked, answered = fake_openai.requests[0].json, fake_openai.requests[1].json
         offered = {t["function"]["name"]: t["function"]["description"] for t in asked["tools"]}
-        assert "cite what you use from them as [git.git_log]" in offered["git__git_log"]
+        assert "cite as [git.git_log] what you use from them" in offered["git__git_log"]
         result = next(m for m in answered["messages"] if m["role"] == "tool")["content"]
         print("the model received the tool result:\n" + result)
         body = json.loads(result)["result"]

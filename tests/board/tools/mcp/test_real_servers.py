@@ -55,7 +55,7 @@ async def test_git_log_of_a_real_repository_comes_back_quoted_and_citable(tmp_pa
         offered = {t.spec.name: t for t in manager.tools_for(RESEARCH)}
         assert offered["git__git_log"].origin is not None and offered["git__git_log"].origin.read_only
         assert not offered["git__git_commit"].origin.read_only  # type: ignore[union-attr]  # changes things
-        assert "cite what you use from them as [git.git_log]" in offered["git__git_log"].spec.description
+        assert "cite as [git.git_log] what you use from them" in offered["git__git_log"].spec.description
         result = await offered["git__git_log"].handler({"repo_path": str(repo), "max_count": 1}, RESEARCH)
     assert result.ok, result
     assert result.data["cite_as"] == "[git.git_log]"
