@@ -51,8 +51,11 @@ class ServerSpec:
 
     @property
     def where(self) -> str:
-        """What the server is, for logs and ``sabha tools list``: the command line or the URL."""
-        return self.url or " ".join((self.command or "", *self.args)).strip()
+        """What the server is, for logs and ``sabha tools list``: the command line, or the URL without any
+        ``user:password@`` in it."""
+        if self.url:
+            return re.sub(r"(?<=//)[^/@]*@", "", self.url, count=1)
+        return " ".join((self.command or "", *self.args)).strip()
 
     def environment(self, environ: Mapping[str, str] | None = None) -> dict[str, str]:
         """The variables the server gets besides the SDK's basics: the locale and those ``env`` names

@@ -36,3 +36,12 @@ def test_a_mistake_is_a_config_error_that_names_it(text: str, says: str) -> None
     with pytest.raises(ConfigError) as caught:
         parse_config(text, source="sabha.yaml", env={})
     assert says in str(caught.value), str(caught.value)
+
+
+def test_a_url_server_is_shown_without_its_credentials() -> None:
+    config = parse_config("mcp:\n  servers:\n    tracker:\n      url: https://bot:hunter2@mcp.example.org/mcp\n"
+                          "      headers_env: {Authorization: TRACKER_AUTH}\n", source="sabha.yaml", env={})
+    [tracker] = config.mcp.settings().servers
+    assert tracker.transport == "http" and tracker.where == "https://mcp.example.org/mcp"
+    assert tracker.headers({"TRACKER_AUTH": "Bearer abc"}) == {"Authorization": "Bearer abc"}
+    assert tracker.headers({}) == {}  # unset: no header (the server then refuses, and its state says so)
