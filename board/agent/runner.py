@@ -66,6 +66,7 @@ from board.agent.exchange.deps import (
 from board.agent.exchange.outcome import CAP_REPLY, DEGRADED_REPLY, DEGRADED_SETUP_REPLY, EMPTY_REPLY
 from board.agent.exchange.prepare import prompt_attribution
 from board.agent.guardrails import Guardrails
+from board.agent.outside import NO_OUTSIDE_TOOLS, OutsideTools
 from board.agent.tools import Tool, ToolContext, ToolRegistry
 from board.agent.turn import TurnHeard, TurnListener, TurnObserver, observe, record_answer, record_user, tell_listeners
 from board.conversation.sessions import Sessions
@@ -204,7 +205,8 @@ def policy_of(settings: AgentSettings) -> ExchangePolicy:
 @dataclass(frozen=True, kw_only=True)
 class RunnerHooks:
     """What the runner is built with besides its stores: user memory, the guardrails, the stranger's spend
-    gate, who is told of finished turns, the model caller (None: a resilient caller over the providers)."""
+    gate, who is told of finished turns, the model caller (None: a resilient caller over the providers) and
+    the source of the roles' outside (MCP) tools."""
 
     memory: FactRecall | None = None
     guardrails: Guardrails | None = None
@@ -212,6 +214,7 @@ class RunnerHooks:
     turn_observers: tuple[TurnObserver, ...] = ()
     turn_listeners: tuple[TurnListener, ...] = ()
     caller: ResilientCaller | None = None
+    outside: OutsideTools | None = None  # the roles' outside (MCP) tools; None: none
 
 
 class AgentRunner:
@@ -248,6 +251,8 @@ class AgentRunner:
         #: Holds every model call made for a stranger to their limits, before it is made
         #: (:mod:`board.spending.allowance`).
         self.spend: SpendGate | None = hooks.spend
+        #: The outside (MCP) tools each role was given (:mod:`board.agent.outside`); a meeting asks it too.
+        self.outside: OutsideTools = hooks.outside if hooks.outside is not None else NO_OUTSIDE_TOOLS
         #: The time the per-turn block shows (a benchmark or a replay may set its own clock).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         #: Senders' conversations already told that their model cannot see pictures (once while Sabha runs).
@@ -315,6 +320,7 @@ class AgentRunner:
             ledger=self.ledger if self.ledger is not None else NO_LEDGER,
             guardrails=self.guardrails if self.guardrails is not None else NO_GUARDRAILS,
             allowance=GatedAllowance(self.spend) if self.spend is not None else NO_ALLOWANCE,
+            outside=self.outside,
         )
 
     async def run(self, request: ExchangeRequest) -> ExchangeOutcome:
