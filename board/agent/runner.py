@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypedDict, Unpack
@@ -214,7 +214,11 @@ class RunnerHooks:
     turn_observers: tuple[TurnObserver, ...] = ()
     turn_listeners: tuple[TurnListener, ...] = ()
     caller: ResilientCaller | None = None
-    outside: OutsideTools | None = None  # the roles' outside (MCP) tools; None: none
+    #: The outside (MCP) tools a role was given (:mod:`board.tools.mcp`), put in every exchange's deps.
+    outside: OutsideTools = NO_OUTSIDE_TOOLS
+    #: Awaited before an exchange that may call tools: starts the role's servers on first use (the terminal)
+    #: and waits for ones still starting; None: nothing to wait for.
+    outside_ready: Callable[[ToolContext], Awaitable[None]] | None = None
 
 
 class AgentRunner:
@@ -251,8 +255,9 @@ class AgentRunner:
         #: Holds every model call made for a stranger to their limits, before it is made
         #: (:mod:`board.spending.allowance`).
         self.spend: SpendGate | None = hooks.spend
-        #: The outside (MCP) tools each role was given (:mod:`board.agent.outside`); a meeting asks it too.
-        self.outside: OutsideTools = hooks.outside if hooks.outside is not None else NO_OUTSIDE_TOOLS
+        #: Where a role's outside (MCP) tools come from, and what starts them on first use.
+        self.outside: OutsideTools = hooks.outside
+        self._outside_ready = hooks.outside_ready
         #: The time the per-turn block shows (a benchmark or a replay may set its own clock).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         #: Senders' conversations already told that their model cannot see pictures (once while Sabha runs).
@@ -325,6 +330,11 @@ class AgentRunner:
 
     async def run(self, request: ExchangeRequest) -> ExchangeOutcome:
         """Answer ``request`` (see :mod:`board.agent.exchange`); never raises for model or tool failures."""
+        if self._outside_ready is not None and request.tools.max_rounds != 0:
+            try:  # the role's servers, started on first use (the terminal) or still starting
+                await self._outside_ready(request.ctx)
+            except Exception:  # the exchange goes on without the tools that are not ready
+                log.exception("starting the outside tools of %s failed", request.ctx.role)
         return await run_exchange(request, self.exchange_deps())
 
     async def exchange(

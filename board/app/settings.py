@@ -32,6 +32,7 @@ from board.schedule.migrations import MIGRATIONS as SCHEDULE_MIGRATIONS
 from board.spending.budget import BudgetSettings
 from board.spending.migrations import MIGRATIONS as SPENDING_MIGRATIONS
 from board.storage import Dialect, StateURL
+from board.tools.mcp.settings import McpSettings
 
 if TYPE_CHECKING:  # web search's modules load with its provider
     from board.agent.web_search import WebSearchSettings
@@ -64,6 +65,7 @@ class BoardSettings:
     guardrails: GuardrailSettings = field(default_factory=GuardrailSettings)
     media: MediaSettings = field(default_factory=MediaSettings)
     people: PeopleSettings = field(default_factory=PeopleSettings)
+    mcp: McpSettings = field(default_factory=McpSettings)  # outside tools: the MCP servers and their limits
     timezone: str = "UTC"  # the owner's time zone: due dates are read and shown in it (IANA name)
     #: Where the state lives (``state.url``); None: the SQLite file ``sabha.db`` in ``data_dir``.
     state: StateURL | None = None

@@ -126,6 +126,7 @@ class LoadedConfig:
             guardrails=self.config.guardrails.settings(),
             media=self.config.media.settings(),
             people=self.config.people.settings(),
+            mcp=self.config.mcp.settings(),
         )
 
     def budget_settings(self) -> BudgetSettings:
