@@ -5,8 +5,8 @@ the files in a folder, a file's text) and the request offers a tool that only re
 (:attr:`board.llm.base.ToolSpec.read_only`) whose name and description fit it, :func:`intent_call` calls
 that tool once, with arguments built from its schema (:func:`arguments_for`: a required argument from the
 question where it is plain, a timezone or a path; else the schema's default; no call when a required one
-cannot be filled). :func:`cited_answer` then words the answer around the result, cited as
-``[server.tool]`` (:attr:`~board.llm.base.ToolSpec.cite`).
+cannot be filled). :func:`cited_answer` then words the answer around the result (an outside tool's
+quoted data read back line by line), cited as ``[server.tool]`` (:attr:`~board.llm.base.ToolSpec.cite`).
 
 Nothing is hard-coded about a server: the table names what a question asks and the words a fitting
 tool's name or description carries. A tool that is not read-only is never called; nothing is called
@@ -169,7 +169,18 @@ def _value_of(content: str) -> tuple[bool, str]:
     if body.get("ok") is False:
         return False, str(body.get("error") or "it failed")
     result = body.get("result", body)
+    if isinstance(result, dict) and isinstance(result.get("quoted_data"), str):  # an outside tool's, quoted
+        return True, " ".join(_unquoted(line) for line in result["quoted_data"].splitlines())
     return True, result if isinstance(result, str) else json.dumps(result, ensure_ascii=False)
+
+
+def _unquoted(line: str) -> str:
+    """One line of quoted data (a JSON string) as the text it quotes."""
+    try:
+        value = json.loads(line)
+    except (json.JSONDecodeError, ValueError):
+        return line
+    return value if isinstance(value, str) else line
 
 
 def cited_answer(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], *, limit: int = 400) -> str | None:

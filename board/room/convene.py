@@ -180,6 +180,7 @@ class BoardRoom:
             resolve_role=lambda name: _find_role(souls, name),
             models={p.role: self.runner.model_for(p) for p in [chair, *specialists]},
             extra_owners=tuple(extra_owners), preset_agenda=agenda, clock=self.clock, outside=self.runner.outside,
+            outside_ready=self.runner.outside_ready,
         ))
         present = {p.role for p in [chair, *specialists]}
         for status in souls.status():

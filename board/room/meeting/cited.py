@@ -42,10 +42,13 @@ ARGS_CHARS = 120
 EXCERPT_CHARS = 300
 
 
-def outside_tools(m: MeetingContext, role: str) -> tuple[Tool, ...]:
-    """The outside tools ``role`` was given, as its statements are offered them."""
+async def outside_tools(m: MeetingContext, role: str) -> tuple[Tool, ...]:
+    """The outside tools ``role`` was given, as its statements are offered them (once its servers have
+    started: in the terminal they start on first use)."""
     ctx = ToolContext(role=role, session_key=f"meeting:{m.id}:{role}", envelope=m.base_ctx.envelope,
                       meeting_id=m.id, roster=m.roster)
+    if m.outside_ready is not None:
+        await m.outside_ready(ctx)
     return tuple(t for t in m.outside.tools_for(ctx) if t.origin is not None)
 
 

@@ -10,7 +10,7 @@ subscriber, each isolated: a broken display never breaks a meeting.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,6 +52,7 @@ class MeetingContext:
     revisit_of: str | None = None  # the decision this meeting revisits (recorded with the meeting)
     clock: Clock = SYSTEM_CLOCK  # the board's one clock: when predictions were made, what is recalled
     outside: OutsideTools = NO_OUTSIDE_TOOLS  # the roles' outside (MCP) tools, offered to members' statements
+    outside_ready: Callable[[ToolContext], Awaitable[None]] | None = None  # until a role's servers have started
 
     @property
     def profiles(self) -> dict[str, AgentProfile]:

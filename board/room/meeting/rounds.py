@@ -156,7 +156,7 @@ async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Sai
     """One member's statement in ``round_no``: asked, recorded, stored and shown."""
     m, s = limits.m, limits.s
     same_round = None if m.settings.parallel else said.so_far()
-    looks = outside_tools(m, profile.role)
+    looks = await outside_tools(m, profile.role)
     message = round_message(m, s, profile, round_no, same_round, tools_note=tools_line(m, s, looks))
     try:
         utterance = await ask(limits, profile.role, message, tools=None,

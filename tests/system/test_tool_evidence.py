@@ -1,0 +1,206 @@
+"""Tool results cited as evidence, through the real daemon and the real terminal (issue 39).
+
+A real ``sabha run`` on the fake Telegram API with a scripted model (an OpenAI-compatible fake whose answers
+depend on what it is asked) and the real ``mcp-server-git`` (PyPI, stdio, through the SDK) on a throwaway
+repository, given to research and finance: the owner's ``/meeting`` about the repository; each of the two
+members' scripted statement calls ``git__git_log`` and cites ``[git.git_log]`` with the commit message the
+server returned; the minutes the chat receives, and ``sabha meetings show``, list that result under Evidence
+(server.tool, arguments, when, who); ``sabha cost --by tool`` shows ``git.git_log``.
+
+The offline model with the real ``mcp-server-time`` given to the chair: ``sabha ask "what time is it in
+UTC?"`` answers with the time server's result, cited ``[time.get_current_time]``.
+
+On CI a missing server fails these tests (:func:`tests.support.ci.missing_part`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support.board import valid_decision
+from tests.support.ci import missing_part
+from tests.support.cli import init_board, run_sabha
+from tests.support.daemon import SabhaProcess, write_config
+from tests.support.fakes.openai_api import FakeOpenAI
+from tests.support.fakes.telegram_api import FakeTelegramAPI
+from tests.support.telegram import OWNER, TOKEN, eventually
+
+SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
+COMMIT = "Raise the Pro plan to 20 EUR a month"
+STANCE = json.dumps({"position": "support", "confidence": 0.7, "assumption": "the repository says what shipped"})
+_SCHEMA = "matches this JSON schema:"
+
+
+def server(name: str) -> str:
+    """A PyPI server's console script, installed beside this Python (the test extra)."""
+    found = shutil.which(name, path=str(Path(sys.executable).parent))
+    if found is None:
+        missing_part(f"{name} is not installed next to {sys.executable}: pip install -e '.[test]'")
+    return found
+
+
+def git_repo(path: Path) -> Path:
+    """A throwaway repository whose last commit says :data:`COMMIT`."""
+    path.mkdir(parents=True)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Asha", "GIT_AUTHOR_EMAIL": "asha@example.org",
+           "GIT_COMMITTER_NAME": "Asha", "GIT_COMMITTER_EMAIL": "asha@example.org"}
+    subprocess.run(["git", "init", "-q", str(path)], check=True, env=env)
+    (path / "pricing.md").write_text("Pro: 15 EUR\n", encoding="utf-8")
+    subprocess.run(["git", "-C", str(path), "add", "."], check=True, env=env)
+    subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", "Pricing page"], check=True, env=env)
+    (path / "pricing.md").write_text("Pro: 20 EUR\n", encoding="utf-8")
+    subprocess.run(["git", "-C", str(path), "commit", "-q", "-am", COMMIT], check=True, env=env)
+    return path
+
+
+class BoardModel(FakeOpenAI):
+    """A scripted board: it answers what each request asks (the chair's framing, a stance, the decision,
+    the challenger's review, a member's statement); a member offered ``git__git_log`` calls it on ``repo``
+    first, then states what the log says, citing ``[git.git_log]``."""
+
+    repo: Path
+    read_back: list[str]
+
+    async def next_reply(self) -> Any:
+        body = self.requests[-1].body or {}
+        messages = body.get("messages") or []
+        user = next((str(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+        if _SCHEMA in user:
+            schema = json.loads(user.split(_SCHEMA, 1)[1].strip().splitlines()[0])
+            return self.text_reply(self._structured(schema))
+        if "draft decision" in user:
+            return self.text_reply("NO OBJECTION")
+        offered = {t["function"]["name"] for t in body.get("tools") or []}
+        results = [str(m.get("content")) for m in messages if m.get("role") == "tool"]
+        if "git__git_log" in offered and not results:
+            return self.tool_calls_reply([("git__git_log", {"repo_path": str(self.repo), "max_count": 1})])
+        if results:
+            said = re.search(r"Message: ([^\"\\\n]+)", results[-1])
+            self.read_back.append(results[-1])
+            found = said.group(1).strip() if said else "(nothing)"
+            return self.text_reply(f"The last commit is \u201c{found}\u201d [git.git_log], so the price change "
+                                   f"shipped.\nSTANCE: {STANCE}")
+        return self.text_reply(f"No objection from my side.\nSTANCE: {STANCE}")
+
+    @staticmethod
+    def _structured(schema: dict[str, Any]) -> str:
+        props = schema.get("properties", {})
+        if "questions" in props:
+            return json.dumps({"agenda": "1. What shipped\n2. What it means",
+                               "questions": {r: f"What does the repository tell you, {r}?" for r in SPECIALISTS}})
+        if "position" in props:
+            return STANCE
+        return valid_decision(["general", *SPECIALISTS])
+
+
+def _meeting(root: Path) -> tuple[str, str] | None:
+    with contextlib.closing(sqlite3.connect(root / "sessions" / "sabha.db")) as db:
+        row = db.execute("SELECT id, minutes FROM meetings WHERE status = 'ended'").fetchone()
+    return (str(row[0]), str(row[1])) if row else None
+
+
+def _minutes_message(fake: FakeTelegramAPI) -> str | None:
+    return next((m.text for m in fake.sent_to(OWNER) if "Evidence" in m.text and "Round 1" in m.text), None)
+
+
+def _sabha(root: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parents[2]), TELEGRAM_BOT_TOKEN=TOKEN)
+    done = subprocess.run([sys.executable, "-m", "bot.cli", *args, "--config", str(root / "sabha.yaml")],
+                          capture_output=True, text=True, env=env, cwd=root, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+async def hold_meeting(tmp_path: Path, fake: FakeTelegramAPI, *board: str) -> BoardModel:
+    """``sabha run`` with git given to research and finance (``board``: more lines of board.meetings); the
+    owner's /meeting about the repository, until its minutes reach the owner's chat; the daemon stopped."""
+    repo = git_repo(tmp_path / "repo")
+    extra = ["board:", "  meetings:", "    max_turns_per_agent: 1", *board, "  agents:",
+             "    research: {tools: ['mcp:git']}", "    finance: {tools: ['mcp:git']}",
+             "mcp:", "  servers:", "    git:", f"      command: {server('mcp-server-git')}",
+             f"      args: [--repository, {repo}]"]
+    async with BoardModel() as model:
+        model.repo, model.read_back = repo, []
+        sabha = SabhaProcess(write_config(tmp_path, fake, model, extra=extra, stream=False),  # type: ignore[arg-type]
+                             env={"TELEGRAM_BOT_TOKEN": TOKEN})
+        try:
+            await sabha.start()
+            fake.push_text(OWNER, OWNER, f"/meeting What did we ship last in {repo}?")
+            await eventually(lambda: _minutes_message(fake), "the minutes in the owner's chat", timeout=180)
+        finally:
+            await sabha.close()
+    return model
+
+
+async def test_a_meeting_cites_the_git_servers_log_and_its_minutes_list_it_as_evidence(
+        tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    model = await hold_meeting(tmp_path, fake)
+    repo = model.repo
+    assert any(COMMIT in r for r in model.read_back), model.read_back  # the server's own log reached the model
+    posted = _minutes_message(fake)
+    assert posted is not None
+    ended = _meeting(tmp_path)
+    assert ended is not None
+    meeting_id, stored = ended
+    for minutes in (posted, stored, _sabha(tmp_path, "meetings", "show", meeting_id)):
+        evidence = minutes.split("Evidence", 1)[1].split("Round 1", 1)[0]
+        lines = [ln for ln in evidence.splitlines() if "[git.git_log]" in ln]
+        assert len(lines) == 2, minutes  # research's and finance's call, one line each
+        assert any("used by Research (round 1)" in ln for ln in lines) and any("Finance" in ln for ln in lines)
+        assert all(str(repo) in ln and '"max_count": 1' in ln and " UTC" in ln for ln in lines), lines
+        assert f"\u201c{COMMIT}\u201d [git.git_log]" in minutes  # the statement keeps its citation
+    with contextlib.closing(sqlite3.connect(tmp_path / "sessions" / "sabha.db")) as db:
+        kept = db.execute("SELECT role, data FROM meeting_events WHERE kind = 'evidence' ORDER BY id").fetchall()
+        calls = db.execute("SELECT server, name, role, ok FROM tool_calls ORDER BY id").fetchall()
+    assert sorted(r for r, _ in kept) == ["finance", "research"]
+    assert all(json.loads(d)["label"] == "git.git_log" and json.loads(d)["cited"] for _, d in kept)
+    assert sorted(calls) == [("git", "git__git_log", "finance", 1), ("git", "git__git_log", "research", 1)]
+    assert "best effort" not in stored
+    report = _sabha(tmp_path, "cost", "--by", "tool", "--since", "all")
+    row = next(ln for ln in report.splitlines() if ln.startswith("git.git_log"))
+    assert row.split()[1:4] == ["git", "2", "0"], report  # server, calls, failed
+    only = json.loads(_sabha(tmp_path, "cost", "--by", "tool", "--role", "research", "--json"))
+    assert [(r["label"], r["server"], r["calls"]) for r in only["rows"]] == [("git.git_log", "git", 1)]
+
+
+async def test_the_offline_model_answers_what_time_it_is_with_the_time_servers_result(tmp_path: Path) -> None:
+    folder, env = await init_board(tmp_path)
+    config = folder / "sabha.yaml"
+    text = config.read_text(encoding="utf-8")
+    board = re.search(r"^board:\n(?:  .*\n)*", text, re.MULTILINE)  # sabha init's board section: the chair's tools
+    assert board is not None and not re.search(r"^mcp:", text, re.MULTILINE), text
+    text = text[:board.end()] + "  agents:\n    general: {tools: ['mcp:time']}\n" + text[board.end():]
+    config.write_text(text + "\n".join([
+        "", "mcp:", "  servers:", "    time:", f"      command: {server('mcp-server-time')}",
+        "      args: [--local-timezone, UTC]", ""]), encoding="utf-8")
+    out, err = await run_sabha(folder, env, "ask", "what time is it in UTC?")
+    assert "[time.get_current_time]" in out, (out, err)
+    assert '"timezone": "UTC"' in out and '"datetime": "' in out, out  # the time server's own result
+    assert "offline" in out
+    report, _ = await run_sabha(folder, env, "cost", "--by", "tool")
+    assert re.search(r"^time\.get_current_time\s+time\s+1\s+0\b", report, re.MULTILINE), report
+
+
+async def test_past_the_meetings_tool_call_cap_a_call_is_refused_and_the_model_told(
+        tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    model = await hold_meeting(tmp_path, fake, "    max_tool_calls: 1")
+    assert sum(COMMIT in r for r in model.read_back) == 1, model.read_back  # one call ran
+    refused = [r for r in model.read_back if COMMIT not in r]
+    assert len(refused) == 1 and "all 1 of its tool calls" in refused[0] and "max_tool_calls" in refused[0]
+    ended = _meeting(tmp_path)
+    assert ended is not None
+    evidence = ended[1].split("Evidence", 1)[1].split("Round 1", 1)[0]
+    assert evidence.count("[git.git_log]") == 1, ended[1]  # only the result that was used
+    with contextlib.closing(sqlite3.connect(tmp_path / "sessions" / "sabha.db")) as db:
+        calls = db.execute("SELECT server, ok FROM tool_calls ORDER BY ok").fetchall()
+    assert calls == [("git", 0), ("git", 1)]  # the refused call is in the ledger too, as a failure
