@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from board.workspace.paths import copy_default_workspace
 from tests.support.board import valid_decision
 from tests.support.ci import missing_part
 from tests.support.cli import init_board, run_sabha
@@ -109,7 +110,7 @@ def _meeting(root: Path) -> tuple[str, str] | None:
 
 
 def _minutes_message(fake: FakeTelegramAPI) -> str | None:
-    return next((m.text for m in fake.sent_to(OWNER) if "Evidence" in m.text and "Round 1" in m.text), None)
+    return next((m.text for m in fake.sent_to(OWNER) if "Evidence" in m.text and "Decision" in m.text), None)
 
 
 def _sabha(root: Path, *args: str) -> str:
@@ -119,6 +120,26 @@ def _sabha(root: Path, *args: str) -> str:
                           capture_output=True, text=True, env=env, cwd=root, timeout=120)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+#: The Evidence section of ``minutes.md.j2`` before issue 39: the files only.
+FILES_ONLY = """{% if evidence | default([]) -%}
+## Evidence
+{% for e in evidence -%}
+- {{ e.summary }}{% if e.problem %}: could not be read ({{ e.problem }}){% endif %}
+{% endfor %}
+{% endif -%}
+"""
+
+
+def older_template(root: Path) -> None:
+    """The workspace's ``minutes.md.j2`` as a board made before issue 39 has it: no tool results in it."""
+    copy_default_workspace(root / "workspace")
+    template = root / "workspace" / "templates" / "minutes.md.j2"
+    text = template.read_text(encoding="utf-8")
+    section = re.search(r"\{% if evidence \| default\(\[\]\) or tool_evidence.*?\{% endif -%\}\n", text, re.DOTALL)
+    assert section is not None, "the shipped template's Evidence section changed: adapt this test"
+    template.write_text(text[:section.start()] + FILES_ONLY + text[section.end():], encoding="utf-8")
 
 
 async def hold_meeting(tmp_path: Path, fake: FakeTelegramAPI, *board: str) -> BoardModel:
@@ -193,14 +214,17 @@ async def test_the_offline_model_answers_what_time_it_is_with_the_time_servers_r
 
 async def test_past_the_meetings_tool_call_cap_a_call_is_refused_and_the_model_told(
         tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    """Also with a workspace's older minutes template, which lists no tool results: they are appended."""
+    older_template(tmp_path)
     model = await hold_meeting(tmp_path, fake, "    max_tool_calls: 1")
     assert sum(COMMIT in r for r in model.read_back) == 1, model.read_back  # one call ran
     refused = [r for r in model.read_back if COMMIT not in r]
     assert len(refused) == 1 and "all 1 of its tool calls" in refused[0] and "max_tool_calls" in refused[0]
     ended = _meeting(tmp_path)
     assert ended is not None
-    evidence = ended[1].split("Evidence", 1)[1].split("Round 1", 1)[0]
-    assert evidence.count("[git.git_log]") == 1, ended[1]  # only the result that was used
+    evidence = ended[1].split("## Evidence", 1)[1]  # appended after the decision: the template wrote none
+    assert "## Decision" in ended[1].split("## Evidence", 1)[0], ended[1]
+    assert evidence.count("[git.git_log]") == 1 and "used by " in evidence, ended[1]  # only the result used
     with contextlib.closing(sqlite3.connect(tmp_path / "sessions" / "sabha.db")) as db:
         calls = db.execute("SELECT server, ok FROM tool_calls ORDER BY ok").fetchall()
     assert calls == [("git", 0), ("git", 1)]  # the refused call is in the ledger too, as a failure
