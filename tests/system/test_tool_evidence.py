@@ -4,8 +4,8 @@ A real ``sabha run`` on the fake Telegram API with a scripted model (an OpenAI-c
 depend on what it is asked) and the real ``mcp-server-git`` (PyPI, stdio, through the SDK) on a throwaway
 repository, given to research and finance: the owner's ``/meeting`` about the repository; each of the two
 members' scripted statement calls ``git__git_log`` and cites ``[git.git_log]`` with the commit message the
-server returned; the minutes the chat receives, and ``sabha meetings show``, list that result under Evidence
-(server.tool, arguments, when, who); ``sabha cost --by tool`` shows ``git.git_log``.
+server returned; the minutes the chat receives, ``sabha meetings show`` and the meeting's web page list that
+result under Evidence (server.tool, arguments, when, who); ``sabha cost --by tool`` shows ``git.git_log``.
 
 The offline model with the real ``mcp-server-time`` given to the chair: ``sabha ask "what time is it in
 UTC?"`` answers with the time server's result, cited ``[time.get_current_time]``.
@@ -16,6 +16,7 @@ On CI a missing server fails these tests (:func:`tests.support.ci.missing_part`)
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import os
 import re
@@ -26,8 +27,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from aiohttp import ClientSession
+
 from board.workspace.paths import copy_default_workspace
+from bot.web.auth import COOKIE
 from tests.support.board import valid_decision
+from tests.support.browser import web_link
 from tests.support.ci import missing_part
 from tests.support.cli import init_board, run_sabha
 from tests.support.daemon import SabhaProcess, write_config
@@ -70,6 +75,7 @@ class BoardModel(FakeOpenAI):
 
     repo: Path
     read_back: list[str]
+    page: str  # the meeting's web page once it ended
 
     async def next_reply(self) -> Any:
         body = self.requests[-1].body or {}
@@ -158,9 +164,27 @@ async def hold_meeting(tmp_path: Path, fake: FakeTelegramAPI, *board: str) -> Bo
             await sabha.start()
             fake.push_text(OWNER, OWNER, f"/meeting What did we ship last in {repo}?")
             await eventually(lambda: _minutes_message(fake), "the minutes in the owner's chat", timeout=180)
+            model.page = await meeting_page(sabha, tmp_path)
         finally:
             await sabha.close()
     return model
+
+
+async def meeting_page(sabha: SabhaProcess, root: Path) -> str:
+    """The ended meeting's page on the owner's web pages, signed in with a link from ``sabha web link``."""
+    ended = _meeting(root)
+    assert ended is not None and sabha.port is not None
+    token = web_link(root / "sabha.yaml").split("token=", 1)[1]
+    base = f"http://127.0.0.1:{sabha.port}"
+    async with ClientSession() as http:
+        async with http.post(f"{base}/ui/login", data={"token": token}, allow_redirects=False) as resp:
+            assert resp.status == 303, await resp.text()
+            cookie = re.search(rf"{COOKIE}=([^;]+)", resp.headers["Set-Cookie"])
+        assert cookie is not None
+        headers = {"Accept": "text/html", "Cookie": f"{COOKIE}={cookie.group(1)}"}
+        async with http.get(f"{base}/ui/meetings/{ended[0]}", headers=headers) as resp:
+            assert resp.status == 200
+            return await resp.text()
 
 
 async def test_a_meeting_cites_the_git_servers_log_and_its_minutes_list_it_as_evidence(
@@ -180,6 +204,9 @@ async def test_a_meeting_cites_the_git_servers_log_and_its_minutes_list_it_as_ev
         assert any("used by Research (round 1)" in ln for ln in lines) and any("Finance" in ln for ln in lines)
         assert all(str(repo) in ln and '"max_count": 1' in ln and " UTC" in ln for ln in lines), lines
         assert f"\u201c{COMMIT}\u201d [git.git_log]" in minutes  # the statement keeps its citation
+    page = html.unescape(re.sub(r"<[^>]+>", "", model.page))  # the web meeting page's minutes, as text
+    shown = page.split("Evidence", 1)[1].split("Round 1", 1)[0]
+    assert shown.count("[git.git_log]") == 2 and "used by Research (round 1)" in shown, shown
     with contextlib.closing(sqlite3.connect(tmp_path / "sessions" / "sabha.db")) as db:
         kept = db.execute("SELECT role, data FROM meeting_events WHERE kind = 'evidence' ORDER BY id").fetchall()
         calls = db.execute("SELECT server, name, role, ok FROM tool_calls ORDER BY id").fetchall()
