@@ -212,6 +212,7 @@ async def test_a_meeting_cites_the_git_servers_log_and_its_minutes_list_it_as_ev
         calls = db.execute("SELECT server, name, role, ok FROM tool_calls ORDER BY id").fetchall()
     assert sorted(r for r, _ in kept) == ["finance", "research"]
     assert all(json.loads(d)["label"] == "git.git_log" and json.loads(d)["cited"] for _, d in kept)
+    assert all(f"Message: {COMMIT}" in json.loads(d)["excerpt"] for _, d in kept), kept  # the result, read back
     assert sorted(calls) == [("git", "git__git_log", "finance", 1), ("git", "git__git_log", "research", 1)]
     assert "best effort" not in stored
     report = _sabha(tmp_path, "cost", "--by", "tool", "--since", "all")

@@ -100,11 +100,24 @@ def evidence_of(events: Iterable[ToolEvent], role: str, round_no: int, statement
         assert event.origin is not None
         label = event.origin.label
         out.append(ToolEvidence(label=label, arguments=_args(event), ts=event.ts, role=role, round=round_no,
-                                cited=f"[{label}]" in statement,
-                                excerpt=plain_line(json.dumps(event.result.data, ensure_ascii=False, default=str)
-                                                   if not isinstance(event.result.data, str) else event.result.data,
-                                                   EXCERPT_CHARS)))
+                                cited=f"[{label}]" in statement, excerpt=_excerpt(event.result.data)))
     return out
+
+
+def _excerpt(data: Any) -> str:
+    """The start of a result as one harmless line: an outside tool's quoted data read back line by line."""
+    if isinstance(data, dict) and isinstance(data.get("quoted_data"), str):
+        data = " ".join(_unquoted(line) for line in data["quoted_data"].splitlines())
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+    return plain_line(text, EXCERPT_CHARS)
+
+
+def _unquoted(line: str) -> str:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return line
+    return value if isinstance(value, str) else line
 
 
 async def record(m: MeetingContext, s: MeetingState, items: Sequence[ToolEvidence]) -> None:
