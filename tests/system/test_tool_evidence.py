@@ -3,9 +3,11 @@
 A real ``sabha run`` on the fake Telegram API with a scripted model (an OpenAI-compatible fake whose answers
 depend on what it is asked) and the real ``mcp-server-git`` (PyPI, stdio, through the SDK) on a throwaway
 repository, given to research and finance: the owner's ``/meeting`` about the repository; each of the two
-members' scripted statement calls ``git__git_log`` and cites ``[git.git_log]`` with the commit message the
-server returned; the minutes the chat receives, ``sabha meetings show`` and the meeting's web page list that
-result under Evidence (server.tool, arguments, when, who); ``sabha cost --by tool`` shows ``git.git_log``.
+members' scripted statement calls ``git__git_log``; research cites ``[git.git_log]`` with the commit message
+the server returned, finance uses it uncited (the minutes say so); the minutes the chat receives, ``sabha
+meetings show`` and the meeting's web page list each result under Evidence (server.tool, arguments, when,
+who); ``sabha cost --by tool`` shows ``git.git_log``. Past ``board.meetings.max_tool_calls`` a call is refused
+and the model told.
 
 The offline model with the real ``mcp-server-time`` given to the chair: ``sabha ask "what time is it in
 UTC?"`` answers with the time server's result, cited ``[time.get_current_time]``.
@@ -94,6 +96,8 @@ class BoardModel(FakeOpenAI):
             said = re.search(r"Message: ([^\"\\\n]+)", results[-1])
             self.read_back.append(results[-1])
             found = said.group(1).strip() if said else "(nothing)"
+            if "tell you, finance?" in user:  # finance uses the log without citing it
+                return self.text_reply(f"The price change shipped.\nSTANCE: {STANCE}")
             return self.text_reply(f"The last commit is \u201c{found}\u201d [git.git_log], so the price change "
                                    f"shipped.\nSTANCE: {STANCE}")
         return self.text_reply(f"No objection from my side.\nSTANCE: {STANCE}")
@@ -201,17 +205,20 @@ async def test_a_meeting_cites_the_git_servers_log_and_its_minutes_list_it_as_ev
         evidence = minutes.split("Evidence", 1)[1].split("Round 1", 1)[0]
         lines = [ln for ln in evidence.splitlines() if "[git.git_log]" in ln]
         assert len(lines) == 2, minutes  # research's and finance's call, one line each
-        assert any("used by Research (round 1)" in ln for ln in lines) and any("Finance" in ln for ln in lines)
+        assert any(ln.endswith("used by Research (round 1)") for ln in lines), lines  # cited in its statement
+        assert any(ln.endswith("used by Finance (round 1); not cited in the statement") for ln in lines), lines
         assert all(str(repo) in ln and '"max_count": 1' in ln and " UTC" in ln for ln in lines), lines
         assert f"\u201c{COMMIT}\u201d [git.git_log]" in minutes  # the statement keeps its citation
     page = html.unescape(re.sub(r"<[^>]+>", "", model.page))  # the web meeting page's minutes, as text
     shown = page.split("Evidence", 1)[1].split("Round 1", 1)[0]
     assert shown.count("[git.git_log]") == 2 and "used by Research (round 1)" in shown, shown
+    assert "used by Finance (round 1); not cited in the statement" in shown, shown
     with contextlib.closing(sqlite3.connect(tmp_path / "sessions" / "sabha.db")) as db:
         kept = db.execute("SELECT role, data FROM meeting_events WHERE kind = 'evidence' ORDER BY id").fetchall()
         calls = db.execute("SELECT server, name, role, ok FROM tool_calls ORDER BY id").fetchall()
     assert sorted(r for r, _ in kept) == ["finance", "research"]
-    assert all(json.loads(d)["label"] == "git.git_log" and json.loads(d)["cited"] for _, d in kept)
+    assert [(r, json.loads(d)["label"], json.loads(d)["cited"]) for r, d in sorted(kept)] == [
+        ("finance", "git.git_log", False), ("research", "git.git_log", True)]
     assert all(f"Message: {COMMIT}" in json.loads(d)["excerpt"] for _, d in kept), kept  # the result, read back
     assert sorted(calls) == [("git", "git__git_log", "finance", 1), ("git", "git__git_log", "research", 1)]
     assert "best effort" not in stored
