@@ -77,6 +77,7 @@ SUBCOMMANDS: dict[str, str] = {
     "doctor": "bot.cli.doctor",
     "config": "bot.cli.config_cmd",
     "kb": "bot.cli.kb",
+    "tools": "bot.cli.tools",
     "memory": "bot.cli.memory",
     "media": "bot.cli.media",
     "people": "bot.cli.people",

@@ -177,7 +177,13 @@ class ServerLink:
             self._ready.set()
             self._settled.set()
             log.info("mcp server %s ready: %d tool(s) (%s)", self.spec.name, len(self.tools), self.spec.transport)
-            await self._watch(client)
+            listener = asyncio.create_task(self._listen(client), name=f"mcp {self.spec.name} tool changes")
+            try:
+                await self._watch(client)
+            finally:
+                listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await listener
             return True
         return False  # pragma: no cover - the block returns or raises
 
@@ -220,6 +226,21 @@ class ServerLink:
             if cursor is None:
                 break
         self.tools = tuple(tools)
+
+    async def _listen(self, client: Any) -> None:
+        """On a 2026-07-28 session: ask to hear when the server's tools change (``subscriptions/listen``); an
+        older session gets ``notifications/tools/list_changed`` unasked (:meth:`_on_message`)."""
+        caps = getattr(client.server_capabilities, "tools", None)
+        if caps is None or not getattr(caps, "list_changed", False):
+            return
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for _event in events:
+                    self._relist.set()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an older session or a server that does not offer it
+            log.debug("mcp server %s: not listening for tool changes: %s", self.spec.name, _one_line(exc))
 
     async def _on_message(self, message: Any) -> None:
         import mcp_types

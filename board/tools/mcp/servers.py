@@ -60,6 +60,20 @@ def is_stranger(ctx: ToolContext) -> bool:
     return current_allowance.get() is not None or (ctx.envelope is not None and ctx.envelope.is_public)
 
 
+#: The share of a turn's time left that a call may take: the rest is for the model to answer without it.
+_CALL_SHARE = 0.75
+_ANSWER_RESERVE_MAX_S = 20.0
+
+
+def _time_for(call_timeout_s: float, ctx: ToolContext) -> float:
+    """How long a call may take now: its own timeout, and never so much of the turn that no time is left for
+    the answer (a quarter of what is left, at most 20 s, stays for it)."""
+    if ctx.deadline is None:
+        return call_timeout_s
+    left = ctx.deadline - asyncio.get_running_loop().time()
+    return min(call_timeout_s, left - min(left * (1 - _CALL_SHARE), _ANSWER_RESERVE_MAX_S))
+
+
 @dataclass
 class _Turn:
     """The outside-tool calls of one exchange so far."""
@@ -99,12 +113,33 @@ class McpServers:
 
     # -- life ------------------------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Start every enabled server in the background (the daemon, at its start)."""
-        self._started = True
+    def start(self, names: Iterable[str] | None = None) -> None:
+        """Start every enabled server (or those of ``names``) in the background (the daemon, at its start)."""
+        wanted = None if names is None else set(names)
+        self._started = wanted is None
         for link in self._links.values():
-            if link.spec.enabled:
+            if link.spec.enabled and (wanted is None or link.spec.name in wanted):
                 link.start()
+
+    async def settled(self) -> None:
+        """Wait until every started server has connected or failed once (each up to its ``start_timeout_s``)."""
+        links = [link for link in self._links.values() if link.started]
+        await asyncio.gather(*(link.wait_settled(link.spec.start_timeout_s + 1.0) for link in links))
+
+    def listed(self, server: str) -> tuple[mcp_types.Tool, ...]:
+        """The tools ``server`` listed when it last connected (its full descriptions and schemas)."""
+        link = self._links.get(server)
+        return link.tools if link is not None and link.state.usable else ()
+
+    async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
+        """Call ``tool`` of ``server`` as the owner would from the terminal (``sabha tools test``): a tool that
+        does not only read still passes the consent gate; the result is quoted as the model would see it."""
+        ctx = ToolContext(role="owner", session_key=f"cli:tools:{server}")
+        link = self._links.get(server)
+        found = next((t for t in (link.tools if link is not None else ()) if t.name == tool), None)
+        if link is None or found is None:
+            return ToolResult.failure(f"{server} has no tool {tool!r}")
+        return await self._call(ToolOrigin(server, tool, reads_only(found)), arguments, ctx, _Turn())
 
     async def ensure(self, ctx: ToolContext) -> None:
         """Start the servers ``ctx``'s role was given that have not started (the terminal: on first use) and wait
@@ -236,9 +271,7 @@ class McpServers:
             why = f"{state.state.value}" + (f": {state.last_error}" if state and state.last_error else "") \
                 if state else "no longer configured"
             return ToolResult.failure(f"{origin.label} is not available now ({why}); answer without it")
-        timeout = link.spec.call_timeout_s
-        if ctx.deadline is not None:
-            timeout = min(timeout, ctx.deadline - asyncio.get_running_loop().time())
+        timeout = _time_for(link.spec.call_timeout_s, ctx)
         if timeout <= 0:
             return ToolResult.failure(f"not run: no time is left in this answer for {origin.label}; answer without it")
         turn.calls += 1
@@ -248,8 +281,7 @@ class McpServers:
                                                          ctx.role, ctx.session_key, ctx.meeting_id), ctx)
             if not verdict.runs:
                 return ToolResult.failure(verdict.note or f"{origin.label} was not run: the owner did not allow it")
-            if ctx.deadline is not None:  # the wait for the owner took some of the turn
-                timeout = min(timeout, ctx.deadline - asyncio.get_running_loop().time())
+            timeout = _time_for(link.spec.call_timeout_s, ctx)  # the wait for the owner took some of the turn
         return await self._run(link, origin, arguments, max(timeout, 0.1), verdict)
 
     async def _run(self, link: ServerLink, origin: ToolOrigin, arguments: dict[str, Any], timeout: float,
@@ -261,9 +293,9 @@ class McpServers:
             summary = "answered" if ok else "answered with an error"
             return as_result(origin, result, self.settings.result_max_chars)
         except TimeoutError:
-            summary = f"no answer within {timeout:g} s"
-            log.warning("mcp %s: no answer within %g s; abandoned", origin.label, timeout)
-            return ToolResult.failure(f"{origin.label} gave no answer within {timeout:g} s and was abandoned; "
+            summary = f"no answer within {timeout:.3g} s"
+            log.warning("mcp %s: no answer within %.3g s; abandoned", origin.label, timeout)
+            return ToolResult.failure(f"{origin.label} gave no answer within {timeout:.3g} s and was abandoned; "
                                       "answer without it", retryable=False)
         except ServerGone as exc:
             summary = str(exc)
