@@ -22,7 +22,6 @@ import html
 import json
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -35,39 +34,17 @@ from board.workspace.paths import copy_default_workspace
 from bot.web.auth import COOKIE
 from tests.support.board import valid_decision
 from tests.support.browser import web_link
-from tests.support.ci import missing_part
 from tests.support.cli import init_board, run_sabha
 from tests.support.daemon import SabhaProcess, write_config
 from tests.support.fakes.openai_api import FakeOpenAI
 from tests.support.fakes.telegram_api import FakeTelegramAPI
+from tests.support.mcp import git_repo, python_server
 from tests.support.telegram import OWNER, TOKEN, eventually
 
 SPECIALISTS = ["research", "content", "finance", "strategy", "critic"]
 COMMIT = "Raise the Pro plan to 20 EUR a month"
 STANCE = json.dumps({"position": "support", "confidence": 0.7, "assumption": "the repository says what shipped"})
 _SCHEMA = "matches this JSON schema:"
-
-
-def server(name: str) -> str:
-    """A PyPI server's console script, installed beside this Python (the test extra)."""
-    found = shutil.which(name, path=str(Path(sys.executable).parent))
-    if found is None:
-        missing_part(f"{name} is not installed next to {sys.executable}: pip install -e '.[test]'")
-    return found
-
-
-def git_repo(path: Path) -> Path:
-    """A throwaway repository whose last commit says :data:`COMMIT`."""
-    path.mkdir(parents=True)
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Asha", "GIT_AUTHOR_EMAIL": "asha@example.org",
-           "GIT_COMMITTER_NAME": "Asha", "GIT_COMMITTER_EMAIL": "asha@example.org"}
-    subprocess.run(["git", "init", "-q", str(path)], check=True, env=env)
-    (path / "pricing.md").write_text("Pro: 15 EUR\n", encoding="utf-8")
-    subprocess.run(["git", "-C", str(path), "add", "."], check=True, env=env)
-    subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", "Pricing page"], check=True, env=env)
-    (path / "pricing.md").write_text("Pro: 20 EUR\n", encoding="utf-8")
-    subprocess.run(["git", "-C", str(path), "commit", "-q", "-am", COMMIT], check=True, env=env)
-    return path
 
 
 class BoardModel(FakeOpenAI):
@@ -155,10 +132,10 @@ def older_template(root: Path) -> None:
 async def hold_meeting(tmp_path: Path, fake: FakeTelegramAPI, *board: str) -> BoardModel:
     """``sabha run`` with git given to research and finance (``board``: more lines of board.meetings); the
     owner's /meeting about the repository, until its minutes reach the owner's chat; the daemon stopped."""
-    repo = git_repo(tmp_path / "repo")
+    repo = git_repo(tmp_path / "repo", COMMIT)
     extra = ["board:", "  meetings:", "    max_turns_per_agent: 1", *board, "  agents:",
              "    research: {tools: ['mcp:git']}", "    finance: {tools: ['mcp:git']}",
-             "mcp:", "  servers:", "    git:", f"      command: {server('mcp-server-git')}",
+             "mcp:", "  servers:", "    git:", f"      command: {python_server('mcp-server-git')}",
              f"      args: [--repository, {repo}]"]
     async with BoardModel() as model:
         model.repo, model.read_back = repo, []
@@ -237,7 +214,7 @@ async def test_the_offline_model_answers_what_time_it_is_with_the_time_servers_r
     assert board is not None and not re.search(r"^mcp:", text, re.MULTILINE), text
     text = text[:board.end()] + "  agents:\n    general: {tools: ['mcp:time']}\n" + text[board.end():]
     config.write_text(text + "\n".join([
-        "", "mcp:", "  servers:", "    time:", f"      command: {server('mcp-server-time')}",
+        "", "mcp:", "  servers:", "    time:", f"      command: {python_server('mcp-server-time')}",
         "      args: [--local-timezone, UTC]", ""]), encoding="utf-8")
     out, err = await run_sabha(folder, env, "ask", "what time is it in UTC?")
     assert "[time.get_current_time]" in out, (out, err)

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import shutil
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,17 +20,9 @@ import pytest
 from board.llm.base import ChatMessage, LLMRequest, LLMResponse, Persona, ToolSpec
 from board.llm.offline import OfflineProvider
 from board.llm.offline_tools import INTENT_PREFIX
-from tests.support.ci import missing_part
+from tests.support.mcp import git_repo, python_server
 
 SOUL = "You are the Chair: you keep the board honest.\n"
-
-
-def server(name: str) -> str:
-    """The server's console script, installed beside this Python (pip install mcp-server-time ...)."""
-    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
-    if found is None:
-        missing_part(f"{name} is not installed (pip install {name})")
-    return found
 
 
 class Live:
@@ -72,24 +61,16 @@ async def live(label: str, command: str, *args: str) -> AsyncIterator[Live]:
 
 
 def time_server() -> contextlib.AbstractAsyncContextManager[Live]:
-    return live("time", server("mcp-server-time"), "--local-timezone", "UTC")
+    return live("time", python_server("mcp-server-time"), "--local-timezone", "UTC")
 
 
 def git_server(repo: Path) -> contextlib.AbstractAsyncContextManager[Live]:
-    return live("git", server("mcp-server-git"), "--repository", str(repo))
+    return live("git", python_server("mcp-server-git"), "--repository", str(repo))
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "repo"
-    path.mkdir()
-    env = {"GIT_AUTHOR_NAME": "Asha", "GIT_AUTHOR_EMAIL": "asha@example.org", "GIT_COMMITTER_NAME": "Asha",
-           "GIT_COMMITTER_EMAIL": "asha@example.org", "HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    subprocess.run(["git", "init", "-q", str(path)], check=True, env=env)
-    (path / "pricing.md").write_text("Pro: 20 EUR a month\n")
-    subprocess.run(["git", "-C", str(path), "add", "."], check=True, env=env)
-    subprocess.run(["git", "-C", str(path), "commit", "-q", "-m", "Raise the Pro plan to 20 EUR"], check=True, env=env)
-    return path
+    return git_repo(tmp_path / "repo", "Raise the Pro plan to 20 EUR")
 
 
 def request(question: str, tools: tuple[ToolSpec, ...], *more: ChatMessage) -> LLMRequest:
