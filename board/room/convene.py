@@ -121,7 +121,7 @@ class BoardRoom:
             if allowed is None:
                 allowed = tuple(t for t in self.runner.allowed_tools(profile)
                                 if t != CONVENE_TOOL or not ctx.meeting_id)
-            none = not allowed and not ask.extra_tools  # "no tools at all": not the role's outside ones either
+            none = ask.tools == () and not ask.extra_tools  # "no tools at all": not the role's outside ones either
             outcome = await self.runner.exchange(
                 profile, message, ctx, system=system, tools_allowed=allowed, extra_tools=ask.extra_tools,
                 ledger_tags={"purpose": purpose}, max_tool_iterations=0 if none else None,
