@@ -205,7 +205,8 @@ def policy_of(settings: AgentSettings) -> ExchangePolicy:
 @dataclass(frozen=True, kw_only=True)
 class RunnerHooks:
     """What the runner is built with besides its stores: user memory, the guardrails, the stranger's spend
-    gate, who is told of finished turns, the model caller (None: a resilient caller over the providers)."""
+    gate, who is told of finished turns, the model caller (None: a resilient caller over the providers) and
+    the source of the roles' outside (MCP) tools."""
 
     memory: FactRecall | None = None
     guardrails: Guardrails | None = None
@@ -329,12 +330,19 @@ class AgentRunner:
 
     async def run(self, request: ExchangeRequest) -> ExchangeOutcome:
         """Answer ``request`` (see :mod:`board.agent.exchange`); never raises for model or tool failures."""
-        if self._outside_ready is not None and request.tools.max_rounds != 0:
-            try:  # the role's servers, started on first use (the terminal) or still starting
-                await self._outside_ready(request.ctx)
-            except Exception:  # the exchange goes on without the tools that are not ready
-                log.exception("starting the outside tools of %s failed", request.ctx.role)
+        if request.tools.max_rounds != 0:
+            await self.outside_ready(request.ctx)
         return await run_exchange(request, self.exchange_deps())
+
+    async def outside_ready(self, ctx: ToolContext) -> None:
+        """Until the outside tools of ``ctx``'s role are ready: its servers started on first use (the terminal)
+        or still starting. Never raises: what is not ready is left out."""
+        if self._outside_ready is None:
+            return
+        try:
+            await self._outside_ready(ctx)
+        except Exception:  # the exchange goes on without the tools that are not ready
+            log.exception("starting the outside tools of %s failed", ctx.role)
 
     async def exchange(
         self,

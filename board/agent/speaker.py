@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board.agent.tools import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from board.agent.exchange.outcome import ToolEvent
 
 __all__ = ["Ask", "Speaker", "Utterance"]
 
@@ -23,7 +26,8 @@ class Ask:
 
     ``tools=None`` means the role's own permitted tools, ``()`` none at all;
     ``extra_tools`` are added and permitted for this exchange only (the meeting's
-    scoreboard tools). ``response_schema`` asks for one JSON object of that shape.
+    scoreboard tools). With ``tools=()`` and no ``extra_tools`` nothing is offered, outside (MCP) tools
+    included. ``response_schema`` asks for one JSON object of that shape.
     """
 
     role: str
@@ -35,12 +39,14 @@ class Ask:
 
 @dataclass(frozen=True)
 class Utterance:
-    """What one exchange of a role produced."""
+    """What one exchange of a role produced; ``tool_events``: the tool calls it made, in order (a meeting
+    records the outside tools' results among them as evidence)."""
 
     text: str
     cost_usd: float = 0.0
     model: str | None = None
     degraded: bool = False
+    tool_events: tuple[ToolEvent, ...] = ()
 
 
 #: Run one exchange: (what is asked, the calling context) -> what the role said.

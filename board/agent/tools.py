@@ -13,7 +13,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from board.envelope import Envelope
@@ -205,7 +205,7 @@ class ToolRegistry:
     def specs(self, allowed: Iterable[str]) -> tuple[ToolSpec, ...]:
         """Schemas of the allowed tools that exist, in the order given."""
         tools = [self._tools[n] for n in allowed if n in self._tools]
-        return tuple(t.spec for t in tools if t.offered is None or t.offered())
+        return tuple(_spec_of(t) for t in tools if t.offered is None or t.offered())
 
     async def call(self, name: str, arguments: Any, ctx: ToolContext, allowed: Iterable[str]) -> ToolResult:
         """Run one tool call; see the module docstring. Never raises (except cancellation)."""
@@ -239,3 +239,11 @@ class ToolRegistry:
         except Exception as exc:  # a broken tool must not break the turn
             log.exception("tool %s failed for role %s", name, ctx.role)
             return ToolResult.failure(f"{name!r} failed: {exc}", retryable=False)
+
+
+def _spec_of(tool: Tool) -> ToolSpec:
+    """The spec a model is offered: an outside tool's says whether it only reads and how it is cited."""
+    origin = tool.origin
+    if origin is None or (tool.spec.read_only == origin.read_only and tool.spec.cite == origin.label):
+        return tool.spec
+    return replace(tool.spec, read_only=origin.read_only, cite=origin.label)

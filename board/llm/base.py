@@ -57,6 +57,11 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]
+    #: only reads (an outside tool the server marks read-only, or none of the world's state changes): a model
+    #: may call it unasked (the offline model calls only these)
+    read_only: bool = False
+    #: how an answer cites its result (``git.git_log`` for ``[git.git_log]``); None: not cited (Sabha's own)
+    cite: str | None = None
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,11 @@ remembered by the provider, so once per process: once per terminal chat, once pe
 
 It can also exercise the tool loop without a key: when the last user message contains
 ``[TOOL: <name> ARG: {json}]`` for a tool the request offers, it calls that tool, then
-answers quoting the tool's result. Asked for JSON of a schema
+answers quoting the tool's result. A chat question that plainly asks for what an offered read-only
+tool gives ("what time is it in Tokyo?" and a ``get_current_time`` tool; "what was the last commit?"
+and a git ``log`` tool) makes it call that tool once, with arguments from the question or the tool's
+schema, and answer with the result cited ``[time.get_current_time]`` (:mod:`board.llm.offline_tools`);
+a tool that is not read-only it never calls. Asked for JSON of a schema
 (``metadata["response_schema"]``, meetings do this) it returns a valid instance built
 from the persona (see :mod:`board.llm.offline_json`). Sent pictures, it says how many, their type and
 their size (:func:`describe_images`), never what they show. Asked to summarise for compaction
@@ -49,7 +53,7 @@ from datetime import date, timedelta
 from typing import Any
 
 from board.language.statements import heard
-from board.llm import offline_json, offline_meeting, text_tools
+from board.llm import offline_json, offline_meeting, offline_tools, text_tools
 from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.offline_topic import topic_of
 
@@ -292,7 +296,7 @@ class OfflineProvider:
         if request.messages and request.messages[-1].role == "tool":
             return self._after_tools(request)
         if request.tools and request.tool_choice != "none" and request.messages:
-            calls = self._requested_calls(request) or self._meeting_calls(request)
+            calls = self._requested_calls(request) or self._meeting_calls(request) or self._looked_up(request)
             if calls:
                 return LLMResponse(text="", model="offline", tool_calls=calls, usage=_usage(request, ""),
                                    stop_reason="tool_use")
@@ -306,6 +310,16 @@ class OfflineProvider:
         offered = {t.name for t in request.tools}
         parsed = text_tools.parse(last.content, id_prefix=f"offline-{len(request.messages)}")
         return tuple(c for c in parsed.calls if c.name in offered)
+
+    @staticmethod
+    def _looked_up(request: LLMRequest) -> tuple[ToolCall, ...]:
+        """A chat question that plainly asks for what an offered read-only tool gives: call it once
+        (:mod:`board.llm.offline_tools`)."""
+        last = request.messages[-1]
+        if request.metadata.get("purpose", "turn") != "turn" or last.role != "user":
+            return ()
+        call = offline_tools.intent_call(last.content, request.tools, call_id=str(len(request.messages)))
+        return (call,) if call is not None else ()
 
     @staticmethod
     def _scoreboard_entry(request: LLMRequest, text: str) -> tuple[str, dict[str, object]] | None:
@@ -383,13 +397,17 @@ class OfflineProvider:
             round_no = _meeting_round(prompt)
             if round_no is not None:
                 return self._meeting_statement(request, prompt, round_no)
+        persona = request.persona
+        stance = _second_to_first_person(voice_line(persona.soul)) or f"I am {persona.name}."
+        looked = offline_tools.cited_answer(request.messages, request.tools)
+        if looked is not None:
+            text = " ".join([stance, looked, self._notice(request)])
+            return LLMResponse(text=text, model="offline", usage=_usage(request, text), stop_reason="end_turn")
         results = []
         for message in reversed(request.messages):
             if message.role != "tool":
                 break
             results.append(_shorten(message.content, 300))
-        persona = request.persona
-        stance = _second_to_first_person(voice_line(persona.soul)) or f"I am {persona.name}."
         text = " ".join([stance, "The tools returned: " + " | ".join(reversed(results)), self._notice(request)])
         return LLMResponse(text=text, model="offline", usage=_usage(request, text))
 

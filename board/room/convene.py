@@ -121,13 +121,14 @@ class BoardRoom:
             if allowed is None:
                 allowed = tuple(t for t in self.runner.allowed_tools(profile)
                                 if t != CONVENE_TOOL or not ctx.meeting_id)
+            none = ask.tools == () and not ask.extra_tools  # "no tools at all": not the role's outside ones either
             outcome = await self.runner.exchange(
                 profile, message, ctx, system=system, tools_allowed=allowed, extra_tools=ask.extra_tools,
-                ledger_tags={"purpose": purpose},
+                ledger_tags={"purpose": purpose}, max_tool_iterations=0 if none else None,
                 metadata={"response_schema": schema} if schema is not None else None,
             )
             return Utterance(text=outcome.text, cost_usd=outcome.cost_usd or 0.0, model=outcome.model,
-                             degraded=outcome.degraded)
+                             degraded=outcome.degraded, tool_events=outcome.tool_events)
 
         return speak
 
@@ -178,7 +179,8 @@ class BoardRoom:
             subscribers=[*self.subscribers, *extra_subscribers], base_ctx=base,
             resolve_role=lambda name: _find_role(souls, name),
             models={p.role: self.runner.model_for(p) for p in [chair, *specialists]},
-            extra_owners=tuple(extra_owners), preset_agenda=agenda, clock=self.clock,
+            extra_owners=tuple(extra_owners), preset_agenda=agenda, clock=self.clock, outside=self.runner.outside,
+            outside_ready=self.runner.outside_ready,
         ))
         present = {p.role for p in [chair, *specialists]}
         for status in souls.status():

@@ -33,6 +33,7 @@ class MeetingSettings:
     min_resolved_predictions: int = 5  # an advisor's Brier score is shown from this many resolved predictions
     recall_decisions: int = 3  # earlier related decisions in a new meeting's framing (0: none)
     review_after_days: float = 0  # a review meeting this long after each decision (0: off)
+    max_tool_calls: int = 12  # outside (MCP) tool calls the members may make in one meeting, all together
 
     def challenger_for(self, roster: str) -> str:
         """The role that reviews the draft decision of a ``roster`` meeting ("" for none)."""

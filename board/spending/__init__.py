@@ -3,4 +3,4 @@ budget read from it, and the allowance that holds a stranger's model call agains
 it is made."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["allowance", "budget", "ledger", "migrations"]
+__all__ = ["allowance", "budget", "ledger", "migrations", "tool_costs"]

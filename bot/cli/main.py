@@ -94,7 +94,7 @@ OWN_COMMANDS = ("cost", "run")
 
 
 async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
-    """Print what the models cost, grouped by role, day, model or meeting."""
+    """Print what the models cost, grouped by role, day, model or meeting (or the tool calls, ``--by tool``)."""
     import json
     from dataclasses import asdict
 
@@ -103,8 +103,10 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     from bot.cli.ops import budget_json, budget_lines
     from bot.cli.where import has_state
 
-    if args.by not in GROUPS:
-        raise UserError(f"--by {args.by!r}: group by one of {', '.join(sorted(GROUPS))}")
+    if args.by not in GROUPS and args.by != "tool":
+        raise UserError(f"--by {args.by!r}: group by one of {', '.join(sorted([*GROUPS, 'tool']))}")
+    if args.role is not None and args.by != "tool":
+        raise UserError("--role works with --by tool: the tool calls of one role (model costs group --by role)")
     try:
         since = parse_since(args.since)
     except ValueError as exc:
@@ -112,6 +114,8 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     if not has_state(loaded):
         emit(f"no state database at {loaded.state_url()} yet: nothing has been recorded")
         return 0
+    if args.by == "tool":
+        return await _tool_costs(loaded, args, since)
     async with await open_state_db(loaded) as db:
         ledger = Ledger(db)
         rows = await ledger.summary(since=since, by=args.by)
@@ -130,6 +134,25 @@ async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         emit()
         for line in await budget_lines(ledger, loaded):
             emit(line)
+    return 0
+
+
+async def _tool_costs(loaded: LoadedConfig, args: argparse.Namespace, since: Any) -> int:
+    """``sabha cost --by tool``: calls, failures, latency and result bytes per tool (server.tool)."""
+    import json
+    from dataclasses import asdict
+
+    from board.spending.tool_costs import format_tool_report, tool_costs
+    from bot.app import open_state_db
+
+    async with await open_state_db(loaded) as db:
+        rows = await tool_costs(db, since=since, role=args.role)
+    if args.json:
+        emit(json.dumps({"since": since.isoformat() if since else None, "by": "tool", "role": args.role,
+                         "rows": [asdict(r) for r in rows]}, indent=2))
+        return 0
+    label = "since the beginning" if since is None else f"since {since.isoformat(timespec='minutes')}"
+    emit(format_tool_report(rows, since_label=label + (f", role {args.role}" if args.role else "")))
     return 0
 
 
@@ -249,11 +272,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _add_own_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     """``sabha cost`` and ``sabha run``."""
     p = sub.add_parser("cost", parents=[common], help="what the models cost (from the ledger)",
-                       description="Estimated model cost from the ledger, as a table.")
+                       description="Estimated model cost from the ledger, as a table; --by tool: the tool calls "
+                                   "(MCP servers' and Sabha's own) with their failures, latency and result bytes.")
     p.add_argument("--since", default="7d", metavar="WHEN",
                    help="7d, 24h, 30m, 2w, a date such as 2025-01-31, or all (default: 7d)")
     p.add_argument("--by", default="role", metavar="GROUP",
-                   help="group rows by role, day, model or meeting (default: role)")
+                   help="group rows by role, day, model or meeting (default: role); tool: the tool calls instead "
+                        "(calls, failures, median and p95 latency, result bytes per server.tool)")
+    p.add_argument("--role", metavar="ROLE", help="with --by tool: only the calls of this role")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=config_command(cmd_cost, writes=False))
 

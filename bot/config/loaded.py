@@ -108,6 +108,7 @@ class LoadedConfig:
                 min_resolved_predictions=meetings.min_resolved_predictions,
                 recall_decisions=meetings.recall_decisions,
                 review_after_days=meetings.review_after_days,
+                max_tool_calls=meetings.max_tool_calls,
             ),
             consultation=ConsultSettings(
                 enabled=consult.enabled and board.enabled,

@@ -122,6 +122,7 @@ class _Meetings:
     min_resolved_predictions: int = 5
     recall_decisions: int = 3
     review_after_days: float = 0
+    max_tool_calls: int = 12
 
 
 @dataclass(frozen=True)

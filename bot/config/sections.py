@@ -82,6 +82,10 @@ class MeetingsConfig(StrictModel):
     review_after_days: float = Field(0, ge=0, le=3650, description="convene a short review of each decision this "
                                                                    "many days after it (0: off; /review <id> "
                                                                    "<when> schedules one)")
+    max_tool_calls: int = Field(12, ge=0, le=1000, description="outside (MCP) tool calls the members of one "
+                                                               "meeting may make, all together; past it a call is "
+                                                               "refused and the model told to answer with what it "
+                                                               "has (0: none)")
 
 
 class ConsultationConfig(StrictModel):

@@ -15,6 +15,7 @@ around one small orchestrator:
 - :mod:`~board.room.meeting.convergence`: pure reads: unanimity, convergence, consensus that holds, dissenters
 - :mod:`~board.room.meeting.decide`: phase 3, the chair's synthesis, validated, dissent restored, best effort
 - :mod:`~board.room.meeting.challenge`: phase 4, the challenger's final objection, beside the synthesis
+- :mod:`~board.room.meeting.cited`: outside (MCP) tool results the members used: capped, recorded as evidence
 - :mod:`~board.room.meeting.minutes`: the record opened and closed, the minutes rendered
 - :mod:`~board.room.meeting.run`: MeetingRun, the phases in order and the stop reason
 

@@ -1,18 +1,20 @@
 """What a meeting is, fixed before it starts: :class:`MeetingContext` (frozen).
 
-Who sits in it, how they are made to speak, where it is recorded, its settings and the
-agenda given in advance (the roundtable's). Nothing here changes while the meeting runs;
-what changes lives in :class:`~board.room.meeting.state.MeetingState`. :meth:`emit` hands a
-progress event to every subscriber, each isolated: a broken display never breaks a meeting.
+Who sits in it, how they are made to speak (and the outside tools its members may look things up
+with), where it is recorded, its settings and the agenda given in advance (the roundtable's).
+Nothing here changes while the meeting runs; what changes lives in
+:class:`~board.room.meeting.state.MeetingState`. :meth:`emit` hands a progress event to every
+subscriber, each isolated: a broken display never breaks a meeting.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from board.agent.outside import NO_OUTSIDE_TOOLS, OutsideTools
 from board.agent.speaker import Speaker
 from board.agent.tools import ToolContext
 from board.clock import SYSTEM_CLOCK, Clock
@@ -49,6 +51,8 @@ class MeetingContext:
     evidence: tuple[Evidence, ...] = ()  # the conversation's files on the agenda (board.room.evidence)
     revisit_of: str | None = None  # the decision this meeting revisits (recorded with the meeting)
     clock: Clock = SYSTEM_CLOCK  # the board's one clock: when predictions were made, what is recalled
+    outside: OutsideTools = NO_OUTSIDE_TOOLS  # the roles' outside (MCP) tools, offered to members' statements
+    outside_ready: Callable[[ToolContext], Awaitable[None]] | None = None  # until a role's servers have started
 
     @property
     def profiles(self) -> dict[str, AgentProfile]:

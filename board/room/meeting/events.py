@@ -3,14 +3,15 @@
 :class:`MeetingEvent` is what subscribers (channels, the terminal) see while a meeting
 runs; :class:`MeetingResult` is what the caller gets back; :class:`StopReason` says why it
 ended. :class:`Stop` is raised inside the package to end a meeting early (a deadline, a
-budget, no quorum); only :mod:`board.room.meeting.run` catches it.
+budget, no quorum); only :mod:`board.room.meeting.run` catches it. :class:`ToolEvidence` is one
+outside tool result a member used (:mod:`board.room.meeting.cited` records them).
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -25,6 +26,7 @@ __all__ = [
     "Stop",
     "StopReason",
     "Subscriber",
+    "ToolEvidence",
     "new_meeting_id",
 ]
 
@@ -103,3 +105,25 @@ class Stop(Exception):
 def new_meeting_id() -> str:
     """A sortable, unique meeting id such as ``m-20261122-0304-9f2c``."""
     return f"m-{datetime.now(UTC).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}"
+
+
+@dataclass(frozen=True)
+class ToolEvidence:
+    """One outside tool result a member used in a meeting."""
+
+    label: str  # server.tool, as it is cited: [git.git_log]
+    arguments: str  # the arguments as the model sent them (compact JSON)
+    ts: str  # when the call finished (UTC ISO)
+    role: str
+    round: int
+    cited: bool  # the statement cites it as [label]
+    excerpt: str = ""  # the start of the result, one harmless line
+
+    @property
+    def cite(self) -> str:
+        """``[git.git_log]``."""
+        return f"[{self.label}]"
+
+    def data(self) -> dict[str, Any]:
+        """As the ``evidence`` meeting event stores it."""
+        return asdict(self)

@@ -1,7 +1,8 @@
 """The meeting's record: opened before the first word, closed with the minutes.
 
 :func:`open_record` stores the meeting and its participants and announces it;
-:func:`close_record` renders the minutes (the workspace's ``minutes.md.j2``), stores the end,
+:func:`close_record` renders the minutes (the workspace's ``minutes.md.j2``; the files and the tool
+results used are listed as evidence even by a template that leaves them out), stores the end,
 the decision and its action items, and tells the subscribers; :func:`minutes_context` is what
 the minutes template sees.
 """
@@ -13,6 +14,8 @@ from typing import Any
 
 from board.room.decision import Decision, format_stance
 from board.room.evidence import append_evidence, minutes_entries
+from board.room.meeting.cited import append_tool_evidence
+from board.room.meeting.cited import minutes_entries as tool_entries
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import models_differ
 from board.room.meeting.events import MeetingEventKind, MeetingResult, StopReason
@@ -58,7 +61,7 @@ def minutes_context(m: MeetingContext, s: MeetingState, stop_reason: str | None,
         "meeting": {"id": m.id, "topic": m.topic, "roster": m.roster, "started_at": s.started_at,
                     "ended_at": datetime.now(UTC).isoformat(timespec="seconds"), "stop_reason": stop_reason,
                     "cost_usd": s.spent_usd},
-        "agenda": s.agenda, "evidence": minutes_entries(m.evidence),
+        "agenda": s.agenda, "evidence": minutes_entries(m.evidence), "tool_evidence": tool_entries(m, s.cited),
         "participants": participants, "rounds": _rounds(m, s), "warnings": s.warnings,
         "disagreements": s.disagreements, "consensus": s.consensus,
         "decision": decision.model_dump() if decision else None,
@@ -68,7 +71,8 @@ def minutes_context(m: MeetingContext, s: MeetingState, stop_reason: str | None,
 async def close_record(m: MeetingContext, s: MeetingState, stop: StopReason, decision: Decision | None,
                        error: str | None) -> MeetingResult:
     """Render and store the minutes, the decision and its actions; announce the end."""
-    minutes = append_evidence(m.render_minutes(minutes_context(m, s, stop.value, decision)), m.evidence)
+    context = minutes_context(m, s, stop.value, decision)
+    minutes = append_tool_evidence(append_evidence(m.render_minutes(context), m.evidence), context["tool_evidence"])
     await m.store.finish(m.id, stop_reason=stop.value, cost_usd=s.spent_usd,
                          decision=decision.model_dump() if decision else None, minutes=minutes, error=error)
     if decision is not None:

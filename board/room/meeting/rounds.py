@@ -28,6 +28,8 @@ from board.room.decision import (
     split_stance,
 )
 from board.room.evidence import evidence_block
+from board.room.meeting.cited import capped, evidence_of, outside_tools, tools_line
+from board.room.meeting.cited import record as record_evidence
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import (
     abridge,
@@ -89,13 +91,16 @@ def _colleagues(m: MeetingContext, s: MeetingState, profile: AgentProfile, round
 
 
 def round_message(m: MeetingContext, s: MeetingState, profile: AgentProfile, round_no: int,
-                  same_round: dict[str, tuple[str, Stance | None]] | None = None) -> str:
-    """What ``profile`` is asked in ``round_no`` (a pure function of the record)."""
+                  same_round: dict[str, tuple[str, Stance | None]] | None = None, *, tools_note: str = "") -> str:
+    """What ``profile`` is asked in ``round_no`` (a pure function of the record; ``tools_note``: what it is
+    told of its outside tools, :func:`board.room.meeting.cited.tools_line`)."""
     parts = [f"Board meeting on: {m.topic}\nAgenda:\n{s.agenda}",
              f"Round {round_no} of at most {m.settings.max_turns_per_agent}. "
              f"The chair asked you: {s.questions[profile.role]}"]
     if m.evidence:
         parts.append(evidence_block(m.evidence))
+    if tools_note:
+        parts.append(tools_note)
     if profile.role == m.challenger:
         parts.append("You are this meeting's challenger: find the objection nobody wants to hear, and do not "
                      "agree for the sake of agreeing.")
@@ -151,9 +156,11 @@ async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Sai
     """One member's statement in ``round_no``: asked, recorded, stored and shown."""
     m, s = limits.m, limits.s
     same_round = None if m.settings.parallel else said.so_far()
+    looks = await outside_tools(m, profile.role)
+    message = round_message(m, s, profile, round_no, same_round, tools_note=tools_line(m, s, looks))
     try:
-        utterance = await ask(limits, profile.role, round_message(m, s, profile, round_no, same_round),
-                              tools=None, extra_tools=tuple(meeting_tools(m, s)))
+        utterance = await ask(limits, profile.role, message, tools=None,
+                              extra_tools=(*meeting_tools(m, s), *capped(m, s, looks)))
     except (Stop, asyncio.CancelledError):
         raise
     except TimeoutError:
@@ -165,6 +172,8 @@ async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Sai
     if utterance.degraded:
         await _mark_absent(m, s, profile, "the model was unavailable")
         return
+    used = evidence_of(utterance.tool_events, profile.role, round_no, utterance.text)
+    await record_evidence(m, s, used)
     body, stance, problem = split_stance(await record_stated(m, s, profile.role, utterance.text))
     if stance is None:
         stance = await _ask_stance(limits, profile.role, body, problem or "missing")
@@ -178,7 +187,7 @@ async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Sai
     await record_prediction(m.store.db, m.id, round_no, profile.role, stance, model=utterance.model, now=m.clock.now())
     await m.emit(MeetingEventKind.AGENT_SPOKE, s.current_round, role=profile.role,
                  text=f"{body}\n\nStance: {format_stance(stance)}", statement=body, stance=dumped,
-                 model=utterance.model, models_differ=models_differ(m, s))
+                 model=utterance.model, models_differ=models_differ(m, s), evidence=[e.label for e in used])
 
 
 def _keep(m: MeetingContext, s: MeetingState, said: Said) -> None:

@@ -2,7 +2,7 @@
 
 Only the phases of this package write it. Each round appends one dict of statements and
 one of stances (roster order); the scoreboard appends disagreements and consensus; the
-limits add what was spent.
+limits add what was spent; the members' outside tool calls are counted and their results kept as evidence.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from board.room.decision import Stance
+from board.room.meeting.events import ToolEvidence
 
 __all__ = ["MeetingState"]
 
@@ -37,3 +38,5 @@ class MeetingState:
     warnings: list[str] = field(default_factory=list)  # shown in the minutes, e.g. an unenforced budget
     deadline: float = 0.0  # time.monotonic() after which no call starts
     started_at: str = ""
+    tool_calls: int = 0  # outside (MCP) tool calls made so far (capped by ``settings.max_tool_calls``)
+    cited: list[ToolEvidence] = field(default_factory=list)  # outside tool results used, in order
