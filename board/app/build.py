@@ -28,6 +28,7 @@ from board.app.rosters import Rosters
 from board.app.settings import BoardSettings
 from board.clock import Clock
 from board.commands import builtin as builtin_commands
+from board.commands import consent as consent_commands
 from board.commands import files as files_commands
 from board.commands import followup as followup_commands
 from board.commands import llm as llm_commands
@@ -54,6 +55,7 @@ from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
 from board.spending.ledger import Ledger
 from board.storage import Database
+from board.tools.consent import ApprovalStore, OwnerConsent
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 
@@ -165,6 +167,19 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     return room, reminders, decisions
 
 
+def _consent(settings: BoardSettings, base: _Base, clock: Clock, commands: CommandRegistry) -> OwnerConsent:
+    """The owner's consent before a tool that changes the world runs, with ``/allow`` and ``/deny``."""
+    souls = base.souls
+
+    def voice(role: str) -> tuple[str, str] | None:  # (name, emoji) of the advisor that asks
+        profile = next((p for p in souls.profiles() if p.role == role), None)
+        return (profile.name, profile.emoji) if profile is not None else None
+
+    gate = OwnerConsent(ApprovalStore(base.ledger.db), base.schedule, clock, settings.consent, voice=voice)
+    consent_commands.register(commands, gate)
+    return gate
+
+
 def _open_knowledge(settings: BoardSettings, db: Database) -> KnowledgeBase | None:
     """The knowledge base (its index in ``db`` when that is PostgreSQL), or None when it is off or this SQLite
     lacks FTS5 (logged with what to do)."""
@@ -197,6 +212,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
         registry=commands, souls=base.souls, sessions=base.sessions, workspace=settings.workspace,
         roster=settings.roster.name, single=settings.roster.single, meetings_enabled=settings.meetings.enabled))
     room, reminders, decisions = _room(settings, base, runner, rosters, clock, commands)
+    consent = _consent(settings, base, clock, commands)
     for tool in room.tools():
         wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
         if wanted:
@@ -225,4 +241,4 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                  money=base.money, locks=base.locks, router=router, runner=runner, room=room, decisions=decisions,
                  reminders=reminders, facts=base.facts, guardrails=guardrails, knowledge=knowledge,
                  web_search=web_search, media=media, people=base.people, memory_writer=writer,
-                 memory_talk=memory_talk, commands=commands, door=door)
+                 memory_talk=memory_talk, commands=commands, consent=consent, door=door)

@@ -38,6 +38,7 @@ from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
 from board.spending.ledger import Ledger, LLMCallRecord
 from board.storage import Database
+from board.tools.consent import OwnerConsent
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import SoulStore
 
@@ -93,4 +94,5 @@ class Parts:
     memory_writer: MemoryWriter | None  # memory.auto_extract: facts heard after each turn
     memory_talk: MemoryTalk | None
     commands: CommandRegistry
+    consent: OwnerConsent  # the owner's Allow before a tool that changes the world runs (the MCP manager asks it)
     door: Door  # what the front door (board.answer) uses of these

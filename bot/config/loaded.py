@@ -125,6 +125,7 @@ class LoadedConfig:
             guardrails=self.config.guardrails.settings(),
             media=self.config.media.settings(),
             people=self.config.people.settings(),
+            consent=self.config.tools.consent(),
         )
 
     def budget_settings(self) -> BudgetSettings:

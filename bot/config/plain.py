@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from board.memory.facts import MemorySettings
     from board.memory.knowledge.base import KnowledgeSettings
     from board.people import PeopleSettings
+    from board.tools.consent import ConsentSettings
     from bot.config.sections import Config
 
 __all__ = ["PLAIN_KEYS", "PlainConfig", "read_plain"]
@@ -147,6 +148,12 @@ class _Board:
 @dataclass(frozen=True)
 class _Tools:
     default: list[str] | None = None
+    consent_timeout_s: float = 120.0
+
+    def consent(self) -> ConsentSettings:
+        from board.tools.consent import ConsentSettings
+
+        return ConsentSettings(timeout_s=self.consent_timeout_s)
 
 
 @dataclass(frozen=True)
