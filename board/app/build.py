@@ -106,6 +106,18 @@ def _base(settings: BoardSettings, db: Database, clock: Clock, observers: Observ
                  people=people, budget=budget, spend=SpendGate(ledger), money=Money(budget), locks=SessionLocks())
 
 
+def _consent_gate(settings: BoardSettings, base: _Base, clock: Clock) -> OwnerConsent:
+    """What a tool that does not only read passes before it runs: the owner's Allow, asked in the conversation's
+    place and recorded before the call (``/allow`` and ``/deny`` are registered once the commands exist)."""
+    souls = base.souls
+
+    def voice(role: str) -> tuple[str, str] | None:  # (name, emoji) of the advisor that asks
+        profile = next((p for p in souls.profiles() if p.role == role), None)
+        return (profile.name, profile.emoji) if profile is not None else None
+
+    return OwnerConsent(ApprovalStore(base.ledger.db), base.schedule, clock, settings.consent, voice=voice)
+
+
 def _runner(settings: BoardSettings, base: _Base, providers: ProviderRegistry, tools: ToolRegistry,
             observers: Observers) -> tuple[AgentRunner, Rosters, Guardrails, MemoryWriter | None]:
     """The runner with its memory, guardrails, spend gate and turn observers; the memory writer that hears it."""
@@ -167,19 +179,6 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     return room, reminders, decisions
 
 
-def _consent(settings: BoardSettings, base: _Base, clock: Clock, commands: CommandRegistry) -> OwnerConsent:
-    """The owner's consent before a tool that changes the world runs, with ``/allow`` and ``/deny``."""
-    souls = base.souls
-
-    def voice(role: str) -> tuple[str, str] | None:  # (name, emoji) of the advisor that asks
-        profile = next((p for p in souls.profiles() if p.role == role), None)
-        return (profile.name, profile.emoji) if profile is not None else None
-
-    gate = OwnerConsent(ApprovalStore(base.ledger.db), base.schedule, clock, settings.consent, voice=voice)
-    consent_commands.register(commands, gate)
-    return gate
-
-
 def _open_knowledge(settings: BoardSettings, db: Database) -> KnowledgeBase | None:
     """The knowledge base (its index in ``db`` when that is PostgreSQL), or None when it is off or this SQLite
     lacks FTS5 (logged with what to do)."""
@@ -204,6 +203,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                 clock: Clock, observers: Observers) -> Parts:
     """Every part of the board on ``db``, in dependency order, each complete when made."""
     base = _base(settings, db, clock, observers)
+    consent = _consent_gate(settings, base, clock)
     tools = ToolRegistry()
     runner, rosters, guardrails, writer = _runner(settings, base, providers, tools, observers)
     router = functools.partial(router_over, base.souls, single=settings.roster.single)
@@ -212,7 +212,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
         registry=commands, souls=base.souls, sessions=base.sessions, workspace=settings.workspace,
         roster=settings.roster.name, single=settings.roster.single, meetings_enabled=settings.meetings.enabled))
     room, reminders, decisions = _room(settings, base, runner, rosters, clock, commands)
-    consent = _consent(settings, base, clock, commands)
+    consent_commands.register(commands, consent)
     for tool in room.tools():
         wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
         if wanted:
