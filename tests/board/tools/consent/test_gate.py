@@ -11,66 +11,23 @@ have run", never run again, and the owner is told once."""
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from board.agent.outside import ConsentAsk, ConsentKind, ConsentVerdict
+from board.agent.outside import ConsentAsk, ConsentKind
 from board.agent.runner import AgentSettings
-from board.agent.tools import Tool, ToolContext, ToolOrigin, ToolResult
+from board.agent.tools import ToolContext
 from board.app import Board, BoardSettings
 from board.envelope import Envelope, Reply
-from board.llm.base import LLMRequest, ToolSpec
 from board.roles import RosterSpec
 from board.tools.consent import ConsentSettings
 from tests.support.board import on_both_backends, open_board
-from tests.support.fakes.scripted_model import ScriptedModel, Step, call, say
+from tests.support.consent import MEMBER, ORIGIN, OWNER, WriteTool, answer_with_result
+from tests.support.fakes.scripted_model import ScriptedModel, call
 from tests.support.llm import FAST_RETRY
-
-ORIGIN = ToolOrigin("files", "write_file", read_only=False)
-OWNER = Envelope(channel="telegram", text="", sender="42", chat_id="-100", thread_id=7, is_owner=True,
-                 is_group=True, sender_name="Owner")
-MEMBER = replace(OWNER, sender="43", is_owner=False, sender_name="Friend")
-
-
-class WriteTool:
-    """A tool that changes the world: appends ``content`` to ``path`` under ``root``, asking the gate first."""
-
-    def __init__(self, board: Board, root: Path) -> None:
-        self.board = board
-        self.root = root
-        self.verdicts: list[ConsentVerdict] = []
-
-    async def handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        assert ctx.envelope is not None
-        key = f"{ctx.envelope.channel}:{ctx.envelope.message_id}:{ORIGIN.label}:{json.dumps(args, sort_keys=True)}"
-        ask = ConsentAsk(ORIGIN, args, key=key, role=ctx.role, session_key=ctx.session_key)
-        verdict = await self.board.parts.consent.ask(ask, ctx)
-        self.verdicts.append(verdict)
-        if not verdict.runs:
-            return ToolResult.failure(verdict.note)
-        with (self.root / str(args["path"])).open("a", encoding="utf-8") as out:
-            out.write(str(args["content"]))
-        await self.board.parts.consent.finished(verdict, ok=True, summary=f"wrote {args['path']}")
-        return ToolResult.success(f"wrote {args['path']}")
-
-    def tool(self) -> Tool:
-        spec = ToolSpec("files__write_file", "Write a file", {
-            "type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
-            "required": ["path", "content"]})
-        return Tool(spec, self.handle, timeout_s=None, origin=ORIGIN)
-
-
-def tool_text(request: LLMRequest) -> str:
-    return next((m.content for m in reversed(request.messages) if m.role == "tool"), "")
-
-
-def answer_with_result(request: LLMRequest) -> Step:
-    return say(f"RESULT {tool_text(request)}")
 
 
 @pytest.fixture
