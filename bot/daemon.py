@@ -203,7 +203,7 @@ class Daemon:
         unreachable = await ping_store(parts.db if parts is not None else None)
         return check_readiness(phase=self.phase, channels=self.channels or [], storage=self.hub.storage,
                                souls=parts.souls if parts is not None else None, workspace=self.loaded.workspace,
-                               store_unreachable=unreachable)
+                               store_unreachable=unreachable, mcp=parts.mcp.states() if parts is not None else ())
 
     async def _readyz(self, request: web.Request) -> web.Response:
         verdict = await self.readiness()
@@ -273,7 +273,8 @@ class Daemon:
             log.warning("reload: the daemon is still starting; send SIGHUP again once it runs")
             return
         result = reload_config(self.loaded.source, self.loaded, board=self.board, runner=self.board.parts.runner,
-                               budget=self.board.parts.budget, hub=self.hub, channels=self.channels or [])
+                               budget=self.board.parts.budget, hub=self.hub, channels=self.channels or [],
+                               mcp=self.board.parts.mcp)
         if result.loaded is not None:
             protect_config(result.loaded.config)  # a new secret is masked from the first line on
             self.loaded = result.loaded
@@ -308,6 +309,7 @@ class Daemon:
             raise
         for problem in board.warm_up():
             log.error("%s; turns that use it answer degraded", problem)
+        board.parts.mcp.start()  # the MCP servers connect in the background; /readyz shows each one's state
         # What startup made (SDK modules, schemas, souls) lives as long as the process: moved
         # out of the collector's sight, a full collection takes a few ms instead of ~60 ms,
         # which a webhook's acknowledgement would otherwise wait for.

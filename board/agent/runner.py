@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, TypedDict, Unpack
@@ -66,6 +66,7 @@ from board.agent.exchange.deps import (
 from board.agent.exchange.outcome import CAP_REPLY, DEGRADED_REPLY, DEGRADED_SETUP_REPLY, EMPTY_REPLY
 from board.agent.exchange.prepare import prompt_attribution
 from board.agent.guardrails import Guardrails
+from board.agent.outside import NO_OUTSIDE_TOOLS, OutsideTools
 from board.agent.tools import Tool, ToolContext, ToolRegistry
 from board.agent.turn import TurnHeard, TurnListener, TurnObserver, observe, record_answer, record_user, tell_listeners
 from board.conversation.sessions import Sessions
@@ -212,6 +213,11 @@ class RunnerHooks:
     turn_observers: tuple[TurnObserver, ...] = ()
     turn_listeners: tuple[TurnListener, ...] = ()
     caller: ResilientCaller | None = None
+    #: The outside (MCP) tools a role was given (:mod:`board.tools.mcp`), put in every exchange's deps.
+    outside: OutsideTools = NO_OUTSIDE_TOOLS
+    #: Awaited before an exchange that may call tools: starts the role's servers on first use (the terminal)
+    #: and waits for ones still starting; None: nothing to wait for.
+    outside_ready: Callable[[ToolContext], Awaitable[None]] | None = None
 
 
 class AgentRunner:
@@ -248,6 +254,9 @@ class AgentRunner:
         #: Holds every model call made for a stranger to their limits, before it is made
         #: (:mod:`board.spending.allowance`).
         self.spend: SpendGate | None = hooks.spend
+        #: Where a role's outside (MCP) tools come from, and what starts them on first use.
+        self.outside: OutsideTools = hooks.outside
+        self._outside_ready = hooks.outside_ready
         #: The time the per-turn block shows (a benchmark or a replay may set its own clock).
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         #: Senders' conversations already told that their model cannot see pictures (once while Sabha runs).
@@ -315,10 +324,16 @@ class AgentRunner:
             ledger=self.ledger if self.ledger is not None else NO_LEDGER,
             guardrails=self.guardrails if self.guardrails is not None else NO_GUARDRAILS,
             allowance=GatedAllowance(self.spend) if self.spend is not None else NO_ALLOWANCE,
+            outside=self.outside,
         )
 
     async def run(self, request: ExchangeRequest) -> ExchangeOutcome:
         """Answer ``request`` (see :mod:`board.agent.exchange`); never raises for model or tool failures."""
+        if self._outside_ready is not None and request.tools.max_rounds != 0:
+            try:  # the role's servers, started on first use (the terminal) or still starting
+                await self._outside_ready(request.ctx)
+            except Exception:  # the exchange goes on without the tools that are not ready
+                log.exception("starting the outside tools of %s failed", request.ctx.role)
         return await run_exchange(request, self.exchange_deps())
 
     async def exchange(

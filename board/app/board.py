@@ -78,9 +78,10 @@ class Board:
         return self.parts.providers.prepare(self.parts.rosters.configured_models())
 
     async def close(self) -> None:
-        """Stop running meetings (recorded as cancelled), close the model clients and the state db."""
+        """Stop running meetings (recorded as cancelled) and the MCP servers; close the model clients, the db."""
         parts = self.parts
         await parts.room.drain(timeout=0)
+        await parts.mcp.close()  # the MCP servers' processes end with the board
         if parts.memory_writer is not None:  # facts still being heard: a few seconds to finish, then abandoned
             await parts.memory_writer.drain()
         await parts.providers.close()

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 
 from board.agent.guardrails import Guardrails
 from board.agent.locks import SessionLocks
+from board.agent.outside import ConsentGate
 from board.agent.runner import AgentRunner, AgentSettings, RunnerHooks
 from board.agent.tools import ToolRegistry
 from board.agent.turn import TurnHeard, TurnListener
@@ -56,6 +57,7 @@ from board.spending.budget import Budget
 from board.spending.ledger import Ledger
 from board.storage import Database
 from board.tools.consent import ApprovalStore, OwnerConsent
+from board.tools.mcp.servers import McpServers
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import LAST_GOOD_DIR, SoulStore
 
@@ -118,8 +120,19 @@ def _consent_gate(settings: BoardSettings, base: _Base, clock: Clock) -> OwnerCo
     return OwnerConsent(ApprovalStore(base.ledger.db), base.schedule, clock, settings.consent, voice=voice)
 
 
+def _outside(settings: BoardSettings, base: _Base, consent: ConsentGate) -> McpServers:
+    """The MCP servers of ``mcp.servers``; a role's tools list (soul or ``board.agents``) says which it was given."""
+    souls = base.souls
+
+    def grants(role: str) -> tuple[str, ...] | None:
+        return souls.profile(role).tools if souls.has(role) else None
+
+    return McpServers(settings.mcp, grants=grants, consent=consent,
+                      log_dir=settings.data_dir / "mcp")
+
+
 def _runner(settings: BoardSettings, base: _Base, providers: ProviderRegistry, tools: ToolRegistry,
-            observers: Observers) -> tuple[AgentRunner, Rosters, Guardrails, MemoryWriter | None]:
+            observers: Observers, outside: McpServers) -> tuple[AgentRunner, Rosters, Guardrails, MemoryWriter | None]:
     """The runner with its memory, guardrails, spend gate and turn observers; the memory writer that hears it."""
     writer: MemoryWriter | None = None
     runner: AgentRunner
@@ -136,7 +149,8 @@ def _runner(settings: BoardSettings, base: _Base, providers: ProviderRegistry, t
     memory = settings.memory
     listeners: tuple[TurnListener, ...] = (heard,) if memory.enabled and memory.auto_extract else ()
     hooks = RunnerHooks(memory=base.facts if memory.enabled else None, guardrails=guardrails, spend=base.spend,
-                        turn_observers=observers.turns, turn_listeners=listeners)
+                        turn_observers=observers.turns, turn_listeners=listeners, outside=outside,
+                        outside_ready=outside.ensure)
     vision = replace(settings.agent, vision_models=settings.media.vision_models)  # who sees pictures
     runner = AgentRunner(base.souls, base.prompts, base.sessions, providers, vision, tools=tools,
                          ledger=base.ledger, hooks=hooks)
@@ -205,7 +219,8 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
     base = _base(settings, db, clock, observers)
     consent = _consent_gate(settings, base, clock)
     tools = ToolRegistry()
-    runner, rosters, guardrails, writer = _runner(settings, base, providers, tools, observers)
+    outside = _outside(settings, base, consent)
+    runner, rosters, guardrails, writer = _runner(settings, base, providers, tools, observers, outside)
     router = functools.partial(router_over, base.souls, single=settings.roster.single)
     commands = CommandRegistry(base.souls, router, base.locks)
     builtin_commands.register(builtin_commands.Builtins(
@@ -241,4 +256,5 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                  money=base.money, locks=base.locks, router=router, runner=runner, room=room, decisions=decisions,
                  reminders=reminders, facts=base.facts, guardrails=guardrails, knowledge=knowledge,
                  web_search=web_search, media=media, people=base.people, memory_writer=writer,
-                 memory_talk=memory_talk, commands=commands, consent=consent, door=door)
+                 memory_talk=memory_talk, commands=commands, consent=consent, mcp=outside,
+                 door=door)

@@ -34,6 +34,7 @@ from board.spending.migrations import MIGRATIONS as SPENDING_MIGRATIONS
 from board.storage import Dialect, StateURL
 from board.tools.consent import ConsentSettings
 from board.tools.consent.migrations import MIGRATIONS as CONSENT_MIGRATIONS
+from board.tools.mcp.settings import McpSettings
 
 if TYPE_CHECKING:  # web search's modules load with its provider
     from board.agent.web_search import WebSearchSettings
@@ -68,6 +69,7 @@ class BoardSettings:
     media: MediaSettings = field(default_factory=MediaSettings)
     people: PeopleSettings = field(default_factory=PeopleSettings)
     consent: ConsentSettings = field(default_factory=ConsentSettings)  # tools.consent_timeout_s
+    mcp: McpSettings = field(default_factory=McpSettings)  # outside tools: the MCP servers and their limits
     timezone: str = "UTC"  # the owner's time zone: due dates are read and shown in it (IANA name)
     #: Where the state lives (``state.url``); None: the SQLite file ``sabha.db`` in ``data_dir``.
     state: StateURL | None = None

@@ -232,12 +232,12 @@ class Ledger:
         """Store one tool call."""
         await self.db.execute(
             """INSERT INTO tool_calls(ts, role, session_key, meeting_id, name, call_id, args, ok, error,
-                   retryable, result_bytes, latency_ms)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   retryable, result_bytes, latency_ms, server)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (
                 rec.ts, rec.role, rec.session_key, rec.meeting_id, rec.name, rec.call_id,
                 _json(rec.args, MAX_ARGS_CHARS), int(rec.ok), rec.error, int(rec.retryable),
-                rec.result_bytes, rec.latency_ms,
+                rec.result_bytes, rec.latency_ms, rec.server,
             ),
         )
 

@@ -263,6 +263,38 @@ async def check_state(loaded: LoadedConfig) -> list[Check]:
 Probe = Callable[["aiohttp.ClientSession"], Awaitable[Check]]
 
 
+async def check_mcp(loaded: LoadedConfig, *, offline: bool) -> list[Check]:
+    """Each MCP server of ``mcp.servers``: started as the daemon would (one reached over HTTP: not with --offline),
+    OK with its tools, or FAIL with why; stopped again."""
+    from bot.cli.tools import servers_for
+
+    specs = loaded.config.mcp.settings().servers
+    if not specs:
+        return []
+    manager, roles = servers_for(loaded)
+    checks = [Check(f"mcp {s.name}", "SKIP", "enabled: false" if not s.enabled else "over HTTP (--offline)")
+              for s in specs if not s.enabled or (offline and s.url)]
+    skipped = {c.name for c in checks}
+    manager.start(s.name for s in specs if f"mcp {s.name}" not in skipped)
+    try:
+        await manager.settled()
+        for status in manager.states():
+            name = f"mcp {status.name}"
+            if name in skipped:
+                continue
+            given = ", ".join(manager.roles_of(status.name, roles)) or "no role yet"
+            if status.state.usable:
+                reads = sum(1 for _, r in status.tools if r)
+                checks.append(ok(name, f"ready: {len(status.tools)} tool(s), {reads} only reading; given to {given}"))
+            else:
+                checks.append(fail(name, f"{status.state.value}: {status.last_error or 'no answer'}",
+                                   f"check mcp.servers.{status.name} (command or url); `sabha tools test "
+                                   f"{status.name}` shows what happens"))
+    finally:
+        await manager.close()
+    return checks
+
+
 def _refused(name: str, status: int, what: str, fix: str) -> Check:
     return fail(name, f"reachable, but {what} was refused (HTTP {status})", fix)
 
@@ -387,6 +419,7 @@ async def run_checks(config_path: str | None, *, offline: bool) -> list[Check]:
     checks.append(check_workspace(loaded))
     checks.append(check_data_dir(loaded.data_dir))
     checks += await check_state(loaded)
+    checks += await check_mcp(loaded, offline=offline)
     probes = [*provider_probes(loaded), *channel_probes(loaded)]
     if offline:
         if probes:
@@ -418,7 +451,8 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     """``sabha doctor [--offline]``."""
     p = sub.add_parser("doctor", parents=[common], help="check config, secrets, workspace, storage and endpoints",
                        description="Check the setup: config, secrets, workspace, data dir, the state store (SQLite, "
-                                   "or with state.url the PostgreSQL server and its schema), and (unless "
+                                   "or with state.url the PostgreSQL server and its schema), each MCP server of "
+                                   "mcp.servers (started and stopped again), and (unless "
                                    "--offline) that each model provider and channel endpoint answers. Each check "
                                    "prints OK or FAIL with the fix; exit code 1 when any fails.")
     p.add_argument("--offline", action="store_true", help="skip the network checks")

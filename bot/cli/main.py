@@ -51,7 +51,7 @@ EXIT_USAGE = 2
 #: the transcript, the ledger and the state db are written exactly as otherwise.
 SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "decisions", "status", "inbox",
                             "doctor", "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "web",
-                            "predictions", "board", "demo", "tools"})
+                            "predictions", "board", "demo"})
 
 #: Each subcommand and the module whose ``add_parsers(sub, common)`` adds it (see the module
 #: docstring), in the order ``sabha --help`` lists them. Running a command imports only its own
@@ -77,12 +77,12 @@ SUBCOMMANDS: dict[str, str] = {
     "doctor": "bot.cli.doctor",
     "config": "bot.cli.config_cmd",
     "kb": "bot.cli.kb",
+    "tools": "bot.cli.tools",
     "memory": "bot.cli.memory",
     "media": "bot.cli.media",
     "people": "bot.cli.people",
     "web": "bot.cli.web",
     "state": "bot.cli.state",
-    "tools": "bot.cli.tools",
 }
 
 #: Subcommands whose parser this module adds itself.

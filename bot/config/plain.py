@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from board.memory.knowledge.base import KnowledgeSettings
     from board.people import PeopleSettings
     from board.tools.consent import ConsentSettings
+    from board.tools.mcp import McpSettings
     from bot.config.sections import Config
 
 __all__ = ["PLAIN_KEYS", "PlainConfig", "read_plain"]
@@ -220,6 +221,14 @@ class _People:
 
 
 @dataclass(frozen=True)
+class _Mcp:
+    def settings(self) -> McpSettings:
+        from board.tools.mcp import McpSettings
+
+        return McpSettings()
+
+
+@dataclass(frozen=True)
 class _State:
     url: str = ""  # the SQLite file in data_dir
     pool_size: int = 10
@@ -250,6 +259,7 @@ class PlainConfig:
     people: _People = field(default_factory=_People)
     state: _State = field(default_factory=_State)
     replicas: _Replicas = field(default_factory=_Replicas)
+    mcp: _Mcp = field(default_factory=_Mcp)
 
 
 def read_plain(explicit: str | Path | None = None, env: Mapping[str, str] | None = None,
@@ -288,6 +298,11 @@ def _plain(data: dict[str, Any]) -> bool:
         section = data.get(name, {})
         if not isinstance(section, dict) or not set(section) <= PLAIN_KEYS[name]:
             return False
+    agents = data.get("board", {}).get("agents", {})
+    if isinstance(agents, dict) and any(  # outside tools: the models check that each server is declared
+            isinstance(a, dict) and any(str(t).startswith("mcp:") for t in (a.get("tools") or ()))
+            for a in agents.values()):
+        return False
     return not _names_a_secret(data)
 
 

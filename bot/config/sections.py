@@ -19,6 +19,7 @@ from bot.channels.whatsapp.config import WhatsAppSection
 from bot.config.base import StrictModel, blank_is_unset, section
 from bot.config.file import DEFAULT_DATA_DIR, DEFAULT_MODEL, DEFAULT_ROSTER, DEFAULT_WORKSPACE, check_model
 from bot.config.knowledge import GuardrailsSection, KnowledgeSection, MemorySection, WebSearchSection
+from bot.config.mcp import McpSection
 from bot.config.media import MediaSection
 from bot.config.people import PeopleSection
 from bot.intake.config import InboxSection
@@ -346,3 +347,18 @@ class Config(StrictModel):
     web: WebSection = section()
     state: StateSection = section()
     replicas: ReplicasSection = section()
+    mcp: McpSection = section()
+
+    @model_validator(mode="after")
+    def _known_mcp_servers(self) -> Config:
+        declared = set(self.mcp.servers)
+        for role, override in self.board.agents.items():
+            for i, entry in enumerate(override.tools or ()):
+                if not entry.startswith("mcp:"):
+                    continue
+                name = entry[4:].partition(".")[0]
+                if name not in declared:
+                    raise ValueError(
+                        f"board.agents.{role}.tools.{i}: {entry!r} names no server of mcp.servers "
+                        f"(declared: {', '.join(sorted(declared)) or 'none'}); declare it under mcp.servers")
+        return self

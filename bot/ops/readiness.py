@@ -5,7 +5,9 @@ Ready means: start-up finished and no shutdown begun, every enabled channel is c
 written (:class:`bot.intake.storage.StorageHealth`), the state store answers a ping now
 (:func:`ping_store`: PostgreSQL may be down while nothing was written yet) and the workspace is loaded (the
 folder exists and the chair, ``general``, has a usable soul). Each failed check adds
-one reason a person can act on. ``/healthz`` is different: it only says the process lives.
+one reason a person can act on. An MCP server that is not connected does not make the daemon unready: the
+board answers without its tools, so ``/readyz`` says ``degraded`` (HTTP 200) and names it under ``checks.mcp``.
+``/healthz`` is different: it only says the process lives.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from board.roles import GENERAL
 
 if TYPE_CHECKING:
     from board.storage import Database
+    from board.tools.mcp import ServerStatus
     from board.workspace.souls import SoulStore
     from bot.channels.base import Channel
     from bot.intake.storage import StorageHealth
@@ -37,11 +40,19 @@ class Readiness:
     ready: bool
     reasons: tuple[str, ...] = ()
     checks: dict[str, Any] = field(default_factory=dict)
+    degraded: tuple[str, ...] = ()  # what works less well without stopping the daemon (an MCP server down)
+
+    @property
+    def status(self) -> str:
+        """``ready``, ``degraded`` (ready, but part of it is down) or ``not ready``."""
+        if not self.ready:
+            return "not ready"
+        return "degraded" if self.degraded else "ready"
 
     def as_json(self) -> dict[str, Any]:
         """The body of ``/readyz``."""
-        return {"status": "ready" if self.ready else "not ready", "ready": self.ready,
-                "reasons": list(self.reasons), "checks": self.checks}
+        return {"status": self.status, "ready": self.ready, "reasons": list(self.reasons),
+                "degraded": list(self.degraded), "checks": self.checks}
 
 
 def _channel_reason(name: str, state: dict[str, Any]) -> str | None:
@@ -69,10 +80,23 @@ async def ping_store(db: Database | None, timeout: float = PING_TIMEOUT_S) -> st
     return None
 
 
+def _mcp_checks(servers: Sequence[ServerStatus]) -> tuple[dict[str, Any], list[str]]:
+    checks: dict[str, Any] = {}
+    degraded: list[str] = []
+    for server in servers:
+        checks[server.name] = {"ok": server.state.usable, **server.as_json()}
+        if not server.state.usable and server.state.value != "stopped":
+            degraded.append(f"mcp server {server.name}: {server.state.value}"
+                            + (f": {server.last_error}" if server.last_error else ""))
+    return checks, degraded
+
+
 def check_readiness(*, phase: str, channels: Sequence[Channel], storage: StorageHealth, souls: SoulStore | None,
-                    workspace: Path, store_unreachable: str | None = None) -> Readiness:
+                    workspace: Path, store_unreachable: str | None = None,
+                    mcp: Sequence[ServerStatus] = ()) -> Readiness:
     """Check every part; ``phase`` is the daemon's (``starting``, ``running``, ``stopping``); ``souls`` the
-    board's (None: the board is not open yet); ``store_unreachable`` is :func:`ping_store`'s verdict."""
+    board's (None: the board is not open yet); ``store_unreachable`` is :func:`ping_store`'s verdict; ``mcp``
+    the MCP servers' states (one not connected: degraded, not unready)."""
     reasons: list[str] = []
     checks: dict[str, Any] = {"phase": phase}
     if phase != "running":
@@ -106,4 +130,5 @@ def check_readiness(*, phase: str, channels: Sequence[Channel], storage: Storage
     checks["workspace"] = {"ok": loaded, "problem": problem}
     if problem:
         reasons.append(f"workspace not loaded: {problem}")
-    return Readiness(not reasons, tuple(reasons), checks)
+    checks["mcp"], degraded = _mcp_checks(mcp)
+    return Readiness(not reasons, tuple(reasons), checks, tuple(degraded))

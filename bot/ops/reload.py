@@ -11,7 +11,8 @@ file is applied, not even the ones that would have been fine. Otherwise every ch
 * applied now (:data:`LIVE`): who may talk (``telegram.allowed_user_ids`` /
   ``allowed_chat_ids``, ``whatsapp.access`` / ``allowed_numbers`` / public limits), which
   models answer (``llm.model`` / ``fallbacks`` / ``cheap_model``), ``inbox.max_concurrent_turns``
-  and the budgets;
+  and the budgets; the MCP servers and their limits (``mcp``: servers added, removed and changed are started,
+  stopped and restarted);
 * everything else is logged as "needs a restart" and not applied.
 
 A reload takes what it replaces: the runner's settings (the models), the budget's, and the board's
@@ -33,6 +34,7 @@ from typing import Any, Protocol
 from board.agent.runner import AgentRunner
 from board.app import BoardSettings
 from board.spending.budget import Budget
+from board.tools.mcp import McpServers
 from bot.app import missing_keys
 from bot.channels.base import Channel, ChannelCapabilities
 from bot.config import ConfigError, LoadedConfig
@@ -51,6 +53,7 @@ LIVE: tuple[str, ...] = (
     "llm.model", "llm.fallbacks", "llm.cheap_model",
     "inbox.max_concurrent_turns",
     "budget.daily_usd", "budget.per_sender_daily_usd",
+    "mcp",
 )
 
 
@@ -96,9 +99,11 @@ def _is_live(key: str) -> bool:
 
 
 def reload_config(source: Path | None, current: LoadedConfig, *, board: Configured, runner: AgentRunner,
-                  budget: Budget, hub: IntakeHub, channels: Iterable[Channel]) -> ReloadResult:
+                  budget: Budget, hub: IntakeHub, channels: Iterable[Channel],
+                  mcp: McpServers | None = None) -> ReloadResult:
     """Re-read ``source`` and apply its live changes to the running parts (``board``'s settings, the ``runner``'s
-    models, the ``budget``, the ``hub``'s turn cap, the ``channels``); see the module docstring."""
+    models, the ``budget``, the ``hub``'s turn cap, the ``channels``, the ``mcp`` servers); see the module
+    docstring."""
     if source is None:
         why = "Sabha runs on the built-in defaults (no config file), so there is nothing to re-read"
         log.warning("reload: %s; start it with --config PATH to use reloads", why)
@@ -122,7 +127,8 @@ def reload_config(source: Path | None, current: LoadedConfig, *, board: Configur
     for key in keys:
         line = f"{key}: {_shown(old_shown.get(key))} -> {_shown(new_shown.get(key))}"
         (result.applied if _is_live(key) else result.needs_restart).append(line)
-    _apply(new, keys, _LiveParts(board=board, runner=runner, budget=budget, hub=hub, channels=tuple(channels)))
+    _apply(new, keys, _LiveParts(board=board, runner=runner, budget=budget, hub=hub, channels=tuple(channels),
+                                 mcp=mcp))
     for line in result.applied:
         log.info("reload: applied %s", line)
     for line in result.needs_restart:
@@ -158,6 +164,7 @@ class _LiveParts:
     budget: Budget
     hub: IntakeHub
     channels: tuple[Channel, ...]
+    mcp: McpServers | None = None
 
 
 def _apply(new: LoadedConfig, keys: list[str], live_parts: _LiveParts) -> None:
@@ -177,6 +184,11 @@ def _apply(new: LoadedConfig, keys: list[str], live_parts: _LiveParts) -> None:
     if changed & {"budget.daily_usd", "budget.per_sender_daily_usd"}:
         live_parts.budget.settings = new.budget_settings()
         board.settings = replace(board.settings, budget=live_parts.budget.settings)
+    if live_parts.mcp is not None and any(k == "mcp" or k.startswith("mcp.") for k in changed):
+        settings = config.mcp.settings()
+        for line in live_parts.mcp.reconfigure(settings):
+            log.info("reload: %s", line)
+        board.settings = replace(board.settings, mcp=settings)
     for channel in live_parts.channels:
         prefix = f"{channel.name}."
         live = ChannelCapabilities.of(channel).reconfigure

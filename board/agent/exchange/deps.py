@@ -199,12 +199,23 @@ class ExchangePolicy:
         return sees_images(model, self.vision_models)
 
     def allowed_tools(self, profile: AgentProfile, registry: ToolRegistry) -> tuple[str, ...]:
-        """Tools ``profile`` may call: its own list, else ``tools.default``, else every tool of its role."""
-        if profile.tools is not None:
-            return tuple(profile.tools)
+        """Tools ``profile`` may call: its own list, else ``tools.default``, else every tool of its role.
+        ``mcp:`` entries (outside tools, :mod:`board.tools.mcp`) are not the role's own: a list of only those
+        keeps the defaults."""
+        own = _own_tools(profile.tools)
+        if own is not None:
+            return own
         if self.default_tools is not None:
             return tuple(self.default_tools)
         return tuple(registry.names_for(profile.role))
+
+
+def _own_tools(entries: Sequence[str] | None) -> tuple[str, ...] | None:
+    """``entries`` without the ``mcp:`` ones; None (the defaults) when nothing else is left of a list that had some."""
+    if entries is None:
+        return None
+    own = tuple(e for e in entries if not e.startswith("mcp:"))
+    return None if not own and entries else own
 
 
 @dataclass(frozen=True, kw_only=True)

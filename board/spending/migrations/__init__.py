@@ -1,4 +1,4 @@
-"""The ledger's tables: LLM calls and tool calls (0002-0099)."""
+"""The ledger's tables: LLM calls and tool calls (0002-0099; 0900: the MCP server of a tool call)."""
 
 from board.db import load_migrations
 

@@ -1,0 +1,1 @@
+"""Tests of board/tools/: outside tools."""

@@ -1,0 +1,3 @@
+-- PostgreSQL twin of ../0900_tool_calls_server.sql (same tables, columns and indexes).
+-- the MCP server an outside tool came from (mcp.servers.<name>); NULL: one of Sabha's own tools
+ALTER TABLE tool_calls ADD COLUMN server TEXT;
