@@ -189,18 +189,19 @@ class OwnerConsent:
         return await self._verdict(row)
 
     async def _ran(self, row: ApprovalRow) -> ConsentVerdict:
-        """A call started before: what it gave (finished) or "may have run" (told to the owner once)."""
+        """A call started before (asked again: the message is answered again after a stop): what it gave (it
+        finished) or "may have run" (it did not); never run again, and the owner is told once."""
         details = {"number": row.id, "started_at": row.started_at, "finished_at": row.finished_at}
+        if await self.store.reported(row.id, self.clock.now()) and row.place is not None:
+            await self.schedule.add(NewWork(WorkKind.CONSENT, f"consent:may-have-run:{row.id}", self.clock.now(),
+                                            row.place, {"approval": row.id, "say": "ran_before"}))
+            log.warning("consent #%d: %s was allowed and %s before; it is not run again", row.id, row.label,
+                        "ran" if row.finished_at is not None else "had started when Sabha stopped (it may have run)")
         if row.finished_at is not None:
             how = "and succeeded" if row.ok else "and failed"
             return ConsentVerdict(ConsentKind.MAY_HAVE_RUN, ticket=str(row.id), details=details, note=(
                 f"{row.label} (#{row.id}) ran already {how}: {row.summary or 'no result kept'}. It was not run "
                 "again; answer from that."))
-        if await self.store.reported(row.id, self.clock.now()) and row.place is not None:
-            await self.schedule.add(NewWork(WorkKind.CONSENT, f"consent:may-have-run:{row.id}", self.clock.now(),
-                                            row.place, {"approval": row.id, "say": "may_have_run"}))
-            log.warning("consent #%d: %s was allowed and started before Sabha stopped; it may have run and is not "
-                        "run again", row.id, row.label)
         return ConsentVerdict(ConsentKind.MAY_HAVE_RUN, ticket=str(row.id), details=details, note=(
             f"{row.label} (#{row.id}) was allowed and may already have run before Sabha stopped; it was not run "
             "again. Answer without its result and say so: the owner can check whether it took effect."))
@@ -269,6 +270,11 @@ class OwnerConsent:
         if say == "waiting":
             return work.reply(f"{name} wants to run {row.label}, which changes things outside Sabha: it waits up to "
                               f"{span_words(self.settings.timeout_s)} for the board's owner to allow it (#{row.id}).",
+                              role=row.role, name=name, emoji=emoji)
+        if row.finished_at is not None:
+            how = "it succeeded" if row.ok else "it failed"
+            return work.reply(f"\u26a0\ufe0f {row.label} (#{row.id}) had already run ({how}) when this message was "
+                              "answered again after a restart: it was not run again.",
                               role=row.role, name=name, emoji=emoji)
         return work.reply(f"\u26a0\ufe0f {row.label} (#{row.id}) was allowed and had started when Sabha stopped: it "
                           "may already have run, so it was not run again. Check whether it took effect.",
