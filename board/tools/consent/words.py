@@ -67,7 +67,7 @@ def ask_text(*, number: int, label: str, advisor: str, arguments: Mapping[str, A
              for_member: str | None = None) -> str:
     """The owner's question: who wants to run what, with which arguments, and how to answer."""
     whom = f" for {plain_line(for_member, 80)}" if for_member else ""
-    return (f"\U0001f527 {advisor} wants to run **{label}**{whom} (#{number}). It changes things outside "
+    return (f"\U0001f527 {advisor} wants to run {label}{whom} (#{number}). It changes things outside "
             f"Sabha, so it runs only if you allow it.\n\nArguments, as the advisor sent them:\n"
             f"```json\n{quoted_arguments(arguments)}\n```\n"
             f"Allow once, always allow {label}, or deny. The advisor waits up to {span_words(wait_s)}, then "

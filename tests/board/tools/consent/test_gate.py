@@ -6,7 +6,8 @@ Shows: Allow once runs the call once and records it before and after; Always all
 without asking (and ``sabha tools deny`` takes that back through the store); Deny and a timeout answer without
 the call and the model reads why; a member's ``/allow`` changes nothing; a stranger in public mode cannot be
 asked for; the same call asked again after it was started (a kill between the Allow and the answer) is "may
-have run", never run again, and the owner is told once."""
+have run", never run again, and the owner is told once; a member's advisor asks the owner in the owner's own
+place (where the owner was last seen) and tells the member it waits."""
 
 from __future__ import annotations
 
@@ -175,3 +176,33 @@ async def test_a_stranger_cannot_be_asked_for_and_a_call_started_before_a_stop_i
     await gate.finished(first, ok=True, summary="wrote d.txt")
     done = await gate.ask(ask, owner_ctx)
     assert done.kind is ConsentKind.MAY_HAVE_RUN and "ran already and succeeded: wrote d.txt" in done.note
+
+
+@on_both_backends
+async def test_a_members_advisor_asks_the_owner_in_the_owners_own_place_and_tells_the_member(
+    board: Board, tmp_path: Path
+) -> None:
+    writer(board, tmp_path)
+    owner_dm = replace(OWNER, chat_id="42", thread_id=None, is_group=False)
+    assert "No tool call is waiting" in (await say_to(board, owner_dm, "/deny", "o1")).text  # the owner was here
+    model_of(board).script(call("files__write_file", {"path": "m.txt", "content": "for a member"}),
+                           answer_with_result)
+    message = replace(MEMBER, text="please write it", message_id="m1")
+    turn = asyncio.create_task(board.handle(message))
+    store = board.parts.consent.store
+    for _ in range(600):
+        if await store.number(1) is not None:
+            break
+        await asyncio.sleep(0.05)
+    asked = await board.parts.schedule.get("consent:ask:1")
+    assert asked is not None and (asked.place.chat_id, asked.place.thread_id) == ("42", None)  # the owner's DM
+    question = await board.parts.consent.post(asked)
+    assert question is not None and "wants to run files.write_file for Friend (#1)" in question.text
+    told = await board.parts.schedule.get("consent:waiting:1")
+    assert told is not None and (told.place.chat_id, told.place.thread_id) == ("-100", 7)  # the member's place
+    waiting = await board.parts.consent.post(told)
+    assert waiting is not None and "waits up to 30 seconds for the board's owner to allow it (#1)" in waiting.text
+    assert not waiting.buttons  # the member gets nothing to press
+    assert "Allowed once" in (await say_to(board, owner_dm, "/allow 1", "o2")).text
+    assert "wrote m.txt" in (await turn).text
+    assert (tmp_path / "m.txt").read_text() == "for a member"
