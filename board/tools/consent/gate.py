@@ -154,15 +154,16 @@ class OwnerConsent:
                     if timed is not None:
                         log.info("consent #%d: no answer within %s; %s was not run", row.id, span_words(limit),
                                  row.label)
-                    return await self._verdict(current)
+                    return await self._verdict(current, waited=limit)
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(min(left, self.settings.poll_s)):
                         await event.wait()
         finally:
             self._answered.pop(row.id, None)
 
-    async def _verdict(self, row: ApprovalRow) -> ConsentVerdict:
-        """The verdict of an answered row; an allowed one is marked started first (or found started already)."""
+    async def _verdict(self, row: ApprovalRow, *, waited: float | None = None) -> ConsentVerdict:
+        """The verdict of an answered row; an allowed one is marked started first (or found started already).
+        ``waited``: how long this turn waited (the limit, or less when the turn's deadline was nearer)."""
         ticket = str(row.id)
         if row.answer in Answer.RUNS:
             if await self.store.start(row.id, self.clock.now()):
@@ -176,7 +177,8 @@ class OwnerConsent:
             return ConsentVerdict(ConsentKind.DENIED, ticket=ticket, note=(
                 f"The owner denied {row.label} (#{row.id}); it was not run. Answer without it and say so."))
         return ConsentVerdict(ConsentKind.TIMED_OUT, ticket=ticket, note=(
-            f"The owner did not answer within {span_words(self.settings.timeout_s)} whether {row.label} may run "
+            f"The owner did not answer within {span_words(self.settings.timeout_s if waited is None else waited)} "
+            f"whether {row.label} may run "
             f"(#{row.id}); it was not run. Answer without it and say so (the owner can allow it and ask again)."))
 
     async def _again(self, row: ApprovalRow, ctx: ToolContext) -> ConsentVerdict:

@@ -56,6 +56,8 @@ def quoted_arguments(arguments: Mapping[str, Any], limit: int = ARGUMENT_CHARS) 
 
 def span_words(seconds: float) -> str:
     """``120`` -> ``2 minutes``; ``45`` -> ``45 seconds``."""
+    if seconds < 1:
+        return "less than a second"
     whole = round(seconds)
     if whole >= 60 and whole % 60 == 0:
         minutes = whole // 60
