@@ -24,11 +24,12 @@ import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from board.agent.outside import ConsentAsk, ConsentKind, ConsentVerdict
 from board.envelope import Envelope, Reply
-from board.schedule.work import NewWork, Place, ScheduledWork, WorkKind
+from board.schedule.work import NewWork, Place, ScheduledWork, WorkKind, parse_stamp
 from board.tools.consent.store import Answer, ApprovalRow, ApprovalStore
 from board.tools.consent.words import ask_buttons, ask_text, span_words
 
@@ -45,6 +46,7 @@ log = logging.getLogger("sabha.consent")
 Voice = Callable[[str], "tuple[str, str] | None"]
 _SUMMARY_CHARS = 500
 _DEADLINE_MARGIN_S = 5.0  # a turn's deadline leaves this long to answer without the call
+_STALE_MARGIN_S = 30.0  # past the limit and this, no turn waits for a row any more
 
 
 @dataclass(frozen=True)
@@ -244,7 +246,10 @@ class OwnerConsent:
         if number is not None:
             row = await self.store.number(number)
             return row if row is not None else f"There is no tool call #{number} waiting for consent."
-        waiting = await self.store.waiting()
+        # a row asked longer ago than any turn waits is left by a turn that ended without an answer (cancelled, or
+        # Sabha stopped): only its number answers it
+        fresh_after = self.clock.now() - timedelta(seconds=self.settings.timeout_s + _STALE_MARGIN_S)
+        waiting = [r for r in await self.store.waiting() if parse_stamp(r.asked_at) >= fresh_after]
         if not waiting:
             return "No tool call is waiting for your consent."
         if len(waiting) > 1:

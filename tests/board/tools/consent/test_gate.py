@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,15 @@ async def test_a_members_advisor_asks_the_owner_in_the_owners_own_place_and_tell
     assert "Allowed once" in (await say_to(board, owner_dm, "/allow 1", "o2")).text
     assert "wrote m.txt" in (await turn).text
     assert (tmp_path / "m.txt").read_text() == "for a member"
+
+
+@on_both_backends
+async def test_a_row_no_turn_waits_for_is_answered_only_by_its_number(board: Board) -> None:
+    gate = board.parts.consent
+    long_ago = gate.clock.now() - timedelta(hours=1)  # its turn was cancelled, or Sabha stopped, long ago
+    ask = ConsentAsk(ORIGIN, {"path": "old"}, key="old-1", role="general", session_key="k")
+    assert await gate.store.asked(ask, None, "42", long_ago) is not None
+    nothing = await gate.decide(None, "allowed_once", by="telegram:42")
+    assert not nothing.changed and nothing.text == "No tool call is waiting for your consent."
+    named = await gate.decide(1, "denied", by="telegram:42")
+    assert named.changed and "Denied: files.write_file (#1)" in named.text
