@@ -83,10 +83,6 @@ class OwnerConsent:
         self._answered: dict[int, asyncio.Event] = {}
         schedule.register(WorkKind.CONSENT, self.post)
 
-    def _advisor(self, role: str) -> str:
-        found = self.voice(role) if self.voice is not None else None
-        return found[0] if found else role
-
     # -- asking ------------------------------------------------------------------------------------
 
     async def ask(self, ask: ConsentAsk, ctx: ToolContext) -> ConsentVerdict:
