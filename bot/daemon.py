@@ -69,6 +69,7 @@ from bot.replicas.service import ReplicaService
 from bot.scheduled import ScheduledWorkService
 
 if TYPE_CHECKING:
+    from bot.mcp_server.endpoint import McpEndpoint
     from bot.web.app import WebContext
 
 log = logging.getLogger("sabha.daemon")
@@ -439,6 +440,7 @@ class Daemon:
         for channel in self.channels or []:
             app.add_routes(channel.routes())
         web_pages = await self._mount_web(app)
+        mcp = self._mount_mcp(app)
         # idle_timeout_s: aiohttp's keep-alive timer also runs from the moment a connection opens,
         # so a client that never completes its headers is closed after it too. A body left unread
         # (an early 401/413/408) is drained for at most lingering_time before the connection closes.
@@ -460,6 +462,9 @@ class Daemon:
 
             web_pages.server_url = server_url(self.loaded, self.port)
             log.info("web pages at %s/ui/ (sign in with a link from `sabha web link`)", web_pages.server_url)
+        if mcp is not None:
+            log.info("MCP endpoint at %s%s (streamable HTTP; every request needs 'Authorization: Bearer <token>', "
+                     "the token of server.mcp.token)", local_base(server.host, int(self.port)), mcp.path)
 
     async def _mount_web(self, app: web.Application) -> WebContext | None:
         """The owner's pages at /ui/ (config ``web``; :mod:`bot.web`)."""
@@ -469,6 +474,17 @@ class Daemon:
 
         self.web = await mount_web(app, self.board.parts, self.loaded)
         return self.web
+
+    def _mount_mcp(self, app: web.Application) -> McpEndpoint | None:
+        """The board as an MCP server at server.mcp.path, behind the owner's token (config ``server.mcp``;
+        :mod:`bot.mcp_server`)."""
+        section = self.loaded.config.server.mcp
+        if self.board is None or not section.enabled:
+            return None
+        from bot.mcp_server.board_tools import McpBoardParts
+        from bot.mcp_server.endpoint import mount_mcp
+
+        return mount_mcp(app, McpBoardParts.of(self.board.parts), section)
 
     async def _shutdown(self, started: list[Channel], watcher: asyncio.Task[None] | None,
                         stop_watch: asyncio.Event) -> None:

@@ -83,6 +83,7 @@ SUBCOMMANDS: dict[str, str] = {
     "people": "bot.cli.people",
     "web": "bot.cli.web",
     "state": "bot.cli.state",
+    "mcp": "bot.cli.mcp_cmd",
 }
 
 #: Subcommands whose parser this module adds itself.

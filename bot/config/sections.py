@@ -23,6 +23,7 @@ from bot.config.mcp import McpSection
 from bot.config.media import MediaSection
 from bot.config.people import PeopleSection
 from bot.intake.config import InboxSection
+from bot.mcp_server.config import McpEndpointSection
 from bot.web.config import WebSection
 
 if TYPE_CHECKING:
@@ -281,6 +282,7 @@ class ServerSection(StrictModel):
     idle_timeout_s: float = Field(75, gt=0, le=3600, description=(
         "a connection that sends no complete request for this long is closed: idle keep-alive connections, "
         "and clients sending their headers too slowly"))
+    mcp: McpEndpointSection = section()
 
 
 

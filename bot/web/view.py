@@ -240,7 +240,8 @@ _HANDLERS = {
 
 def events_from_record(row: MeetingRow, details: dict[str, Any]) -> list[MeetingEvent]:
     """A stored meeting as the events it emitted (near enough for its page): start, agenda,
-    statements with stances, the scoreboard, decision and end."""
+    statements with stances, the scoreboard, decision and end. A later reading of a meeting still running
+    begins with an earlier one (the record stream relies on it: :mod:`bot.web.meeting_stream`)."""
 
     def event(kind: MeetingEventKind, **kw: Any) -> MeetingEvent:
         return MeetingEvent(kind=kind, meeting_id=row.id, topic=row.topic, **kw)
@@ -256,8 +257,11 @@ def events_from_record(row: MeetingRow, details: dict[str, Any]) -> list[Meeting
         for e in [e for e in scored if e.get("round") == s["round"] and e.get("role") == s["role"]]:
             scored.remove(e)
             out.append(event(MeetingEventKind(e["kind"]), role=e["role"], round=e["round"], data=dict(e["data"])))
-    out += [event(MeetingEventKind(e["kind"]), role=e["role"], round=e["round"], data=dict(e["data"]))
-            for e in scored]
+    if row.status == "ended":  # a stance whose statement never came (the member failed); while the meeting runs
+        # it waits for its statement: stored first (the scoreboard is called mid-statement), placed at the end it
+        # would move under its statement on the next reading, and a stream following the record would reload
+        out += [event(MeetingEventKind(e["kind"]), role=e["role"], round=e["round"], data=dict(e["data"]))
+                for e in scored]
     if row.decision:
         out.append(event(MeetingEventKind.DECISION, role=row.chair, text=str(row.decision.get("recommendation", "")),
                          data={"decision": row.decision}))

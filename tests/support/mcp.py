@@ -25,7 +25,7 @@ from pathlib import Path
 from board.tools.mcp import ServerSpec
 from tests.support.ci import missing_part
 
-__all__ = ["REPO", "everything_http", "fake_spec", "free_port", "git_repo", "npm_server", "python_server",
+__all__ = ["REPO", "everything_http", "fake_http", "fake_spec", "free_port", "git_repo", "npm_server", "python_server",
            "server_pids"]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -90,20 +90,41 @@ async def everything_http(timeout: float = 120.0) -> AsyncIterator[str]:
     proc = await asyncio.create_subprocess_exec(command, "streamableHttp", env=env, stdout=asyncio.subprocess.DEVNULL,
                                                 stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
     try:
-        async with asyncio.timeout(timeout):  # a bound for a hung start only
-            while True:
-                if proc.returncode is not None:
-                    raise RuntimeError(f"mcp-server-everything exited with {proc.returncode}")
-                with contextlib.suppress(OSError):
-                    _, writer = await asyncio.open_connection("127.0.0.1", port)
-                    writer.close()
-                    break
-                await asyncio.sleep(0.1)
+        await _listening(proc, port, timeout)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, 9)
         await proc.wait()
+
+
+@contextlib.asynccontextmanager
+async def fake_http(token: str | None = None, timeout: float = 120.0) -> AsyncIterator[str]:
+    """Our fake over streamable HTTP on a free port of 127.0.0.1 (only for ``Bearer <token>`` when given); its URL."""
+    port = free_port()
+    env = {**os.environ, **({"FAKE_MCP_TOKEN": token} if token else {})}
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "tests.support.fakes.mcp_server", "--http",
+                                                str(port), cwd=REPO, env=env, stdout=asyncio.subprocess.DEVNULL,
+                                                stderr=asyncio.subprocess.DEVNULL, start_new_session=True)
+    try:
+        await _listening(proc, port, timeout)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, 9)
+        await proc.wait()
+
+
+async def _listening(proc: asyncio.subprocess.Process, port: int, timeout: float) -> None:
+    async with asyncio.timeout(timeout):  # a bound for a hung start only
+        while True:
+            if proc.returncode is not None:
+                raise RuntimeError(f"the server exited with {proc.returncode} before listening on {port}")
+            with contextlib.suppress(OSError):
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                return
+            await asyncio.sleep(0.1)
 
 
 def server_pids(parent: int) -> list[int]:

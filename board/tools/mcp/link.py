@@ -42,6 +42,10 @@ class ServerGone(Exception):
 
 
 def _one_line(exc: BaseException) -> str:
+    """What went wrong in one line: the first real error inside the SDK's task groups (an HTTP 401, a refused
+    connection), not "unhandled errors in a TaskGroup"."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text[:300]
 
@@ -63,6 +67,7 @@ class ServerLink:
         self._settled = asyncio.Event()  # a first attempt finished (ready or not)
         self._broken = asyncio.Event()
         self._relist = asyncio.Event()
+        self._http_status: int | None = None  # the last HTTP error status of a server reached at a URL
 
     # -- life ------------------------------------------------------------------------------------
 
@@ -144,6 +149,9 @@ class ServerLink:
                 raise
             except Exception as exc:  # noqa: BLE001 - a server that cannot start or dies is tried again
                 why = _one_line(exc)
+                if self._http_status is not None:
+                    why += f" (HTTP {self._http_status}" + (
+                        ": check headers_env and its variable)" if self._http_status in (401, 403) else ")")
             finally:
                 self._client = None
                 self._ready.clear()
@@ -177,7 +185,13 @@ class ServerLink:
             self._ready.set()
             self._settled.set()
             log.info("mcp server %s ready: %d tool(s) (%s)", self.spec.name, len(self.tools), self.spec.transport)
-            await self._watch(client)
+            listener = asyncio.create_task(self._listen(client), name=f"mcp {self.spec.name} tool changes")
+            try:
+                await self._watch(client)
+            finally:
+                listener.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await listener
             return True
         return False  # pragma: no cover - the block returns or raises
 
@@ -189,6 +203,13 @@ class ServerLink:
 
             http = create_mcp_http_client(headers=spec.headers() or None)
             stack.push_async_callback(http.aclose)
+            self._http_status = None
+
+            async def note_status(response: Any) -> None:  # the SDK keeps only "an error response"
+                if response.status_code >= 400:
+                    self._http_status = response.status_code
+
+            http.event_hooks = {"response": [note_status]}
             return streamable_http_client(spec.url, http_client=http)
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
@@ -220,6 +241,21 @@ class ServerLink:
             if cursor is None:
                 break
         self.tools = tuple(tools)
+
+    async def _listen(self, client: Any) -> None:
+        """On a 2026-07-28 session: ask to hear when the server's tools change (``subscriptions/listen``); an
+        older session gets ``notifications/tools/list_changed`` unasked (:meth:`_on_message`)."""
+        caps = getattr(client.server_capabilities, "tools", None)
+        if caps is None or not getattr(caps, "list_changed", False):
+            return
+        try:
+            async with client.listen(tools_list_changed=True) as events:
+                async for _event in events:
+                    self._relist.set()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an older session or a server that does not offer it
+            log.debug("mcp server %s: not listening for tool changes: %s", self.spec.name, _one_line(exc))
 
     async def _on_message(self, message: Any) -> None:
         import mcp_types

@@ -74,6 +74,11 @@ def _time_for(call_timeout_s: float, ctx: ToolContext) -> float:
     return min(call_timeout_s, left - min(left * (1 - _CALL_SHARE), _ANSWER_RESERVE_MAX_S))
 
 
+def _secs(seconds: float) -> str:
+    """Seconds as a person reads them: 30, 1.5, 0.75."""
+    return f"{seconds:.0f}" if seconds >= 10 else f"{seconds:.2g}"
+
+
 @dataclass
 class _Turn:
     """The outside-tool calls of one exchange so far."""
@@ -293,9 +298,9 @@ class McpServers:
             summary = "answered" if ok else "answered with an error"
             return as_result(origin, result, self.settings.result_max_chars)
         except TimeoutError:
-            summary = f"no answer within {timeout:.3g} s"
-            log.warning("mcp %s: no answer within %.3g s; abandoned", origin.label, timeout)
-            return ToolResult.failure(f"{origin.label} gave no answer within {timeout:.3g} s and was abandoned; "
+            summary = f"no answer within {_secs(timeout)} s"
+            log.warning("mcp %s: no answer within %s s; abandoned", origin.label, _secs(timeout))
+            return ToolResult.failure(f"{origin.label} gave no answer within {_secs(timeout)} s and was abandoned; "
                                       "answer without it", retryable=False)
         except ServerGone as exc:
             summary = str(exc)

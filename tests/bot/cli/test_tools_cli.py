@@ -1,66 +1,101 @@
-"""``sabha tools approvals|allow|deny`` through the real CLI: always allowing a tool and taking it back, a
-waiting call allowed or refused by its number, and the clear errors for what cannot be read or does not exist."""
+"""``sabha tools list|test``, ``sabha doctor`` and ``sabha ask`` with MCP servers, run as the real CLI (subprocesses)
+against real servers (``mcp-server-time``, ``mcp-server-git``)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from pathlib import Path
 
-from board.agent.outside import ConsentAsk, ConsentKind
-from board.agent.tools import ToolContext
-from board.app import BOARD_MIGRATIONS
-from board.clock import SystemClock
-from board.schedule import Schedule
-from board.storage import open_database, parse_state_url
-from board.tools.consent import ApprovalStore, ConsentSettings, OwnerConsent
-from bot.app import all_migrations
-from tests.bot.cli.test_cli import run
-from tests.support.consent import ORIGIN, OWNER
-
-REPO = Path(__file__).resolve().parents[3]
-MINE = {"PYTHONPATH": str(REPO)}
+from tests.support.cli import init_board
+from tests.support.fakes.openai_api import FakeOpenAI
+from tests.support.mcp import git_repo, python_server
 
 
-def sabha(home: Path, *args: str, code: int = 0) -> str:
-    result = run(["tools", *args], cwd=home, env=MINE)
-    assert result.returncode == code, (result.stdout, result.stderr)
-    return result.stdout + result.stderr
+async def sabha(folder: Path, env: dict[str, str], *args: str) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.cli", *args, cwd=folder, env=env,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 180)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return proc.returncode or 0, out.decode(), err.decode()
 
 
-def test_always_allow_a_tool_list_it_and_take_it_back(tmp_path: Path) -> None:
-    assert run(["init", str(tmp_path / "proj")], cwd=tmp_path, env=MINE).returncode == 0
-    home = tmp_path / "proj"
-    assert "no tool call has asked for consent yet" in sabha(home, "approvals")
-    assert "filesystem.write_file is always allowed" in sabha(home, "allow", "filesystem.write_file")
-    assert "is always allowed already" in sabha(home, "allow", "filesystem.write_file")
-    listed = sabha(home, "approvals")
-    assert "always allowed: filesystem.write_file" in listed and "no call has been answered yet" in listed
-    assert "is no longer always allowed" in sabha(home, "deny", "filesystem.write_file")
-    assert "was not always allowed; nothing changed" in sabha(home, "deny", "filesystem.write_file")
-    assert "always allowed: none" in sabha(home, "approvals")
-    bad = sabha(home, "allow", "write_file", code=2)
-    assert "name a tool as SERVER.TOOL (e.g. filesystem.write_file)" in bad
-    assert "There is no tool call #7 waiting for consent" in sabha(home, "deny", "7", code=2)
+async def board_with_servers(tmp_path: Path, llm: list[str] | None = None) -> tuple[Path, dict[str, str], Path]:
+    folder, env = await init_board(tmp_path)
+    repo = git_repo(tmp_path / "repo", "Ship the pricing page")
+    (folder / "sabha.yaml").write_text("\n".join([
+        "workspace: ./workspace", "data_dir: ./sessions", *(llm or ["llm:", "  model: offline"]),
+        "board:", "  agents:", "    research:", '      tools: ["mcp:git", "mcp:time.get_current_time"]',
+        "mcp:", "  servers:",
+        "    time:", f"      command: {python_server('mcp-server-time')}",
+        "    git:", f"      command: {python_server('mcp-server-git')}", f"      args: [--repository, {repo}]",
+        "    broken:", "      command: /nonexistent/mcp-server", "      start_timeout_s: 5", ""]), encoding="utf-8")
+    return folder, env, repo
 
 
-async def test_a_waiting_call_is_refused_by_its_number_from_another_process(tmp_path: Path) -> None:
-    """A turn waiting for the owner (here: the gate on the board's state db) gets ``sabha tools deny 1``."""
-    assert run(["init", str(tmp_path / "proj")], cwd=tmp_path, env=MINE).returncode == 0
-    home = tmp_path / "proj"
-    url = parse_state_url("", data_dir=home / "sessions", env={})
-    async with await open_database(url, [*BOARD_MIGRATIONS, *all_migrations()]) as db:
-        clock = SystemClock()
-        gate = OwnerConsent(ApprovalStore(db), Schedule(db, clock), clock, ConsentSettings(timeout_s=60, poll_s=0.2))
-        ask = ConsentAsk(ORIGIN, {"path": "x"}, key="cli-1", role="finance", session_key="main")
-        waiting = asyncio.create_task(gate.ask(ask, ToolContext(role="finance", session_key="main", envelope=OWNER)))
-        for _ in range(1200):  # the question is recorded before the wait starts
-            if await gate.store.get("cli-1") is not None:
-                break
-            await asyncio.sleep(0.05)
-        listed = await asyncio.to_thread(sabha, home, "approvals")
-        assert "waiting for your answer (1;" in listed and "#1" in listed and "files.write_file for finance" in listed
-        said = await asyncio.to_thread(sabha, home, "deny", "1")
-        assert "Denied: files.write_file (#1) will not run" in said
-        verdict = await waiting
-        assert verdict.kind is ConsentKind.DENIED and not verdict.runs
-        assert "was denied already; nothing changed" in await asyncio.to_thread(sabha, home, "allow", "1", code=2)
+async def test_tools_list_shows_states_tools_and_roles(tmp_path: Path) -> None:
+    folder, env, _repo = await board_with_servers(tmp_path)
+    code, out, err = await sabha(folder, env, "tools", "list")
+    print(out)
+    assert code == 0, err
+    assert "git: ready (stdio:" in out and "given to research" in out
+    assert "  reads       git.git_log" in out and "  asks first  git.git_commit" in out
+    assert "broken: failed (stdio: /nonexistent/mcp-server)" in out and "No such file" in out
+    code, out, _err = await sabha(folder, env, "tools", "list", "--json")
+    rows = {r["server"]: r for r in json.loads(out)}
+    assert rows["time"]["roles"] == ["research"] and rows["time"]["state"] == "ready"
+    assert {"name": "convert_time", "reads_only": True} in rows["time"]["tools"]
+
+
+async def test_tools_test_exits_0_for_a_working_server_and_1_for_a_broken_one(tmp_path: Path) -> None:
+    folder, env, _repo = await board_with_servers(tmp_path)
+    code, out, err = await sabha(folder, env, "tools", "test", "time")
+    print(out)
+    assert code == 0, out + err
+    assert "OK   time: ready, 2 tool(s)" in out and "get_current_time" in out
+    code, out, err = await sabha(folder, env, "tools", "test", "broken")
+    assert code == 1 and "FAIL broken: failed" in out, out + err
+    assert "check the command or URL under mcp.servers.broken" in err
+    code, out, err = await sabha(folder, env, "tools", "test", "nope")
+    assert code != 0 and "no MCP server 'nope' in mcp.servers (configured: time, git, broken)" in err
+
+
+async def test_doctor_lists_each_server(tmp_path: Path) -> None:
+    folder, env, _repo = await board_with_servers(tmp_path)
+    code, out, _err = await sabha(folder, env, "doctor", "--offline")
+    print(out)
+    assert code == 1  # the broken server
+    assert "OK    mcp git: ready: 12 tool(s), 7 only reading; given to research" in out
+    assert "FAIL  mcp broken: failed" in out and "sabha tools test broken" in out
+
+
+async def test_sabha_ask_starts_the_roles_servers_on_first_use(tmp_path: Path) -> None:
+    async with FakeOpenAI() as model:
+        llm = ["llm:", "  model: openai:gpt-test", "  retry: {retries: 0}", "  providers:", "    openai:",
+               "      api_key: test-key", f"      base_url: {model.base_url}", "      stream: false"]
+        folder, env, repo = await board_with_servers(tmp_path, llm)
+        model.script_tool_call("git__git_log", {"repo_path": str(repo), "max_count": 1})
+        model.script_text("The last commit: Ship the pricing page [git.git_log].")
+        code, out, err = await sabha(folder, env, "ask", "--role", "research", "what is the last commit?")
+        assert code == 0, out + err
+        assert "Ship the pricing page [git.git_log]" in out
+        asked = model.requests[0].json
+        assert {"git__git_log", "time__get_current_time"} <= {t["function"]["name"] for t in asked["tools"]}
+        assert "time__convert_time" not in {t["function"]["name"] for t in asked["tools"]}  # one tool given
+        tool = next(m for m in model.requests[1].json["messages"] if m["role"] == "tool")
+        assert "Ship the pricing page" in tool["content"]
+    left = [p for p in Path("/proc").glob("[0-9]*/cmdline")  # the git server of this repository, anywhere
+            if str(repo).encode() in _read(p)]
+    assert not left, f"sabha ask left its servers running: {left}"
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""

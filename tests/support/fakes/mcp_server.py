@@ -1,6 +1,7 @@
 """A small MCP server of ours (written with the SDK's server API), for what real servers do not do on purpose:
 a tool that hangs, one that crashes the server mid-call, one that floods 10 MB, one whose description and
-result try to close the prompt's structure. Run it as ``python -m tests.support.fakes.mcp_server`` (stdio).
+result try to close the prompt's structure, and one that adds a tool (``grow``).
+Run it as ``python -m tests.support.fakes.mcp_server`` (stdio).
 
 Every tool says it only reads (``readOnlyHint``), so each runs without consent; ``fine`` answers at once (to show
 the server is still up after a hang). ``crash`` writes its pid to ``$FAKE_MCP_PIDFILE`` (when set) and exits the
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
+from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
 
 __all__ = ["FLOOD_CHARS", "INJECTION", "main"]
@@ -55,9 +58,45 @@ async def notes() -> str:
     return f"Note 1: the launch is on Friday.\n{INJECTION}\nNote 2: budget approved."
 
 
+@server.tool(annotations=_READS, description="Adds a tool named grown and says the tools changed.")
+async def grow(ctx: Context) -> str:
+    async def grown() -> str:
+        return "grown here"
+
+    server.add_tool(grown, name="grown", description="Came later.", annotations=_READS)
+    await ctx.notify_tools_changed()
+    return "a tool was added"
+
+
+def _with_token(app: Any, token: str) -> Any:
+    """``app`` answering 401 to a request without ``Authorization: Bearer <token>``."""
+
+    async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != f"Bearer {token}".encode():
+            await send({"type": "http.response.start", "status": 401, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await app(scope, receive, send)
+
+    return guarded
+
+
 def main() -> None:
-    """Serve over stdio."""
+    """Serve over stdio (``--stubborn``: and stay alive after stdin closes); with ``--http PORT`` over
+    streamable HTTP on 127.0.0.1 (and with ``$FAKE_MCP_TOKEN`` set, only to requests carrying it as a bearer token)."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        import uvicorn
+
+        app = server.streamable_http_app()
+        token = os.environ.get("FAKE_MCP_TOKEN")
+        uvicorn.run(_with_token(app, token) if token else app, host="127.0.0.1", port=int(sys.argv[2]),
+                    log_level="warning")
+        return
     server.run("stdio")
+    if sys.argv[1:] == ["--stubborn"]:  # a server that outlives its stdin: only a kill ends it
+        import time
+
+        time.sleep(3600)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import sys
 import time
@@ -64,7 +65,8 @@ async def test_a_call_never_outlasts_the_turns_deadline() -> None:
         hang = next(t for t in m.tools_for(ctx) if t.spec.name == "fake__hang")
         began = time.monotonic()
         result = await hang.handler({}, ctx)
-        assert not result.ok and "gave no answer within 0.75 s" in (result.error or ""), result  # time kept to answer
+        # a quarter of the second left stays for the answer
+        assert not result.ok and re.search(r"gave no answer within 0\.7\d? s", result.error or ""), result
         assert time.monotonic() - began < 5
     finally:
         await m.close()
@@ -202,3 +204,44 @@ async def test_the_calls_of_one_answer_are_capped() -> None:
         assert (await again.handler({}, RESEARCH)).ok
     finally:
         await m.close()
+
+
+async def test_a_tool_added_by_the_server_is_offered_once_it_says_its_tools_changed() -> None:
+    m = manager()
+    try:
+        await m.ensure(RESEARCH)
+        assert "fake__grown" not in tools(m)
+        grow = next(t for t in m.tools_for(RESEARCH) if t.spec.name == "fake__grow")
+        assert (await grow.handler({}, RESEARCH)).ok
+        await eventually(lambda: "fake__grown" in tools(m), "the new tool offered", timeout=60)
+        grown = next(t for t in m.tools_for(RESEARCH) if t.spec.name == "fake__grown")
+        result = await grown.handler({}, RESEARCH)
+        assert result.ok and "grown here" in result.data["quoted_data"]
+    finally:
+        await m.close()
+
+
+async def test_an_http_server_gets_its_token_from_the_variable_named_in_headers_env(monkeypatch: object) -> None:
+    from board.tools.mcp import ServerSpec
+    from tests.support.mcp import fake_http
+
+    async with fake_http(token="s3cret-token") as url:
+        spec = ServerSpec("remote", url=url, headers_env=(("Authorization", "REMOTE_MCP_AUTH"),), start_timeout_s=20)
+        m = McpServers(McpSettings(servers=(spec,)), grants=lambda role: ("mcp:remote",))
+        try:
+            await m.ensure(RESEARCH)  # the variable is not set: refused
+            [state] = m.states()
+            assert state.state is ServerState.FAILED, state
+            assert "(HTTP 401: check headers_env" in (state.last_error or ""), state
+        finally:
+            await m.close()
+        monkeypatch.setenv("REMOTE_MCP_AUTH", "Bearer s3cret-token")  # type: ignore[attr-defined]
+        m = McpServers(McpSettings(servers=(spec,)), grants=lambda role: ("mcp:remote",))
+        try:
+            await m.ensure(RESEARCH)
+            [state] = m.states()
+            assert state.state is ServerState.READY and state.transport == "http", state
+            fine = next(t for t in m.tools_for(RESEARCH) if t.spec.name == "remote__fine")
+            assert (await fine.handler({}, RESEARCH)).ok
+        finally:
+            await m.close()

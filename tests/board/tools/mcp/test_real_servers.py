@@ -15,6 +15,7 @@ from board.agent.tools import Tool, ToolContext, ToolResult
 from board.envelope import Envelope
 from board.tools.mcp import McpServers, McpSettings, ServerSpec, ServerState
 from tests.support.mcp import everything_http, git_repo, npm_server, python_server
+from tests.support.telegram import eventually
 
 RESEARCH = ToolContext(role="research", session_key="telegram:42")
 
@@ -154,3 +155,31 @@ async def test_everything_over_streamable_http() -> None:
             assert state.state is ServerState.READY and state.transport == "http"
             echoed = await tool(manager, "every__echo").handler({"message": "over http"}, RESEARCH)
     assert echoed.ok and any("over http" in line for line in quoted(echoed)), echoed
+
+
+async def test_an_unknown_server_in_a_role_is_logged_once_and_ignored(caplog: Any) -> None:
+    spec = ServerSpec("time", command=python_server("mcp-server-time"))
+    async with servers(spec, tools=["mcp:time", "mcp:calendar"]) as manager:
+        first, again = manager.tools_for(RESEARCH), manager.tools_for(RESEARCH)
+    assert [t.spec.name for t in first] == [t.spec.name for t in again] == ["time__get_current_time",
+                                                                           "time__convert_time"]
+    warned = [r.getMessage() for r in caplog.records if "mcp:calendar" in r.getMessage()]
+    assert len(warned) == 1 and "not a server of mcp.servers; ignored" in warned[0], warned
+
+
+async def test_a_server_that_cannot_start_is_tried_again_with_a_doubling_backoff(caplog: Any) -> None:
+    manager = McpServers(McpSettings(servers=(ServerSpec("gone", command="/nonexistent/mcp-server"),)),
+                         grants=lambda role: ("mcp:gone",))
+    try:
+        manager.start()
+        await eventually(lambda: manager.states()[0].restarts >= 3, "three tries", timeout=60)
+        [state] = manager.states()
+        assert state.state in (ServerState.FAILED, ServerState.STARTING)
+        assert "No such file or directory" in (state.last_error or "")
+        assert manager.tools_for(RESEARCH) == ()
+    finally:
+        await manager.close()
+    assert manager.states()[0].state is ServerState.STOPPED
+    waits = [r.getMessage().rsplit("trying again in ", 1)[1] for r in caplog.records
+             if "mcp server gone could not start" in r.getMessage()]
+    assert waits[:3] == ["1 s", "2 s", "4 s"], waits
