@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 from board.agent.guardrails import Guardrails
 from board.agent.locks import SessionLocks
-from board.agent.outside import NO_CONSENT, ConsentGate
+from board.agent.outside import ConsentGate
 from board.agent.runner import AgentRunner, AgentSettings, RunnerHooks
 from board.agent.tools import ToolRegistry
 from board.agent.turn import TurnHeard, TurnListener
@@ -29,6 +29,7 @@ from board.app.rosters import Rosters
 from board.app.settings import BoardSettings
 from board.clock import Clock
 from board.commands import builtin as builtin_commands
+from board.commands import consent as consent_commands
 from board.commands import files as files_commands
 from board.commands import followup as followup_commands
 from board.commands import llm as llm_commands
@@ -55,6 +56,7 @@ from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
 from board.spending.ledger import Ledger
 from board.storage import Database
+from board.tools.consent import ApprovalStore, OwnerConsent
 from board.tools.mcp.servers import McpServers
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import LAST_GOOD_DIR, SoulStore
@@ -106,20 +108,26 @@ def _base(settings: BoardSettings, db: Database, clock: Clock, observers: Observ
                  people=people, budget=budget, spend=SpendGate(ledger), money=Money(budget), locks=SessionLocks())
 
 
-def _consent_gate(settings: BoardSettings, base: _Base) -> ConsentGate:
-    """What a tool that does not only read passes before it runs (the owner's consent). Today: nobody is asked,
-    such a call is refused with a note the model reads (:data:`board.agent.outside.NO_CONSENT`)."""
-    return NO_CONSENT
+def _consent_gate(settings: BoardSettings, base: _Base, clock: Clock) -> OwnerConsent:
+    """What a tool that does not only read passes before it runs: the owner's Allow, asked in the conversation's
+    place and recorded before the call (``/allow`` and ``/deny`` are registered once the commands exist)."""
+    souls = base.souls
+
+    def voice(role: str) -> tuple[str, str] | None:  # (name, emoji) of the advisor that asks
+        profile = next((p for p in souls.profiles() if p.role == role), None)
+        return (profile.name, profile.emoji) if profile is not None else None
+
+    return OwnerConsent(ApprovalStore(base.ledger.db), base.schedule, clock, settings.consent, voice=voice)
 
 
-def _outside(settings: BoardSettings, base: _Base) -> McpServers:
+def _outside(settings: BoardSettings, base: _Base, consent: ConsentGate) -> McpServers:
     """The MCP servers of ``mcp.servers``; a role's tools list (soul or ``board.agents``) says which it was given."""
     souls = base.souls
 
     def grants(role: str) -> tuple[str, ...] | None:
         return souls.profile(role).tools if souls.has(role) else None
 
-    return McpServers(settings.mcp, grants=grants, consent=_consent_gate(settings, base),
+    return McpServers(settings.mcp, grants=grants, consent=consent,
                       log_dir=settings.data_dir / "mcp")
 
 
@@ -209,8 +217,9 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                 clock: Clock, observers: Observers) -> Parts:
     """Every part of the board on ``db``, in dependency order, each complete when made."""
     base = _base(settings, db, clock, observers)
+    consent = _consent_gate(settings, base, clock)
     tools = ToolRegistry()
-    outside = _outside(settings, base)
+    outside = _outside(settings, base, consent)
     runner, rosters, guardrails, writer = _runner(settings, base, providers, tools, observers, outside)
     router = functools.partial(router_over, base.souls, single=settings.roster.single)
     commands = CommandRegistry(base.souls, router, base.locks)
@@ -218,6 +227,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
         registry=commands, souls=base.souls, sessions=base.sessions, workspace=settings.workspace,
         roster=settings.roster.name, single=settings.roster.single, meetings_enabled=settings.meetings.enabled))
     room, reminders, decisions = _room(settings, base, runner, rosters, clock, commands)
+    consent_commands.register(commands, consent)
     for tool in room.tools():
         wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
         if wanted:
@@ -246,4 +256,5 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                  money=base.money, locks=base.locks, router=router, runner=runner, room=room, decisions=decisions,
                  reminders=reminders, facts=base.facts, guardrails=guardrails, knowledge=knowledge,
                  web_search=web_search, media=media, people=base.people, memory_writer=writer,
-                 memory_talk=memory_talk, commands=commands, mcp=outside, door=door)
+                 memory_talk=memory_talk, commands=commands, consent=consent, mcp=outside,
+                 door=door)

@@ -38,6 +38,7 @@ from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
 from board.spending.ledger import Ledger, LLMCallRecord
 from board.storage import Database
+from board.tools.consent import OwnerConsent
 from board.tools.mcp.servers import McpServers
 from board.workspace.prompt import PromptBuilder
 from board.workspace.souls import SoulStore
@@ -94,5 +95,6 @@ class Parts:
     memory_writer: MemoryWriter | None  # memory.auto_extract: facts heard after each turn
     memory_talk: MemoryTalk | None
     commands: CommandRegistry
+    consent: OwnerConsent  # the owner's Allow before a tool that changes the world runs (the MCP manager asks it)
     mcp: McpServers  # outside tools: the MCP servers of mcp.servers (started by the daemon, or on first use)
     door: Door  # what the front door (board.answer) uses of these

@@ -32,6 +32,8 @@ from board.schedule.migrations import MIGRATIONS as SCHEDULE_MIGRATIONS
 from board.spending.budget import BudgetSettings
 from board.spending.migrations import MIGRATIONS as SPENDING_MIGRATIONS
 from board.storage import Dialect, StateURL
+from board.tools.consent import ConsentSettings
+from board.tools.consent.migrations import MIGRATIONS as CONSENT_MIGRATIONS
 from board.tools.mcp.settings import McpSettings
 
 if TYPE_CHECKING:  # web search's modules load with its provider
@@ -43,7 +45,8 @@ DB_FILE = "sabha.db"
 BOARD_MIGRATIONS: tuple[Migration, ...] = (*CONVERSATION_MIGRATIONS, *SPENDING_MIGRATIONS, *MEMORY_MIGRATIONS,
                                            *ROOM_MIGRATIONS, *AGENT_MIGRATIONS, *MEDIA_MIGRATIONS,
                                            *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS, *DECISION_MIGRATIONS,
-                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS, *KNOWLEDGE_MIGRATIONS)
+                                           *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS, *KNOWLEDGE_MIGRATIONS,
+                                           *CONSENT_MIGRATIONS)
 
 
 @dataclass(frozen=True)
@@ -65,6 +68,7 @@ class BoardSettings:
     guardrails: GuardrailSettings = field(default_factory=GuardrailSettings)
     media: MediaSettings = field(default_factory=MediaSettings)
     people: PeopleSettings = field(default_factory=PeopleSettings)
+    consent: ConsentSettings = field(default_factory=ConsentSettings)  # tools.consent_timeout_s
     mcp: McpSettings = field(default_factory=McpSettings)  # outside tools: the MCP servers and their limits
     timezone: str = "UTC"  # the owner's time zone: due dates are read and shown in it (IANA name)
     #: Where the state lives (``state.url``); None: the SQLite file ``sabha.db`` in ``data_dir``.

@@ -40,6 +40,7 @@ class WorkKind(StrEnum):
     REVIEW = "review"  # a decision's review_after: convene a review meeting
     FOLLOW_UP = "follow_up"  # a revisited decision: the follow-up meeting
     RETRY = "retry"  # something to try again later
+    CONSENT = "consent"  # a tool call waits for the owner's Allow: the question, a notice (board.tools.consent)
 
 
 class WorkStatus(StrEnum):

@@ -263,6 +263,7 @@ class _TerminalChat:
         self._leave = False  # SIGINT at the prompt: leave with "Interrupted." and 130, not "Goodbye."
         self._session: Any = None  # the prompt, once it reads lines
         self._waiting: list[str] = []  # what fell due while no chat was open, said under the banner
+        self._aside: set[asyncio.Future[None]] = set()  # consent answers typed while a turn waits for them
 
     def _on_sigint(self) -> None:
         """SIGINT (Ctrl-C while no prompt is reading keys, or ``kill -INT``): cancel what is being waited
@@ -277,7 +278,8 @@ class _TerminalChat:
             app.exit(exception=EOFError)
 
     async def _cancellable(self, work: Awaitable[T], waiting: str, notice: tuple[float, str] | None = None,
-                           stream: ScreenStream | None = None) -> tuple[T | None, bool]:
+                           stream: ScreenStream | None = None,
+                           on_line: Callable[[str], None] | None = None) -> tuple[T | None, bool]:
         """Run ``work`` so that Ctrl-C cancels it, showing ``waiting`` meanwhile; (result, cancelled).
 
         The terminal stays in raw mode while it runs (a one-line prompt_toolkit application
@@ -289,7 +291,7 @@ class _TerminalChat:
         self._interrupted = False
         turn = self._turn = asyncio.ensure_future(work)
         try:
-            await _show_while(turn, waiting, self._on_key_interrupt, notice, stream)
+            await _show_while(turn, waiting, self._on_key_interrupt, notice, stream, on_line)
             return await turn, False
         except asyncio.CancelledError:
             if not self._interrupted:
@@ -297,6 +299,27 @@ class _TerminalChat:
             return None, True
         finally:
             self._turn = None
+
+    def _while_waiting(self, board: Board, line: str, role: str | None) -> None:
+        """A line typed while the board answers: an advisor waiting for the owner's consent takes ``/allow`` or
+        ``/deny`` now (the turn that waits holds the prompt); anything else is said to be dropped."""
+        import asyncio
+
+        from board.tools.consent import answers_consent
+        from bot.cli.screen import reply_text, say
+
+        if not answers_consent(line):
+            say(f"(while the board answers, only /allow or /deny is taken; {line.split()[0]} was not sent)")
+            return
+
+        async def answer() -> None:
+            reply = await _answer(board, line, role)
+            if reply is not None:
+                say(reply_text(reply))
+
+        task = asyncio.ensure_future(answer())
+        self._aside.add(task)
+        task.add_done_callback(self._aside.discard)
 
     def _on_key_interrupt(self) -> None:
         self._on_sigint()
@@ -403,7 +426,8 @@ class _TerminalChat:
                 reply, cancelled = await self._cancellable(_answer(board, message, role, attaching.take(),
                                                                    stream=stream),
                                                            "… the board is thinking (Ctrl-C cancels)",
-                                                           (slow, WORKING) if slow > 0 else None, stream)
+                                                           (slow, WORKING) if slow > 0 else None, stream,
+                                                           lambda line: self._while_waiting(board, line, role))
                 if cancelled:
                     say("(cancelled: nothing was answered; ask again or go on)")
                 elif reply is not None:
@@ -429,11 +453,14 @@ class _TerminalChat:
 
 
 async def _show_while(task: asyncio.Future[Any], text: str, on_ctrl_c: Callable[[], None],
-                      notice: tuple[float, str] | None = None, stream: ScreenStream | None = None) -> None:
+                      notice: tuple[float, str] | None = None, stream: ScreenStream | None = None,
+                      on_line: Callable[[str], None] | None = None) -> None:
     """Show ``text`` on one line (erased afterwards) until ``task`` is done; Ctrl-C calls ``on_ctrl_c``.
-    Keys typed meanwhile are not kept. ``notice`` (seconds, line): still waiting after that long,
-    the line is printed once above the waiting line, where it stays (not once the answer streams).
-    ``stream``: the answer so far replaces ``text`` while it is written."""
+    Keys typed meanwhile are not kept, except with ``on_line``: a line typed meanwhile that starts with
+    ``/`` (shown after the waiting text) is handed to it at Enter (the owner's ``/allow`` or ``/deny`` for an
+    advisor that waits for them; anything else is dropped there). ``notice`` (seconds, line): still waiting
+    after that long, the line is printed once above the waiting line, where it stays (not once the answer
+    streams). ``stream``: the answer so far replaces ``text`` while it is written."""
     import asyncio
 
     from prompt_toolkit.application import Application, run_in_terminal
@@ -451,11 +478,34 @@ async def _show_while(task: asyncio.Future[Any], text: str, on_ctrl_c: Callable[
     def _ctrl_c(event: Any) -> None:
         on_ctrl_c()
 
+    typed: list[str] = []  # a /command typed while waiting (only with on_line)
+
     @bindings.add("<any>")
     def _other(event: Any) -> None:
-        """Type-ahead is dropped rather than echoed into the waiting line."""
+        """Type-ahead is dropped rather than echoed into the waiting line (a /command is kept for ``on_line``)."""
+        if on_line is not None and (typed or event.data == "/") and event.data.isprintable():
+            typed.append(event.data)
+            app.invalidate()
 
-    shown = FormattedTextControl(text) if stream is None else FormattedTextControl(lambda: stream.view(text))
+    @bindings.add("backspace")
+    def _back(event: Any) -> None:
+        if typed:
+            typed.pop()
+            app.invalidate()
+
+    @bindings.add("enter")
+    def _enter(event: Any) -> None:
+        line = "".join(typed).strip()
+        typed.clear()
+        app.invalidate()
+        if on_line is not None and line:
+            on_line(line)
+
+    def waiting_text() -> str:
+        base = text if stream is None else stream.view(text)
+        return f"{base}  > {''.join(typed)}" if typed else base
+
+    shown = FormattedTextControl(waiting_text)
     app: Application[None] = Application(
         layout=Layout(Window(shown, height=1 if stream is None else None, wrap_lines=True, style="class:waiting")),
         key_bindings=bindings, erase_when_done=True)

@@ -4,7 +4,8 @@
 why), its tools (``reads`` for one that only reads and runs when called; ``asks first`` for one that needs the
 owner's consent) and which roles were given it; then stops them. ``tools test SERVER`` starts that server, lists
 its tools, calls one harmless tool (one that only reads and needs no arguments, if it has one), prints the result as
-the model would see it, and exits 0 (it works) or 1 (it does not start, or the call failed).
+the model would see it, and exits 0 (it works) or 1 (it does not start, or the call failed). ``tools approvals``,
+``tools allow`` and ``tools deny`` (the owner's consent) are :mod:`bot.cli.tool_consent`'s.
 """
 
 from __future__ import annotations
@@ -154,3 +155,6 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
                                      "arguments; exit 0 when it works, 1 when it does not.")
     tp.add_argument("server", metavar="SERVER", help="its name under mcp.servers")
     p.set_defaults(handler=cmd_tools)
+    from bot.cli.tool_consent import add_actions  # approvals, allow, deny: the owner's consent
+
+    add_actions(tsub, common)

@@ -126,6 +126,7 @@ class LoadedConfig:
             guardrails=self.config.guardrails.settings(),
             media=self.config.media.settings(),
             people=self.config.people.settings(),
+            consent=self.config.tools.consent(),
             mcp=self.config.mcp.settings(),
         )
 

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from board.memory.facts import MemorySettings
     from board.memory.knowledge.base import KnowledgeSettings
     from board.people import PeopleSettings
+    from board.tools.consent import ConsentSettings
     from board.tools.mcp import McpSettings
     from bot.config.sections import Config
 
@@ -149,6 +150,12 @@ class _Board:
 @dataclass(frozen=True)
 class _Tools:
     default: list[str] | None = None
+    consent_timeout_s: float = 120.0
+
+    def consent(self) -> ConsentSettings:
+        from board.tools.consent import ConsentSettings
+
+        return ConsentSettings(timeout_s=self.consent_timeout_s)
 
 
 @dataclass(frozen=True)

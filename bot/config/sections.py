@@ -8,7 +8,7 @@ The defaults of the keys the fast paths read come from :mod:`bot.config.file`'s 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
@@ -25,6 +25,9 @@ from bot.config.people import PeopleSection
 from bot.intake.config import InboxSection
 from bot.mcp_server.config import McpEndpointSection
 from bot.web.config import WebSection
+
+if TYPE_CHECKING:
+    from board.tools.consent import ConsentSettings
 
 __all__ = ["AgentOverrideConfig", "BoardSection", "BudgetSection", "Config", "ConsultationConfig", "ContextSection",
            "LLMSection", "LoggingSection", "MeetingsConfig", "PriceSection", "ProviderSection", "ProvidersSection",
@@ -249,6 +252,15 @@ class ToolsSection(StrictModel):
     """``tools``: which tools a role may call when its soul and board.agents.<role>.tools say nothing."""
 
     default: list[str] | None = Field(None, description="None: every registered tool; []: none")
+    consent_timeout_s: float = Field(120.0, gt=0, le=3600, description=(
+        "how long an advisor waits for the owner's Allow before a tool that changes the world (one an MCP server "
+        "does not mark read-only) runs; then it answers without the call and says so"))
+
+    def consent(self) -> ConsentSettings:
+        """The consent gate's settings."""
+        from board.tools.consent import ConsentSettings
+
+        return ConsentSettings(timeout_s=self.consent_timeout_s)
 
 
 class LoggingSection(StrictModel):

@@ -18,7 +18,9 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    redeliveries);
 4. **lane**: the stored message joins its conversation's lane in the shared
    :class:`bot.intake.lanes.Lanes` (order within a conversation, conversations
-   concurrent up to the global cap, fair turns);
+   concurrent up to the global cap, fair turns); a consent answer (``/allow``, ``/deny``, a press of
+   their buttons) joins a lane beside its conversation's (:func:`board.tools.consent.consent_lane`):
+   the turn that waits for it holds the conversation's lane, and would hold the answer behind it;
 5. **answer**: attachments are fetched and read (:mod:`board.media`), then the board
    answers (typing shown only while the turn runs), and the answer gets its voice note
    when ``media.speak_replies`` asks for one (before it is stored: never synthesised twice); a storage
@@ -62,6 +64,7 @@ from board.envelope import Envelope, Reply, cleaned
 from board.llm.stream import StreamSink
 from board.media.understand import MediaFetcher
 from board.storage import StorageError
+from board.tools.consent import answers_consent, consent_lane
 from bot.intake.config import InboxSection
 from bot.intake.courier import Capabilities, Courier
 from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
@@ -227,7 +230,10 @@ class Intake:
                 continue
             if not self._admitted(envelope):
                 continue
-            admitted.append(Arrival(envelope, arrival.lane or self.courier.conversation(envelope), arrival.kind))
+            lane = arrival.lane or self.courier.conversation(envelope)
+            if answers_consent(envelope.text):  # the turn waiting for this answer holds the conversation's lane
+                lane = consent_lane(lane)
+            admitted.append(Arrival(envelope, lane, arrival.kind))
         if not admitted:
             return
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()

@@ -126,6 +126,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("predictions", "Predictions members made in meetings"),
     ("resolve", "Say how a prediction turned out: /resolve <n> yes|no|unknown"),
     ("stats", "Each advisor's track record (Brier score)"),
+    ("allow", "Let an advisor run the tool call it asked for: /allow [n] [always]"),
+    ("deny", "Refuse an advisor's tool call: /deny [n]"),
     ("reset", "Start a fresh conversation: /reset [role]"),
     ("compact", "Summarise the older part of a conversation now: /compact [role]"),
     ("memory", "What the board remembers about you"),
