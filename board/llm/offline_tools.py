@@ -5,8 +5,9 @@ the files in a folder, a file's text) and the request offers a tool that only re
 (:attr:`board.llm.base.ToolSpec.read_only`) whose name and description fit it, :func:`intent_call` calls
 that tool once, with arguments built from its schema (:func:`arguments_for`: a required argument from the
 question where it is plain, a timezone or a path; else the schema's default; no call when a required one
-cannot be filled). :func:`cited_answer` then words the answer around the result (an outside tool's
-quoted data read back line by line), cited as ``[server.tool]`` (:attr:`~board.llm.base.ToolSpec.cite`).
+cannot be filled; ``sabha tools test`` passes the server's folder for a path). :func:`cited_answer` then
+words the answer around the result (an outside tool's quoted data read back line by line), cited as
+``[server.tool]`` (:attr:`~board.llm.base.ToolSpec.cite`).
 
 Nothing is hard-coded about a server: the table names what a question asks and the words a fitting
 tool's name or description carries. A tool that is not read-only is never called; nothing is called
@@ -119,27 +120,29 @@ def _path(question: str) -> str | None:
     return found.group(1).rstrip(".") if found else None
 
 
-def _value(name: str, prop: dict[str, Any], question: str) -> Any:
-    """A value for one argument: from the question where it is plain, else the schema's default; None: none."""
+def _value(name: str, prop: dict[str, Any], question: str, folder: str | None) -> Any:
+    """A value for one argument: from the question where it is plain, else the schema's default (a path:
+    else ``folder``); None: none."""
     key = name.lower()
     if "timezone" in key or key in ("tz", "zone"):
         return _timezone(question) or prop.get("default") or "UTC"
     if "path" in key or key in ("file", "filename", "repo", "directory", "dir"):
-        return _path(question) or prop.get("default")
+        return _path(question) or prop.get("default") or folder
     if isinstance(prop.get("enum"), list):
         named = [v for v in prop["enum"] if isinstance(v, str) and v.lower() in question.lower()]
         return named[0] if named else prop.get("default")
     return prop.get("default")
 
 
-def arguments_for(spec: ToolSpec, question: str) -> dict[str, Any] | None:
+def arguments_for(spec: ToolSpec, question: str, *, folder: str | None = None) -> dict[str, Any] | None:
     """The arguments of a call of ``spec`` for ``question``: each required one filled (None: one cannot
-    be), the optional ones left to the tool's own defaults."""
+    be), the optional ones left to the tool's own defaults. ``folder``: a path the question does not name
+    (``sabha tools test``: the folder the server works on)."""
     schema = spec.parameters or {}
     props: dict[str, Any] = schema.get("properties") or {}
     args: dict[str, Any] = {}
     for name in schema.get("required") or []:
-        value = _value(str(name), props.get(name) or {}, question)
+        value = _value(str(name), props.get(name) or {}, question, folder)
         if value is None:
             return None
         args[str(name)] = value

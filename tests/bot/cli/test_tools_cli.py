@@ -99,3 +99,19 @@ def _read(path: Path) -> bytes:
         return path.read_bytes()
     except OSError:
         return b""
+
+
+async def test_tools_test_calls_a_harmless_tool_with_its_arguments_filled(tmp_path: Path) -> None:
+    """mcp-server-time's tools all need a timezone, mcp-server-git's a repository: ``tools test`` fills them (UTC;
+    the repository the server was started on) and calls one, printing what it answered."""
+    folder, env, repo = await board_with_servers(tmp_path)
+    code, out, err = await sabha(folder, env, "tools", "test", "time")
+    print(out)
+    assert code == 0, out + err
+    assert 'calling time.get_current_time {"timezone": "UTC"} ...' in out
+    assert "OK   time.get_current_time: answered" in out and '"timezone": "UTC"' in out and "datetime" in out
+    code, out, err = await sabha(folder, env, "tools", "test", "git")
+    print(out)
+    assert code == 0, out + err
+    assert f'calling git.git_status {{"repo_path": "{repo}"}} ...' in out
+    assert "OK   git.git_status: answered" in out and "nothing to commit" in out
