@@ -3,7 +3,10 @@ which adds these with :func:`add_actions`): what the owner allows advisors to ru
 
 - ``sabha tools approvals``: the tools the owner always allows, the calls waiting for an answer and the latest
   ones asked for (who asked, what came of it);
-- ``sabha tools allow <server.tool>``: always allow a tool (it runs without asking from now on);
+- ``sabha tools allow <server.tool>``: always allow a tool (it runs without asking from now on). The server must
+  be declared in ``mcp.servers`` (a typo is not recorded as consent, nor a name that would pre-authorise a
+  server added later); it is started, as ``tools test`` does, to check it has the tool. One that cannot start,
+  or does not list the tool (yet), is refused unless ``--force``;
 - ``sabha tools deny <server.tool>``: ask again for a tool that was always allowed; ``sabha tools deny <n>``
   refuses call #n that is waiting (its advisor answers without it), ``sabha tools allow <n>`` allows it once.
 """
@@ -15,7 +18,8 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from bot.cli.common import UserError, emit
+from bot.cli.common import UserError, emit, note
+from bot.cli.suggest import closest
 from bot.cli.where import board_command
 
 if TYPE_CHECKING:
@@ -35,8 +39,12 @@ def add_actions(tsub: Any, common: argparse.ArgumentParser) -> None:
     ap.set_defaults(handler=board_command(cmd_consent, writes=False, empty=NOTHING_YET))
     al = tsub.add_parser("allow", parents=[common], help="always allow SERVER.TOOL, or allow waiting call N once",
                          description="SERVER.TOOL (as `sabha tools approvals` and the question name it): it runs "
-                                     "without asking from now on. N: the waiting call #N runs once.")
+                                     "without asking from now on; the server must be in mcp.servers, and is "
+                                     "started to check it has the tool. N: the waiting call #N runs once.")
     al.add_argument("target", metavar="SERVER.TOOL|N")
+    al.add_argument("--force", action="store_true",
+                    help="allow SERVER.TOOL even when the server cannot be started to check it has that tool "
+                         "(the server must still be in mcp.servers)")
     al.set_defaults(handler=board_command(cmd_consent, writes=True))
     dn = tsub.add_parser("deny", parents=[common], help="ask again for SERVER.TOOL, or refuse waiting call N",
                          description="SERVER.TOOL: no longer always allowed (the owner is asked each time). N: the "
@@ -51,6 +59,42 @@ def _label(target: str) -> tuple[str, str]:
         raise UserError(f"{target!r}: name a tool as SERVER.TOOL (e.g. filesystem.write_file), or a waiting call "
                         "by its number (see `sabha tools approvals`)")
     return found["server"], found["tool"]
+
+
+async def _checked(parts: Parts, server: str, tool: str, *, force: bool) -> None:
+    """Refuse (:class:`UserError`) to always allow ``server.tool`` unless the server is declared and, started,
+    lists the tool; ``force``: a server that cannot start (or lacks the tool now) is allowed, said so."""
+    declared = [s.name for s in parts.mcp.settings.servers]
+    spec = parts.mcp.settings.spec(server)
+    if spec is None:
+        guess = closest(server, declared)
+        raise UserError(f"no MCP server {server!r} in mcp.servers" + (f": did you mean {guess}.{tool}?" if guess
+                                                                         else "")
+                        + f" (declared: {', '.join(declared) or 'none'}); declare a server there before allowing "
+                          "its tools (docs/tools.md)")
+    unchecked = f"; allow it unchecked with `sabha tools allow --force {server}.{tool}`"
+    if not spec.enabled:
+        problem = (f"{server} is disabled (mcp.servers.{server}.enabled: false), so it was not started to check "
+                   f"that it has a tool {tool!r}")
+    else:
+        note(f"starting {server} to check it has a tool {tool!r} ...")
+        parts.mcp.start([server])
+        await parts.mcp.settled()
+        status = next(s for s in parts.mcp.states() if s.name == server)
+        if status.state.usable:
+            names = [t.name for t in parts.mcp.listed(server)]
+            if tool in names:
+                return
+            guess = closest(tool, names)
+            problem = (f"{server} has no tool {tool!r}" + (f": did you mean {server}.{guess}?" if guess else "")
+                       + f" (its tools: {', '.join(names) or 'none'})")
+            unchecked = f"; for a tool it adds later: `sabha tools allow --force {server}.{tool}`"
+        else:
+            problem = (f"{server} did not start ({status.state.value}: {status.last_error or 'no answer'}), so "
+                       f"Sabha cannot check that it has a tool {tool!r} (`sabha tools test {server}` says more)")
+    if not force:
+        raise UserError(problem + unchecked)
+    note(f"warning: {problem}; --force: allowed all the same")
 
 
 def _line(row: ApprovalRow) -> str:
@@ -93,9 +137,10 @@ async def cmd_consent(parts: Parts, args: argparse.Namespace) -> int:
         (emit if decided.changed else lambda text: sys.stderr.write(f"sabha: {text}\n"))(decided.text)
         return 0 if decided.changed else 2
     server, tool = _label(target)
-    store, now = parts.consent.store, parts.clock.now()
+    store = parts.consent.store
     if allow:
-        added = await store.allow_always(server, tool, "cli", now)
+        await _checked(parts, server, tool, force=bool(getattr(args, "force", False)))
+        added = await store.allow_always(server, tool, "cli", parts.clock.now())
         emit(f"{server}.{tool} is always allowed{'' if added else ' already'}: advisors run it without asking "
              f"(`sabha tools deny {server}.{tool}` asks again).")
         return 0

@@ -16,6 +16,7 @@ from board.tools.consent import ApprovalStore, ConsentSettings, OwnerConsent
 from bot.app import all_migrations
 from tests.bot.cli.test_cli import run
 from tests.support.consent import ORIGIN, OWNER
+from tests.support.mcp import npm_server, python_server
 
 REPO = Path(__file__).resolve().parents[3]
 MINE = {"PYTHONPATH": str(REPO)}
@@ -27,9 +28,21 @@ def sabha(home: Path, *args: str, code: int = 0) -> str:
     return result.stdout + result.stderr
 
 
+def with_servers(home: Path, files: Path) -> None:
+    """The board's servers: the filesystem server on ``files``, mcp-server-time, one that cannot start."""
+    files.mkdir(parents=True, exist_ok=True)
+    with (home / "sabha.yaml").open("a", encoding="utf-8") as f:
+        f.write("\n".join(["", "mcp:", "  servers:",
+                           "    filesystem:", f"      command: {npm_server('mcp-server-filesystem')}",
+                           f"      args: [{files}]",
+                           "    time:", f"      command: {python_server('mcp-server-time')}",
+                           "    broken:", "      command: /nonexistent/mcp-server", "      start_timeout_s: 5", ""]))
+
+
 def test_always_allow_a_tool_list_it_and_take_it_back(tmp_path: Path) -> None:
     assert run(["init", str(tmp_path / "proj")], cwd=tmp_path, env=MINE).returncode == 0
     home = tmp_path / "proj"
+    with_servers(home, tmp_path / "files")
     assert "no tool call has asked for consent yet" in sabha(home, "approvals")
     assert "filesystem.write_file is always allowed" in sabha(home, "allow", "filesystem.write_file")
     assert "is always allowed already" in sabha(home, "allow", "filesystem.write_file")
@@ -64,3 +77,27 @@ async def test_a_waiting_call_is_refused_by_its_number_from_another_process(tmp_
         verdict = await waiting
         assert verdict.kind is ConsentKind.DENIED and not verdict.runs
         assert "was denied already; nothing changed" in await asyncio.to_thread(sabha, home, "allow", "1", code=2)
+
+
+def test_allow_names_a_declared_server_and_a_tool_it_has(tmp_path: Path) -> None:
+    """A typo is not recorded as consent, nor a name that would pre-authorise a server added later: the server
+    must be in mcp.servers and, started, have the tool; one that cannot start is refused unless --force."""
+    assert run(["init", str(tmp_path / "proj")], cwd=tmp_path, env=MINE).returncode == 0
+    home = tmp_path / "proj"
+    with_servers(home, tmp_path / "files")
+    said = sabha(home, "allow", "nosrv.x", code=2)
+    assert "no MCP server 'nosrv' in mcp.servers (declared: filesystem, time, broken)" in said
+    assert "did you mean" not in said
+    said = sabha(home, "allow", "filesytem.write_file", code=2)
+    assert "no MCP server 'filesytem' in mcp.servers: did you mean filesystem.write_file?" in said
+    said = sabha(home, "allow", "filesystem.writefile", code=2)
+    assert "filesystem has no tool 'writefile': did you mean filesystem.write_file?" in said
+    assert "its tools: " in said and "read_text_file" in said
+    said = sabha(home, "allow", "broken.anything", code=2)
+    assert "broken did not start" in said and "No such file" in said and "--force" in said
+    assert "always allowed: none" in sabha(home, "approvals")
+    said = sabha(home, "allow", "filesystem.write_file")
+    assert "filesystem.write_file is always allowed" in said
+    said = sabha(home, "allow", "--force", "broken.anything")
+    assert "broken did not start" in said and "broken.anything is always allowed" in said
+    assert "always allowed: broken.anything, filesystem.write_file" in sabha(home, "approvals")
