@@ -25,7 +25,8 @@ from typing import Any
 
 from board.llm.base import ChatMessage, ToolCall, ToolSpec
 
-__all__ = ["INTENTS", "INTENT_PREFIX", "Intent", "arguments_for", "cited_answer", "intent_call", "match"]
+__all__ = ["CITIES", "INTENTS", "INTENT_PREFIX", "Intent", "arguments_for", "cited_answer", "intent_call", "match",
+           "unknown_place"]
 
 #: The id prefix of a call the offline model made on its own (so the answer after it cites the result).
 INTENT_PREFIX = "offline-look-"
@@ -60,6 +61,25 @@ INTENTS: tuple[Intent, ...] = (
 _PATH = re.compile(r"(?<![\w/])((?:~|\.{1,2})?/[^\s\"'`?,;:()]+|[\w.-]+/[\w./-]+|[\w-]+\.[A-Za-z0-9]{1,6})(?![\w/])")
 _ZONE = re.compile(r"\b([A-Z][A-Za-z_]+(?:/[A-Za-z_+-]+)+)\b")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'_-]*")
+#: A place a question names: "in Pune", "for San Francisco" (capitalised words after in / at / for).
+_PLACE = re.compile(r"\b(?:in|at|for)\s+([A-Z][\w'.-]*(?:\s+[A-Z][\w'.-]*){0,3})")
+#: Cities people ask about whose IANA zone is named after another city (the zone database names one city per
+#: zone: Pune, Mumbai and Bangalore are Asia/Kolkata). Cities that name a zone (Tokyo, New York) need no row.
+CITIES: dict[str, str] = {
+    **dict.fromkeys(("pune", "mumbai", "bombay", "delhi", "new delhi", "bangalore", "bengaluru", "chennai", "madras",
+                     "hyderabad", "ahmedabad", "jaipur", "lucknow", "goa", "noida", "gurgaon", "gurugram", "india"),
+                    "Asia/Kolkata"),
+    **dict.fromkeys(("san francisco", "silicon valley", "palo alto", "san jose", "san diego", "seattle", "portland",
+                     "las vegas"), "America/Los_Angeles"),
+    **dict.fromkeys(("washington", "boston", "philadelphia", "atlanta", "miami", "nyc"), "America/New_York"),
+    **dict.fromkeys(("austin", "dallas", "houston"), "America/Chicago"),
+    **dict.fromkeys(("munich", "frankfurt", "hamburg", "cologne"), "Europe/Berlin"),
+    **dict.fromkeys(("manchester", "edinburgh", "birmingham", "uk"), "Europe/London"),
+    "barcelona": "Europe/Madrid", "milan": "Europe/Rome", "geneva": "Europe/Zurich", "abu dhabi": "Asia/Dubai",
+    "beijing": "Asia/Shanghai", "shenzhen": "Asia/Shanghai", "tel aviv": "Asia/Jerusalem",
+    "lahore": "Asia/Karachi", "osaka": "Asia/Tokyo", "kyoto": "Asia/Tokyo", "canberra": "Australia/Sydney",
+    "montreal": "America/Toronto", "ottawa": "America/Toronto", "rio de janeiro": "America/Sao_Paulo",
+}
 
 
 def _words(spec: ToolSpec) -> str:
@@ -100,7 +120,8 @@ def _zones() -> dict[str, str]:
 
 
 def _timezone(question: str) -> str | None:
-    """The zone a question names: ``Asia/Tokyo`` written out, UTC / GMT, or a city (Tokyo, New York)."""
+    """The zone a question names: ``Asia/Tokyo`` written out, UTC / GMT, a city of :data:`CITIES` (Pune, San
+    Francisco; any case), or a city a zone is named after, capitalised (Tokyo, New York)."""
     if found := _ZONE.search(question):
         return found.group(1)
     words = _WORD.findall(question)
@@ -110,9 +131,19 @@ def _timezone(question: str) -> str | None:
     for size in (3, 2, 1):
         for start in range(len(words) - size + 1):
             name = " ".join(words[start:start + size]).lower()
-            if name in zones and words[start][0].isupper():
+            if name in CITIES:
+                return CITIES[name]
+            if name in zones and (words[start][0].isupper() or size > 1):
                 return zones[name]
     return None
+
+
+def unknown_place(question: str) -> str | None:
+    """A place ``question`` names ("in Xanadu") whose timezone is not known (None: none, or it is known)."""
+    found = _PLACE.search(question)
+    if found is None or _timezone(question) is not None:
+        return None
+    return found.group(1).rstrip(".")
 
 
 def _path(question: str) -> str | None:
@@ -199,4 +230,16 @@ def cited_answer(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec], *, 
         flat = flat[: limit - 1].rstrip() + "…"
     if not ok:
         return f"I tried to look it up with {cite}, but it failed: {flat}"
-    return f"I looked it up with {cite}: {flat}"
+    return f"{_guessed_utc(messages)}I looked it up with {cite}: {flat}"
+
+
+def _guessed_utc(messages: Sequence[ChatMessage]) -> str:
+    """What to say first when the call asked for UTC because the place the question names is not known."""
+    call_id = messages[-1].tool_call_id
+    asked = next((c for m in reversed(messages) for c in m.tool_calls if c.id == call_id), None)
+    question = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    place = unknown_place(question)
+    if asked is None or place is None or "UTC" not in asked.arguments.values():
+        return ""
+    return (f"I do not know which timezone {place} is in, so I used UTC (name its zone, e.g. Asia/Kolkata or "
+            "America/New_York, for its local time). ")

@@ -115,3 +115,21 @@ async def test_tools_test_calls_a_harmless_tool_with_its_arguments_filled(tmp_pa
     assert code == 0, out + err
     assert f'calling git.git_status {{"repo_path": "{repo}"}} ...' in out
     assert "OK   git.git_status: answered" in out and "nothing to commit" in out
+
+
+async def test_the_offline_model_asks_the_time_of_a_city_in_its_own_zone(tmp_path: Path) -> None:
+    """``sabha ask`` offline with mcp-server-time: Pune and San Francisco (no IANA zone is named after either) are
+    asked in their zones; a place it does not know is asked in UTC, and the answer says so."""
+    folder, env, _repo = await board_with_servers(tmp_path)
+    for question, zone in (("what time is it in Pune?", "Asia/Kolkata"),
+                           ("What time is it in San Francisco right now?", "America/Los_Angeles"),
+                           ("what time is it in new york?", "America/New_York")):
+        code, out, err = await sabha(folder, env, "ask", "--role", "research", question)
+        print(out)
+        assert code == 0, out + err
+        assert "[time.get_current_time]" in out and f'"timezone": "{zone}"' in out, question
+        assert "I used UTC" not in out
+    code, out, err = await sabha(folder, env, "ask", "--role", "research", "what time is it in Xanadu?")
+    print(out)
+    assert code == 0, out + err
+    assert "I do not know which timezone Xanadu is in, so I used UTC" in out and '"timezone": "UTC"' in out
