@@ -198,3 +198,63 @@ async def test_kill_after_the_allow_and_before_the_answer_never_writes_twice_and
     assert (after.st_ino, after.st_mtime_ns) == (written.st_ino, written.st_mtime_ns)  # not written again
     assert (files / "k.txt").read_text() == "once"
     assert len(approvals(tmp_path)) == 1
+
+
+async def test_kill_while_the_allowed_call_is_in_flight_never_runs_it_again_and_the_owner_is_told(
+        tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI) -> None:
+    """The window the issue names: allowed, started at the server, not finished (our fake's ``append_held`` holds
+    the call after appending its line) when Sabha is killed. After the restart the same call is not made again (one
+    line at the server) and the owner is told it may already have run."""
+    import sys
+
+    from tests.support.daemon import write_config as base_config
+    from tests.support.mcp import REPO
+
+    calls = tmp_path / "calls.txt"  # a line per call the server received
+    path = base_config(tmp_path, fake, fake_openai, stream=False, extra=[  # type: ignore[arg-type]
+        "board:", "  slow_notice_s: 0", "  agents:", "    research:", '      tools: ["mcp:fake"]',
+        "mcp:", "  servers:", "    fake:", f"      command: {sys.executable}",
+        "      args: [-m, tests.support.fakes.mcp_server]", f"      cwd: {REPO}", "      call_timeout_s: 3600",
+        "tools:", "  consent_timeout_s: 120"])
+    arguments = {"path": str(calls), "line": "called"}
+    fake_openai.script_tool_call("fake__append_held", arguments)
+    first = SabhaProcess(path)
+    servers: list[int] = []
+    try:
+        await first.start()
+        await first.wait_for_log(r"mcp server fake ready")
+        topic = research_topic(fake)
+        fake.push_text(FORUM, OWNER, "Append a line to calls.txt", thread_id=topic)
+        [question] = await said(fake, topic, "wants to run fake.append_held")
+        assert not calls.exists()  # nothing runs before the owner's answer
+        fake.push_press(FORUM, question.message_id, OWNER, "Allow once")
+        await eventually(lambda: calls.exists() and calls.read_text() == "called\n", "the call at the server",
+                         timeout=180)
+        [row] = approvals(tmp_path)
+        assert row[1] == "allowed_once" and row[3] is not None and row[4] is None  # started, not finished
+        assert first.proc is not None
+        servers = server_pids(first.proc.pid)
+        await first.signal(signal.SIGKILL)
+    finally:
+        await first.close()
+        for pid in servers:  # the killed daemon's server, still holding the call
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    Path(f"{calls}.go").touch()  # a call made again would now answer at once (and show as a second line)
+    fake_openai.script_tool_call("fake__append_held", arguments)  # the same message answered again: the same call
+    fake_openai.script_text("It may have been appended before the restart; I did not append it again.")
+    second = SabhaProcess(path)
+    try:
+        await second.start()
+        await said(fake, topic, "I did not append it again")
+        [told] = await said(fake, topic, "may already have run")
+        assert "fake.append_held (#1) was allowed and had started when Sabha stopped" in told.text
+        note = fake_openai.requests[2].json["messages"][-1]["content"]
+        assert "fake.append_held (#1) was allowed and may already have run" in note and "not run again" in note
+        assert await second.signal(signal.SIGTERM) == 0
+    finally:
+        await second.close()
+    assert calls.read_text() == "called\n"  # the server got the call once
+    [row] = approvals(tmp_path)
+    assert row[4] is None  # never recorded as finished: it may have run
