@@ -145,3 +145,15 @@ async def test_a_tool_that_is_not_read_only_is_never_called(repo: Path) -> None:
     answer = await model.complete(request(f"what was the last commit in {repo}?",
                                           (ToolSpec(log.name, log.description, log.parameters, read_only=False),)))
     assert not answer.tool_calls
+
+
+async def test_a_city_no_zone_is_named_after_is_asked_in_its_zone_and_an_unknown_place_in_utc_said_so() -> None:
+    async with time_server() as s:
+        model = OfflineProvider()
+        first, answer = await ask(model, s, "what time is it in bengaluru?")
+        assert first.tool_calls[0].arguments == {"timezone": "Asia/Kolkata"}
+        assert answer is not None and "Asia/Kolkata" in answer.text and "UTC" not in answer.text
+        first, answer = await ask(model, s, "What time is it in Atlantis?")
+    assert first.tool_calls[0].arguments == {"timezone": "UTC"}
+    assert answer is not None and "I do not know which timezone Atlantis is in, so I used UTC" in answer.text
+    assert "[time.get_current_time]" in answer.text
