@@ -38,7 +38,12 @@ _MAX_PAGES = 100
 
 
 class ServerGone(Exception):
-    """The server is not connected (not started, restarting, failed, stopped), or died during the call."""
+    """The server is not connected (not started, restarting, failed, stopped), or died during the call
+    (``during``: the call was sent, so it may have taken effect)."""
+
+    def __init__(self, text: str, *, during: bool = False) -> None:
+        super().__init__(text)
+        self.during = during
 
 
 def _one_line(exc: BaseException) -> str:
@@ -126,14 +131,35 @@ class ServerLink:
                 result: mcp_types.CallToolResult = await client.call_tool(tool, arguments,
                                                                           read_timeout_seconds=timeout)
         except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
+            if exc.code == CONNECTION_CLOSED and await self._closed(client):
                 self._broken.set()
-                raise ServerGone(f"the {self.spec.name} server stopped during the call; it is being restarted") \
-                    from exc
-            if "timed out" in str(exc).lower() or exc.code == REQUEST_TIMEOUT:
+                raise ServerGone(f"the {self.spec.name} server stopped during the call; it is being restarted",
+                                 during=True) from exc
+            if exc.code == REQUEST_TIMEOUT:
                 raise TimeoutError(str(exc)) from exc
             raise
         return result
+
+    async def _closed(self, client: Any) -> bool:
+        """Whether the connection really closed, not a server that merely answered an error with the code the
+        SDK also uses for a closed connection (-32000): a ping is sent; a closed connection refuses it at once
+        with that code, any answer (even "method not found", as newer sessions say to a ping) means it is up."""
+        from mcp import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        try:
+            async with asyncio.timeout(_PING_TIMEOUT_S):
+                await client.send_ping()
+        except MCPError as exc:
+            if exc.code != CONNECTION_CLOSED:
+                return False
+        except TimeoutError:
+            return False  # up, and busy: the call's own error is what the model reads
+        except Exception as exc:  # noqa: BLE001 - the transport itself failed
+            log.info("mcp server %s: a ping after a failed call failed too (%s)", self.spec.name, _one_line(exc))
+        else:
+            return False
+        return True
 
     # -- the supervisor --------------------------------------------------------------------------
 
@@ -155,7 +181,7 @@ class ServerLink:
             finally:
                 self._client = None
                 self._ready.clear()
-            self.last_error = why
+            self.last_error = why = self.spec.redact(why)
             self.restarts += 1
             if was_ready and time.monotonic() - began >= _STABLE_S:
                 delay = BACKOFF_START_S
