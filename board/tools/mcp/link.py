@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import sys
 import time
 from contextlib import AsyncExitStack
@@ -35,6 +36,21 @@ _STABLE_S = 60.0  # up this long: the next failure starts the backoff again at 1
 _PING_EVERY_S = 5.0
 _PING_TIMEOUT_S = 10.0
 _MAX_PAGES = 100
+
+
+class _NoQuerySecrets(logging.Filter):
+    """On the ``httpx`` and ``httpx2`` loggers: a request line ("HTTP Request: POST http://...?api_key=...")
+    shows no URL's ``user:password@`` nor its query values (a server's URL may carry its key)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        clean = re.sub(r"([?&][^=&#\s\"]+=)[^&#\s\"]*", r"\1***", re.sub(r"(?<=//)[^/@\s]*@", "", text))
+        if clean != text:
+            record.msg, record.args = clean, ()
+        return True
+
+
+_HTTPX_FILTER = _NoQuerySecrets()
 
 
 class ServerGone(Exception):
@@ -227,6 +243,10 @@ class ServerLink:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
+            for name in ("httpx", "httpx2"):  # the SDK's HTTP client logs every request's URL at INFO
+                httpx_log = logging.getLogger(name)
+                if _HTTPX_FILTER not in httpx_log.filters:
+                    httpx_log.addFilter(_HTTPX_FILTER)
             http = create_mcp_http_client(headers=spec.headers() or None)
             stack.push_async_callback(http.aclose)
             self._http_status = None

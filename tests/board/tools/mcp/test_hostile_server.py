@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from board.tools.mcp import McpServers, McpSettings, ServerSpec, ServerState
 from board.workspace.quoting import quote_field
 from tests.support.cli import init_board, run_sabha
 from tests.support.fakes.mcp_server import BAD_NAMES
-from tests.support.mcp import REPO, free_port, hostile_spec
+from tests.support.mcp import REPO, fake_http, free_port, hostile_spec
 
 RESEARCH = ToolContext(role="research", session_key="cli:owner")
 
@@ -109,8 +110,8 @@ async def test_an_error_with_code_32000_is_an_ordinary_error_quoted_as_the_serve
         await m.close()
 
 
-async def test_secrets_in_a_url_query_and_in_arguments_never_show(tmp_path: Path,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_secrets_in_a_url_query_and_in_arguments_never_show(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setenv("FAKE_SERVICE_TOKEN", "tok-sekrit-123")
     port = free_port()  # nothing listens: the connection is refused, and the error names the URL
     url = f"http://user:pw-sekrit@127.0.0.1:{port}/mcp?api_key=KEY-SEKRIT-456&x=1"
@@ -128,6 +129,18 @@ async def test_secrets_in_a_url_query_and_in_arguments_never_show(tmp_path: Path
         assert status.last_error and "SEKRIT" not in status.last_error.upper() and "SEKRIT" not in status.where
     finally:
         await m.close()
+
+    async with fake_http() as served:  # a working server: httpx logs each request's URL at INFO
+        with caplog.at_level(logging.INFO, logger="httpx2"):
+            m = manager(ServerSpec("remote", url=f"{served}?api_key=KEY-SEKRIT-456"))
+            try:
+                m.start()
+                await m.settled()
+                assert m.states()[0].state is ServerState.READY
+            finally:
+                await m.close()
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "api_key=***" in logged and "SEKRIT" not in logged.upper(), logged
 
     folder, env = await init_board(tmp_path)
     env["FAKE_SERVICE_TOKEN"] = "tok-sekrit-123"
