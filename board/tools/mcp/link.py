@@ -16,6 +16,7 @@ import logging
 import re
 import sys
 import time
+import warnings
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -161,11 +162,14 @@ class ServerLink:
         SDK also uses for a closed connection (-32000): a ping is sent; a closed connection refuses it at once
         with that code, any answer (even "method not found", as newer sessions say to a ping) means it is up."""
         from mcp import MCPError
+        from mcp.shared.exceptions import MCPDeprecationWarning
         from mcp_types import CONNECTION_CLOSED
 
         try:
             async with asyncio.timeout(_PING_TIMEOUT_S):
-                await client.send_ping()
+                with warnings.catch_warnings():  # "ping is removed as of 2026-07-28": its refusal is an answer
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    await client.send_ping()
         except MCPError as exc:
             if exc.code != CONNECTION_CLOSED:
                 return False
