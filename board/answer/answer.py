@@ -43,6 +43,8 @@ async def answer(envelope: Envelope, door: Door, *, fetcher: MediaFetcher | None
     admitted = await admit(envelope, door, route=route, received_clean=received_clean, reads_files=read_files)
     if isinstance(admitted, Reply):
         return admitted
+    if door.owner_seen is not None and admitted.envelope.is_owner:
+        await door.owner_seen(admitted.envelope)
     asked = await _read(admitted, door, fetcher) if read_files else admitted
     streaming = streaming_to(sink) if sink is not None else contextlib.nullcontext()  # else the caller's, if any
     with door.money.spending(asked.envelope, asked.allowance), streaming:

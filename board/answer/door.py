@@ -6,7 +6,7 @@ whole board, so what answering a message may touch is written here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from board.agent.locks import SessionLocks
@@ -14,6 +14,7 @@ from board.agent.runner import AgentRunner
 from board.answer.money import Money
 from board.commands.memory import MemoryTalk
 from board.commands.registry import CommandRegistry
+from board.envelope import Envelope
 from board.media.service import MediaService
 from board.people import People
 from board.routing.router import Router
@@ -41,3 +42,5 @@ class Door:
     memory_talk: MemoryTalk | None  # "what do you remember about me", answered from the store (memory on)
     max_message_chars: int
     meetings_enabled: bool
+    #: told of every owner's message after admission: where the owner is (consent asks and tells them there)
+    owner_seen: Callable[[Envelope], Awaitable[None]] | None = None

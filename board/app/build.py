@@ -249,7 +249,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
     door = Door(souls=base.souls, router=router, locks=base.locks, budget=base.budget, spend=base.spend,
                 money=base.money, people=base.people, media=media, runner=runner, commands=commands,
                 memory_talk=memory_talk, max_message_chars=settings.max_message_chars,
-                meetings_enabled=settings.meetings.enabled)
+                meetings_enabled=settings.meetings.enabled, owner_seen=consent.seen)
     return Parts(settings=settings, clock=clock, db=db, providers=providers, schedule=base.schedule, souls=base.souls,
                  rosters=rosters, prompts=base.prompts, transcripts=base.sessions.transcripts,
                  sessions=base.sessions, tools=tools, ledger=base.ledger, budget=base.budget, spend=base.spend,

@@ -3,10 +3,11 @@ changes the world (:mod:`board.tools.consent`). The question's Allow once / Alwa
 buttons send these very commands.
 
 Both are owner-only: a member's press or command is refused with one line and changes nothing (a stranger's
-never gets past the access gate). Without a number they answer the only call waiting; with several waiting
-they list them. An answer to a call already answered (or timed out) says so and changes nothing. The intake
-answers them beside the conversation's lane (:func:`board.tools.consent.consent_lane`): the turn that waits
-for the answer holds that lane.
+never gets past the access gate). Without a number they answer only the one call waiting whose question was
+asked in the place the answer comes from; otherwise they list the waiting calls with their numbers. An answer
+to a call already answered (or timed out) says so and changes nothing. The intake answers them beside the
+conversation's lane (:func:`board.tools.consent.consent_lane`): the turn that waits for the answer holds that
+lane.
 """
 
 from __future__ import annotations

@@ -101,7 +101,8 @@ async def _list(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             rows.append({"server": status.name, "state": status.state.value, "transport": status.transport,
                          "where": status.where, "error": status.last_error,
                          "roles": list(manager.roles_of(status.name, roles)),
-                         "tools": [{"name": name, "reads_only": reads} for name, reads in status.tools]})
+                         "tools": [{"name": name, "reads_only": reads} for name, reads in status.tools],
+                         "refused": [{"name": name, "why": why} for name, why in status.refused]})
     finally:
         await manager.close()
     if args.json:
@@ -114,6 +115,8 @@ async def _list(loaded: LoadedConfig, args: argparse.Namespace) -> int:
             emit(f"  error: {row['error']}")
         for tool in row["tools"]:
             emit(f"  {'reads     ' if tool['reads_only'] else 'asks first'}  {row['server']}.{tool['name']}")
+        for tool in row["refused"]:
+            emit(f"  refused     {row['server']} tool {tool['name']}: {tool['why']}")
     return 0
 
 
@@ -138,6 +141,8 @@ async def _test(loaded: LoadedConfig, args: argparse.Namespace) -> int:
         for tool in tools:
             kind = "reads     " if (tool.name, True) in status.tools else "asks first"
             emit(f"  {kind}  {tool.name}: {' '.join((tool.description or '').split())[:100]}")
+        for name, why in manager.refused(spec.name):
+            emit(f"  refused     {name}: {why}")
         pick = harmless_tool(tools, server_folder(spec))
         if pick is None:
             emit("no tool that only reads has arguments Sabha can fill (a timezone, the server's folder): none called")

@@ -25,8 +25,8 @@ from pathlib import Path
 from board.tools.mcp import ServerSpec
 from tests.support.ci import missing_part
 
-__all__ = ["REPO", "everything_http", "fake_http", "fake_spec", "free_port", "git_repo", "npm_server", "python_server",
-           "server_pids"]
+__all__ = ["REPO", "everything_http", "fake_http", "fake_spec", "free_port", "git_repo", "hostile_spec", "npm_server",
+           "python_server", "server_pids"]
 
 REPO = Path(__file__).resolve().parents[2]
 _FAKES = Path(__file__).resolve().parent / "fakes"
@@ -57,6 +57,13 @@ def fake_spec(name: str = "fake", **kw: object) -> ServerSpec:
     """Our fake server (stdio), run from this checkout."""
     return ServerSpec(name, command=sys.executable, args=("-m", "tests.support.fakes.mcp_server"), cwd=str(REPO),
                       **kw)  # type: ignore[arg-type]
+
+
+def hostile_spec(name: str = "bad", **kw: object) -> ServerSpec:
+    """Our fake server with its ``--hostile`` tools (stdio): bad names and schemas, an error that injects, tools
+    that append to ``$FAKE_MCP_OUT`` (passed through)."""
+    return ServerSpec(name, command=sys.executable, args=("-m", "tests.support.fakes.mcp_server", "--hostile"),
+                      cwd=str(REPO), env=("FAKE_MCP_OUT",), **kw)  # type: ignore[arg-type]
 
 
 def git_repo(path: Path, message: str) -> Path:

@@ -249,9 +249,9 @@ async def test_kill_while_the_allowed_call_is_in_flight_never_runs_it_again_and_
         await second.start()
         await said(fake, topic, "I did not append it again")
         [told] = await said(fake, topic, "may already have run")
-        assert "fake.append_held (#1) was allowed and had started when Sabha stopped" in told.text
+        assert "fake.append_held (#1) was allowed and started" in told.text and "not run again" in told.text
         note = fake_openai.requests[2].json["messages"][-1]["content"]
-        assert "fake.append_held (#1) was allowed and may already have run" in note and "not run again" in note
+        assert "fake.append_held (#1)" in note and "may already have run" in note and "not run again" in note
         assert await second.signal(signal.SIGTERM) == 0
     finally:
         await second.close()

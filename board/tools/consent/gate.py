@@ -4,8 +4,11 @@
 ``ask`` records the call (:mod:`.store`), then:
 
 - a tool the owner always allows runs at once (the row is written answered and started in one insert);
+- over a channel where no one reads a later message (``ConsentSettings.unreachable``: the board's MCP server)
+  nobody can be asked: ``UNAVAILABLE`` at once, saying how the owner can allow the tool; nothing is stored;
 - else the owner is asked in the conversation's place (a member's advisor asks in the owner's own place, the
-  last one the owner wrote from on that channel, and tells the member it waits for the owner) with Allow once /
+  last one the owner wrote from on that channel, told by the front door, :meth:`OwnerConsent.seen`, and tells
+  the member it waits for the owner) with Allow once /
   Always allow this tool / Deny buttons, posted as scheduled work (claimed before it is sent, like a reminder);
   the turn waits up to ``timeout_s`` for :meth:`OwnerConsent.decide` (``/allow``, ``/deny``, a press, ``sabha
   tools``), here or in another process (the row is read again every ``poll_s``), then answers without the call;
@@ -13,7 +16,10 @@
 
 The same call asked again (its key: the message, the tool, the arguments) never runs twice: one that finished
 returns what it gave; one started and not finished (Sabha stopped between the Allow and the answer) is "may
-have run", never repeated, and the owner is told once in the place it was asked. Strangers (a public chat) and
+have run", never repeated, and the owner is told once where the owner last wrote on that channel (the MCP
+manager leaves a call whose outcome is unknown, a timeout or a cancelled answer, started and unfinished:
+"may have run" too). ``/allow`` without a number answers only a question asked in the place it comes from.
+Strangers (a public chat) and
 contexts with no message to answer cannot ask anyone: ``UNAVAILABLE``.
 """
 
@@ -56,6 +62,9 @@ class ConsentSettings:
 
     timeout_s: float = 120.0
     poll_s: float = 1.0
+    #: channels whose place no one reads a later message in (the board's MCP server's clients): a call asked
+    #: for there is refused at once, saying how the owner can allow the tool
+    unreachable: frozenset[str] = frozenset({"mcp"})
 
 
 @dataclass(frozen=True)
@@ -81,6 +90,7 @@ class OwnerConsent:
         self.settings = settings or ConsentSettings()
         self.voice = voice
         self._answered: dict[int, asyncio.Event] = {}
+        self._owner_at: dict[str, Place] = {}  # where the owner last wrote, by channel (as stored)
         schedule.register(WorkKind.CONSENT, self.post)
 
     # -- asking ------------------------------------------------------------------------------------
@@ -97,12 +107,20 @@ class OwnerConsent:
             return await self._again(row, ctx)
         now = self.clock.now()
         if envelope.is_owner:
-            await self.store.seen_owner(_place(envelope), now)
+            await self.seen(envelope)
         if await self.store.is_always(ask.origin.server, ask.origin.tool):
             row = await self.store.asked(ask, _place(envelope), envelope.sender, now, answer=Answer.ALWAYS_ALLOWED)
             if row is not None:
                 log.info("consent #%d: %s runs for %s (always allowed)", row.id, row.label, ask.role)
                 return ConsentVerdict(ConsentKind.ALWAYS_ALLOWED, ticket=str(row.id))
+        elif envelope.channel in self.settings.unreachable:
+            log.info("consent: %s wants %s over %s, where the owner cannot be asked; not run", ask.role,
+                     ask.origin.label, envelope.channel)
+            return ConsentVerdict(ConsentKind.UNAVAILABLE, note=(
+                f"{ask.origin.label} changes things outside Sabha and runs only with the board's owner's consent, "
+                f"which cannot be asked over {envelope.channel}; it was not run. Answer without it and say so: the "
+                f"owner can allow it with `sabha tools allow {ask.origin.label}` (it then runs without asking), "
+                "and ask again."))
         else:
             row = await self.store.asked(ask, _place(envelope), envelope.sender, now)
             if row is not None:
@@ -112,12 +130,29 @@ class OwnerConsent:
         assert stored is not None
         return await self._again(stored, ctx)
 
+    async def seen(self, envelope: Envelope) -> None:
+        """The owner wrote ``envelope``: where a question for a member's advisor and a notice go on its channel
+        (the front door tells every owner's message; a public or unreachable place is not one)."""
+        if not envelope.is_owner or envelope.is_public or envelope.channel in self.settings.unreachable:
+            return
+        place = _place(envelope)
+        if self._owner_at.get(place.channel) == place:
+            return
+        await self.store.seen_owner(place, self.clock.now())
+        self._owner_at[place.channel] = place
+
+    async def _owner_place(self, channel: str) -> Place | None:
+        found = self._owner_at.get(channel) or await self.store.owner_place(channel)
+        if found is not None:
+            self._owner_at[channel] = found
+        return found
+
     async def _post_ask(self, row: ApprovalRow, envelope: Envelope) -> None:
         """Post the owner's question (and, for a member, where it went) as scheduled work due now."""
         now = self.clock.now()
         place = _place(envelope)
         if not envelope.is_owner:
-            owner = await self.store.owner_place(envelope.channel)
+            owner = await self._owner_place(envelope.channel)
             if owner is None:
                 log.warning("consent #%d: the owner has not written on %s yet, so the question goes to the "
                             "conversation's own place (%s)", row.id, envelope.channel, place)
@@ -192,18 +227,21 @@ class OwnerConsent:
         """A call started before (asked again: the message is answered again after a stop): what it gave (it
         finished) or "may have run" (it did not); never run again, and the owner is told once."""
         details = {"number": row.id, "started_at": row.started_at, "finished_at": row.finished_at}
-        if await self.store.reported(row.id, self.clock.now()) and row.place is not None:
+        owner = await self._owner_place(row.place.channel) if row.place is not None else None
+        place = owner or row.place  # the owner is told, where the owner last wrote on that channel
+        if place is not None and await self.store.reported(row.id, self.clock.now()):
             await self.schedule.add(NewWork(WorkKind.CONSENT, f"consent:may-have-run:{row.id}", self.clock.now(),
-                                            row.place, {"approval": row.id, "say": "ran_before"}))
+                                            place, {"approval": row.id, "say": "ran_before"}))
             log.warning("consent #%d: %s was allowed and %s before; it is not run again", row.id, row.label,
-                        "ran" if row.finished_at is not None else "had started when Sabha stopped (it may have run)")
+                        "ran" if row.finished_at is not None else "started with no outcome recorded (it may have run)")
         if row.finished_at is not None:
             how = "and succeeded" if row.ok else "and failed"
             return ConsentVerdict(ConsentKind.MAY_HAVE_RUN, ticket=str(row.id), details=details, note=(
                 f"{row.label} (#{row.id}) ran already {how}: {row.summary or 'no result kept'}. It was not run "
                 "again; answer from that."))
         return ConsentVerdict(ConsentKind.MAY_HAVE_RUN, ticket=str(row.id), details=details, note=(
-            f"{row.label} (#{row.id}) was allowed and may already have run before Sabha stopped; it was not run "
+            f"{row.label} (#{row.id}) was allowed and started, but how it ended is not known (it gave no answer "
+            "in time, its answer was cancelled, or Sabha stopped): it may already have run. It was not run "
             "again. Answer without its result and say so: the owner can check whether it took effect."))
 
     async def finished(self, verdict: ConsentVerdict, *, ok: bool, summary: str) -> None:
@@ -219,9 +257,7 @@ class OwnerConsent:
     async def decide(self, number: int | None, answer: str, *, by: str, place: Place | None = None) -> Decided:
         """The owner's answer to ask ``#number`` (None: the only one waiting): ``allowed_once``,
         ``always_allowed`` (the tool is always allowed from now on) or ``denied``."""
-        if place is not None:
-            await self.store.seen_owner(place, self.clock.now())
-        row = await self._chosen(number)
+        row = await self._chosen(number, place)
         if isinstance(row, str):
             return Decided(False, row)
         now = self.clock.now()
@@ -237,8 +273,9 @@ class OwnerConsent:
         log.info("consent #%d: %s %s by %s", row.id, row.label, answer, by)
         return Decided(True, _decided_text(answered))
 
-    async def _chosen(self, number: int | None) -> ApprovalRow | str:
-        """The row ``number`` names, or the only one waiting; else what to say."""
+    async def _chosen(self, number: int | None, place: Place | None) -> ApprovalRow | str:
+        """The row ``number`` names, or else the only one waiting whose question was posted in ``place`` (the
+        place the answer comes from; None: the owner's own terminal, ``sabha tools``); else what to say."""
         if number is not None:
             row = await self.store.number(number)
             return row if row is not None else f"There is no tool call #{number} waiting for consent."
@@ -246,12 +283,24 @@ class OwnerConsent:
         # Sabha stopped): only its number answers it
         fresh_after = self.clock.now() - timedelta(seconds=self.settings.timeout_s + _STALE_MARGIN_S)
         waiting = [r for r in await self.store.waiting() if parse_stamp(r.asked_at) >= fresh_after]
+        here = [r for r in waiting if place is None or await self._asked_in(r, place)]
+        if len(here) == 1:
+            return here[0]
         if not waiting:
             return "No tool call is waiting for your consent."
-        if len(waiting) > 1:
-            listed = "; ".join(f"#{r.id} {r.label} ({r.role})" for r in waiting)
-            return f"{len(waiting)} tool calls are waiting: {listed}. Say which: /allow <n> or /deny <n>."
-        return waiting[0]
+        listed = "; ".join(f"#{r.id} {r.label} ({r.role})" for r in waiting)
+        if not here:
+            return (f"No tool call asked here is waiting; {len(waiting)} asked elsewhere: {listed}. "
+                    "Say which: /allow <n> or /deny <n>.")
+        listed = "; ".join(f"#{r.id} {r.label} ({r.role})" for r in here)
+        return f"{len(here)} tool calls are waiting: {listed}. Say which: /allow <n> or /deny <n>."
+
+    async def _asked_in(self, row: ApprovalRow, place: Place) -> bool:
+        """Whether ``row``'s question was posted in ``place``."""
+        posted = await self.schedule.get(f"consent:ask:{row.id}")
+        where = posted.place if posted is not None else row.place
+        return where is not None and (where.channel, where.chat_id, where.thread_id) == \
+            (place.channel, place.chat_id, place.thread_id)
 
     # -- what is posted ---------------------------------------------------------------------------------
 
@@ -279,8 +328,9 @@ class OwnerConsent:
             return work.reply(f"\u26a0\ufe0f {row.label} (#{row.id}) had already run ({how}) when this message was "
                               "answered again after a restart: it was not run again.",
                               role=row.role, name=name, emoji=emoji)
-        return work.reply(f"\u26a0\ufe0f {row.label} (#{row.id}) was allowed and had started when Sabha stopped: it "
-                          "may already have run, so it was not run again. Check whether it took effect.",
+        return work.reply(f"\u26a0\ufe0f {row.label} (#{row.id}) was allowed and started, but how it ended is not "
+                          "known (no answer in time, its answer cancelled, or Sabha stopped): it may already have "
+                          "run, so it was not run again. Check whether it took effect.",
                           role=row.role, name=name, emoji=emoji)
 
 

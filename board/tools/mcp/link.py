@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import sys
 import time
+import warnings
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -37,8 +39,28 @@ _PING_TIMEOUT_S = 10.0
 _MAX_PAGES = 100
 
 
+class _NoQuerySecrets(logging.Filter):
+    """On the ``httpx`` and ``httpx2`` loggers: a request line ("HTTP Request: POST http://...?api_key=...")
+    shows no URL's ``user:password@`` nor its query values (a server's URL may carry its key)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        clean = re.sub(r"([?&][^=&#\s\"]+=)[^&#\s\"]*", r"\1***", re.sub(r"(?<=//)[^/@\s]*@", "", text))
+        if clean != text:
+            record.msg, record.args = clean, ()
+        return True
+
+
+_HTTPX_FILTER = _NoQuerySecrets()
+
+
 class ServerGone(Exception):
-    """The server is not connected (not started, restarting, failed, stopped), or died during the call."""
+    """The server is not connected (not started, restarting, failed, stopped), or died during the call
+    (``during``: the call was sent, so it may have taken effect)."""
+
+    def __init__(self, text: str, *, during: bool = False) -> None:
+        super().__init__(text)
+        self.during = during
 
 
 def _one_line(exc: BaseException) -> str:
@@ -126,14 +148,38 @@ class ServerLink:
                 result: mcp_types.CallToolResult = await client.call_tool(tool, arguments,
                                                                           read_timeout_seconds=timeout)
         except MCPError as exc:
-            if exc.code == CONNECTION_CLOSED:
+            if exc.code == CONNECTION_CLOSED and await self._closed(client):
                 self._broken.set()
-                raise ServerGone(f"the {self.spec.name} server stopped during the call; it is being restarted") \
-                    from exc
-            if "timed out" in str(exc).lower() or exc.code == REQUEST_TIMEOUT:
+                raise ServerGone(f"the {self.spec.name} server stopped during the call; it is being restarted",
+                                 during=True) from exc
+            if exc.code == REQUEST_TIMEOUT:
                 raise TimeoutError(str(exc)) from exc
             raise
         return result
+
+    async def _closed(self, client: Any) -> bool:
+        """Whether the connection really closed, not a server that merely answered an error with the code the
+        SDK also uses for a closed connection (-32000): a ping is sent; a closed connection refuses it at once
+        with that code, any answer (even "method not found", as newer sessions say to a ping) means it is up."""
+        from mcp import MCPError
+        from mcp.shared.exceptions import MCPDeprecationWarning
+        from mcp_types import CONNECTION_CLOSED
+
+        try:
+            async with asyncio.timeout(_PING_TIMEOUT_S):
+                with warnings.catch_warnings():  # "ping is removed as of 2026-07-28": its refusal is an answer
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    await client.send_ping()
+        except MCPError as exc:
+            if exc.code != CONNECTION_CLOSED:
+                return False
+        except TimeoutError:
+            return False  # up, and busy: the call's own error is what the model reads
+        except Exception as exc:  # noqa: BLE001 - the transport itself failed
+            log.info("mcp server %s: a ping after a failed call failed too (%s)", self.spec.name, _one_line(exc))
+        else:
+            return False
+        return True
 
     # -- the supervisor --------------------------------------------------------------------------
 
@@ -155,7 +201,7 @@ class ServerLink:
             finally:
                 self._client = None
                 self._ready.clear()
-            self.last_error = why
+            self.last_error = why = self.spec.redact(why)
             self.restarts += 1
             if was_ready and time.monotonic() - began >= _STABLE_S:
                 delay = BACKOFF_START_S
@@ -201,6 +247,10 @@ class ServerLink:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
 
+            for name in ("httpx", "httpx2"):  # the SDK's HTTP client logs every request's URL at INFO
+                httpx_log = logging.getLogger(name)
+                if _HTTPX_FILTER not in httpx_log.filters:
+                    httpx_log.addFilter(_HTTPX_FILTER)
             http = create_mcp_http_client(headers=spec.headers() or None)
             stack.push_async_callback(http.aclose)
             self._http_status = None

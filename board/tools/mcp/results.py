@@ -17,16 +17,42 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from board.agent.tools import ToolOrigin, ToolResult
-from board.workspace.quoting import quote_field, quote_lines
+from board.workspace.quoting import plain_line, quote_field, quote_lines
 
 if TYPE_CHECKING:  # the SDK's types load with the first server
     import mcp_types
 
-__all__ = ["api_name", "as_result", "described", "quoted_schema", "result_text"]
+__all__ = ["SchemaRefused", "api_name", "as_result", "described", "quoted_error", "quoted_schema", "result_text",
+           "tool_name_problem"]
 
 _NOT_API = re.compile(r"[^A-Za-z0-9_-]")
 _DESCRIPTION_CHARS = 1000
+_ERROR_CHARS = 300
+_VALUE_CHARS = 200
 _SCHEMA_TEXT = frozenset({"description", "title"})
+_SCHEMA_EXAMPLES = frozenset({"default", "examples"})  # shown, never checked: quoted like descriptions
+_SCHEMA_CHOICES = frozenset({"enum", "const"})  # checked against the call: kept only when plain
+#: MCP's own rule for a tool's name (the 2025-11-25 schema): what a name may be to be offered at all.
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+#: What a schema's keys (property names included) may be: a plain identifier.
+_SCHEMA_KEY = re.compile(r"^[$A-Za-z_][A-Za-z0-9_.$-]{0,63}$")
+
+
+class SchemaRefused(ValueError):
+    """A tool's input schema that cannot be shown to the model safely (the text says why)."""
+
+
+def tool_name_problem(name: str) -> str | None:
+    """Why ``name`` (a server's tool name) is not offered, or None when it is fine: it must match MCP's
+    ``^[A-Za-z0-9_.-]{1,128}$`` (a name is shown to the model and the owner as Sabha's own words)."""
+    if _TOOL_NAME.fullmatch(name):
+        return None
+    return f"its name {quote_field(name, 80)} is not a valid MCP tool name ([A-Za-z0-9_.-], 1 to 128 characters)"
+
+
+def quoted_error(server: str, text: str) -> str:
+    """A server's error text as the server's words: quoted, one line, cut at about 300 characters."""
+    return f"the {server!r} server said (quoted): {quote_field(text or '(nothing)', _ERROR_CHARS)}"
 
 
 def api_name(server: str, tool: str) -> str:
@@ -50,13 +76,52 @@ def described(origin: ToolOrigin, description: str | None) -> str:
             f"The server describes it (quoted): {theirs}")
 
 
-def quoted_schema(node: Any) -> Any:
-    """``node`` (a JSON schema) with every ``description`` and ``title`` string quoted as data."""
+def _plain(value: str) -> bool:
+    """Whether ``value`` reads the same once made a harmless line (no controls, no ``<>``, no runs of space)."""
+    return len(value) <= _VALUE_CHARS and plain_line(value, _VALUE_CHARS) == value
+
+
+def _shown(value: Any) -> Any:
+    """A ``default`` or ``examples`` value as the model sees it: every string in it quoted as data."""
+    if isinstance(value, str):
+        return quote_field(value, _VALUE_CHARS)
+    if isinstance(value, list):
+        return [_shown(v) for v in value]
+    if isinstance(value, dict):
+        return {quote_field(str(k), _VALUE_CHARS): _shown(v) for k, v in value.items()}
+    return value
+
+
+def _choices(value: Any) -> bool:
+    """Whether an ``enum`` or ``const`` holds only plain strings (and other JSON scalars): else it is dropped."""
+    values = value if isinstance(value, list) else [value]
+    return all(_plain(v) if isinstance(v, str) else not isinstance(v, dict | list) for v in values)
+
+
+def quoted_schema(node: Any, where: str = "the schema") -> Any:
+    """``node`` (a JSON schema) safe to show: ``description`` and ``title`` strings and every string of
+    ``default`` and ``examples`` quoted as data; an ``enum`` or ``const`` with a string that is not plain
+    dropped (the server still checks the call). :class:`SchemaRefused` when a key (a property name) is not a
+    plain identifier (``^[A-Za-z_][A-Za-z0-9_.-]{0,63}$``) or another string in it is not plain."""
     if isinstance(node, dict):
-        return {k: (quote_field(v, _DESCRIPTION_CHARS) if k in _SCHEMA_TEXT and isinstance(v, str)
-                    else quoted_schema(v)) for k, v in node.items()}
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if not isinstance(key, str) or not _SCHEMA_KEY.fullmatch(key):
+                raise SchemaRefused(f"{where} has a key that is not a plain name: {quote_field(str(key), 80)}")
+            if key in _SCHEMA_TEXT and isinstance(value, str):
+                out[key] = quote_field(value, _DESCRIPTION_CHARS)
+            elif key in _SCHEMA_EXAMPLES:
+                out[key] = _shown(value)
+            elif key in _SCHEMA_CHOICES:
+                if _choices(value):
+                    out[key] = value
+            else:
+                out[key] = quoted_schema(value, f"{where}.{key}")
+        return out
     if isinstance(node, list):
-        return [quoted_schema(v) for v in node]
+        return [quoted_schema(v, where) for v in node]
+    if isinstance(node, str) and not _plain(node):
+        raise SchemaRefused(f"{where} holds a value that is not plain text: {quote_field(node, 80)}")
     return node
 
 

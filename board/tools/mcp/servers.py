@@ -19,8 +19,9 @@ import asyncio
 import hashlib
 import json
 import logging
+import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,9 +31,18 @@ from board.llm.base import ToolSpec
 from board.spending.allowance import current_allowance
 from board.tools.mcp.grants import McpGrant, grants_in
 from board.tools.mcp.link import ServerGone, ServerLink, reads_only
-from board.tools.mcp.results import api_name, as_result, described, quoted_schema
+from board.tools.mcp.results import (
+    SchemaRefused,
+    api_name,
+    as_result,
+    described,
+    quoted_error,
+    quoted_schema,
+    tool_name_problem,
+)
 from board.tools.mcp.settings import McpSettings, ServerSpec
 from board.tools.mcp.state import ServerStatus
+from board.workspace.quoting import plain_line, quote_field
 
 if TYPE_CHECKING:  # the SDK's types load with the first server
     import mcp_types
@@ -45,12 +55,14 @@ log = logging.getLogger("sabha.mcp")
 Grants = Callable[[str], Iterable[str] | None]
 
 
-def call_key(ctx: ToolContext, origin: ToolOrigin, arguments: Mapping[str, Any]) -> str:
-    """What names one call across a restart: the message being answered (channel and message id; the session
-    key when there is none), the tool, and the sha256 of its arguments as canonical JSON."""
+def call_key(ctx: ToolContext, origin: ToolOrigin, arguments: Mapping[str, Any], exchange: str) -> str:
+    """What names one call across a restart: the message being answered (channel and message id), the tool, and
+    the sha256 of its arguments as canonical JSON. A message with no id (the terminal, an MCP client) is named by
+    its session and ``exchange`` (unique to this answer), so the same call in a later answer is asked anew; a
+    channel's message keeps its id, so the answer retried after a kill -9 finds its approval."""
     envelope = ctx.envelope
     where = f"{envelope.channel}:{envelope.message_id}" if envelope is not None and envelope.message_id \
-        else ctx.session_key
+        else f"{ctx.session_key}#{exchange}"
     canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return f"{where}|{origin.label}|{hashlib.sha256(canonical.encode()).hexdigest()}"
 
@@ -81,9 +93,10 @@ def _secs(seconds: float) -> str:
 
 @dataclass
 class _Turn:
-    """The outside-tool calls of one exchange so far."""
+    """The outside-tool calls of one exchange so far, and what names the exchange (:func:`call_key`)."""
 
     calls: int = 0
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
 
 
 @dataclass(frozen=True)
@@ -112,6 +125,7 @@ class McpServers:
         self._log_dir = log_dir
         self._links: dict[str, ServerLink] = {s.name: ServerLink(s, log_dir=log_dir) for s in settings.servers}
         self._offers: dict[str, tuple[tuple[mcp_types.Tool, ...], tuple[_Offer, ...]]] = {}
+        self._refused: dict[str, tuple[tuple[str, str], ...]] = {}
         self._unknown = _Known()
         self._started = False
         self._stopping: set[asyncio.Task[None]] = set()
@@ -132,16 +146,28 @@ class McpServers:
         await asyncio.gather(*(link.wait_settled(link.spec.start_timeout_s + 1.0) for link in links))
 
     def listed(self, server: str) -> tuple[mcp_types.Tool, ...]:
-        """The tools ``server`` listed when it last connected (its full descriptions and schemas)."""
+        """The tools ``server`` listed when it last connected and that are offered (their full descriptions and
+        schemas); a tool refused for its name or schema is not among them (:meth:`refused`)."""
         link = self._links.get(server)
-        return link.tools if link is not None and link.state.usable else ()
+        if link is None or not link.state.usable:
+            return ()
+        offered = {o.origin.tool for o in self._offered(link)}
+        return tuple(t for t in link.tools if t.name in offered)
+
+    def refused(self, server: str) -> tuple[tuple[str, str], ...]:
+        """The tools ``server`` lists that are not offered: (the name, quoted; why)."""
+        link = self._links.get(server)
+        if link is None or not link.state.usable:
+            return ()
+        self._offered(link)
+        return self._refused.get(server, ())
 
     async def call(self, server: str, tool: str, arguments: dict[str, Any]) -> ToolResult:
         """Call ``tool`` of ``server`` as the owner would from the terminal (``sabha tools test``): a tool that
         does not only read still passes the consent gate; the result is quoted as the model would see it."""
         ctx = ToolContext(role="owner", session_key=f"cli:tools:{server}")
         link = self._links.get(server)
-        found = next((t for t in (link.tools if link is not None else ()) if t.name == tool), None)
+        found = next((t for t in self.listed(server) if t.name == tool), None)
         if link is None or found is None:
             return ToolResult.failure(f"{server} has no tool {tool!r}")
         return await self._call(ToolOrigin(server, tool, reads_only(found)), arguments, ctx, _Turn())
@@ -196,8 +222,16 @@ class McpServers:
         task.add_done_callback(self._stopping.discard)
 
     def states(self) -> tuple[ServerStatus, ...]:
-        """Every configured server now, by name."""
-        return tuple(self._links[n].status() for n in sorted(self._links))
+        """Every configured server now, by name: only its tools that are offered, the others as refused."""
+        return tuple(self._status(self._links[n]) for n in sorted(self._links))
+
+    def _status(self, link: ServerLink) -> ServerStatus:
+        status = link.status()
+        if not link.state.usable:
+            return status
+        offered = {o.origin.tool for o in self._offered(link)}
+        return replace(status, tools=tuple(t for t in status.tools if t[0] in offered),
+                       refused=self._refused.get(link.spec.name, ()))
 
     def roles_of(self, server: str, roles: Iterable[str]) -> tuple[str, ...]:
         """Which of ``roles`` were given ``server``."""
@@ -240,21 +274,31 @@ class McpServers:
         cached = self._offers.get(link.spec.name)
         if cached is not None and cached[0] is listed:
             return cached[1]
-        offers = tuple(o for o in (self._offer(link.spec, t) for t in listed) if o is not None)
+        made = [(t, self._offer(link.spec, t)) for t in listed]
+        offers = tuple(o for _, o in made if isinstance(o, _Offer))
+        refused = tuple((quote_field(t.name, 80), o) for t, o in made if isinstance(o, str))
+        for name, why in refused:  # once per listing
+            log.warning("mcp server %s: tool %s is not offered: %s", link.spec.name, name, why)
         self._offers[link.spec.name] = (listed, offers)
+        self._refused[link.spec.name] = refused
         return offers
 
-    def _offer(self, spec: ServerSpec, tool: mcp_types.Tool) -> _Offer | None:
+    def _offer(self, spec: ServerSpec, tool: mcp_types.Tool) -> _Offer | str:
+        """The tool as offered, or why it is not: a name or a schema that cannot be shown to the model safely."""
+        problem = tool_name_problem(tool.name)
+        if problem is not None:
+            return problem
         origin = ToolOrigin(spec.name, tool.name, reads_only(tool))
-        schema = quoted_schema(tool.input_schema or {"type": "object"})
+        try:
+            schema = quoted_schema(tool.input_schema or {"type": "object"})
+        except SchemaRefused as exc:
+            return str(exc)
         if not isinstance(schema, dict) or schema.get("type", "object") != "object":
             schema = {"type": "object", "properties": {}, "additionalProperties": True}
         try:
             validator_for(schema)
         except Exception as exc:  # noqa: BLE001 - a schema we cannot check is a tool we cannot offer
-            log.warning("mcp server %s: tool %s has a schema that cannot be checked (%s); not offered",
-                        spec.name, tool.name, str(exc).splitlines()[0])
-            return None
+            return f"its schema cannot be checked ({plain_line(str(exc).splitlines()[0], 200)})"
         return _Offer(origin, ToolSpec(api_name(spec.name, tool.name), described(origin, tool.description), schema))
 
     def _tool(self, offer: _Offer, spec: ServerSpec, turn: _Turn) -> Tool:
@@ -273,7 +317,8 @@ class McpServers:
         link = self._links.get(origin.server)
         if link is None or not link.state.usable:
             state = link.status() if link is not None else None
-            why = f"{state.state.value}" + (f": {state.last_error}" if state and state.last_error else "") \
+            why = f"{state.state.value}" + (f"; {quoted_error(origin.server, state.last_error)}"
+                                             if state and state.last_error else "") \
                 if state else "no longer configured"
             return ToolResult.failure(f"{origin.label} is not available now ({why}); answer without it")
         timeout = _time_for(link.spec.call_timeout_s, ctx)
@@ -282,8 +327,9 @@ class McpServers:
         turn.calls += 1
         verdict: ConsentVerdict | None = None
         if not origin.read_only:
-            verdict = await self._consent.ask(ConsentAsk(origin, dict(arguments), call_key(ctx, origin, arguments),
-                                                         ctx.role, ctx.session_key, ctx.meeting_id), ctx)
+            key = call_key(ctx, origin, arguments, turn.id)
+            verdict = await self._consent.ask(ConsentAsk(origin, dict(arguments), key, ctx.role, ctx.session_key,
+                                                         ctx.meeting_id), ctx)
             if not verdict.runs:
                 return ToolResult.failure(verdict.note or f"{origin.label} was not run: the owner did not allow it")
             timeout = _time_for(link.spec.call_timeout_s, ctx)  # the wait for the owner took some of the turn
@@ -291,29 +337,38 @@ class McpServers:
 
     async def _run(self, link: ServerLink, origin: ToolOrigin, arguments: dict[str, Any], timeout: float,
                    verdict: ConsentVerdict | None) -> ToolResult:
-        ok, summary = False, ""
+        """Make the call. A call whose outcome is unknown (no answer in time, the server died during it, the
+        turn was cancelled) is not recorded as finished: the consent row stays "may have run", never repeated."""
+        ok, summary, known = False, "", True
+        may = "" if origin.read_only else " It may have taken effect: do not say it did not."
         try:
             result = await link.call(origin.tool, arguments, timeout)
             ok = not result.is_error
             summary = "answered" if ok else "answered with an error"
             return as_result(origin, result, self.settings.result_max_chars)
         except TimeoutError:
-            summary = f"no answer within {_secs(timeout)} s"
+            known = False
             log.warning("mcp %s: no answer within %s s; abandoned", origin.label, _secs(timeout))
-            return ToolResult.failure(f"{origin.label} gave no answer within {_secs(timeout)} s and was abandoned; "
-                                      "answer without it", retryable=False)
+            return ToolResult.failure(f"{origin.label} gave no answer within {_secs(timeout)} s and was abandoned;"
+                                      f"{may} Answer without its result.", retryable=False)
         except ServerGone as exc:
-            summary = str(exc)
-            return ToolResult.failure(f"{origin.label} failed: {exc}; answer without it")
-        except Exception as exc:  # noqa: BLE001 - the server's failure is the model's to read
-            summary = " ".join(str(exc).split())[:300] or type(exc).__name__
-            log.warning("mcp %s failed: %s", origin.label, summary)
-            return ToolResult.failure(f"{origin.label} failed: {summary}; answer without it")
+            known = not exc.during
+            return ToolResult.failure(f"{origin.label} failed: {exc}.{may if exc.during else ''} Answer without it.")
+        except asyncio.CancelledError:
+            known = False
+            raise
+        except Exception as exc:  # noqa: BLE001 - the server's failure is the model's to read, as its words
+            said = " ".join(str(exc).split()) or type(exc).__name__
+            summary = f"failed: {plain_line(said, 300)}"
+            log.warning("mcp %s failed: %s", origin.label, plain_line(said, 300))
+            return ToolResult.failure(f"{origin.label} failed; {quoted_error(origin.server, said)}. "
+                                      "Answer without it.")
         finally:
-            if verdict is not None:
+            if verdict is not None and known:
                 try:
                     await self._consent.finished(verdict, ok=ok, summary=summary)
                 except Exception:  # bookkeeping must not break the turn
                     log.exception("recording the end of %s failed", origin.label)
-
-
+            elif verdict is not None:
+                log.warning("consent #%s: %s was started and its outcome is unknown: it may have run",
+                            verdict.ticket, origin.label)

@@ -25,7 +25,8 @@ class ServerState(enum.Enum):
 
 @dataclass(frozen=True)
 class ServerStatus:
-    """One server now: state, what it is, its tools (name, read-only), the last error, how often it restarted."""
+    """One server now: state, what it is, its tools offered (name, read-only), the last error, how often it
+    restarted, and the tools it lists that are not offered (a name or schema that cannot be shown safely)."""
 
     name: str
     state: ServerState
@@ -34,6 +35,7 @@ class ServerStatus:
     tools: tuple[tuple[str, bool], ...] = ()
     last_error: str | None = None
     restarts: int = 0
+    refused: tuple[tuple[str, str], ...] = ()  # (the tool's name, quoted; why it is not offered)
 
     def as_json(self) -> dict[str, object]:
         """The JSON form (``/readyz``)."""

@@ -163,3 +163,43 @@ async def test_the_days_budget_holds_for_a_client_as_for_the_owner_in_a_chat(tmp
         assert result.is_error
         assert "Today's budget is spent" in result.content[0].text  # type: ignore[union-attr]
     assert decisions.structured_content == {"decisions": []}  # no meeting was held
+
+
+async def test_a_write_tool_asked_for_over_mcp_is_refused_at_once_saying_how_to_allow_it(tmp_path: Path) -> None:
+    """Nobody reads a consent question over MCP: the advisor's write call is refused at once (not after
+    tools.consent_timeout_s), the answer says `sabha tools allow`; once allowed, the same question runs it."""
+    from tests.support.fakes.openai_api import FakeOpenAI
+    from tests.support.mcp import REPO
+
+    folder, env = await init_board(tmp_path)
+    out = tmp_path / "out.txt"
+    env["FAKE_MCP_OUT"] = str(out)
+    async with FakeOpenAI() as model:
+        (folder / "sabha.yaml").write_text("\n".join([
+            "workspace: ./workspace", "data_dir: ./sessions",
+            "llm:", "  model: openai:gpt-test", "  retry: {retries: 0}", "  providers:", "    openai:",
+            "      api_key: test-key", f"      base_url: {model.base_url}", "      stream: false",
+            "tools:", "  consent_timeout_s: 600",
+            "board:", "  agents:", "    research:", '      tools: ["mcp:bad"]',
+            "mcp:", "  servers:", "    bad:", f"      command: {sys.executable}",
+            '      args: ["-m", "tests.support.fakes.mcp_server", "--hostile"]', f"      cwd: {REPO}",
+            "      env: [FAKE_MCP_OUT]", ""]), encoding="utf-8")
+        model.script_tool_call("bad__append", {"text": "from mcp"})
+        model.script_text("I could not append it.")
+        async with asyncio.timeout(BOUND_S), Client(_params(folder, env)) as client:
+            asked = await client.call_tool("ask_advisor", {"role": "research", "question": "append 'from mcp'"})
+            assert not asked.is_error, asked.content
+            tool = next(m for m in model.requests[1].json["messages"] if m["role"] == "tool")
+            print(tool["content"])
+            assert "cannot be asked over mcp" in tool["content"]
+            assert "sabha tools allow bad.append" in tool["content"]
+            assert not out.exists()
+            await run_sabha(folder, env, "tools", "allow", "bad.append")
+            model.script_tool_call("bad__append", {"text": "from mcp"})
+            model.script_text("Appended.")
+            again = await client.call_tool("ask_advisor", {"role": "research", "question": "append 'from mcp'"})
+            assert not again.is_error, again.content
+        assert out.read_text() == "from mcp"
+        listed, _ = await run_sabha(folder, env, "tools", "approvals")
+        print(listed)
+        assert "bad.append" in listed

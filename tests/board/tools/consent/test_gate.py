@@ -28,7 +28,7 @@ from board.roles import RosterSpec
 from board.tools.consent import ConsentSettings
 from tests.support.board import on_both_backends, open_board
 from tests.support.consent import MEMBER, ORIGIN, OWNER, WriteTool, answer_with_result
-from tests.support.fakes.scripted_model import ScriptedModel, call
+from tests.support.fakes.scripted_model import ScriptedModel, call, say
 from tests.support.llm import FAST_RETRY
 
 
@@ -166,7 +166,7 @@ async def test_a_stranger_cannot_be_asked_for_and_a_call_started_before_a_stop_i
     assert row is not None and row.started_at is not None and row.finished_at is None
     again = await gate.ask(ask, owner_ctx)  # the turn after a restart asks for the very same call
     assert again.kind is ConsentKind.MAY_HAVE_RUN and not again.runs
-    assert "may already have run before Sabha stopped; it was not run again" in again.note
+    assert "or Sabha stopped): it may already have run. It was not run again." in again.note
     notice = await board.parts.schedule.get("consent:may-have-run:1")
     assert notice is not None and notice.place.chat_id == "-100"
     told = await gate.post(notice)
@@ -219,3 +219,55 @@ async def test_a_row_no_turn_waits_for_is_answered_only_by_its_number(board: Boa
     assert not nothing.changed and nothing.text == "No tool call is waiting for your consent."
     named = await gate.decide(1, "denied", by="telegram:42")
     assert named.changed and "Denied: files.write_file (#1)" in named.text
+
+
+@on_both_backends
+async def test_a_members_request_reaches_the_owner_where_the_owner_last_wrote_before_any_consent(
+    board: Board, tmp_path: Path
+) -> None:
+    writer(board, tmp_path)
+    owner_dm = replace(OWNER, chat_id="42", thread_id=None, is_group=False)
+    model_of(board).script(say("Hello."))
+    assert "Hello." in (await say_to(board, owner_dm, "hello", "o1")).text  # an ordinary message, no consent yet
+    model_of(board).script(call("files__write_file", {"path": "n.txt", "content": "x"}), answer_with_result)
+    turn = asyncio.create_task(board.handle(replace(MEMBER, text="please write it", message_id="m1")))
+    for _ in range(600):
+        if await board.parts.consent.store.number(1) is not None or turn.done():
+            break
+        await asyncio.sleep(0.05)
+    asked = await board.parts.schedule.get("consent:ask:1")
+    assert asked is not None and (asked.place.chat_id, asked.place.thread_id) == ("42", None), asked.place
+    assert "Allowed once" in (await say_to(board, owner_dm, "/allow", "o2")).text  # asked there: no number needed
+    assert "wrote n.txt" in (await turn).text
+
+    # the member's call, started and never finished (a kill between the Allow and the answer), asked again
+    gate = board.parts.consent
+    ask = ConsentAsk(ORIGIN, {"path": "p.txt"}, key="member-1", role="general", session_key="k")
+    member_ctx = ToolContext(role="general", session_key="k", envelope=replace(MEMBER, message_id="m2"))
+    waiting = asyncio.create_task(gate.ask(ask, member_ctx))
+    for _ in range(200):
+        if await gate.store.get("member-1") is not None:
+            break
+        await asyncio.sleep(0.05)
+    await gate.decide(2, "allowed_once", by="telegram:42")
+    assert (await waiting).kind is ConsentKind.ALLOWED_ONCE
+    assert (await gate.ask(ask, member_ctx)).kind is ConsentKind.MAY_HAVE_RUN
+    notice = await board.parts.schedule.get("consent:may-have-run:2")
+    assert notice is not None and (notice.place.chat_id, notice.place.thread_id) == ("42", None), notice.place
+
+
+@on_both_backends
+async def test_allow_without_a_number_answers_only_a_question_asked_in_the_same_place(
+    board: Board, tmp_path: Path
+) -> None:
+    writer(board, tmp_path)
+    model_of(board).script(call("files__write_file", {"path": "q.txt", "content": "x"}), answer_with_result)
+    turn = await ask_question(board, "write q.txt", 1)  # the owner's own question, asked in the group's topic
+    owner_dm = replace(OWNER, chat_id="42", thread_id=None, is_group=False)
+    blind = await say_to(board, owner_dm, "/allow", "o1")
+    print(blind.text)
+    assert "No tool call asked here is waiting; 1 asked elsewhere: #1 files.write_file (general)" in blind.text
+    row = await board.parts.consent.store.number(1)
+    assert row is not None and row.answer is None
+    assert "Allowed once" in (await say_to(board, OWNER, "/allow", "o2")).text  # where it was asked
+    assert "wrote q.txt" in (await turn).text
