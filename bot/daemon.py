@@ -135,6 +135,7 @@ class Daemon:
         self.metrics = Metrics()
         self.phase = "starting"
         self.runtime_file: Path | None = None
+        self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self._runner: web.AppRunner | None = None
         self.web: WebContext | None = None  # the owner's pages, when web.enabled
         self._last_status: str | None = None
@@ -239,10 +240,12 @@ class Daemon:
             if not stop.is_set():
                 await self._send_status()
 
-    def _write_runtime(self) -> None:
+    def _write_runtime(self, phase: str = "running", port: int | None = None) -> None:
+        """``daemon.json`` for ``sabha status``: ``starting`` on the stand-in's ``port`` while the state store is
+        waited for (:mod:`bot.ops.startwait`), ``running`` once the server listens (it replaces the first)."""
         server = self.loaded.config.server
-        info = RuntimeInfo(pid=os.getpid(), host=server.host, port=int(self.port or server.port),
-                           started_at=datetime.now(UTC).isoformat(timespec="seconds"), version=__version__)
+        info = RuntimeInfo(pid=os.getpid(), host=server.host, port=int(port or self.port or server.port),
+                           started_at=self._started_at, version=__version__, phase=phase)
         try:
             self.runtime_file = write_runtime(self.loaded.data_dir, info)
         except OSError as exc:
@@ -383,16 +386,20 @@ class Daemon:
         A data dir that cannot be written, a refused login, a bad URL raise at once (exit code 2)."""
         server, url = self.loaded.config.server, self.loaded.state_url()
         wait = StoreWait(host=server.host, port=server.port, where=f"PostgreSQL at {url.host}:{url.port}",
-                         notifier=self.notifier, stop=self.stop_event)
-        signals = StopSignals(self.request_stop)
+                         notifier=self.notifier, stop=self.stop_event,
+                         on_waiting=lambda port: self._write_runtime("starting", port))
+        signals = StopSignals(self.request_stop, before_exit=self._remove_runtime)
         self._stop_signals.append(signals)
         if self.install_signals:
             signals.install(loop)
+        waited = None
         try:
             waited = await wait.open(lambda: open_board(self.loaded, wakes_daemon=False,
                                                      observers=self.metrics.observers()))  # DataDirUnwritable: first
         finally:
             signals.uninstall()
+            if waited is None or waited.value is None:  # stopped or failed while waiting: no "starting" file left
+                self._remove_runtime()
         self.board, self._port_held = waited.value, waited.port
         return waited.value is not None
 

@@ -1,11 +1,13 @@
 """Operations commands: ``sabha status``, ``sabha inbox list|retry`` and the budget lines of ``sabha cost``.
 
-``sabha status`` answers "is Sabha running for this data dir, and is it well?" from three
-sources: ``<data_dir>/daemon.json`` (written by the daemon once it listens) with a check
-that its pid is alive, the daemon's ``GET /healthz`` and ``/readyz`` (channels, readiness
-and its reasons, turns), and the state db (pending inbox, the last messages that ended
-badly, WhatsApp replies that could not be delivered, today's cost against the budgets).
-Exit code: 0 running and ready, 1 running but not ready, 3 not running (systemd's
+``sabha status`` answers "is Sabha running for this data dir, and is it well?" from three sources:
+``<data_dir>/daemon.json`` (written by the daemon once it listens, or with phase ``starting`` while it waits
+for its state store: :mod:`bot.ops.startwait`) with a check that its pid is alive, the daemon's
+``GET /healthz`` and ``/readyz`` (channels, readiness and its reasons, turns), and the state db (pending inbox, the
+last messages that ended badly, WhatsApp replies that could not be delivered, today's cost against the
+budgets). A daemon that waits for its state store is shown as running and starting, with what it waits for
+(the problem, which try, when the next is); a state store that cannot be reached is said in one line instead
+of the db's sections. Exit code: 0 running and ready, 1 running but not ready, 3 not running (systemd's
 convention for "program is not running").
 
 ``sabha inbox list`` shows stored inbound messages; ``sabha inbox retry ID`` puts a
@@ -18,6 +20,7 @@ since their reply may already be on the user's screen.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -62,6 +65,7 @@ class DaemonInfo:
     started_at: str
     version: str
     alive: bool
+    phase: str = "running"  # "starting": waiting for its state store (bot.ops.startwait)
     health: dict[str, Any] | None = None
     ready: dict[str, Any] | None = None
     http_error: str | None = None
@@ -90,7 +94,7 @@ async def find_daemon(loaded: LoadedConfig) -> DaemonInfo | None:
         return None
     info = DaemonInfo(pid=pid, host=str(data.get("host", "127.0.0.1")), port=port,
                       started_at=str(data.get("started_at", "?")), version=str(data.get("version", "?")),
-                      alive=pid_alive(pid))
+                      alive=pid_alive(pid), phase=str(data.get("phase", "running")))
     if not info.alive:
         return info
     import aiohttp
@@ -183,6 +187,8 @@ def _daemon_lines(info: DaemonInfo | None, loaded: LoadedConfig) -> tuple[list[s
         lines.append(f"  but its HTTP server does not answer ({info.http_error}); it may be starting, hung, or "
                      "another process took the pid; see its log (journalctl -u sabha)")
         return lines, EXIT_NOT_READY
+    if info.health.get("status") == "starting":
+        return lines + _waiting_lines(info.health), EXIT_NOT_READY
     code = 0
     ready = info.ready
     if ready is None:
@@ -209,6 +215,22 @@ def _daemon_lines(info: DaemonInfo | None, loaded: LoadedConfig) -> tuple[list[s
         lines.append(f"  turns: {turns.get('running', 0)} running, {turns.get('waiting', 0)} waiting "
                      f"(cap {turns.get('cap', '?')})")
     return lines, code
+
+
+def _waiting_lines(health: dict[str, Any]) -> list[str]:
+    """What a starting daemon waits for (its stand-in's ``/healthz``: :mod:`bot.ops.startwait`)."""
+    waiting = health.get("waiting_for")
+    if not isinstance(waiting, dict):  # an older stand-in: a name and the problem
+        return [f"  starting: waiting for {waiting or 'its state store'}: {health.get('problem', '?')}",
+                "  ready: NO"]
+    lines = [f"  starting: waiting for {waiting.get('what', 'the state store')}: {waiting.get('problem', '?')}"]
+    after = ""
+    with contextlib.suppress(TypeError, ValueError):
+        left = (datetime.fromisoformat(str(waiting.get("next_try_at"))) - datetime.now(UTC)).total_seconds()
+        after = f" (in {max(0, round(left))} s)"
+    lines.append(f"  try {waiting.get('try', '?')} failed; next try at {waiting.get('next_try_at') or '?'}{after}")
+    lines.append("  ready: NO (it starts by itself once the state store answers; no restart needed)")
+    return lines
 
 
 def _served_elsewhere(lines: list[str], report: ReplicasReport) -> list[str]:
@@ -322,37 +344,56 @@ async def _media_usage(db: Database, loaded: LoadedConfig) -> MediaUsage:
     return await media_usage(loaded.config.media.settings(), MediaStore(db), BlobStore(loaded.data_dir / "media"))
 
 
+async def _state_lines(db: Database, loaded: LoadedConfig, args: argparse.Namespace, report: dict[str, Any],
+                       lines: list[str], code: int) -> list[str]:
+    """The sections read from the state store (replicas, inbox, schedule, media, budgets); fills ``report``."""
+    from board.spending.ledger import Ledger
+    from board.storage import Dialect
+    from bot.replicas.status import report_lines
+
+    replicas = await _replica_report(db, loaded)
+    if code == EXIT_NOT_RUNNING and loaded.state_url().dialect is Dialect.POSTGRES:
+        lines = _served_elsewhere(lines, replicas)
+    lines += report_lines(replicas)
+    report["replicas"] = replicas.as_json()
+    lines += await _inbox_lines(db)
+    lines += await _undeliverable_lines(db)
+    lines += await _whatsapp_people_lines(db, loaded)
+    lines += await _schedule_lines(db)
+    lines += await _decision_lines(db)
+    media = await _media_usage(db, loaded)
+    lines += media.lines()
+    report["media"] = media.as_json()
+    lines += await budget_lines(Ledger(db), loaded)
+    if args.json:
+        report["budget"] = await budget_json(Ledger(db), loaded)
+    return lines
+
+
 async def cmd_status(loaded: LoadedConfig, args: argparse.Namespace) -> int:
     """``sabha status``; see the module docstring."""
     from board.app import DB_FILE
-    from board.spending.ledger import Ledger
-    from board.storage import Dialect
+    from board.storage import Dialect, StorageError
     from bot.app import open_state_db
-    from bot.replicas.status import report_lines
 
     info = await find_daemon(loaded)
     lines, code = _daemon_lines(info, loaded)
     db_path = loaded.data_dir / DB_FILE
     report: dict[str, Any] = {"data_dir": str(loaded.data_dir), "daemon": info.__dict__ if info else None}
+    if info is not None and info.health is not None and info.health.get("status") == "starting":
+        report["waiting_for"] = info.health.get("waiting_for")
     url = loaded.state_url()
     if url.dialect is Dialect.POSTGRES or (url.path or db_path).exists():
-        async with await open_state_db(loaded) as db:
-            replicas = await _replica_report(db, loaded)
-            if code == EXIT_NOT_RUNNING and url.dialect is Dialect.POSTGRES:
-                lines = _served_elsewhere(lines, replicas)
-            lines += report_lines(replicas)
-            report["replicas"] = replicas.as_json()
-            lines += await _inbox_lines(db)
-            lines += await _undeliverable_lines(db)
-            lines += await _whatsapp_people_lines(db, loaded)
-            lines += await _schedule_lines(db)
-            lines += await _decision_lines(db)
-            media = await _media_usage(db, loaded)
-            lines += media.lines()
-            report["media"] = media.as_json()
-            lines += await budget_lines(Ledger(db), loaded)
-            if args.json:
-                report["budget"] = await budget_json(Ledger(db), loaded)
+        try:
+            db = await open_state_db(loaded)
+        except StorageError as exc:
+            if not exc.retryable:
+                raise
+            lines.append(f"State store: cannot be reached: {exc}; the inbox, schedule and costs are not shown")
+            report["state_store"] = {"ok": False, "problem": str(exc)}
+        else:
+            async with db:
+                lines = await _state_lines(db, loaded, args, report, lines, code)
     else:
         lines.append(f"No state database at {url.path or db_path} yet: nothing received, nothing spent.")
     if args.json:

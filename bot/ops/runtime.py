@@ -1,8 +1,10 @@
 """``<data_dir>/daemon.json``: how ``sabha status`` finds the daemon running on a data dir.
 
 The daemon writes :class:`RuntimeInfo` (pid, host, port, start time in UTC ISO 8601,
-version) once its HTTP server listens (``sabha actions due`` finds it there: :mod:`bot.ops.wake`),
-atomically (a temporary file renamed over the old one, so a reader never sees half a file),
+version, phase) once its HTTP server listens (``sabha actions due`` finds it there: :mod:`bot.ops.wake`),
+and earlier with phase ``starting`` while it waits for its state store (:mod:`bot.ops.startwait`: the stand-in
+server's port, whose ``/healthz`` says what it waits for; the running daemon's file replaces it, a stop while
+waiting removes it), atomically (a temporary file renamed over the old one, so a reader never sees half a file),
 and removes it at a clean exit. A file left by a crash names a pid that no longer runs:
 :func:`read_runtime` returns it anyway and :meth:`RuntimeInfo.alive` tells the two apart.
 """
@@ -29,6 +31,7 @@ class RuntimeInfo:
     port: int
     started_at: str
     version: str
+    phase: str = "running"  # or "starting": still waiting for the state store
 
     def alive(self) -> bool:
         """True when a process with this pid exists (it may, rarely, be another one)."""
@@ -76,7 +79,8 @@ def read_runtime(data_dir: Path) -> RuntimeInfo | None:
     try:
         data = json.loads((data_dir / RUNTIME_FILE).read_text(encoding="utf-8"))
         return RuntimeInfo(pid=int(data["pid"]), host=str(data["host"]), port=int(data["port"]),
-                           started_at=str(data["started_at"]), version=str(data["version"]))
+                           started_at=str(data["started_at"]), version=str(data["version"]),
+                           phase=str(data.get("phase", "running")))
     except (OSError, ValueError, KeyError, TypeError):
         return None
 

@@ -7,11 +7,13 @@ else (a refused login, a missing database or role, a bad config) is raised at on
 exits with code 2 and one line: restarting cannot fix those.
 
 While it waits, a stand-in HTTP server (:class:`StandIn`) holds ``server.host:server.port``:
-``/healthz`` answers 200 (the process lives; ``status: starting`` and the problem), ``/readyz`` 503
-with the problem, anything else 503 (a webhook is delivered again later: nothing can be stored yet).
+``/healthz`` answers 200 (the process lives; ``status: starting``, the problem, which try and when the next
+one is: ``waiting_for``), ``/readyz`` 503 with the problem, anything else 503 (a webhook is delivered again
+later: nothing can be stored yet).
 systemd gets ``STATUS=`` with the problem and ``EXTEND_TIMEOUT_USEC`` (a start that waits is not killed
-by ``TimeoutStartSec``; the daemon's ``WATCHDOG=1`` pings run meanwhile). A stop asked for meanwhile
-(SIGTERM, SIGINT) ends the wait.
+by ``TimeoutStartSec``; the daemon's ``WATCHDOG=1`` pings run meanwhile). Once the stand-in listens,
+``on_waiting(port)`` is called (the daemon writes ``daemon.json`` with phase ``starting`` there, so ``sabha status``
+finds it: :mod:`bot.ops.runtime`). A stop asked for meanwhile (SIGTERM, SIGINT) ends the wait.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Generic, TypeVar
 
 from aiohttp import web
@@ -58,6 +61,8 @@ class StandIn:
         self.port = port
         self.problem = "the state store is not reachable yet"
         self.started = time.monotonic()
+        self.tries = 0  # the tries made so far
+        self.next_try_at = ""  # UTC ISO 8601: when the next one is made
         self._runner: web.AppRunner | None = None
 
     async def start(self) -> int:
@@ -82,10 +87,15 @@ class StandIn:
     def _reason(self) -> str:
         return redact(f"state store unreachable: {self.problem}")
 
+    def waiting_for(self) -> dict[str, object]:
+        """What the start waits for: ``what``, the redacted ``problem``, ``try`` (tries made), ``next_try_at``."""
+        return {"what": "the state store", "problem": self._reason(), "try": self.tries,
+                "next_try_at": self.next_try_at}
+
     async def _healthz(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "starting", "version": __version__,
                                   "uptime_s": round(time.monotonic() - self.started, 1),
-                                  "waiting_for": "the state store", "problem": self._reason()})
+                                  "waiting_for": self.waiting_for(), "problem": self._reason()})
 
     async def _readyz(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "not ready", "ready": False, "reasons": [self._reason()],
@@ -108,13 +118,14 @@ class StoreWait:
     """Opens the state store at start, waiting out an outage; see the module docstring."""
 
     def __init__(self, *, host: str, port: int, where: str, notifier: Notifier, stop: asyncio.Event,
-                 backoff: tuple[float, ...] = BACKOFF_S) -> None:
+                 backoff: tuple[float, ...] = BACKOFF_S, on_waiting: Callable[[int], None] | None = None) -> None:
         self.host = host
         self.port = port
         self.where = where  # "PostgreSQL at host:port": what the log tells the person to check
         self.notifier = notifier
         self.stop = stop
         self.backoff = backoff
+        self.on_waiting = on_waiting
         self.tries = 0
 
     async def open(self, opener: Callable[[], Awaitable[T]]) -> Waited[T]:
@@ -131,6 +142,8 @@ class StoreWait:
                     if stand_in is None:
                         stand_in = StandIn(self.host, self.port)
                         self.port = await stand_in.start()
+                        if self.on_waiting is not None:
+                            self.on_waiting(self.port)
                     if not await self._wait_out(exc, stand_in):
                         return Waited(None, self.port if stand_in else None)
                     continue
@@ -146,6 +159,8 @@ class StoreWait:
         delay = self.backoff[min(self.tries, len(self.backoff)) - 1]
         problem = " ".join(str(exc).split())
         stand_in.problem = problem
+        stand_in.tries = self.tries
+        stand_in.next_try_at = (datetime.now(UTC) + timedelta(seconds=delay)).isoformat(timespec="seconds")
         log.warning("cannot reach the state store yet (try %d): %s; trying again in %g s. Check that %s runs and "
                     "accepts connections from this host (state.url, firewall); /readyz answers 503 meanwhile "
                     "(http on %s:%s)", self.tries, problem, delay, self.where, self.host, stand_in.port)

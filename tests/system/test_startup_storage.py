@@ -10,6 +10,7 @@ again on the same port only after ``sabha run`` has said it waits for it.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -20,6 +21,7 @@ from tests.support.fakes.echo_model import EchoModel
 from tests.support.fakes.telegram_api import FakeTelegramAPI
 from tests.support.ops import NotifyListener, get_json
 from tests.support.pg import PgServer, throwaway_cluster
+from tests.support.process import register
 from tests.support.telegram import OWNER, TOKEN, eventually
 
 WAIT = 90.0  # a step on a loaded machine (a start, a migration of every table)
@@ -31,12 +33,32 @@ class Waiting(SabhaProcess):
     async def launch(self) -> Waiting:
         env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
         env.update(self.env, PYTHONPATH=str(DAEMON_REPO), PYTHONUNBUFFERED="1")
+        self.lines.clear()
+        self.port = None
         self.proc = await asyncio.create_subprocess_exec(
             sys.executable, "-c", "from bot.cli import main; raise SystemExit(main.main())", "run", "--config",
             str(self.config), stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE, env=env,
             cwd=str(self.config.parent))
+        register(self)
         self._reader = asyncio.create_task(self._read())
         return self
+
+
+async def sabha_cli(config: Path, *args: str) -> tuple[int, str]:
+    """``sabha *args --config config`` of this checkout, to its exit; (exit code, stdout + stderr)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
+    env.update(PYTHONPATH=str(DAEMON_REPO), PYTHONUNBUFFERED="1", TELEGRAM_BOT_TOKEN=TOKEN)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot.cli", *args, "--config", str(config), env=env, cwd=str(config.parent),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), WAIT)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(errors="replace")
 
 
 def on_postgres(tmp_path: Path, fake: FakeTelegramAPI, model: EchoModel | None, url: str) -> Path:
@@ -128,3 +150,70 @@ async def test_a_database_that_does_not_exist_ends_the_start_with_code_2(
         assert "Traceback" not in sabha.log and "cannot reach the state store" not in sabha.log
     finally:
         await sabha.close()
+
+
+async def test_status_while_the_daemon_waits_for_postgres_says_it_runs_and_waits(
+        tmp_path: Path, fake: FakeTelegramAPI, echo_model: EchoModel) -> None:
+    """`sabha status` said "not running (no daemon.json there)", exit 3, while `sabha run` waited for its store."""
+    with throwaway_cluster() as server:
+        server.stop()
+        config = on_postgres(tmp_path, fake, echo_model, server.url())
+        sabha = Waiting(config, env={"TELEGRAM_BOT_TOKEN": TOKEN})
+        try:
+            await sabha.launch()
+            await sabha.wait_for_log(r"cannot reach the state store yet \(try 2\)", timeout=WAIT)
+            assert sabha.proc is not None
+            code, out = await sabha_cli(config, "status")
+            assert code == 1, out
+            assert f"pid {sabha.proc.pid}" in out and "running" in out and "not running" not in out, out
+            assert "starting: waiting for the state store" in out and "PostgreSQL at 127.0.0.1" in out, out
+            assert "try " in out and "next try" in out, out
+            code, out = await sabha_cli(config, "status", "--json")
+            assert code == 1, out
+            report = json.loads(out)
+            daemon = report["daemon"]
+            assert daemon["pid"] == sabha.proc.pid and daemon["alive"] and daemon["phase"] == "starting", daemon
+            assert report["waiting_for"]["what"] == "the state store", report
+            assert report["waiting_for"]["try"] >= 2 and report["waiting_for"]["next_try_at"], report
+            assert "state store unreachable" in report["waiting_for"]["problem"], report
+            code, out = await sabha_cli(config, "doctor", "--offline")  # agrees: the state server is not reachable
+            where = f"127.0.0.1:{server.port}"
+            assert code == 1 and any("FAIL" in line and where in line for line in out.splitlines()), out
+
+            await asyncio.to_thread(server.start)
+            await sabha.wait_for_log(r"sabha \S+ running", timeout=WAIT)
+            assert sabha.port is not None
+            await _ready(sabha.port)
+            code, out = await sabha_cli(config, "status")
+            assert code == 0, out
+            assert "starting" not in out.splitlines()[0] and "ready: yes" in out, out
+            assert await sabha.signal(signal.SIGTERM) == 0
+            assert not (tmp_path / "sessions" / "daemon.json").exists()
+        finally:
+            await sabha.close()
+
+
+async def test_a_stop_while_waiting_leaves_no_file_that_says_starting_and_a_kill_is_seen_through(
+        tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    with throwaway_cluster() as server:
+        server.stop()
+        config = on_postgres(tmp_path, fake, None, server.url())
+        sabha = Waiting(config)
+        try:
+            await sabha.launch()
+            await sabha.wait_for_log(r"cannot reach the state store yet", timeout=WAIT)
+            code, out = await sabha_cli(config, "status")
+            assert code == 1 and "waiting for the state store" in out, out
+            assert await sabha.signal(signal.SIGTERM) == 0
+            code, out = await sabha_cli(config, "status")
+            assert code == 3 and "no daemon.json there" in out, out
+
+            await sabha.launch()  # killed while waiting: its file names a pid that no longer runs
+            await sabha.wait_for_log(r"cannot reach the state store yet", timeout=WAIT)
+            assert sabha.proc is not None
+            pid = sabha.proc.pid
+            assert await sabha.signal(signal.SIGKILL) == -signal.SIGKILL
+            code, out = await sabha_cli(config, "status")
+            assert code == 3 and f"names pid {pid}, which does not run" in out, out
+        finally:
+            await sabha.close()

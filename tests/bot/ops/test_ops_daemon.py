@@ -110,7 +110,7 @@ async def test_runtime_file_written_while_running_and_removed_at_a_clean_exit(
     daemon = await start_daemon()
     path = tmp_path / "sessions" / RUNTIME_FILE
     data = json.loads(path.read_text(encoding="utf-8"))
-    assert set(data) == {"pid", "host", "port", "started_at", "version"}
+    assert set(data) == {"pid", "host", "port", "started_at", "version", "phase"} and data["phase"] == "running"
     assert data["pid"] == os.getpid() and data["port"] == daemon.port and data["host"] == "127.0.0.1"
     assert data["started_at"].endswith("+00:00")
     info = read_runtime(tmp_path / "sessions")
