@@ -29,6 +29,7 @@ from board.media.store import MediaStore
 from board.roles import GENERAL
 from board.room.consult import ConsultService, ConsultSettings
 from board.room.evidence import Evidence, evidence_for
+from board.room.meeting.table import Contribution, Control, ControlKind, MeetingTable
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
 from board.spending.allowance import current_allowance
@@ -68,9 +69,51 @@ class BoardRoom:
     _tasks: dict[str, asyncio.Task[MeetingResult]] = field(default_factory=dict, init=False)
     _places: dict[tuple[str, str, int | None], str] = field(default_factory=dict, init=False)
     _consults: dict[str, ConsultService] = field(default_factory=dict, init=False)
+    _runs: dict[str, MeetingRun] = field(default_factory=dict, init=False)  # meetings this process holds
+    _nudges: dict[str, asyncio.Event] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         self.consult = self.consult_for(self.default_roster)
+        self.table = MeetingTable(self.store.db)
+
+    # -- the owner at the table (board.room.meeting.table) -------------------------
+
+    async def meeting_at(self, channel: str, chat_id: str, thread_id: int | str | None) -> str | None:
+        """The running meeting shown in this place (its origin chat or its own thread), or None."""
+        return await self.table.meeting_at(channel, chat_id, thread_id)
+
+    async def contribute(self, meeting_id: str, *, sender: str, name: str, text: str, via: str,
+                         message_id: str | None = None) -> Contribution:
+        """Store what ``sender`` wrote into running meeting ``meeting_id`` (the meeting quotes it to every
+        member in its next round) and wake the meeting if this process holds it. Who may contribute is the
+        caller's check (the owner, ``board.meetings.participants``)."""
+        run = self._runs.get(meeting_id)
+        addressed = None
+        words = text.strip().split(maxsplit=1)
+        if words and words[0].startswith("@") and run is not None:
+            addressed = run.m.resolve_role(words[0])
+        contribution = await self.table.contribute(
+            meeting_id, sender=sender, name=name, text=text, via=via,
+            round_no=run.s.current_round if run is not None else 0, addressed=addressed, message_id=message_id)
+        self.nudge(meeting_id)
+        return contribution
+
+    async def control(self, meeting_id: str, kind: ControlKind, *, by: str) -> Control:
+        """Store a control (wrap, pause, resume, extend, cancel) for the meeting to act on at its next
+        phase boundary, and wake the meeting if this process holds it."""
+        stored = await self.table.control(meeting_id, kind, by=by)
+        self.nudge(meeting_id)
+        return stored
+
+    def nudge(self, meeting_id: str) -> None:
+        """Wake meeting ``meeting_id`` if this process holds it and it waits (paused, between rounds)."""
+        event = self._nudges.get(meeting_id)
+        if event is not None:
+            event.set()
+
+    def nudged(self, meeting_id: str) -> asyncio.Event:
+        """The event :meth:`nudge` sets for ``meeting_id`` (the meeting clears it when it has looked)."""
+        return self._nudges.setdefault(meeting_id, asyncio.Event())
 
     def consult_for(self, roster: str) -> ConsultService:
         """Consultation among the roles of ``roster`` (a meeting of another roster consults its own)."""
@@ -242,11 +285,14 @@ class BoardRoom:
             run.m = replace(run.m, evidence=evidence, revisit_of=revisit_of)
         task = asyncio.create_task(run.run(), name=f"meeting {run.id}")
         self._tasks[run.id] = task
+        self._runs[run.id] = run
         self._places[place] = run.id
         task.add_done_callback(functools.partial(self._finished, run.id))
         return run
 
     def _finished(self, meeting_id: str, task: asyncio.Task[MeetingResult]) -> None:
+        self._runs.pop(meeting_id, None)
+        self._nudges.pop(meeting_id, None)
         if not task.cancelled() and task.exception() is not None:
             log.error("meeting %s crashed: %s", meeting_id, task.exception())
 

@@ -34,6 +34,10 @@ class MeetingSettings:
     recall_decisions: int = 3  # earlier related decisions in a new meeting's framing (0: none)
     review_after_days: float = 0  # a review meeting this long after each decision (0: off)
     max_tool_calls: int = 12  # outside (MCP) tool calls the members may make in one meeting, all together
+    participants: tuple[str, ...] = ()  # beyond the owner, who may write into a running meeting
+    max_extra_rounds: int = 2  # rounds /extend may add to one meeting
+    confirm_over_usd: float = 0.0  # a meeting expected to cost more waits for the owner's Start (0: never waits)
+    resume_within_s: float = 3600.0  # a meeting stopped with Sabha resumes at the next start if younger than this
 
     def challenger_for(self, roster: str) -> str:
         """The role that reviews the draft decision of a ``roster`` meeting ("" for none)."""

@@ -109,6 +109,10 @@ class LoadedConfig:
                 recall_decisions=meetings.recall_decisions,
                 review_after_days=meetings.review_after_days,
                 max_tool_calls=meetings.max_tool_calls,
+                participants=tuple(meetings.participants),
+                max_extra_rounds=meetings.max_extra_rounds,
+                confirm_over_usd=meetings.confirm_over_usd,
+                resume_within_s=meetings.resume_within_s,
             ),
             consultation=ConsultSettings(
                 enabled=consult.enabled and board.enabled,

@@ -124,6 +124,10 @@ class _Meetings:
     recall_decisions: int = 3
     review_after_days: float = 0
     max_tool_calls: int = 12
+    participants: list[str] = field(default_factory=list)
+    max_extra_rounds: int = 2
+    confirm_over_usd: float = 0.0
+    resume_within_s: float = 3600
 
 
 @dataclass(frozen=True)

@@ -89,6 +89,15 @@ class MeetingsConfig(StrictModel):
                                                                "meeting may make, all together; past it a call is "
                                                                "refused and the model told to answer with what it "
                                                                "has (0: none)")
+    participants: list[str] = Field(default_factory=list, description=(
+        "beyond the owner, who may write into a running meeting (Telegram user ids, WhatsApp numbers, linked "
+        "people's names); anyone else's messages in a meeting's thread are not contributions"))
+    max_extra_rounds: int = Field(2, ge=0, le=10, description="rounds /extend may add to one meeting")
+    confirm_over_usd: float = Field(0.0, ge=0, description=(
+        "a meeting expected to cost more than this waits for the owner's Start button (0: never waits)"))
+    resume_within_s: float = Field(3600, ge=0, le=7 * 86_400, description=(
+        "a meeting that was running when Sabha stopped resumes at the next start if it began less than this "
+        "long ago; an older one ends as interrupted and says so where it was held"))
 
 
 class ConsultationConfig(StrictModel):

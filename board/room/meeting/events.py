@@ -40,6 +40,8 @@ class StopReason(StrEnum):
     DEADLINE = "deadline"
     CANCELLED = "cancelled"
     ERROR = "error"
+    WRAPPED = "wrapped"  # /wrap: ended after the round in progress and went to the decision
+    INTERRUPTED = "interrupted"  # stopped with Sabha and too old to resume (board.meetings.resume_within_s)
 
 
 class MeetingEventKind(StrEnum):
@@ -47,6 +49,7 @@ class MeetingEventKind(StrEnum):
 
     STARTED = "started"
     FRAMED = "framed"
+    SPEAKING = "speaking"  # a member started on its statement (channels show who is speaking)
     AGENT_SPOKE = "agent_spoke"
     ABSENT = "absent"
     DISAGREEMENT = "disagreement"
@@ -56,6 +59,9 @@ class MeetingEventKind(StrEnum):
     OBJECTION = "objection"
     DECISION = "decision"
     ENDED = "ended"
+    CONTRIBUTION = "contribution"  # someone at the table wrote into the meeting (board.room.meeting.table)
+    CONTROL = "control"  # paused, resumed, wrapping, extended (data: kind, by)
+    RESUMED = "resumed"  # the meeting goes on after a restart (data: phase); finished phases are not re-emitted
 
 
 @dataclass(frozen=True)
