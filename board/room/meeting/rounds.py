@@ -156,6 +156,7 @@ async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Sai
     """One member's statement in ``round_no``: asked, recorded, stored and shown."""
     m, s = limits.m, limits.s
     same_round = None if m.settings.parallel else said.so_far()
+    await m.emit(MeetingEventKind.SPEAKING, round_no, role=profile.role, text=f"{profile.name} is speaking")
     looks = await outside_tools(m, profile.role)
     message = round_message(m, s, profile, round_no, same_round, tools_note=tools_line(m, s, looks))
     try:
