@@ -11,6 +11,7 @@ what was posted per meeting (and the catch-up on RESUMED) is another part of the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import sqlite3
@@ -18,7 +19,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from board.room.meeting import MeetingEvent, MeetingSettings
+from board.room.meeting.lease import MeetingLeases
+from board.storage import Dialect, Leases, StateURL
+from tests.board.decisions.test_actions import answer
+from tests.support.board import board_with
 from tests.support.daemon import SabhaProcess, write_config
+from tests.support.fakes.scripted_model import ScriptedModel
 from tests.support.fakes.telegram_api import FakeTelegramAPI
 from tests.support.meeting_model import MeetingModel, statement_marker
 from tests.support.telegram import FORUM, OWNER, SPECIALISTS, eventually
@@ -170,3 +179,43 @@ async def test_a_meeting_older_than_resume_within_s_ends_as_interrupted_and_says
         finally:
             await first.close()
             await second.close()
+
+
+@pytest.mark.parametrize("backend", [Dialect.POSTGRES], indirect=True)
+async def test_a_replica_that_lost_a_meetings_lease_writes_no_phase_of_it(
+        workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
+    """The fence (PostgreSQL, replicas): while round 2 is being asked, another replica takes the meeting's lease
+    (this one was cut off longer than the lease). Every round-2 statement this replica then gets is refused at
+    the write: none is stored, the meeting stays running for the replica that holds it, and this one stops."""
+    model = ScriptedModel(default=answer)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2),
+                             state=state_url)
+    room = board.parts.room
+    stop = asyncio.Event()
+    keeper = asyncio.create_task(room.keep_running(
+        MeetingLeases(Leases(board.parts.db, "r-cut-off", 60.0, board.parts.clock)), stop))
+    taken: list[str] = []
+
+    async def another_replica_takes_it(event: MeetingEvent) -> None:
+        if event.kind == "speaking" and event.round == 2 and not taken:
+            taken.append(event.meeting_id)
+            await board.parts.db.execute("UPDATE leases SET holder = 'r-other' WHERE key = ?",
+                                         (f"meeting:{event.meeting_id}",))
+
+    room.subscribe(another_replica_takes_it)
+    try:
+        await eventually(lambda: room._leases is not None, "the meeting leases in use")
+        run = room.start("Should we open a Pune office?")
+        await room.drain(60)
+        result = room._tasks[run.id].result()
+        stored = await board.parts.db.fetchall("SELECT round, role FROM meeting_statements WHERE meeting_id = ?",
+                                               (run.id,))
+        row = await room.store.get(run.id)
+    finally:
+        stop.set()
+        await keeper
+        await board.close()
+    assert taken == [run.id]
+    assert result.error and "another replica holds its lease" in result.error
+    assert {r["round"] for r in stored} == {1} and len(stored) == len(SPECIALISTS)
+    assert row is not None and row.status == "running" and row.stop_reason is None
