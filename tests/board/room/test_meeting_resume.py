@@ -23,6 +23,7 @@ import pytest
 
 from board.room.meeting import MeetingEvent, MeetingSettings
 from board.room.meeting.lease import MeetingLeases
+from board.room.meeting.resume import restore, snapshot
 from board.storage import Dialect, Leases, StateURL
 from tests.board.decisions.test_actions import answer
 from tests.support.board import board_with
@@ -63,9 +64,11 @@ def phases_asked(tmp_path: Path, meeting_id: str) -> Counter[tuple[str, str]]:
 
 
 async def _killed_and_resumed(tmp_path: Path, fake: FakeTelegramAPI, model: MeetingModel,
-                              ready: Any, posted_before: list[tuple[str, int]]) -> tuple[str, SabhaProcess]:
-    """Call a meeting, wait for ``ready()`` and for the statements ``posted_before`` at the fake, SIGKILL the
-    daemon, release the model, start it again and wait for the decision; the meeting id and the new process."""
+                              ready: Any, posted_before: list[tuple[str, int]],
+                              sig: signal.Signals = signal.SIGKILL) -> tuple[str, SabhaProcess]:
+    """Call a meeting, wait for ``ready()`` and for the statements ``posted_before`` at the fake, stop the daemon
+    with ``sig`` (SIGKILL), release the model, start it again and wait for the decision; the meeting id and the
+    new process."""
     config = _config(tmp_path, fake, model)
     first = SabhaProcess(config)
     second = SabhaProcess(config)
@@ -75,7 +78,7 @@ async def _killed_and_resumed(tmp_path: Path, fake: FakeTelegramAPI, model: Meet
         await model.wait_for("the moment to kill", ready)
         await eventually(lambda: all(posted(fake, r, n) == 1 for r, n in posted_before),
                          "the statements stored before the kill at Telegram", timeout=120)
-        assert await first.signal(signal.SIGKILL) == -signal.SIGKILL
+        assert await first.signal(sig) == (-signal.SIGKILL if sig is signal.SIGKILL else 0)
         [(meeting_id, status)] = rows(tmp_path, "SELECT id, status FROM meetings")
         assert status == "running"
         model.release()
@@ -135,6 +138,22 @@ async def test_a_kill_between_rounds_resumes_at_round_2(tmp_path: Path, fake: Fa
             assert f"meeting {meeting_id}: resumed at round 2" in sabha.log
             assert Counter(a.kind for a in model.asked)["framing"] == 1
             assert Counter(a.kind for a in model.asked)["round 1"] == len(SPECIALISTS)
+        finally:
+            await sabha.close()
+
+
+async def test_a_clean_stop_during_round_2_leaves_the_meeting_to_resume_at_the_next_start(
+        tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    """SIGTERM while round 2 waits at the model: the daemon gives the meeting its grace, then stops it where it is
+    (not cancelled: still running on record); the next start resumes it at round 2."""
+    async with MeetingModel() as model:
+        model.hold("round 2")
+        meeting_id, sabha = await _killed_and_resumed(
+            tmp_path, fake, model, lambda: len(model.waiting) == len(SPECIALISTS), [(r, 1) for r in SPECIALISTS],
+            signal.SIGTERM)
+        try:
+            _each_once(tmp_path, fake, meeting_id)
+            assert f"meeting {meeting_id}: resumed at round 2" in sabha.log
         finally:
             await sabha.close()
 
@@ -219,3 +238,22 @@ async def test_a_replica_that_lost_a_meetings_lease_writes_no_phase_of_it(
     assert result.error and "another replica holds its lease" in result.error
     assert {r["round"] for r in stored} == {1} and len(stored) == len(SPECIALISTS)
     assert row is not None and row.status == "running" and row.stop_reason is None
+
+
+async def test_the_checkpoint_gives_back_exactly_the_state_the_meeting_had(workspace: Path, data_dir: Path) -> None:
+    """What a resumed meeting gets: the last checkpoint stored (after the objection was heard) restores to the
+    very state the meeting ended with: rounds, stances, the peer ranking, the draft, spent, contributions read."""
+    model = ScriptedModel(default=answer)
+    board = await board_with(workspace, data_dir, model,
+                             meetings=MeetingSettings(max_turns_per_agent=2, peer_review=True))
+    try:
+        run = board.parts.room.start("Should we open a Pune office?")
+        await board.parts.room.drain(60)
+        [row] = await board.parts.db.fetchall("SELECT checkpoint FROM meetings WHERE id = ?", (run.id,))
+    finally:
+        await board.close()
+    stored = json.loads(row["checkpoint"])
+    assert stored == json.loads(json.dumps(snapshot(run.s)))
+    again = restore(stored)
+    assert again.resumed and again.draft == run.s.draft and again.stances == run.s.stances
+    assert snapshot(again) == snapshot(run.s) and again.peer_ranking and again.reviewed and again.objected
