@@ -170,6 +170,8 @@ class MeetingRun:
         if s.resumed:
             phase = resume_phase(s, m.settings)
             log.info("meeting %s: resumed at %s", m.id, phase)
+            s.warnings.append(f"Sabha stopped during this meeting; it resumed at {phase} after the restart "
+                              "(nothing finished before was asked again).")
             await m.emit(MeetingEventKind.RESUMED, s.current_round, role=m.chair.role, text=f"resumed at {phase}",
                          phase=phase)
         else:
