@@ -3,7 +3,9 @@ in the forum's General topic) and a model that holds a real meeting (tests/suppo
 SIGKILL mid-round 2, between rounds 1 and 2, and during the synthesis. After the restart the meeting ends with its
 decision, every statement is posted exactly once (counted at the fake), and the ledger (``llm_calls.tags.phase``)
 shows no finished phase asked of a model twice. A meeting older than ``board.meetings.resume_within_s`` at the
-restart ends as interrupted, and says so in the forum.
+restart ends as interrupted, and says so in the forum. A clean stop (SIGTERM) leaves a running meeting to the next
+start. In-process: the stored checkpoint restores the very state a meeting had, and on PostgreSQL a replica that
+lost a meeting's lease writes no phase of it (the fence).
 
 The kill moments wait until every statement stored before the kill is at the fake Telegram: the durable record of
 what was posted per meeting (and the catch-up on RESUMED) is another part of the issue (meetthread).
