@@ -24,23 +24,29 @@ from board.room.meeting.resume import spec
 from board.room.meeting.state import MeetingState
 from board.room.meeting.table import MeetingTable, PlaceKind
 
-__all__ = ["close_record", "minutes_context", "open_record"]
+__all__ = ["close_record", "minutes_context", "open_record", "reopen_record"]
 
 
 async def open_record(m: MeetingContext, s: MeetingState) -> None:
     """Store the meeting and who is in it; announce it."""
-    envelope = m.base_ctx.envelope
-    await m.store.create(m.id, m.topic, m.roster, m.chair.role, place=envelope, revisit_of=m.revisit_of,
+    await m.store.create(m.id, m.topic, m.roster, m.chair.role, place=m.base_ctx.envelope, revisit_of=m.revisit_of,
                          resume=spec(m))  # what rebuilding it after a restart takes
+    await reopen_record(m)
+    s.recorded.set()
+    await m.emit(MeetingEventKind.STARTED, s.current_round, role=m.chair.role, text=m.topic,
+                 participants=[p.role for p in m.specialists], warnings=list(s.warnings),
+                 challenger=m.challenger or None, models=dict(m.models))
+
+
+async def reopen_record(m: MeetingContext) -> None:
+    """Store where the meeting is shown and who is in it (idempotent: a meeting resumed before its framing was
+    stored does it again, in case Sabha stopped between the meeting's row and these)."""
+    envelope = m.base_ctx.envelope
     if envelope is not None:  # a message written there finds the meeting (board.room.meeting.table)
         await MeetingTable(m.store.db).add_place(m.id, envelope.channel, envelope.chat_id, envelope.thread_id,
                                                  PlaceKind.ORIGIN)
     for p in [m.chair, *m.specialists]:
         await m.store.participant(m.id, p.role, "present")
-    s.recorded.set()
-    await m.emit(MeetingEventKind.STARTED, s.current_round, role=m.chair.role, text=m.topic,
-                 participants=[p.role for p in m.specialists], warnings=list(s.warnings),
-                 challenger=m.challenger or None, models=dict(m.models))
 
 
 def _rounds(m: MeetingContext, s: MeetingState) -> list[list[dict[str, Any]]]:

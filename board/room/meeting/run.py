@@ -35,7 +35,7 @@ from board.room.meeting.events import MeetingEventKind, MeetingResult, Stop, Sto
 from board.room.meeting.frame import run as frame
 from board.room.meeting.lease import MeetingTakenOver
 from board.room.meeting.limits import Limits
-from board.room.meeting.minutes import close_record, open_record
+from board.room.meeting.minutes import close_record, open_record, reopen_record
 from board.room.meeting.resume import age_s, resume_phase, save
 from board.room.meeting.rounds import run_all
 from board.room.meeting.state import MeetingState
@@ -177,6 +177,8 @@ class MeetingRun:
         else:
             await open_record(m, s)
         if not s.agenda:
+            if s.resumed:  # stopped before its framing was stored: maybe before its participants were
+                await reopen_record(m)
             await frame(m, s, limits)
         return await run_all(limits)
 

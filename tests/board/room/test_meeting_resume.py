@@ -144,6 +144,19 @@ async def test_a_kill_between_rounds_resumes_at_round_2(tmp_path: Path, fake: Fa
             await sabha.close()
 
 
+async def test_a_kill_during_the_framing_asks_the_chair_once_more_and_nothing_else_twice(
+        tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    async with MeetingModel() as model:
+        model.hold("framing")
+        meeting_id, sabha = await _killed_and_resumed(tmp_path, fake, model, lambda: len(model.waiting) == 1, [])
+        try:
+            _each_once(tmp_path, fake, meeting_id)
+            assert f"meeting {meeting_id}: resumed at framing" in sabha.log
+            assert Counter(a.kind for a in model.asked)["framing"] == 2
+        finally:
+            await sabha.close()
+
+
 async def test_a_clean_stop_during_round_2_leaves_the_meeting_to_resume_at_the_next_start(
         tmp_path: Path, fake: FakeTelegramAPI) -> None:
     """SIGTERM while round 2 waits at the model: the daemon gives the meeting its grace, then stops it where it is
