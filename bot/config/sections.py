@@ -364,6 +364,16 @@ class Config(StrictModel):
     replicas: ReplicasSection = section()
     mcp: McpSection = section()
 
+    def owner_chats(self) -> tuple[tuple[str, str], ...]:
+        """(channel, chat id) of the owner's own chat on each running channel, as the config names the owner:
+        Telegram's first allowed user id (a private chat's id is the user's), WhatsApp's first allowed number."""
+        chats: list[tuple[str, str]] = []
+        if self.telegram.enabled and self.telegram.allowed_user_ids:
+            chats.append(("telegram", str(self.telegram.allowed_user_ids[0])))
+        if self.whatsapp.enabled and self.whatsapp.allowed_numbers:
+            chats.append(("whatsapp", self.whatsapp.allowed_numbers[0]))
+        return tuple(chats)
+
     @model_validator(mode="after")
     def _known_mcp_servers(self) -> Config:
         declared = set(self.mcp.servers)
