@@ -247,3 +247,28 @@ async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_fa
         await settle(b)
         kept = await heard_facts(b)
     assert kept == dict(refused), kept
+
+
+#: A secret of the blind set (tests/data/memory_secrets_blind.jsonl) the pattern rules let through, as a model
+#: proposes it after a real turn, beside harmless facts the rules kept: the learned model beside the rules
+#: (board/language/secret_model.py) refuses it; the harmless facts are still kept. (The blind set's three other
+#: misses, "quickbooks: u/p priya.accounts / Ledger2023", "office_safe_combo: L 24, R 11, L 37" and "ein:
+#: 84-3920175", score under the model's threshold even after training on them: still stored.)
+BLIND_STORED = [("router_admin", "admin:admin123")]
+BLIND_KEPT = [("home_city", "Pune"), ("pin_code", "411038")]
+
+
+async def test_blind_set_secrets_proposed_after_a_real_turn_are_never_stored(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
+    model = ScriptedModel()
+    facts = [*BLIND_STORED, *BLIND_KEPT]
+    model.memory = json.dumps({"facts": [{"key": k, "value": v, "kind": "context"} for k, v in facts]})
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
+        await b.handle(envelope("I'm in Pune, 411038. The router login is admin:admin123."))
+        await settle(b)
+        assert len(model.memory_requests) == 1  # the model was asked, and proposed all of them
+        marker = await b.handle(envelope("Q903 what next?"))
+        assert marker.text == "general: Q903 what next?"
+        await settle(b)
+        kept = await heard_facts(b)
+    assert kept == dict(BLIND_KEPT), kept
