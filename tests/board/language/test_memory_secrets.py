@@ -43,6 +43,20 @@ for a fresh set: each new batch found new misses. ``memory_secrets_tuning7.jsonl
 ordinary facts): memory3's fourth probes, committed before being measured; first measurement recall 1.000, 0/34
 refused, no rule changed after it; written by the one who wrote the rules, so it is a weak held-out set.
 
+Round ``classify`` (issue 36, item 7): a learned model beside the rules (:mod:`board.language.secret_model`,
+logistic regression over the key's words and the value's words and token shapes, trained by
+``scripts/train_classifiers.py`` on every set above, the blind one included, which is a training set from here
+on). It only adds refusals (failing closed: its ``veto`` is 0, it never lets through what a rule caught).
+Leave-one-set-out estimate on the blind set: 4 let through, 11/90 refused -> 3 let through, 11/90.
+``memory_secrets_fresh.jsonl`` (90 secret, 90 harmless, 60 of them sentences) is this round's HELD-OUT set,
+written by someone who had read nothing of the project's rules or sets, opened only after the method was frozen
+and committed, measured ONCE and never tuned on: rules alone and rules + model alike, 4 secrets let through
+(recall 0.956: all four answers to a security question, "security_answer_mothers_maiden_name: Fernandes", a
+kind of secret no set here had) and 9/90 = 10.0% harmless refused (five are numbers this filter calls
+secrets by definition, a GSTIN, an IFSC or SWIFT code; "password_manager: uses 1Password", "pin_board: ...",
+"passport_expiry: 2031", "bank_account: joint account with wife at SBI", "discord_username: neonpanda#4421").
+Below the goal (none let through, at most 5% refused): the test holds it to what was measured.
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -130,7 +144,8 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
 
 
 def test_the_blind_held_out_set_does_no_worse_than_measured() -> None:
-    """The blind set misses the goal (see the module docstring); it is held to what was measured on it."""
+    """The blind set missed the goal when held out (see the module docstring); it is held to what was measured on
+    it then (the model has been trained on it since)."""
     missed, refused, figures = measure("memory_secrets_blind.jsonl")
     print(f"\n{figures}")
     for line in missed:
@@ -138,6 +153,18 @@ def test_the_blind_held_out_set_does_no_worse_than_measured() -> None:
     for line in refused:
         print(f"  refused: {line}")
     assert len(missed) <= 4 and len(refused) <= 11, figures
+
+
+def test_the_fresh_held_out_set_does_no_worse_than_measured() -> None:
+    """The fresh set, measured once after the method was frozen (see the module docstring): below the goal,
+    held to what was measured."""
+    missed, refused, figures = measure("memory_secrets_fresh.jsonl")
+    print(f"\n{figures}")
+    for line in missed:
+        print(f"  let through: {line}")
+    for line in refused:
+        print(f"  refused: {line}")
+    assert len(missed) <= 4 and len(refused) <= 9, figures
 
 
 def test_the_sets_together_hold_at_least_60_of_each() -> None:
