@@ -54,6 +54,11 @@ read by the value's rules only: "I work at Vault Capital." names no vault.
 
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
+Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets) scores
+each fact; the fact is refused when a rule refuses it or the model scores it a secret (``LinearModel.decide``:
+the shipped model never lets through what a rule caught). Its reason then is "looks like a secret to the
+learned model".
+
 The labelled sets in ``tests/data/memory_secrets*.jsonl`` measure it (tests/test_memory_secrets.py).
 """
 
