@@ -346,8 +346,8 @@ def mentions(roster: Roster, text: str, hits: Mapping[str, object] | None = None
     """Every mention of a role in ``text`` (an emoji anywhere too), in order, with the rules' reason; ``hits``:
     the roles taken as addressed so far, as the caller decides (a mention after "and" then reads as named
     alongside them); without it, the roles the rules took."""
-    taken: Mapping[str, object] = hits if hits is not None else {}
     ruled: dict[str, object] = {}
+    earlier: Mapping[str, object] = hits if hits is not None else ruled
     found: list[tuple[int, int, str, str | None, dict[str, object]]] = []
     for emoji, role in roster.emoji.items():
         for m in re.finditer(re.escape(emoji.replace("\ufe0f", "")), text.replace("\ufe0f", " ")):
@@ -361,7 +361,6 @@ def mentions(roster: Roster, text: str, hits: Mapping[str, object] | None = None
         if rule is not None:
             handle = roster.handle_of(text[start:end], role)
             rule = _addressed(roster, text, handle, start, end, bool(kind["exact"]))
-            earlier = taken if hits is not None else ruled
             if rule is None and earlier and _AND.search(text[:start]):
                 rule = f"{text[start:end]!r} named alongside {next(iter(earlier))}"
             if rule is not None:
@@ -373,8 +372,8 @@ def mentions(roster: Roster, text: str, hits: Mapping[str, object] | None = None
 
 def find_addressed(roster: Roster, text: str, model: LinearModel | None = None) -> list[AddressHit]:
     """The roles ``text`` addresses in plain words, in order of first mention, each with its reason: an emoji
-    opening the message, else each mention as the learned model reads it (the rules' reason among its
-    features; ``model``: the shipped one unless given)."""
+    opening the message, else each mention the rules take or the learned model scores a call
+    (:meth:`LinearModel.decide`; ``model``: the shipped one unless given)."""
     model = model or address_model()
     hits: dict[str, AddressHit] = {}
     stripped = text.lstrip().replace("\ufe0f", "")  # "♟" and "♟️" alike
