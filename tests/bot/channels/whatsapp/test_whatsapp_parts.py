@@ -7,7 +7,8 @@ reply's, and after ``inbox.confirm_within_s`` the reply goes once more, marked, 
 The same after a SIGKILL: a reply in three messages, Sabha killed once Meta answered part 1 and while part 2's
 request is held (Meta posts it after the kill); the restarted Sabha hears Meta's status of part 1 only. After
 ``inbox.confirm_within_s`` only what was not confirmed goes once more: part 2 marked, part 3 plainly; part 1 never
-again (before, the marked resend repeated every part)."""
+again (before, the marked resend repeated every part). And killed while part 1's request was on the wire (its
+answer lost): Meta's status of part 1 is then what says it arrived, and the marked copy starts at part 2."""
 
 from __future__ import annotations
 
@@ -94,14 +95,15 @@ LONG_QUESTION = f"Q710 {FIRST} " + _FILLER * 330 + f"{SECOND} " + _FILLER * 200 
 
 @dataclass
 class PartHoldingGraphAPI(HoldingGraphAPI):
-    """The holding fake Graph API that holds only the first message carrying :data:`SECOND` (the rest passes)."""
+    """The holding fake Graph API that holds only the first message carrying :attr:`needle` (the rest passes)."""
 
+    needle: str = SECOND
     held: int = 0
 
     async def _messages(self, request: web.Request) -> web.Response:
         payload = await request.json()
         body = str((payload.get("text") or {}).get("body") or "")
-        if self.hold is not None and SECOND in body and not self.held:
+        if self.hold is not None and self.needle in body and not self.held:
             self.held += 1
             return await super()._messages(request)
         return await FakeGraphAPI._messages(self, request)
@@ -113,9 +115,12 @@ def echoed(graph: FakeGraphAPI, needle: str) -> tuple[list[str], list[str]]:
     return [b for b in bodies if MARK.split(":")[0] not in b], [b for b in bodies if MARK.split(":")[0] in b]
 
 
-async def test_killed_while_part_two_is_on_the_wire_only_the_parts_not_confirmed_go_again(tmp_path: Path) -> None:
+async def killed_while_held(tmp_path: Path, graph: PartHoldingGraphAPI, confirmed: str) -> None:
+    """A real ``sabha run`` asked :data:`LONG_QUESTION`, SIGKILLed while the part carrying ``graph.needle`` is held
+    (Meta posts it after the kill); the restarted Sabha hears Meta's status of the part carrying ``confirmed``
+    only, and answers until the question is settled and a marker after it is answered."""
     user = USERS[1]
-    async with PartHoldingGraphAPI() as graph, EchoModel(latency=0.05) as model:
+    async with EchoModel(latency=0.05) as model:
         env = {"WHATSAPP_ACCESS_TOKEN": graph.token, "WHATSAPP_APP_SECRET": APP_SECRET}
         sabha = SabhaProcess(durability_config(tmp_path, graph, model, ["inbox:", "  confirm_within_s: 3"]), env=env)
         db = tmp_path / "sessions" / "sabha.db"
@@ -123,23 +128,41 @@ async def test_killed_while_part_two_is_on_the_wire_only_the_parts_not_confirmed
             await sabha.start()
             graph.hold = Hold()
             await _post_all(f"http://127.0.0.1:{sabha.port}/whatsapp/webhook", [text_notification(user, LONG_QUESTION)])
-            await wait_for(lambda: graph.hold is not None and graph.hold.waiting == 1 and echoed(graph, FIRST)[0],
-                           "part 1 answered by Meta, part 2's request held")
+            await wait_for(lambda: graph.hold is not None and graph.hold.waiting == 1,
+                           f"the part carrying {graph.needle} held on the wire")
             await sabha.signal(signal.SIGKILL)
-            graph.release(post=True)  # Meta got part 2 whole: it is posted after the kill
-            await wait_for(lambda: echoed(graph, SECOND)[0], "part 2 posted")
+            graph.release(post=True)  # Meta got it whole: it is posted after the kill
+            await wait_for(lambda: echoed(graph, graph.needle)[0], f"the part carrying {graph.needle} posted")
             await sabha.start()
             url = f"http://127.0.0.1:{sabha.port}/whatsapp/webhook"
-            [part1] = [s for s in graph.sent if FIRST in s.body]
-            read = {**status(part1.wamid, "read", user),  # Meta's status of part 1 only (none of part 2 comes)
-                    "biz_opaque_callback_data": part1.payload["biz_opaque_callback_data"]}
+            [part] = [s for s in graph.sent if confirmed in s.body]
+            read = {**status(part.wamid, "read", user),  # Meta's status of that part only (no other comes)
+                    "biz_opaque_callback_data": part.payload["biz_opaque_callback_data"]}
             await _post_all(url, [notification(statuses=[read])])
             await wait_for(lambda: settled(db, ["Q710"]), "the long question answered or given up")
             await _post_all(url, [text_notification(user, "Q711 last one")])
             await wait_for(lambda: echoed(graph, "Q711")[0], "the marker answered: nothing else is coming")
         finally:
             await sabha.close()
-        firsts, seconds, thirds = echoed(graph, FIRST), echoed(graph, SECOND), echoed(graph, THIRD)
-        assert (len(firsts[0]), len(firsts[1])) == (1, 0), f"part 1 (confirmed) was sent again: {len(firsts[1])} marked"
-        assert len(seconds[0]) == 1 and len(seconds[1]) <= 1, seconds  # part 2 once, plus one marked copy at most
-        assert (len(thirds[0]) + len(thirds[1])) == 1, thirds  # part 3 (never sent before the kill) once
+
+
+async def test_killed_while_part_two_is_on_the_wire_only_the_parts_not_confirmed_go_again(tmp_path: Path) -> None:
+    async with PartHoldingGraphAPI(needle=SECOND) as graph:
+        await killed_while_held(tmp_path, graph, confirmed=FIRST)
+    firsts, seconds, thirds = echoed(graph, FIRST), echoed(graph, SECOND), echoed(graph, THIRD)
+    assert (len(firsts[0]), len(firsts[1])) == (1, 0), f"part 1 (confirmed) was sent again: {len(firsts[1])} marked"
+    assert len(seconds[0]) == 1 and len(seconds[1]) <= 1, seconds  # part 2 once, plus one marked copy at most
+    assert (len(thirds[0]) + len(thirds[1])) == 1, thirds  # part 3 (never sent before the kill) once
+
+
+async def test_the_status_of_a_part_whose_answer_was_lost_in_a_kill_keeps_it_from_being_sent_again(
+        tmp_path: Path) -> None:
+    """Killed while part 1's request was on the wire (Meta posted it; its answer never came back): only Meta's
+    status of part 1 says it arrived. The marked copy then starts at part 2 (which never left: once, marked)."""
+    async with PartHoldingGraphAPI(needle=FIRST) as graph:
+        await killed_while_held(tmp_path, graph, confirmed=FIRST)
+    firsts, seconds, thirds = echoed(graph, FIRST), echoed(graph, SECOND), echoed(graph, THIRD)
+    assert (len(firsts[0]), len(firsts[1])) == (1, 0), \
+        f"part 1 (confirmed by its status) went again: {len(firsts[0])} plain, {len(firsts[1])} marked"
+    assert len(seconds[0]) + len(seconds[1]) == 1, seconds  # part 2 once (marked: the copy starts there)
+    assert (len(thirds[0]) + len(thirds[1])) == 1, thirds
