@@ -24,7 +24,10 @@ request waits for a connection), so its reply may or may not have arrived: when 
 says delivering it again only edits a message that is there already (a streamed answer's
 draft on Telegram) it is delivered again; else it is sent once more, headed by the channel's
 "possibly repeated" line (``resends`` counts it: never a third copy), so nobody is left
-silently unanswered; a second copy is the smaller harm. Finished rows older than a week are pruned.
+silently unanswered; a second copy is the smaller harm. Of a reply in several messages, ``parts_posted``
+counts those that went out whole, in order (:meth:`Inbox.parts_posted` as each one's answer comes back,
+:meth:`Inbox.part_confirmed` from the service's status of one): the marked copy starts after them
+(:attr:`Pending.posted`). Finished rows older than a week are pruned.
 """
 
 from __future__ import annotations

@@ -35,7 +35,9 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    for a connection or the rate limiter); the outcome is recorded: answered, or failed (the
    service proved it was not posted); when the request left and its answer was lost (the
    connection dropped) it is sent once more, headed by the channel's ``possibly_repeated``
-   line, and only a marked copy lost that way too is recorded as may-have-arrived;
+   line, and only a marked copy lost that way too is recorded as may-have-arrived; of a reply in several
+   messages, those the service confirmed are stored as they go (``parts_posted``) and never repeated: the
+   marked copy starts after them, here, after a restart (7) or when a confirmation is overdue;
 7. **resume** (:meth:`Intake.resume`, at start): what a crash or a stop left unanswered
    is answered, or its stored reply delivered, in the order it arrived; a reply that was
    being sent (its request had left: it may or may not have arrived) is sent once more,

@@ -27,7 +27,9 @@ transport error) is not resent: it raises :class:`DeliveryUnknown` and is logged
 error saying the message may or may not have arrived. Here a lost message is the smaller
 harm than a duplicate that cannot be taken back; the intake then sends a reply once more,
 headed as possibly repeated (:meth:`bot.intake.inbox.Inbox.send_again`), so nobody is left
-silently unanswered. Edits are idempotent (an edit repeated is at
+silently unanswered. Of a reply in several messages, each one Telegram answered for is reported
+(``progress.part_done``: the intake stores it), and a marked copy skips them (``progress.skip``), its first
+message headed by ``progress.heading``. Edits are idempotent (an edit repeated is at
 worst "not modified") and are retried after any network error.
 
 Callers describe *where* with a :class:`Target`; a :class:`board.envelope.Reply`
