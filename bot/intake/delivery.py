@@ -81,7 +81,8 @@ class SendProgress:
 
     async def part_done(self, part: int, parts: int) -> None:
         """Message ``part`` of ``parts`` (1-based, in the order sent) is wholly posted (the service answered for
-        it): when more follow, ``after_part`` hears it."""
+        it): when more follow, ``after_part`` hears it. A channel that reports parts must honour :attr:`skip` and
+        :attr:`heading` (a marked copy then holds the reply as first sent: only the heading marks it)."""
         self.parts_done = max(self.parts_done, part)
         if part < parts and self.after_part is not None:
             await self.after_part(self.parts_done)
