@@ -145,3 +145,24 @@ async def test_pause_holds_the_next_round_until_resume_and_extend_adds_one(works
     assert row["stop_reason"] == "completed"
     assert sorted(round_requests(model, 2)) == ["content", "critic", "finance", "research", "strategy"]
     assert "Round 2 of at most 2" in round_requests(model, 2)["critic"]
+
+
+async def test_a_participant_sits_at_the_table_by_id_and_is_quoted_by_name(workspace: Path, data_dir: Path) -> None:
+    model = HeldRounds(default=brain())
+    model.hold(1)
+    settings = MeetingSettings(max_turns_per_agent=2, participants=("telegram:43",))
+    async with meeting_board(workspace, data_dir, model, meetings=settings) as board:
+        meeting_id = await started(board)
+        await model.reached[1].wait()
+        noted = await board.handle(Envelope(text="What about the monsoon season?", message_id="p1",
+                                            **FRIEND))  # type: ignore[arg-type]
+        again = await board.handle(Envelope(text="What about the monsoon season?", message_id="p1",
+                                            **FRIEND))  # type: ignore[arg-type]
+        model.held[1].set()
+        await ended(board, meeting_id)
+        stored = await board.parts.db.fetchall("SELECT name FROM meeting_contributions")
+    assert noted.text == again.text == "Noted for round 2: the board will hear it."
+    assert [r["name"] for r in stored] == ["Ravi"]  # the same message twice is stored once
+    second = round_requests(model, 2)
+    assert all('Ravi says: "What about the monsoon season?"' in t for t in second.values())
+    assert all("addressed you by name" not in t for t in second.values())
