@@ -51,8 +51,6 @@ async def _here(room: BoardRoom, envelope: Envelope) -> list[str]:
 
 async def _may(room: BoardRoom, envelope: Envelope, meeting_id: str) -> bool:
     """Whether ``envelope``'s sender may steer ``meeting_id`` (see the module docstring)."""
-    if envelope.is_public:
-        return False
     if seated(envelope, room.meeting_settings.participants):
         return True
     row = await room.store.db.fetchone("SELECT channel, chat_id, is_group FROM meetings WHERE id = ?", (meeting_id,))
