@@ -166,3 +166,19 @@ async def test_a_participant_sits_at_the_table_by_id_and_is_quoted_by_name(works
     second = round_requests(model, 2)
     assert all('Ravi says: "What about the monsoon season?"' in t for t in second.values())
     assert all("addressed you by name" not in t for t in second.values())
+
+
+async def test_written_during_the_last_round_it_reaches_the_chairs_decision(workspace: Path, data_dir: Path) -> None:
+    model = HeldRounds(default=brain())
+    model.hold(1)
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
+        meeting_id = await started(board)
+        await model.reached[1].wait()
+        await board.handle(Envelope(text="Remember the lease ends in March", message_id="l1",
+                                    **OWNER))  # type: ignore[arg-type]
+        model.held[1].set()
+        row = await ended(board, meeting_id)
+    synthesis = [last_user(r.request) for r in model.requests_for("general") if "action_items" in last_user(r.request)]
+    assert synthesis and all('the owner (after the members\' last statements): "Remember the lease ends in March"'
+                             in t for t in synthesis), synthesis
+    assert "(via telegram, during round 1; after the last round)" in str(row["minutes"])
