@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 from dataclasses import replace
@@ -203,12 +204,26 @@ async def _wait(m: MeetingContext, wake: asyncio.Event | None) -> None:
         await asyncio.wait_for(wake.wait(), POLL_S)
 
 
+async def _applied_before(m: MeetingContext, s: MeetingState) -> bool:
+    """A meeting resumed after a restart takes up what its applied controls had set (its ``control`` events):
+    wrap, the extra rounds, and whether it was paused (returned). Derived from the whole record each time,
+    so reading it again changes nothing."""
+    rows = await m.store.db.fetchall("SELECT data FROM meeting_events WHERE meeting_id = ? AND kind = 'control' "
+                                     "ORDER BY id", (m.id,))
+    done = [json.loads(r["data"]) for r in rows]
+    s.wrap = s.wrap or any(d.get("kind") == ControlKind.WRAP.value for d in done)
+    extended = sum(d.get("kind") == ControlKind.EXTEND.value and not d.get("refused") for d in done)
+    s.extra_rounds = max(s.extra_rounds, extended)
+    pausing = [d.get("kind") for d in done if d.get("kind") in (ControlKind.PAUSE.value, ControlKind.RESUME.value)]
+    return not s.wrap and bool(pausing) and pausing[-1] == ControlKind.PAUSE.value  # /wrap ends a pause
+
+
 async def _controls(limits: Limits) -> None:
     """Apply the pending controls; while paused, wait for more (the deadline does not run meanwhile)."""
     m, s = limits.m, limits.s
     table = MeetingTable(m.store.db)
     wake = m.wake() if m.wake is not None else None
-    paused: float | None = None
+    paused: float | None = time.monotonic() if s.resumed and await _applied_before(m, s) else None
     while True:
         if wake is not None:
             wake.clear()
@@ -224,11 +239,25 @@ async def _controls(limits: Limits) -> None:
         await _wait(m, wake)
 
 
+async def _read_before(m: MeetingContext) -> dict[int, int]:
+    """Contribution id -> the round that heard it, for those this meeting read before (its ``contribution``
+    events: a meeting resumed after a restart does not quote them again, nor show them twice)."""
+    rows = await m.store.db.fetchall("SELECT data FROM meeting_events WHERE meeting_id = ? AND kind = 'contribution'",
+                                     (m.id,))
+    read = (json.loads(r["data"]) for r in rows)
+    return {int(d["id"]): int(d["heard_in"]) for d in read if "id" in d and "heard_in" in d}
+
+
 async def read_contributions(m: MeetingContext, s: MeetingState) -> None:
     """Read what was written in since the last boundary: heard in the next round (if one follows; the chair
     sees every contribution in the decision's request, :func:`chair_block`), shown everywhere."""
     after = max((c.id for c in s.contributions), default=0)
-    for c in await MeetingTable(m.store.db).contributions(m.id, after=after):
+    new = await MeetingTable(m.store.db).contributions(m.id, after=after)
+    before = await _read_before(m) if new else {}
+    for c in new:
+        if c.id in before:  # read before a restart: heard when it was
+            s.contributions.append(replace(c, round=before[c.id] - 1, addressed=c.addressed or addressee(m, c.text)))
+            continue
         c = replace(c, round=s.current_round, addressed=c.addressed or addressee(m, c.text))
         s.contributions.append(c)
         data: dict[str, Any] = {"id": c.id, "name": c.name, "sender": c.sender, "via": c.via,

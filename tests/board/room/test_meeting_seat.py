@@ -5,7 +5,9 @@ left alone, and the controls (/wrap, /pause, /resume, /extend, /cancel) applied 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +211,33 @@ async def test_controls_stored_by_another_replica_are_applied_at_the_next_bounda
         row = await ended(board, meeting_id)
     assert row["stop_reason"] == "cancelled" and row["decision"] is None
     assert not round_requests(model, 3)
+
+
+async def test_a_meeting_resumed_after_a_restart_keeps_what_its_table_had_set(workspace: Path, data_dir: Path) -> None:
+    """What a restarted meeting (board.room.meeting.run, resumed) reads back from its record: a contribution
+    heard in round 2 is not quoted again nor shown twice; an applied /extend and /wrap still hold."""
+    from board.room.meeting.minutes import open_record
+    from board.room.meeting.seat import between_rounds, read_contributions
+
+    async with meeting_board(workspace, data_dir, ScriptedModel(default=brain())) as board:
+        room = board.parts.room
+        run = room.prepare("Should we open a Pune office?")
+        m, s = run.m, run.s
+        await open_record(m, s)
+        said = await room.table.contribute(m.id, sender="42", name="the owner", text="@finance with 20% churn",
+                                           via="telegram", round_no=1, message_id="x1")
+        await m.store.event(m.id, "contribution", "general", {"id": said.id, "heard_in": 2}, 2)
+        for kind, extra in (("extend", {}), ("extend", {"refused": True}), ("pause", {}), ("wrap", {})):
+            await m.store.event(m.id, "control", "general", {"kind": kind, "text": "", **extra}, 1)
+        events: list[str] = []
+
+        async def seen(event: Any) -> None:
+            events.append(event.kind)
+
+        m = run.m = dataclasses.replace(m, subscribers=[seen])
+        s.resumed, s.current_round, s.rounds = True, 2, [{"finance": "a"}, {"finance": "b"}]
+        s.deadline = time.monotonic() + 600
+        await read_contributions(m, s)
+        assert [(c.round, c.addressed) for c in s.contributions] == [(1, "finance")] and events == []
+        assert await between_rounds(run.limits, 2) is not None  # wrapped, not waiting as paused
+        assert s.wrap and s.extra_rounds == 1
