@@ -241,3 +241,17 @@ async def test_a_meeting_resumed_after_a_restart_keeps_what_its_table_had_set(wo
         assert [(c.round, c.addressed) for c in s.contributions] == [(1, "finance")] and events == []
         assert await between_rounds(run.limits, 2) is not None  # wrapped, not waiting as paused
         assert s.wrap and s.extra_rounds == 1
+
+
+async def test_a_pause_longer_than_the_meetings_time_ends_it(workspace: Path, data_dir: Path) -> None:
+    model = HeldRounds(default=brain())
+    model.hold(1)
+    settings = MeetingSettings(max_turns_per_agent=3, max_duration_s=8)
+    async with meeting_board(workspace, data_dir, model, meetings=settings) as board:
+        meeting_id = await started(board)
+        await asyncio.wait_for(model.reached[1].wait(), 120)  # a bound for what never comes
+        await board.handle(Envelope(text="/pause", **OWNER))  # type: ignore[arg-type]
+        model.held[1].set()
+        row = await ended(board, meeting_id)
+    assert row["stop_reason"] == "deadline" and "paused for longer than the meeting's 8 s limit" in row["error"]
+    assert not round_requests(model, 2)
