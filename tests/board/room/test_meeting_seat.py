@@ -255,3 +255,17 @@ async def test_a_pause_longer_than_the_meetings_time_ends_it(workspace: Path, da
         row = await ended(board, meeting_id)
     assert row["stop_reason"] == "deadline" and "paused for longer than the meeting's 8 s limit" in row["error"]
     assert not round_requests(model, 2)
+
+
+def test_who_sits_at_the_table() -> None:
+    from board.people.ref import PersonRef
+    from board.room.meeting.seat import seated
+
+    wa = Envelope(channel="whatsapp", text="hi", sender="15550002222", chat_id="15550002222")
+    tg = Envelope(channel="telegram", text="hi", sender="43", chat_id="-100", is_group=True)
+    assert seated(Envelope(channel="telegram", text="hi", sender="42", is_owner=True), ())
+    assert not seated(tg, ()) and not seated(wa, ("43",))
+    assert seated(tg, ("43",)) and seated(tg, ("telegram:43",)) and not seated(tg, ("whatsapp:43",))
+    assert seated(wa, ("+1 555 000 2222",)) and seated(wa, ("whatsapp:15550002222",))
+    assert seated(dataclasses.replace(tg, sender="44", person=PersonRef(2)), ("person:2",))
+    assert not seated(dataclasses.replace(wa, is_public=True), ("+15550002222",))  # a public stranger never
