@@ -90,8 +90,9 @@ class MeetingsConfig(StrictModel):
                                                                "refused and the model told to answer with what it "
                                                                "has (0: none)")
     participants: list[str] = Field(default_factory=list, description=(
-        "beyond the owner, who may write into a running meeting (Telegram user ids, WhatsApp numbers, linked "
-        "people's names); anyone else's messages in a meeting's thread are not contributions"))
+        "beyond the owner, who may write into a running meeting and steer it (/wrap, /pause, /resume, /extend, "
+        "/cancel): a sender id (a Telegram user id), <channel>:<id> (telegram:43), a linked person (person:2) or a "
+        "phone number (+15550002222); anyone else's messages in a meeting's thread are not contributions"))
     max_extra_rounds: int = Field(2, ge=0, le=10, description="rounds /extend may add to one meeting")
     confirm_over_usd: float = Field(0.0, ge=0, description=(
         "a meeting expected to cost more than this waits for the owner's Start button (0: never waits)"))
