@@ -20,7 +20,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -260,8 +260,8 @@ class StartGate:
 def ask_text(row: PendingStart) -> str:
     """The question under which Start and Cancel are shown."""
     return (f"Meeting request {row.id}: \u201c{row.topic}\u201d waits for your Start (nothing is spent until then).\n"
-            f"{row.estimate}\nStart it, or Cancel; it expires "
-            f"at {row.expires_at.replace('T', ' ').removesuffix('+00:00')} UTC.")
+            f"{row.estimate}\nStart it, or Cancel; it expires at "
+            f"{parse_stamp(row.expires_at).astimezone(UTC).strftime('%Y-%m-%d %H:%M')} UTC.")
 
 
 def _span(delta: timedelta) -> str:
