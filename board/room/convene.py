@@ -218,8 +218,9 @@ class BoardRoom:
         chair, specialists = self._participants(roster, chair_role)
         base = ToolContext(role=chair.role, session_key="meeting", envelope=envelope)
         souls = self.souls_for(roster)
+        meeting_id = new_meeting_id()
         run = MeetingRun(MeetingContext(
-            id=new_meeting_id(), topic=topic, roster=roster, chair=chair, specialists=specialists,
+            id=meeting_id, topic=topic, roster=roster, chair=chair, specialists=specialists,
             speak=self.speaker(roster, purpose="meeting", language=self._meeting_language(topic)), store=self.store,
             settings=settings or self.meeting_settings,
             render_minutes=lambda context: self.prompts.render("minutes.md.j2", **context),
@@ -227,7 +228,7 @@ class BoardRoom:
             resolve_role=lambda name: _find_role(souls, name),
             models={p.role: self.runner.model_for(p) for p in [chair, *specialists]},
             extra_owners=tuple(extra_owners), preset_agenda=agenda, clock=self.clock, outside=self.runner.outside,
-            outside_ready=self.runner.outside_ready,
+            outside_ready=self.runner.outside_ready, wake=functools.partial(self.nudged, meeting_id),
         ))
         present = {p.role for p in [chair, *specialists]}
         for status in souls.status():

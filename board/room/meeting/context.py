@@ -9,6 +9,7 @@ subscriber, each isolated: a broken display never breaks a meeting.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ class MeetingContext:
     clock: Clock = SYSTEM_CLOCK  # the board's one clock: when predictions were made, what is recalled
     outside: OutsideTools = NO_OUTSIDE_TOOLS  # the roles' outside (MCP) tools, offered to members' statements
     outside_ready: Callable[[ToolContext], Awaitable[None]] | None = None  # until a role's servers have started
+    #: set when a control or a contribution for this meeting arrives on this replica (BoardRoom.nudged)
+    wake: Callable[[], asyncio.Event] | None = None
 
     @property
     def profiles(self) -> dict[str, AgentProfile]:

@@ -33,7 +33,6 @@ from board.room.meeting.cited import record as record_evidence
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import (
     abridge,
-    converged,
     latest_statement,
     models_differ,
     present,
@@ -44,6 +43,7 @@ from board.room.meeting.events import MeetingEventKind, Stop, StopReason
 from board.room.meeting.limits import Limits, ask
 from board.room.meeting.review import run as peer_review
 from board.room.meeting.scoreboard import SCOREBOARD_INSTRUCTION, meeting_tools, record_stated
+from board.room.meeting.seat import between_rounds, rounds_at_most, table_block
 from board.room.meeting.state import MeetingState
 from board.workspace.souls import AgentProfile
 
@@ -95,7 +95,7 @@ def round_message(m: MeetingContext, s: MeetingState, profile: AgentProfile, rou
     """What ``profile`` is asked in ``round_no`` (a pure function of the record; ``tools_note``: what it is
     told of its outside tools, :func:`board.room.meeting.cited.tools_line`)."""
     parts = [f"Board meeting on: {m.topic}\nAgenda:\n{s.agenda}",
-             f"Round {round_no} of at most {m.settings.max_turns_per_agent}. "
+             f"Round {round_no} of at most {rounds_at_most(m, s)}. "
              f"The chair asked you: {s.questions[profile.role]}"]
     if m.evidence:
         parts.append(evidence_block(m.evidence))
@@ -114,6 +114,8 @@ def round_message(m: MeetingContext, s: MeetingState, profile: AgentProfile, rou
     if same_round:
         parts.append("Already said in this round:\n" + "\n".join(
             heard(m, role, text, stance) for role, (text, stance) in same_round.items()))
+    if at_table := table_block(m, s, profile, round_no):  # the owner at the table (board.room.meeting.seat)
+        parts.append(at_table)
     if round_no == 1 and not same_round:
         parts.append("Answer independently, in your own voice, in under 200 words. " + STANCE_INSTRUCTION)
     elif round_no == s.challenge_round:
@@ -238,14 +240,16 @@ async def speak_round(limits: Limits, round_no: int) -> None:
 
 
 async def run_all(limits: Limits) -> StopReason:
-    """Every round up to the limit (the peer review after round 1); CONVERGED when positions converge."""
-    m, s = limits.m, limits.s
-    for round_no in range(1, m.settings.max_turns_per_agent + 1):
+    """Round after round (the peer review after round 1) until the boundary after one says how they end
+    (:func:`board.room.meeting.seat.between_rounds`: converged, wrapped, the last round; the owner's
+    controls applied and contributions read there)."""
+    m = limits.m
+    round_no = 0
+    while (stop := await between_rounds(limits, round_no)) is None:
+        round_no += 1
         if round_no > 1:
             limits.check()
         await speak_round(limits, round_no)
         if round_no == 1 and m.settings.peer_review:
             await peer_review(limits)
-        if converged(s):
-            return StopReason.CONVERGED
-    return StopReason.COMPLETED
+    return stop
