@@ -168,6 +168,7 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     from board.decisions.ratify import DecisionBook
     from board.decisions.reminders import Reminders
     from board.room import followup
+    from board.room.meeting.pending import StartGate
 
     store = MeetingStore(base.ledger.db)
     zone = ZoneInfo(settings.timezone)
@@ -181,7 +182,8 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     trail = DecisionTrail(router=commands.router, locks=base.locks, sessions=base.sessions, reminders=reminders)
     room = BoardRoom(runner=runner, prompts=base.prompts, souls_for=rosters.souls_for,
                      default_roster=settings.roster.name, store=store, meeting_settings=settings.meetings,
-                     consult_settings=settings.consultation, clock=clock, subscribers=[trail.remember, trail.follow])
+                     consult_settings=settings.consultation, clock=clock, subscribers=[trail.remember, trail.follow],
+                     gate=StartGate(base.ledger.db, base.schedule, clock))
     llm_commands.register(commands, ledger=base.ledger, runner=runner)
     room_commands.register(commands, room)
     control_commands.register(commands, room)

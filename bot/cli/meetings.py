@@ -1,8 +1,9 @@
 """``sabha meeting``, ``sabha meetings list|show``, ``sabha actions`` and ``sabha roundtable``.
 
-``meeting`` holds a board meeting in the terminal and prints each statement as it is
-made, then the minutes (``--quiet``: only the minutes); on a terminal the minutes are
-rendered and leave out the statements just printed; with stdout a file or a pipe
+``meeting`` says what the meeting is expected to cost and take (stderr; above
+``board.meetings.confirm_over_usd`` it starts only with ``--yes`` or a "y" typed at the terminal), holds it
+in the terminal and prints each statement as it is made, then the minutes (``--quiet``: only the
+minutes); on a terminal the minutes are rendered and leave out the statements just printed; with stdout a file or a pipe
 (``sabha meeting ... > minutes.md``) stdout gets only the minutes, as Markdown, and the
 statements go to stderr.
 ``roundtable`` takes a plain question, or reads the roundtable's JSON (prompt, context,
@@ -44,6 +45,9 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("topic", nargs="+", help="what the board should decide")
     p.add_argument("--roster", help="board, sabha, roundtable or a roster from config (default: board.roster)")
     p.add_argument("--quiet", action="store_true", help="print only the minutes")
+    p.add_argument("--yes", action="store_true",
+                   help="start even when the estimate is above board.meetings.confirm_over_usd (else a terminal "
+                        "asks, and a script stops with the estimate)")
     p.add_argument("--file", action="append", metavar="PATH",
                    help="put a file (a document, a voice note) on the agenda as evidence: the members are "
                         "given what it says and cite it, the minutes list it; repeat for several")
@@ -109,6 +113,8 @@ async def cmd_meeting(parts: Parts, args: argparse.Namespace) -> int:
     except ValueError as exc:  # an unknown roster, a blank topic, a roster without specialists
         sys.stderr.write(f"sabha: {exc}\n")
         return 2
+    if not await _cost_agreed(parts, args):
+        return 2
     if args.file:
         await _with_evidence(parts, run, envelope, args.file)
     result = await run.run()
@@ -116,6 +122,29 @@ async def cmd_meeting(parts: Parts, args: argparse.Namespace) -> int:
         emit()  # a blank line between the statements and the minutes
     emit(minutes_text(result.minutes, after_live=live and not args.quiet))
     return 0 if result.stop_reason.value in ("completed", "converged") else 1
+
+
+async def _cost_agreed(parts: Parts, args: argparse.Namespace) -> bool:
+    """Say what the meeting is expected to cost and take (stderr); above ``board.meetings.confirm_over_usd`` it
+    starts only with ``--yes`` or a "y" typed at the terminal: nothing is spent otherwise."""
+    from bot.cli.common import note
+
+    estimate = await parts.room.estimate(roster=args.roster)
+    for line in estimate.text().splitlines():
+        note(line)
+    threshold = parts.room.meeting_settings.confirm_over_usd
+    if args.yes or not estimate.needs_start(threshold):
+        return True
+    ask = f"the estimate is above board.meetings.confirm_over_usd (${threshold:g})"
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        note(f"{ask}: nothing was spent; run it again with --yes to start it")
+        return False
+    sys.stderr.write(f"sabha: {ask}. Start the meeting? [y/N] ")
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() in ("y", "yes"):
+        return True
+    note("not started; nothing was spent")
+    return False
 
 
 async def _with_evidence(parts: Parts, run: MeetingRun, envelope: Envelope, files: list[str]) -> None:

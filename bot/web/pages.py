@@ -16,7 +16,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -255,8 +254,6 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
     if not room.meeting_settings.enabled:
         return new_meeting_form(request, status=409, problem="Board meetings are off in the config "
                                 "(board.meetings.enabled); turn them on to hold one.", values=values)
-    settings = replace(room.meeting_settings, max_turns_per_agent=int(values["rounds"]),
-                       parallel=values["mode"] == "parallel")
     # the chair's conversation of the web chat: the meeting's notices, reminders and prediction requests
     # land in /ui/chat/general, where the owner reads them
     envelope = Envelope(channel="web", text=f"/meeting {values['topic']}", sender="owner", chat_id=GENERAL,
@@ -264,12 +261,23 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
                         role_hint=GENERAL)
     if nonce and nonce in ctx.nonces:  # a twin POST started it while this one read the db
         raise web.HTTPSeeOther(f"{PREFIX}/meetings/{ctx.nonces[nonce]}")
+    from board.room.meeting.pending import StartRequest
+
+    asked = StartRequest(values["topic"], envelope=envelope, roster=values["roster"],
+                         overrides={"max_turns_per_agent": int(values["rounds"]),
+                                    "parallel": values["mode"] == "parallel"})
     try:
-        run = room.start(values["topic"], envelope=envelope, roster=values["roster"], settings=settings)
+        called = await room.call(asked)
     except MeetingInProgress as exc:
         return new_meeting_form(request, status=409, problem=str(exc), values=values)
     except ValueError as exc:
         return new_meeting_form(request, status=400, problem=f"Cannot convene the board: {exc}", values=values)
+    if called.waiting is not None:  # above board.meetings.confirm_over_usd: its estimate and Start are in the chat
+        log.info("web: meeting request %d waits for the owner's Start (%s)", called.waiting.id,
+                 called.estimate.summary())
+        raise web.HTTPSeeOther(f"{PREFIX}/chat/{GENERAL}")
+    run = called.run
+    assert run is not None
     ctx.remember(nonce, run.id, run.topic)  # before any await: a second POST racing this one finds it
     await ctx.keep_nonce(nonce, run.id)
     log.info("web: the owner started meeting %s (%s roster, %s rounds, %s)", run.id, values["roster"],

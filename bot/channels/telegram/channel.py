@@ -117,6 +117,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("pause", "Start no new round of the meeting here: /pause [id]"),
     ("resume", "Go on with a paused meeting: /resume [id]"),
     ("extend", "One more round for the meeting here: /extend [id]"),
+    ("start_meeting", "Start a meeting that waits for your Start: /start_meeting <n>"),
+    ("cancel_meeting", "Drop a meeting that waits for your Start: /cancel_meeting <n>"),
     ("actions", "Open action items from board meetings"),
     ("done", "Close an action item: /done <n>"),
     ("due", "Set an action item's due date: /due <n> <when>"),
