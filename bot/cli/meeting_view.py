@@ -122,13 +122,13 @@ def _data(event: MeetingEvent, name: str) -> str:
 
 
 def _contribution_line(event: MeetingEvent) -> str:
-    """``[round 1] 🙋 the owner (via web): ...``."""
+    """``🙋 the owner (via web, to finance): ...``: placed where the meeting took it in (before the round that
+    hears it)."""
     via = _data(event, "via")
-    who = (_data(event, "name") or "someone at the table") + (f" (via {via})" if via else "")
     to = _data(event, "addressed")
-    text = _data(event, "said") or event.text
-    heard = f"[round {event.round}] " if event.round else ""
-    return f"{heard}🙋 {who}{' to ' + to if to else ''}: {text}"
+    how = ", ".join(x for x in (f"via {via}" if via else "", f"to {to}" if to else "") if x)
+    who = (_data(event, "name") or "someone at the table") + (f" ({how})" if how else "")
+    return f"🙋 {who}: {_data(event, 'said') or event.text}"
 
 
 #: How a control the meeting applied reads (``{by}``: who gave it).

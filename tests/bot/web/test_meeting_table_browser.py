@@ -25,27 +25,15 @@ from typing import Any, TypeVar
 
 import pytest
 
-from board.workspace.paths import copy_default_workspace
 from tests.support.browser import Browser, browser, web_link  # noqa: F401
 from tests.support.daemon import SabhaProcess
 from tests.support.fakes.seat_model import SeatModel
+from tests.support.seat import write_seat_config
 
 T = TypeVar("T")
 SPECIALISTS = 5  # the default board roster's members besides the chair
 SAID = "Our biggest customer just told me they will churn if we move the office."
 WAIT_S = 120.0  # a bound only a hung daemon or page reaches
-
-
-def write_config(root: Path, model: SeatModel) -> Path:
-    """A board with the web pages on a free port and the model on the fake."""
-    copy_default_workspace(root / "workspace")
-    path = root / "sabha.yaml"
-    path.write_text("\n".join([
-        "workspace: ./workspace", "data_dir: ./sessions", "server:", "  host: 127.0.0.1", "  port: 0",
-        "llm:", "  model: openai:seat", "  retry: {retries: 0}", "  providers:", "    openai:",
-        "      api_key: test-key", f"      base_url: {model.base_url}", "      stream: false",
-        "  prices:", "    openai:seat: {input: 1, output: 2}", ""]), encoding="utf-8")
-    return path
 
 
 @pytest.fixture
@@ -54,7 +42,7 @@ async def seated(tmp_path: Path) -> AsyncIterator[tuple[SabhaProcess, SeatModel]
     async with SeatModel(latency=0.2) as model:
         model.hold(1)
         model.hold(2)
-        daemon = SabhaProcess(write_config(tmp_path, model), env={})
+        daemon = SabhaProcess(write_seat_config(tmp_path, model), env={})
         try:
             await daemon.start()
             yield daemon, model
