@@ -1,5 +1,5 @@
-"""Slash commands for meetings: ``/meeting <topic>``, ``/meetings``, ``/cancel``, ``/actions``
-and ``/done <n>``.
+"""Slash commands for meetings: ``/meeting <topic>``, ``/meetings``, ``/actions`` and ``/done <n>``
+(``/cancel`` and the other controls of a running meeting: :mod:`board.commands.controls`).
 
 ``/actions`` lists the open action items of recorded decisions across meetings, with
 owners and age (the owner sees all; anyone else those of meetings started in their
@@ -59,23 +59,6 @@ def register(host: CommandHost, room: BoardRoom) -> None:
             lines.append(f"{row.id} ({row.stop_reason or row.status}{state}): {row.topic}")
         return "\n".join(lines)
 
-    async def cancel(envelope: Envelope, route: Route) -> str:
-        wanted = route.text.strip()
-        here = (envelope.channel, envelope.chat_id)
-        running = [m for m in room.running() if envelope.is_owner or room.origin_of(m) == here]
-        if wanted:
-            targets = [m for m in running if m.startswith(wanted)]
-            if len(targets) > 1:
-                return (f"{wanted!r} matches {len(targets)} running meetings ({', '.join(targets)}); "
-                        "give more of the id.")
-        else:
-            targets = [m for m in running if room.origin_of(m) == here]
-        if not targets:
-            return f"No running meeting {wanted!r} that you may cancel." if wanted else "No meeting is running here."
-        for meeting_id in targets:
-            await room.cancel(meeting_id)
-        return "Cancelled " + ", ".join(targets) + "; the minutes so far are recorded."
-
     def place_of(envelope: Envelope) -> tuple[str, str] | None:
         return None if envelope.is_owner else (envelope.channel, envelope.chat_id)
 
@@ -96,6 +79,5 @@ def register(host: CommandHost, room: BoardRoom) -> None:
 
     host.register_command("meeting", meeting, "/meeting <topic>: convene a board meeting")
     host.register_command("meetings", meetings, "/meetings: recent meetings")
-    host.register_command("cancel", cancel, "/cancel [id]: stop a running meeting")
     host.register_command("actions", actions, "/actions [all]: open action items of board decisions")
     host.register_command("done", done, "/done <n>: close action item n")

@@ -2,7 +2,8 @@
 
 :func:`open_record` stores the meeting and its participants and announces it;
 :func:`close_record` renders the minutes (the workspace's ``minutes.md.j2``; the files and the tool
-results used are listed as evidence even by a template that leaves them out), stores the end,
+results used are listed as evidence, and what was written in at the table with the answers, even by a template
+that leaves them out), stores the end,
 the decision and its action items, and tells the subscribers; :func:`minutes_context` is what
 the minutes template sees.
 """
@@ -19,6 +20,8 @@ from board.room.meeting.cited import minutes_entries as tool_entries
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import models_differ
 from board.room.meeting.events import MeetingEventKind, MeetingResult, StopReason
+from board.room.meeting.seat import append_table
+from board.room.meeting.seat import minutes_entries as table_entries
 from board.room.meeting.state import MeetingState
 from board.room.meeting.table import MeetingTable, PlaceKind
 
@@ -67,7 +70,7 @@ def minutes_context(m: MeetingContext, s: MeetingState, stop_reason: str | None,
                     "cost_usd": s.spent_usd},
         "agenda": s.agenda, "evidence": minutes_entries(m.evidence), "tool_evidence": tool_entries(m, s.cited),
         "participants": participants, "rounds": _rounds(m, s), "warnings": s.warnings,
-        "disagreements": s.disagreements, "consensus": s.consensus,
+        "disagreements": s.disagreements, "consensus": s.consensus, "table": table_entries(m, s),
         "decision": decision.model_dump() if decision else None,
     }
 
@@ -77,6 +80,7 @@ async def close_record(m: MeetingContext, s: MeetingState, stop: StopReason, dec
     """Render and store the minutes, the decision and its actions; announce the end."""
     context = minutes_context(m, s, stop.value, decision)
     minutes = append_tool_evidence(append_evidence(m.render_minutes(context), m.evidence), context["tool_evidence"])
+    minutes = append_table(minutes, context["table"])
     await m.store.finish(m.id, stop_reason=stop.value, cost_usd=s.spent_usd,
                          decision=decision.model_dump() if decision else None, minutes=minutes, error=error)
     if decision is not None:

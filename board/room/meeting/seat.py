@@ -13,6 +13,7 @@ whichever replica the message arrives; the meeting reads them at every phase bou
 - :func:`table_block` is what a member's round request quotes of them: every contribution new since its
   last round, as quoted data ("the owner says: ..."), and, to a member one of them addresses ("@finance
   ...", "finance, ..."), the request to answer it by name;
+- :func:`seated` says who sits at the table: the owner, and those ``board.meetings.participants`` names;
 - :func:`minutes_entries` is what the minutes list: who wrote what, when, in which round it arrived and was
   heard, and the addressed member's answer.
 
@@ -29,6 +30,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from board.envelope import Envelope
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import converged
 from board.room.meeting.events import MeetingEventKind, Stop, StopReason
@@ -39,13 +41,37 @@ from board.routing.addressing import Roster, find_addressed
 from board.workspace.quoting import FieldLimit, plain_line, quote_field
 from board.workspace.souls import AgentProfile
 
-__all__ = ["CONTRIBUTION_CHARS", "POLL_S", "addressee", "between_rounds", "heard_in", "minutes_entries",
-           "rounds_at_most", "table_block"]
+__all__ = ["CONTRIBUTION_CHARS", "POLL_S", "addressee", "append_table", "between_rounds", "heard_in", "minutes_entries",
+           "rounds_at_most", "seated", "table_block"]
 
 log = logging.getLogger("sabha.meeting")
 
 POLL_S = 2.0  # a paused meeting re-reads the table this often (a control stored on another replica)
 CONTRIBUTION_CHARS = 1500  # how much of one contribution a member's request quotes
+
+
+def _digits(value: str) -> str:
+    return "".join(ch for ch in value if ch.isdigit())
+
+
+def seated(envelope: Envelope, participants: tuple[str, ...]) -> bool:
+    """Whether ``envelope``'s sender sits at the table: the owner, or one ``participants`` names, by the
+    channel's sender id (``43``), ``<channel>:<sender id>`` (``telegram:43``), a linked person
+    (``person:2``, :mod:`board.people`) or a phone number (``+49 151 2345678``; WhatsApp's sender is the
+    number's digits). A stranger of a channel open to anyone (``is_public``) never does."""
+    if envelope.is_public:
+        return False
+    if envelope.is_owner:
+        return True
+    ids = {envelope.sender, f"{envelope.channel}:{envelope.sender}"}
+    if envelope.person is not None:
+        ids.add(envelope.person.key)
+    for wanted in (p.strip() for p in participants):
+        if wanted in ids:
+            return True
+        if wanted.startswith("+") and _digits(wanted) and _digits(wanted) == envelope.sender.lstrip("+"):
+            return True
+    return False
 
 
 def rounds_at_most(m: MeetingContext, s: MeetingState) -> int:
@@ -212,15 +238,44 @@ async def between_rounds(limits: Limits, done: int) -> StopReason | None:
     return None
 
 
+def _when(stamp: str) -> str:
+    """``2026-11-29T13:05:09+00:00`` -> ``2026-11-29 13:05 UTC`` (as stored: UTC)."""
+    return stamp[:16].replace("T", " ") + " UTC" if len(stamp) >= 16 else stamp
+
+
 def minutes_entries(m: MeetingContext, s: MeetingState) -> list[dict[str, Any]]:
-    """The contributions as the minutes template sees them: who, when, the rounds, to whom, the answer."""
+    """The contributions as the minutes template sees them: who (``name``), ``text``, ``at``, ``round`` (arrived
+    in; 0: the framing), ``heard_in`` (None: no round followed), to whom (``addressed_name``), the addressed
+    member's ``answer`` (its statement in that round), and ``line`` / ``answer_line`` written out."""
     out = []
     for c in s.contributions:
         heard = heard_in(c)
-        said = s.rounds[heard - 1] if 0 < heard <= len(s.rounds) else {}
-        answer = said.get(c.addressed) if c.addressed else None
-        out.append({"name": plain_line(c.name, FieldLimit.NAME), "text": c.text, "via": c.via,
-                    "at": c.created_at, "round": c.round, "heard_in": heard if said else None,
-                    "addressed": c.addressed, "addressed_name": _who(m, c.addressed) if c.addressed else None,
-                    "answer": answer})
+        said = s.rounds[heard - 1] if 0 < heard <= len(s.rounds) else None
+        answer = said.get(c.addressed) if said is not None and c.addressed else None
+        to = f" to {_who(m, c.addressed)}" if c.addressed else ""
+        arrived = f"round {c.round}" if c.round else "the framing"
+        fate = f"heard in round {heard}" if said is not None else "not heard: no round followed"
+        text = plain_line(c.text, CONTRIBUTION_CHARS)
+        line = f"{_when(c.created_at)}, {plain_line(c.name, FieldLimit.NAME)}{to} (via {c.via}, during {arrived}; " \
+               f"{fate}): \u201c{text}\u201d"
+        answer_line = (f"{m.profiles[c.addressed].name} answered in round {heard}: {plain_line(answer, 600)}"
+                       if answer and c.addressed in m.profiles else None)
+        out.append({"name": plain_line(c.name, FieldLimit.NAME), "text": text, "via": c.via, "at": _when(c.created_at),
+                    "round": c.round, "heard_in": heard if said is not None else None, "addressed": c.addressed,
+                    "addressed_name": _who(m, c.addressed) if c.addressed else None, "answer": answer,
+                    "line": line, "answer_line": answer_line})
     return out
+
+
+def append_table(minutes: str, entries: list[dict[str, Any]]) -> str:
+    """``minutes`` with the contributions listed when its template wrote none of them (an older workspace's
+    ``minutes.md.j2``): the minutes always carry what was said at the table, and the answers."""
+    missing = [e for e in entries if e["line"] not in minutes]
+    if not missing:
+        return minutes
+    lines = []
+    for e in missing:
+        lines.append(f"- {e['line']}")
+        if e["answer_line"]:
+            lines.append(f"  - {e['answer_line']}")
+    return minutes.rstrip("\n") + "\n\n## At the table\n" + "\n".join(lines) + "\n"
