@@ -345,8 +345,8 @@ _HANDLERS = {
 
 def events_from_record(row: MeetingRow, details: dict[str, Any]) -> list[MeetingEvent]:
     """A stored meeting as the events it emitted (near enough for its page): start, agenda,
-    statements with stances, the scoreboard, the contributions and controls the meeting took in (each before the
-    first statement stored after it), decision and end. A later reading of a meeting still running begins with
+    statements with stances, the scoreboard, the contributions and controls the meeting took in (between the
+    rounds it took them in between), decision and end. A later reading of a meeting still running begins with
     an earlier one (the record stream relies on it: :mod:`bot.web.meeting_stream`)."""
 
     def event(kind: MeetingEventKind, **kw: Any) -> MeetingEvent:
@@ -359,20 +359,26 @@ def events_from_record(row: MeetingRow, details: dict[str, Any]) -> list[Meeting
     scored = [e for e in details.get("events", []) if e.get("kind") in ("disagreement", "consensus")]
     waiting = [e for e in details.get("events", []) if e.get("kind") in TABLE_KINDS]
 
-    def written_before(when: str | None) -> None:
-        while waiting and (when is None or str(waiting[0].get("created_at") or "") < when):
-            e = waiting.pop(0)
+    def taken_in_before(round_no: int | None) -> None:
+        """The table's events the meeting took in before round ``round_no`` began (None: all that are left): a
+        control is stored with the round it followed, a contribution with the round that hears it."""
+        while waiting:
+            e = waiting[0]
+            at = (e.get("round") or 0) + (0.5 if e.get("kind") == MeetingEventKind.CONTROL.value else -0.5)
+            if round_no is not None and at > round_no:
+                return
+            waiting.pop(0)
             out.append(event(MeetingEventKind(e["kind"]), role=e.get("role"), round=e.get("round"),
                              text=str(e["data"].get("text") or ""), data=dict(e["data"])))
 
     for s in details.get("statements", []):
-        written_before(str(s.get("created_at") or "") or None)
+        taken_in_before(int(s["round"]))
         out.append(event(MeetingEventKind.AGENT_SPOKE, role=s["role"], round=s["round"], text=s["text"],
                          data={"statement": s["text"], "stance": s.get("stance")}))
         for e in [e for e in scored if e.get("round") == s["round"] and e.get("role") == s["role"]]:
             scored.remove(e)
             out.append(event(MeetingEventKind(e["kind"]), role=e["role"], round=e["round"], data=dict(e["data"])))
-    written_before(None)
+    taken_in_before(None)
     if row.status == "ended":  # a stance whose statement never came (the member failed); while the meeting runs
         # it waits for its statement: stored first (the scoreboard is called mid-statement), placed at the end it
         # would move under its statement on the next reading, and a stream following the record would reload
