@@ -15,13 +15,10 @@ Piped (stdin not a terminal) nothing is read: the meeting runs as it always did.
 
 from __future__ import annotations
 
-import asyncio
 import secrets
-import signal
 import sys
 from typing import TYPE_CHECKING
 
-from board.room.meeting.table import ControlKind
 from bot.cli.screen import on_terminal, say
 
 if TYPE_CHECKING:
@@ -32,13 +29,14 @@ __all__ = ["PROMPT", "SEAT_LINE", "TerminalSeat", "seat_wanted"]
 #: Said once when the meeting starts (the printer of :mod:`bot.cli.meeting_view`).
 SEAT_LINE = "Type to speak to the board; /wrap to end after this round."
 PROMPT = "you> "
-#: What each control command does, said when it is stored.
+#: What each control command (:class:`board.room.meeting.table.ControlKind`, by value: ``sabha --help`` imports
+#: this module and no meeting code) does, said when it is stored.
 ASKED = {
-    ControlKind.WRAP: "wrapping up: the meeting ends after this round and goes to the decision",
-    ControlKind.PAUSE: "pausing: no new round starts until /resume",
-    ControlKind.RESUME: "resuming",
-    ControlKind.EXTEND: "one more round asked for (within board.meetings.max_extra_rounds)",
-    ControlKind.CANCEL: "cancelling the meeting (no decision)",
+    "wrap": "wrapping up: the meeting ends after this round and goes to the decision",
+    "pause": "pausing: no new round starts until /resume",
+    "resume": "resuming",
+    "extend": "one more round asked for (within board.meetings.max_extra_rounds)",
+    "cancel": "cancelling the meeting (no decision)",
 }
 HELP = "Type to speak to the board (@role for one member); /wrap, /pause, /resume, /extend, /cancel."
 
@@ -62,14 +60,14 @@ class TerminalSeat:
         if not text:
             return
         if text.startswith("/"):
+            from board.room.meeting.table import ControlKind
+
             word = text[1:].split(maxsplit=1)[0].lower() if len(text) > 1 else ""
-            try:
-                kind = ControlKind(word)
-            except ValueError:
+            if word not in ASKED:
                 say(f"(not a meeting command: {text.split()[0]}. {HELP})")
                 return
-            await self.room.control(self.meeting_id, kind, by="the owner (terminal)")
-            say(f"({ASKED[kind]})")
+            await self.room.control(self.meeting_id, ControlKind(word), by="the owner (terminal)")
+            say(f"({ASKED[word]})")
             return
         await self.room.contribute(self.meeting_id, sender="owner", name="the owner", text=text, via="terminal",
                                    message_id=secrets.token_urlsafe(12))
@@ -77,6 +75,9 @@ class TerminalSeat:
 
     async def read(self) -> None:
         """Read lines until cancelled, or until Ctrl-D (the meeting goes on)."""
+        import asyncio
+        import signal
+
         from prompt_toolkit import PromptSession
         from prompt_toolkit.patch_stdout import patch_stdout
 
