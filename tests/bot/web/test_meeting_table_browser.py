@@ -12,7 +12,8 @@ real ``sabha web link``, starts a three-round meeting from the New meeting form 
 - Wrap up pressed during round 2: the meeting ends after round 2 with its decision (no round 3 is asked), the
   page reads "ended (wrapped)" and the box is gone.
 
-Screenshot: ``test-artifacts/web/meeting-table-1280.png``.
+Screenshots: ``test-artifacts/web/meeting-table-live-1280.png`` and ``-375`` (round 2, the box and buttons),
+``meeting-table-1280.png`` (ended).
 """
 
 from __future__ import annotations
@@ -134,6 +135,10 @@ async def test_the_owner_speaks_from_the_live_page_and_wraps_up(seated: tuple[Sa
 
     # the page shows it after round 1's statements; Wrap up while round 2 is spoken
     await off(browser.wait_for, "#statements li.contribution")
+    await off(browser.shot, "meeting-table-live-1280")
+    await off(browser.size, 375)
+    await off(browser.shot, "meeting-table-live-375")
+    await off(browser.size, 1280)
     await off(browser.driver.find_element("id", "control-wrap").click)
     await until("the page says it wraps up", lambda: browser.texts("#table-status")[0].startswith("Wrapping"))
     model.release(2)
