@@ -141,7 +141,8 @@ def _table_line(event: MeetingEvent) -> str:
     """A control the meeting applied, or its resume after a restart."""
     if event.kind == "resumed":
         where = _data(event, "phase")
-        return event.text or ("Sabha restarted; the meeting goes on" + (f" from {where}" if where else ""))
+        return (f"Sabha restarted; the meeting goes on at {where}: nothing already said is asked again" if where
+                else event.text or "Sabha restarted; the meeting goes on")
     by = _data(event, "by") or "the owner"
     if event.text:
         return f"{by}: {event.text}"

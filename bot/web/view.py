@@ -276,8 +276,8 @@ class MeetingView:
 
     def _resumed(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
         where = _field(e.data, "phase")
-        text = e.text or ("Sabha restarted; the meeting goes on" + (f" from {where}" if where else "")
-                          + ": nothing said before is asked again")
+        text = (f"Sabha restarted; the meeting goes on at {where}: nothing already said is asked again" if where
+                else e.text or "Sabha restarted; the meeting goes on")
         said = StatementView(seq, e.round, "", "Sabha", text, kind=SaidKind.RESUMED)
         self.statements.append(said)
         self.speaking.clear()
