@@ -34,7 +34,7 @@ def _reply(door: Door, envelope: Envelope, role: str, text: str, *, kind: ReplyK
 async def dispatch(asked: Admitted, door: Door) -> Reply:
     """The reply to an admitted message (its attachments read), inside its sender's spending context."""
     envelope, route = asked.envelope, asked.route
-    if route.kind == "chat" and door.seats is not None:  # written where a meeting runs: maybe a contribution
+    if route.kind == "chat" and door.seats is not None and door.meetings_enabled:  # where a meeting runs?
         noted = await contribute(envelope, door.seats)
         if noted is not None:
             return _reply(door, envelope, route.role, noted, kind="command")

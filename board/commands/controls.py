@@ -27,8 +27,8 @@ ASKED = {
     ControlKind.WRAP: "Wrapping up {id}: the round in progress is the last; the chair decides after it.",
     ControlKind.PAUSE: "Pausing {id}: the round in progress finishes, then no new round starts until /resume.",
     ControlKind.RESUME: "Resuming {id}: the next round starts (if it was paused).",
-    ControlKind.EXTEND: "Asked {id} for one more round (within board.meetings.max_extra_rounds, its budget and "
-                        "its time); it says here whether it could.",
+    ControlKind.EXTEND: "Asked {id} for one more round, within board.meetings.max_extra_rounds, its budget and "
+                        "its time.",
     ControlKind.CANCEL: "Cancelling {id}: it runs on another replica and stops at its next phase boundary.",
 }
 

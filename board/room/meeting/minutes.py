@@ -20,7 +20,7 @@ from board.room.meeting.cited import minutes_entries as tool_entries
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import models_differ
 from board.room.meeting.events import MeetingEventKind, MeetingResult, StopReason
-from board.room.meeting.seat import append_table
+from board.room.meeting.seat import append_table, read_contributions
 from board.room.meeting.seat import minutes_entries as table_entries
 from board.room.meeting.state import MeetingState
 from board.room.meeting.table import MeetingTable, PlaceKind
@@ -78,6 +78,7 @@ def minutes_context(m: MeetingContext, s: MeetingState, stop_reason: str | None,
 async def close_record(m: MeetingContext, s: MeetingState, stop: StopReason, decision: Decision | None,
                        error: str | None) -> MeetingResult:
     """Render and store the minutes, the decision and its actions; announce the end."""
+    await read_contributions(m, s)  # written in too late for any round or the decision: the minutes keep it
     context = minutes_context(m, s, stop.value, decision)
     minutes = append_tool_evidence(append_evidence(m.render_minutes(context), m.evidence), context["tool_evidence"])
     minutes = append_table(minutes, context["table"])
