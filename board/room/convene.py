@@ -261,6 +261,16 @@ class BoardRoom:
         run = self.prepare(topic, **kwargs)
         return await run.run()
 
+    async def run_held(self, run: MeetingRun) -> MeetingResult:
+        """Run prepared meeting ``run`` to its end in the caller's task (``sabha meeting`` in a terminal), held
+        as a background one is: contributions and controls (:meth:`contribute`, :meth:`control`) reach it."""
+        self._runs[run.id] = run
+        try:
+            return await run.run()
+        finally:
+            self._runs.pop(run.id, None)
+            self._nudges.pop(run.id, None)
+
     async def evidence(self, envelope: Envelope | None) -> tuple[Evidence, ...]:
         """The files a meeting called by ``envelope`` takes as evidence (see :mod:`board.room.evidence`)."""
         return await evidence_for(envelope, MediaStore(self.store.db))

@@ -4,7 +4,8 @@
 ``/ui/sessions`` and ``/ui/sessions/{id}`` conversations as a person reads them
 (:mod:`bot.web.conversations`: advisor, place, last activity, preview; who said what, in Markdown);
 ``/ui/meetings``, ``/ui/meetings/new`` (POST ``/ui/meetings`` starts one), ``/ui/meetings/{id}`` one
-meeting, live while it runs (:mod:`bot.web.meeting_stream`); ``/ui/decisions`` decisions and action
+meeting, live while it runs (:mod:`bot.web.meeting_stream`), with the owner's contribution box and
+controls (:mod:`bot.web.meeting_table`); ``/ui/decisions`` decisions and action
 items (:mod:`bot.web.decisions`); ``/ui/track`` the advisors' track record and the predictions to
 resolve (:mod:`bot.web.track`); ``/ui/cost`` cost per day and per role as SVG charts (nothing spent:
 why, and no empty chart); ``/ui/login`` (GET shows the link's Sign in button or how to get a link;
@@ -33,6 +34,7 @@ from board.storage import Database, Dialect
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.conversations import ConversationItem, conversation_item, transcript_line, when_label
+from bot.web.meeting_table import table_box
 from bot.web.numbers import clamped, whole_number
 from bot.web.render import bar_chart, render_page
 from bot.web.rulings import meeting_actions, proposed, ruling_view
@@ -329,7 +331,7 @@ async def render_meeting(request: web.Request, meeting_id: str, *, status: int =
     items = await meeting_actions(ctx.meetings, meeting_id, ctx.clock.now(), ctx.reminders.zone) \
         if view.decision else []
     return page(request, "meeting.html", status=status, active="meetings", title=f"Meeting: {view.topic[:80]}",
-                v=view, live=live, ruling=ruling, note=note, items=items)
+                v=view, live=live, ruling=ruling, note=note, items=items, table=table_box() if live else None)
 
 
 async def meeting_page(request: web.Request) -> web.Response:
