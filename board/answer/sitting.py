@@ -1,9 +1,9 @@
 """A message written where a meeting runs: a contribution to it, when its sender sits at the table.
 
 While a meeting runs, its places (the chat or topic it was called from, the thread a channel opened for
-it: :meth:`MeetingTable.meeting_at <board.room.meeting.table.MeetingTable.meeting_at>`) are its table. A
+it: :meth:`MeetingTable.meeting_at <board.room.table.MeetingTable.meeting_at>`) are its table. A
 plain message there (not a command, no attachment) from the owner, or from someone
-``board.meetings.participants`` names (:func:`board.room.meeting.seat.seated`), is stored as a contribution
+``board.meetings.participants`` names (:func:`board.room.table.seated`), is stored as a contribution
 (:meth:`BoardRoom.contribute <board.room.convene.BoardRoom.contribute>`; the message itself is already
 durable in the inbox) and answered with one line, no model call: the meeting quotes it to every member in
 its next round (:mod:`board.room.meeting.seat`). Anyone else's message there is answered as it would be
@@ -16,9 +16,8 @@ import logging
 from typing import Protocol
 
 from board.envelope import Envelope
-from board.room.meeting.seat import seated
-from board.room.meeting.table import Contribution
 from board.room.settings import MeetingSettings
+from board.room.table import Contribution, seated
 
 __all__ = ["OWNER_NAME", "MeetingSeats", "contribute", "contribution_note", "sender_label"]
 

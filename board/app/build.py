@@ -168,7 +168,7 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     from board.decisions.ratify import DecisionBook
     from board.decisions.reminders import Reminders
     from board.room import followup
-    from board.room.meeting.pending import StartGate
+    from board.room.pending import StartGate
 
     store = MeetingStore(base.ledger.db)
     zone = ZoneInfo(settings.timezone)

@@ -16,8 +16,7 @@ from __future__ import annotations
 from board.commands.host import CommandHandler, CommandHost
 from board.envelope import Envelope
 from board.room.convene import BoardRoom
-from board.room.meeting.seat import seated
-from board.room.meeting.table import ControlKind
+from board.room.table import ControlKind, seated
 from board.routing.router import Route
 
 __all__ = ["ASKED", "register"]

@@ -10,8 +10,8 @@ chat); ``/done <n>`` closes one.
 progress events reach the channel that asked (see :class:`room.convene.BoardRoom`). Sent with
 a document or a voice note, or right after one in the same conversation, it puts that file on
 the agenda as evidence (:mod:`board.room.evidence`) and says so. It says what the meeting is expected
-to cost and take (:mod:`board.room.meeting.estimate`); above ``board.meetings.confirm_over_usd`` the
-meeting does not start: it waits for the owner's Start (:mod:`board.room.meeting.pending`), whose
+to cost and take (:mod:`board.room.estimate`); above ``board.meetings.confirm_over_usd`` the
+meeting does not start: it waits for the owner's Start (:mod:`board.room.pending`), whose
 button sends ``/start_meeting <n>`` (Cancel: ``/cancel_meeting <n>``).
 """
 
@@ -60,7 +60,7 @@ def register(host: CommandHost, room: BoardRoom) -> None:
         topic = route.text.strip()
         if not topic:
             return "Give the meeting a topic: /meeting <what the board should decide>"
-        from board.room.meeting.pending import StartRequest
+        from board.room.pending import StartRequest
 
         try:
             called = await room.call(StartRequest(topic, envelope=envelope, evidence=await room.evidence(envelope)))

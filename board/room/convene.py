@@ -29,9 +29,9 @@ from board.media.store import MediaStore
 from board.roles import GENERAL
 from board.room.consult import ConsultService, ConsultSettings
 from board.room.evidence import Evidence, evidence_for
-from board.room.meeting.table import Contribution, Control, ControlKind, MeetingTable
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
+from board.room.table import Contribution, Control, ControlKind, MeetingTable
 from board.schedule.work import Place
 from board.spending.allowance import current_allowance
 from board.storage import Dialect
@@ -40,9 +40,9 @@ from board.workspace.prompt import PromptBuilder, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
 
 if TYPE_CHECKING:  # the meeting machinery loads with the first meeting (a chat turn never needs it)
+    from board.room.estimate import Estimate
     from board.room.meeting import MeetingResult, MeetingRun, Subscriber
-    from board.room.meeting.estimate import Estimate
-    from board.room.meeting.pending import MeetingCall, StartGate, StartRequest
+    from board.room.pending import MeetingCall, StartGate, StartRequest
 
 __all__ = ["CONVENE_TOOL", "SUMMARIZER", "BoardRoom", "MeetingInProgress"]
 
@@ -80,7 +80,7 @@ class BoardRoom:
         self.consult = self.consult_for(self.default_roster)
         self.table = MeetingTable(self.store.db)
 
-    # -- the owner at the table (board.room.meeting.table) -------------------------
+    # -- the owner at the table (board.room.table) -------------------------
 
     async def meeting_at(self, channel: str, chat_id: str, thread_id: int | str | None) -> str | None:
         """The running meeting shown in this place (its origin chat or its own thread), or None."""
@@ -305,13 +305,13 @@ class BoardRoom:
         task.add_done_callback(functools.partial(self._finished, run.id))
         return run
 
-    # -- the cost before the meeting (board.room.meeting.estimate, board.room.meeting.pending) --
+    # -- the cost before the meeting (board.room.estimate, board.room.pending) --
 
     async def estimate(self, *, roster: str | None = None, settings: MeetingSettings | None = None,
                        agenda: str | None = None, chair_role: str = GENERAL) -> Estimate:
         """What a meeting of ``roster`` with ``settings`` is expected to cost and take (no model is called): each
         member's model at its price (``llm.prices``), token counts from the ledger's recent meetings."""
-        from board.room.meeting.estimate import Plan, Seat, estimate, token_history
+        from board.room.estimate import Plan, Seat, estimate, token_history
 
         settings = settings or self.meeting_settings
         roster = roster or self.default_roster
@@ -332,7 +332,7 @@ class BoardRoom:
         """Call a meeting as asked: its estimate, and the meeting started, or (estimate above
         ``board.meetings.confirm_over_usd``, a place to ask in) the request waiting for the owner's Start.
         MeetingInProgress or ValueError as :meth:`start`."""
-        from board.room.meeting.pending import MeetingCall
+        from board.room.pending import MeetingCall
 
         settings = self._settings_of(request)
         estimate = await self.estimate(roster=request.roster, settings=settings, agenda=request.agenda)
@@ -415,7 +415,7 @@ class BoardRoom:
         if allowance is not None and not allowance.terms.meetings:
             return ToolResult.failure("board meetings are not open to this user (a member of the public); answer "
                                       "their question yourself")
-        from board.room.meeting.pending import StartRequest
+        from board.room.pending import StartRequest
 
         try:
             called = await self.call(StartRequest(str(args["topic"]), envelope=ctx.envelope,

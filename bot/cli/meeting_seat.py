@@ -29,7 +29,7 @@ __all__ = ["PROMPT", "SEAT_LINE", "TerminalSeat", "seat_wanted"]
 #: Said once when the meeting starts (the printer of :mod:`bot.cli.meeting_view`).
 SEAT_LINE = "Type to speak to the board; /wrap to end after this round."
 PROMPT = "you> "
-#: What each control command (:class:`board.room.meeting.table.ControlKind`, by value: ``sabha --help`` imports
+#: What each control command (:class:`board.room.table.ControlKind`, by value: ``sabha --help`` imports
 #: this module and no meeting code) does, said when it is stored.
 ASKED = {
     "wrap": "wrapping up: the meeting ends after this round and goes to the decision",
@@ -60,7 +60,7 @@ class TerminalSeat:
         if not text:
             return
         if text.startswith("/"):
-            from board.room.meeting.table import ControlKind
+            from board.room.table import ControlKind
 
             word = text[1:].split(maxsplit=1)[0].lower() if len(text) > 1 else ""
             if word not in ASKED:

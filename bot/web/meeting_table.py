@@ -24,7 +24,7 @@ from typing import Any
 
 from aiohttp import web
 
-from board.room.meeting.table import ControlKind
+from board.room.table import ControlKind
 from bot.web.context import PREFIX, WebContext, context_of
 
 __all__ = ["CONTROLS", "MAX_CONTRIBUTION", "TableBox", "routes", "table_box"]

@@ -263,7 +263,7 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
                         role_hint=GENERAL)
     if nonce and nonce in ctx.nonces:  # a twin POST started it while this one read the db
         raise web.HTTPSeeOther(f"{PREFIX}/meetings/{ctx.nonces[nonce]}")
-    from board.room.meeting.pending import StartRequest
+    from board.room.pending import StartRequest
 
     asked = StartRequest(values["topic"], envelope=envelope, roster=values["roster"],
                          overrides={"max_turns_per_agent": int(values["rounds"]),

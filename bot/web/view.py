@@ -23,8 +23,8 @@ from typing import Any, get_args
 from board.room.decision import Position
 from board.room.meeting.events import MeetingEvent, MeetingEventKind
 from board.room.meeting.scoreboard import CONSENSUS_SPEC, DISAGREEMENT_SPEC
-from board.room.meeting.table import ControlKind
 from board.room.store import MeetingRow
+from board.room.table import ControlKind
 
 __all__ = ["ELSEWHERE", "POSITIONS", "MeetingView", "Region", "SaidKind", "ScoreItem", "StanceView", "StatementView",
            "events_from_record"]

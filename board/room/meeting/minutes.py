@@ -23,7 +23,7 @@ from board.room.meeting.events import MeetingEventKind, MeetingResult, StopReaso
 from board.room.meeting.seat import append_table, read_contributions
 from board.room.meeting.seat import minutes_entries as table_entries
 from board.room.meeting.state import MeetingState
-from board.room.meeting.table import MeetingTable, PlaceKind
+from board.room.table import MeetingTable, PlaceKind
 
 __all__ = ["close_record", "minutes_context", "open_record"]
 
@@ -32,7 +32,7 @@ async def open_record(m: MeetingContext, s: MeetingState) -> None:
     """Store the meeting and who is in it; announce it."""
     envelope = m.base_ctx.envelope
     await m.store.create(m.id, m.topic, m.roster, m.chair.role, place=envelope, revisit_of=m.revisit_of)
-    if envelope is not None:  # a message written there finds the meeting (board.room.meeting.table)
+    if envelope is not None:  # a message written there finds the meeting (board.room.table)
         await MeetingTable(m.store.db).add_place(m.id, envelope.channel, envelope.chat_id, envelope.thread_id,
                                                  PlaceKind.ORIGIN)
     for p in [m.chair, *m.specialists]:

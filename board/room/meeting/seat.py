@@ -1,6 +1,6 @@
 """The owner at the table, as the meeting sees it: what people wrote into it, and what they told it to do.
 
-The front door stores a contribution or a control in the state db (:mod:`board.room.meeting.table`) on
+The front door stores a contribution or a control in the state db (:mod:`board.room.table`) on
 whichever replica the message arrives; the meeting reads them at every phase boundary, here:
 
 - :func:`between_rounds` (called by :func:`board.room.meeting.rounds.run_all` after the framing and after
@@ -15,7 +15,8 @@ whichever replica the message arrives; the meeting reads them at every phase bou
 - :func:`table_block` is what a member's round request quotes of them: every contribution new since its
   last round, as quoted data ("the owner says: ..."), and, to a member one of them addresses ("@finance
   ...", "finance, ..."), the request to answer it by name;
-- :func:`seated` says who sits at the table: the owner, and those ``board.meetings.participants`` names;
+- :func:`board.room.table.seated` says who sits at the table: the owner, and those
+  ``board.meetings.participants`` names;
 - :func:`minutes_entries` is what the minutes list: who wrote what, when, in which round it arrived and was
   heard, and the addressed member's answer.
 
@@ -33,48 +34,23 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from board.envelope import Envelope
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import converged
 from board.room.meeting.events import MeetingEventKind, Stop, StopReason
 from board.room.meeting.limits import Limits
 from board.room.meeting.state import MeetingState
-from board.room.meeting.table import Contribution, Control, ControlKind, MeetingTable
+from board.room.table import Contribution, Control, ControlKind, MeetingTable
 from board.routing.addressing import Roster, find_addressed
 from board.workspace.quoting import FieldLimit, plain_line, quote_field
 from board.workspace.souls import AgentProfile
 
 __all__ = ["CONTRIBUTION_CHARS", "POLL_S", "addressee", "append_table", "between_rounds", "chair_block", "heard_in",
-           "minutes_entries", "read_contributions", "rounds_at_most", "seated", "table_block"]
+           "minutes_entries", "read_contributions", "rounds_at_most", "table_block"]
 
 log = logging.getLogger("sabha.meeting")
 
 POLL_S = 2.0  # a paused meeting re-reads the table this often (a control stored on another replica)
 CONTRIBUTION_CHARS = 1500  # how much of one contribution a member's request quotes
-
-
-def _digits(value: str) -> str:
-    return "".join(ch for ch in value if ch.isdigit())
-
-
-def seated(envelope: Envelope, participants: tuple[str, ...]) -> bool:
-    """Whether ``envelope``'s sender sits at the table: the owner, or one ``participants`` names, by the
-    channel's sender id (``43``), ``<channel>:<sender id>`` (``telegram:43``), a linked person
-    (``person:2``, :mod:`board.people`) or a phone number (``+49 151 2345678``; WhatsApp's sender is the
-    number's digits). A stranger of a channel open to anyone (``is_public``) never does."""
-    if envelope.is_public:
-        return False
-    if envelope.is_owner:
-        return True
-    ids = {envelope.sender, f"{envelope.channel}:{envelope.sender}"}
-    if envelope.person is not None:
-        ids.add(envelope.person.key)
-    for wanted in (p.strip() for p in participants):
-        if wanted in ids:
-            return True
-        if wanted.startswith("+") and _digits(wanted) and _digits(wanted) == envelope.sender.lstrip("+"):
-            return True
-    return False
 
 
 def rounds_at_most(m: MeetingContext, s: MeetingState) -> int:

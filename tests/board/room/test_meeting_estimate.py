@@ -16,9 +16,9 @@ from board.app import Board
 from board.envelope import Envelope
 from board.llm.base import LLMRequest, Usage
 from board.llm.pricing import ModelPrice, PriceTable
+from board.room.estimate import DEFAULT_TOKENS, Phase, Plan, Seat, TokenHistory, estimate
 from board.room.meeting import MeetingSettings
-from board.room.meeting.estimate import DEFAULT_TOKENS, Phase, Plan, Seat, TokenHistory, estimate
-from board.room.meeting.pending import StartRequest
+from board.room.pending import StartRequest
 from tests.support.board import board_with, framing, last_user, schema_of, valid_decision
 from tests.support.fakes.scripted_model import ScriptedModel, Step
 

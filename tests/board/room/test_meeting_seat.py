@@ -17,7 +17,7 @@ from board.app import Board
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.room.meeting import MeetingSettings
-from board.room.meeting.table import ControlKind
+from board.room.table import ControlKind
 from tests.board.room.test_meeting import brain, meeting_board
 from tests.support.board import last_user
 from tests.support.fakes.scripted_model import ScriptedModel
@@ -259,7 +259,7 @@ async def test_a_pause_longer_than_the_meetings_time_ends_it(workspace: Path, da
 
 def test_who_sits_at_the_table() -> None:
     from board.people.ref import PersonRef
-    from board.room.meeting.seat import seated
+    from board.room.table import seated
 
     wa = Envelope(channel="whatsapp", text="hi", sender="15550002222", chat_id="15550002222")
     tg = Envelope(channel="telegram", text="hi", sender="43", chat_id="-100", is_group=True)

@@ -1,4 +1,4 @@
-"""A meeting over ``board.meetings.confirm_over_usd`` waits for Start (board.room.meeting.pending), on a fake clock
+"""A meeting over ``board.meetings.confirm_over_usd`` waits for Start (board.room.pending), on a fake clock
 and either backend: the question with Start / Cancel is posted by the schedule; after a day nobody pressed, it
 expires with a line in its place and a late Start changes nothing; the chair's ``convene_meeting`` tool tells
 the model that the meeting waits for the owner's Start; no model call is made for a waiting meeting."""

@@ -1,6 +1,6 @@
 """A meeting that waits for the owner's Start: above ``board.meetings.confirm_over_usd`` nothing is spent first.
 
-When a meeting's estimate (:mod:`board.room.meeting.estimate`) is above the owner's threshold, the board
+When a meeting's estimate (:mod:`board.room.estimate`) is above the owner's threshold, the board
 does not start it: :meth:`StartGate.park` stores the request (a ``meeting_starts`` row, migration 1030: it
 outlives a restart) and schedules two pieces of work in its place (claimed before they are sent, like every
 scheduled row): the estimate with a Start and a Cancel button now, and a line saying it expired a day later
@@ -22,18 +22,20 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from board.clock import Clock
 from board.conversation.transcripts import utc_now
 from board.envelope import Button, Envelope, Reply
 from board.media.attachment import MediaKind
+from board.room.estimate import Estimate
 from board.room.evidence import Evidence
-from board.room.meeting.estimate import Estimate
-from board.room.meeting.run import MeetingRun
 from board.schedule import Schedule
 from board.schedule.work import NewWork, Place, ScheduledWork, WorkKind, parse_stamp, stamp
 from board.storage import Database
+
+if TYPE_CHECKING:  # the meeting machinery loads with the first meeting
+    from board.room.meeting.run import MeetingRun
 
 __all__ = ["EXPIRE_AFTER", "MeetingCall", "MeetingStarts", "PendingStart", "StartGate", "StartRequest", "StartStatus",
            "start_buttons"]
