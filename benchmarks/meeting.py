@@ -9,6 +9,13 @@ some phase waits for a second call (a tool follow-up, a review after the synthes
 sequential baseline is the same meeting with ``parallel: false``, measured in the same run.
 Goals: a chain of 5 calls, wall / 5 phases <= 1.1. Prints medians; asserts nothing on time.
 
+With a seat at the table (issue 40) the same meeting is also measured the way a user meets it: called from
+a Telegram forum with the Telegram channel running against the fake Bot API (every statement posted as its
+own message, the decision and the minutes too: the messages are counted at the fake), and the owner's
+contribution stored during round 1 (``BoardRoom.contribute``), which every member's round-2 request must
+quote (checked in the requests). Its wall / critical path is printed beside the plain meeting's (the
+baseline, measured in the same run), and the ratio of the two walls. Goal: <= 1.1 for both.
+
 Run: python benchmarks/meeting.py [--latency 0.1] [--runs 5]
 """
 
@@ -20,6 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -38,11 +46,12 @@ PHASES = 1 + ROUNDS + 1  # framing, the rounds, the synthesis
 
 
 class FixedLatency(OfflineProvider):
-    """The offline model, taking ``latency`` seconds per call and keeping when each call ran."""
+    """The offline model, taking ``latency`` seconds per call and keeping when each call ran (and what it asked)."""
 
     def __init__(self, latency: float) -> None:
         self.latency = latency
         self.spans: list[tuple[float, float]] = []
+        self.asked: list[str] = []  # the last user message of each call
 
     @property
     def calls(self) -> int:
@@ -50,6 +59,7 @@ class FixedLatency(OfflineProvider):
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
         start = time.perf_counter()
+        self.asked.append(next((m.content for m in reversed(request.messages) if m.role == "user"), ""))
         await asyncio.sleep(self.latency)
         self.spans.append((start, time.perf_counter()))
         return await super().complete(request)
@@ -64,20 +74,78 @@ def longest_chain(spans: list[tuple[float, float]]) -> int:
     return max(chain, default=0)
 
 
-async def one_meeting(root: Path, latency: float, parallel: bool) -> tuple[float, int, int, str]:
-    model = FixedLatency(latency)
-    registry = ProviderRegistry()
-    registry.register("offline", lambda: model)
-    settings = BoardSettings(
+TOPIC = "Should we expand to Europe next year?"
+CONTRIBUTION = "@finance redo it with 20% churn"
+
+
+def _settings(root: Path, parallel: bool) -> BoardSettings:
+    return BoardSettings(
         workspace=root / "workspace", data_dir=root / f"data-{time.monotonic_ns()}", roster=RosterSpec(),
         agent=AgentSettings(default_model="offline"),
         meetings=MeetingSettings(max_turns_per_agent=ROUNDS, parallel=parallel, agent_timeout_s=60),
     )
-    async with await Board.open(settings, registry) as board:
+
+
+async def one_meeting(root: Path, latency: float, parallel: bool) -> tuple[float, int, int, str]:
+    """The plain meeting (no channel, nobody at the table): wall, calls, longest chain, stop reason."""
+    model = FixedLatency(latency)
+    registry = ProviderRegistry()
+    registry.register("offline", lambda: model)
+    async with await Board.open(_settings(root, parallel), registry) as board:
         start = time.perf_counter()
-        result = await board.parts.room.hold("Should we expand to Europe next year?")
+        result = await board.parts.room.hold(TOPIC)
         wall = time.perf_counter() - start
     return wall, model.calls, longest_chain(model.spans), result.stop_reason.value
+
+
+@dataclass
+class AtTheTable:
+    """One meeting called from the Telegram forum with the owner's contribution in round 1."""
+
+    wall: float
+    calls: int
+    chain: int
+    stop: str
+    messages: int  # sendMessage calls the fake received while the meeting ran
+    quoted: int  # round-2 member requests that quote the contribution
+
+
+async def one_meeting_at_the_table(root: Path, latency: float) -> AtTheTable:
+    """The meeting as a user meets it: see the module docstring."""
+    from board.envelope import Envelope
+    from board.room.meeting import MeetingEvent
+    from bot.app import all_migrations
+    from tests.support.fakes.telegram_api import FakeTelegramAPI
+    from tests.support.telegram import FORUM, OWNER, running, tg_settings
+
+    model = FixedLatency(latency)
+    registry = ProviderRegistry()
+    registry.register("offline", lambda: model)
+    async with FakeTelegramAPI() as fake, await Board.open(_settings(root, True), registry,
+                                                                   migrations=all_migrations()) as board, \
+            running(board, tg_settings(fake)):
+        room = board.parts.room
+        contributed: list[asyncio.Task[object]] = []
+
+        async def in_round_one(event: MeetingEvent) -> None:
+            if event.kind == "speaking" and event.round == 1 and not contributed:
+                contributed.append(asyncio.create_task(room.contribute(
+                    event.meeting_id, sender=str(OWNER), name="the owner", text=CONTRIBUTION, via="telegram")))
+
+        room.subscribe(in_round_one)
+        envelope = Envelope(channel="telegram", chat_id=str(FORUM), text=f"/meeting {TOPIC}", sender=str(OWNER),
+                            sender_name="Owner", is_group=True, is_owner=True)
+        before = len(fake.calls_to("sendMessage"))
+        start = time.perf_counter()
+        run = room.start(TOPIC, envelope=envelope)
+        await room.drain()
+        wall = time.perf_counter() - start
+        await asyncio.gather(*contributed)
+        row = await room.store.get(run.id)
+        messages = len(fake.calls_to("sendMessage")) - before
+    quoted = sum(1 for asked in model.asked if "Round 2 of" in asked and "redo it with 20% churn" in asked)
+    return AtTheTable(wall, model.calls, longest_chain(model.spans), row.stop_reason if row else "?", messages,
+                      quoted)
 
 
 async def main() -> None:
@@ -90,6 +158,7 @@ async def main() -> None:
         copy_default_workspace(root / "workspace")
         parallel = [await one_meeting(root, args.latency, True) for _ in range(args.runs)]
         sequential = [await one_meeting(root, args.latency, False) for _ in range(max(1, args.runs // 2))]
+        table = [await one_meeting_at_the_table(root, args.latency) for _ in range(args.runs)]
     calls = parallel[0][1]
     chain = max(c for _, _, c, _ in parallel)
     critical = chain * args.latency
@@ -109,6 +178,19 @@ async def main() -> None:
     print(f"  measured, sequential rounds (median): {wall_s * 1000:8.1f} ms   "
           f"wall / {PHASES} phases = {wall_s / phases:.3f}")
     print(f"  speed-up of parallel over sequential: {wall_s / wall_p:.2f}x")
+    wall_t = statistics.median(t.wall for t in table)
+    chain_t = max(t.chain for t in table)
+    critical_t = chain_t * args.latency
+    print("at the table: called from a Telegram forum (fake Bot API), statements posted one message each, the "
+          "owner's contribution in round 1")
+    print(f"  model calls per meeting:             {table[0].calls}   (stop: {table[0].stop})")
+    print(f"  messages posted per meeting:         {statistics.median(t.messages for t in table):.0f}")
+    print(f"  round-2 requests quoting the owner:  {min(t.quoted for t in table)} of 5 (every run)")
+    print(f"  longest chain of calls in sequence:  {chain_t}")
+    print(f"  measured (median):                   {wall_t * 1000:8.1f} ms   wall / critical path = "
+          f"{wall_t / critical_t:.3f}   (goal <= 1.1)")
+    print(f"  against the plain meeting (baseline, this run): {wall_t / wall_p:.3f}x   "
+          f"({wall_t * 1000:.1f} ms vs {wall_p * 1000:.1f} ms)")
 
 
 if __name__ == "__main__":

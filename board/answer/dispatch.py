@@ -1,4 +1,5 @@
-"""Dispatch: an admitted message answered by memory talk, a command, a meeting or a chat turn.
+"""Dispatch: an admitted message answered by memory talk, a command, a meeting or a chat turn; written where
+a meeting runs by someone at its table, it is a contribution to that meeting (:mod:`board.answer.sitting`).
 
 It runs inside the message's spending context (:mod:`board.answer.answer` sets it). Before anything
 that calls a model, the budget's daily limits may stop it, and a stranger's limit already closed for
@@ -12,6 +13,7 @@ from dataclasses import replace
 
 from board.answer.admit import Admitted, calls_model
 from board.answer.door import Door
+from board.answer.sitting import contribute
 from board.commands.registry import system_reply
 from board.envelope import Envelope, Reply, ReplyKind
 from board.spending.allowance import SpendRefused
@@ -32,6 +34,10 @@ def _reply(door: Door, envelope: Envelope, role: str, text: str, *, kind: ReplyK
 async def dispatch(asked: Admitted, door: Door) -> Reply:
     """The reply to an admitted message (its attachments read), inside its sender's spending context."""
     envelope, route = asked.envelope, asked.route
+    if route.kind == "chat" and door.seats is not None and door.meetings_enabled:  # where a meeting runs?
+        noted = await contribute(envelope, door.seats)
+        if noted is not None:
+            return _reply(door, envelope, route.role, noted, kind="command")
     if route.kind == "chat" and door.memory_talk is not None and not envelope.attachments:
         said = await door.memory_talk(envelope, route.text)  # "what do you remember about me": from the store
         if said is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from board.agent.locks import SessionLocks
 from board.agent.runner import AgentRunner
 from board.answer.money import Money
+from board.answer.sitting import MeetingSeats
 from board.commands.memory import MemoryTalk
 from board.commands.registry import CommandRegistry
 from board.envelope import Envelope
@@ -44,3 +45,5 @@ class Door:
     meetings_enabled: bool
     #: told of every owner's message after admission: where the owner is (consent asks and tells them there)
     owner_seen: Callable[[Envelope], Awaitable[None]] | None = None
+    #: the running meetings' tables: a message written where one runs may be a contribution (board.answer.sitting)
+    seats: MeetingSeats | None = None

@@ -30,6 +30,7 @@ from board.app.settings import BoardSettings
 from board.clock import Clock
 from board.commands import builtin as builtin_commands
 from board.commands import consent as consent_commands
+from board.commands import controls as control_commands
 from board.commands import files as files_commands
 from board.commands import followup as followup_commands
 from board.commands import llm as llm_commands
@@ -167,6 +168,7 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     from board.decisions.ratify import DecisionBook
     from board.decisions.reminders import Reminders
     from board.room import followup
+    from board.room.pending import StartGate
 
     store = MeetingStore(base.ledger.db)
     zone = ZoneInfo(settings.timezone)
@@ -180,9 +182,11 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     trail = DecisionTrail(router=commands.router, locks=base.locks, sessions=base.sessions, reminders=reminders)
     room = BoardRoom(runner=runner, prompts=base.prompts, souls_for=rosters.souls_for,
                      default_roster=settings.roster.name, store=store, meeting_settings=settings.meetings,
-                     consult_settings=settings.consultation, clock=clock, subscribers=[trail.remember, trail.follow])
+                     consult_settings=settings.consultation, clock=clock, subscribers=[trail.remember, trail.follow],
+                     gate=StartGate(base.ledger.db, base.schedule, clock))
     llm_commands.register(commands, ledger=base.ledger, runner=runner)
     room_commands.register(commands, room)
+    control_commands.register(commands, room)
     decisions = DecisionBook(base.ledger.db, clock)
     follow_ups = followup.FollowUps(room, decisions, base.schedule, clock)
     followup.register(follow_ups)
@@ -249,7 +253,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
     door = Door(souls=base.souls, router=router, locks=base.locks, budget=base.budget, spend=base.spend,
                 money=base.money, people=base.people, media=media, runner=runner, commands=commands,
                 memory_talk=memory_talk, max_message_chars=settings.max_message_chars,
-                meetings_enabled=settings.meetings.enabled, owner_seen=consent.seen)
+                meetings_enabled=settings.meetings.enabled, owner_seen=consent.seen, seats=room)
     return Parts(settings=settings, clock=clock, db=db, providers=providers, schedule=base.schedule, souls=base.souls,
                  rosters=rosters, prompts=base.prompts, transcripts=base.sessions.transcripts,
                  sessions=base.sessions, tools=tools, ledger=base.ledger, budget=base.budget, spend=base.spend,

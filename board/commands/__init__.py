@@ -5,5 +5,5 @@ narrow :class:`board.commands.host.CommandHost` and registered into the board's
 ``/souls``), :mod:`board.commands.about` is the board describing itself (``/help`` in each channel's words)."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["about", "builtin", "consent", "decisions", "files", "followup", "host", "llm", "memory", "people",
-           "predictions", "registry", "review", "room"]
+__all__ = ["about", "builtin", "consent", "controls", "decisions", "files", "followup", "host", "llm", "memory",
+           "people", "predictions", "registry", "review", "room"]

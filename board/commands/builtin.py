@@ -39,7 +39,8 @@ class Builtins:
         registry = self.registry
 
         def more(envelope: Envelope) -> list[str]:
-            hidden = {*about_commands.BUILTIN, *(() if self.meetings_enabled else ("meeting",))}
+            off = ("meeting", "wrap", "pause", "resume", "extend")  # the meeting commands, while meetings are off
+            hidden = {*about_commands.BUILTIN, *(() if self.meetings_enabled else off)}
             return [line for name, (_, line) in sorted(registry.entries.items())
                     if name not in hidden and (envelope.is_owner or name not in registry.owner_only)]
 

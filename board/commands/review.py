@@ -100,7 +100,8 @@ def register(host: CommandHost, room: BoardRoom, schedule: Schedule,
         if not await reviews.held(pending.id, run.id):
             await room.cancel(run.id)
             return None
-        log.info("review of %s: meeting %s convened", decision_id, run.id)
+        expected = await room.estimate(settings=run.settings, agenda=run.m.preset_agenda)
+        log.info("review of %s: meeting %s convened; %s", decision_id, run.id, expected.summary())
         return None
 
     async def after_meeting(event: MeetingEvent) -> None:

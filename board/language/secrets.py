@@ -54,6 +54,11 @@ read by the value's rules only: "I work at Vault Capital." names no vault.
 
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
+Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets) scores
+each fact; the fact is refused when a rule refuses it or the model scores it a secret (``LinearModel.decide``:
+the shipped model never lets through what a rule caught). Its reason then is "looks like a secret to the
+learned model".
+
 The labelled sets in ``tests/data/memory_secrets*.jsonl`` measure it (tests/test_memory_secrets.py).
 """
 
@@ -61,6 +66,8 @@ from __future__ import annotations
 
 import re
 
+from board.language.learned import LinearModel
+from board.language.secret_model import fact_features, secret_model
 from board.masking import mask
 
 __all__ = ["secret_reason", "sentence_reason"]
@@ -474,15 +481,25 @@ def _number_reason(key: str, value: str) -> str | None:
     return None
 
 
-def secret_reason(key: str, value: str) -> str | None:
+def secret_reason(key: str, value: str, model: LinearModel | None = None) -> str | None:
     """Why ``key: value`` looks like a secret (never stored), or None; see the module docstring."""
-    return _key_reason(key, value) or _told(key, value)
+    return _decide(key, value, model)
 
 
-def sentence_reason(sentence: str) -> str | None:
+def sentence_reason(sentence: str, model: LinearModel | None = None) -> str | None:
     """Why a sentence someone said tells a secret, or None: only what the words say counts, never a key's
     rules ("I work at Vault Capital." is no vault; "my card pin is 4455" is a PIN)."""
-    return _told("", sentence)
+    return _decide(None, sentence, model)
+
+
+def _decide(key: str | None, value: str, model: LinearModel | None) -> str | None:
+    """The rules' reason and the learned model's score together (see the module docstring)."""
+    model = model or secret_model()
+    rule = (_key_reason(key, value) if key is not None else None) or _told(key or "", value)
+    score = model.probability(fact_features(key, value))
+    if not model.decide(score, rule is not None):
+        return None
+    return rule or f"looks like a secret to the learned model ({score:.2f})"
 
 
 def _told(key: str, value: str) -> str | None:

@@ -54,7 +54,7 @@ from board.media.settings import MediaSettings, SpeakReplies
 from board.media.speech import AudioCalls, AudioFailed, SpendRefused
 from board.media.store import MediaStore
 from board.media.understand import MediaFetcher, UnderstandContext, Understander
-from board.media.voice import OfflineTranscriber, Transcriber
+from board.media.voice import OfflineTranscriber, Transcriber, not_heard
 from board.spending.allowance import SpendGate
 from board.spending.ledger import Ledger
 from board.storage import Database, StorageError
@@ -212,6 +212,8 @@ class MediaService:
             return blob, False
         if fetcher is None or att.source is None:
             raise MediaProblem(Problem.UNAVAILABLE, f"{att.label} cannot be fetched from {envelope.channel}")
+        if att.kind in (MediaKind.VOICE, MediaKind.AUDIO) and not self.settings.transcribe_model:
+            raise not_heard(att, envelope.sender, envelope.channel)  # nothing to listen with: not fetched at all
         refused = refused_before_download(att, envelope.channel, self.settings)
         if refused is not None:
             raise refused

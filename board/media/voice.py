@@ -30,7 +30,8 @@ from board.media.problems import MediaProblem, Problem
 from board.media.speech import AudioCalls, AudioFailed, SpendRefused, ogg_duration
 from board.media.understand import UnderstandContext
 
-__all__ = ["CANNOT_LISTEN", "NO_TRANSCRIBER", "OfflineTranscriber", "Transcriber", "in_lines", "transcript_key"]
+__all__ = ["CANNOT_LISTEN", "NO_TRANSCRIBER", "OfflineTranscriber", "Transcriber", "in_lines", "not_heard",
+           "transcript_key"]
 
 log = logging.getLogger("sabha.media")
 
@@ -97,6 +98,13 @@ def _length(attachment: Attachment, blob: Blob) -> float | None:
     return attachment.duration_s or ogg_duration(blob.path)
 
 
+def not_heard(attachment: Attachment, envelope_sender: str, channel: str) -> MediaProblem:
+    """A voice note or audio file with no transcriber set up: the sender's line; the owner's fix is logged."""
+    log.warning("media: a %s from %s on %s was not transcribed: no transcriber is set up; %s",
+                _what(attachment), envelope_sender, channel, NO_TRANSCRIBER)
+    return MediaProblem(Problem.UNSUPPORTED, CANNOT_LISTEN[attachment.kind])
+
+
 class OfflineTranscriber:
     """What the offline model hears: the length of the note, and no words."""
 
@@ -104,10 +112,8 @@ class OfflineTranscriber:
 
     async def understand(self, attachment: Attachment, blob: Blob, ctx: UnderstandContext) -> Attachment:
         seconds = _length(attachment, blob)
-        envelope = ctx.envelope
-        log.warning("media: a %s from %s on %s was not transcribed: no transcriber is set up; %s",
-                    _what(attachment), envelope.sender, envelope.channel, NO_TRANSCRIBER)
-        return attachment.with_(duration_s=seconds, problem=CANNOT_LISTEN[attachment.kind])
+        problem = not_heard(attachment, ctx.envelope.sender, ctx.envelope.channel)
+        return attachment.with_(duration_s=seconds, problem=problem.text)
 
 
 class Transcriber:

@@ -1,8 +1,10 @@
 """The board room: consultations between roles, board meetings and their decisions, the
-roundtable, the meeting store, a revisit's follow-up meeting, channel-neutral rendering of a
-decision, and the demo history's mark (which meetings ``sabha demo`` made up). What becomes of
-a decision afterwards is :mod:`board.decisions`."""
+roundtable, the meeting store, what a meeting is expected to cost and a meeting waiting for the owner's
+Start, the table (what people write into a running meeting: contributions,
+controls, its places), a revisit's follow-up meeting, channel-neutral rendering of a decision, and the
+demo history's mark (which meetings ``sabha demo`` made up). What becomes of a decision afterwards is
+:mod:`board.decisions`."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["consult", "convene", "decision", "demo_history", "evidence", "followup", "meeting", "migrations",
-           "record", "render", "roundtable", "settings", "store"]
+__all__ = ["consult", "convene", "decision", "demo_history", "estimate", "evidence", "followup", "meeting",
+           "migrations", "pending", "record", "render", "roundtable", "settings", "store", "table"]

@@ -29,9 +29,10 @@ from board.media.store import MediaStore
 from board.roles import GENERAL
 from board.room.consult import ConsultService, ConsultSettings
 from board.room.evidence import Evidence, evidence_for
-from board.room.meeting.table import Contribution, Control, ControlKind, MeetingTable
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
+from board.room.table import Contribution, Control, ControlKind, MeetingTable
+from board.schedule.work import Place
 from board.spending.allowance import current_allowance
 from board.storage import Dialect
 from board.tasks import finish_tasks
@@ -39,9 +40,11 @@ from board.workspace.prompt import PromptBuilder, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
 
 if TYPE_CHECKING:  # the meeting machinery loads with the first meeting (a chat turn never needs it)
+    from board.room.estimate import Estimate
     from board.room.meeting import MeetingResult, MeetingRun, Subscriber
     from board.room.meeting.lease import MeetingLease, MeetingLeases
     from board.room.meeting.resume import Resumable
+    from board.room.pending import MeetingCall, StartGate, StartRequest
 
 __all__ = ["CONVENE_TOOL", "SUMMARIZER", "BoardRoom", "MeetingInProgress"]
 
@@ -68,6 +71,7 @@ class BoardRoom:
     consult_settings: ConsultSettings
     clock: Clock = SYSTEM_CLOCK  # the board's one clock; meetings read it (board.clock)
     subscribers: list[Subscriber] = field(default_factory=list)  # told of every meeting's progress (subscribe)
+    gate: StartGate | None = None  # meetings over board.meetings.confirm_over_usd wait here for Start (None: never)
     _tasks: dict[str, asyncio.Task[MeetingResult]] = field(default_factory=dict, init=False)
     _places: dict[tuple[str, str, int | None], str] = field(default_factory=dict, init=False)
     _consults: dict[str, ConsultService] = field(default_factory=dict, init=False)
@@ -79,7 +83,7 @@ class BoardRoom:
         self.consult = self.consult_for(self.default_roster)
         self.table = MeetingTable(self.store.db)
 
-    # -- the owner at the table (board.room.meeting.table) -------------------------
+    # -- the owner at the table (board.room.table) -------------------------
 
     async def meeting_at(self, channel: str, chat_id: str, thread_id: int | str | None) -> str | None:
         """The running meeting shown in this place (its origin chat or its own thread), or None."""
@@ -218,8 +222,9 @@ class BoardRoom:
         chair, specialists = self._participants(roster, chair_role)
         base = ToolContext(role=chair.role, session_key="meeting", envelope=envelope)
         souls = self.souls_for(roster)
+        meeting_id = new_meeting_id()
         run = MeetingRun(MeetingContext(
-            id=new_meeting_id(), topic=topic, roster=roster, chair=chair, specialists=specialists,
+            id=meeting_id, topic=topic, roster=roster, chair=chair, specialists=specialists,
             speak=self.speaker(roster, purpose="meeting", language=self._meeting_language(topic)), store=self.store,
             settings=settings or self.meeting_settings,
             render_minutes=lambda context: self.prompts.render("minutes.md.j2", **context),
@@ -227,7 +232,7 @@ class BoardRoom:
             resolve_role=lambda name: _find_role(souls, name),
             models={p.role: self.runner.model_for(p) for p in [chair, *specialists]},
             extra_owners=tuple(extra_owners), preset_agenda=agenda, clock=self.clock, outside=self.runner.outside,
-            outside_ready=self.runner.outside_ready,
+            outside_ready=self.runner.outside_ready, wake=functools.partial(self.nudged, meeting_id),
         ))
         if self._leases is not None:  # replicas: it runs under its lease, taken before its row is written
             run.m = replace(run.m, lease=self._leases.of(run.id))
@@ -262,6 +267,16 @@ class BoardRoom:
         run = self.prepare(topic, **kwargs)
         return await run.run()
 
+    async def run_held(self, run: MeetingRun) -> MeetingResult:
+        """Run prepared meeting ``run`` to its end in the caller's task (``sabha meeting`` in a terminal), held
+        as a background one is: contributions and controls (:meth:`contribute`, :meth:`control`) reach it."""
+        self._runs[run.id] = run
+        try:
+            return await run.run()
+        finally:
+            self._runs.pop(run.id, None)
+            self._nudges.pop(run.id, None)
+
     async def evidence(self, envelope: Envelope | None) -> tuple[Evidence, ...]:
         """The files a meeting called by ``envelope`` takes as evidence (see :mod:`board.room.evidence`)."""
         return await evidence_for(envelope, MediaStore(self.store.db))
@@ -295,6 +310,69 @@ class BoardRoom:
         self._places[place] = run.id
         task.add_done_callback(functools.partial(self._finished, run.id))
         return run
+
+    # -- the cost before the meeting (board.room.estimate, board.room.pending) --
+
+    async def estimate(self, *, roster: str | None = None, settings: MeetingSettings | None = None,
+                       agenda: str | None = None, chair_role: str = GENERAL) -> Estimate:
+        """What a meeting of ``roster`` with ``settings`` is expected to cost and take (no model is called): each
+        member's model at its price (``llm.prices``), token counts from the ledger's recent meetings."""
+        from board.room.estimate import Plan, Seat, estimate, token_history
+
+        settings = settings or self.meeting_settings
+        roster = roster or self.default_roster
+        chair, specialists = self._participants(roster, chair_role)
+        prices = self.runner.settings.prices
+
+        def seat(profile: AgentProfile) -> Seat:
+            model = self.runner.model_for(profile)
+            return Seat(profile.role, profile.name, model, prices.price_of(model))
+
+        plan = Plan(roster=roster, chair=seat(chair), members=tuple(seat(p) for p in specialists),
+                    rounds=settings.max_turns_per_agent, parallel=settings.parallel, framed=agenda is None,
+                    peer_review=settings.peer_review, challenger=settings.challenger_for(roster),
+                    budget_usd=settings.budget_usd, max_duration_s=settings.max_duration_s)
+        return estimate(plan, await token_history(self.store.db))
+
+    async def call(self, request: StartRequest) -> MeetingCall:
+        """Call a meeting as asked: its estimate, and the meeting started, or (estimate above
+        ``board.meetings.confirm_over_usd``, a place to ask in) the request waiting for the owner's Start.
+        MeetingInProgress or ValueError as :meth:`start`."""
+        from board.room.pending import MeetingCall
+
+        settings = self._settings_of(request)
+        estimate = await self.estimate(roster=request.roster, settings=settings, agenda=request.agenda)
+        if (self.gate is not None and request.envelope is not None
+                and estimate.needs_start(self.meeting_settings.confirm_over_usd)):
+            envelope = request.envelope
+            waiting = await self.gate.park(request, estimate, Place(envelope.channel, envelope.chat_id,
+                                                                    envelope.thread_id))
+            return MeetingCall(estimate, waiting=waiting)
+        return MeetingCall(estimate, run=self.begin(request))
+
+    def _settings_of(self, request: StartRequest) -> MeetingSettings | None:
+        if not self.meeting_settings.enabled:
+            raise ValueError(MEETINGS_OFF)
+        changes: dict[str, Any] = dict(request.overrides)
+        return replace(self.meeting_settings, **changes) if changes else None
+
+    def begin(self, request: StartRequest) -> MeetingRun:
+        """Start the meeting ``request`` asks for, now (see :meth:`start`)."""
+        return self.start(request.topic, envelope=request.envelope, roster=request.roster,
+                          evidence=request.evidence, settings=self._settings_of(request), agenda=request.agenda,
+                          revisit_of=request.revisit_of)
+
+    async def press_start(self, start_id: int, *, by: str) -> str:
+        """The owner's Start for waiting meeting ``start_id``: started once; what to say."""
+        if self.gate is None:
+            return "Meetings never wait for Start here."
+
+        async def started(request: StartRequest) -> str:
+            run = self.begin(request)
+            await self.on_record(run)
+            return run.id
+
+        return await self.gate.press(start_id, by=by, start=started)
 
     def _finished(self, meeting_id: str, task: asyncio.Task[MeetingResult]) -> None:
         self._runs.pop(meeting_id, None)
@@ -420,7 +498,7 @@ class BoardRoom:
                                 chair_role=found.chair, agenda=spec.get("preset_agenda"),
                                 extra_owners=tuple(spec.get("extra_owners") or ()))
         prepared.m = replace(prepared.m, id=found.id, evidence=found.evidence(), revisit_of=spec.get("revisit_of"),
-                             lease=lease)
+                             lease=lease, wake=functools.partial(self.nudged, found.id))
         if found.checkpoint is not None:
             prepared.s = restore(found.checkpoint)
         else:  # stopped before its framing was written: the record is open, the framing is asked (once)
@@ -453,16 +531,31 @@ class BoardRoom:
         if allowance is not None and not allowance.terms.meetings:
             return ToolResult.failure("board meetings are not open to this user (a member of the public); answer "
                                       "their question yourself")
+        from board.room.pending import StartRequest
+
         try:
-            run = self.start(str(args["topic"]), envelope=ctx.envelope, evidence=await self.evidence(ctx.envelope))
+            called = await self.call(StartRequest(str(args["topic"]), envelope=ctx.envelope,
+                                                  evidence=await self.evidence(ctx.envelope)))
         except (MeetingInProgress, ValueError) as exc:
             return ToolResult.failure(str(exc))
+        if called.waiting is not None:
+            return ToolResult.success({
+                "request": called.waiting.id, "status": "waiting for the owner's Start",
+                "estimate": called.estimate.summary(),
+                "note": f"The meeting has NOT started: its estimate is above the owner's threshold "
+                        f"(${self.meeting_settings.confirm_over_usd:g}), so it waits for the owner to press Start "
+                        "under the estimate just posted here (or to send /start_meeting "
+                        f"{called.waiting.id}). Tell the user that, with the estimate; nothing is spent until then.",
+            })
+        assert called.run is not None
+        run = called.run
         return ToolResult.success({
             "meeting_id": run.id, "status": "convened",
             "participants": [p.role for p in run.specialists],
             "evidence": [e.name for e in run.m.evidence],
+            "estimate": called.estimate.summary(),
             "note": "The meeting runs now; statements and the decision are posted as they come. Tell the user it "
-                    "has started and what it will cover; do not invent its outcome.",
+                    "has started, what it will cover and what it is expected to cost; do not invent its outcome.",
         })
 
 

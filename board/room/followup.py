@@ -88,12 +88,13 @@ class FollowUps:
             WorkKind.FOLLOW_UP, key=follow_up_key(record.meeting_id), due_at=self.clock.now(), place=place,
             payload={"decision": record.meeting_id, "reason": reason, "by": owner.sender,
                      "by_name": owner.sender_name, "is_group": _is_group(record, place, owner)}))
+        expected = (await self.room.estimate(agenda=reason)).summary()  # its agenda is set: no framing call
         if place.channel == TERMINAL:
             return (f"A follow-up meeting on \u201cRevisit: {record.topic}\u201d is scheduled with your reason on its "
                     "agenda; the first meeting ran in the terminal, so it convenes when `sabha chat` runs, and its "
-                    "statements and decision show there.")
+                    f"statements and decision show there. {expected}")
         return (f"A follow-up meeting on \u201cRevisit: {record.topic}\u201d is convening with your reason on its "
-                "agenda; its statements and decision follow where the first meeting ran.")
+                f"agenda; its statements and decision follow where the first meeting ran. {expected}")
 
     async def convene(self, work: ScheduledWork) -> Reply | None:
         """The FOLLOW_UP handler: start the follow-up meeting (once), link it; nothing to send itself."""

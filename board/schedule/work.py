@@ -41,6 +41,7 @@ class WorkKind(StrEnum):
     FOLLOW_UP = "follow_up"  # a revisited decision: the follow-up meeting
     RETRY = "retry"  # something to try again later
     CONSENT = "consent"  # a tool call waits for the owner's Allow: the question, a notice (board.tools.consent)
+    MEETING_START = "meeting_start"  # a meeting waits for the owner's Start: the estimate, its expiry (room)
 
 
 class WorkStatus(StrEnum):

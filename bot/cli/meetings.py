@@ -1,8 +1,11 @@
 """``sabha meeting``, ``sabha meetings list|show``, ``sabha actions`` and ``sabha roundtable``.
 
-``meeting`` holds a board meeting in the terminal and prints each statement as it is
-made, then the minutes (``--quiet``: only the minutes); on a terminal the minutes are
-rendered and leave out the statements just printed; with stdout a file or a pipe
+``meeting`` says what the meeting is expected to cost and take (stderr; above
+``board.meetings.confirm_over_usd`` it starts only with ``--yes`` or a "y" typed at the terminal), holds it
+in the terminal and prints each statement as it is made, then the minutes (``--quiet``: only the
+minutes); typed at (stdin a terminal), lines typed while it runs speak to it (:mod:`bot.cli.meeting_seat`: a
+contribution, or ``/wrap`` ...); on a terminal the minutes are rendered and leave out the statements just printed;
+with stdout a file or a pipe
 (``sabha meeting ... > minutes.md``) stdout gets only the minutes, as Markdown, and the
 statements go to stderr.
 ``roundtable`` takes a plain question, or reads the roundtable's JSON (prompt, context,
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.cli.common import emit
+from bot.cli.meeting_seat import TerminalSeat, seat_wanted
 from bot.cli.meeting_view import console_event_printer, live_to_stderr, minutes_text
 from bot.cli.screen import on_terminal
 from bot.cli.where import board_command
@@ -28,7 +32,7 @@ from bot.cli.where import board_command
 if TYPE_CHECKING:
     from board.app import Parts
     from board.envelope import Envelope
-    from board.room.meeting import MeetingRun
+    from board.room.meeting import MeetingResult, MeetingRun
     from board.room.roundtable import RoundtableInput
 
 __all__ = ["add_parsers", "cmd_actions", "cmd_meeting", "cmd_meetings", "cmd_roundtable"]
@@ -40,10 +44,16 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     """Add the meeting commands to the ``sabha`` parser."""
     p = sub.add_parser("meeting", parents=[common], help="hold a board meeting on a topic",
                        description="Hold a board meeting: the chair frames it, specialists debate in rounds, "
-                                   "the chair records a decision. Prints statements as they come, then the minutes.")
+                                   "the chair records a decision. Prints statements as they come, then the minutes. "
+                                   "On a terminal, type while it runs: a line is quoted to every member in the next "
+                                   "round (@role asks one member); /wrap ends after the round in progress, /pause, "
+                                   "/resume, /extend (one more round), /cancel.")
     p.add_argument("topic", nargs="+", help="what the board should decide")
     p.add_argument("--roster", help="board, sabha, roundtable or a roster from config (default: board.roster)")
     p.add_argument("--quiet", action="store_true", help="print only the minutes")
+    p.add_argument("--yes", action="store_true",
+                   help="start even when the estimate is above board.meetings.confirm_over_usd (else a terminal "
+                        "asks, and a script stops with the estimate)")
     p.add_argument("--file", action="append", metavar="PATH",
                    help="put a file (a document, a voice note) on the agenda as evidence: the members are "
                         "given what it says and cite it, the minutes list it; repeat for several")
@@ -96,26 +106,70 @@ async def _actions_handler(args: argparse.Namespace) -> int:
 
 
 async def cmd_meeting(parts: Parts, args: argparse.Namespace) -> int:
-    """Hold a meeting to the end in the terminal."""
+    """Hold a meeting to the end in the terminal; typed at, the owner sits at the table
+    (:mod:`bot.cli.meeting_seat`)."""
     from board.envelope import Envelope
 
     envelope = Envelope(channel="console", chat_id="cli-meeting", text="", sender="owner", sender_name="owner",
                         is_owner=True)
     live = on_terminal()  # else the statements go to stderr: `sabha meeting ... > minutes.md` gets the minutes only
-    printer = console_event_printer(args.quiet) if live else console_event_printer(args.quiet, say=live_to_stderr)
+    seated = seat_wanted()
+    printer = console_event_printer(args.quiet, seat=seated) if live \
+        else console_event_printer(args.quiet, say=live_to_stderr)
     try:
         run = parts.room.prepare(" ".join(args.topic), envelope=envelope, roster=args.roster,
                                  extra_subscribers=[printer])
     except ValueError as exc:  # an unknown roster, a blank topic, a roster without specialists
         sys.stderr.write(f"sabha: {exc}\n")
         return 2
+    if not await _cost_agreed(parts, args):
+        return 2
     if args.file:
         await _with_evidence(parts, run, envelope, args.file)
-    result = await run.run()
+    result = await _held(parts, run, seated)
     if live and not args.quiet:
         emit()  # a blank line between the statements and the minutes
     emit(minutes_text(result.minutes, after_live=live and not args.quiet))
-    return 0 if result.stop_reason.value in ("completed", "converged") else 1
+    return 0 if result.stop_reason.value in ("completed", "converged", "wrapped") else 1
+
+
+async def _held(parts: Parts, run: MeetingRun, seated: bool) -> MeetingResult:
+    """Run the meeting to its end; ``seated``: reading the owner's lines meanwhile."""
+    import asyncio
+    import contextlib
+
+    if not seated:
+        return await parts.room.run_held(run)
+    reader = asyncio.create_task(TerminalSeat(parts.room, run.id).read(), name="the owner's seat")
+    try:
+        return await parts.room.run_held(run)
+    finally:
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader
+
+
+async def _cost_agreed(parts: Parts, args: argparse.Namespace) -> bool:
+    """Say what the meeting is expected to cost and take (stderr); above ``board.meetings.confirm_over_usd`` it
+    starts only with ``--yes`` or a "y" typed at the terminal: nothing is spent otherwise."""
+    from bot.cli.common import note
+
+    estimate = await parts.room.estimate(roster=args.roster)
+    for line in estimate.text().splitlines():
+        note(line)
+    threshold = parts.room.meeting_settings.confirm_over_usd
+    if args.yes or not estimate.needs_start(threshold):
+        return True
+    ask = f"the estimate is above board.meetings.confirm_over_usd (${threshold:g})"
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        note(f"{ask}: nothing was spent; run it again with --yes to start it")
+        return False
+    sys.stderr.write(f"sabha: {ask}. Start the meeting? [y/N] ")
+    sys.stderr.flush()
+    if sys.stdin.readline().strip().lower() in ("y", "yes"):
+        return True
+    note("not started; nothing was spent")
+    return False
 
 
 async def _with_evidence(parts: Parts, run: MeetingRun, envelope: Envelope, files: list[str]) -> None:

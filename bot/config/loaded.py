@@ -10,7 +10,7 @@ file does not set).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -130,7 +130,7 @@ class LoadedConfig:
             guardrails=self.config.guardrails.settings(),
             media=self.config.media.settings(),
             people=self.config.people.settings(),
-            consent=self.config.tools.consent(),
+            consent=replace(self.config.tools.consent(), owner_chats=self.config.owner_chats()),
             mcp=self.config.mcp.settings(),
         )
 

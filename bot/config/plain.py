@@ -266,6 +266,10 @@ class PlainConfig:
     replicas: _Replicas = field(default_factory=_Replicas)
     mcp: _Mcp = field(default_factory=_Mcp)
 
+    def owner_chats(self) -> tuple[tuple[str, str], ...]:
+        """No channel is configured in a plain file, so the config names no owner's chat."""
+        return ()
+
 
 def read_plain(explicit: str | Path | None = None, env: Mapping[str, str] | None = None,
                cwd: Path | None = None) -> tuple[LoadedConfig, dict[str, Any]] | None:

@@ -90,8 +90,9 @@ class MeetingsConfig(StrictModel):
                                                                "refused and the model told to answer with what it "
                                                                "has (0: none)")
     participants: list[str] = Field(default_factory=list, description=(
-        "beyond the owner, who may write into a running meeting (Telegram user ids, WhatsApp numbers, linked "
-        "people's names); anyone else's messages in a meeting's thread are not contributions"))
+        "beyond the owner, who may write into a running meeting and steer it (/wrap, /pause, /resume, /extend, "
+        "/cancel): a sender id (a Telegram user id), <channel>:<id> (telegram:43), a linked person (person:2) or a "
+        "phone number (+15550002222); anyone else's messages in a meeting's thread are not contributions"))
     max_extra_rounds: int = Field(2, ge=0, le=10, description="rounds /extend may add to one meeting")
     confirm_over_usd: float = Field(0.0, ge=0, description=(
         "a meeting expected to cost more than this waits for the owner's Start button (0: never waits)"))
@@ -363,6 +364,16 @@ class Config(StrictModel):
     state: StateSection = section()
     replicas: ReplicasSection = section()
     mcp: McpSection = section()
+
+    def owner_chats(self) -> tuple[tuple[str, str], ...]:
+        """(channel, chat id) of the owner's own chat on each running channel, as the config names the owner:
+        Telegram's first allowed user id (a private chat's id is the user's), WhatsApp's first allowed number."""
+        chats: list[tuple[str, str]] = []
+        if self.telegram.enabled and self.telegram.allowed_user_ids:
+            chats.append(("telegram", str(self.telegram.allowed_user_ids[0])))
+        if self.whatsapp.enabled and self.whatsapp.allowed_numbers:
+            chats.append(("whatsapp", self.whatsapp.allowed_numbers[0]))
+        return tuple(chats)
 
     @model_validator(mode="after")
     def _known_mcp_servers(self) -> Config:

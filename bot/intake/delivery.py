@@ -66,6 +66,11 @@ class SendProgress:
     #: first message headed by :attr:`heading` (the channel's ``possibly_repeated``): what arrived is not repeated
     skip: int = 0
     heading: str = ""
+    #: Messages of the reply wholly posted so far, in order (:meth:`part_done`): what a copy sent once more skips
+    parts_done: int = 0
+    #: Told the number of messages of the reply wholly posted, each time one is and more follow (the intake stores
+    #: it: after a stop, a copy sent once more starts after them); not while this is a copy sent once more
+    after_part: Callable[[int], Awaitable[None]] | None = None
     _announced: bool = False
 
     def part_key(self) -> str | None:
@@ -73,6 +78,14 @@ class SendProgress:
         if self.key is None or not self.part:
             return self.key
         return f"{self.key}:{self.part}"
+
+    async def part_done(self, part: int, parts: int) -> None:
+        """Message ``part`` of ``parts`` (1-based, in the order sent) is wholly posted (the service answered for
+        it): when more follow, ``after_part`` hears it. A channel that reports parts must honour :attr:`skip` and
+        :attr:`heading` (a marked copy then holds the reply as first sent: only the heading marks it)."""
+        self.parts_done = max(self.parts_done, part)
+        if part < parts and self.after_part is not None:
+            await self.after_part(self.parts_done)
 
     async def leaving(self) -> None:
         """A request that may post something is about to leave."""

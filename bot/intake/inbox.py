@@ -24,7 +24,10 @@ request waits for a connection), so its reply may or may not have arrived: when 
 says delivering it again only edits a message that is there already (a streamed answer's
 draft on Telegram) it is delivered again; else it is sent once more, headed by the channel's
 "possibly repeated" line (``resends`` counts it: never a third copy), so nobody is left
-silently unanswered; a second copy is the smaller harm. Finished rows older than a week are pruned.
+silently unanswered; a second copy is the smaller harm. Of a reply in several messages, ``parts_posted``
+counts those that went out whole, in order (:meth:`Inbox.parts_posted` as each one's answer comes back,
+:meth:`Inbox.part_confirmed` from the service's status of one): the marked copy starts after them
+(:attr:`Pending.posted`). Finished rows older than a week are pruned.
 """
 
 from __future__ import annotations
@@ -163,6 +166,9 @@ class Pending:
     reply: Reply | None = None
     attempts: int = 0
     resends: int = 0  # the reply is a copy sent once more after a restart, marked as possibly repeated
+    #: Messages of the (unmarked) reply the service confirmed, in order, before its delivery was cut off: a copy sent
+    #: once more starts after them (``parts_posted``, stored as each one's answer came back)
+    posted: int = 0
 
     @property
     def chat_id(self) -> str:
@@ -473,6 +479,25 @@ class Inbox:
                     pending.chat_id, why)
         return replace(pending, reply=marked, resends=pending.resends + 1)
 
+    async def parts_posted(self, pending: Pending, parts: int) -> None:
+        """The first ``parts`` messages of ``pending``'s reply are posted (the service answered for each; more
+        follow): a copy sent once more after a stop starts after them. Only while this very copy is 'sending'
+        (not a marked copy: it is never sent a third time)."""
+        await self.db.execute(
+            "UPDATE inbound_messages SET parts_posted = ? WHERE channel = ? AND chat_id = ? AND message_id = ? "
+            "AND status = ? AND resends = 0 AND parts_posted < ?",
+            (parts, self.channel, pending.chat_id, pending.message_id, InboxStatus.SENDING.value, parts))
+
+    async def part_confirmed(self, message_id: str, part: int) -> bool:
+        """The service confirmed message ``part`` of the reply to ``message_id`` (its status webhook): that part
+        arrived, and the ones before it (they are sent in order, each after the service took the one before). False
+        when nothing waited for it (answered already, a marked copy on its way, or it knew as much already)."""
+        row = await self.db.fetchone(
+            "UPDATE inbound_messages SET parts_posted = ? WHERE channel = ? AND message_id = ? AND status IN "
+            "('sending', 'unconfirmed') AND resends = 0 AND parts_posted < ? RETURNING chat_id",
+            (part, self.channel, message_id, part))
+        return row is not None
+
     async def unconfirmed(self, pending: Pending) -> bool:
         """``pending``'s reply may have arrived: wait for the service to confirm it (from now on). False: the row
         was no longer 'sending' (the service confirmed it before the send's answer was lost)."""
@@ -497,7 +522,7 @@ class Inbox:
         (may have arrived, logged)."""
         sql = ("SELECT m.chat_id AS chat_id, m.message_id AS message_id, m.received_at AS received_at, m.status AS "
                "status, m.envelope AS envelope, m.reply AS reply, m.attempts AS attempts, m.kind AS kind, m.lane AS "
-               "lane, m.resends AS resends FROM inbound_messages m ")
+               "lane, m.resends AS resends, m.parts_posted AS parts_posted FROM inbound_messages m ")
         params: list[Any] = []
         if holder is not None:
             sql += "LEFT JOIN leases l ON l.key = 'lane:' || m.lane "
@@ -560,8 +585,8 @@ class Inbox:
             params.extend(lanes)
         order = "seq" if self.db.dialect is Dialect.POSTGRES else "rowid"  # the order they were stored in
         return await self.db.fetchall(
-            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane, resends "
-            f"FROM inbound_messages WHERE {where} ORDER BY {order}", params)
+            "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane, resends, "
+            f"parts_posted FROM inbound_messages WHERE {where} ORDER BY {order}", params)
 
     def _pending_of(self, row: Row, now: datetime, max_age: timedelta) -> tuple[Pending, str | None, str | None]:
         """A stored row as a :class:`Pending`; why its copy cannot be read; why else it may not be taken up
@@ -591,7 +616,7 @@ class Inbox:
         stand_in = Envelope(channel=self.channel, text="", sender="", chat_id=str(row["chat_id"]),
                             message_id=str(row["message_id"]))
         pending = Pending(self.channel, str(row["lane"] or ""), envelope or stand_in, kind, reply, attempts,
-                          int(row["resends"] or 0))
+                          int(row["resends"] or 0), int(row["parts_posted"] or 0))
         return pending, unreadable, why
 
     async def prune(self, keep: timedelta = KEEP) -> None:

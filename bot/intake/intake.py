@@ -35,7 +35,9 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    for a connection or the rate limiter); the outcome is recorded: answered, or failed (the
    service proved it was not posted); when the request left and its answer was lost (the
    connection dropped) it is sent once more, headed by the channel's ``possibly_repeated``
-   line, and only a marked copy lost that way too is recorded as may-have-arrived;
+   line, and only a marked copy lost that way too is recorded as may-have-arrived; of a reply in several
+   messages, those the service confirmed are stored as they go (``parts_posted``) and never repeated: the
+   marked copy starts after them, here, after a restart (7) or when a confirmation is overdue;
 7. **resume** (:meth:`Intake.resume`, at start): what a crash or a stop left unanswered
    is answered, or its stored reply delivered, in the order it arrived; a reply that was
    being sent (its request had left: it may or may not have arrived) is sent once more,
@@ -471,8 +473,9 @@ class Intake:
             return False
         message_id, part, parts = _reply_part(key.removeprefix(REPLY_KEY))
         if part != parts:  # a reply in several messages: only its last part's status says all of it left
-            log.info("%s: part %d of %d of the reply to message %s was confirmed by the service (%s); waiting for "
-                     "its last part", self.courier.name, part, parts, message_id, how)
+            if await self.inbox.part_confirmed(message_id, part):  # a copy sent once more starts after it
+                log.info("%s: part %d of %d of the reply to message %s was confirmed by the service (%s); waiting "
+                         "for its last part", self.courier.name, part, parts, message_id, how)
             return False
         done = await self.inbox.confirm(message_id, how)
         if done:
@@ -547,15 +550,18 @@ class Intake:
         await self.inbox.replied(pending, reply)
         return pending.with_reply(reply)
 
-    async def _deliver(self, pending: Pending, rest: _Rest | None = None) -> bool:
+    async def _deliver(self, pending: Pending) -> bool:
         """Deliver the stored reply and record the outcome; False when "sending" could not be
-        recorded (nothing left: try again later). ``rest``: a marked copy of what an earlier try in this run
-        left uncertain, from its first uncertain message on (the messages before it certainly arrived)."""
+        recorded (nothing left: try again later). A marked copy of a reply whose first messages certainly
+        arrived (``pending.posted``, in this run or before a stop) starts after them, marked."""
         assert pending.reply is not None
+        first_copy = pending.resends == 0
         progress = SendProgress(before_first_request=lambda: self.inbox.sending(pending),
                                 after_refusal=lambda: self.inbox.unsent(pending),  # a 429: nothing posted yet
-                                key=f"{REPLY_KEY}{pending.message_id}", again=pending.resends > 0)
+                                key=f"{REPLY_KEY}{pending.message_id}", again=not first_copy,
+                                after_part=(lambda parts: self._parts_posted(pending, parts)) if first_copy else None)
         reply = pending.reply
+        rest = self._rest_of(pending)
         if rest is not None:
             reply, progress.skip, progress.heading = rest.reply, rest.posted, self.courier.texts.possibly_repeated
         notice = self._notices.pop((pending.chat_id, pending.message_id), None)
@@ -578,8 +584,7 @@ class Intake:
                                                     f"left but its answer was lost ({exc})")
                 if again is not None:  # nobody is left silently unanswered: once more, marked
                     # from the message whose answer was lost: those before it certainly arrived
-                    cut = _Rest(pending.reply, progress.posted) if progress.posted else None
-                    return await self._deliver(again, cut)
+                    return await self._deliver(replace(again, posted=progress.parts_done))
             if exc.outcome is DeliveryOutcome.MAY_HAVE_ARRIVED:
                 self.uncertain += 1
                 status = InboxStatus.MAY_HAVE_ARRIVED
@@ -614,6 +619,29 @@ class Intake:
         """A reply that was being sent when Sabha stopped, as it is sent once more: headed by the channel's
         "possibly repeated" line (the request had left; nothing says whether it arrived)."""
         return replace(reply, text=f"{self.courier.texts.possibly_repeated}\n\n{reply.text}")
+
+    def _rest_of(self, pending: Pending) -> _Rest | None:
+        """What a marked copy sends when the service confirmed the first ``pending.posted`` messages of the reply:
+        the reply as first sent (the stored copy without :meth:`_sent_again`'s heading), after them. None: all of
+        the marked copy goes (nothing confirmed; or a copy stored with another heading, an older version's)."""
+        if pending.resends == 0 or pending.posted <= 0 or pending.reply is None:
+            return None
+        heading = f"{self.courier.texts.possibly_repeated}\n\n"
+        if not pending.reply.text.startswith(heading):
+            return None
+        return _Rest(replace(pending.reply, text=pending.reply.text.removeprefix(heading)), pending.posted)
+
+    async def _parts_posted(self, pending: Pending, parts: int) -> None:
+        """The first ``parts`` messages of ``pending``'s reply are posted: stored, so that after a stop a marked
+        copy starts after them. Not stored (the state store is out): a marked copy may repeat them, as before."""
+        try:
+            await self.inbox.parts_posted(pending, parts)
+        except Exception as exc:
+            if not is_storage_error(exc):
+                raise
+            log.warning("%s: could not record that %d message(s) of the reply to message %s are posted (%s); a "
+                        "copy sent once more after a stop would repeat them", self.courier.name, parts,
+                        pending.message_id, exc)
 
     async def _delivery_broke(self, pending: Pending, progress: SendProgress, exc: Exception) -> None:
         """Delivering raised something that is not a refused send (a bug in the channel's code, a reply it cannot

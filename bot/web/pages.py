@@ -4,7 +4,8 @@
 ``/ui/sessions`` and ``/ui/sessions/{id}`` conversations as a person reads them
 (:mod:`bot.web.conversations`: advisor, place, last activity, preview; who said what, in Markdown);
 ``/ui/meetings``, ``/ui/meetings/new`` (POST ``/ui/meetings`` starts one), ``/ui/meetings/{id}`` one
-meeting, live while it runs (:mod:`bot.web.meeting_stream`); ``/ui/decisions`` decisions and action
+meeting, live while it runs (:mod:`bot.web.meeting_stream`), with the owner's contribution box and
+controls (:mod:`bot.web.meeting_table`); ``/ui/decisions`` decisions and action
 items (:mod:`bot.web.decisions`); ``/ui/track`` the advisors' track record and the predictions to
 resolve (:mod:`bot.web.track`); ``/ui/cost`` cost per day and per role as SVG charts (nothing spent:
 why, and no empty chart); ``/ui/login`` (GET shows the link's Sign in button or how to get a link;
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,7 @@ from board.storage import Database, Dialect
 from bot.web.auth import COOKIE, LinkVerdict, client_of, csrf_token, session_of, set_cookie
 from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.conversations import ConversationItem, conversation_item, transcript_line, when_label
+from bot.web.meeting_table import table_box
 from bot.web.numbers import clamped, whole_number
 from bot.web.render import bar_chart, render_page
 from bot.web.rulings import meeting_actions, proposed, ruling_view
@@ -255,8 +256,6 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
     if not room.meeting_settings.enabled:
         return new_meeting_form(request, status=409, problem="Board meetings are off in the config "
                                 "(board.meetings.enabled); turn them on to hold one.", values=values)
-    settings = replace(room.meeting_settings, max_turns_per_agent=int(values["rounds"]),
-                       parallel=values["mode"] == "parallel")
     # the chair's conversation of the web chat: the meeting's notices, reminders and prediction requests
     # land in /ui/chat/general, where the owner reads them
     envelope = Envelope(channel="web", text=f"/meeting {values['topic']}", sender="owner", chat_id=GENERAL,
@@ -264,12 +263,23 @@ async def start_meeting(request: web.Request) -> web.StreamResponse:
                         role_hint=GENERAL)
     if nonce and nonce in ctx.nonces:  # a twin POST started it while this one read the db
         raise web.HTTPSeeOther(f"{PREFIX}/meetings/{ctx.nonces[nonce]}")
+    from board.room.pending import StartRequest
+
+    asked = StartRequest(values["topic"], envelope=envelope, roster=values["roster"],
+                         overrides={"max_turns_per_agent": int(values["rounds"]),
+                                    "parallel": values["mode"] == "parallel"})
     try:
-        run = room.start(values["topic"], envelope=envelope, roster=values["roster"], settings=settings)
+        called = await room.call(asked)
     except MeetingInProgress as exc:
         return new_meeting_form(request, status=409, problem=str(exc), values=values)
     except ValueError as exc:
         return new_meeting_form(request, status=400, problem=f"Cannot convene the board: {exc}", values=values)
+    if called.waiting is not None:  # above board.meetings.confirm_over_usd: its estimate and Start are in the chat
+        log.info("web: meeting request %d waits for the owner's Start (%s)", called.waiting.id,
+                 called.estimate.summary())
+        raise web.HTTPSeeOther(f"{PREFIX}/chat/{GENERAL}")
+    run = called.run
+    assert run is not None
     ctx.remember(nonce, run.id, run.topic)  # before any await: a second POST racing this one finds it
     await ctx.keep_nonce(nonce, run.id)
     log.info("web: the owner started meeting %s (%s roster, %s rounds, %s)", run.id, values["roster"],
@@ -321,7 +331,7 @@ async def render_meeting(request: web.Request, meeting_id: str, *, status: int =
     items = await meeting_actions(ctx.meetings, meeting_id, ctx.clock.now(), ctx.reminders.zone) \
         if view.decision else []
     return page(request, "meeting.html", status=status, active="meetings", title=f"Meeting: {view.topic[:80]}",
-                v=view, live=live, ruling=ruling, note=note, items=items)
+                v=view, live=live, ruling=ruling, note=note, items=items, table=table_box() if live else None)
 
 
 async def meeting_page(request: web.Request) -> web.Response:

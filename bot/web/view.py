@@ -5,7 +5,10 @@
 feed sequence), each advisor's latest stance and confidence, the scoreboard (disagreements and
 consensus as the tools log them), the decision with dissent and action items, and the phase.
 The same fold serves the first render of the page and each live update, so a page opened
-halfway and a page that watched from the start show the same thing.
+halfway and a page that watched from the start show the same thing. The sequence is the one the
+meeting's Telegram thread shows: statements in speaking order, who is speaking now (the phase),
+what people at the table wrote in (contributions, :class:`SaidKind`), the controls the meeting
+applied (paused, wrapping up ...), a resume after a restart, the decision.
 
 A meeting that is no longer in the live feed (older, or from before this start) is rebuilt from
 the state db by :func:`events_from_record` into the same events.
@@ -21,8 +24,9 @@ from board.room.decision import Position
 from board.room.meeting.events import MeetingEvent, MeetingEventKind
 from board.room.meeting.scoreboard import CONSENSUS_SPEC, DISAGREEMENT_SPEC
 from board.room.store import MeetingRow
+from board.room.table import ControlKind
 
-__all__ = ["ELSEWHERE", "POSITIONS", "MeetingView", "Region", "ScoreItem", "StanceView", "StatementView",
+__all__ = ["ELSEWHERE", "POSITIONS", "MeetingView", "Region", "SaidKind", "ScoreItem", "StanceView", "StatementView",
            "events_from_record"]
 
 
@@ -59,9 +63,18 @@ class StanceView:
         return round(self.confidence * 100)
 
 
+class SaidKind(StrEnum):
+    """What an item of the meeting's sequence is."""
+
+    STATEMENT = "statement"  # a member's statement (or the challenger's objection)
+    CONTRIBUTION = "contribution"  # someone at the table wrote into the meeting
+    CONTROL = "control"  # the meeting applied a control: paused, resumed, wrapping up, extended, cancelled
+    RESUMED = "resumed"  # the meeting went on after a restart
+
+
 @dataclass(frozen=True)
 class StatementView:
-    """One thing said in the meeting (a statement, or the challenger's objection)."""
+    """One item of the meeting's sequence: a statement, the challenger's objection, a contribution, a control."""
 
     seq: int
     round: int | None
@@ -70,6 +83,9 @@ class StatementView:
     text: str
     stance: StanceView | None = None
     objection: bool = False
+    kind: SaidKind = SaidKind.STATEMENT
+    via: str = ""  # a contribution's channel (web, terminal, telegram ...)
+    to: str = ""  # the member a contribution addresses (its label), "" for everyone
 
 
 @dataclass(frozen=True)
@@ -96,6 +112,32 @@ def _stance(data: Any) -> StanceView | None:
 #: Added to the phase of a meeting this replica draws from the record while another replica runs it.
 ELSEWHERE = " (on another replica)"
 
+#: The stored events of the owner at the table (:mod:`board.room.meeting.seat`), placed among the statements.
+TABLE_KINDS = (MeetingEventKind.CONTRIBUTION.value, MeetingEventKind.CONTROL.value)
+
+#: How the sequence says a control the meeting applied (``by`` is who gave it).
+CONTROL_WORDS = {
+    ControlKind.WRAP: "{by} asked to wrap up: the meeting ends after this round and goes to the decision",
+    ControlKind.PAUSE: "{by} paused the meeting: no new round starts until it is resumed",
+    ControlKind.RESUME: "{by} resumed the meeting",
+    ControlKind.EXTEND: "{by} added one more round",
+    ControlKind.CANCEL: "{by} cancelled the meeting",
+}
+#: The phase while a control holds.
+CONTROL_PHASES = {ControlKind.WRAP: "wrapping up after round {round}", ControlKind.PAUSE: "paused",
+                  ControlKind.CANCEL: "cancelling"}
+
+
+def _field(data: dict[str, Any], name: str) -> str:
+    """``data[name]``, else that field of a contribution sent whole as ``data["contribution"]`` ("" if none)."""
+    value = data.get(name)
+    whole = data.get("contribution")
+    if value is None and isinstance(whole, dict):
+        value = whole.get(name)
+    elif value is None and whole is not None:
+        value = getattr(whole, name, None)
+    return "" if value is None else str(value)
+
 
 @dataclass
 class MeetingView:
@@ -120,6 +162,8 @@ class MeetingView:
     minutes: str = ""
     warnings: list[str] = field(default_factory=list)
     last_seq: int = 0
+    speaking: list[str] = field(default_factory=list)  # the members speaking now (SPEAKING, until they spoke)
+    held: str = ""  # the phase a control holds the meeting in (paused, wrapping up), "" when none
     #: Drawn from the stored record (:func:`events_from_record`), not this process's live feed: a live page of
     #: it follows the record (``/events?source=record``), numbered as the record is.
     from_record: bool = False
@@ -177,12 +221,67 @@ class MeetingView:
         text = str(e.data.get("statement") or e.text)
         said = StatementView(seq, e.round, role, self.label(role), text, stance)
         self.statements.append(said)
-        self.phase = f"round {e.round or self.round}: the advisors answer"
+        self._done_speaking(role)
         return said, {Region.PHASE, Region.STANCES}
 
     def _absent(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
         self.absent[e.role or "?"] = e.text
-        return None, {Region.STANCES}
+        self._done_speaking(e.role or "?")
+        return None, {Region.STANCES, Region.PHASE}
+
+    def _round_phase(self) -> str:
+        base = self.held or f"round {self.round}: the advisors answer"
+        if self.speaking:
+            names = ", ".join(self.label(r) for r in self.speaking)
+            return f"{base} · {names} {'is' if len(self.speaking) == 1 else 'are'} speaking"
+        return base
+
+    def _done_speaking(self, role: str) -> None:
+        if role in self.speaking:
+            self.speaking.remove(role)
+        self.phase = self._round_phase()
+
+    def _speaking(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        role = e.role or "?"
+        if role not in self.speaking:
+            self.speaking.append(role)
+        self.phase = self._round_phase()
+        return None, {Region.PHASE}
+
+    def _contribution(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        addressed = _field(e.data, "addressed")
+        said = StatementView(seq, e.round, "", _field(e.data, "name") or "someone at the table",
+                             _field(e.data, "said") or e.text, kind=SaidKind.CONTRIBUTION,
+                             via=_field(e.data, "via"), to=self.label(addressed) if addressed else "")
+        self.statements.append(said)
+        return said, set()
+
+    def _control(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        try:
+            kind: ControlKind | None = ControlKind(_field(e.data, "control") or _field(e.data, "kind"))
+        except ValueError:
+            kind = None
+        by = _field(e.data, "by") or "the owner"
+        text = CONTROL_WORDS[kind].format(by=by) if kind is not None else (e.text or "a control was applied")
+        if e.data.get("refused") or kind is None:
+            pass  # "not extended", "already paused": nothing changed
+        elif kind is ControlKind.RESUME or (kind is ControlKind.EXTEND and self.held.startswith("wrapping")):
+            self.held = ""
+        elif kind in CONTROL_PHASES:
+            self.held = CONTROL_PHASES[kind].format(round=e.round or self.round)
+        self.phase = self._round_phase()
+        said = StatementView(seq, e.round, "", by, e.text or _field(e.data, "text") or text, kind=SaidKind.CONTROL)
+        self.statements.append(said)
+        return said, {Region.PHASE}
+
+    def _resumed(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        where = _field(e.data, "phase")
+        text = (f"Sabha restarted; the meeting goes on at {where}: nothing already said is asked again" if where
+                else e.text or "Sabha restarted; the meeting goes on")
+        said = StatementView(seq, e.round, "", "Sabha", text, kind=SaidKind.RESUMED)
+        self.statements.append(said)
+        self.speaking.clear()
+        return said, {Region.PHASE}
 
     def _score(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
         if e.kind == MeetingEventKind.DISAGREEMENT:
@@ -210,6 +309,7 @@ class MeetingView:
         return said, {Region.PHASE}
 
     def _decision(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
+        self.speaking.clear()
         decision = e.data.get("decision")
         self.decision = dict(decision) if isinstance(decision, dict) else {"recommendation": e.text}
         self.phase = "decided"
@@ -217,6 +317,7 @@ class MeetingView:
 
     def _ended(self, seq: int, e: MeetingEvent) -> tuple[StatementView | None, set[Region]]:
         self.ended = True
+        self.speaking.clear()
         self.stop_reason = str(e.data.get("stop_reason") or e.text or "ended")
         self.error = str(e.data["error"]) if e.data.get("error") else None
         self.minutes = str(e.data.get("minutes") or "")
@@ -227,7 +328,11 @@ class MeetingView:
 _HANDLERS = {
     MeetingEventKind.STARTED: MeetingView._started,
     MeetingEventKind.FRAMED: MeetingView._framed,
+    MeetingEventKind.SPEAKING: MeetingView._speaking,
     MeetingEventKind.AGENT_SPOKE: MeetingView._spoke,
+    MeetingEventKind.CONTRIBUTION: MeetingView._contribution,
+    MeetingEventKind.CONTROL: MeetingView._control,
+    MeetingEventKind.RESUMED: MeetingView._resumed,
     MeetingEventKind.ABSENT: MeetingView._absent,
     MeetingEventKind.DISAGREEMENT: MeetingView._score,
     MeetingEventKind.CONSENSUS: MeetingView._score,
@@ -240,8 +345,9 @@ _HANDLERS = {
 
 def events_from_record(row: MeetingRow, details: dict[str, Any]) -> list[MeetingEvent]:
     """A stored meeting as the events it emitted (near enough for its page): start, agenda,
-    statements with stances, the scoreboard, decision and end. A later reading of a meeting still running
-    begins with an earlier one (the record stream relies on it: :mod:`bot.web.meeting_stream`)."""
+    statements with stances, the scoreboard, the contributions and controls the meeting took in (between the
+    rounds it took them in between), decision and end. A later reading of a meeting still running begins with
+    an earlier one (the record stream relies on it: :mod:`bot.web.meeting_stream`)."""
 
     def event(kind: MeetingEventKind, **kw: Any) -> MeetingEvent:
         return MeetingEvent(kind=kind, meeting_id=row.id, topic=row.topic, **kw)
@@ -251,12 +357,28 @@ def events_from_record(row: MeetingRow, details: dict[str, Any]) -> list[Meeting
     if row.agenda:
         out.append(event(MeetingEventKind.FRAMED, role=row.chair, text=row.agenda, round=1))
     scored = [e for e in details.get("events", []) if e.get("kind") in ("disagreement", "consensus")]
+    waiting = [e for e in details.get("events", []) if e.get("kind") in TABLE_KINDS]
+
+    def taken_in_before(round_no: int | None) -> None:
+        """The table's events the meeting took in before round ``round_no`` began (None: all that are left): a
+        control is stored with the round it followed, a contribution with the round that hears it."""
+        while waiting:
+            e = waiting[0]
+            at = (e.get("round") or 0) + (0.5 if e.get("kind") == MeetingEventKind.CONTROL.value else -0.5)
+            if round_no is not None and at > round_no:
+                return
+            waiting.pop(0)
+            out.append(event(MeetingEventKind(e["kind"]), role=e.get("role"), round=e.get("round"),
+                             text=str(e["data"].get("text") or ""), data=dict(e["data"])))
+
     for s in details.get("statements", []):
+        taken_in_before(int(s["round"]))
         out.append(event(MeetingEventKind.AGENT_SPOKE, role=s["role"], round=s["round"], text=s["text"],
                          data={"statement": s["text"], "stance": s.get("stance")}))
         for e in [e for e in scored if e.get("round") == s["round"] and e.get("role") == s["role"]]:
             scored.remove(e)
             out.append(event(MeetingEventKind(e["kind"]), role=e["role"], round=e["round"], data=dict(e["data"])))
+    taken_in_before(None)
     if row.status == "ended":  # a stance whose statement never came (the member failed); while the meeting runs
         # it waits for its statement: stored first (the scoreboard is called mid-statement), placed at the end it
         # would move under its statement on the next reading, and a stream following the record would reload

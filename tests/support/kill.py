@@ -34,6 +34,8 @@ class Hold:
     opened: asyncio.Event = field(default_factory=asyncio.Event)
     waiting: int = 0
     post: bool = True
+    #: only requests whose ``text`` carries this are held (None: every request of the method)
+    containing: str | None = None
 
 
 class HoldingTelegramAPI(FakeTelegramAPI):
@@ -52,7 +54,9 @@ class HoldingTelegramAPI(FakeTelegramAPI):
         hold = self.holds.get(name)
         if hold is None:
             return await super()._handle(request)
-        params = await self._read_params(request)
+        params = await self._read_params(request)  # the body is read once and kept: the fake reads it again
+        if hold.containing is not None and hold.containing not in str(params.get("text") or ""):
+            return await super()._handle(request)
         self.calls.append((request.match_info["method"], params))
         hold.waiting += 1
         self._pulse()
@@ -82,9 +86,10 @@ class HoldingTelegramAPI(FakeTelegramAPI):
         self._pulse()
         return response
 
-    def hold(self, method: str) -> Hold:
-        """From now on requests of ``method`` wait (counted in the returned hold's ``waiting``)."""
-        return self.holds.setdefault(method.lower(), Hold())
+    def hold(self, method: str, *, containing: str | None = None) -> Hold:
+        """From now on requests of ``method`` wait (counted in the returned hold's ``waiting``); with ``containing``
+        only those whose text carries it (the others pass)."""
+        return self.holds.setdefault(method.lower(), Hold(containing=containing))
 
     def release(self, method: str, *, post: bool = True) -> None:
         """Let the held requests of ``method`` go: carried out (``post``) or dropped; later ones pass."""

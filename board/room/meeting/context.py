@@ -10,6 +10,7 @@ subscriber, each isolated: a broken display never breaks a meeting.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -56,6 +57,8 @@ class MeetingContext:
     outside: OutsideTools = NO_OUTSIDE_TOOLS  # the roles' outside (MCP) tools, offered to members' statements
     outside_ready: Callable[[ToolContext], Awaitable[None]] | None = None  # until a role's servers have started
     lease: MeetingLease | None = None  # replicas: this replica's lease on the meeting, the fence of every phase written
+    #: set when a control or a contribution for this meeting arrives on this replica (BoardRoom.nudged)
+    wake: Callable[[], asyncio.Event] | None = None
 
     @property
     def profiles(self) -> dict[str, AgentProfile]:

@@ -35,6 +35,7 @@ from board.room.meeting.convergence import abridge, dissent_reason, dissenters, 
 from board.room.meeting.events import Stop
 from board.room.meeting.limits import Limits, ask, in_phase
 from board.room.meeting.review import ranking_lines
+from board.room.meeting.seat import chair_block, read_contributions
 from board.room.meeting.state import MeetingState
 
 __all__ = ["best_effort", "restore_dissent", "run", "synthesis_message", "track_block"]
@@ -92,6 +93,8 @@ def synthesis_message(m: MeetingContext, s: MeetingState, track: str = "") -> st
         parts.append("Peer review of round 1 (anonymised; best first):\n" + ranking_lines(s.peer_ranking))
     if s.absent:
         parts.append("Absent: " + ", ".join(f"{r} ({why})" for r, why in s.absent.items()))
+    if at_table := chair_block(m, s):  # what the owner and participants wrote in (board.room.meeting.seat)
+        parts.append(at_table)
     if track:
         parts.append(track)
     required = dissenters(m, s)
@@ -181,6 +184,7 @@ async def _drafts(limits: Limits, participants: list[str], required: dict[str, s
 async def run(limits: Limits) -> Decision:
     """The chair's validated decision, with every required dissent; else a best effort."""
     m, s = limits.m, limits.s
+    await read_contributions(m, s)  # written during the last round: the chair hears it
     participants = [m.chair.role, *[p.role for p in m.specialists]]
     required = dissenters(m, s)
     with in_phase("synthesis"):

@@ -59,7 +59,7 @@ class MeetingEventKind(StrEnum):
     OBJECTION = "objection"
     DECISION = "decision"
     ENDED = "ended"
-    CONTRIBUTION = "contribution"  # someone at the table wrote into the meeting (board.room.meeting.table)
+    CONTRIBUTION = "contribution"  # someone at the table wrote into the meeting (board.room.table)
     CONTROL = "control"  # paused, resumed, wrapping, extended (data: kind, by)
     RESUMED = "resumed"  # the meeting goes on after a restart (data: phase); finished phases are not re-emitted
 

@@ -3,7 +3,8 @@
 :func:`open_record` stores the meeting (with what resuming it after a restart takes,
 :func:`board.room.meeting.resume.spec`) and its participants and announces it;
 :func:`close_record` renders the minutes (the workspace's ``minutes.md.j2``; the files and the tool
-results used are listed as evidence even by a template that leaves them out), stores the end,
+results used are listed as evidence, and what was written in at the table with the answers, even by a template
+that leaves them out), stores the end,
 the decision and its action items, and tells the subscribers; :func:`minutes_context` is what
 the minutes template sees.
 """
@@ -21,8 +22,10 @@ from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import models_differ
 from board.room.meeting.events import MeetingEventKind, MeetingResult, StopReason
 from board.room.meeting.resume import spec
+from board.room.meeting.seat import append_table, read_contributions
+from board.room.meeting.seat import minutes_entries as table_entries
 from board.room.meeting.state import MeetingState
-from board.room.meeting.table import MeetingTable, PlaceKind
+from board.room.table import MeetingTable, PlaceKind
 
 __all__ = ["close_record", "minutes_context", "open_record", "reopen_record"]
 
@@ -42,7 +45,7 @@ async def reopen_record(m: MeetingContext) -> None:
     """Store where the meeting is shown and who is in it (idempotent: a meeting resumed before its framing was
     stored does it again, in case Sabha stopped between the meeting's row and these)."""
     envelope = m.base_ctx.envelope
-    if envelope is not None:  # a message written there finds the meeting (board.room.meeting.table)
+    if envelope is not None:  # a message written there finds the meeting (board.room.table)
         await MeetingTable(m.store.db).add_place(m.id, envelope.channel, envelope.chat_id, envelope.thread_id,
                                                  PlaceKind.ORIGIN)
     for p in [m.chair, *m.specialists]:
@@ -76,7 +79,7 @@ def minutes_context(m: MeetingContext, s: MeetingState, stop_reason: str | None,
                     "cost_usd": s.spent_usd},
         "agenda": s.agenda, "evidence": minutes_entries(m.evidence), "tool_evidence": tool_entries(m, s.cited),
         "participants": participants, "rounds": _rounds(m, s), "warnings": s.warnings,
-        "disagreements": s.disagreements, "consensus": s.consensus,
+        "disagreements": s.disagreements, "consensus": s.consensus, "table": table_entries(m, s),
         "decision": decision.model_dump() if decision else None,
     }
 
@@ -84,8 +87,10 @@ def minutes_context(m: MeetingContext, s: MeetingState, stop_reason: str | None,
 async def close_record(m: MeetingContext, s: MeetingState, stop: StopReason, decision: Decision | None,
                        error: str | None) -> MeetingResult:
     """Render and store the minutes, the decision and its actions; announce the end."""
+    await read_contributions(m, s)  # written in too late for any round or the decision: the minutes keep it
     context = minutes_context(m, s, stop.value, decision)
     minutes = append_tool_evidence(append_evidence(m.render_minutes(context), m.evidence), context["tool_evidence"])
+    minutes = append_table(minutes, context["table"])
     await m.store.finish(m.id, stop_reason=stop.value, cost_usd=s.spent_usd,
                          decision=decision.model_dump() if decision else None, minutes=minutes, error=error)
     if decision is not None:

@@ -32,9 +32,9 @@ from board.room.meeting.context import MeetingContext
 from board.room.meeting.events import ToolEvidence
 from board.room.meeting.lease import MeetingTakenOver
 from board.room.meeting.state import MeetingState
-from board.room.meeting.table import Contribution
 from board.room.settings import MeetingSettings
 from board.room.store import Checkpoint
+from board.room.table import Contribution
 
 __all__ = ["Resumable", "age_s", "lost", "restore", "resume_phase", "save", "settings_of", "snapshot", "spec",
            "store_statement"]

@@ -37,7 +37,6 @@ from board.room.meeting.cited import record as record_evidence
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import (
     abridge,
-    converged,
     latest_statement,
     models_differ,
     present,
@@ -49,6 +48,7 @@ from board.room.meeting.limits import Limits, ask, in_phase
 from board.room.meeting.resume import save, store_statement
 from board.room.meeting.review import run as peer_review
 from board.room.meeting.scoreboard import SCOREBOARD_INSTRUCTION, meeting_tools, record_stated
+from board.room.meeting.seat import between_rounds, rounds_at_most, table_block
 from board.room.meeting.state import MeetingState
 from board.workspace.souls import AgentProfile
 
@@ -100,7 +100,7 @@ def round_message(m: MeetingContext, s: MeetingState, profile: AgentProfile, rou
     """What ``profile`` is asked in ``round_no`` (a pure function of the record; ``tools_note``: what it is
     told of its outside tools, :func:`board.room.meeting.cited.tools_line`)."""
     parts = [f"Board meeting on: {m.topic}\nAgenda:\n{s.agenda}",
-             f"Round {round_no} of at most {m.settings.max_turns_per_agent}. "
+             f"Round {round_no} of at most {rounds_at_most(m, s)}. "
              f"The chair asked you: {s.questions[profile.role]}"]
     if m.evidence:
         parts.append(evidence_block(m.evidence))
@@ -119,6 +119,8 @@ def round_message(m: MeetingContext, s: MeetingState, profile: AgentProfile, rou
     if same_round:
         parts.append("Already said in this round:\n" + "\n".join(
             heard(m, role, text, stance) for role, (text, stance) in same_round.items()))
+    if at_table := table_block(m, s, profile, round_no):  # the owner at the table (board.room.meeting.seat)
+        parts.append(at_table)
     if round_no == 1 and not same_round:
         parts.append("Answer independently, in your own voice, in under 200 words. " + STANCE_INSTRUCTION)
     elif round_no == s.challenge_round:
@@ -253,19 +255,19 @@ async def speak_round(limits: Limits, round_no: int) -> None:
 
 
 async def run_all(limits: Limits) -> StopReason:
-    """Every round up to the limit (the peer review after round 1); CONVERGED when positions converge."""
+    """Round after round (the peer review after round 1) until the boundary after one says how they end
+    (:func:`board.room.meeting.seat.between_rounds`: converged, wrapped, the last round; the owner's
+    controls applied and contributions read there). A meeting resumed after a restart goes on after its last
+    finished round (board.room.meeting.resume)."""
     m, s = limits.m, limits.s
-    if s.rounds:  # resumed after a restart: what its finished rounds decided holds (board.room.meeting.resume)
-        if m.settings.peer_review and not s.reviewed:
-            await peer_review(limits)
-        if converged(s):
-            return StopReason.CONVERGED
-    for round_no in range(len(s.rounds) + 1, m.settings.max_turns_per_agent + 1):
+    round_no = len(s.rounds)
+    if s.rounds and m.settings.peer_review and not s.reviewed:  # resumed before its peer review was stored
+        await peer_review(limits)
+    while (stop := await between_rounds(limits, round_no)) is None:
+        round_no += 1
         if round_no > 1:
             limits.check()
         await speak_round(limits, round_no)
         if round_no == 1 and m.settings.peer_review:
             await peer_review(limits)
-        if converged(s):
-            return StopReason.CONVERGED
-    return StopReason.COMPLETED
+    return stop

@@ -16,7 +16,7 @@ from typing import Any
 
 from board.room.decision import Decision, Stance
 from board.room.meeting.events import ToolEvidence
-from board.room.meeting.table import Contribution
+from board.room.table import Contribution
 
 __all__ = ["MeetingState"]
 
@@ -44,7 +44,7 @@ class MeetingState:
     started_at: str = ""
     tool_calls: int = 0  # outside (MCP) tool calls made so far (capped by ``settings.max_tool_calls``)
     cited: list[ToolEvidence] = field(default_factory=list)  # outside tool results used, in order
-    # the owner at the table (board.room.meeting.table)
+    # the owner at the table (board.room.table)
     contributions: list[Contribution] = field(default_factory=list)  # read so far, in the order they came
     extra_rounds: int = 0  # added by /extend
     wrap: bool = False  # /wrap: end after the round in progress

@@ -65,6 +65,9 @@ class ConsentSettings:
     #: channels whose place no one reads a later message in (the board's MCP server's clients): a call asked
     #: for there is refused at once, saying how the owner can allow the tool
     unreachable: frozenset[str] = frozenset({"mcp"})
+    #: (channel, chat id) of the owner's own chat as the config names it (Telegram's first allowed user, WhatsApp's
+    #: first allowed number): where a member's request goes on that channel until the owner has written there
+    owner_chats: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -142,10 +145,13 @@ class OwnerConsent:
         self._owner_at[place.channel] = place
 
     async def _owner_place(self, channel: str) -> Place | None:
+        """Where the owner last wrote on ``channel``; before that, the owner's own chat as the config names it."""
         found = self._owner_at.get(channel) or await self.store.owner_place(channel)
         if found is not None:
             self._owner_at[channel] = found
-        return found
+            return found
+        configured = dict(self.settings.owner_chats).get(channel)
+        return None if configured is None else Place(channel, configured, None)
 
     async def _post_ask(self, row: ApprovalRow, envelope: Envelope) -> None:
         """Post the owner's question (and, for a member, where it went) as scheduled work due now."""
@@ -154,8 +160,9 @@ class OwnerConsent:
         if not envelope.is_owner:
             owner = await self._owner_place(envelope.channel)
             if owner is None:
-                log.warning("consent #%d: the owner has not written on %s yet, so the question goes to the "
-                            "conversation's own place (%s)", row.id, envelope.channel, place)
+                log.warning("consent #%d: the owner has not written on %s yet and the config names no owner there, "
+                            "so the question goes to the conversation's own place (%s)", row.id, envelope.channel,
+                            place)
             elif owner != place:
                 await self.schedule.add(NewWork(WorkKind.CONSENT, f"consent:waiting:{row.id}", now, place,
                                                 {"approval": row.id, "say": "waiting"}))

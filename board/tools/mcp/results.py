@@ -32,6 +32,7 @@ _VALUE_CHARS = 200
 _SCHEMA_TEXT = frozenset({"description", "title"})
 _SCHEMA_EXAMPLES = frozenset({"default", "examples"})  # shown, never checked: quoted like descriptions
 _SCHEMA_CHOICES = frozenset({"enum", "const"})  # checked against the call: kept only when plain
+_SCHEMA_PATTERN_MAPS = frozenset({"patternProperties"})  # keyed by regular expressions, not by names
 #: MCP's own rule for a tool's name (the 2025-11-25 schema): what a name may be to be offered at all.
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 #: What a schema's keys (property names included) may be: a plain identifier.
@@ -98,11 +99,23 @@ def _choices(value: Any) -> bool:
     return all(_plain(v) if isinstance(v, str) else not isinstance(v, dict | list) for v in values)
 
 
+def _pattern_map(node: dict[Any, Any], where: str) -> dict[str, Any]:
+    """A ``patternProperties`` map: its keys are regular expressions the validator needs as written, so they
+    are kept when plain text (no controls, no ``<>``) and the tool is refused otherwise; the values are schemas."""
+    out: dict[str, Any] = {}
+    for pattern, schema in node.items():
+        if not isinstance(pattern, str) or not pattern or not _plain(pattern):
+            raise SchemaRefused(f"{where} has a pattern that is not plain text: {quote_field(str(pattern), 80)}")
+        out[pattern] = quoted_schema(schema, f"{where}[{pattern}]")
+    return out
+
+
 def quoted_schema(node: Any, where: str = "the schema") -> Any:
     """``node`` (a JSON schema) safe to show: ``description`` and ``title`` strings and every string of
     ``default`` and ``examples`` quoted as data; an ``enum`` or ``const`` with a string that is not plain
     dropped (the server still checks the call). :class:`SchemaRefused` when a key (a property name) is not a
-    plain identifier (``^[A-Za-z_][A-Za-z0-9_.-]{0,63}$``) or another string in it is not plain."""
+    plain identifier (``^[A-Za-z_][A-Za-z0-9_.-]{0,63}$``), a ``patternProperties`` pattern is not plain text,
+    or another string in it is not plain."""
     if isinstance(node, dict):
         out: dict[str, Any] = {}
         for key, value in node.items():
@@ -115,6 +128,8 @@ def quoted_schema(node: Any, where: str = "the schema") -> Any:
             elif key in _SCHEMA_CHOICES:
                 if _choices(value):
                     out[key] = value
+            elif key in _SCHEMA_PATTERN_MAPS and isinstance(value, dict):
+                out[key] = _pattern_map(value, f"{where}.{key}")
             else:
                 out[key] = quoted_schema(value, f"{where}.{key}")
         return out

@@ -27,7 +27,9 @@ transport error) is not resent: it raises :class:`DeliveryUnknown` and is logged
 error saying the message may or may not have arrived. Here a lost message is the smaller
 harm than a duplicate that cannot be taken back; the intake then sends a reply once more,
 headed as possibly repeated (:meth:`bot.intake.inbox.Inbox.send_again`), so nobody is left
-silently unanswered. Edits are idempotent (an edit repeated is at
+silently unanswered. Of a reply in several messages, each one Telegram answered for is reported
+(``progress.part_done``: the intake stores it), and a marked copy skips them (``progress.skip``), its first
+message headed by ``progress.heading``. Edits are idempotent (an edit repeated is at
 worst "not modified") and are retried after any network error.
 
 Callers describe *where* with a :class:`Target`; a :class:`board.envelope.Reply`
@@ -249,6 +251,8 @@ class Outbound:
             quote = target.reply_to if index == 0 and target.chat_id < 0 else None
             markup = keyboard(buttons) if index == len(chunks) - 1 else None
             sent.append(await self._send_chunk(target, chunk, quote, progress, markup))
+            if progress is not None:  # stored when more follow: after a stop, a marked copy starts after it
+                await progress.part_done(index + 1, len(chunks))
         return sent
 
     async def _send_chunk(self, target: Target, chunk: Chunk, quote: int | None,
@@ -358,8 +362,10 @@ class Outbound:
                 await self.send(target, reply.text, header=reply.label, progress=progress, buttons=reply.buttons)
                 return False
         self.sent += 1
+        await progress.part_done(1, len(chunks))
         for index, chunk in enumerate(chunks[1:], start=1):
             await self._send_chunk(target, chunk, None, progress, markup if index == len(chunks) - 1 else None)
+            await progress.part_done(index + 1, len(chunks))
         return True
 
     async def edit(self, target: Target, message_id: int, text: str, *, header: str = "") -> bool:

@@ -53,7 +53,7 @@ from bot.channels.seen_once import SeenOnce
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
-from bot.channels.whatsapp.format import split_text, to_whatsapp, with_buttons
+from bot.channels.whatsapp.format import headed, split_text, to_whatsapp, with_buttons
 from bot.channels.whatsapp.identity import WhatsAppPeople, identity_news, listed_changes, sender_ids
 from bot.channels.whatsapp.inbound import (
     Disposition,
@@ -200,7 +200,8 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         """Send ``reply`` to the user (or group) it answers, quoting their message, split at 4096
         characters. A fixed line (the polite "text only" line, the edit notice) marks the message
         read first, as an answer's typing indicator does. A spoken version (``reply.voice``) follows
-        the text as an audio message (:meth:`_send_voice`)."""
+        the text as an audio message (:meth:`_send_voice`). A copy sent once more (``progress.skip``) starts
+        after the parts Meta confirmed, its first message headed by ``progress.heading``."""
         reply_to = quoted_wamid(reply.reply_to) if reply.reply_to else None
         if reply.kind == "error" and reply_to:
             await self.graph.mark_read(reply_to, typing=False)
@@ -209,12 +210,19 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
             body = f"*{reply.label}*\n{body}"
         pieces, button_body = with_buttons(split_text(body) or ["(empty answer)"], reply.buttons)
         parts = len(pieces) + (button_body is not None)
-        for i, piece in enumerate(pieces):
+        skip = progress.skip  # a copy sent once more: the parts confirmed before are not repeated
+        for i, piece in enumerate(pieces[skip:], start=skip):
             progress.part = f"{i + 1}/{parts}" if parts > 1 else ""  # Meta's status of the last part confirms it
-            await self._send(reply.chat_id, piece, reply_to if i == 0 else None, progress)
+            texts = headed(piece, progress.heading) if skip and i == skip and progress.heading else [piece]
+            for n, text in enumerate(texts):
+                await self._send(reply.chat_id, text, reply_to if i == skip and n == 0 else None, progress)
+            await progress.part_done(i + 1, parts)  # stored when more follow: a stop then resends after it
         if button_body is not None:  # the reply's buttons, under its last part (or a short line of their own)
             progress.part = f"{parts}/{parts}" if parts > 1 else ""
+            if skip and skip >= len(pieces) and progress.heading:  # only the buttons' message was left
+                await self._send(reply.chat_id, progress.heading, reply_to, progress)
             await self._send(reply.chat_id, button_body, None if pieces else reply_to, progress, reply.buttons)
+            await progress.part_done(parts, parts)
         if reply.voice:
             await self._send_voice(reply, reply_to)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from board.envelope import Button
 
-__all__ = ["BUTTONS_BODY", "MAX_BODY", "MAX_BUTTON_BODY", "button_message", "split_text", "to_whatsapp",
+__all__ = ["BUTTONS_BODY", "MAX_BODY", "MAX_BUTTON_BODY", "button_message", "headed", "split_text", "to_whatsapp",
            "with_buttons"]
 
 MAX_BODY = 4096  # characters in one text message
@@ -87,6 +87,14 @@ def split_text(text: str, limit: int = MAX_BODY) -> list[str]:
     if current:
         pieces.append(current)
     return pieces
+
+
+def headed(piece: str, heading: str) -> list[str]:
+    """``piece`` headed by ``heading`` (a blank line between), in as many messages as that takes: the heading
+    stays on the same message as the start of ``piece`` (split at a paragraph it would stand alone)."""
+    prefix = f"{heading}\n\n"
+    first, *more = split_text(piece, MAX_BODY - len(prefix)) or [""]
+    return [prefix + first, *more]
 
 
 def _units(text: str, limit: int) -> list[tuple[str, str]]:

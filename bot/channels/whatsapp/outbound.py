@@ -11,8 +11,8 @@ pause and retry; the 24-hour window (131047) and the other permanent codes are n
 retried. :meth:`GraphClient.send_text` has ``progress.leaving()`` called for each request that
 may post something once that request has its connection, right before it is written (aiohttp's
 trace signals ``on_connection_create_end`` / ``on_connection_reuseconn``, the request's
-``trace_request_ctx``): the intake records "sending" there, not while the request waits for one
-of the connector's connections.
+``trace_request_ctx``: :mod:`.departure`): the intake records "sending" there, not while the request waits for one
+of the connector's connections; a mark that cannot be stored stops the request and closes its connection.
 
 A request that cannot reach the Graph API at all (connection refused, unknown host) is a
 network failure, not a refusal: it is retried like a transient error, logged as a network
@@ -27,7 +27,6 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import aiohttp
@@ -35,6 +34,7 @@ import aiohttp
 from board.envelope import Button
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.whatsapp.config import WhatsAppSection
+from bot.channels.whatsapp.departure import ClosingConnector, leaving_trace
 from bot.channels.whatsapp.format import button_message
 from bot.channels.whatsapp.limits import Backoff, ErrorClass, PairLimit, classify, retry_delay
 from bot.channels.whatsapp.places import recipient
@@ -117,13 +117,10 @@ class GraphClient:
     async def open(self) -> None:
         """Open the channel's one HTTP session."""
         if self.session is None:
-            leaving = aiohttp.TraceConfig()
-            leaving.on_connection_create_end.append(_connected)
-            leaving.on_connection_reuseconn.append(_connected)
             self.session = aiohttp.ClientSession(
                 headers={"Authorization": f"Bearer {self._token}"},
                 timeout=aiohttp.ClientTimeout(total=self.pacing.timeout_s),
-                connector=aiohttp.TCPConnector(limit=self.connections), trace_configs=[leaving])
+                connector=ClosingConnector(limit=self.connections), trace_configs=[leaving_trace()])
 
     async def close(self) -> None:
         """Close the session."""
@@ -287,13 +284,6 @@ class GraphClient:
                 delay = retry_delay(attempt, self.pacing.transient_s)
                 log.warning("whatsapp: sending to %s failed (%s); retrying in %.1f s", user, error, delay)
                 await self.sleep(delay)
-
-
-async def _connected(session: aiohttp.ClientSession, context: SimpleNamespace, params: object) -> None:
-    """A request has its connection and is about to be written: its delivery may post from here."""
-    progress = getattr(context, "trace_request_ctx", None)
-    if isinstance(progress, SendProgress):
-        await progress.leaving()
 
 
 def _network(exc: aiohttp.ClientConnectorError) -> str:

@@ -43,6 +43,20 @@ for a fresh set: each new batch found new misses. ``memory_secrets_tuning7.jsonl
 ordinary facts): memory3's fourth probes, committed before being measured; first measurement recall 1.000, 0/34
 refused, no rule changed after it; written by the one who wrote the rules, so it is a weak held-out set.
 
+Round ``classify`` (issue 36, item 7): a learned model beside the rules (:mod:`board.language.secret_model`,
+logistic regression over the key's words and the value's words and token shapes, trained by
+``scripts/train_classifiers.py`` on every set above, the blind one included, which is a training set from here
+on). It only adds refusals (failing closed: its ``veto`` is 0, it never lets through what a rule caught).
+Leave-one-set-out estimate on the blind set: 4 let through, 11/90 refused -> 3 let through, 11/90.
+``memory_secrets_fresh.jsonl`` (90 secret, 90 harmless, 60 of them sentences) is this round's HELD-OUT set,
+written by someone who had read nothing of the project's rules or sets, opened only after the method was frozen
+and committed, measured ONCE and never tuned on: rules alone and rules + model alike, 4 secrets let through
+(recall 0.956: all four answers to a security question, "security_answer_mothers_maiden_name: Fernandes", a
+kind of secret no set here had) and 9/90 = 10.0% harmless refused (five are numbers this filter calls
+secrets by definition, a GSTIN, an IFSC or SWIFT code; "password_manager: uses 1Password", "pin_board: ...",
+"passport_expiry: 2031", "bank_account: joint account with wife at SBI", "discord_username: neonpanda#4421").
+Below the goal (none let through, at most 5% refused): the test holds it to what was measured.
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -130,7 +144,8 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
 
 
 def test_the_blind_held_out_set_does_no_worse_than_measured() -> None:
-    """The blind set misses the goal (see the module docstring); it is held to what was measured on it."""
+    """The blind set missed the goal when held out (see the module docstring); it is held to what was measured on
+    it then (the model has been trained on it since)."""
     missed, refused, figures = measure("memory_secrets_blind.jsonl")
     print(f"\n{figures}")
     for line in missed:
@@ -138,6 +153,18 @@ def test_the_blind_held_out_set_does_no_worse_than_measured() -> None:
     for line in refused:
         print(f"  refused: {line}")
     assert len(missed) <= 4 and len(refused) <= 11, figures
+
+
+def test_the_fresh_held_out_set_does_no_worse_than_measured() -> None:
+    """The fresh set, measured once after the method was frozen (see the module docstring): below the goal,
+    held to what was measured."""
+    missed, refused, figures = measure("memory_secrets_fresh.jsonl")
+    print(f"\n{figures}")
+    for line in missed:
+        print(f"  let through: {line}")
+    for line in refused:
+        print(f"  refused: {line}")
+    assert len(missed) <= 4 and len(refused) <= 9, figures
 
 
 def test_the_sets_together_hold_at_least_60_of_each() -> None:
@@ -247,3 +274,28 @@ async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_fa
         await settle(b)
         kept = await heard_facts(b)
     assert kept == dict(refused), kept
+
+
+#: A secret of the blind set (tests/data/memory_secrets_blind.jsonl) the pattern rules let through, as a model
+#: proposes it after a real turn, beside harmless facts the rules kept: the learned model beside the rules
+#: (board/language/secret_model.py) refuses it; the harmless facts are still kept. (The blind set's three other
+#: misses, "quickbooks: u/p priya.accounts / Ledger2023", "office_safe_combo: L 24, R 11, L 37" and "ein:
+#: 84-3920175", score under the model's threshold even after training on them: still stored.)
+BLIND_STORED = [("router_admin", "admin:admin123")]
+BLIND_KEPT = [("home_city", "Pune"), ("pin_code", "411038")]
+
+
+async def test_blind_set_secrets_proposed_after_a_real_turn_are_never_stored(workspace: Path, data_dir: Path,
+        state_url: StateURL | None) -> None:
+    model = ScriptedModel()
+    facts = [*BLIND_STORED, *BLIND_KEPT]
+    model.memory = json.dumps({"facts": [{"key": k, "value": v, "kind": "context"} for k, v in facts]})
+    async with await open_on(settings_with_cheap(workspace, data_dir, state_url, model, cheap=None), model) as b:
+        await b.handle(envelope("I'm in Pune, 411038. The router login is admin:admin123."))
+        await settle(b)
+        assert len(model.memory_requests) == 1  # the model was asked, and proposed all of them
+        marker = await b.handle(envelope("Q903 what next?"))
+        assert marker.text == "general: Q903 what next?"
+        await settle(b)
+        kept = await heard_facts(b)
+    assert kept == dict(BLIND_KEPT), kept

@@ -53,6 +53,20 @@ apart from the rules is measured below.
   was measured, so a regression fails; reaching the goal on it needs another approach, not more
   patterns tuned on it.
 
+Round ``classify`` (issue 36, item 16): a learned model beside the rules (:mod:`board.routing.address_model`,
+logistic regression over a mention's context, trained by ``scripts/train_classifiers.py`` on every set above,
+the blind one included, so ``addressing_blind`` is a training set from here on). Estimated first by
+leave-one-set-out cross-validation (the model trained on the other sets): on ``addressing_blind`` rules alone
+0.831 / 0.771, rules + model 0.845 / 0.857; on the tuning sets precision 0.938-1.000, recall 0.984-1.000.
+
+- ``addressing_fresh.jsonl``: the held-out set of this round (110 addressed, 110 not), written by someone who
+  had read nothing of the project's rules or sets, opened only after the method was frozen and committed,
+  measured ONCE and never tuned on: rules alone precision 0.832, recall 0.764 (tp 84, fp 17, fn 26); rules +
+  model precision 0.861, recall 0.845 (tp 93, fp 15, fn 17). Below the goal (0.95 / 0.9): the test holds it
+  to what was measured, so a regression fails. The model brought recall up (calls with no comma, an emoji
+  inside the sentence) and precision only a little: a role word used as a common noun is still taken for a
+  call when the rules take it (the model never overrules them, see the module).
+
 The router is built from the shipped roster's front matter (name, title, emoji) as the
 daemon builds it; the test prints precision and recall per set and fails below 0.95 / 0.9.
 """
@@ -89,12 +103,13 @@ def owner(text: str) -> Envelope:
 
 
 #: (set, least rows, least precision, least recall). Every tuning set is held to the goal, 0.95 / 0.9; the
-#: blind held-out set to what was measured on it (see the module docstring).
+#: blind set and the fresh held-out set to what was measured on them (see the module docstring).
 @pytest.mark.parametrize(("name", "least", "min_precision", "min_recall"), [
     ("addressing", 80, 0.95, 0.9), ("addressing_tuning", 50, 0.95, 0.9), ("addressing_heldout", 80, 0.95, 0.9),
     ("addressing_heldout3", 60, 0.95, 0.9), ("addressing_heldout2", 80, 0.95, 0.9),
-    ("addressing_blind", 140, 0.83, 0.77),  # held out, below the goal: see the module docstring
-], ids=["first-set", "tuning", "tuning-old-heldout", "tuning-heldout3", "tuning-heldout2", "held-out-blind"])
+    ("addressing_blind", 140, 0.83, 0.77),  # the rules' figures when it was held out: see the module docstring
+    ("addressing_fresh", 220, 0.86, 0.84),  # held out, measured once, below the goal: see the module docstring
+], ids=["first-set", "tuning", "tuning-old-heldout", "tuning-heldout3", "tuning-heldout2", "blind", "held-out-fresh"])
 def test_addressing_set_precision_and_recall(name: str, least: int, min_precision: float, min_recall: float) -> None:
     data = DATA.with_name(f"{name}.jsonl")
     rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]

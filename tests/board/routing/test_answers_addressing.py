@@ -30,3 +30,19 @@ async def test_who_answers_a_role_word(tmp_path: Path, text: str, speaker: str, 
     out, err = await ask_why(tmp_path, text)
     assert f"route: {role} (" in err, err
     assert out.startswith(speaker), out
+
+
+#: Sentences of the blind set (tests/data/addressing_blind.jsonl, written by someone who had read neither the rules
+#: nor the other sets) the pattern rules left with the chair: a member called with no comma, an emoji inside the
+#: sentence. The learned model beside the rules (board/routing/address_model.py) reads them as calls.
+@pytest.mark.parametrize(("text", "speaker", "role"), [
+    ("running numbers on the food truck. Finance what do u think of 12$ per burrito", "💰 Finance:", "finance"),
+    ("content pls rewrite our about page, it sounds like a robot wrote it", "📣 Content:", "content"),
+    ("yo 💰 is it smarter to lease or buy the van", "💰 Finance:", "finance"),
+    ("Finance pls check: rent 2.4k, payroll 9k, rev 14k. are we ok", "💰 Finance:", "finance"),
+])
+async def test_who_answers_a_sentence_written_apart_from_the_rules(tmp_path: Path, text: str, speaker: str,
+                                                                   role: str) -> None:
+    out, err = await ask_why(tmp_path, text)
+    assert f"route: {role} (" in err, err
+    assert out.startswith(speaker), out

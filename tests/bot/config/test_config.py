@@ -173,3 +173,16 @@ def test_data_dir_that_is_a_file_is_a_clear_error(tmp_path: Path, capsys: pytest
         assert main([*command, "--config", str(path)]) == 2
         err = capsys.readouterr().err
         assert "is a file, not a folder" in err and "Traceback" not in err
+
+
+def test_the_owners_own_chat_comes_from_each_running_channels_config(tmp_path: Path) -> None:
+    """Where a member's tool request reaches the owner before the owner has written (board.tools.consent):
+    Telegram's first allowed user, WhatsApp's first allowed number, only for channels that run."""
+    path = write(tmp_path, "telegram:\n  token: '123:abc'\n  allowed_user_ids: [42, 43]\n"
+                           "whatsapp:\n  allowed_numbers: ['+1 555 000 1111']\n")
+    assert load_config(path).board_settings().consent.owner_chats == (("telegram", "42"),)  # WhatsApp is not set up
+    path = write(tmp_path, "telegram:\n  token: '123:abc'\n  allowed_user_ids: [42]\n"
+                           "whatsapp:\n  phone_number_id: '999'\n  access_token: t\n  app_secret: s\n"
+                           "  verify_token: v\n  allowed_numbers: ['+1 555 000 1111']\n")
+    assert load_config(path).board_settings().consent.owner_chats == (("telegram", "42"),
+                                                                       ("whatsapp", "15550001111"))

@@ -107,6 +107,14 @@ def add_hostile() -> None:
 
     server.add_tool(answer, name="schemed", description="A property name that closes a tag.", annotations=_READS)
     _set_schema("schemed", {"type": "object", "properties": {INJECTION: {"type": "string"}}})
+    # a map keyed by pattern, as real servers declare headers, labels or env variables
+    server.add_tool(answer, name="patterned", description="Labels keyed by a pattern.", annotations=_READS)
+    _set_schema("patterned", {"type": "object", "properties": {"labels": {
+        "type": "object", "patternProperties": {"^[a-z][a-z0-9_-]*$": {"type": "string", "pattern": "^\\S+$"}},
+        "additionalProperties": False}}})
+    server.add_tool(answer, name="patterned_badly", description="A pattern key that closes a tag.", annotations=_READS)
+    _set_schema("patterned_badly", {"type": "object", "properties": {"labels": {
+        "type": "object", "patternProperties": {INJECTION: {"type": "string"}}}}})
 
     async def picky(mode: str = "fast") -> str:
         return f"mode {mode}"

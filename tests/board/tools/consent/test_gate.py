@@ -271,3 +271,32 @@ async def test_allow_without_a_number_answers_only_a_question_asked_in_the_same_
     assert row is not None and row.answer is None
     assert "Allowed once" in (await say_to(board, OWNER, "/allow", "o2")).text  # where it was asked
     assert "wrote q.txt" in (await turn).text
+
+
+@on_both_backends
+async def test_before_the_owner_ever_wrote_a_members_request_goes_to_the_owners_configured_chat(
+    workspace: Path, data_dir: Path, tmp_path: Path
+) -> None:
+    """The owner's own chat is known from the config (Telegram's first allowed user id is the owner, and a
+    private chat's id is the user's id): a member's request reaches the owner there on a new database, not the
+    member's group, where only the owner's press counts and the owner may never look."""
+    model = ScriptedModel()
+    settings = BoardSettings(workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
+                             agent=AgentSettings(default_model="scripted:main", retry=FAST_RETRY),
+                             consent=ConsentSettings(timeout_s=30.0, poll_s=0.2,
+                                                     owner_chats=(("telegram", "42"), ("whatsapp", "15550001111"))))
+    async with await open_board(settings, model.registry()) as opened:
+        writer(opened, tmp_path)
+        model.script(call("files__write_file", {"path": "c.txt", "content": "x"}), answer_with_result)
+        turn = asyncio.create_task(opened.handle(replace(MEMBER, text="please write it", message_id="m1")))
+        for _ in range(600):
+            if await opened.parts.consent.store.number(1) is not None or turn.done():
+                break
+            await asyncio.sleep(0.05)
+        asked = await opened.parts.schedule.get("consent:ask:1")
+        assert asked is not None and (asked.place.chat_id, asked.place.thread_id) == ("42", None), asked.place
+        told = await opened.parts.schedule.get("consent:waiting:1")
+        assert told is not None and (told.place.chat_id, told.place.thread_id) == ("-100", 7)  # the member is told
+        owner_dm = replace(OWNER, chat_id="42", thread_id=None, is_group=False)
+        assert "Allowed once" in (await say_to(opened, owner_dm, "/allow", "o1")).text  # asked there: no number
+        assert "wrote c.txt" in (await turn).text

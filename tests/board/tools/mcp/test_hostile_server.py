@@ -41,13 +41,17 @@ async def test_a_tool_with_an_invalid_name_or_a_tag_in_a_property_name_is_not_of
         names = {t.spec.name for t in m.tools_for(RESEARCH)}
         assert "bad__fine" in names and "bad__picky" in names, names
         assert not any(n.startswith(("bad__log", "bad__two")) for n in names), names
-        assert "bad__schemed" not in names
+        assert "bad__schemed" not in names and "bad__patterned_badly" not in names
+        patterned = next(t for t in m.tools_for(RESEARCH) if t.spec.name == "bad__patterned")
+        labels = patterned.spec.parameters["properties"]["labels"]
+        assert labels["patternProperties"] == {"^[a-z][a-z0-9_-]*$": {"type": "string", "pattern": "^\\S+$"}}
         [status] = m.states()
         assert status.state is ServerState.READY
         refused = dict(status.refused)
-        assert len(refused) == 3, refused
+        assert len(refused) == 4, refused
         assert all("is not a valid MCP tool name" in refused[quote_field(n, 80)] for n in BAD_NAMES), refused
         assert "key that is not a plain name" in refused['"schemed"']
+        assert "pattern that is not plain text" in refused['"patterned_badly"']
         assert all(name not in {t for t, _ in status.tools} for name in (*BAD_NAMES, "schemed"))
         for tool in m.tools_for(RESEARCH):
             closes_nothing(tool.spec.description)

@@ -515,8 +515,10 @@ async def test_commands_are_registered_and_answered_in_place(board: Board, fake:
     [commands] = fake.commands.values()
     assert [c["command"] for c in commands] == [name for name, _ in COMMANDS]
     menu = {c["command"] for c in commands}
-    assert {"start", "help", "roles", "ask", "meeting", "meetings", "cancel", "actions", "done", "reset", "compact",
-            "memory", "forget", "files", "link", "unlink", "souls", "cost", "status",
+    assert {"start", "help", "roles", "ask", "meeting", "meetings", "cancel", "wrap", "pause", "resume", "extend",
+            "start_meeting", "cancel_meeting",
+            "actions", "done", "reset", "compact", "memory", "forget", "files", "link", "unlink", "souls", "cost",
+            "status",
             "decisions", "decision", "ratify", "veto", "revisit", "due", "snooze",
             "review", "predictions", "resolve", "stats", "allow", "deny"} == menu
     assert set(board.parts.commands) <= menu  # every command the board answers is in the menu

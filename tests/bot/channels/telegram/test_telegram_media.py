@@ -304,6 +304,7 @@ async def test_a_voice_note_without_a_transcriber_is_answered_honestly(fake: Fak
     assert "I can't listen to voice notes here; please type your message" in answer
     assert "media.transcribe_model" not in answer  # the owner's fix goes to the log
     assert "only read text" not in answer
+    assert not fake.downloads  # nothing to listen with: the note is not fetched at all
     await marker_answered(fake, 1)
 
 

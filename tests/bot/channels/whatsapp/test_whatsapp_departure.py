@@ -1,6 +1,8 @@
 """WhatsApp's "sending" mark is taken once the request has its connection, not while it waits for one
 (bot/channels/whatsapp/outbound.py: aiohttp's trace signals): the real GraphClient against the fake Graph API,
-its connector limited to one connection, held by a read receipt."""
+its connector limited to one connection, held by a read receipt. A mark that cannot be stored (the state store
+out: the real Inbox on a store that fails its 'sending' update) stops the request and leaves no connection open,
+new or pooled (aiohttp forgets a connection whose trace signal raised without closing it)."""
 
 from __future__ import annotations
 
@@ -11,10 +13,13 @@ from dataclasses import dataclass
 import pytest
 from aiohttp import web
 
+from board.envelope import Envelope, Reply
+from board.storage import Database, StorageError
 from bot.channels.whatsapp.outbound import GraphClient
 from bot.intake.delivery import SendProgress
-from bot.intake.inbox import LeaseLost
+from bot.intake.inbox import Arrival, Inbox, LeaseLost
 from tests.support.fakes.graph_api import FakeGraphAPI
+from tests.support.fakes.outage_db import OutageDatabase
 from tests.support.kill import Hold, wait_for
 from tests.support.whatsapp import FAST, OWNER, wa_settings
 
@@ -80,3 +85,29 @@ async def test_a_mark_that_cannot_be_stored_stops_the_request(graph: ReadsHeld, 
     assert graph.sent == []
     await client.send_text(OWNER, "the next one")  # the connector is still usable
     assert [s.body for s in graph.sent] == ["the next one"]
+
+
+def open_connections(graph: FakeGraphAPI) -> int:
+    """Connections the fake Graph API's server holds open right now."""
+    assert graph._runner is not None and graph._runner.server is not None
+    return len(graph._runner.server.connections)
+
+
+@pytest.mark.parametrize("pooled", [False, True], ids=["new connection", "pooled connection"])
+async def test_a_mark_the_store_cannot_take_leaves_no_connection_open(
+        graph: ReadsHeld, client: GraphClient, database: Database, pooled: bool) -> None:
+    envelope = Envelope(channel="whatsapp", text="q", sender=OWNER, chat_id=OWNER, message_id="wamid.IN1")
+    [pending] = await Inbox(database, "whatsapp").store([Arrival(envelope, OWNER)])
+    store = OutageDatabase(database, lambda sql: "status = 'sending'" in sql)
+    inbox = Inbox(store, "whatsapp")  # the same rows, on a store that fails the "sending" update when armed
+    await inbox.replied(pending, Reply.to(envelope, role="general", name="G", emoji="", text="the answer"))
+    if pooled:
+        await client.send_text(OWNER, "an earlier answer")  # its connection goes back to the pool
+        assert open_connections(graph) == 1
+    store.armed = True  # the disk is full from here
+    with pytest.raises(StorageError):
+        await client.send_text(OWNER, "the answer", progress=SendProgress(
+            before_first_request=lambda: inbox.sending(pending)))
+    assert store.failed, "the outage was not reached: the test no longer pins the moment down"
+    assert [s.body for s in graph.sent] == (["an earlier answer"] if pooled else [])
+    await wait_for(lambda: open_connections(graph) == 0, "the connection of the request that never left closed")

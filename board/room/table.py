@@ -23,9 +23,10 @@ from enum import StrEnum
 from typing import Any
 
 from board.conversation.transcripts import utc_now
+from board.envelope import Envelope
 from board.storage import Database
 
-__all__ = ["Contribution", "Control", "ControlKind", "MeetingTable", "PlaceKind"]
+__all__ = ["Contribution", "Control", "ControlKind", "MeetingTable", "PlaceKind", "seated"]
 
 
 class ControlKind(StrEnum):
@@ -154,3 +155,27 @@ class MeetingTable:
             "ORDER BY m.started_at DESC, p.meeting_id DESC LIMIT 1",
             (channel, str(chat_id), "" if thread_id is None else str(thread_id)))
         return None if row is None else str(row["meeting_id"])
+
+
+def _digits(value: str) -> str:
+    return "".join(ch for ch in value if ch.isdigit())
+
+
+def seated(envelope: Envelope, participants: tuple[str, ...]) -> bool:
+    """Whether ``envelope``'s sender sits at the table: the owner, or one ``participants`` names, by the
+    channel's sender id (``43``), ``<channel>:<sender id>`` (``telegram:43``), a linked person
+    (``person:2``, :mod:`board.people`) or a phone number (``+49 151 2345678``; WhatsApp's sender is the
+    number's digits). A stranger of a channel open to anyone (``is_public``) never does."""
+    if envelope.is_public:
+        return False
+    if envelope.is_owner:
+        return True
+    ids = {envelope.sender, f"{envelope.channel}:{envelope.sender}"}
+    if envelope.person is not None:
+        ids.add(envelope.person.key)
+    for wanted in (p.strip() for p in participants):
+        if wanted in ids:
+            return True
+        if wanted.startswith("+") and _digits(wanted) and _digits(wanted) == envelope.sender.lstrip("+"):
+            return True
+    return False

@@ -1,0 +1,75 @@
+"""A small learned linear model beside the pattern rules: logistic regression over named features.
+
+A model is a frozen :class:`LinearModel` (a weight per feature name, a bias and the decision threshold), kept as
+a small JSON file beside the code that uses it and loaded once (:func:`load_model`). Features are strings
+("p1:ask", "rule:opinion"); a feature the model has no weight for counts nothing. Training (pure Python, no
+dependency) is :func:`fit`, run by ``scripts/train_classifiers.py`` from the labelled sets in ``tests/data/``;
+the code that decides only scores (:meth:`LinearModel.probability`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+__all__ = ["LinearModel", "fit", "load_model"]
+
+
+@dataclass(frozen=True)
+class LinearModel:
+    """Weights over feature names. Beside pattern rules: the answer is yes from ``threshold`` on whatever the
+    rules say, and a rule's yes stands unless the probability is under ``veto``."""
+
+    weights: MappingProxyType[str, float]
+    bias: float
+    threshold: float = 0.5
+    veto: float = 0.0
+
+    def probability(self, features: Iterable[str]) -> float:
+        """The model's probability that the features' example is a yes."""
+        z = self.bias + sum(self.weights.get(f, 0.0) for f in set(features))
+        return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
+
+    def decide(self, probability: float, rule: bool) -> bool:
+        """Yes or no, for a probability of this model and the pattern rules' answer."""
+        return probability >= self.threshold or (rule and probability >= self.veto)
+
+    def to_json(self) -> dict[str, Any]:
+        kept = {f: round(w, 4) for f, w in sorted(self.weights.items()) if abs(w) >= 1e-3}
+        return {"bias": round(self.bias, 4), "threshold": self.threshold, "veto": self.veto, "weights": kept}
+
+
+def load_model(path: Path) -> LinearModel:
+    """The model written by :meth:`LinearModel.to_json` at ``path``."""
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return LinearModel(MappingProxyType({str(k): float(v) for k, v in raw["weights"].items()}),
+                       float(raw["bias"]), float(raw.get("threshold", 0.5)), float(raw.get("veto", 0.0)))
+
+
+def fit(examples: Sequence[tuple[Iterable[str], bool]], *, l2: float = 0.01, epochs: int = 300,
+        rate: float = 0.5, threshold: float = 0.5, veto: float = 0.0) -> LinearModel:
+    """Logistic regression by full-batch gradient descent (with AdaGrad steps) over ``(features, label)``."""
+    rows = [(sorted(set(f)), 1.0 if y else 0.0) for f, y in examples]
+    weights: dict[str, float] = {f: 0.0 for fs, _ in rows for f in fs}
+    squared: dict[str, float] = dict.fromkeys(weights, 1e-8)
+    bias, bias_sq, n = 0.0, 1e-8, max(len(rows), 1)
+    for _ in range(epochs):
+        grad: dict[str, float] = {f: l2 * w for f, w in weights.items()}
+        grad_bias = 0.0
+        for fs, y in rows:
+            z = bias + sum(weights[f] for f in fs)
+            err = 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0))) - y
+            grad_bias += err / n
+            for f in fs:
+                grad[f] += err / n
+        for f, g in grad.items():
+            squared[f] += g * g
+            weights[f] -= rate * g / math.sqrt(squared[f])
+        bias_sq += grad_bias * grad_bias
+        bias -= rate * grad_bias / math.sqrt(bias_sq)
+    return LinearModel(MappingProxyType(weights), bias, threshold, veto)

@@ -1,0 +1,162 @@
+"""Train the learned halves of addressing by name and of the secret filter, and say how they generalise.
+
+    python scripts/train_classifiers.py cv        # leave-one-set-out figures, rules alone and rules + model
+    python scripts/train_classifiers.py write     # train on every set, write the shipped weights
+
+Leave-one-set-out: for each labelled set in ``tests/data/``, train on all the others and measure on the one
+left out (the blind sets, written by someone who had read neither the rules nor the sets, are the honest folds).
+Addressing is measured through the real :class:`board.routing.router.Router` on the shipped roster; secrets
+through :func:`board.language.secret_rules.secret_reason` / ``sentence_reason``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import zlib
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from board.envelope import Envelope  # noqa: E402
+from board.language import secret_model  # noqa: E402
+from board.language import secrets as secret_rules  # noqa: E402
+from board.language.learned import LinearModel, fit  # noqa: E402
+from board.routing import address_model, addressing  # noqa: E402
+from board.routing.router import NOBODY, Router  # noqa: E402
+
+DATA = ROOT / "tests" / "data"
+ADDRESS_SETS = ["addressing", "addressing_tuning", "addressing_heldout", "addressing_heldout2",
+                "addressing_heldout3", "addressing_blind:0", "addressing_blind:1"]
+SECRET_SETS = ["memory_secrets", "memory_secrets_tuning2", "memory_secrets_tuning3", "memory_secrets_review1",
+               "memory_secrets_heldout3", "memory_secrets_tuning4", "memory_secrets_tuning5",
+               "memory_secrets_tuning6", "memory_secrets_tuning7", "memory_secrets_blind:0",
+               "memory_secrets_blind:1"]
+RULES_ONLY = LinearModel(MappingProxyType({}), -5.0, threshold=1.0, veto=0.0)
+
+
+def rows(name: str) -> list[dict[str, Any]]:
+    """A set's rows; ``name:0`` / ``name:1``: its even / odd rows (halves of the blind sets, for folds)."""
+    name, _, half = name.partition(":")
+    text = (DATA / f"{name}.jsonl").read_text(encoding="utf-8")
+    every = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return [r for r in every if zlib.crc32(json.dumps(r).encode()) % 2 == int(half)] if half else every
+
+
+def shipped_router() -> Router:
+    files = {"general": ROOT / "workspace" / "SOUL.md"}
+    files.update({p.name.removesuffix(".soul.md"): p for p in (ROOT / "workspace" / "board").glob("*.soul.md")})
+    fields: dict[str, dict[str, str]] = {}
+    for role, path in files.items():
+        head = path.read_text(encoding="utf-8").split("---")[1]
+        fields[role] = dict(re.findall(r"^(name|title|emoji):\s*(.+?)\s*$", head, re.MULTILINE))
+    return Router(list(files), {r: f["name"] for r, f in fields.items()},
+                  titles={r: f["title"] for r, f in fields.items()}, emoji={r: f["emoji"] for r, f in fields.items()})
+
+
+def address_examples(names: Sequence[str]) -> list[tuple[tuple[str, ...], bool]]:
+    roster = shipped_router().roster
+    out: list[tuple[tuple[str, ...], bool]] = []
+    for name in names:
+        for row in rows(name):
+            want = {row["role"], *row.get("also", [])} if row["role"] else set()
+            for m in addressing.mentions(roster, row["text"]):
+                out.append((m.features, m.role in want))
+    return out
+
+
+def measure_addressing(name: str, model: LinearModel) -> tuple[float, float, int, int, int]:
+    addressing.address_model = lambda: model  # type: ignore[attr-defined]
+    router = shipped_router()
+    tp = fp = fn = 0
+    for row in rows(name):
+        route = router.route(Envelope(channel="console", text=row["text"], sender="owner", is_owner=True))
+        got = (route.role, list(route.also)) if route.reason != NOBODY else None
+        want = (row["role"], row.get("also", [])) if row["role"] else None
+        if got is not None and got == want:
+            tp += 1
+        else:
+            fp += got is not None
+            fn += want is not None
+    return tp / max(tp + fp, 1), tp / max(tp + fn, 1), tp, fp, fn
+
+
+def secret_examples(names: Sequence[str]) -> list[tuple[tuple[str, ...], bool]]:
+    return [(secret_model.fact_features(r["key"], r["value"]), bool(r["secret"])) for n in names for r in rows(n)]
+
+
+def measure_secrets(name: str, model: LinearModel) -> tuple[int, int, int, int]:
+    """(secrets let through, secrets, harmless refused, harmless) with ``model`` beside the rules."""
+    missed = refused = secrets = harmless = 0
+    for r in rows(name):
+        said = (secret_rules.sentence_reason(r["value"], model) if r["key"] is None
+                else secret_rules.secret_reason(r["key"], r["value"], model)) is not None
+        if r["secret"]:
+            secrets += 1
+            missed += not said
+        else:
+            harmless += 1
+            refused += said
+    return missed, secrets, refused, harmless
+
+
+def cross_validate(sets: Sequence[str], train: Callable[[Sequence[str]], LinearModel],
+                   show: Callable[[str, LinearModel], str]) -> None:
+    """Each set measured by a model trained on the others; a blind set's halves are folds of their own, and
+    the whole blind set is measured with both its halves left out too (as a set never seen)."""
+    blind = [s for s in sets if ":" in s]
+    for held in [*sets, blind[0].partition(":")[0]]:
+        model = train([s for s in sets if s != held and s.partition(":")[0] != held])
+        print(f"{held:28s} rules: {show(held, RULES_ONLY)}   rules+model: {show(held, model)}")
+
+
+def train_addressing(names: Sequence[str]) -> LinearModel:
+    return fit(address_examples(names), l2=ADDRESS_L2, threshold=ADDRESS_THRESHOLD, veto=ADDRESS_VETO)
+
+
+def train_secrets(names: Sequence[str]) -> LinearModel:
+    return fit(secret_examples(names), l2=SECRET_L2, threshold=SECRET_THRESHOLD, veto=SECRET_VETO)
+
+
+import os  # noqa: E402
+
+ADDRESS_L2 = float(os.environ.get("L2", "0.003"))
+SECRET_L2 = 0.003
+SECRET_THRESHOLD = float(os.environ.get("THRESHOLD", "0.9"))
+SECRET_VETO = float(os.environ.get("VETO", "0"))
+ADDRESS_THRESHOLD = float(os.environ.get("ATHRESHOLD", "0.8"))
+ADDRESS_VETO = float(os.environ.get("AVETO", "0"))
+
+
+def show_addressing(name: str, model: LinearModel) -> str:
+    p, r, tp, fp, fn = measure_addressing(name, model)
+    return f"P {p:.3f} R {r:.3f} (tp {tp} fp {fp} fn {fn})"
+
+
+def show_secrets(name: str, model: LinearModel) -> str:
+    missed, secrets, refused, harmless = measure_secrets(name, model)
+    return f"let through {missed}/{secrets}, refused {refused}/{harmless} = {refused / max(harmless, 1):.1%}"
+
+
+def main(argv: list[str]) -> None:
+    what = argv[1] if len(argv) > 1 else "cv"
+    part = argv[2] if len(argv) > 2 else "both"
+    if what == "cv":
+        if part in ("both", "addressing"):
+            cross_validate(ADDRESS_SETS, train_addressing, show_addressing)
+        if part in ("both", "secrets"):
+            cross_validate(SECRET_SETS, train_secrets, show_secrets)
+    elif what == "write":
+        for model, path in ((train_addressing(ADDRESS_SETS), address_model.MODEL_FILE),
+                            (train_secrets(SECRET_SETS), secret_model.MODEL_FILE)):
+            path.write_text(json.dumps(model.to_json(), indent=0, sort_keys=True) + "\n", encoding="utf-8")
+            print(f"wrote {path.relative_to(ROOT)} ({len(model.to_json()['weights'])} weights)")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
