@@ -18,7 +18,7 @@ import contextlib
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aiohttp import web
@@ -45,6 +45,7 @@ class Asked:
     kind: str
     role: str | None
     at: float
+    text: str = field(default="", repr=False)  # the prompt (its last user message)
 
 
 class MeetingModel(LocalServer):
@@ -75,6 +76,13 @@ class MeetingModel(LocalServer):
         self._holds[kind] = roles
         self._open.clear()
 
+    def unhold(self, kind: str) -> None:
+        """Let the held requests of ``kind`` (and later ones) be answered; other holds stay."""
+        self._holds.pop(kind, None)
+        self._open.set()  # every waiter looks again: those of another kind still held wait on
+        if self._holds:
+            self._open.clear()
+
     def release(self) -> None:
         """Let every held request (and every later one) be answered."""
         self._holds.clear()
@@ -103,7 +111,7 @@ class MeetingModel(LocalServer):
         if MEMORY_MARKER in await request.read():
             return self._answer(body, '{"facts": []}')
         text = _last_user(body)
-        asked = _classify(text)
+        asked = replace(_classify(text), text=text)
         self.asked.append(asked)
         self._changed.set()
         if self._held(asked):

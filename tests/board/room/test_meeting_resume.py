@@ -157,6 +157,46 @@ async def test_a_kill_during_the_framing_asks_the_chair_once_more_and_nothing_el
             await sabha.close()
 
 
+async def test_a_contribution_heard_before_the_kill_is_still_quoted_to_round_2_after_it(
+        tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    """The owner writes in the meeting's place during round 1; round 2 is asked with it quoted, then the daemon is
+    killed; after the restart round 2 is asked again with it still quoted (kept in the checkpoint: not read twice,
+    not lost) and the minutes carry it once."""
+    said = "Remember the monsoon season in July"
+    async with MeetingModel() as model:
+        model.hold("round 1")
+        model.hold("round 2")
+        config = _config(tmp_path, fake, model)
+        first, second = SabhaProcess(config), SabhaProcess(config)
+        try:
+            await first.start()
+            fake.push_text(FORUM, OWNER, "/meeting Should we open a Pune office?")
+            await model.wait_for("round 1 held", lambda: len(model.waiting) == len(SPECIALISTS))
+            fake.push_text(FORUM, OWNER, said)
+            await eventually(lambda: rows(tmp_path, "SELECT COUNT(*) FROM meeting_contributions")[0][0] == 1,
+                             "the contribution stored")
+            model.unhold("round 1")
+            await model.wait_for("round 2 held",
+                                 lambda: [a.kind for a in model.waiting] == ["round 2"] * len(SPECIALISTS))
+            assert all(said in a.text for a in model.waiting), "round 2 was asked without the contribution"
+            await eventually(lambda: all(posted(fake, r, 1) == 1 for r in SPECIALISTS), "round 1 at Telegram")
+            await first.signal(signal.SIGKILL)
+            before = len(model.asked)
+            model.release()
+            await second.start()
+            await eventually(lambda: any("Board decision" in m.text for m in fake.sent_messages), "the decision",
+                             timeout=180)
+            [(meeting_id,)] = rows(tmp_path, "SELECT id FROM meetings")
+            _each_once(tmp_path, fake, meeting_id)
+            again = [a for a in model.asked[before:] if a.kind == "round 2"]
+            assert len(again) == len(SPECIALISTS) and all(a.text.count(said) == 1 for a in again)
+            [(minutes,)] = rows(tmp_path, "SELECT minutes FROM meetings")
+            assert minutes.count(said) == 1, minutes
+        finally:
+            await first.close()
+            await second.close()
+
+
 async def test_a_clean_stop_during_round_2_leaves_the_meeting_to_resume_at_the_next_start(
         tmp_path: Path, fake: FakeTelegramAPI) -> None:
     """SIGTERM while round 2 waits at the model: the daemon gives the meeting its grace, then stops it where it is
