@@ -64,7 +64,7 @@ async def test_a_replica_whose_pool_is_held_busy_longer_than_a_lease_keeps_its_c
     watch = await asyncpg.connect(pg_url)
     locker = await asyncpg.connect(pg_url)
     try:
-        await replicas.start()
+        await replicas.procs[0].start()
         burst.url = f"http://127.0.0.1:{replicas.ports[0]}"  # every message taken in by r0
         model.hold()
         await burst.run(fake)
@@ -76,6 +76,7 @@ async def test_a_replica_whose_pool_is_held_busy_longer_than_a_lease_keeps_its_c
         holders = {r["holder"]: r["n"] for r in await watch.fetch(
             "SELECT holder, count(*) AS n FROM leases GROUP BY holder")}
         assert holders == {"r0": CONVERSATIONS}, holders
+        await replicas.procs[1].start()  # now, so that it cannot take a conversation before r0 (a loaded machine)
 
         # A slow store: every write to the messages waits, and with it each statement of r0's turns and both of
         # its pooled connections.
@@ -138,7 +139,7 @@ async def test_a_turn_whose_lease_was_taken_while_its_replica_was_frozen_stops_a
     watch = await asyncpg.connect(pg_url)
     r0 = replicas.procs[0]
     try:
-        await replicas.start()
+        await r0.start()
         burst.url = f"http://127.0.0.1:{replicas.ports[0]}"
         model.hold()
         await burst.run(fake)
@@ -149,6 +150,7 @@ async def test_a_turn_whose_lease_was_taken_while_its_replica_was_frozen_stops_a
             return check
 
         await _until("r0's turn at the model", asked(1))
+        await replicas.procs[1].start()  # now, so that it cannot take the conversation before r0 (a loaded machine)
         assert r0.proc is not None
         r0.proc.send_signal(signal.SIGSTOP)
         try:
