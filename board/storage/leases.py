@@ -21,6 +21,7 @@ Times come from the board's clock (never the server's): ``expires_at`` is compar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 
@@ -59,6 +60,7 @@ class Leases:
         self.clock = clock
         self._held: set[str] = set()  # what this holder took and has not let go (as far as it knows)
         self._own: Database | None = None  # renewal's connection of its own (PostgreSQL), see the module docstring
+        self._opening: asyncio.Task[Database] | None = None  # that connection being opened
         # One statement of this holder at a time: a release and a take of one key must not pass each other
         # on two pooled connections (the DELETE of the old lease landing after the new take).
         self._lock = asyncio.Lock()
@@ -116,18 +118,36 @@ class Leases:
 
     async def _renewing_db(self) -> Database:
         """Where :meth:`renew` runs: a connection of its own on PostgreSQL, the store itself on SQLite (one process,
-        no pool)."""
+        no pool). The connection of its own is opened in a task of its own: a renewal that runs out of time while it
+        connects leaves it connecting for the next beat; one that failed to open is tried again then (this renewal
+        uses the pool)."""
         if self._own is not None:
             return self._own
         from board.storage.postgres import PostgresDatabase
 
         if self.db.dialect is not Dialect.POSTGRES or not isinstance(self.db, PostgresDatabase):
             return self.db
-        self._own = await self.db.apart("leases", timeout_s=self.heartbeat_s)
-        return self._own
+        opening = self._opening
+        if opening is None:
+            opening = self._opening = asyncio.create_task(self.db.apart("leases", timeout_s=self.heartbeat_s),
+                                                          name="lease connection")
+        await asyncio.wait({opening})  # a renewal's time running out ends this wait, not the opening
+        self._opening = None
+        if not opening.cancelled() and opening.exception() is None:
+            self._own = opening.result()
+            return self._own
+        log.warning("leases: could not open a connection of their own (%s); renewing on the pool this time",
+                    "cancelled" if opening.cancelled() else opening.exception())
+        return self.db
 
     async def close(self) -> None:
         """Close renewal's own connection, if one was opened (the store itself stays open)."""
+        opening, self._opening = self._opening, None
+        if opening is not None:
+            opening.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):  # cancelled or failed: nothing to close
+                opened = await opening
+                await opened.close()
         own, self._own = self._own, None
         if own is not None:
             await own.close()

@@ -146,13 +146,13 @@ class PostgresDatabase:
 
     async def apart(self, purpose: str, timeout_s: float) -> PostgresDatabase:
         """A store of its own on this database: one connection (made again when lost), named ``sabha <purpose>``
-        on the server, whose every wait (connecting, getting the connection, a statement) ends after
-        ``timeout_s`` with a retryable :class:`StorageError`. No migrations (this store has run them). Close it
-        on its own."""
+        on the server, whose waits for the connection and for a statement end after ``timeout_s`` with a retryable
+        :class:`StorageError` (connecting: after :data:`CONNECT_TIMEOUT_S`). No migrations (this store has run them).
+        Close it on its own."""
         asyncpg = driver()
         try:
             pool = await asyncpg.create_pool(self.url.dsn(), password=self.url.password, min_size=1, max_size=1,
-                                             timeout=timeout_s, command_timeout=timeout_s,
+                                             timeout=max(timeout_s, CONNECT_TIMEOUT_S), command_timeout=timeout_s,
                                              server_settings={"application_name": f"sabha {purpose}"})
         except Exception as exc:
             raise _mapped(exc, self.url) from exc
