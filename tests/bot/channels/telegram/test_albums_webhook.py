@@ -4,7 +4,9 @@ With the webhook's ``max_connections: 1`` Telegram posts an album's items one af
 the previous one was answered 200. Through a real ``sabha run`` in webhook mode on the fake Bot API, posted
 that way (the caption on the *second* photo, posted a while after the first one's 200): one answer, whose
 model request holds both pictures and the caption; nothing answered twice; a kill -9 between the two
-requests still gives one answer after the restart.
+requests still gives one answer after the restart (staged albums are held again at a start); when the other
+items never come after a restart, the album is answered with the item that was kept (decided: an honest answer
+with what arrived, not silence).
 """
 
 from __future__ import annotations
@@ -91,6 +93,26 @@ async def test_a_kill_between_two_items_of_an_album_still_gives_one_answer_after
     finally:
         await process.close()
 
+
+
+async def test_an_album_whose_other_items_never_come_after_a_restart_is_answered_with_what_was_kept(
+    tmp_path: Path, bfake: BatchFake, show: ShowModel  # noqa: F811 - fixtures
+) -> None:
+    config = write_config(tmp_path, bfake, show, mode="webhook",
+                          extra=["  webhook_url: https://sabha.example.org/telegram/webhook"])
+    process = SabhaProcess(config)
+    first, _ = album(bfake)
+    try:
+        await process.start()
+        assert await post(bfake, process, first) == 200
+        await process.signal(signal.SIGKILL)
+        await process.start()
+        await process.wait_for_log("posted to the webhook before the restart are held", timeout=60)
+        await eventually(lambda: len(bfake.sent_to(OWNER)) == 1, "the kept picture's answer", timeout=60)
+    finally:
+        await process.close()
+    answer = bfake.sent_to(OWNER)[0].text
+    assert answer.count("[image attached") == 1 and CAPTION not in answer, answer
 
 # -- the staging itself, on both backends -------------------------------------------------------------------
 
