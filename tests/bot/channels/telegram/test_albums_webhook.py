@@ -31,7 +31,7 @@ from tests.support.telegram import FRIEND, OWNER, eventually
 CAPTION = "S1 which of these two logos is better?"
 #: How long after the first item's 200 the second item is posted: longer than the old gathering kept the first
 #: request open (so its album was stored alone before), within the album's hold counted from the first's 200.
-LATER_S = 0.5
+LATER_S = 0.3
 
 
 def album(fake: FakeTelegramAPI) -> list[dict[str, Any]]:
