@@ -244,9 +244,10 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         self._offset: int | None = None
         self._confirmed: int | None = None
         self._poller: asyncio.Task[None] | None = None
-        self.albums = AlbumHold()  # albums at the end of a getUpdates batch, held for their other items
+        #: albums at the end of a getUpdates batch, held for their other items
+        self.albums = AlbumHold(wait_s=settings.album_wait_s)
         #: webhook mode: an album's items staged as posted, stored as one message once complete (.album_staging)
-        self.album_posts = WebhookAlbums(AlbumStage(parts.db), self._store_album,
+        self.album_posts = WebhookAlbums(AlbumStage(parts.db), self._store_album, wait_s=settings.album_wait_s,
                                          retry_s=hub.settings.storage_retry_s)
         self.album_items = AlbumItems(parts.db)  # every stored album item: one sent again is a duplicate
         #: Replicas in polling mode: poll only while this one leads (None: always; bot.replicas.leader).

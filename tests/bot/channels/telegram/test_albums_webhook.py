@@ -22,7 +22,7 @@ import pytest
 from board.app import Board
 from bot.channels.telegram.album_staging import AlbumStage, WebhookAlbums
 from bot.channels.telegram.inbound import TgMessage
-from tests.bot.channels.telegram.test_inputs_telegram import BatchFake, bfake, show, webhook  # noqa: F401 - fixtures
+from tests.bot.channels.telegram.test_inputs_telegram import BatchFake, bfake, show  # noqa: F401 - fixtures
 from tests.bot.channels.telegram.test_telegram_media import ShowModel, picture, shown
 from tests.support.daemon import WEBHOOK_SECRET, SabhaProcess, write_config
 from tests.support.fakes.telegram_api import FakeTelegramAPI, photo
@@ -67,13 +67,21 @@ async def one_album_answer(fake: FakeTelegramAPI, process: SabhaProcess, model: 
 
 
 async def test_an_album_posted_one_request_at_a_time_is_one_turn_with_both_pictures_and_the_caption(
-    bfake: BatchFake, webhook: SabhaProcess, show: ShowModel  # noqa: F811 - fixtures
+    tmp_path: Path, bfake: BatchFake, show: ShowModel  # noqa: F811 - fixtures
 ) -> None:
+    # the album's hold (telegram.album_wait_s) leaves room for a loaded machine between the two posts
+    config = write_config(tmp_path, bfake, show, mode="webhook",
+                          extra=["  webhook_url: https://sabha.example.org/telegram/webhook", "  album_wait_s: 5"])
+    webhook = SabhaProcess(config)
     first, second = album(bfake)
-    assert await post(bfake, webhook, first) == 200
-    await asyncio.sleep(LATER_S)  # Telegram posts the next item when it can: here, a while after the 200
-    assert await post(bfake, webhook, second) == 200
-    await one_album_answer(bfake, webhook, show)
+    try:
+        await webhook.start()
+        assert await post(bfake, webhook, first) == 200
+        await asyncio.sleep(LATER_S)  # Telegram posts the next item when it can: here, a while after the 200
+        assert await post(bfake, webhook, second) == 200
+        await one_album_answer(bfake, webhook, show)
+    finally:
+        await webhook.close()
 
 
 async def test_a_kill_between_two_items_of_an_album_still_gives_one_answer_after_the_restart(
