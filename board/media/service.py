@@ -135,7 +135,7 @@ class MediaService:
         try:
             with self._spending(envelope):  # transcribing is a model call made for the sender
                 for att in envelope.attachments:  # each checked against the room the files before it left
-                    kept = sum(a.stored or 0 for a in done if a.problem is None)
+                    kept = sum((a.stored or 0) + (a.text_bytes or 0) for a in done if a.problem is None)
                     done.append(await self._prepare_one(att, ctx, fetcher, kept, held))
             await self.store.record(channel=envelope.channel, chat_id=envelope.chat_id,
                                     thread_id=envelope.thread_id, message_id=envelope.message_id,
@@ -164,7 +164,8 @@ class MediaService:
             fresh = blob.sha256 if new else None
             att = att.with_(blob=blob.sha256, size=blob.size)
             done = await understander.understand(att, blob, ctx)
-            done = done.with_(stored=self._stored_bytes(blob, done))
+            done = done.with_(stored=self._stored_bytes(blob, done),
+                              text_bytes=await self.store.text_bytes(blob.sha256, done.derived))
         except MediaProblem as exc:
             log.info("media: %s from %s on %s: %s (%s)", att.kind.value, ctx.envelope.sender, ctx.envelope.channel,
                      exc.text, exc.problem.value)
