@@ -118,6 +118,11 @@ class MediaService:
         for kind in understander.kinds:
             self._understanders[kind] = understander
 
+    def _deaf(self, understander: Understander) -> bool:
+        """Whether ``understander`` is the board's own transcriber with no model to listen with."""
+        return isinstance(understander, OfflineTranscriber) or (
+            isinstance(understander, Transcriber) and not self.settings.transcribe_model)
+
     def understander_for(self, kind: MediaKind) -> Understander | None:
         """Who reads ``kind`` now, or None."""
         return self._understanders.get(kind)
@@ -158,6 +163,8 @@ class MediaService:
             return att.with_(problem=NOT_READ.get(att.kind, f"I cannot read {att.label}"))
         fresh: str | None = None  # a blob this call downloaded: removed when what it holds is refused
         try:
+            if self._deaf(understander):  # nothing to listen with: not fetched at all
+                raise not_heard(att, ctx.envelope.sender, ctx.envelope.channel)
             blob, new = await self._fetch(att, ctx.envelope, fetcher, kept)
             self._in_use[blob.sha256] += 1  # no await since the blob was found or renamed into place
             held.append(blob.sha256)
@@ -213,8 +220,6 @@ class MediaService:
             return blob, False
         if fetcher is None or att.source is None:
             raise MediaProblem(Problem.UNAVAILABLE, f"{att.label} cannot be fetched from {envelope.channel}")
-        if att.kind in (MediaKind.VOICE, MediaKind.AUDIO) and not self.settings.transcribe_model:
-            raise not_heard(att, envelope.sender, envelope.channel)  # nothing to listen with: not fetched at all
         refused = refused_before_download(att, envelope.channel, self.settings)
         if refused is not None:
             raise refused
