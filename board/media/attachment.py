@@ -68,7 +68,8 @@ class Attachment:
     """One thing sent besides text (see the module docstring). ``size``, ``mime`` and
     ``sha256`` are what the service declared (checked when the bytes arrive); ``duration_s``
     is a voice note's or a video's length when the service says it; ``stored`` the bytes it keeps in the
-    media store once read (the file as sent plus a copy made from it: what the quotas count)."""
+    media store once read (the file as sent plus a copy made from it), ``text_bytes`` the bytes of text read from
+    it kept in the state db (:meth:`board.media.store.MediaStore.text_bytes`): the quotas count both."""
 
     kind: MediaKind
     mime: str | None = None
@@ -81,6 +82,7 @@ class Attachment:
     derived: str | None = None
     problem: str | None = None
     stored: int | None = None
+    text_bytes: int | None = None
 
     @property
     def label(self) -> str:

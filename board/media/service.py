@@ -118,6 +118,11 @@ class MediaService:
         for kind in understander.kinds:
             self._understanders[kind] = understander
 
+    def _deaf(self, understander: Understander) -> bool:
+        """Whether ``understander`` is the board's own transcriber with no model to listen with."""
+        return isinstance(understander, OfflineTranscriber) or (
+            isinstance(understander, Transcriber) and not self.settings.transcribe_model)
+
     def understander_for(self, kind: MediaKind) -> Understander | None:
         """Who reads ``kind`` now, or None."""
         return self._understanders.get(kind)
@@ -135,7 +140,7 @@ class MediaService:
         try:
             with self._spending(envelope):  # transcribing is a model call made for the sender
                 for att in envelope.attachments:  # each checked against the room the files before it left
-                    kept = sum(a.stored or 0 for a in done if a.problem is None)
+                    kept = sum((a.stored or 0) + (a.text_bytes or 0) for a in done if a.problem is None)
                     done.append(await self._prepare_one(att, ctx, fetcher, kept, held))
             await self.store.record(channel=envelope.channel, chat_id=envelope.chat_id,
                                     thread_id=envelope.thread_id, message_id=envelope.message_id,
@@ -158,13 +163,16 @@ class MediaService:
             return att.with_(problem=NOT_READ.get(att.kind, f"I cannot read {att.label}"))
         fresh: str | None = None  # a blob this call downloaded: removed when what it holds is refused
         try:
+            if self._deaf(understander):  # nothing to listen with: not fetched at all
+                raise not_heard(att, ctx.envelope.sender, ctx.envelope.channel)
             blob, new = await self._fetch(att, ctx.envelope, fetcher, kept)
             self._in_use[blob.sha256] += 1  # no await since the blob was found or renamed into place
             held.append(blob.sha256)
             fresh = blob.sha256 if new else None
             att = att.with_(blob=blob.sha256, size=blob.size)
             done = await understander.understand(att, blob, ctx)
-            done = done.with_(stored=self._stored_bytes(blob, done))
+            done = done.with_(stored=self._stored_bytes(blob, done),
+                              text_bytes=await self.store.text_bytes(blob.sha256, done.derived))
         except MediaProblem as exc:
             log.info("media: %s from %s on %s: %s (%s)", att.kind.value, ctx.envelope.sender, ctx.envelope.channel,
                      exc.text, exc.problem.value)
@@ -212,8 +220,6 @@ class MediaService:
             return blob, False
         if fetcher is None or att.source is None:
             raise MediaProblem(Problem.UNAVAILABLE, f"{att.label} cannot be fetched from {envelope.channel}")
-        if att.kind in (MediaKind.VOICE, MediaKind.AUDIO) and not self.settings.transcribe_model:
-            raise not_heard(att, envelope.sender, envelope.channel)  # nothing to listen with: not fetched at all
         refused = refused_before_download(att, envelope.channel, self.settings)
         if refused is not None:
             raise refused

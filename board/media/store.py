@@ -1,10 +1,19 @@
 """The media rows in the state db: derived text by blob, and each message's attachments.
 
+What the quotas (:mod:`board.media.quota`) read here: :meth:`MediaStore.kept_bytes` sums, for the rows of
+one person's identities (or strangers', or everyone's) recorded within ``keep_days``, the bytes each kept
+attachment holds in the file store (``stored_bytes``) and the bytes of text read from it kept in this db
+(``text_bytes``: the ``media_derived`` text of its blob and the copy on its row), through the
+``(channel, sender, created_at)`` index. :meth:`MediaStore.text_total`, asked before every download for the
+total quota, is a running figure: summed once, kept by :meth:`MediaStore.record`, summed again after each
+:meth:`MediaStore.prune` (hourly), like the file store's own total; each process keeps its own.
+
 Text parameters are masked here (:func:`board.masking.mask_value`): a document or a transcript may spell
 out a configured secret, and not every backend's statement masks on its own."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -41,6 +50,26 @@ class MediaStore:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._text_total: int | None = None  # the kept text's bytes (text_total), None: to be summed
+
+    async def text_bytes(self, blob: str, derived: str | None) -> int:
+        """The bytes of text an attachment of ``blob`` keeps in this db: what was read from the blob
+        (``media_derived``, every ``how``) and ``derived`` as its row keeps it."""
+        rows = await self.db.fetchall("SELECT text FROM media_derived WHERE blob = ?", (blob,))
+        return sum(len(str(r["text"]).encode()) for r in rows) + len(_row_text(derived).encode())
+
+    async def text_total(self, since: str) -> int:
+        """The bytes of text the attachments recorded since ``since`` keep (the running figure; see the
+        module docstring)."""
+        if self._text_total is None:
+            self._text_total = await self.kept_text(since)
+        return self._text_total
+
+    async def kept_text(self, since: str) -> int:
+        """The bytes of text the attachments recorded since ``since`` (ISO UTC) keep, summed now."""
+        row = await self.db.fetchone("SELECT COALESCE(SUM(text_bytes), 0) AS n FROM message_attachments "
+                                     "WHERE created_at >= ? AND problem IS NULL AND text_bytes IS NOT NULL", (since,))
+        return int(row["n"]) if row is not None else 0
 
     async def derived(self, blob: str, how: str) -> str | None:
         """Text made earlier from ``blob`` by ``how``, or None."""
@@ -60,7 +89,7 @@ class MediaStore:
         sent by a stranger (their quota, :mod:`board.media.quota`)."""
         now = _now()
         rows = [(channel, chat_id, thread_id, message_id, sender, i, a.kind.value, a.name, a.mime, a.size, a.blob,
-                 (a.derived or "")[:_DERIVED_KEEP_CHARS] or None, a.problem, now, int(public), a.stored)
+                 _row_text(a.derived) or None, a.problem, now, int(public), a.stored, a.text_bytes)
                 for i, a in enumerate(attachments)]
         if not rows:
             return
@@ -68,13 +97,15 @@ class MediaStore:
             for row in rows:
                 await tx.execute(
                     "INSERT INTO message_attachments (channel, chat_id, thread_id, message_id, sender, ord, kind, "
-                    "name, mime, size, blob, derived, problem, created_at, from_stranger, stored_bytes) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                    "name, mime, size, blob, derived, problem, created_at, from_stranger, stored_bytes, text_bytes) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
                     "ON CONFLICT (channel, chat_id, message_id, ord) DO UPDATE SET sender = excluded.sender, "
                     "kind = excluded.kind, name = excluded.name, mime = excluded.mime, size = excluded.size, "
                     "blob = excluded.blob, derived = excluded.derived, problem = excluded.problem, "
                     "created_at = excluded.created_at, from_stranger = excluded.from_stranger, "
-                    "stored_bytes = excluded.stored_bytes", mask_value(row))
+                    "stored_bytes = excluded.stored_bytes, text_bytes = excluded.text_bytes", mask_value(row))
+        if self._text_total is not None:  # a retried message's rows are counted again until the next prune
+            self._text_total += sum(a.text_bytes or 0 for a in attachments if a.problem is None)
 
     async def references(self, blob: str) -> bool:
         """True when a kept attachment (read without a problem) names ``blob``."""
@@ -82,21 +113,22 @@ class MediaStore:
                                      "LIMIT 1", (blob,))
         return row is not None
 
-    async def kept_bytes(self, since: str, *, channel: str | None = None, sender: str | None = None,
+    async def kept_bytes(self, since: str, *, identities: Sequence[tuple[str, str]] | None = None,
                          public: bool | None = None) -> int:
-        """The bytes kept in the store (the file and its copies: ``stored_bytes``, else ``size``) for the files
-        recorded since ``since`` (ISO UTC) and kept (read without a problem): of one sender (``channel`` and
-        ``sender``), of strangers (``public``), or of everyone."""
+        """The bytes kept (the file and its copies: ``stored_bytes``, else ``size``; and the text read from it:
+        ``text_bytes``) for the files recorded since ``since`` (ISO UTC) and kept (read without a problem): of
+        one person (``identities``: their ``(channel, sender)`` pairs), of strangers (``public``), or of
+        everyone."""
         where = ["created_at >= ?", "problem IS NULL", "blob IS NOT NULL"]
         args: list[object] = [since]
-        if channel is not None and sender is not None:
-            where += ["channel = ?", "sender = ?"]
-            args += [channel, sender]
+        if identities:
+            where.append("(" + " OR ".join(["(channel = ? AND sender = ?)"] * len(identities)) + ")")
+            args += [part for pair in identities for part in pair]
         if public is not None:
             where.append("from_stranger = ?")
             args.append(int(public))
-        row = await self.db.fetchone("SELECT COALESCE(SUM(COALESCE(stored_bytes, size)), 0) AS n "
-                                     "FROM message_attachments WHERE " + " AND ".join(where), tuple(args))
+        row = await self.db.fetchone("SELECT COALESCE(SUM(COALESCE(stored_bytes, size) + COALESCE(text_bytes, 0)), 0)"
+                                     " AS n FROM message_attachments WHERE " + " AND ".join(where), tuple(args))
         return int(row["n"]) if row is not None else 0
 
     async def prune(self, keep_days: float) -> int:
@@ -108,6 +140,7 @@ class MediaStore:
                                         (cutoff, cutoff))
         await self.db.execute("DELETE FROM media_derived WHERE created_at < ?", (cutoff,))
         await self.db.execute("DELETE FROM message_attachments WHERE created_at < ?", (cutoff,))
+        self._text_total = None  # summed again at the next ask
         return int(before["n"]) if before is not None else 0
 
     async def documents_since(self, since: str) -> list[StoredAttachment]:
@@ -143,6 +176,11 @@ def _stored(r: Row) -> StoredAttachment:
                             r["message_id"], str(r["sender"]), MediaKind(r["kind"]), r["name"], r["mime"],
                             None if size is None else int(size), r["blob"], r["derived"], r["problem"],
                             str(r["created_at"]))
+
+
+def _row_text(derived: str | None) -> str:
+    """What an attachment's own row keeps of the text read from it."""
+    return (derived or "")[:_DERIVED_KEEP_CHARS]
 
 
 def _now() -> str:

@@ -8,6 +8,12 @@ one wins; :meth:`Leases.renew` extends every key this holder has (the heartbeat,
 :meth:`Leases.release` lets a key go when the work on it is done. A replica that dies stops renewing: its
 keys expire after ``lease_s`` and another replica takes them.
 
+Renewal must not wait behind the replica's own work: on PostgreSQL it runs on a connection of its own
+(:meth:`board.storage.postgres.PostgresDatabase.apart`, opened at the first renewal), never the pool the turns
+use, and every renewal ends within ``heartbeat_s`` (a late one is a failed one; the next beat tries again). Under
+load all pooled connections were seen busy with turns' statements for longer than a lease: the leases expired,
+other replicas took the conversations and answered them again, and the late answers were dropped.
+
 Times come from the board's clock (never the server's): ``expires_at`` is compared with the taker's
 ``now``, so replicas need clocks within a small fraction of ``lease_s`` (NTP gives milliseconds).
 """
@@ -15,11 +21,12 @@ Times come from the board's clock (never the server's): ``expires_at`` is compar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 
 from board.clock import SYSTEM_CLOCK, Clock
-from board.storage.database import Database
+from board.storage.database import Database, Dialect, StorageError
 
 __all__ = ["Lease", "Leases"]
 
@@ -52,6 +59,8 @@ class Leases:
         self.lease_s = lease_s
         self.clock = clock
         self._held: set[str] = set()  # what this holder took and has not let go (as far as it knows)
+        self._own: Database | None = None  # renewal's connection of its own (PostgreSQL), see the module docstring
+        self._opening: asyncio.Task[Database] | None = None  # that connection being opened
         # One statement of this holder at a time: a release and a take of one key must not pass each other
         # on two pooled connections (the DELETE of the old lease landing after the new take).
         self._lock = asyncio.Lock()
@@ -91,8 +100,14 @@ class Leases:
         makes nor removes one), and a take or a release waiting for a pooled connection must not hold back the
         renewal of every other lease (under load the leases of conversations with turns in flight expired so)."""
         before = set(self._held)
-        rows = await self.db.fetchall("UPDATE leases SET expires_at = ? WHERE holder = ? RETURNING key",
-                                      (self._now() + self.lease_s, self.holder))
+        try:
+            async with asyncio.timeout(self.heartbeat_s):
+                db = await self._renewing_db()
+                rows = await db.fetchall("UPDATE leases SET expires_at = ? WHERE holder = ? RETURNING key",
+                                         (self._now() + self.lease_s, self.holder))
+        except TimeoutError as exc:
+            raise StorageError(f"renewing the leases of {self.holder} took longer than {self.heartbeat_s:.1f} s",
+                               retryable=True) from exc
         kept = {str(row["key"]) for row in rows}
         lost = (before - kept) & self._held  # not the ones let go meanwhile
         if lost:
@@ -100,6 +115,42 @@ class Leases:
                         self.holder, len(lost), self.lease_s, ", ".join(sorted(lost)[:5]))
         self._held -= lost  # a key taken meanwhile stays; one let go meanwhile is not taken back
         return kept
+
+    async def _renewing_db(self) -> Database:
+        """Where :meth:`renew` runs: a connection of its own on PostgreSQL, the store itself on SQLite (one process,
+        no pool). The connection of its own is opened in a task of its own: a renewal that runs out of time while it
+        connects leaves it connecting for the next beat; one that failed to open is tried again then (this renewal
+        uses the pool)."""
+        if self._own is not None:
+            return self._own
+        from board.storage.postgres import PostgresDatabase
+
+        if self.db.dialect is not Dialect.POSTGRES or not isinstance(self.db, PostgresDatabase):
+            return self.db
+        opening = self._opening
+        if opening is None:
+            opening = self._opening = asyncio.create_task(self.db.apart("leases", timeout_s=self.heartbeat_s),
+                                                          name="lease connection")
+        await asyncio.wait({opening})  # a renewal's time running out ends this wait, not the opening
+        self._opening = None
+        if not opening.cancelled() and opening.exception() is None:
+            self._own = opening.result()
+            return self._own
+        log.warning("leases: could not open a connection of their own (%s); renewing on the pool this time",
+                    "cancelled" if opening.cancelled() else opening.exception())
+        return self.db
+
+    async def close(self) -> None:
+        """Close renewal's own connection, if one was opened (the store itself stays open)."""
+        opening, self._opening = self._opening, None
+        if opening is not None:
+            opening.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):  # cancelled or failed: nothing to close
+                opened = await opening
+                await opened.close()
+        own, self._own = self._own, None
+        if own is not None:
+            await own.close()
 
     async def release(self, key: str) -> None:
         """Let ``key`` go (only if this holder has it)."""

@@ -12,6 +12,10 @@ means); anything else (a syntax error: a bug) passes through unchanged.
 
 :meth:`PostgresDatabase.listening` is ``LISTEN`` on a connection of its own (asyncpg ``add_listener``), made
 again when lost: how a process learns at once of what another one changed (scheduled work: ``pg_notify``).
+
+:meth:`PostgresDatabase.apart` is a second store on the same database with ONE connection of its own and short
+timeouts: for work that must not queue behind the pool (the lease heartbeat: under load every pooled connection
+may be busy with turns' statements for longer than a lease).
 """
 
 from __future__ import annotations
@@ -116,9 +120,10 @@ class PostgresDatabase:
 
     dialect = Dialect.POSTGRES
 
-    def __init__(self, pool: asyncpg.Pool[Any], url: StateURL) -> None:
+    def __init__(self, pool: asyncpg.Pool[Any], url: StateURL, *, acquire_s: float = CONNECT_TIMEOUT_S) -> None:
         self.pool = pool
         self.url = url
+        self.acquire_s = acquire_s  # the longest a statement waits for a pooled connection
 
     @classmethod
     async def open(cls, url: StateURL, migrations: Iterable[Migration] = (), *,
@@ -138,6 +143,20 @@ class PostgresDatabase:
             await pool.close()
             raise
         return db
+
+    async def apart(self, purpose: str, timeout_s: float) -> PostgresDatabase:
+        """A store of its own on this database: one connection (made again when lost), named ``sabha <purpose>``
+        on the server, whose waits for the connection and for a statement end after ``timeout_s`` with a retryable
+        :class:`StorageError` (connecting: after :data:`CONNECT_TIMEOUT_S`). No migrations (this store has run them).
+        Close it on its own."""
+        asyncpg = driver()
+        try:
+            pool = await asyncpg.create_pool(self.url.dsn(), password=self.url.password, min_size=1, max_size=1,
+                                             timeout=max(timeout_s, CONNECT_TIMEOUT_S), command_timeout=timeout_s,
+                                             server_settings={"application_name": f"sabha {purpose}"})
+        except Exception as exc:
+            raise _mapped(exc, self.url) from exc
+        return PostgresDatabase(pool, self.url, acquire_s=timeout_s)
 
     async def _migrate(self, migrations: list[Migration]) -> None:
         async with self.transaction() as tx:
@@ -165,7 +184,7 @@ class PostgresDatabase:
     @contextlib.asynccontextmanager
     async def _borrowed(self) -> AsyncIterator[_Conn]:
         try:
-            conn = await self.pool.acquire(timeout=CONNECT_TIMEOUT_S)
+            conn = await self.pool.acquire(timeout=self.acquire_s)
         except Exception as exc:
             raise _mapped(exc, self.url) from exc
         try:

@@ -152,11 +152,16 @@ async def _held(parts: Parts, run: MeetingRun, seated: bool) -> MeetingResult:
 async def _cost_agreed(parts: Parts, args: argparse.Namespace) -> bool:
     """Say what the meeting is expected to cost and take (stderr); above ``board.meetings.confirm_over_usd`` it
     starts only with ``--yes`` or a "y" typed at the terminal: nothing is spent otherwise."""
+    import shutil
+    import textwrap
+
     from bot.cli.common import note
 
     estimate = await parts.room.estimate(roster=args.roster)
+    width = max(40, shutil.get_terminal_size().columns - len("sabha: "))  # each line fits the terminal
     for line in estimate.text().splitlines():
-        note(line)
+        for piece in textwrap.wrap(line, width, subsequent_indent="  ") or [""]:
+            note(piece)
     threshold = parts.room.meeting_settings.confirm_over_usd
     if args.yes or not estimate.needs_start(threshold):
         return True

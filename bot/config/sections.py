@@ -316,7 +316,9 @@ class StateSection(StrictModel):
         "empty: the SQLite file sabha.db in data_dir (one process); sqlite:///path/to/file.db; or "
         "postgresql://user@host:5432/dbname for several `sabha run` replicas on one PostgreSQL (the password comes "
         "from $SABHA_DB_PASSWORD or $PGPASSWORD, never from this file)"))
-    pool_size: int = Field(10, ge=1, le=200, description="PostgreSQL: the most connections one replica holds")
+    pool_size: int = Field(10, ge=1, le=200, description=(
+        "PostgreSQL: the pooled connections one replica's work shares (lease renewal, LISTEN and the polling lock "
+        "have one of their own each)"))
     schedule_recheck_s: float = Field(30, ge=1, le=3600, description=(
         "scheduled work (reminders, reviews): the runner looks at its table at least this often; a change made by "
         "`sabha actions due` (or another replica) wakes it at once, so this only bounds a wake-up that was lost"))

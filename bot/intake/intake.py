@@ -537,9 +537,10 @@ class Intake:
                     # One call (board.answer): identified, gated, its files fetched and read here, in the lane (a
                     # fresh link each try), answered, and spoken before it is stored; cleaned at receipt already.
                     fetcher = self.courier if isinstance(self.courier, MediaFetcher) else None
-                    reply = await self.uses.answers.handle(envelope, fetcher=fetcher, sink=sink, spoken=True,
-                                                   received_clean=True, read_files=True)
-            except asyncio.CancelledError:
+                    async with self._leased(pending.lane):  # stopped at once if the lease is lost meanwhile
+                        reply = await self.uses.answers.handle(envelope, fetcher=fetcher, sink=sink, spoken=True,
+                                                               received_clean=True, read_files=True)
+            except (asyncio.CancelledError, LeaseLost):
                 raise
             except Exception as exc:
                 if is_storage_error(exc):
@@ -549,6 +550,11 @@ class Intake:
                 reply = self._system_reply(envelope, self.courier.texts.answer_failed)
         await self.inbox.replied(pending, reply)
         return pending.with_reply(reply)
+
+    def _leased(self, lane: str) -> contextlib.AbstractAsyncContextManager[object]:
+        """The board's work on ``lane``, cancelled (:class:`LeaseLost`) when this replica loses its lease."""
+        lanes = self.hub.lanes
+        return lanes.turn(lane) if lanes is not None else contextlib.nullcontext()
 
     async def _deliver(self, pending: Pending) -> bool:
         """Deliver the stored reply and record the outcome; False when "sending" could not be

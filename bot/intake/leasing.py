@@ -13,6 +13,12 @@ any message. A conversation (the intake's lane) is worked by the replica holding
   them and resumes what was left under the restart rules (a stored reply is delivered, one that may have
   arrived is never sent again).
 
+* renewal runs on a connection of its own (:class:`board.storage.Leases`), on a fixed beat; when it finds a
+  conversation's lease taken by another replica (this one was cut off longer than ``lease_s``), the turn this
+  replica runs on it (:meth:`LaneLeases.turn`: the board's work, never a delivery) is cancelled at once and ends
+  in :class:`~bot.intake.inbox.LeaseLost`, as when the fence refuses a late answer: the holder answers it, and
+  the model is not kept busy with an answer nobody will send.
+
 On SQLite one process owns the data dir: at start it takes over every lease (its predecessor's are dead).
 """
 
@@ -23,15 +29,18 @@ import contextlib
 import logging
 import os
 import socket
+import time
+from types import TracebackType
 from typing import TYPE_CHECKING
 
 from board.storage import Database, Dialect, Leases
+from bot.intake.inbox import LeaseLost
 
 if TYPE_CHECKING:
     from board.clock import Clock
     from bot.intake.lanes import Lanes
 
-__all__ = ["LaneLeases", "lane_key", "replica_name"]
+__all__ = ["LaneLeases", "LeasedTurn", "lane_key", "replica_name"]
 
 log = logging.getLogger("sabha.intake")
 
@@ -50,6 +59,47 @@ def replica_name(configured: str = "") -> str:
     return configured.strip() or f"{socket.gethostname()}-{os.getpid()}"
 
 
+class LeasedTurn:
+    """``async with lanes.turn(lane):`` the board's work on a conversation this replica holds. When the heartbeat
+    finds the lease lost, the task running the block is cancelled and the block ends in :class:`LeaseLost` (a
+    cancellation from elsewhere, a stop, passes through unchanged; the way :func:`asyncio.timeout` tells its own
+    cancellation from another)."""
+
+    def __init__(self, lanes: LaneLeases, lane: str) -> None:
+        self.lanes = lanes
+        self.lane = lane
+        self.lost = False
+        self._task: asyncio.Task[object] | None = None
+        self._cancelling = 0
+
+    async def __aenter__(self) -> LeasedTurn:
+        self._task = asyncio.current_task()
+        assert self._task is not None
+        self._cancelling = self._task.cancelling()
+        self.lanes._turns.setdefault(self.lane, set()).add(self)
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        turns = self.lanes._turns.get(self.lane)
+        if turns is not None:
+            turns.discard(self)
+            if not turns:
+                del self.lanes._turns[self.lane]
+        if not self.lost:
+            return
+        assert self._task is not None
+        if self._task.uncancel() <= self._cancelling and kind in (None, asyncio.CancelledError):
+            raise LeaseLost(f"{self.lanes.holder} lost conversation {self.lane} to another replica while its turn "
+                            "ran; the turn is stopped (the conversation's holder answers it)") from exc
+
+    def lose(self) -> None:
+        """The lease is gone: cancel the block (once)."""
+        if not self.lost and self._task is not None:
+            self.lost = True
+            self._task.cancel()
+
+
 class LaneLeases:
     """The leases of one replica's conversations (shared by the intakes of all its channels)."""
 
@@ -66,6 +116,7 @@ class LaneLeases:
         self._heartbeat: asyncio.Task[None] | None = None
         self._releasing: asyncio.Task[None] | None = None  # idle leases being let go (off the heartbeat's path)
         self._idle: set[str] = set()  # lanes whose lease goes at the next heartbeat
+        self._turns: dict[str, set[LeasedTurn]] = {}  # the board's work running here, by lane
         scheduler.on_idle = self.idle
 
     @property
@@ -95,17 +146,38 @@ class LaneLeases:
     async def _beat(self) -> None:
         """Renew, then let idle conversations go in the background: a release that waits (for a pooled connection,
         under load) must not hold back the next renewal (conversations with turns in flight expired so)."""
+        beat = self.leases.heartbeat_s
+        due = time.monotonic() + beat
         while True:
-            await asyncio.sleep(self.leases.heartbeat_s)
+            await asyncio.sleep(max(0.0, due - time.monotonic()))
+            due += beat  # a fixed beat: a slow renewal does not push the next one later
             try:
-                await self.leases.renew()
+                await self.leases.renew()  # on a connection of its own, within a beat
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - an outage: the next beat tries again
                 log.warning("leases: could not renew the leases of %s (%s); trying again in %.1f s", self.holder,
-                            exc, self.leases.heartbeat_s)
+                            exc, beat)
+            else:
+                self._stop_lost_turns()
+            due = max(due, time.monotonic())
             if self._idle and (self._releasing is None or self._releasing.done()):
                 self._releasing = asyncio.create_task(self._release_idle(), name="lease release")
+
+    def _stop_lost_turns(self) -> None:
+        """Cancel the turns running here on conversations whose lease this replica no longer holds."""
+        for lane, turns in list(self._turns.items()):
+            if self.holds(lane):
+                continue
+            for turn in list(turns):
+                if not turn.lost:
+                    log.warning("leases: %s lost conversation %s to another replica; stopping its turn here (the "
+                                "holder answers it)", self.holder, lane)
+                turn.lose()
+
+    def turn(self, lane: str) -> LeasedTurn:
+        """Wrap the board's work on ``lane`` (see :class:`LeasedTurn`); never a delivery."""
+        return LeasedTurn(self, lane)
 
     async def _release_idle(self) -> None:
         idle, self._idle = self._idle, set()
@@ -154,3 +226,4 @@ class LaneLeases:
         except Exception as exc:  # noqa: BLE001 - stopping; they expire by themselves
             log.warning("leases: could not let go of %s's leases at stop (%s); they expire in %.0f s", self.holder,
                         exc, self.leases.lease_s)
+        await self.leases.close()

@@ -34,6 +34,7 @@ from typing import Any
 from aiohttp import ClientError, ClientSession, ClientTimeout
 
 from board.workspace.paths import copy_default_workspace
+from bot.intake.inbox import UNFINISHED
 from tests.support.ci import missing_part
 from tests.support.daemon import WEBHOOK_SECRET, SabhaProcess
 from tests.support.fakes.echo_model import EchoModel
@@ -269,6 +270,12 @@ class Replicas:
                              for n, p in enumerate(self.procs))
 
 
+#: Stored messages not answered yet.
+UNFINISHED_ROWS = frozenset(status.value for status in UNFINISHED)
+#: How long :meth:`Burst.wait_finished` waits with nothing moving before it stops (a hung replica, not a slow one).
+STALL_S = 60.0
+
+
 @dataclass
 class Burst:
     """``conversations`` conversations (the first half on Telegram, the rest on WhatsApp) of ``per`` messages each,
@@ -355,7 +362,10 @@ class Burst:
         out: dict[int, list[str]] = defaultdict(list)
         for sent in telegram.sent_messages:
             chat = int(sent.chat_id)
-            for mark in _MARK.findall(sent.text):
+            # What the chat shows now: a "working on it" notice (sent when a turn outlasts board.slow_notice_s, as
+            # under load) is edited into the answer, in the notice's place.
+            shown = telegram.messages.get((sent.chat_id, sent.message_id), {}).get("text", sent.text)
+            for mark in _MARK.findall(str(shown)):
                 out[chat - TG_BASE].append(mark)
         for item in graph.sent if graph is not None else []:
             body = getattr(item, "body", None)
@@ -388,6 +398,34 @@ class Burst:
         deadline = time.monotonic() + timeout
         while self.answered_count(telegram, graph) < self.total and time.monotonic() < deadline:  # noqa: ASYNC110 - a fake's counter
             await asyncio.sleep(0.1)
+
+    async def wait_finished(self, telegram: FakeTelegramAPI, graph: FakeGraphAPI | None, state_url: str,
+                            stall_s: float = STALL_S) -> None:
+        """Wait until the work is done, however long a loaded machine takes: every message answered, or none left
+        unfinished in the state (what is missing then was lost or given up: the tally says which). Gives up only
+        when nothing moved for ``stall_s`` (no answer went out and no stored message changed): hung replicas."""
+        import asyncpg
+
+        conn = await asyncpg.connect(state_url)
+        try:
+            seen: tuple[int, object] | None = None
+            moved = time.monotonic()
+            while True:
+                answered = self.answered_count(telegram, graph)
+                if answered >= self.total:
+                    return
+                rows = await conn.fetch("SELECT status, count(*) AS n, sum(attempts) AS a FROM inbound_messages "
+                                        "GROUP BY status ORDER BY status")
+                state = tuple((r["status"], r["n"], r["a"]) for r in rows)
+                if not any(status in UNFINISHED_ROWS for status, _, _ in state):
+                    return
+                if (answered, state) != seen:
+                    seen, moved = (answered, state), time.monotonic()
+                elif time.monotonic() - moved > stall_s:
+                    return
+                await asyncio.sleep(0.2)
+        finally:
+            await conn.close()
 
 
 def nginx_available() -> bool:

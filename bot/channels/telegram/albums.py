@@ -19,28 +19,23 @@ are stored whole. An album held longer than that is taken as complete; an item a
 album was stored is answered on its own (logged). Every stored item is recorded
 (:mod:`.album_items`): an item sent again, alone or regrouped with a late one, is not stored twice.
 
-In webhook mode every item is its own request, answered 200 only once stored. Telegram posts
-an album's items in parallel requests (up to the webhook's ``max_connections``):
-:class:`AlbumGather` keeps the first item's request open for :data:`ALBUM_WAIT_S`, gathers the
-items posted meanwhile, stores them as one arrival (in a task of its own: a request cancelled
-meanwhile does not stop it), then answers every one of those requests (200 once stored; 503 when
-not, so Telegram posts them again: nothing is lost, a redelivery is a duplicate, item by item).
-Items posted one after another (``max_connections: 1``) stay separate turns.
+In webhook mode every item is its own request, posted one after another with ``max_connections: 1``
+(each only once the previous one was answered): :mod:`.album_staging` keeps each item as it is posted,
+answers 200, and stores the album as one message once no item of it came for :data:`ALBUM_WAIT_S`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from board.media.attachment import Attachment
 from bot.channels.telegram.inbound import TgMessage, TgUpdate, parse_update
 
-__all__ = ["ALBUM_WAIT_S", "AlbumGather", "AlbumHold", "AlbumKey", "album_key", "merge"]
+__all__ = ["ALBUM_WAIT_S", "AlbumHold", "AlbumKey", "album_key", "chat_of", "merge"]
 
 log = logging.getLogger("sabha.telegram")
 
@@ -61,7 +56,8 @@ def album_key(update: TgUpdate | None) -> AlbumKey | None:
     return message.chat.id, message.media_group_id
 
 
-def _chat_of(update: TgUpdate | None) -> int | None:
+def chat_of(update: TgUpdate | None) -> int | None:
+    """The chat a new or edited message is from (None: neither)."""
     message = (update.message or update.edited_message) if update is not None else None
     return message.chat.id if message is not None else None
 
@@ -107,7 +103,7 @@ class AlbumHold:
     @staticmethod
     def _open(key: AlbumKey, rest: Sequence[TgUpdate | None]) -> bool:
         """Whether nothing from the album's chat but the album follows its first item in ``rest``."""
-        return all(album_key(u) == key for u in rest if _chat_of(u) == key[0])
+        return all(album_key(u) == key for u in rest if chat_of(u) == key[0])
 
 
 def merge(messages: Sequence[TgMessage], parts: Sequence[tuple[Attachment, ...]]) -> tuple[str | None,
@@ -120,58 +116,3 @@ def merge(messages: Sequence[TgMessage], parts: Sequence[tuple[Attachment, ...]]
         if body is not None and body.strip() and body not in captions:
             captions.append(body)
     return ("\n".join(captions) if captions else None), tuple(a for p in parts for a in p)
-
-
-@dataclass
-class _Gathering:
-    items: list[TgMessage]
-    stored: asyncio.Future[bool]
-
-
-@dataclass
-class AlbumGather:
-    """Webhook mode: an album's items posted in parallel requests, stored as one (module docstring).
-    ``sleep`` waits for the other items (injectable: tests gather without waiting for time)."""
-
-    wait_s: float = ALBUM_WAIT_S
-    open: dict[AlbumKey, _Gathering] = field(default_factory=dict)
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    _storing: set[asyncio.Task[None]] = field(default_factory=set)
-
-    async def join(self, key: AlbumKey, item: TgMessage,
-                   store: Callable[[list[TgMessage]], Awaitable[bool]]) -> bool:
-        """Whether the album ``item`` belongs to was stored (``store`` is called once per gathering, with its
-        items in message order, after the wait of the request that opened it; it says whether they were
-        stored). The store runs as a task of its own: a request cancelled meanwhile (a shutdown) does not
-        stop it, and every gathered request is answered from its outcome."""
-        gathering = self.open.get(key)
-        if gathering is not None:
-            gathering.items.append(item)
-            return await asyncio.shield(gathering.stored)  # a cancelled request is cancelled, not answered
-        gathering = _Gathering([item], asyncio.get_running_loop().create_future())
-        self.open[key] = gathering
-        try:
-            await self.sleep(self.wait_s)
-        except BaseException:  # cancelled while gathering: nothing stored, every gathered request gets 503
-            if not gathering.stored.done():
-                gathering.stored.set_result(False)
-            raise
-        finally:
-            if self.open.get(key) is gathering:
-                del self.open[key]  # an item posted from now on opens a gathering of its own
-        task = asyncio.create_task(self._store(gathering, store), name=f"telegram album {key[1]}")
-        self._storing.add(task)
-        task.add_done_callback(self._storing.discard)
-        return await asyncio.shield(gathering.stored)
-
-    @staticmethod
-    async def _store(gathering: _Gathering, store: Callable[[list[TgMessage]], Awaitable[bool]]) -> None:
-        stored = False
-        try:
-            stored = await store(sorted(gathering.items, key=lambda m: m.message_id))
-        except Exception:
-            log.exception("telegram: storing an album posted to the webhook failed; its requests get 503 "
-                          "(Telegram posts them again)")
-        finally:
-            if not gathering.stored.done():
-                gathering.stored.set_result(stored)

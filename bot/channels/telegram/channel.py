@@ -10,7 +10,8 @@ learns it arrived: the polling loop moves its ``offset`` past an update only aft
 (503 when the state db cannot be written, so Telegram retries; an update that cannot be read
 as a message is skipped and logged on both paths, the webhook answering 200). An album's
 items are one message (:mod:`.albums`; polling holds an album at a batch's end back, unconfirmed,
-for its other items). Everything after that
+for its other items; the webhook keeps each posted item and stores the album once complete,
+:mod:`.album_staging`). Everything after that
 (order, answer, delivery, resume) is the intake's; this module supplies the Telegram
 parts: who may talk (:class:`.inbound.AccessGate`), where a message's lane is, how to
 show typing and how to deliver a reply (:class:`.outbound.Outbound`).
@@ -57,7 +58,8 @@ from bot.channels.base import ChannelError, FollowsLeader, Reconfigures, ServesW
 from bot.channels.parts import ChannelParts
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.telegram.album_items import AlbumItems
-from bot.channels.telegram.albums import AlbumGather, AlbumHold, album_key, merge
+from bot.channels.telegram.album_staging import AlbumStage, WebhookAlbums
+from bot.channels.telegram.albums import AlbumHold, album_key, chat_of, merge
 from bot.channels.telegram.attachments import attachments_of, sticker_words
 from bot.channels.telegram.buttons import ButtonPosts, toast
 from bot.channels.telegram.config import TelegramSection
@@ -242,8 +244,11 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         self._offset: int | None = None
         self._confirmed: int | None = None
         self._poller: asyncio.Task[None] | None = None
-        self.albums = AlbumHold()  # albums at the end of a getUpdates batch, held for their other items
-        self.album_posts = AlbumGather()  # webhook mode: an album's items posted in parallel, stored as one
+        #: albums at the end of a getUpdates batch, held for their other items
+        self.albums = AlbumHold(wait_s=settings.album_wait_s)
+        #: webhook mode: an album's items staged as posted, stored as one message once complete (.album_staging)
+        self.album_posts = WebhookAlbums(AlbumStage(parts.db), self._store_album, wait_s=settings.album_wait_s,
+                                         retry_s=hub.settings.storage_retry_s)
         self.album_items = AlbumItems(parts.db)  # every stored album item: one sent again is a duplicate
         #: Replicas in polling mode: poll only while this one leads (None: always; bot.replicas.leader).
         self.leadership: Leadership | None = None
@@ -717,16 +722,29 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
             return web.Response(text="ok")  # skipped and logged, as polling skips it: a retry would not help
         key = album_key(update)
         if key is not None and update.message is not None:
-            # gathered outside receiving(): the wait for the other items holds back no one's answer
-            if not await self.album_posts.join(key, update.message, self._store_album):
-                return web.Response(status=503, text="cannot store the update right now; retry later")
-            return web.Response(text="ok")
+            return await self._stage_album_item(key, update.message, body)
+        chat = chat_of(update)
+        if chat is not None:  # an album held for this chat came first: it is stored first
+            await self.album_posts.flush_chat(chat)
         with self.hub.receiving():  # acknowledging an update comes before starting answers
             try:
                 await self._receive([update])
             except StorageUnavailable:
                 return web.Response(status=503, text="cannot store the update right now; retry later")
         await self._answer_press(update)
+        return web.Response(text="ok")
+
+    async def _stage_album_item(self, key: tuple[int, str], message: TgMessage, body: bytes) -> web.Response:
+        """Keep an album's item as posted, then 200 (503 when it could not be kept); the album is stored
+        with the intake as one message once complete (:mod:`.album_staging`)."""
+        try:
+            await self.album_posts.add(key, message.message_id, body.decode("utf-8", "replace"))
+        except Exception as exc:
+            if not is_storage_error(exc):
+                raise
+            log.warning("telegram webhook: could not keep album item %s (%s); Telegram posts it again",
+                        message.message_id, _short(exc))
+            return web.Response(status=503, text="cannot store the update right now; retry later")
         return web.Response(text="ok")
 
     async def _store_album(self, items: list[TgMessage]) -> bool:
@@ -830,6 +848,8 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
             self.uses.room.subscribe(self.meetings)
             await self.intake.resume()  # queued first: they were received before anything new
             self.accepting = True
+            if self.settings.mode != "polling":  # albums posted before a restart, held for their other items
+                await self.album_posts.resume()
             if self.settings.mode == "polling":
                 await self.bot.delete_webhook()
                 self._poller = asyncio.create_task(self._poll_while_leading(), name="telegram getUpdates")
@@ -886,6 +906,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         if not self.accepting:
             return
         self.accepting = False
+        self.album_posts.close()  # what is staged stays staged: held again at the next start
         if self._poller is not None:
             self._poller.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -36,6 +36,9 @@ class TelegramSection(StrictModel):
     auto_create_topics: bool = True
     allowed_user_ids: list[int] = Field(default_factory=list, description="the first one is the owner")
     allowed_chat_ids: list[int] = Field(default_factory=list, description="other groups the board answers in")
+    album_wait_s: float = Field(1.0, gt=0, le=60, description=(
+        "an album (photos sent together) is answered as one message once no item of it came for this long "
+        "(Telegram sends an album's items within moments)"))
     reply_unauthorised: bool = Field(True, description="tell unknown users in DMs that they are not authorised")
     resume_max_age_s: float | None = Field(None, exclude=True, description="moved to inbox.resume_max_age_s")
     mode: Literal["polling", "webhook"] = "polling"

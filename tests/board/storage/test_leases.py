@@ -53,6 +53,30 @@ async def test_an_expired_lease_hands_over_and_renewing_keeps_it(db: Database) -
     held = await a.held()
     assert [(x.key, x.holder) for x in held] == [("lane:1", "a")]
     assert held[0].expires_at == pytest.approx(clock.now().timestamp() + 15)
+    await a.close()
+
+
+async def test_renewal_does_not_wait_for_a_pool_that_turns_hold(db: Database, backend: Dialect) -> None:
+    """Under load every pooled connection was seen busy with turns' statements for longer than a lease: renewal
+    waited behind them and the leases expired. On PostgreSQL it runs on a connection of its own."""
+    if backend is not Dialect.POSTGRES:
+        pytest.skip("SQLite has no pool: one process, one connection")
+    from board.storage.postgres import PostgresDatabase
+
+    assert isinstance(db, PostgresDatabase)
+    clock = FakeClock()
+    a = Leases(db, "a", 3, clock)
+    assert await a.take("lane:1")
+    held = [await db.pool.acquire() for _ in range(db.pool.get_max_size())]  # every pooled connection busy
+    try:
+        clock.advance(2)
+        assert await a.renew() == {"lane:1"}  # within a heartbeat (1 s), or it raises a retryable StorageError
+    finally:
+        for conn in held:
+            await db.pool.release(conn)
+        await a.close()
+    rows = await db.fetchall("SELECT expires_at FROM leases WHERE key = 'lane:1'")
+    assert float(rows[0]["expires_at"]) == pytest.approx(clock.now().timestamp() + 3)
 
 
 async def test_release_lets_another_take_it_at_once(db: Database) -> None:

@@ -27,5 +27,5 @@ async def test_status_json_gives_the_media_stores_figures(tmp_path: Path, capsys
     _, out, _ = await arun(capsys, "status", "--config", str(config), "--json")
     media = json.loads(out)["media"]
     assert media == {"files": 1, "bytes": 2**20, "quota_total_bytes": 4 * 2**20, "used_percent": 25.0,
-                     "strangers_bytes": 0, "quota_strangers_bytes": 2 * 2**20, "keep_days": 30.0,
+                     "text_bytes": 0, "strangers_bytes": 0, "quota_strangers_bytes": 2 * 2**20, "keep_days": 30.0,
                      "full": False}, media

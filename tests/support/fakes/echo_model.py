@@ -12,6 +12,7 @@ answered with no facts and counted apart, in ``memory_calls``, never in ``calls`
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from typing import Any
@@ -39,6 +40,7 @@ class EchoModel(LocalServer):
         self._open = asyncio.Event()  # cleared by hold(): requests wait at the model until release()
         self._open.set()
         self.memory_calls = 0
+        self.abandoned = 0  # held requests whose client went away before release() (a turn stopped mid-call)
 
     def hold(self) -> None:
         """From now on every request waits at the model (counted in :attr:`in_flight`) until
@@ -72,7 +74,8 @@ class EchoModel(LocalServer):
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            await self._open.wait()
+            if not await self._held(request):
+                return web.Response(status=499)
             await asyncio.sleep(self.latency)
         finally:
             self.in_flight -= 1
@@ -96,6 +99,23 @@ class EchoModel(LocalServer):
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": prompt, "completion_tokens": 3, "total_tokens": prompt + 3},
         })
+
+    async def _held(self, request: web.Request) -> bool:
+        """Wait while :meth:`hold` holds requests; False (counted in :attr:`abandoned`) when the client closed the
+        connection meanwhile."""
+        try:
+            while not self._open.is_set():
+                transport = request.transport
+                if transport is None or transport.is_closing():
+                    self.abandoned += 1
+                    return False
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(0.02):
+                        await self._open.wait()
+        except asyncio.CancelledError:  # the server cancels the handler of a connection that was closed
+            self.abandoned += 1
+            raise
+        return True
 
     async def _stream(self, request: web.Request, body: dict[str, Any], text: str, prompt: int,
                       ) -> web.StreamResponse:

@@ -6,17 +6,16 @@ has the first ones).
 * A late item of an album that was stored while another album was held is answered after a kill
   (it was grouped under the stored album's first item, a duplicate, and lost).
 * Webhook: a non-first item of a stored album posted again alone is a duplicate (it was a second
-  turn with only that picture); an item whose gathering opener was cancelled while storing is
-  answered from the store's result; a gathering album does not hold back other chats' answers.
+  turn with only that picture); a held album does not hold back other chats' answers (the items
+  posted one at a time: tests/bot/channels/telegram/test_albums_webhook.py).
 
-The hold and the gathering take an injectable clock (``AlbumHold.clock``, ``AlbumGather.sleep``),
-so the unit tests here never sleep for time; the ``sabha run`` tests wait for log lines and answers.
+The polling hold takes an injectable clock (``AlbumHold.clock``), so the unit tests here never sleep
+for time; the ``sabha run`` tests wait for log lines and answers.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -27,7 +26,7 @@ from aiohttp import web
 
 from board.app import Board
 from bot.channels.telegram.album_items import AlbumItems
-from bot.channels.telegram.albums import AlbumGather, AlbumHold
+from bot.channels.telegram.albums import AlbumHold
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.inbound import TgMessage, parse_update
 from bot.daemon import channel_parts
@@ -103,87 +102,10 @@ def test_a_text_from_another_chat_after_an_open_album_is_held_with_it_once() -> 
     assert (polls, seconds) == (2, 1.0)
 
 
-# -- finding 3: the webhook gathering's outcome --------------------------------------------------------------
-
-
 def message(message_id: int) -> TgMessage:
     update = parse_update(raw_item(message_id, OWNER, message_id, "g"))
     assert update.message is not None
     return update.message
-
-
-async def test_a_joiner_is_answered_from_the_store_when_the_opener_is_cancelled_while_storing() -> None:
-    opened, stored, release = asyncio.Event(), asyncio.Event(), asyncio.Event()
-
-    async def sleep(_: float) -> None:
-        await opened.wait()
-
-    async def store(items: list[TgMessage]) -> bool:
-        await release.wait()
-        stored.set()
-        return True
-
-    gather = AlbumGather(sleep=sleep)
-    key = (OWNER, "g")
-    opener = asyncio.create_task(gather.join(key, message(1), store))
-    await eventually(lambda: key in gather.open, "the gathering is open")
-    joiner = asyncio.create_task(gather.join(key, message(2), store))
-    await asyncio.sleep(0)
-    opened.set()
-    await eventually(lambda: key not in gather.open, "the gathering is storing")
-    opener.cancel()  # the opener's request went away (a shutdown) while its store runs
-    with contextlib.suppress(asyncio.CancelledError):
-        await opener
-    release.set()
-    assert await joiner is True, "the album was stored: every gathered request must be told so (200)"
-    assert stored.is_set()
-
-
-async def test_a_cancelled_joiner_is_cancelled_not_answered() -> None:
-    release = asyncio.Event()
-
-    async def sleep(_: float) -> None:
-        await release.wait()
-
-    async def store(items: list[TgMessage]) -> bool:
-        return True
-
-    gather = AlbumGather(sleep=sleep)
-    key = (OWNER, "g")
-    opener = asyncio.create_task(gather.join(key, message(1), store))
-    await eventually(lambda: key in gather.open, "the gathering is open")
-    joiner = asyncio.create_task(gather.join(key, message(2), store))
-    await asyncio.sleep(0)
-    joiner.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await joiner
-    release.set()
-    assert await opener is True
-
-
-async def test_when_the_album_cannot_be_stored_every_gathered_request_is_told_so_and_a_redelivery_stores_it(
-) -> None:
-    calls: list[list[int]] = []
-    release = asyncio.Event()
-
-    async def sleep(_: float) -> None:
-        await release.wait()
-
-    async def store(items: list[TgMessage]) -> bool:
-        calls.append([m.message_id for m in items])
-        return len(calls) > 1  # the first store fails (the disk), the redelivery's works
-
-    gather = AlbumGather(sleep=sleep)
-    key = (OWNER, "g")
-    for attempt in (1, 2):
-        release.clear()
-        opener = asyncio.create_task(gather.join(key, message(1), store))
-        await eventually(lambda: key in gather.open, "the gathering is open")
-        joiner = asyncio.create_task(gather.join(key, message(2), store))
-        await asyncio.sleep(0)
-        release.set()
-        assert [await opener, await joiner] == [attempt == 2] * 2  # 503 for both, then 200 for both
-    assert calls == [[1, 2], [1, 2]]
 
 
 # -- findings 2 and 3 through a real ``sabha run`` ----------------------------------------------------------
@@ -268,22 +190,17 @@ async def test_in_webhook_mode_a_non_first_album_item_posted_again_alone_is_a_du
     assert "W1" in answers[0] and answers[0].count("[image attached") == 2, answers
 
 
-# -- finding 4: a gathering album does not hold back other chats' answers ----------------------------------
+# -- finding 4: a held album does not hold back other chats' answers ----------------------------------
 
 
-async def test_a_webhook_album_being_gathered_does_not_hold_back_another_chats_answer(
+async def test_a_held_webhook_album_does_not_hold_back_another_chats_answer(
     board: Board, fake: FakeTelegramAPI
 ) -> None:
     model = use_model(board, GatedModel())
     settings = tg_settings(fake, mode="webhook", webhook_secret="s3cret-token_1",
                            webhook_url="https://sabha.example.org/telegram/webhook")
     channel = TelegramChannel(channel_parts(board), settings)
-    gathered = asyncio.Event()
-
-    async def sleep(_: float) -> None:
-        await gathered.wait()
-
-    channel.album_posts = AlbumGather(sleep=sleep)
+    channel.album_posts.wait_s = 120.0  # held for as long as the test runs, unless something follows it
     channel.hub.scheduler.max_defer = 120.0  # a hold would last as long as the gathering: unmistakable
     app = web.Application()
     app.add_routes(channel.routes())
@@ -293,28 +210,24 @@ async def test_a_webhook_album_being_gathered_does_not_hold_back_another_chats_a
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     url = f"http://127.0.0.1:{port}/telegram/webhook"
-    album_post: asyncio.Task[Any] | None = None
     try:
         await channel.start()
         item = fake.build_media_update(OWNER, OWNER, photo(fake.add_file(picture(3, 3), name="a.jpg"),
                                                            fake.add_file(picture(30, 20), name="b.jpg")),
                                        caption="G1 an album")
         item["message"]["media_group_id"] = "G"
-        album_post = asyncio.create_task(fake.deliver_webhook(url, item, "s3cret-token_1"))
-        await eventually(lambda: channel.album_posts.open, "the album's gathering is open", timeout=30)
+        assert (await fake.deliver_webhook(url, item, "s3cret-token_1"))[0] == 200  # kept: answered at once
         status, _ = await fake.deliver_webhook(url, fake.build_text_update(FRIEND, FRIEND, "G2 other chat"),
                                                "s3cret-token_1")
         assert status == 200
         await asyncio.wait_for(model.started_event("G2 other chat").wait(), 30)
-        assert not album_post.done() and channel.album_posts.open, "the album was still being gathered"
-        gathered.set()
-        assert (await album_post)[0] == 200
-        await eventually(lambda: fake.sent_to(OWNER), "the album's answer", timeout=30)
+        assert channel.album_posts.holding() == [(OWNER, "G")], "the album was still held"
+        status, _ = await fake.deliver_webhook(url, fake.build_text_update(OWNER, OWNER, "G3 after the album"),
+                                               "s3cret-token_1")
+        assert status == 200  # something else from the album's chat: the album is stored first
+        await eventually(lambda: len(fake.sent_to(OWNER)) == 2, "the album's and G3's answers", timeout=30)
+        assert "30x20" in fake.sent_to(OWNER)[0].text and "G3" in fake.sent_to(OWNER)[1].text  # the album first
     finally:
-        gathered.set()
-        if album_post is not None:
-            with contextlib.suppress(Exception):
-                await album_post
         await channel.stop()
         await runner.cleanup()
 
