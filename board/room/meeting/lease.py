@@ -86,6 +86,10 @@ class MeetingLeases:
         """Meeting ``meeting_id``'s lease for this replica."""
         return MeetingLease(meeting_id, self.leases)
 
+    async def close(self) -> None:
+        """Close the renewal's own connection (PostgreSQL), if one was opened."""
+        await self.leases.close()
+
     async def beat(self) -> set[str]:
         """Renew every meeting lease this replica holds; the ids of those it still holds."""
         kept = await self.leases.renew()

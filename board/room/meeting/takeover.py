@@ -62,12 +62,16 @@ async def keep_running(room: _Room, leases: MeetingLeases | None, stop: asyncio.
         return
     loop = asyncio.get_running_loop()
     look_at = loop.time() + leases.lease_s
-    while not stop.is_set():
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), leases.heartbeat_s)
-        if stop.is_set():
-            break
-        await _beat(room, leases)
-        if loop.time() >= look_at:
-            look_at = loop.time() + leases.lease_s
-            await _resume(room)
+    try:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), leases.heartbeat_s)
+            if stop.is_set():
+                break
+            await _beat(room, leases)
+            if loop.time() >= look_at:
+                look_at = loop.time() + leases.lease_s
+                await _resume(room)
+    finally:
+        with contextlib.suppress(Exception):
+            await leases.close()
