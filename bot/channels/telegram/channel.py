@@ -54,6 +54,7 @@ from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import BlobSink
 from board.routing.router import command_addressee
 from bot.channels.base import ChannelError, FollowsLeader, Reconfigures, ServesWebhook
+from bot.channels.meeting_posts import MeetingPosts
 from bot.channels.parts import ChannelParts
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.telegram.album_items import AlbumItems
@@ -225,7 +226,8 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         self.meetings = MeetingView(self.outbound, forum_id=self.forum_id, topics=self.topics,
                                     status_interval=status_interval,
                                     label_for=lambda role: parts.souls.profile(role).label,
-                                    posted=self.buttons.record)
+                                    posted=self.buttons.record, room=parts.room,
+                                    record=MeetingPosts(parts.db, self.name), texts=self.texts)
         self.intake: Intake = hub.intake(parts.intake, self)
         self.state = "created"
         self.problem: str | None = None
