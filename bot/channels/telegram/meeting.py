@@ -222,7 +222,7 @@ class MeetingView:
             in_forum = self.forum_id is not None and chat_id == self.forum_id
             home = Target(chat_id) if in_forum or not origin.is_group else Target(chat_id, origin.thread_id)
             meeting = self._meetings[event.meeting_id] = _Meeting(
-                event=event, home=home, in_forum=in_forum, resumed=event.kind is MeetingEventKind.RESUMED,
+                event=event, home=home, in_forum=in_forum, resumed=event.kind == MeetingEventKind.RESUMED,
                 origin=Target(chat_id, origin.thread_id) if in_forum else None)
             meeting.worker = asyncio.create_task(self._work(meeting), name=f"meeting view {event.meeting_id}")
         try:
@@ -524,14 +524,15 @@ class MeetingView:
         """Send one item to ``target``, its request marked in the posted record as it leaves and the item recorded
         as sent once it is. When it may or may not have arrived it is sent once more at once, headed as possibly
         repeated (the intake's rule for replies). Raises :class:`SendFailed`."""
-        body = post.text if text is None else text
-        if post.again:
-            body = f"{self.again_heading}\n\n{body}"
+        body, header = (post.text if text is None else text), post.header
+        if post.again:  # the line first, above the item's own header
+            body = f"{self.again_heading}\n\n" + (f"**{header}**\n\n" if header else "") + body
+            header = ""
         progress: SendProgress | None = None
         if self.record is not None and post.item:
             progress = self.record.progress(m.id, m.home.chat_id, post.item)
         try:
-            sent = await self.outbound.send(target, body, header=post.header, progress=progress, buttons=post.buttons)
+            sent = await self.outbound.send(target, body, header=header, progress=progress, buttons=post.buttons)
         except DeliveryUnknown as exc:
             if post.again or not post.item:
                 raise
