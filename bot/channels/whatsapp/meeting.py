@@ -1,13 +1,16 @@
-"""Board meetings called from WhatsApp: the decision, then the minutes, in as few messages as fit.
+"""Board meetings called from WhatsApp: each round in one message, then the decision, then the minutes.
 
-:class:`MeetingRelay` subscribes to the board's meeting events and, for meetings whose
-origin is a WhatsApp user, sends two things only: the concise decision (recommendation,
-dissent, owned action items) when it is taken, then the minutes packed into as few 4096
-character messages as they fit. Statements are not relayed (``sabha meetings show <id>``
-has them): few messages rarely meet WhatsApp's pair limit. Sends are queued and made by one
-worker, so a slow or rate-limited Graph API never slows the meeting. The decision carries the reply
-buttons Ratify / Veto / Revisit (:func:`board.commands.decisions.decision_buttons`) under its last
-part (:func:`.format.with_buttons`); a press is the owner sending ``/ratify <id>``.
+:class:`MeetingRelay` subscribes to the board's meeting events and, for meetings whose origin is a WhatsApp user,
+sends the same sequence the other places show, in as few messages as WhatsApp's limits allow: each round's
+statements together in one message when the round is done (``*Round 2* ...``, each statement under its speaker's
+name, in speaking order; a round over the 4096-character body limit is split between statements, and only a
+statement longer than the limit by itself is cut, at paragraphs and sentences: :func:`round_messages`); then the
+concise decision (recommendation, dissent, owned action items) when it is taken; then the minutes packed into as
+few 4096 character messages as they fit. Statements of a round a meeting ends inside (a deadline, a budget) go out
+before its decision. Sends are queued and made by one worker, so a slow or rate-limited Graph API never slows the
+meeting. The decision carries the reply buttons Ratify / Veto / Revisit
+(:func:`board.commands.decisions.decision_buttons`) under its last part (:func:`.format.with_buttons`); a press is
+the owner sending ``/ratify <id>``.
 """
 
 from __future__ import annotations
@@ -15,20 +18,43 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 from board.commands.decisions import decision_buttons
 from board.envelope import Button
 from board.room.meeting import MeetingEvent, MeetingEventKind
 from board.room.render import format_decision
-from bot.channels.whatsapp.format import split_text, to_whatsapp, with_buttons
+from bot.channels.whatsapp.format import MAX_BODY, split_text, to_whatsapp, with_buttons
 from bot.intake.delivery import SendFailed
 
-__all__ = ["MeetingRelay"]
+__all__ = ["MeetingRelay", "round_messages"]
 
 log = logging.getLogger("sabha.whatsapp")
 
 Send = Callable[[str, str, str | None, tuple[Button, ...]], Awaitable[None]]  # (user, body, reply_to, buttons)
+
+
+def round_messages(topic: str, round_no: int, statements: Sequence[tuple[str, str]], limit: int = MAX_BODY,
+                   ) -> list[str]:
+    """A round's ``(speaker, Markdown text)`` statements as WhatsApp bodies of at most ``limit`` characters: one
+    when they fit, else split between statements (the first headed ``*Round n*``, the next ``*Round n* (2)``); only
+    a statement too long for a message by itself is cut (:func:`.format.split_text`)."""
+    blocks = [f"*{speaker}*\n{to_whatsapp(text).strip()}" for speaker, text in statements]
+    bodies: list[str] = []
+    current, filled = f"*Round {round_no}* of the meeting on \u201c{topic}\u201d", False
+    for block in blocks:
+        if filled and len(current) + 2 + len(block) > limit:  # the next message, split between statements
+            bodies.append(current)
+            current, filled = f"*Round {round_no}* ({len(bodies) + 1})", False
+        if len(current) + 2 + len(block) <= limit:
+            current, filled = f"{current}\n\n{block}", True
+            continue
+        pieces = split_text(block, limit - len(current) - 2)  # one statement longer than a message
+        bodies += [f"{current}\n\n{pieces[0]}", *pieces[1:]]
+        current, filled = f"*Round {round_no}* ({len(bodies) + 1})", False
+    if filled:
+        bodies.append(current)
+    return bodies
 
 
 class MeetingRelay:
@@ -38,6 +64,7 @@ class MeetingRelay:
         self.channel = channel
         self.send = send
         self.active = False
+        self._rounds: dict[str, tuple[int, list[tuple[str, str]]]] = {}  # meeting -> (round, statements so far)
         self._queue: asyncio.Queue[tuple[str, str, str | None, tuple[Button, ...]]] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
 
@@ -52,7 +79,17 @@ class MeetingRelay:
         if not self.active or origin is None or origin.channel != self.channel:
             return
         user, quote = origin.chat_id, origin.message_id
-        if event.kind is MeetingEventKind.DECISION:
+        if event.kind == MeetingEventKind.AGENT_SPOKE and event.role:
+            round_no = event.round or 1
+            held = self._rounds.get(event.meeting_id)
+            if held is not None and held[0] != round_no:  # a new round began without a round_done
+                self._flush(event, user)
+            speaker = f"{event.emoji or ''} {event.name or event.role}".strip()
+            self._rounds.setdefault(event.meeting_id, (round_no, []))[1].append((speaker, event.text))
+            return
+        if event.kind in (MeetingEventKind.ROUND_DONE, MeetingEventKind.DECISION, MeetingEventKind.ENDED):
+            self._flush(event, user)
+        if event.kind == MeetingEventKind.DECISION:
             body = f"*Board decision* on \u201c{event.topic}\u201d\n\n{to_whatsapp(format_decision(event))}"
             buttons = decision_buttons(event.meeting_id)
             pieces, button_body = with_buttons(split_text(body), buttons)
@@ -60,7 +97,7 @@ class MeetingRelay:
                 self._queue.put_nowait((user, piece, quote, ()))
             if button_body is not None:
                 self._queue.put_nowait((user, button_body, quote, buttons))
-        elif event.kind is MeetingEventKind.ENDED:
+        elif event.kind == MeetingEventKind.ENDED:
             minutes = str(event.data.get("minutes") or "").strip()
             if minutes:
                 for piece in split_text(f"*Minutes* ({event.meeting_id})\n\n{to_whatsapp(minutes)}"):
@@ -68,6 +105,14 @@ class MeetingRelay:
             elif event.data.get("error"):
                 self._queue.put_nowait((user, f"The meeting on \u201c{event.topic}\u201d ended without a decision "
                                               f"({event.data.get('stop_reason')}).", quote, ()))
+
+    def _flush(self, event: MeetingEvent, user: str) -> None:
+        """Queue the round held for ``event``'s meeting (its statements so far), if any."""
+        held = self._rounds.pop(event.meeting_id, None)
+        if held is None or not held[1]:
+            return
+        for body in round_messages(event.topic, held[0], held[1]):
+            self._queue.put_nowait((user, body, None, ()))
 
     async def _work(self) -> None:
         while True:
