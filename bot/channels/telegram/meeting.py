@@ -69,6 +69,7 @@ from board.tasks import finish_tasks
 from bot.channels.meeting_posts import MeetingPosts, Posted, PostMark
 from bot.channels.telegram.meeting_thread import item_key, pointer_text, stored_statements, thread_name, topic_link
 from bot.channels.telegram.outbound import TYPING_REFRESH_S, DeliveryUnknown, Outbound, Target, ThreadNotFound
+from bot.channels.telegram.role_bots import RoleBots
 from bot.channels.telegram.topics import Topics
 from bot.intake.courier import ChannelTexts
 from bot.intake.delivery import SendFailed, SendProgress
@@ -193,8 +194,10 @@ class MeetingView:
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
                  posted: ButtonsPosted | None = None, room: BoardRoom | None = None,
-                 record: MeetingPosts | None = None, texts: ChannelTexts | None = None) -> None:
+                 record: MeetingPosts | None = None, texts: ChannelTexts | None = None,
+                 role_bots: RoleBots | None = None) -> None:
         self.outbound = outbound
+        self.role_bots = role_bots  # a statement of a role with a bot of its own is sent by that bot
         self.room = room  # the meetings' records and places (None: no topic registered, no catch-up)
         self.record = record  # what was posted (None: nothing recorded)
         self.again_heading = (texts or ChannelTexts()).possibly_repeated
@@ -532,7 +535,7 @@ class MeetingView:
         if self.record is not None and post.item:
             progress = self.record.progress(m.id, m.home.chat_id, post.item)
         try:
-            sent = await self.outbound.send(target, body, header=header, progress=progress, buttons=post.buttons)
+            sent = await self._send_as(post, target, body, header, progress)
         except DeliveryUnknown as exc:
             if post.again or not post.item:
                 raise
@@ -614,6 +617,20 @@ class MeetingView:
         m.throttle = StatusThrottle(self.status_interval, clock=self.clock)
         m.throttle.shown_now(text)
         m.throttle.update(self.status_text(m))  # events that came while it was being sent
+
+    async def _send_as(self, post: _Post, target: Target, body: str, header: str,
+                       progress: SendProgress | None) -> list[Message]:
+        """A statement in the forum from its role's own bot when it has one (the main bot when it has none, or
+        Telegram refuses it: :mod:`.role_bots`); everything else from the main bot."""
+        bots = self.role_bots
+        if bots is None or post.kind != "statement" or target.chat_id != self.forum_id or not bots.sends_as(post.role):
+            return await self.outbound.send(target, body, header=header, progress=progress, buttons=post.buttons)
+        try:
+            return await bots.outbound_for(post.role).send(target, body, header=header, progress=progress)
+        except SendFailed as exc:
+            if not await bots.on_failure(post.role, exc):
+                raise
+        return await self.outbound.send(target, body, header=header, progress=progress)
 
     async def _post_statement(self, m: _Meeting, post: _Post) -> None:
         """A statement in the meeting's place (its topic; General if that topic was deleted meanwhile)."""

@@ -17,10 +17,9 @@ from bot.channels.meeting_posts import MeetingPosts, PostMark
 from bot.channels.telegram.meeting_thread import thread_name
 from bot.intake.courier import ChannelTexts
 from tests.bot.channels.telegram.test_telegram_paths import DECISION, event
+from tests.support.fakes.scripted_model import ScriptedModel
 from tests.support.fakes.telegram_api import FakeTelegramAPI
-from tests.support.telegram import FORUM, OWNER, SPECIALISTS, running, tg_settings
-
-pytestmark = pytest.mark.backends
+from tests.support.telegram import FORUM, OWNER, SPECIALISTS, running, tg_settings, use_model
 
 MEETING = "m-test-1"
 AGAIN = ChannelTexts().possibly_repeated
@@ -51,6 +50,7 @@ def said(fake: FakeTelegramAPI, thread: int) -> list[str]:
     return out
 
 
+@pytest.mark.backends
 async def test_a_resumed_meeting_posts_what_was_not_posted_in_the_same_topic_and_nothing_twice(
     board: Board, fake: FakeTelegramAPI
 ) -> None:
@@ -97,3 +97,23 @@ async def test_a_resumed_meeting_posts_what_was_not_posted_in_the_same_topic_and
     pointers = [m for t in (channel.topics.thread_for(r) for r in SPECIALISTS if channel.topics)
                 for m in fake.sent_to(FORUM, t) if m.text.startswith("🏛 In the meeting on")]
     assert len(pointers) == len(SPECIALISTS)  # one per advisor over both lives
+
+
+async def test_while_a_member_speaks_the_meetings_topic_shows_typing_and_the_status_names_them(
+    board: Board, fake: FakeTelegramAPI
+) -> None:
+    use_model(board, ScriptedModel(latency=1.5))  # each member thinks a while
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
+        fake.push_text(FORUM, OWNER, "/meeting Should we open a Pune office?")
+        await fake.wait_until(lambda: any(t["name"].startswith("🏛") for t in fake.created_topics), "its topic")
+        own = next(t for t in fake.created_topics if t["name"].startswith("🏛"))["message_thread_id"]
+        await fake.wait_until(lambda: any(a.get("message_thread_id") == own and a["action"] == "typing"
+                                          for a in fake.actions), "typing in the meeting's topic")
+        await fake.wait_until(lambda: any("Speaking: " in m.text for m in fake.edited_messages),
+                              "the status naming who speaks")
+        for row in await board.parts.room.store.list(5):  # enough seen: /cancel it
+            if row.status == "running":
+                await board.parts.room.cancel(row.id)
+        await channel.meetings.drain(5)
+    speaking = next(m.text for m in fake.edited_messages if "Speaking: " in m.text)
+    assert any(label in speaking for label in ("Research", "Content", "Finance", "Strategy", "Critic", "General"))
