@@ -140,6 +140,7 @@ class Daemon:
         self.web: WebContext | None = None  # the owner's pages, when web.enabled
         self._last_status: str | None = None
         self.scheduled: ScheduledWorkService | None = None  # reminders, reviews ... (board.schedule)
+        self._meetings_kept: tuple[asyncio.Task[None], asyncio.Event] | None = None  # board.room.meeting.takeover
         self.replica: ReplicaService | None = None  # this process among the replicas (bot.replicas)
         self.hold: WebhookHold | None = None  # webhooks arriving while the channels start (bot.channels.held)
         self._port_held: int | None = None  # the port the stand-in held while the state store was out of reach
@@ -344,6 +345,7 @@ class Daemon:
             self.scheduled = ScheduledWorkService(board, self.channels, lease_s=self.loaded.config.replicas.lease_s,
                                                   recheck_s=self.loaded.config.state.schedule_recheck_s)
             self.scheduled.start()
+            self._keep_meetings(board)  # meetings left running resume, now that their channels show them
             if not self.channels:
                 log.warning("no channels configured: set telegram.token (see README, 'Telegram'); "
                             "serving only http://%s:%s/healthz", self.loaded.config.server.host, self.port)
@@ -493,6 +495,28 @@ class Daemon:
 
         return mount_mcp(app, McpBoardParts.of(self.board.parts), section)
 
+    def _keep_meetings(self, board: Board) -> None:
+        """Resume the meetings left running and, with replicas, keep them under leases
+        (:mod:`board.room.meeting.takeover`) until the daemon stops."""
+        from board.room.meeting.lease import MeetingLeases
+        from board.storage import Dialect, Leases
+        from bot.intake.leasing import replica_name
+
+        parts, replicas = board.parts, self.loaded.config.replicas
+        leases = MeetingLeases(Leases(parts.db, replica_name(replicas.name), replicas.lease_s, parts.clock)) \
+            if parts.db.dialect is Dialect.POSTGRES else None
+        stop = asyncio.Event()
+        self._meetings_kept = (asyncio.create_task(parts.room.keep_running(leases, stop), name="meetings kept"), stop)
+
+    async def _stop_keeping_meetings(self) -> None:
+        """No meeting is resumed or taken over from here on (the ones running are suspended next)."""
+        if self._meetings_kept is not None:
+            task, stop = self._meetings_kept
+            stop.set()
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(task, 10)
+            self._meetings_kept = None
+
     async def _shutdown(self, started: list[Channel], watcher: asyncio.Task[None] | None,
                         stop_watch: asyncio.Event) -> None:
         for channel in started:
@@ -502,10 +526,12 @@ class Daemon:
         if self.hold is not None:  # what it still holds is handed over at the next start
             await self.hold.stop()
         grace = self.hub.settings.shutdown_grace_s
+        await self._stop_keeping_meetings()
         try:
             # Running answers and meetings finish within the grace; queued messages stay
-            # stored and are answered at the next start.
-            await asyncio.gather(self.hub.drain(grace), self.board.parts.room.drain(min(self.meeting_grace, grace)))
+            # stored and are answered at the next start, and so are the meetings still running
+            # (suspended where they are: board.room.meeting.resume).
+            await asyncio.gather(self.hub.drain(grace), self.board.parts.room.suspend(min(self.meeting_grace, grace)))
         except Exception:  # shutting down anyway
             log.exception("waiting for running answers and meetings failed")
         if self.scheduled is not None:  # before the channels it delivers through

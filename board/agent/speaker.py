@@ -35,6 +35,7 @@ class Ask:
     tools: tuple[str, ...] | None = None
     extra_tools: tuple[Tool, ...] = ()
     response_schema: dict[str, Any] | None = None
+    phase: str = ""  # a meeting's phase ("round 2", "synthesis" ...), tagged in the ledger; "" outside meetings
 
 
 @dataclass(frozen=True)

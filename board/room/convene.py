@@ -13,7 +13,7 @@ import asyncio
 import functools
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +40,8 @@ from board.workspace.souls import AgentProfile, SoulStore
 
 if TYPE_CHECKING:  # the meeting machinery loads with the first meeting (a chat turn never needs it)
     from board.room.meeting import MeetingResult, MeetingRun, Subscriber
+    from board.room.meeting.lease import MeetingLease, MeetingLeases
+    from board.room.meeting.resume import Resumable
 
 __all__ = ["CONVENE_TOOL", "SUMMARIZER", "BoardRoom", "MeetingInProgress"]
 
@@ -71,6 +73,7 @@ class BoardRoom:
     _consults: dict[str, ConsultService] = field(default_factory=dict, init=False)
     _runs: dict[str, MeetingRun] = field(default_factory=dict, init=False)  # meetings this process holds
     _nudges: dict[str, asyncio.Event] = field(default_factory=dict, init=False)
+    _leases: MeetingLeases | None = field(default=None, init=False)  # replicas: the meetings' leases (keep_running)
 
     def __post_init__(self) -> None:
         self.consult = self.consult_for(self.default_roster)
@@ -167,7 +170,8 @@ class BoardRoom:
             none = ask.tools == () and not ask.extra_tools  # "no tools at all": not the role's outside ones either
             outcome = await self.runner.exchange(
                 profile, message, ctx, system=system, tools_allowed=allowed, extra_tools=ask.extra_tools,
-                ledger_tags={"purpose": purpose}, max_tool_iterations=0 if none else None,
+                ledger_tags={"purpose": purpose, **({"phase": ask.phase} if ask.phase else {})},
+                max_tool_iterations=0 if none else None,
                 metadata={"response_schema": schema} if schema is not None else None,
             )
             return Utterance(text=outcome.text, cost_usd=outcome.cost_usd or 0.0, model=outcome.model,
@@ -225,6 +229,8 @@ class BoardRoom:
             extra_owners=tuple(extra_owners), preset_agenda=agenda, clock=self.clock, outside=self.runner.outside,
             outside_ready=self.runner.outside_ready,
         ))
+        if self._leases is not None:  # replicas: it runs under its lease, taken before its row is written
+            run.m = replace(run.m, lease=self._leases.of(run.id))
         present = {p.role for p in [chair, *specialists]}
         for status in souls.status():
             if status.role not in present and status.role not in (GENERAL, SUMMARIZER, chair_role):
@@ -319,6 +325,116 @@ class BoardRoom:
     async def drain(self, timeout: float | None = None) -> None:
         """Wait for background meetings to finish (cancel what is left after ``timeout``)."""
         await finish_tasks(self._tasks.values(), timeout)
+
+    # -- meetings that survive a restart (board.room.meeting.resume) --------------------
+
+    async def suspend(self, timeout: float | None = None) -> None:
+        """Sabha is stopping: wait up to ``timeout`` for running meetings to end, then stop the rest where they
+        are. Their records stay running, with the checkpoint of their last finished phase, and the next start
+        (or another replica) resumes them."""
+        pending = [t for t in self._tasks.values() if not t.done()]
+        if pending and timeout:
+            await asyncio.wait(pending, timeout=timeout)
+        for run in list(self._runs.values()):
+            run.s.suspended = True
+        await finish_tasks(self._tasks.values(), 0)
+
+    async def keep_running(self, leases: MeetingLeases | None, stop: asyncio.Event) -> None:
+        """The daemon's side of surviving a restart, until ``stop``: resume every meeting left running (at
+        once); with replicas (``leases``: this replica's, on PostgreSQL) also run new meetings under a lease,
+        renew those held every heartbeat, stop working one whose lease another replica took, and every lease
+        period take over the meetings whose replica died (their lease lapsed)."""
+        from board.room.meeting.takeover import keep_running
+
+        self._leases = leases
+        await keep_running(self, leases, stop)
+
+    async def resume_all(self) -> list[str]:
+        """Resume every meeting still running on record that no process here runs (and, with replicas, whose
+        lease is free or lapsed); the ids resumed or ended as interrupted."""
+        done = []
+        for row in await self.store.resumable():
+            if row["id"] in self._runs:
+                continue
+            try:
+                if await self.resume(row["id"]) is not None:
+                    done.append(str(row["id"]))
+            except Exception:  # one meeting that cannot be rebuilt must not keep the others
+                log.exception("meeting %s: resuming failed", row["id"])
+        return done
+
+    async def resume(self, meeting_id: str) -> MeetingRun | None:
+        """Resume running meeting ``meeting_id`` at its first unfinished phase, in the background (one older
+        than ``board.meetings.resume_within_s`` ends as interrupted); None when it is not running on record, or
+        another replica holds it."""
+        from board.room.meeting.resume import Resumable, age_s
+
+        if meeting_id in self._runs:
+            return self._runs[meeting_id]
+        rows = await self.store.resumable(meeting_id)
+        if not rows:
+            return None
+        found = Resumable.of(rows[0])
+        lease = self._leases.of(found.id) if self._leases is not None else None
+        if lease is not None and not await lease.take():
+            return None
+        try:
+            run = self._rebuild(found, lease)
+        except Exception as exc:  # a roster or soul that is gone: nothing to resume with
+            await self.store.finish(found.id, stop_reason="interrupted", cost_usd=0.0, decision=None, minutes=None,
+                                    error=f"could not be resumed after a restart: {exc}")
+            raise
+        age = age_s(found.started_at, self.clock.now())
+        limit = self.meeting_settings.resume_within_s
+        if age >= limit:  # 0: a meeting never resumes
+            why = (f"Sabha stopped during this meeting and it was not resumed: it started {age:.0f} s ago, more "
+                   f"than board.meetings.resume_within_s ({limit:g} s)")
+            work = run.interrupt(why)
+        else:
+            work = run.run()
+        self._hold_task(run, work)
+        return run
+
+    def let_go(self, meeting_id: str) -> bool:
+        """Stop working meeting ``meeting_id`` here without writing anything more (its lease went to another
+        replica, which resumes it); False when this process does not run it."""
+        run, task = self._runs.get(meeting_id), self._tasks.get(meeting_id)
+        if run is None or task is None or task.done():
+            return False
+        run.s.suspended = True
+        task.cancel()
+        return True
+
+    def leased(self) -> list[str]:
+        """Ids of the meetings this process runs under a lease (replicas)."""
+        return [mid for mid, run in self._runs.items() if run.m.lease is not None]
+
+    def _rebuild(self, found: Resumable, lease: MeetingLease | None) -> MeetingRun:
+        """The run of a stored meeting: its context rebuilt from its row, its state from its checkpoint."""
+        from board.room.meeting.resume import restore, settings_of
+        from board.room.meeting.state import MeetingState
+
+        spec = found.spec
+        prepared = self.prepare(found.topic, envelope=found.origin(), roster=found.roster,
+                                settings=settings_of(spec.get("settings"), self.meeting_settings),
+                                chair_role=found.chair, agenda=spec.get("preset_agenda"),
+                                extra_owners=tuple(spec.get("extra_owners") or ()))
+        prepared.m = replace(prepared.m, id=found.id, evidence=found.evidence(), revisit_of=spec.get("revisit_of"),
+                             lease=lease)
+        if found.checkpoint is not None:
+            prepared.s = restore(found.checkpoint)
+        else:  # stopped before its framing was written: the record is open, the framing is asked (once)
+            prepared.s = MeetingState(resumed=True, started_at=found.started_at, warnings=prepared.s.warnings)
+            prepared.s.recorded.set()
+        return prepared
+
+    def _hold_task(self, run: MeetingRun, work: Coroutine[Any, Any, MeetingResult]) -> None:
+        """Run ``work`` for ``run`` in the background, as :meth:`start` does."""
+        task = asyncio.create_task(work, name=f"meeting {run.id}")
+        self._tasks[run.id] = task
+        self._runs[run.id] = run
+        self._places[_place(run.m.base_ctx.envelope)] = run.id
+        task.add_done_callback(functools.partial(self._finished, run.id))
 
     # -- tools -------------------------------------------------------------------
 

@@ -1,10 +1,10 @@
 """Meetings in the state db: the meeting, its participants, statements (with stances), events,
 decision and action items.
 
-The tables come from the ``0100_meetings``, ``0102_stances_and_actions`` and ``0801_action_items_due``
-migrations. Writes happen
-as the meeting goes, so a crash mid-meeting leaves what was said on record (the meeting
-stays ``running`` with no stop reason, which ``sabha meetings list`` shows).
+The tables come from the ``0100_meetings``, ``0102_stances_and_actions``, ``0801_action_items_due`` and
+``1001_meeting_resume`` migrations. Writes happen as the meeting goes, so a crash mid-meeting leaves what
+was said on record (the meeting stays ``running`` with no stop reason), with the checkpoint of its last
+finished phase, from which the next start resumes it (:mod:`board.room.meeting.resume`).
 """
 
 from __future__ import annotations
@@ -18,12 +18,23 @@ from typing import Any
 from board.conversation.transcripts import utc_now
 from board.decisions.actions import ActionRow
 from board.envelope import Envelope
-from board.storage import Database
+from board.storage import Database, Tx
 
-__all__ = ["ActionDraft", "MeetingRow", "MeetingStore"]
+__all__ = ["ActionDraft", "Checkpoint", "Fence", "MeetingRow", "MeetingStore"]
 
 #: (task, owner) or (task, owner, due as written: "by 2026-12-15", "in two weeks", None)
 ActionDraft = tuple[str, str] | tuple[str, str, str | None]
+#: An SQL condition and its parameters a meeting's write requires (this replica's lease on it stands:
+#: :meth:`board.room.meeting.lease.MeetingLease.clause`)
+Fence = tuple[str, tuple[object, ...]]
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A meeting's state to store with a write (:mod:`board.room.meeting.resume`), and the fence it requires."""
+
+    state: dict[str, Any]
+    fence: Fence | None = None
 
 
 @dataclass(frozen=True)
@@ -52,16 +63,31 @@ class MeetingStore:
         self.db = db
 
     async def create(self, meeting_id: str, topic: str, roster: str, chair: str, *,
-                     place: Envelope | None = None, revisit_of: str | None = None) -> None:
+                     place: Envelope | None = None, revisit_of: str | None = None,
+                     resume: dict[str, Any] | None = None) -> None:
         """Record a meeting that is starting (whole even when the meeting is cancelled meanwhile: its
         stop reason is then written onto this row); ``place``: the message that called it (its channel,
-        chat, topic, and whether that chat is a group), None for the terminal's ``sabha meeting``."""
+        chat, topic, and whether that chat is a group), None for the terminal's ``sabha meeting``;
+        ``resume``: what rebuilding it after a restart takes (:func:`board.room.meeting.resume.spec`)."""
         where = (place.channel, place.chat_id, place.thread_id, int(place.is_group)) if place else (None,) * 4
         await _whole(self.db.execute(
             "INSERT INTO meetings(id, topic, roster, chair, status, channel, chat_id, thread_id, is_group, "
-            "started_at, revisit_of) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?)",
-            (meeting_id, topic, roster, chair, *where, utc_now(), revisit_of),
+            "started_at, revisit_of, resume) VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?)",
+            (meeting_id, topic, roster, chair, *where, utc_now(), revisit_of, _json(resume)),
         ))
+
+    async def checkpoint(self, meeting_id: str, state: dict[str, Any], *, fence: Fence | None = None) -> bool:
+        """Store a running meeting's checkpoint (:mod:`board.room.meeting.resume`); False when ``fence`` (an SQL
+        condition and its parameters: this replica's lease stands) does not hold, or the meeting ended."""
+        async with self.db.transaction() as tx:
+            return await _checkpoint(tx, meeting_id, state, fence)
+
+    async def resumable(self, meeting_id: str | None = None) -> list[Any]:
+        """The rows of meetings still ``running`` (of ``meeting_id`` only, if given), oldest first."""
+        if meeting_id is not None:
+            return await self.db.fetchall("SELECT * FROM meetings WHERE id = ? AND status = 'running'", (meeting_id,))
+        return await self.db.fetchall(
+            "SELECT * FROM meetings WHERE status = 'running' ORDER BY started_at, id")
 
     async def set_agenda(self, meeting_id: str, agenda: str) -> None:
         """Store the chair's agenda."""
@@ -76,14 +102,21 @@ class MeetingStore:
         )
 
     async def statement(self, meeting_id: str, round_no: int, role: str, text: str, *, model: str | None,
-                        cost_usd: float, stance: dict[str, Any] | None = None) -> None:
-        """Record what a participant said in a round, and the stance it ended with."""
-        await self.db.execute(
-            "INSERT INTO meeting_statements(meeting_id, round, role, text, model, cost_usd, created_at, stance) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (meeting_id, round_no, role, text, model, cost_usd, utc_now(),
-             json.dumps(stance, ensure_ascii=False) if stance is not None else None),
-        )
+                        cost_usd: float, stance: dict[str, Any] | None = None,
+                        checkpoint: Checkpoint | None = None) -> bool:
+        """Record what a participant said in a round, and the stance it ended with; with ``checkpoint`` (the
+        meeting's state with this statement in it) both in one transaction, so a restart finds either both or
+        neither. False (nothing written) when its fence does not hold or the meeting ended meanwhile."""
+        async with self.db.transaction() as tx:
+            if checkpoint is not None and not await _checkpoint(tx, meeting_id, checkpoint.state, checkpoint.fence):
+                return False
+            await tx.execute(
+                "INSERT INTO meeting_statements(meeting_id, round, role, text, model, cost_usd, created_at, stance) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (meeting_id, round_no, role, text, model, cost_usd, utc_now(),
+                 json.dumps(stance, ensure_ascii=False) if stance is not None else None),
+            )
+        return True
 
     async def add_actions(self, meeting_id: str, items: Sequence[ActionDraft]) -> None:
         """Record a decision's action items (task, owner[, due as written]) as open; the due date
@@ -205,6 +238,18 @@ class MeetingStore:
                            for r in statements],
             "events": [{**dict(r), "data": json.loads(r["data"])} for r in events],
         }
+
+
+def _json(value: dict[str, Any] | None) -> str | None:
+    return json.dumps(value, ensure_ascii=False) if value is not None else None
+
+
+async def _checkpoint(tx: Tx, meeting_id: str, state: dict[str, Any], fence: Fence | None) -> bool:
+    condition, params = fence if fence is not None else ("1 = 1", ())
+    rows = await tx.fetchall(
+        f"UPDATE meetings SET checkpoint = ? WHERE id = ? AND status = 'running' AND {condition} RETURNING id",
+        (_json(state), meeting_id, *params))
+    return bool(rows)
 
 
 async def _whole(write: Awaitable[None]) -> None:

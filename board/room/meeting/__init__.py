@@ -18,6 +18,9 @@ around one small orchestrator:
 - :mod:`~board.room.meeting.cited`: outside (MCP) tool results the members used: capped, recorded as evidence
 - :mod:`~board.room.meeting.minutes`: the record opened and closed, the minutes rendered
 - :mod:`~board.room.meeting.run`: MeetingRun, the phases in order and the stop reason
+- :mod:`~board.room.meeting.resume`: the checkpoint of each finished phase, and where a restarted meeting resumes
+- :mod:`~board.room.meeting.lease`: with replicas, the lease a meeting runs under and the fence of its writes
+- :mod:`~board.room.meeting.takeover`: the daemon's loop: resume at start, take over a dead replica's meetings
 
 Flow: the chair frames an agenda and a question per specialist; round 1, every specialist
 answers independently (in parallel by default); rounds 2..N, each sees the agenda again, its

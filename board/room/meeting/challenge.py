@@ -16,7 +16,7 @@ from board.room.decision import Decision, Dissent, FinalObjection, format_stance
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import dissent_reason, dissenters, latest_stance
 from board.room.meeting.events import MeetingEventKind, Stop
-from board.room.meeting.limits import Limits, ask
+from board.room.meeting.limits import Limits, ask, in_phase
 from board.room.meeting.state import MeetingState
 
 __all__ = ["apply", "objection", "review_message"]
@@ -47,7 +47,8 @@ async def objection(limits: Limits) -> str | None:
     if not role or role in s.absent or not limits.spare():
         return None
     try:
-        utterance = await ask(limits, role, review_message(m, s), tools=())
+        with in_phase("challenge"):
+            utterance = await ask(limits, role, review_message(m, s), tools=())
     except (Stop, TimeoutError):
         return None
     except Exception as exc:  # noqa: BLE001 - the decision stands without the review

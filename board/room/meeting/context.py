@@ -1,7 +1,8 @@
 """What a meeting is, fixed before it starts: :class:`MeetingContext` (frozen).
 
 Who sits in it, how they are made to speak (and the outside tools its members may look things up
-with), where it is recorded, its settings and the agenda given in advance (the roundtable's).
+with), where it is recorded, its settings and the agenda given in advance (the roundtable's), and with
+replicas the lease it runs under (:mod:`board.room.meeting.lease`).
 Nothing here changes while the meeting runs; what changes lives in
 :class:`~board.room.meeting.state.MeetingState`. :meth:`emit` hands a progress event to every
 subscriber, each isolated: a broken display never breaks a meeting.
@@ -20,6 +21,7 @@ from board.agent.tools import ToolContext
 from board.clock import SYSTEM_CLOCK, Clock
 from board.room.evidence import Evidence
 from board.room.meeting.events import MeetingEvent, MeetingEventKind, Subscriber
+from board.room.meeting.lease import MeetingLease
 from board.room.settings import MeetingSettings
 from board.room.store import MeetingStore
 from board.workspace.souls import AgentProfile
@@ -53,6 +55,7 @@ class MeetingContext:
     clock: Clock = SYSTEM_CLOCK  # the board's one clock: when predictions were made, what is recalled
     outside: OutsideTools = NO_OUTSIDE_TOOLS  # the roles' outside (MCP) tools, offered to members' statements
     outside_ready: Callable[[ToolContext], Awaitable[None]] | None = None  # until a role's servers have started
+    lease: MeetingLease | None = None  # replicas: this replica's lease on the meeting, the fence of every phase written
 
     @property
     def profiles(self) -> dict[str, AgentProfile]:

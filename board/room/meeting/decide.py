@@ -33,7 +33,7 @@ from board.room.demo_history import is_demo
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import abridge, dissent_reason, dissenters, stance_table
 from board.room.meeting.events import Stop
-from board.room.meeting.limits import Limits, ask
+from board.room.meeting.limits import Limits, ask, in_phase
 from board.room.meeting.review import ranking_lines
 from board.room.meeting.state import MeetingState
 
@@ -183,7 +183,8 @@ async def run(limits: Limits) -> Decision:
     m, s = limits.m, limits.s
     participants = [m.chair.role, *[p.role for p in m.specialists]]
     required = dissenters(m, s)
-    decision, last_text = await _drafts(limits, participants, required, await track_block(m))
+    with in_phase("synthesis"):
+        decision, last_text = await _drafts(limits, participants, required, await track_block(m))
     if decision is not None:
         return decision
     if last_text:

@@ -2,7 +2,8 @@
 
 With an agenda given in advance (the roundtable's) the chair is not asked; when the chair's
 framing is unusable or fails, the agenda is "Decide: <topic>" and every specialist gets a
-default question from their seat. Either way the agenda is stored and shown.
+default question from their seat. Either way the agenda is stored (with the questions, in the meeting's
+checkpoint: :mod:`board.room.meeting.resume`) and shown.
 
 The board remembers: earlier decisions on related topics (full-text search over decisions and
 minutes, :mod:`board.decisions.recall.search`) and what became of them are given to the chair and put
@@ -20,7 +21,8 @@ from board.room.decision import DecisionProblem, extract_json
 from board.room.evidence import evidence_block
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.events import MeetingEventKind, Stop
-from board.room.meeting.limits import Limits, ask
+from board.room.meeting.limits import Limits, ask, in_phase
+from board.room.meeting.resume import save
 from board.room.meeting.state import MeetingState
 
 __all__ = ["default_questions", "framing_message", "framing_schema", "recalled", "run"]
@@ -106,7 +108,8 @@ async def run(m: MeetingContext, s: MeetingState, limits: Limits) -> None:
         agenda = m.preset_agenda
     else:
         try:
-            agenda = await _ask_chair(limits, agenda, questions, recall)
+            with in_phase("framing"):
+                agenda = await _ask_chair(limits, agenda, questions, recall)
         except (DecisionProblem, TimeoutError) as exc:
             log.warning("meeting %s: chair framing unusable (%s); using default questions", m.id, exc)
         except Stop:
@@ -117,4 +120,5 @@ async def run(m: MeetingContext, s: MeetingState, limits: Limits) -> None:
         agenda = f"{agenda}\n\n{recall}"
     s.agenda, s.questions = agenda, questions
     await m.store.set_agenda(m.id, agenda)
+    await save(m, s)  # the framing is done: a restart resumes at round 1
     await m.emit(MeetingEventKind.FRAMED, s.current_round, role=m.chair.role, text=agenda, questions=questions)

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +24,22 @@ from board.room.meeting.events import Stop, StopReason
 from board.room.meeting.state import MeetingState
 from board.spending.allowance import SpendRefused
 
-__all__ = ["Limits", "ask"]
+__all__ = ["Limits", "ask", "in_phase"]
+
+#: The meeting phase the model calls made now belong to ("framing", "round 2", "peer review", "synthesis",
+#: "challenge"): tagged on each call in the ledger (``llm_calls.tags.phase``), so a resumed meeting can be
+#: shown to ask no finished phase again. Per task: the members' parallel statements each carry their own.
+_PHASE: ContextVar[str] = ContextVar("meeting_phase", default="")
+
+
+@contextmanager
+def in_phase(name: str) -> Iterator[None]:
+    """The model calls made inside belong to phase ``name``."""
+    token = _PHASE.set(name)
+    try:
+        yield
+    finally:
+        _PHASE.reset(token)
 
 
 @dataclass(frozen=True)
@@ -75,7 +93,7 @@ async def ask(limits: Limits, role: str, message: str, *, tools: tuple[str, ...]
         meeting_id=m.id, deadline=asyncio.get_running_loop().time() + limit, budget=limits,
         roster=m.roster, consult_cache={},
     )
-    request = Ask(role, message, tools=tools, extra_tools=extra_tools, response_schema=schema)
+    request = Ask(role, message, tools=tools, extra_tools=extra_tools, response_schema=schema, phase=_PHASE.get())
     try:
         utterance = await asyncio.wait_for(m.speak(request, ctx), timeout=max(limit, 0.001))
     except TimeoutError:

@@ -1,6 +1,7 @@
 """The meeting's record: opened before the first word, closed with the minutes.
 
-:func:`open_record` stores the meeting and its participants and announces it;
+:func:`open_record` stores the meeting (with what resuming it after a restart takes,
+:func:`board.room.meeting.resume.spec`) and its participants and announces it;
 :func:`close_record` renders the minutes (the workspace's ``minutes.md.j2``; the files and the tool
 results used are listed as evidence even by a template that leaves them out), stores the end,
 the decision and its action items, and tells the subscribers; :func:`minutes_context` is what
@@ -19,6 +20,7 @@ from board.room.meeting.cited import minutes_entries as tool_entries
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import models_differ
 from board.room.meeting.events import MeetingEventKind, MeetingResult, StopReason
+from board.room.meeting.resume import spec
 from board.room.meeting.state import MeetingState
 from board.room.meeting.table import MeetingTable, PlaceKind
 
@@ -28,7 +30,8 @@ __all__ = ["close_record", "minutes_context", "open_record"]
 async def open_record(m: MeetingContext, s: MeetingState) -> None:
     """Store the meeting and who is in it; announce it."""
     envelope = m.base_ctx.envelope
-    await m.store.create(m.id, m.topic, m.roster, m.chair.role, place=envelope, revisit_of=m.revisit_of)
+    await m.store.create(m.id, m.topic, m.roster, m.chair.role, place=envelope, revisit_of=m.revisit_of,
+                         resume=spec(m))  # what rebuilding it after a restart takes
     if envelope is not None:  # a message written there finds the meeting (board.room.meeting.table)
         await MeetingTable(m.store.db).add_place(m.id, envelope.channel, envelope.chat_id, envelope.thread_id,
                                                  PlaceKind.ORIGIN)

@@ -2,7 +2,8 @@
 
 Labels are shuffled by the meeting id, so they say nothing about who spoke; a member never
 ranks itself; a missing or malformed review is just not counted. The aggregate (average
-rank, best first) goes to the chair's synthesis and the minutes.
+rank, best first) goes to the chair's synthesis and the minutes, and into the meeting's checkpoint
+(:mod:`board.room.meeting.resume`): a resumed meeting does not ask for it again.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 from board.room.decision import extract_json
 from board.room.meeting.convergence import abridge, present
 from board.room.meeting.events import MeetingEventKind, Stop
-from board.room.meeting.limits import Limits, ask
+from board.room.meeting.limits import Limits, ask, in_phase
+from board.room.meeting.resume import save
 from board.workspace.souls import AgentProfile
 
 __all__ = ["ranking_lines", "run"]
@@ -70,7 +72,16 @@ async def run(limits: Limits) -> None:
     """Each member present ranks the others; the aggregate is kept, stored and shown."""
     m, s = limits.m, limits.s
     if not s.rounds or len(s.rounds[0]) < 3:
+        s.reviewed = True
         return
+    with in_phase("peer review"):
+        await _rank(limits)
+    s.reviewed = True
+    await save(m, s)  # the review is done: a restart does not ask it again
+
+
+async def _rank(limits: Limits) -> None:
+    m, s = limits.m, limits.s
     order = list(s.rounds[0])
     random.Random(m.id).shuffle(order)  # labels say nothing about who spoke
     labels = {role: chr(ord("A") + i) for i, role in enumerate(order)}

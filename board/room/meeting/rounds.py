@@ -8,6 +8,10 @@ statement (see :mod:`board.room.meeting.scoreboard`), so a round is one model ca
 A statement without a valid stance is asked for it once. A member that fails or times out is
 absent; the meeting goes on while a quorum is present. After round 1 the peer review runs
 (when configured); a unanimous round 1 makes round 2 the case against.
+
+Each statement is stored with the meeting's checkpoint, and so is the end of each round
+(:mod:`board.room.meeting.resume`): a meeting resumed after a restart starts at its first unfinished
+round and asks in it only the members that had not spoken.
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ from board.room.meeting.convergence import (
     unanimous,
 )
 from board.room.meeting.events import MeetingEventKind, Stop, StopReason
-from board.room.meeting.limits import Limits, ask
+from board.room.meeting.limits import Limits, ask, in_phase
+from board.room.meeting.resume import save, store_statement
 from board.room.meeting.review import run as peer_review
 from board.room.meeting.scoreboard import SCOREBOARD_INSTRUCTION, meeting_tools, record_stated
 from board.room.meeting.state import MeetingState
@@ -183,8 +188,8 @@ async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Sai
     if utterance.model:
         s.spoke_with[profile.role] = utterance.model
     dumped = stance.model_dump() if stance is not None else None
-    await m.store.statement(m.id, round_no, profile.role, body, model=utterance.model,
-                            cost_usd=utterance.cost_usd, stance=dumped)
+    await store_statement(m, s, round_no, profile.role, body, stance, model=utterance.model,
+                          cost_usd=utterance.cost_usd)
     await record_prediction(m.store.db, m.id, round_no, profile.role, stance, model=utterance.model, now=m.clock.now())
     await m.emit(MeetingEventKind.AGENT_SPOKE, s.current_round, role=profile.role,
                  text=f"{body}\n\nStance: {format_stance(stance)}", statement=body, stance=dumped,
@@ -198,7 +203,13 @@ def _keep(m: MeetingContext, s: MeetingState, said: Said) -> None:
 
 
 async def _all_speak(limits: Limits, round_no: int, said: Said) -> None:
-    speakers = present(limits.m, limits.s)
+    # a round resumed after a restart asks only the members that had not spoken (their statements are in ``said``)
+    speakers = [p for p in present(limits.m, limits.s) if p.role not in said.statements]
+    with in_phase(f"round {round_no}"):
+        await _each_speaks(limits, round_no, said, speakers)
+
+
+async def _each_speaks(limits: Limits, round_no: int, said: Said, speakers: list[AgentProfile]) -> None:
     if limits.m.settings.parallel:
         results = await asyncio.gather(*(_speak(limits, p, round_no, said) for p in speakers),
                                        return_exceptions=True)
@@ -214,7 +225,9 @@ async def speak_round(limits: Limits, round_no: int) -> None:
     """One round: everyone present speaks; consensus settled; quorum checked; the round shown."""
     m, s = limits.m, limits.s
     s.current_round = round_no
-    said = Said()
+    said = Said()  # what the round heard before a restart, if it was cut off by one (stored, shown, not asked again)
+    for role, (text, stance) in s.partial.items():
+        said.statements[role], said.stances[role] = text, stance
     try:
         await _all_speak(limits, round_no, said)
     except BaseException:
@@ -224,6 +237,7 @@ async def speak_round(limits: Limits, round_no: int) -> None:
             _keep(m, s, said)
         raise
     _keep(m, s, said)
+    s.partial = {}
     settle_consensus(m, s, round_no)
     needed = max(1, math.ceil(len(m.specialists) * m.settings.quorum))
     if len(present(m, s)) < needed:
@@ -233,6 +247,7 @@ async def speak_round(limits: Limits, round_no: int) -> None:
     if round_no == 1 and unanimous(s, 1) and m.settings.max_turns_per_agent > 1:
         s.challenge_round = 2
         note = "; round 1 was unanimous, so round 2 asks each member for the strongest case against"
+    await save(m, s)  # the round is done: a restart resumes after it
     await m.emit(MeetingEventKind.ROUND_DONE, s.current_round, text=f"round {round_no} done{note}",
                  spoke=list(s.rounds[-1]), stances={r: format_stance(st) for r, st in s.stances[-1].items()})
 
@@ -240,7 +255,12 @@ async def speak_round(limits: Limits, round_no: int) -> None:
 async def run_all(limits: Limits) -> StopReason:
     """Every round up to the limit (the peer review after round 1); CONVERGED when positions converge."""
     m, s = limits.m, limits.s
-    for round_no in range(1, m.settings.max_turns_per_agent + 1):
+    if s.rounds:  # resumed after a restart: what its finished rounds decided holds (board.room.meeting.resume)
+        if m.settings.peer_review and not s.reviewed:
+            await peer_review(limits)
+        if converged(s):
+            return StopReason.CONVERGED
+    for round_no in range(len(s.rounds) + 1, m.settings.max_turns_per_agent + 1):
         if round_no > 1:
             limits.check()
         await speak_round(limits, round_no)

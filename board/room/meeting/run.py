@@ -2,8 +2,16 @@
 
 open the record → frame → rounds (peer review after round 1) → the chair's synthesis with
 the challenger's review beside it → close the record. Every meeting ends with a stop reason
-(completed, converged, budget, deadline, cancelled or error); this is the only module that
+(completed, converged, budget, deadline, cancelled, error, or interrupted); this is the only module that
 catches a meeting's exceptions, and a cancel that lands at any point still closes the record.
+
+A meeting survives a restart (:mod:`board.room.meeting.resume`): a run whose state was restored from its
+checkpoint (``s.resumed``) announces RESUMED with the phase it resumes at, skips what is finished (the
+record is open, the framing, rounds, review, synthesis or objection that are stored) and keeps its clock:
+the deadline counts from the meeting's start, not the resume. A run that Sabha suspends while stopping
+(``s.suspended``) leaves the record running for the next start; a run whose lease another replica took
+(:class:`~board.room.meeting.lease.MeetingTakenOver`) stops without writing anything more.
+:meth:`MeetingRun.interrupt` ends one that waited too long to resume, as interrupted.
 """
 
 from __future__ import annotations
@@ -23,10 +31,12 @@ from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import dissenters, models_differ, present
 from board.room.meeting.decide import best_effort
 from board.room.meeting.decide import run as decide
-from board.room.meeting.events import MeetingResult, Stop, StopReason
+from board.room.meeting.events import MeetingEventKind, MeetingResult, Stop, StopReason
 from board.room.meeting.frame import run as frame
+from board.room.meeting.lease import MeetingTakenOver
 from board.room.meeting.limits import Limits
 from board.room.meeting.minutes import close_record, open_record
+from board.room.meeting.resume import age_s, resume_phase, save
 from board.room.meeting.rounds import run_all
 from board.room.meeting.state import MeetingState
 from board.room.settings import MeetingSettings
@@ -38,9 +48,24 @@ log = logging.getLogger("sabha.meeting")
 
 
 async def _conclude(limits: Limits) -> Decision:
-    """The chair's decision, and beside it the challenger's final objection (no call in sequence)."""
-    decision, said = await asyncio.gather(decide(limits), objection(limits))
-    return await apply_objection(limits.m, limits.s, decision, said)
+    """The chair's decision, and beside it the challenger's final objection (no call in sequence); each
+    stored when it is written, neither asked again by a meeting resumed after it."""
+    m, s = limits.m, limits.s
+
+    async def drafted() -> Decision:
+        if s.draft is None:
+            s.draft = await decide(limits)
+            await save(m, s)
+        return s.draft
+
+    async def objected() -> str | None:
+        if not s.objected:
+            s.objection, s.objected = await objection(limits), True
+            await save(m, s)
+        return s.objection
+
+    decision, said = await asyncio.gather(drafted(), objected())
+    return await apply_objection(m, s, decision, said)
 
 
 @dataclass(eq=False)
@@ -140,36 +165,69 @@ class MeetingRun:
             await asyncio.wait_for(self.s.recorded.wait(), timeout)
 
     async def _hold(self, limits: Limits) -> StopReason:
-        """Open, frame and run the rounds; how they ended."""
-        await open_record(self.m, self.s)
-        await frame(self.m, self.s, limits)
+        """Open, frame and run the rounds (a resumed meeting: from its first unfinished phase); how they ended."""
+        m, s = self.m, self.s
+        if s.resumed:
+            phase = resume_phase(s, m.settings)
+            log.info("meeting %s: resumed at %s", m.id, phase)
+            await m.emit(MeetingEventKind.RESUMED, s.current_round, role=m.chair.role, text=f"resumed at {phase}",
+                         phase=phase)
+        else:
+            await open_record(m, s)
+        if not s.agenda:
+            await frame(m, s, limits)
         return await run_all(limits)
 
     async def run(self) -> MeetingResult:
-        """Hold the meeting to the end; always records a stop reason."""
+        """Hold the meeting to the end; always records a stop reason (unless Sabha suspends it while stopping,
+        or another replica took it over: then the record stays running, for the next start or that replica)."""
         try:
+            if self.m.lease is not None and not await self.m.lease.take():
+                return self._gone("another replica holds its lease")
             return await self._run()
+        except MeetingTakenOver as lost:
+            return self._gone(str(lost))
         finally:
             self.s.recorded.set()  # no one waits for a record that will not come
+            if self.m.lease is not None:  # ended, suspended or lost here: another replica need not wait for it
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self.m.lease.release())
+
+    def _gone(self, why: str) -> MeetingResult:
+        """This process stops working the meeting and writes nothing more (another replica runs it)."""
+        log.warning("meeting %s: not run here any more (%s)", self.m.id, why)
+        return MeetingResult(meeting_id=self.m.id, topic=self.m.topic, stop_reason=StopReason.INTERRUPTED,
+                             decision=None, minutes="", cost_usd=self.s.spent_usd, rounds=len(self.s.rounds),
+                             absent=dict(self.s.absent), error=why)
+
+    async def _cancelled(self) -> None:
+        """A cancel landed: /cancel (the record closes as cancelled) or Sabha stopping (it stays running)."""
+        m, s = self.m, self.s
+        if s.suspended:
+            log.info("meeting %s: Sabha is stopping; the meeting stays running on record and resumes at the next "
+                     "start (round %d)", m.id, s.current_round)
+            return
+        await asyncio.shield(close_record(m, s, StopReason.CANCELLED, None, "cancelled"))
+
+    def _clock(self) -> None:
+        """The deadline, measured from the meeting's start (a resumed meeting keeps its clock)."""
+        m, s = self.m, self.s
+        if s.resumed and s.started_at:
+            s.deadline = time.monotonic() + m.settings.max_duration_s - age_s(s.started_at, m.clock.now())
+        else:
+            s.deadline = time.monotonic() + m.settings.max_duration_s
+            s.started_at = datetime.now(UTC).isoformat(timespec="seconds")
 
     async def _run(self) -> MeetingResult:
         m, s, limits = self.m, self.s, self.limits
-        s.deadline = time.monotonic() + m.settings.max_duration_s
-        s.started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        self._clock()
         stop, error, decision = StopReason.COMPLETED, None, None
         try:
             # inside the try: a cancel (or /cancel) that lands while the meeting is being
             # recorded must still close it with a stop reason
             stop = await self._hold(limits)
-        except Stop as halt:
-            stop, error = halt.reason, halt.detail
-            log.info("meeting %s: stopping (%s: %s)", m.id, halt.reason, halt.detail)
-        except asyncio.CancelledError:
-            await asyncio.shield(close_record(m, s, StopReason.CANCELLED, None, "cancelled"))
-            raise
-        except Exception as exc:  # record it, never leave a meeting open
-            log.exception("meeting %s failed", m.id)
-            stop, error = StopReason.ERROR, f"{type(exc).__name__}: {exc}"
+        except (Stop, MeetingTakenOver, asyncio.CancelledError, Exception) as exc:  # noqa: BLE001 - _halted sorts them
+            stop, error = await self._halted(exc)
         try:
             if any(s.rounds):  # nobody spoke: nothing to decide on, and nothing to invent
                 if stop in (StopReason.BUDGET, StopReason.DEADLINE):
@@ -177,6 +235,33 @@ class MeetingRun:
                 else:
                     decision = await _conclude(limits)
         except asyncio.CancelledError:
-            await asyncio.shield(close_record(m, s, StopReason.CANCELLED, None, "cancelled"))
+            await self._cancelled()
             raise
         return await close_record(m, s, stop, decision, error)
+
+    async def _halted(self, exc: BaseException) -> tuple[StopReason, str | None]:
+        """How the rounds ended early (the stop reason and error); a cancel or a takeover goes on up."""
+        m = self.m
+        if isinstance(exc, Stop):
+            log.info("meeting %s: stopping (%s: %s)", m.id, exc.reason, exc.detail)
+            return exc.reason, exc.detail
+        if isinstance(exc, MeetingTakenOver):
+            raise exc
+        if isinstance(exc, asyncio.CancelledError):
+            await self._cancelled()
+            raise exc
+        log.error("meeting %s failed", m.id, exc_info=exc)  # record it, never leave a meeting open
+        return StopReason.ERROR, f"{type(exc).__name__}: {exc}"
+
+    async def interrupt(self, why: str) -> MeetingResult:
+        """End a meeting that Sabha stopped during and that waited too long to resume: stop reason interrupted,
+        the minutes say why, the ENDED event reaches its place. No model is asked anything."""
+        self.s.warnings.append(why)
+        log.warning("meeting %s: %s", self.m.id, why)
+        try:
+            return await close_record(self.m, self.s, StopReason.INTERRUPTED, None, why)
+        finally:
+            self.s.recorded.set()
+            if self.m.lease is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self.m.lease.release())

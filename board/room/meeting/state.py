@@ -3,6 +3,9 @@
 Only the phases of this package write it. Each round appends one dict of statements and
 one of stances (roster order); the scoreboard appends disagreements and consensus; the
 limits add what was spent; the members' outside tool calls are counted and their results kept as evidence.
+Everything here but ``recorded``, ``deadline``, ``saving`` and ``suspended`` is kept in the meeting's
+checkpoint when a phase ends (:mod:`board.room.meeting.resume`), so a meeting resumed after a restart has
+exactly this state back.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from board.room.decision import Stance
+from board.room.decision import Decision, Stance
 from board.room.meeting.events import ToolEvidence
 from board.room.meeting.table import Contribution
 
@@ -48,3 +51,10 @@ class MeetingState:
     # a meeting resumed after a restart (board.room.meeting.run): what its unfinished round already said
     resumed: bool = False
     partial: dict[str, tuple[str, Stance | None]] = field(default_factory=dict)
+    # what a resumed meeting must not ask again (board.room.meeting.resume keeps them in its checkpoint)
+    reviewed: bool = False  # the peer review ran (or was not due)
+    draft: Decision | None = None  # the chair's synthesis, once it was written
+    objected: bool = False  # the challenger's review ran; ``objection`` is what it said (None: nothing)
+    objection: str | None = None
+    saving: asyncio.Lock = field(default_factory=asyncio.Lock)  # one checkpoint write at a time, in order
+    suspended: bool = False  # Sabha is stopping: the meeting stays running on record and resumes at the next start

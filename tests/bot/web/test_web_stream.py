@@ -146,7 +146,9 @@ async def test_a_full_queue_drops_that_watcher_and_never_waits() -> None:
         assert [e.seq for e in log.after(2)] == [3, 4, 5]  # what the dropped one gets on reconnecting
 
 
-async def test_stopping_the_daemon_ends_the_streams_of_a_meeting_it_cancels(tmp_path: Path) -> None:
+async def test_stopping_the_daemon_ends_the_streams_of_a_meeting_it_leaves_to_resume(tmp_path: Path) -> None:
+    """A stop suspends a meeting still running after the grace (issue 40: it resumes at the next start): the
+    page's stream ends with the daemon, and the record stays running, not cancelled."""
     async with WebDaemon(tmp_path) as d, ClientSession() as http:
         jar = await _signed_in(http, d)
         seen = _hold_after(d, 1)
@@ -157,9 +159,9 @@ async def test_stopping_the_daemon_ends_the_streams_of_a_meeting_it_cancels(tmp_
             if d.daemon.web.feed.watchers(meeting) == 1 and seen["held"]:
                 break
             await asyncio.sleep(0.02)
-        d.daemon.meeting_grace = 0.2  # the held meeting is cancelled at shutdown, not waited for
+        d.daemon.meeting_grace = 0.2  # the held meeting is suspended at shutdown, not waited for
         d.daemon.request_stop()
         got = await asyncio.wait_for(watcher, 20)
-        assert got[-1]["kind"] == "ended" and any("cancelled" in op["html"] for op in got[-1]["ops"])
+        assert not any(m.get("kind") == "ended" for m in got)
         row = await d.board.parts.room.store.get(meeting)
-        assert row is not None and row.stop_reason == "cancelled"
+        assert row is not None and row.status == "running" and row.stop_reason is None
