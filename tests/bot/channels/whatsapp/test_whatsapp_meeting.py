@@ -6,12 +6,15 @@ board held to two rounds."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from board.app import Board, BoardSettings
+from board.envelope import Envelope
 from board.roles import RosterSpec
-from board.room.meeting import MeetingSettings
+from board.room.meeting import MeetingEvent, MeetingEventKind, MeetingSettings
+from bot.channels.meeting_posts import MeetingPosts, PostMark
 from bot.channels.whatsapp.meeting import round_messages
 from tests.bot.channels.whatsapp import test_whatsapp
 from tests.bot.channels.whatsapp.test_whatsapp import Start
@@ -69,3 +72,44 @@ def test_a_round_over_the_limit_is_split_between_statements_and_only_a_giant_sta
     assert "*A*\nshort." in giant[0]
     assert round_messages("Pune?", 1, [("A", "one"), ("B", "two")]) == [
         "*Round 1* of the meeting on \u201cPune?\u201d\n\n*A*\none\n\n*B*\ntwo"]
+
+
+async def test_a_resumed_meeting_sends_its_rounds_from_the_record_and_nothing_twice(
+    start: Start, board: Board, fake: FakeGraphAPI
+) -> None:
+    """The meeting package resumes a meeting after a restart (announcing ``resumed``, not what was finished):
+    round 1 was stored and never sent, two members had spoken in round 2. Driven here through the relay the
+    running channel subscribes, as the resumed meeting emits its events."""
+    run = await start()
+    store, mid = board.parts.room.store, "m-wa-resumed"
+    origin = Envelope(channel="whatsapp", text="/meeting Pune?", sender=OWNER, chat_id=OWNER, message_id="wamid.1")
+    await store.create(mid, "Pune?", "board", "general", place=origin)
+    roles = ("research", "content", "finance", "strategy", "critic")
+    for role in roles:
+        await store.statement(mid, 1, role, f"{role} says R1", model="offline", cost_usd=0)
+    for role in roles[:2]:
+        await store.statement(mid, 2, role, f"{role} says R2", model="offline", cost_usd=0)
+
+    def said(kind: MeetingEventKind, **kw: Any) -> MeetingEvent:
+        return MeetingEvent(kind=kind, meeting_id=mid, topic="Pune?", origin=origin, **kw)
+
+    relay = run.channel.meetings
+    await relay(said(MeetingEventKind.RESUMED, round=2, role="general", text="resumed at round 2",
+                     data={"phase": "round 2"}))
+    for role in roles[2:]:
+        await relay(said(MeetingEventKind.AGENT_SPOKE, round=2, role=role, name=role.title(), text=f"{role} says R2"))
+    await relay(said(MeetingEventKind.ROUND_DONE, round=2))
+    await eventually(lambda: sum(s.body.startswith("*Round ") for s in fake.sent) == 2, "both rounds")
+    first, second = [s.body for s in fake.sent if s.body.startswith("*Round ")]
+    assert first.startswith("*Round 1*") and all(f"{r} says R1" in first for r in roles)
+    assert second.startswith("*Round 2*") and all(f"{r} says R2" in second for r in roles)  # both lives' statements
+    assert [second.index(f"{r} says R2") for r in roles] == sorted(second.index(f"{r} says R2") for r in roles)
+    # a second restart at the synthesis: both rounds are recorded as sent, nothing is sent again
+    await relay(said(MeetingEventKind.RESUMED, round=2, role="general", text="resumed at synthesis",
+                     data={"phase": "synthesis"}))
+    await relay(said(MeetingEventKind.ENDED, role="general", text="completed",
+                     data={"stop_reason": "completed", "minutes": "# Minutes\n\nPhased."}))
+    await eventually(lambda: any(s.body.startswith("*Minutes*") for s in fake.sent), "the minutes")
+    assert sum(s.body.startswith("*Round ") for s in fake.sent) == 2
+    marks = await MeetingPosts(board.parts.db, "whatsapp").of(mid, OWNER)
+    assert {marks[k].mark for k in ("round:1:0", "round:2:0", "minutes:0")} == {PostMark.SENT}
