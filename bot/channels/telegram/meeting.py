@@ -487,8 +487,8 @@ class MeetingView:
         if statements:
             self.dropped += statements
             log.warning("telegram: shutting down: %d statement(s) of meeting %s were not posted to Telegram "
-                        "(the decision and minutes were posted first); `sabha meetings show %s` has them",
-                        statements, m.id, m.id)
+                        "(the decision and minutes were posted first); `sabha meetings show %s` has them (a meeting "
+                        "that goes on after the restart posts them first)", statements, m.id, m.id)
         return None
 
     def _report_cut(self, m: _Meeting) -> None:
@@ -504,7 +504,8 @@ class MeetingView:
             k for k in kinds if k not in ("statement", "pointer")]
         self.dropped += statements
         log.warning("telegram: shutdown cut the output of meeting %s short: %s not posted to Telegram; "
-                    "`sabha meetings show %s` has them", m.id, ", ".join(parts), m.id)
+                    "`sabha meetings show %s` has them (a meeting that goes on after the restart posts them first)",
+                    m.id, ", ".join(parts), m.id)
 
     async def _send_post(self, m: _Meeting, post: _Post) -> None:
         if post.item and self._was_sent(m, post.item):

@@ -117,3 +117,21 @@ async def test_while_a_member_speaks_the_meetings_topic_shows_typing_and_the_sta
         await channel.meetings.drain(5)
     speaking = next(m.text for m in fake.edited_messages if "Speaking: " in m.text)
     assert any(label in speaking for label in ("Research", "Content", "Finance", "Strategy", "Critic", "General"))
+
+
+async def test_a_statement_whose_answer_was_lost_is_sent_once_more_under_the_possibly_repeated_line(
+    board: Board, fake: FakeTelegramAPI
+) -> None:
+    dm = Envelope(channel="telegram", text="/meeting Expand to Europe?", sender=str(OWNER), chat_id=str(OWNER))
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
+        await channel.meetings(event("started", dm, role="general", text="Expand to Europe?", participants=["finance"]))
+        await fake.wait_for_messages(1)  # the status
+        fake.drop_next("sendMessage")  # Telegram posts the statement, the answer never comes back
+        await channel.meetings(event("agent_spoke", dm, role="finance", text="finance in round 1", round_=1))
+        await channel.meetings(event("ended", dm, role="general", text="completed", stop_reason="completed",
+                                     error=None, minutes=""))
+        await channel.meetings.drain(10)
+    copies = [m.text for m in fake.sent_to(OWNER) if "finance in round 1" in m.text]
+    assert len(copies) == 2 and not copies[0].startswith(AGAIN[:10]) and copies[1].startswith(AGAIN)
+    marks = await MeetingPosts(board.parts.db, "telegram").of(MEETING, OWNER)
+    assert marks["statement:1:finance"].mark is PostMark.SENT
