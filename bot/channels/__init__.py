@@ -11,9 +11,11 @@ through :mod:`bot.channels.registry`.
 - :mod:`bot.channels.plugin` / :mod:`bot.channels.registry`: the record each package registers, and the list
 - :mod:`bot.channels.webhook`: reading webhook bodies; :mod:`bot.channels.held`: webhooks held while starting
 - :mod:`bot.channels.reach`: whether a channel reaches its API; :mod:`bot.channels.seen_once`: logged once
+- :mod:`bot.channels.meeting_posts`: what each channel posted of a meeting (caught up after a restart)
 """
 
 # Submodules and channel packages, imported on use (this file imports none of them).
 __all__ = [
-    "base", "held", "parts", "plugin", "reach", "registry", "seen_once", "telegram", "web", "webhook", "whatsapp",
+    "base", "held", "meeting_posts", "parts", "plugin", "reach", "registry", "seen_once", "telegram", "web", "webhook",
+    "whatsapp",
 ]

@@ -345,6 +345,29 @@ def _provider_probe(provider: str, url: str, base: str, headers: dict[str, str],
     return probe
 
 
+def _role_bot_probe(role: str, token: str, base: str) -> Probe:
+    """``getMe`` of a role's own bot (``board.agents.<role>.telegram_token``); the token is never shown."""
+    import aiohttp
+
+    name = f"telegram bot of {role}"
+
+    async def probe(session: aiohttp.ClientSession) -> Check:
+        try:
+            async with session.get(f"{base}{token}/getMe") as resp:
+                status = resp.status
+                body = await resp.json(content_type=None) if status == 200 else {}
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            return _unreachable(name, base, exc, "check the network, or telegram.api_base_url")
+        if status in (401, 404):
+            return _refused(name, status, "the bot token",
+                            f"copy that bot's token from @BotFather into board.agents.{role}.telegram_token "
+                            "(until then the main bot sends its messages)")
+        user = (body.get("result") or {}).get("username") if isinstance(body, dict) else None
+        return ok(name, f"{base} answers getMe" + (f": @{user}" if user else f" (HTTP {status})"))
+
+    return probe
+
+
 def channel_probes(loaded: LoadedConfig) -> list[Probe]:
     """Telegram's ``getMe`` and WhatsApp's phone number, for the enabled channels."""
     import aiohttp
@@ -369,6 +392,8 @@ def channel_probes(loaded: LoadedConfig) -> list[Probe]:
             return ok("channel telegram", f"{base} answers getMe" + (f": @{user}" if user else f" (HTTP {status})"))
 
         probes.append(telegram_probe)
+        probes += [_role_bot_probe(role, agent.telegram_token.get_secret_value(), base)
+                   for role, agent in loaded.config.board.agents.items() if agent.telegram_token is not None]
     whatsapp = loaded.config.whatsapp
     if whatsapp.enabled and whatsapp.access_token is not None:
         wa_token = whatsapp.access_token.get_secret_value()

@@ -55,7 +55,7 @@ LLM_KEYS = frozenset({"model", "max_tokens", "fallbacks", "cheap_model", "thinki
 BOARD_KEYS = frozenset({"enabled", "roster", "rosters", "agents", "history_messages", "max_message_chars", "meetings",
                         "slow_notice_s", "timezone",
                         "consultation"})
-AGENT_KEYS = frozenset({"name", "emoji", "model", "soul_file", "tools", "temperature", "thinking"})
+AGENT_KEYS = frozenset({"name", "emoji", "model", "soul_file", "tools", "temperature", "thinking", "telegram_token"})
 
 
 @dataclass(frozen=True)

@@ -54,6 +54,10 @@ class AgentOverrideConfig(StrictModel):
                                                                     "otherwise; unset: the provider's default)")
     thinking: Thinking | None = Field(None, description="off | low | medium | high: thinking before answering "
                                                         "(soul front matter otherwise; unset: llm.thinking)")
+    telegram_token: SecretStr | None = Field(
+        None, description="this role's own Telegram bot (from @BotFather; use ${ENV}): its meeting statements and "
+                          "its answers in the forum are sent by that bot, with its own name and picture; add it to "
+                          "the forum. The main bot still receives everything. Unset: the main bot, labelled")
 
     @field_validator("thinking", mode="before")
     @classmethod

@@ -40,7 +40,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
@@ -55,6 +55,7 @@ from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import BlobSink
 from board.routing.router import command_addressee
 from bot.channels.base import ChannelError, FollowsLeader, Reconfigures, ServesWebhook
+from bot.channels.meeting_posts import MeetingPosts
 from bot.channels.parts import ChannelParts
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.telegram.album_items import AlbumItems
@@ -81,6 +82,7 @@ from bot.channels.telegram.inbound import (
 from bot.channels.telegram.meeting import STATUS_INTERVAL_S, MeetingView
 from bot.channels.telegram.outbound import Outbound, Target, answered, network_failure
 from bot.channels.telegram.ratelimit import FloodControl, RateSettings
+from bot.channels.telegram.role_bots import RoleBots
 from bot.channels.telegram.stream import INTERRUPTED, DraftKey, Drafts, DraftStore
 from bot.channels.telegram.topics import Topics, TopicStore
 from bot.channels.webhook import BodyTooLarge, read_body
@@ -195,6 +197,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         status_interval: float = STATUS_INTERVAL_S,
         resume_max_age_s: float = 3600,
         shutdown_grace_s: float = 20.0,
+        role_tokens: Mapping[str, str] | None = None,
     ) -> None:
         if not settings.enabled or settings.token is None:
             raise ChannelError("telegram.token is not set: export TELEGRAM_BOT_TOKEN (from @BotFather)")
@@ -226,6 +229,10 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         self.outbound = Outbound(self.bot, self.flood, max_retries=rate.max_retries)
         self.reach = Reach(self.name, f"the Telegram Bot API at {settings.api_base_url}", self._probe)
         self.outbound.reach = self.reach
+        # advisors as themselves (board.agents.<role>.telegram_token): their statements and forum answers
+        self.role_bots = RoleBots.of(role_tokens or {}, self.outbound, base_url=settings.api_base_url,
+                                     flood=self.flood, max_retries=rate.max_retries)
+        self.role_bots.tell = self._tell_owner
         self.drafts = Drafts(self.outbound, DraftStore(parts.db), enabled=settings.stream,
                              interval=settings.stream_edit_interval_s)
         self.buttons = ButtonPosts(parts.db, self.outbound)
@@ -233,7 +240,9 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         self.meetings = MeetingView(self.outbound, forum_id=self.forum_id, topics=self.topics,
                                     status_interval=status_interval,
                                     label_for=lambda role: parts.souls.profile(role).label,
-                                    posted=self.buttons.record)
+                                    posted=self.buttons.record, room=parts.room,
+                                    record=MeetingPosts(parts.db, self.name), texts=self.texts,
+                                    role_bots=self.role_bots)
         self.intake: Intake = hub.intake(parts.intake, self)
         self.state = "created"
         self.problem: str | None = None
@@ -390,10 +399,30 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
                 log.warning("telegram: the streamed draft of the answer to chat %s was being sent when Sabha "
                             "stopped; its id is unknown, so the answer is sent as a new message", reply.chat_id)
                 progress.note = "the draft's id was not recorded: sent as a new message"
-            await self.outbound.deliver(reply, progress=progress)
+            await self._deliver_as_role(reply, progress)
         if stored is not None and key is not None:
             await self.drafts.store.forget(key)
         await self._speak(reply)
+
+    async def _deliver_as_role(self, reply: Reply, progress: SendProgress) -> None:
+        """A new message: in the forum, from the role's own bot when it has one (:mod:`.role_bots`); from the main
+        bot when it has none, or Telegram refuses it (then said once, and sent by the main bot)."""
+        if self.forum_id is None or reply.chat_id != str(self.forum_id) or not self.role_bots.sends_as(reply.role):
+            await self.outbound.deliver(reply, progress=progress)
+            return
+        try:
+            await self.role_bots.outbound_for(reply.role).deliver(reply, progress=progress)
+        except SendFailed as exc:
+            if not await self.role_bots.on_failure(reply.role, exc):
+                raise
+            await self.outbound.deliver(reply, progress=progress)
+
+    async def _tell_owner(self, line: str) -> None:
+        """One line for the owner: in the forum's General topic, else in the owner's DM (best effort)."""
+        owner = self.settings.allowed_user_ids[0] if self.settings.allowed_user_ids else None
+        where = self.forum_id if self.forum_id is not None else owner
+        if where is not None:
+            await self.outbound.send(Target(where), line)
 
     async def _speak(self, reply: Reply) -> None:
         """The answer's voice note (``reply.voice``), after its text; a failure is logged, never
@@ -845,6 +874,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
                 await self.topics.ensure(self.bot, self.uses.souls.profiles(),
                                          auto_create=self.settings.auto_create_topics)
             await self._set_commands()
+            await self.role_bots.check()
             self.uses.room.subscribe(self.meetings)
             await self.intake.resume()  # queued first: they were received before anything new
             self.accepting = True
@@ -934,6 +964,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
             await self.bot.shutdown()
         except Exception:
             log.exception("telegram: shutdown failed")
+        await self.role_bots.close()
 
     # -- status ------------------------------------------------------------------------
 
@@ -993,4 +1024,6 @@ def _short(exc: BaseException) -> str:
 
 def build(parts: ChannelParts, loaded: LoadedConfig, hub: IntakeHub) -> TelegramChannel:
     """The plugin factory: the channel for ``loaded``'s ``telegram`` section."""
-    return TelegramChannel(parts, loaded.config.telegram, hub=hub)
+    tokens = {role: agent.telegram_token.get_secret_value() for role, agent in loaded.config.board.agents.items()
+              if agent.telegram_token is not None}
+    return TelegramChannel(parts, loaded.config.telegram, hub=hub, role_tokens=tokens)

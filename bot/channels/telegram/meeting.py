@@ -4,10 +4,22 @@
 (:class:`board.room.meeting.MeetingEvent`) and shows the meetings that were called from
 Telegram:
 
-* in the board's forum: a status message in General, edited as the meeting progresses,
-  each specialist's statement posted in that specialist's topic (in General when the role
-  has no topic), and the decision and the minutes posted in General;
-* in a private chat: the status message, the decision and the minutes in that chat.
+* in the board's forum: a topic of its own (``🏛 <topic>``, :mod:`.meeting_thread`) with the status message
+  (edited as the meeting progresses), each statement as its own message in speaking order as each finishes, the
+  decision and the minutes; the place it was called from and each speaking advisor's own topic get a one-line
+  pointer to it (one per meeting per advisor). The topic is recorded as one of the meeting's places
+  (:meth:`board.room.meeting.table.MeetingTable.add_place`, ``thread``), so what is written there finds the
+  meeting. Without a forum, or when the topic cannot be created, everything goes where the meeting was called;
+* in a private chat (or a group without topics): the same sequence in that chat.
+
+While a member is speaking (``speaking`` events) the status line names who, and the meeting's place shows
+"typing…" (``sendChatAction``, refreshed every few seconds, only while no post is queued: posts come first).
+
+What is posted is recorded (:mod:`bot.channels.meeting_posts`: ``sending`` as each request starts to leave,
+``sent`` once Telegram confirmed it). A meeting that goes on after a restart (a ``resumed`` event: its finished
+phases are not announced again) is caught up from its record: its topic is found again, and every stored
+statement (and the decision) not posted yet is posted in order before anything new; an item whose request may
+have left when Sabha stopped is sent once more, headed as possibly repeated; nothing is posted twice.
 
 The decision message carries the buttons Ratify / Veto / Revisit
 (:func:`board.commands.decisions.decision_buttons`); the message that has them is told to
@@ -45,17 +57,29 @@ import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 from board.commands.decisions import decision_buttons
 from board.envelope import Button
-from board.room.meeting import MeetingEvent
+from board.room.meeting import MeetingEvent, MeetingEventKind
+from board.room.meeting.table import PlaceKind
 from board.room.render import format_decision
 from board.tasks import finish_tasks
-from bot.channels.telegram.outbound import Outbound, Target, ThreadNotFound
+from bot.channels.meeting_posts import MeetingPosts, Posted, PostMark
+from bot.channels.telegram.meeting_thread import item_key, pointer_text, stored_statements, thread_name, topic_link
+from bot.channels.telegram.outbound import TYPING_REFRESH_S, DeliveryUnknown, Outbound, Target, ThreadNotFound
+from bot.channels.telegram.role_bots import RoleBots
 from bot.channels.telegram.topics import Topics
-from bot.intake.delivery import SendFailed
+from bot.intake.courier import ChannelTexts
+from bot.intake.delivery import SendFailed, SendProgress
+
+if TYPE_CHECKING:
+    from telegram import Message
+
+    from board.room.convene import BoardRoom
+
+__all__ = ["REPLY_FIRST_S", "STATUS_INTERVAL_S", "STATUS_RESERVE", "ButtonsPosted", "MeetingView", "StatusThrottle"]
 
 log = logging.getLogger("sabha.telegram.meeting")
 
@@ -105,7 +129,7 @@ class StatusThrottle:
         self.edits += 1
 
 
-PostKind = Literal["status", "statement", "decision", "minutes"]
+PostKind = Literal["status", "statement", "pointer", "decision", "minutes"]
 
 
 @dataclass(frozen=True)
@@ -118,6 +142,8 @@ class _Post:
     header: str = ""
     role: str | None = None
     buttons: tuple[Button, ...] = ()
+    item: str = ""  # its key in the posted record (bot.channels.meeting_posts); "" = not recorded
+    again: bool = False  # it may have arrived before a restart: sent once more, headed as possibly repeated
 
 
 #: (meeting id, chat id, message id): the message that carries the meeting's decision buttons
@@ -129,8 +155,14 @@ class _Meeting:
     """What the view knows about one meeting."""
 
     event: MeetingEvent
-    home: Target  # where the status, decision and minutes go
+    home: Target  # where the status, statements, decision and minutes go (the meeting's topic in a forum)
     in_forum: bool
+    origin: Target | None = None  # where it was called from, when its own topic is elsewhere (gets a pointer)
+    thread: int | None = None  # its own forum topic
+    resumed: bool = False  # it goes on after a restart: caught up from its record first
+    marks: dict[str, Posted] = field(default_factory=dict)  # what was posted (bot.channels.meeting_posts)
+    speaking: dict[str, str] = field(default_factory=dict)  # role -> label of who is speaking now
+    typed_at: float | None = None
     posts: deque[_Post] = field(default_factory=deque)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     current: _Post | None = None
@@ -161,8 +193,14 @@ class MeetingView:
                  label_for: Callable[[str], str] | None = None,
                  clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                 posted: ButtonsPosted | None = None) -> None:
+                 posted: ButtonsPosted | None = None, room: BoardRoom | None = None,
+                 record: MeetingPosts | None = None, texts: ChannelTexts | None = None,
+                 role_bots: RoleBots | None = None) -> None:
         self.outbound = outbound
+        self.role_bots = role_bots  # a statement of a role with a bot of its own is sent by that bot
+        self.room = room  # the meetings' records and places (None: no topic registered, no catch-up)
+        self.record = record  # what was posted (None: nothing recorded)
+        self.again_heading = (texts or ChannelTexts()).possibly_repeated
         self.posted = posted
         self.label_for = label_for or (lambda role: role)
         self.forum_id = forum_id
@@ -186,7 +224,9 @@ class MeetingView:
             chat_id = int(origin.chat_id)
             in_forum = self.forum_id is not None and chat_id == self.forum_id
             home = Target(chat_id) if in_forum or not origin.is_group else Target(chat_id, origin.thread_id)
-            meeting = self._meetings[event.meeting_id] = _Meeting(event=event, home=home, in_forum=in_forum)
+            meeting = self._meetings[event.meeting_id] = _Meeting(
+                event=event, home=home, in_forum=in_forum, resumed=event.kind == MeetingEventKind.RESUMED,
+                origin=Target(chat_id, origin.thread_id) if in_forum else None)
             meeting.worker = asyncio.create_task(self._work(meeting), name=f"meeting view {event.meeting_id}")
         try:
             self._apply(meeting, event)
@@ -247,21 +287,24 @@ class MeetingView:
                     m.names[role] = self.label_for(role)
                 except Exception:  # noqa: BLE001 - a missing soul must not hide the meeting
                     m.names[role] = role
-            m.posts.append(_Post("status", m.home))
+            if not m.resumed:
+                m.posts.append(_Post("status", m.home, item="status"))
         elif e.kind == "framed":
             m.agenda = e.text
             m.phase = "round 1: specialists answer"
+        elif e.kind == "speaking" and e.role:
+            m.speaking[e.role] = f"{e.emoji or ''} {e.name or m.names.get(e.role) or e.role}".strip()
         elif e.kind == "agent_spoke" and e.role:
             if e.round:
                 m.phase = f"round {e.round}: specialists answer"
+            m.speaking.pop(e.role, None)
             m.spoke[e.role] = m.spoke.get(e.role, 0) + 1
             if e.name:
                 m.names[e.role] = f"{e.emoji or ''} {e.name}".strip()
-            if m.in_forum:
-                label = f"{e.emoji or ''} {e.name or e.role}".strip()
-                m.posts.append(_Post("statement", m.home, e.text,
-                                     f"{label} · board meeting, round {e.round or m.round}", e.role))
+            label = f"{e.emoji or ''} {e.name or e.role}".strip()
+            self._queue_statement(m, e.role, label, e.text, e.round or m.round)
         elif e.kind == "absent" and e.role:
+            m.speaking.pop(e.role, None)
             m.absent[e.role] = e.text
         elif e.kind == "disagreement":
             m.disagreements += 1
@@ -269,25 +312,63 @@ class MeetingView:
             m.consensus += 1
         elif e.kind == "round_done":
             m.phase = f"round {m.round} done"
+            m.speaking.clear()
         elif e.kind == "decision":
             m.phase = "decided"
-            m.posts.append(_Post("decision", m.home, format_decision(e), "🏛 Board decision",
-                                 buttons=decision_buttons(e.meeting_id)))
+            m.speaking.clear()
+            if not self._was_sent(m, "decision"):
+                m.posts.append(self._decision_post(m, e))
+        elif e.kind == "resumed":
+            m.phase = f"resumed after a restart ({e.data.get('phase') or e.text or 'where it stopped'})"
         elif e.kind == "ended":
             reason = str(e.data.get("stop_reason") or e.text)
             m.phase = f"ended ({reason})" + (f": {e.data['error']}" if e.data.get("error") else "")
+            m.speaking.clear()
             minutes = str(e.data.get("minutes") or "").strip()
-            if minutes:
-                m.posts.append(_Post("minutes", m.home, minutes, "📝 Minutes"))
+            if minutes and not self._was_sent(m, "minutes"):
+                m.posts.append(_Post("minutes", m.home, minutes, "📝 Minutes", item="minutes"))
             m.ended = True
         if m.throttle is not None:
             m.throttle.update(self.status_text(m))
+
+    @staticmethod
+    def _decision_post(m: _Meeting, e: MeetingEvent) -> _Post:
+        return _Post("decision", m.home, format_decision(e), "🏛 Board decision",
+                     buttons=decision_buttons(e.meeting_id), item="decision")
+
+    def _queue_statement(self, m: _Meeting, role: str, label: str, text: str, round_no: int, *,
+                         front: list[_Post] | None = None, again: bool = False) -> None:
+        """A statement in the meeting's place, after a pointer in the speaker's own topic the first time (both
+        skipped when the posted record has them, or they are queued already)."""
+        posts = front if front is not None else m.posts
+        queued = {p.item for p in m.posts} | {p.item for p in posts}
+        thread = self.topics.thread_for(role) if m.in_forum and self.topics is not None else None
+        pointer = item_key("pointer", role)
+        called_there = m.origin is not None and m.origin.topic == thread  # that topic has the pointer already
+        if thread is not None and not called_there and pointer not in queued and pointer not in m.marks:
+            posts.append(_Post("pointer", Target(m.home.chat_id, thread), role=role, item=pointer))
+        item = item_key("statement", role, round_no)
+        if item in queued or self._was_sent(m, item):
+            return
+        posts.append(_Post("statement", m.home, text, f"{label} · board meeting, round {round_no}", role,
+                           item=item, again=again or self._may_have_left(m, item)))
+
+    @staticmethod
+    def _was_sent(m: _Meeting, item: str) -> bool:
+        mark = m.marks.get(item)
+        return mark is not None and mark.mark is PostMark.SENT
+
+    @staticmethod
+    def _may_have_left(m: _Meeting, item: str) -> bool:
+        mark = m.marks.get(item)
+        return mark is not None and mark.mark is PostMark.SENDING
 
     # -- the worker --------------------------------------------------------------------
 
     async def _work(self, m: _Meeting) -> None:
         try:
             await self._reply_first(m)
+            await self._prepare(m)
             while True:
                 m.wake.clear()
                 post = self._next_post(m)
@@ -309,6 +390,88 @@ class MeetingView:
         finally:
             self._meetings.pop(m.id, None)
 
+    async def _prepare(self, m: _Meeting) -> None:
+        """Before the first post: what was posted already, the meeting's own topic, and (resumed) the catch-up."""
+        try:
+            if self.record is not None:
+                m.marks = await self.record.of(m.id, m.home.chat_id)
+            if m.in_forum:
+                await self._open_thread(m)
+            if m.resumed:
+                await self._catch_up(m)
+        except Exception:  # show the rest of the meeting where it was called
+            log.exception("telegram: preparing the thread of meeting %s failed", m.id)
+
+    async def _open_thread(self, m: _Meeting) -> None:
+        """The meeting's own forum topic: the one recorded (a resumed meeting's), else created now and recorded;
+        registered as the meeting's ``thread`` place. When it cannot be created the meeting posts in General."""
+        chat = m.home.chat_id
+        mark = m.marks.get("thread")
+        thread = int(mark.message_id) if mark is not None and mark.mark is PostMark.SENT and mark.message_id else None
+        if thread is None:
+            progress = self.record.progress(m.id, chat, "thread") if self.record is not None else None
+            try:
+                thread = await self.outbound.open_topic(chat, thread_name(m.event.topic), progress=progress)
+            except SendFailed as exc:
+                log.error("telegram: could not open a topic for meeting %s (%s); it is shown in General instead",
+                          m.id, exc)
+                return
+            if self.record is not None:
+                await self.record.sent(m.id, chat, "thread", thread)
+            m.marks["thread"] = Posted("thread", PostMark.SENT, str(thread))
+            log.info("telegram: meeting %s has its own topic %d in chat %s", m.id, thread, chat)
+        m.thread = thread
+        if self.room is not None:
+            try:  # what is written there finds the meeting (board.room.meeting.table)
+                await self.room.table.add_place(m.id, "telegram", str(chat), thread, PlaceKind.THREAD)
+            except Exception as exc:  # noqa: BLE001 - the meeting is still shown there
+                log.warning("telegram: topic %d of meeting %s is not recorded as its place (%s): messages written "
+                            "there are not taken as contributions", thread, m.id, exc)
+        m.home = Target(chat, thread)
+        if m.origin is not None and m.origin.topic != thread and not self._was_sent(m, "pointer:origin"):
+            pointer = _Post("pointer", m.origin, item="pointer:origin")  # after the status: it links to the topic
+            m.posts.insert(1 if m.posts and m.posts[0].kind == "status" else 0, pointer)
+
+    async def _catch_up(self, m: _Meeting) -> None:
+        """A meeting resumed after a restart: the status found again (or posted), then every stored statement
+        (and a stored decision) not posted yet, in order, before what the meeting says from now on."""
+        if self.room is None:
+            return
+        details = await self.room.store.details(m.id)
+        row = await self.room.store.get(m.id)
+        front: list[_Post] = []
+        if not m.participants:
+            m.participants = [str(p["role"]) for p in details.get("participants") or []
+                              if p.get("status") == "present" or p.get("role")]
+            for role in m.participants:
+                m.names.setdefault(role, self._label(role))
+        status = m.marks.get("status")
+        if status is not None and status.mark is PostMark.SENT and status.message_id:
+            m.status_id = int(status.message_id)
+            m.throttle = StatusThrottle(self.status_interval, clock=self.clock)
+            m.throttle.shown_now("")
+            m.throttle.update(self.status_text(m))
+        else:
+            front.append(_Post("status", m.home, item="status", again=status is not None))
+        statements = stored_statements(details, self._label)
+        for said in statements:
+            m.spoke[said.role] = m.spoke.get(said.role, 0) + 1
+            m.round = max(m.round, said.round)
+            self._queue_statement(m, said.role, said.label, said.text, said.round, front=front)
+        if row is not None and row.decision and not self._was_sent(m, "decision") \
+                and all(p.item != "decision" for p in m.posts):
+            front.append(self._decision_post(m, MeetingEvent(MeetingEventKind.DECISION, m.id, row.topic,
+                                                             data={"decision": row.decision})))
+        m.posts.extendleft(reversed(front))
+        log.info("telegram: meeting %s resumed: %d stored statement(s), %d item(s) to post now", m.id,
+                 len(statements), len(front))
+
+    def _label(self, role: str) -> str:
+        try:
+            return self.label_for(role)
+        except Exception:  # noqa: BLE001 - a missing soul must not hide the meeting
+            return role
+
     def _next_post(self, m: _Meeting) -> _Post | None:
         if not m.posts:
             return None
@@ -324,8 +487,8 @@ class MeetingView:
         if statements:
             self.dropped += statements
             log.warning("telegram: shutting down: %d statement(s) of meeting %s were not posted to Telegram "
-                        "(the decision and minutes were posted first); `sabha meetings show %s` has them",
-                        statements, m.id, m.id)
+                        "(the decision and minutes were posted first); `sabha meetings show %s` has them (a meeting "
+                        "that goes on after the restart posts them first)", statements, m.id, m.id)
         return None
 
     def _report_cut(self, m: _Meeting) -> None:
@@ -335,31 +498,73 @@ class MeetingView:
             kinds.append("final status")
         if not kinds:
             return
-        statements = kinds.count("statement")
-        parts = ([f"{statements} statement(s)"] if statements else []) + [k for k in kinds if k != "statement"]
+        statements, pointers = kinds.count("statement"), kinds.count("pointer")
+        parts = ([f"{statements} statement(s)"] if statements else []) + (
+            [f"{pointers} pointer(s) to its topic"] if pointers else []) + [
+            k for k in kinds if k not in ("statement", "pointer")]
         self.dropped += statements
         log.warning("telegram: shutdown cut the output of meeting %s short: %s not posted to Telegram; "
-                    "`sabha meetings show %s` has them", m.id, ", ".join(parts), m.id)
+                    "`sabha meetings show %s` has them (a meeting that goes on after the restart posts them first)",
+                    m.id, ", ".join(parts), m.id)
 
     async def _send_post(self, m: _Meeting, post: _Post) -> None:
+        if post.item and self._was_sent(m, post.item):
+            return
         if post.kind == "status":
-            await self._open_status(m)
+            await self._open_status(m, post)
         elif post.kind == "statement":
             await self._post_statement(m, post)
+        elif post.kind == "pointer":
+            await self._post_pointer(m, post)
         elif post.kind == "decision" and post.buttons:
             await self._post_decision(m, post)
         else:
-            await self._send(post.target, post.text, header=post.header)
+            try:
+                await self._post(m, post, m.home)
+            except SendFailed as exc:
+                log.error("telegram: meeting output not delivered: %s", exc)
+
+    async def _post(self, m: _Meeting, post: _Post, target: Target, text: str | None = None) -> list[Message]:
+        """Send one item to ``target``, its request marked in the posted record as it leaves and the item recorded
+        as sent once it is. When it may or may not have arrived it is sent once more at once, headed as possibly
+        repeated (the intake's rule for replies). Raises :class:`SendFailed`."""
+        body, header = (post.text if text is None else text), post.header
+        if post.again:  # the line first, above the item's own header
+            body = f"{self.again_heading}\n\n" + (f"**{header}**\n\n" if header else "") + body
+            header = ""
+        progress: SendProgress | None = None
+        if self.record is not None and post.item:
+            progress = self.record.progress(m.id, m.home.chat_id, post.item)
+        try:
+            sent = await self._send_as(post, target, body, header, progress)
+        except DeliveryUnknown as exc:
+            if post.again or not post.item:
+                raise
+            log.warning("telegram: the %s of meeting %s may not have arrived (%s); sending it once more, marked as "
+                        "possibly repeated", post.item, m.id, exc)
+            return await self._post(m, replace(post, again=True), target, text)
+        first = sent[0].message_id if sent else None
+        if self.record is not None and post.item:
+            await self.record.sent(m.id, m.home.chat_id, post.item, first)
+        if post.item:
+            m.marks[post.item] = Posted(post.item, PostMark.SENT, None if first is None else str(first))
+        return sent
 
     async def _idle(self, m: _Meeting) -> None:
-        """Nothing to post: edit the status if it is due and the budget can spare it, else wait."""
+        """Nothing to post: show who is speaking (typing), edit the status if it is due and the budget can spare
+        it, else wait."""
+        typing_in = self._typing_due_in(m)
+        if typing_in == 0:
+            m.typed_at = self.clock()
+            await self.outbound.typing(m.home)
+            return
         throttle = m.throttle
         if throttle is None or m.status_id is None or not throttle.pending:
-            await self._wait(m, None, self.sleep)
+            await self._wait(m, typing_in, self.sleep)
             return
         due_in = throttle.wait_s()
         if due_in > 0:
-            await self._wait(m, due_in, self.sleep)
+            await self._wait(m, due_in if typing_in is None else min(due_in, typing_in), self.sleep)
             return
         text = throttle.wanted or ""
         done = await self.outbound.edit_if_idle(m.home, m.status_id, text, reserve=STATUS_RESERVE)
@@ -368,6 +573,15 @@ class MeetingView:
             await self._wait(m, max(flood.spare_in(m.home.chat_id, STATUS_RESERVE), _IDLE_FLOOR_S), flood.sleep)
             return
         throttle.edited(text)
+
+    def _typing_due_in(self, m: _Meeting) -> float | None:
+        """Seconds until "typing…" is due again in the meeting's place (None: nobody is speaking, or the chat is
+        paused by flood control: posts first)."""
+        if not m.speaking or m.ended or self.outbound.flood.paused_for(m.home.chat_id) > 0:
+            return None
+        if m.typed_at is None:
+            return 0.0
+        return max(0.0, m.typed_at + TYPING_REFRESH_S - self.clock())
 
     @staticmethod
     async def _wait(m: _Meeting, timeout: float | None, sleep: Callable[[float], Awaitable[None]]) -> None:
@@ -393,10 +607,10 @@ class MeetingView:
         await self.outbound.edit(m.home, m.status_id, text)
         throttle.edited(text)
 
-    async def _open_status(self, m: _Meeting) -> None:
+    async def _open_status(self, m: _Meeting, post: _Post) -> None:
         text = self.status_text(m)
         try:
-            [first, *_] = await self.outbound.send(m.home, text)
+            [first, *_] = await self._post(m, post, m.home, text)
         except SendFailed as exc:
             log.error("telegram: could not post the status of meeting %s: %s", m.id, exc)
             return
@@ -405,34 +619,57 @@ class MeetingView:
         m.throttle.shown_now(text)
         m.throttle.update(self.status_text(m))  # events that came while it was being sent
 
-    async def _post_statement(self, m: _Meeting, post: _Post) -> None:
-        thread = self.topics.thread_for(post.role or "") if self.topics else None
-        target = Target(m.home.chat_id, thread)  # the role's topic (General when it has none)
+    async def _send_as(self, post: _Post, target: Target, body: str, header: str,
+                       progress: SendProgress | None) -> list[Message]:
+        """A statement in the forum from its role's own bot when it has one (the main bot when it has none, or
+        Telegram refuses it: :mod:`.role_bots`); everything else from the main bot."""
+        bots = self.role_bots
+        if bots is None or post.kind != "statement" or target.chat_id != self.forum_id or not bots.sends_as(post.role):
+            return await self.outbound.send(target, body, header=header, progress=progress, buttons=post.buttons)
         try:
-            await self.outbound.send(target, post.text, header=post.header)
+            return await bots.outbound_for(post.role).send(target, body, header=header, progress=progress)
+        except SendFailed as exc:
+            if not await bots.on_failure(post.role, exc):
+                raise
+        return await self.outbound.send(target, body, header=header, progress=progress)
+
+    async def _post_statement(self, m: _Meeting, post: _Post) -> None:
+        """A statement in the meeting's place (its topic; General if that topic was deleted meanwhile)."""
+        try:
+            await self._post(m, post, m.home)
+        except ThreadNotFound as exc:
+            log.error("telegram: the topic of meeting %s is gone (%s); its posts go to General from now on", m.id, exc)
+            m.home, m.thread = m.home.general(), None
+            try:
+                await self._post(m, post, m.home)
+            except SendFailed as again:
+                log.error("telegram: statement of %s in meeting %s not delivered: %s", post.role, m.id, again)
+        except SendFailed as exc:
+            log.error("telegram: statement of %s in meeting %s not delivered: %s", post.role, m.id, exc)
+
+    async def _post_pointer(self, m: _Meeting, post: _Post) -> None:
+        """One line in an advisor's topic (or where the meeting was called) pointing to the meeting's topic."""
+        if m.thread is None:
+            return
+        text = pointer_text(m.event.topic, topic_link(m.home.chat_id, m.thread))
+        try:
+            await self._post(m, post, post.target, text)
         except ThreadNotFound as exc:
             log.error("telegram: %s", exc)
             if self.topics is not None and post.role:
                 await self.topics.forget(post.role)
-            await self._send(target.general(), post.text, header=post.header)
         except SendFailed as exc:
-            log.error("telegram: statement of %s in meeting %s not delivered: %s", post.role, m.id, exc)
+            log.error("telegram: the pointer to meeting %s in %s's topic was not delivered: %s", m.id, post.role, exc)
 
     async def _post_decision(self, m: _Meeting, post: _Post) -> None:
         """The decision with its buttons under its last message, and that message told to ``posted``."""
         try:
-            sent = await self.outbound.send(post.target, post.text, header=post.header, buttons=post.buttons)
+            sent = await self._post(m, post, m.home)
         except SendFailed as exc:
             log.error("telegram: the decision of meeting %s was not delivered: %s", m.id, exc)
             return
         if sent and self.posted is not None:
-            await self.posted(m.id, post.target.chat_id, sent[-1].message_id)
-
-    async def _send(self, target: Target, text: str, *, header: str) -> None:
-        try:
-            await self.outbound.send(target, text, header=header)
-        except SendFailed as exc:
-            log.error("telegram: meeting output not delivered: %s", exc)
+            await self.posted(m.id, m.home.chat_id, sent[-1].message_id)
 
     # -- text ------------------------------------------------------------------------
 
@@ -442,6 +679,8 @@ class MeetingView:
         lines = [f"🏛 **Board meeting:** {m.event.topic}", f"Status: {m.phase}"]
         if m.round:
             lines.append(f"Round: {m.round}")
+        if m.speaking:
+            lines.append(f"Speaking: {', '.join(m.speaking.values())}")
         marks = []
         for role in m.participants:
             label = m.names.get(role, role)

@@ -316,6 +316,17 @@ class Outbound:
                               "(blocked by the user, or the bot was removed from the group)")
         return SendFailed(f"could not send to chat {target.chat_id} thread {target.topic}: {exc.message}")
 
+    async def open_topic(self, chat_id: int, name: str, *, progress: SendProgress | None = None) -> int:
+        """Create a forum topic named ``name`` (``createForumTopic``, under the chat's budget; like a message,
+        not resent after an error that does not prove it was not made); its thread id. Raises :class:`SendFailed`."""
+        target = Target(chat_id)
+        try:
+            topic = await self._call(target, lambda: self.bot.create_forum_topic(chat_id=chat_id, name=name),
+                                     progress=progress)
+        except TelegramError as exc:
+            raise self._failure(target, exc) from exc
+        return int(topic.message_thread_id)
+
     async def send_voice(self, target: Target, data: bytes) -> Message:
         """Send ``data`` (OGG/Opus) as a voice message to ``target`` (its topic, as for text), under
         flood control; resent only when it cannot have been posted. Raises :class:`SendFailed`."""

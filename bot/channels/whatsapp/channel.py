@@ -48,6 +48,7 @@ from board.roles import GENERAL
 from board.routing.router import Route, Router
 from board.spending.allowance import MEETINGS_CLOSED, PublicTerms
 from bot.channels.base import ChannelError, Reconfigures, ServesWebhook, repeating
+from bot.channels.meeting_posts import MeetingPosts
 from bot.channels.parts import ChannelParts
 from bot.channels.seen_once import SeenOnce
 from bot.channels.webhook import BodyTooLarge, read_body
@@ -132,7 +133,9 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         parts.money.set_public_terms(public_terms(settings))
         self.roles = RoleStore(parts.db)
         self.deliveries = DeliveryStore(parts.db)
-        self.meetings = MeetingRelay(self.name, self._send_meeting_text)
+        self.meetings = MeetingRelay(self.name, self._send_meeting_text, room=parts.room,
+                                     record=MeetingPosts(parts.db, self.name),
+                                     label_for=lambda role: parts.souls.profile(role).label)
         self.intake: Intake = hub.intake(parts.intake, self) if hub is not None else self.hub.intake(parts.intake, self)
         self._secret = settings.app_secret.get_secret_value().encode()
         self._verify = settings.verify_token.get_secret_value()
@@ -263,8 +266,8 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
             await self.deliveries.accepted(wamid, user, reply_to)
 
     async def _send_meeting_text(self, user: str, body: str, reply_to: str | None,
-                                 buttons: tuple[Button, ...] = ()) -> None:
-        await self._send(user, body, reply_to, SendProgress(), buttons)
+                                 buttons: tuple[Button, ...] = (), progress: SendProgress | None = None) -> None:
+        await self._send(user, body, reply_to, progress or SendProgress(), buttons)
 
     def _undeliverable(self, user: str, reply_to: str | None, why: str) -> None:
         self.counts["undeliverable"] += 1

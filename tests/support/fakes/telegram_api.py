@@ -47,6 +47,10 @@ Realism notes (what the real server does, and so does this fake):
   :attr:`sent_voices`. Update builders for every kind of media message are
   :meth:`build_media_update` with :func:`photo`, :func:`voice`, :func:`document` ...
   (shapes as the Bot API documents them).
+* Several bots: :meth:`FakeTelegramAPI.add_bot` makes another token valid (a role's own bot), with its own
+  ``getMe`` identity; every sent message records the token that sent it (:attr:`SentMessage.token`) and is
+  ``from`` that bot. A token neither the main one nor added is refused with 401 "Unauthorized" (when ``token``
+  is set), as Telegram refuses a revoked token. ``sendChatAction`` calls are kept in :attr:`FakeTelegramAPI.actions`.
 * Buttons: ``sendMessage`` keeps ``reply_markup`` on the message; ``editMessageReplyMarkup``
   replaces it (400 "message is not modified" when it is the same; recorded in
   :attr:`FakeTelegramAPI.edited_markups`). :meth:`FakeTelegramAPI.push_press` queues a
@@ -66,6 +70,7 @@ import json
 import re
 import time
 from collections import Counter
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -75,6 +80,9 @@ from aiohttp import ClientSession, web
 from tests.support.fakes.local_server import serve_locally
 
 JSONDict = dict[str, Any]
+
+#: The token of the request being handled (a task's context: aiohttp handles each request in its own task)
+_TOKEN: ContextVar[str] = ContextVar("fake_telegram_token", default="")
 
 #: Parameters Telegram defines as strings; form values for these are never JSON-decoded,
 #: so a message text like ``"123"`` or ``"true"`` stays a string.
@@ -190,6 +198,7 @@ class SentMessage:
     reply_markup: JSONDict | None
     params: JSONDict = field(repr=False)
     result: JSONDict = field(repr=False)
+    token: str = ""  # the bot token that sent it
 
 
 @dataclass
@@ -354,6 +363,8 @@ class FakeTelegramAPI:
         self.answered_presses: list[JSONDict] = []  # answerCallbackQuery params, in order
         self.edited_markups: list[JSONDict] = []  # editMessageReplyMarkup params that changed a message
         self.presses: dict[str, JSONDict] = {}  # callback query id -> the query pushed
+        self.bots: dict[str, JSONDict] = {}  # another valid token -> its bot user (add_bot)
+        self.actions: list[JSONDict] = []  # sendChatAction params (plus "token"), in order
         self._press_ids = itertools.count(9_000_001)
 
         # --- state ---
@@ -477,6 +488,16 @@ class FakeTelegramAPI:
         thread_id = self._next_message_id(chat_id)
         self.topics.setdefault(chat_id, {})[thread_id] = name
         return thread_id
+
+    def add_bot(self, token: str, *, bot_id: int, username: str, first_name: str) -> JSONDict:
+        """Make ``token`` a valid bot of its own (``getMe`` answers its identity; its messages are ``from`` it)."""
+        user = {**self.bot_user, "id": bot_id, "username": username, "first_name": first_name}
+        self.bots[token] = user
+        return user
+
+    def sent_by(self, token: str) -> list[SentMessage]:
+        """The messages sent with ``token``."""
+        return [m for m in self.sent_messages if m.token == token]
 
     def deny_topic_creation(self, deny: bool = True) -> None:
         """Make ``createForumTopic`` fail with 400 "not enough rights to create a topic"."""
@@ -805,8 +826,10 @@ class FakeTelegramAPI:
         self.calls.append((method, params))
         self.call_times.append(time.monotonic())
         self._pulse()
-        if self.token is not None and request.match_info["token"] != self.token:
+        token = request.match_info["token"]
+        if self.token is not None and token != self.token and token not in self.bots:
             return ApiError(401, "Unauthorized").response()
+        _TOKEN.set(token)
         name = method.lower()
         self.in_flight[name] += 1
         self.max_in_flight[name] = max(self.max_in_flight[name], self.in_flight[name])
@@ -934,7 +957,7 @@ class FakeTelegramAPI:
     # ------------------------------------------------------------------ methods
 
     async def _get_me(self, p: JSONDict) -> JSONDict:
-        return dict(self.bot_user)
+        return dict(self.bots.get(_TOKEN.get(), self.bot_user))
 
     async def _get_updates(self, p: JSONDict) -> list[JSONDict]:
         if self.webhook is not None:
@@ -1095,7 +1118,7 @@ class FakeTelegramAPI:
 
         message: JSONDict = {
             "message_id": self._next_message_id(chat_id),
-            "from": dict(self.bot_user),
+            "from": dict(self.bots.get(_TOKEN.get(), self.bot_user)),
             "chat": dict(chat),
             "date": int(time.time()),
             "text": text,
@@ -1139,6 +1162,7 @@ class FakeTelegramAPI:
             reply_markup=p.get("reply_markup"),
             params=p,
             result=message,
+            token=_TOKEN.get(),
         )
 
     async def _edit_message_text(self, p: JSONDict) -> JSONDict | bool:
@@ -1265,6 +1289,7 @@ class FakeTelegramAPI:
         thread_id = _as_int(p.get("message_thread_id"))
         if thread_id != 1:  # reportedly the General topic's typing needs thread 1
             self._check_thread(chat_id, thread_id)
+        self.actions.append({**p, "token": _TOKEN.get()})
         return True
 
     async def _get_chat_member(self, p: JSONDict) -> JSONDict:

@@ -81,7 +81,8 @@ def kinds(fake: FakeTelegramAPI) -> list[str]:
         elif method == "sendMessage":
             text = str(params.get("text", ""))
             out.append("decision" if text.startswith("🏛 Board decision") else "minutes" if text.startswith(
-                "📝 Minutes") else "status" if text.startswith("🏛 Board meeting") else "statement")
+                "📝 Minutes") else "status" if text.startswith("🏛 Board meeting") else "pointer" if text.startswith(
+                "🏛 In the meeting") else "statement")
     return out
 
 
@@ -98,7 +99,12 @@ async def test_status_edits_never_hold_up_a_meetings_posts(board: Board, fake: F
         for e in rest:
             await channel.meetings(e)
         await channel.meetings.drain(5)
-    assert kinds(fake) == ["status"] + ["statement"] * 15 + ["decision", "minutes", "edit"]
+    # the meeting's topic: its status, the pointer where it was called, each advisor's pointer before its first
+    # statement, then the statements in order
+    assert kinds(fake) == ["status", "pointer"] + ["pointer", "statement"] * 5 + ["statement"] * 10 \
+        + ["decision", "minutes", "edit"]
+    assert {m.message_thread_id for m in fake.sent_messages if not m.text.startswith("🏛 In the meeting")} \
+        == {fake.created_topics[-1]["message_thread_id"]}
     [final] = fake.edited_messages
     assert "ended (completed)" in final.text and "Disagreements: 3" in final.text
 
@@ -111,7 +117,7 @@ async def test_status_is_edited_in_quiet_moments_leaving_budget_for_posts(board:
         channel.meetings.clock, channel.meetings.sleep = clock.now, clock.sleep
         for e in opening(origin) + round_of(origin, 1):
             await channel.meetings(e)
-        await fake.wait_for_messages(6)
+        await fake.wait_for_messages(12)  # the status, the pointers and round 1
         # the models think: two status changes come, one edit shows both, once the interval allows
         await channel.meetings(event("disagreement", origin, role="critic", text="disagrees", round_=1))
         await channel.meetings(event("consensus", origin, role="finance", text="agrees", round_=1))
@@ -126,8 +132,8 @@ async def test_status_is_edited_in_quiet_moments_leaving_budget_for_posts(board:
         for e in closing(origin):
             await channel.meetings(e)
         await channel.meetings.drain(5)
-    assert kinds(fake) == (["status"] + ["statement"] * 5 + ["edit"] + ["statement"] * 5 + ["edit"]
-                           + ["decision", "minutes", "edit"])
+    assert kinds(fake) == (["status", "pointer"] + ["pointer", "statement"] * 5 + ["edit"] + ["statement"] * 5
+                           + ["edit"] + ["decision", "minutes", "edit"])
 
 
 async def test_at_shutdown_the_decision_and_minutes_go_before_queued_statements(
@@ -144,14 +150,15 @@ async def test_at_shutdown_the_decision_and_minutes_go_before_queued_statements(
         await fake.wait_for_messages(1)  # the status message
         for e in rest:  # the meeting outruns the forum's budget
             await channel.meetings(e)
-        await fake.wait_for_messages(10)  # the burst: the status and 9 statements; the 10th waits for a token
+        # the burst: the topic, its status, the pointers and the first statements; the 10th post waits for a token
+        await fake.wait_for_messages(9)
         await eventually(lambda: channel.flood.bucket(FORUM).busy, "the 10th statement to wait for a token")
         await channel.stop_intake()  # what the daemon does first on SIGTERM
-        clock.advance(14)  # about 4 tokens: enough for what matters, not for the 6 statements left
+        clock.advance(14)  # about 4 tokens: enough for what matters, not for the statements left
         await channel.meetings.drain(5)
-    assert kinds(fake) == ["status"] + ["statement"] * 10 + ["decision", "minutes", "edit"]
+    assert kinds(fake) == ["status", "pointer"] + ["pointer", "statement"] * 4 + ["decision", "minutes", "edit"]
     assert "ended (completed)" in fake.edited_messages[-1].text
-    assert "5 statement(s) of meeting m-test-1 were not posted" in caplog.text
+    assert "11 statement(s) of meeting m-test-1 were not posted" in caplog.text
     assert "`sabha meetings show m-test-1` has them" in caplog.text
 
 
@@ -165,8 +172,8 @@ async def test_a_shutdown_that_runs_out_of_time_says_what_was_not_posted(
         on_clock(channel, clock)
         for e in three_rounds(forum_origin()):
             await channel.meetings(e)
-        await fake.wait_for_messages(10)
+        await fake.wait_for_messages(9)  # the topic took the burst's first token
     assert "decision" not in kinds(fake)
-    assert "shutdown cut the output of meeting m-test-1 short: 6 statement(s), decision, minutes not posted" \
-        in caplog.text
+    assert "shutdown cut the output of meeting m-test-1 short: 12 statement(s), 1 pointer(s) to its topic, decision, " \
+        "minutes not posted" in caplog.text
     assert "`sabha meetings show m-test-1` has them" in caplog.text

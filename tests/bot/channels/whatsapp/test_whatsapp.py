@@ -572,20 +572,3 @@ async def test_an_addressed_role_sticks_until_general(start: Start, board: Board
     stored = RoleStore(board.parts.db)  # the role survives a restart (it is stored)
     await stored.load()
     assert stored.role_of(OWNER) == "critic"
-
-
-async def test_a_meeting_sends_the_decision_then_the_minutes_in_few_messages(
-    start: Start, board: Board, fake: FakeGraphAPI
-) -> None:
-    use_model(board, RecordingModel(answer=lambda r: f"{r.persona.name}: a view on {last_user_text(r)[:40]}"))
-    run = await start()
-    assert await run.post(text_notification(OWNER, "/meeting should we raise prices?")) == 200
-    await eventually(lambda: any(s.body.startswith("*Minutes*") for s in fake.sent), "the minutes", timeout=30)
-    bodies = [s.body for s in fake.sent]
-    assert "Convening the board" in bodies[0]
-    decision = next(i for i, b in enumerate(bodies) if b.startswith("*Board decision*"))
-    minutes = next(i for i, b in enumerate(bodies) if b.startswith("*Minutes*"))
-    assert 0 < decision < minutes
-    assert "*Recommendation:*" in bodies[decision] and "**" not in bodies[decision]
-    assert len(bodies) <= 4  # the acknowledgement, the decision, the minutes (packed)
-    assert all(s.to == OWNER for s in fake.sent)

@@ -1,0 +1,81 @@
+"""A meeting's own forum topic, and the catch-up after a restart: the values :mod:`.meeting` posts.
+
+In the board's forum every meeting gets a topic of its own, named ``🏛 <the meeting's topic>`` (capped to
+Telegram's 128 characters: :func:`thread_name`), where its status, its statements in speaking order, the
+decision with its buttons and the minutes appear. The place it was called from and each speaking advisor's
+own topic get one line pointing to it (:func:`pointer_text`, with a ``t.me/c/...`` link: :func:`topic_link`).
+
+A meeting that goes on after a restart announces only what it does from then on
+(:attr:`board.room.meeting.MeetingEventKind.RESUMED`); :func:`stored_statements` reads what it said before
+from its record (:meth:`board.room.store.MeetingStore.details`) so the view posts, in order, each statement it
+had not posted yet (the channel's posted record: :mod:`bot.channels.meeting_posts`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["StoredStatement", "item_key", "pointer_text", "stored_statements", "thread_name", "topic_link"]
+
+#: Telegram's longest forum topic name (characters)
+TOPIC_NAME_MAX = 128
+THREAD_MARK = "🏛"
+
+
+def thread_name(topic: str) -> str:
+    """``🏛 Should we open a Pune office?``, cut (with …) to Telegram's 128 characters."""
+    name = f"{THREAD_MARK} {' '.join(topic.split())}".strip()
+    return name if len(name) <= TOPIC_NAME_MAX else name[:TOPIC_NAME_MAX - 1].rstrip() + "…"
+
+
+def topic_link(chat_id: int, thread_id: int) -> str | None:
+    """The ``https://t.me/c/<chat>/<topic>`` link of a supergroup's topic (members open it), None for a chat
+    whose id has no such link (a private chat, a basic group)."""
+    digits = str(chat_id)
+    if not digits.startswith("-100"):
+        return None
+    return f"https://t.me/c/{digits[4:]}/{thread_id}"
+
+
+def pointer_text(topic: str, link: str | None) -> str:
+    """The one line an advisor's own topic (and the place the meeting was called from) gets."""
+    return f"{THREAD_MARK} In the meeting on \u201c{topic}\u201d: {link or 'see its topic'}"
+
+
+def item_key(kind: str, role: str | None = None, round_no: int | None = None) -> str:
+    """The key a posted item is recorded under (:mod:`bot.channels.meeting_posts`): ``statement:2:finance``,
+    ``pointer:finance``, ``decision`` ..."""
+    if kind == "statement":
+        return f"statement:{round_no or 0}:{role}"
+    if kind == "pointer":
+        return f"pointer:{role}"
+    return kind
+
+
+@dataclass(frozen=True)
+class StoredStatement:
+    """One statement of a meeting's record, as the view posts it."""
+
+    round: int
+    role: str
+    label: str
+    text: str
+
+    @property
+    def item(self) -> str:
+        return item_key("statement", self.role, self.round)
+
+
+def stored_statements(details: dict[str, Any], label_for: Callable[[str], str]) -> list[StoredStatement]:
+    """The statements of :meth:`~board.room.store.MeetingStore.details`, in the order they were stored."""
+    found = []
+    for row in details.get("statements") or []:
+        role = str(row["role"])
+        try:
+            label = label_for(role)
+        except Exception:  # noqa: BLE001 - a missing soul must not hide the statement
+            label = role
+        found.append(StoredStatement(int(row["round"]), role, label, str(row["text"])))
+    return found

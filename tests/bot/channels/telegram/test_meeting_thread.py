@@ -1,0 +1,137 @@
+"""A meeting that goes on after a restart is caught up in its own topic: real PTB against the fake Bot API, the
+meeting's record in the state db (SQLite and PostgreSQL), two lives of the Telegram channel on one db.
+
+The restart itself (a meeting resumed at its first unfinished phase) is the meetresume part of issue 40; here the
+second life is told ``resumed`` the way that code announces it (finished phases are not announced again), and
+what the first life posted, left half-sent or never posted is what a stop leaves in the record.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from board.app import Board
+from board.envelope import Envelope
+from board.room.meeting import MeetingEvent
+from bot.channels.meeting_posts import MeetingPosts, PostMark
+from bot.channels.telegram.meeting_thread import thread_name
+from bot.intake.courier import ChannelTexts
+from tests.bot.channels.telegram.test_telegram_paths import DECISION, event
+from tests.support.fakes.scripted_model import ScriptedModel
+from tests.support.fakes.telegram_api import FakeTelegramAPI
+from tests.support.telegram import FORUM, OWNER, SPECIALISTS, running, tg_settings, use_model
+
+MEETING = "m-test-1"
+AGAIN = ChannelTexts().possibly_repeated
+
+
+def origin() -> Envelope:
+    return Envelope(channel="telegram", text="/meeting Expand to Europe?", sender=str(OWNER), chat_id=str(FORUM),
+                    message_id="9", is_group=True)
+
+
+async def record(board: Board, roles: tuple[str, ...]) -> None:
+    """The meeting's record as the meeting writes it: the row, its participants, round 1 of ``roles``."""
+    store = board.parts.room.store
+    await store.create(MEETING, "Expand to Europe?", "board", "general", place=origin())
+    for role in ("general", *SPECIALISTS):
+        await store.participant(MEETING, role, "present")
+    for role in roles:
+        await store.statement(MEETING, 1, role, f"{role} in round 1", model="offline", cost_usd=0.0)
+
+
+def said(fake: FakeTelegramAPI, thread: int) -> list[str]:
+    """The statements posted in the meeting's topic, as ``<role text>`` (headed ``again`` when sent once more)."""
+    out = []
+    for m in fake.sent_to(FORUM, thread):
+        body = m.text.split("\n\n", 1)[-1] if m.text.startswith(AGAIN[:10]) else m.text
+        if " · board meeting, round" in body:
+            out.append(("again " if m.text.startswith(AGAIN[:10]) else "") + body.split("\n", 1)[1].strip())
+    return out
+
+
+@pytest.mark.backends
+async def test_a_resumed_meeting_posts_what_was_not_posted_in_the_same_topic_and_nothing_twice(
+    board: Board, fake: FakeTelegramAPI
+) -> None:
+    first_two = SPECIALISTS[:2]
+    await record(board, first_two)
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:  # the first life
+        for e in [event("started", origin(), role="general", text="Expand to Europe?",
+                        participants=list(SPECIALISTS)),
+                  *[event("agent_spoke", origin(), role=r, text=f"{r} in round 1", round_=1) for r in first_two]]:
+            await channel.meetings(e)
+        await fake.wait_until(lambda: len(said(fake, fake.created_topics[-1]["message_thread_id"])) == 2,
+                              "the first two statements")
+    [topic] = [t for t in fake.created_topics if t["name"] == thread_name("Expand to Europe?")]
+    own = topic["message_thread_id"]
+    # Sabha stopped while the meeting ran on: the third statement was stored and never posted, the fourth's
+    # request had left when it stopped (marked "sending": it may have arrived)
+    third, fourth, fifth = SPECIALISTS[2:]
+    for role in (third, fourth):
+        await board.parts.room.store.statement(MEETING, 1, role, f"{role} in round 1", model="offline", cost_usd=0)
+    posts = MeetingPosts(board.parts.db, "telegram")
+    await posts.sending(MEETING, FORUM, f"statement:1:{fourth}")
+    status_posts = len([m for m in fake.sent_to(FORUM, own) if m.text.startswith("🏛 Board meeting")])
+
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:  # the second life
+        await channel.meetings(MeetingEvent(kind="resumed", meeting_id=MEETING, topic="Expand to Europe?",
+                                            origin=origin(), data={"phase": "round 1"}))
+        for e in [event("agent_spoke", origin(), role=fifth, text=f"{fifth} in round 1", round_=1),
+                  event("decision", origin(), role="general", text=DECISION["recommendation"], decision=DECISION),
+                  event("ended", origin(), role="general", text="completed", stop_reason="completed", error=None,
+                        minutes="# Minutes\n\nPilot in Germany.")]:
+            await channel.meetings(e)
+        await channel.meetings.drain(10)
+
+    assert [t["name"] for t in fake.created_topics].count(thread_name("Expand to Europe?")) == 1  # the same topic
+    assert said(fake, own) == [f"{r} in round 1" for r in SPECIALISTS[:3]] + [
+        f"again {fourth} in round 1", f"{fifth} in round 1"]  # in order, each once; the half-sent one marked
+    heads = [m.text.split("\n")[0] for m in fake.sent_to(FORUM, own)]
+    assert heads[-2:] == ["🏛 Board decision", "📝 Minutes"]
+    assert len([h for h in heads if h.startswith("🏛 Board meeting")]) == status_posts == 1  # its status is edited
+    assert "ended (completed)" in fake.edited_messages[-1].text
+    marks = await posts.of(MEETING, FORUM)
+    assert {marks[f"statement:1:{r}"].mark for r in SPECIALISTS} == {PostMark.SENT}
+    assert marks["decision"].mark is PostMark.SENT and marks["thread"].message_id == str(own)
+    pointers = [m for t in (channel.topics.thread_for(r) for r in SPECIALISTS if channel.topics)
+                for m in fake.sent_to(FORUM, t) if m.text.startswith("🏛 In the meeting on")]
+    assert len(pointers) == len(SPECIALISTS)  # one per advisor over both lives
+
+
+async def test_while_a_member_speaks_the_meetings_topic_shows_typing_and_the_status_names_them(
+    board: Board, fake: FakeTelegramAPI
+) -> None:
+    use_model(board, ScriptedModel(latency=1.5))  # each member thinks a while
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
+        fake.push_text(FORUM, OWNER, "/meeting Should we open a Pune office?")
+        await fake.wait_until(lambda: any(t["name"].startswith("🏛") for t in fake.created_topics), "its topic")
+        own = next(t for t in fake.created_topics if t["name"].startswith("🏛"))["message_thread_id"]
+        await fake.wait_until(lambda: any(a.get("message_thread_id") == own and a["action"] == "typing"
+                                          for a in fake.actions), "typing in the meeting's topic")
+        await fake.wait_until(lambda: any("Speaking: " in m.text for m in fake.edited_messages),
+                              "the status naming who speaks")
+        for row in await board.parts.room.store.list(5):  # enough seen: /cancel it
+            if row.status == "running":
+                await board.parts.room.cancel(row.id)
+        await channel.meetings.drain(5)
+    speaking = next(m.text for m in fake.edited_messages if "Speaking: " in m.text)
+    assert any(label in speaking for label in ("Research", "Content", "Finance", "Strategy", "Critic", "General"))
+
+
+async def test_a_statement_whose_answer_was_lost_is_sent_once_more_under_the_possibly_repeated_line(
+    board: Board, fake: FakeTelegramAPI
+) -> None:
+    dm = Envelope(channel="telegram", text="/meeting Expand to Europe?", sender=str(OWNER), chat_id=str(OWNER))
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
+        await channel.meetings(event("started", dm, role="general", text="Expand to Europe?", participants=["finance"]))
+        await fake.wait_for_messages(1)  # the status
+        fake.drop_next("sendMessage")  # Telegram posts the statement, the answer never comes back
+        await channel.meetings(event("agent_spoke", dm, role="finance", text="finance in round 1", round_=1))
+        await channel.meetings(event("ended", dm, role="general", text="completed", stop_reason="completed",
+                                     error=None, minutes=""))
+        await channel.meetings.drain(10)
+    copies = [m.text for m in fake.sent_to(OWNER) if "finance in round 1" in m.text]
+    assert len(copies) == 2 and not copies[0].startswith(AGAIN[:10]) and copies[1].startswith(AGAIN)
+    marks = await MeetingPosts(board.parts.db, "telegram").of(MEETING, OWNER)
+    assert marks["statement:1:finance"].mark is PostMark.SENT
