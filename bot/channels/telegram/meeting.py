@@ -8,7 +8,7 @@ Telegram:
   (edited as the meeting progresses), each statement as its own message in speaking order as each finishes, the
   decision and the minutes; the place it was called from and each speaking advisor's own topic get a one-line
   pointer to it (one per meeting per advisor). The topic is recorded as one of the meeting's places
-  (:meth:`board.room.meeting.table.MeetingTable.add_place`, ``thread``), so what is written there finds the
+  (:meth:`board.room.table.MeetingTable.add_place`, ``thread``), so what is written there finds the
   meeting. Without a forum, or when the topic cannot be created, everything goes where the meeting was called;
 * in a private chat (or a group without topics): the same sequence in that chat.
 
@@ -63,8 +63,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from board.commands.decisions import decision_buttons
 from board.envelope import Button
 from board.room.meeting import MeetingEvent, MeetingEventKind
-from board.room.meeting.table import PlaceKind
 from board.room.render import format_decision
+from board.room.table import PlaceKind
 from board.tasks import finish_tasks
 from bot.channels.meeting_posts import MeetingPosts, Posted, PostMark
 from bot.channels.telegram.meeting_thread import item_key, pointer_text, stored_statements, thread_name, topic_link
@@ -422,7 +422,7 @@ class MeetingView:
             log.info("telegram: meeting %s has its own topic %d in chat %s", m.id, thread, chat)
         m.thread = thread
         if self.room is not None:
-            try:  # what is written there finds the meeting (board.room.meeting.table)
+            try:  # what is written there finds the meeting (board.room.table)
                 await self.room.table.add_place(m.id, "telegram", str(chat), thread, PlaceKind.THREAD)
             except Exception as exc:  # noqa: BLE001 - the meeting is still shown there
                 log.warning("telegram: topic %d of meeting %s is not recorded as its place (%s): messages written "

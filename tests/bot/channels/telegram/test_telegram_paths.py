@@ -11,7 +11,7 @@ import pytest
 from board.app import Board
 from board.envelope import Envelope, Reply
 from board.room.meeting import MeetingEvent
-from board.room.meeting.table import PlaceKind
+from board.room.table import PlaceKind
 from bot.channels.telegram.channel import ANSWER_FAILED, TEXT_ONLY
 from tests.support.board import decision_record
 from tests.support.fakes.telegram_api import FakeTelegramAPI
