@@ -302,8 +302,7 @@ class BoardRoom:
         if running and running in self._tasks and not self._tasks[running].done():
             raise MeetingInProgress(f"meeting {running} is still running here; wait for its decision or /cancel it")
         run = self.prepare(topic, envelope=envelope, roster=roster, settings=settings, agenda=agenda)
-        if evidence or revisit_of:
-            run.m = replace(run.m, evidence=evidence, revisit_of=revisit_of)
+        run.m = replace(run.m, evidence=evidence, revisit_of=revisit_of, background=True)  # resumed after a stop
         task = asyncio.create_task(run.run(), name=f"meeting {run.id}")
         self._tasks[run.id] = task
         self._runs[run.id] = run
@@ -453,6 +452,8 @@ class BoardRoom:
         if not rows:
             return None
         found = Resumable.of(rows[0])
+        if found.spec and not found.spec.get("background"):  # its caller runs it (MCP, roundtable, a terminal)
+            return None
         lease = self._leases.of(found.id) if self._leases is not None else None
         if lease is not None and not await lease.take():
             return None
@@ -498,7 +499,7 @@ class BoardRoom:
                                 chair_role=found.chair, agenda=spec.get("preset_agenda"),
                                 extra_owners=tuple(spec.get("extra_owners") or ()))
         prepared.m = replace(prepared.m, id=found.id, evidence=found.evidence(), revisit_of=spec.get("revisit_of"),
-                             lease=lease, wake=functools.partial(self.nudged, found.id))
+                             lease=lease, wake=functools.partial(self.nudged, found.id), background=True)
         if found.checkpoint is not None:
             prepared.s = restore(found.checkpoint)
         else:  # stopped before its framing was written: the record is open, the framing is asked (once)

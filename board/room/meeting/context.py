@@ -59,6 +59,9 @@ class MeetingContext:
     lease: MeetingLease | None = None  # replicas: this replica's lease on the meeting, the fence of every phase written
     #: set when a control or a contribution for this meeting arrives on this replica (BoardRoom.nudged)
     wake: Callable[[], asyncio.Event] | None = None
+    #: held in the daemon's background (BoardRoom.start): resumed after a stop. A meeting its caller runs (an MCP
+    #: client's convene, the roundtable, ``sabha meeting``) is that caller's, and never resumed by another process.
+    background: bool = False
 
     @property
     def profiles(self) -> dict[str, AgentProfile]:

@@ -149,7 +149,7 @@ def spec(m: MeetingContext) -> dict[str, Any]:
         "origin": {k: getattr(envelope, k) for k in _ORIGIN} if envelope is not None else None,
         "settings": {f.name: _jsonable(getattr(m.settings, f.name)) for f in fields(m.settings)},
         "evidence": [asdict(e) for e in m.evidence], "revisit_of": m.revisit_of, "preset_agenda": m.preset_agenda,
-        "extra_owners": list(m.extra_owners),
+        "extra_owners": list(m.extra_owners), "background": m.background,
     }
 
 

@@ -312,3 +312,32 @@ async def test_the_checkpoint_gives_back_exactly_the_state_the_meeting_had(works
     again = restore(stored)
     assert again.resumed and again.draft == run.s.draft and again.stances == run.s.stances
     assert snapshot(again) == snapshot(run.s) and again.peer_ranking and again.reviewed and again.objected
+
+
+async def test_a_meeting_run_outside_the_daemons_background_is_never_resumed_while_it_runs(
+        workspace: Path, data_dir: Path) -> None:
+    """Security review finding 1: a meeting run by its caller (an MCP client's convene, the roundtable,
+    ``sabha meeting`` in a terminal: ``prepare`` then ``run``) is not the daemon's to resume. The start-up and
+    the takeover loop's ``resume_all`` looked for every meeting running on record that this process does not
+    hold, so such a meeting was rebuilt and run a second time beside the first, paying for every phase twice."""
+    model = ScriptedModel(default=answer)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
+    room = board.parts.room
+    resumed: list[list[str]] = []
+    looked: list[str] = []
+
+    async def resume_while_it_runs(event: MeetingEvent) -> None:
+        if event.kind == "speaking" and event.round == 1 and not looked:
+            looked.append(event.meeting_id)  # once: the members speak side by side
+            resumed.append(await room.resume_all())
+
+    room.subscribe(resume_while_it_runs)
+    try:
+        result = await room.hold("Should we open a Pune office?")
+        await room.drain(60)
+        stored = await board.parts.db.fetchall("SELECT round, role FROM meeting_statements WHERE meeting_id = ?",
+                                               (result.meeting_id,))
+    finally:
+        await board.close()
+    assert resumed == [[]]
+    assert result.decision is not None and len(stored) == len(SPECIALISTS)  # each member spoke once
