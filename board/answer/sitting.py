@@ -18,12 +18,14 @@ from typing import Protocol
 from board.envelope import Envelope
 from board.room.settings import MeetingSettings
 from board.room.table import Contribution, seated
+from board.workspace.quoting import plain_line
 
 __all__ = ["OWNER_NAME", "MeetingSeats", "contribute", "contribution_note", "sender_label"]
 
 log = logging.getLogger("sabha.board")
 
 OWNER_NAME = "the owner"  # how the members are told the owner wrote something
+_NAME_CHARS = 40  # of a participant's display name: with " (participant)" it stays within a quoted name's cap
 
 
 class MeetingSeats(Protocol):
@@ -49,10 +51,13 @@ class MeetingSeats(Protocol):
 
 
 def sender_label(envelope: Envelope) -> str:
-    """How the members are told who wrote it: "the owner", or the participant's display name (or id)."""
+    """How the members are told who wrote it: "the owner", or a participant's display name (or id) marked
+    "(participant)", so that no name a person picks (one says "the owner") reads as the owner; a name that is
+    nothing once made one plain line (invisible characters only) is their id."""
     if envelope.is_owner:
         return OWNER_NAME
-    return (envelope.sender_name or "").strip() or f"{envelope.channel} user {envelope.sender}"
+    name = plain_line(envelope.sender_name or "", _NAME_CHARS).strip()
+    return f"{name or f'{envelope.channel} user {envelope.sender}'} (participant)"
 
 
 def contribution_note(contribution: Contribution, *, held_here: bool) -> str:

@@ -44,7 +44,8 @@ async def _running(room: BoardRoom) -> list[str]:
 async def _here(room: BoardRoom, envelope: Envelope) -> list[str]:
     """The meetings running where ``envelope`` was written (its place on record, or called from this chat)."""
     found = await room.meeting_at(envelope.channel, envelope.chat_id, envelope.thread_id)
-    local = [m for m in room.running() if room.origin_of(m) == (envelope.channel, envelope.chat_id)]
+    place = (envelope.channel, envelope.chat_id, envelope.thread_id)  # its topic too: not every meeting of a forum
+    local = [m for m in room.running() if room.place_of(m) == place]
     return list(dict.fromkeys([*([found] if found else []), *local]))
 
 

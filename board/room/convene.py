@@ -379,6 +379,13 @@ class BoardRoom:
         if not task.cancelled() and task.exception() is not None:
             log.error("meeting %s crashed: %s", meeting_id, task.exception())
 
+    def place_of(self, meeting_id: str) -> tuple[str, str, int | None] | None:
+        """(channel, chat_id, thread_id) a running meeting was started from."""
+        for place, mid in self._places.items():
+            if mid == meeting_id:
+                return place
+        return None
+
     def origin_of(self, meeting_id: str) -> tuple[str, str] | None:
         """(channel, chat_id) a running meeting was started from."""
         for (channel, chat_id, _thread), mid in self._places.items():

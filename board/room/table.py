@@ -176,6 +176,7 @@ def seated(envelope: Envelope, participants: tuple[str, ...]) -> bool:
     for wanted in (p.strip() for p in participants):
         if wanted in ids:
             return True
-        if wanted.startswith("+") and _digits(wanted) and _digits(wanted) == envelope.sender.lstrip("+"):
+        if (wanted.startswith("+") and envelope.channel == "whatsapp" and _digits(wanted)
+                and _digits(wanted) == envelope.sender.lstrip("+")):  # a phone number names a WhatsApp sender
             return True
     return False

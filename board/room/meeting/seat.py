@@ -93,7 +93,8 @@ def table_block(m: MeetingContext, s: MeetingState, profile: AgentProfile, round
     for c in new:
         to = f", to {_who(m, c.addressed)}" if c.addressed else ""
         lines.append(f"- {plain_line(c.name, FieldLimit.NAME)} says{to}: {quote_field(c.text, CONTRIBUTION_CHARS)}")
-    mine = list(dict.fromkeys(plain_line(c.name, FieldLimit.NAME) for c in new if c.addressed == profile.role))
+    mine = [name for name in dict.fromkeys(plain_line(c.name, FieldLimit.NAME) for c in new
+                                           if c.addressed == profile.role) if name]
     if mine:
         lines.append(f"{' and '.join(mine)} addressed you by name: answer them in this statement, by name "
                      f"(\u201c{mine[0][0].upper() + mine[0][1:]}, ...\u201d), and do what they asked if it is in "
