@@ -228,8 +228,10 @@ async def _read_before(m: MeetingContext) -> dict[int, int]:
 async def read_contributions(m: MeetingContext, s: MeetingState) -> None:
     """Read what was written in since the last boundary: heard in the next round (if one follows; the chair
     sees every contribution in the decision's request, :func:`chair_block`), shown everywhere."""
-    after = max((c.id for c in s.contributions), default=0)
-    new = await MeetingTable(m.store.db).contributions(m.id, after=after)
+    # every row not read yet, not those above the highest read: on PostgreSQL (a pool, replicas) a row with a
+    # lower id can commit after a higher one was read, and would never be heard
+    read = {c.id for c in s.contributions}
+    new = [c for c in await MeetingTable(m.store.db).contributions(m.id) if c.id not in read]
     before = await _read_before(m) if new else {}
     for c in new:
         if c.id in before:  # read before a restart: heard when it was

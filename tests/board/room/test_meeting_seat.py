@@ -18,6 +18,7 @@ from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.room.meeting import MeetingSettings
 from board.room.table import ControlKind
+from board.storage import Dialect
 from tests.board.room.test_meeting import brain, meeting_board
 from tests.support.board import last_user
 from tests.support.fakes.scripted_model import ScriptedModel
@@ -316,3 +317,28 @@ async def test_a_control_written_in_another_topic_of_the_forum_steers_no_meeting
         row = await ended(board, meeting_id)
     assert meeting_id not in elsewhere.text, elsewhere.text
     assert row["stop_reason"] != "wrapped"
+
+
+async def test_a_contribution_committed_after_a_later_one_was_read_is_still_heard(
+        workspace: Path, data_dir: Path) -> None:
+    """Security review finding 6: the meeting read only rows above the highest id it had read. On PostgreSQL
+    (a pool, replicas) a row with a lower id can commit after a higher one was read: it was never quoted nor
+    put in the minutes, though its sender was told "Noted". Here the ids are written out of order by hand."""
+    model = HeldRounds(default=brain())
+    model.hold(1)
+    model.hold(2)
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=3)) as board:
+        meeting_id = await started(board)
+        override = " OVERRIDING SYSTEM VALUE" if board.parts.db.dialect is Dialect.POSTGRES else ""
+        insert = ("INSERT INTO meeting_contributions(id, meeting_id, sender, name, text, via, round, created_at)"
+                  f"{override} VALUES (?, ?, '42', 'the owner', ?, 'telegram', ?, '2026-11-29T00:00:00+00:00')")
+        await asyncio.wait_for(model.reached[1].wait(), 120)  # a bound for what never comes
+        await board.parts.db.execute(insert, (10, meeting_id, "the later row, read first", 1))
+        model.held[1].set()
+        await asyncio.wait_for(model.reached[2].wait(), 120)
+        await board.parts.db.execute(insert, (5, meeting_id, "the earlier row, committed late", 2))
+        model.held[2].set()
+        row = await ended(board, meeting_id)
+    third = round_requests(model, 3)
+    assert third and all("the earlier row, committed late" in t for t in third.values()), third
+    assert "the earlier row, committed late" in row["minutes"]
