@@ -167,6 +167,7 @@ class BoardDesk:
         stop = await self.parts.door.budget.check(sender_id(envelope), is_owner=True)  # as /meeting in a chat
         if stop is not None:
             raise DeskProblem(stop.text)
+        await self._affordable()
         subscribers = [] if progress is None else [_progress_of(progress)]
         try:
             run = self.parts.room.prepare(topic, envelope=envelope, extra_subscribers=subscribers)
@@ -186,6 +187,17 @@ class BoardDesk:
             "stances": _stances(details), "absent": dict(result.absent), "error": result.error,
             "minutes": result.minutes,
         }
+
+    async def _affordable(self) -> None:
+        """A meeting expected to cost more than ``board.meetings.confirm_over_usd`` begins only with the owner's
+        Start (:mod:`board.room.pending`), which a client cannot press: :class:`DeskProblem` with the estimate."""
+        room = self.parts.room
+        threshold = room.meeting_settings.confirm_over_usd
+        estimate = await room.estimate()
+        if estimate.needs_start(threshold):
+            raise DeskProblem(f"{estimate.summary()} That is above board.meetings.confirm_over_usd (${threshold:g}): "
+                              "only the owner starts such a meeting (/meeting in a chat, then Start; or sabha "
+                              "meeting --yes). Nothing was spent.")
 
     # -- list_decisions / list_action_items ------------------------------------------------
 

@@ -203,3 +203,22 @@ async def test_a_write_tool_asked_for_over_mcp_is_refused_at_once_saying_how_to_
         listed, _ = await run_sabha(folder, env, "tools", "approvals")
         print(listed)
         assert "bad.append" in listed
+
+
+async def test_a_meeting_above_confirm_over_usd_is_not_convened_by_a_client(tmp_path: Path) -> None:
+    """Security review finding 2 (issue 40): an MCP client's convene held any meeting, whatever it was expected
+    to cost; above board.meetings.confirm_over_usd only the owner's Start may begin one, so the client is told
+    the estimate and how the owner starts it, and no model is asked (here none could answer: a closed port)."""
+    folder, env = await init_board(tmp_path)
+    config = folder / "sabha.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "  model: offline", '  model: openai:gpt-4o-mini\n  retry: {retries: 0}\n  providers:\n'
+                            '    openai: {base_url: "http://127.0.0.1:9/v1", api_key: test-key}')
+                      + "board:\n  meetings:\n    confirm_over_usd: 0.0001\n", encoding="utf-8")
+    async with asyncio.timeout(BOUND_S), Client(_params(folder, env)) as client:
+        met = await client.call_tool("convene_meeting", {"topic": "should we expand to Europe?"})
+        decisions = await client.call_tool("list_decisions", {})
+    assert met.is_error
+    text = met.content[0].text  # type: ignore[union-attr]
+    assert "board.meetings.confirm_over_usd" in text and "Expected: about $" in text and "Nothing was spent" in text
+    assert decisions.structured_content == {"decisions": []}
