@@ -12,6 +12,11 @@ Telegram:
   meeting. Without a forum, or when the topic cannot be created, everything goes where the meeting was called;
 * in a private chat (or a group without topics): the same sequence in that chat.
 
+What the people at the table wrote in from elsewhere and the controls the meeting applied are one line each in
+the sequence, where the meeting took them in (:mod:`bot.channels.meeting_lines`: ``contribution:<id>`` and
+``control:<id>`` in the posted record); a contribution written in Telegram is not echoed (it is there as the
+person's own message); a pause shows on the status line until the meeting resumes.
+
 While a member is speaking (``speaking`` events) the status line names who, and the meeting's place shows
 "typing…" (``sendChatAction``, refreshed every few seconds, only while no post is queued: posts come first).
 
@@ -104,6 +109,9 @@ REPLY_FIRST_S = 5.0  # longest a meeting's first post waits for the reply to the
 _REPLIES_KEPT = 256  # replies remembered for meetings not seen yet
 STATUS_RESERVE = 3  # budget tokens a status edit leaves for the meeting's posts (capped below the chat's burst)
 _IDLE_FLOOR_S = 0.05  # shortest wait before looking at the budget again
+#: the status line's phase while an applied control holds the meeting
+_CONTROL_PHASES = {"pause": "paused: no new round until /resume", "resume": "resumed: the next round starts",
+                   "wrap": "wrapping up: the chair decides after this round", "cancel": "cancelled"}
 _MARKUP = re.compile(r"([\\`*_\[\]~|#>])")
 
 
@@ -327,6 +335,8 @@ class MeetingView:
             self._queue_statement(m, e.role, label, e.text, e.round or m.round)
         elif e.kind in ("contribution", "control"):
             self._queue_table(m, e.kind, e.data, e.text)
+            if e.kind == "control" and not e.data.get("refused"):
+                m.phase = _CONTROL_PHASES.get(str(e.data.get("control")), m.phase)
         elif e.kind == "absent" and e.role:
             m.speaking.pop(e.role, None)
             m.absent[e.role] = e.text

@@ -4,8 +4,8 @@ web pages of the same daemon.
 
 During round 1 the owner writes in the meeting's own topic (taken as a contribution, not echoed there: the topic
 shows it as the owner's message), writes in from the web page (``POST /ui/meetings/{id}/say``), and sends
-``/pause``. After round 1 the topic shows the pause's line; ``/resume`` shows its line; then the web's
-contribution (``🗣 the owner (via web): “…”``), then round 2's statements, in that order.
+``/pause``. After round 1 the topic shows the pause's line (and the status says it is paused); ``/resume``
+shows its line; then the web's contribution (``🗣 the owner (via web): “…”``), then round 2's statements, in that order.
 """
 
 from __future__ import annotations
@@ -96,6 +96,8 @@ async def test_the_topic_shows_the_webs_contribution_between_the_rounds_and_the_
             model.release(1)
             await eventually(lambda: _index(_in_topic(fake, thread), "⏸ Paused"), "the pause's line in the topic")
             assert not _index(_in_topic(fake, thread), "board meeting, round 2")  # paused: no round 2
+            await eventually(lambda: any("Status: paused: no new round until /resume" in m.text
+                                         for m in fake.edited_messages), "the status saying it is paused")
             fake.push_text(FORUM, OWNER, "/resume", thread_id=thread)
             await eventually(lambda: db_rows(tmp_path, "SELECT 1 FROM meetings WHERE id = ? AND status = 'ended'",
                                              meeting_id), "the meeting's end", timeout=240)
