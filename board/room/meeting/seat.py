@@ -122,9 +122,9 @@ def chair_block(m: MeetingContext, s: MeetingState) -> str:
 async def _emit_control(m: MeetingContext, s: MeetingState, control: Control, text: str, **data: Any) -> None:
     await MeetingTable(m.store.db).applied(control.id)
     await m.store.event(m.id, "control", m.chair.role, {"kind": control.kind.value, "by": control.by, "text": text,
-                                                        **data}, s.current_round or None)
+                                                        "id": control.id, **data}, s.current_round or None)
     await m.emit(MeetingEventKind.CONTROL, s.current_round, role=m.chair.role, text=text,
-                 control=control.kind.value, by=control.by, **data)
+                 control=control.kind.value, by=control.by, id=control.id, **data)
 
 
 async def _extend(limits: Limits, control: Control) -> None:

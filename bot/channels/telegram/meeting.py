@@ -12,6 +12,11 @@ Telegram:
   meeting. Without a forum, or when the topic cannot be created, everything goes where the meeting was called;
 * in a private chat (or a group without topics): the same sequence in that chat.
 
+What the people at the table wrote in from elsewhere and the controls the meeting applied are one line each in
+the sequence, where the meeting took them in (:mod:`bot.channels.meeting_lines`: ``contribution:<id>`` and
+``control:<id>`` in the posted record); a contribution written in Telegram is not echoed (it is there as the
+person's own message); a pause shows on the status line until the meeting resumes.
+
 While a member is speaking (``speaking`` events) the status line names who, and the meeting's place shows
 "typing…" (``sendChatAction``, refreshed every few seconds, only while no post is queued: posts come first).
 
@@ -54,6 +59,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -66,8 +72,23 @@ from board.room.meeting import MeetingEvent, MeetingEventKind
 from board.room.render import format_decision
 from board.room.table import PlaceKind
 from board.tasks import finish_tasks
+from bot.channels.meeting_lines import (
+    StoredTable,
+    contribution_item,
+    contribution_line,
+    control_item,
+    control_line,
+    echoed,
+)
 from bot.channels.meeting_posts import MeetingPosts, Posted, PostMark
-from bot.channels.telegram.meeting_thread import item_key, pointer_text, stored_statements, thread_name, topic_link
+from bot.channels.telegram.meeting_thread import (
+    item_key,
+    pointer_text,
+    stored_sequence,
+    stored_statements,
+    thread_name,
+    topic_link,
+)
 from bot.channels.telegram.outbound import TYPING_REFRESH_S, DeliveryUnknown, Outbound, Target, ThreadNotFound
 from bot.channels.telegram.role_bots import RoleBots
 from bot.channels.telegram.topics import Topics
@@ -88,6 +109,15 @@ REPLY_FIRST_S = 5.0  # longest a meeting's first post waits for the reply to the
 _REPLIES_KEPT = 256  # replies remembered for meetings not seen yet
 STATUS_RESERVE = 3  # budget tokens a status edit leaves for the meeting's posts (capped below the chat's burst)
 _IDLE_FLOOR_S = 0.05  # shortest wait before looking at the budget again
+#: the status line's phase while an applied control holds the meeting
+_CONTROL_PHASES = {"pause": "paused: no new round until /resume", "resume": "resumed: the next round starts",
+                   "wrap": "wrapping up: the chair decides after this round", "cancel": "cancelled"}
+_MARKUP = re.compile(r"([\\`*_\[\]~|#>])")
+
+
+def _as_data(text: str) -> str:
+    """A user's words inside a Markdown post, shown as written (no formatting, no links)."""
+    return _MARKUP.sub(r"\\\1", text)
 
 
 class StatusThrottle:
@@ -129,7 +159,7 @@ class StatusThrottle:
         self.edits += 1
 
 
-PostKind = Literal["status", "statement", "pointer", "decision", "minutes"]
+PostKind = Literal["status", "statement", "pointer", "table", "decision", "minutes"]
 
 
 @dataclass(frozen=True)
@@ -303,6 +333,10 @@ class MeetingView:
                 m.names[e.role] = f"{e.emoji or ''} {e.name}".strip()
             label = f"{e.emoji or ''} {e.name or e.role}".strip()
             self._queue_statement(m, e.role, label, e.text, e.round or m.round)
+        elif e.kind in ("contribution", "control"):
+            self._queue_table(m, e.kind, e.data, e.text)
+            if e.kind == "control" and not e.data.get("refused"):
+                m.phase = _CONTROL_PHASES.get(str(e.data.get("control")), m.phase)
         elif e.kind == "absent" and e.role:
             m.speaking.pop(e.role, None)
             m.absent[e.role] = e.text
@@ -352,6 +386,21 @@ class MeetingView:
             return
         posts.append(_Post("statement", m.home, text, f"{label} · board meeting, round {round_no}", role,
                            item=item, again=again or self._may_have_left(m, item)))
+
+    def _queue_table(self, m: _Meeting, kind: str, data: dict[str, Any], text: str, *,
+                     front: list[_Post] | None = None) -> None:
+        """A contribution or an applied control as one line in the meeting's place (:mod:`..meeting_lines`);
+        a contribution written in Telegram is there already as the person's own message: not echoed."""
+        if kind == "contribution":
+            if echoed(data, "telegram"):
+                return
+            item, line = contribution_item(data), contribution_line(data, text, label_for=self._label, quote=_as_data)
+        else:
+            item, line = control_item(data), control_line(data, text, quote=_as_data)
+        posts = front if front is not None else m.posts
+        if item and (item in {p.item for p in m.posts} | {p.item for p in posts} or self._was_sent(m, item)):
+            return
+        posts.append(_Post("table", m.home, line, item=item, again=bool(item) and self._may_have_left(m, item)))
 
     @staticmethod
     def _was_sent(m: _Meeting, item: str) -> bool:
@@ -454,7 +503,10 @@ class MeetingView:
         else:
             front.append(_Post("status", m.home, item="status", again=status is not None))
         statements = stored_statements(details, self._label)
-        for said in statements:
+        for said in stored_sequence(statements, details):
+            if isinstance(said, StoredTable):
+                self._queue_table(m, said.kind, said.data, said.text, front=front)
+                continue
             m.spoke[said.role] = m.spoke.get(said.role, 0) + 1
             m.round = max(m.round, said.round)
             self._queue_statement(m, said.role, said.label, said.text, said.round, front=front)

@@ -17,7 +17,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["StoredStatement", "item_key", "pointer_text", "stored_statements", "thread_name", "topic_link"]
+from bot.channels.meeting_lines import StoredTable, table_events
+
+__all__ = ["StoredStatement", "item_key", "pointer_text", "stored_sequence", "stored_statements",
+           "thread_name", "topic_link"]
 
 #: Telegram's longest forum topic name (characters)
 TOPIC_NAME_MAX = 128
@@ -79,3 +82,14 @@ def stored_statements(details: dict[str, Any], label_for: Callable[[str], str]) 
             label = role
         found.append(StoredStatement(int(row["round"]), role, label, str(row["text"])))
     return found
+
+
+def stored_sequence(statements: list[StoredStatement], details: dict[str, Any],
+                    ) -> list[StoredStatement | StoredTable]:
+    """``statements`` with the record's contributions and controls placed where the meeting took them in."""
+    keyed: list[tuple[float, int, StoredStatement | StoredTable]] = [
+        (float(s.round), i, s) for i, s in enumerate(statements)]
+    for i, said in enumerate(table_events(details)):
+        at = said.round - 0.5 if said.kind == "contribution" else said.round + 0.5
+        keyed.append((at, len(statements) + i, said))
+    return [entry for _, _, entry in sorted(keyed, key=lambda k: (k[0], k[1]))]

@@ -16,6 +16,11 @@ What is sent is recorded (:mod:`bot.channels.meeting_posts`: each round's, the d
 ``sending`` as the request leaves, ``sent`` once Meta took it), so a meeting that goes on after a restart (a
 ``resumed`` event) is caught up from its record: each finished round not sent yet is sent, the round it resumes in
 is completed with the statements stored before the stop, and nothing sent is sent again.
+
+What the people at the table wrote in (contributions) and the controls the meeting applied are one line each
+(:mod:`bot.channels.meeting_lines`) at the top of the message of the round that follows them (where the meeting
+took them in: before that round's statements); when no round follows (a wrap, a cancel), they go in a message of
+their own before the decision. A contribution written on WhatsApp is not echoed: the chat shows it already.
 """
 
 from __future__ import annotations
@@ -26,12 +31,20 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from board.commands.decisions import decision_buttons
 from board.envelope import Button
 from board.room.meeting import MeetingEvent, MeetingEventKind
 from board.room.render import format_decision
+from bot.channels.meeting_lines import (
+    contribution_item,
+    contribution_line,
+    control_item,
+    control_line,
+    echoed,
+    table_events,
+)
 from bot.channels.meeting_posts import MeetingPosts, PostMark
 from bot.channels.whatsapp.format import MAX_BODY, split_text, to_whatsapp, with_buttons
 from bot.intake.delivery import SendFailed, SendProgress
@@ -62,10 +75,11 @@ class _Out:
 
 def round_messages(topic: str, round_no: int, statements: Sequence[tuple[str, str]], limit: int = MAX_BODY,
                    ) -> list[str]:
-    """A round's ``(speaker, Markdown text)`` statements as WhatsApp bodies of at most ``limit`` characters: one
+    """A round's ``(speaker, Markdown text)`` statements (speaker "": a line of the table, as it is) as WhatsApp
+    bodies of at most ``limit`` characters: one
     when they fit, else split between statements (the first headed ``*Round n*``, the next ``*Round n* (2)``); only
     a statement too long for a message by itself is cut (:func:`.format.split_text`)."""
-    blocks = [f"*{speaker}*\n{to_whatsapp(text).strip()}" for speaker, text in statements]
+    blocks = [f"*{speaker}*\n{to_whatsapp(text).strip()}" if speaker else text for speaker, text in statements]
     bodies: list[str] = []
     current, filled = f"*Round {round_no}* of the meeting on \u201c{topic}\u201d", False
     for block in blocks:
@@ -95,6 +109,7 @@ class MeetingRelay:
         self.label_for = label_for or (lambda role: role)
         self.active = False
         self._rounds: dict[str, tuple[int, list[tuple[str, str]]]] = {}  # meeting -> (round, statements so far)
+        self._lines: dict[str, list[tuple[str, str]]] = {}  # meeting -> (item, line) for the next round's message
         self._queue: asyncio.Queue[_Out] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
 
@@ -118,10 +133,18 @@ class MeetingRelay:
             if held is not None and held[0] != round_no:  # a new round began without a round_done
                 self._flush(event, user)
             speaker = f"{event.emoji or ''} {event.name or event.role}".strip()
-            self._rounds.setdefault(event.meeting_id, (round_no, []))[1].append((speaker, event.text))
+            if event.meeting_id not in self._rounds:  # the round's message starts with the table's lines
+                lines = [("", line) for _, line in self._lines.pop(event.meeting_id, [])]
+                self._rounds[event.meeting_id] = (round_no, lines)
+            self._rounds[event.meeting_id][1].append((speaker, event.text))
+            return
+        if event.kind in (MeetingEventKind.CONTRIBUTION, MeetingEventKind.CONTROL):
+            self._hold_line(event.meeting_id, event.kind, event.data, event.text)
             return
         if event.kind in (MeetingEventKind.ROUND_DONE, MeetingEventKind.DECISION, MeetingEventKind.ENDED):
             self._flush(event, user)
+        if event.kind in (MeetingEventKind.DECISION, MeetingEventKind.ENDED):
+            self._flush_lines(event.meeting_id, event.topic, user)
         if event.kind == MeetingEventKind.DECISION:
             body = f"*Board decision* on \u201c{event.topic}\u201d\n\n{to_whatsapp(format_decision(event))}"
             buttons = decision_buttons(event.meeting_id)
@@ -154,15 +177,47 @@ class MeetingRelay:
         rounds: dict[int, list[tuple[str, str]]] = {}
         for row in details.get("statements") or []:
             rounds.setdefault(int(row["round"]), []).append((self._label(str(row["role"])), str(row["text"])))
+        lines: dict[int, list[tuple[str, str]]] = {}  # round -> the table's lines at the top of its message
+        for stored in table_events(details):
+            line = self._line(stored.kind, stored.data, stored.text)
+            if line is not None:  # a contribution before the round that heard it, a control before the next one
+                lines.setdefault(stored.round + (stored.kind == "control"), []).append(line)
         found = _PARTIAL.search(str(event.data.get("phase") or ""))
         partial = int(found.group(1)) if found else None
-        for round_no, said in sorted(rounds.items()):
+        for round_no, stated in sorted(rounds.items()):
+            said = [("", line) for _, line in lines.pop(round_no, [])] + stated
             if round_no == partial:
                 self._rounds[event.meeting_id] = (round_no, list(said))
                 continue
             for i, body in enumerate(round_messages(event.topic, round_no, said)):
                 self._queue.put_nowait(_Out(event.meeting_id, user, body, item=f"round:{round_no}:{i}"))
+        self._lines[event.meeting_id] = [line for _, held in sorted(lines.items()) for line in held]
         log.info("whatsapp: meeting %s resumed: %d stored round(s) looked at", event.meeting_id, len(rounds))
+
+    def _line(self, kind: str, data: dict[str, Any], text: str) -> tuple[str, str] | None:
+        """A contribution's or an applied control's (item, line); None for a contribution written on WhatsApp
+        (the chat shows it already: not echoed)."""
+        if kind == MeetingEventKind.CONTRIBUTION.value:
+            if echoed(data, self.channel):
+                return None
+            return contribution_item(data), contribution_line(data, text, label_for=self._label)
+        return control_item(data), control_line(data, text)
+
+    def _hold_line(self, meeting_id: str, kind: str, data: dict[str, Any], text: str) -> None:
+        """A contribution or an applied control, kept for the top of the next round's message."""
+        line = self._line(kind, data, text)
+        held = self._lines.setdefault(meeting_id, [])
+        if line is not None and (not line[0] or all(line[0] != had for had, _ in held)):
+            held.append(line)
+
+    def _flush_lines(self, meeting_id: str, topic: str, user: str) -> None:
+        """Lines no round followed: a message of their own (before the decision)."""
+        held = self._lines.pop(meeting_id, [])
+        if not held:
+            return
+        body = "\n".join([f"*At the table* of the meeting on \u201c{topic}\u201d", *(line for _, line in held)])
+        for i, piece in enumerate(split_text(body)):
+            self._queue.put_nowait(_Out(meeting_id, user, piece, item=f"table:{held[0][0] or 'lines'}:{i}"))
 
     def _label(self, role: str) -> str:
         try:

@@ -135,3 +135,53 @@ async def test_a_statement_whose_answer_was_lost_is_sent_once_more_under_the_pos
     assert len(copies) == 2 and not copies[0].startswith(AGAIN[:10]) and copies[1].startswith(AGAIN)
     marks = await MeetingPosts(board.parts.db, "telegram").of(MEETING, OWNER)
     assert marks["statement:1:finance"].mark is PostMark.SENT
+
+
+PAUSE = {"kind": "pause", "by": "the owner (web)", "text": "Paused: no new round starts until /resume.", "id": 1}
+RESUME = {"kind": "resume", "by": str(OWNER), "text": "Resumed: the next round starts.", "id": 2}
+FROM_WEB = {"id": 7, "name": "the owner", "sender": "owner", "via": "web", "addressed": "finance", "heard_in": 2,
+            "said": "Redo it with 20% churn"}
+FROM_TOPIC = {**FROM_WEB, "id": 8, "via": "telegram", "addressed": None, "said": "Written in the topic"}
+
+
+@pytest.mark.backends
+async def test_a_resumed_meeting_posts_the_tables_lines_it_had_not_posted_in_their_place_and_none_twice(
+    board: Board, fake: FakeTelegramAPI
+) -> None:
+    store = board.parts.room.store
+    await record(board, tuple(SPECIALISTS))
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:  # the first life
+        await channel.meetings(event("started", origin(), role="general", text="Expand to Europe?",
+                                     participants=list(SPECIALISTS)))
+        for role in SPECIALISTS:
+            await channel.meetings(event("agent_spoke", origin(), role=role, text=f"{role} in round 1", round_=1))
+        await store.event(MEETING, "control", "general", PAUSE, 1)
+        control = {k: v for k, v in PAUSE.items() if k not in ("kind", "text")}
+        await channel.meetings(event("control", origin(), role="general", text=PAUSE["text"], round_=1,
+                                     control="pause", **control))
+        await fake.wait_until(lambda: any("⏸" in m.text for m in fake.sent_messages), "the pause's line")
+    own = next(t for t in fake.created_topics if t["name"] == thread_name("Expand to Europe?"))["message_thread_id"]
+    # Sabha stopped while the meeting ran on: it was resumed from the web and read two contributions
+    await store.event(MEETING, "control", "general", RESUME, 1)
+    await store.event(MEETING, "contribution", "general", FROM_WEB, 2)
+    await store.event(MEETING, "contribution", "general", FROM_TOPIC, 2)
+
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:  # the second life
+        await channel.meetings(MeetingEvent(kind="resumed", meeting_id=MEETING, topic="Expand to Europe?",
+                                            origin=origin(), data={"phase": "round 2"}))
+        for e in [event("agent_spoke", origin(), role="finance", text="finance in round 2", round_=2),
+                  event("ended", origin(), role="general", text="completed", stop_reason="completed", error=None,
+                        minutes="")]:
+            await channel.meetings(e)
+        await channel.meetings.drain(10)
+
+    posts = [m.text for m in fake.sent_to(FORUM, own) if not m.text.startswith("🏛 Board meeting")]
+    lines = [t for t in posts if t[0] in "⏸▶🗣"]
+    assert lines == ["⏸ Paused by the owner (web): no new round starts until /resume.",
+                     "▶️ Resumed: the next round starts.",
+                     "🗣 the owner (via web), to 💰 Finance: \u201cRedo it with 20% churn\u201d"], posts
+    assert posts.index(lines[0]) > max(i for i, t in enumerate(posts) if "round 1" in t)
+    assert posts.index(lines[2]) < next(i for i, t in enumerate(posts) if "finance in round 2" in t)
+    marks = await MeetingPosts(board.parts.db, "telegram").of(MEETING, FORUM)
+    assert {marks[i].mark for i in ("control:1", "control:2", "contribution:7")} == {PostMark.SENT}
+    assert "contribution:8" not in marks  # written in the topic: shown there already
