@@ -44,6 +44,8 @@ log = logging.getLogger("sabha.meeting")
 
 #: how long a meeting waits for Start before it expires (said in its place)
 EXPIRE_AFTER = timedelta(days=1)
+#: a Start's claim this old with no meeting behind it was cut off by a stop (starting takes milliseconds)
+STUCK_CLAIM_S = 30.0
 
 
 class StartStatus(StrEnum):
@@ -176,6 +178,16 @@ class MeetingStarts:
             "UPDATE meeting_starts SET status = ?, decided_by = NULL, decided_at = NULL WHERE id = ? AND status = ? "
             "AND meeting_id IS NULL", (StartStatus.WAITING.value, start_id, StartStatus.STARTED.value))
 
+    async def take_back(self, start_id: int, *, older_than_s: float) -> bool:
+        """A request claimed more than ``older_than_s`` ago whose meeting never began (Sabha stopped between the
+        claim and the start: the start takes milliseconds) waits again; whether it did."""
+        before = (datetime.now(UTC) - timedelta(seconds=older_than_s)).isoformat(timespec="seconds")
+        rows = await self.db.fetchall(
+            "UPDATE meeting_starts SET status = ?, decided_by = NULL, decided_at = NULL WHERE id = ? AND status = ? "
+            "AND meeting_id IS NULL AND decided_at < ? RETURNING id",
+            (StartStatus.WAITING.value, start_id, StartStatus.STARTED.value, before))
+        return bool(rows)
+
     async def started(self, start_id: int, meeting_id: str) -> None:
         """The meeting a Start began."""
         await self.db.execute("UPDATE meeting_starts SET meeting_id = ? WHERE id = ?", (meeting_id, start_id))
@@ -225,6 +237,10 @@ class StartGate:
     async def press(self, start_id: int, *, by: str, start: Starter) -> str:
         """The owner pressed Start (or typed ``/start_meeting <n>``): start it once; what to say."""
         claimed = await self.starts.claim(start_id, by=by)
+        if claimed is None and await self.starts.take_back(start_id, older_than_s=STUCK_CLAIM_S):
+            log.warning("meeting request %d: a Start claimed it but its meeting never began (Sabha stopped in "
+                        "between); starting it now", start_id)
+            claimed = await self.starts.claim(start_id, by=by)
         if claimed is None:
             return await self._not_waiting(start_id)
         try:
@@ -252,9 +268,11 @@ class StartGate:
         row = await self.starts.get(start_id)
         if row is None:
             return f"There is no meeting request {start_id}; /meeting <topic> calls one."
+        if row.status is StartStatus.STARTED and row.meeting_id is None:  # being started, or cut off by a stop
+            return (f"Meeting request {start_id} is being started. If no meeting begins within "
+                    f"{STUCK_CLAIM_S:g} seconds (Sabha stopped while starting it), press Start again.")
         if row.status is StartStatus.STARTED:
-            return (f"Meeting request {start_id} was already started"
-                    + (f" as meeting {row.meeting_id}" if row.meeting_id else "") + "; nothing changed.")
+            return f"Meeting request {start_id} was already started as meeting {row.meeting_id}; nothing changed."
         return (f"Meeting request {start_id} is {row.status.value}; nothing changed. /meeting {row.topic} calls it "
                 "again.")
 

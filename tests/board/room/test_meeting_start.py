@@ -91,3 +91,27 @@ async def test_the_chairs_tool_tells_the_model_the_meeting_waits_for_the_owners_
         assert timedelta(days=1) == board.parts.room.gate.expire_after if board.parts.room.gate else False
     finally:
         await board.close()
+
+
+@on_both_backends
+async def test_a_start_cut_off_before_its_meeting_began_is_started_by_the_next_press(workspace: Path,
+                                                                                    data_dir: Path) -> None:
+    """Security review finding 3: Start claims the request (started, no meeting yet), then starts the meeting.
+    Killed between the two, the replayed press was told "already started; nothing changed" and no meeting ever
+    began. A claim left without a meeting for a minute is taken back, and the press starts it."""
+    clock = FakeClock(T0)
+    model = ScriptedModel(default=say("Noted."))
+    board = await _board(workspace, data_dir, model, clock)
+    try:
+        answer = await _say(board, "/meeting Should we open a Pune office?")
+        assert "waits for your Start (request 1)" in answer, answer
+        await board.parts.db.execute(  # what a kill right after the claim leaves behind
+            "UPDATE meeting_starts SET status = 'started', decided_by = 'telegram:42', decided_at = ? WHERE id = 1",
+            ((T0 - timedelta(minutes=5)).isoformat(timespec="seconds"),))
+        pressed = await _say(board, "/start_meeting 1")
+        await board.parts.room.drain(60)
+        [row] = await board.parts.db.fetchall("SELECT status, meeting_id FROM meeting_starts WHERE id = 1")
+    finally:
+        await board.close()
+    assert "Starting the board meeting" in pressed, pressed
+    assert row["status"] == "started" and row["meeting_id"]
