@@ -289,8 +289,8 @@ async def test_before_the_owner_ever_wrote_a_members_request_goes_to_the_owners_
         writer(opened, tmp_path)
         model.script(call("files__write_file", {"path": "c.txt", "content": "x"}), answer_with_result)
         turn = asyncio.create_task(opened.handle(replace(MEMBER, text="please write it", message_id="m1")))
-        for _ in range(600):
-            if await opened.parts.consent.store.number(1) is not None or turn.done():
+        for _ in range(600):  # the question is posted as scheduled work once the request is stored
+            if await opened.parts.schedule.get("consent:ask:1") is not None or turn.done():
                 break
             await asyncio.sleep(0.05)
         asked = await opened.parts.schedule.get("consent:ask:1")
