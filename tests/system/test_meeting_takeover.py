@@ -9,6 +9,7 @@ statement posted once, no finished phase asked of a model twice (the ledger's ph
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -88,6 +89,16 @@ async def test_another_replica_finishes_the_meeting_of_a_replica_killed_mid_roun
             await eventually(lambda: all(posted(fake, r, 1) == 1 for r in SPECIALISTS)
                              and posted(fake, "research", 2) == posted(fake, "content", 2) == 1,
                              "round 1 and two round-2 statements at Telegram", timeout=120)
+            # and their posts recorded as sent: killed while one's answer is on its way back, the next holder may
+            # send it once more, marked as possibly repeated (the house's rule; not what this test counts)
+            wanted = {*(f"statement:1:{r}" for r in SPECIALISTS), "statement:2:research", "statement:2:content"}
+            for _ in range(1200):
+                sent = {r["item"] for r in await _fetch(state_db, "SELECT item FROM meeting_posts WHERE channel = "
+                                                                   "'telegram' AND status = 'sent'")}
+                if wanted <= sent:
+                    break
+                await asyncio.sleep(0.1)
+            assert wanted <= sent, f"posts not recorded as sent: {wanted - sent}"
             held = await _holder(state_db)
             assert held is not None, "the meeting runs under no lease"
             meeting_id, holder = held

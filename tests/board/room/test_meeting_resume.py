@@ -56,6 +56,12 @@ def rows(tmp_path: Path, sql: str, *params: object) -> list[tuple[Any, ...]]:
         return db.execute(sql, params).fetchall()
 
 
+def _recorded_sent(tmp_path: Path, role: str, round_no: int) -> bool:
+    """Whether the Telegram view recorded ``role``'s statement of ``round_no`` as sent (bot/channels/meeting_posts)."""
+    return bool(rows(tmp_path, "SELECT 1 FROM meeting_posts WHERE channel = 'telegram' AND item = ? AND status = "
+                               "'sent'", f"statement:{round_no}:{role}"))
+
+
 def phases_asked(tmp_path: Path, meeting_id: str) -> Counter[tuple[str, str]]:
     """(phase, role) -> the model calls the ledger holds for it (each answered call, tagged with its phase)."""
     got: Counter[tuple[str, str]] = Counter()
@@ -80,6 +86,10 @@ async def _killed_and_resumed(tmp_path: Path, fake: FakeTelegramAPI, model: Meet
         await model.wait_for("the moment to kill", ready)
         await eventually(lambda: all(posted(fake, r, n) == 1 for r, n in posted_before),
                          "the statements stored before the kill at Telegram", timeout=120)
+        # and their posts recorded as sent: a kill while one's answer is on its way back may send it once more,
+        # marked as possibly repeated (the house's rule, shown by tests/system/test_meeting_thread_restart.py)
+        await eventually(lambda: all(_recorded_sent(tmp_path, r, n) for r, n in posted_before),
+                         "the statements' posts recorded as sent", timeout=120)
         assert await first.signal(sig) == (-signal.SIGKILL if sig is signal.SIGKILL else 0)
         [(meeting_id, status)] = rows(tmp_path, "SELECT id, status FROM meetings")
         assert status == "running"
@@ -180,6 +190,8 @@ async def test_a_contribution_heard_before_the_kill_is_still_quoted_to_round_2_a
                                  lambda: [a.kind for a in model.waiting] == ["round 2"] * len(SPECIALISTS))
             assert all(said in a.text for a in model.waiting), "round 2 was asked without the contribution"
             await eventually(lambda: all(posted(fake, r, 1) == 1 for r in SPECIALISTS), "round 1 at Telegram")
+            await eventually(lambda: all(_recorded_sent(tmp_path, r, 1) for r in SPECIALISTS),
+                             "round 1's posts recorded as sent")  # see _killed_and_resumed
             await first.signal(signal.SIGKILL)
             before = len(model.asked)
             model.release()
