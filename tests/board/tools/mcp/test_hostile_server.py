@@ -156,7 +156,9 @@ async def test_secrets_in_a_url_query_and_in_arguments_never_show(
         f"      cwd: {REPO}", ""]), encoding="utf-8")
     out, err = await run_sabha(folder, env, "tools", "list")
     print(out, err)
-    assert "SEKRIT" not in (out + err).upper() and "remote: failed" in out and "--token ***" in out
+    assert "SEKRIT" not in (out + err).upper() and "--token ***" in out
+    # failed, or (on a loaded machine, listed while it waits to try again) starting: either way its error is shown
+    assert ("remote: failed" in out or "remote: starting" in out) and "error: All connection attempts failed" in out
     doctor = await asyncio.create_subprocess_exec(sys.executable, "-m", "bot.cli", "doctor", cwd=folder, env=env,
                                                   stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
     try:
