@@ -190,9 +190,8 @@ async def test_a_members_advisor_asks_the_owner_in_the_owners_own_place_and_tell
                            answer_with_result)
     message = replace(MEMBER, text="please write it", message_id="m1")
     turn = asyncio.create_task(board.handle(message))
-    store = board.parts.consent.store
-    for _ in range(600):
-        if await store.number(1) is not None:
+    for _ in range(600):  # the question is posted as scheduled work once the request is stored
+        if await board.parts.schedule.get("consent:ask:1") is not None:
             break
         await asyncio.sleep(0.05)
     asked = await board.parts.schedule.get("consent:ask:1")
