@@ -28,7 +28,8 @@ __all__ = ["PACKAGES", "PLUGINS", "add_cli_parsers", "all_migrations", "channel_
 #: whose ``PLUGIN`` is its :class:`~bot.channels.plugin.ChannelPlugin`; one that adds
 #: ``sabha <name> ...`` commands has a ``cli`` module with ``add_cli(sub, common)`` (which is
 #: what :meth:`ChannelPlugin.of_package` makes the record's ``add_cli``).
-PACKAGES: tuple[str, ...] = ("bot.channels.telegram", "bot.channels.whatsapp", "bot.channels.web")
+PACKAGES: tuple[str, ...] = ("bot.channels.telegram", "bot.channels.whatsapp", "bot.channels.slack",
+                             "bot.channels.discord", "bot.channels.web")
 
 PLUGINS: tuple[ChannelPlugin, ...]  # no value here: the module's __getattr__ loads it on first use
 

@@ -47,6 +47,10 @@ SECRET_ENV = {
     "whatsapp.access_token": "WHATSAPP_ACCESS_TOKEN",
     "whatsapp.app_secret": "WHATSAPP_APP_SECRET",
     "whatsapp.verify_token": "WHATSAPP_VERIFY_TOKEN",
+    "slack.bot_token": "SLACK_BOT_TOKEN",
+    "slack.signing_secret": "SLACK_SIGNING_SECRET",
+    "slack.app_token": "SLACK_APP_TOKEN",
+    "discord.token": "DISCORD_BOT_TOKEN",
     "server.mcp.token": "SABHA_MCP_TOKEN",
     **{f"llm.providers.{name}.api_key": env for name, env in PROVIDER_KEY_ENV.items()},
 }

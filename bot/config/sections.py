@@ -14,6 +14,8 @@ from pydantic import Field, SecretStr, field_validator, model_validator
 
 from board.llm.base import Thinking
 from board.roles import DEFAULT_ROSTERS, is_role_slug
+from bot.channels.discord.config import DiscordSection
+from bot.channels.slack.config import SlackSection
 from bot.channels.telegram.config import TelegramSection
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.config.base import StrictModel, blank_is_unset, section
@@ -360,6 +362,8 @@ class Config(StrictModel):
     budget: BudgetSection = section()
     telegram: TelegramSection = section()
     whatsapp: WhatsAppSection = section()
+    slack: SlackSection = section()
+    discord: DiscordSection = section()
     knowledge: KnowledgeSection = section()
     web_search: WebSearchSection = section()
     memory: MemorySection = section()
