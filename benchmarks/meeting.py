@@ -7,7 +7,9 @@ overlap in time (each starts after the previous one ended), times the latency. I
 against the meeting's phases (framing, 3 rounds, synthesis = 5): a chain longer than 5 means
 some phase waits for a second call (a tool follow-up, a review after the synthesis). The
 sequential baseline is the same meeting with ``parallel: false``, measured in the same run.
-Goals: a chain of 5 calls, wall / 5 phases <= 1.1. Prints medians; asserts nothing on time.
+Goals: a chain of 5 calls, wall / 5 phases <= 1.1. Prints medians; asserts nothing on time. The wall is
+counted without the fake model's own work (the offline model writing its answers on the same CPU, measured
+as that thread's CPU time): that is the model's, not Sabha's.
 
 With a seat at the table (issue 40) the same meeting is also measured the way a user meets it: called from
 a Telegram forum with the Telegram channel running against the fake Bot API (every statement posted as its
@@ -52,6 +54,7 @@ class FixedLatency(OfflineProvider):
         self.latency = latency
         self.spans: list[tuple[float, float]] = []
         self.asked: list[str] = []  # the last user message of each call
+        self.own = 0.0  # CPU seconds the fake model spent writing its answers (not Sabha's work)
 
     @property
     def calls(self) -> int:
@@ -62,7 +65,11 @@ class FixedLatency(OfflineProvider):
         self.asked.append(next((m.content for m in reversed(request.messages) if m.role == "user"), ""))
         await asyncio.sleep(self.latency)
         self.spans.append((start, time.perf_counter()))
-        return await super().complete(request)
+        cpu = time.thread_time()
+        try:
+            return await super().complete(request)
+        finally:
+            self.own += time.thread_time() - cpu
 
 
 def longest_chain(spans: list[tuple[float, float]]) -> int:
@@ -87,14 +94,15 @@ def _settings(root: Path, parallel: bool) -> BoardSettings:
 
 
 async def one_meeting(root: Path, latency: float, parallel: bool) -> tuple[float, int, int, str]:
-    """The plain meeting (no channel, nobody at the table): wall, calls, longest chain, stop reason."""
+    """The plain meeting (no channel, nobody at the table): wall less the fake model's own work, calls, longest
+    chain, stop reason."""
     model = FixedLatency(latency)
     registry = ProviderRegistry()
     registry.register("offline", lambda: model)
     async with await Board.open(_settings(root, parallel), registry) as board:
         start = time.perf_counter()
         result = await board.parts.room.hold(TOPIC)
-        wall = time.perf_counter() - start
+        wall = time.perf_counter() - start - model.own
     return wall, model.calls, longest_chain(model.spans), result.stop_reason.value
 
 
@@ -139,7 +147,7 @@ async def one_meeting_at_the_table(root: Path, latency: float) -> AtTheTable:
         start = time.perf_counter()
         run = room.start(TOPIC, envelope=envelope)
         await room.drain()
-        wall = time.perf_counter() - start
+        wall = time.perf_counter() - start - model.own
         await asyncio.gather(*contributed)
         row = await room.store.get(run.id)
         messages = len(fake.calls_to("sendMessage")) - before
@@ -172,7 +180,8 @@ async def main() -> None:
     print(f"  critical path ({chain} calls x latency):  {critical * 1000:8.1f} ms")
     print(f"  the phases ({PHASES} x latency):           {phases * 1000:8.1f} ms")
     print(f"  every call in sequence ({calls} x latency): {calls * args.latency * 1000:8.1f} ms")
-    print(f"  measured, parallel rounds (median):  {wall_p * 1000:8.1f} ms   "
+    print(f"  measured, parallel rounds (median, the fake model's own work taken out):\n"
+          f"                                       {wall_p * 1000:8.1f} ms   "
           f"wall / critical path = {wall_p / critical:.3f}   wall / {PHASES} phases = {wall_p / phases:.3f}"
           "   (goal <= 1.1)")
     print(f"  measured, sequential rounds (median): {wall_s * 1000:8.1f} ms   "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,10 +31,12 @@ Fence = tuple[str, tuple[object, ...]]
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """A meeting's state to store with a write (:mod:`board.room.meeting.resume`), and the fence it requires."""
+    """A meeting's state to store with a write (:mod:`board.room.meeting.resume`), the fence it requires, and
+    ``also``: more writes that commit with it (a statement's prediction)."""
 
     state: dict[str, Any]
     fence: Fence | None = None
+    also: Callable[[Tx], Awaitable[None]] | None = None
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,8 @@ class MeetingStore:
                         checkpoint: Checkpoint | None = None) -> bool:
         """Record what a participant said in a round, and the stance it ended with; with ``checkpoint`` (the
         meeting's state with this statement in it) both in one transaction, so a restart finds either both or
-        neither. False (nothing written) when its fence does not hold or the meeting ended meanwhile."""
+        neither, and the checkpoint's ``also`` (the statement's prediction) in the same one. False (nothing
+        written) when its fence does not hold or the meeting ended meanwhile."""
         async with self.db.transaction() as tx:
             if checkpoint is not None and not await _checkpoint(tx, meeting_id, checkpoint.state, checkpoint.fence):
                 return False
@@ -116,6 +119,8 @@ class MeetingStore:
                 (meeting_id, round_no, role, text, model, cost_usd, utc_now(),
                  json.dumps(stance, ensure_ascii=False) if stance is not None else None),
             )
+            if checkpoint is not None and checkpoint.also is not None:
+                await checkpoint.also(tx)
         return True
 
     async def add_actions(self, meeting_id: str, items: Sequence[ActionDraft]) -> None:

@@ -10,6 +10,10 @@ its size limit. Sabha's own shipped files (a package installer may hard-link the
 cache) are read with ``allow_hard_links``.
 A change that fails a check or fails to parse keeps the last good value live and records
 the error, logging it once per distinct bad content, never once per turn.
+
+Within one step of the event loop (the callbacks it runs before it next waits) a file is looked at
+once: what one step sees of the workspace is one snapshot, and a meeting's members, whose prompts are
+built in the same step, pay for the ``stat`` calls once instead of once per profile asked for.
 """
 
 from __future__ import annotations
@@ -18,12 +22,14 @@ import errno
 import logging
 import os
 import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-__all__ = ["FileProblem", "FileState", "Fingerprint", "WatchedFile", "decode_text", "fingerprint", "read_checked"]
+__all__ = ["FileProblem", "FileState", "Fingerprint", "WatchedFile", "decode_text", "fingerprint", "read_checked",
+           "step_token"]
 
 log = logging.getLogger("sabha.files")
 
@@ -58,6 +64,32 @@ def fingerprint(path: Path) -> Fingerprint | None:
     except (FileNotFoundError, NotADirectoryError):
         return None
     return (link.st_mtime_ns, link.st_ino, st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+_STEP: dict[int, object] = {}  # id(loop) -> the token of the loop step under way
+
+
+def _forget_step(key: int) -> None:
+    _STEP.pop(key, None)
+
+
+def step_token() -> object | None:
+    """A token that stays the same until the running event loop starts its next step; None outside a loop.
+
+    asyncio is not imported for it: a command that runs no loop (``sabha souls``) never asks for it."""
+    asyncio = sys.modules.get("asyncio")
+    if asyncio is None:
+        return None
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    key = id(loop)
+    token = _STEP.get(key)
+    if token is None:
+        token = _STEP[key] = object()
+        loop.call_soon(_forget_step, key)  # runs at the start of the next step: a new snapshot then
+    return token
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -170,6 +202,7 @@ class WatchedFile(Generic[T]):
         self._error: str | None = None
         self._missing = True
         self._loaded_once = False
+        self._looked_in: object | None = None  # the loop step that last looked at the file (step_token)
 
     def state(self) -> FileState[T]:
         """Refresh if the file changed and return value, error and whether it is missing."""
@@ -187,7 +220,13 @@ class WatchedFile(Generic[T]):
         return self._value
 
     def refresh(self) -> bool:
-        """Re-read the file if its fingerprint changed. Returns True when the value changed."""
+        """Re-read the file if its fingerprint changed. Returns True when the value changed.
+
+        Looked at once per step of the event loop (:func:`step_token`)."""
+        step = step_token()
+        if step is not None and step is self._looked_in and self._loaded_once:
+            return False
+        self._looked_in = step
         current = fingerprint(self.path)
         if self._loaded_once and current == self._seen:
             return False

@@ -42,7 +42,7 @@ from board.roles import (
     roster_folder,
     soul_candidates,
 )
-from board.workspace.files import FileProblem, WatchedFile, decode_text
+from board.workspace.files import FileProblem, WatchedFile, decode_text, step_token
 from board.workspace.paths import PathEscapeError, default_workspace_dir, resolve_inside
 
 __all__ = [
@@ -315,6 +315,7 @@ class SoulStore:
         self.observers: list[Callable[[str, str], None]] = list(observers)
         self._errors_seen: dict[str, str] = {}
         self._roles_seen: tuple[int | None, tuple[str, ...]] | None = None
+        self._roles_step: object | None = None
         # Validate configured paths now so a bad soul_file fails at start-up.
         for role in self.configured_roles():
             self._file_for(role)
@@ -333,6 +334,10 @@ class SoulStore:
         """
         if self.roster.single:  # the seed's single-agent setup: the chair alone, whatever the folder holds
             return self.configured_roles()
+        step = step_token()  # looked at once per step of the event loop, like the soul files themselves
+        if step is not None and step is self._roles_step and self._roles_seen is not None:
+            return list(self._roles_seen[1])
+        self._roles_step = step
         try:
             stamp: int | None = self._folder.stat().st_mtime_ns
         except OSError:

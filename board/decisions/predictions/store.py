@@ -18,9 +18,9 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from board.storage import Database
+from board.storage import Database, Tx
 
-__all__ = ["Claim", "Outcome", "PredictionRow", "PredictionStore", "Resolution", "parse_outcome"]
+__all__ = ["Claim", "Outcome", "PredictionRow", "PredictionStore", "Resolution", "parse_outcome", "store_claim"]
 
 
 class Claim(Protocol):
@@ -103,6 +103,25 @@ _SELECT = ("SELECT p.*, m.topic, m.channel, m.chat_id, m.thread_id FROM predicti
            "JOIN meetings m ON m.id = p.meeting_id")
 
 
+async def store_claim(run: Tx, meeting_id: str, round_no: int, role: str, prediction: Claim, *,
+                      model: str | None, now: datetime) -> int:
+    """:meth:`PredictionStore.record` on ``run``: the db, or a transaction the caller holds (a meeting stores a
+    member's statement and its prediction in one)."""
+    key = _claim_key(prediction.claim)
+    rows = await run.fetchall(
+        "INSERT INTO predictions(meeting_id, round, role, model, claim, claim_key, probability, resolve_by, "
+        "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(meeting_id, role, claim_key) DO UPDATE SET "
+        "round = excluded.round, model = excluded.model, probability = excluded.probability, "
+        "resolve_by = excluded.resolve_by WHERE predictions.outcome IS NULL RETURNING id",
+        (meeting_id, round_no, role, model, prediction.claim, key, prediction.probability,
+         prediction.resolve_by, now.isoformat(timespec="seconds")))
+    if rows:
+        return int(rows[0]["id"])
+    row = await run.fetchone("SELECT id FROM predictions WHERE meeting_id = ? AND role = ? AND claim_key = ?",
+                             (meeting_id, role, key))  # resolved already: kept as it was
+    return int(row["id"]) if row else 0
+
+
 class PredictionStore:
     """Reads and writes predictions."""
 
@@ -112,17 +131,7 @@ class PredictionStore:
     async def record(self, meeting_id: str, round_no: int, role: str, prediction: Claim, *,
                      model: str | None, now: datetime) -> int:
         """Store (or, for a claim the member made before in this meeting, update) a prediction; its id."""
-        key = _claim_key(prediction.claim)
-        await self.db.execute(
-            "INSERT INTO predictions(meeting_id, round, role, model, claim, claim_key, probability, resolve_by, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(meeting_id, role, claim_key) DO UPDATE SET "
-            "round = excluded.round, model = excluded.model, probability = excluded.probability, "
-            "resolve_by = excluded.resolve_by WHERE predictions.outcome IS NULL",
-            (meeting_id, round_no, role, model, prediction.claim, key, prediction.probability,
-             prediction.resolve_by, now.isoformat(timespec="seconds")))
-        row = await self.db.fetchone("SELECT id FROM predictions WHERE meeting_id = ? AND role = ? AND claim_key = ?",
-                                     (meeting_id, role, key))
-        return int(row["id"]) if row else 0
+        return await store_claim(self.db, meeting_id, round_no, role, prediction, model=model, now=now)
 
     async def query(self, *, status: str = "open", place: tuple[str, str] | None = None, role: str | None = None,
                    meeting_id: str | None = None, limit: int = 200) -> list[PredictionRow]:

@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from board.decisions.predictions.recording import prediction_writer
 from board.envelope import Envelope
 from board.media.attachment import MediaKind
 from board.room.decision import Decision, Stance
@@ -119,13 +120,15 @@ async def save(m: MeetingContext, s: MeetingState) -> None:
 
 async def store_statement(m: MeetingContext, s: MeetingState, round_no: int, role: str, body: str,
                           stance: Stance | None, *, model: str | None, cost_usd: float) -> None:
-    """Store a member's statement and the checkpoint that has it (the round's statements so far are
-    ``s.partial``) in one transaction, fenced like :func:`save`: a restart finds both or neither."""
+    """Store a member's statement, its prediction (if its stance makes one) and the checkpoint that has it (the
+    round's statements so far are ``s.partial``) in one transaction, fenced like :func:`save`: a restart finds
+    all or none."""
+    prediction = prediction_writer(m.id, round_no, role, stance, model=model, now=m.clock.now())
     async with s.saving:
         s.partial[role] = (body, stance)
         fence = m.lease.clause() if m.lease is not None else None
         if not await m.store.statement(m.id, round_no, role, body, model=model, cost_usd=cost_usd,
-                                       stance=_dumped(stance), checkpoint=Checkpoint(snapshot(s), fence)):
+                                       stance=_dumped(stance), checkpoint=Checkpoint(snapshot(s), fence, prediction)):
             lost(m)
 
 

@@ -21,7 +21,6 @@ import logging
 import math
 from dataclasses import dataclass, field
 
-from board.decisions.predictions.recording import record_prediction
 from board.room.decision import (
     PREDICTION_INSTRUCTION,
     STANCE_SCHEMA,
@@ -192,7 +191,6 @@ async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Sai
     dumped = stance.model_dump() if stance is not None else None
     await store_statement(m, s, round_no, profile.role, body, stance, model=utterance.model,
                           cost_usd=utterance.cost_usd)
-    await record_prediction(m.store.db, m.id, round_no, profile.role, stance, model=utterance.model, now=m.clock.now())
     await m.emit(MeetingEventKind.AGENT_SPOKE, s.current_round, role=profile.role,
                  text=f"{body}\n\nStance: {format_stance(stance)}", statement=body, stance=dumped,
                  model=utterance.model, models_differ=models_differ(m, s), evidence=[e.label for e in used])

@@ -215,3 +215,27 @@ def test_custom_roster_reuses_board_souls_and_its_own(workspace: Path) -> None:
     assert set(profiles) == {"general", "legal", "finance"}
     assert profiles["finance"].soul_path == (workspace / "board" / "finance.soul.md").resolve()
     assert profiles["legal"].name == "Counsel" and profiles["finance"].source == "workspace"
+
+
+async def test_one_step_of_the_loop_sees_one_snapshot_and_the_next_step_sees_an_edit(workspace: Path) -> None:
+    """Within one step of the event loop a soul file is looked at once (a meeting's five prompts are built in one
+    step); the next step looks again, so an edit is live for whatever runs after it (the next turn)."""
+    souls = SoulStore(workspace, RosterSpec())
+    path = souls.profile("finance").soul_path
+    before = souls.profile("finance").soul.version
+    path.write_text(path.read_text(encoding="utf-8") + "\nAlways count the runway in months.\n", encoding="utf-8")
+    assert souls.profile("finance").soul.version == before  # the same step: the snapshot it began with
+    await asyncio.sleep(0)
+    assert souls.profile("finance").soul.version != before
+    (path.parent / "ops.soul.md").write_text("You run operations.\n", encoding="utf-8")
+    assert "ops" not in souls.roles()  # the folder too is looked at once per step
+    await asyncio.sleep(0)
+    assert "ops" in souls.roles()
+
+
+def test_outside_an_event_loop_every_look_reads_the_file(workspace: Path) -> None:
+    souls = SoulStore(workspace, RosterSpec())
+    path = souls.profile("finance").soul_path
+    before = souls.profile("finance").soul.version
+    path.write_text(path.read_text(encoding="utf-8") + "\nAlways count the runway in months.\n", encoding="utf-8")
+    assert souls.profile("finance").soul.version != before
