@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from board.conversation.transcripts import (
+    SessionIdTaken,
     Transcript,
     TranscriptError,
     TranscriptStore,
@@ -77,6 +78,9 @@ def new_session_id(role: str) -> str:
     return f"{stamp}-{_safe(role)}-{secrets.token_hex(3)}"
 
 
+_DRAWS = 8  # new session ids tried before a collision is an error (each collides about once in 16 million)
+
+
 @dataclass(frozen=True)
 class SessionRef:
     """A row of the index: which session id a key points at."""
@@ -117,12 +121,11 @@ class Sessions:
                 )
                 role = role or ref.role
         role = role or role_of_key(key)
-        session_id = new_session_id(role)
-        transcript = await self.transcripts.create(session_id, key, role)
+        transcript = await self._create(key, role)
         try:
             await self.db.execute(
                 "INSERT INTO sessions(session_id, key, role, created_at) VALUES (?, ?, ?, ?)",
-                (session_id, key, role, transcript.header.created),
+                (transcript.header.session_id, key, role, transcript.header.created),
             )
         except DuplicateKey:  # another process (a replica, `sabha ask`) started one for this key just now
             ref = await self.current(key)
@@ -131,6 +134,16 @@ class Sessions:
             log.info("session %s: another process started %s at the same moment; continuing it", key, ref.session_id)
             return await self.transcripts.open(ref.session_id)
         return transcript
+
+    async def _create(self, key: str, role: str) -> Transcript:
+        """A new transcript for ``key`` under a fresh session id; an id drawn twice (its random part is short,
+        and many sessions of one role may start in the same second) is drawn again."""
+        for _ in range(_DRAWS - 1):
+            try:
+                return await self.transcripts.create(new_session_id(role), key, role)
+            except SessionIdTaken as exc:
+                log.info("session %s: %s; drawing another id", key, exc)
+        return await self.transcripts.create(new_session_id(role), key, role)
 
     async def reset(self, key: str) -> tuple[SessionRef | None, Transcript]:
         """Archive the live session of ``key`` (its file stays) and start a new one."""

@@ -29,6 +29,7 @@ from board.conversation.transcripts import (
     TAIL_ENTRIES,
     FileTranscripts,
     Header,
+    SessionIdTaken,
     TranscriptError,
     TranscriptStore,
     entry_line,
@@ -193,7 +194,7 @@ class RowTranscripts:
         try:
             await self.insert(session_id, [header_line(header)], first=0)
         except DuplicateKey:
-            raise TranscriptError(f"session {session_id} has a transcript already") from None
+            raise SessionIdTaken(f"session {session_id} has a transcript already") from None
         transcript = RowTranscript(self, header, [], 0)
         self._remember(transcript)
         return transcript

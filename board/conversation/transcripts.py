@@ -37,6 +37,7 @@ __all__ = [
     "FileTranscript",
     "FileTranscripts",
     "Header",
+    "SessionIdTaken",
     "Transcript",
     "TranscriptError",
     "TranscriptStore",
@@ -61,6 +62,10 @@ def utc_now() -> str:
 
 class TranscriptError(ValueError):
     """A transcript cannot be used (missing, or its header is unreadable)."""
+
+
+class SessionIdTaken(TranscriptError):
+    """A new transcript was asked for under a session id that has one already (draw another id)."""
 
 
 @dataclass(frozen=True)
@@ -333,7 +338,10 @@ class FileTranscripts:
         self.folder.mkdir(parents=True, exist_ok=True)
         header = Header(session_id=session_id, key=key, role=role, created=utc_now())
         path = self.path_for(session_id)
-        _write_new(path, header_line(header).encode("utf-8") + b"\n")
+        try:
+            _write_new(path, header_line(header).encode("utf-8") + b"\n")
+        except FileExistsError:
+            raise SessionIdTaken(f"session {session_id} has a transcript already") from None
         transcript = FileTranscript(path, header)
         transcript._tail = deque(maxlen=TAIL_ENTRIES)
         transcript._size = path.stat().st_size

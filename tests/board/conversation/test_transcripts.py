@@ -293,3 +293,26 @@ async def test_on_postgres_each_line_is_also_jsonb_to_query(database: Database) 
                                     "jsonb_typeof(entry) AS kind FROM transcript_lines WHERE session_id = ? "
                                     "ORDER BY seq", ("s1",))
     assert [(r["seq"], r["type"], r["kind"]) for r in found] == [(0, "session", "object"), (1, "message", "object")]
+
+
+@pytest.mark.backends
+async def test_a_new_sessions_id_that_is_taken_already_is_drawn_again(
+        database: Database, stores: Stores, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two conversations opened in the same second drew the same random suffix (3 bytes: 501 new sessions of one
+    role in a few seconds met it in a CI run): the second failed with FileExistsError. A taken id is drawn again."""
+    from datetime import UTC, datetime, timedelta
+
+    import board.conversation.sessions as sessions_module
+    from board.conversation.sessions import Sessions
+
+    store = stores()
+    now = datetime.now(UTC)
+    for offset in range(-2, 30):  # the id the next draw makes, whichever second it is drawn in
+        stamp = (now + timedelta(seconds=offset)).strftime("%Y%m%dT%H%M%S")
+        await store.create(f"{stamp}-research-aaaaaa", f"board:research:wa-other-{offset}", "research")
+    draws = iter(["aaaaaa", "bbbbbb"])
+    monkeypatch.setattr(sessions_module.secrets, "token_hex", lambda _n: next(draws))
+    transcript = await Sessions(database, store).open("board:research:wa-1", "research")
+    assert transcript.header.session_id.endswith("-research-bbbbbb")
+    ref = await Sessions(database, store).current("board:research:wa-1")
+    assert ref is not None and ref.session_id == transcript.header.session_id
