@@ -18,6 +18,7 @@ contribution is quoted and how a control acts are decided by the meeting and the
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -26,7 +27,7 @@ from board.conversation.transcripts import utc_now
 from board.envelope import Envelope
 from board.storage import Database
 
-__all__ = ["Contribution", "Control", "ControlKind", "MeetingTable", "PlaceKind", "seated"]
+__all__ = ["Contribution", "Control", "ControlEvent", "ControlKind", "MeetingTable", "PlaceKind", "seated"]
 
 
 class ControlKind(StrEnum):
@@ -85,6 +86,16 @@ def _control(r: Any) -> Control:
                    created_at=r["created_at"], applied_at=r["applied_at"])
 
 
+@dataclass(frozen=True)
+class ControlEvent:
+    """The ``control`` event a meeting records with a control it acted on."""
+
+    meeting_id: str
+    role: str  # the chair's, who speaks for the meeting
+    round: int | None
+    data: dict[str, Any]
+
+
 class MeetingTable:
     """Contributions, controls and places of meetings, in the state db (migration ``1000``)."""
 
@@ -127,10 +138,23 @@ class MeetingTable:
             + (" AND applied_at IS NULL" if pending_only else "") + " ORDER BY id", (meeting_id,))
         return [_control(r) for r in rows]
 
-    async def applied(self, control_id: int) -> None:
-        """The meeting acted on control ``control_id``."""
-        await self.db.execute("UPDATE meeting_controls SET applied_at = ? WHERE id = ? AND applied_at IS NULL",
-                              (utc_now(), control_id))
+    async def applied(self, control_id: int, *, event: ControlEvent,
+                      fence: tuple[str, tuple[object, ...]] | None = None) -> bool:
+        """The meeting acted on control ``control_id``: marked applied and its ``event`` recorded (what a resumed
+        meeting reads the control's effect back from) in one transaction, only while ``fence`` (the meeting's
+        lease) holds. False, with nothing written, when the fence does not hold or it was applied already."""
+        condition, params = fence if fence is not None else ("1 = 1", ())
+        async with self.db.transaction() as tx:
+            rows = await tx.fetchall(
+                f"UPDATE meeting_controls SET applied_at = ? WHERE id = ? AND applied_at IS NULL AND {condition} "
+                "RETURNING id", (utc_now(), control_id, *params))
+            if not rows:
+                return False
+            await tx.execute(
+                "INSERT INTO meeting_events(meeting_id, kind, role, round, data, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (event.meeting_id, "control", event.role, event.round,
+                 json.dumps(event.data, ensure_ascii=False), utc_now()))
+        return True
 
     async def add_place(self, meeting_id: str, channel: str, chat_id: str, thread_id: int | str | None,
                         kind: PlaceKind) -> None:

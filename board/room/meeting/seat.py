@@ -38,8 +38,9 @@ from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import converged
 from board.room.meeting.events import MeetingEventKind, Stop, StopReason
 from board.room.meeting.limits import Limits
+from board.room.meeting.resume import lost
 from board.room.meeting.state import MeetingState
-from board.room.table import Contribution, Control, ControlKind, MeetingTable
+from board.room.table import Contribution, Control, ControlEvent, ControlKind, MeetingTable
 from board.routing.addressing import Roster, find_addressed
 from board.workspace.quoting import FieldLimit, plain_line, quote_field
 from board.workspace.souls import AgentProfile
@@ -120,9 +121,15 @@ def chair_block(m: MeetingContext, s: MeetingState) -> str:
 
 
 async def _emit_control(m: MeetingContext, s: MeetingState, control: Control, text: str, **data: Any) -> None:
-    await MeetingTable(m.store.db).applied(control.id)
-    await m.store.event(m.id, "control", m.chair.role, {"kind": control.kind.value, "by": control.by, "text": text,
-                                                        "id": control.id, **data}, s.current_round or None)
+    """Record that the meeting acted on ``control`` (applied, with its event: one fenced transaction) and show it.
+    A replica that lost the meeting's lease writes nothing and stops (:func:`~board.room.meeting.resume.lost`)."""
+    event = ControlEvent(m.id, m.chair.role, s.current_round or None,
+                         {"kind": control.kind.value, "by": control.by, "text": text, "id": control.id, **data})
+    if not await MeetingTable(m.store.db).applied(control.id, event=event,
+                                                   fence=m.lease.clause() if m.lease is not None else None):
+        lost(m)
+        log.info("meeting %s: control #%d (%s) was applied already", m.id, control.id, control.kind.value)
+        return
     await m.emit(MeetingEventKind.CONTROL, s.current_round, role=m.chair.role, text=text,
                  control=control.kind.value, by=control.by, id=control.id, **data)
 

@@ -14,16 +14,18 @@ what was posted per meeting (and the catch-up on RESUMED) is another part of the
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import signal
 import sqlite3
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from board.room.meeting import MeetingEvent, MeetingSettings
+from board.room.meeting import MeetingEvent, MeetingSettings, StopReason
 from board.room.meeting.lease import MeetingLeases
 from board.room.meeting.resume import restore, snapshot
 from board.storage import Dialect, Leases, StateURL
@@ -353,3 +355,42 @@ async def test_a_meeting_run_outside_the_daemons_background_is_never_resumed_whi
         await board.close()
     assert resumed == [[]]
     assert result.decision is not None and len(stored) == len(SPECIALISTS)  # each member spoke once
+
+
+@pytest.mark.parametrize("backend", [Dialect.POSTGRES], indirect=True)  # leases: replicas, on PostgreSQL only
+async def test_a_control_is_applied_once_with_its_event_and_never_by_a_replica_that_lost_the_meeting(
+        workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
+    """Review finding: a control's ``applied_at`` and its event (what a resumed meeting reads the control's effect
+    back from) were two writes, neither fenced: a replica whose lease had lapsed still applied a /wrap that the
+    replica now running the meeting would apply too, and a kill between the two lost the effect. Now they are one
+    transaction that requires the lease: the replica that lost it writes nothing and stops."""
+    from board.room.meeting.lease import MeetingLease, MeetingTakenOver
+    from board.room.meeting.minutes import open_record
+    from board.room.meeting.seat import between_rounds
+    from board.room.table import ControlKind
+
+    board = await board_with(workspace, data_dir, ScriptedModel(default=answer), state=state_url)
+    try:
+        room = board.parts.room
+        run = room.prepare("Should we open a Pune office?")
+        await open_record(run.m, run.s)
+        db = board.parts.db
+        other = Leases(db, "replica-b", 60)
+        assert await other.take(f"meeting:{run.m.id}")  # another replica runs the meeting now
+        run.m = dataclasses.replace(run.m, lease=MeetingLease(run.m.id, Leases(db, "replica-a", 60)))
+        run.s.deadline = time.monotonic() + 600
+        await room.table.control(run.m.id, ControlKind.WRAP, by="42")
+        with pytest.raises(MeetingTakenOver):
+            await between_rounds(run.limits, 1)
+        assert [c.kind for c in await room.table.controls(run.m.id)] == [ControlKind.WRAP]  # still pending
+        assert not await db.fetchall("SELECT id FROM meeting_events WHERE meeting_id = ? AND kind = 'control'",
+                                     (run.m.id,))
+        # the replica that holds the lease applies it: once, with its event
+        run.m = dataclasses.replace(run.m, lease=MeetingLease(run.m.id, other))
+        assert await between_rounds(run.limits, 1) is StopReason.WRAPPED
+        assert not await room.table.controls(run.m.id)
+        events = await db.fetchall("SELECT data FROM meeting_events WHERE meeting_id = ? AND kind = 'control'",
+                                   (run.m.id,))
+        assert [json.loads(e["data"])["kind"] for e in events] == ["wrap"]
+    finally:
+        await board.close()

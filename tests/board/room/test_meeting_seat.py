@@ -342,3 +342,4 @@ async def test_a_contribution_committed_after_a_later_one_was_read_is_still_hear
     third = round_requests(model, 3)
     assert third and all("the earlier row, committed late" in t for t in third.values()), third
     assert "the earlier row, committed late" in row["minutes"]
+
