@@ -466,6 +466,7 @@ class BoardRoom:
             return None
         try:
             run = self._rebuild(found, lease)
+            run.s.spent_usd = max(run.s.spent_usd, await self.store.spent(found.id))
         except Exception as exc:  # a roster or soul that is gone: nothing to resume with
             await self.store.finish(found.id, stop_reason="interrupted", cost_usd=0.0, decision=None, minutes=None,
                                     error=f"could not be resumed after a restart: {exc}")

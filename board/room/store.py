@@ -197,6 +197,13 @@ class MeetingStore:
             (meeting_id, kind, role, round_no, json.dumps(data, ensure_ascii=False), utc_now()),
         )
 
+    async def spent(self, meeting_id: str) -> float:
+        """What the ledger says the meeting's model calls cost (a resumed meeting's spend: it has the calls that
+        were paid for after the last checkpoint, which the checkpoint's figure lacks)."""
+        row = await self.db.fetchone("SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE meeting_id = ?",
+                                     (meeting_id,))
+        return float(row["usd"]) if row else 0.0
+
     async def finish(self, meeting_id: str, *, stop_reason: str, cost_usd: float, decision: dict[str, Any] | None,
                      minutes: str | None, error: str | None = None) -> None:
         """Close a meeting with its stop reason, cost, decision and minutes."""

@@ -394,3 +394,34 @@ async def test_a_control_is_applied_once_with_its_event_and_never_by_a_replica_t
         assert [json.loads(e["data"])["kind"] for e in events] == ["wrap"]
     finally:
         await board.close()
+
+
+async def test_a_resumed_meeting_counts_what_its_calls_cost_before_the_stop(workspace: Path, data_dir: Path) -> None:
+    """Issue 40 leftover: a resumed meeting's spend was its last checkpoint's, so a call the meeting paid for
+    after that checkpoint (a member's answer whose statement a kill cut off) was missing from the meeting's cost
+    and from its budget. A resumed meeting now starts from what the ledger says it spent."""
+    from board.envelope import Envelope
+    from tests.board.room.test_meeting_seat import HeldRounds
+
+    model = HeldRounds(default=answer)
+    model.hold(1)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
+    room = board.parts.room
+    try:
+        run = room.start("Should we open a Pune office?", envelope=Envelope(
+            text="/meeting Pune", channel="telegram", chat_id="-100", sender="42", is_group=True, is_owner=True))
+        await asyncio.wait_for(model.reached[1].wait(), 120)  # a bound for what never comes
+        assert room.let_go(run.id)  # stopped here, writing nothing more: as a kill leaves it
+        await room.drain(60)
+        await board.parts.db.execute(  # a member's answer, paid for, whose statement the stop cut off
+            "INSERT INTO llm_calls(ts, provider, model, role, meeting_id, purpose, cost_usd, outcome) "
+            "VALUES ('2026-11-29T10:00:00Z', 'scripted', 'scripted', 'finance', ?, 'meeting', 0.25, 'ok')",
+            (run.id,))
+        model.held[1].set()
+        assert await room.resume(run.id) is not None
+        await room.drain(120)
+        row = await board.parts.db.fetchone("SELECT status, cost_usd FROM meetings WHERE id = ?", (run.id,))
+    finally:
+        await board.close()
+    assert row is not None and row["status"] == "ended"
+    assert row["cost_usd"] >= 0.25
