@@ -41,7 +41,7 @@ class MeetingSeats(Protocol):
         ...
 
     async def contribute(self, meeting_id: str, *, sender: str, name: str, text: str, via: str,
-                         message_id: str | None = None) -> Contribution:
+                         message_id: str | None = None, thread_id: str | None = None) -> Contribution:
         """Store a contribution and wake the meeting."""
         ...
 
@@ -81,6 +81,7 @@ async def contribute(envelope: Envelope, seats: MeetingSeats) -> str | None:
                  meeting_id, envelope.sender, envelope.channel)
         return None
     stored = await seats.contribute(meeting_id, sender=envelope.sender, name=sender_label(envelope),
-                                    text=envelope.text.strip(), via=envelope.channel, message_id=envelope.message_id)
+                                    text=envelope.text.strip(), via=envelope.channel, message_id=envelope.message_id,
+                                    thread_id=None if envelope.thread_id is None else str(envelope.thread_id))
     log.info("meeting %s: contribution %d from %s via %s", meeting_id, stored.id, envelope.sender, envelope.channel)
     return contribution_note(stored, held_here=meeting_id in seats.running())

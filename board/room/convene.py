@@ -31,7 +31,7 @@ from board.room.consult import ConsultService, ConsultSettings
 from board.room.evidence import Evidence, evidence_for
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.room.store import MeetingStore
-from board.room.table import Contribution, Control, ControlKind, MeetingTable
+from board.room.table import Contribution, Control, ControlKind, MeetingTable, Written
 from board.schedule.work import Place
 from board.spending.allowance import current_allowance
 from board.storage import Dialect
@@ -90,7 +90,7 @@ class BoardRoom:
         return await self.table.meeting_at(channel, chat_id, thread_id)
 
     async def contribute(self, meeting_id: str, *, sender: str, name: str, text: str, via: str,
-                         message_id: str | None = None) -> Contribution:
+                         message_id: str | None = None, thread_id: str | None = None) -> Contribution:
         """Store what ``sender`` wrote into running meeting ``meeting_id`` (the meeting quotes it to every
         member in its next round) and wake the meeting if this process holds it. Who may contribute is the
         caller's check (the owner, ``board.meetings.participants``)."""
@@ -100,8 +100,8 @@ class BoardRoom:
         if words and words[0].startswith("@") and run is not None:
             addressed = run.m.resolve_role(words[0])
         contribution = await self.table.contribute(
-            meeting_id, sender=sender, name=name, text=text, via=via,
-            round_no=run.s.current_round if run is not None else 0, addressed=addressed, message_id=message_id)
+            meeting_id, Written(sender, name, text, via, message_id, thread_id),
+            round_no=run.s.current_round if run is not None else 0, addressed=addressed)
         self.nudge(meeting_id)
         return contribution
 

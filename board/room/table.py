@@ -27,7 +27,7 @@ from board.conversation.transcripts import utc_now
 from board.envelope import Envelope
 from board.storage import Database
 
-__all__ = ["Contribution", "Control", "ControlEvent", "ControlKind", "MeetingTable", "PlaceKind", "seated"]
+__all__ = ["Contribution", "Control", "ControlEvent", "ControlKind", "MeetingTable", "PlaceKind", "Written", "seated"]
 
 
 class ControlKind(StrEnum):
@@ -61,6 +61,7 @@ class Contribution:
     addressed: str | None  # the role it names, None when it is for everyone
     message_id: str | None
     created_at: str
+    thread_id: str = ""  # the thread (forum topic) it was written in; "" for none
 
 
 @dataclass(frozen=True)
@@ -78,12 +79,25 @@ class Control:
 def _contribution(r: Any) -> Contribution:
     return Contribution(id=int(r["id"]), meeting_id=r["meeting_id"], sender=r["sender"], name=r["name"],
                         text=r["text"], via=r["via"], round=int(r["round"]), addressed=r["addressed"],
-                        message_id=r["message_id"], created_at=r["created_at"])
+                        message_id=r["message_id"], created_at=r["created_at"], thread_id=r["thread_id"] or "")
 
 
 def _control(r: Any) -> Control:
     return Control(id=int(r["id"]), meeting_id=r["meeting_id"], kind=ControlKind(r["kind"]), by=r["by_whom"],
                    created_at=r["created_at"], applied_at=r["applied_at"])
+
+
+@dataclass(frozen=True)
+class Written:
+    """What someone writes into a running meeting, and where: the channel, its message id (the same message twice
+    is one contribution) and the thread (forum topic) it was written in."""
+
+    sender: str
+    name: str
+    text: str
+    via: str
+    message_id: str | None = None
+    thread_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -102,18 +116,20 @@ class MeetingTable:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def contribute(self, meeting_id: str, *, sender: str, name: str, text: str, via: str, round_no: int,
-                         addressed: str | None = None, message_id: str | None = None) -> Contribution:
+    async def contribute(self, meeting_id: str, written: Written, *, round_no: int,
+                         addressed: str | None = None) -> Contribution:
         """Store a contribution; the same channel message twice is stored once (the first row is returned)."""
+        w = written
         rows = await self.db.fetchall(
             "INSERT INTO meeting_contributions(meeting_id, sender, name, text, via, round, addressed, message_id, "
-            "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *",
-            (meeting_id, sender, name, text, via, round_no, addressed, message_id, utc_now()))
+            "created_at, thread_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING *",
+            (meeting_id, w.sender, w.name, w.text, w.via, round_no, addressed, w.message_id, utc_now(),
+             w.thread_id or None))
         if rows:
             return _contribution(rows[0])
         row = await self.db.fetchone(
             "SELECT * FROM meeting_contributions WHERE meeting_id = ? AND via = ? AND message_id = ?",
-            (meeting_id, via, message_id))
+            (meeting_id, w.via, w.message_id))
         if row is None:  # pragma: no cover - the conflict was on this very key
             raise RuntimeError(f"contribution to {meeting_id} neither stored nor found")
         return _contribution(row)

@@ -46,9 +46,16 @@ def _field(data: Mapping[str, Any], name: str) -> str:
     return "" if value is None else str(value)
 
 
-def echoed(data: Mapping[str, Any], channel: str) -> bool:
-    """The contribution was written in ``channel`` (one of the meeting's places there): already shown there."""
-    return _field(data, "via") == channel
+def echoed(data: Mapping[str, Any], channel: str, thread: str | None = None) -> bool:
+    """The contribution was written where the view shows the meeting: in ``channel`` and, given ``thread`` (the
+    thread the view posts in: a forum topic's id, "" for none), in that thread. Then it is there already as the
+    person's own message. One written in the meeting's origin (a forum's General, while the meeting runs in its
+    own topic) is not, and is shown."""
+    if _field(data, "via") != channel:
+        return False
+    whole = data.get("contribution")
+    told = "thread" in data or (isinstance(whole, dict) and "thread" in whole)  # events stored before it was told
+    return thread is None or not told or _field(data, "thread") == thread
 
 
 def contribution_item(data: Mapping[str, Any]) -> str:

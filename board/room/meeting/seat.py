@@ -246,7 +246,7 @@ async def read_contributions(m: MeetingContext, s: MeetingState) -> None:
             continue
         c = replace(c, round=s.current_round, addressed=c.addressed or addressee(m, c.text))
         s.contributions.append(c)
-        data: dict[str, Any] = {"id": c.id, "name": c.name, "sender": c.sender, "via": c.via,
+        data: dict[str, Any] = {"id": c.id, "name": c.name, "sender": c.sender, "via": c.via, "thread": c.thread_id,
                                 "addressed": c.addressed, "heard_in": heard_in(c), "said": c.text}
         await m.store.event(m.id, "contribution", m.chair.role, data, heard_in(c))
         to = f" (to {_who(m, c.addressed)})" if c.addressed else ""

@@ -390,9 +390,10 @@ class MeetingView:
     def _queue_table(self, m: _Meeting, kind: str, data: dict[str, Any], text: str, *,
                      front: list[_Post] | None = None) -> None:
         """A contribution or an applied control as one line in the meeting's place (:mod:`..meeting_lines`);
-        a contribution written in Telegram is there already as the person's own message: not echoed."""
+        a contribution written in its topic is there already as the person's own message: not echoed (one written
+        in General, the meeting's origin, is)."""
         if kind == "contribution":
-            if echoed(data, "telegram"):
+            if echoed(data, "telegram", "" if m.home.thread_id is None else str(m.home.thread_id)):
                 return
             item, line = contribution_item(data), contribution_line(data, text, label_for=self._label, quote=_as_data)
         else:

@@ -17,7 +17,7 @@ from board.app import Board
 from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.room.meeting import MeetingSettings
-from board.room.table import ControlKind
+from board.room.table import ControlKind, Written
 from board.storage import Dialect
 from tests.board.room.test_meeting import brain, meeting_board
 from tests.support.board import last_user
@@ -225,8 +225,8 @@ async def test_a_meeting_resumed_after_a_restart_keeps_what_its_table_had_set(wo
         run = room.prepare("Should we open a Pune office?")
         m, s = run.m, run.s
         await open_record(m, s)
-        said = await room.table.contribute(m.id, sender="42", name="the owner", text="@finance with 20% churn",
-                                           via="telegram", round_no=1, message_id="x1")
+        said = await room.table.contribute(m.id, Written("42", "the owner", "@finance with 20% churn", "telegram",
+                                                         "x1"), round_no=1)
         await m.store.event(m.id, "contribution", "general", {"id": said.id, "heard_in": 2}, 2)
         for kind, extra in (("extend", {}), ("extend", {"refused": True}), ("pause", {}), ("wrap", {})):
             await m.store.event(m.id, "control", "general", {"kind": kind, "text": "", **extra}, 1)

@@ -3,7 +3,8 @@ forum, the real PTB client), a scripted board model whose rounds the test holds,
 web pages of the same daemon.
 
 During round 1 the owner writes in the meeting's own topic (taken as a contribution, not echoed there: the topic
-shows it as the owner's message), writes in from the web page (``POST /ui/meetings/{id}/say``), and sends
+shows it as the owner's message), writes in General, where the meeting was called (shown in the topic: nobody
+reading the topic saw it), writes in from the web page (``POST /ui/meetings/{id}/say``), and sends
 ``/pause``. After round 1 the topic shows the pause's line (and the status says it is paused); ``/resume``
 shows its line; then the web's contribution (``🗣 the owner (via web): “…”``), then round 2's statements, in that order.
 """
@@ -27,6 +28,7 @@ from tests.support.telegram import FORUM, OWNER, TOKEN, eventually
 TOPIC = "Should we open a Pune office?"
 FROM_TOPIC = "Rent in Pune went up 30% this year"
 FROM_WEB = "Check *the* hiring pipeline first"
+FROM_GENERAL = "Ask the landlord about a 3 year lease"
 HTML = {"Accept": "text/html"}
 JSON = {"Accept": "application/json"}
 
@@ -90,6 +92,8 @@ async def test_the_topic_shows_the_webs_contribution_between_the_rounds_and_the_
             meeting_id = str(rows[0][0])
             fake.push_text(FORUM, OWNER, FROM_TOPIC, thread_id=thread)
             await eventually(lambda: _index(fake.sent_to(FORUM), "Noted for round 2"), "the owner's note")
+            fake.push_text(FORUM, OWNER, FROM_GENERAL)  # in General, where the meeting was called: its origin
+            await eventually(lambda: len(_index(fake.sent_to(FORUM), "Noted for round 2")) >= 2, "the second note")
             await _say_on_web(sabha, tmp_path, meeting_id, FROM_WEB)
             fake.push_text(FORUM, OWNER, "/pause", thread_id=thread)
             await eventually(lambda: _index(fake.sent_to(FORUM), f"Pausing {meeting_id}"), "the pause's answer")
@@ -115,6 +119,8 @@ async def test_the_topic_shows_the_webs_contribution_between_the_rounds_and_the_
     assert "no new round starts until /resume" in posts[paused[0]].text
     echoes = [m.text for m in posts if FROM_TOPIC in m.text and "🗣" in m.text]
     assert echoes == [], echoes  # written in the topic: shown there as the owner's own message, not again
+    general = [i for i in _index(posts, FROM_GENERAL) if posts[i].text.startswith("🗣")]
+    assert len(general) == 1 and max(first) < general[0] < min(second), [m.text[:60] for m in posts]
     got = {r[0] for r in db_rows(tmp_path, "SELECT item FROM meeting_posts WHERE channel = 'telegram' AND status = "
                                            "'sent' AND (item LIKE 'contribution:%' OR item LIKE 'control:%')")}
-    assert len([i for i in got if i.startswith("control:")]) == 2 and len(got) == 3, got
+    assert len([i for i in got if i.startswith("control:")]) == 2 and len(got) == 4, got
