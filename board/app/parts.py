@@ -32,6 +32,7 @@ from board.memory.facts import FactStore
 from board.memory.knowledge.base import KnowledgeBase
 from board.people import People
 from board.room.convene import BoardRoom
+from board.room.standing import StandingMeetings
 from board.routing.router import Router
 from board.schedule import Schedule
 from board.spending.allowance import SpendGate
@@ -98,3 +99,4 @@ class Parts:
     consent: OwnerConsent  # the owner's Allow before a tool that changes the world runs (the MCP manager asks it)
     mcp: McpServers  # outside tools: the MCP servers of mcp.servers (started by the daemon, or on first use)
     door: Door  # what the front door (board.answer) uses of these
+    standing_meetings: StandingMeetings  # standing items' meetings and roundtables, and what each item cost

@@ -46,12 +46,15 @@ if TYPE_CHECKING:  # the meeting machinery loads with the first meeting (a chat 
     from board.room.meeting.resume import Resumable
     from board.room.pending import MeetingCall, StartGate, StartRequest
 
-__all__ = ["CONVENE_TOOL", "SUMMARIZER", "BoardRoom", "MeetingInProgress"]
+__all__ = ["CHAIR_TOOLS", "CONVENE_TOOL", "ROUNDTABLE_TOOL", "SUMMARIZER", "BoardRoom", "MeetingInProgress"]
 
 log = logging.getLogger("sabha.convene")
 
 SUMMARIZER = "summarizer"
 CONVENE_TOOL = "convene_meeting"
+ROUNDTABLE_TOOL = "roundtable"  # the chair's roundtable (board.room.roundtable_tool)
+#: the chair's tools that call the board together: never offered inside a meeting (no meeting calls another)
+CHAIR_TOOLS = (CONVENE_TOOL, ROUNDTABLE_TOOL)
 
 
 class MeetingInProgress(RuntimeError):
@@ -170,7 +173,7 @@ class BoardRoom:
             allowed = ask.tools
             if allowed is None:
                 allowed = tuple(t for t in self.runner.allowed_tools(profile)
-                                if t != CONVENE_TOOL or not ctx.meeting_id)
+                                if t not in CHAIR_TOOLS or not ctx.meeting_id)
             none = ask.tools == () and not ask.extra_tools  # "no tools at all": not the role's outside ones either
             outcome = await self.runner.exchange(
                 profile, message, ctx, system=system, tools_allowed=allowed, extra_tools=ask.extra_tools,
@@ -297,18 +300,28 @@ class BoardRoom:
         it revisits, recorded with the meeting's row."""
         if settings is not None and not self.meeting_settings.enabled:
             raise ValueError(MEETINGS_OFF)
-        place = _place(envelope)
-        running = self._places.get(place)
-        if running and running in self._tasks and not self._tasks[running].done():
-            raise MeetingInProgress(f"meeting {running} is still running here; wait for its decision or /cancel it")
+        self._free(_place(envelope))
         run = self.prepare(topic, envelope=envelope, roster=roster, settings=settings, agenda=agenda)
-        run.m = replace(run.m, evidence=evidence, revisit_of=revisit_of, background=True)  # resumed after a stop
+        run.m = replace(run.m, evidence=evidence, revisit_of=revisit_of)
+        return self.launch(run)
+
+    def launch(self, run: MeetingRun) -> MeetingRun:
+        """Start prepared meeting ``run`` in the background, in the place of its envelope (one per chat/topic at a
+        time: MeetingInProgress), resumed after a stop (a standing roundtable: :mod:`board.room.standing`)."""
+        place = _place(run.m.base_ctx.envelope)
+        self._free(place)
+        run.m = replace(run.m, background=True)  # resumed after a stop
         task = asyncio.create_task(run.run(), name=f"meeting {run.id}")
         self._tasks[run.id] = task
         self._runs[run.id] = run
         self._places[place] = run.id
         task.add_done_callback(functools.partial(self._finished, run.id))
         return run
+
+    def _free(self, place: tuple[str, str, int | None]) -> None:
+        running = self._places.get(place)
+        if running and running in self._tasks and not self._tasks[running].done():
+            raise MeetingInProgress(f"meeting {running} is still running here; wait for its decision or /cancel it")
 
     # -- the cost before the meeting (board.room.estimate, board.room.pending) --
 

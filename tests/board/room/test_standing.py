@@ -1,0 +1,51 @@
+"""What a standing item's meeting costs this month (:meth:`StandingMeetings.month_cost`): its tagged calls of
+this calendar month, and the untagged calls of its meetings (made after a restart resumed one), nothing of last
+month or of other items; and the one line a run gets while meetings are off. On SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from board.app import Board
+from board.room.settings import MEETINGS_OFF
+from board.schedule import Place
+
+pytestmark = pytest.mark.backends
+
+
+async def call(board: Board, ts: datetime, cost: float, *, item: int | None = None, meeting: str | None = None) -> None:
+    await board.parts.db.execute(
+        "INSERT INTO llm_calls(ts, provider, model, outcome, cost_usd, schedule_item, meeting_id) "
+        "VALUES (?, 'offline', 'offline', 'ok', ?, ?, ?)", (ts.isoformat(timespec="seconds"), cost, item, meeting))
+
+
+async def test_month_cost_counts_this_months_runs_of_the_item(board: Board) -> None:
+    now = board.parts.clock.now().astimezone(UTC)
+    last_month = now.replace(day=1) - timedelta(days=2)
+    await board.parts.db.execute(
+        "INSERT INTO standing_meetings(meeting_id, item_id, kind, label, started_at) VALUES ('m-7', 7, 'meeting', "
+        "'#7 meeting: burn', ?)", (now.isoformat(timespec="seconds"),))
+    await call(board, now, 0.25, item=7)
+    await call(board, now, 0.125, meeting="m-7")  # resumed after a restart: no tag, its meeting is the item's
+    await call(board, now, 0.5, item=7, meeting="m-7")  # counted once
+    await call(board, last_month, 4.0, item=7)
+    await call(board, now, 2.0, item=8)
+    await call(board, now, 1.0)
+    standing = board.parts.standing_meetings
+    assert await standing.month_cost(7) == pytest.approx(0.875)
+    assert await standing.month_cost(8) == pytest.approx(2.0)
+    assert await standing.month_cost(9) == 0.0
+
+
+@pytest.mark.usefixtures("backend")
+async def test_with_meetings_off_a_run_says_so_in_one_line(board: Board) -> None:
+    from dataclasses import replace
+
+    board.parts.room.meeting_settings = replace(board.parts.room.meeting_settings, enabled=False)
+    reply = await board.parts.standing_meetings.run("roundtable", "growth ideas", Place("telegram", "-100", 5),
+                                                    item_id=3)
+    assert reply is not None and (reply.channel, reply.chat_id, reply.thread_id) == ("telegram", "-100", 5)
+    assert reply.text == f"The standing roundtable #3 is due, but {MEETINGS_OFF}"
+    assert await board.parts.room.store.list() == []
