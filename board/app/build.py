@@ -50,8 +50,6 @@ from board.memory.knowledge.fts import FTS5Unavailable
 from board.memory.knowledge.tool import knowledge_tool
 from board.people import People
 from board.room.convene import BoardRoom
-from board.room.roundtable_tool import RoundtableTool
-from board.room.standing import StandingMeetings
 from board.room.store import MeetingStore
 from board.routing.router import Router
 from board.schedule import Schedule, WorkKind
@@ -68,6 +66,7 @@ if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search
     from board.agent.web_search import WebSearch
     from board.decisions.ratify import DecisionBook
     from board.decisions.reminders import Reminders
+    from board.room.standing import StandingMeetings
 
 __all__ = ["build_parts"]
 
@@ -202,7 +201,10 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
 def _standing(settings: BoardSettings, base: _Base, room: BoardRoom, clock: Clock,
               tools: ToolRegistry) -> StandingMeetings:
     """Standing items' meetings and roundtables (the STANDING_MEETING handler), and the chair's roundtable tool
-    (offered while meetings are on)."""
+    (offered while meetings are on). The roundtable's modules load with the first roundtable."""
+    from board.room.roundtable_tool import RoundtableTool
+    from board.room.standing import StandingMeetings
+
     standing = StandingMeetings(room, base.budget, clock, ZoneInfo(settings.timezone))
     base.schedule.register(WorkKind.STANDING_MEETING, standing.handle)
     if settings.meetings.enabled:

@@ -32,7 +32,6 @@ from board.memory.facts import FactStore
 from board.memory.knowledge.base import KnowledgeBase
 from board.people import People
 from board.room.convene import BoardRoom
-from board.room.standing import StandingMeetings
 from board.routing.router import Router
 from board.schedule import Schedule
 from board.spending.allowance import SpendGate
@@ -48,6 +47,7 @@ if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search
     from board.agent.web_search import WebSearch
     from board.decisions.ratify import DecisionBook
     from board.decisions.reminders import Reminders
+    from board.room.standing import StandingMeetings
 
 __all__ = ["Observers", "Parts"]
 

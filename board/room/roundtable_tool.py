@@ -21,14 +21,11 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
-
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.clock import Clock
 from board.llm.base import ToolSpec
 from board.roles import GENERAL
 from board.room.convene import ROUNDTABLE_TOOL, SUMMARIZER, BoardRoom
-from board.room.roundtable import OWNERS, ROSTER, RoundtableInput, agenda_for
 from board.room.settings import MEETINGS_OFF
 from board.room.standing import daily_budget_stop, roundtable_settings
 from board.spending.allowance import current_allowance
@@ -60,6 +57,10 @@ class RoundtableTool:
         refused = self._refused(ctx)
         if refused is not None:
             return ToolResult.failure(refused)
+        from pydantic import ValidationError  # as the roundtable's modules: with the first roundtable
+
+        from board.room.roundtable import OWNERS, ROSTER, RoundtableInput, agenda_for
+
         try:
             request = RoundtableInput(prompt=str(args.get("question") or ""), context=str(args.get("context") or ""))
         except ValidationError as exc:

@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING
 from board.clock import Clock
 from board.envelope import Envelope, Reply
 from board.room.convene import SUMMARIZER, BoardRoom, MeetingInProgress
-from board.room.roundtable import OWNERS, ROSTER, RoundtableInput, agenda_for
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.schedule.work import Place, ScheduledWork
 from board.spending.budget import Budget
@@ -98,6 +97,8 @@ class StandingMeetings:
         if running is not None:
             log.warning("standing item #%d: its %s %s still runs; no second one is held", item_id, what.value, running)
             return None
+        from board.room.roundtable import OWNERS, ROSTER, RoundtableInput, agenda_for  # with the first run
+
         roundtable = what is StandingKind.ROUNDTABLE
         settings = roundtable_settings(self.room.meeting_settings) if roundtable else None
         agenda = agenda_for(RoundtableInput(prompt=topic)) if roundtable else None
