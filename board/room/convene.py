@@ -10,6 +10,7 @@ provides the ``consult`` and ``convene_meeting`` tools and the roundtable.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -34,6 +35,7 @@ from board.room.store import MeetingStore
 from board.room.table import Contribution, Control, ControlKind, MeetingTable
 from board.schedule.work import Place
 from board.spending.allowance import current_allowance
+from board.spending.ledger import RunTag, spending_for_run
 from board.storage import Dialect
 from board.tasks import finish_tasks
 from board.workspace.prompt import PromptBuilder, TurnContext
@@ -491,8 +493,17 @@ class BoardRoom:
             work = run.interrupt(why)
         else:
             work = run.run()
-        self._hold_task(run, work)
+        tag = await self._standing_tag(found.id)
+        with spending_for_run(tag) if tag is not None else contextlib.nullcontext():  # its task inherits the tag
+            self._hold_task(run, work)
         return run
+
+    async def _standing_tag(self, meeting_id: str) -> RunTag | None:
+        """The ledger's tag of a standing item's meeting (:mod:`board.room.standing`), for its calls after a
+        resume; None for any other meeting."""
+        row = await self.store.db.fetchone("SELECT item_id, label FROM standing_meetings WHERE meeting_id = ?",
+                                           (meeting_id,))
+        return RunTag(int(row["item_id"]), str(row["label"])) if row is not None else None
 
     def let_go(self, meeting_id: str) -> bool:
         """Stop working meeting ``meeting_id`` here without writing anything more (its lease went to another

@@ -151,11 +151,12 @@ class StandingMeetings:
         return float(row["usd"]) if row is not None else 0.0
 
     async def _still_running(self, item_id: int) -> str | None:
-        """The id of item ``item_id``'s meeting still running on record (a run before a restart), or None."""
-        row = await self.room.store.db.fetchone(
-            "SELECT s.meeting_id FROM standing_meetings s JOIN meetings m ON m.id = s.meeting_id "
-            "WHERE s.item_id = ? AND m.status = 'running' ORDER BY s.started_at DESC LIMIT 1", (item_id,))
-        return str(row["meeting_id"]) if row is not None else None
+        """The id of item ``item_id``'s meeting still running here or on record (a run before a restart), or None."""
+        here = set(self.room.running())
+        rows = await self.room.store.db.fetchall(
+            "SELECT s.meeting_id, m.status FROM standing_meetings s LEFT JOIN meetings m ON m.id = s.meeting_id "
+            "WHERE s.item_id = ? ORDER BY s.started_at DESC LIMIT 5", (item_id,))
+        return next((str(r["meeting_id"]) for r in rows if r["status"] == "running" or r["meeting_id"] in here), None)
 
 
 def _reply(place: Place, text: str) -> Reply:

@@ -6,7 +6,9 @@ db as the standing items will add it and announced to the daemon (its wake endpo
 A standing roundtable and a standing meeting end with their decision (the roundtable's: its summary) in their
 place, through the channel's usual meeting views; the roundtable's tasks are in ``/actions`` with their owners;
 ``sabha cost --by schedule`` shows each run's spend on its own line and the ledger tags every call of a run with
-its item. A standing meeting that today's daily budget cannot afford is skipped with one line and spends $0.
+its item. A standing meeting that today's daily budget cannot afford is skipped with one line and spends $0. A
+standing meeting killed (SIGKILL) mid-round resumes at the next start as one meeting, and the calls it makes after
+the restart still carry its item.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from bot.app import all_migrations
 from bot.ops.wake import wake_daemon
 from tests.support.daemon import DAEMON_REPO, SabhaProcess, write_config
 from tests.support.fakes.telegram_api import FakeTelegramAPI
-from tests.support.telegram import FORUM, OWNER, eventually
+from tests.support.meeting_model import MeetingModel
+from tests.support.telegram import FORUM, OWNER, SPECIALISTS, eventually
 
 #: USD per million tokens of the offline model: a meeting's call costs a fraction of a cent
 PRICED = ["llm:", "  model: offline", "  prices:", "    offline: {input: 15, output: 45}"]
@@ -165,3 +168,40 @@ async def test_a_standing_meeting_over_the_daily_budget_is_skipped_with_one_line
         assert not [t for t in fake.created_topics if t["name"].startswith("🏛")]
     finally:
         await sabha.close()
+
+
+async def test_a_standing_meeting_killed_mid_round_resumes_once_with_its_calls_still_tagged(
+        tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    meetings = ["board:", "  meetings:", "    max_turns_per_agent: 2", "    agent_timeout_s: 600",
+                "    max_duration_s: 3600", "    budget_usd: 100"]
+    async with MeetingModel() as model:
+        model.hold("round 2")
+        config = write_config(tmp_path, fake, model, stream=False, price=True, extra=meetings)  # type: ignore[arg-type]
+        first, second = SabhaProcess(config), SabhaProcess(config)
+        try:
+            await first.start()
+            key = await run_standing(tmp_path, "meeting", MEETING_TOPIC, 11)
+            await model.wait_for("round 2 at the model", lambda: len(model.waiting) == len(SPECIALISTS))
+            await eventually(lambda: work_done(tmp_path, key), "the run's row done", timeout=120)
+            # round 1 at Telegram and recorded as sent, so the restart has nothing of it to post again
+            await eventually(lambda: len(rows(tmp_path, "SELECT 1 FROM meeting_posts WHERE channel = 'telegram' AND "
+                                                        "item LIKE 'statement:1:%' AND status = 'sent'"))
+                             == len(SPECIALISTS), "round 1's posts recorded as sent", timeout=120)
+            before = rows(tmp_path, "SELECT COUNT(*) FROM llm_calls WHERE schedule_item = 11")[0][0]
+            first._kill_now()
+            await first.wait()
+            model.release()
+            await second.start()
+            await eventually(lambda: (meeting_of(tmp_path, 11) or ("", ""))[1] == "ended", "the meeting's end",
+                             timeout=300)
+            meeting_id, _ = meeting_of(tmp_path, 11) or ("", "")
+            assert rows(tmp_path, "SELECT COUNT(*) FROM meetings") == [(1,)]  # resumed, never held twice
+            assert f"meeting {meeting_id}: resumed at " in second.log
+            after = rows(tmp_path, "SELECT COUNT(*) FROM llm_calls WHERE schedule_item = 11")[0][0]
+            assert int(str(after)) > int(str(before))  # round 2 and the synthesis, after the restart: tagged
+            assert rows(tmp_path, "SELECT COUNT(*) FROM llm_calls WHERE meeting_id = ? AND schedule_item IS NULL",
+                        meeting_id) == [(0,)]
+            assert rows(tmp_path, "SELECT COUNT(*) FROM llm_calls WHERE meeting_id = ?", meeting_id) == [(after,)]
+        finally:
+            await first.close()
+            await second.close()

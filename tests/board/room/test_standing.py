@@ -1,16 +1,22 @@
 """What a standing item's meeting costs this month (:meth:`StandingMeetings.month_cost`): its tagged calls of
 this calendar month, and the untagged calls of its meetings (made after a restart resumed one), nothing of last
-month or of other items; and the one line a run gets while meetings are off. On SQLite and PostgreSQL."""
+month or of other items; the one line a run gets while meetings are off; no second meeting while the item's
+previous one still runs. On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from board.app import Board
+from board.room.meeting import MeetingSettings
 from board.room.settings import MEETINGS_OFF
 from board.schedule import Place
+from tests.board.room.test_meeting import brain
+from tests.support.board import board_with
+from tests.support.fakes.scripted_model import ScriptedModel
 
 pytestmark = pytest.mark.backends
 
@@ -49,3 +55,21 @@ async def test_with_meetings_off_a_run_says_so_in_one_line(board: Board) -> None
     assert reply is not None and (reply.channel, reply.chat_id, reply.thread_id) == ("telegram", "-100", 5)
     assert reply.text == f"The standing roundtable #3 is due, but {MEETINGS_OFF}"
     assert await board.parts.room.store.list() == []
+
+
+async def test_while_its_meeting_still_runs_a_run_holds_no_second_one(workspace: Path, data_dir: Path) -> None:
+    """A run while the item's previous meeting still runs on record (a long one, or one resumed after a restart
+    whose run was not marked done) holds no second meeting; another item's run in another place does."""
+    model = ScriptedModel(default=brain(), latency=0.2)
+    board = await board_with(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1))
+    try:
+        standing = board.parts.standing_meetings
+        assert await standing.run("meeting", "Cut the burn?", Place("telegram", "-100", 5), item_id=4) is None
+        assert await standing.run("meeting", "Cut the burn?", Place("telegram", "-100", 5), item_id=4) is None
+        assert await standing.run("meeting", "Hire?", Place("telegram", "-100", 6), item_id=5) is None
+        assert len(await board.parts.room.store.list()) == 2
+        await board.parts.room.drain(60)
+        held = await board.parts.db.fetchall("SELECT item_id, kind FROM standing_meetings ORDER BY item_id")
+        assert [(int(r["item_id"]), str(r["kind"])) for r in held] == [(4, "meeting"), (5, "meeting")]
+    finally:
+        await board.close()
