@@ -101,12 +101,12 @@ class StandingMeetings:
 
         roundtable = what is StandingKind.ROUNDTABLE
         settings = roundtable_settings(self.room.meeting_settings) if roundtable else None
-        agenda = agenda_for(RoundtableInput(prompt=topic)) if roundtable else None
         chair = SUMMARIZER if roundtable else "general"
         try:
+            agenda = agenda_for(RoundtableInput(prompt=topic)) if roundtable else None  # a blank topic: ValueError
             expected = await self.room.estimate(roster=ROSTER if roundtable else None, settings=settings,
                                                 agenda=agenda, chair_role=chair)
-        except ValueError as exc:  # a roster with no specialists
+        except ValueError as exc:  # no topic, a roster with no specialists
             return _reply(place, f"The standing {what.value} #{item_id} on \u201c{topic}\u201d could not be held: "
                                  f"{exc}")
         now = self.clock.now()

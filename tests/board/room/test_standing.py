@@ -45,7 +45,6 @@ async def test_month_cost_counts_this_months_runs_of_the_item(board: Board) -> N
     assert await standing.month_cost(9) == 0.0
 
 
-@pytest.mark.usefixtures("backend")
 async def test_with_meetings_off_a_run_says_so_in_one_line(board: Board) -> None:
     from dataclasses import replace
 
@@ -54,6 +53,10 @@ async def test_with_meetings_off_a_run_says_so_in_one_line(board: Board) -> None
                                                     item_id=3)
     assert reply is not None and (reply.channel, reply.chat_id, reply.thread_id) == ("telegram", "-100", 5)
     assert reply.text == f"The standing roundtable #3 is due, but {MEETINGS_OFF}"
+    assert await board.parts.room.store.list() == []
+    board.parts.room.meeting_settings = replace(board.parts.room.meeting_settings, enabled=True)
+    blank = await board.parts.standing_meetings.run("roundtable", "  ", Place("telegram", "-100", 5), item_id=3)
+    assert blank is not None and blank.text.startswith("The standing roundtable #3 on \u201c\u201d could not be held:")
     assert await board.parts.room.store.list() == []
 
 
