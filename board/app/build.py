@@ -52,7 +52,7 @@ from board.people import People
 from board.room.convene import BoardRoom
 from board.room.store import MeetingStore
 from board.routing.router import Router
-from board.schedule import Schedule
+from board.schedule import Schedule, WorkKind
 from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
 from board.spending.ledger import Ledger
@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search
     from board.agent.web_search import WebSearch
     from board.decisions.ratify import DecisionBook
     from board.decisions.reminders import Reminders
+    from board.room.standing import StandingMeetings
 
 __all__ = ["build_parts"]
 
@@ -197,6 +198,20 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     return room, reminders, decisions
 
 
+def _standing(settings: BoardSettings, base: _Base, room: BoardRoom, clock: Clock,
+              tools: ToolRegistry) -> StandingMeetings:
+    """Standing items' meetings and roundtables (the STANDING_MEETING handler), and the chair's roundtable tool
+    (offered while meetings are on). The roundtable's modules load with the first roundtable."""
+    from board.room.roundtable_tool import RoundtableTool
+    from board.room.standing import StandingMeetings
+
+    standing = StandingMeetings(room, base.budget, clock, ZoneInfo(settings.timezone))
+    base.schedule.register(WorkKind.STANDING_MEETING, standing.handle)
+    if settings.meetings.enabled:
+        tools.register(RoundtableTool(room, base.budget, clock).tool())
+    return standing
+
+
 def _open_knowledge(settings: BoardSettings, db: Database) -> KnowledgeBase | None:
     """The knowledge base (its index in ``db`` when that is PostgreSQL), or None when it is off or this SQLite
     lacks FTS5 (logged with what to do)."""
@@ -236,6 +251,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
         wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
         if wanted:
             tools.register(tool)
+    standing_meetings = _standing(settings, base, room, clock, tools)
     knowledge, web_search = _open_knowledge(settings, db), _web_search(settings, db)
     if knowledge is not None:
         tools.register(knowledge_tool(knowledge))
@@ -261,4 +277,4 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                  reminders=reminders, facts=base.facts, guardrails=guardrails, knowledge=knowledge,
                  web_search=web_search, media=media, people=base.people, memory_writer=writer,
                  memory_talk=memory_talk, commands=commands, consent=consent, mcp=outside,
-                 door=door)
+                 door=door, standing_meetings=standing_meetings)

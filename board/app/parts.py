@@ -47,6 +47,7 @@ if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search
     from board.agent.web_search import WebSearch
     from board.decisions.ratify import DecisionBook
     from board.decisions.reminders import Reminders
+    from board.room.standing import StandingMeetings
 
 __all__ = ["Observers", "Parts"]
 
@@ -98,3 +99,4 @@ class Parts:
     consent: OwnerConsent  # the owner's Allow before a tool that changes the world runs (the MCP manager asks it)
     mcp: McpServers  # outside tools: the MCP servers of mcp.servers (started by the daemon, or on first use)
     door: Door  # what the front door (board.answer) uses of these
+    standing_meetings: StandingMeetings  # standing items' meetings and roundtables, and what each item cost

@@ -10,6 +10,7 @@ provides the ``consult`` and ``convene_meeting`` tools and the roundtable.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -34,6 +35,7 @@ from board.room.store import MeetingStore
 from board.room.table import Contribution, Control, ControlKind, MeetingTable, Written
 from board.schedule.work import Place
 from board.spending.allowance import current_allowance
+from board.spending.ledger import RunTag, spending_for_run
 from board.storage import Dialect
 from board.tasks import finish_tasks
 from board.workspace.prompt import PromptBuilder, TurnContext
@@ -46,12 +48,15 @@ if TYPE_CHECKING:  # the meeting machinery loads with the first meeting (a chat 
     from board.room.meeting.resume import Resumable
     from board.room.pending import MeetingCall, StartGate, StartRequest
 
-__all__ = ["CONVENE_TOOL", "SUMMARIZER", "BoardRoom", "MeetingInProgress"]
+__all__ = ["CHAIR_TOOLS", "CONVENE_TOOL", "ROUNDTABLE_TOOL", "SUMMARIZER", "BoardRoom", "MeetingInProgress"]
 
 log = logging.getLogger("sabha.convene")
 
 SUMMARIZER = "summarizer"
 CONVENE_TOOL = "convene_meeting"
+ROUNDTABLE_TOOL = "roundtable"  # the chair's roundtable (board.room.roundtable_tool)
+#: the chair's tools that call the board together: never offered inside a meeting (no meeting calls another)
+CHAIR_TOOLS = (CONVENE_TOOL, ROUNDTABLE_TOOL)
 
 
 class MeetingInProgress(RuntimeError):
@@ -170,7 +175,7 @@ class BoardRoom:
             allowed = ask.tools
             if allowed is None:
                 allowed = tuple(t for t in self.runner.allowed_tools(profile)
-                                if t != CONVENE_TOOL or not ctx.meeting_id)
+                                if t not in CHAIR_TOOLS or not ctx.meeting_id)
             none = ask.tools == () and not ask.extra_tools  # "no tools at all": not the role's outside ones either
             outcome = await self.runner.exchange(
                 profile, message, ctx, system=system, tools_allowed=allowed, extra_tools=ask.extra_tools,
@@ -297,18 +302,28 @@ class BoardRoom:
         it revisits, recorded with the meeting's row."""
         if settings is not None and not self.meeting_settings.enabled:
             raise ValueError(MEETINGS_OFF)
-        place = _place(envelope)
-        running = self._places.get(place)
-        if running and running in self._tasks and not self._tasks[running].done():
-            raise MeetingInProgress(f"meeting {running} is still running here; wait for its decision or /cancel it")
+        self._free(_place(envelope))
         run = self.prepare(topic, envelope=envelope, roster=roster, settings=settings, agenda=agenda)
-        run.m = replace(run.m, evidence=evidence, revisit_of=revisit_of, background=True)  # resumed after a stop
+        run.m = replace(run.m, evidence=evidence, revisit_of=revisit_of)
+        return self.launch(run)
+
+    def launch(self, run: MeetingRun) -> MeetingRun:
+        """Start prepared meeting ``run`` in the background, in the place of its envelope (one per chat/topic at a
+        time: MeetingInProgress), resumed after a stop (a standing roundtable: :mod:`board.room.standing`)."""
+        place = _place(run.m.base_ctx.envelope)
+        self._free(place)
+        run.m = replace(run.m, background=True)  # resumed after a stop
         task = asyncio.create_task(run.run(), name=f"meeting {run.id}")
         self._tasks[run.id] = task
         self._runs[run.id] = run
         self._places[place] = run.id
         task.add_done_callback(functools.partial(self._finished, run.id))
         return run
+
+    def _free(self, place: tuple[str, str, int | None]) -> None:
+        running = self._places.get(place)
+        if running and running in self._tasks and not self._tasks[running].done():
+            raise MeetingInProgress(f"meeting {running} is still running here; wait for its decision or /cancel it")
 
     # -- the cost before the meeting (board.room.estimate, board.room.pending) --
 
@@ -479,8 +494,17 @@ class BoardRoom:
             work = run.interrupt(why)
         else:
             work = run.run()
-        self._hold_task(run, work)
+        tag = await self._standing_tag(found.id)
+        with spending_for_run(tag) if tag is not None else contextlib.nullcontext():  # its task inherits the tag
+            self._hold_task(run, work)
         return run
+
+    async def _standing_tag(self, meeting_id: str) -> RunTag | None:
+        """The ledger's tag of a standing item's meeting (:mod:`board.room.standing`), for its calls after a
+        resume; None for any other meeting."""
+        row = await self.store.db.fetchone("SELECT item_id, label FROM standing_meetings WHERE meeting_id = ?",
+                                           (meeting_id,))
+        return RunTag(int(row["item_id"]), str(row["label"])) if row is not None else None
 
     def let_go(self, meeting_id: str) -> bool:
         """Stop working meeting ``meeting_id`` here without writing anything more (its lease went to another

@@ -16,6 +16,11 @@ the tasks that answer spawns (consultations, a meeting it calls) inherit it, so 
 budgets (:mod:`board.spending.budget`) can sum one sender's spend with :meth:`Ledger.spent`. Calls a
 stranger caused (public mode) also record their ``scope`` (``public:<channel>``, from
 :data:`current_scope`), which the channel's public cap sums (:mod:`board.spending.allowance`).
+
+Calls made during a standing item's run (a scheduled meeting, roundtable or brief) record the item and
+a short label of the run (``schedule_item``, ``schedule_run``, from :data:`current_run`, set with
+:func:`spending_for_run`; migration 1225): ``sabha cost --by schedule`` shows each run on its own line and
+:meth:`Ledger.spent_on_item` sums what an item's runs cost.
 """
 
 from __future__ import annotations
@@ -40,23 +45,29 @@ __all__ = [
     "GroupBy",
     "LLMCallRecord",
     "Ledger",
+    "RunTag",
     "ToolCallRecord",
+    "current_run",
     "current_scope",
     "current_sender",
     "format_report",
     "parse_since",
     "spending_for",
+    "spending_for_run",
     "start_of_day",
 ]
 
 log = logging.getLogger("sabha.ledger")
 
-GroupBy = Literal["role", "day", "model", "meeting"]
+GroupBy = Literal["role", "day", "model", "meeting", "schedule"]
+#: what a model call made outside any scheduled run shows as in ``--by schedule``
+NOT_SCHEDULED = "(not scheduled)"
 GROUPS: dict[str, str] = {
     "role": "COALESCE(role, '(none)')",
     "day": "substr(ts, 1, 10)",
     "model": "model",
     "meeting": "COALESCE(meeting_id, '(none)')",
+    "schedule": f"COALESCE(schedule_run, '{NOT_SCHEDULED}')",
 }
 MAX_ARGS_CHARS = 2000
 
@@ -66,6 +77,30 @@ _SINCE = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
 current_sender: ContextVar[str | None] = ContextVar("sabha_current_sender", default=None)
 #: Which spending scope they fall under (``public:<channel>`` for a stranger's); None: none.
 current_scope: ContextVar[str | None] = ContextVar("sabha_current_scope", default=None)
+
+
+@dataclass(frozen=True)
+class RunTag:
+    """The scheduled run a model call belongs to: the standing item's id and a short label of this run
+    (what ``sabha cost --by schedule`` shows on the run's line)."""
+
+    item_id: int
+    label: str
+
+
+#: The standing item's run the model calls made now belong to; None outside a scheduled run.
+current_run: ContextVar[RunTag | None] = ContextVar("sabha_current_run", default=None)
+
+
+@contextlib.contextmanager
+def spending_for_run(tag: RunTag) -> Iterator[None]:
+    """Tag the model calls made inside the block (and in the tasks it starts: a meeting held in the
+    background) with the scheduled run ``tag``."""
+    token = current_run.set(tag)
+    try:
+        yield
+    finally:
+        current_run.reset(token)
 
 
 @contextlib.contextmanager
@@ -111,12 +146,16 @@ class LLMCallRecord:
     saved_usd: float | None = None  # what prompt caching saved (PriceTable.saved); None: unpriced
     scope: str | None = None  # None: :data:`current_scope`
     thinking: str | None = None  # the thinking level asked for (off, low, medium, high); None: not asked
+    run: RunTag | None = None  # None: :data:`current_run` (the scheduled run it belongs to, if any)
 
     def resolved(self) -> LLMCallRecord:
-        """This record with ``sender`` and ``scope`` taken from the context where unset."""
+        """This record with ``sender``, ``scope`` and ``run`` taken from the context where unset."""
         sender = self.sender if self.sender is not None else current_sender.get()
         scope = self.scope if self.scope is not None else current_scope.get()
-        return self if (sender, scope) == (self.sender, self.scope) else replace(self, sender=sender, scope=scope)
+        run = self.run if self.run is not None else current_run.get()
+        if (sender, scope, run) == (self.sender, self.scope, self.run):
+            return self
+        return replace(self, sender=sender, scope=scope, run=run)
 
 
 @dataclass(frozen=True)
@@ -217,14 +256,16 @@ class Ledger:
         await self.db.execute(
             """INSERT INTO llm_calls(ts, provider, model, role, session_key, meeting_id, purpose, attempt,
                    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
-                   latency_ms, ttft_ms, outcome, error, blocks, tags, sender, saved_usd, scope, thinking)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   latency_ms, ttft_ms, outcome, error, blocks, tags, sender, saved_usd, scope, thinking,
+                   schedule_item, schedule_run)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (
                 rec.ts, rec.provider, rec.model, rec.role, rec.session_key, rec.meeting_id, rec.purpose,
                 rec.attempt, rec.usage.input_tokens, rec.usage.output_tokens, rec.usage.cache_read_tokens,
                 rec.usage.cache_write_tokens, rec.cost_usd, rec.latency_ms, rec.ttft_ms, rec.outcome,
                 rec.error, _json(rec.blocks), _json(rec.tags),
                 rec.sender, rec.saved_usd, rec.scope, rec.thinking,
+                rec.run.item_id if rec.run else None, rec.run.label if rec.run else None,
             ),
         )
 
@@ -242,7 +283,7 @@ class Ledger:
         )
 
     async def summary(self, *, since: datetime | None = None, by: str = "role") -> list[CostRow]:
-        """Cost per role, day, model or meeting since ``since`` (all time when None), costliest first."""
+        """Cost per role, day, model, meeting or scheduled run since ``since`` (all time when None), costliest first."""
         if by not in GROUPS:
             raise ValueError(f"cannot group costs by {by!r}; use one of {', '.join(GROUPS)}")
         where, params = self._where(since)
@@ -306,6 +347,13 @@ class Ledger:
         else:
             row = await self.db.fetchone("SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE ts >= ?",
                                          (stamp,))
+        return float(row["usd"]) if row is not None else 0.0
+
+    async def spent_on_item(self, item_id: int, *, since: datetime) -> float:
+        """USD the runs of standing item ``item_id`` spent on model calls since ``since``."""
+        row = await self.db.fetchone(
+            "SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE schedule_item = ? AND ts >= ?",
+            (item_id, since.astimezone(UTC).isoformat(timespec="seconds")))
         return float(row["usd"]) if row is not None else 0.0
 
     async def spent_by_sender(self, *, since: datetime, limit: int = 10) -> list[tuple[str, float]]:

@@ -1,4 +1,5 @@
-"""The room's tables: meetings (participants, statements, events, decisions) and consultations (0100-0199)."""
+"""The room's tables: meetings (participants, statements, events, decisions) and consultations (0100-0199;
+1000-1030: the table, resuming, starts; 1226: the meetings of standing items)."""
 
 from board.db import load_migrations
 

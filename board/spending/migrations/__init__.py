@@ -1,4 +1,5 @@
-"""The ledger's tables: LLM calls and tool calls (0002-0099; 0900: the MCP server of a tool call)."""
+"""The ledger's tables: LLM calls and tool calls (0002-0099; 0900: the MCP server of a tool call; 1225: the
+scheduled run a model call belongs to)."""
 
 from board.db import load_migrations
 
