@@ -22,8 +22,8 @@ from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.daemon import channel_parts
 from tests.support.fakes.graph_api import FakeGraphAPI
-from tests.support.fakes.slack_api import FakeSlackAPI, SlackEventPoster, event_callback, message_event
 from tests.support.fakes.local_server import serve_locally
+from tests.support.fakes.slack_api import FakeSlackAPI, SlackEventPoster, event_callback, message_event
 from tests.support.fakes.telegram_api import FakeTelegramAPI
 from tests.support.telegram import FORUM, FRIEND, OWNER, STRANGER, TOKEN, tg_settings
 from tests.support.web_chat import ChatBrowser, ServedChat, new_id, post_message
