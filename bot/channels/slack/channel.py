@@ -21,6 +21,13 @@ Answers stream by ``chat.update`` (:mod:`.stream`) and are delivered in mrkdwn (
 at :data:`.format.MAX_TEXT`; a reply's buttons go as Block Kit blocks when :attr:`SlackChannel.blocks` is
 set, else as a line naming their commands. Access: :mod:`.access`; names: :mod:`.identity`; Slack's API and
 its rate limits: :mod:`.outbound`.
+
+Seams for what is built on this channel: :attr:`SlackChannel.blocks` (a reply's buttons as Block Kit),
+:attr:`SlackChannel.forms` (signed form posts: interactivity payloads, slash commands; they hand what they make
+to :meth:`SlackChannel.claim`, the intake's durable claim), :attr:`SlackChannel.attachments` and
+:attr:`SlackChannel.fetcher` (a post's files as attachments, and their download for the media pipeline; until
+they are set a post with only a file gets the "text only" line), :attr:`SlackChannel.receiver` (Socket Mode,
+started instead of the HTTP route, handing each event to :meth:`SlackChannel.take_event`).
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 from slack_sdk.errors import SlackApiError
@@ -66,16 +73,25 @@ from bot.channels.slack.places import Placement, SlackPlace, SlackPlaceKind, spl
 from bot.channels.slack.store import SlackDraftKey, SlackDraftStore, SlackThreadRoles
 from bot.channels.slack.stream import INTERRUPTED, SlackDrafts
 from bot.channels.webhook import BodyTooLarge, read_body
-from bot.intake.courier import Admission, ChannelTexts, ResolvesSender, ShowsInterruption, Streams, UniqueMessageIds
+from bot.intake.courier import (
+    Admission,
+    ChannelTexts,
+    FetchesMedia,
+    ResolvesSender,
+    ShowsInterruption,
+    Streams,
+    UniqueMessageIds,
+)
 from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 
 if TYPE_CHECKING:
     from board.media.attachment import Attachment
+    from board.media.blobs import BlobSink
     from bot.config import LoadedConfig
 
-__all__ = ["MAX_EVENT_BYTES", "SlackChannel", "build", "public_terms"]
+__all__ = ["MAX_EVENT_BYTES", "SlackChannel", "SlackReceiver", "build", "public_terms"]
 
 log = logging.getLogger("sabha.slack")
 
@@ -89,10 +105,21 @@ BlocksHook = Callable[[Reply, str], "list[dict[str, Any]] | None"]
 FormsHook = Callable[[web.Request, bytes], Awaitable[web.Response]]
 #: The attachments of a post (its ``files``), see :attr:`SlackChannel.attachments`.
 AttachmentsHook = Callable[[SlackMessage], "tuple[Attachment, ...]"]
+#: Streams one attachment's bytes into a sink (``files.info`` + the private URL), see :attr:`SlackChannel.fetcher`.
+FetchHook = Callable[["Attachment", "BlobSink"], Awaitable[None]]
 
 
-class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption, Reconfigures[SlackSection],
-                   ServesWebhook):
+class SlackReceiver(Protocol):
+    """What receives Slack's events instead of the HTTP route (Socket Mode), see :attr:`SlackChannel.receiver`: it
+    hands each ``event_callback`` to :meth:`SlackChannel.take_event` and acknowledges it only after that returns."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption, FetchesMedia,
+                   Reconfigures[SlackSection], ServesWebhook):
     """One Slack app in one workspace; see the module docstring. Its message ids (``<channel>/<ts>``) are unique
     in the workspace."""
 
@@ -130,10 +157,13 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
                        "deleted": 0}
         self._logged = SeenOnce()
         self._router_cache: tuple[float, Router] | None = None
-        #: Seams for the rest of the channel (``slackmore``): Block Kit buttons, form posts, a post's files.
+        #: Seams for the rest of the channel: Block Kit buttons, form posts (interactivity, slash commands), a
+        #: post's files and their download, and Socket Mode (the receiver started instead of the HTTP route).
         self.blocks: BlocksHook | None = None
         self.forms: FormsHook | None = None
         self.attachments: AttachmentsHook | None = None
+        self.fetcher: FetchHook | None = None
+        self.receiver: SlackReceiver | None = None
 
     def reconfigure(self, section: SlackSection) -> None:
         """Apply what may change while running (SIGHUP): access, the allowlist, the public limits and the places.
@@ -185,6 +215,14 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             await self.drafts.store.forget(key)
         except Exception as exc:  # noqa: BLE001 - never raises
             log.warning("slack: could not mark the draft of %s in %s as interrupted (%s)", message_id, chat_id, exc)
+
+    async def fetch_media(self, attachment: Attachment, sink: BlobSink) -> None:
+        """The media service's download of a post's file (:attr:`fetcher`)."""
+        if self.fetcher is None:
+            from board.media.problems import MediaProblem, Problem
+
+            raise MediaProblem(Problem.UNAVAILABLE, "I can't read files sent on Slack yet; please paste the text.")
+        await self.fetcher(attachment, sink)
 
     async def deliver(self, reply: Reply, progress: SendProgress) -> None:
         """Send ``reply`` to the thread (or DM) it answers: over its streamed draft when there is one (the first
@@ -334,6 +372,8 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             self.counts["edits"] += 1
             envelope = dataclasses.replace(envelope, message_id=f"{message.message_id}/edited")
             return Arrival(envelope, self.conversation(envelope), InboundKind.EDITED)
+        if message.files and not envelope.attachments and not envelope.text.strip():
+            return Arrival(envelope, self.conversation(envelope), InboundKind.UNSUPPORTED)  # the "text only" line
         if place.kind is SlackPlaceKind.BOARD and place.thread_ts == message.ts:
             await self._stick(envelope)
         return Arrival(envelope, self.conversation(envelope), InboundKind.TEXT)
@@ -365,7 +405,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
 
     async def start(self) -> None:
         """Open the client, learn who the app is (``auth.test``), take up what is pending, accept events."""
-        if self.settings.mode is not SlackMode.EVENTS:
+        if self.settings.mode is not SlackMode.EVENTS and self.receiver is None:
             raise ChannelError("slack.mode: socket needs Sabha's Socket Mode client, which this build does not have; "
                                "set slack.mode: events (and slack.signing_secret) to receive the Events API over HTTP")
         self.state = "starting"
@@ -384,6 +424,8 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
         self.accepting = True
         self.state = "running"
         self.web.reach.start()
+        if self.receiver is not None:
+            await self.receiver.start()
         if self.settings.access.value == "allowlist" and not self.settings.allowed_user_ids:
             log.warning("slack: slack.allowed_user_ids is empty, so nobody is answered; add your Slack user id "
                         "(Profile > ⋮ > Copy member ID) or set slack.access: public")
@@ -416,6 +458,8 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             return
         self.state = "stopping"
         await self.stop_intake()
+        if self.receiver is not None:
+            await self.receiver.stop()
         await self.intake.wind_down(grace, owns_hub=self.owns_hub)
         await self.names.settle()
         await self.web.reach.stop()
