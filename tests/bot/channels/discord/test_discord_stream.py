@@ -4,6 +4,7 @@ answer edited over the draft: one message, the whole answer."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -49,4 +50,4 @@ async def test_an_answer_streams_by_edits_within_the_rate_limit_and_a_429_is_wai
     after = [t for t, status in edits if status == 200 and t > refused[0]]
     assert after and after[0] - refused[0] >= RETRY_AFTER * 0.9  # discord.py waited out the retry_after
     streamed = [t for t, status in edits if status == 200][:-1]  # the last edit is the answer, delivered at once
-    assert all(b - a >= 0.9 for a, b in zip(streamed, streamed[1:], strict=False)), streamed  # <= one a second
+    assert all(b - a >= 0.9 for a, b in itertools.pairwise(streamed)), streamed  # <= one a second
