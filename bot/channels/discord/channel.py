@@ -37,10 +37,10 @@ from board.envelope import Button, Envelope, Reply
 from board.llm.stream import StreamSink
 from board.roles import GENERAL
 from board.spending.allowance import MEETINGS_CLOSED, PublicTerms
-from bot.channels.base import ChannelError, Reconfigures
+from bot.channels.base import ChannelError, Reconfigures, repeating
 from bot.channels.discord.access import SCOPE, DiscordAccessPolicy
 from bot.channels.discord.catchup import catch_up
-from bot.channels.discord.config import DiscordSection
+from bot.channels.discord.config import DM_PREFIX, DiscordSection
 from bot.channels.discord.format import MAX_CHARS, headed, split_text
 from bot.channels.discord.gateway import BoardClient, GatewayHooks, incoming_of, point_at, point_at_gateway
 from bot.channels.discord.inbound import Ignored, Incoming, Where, place_of
@@ -143,9 +143,20 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
 
     @contextlib.asynccontextmanager
     async def typing(self, envelope: Envelope) -> AsyncIterator[None]:
-        """Nothing shown: a question's thread does not exist before its answer starts it, and a streamed answer
-        shows itself."""
-        yield
+        """"Sabha is typing…" in a DM or a thread that exists, renewed while the turn runs (a question's own thread
+        does not exist before its answer starts it: nothing is shown there)."""
+        place = self.places.get(envelope.chat_id)
+        if not envelope.chat_id.startswith(DM_PREFIX) and (place is None or not place.started):
+            yield
+            return
+        async with repeating(lambda: self._typing(envelope.chat_id), TYPING_REFRESH_S, "discord typing"):
+            yield
+
+    async def _typing(self, chat_id: str) -> None:
+        try:
+            await self.client.http.send_typing(await self.outbound.target(chat_id))
+        except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+            log.debug("discord: typing in %s not shown (%s)", chat_id, exc)
 
     @contextlib.asynccontextmanager
     async def stream(self, envelope: Envelope) -> AsyncIterator[StreamSink | None]:
