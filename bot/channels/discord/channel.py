@@ -16,7 +16,9 @@ Readiness (``/readyz``): not ready while REST cannot be reached (:class:`bot.cha
 
 Seams for the rest of the channel (buttons, slash commands, attachments, meetings): ``DiscordChannel.interactions``
 (an ``INTERACTION_CREATE`` handler), ``DiscordChannel.components`` (the discord.py view under a reply with
-buttons) and the ``FetchesMedia`` capability's ``fetch_media``, to be declared with the attachments' reader.
+buttons), ``DiscordChannel.attachments_of`` (a message's files as :class:`board.media.attachment.Attachment`
+references, stored with it) and the ``FetchesMedia`` capability's ``fetch_media``, to be declared with the
+attachments' reader.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from aiohttp import web
 from board.commands.about import CHAIR_ADDRESSING, Addressing
 from board.envelope import Button, Envelope, Reply
 from board.llm.stream import StreamSink
+from board.media.attachment import Attachment
 from board.roles import GENERAL
 from board.spending.allowance import MEETINGS_CLOSED, PublicTerms
 from bot.channels.base import ChannelError, Reconfigures, repeating
@@ -74,6 +77,7 @@ ADDRESSING = Addressing((
     *CHAIR_ADDRESSING.rows[1:]))
 
 Components = Callable[[tuple[Button, ...]], Any]  # the discord.py view for a reply's buttons (None: none)
+AttachmentsOf = Callable[[discord.Message], tuple[Attachment, ...]]  # a message's files, as references
 
 
 class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[DiscordSection]):
@@ -98,6 +102,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
         parts.money.set_public_terms(public_terms(settings))
         self.interactions: Callable[[discord.Interaction], Awaitable[None]] | None = None  # components' seam
         self.components: Components | None = None  # components' seam: the view under a reply's buttons
+        self.attachments_of: AttachmentsOf | None = None  # attachments' seam: a message's files, as references
         self.client = BoardClient(GatewayHooks(message=self._arrived, ready=self._ready, resumed=self._resumed,
                                                disconnected=self._disconnected, interaction=self._interaction))
         self._questions: dict[str, str] = {}  # a question's first words, to name the thread it starts
@@ -225,7 +230,8 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
             while not self._queue.empty() and len(batch) < 100:
                 batch.append(self._queue.get_nowait())
             with self.hub.receiving():
-                await self._take([incoming_of(m) for m in batch])
+                read = self.attachments_of
+                await self._take([incoming_of(m, read(m) if read is not None else ()) for m in batch])
 
     async def _take(self, batch: list[Incoming]) -> None:
         """Claim ``batch`` in the intake (retrying while the state db refuses), then move each place's mark."""
@@ -264,7 +270,8 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
         envelope = Envelope(channel=self.name, text=message.content, sender=message.author_id,
                             chat_id=where.chat_id, message_id=message.message_id, sender_name=message.author_name,
                             is_group=where.is_group, is_owner=self.access.is_owner(message.author_id),
-                            is_public=self.access.is_public(message.author_id), role_hint=where.role)
+                            is_public=self.access.is_public(message.author_id), role_hint=where.role,
+                            attachments=message.attachments)
         await self._record(where, envelope)
         return Arrival(envelope, self.conversation(envelope)), (message.channel_id, message.message_id)
 

@@ -128,3 +128,20 @@ async def test_kill_9_mid_burst_then_restart_loses_nothing_and_answers_nothing_t
           f"identifies {fake.identifies}")
     assert (lost, twice) == ([], [])
     assert fake.identifies == 2  # the restart was a new session: what was missed came from the history
+
+
+async def test_readyz_says_when_discord_cannot_be_reached_and_recovers(
+        tmp_path: Path, fake: FakeDiscord, echo_model: EchoModel) -> None:
+    sabha = SabhaProcess(write_config(tmp_path, fake, echo_model.base_url), env=env())
+    try:
+        await sabha.start()
+        await _until_ready(sabha, True)
+        await fake.stop()  # REST and the gateway gone: the connection refused
+        body = await _until_ready(sabha, False)
+        assert "channel discord" in body, body
+        await fake.restart()
+        await _until_ready(sabha, True)
+        fake.user_says(fake.dm_channel(OWNER), OWNER, "Q001 are you back?")
+        await fake.wait_for(lambda: answered(fake)["Q001"] == 1, "the answer after Discord came back")
+    finally:
+        await sabha.close()
