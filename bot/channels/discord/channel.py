@@ -47,7 +47,7 @@ from bot.channels.discord.config import DM_PREFIX, DiscordSection
 from bot.channels.discord.format import MAX_CHARS, headed, split_text
 from bot.channels.discord.gateway import BoardClient, GatewayHooks, incoming_of, point_at, point_at_gateway
 from bot.channels.discord.inbound import Ignored, Incoming, Where, place_of
-from bot.channels.discord.outbound import DiscordOutbound, nonce_of
+from bot.channels.discord.outbound import DiscordOutbound, failure, nonce_of
 from bot.channels.discord.store import PlaceStore
 from bot.channels.discord.stream import StreamedAnswer
 from bot.channels.parts import ChannelParts
@@ -210,8 +210,6 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
             await progress.part_done(i + 1, len(pieces))
 
     async def _target(self, reply: Reply, progress: SendProgress) -> int:
-        from bot.channels.discord.outbound import failure
-
         try:
             return await self.outbound.target(reply.chat_id, reply.label)
         except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:

@@ -89,6 +89,8 @@ async def test_each_place_is_answered_in_its_thread_in_the_advisors_voice(
         assert not any("Q007" in b or "Q008" in b for b in asked), "a stranger reached the model"
         assert not any("Q007" in m.content or "Q008" in m.content for m in fake.sent)
         assert all(m.payload["author"]["id"] == BOT_ID for m in fake.sent)
+        assert all(m.request["allowed_mentions"] == {"parse": []} for m in fake.sent)  # an @everyone pings nobody
+        assert all(m.request.get("enforce_nonce") and m.request.get("nonce") for m in fake.sent)
         assert len([m for m in fake.sent if "Q00" in m.content]) == 7  # the bot's own echoes were not answered
     finally:
         await sabha.close()
