@@ -1,4 +1,4 @@
-"""What a channel open to anyone (public mode: WhatsApp, Slack) holds strangers to: a per-sender rate and a
+"""What a channel open to anyone (public mode: WhatsApp, Slack, Discord) holds strangers to: a per-sender rate and a
 daily cost cap (:class:`PublicLimits`).
 
 Each stranger may send at most ``rate`` messages a minute; what strangers' model calls cost today (UTC, from

@@ -378,7 +378,8 @@ class Config(StrictModel):
     def owner_chats(self) -> tuple[tuple[str, str], ...]:
         """(channel, chat id) of the owner's own chat on each running channel, as the config names the owner:
         Telegram's first allowed user id (a private chat's id is the user's), WhatsApp's first allowed number, Slack's
-        first allowed user id (a post to a user id goes to the app's DM with them)."""
+        first allowed user id (a post to a user id goes to the app's DM with them), Discord's first allowed user's
+        DM (``dm-<user id>``)."""
         chats: list[tuple[str, str]] = []
         if self.telegram.enabled and self.telegram.allowed_user_ids:
             chats.append(("telegram", str(self.telegram.allowed_user_ids[0])))
@@ -386,6 +387,8 @@ class Config(StrictModel):
             chats.append(("whatsapp", self.whatsapp.allowed_numbers[0]))
         if self.slack.enabled and self.slack.allowed_user_ids:
             chats.append(("slack", self.slack.allowed_user_ids[0]))
+        if self.discord.enabled and self.discord.owner is not None:
+            chats.append(("discord", f"dm-{self.discord.owner}"))  # the owner's DM (bot.channels.discord.config)
         return tuple(chats)
 
     @model_validator(mode="after")
