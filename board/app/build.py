@@ -37,6 +37,7 @@ from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import people as people_commands
 from board.commands import room as room_commands
+from board.commands import standing as standing_commands
 from board.commands.registry import CommandRegistry
 from board.conversation.sessions import Sessions
 from board.conversation.transcript_rows import transcripts_for
@@ -53,6 +54,7 @@ from board.room.convene import BoardRoom
 from board.room.store import MeetingStore
 from board.routing.router import Router
 from board.schedule import Schedule
+from board.schedule.standing import StandingWork
 from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
 from board.spending.ledger import Ledger
@@ -197,6 +199,24 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     return room, reminders, decisions
 
 
+def _standing(settings: BoardSettings, base: _Base, runner: AgentRunner, commands: CommandRegistry,
+              clock: Clock) -> StandingWork:
+    """Standing work (``/every``): its runs on the schedule, a brief's opening by the cheap model. Standing
+    meetings and roundtables run through ``board.room.standing`` once it is wired here (``meetings=``)."""
+    from board.app.brief_writer import ModelBriefWriter
+
+    souls = base.souls
+
+    def voice(role: str) -> tuple[str, str] | None:
+        profile = next((p for p in souls.profiles() if p.role == role), None)
+        return (profile.name, profile.emoji) if profile is not None else None
+
+    standing = StandingWork(base.schedule, clock, ModelBriefWriter(runner), zone=settings.timezone,
+                            settings=replace(settings.standing, daily_budget=settings.budget.daily_usd), voice=voice)
+    standing_commands.register(commands, standing)
+    return standing
+
+
 def _open_knowledge(settings: BoardSettings, db: Database) -> KnowledgeBase | None:
     """The knowledge base (its index in ``db`` when that is PostgreSQL), or None when it is off or this SQLite
     lacks FTS5 (logged with what to do)."""
@@ -232,6 +252,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
         roster=settings.roster.name, single=settings.roster.single, meetings_enabled=settings.meetings.enabled))
     room, reminders, decisions = _room(settings, base, runner, rosters, clock, commands)
     consent_commands.register(commands, consent)
+    standing = _standing(settings, base, runner, commands, clock)
     for tool in room.tools():
         wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
         if wanted:
@@ -261,4 +282,4 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                  reminders=reminders, facts=base.facts, guardrails=guardrails, knowledge=knowledge,
                  web_search=web_search, media=media, people=base.people, memory_writer=writer,
                  memory_talk=memory_talk, commands=commands, consent=consent, mcp=outside,
-                 door=door)
+                 door=door, standing=standing)

@@ -42,6 +42,7 @@ class WorkKind(StrEnum):
     RETRY = "retry"  # something to try again later
     CONSENT = "consent"  # a tool call waits for the owner's Allow: the question, a notice (board.tools.consent)
     MEETING_START = "meeting_start"  # a meeting waits for the owner's Start: the estimate, its expiry (room)
+    STANDING = "standing"  # a run of a standing item (/every): brief, meeting, roundtable (board.schedule.standing)
 
 
 class WorkStatus(StrEnum):
