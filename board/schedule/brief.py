@@ -5,12 +5,14 @@ the state db first and written up by a model only when something did.
 line: action items due this week or overdue (``action:<id>:<due>:due|overdue``), predictions resolving this
 week or past their date, decisions awaiting the owner's ratification, the latest meetings held, this
 month's spend against the daily budget (the briefs' own calls left out), and each advisor's track record
-(resolved predictions and Brier score). A brief compares the keys with the ones its previous run sent
-(``standing_items.last_facts``): no new key means nothing changed, and the answer is the one line
-"Nothing new since Mon 30 Nov." with **no model call at all** ($0 in the ledger). When keys are new, the
-cheap model (:class:`BriefWriter`, ``purpose='brief'``, session ``standing:<id>``) writes a short opening
-over them, and the message lists what is new and how many things still stand; a model that fails leaves
-the list alone, which says it all anyway.
+(resolved predictions and Brier score).
+
+A brief compares the keys with the ones of its previous run that went out (``standing_runs``, its
+scheduled row done: sent or may have arrived). No new key means nothing changed, and the answer is the
+one line "Nothing new since Mon 30 Nov." with **no model call at all** ($0 in the ledger). When keys are
+new, the cheap model (:class:`BriefWriter`, ``purpose='brief'``, session ``standing:<id>``) writes a
+short opening over them, and the message lists what is new and how many things still stand; a model that
+fails leaves the list alone, which says it all anyway.
 """
 
 from __future__ import annotations

@@ -85,7 +85,6 @@ class StandingWork:
         self.settings = settings or StandingSettings()
         self._voice = voice or (lambda _role: None)
         schedule.register(WorkKind.STANDING, self.run)
-        schedule.after_send(WorkKind.STANDING, self.sent)
         schedule.at_start(self.sync)
 
     # -- the owner's verbs ------------------------------------------------------------------------
@@ -229,7 +228,9 @@ class StandingWork:
     async def _brief(self, item: StandingItem, work: ScheduledWork, now: datetime) -> Reply:
         zone = item.recurrence.tz()
         facts = await gather_facts(self.store.db, now, zone, daily_budget=self.settings.daily_budget)
-        brief = await compose_brief(item.id, facts, item.last_facts, item.last_run_at, self.writer, zone)
+        last = await self.store.previous(item.id, work.due_at)
+        brief = await compose_brief(item.id, facts, last.facts if last else None, last.due_at if last else None,
+                                    self.writer, zone)
         run = await self.store.record_run(RunRecord(work.key, item.id, work.due_at,
                                                     "wrote" if brief.changed else "nothing_new", brief.text,
                                                     brief.facts, brief.model_calls), now)
@@ -246,12 +247,4 @@ class StandingWork:
         reply = await self.meetings.run(item.kind.value, item.topic, item.place, item_id=item.id)
         await self.store.record_run(RunRecord(work.key, item.id, work.due_at, "ran",
                                               reply.text if reply is not None else "", {}, 0), now)
-        await self.store.ran(item.id, work.due_at, None, now)
         return reply
-
-    async def sent(self, work: ScheduledWork) -> None:
-        """A run went out: the next brief compares with what this one said."""
-        run = await self.store.run_of(work.key)
-        if run is not None and run.outcome != "missed":  # a missed run briefed nothing: "since" stays
-            await self.store.ran(run.item_id, run.due_at, run.facts if run.outcome in ("wrote", "nothing_new")
-                                 else None, self.clock.now())

@@ -23,8 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ItemStatus", "RunRecord", "StandingItem", "StandingStore"]
 
-_COLUMNS = ("id, kind, topic, rule, said, phrase, channel, chat_id, thread_id, created_by, status, next_at, "
-            "last_run_at, last_facts, created_at")
+_COLUMNS = "id, kind, topic, rule, said, phrase, channel, chat_id, thread_id, created_by, status, next_at, created_at"
 
 
 class ItemStatus(StrEnum):
@@ -49,8 +48,6 @@ class StandingItem:
     created_by: str
     status: ItemStatus
     next_at: datetime | None
-    last_run_at: datetime | None
-    last_facts: dict[str, str] | None
     created_at: datetime
 
     def title(self) -> str:
@@ -88,9 +85,7 @@ def _item(r: Any) -> StandingItem:
         recurrence=Recurrence.from_json(r["rule"]), said=str(r["said"]), phrase=str(r["phrase"]),
         place=Place(str(r["channel"]), str(r["chat_id"]), None if r["thread_id"] is None else int(r["thread_id"])),
         created_by=str(r["created_by"]), status=ItemStatus(r["status"]),
-        next_at=parse_stamp(r["next_at"]) if r["next_at"] else None,
-        last_run_at=parse_stamp(r["last_run_at"]) if r["last_run_at"] else None,
-        last_facts=_facts(r["last_facts"]), created_at=parse_stamp(r["created_at"]))
+        next_at=parse_stamp(r["next_at"]) if r["next_at"] else None, created_at=parse_stamp(r["created_at"]))
 
 
 class StandingStore:
@@ -146,14 +141,6 @@ class StandingStore:
             (stamp(next_at), stamp(now), item_id))
         return bool(rows)
 
-    async def ran(self, item_id: int, due_at: datetime, facts: dict[str, str] | None, now: datetime) -> None:
-        """A run due at ``due_at`` went out: it is the one the next brief compares with (never an older one)."""
-        await self.db.execute(
-            "UPDATE standing_items SET last_run_at = ?, last_facts = COALESCE(?, last_facts), updated_at = ? "
-            "WHERE id = ? AND (last_run_at IS NULL OR last_run_at < ?)",
-            (stamp(due_at), None if facts is None else json.dumps(facts, sort_keys=True), stamp(now), item_id,
-             stamp(due_at)))
-
     # -- runs -----------------------------------------------------------------------------------
 
     async def record_run(self, run: RunRecord, now: datetime) -> RunRecord:
@@ -174,6 +161,15 @@ class StandingStore:
             return None
         return RunRecord(str(r["work_key"]), int(r["item_id"]), parse_stamp(r["due_at"]), str(r["outcome"]),
                          str(r["text"]), _facts(r["facts"]) or {}, int(r["model_calls"]))
+
+    async def previous(self, item_id: int, before: datetime) -> RunRecord | None:
+        """The item's latest brief before ``before`` that went out (sent, or may have arrived: its row is done);
+        the one the next brief compares with. A run that was missed, or never posted, does not count."""
+        row = await self.db.fetchone(
+            "SELECT r.work_key FROM standing_runs r JOIN scheduled_work w ON w.key = r.work_key "
+            "WHERE r.item_id = ? AND r.due_at < ? AND r.outcome IN ('wrote', 'nothing_new') AND w.status = 'done' "
+            "AND w.outcome IN ('sent', 'may_have_arrived') ORDER BY r.due_at DESC LIMIT 1", (item_id, stamp(before)))
+        return None if row is None else await self.run_of(str(row["work_key"]))
 
     async def runs(self, item_id: int, limit: int = 10) -> list[RunRecord]:
         """The item's latest runs, newest first."""

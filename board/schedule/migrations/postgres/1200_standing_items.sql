@@ -14,8 +14,6 @@ CREATE TABLE standing_items (
     created_by  TEXT NOT NULL,                       -- channel:sender of the owner who set it
     status      TEXT NOT NULL DEFAULT 'active',      -- active | paused | removed
     next_at     TEXT,                                -- UTC stamp of the next run scheduled (NULL: none)
-    last_run_at TEXT,                                -- the due moment of the last run that went out
-    last_facts  TEXT,                                -- a brief's facts at its last run (JSON: key -> line)
     created_at  TEXT NOT NULL,
     updated_at  TEXT NOT NULL
 );
