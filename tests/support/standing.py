@@ -5,14 +5,16 @@ items in, and reads of its state db (the marks a test waits for before it counts
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import sqlite3
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from board.clock import FileClock
-from tests.support.daemon import SabhaProcess, write_config
+from tests.support.daemon import DAEMON_REPO, SabhaProcess, write_config
 from tests.support.fakes.telegram_api import FakeTelegramAPI, SentMessage
 from tests.support.schedule import START
 from tests.support.telegram import FORUM, OWNER, TOKEN
@@ -93,3 +95,21 @@ class StandingBoard:
         await self.wait_for(r"Recommendation", timeout=120)
         listed = await self.say("/actions", r"Open action items")
         return [int(n) for n in re.findall(r"^#(\d+) ", listed, re.MULTILINE)]
+
+
+async def sabha_cli(board: StandingBoard, *argv: str, timeout: float = 120.0) -> tuple[int, str]:
+    """Run the real ``sabha <argv>`` beside the daemon, with its config, clock and environment: (exit code,
+    output and errors)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SABHA_")}
+    env.update(board.sabha.env, PYTHONPATH=str(DAEMON_REPO))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", "from bot.cli import main; raise SystemExit(main.main())", *argv, "--config",
+        str(board.sabha.config), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, env=env,
+        cwd=str(board.sabha.config.parent))
+    try:
+        out, _ = await asyncio.wait_for(proc.communicate(), timeout)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return int(proc.returncode or 0), out.decode(errors="replace")
