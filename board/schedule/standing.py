@@ -207,6 +207,7 @@ class StandingWork:
             log.info("standing: %s not run: its item is %s", work.key, "gone" if item is None else item.status.value)
             return None
         now = self.clock.now()
+        log.info("standing: #%d run due %s claimed (%s)", item.id, work.due_at.isoformat(timespec="seconds"), work.key)
         following = item.recurrence.next_after(max(work.due_at, now))
         await self._schedule(item, following)
         done = await self.store.run_of(work.key)
