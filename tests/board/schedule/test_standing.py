@@ -1,21 +1,24 @@
 """Standing work on a board with a fake clock (issue 42): ``/every`` sets an item in its place, each run is
 a scheduled_work row claimed before it runs (the next one chained when it is claimed), the brief asks a
 model only when something changed (counted in the ledger), a member cannot pause, resume or remove, a run
-missed for longer than ``schedule.catch_up_s`` is one line, two runners never run one occurrence twice.
-On SQLite and PostgreSQL."""
+missed for longer than ``schedule.catch_up_s`` is one line, two runners never run one occurrence twice;
+standing meetings and roundtables run through the :class:`board.schedule.standing.MeetingRuns` protocol (a
+fake here: ``board.room.standing`` is built beside this). On SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from board.app import Board
 from board.clock import FakeClock
-from board.schedule import Delivered, Delivery, RunnerSettings, ScheduleRunner, WorkKind, WorkStatus
+from board.envelope import Reply
+from board.schedule import Delivered, Delivery, Place, RunnerSettings, ScheduleRunner, WorkKind, WorkStatus
 from board.schedule.report import status_lines
-from board.schedule.standing import StandingSettings, run_key
+from board.schedule.standing import StandingSettings, StandingWork, run_key
 from board.schedule.standing_store import ItemStatus
 from tests.support.board import on_both_backends
 from tests.support.reminders import TOPIC, board_on, hold_meeting, say_to, scripted
@@ -184,5 +187,58 @@ async def test_a_run_done_again_sends_what_it_wrote_and_two_runners_never_run_on
             (run_key(1, MONDAY), WorkStatus.DONE.value), (run_key(1, MONDAY + WEEK), WorkStatus.DONE.value),
             (run_key(1, MONDAY + 2 * WEEK), WorkStatus.PENDING.value)]
         assert (await board.parts.schedule.store.open_rows(kind=WorkKind.STANDING))[0].payload == {"item": 1}
+    finally:
+        await board.close()
+
+
+@dataclass
+class FakeMeetings:
+    """Stands in for ``board.room.standing.StandingMeetings`` (the other half of issue 42): records each run
+    and answers with the summary to post, or None (the meeting's own views posted everything)."""
+
+    runs: list[tuple[str, str, Place, int]] = field(default_factory=list)
+    answer_none: bool = False
+
+    async def run(self, kind: str, topic: str, place: Place, *, item_id: int) -> Reply | None:
+        self.runs.append((kind, topic, place, item_id))
+        if self.answer_none:
+            return None
+        return Reply(role="general", name="Chair", emoji="", text=f"Summary of the {kind} on {topic}",
+                     channel=place.channel, chat_id=place.chat_id, thread_id=place.thread_id, kind="command")
+
+    async def month_cost(self, item_id: int) -> float:
+        return 0.25 * sum(1 for *_, item in self.runs if item == item_id)
+
+
+@on_both_backends
+async def test_a_standing_meeting_and_roundtable_run_through_the_meeting_runs_at_their_times(
+        workspace: Path, data_dir: Path) -> None:
+    clock = FakeClock(START)
+    board = await board_on(workspace, data_dir, scripted((None, None, None)), clock)
+    try:
+        assert "Standing meetings are not available" in await say_to(board, "/every 1st of month meeting burn")
+        meetings = FakeMeetings()
+        parts = board.parts
+        work = StandingWork(parts.schedule, clock, parts.standing.writer, meetings=meetings)  # takes the handler over
+        place = Place("telegram", "-100777", 42)
+        meeting = await work.add("1st of month meeting review our burn", place, "telegram:1")
+        roundtable = await work.add("other friday roundtable growth ideas for Q1", place, "telegram:1")
+        deliver = RecordingDeliver()
+        runner = ScheduleRunner(parts.schedule, deliver)
+        clock.set(datetime(2026, 11, 27, 9, tzinfo=UTC))  # Friday: the roundtable
+        assert await runner.run_due() == 1
+        clock.set(datetime(2026, 12, 1, 9, tzinfo=UTC))  # the 1st: the meeting
+        assert await runner.run_due() == 1
+        assert meetings.runs == [("roundtable", "growth ideas for Q1", place, roundtable.id),
+                                 ("meeting", "review our burn", place, meeting.id)]
+        assert [r.text for _, r in deliver.sent] == ["Summary of the roundtable on growth ideas for Q1",
+                                                     "Summary of the meeting on review our burn"]
+        assert all((r.chat_id, r.thread_id) == ("-100777", 42) for _, r in deliver.sent)
+        assert await work.month_cost(meeting) == 0.25
+        meetings.answer_none = True  # the meeting's views posted everything: nothing more to send
+        clock.set(datetime(2026, 12, 11, 9, tzinfo=UTC))  # the roundtable's next Friday (every other)
+        assert await runner.run_due() == 1 and len(deliver.sent) == 2
+        row = await parts.schedule.get(run_key(roundtable.id, datetime(2026, 12, 11, 9, tzinfo=UTC)))
+        assert row is not None and (row.status, row.outcome) == (WorkStatus.DONE, "acted")
     finally:
         await board.close()
