@@ -6,7 +6,9 @@ A weekly brief set by ``/every`` in a forum topic runs at its time in that topic
 nothing changed, makes no model call (the ledger says so) and says "Nothing new since Mon 14 Dec."; once an
 action item falls due within the week, the next brief names it. A member's ``/standing pause`` is refused and
 nothing changes. ``kill -9`` 1 s before, at and 1 s after an item's time (separate runs): the run happens
-exactly once, proved by the next day's run (the runner works in due order) arriving after the restart.
+exactly once, proved by the next day's run (the runner works in due order) arriving after the restart. A run
+that fell due while Sabha was stopped is done on start when it is at most ``schedule.catch_up_s`` late, and is
+one "Missed" line when it is later (one line for three missed days, the next run scheduled from now).
 """
 
 from __future__ import annotations
@@ -100,3 +102,26 @@ async def test_kill_9_around_a_standing_items_time_runs_it_exactly_once(board: S
     await board.wait_db("SELECT COUNT(*) FROM scheduled_work WHERE kind = 'standing' AND status = 'done'", 2)
     keys = board.query("SELECT key, status FROM scheduled_work WHERE kind = 'standing' ORDER BY due_at")
     assert [r["status"] for r in keys] == ["done", "done", "pending"], [tuple(r) for r in keys]
+
+
+async def test_a_run_missed_while_sabha_was_down_is_done_on_start_within_catch_up_else_said_missed_once(
+        board: StandingBoard) -> None:
+    await board.start()
+    await board.say("/every day 10am brief", "Standing item")
+    await board.sabha.signal(signal.SIGTERM)
+    board.after(3600 + 1800)  # down over Wednesday's 10:00: started again half an hour late (catch_up_s: 1 h)
+    await board.sabha.start()
+    late = await board.wait_for(FIRST_BRIEF)
+    assert late.message_thread_id == board.topic
+    await board.wait_db("SELECT COUNT(*) FROM scheduled_work WHERE kind = 'standing' AND status = 'done'", 1)
+    await board.sabha.signal(signal.SIGTERM)
+    board.at(START + timedelta(days=3, hours=5))  # down over Thursday's, Friday's and Saturday's runs
+    await board.sabha.start()
+    missed = await board.wait_for("Missed: ")
+    assert "a brief every day at 10:00 (UTC) was due Thu 2026-11-26 10:00 UTC while Sabha was not running" \
+           in missed.text and "the next run is Sun 2026-11-29 10:00 UTC" in missed.text
+    await board.wait_db("SELECT COUNT(*) FROM scheduled_work WHERE kind = 'standing' AND status = 'done'", 2)
+    assert len(board.in_topic("Missed: ")) == 1  # one line, not one per day
+    assert len(board.in_topic(FIRST_BRIEF)) == 1
+    pending = board.query("SELECT key FROM scheduled_work WHERE kind = 'standing' AND status = 'pending'")
+    assert [r["key"] for r in pending] == ["standing:1:2026-11-29T10:00:00.000000Z"]
