@@ -17,6 +17,7 @@ from board.app import Board
 from board.clock import FakeClock
 from board.envelope import Reply
 from board.schedule import Delivered, Delivery, Place, RunnerSettings, ScheduleRunner, WorkKind, WorkStatus
+from board.schedule.recurrence import read_every
 from board.schedule.report import status_lines
 from board.schedule.standing import StandingSettings, StandingWork, run_key
 from board.schedule.standing_store import ItemStatus
@@ -240,5 +241,22 @@ async def test_a_standing_meeting_and_roundtable_run_through_the_meeting_runs_at
         assert await runner.run_due() == 1 and len(deliver.sent) == 2
         row = await parts.schedule.get(run_key(roundtable.id, datetime(2026, 12, 11, 9, tzinfo=UTC)))
         assert row is not None and (row.status, row.outcome) == (WorkStatus.DONE, "acted")
+    finally:
+        await board.close()
+
+
+@on_both_backends
+async def test_an_item_stored_without_its_run_gets_it_at_start(workspace: Path, data_dir: Path) -> None:
+    clock = FakeClock(START)
+    board = await board_on(workspace, data_dir, scripted((None, None, None)), clock)
+    try:
+        asked = read_every("monday 9am brief", clock.now())
+        stored = await board.parts.standing.store.add(  # as a crash between storing and scheduling leaves it
+            kind=asked.kind, topic="", recurrence=asked.recurrence, phrase="monday 9am brief",
+            place=Place("telegram", "-100777", 42), created_by="telegram:1", now=clock.now())
+        assert await _standing_rows(board) == []
+        assert await board.parts.standing.sync() == 1
+        assert [r["key"] for r in await _standing_rows(board)] == [run_key(stored.id, MONDAY)]
+        assert await board.parts.standing.sync() == 0  # scheduled already: nothing more
     finally:
         await board.close()
