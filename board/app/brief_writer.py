@@ -2,6 +2,8 @@
 of the chair with no tools, ``llm.cheap_model`` (else the chair's own), recorded in the ledger as
 ``purpose='brief'`` under the session ``standing:<item>``, tagged with the item. It is only asked when the
 brief found something new (:mod:`board.schedule.brief`); a failed call leaves the brief's list to speak alone.
+Over the daily budget (``budget.daily_usd``, asked as the owner) no model is called: the brief goes out with its
+list alone, and the log says why.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from board.agent.runner import AgentRunner
 from board.agent.tools import ToolContext
 from board.llm.base import PromptBlock
 from board.schedule.brief import BRIEF_PURPOSE, brief_session
+from board.spending.budget import Budget
 
 __all__ = ["BRIEF_SYSTEM", "ModelBriefWriter"]
 
@@ -27,12 +30,18 @@ BRIEF_SYSTEM = (
 class ModelBriefWriter:
     """A brief's opening by the cheap model; see the module docstring."""
 
-    def __init__(self, runner: AgentRunner, role: str = "general") -> None:
+    def __init__(self, runner: AgentRunner, budget: Budget | None = None, role: str = "general") -> None:
         self.runner = runner
+        self.budget = budget
         self.role = role
 
     async def __call__(self, item_id: int, facts: str) -> str | None:
         runner = self.runner
+        stop = await self.budget.check(f"standing:{item_id}", is_owner=True) if self.budget is not None else None
+        if stop is not None:
+            log.warning("standing: the brief of #%d goes out without its opening: the daily budget is spent "
+                        "($%.4f of $%.2f), so no model is called", item_id, stop.spent, stop.limit)
+            return None
         profile = runner.souls.profile(self.role)
         key = brief_session(item_id)
         outcome = await runner.run(ExchangeRequest(

@@ -43,14 +43,16 @@ def brief_session(item_id: int) -> str:
 
 
 class BriefWriter(Protocol):
-    """The cheap model writing a brief's opening over ``facts`` (one a line); None when the model failed."""
+    """The cheap model writing a brief's opening over ``facts`` (one a line); None when it wrote none (the model
+    failed, or the daily budget is spent and it was not asked)."""
 
     async def __call__(self, item_id: int, facts: str) -> str | None: ...
 
 
 @dataclass(frozen=True)
 class BriefText:
-    """What a brief run says, the facts it compared, and whether it asked a model."""
+    """What a brief run says, the facts it compared, and the model write-ups it got (0: none asked for, or none
+    written)."""
 
     text: str
     facts: dict[str, str]
@@ -138,4 +140,4 @@ async def compose_brief(item_id: int, facts: Mapping[str, str], previous: Mappin
              listed]
     if still:
         parts.append(f"Still standing from before: {still} item{'s' * (still != 1)}.")
-    return BriefText("\n\n".join(parts), dict(facts), 1, True)
+    return BriefText("\n\n".join(parts), dict(facts), 0 if opening is None else 1, True)

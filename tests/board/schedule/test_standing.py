@@ -21,6 +21,7 @@ from board.schedule.recurrence import read_every
 from board.schedule.report import status_lines
 from board.schedule.standing import StandingSettings, StandingWork, run_key
 from board.schedule.standing_store import ItemStatus
+from board.spending.budget import BudgetSettings
 from tests.support.board import on_both_backends
 from tests.support.reminders import TOPIC, board_on, hold_meeting, say_to, scripted
 from tests.support.schedule import START, RecordingDeliver
@@ -258,5 +259,28 @@ async def test_an_item_stored_without_its_run_gets_it_at_start(workspace: Path, 
         assert await board.parts.standing.sync() == 1
         assert [r["key"] for r in await _standing_rows(board)] == [run_key(stored.id, MONDAY)]
         assert await board.parts.standing.sync() == 0  # scheduled already: nothing more
+    finally:
+        await board.close()
+
+
+@on_both_backends
+async def test_over_the_daily_budget_a_brief_goes_out_with_its_list_and_no_model_call(workspace: Path,
+                                                                                      data_dir: Path) -> None:
+    clock = FakeClock(START)
+    board = await board_on(workspace, data_dir, scripted((None, None, None)), clock)
+    try:
+        await hold_meeting(board)
+        await say_to(board, "/every monday 9am brief")
+        board.parts.budget.settings = BudgetSettings(daily_usd=0.0)  # as a config reload sets it: spent already
+        deliver = RecordingDeliver()
+        runner = ScheduleRunner(board.parts.schedule, deliver)
+        clock.set(MONDAY)
+        assert await runner.run_due() == 1
+        text = deliver.sent[0][1].text
+        assert text.startswith("Brief: what changed so far\n\n\u2022 ")  # the list, no opening
+        assert "Decision awaiting your ratification: Should we expand to Europe?" in text
+        assert await _calls(board, "brief") == 0
+        run = await board.parts.standing.store.run_of(run_key(1, MONDAY))
+        assert run is not None and (run.outcome, run.model_calls) == ("wrote", 0)
     finally:
         await board.close()
