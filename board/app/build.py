@@ -37,6 +37,7 @@ from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import people as people_commands
 from board.commands import room as room_commands
+from board.commands import standing as standing_commands
 from board.commands.registry import CommandRegistry
 from board.conversation.sessions import Sessions
 from board.conversation.transcript_rows import transcripts_for
@@ -53,6 +54,7 @@ from board.room.convene import BoardRoom
 from board.room.store import MeetingStore
 from board.routing.router import Router
 from board.schedule import Schedule, WorkKind
+from board.schedule.standing import StandingWork
 from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
 from board.spending.ledger import Ledger
@@ -198,8 +200,8 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     return room, reminders, decisions
 
 
-def _standing(settings: BoardSettings, base: _Base, room: BoardRoom, clock: Clock,
-              tools: ToolRegistry) -> StandingMeetings:
+def _standing_meetings(settings: BoardSettings, base: _Base, room: BoardRoom, clock: Clock,
+                       tools: ToolRegistry) -> StandingMeetings:
     """Standing items' meetings and roundtables (the STANDING_MEETING handler), and the chair's roundtable tool
     (offered while meetings are on). The roundtable's modules load with the first roundtable."""
     from board.room.roundtable_tool import RoundtableTool
@@ -209,6 +211,25 @@ def _standing(settings: BoardSettings, base: _Base, room: BoardRoom, clock: Cloc
     base.schedule.register(WorkKind.STANDING_MEETING, standing.handle)
     if settings.meetings.enabled:
         tools.register(RoundtableTool(room, base.budget, clock).tool())
+    return standing
+
+
+def _standing(settings: BoardSettings, base: _Base, runner: AgentRunner, commands: CommandRegistry,
+              clock: Clock, meetings: StandingMeetings) -> StandingWork:
+    """Standing work (``/every``): its runs on the schedule, a brief's opening by the cheap model, its meetings and
+    roundtables held by ``meetings`` (:mod:`board.room.standing`)."""
+    from board.app.brief_writer import ModelBriefWriter
+
+    souls = base.souls
+
+    def voice(role: str) -> tuple[str, str] | None:
+        profile = next((p for p in souls.profiles() if p.role == role), None)
+        return (profile.name, profile.emoji) if profile is not None else None
+
+    standing = StandingWork(base.schedule, clock, ModelBriefWriter(runner, base.budget), zone=settings.timezone,
+                            meetings=meetings,
+                            settings=replace(settings.standing, daily_budget=settings.budget.daily_usd), voice=voice)
+    standing_commands.register(commands, standing)
     return standing
 
 
@@ -251,7 +272,8 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
         wanted = settings.consultation.enabled if tool.spec.name == "consult" else settings.meetings.enabled
         if wanted:
             tools.register(tool)
-    standing_meetings = _standing(settings, base, room, clock, tools)
+    standing_meetings = _standing_meetings(settings, base, room, clock, tools)
+    standing = _standing(settings, base, runner, commands, clock, standing_meetings)
     knowledge, web_search = _open_knowledge(settings, db), _web_search(settings, db)
     if knowledge is not None:
         tools.register(knowledge_tool(knowledge))
@@ -277,4 +299,4 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                  reminders=reminders, facts=base.facts, guardrails=guardrails, knowledge=knowledge,
                  web_search=web_search, media=media, people=base.people, memory_writer=writer,
                  memory_talk=memory_talk, commands=commands, consent=consent, mcp=outside,
-                 door=door, standing_meetings=standing_meetings)
+                 door=door, standing_meetings=standing_meetings, standing=standing)

@@ -34,6 +34,7 @@ from board.people import People
 from board.room.convene import BoardRoom
 from board.routing.router import Router
 from board.schedule import Schedule
+from board.schedule.standing import StandingWork
 from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
 from board.spending.ledger import Ledger, LLMCallRecord
@@ -100,3 +101,4 @@ class Parts:
     mcp: McpServers  # outside tools: the MCP servers of mcp.servers (started by the daemon, or on first use)
     door: Door  # what the front door (board.answer) uses of these
     standing_meetings: StandingMeetings  # standing items' meetings and roundtables, and what each item cost
+    standing: StandingWork  # standing work (/every): briefs, meetings and roundtables on a rhythm (issue 42)

@@ -29,6 +29,7 @@ from board.room.consult import ConsultSettings
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
 from board.room.settings import MeetingSettings
 from board.schedule.migrations import MIGRATIONS as SCHEDULE_MIGRATIONS
+from board.schedule.standing import StandingSettings
 from board.spending.budget import BudgetSettings
 from board.spending.migrations import MIGRATIONS as SPENDING_MIGRATIONS
 from board.storage import Dialect, StateURL
@@ -71,6 +72,7 @@ class BoardSettings:
     consent: ConsentSettings = field(default_factory=ConsentSettings)  # tools.consent_timeout_s
     mcp: McpSettings = field(default_factory=McpSettings)  # outside tools: the MCP servers and their limits
     timezone: str = "UTC"  # the owner's time zone: due dates are read and shown in it (IANA name)
+    standing: StandingSettings = field(default_factory=StandingSettings)  # schedule.catch_up_s (issue 42)
     #: Where the state lives (``state.url``); None: the SQLite file ``sabha.db`` in ``data_dir``.
     state: StateURL | None = None
     #: The most connections this process holds to a PostgreSQL state store.

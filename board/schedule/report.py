@@ -1,6 +1,7 @@
 """Scheduled work in words, for ``/status`` and ``sabha status``: how much is pending, the
 next item, what waits and for what (a channel not running, a closed WhatsApp window, the
-terminal's rows that only ``sabha chat`` sends), and the latest failures. A list shows the first
+terminal's rows that only ``sabha chat`` sends), the latest failures, and the standing work (``/every``) with
+each item's next run in its own zone (:func:`standing_lines`). A list shows the first
 few rows and says how many more there are and where to see them; a row past its moment says how
 late it is ("overdue by 2 days")."""
 
@@ -9,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from board.schedule.dates import late_by
+from board.schedule.dates import describe, late_by
+from board.schedule.standing_store import ItemStatus, StandingStore
 from board.schedule.store import WorkStore
 from board.schedule.work import ScheduledWork, WorkStatus
 
-__all__ = ["TERMINAL", "WAITS_FOR_CHAT", "status_lines"]
+__all__ = ["TERMINAL", "WAITS_FOR_CHAT", "standing_lines", "status_lines"]
 
 #: the place of the terminal's meetings and chats: its rows are done by ``sabha chat``, not the daemon
 TERMINAL = "console"
@@ -56,4 +58,20 @@ async def status_lines(store: WorkStore, *, limit: int = 5, now: datetime | None
     if failed:
         lines.append("  failed:")
         lines += [f"    {r.kind} {r.key}: {r.detail or r.outcome}" for r in failed]
+    return lines + await standing_lines(StandingStore(store.db), limit=limit * 2)
+
+
+async def standing_lines(store: StandingStore, *, limit: int = 10) -> list[str]:
+    """``Standing work (2; /standing or `sabha schedule list` lists them):`` and one line per item: what, where,
+    its next run (or paused)."""
+    items = await store.items()
+    if not items:
+        return []
+    lines = [f"Standing work ({len(items)}; /standing or `sabha schedule list` lists them):"]
+    for item in items[:limit]:
+        state = (f"next {describe(item.next_at, item.recurrence.tz())}"
+                 if item.status is ItemStatus.ACTIVE and item.next_at else item.status.value)
+        lines.append(f"    #{item.id} {item.title()} in {item.place}: {state}")
+    if len(items) > limit:
+        lines.append(f"    and {len(items) - limit} more")
     return lines

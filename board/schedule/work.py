@@ -43,6 +43,7 @@ class WorkKind(StrEnum):
     CONSENT = "consent"  # a tool call waits for the owner's Allow: the question, a notice (board.tools.consent)
     MEETING_START = "meeting_start"  # a meeting waits for the owner's Start: the estimate, its expiry (room)
     STANDING_MEETING = "standing_meeting"  # a standing item's meeting or roundtable, now (board.room.standing)
+    STANDING = "standing"  # a run of a standing item (/every): brief, meeting, roundtable (board.schedule.standing)
 
 
 class WorkStatus(StrEnum):

@@ -83,6 +83,7 @@ class LoadedConfig:
         from board.app import BoardSettings
         from board.room.consult import ConsultSettings
         from board.room.settings import DEFAULT_CHALLENGERS, MeetingSettings
+        from board.schedule.standing import StandingSettings
 
         board = self.config.board
         roster = self.roster()
@@ -123,6 +124,7 @@ class LoadedConfig:
             custom_rosters=tuple((name, tuple(roles)) for name, roles in board.rosters.items()),
             max_message_chars=board.max_message_chars,
             timezone=board.timezone,
+            standing=StandingSettings(catch_up_s=self.config.schedule.catch_up_s),
             budget=self.budget_settings(),
             knowledge=self.config.knowledge.settings(),
             web_search=self.config.web_search.settings(),

@@ -240,6 +240,11 @@ class _State:
 
 
 @dataclass(frozen=True)
+class _Schedule:
+    catch_up_s: float = 3600
+
+
+@dataclass(frozen=True)
 class _Replicas:
     lease_s: float = 15
     name: str = ""
@@ -263,6 +268,7 @@ class PlainConfig:
     media: _Media = field(default_factory=_Media)
     people: _People = field(default_factory=_People)
     state: _State = field(default_factory=_State)
+    schedule: _Schedule = field(default_factory=_Schedule)
     replicas: _Replicas = field(default_factory=_Replicas)
     mcp: _Mcp = field(default_factory=_Mcp)
 

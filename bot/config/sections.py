@@ -338,6 +338,16 @@ class StateSection(StrictModel):
         return value.strip()
 
 
+class ScheduleSection(StrictModel):
+    """``schedule``: standing work (``/every monday 9am brief``, ``sabha schedule``): when a run missed while Sabha
+    was down still happens."""
+
+    catch_up_s: float = Field(3600, ge=0, le=7 * 86_400, description=(
+        "a standing item's run missed while Sabha was not running is done once on start if it is at most this many "
+        "seconds late; later than that it is not done, and one line in its place says it was missed and when the "
+        "next run is"))
+
+
 class ReplicasSection(StrictModel):
     """``replicas``: several ``sabha run`` processes on one PostgreSQL (state.url), any of them taking any delivery."""
 
@@ -372,6 +382,7 @@ class Config(StrictModel):
     people: PeopleSection = section()
     web: WebSection = section()
     state: StateSection = section()
+    schedule: ScheduleSection = section()
     replicas: ReplicasSection = section()
     mcp: McpSection = section()
 

@@ -10,6 +10,7 @@
 - :mod:`bot.web.decisions`: the decisions page and the owner's rulings and action-item changes there;
   :mod:`bot.web.rulings`: what the pages show of a verdict and a due date
 - :mod:`bot.web.track`: each advisor's track record; :mod:`bot.web.numbers`: whole numbers from outside
+- :mod:`bot.web.schedule`: the standing work (``/every``), its next runs, pausing, resuming, removing
 - :mod:`bot.web.render`: the Jinja2 environment (autoescape; not the prompt one), Markdown, the SVG chart
 - :mod:`bot.web.config` / :mod:`bot.web.settings`: config ``web`` and its plain settings
 

@@ -100,13 +100,14 @@ async def auth_required(request: web.Request, handler: Handler) -> web.StreamRes
 def build_web(ctx: WebContext) -> web.Application:
     """The sub-application (routes of :mod:`bot.web.pages`, :mod:`bot.web.decisions`, :mod:`bot.web.track`,
     :mod:`bot.web.meeting_stream` and :mod:`bot.web.meeting_table`)."""
-    from bot.web import decisions, meeting_stream, meeting_table, pages, track
+    from bot.web import decisions, meeting_stream, meeting_table, pages, schedule, track
 
     sub = web.Application(middlewares=[security_headers, error_pages, auth_required], client_max_size=256 * 1024)
     sub[WEB] = ctx
     sub.add_routes(pages.routes())
     sub.add_routes(decisions.routes())
     sub.add_routes(track.routes())
+    sub.add_routes(schedule.routes())
     sub.add_routes(meeting_stream.routes())
     sub.add_routes(meeting_table.routes())
     return sub

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from board.room.convene import BoardRoom
     from board.room.store import MeetingStore
     from board.schedule import Schedule
+    from board.schedule.standing import StandingWork
     from board.spending.ledger import Ledger
     from board.storage import Database
     from board.workspace.souls import SoulStore
@@ -65,6 +66,7 @@ class WebContext:
     decisions: DecisionBook
     reminders: Reminders
     schedule: Schedule  # a prediction resolved on a page cancels its resolution request
+    standing: StandingWork  # standing work (/ui/schedule): listed, paused, resumed, removed
     commands: CommandRegistry
     ledger: Ledger
     roster: str  # the board's own roster
@@ -91,7 +93,7 @@ class WebContext:
         return cls(clock=parts.clock, db=parts.db, souls=parts.souls, rosters=parts.rosters, runner=parts.runner,
                    sessions=parts.sessions, transcripts=parts.transcripts, room=parts.room,
                    meetings=parts.room.store, decisions=parts.decisions, reminders=parts.reminders,
-                   schedule=parts.schedule, commands=parts.commands, ledger=parts.ledger,
+                   schedule=parts.schedule, standing=parts.standing, commands=parts.commands, ledger=parts.ledger,
                    roster=configured.roster.name,
                    roster_names=tuple(dict.fromkeys(names)),
                    min_resolved_predictions=configured.meetings.min_resolved_predictions,

@@ -20,8 +20,8 @@ from bot.web.auth import COOKIE
 from tests.support.browser import WebDaemon
 
 PAGES = ["/ui/", "/ui/sessions", "/ui/sessions/nope", "/ui/meetings", "/ui/meetings/new", "/ui/meetings/m-1",
-         "/ui/meetings/m-1/events", "/ui/decisions", "/ui/cost", "/ui/track"]
-POSTS = ["/ui/meetings", "/ui/actions/1/done", "/ui/logout", "/ui/track/predictions/1"]
+         "/ui/meetings/m-1/events", "/ui/decisions", "/ui/cost", "/ui/track", "/ui/schedule"]
+POSTS = ["/ui/meetings", "/ui/actions/1/done", "/ui/logout", "/ui/track/predictions/1", "/ui/schedule/1/pause"]
 HTML = {"Accept": "text/html,application/xhtml+xml"}
 
 
