@@ -377,12 +377,15 @@ class Config(StrictModel):
 
     def owner_chats(self) -> tuple[tuple[str, str], ...]:
         """(channel, chat id) of the owner's own chat on each running channel, as the config names the owner:
-        Telegram's first allowed user id (a private chat's id is the user's), WhatsApp's first allowed number."""
+        Telegram's first allowed user id (a private chat's id is the user's), WhatsApp's first allowed number,
+        Discord's first allowed user's DM (``dm-<user id>``)."""
         chats: list[tuple[str, str]] = []
         if self.telegram.enabled and self.telegram.allowed_user_ids:
             chats.append(("telegram", str(self.telegram.allowed_user_ids[0])))
         if self.whatsapp.enabled and self.whatsapp.allowed_numbers:
             chats.append(("whatsapp", self.whatsapp.allowed_numbers[0]))
+        if self.discord.enabled and self.discord.owner is not None:
+            chats.append(("discord", f"dm-{self.discord.owner}"))  # the owner's DM (bot.channels.discord.config)
         return tuple(chats)
 
     @model_validator(mode="after")

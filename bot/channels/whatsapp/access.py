@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime
 
-from board.spending.allowance import PUBLIC_CAP_REACHED, public_scope
+from board.spending.allowance import public_scope
 from board.storage import Database
+from bot.channels.public_gate import CAP_REACHED, RATE_LIMITED, PublicGate
 from bot.channels.whatsapp.config import AccessMode, WhatsAppSection
 from bot.intake.courier import Admission
 
@@ -29,14 +28,11 @@ __all__ = ["CAP_REACHED", "RATE_LIMITED", "SCOPE", "AccessPolicy"]
 
 log = logging.getLogger("sabha.whatsapp")
 
-RATE_LIMITED = "You're sending messages faster than I can answer. Please wait a minute and try again."
-CAP_REACHED = PUBLIC_CAP_REACHED
 SCOPE = public_scope("whatsapp")  # how the ledger marks the calls strangers cause here
-SPEND_REFRESH_S = 1.0
 
 
 class AccessPolicy:
-    """See the module docstring."""
+    """See the module docstring; the public limits are a :class:`bot.channels.public_gate.PublicGate`."""
 
     def __init__(self, settings: WhatsAppSection, db: Database, *, clock: Callable[[], float] = time.monotonic,
                  ids: Callable[[str], set[str]] | None = None,
@@ -44,18 +40,44 @@ class AccessPolicy:
         self.mode = settings.access
         self.allowed = set(settings.allowed_numbers)
         self.owner = settings.allowed_numbers[0] if settings.allowed_numbers else None
-        self.rate = settings.public_rate_per_minute
-        self.daily_usd = settings.public_daily_usd
+        self.gate = PublicGate(db, SCOPE, rate=settings.public_rate_per_minute, daily_usd=settings.public_daily_usd,
+                               clock=clock, closed=closed)
         self.db = db
-        self.clock = clock
         self.ids = ids or (lambda user: {user})  # every id of ``user`` (.identity.WhatsAppPeople.identifiers)
-        self.closed = closed  # the board refused a stranger's call under the cap (``daily_usd``) today
-        self.spent_today = 0.0
-        self._spent_at = -1e9
-        self._recent: dict[str, deque[float]] = {}
         self._logged: set[str] = set()
-        self.refused_rate = 0
-        self.refused_cap = 0
+
+    @property
+    def rate(self) -> float:
+        """Public mode: messages a minute per stranger (a config reload sets it)."""
+        return self.gate.rate
+
+    @rate.setter
+    def rate(self, value: float) -> None:
+        self.gate.rate = value
+
+    @property
+    def daily_usd(self) -> float:
+        """Public mode: what strangers' model calls may cost a day (a config reload sets it)."""
+        return self.gate.daily_usd
+
+    @daily_usd.setter
+    def daily_usd(self, value: float) -> None:
+        self.gate.daily_usd = value
+
+    @property
+    def spent_today(self) -> float:
+        """What strangers' model calls cost today, as last read."""
+        return self.gate.spent_today
+
+    @property
+    def refused_rate(self) -> int:
+        """Strangers' messages refused for the rate."""
+        return self.gate.refused_rate
+
+    @property
+    def refused_cap(self) -> int:
+        """Strangers' messages refused for the daily cap."""
+        return self.gate.refused_cap
 
     def listed(self, user: str) -> bool:
         """An id of the person ``user`` (number, business-scoped id, a former one) is in ``allowed_numbers``."""
@@ -71,13 +93,8 @@ class AccessPolicy:
 
     async def refresh(self) -> None:
         """Re-read what strangers' model calls cost today (at most once a second)."""
-        if self.mode is not AccessMode.PUBLIC or self.clock() - self._spent_at < SPEND_REFRESH_S:
-            return
-        self._spent_at = self.clock()
-        midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0).isoformat()
-        row = await self.db.fetchone(
-            "SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE ts >= ? AND scope = ?", (midnight, SCOPE))
-        self.spent_today = float(row["usd"]) if row is not None else 0.0
+        if self.mode is AccessMode.PUBLIC:
+            await self.gate.refresh()
 
     def admit(self, user: str) -> Admission:
         """The verdict on one message from ``user`` (counts it against the rate when admitted)."""
@@ -92,17 +109,4 @@ class AccessPolicy:
                             "(add them there to let them talk to the board); further ones are not logged.%s",
                             user, hint)
             return Admission(False)
-        day = datetime.now(UTC).date().isoformat()
-        if self.spent_today >= self.daily_usd or self.closed(self.daily_usd):
-            self.refused_cap += 1
-            return Admission(False, CAP_REACHED, notice_key=f"cap:{user}:{day}")
-        now = self.clock()
-        recent = self._recent.setdefault(user, deque())
-        while recent and now - recent[0] >= 60.0:
-            recent.popleft()
-        if len(recent) >= self.rate:
-            self.refused_rate += 1
-            window = int(recent[0])  # one refusal until the oldest message leaves the minute
-            return Admission(False, RATE_LIMITED, notice_key=f"rate:{user}:{window}")
-        recent.append(now)
-        return Admission(True)
+        return self.gate.admit(user)

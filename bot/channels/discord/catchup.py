@@ -1,0 +1,72 @@
+"""After a restart: the messages sent while Sabha was down, read from each place's history.
+
+The gateway has no acknowledgement and replays nothing to a new session: a message sent while Sabha was down
+(or killed with it in a queue not yet stored) reaches Sabha only through the channel's history. On every new
+session (``READY``; a ``RESUME`` replays instead), :func:`catch_up` reads, for each place that has a stored
+message (:class:`.store.PlaceStore`), ``GET /channels/{id}/messages?after=<the newest stored>`` (discord.py's
+``history(after=..., oldest_first=True)``, 100 a page) and hands each message to ``feed``, in order, as the
+gateway would have. The intake stores each message once (its id): one claimed before the kill is not answered
+again, one it never saw is answered once.
+
+Messages older than ``discord.catch_up_hours`` (24 h by default; 0: none) are not answered: after a long outage an
+answer to a day-old question surprises more than it helps. They are counted and logged with the place. Limits: a
+thread or a forum post *created* while Sabha was down, with no message stored from it before, is not read (its
+next message is answered); a place Discord refuses to show (403, 404: the bot lost access) is logged and skipped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import aiohttp
+import discord
+
+from bot.channels.discord.store import Place
+
+__all__ = ["CaughtUp", "catch_up"]
+
+log = logging.getLogger("sabha.discord")
+
+
+@dataclass(frozen=True)
+class CaughtUp:
+    """What one catch-up found: messages handed on, too old to answer, places that could not be read."""
+
+    fed: int = 0
+    too_old: int = 0
+    unreadable: int = 0
+
+
+async def catch_up(client: discord.Client, places: list[Place], feed: Callable[[discord.Message], None], *,
+                   max_age_hours: float) -> CaughtUp:
+    """Read each of ``places``' history after its newest stored message (see the module docstring)."""
+    fed = too_old = unreadable = 0
+    oldest = datetime.now(UTC) - timedelta(hours=max_age_hours)
+    for place in places:
+        if place.last_message_id is None or not place.started:
+            continue
+        channel = client.get_partial_messageable(int(place.channel_id))
+        old_here = 0
+        try:
+            async for message in channel.history(limit=None, after=discord.Object(int(place.last_message_id)),
+                                                 oldest_first=True):
+                if max_age_hours <= 0 or message.created_at < oldest:
+                    old_here += 1
+                    continue
+                feed(message)
+                fed += 1
+        except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+            unreadable += 1
+            log.warning("discord: could not read what was missed in channel %s (%s); its next message is "
+                        "answered", place.channel_id, exc)
+        if old_here:
+            too_old += old_here
+            log.warning("discord: %d message(s) in channel %s arrived while Sabha was down and are older than "
+                        "discord.catch_up_hours (%g h); not answered", old_here, place.channel_id, max_age_hours)
+    if fed or too_old:
+        log.info("discord: caught up after the restart: %d message(s) sent while Sabha was down, %d too old",
+                 fed, too_old)
+    return CaughtUp(fed, too_old, unreadable)
