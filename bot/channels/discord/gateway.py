@@ -28,6 +28,7 @@ import discord
 import yarl
 from discord.gateway import DiscordWebSocket
 
+from bot.channels.discord.attachments import attachments_of
 from bot.channels.discord.departure import leaving_trace
 from bot.channels.discord.inbound import Incoming
 
@@ -73,7 +74,8 @@ def incoming_of(message: discord.Message) -> Incoming:
                     author_name=author.display_name, content=message.content,
                     guild_id=str(guild) if guild is not None else None,
                     parent_id=str(parent) if parent is not None else None,
-                    from_bot=author.bot or message.webhook_id is not None, system=message.is_system())
+                    from_bot=author.bot or message.webhook_id is not None, system=message.is_system(),
+                    attachments=attachments_of(message.attachments, flags=message.flags.value))
 
 
 @dataclass(frozen=True)

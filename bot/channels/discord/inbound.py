@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from board.media.attachment import Attachment
 from bot.channels.discord.config import DM_PREFIX, DiscordSection
 from bot.channels.discord.store import DiscordPlaceKind, Place
 
@@ -43,6 +44,7 @@ class Incoming:
     parent_id: str | None = None  # the channel of the thread it was written in, when known
     from_bot: bool = False  # a bot or a webhook wrote it
     system: bool = False  # not a user's message (a pin, a join, a thread's creation notice...)
+    attachments: tuple[Attachment, ...] = ()  # its files, as references (:mod:`.attachments`)
 
 
 class Ignored(StrEnum):

@@ -24,23 +24,30 @@ serves alone (:class:`FakeDiscordRest`, a :class:`LocalServer` on 127.0.0.1) or 
 from __future__ import annotations
 
 import asyncio
+import copy
 import itertools
 import json
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
+from tests.support.fakes.discord_api import APPLICATION_ID as CORE_APP_ID
+from tests.support.fakes.discord_api import BOT_ID as CORE_BOT_ID
+from tests.support.fakes.discord_api import GUILD_ID as CORE_GUILD_ID
+from tests.support.fakes.discord_api import TOKEN, ChannelKind, FakeDiscord, SentMessage, snowflake
 from tests.support.fakes.local_server import LocalServer
 
-__all__ = ["APP_ID", "BOT_ID", "BOT_TOKEN", "GUILD_ID", "DiscordExtras", "FakeDiscordRest", "Followup",
-           "InteractionResponse", "served"]
+__all__ = ["APP_ID", "BOT_ID", "BOT_TOKEN", "GUILD_ID", "DiscordExtras", "FakeDiscordMore", "FakeDiscordRest",
+           "Followup", "InteractionResponse", "served"]
 
 BOT_TOKEN = "MTIzNDU2Nzg5MDEyMzQ1Njc4.fake.bot-token_for-tests"
 BOT_ID = "1180000000000000001"
 APP_ID = "1180000000000000002"
 GUILD_ID = "1180000000000000003"
+DATA = Path(__file__).resolve().parents[2] / "data" / "discord"
 #: gateway_message_content (1 << 18)
 MESSAGE_CONTENT = 1 << 18
 
@@ -87,6 +94,7 @@ class DiscordExtras:
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     downloads: int = 0
     _dispatched: dict[str, float] = field(default_factory=dict)
+    _kinds: dict[str, int] = field(default_factory=dict)  # interaction id -> its type (2: a command, 3: a button)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -119,9 +127,11 @@ class DiscordExtras:
         return {"id": file_id, "filename": name, "size": len(data), "url": url, "proxy_url": url,
                 "content_type": content_type}
 
-    def dispatched(self, interaction_id: str) -> None:
-        """The test dispatched interaction ``interaction_id`` now (its response is timed from here)."""
+    def dispatched(self, interaction_id: str, kind: int = 3) -> None:
+        """The test dispatched interaction ``interaction_id`` (of type ``kind``) now (its response is timed from
+        here)."""
         self._dispatched[interaction_id] = time.monotonic()
+        self._kinds[interaction_id] = kind
 
     async def wait_for(self, what: Any, timeout: float = 60.0) -> None:
         """Until ``what()`` is true (checked after every recorded request)."""
@@ -144,18 +154,18 @@ class DiscordExtras:
 
     @staticmethod
     def _unauthorized() -> web.Response:
-        return web.json_response({"message": "401: Unauthorized", "code": 0}, status=401)
+        return _json({"message": "401: Unauthorized", "code": 0}, status=401)
 
     async def _me(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
             return self._unauthorized()
-        return web.json_response({"id": self.bot_id, "username": "sabha-board", "discriminator": "0",
+        return _json({"id": self.bot_id, "username": "sabha-board", "discriminator": "0",
                                   "global_name": None, "avatar": None, "bot": True, "flags": 0})
 
     async def _application(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
             return self._unauthorized()
-        return web.json_response({"id": self.application_id, "name": "Sabha", "icon": None, "description": "",
+        return _json({"id": self.application_id, "name": "Sabha", "icon": None, "description": "",
                                   "bot_public": False, "bot_require_code_grant": False, "flags": self.app_flags,
                                   "bot": {"id": self.bot_id, "username": "sabha-board", "bot": True}})
 
@@ -164,11 +174,11 @@ class DiscordExtras:
             return self._unauthorized()
         gid = request.match_info["guild"]
         if gid != self.guild_id or not self.bot_in_guild:
-            return web.json_response({"message": "Unknown Guild", "code": 10004}, status=404)
+            return _json({"message": "Unknown Guild", "code": 10004}, status=404)
         roles = [{"id": gid, "name": "@everyone", "permissions": str(self.everyone_permissions), "position": 0},
                  {"id": "1180000000000000009", "name": "Sabha", "permissions": str(self.bot_role_permissions),
                   "position": 1, "managed": True}]
-        return web.json_response({"id": gid, "name": "Test Company", "owner_id": "1180000000000000777",
+        return _json({"id": gid, "name": "Test Company", "owner_id": "1180000000000000777",
                                   "roles": roles})
 
     async def _member(self, request: web.Request) -> web.Response:
@@ -176,8 +186,8 @@ class DiscordExtras:
             return self._unauthorized()
         if request.match_info["guild"] != self.guild_id or not self.bot_in_guild \
                 or request.match_info["user"] != self.bot_id:
-            return web.json_response({"message": "Unknown Member", "code": 10007}, status=404)
-        return web.json_response({"user": {"id": self.bot_id, "username": "sabha-board", "bot": True},
+            return _json({"message": "Unknown Member", "code": 10007}, status=404)
+        return _json({"user": {"id": self.bot_id, "username": "sabha-board", "bot": True},
                                   "roles": ["1180000000000000009"], "joined_at": "2026-11-29T10:00:00+00:00"})
 
     async def _overwrite(self, request: web.Request) -> web.Response:
@@ -189,30 +199,34 @@ class DiscordExtras:
                   for i, c in enumerate(body)]
         self.overwrites.append(stored)
         self._note()
-        return web.json_response(stored)
+        return _json(stored)
 
     async def _commands(self, request: web.Request) -> web.Response:
         if not self._authorized(request):
             return self._unauthorized()
-        return web.json_response(self.overwrites[-1] if self.overwrites else [])
+        return _json(self.overwrites[-1] if self.overwrites else [])
 
     async def _callback(self, request: web.Request) -> web.Response:
         iid, token = request.match_info["id"], request.match_info["token"]
         if any(r.interaction_id == iid for r in self.responses):
-            return web.json_response({"message": "Interaction has already been acknowledged.", "code": 40060},
+            return _json({"message": "Interaction has already been acknowledged.", "code": 40060},
                                      status=400)
         body = await _payload(request)
         sent = self._dispatched.get(iid)
-        self.responses.append(InteractionResponse(iid, token, int(body.get("type", 0)), dict(body.get("data") or {}),
+        kind, data = int(body.get("type", 0)), dict(body.get("data") or {})
+        self.responses.append(InteractionResponse(iid, token, kind, data,
                                                   None if sent is None else time.monotonic() - sent))
         self._note()
-        return web.Response(status=204)
+        # Discord's interaction callback response (``with_response=true``, which discord.py asks for)
+        return _json({"interaction": {
+            "id": iid, "type": self._kinds.get(iid, 3), "response_message_loading": kind == 5,
+            "response_message_ephemeral": bool(int(data.get("flags") or 0) & 64)}, "resource": {"type": kind}})
 
     async def _followup(self, request: web.Request) -> web.Response:
         body = await _payload(request)
         self.followups.append(Followup(request.match_info["token"], request.method, body))
         self._note()
-        return web.json_response({"id": str(1_180_000_000_000_300_000 + next(self._ids)), "type": 0,
+        return _json({"id": str(1_180_000_000_000_300_000 + next(self._ids)), "type": 0,
                                   "content": body.get("content", ""), "channel_id": "0", "author": {
                                       "id": self.bot_id, "username": "sabha-board", "bot": True},
                                   "attachments": [], "embeds": [], "mentions": [], "mention_roles": [],
@@ -228,6 +242,11 @@ class DiscordExtras:
         self.downloads += 1
         self._note()
         return web.Response(body=data, content_type=content_type)
+
+
+def _json(data: Any, status: int = 200) -> web.Response:
+    """A JSON answer with Discord's exact ``Content-Type: application/json`` (discord.py reads no other as JSON)."""
+    return web.Response(body=json.dumps(data).encode(), status=status, headers={"Content-Type": "application/json"})
 
 
 async def _payload(request: web.Request) -> dict[str, Any]:
@@ -263,3 +282,98 @@ class FakeDiscordRest(LocalServer):
 def served(base_url: str) -> str:
     """The origin of a fake's ``api_base_url`` (where its attachment urls live)."""
     return base_url.removesuffix("/api/v10")
+
+
+class FakeDiscordMore(FakeDiscord):
+    """The core fake Discord (REST + gateway, :mod:`tests.support.fakes.discord_api`) with :class:`DiscordExtras`:
+    interactions (dispatched from Discord's documented payloads in tests/data/discord/, their responses and
+    follow-ups recorded), slash command registration, threads opened without a message
+    (``POST /channels/{id}/threads``), attachments served as Discord's CDN serves them."""
+
+    name = "fake Discord (with interactions)"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.extras = DiscordExtras(token=TOKEN, bot_id=CORE_BOT_ID, application_id=CORE_APP_ID,
+                                    guild_id=CORE_GUILD_ID)
+        self.extras.grant(discord_permissions_all())
+        self.opened_threads: list[str] = []
+
+    def routes(self, app: web.Application) -> None:
+        self.extras.install(app, users_me=False)  # registered first: they win over the core fake's catch-all
+        app.router.add_post("/api/v10/channels/{cid}/threads", self._open_thread)
+        super().routes(app)
+
+    async def _open_thread(self, request: web.Request) -> web.Response:
+        if request.headers.get("Authorization") != f"Bot {self.token}":
+            return _json({"message": "401: Unauthorized", "code": 0}, status=401)
+        parent = request.match_info["cid"]
+        if parent not in self.channels:
+            return _json({"message": "Unknown Channel", "code": 10003}, status=404)
+        body = await request.json()
+        tid = snowflake()
+        thread = self.add_channel(tid, ChannelKind.PUBLIC_THREAD, name=str(body.get("name") or "thread"),
+                                  parent_id=parent)
+        self.opened_threads.append(tid)
+        self.dispatch("THREAD_CREATE", {**thread, "newly_created": True})
+        self._changed.set()
+        return _json(thread, status=201)
+
+    def file(self, data: bytes, name: str, content_type: str, channel_id: str) -> dict[str, Any]:
+        """Serve ``data`` as an attachment of a message in ``channel_id``; its ``attachments[]`` item."""
+        return self.extras.add_file(f"http://127.0.0.1:{self.port}", data, name, content_type, channel_id)
+
+    def user_sends_files(self, channel_id: str, user_id: str, text: str, files: list[dict[str, Any]], *,
+                         name: str = "user") -> dict[str, Any]:
+        """A user's message with attachments (dispatched as ``MESSAGE_CREATE``)."""
+        data = self.user_says(channel_id, user_id, text, name=name, dispatch=False)
+        data["attachments"] = files
+        self.dispatch("MESSAGE_CREATE", data)
+        return data
+
+    def press(self, message: SentMessage, label: str, user_id: str, *, name: str = "user") -> str:
+        """``user_id`` presses the button ``label`` under the bot's ``message``: Discord's sample component
+        interaction (tests/data/discord/interaction_component_example.json) with this world's ids, dispatched as
+        ``INTERACTION_CREATE``; the interaction's id."""
+        button = next(c for row in message.payload.get("components") or [] for c in row.get("components") or []
+                      if c.get("label") == label)
+        payload = _docs_sample("interaction_component_example.json")
+        payload["message"] = message.payload
+        payload["data"] = {"custom_id": button["custom_id"], "component_type": 2}
+        return self._interact(payload, message.channel_id, user_id, name, kind=3)
+
+    def slash(self, channel_id: str, user_id: str, command: str, options: dict[str, str], *,
+              name: str = "user") -> str:
+        """``user_id`` uses ``/command`` with ``options`` in ``channel_id``: Discord's sample slash command
+        interaction (tests/data/discord/interaction_slash_example.json) with this world's ids; its id."""
+        payload = _docs_sample("interaction_slash_example.json")
+        payload["data"] = {**payload["data"], "name": command, "id": snowflake(),
+                           "options": [{"type": 3, "name": k, "value": v} for k, v in options.items()]}
+        return self._interact(payload, channel_id, user_id, name, kind=2)
+
+    def _interact(self, payload: dict[str, Any], channel_id: str, user_id: str, name: str, *, kind: int) -> str:
+        iid = snowflake()
+        channel = self.channels[channel_id]
+        payload.update(id=iid, token=f"interaction-token-{iid}", application_id=CORE_APP_ID, channel_id=channel_id,
+                       guild_id=CORE_GUILD_ID, version=1, attachment_size_limit=26214400,
+                       channel={k: channel[k] for k in ("id", "type", "name", "guild_id", "parent_id")
+                                if channel.get(k) is not None})
+        member = payload["member"]
+        member["user"] = {**member["user"], "id": user_id, "username": name, "global_name": name}
+        member["roles"] = []
+        member.setdefault("flags", 0)  # sent by Discord since 2023 (the 2021 samples predate it; discord.py reads it)
+        self.extras.dispatched(iid, kind)
+        self.dispatch("INTERACTION_CREATE", payload)
+        return iid
+
+
+def discord_permissions_all() -> int:
+    """Every permission (the bot's role in the fake server is an administrator's)."""
+    return (1 << 50) - 1
+
+
+def _docs_sample(name: str) -> dict[str, Any]:
+    """The payload of a fixture copied from Discord's API docs (a fresh copy)."""
+    loaded = json.loads((DATA / name).read_text(encoding="utf-8"))
+    payload: dict[str, Any] = copy.deepcopy(loaded["payload"])
+    return payload

@@ -1,0 +1,73 @@
+"""Slash commands on a real ``sabha run`` against the fake Discord: registered once per start for the configured
+server (Discord's bulk overwrite: the same list again after a restart, nothing added twice), and ``/board`` used in
+an advisor's channel is stored, answered within Discord's 3 seconds with a deferral ("thinking..."), then its
+answer comes as the interaction's follow-up. The interactions are Discord's documented sample payloads
+(tests/data/discord/) with this server's ids."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.support.discord import FINANCE, OWNER, STRANGER, places
+from tests.support.discord_board import echo_running
+from tests.support.fakes.discord_interactions import FakeDiscordMore
+from tests.support.fakes.echo_model import EchoModel
+
+#: Discord's rule: an interaction is answered within 3 seconds (the fake times it from the dispatch).
+ANSWER_WITHIN_S = 3.0
+
+
+@pytest.fixture
+async def fake() -> AsyncIterator[FakeDiscordMore]:
+    async with FakeDiscordMore() as server:
+        yield places(server)  # type: ignore[misc]
+
+
+async def test_the_commands_are_registered_once_per_start_and_the_same_after_a_restart(
+        tmp_path: Path, fake: FakeDiscordMore, echo_model: EchoModel) -> None:
+    sabha = await echo_running(tmp_path, fake, echo_model)
+    try:
+        [first] = fake.extras.overwrites
+        assert [c["name"] for c in first] == ["board", "meeting", "decisions", "help"]
+        advisor = next(o for o in first[0]["options"] if o["name"] == "advisor")
+        assert {"general", "finance", "critic"} <= {c["value"] for c in advisor["choices"]}
+        await fake.drop()  # a reconnect is no new start: nothing registered again
+        await fake.wait_for(lambda: fake.resumes >= 1 or fake.identifies >= 2, "the reconnect")
+        await sabha.wait_for_log(r"discord: gateway session resumed")
+    finally:
+        await sabha.close()
+    assert len(fake.extras.overwrites) == 1
+    sabha = await echo_running(tmp_path, fake, echo_model)
+    await sabha.close()
+    assert len(fake.extras.overwrites) == 2 and fake.extras.overwrites[1] == first  # an overwrite: the same list
+    assert ("PUT", f"/applications/{fake.extras.application_id}/guilds/{fake.extras.guild_id}/commands") not in \
+        fake.requests  # went to the commands route, not the core fake's catch-all
+
+
+async def test_board_is_deferred_within_three_seconds_and_answered_as_its_follow_up(
+        tmp_path: Path, fake: FakeDiscordMore, echo_model: EchoModel) -> None:
+    sabha = await echo_running(tmp_path, fake, echo_model)
+    try:
+        iid = fake.slash(FINANCE, OWNER, "board", {"question": "Q100 what is our runway?"}, name="Ada")
+        await fake.extras.wait_for(lambda: any("Q100" in f.data.get("content", "") for f in fake.extras.followups))
+        response = fake.extras.response_to(iid)
+        assert response is not None and response.type == 5  # deferred: "thinking...", the answer follows
+        assert response.after_s is not None and response.after_s < ANSWER_WITHIN_S
+        [answer] = [f for f in fake.extras.followups if "Q100" in f.data.get("content", "")]
+        assert answer.method == "POST" and answer.token == f"interaction-token-{iid}"
+        assert answer.data["content"].splitlines()[0].endswith("Finance**")  # finance's channel: finance answers
+        assert answer.data["allowed_mentions"] == {"parse": []}
+        assert not any("Q100" in m.content for m in fake.sent)  # not posted twice (as a message too)
+
+        stranger = fake.slash(FINANCE, STRANGER, "board", {"question": "Q101 let me in"}, name="Eve")
+        await fake.extras.wait_for(lambda: fake.extras.response_to(stranger) is not None)
+        refused = fake.extras.response_to(stranger)
+        assert refused is not None and refused.type == 4 and refused.ephemeral
+        assert "only the board's members" in refused.data["content"]
+    finally:
+        await sabha.close()
+    assert not any("Q101" in str(b) for b in echo_model.bodies)
+    assert "Traceback" not in sabha.log, sabha.log
