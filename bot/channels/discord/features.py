@@ -173,14 +173,13 @@ class DiscordFeatures:
     async def _open_thread(self, origin: str, name: str) -> tuple[int, bool]:
         """A public thread for a meeting beside the conversation ``origin`` (under its text channel); the
         conversation itself where none can be opened (a DM, a forum post, a refusal: logged)."""
+        texts = {*self.settings.channels.values(), self.settings.board_channel} - {None}
         place = self.side.places.get(origin)
         parent: str | None = None
-        if place is not None and place.kind in (DiscordPlaceKind.ADVISOR, DiscordPlaceKind.BOARD):
-            parent = place.channel_id
-        elif place is not None and place.kind is DiscordPlaceKind.THREAD and place.parent_id is not None:
-            parent_place = self.side.places.get(place.parent_id)
-            if parent_place is not None and parent_place.kind in (DiscordPlaceKind.ADVISOR, DiscordPlaceKind.BOARD):
-                parent = parent_place.channel_id
+        if origin in texts:  # a slash command's conversation: the text channel itself
+            parent = origin
+        elif place is not None and place.kind is DiscordPlaceKind.THREAD and place.parent_id in texts:
+            parent = place.parent_id
         if parent is None:
             return await self._origin(origin), False
         try:
