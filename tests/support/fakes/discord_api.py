@@ -448,7 +448,7 @@ class FakeDiscord(LocalServer):
         self._live = session
         seq = int(data.get("seq") or 0)
         for s, event, d in session.events:
-            if s > seq - self.replay_extra:
+            if s > seq - self.replay_extra and event not in ("READY", "GUILD_CREATE"):
                 await self._send(session, {"op": 0, "s": s, "t": event, "d": d})
         await self._send(session, {"op": 0, "s": len(session.events), "t": "RESUMED", "d": {}})
         return session
