@@ -121,15 +121,14 @@ class DiscordMeetings:
         self.room = room
         self.label_for = label_for or (lambda role: role)
         self.again_heading = (texts or ChannelTexts()).possibly_repeated
-        self.active = False
+        self.closed = False  # drained at shutdown: nothing more is taken
         self.posted = 0
         self._meetings: dict[str, _Meeting] = {}
         self._queue: asyncio.Queue[tuple[_Meeting, _Item]] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
 
     def start(self) -> None:
-        """Show meetings from now on."""
-        self.active = True
+        """Post from now on (what a meeting did before, a resumed one's catch-up included, was queued)."""
         if self._worker is None:
             self._worker = asyncio.create_task(self._work(), name="discord meetings")
 
@@ -137,7 +136,7 @@ class DiscordMeetings:
 
     async def __call__(self, event: MeetingEvent) -> None:
         origin = event.origin
-        if not self.active or origin is None or origin.channel != CHANNEL:
+        if self.closed or origin is None or origin.channel != CHANNEL:
             return
         m = self._meetings.get(event.meeting_id)
         if m is None:
@@ -281,21 +280,21 @@ class DiscordMeetings:
         thread = m.marks.get("thread")
         if thread is not None and thread.message_id:
             m.home = int(thread.message_id)
-            return m.home
-        home, opened = await self.open_thread(m.origin, thread_title(m.topic))
-        await self.record.sent(m.id, m.origin, "thread", home)
-        m.marks["thread"] = Posted("thread", PostMark.SENT, str(home))
-        m.home = home
-        if opened:
-            if self.room is not None:
+        else:
+            home, opened = await self.open_thread(m.origin, thread_title(m.topic))
+            await self.record.sent(m.id, m.origin, "thread", home)
+            m.marks["thread"] = Posted("thread", PostMark.SENT, str(home))
+            m.home = home
+            if opened and self.room is not None:
                 await self.room.table.add_place(m.id, CHANNEL, str(home), None, PlaceKind.THREAD)
-            self._queue_item(m, _Item("pointer", f"{THREAD_MARK} The board meets on \u201c{m.topic}\u201d in "
-                                                 f"<#{home}>", at_origin=True))
-        return home
+        if m.home != await self.origin_channel(m.origin):  # a thread of its own: the place it was called from
+            await self._send(m, _Item("pointer", f"{THREAD_MARK} The board meets on \u201c{m.topic}\u201d in "
+                                                 f"<#{m.home}>", at_origin=True))  # points to it, first
+        return m.home
 
     async def drain(self, timeout: float) -> None:
         """Post what is queued (up to ``timeout``), then stop."""
-        self.active = False
+        self.closed = True
         if self._worker is None:
             return
         with contextlib.suppress(TimeoutError):

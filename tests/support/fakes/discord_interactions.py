@@ -298,11 +298,19 @@ class FakeDiscordMore(FakeDiscord):
                                     guild_id=CORE_GUILD_ID)
         self.extras.grant(discord_permissions_all())
         self.opened_threads: list[str] = []
+        self.post_delay_s = 0.0  # every message post waits this long first (a Discord slow to take them)
 
     def routes(self, app: web.Application) -> None:
         self.extras.install(app, users_me=False)  # registered first: they win over the core fake's catch-all
         app.router.add_post("/api/v10/channels/{cid}/threads", self._open_thread)
         super().routes(app)
+
+    async def _rest(self, request: web.Request) -> web.StreamResponse:
+        parts = request.match_info.get("tail", "").split("/")
+        if self.post_delay_s and request.method == "POST" and len(parts) == 3 and parts[::2] == ["channels",
+                                                                                                 "messages"]:
+            await asyncio.sleep(self.post_delay_s)
+        return await super()._rest(request)
 
     async def _open_thread(self, request: web.Request) -> web.Response:
         if request.headers.get("Authorization") != f"Bot {self.token}":
