@@ -12,7 +12,8 @@ attachments and meetings (:class:`DiscordFeatures`), so the channel (:mod:`.chan
 * attachments: read from a message at receipt (:func:`.attachments.attachments_of`) and fetched in the lane
   (:class:`.attachments.DiscordMedia`);
 * meetings: shown in a thread of their own (:mod:`.meeting`), opened beside the conversation they were called
-  from (under the same text channel; in a DM or a forum post, in the conversation itself).
+  from (under the same text channel; in a DM or a forum post, in the conversation itself); a decision's buttons
+  say its verdict once it is ruled on (:mod:`.verdicts`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from bot.channels.discord.interactions import InteractionHooks, Interactions, In
 from bot.channels.discord.meeting import DiscordMeetings
 from bot.channels.discord.outbound import ARCHIVE_MINUTES, DiscordOutbound
 from bot.channels.discord.store import DiscordPlaceKind, Place, PlaceStore
+from bot.channels.discord.verdicts import DecisionButtons
 from bot.channels.meeting_posts import MeetingPosts
 from bot.channels.parts import ChannelParts
 from bot.intake.courier import ChannelTexts
@@ -84,9 +86,11 @@ class DiscordFeatures:
                                    responded=self.interactions.responded)
         self.media = DiscordMedia(settings.api_base_url)
         self.slash = SlashCommands(side.client.http, settings.application_id or "", settings.guild_id)
+        self.verdicts = DecisionButtons(parts.db, side.client)
+        parts.decisions.subscribe(self.verdicts.changed)
         self.meetings = DiscordMeetings(self._post, self._open_thread, self._origin,
                                         record=MeetingPosts(parts.db, "discord"), room=parts.room,
-                                        label_for=self._label, texts=side.texts)
+                                        label_for=self._label, texts=side.texts, buttons_posted=self.verdicts.record)
         parts.room.subscribe(self.meetings)
 
     # -- the channel's calls ----------------------------------------------------------

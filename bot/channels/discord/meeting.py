@@ -15,7 +15,7 @@ shows the meetings whose origin is a Discord conversation:
   applied (:mod:`bot.channels.meeting_lines`; one written in Discord is not echoed), the decision
   (:func:`board.room.render.format_decision`) with its Ratify / Veto / Revisit buttons under its last message
   (:func:`board.commands.decisions.decision_buttons`, as Discord components: a press is the presser's command,
-  :mod:`.interactions`), then the minutes.
+  :mod:`.interactions`; once it is ruled on they say the verdict, :mod:`.verdicts`), then the minutes.
 
 Every item is recorded (:class:`bot.channels.meeting_posts.MeetingPosts`, keyed by the meeting, this channel and
 the place it was called from): ``sending`` as its request leaves (the delivery's progress, marked where the bytes
@@ -58,7 +58,7 @@ from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 if TYPE_CHECKING:
     from board.room.convene import BoardRoom
 
-__all__ = ["THREAD_NAME_CHARS", "DiscordMeetings", "OpenThread", "Post", "thread_title"]
+__all__ = ["THREAD_NAME_CHARS", "ButtonsPosted", "DiscordMeetings", "OpenThread", "Post", "thread_title"]
 
 log = logging.getLogger("sabha.discord")
 
@@ -71,6 +71,8 @@ Post = Callable[[int, str, SendProgress | None, tuple[Button, ...]], Awaitable[i
 #: (the conversation the meeting was called from, the thread's name) -> (the channel its posts go to: a new
 #: thread, or the conversation itself when none can be opened; True when that is a new thread).
 OpenThread = Callable[[str, str], Awaitable[tuple[int, bool]]]
+#: (meeting id, channel id, message id): the message that carries the meeting's decision buttons
+ButtonsPosted = Callable[[str, int, int], Awaitable[None]]
 
 
 def _digest(text: str) -> str:
@@ -113,8 +115,10 @@ class DiscordMeetings:
 
     def __init__(self, post: Post, open_thread: OpenThread, origin_channel: Callable[[str], Awaitable[int]], *,
                  record: MeetingPosts, room: BoardRoom | None = None,
-                 label_for: Callable[[str], str] | None = None, texts: ChannelTexts | None = None) -> None:
+                 label_for: Callable[[str], str] | None = None, texts: ChannelTexts | None = None,
+                 buttons_posted: ButtonsPosted | None = None) -> None:
         self.post = post
+        self.buttons_posted = buttons_posted  # the decision's buttons are on this message (their verdict, later)
         self.open_thread = open_thread
         self.origin_channel = origin_channel  # the channel of the conversation a meeting was called from
         self.record = record
@@ -272,6 +276,8 @@ class DiscordMeetings:
         await self.record.sent(m.id, m.origin, item.key, message_id)
         m.marks[item.key] = Posted(item.key, PostMark.SENT, str(message_id))
         self.posted += 1
+        if item.buttons and item.key.startswith("decision") and self.buttons_posted is not None:
+            await self.buttons_posted(m.id, home, message_id)
 
     async def _home(self, m: _Meeting) -> int:
         """The meeting's thread: found in the record, or opened now (and recorded, and pointed to)."""

@@ -299,6 +299,7 @@ class FakeDiscordMore(FakeDiscord):
         self.extras.grant(discord_permissions_all())
         self.opened_threads: list[str] = []
         self.post_delay_s = 0.0  # every message post waits this long first (a Discord slow to take them)
+        self.component_edits: list[str] = []  # ids of messages whose components were edited
 
     def routes(self, app: web.Application) -> None:
         self.extras.install(app, users_me=False)  # registered first: they win over the core fake's catch-all
@@ -311,6 +312,15 @@ class FakeDiscordMore(FakeDiscord):
                                                                                                  "messages"]:
             await asyncio.sleep(self.post_delay_s)
         return await super()._rest(request)
+
+    def _edit(self, cid: str, mid: str, body: dict[str, Any]) -> web.Response:
+        """The core fake's edit, and a message's components replaced (a decision's buttons saying the verdict)."""
+        if "components" in body:
+            for sent in self.sent:
+                if sent.id == mid and sent.channel_id == cid:
+                    sent.payload = {**sent.payload, "components": body["components"]}
+                    self.component_edits.append(mid)
+        return super()._edit(cid, mid, body)
 
     async def _open_thread(self, request: web.Request) -> web.Response:
         if request.headers.get("Authorization") != f"Bot {self.token}":

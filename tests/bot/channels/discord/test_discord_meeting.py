@@ -3,7 +3,8 @@ Discord: it runs in a thread of its own opened beside the conversation it was ca
 every statement is posted in the thread, then the decision with its Ratify / Veto / Revisit buttons (Discord
 components). A member's press on Ratify is refused with a message only they see and changes nothing; the owner's
 press is stored, answered within Discord's 3 seconds (a deferred update), ratifies the decision (``sabha
-decisions``) and its outcome comes as the press's follow-up. The presses are Discord's documented sample
+decisions``), its outcome comes as the press's follow-up and the decision's buttons become one that says
+"Ratified". The presses are Discord's documented sample
 component interaction with this server's ids."""
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ async def test_a_meeting_runs_in_its_thread_and_only_the_owners_ratify_counts(
         assert pressed.after_s is not None and pressed.after_s < ANSWER_WITHIN_S
         [outcome] = [f for f in fake.extras.followups if f.token == f"interaction-token-{owner}"]
         assert "ratified" in outcome.data["content"].lower()
+        await fake.wait_for(lambda: decision.id in fake.component_edits, "the decision's buttons saying the verdict")
+        [settled] = [c for row in decision.payload["components"] for c in row["components"]]
+        assert settled["label"].endswith("Ratified")  # one button now: a press shows the decision
     finally:
         await sabha.close()
     assert "Traceback" not in sabha.log, sabha.log
