@@ -21,6 +21,7 @@ from board.app import Board
 from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.daemon import channel_parts
+from tests.support.discord import discord_harness
 from tests.support.fakes.graph_api import FakeGraphAPI
 from tests.support.fakes.local_server import serve_locally
 from tests.support.fakes.telegram_api import FakeTelegramAPI
@@ -304,6 +305,7 @@ async def web_harness(board: Board) -> AsyncIterator[Harness]:
 
 
 HARNESSES: dict[str, Callable[[Board], AbstractAsyncContextManager[Harness]]] = {
+    "discord": discord_harness,
     "telegram": telegram_harness,
     "whatsapp": whatsapp_harness,
     "web": web_harness,

@@ -40,6 +40,7 @@ DECLARED: dict[Capability, type] = {
 
 #: What each real channel did before (``getattr(courier, ...)`` in bot/intake/intake.py).
 EXPECTED: dict[str, frozenset[Capability]] = {
+    "discord": frozenset({Capability.UNIQUE_IDS, Capability.SENDER, Capability.STREAM}),
     "telegram": frozenset({Capability.STREAM, Capability.NOTICE, Capability.INTERRUPTION, Capability.REDO,
                            Capability.MEDIA}),
     "whatsapp": frozenset({Capability.UNIQUE_IDS, Capability.CONFIRMS, Capability.SENDER, Capability.MEDIA}),
@@ -49,10 +50,20 @@ EXPECTED: dict[str, frozenset[Capability]] = {
 #: What each did for the daemon (``reconfigure`` in bot/ops/reload.py, ``leadership`` in bot/daemon.py,
 #: ``settings.webhook_path`` in bot/channels/held/hold.py): (reconfigure, leader, webhook path).
 EXPECTED_DAEMON: dict[str, tuple[bool, bool, str | None]] = {
+    "discord": (True, False, None),
     "telegram": (True, True, "/telegram/webhook"),
     "whatsapp": (True, False, "/whatsapp/webhook"),
     "web": (False, False, None),
 }
+
+
+def _discord(board: Board) -> Any:
+    from bot.channels.discord.channel import DiscordChannel
+    from bot.channels.discord.config import DiscordSection
+
+    return DiscordChannel(channel_parts(board), DiscordSection.model_validate(
+        {"token": "token", "application_id": "1", "api_base_url": "http://127.0.0.1:9/api/v10",
+         "allowed_user_ids": ["2"]}))
 
 
 def _telegram(board: Board) -> Any:
@@ -79,7 +90,7 @@ def _web(board: Board) -> Any:
     return WebChatChannel(channel_parts(board), WebChatSection())
 
 
-BUILDERS = {"telegram": _telegram, "whatsapp": _whatsapp, "web": _web}
+BUILDERS = {"discord": _discord, "telegram": _telegram, "whatsapp": _whatsapp, "web": _web}
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS))

@@ -119,6 +119,7 @@ class FakeDiscord(LocalServer):
         self.threads_started: list[str] = []
         self.interaction_callbacks: list[dict[str, Any]] = []
         self.requests: list[tuple[str, str]] = []  # (method, path)
+        self.request_times: list[tuple[str, str, float, int]] = []  # (method, path, monotonic time, status)
         self.replay_extra = 0
         self.identifies = 0
         self.resumes = 0
@@ -246,7 +247,9 @@ class FakeDiscord(LocalServer):
         for i, (method, part, retry) in enumerate(self._limits):
             if method == request.method and part in path:
                 del self._limits[i]
+                self.request_times.append((request.method, path, time.monotonic(), 429))
                 return self._too_many(retry)
+        self.request_times.append((request.method, path, time.monotonic(), 200))
         body: Any = None
         if request.can_read_body:
             with contextlib.suppress(ValueError):
@@ -257,7 +260,7 @@ class FakeDiscord(LocalServer):
             self._changed.set()
 
     def _too_many(self, retry: float) -> web.Response:
-        headers = {"Retry-After": str(max(1, round(retry))), "X-RateLimit-Limit": "5",
+        headers = {"Via": "1.1 google", "Retry-After": str(max(1, round(retry))), "X-RateLimit-Limit": "5",
                    "X-RateLimit-Remaining": "0", "X-RateLimit-Reset-After": f"{retry:.3f}",
                    "X-RateLimit-Bucket": "fake-bucket", "X-RateLimit-Scope": "user",
                    "X-RateLimit-Reset": f"{time.time() + retry:.3f}"}
