@@ -93,6 +93,7 @@ class DiscordExtras:
     followups: list[Followup] = field(default_factory=list)
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     downloads: int = 0
+    answered_again: int = 0  # responses refused because the interaction had one already (Discord's 40060)
     _dispatched: dict[str, float] = field(default_factory=dict)
     _kinds: dict[str, int] = field(default_factory=dict)  # interaction id -> its type (2: a command, 3: a button)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -209,6 +210,8 @@ class DiscordExtras:
     async def _callback(self, request: web.Request) -> web.Response:
         iid, token = request.match_info["id"], request.match_info["token"]
         if any(r.interaction_id == iid for r in self.responses):
+            self.answered_again += 1
+            self._note()
             return _json({"message": "Interaction has already been acknowledged.", "code": 40060},
                                      status=400)
         body = await _payload(request)

@@ -71,3 +71,27 @@ async def test_board_is_deferred_within_three_seconds_and_answered_as_its_follow
         await sabha.close()
     assert not any("Q101" in str(b) for b in echo_model.bodies)
     assert "Traceback" not in sabha.log, sabha.log
+
+
+async def test_an_interaction_replayed_after_a_resume_is_answered_once(
+        tmp_path: Path, fake: FakeDiscordMore, echo_model: EchoModel) -> None:
+    """The gateway delivers at least once: after a RESUME it may replay an INTERACTION_CREATE already taken in.
+    The intake skips it (its id is stored), Discord's "already acknowledged" (40060) to the second response is
+    taken as done, and the answer comes once."""
+    sabha = await echo_running(tmp_path, fake, echo_model)
+    try:
+        iid = fake.slash(FINANCE, OWNER, "board", {"question": "Q110 once only"}, name="Ada")
+        await fake.extras.wait_for(lambda: any("Q110" in f.data.get("content", "") for f in fake.extras.followups))
+        fake.replay_extra = 100  # the replay starts early: the interaction comes again
+        await fake.drop()
+        await sabha.wait_for_log(r"gateway session resumed")
+        sentinel = fake.slash(FINANCE, OWNER, "board", {"question": "Q111 sentinel"}, name="Ada")
+        await fake.extras.wait_for(lambda: any("Q111" in f.data.get("content", "") for f in fake.extras.followups))
+    finally:
+        await sabha.close()
+    assert sum("Q110" in f.data.get("content", "") for f in fake.extras.followups) == 1
+    assert [r.interaction_id for r in fake.extras.responses].count(iid) == 1
+    assert fake.extras.answered_again == 1  # the replay was answered again and Discord refused it (40060)
+    assert fake.extras.response_to(sentinel) is not None
+    assert sum("Q110" in q for q in echo_model.questions) == 1  # one model call
+    assert "Traceback" not in sabha.log, sabha.log

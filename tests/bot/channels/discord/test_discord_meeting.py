@@ -4,8 +4,7 @@ every statement is posted in the thread, then the decision with its Ratify / Vet
 components). A member's press on Ratify is refused with a message only they see and changes nothing; the owner's
 press is stored, answered within Discord's 3 seconds (a deferred update), ratifies the decision (``sabha
 decisions``), its outcome comes as the press's follow-up and the decision's buttons become one that says
-"Ratified". The presses are Discord's documented sample
-component interaction with this server's ids."""
+"Ratified". The presses are Discord's documented sample component interaction with this server's ids."""
 
 from __future__ import annotations
 
