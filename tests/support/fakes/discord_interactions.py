@@ -93,6 +93,7 @@ class DiscordExtras:
     followups: list[Followup] = field(default_factory=list)
     files: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     downloads: int = 0
+    expired_tokens: set[str] = field(default_factory=set)  # follow-ups with these tokens get Discord's 10015
     answered_again: int = 0  # responses refused because the interaction had one already (Discord's 40060)
     _dispatched: dict[str, float] = field(default_factory=dict)
     _kinds: dict[str, int] = field(default_factory=dict)  # interaction id -> its type (2: a command, 3: a button)
@@ -226,6 +227,9 @@ class DiscordExtras:
             "response_message_ephemeral": bool(int(data.get("flags") or 0) & 64)}, "resource": {"type": kind}})
 
     async def _followup(self, request: web.Request) -> web.Response:
+        if request.match_info["token"] in self.expired_tokens:  # Discord forgets a token after 15 minutes
+            self._note()
+            return _json({"message": "Unknown Webhook", "code": 10015}, status=404)
         body = await _payload(request)
         self.followups.append(Followup(request.match_info["token"], request.method, body))
         self._note()

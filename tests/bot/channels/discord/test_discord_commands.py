@@ -95,3 +95,23 @@ async def test_an_interaction_replayed_after_a_resume_is_answered_once(
     assert fake.extras.response_to(sentinel) is not None
     assert sum("Q110" in q for q in echo_model.questions) == 1  # one model call
     assert "Traceback" not in sabha.log, sabha.log
+
+
+async def test_an_answer_whose_interaction_token_discord_no_longer_knows_is_posted_as_a_message(
+        tmp_path: Path, fake: FakeDiscordMore, echo_model: EchoModel) -> None:
+    """Discord forgets an interaction's token after 15 minutes (an answer sent after a long outage): its follow-up
+    is refused as an unknown webhook (10015), and the answer is posted as an ordinary message where the command was
+    used, once; nothing is lost."""
+    sabha = await echo_running(tmp_path, fake, echo_model)
+    try:
+        echo_model.hold()
+        iid = fake.slash(FINANCE, OWNER, "board", {"question": "Q120 the answer comes late"}, name="Ada")
+        await fake.extras.wait_for(lambda: fake.extras.response_to(iid) is not None)
+        fake.extras.expired_tokens.add(f"interaction-token-{iid}")
+        echo_model.release()
+        await fake.wait_for(lambda: any("Q120" in m.content for m in fake.sent), "the answer as a message")
+    finally:
+        await sabha.close()
+    assert [m.channel_id for m in fake.sent if "Q120" in m.content] == [FINANCE]
+    assert not any("Q120" in f.data.get("content", "") for f in fake.extras.followups)
+    assert "Traceback" not in sabha.log, sabha.log
