@@ -16,7 +16,9 @@ Readiness (``/readyz``): not ready while REST cannot be reached (:class:`bot.cha
 
 Seams for the rest of the channel (buttons, slash commands, attachments, meetings): ``DiscordChannel.interactions``
 (an ``INTERACTION_CREATE`` handler), ``DiscordChannel.components`` (the discord.py view under a reply with
-buttons) and the ``FetchesMedia`` capability's ``fetch_media``, to be declared with the attachments' reader.
+buttons), ``DiscordChannel.attachments_of`` (a message's files as :class:`board.media.attachment.Attachment`
+references, stored with it) and the ``FetchesMedia`` capability's ``fetch_media``, to be declared with the
+attachments' reader.
 """
 
 from __future__ import annotations
@@ -39,10 +41,10 @@ from board.media.attachment import Attachment
 from board.media.blobs import BlobSink
 from board.roles import GENERAL
 from board.spending.allowance import MEETINGS_CLOSED, PublicTerms
-from bot.channels.base import ChannelError, Reconfigures
+from bot.channels.base import ChannelError, Reconfigures, repeating
 from bot.channels.discord.access import SCOPE, DiscordAccessPolicy
 from bot.channels.discord.catchup import catch_up
-from bot.channels.discord.config import DiscordSection
+from bot.channels.discord.config import DM_PREFIX, DiscordSection
 from bot.channels.discord.features import ChannelSide, DiscordFeatures
 from bot.channels.discord.format import MAX_CHARS, headed, split_text
 from bot.channels.discord.gateway import BoardClient, GatewayHooks, incoming_of, point_at, point_at_gateway
@@ -78,6 +80,7 @@ ADDRESSING = Addressing((
     *CHAIR_ADDRESSING.rows[1:]))
 
 Components = Callable[[tuple[Button, ...]], Any]  # the discord.py view for a reply's buttons (None: none)
+AttachmentsOf = Callable[[discord.Message], tuple[Attachment, ...]]  # a message's files, as references
 
 
 class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Reconfigures[DiscordSection]):
@@ -102,6 +105,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
         parts.money.set_public_terms(public_terms(settings))
         self.interactions: Callable[[discord.Interaction], Awaitable[None]] | None = None  # components' seam
         self.components: Components | None = None  # components' seam: the view under a reply's buttons
+        self.attachments_of: AttachmentsOf | None = None  # attachments' seam: a message's files, as references
         self.client = BoardClient(GatewayHooks(message=self._arrived, ready=self._ready, resumed=self._resumed,
                                                disconnected=self._disconnected, interaction=self._interaction))
         self._questions: dict[str, str] = {}  # a question's first words, to name the thread it starts
@@ -114,6 +118,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
             or self.access.is_public(user), lane=self.conversation, receive=self.intake.receive, texts=self.texts))
         self.interactions = self.features.interactions.handle
         self.components = self.features.view
+        self.attachments_of = self.features.attachments
         self.drafts: dict[tuple[str, str], StreamedAnswer] = {}
         self.state = "created"
         self.gateway_problem: str | None = "the gateway is not connected yet"
@@ -153,9 +158,20 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
 
     @contextlib.asynccontextmanager
     async def typing(self, envelope: Envelope) -> AsyncIterator[None]:
-        """Nothing shown: a question's thread does not exist before its answer starts it, and a streamed answer
-        shows itself."""
-        yield
+        """"Sabha is typing…" in a DM or a thread that exists, renewed while the turn runs (a question's own thread
+        does not exist before its answer starts it: nothing is shown there)."""
+        place = self.places.get(envelope.chat_id)
+        if not envelope.chat_id.startswith(DM_PREFIX) and (place is None or not place.started):
+            yield
+            return
+        async with repeating(lambda: self._typing(envelope.chat_id), TYPING_REFRESH_S, "discord typing"):
+            yield
+
+    async def _typing(self, chat_id: str) -> None:
+        try:
+            await self.client.http.send_typing(await self.outbound.target(chat_id))
+        except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+            log.debug("discord: typing in %s not shown (%s)", chat_id, exc)
 
     @contextlib.asynccontextmanager
     async def stream(self, envelope: Envelope) -> AsyncIterator[StreamSink | None]:
@@ -230,7 +246,8 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
             while not self._queue.empty() and len(batch) < 100:
                 batch.append(self._queue.get_nowait())
             with self.hub.receiving():
-                await self._take([incoming_of(m) for m in batch])
+                read = self.attachments_of
+                await self._take([incoming_of(m, read(m) if read is not None else ()) for m in batch])
 
     async def _take(self, batch: list[Incoming]) -> None:
         """Claim ``batch`` in the intake (retrying while the state db refuses), then move each place's mark."""

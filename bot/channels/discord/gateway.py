@@ -28,7 +28,7 @@ import discord
 import yarl
 from discord.gateway import DiscordWebSocket
 
-from bot.channels.discord.attachments import attachments_of
+from board.media.attachment import Attachment
 from bot.channels.discord.departure import leaving_trace
 from bot.channels.discord.inbound import Incoming
 
@@ -62,8 +62,9 @@ def point_at_gateway(url: str) -> None:
     DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
 
 
-def incoming_of(message: discord.Message) -> Incoming:
-    """The plain facts of ``message`` (see :class:`bot.channels.discord.inbound.Incoming`)."""
+def incoming_of(message: discord.Message, attachments: tuple[Attachment, ...] = ()) -> Incoming:
+    """The plain facts of ``message`` (see :class:`bot.channels.discord.inbound.Incoming`), with ``attachments``:
+    its files as the channel's attachment reader gave them."""
     channel = message.channel
     guild = message.guild.id if message.guild is not None else None
     if guild is None and isinstance(channel, discord.PartialMessageable):  # a server not in discord.py's cache
@@ -75,7 +76,7 @@ def incoming_of(message: discord.Message) -> Incoming:
                     guild_id=str(guild) if guild is not None else None,
                     parent_id=str(parent) if parent is not None else None,
                     from_bot=author.bot or message.webhook_id is not None, system=message.is_system(),
-                    attachments=attachments_of(message.attachments, flags=message.flags.value))
+                    attachments=attachments)
 
 
 @dataclass(frozen=True)

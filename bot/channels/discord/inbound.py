@@ -44,7 +44,7 @@ class Incoming:
     parent_id: str | None = None  # the channel of the thread it was written in, when known
     from_bot: bool = False  # a bot or a webhook wrote it
     system: bool = False  # not a user's message (a pin, a join, a thread's creation notice...)
-    attachments: tuple[Attachment, ...] = ()  # its files, as references (:mod:`.attachments`)
+    attachments: tuple[Attachment, ...] = ()  # its files, as references (read later, in the conversation's lane)
 
 
 class Ignored(StrEnum):

@@ -132,6 +132,8 @@ class FakeDiscord(LocalServer):
         self._dms: dict[str, str] = {}
         self._nonces: dict[tuple[str, str], SentMessage] = {}
         self._changed = asyncio.Event()
+        self._held: asyncio.Event | None = None  # set: posts go through again
+        self.held = 0  # posts waiting at the fake now
         self.add_channel(GUILD_ID, ChannelKind.TEXT, name="general")
 
     # -- the server's contents ---------------------------------------------------------
@@ -218,6 +220,17 @@ class FakeDiscord(LocalServer):
         s = self._live
         return s is not None and s.ws is not None and not s.ws.closed
 
+    def hold_posts(self) -> None:
+        """From now on a ``POST .../messages`` waits at the fake, posting nothing, until :meth:`release_posts`
+        (then it is answered with a 500 and still posts nothing): a request that left and whose answer was lost."""
+        self._held = asyncio.Event()
+
+    def release_posts(self) -> None:
+        """Let posts through again (the held ones get their 500)."""
+        if self._held is not None:
+            self._held.set()
+            self._held = None
+
     def rate_limit_next(self, method: str, path_part: str, retry_after: float = 1.0) -> None:
         """The next ``method`` request whose path contains ``path_part`` gets Discord's 429."""
         self._limits.append((method, path_part, retry_after))
@@ -254,6 +267,15 @@ class FakeDiscord(LocalServer):
         if request.can_read_body:
             with contextlib.suppress(ValueError):
                 body = await request.json()
+        held = self._held
+        if held is not None and request.method == "POST" and path.endswith("/messages"):
+            self.held += 1
+            self._changed.set()
+            try:
+                await held.wait()
+            finally:
+                self.held -= 1
+            return _json({"message": "500: Internal Server Error", "code": 0}, status=500)
         try:
             return await self._answer(request.method, path, body or {}, request)
         finally:
@@ -300,6 +322,10 @@ class FakeDiscord(LocalServer):
             return web.Response(status=204)
         if rest == ["messages"] and method == "POST":
             return _json(self._post(cid, body))
+        return self._channel_more(method, cid, rest, body, request)
+
+    def _channel_more(self, method: str, cid: str, rest: list[str], body: dict[str, Any],
+                      request: web.Request) -> web.Response:
         if rest == ["messages"] and method == "GET":
             return _json(self._read_history(cid, request.query))
         if len(rest) == 2 and rest[0] == "messages" and method == "PATCH":

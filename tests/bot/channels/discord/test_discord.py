@@ -12,7 +12,19 @@ from pathlib import Path
 import pytest
 
 from tests.support.daemon import SabhaProcess
-from tests.support.discord import BOARD, CRITIC, FINANCE, FORUM, FRIEND, OWNER, STRANGER, env, places, write_config
+from tests.support.discord import (
+    BOARD,
+    CRITIC,
+    FINANCE,
+    FORUM,
+    FRIEND,
+    OWNER,
+    STRANGER,
+    answered,
+    env,
+    places,
+    write_config,
+)
 from tests.support.fakes.discord_api import BOT_ID, ChannelKind, FakeDiscord, snowflake
 from tests.support.fakes.echo_model import EchoModel
 
@@ -97,3 +109,40 @@ async def test_a_payload_from_discords_docs_is_answered(tmp_path: Path, fake: Fa
         assert "Supa Hot" in fake.in_channel(example["channel_id"])[0].content
     finally:
         await sabha.close()
+
+
+async def test_owner_only_commands_are_the_owners(tmp_path: Path, fake: FakeDiscord, echo_model: EchoModel) -> None:
+    sabha = await _running(tmp_path, fake, echo_model)
+    try:
+        friend, owner = fake.dm_channel(FRIEND), fake.dm_channel(OWNER)
+        fake.user_says(friend, FRIEND, "/souls")
+        await fake.wait_for(lambda: fake.in_channel(friend), "the friend's refusal")
+        fake.user_says(owner, OWNER, "/souls")
+        await fake.wait_for(lambda: fake.in_channel(owner), "the owner's answer")
+    finally:
+        await sabha.close()
+    assert "for the board's owner only" in fake.in_channel(friend)[0].content
+    assert "owner only" not in fake.in_channel(owner)[0].content and "general" in fake.in_channel(owner)[0].content
+    assert echo_model.calls == 0  # commands cost no model call
+
+
+async def test_public_mode_holds_a_stranger_to_the_per_sender_rate(tmp_path: Path, fake: FakeDiscord,
+                                                                   echo_model: EchoModel) -> None:
+    from bot.channels.public_gate import RATE_LIMITED
+
+    sabha = await _running(tmp_path, fake, echo_model, discord=["access: public", "public_rate_per_minute: 2"])
+    try:
+        dm = fake.dm_channel(STRANGER)
+        for i in range(1, 5):
+            fake.user_says(dm, STRANGER, f"Q00{i} hello from outside", name="Eve")
+        await fake.wait_for(lambda: answered(fake)["Q002"] == 1 and any(RATE_LIMITED in m.content
+                                                                         for m in fake.in_channel(dm)),
+                            "two answers and the refusal")
+        fake.user_says(fake.dm_channel(OWNER), OWNER, "Q009 the owner is never limited")
+        await fake.wait_for(lambda: answered(fake)["Q009"] == 1, "the owner's answer")
+    finally:
+        await sabha.close()
+    assert [q for q in answered(fake) if q != "Q009"] == ["Q001", "Q002"]
+    assert sum(RATE_LIMITED in m.content for m in fake.in_channel(dm)) == 1  # one refusal per window
+    asked = [json.dumps(b) for b in echo_model.bodies]
+    assert not any("Q003" in b or "Q004" in b for b in asked)  # over the rate: no model call

@@ -128,3 +128,54 @@ async def test_kill_9_mid_burst_then_restart_loses_nothing_and_answers_nothing_t
           f"identifies {fake.identifies}")
     assert (lost, twice) == ([], [])
     assert fake.identifies == 2  # the restart was a new session: what was missed came from the history
+
+
+async def test_readyz_says_when_discord_cannot_be_reached_and_recovers(
+        tmp_path: Path, fake: FakeDiscord, echo_model: EchoModel) -> None:
+    sabha = SabhaProcess(write_config(tmp_path, fake, echo_model.base_url), env=env())
+    try:
+        await sabha.start()
+        await _until_ready(sabha, True)
+        await fake.stop()  # REST and the gateway gone: the connection refused
+        body = await _until_ready(sabha, False)
+        assert "channel discord" in body, body
+        await fake.restart()
+        await _until_ready(sabha, True)
+        fake.user_says(fake.dm_channel(OWNER), OWNER, "Q001 are you back?")
+        await fake.wait_for(lambda: answered(fake)["Q001"] == 1, "the answer after Discord came back")
+    finally:
+        await sabha.close()
+
+
+def _status_of(root: Path, marker: str) -> str | None:
+    import sqlite3
+
+    with sqlite3.connect(f"file:{root / 'sessions' / 'sabha.db'}?mode=ro", uri=True, timeout=10) as db:
+        rows = db.execute("SELECT status, envelope FROM inbound_messages WHERE channel = 'discord'").fetchall()
+    return next((status for status, envelope in rows if marker in (envelope or "")), None)
+
+
+async def test_a_reply_whose_request_left_before_a_kill_is_sent_once_more_marked(
+        tmp_path: Path, fake: FakeDiscord, echo_model: EchoModel) -> None:
+    sabha = SabhaProcess(write_config(tmp_path, fake, echo_model.base_url), env=env())
+    try:
+        await sabha.start()
+        await sabha.wait_for_log(r"discord: connected to the gateway")
+        fake.hold_posts()  # the answer's request reaches Discord and gets no answer
+        fake.user_says(fake.dm_channel(OWNER), OWNER, "Q001 held on the way")
+        await fake.wait_for(lambda: fake.held == 1, "the answer's request at the fake")
+        for _ in range(600):  # the durable mark: "sending" is in the db before the request left
+            if _status_of(tmp_path, "Q001") == "sending":
+                break
+            await asyncio.sleep(0.1)
+        assert _status_of(tmp_path, "Q001") == "sending"
+        await sabha.signal(signal.SIGKILL)
+        fake.release_posts()  # the held request posted nothing
+        await sabha.start()
+        await fake.wait_for(lambda: answered(fake)["Q001"] >= 1, "the answer sent once more")
+        fake.user_says(fake.dm_channel(OWNER), OWNER, "Q002 sentinel")
+        await fake.wait_for(lambda: answered(fake)["Q002"] == 1, "the sentinel's answer")
+    finally:
+        await sabha.close()
+    copies = [m.content for m in fake.sent if "Q001" in m.content]
+    assert len(copies) == 1 and "Sent again" in copies[0], copies  # once, marked as possibly repeated
