@@ -50,7 +50,7 @@ from bot.channels.discord.format import MAX_CHARS, headed, split_text
 from bot.channels.discord.gateway import BoardClient, GatewayHooks, incoming_of, point_at, point_at_gateway
 from bot.channels.discord.inbound import Ignored, Incoming, Where, place_of
 from bot.channels.discord.interactions import interaction_of
-from bot.channels.discord.outbound import DiscordOutbound, nonce_of
+from bot.channels.discord.outbound import DiscordOutbound, failure, nonce_of
 from bot.channels.discord.store import PlaceStore
 from bot.channels.discord.stream import StreamedAnswer
 from bot.channels.parts import ChannelParts
@@ -124,6 +124,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
         self.gateway_problem: str | None = "the gateway is not connected yet"
         self.counts = {"received": 0, "ignored": 0, "caught_up": 0, "too_old": 0}
         self._queue: asyncio.Queue[discord.Message] = asyncio.Queue()
+        self._live_held: list[discord.Message] | None = None  # the gateway's messages while a catch-up runs
         self._tasks: list[asyncio.Task[None]] = []
         self._logged = SeenOnce()
         self._accepting = False
@@ -214,7 +215,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
                 first = i == skip and n == 0
                 extra = view if last and n == len(texts) - 1 else None
                 if first and draft is not None and draft.message_id is not None and not progress.again and not skip:
-                    await self.outbound.edit(channel_id, draft.message_id, text, progress)
+                    await self.outbound.edit(channel_id, draft.message_id, text, progress, view=extra)
                     progress.note = "edited over the streamed draft"
                 else:
                     await self.outbound.post(channel_id, text, progress, reply_to=reply.reply_to if first else None,
@@ -226,8 +227,6 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
         await self.features.fetch_media(attachment, sink)
 
     async def _target(self, reply: Reply, progress: SendProgress) -> int:
-        from bot.channels.discord.outbound import failure
-
         try:
             return await self.outbound.target(reply.chat_id, reply.label)
         except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
@@ -236,8 +235,14 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
     # -- receiving -------------------------------------------------------------------
 
     def _arrived(self, message: discord.Message) -> None:
-        """A gateway ``MESSAGE_CREATE`` (or one read from history): queued for the receiver, in order."""
-        if self._accepting:
+        """A gateway ``MESSAGE_CREATE``: queued for the receiver, in order; while a catch-up reads the history it
+        waits behind it (a newer message stored first would move its place's mark past older ones not yet stored:
+        killed then, those would not be read again)."""
+        if not self._accepting:
+            return
+        if self._live_held is not None:
+            self._live_held.append(message)
+        else:
             self._queue.put_nowait(message)
 
     async def _receive_loop(self) -> None:
@@ -330,12 +335,23 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
     # -- the gateway's life ------------------------------------------------------------
 
     async def _ready(self) -> None:
-        """A new session: nothing is replayed, so what was sent meanwhile is read from history."""
+        """A new session: nothing is replayed, so what was sent meanwhile is read from history (the gateway's new
+        messages wait behind it, see :meth:`_arrived`)."""
         self.gateway_problem = None
-        caught = await catch_up(self.client, self.places.all(), self._arrived,
-                                max_age_hours=self.settings.catch_up_hours)
+        self._live_held = []
+        try:
+            caught = await catch_up(self.client, self.places.all(), self._caught,
+                                    max_age_hours=self.settings.catch_up_hours)
+        finally:
+            held, self._live_held = self._live_held, None
+            for message in held:
+                self._queue.put_nowait(message)
         self.counts["caught_up"] += caught.fed
         self.counts["too_old"] += caught.too_old
+
+    def _caught(self, message: discord.Message) -> None:
+        if self._accepting:
+            self._queue.put_nowait(message)
 
     def _resumed(self) -> None:
         self.gateway_problem = None

@@ -112,12 +112,15 @@ class DiscordOutbound:
             progress.in_flight = False
         return message.id
 
-    async def edit(self, channel_id: int, message_id: int, text: str, progress: SendProgress | None = None) -> None:
-        """Replace the content of message ``message_id`` in ``channel_id`` with ``text``."""
+    async def edit(self, channel_id: int, message_id: int, text: str, progress: SendProgress | None = None, *,
+                   view: Any = None) -> None:
+        """Replace the content of message ``message_id`` in ``channel_id`` with ``text`` (and its components with
+        ``view``'s, when given)."""
         message = self.client.get_partial_messageable(channel_id).get_partial_message(message_id)
+        extra: dict[str, Any] = {"view": view} if view is not None else {}
         try:
             with sending(progress):
-                await message.edit(content=text, allowed_mentions=NO_MENTIONS)
+                await message.edit(content=text, allowed_mentions=NO_MENTIONS, **extra)
         except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
             raise failure(exc, progress, f"editing message {message_id}") from exc
         if progress is not None:

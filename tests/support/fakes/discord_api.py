@@ -78,6 +78,7 @@ class SentMessage:
     payload: dict[str, Any]
     edits: list[str] = field(default_factory=list)
     reference: str | None = None
+    request: dict[str, Any] = field(default_factory=dict)  # the body the bot sent (allowed_mentions, nonce...)
 
 
 @dataclass
@@ -349,7 +350,8 @@ class FakeDiscord(LocalServer):
             data["nonce"] = nonce
         if "guild_id" in self.channels[cid]:
             data["guild_id"] = self.channels[cid]["guild_id"]
-        sent = SentMessage(mid, cid, data["content"], data, reference=str(reference) if reference else None)
+        sent = SentMessage(mid, cid, data["content"], data, reference=str(reference) if reference else None,
+                           request=body)
         self.sent.append(sent)
         if nonce is not None:
             self._nonces[(cid, str(nonce))] = sent
