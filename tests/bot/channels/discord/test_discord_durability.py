@@ -179,3 +179,31 @@ async def test_a_reply_whose_request_left_before_a_kill_is_sent_once_more_marked
         await sabha.close()
     copies = [m.content for m in fake.sent if "Q001" in m.content]
     assert len(copies) == 1 and "Sent again" in copies[0], copies  # once, marked as possibly repeated
+
+
+async def test_after_a_restart_messages_older_than_catch_up_hours_are_logged_not_answered(
+        tmp_path: Path, fake: FakeDiscord, echo_model: EchoModel) -> None:
+    import time
+
+    from tests.support.fakes.discord_api import snowflake
+
+    hour = 3600.0
+    sabha = SabhaProcess(write_config(tmp_path, fake, echo_model.base_url, discord=["catch_up_hours: 1"]), env=env())
+    dm = fake.dm_channel(OWNER)
+    try:
+        await sabha.start()
+        await sabha.wait_for_log(r"discord: connected to the gateway")
+        # the clock of Discord's ids: a message stored three hours ago, so history is read after it
+        fake.user_says(dm, OWNER, "Q001 long ago", message_id=snowflake(time.time() - 3 * hour))
+        await fake.wait_for(lambda: answered(fake)["Q001"] == 1, "the first answer")
+        await sabha.signal(signal.SIGKILL)
+        fake.user_says(dm, OWNER, "Q002 two hours ago", message_id=snowflake(time.time() - 2 * hour))
+        fake.user_says(dm, OWNER, "Q003 a minute ago", message_id=snowflake(time.time() - 60))
+        await sabha.start()
+        await fake.wait_for(lambda: answered(fake)["Q003"] == 1, "the recent message's answer")
+        line = await sabha.wait_for_log(r"older than discord.catch_up_hours")
+        fake.user_says(dm, OWNER, "Q004 sentinel")
+        await fake.wait_for(lambda: answered(fake)["Q004"] == 1, "the sentinel's answer")
+    finally:
+        await sabha.close()
+    assert answered(fake)["Q002"] == 0 and "1 message(s)" in line
