@@ -8,7 +8,8 @@ PostgreSQL, the server answers with the configured user and password, and its sc
 (every migration this Sabha knows applied; none it does not know) -- read only, nothing is changed
 (``sabha run`` applies what is missing); then, unless ``--offline``, each provider and
 channel endpoint in use answers a short HTTP request (``HTTP_TIMEOUT_S``): the model
-APIs' model list with the key, Telegram's ``getMe``, WhatsApp's phone number. An
+APIs' model list with the key, Telegram's ``getMe``, WhatsApp's phone number, Discord's bot, intent and
+server permissions (:mod:`bot.channels.discord.checks`). An
 endpoint that answers with 401/403 is reachable but refuses the credentials: that is a
 FAIL too. Exit code 1 when any check fails, else 0.
 """
@@ -32,7 +33,7 @@ if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` build
     from board.storage import StateURL
     from bot.config import LoadedConfig
 
-__all__ = ["Check", "add_parsers", "check_voice", "cmd_doctor", "run_checks"]
+__all__ = ["Check", "add_parsers", "check_voice", "cmd_doctor", "discord_checks", "run_checks"]
 
 HTTP_TIMEOUT_S = 5.0
 #: How long the PostgreSQL check waits for the server.
@@ -447,14 +448,26 @@ async def run_checks(config_path: str | None, *, offline: bool) -> list[Check]:
     checks += await check_mcp(loaded, offline=offline)
     probes = [*provider_probes(loaded), *channel_probes(loaded)]
     if offline:
-        if probes:
-            checks.append(Check("network", "SKIP", f"{len(probes)} endpoint check(s) skipped (--offline)"))
+        if probes or loaded.config.discord.enabled:
+            checks.append(Check("network", "SKIP", f"{len(probes) + loaded.config.discord.enabled} endpoint "
+                                                   "check(s) skipped (--offline)"))
         return checks
     timeout = aiohttp.ClientTimeout(total=HTTP_TIMEOUT_S)
     async with aiohttp.ClientSession(timeout=timeout) as session:
         for probe in probes:
             checks.append(await probe(session))
+        checks += await discord_checks(loaded, session)
     return checks
+
+
+async def discord_checks(loaded: LoadedConfig, session: aiohttp.ClientSession) -> list[Check]:
+    """The Discord channel's checks (:mod:`bot.channels.discord.checks`: token, intent, server permissions)."""
+    if not loaded.config.discord.enabled:
+        return []
+    from bot.channels.discord.checks import discord_findings
+
+    return [ok(f.name, f.detail) if f.fix is None else fail(f.name, f.detail, f.fix)
+            for f in await discord_findings(loaded.config.discord, session)]
 
 
 async def cmd_doctor(args: argparse.Namespace) -> int:

@@ -38,15 +38,18 @@ from board.commands.about import CHAIR_ADDRESSING, Addressing
 from board.envelope import Button, Envelope, Reply
 from board.llm.stream import StreamSink
 from board.media.attachment import Attachment
+from board.media.blobs import BlobSink
 from board.roles import GENERAL
 from board.spending.allowance import MEETINGS_CLOSED, PublicTerms
 from bot.channels.base import ChannelError, Reconfigures, repeating
 from bot.channels.discord.access import SCOPE, DiscordAccessPolicy
 from bot.channels.discord.catchup import catch_up
 from bot.channels.discord.config import DM_PREFIX, DiscordSection
+from bot.channels.discord.features import ChannelSide, DiscordFeatures
 from bot.channels.discord.format import MAX_CHARS, headed, split_text
 from bot.channels.discord.gateway import BoardClient, GatewayHooks, incoming_of, point_at, point_at_gateway
 from bot.channels.discord.inbound import Ignored, Incoming, Where, place_of
+from bot.channels.discord.interactions import interaction_of
 from bot.channels.discord.outbound import DiscordOutbound, failure, nonce_of
 from bot.channels.discord.store import PlaceStore
 from bot.channels.discord.stream import StreamedAnswer
@@ -54,7 +57,7 @@ from bot.channels.parts import ChannelParts
 from bot.channels.public_limits import CAP_REACHED
 from bot.channels.reach import Reach, Unreachable
 from bot.channels.seen_once import SeenOnce
-from bot.intake.courier import Admission, ChannelTexts, ResolvesSender, Streams, UniqueMessageIds
+from bot.intake.courier import Admission, ChannelTexts, FetchesMedia, ResolvesSender, Streams, UniqueMessageIds
 from bot.intake.delivery import SendProgress
 from bot.intake.inbox import Arrival
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
@@ -80,7 +83,7 @@ Components = Callable[[tuple[Button, ...]], Any]  # the discord.py view for a re
 AttachmentsOf = Callable[[discord.Message], tuple[Attachment, ...]]  # a message's files, as references
 
 
-class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[DiscordSection]):
+class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Reconfigures[DiscordSection]):
     """One bot in one server; see the module docstring. Discord's message ids (snowflakes) are unique across
     every channel, so a message is recognised by its id alone."""
 
@@ -109,6 +112,13 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
         self.outbound = DiscordOutbound(self.client, self.places, thread_name=self._questions.get)
         self.reach = Reach(self.name, f"Discord's API at {settings.api_base_url}", self._probe)
         self.intake: Intake = self.hub.intake(parts.intake, self)
+        self.features = DiscordFeatures(parts, settings, ChannelSide(  # buttons, slash commands, files, meetings
+            client=self.client, outbound=self.outbound, places=self.places, is_owner=self.access.is_owner,
+            is_public=self.access.is_public, may_use=lambda user: user in self.access.allowed
+            or self.access.is_public(user), lane=self.conversation, receive=self.intake.receive, texts=self.texts))
+        self.interactions = self.features.interactions.handle
+        self.components = self.features.view
+        self.attachments_of = self.features.attachments
         self.drafts: dict[tuple[str, str], StreamedAnswer] = {}
         self.state = "created"
         self.gateway_problem: str | None = "the gateway is not connected yet"
@@ -167,7 +177,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
     @contextlib.asynccontextmanager
     async def stream(self, envelope: Envelope) -> AsyncIterator[StreamSink | None]:
         """The answer to ``envelope`` shown while it is written (:mod:`.stream`), when ``discord.stream`` is on."""
-        if not self.settings.stream or envelope.message_id is None:
+        if not self.settings.stream or envelope.message_id is None or interaction_of(envelope.message_id):
             yield None
             return
         chat = envelope.chat_id
@@ -186,6 +196,8 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
         """Post ``reply`` where its question was (see the module docstring): its first message over the streamed
         draft when there is one, the rest after it; a copy sent once more (``progress.skip``, ``progress.heading``)
         starts after the messages Discord confirmed, headed by the "possibly repeated" line."""
+        if await self.features.deliver(reply, progress):  # an interaction's answer: its follow-up
+            return
         draft = self.drafts.pop((reply.chat_id, reply.reply_to or ""), None)
         named = reply.kind in ("answer", "meeting", "command")
         pieces = split_text(headed(reply.label if named else "", reply.text)) or ["(empty answer)"]
@@ -209,6 +221,10 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
                     await self.outbound.post(channel_id, text, progress, reply_to=reply.reply_to if first else None,
                                              nonce=nonce_of(reply.reply_to, i * 2 + n), view=extra)
             await progress.part_done(i + 1, len(pieces))
+
+    async def fetch_media(self, attachment: Attachment, sink: BlobSink) -> None:
+        """An attachment's bytes, from Discord's CDN (:mod:`.attachments`)."""
+        await self.features.fetch_media(attachment, sink)
 
     async def _target(self, reply: Reply, progress: SendProgress) -> int:
         try:
@@ -382,6 +398,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
                        asyncio.create_task(self.client.run_gateway(), name="discord gateway")]
         self.reach.start()
         self.state = "running"
+        await self.features.started()
         if self.settings.access.value == "allowlist" and not self.settings.allowed_user_ids:
             log.warning("discord: discord.allowed_user_ids is empty, so every message is ignored; add your user id "
                         "(Developer Mode > Copy User ID) or set discord.access: public")
@@ -401,6 +418,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, Reconfigures[Dis
         self.state = "stopping"
         await self.stop_intake()
         await self.intake.wind_down(grace, owns_hub=self.owns_hub)
+        await self.features.stopping()
         await self.reach.stop()
         await self.client.close()
         for task in self._tasks:

@@ -40,7 +40,7 @@ DECLARED: dict[Capability, type] = {
 
 #: What each real channel did before (``getattr(courier, ...)`` in bot/intake/intake.py).
 EXPECTED: dict[str, frozenset[Capability]] = {
-    "discord": frozenset({Capability.UNIQUE_IDS, Capability.SENDER, Capability.STREAM}),
+    "discord": frozenset({Capability.UNIQUE_IDS, Capability.SENDER, Capability.STREAM, Capability.MEDIA}),
     "telegram": frozenset({Capability.STREAM, Capability.NOTICE, Capability.INTERRUPTION, Capability.REDO,
                            Capability.MEDIA}),
     "whatsapp": frozenset({Capability.UNIQUE_IDS, Capability.CONFIRMS, Capability.SENDER, Capability.MEDIA}),
