@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -45,8 +46,8 @@ class ChannelPlugin:
     def of_package(cls, package: str, enabled: Callable[[LoadedConfig], bool],
                    migrations: Sequence[Migration]) -> ChannelPlugin:
         """The plugin of a channel package laid out like ``bot.channels.telegram``: its
-        ``channel`` module has ``build`` (the factory), its ``cli`` module ``add_cli``. Both
-        are imported on first use only, so listing a channel imports no client library."""
+        ``channel`` module has ``build`` (the factory), its ``cli`` module (if it has one) ``add_cli``.
+        Both are imported on first use only, so listing a channel imports no client library."""
         name = package.rsplit(".", 1)[-1]
 
         def factory() -> ChannelFactory:
@@ -57,4 +58,6 @@ class ChannelPlugin:
             command: CliCommand = importlib.import_module(f"{package}.cli").add_cli(sub, common)
             return command
 
-        return cls(name=name, section=name, enabled=enabled, factory=factory, migrations=migrations, add_cli=add_cli)
+        has_cli = importlib.util.find_spec(f"{package}.cli") is not None
+        return cls(name=name, section=name, enabled=enabled, factory=factory, migrations=migrations,
+                   add_cli=add_cli if has_cli else None)

@@ -134,7 +134,7 @@ async def test_owner_only_commands_are_the_owners(tmp_path: Path, fake: FakeDisc
 
 async def test_public_mode_holds_a_stranger_to_the_per_sender_rate(tmp_path: Path, fake: FakeDiscord,
                                                                    echo_model: EchoModel) -> None:
-    from bot.channels.public_gate import RATE_LIMITED
+    from bot.channels.public_limits import RATE_LIMITED
 
     sabha = await _running(tmp_path, fake, echo_model, discord=["access: public", "public_rate_per_minute: 2"])
     try:
