@@ -377,12 +377,15 @@ class Config(StrictModel):
 
     def owner_chats(self) -> tuple[tuple[str, str], ...]:
         """(channel, chat id) of the owner's own chat on each running channel, as the config names the owner:
-        Telegram's first allowed user id (a private chat's id is the user's), WhatsApp's first allowed number."""
+        Telegram's first allowed user id (a private chat's id is the user's), WhatsApp's first allowed number, Slack's
+        first allowed user id (a post to a user id goes to the app's DM with them)."""
         chats: list[tuple[str, str]] = []
         if self.telegram.enabled and self.telegram.allowed_user_ids:
             chats.append(("telegram", str(self.telegram.allowed_user_ids[0])))
         if self.whatsapp.enabled and self.whatsapp.allowed_numbers:
             chats.append(("whatsapp", self.whatsapp.allowed_numbers[0]))
+        if self.slack.enabled and self.slack.allowed_user_ids:
+            chats.append(("slack", self.slack.allowed_user_ids[0]))
         return tuple(chats)
 
     @model_validator(mode="after")

@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime
 
-from board.spending.allowance import PUBLIC_CAP_REACHED, public_scope
+from board.spending.allowance import public_scope
 from board.storage import Database
+from bot.channels.public_limits import CAP_REACHED, RATE_LIMITED, PublicLimits
 from bot.channels.whatsapp.config import AccessMode, WhatsAppSection
 from bot.intake.courier import Admission
 
@@ -29,33 +28,22 @@ __all__ = ["CAP_REACHED", "RATE_LIMITED", "SCOPE", "AccessPolicy"]
 
 log = logging.getLogger("sabha.whatsapp")
 
-RATE_LIMITED = "You're sending messages faster than I can answer. Please wait a minute and try again."
-CAP_REACHED = PUBLIC_CAP_REACHED
 SCOPE = public_scope("whatsapp")  # how the ledger marks the calls strangers cause here
-SPEND_REFRESH_S = 1.0
 
 
-class AccessPolicy:
-    """See the module docstring."""
+class AccessPolicy(PublicLimits):
+    """See the module docstring (the rate and the cap: :class:`bot.channels.public_limits.PublicLimits`)."""
 
     def __init__(self, settings: WhatsAppSection, db: Database, *, clock: Callable[[], float] = time.monotonic,
                  ids: Callable[[str], set[str]] | None = None,
                  closed: Callable[[float], bool] = lambda usd: False) -> None:
+        super().__init__(db, SCOPE, rate=settings.public_rate_per_minute, daily_usd=settings.public_daily_usd,
+                         clock=clock, closed=closed)
         self.mode = settings.access
         self.allowed = set(settings.allowed_numbers)
         self.owner = settings.allowed_numbers[0] if settings.allowed_numbers else None
-        self.rate = settings.public_rate_per_minute
-        self.daily_usd = settings.public_daily_usd
-        self.db = db
-        self.clock = clock
         self.ids = ids or (lambda user: {user})  # every id of ``user`` (.identity.WhatsAppPeople.identifiers)
-        self.closed = closed  # the board refused a stranger's call under the cap (``daily_usd``) today
-        self.spent_today = 0.0
-        self._spent_at = -1e9
-        self._recent: dict[str, deque[float]] = {}
         self._logged: set[str] = set()
-        self.refused_rate = 0
-        self.refused_cap = 0
 
     def listed(self, user: str) -> bool:
         """An id of the person ``user`` (number, business-scoped id, a former one) is in ``allowed_numbers``."""
@@ -70,14 +58,9 @@ class AccessPolicy:
         return self.owner is not None and self.owner in self.ids(user)
 
     async def refresh(self) -> None:
-        """Re-read what strangers' model calls cost today (at most once a second)."""
-        if self.mode is not AccessMode.PUBLIC or self.clock() - self._spent_at < SPEND_REFRESH_S:
-            return
-        self._spent_at = self.clock()
-        midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0).isoformat()
-        row = await self.db.fetchone(
-            "SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE ts >= ? AND scope = ?", (midnight, SCOPE))
-        self.spent_today = float(row["usd"]) if row is not None else 0.0
+        """Re-read what strangers' model calls cost today (public mode; at most once a second)."""
+        if self.mode is AccessMode.PUBLIC:
+            await self.refresh_spend()
 
     def admit(self, user: str) -> Admission:
         """The verdict on one message from ``user`` (counts it against the rate when admitted)."""
@@ -92,17 +75,4 @@ class AccessPolicy:
                             "(add them there to let them talk to the board); further ones are not logged.%s",
                             user, hint)
             return Admission(False)
-        day = datetime.now(UTC).date().isoformat()
-        if self.spent_today >= self.daily_usd or self.closed(self.daily_usd):
-            self.refused_cap += 1
-            return Admission(False, CAP_REACHED, notice_key=f"cap:{user}:{day}")
-        now = self.clock()
-        recent = self._recent.setdefault(user, deque())
-        while recent and now - recent[0] >= 60.0:
-            recent.popleft()
-        if len(recent) >= self.rate:
-            self.refused_rate += 1
-            window = int(recent[0])  # one refusal until the oldest message leaves the minute
-            return Admission(False, RATE_LIMITED, notice_key=f"rate:{user}:{window}")
-        recent.append(now)
-        return Admission(True)
+        return self.limit(user)
