@@ -12,7 +12,8 @@ import json
 import re
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,17 @@ from aiohttp import web
 from board.workspace.paths import copy_default_workspace
 from tests.support.daemon import SabhaProcess
 from tests.support.fakes.echo_model import EchoModel
-from tests.support.fakes.slack_api import SIGNING_SECRET, TOKEN, FakeSlackAPI, SlackEventPoster
+from tests.support.fakes.slack_api import (
+    SIGNING_SECRET,
+    TOKEN,
+    FakeSlackAPI,
+    SlackEventPoster,
+    event_callback,
+    message_event,
+)
 
 __all__ = ["BOARD", "FINANCE", "FRIEND", "FRIEND_DM", "NAMES", "OWNER", "OWNER_DM", "STRANGER", "SlowStreamModel",
-           "answered", "next_ts", "slack_env", "slack_poster", "write_slack_config"]
+           "answered", "next_ts", "running_slack", "say", "slack_env", "slack_poster", "write_slack_config"]
 
 OWNER, FRIEND, STRANGER = "U0OWNER", "U0FRIEND", "U0STRANGER"
 BOARD, FINANCE = "C0BOARD", "C0FINANCE"
@@ -67,6 +75,30 @@ def slack_env() -> dict[str, str]:
 def slack_poster(sabha: SabhaProcess) -> SlackEventPoster:
     """A poster of signed events to ``sabha``'s events path."""
     return SlackEventPoster(f"http://127.0.0.1:{sabha.port}/slack/events")
+
+
+@asynccontextmanager
+async def running_slack(root: Path, model: EchoModel, **config: Any) -> AsyncIterator[tuple[SabhaProcess, FakeSlackAPI,
+                                                                                             SlackEventPoster]]:
+    """A fake Slack and a ``sabha run`` on it (``config``: :func:`write_slack_config`'s keywords), started; both
+    ended on the way out."""
+    async with FakeSlackAPI(users=NAMES) as slack:
+        sabha = SabhaProcess(write_slack_config(root, slack, model, **config), env=slack_env())
+        try:
+            await sabha.start()
+            async with slack_poster(sabha) as poster:
+                yield sabha, slack, poster
+        finally:
+            await sabha.close()
+
+
+async def say(poster: SlackEventPoster, channel: str, user: str, text: str, *, thread_ts: str | None = None,
+              channel_type: str = "channel") -> dict[str, Any]:
+    """``user`` posts ``text`` (Slack delivers the event, retrying until acknowledged); the event body."""
+    body = event_callback(message_event(channel, user, text, next_ts(), thread_ts=thread_ts,
+                                        channel_type=channel_type))
+    assert await poster.deliver(body), "the daemon acknowledged the event"
+    return body
 
 
 def answered(slack: FakeSlackAPI) -> Counter[str]:

@@ -138,7 +138,7 @@ def _inline(children: Sequence[Token]) -> str:
 def _link(url: str, label: str) -> str:
     if not url.startswith(("http://", "https://", "mailto:")):
         return label or escape(url)
-    url = url.replace("|", "%7C").replace(">", "%3E").replace("<", "%3C")
+    url = url.replace("&", "&amp;").replace("|", "%7C").replace(">", "%3E").replace("<", "%3C")
     return f"<{url}|{label}>" if label and label != url else f"<{url}>"
 
 

@@ -204,9 +204,10 @@ def _edit(event: Mapping[str, Any], *, bot_user: str, bot_id: str) -> SlackMessa
         return SlackIgnored("an edit of a bot's message", quiet=True)  # the app's own streamed answers among them
     if (new.get("text") or "") == (old.get("text") or ""):
         return SlackIgnored("a message_changed with the same text (a link preview, a reaction)", quiet=True)
+    ts = new.get("ts") or old.get("ts") or ""  # bolt-python's recorded edit carries the post's ts only in the old one
     return SlackMessage(SlackEventKind.EDIT, str(event.get("channel", "")), str(event.get("channel_type", "")),
-                        str(new.get("user", "")), plain_text(str(new.get("text") or ""), bot_user),
-                        str(new.get("ts", "")), _thread(new))
+                        str(new.get("user") or old.get("user") or ""),
+                        plain_text(str(new.get("text") or ""), bot_user), str(ts), _thread(new) or _thread(old))
 
 
 def _thread(message: Mapping[str, Any]) -> str | None:

@@ -5,7 +5,8 @@ request has left could post twice).
 - A 429 (``Retry-After``: Slack's rate tiers; chat.update is about 50 a minute per workspace) posted nothing:
   the delivery is told (``progress.nothing_posted``), the request waits the seconds Slack asked for (counted
   in :attr:`SlackWeb.waited`) and goes again; the final text always lands.
-- A request that could not connect posted nothing: tried again after 1, 2, 5 s, then it fails unsent.
+- A request that could not connect posted nothing: tried again after 1, 2, 5, 10, 30, then 60 s (about five
+  minutes in all), then it fails unsent.
 - A request that left and lost its answer (a dropped connection, a timeout, a 5xx) *may have arrived*:
   ``SendFailed(MAY_HAVE_ARRIVED)``; the intake sends it once more, marked as possibly repeated.
 - Slack's refusals (``channel_not_found``, ``not_in_channel``, ``is_archived``, ``invalid_auth`` ...) posted
@@ -36,7 +37,8 @@ __all__ = ["CONNECT_BACKOFF_S", "MAX_RETRY_AFTER_S", "SlackIdentity", "SlackWeb"
 
 log = logging.getLogger("sabha.slack")
 
-CONNECT_BACKOFF_S = (1.0, 2.0, 5.0)
+#: Pauses before a request that could not connect goes again (about five minutes in all, then it fails unsent).
+CONNECT_BACKOFF_S = (1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 60.0, 60.0, 60.0)
 #: A Retry-After longer than this is waited in steps of this (a stop can end the wait).
 MAX_RETRY_AFTER_S = 60.0
 _HINTS = {
