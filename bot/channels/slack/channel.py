@@ -73,6 +73,7 @@ from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 
 if TYPE_CHECKING:
     from board.media.attachment import Attachment
+    from bot.channels.slack.socket_mode import SocketLink
     from bot.config import LoadedConfig
 
 __all__ = ["MAX_EVENT_BYTES", "SlackChannel", "build", "public_terms"]
@@ -134,6 +135,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
         self.blocks: BlocksHook | None = None
         self.forms: FormsHook | None = None
         self.attachments: AttachmentsHook | None = None
+        self.socket: SocketLink | None = None  # Socket Mode (slackmore's interactivity.install)
 
     def reconfigure(self, section: SlackSection) -> None:
         """Apply what may change while running (SIGHUP): access, the allowlist, the public limits and the places.
@@ -379,6 +381,8 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             await self.web.close()
             raise
         self.accepting = True
+        if self.socket is not None:
+            await self.socket.start()
         self.state = "running"
         self.web.reach.start()
         if self.settings.access.value == "allowlist" and not self.settings.allowed_user_ids:
@@ -406,6 +410,8 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
     async def stop_intake(self) -> None:
         """Stop accepting events (Slack retries them later)."""
         self.accepting = False
+        if self.socket is not None:
+            await self.socket.stop()
 
     async def stop(self, grace: float | None = None) -> None:
         """Stop intake, let running answers finish (when this channel owns its hub), close the client."""
@@ -443,7 +449,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
         return {"state": self.state, "app": self.identity.user_id, "team": self.identity.team_id,
                 "mode": self.settings.mode.value, "access": self.settings.access.value, "sent": self.web.sent,
                 "edited": self.web.edited, "rate_limited": self.web.rate_limited, "events": self.settings.events_path,
-                "problem": self.web.reach.problem}
+                "problem": self.web.reach.problem or (self.socket.problem if self.socket is not None else None)}
 
 
 def _buttons_line(buttons: tuple[Button, ...]) -> str:
@@ -457,4 +463,8 @@ def public_terms(settings: SlackSection) -> PublicTerms:
 
 def build(parts: ChannelParts, loaded: LoadedConfig, hub: IntakeHub) -> SlackChannel:
     """The plugin factory: the channel for ``loaded``'s ``slack`` section."""
-    return SlackChannel(parts, loaded.config.slack, hub=hub)
+    from bot.channels.slack.interactivity import install
+
+    channel = SlackChannel(parts, loaded.config.slack, hub=hub)
+    install(channel)
+    return channel

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from slack_sdk.socket_mode.async_client import AsyncBaseSocketModeClient
     from slack_sdk.socket_mode.request import SocketModeRequest
 
-__all__ = ["DOWN_GRACE_S", "SocketDelivery", "SocketKind", "SocketLink", "SocketReceive"]
+__all__ = ["DOWN_GRACE_S", "SocketAck", "SocketDelivery", "SocketKind", "SocketLink", "SocketReceive"]
 
 log = logging.getLogger("sabha.slack.socket")
 
@@ -67,9 +67,16 @@ class SocketDelivery:
         return self.retry_attempt > 0
 
 
-#: Stores one delivery (the durable claim); True: stored or nothing to store (acknowledge it), False: not
-#: stored (leave it unacknowledged: Slack sends it again). It must not raise for bad input.
-SocketReceive = Callable[[SocketDelivery], Awaitable[bool]]
+@dataclass(frozen=True)
+class SocketAck:
+    """The acknowledgement of a stored envelope; ``payload``: what it carries back (a slash command's answer)."""
+
+    payload: Mapping[str, Any] | None = None
+
+
+#: Stores one delivery (the durable claim); its acknowledgement when stored or nothing to store, None when it
+#: could not be stored (left unacknowledged: Slack sends it again). It must not raise for bad input.
+SocketReceive = Callable[[SocketDelivery], Awaitable[SocketAck | None]]
 
 
 class SocketLink:
@@ -84,31 +91,49 @@ class SocketLink:
         self._down_grace_s = down_grace_s
         self._client: SocketModeClient | None = None
         self._watch: asyncio.Task[None] | None = None
+        self._connecting: asyncio.Task[None] | None = None
         self._down_since: float | None = time.monotonic()
         self.connects = 0
         self.acked = 0
         self.unacked = 0
 
     async def start(self) -> None:
-        """Open the connection (raises what ``apps.connections.open`` raised: a refused token says so)."""
+        """Check the app-level token (a refusal is a :class:`ChannelError` saying what to do), then connect in the
+        background: an unreachable Slack is retried by the client while readiness says so."""
+        from slack_sdk.errors import SlackApiError
         from slack_sdk.socket_mode.aiohttp import SocketModeClient
         from slack_sdk.web.async_client import AsyncWebClient
 
-        web = AsyncWebClient(base_url=self._api_base_url)
+        from bot.channels.base import ChannelError
+
+        web = AsyncWebClient(base_url=self._api_base_url.rstrip("/") + "/", retry_handlers=[])
         client = SocketModeClient(app_token=self._app_token, web_client=web, ping_interval=self._ping_interval,
                                   logger=logging.getLogger("sabha.slack.socket.client"))
         client.socket_mode_request_listeners.append(self._on_request)
         client.on_message_listeners.append(self._on_frame)
         self._client = client
         try:
-            await client.connect()  # type: ignore[no-untyped-call]
-        except BaseException:
+            client.wss_uri = await client.issue_new_wss_url()
+        except SlackApiError as exc:
             await self.stop()
-            raise
+            error = exc.response.get("error") if exc.response is not None else None
+            raise ChannelError(f"Slack refused slack.app_token for Socket Mode ({error}): make an App-Level Token "
+                               "with connections:write (Basic Information > App-Level Tokens), put it in "
+                               "SLACK_APP_TOKEN and turn on Socket Mode in the app's settings") from exc
+        except Exception as exc:  # noqa: BLE001 - unreachable now: the client keeps trying, readiness says so
+            log.warning("Slack Socket Mode: apps.connections.open failed (%s: %s); retrying in the background",
+                        type(exc).__name__, exc)
+        self._connecting = asyncio.create_task(client.connect(), name="slack-socket-connect")  # type: ignore[no-untyped-call]
         self._watch = asyncio.create_task(self._watch_loop(), name="slack-socket-watch")
 
     async def stop(self) -> None:
-        """Close the connection; deliveries being stored finish first (bounded by the caller)."""
+        """Close the connection (no envelope is acknowledged after this: Slack sends the rest again)."""
+        for task in (self._connecting,):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._connecting = None
         if self._watch is not None:
             self._watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -173,24 +198,25 @@ class SocketLink:
             kind = SocketKind(request.type)
         except ValueError:
             log.info("Slack Socket Mode: %s envelope ignored (acknowledged)", request.type)
-            await _ack(client, request.envelope_id)
+            await _ack(client, request.envelope_id, None)
             return
         delivery = SocketDelivery(kind, request.envelope_id, request.payload, request.retry_attempt or 0,
                                   request.retry_reason or "")
         try:
-            stored = await self._receive(delivery)
+            ack = await self._receive(delivery)
         except Exception:  # a bug while storing: unacknowledged, Slack sends it again
             log.exception("Slack envelope %s (%s) could not be stored; left unacknowledged", delivery.envelope_id,
                           kind.value)
-            stored = False
-        if not stored:
+            ack = None
+        if ack is None:
             self.unacked += 1
             return
-        await _ack(client, request.envelope_id)
+        await _ack(client, request.envelope_id, ack.payload)
         self.acked += 1
 
 
-async def _ack(client: AsyncBaseSocketModeClient, envelope_id: str) -> None:
+async def _ack(client: AsyncBaseSocketModeClient, envelope_id: str, payload: Mapping[str, Any] | None) -> None:
     from slack_sdk.socket_mode.response import SocketModeResponse
 
-    await client.send_socket_mode_response(SocketModeResponse(envelope_id=envelope_id))
+    await client.send_socket_mode_response(SocketModeResponse(envelope_id=envelope_id,
+                                                              payload=dict(payload) if payload else None))

@@ -10,11 +10,12 @@ envelope Slack sends before it closes a socket (``refresh_requested``); :meth:`S
 closes every socket without a word (a network cut). Shapes are those of python-slack-sdk's own mock
 server (``tests/data/slack/socket_mode_envelopes.json``).
 
-:class:`FakeSlackSocket` is a whole local server with it: the WebSocket plus the Web API methods
-Socket Mode and ``sabha doctor`` call, under ``/api/`` (:attr:`FakeSlackSocket.api_base_url` for
-``slack.api_base_url``): ``apps.connections.open`` (the ``xapp-`` token only; answers
-``ws://127.0.0.1:<port>/link``) and ``auth.test`` (the bot token only; the granted scopes in the
-``x-oauth-scopes`` header, as Slack sends them). A wrong token gets Slack's ``invalid_auth``.
+:class:`FakeSlack` is ``slack``'s fake Web API (tests/support/fakes/slack_api.py) with it, composed by
+subclassing: ``apps.connections.open`` (the ``xapp-`` token only; answers ``ws://127.0.0.1:<port>/link``),
+the granted scopes on ``auth.test`` (``x-oauth-scopes``, as Slack sends them), ``chat.postEphemeral``, and
+files (``files.info`` and the private download URL). :class:`SlackFormPoster` posts signed form bodies
+(interactivity ``payload=``, slash commands) the way Slack does; :func:`block_actions` and
+:func:`slash_command` build them from bolt-python's test bodies (``tests/data/slack/``).
 """
 
 from __future__ import annotations
@@ -22,26 +23,22 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlencode
 
-from aiohttp import WSMsgType, web
+from aiohttp import ClientError, ClientSession, ClientTimeout, WSMsgType, web
 
-from tests.support.fakes.local_server import LocalServer
+from tests.support.fakes.slack_api import BOT_ID, BOT_USER, SIGNING_SECRET, TEAM, TOKEN, ApiCall, FakeSlackAPI, sign
 
-__all__ = [
-    "APP_TOKEN",
-    "BOT_TOKEN",
-    "FIXTURES",
-    "FakeSlackSocket",
-    "SentEnvelope",
-    "SocketModeServer",
-    "fixture",
-]
+__all__ = ["ALL_SCOPES", "APP_TOKEN", "BOT_TOKEN", "FIXTURES", "FakeSlack", "SentEnvelope", "SlackFile",
+           "SlackFormPoster", "SocketModeServer", "block_actions", "fixture", "slash_command"]
 
-BOT_TOKEN = "xoxb-111-222-sabhatest"
+BOT_TOKEN = TOKEN
 APP_TOKEN = "xapp-1-A111-333-sabhatest"
 FIXTURES = Path(__file__).resolve().parents[2] / "data" / "slack"
 ALL_SCOPES = ("chat:write", "channels:history", "groups:history", "im:history", "app_mentions:read", "users:read",
@@ -155,52 +152,152 @@ class SocketModeServer:
 
 
 @dataclass
-class FakeSlackSocket(LocalServer):
-    """Socket Mode + ``apps.connections.open`` + ``auth.test`` on one local server."""
+class SlackFile:
+    """A file a person shared: its ``files.info`` object and its bytes (served at ``url_private_download``)."""
 
-    bot_token: str = BOT_TOKEN
-    app_token: str = APP_TOKEN
-    scopes: tuple[str, ...] = ALL_SCOPES
-    team: str = "Sabha Test"
-    bot_user: str = "sabha"
-    bot_user_id: str = "U0SABHA"
-    socket: SocketModeServer = field(default_factory=SocketModeServer)
-    calls: list[tuple[str, str | None]] = field(default_factory=list)  # (method, Authorization scheme+kind)
-    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    id: str
+    name: str
+    mimetype: str
+    data: bytes
+    filetype: str = "text"
 
-    name = "FakeSlackSocket"
+    def info(self, base: str) -> dict[str, Any]:
+        url = f"{base}/files-pri/T0TEAM-{self.id}/download/{self.name}"
+        return {"id": self.id, "created": int(time.time()), "timestamp": int(time.time()), "name": self.name,
+                "title": self.name, "mimetype": self.mimetype, "filetype": self.filetype, "pretty_type": "Plain Text",
+                "user": "U0OWNER", "mode": "hosted", "editable": True, "is_external": False, "size": len(self.data),
+                "url_private": url.replace("/download/", "/"), "url_private_download": url}
 
-    def __post_init__(self) -> None:
-        super().__init__()
+
+class FakeSlack(FakeSlackAPI):
+    """The fake Web API (:class:`FakeSlackAPI`) with Socket Mode (``/link``, ``apps.connections.open`` for the
+    ``xapp-`` token), the granted scopes on ``auth.test`` (``x-oauth-scopes``), ``chat.postEphemeral``
+    (kept in :attr:`ephemerals`) and files: ``files.info`` and the private download URL, which answers the
+    bytes only with the bot token as a bearer (without it Slack answers its HTML sign-in page, with 200)."""
+
+    name = "FakeSlack"
+
+    def __init__(self, *, token: str = TOKEN, app_token: str = APP_TOKEN, users: dict[str, str] | None = None,
+                 scopes: tuple[str, ...] = ALL_SCOPES) -> None:
+        super().__init__(token=token, users=users)
+        self.app_token = app_token
+        self.scopes = scopes
+        self.socket = SocketModeServer()
+        self.ephemerals: list[dict[str, Any]] = []
+        self.files: dict[str, SlackFile] = {}
+        self.downloads: list[tuple[str, str | None]] = []  # (file id, Authorization)
+        self._tickets = itertools.count(1)
 
     def routes(self, app: web.Application) -> None:
         self.socket.add_routes(app)
         app.router.add_post("/api/apps.connections.open", self._connections_open)
-        app.router.add_post("/api/auth.test", self._auth_test)
+        app.router.add_get("/files-pri/{file}/download/{name}", self._download)
+        super().routes(app)
 
     @property
     def api_base_url(self) -> str:
-        """For ``slack.api_base_url``."""
-        return f"http://127.0.0.1:{self.port}/api"
+        return self.base_url
 
-    def _token(self, request: web.Request) -> str | None:
-        auth = request.headers.get("Authorization", "")
-        return auth.removeprefix("Bearer ").strip() or None
+    def add_file(self, name: str, data: bytes, mimetype: str = "text/plain") -> SlackFile:
+        """A file to share in a post (its id ``F...``)."""
+        shared = SlackFile(f"F{len(self.files) + 1:07d}", name, mimetype, data)
+        self.files[shared.id] = shared
+        return shared
 
     async def _connections_open(self, request: web.Request) -> web.Response:
-        token = self._token(request)
-        self.calls.append(("apps.connections.open", (token or "")[:5]))
+        token = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        self.calls.append(ApiCall("apps.connections.open", {}, time.monotonic(), 200))
         if token != self.app_token:
-            error = "not_allowed_token_type" if token and token.startswith("xoxb-") else "invalid_auth"
+            error = "not_allowed_token_type" if token.startswith("xoxb-") else "invalid_auth"
             return web.json_response({"ok": False, "error": error})
-        return web.json_response({"ok": True, "url": f"ws://127.0.0.1:{self.port}/link?ticket={next(self._ids)}"})
+        return web.json_response({"ok": True, "url": f"ws://127.0.0.1:{self.port}/link?ticket={next(self._tickets)}"})
 
-    async def _auth_test(self, request: web.Request) -> web.Response:
-        token = self._token(request)
-        self.calls.append(("auth.test", (token or "")[:5]))
-        if token != self.bot_token:
-            return web.json_response({"ok": False, "error": "invalid_auth"})
-        return web.json_response(
-            {"ok": True, "url": "https://sabha-test.slack.com/", "team": self.team, "user": self.bot_user,
-             "team_id": "T111", "user_id": self.bot_user_id, "bot_id": "B111", "is_enterprise_install": False},
-            headers={"x-oauth-scopes": ",".join(self.scopes), "x-accepted-oauth-scopes": ""})
+    def _answer(self, method: str, args: Mapping[str, Any], body: dict[str, Any]) -> web.Response:
+        response = super()._answer(method, args, body)
+        if method == "auth.test" and body.get("ok"):
+            response.headers["x-oauth-scopes"] = ",".join(self.scopes)
+        return response
+
+    def _chat_postEphemeral(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        self.ephemerals.append(dict(args))
+        return {"ok": True, "message_ts": f"{int(time.time())}.{next(self._tickets):06d}"}
+
+    def _files_info(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        shared = self.files.get(str(args.get("file", "")))
+        if shared is None:
+            return {"ok": False, "error": "file_not_found"}
+        return {"ok": True, "file": shared.info(f"http://127.0.0.1:{self.port}"), "comments": [],
+                "response_metadata": {"next_cursor": ""}}
+
+    async def _download(self, request: web.Request) -> web.StreamResponse:
+        file_id = request.match_info["file"].removeprefix("T0TEAM-")
+        auth = request.headers.get("Authorization")
+        self.downloads.append((file_id, auth))
+        shared = self.files.get(file_id)
+        if auth != f"Bearer {self.token}":
+            return web.Response(text=SIGN_IN_PAGE, content_type="text/html")
+        if shared is None:
+            return web.Response(status=404, text="not found")
+        return web.Response(body=shared.data, content_type=shared.mimetype)
+
+
+class SlackFormPoster:
+    """Posts signed form bodies to an app's ``url`` as Slack posts interactivity payloads and slash commands."""
+
+    def __init__(self, url: str, secret: str = SIGNING_SECRET) -> None:
+        self.url = url
+        self.secret = secret
+        self.http: ClientSession | None = None
+
+    async def __aenter__(self) -> SlackFormPoster:
+        self.http = ClientSession()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.http is not None:
+            await self.http.close()
+
+    async def post(self, fields: Mapping[str, str]) -> tuple[int, str]:
+        """Post ``fields`` form-encoded and signed; (status, body) or (0, why) when no answer came within 3 s."""
+        assert self.http is not None, "use `async with SlackFormPoster(...)`"
+        data = urlencode(fields).encode()
+        headers = {**sign(data, self.secret), "Content-Type": "application/x-www-form-urlencoded"}
+        try:
+            async with self.http.post(self.url, data=data, headers=headers,
+                                      timeout=ClientTimeout(total=3.0)) as response:
+                return response.status, await response.text()
+        except (TimeoutError, ClientError, OSError) as exc:
+            return 0, f"{type(exc).__name__}: {exc}"
+
+    async def press(self, payload: Mapping[str, Any]) -> tuple[int, str]:
+        """A ``block_actions`` (or other interactivity) payload, as ``payload=<json>``."""
+        return await self.post({"payload": json.dumps(payload)})
+
+
+def block_actions(user: str, channel: str, message: Mapping[str, Any], value: str, label: str,
+                  action_id: str = "sabha:0") -> dict[str, Any]:
+    """A press of the button ``value`` on ``message`` (as the fake recorded it: ts, thread_ts, text, blocks): the
+    shape of bolt-python's block_actions test body (tests/data/slack/block_actions.json), made for this press."""
+    body = fixture("block_actions.json")["body"]
+    body = json.loads(json.dumps(body))
+    body["user"] = {**body["user"], "id": user, "username": user.lower(), "name": user.lower()}
+    body["container"] = {"type": "message", "message_ts": message["ts"], "channel_id": channel, "is_ephemeral": False}
+    body["channel"] = {"id": channel, "name": "board"}
+    body["message"] = {"type": "message", "user": BOT_USER, "bot_id": BOT_ID, **message}
+    body["actions"] = [{**body["actions"][0], "action_id": action_id, "block_id": "sabha-buttons", "value": value,
+                        "text": {"type": "plain_text", "text": label, "emoji": True},
+                        "action_ts": f"{time.time():.6f}"}]
+    return dict(body)
+
+
+def slash_command(user: str, channel: str, text: str, command: str = "/board") -> dict[str, str]:
+    """``/board <text>`` from ``user`` in ``channel``: bolt-python's slash command test body
+    (tests/data/slack/slash_command.json), made for this command."""
+    fields = {k: v[0] for k, v in parse_qs(fixture("slash_command.json")["form"]).items()}
+    fields.update({"user_id": user, "user_name": user.lower(), "channel_id": channel, "command": command,
+                   "text": text, "trigger_id": f"{int(time.time())}.{next(_triggers)}.abc", "team_id": TEAM})
+    return fields
+
+
+_triggers = itertools.count(1)
+SIGN_IN_PAGE = "<!DOCTYPE html><html><head><title>Slack</title></head><body>Sign in to Slack</body></html>"
