@@ -17,7 +17,7 @@ from typing import Any
 
 from board.envelope import Button, Reply
 
-__all__ = ["ACTION_PREFIX", "SECTION_CHARS", "pressed_blocks", "reply_blocks", "text_sections"]
+__all__ = ["ACTION_PREFIX", "SECTION_CHARS", "button_blocks", "pressed_blocks", "reply_blocks", "text_sections"]
 
 #: Slack's limit on a section's text.
 SECTION_CHARS = 3000
@@ -53,13 +53,18 @@ def _button(n: int, button: Button) -> dict[str, Any]:
     return element
 
 
-def reply_blocks(reply: Reply, text: str) -> list[dict[str, Any]] | None:
-    """The blocks of the message carrying ``text`` (the reply's last part), or None when it has no buttons."""
-    if not reply.buttons:
+def button_blocks(text: str, buttons: tuple[Button, ...]) -> list[dict[str, Any]] | None:
+    """``text`` with ``buttons`` under it as blocks, or None without buttons."""
+    if not buttons:
         return None
     actions = {"type": "actions", "block_id": "sabha-buttons",
-               "elements": [_button(n, b) for n, b in enumerate(reply.buttons[:25])]}
+               "elements": [_button(n, b) for n, b in enumerate(buttons[:25])]}
     return [*text_sections(text), actions]
+
+
+def reply_blocks(reply: Reply, text: str) -> list[dict[str, Any]] | None:
+    """The blocks of the message carrying ``text`` (the reply's last part), or None when it has no buttons."""
+    return button_blocks(text, reply.buttons)
 
 
 def pressed_blocks(text: str, presser: str, label: str) -> list[dict[str, Any]]:

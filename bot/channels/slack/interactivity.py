@@ -38,6 +38,7 @@ from board.envelope import Envelope, Reply
 from bot.channels.slack.blocks import ACTION_PREFIX, pressed_blocks, reply_blocks
 from bot.channels.slack.config import SlackMode
 from bot.channels.slack.inbound import SlackEventKind, SlackMessage, parse_request
+from bot.channels.slack.meeting import slack_meetings
 from bot.channels.slack.places import SlackPlace, SlackPlaceKind
 from bot.channels.slack.socket_mode import SocketAck, SocketDelivery, SocketKind, SocketLink
 from bot.intake.inbox import Arrival, InboundKind
@@ -300,11 +301,14 @@ def _press(payload: Mapping[str, Any]) -> tuple[str, str, str, SlackMessage] | N
 
 
 def install(channel: SlackHost) -> SlackInteractions:
-    """Give ``channel`` its buttons (Block Kit), its form posts (presses, ``/board``) and, in Socket Mode, its
-    socket (see :mod:`.socket_mode`)."""
+    """Give ``channel`` its buttons (Block Kit), its form posts (presses, ``/board``), its meetings in a thread
+    (:mod:`.meeting`) and, in Socket Mode, its socket (:mod:`.socket_mode`)."""
     interactions = SlackInteractions(channel)
     channel.blocks = reply_blocks
     channel.forms = interactions.form
+    relay = slack_meetings(channel.name, channel.web, channel.uses)
+    channel.uses.room.subscribe(relay)
+    relay.start()
     settings = channel.settings
     if settings.mode is SlackMode.SOCKET and settings.app_token is not None:
         channel.socket = SocketLink(app_token=settings.app_token.get_secret_value(),
