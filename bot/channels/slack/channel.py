@@ -39,6 +39,7 @@ from slack_sdk.signature import SignatureVerifier
 from board.commands.about import CHAIR_ADDRESSING, Addressing
 from board.envelope import Button, Envelope, Reply
 from board.llm.stream import StreamSink
+from board.media.problems import MediaProblem, Problem
 from board.roles import GENERAL
 from board.routing.router import Router
 from board.spending.allowance import PublicTerms
@@ -66,13 +67,22 @@ from bot.channels.slack.places import Placement, SlackPlace, SlackPlaceKind, spl
 from bot.channels.slack.store import SlackDraftKey, SlackDraftStore, SlackThreadRoles
 from bot.channels.slack.stream import INTERRUPTED, SlackDrafts
 from bot.channels.webhook import BodyTooLarge, read_body
-from bot.intake.courier import Admission, ChannelTexts, ResolvesSender, ShowsInterruption, Streams, UniqueMessageIds
+from bot.intake.courier import (
+    Admission,
+    ChannelTexts,
+    FetchesMedia,
+    ResolvesSender,
+    ShowsInterruption,
+    Streams,
+    UniqueMessageIds,
+)
 from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 
 if TYPE_CHECKING:
     from board.media.attachment import Attachment
+    from board.media.blobs import BlobSink
     from bot.channels.slack.socket_mode import SocketLink
     from bot.config import LoadedConfig
 
@@ -88,12 +98,14 @@ TEXTS = ChannelTexts(edited="I don't read edits to messages I've already receive
 BlocksHook = Callable[[Reply, str], "list[dict[str, Any]] | None"]
 #: Answers a signed form post (interactivity payloads, slash commands), see :attr:`SlackChannel.forms`.
 FormsHook = Callable[[web.Request, bytes], Awaitable[web.Response]]
+#: Streams a file's bytes into the media store's sink, see :attr:`SlackChannel.media`.
+MediaHook = Callable[["Attachment", "BlobSink"], Awaitable[None]]
 #: The attachments of a post (its ``files``), see :attr:`SlackChannel.attachments`.
 AttachmentsHook = Callable[[SlackMessage], "tuple[Attachment, ...]"]
 
 
-class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption, Reconfigures[SlackSection],
-                   ServesWebhook):
+class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption, FetchesMedia,
+                   Reconfigures[SlackSection], ServesWebhook):
     """One Slack app in one workspace; see the module docstring. Its message ids (``<channel>/<ts>``) are unique
     in the workspace."""
 
@@ -136,6 +148,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
         self.forms: FormsHook | None = None
         self.attachments: AttachmentsHook | None = None
         self.socket: SocketLink | None = None  # Socket Mode (slackmore's interactivity.install)
+        self.media: MediaHook | None = None  # a file's bytes (slackmore's files.SlackFiles.fetch)
 
     def reconfigure(self, section: SlackSection) -> None:
         """Apply what may change while running (SIGHUP): access, the allowlist, the public limits and the places.
@@ -187,6 +200,12 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             await self.drafts.store.forget(key)
         except Exception as exc:  # noqa: BLE001 - never raises
             log.warning("slack: could not mark the draft of %s in %s as interrupted (%s)", message_id, chat_id, exc)
+
+    async def fetch_media(self, attachment: Attachment, sink: BlobSink) -> None:
+        """A shared file's bytes into ``sink`` (:attr:`media`); without it, a line that files are not read."""
+        if self.media is None:
+            raise MediaProblem(Problem.UNSUPPORTED, f"{attachment.label}: files are not read on Slack here")
+        await self.media(attachment, sink)
 
     async def deliver(self, reply: Reply, progress: SendProgress) -> None:
         """Send ``reply`` to the thread (or DM) it answers: over its streamed draft when there is one (the first

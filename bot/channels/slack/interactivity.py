@@ -37,6 +37,7 @@ from aiohttp.web import Response as WebResponse
 from board.envelope import Envelope, Reply
 from bot.channels.slack.blocks import ACTION_PREFIX, pressed_blocks, reply_blocks
 from bot.channels.slack.config import SlackMode
+from bot.channels.slack.files import SlackFiles
 from bot.channels.slack.inbound import SlackEventKind, SlackMessage, parse_request
 from bot.channels.slack.meeting import slack_meetings
 from bot.channels.slack.places import SlackPlace, SlackPlaceKind
@@ -45,6 +46,8 @@ from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import StorageUnavailable
 
 if TYPE_CHECKING:
+    from board.media.attachment import Attachment
+    from board.media.blobs import BlobSink
     from bot.channels.parts import ChannelParts
     from bot.channels.slack.access import SlackAccessPolicy
     from bot.channels.slack.config import SlackSection
@@ -81,6 +84,8 @@ class SlackHost(Protocol):
     blocks: Callable[[Reply, str], list[dict[str, Any]] | None] | None
     forms: Callable[[WebRequest, bytes], Awaitable[WebResponse]] | None
     socket: SocketLink | None
+    attachments: Callable[[SlackMessage], tuple[Attachment, ...]] | None
+    media: Callable[[Attachment, BlobSink], Awaitable[None]] | None
 
     def conversation(self, envelope: Envelope) -> str: ...
 
@@ -301,11 +306,15 @@ def _press(payload: Mapping[str, Any]) -> tuple[str, str, str, SlackMessage] | N
 
 
 def install(channel: SlackHost) -> SlackInteractions:
-    """Give ``channel`` its buttons (Block Kit), its form posts (presses, ``/board``), its meetings in a thread
+    """Give ``channel`` its buttons (Block Kit), its form posts (presses, ``/board``), files (:mod:`.files`), its
+    meetings in a thread
     (:mod:`.meeting`) and, in Socket Mode, its socket (:mod:`.socket_mode`)."""
     interactions = SlackInteractions(channel)
     channel.blocks = reply_blocks
     channel.forms = interactions.form
+    files = SlackFiles(channel.web)
+    channel.attachments = files.attachments
+    channel.media = files.fetch
     relay = slack_meetings(channel.name, channel.web, channel.uses)
     channel.uses.room.subscribe(relay)
     relay.start()
