@@ -23,6 +23,7 @@ from bot.channels.whatsapp.channel import WhatsAppChannel
 from bot.daemon import channel_parts
 from tests.support.fakes.graph_api import FakeGraphAPI
 from tests.support.fakes.local_server import serve_locally
+from tests.support.fakes.slack_api import FakeSlackAPI, SlackEventPoster, event_callback, message_event
 from tests.support.fakes.telegram_api import FakeTelegramAPI
 from tests.support.telegram import FORUM, FRIEND, OWNER, STRANGER, TOKEN, tg_settings
 from tests.support.web_chat import ChatBrowser, ServedChat, new_id, post_message
@@ -31,7 +32,7 @@ from tests.support.whatsapp import FRIEND as WA_FRIEND
 from tests.support.whatsapp import OWNER as WA_OWNER
 from tests.support.whatsapp import STRANGER as WA_STRANGER
 
-__all__ = ["HARNESSES", "Harness", "TelegramHarness", "WebHarness", "WhatsAppHarness"]
+__all__ = ["HARNESSES", "Harness", "SlackHarness", "TelegramHarness", "WebHarness", "WhatsAppHarness"]
 
 
 class Harness(Protocol):
@@ -303,7 +304,118 @@ async def web_harness(board: Board) -> AsyncIterator[Harness]:
         await harness.close()
 
 
+class SlackHarness:
+    """Slack: signed Events API requests posted (in order, one at a time, retried until acknowledged, as Slack
+    retries) to the channel's route on a real aiohttp server; replies read from the fake Web API. Conversations
+    are two threads of the board channel, a thread of finance's channel and two DMs with the app (a
+    conversation's first message starts its thread, the next ones reply in it)."""
+
+    name = "slack"
+    places = (("C0BOARD", "U0OWNER", "channel"), ("C0FINANCE", "U0FRIEND", "channel"),
+              ("C0BOARD", "U0FRIEND", "channel"), ("D0OWNER", "U0OWNER", "im"), ("D0FRIEND", "U0FRIEND", "im"))
+    conversations = len(places)
+
+    def __init__(self, board: Board, fake: FakeSlackAPI) -> None:
+        self.board = board
+        self.fake = fake
+        self.channel: Any = None
+        self._runner: web.AppRunner | None = None
+        self._poster: SlackEventPoster | None = None
+        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+        self._roots: dict[int, str] = {}
+        self._ts = 0
+
+    async def start(self) -> None:
+        from bot.channels.slack.channel import SlackChannel
+        from bot.channels.slack.config import SlackSection
+        from tests.support.fakes.slack_api import SIGNING_SECRET
+
+        settings = SlackSection.model_validate({
+            "bot_token": self.fake.token, "signing_secret": SIGNING_SECRET, "api_base_url": self.fake.base_url,
+            "allowed_user_ids": ["U0OWNER", "U0FRIEND"], "board_channel": "C0BOARD",
+            "channels": {"finance": "C0FINANCE"}})
+        self.channel = SlackChannel(channel_parts(self.board), settings)
+        app = web.Application()
+        app.add_routes(self.channel.routes())
+        self._runner, port = await serve_locally(app)
+        await self.channel.start()
+        self._poster = await SlackEventPoster(f"http://127.0.0.1:{port}{settings.events_path}").__aenter__()
+        self._task = asyncio.create_task(self._post_all())
+
+    async def _post_all(self) -> None:
+        assert self._poster is not None
+        while True:
+            body = await self._queue.get()
+            try:
+                tries = 0
+                while (await self._poster.post(body, retry=tries or None))[0] != 200:  # Slack retries
+                    tries += 1
+                    await asyncio.sleep(0.05)
+            finally:
+                self._queue.task_done()
+
+    async def stop(self, grace: float = 5.0) -> None:
+        if self.channel is None:
+            return
+        await asyncio.wait_for(self._queue.join(), 10)
+        assert self._task is not None and self._poster is not None and self._runner is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        await self.channel.stop(grace)
+        await self._poster.__aexit__()
+        await self._runner.cleanup()
+        self.channel = None
+
+    def _next_ts(self) -> str:
+        self._ts += 1
+        return f"1700000000.{self._ts:06d}"
+
+    def _post(self, channel: str, user: str, kind: str, text: str, thread: str | None) -> dict[str, Any]:
+        body = event_callback(message_event(channel, user, text, self._next_ts(), thread_ts=thread,
+                                            channel_type=kind))
+        self._queue.put_nowait(body)
+        return body
+
+    def send(self, conversation: int, text: str) -> Any:
+        channel, user, kind = self.places[conversation]
+        if kind == "im":
+            return self._post(channel, user, kind, text, None)
+        root = self._roots.get(conversation)
+        body = self._post(channel, user, kind, text, root)
+        self._roots.setdefault(conversation, body["event"]["ts"])
+        return body
+
+    def send_as_stranger(self, text: str) -> Any:
+        return self._post("D0STRANGER", "U0STRANGER", "im", text, None)
+
+    async def redeliver(self, message: Any) -> None:
+        self._queue.put_nowait(message)
+        await asyncio.wait_for(self._queue.join(), 10)
+
+    def replies(self, conversation: int) -> list[str]:
+        channel, _, kind = self.places[conversation]
+        thread = None if kind == "im" else self._roots.get(conversation)
+        return [m.text for m in self.fake.messages if m.channel == channel and m.thread_ts == thread
+                and (kind == "im" or thread is not None)]
+
+    def all_replies(self) -> list[str]:
+        return [m.text for m in self.fake.messages]
+
+
+@asynccontextmanager
+async def slack_harness(board: Board) -> AsyncIterator[Harness]:
+    async with FakeSlackAPI(users={"U0OWNER": "Asha", "U0FRIEND": "Ravi"}) as fake:
+        harness = SlackHarness(board, fake)
+        try:
+            yield harness
+        finally:
+            await harness.stop()
+
+
 HARNESSES: dict[str, Callable[[Board], AbstractAsyncContextManager[Harness]]] = {
+    "slack": slack_harness,
     "telegram": telegram_harness,
     "whatsapp": whatsapp_harness,
     "web": web_harness,

@@ -49,7 +49,7 @@ def next_ts() -> str:
 
 def write_slack_config(root: Path, slack: FakeSlackAPI, model: EchoModel, *, allowed: Sequence[str] = (OWNER, FRIEND),
                        stream: bool = False, extra: Sequence[str] = (), access: str = "allowlist",
-                       slack_extra: Sequence[str] = ()) -> Path:
+                       slack_extra: Sequence[str] = (), board: str = BOARD) -> Path:
     """A workspace and a sabha.yaml with only the Slack channel (Events API) on the fakes."""
     if not (root / "workspace").exists():
         copy_default_workspace(root / "workspace")
@@ -60,7 +60,7 @@ def write_slack_config(root: Path, slack: FakeSlackAPI, model: EchoModel, *, all
              *extra,
              "slack:", "  bot_token: ${SLACK_BOT_TOKEN}", "  signing_secret: ${SLACK_SIGNING_SECRET}",
              f"  api_base_url: {slack.base_url}", f"  access: {access}", f"  allowed_user_ids: [{users}]",
-             f"  board_channel: {BOARD}", f"  channels: {{finance: {FINANCE}}}", f"  stream: {str(stream).lower()}",
+             f"  board_channel: {board}", f"  channels: {{finance: {FINANCE}}}", f"  stream: {str(stream).lower()}",
              "  stream_edit_interval_s: 1.0", *slack_extra]
     path = root / "sabha.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

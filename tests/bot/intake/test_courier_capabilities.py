@@ -44,6 +44,9 @@ EXPECTED: dict[str, frozenset[Capability]] = {
                            Capability.MEDIA}),
     "whatsapp": frozenset({Capability.UNIQUE_IDS, Capability.CONFIRMS, Capability.SENDER, Capability.MEDIA}),
     "web": frozenset({Capability.STREAM, Capability.NOTICE, Capability.INTERRUPTION, Capability.REDO}),
+    # issue 41: ids <channel>/<ts> are unique in a workspace; names looked up after the claim; answers streamed by
+    # chat.update, a draft marked when its answer will not come
+    "slack": frozenset({Capability.UNIQUE_IDS, Capability.SENDER, Capability.STREAM, Capability.INTERRUPTION}),
 }
 
 #: What each did for the daemon (``reconfigure`` in bot/ops/reload.py, ``leadership`` in bot/daemon.py,
@@ -52,6 +55,7 @@ EXPECTED_DAEMON: dict[str, tuple[bool, bool, str | None]] = {
     "telegram": (True, True, "/telegram/webhook"),
     "whatsapp": (True, False, "/whatsapp/webhook"),
     "web": (False, False, None),
+    "slack": (True, False, "/slack/events"),
 }
 
 
@@ -79,7 +83,16 @@ def _web(board: Board) -> Any:
     return WebChatChannel(channel_parts(board), WebChatSection())
 
 
-BUILDERS = {"telegram": _telegram, "whatsapp": _whatsapp, "web": _web}
+def _slack(board: Board) -> Any:
+    from bot.channels.slack.channel import SlackChannel
+    from bot.channels.slack.config import SlackSection
+
+    return SlackChannel(channel_parts(board), SlackSection.model_validate(
+        {"bot_token": "xoxb-test", "signing_secret": "secret", "api_base_url": "http://127.0.0.1:9/api",
+         "allowed_user_ids": ["U0OWNER"]}))
+
+
+BUILDERS = {"telegram": _telegram, "whatsapp": _whatsapp, "web": _web, "slack": _slack}
 
 
 @pytest.mark.parametrize("name", sorted(BUILDERS))
