@@ -46,7 +46,8 @@ EXPECTED: dict[str, frozenset[Capability]] = {
     "web": frozenset({Capability.STREAM, Capability.NOTICE, Capability.INTERRUPTION, Capability.REDO}),
     # issue 41: ids <channel>/<ts> are unique in a workspace; names looked up after the claim; answers streamed by
     # chat.update, a draft marked when its answer will not come
-    "slack": frozenset({Capability.UNIQUE_IDS, Capability.SENDER, Capability.STREAM, Capability.INTERRUPTION}),
+    "slack": frozenset({Capability.UNIQUE_IDS, Capability.SENDER, Capability.STREAM, Capability.INTERRUPTION,
+                        Capability.MEDIA}),
 }
 
 #: What each did for the daemon (``reconfigure`` in bot/ops/reload.py, ``leadership`` in bot/daemon.py,
