@@ -186,6 +186,7 @@ class FakeSlack(FakeSlackAPI):
         self.ephemerals: list[dict[str, Any]] = []
         self.files: dict[str, SlackFile] = {}
         self.downloads: list[tuple[str, str | None]] = []  # (file id, Authorization)
+        self.sign_in_page = False  # True: every download answers the sign-in page (a token Slack no longer takes)
         self._tickets = itertools.count(1)
 
     def routes(self, app: web.Application) -> None:
@@ -234,7 +235,7 @@ class FakeSlack(FakeSlackAPI):
         auth = request.headers.get("Authorization")
         self.downloads.append((file_id, auth))
         shared = self.files.get(file_id)
-        if auth != f"Bearer {self.token}":
+        if auth != f"Bearer {self.token}" or self.sign_in_page:
             return web.Response(text=SIGN_IN_PAGE, content_type="text/html")
         if shared is None:
             return web.Response(status=404, text="not found")
