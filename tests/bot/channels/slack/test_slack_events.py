@@ -190,3 +190,22 @@ async def test_readiness_says_when_slack_s_api_is_unreachable_and_recovers(tmp_p
         await eventually(lambda: any("Q060" in t for t in slack.texts()), "the answer once Slack is back")
         assert (await readiness())[0] == 200
         assert sum("cannot reach Slack's Web API" in line for line in sabha.lines) == 1
+
+
+async def test_owner_only_commands_are_the_owner_s_and_public_mode_holds_strangers_to_the_rate(
+        tmp_path: Path, echo_model: EchoModel) -> None:
+    extra = ("  public_rate_per_minute: 2",)
+    async with running_slack(tmp_path, echo_model, access="public", slack_extra=extra) as (_, slack, poster):
+        friend = await say(poster, BOARD, FRIEND, "/souls")
+        owner = await say(poster, BOARD, OWNER, "/souls")
+        await eventually(lambda: in_thread(slack, BOARD, friend["event"]["ts"], "owner only"), "the refusal")
+        await eventually(lambda: in_thread(slack, BOARD, owner["event"]["ts"], "finance"), "the owner's /souls")
+        # A stranger in public mode: two a minute, then one polite refusal, no model call.
+        posts = [await say(poster, BOARD, STRANGER, f"Q07{i} hello from outside") for i in range(4)]
+        await eventually(lambda: sum(bool(in_thread(slack, BOARD, p["event"]["ts"], "ECHO")) for p in posts) == 2,
+                         "the stranger's two answers")
+        await eventually(lambda: any("faster than I can answer" in t for t in slack.texts()), "the refusal")
+        await say(poster, BOARD, OWNER, "Q079 marker")
+        await eventually(lambda: any("Q079" in t for t in slack.texts()), "the marker")
+        assert sum("faster than I can answer" in t for t in slack.texts()) == 1
+        assert len([q for q in echo_model.questions if "hello from outside" in q]) == 2
