@@ -386,7 +386,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
 
     async def start(self) -> None:
         """Open the client, learn who the app is (``auth.test``), take up what is pending, accept events."""
-        if self.settings.mode is not SlackMode.EVENTS:
+        if self.settings.mode is not SlackMode.EVENTS and self.socket is None:
             raise ChannelError("slack.mode: socket needs Sabha's Socket Mode client, which this build does not have; "
                                "set slack.mode: events (and slack.signing_secret) to receive the Events API over HTTP")
         self.state = "starting"
