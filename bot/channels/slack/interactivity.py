@@ -14,8 +14,9 @@ acknowledgement); a store that failed is a 503 / no acknowledgement, so Slack's 
   posted in the thread like any answer (exactly once across kills, as every reply).
 - **``/board <text>``** is a message to the board in that channel: ``/board status`` is ``/status`` (a
   command's name first), anything else plain words (``/board meeting on pricing``, ``/board @finance ...``).
-  The acknowledgement posts the question in the channel (``response_type: in_channel``), so the answer
-  that follows there has its question above it.
+  Slack shows nobody a slash command, so the question is posted first: in a channel as a new message whose
+  thread is the conversation (as a post's is; the answer goes into it), in a DM by the acknowledgement
+  (``response_type: in_channel``).
 
 :func:`install` wires this, the Block Kit buttons, files and Socket Mode into a :class:`.channel.SlackChannel`.
 """
@@ -42,6 +43,7 @@ from bot.channels.slack.inbound import SlackEventKind, SlackMessage, parse_reque
 from bot.channels.slack.meeting import slack_meetings
 from bot.channels.slack.places import SlackPlace, SlackPlaceKind
 from bot.channels.slack.socket_mode import SocketAck, SocketDelivery, SocketKind, SocketLink
+from bot.intake.delivery import SendFailed
 from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import StorageUnavailable
 
@@ -217,15 +219,26 @@ class SlackInteractions:
             return Taken(True, _ephemeral(NOT_THE_BOARDS))
         first = text.split(maxsplit=1)[0].lower()
         words = f"/{text}" if first in self.channel.uses.commands and not text.startswith("/") else text
-        trigger = str(fields.get("trigger_id") or fields.get("response_url") or "")
-        envelope = self._envelope(place, user, words, f"{channel}/board-{trigger}")
+        echo = f"<@{user}>: {BOARD_COMMAND} {text}"
+        if place.kind is SlackPlaceKind.DM:
+            message_id = f"{channel}/board-{fields.get('trigger_id') or fields.get('response_url') or ''}"
+            answer: dict[str, Any] | None = {"response_type": "in_channel", "text": echo}
+        else:  # in a channel the question starts a thread, as a post does, and the answer goes into it
+            try:
+                ts = await self.channel.web.post(channel, echo, None, None)
+            except SendFailed as exc:
+                log.warning("slack: /board from %s in %s: could not post the question (%s)", user, channel, exc)
+                return Taken(True, _ephemeral(f"Sorry, I could not post in this channel ({exc}); is the app in it?"))
+            place = SlackPlace(place.kind, f"{channel}/{ts}", channel, ts, place.role_hint)
+            message_id, answer = f"{channel}/{ts}", None
+        envelope = self._envelope(place, user, words, message_id)
         try:
             await self.channel.claim([Arrival(envelope, self.channel.conversation(envelope), InboundKind.TEXT)])
         except StorageUnavailable:
             return Taken(False)
         self.commands += 1
         log.info("slack: /board from %s in %s stored", user, channel)
-        return Taken(True, {"response_type": "in_channel", "text": f"<@{user}>: {BOARD_COMMAND} {text}"})
+        return Taken(True, answer)
 
     def _command_place(self, channel: str, channel_name: str) -> SlackPlace | None:
         """Where a slash command in ``channel`` is answered: the channel itself (no thread)."""

@@ -1,6 +1,6 @@
 """``/board`` on a real ``sabha run``: a signed slash-command post (bolt-python's body shape) is a message to the
-board in that channel, acknowledged (with the question shown in the channel) once stored, answered in the
-channel; ``/board status`` is ``/status``; a stranger is refused where only they see it and costs nothing. In
+board in that channel: the question is posted as a new message, stored, acknowledged, and answered in its
+thread; ``/board status`` is ``/status``; a stranger is refused where only they see it and costs nothing. In
 Socket Mode the same command comes as a ``slash_commands`` envelope (python-slack-sdk's shape) and is answered
 the same way."""
 
@@ -18,7 +18,11 @@ from tests.support.telegram import eventually
 
 
 def top_level(slack: FakeSlack, channel: str, containing: str) -> list[str]:
-    return [m.text for m in slack.messages if m.channel == channel and m.thread_ts is None and containing in m.text]
+    """The answers containing ``containing`` in the thread of the question ``/board`` posted in ``channel``."""
+    asked = [m.ts for m in slack.messages if m.channel == channel and m.thread_ts is None
+             and containing in m.text and "/board" in m.text]
+    return [m.text for m in slack.messages if m.channel == channel and asked and m.thread_ts == asked[0]
+            and containing in m.text]
 
 
 async def test_board_slash_command_is_a_message_to_the_board_in_that_channel(tmp_path: Path,
@@ -29,9 +33,9 @@ async def test_board_slash_command_is_a_message_to_the_board_in_that_channel(tmp
             await sabha.start()
             async with SlackFormPoster(f"http://127.0.0.1:{sabha.port}/slack/events") as forms:
                 status, body = await forms.post(slash_command(OWNER, BOARD, "Q020 where do we stand?"))
-                assert status == 200
-                assert json.loads(body) == {"response_type": "in_channel",
-                                            "text": f"<@{OWNER}>: /board Q020 where do we stand?"}
+                assert (status, body) == (200, "")
+                [asked] = [m for m in slack.messages if m.channel == BOARD]
+                assert asked.text == f"<@{OWNER}>: /board Q020 where do we stand?" and asked.thread_ts is None
                 await eventually(lambda: top_level(slack, BOARD, "Q020"), "the answer in the board channel")
                 status, _ = await forms.post(slash_command(OWNER, FINANCE, "Q021 runway?"))
                 assert status == 200
@@ -39,7 +43,8 @@ async def test_board_slash_command_is_a_message_to_the_board_in_that_channel(tmp
                 assert top_level(slack, FINANCE, "Q021")[0].startswith("*💰 Finance*")
                 status, _ = await forms.post(slash_command(OWNER, BOARD, "status"))
                 assert status == 200
-                await eventually(lambda: top_level(slack, BOARD, "slack: running"), "the status, as /status")
+                await eventually(lambda: [m for m in slack.messages if m.thread_ts and "slack: running" in m.text],
+                                 "the status, as /status, in its thread")
                 calls = echo_model.calls
                 status, body = await forms.post(slash_command(STRANGER, BOARD, "Q022 let me in"))
                 assert status == 200 and json.loads(body)["response_type"] == "ephemeral"
