@@ -100,6 +100,8 @@ BlocksHook = Callable[[Reply, str], "list[dict[str, Any]] | None"]
 FormsHook = Callable[[web.Request, bytes], Awaitable[web.Response]]
 #: Streams a file's bytes into the media store's sink, see :attr:`SlackChannel.media`.
 MediaHook = Callable[["Attachment", "BlobSink"], Awaitable[None]]
+#: Sends what is left within a grace period at a stop, see :attr:`SlackChannel.drains`.
+DrainHook = Callable[[float], Awaitable[None]]
 #: The attachments of a post (its ``files``), see :attr:`SlackChannel.attachments`.
 AttachmentsHook = Callable[[SlackMessage], "tuple[Attachment, ...]"]
 
@@ -149,6 +151,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
         self.attachments: AttachmentsHook | None = None
         self.socket: SocketLink | None = None  # Socket Mode (slackmore's interactivity.install)
         self.media: MediaHook | None = None  # a file's bytes (slackmore's files.SlackFiles.fetch)
+        self.drains: DrainHook | None = None  # posts left to make at a stop (slackmore's meeting relay)
 
     def reconfigure(self, section: SlackSection) -> None:
         """Apply what may change while running (SIGHUP): access, the allowlist, the public limits and the places.
@@ -441,7 +444,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             return
         self.state = "stopping"
         await self.stop_intake()
-        await self.intake.wind_down(grace, owns_hub=self.owns_hub)
+        await self.intake.wind_down(grace, owns_hub=self.owns_hub, alongside=self.drains)
         await self.names.settle()
         await self.web.reach.stop()
         await self.web.close()

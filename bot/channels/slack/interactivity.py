@@ -88,6 +88,7 @@ class SlackHost(Protocol):
     socket: SocketLink | None
     attachments: Callable[[SlackMessage], tuple[Attachment, ...]] | None
     media: Callable[[Attachment, BlobSink], Awaitable[None]] | None
+    drains: Callable[[float], Awaitable[None]] | None
 
     def conversation(self, envelope: Envelope) -> str: ...
 
@@ -331,6 +332,7 @@ def install(channel: SlackHost) -> SlackInteractions:
     relay = slack_meetings(channel.name, channel.web, channel.uses)
     channel.uses.room.subscribe(relay)
     relay.start()
+    channel.drains = relay.drain
     settings = channel.settings
     if settings.mode is SlackMode.SOCKET and settings.app_token is not None:
         channel.socket = SocketLink(app_token=settings.app_token.get_secret_value(),
