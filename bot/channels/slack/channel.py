@@ -21,6 +21,13 @@ Answers stream by ``chat.update`` (:mod:`.stream`) and are delivered in mrkdwn (
 at :data:`.format.MAX_TEXT`; a reply's buttons go as Block Kit blocks when :attr:`SlackChannel.blocks` is
 set, else as a line naming their commands. Access: :mod:`.access`; names: :mod:`.identity`; Slack's API and
 its rate limits: :mod:`.outbound`.
+
+Seams for what is built on this channel: :attr:`SlackChannel.blocks` (a reply's buttons as Block Kit),
+:attr:`SlackChannel.forms` (signed form posts: interactivity payloads, slash commands; they hand what they make
+to :meth:`SlackChannel.claim`, the intake's durable claim), :attr:`SlackChannel.attachments` and
+:attr:`SlackChannel.fetcher` (a post's files as attachments, and their download for the media pipeline; until
+they are set a post with only a file gets the "text only" line), :attr:`SlackChannel.receiver` (Socket Mode,
+started instead of the HTTP route, handing each event to :meth:`SlackChannel.take_event`).
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
 from slack_sdk.errors import SlackApiError
@@ -39,7 +46,6 @@ from slack_sdk.signature import SignatureVerifier
 from board.commands.about import CHAIR_ADDRESSING, Addressing
 from board.envelope import Button, Envelope, Reply
 from board.llm.stream import StreamSink
-from board.media.problems import MediaProblem, Problem
 from board.roles import GENERAL
 from board.routing.router import Router
 from board.spending.allowance import PublicTerms
@@ -83,10 +89,9 @@ from bot.intake.intake import Intake, IntakeHub, StorageUnavailable
 if TYPE_CHECKING:
     from board.media.attachment import Attachment
     from board.media.blobs import BlobSink
-    from bot.channels.slack.socket_mode import SocketLink
     from bot.config import LoadedConfig
 
-__all__ = ["MAX_EVENT_BYTES", "SlackChannel", "build", "public_terms"]
+__all__ = ["MAX_EVENT_BYTES", "SlackChannel", "SlackReceiver", "build", "public_terms"]
 
 log = logging.getLogger("sabha.slack")
 
@@ -98,12 +103,25 @@ TEXTS = ChannelTexts(edited="I don't read edits to messages I've already receive
 BlocksHook = Callable[[Reply, str], "list[dict[str, Any]] | None"]
 #: Answers a signed form post (interactivity payloads, slash commands), see :attr:`SlackChannel.forms`.
 FormsHook = Callable[[web.Request, bytes], Awaitable[web.Response]]
-#: Streams a file's bytes into the media store's sink, see :attr:`SlackChannel.media`.
-MediaHook = Callable[["Attachment", "BlobSink"], Awaitable[None]]
 #: Sends what is left within a grace period at a stop, see :attr:`SlackChannel.drains`.
 DrainHook = Callable[[float], Awaitable[None]]
 #: The attachments of a post (its ``files``), see :attr:`SlackChannel.attachments`.
 AttachmentsHook = Callable[[SlackMessage], "tuple[Attachment, ...]"]
+#: Streams one attachment's bytes into a sink (``files.info`` + the private URL), see :attr:`SlackChannel.fetcher`.
+FetchHook = Callable[["Attachment", "BlobSink"], Awaitable[None]]
+
+
+class SlackReceiver(Protocol):
+    """What receives Slack's events instead of the HTTP route (Socket Mode), see :attr:`SlackChannel.receiver`: it
+    hands each ``event_callback`` to :meth:`SlackChannel.take_event` and acknowledges it only after that returns."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    @property
+    def problem(self) -> str | None:
+        """Why the channel is not ready (the socket down too long), or None."""
 
 
 class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption, FetchesMedia,
@@ -145,13 +163,14 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
                        "deleted": 0}
         self._logged = SeenOnce()
         self._router_cache: tuple[float, Router] | None = None
-        #: Seams for the rest of the channel (``slackmore``): Block Kit buttons, form posts, a post's files.
+        #: Seams for the rest of the channel: Block Kit buttons, form posts (interactivity, slash commands), a
+        #: post's files and their download, and Socket Mode (the receiver started instead of the HTTP route).
         self.blocks: BlocksHook | None = None
         self.forms: FormsHook | None = None
         self.attachments: AttachmentsHook | None = None
-        self.socket: SocketLink | None = None  # Socket Mode (slackmore's interactivity.install)
-        self.media: MediaHook | None = None  # a file's bytes (slackmore's files.SlackFiles.fetch)
-        self.drains: DrainHook | None = None  # posts left to make at a stop (slackmore's meeting relay)
+        self.fetcher: FetchHook | None = None
+        self.receiver: SlackReceiver | None = None
+        self.drains: DrainHook | None = None  # posts left to make at a stop (the meeting relay's)
 
     def reconfigure(self, section: SlackSection) -> None:
         """Apply what may change while running (SIGHUP): access, the allowlist, the public limits and the places.
@@ -205,10 +224,12 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             log.warning("slack: could not mark the draft of %s in %s as interrupted (%s)", message_id, chat_id, exc)
 
     async def fetch_media(self, attachment: Attachment, sink: BlobSink) -> None:
-        """A shared file's bytes into ``sink`` (:attr:`media`); without it, a line that files are not read."""
-        if self.media is None:
-            raise MediaProblem(Problem.UNSUPPORTED, f"{attachment.label}: files are not read on Slack here")
-        await self.media(attachment, sink)
+        """The media service's download of a post's file (:attr:`fetcher`)."""
+        if self.fetcher is None:
+            from board.media.problems import MediaProblem, Problem
+
+            raise MediaProblem(Problem.UNAVAILABLE, "I can't read files sent on Slack yet; please paste the text.")
+        await self.fetcher(attachment, sink)
 
     async def deliver(self, reply: Reply, progress: SendProgress) -> None:
         """Send ``reply`` to the thread (or DM) it answers: over its streamed draft when there is one (the first
@@ -358,6 +379,8 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             self.counts["edits"] += 1
             envelope = dataclasses.replace(envelope, message_id=f"{message.message_id}/edited")
             return Arrival(envelope, self.conversation(envelope), InboundKind.EDITED)
+        if message.files and not envelope.attachments and not envelope.text.strip():
+            return Arrival(envelope, self.conversation(envelope), InboundKind.UNSUPPORTED)  # the "text only" line
         if place.kind is SlackPlaceKind.BOARD and place.thread_ts == message.ts:
             await self._stick(envelope)
         return Arrival(envelope, self.conversation(envelope), InboundKind.TEXT)
@@ -389,7 +412,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
 
     async def start(self) -> None:
         """Open the client, learn who the app is (``auth.test``), take up what is pending, accept events."""
-        if self.settings.mode is not SlackMode.EVENTS and self.socket is None:
+        if self.settings.mode is not SlackMode.EVENTS and self.receiver is None:
             raise ChannelError("slack.mode: socket needs Sabha's Socket Mode client, which this build does not have; "
                                "set slack.mode: events (and slack.signing_secret) to receive the Events API over HTTP")
         self.state = "starting"
@@ -406,10 +429,10 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             await self.web.close()
             raise
         self.accepting = True
-        if self.socket is not None:
-            await self.socket.start()
         self.state = "running"
         self.web.reach.start()
+        if self.receiver is not None:
+            await self.receiver.start()
         if self.settings.access.value == "allowlist" and not self.settings.allowed_user_ids:
             log.warning("slack: slack.allowed_user_ids is empty, so nobody is answered; add your Slack user id "
                         "(Profile > ⋮ > Copy member ID) or set slack.access: public")
@@ -435,8 +458,6 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
     async def stop_intake(self) -> None:
         """Stop accepting events (Slack retries them later)."""
         self.accepting = False
-        if self.socket is not None:
-            await self.socket.stop()
 
     async def stop(self, grace: float | None = None) -> None:
         """Stop intake, let running answers finish (when this channel owns its hub), close the client."""
@@ -444,6 +465,8 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             return
         self.state = "stopping"
         await self.stop_intake()
+        if self.receiver is not None:
+            await self.receiver.stop()
         await self.intake.wind_down(grace, owns_hub=self.owns_hub, alongside=self.drains)
         await self.names.settle()
         await self.web.reach.stop()
@@ -474,7 +497,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
         return {"state": self.state, "app": self.identity.user_id, "team": self.identity.team_id,
                 "mode": self.settings.mode.value, "access": self.settings.access.value, "sent": self.web.sent,
                 "edited": self.web.edited, "rate_limited": self.web.rate_limited, "events": self.settings.events_path,
-                "problem": self.web.reach.problem or (self.socket.problem if self.socket is not None else None)}
+                "problem": self.web.reach.problem or (self.receiver.problem if self.receiver is not None else None)}
 
 
 def _buttons_line(buttons: tuple[Button, ...]) -> str:
@@ -487,7 +510,8 @@ def public_terms(settings: SlackSection) -> PublicTerms:
 
 
 def build(parts: ChannelParts, loaded: LoadedConfig, hub: IntakeHub) -> SlackChannel:
-    """The plugin factory: the channel for ``loaded``'s ``slack`` section."""
+    """The plugin factory: the channel for ``loaded``'s ``slack`` section, with what is built on it (buttons,
+    ``/board``, files, meetings, Socket Mode: :func:`.interactivity.install`)."""
     from bot.channels.slack.interactivity import install
 
     channel = SlackChannel(parts, loaded.config.slack, hub=hub)

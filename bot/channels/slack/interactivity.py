@@ -85,9 +85,9 @@ class SlackHost(Protocol):
     web: SlackWeb
     blocks: Callable[[Reply, str], list[dict[str, Any]] | None] | None
     forms: Callable[[WebRequest, bytes], Awaitable[WebResponse]] | None
-    socket: SocketLink | None
+    receiver: Any
     attachments: Callable[[SlackMessage], tuple[Attachment, ...]] | None
-    media: Callable[[Attachment, BlobSink], Awaitable[None]] | None
+    fetcher: Callable[[Attachment, BlobSink], Awaitable[None]] | None
     drains: Callable[[float], Awaitable[None]] | None
 
     def conversation(self, envelope: Envelope) -> str: ...
@@ -328,13 +328,13 @@ def install(channel: SlackHost) -> SlackInteractions:
     channel.forms = interactions.form
     files = SlackFiles(channel.web)
     channel.attachments = files.attachments
-    channel.media = files.fetch
+    channel.fetcher = files.fetch
     relay = slack_meetings(channel.name, channel.web, channel.uses)
     channel.uses.room.subscribe(relay)
     relay.start()
     channel.drains = relay.drain
     settings = channel.settings
     if settings.mode is SlackMode.SOCKET and settings.app_token is not None:
-        channel.socket = SocketLink(app_token=settings.app_token.get_secret_value(),
+        channel.receiver = SocketLink(app_token=settings.app_token.get_secret_value(),
                                     api_base_url=settings.api_base_url, receive=interactions.socket)
     return interactions

@@ -87,9 +87,11 @@ class SlackWeb:
         """The HTTP session and the client on it."""
         if self.session is None:
             self.session = aiohttp.ClientSession()
+            sdk_log = logging.getLogger("sabha.slack.sdk")
+            if sdk_log.level == logging.NOTSET:  # slack_sdk tests ``logger.level <= DEBUG``: NOTSET (0) would make
+                sdk_log.setLevel(logging.INFO)  # it format every request and answer for a debug line nobody reads
             self.client = AsyncWebClient(token=self._token, base_url=self.api_base_url + "/", session=self.session,
-                                         timeout=self._timeout_s, retry_handlers=[],
-                                         logger=logging.getLogger("sabha.slack.sdk"))
+                                         timeout=self._timeout_s, retry_handlers=[], logger=sdk_log)
 
     async def close(self) -> None:
         if self.session is not None:
