@@ -70,6 +70,7 @@ class SocketModeServer:
     sent: list[SentEnvelope] = field(default_factory=list)
     acks: dict[str, int] = field(default_factory=dict)  # envelope id -> acknowledgements seen
     connections: int = 0
+    refusing: bool = False  # True: new connections are refused (503), as while Slack's socket servers are away
     _changed: asyncio.Condition = field(default_factory=asyncio.Condition)
 
     def add_routes(self, app: web.Application) -> None:
@@ -94,7 +95,9 @@ class SocketModeServer:
     async def wait_ack(self, envelope_id: str, timeout: float = 120) -> None:
         await self.wait(lambda: self.acks.get(envelope_id, 0) > 0, timeout)
 
-    async def _link(self, request: web.Request) -> web.WebSocketResponse:
+    async def _link(self, request: web.Request) -> web.StreamResponse:
+        if self.refusing:
+            return web.Response(status=503, text="socket mode is unavailable")
         ws = web.WebSocketResponse(autoping=True)
         await ws.prepare(request)
         self.sockets.append(ws)

@@ -3,7 +3,8 @@ WebSocket (``apps.connections.open`` with the app-level token), the fake sends e
 
 An event is answered in its thread and its envelope acknowledged once stored; an envelope whose
 acknowledgement was lost is sent again (``retry_attempt`` 1) on the next connection and answered once; a
-dropped socket reconnects (logged) and the next message is answered."""
+dropped socket reconnects (logged) and the next message is answered; while the socket cannot come back, ``/readyz``
+says so once the grace period has passed, and is ready again after the reconnect."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+
+from aiohttp import ClientSession
 
 from tests.support.daemon import SabhaProcess
 from tests.support.fakes.echo_model import EchoModel
@@ -92,3 +95,38 @@ async def test_a_dropped_socket_reconnects_and_the_next_message_is_answered(tmp_
         await slack.socket.wait_ack(envelope_id)
         await eventually(lambda: in_thread(slack, event["ts"], "Q005"), "the answer after the refresh")
         assert answered(slack) == {"Q004": 1, "Q005": 1}
+
+
+async def test_readiness_says_while_the_socket_is_down_and_recovers(tmp_path: Path, echo_model: EchoModel) -> None:
+    async with running_socket(tmp_path, echo_model) as (sabha, slack), ClientSession() as http:
+        url = f"http://127.0.0.1:{sabha.port}/readyz"
+
+        async def readiness() -> tuple[int, str]:
+            async with http.get(url) as response:
+                return response.status, await response.text()
+
+        await sabha.wait_for_log(r"Slack Socket Mode connected")
+        assert (await readiness())[0] == 200
+        slack.socket.refusing = True  # Slack's socket servers away: the socket drops and cannot come back
+        await slack.socket.drop()
+        await sabha.wait_for_log(r"Slack Socket Mode connection lost; reconnecting")
+        got: list[tuple[int, str]] = []
+
+        async def unready() -> bool:
+            got.append(await readiness())
+            return got[-1][0] == 503
+
+        await eventually(unready, "readiness saying the socket is down (after its grace period)")
+        assert "Socket Mode disconnected" in got[-1][1], got[-1]
+        slack.socket.refusing = False
+        await slack.socket.wait_connections(2)
+        await sabha.wait_for_log(r"Slack Socket Mode reconnected")
+        await eventually(lambda: readiness_ok(http, url), "ready again")
+        envelope_id, event = await post(slack, "Q006 back?")
+        await slack.socket.wait_ack(envelope_id)
+        await eventually(lambda: in_thread(slack, event["ts"], "Q006"), "the answer after the outage")
+
+
+async def readiness_ok(http: ClientSession, url: str) -> bool:
+    async with http.get(url) as response:
+        return response.status == 200
