@@ -77,6 +77,7 @@ from bot.intake.courier import (
     Admission,
     ChannelTexts,
     FetchesMedia,
+    PostsNotice,
     ResolvesSender,
     ShowsInterruption,
     Streams,
@@ -124,7 +125,7 @@ class SlackReceiver(Protocol):
         """Why the channel is not ready (the socket down too long), or None."""
 
 
-class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption, FetchesMedia,
+class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], ShowsInterruption, FetchesMedia,
                    Reconfigures[SlackSection], ServesWebhook):
     """One Slack app in one workspace; see the module docstring. Its message ids (``<channel>/<ts>``) are unique
     in the workspace."""
@@ -222,6 +223,19 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, ShowsInterruption,
             await self.drafts.store.forget(key)
         except Exception as exc:  # noqa: BLE001 - never raises
             log.warning("slack: could not mark the draft of %s in %s as interrupted (%s)", message_id, chat_id, exc)
+
+    async def post_notice(self, reply: Reply) -> str | None:
+        """The "working on it" notice: not posted when the answer's streamed draft shows the work; else posted in
+        the thread and made the answer's draft (the answer is edited over it)."""
+        if not reply.reply_to:
+            return None
+        channel, thread = split_chat(reply.chat_id)
+        key = SlackDraftKey(reply.chat_id, reply.reply_to)
+        return await self.drafts.notice(key, lambda: self.web.post(channel, escape(reply.text), thread, None))
+
+    async def deliver_over(self, notice: str, reply: Reply, progress: SendProgress) -> None:
+        """Deliver ``reply`` over its notice (its draft: :meth:`deliver` edits it)."""
+        await self.deliver(reply, progress)
 
     async def fetch_media(self, attachment: Attachment, sink: BlobSink) -> None:
         """The media service's download of a post's file (:attr:`fetcher`)."""

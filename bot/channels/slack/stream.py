@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from board.envelope import Envelope
 from board.llm.stream import PreviewText, whole_words
@@ -138,6 +138,7 @@ class SlackDrafts:
         self.store = store
         self.enabled = enabled
         self.interval = interval
+        self.live: dict[SlackDraftKey, SlackDraft] = {}
         self._quiet_until: dict[SlackDraftKey, float] = {}
 
     @contextlib.asynccontextmanager
@@ -151,12 +152,29 @@ class SlackDrafts:
         stored = await self.store.get(key)
         draft = SlackDraft(self.web, self.store, key, interval=self.interval,
                            ts=stored.ts if stored is not None else None)
+        self.live[key] = draft
         try:
             yield draft
         finally:
+            self.live.pop(key, None)
             await draft.close()
             if draft.ts is not None:
                 self._quiet_until[key] = draft.last_request + self.interval
+
+    async def notice(self, key: SlackDraftKey, post: Callable[[], Awaitable[str]]) -> str | None:
+        """A "working on it" notice for the answer ``key``: none when its draft shows the work already (the draft's
+        ts, or None while its first post is on its way), else ``post`` it and make it the draft (recorded before it
+        leaves), so the answer is edited over it: one message either way."""
+        draft = self.live.get(key)
+        if draft is not None:
+            return draft.ts
+        stored = await self.store.get(key)
+        if stored is not None:
+            return stored.ts
+        await self.store.sending(key)
+        ts = await post()
+        await self.store.placed(key, ts)
+        return ts
 
     async def settle(self, key: SlackDraftKey) -> None:
         """Wait until the answer's final edit keeps the edit interval after the draft's last one."""

@@ -45,9 +45,10 @@ EXPECTED: dict[str, frozenset[Capability]] = {
     "whatsapp": frozenset({Capability.UNIQUE_IDS, Capability.CONFIRMS, Capability.SENDER, Capability.MEDIA}),
     "web": frozenset({Capability.STREAM, Capability.NOTICE, Capability.INTERRUPTION, Capability.REDO}),
     # issue 41: ids <channel>/<ts> are unique in a workspace; names looked up after the claim; answers streamed by
-    # chat.update, a draft marked when its answer will not come; files through the channel's fetcher hook
-    "slack": frozenset({Capability.UNIQUE_IDS, Capability.SENDER, Capability.STREAM, Capability.INTERRUPTION,
-                        Capability.MEDIA}),
+    # chat.update, the working notice made the draft, a draft marked when its answer will not come; files
+    # through the channel's fetcher hook
+    "slack": frozenset({Capability.UNIQUE_IDS, Capability.SENDER, Capability.STREAM, Capability.NOTICE,
+                        Capability.INTERRUPTION, Capability.MEDIA}),
 }
 
 #: What each did for the daemon (``reconfigure`` in bot/ops/reload.py, ``leadership`` in bot/daemon.py,
