@@ -64,6 +64,8 @@ __all__ = ["SlackHost", "SlackInteractions", "Taken", "install"]
 log = logging.getLogger("sabha.slack.interactivity")
 
 BOARD_COMMAND = "/board"
+#: How long a stop waits for the ephemeral lines and pressed-message updates still on their way.
+FOLLOW_UP_GRACE_S = 5.0
 NOT_A_MEMBER = "Sorry, only the board's members can use its buttons and /board here."
 NOT_THE_BOARDS = "This channel is not the board's: use /board in the board's channel, an advisor's channel or a DM " \
                  "with the app."
@@ -284,10 +286,10 @@ class SlackInteractions:
         self._later.add(task)
         task.add_done_callback(self._later.discard)
 
-    async def settle(self) -> None:
-        """Wait for the follow-ups in flight (stop)."""
+    async def settle(self, grace: float = 5.0) -> None:
+        """Wait (up to ``grace``) for the follow-ups in flight (stop)."""
         if self._later:
-            await asyncio.wait(set(self._later), timeout=5)
+            await asyncio.wait(set(self._later), timeout=grace)
 
 
 def _ephemeral(text: str) -> dict[str, Any]:
@@ -332,7 +334,11 @@ def install(channel: SlackHost) -> SlackInteractions:
     relay = slack_meetings(channel.name, channel.web, channel.uses)
     channel.uses.room.subscribe(relay)
     relay.start()
-    channel.drains = relay.drain
+
+    async def drain(grace: float) -> None:  # at a stop: the meeting posts left, the presses' follow-ups
+        await asyncio.gather(relay.drain(grace), interactions.settle(min(grace, FOLLOW_UP_GRACE_S)))
+
+    channel.drains = drain
     settings = channel.settings
     if settings.mode is SlackMode.SOCKET and settings.app_token is not None:
         channel.receiver = SocketLink(app_token=settings.app_token.get_secret_value(),
