@@ -55,6 +55,9 @@ class SlackNames:
         self._names[user] = (name, self.clock())
 
     async def settle(self) -> None:
-        """Wait for the lookups in flight (a stop)."""
-        if self._asking:
-            await asyncio.gather(*self._asking.values(), return_exceptions=True)
+        """End the lookups in flight (a stop: a name is not worth waiting for)."""
+        tasks = list(self._asking.values())
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
