@@ -419,7 +419,23 @@ def channel_probes(loaded: LoadedConfig) -> list[Probe]:
                                           f"(HTTP {status})")
 
         probes.append(whatsapp_probe)
-    return probes
+    return probes + _slack_probes(loaded)
+
+
+def _slack_probes(loaded: LoadedConfig) -> list[Probe]:
+    """Slack's ``auth.test`` and granted scopes (:mod:`bot.channels.slack.doctor`), when the channel is on."""
+    if not loaded.config.slack.enabled:
+        return []
+    from bot.channels.slack.doctor import SlackProbe, slack_probes
+
+    def as_check(probe: SlackProbe) -> Probe:
+        async def check(session: aiohttp.ClientSession) -> Check:
+            found = await probe(session)
+            return Check(found.name, found.state.value, found.detail, found.fix)
+
+        return check
+
+    return [as_check(p) for p in slack_probes(loaded.config.slack)]
 
 
 # -- the command --------------------------------------------------------------------------

@@ -104,6 +104,8 @@ TEXTS = ChannelTexts(edited="I don't read edits to messages I've already receive
 BlocksHook = Callable[[Reply, str], "list[dict[str, Any]] | None"]
 #: Answers a signed form post (interactivity payloads, slash commands), see :attr:`SlackChannel.forms`.
 FormsHook = Callable[[web.Request, bytes], Awaitable[web.Response]]
+#: Sends what is left within a grace period at a stop, see :attr:`SlackChannel.drains`.
+DrainHook = Callable[[float], Awaitable[None]]
 #: The attachments of a post (its ``files``), see :attr:`SlackChannel.attachments`.
 AttachmentsHook = Callable[[SlackMessage], "tuple[Attachment, ...]"]
 #: Streams one attachment's bytes into a sink (``files.info`` + the private URL), see :attr:`SlackChannel.fetcher`.
@@ -117,6 +119,10 @@ class SlackReceiver(Protocol):
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...
+
+    @property
+    def problem(self) -> str | None:
+        """Why the channel is not ready (the socket down too long), or None."""
 
 
 class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], ShowsInterruption, FetchesMedia,
@@ -165,6 +171,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
         self.attachments: AttachmentsHook | None = None
         self.fetcher: FetchHook | None = None
         self.receiver: SlackReceiver | None = None
+        self.drains: DrainHook | None = None  # posts left to make at a stop (the meeting relay's)
 
     def reconfigure(self, section: SlackSection) -> None:
         """Apply what may change while running (SIGHUP): access, the allowlist, the public limits and the places.
@@ -474,7 +481,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
         await self.stop_intake()
         if self.receiver is not None:
             await self.receiver.stop()
-        await self.intake.wind_down(grace, owns_hub=self.owns_hub)
+        await self.intake.wind_down(grace, owns_hub=self.owns_hub, alongside=self.drains)
         await self.names.settle()
         await self.web.reach.stop()
         await self.web.close()
@@ -504,7 +511,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
         return {"state": self.state, "app": self.identity.user_id, "team": self.identity.team_id,
                 "mode": self.settings.mode.value, "access": self.settings.access.value, "sent": self.web.sent,
                 "edited": self.web.edited, "rate_limited": self.web.rate_limited, "events": self.settings.events_path,
-                "problem": self.web.reach.problem}
+                "problem": self.web.reach.problem or (self.receiver.problem if self.receiver is not None else None)}
 
 
 def _buttons_line(buttons: tuple[Button, ...]) -> str:
@@ -517,5 +524,10 @@ def public_terms(settings: SlackSection) -> PublicTerms:
 
 
 def build(parts: ChannelParts, loaded: LoadedConfig, hub: IntakeHub) -> SlackChannel:
-    """The plugin factory: the channel for ``loaded``'s ``slack`` section."""
-    return SlackChannel(parts, loaded.config.slack, hub=hub)
+    """The plugin factory: the channel for ``loaded``'s ``slack`` section, with what is built on it (buttons,
+    ``/board``, files, meetings, Socket Mode: :func:`.interactivity.install`)."""
+    from bot.channels.slack.interactivity import install
+
+    channel = SlackChannel(parts, loaded.config.slack, hub=hub)
+    install(channel)
+    return channel
