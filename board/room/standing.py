@@ -38,7 +38,7 @@ from board.workspace.quoting import plain_line
 if TYPE_CHECKING:
     from board.room.estimate import Estimate
 
-__all__ = ["StandingKind", "StandingMeetings", "daily_budget_stop", "roundtable_settings"]
+__all__ = ["GatheringKind", "StandingMeetings", "daily_budget_stop", "roundtable_settings"]
 
 log = logging.getLogger("sabha.standing")
 
@@ -46,8 +46,8 @@ log = logging.getLogger("sabha.standing")
 ROUNDTABLE_ROUNDS = 3
 
 
-class StandingKind(StrEnum):
-    """What a standing item holds when it runs."""
+class GatheringKind(StrEnum):
+    """What a standing meeting item holds when it runs: a board meeting or a roundtable."""
 
     MEETING = "meeting"  # a board meeting of the board's roster, chaired by general
     ROUNDTABLE = "roundtable"  # the seed-004 debate (artist, business, tech), summarized into tasks
@@ -72,7 +72,7 @@ async def daily_budget_stop(budget: Budget, estimate: Estimate, now: datetime) -
             f"${limit:g} daily budget (budget.daily_usd)")
 
 
-def _label(item_id: int, kind: StandingKind, topic: str, now: datetime) -> str:
+def _label(item_id: int, kind: GatheringKind, topic: str, now: datetime) -> str:
     return f"#{item_id} {kind.value}: {plain_line(topic, 40)} ({now.astimezone(UTC):%Y-%m-%d %H:%M}Z)"
 
 
@@ -89,7 +89,7 @@ class StandingMeetings:
         """Hold standing item ``item_id``'s meeting or roundtable on ``topic`` in ``place``, now. Returns the one
         line to post there when it is not held (meetings off, over the daily budget, the place busy), else None:
         the meeting's own views post its statements, decision and minutes."""
-        what = StandingKind(kind)
+        what = GatheringKind(kind)
         topic = " ".join(topic.split())
         if not self.room.meeting_settings.enabled:
             return _reply(place, f"The standing {what.value} #{item_id} is due, but {MEETINGS_OFF}")
@@ -99,7 +99,7 @@ class StandingMeetings:
             return None
         from board.room.roundtable import OWNERS, ROSTER, RoundtableInput, agenda_for  # with the first run
 
-        roundtable = what is StandingKind.ROUNDTABLE
+        roundtable = what is GatheringKind.ROUNDTABLE
         settings = roundtable_settings(self.room.meeting_settings) if roundtable else None
         chair = SUMMARIZER if roundtable else "general"
         try:
@@ -137,7 +137,7 @@ class StandingMeetings:
     async def handle(self, work: ScheduledWork) -> Reply | None:
         """The handler of a STANDING_MEETING row: :meth:`run` with its payload (``kind``, ``topic``, ``item``)."""
         payload = work.payload
-        return await self.run(str(payload.get("kind") or StandingKind.MEETING.value), str(payload.get("topic") or ""),
+        return await self.run(str(payload.get("kind") or GatheringKind.MEETING.value), str(payload.get("topic") or ""),
                               work.place, item_id=int(payload.get("item") or 0))
 
     async def month_cost(self, item_id: int) -> float:

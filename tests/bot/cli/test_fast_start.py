@@ -200,7 +200,7 @@ def test_every_channel_command_is_built_from_its_cli_module() -> None:
 
     parser = argparse.ArgumentParser()
     commands = add_cli_parsers(parser.add_subparsers(), argparse.ArgumentParser(add_help=False))
-    expected = {"discord", "telegram", "whatsapp"}
+    expected = {"discord", "slack", "telegram", "whatsapp"}
     assert set(commands) == {p.name for p in plugins() if p.add_cli is not None} == expected
 
 
