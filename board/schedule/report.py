@@ -8,14 +8,15 @@ late it is ("overdue by 2 days")."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from board.schedule.dates import describe, late_by
 from board.schedule.standing_store import ItemStatus, StandingStore
 from board.schedule.store import WorkStore
 from board.schedule.work import ScheduledWork, WorkStatus
+from board.storage import Database
 
-__all__ = ["TERMINAL", "WAITS_FOR_CHAT", "standing_lines", "status_lines"]
+__all__ = ["TERMINAL", "WAITS_FOR_CHAT", "month_spend", "standing_lines", "status_lines"]
 
 #: the place of the terminal's meetings and chats: its rows are done by ``sabha chat``, not the daemon
 TERMINAL = "console"
@@ -58,20 +59,31 @@ async def status_lines(store: WorkStore, *, limit: int = 5, now: datetime | None
     if failed:
         lines.append("  failed:")
         lines += [f"    {r.kind} {r.key}: {r.detail or r.outcome}" for r in failed]
-    return lines + await standing_lines(StandingStore(store.db), limit=limit * 2)
+    return lines + await standing_lines(StandingStore(store.db), limit=limit * 2, now=now)
 
 
-async def standing_lines(store: StandingStore, *, limit: int = 10) -> list[str]:
+async def standing_lines(store: StandingStore, *, limit: int = 10, now: datetime | None = None) -> list[str]:
     """``Standing work (2; /standing or `sabha schedule list` lists them):`` and one line per item: what, where,
-    its next run (or paused)."""
+    its next run (or paused), and what its runs cost this month (``now``'s month, UTC)."""
     items = await store.items()
     if not items:
         return []
+    spent = await month_spend(store.db, now or datetime.now(UTC))
     lines = [f"Standing work ({len(items)}; /standing or `sabha schedule list` lists them):"]
     for item in items[:limit]:
         state = (f"next {describe(item.next_at, item.recurrence.tz())}"
                  if item.status is ItemStatus.ACTIVE and item.next_at else item.status.value)
-        lines.append(f"    #{item.id} {item.title()} in {item.place}: {state}")
+        lines.append(f"    #{item.id} {item.title()} in {item.place}: {state}; "
+                     f"${spent.get(item.id, 0.0):.2f} this month")
     if len(items) > limit:
         lines.append(f"    and {len(items) - limit} more")
     return lines
+
+
+async def month_spend(db: Database, now: datetime) -> dict[int, float]:
+    """What each standing item's runs cost in ``now``'s month: the ledger's model calls tagged with the item
+    (``llm_calls.schedule_item``: its briefs, its meetings and roundtables)."""
+    rows = await db.fetchall(
+        "SELECT schedule_item, COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls "
+        "WHERE schedule_item IS NOT NULL AND ts >= ? GROUP BY schedule_item", (f"{now:%Y-%m}-01",))
+    return {int(r["schedule_item"]): float(r["usd"]) for r in rows}

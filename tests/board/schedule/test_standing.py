@@ -218,7 +218,6 @@ async def test_a_standing_meeting_and_roundtable_run_through_the_meeting_runs_at
     clock = FakeClock(START)
     board = await board_on(workspace, data_dir, scripted((None, None, None)), clock)
     try:
-        assert "Standing meetings are not available" in await say_to(board, "/every 1st of month meeting burn")
         meetings = FakeMeetings()
         parts = board.parts
         work = StandingWork(parts.schedule, clock, parts.standing.writer, meetings=meetings)  # takes the handler over
@@ -284,3 +283,29 @@ async def test_over_the_daily_budget_a_brief_goes_out_with_its_list_and_no_model
         assert run is not None and (run.outcome, run.model_calls) == ("wrote", 0)
     finally:
         await board.close()
+
+
+@on_both_backends
+async def test_status_says_what_each_standing_item_cost_this_month(workspace: Path, data_dir: Path) -> None:
+    """Issue 42: ``/status`` (and ``sabha status``) show what the standing items cost this month: each item's
+    runs' model calls (tagged with the item in the ledger), not last month's, not another item's."""
+    clock = FakeClock(START)
+    board = await board_on(workspace, data_dir, scripted((None, None, None)), clock)
+    try:
+        made = []
+        for phrase in ("monday 9am brief", "friday 10am roundtable growth ideas"):
+            asked = read_every(phrase, clock.now())
+            made.append(await board.parts.standing.store.add(
+                kind=asked.kind, topic=asked.topic, recurrence=asked.recurrence, phrase=phrase,
+                place=Place("telegram", "-100777", 42), created_by="telegram:1", now=clock.now()))
+        month = f"{START:%Y-%m}"
+        for item, ts, usd in ((made[0], f"{month}-02T09:00:00Z", 0.10), (made[0], f"{month}-09T09:00:00Z", 0.05),
+                              (made[1], f"{month}-06T10:00:00Z", 0.40), (made[0], "2020-01-05T09:00:00Z", 9.0)):
+            await board.parts.db.execute(
+                "INSERT INTO llm_calls(ts, provider, model, role, purpose, cost_usd, outcome, schedule_item) "
+                "VALUES (?, 'offline', 'offline', 'general', 'brief', ?, 'ok', ?)", (ts, usd, item.id))
+        lines = "\n".join(await status_lines(board.parts.schedule.store, now=clock.now()))
+    finally:
+        await board.close()
+    assert f"#{made[0].id} " in lines and "$0.15 this month" in lines, lines
+    assert f"#{made[1].id} " in lines and "$0.40 this month" in lines, lines
