@@ -158,6 +158,11 @@ async def test_a_roundtable_and_a_meeting_set_by_every_run_at_their_time_and_end
     [line] = [line for line in listed.splitlines() if line.startswith("#2 ")]
     assert "next Tue 2026-12-01 09:00 UTC" in line, line
     assert spent(board, 2)[1] >= 0.01 and f"${spent(board, 2)[1]:.2f} this month" in line, (line, spent(board, 2))
+    status = await board.say("/status", "Standing work")  # and /status: each item, its next run, its month
+    for item, when in ((1, "next Fri 2026-11-06 10:00 UTC"), (2, "next Tue 2026-12-01 09:00 UTC"),
+                       (3, "next Sat 2026-11-07 09:00 UTC")):
+        [line] = [line for line in status.splitlines() if re.match(rf"\s*#{item} a .* in telegram chat ", line)]
+        assert f"{when}; ${spent(board, item)[1]:.2f} this month" in line, (line, spent(board, item))
 
 
 @pytest.fixture
