@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import signal
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -202,16 +202,20 @@ async def test_a_standing_meeting_set_by_every_over_the_daily_budget_is_skipped_
     assert code == 0 and "#1 meeting" not in report, report
 
 
-async def test_kill_9_at_a_standing_meetings_moment_holds_one_meeting_and_posts_one_decision(
-        board: StandingBoard) -> None:
+@pytest.mark.parametrize("offset", [-1, 0, 1], ids=["1s-before", "at", "1s-after"])
+async def test_kill_9_around_a_standing_meetings_moment_holds_one_meeting_and_posts_one_decision(
+        board: StandingBoard, offset: int) -> None:
     await board.start()
     said = await board.say("/every friday 10am meeting review our burn", "Standing item")
     assert "First run Fri 2026-10-30 10:00 UTC" in said, said
-    board.at(FRIDAY)
+    board.at(FRIDAY + timedelta(seconds=offset))
+    if offset > 0:  # its run done (the durable mark: the meeting is on record and under way), then killed
+        await board.wait_db("SELECT status FROM scheduled_work WHERE key LIKE 'standing:1:2026-10-30%'", "done")
     await board.sabha.signal(signal.SIGKILL)  # at its moment: claimed or not, started or not (a race by design)
     before = board.query("SELECT COUNT(*) FROM meetings")[0][0]
+    assert before == (1 if offset > 0 else 0) or offset == 0
     await board.sabha.start()
-    board.at(FRIDAY.replace(second=1))  # a second on: the run is due (or done), within schedule.catch_up_s
+    board.at(FRIDAY + timedelta(seconds=2))  # the run is due (or done), within schedule.catch_up_s
     await one_meeting_one_decision(board, before)
 
 
