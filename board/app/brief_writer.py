@@ -1,7 +1,9 @@
 """The cheap model writing a standing brief's opening (:class:`board.schedule.brief.BriefWriter`): one exchange
 of the chair with no tools, ``llm.cheap_model`` (else the chair's own), recorded in the ledger as
-``purpose='brief'`` under the session ``standing:<item>``, tagged with the item. It is only asked when the
-brief found something new (:mod:`board.schedule.brief`); a failed call leaves the brief's list to speak alone.
+``purpose='brief'`` under the session ``standing:<item>``, tagged with the item and its run (``#3 brief
+(2026-10-31 09:00Z)``: the board's time, like a standing meeting's line in ``sabha cost --by schedule``).
+It is only asked when the brief found something new (:mod:`board.schedule.brief`); a failed call leaves the
+brief's list to speak alone.
 Over the daily budget (``budget.daily_usd``, asked as the owner) no model is called: the brief goes out with its
 list alone, and the log says why.
 """
@@ -9,11 +11,12 @@ list alone, and the log says why.
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime
+from datetime import UTC
 
 from board.agent.exchange import ExchangeOutcome, ExchangeRequest, ModelChoice, ToolPolicy
 from board.agent.runner import AgentRunner
 from board.agent.tools import ToolContext
+from board.clock import SYSTEM_CLOCK, Clock
 from board.llm.base import PromptBlock
 from board.schedule.brief import BRIEF_PURPOSE, brief_session
 from board.spending.budget import Budget
@@ -42,10 +45,12 @@ def _asked(facts: str) -> str:
 class ModelBriefWriter:
     """A brief's opening by the cheap model; see the module docstring."""
 
-    def __init__(self, runner: AgentRunner, budget: Budget | None = None, role: str = "general") -> None:
+    def __init__(self, runner: AgentRunner, budget: Budget | None = None, role: str = "general",
+                 clock: Clock = SYSTEM_CLOCK) -> None:
         self.runner = runner
         self.budget = budget
         self.role = role
+        self.clock = clock  # the board's: a run's line is named by its time, as a standing meeting's is
 
     async def __call__(self, item_id: int, facts: str) -> str | None:
         stop = await self.budget.check(f"standing:{item_id}", is_owner=True) if self.budget is not None else None
@@ -53,7 +58,7 @@ class ModelBriefWriter:
             log.warning("standing: the brief of #%d goes out without its opening: the daily budget is spent "
                         "($%.4f of $%.2f), so no model is called", item_id, stop.spent, stop.limit)
             return None
-        started = datetime.now(UTC).strftime("%Y-%m-%dT%H:%MZ")
+        started = self.clock.now().astimezone(UTC).strftime("%Y-%m-%d %H:%MZ")
         with spending_for_run(RunTag(item_id, f"#{item_id} brief ({started})")):  # its own line in --by schedule
             outcome = await self._ask(item_id, facts)
         if outcome.degraded:

@@ -226,8 +226,8 @@ def _standing(settings: BoardSettings, base: _Base, runner: AgentRunner, command
         profile = next((p for p in souls.profiles() if p.role == role), None)
         return (profile.name, profile.emoji) if profile is not None else None
 
-    standing = StandingWork(base.schedule, clock, ModelBriefWriter(runner, base.budget), zone=settings.timezone,
-                            meetings=meetings,
+    writer = ModelBriefWriter(runner, base.budget, clock=clock)
+    standing = StandingWork(base.schedule, clock, writer, zone=settings.timezone, meetings=meetings,
                             settings=replace(settings.standing, daily_budget=settings.budget.daily_usd), voice=voice)
     standing_commands.register(commands, standing)
     return standing

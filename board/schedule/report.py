@@ -1,7 +1,7 @@
 """Scheduled work in words, for ``/status`` and ``sabha status``: how much is pending, the
 next item, what waits and for what (a channel not running, a closed WhatsApp window, the
 terminal's rows that only ``sabha chat`` sends), the latest failures, and the standing work (``/every``) with
-each item's next run in its own zone (:func:`standing_lines`). A list shows the first
+each item's next run in its own zone and what it cost this month (:func:`standing_lines`). A list shows the first
 few rows and says how many more there are and where to see them; a row past its moment says how
 late it is ("overdue by 2 days")."""
 
@@ -11,12 +11,11 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from board.schedule.dates import describe, late_by
-from board.schedule.standing_store import ItemStatus, StandingStore
+from board.schedule.standing_store import ItemStatus, StandingItem, StandingStore
 from board.schedule.store import WorkStore
 from board.schedule.work import ScheduledWork, WorkStatus
-from board.storage import Database
 
-__all__ = ["TERMINAL", "WAITS_FOR_CHAT", "month_spend", "standing_lines", "status_lines"]
+__all__ = ["TERMINAL", "WAITS_FOR_CHAT", "month_spent", "standing_lines", "status_lines"]
 
 #: the place of the terminal's meetings and chats: its rows are done by ``sabha chat``, not the daemon
 TERMINAL = "console"
@@ -62,28 +61,29 @@ async def status_lines(store: WorkStore, *, limit: int = 5, now: datetime | None
     return lines + await standing_lines(StandingStore(store.db), limit=limit * 2, now=now)
 
 
+async def month_spent(store: StandingStore, item: StandingItem, now: datetime) -> float:
+    """USD the runs of ``item`` spent on model calls in ``now``'s calendar month (in the item's zone): every call
+    of a run is tagged with its item in the ledger (``llm_calls.schedule_item``), a brief's and a meeting's."""
+    local = now.astimezone(item.recurrence.tz())
+    since = local.replace(day=1, hour=0, minute=0, second=0, microsecond=0).astimezone(UTC)
+    row = await store.db.fetchone(
+        "SELECT COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls WHERE schedule_item = ? AND ts >= ?",
+        (item.id, since.isoformat(timespec="seconds")))
+    return float(row["usd"]) if row is not None else 0.0
+
+
 async def standing_lines(store: StandingStore, *, limit: int = 10, now: datetime | None = None) -> list[str]:
     """``Standing work (2; /standing or `sabha schedule list` lists them):`` and one line per item: what, where,
-    its next run (or paused), and what its runs cost this month (``now``'s month, UTC)."""
+    its next run (or paused) and, given the board's ``now``, what its runs cost this month."""
     items = await store.items()
     if not items:
         return []
-    spent = await month_spend(store.db, now or datetime.now(UTC))
     lines = [f"Standing work ({len(items)}; /standing or `sabha schedule list` lists them):"]
     for item in items[:limit]:
         state = (f"next {describe(item.next_at, item.recurrence.tz())}"
                  if item.status is ItemStatus.ACTIVE and item.next_at else item.status.value)
-        lines.append(f"    #{item.id} {item.title()} in {item.place}: {state}; "
-                     f"${spent.get(item.id, 0.0):.2f} this month")
+        cost = f"; ${await month_spent(store, item, now):.2f} this month" if now is not None else ""
+        lines.append(f"    #{item.id} {item.title()} in {item.place}: {state}{cost}")
     if len(items) > limit:
         lines.append(f"    and {len(items) - limit} more")
     return lines
-
-
-async def month_spend(db: Database, now: datetime) -> dict[int, float]:
-    """What each standing item's runs cost in ``now``'s month: the ledger's model calls tagged with the item
-    (``llm_calls.schedule_item``: its briefs, its meetings and roundtables)."""
-    rows = await db.fetchall(
-        "SELECT schedule_item, COALESCE(SUM(cost_usd), 0) AS usd FROM llm_calls "
-        "WHERE schedule_item IS NOT NULL AND ts >= ? GROUP BY schedule_item", (f"{now:%Y-%m}-01",))
-    return {int(r["schedule_item"]): float(r["usd"]) for r in rows}

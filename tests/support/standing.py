@@ -15,6 +15,7 @@ from typing import Any
 
 from board.clock import FileClock
 from tests.support.daemon import DAEMON_REPO, SabhaProcess, write_config
+from tests.support.fakes.local_server import LocalServer
 from tests.support.fakes.telegram_api import FakeTelegramAPI, SentMessage
 from tests.support.schedule import START
 from tests.support.telegram import FORUM, OWNER, TOKEN
@@ -24,14 +25,19 @@ WAIT = 60.0
 
 
 class StandingBoard:
-    """One daemon, the fake Telegram it talks to, the clock file, and the topic items are set in."""
+    """One daemon, the fake Telegram it talks to, the clock file, and the topic items are set in; the offline
+    model, or ``model`` (an OpenAI-compatible fake such as :class:`tests.support.meeting_model.MeetingModel`,
+    priced, not streamed)."""
 
-    def __init__(self, tmp_path: Path, telegram: FakeTelegramAPI, extra: list[str] | None = None) -> None:
+    def __init__(self, tmp_path: Path, telegram: FakeTelegramAPI, extra: list[str] | None = None,
+                 model: LocalServer | None = None) -> None:
         self.telegram = telegram
         self.clock = tmp_path / "clock"
         self.db_path = tmp_path / "sessions" / "sabha.db"
         FileClock.write(self.clock, START)
-        self.sabha = SabhaProcess(write_config(tmp_path, telegram, None, extra=extra), env={
+        config = (write_config(tmp_path, telegram, None, extra=extra) if model is None else  # the offline model
+                  write_config(tmp_path, telegram, model, stream=False, price=True, extra=extra))  # type: ignore[arg-type]
+        self.sabha = SabhaProcess(config, env={
             "TELEGRAM_BOT_TOKEN": TOKEN, "SABHA_TEST_MODE": "1", "SABHA_TEST_CLOCK": str(self.clock)})
         self.topic: int | None = None
 

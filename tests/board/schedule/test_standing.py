@@ -218,6 +218,9 @@ async def test_a_standing_meeting_and_roundtable_run_through_the_meeting_runs_at
     clock = FakeClock(START)
     board = await board_on(workspace, data_dir, scripted((None, None, None)), clock)
     try:
+        said = await say_to(board, "/every 1st of month meeting burn")  # the built board holds standing meetings
+        assert "Standing item #1: a meeting on “burn” the 1st of every month" in said, said
+        assert "Removed #1 " in await say_to(board, "/standing remove 1")  # this test's runs are the fake's
         meetings = FakeMeetings()
         parts = board.parts
         work = StandingWork(parts.schedule, clock, parts.standing.writer, meetings=meetings)  # takes the handler over
