@@ -92,7 +92,7 @@ async def test_public_mode_trips_the_daily_cap_on_spend_recorded_after_the_start
         with sqlite3.connect(tmp_path / "sessions" / "sabha.db", timeout=30) as db:  # strangers' spend, recorded now
             db.execute("INSERT INTO llm_calls(ts, provider, model, outcome, cost_usd, scope) VALUES (?, ?, ?, ?, ?, ?)",
                        (datetime.now(UTC).isoformat(), "openai", "gpt", "ok", 0.6, "public:discord"))
-        for i in range(2, 60):  # the spend is re-read at most once a second: until a message meets the cap
+        for i in range(2, 300):  # the spend is re-read at most once a second: until a message meets the cap
             fake.user_says(dm, STRANGER, f"Q{i:03d} still there?", name="Eve")
             await fake.wait_for(lambda n=i: len(fake.in_channel(dm)) == n, f"the reply to Q{i:03d}")
             if CAP_REACHED in fake.in_channel(dm)[-1].content:
