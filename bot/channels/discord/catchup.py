@@ -4,9 +4,10 @@ The gateway has no acknowledgement and replays nothing to a new session: a messa
 (or killed with it in a queue not yet stored) reaches Sabha only through the channel's history. On every new
 session (``READY``; a ``RESUME`` replays instead), :func:`catch_up` reads, for each place that has a stored
 message (:class:`.store.PlaceStore`), ``GET /channels/{id}/messages?after=<the newest stored>`` (discord.py's
-``history(after=..., oldest_first=True)``, 100 a page) and hands each message to ``feed``, in order, as the
-gateway would have. The intake stores each message once (its id): one claimed before the kill is not answered
-again, one it never saw is answered once.
+``history(after=..., oldest_first=True)``, 100 a page; a server's channel or thread read as discord.py knows it,
+fetched when not cached, so each message carries its server and is answered where it was asked) and hands each
+message to ``feed``, in order, as the gateway would have. The intake stores each message once (its id): one
+claimed before the kill is not answered again, one it never saw is answered once.
 
 Messages older than ``discord.catch_up_hours`` (24 h by default; 0: none) are not answered: after a long outage an
 answer to a day-old question surprises more than it helps. They are counted and logged with the place. Limits: a
@@ -24,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 import aiohttp
 import discord
 
-from bot.channels.discord.store import Place
+from bot.channels.discord.store import DiscordPlaceKind, Place
 
 __all__ = ["CaughtUp", "catch_up"]
 
@@ -48,9 +49,9 @@ async def catch_up(client: discord.Client, places: list[Place], feed: Callable[[
     for place in places:
         if place.last_message_id is None or not place.started:
             continue
-        channel = client.get_partial_messageable(int(place.channel_id))
         old_here = 0
         try:
+            channel = await _readable(client, place)
             async for message in channel.history(limit=None, after=discord.Object(int(place.last_message_id)),
                                                  oldest_first=True):
                 if max_age_hours <= 0 or message.created_at < oldest:
@@ -58,7 +59,7 @@ async def catch_up(client: discord.Client, places: list[Place], feed: Callable[[
                     continue
                 feed(message)
                 fed += 1
-        except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+        except (discord.HTTPException, discord.ClientException, aiohttp.ClientError, OSError, TimeoutError) as exc:
             unreadable += 1
             log.warning("discord: could not read what was missed in channel %s (%s); its next message is "
                         "answered", place.channel_id, exc)
@@ -70,3 +71,15 @@ async def catch_up(client: discord.Client, places: list[Place], feed: Callable[[
         log.info("discord: caught up after the restart: %d message(s) sent while Sabha was down, %d too old",
                  fed, too_old)
     return CaughtUp(fed, too_old, unreadable)
+
+
+async def _readable(client: discord.Client, place: Place) -> discord.abc.Messageable:
+    """Where ``place``'s history is read: a server's channel or thread as discord.py knows it (its messages carry
+    the server; read through a bare partial channel they would look like direct messages), a DM channel as is."""
+    channel_id = int(place.channel_id)
+    if place.kind is DiscordPlaceKind.DM:
+        return client.get_partial_messageable(channel_id)
+    channel = client.get_channel(channel_id) or await client.fetch_channel(channel_id)
+    if not isinstance(channel, discord.abc.Messageable):
+        raise discord.ClientException(f"channel {channel_id} holds no messages")
+    return channel

@@ -27,6 +27,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +74,7 @@ TEXTS = ChannelTexts()
 TYPING_REFRESH_S = 8.0  # Discord shows "is typing" for about 10 s
 RECEIVE_RETRY_S = 1.0  # the state db refused a batch: tried again this often while the channel runs
 QUESTION_NAME_CHARS = 90  # a thread started for a question is named after its first words
+NOT_OURS_KEPT = 4096  # channels remembered as not the board's (the oldest forgotten first)
 ADDRESSING = Addressing((
     ("<message> in an advisor's channel", "that advisor answers, in a thread started from your message"),
     ("@finance <question> in the board channel", "that advisor answers in a thread (plain words: the chair)"),
@@ -114,8 +116,8 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
         self.intake: Intake = self.hub.intake(parts.intake, self)
         self.features = DiscordFeatures(parts, settings, ChannelSide(  # buttons, slash commands, files, meetings
             client=self.client, outbound=self.outbound, places=self.places, is_owner=self.access.is_owner,
-            is_public=self.access.is_public, may_use=lambda user: user in self.access.allowed
-            or self.access.is_public(user), lane=self.conversation, receive=self.intake.receive, texts=self.texts))
+            is_public=self.access.is_public, may_use=self._may_use, lane=self.conversation,
+            receive=self.intake.receive, texts=self.texts))
         self.interactions = self.features.interactions.handle
         self.components = self.features.view
         self.attachments_of = self.features.attachments
@@ -127,6 +129,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
         self._live_held: list[discord.Message] | None = None  # the gateway's messages while a catch-up runs
         self._tasks: list[asyncio.Task[None]] = []
         self._logged = SeenOnce()
+        self._not_ours: OrderedDict[str, None] = OrderedDict()  # channels found not the board's: not asked again
         self._accepting = False
 
     def reconfigure(self, section: DiscordSection) -> None:
@@ -202,6 +205,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
         named = reply.kind in ("answer", "meeting", "command")
         pieces = split_text(headed(reply.label if named else "", reply.text)) or ["(empty answer)"]
         channel_id = await self._target(reply, progress)
+        self._questions.pop(reply.chat_id, None)  # its thread exists now: named
         view = self.components(reply.buttons) if self.components is not None and reply.buttons else None
         skip = progress.skip
         for i, piece in enumerate(pieces[skip:], start=skip):
@@ -235,9 +239,10 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
     # -- receiving -------------------------------------------------------------------
 
     def _arrived(self, message: discord.Message) -> None:
-        """A gateway ``MESSAGE_CREATE``: queued for the receiver, in order; while a catch-up reads the history it
-        waits behind it (a newer message stored first would move its place's mark past older ones not yet stored:
-        killed then, those would not be read again)."""
+        """A gateway ``MESSAGE_CREATE``: queued for the receiver, in order; from the connection (or a drop) until
+        the session is back and a new session's catch-up has read the history, it waits behind it (a newer message
+        stored first would move its place's mark past older ones not yet stored: those would not be read; discord.py
+        dispatches messages while it waits for the server's channels between ``READY`` and ``on_ready``)."""
         if not self._accepting:
             return
         if self._live_held is not None:
@@ -258,6 +263,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
         """Claim ``batch`` in the intake (retrying while the state db refuses), then move each place's mark."""
         while True:
             try:
+                await self.access.refresh()  # what strangers spent today (public mode; at most once a second)
                 arrivals = [a for a in [await self._arrival(m) for m in batch] if a is not None]
                 if arrivals:
                     await self.intake.receive([a for a, _ in arrivals])
@@ -275,11 +281,19 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
             await asyncio.sleep(RECEIVE_RETRY_S)
 
     async def _arrival(self, message: Incoming) -> tuple[Arrival, tuple[str, str]] | None:
-        known = {p.channel_id: p for p in self.places.all()}
+        known = self.places.known()
         bot_id = str(self.client.user.id) if self.client.user is not None else None
         where = place_of(message, self.settings, known, bot_id)
-        if where is Ignored.UNKNOWN_THREAD:
-            where = place_of(await self._with_parent(message), self.settings, known, bot_id)
+        if where is Ignored.UNKNOWN_THREAD and message.channel_id in self._not_ours:
+            where = Ignored.CHANNEL
+        elif where is Ignored.UNKNOWN_THREAD:
+            looked_up = await self._with_parent(message)
+            if looked_up is not None:
+                where = place_of(looked_up, self.settings, known, bot_id)
+                if isinstance(where, Ignored):  # not a thread of the board's places: it never becomes one
+                    self._not_ours[message.channel_id] = None
+                    if len(self._not_ours) > NOT_OURS_KEPT:
+                        self._not_ours.popitem(last=False)
         if isinstance(where, Ignored):
             self.counts["ignored"] += 1
             if where not in (Ignored.OWN, Ignored.BOT, Ignored.SYSTEM) and self._logged.first(message.channel_id,
@@ -293,7 +307,8 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
                             is_group=where.is_group, is_owner=self.access.is_owner(message.author_id),
                             is_public=self.access.is_public(message.author_id), role_hint=where.role,
                             attachments=message.attachments)
-        await self._record(where, envelope)
+        if self._may_use(message.author_id):  # a stranger refused at the door leaves no places, fixes no advisor
+            await self._record(where, envelope)
         return Arrival(envelope, self.conversation(envelope)), (message.channel_id, message.message_id)
 
     async def _record(self, where: Where, envelope: Envelope) -> None:
@@ -318,13 +333,18 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
             return route.role
         return None
 
-    async def _with_parent(self, message: Incoming) -> Incoming:
-        """``message`` with its thread's channel, asked of Discord (a thread not in discord.py's cache)."""
+    def _may_use(self, user: str) -> bool:
+        """``user`` is listed, or the channel is public (a stranger's message is still limited at the door)."""
+        return user in self.access.allowed or self.access.is_public(user)
+
+    async def _with_parent(self, message: Incoming) -> Incoming | None:
+        """``message`` with its thread's channel, asked of Discord (a thread not in discord.py's cache); None: Discord
+        could not be asked."""
         try:
             channel = await self.client.fetch_channel(int(message.channel_id))
         except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
             log.warning("discord: could not look up channel %s (%s)", message.channel_id, exc)
-            return message
+            return None
         parent = channel.parent_id if isinstance(channel, discord.Thread) else None
         return dataclasses.replace(message, parent_id=str(parent)) if parent is not None else message
 
@@ -338,14 +358,13 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
         """A new session: nothing is replayed, so what was sent meanwhile is read from history (the gateway's new
         messages wait behind it, see :meth:`_arrived`)."""
         self.gateway_problem = None
-        self._live_held = []
+        if self._live_held is None:
+            self._live_held = []
         try:
             caught = await catch_up(self.client, self.places.all(), self._caught,
                                     max_age_hours=self.settings.catch_up_hours)
         finally:
-            held, self._live_held = self._live_held, None
-            for message in held:
-                self._queue.put_nowait(message)
+            self._release_held()
         self.counts["caught_up"] += caught.fed
         self.counts["too_old"] += caught.too_old
 
@@ -354,9 +373,20 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
             self._queue.put_nowait(message)
 
     def _resumed(self) -> None:
+        """The session resumed: the gateway has replayed what was missed; what was held follows it."""
         self.gateway_problem = None
+        self._release_held()
+
+    def _release_held(self) -> None:
+        held, self._live_held = self._live_held, None
+        for message in held or ():
+            self._queue.put_nowait(message)
 
     def _disconnected(self) -> None:
+        """No connection: the gateway's next messages are held until the session is back (a ``RESUMED``, or the
+        catch-up after a new session's ``on_ready``)."""
+        if self._live_held is None:
+            self._live_held = []
         if self.state == "running" and self.gateway_problem is None:
             log.warning("discord: the gateway connection dropped; reconnecting (not ready until it is back)")
         self.gateway_problem = "the gateway connection dropped (reconnecting)"
@@ -394,6 +424,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
         await self.access.refresh()
         await self.intake.resume()
         self._accepting = True
+        self._live_held = []  # discord.py dispatches messages between READY and on_ready: they wait for the catch-up
         self._tasks = [asyncio.create_task(self._receive_loop(), name="discord receiver"),
                        asyncio.create_task(self.client.run_gateway(), name="discord gateway")]
         self.reach.start()

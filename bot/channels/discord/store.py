@@ -13,9 +13,11 @@ numbers (their text is not ordered).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import StrEnum
+from types import MappingProxyType
 
 from board.storage import Database
 
@@ -74,6 +76,10 @@ class PlaceStore:
     def get(self, channel_id: str) -> Place | None:
         """The place ``channel_id``, if seen."""
         return self._places.get(channel_id)
+
+    def known(self) -> Mapping[str, Place]:
+        """Every place seen, by channel id (a read-only view of the cache, not a copy)."""
+        return MappingProxyType(self._places)
 
     def all(self) -> list[Place]:
         """Every place seen."""

@@ -22,7 +22,8 @@ Tests drive it: :meth:`FakeDiscord.user_says` (a user's message: stored in the c
 :meth:`FakeDiscord.dispatch` (any payload), :meth:`FakeDiscord.drop` (the socket closed under the client),
 :meth:`FakeDiscord.gateway_down` / :meth:`gateway_up` (new connections refused meanwhile; dispatches wait for the
 resume), :meth:`FakeDiscord.new_session_only` (the next connection's RESUME is refused: a new session, nothing
-replayed).
+replayed), :attr:`FakeDiscord.after_ready` (something done right after the next ``READY``: a message dispatched
+while discord.py still waits for the server's ``GUILD_CREATE`` s, before its ``on_ready``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import itertools
 import json
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -135,6 +137,8 @@ class FakeDiscord(LocalServer):
         self._changed = asyncio.Event()
         self._held: asyncio.Event | None = None  # set: posts go through again
         self.held = 0  # posts waiting at the fake now
+        #: called once right after the next IDENTIFY's READY and GUILD_CREATE (dispatches made in it follow them)
+        self.after_ready: Callable[[], object] | None = None
         self.add_channel(GUILD_ID, ChannelKind.TEXT, name="general")
 
     # -- the server's contents ---------------------------------------------------------
@@ -448,6 +452,9 @@ class FakeDiscord(LocalServer):
                  "application": {"id": APPLICATION_ID, "flags": 0}, "private_channels": [], "relationships": []}
         self._record_and_send(session, "READY", ready)
         self._record_and_send(session, "GUILD_CREATE", self._guild())
+        after, self.after_ready = self.after_ready, None
+        if after is not None:
+            after()
         return session
 
     def _guild(self) -> dict[str, Any]:
