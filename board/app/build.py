@@ -268,9 +268,10 @@ def _recall(base: _Base, db: Database, knowledge: KnowledgeBase | None, tools: T
     if knowledge is not None:
         retrievers.append(KnowledgeSearch(knowledge))
     service = RecallService(retrievers)
-    tools.register(recall_tool(service, db))
+    indexer = RecallIndexer(db, base.sessions, base.sessions.transcripts)
+    tools.register(recall_tool(service, db, offered=lambda: indexer.holds))  # once there is something to find
     recall_commands.register(commands, service, db)
-    return service, RecallIndexer(db, base.sessions, base.sessions.transcripts)
+    return service, indexer
 
 
 def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegistry, *,

@@ -47,6 +47,8 @@ class RecallIndexer:
         self.sessions = sessions
         self.transcripts = transcripts
         self.interval_s = interval_s
+        #: Whether there is anything to recall yet (the ``recall`` tool is offered only then); set by each pass.
+        self.holds = False
 
     async def run_once(self) -> int:
         """One pass over every source; how many passages it added."""
@@ -55,6 +57,8 @@ class RecallIndexer:
             added += await self._session(ref.session_id, ref.key, ref.role)
         if added:
             log.info("recall: indexed %d passages", added)
+        if not self.holds:
+            self.holds = added > 0 or await self.db.fetchone("SELECT 1 AS x FROM recall_passages LIMIT 1") is not None
         return added
 
     async def watch(self, stop: asyncio.Event) -> None:

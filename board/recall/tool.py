@@ -5,6 +5,7 @@ data, each with the citation its answer must use (``[meeting m-..., round 2]``, 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from board.agent.guardrails import quote_as_data
@@ -54,8 +55,9 @@ def passage_data(passage: Passage) -> dict[str, Any]:
             "date": passage.said_at[:10], "text": quote_as_data(text, kind="recalled passage", source=passage.cite)}
 
 
-def recall_tool(service: RecallService, db: Database) -> Tool:
-    """The tool, searching ``service`` as the turn's sender."""
+def recall_tool(service: RecallService, db: Database, *, offered: Callable[[], bool] | None = None) -> Tool:
+    """The tool, searching ``service`` as the turn's sender; ``offered``: offered to models only while it is True
+    (the board's: once the index holds something, so an empty board spends no schema tokens on it)."""
 
     async def handle(args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         query = " ".join(str(args["query"]).split())
@@ -71,4 +73,4 @@ def recall_tool(service: RecallService, db: Database) -> Tool:
                     "passage you use with its cite, e.g. [meeting m-..., round 2]",
         })
 
-    return Tool(recall_spec(), handle, timeout_s=30.0)
+    return Tool(recall_spec(), handle, timeout_s=30.0, offered=offered)
