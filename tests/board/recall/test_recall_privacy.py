@@ -17,6 +17,7 @@ from board.envelope import Envelope
 from board.recall.audience import asker_of
 from board.recall.passages import Asker
 from board.room.store import MeetingStore
+from tests.support.knowledge import write_doc
 
 pytestmark = pytest.mark.backends
 
@@ -140,3 +141,13 @@ async def test_slash_recall_answers_through_the_front_door(board: Board) -> None
     assert "[decision m-pune]" in reply.text and "commute" in reply.text and "brother-in-law" not in reply.text
     usage = await board.handle(Envelope(channel="telegram", text="/recall", sender="200", chat_id="200"))
     assert "/recall Pune office" in usage.text
+
+
+async def test_the_knowledge_base_is_recalled_with_its_file_but_never_for_a_stranger(board: Board) -> None:
+    write_doc(board.parts.settings.workspace, "shared/pricing.md",
+              "# Pricing\n\nThe Pune office plan costs 90 USD per desk per month.\n")
+    assert board.parts.knowledge is not None
+    await board.parts.knowledge.sync()
+    found = await board.parts.recall.recall("Pune desk", await asker_of(board.parts.db, MEMBER_TG, role="finance"))
+    assert any(p.cite.startswith("[kb: ") and "pricing.md" in p.cite and "90 USD" in p.text for p in found), found
+    assert await board.parts.recall.recall("Pune desk", await asker_of(board.parts.db, STRANGER_WA)) == []
