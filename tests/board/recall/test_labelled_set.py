@@ -6,6 +6,8 @@ note."""
 from __future__ import annotations
 
 import json
+import statistics
+import time
 
 import pytest
 
@@ -31,12 +33,16 @@ async def test_lexical_recall_at_5_on_exact_term_questions_is_at_least_0_9(board
         pass
     owner = Asker.owner_view()
     scores: dict[str, list[bool]] = {"exact": [], "paraphrase": []}
+    took: list[float] = []
     for q in [json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines()]:
+        start = time.perf_counter()
         found = await board.parts.recall.recall(q["question"], owner, limit=5)
+        took.append(time.perf_counter() - start)
         scores[q["kind"]].append(hit(q, [p.cite for p in found], [p.text for p in found]))
     exact = sum(scores["exact"]) / len(scores["exact"])
     paraphrase = sum(scores["paraphrase"]) / len(scores["paraphrase"])
     print(f"\nrecall@5 lexical: exact-term {exact:.2f} ({len(scores['exact'])} questions), "
-          f"paraphrased {paraphrase:.2f} ({len(scores['paraphrase'])} questions)")
+          f"paraphrased {paraphrase:.2f} ({len(scores['paraphrase'])} questions); "
+          f"median {statistics.median(took) * 1000:.1f} ms a recall")
     assert len(scores["exact"]) >= 80
     assert exact >= 0.9
