@@ -93,9 +93,11 @@ class Board:
         await parts.db.close()
 
     async def watch(self, stop: asyncio.Event) -> None:
-        """Apply edits of soul files and re-index knowledge documents as they are saved, until ``stop``."""
+        """Apply edits of soul files, re-index knowledge documents as they are saved and index what was said for
+        recall, until ``stop``."""
         knowledge = self.parts.knowledge
-        await asyncio.gather(self.parts.souls.watch(stop), *([knowledge.watch(stop)] if knowledge else []))
+        await asyncio.gather(self.parts.souls.watch(stop), self.parts.recall_indexer.watch(stop),
+                             *([knowledge.watch(stop)] if knowledge else []))
 
     async def __aenter__(self) -> Board:
         return self

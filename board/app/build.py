@@ -36,6 +36,7 @@ from board.commands import followup as followup_commands
 from board.commands import llm as llm_commands
 from board.commands import memory as memory_commands
 from board.commands import people as people_commands
+from board.commands import recall as recall_commands
 from board.commands import room as room_commands
 from board.commands import standing as standing_commands
 from board.commands.registry import CommandRegistry
@@ -50,6 +51,12 @@ from board.memory.knowledge.base import KnowledgeBase
 from board.memory.knowledge.fts import FTS5Unavailable
 from board.memory.knowledge.tool import knowledge_tool
 from board.people import People
+from board.recall.indexer import RecallIndexer
+from board.recall.knowledge import KnowledgeSearch
+from board.recall.lexical import DecisionSearch, PassageSearch
+from board.recall.passages import Retriever
+from board.recall.service import RecallService
+from board.recall.tool import recall_tool
 from board.room.convene import BoardRoom
 from board.room.store import MeetingStore
 from board.routing.router import Router
@@ -253,6 +260,20 @@ def _web_search(settings: BoardSettings, db: Database) -> WebSearch | None:
     return WebSearch(settings.web_search, db)
 
 
+def _recall(base: _Base, db: Database, knowledge: KnowledgeBase | None, tools: ToolRegistry,
+            commands: CommandRegistry) -> tuple[RecallService, RecallIndexer]:
+    """One recall (issue 43) over the lexical retrievers (and the knowledge base when it is on), offered as the
+    ``recall`` tool and ``/recall``; its background indexer runs in :meth:`board.app.board.Board.watch`."""
+    retrievers: list[Retriever] = [PassageSearch(db), DecisionSearch(db)]
+    if knowledge is not None:
+        retrievers.append(KnowledgeSearch(knowledge))
+    service = RecallService(retrievers)
+    indexer = RecallIndexer(db, base.sessions, base.sessions.transcripts)
+    tools.register(recall_tool(service, db, offered=lambda: indexer.holds))  # once there is something to find
+    recall_commands.register(commands, service, db)
+    return service, indexer
+
+
 def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegistry, *,
                 clock: Clock, observers: Observers) -> Parts:
     """Every part of the board on ``db``, in dependency order, each complete when made."""
@@ -279,6 +300,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
         tools.register(knowledge_tool(knowledge))
     if web_search is not None:
         tools.register(web_search.tool())
+    recall, recall_indexer = _recall(base, db, knowledge, tools, commands)
     media = MediaService(settings.media, settings.data_dir, db, providers=providers, ledger=base.ledger,
                          spend=base.spend, retry=settings.agent.retry, spending=base.money.spending)
     media.register(DocumentReader(knowledge))  # long documents: the conversation's knowledge scope
@@ -299,4 +321,5 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                  reminders=reminders, facts=base.facts, guardrails=guardrails, knowledge=knowledge,
                  web_search=web_search, media=media, people=base.people, memory_writer=writer,
                  memory_talk=memory_talk, commands=commands, consent=consent, mcp=outside,
-                 door=door, standing_meetings=standing_meetings, standing=standing)
+                 door=door, standing_meetings=standing_meetings, standing=standing, recall=recall,
+                 recall_indexer=recall_indexer)

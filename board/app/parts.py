@@ -31,6 +31,8 @@ from board.memory.extract import MemoryWriter
 from board.memory.facts import FactStore
 from board.memory.knowledge.base import KnowledgeBase
 from board.people import People
+from board.recall.indexer import RecallIndexer
+from board.recall.service import RecallService
 from board.room.convene import BoardRoom
 from board.routing.router import Router
 from board.schedule import Schedule
@@ -102,3 +104,5 @@ class Parts:
     door: Door  # what the front door (board.answer) uses of these
     standing_meetings: StandingMeetings  # standing items' meetings and roundtables, and what each item cost
     standing: StandingWork  # standing work (/every): briefs, meetings and roundtables on a rhythm (issue 42)
+    recall: RecallService  # one search over what the asker may see, with citations (issue 43)
+    recall_indexer: RecallIndexer  # copies what was said into recall's index, in the background (Board.watch)

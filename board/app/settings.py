@@ -24,6 +24,7 @@ from board.memory.knowledge.migrations import MIGRATIONS as KNOWLEDGE_MIGRATIONS
 from board.memory.migrations import MIGRATIONS as MEMORY_MIGRATIONS
 from board.people import PeopleSettings
 from board.people.migrations import MIGRATIONS as PEOPLE_MIGRATIONS
+from board.recall.migrations import MIGRATIONS as RECALL_INDEX_MIGRATIONS
 from board.roles import RosterSpec
 from board.room.consult import ConsultSettings
 from board.room.migrations import MIGRATIONS as ROOM_MIGRATIONS
@@ -47,7 +48,7 @@ BOARD_MIGRATIONS: tuple[Migration, ...] = (*CONVERSATION_MIGRATIONS, *SPENDING_M
                                            *ROOM_MIGRATIONS, *AGENT_MIGRATIONS, *MEDIA_MIGRATIONS,
                                            *PEOPLE_MIGRATIONS, *SCHEDULE_MIGRATIONS, *DECISION_MIGRATIONS,
                                            *PREDICTION_MIGRATIONS, *RECALL_MIGRATIONS, *KNOWLEDGE_MIGRATIONS,
-                                           *CONSENT_MIGRATIONS)
+                                           *CONSENT_MIGRATIONS, *RECALL_INDEX_MIGRATIONS)
 
 
 @dataclass(frozen=True)

@@ -6,5 +6,5 @@ narrow :class:`board.commands.host.CommandHost` and registered into the board's
 
 # Submodules, imported on use (this file imports none of them).
 __all__ = ["about", "builtin", "consent", "controls", "decisions", "files", "followup", "host", "llm", "memory",
-           "people", "predictions", "registry", "review", "room",
+           "people", "predictions", "recall", "registry", "review", "room",
            "standing"]

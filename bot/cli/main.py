@@ -51,7 +51,7 @@ EXIT_USAGE = 2
 #: the transcript, the ledger and the state db are written exactly as otherwise.
 SHORT_COMMANDS = frozenset({"init", "ask", "souls", "sessions", "meetings", "actions", "decisions", "status", "inbox",
                             "doctor", "config", "memory", "media", "people", "cost", "telegram", "whatsapp", "web",
-                            "predictions", "board", "demo", "schedule"})
+                            "predictions", "board", "demo", "schedule", "recall"})
 
 #: Each subcommand and the module whose ``add_parsers(sub, common)`` adds it (see the module
 #: docstring), in the order ``sabha --help`` lists them. Running a command imports only its own
@@ -69,6 +69,7 @@ SUBCOMMANDS: dict[str, str] = {
     "actions": "bot.cli.meetings",
     "roundtable": "bot.cli.meetings",
     "decisions": "bot.cli.decisions",
+    "recall": "bot.cli.recall_cmd",
     "schedule": "bot.cli.schedule_cmd",
     "predictions": "bot.cli.predictions",
     "board": "bot.cli.predictions",

@@ -1,0 +1,154 @@
+"""The background indexer: what was said and read, copied into ``recall_passages`` as it appears.
+
+One pass (:meth:`RecallIndexer.run_once`) reads what is new since the last: meeting statements after the
+last id, each session whose last entry changed since it was last read (from the entry it stopped at),
+and documents' extracted text after the last attachment id. How far it got is kept in ``recall_progress``
+in the same transaction as the passages it wrote, so a kill loses nothing and repeats nothing (a passage's
+``ref`` is unique besides). :meth:`RecallIndexer.watch` runs passes until the board stops: indexing is never
+on an answer's path, so a passage said a moment ago may not be found for a few seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import json
+import logging
+from typing import Any
+
+from board.conversation.sessions import Sessions
+from board.conversation.transcripts import TranscriptStore
+from board.recall.audience import conversation_audience, identity_audience
+from board.recall.passages import BOARD, SourceKind
+from board.storage import Database, Tx
+
+__all__ = ["BATCH", "INTERVAL_S", "RecallIndexer"]
+
+log = logging.getLogger("sabha.recall")
+
+#: The most statements or documents one pass reads (a big history is indexed over several passes).
+BATCH = 2000
+#: Seconds between passes while nothing is left to index.
+INTERVAL_S = 2.0
+#: A passage's text is cut here (a long answer is still found by its first part).
+PASSAGE_CHARS = 4000
+
+_INSERT = ("INSERT INTO recall_passages (source, ref, audience, speaker, cite, said_at, text) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO NOTHING")
+
+
+class RecallIndexer:
+    """See the module docstring."""
+
+    def __init__(self, db: Database, sessions: Sessions, transcripts: TranscriptStore, *,
+                 interval_s: float = INTERVAL_S) -> None:
+        self.db = db
+        self.sessions = sessions
+        self.transcripts = transcripts
+        self.interval_s = interval_s
+        #: Whether there is anything to recall yet (the ``recall`` tool is offered only then); set by each pass.
+        self.holds = False
+
+    async def run_once(self) -> int:
+        """One pass over every source; how many passages it added."""
+        added = await self._statements() + await self._documents()
+        for ref in await self.sessions.list(include_archived=True):
+            added += await self._session(ref.session_id, ref.key, ref.role)
+        if added:
+            log.info("recall: indexed %d passages", added)
+        if not self.holds:
+            self.holds = added > 0 or await self.db.fetchone("SELECT 1 AS x FROM recall_passages LIMIT 1") is not None
+        return added
+
+    async def watch(self, stop: asyncio.Event) -> None:
+        """Index until ``stop``: a pass, then a pause (none while a pass filled a whole batch)."""
+        while not stop.is_set():
+            try:
+                added = await self.run_once()
+            except Exception:  # the index is a nicety beside the answers: log, and try again later
+                log.exception("recall: an indexing pass failed")
+                added = 0
+            if added < BATCH:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.interval_s)
+
+    async def _position(self, source: str) -> tuple[int, str]:
+        row = await self.db.fetchone("SELECT position, mark FROM recall_progress WHERE source = ?", (source,))
+        return (int(row["position"]), str(row["mark"])) if row else (0, "")
+
+    @staticmethod
+    async def _advance(tx: Tx, source: str, position: int, mark: str = "") -> None:
+        await tx.execute("INSERT INTO recall_progress (source, position, mark) VALUES (?, ?, ?) ON CONFLICT (source) "
+                         "DO UPDATE SET position = excluded.position, mark = excluded.mark", (source, position, mark))
+
+    async def _statements(self) -> int:
+        last, _ = await self._position("statements")
+        rows = await self.db.fetchall(
+            "SELECT id, meeting_id, round, role, text, created_at FROM meeting_statements WHERE id > ? ORDER BY id "
+            "LIMIT ?", (last, BATCH))
+        if not rows:
+            return 0
+        async with self.db.transaction() as tx:
+            for r in rows:
+                await tx.execute(_INSERT, (SourceKind.MEETING.value, f"stmt:{r['id']}", BOARD, r["role"],
+                                           f"[meeting {r['meeting_id']}, round {r['round']}]", r["created_at"],
+                                           str(r["text"])[:PASSAGE_CHARS]))
+            await self._advance(tx, "statements", int(rows[-1]["id"]))
+        return len(rows)
+
+    async def _documents(self) -> int:
+        """Documents' extracted text: seen only by the person who sent it (a group's members did not all read
+        it, and the attachment row does not say it was a group)."""
+        last, _ = await self._position("documents")
+        rows = await self.db.fetchall(
+            "SELECT id, channel, sender, name, kind, derived, created_at FROM message_attachments WHERE id > ? "
+            "ORDER BY id LIMIT ?", (last, BATCH))
+        if not rows:
+            return 0
+        added = 0
+        async with self.db.transaction() as tx:
+            for r in rows:
+                if r["derived"]:
+                    name = r["name"] or r["kind"]
+                    await tx.execute(_INSERT, (SourceKind.DOCUMENT.value, f"doc:{r['id']}",
+                                               identity_audience(r["channel"], r["sender"]), "user", f"[{name}]",
+                                               r["created_at"], str(r["derived"])[:PASSAGE_CHARS]))
+                    added += 1
+            await self._advance(tx, "documents", int(rows[-1]["id"]))
+        return added
+
+    async def _session(self, session_id: str, key: str, role: str) -> int:
+        source = f"session:{session_id}"
+        done, mark = await self._position(source)
+        active = await self.transcripts.last_active(session_id)
+        tail = await self.transcripts.tail(session_id, 1)  # read from the end: cheap however long the session
+        if active is None or not tail:
+            return 0
+        seen = hashlib.sha256(json.dumps(tail[-1], sort_keys=True, default=str).encode()).hexdigest()[:32]
+        if seen == mark:
+            return 0
+        entries = await self.transcripts.entries(session_id)
+        first = next((e for e in entries if e.get("type") == "message" and e.get("role") == "user"), None)
+        audience = conversation_audience(key, _text(first, "channel"), _text(first, "sender"))
+        if audience is None:
+            return 0  # whose it is shows with its first user message
+        added = 0
+        async with self.db.transaction() as tx:
+            for seq, entry in enumerate(entries[done:], start=done):
+                text = entry.get("text")
+                if entry.get("type") != "message" or entry.get("role") not in ("user", "assistant") \
+                        or not isinstance(text, str) or not text.strip():
+                    continue
+                said_at = str(entry.get("ts") or active.isoformat())
+                speaker = role if entry.get("role") == "assistant" else "user"
+                await tx.execute(_INSERT, (SourceKind.CONVERSATION.value, f"{session_id}#{seq}", audience, speaker,
+                                           f"[{role}, {said_at[:10]}]", said_at, text[:PASSAGE_CHARS]))
+                added += 1
+            await self._advance(tx, source, len(entries), seen)
+        return added
+
+
+def _text(entry: dict[str, Any] | None, field: str) -> str | None:
+    value = None if entry is None else entry.get(field)
+    return value if isinstance(value, str) and value else None

@@ -1,0 +1,187 @@
+"""A board history for recall's tests, built deterministically through the board's own stores.
+
+:func:`generate` makes the plan (no I/O): 200 meetings (a theme in a city each: "open an office in Pune"), 5,000
+conversation messages (2,500 questions and answers, each pair about one product with a name of its own, spread
+over the owner's chats, two members' chats and a group) and 20 documents (a supplier contract each). :func:`seed`
+writes it through :class:`board.conversation.sessions.Sessions`, :class:`board.room.store.MeetingStore` and
+:class:`board.media.store.MediaStore`. :func:`questions` are the labelled questions (``tests/data/
+recall_questions.jsonl`` is their checked-in copy): exact-term ones, which name a term the source holds, and
+paraphrased ones, which say the same with other words.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from board.agent.turn import user_entry
+from board.conversation.sessions import Sessions
+from board.conversation.transcripts import utc_now
+from board.envelope import Envelope
+from board.media.attachment import Attachment, MediaKind
+from board.media.store import MediaStore
+from board.room.store import MeetingStore
+
+__all__ = ["QUESTIONS_FILE", "Chat", "History", "Meeting", "generate", "hit", "questions", "seed", "write_questions"]
+
+QUESTIONS_FILE = Path(__file__).resolve().parents[1] / "data" / "recall_questions.jsonl"
+
+CITIES = ["Pune", "Lisbon", "Nairobi", "Osaka", "Bogota", "Tallinn", "Accra", "Hanoi", "Quito", "Bergen",
+          "Cusco", "Dakar", "Tbilisi", "Krakow", "Medan", "Rosario", "Izmir", "Tamale", "Leipzig", "Fukuoka",
+          "Mombasa", "Porto", "Kigali", "Cebu", "Oaxaca", "Gdansk", "Sendai", "Tartu", "Bilbao", "Arusha",
+          "Kochi", "Valencia", "Durban", "Surabaya", "Cordoba", "Aarhus", "Bursa", "Malmo", "Cuenca", "Mysore"]
+THEMES = [("office", "open an office in {c}", "workplace"),
+          ("warehouse", "lease a warehouse near {c}", "storage depot"),
+          ("hiring", "start hiring engineers in {c}", "recruiting"),
+          ("pricing", "cut the pricing for customers in {c}", "price level"),
+          ("partnership", "sign a distribution partnership in {c}", "alliance")]
+ROLES = ["finance", "strategy", "research", "content", "critic"]
+METRICS = [("churn", "customers leaving"), ("margin", "profit per sale"), ("backlog", "queued work"),
+           ("refunds", "money returned"), ("latency", "response delay")]
+_SYL = ["ka", "lo", "mi", "ter", "vu", "zan", "pri", "dol", "sen", "ru", "bex", "ta", "nor", "qui", "fal", "gem"]
+MEETINGS, PAIRS, DOCUMENTS = 200, 2500, 20
+
+
+@dataclass(frozen=True)
+class Meeting:
+    """One ended meeting: its id, city and theme, who argued what, and the decision."""
+
+    id: str
+    city: str
+    theme: str
+    topic: str
+    statements: tuple[tuple[int, str, str], ...]  # (round, role, text)
+    recommendation: str
+    dissenter: str
+
+
+@dataclass(frozen=True)
+class Chat:
+    """One question and its answer: where (session key, role, who asked), the product and metric named."""
+
+    key: str
+    role: str
+    channel: str
+    sender: str
+    is_owner: bool
+    is_group: bool
+    chat_id: str
+    product: str
+    metric: str
+    question: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class History:
+    """The whole plan."""
+
+    meetings: tuple[Meeting, ...]
+    chats: tuple[Chat, ...]
+    documents: tuple[tuple[str, str, str], ...]  # (file name, vendor, text)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _names(rng: random.Random, count: int) -> list[str]:
+    seen: set[str] = set()
+    out: list[str] = []
+    while len(out) < count:
+        name = "".join(rng.choice(_SYL) for _ in range(3)).capitalize()
+        if name not in seen:
+            seen.add(name)
+            out.append(name)
+    return out
+
+
+def generate(seed: int = 43) -> History:
+    """The history for ``seed`` (the same every time)."""
+    rng = random.Random(seed)
+    meetings = []
+    for n in range(MEETINGS):
+        city, (theme, wording, _) = CITIES[n % len(CITIES)], THEMES[n // len(CITIES)]
+        topic = wording.format(c=city)
+        dissenter = rng.choice(ROLES)
+        yes = [r for r in ROLES if r != dissenter][:3]
+        statements = tuple([(1, r, f"I support the plan to {topic}: the numbers for {city} hold up.") for r in yes]
+                           + [(2, dissenter, f"I disagree: to {topic} now is premature, {city} needs more study.")])
+        meetings.append(Meeting(id=f"m-{n + 1:04d}", city=city, theme=theme, topic=topic, statements=statements,
+                                recommendation=f"Go ahead and {topic} in the next quarter.", dissenter=dissenter))
+    products = _names(rng, PAIRS + DOCUMENTS)
+    places = [("main", "general", "telegram", "100", True, False, "100"),
+              ("board:finance", "finance", "telegram", "100", True, False, "100"),
+              ("board:strategy:tg-200", "strategy", "telegram", "200", False, False, "200"),
+              ("board:finance:tg-300", "finance", "telegram", "300", False, False, "300"),
+              ("board:research:g--1009", "research", "telegram", "300", False, True, "-1009")]
+    chats = []
+    for n in range(PAIRS):
+        key, role, channel, sender, owner, group, chat_id = places[n % len(places)]
+        metric = METRICS[n % len(METRICS)][0]
+        product = products[n]
+        chats.append(Chat(key=key, role=role, channel=channel, sender=sender, is_owner=owner, is_group=group,
+                          chat_id=chat_id, product=product, metric=metric,
+                          question=f"How is {metric} looking for {product} this month?",
+                          answer=f"For {product}, {metric} moved to {rng.randint(2, 40)}.{rng.randint(0, 9)}%; "
+                                 "watch it next month."))
+    documents = tuple((f"contract-{n + 1:02d}.pdf", products[PAIRS + n],
+                       f"Supply agreement with {products[PAIRS + n]} Ltd: delivery within {n + 5} days, "
+                       f"penalty {n + 1}% per late week.") for n in range(DOCUMENTS))
+    return History(meetings=tuple(meetings), chats=tuple(chats), documents=documents)
+
+
+async def seed(history: History, sessions: Sessions, meetings: MeetingStore, media: MediaStore) -> None:
+    """Write ``history`` through the board's stores."""
+    for m in history.meetings:
+        await meetings.create(m.id, m.topic, "default", "general")
+        for round_no, role, text in m.statements:
+            await meetings.statement(m.id, round_no, role, text, model="scripted", cost_usd=0.0)
+        await meetings.finish(m.id, stop_reason="completed", cost_usd=0.0,
+                              decision={"recommendation": m.recommendation, "rationale": f"{m.city} is ready."},
+                              minutes=f"Decided to {m.topic}. {m.dissenter} disagreed.")
+    for c in history.chats:
+        transcript = await sessions.open(c.key, c.role)
+        envelope = Envelope(channel=c.channel, text=c.question, sender=c.sender, chat_id=c.chat_id,
+                            is_owner=c.is_owner, is_group=c.is_group)
+        transcript.append(user_entry(envelope, c.question),
+                          {"type": "message", "ts": utc_now(), "role": "assistant", "text": c.answer})
+    await sessions.transcripts.flush()
+    for n, (name, _vendor, text) in enumerate(history.documents):
+        attachment = Attachment(kind=MediaKind.DOCUMENT, name=name, mime="application/pdf", derived=text)
+        await media.record(channel="telegram", chat_id="100", thread_id=None, message_id=f"doc-{n}", sender="100",
+                           attachments=(attachment,))
+
+
+def questions(history: History) -> list[dict[str, Any]]:
+    """The labelled questions: ``kind`` exact or paraphrase, the question, and the source expected in the top 5
+    (``cite``: a citation containing it; ``text``: a passage containing it)."""
+    out: list[dict[str, Any]] = []
+    for m in history.meetings[::5]:  # 40 meetings
+        out.append({"kind": "exact", "question": f"What did we decide about the {m.theme} in {m.city}?",
+                    "cite": m.id})
+    for c in history.chats[::63][:30]:  # 30 conversations
+        out.append({"kind": "exact", "question": f"What was the {c.metric} for {c.product}?", "text": c.product})
+    for name, vendor, _ in history.documents[:10]:
+        out.append({"kind": "exact", "question": f"What are the delivery terms with {vendor}?", "cite": name})
+    for m in history.meetings[3::10]:  # 20 paraphrases: the theme said with other words
+        synonym = next(s for t, _, s in THEMES if t == m.theme)
+        out.append({"kind": "paraphrase", "question": f"Which session settled the {synonym} question for {m.city}?",
+                    "cite": m.id})
+    for c in history.chats[7::125][:20]:
+        synonym = next(s for t, s in METRICS if t == c.metric)
+        out.append({"kind": "paraphrase", "question": f"How bad were the {synonym} figures of that product we "
+                                                      "talked about?", "text": c.product})
+    return out
+
+
+def hit(question: dict[str, Any], cites: list[str], texts: list[str]) -> bool:
+    """Whether the expected source is among the passages found (their citations and texts, in order)."""
+    if "cite" in question:
+        return any(question["cite"] in c for c in cites)
+    return any(question["text"] in t for t in texts)
+
+
+def write_questions(history: History, path: Path = QUESTIONS_FILE) -> None:
+    """Write the labelled set (one JSON object a line); the test checks the file still matches."""
+    path.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions(history)), encoding="utf-8")
