@@ -51,7 +51,7 @@ from board.memory.knowledge.base import KnowledgeBase
 from board.memory.knowledge.fts import FTS5Unavailable
 from board.memory.knowledge.tool import knowledge_tool
 from board.people import People
-from board.recall.indexer import RecallIndexer
+from board.recall.indexer import RecallIndexer, forget_accounts
 from board.recall.knowledge import KnowledgeSearch
 from board.recall.lexical import DecisionSearch, PassageSearch
 from board.recall.passages import Retriever
@@ -309,7 +309,8 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
     memory_talk = None
     if settings.memory.enabled:
         tools.register(base.facts.tool())
-        memory_talk = memory_commands.register(commands, base.facts, writer, base.people)
+        memory_talk = memory_commands.register(commands, base.facts, writer, base.people,
+                                               functools.partial(forget_accounts, db))
     door = Door(souls=base.souls, router=router, locks=base.locks, budget=base.budget, spend=base.spend,
                 money=base.money, people=base.people, media=media, runner=runner, commands=commands,
                 memory_talk=memory_talk, max_message_chars=settings.max_message_chars,

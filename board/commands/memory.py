@@ -96,10 +96,12 @@ def _listing(known: list[Fact], cross_role: bool) -> str:
 
 
 def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = None,
-             aliases: Aliases | None = None) -> MemoryTalk:
+             aliases: Aliases | None = None,
+             passages: Callable[[tuple[str, ...]], Awaitable[int]] | None = None) -> MemoryTalk:
     """Add ``/memory`` and ``/forget`` to ``host``; returns the answerer of the same asked in words.
     Forgetting everything erases the facts under each of the person's keys (``aliases``), stops their
-    pending extractions writing and drops the note of what they last said."""
+    pending extractions writing, drops the note of what they last said and (``passages``) what recall could
+    find of their own words."""
 
     async def settle(user: str) -> None:
         if writer is not None:
@@ -117,6 +119,8 @@ def register(host: CommandHost, facts: FactStore, writer: MemoryWriter | None = 
             writer.forgotten(keys)
         if aliases is not None:
             await aliases.forget_said(keys)
+        if passages is not None:
+            await passages(keys)
         known = [f for key in keys for f in await facts.facts(user=key)]
         if not known:
             return "There was nothing to forget: I don't remember anything about you."

@@ -23,7 +23,7 @@ from board.recall.audience import conversation_audience, identity_audience
 from board.recall.passages import BOARD, SourceKind
 from board.storage import Database, Tx
 
-__all__ = ["BATCH", "INTERVAL_S", "RecallIndexer"]
+__all__ = ["BATCH", "INTERVAL_S", "RecallIndexer", "forget_accounts"]
 
 log = logging.getLogger("sabha.recall")
 
@@ -152,3 +152,18 @@ class RecallIndexer:
 def _text(entry: dict[str, Any] | None, field: str) -> str | None:
     value = None if entry is None else entry.get(field)
     return value if isinstance(value, str) and value else None
+
+
+async def forget_accounts(db: Database, keys: tuple[str, ...]) -> int:
+    """A person said "forget everything": drop the passages of their own direct chats (every account of theirs
+    among ``keys``: ``<channel>:<sender>``; a ``person:<n>`` key names no account). The transcripts stay, as
+    ever; what they say from here on is indexed again. How many passages went."""
+    audiences = [identity_audience(*key.split(":", 1)) for key in keys if ":" in key and not key.startswith("person:")]
+    if not audiences:
+        return 0
+    gone = await db.fetchall(
+        f"DELETE FROM recall_passages WHERE audience IN ({','.join('?' * len(audiences))}) RETURNING id",
+        tuple(audiences))
+    if gone:
+        log.info("recall: forgot %d passage(s) of %d account(s) that asked to be forgotten", len(gone), len(audiences))
+    return len(gone)

@@ -151,3 +151,20 @@ async def test_the_knowledge_base_is_recalled_with_its_file_but_never_for_a_stra
     found = await board.parts.recall.recall("Pune desk", await asker_of(board.parts.db, MEMBER_TG, role="finance"))
     assert any(p.cite.startswith("[kb: ") and "pricing.md" in p.cite and "90 USD" in p.text for p in found), found
     assert await board.parts.recall.recall("Pune desk", await asker_of(board.parts.db, STRANGER_WA)) == []
+
+
+async def test_forget_everything_also_forgets_the_persons_words_that_recall_could_find(board: Board) -> None:
+    """A person's "forget everything" dropped their facts but recall still found their own old words and gave them
+    back to the advisors; their conversation passages now go with the facts (the transcripts stay, as ever),
+    and later lines are not indexed again."""
+    await _pune_history(board)
+    await board.parts.recall_indexer.run_once()
+    member = await asker_of(board.parts.db, MEMBER_TG, role="strategy")
+    assert any("commute" in t for t in await _texts(board, member))
+    said = await board.handle(Envelope(channel="telegram", text="/forget all", sender="200", chat_id="200"))
+    assert said.text.startswith(("Done", "There was nothing")), said.text
+    assert not any("commute" in t for t in await _texts(board, member))
+    await board.parts.recall_indexer.run_once()
+    assert not any("commute" in t for t in await _texts(board, member))  # not indexed again
+    owner = await asker_of(board.parts.db, OWNER_TG, role="general")
+    assert any("brother-in-law" in t for t in await _texts(board, owner))  # nobody else's words went
