@@ -3,7 +3,7 @@
 A meeting takes in what the people at the table write (a ``contribution`` event, :mod:`board.room.meeting.seat`)
 and the controls it applies (a ``control`` event: pause, resume, wrap, extend, cancel, a refused one saying why).
 The web page and the terminal show them in the meeting's sequence; Telegram (:mod:`bot.channels.telegram.meeting`)
-and WhatsApp (:mod:`bot.channels.whatsapp.meeting`) show the same lines, made here:
+and the relay WhatsApp and Slack share (:mod:`bot.channels.meeting_relay`) show the same lines, made here:
 
 * :func:`contribution_line`: ``🗣 the owner (via web), to Finance: “…”`` (the text quoted as data, one line,
   capped at :data:`SAID_CHARS`);

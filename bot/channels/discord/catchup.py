@@ -10,15 +10,18 @@ message to ``feed``, in order, as the gateway would have. The intake stores each
 claimed before the kill is not answered again, one it never saw is answered once.
 
 Messages older than ``discord.catch_up_hours`` (24 h by default; 0: none) are not answered: after a long outage an
-answer to a day-old question surprises more than it helps. They are counted and logged with the place. Limits: a
-thread or a forum post *created* while Sabha was down, with no message stored from it before, is not read (its
-next message is answered); a place Discord refuses to show (403, 404: the bot lost access) is logged and skipped.
+answer to a day-old question surprises more than it helps. They are counted and logged with the place.
+
+A thread or a forum post *created* while Sabha was down has no stored message to read after: the server's active
+threads are asked for (``GET /guilds/{guild}/threads/active``, :func:`new_threads`) and each one under a watched
+channel or the forum (``watched``) that has nothing stored is read from its start (a forum post's first message
+has the thread's id). A place Discord refuses to show (403, 404: the bot lost access) is logged and skipped.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -27,7 +30,7 @@ import discord
 
 from bot.channels.discord.store import DiscordPlaceKind, Place
 
-__all__ = ["CaughtUp", "catch_up"]
+__all__ = ["CaughtUp", "catch_up", "new_threads"]
 
 log = logging.getLogger("sabha.discord")
 
@@ -41,12 +44,39 @@ class CaughtUp:
     unreadable: int = 0
 
 
+async def new_threads(client: discord.Client, guild_ids: Iterable[int], watched: Collection[str],
+                      places: list[Place]) -> list[tuple[Place, int]]:
+    """The active threads under ``watched`` channels with no message stored from them, as places to read from
+    their start (``last_message_id`` just before the thread's id), each with its server; a server Discord refuses
+    to list is logged."""
+    stored = {p.channel_id for p in places if p.last_message_id is not None}
+    found: list[tuple[Place, int]] = []
+    for guild_id in guild_ids:
+        try:
+            data = await client.http.get_active_threads(guild_id)
+        except (discord.HTTPException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+            log.warning("discord: could not list the active threads of server %s (%s); a thread made while Sabha "
+                        "was down is answered from its next message", guild_id, exc)
+            continue
+        for thread in data.get("threads") or ():
+            tid, parent = str(thread.get("id") or ""), str(thread.get("parent_id") or "")
+            if tid.isdigit() and parent in watched and tid not in stored:
+                found.append((Place(tid, DiscordPlaceKind.THREAD, parent_id=parent,
+                                    last_message_id=str(int(tid) - 1)), int(guild_id)))
+    if found:
+        log.info("discord: %d thread(s) with nothing stored from them (made while Sabha was down?) are read from "
+                 "their start", len(found))
+    return found
+
+
 async def catch_up(client: discord.Client, places: list[Place], feed: Callable[[discord.Message], None], *,
-                   max_age_hours: float) -> CaughtUp:
-    """Read each of ``places``' history after its newest stored message (see the module docstring)."""
+                   max_age_hours: float, guild_ids: Iterable[int] = (), watched: Collection[str] = ()) -> CaughtUp:
+    """Read each of ``places``' history after its newest stored message, and the new threads under ``watched``
+    channels of the servers ``guild_ids`` from their start (see the module docstring)."""
     fed = too_old = unreadable = 0
     oldest = datetime.now(UTC) - timedelta(hours=max_age_hours)
-    for place in places:
+    fresh = await new_threads(client, list(guild_ids), watched, places) if watched else []
+    for place in [*places, *(p for p, _guild in fresh)]:
         if place.last_message_id is None or not place.started:
             continue
         old_here = 0

@@ -362,11 +362,23 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
             self._live_held = []
         try:
             caught = await catch_up(self.client, self.places.all(), self._caught,
-                                    max_age_hours=self.settings.catch_up_hours)
+                                    max_age_hours=self.settings.catch_up_hours, guild_ids=self._guild_ids(),
+                                    watched=self._watched())
         finally:
             self._release_held()
         self.counts["caught_up"] += caught.fed
         self.counts["too_old"] += caught.too_old
+
+    def _guild_ids(self) -> list[int]:
+        """The servers whose new threads a catch-up looks for: ``discord.guild_id``, else every one the bot is in."""
+        if self.settings.guild_id:
+            return [int(self.settings.guild_id)]
+        return [guild.id for guild in self.client.guilds]
+
+    def _watched(self) -> set[str]:
+        """The channels whose threads are conversations: the advisors', the board channel, the forum."""
+        settings = self.settings
+        return {c for c in (*settings.channels.values(), settings.board_channel, settings.forum_channel) if c}
 
     def _caught(self, message: discord.Message) -> None:
         if self._accepting:

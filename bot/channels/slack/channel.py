@@ -36,7 +36,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
@@ -106,6 +106,8 @@ BlocksHook = Callable[[Reply, str], "list[dict[str, Any]] | None"]
 FormsHook = Callable[[web.Request, bytes], Awaitable[web.Response]]
 #: Sends what is left within a grace period at a stop, see :attr:`SlackChannel.drains`.
 DrainHook = Callable[[float], Awaitable[None]]
+#: Told of a message posted (or edited in) with blocks: (channel, ts, text, blocks), see :attr:`SlackChannel.posted`.
+PostedHook = Callable[[str, str, str, "Sequence[dict[str, Any]] | None"], Awaitable[None]]
 #: The attachments of a post (its ``files``), see :attr:`SlackChannel.attachments`.
 AttachmentsHook = Callable[[SlackMessage], "tuple[Attachment, ...]"]
 #: Streams one attachment's bytes into a sink (``files.info`` + the private URL), see :attr:`SlackChannel.fetcher`.
@@ -172,6 +174,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
         self.fetcher: FetchHook | None = None
         self.receiver: SlackReceiver | None = None
         self.drains: DrainHook | None = None  # posts left to make at a stop (the meeting relay's)
+        self.posted: PostedHook | None = None  # told of each message posted with blocks (a decision's buttons)
 
     def reconfigure(self, section: SlackSection) -> None:
         """Apply what may change while running (SIGHUP): access, the allowlist, the public limits and the places.
@@ -263,9 +266,13 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
                 await self.drafts.settle(key)
                 if await self._edit_over(channel, over, text, progress, blocks):
                     progress.note = "edited over the streamed draft"
+                    if blocks and self.posted is not None:
+                        await self.posted(channel, over, text, blocks)
                     await progress.part_done(i + 1, len(pieces))
                     continue
-            await self.web.post(channel, text, thread, progress, blocks)
+            ts = await self.web.post(channel, text, thread, progress, blocks)
+            if blocks and self.posted is not None:
+                await self.posted(channel, ts, text, blocks)
             await progress.part_done(i + 1, len(pieces))
         if key is not None:
             with contextlib.suppress(Exception):

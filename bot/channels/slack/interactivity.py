@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qs
@@ -43,6 +43,7 @@ from bot.channels.slack.inbound import SlackEventKind, SlackMessage, parse_reque
 from bot.channels.slack.meeting import slack_meetings
 from bot.channels.slack.places import SlackPlace, SlackPlaceKind
 from bot.channels.slack.socket_mode import SocketAck, SocketDelivery, SocketKind, SocketLink
+from bot.channels.slack.verdicts import SlackVerdicts
 from bot.intake.delivery import SendFailed
 from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import StorageUnavailable
@@ -91,6 +92,7 @@ class SlackHost(Protocol):
     attachments: Callable[[SlackMessage], tuple[Attachment, ...]] | None
     fetcher: Callable[[Attachment, BlobSink], Awaitable[None]] | None
     drains: Callable[[float], Awaitable[None]] | None
+    posted: Callable[[str, str, str, Sequence[dict[str, Any]] | None], Awaitable[None]] | None
 
     def conversation(self, envelope: Envelope) -> str: ...
 
@@ -116,6 +118,7 @@ class SlackInteractions:
         self.presses = 0
         self.commands = 0
         self.refused = 0
+        self.verdicts: SlackVerdicts | None = None  # the pressed message's update goes through it (install)
         self._later: set[asyncio.Task[None]] = set()
 
     # -- the two doors -----------------------------------------------------------------
@@ -190,8 +193,10 @@ class SlackInteractions:
         self.presses += 1
         log.info("slack: %s pressed %s on %s: %s stored", user, label, message.message_id, command.split()[0])
         original = str((payload.get("message") or {}).get("text") or "")
-        self._soon(self.channel.web.update(message.channel, message.ts, original or label, None,
-                                           pressed_blocks(original, user, label)))
+        blocks = pressed_blocks(original, user, label)
+        self._soon(self.verdicts.pressed(message.channel, message.ts, original or label, blocks)
+                   if self.verdicts is not None else self.channel.web.update(message.channel, message.ts,
+                                                                             original or label, None, blocks))
         return Taken(True)
 
     def _refusal(self, user: str, command: str) -> str | None:
@@ -331,11 +336,17 @@ def install(channel: SlackHost) -> SlackInteractions:
     files = SlackFiles(channel.web)
     channel.attachments = files.attachments
     channel.fetcher = files.fetch
-    relay = slack_meetings(channel.name, channel.web, channel.uses)
+    verdicts = SlackVerdicts(channel.uses.db, channel.web, channel.uses.decisions)
+    interactions.verdicts = verdicts
+    channel.uses.decisions.subscribe(verdicts.changed)
+    channel.posted = verdicts.posted
+    verdicts.start()
+    relay = slack_meetings(channel.name, channel.web, channel.uses, verdicts.posted)
     channel.uses.room.subscribe(relay)
     relay.start()
 
     async def drain(grace: float) -> None:  # at a stop: the meeting posts left, the presses' follow-ups
+        await verdicts.stop()
         await asyncio.gather(relay.drain(grace), interactions.settle(min(grace, FOLLOW_UP_GRACE_S)))
 
     channel.drains = drain

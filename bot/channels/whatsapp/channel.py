@@ -18,7 +18,7 @@ and cost nothing); an allowed group is one conversation (``board:<role>:wa-g-<gr
 in the group, and its sender must still be admitted. Every message a person writes gets an
 answer or a deliberate, logged silence (:func:`.inbound.disposition_of`): the board's answer,
 the polite "text only" line, or the "edits are not read" line; a fixed line marks the message
-read. Meetings called here are relayed by :class:`.meeting.MeetingRelay`.
+read. Meetings called here are relayed by :class:`bot.channels.meeting_relay.MeetingRelay`.
 
 Pictures, stickers, documents, audio and voice notes arrive as references (:mod:`.attachments`;
 nothing is downloaded before the 200); the media service fetches them in the lane through
@@ -49,6 +49,7 @@ from board.routing.router import Route, Router
 from board.spending.allowance import MEETINGS_CLOSED, PublicTerms
 from bot.channels.base import ChannelError, Reconfigures, ServesWebhook, repeating
 from bot.channels.meeting_posts import MeetingPosts
+from bot.channels.meeting_relay import MeetingRelay
 from bot.channels.parts import ChannelParts
 from bot.channels.seen_once import SeenOnce
 from bot.channels.webhook import BodyTooLarge, read_body
@@ -69,7 +70,7 @@ from bot.channels.whatsapp.inbound import (
 )
 from bot.channels.whatsapp.limits import WINDOW_CLOSED
 from bot.channels.whatsapp.media import WhatsAppMedia
-from bot.channels.whatsapp.meeting import MeetingRelay
+from bot.channels.whatsapp.meeting import WHATSAPP_TEXT
 from bot.channels.whatsapp.outbound import GraphClient, Pacing, Refused
 from bot.channels.whatsapp.places import GroupGate, edit_message_id, quoted_wamid
 from bot.channels.whatsapp.store import DeliveryStatus, DeliveryStore, RoleStore
@@ -133,7 +134,7 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         parts.money.set_public_terms(public_terms(settings))
         self.roles = RoleStore(parts.db)
         self.deliveries = DeliveryStore(parts.db)
-        self.meetings = MeetingRelay(self.name, self._send_meeting_text, room=parts.room,
+        self.meetings = MeetingRelay(self.name, self._send_meeting_text, WHATSAPP_TEXT, room=parts.room,
                                      record=MeetingPosts(parts.db, self.name),
                                      label_for=lambda role: parts.souls.profile(role).label)
         self.intake: Intake = hub.intake(parts.intake, self) if hub is not None else self.hub.intake(parts.intake, self)

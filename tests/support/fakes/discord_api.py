@@ -6,7 +6,8 @@ server), ``GET /channels/{id}``, ``POST /channels/{id}/messages`` (``nonce`` wit
 already made with that nonce is answered instead of a second one), ``PATCH /channels/{id}/messages/{id}``,
 ``GET /channels/{id}/messages`` (``after``/``before``/``limit``, newest first, as Discord answers),
 ``POST /channels/{id}/messages/{id}/threads`` (the thread gets the message's id; a second one is refused with
-160004), ``POST /users/@me/channels`` (one DM channel per user), ``POST /channels/{id}/typing`` and
+160004), ``GET /guilds/{id}/threads/active`` (the server's threads), ``POST /users/@me/channels`` (one DM
+channel per user), ``POST /channels/{id}/typing`` and
 ``POST /interactions/{id}/{token}/callback``. :meth:`FakeDiscord.rate_limit_next` answers the next matching
 requests with Discord's 429 (``retry_after`` in the body, ``Retry-After`` and ``X-RateLimit-*`` headers).
 
@@ -19,6 +20,7 @@ after the client's sequence (and :attr:`FakeDiscord.replay_extra` before it, as 
 ``INTERACTION_CREATE``) are numbered per session and kept, so a session that resumes gets what it missed.
 
 Tests drive it: :meth:`FakeDiscord.user_says` (a user's message: stored in the channel's history and dispatched),
+:meth:`FakeDiscord.new_post` (a new forum post: its thread and first message),
 :meth:`FakeDiscord.dispatch` (any payload), :meth:`FakeDiscord.drop` (the socket closed under the client),
 :meth:`FakeDiscord.gateway_down` / :meth:`gateway_up` (new connections refused meanwhile; dispatches wait for the
 resume), :meth:`FakeDiscord.new_session_only` (the next connection's RESUME is refused: a new session, nothing
@@ -124,6 +126,7 @@ class FakeDiscord(LocalServer):
         self.requests: list[tuple[str, str]] = []  # (method, path)
         self.request_times: list[tuple[str, str, float, int]] = []  # (method, path, monotonic time, status)
         self.replay_extra = 0
+        self.active_threads_asked = 0
         self.identifies = 0
         self.resumes = 0
         self.connections = 0
@@ -175,6 +178,19 @@ class FakeDiscord(LocalServer):
         if dispatch:
             self.dispatch("MESSAGE_CREATE", data)
         return data
+
+    def new_post(self, forum_id: str, user_id: str, text: str, *, name: str = "user",
+                 dispatch: bool = True) -> str:
+        """A user opens a post in forum ``forum_id``: a thread whose first message (with the thread's id, as on
+        Discord) is ``text``; dispatched as ``THREAD_CREATE`` and ``MESSAGE_CREATE`` unless ``dispatch`` is False
+        (made while nobody listened). The thread's id."""
+        thread_id = snowflake()
+        data = self.add_channel(thread_id, ChannelKind.PUBLIC_THREAD, name=text[:40], parent_id=forum_id)
+        data["owner_id"] = user_id
+        if dispatch:
+            self.dispatch("THREAD_CREATE", {**data, "newly_created": True})
+        self.user_says(thread_id, user_id, text, name=name, dispatch=dispatch, message_id=thread_id)
+        return thread_id
 
     def dm_channel(self, user_id: str, channel_id: str | None = None) -> str:
         """The DM channel of ``user_id`` with the bot (made on first use; ``channel_id``: with that id)."""
@@ -314,6 +330,10 @@ class FakeDiscord(LocalServer):
             return web.Response(status=204)
         if parts[0] == "channels" and len(parts) >= 2:
             return self._channel(method, parts[1], parts[2:], body, request)
+        if method == "GET" and parts[0] == "guilds" and parts[2:] == ["threads", "active"]:
+            self.active_threads_asked += 1
+            return _json({"threads": [c for c in self.channels.values() if c["type"] == ChannelKind.PUBLIC_THREAD
+                                      and c.get("guild_id") == parts[1]], "members": []})
         return _json({"message": "404: Not Found", "code": 0}, status=404)
 
     def _channel(self, method: str, cid: str, rest: list[str], body: dict[str, Any],

@@ -4,6 +4,8 @@ intake when it arrives and answered once whatever happens after.
 - A dropped gateway: ``/readyz`` says Discord is unreachable while it is down; discord.py RESUMEs, the fake replays
   what was missed (and, at least once, some it had already delivered), every message is answered once and
   ``/readyz`` is ready again.
+- A forum post made while Sabha was down (a thread nothing was stored from) is found among the server's active
+  threads after the restart and answered once, in its thread.
 - ``kill -9`` mid-burst (100 messages from several users in DMs, advisors' channels and threads): the fake keeps
   what was sent meanwhile in the channels' history, Sabha restarts with a new session (nothing replayed) and reads
   each place's history after the last message it stored: 0 lost, 0 answered twice (a sentinel after).
@@ -207,3 +209,28 @@ async def test_after_a_restart_messages_older_than_catch_up_hours_are_logged_not
     finally:
         await sabha.close()
     assert answered(fake)["Q002"] == 0 and "1 message(s)" in line
+
+
+async def test_a_forum_post_made_while_sabha_was_down_is_answered_once_after_the_restart(
+        tmp_path: Path, fake: FakeDiscord, echo_model: EchoModel) -> None:
+    from tests.support.discord import FORUM
+
+    sabha = SabhaProcess(write_config(tmp_path, fake, echo_model.base_url), env=env())
+    try:
+        await sabha.start()
+        await sabha.wait_for_log(r"discord: connected to the gateway")
+        fake.user_says(fake.dm_channel(OWNER), OWNER, "Q001 before the kill")
+        await fake.wait_for(lambda: answered(fake)["Q001"] == 1, "the first answer")
+        await sabha.signal(signal.SIGKILL)
+        # a new post in the forum while Sabha is down: a thread nothing was ever stored from
+        post = fake.new_post(FORUM, OWNER, "Q002 posted while Sabha was down", dispatch=False)
+        asked = fake.active_threads_asked
+        await sabha.start()
+        await fake.wait_for(lambda: answered(fake)["Q002"] == 1, "the new post's answer")
+        assert fake.active_threads_asked > asked, "the server's active threads were asked for"
+        assert [m.channel_id for m in fake.sent if "Q002" in m.content] == [post], "answered in the post's thread"
+        fake.user_says(post, OWNER, "Q003 sentinel in the post")
+        await fake.wait_for(lambda: answered(fake)["Q003"] == 1, "the sentinel's answer")
+    finally:
+        await sabha.close()
+    assert answered(fake)["Q002"] == 1 and answered(fake)["Q001"] == 1

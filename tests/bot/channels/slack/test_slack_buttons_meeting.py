@@ -2,7 +2,8 @@
 that holds a real meeting): each round's statements, then the decision with Block Kit Ratify / Veto / Revisit
 buttons. A member's press is refused with an ephemeral line and changes nothing; the owner's press (a signed
 ``block_actions`` post, bolt-python's body shape) is acknowledged once stored, ratifies (the db and ``sabha
-decisions`` say so), the pressed message shows who pressed what, and the outcome is posted in the thread."""
+decisions`` say so), the pressed message shows who pressed what, then the verdict instead of its buttons, and the
+outcome is posted in the thread."""
 
 from __future__ import annotations
 
@@ -44,6 +45,12 @@ def decision_message(slack: FakeSlack, ts: str) -> FakeSlackMessage | None:
 def buttons_of(message: FakeSlackMessage) -> dict[str, str]:
     [actions] = [b for b in message.blocks if b.get("type") == "actions"]
     return {e["text"]["text"]: e["value"] for e in actions["elements"]}
+
+
+def context_of(message: FakeSlackMessage) -> str | None:
+    """The context line where the message's buttons were (None: none)."""
+    found = [b for b in message.blocks or () if b.get("type") == "context"]
+    return str(found[0]["elements"][0]["text"]) if found else None
 
 
 def as_pressed(message: FakeSlackMessage) -> dict[str, Any]:
@@ -93,9 +100,12 @@ async def test_a_meeting_in_its_thread_and_only_the_owners_ratify_counts(tmp_pat
                 await eventually(lambda: rows(tmp_path, "SELECT ratification FROM meetings") == [("ratified",)],
                                  "the decision ratified")
                 assert rows(tmp_path, "SELECT by_id, via FROM decision_rulings") == [(f"slack:{OWNER}", "slack")]
-                await eventually(lambda: len(decision.versions) == 2, "the pressed message updated")
-                context = [b for b in decision.blocks if b.get("type") == "context"]
-                assert context and f"<@{OWNER}> pressed *Ratify*" in context[0]["elements"][0]["text"]
+                await eventually(lambda: (context_of(decision) or "").startswith("*\u2705 Ratified*"),
+                                 "the message's buttons replaced by its verdict")
+                updates = [json.dumps(c.args.get("blocks")) for c in slack.calls_of("chat.update")
+                           if c.args.get("ts") == decision.ts]
+                assert any(f"<@{OWNER}> pressed *Ratify*" in u for u in updates), "it said who pressed first"
+                assert len(updates) == 2 and not any(b.get("type") == "actions" for b in decision.blocks)
                 await eventually(lambda: any("atified" in m.text and m is not decision for m in thread_of(slack, ts)),
                                  "the ratification's reply in the thread")
         finally:
