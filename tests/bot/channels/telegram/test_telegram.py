@@ -520,7 +520,7 @@ async def test_commands_are_registered_and_answered_in_place(board: Board, fake:
             "actions", "done", "reset", "compact", "memory", "forget", "files", "link", "unlink", "souls", "cost",
             "status",
             "decisions", "decision", "ratify", "veto", "revisit", "due", "snooze",
-            "review", "predictions", "resolve", "stats", "allow", "deny"} == menu
+            "review", "predictions", "resolve", "stats", "allow", "deny", "every", "standing", "recall"} == menu
     assert set(board.parts.commands) <= menu  # every command the board answers is in the menu
     # three lanes answer concurrently: pick each reply by where it went, not by arrival order
     [roles] = [m for m in fake.sent_messages if m.message_thread_id == thread]
