@@ -11,5 +11,6 @@ decision's buttons once it is ruled on); :mod:`.manifest`, :mod:`.doctor` and :m
 the checks of ``sabha doctor``). The factory imports only :mod:`.channel`; ``slack_sdk`` is imported by the
 modules that talk to Slack (:mod:`.channel`, :mod:`.inbound`, :mod:`.outbound`, :mod:`.files`, :mod:`.socket_mode`,
 :mod:`.doctor`), never by this package's listing, :mod:`.config`, :mod:`.plugin` or :mod:`.cli`; ``slack_bolt``
-is not used (the signed requests and the socket are slack_sdk's).
+is not used: Slack hears 200 (or its socket ack) only once an event is stored, which bolt's listeners, acknowledged
+first, do not fit; the signed requests and the socket are slack_sdk's.
 """
