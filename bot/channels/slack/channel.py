@@ -378,6 +378,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
             if not read.quiet and self._logged.first(parsed.event_id, "ignored"):
                 log.info("slack: ignored %s (event %s)", read.why, parsed.event_id or "?")
             return
+        await self.access.refresh()  # what strangers spent today (public mode; read at most once a second)
         arrival = await self._arrival(read)
         if arrival is not None:
             await self.intake.receive([arrival])  # the durable claim (group commit)
@@ -385,6 +386,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
     async def claim(self, arrivals: list[Arrival]) -> None:
         """Store ``arrivals`` made elsewhere (a button press, a slash command) through the intake: the same
         durable claim, dedupe and owner checks as a post."""
+        await self.access.refresh()
         await self.intake.receive(arrivals)
 
     async def _arrival(self, message: SlackMessage) -> Arrival | None:

@@ -209,3 +209,33 @@ async def test_owner_only_commands_are_the_owner_s_and_public_mode_holds_strange
         await eventually(lambda: any("Q079" in t for t in slack.texts()), "the marker")
         assert sum("faster than I can answer" in t for t in slack.texts()) == 1
         assert len([q for q in echo_model.questions if "hello from outside" in q]) == 2
+
+
+async def test_public_mode_trips_the_daily_cap_on_spend_recorded_after_the_start(tmp_path: Path,
+                                                                                 echo_model: EchoModel) -> None:
+    """Review finding: Slack read what strangers spent today only at its start, so a cap reached afterwards never
+    tripped here (the board still held each call to it) and one reached before the start held all day. It is read
+    again as strangers' posts arrive (at most once a second)."""
+    import sqlite3
+    from datetime import UTC, datetime
+
+    from bot.channels.public_limits import CAP_REACHED
+
+    extra = ("  public_rate_per_minute: 600", "  public_daily_usd: 0.5")
+    async with running_slack(tmp_path, echo_model, access="public", slack_extra=extra) as (_, slack, poster):
+        first = await say(poster, BOARD, STRANGER, "Q081 under the cap")
+        await eventually(lambda: in_thread(slack, BOARD, first["event"]["ts"], "ECHO"), "the answer under the cap")
+        with sqlite3.connect(tmp_path / "sessions" / "sabha.db", timeout=30) as db:  # strangers' spend, recorded now
+            db.execute("INSERT INTO llm_calls(ts, provider, model, outcome, cost_usd, scope) VALUES (?, ?, ?, ?, ?, ?)",
+                       (datetime.now(UTC).isoformat(), "openai", "gpt", "ok", 0.6, "public:slack"))
+        refused = None
+        for i in range(2, 200):  # re-read at most once a second: until a post meets the cap
+            post = await say(poster, BOARD, STRANGER, f"Q{80 + i:03d} still there?")
+            ts = post["event"]["ts"]
+            await eventually(lambda t=ts: in_thread(slack, BOARD, t, "ECHO") or in_thread(slack, BOARD, t, CAP_REACHED),
+                             "an answer or the cap's line")
+            if in_thread(slack, BOARD, ts, CAP_REACHED):
+                refused = f"Q{80 + i:03d}"
+                break
+    assert refused is not None, "the cap never tripped"
+    assert not [q for q in echo_model.questions if refused in q]
