@@ -147,6 +147,7 @@ class FakeGraphAPI(LocalServer):
     phone_number_id: str = "106540352242922"
     version: str = "v23.0"
     latency: float = 0.0
+    answer_latency: float = 0.0  # after a text is recorded as sent, before Graph's answer leaves (a slow way back)
     sent: list[SentText] = field(default_factory=list)
     reads: list[dict[str, Any]] = field(default_factory=list)
     refused: list[tuple[int, dict[str, Any]]] = field(default_factory=list)  # (code, payload)
@@ -253,6 +254,8 @@ class FakeGraphAPI(LocalServer):
         context = payload.get("context") or {}
         self.sent.append(SentText(payload.get("to"), payload.get("recipient"), payload["text"]["body"],
                                   context.get("message_id"), wamid, payload, buttons))
+        if self.answer_latency:
+            await asyncio.sleep(self.answer_latency)
         contact = {"input": user, "wa_id": user} if payload.get("to") else {"input": user, "user_id": user}
         return web.json_response({"messaging_product": "whatsapp", "contacts": [contact],
                                   "messages": [{"id": wamid}]})
