@@ -75,6 +75,7 @@ from board.envelope import Envelope, Reply
 from board.language.detect import choose_language
 from board.llm.base import ChatMessage, ImagePart, PromptBlock, Thinking
 from board.llm.pricing import PriceTable
+from board.llm.purpose import CallPurpose
 from board.llm.registry import ProviderRegistry
 from board.llm.resilience import ResilientCaller, RetryPolicy
 from board.llm.stream import take_stream
@@ -186,7 +187,7 @@ def request_of(profile: AgentProfile, prompt: BuiltPrompt | Sequence[ChatMessage
                          max_rounds=options.get("max_tool_iterations")),
         model=ModelChoice(model=options.get("model"), fallbacks=tuple(fallbacks) if fallbacks is not None else None,
                           max_tokens=options.get("max_tokens"), temperature=options.get("temperature")),
-        purpose=str(tags.pop("purpose", "turn")),
+        purpose=CallPurpose(str(tags.pop("purpose", CallPurpose.TURN))),
         response_schema=metadata.pop("response_schema", None),
         ledger_tags=tags, metadata=metadata, on_event=options.get("on_event"),
     )
@@ -366,7 +367,7 @@ class AgentRunner:
             f"New messages to fold in:\n{conversation}\n\nWrite the updated summary."
         model = self.settings.cheap_model or self.model_for(profile)
         outcome = await self.run(ExchangeRequest(
-            profile=profile, ctx=ctx, prompt=body, system=system, purpose="compaction",
+            profile=profile, ctx=ctx, prompt=body, system=system, purpose=CallPurpose.COMPACTION,
             tools=ToolPolicy(allowed=(), max_rounds=0),
             model=ModelChoice(model=model, max_tokens=settings.summary_max_tokens),
         ))

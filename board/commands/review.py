@@ -35,6 +35,7 @@ from board.decisions.recall.reviews import (
     verdict_message,
 )
 from board.envelope import Envelope, Reply
+from board.llm.purpose import CallPurpose
 from board.room.convene import BoardRoom, MeetingInProgress
 from board.room.settings import MEETINGS_OFF, MeetingSettings
 from board.routing.router import Route
@@ -137,7 +138,7 @@ async def _judge(room: BoardRoom, reviews: ReviewStore, event: MeetingEvent, rev
               tools=(), response_schema=VERDICT_SCHEMA)
     ctx = ToolContext(role=meeting.chair, session_key="meeting", envelope=event.origin, meeting_id=meeting.id)
     try:
-        said = await room.speaker(meeting.roster, purpose="meeting")(ask, ctx)
+        said = await room.speaker(meeting.roster, purpose=CallPurpose.MEETING)(ask, ctx)
         verdict, summary = read_verdict(said.text)
     except Exception as exc:  # noqa: BLE001 - the review is recorded, unjudged, rather than lost
         log.warning("review meeting %s: the chair gave no verdict (%s)", meeting.id, exc)

@@ -183,7 +183,31 @@ def heard(text: str) -> list[StatedFact]:
     return list(found.values())
 
 
+#: A clause whose subject is the writer: "I ...", "we ...", "my/our <thing> ..." at the start of a sentence
+#: or of a clause (after a comma, a colon, "and", "but", "because"...). "Give me the risks of our plan" and
+#: "summarise where we landed" name the writer only inside a request: nothing to remember there.
+_WRITER_CLAUSE = re.compile(
+    r"(?:^|[,:;(\-]\s*|\b(?:and|but|so|because|since|as|actually|also|now|then|though|although|while|btw)\s+)"
+    r"(?:i|i'm|im|i've|i'd|i'll|we|we're|we've|we'd|we'll|my|our|mine|ours)\b", re.IGNORECASE)
+#: Naming oneself inside a request: "please call me Asha", "you can call me Raj".
+_NAMING = re.compile(r"\b(?:call me|know me as|i go by|my name)\b", re.IGNORECASE)
+#: A whole sentence of small talk about the writer: "I agree.", "I'm fine, thanks!", "We'll see."
+_SMALL_TALK = re.compile(
+    r"^(?:(?:i|we)(?:'m|\s+am|'re|\s+are)?\s+(?:good|fine|ok|okay|great|well|alright|glad|happy|sure|not\s+sure|"
+    r"back|here|done|ready|with\s+you|curious|listening)|(?:i|we)(?:'ll|\s+will)\s+see|"
+    r"i\s+(?:agree|see|know|guess|think\s+so|understand|hope\s+so|suppose|get\s+it|appreciate\s+it|wonder)|"
+    r"me\s+too|my\s+bad|my\s+pleasure|i\s+don't\s+know|i\s+dunno)\b(?:[\s,]+\w+){0,3}[\s.!,]*$", re.IGNORECASE)
+
+
 def worth_hearing(text: str) -> bool:
-    """Whether ``text`` may say something about its writer (a first-person statement that is not
-    only a question): the cheap test before any model is asked to extract facts from it."""
-    return any(_FIRST_PERSON.search(s) and not s.strip().endswith("?") for s in _SENTENCE.split(text) if s.strip())
+    """Whether ``text`` may say something about its writer: a sentence that is no question, whose own
+    clause is about the writer ("I ...", "we ...", "my ...", "our ..."; or names them: "call me ...")
+    and is more than small talk ("I agree", "I'm fine, thanks"). The cheap local test before any model
+    is asked to extract facts from it: a chat of questions, requests and pleasantries asks none."""
+    for raw in _SENTENCE.split(text):
+        sentence = _FILLER.sub("", raw.strip()).strip()
+        if not sentence or sentence.endswith("?") or _SMALL_TALK.match(sentence):
+            continue
+        if _NAMING.search(sentence) or (_WRITER_CLAUSE.search(sentence) and not _QUESTION_START.match(sentence)):
+            return True
+    return False

@@ -4,5 +4,5 @@ audio, streaming and token counting."""
 
 # Submodules, imported on use (this file imports none of them).
 __all__ = ["anthropic", "audio", "base", "errors", "gemini", "offline", "offline_json", "offline_meeting",
-           "offline_tools", "offline_topic", "openai", "pricing", "registry", "resilience", "sdk_provider", "stream",
-           "text_tools", "tokens", "vision"]
+           "offline_tools", "offline_topic", "openai", "pricing", "purpose", "registry", "resilience", "sdk_provider",
+           "stream", "text_tools", "tokens", "vision"]

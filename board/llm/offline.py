@@ -56,6 +56,7 @@ from board.language.statements import heard
 from board.llm import offline_json, offline_meeting, offline_tools, text_tools
 from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.offline_topic import topic_of
+from board.llm.purpose import CallPurpose
 
 __all__ = [
     "OFFLINE_NOTICE",
@@ -288,7 +289,7 @@ class OfflineProvider:
             last = request.messages[-1].content if request.messages else ""
             text = extractive_summary(last)
             return LLMResponse(text=text, model="offline", usage=_usage(request, text))
-        if request.metadata.get("purpose") == "memory":
+        if request.metadata.get("purpose") == CallPurpose.EXTRACTION:
             last = request.messages[-1].content if request.messages else ""
             facts = [{"key": s.key, "value": s.value, "kind": s.kind.value} for s in heard(last)]
             text = json.dumps({"facts": facts}, ensure_ascii=False)

@@ -33,6 +33,7 @@ from typing import TypeVar
 
 from board.llm.audio import AudioClip, AudioProvider, SpeechTranscript
 from board.llm.base import LLMError, Usage
+from board.llm.purpose import CallPurpose
 from board.llm.registry import ProviderRegistry, UnknownModelError, split_model
 from board.llm.resilience import RetryPolicy
 from board.spending.allowance import SpendGate, SpendRefused
@@ -171,7 +172,7 @@ class AudioCalls:
             usage = Usage(input_tokens=result.input_tokens, output_tokens=result.output_tokens) if result else Usage()
             return self._cost(model, heard), heard, usage
 
-        return await self._chain(chain, "transcribe", timeout_s, once, cost,
+        return await self._chain(chain, CallPurpose.TRANSCRIBE, timeout_s, once, cost,
                                  reserve=lambda model: _priced(model, worst))
 
     async def speak(self, model: str, text: str, *, voice: str, timeout_s: float) -> bytes:
@@ -185,7 +186,7 @@ class AudioCalls:
             seconds = heard or speech_seconds(text)
             return self._cost(name, seconds, len(text)), seconds, Usage()
 
-        _, audio = await self._chain([model], "speech", timeout_s, once, cost,
+        _, audio = await self._chain([model], CallPurpose.SPEECH, timeout_s, once, cost,
                                      reserve=lambda name: _priced(name, speech_seconds(text) * 1.5, len(text)))
         return audio
 
@@ -199,7 +200,7 @@ class AudioCalls:
                         "audio seconds are in the ledger row's tags) and not counted against spending limits", model)
         return 0.0
 
-    async def _chain(self, chain: Sequence[str], purpose: str, timeout_s: float,
+    async def _chain(self, chain: Sequence[str], purpose: CallPurpose, timeout_s: float,
                      once: Callable[[str], Awaitable[T]],
                      cost: Callable[[str, T | None], tuple[float, float, Usage]],
                      reserve: Callable[[str], float]) -> tuple[str, T]:
@@ -247,8 +248,9 @@ class AudioCalls:
         await self._sleep(delay)
         return True
 
-    async def _record(self, model: str, purpose: str, number: int, started: float, *, error: LLMError | None = None,
-                      usd: float = 0.0, seconds: float = 0.0, usage: Usage | None = None) -> None:
+    async def _record(self, model: str, purpose: CallPurpose, number: int, started: float, *,
+                      error: LLMError | None = None, usd: float = 0.0, seconds: float = 0.0,
+                      usage: Usage | None = None) -> None:
         tags = {"audio_s": round(seconds, 2)} if error is None else None
         await self.ledger.record_llm_call(LLMCallRecord(
             provider=split_model(model)[0], model=model, outcome="ok" if error is None else error.kind,

@@ -16,9 +16,11 @@ you remember about me" right after a statement sees it); :meth:`MemoryWriter.dra
 pending ones finish when Sabha stops, then abandons the rest (nothing half-written: each fact is
 one transaction).
 
-Skipped without a model call: a message with no first-person statement in it
-(:func:`board.language.statements.worth_hearing`), a stranger's message in public mode (their cost
-stays their turns'), the same message heard again (several roles answering it).
+Skipped without a model call: a message with no statement about its writer in it (questions, requests
+and small talk: :func:`board.language.statements.worth_hearing`), a stranger's message in public mode
+(their cost stays their turns'), the same message heard again (several roles answering it), and a
+person's message once ``memory.extract_per_hour`` extractions were asked for them in the last hour (the
+cap logged once per hour). Each call is the ledger's purpose ``extraction``, on the cheap model.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from board.agent.turn import TurnHeard
 from board.conversation.scope import scope_of
 from board.language.statements import FactKind, StatedFact, worth_hearing
 from board.llm.base import PromptBlock
+from board.llm.purpose import CallPurpose
 from board.memory.facts import EVERY_ROLE, Fact, FactError, FactSource, FactStore, Provenance
 from board.spending.budget import sender_id
 
@@ -47,7 +50,7 @@ __all__ = ["EXTRACT_PURPOSE", "FACTS_SCHEMA", "MemoryWriter", "parse_facts", "sa
 log = logging.getLogger("sabha.memory")
 
 #: The ledger's purpose of an extraction call (and how the offline model knows what is asked).
-EXTRACT_PURPOSE = "memory"
+EXTRACT_PURPOSE = CallPurpose.EXTRACTION
 MAX_PROPOSED = 8
 MAX_PENDING = 200
 
@@ -141,6 +144,9 @@ class MemoryWriter:
         self._tasks: dict[asyncio.Task[None], str] = {}
         self._people: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
         self._seen: deque[tuple[str, str]] = deque(maxlen=256)
+        #: person -> when (monotonic) their extractions of the last hour were asked for (the hourly cap)
+        self._asked: dict[str, deque[float]] = {}
+        self._capped: dict[str, float] = {}
         #: key -> when (monotonic) the person asked to forget everything: older messages write nothing
         self._forgotten: dict[str, float] = {}
         self._closed = False
@@ -165,6 +171,8 @@ class MemoryWriter:
         if mark in self._seen:
             return  # another role answered the same message: heard once
         self._seen.append(mark)
+        if not self._within_cap(user):
+            return
         if len(self._tasks) >= MAX_PENDING:
             log.warning("memory: %d extractions pending; not extracting from %s's message %s", len(self._tasks),
                         user, envelope.message_id)
@@ -173,6 +181,24 @@ class MemoryWriter:
         task = asyncio.create_task(self._extract(turn, user, said, heard_at), name=f"memory-extract:{user}")
         self._tasks[task] = user
         task.add_done_callback(self._done)
+
+    def _within_cap(self, user: str) -> bool:
+        """Whether ``user`` may have one more extraction this hour (``memory.extract_per_hour``); counts it."""
+        cap = self.store.settings.extract_per_hour
+        if cap <= 0:
+            return True
+        now = time.monotonic()
+        asked = self._asked.setdefault(user, deque())
+        while asked and now - asked[0] >= 3600:
+            asked.popleft()
+        if len(asked) >= cap:
+            if now - self._capped.get(user, -3600.0) >= 3600:  # said once an hour
+                self._capped[user] = now
+                log.info("memory: %s had %d extractions in the last hour (memory.extract_per_hour); not reading "
+                         "their messages for facts until the hour has passed", user, cap)
+            return False
+        asked.append(now)
+        return True
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self._tasks.pop(task, None)

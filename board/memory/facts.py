@@ -92,6 +92,7 @@ class MemorySettings:
     auto_extract: bool = True
     max_facts_per_user: int = 100
     extract_concurrency: int = 2
+    extract_per_hour: int = 30  # extraction calls per person in any hour; 0: no cap
     max_key_chars: int = 64
     max_value_chars: int = 300
 

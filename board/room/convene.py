@@ -26,6 +26,7 @@ from board.envelope import Envelope
 from board.language.detect import LanguageChoice, LanguageSource, choose_language
 from board.llm.base import PromptBlock, ToolSpec, Usage
 from board.llm.offline import OFFLINE_NOTICE
+from board.llm.purpose import CallPurpose
 from board.media.store import MediaStore
 from board.roles import GENERAL
 from board.room.consult import ConsultService, ConsultSettings
@@ -133,7 +134,7 @@ class BoardRoom:
         if service is None:
             souls = self.souls_for(roster)
             service = self._consults[roster] = ConsultService(
-                speak=self.speaker(roster, purpose="consult"),
+                speak=self.speaker(roster, purpose=CallPurpose.CONSULT),
                 roles=souls.roles,
                 names=lambda role: souls.profile(role).name if souls.has(role) else role,
                 settings=self.consult_settings,
@@ -146,7 +147,7 @@ class BoardRoom:
 
     # -- speaking ----------------------------------------------------------------
 
-    def speaker(self, roster: str, *, purpose: str, language: LanguageChoice | None = None) -> Speaker:
+    def speaker(self, roster: str, *, purpose: CallPurpose, language: LanguageChoice | None = None) -> Speaker:
         """A Speaker whose roles come from ``roster`` (its colleagues appear in each prompt). Each
         prompt names ``language`` (a meeting's: that of its topic), else the language of the
         message being answered (USER.md's when it fixes one)."""
@@ -230,7 +231,8 @@ class BoardRoom:
         meeting_id = new_meeting_id()
         run = MeetingRun(MeetingContext(
             id=meeting_id, topic=topic, roster=roster, chair=chair, specialists=specialists,
-            speak=self.speaker(roster, purpose="meeting", language=self._meeting_language(topic)), store=self.store,
+            speak=self.speaker(roster, purpose=CallPurpose.MEETING, language=self._meeting_language(topic)),
+            store=self.store,
             settings=settings or self.meeting_settings,
             render_minutes=lambda context: self.prompts.render("minutes.md.j2", **context),
             subscribers=[*self.subscribers, *extra_subscribers], base_ctx=base,

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from board.agent.exchange import ExchangeRequest, ModelChoice, ToolPolicy
 from board.agent.tools import ToolContext
 from board.llm.base import ChatMessage, PromptBlock
+from board.llm.purpose import CallPurpose
 from board.roles import GENERAL
 from board.room.convene import SUMMARIZER, BoardRoom
 from board.workspace.souls import AgentProfile
@@ -203,8 +204,9 @@ class _Debate:
         return await self.room.runner.run(ExchangeRequest(
             profile=profile, ctx=ToolContext(role=profile.role, session_key="roundtable", roster=ROSTER),
             prompt=prompt, system=system, tools=ToolPolicy(allowed=(), max_rounds=0),
-            model=ModelChoice(model=model, temperature=temperature, max_tokens=max_tokens), purpose="roundtable",
-            response_schema=schema, ledger_tags={"purpose": "roundtable"},
+            model=ModelChoice(model=model, temperature=temperature, max_tokens=max_tokens),
+            purpose=CallPurpose.ROUNDTABLE,
+            response_schema=schema, ledger_tags={"purpose": CallPurpose.ROUNDTABLE},
         ))
 
     async def turn(self, profile: AgentProfile, seen: tuple[Statement, ...], number: int) -> Statement | str:

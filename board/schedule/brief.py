@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING, Protocol
 
+from board.llm.purpose import CallPurpose
 from board.schedule.dates import describe
 from board.schedule.work import parse_stamp, stamp
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["BRIEF_PURPOSE", "BriefText", "BriefWriter", "brief_session", "compose_brief", "gather_facts"]
 
 #: The ``purpose`` of a brief's model call in the ledger (``llm_calls.purpose``).
-BRIEF_PURPOSE = "brief"
+BRIEF_PURPOSE = CallPurpose.BRIEF
 #: The most lines of one kind a brief lists.
 _MOST = 8
 _WEEK = timedelta(days=7)

@@ -1,7 +1,8 @@
 """The cost ledger: one row per LLM call and per tool call in the state db, and reports over them.
 
 Every provider call (each retry and fallback too) is an ``llm_calls`` row: provider,
-model, role, session key, meeting id, purpose (turn, compaction, consult...), tokens
+model, role, session key, meeting id, purpose (a :class:`~board.llm.purpose.CallPurpose`: turn, meeting,
+extraction, compaction...; ``--by purpose``), tokens
 including cache reads and writes, estimated cost in USD, latency, time to first token
 when streamed, outcome, what prompt caching saved in USD (``saved_usd``, from the price
 table's cache prices), and the per-block token attribution of its prompt (static, soul,
@@ -59,7 +60,7 @@ __all__ = [
 
 log = logging.getLogger("sabha.ledger")
 
-GroupBy = Literal["role", "day", "model", "meeting", "schedule"]
+GroupBy = Literal["role", "day", "model", "meeting", "schedule", "purpose"]
 #: what a model call made outside any scheduled run shows as in ``--by schedule``
 NOT_SCHEDULED = "(not scheduled)"
 GROUPS: dict[str, str] = {
@@ -68,6 +69,7 @@ GROUPS: dict[str, str] = {
     "model": "model",
     "meeting": "COALESCE(meeting_id, '(none)')",
     "schedule": f"COALESCE(schedule_run, '{NOT_SCHEDULED}')",
+    "purpose": "COALESCE(purpose, '(none)')",
 }
 MAX_ARGS_CHARS = 2000
 
@@ -283,7 +285,8 @@ class Ledger:
         )
 
     async def summary(self, *, since: datetime | None = None, by: str = "role") -> list[CostRow]:
-        """Cost per role, day, model, meeting or scheduled run since ``since`` (all time when None), costliest first."""
+        """Cost per role, day, model, meeting, scheduled run or purpose (a
+        :class:`~board.llm.purpose.CallPurpose`) since ``since`` (all time when None), costliest first."""
         if by not in GROUPS:
             raise ValueError(f"cannot group costs by {by!r}; use one of {', '.join(GROUPS)}")
         where, params = self._where(since)

@@ -96,7 +96,7 @@ OWN_COMMANDS = ("cost", "run")
 
 
 async def cmd_cost(loaded: LoadedConfig, args: argparse.Namespace) -> int:
-    """Print what the models cost, grouped by role, day, model, meeting or scheduled run (or the tool calls,
+    """Print what the models cost, grouped by role, day, model, meeting, scheduled run or purpose (or the tool calls,
     ``--by tool``)."""
     import json
     from dataclasses import asdict
@@ -280,8 +280,9 @@ def _add_own_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--since", default="7d", metavar="WHEN",
                    help="7d, 24h, 30m, 2w, a date such as 2025-01-31, or all (default: 7d)")
     p.add_argument("--by", default="role", metavar="GROUP",
-                   help="group rows by role, day, model, meeting or schedule (each standing item's run on its own "
-                        "line: #item, kind, topic, when) (default: role); tool: the tool calls instead "
+                   help="group rows by role, day, model, meeting, schedule (each standing item's run on its own "
+                        "line: #item, kind, topic, when) or purpose (turn, meeting, extraction, compaction...: what "
+                        "the model was called for) (default: role); tool: the tool calls instead "
                         "(calls, failures, median and p95 latency, result bytes per server.tool)")
     p.add_argument("--role", metavar="ROLE", help="with --by tool: only the calls of this role")
     p.add_argument("--json", action="store_true", help="machine-readable output")

@@ -103,6 +103,8 @@ class MemorySection(StrictModel):
     max_facts_per_user: int = Field(100, ge=1, le=2000, description="facts heard per person; the least recently "
                                                                     "updated is dropped past it")
     extract_concurrency: int = Field(2, ge=1, le=16, description="extractions running at once")
+    extract_per_hour: int = Field(30, ge=0, le=1000, description="extraction calls per person in any hour; past "
+                                  "it their messages are not read for facts until the hour has passed (0: no cap)")
 
     def settings(self) -> MemorySettings:
         """The board's plain settings."""
@@ -111,7 +113,7 @@ class MemorySection(StrictModel):
         return MemorySettings(enabled=self.enabled, cross_role=self.cross_role,
                               max_facts_per_role=self.max_facts_per_role, recall_limit=self.recall_limit,
                               auto_extract=self.auto_extract, max_facts_per_user=self.max_facts_per_user,
-                              extract_concurrency=self.extract_concurrency)
+                              extract_concurrency=self.extract_concurrency, extract_per_hour=self.extract_per_hour)
 
 
 class GuardrailsSection(StrictModel):

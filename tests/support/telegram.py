@@ -73,7 +73,7 @@ class RecordingModel:
     calls: list[LLMRequest] = field(default_factory=list)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        if request.metadata.get("purpose") == "memory":  # user memory's extraction, after the turn: not a call here
+        if request.metadata.get("purpose") == "extraction":  # user memory's extraction, after the turn: not a call here
             return NO_FACTS
         self.calls.append(request)
         text = self.answer(request)
@@ -96,7 +96,7 @@ class GatedModel:
         return self.started.setdefault(text, asyncio.Event())
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        if request.metadata.get("purpose") == "memory":  # user memory's extraction, after the turn: not gated
+        if request.metadata.get("purpose") == "extraction":  # user memory's extraction, after the turn: not gated
             return NO_FACTS
         text = last_user_text(request).rsplit(": ", 1)[-1]  # group messages arrive as "<sender>: <text>"
         self.log.append(("start", text))

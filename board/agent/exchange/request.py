@@ -15,6 +15,7 @@ from typing import Any
 
 from board.agent.tools import Tool, ToolContext
 from board.llm.base import ChatMessage, PromptBlock, Thinking
+from board.llm.purpose import CallPurpose
 from board.llm.stream import StreamSink
 from board.workspace.prompt import BuiltPrompt
 from board.workspace.souls import AgentProfile
@@ -65,7 +66,7 @@ class ExchangeRequest:
 
     ``system``: when given, replaces the role's system prompt; a block named ``dynamic`` in it
     (per-turn content) is sent after the conversation instead, so it never sits inside a cached
-    prefix. ``purpose`` names the exchange in the ledger (``turn``, ``consult``, ``compaction``...).
+    prefix. ``purpose`` names the exchange in the ledger (a :class:`CallPurpose`).
     ``response_schema`` asks for one JSON object of that shape (its answer skips the free-text
     guardrails: it is validated instead). ``metadata`` travels with every model request.
     ``stream`` sees the answer while it is written (:mod:`board.llm.stream`; the final text,
@@ -78,7 +79,7 @@ class ExchangeRequest:
     system: tuple[PromptBlock, ...] | None = None
     tools: ToolPolicy = field(default_factory=ToolPolicy)
     model: ModelChoice = field(default_factory=ModelChoice)
-    purpose: str = "turn"
+    purpose: CallPurpose = CallPurpose.TURN
     response_schema: Mapping[str, Any] | None = None
     ledger_tags: Mapping[str, Any] = field(default_factory=_empty)
     metadata: Mapping[str, Any] = field(default_factory=_empty)

@@ -110,7 +110,7 @@ class HeldExtraction(ScriptedModel):
         self.release = asyncio.Event()
 
     async def complete(self, request: Any) -> Any:
-        if str(request.metadata.get("purpose", "turn")) == "memory":
+        if str(request.metadata.get("purpose", "turn")) == "extraction":
             await self.release.wait()
         return await super().complete(request)
 

@@ -17,7 +17,7 @@ callable ``(LLMRequest) -> Step``. Every request is recorded with its wall-clock
 monotonic time, role and purpose, so suites can assert what each agent was asked, in
 what order and how concurrently. ``latency`` (per model or per step) makes calls slow.
 
-User memory's extractions (``purpose == "memory"``, run in the background after a turn) are
+User memory's extractions (``purpose == "extraction"``, run in the background after a turn) are
 kept apart so they never take a scripted step nor show in ``requests``: they are recorded in
 ``memory_requests`` and answered by ``memory`` (a :class:`StepLike`; by default no facts).
 """
@@ -167,7 +167,7 @@ class ScriptedModel:
     async def complete(self, request: LLMRequest) -> LLMResponse:
         """Record the request, wait the step's latency, then answer or raise."""
         received = Received(request, request.persona.role, str(request.metadata.get("purpose", "turn")))
-        if received.purpose == "memory":
+        if received.purpose == "extraction":
             self.memory_requests.append(received)
             memory = self.memory(request) if callable(self.memory) and not isinstance(self.memory, Step) \
                 else self.memory
