@@ -34,6 +34,9 @@ input price). The baseline, measured in the same run, is the layout before rolli
 breakpoints: one breakpoint on the static block and the per-turn block in the system
 prompt, before the history.
 
+The model calls of that chat are printed by purpose (a turn, the summariser's compaction, the user memory's
+extraction when a message states something about its writer: the Director's questions state nothing).
+
 Last, the same chat against the fake OpenAI server: the share of prompt tokens in a prefix
 identical to the previous turn's request (measured on the request bodies), and the
 ``cached_tokens`` the fake reports (OpenAI's automatic caching: prompts of 1,024+ tokens,
@@ -43,6 +46,7 @@ identical to the previous turn's request (measured on the request bodies), and t
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import itertools
 import json
@@ -112,8 +116,9 @@ class StandInModel:
         return " ".join(chunks)
 
     async def complete(self, request: LLMRequest) -> LLMResponse:
-        compaction = request.metadata.get("purpose") == "compaction"
-        if not compaction:
+        purpose = request.metadata.get("purpose", "turn")
+        compaction = purpose == "compaction"
+        if purpose == "turn":  # an extraction (user memory) has a system prompt of its own, no static block
             self.static_blocks.add(next(b.text for b in request.system if b.name == "static"))
         text = self._prose(120 if compaction else 110)
         return LLMResponse(text=text, model=request.model, usage=Usage(input_tokens=1, output_tokens=len(text) // 4))
@@ -217,6 +222,7 @@ class CacheRun:
 
     layout: str
     calls: int
+    by_purpose: dict[str, int]
     compactions: int
     prompt_tokens: int
     cache_read: int
@@ -259,6 +265,7 @@ async def run_against(name: str, root: Path, fake: FakeAnthropic | FakeOpenAI, p
     return CacheRun(
         layout="static breakpoint only (before)" if baseline else "rolling breakpoints",
         calls=len(rows),
+        by_purpose=dict(collections.Counter(str(r["purpose"]) for r in rows)),
         compactions=sum(1 for r in rows if r["purpose"] == "compaction"),
         prompt_tokens=sum(r["input_tokens"] + r["cache_read_tokens"] + r["cache_write_tokens"] for r in rows),
         cache_read=sum(r["cache_read_tokens"] for r in rows),
@@ -327,6 +334,7 @@ def print_cache_runs(anthropic_runs: list[CacheRun], openai_runs: list[CacheRun]
               f"{r.cache_read / r.prompt_tokens:>10.1%} {r.usd:>10.4f} {r.usd_uncached:>12.4f} "
               f"{r.usd / r.usd_uncached:>6.2f}")
     before, after = anthropic_runs
+    print(f"calls by purpose: {after.by_purpose}")
     print(f"(calls include {after.compactions} summariser calls; rolling vs static-only breakpoint: "
           f"{after.usd / before.usd:.2f}x the cost, read share {after.cache_read / after.prompt_tokens:.1%} vs "
           f"{before.cache_read / before.prompt_tokens:.1%})")

@@ -59,7 +59,7 @@ from board.recall.service import RecallService
 from board.recall.tool import recall_tool
 from board.room.convene import BoardRoom
 from board.room.store import MeetingStore
-from board.routing.router import Router
+from board.routing.cached import RouterCache
 from board.schedule import Schedule, WorkKind
 from board.schedule.standing import StandingWork
 from board.spending.allowance import SpendGate
@@ -97,14 +97,6 @@ class _Base:
     spend: SpendGate
     money: Money
     locks: SessionLocks
-
-
-def router_over(souls: SoulStore, *, single: bool) -> Router:
-    """A router over the roles ``souls`` has right now."""
-    profiles = souls.profiles()
-    return Router([p.role for p in profiles], {p.role: p.name for p in profiles},
-                  titles={p.role: p.title for p in profiles}, emoji={p.role: p.emoji for p in profiles},
-                  addressing=not single)
 
 
 def _base(settings: BoardSettings, db: Database, clock: Clock, observers: Observers) -> _Base:
@@ -282,7 +274,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
     tools = ToolRegistry()
     outside = _outside(settings, base, consent)
     runner, rosters, guardrails, writer = _runner(settings, base, providers, tools, observers, outside)
-    router = functools.partial(router_over, base.souls, single=settings.roster.single)
+    router = RouterCache(base.souls.profiles, addressing=not settings.roster.single)  # rebuilt when roles change
     commands = CommandRegistry(base.souls, router, base.locks)
     builtin_commands.register(builtin_commands.Builtins(
         registry=commands, souls=base.souls, sessions=base.sessions, workspace=settings.workspace,

@@ -2,4 +2,4 @@
 addressing (who a message names: ``@finance``, "finance, ...", a reply to a role's message)."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["address_model", "addressing", "router"]
+__all__ = ["address_model", "addressing", "cached", "router"]

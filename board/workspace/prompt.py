@@ -48,6 +48,7 @@ __all__ = [
     "DYNAMIC_TEMPLATE",
     "MAX_CONTEXT_FILE_BYTES",
     "MAX_TEMPLATE_BYTES",
+    "STATIC_KEPT",
     "STATIC_TEMPLATE",
     "BuiltPrompt",
     "CheckedLoader",
@@ -259,6 +260,16 @@ class CheckedLoader(jinja2.BaseLoader):
         raise jinja2.TemplateNotFound(template)
 
 
+#: Static blocks :class:`PromptBuilder` keeps rendered (a role's, per state of its files; a meeting's roster).
+STATIC_KEPT = 64
+
+
+def _profile_key(profile: AgentProfile) -> tuple[object, ...]:
+    """What of a profile the static template may show, as a hashable key (the soul by its content hash)."""
+    return (profile.role, profile.name, profile.title, profile.emoji, profile.model, profile.tools, profile.consults,
+            profile.soul.version, str(profile.soul_path), profile.source, profile.temperature, profile.thinking)
+
+
 def _unchanged(path: Path) -> Callable[[], bool]:
     """Jinja's ``uptodate``: False once ``path`` (or what it points to) changed."""
     seen = fingerprint(path)
@@ -296,6 +307,10 @@ class PromptBuilder:
         self._user_md = WatchedFile(workspace / "USER.md", _read_context, label="USER.md", root=root,
                                     max_bytes=MAX_CONTEXT_FILE_BYTES)
         self._bad_templates: set[str] = set()
+        #: The static blocks rendered, by what they are made of (:meth:`static`); at most STATIC_KEPT kept.
+        self._statics: dict[tuple[object, ...], str] = {}
+        #: How many times the static block was rendered (not served from :attr:`_statics`): tests count it.
+        self.static_renders = 0
 
     def _render(self, name: str, **context: object) -> str:
         try:
@@ -320,11 +335,38 @@ class PromptBuilder:
         return self._render(name, **context)
 
     def static(self, agent: AgentProfile, colleagues: list[AgentProfile], roster: str) -> str:
-        """The cacheable block for ``agent``: no clock, no sender, nothing that changes per turn."""
+        """The cacheable block for ``agent``: no clock, no sender, nothing that changes per turn.
+
+        Rendered once per state of what it is made of (the template, AGENTS.md, USER.md, the role's and its
+        colleagues' profiles and soul versions, the roster), then served from memory: a turn does not render
+        it again (each file is still looked at, as before, so an edit shows in the next turn)."""
+        agents_md, user_md = self._agents_md.get() or "", self._user_md_text()
+        template = self._template_now(STATIC_TEMPLATE)
+        key = (template, agents_md, user_md, roster, _profile_key(agent), *map(_profile_key, colleagues))
+        text = self._statics.get(key) if template is not None else None
+        if text is None:
+            text = self._static(agent, colleagues, roster, agents_md, user_md)
+            if template is not None:
+                if len(self._statics) >= STATIC_KEPT:
+                    self._statics.pop(next(iter(self._statics)))
+                self._statics[key] = text
+        return text
+
+    def _template_now(self, name: str) -> object | None:
+        """The workspace's compiled template ``name`` as it is now (Jinja re-reads an edited one), None when it is
+        broken (the shipped one stands in: :meth:`_render` logs that, every time, as before)."""
+        try:
+            return self._env.get_template(name)
+        except jinja2.TemplateError:
+            return None
+
+    def _static(self, agent: AgentProfile, colleagues: list[AgentProfile], roster: str, agents_md: str,
+                user_md: str) -> str:
+        self.static_renders += 1
         return self._render(
             STATIC_TEMPLATE,
-            agents_md=self._agents_md.get() or "",
-            user_md=self._user_md_text(),
+            agents_md=agents_md,
+            user_md=user_md,
             agent=agent,
             soul=agent.soul.text.strip(),
             roster=roster,

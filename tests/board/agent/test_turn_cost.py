@@ -1,0 +1,86 @@
+"""What a chat turn costs, counted (issue 44: a turn's own CPU went on rebuilding the router and addressing and
+re-rendering the static prompt every turn, and on SQL round trips): the router is built once and again only
+when a role's name, title or emoji changes; the static block is rendered once per state of its files; the SQL
+statements a turn runs do not grow back. Counts, never times."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+from typing import Any
+
+from board.app import Board
+from board.routing.cached import RouterCache
+from bot.app import all_migrations
+from tests.support.fakes.scripted_model import ScriptedModel
+from tests.support.knowledge import board_settings, system_text
+from tests.support.llm import envelope
+
+TURNS = 40
+#: SQL statements one plain chat turn of the owner runs on SQLite, measured when the limit was set (issue 44):
+#: who they are (1), a meeting running here (1), the session (1), what is remembered about them (1), the
+#: ledger row of the model call (1). A compaction adds its own ledger row about every 20 messages.
+STATEMENTS_PER_TURN = 5
+
+
+async def _chat(b: Board, count: int, start: int = 0) -> None:
+    for i in range(start, start + count):
+        await b.handle(envelope(f"What should we do about pricing, part {i}?", message_id=i + 1))
+
+
+def _router(b: Board) -> RouterCache:
+    router = b.parts.router
+    assert isinstance(router, RouterCache)
+    return router
+
+
+async def test_forty_turns_build_the_router_once_and_render_the_static_block_once(workspace: Path,
+        data_dir: Path) -> None:
+    model = ScriptedModel()
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await _chat(b, 1)
+        builds, renders = _router(b).builds, b.parts.prompts.static_renders
+        await _chat(b, TURNS, start=1)
+        assert _router(b).builds == builds == 1
+        assert b.parts.prompts.static_renders == renders == 1
+        turns = model.requests_for("general", purpose="turn")
+        assert len(turns) == TURNS + 1
+        statics = {next(b.text for b in r.request.system if b.name == "static") for r in turns}
+        assert len(statics) == 1  # the same bytes every turn
+
+
+async def test_an_edited_soul_is_used_by_the_next_turn(workspace: Path, data_dir: Path) -> None:
+    """The caches hold only while nothing changed: a new name routes at once, a new text is sent at once."""
+    model = ScriptedModel()
+    soul = workspace / "board" / "finance.soul.md"
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await b.handle(envelope("@finance how is the runway?", message_id=1))
+        builds, renders = _router(b).builds, b.parts.prompts.static_renders
+        text = soul.read_text(encoding="utf-8")
+        renamed = re.sub(r"(?m)^name:.*$", "name: Moneypenny", text, count=1)
+        assert renamed != text
+        soul.write_text(renamed.replace("You think in numbers", "You think in numbers (edited)"), encoding="utf-8")
+        await asyncio.sleep(0.05)  # a new mtime even on a coarse clock
+        reply = await b.handle(envelope("Moneypenny, how is the runway now?", message_id=2))
+        assert reply.role == "finance"
+        assert _router(b).builds == builds + 1
+        assert b.parts.prompts.static_renders == renders + 1
+        assert "(edited)" in system_text(model.requests_for("finance")[-1])
+
+
+async def test_the_statements_a_chat_turn_runs_do_not_grow(workspace: Path, data_dir: Path) -> None:
+    model = ScriptedModel()
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await _chat(b, 3)  # the session, the soul files and the people tables are warm
+        statements: list[str] = []
+        conn: Any = b.parts.db.conn  # type: ignore[attr-defined]  # SQLite's own trace: every statement run
+        await conn.set_trace_callback(statements.append)
+        await _chat(b, TURNS, start=3)
+        await conn.set_trace_callback(None)
+    compactions = sum(1 for s in statements if "INSERT INTO llm_calls" in s) - TURNS
+    per_turn = (len(statements) - compactions) / TURNS
+    assert per_turn <= STATEMENTS_PER_TURN, "\n".join(sorted(set(statements)))
