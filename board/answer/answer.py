@@ -24,6 +24,7 @@ from board.media.attachment import MediaKind
 from board.media.understand import MediaFetcher
 from board.routing.router import Route
 from board.spending.budget import sender_id
+from board.workspace.files import one_look
 
 __all__ = ["answer", "read_media"]
 
@@ -40,7 +41,8 @@ async def answer(envelope: Envelope, door: Door, *, fetcher: MediaFetcher | None
     caller that looked first, like ``sabha ask``); ``spoken``: a voice reply when the sender wants one;
     ``received_clean``: cleaned at receipt (the intake's), so it is not cleaned again; ``read_files``: its
     attachments are references still to fetch and read (a channel's, a terminal's files), else already read."""
-    admitted = await admit(envelope, door, route=route, received_clean=received_clean, reads_files=read_files)
+    with one_look():  # the soul files looked at once for the whole admission (and once more by a chat turn)
+        admitted = await admit(envelope, door, route=route, received_clean=received_clean, reads_files=read_files)
     if isinstance(admitted, Reply):
         return admitted
     if door.owner_seen is not None and admitted.envelope.is_owner:

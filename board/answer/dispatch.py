@@ -17,6 +17,7 @@ from board.answer.sitting import contribute
 from board.commands.registry import system_reply
 from board.envelope import Envelope, Reply, ReplyKind
 from board.spending.allowance import SpendRefused
+from board.workspace.files import one_look
 
 __all__ = ["dispatch", "media_notice"]
 
@@ -71,7 +72,8 @@ async def _chat(asked: Admitted, door: Door) -> Reply:
         return _reply(door, envelope, route.role, media_notice(given.notices) or "Send a message with some text.",
                       kind="error")
     async with door.locks.lock_for(route.session_key):
-        reply = await door.runner.turn(route.role, route.session_key, envelope, given.text, images=given.images)
+        with one_look():  # the soul files and templates looked at once this turn, not once per loop step
+            reply = await door.runner.turn(route.role, route.session_key, envelope, given.text, images=given.images)
     parts = [reply.text]
     router = door.router()
     for role in route.also:

@@ -13,23 +13,28 @@ the error, logging it once per distinct bad content, never once per turn.
 
 Within one step of the event loop (the callbacks it runs before it next waits) a file is looked at
 once: what one step sees of the workspace is one snapshot, and a meeting's members, whose prompts are
-built in the same step, pay for the ``stat`` calls once instead of once per profile asked for.
+built in the same step, pay for the ``stat`` calls once instead of once per profile asked for. Inside
+:func:`one_look` (a chat turn: :mod:`board.answer.dispatch`) the snapshot is the turn's: each file is looked
+at once per turn however many loop steps the turn takes (its SQL, its model call), so an edit is seen by the
+next turn, and a turn pays a few ``stat`` calls instead of about seventy.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-__all__ = ["FileProblem", "FileState", "Fingerprint", "WatchedFile", "decode_text", "fingerprint", "read_checked",
-           "step_token"]
+__all__ = ["FileProblem", "FileState", "Fingerprint", "WatchedFile", "decode_text", "fingerprint", "one_look",
+           "read_checked", "step_token"]
 
 log = logging.getLogger("sabha.files")
 
@@ -67,6 +72,20 @@ def fingerprint(path: Path) -> Fingerprint | None:
 
 
 _STEP: dict[int, object] = {}  # id(loop) -> the token of the loop step under way
+#: The snapshot token of the turn under way (:func:`one_look`), None outside one.
+_LOOK: ContextVar[object | None] = ContextVar("sabha_files_look", default=None)
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within the block, each watched file is looked at (``stat``) at most once: one snapshot of the
+    workspace for the whole block, as :func:`step_token` gives one per loop step (see the module
+    docstring). Tasks started inside it keep its snapshot."""
+    token = _LOOK.set(object())
+    try:
+        yield
+    finally:
+        _LOOK.reset(token)
 
 
 def _forget_step(key: int) -> None:
@@ -76,7 +95,11 @@ def _forget_step(key: int) -> None:
 def step_token() -> object | None:
     """A token that stays the same until the running event loop starts its next step; None outside a loop.
 
-    asyncio is not imported for it: a command that runs no loop (``sabha souls``) never asks for it."""
+    asyncio is not imported for it: a command that runs no loop (``sabha souls``) never asks for it.
+    Inside :func:`one_look` it is that block's token instead."""
+    look = _LOOK.get()
+    if look is not None:
+        return look
     asyncio = sys.modules.get("asyncio")
     if asyncio is None:
         return None
