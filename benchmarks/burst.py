@@ -14,7 +14,11 @@ chats at once (default 500 x 4 = 2000), waits until every message has an answer 
   state db's inbox rows per status;
 * /healthz latency p50/p99/max, sampled every 100 ms during the burst (one request at a
   time; a request that takes longer delays the next sample);
-* the daemon's peak RSS (VmHWM from /proc/<pid>/status) and the wall time.
+* the daemon's peak RSS (VmHWM from /proc/<pid>/status) and the wall time;
+* turns in flight: the model calls in flight at the fake model, sampled every 20 ms while the burst is
+  being answered (max and median), against the turn cap (``inbox.max_concurrent_turns``, ``--cap``), and the
+  wall against the cap-bound ideal ``max(per chat, ceil(messages / cap)) x model latency``: a burst limited by
+  the cap and the model reaches the cap and comes near that ideal; one limited by the daemon's CPU does not.
 
 Every question carries a marker ``M<chat>x<n>`` on its first line; the model echoes the first
 line of the last user message it was sent, so a reply in Telegram is matched to its question.
@@ -24,7 +28,10 @@ The config it writes is valid for the previous version too (nothing version-spec
 the fakes from this one). Prints figures; asserts nothing on time.
 
 Run: python benchmarks/burst.py [--chats 500] [--per-chat 4] [--model-latency 1.0]
-                                [--tg-latency 0.05] [--timeout 150] [--repo PATH]
+                                [--tg-latency 0.05] [--timeout 150] [--cap 32] [--repo PATH] [--quick]
+
+Issue 44's figure: ``--chats 300 --per-chat 1 --model-latency 0.5`` (300 messages, a 0.5 s model).
+``--quick`` is the smallest run (10 chats, one message each, a 0.1 s model), for a test.
 
 A slow Telegram (``--per-chat 2 --model-latency 2 --tg-latency 1.0``) is what exhausts
 an HTTP pool that is not sized to the turns in flight: look at ``pool_timeout_lines``.
@@ -37,6 +44,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import math
 import os
 import re
 import shutil
@@ -86,7 +94,7 @@ SERVER_ERRORS = _Count()
 
 
 def write_setup(root: Path, repo: Path, telegram: FakeTelegramAPI, model: EchoModel,
-                users: list[int]) -> Path:
+                users: list[int], cap: int = 32) -> Path:
     """A workspace copied from ``repo`` and a config both versions accept."""
     shutil.copytree(repo / "workspace", root / "workspace", ignore=shutil.ignore_patterns("__pycache__"))
     config = root / "sabha.yaml"
@@ -96,6 +104,7 @@ def write_setup(root: Path, repo: Path, telegram: FakeTelegramAPI, model: EchoMo
         "server:",
         "  host: 127.0.0.1",
         "  port: 0",
+        f"inbox: {{max_concurrent_turns: {cap}}}",
         "llm:",
         "  model: openai:bench-model",
         "  providers:",
@@ -171,6 +180,14 @@ async def sample_health(port: int, stop: asyncio.Event, out: list[float], errors
                 await asyncio.wait_for(stop.wait(), max(0.0, 0.1 - (time.monotonic() - started)))
 
 
+async def sample_in_flight(model: EchoModel, stop: asyncio.Event, out: list[int]) -> None:
+    """The model calls in flight every 20 ms until ``stop`` (the turns waiting at the model)."""
+    while not stop.is_set():
+        out.append(model.in_flight)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), 0.02)
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -209,9 +226,10 @@ async def run(args: argparse.Namespace) -> int:
     wall = 0.0
     health: list[float] = []
     health_errors: Counter[str] = Counter()
+    in_flight: list[int] = []
     peak_kb: int | None = None
     try:
-        daemon = await start_daemon(repo, write_setup(root, repo, telegram, model, users))
+        daemon = await start_daemon(repo, write_setup(root, repo, telegram, model, users, args.cap))
         port = await asyncio.wait_for(daemon.port, 60)
         await telegram.wait_for_call("getUpdates", timeout=60)
         print(f"sabha from {repo} running (pid {daemon.proc.pid}, /healthz on port {port}); "
@@ -219,6 +237,7 @@ async def run(args: argparse.Namespace) -> int:
 
         stop_sampling = asyncio.Event()
         sampler = asyncio.create_task(sample_health(port, stop_sampling, health, health_errors))
+        flight = asyncio.create_task(sample_in_flight(model, stop_sampling, in_flight))
         started = time.monotonic()
         for n in range(1, args.per_chat + 1):
             for user in users:
@@ -232,8 +251,9 @@ async def run(args: argparse.Namespace) -> int:
                 break
             await asyncio.sleep(0.2)
         wall = time.monotonic() - started
-        await asyncio.sleep(args.settle)  # late duplicates
         stop_sampling.set()
+        await flight
+        await asyncio.sleep(args.settle)  # late duplicates
         await sampler
         peak_kb = vm_field(daemon.proc.pid, "VmHWM")
     finally:
@@ -250,6 +270,7 @@ async def run(args: argparse.Namespace) -> int:
         await model.stop()
         await telegram.stop()
 
+    ideal = max(args.per_chat, math.ceil(len(expected) / args.cap)) * args.model_latency
     replies = _replies(telegram)
     per_message = Counter(key for key in replies if key in expected)
     unlinked = sum(1 for key in replies if key not in expected)
@@ -285,7 +306,12 @@ async def run(args: argparse.Namespace) -> int:
         "healthz_p99_ms": round(1000 * percentile(health, 0.99), 1) if health else None,
         "healthz_max_ms": round(1000 * max(health), 1) if health else None,
         "peak_rss_mb": round(peak_kb / 1024, 1) if peak_kb else None,
+        "turn_cap": args.cap,
+        "turns_in_flight_max": model.max_in_flight,
+        "turns_in_flight_median": statistics.median(in_flight) if in_flight else None,
         "wall_s": round(wall, 1),
+        "ideal_s": round(ideal, 2),
+        "wall_over_ideal": round(wall / ideal, 2) if ideal else None,
         "exit_code": daemon.proc.returncode if daemon is not None else None,
         "workdir": str(root),
     }
@@ -328,7 +354,11 @@ def main() -> int:
     parser.add_argument("--settle", type=float, default=2.0, help="seconds to wait for late duplicates (default 2)")
     parser.add_argument("--repo", help="run the daemon from this checkout (default: this script's repo)")
     parser.add_argument("--keep", action="store_true", help="keep the work dir (config, log, state db)")
+    parser.add_argument("--cap", type=int, default=32, help="inbox.max_concurrent_turns (default 32)")
+    parser.add_argument("--quick", action="store_true", help="the smallest run: 10 chats x 1, a 0.1 s model")
     args = parser.parse_args()
+    if args.quick:
+        args.chats, args.per_chat, args.model_latency, args.tg_latency, args.settle = 10, 1, 0.1, 0.0, 0.5
     args.repo = Path(args.repo).resolve() if args.repo else REPO
     server_log = logging.getLogger("aiohttp.server")
     server_log.addHandler(SERVER_ERRORS)
