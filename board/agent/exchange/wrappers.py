@@ -105,6 +105,7 @@ async def trace_call(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps
     if not is_on():
         return await call_next(call)
     provider, model = split_model(call.chain[0] if call.chain else call.request.model)
+    model = model or provider  # ``offline``: the provider is the model
     with span(f"chat {model}", {genai.OPERATION: "chat", genai.PROVIDER: provider, genai.SYSTEM: provider,
                                 genai.REQUEST_MODEL: model, genai.ROLE: req.ctx.role, "sabha.purpose": req.purpose,
                                 "sabha.step": st.step}) as seen:
