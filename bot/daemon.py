@@ -64,6 +64,7 @@ from bot.ops.reload import ReloadSignal, reload_config
 from bot.ops.runtime import RuntimeInfo, local_base, remove_runtime, write_runtime
 from bot.ops.signals import StopSignals, exit_code_for
 from bot.ops.startwait import StoreWait
+from bot.ops.tracing import begin_tracing, end_tracing
 from bot.ops.wake import wake_route
 from bot.replicas.service import ReplicaService
 from bot.scheduled import ScheduledWorkService
@@ -325,6 +326,7 @@ class Daemon:
         watcher: asyncio.Task[None] | None = None
         started: list[Channel] = []
         self.metrics.attach(board.parts.room, self.hub)
+        tracing = begin_tracing(self.loaded.config.telemetry, instance=self.replica.me.name if self.replica else "")
         try:
             if self.channels is None:
                 self.channels = build_channels(self.loaded, board, self.hub)
@@ -365,6 +367,7 @@ class Daemon:
             self.phase = "stopping"
             self.notifier.stopping("stopping: finishing running answers, the rest stays stored for the next start")
             await self._shutdown(started, watcher, stop_watch)
+            await end_tracing(tracing)  # the last answers' spans leave before the process does
             await _end_tasks(ops_tasks, stop_watch)
             signals.uninstall()
             reload_signal.uninstall()

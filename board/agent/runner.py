@@ -83,6 +83,8 @@ from board.llm.tokens import TokenCounter, counter_for
 from board.people.ref import elsewhere_lines
 from board.spending.allowance import SpendGate
 from board.spending.ledger import Ledger
+from board.telemetry.genai import OPERATION, ROLE
+from board.telemetry.spans import traced
 from board.workspace.prompt import BuiltPrompt, PromptBuilder, Remembered, TurnContext
 from board.workspace.souls import AgentProfile, SoulStore
 
@@ -426,6 +428,7 @@ class AgentRunner:
 
     # -- turn --------------------------------------------------------------------
 
+    @traced("turn", lambda self, role, *_, **__: {OPERATION: "invoke_agent", ROLE: role})
     async def turn(self, role: str, key: str, envelope: Envelope, text: str, *,
                    images: tuple[ImagePart, ...] = ()) -> Reply:
         """Answer ``text`` as ``role`` in session ``key``. The caller holds the key's lock.

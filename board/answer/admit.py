@@ -25,6 +25,7 @@ from board.room.settings import MEETINGS_OFF
 from board.routing.router import Route
 from board.spending.allowance import Allowance
 from board.spending.budget import BudgetStop, sender_id
+from board.telemetry.spans import traced
 
 __all__ = ["MODEL_COMMANDS", "STAGES", "Admitted", "Asking", "Stage", "admit", "calls_model", "identify",
            "with_owner_note"]
@@ -147,6 +148,7 @@ def with_owner_note(door: Door, envelope: Envelope, reply: Reply) -> Reply:
 STAGES: tuple[Stage, ...] = (_clean, _limit, _identify, _route, _gate)
 
 
+@traced("admission")
 async def admit(envelope: Envelope, door: Door, *, route: Route | None = None, received_clean: bool = False,
                 reads_files: bool = False) -> Admitted | Reply:
     """Run :data:`STAGES` over ``envelope``; the admitted message, or the reply that refused it.

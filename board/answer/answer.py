@@ -24,6 +24,7 @@ from board.media.attachment import MediaKind
 from board.media.understand import MediaFetcher
 from board.routing.router import Route
 from board.spending.budget import sender_id
+from board.telemetry.spans import traced
 from board.workspace.files import one_look
 
 __all__ = ["answer", "read_media"]
@@ -31,6 +32,7 @@ __all__ = ["answer", "read_media"]
 log = logging.getLogger("sabha.board")
 
 
+@traced("answer")
 async def answer(envelope: Envelope, door: Door, *, fetcher: MediaFetcher | None = None,
                  sink: StreamSink | None = None, route: Route | None = None, spoken: bool = False,
                  received_clean: bool = False, read_files: bool = False) -> Reply:

@@ -35,6 +35,8 @@ from board.agent.tools import Tool, ToolContext, ToolResult
 from board.conversation.transcripts import utc_now
 from board.llm.base import ToolSpec
 from board.storage import Database
+from board.telemetry.genai import ROLE
+from board.telemetry.spans import traced
 
 __all__ = ["CONSULT_TOOL", "ConsultService", "ConsultSettings", "consult_spec", "full_chain", "parse_answer"]
 
@@ -97,6 +99,11 @@ def _normalise(question: str) -> str:
     return " ".join(question.lower().split()).rstrip("?.! ")
 
 
+def _consulting(args: dict[str, Any], ctx: ToolContext) -> dict[str, str | int]:
+    """The attributes of a consultation's span: who asks whom, how deep (never the question)."""
+    return {ROLE: ctx.role, "sabha.consulted": str(args.get("role", ""))[:40], "sabha.consult.depth": len(ctx.chain)}
+
+
 @dataclass(kw_only=True, eq=False)
 class ConsultService:
     """Runs consultations; :meth:`tool` is what gets registered in the tool registry.
@@ -149,6 +156,7 @@ class ConsultService:
             return self.refusal(ctx, target, "budget", reason)
         return None
 
+    @traced("consultation", lambda self, args, ctx: _consulting(args, ctx))
     async def handle(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         """Handle one ``consult`` call."""
         target = str(args["role"]).strip().lower().lstrip("@")

@@ -39,6 +39,7 @@ from typing import Any, Literal
 from board.conversation.transcripts import utc_now
 from board.llm.base import Usage
 from board.storage import Database
+from board.telemetry.spans import trace_id
 
 __all__ = [
     "GROUPS",
@@ -259,15 +260,15 @@ class Ledger:
             """INSERT INTO llm_calls(ts, provider, model, role, session_key, meeting_id, purpose, attempt,
                    input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd,
                    latency_ms, ttft_ms, outcome, error, blocks, tags, sender, saved_usd, scope, thinking,
-                   schedule_item, schedule_run)
-               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                   schedule_item, schedule_run, trace_id)
+               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
             (
                 rec.ts, rec.provider, rec.model, rec.role, rec.session_key, rec.meeting_id, rec.purpose,
                 rec.attempt, rec.usage.input_tokens, rec.usage.output_tokens, rec.usage.cache_read_tokens,
                 rec.usage.cache_write_tokens, rec.cost_usd, rec.latency_ms, rec.ttft_ms, rec.outcome,
                 rec.error, _json(rec.blocks), _json(rec.tags),
                 rec.sender, rec.saved_usd, rec.scope, rec.thinking,
-                rec.run.item_id if rec.run else None, rec.run.label if rec.run else None,
+                rec.run.item_id if rec.run else None, rec.run.label if rec.run else None, trace_id(),
             ),
         )
 

@@ -48,7 +48,7 @@ __all__ = ["AGENT_KEYS", "BOARD_KEYS", "CONFIG_KEYS", "LLM_KEYS", "BoardLayout",
 #: The keys of :class:`bot.config.sections.Config`, ``LLMSection``, ``BoardSection`` and ``AgentOverrideConfig``.
 CONFIG_KEYS = frozenset({"workspace", "data_dir", "llm", "board", "tools", "logging", "server", "inbox", "budget",
                          "telegram", "whatsapp", "slack", "discord", "knowledge", "web_search", "memory", "guardrails",
-                         "media", "people", "web", "state", "schedule", "replicas", "mcp"})
+                         "media", "people", "web", "state", "schedule", "replicas", "mcp", "telemetry"})
 LLM_KEYS = frozenset({"model", "max_tokens", "fallbacks", "cheap_model", "thinking", "keep_thinking",
                       "max_tool_iterations", "timeout_s", "turn_timeout_s", "retry", "prices", "text_tool_protocol",
                       "providers", "context"})

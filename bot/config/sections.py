@@ -26,6 +26,7 @@ from bot.config.media import MediaSection
 from bot.config.people import PeopleSection
 from bot.intake.config import InboxSection
 from bot.mcp_server.config import McpEndpointSection
+from bot.ops.config import TelemetrySection
 from bot.web.config import WebSection
 
 if TYPE_CHECKING:
@@ -385,6 +386,7 @@ class Config(StrictModel):
     schedule: ScheduleSection = section()
     replicas: ReplicasSection = section()
     mcp: McpSection = section()
+    telemetry: TelemetrySection = section()
 
     def owner_chats(self) -> tuple[tuple[str, str], ...]:
         """(channel, chat id) of the owner's own chat on each running channel, as the config names the owner:

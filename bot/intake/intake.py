@@ -66,6 +66,7 @@ from board.envelope import Envelope, Reply, cleaned
 from board.llm.stream import StreamSink
 from board.media.understand import MediaFetcher
 from board.storage import StorageError
+from board.telemetry.spans import traced
 from board.tools.consent import answers_consent, consent_lane
 from bot.intake.config import InboxSection
 from bot.intake.courier import Capabilities, Courier
@@ -500,6 +501,9 @@ class Intake:
 
     # -- answering -------------------------------------------------------------------
 
+    @traced("message", lambda self, pending: {"sabha.channel": self.courier.name,
+                                             "sabha.message.kind": pending.kind.value,
+                                             "sabha.message.resends": pending.resends}, root=True)
     async def _answer(self, pending: Pending) -> None:
         """Answer one stored message (runs in its lane); storage errors park it and retry."""
         delay = self.hub.settings.storage_retry_s
@@ -556,6 +560,7 @@ class Intake:
         lanes = self.hub.lanes
         return lanes.turn(lane) if lanes is not None else contextlib.nullcontext()
 
+    @traced("send", lambda self, pending: {"sabha.channel": self.courier.name, "sabha.reply.resends": pending.resends})
     async def _deliver(self, pending: Pending) -> bool:
         """Deliver the stored reply and record the outcome; False when "sending" could not be
         recorded (nothing left: try again later). A marked copy of a reply whose first messages certainly

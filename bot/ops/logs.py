@@ -118,6 +118,16 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(body, ensure_ascii=False, default=str)
 
 
+class _TextFormatter(logging.Formatter):
+    """:data:`TEXT_FORMAT`, with ``trace_id=...`` at the end of a line written inside a traced span
+    (``telemetry.enabled``: :mod:`board.telemetry.logs`)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        line = super().formatMessage(record)
+        trace = getattr(record, "trace_id", None)
+        return f"{line} trace_id={trace}" if trace else line
+
+
 def choose_format(fmt: str, env: Mapping[str, str] | None = None) -> Literal["text", "json"]:
     """``text`` or ``json`` for the configured ``fmt`` (``auto``: JSON under systemd)."""
     if fmt in ("text", "json"):
@@ -162,7 +172,7 @@ def setup_logging(level: str | int = "WARNING", fmt: str = "auto", *, stream: Te
         root.addHandler(handler)
     elif stream is not None:
         handler.setStream(stream)
-    handler.setFormatter(JsonFormatter() if choose_format(fmt, env) == "json" else logging.Formatter(TEXT_FORMAT))
+    handler.setFormatter(JsonFormatter() if choose_format(fmt, env) == "json" else _TextFormatter(TEXT_FORMAT))
     root.setLevel(level)
     if not getattr(sys.excepthook, "_sabha_redacts", False):
         sys.excepthook = _redacting_excepthook(sys.excepthook)

@@ -10,8 +10,8 @@ the run. Modules, in the order a run meets them:
 - ``state``    what changes during the run, and ``Continue`` / ``DONE``
 - ``prepare``  resolve_model -> lay_out_prompt -> select_tools -> attribute_prompt
 - ``loop``     call_model <-> run_tools
-- ``wrappers`` around each model call: budget_gate -> reserve_allowance -> record_to_ledger -> apply_deadline
-               -> show_images
+- ``wrappers`` around each model call: budget_gate -> reserve_allowance -> trace_call -> record_to_ledger
+               -> apply_deadline -> show_images
 - ``finish``   guard_output -> fallback_text, then to_outcome
 - ``outcome``  what comes back (frozen), and the fixed fallback replies
 - ``run``      run_exchange: the order of the stages

@@ -24,6 +24,8 @@ from board.conversation.transcripts import utc_now
 from board.llm import text_tools
 from board.llm.base import ChatMessage, LLMRequest, LLMResponse, Persona, ToolCall
 from board.spending.ledger import ToolCallRecord
+from board.telemetry import genai
+from board.telemetry.spans import span
 
 __all__ = ["build_request", "call_model", "run_tools"]
 
@@ -142,7 +144,11 @@ async def _run_one(req: ExchangeRequest, st: ExchangeState, call: ToolCall) -> T
             "the tool's schema"
         )
     else:
-        result = await st.registry.call(call.name, call.arguments, req.ctx, st.allowed)
+        with span(f"execute_tool {call.name}", {genai.OPERATION: "execute_tool", genai.TOOL_NAME: call.name,
+                                                genai.TOOL_CALL_ID: call.id, genai.ROLE: req.ctx.role,
+                                                "sabha.tool.arguments_bytes": len(call.raw_arguments or "")}) as seen:
+            result = await st.registry.call(call.name, call.arguments, req.ctx, st.allowed)
+            seen.update({"sabha.tool.ok": result.ok, "sabha.tool.error": None if result.ok else "failed"})
     tool = st.registry.get(call.name)
     return ToolEvent(call, result, round((time.perf_counter() - began) * 1000, 2), st.step,
                      origin=tool.origin if tool is not None else None, ts=utc_now())

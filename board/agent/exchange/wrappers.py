@@ -6,7 +6,7 @@ Owns :class:`ModelCall` (one request on its way to the provider chain), the wrap
 (every attempt written with the prompt's attribution), ``apply_deadline`` (the run's
 deadline), ``show_images`` (pictures only for a model of the chain that sees) and
 ``stream_text`` (the answer's deltas to the request's stream, a tool call or a failed
-attempt voiding what was shown), their
+attempt voiding what was shown), ``trace_call`` (the call's span, while tracing is on), their
 order :data:`AROUND_MODEL` (outermost first), and :func:`send_through`, which wraps the
 provider chain in them.
 """
@@ -23,10 +23,13 @@ from board.agent.exchange.request import ExchangeRequest
 from board.agent.exchange.state import ExchangeState
 from board.agent.guardrails import GuardInput
 from board.llm.base import LLMRequest, Usage
+from board.llm.registry import split_model
 from board.llm.resilience import Attempt, CallResult, RequestFit
 from board.llm.stream import CheckedSink, PreviewCheck
 from board.llm.vision import for_model, image_count
 from board.spending.ledger import LLMCallRecord
+from board.telemetry import genai
+from board.telemetry.spans import is_on, span
 
 __all__ = [
     "AROUND_MODEL",
@@ -41,6 +44,7 @@ __all__ = [
     "send_through",
     "show_images",
     "stream_text",
+    "trace_call",
 ]
 
 log = logging.getLogger("sabha.agent")
@@ -91,6 +95,32 @@ async def reserve_allowance(req: ExchangeRequest, st: ExchangeState, deps: Excha
     finally:  # the call is recorded (its cost counted) by now
         if reservation is not None:
             reservation.release()
+
+
+async def trace_call(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, call: ModelCall,
+                     call_next: Handler) -> CallResult:
+    """A span around the model call, its retries and fallbacks included (while tracing is on): the GenAI
+    conventions' model and tokens (input: the whole prompt, cached part included), the call's cost and role. The
+    ledger's rows of its attempts are written inside it, so they carry its trace id."""
+    if not is_on():
+        return await call_next(call)
+    provider, model = split_model(call.chain[0] if call.chain else call.request.model)
+    model = model or provider  # ``offline``: the provider is the model
+    with span(f"chat {model}", {genai.OPERATION: "chat", genai.PROVIDER: provider, genai.SYSTEM: provider,
+                                genai.REQUEST_MODEL: model, genai.ROLE: req.ctx.role, "sabha.purpose": req.purpose,
+                                "sabha.step": st.step}) as seen:
+        result = await call_next(call)
+        seen.set("sabha.attempts", len(result.attempts))
+        response = result.response
+        if response is None or result.model is None:
+            seen.set("error.type", result.error.kind if result.error is not None else "no_answer")
+            return result
+        usage = response.usage
+        seen.update({genai.RESPONSE_MODEL: split_model(result.model)[1], genai.INPUT_TOKENS: usage.prompt_tokens,
+                     genai.OUTPUT_TOKENS: usage.output_tokens, genai.CACHE_READ_TOKENS: usage.cache_read_tokens,
+                     genai.CACHE_WRITE_TOKENS: usage.cache_write_tokens,
+                     genai.COST_USD: deps.prices.cost(result.model, usage)})
+    return result
 
 
 async def record_to_ledger(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps, call: ModelCall,
@@ -194,8 +224,8 @@ def _preview_check(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps,
 
 
 #: Outermost first.
-AROUND_MODEL: tuple[Wrapper, ...] = (budget_gate, reserve_allowance, record_to_ledger, apply_deadline, show_images,
-                                     stream_text)
+AROUND_MODEL: tuple[Wrapper, ...] = (budget_gate, reserve_allowance, trace_call, record_to_ledger, apply_deadline,
+                                     show_images, stream_text)
 
 
 def send_through(wrappers: Sequence[Wrapper], req: ExchangeRequest, st: ExchangeState,

@@ -23,8 +23,9 @@ from board.room.meeting.context import MeetingContext
 from board.room.meeting.events import Stop, StopReason
 from board.room.meeting.state import MeetingState
 from board.spending.allowance import SpendRefused
+from board.telemetry.spans import LiveSpan, QuietSpan, span
 
-__all__ = ["Limits", "ask", "in_phase"]
+__all__ = ["Limits", "ask", "in_phase", "phase_span"]
 
 #: The meeting phase the model calls made now belong to ("framing", "round 2", "peer review", "synthesis",
 #: "challenge"): tagged on each call in the ledger (``llm_calls.tags.phase``), so a resumed meeting can be
@@ -32,12 +33,21 @@ __all__ = ["Limits", "ask", "in_phase"]
 _PHASE: ContextVar[str] = ContextVar("meeting_phase", default="")
 
 
+def phase_span(name: str) -> QuietSpan | LiveSpan:
+    """The span of phase ``name``: ``meeting.round`` (with its number) or ``meeting.<phase>``."""
+    kind, _, number = name.partition(" ")
+    if kind == "round" and number.isdigit():
+        return span("meeting.round", {"sabha.round": int(number)})
+    return span("meeting." + name.replace(" ", "_"))
+
+
 @contextmanager
 def in_phase(name: str) -> Iterator[None]:
     """The model calls made inside belong to phase ``name``."""
     token = _PHASE.set(name)
     try:
-        yield
+        with phase_span(name):
+            yield
     finally:
         _PHASE.reset(token)
 

@@ -49,6 +49,8 @@ from board.room.meeting.review import run as peer_review
 from board.room.meeting.scoreboard import SCOREBOARD_INSTRUCTION, meeting_tools, record_stated
 from board.room.meeting.seat import between_rounds, rounds_at_most, table_block
 from board.room.meeting.state import MeetingState
+from board.telemetry.genai import ROLE
+from board.telemetry.spans import traced
 from board.workspace.souls import AgentProfile
 
 __all__ = ["STANCE_INSTRUCTION", "Said", "heard", "round_message", "run_all", "speak_round"]
@@ -158,6 +160,7 @@ async def _mark_absent(m: MeetingContext, s: MeetingState, profile: AgentProfile
     await m.emit(MeetingEventKind.ABSENT, s.current_round, role=profile.role, text=reason)
 
 
+@traced("meeting.seat", lambda limits, profile, round_no, said: {ROLE: profile.role, "sabha.round": round_no})
 async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Said) -> None:
     """One member's statement in ``round_no``: asked, recorded, stored and shown."""
     m, s = limits.m, limits.s

@@ -40,6 +40,7 @@ from board.room.meeting.resume import age_s, resume_phase, save
 from board.room.meeting.rounds import run_all
 from board.room.meeting.state import MeetingState
 from board.room.settings import MeetingSettings
+from board.telemetry.spans import traced
 from board.workspace.souls import AgentProfile
 
 __all__ = ["MeetingRun"]
@@ -182,6 +183,8 @@ class MeetingRun:
             await frame(m, s, limits)
         return await run_all(limits)
 
+    @traced("meeting", lambda self: {"sabha.meeting.id": self.m.id, "sabha.meeting.resumed": self.s.resumed,
+                                     "sabha.meeting.members": len(self.m.specialists)}, root=True)
     async def run(self) -> MeetingResult:
         """Hold the meeting to the end; always records a stop reason (unless Sabha suspends it while stopping,
         or another replica took it over: then the record stays running, for the next start or that replica)."""

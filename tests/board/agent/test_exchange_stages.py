@@ -100,7 +100,7 @@ async def test_a_spent_meeting_budget_stops_before_the_next_model_call(workspace
 
 
 def test_the_model_call_wrappers_run_in_one_declared_order() -> None:
-    assert [w.__name__ for w in AROUND_MODEL] == ["budget_gate", "reserve_allowance", "record_to_ledger",
+    assert [w.__name__ for w in AROUND_MODEL] == ["budget_gate", "reserve_allowance", "trace_call", "record_to_ledger",
                                                  "apply_deadline", "show_images", "stream_text"]
 
 

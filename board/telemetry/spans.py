@@ -1,0 +1,169 @@
+"""The tracing facade: :func:`span` (a context manager), :func:`traced` (its decorator form for coroutine
+functions) and :func:`trace_id` (the current trace's id, for a log line or a ledger row).
+
+While tracing is off (the default) :func:`span` hands back one shared :class:`QuietSpan` whose every method does
+nothing, and :func:`traced` awaits the function as it is: a hot path pays one global read, and no module of
+OpenTelemetry is imported. :func:`install` (called by :mod:`board.telemetry.exporting` when tracing starts) hands
+in the tracer; from then on each :func:`span` is a real span, the child of the current one (asyncio tasks inherit
+it), or with ``root=True`` the first of a new trace, linked to the span that started it.
+
+What goes into attributes is sizes, names, counts, models, money: never a prompt, an answer, a tool's
+arguments or a secret (the callers keep to that; :func:`span` drops ``None`` values).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Coroutine, Mapping
+from types import TracebackType
+from typing import Any, ParamSpec, Protocol, TypeVar, overload
+
+__all__ = ["AttributeValue", "LiveSpan", "QuietSpan", "SpanHandle", "install", "is_on", "span", "trace_id",
+           "traced", "uninstall"]
+
+AttributeValue = str | bool | int | float
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+class SpanHandle(Protocol):
+    """What a caller may do with the span it opened: add attributes once it knows them."""
+
+    def set(self, key: str, value: AttributeValue | None) -> None: ...
+
+    def update(self, attributes: Mapping[str, AttributeValue | None]) -> None: ...
+
+
+class QuietSpan:
+    """The span while tracing is off: a context manager and handle that does nothing (one shared instance)."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> QuietSpan:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        return None
+
+    def set(self, key: str, value: AttributeValue | None) -> None:
+        """Nothing: tracing is off."""
+
+    def update(self, attributes: Mapping[str, AttributeValue | None]) -> None:
+        """Nothing: tracing is off."""
+
+
+_QUIET = QuietSpan()
+#: The OpenTelemetry tracer while tracing is on (typed loosely: its module is imported only then).
+_tracer: Any = None
+
+
+def _clean(attributes: Mapping[str, AttributeValue | None] | None) -> dict[str, AttributeValue]:
+    return {k: v for k, v in (attributes or {}).items() if v is not None}
+
+
+class LiveSpan:
+    """One real span, current while its ``with`` block runs; an exception leaving it marks it failed."""
+
+    __slots__ = ("_attributes", "_manager", "_name", "_otel", "_root")
+
+    def __init__(self, name: str, attributes: Mapping[str, AttributeValue | None] | None, root: bool) -> None:
+        self._name, self._attributes, self._root = name, _clean(attributes), root
+        self._manager: Any = None
+        self._otel: Any = None
+
+    def __enter__(self) -> LiveSpan:
+        from opentelemetry import context, trace  # loaded already: tracing is on
+
+        options: dict[str, Any] = {"attributes": self._attributes}
+        if self._root:  # a trace of its own, linked to the one it was started from (a message that opened a meeting)
+            current = trace.get_current_span().get_span_context()
+            options["context"] = context.Context()
+            if current.is_valid:
+                options["links"] = [trace.Link(current)]
+        self._manager = _tracer.start_as_current_span(self._name, **options)
+        self._otel = self._manager.__enter__()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self._manager.__exit__(kind, exc, tb)
+
+    def set(self, key: str, value: AttributeValue | None) -> None:
+        """Set one attribute (``None``: left out)."""
+        if value is not None:
+            self._otel.set_attribute(key, value)
+
+    def update(self, attributes: Mapping[str, AttributeValue | None]) -> None:
+        """Set several attributes (``None`` values left out)."""
+        self._otel.set_attributes(_clean(attributes))
+
+
+def span(name: str, attributes: Mapping[str, AttributeValue | None] | None = None, *,
+         root: bool = False) -> QuietSpan | LiveSpan:
+    """A span named ``name`` around a ``with`` block (``with span("x", {...}) as s: ... s.set(k, v)``); nothing
+    while tracing is off. ``root``: the first span of a new trace, linked to the current one."""
+    if _tracer is None:
+        return _QUIET
+    return LiveSpan(name, attributes, root)
+
+
+class _Decorator(Protocol):
+    """A decorator that keeps the coroutine function's signature."""
+
+    def __call__(self, function: Callable[_P, Coroutine[Any, Any, _T]], /) -> Callable[_P, Coroutine[Any, Any, _T]]:
+        ...
+
+
+@overload
+def traced(name: str, attributes: None = None, *, root: bool = False) -> _Decorator: ...
+
+
+@overload
+def traced(name: str, attributes: Callable[_P, Mapping[str, AttributeValue | None]], *, root: bool = False
+           ) -> Callable[[Callable[_P, Coroutine[Any, Any, _T]]], Callable[_P, Coroutine[Any, Any, _T]]]: ...
+
+
+def traced(name: str, attributes: Callable[..., Mapping[str, AttributeValue | None]] | None = None, *,
+           root: bool = False) -> Any:
+    """A coroutine function run inside :func:`span` ``name``; ``attributes`` gets the call's arguments and
+    names the span's attributes (called only while tracing is on)."""
+
+    def decorate(function: Callable[_P, Coroutine[Any, Any, _T]]) -> Callable[_P, Coroutine[Any, Any, _T]]:
+        @functools.wraps(function)
+        async def run(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+            if _tracer is None:
+                return await function(*args, **kwargs)
+            with LiveSpan(name, attributes(*args, **kwargs) if attributes is not None else None, root):
+                return await function(*args, **kwargs)
+
+        return run
+
+    return decorate
+
+
+def trace_id() -> str | None:
+    """The current trace's id (32 hex digits), or None: tracing is off or no span is current."""
+    if _tracer is None:
+        return None
+    from opentelemetry import trace
+
+    context = trace.get_current_span().get_span_context()
+    return format(context.trace_id, "032x") if context.is_valid else None
+
+
+def is_on() -> bool:
+    """Whether spans are recorded now."""
+    return _tracer is not None
+
+
+def install(tracer: object) -> None:
+    """From now on :func:`span` records with ``tracer`` (an OpenTelemetry ``Tracer``)."""
+    global _tracer
+    _tracer = tracer
+
+
+def uninstall() -> None:
+    """From now on :func:`span` does nothing again."""
+    global _tracer
+    _tracer = None
