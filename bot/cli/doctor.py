@@ -6,8 +6,9 @@ file); the data dir is writable; the state store: with SQLite (the default), SQL
 Sabha uses (FTS5, JSON, WAL) and the state db passes ``PRAGMA quick_check``; with ``state.url`` on
 PostgreSQL, the server answers with the configured user and password, and its schema is migrated
 (every migration this Sabha knows applied; none it does not know) -- read only, nothing is changed
-(``sabha run`` applies what is missing); then, unless ``--offline``, each provider and
-channel endpoint in use answers a short HTTP request (``HTTP_TIMEOUT_S``): the model
+(``sabha run`` applies what is missing); recall: by words only, or by meaning too (``memory.embedding_model``
+set and sqlite-vec loadable; on PostgreSQL it says why recall stays lexical); then, unless ``--offline``, each
+provider and channel endpoint in use answers a short HTTP request (``HTTP_TIMEOUT_S``): the model
 APIs' model list with the key, Telegram's ``getMe``, WhatsApp's phone number, Discord's bot, intent and
 server permissions (:mod:`bot.channels.discord.checks`). An
 endpoint that answers with 401/403 is reachable but refuses the credentials: that is a
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` build
     from board.storage import StateURL
     from bot.config import LoadedConfig
 
-__all__ = ["Check", "add_parsers", "check_voice", "cmd_doctor", "discord_checks", "run_checks"]
+__all__ = ["Check", "add_parsers", "check_recall", "check_voice", "cmd_doctor", "discord_checks", "run_checks"]
 
 HTTP_TIMEOUT_S = 5.0
 #: How long the PostgreSQL check waits for the server.
@@ -258,6 +259,33 @@ async def check_state(loaded: LoadedConfig) -> list[Check]:
                                            url.path)]
 
 
+def check_recall(loaded: LoadedConfig) -> Check:
+    """Recall by meaning (``memory.embedding_model``): on, or why recall stays lexical and what to do."""
+    from board.recall.vector_store import load_sqlite_vec, vectors_problem
+    from board.storage import Dialect
+
+    embedding = loaded.config.memory.embedding_settings()
+    if embedding is None:
+        return ok("recall", "by words only (set memory.embedding_model to recall by meaning too)")
+    try:
+        dialect = loaded.state_url().dialect
+    except ValueError:
+        dialect = Dialect.SQLITE  # the state check above says what is wrong with state.url
+    problem = embedding.problem() or vectors_problem(dialect)
+    if problem is not None:
+        fix = ("keep the state in SQLite (unset state.url) for recall by meaning" if dialect is Dialect.POSTGRES
+               else "pip install sqlite-vec in Sabha's environment, then run doctor again")
+        return Check("recall", "WARN", f"by words only, although memory.embedding_model is {embedding.model}: "
+                                       f"{problem}", fix)
+    if not embedding.api_key and embedding.base_url is None:
+        variable = "GEMINI_API_KEY" if embedding.provider == "gemini" else "OPENAI_API_KEY"
+        return Check("recall", "WARN", f"{embedding.model} has no API key: passages are not embedded",
+                     f"export {variable} or set memory.embedding_api_key: ${{{variable}}}")
+    where = embedding.base_url or "its provider's endpoint"
+    return ok("recall", f"by meaning and by words: {embedding.model} at {where}, vectors kept with sqlite-vec "
+                        f"{load_sqlite_vec()}")
+
+
 # -- network checks -----------------------------------------------------------------------
 
 
@@ -461,6 +489,7 @@ async def run_checks(config_path: str | None, *, offline: bool) -> list[Check]:
     checks.append(check_workspace(loaded))
     checks.append(check_data_dir(loaded.data_dir))
     checks += await check_state(loaded)
+    checks.append(check_recall(loaded))
     checks += await check_mcp(loaded, offline=offline)
     probes = [*provider_probes(loaded), *channel_probes(loaded)]
     if offline:
