@@ -70,7 +70,7 @@ from board.schedule.standing import StandingWork
 from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
 from board.spending.ledger import Ledger
-from board.storage import Database
+from board.storage import Database, Dialect
 from board.tools.consent import ApprovalStore, OwnerConsent
 from board.tools.mcp.servers import McpServers
 from board.workspace.prompt import PromptBuilder
@@ -284,7 +284,8 @@ def _recall(base: _Base, db: Database, knowledge: KnowledgeBase | None, tools: T
 
 def _recall_vectors(settings: BoardSettings, base: _Base, db: Database, prices: PriceTable) -> VectorIndexer | None:
     """Recall by meaning when ``memory.embedding_model`` is set and vectors can be kept here (sqlite-vec on the
-    SQLite state db); else None, logged with why and what to do (recall stays lexical)."""
+    SQLite state db; on PostgreSQL pgvector, which the store looks for on first use); else None, logged with why
+    and what to do (recall stays lexical)."""
     embedding = settings.recall_embedding
     if embedding is None:
         return None
@@ -292,7 +293,7 @@ def _recall_vectors(settings: BoardSettings, base: _Base, db: Database, prices: 
     if problem is not None:
         log.warning("recall by meaning is off (recall stays lexical): %s", problem)
         return None
-    path = settings.state_url().path or settings.data_dir / DB_FILE
+    path = None if db.dialect is Dialect.POSTGRES else settings.state_url().path or settings.data_dir / DB_FILE
     embedder = Embedder(embedding, base.ledger, prices)
     log.info("recall by meaning: passages are embedded with %s in the background", embedding.model)
     return VectorIndexer(db, VectorStore(db, path), embedder)

@@ -29,5 +29,7 @@ class VectorSearch:
         """The ``limit`` passages nearest ``query`` in meaning that ``asker`` may see."""
         if not query.strip() or limit <= 0 or not (asker.audiences or asker.board or asker.everything):
             return []
+        if await self.store.problem() is not None:  # no vector search here: no call paid for nothing
+            return []
         [vector] = await self.embedder.embed([query], EmbeddingPurpose.QUERY)
         return await self.store.nearest(vector, self.embedder.settings.index_key, asker, limit=limit)

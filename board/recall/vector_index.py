@@ -19,7 +19,7 @@ import contextlib
 import logging
 
 from board.recall.embedder import Embedder, EmbeddingError, EmbeddingPurpose
-from board.recall.vector_store import VectorStore, pack
+from board.recall.vector_store import VectorStore
 from board.storage import Database
 
 __all__ = ["MAX_BACKOFF_S", "VectorIndexer"]
@@ -53,7 +53,10 @@ class VectorIndexer:
         return int(row["n"]) if row else 0
 
     async def run_once(self) -> int:
-        """Embed the next batch of passages; how many got a vector (raises :class:`EmbeddingError`)."""
+        """Embed the next batch of passages; how many got a vector (raises :class:`EmbeddingError`). None while
+        vectors cannot be searched here (nothing is paid for that could not be used)."""
+        if await self.store.problem() is not None:
+            return 0
         rows = await self.db.fetchall(
             "SELECT p.id, p.text FROM recall_passages p LEFT JOIN recall_vectors v ON v.passage_id = p.id "
             "AND v.model = ? WHERE p.id > ? AND v.passage_id IS NULL ORDER BY p.id LIMIT ?",
@@ -61,13 +64,17 @@ class VectorIndexer:
         if not rows:
             return 0
         vectors = await self.embedder.embed([str(r["text"]) for r in rows], EmbeddingPurpose.INDEX)
-        await self.store.save([(int(r["id"]), self.key, pack(v)) for r, v in zip(rows, vectors, strict=True)])
+        await self.store.save([(int(r["id"]), self.key, v) for r, v in zip(rows, vectors, strict=True)])
         self._after = int(rows[-1]["id"])
         return len(rows)
 
     async def watch(self, stop: asyncio.Event) -> None:
         """Embed until ``stop``: a pass, then a pause (none while a pass filled a whole batch; longer and longer
         while the model fails)."""
+        problem = await self.store.problem()
+        if problem is not None:
+            log.warning("recall by meaning is off (recall stays lexical): %s", problem)
+            return
         failures = 0
         while not stop.is_set():
             try:

@@ -7,7 +7,7 @@ Sabha uses (FTS5, JSON, WAL) and the state db passes ``PRAGMA quick_check``; wit
 PostgreSQL, the server answers with the configured user and password, and its schema is migrated
 (every migration this Sabha knows applied; none it does not know) -- read only, nothing is changed
 (``sabha run`` applies what is missing); recall: by words only, or by meaning too (``memory.embedding_model``
-set and sqlite-vec loadable; on PostgreSQL it says why recall stays lexical); then, unless ``--offline``, each
+set, and sqlite-vec loadable or the PostgreSQL server's pgvector there); then, unless ``--offline``, each
 provider and channel endpoint in use answers a short HTTP request (``HTTP_TIMEOUT_S``): the model
 APIs' model list with the key, Telegram's ``getMe``, WhatsApp's phone number, Discord's bot, intent and
 server permissions (:mod:`bot.channels.discord.checks`). An
@@ -259,22 +259,22 @@ async def check_state(loaded: LoadedConfig) -> list[Check]:
                                            url.path)]
 
 
-def check_recall(loaded: LoadedConfig) -> Check:
+async def check_recall(loaded: LoadedConfig) -> Check:
     """Recall by meaning (``memory.embedding_model``): on, or why recall stays lexical and what to do."""
-    from board.recall.vector_store import load_sqlite_vec, vectors_problem
     from board.storage import Dialect
 
     embedding = loaded.config.memory.embedding_settings()
     if embedding is None:
         return ok("recall", "by words only (set memory.embedding_model to recall by meaning too)")
     try:
-        dialect = loaded.state_url().dialect
+        url = loaded.state_url()
     except ValueError:
-        dialect = Dialect.SQLITE  # the state check above says what is wrong with state.url
-    problem = embedding.problem() or vectors_problem(dialect)
+        return Check("recall", "SKIP", "state.url is wrong (see above)")
+    postgres = url.dialect is Dialect.POSTGRES
+    problem = embedding.problem() or (await _pgvector(url) if postgres else _sqlite_vec()[1])
     if problem is not None:
-        fix = ("keep the state in SQLite (unset state.url) for recall by meaning" if dialect is Dialect.POSTGRES
-               else "pip install sqlite-vec in Sabha's environment, then run doctor again")
+        fix = ("install pgvector on the PostgreSQL server and run CREATE EXTENSION vector in Sabha's database, or "
+               "keep the state in SQLite" if postgres else "pip install sqlite-vec in Sabha's environment")
         return Check("recall", "WARN", f"by words only, although memory.embedding_model is {embedding.model}: "
                                        f"{problem}", fix)
     if not embedding.api_key and embedding.base_url is None:
@@ -282,8 +282,38 @@ def check_recall(loaded: LoadedConfig) -> Check:
         return Check("recall", "WARN", f"{embedding.model} has no API key: passages are not embedded",
                      f"export {variable} or set memory.embedding_api_key: ${{{variable}}}")
     where = embedding.base_url or "its provider's endpoint"
-    return ok("recall", f"by meaning and by words: {embedding.model} at {where}, vectors kept with sqlite-vec "
-                        f"{load_sqlite_vec()}")
+    kept = "pgvector in the state database" if postgres else f"sqlite-vec {_sqlite_vec()[0]}"
+    return ok("recall", f"by meaning and by words: {embedding.model} at {where}, vectors kept with {kept}")
+
+
+def _sqlite_vec() -> tuple[str, str | None]:
+    """sqlite-vec's version, or why it cannot be loaded."""
+    from board.recall.vector_store import VectorsUnavailable, load_sqlite_vec
+
+    try:
+        return load_sqlite_vec(), None
+    except VectorsUnavailable as exc:
+        return "", str(exc)
+
+
+async def _pgvector(url: StateURL) -> str | None:
+    """Why the PostgreSQL state database cannot search vectors (None: pgvector is there, or can be created)."""
+    from board.recall.vector_store import PGVECTOR_MISSING
+    from board.storage.postgres import driver
+
+    try:
+        asyncpg = driver()
+        conn = await asyncpg.connect(url.dsn(), password=url.password, timeout=PG_TIMEOUT_S)
+    except Exception as exc:  # noqa: BLE001 - the state server's own check above says what is wrong
+        return f"the state server could not be asked whether it has pgvector ({type(exc).__name__})"
+    try:
+        if await conn.fetchval("SELECT 1 FROM pg_extension WHERE extname = 'vector'"):
+            return None
+        if await conn.fetchval("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"):
+            return None  # Sabha creates it at its first search (or says why it could not)
+        return PGVECTOR_MISSING
+    finally:
+        await conn.close()
 
 
 # -- network checks -----------------------------------------------------------------------
@@ -489,7 +519,7 @@ async def run_checks(config_path: str | None, *, offline: bool) -> list[Check]:
     checks.append(check_workspace(loaded))
     checks.append(check_data_dir(loaded.data_dir))
     checks += await check_state(loaded)
-    checks.append(check_recall(loaded))
+    checks.append(await check_recall(loaded))
     checks += await check_mcp(loaded, offline=offline)
     probes = [*provider_probes(loaded), *channel_probes(loaded)]
     if offline:

@@ -1,16 +1,25 @@
 """Recall by meaning in tests: board settings whose ``memory.embedding_*`` point at the fake embeddings server
-(:mod:`tests.support.fakes.embeddings_api`), and a pass that embeds everything indexed so far."""
+(:mod:`tests.support.fakes.embeddings_api`), a pass that embeds everything indexed so far, and a PostgreSQL with
+pgvector.
+
+Debian 12 has no pgvector package for its PostgreSQL 15, so the tests' PostgreSQL with pgvector is the one the
+``pgserver`` package ships (PostgreSQL 16 and pgvector 0.6.2, built for manylinux, from PyPI; a test
+dependency): :func:`pgvector_binaries` finds its bin folder for :func:`tests.support.pg.throwaway_cluster`.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import replace
+from pathlib import Path
 
 from board.app import Board
 from board.app.settings import BoardSettings
 from board.recall.embedder import EmbeddingSettings
+from tests.support.ci import missing_part
 from tests.support.fakes.embeddings_api import FakeEmbeddings
 
-__all__ = ["EMBEDDING_MODEL", "embed_all", "with_embeddings"]
+__all__ = ["EMBEDDING_MODEL", "embed_all", "pgvector_binaries", "with_embeddings"]
 
 #: Priced like OpenAI's small embedding model (the price table knows it), served by the fake.
 EMBEDDING_MODEL = "openai:text-embedding-3-small"
@@ -33,3 +42,14 @@ async def embed_all(board: Board) -> int:
     while added := await vectors.run_once():
         done += added
     return done
+
+
+def pgvector_binaries() -> Path:
+    """The bin folder of a PostgreSQL that has pgvector (``pgserver``'s); skips, or fails on CI, without it."""
+    spec = importlib.util.find_spec("pgserver")  # found, not imported: only its binaries are used
+    if spec is None or not spec.submodule_search_locations:
+        missing_part("pgserver (PostgreSQL 16 with pgvector, from PyPI) is not installed: pip install -e '.[test]'")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+    if not (folder / "initdb").exists():
+        missing_part(f"pgserver has no PostgreSQL binaries in {folder}")
+    return folder

@@ -1,7 +1,7 @@
 """``sabha doctor``'s recall line (issue 43): by words only while ``memory.embedding_model`` is unset; by meaning
-too when it is set and sqlite-vec loads; a warning naming what to do when a model is set but vectors cannot be
-kept (a PostgreSQL state store: no pgvector support) or the model has no key. A bad model name is a config
-error naming the key."""
+too when it is set and sqlite-vec loads (or the PostgreSQL server has pgvector); a warning naming what to do when
+a model is set but vectors cannot be kept (a PostgreSQL without pgvector) or the model has no key. A bad model
+name is a config error naming the key."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli.main import main
+from tests.support.pg import throwaway_cluster
+from tests.support.vectors import pgvector_binaries
 
 
 def doctor(root: Path, capsys: pytest.CaptureFixture[str], *lines: str) -> tuple[int, str]:
@@ -47,14 +49,25 @@ def test_a_model_without_a_key_is_warned_about(tmp_path: Path, capsys: pytest.Ca
     assert "export GEMINI_API_KEY or set memory.embedding_api_key" in out
 
 
-def test_on_postgresql_recall_stays_lexical_and_doctor_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_on_postgresql_without_pgvector_recall_stays_lexical_and_doctor_says_why(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    _, out = doctor(tmp_path, capsys, "state:", "  url: postgresql://sabha@127.0.0.1:1/sabha", "memory:",
-                    "  embedding_model: openai:text-embedding-3-small")
+    with throwaway_cluster() as server:  # Debian's PostgreSQL 15: no pgvector
+        _, out = doctor(tmp_path, capsys, "state:", f"  url: {server.url()}", "memory:",
+                        "  embedding_model: openai:text-embedding-3-small")
     assert "WARN  recall: by words only, although memory.embedding_model is openai:text-embedding-3-small: the " \
-           "state store is PostgreSQL" in out, out
-    assert "pgvector" in out and "fix: keep the state in SQLite" in out
+           "PostgreSQL server has no pgvector extension" in out, out
+    assert "fix: install pgvector on the PostgreSQL server" in out
+
+
+def test_on_postgresql_with_pgvector_recall_is_by_meaning(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with throwaway_cluster(pgvector_binaries()) as server:
+        _, out = doctor(tmp_path, capsys, "state:", f"  url: {server.url()}", "memory:",
+                        "  embedding_model: openai:text-embedding-3-small")
+    assert "OK    recall: by meaning and by words: openai:text-embedding-3-small at its provider's endpoint, " \
+           "vectors kept with pgvector in the state database" in out, out
 
 
 def test_a_model_that_is_not_provider_colon_name_is_a_config_error(tmp_path: Path,
