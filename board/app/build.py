@@ -69,7 +69,7 @@ from board.schedule import Schedule, WorkKind
 from board.schedule.standing import StandingWork
 from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
-from board.spending.ledger import Ledger
+from board.spending.ledger import Ledger, start_of_day
 from board.storage import Database, Dialect
 from board.tools.consent import ApprovalStore, OwnerConsent
 from board.tools.mcp.servers import McpServers
@@ -296,7 +296,17 @@ def _recall_vectors(settings: BoardSettings, base: _Base, db: Database, prices: 
     path = None if db.dialect is Dialect.POSTGRES else settings.state_url().path or settings.data_dir / DB_FILE
     embedder = Embedder(embedding, base.ledger, prices)
     log.info("recall by meaning: passages are embedded with %s in the background", embedding.model)
-    return VectorIndexer(db, VectorStore(db, path), embedder)
+    return VectorIndexer(db, VectorStore(db, path), embedder,
+                         allowed=functools.partial(_daily_budget_left, base.budget))
+
+
+async def _daily_budget_left(budget: Budget) -> str | None:
+    """Why background spending must wait: today's spend has reached ``budget.daily_usd`` (None: it may go on)."""
+    limit = budget.settings.daily_usd if budget.settings.enabled else None
+    if limit is None:
+        return None
+    spent = await budget.ledger.spent(since=start_of_day(budget.clock()))
+    return f"today's spend ${spent:.4f} has reached budget.daily_usd ${limit:.2f}" if spent >= limit else None
 
 
 def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegistry, *,

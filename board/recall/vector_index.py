@@ -5,7 +5,8 @@ current model (:attr:`board.recall.embedder.EmbeddingSettings.index_key`), embed
 (``memory.embedding_batch`` texts) and stores the vectors in one transaction. What is done is what
 ``recall_vectors`` holds, so a kill or a restart resumes where it stopped, and a change of model re-embeds
 every passage in the same way, batch by batch (the old model's vectors are replaced as it goes, and are never
-compared with the new model's). Each request is a ledger row (purpose ``embedding``).
+compared with the new model's). Each request is a ledger row (purpose ``embedding``), and none is made while
+``allowed`` says why not (the board's: today's spend has reached ``budget.daily_usd``).
 
 :meth:`VectorIndexer.watch` runs passes until the board stops: never on an answer's path. While the model
 fails (a wrong key, the server down) it waits longer between tries, up to :data:`MAX_BACKOFF_S`, and says so
@@ -17,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 
 from board.recall.embedder import Embedder, EmbeddingError, EmbeddingPurpose
 from board.recall.vector_store import VectorStore
@@ -33,12 +35,16 @@ MAX_BACKOFF_S = 300.0
 class VectorIndexer:
     """See the module docstring."""
 
-    def __init__(self, db: Database, store: VectorStore, embedder: Embedder, *, interval_s: float = 2.0) -> None:
+    def __init__(self, db: Database, store: VectorStore, embedder: Embedder, *, interval_s: float = 2.0,
+                 allowed: Callable[[], Awaitable[str | None]] | None = None) -> None:
         self.db = db
         self.store = store
         self.embedder = embedder
         self.interval_s = interval_s
+        #: Why embedding must wait now (today's budget is spent), or None: asked before each batch.
+        self.allowed = allowed
         self._after = 0  # passages up to this id have this model's vector (found so in this process)
+        self._paused: str | None = None
 
     @property
     def key(self) -> str:
@@ -55,7 +61,7 @@ class VectorIndexer:
     async def run_once(self) -> int:
         """Embed the next batch of passages; how many got a vector (raises :class:`EmbeddingError`). None while
         vectors cannot be searched here (nothing is paid for that could not be used)."""
-        if await self.store.problem() is not None:
+        if await self.store.problem() is not None or await self._held():
             return 0
         rows = await self.db.fetchall(
             "SELECT p.id, p.text FROM recall_passages p LEFT JOIN recall_vectors v ON v.passage_id = p.id "
@@ -67,6 +73,17 @@ class VectorIndexer:
         await self.store.save([(int(r["id"]), self.key, v) for r, v in zip(rows, vectors, strict=True)])
         self._after = int(rows[-1]["id"])
         return len(rows)
+
+    async def _held(self) -> bool:
+        """Whether the budget holds embedding now (said once when it starts holding, once when it lets go)."""
+        why = await self.allowed() if self.allowed is not None else None
+        if why != self._paused:
+            if why is not None:
+                log.warning("recall: embedding waits: %s", why)
+            else:
+                log.info("recall: embedding goes on")
+            self._paused = why
+        return why is not None
 
     async def watch(self, stop: asyncio.Event) -> None:
         """Embed until ``stop``: a pass, then a pause (none while a pass filled a whole batch; longer and longer

@@ -9,7 +9,8 @@ thesaurus, no trained model).
 - the background embedder: batched, every call a ledger row with its purpose and price, resumable after a
   failure without embedding anything twice, and a change of model re-embeds everything;
 - privacy with vectors on: the vector half alone never returns what the asker may not see;
-- a failing embedding model leaves the lexical answer; "forget everything" takes the vectors too.
+- a failing embedding model leaves the lexical answer; "forget everything" takes the vectors too; nothing is
+  embedded while today's budget (``budget.daily_usd``) is spent.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from board.recall.passages import Asker
 from board.recall.semantic import VectorSearch
 from board.recall.service import RecallService
 from board.room.store import MeetingStore
+from board.spending.budget import BudgetSettings
+from board.spending.ledger import LLMCallRecord
 from board.storage import parse_state_url
 from bot.app import all_migrations
 from tests.support.fakes.embeddings_api import FakeEmbeddings
@@ -287,3 +290,23 @@ async def test_forget_everything_takes_the_persons_vectors_too(vboard: Board) ->
         "SELECT count(*) AS n FROM recall_vectors v LEFT JOIN recall_passages p ON p.id = v.passage_id "
         "WHERE p.id IS NULL")
     assert orphans is not None and orphans["n"] == 0
+
+
+async def test_embedding_waits_while_todays_budget_is_spent(settings: BoardSettings, embeddings: FakeEmbeddings,
+                                                            caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="sabha.recall")
+    capped = replace(with_embeddings(settings, embeddings), budget=BudgetSettings(daily_usd=0.50))
+    board = await Board.open(capped, migrations=all_migrations())
+    try:
+        await _history(board)
+        await board.parts.recall_indexer.run_once()
+        await board.parts.ledger.record_llm_call(LLMCallRecord(provider="openai", model="openai:gpt-4o",
+                                                               outcome="ok", cost_usd=0.75, purpose="turn"))
+        vectors = board.parts.recall_vectors
+        assert vectors is not None
+        assert await vectors.run_once() == 0 and embeddings.requests == []  # nothing paid past the day's budget
+        assert "embedding waits: today's spend $0.7500 has reached budget.daily_usd $0.50" in caplog.text
+        board.parts.budget.settings = BudgetSettings(daily_usd=2.0)  # the owner raises it (a config reload)
+        assert await vectors.run_once() == 9 and "embedding goes on" in caplog.text
+    finally:
+        await board.close()
