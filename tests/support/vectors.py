@@ -9,7 +9,11 @@ dependency): :func:`pgvector_binaries` finds its bin folder for :func:`tests.sup
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import os
+import shutil
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -49,7 +53,23 @@ def pgvector_binaries() -> Path:
     spec = importlib.util.find_spec("pgserver")  # found, not imported: only its binaries are used
     if spec is None or not spec.submodule_search_locations:
         missing_part("pgserver (PostgreSQL 16 with pgvector, from PyPI) is not installed: pip install -e '.[test]'")
-    folder = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
-    if not (folder / "initdb").exists():
-        missing_part(f"pgserver has no PostgreSQL binaries in {folder}")
-    return folder
+    install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    if not (install / "bin" / "initdb").exists():
+        missing_part(f"pgserver has no PostgreSQL binaries in {install / 'bin'}")
+    if os.geteuid() != 0:
+        return install / "bin"
+    # As root the cluster runs as the postgres user, who may not reach into the environment (a clone under /root):
+    # a copy in the temporary folder, readable by all, made once per machine and version. The binaries find their
+    # libraries at $ORIGIN/../../../pgserver.libs: the copy keeps that layout.
+    copy = Path(tempfile.gettempdir()) / f"sabha-pgvector-{os.stat(install / 'bin' / 'postgres').st_mtime_ns}"
+    if not (copy / "pgserver" / "pginstall" / "bin" / "initdb").exists():
+        partial = Path(tempfile.mkdtemp(prefix="sabha-pgvector-"))
+        shutil.copytree(install, partial / "pgserver" / "pginstall", symlinks=True)
+        shutil.copytree(install.parent.parent / "pgserver.libs", partial / "pgserver.libs", symlinks=True)
+        for path in (partial, *partial.rglob("*")):
+            path.chmod(path.stat().st_mode | (0o555 if path.is_dir() or os.access(path, os.X_OK) else 0o444))
+        with contextlib.suppress(OSError):  # another test process made it first: theirs is the same
+            partial.rename(copy)
+        shutil.rmtree(partial, ignore_errors=True)
+    copy = copy / "pgserver" / "pginstall"
+    return copy / "bin"
