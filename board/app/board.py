@@ -89,15 +89,19 @@ class Board:
             await parts.web_search.close()
         if parts.knowledge is not None:
             parts.knowledge.close()
+        if parts.recall_vectors is not None:
+            await parts.recall_vectors.close()
         await parts.transcripts.flush()  # rows still queued (PostgreSQL) before the pool goes
         await parts.db.close()
 
     async def watch(self, stop: asyncio.Event) -> None:
         """Apply edits of soul files, re-index knowledge documents as they are saved and index what was said for
-        recall, until ``stop``."""
+        recall (and embed it, when recall by meaning is on), until ``stop``."""
         knowledge = self.parts.knowledge
+        vectors = self.parts.recall_vectors
         await asyncio.gather(self.parts.souls.watch(stop), self.parts.recall_indexer.watch(stop),
-                             *([knowledge.watch(stop)] if knowledge else []))
+                             *([knowledge.watch(stop)] if knowledge else []),
+                             *([vectors.watch(stop)] if vectors else []))
 
     async def __aenter__(self) -> Board:
         return self

@@ -26,7 +26,7 @@ from board.answer import Door, Money
 from board.app.meetings import DecisionTrail
 from board.app.parts import Observers, Parts
 from board.app.rosters import Rosters
-from board.app.settings import BoardSettings
+from board.app.settings import DB_FILE, BoardSettings
 from board.clock import Clock
 from board.commands import builtin as builtin_commands
 from board.commands import consent as consent_commands
@@ -42,6 +42,7 @@ from board.commands import standing as standing_commands
 from board.commands.registry import CommandRegistry
 from board.conversation.sessions import Sessions
 from board.conversation.transcript_rows import transcripts_for
+from board.llm.pricing import PriceTable
 from board.llm.registry import ProviderRegistry
 from board.media.documents import DocumentReader
 from board.media.service import MediaService
@@ -51,12 +52,16 @@ from board.memory.knowledge.base import KnowledgeBase
 from board.memory.knowledge.fts import FTS5Unavailable
 from board.memory.knowledge.tool import knowledge_tool
 from board.people import People
+from board.recall.embedder import Embedder
 from board.recall.indexer import RecallIndexer, forget_accounts
 from board.recall.knowledge import KnowledgeSearch
 from board.recall.lexical import DecisionSearch, PassageSearch
 from board.recall.passages import Retriever
+from board.recall.semantic import VectorSearch
 from board.recall.service import RecallService
 from board.recall.tool import recall_tool
+from board.recall.vector_index import VectorIndexer
+from board.recall.vector_store import VectorStore, vectors_problem
 from board.room.convene import BoardRoom
 from board.room.store import MeetingStore
 from board.routing.cached import RouterCache
@@ -64,8 +69,8 @@ from board.schedule import Schedule, WorkKind
 from board.schedule.standing import StandingWork
 from board.spending.allowance import SpendGate
 from board.spending.budget import Budget
-from board.spending.ledger import Ledger
-from board.storage import Database
+from board.spending.ledger import Ledger, start_of_day
+from board.storage import Database, Dialect
 from board.tools.consent import ApprovalStore, OwnerConsent
 from board.tools.mcp.servers import McpServers
 from board.workspace.prompt import PromptBuilder
@@ -253,17 +258,47 @@ def _web_search(settings: BoardSettings, db: Database) -> WebSearch | None:
 
 
 def _recall(base: _Base, db: Database, knowledge: KnowledgeBase | None, tools: ToolRegistry,
-            commands: CommandRegistry) -> tuple[RecallService, RecallIndexer]:
-    """One recall (issue 43) over the lexical retrievers (and the knowledge base when it is on), offered as the
-    ``recall`` tool and ``/recall``; its background indexer runs in :meth:`board.app.board.Board.watch`."""
+            commands: CommandRegistry, vectors: VectorIndexer | None) -> tuple[RecallService, RecallIndexer]:
+    """One recall (issue 43) over the lexical retrievers (the knowledge base when it is on, and the vector search
+    when ``vectors`` is given), offered as the ``recall`` tool and ``/recall``; its background indexers run in
+    :meth:`board.app.board.Board.watch`."""
     retrievers: list[Retriever] = [PassageSearch(db), DecisionSearch(db)]
     if knowledge is not None:
         retrievers.append(KnowledgeSearch(knowledge))
+    if vectors is not None:
+        retrievers.append(VectorSearch(vectors.store, vectors.embedder))
     service = RecallService(retrievers)
     indexer = RecallIndexer(db, base.sessions, base.sessions.transcripts)
     tools.register(recall_tool(service, db, offered=lambda: indexer.holds))  # once there is something to find
     recall_commands.register(commands, service, db)
     return service, indexer
+
+
+def _recall_vectors(settings: BoardSettings, base: _Base, db: Database, prices: PriceTable) -> VectorIndexer | None:
+    """Recall by meaning when ``memory.embedding_model`` is set and vectors can be kept here (sqlite-vec on the
+    SQLite state db; on PostgreSQL pgvector, which the store looks for on first use); else None, logged with why
+    and what to do (recall stays lexical)."""
+    embedding = settings.recall_embedding
+    if embedding is None:
+        return None
+    problem = embedding.problem() or vectors_problem(db.dialect)
+    if problem is not None:
+        log.warning("recall by meaning is off (recall stays lexical): %s", problem)
+        return None
+    path = None if db.dialect is Dialect.POSTGRES else settings.state_url().path or settings.data_dir / DB_FILE
+    embedder = Embedder(embedding, base.ledger, prices)
+    log.info("recall by meaning: passages are embedded with %s in the background", embedding.model)
+    return VectorIndexer(db, VectorStore(db, path), embedder,
+                         allowed=functools.partial(_daily_budget_left, base.budget))
+
+
+async def _daily_budget_left(budget: Budget) -> str | None:
+    """Why background spending must wait: today's spend has reached ``budget.daily_usd`` (None: it may go on)."""
+    limit = budget.settings.daily_usd if budget.settings.enabled else None
+    if limit is None:
+        return None
+    spent = await budget.ledger.spent(since=start_of_day(budget.clock()))
+    return f"today's spend ${spent:.4f} has reached budget.daily_usd ${limit:.2f}" if spent >= limit else None
 
 
 def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegistry, *,
@@ -292,7 +327,8 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
         tools.register(knowledge_tool(knowledge))
     if web_search is not None:
         tools.register(web_search.tool())
-    recall, recall_indexer = _recall(base, db, knowledge, tools, commands)
+    recall_vectors = _recall_vectors(settings, base, db, runner.settings.prices)
+    recall, recall_indexer = _recall(base, db, knowledge, tools, commands, recall_vectors)
     media = MediaService(settings.media, settings.data_dir, db, providers=providers, ledger=base.ledger,
                          spend=base.spend, retry=settings.agent.retry, spending=base.money.spending)
     media.register(DocumentReader(knowledge))  # long documents: the conversation's knowledge scope
@@ -315,4 +351,4 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                  web_search=web_search, media=media, people=base.people, memory_writer=writer,
                  memory_talk=memory_talk, commands=commands, consent=consent, mcp=outside,
                  door=door, standing_meetings=standing_meetings, standing=standing, recall=recall,
-                 recall_indexer=recall_indexer)
+                 recall_indexer=recall_indexer, recall_vectors=recall_vectors)

@@ -33,6 +33,7 @@ from board.memory.knowledge.base import KnowledgeBase
 from board.people import People
 from board.recall.indexer import RecallIndexer
 from board.recall.service import RecallService
+from board.recall.vector_index import VectorIndexer
 from board.room.convene import BoardRoom
 from board.routing.router import Router
 from board.schedule import Schedule
@@ -106,3 +107,4 @@ class Parts:
     standing: StandingWork  # standing work (/every): briefs, meetings and roundtables on a rhythm (issue 42)
     recall: RecallService  # one search over what the asker may see, with citations (issue 43)
     recall_indexer: RecallIndexer  # copies what was said into recall's index, in the background (Board.watch)
+    recall_vectors: VectorIndexer | None = None  # embeds passages for recall by meaning (memory.embedding_model)

@@ -40,6 +40,7 @@ from board.tools.mcp.settings import McpSettings
 
 if TYPE_CHECKING:  # web search's modules load with its provider
     from board.agent.web_search import WebSearchSettings
+    from board.recall.embedder import EmbeddingSettings
 
 __all__ = ["BOARD_MIGRATIONS", "DB_FILE", "BoardSettings"]
 
@@ -74,6 +75,8 @@ class BoardSettings:
     mcp: McpSettings = field(default_factory=McpSettings)  # outside tools: the MCP servers and their limits
     timezone: str = "UTC"  # the owner's time zone: due dates are read and shown in it (IANA name)
     standing: StandingSettings = field(default_factory=StandingSettings)  # schedule.catch_up_s (issue 42)
+    #: ``memory.embedding_*``: recall by meaning (issue 43); None: lexical recall only.
+    recall_embedding: EmbeddingSettings | None = None
     #: Where the state lives (``state.url``); None: the SQLite file ``sabha.db`` in ``data_dir``.
     state: StateURL | None = None
     #: The most connections this process holds to a PostgreSQL state store.

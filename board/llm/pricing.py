@@ -87,6 +87,9 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "openai:gpt-5-mini": ModelPrice(0.25, 2.0, cache_read=0.025),
     "openai:gpt-5-nano": ModelPrice(0.05, 0.4, cache_read=0.005),
     "openai:o4-mini": ModelPrice(1.1, 4.4, cache_read=0.275),
+    # Embedding models (recall by meaning): input only.
+    "openai:text-embedding-3-small": ModelPrice(0.02, 0.0),
+    "openai:text-embedding-3-large": ModelPrice(0.13, 0.0),
     # Google Gemini (prompts up to 200k tokens): implicit cache hits are billed at the cache
     # price; there is no write charge for implicit caching. Thinking tokens are output.
     "google:gemini-3-pro": ModelPrice(2.0, 12.0, cache_read=0.2),
@@ -95,6 +98,7 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
     "google:gemini-2.5-flash-lite": ModelPrice(0.10, 0.40, cache_read=0.01),
     "google:gemini-2.0-flash": ModelPrice(0.10, 0.40, cache_read=0.025),
     "google:gemini-2.0-flash-lite": ModelPrice(0.075, 0.30),
+    "google:gemini-embedding-001": ModelPrice(0.15, 0.0),
 }
 
 

@@ -9,10 +9,17 @@
   documents' text into the index, resumable (``recall_progress``), never on an answer's path
 - :mod:`~board.recall.lexical`: the lexical retrievers: the passages (SQLite FTS5 or PostgreSQL tsvector)
   and decisions with their minutes (the existing ``decision_search`` index, :mod:`board.decisions.recall`)
+- :mod:`~board.recall.embedder`: the embedding model (``memory.embedding_model``: OpenAI, Gemini or any
+  OpenAI-compatible endpoint), each call a ledger row
+- :mod:`~board.recall.vector_store`: passages' vectors (``recall_vectors``), searched with sqlite-vec
+- :mod:`~board.recall.vector_index`: the background pass that embeds passages, resumable, re-embedding after a
+  change of model
+- :mod:`~board.recall.semantic`: the vector retriever (passages near the question's meaning)
 - :mod:`~board.recall.knowledge`: the knowledge base (shared, the role's own, documents attached in the chat)
 - :mod:`~board.recall.service`: :class:`~board.recall.service.RecallService`, fusing retrievers' rankings
 - :mod:`~board.recall.tool`: the ``recall`` tool advisors call, passages quoted as data with their citations
 """
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["audience", "indexer", "knowledge", "lexical", "migrations", "passages", "service", "tool"]
+__all__ = ["audience", "embedder", "indexer", "knowledge", "lexical", "migrations", "passages", "semantic", "service",
+           "tool", "vector_index", "vector_store"]

@@ -6,8 +6,9 @@ file); the data dir is writable; the state store: with SQLite (the default), SQL
 Sabha uses (FTS5, JSON, WAL) and the state db passes ``PRAGMA quick_check``; with ``state.url`` on
 PostgreSQL, the server answers with the configured user and password, and its schema is migrated
 (every migration this Sabha knows applied; none it does not know) -- read only, nothing is changed
-(``sabha run`` applies what is missing); then, unless ``--offline``, each provider and
-channel endpoint in use answers a short HTTP request (``HTTP_TIMEOUT_S``): the model
+(``sabha run`` applies what is missing); recall: by words only, or by meaning too (``memory.embedding_model``
+set, and sqlite-vec loadable or the PostgreSQL server's pgvector there); then, unless ``--offline``, each
+provider and channel endpoint in use answers a short HTTP request (``HTTP_TIMEOUT_S``): the model
 APIs' model list with the key, Telegram's ``getMe``, WhatsApp's phone number, Discord's bot, intent and
 server permissions (:mod:`bot.channels.discord.checks`). An
 endpoint that answers with 401/403 is reachable but refuses the credentials: that is a
@@ -33,7 +34,7 @@ if TYPE_CHECKING:  # the rest is imported where it is used: `sabha --help` build
     from board.storage import StateURL
     from bot.config import LoadedConfig
 
-__all__ = ["Check", "add_parsers", "check_voice", "cmd_doctor", "discord_checks", "run_checks"]
+__all__ = ["Check", "add_parsers", "check_recall", "check_voice", "cmd_doctor", "discord_checks", "run_checks"]
 
 HTTP_TIMEOUT_S = 5.0
 #: How long the PostgreSQL check waits for the server.
@@ -258,6 +259,63 @@ async def check_state(loaded: LoadedConfig) -> list[Check]:
                                            url.path)]
 
 
+async def check_recall(loaded: LoadedConfig) -> Check:
+    """Recall by meaning (``memory.embedding_model``): on, or why recall stays lexical and what to do."""
+    from board.storage import Dialect
+
+    embedding = loaded.config.memory.embedding_settings()
+    if embedding is None:
+        return ok("recall", "by words only (set memory.embedding_model to recall by meaning too)")
+    try:
+        url = loaded.state_url()
+    except ValueError:
+        return Check("recall", "SKIP", "state.url is wrong (see above)")
+    postgres = url.dialect is Dialect.POSTGRES
+    problem = embedding.problem() or (await _pgvector(url) if postgres else _sqlite_vec()[1])
+    if problem is not None:
+        fix = ("install pgvector on the PostgreSQL server and run CREATE EXTENSION vector in Sabha's database, or "
+               "keep the state in SQLite" if postgres else "pip install sqlite-vec in Sabha's environment")
+        return Check("recall", "WARN", f"by words only, although memory.embedding_model is {embedding.model}: "
+                                       f"{problem}", fix)
+    if not embedding.api_key and embedding.base_url is None:
+        variable = "GEMINI_API_KEY" if embedding.provider == "gemini" else "OPENAI_API_KEY"
+        return Check("recall", "WARN", f"{embedding.model} has no API key: passages are not embedded",
+                     f"export {variable} or set memory.embedding_api_key: ${{{variable}}}")
+    where = embedding.base_url or "its provider's endpoint"
+    kept = "pgvector in the state database" if postgres else f"sqlite-vec {_sqlite_vec()[0]}"
+    return ok("recall", f"by meaning and by words: {embedding.model} at {where}, vectors kept with {kept}")
+
+
+def _sqlite_vec() -> tuple[str, str | None]:
+    """sqlite-vec's version, or why it cannot be loaded."""
+    from board.recall.vector_store import VectorsUnavailable, load_sqlite_vec
+
+    try:
+        return load_sqlite_vec(), None
+    except VectorsUnavailable as exc:
+        return "", str(exc)
+
+
+async def _pgvector(url: StateURL) -> str | None:
+    """Why the PostgreSQL state database cannot search vectors (None: pgvector is there, or can be created)."""
+    from board.recall.vector_store import PGVECTOR_MISSING
+    from board.storage.postgres import driver
+
+    try:
+        asyncpg = driver()
+        conn = await asyncpg.connect(url.dsn(), password=url.password, timeout=PG_TIMEOUT_S)
+    except Exception as exc:  # noqa: BLE001 - the state server's own check above says what is wrong
+        return f"the state server could not be asked whether it has pgvector ({type(exc).__name__})"
+    try:
+        if await conn.fetchval("SELECT 1 FROM pg_extension WHERE extname = 'vector'"):
+            return None
+        if await conn.fetchval("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"):
+            return None  # Sabha creates it at its first search (or says why it could not)
+        return PGVECTOR_MISSING
+    finally:
+        await conn.close()
+
+
 # -- network checks -----------------------------------------------------------------------
 
 
@@ -461,6 +519,7 @@ async def run_checks(config_path: str | None, *, offline: bool) -> list[Check]:
     checks.append(check_workspace(loaded))
     checks.append(check_data_dir(loaded.data_dir))
     checks += await check_state(loaded)
+    checks.append(await check_recall(loaded))
     checks += await check_mcp(loaded, offline=offline)
     probes = [*provider_probes(loaded), *channel_probes(loaded)]
     if offline:

@@ -3,7 +3,8 @@
 Whoever runs the CLI on the board's folder is the owner, so this is the owner's view: every conversation,
 meeting, decision, document and knowledge file (advisors and ``/recall`` see only what their asker may see,
 :mod:`board.recall.audience`). It first indexes what the daemon has not indexed yet (the daemon indexes in the
-background; this command may run while it is stopped), then prints the passages, each with its citation.
+background; this command may run while it is stopped) and, with ``memory.embedding_model`` set, embeds what is not
+embedded yet, then prints the passages, each with its citation.
 Exit codes: 0 found or not (said so), 2 no words to look for.
 """
 
@@ -51,6 +52,12 @@ async def cmd_recall(parts: Parts, args: argparse.Namespace) -> int:
         return 2
     while await parts.recall_indexer.run_once():  # what the daemon has not indexed yet
         pass
+    if parts.recall_vectors is not None:  # and not embedded yet (memory.embedding_model; each call in the ledger)
+        try:
+            while await parts.recall_vectors.run_once():
+                pass
+        except Exception as exc:  # noqa: BLE001 - the model failing leaves recall by words: say so, go on
+            emit(f"(recall by meaning: the embedding model failed, {exc}; searching what is embedded and by words)")
     found = await parts.recall.recall(query, Asker.owner_view(), limit=args.limit)
     if args.json:
         emit(json.dumps([{"cite": p.cite, "source": p.source.value, "said_by": p.speaker, "date": p.said_at[:10],

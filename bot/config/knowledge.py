@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # the board's modules load when the board's settings are buil
     from board.agent.web_search import WebSearchSettings
     from board.memory.facts import MemorySettings
     from board.memory.knowledge.base import KnowledgeSettings
+    from board.recall.embedder import EmbeddingSettings
 
 __all__ = ["GuardrailsSection", "KnowledgeSection", "MemorySection", "WebSearchSection"]
 
@@ -105,6 +106,51 @@ class MemorySection(StrictModel):
     extract_concurrency: int = Field(2, ge=1, le=16, description="extractions running at once")
     extract_per_hour: int = Field(30, ge=0, le=1000, description="extraction calls per person in any hour; past "
                                   "it their messages are not read for facts until the hour has passed (0: no cap)")
+    embedding_model: str | None = Field(
+        None, description="recall by meaning: the embedding model as provider:model (openai:text-embedding-3-small, "
+                          "gemini:gemini-embedding-001, or openai:<name> with embedding_base_url for any "
+                          "OpenAI-compatible server); unset: recall matches words only")
+    embedding_base_url: str | None = Field(None, description="the embeddings endpoint; default: OpenAI's, or Gemini's "
+                                                             "OpenAI-compatible one for gemini: models")
+    embedding_api_key: SecretStr | None = Field(None, description="write ${VAR}; default: $OPENAI_API_KEY or "
+                                                                  "$GEMINI_API_KEY by the model's provider")
+    embedding_dimensions: int | None = Field(None, ge=8, le=8192, description="ask the model for vectors this long "
+                                                                             "(text-embedding-3 and gemini models "
+                                                                             "can shorten); unset: its own size")
+    embedding_batch: int = Field(64, ge=1, le=2048, description="passages embedded in one request, in the background")
+
+    _embedding_blank_is_unset = blank_is_unset("embedding_model", "embedding_base_url", "embedding_api_key")
+
+    @field_validator("embedding_model")
+    @classmethod
+    def _embedding_model(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        provider, colon, name = value.strip().partition(":")
+        if not colon or not name.strip() or provider.lower() not in ("openai", "gemini", "google"):
+            raise ValueError("must be provider:model, e.g. openai:text-embedding-3-small or "
+                             "gemini:gemini-embedding-001 (openai:<name> with embedding_base_url for any "
+                             "OpenAI-compatible server)")
+        return value.strip()
+
+    @field_validator("embedding_base_url")
+    @classmethod
+    def _embedding_base_url(cls, value: str | None) -> str | None:
+        return base_url(value, "https://api.openai.com/v1") if value is not None else None
+
+    def embedding_settings(self, env: Mapping[str, str] | None = None) -> EmbeddingSettings | None:
+        """``embedding_*`` as the board's plain settings; None when no model is set."""
+        if self.embedding_model is None:
+            return None
+        from board.recall.embedder import EmbeddingSettings
+
+        env = os.environ if env is None else env
+        provider = self.embedding_model.partition(":")[0].lower()
+        variable = "GEMINI_API_KEY" if provider in ("gemini", "google") else "OPENAI_API_KEY"
+        key = self.embedding_api_key.get_secret_value().strip() if self.embedding_api_key is not None else ""
+        return EmbeddingSettings(model=self.embedding_model, base_url=self.embedding_base_url,
+                                 api_key=key or (env.get(variable) or "").strip(),
+                                 dimensions=self.embedding_dimensions, batch=self.embedding_batch)
 
     def settings(self) -> MemorySettings:
         """The board's plain settings."""

@@ -129,6 +129,7 @@ class LoadedConfig:
             knowledge=self.config.knowledge.settings(),
             web_search=self.config.web_search.settings(),
             memory=self.config.memory.settings(),
+            recall_embedding=self.config.memory.embedding_settings(),
             guardrails=self.config.guardrails.settings(),
             media=self.config.media.settings(),
             people=self.config.people.settings(),

@@ -200,6 +200,10 @@ class _Memory:
 
         return MemorySettings()
 
+    def embedding_settings(self) -> None:
+        """No embedding model: recall by words only (``memory.embedding_model`` unset)."""
+        return None
+
 
 @dataclass(frozen=True)
 class _Guardrails:

@@ -82,10 +82,10 @@ class PgServer:
 
 
 @contextlib.contextmanager
-def throwaway_cluster() -> Iterator[PgServer]:
+def throwaway_cluster(binaries: Path | None = None) -> Iterator[PgServer]:
     """A new cluster, running; stopped and removed after (skips the test with the reason where none can run;
-    fails it on CI)."""
-    folder = find_pg_bin()
+    fails it on CI). ``binaries``: the server's bin folder (default: the newest installed)."""
+    folder = binaries or find_pg_bin()
     if folder is None:
         missing_part("PostgreSQL server binaries not found (Debian: apt-get install postgresql; .ci/run does)")
     user = "postgres" if os.geteuid() == 0 else os.environ.get("USER", "")
@@ -143,7 +143,7 @@ async def migrated_template(server: PgServer, migrations: Sequence[Migration]) -
 
     key = hashlib.sha1("\n".join(sorted(m.name for m in migrations)).encode()).hexdigest()[:12]
     name = f"tmpl_{key}"
-    if name in _TEMPLATES:
+    if (server.port, name) in _TEMPLATES:  # per server: a test process may run two (one with pgvector)
         return name
     admin = await asyncpg.connect(server.url())
     try:
@@ -154,8 +154,8 @@ async def migrated_template(server: PgServer, migrations: Sequence[Migration]) -
     db = await PostgresDatabase.open(parse_state_url(server.url(name), data_dir=Path("."), env={}),
                                      for_dialect(migrations, Dialect.POSTGRES), min_size=1, max_size=1)
     await db.close()
-    _TEMPLATES.add(name)
+    _TEMPLATES.add((server.port, name))
     return name
 
 
-_TEMPLATES: set[str] = set()
+_TEMPLATES: set[tuple[int, str]] = set()

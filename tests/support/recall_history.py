@@ -2,11 +2,12 @@
 
 :func:`generate` makes the plan (no I/O): 200 meetings (a theme in a city each: "open an office in Pune"), 5,000
 conversation messages (2,500 questions and answers, each pair about one product with a name of its own, spread
-over the owner's chats, two members' chats and a group) and 20 documents (a supplier contract each). :func:`seed`
+over the owner's chats, two members' chats and a group; 20 of the answers raise an idea, :data:`IDEAS`) and 20
+documents (a supplier contract each). :func:`seed`
 writes it through :class:`board.conversation.sessions.Sessions`, :class:`board.room.store.MeetingStore` and
 :class:`board.media.store.MediaStore`. :func:`questions` are the labelled questions (``tests/data/
 recall_questions.jsonl`` is their checked-in copy): exact-term ones, which name a term the source holds, and
-paraphrased ones, which say the same with other words.
+paraphrased ones, which say the same with other words (a meeting's theme, a conversation's idea).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from board.media.attachment import Attachment, MediaKind
 from board.media.store import MediaStore
 from board.room.store import MeetingStore
 
-__all__ = ["QUESTIONS_FILE", "Chat", "History", "Meeting", "generate", "hit", "questions", "seed", "write_questions"]
+__all__ = ["IDEAS", "IDEA_CHATS", "QUESTIONS_FILE", "Chat",
+           "History", "Meeting", "generate", "hit", "questions", "seed", "write_questions"]
 
 QUESTIONS_FILE = Path(__file__).resolve().parents[1] / "data" / "recall_questions.jsonl"
 
@@ -41,6 +43,29 @@ THEMES = [("office", "open an office in {c}", "workplace"),
 ROLES = ["finance", "strategy", "research", "content", "critic"]
 METRICS = [("churn", "customers leaving"), ("margin", "profit per sale"), ("backlog", "queued work"),
            ("refunds", "money returned"), ("latency", "response delay")]
+#: Ideas raised in 20 of the conversations (those at ``IDEA_CHATS``), each with how a person might ask for it
+#: later in other words: the paraphrased questions about conversations.
+IDEAS = [("start a referral bonus", "reward people who recommend us"),
+         ("move support to a chatbot", "let a bot answer help requests"),
+         ("extend the free trial", "lengthen the gratis evaluation"),
+         ("bundle onboarding with setup", "package welcome training and installation"),
+         ("send a winback email", "mail lapsed buyers a comeback note"),
+         ("add a yearly plan", "introduce annual billing"),
+         ("raise the shipping fee", "increase the delivery charge"),
+         ("hire a night shift", "staff an evening rota"),
+         ("translate the app into Spanish", "localise the software for Hispanic users"),
+         ("drop the paper invoices", "stop printed bills"),
+         ("open a popup store", "run a temporary shop"),
+         ("switch the courier to rail freight", "move carriage onto trains"),
+         ("cap the free tier", "limit the gratis bracket"),
+         ("publish a monthly newsletter", "put out a regular bulletin"),
+         ("recycle the packaging", "reuse the boxes"),
+         ("audit the supplier contracts", "review vendor agreements"),
+         ("sponsor a football club", "back a soccer team"),
+         ("automate the payroll", "mechanise salary runs"),
+         ("add a dark mode", "offer a dim colour scheme"),
+         ("cut the warranty period", "shorten the guarantee window")]
+IDEA_CHATS = range(7, 7 + 125 * len(IDEAS), 125)
 _SYL = ["ka", "lo", "mi", "ter", "vu", "zan", "pri", "dol", "sen", "ru", "bex", "ta", "nor", "qui", "fal", "gem"]
 MEETINGS, PAIRS, DOCUMENTS = 200, 2500, 20
 
@@ -116,15 +141,16 @@ def generate(seed: int = 43) -> History:
               ("board:finance:tg-300", "finance", "telegram", "300", False, False, "300"),
               ("board:research:g--1009", "research", "telegram", "300", False, True, "-1009")]
     chats = []
+    ideas = dict(zip(IDEA_CHATS, (idea for idea, _ in IDEAS), strict=True))
     for n in range(PAIRS):
         key, role, channel, sender, owner, group, chat_id = places[n % len(places)]
         metric = METRICS[n % len(METRICS)][0]
         product = products[n]
+        then = f"I suggest we {ideas[n]}." if n in ideas else "watch it next month."
         chats.append(Chat(key=key, role=role, channel=channel, sender=sender, is_owner=owner, is_group=group,
                           chat_id=chat_id, product=product, metric=metric,
                           question=f"How is {metric} looking for {product} this month?",
-                          answer=f"For {product}, {metric} moved to {rng.randint(2, 40)}.{rng.randint(0, 9)}%; "
-                                 "watch it next month."))
+                          answer=f"For {product}, {metric} moved to {rng.randint(2, 40)}.{rng.randint(0, 9)}%; {then}"))
     documents = tuple((f"contract-{n + 1:02d}.pdf", products[PAIRS + n],
                        f"Supply agreement with {products[PAIRS + n]} Ltd: delivery within {n + 5} days, "
                        f"penalty {n + 1}% per late week.") for n in range(DOCUMENTS))
@@ -168,10 +194,9 @@ def questions(history: History) -> list[dict[str, Any]]:
         synonym = next(s for t, _, s in THEMES if t == m.theme)
         out.append({"kind": "paraphrase", "question": f"Which session settled the {synonym} question for {m.city}?",
                     "cite": m.id})
-    for c in history.chats[7::125][:20]:
-        synonym = next(s for t, s in METRICS if t == c.metric)
-        out.append({"kind": "paraphrase", "question": f"How bad were the {synonym} figures of that product we "
-                                                      "talked about?", "text": c.product})
+    for n, (_idea, reworded) in zip(IDEA_CHATS, IDEAS, strict=True):  # 20 paraphrases: an idea, other words
+        out.append({"kind": "paraphrase", "question": f"What was that idea to {reworded}?",
+                    "text": history.chats[n].product})
     return out
 
 
