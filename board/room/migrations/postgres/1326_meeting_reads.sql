@@ -1,0 +1,3 @@
+-- PostgreSQL twin of ../1326_meeting_reads.sql.
+CREATE INDEX meetings_by_start ON meetings(started_at);
+CREATE INDEX action_items_by_created ON action_items(created_at);
