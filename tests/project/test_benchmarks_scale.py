@@ -22,5 +22,8 @@ def _run(script: str, *args: str) -> str:
 
 def test_the_recall_benchmark_runs_at_its_smallest_size() -> None:
     out = _run("recall.py", "--quick")
-    assert "recall (FTS5 search" in out, out
-    assert "track records (" in out, out
+    figures = {line.split("  ")[0]: line for line in out.splitlines()}
+    for name in ("decision recall (framing)", "recall, a member", "recall, the owner", "track records (this checkout)",
+                 "track records, recomputed (main)"):
+        assert name in figures and "median" in figures[name], out
+    assert "(5 found)" in figures["recall, a member"] and "(5 found)" in figures["track records (this checkout)"], out

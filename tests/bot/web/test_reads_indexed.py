@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from board.decisions.predictions.store import PredictionStore
 from board.clock import SystemClock
+from board.decisions.predictions.store import PredictionStore
 from board.decisions.ratify import DecisionBook
 from board.room.store import MeetingStore
 from board.storage import Database
