@@ -27,3 +27,11 @@ def test_the_recall_benchmark_runs_at_its_smallest_size() -> None:
                  "track records, recomputed (main)"):
         assert name in figures and "median" in figures[name], out
     assert "(5 found)" in figures["recall, a member"] and "(5 found)" in figures["track records (this checkout)"], out
+
+
+def test_the_scale_benchmark_reads_every_figure_at_its_smallest_size() -> None:
+    out = _run("scale.py", "--quick", "--runs", "1")
+    for name in ("web /ui/meetings", "web /ui/meetings/<id>", "web /ui/ (board)", "web /ui/decisions", "web /ui/track",
+                 "web /ui/cost", "sabha meetings list", "sabha predictions list", "sabha board stats", "/stats",
+                 "track records (a meeting's)", "framing (recall + track records)", "recall (a member)"):
+        assert any(line.startswith(name + " ") for line in out.splitlines()), f"{name} missing:\n{out}"
