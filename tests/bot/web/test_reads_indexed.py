@@ -52,6 +52,8 @@ async def test_the_meeting_lists_read_the_newest_by_index(database: Database) ->
     assert any("meetings_by_start" in p for p in plans) and not any("TEMP B-TREE" in p for p in plans), plans
     _, plans = await _plan(database, lambda: store.actions(include_done=True, limit=500))
     assert not any(p.startswith("SCAN a") and "INDEX" not in p for p in plans), plans
+    _, plans = await _plan(database, lambda: store.actions(include_done=True, meeting_id="m-001", limit=100))
+    assert any("action_items_by_meeting" in p for p in plans), plans  # the meeting page; a recalled decision's outcome
     _, plans = await _plan(database, lambda: store.spent("m-001"))  # a meeting's cost: its own calls
     assert any("llm_calls_by_meeting" in p for p in plans), plans
 
