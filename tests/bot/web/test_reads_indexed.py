@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
+
 from board.clock import SystemClock
 from board.decisions.predictions.store import PredictionStore
 from board.decisions.ratify import DecisionBook
@@ -71,3 +73,12 @@ async def test_the_board_page_looks_up_each_role_instead_of_scanning_the_ledger(
 async def test_the_track_page_lists_the_latest_resolutions_by_index(database: Database) -> None:
     _, plans = await _plan(database, lambda: PredictionStore(database).latest_resolved(limit=300))
     assert any("predictions_resolved" in p for p in plans) and not any("TEMP B-TREE" in p for p in plans), plans
+
+
+@pytest.mark.backends
+async def test_the_board_page_reads_each_roles_last_call_on_both_backends(database: Database) -> None:
+    await _fill(database)
+    found = await last_activity(database, ["finance", "critic", "research"])
+    assert set(found) == {"finance", "critic"}  # research never called a model: "never" on the page
+    assert "28 Nov 2026" in found["finance"] or "27 Nov 2026" in found["finance"], found
+    assert await last_activity(database, []) == {}
