@@ -91,7 +91,8 @@ def _search_sql(dialect: Dialect, terms: list[str], exclude: str, limit: int) ->
 
     SQLite: FTS5 ``MATCH`` of the quoted terms OR-ed, ranked by bm25 (topic 4, recommendation 3, rationale 1.5,
     minutes 0.5) as FTS5's own ``rank`` (sorted inside FTS5: about a third less work at 10,000 meetings than
-    ``ORDER BY bm25(...)``, the same order). PostgreSQL: the ``document`` tsvector (topic and recommendation weight A, rationale B, minutes
+    ``ORDER BY bm25(...)``, the same order).
+    PostgreSQL: the ``document`` tsvector (topic and recommendation weight A, rationale B, minutes
     C) against ``websearch_to_tsquery`` of the quoted terms OR-ed (user text never breaks it), ranked by
     ``ts_rank`` times how many of the terms a decision has (``ts_rank`` knows no document frequency; this keeps
     bm25's preference for the decision that matches more of the topic)."""
