@@ -1,19 +1,28 @@
-"""What the board's memory costs a meeting: recalling related decisions and scoring the advisors.
+"""What the board's memory costs as it grows: recall and the advisors' track records (issue 43's "Scale").
 
-Fills a fresh state db (all of the board's migrations) with ``--meetings`` ended meetings, each
-with a decision and minutes of about ``--minutes-chars`` characters (the full-text index is
-kept by its triggers as they end), and ``--predictions`` resolved predictions spread over five
-advisors; then times, ``--runs`` times each, what a new meeting does before its chair speaks
-and before it decides:
+Fills a fresh state db (all of the board's migrations) in one transaction on SQLite's express connection with
+``--meetings`` ended meetings, each with a decision and minutes of about ``--minutes-chars`` characters (the
+decision index is kept by its triggers as they end), ``--predictions`` predictions over five advisors (about
+two thirds resolved), and ``--lines`` transcript lines as the recall indexer leaves them in ``recall_passages``
+(conversation lines of 200 people, the owner and 20 groups; words drawn Zipf-like from a 5,000-word vocabulary
+plus the board's topic words). Then times, ``--runs`` times each:
 
-* ``recall``: :func:`board.decisions.recall.search.related_decisions` for a topic sharing words with
-  some decisions, plus :func:`recall_block` (the quoted, bounded text);
-* ``track``: every prediction read and scored into the track records the chair sees.
+* ``decision recall``: what a meeting's framing recalls before its chair speaks
+  (:func:`board.decisions.recall.search.related_decisions` and :func:`recall_block`);
+* ``recall``: :class:`board.recall.service.RecallService` over passages and decisions, for a member (their own
+  conversations and the board's record) and for the owner at the terminal (everything);
+* ``track records``: the chair's track records as this checkout reads them (stored tallies,
+  :mod:`board.decisions.predictions.tally`, when it has them) and, beside them in the same run, as main read them
+  (every prediction read and scored in Python): the ratio is the paired before/after.
 
-Prints medians and p95 in milliseconds, the size of the db and how long filling it took.
-Asserts nothing on time.
+Prints medians and p95 of wall time (unreliable on a busy machine) and the median CPU time of this process per
+read (``time.process_time``: every thread of the process, the db's too). Asserts nothing on time.
 
-Run: python benchmarks/recall.py [--meetings 5000] [--predictions 5000] [--minutes-chars 4000] [--runs 50]
+Sizes: ``--size small`` (5,000 meetings, 5,000 predictions, 100,000 lines: the figures of the last round),
+``--size large`` (10,000 meetings, 50,000 predictions, 1,000,000 lines: issue 43's goal, recall <= 50 ms median,
+track records <= 20 ms), ``--quick`` (tiny: the test that keeps this script running); any count can be given.
+
+Run: python benchmarks/recall.py [--size small|large] [--quick] [--meetings N] [--predictions N] [--lines N]
 """
 
 from __future__ import annotations
@@ -27,7 +36,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -36,6 +47,9 @@ from board.db import StateDB
 from board.decisions.predictions.scoring import track_records
 from board.decisions.predictions.store import PredictionStore
 from board.decisions.recall.search import recall_block, related_decisions
+from board.recall.lexical import DecisionSearch, PassageSearch
+from board.recall.passages import Asker
+from board.recall.service import RecallService
 
 WORDS = (
     "pricing", "europe", "germany", "hiring", "engineer", "office", "lisbon", "churn", "retention", "marketing",
@@ -44,6 +58,13 @@ WORDS = (
     "vendor", "cloud", "costs", "margin", "growth", "brand"
 )
 ROLES = ("research", "content", "finance", "strategy", "critic")
+SIZES = {  # meetings, predictions, transcript lines, minutes chars, runs
+    "quick": (20, 100, 500, 400, 3),
+    "small": (5_000, 5_000, 100_000, 4_000, 50),
+    "large": (10_000, 50_000, 1_000_000, 4_000, 50),
+}
+TOPIC = "Should we change our pricing for Germany and Europe?"
+MEMBER = Asker(frozenset({"id:telegram:1007"}), board=True)
 
 
 def _text(rng: random.Random, chars: int) -> str:
@@ -56,73 +77,121 @@ def _text(rng: random.Random, chars: int) -> str:
     return " ".join(out)
 
 
-def _rows(meetings: int, predictions: int, minutes_chars: int) -> tuple[list[tuple[str, ...]], list[tuple[object, ...]]]:  # noqa: E501
+def _vocabulary(rng: random.Random) -> tuple[list[str], list[float]]:
+    """5,000 made-up words with Zipf weights, the board's words among the commonest hundred."""
+    letters = "abcdefghijklmnoprstuvwy"
+    words = ["".join(rng.choice(letters) for _ in range(rng.randint(4, 9))) for _ in range(5_000)]
+    for n, word in enumerate(WORDS):
+        words[10 + n * 3] = word
+    return words, [1.0 / (rank + 1) for rank in range(len(words))]
+
+
+def _lines(count: int, rng: random.Random) -> list[tuple[str, str, str, str, str, str, str]]:
+    words, weights = _vocabulary(rng)
+    audiences = (["owner"] * 20 + [f"id:telegram:{1000 + n}" for n in range(200)]
+                 + [f"group:telegram:-100{n}" for n in range(20)])
+    out = []
+    for n in range(count):
+        session, audience = f"s-{n // 50:06d}", audiences[(n // 50) % len(audiences)]
+        speaker = "user" if n % 2 == 0 else ROLES[(n // 50) % len(ROLES)]
+        day = f"2026-{1 + n % 11:02d}-{1 + n % 28:02d}"
+        out.append(("conversation", f"{session}#{n % 50}", audience, speaker, f"[{speaker}, {day}]", day,
+                    " ".join(rng.choices(words, weights, k=rng.randint(6, 30)))))
+    return out
+
+
+def _fill(conn: sqlite3.Connection, meetings: int, predictions: int, lines: int, minutes_chars: int) -> None:
+    """Each meeting inserted running, then ended (the trigger indexes it); predictions; transcript lines."""
     rng = random.Random(27)
     ended = [(f"m-{n:06d}", " ".join(rng.sample(WORDS, 4)),
               json.dumps({"recommendation": _text(rng, 200), "rationale": _text(rng, 300)}), _text(rng, minutes_chars))
              for n in range(meetings)]
+    conn.executemany("INSERT INTO meetings(id, topic, roster, chair, status, started_at) "
+                     "VALUES (?, ?, 'board', 'general', 'running', '2026-01-01T00:00:00+00:00')",
+                     [(m, topic) for m, topic, _, _ in ended])
+    conn.executemany("UPDATE meetings SET status = 'ended', decision = ?, minutes = ? WHERE id = ?",
+                     [(decision, minutes, m) for m, _, decision, minutes in ended])
     said = [(f"m-{n % max(meetings, 1):06d}", ROLES[n % len(ROLES)], f"claim {n}", f"claim {n}",
-             round(rng.random(), 2), rng.choice(("yes", "no", "unknown"))) for n in range(predictions)]
-    return ended, said
-
-
-async def _fill(db: StateDB, meetings: int, predictions: int, minutes_chars: int) -> None:
-    """One transaction: each meeting inserted running, then ended (the trigger indexes it), then the predictions."""
-    ended, said = _rows(meetings, predictions, minutes_chars)
-
-    def work(conn: sqlite3.Connection) -> None:
-        conn.executemany("INSERT INTO meetings(id, topic, roster, chair, status, started_at) "
-                         "VALUES (?, ?, 'board', 'general', 'running', '2026-01-01T00:00:00+00:00')",
-                         [(m, topic) for m, topic, _, _ in ended])
-        conn.executemany("UPDATE meetings SET status = 'ended', decision = ?, minutes = ? WHERE id = ?",
-                         [(decision, minutes, m) for m, _, decision, minutes in ended])
-        conn.executemany(
-            "INSERT INTO predictions(meeting_id, round, role, model, claim, claim_key, probability, resolve_by, "
-            "created_at, outcome) VALUES (?, 1, ?, 'offline', ?, ?, ?, '2026-02-01', '2026-01-01', ?)", said)
-
-    await db.transaction(work)
-
-
-def _size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+             round(rng.random(), 2), rng.choice(("yes", "no", "unknown", None))) for n in range(predictions)]
+    conn.executemany(
+        "INSERT INTO predictions(meeting_id, round, role, model, claim, claim_key, probability, resolve_by, "
+        "created_at, outcome, resolved_at) VALUES (?, 1, ?, 'offline', ?, ?, ?, '2026-02-01', '2026-01-01', ?, "
+        "CASE WHEN ?6 IS NULL THEN NULL ELSE '2026-02-02' END)", said)
+    conn.executemany("INSERT INTO recall_passages (source, ref, audience, speaker, cite, said_at, text) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?)", _lines(lines, rng))
 
 
 def _ms(samples: list[float]) -> str:
     ordered = sorted(samples)
     p95 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))]
-    return f"median {statistics.median(ordered) * 1000:.2f} ms, p95 {p95 * 1000:.2f} ms"
+    return f"median {statistics.median(ordered) * 1000:8.2f} ms, p95 {p95 * 1000:8.2f} ms"
+
+
+async def _timed(runs: int, read: Callable[[], Awaitable[Any]]) -> tuple[list[float], list[float], Any]:
+    """(wall seconds per run, CPU seconds per run, the last result)."""
+    walls, cpus, result = [], [], None
+    for _ in range(runs):
+        w, c = time.perf_counter(), time.process_time()
+        result = await read()
+        cpus.append(time.process_time() - c)
+        walls.append(time.perf_counter() - w)
+    return walls, cpus, result
+
+
+async def _stored_track(db: StateDB) -> Any:
+    try:
+        from board.decisions.predictions.tally import stored_track_records
+    except ImportError:  # a checkout before the tallies (main): what it does
+        return track_records(await PredictionStore(db).query(status="all", limit=1_000_000), min_resolved=5)
+    return await stored_track_records(db, min_resolved=5, demo=False)
+
+
+async def _recomputed_track(db: StateDB) -> Any:
+    return track_records(await PredictionStore(db).query(status="all", limit=1_000_000), min_resolved=5)
 
 
 async def main(args: argparse.Namespace) -> None:
+    meetings, predictions, lines, minutes_chars, runs = SIZES["quick" if args.quick else args.size]
+    meetings = args.meetings if args.meetings is not None else meetings
+    predictions = args.predictions if args.predictions is not None else predictions
+    lines = args.lines if args.lines is not None else lines
+    runs = args.runs or runs
+    service = None
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "sabha.db"
         async with await StateDB.open(path, BOARD_MIGRATIONS) as db:
             started = time.perf_counter()
-            await _fill(db, args.meetings, args.predictions, args.minutes_chars)
+            await db.express(lambda conn: _fill(conn, meetings, predictions, lines, minutes_chars))
             filled = time.perf_counter() - started
-            recall, track = [], []
-            found = 0
-            for _ in range(args.runs):
-                t0 = time.perf_counter()
-                hits = await related_decisions(db, "Should we change our pricing for Germany and Europe?", limit=3)
-                block = recall_block(hits)
-                recall.append(time.perf_counter() - t0)
-                found = len(hits)
-                t0 = time.perf_counter()
-                track_records(await PredictionStore(db).query(status="all", limit=1_000_000), min_resolved=5)
-                track.append(time.perf_counter() - t0)
-        size = _size(path)
-    print(f"meetings {args.meetings}, predictions {args.predictions}, minutes ~{args.minutes_chars} chars each")
-    print(f"filled in {filled:.1f} s (one transaction; each meeting indexed by the trigger as it ended); "
-          f"db {size / 1e6:.1f} MB")
-    print(f"recall (FTS5 search, outcomes of {found}, quoted block of {len(block)} chars): {_ms(recall)}")
-    print(f"track records ({args.predictions} predictions scored): {_ms(track)}")
+            service = RecallService([PassageSearch(db), DecisionSearch(db)])
+            figures: list[tuple[str, tuple[list[float], list[float], Any]]] = [
+                ("decision recall (framing)", await _timed(runs, lambda: _decision_recall(db))),
+                ("recall, a member", await _timed(runs, lambda: service.recall(TOPIC, MEMBER))),
+                ("recall, the owner", await _timed(runs, lambda: service.recall(TOPIC, Asker.owner_view()))),
+                ("track records (this checkout)", await _timed(runs, lambda: _stored_track(db))),
+                ("track records, recomputed (main)", await _timed(max(3, runs // 5), lambda: _recomputed_track(db))),
+            ]
+        size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    print(f"meetings {meetings}, predictions {predictions}, transcript lines {lines}, minutes ~{minutes_chars} chars")
+    print(f"filled in {filled:.1f} s (one transaction); db {size / 1e6:.1f} MB; {runs} runs each")
+    for name, (walls, cpus, result) in figures:
+        found = f" ({len(result)} found)" if isinstance(result, list) else f" ({len(result)} chars)"
+        print(f"{name:34} {_ms(walls)}; CPU median {statistics.median(cpus) * 1000:8.2f} ms{found}")
+    stored, recomputed = figures[3][1], figures[4][1]
+    print(f"track records: stored / recomputed CPU = "
+          f"{statistics.median(stored[1]) / max(statistics.median(recomputed[1]), 1e-9):.4f} (same run)")
+
+
+async def _decision_recall(db: StateDB) -> str:
+    return recall_block(await related_decisions(db, TOPIC, limit=3))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--meetings", type=int, default=5000)
-    parser.add_argument("--predictions", type=int, default=5000)
-    parser.add_argument("--minutes-chars", type=int, default=4000)
-    parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--size", choices=("small", "large"), default="large")
+    parser.add_argument("--quick", action="store_true", help="the smallest history (the test's)")
+    parser.add_argument("--meetings", type=int)
+    parser.add_argument("--predictions", type=int)
+    parser.add_argument("--lines", type=int, help="transcript lines in the recall index")
+    parser.add_argument("--runs", type=int)
     asyncio.run(main(parser.parse_args()))

@@ -17,8 +17,9 @@ from datetime import UTC, tzinfo
 from board.commands import review
 from board.commands.host import CommandHost
 from board.decisions.predictions.resolving import describe, resolution_handler, resolve_words
-from board.decisions.predictions.scoring import format_stats, track_records
+from board.decisions.predictions.scoring import format_stats
 from board.decisions.predictions.store import PredictionStore
+from board.decisions.predictions.tally import read_tallies, records_of, totals_of
 from board.envelope import Envelope
 from board.room.convene import BoardRoom
 from board.room.settings import MeetingSettings
@@ -31,11 +32,12 @@ __all__ = ["register", "stats_text"]
 async def stats_text(store: PredictionStore, *, min_resolved: int, fenced: bool = True) -> str:
     """Every advisor's track record, as ``/stats`` (``fenced``: tables as code blocks) and ``sabha board stats``
     print it."""
-    rows = await store.query(status="all", limit=1_000_000)
-    text = format_stats(track_records(rows, min_resolved=min_resolved), min_resolved=min_resolved, fenced=fenced)
-    if any(r.meeting_id.startswith("demo-") for r in rows):  # made up by `sabha demo`: say so
+    tallies = await read_tallies(store.db)  # kept by the db as predictions change: one read, not every row
+    records = records_of(tallies, min_resolved=min_resolved)
+    text = format_stats(records, min_resolved=min_resolved, fenced=fenced)
+    if totals_of(tallies).demo:  # made up by `sabha demo`: say so
         text += "\n(These scores include the made-up [demo] history; `sabha demo --remove` in a terminal deletes it.)"
-    elif not any(r.scored for r in track_records(rows, min_resolved=min_resolved)):  # a new board: how to see one
+    elif not any(r.scored for r in records):  # a new board: how to see one
         text += ("\n(To see a score now, `sabha demo` in a terminal adds a labelled demo history; "
                  "`sabha demo --remove` takes it away.)")
     return text

@@ -2,7 +2,11 @@
 
 One pass (:meth:`RecallIndexer.run_once`) reads what is new since the last: meeting statements after the
 last id, each session whose last entry changed since it was last read (from the entry it stopped at),
-and documents' extracted text after the last attachment id. How far it got is kept in ``recall_progress``
+and documents' extracted text after the last attachment id. A session whose transcript was last written
+before the pass began (by more than :data:`SETTLED_S`) and has not been written since this indexer read it
+costs a pass only its ``last_active`` (a stat, or a row): no statement, no read of the transcript (a board's
+thousands of sessions were read every 2 s before). The margin keeps a write in the same tick of the file
+system's clock as the last read from being taken for no change. How far it got is kept in ``recall_progress``
 in the same transaction as the passages it wrote, so a kill loses nothing and repeats nothing (a passage's
 ``ref`` is unique besides). :meth:`RecallIndexer.watch` runs passes until the board stops: indexing is never
 on an answer's path, so a passage said a moment ago may not be found for a few seconds.
@@ -15,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import logging
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from board.conversation.sessions import Sessions
@@ -23,7 +28,7 @@ from board.recall.audience import conversation_audience, identity_audience
 from board.recall.passages import BOARD, SourceKind
 from board.storage import Database, Tx
 
-__all__ = ["BATCH", "INTERVAL_S", "RecallIndexer", "forget_accounts"]
+__all__ = ["BATCH", "INTERVAL_S", "SETTLED_S", "RecallIndexer", "forget_accounts"]
 
 log = logging.getLogger("sabha.recall")
 
@@ -33,6 +38,9 @@ BATCH = 2000
 INTERVAL_S = 2.0
 #: A passage's text is cut here (a long answer is still found by its first part).
 PASSAGE_CHARS = 4000
+#: Seconds before a pass began that a transcript must have been last written for its time to be trusted as
+#: "unchanged" by later passes (file times move in ticks; two writes in one tick share a time).
+SETTLED_S = 2.0
 
 _INSERT = ("INSERT INTO recall_passages (source, ref, audience, speaker, cite, said_at, text) "
            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO NOTHING")
@@ -49,12 +57,20 @@ class RecallIndexer:
         self.interval_s = interval_s
         #: Whether there is anything to recall yet (the ``recall`` tool is offered only then); set by each pass.
         self.holds = False
+        #: session id -> the ``last_active`` of its transcript when it was last read whole and settled
+        self._settled: dict[str, datetime] = {}
 
     async def run_once(self) -> int:
         """One pass over every source; how many passages it added."""
         added = await self._statements() + await self._documents()
+        settled_before = datetime.now(UTC) - timedelta(seconds=SETTLED_S)
         for ref in await self.sessions.list(include_archived=True):
-            added += await self._session(ref.session_id, ref.key, ref.role)
+            active = await self.transcripts.last_active(ref.session_id)
+            if active is None or self._settled.get(ref.session_id) == active:
+                continue  # no transcript, or not written since it was read
+            added += await self._session(ref.session_id, ref.key, ref.role, active)
+            if active < settled_before:
+                self._settled[ref.session_id] = active
         if added:
             log.info("recall: indexed %d passages", added)
         if not self.holds:
@@ -118,12 +134,11 @@ class RecallIndexer:
             await self._advance(tx, "documents", int(rows[-1]["id"]))
         return added
 
-    async def _session(self, session_id: str, key: str, role: str) -> int:
+    async def _session(self, session_id: str, key: str, role: str, active: datetime) -> int:
         source = f"session:{session_id}"
         done, mark = await self._position(source)
-        active = await self.transcripts.last_active(session_id)
         tail = await self.transcripts.tail(session_id, 1)  # read from the end: cheap however long the session
-        if active is None or not tail:
+        if not tail:
             return 0
         seen = hashlib.sha256(json.dumps(tail[-1], sort_keys=True, default=str).encode()).hexdigest()[:32]
         if seen == mark:

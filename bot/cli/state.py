@@ -7,7 +7,9 @@ the next row PostgreSQL makes does not collide. Values are converted to the Post
 takes no text for a BIGINT). Transcripts, JSONL files beside the SQLite file in SQLite mode, become rows of
 ``transcript_lines`` (each line's text exactly as the file holds it) when the target has that table.
 SQLite's full-text index tables (FTS5 virtual tables and their parts) are not copied but named as skipped:
-PostgreSQL's triggers index the copied rows as they arrive (triggers stay on during the copy).
+PostgreSQL's triggers index the copied rows as they arrive (triggers stay on during the copy). Tables that
+triggers keep from other tables' rows (:data:`KEPT_BY_TRIGGERS`: the predictions' tallies) are named as skipped
+too: the target's triggers fill them from the copied rows.
 
 The target is migrated first (its schema is this Sabha's), must hold no row in any table (a copy goes into a
 new database, never over a board), and everything is copied in ONE transaction: a copy that fails leaves
@@ -44,6 +46,8 @@ _INT = ("bigint", "integer", "smallint")
 _FLOAT = ("double precision", "real", "numeric")
 _STAMP = ("timestamp with time zone", "timestamp without time zone")
 TRANSCRIPTS = "transcript_lines"
+#: Tables kept by triggers from the rows of others (copying them as well would count every row twice).
+KEPT_BY_TRIGGERS = frozenset({"prediction_tallies"})
 
 
 @dataclass
@@ -244,6 +248,9 @@ async def copy_state(source: Database, target: Database, *, migrations: list[Mig
         for table in tables:  # in migration order: a row's foreign keys point at rows copied before it
             if table not in columns:
                 report.skipped.append((table, "no such table on PostgreSQL"))
+                continue
+            if table in KEPT_BY_TRIGGERS:
+                report.skipped.append((table, "kept by triggers: PostgreSQL's filled it from the rows copied"))
                 continue
             report.tables.append((table, await _copy_table(source, tx, table, columns[table])))
         for table in indexes:  # PostgreSQL's triggers filled its own from the rows copied above

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -129,19 +129,24 @@ async def logout(request: web.Request) -> web.StreamResponse:
 # -- the board and conversations --------------------------------------------------------------
 
 
-async def last_activity(db: Database) -> dict[str, str]:
-    """When each role last called a model (as read: ``29 Nov 2026, 06:49 UTC``), from the ledger."""
-    rows = await db.fetchall(
-        "SELECT role, MAX(ts) AS ts FROM llm_calls WHERE role IS NOT NULL GROUP BY role")
-    return {str(r["role"]): when_label(str(r["ts"])) for r in rows}
+async def last_activity(db: Database, roles: Sequence[str]) -> dict[str, str]:
+    """When each of ``roles`` last called a model (as read: ``29 Nov 2026, 06:49 UTC``), from the ledger: one
+    statement, one lookup of the index ``llm_calls_by_role`` per role (not a scan of the ledger)."""
+    if not roles:
+        return {}
+    one = "SELECT CAST(? AS TEXT) AS role, (SELECT MAX(ts) FROM llm_calls WHERE role = ?) AS ts"
+    sql = " UNION ALL ".join([one] * len(roles))
+    rows = await db.fetchall(sql, tuple(value for role in roles for value in (role, role)))
+    return {str(r["role"]): when_label(str(r["ts"])) for r in rows if r["ts"] is not None}
 
 
 async def board_page(request: web.Request) -> web.Response:
     ctx = context_of(request)
-    activity = await last_activity(ctx.db)
+    profiles = ctx.souls.profiles()
+    activity = await last_activity(ctx.db, [profile.role for profile in profiles])
     status = {s.role: s for s in ctx.souls.status()}
     advisors = []
-    for profile in ctx.souls.profiles():
+    for profile in profiles:
         soul = status.get(profile.role)
         advisors.append({
             "role": profile.role, "label": profile.label, "title": profile.title,

@@ -3,17 +3,17 @@ on the web pages); ``POST /ui/track/predictions/{n}``: resolve one there.
 
 Per advisor: the Brier score over its predictions resolved yes or no, how many that is, how many
 could not be told and how many are still open, and the reliability table (stated probability bins
-against how often they came true). The numbers are the board's own
-(:func:`board.decisions.predictions.scoring.track_records`, the functions ``/stats`` and ``sabha board
-stats`` print), with the board's minimum (``board.meetings.min_resolved_predictions``): an advisor
+against how often they came true). The numbers are the board's own, read from the tallies the db keeps in
+step (:mod:`board.decisions.predictions.tally`, what ``/stats`` and ``sabha board stats`` print: one read, not
+every prediction), with the board's minimum (``board.meetings.min_resolved_predictions``): an advisor
 with fewer resolved predictions gets the board's "too few resolved predictions" line, no score.
 
 When the scores count the made-up predictions of ``sabha demo`` (:mod:`board.room.demo_history`), the
 page says so above the cards, in ``/stats``'s words.
 
-Below, every prediction: the open ones first (soonest due first, those due now marked), each with a
-form (its CSRF token, like the other forms) to say how it turned out, Yes / No / Can't tell; then the
-resolved ones, latest first, with their outcome. Resolving here is what ``/resolve`` and ``sabha
+Below, the predictions (up to :data:`LISTED` of each kind): the open ones first (soonest due first, those
+due now marked), each with a form (its CSRF token, like the other forms) to say how it turned out, Yes / No /
+Can't tell; then the resolved ones, latest first, with their outcome. Resolving here is what ``/resolve`` and ``sabha
 predictions resolve`` do (:func:`board.decisions.predictions.resolving.resolve_words`: one conditional
 update, the resolution request cancelled). Every answer to the form, a refusal too (no outcome, resolved
 already), is a 303 to the page, whose note says what changed or why not, with the scores as they now are:
@@ -27,17 +27,16 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from board.decisions.predictions.resolving import resolve_words
-from board.decisions.predictions.scoring import track_line, track_records
+from board.decisions.predictions.scoring import track_line
 from board.decisions.predictions.store import Outcome, PredictionRow, PredictionStore, parse_outcome
-from board.room.demo_history import is_demo
+from board.decisions.predictions.tally import read_tallies, records_of, totals_of
 from bot.web.context import PREFIX, WebContext, context_of
 from bot.web.conversations import when_label
 from bot.web.numbers import whole_number
 from bot.web.pages import page
 
-__all__ = ["MAX_PREDICTIONS", "PredictionView", "routes"]
+__all__ = ["LISTED", "PredictionView", "routes"]
 
-MAX_PREDICTIONS = 100_000  # read for the scores (a board makes a few per meeting)
 LISTED = 300  # predictions listed on the page
 SAID = {Outcome.YES: "came true", Outcome.NO: "did not come true", Outcome.UNKNOWN: "can't tell (not scored)"}
 
@@ -71,18 +70,19 @@ async def render_track(request: web.Request, *, note: tuple[str, str] | None = N
     """The track record page; ``note`` (kind, text) on top."""
     ctx = context_of(request)
     minimum = ctx.min_resolved_predictions
-    rows = await PredictionStore(ctx.db).query(status="all", limit=MAX_PREDICTIONS)
-    records = track_records(rows, min_resolved=minimum)
+    store = PredictionStore(ctx.db)
+    tallies = await read_tallies(ctx.db)
+    records = records_of(tallies, min_resolved=minimum)
+    totals = totals_of(tallies)
     labels = ctx.labels(None)
     advisors = [{"role": r.role, "label": labels.get(r.role, r.role), "record": r,
                  "line": track_line(r, minimum).removeprefix(f"{r.role}: ")} for r in records]
     today = ctx.clock.now().date().isoformat()
-    open_ = [_view(r, labels, today) for r in rows if r.is_open][:LISTED]
-    resolved = sorted((r for r in rows if not r.is_open), key=lambda r: (r.resolved_at or "", r.id), reverse=True)
+    open_ = [_view(r, labels, today) for r in await store.query(status="open", limit=LISTED)]
+    resolved = [_view(r, labels, today) for r in await store.latest_resolved(limit=LISTED)]
     return page(request, "track.html", active="track", title="Track record", advisors=advisors,
-                minimum=minimum, total=len(rows), open=sum(1 for r in rows if r.is_open), note=note,
-                demo=any(is_demo(r.meeting_id) for r in rows),
-                open_predictions=open_, resolved_predictions=[_view(r, labels, today) for r in resolved][:LISTED])
+                minimum=minimum, total=totals.total, open=totals.open, note=note, demo=totals.demo,
+                open_predictions=open_, resolved_predictions=resolved)
 
 
 async def track_page(request: web.Request) -> web.Response:

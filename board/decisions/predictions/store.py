@@ -156,6 +156,12 @@ class PredictionStore:
                + " ORDER BY p.resolve_by, p.id LIMIT ?")
         return [_row(r) for r in await self.db.fetchall(sql, (*params, limit))]
 
+    async def latest_resolved(self, *, limit: int = 200) -> list[PredictionRow]:
+        """The resolved predictions, latest resolution first (read by the index on ``resolved_at``)."""
+        rows = await self.db.fetchall(_SELECT + " WHERE p.resolved_at IS NOT NULL AND p.outcome IS NOT NULL "
+                                                "ORDER BY p.resolved_at DESC, p.id DESC LIMIT ?", (limit,))
+        return [_row(r) for r in rows]
+
     async def get(self, prediction_id: int) -> PredictionRow | None:
         """One prediction by id."""
         row = await self.db.fetchone(_SELECT + " WHERE p.id = ?", (prediction_id,))

@@ -90,7 +90,9 @@ def _search_sql(dialect: Dialect, terms: list[str], exclude: str, limit: int) ->
     """The one place the backends differ: the query for ``terms`` (any of them), best match first.
 
     SQLite: FTS5 ``MATCH`` of the quoted terms OR-ed, ranked by bm25 (topic 4, recommendation 3, rationale 1.5,
-    minutes 0.5). PostgreSQL: the ``document`` tsvector (topic and recommendation weight A, rationale B, minutes
+    minutes 0.5) as FTS5's own ``rank`` (sorted inside FTS5: about a third less work at 10,000 meetings than
+    ``ORDER BY bm25(...)``, the same order).
+    PostgreSQL: the ``document`` tsvector (topic and recommendation weight A, rationale B, minutes
     C) against ``websearch_to_tsquery`` of the quoted terms OR-ed (user text never breaks it), ranked by
     ``ts_rank`` times how many of the terms a decision has (``ts_rank`` knows no document frequency; this keeps
     bm25's preference for the decision that matches more of the topic)."""
@@ -101,8 +103,9 @@ def _search_sql(dialect: Dialect, terms: list[str], exclude: str, limit: int) ->
                 "FROM decision_search s, (SELECT websearch_to_tsquery('english', ?) AS query, "
                 "CAST(? AS TEXT[]) AS terms) q WHERE s.document @@ q.query AND s.meeting_id != ? "
                 "ORDER BY rank DESC, s.doc LIMIT ?", [" or ".join(quoted), terms, exclude, limit])
-    return ("SELECT meeting_id FROM decision_search WHERE decision_search MATCH ? AND meeting_id != ? "
-            "ORDER BY bm25(decision_search, 0.0, 4.0, 3.0, 1.5, 0.5) LIMIT ?", [" OR ".join(quoted), exclude, limit])
+    return ("SELECT meeting_id FROM decision_search WHERE decision_search MATCH ? "
+            "AND rank MATCH 'bm25(0.0, 4.0, 3.0, 1.5, 0.5)' AND meeting_id != ? ORDER BY rank LIMIT ?",
+            [" OR ".join(quoted), exclude, limit])
 
 
 async def outcome_of(db: Database, meeting_id: str) -> RecalledDecision | None:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import logging
 
-from board.decisions.predictions.scoring import track_line, track_records
-from board.decisions.predictions.store import PredictionStore
+from board.decisions.predictions.scoring import track_line
+from board.decisions.predictions.tally import stored_track_records
 from board.room.decision import (
     ActionItem,
     Decision,
@@ -29,7 +29,6 @@ from board.room.decision import (
     decision_schema,
     validate_decision,
 )
-from board.room.demo_history import is_demo
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import abridge, dissent_reason, dissenters, stance_table
 from board.room.meeting.events import Stop
@@ -61,14 +60,12 @@ async def track_block(m: MeetingContext) -> str:
     """The members' track records for the chair ("" when none of them has made a prediction yet); the made-up
     predictions of ``sabha demo`` (:mod:`board.room.demo_history`) are no record."""
     members = {p.role for p in m.specialists}
-    try:
-        rows = [r for r in await PredictionStore(m.store.db).query(status="all", limit=1_000_000)
-                if r.role in members and not is_demo(r.meeting_id)]
+    minimum = m.settings.min_resolved_predictions
+    try:  # the stored tallies: one read, however many predictions (board.decisions.predictions.tally)
+        records = await stored_track_records(m.store.db, min_resolved=minimum, roles=members, demo=False)
     except Exception as exc:  # noqa: BLE001 - the record is an aid; a failing read must not stop the decision
         log.warning("meeting %s: reading the track records failed (%s)", m.id, exc)
         return ""
-    minimum = m.settings.min_resolved_predictions
-    records = track_records(rows, min_resolved=minimum)
     if not records:
         return ""
     return ("Track records of the members, from their earlier predictions that were resolved (Brier score: 0 is "

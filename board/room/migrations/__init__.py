@@ -1,5 +1,5 @@
 """The room's tables: meetings (participants, statements, events, decisions) and consultations (0100-0199;
-1000-1030: the table, resuming, starts; 1226: the meetings of standing items)."""
+1000-1030: the table, resuming, starts; 1226: the meetings of standing items; 1326: indexes the lists read by)."""
 
 from board.db import load_migrations
 
