@@ -188,7 +188,7 @@ async def test_a_run_is_a_scheduled_row_done_once_even_when_redone_after_a_kill(
         workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
     model = ScriptedModel()
     clock = _clock()
-    async with await open_board(workspace, data_dir, state_url, model, clock, hour=3) as b:
+    async with await open_board(workspace, data_dir, state_url, model, clock, hour=3, min_facts=1) as b:
         ids = await seed(b)
         consolidator = b.parts.consolidator
         assert consolidator is not None
