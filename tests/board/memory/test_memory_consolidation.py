@@ -14,6 +14,7 @@ import pytest
 
 from board.app import Board
 from board.clock import FakeClock
+from board.envelope import Envelope
 from board.llm.base import LLMRequest
 from board.memory.consolidation.changes import ChangeStore, held_of
 from board.memory.consolidation.plan import TidyPlan, checked, parse_plan
@@ -251,3 +252,25 @@ async def test_strangers_and_members_as_configured_and_the_offline_model_changes
         assert consolidator is not None and consolidator.wanted(envelope("hi", is_owner=False))  # members: default
         outcome = await consolidator.run_now(OWNER)
         assert outcome.change is None and "offline model cannot judge facts" in outcome.note
+
+
+async def test_a_fact_heard_in_a_turn_schedules_the_persons_run_once_a_day(
+        workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
+    model = ScriptedModel()
+    model.memory = '{"facts": [{"key": "location", "value": "Pune", "kind": "profile"}]}'
+    async with await open_board(workspace, data_dir, state_url, model, _clock(), who="owner") as b:
+        writer = b.parts.memory_writer
+        assert writer is not None
+        await b.handle(envelope("I'm based in Pune."))
+        await writer.settle(OWNER)
+        due = await b.parts.schedule.store.open_rows(kind=WorkKind.CONSOLIDATION)
+        assert [(w.payload["user"], w.place.channel) for w in due] == [(OWNER, "console")]
+        model.memory = '{"facts": [{"key": "name", "value": "Asha", "kind": "profile"}]}'
+        await b.handle(envelope("Please call me Asha."))
+        await b.handle(Envelope(channel="console", text="I'm based in Delhi.", sender="member",
+                                is_owner=False))  # who: owner only
+        await writer.settle(OWNER)
+        await writer.settle("console:member")
+        assert len(await b.parts.schedule.store.open_rows(kind=WorkKind.CONSOLIDATION)) == 1
+        assert {r["user"] for r in await rows(b, "SELECT DISTINCT \"user\" FROM memory_facts")} == {
+            OWNER, "console:member"}

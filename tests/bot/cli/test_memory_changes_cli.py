@@ -141,3 +141,56 @@ async def test_consolidation_diff_and_undo_through_the_cli(home: Path) -> None:
     assert code == 2 and "--since 'last tuesday' cannot be read" in err
     code, out, err = await sabha(home, "memory", "changes")
     assert code == 0 and "[undone at " in out and "to undo" not in out, err
+
+
+async def facts_and_changes(home: Path, user: str) -> tuple[list[tuple[str, str]], int]:
+    async with await open_state_db(load_config(home / "sabha.yaml")) as db:
+        rows = await db.fetchall('SELECT key, value FROM memory_facts WHERE "user"=? ORDER BY key', (user,))
+        changes = await db.fetchall('SELECT id FROM memory_changes WHERE "user"=? AND undone_at IS NULL', (user,))
+    return [(str(r["key"]), str(r["value"])) for r in rows], len(changes)
+
+
+@pytest.mark.backends
+async def test_a_kill_mid_run_leaves_the_old_facts_or_the_new_never_half(home: Path) -> None:
+    """``sabha memory consolidate`` killed (SIGKILL) at moments after the model's plan left the fake server: each
+    time the facts are exactly the old ones (no change recorded) or exactly the new ones (one change), never a
+    mix; an applied change is undone through the CLI before the next try."""
+    code, _out, err = await sabha(home, "chat", stdin=SAID)
+    assert code == 0, err
+    user = (await listed(home))[0]["user"]
+    old, _ = await facts_and_changes(home, user)
+    new = [("city", "Pune, Maharashtra"), ("company", "Acme Corp"), ("name", "Asha Rao")]
+    seen: dict[str, int] = {"old": 0, "new": 0}
+    env = {k: v for k, v in os.environ.items() if k != "SABHA_CONFIG"}
+    env["PYTHONPATH"] = str(REPO)
+    async with FakeOpenAI() as fake:
+        use_cheap_model(home, fake.base_url)
+        for delay_ms in (0, 2, 5, 10, 20, 40, 80, 160):
+            ids = await ids_of(home, user)
+            fake.script_text(json.dumps({
+                "merge": [{"ids": [ids["location"], ids["city"]], "key": "city", "value": "Pune, Maharashtra"}],
+                "expire": [{"id": ids["employer"], "reason": "contradicted", "by": ids["company"]}],
+                "profile": "Asha Rao, based in Pune, Maharashtra."}))
+            asked = len(fake.requests)
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "bot.cli.main", "memory", "consolidate", user, cwd=home, env=env,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+            try:
+                await fake.wait_for_requests(asked + 1, timeout=180)  # the plan is on its way back
+                await asyncio.sleep(delay_ms / 1000)  # a different moment of the run each try, not a time budget
+                if proc.returncode is None:
+                    proc.kill()
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+                await proc.wait()
+            facts, changes = await facts_and_changes(home, user)
+            assert (facts, changes) in ((old, 0), (new, 1)), (delay_ms, facts, changes)
+            seen["old" if changes == 0 else "new"] += 1
+            if changes:
+                code, _out, err = await sabha(home, "memory", "changes", "--json")
+                change_id = json.loads(_out)[0]["id"]
+                code, _out, err = await sabha(home, "memory", "undo", str(change_id))
+                assert code == 0, err
+                assert (await facts_and_changes(home, user)) == (old, 0)
+    print(f"kills that left the old facts: {seen['old']}, the new: {seen['new']}")
