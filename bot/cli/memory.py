@@ -130,8 +130,11 @@ async def _changes(changes: ChangeStore, args: argparse.Namespace) -> int:
 async def _undo(changes: ChangeStore, args: argparse.Namespace) -> int:
     from board.memory.consolidation.changes import ChangeProblem
 
+    if not str(args.change).isdigit():
+        raise UserError(f"{args.change!r} is no change id: give the number sabha memory changes shows "
+                        "(e.g. sabha memory undo 12)")
     try:
-        undone = await changes.undo(args.change)
+        undone = await changes.undo(int(args.change))
     except ChangeProblem as exc:
         raise UserError(str(exc)) from None
     emit(f"undid memory change {args.change} of {undone.change.user}: {undone.restored} fact(s) restored as they "
@@ -243,7 +246,7 @@ def add_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
                          description="Restore exactly the facts before consolidation change ID (sabha memory "
                                      "changes lists them). What the person or the owner changed or forgot since "
                                      "stays as it is now, and is named.")
-    mp.add_argument("change", type=int, help="the change's id, as sabha memory changes shows it")
+    mp.add_argument("change", metavar="ID", help="the change's id, as sabha memory changes shows it")
     mp = msub.add_parser("consolidate", parents=[common], help="tidy one person's facts now and print the diff",
                          description="Run one consolidation of USER's facts now with the configured cheap model "
                                      "(llm.cheap_model), within memory.consolidation.daily_usd, and print what "

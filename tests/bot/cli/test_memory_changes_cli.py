@@ -137,6 +137,8 @@ async def test_consolidation_diff_and_undo_through_the_cli(home: Path) -> None:
 
     code, _out, err = await sabha(home, "memory", "undo", str(change_id))
     assert code == 2 and "undone already" in err and "Traceback" not in err
+    code, _out, err = await sabha(home, "memory", "undo", "twelve")
+    assert code == 2 and "'twelve' is no change id" in err and "Traceback" not in err
     code, _out, err = await sabha(home, "memory", "changes", "--since", "last tuesday")
     assert code == 2 and "--since 'last tuesday' cannot be read" in err
     code, out, err = await sabha(home, "memory", "changes")
