@@ -309,7 +309,8 @@ class FactStore:
     async def move_user(self, old: str, new: str) -> int:
         """File ``old``'s facts under ``new`` (one person found under two ids). Where both have a fact
         under the same role and key, the newer one is kept under ``new`` and the other deleted: nothing
-        stays under ``old``. Returns how many moved."""
+        stays under ``old``; consolidation's record of ``old`` (its changes, forget marks, profile unless ``new``
+        has one) moves with them. Returns how many facts moved."""
         if old == new:
             return 0
 
@@ -324,6 +325,11 @@ class FactStore:
                 'DELETE FROM memory_facts WHERE "user"=? AND EXISTS (SELECT 1 FROM memory_facts n WHERE n."user"=? '
                 "AND n.role=memory_facts.role AND n.key=memory_facts.key AND n.scope=memory_facts.scope)", (old, new))
             count = len(await tx.fetchall('UPDATE memory_facts SET "user"=? WHERE "user"=? RETURNING id', (new, old)))
+            await tx.execute('UPDATE memory_changes SET "user"=? WHERE "user"=?', (new, old))
+            await tx.execute('UPDATE memory_forgets SET "user"=? WHERE "user"=?', (new, old))
+            await tx.execute('DELETE FROM memory_profiles WHERE "user"=? AND EXISTS (SELECT 1 FROM memory_profiles n '
+                             'WHERE n."user"=?)', (old, new))
+            await tx.execute('UPDATE memory_profiles SET "user"=? WHERE "user"=?', (new, old))
         if count:
             log.info("memory: %d fact(s) about %s are now about %s (the same person)", count, old, new)
         return count

@@ -249,7 +249,7 @@ class ChangeStore:
             forgotten = {r["key"] for r in forgot}
             restored, kept = 0, []
             for step in reversed(change.steps):
-                done, why = await _undo_step(tx, step, forgotten)
+                done, why = await _undo_step(tx, step, forgotten, change.user)
                 restored += done
                 kept.extend(why)
             profile = await tx.fetchone('SELECT text FROM memory_profiles WHERE "user"=?', (change.user,))
@@ -271,8 +271,9 @@ def _step_json(step: FactChange) -> dict[str, Any]:
     return {"kind": step.kind.value, "before": list(step.before), "after": step.after, "reason": step.reason}
 
 
-async def _undo_step(tx: Tx, step: FactChange, forgotten: set[str | None]) -> tuple[int, list[str]]:
-    """Undo one step inside ``tx``: (facts restored, what was left as it is now and why)."""
+async def _undo_step(tx: Tx, step: FactChange, forgotten: set[str | None], user: str) -> tuple[int, list[str]]:
+    """Undo one step inside ``tx``: (facts restored, what was left as it is now and why). Facts come back under
+    ``user``, the change's person now (a linked person's key when the account was linked since)."""
     if None in forgotten or any(b["key"] in forgotten for b in step.before):
         return 0, [f"{', '.join(b['key'] for b in step.before)} (forgotten since)"]
     if step.after is not None:
@@ -286,7 +287,7 @@ async def _undo_step(tx: Tx, step: FactChange, forgotten: set[str | None]) -> tu
         restored, kept = 1, list[str]()
     else:
         rest, restored, kept = list(step.before), 0, list[str]()
-    for fact in rest:
+    for fact in ({**f, "user": user} for f in rest):
         clash = await tx.fetchone('SELECT id FROM memory_facts WHERE "user"=? AND role=? AND key=? AND scope=?',
                                   (fact["user"], fact["role"], fact["key"], fact["scope"]))
         if clash is not None:

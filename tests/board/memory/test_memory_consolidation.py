@@ -274,3 +274,23 @@ async def test_a_fact_heard_in_a_turn_schedules_the_persons_run_once_a_day(
         assert len(await b.parts.schedule.store.open_rows(kind=WorkKind.CONSOLIDATION)) == 1
         assert {r["user"] for r in await rows(b, "SELECT DISTINCT \"user\" FROM memory_facts")} == {
             OWNER, "console:member"}
+
+
+async def test_an_undo_after_the_account_was_linked_restores_under_the_person(
+        workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
+    model = ScriptedModel()
+    async with await open_board(workspace, data_dir, state_url, model, _clock()) as b:
+        ids = await seed(b)
+        before = memory_rows(await rows(b, 'SELECT * FROM memory_facts WHERE "user"=?', OWNER))
+        model.script(say(plan_for(ids)))
+        consolidator = b.parts.consolidator
+        assert consolidator is not None
+        change = (await consolidator.run_now(OWNER)).change
+        assert change is not None
+        await b.parts.facts.move_user(OWNER, "person:1")  # what linking two accounts does
+        changes = ChangeStore(b.parts.db)
+        assert [c.id for c in await changes.changes("person:1")] == [change.id]
+        assert await changes.profile("person:1") == change.profile_after
+        assert (await changes.undo(change.id)).restored == 4
+        assert await rows(b, 'SELECT * FROM memory_facts WHERE "user"=?', OWNER) == []
+        assert memory_rows(await rows(b, 'SELECT * FROM memory_facts WHERE "user"=?', "person:1")) == before
