@@ -80,6 +80,7 @@ if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search
     from board.agent.web_search import WebSearch
     from board.decisions.ratify import DecisionBook
     from board.decisions.reminders import Reminders
+    from board.memory.consolidation.run import Consolidator
     from board.room.standing import StandingMeetings
 
 __all__ = ["build_parts"]
@@ -139,9 +140,21 @@ def _outside(settings: BoardSettings, base: _Base, consent: ConsentGate) -> McpS
                       log_dir=settings.data_dir / "mcp")
 
 
+def _consolidator(settings: BoardSettings, base: _Base, runner: AgentRunner, clock: Clock) -> Consolidator | None:
+    """Memory that tidies itself (``memory.consolidation``): the handler of its scheduled runs; None when memory is
+    off. Its modules load with the memory writer (they are imported here only)."""
+    if not settings.memory.enabled:
+        return None
+    from board.memory.consolidation.run import Consolidator
+
+    return Consolidator(base.facts, runner, base.schedule, clock, budget=base.budget, zone=settings.timezone)
+
+
 def _runner(settings: BoardSettings, base: _Base, providers: ProviderRegistry, tools: ToolRegistry,
-            observers: Observers, outside: McpServers) -> tuple[AgentRunner, Rosters, Guardrails, MemoryWriter | None]:
-    """The runner with its memory, guardrails, spend gate and turn observers; the memory writer that hears it."""
+            observers: Observers, outside: McpServers,
+            clock: Clock) -> tuple[AgentRunner, Rosters, Guardrails, MemoryWriter | None, Consolidator | None]:
+    """The runner with its memory, guardrails, spend gate and turn observers; the memory writer that hears it and
+    the consolidation it schedules."""
     writer: MemoryWriter | None = None
     runner: AgentRunner
 
@@ -162,9 +175,10 @@ def _runner(settings: BoardSettings, base: _Base, providers: ProviderRegistry, t
     vision = replace(settings.agent, vision_models=settings.media.vision_models)  # who sees pictures
     runner = AgentRunner(base.souls, base.prompts, base.sessions, providers, vision, tools=tools,
                          ledger=base.ledger, hooks=hooks)
+    consolidator = _consolidator(settings, base, runner, clock)
     if listeners:
-        writer = MemoryWriter(base.facts, runner)
-    return runner, rosters, guardrails, writer
+        writer = MemoryWriter(base.facts, runner, consolidator.noticed if consolidator is not None else None)
+    return runner, rosters, guardrails, writer, consolidator
 
 
 def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Rosters, clock: Clock,
@@ -308,7 +322,8 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
     consent = _consent_gate(settings, base, clock)
     tools = ToolRegistry()
     outside = _outside(settings, base, consent)
-    runner, rosters, guardrails, writer = _runner(settings, base, providers, tools, observers, outside)
+    runner, rosters, guardrails, writer, consolidator = _runner(settings, base, providers, tools, observers, outside,
+                                                                clock)
     router = RouterCache(base.souls.profiles, addressing=not settings.roster.single)  # rebuilt when roles change
     commands = CommandRegistry(base.souls, router, base.locks)
     builtin_commands.register(builtin_commands.Builtins(
@@ -349,6 +364,7 @@ def build_parts(settings: BoardSettings, db: Database, providers: ProviderRegist
                  money=base.money, locks=base.locks, router=router, runner=runner, room=room, decisions=decisions,
                  reminders=reminders, facts=base.facts, guardrails=guardrails, knowledge=knowledge,
                  web_search=web_search, media=media, people=base.people, memory_writer=writer,
+                 consolidator=consolidator,
                  memory_talk=memory_talk, commands=commands, consent=consent, mcp=outside,
                  door=door, standing_meetings=standing_meetings, standing=standing, recall=recall,
                  recall_indexer=recall_indexer, recall_vectors=recall_vectors)

@@ -51,6 +51,7 @@ if TYPE_CHECKING:  # a meeting's modules load with the first meeting, web search
     from board.agent.web_search import WebSearch
     from board.decisions.ratify import DecisionBook
     from board.decisions.reminders import Reminders
+    from board.memory.consolidation.run import Consolidator
     from board.room.standing import StandingMeetings
 
 __all__ = ["Observers", "Parts"]
@@ -98,6 +99,7 @@ class Parts:
     media: MediaService  # voice notes, pictures and documents: fetched and read in the lane
     people: People  # one person across channels: linked accounts share memory and budgets
     memory_writer: MemoryWriter | None  # memory.auto_extract: facts heard after each turn
+    consolidator: Consolidator | None  # memory.consolidation: a person's facts tidied on the schedule (issue 43)
     memory_talk: MemoryTalk | None
     commands: CommandRegistry
     consent: OwnerConsent  # the owner's Allow before a tool that changes the world runs (the MCP manager asks it)

@@ -11,10 +11,11 @@ one; capped per person) with the message it came from.
 Never in the way of the reply: the listener only schedules a task and returns; the task runs after
 the reply is on its way, at most ``memory.extract_concurrency`` at once and one at a time per
 person (a correction is applied after the fact it corrects). A failure is logged and the turn is
-not affected. :meth:`MemoryWriter.settle` waits for one person's pending extractions (so "what do
-you remember about me" right after a statement sees it); :meth:`MemoryWriter.drain` lets the
-pending ones finish when Sabha stops, then abandons the rest (nothing half-written: each fact is
-one transaction).
+not affected. Once facts were kept, ``learned`` is told (the consolidation's schedule,
+:meth:`board.memory.consolidation.run.Consolidator.noticed`). :meth:`MemoryWriter.settle` waits for one
+person's pending extractions (so "what do you remember about me" right after a statement sees it);
+:meth:`MemoryWriter.drain` lets the pending ones finish when Sabha stops, then abandons the rest (nothing
+half-written: each fact is one transaction).
 
 Skipped without a model call: a message with no statement about its writer in it (questions, requests
 and small talk: :func:`board.language.statements.worth_hearing`), a stranger's message in public mode
@@ -32,6 +33,7 @@ import logging
 import time
 import weakref
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from board.agent.exchange import ExchangeRequest, ModelChoice, ToolPolicy
@@ -39,6 +41,7 @@ from board.agent.runner import AgentRunner
 from board.agent.tools import ToolContext
 from board.agent.turn import TurnHeard
 from board.conversation.scope import scope_of
+from board.envelope import Envelope
 from board.language.statements import FactKind, StatedFact, worth_hearing
 from board.llm.base import PromptBlock
 from board.llm.purpose import CallPurpose
@@ -137,9 +140,11 @@ def _known_text(facts: list[Fact]) -> str:
 class MemoryWriter:
     """Schedules and runs extractions; see the module docstring."""
 
-    def __init__(self, store: FactStore, runner: AgentRunner) -> None:
+    def __init__(self, store: FactStore, runner: AgentRunner,
+                 learned: Callable[[str, Envelope], Awaitable[None]] | None = None) -> None:
         self.store = store
         self.runner = runner
+        self._learned = learned
         self._slots = asyncio.Semaphore(max(1, store.settings.extract_concurrency))
         self._tasks: dict[asyncio.Task[None], str] = {}
         self._people: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -242,14 +247,20 @@ class MemoryWriter:
             where = Provenance(source=FactSource.HEARD, entry=turn.entry_id, session=turn.session_key,
                                message=(f"{turn.envelope.channel}:{turn.envelope.message_id}"
                                         if turn.envelope.message_id is not None else None))
+            kept = 0
             for statement in proposed:
                 if self._forgotten.get(user, -1.0) >= heard_at:
                     log.info("memory: %s asked to forget everything since; not keeping what they said before", user)
                     return
                 try:
-                    await self.store.learn(user, statement.key, statement.value, where, scope_of(turn.envelope))
+                    learned = await self.store.learn(user, statement.key, statement.value, where,
+                                                     scope_of(turn.envelope))
                 except FactError as exc:  # a secret, or too long: never kept (the value is not logged)
                     log.info("memory: not keeping %r about %s: %s", statement.key, user, str(exc).split(";")[0])
+                    continue
+                kept += learned.changed
+            if kept and self._learned is not None:
+                await self._learned(user, turn.envelope)
 
     async def _propose(self, turn: TurnHeard, user: str, said: str) -> list[StatedFact]:
         """Ask the cheap model (the role's own when none is set) what durable facts ``said`` states."""

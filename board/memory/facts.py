@@ -28,6 +28,11 @@ Each fact carries where it was learned, its scope (:func:`board.conversation.sco
 :meth:`FactStore.recall` gives a turn only the facts of its own scope: a group turn never sees what the
 person said in a direct chat (nor in another group), and a fact saved in a group stays in that group.
 Facts kept before scopes existed count as direct.
+
+Consolidation (:mod:`board.memory.consolidation`, migration 1300) tidies the facts heard from a person; it never
+changes one that is the person's own word (:attr:`Fact.fixed`): corrected by them (heard again with a new value:
+``corrected_at``), saved by an advisor with the remember tool, or written by the owner. :meth:`FactStore.forget`
+leaves a mark of what was forgotten and when (``memory_forgets``), so an undo of a consolidation never brings it back.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -44,6 +49,7 @@ from board.agent.tools import Tool, ToolContext, ToolResult
 from board.conversation.scope import DIRECT, scope_of
 from board.language.secrets import secret_reason
 from board.llm.base import ToolSpec
+from board.memory.consolidation.settings import ConsolidationSettings
 from board.spending.budget import sender_id
 from board.storage import Database
 
@@ -95,6 +101,7 @@ class MemorySettings:
     extract_per_hour: int = 30  # extraction calls per person in any hour; 0: no cap
     max_key_chars: int = 64
     max_value_chars: int = 300
+    consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,13 @@ class Fact:
     origin: str = ""
     provenance: Provenance = Provenance()
     scope: str = DIRECT
+    corrected_at: str | None = None  # when the person corrected it (said it again with a new value)
+
+    @property
+    def fixed(self) -> bool:
+        """The person's own word (corrected by them, saved with the remember tool, written by the owner):
+        consolidation never changes it."""
+        return self.corrected_at is not None or self.provenance.source is not FactSource.HEARD
 
     @property
     def quoted(self) -> str:
@@ -148,7 +162,8 @@ def _row(row: Any) -> Fact:
                        message=row["source_message"] if "source_message" in keys else None,
                        session=row["source_session"] if "source_session" in keys else None)
     return Fact(user=row["user"], role=row["role"], key=row["key"], value=row["value"], updated_at=row["updated_at"],
-                provenance=where, scope=row["scope"] if "scope" in keys else DIRECT)
+                provenance=where, scope=row["scope"] if "scope" in keys else DIRECT,
+                corrected_at=row["corrected_at"] if "corrected_at" in keys else None)
 
 
 class FactStore:
@@ -227,16 +242,18 @@ class FactStore:
             if dropped is not None:
                 await tx.execute('DELETE FROM memory_facts WHERE "user"=? AND role=? AND key=? AND scope=?',
                                  (user, EVERY_ROLE, dropped.key, dropped.scope))
-            if same is not None:
+            if same is not None:  # the person said it again with a new value: their correction (fixed)
                 await tx.execute("UPDATE memory_facts SET value=?, source=?, source_entry=?, source_message=?, "
-                                 'source_session=?, updated_at=? WHERE "user"=? AND role=? AND key=? AND scope=?',
-                                 (*params, user, EVERY_ROLE, same.key, scope))
+                                 'source_session=?, updated_at=?, corrected_at=? '
+                                 'WHERE "user"=? AND role=? AND key=? AND scope=?',
+                                 (*params, now, user, EVERY_ROLE, same.key, scope))
             else:
                 await tx.execute("INSERT INTO memory_facts(value, source, source_entry, source_message, "
                                  'source_session, updated_at, created_at, "user", role, key, scope) '
                                  "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                  (*params, now, user, EVERY_ROLE, key, scope))
-        fact = Fact(user, EVERY_ROLE, same.key if same is not None else key, value, now, provenance=where, scope=scope)
+        fact = Fact(user, EVERY_ROLE, same.key if same is not None else key, value, now, provenance=where, scope=scope,
+                    corrected_at=now if same is not None else None)
         log.info("memory: heard %r about %s%s%s", fact.key, user, " (updated)" if same is not None else "",
                  f" (dropped {dropped.key!r} to make room)" if dropped else "")
         return Learned(fact, replaced=same, dropped=dropped)
@@ -293,7 +310,8 @@ class FactStore:
     async def move_user(self, old: str, new: str) -> int:
         """File ``old``'s facts under ``new`` (one person found under two ids). Where both have a fact
         under the same role and key, the newer one is kept under ``new`` and the other deleted: nothing
-        stays under ``old``. Returns how many moved."""
+        stays under ``old``; consolidation's record of ``old`` (its changes, forget marks, profile unless ``new``
+        has one) moves with them. Returns how many facts moved."""
         if old == new:
             return 0
 
@@ -308,13 +326,19 @@ class FactStore:
                 'DELETE FROM memory_facts WHERE "user"=? AND EXISTS (SELECT 1 FROM memory_facts n WHERE n."user"=? '
                 "AND n.role=memory_facts.role AND n.key=memory_facts.key AND n.scope=memory_facts.scope)", (old, new))
             count = len(await tx.fetchall('UPDATE memory_facts SET "user"=? WHERE "user"=? RETURNING id', (new, old)))
+            await tx.execute('UPDATE memory_changes SET "user"=? WHERE "user"=?', (new, old))
+            await tx.execute('UPDATE memory_forgets SET "user"=? WHERE "user"=?', (new, old))
+            await tx.execute('DELETE FROM memory_profiles WHERE "user"=? AND EXISTS (SELECT 1 FROM memory_profiles n '
+                             'WHERE n."user"=?)', (old, new))
+            await tx.execute('UPDATE memory_profiles SET "user"=? WHERE "user"=?', (new, old))
         if count:
             log.info("memory: %d fact(s) about %s are now about %s (the same person)", count, old, new)
         return count
 
     async def forget(self, user: str, key: str | None = None, role: str | None = None) -> int:
         """Delete ``user``'s fact ``key`` (every fact when None), in ``role`` only or in every role;
-        returns how many were deleted."""
+        returns how many were deleted. The mark of what was forgotten is kept with it (one transaction), so an
+        undo of a consolidation never brings it back."""
         sql, params = "DELETE FROM memory_facts WHERE \"user\"=?", [user]
         if key is not None:
             sql += " AND key=?"
@@ -322,7 +346,10 @@ class FactStore:
         if role is not None:
             sql += " AND role=?"
             params.append(role)
-        count = len(await self.db.fetchall(sql + " RETURNING id", tuple(params)))
+        async with self.db.transaction() as tx:
+            count = len(await tx.fetchall(sql + " RETURNING id", tuple(params)))
+            await tx.execute('INSERT INTO memory_forgets("user", key, at) VALUES (?, ?, ?)',
+                             (user, None if key is None else normalise_key(key), _now()))
         if count:
             log.info("memory: forgot %d fact(s) about %s%s%s", count, user, f" key {key!r}" if key else "",
                      f" in {role}" if role else "")

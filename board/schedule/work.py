@@ -44,6 +44,7 @@ class WorkKind(StrEnum):
     MEETING_START = "meeting_start"  # a meeting waits for the owner's Start: the estimate, its expiry (room)
     STANDING_MEETING = "standing_meeting"  # a standing item's meeting or roundtable, now (board.room.standing)
     STANDING = "standing"  # a run of a standing item (/every): brief, meeting, roundtable (board.schedule.standing)
+    CONSOLIDATION = "consolidation"  # one person's facts tidied (board.memory.consolidation.run)
 
 
 class WorkStatus(StrEnum):

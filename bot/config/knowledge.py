@@ -23,15 +23,16 @@ from board.agent.guardrail_settings import (
     SHINGLE,
     GuardrailSettings,
 )
-from bot.config.base import StrictModel, base_url, blank_is_unset
+from bot.config.base import StrictModel, base_url, blank_is_unset, section
 
 if TYPE_CHECKING:  # the board's modules load when the board's settings are built (`sabha souls` needs none)
     from board.agent.web_search import WebSearchSettings
+    from board.memory.consolidation.settings import ConsolidationSettings
     from board.memory.facts import MemorySettings
     from board.memory.knowledge.base import KnowledgeSettings
     from board.recall.embedder import EmbeddingSettings
 
-__all__ = ["GuardrailsSection", "KnowledgeSection", "MemorySection", "WebSearchSection"]
+__all__ = ["ConsolidationSection", "GuardrailsSection", "KnowledgeSection", "MemorySection", "WebSearchSection"]
 
 log = logging.getLogger("sabha.config")
 
@@ -90,6 +91,35 @@ class WebSearchSection(StrictModel):
         return WebSearchSettings(provider=provider, api_key=key, base_url=self.base_url,
                                  max_results=self.max_results, timeout_s=self.timeout_s,
                                  cache_ttl_s=self.cache_ttl_s, snippet_chars=self.snippet_chars)
+
+
+class ConsolidationSection(StrictModel):
+    """``memory.consolidation``: memory that tidies itself. Once a day after new facts were heard from a person,
+    the cheap model merges their duplicate and contradicted facts, expires stale ones and keeps a short profile;
+    the person's own word (corrected by them, saved with the remember tool, written by the owner) is never
+    changed. ``sabha memory changes`` shows each run's diff, ``sabha memory undo`` takes one back."""
+
+    enabled: bool = Field(True, description="false: no consolidation runs (facts are kept as heard)")
+    who: Literal["owner", "members"] = Field(
+        "members", description="whose facts: the owner's only, or the owner's and every allowed person's "
+                               "(strangers' never: what they say is not extracted)")
+    hour: int = Field(3, ge=0, le=23, description="the hour (board.timezone) a person's run is due, the day after "
+                                                  "new facts were heard")
+    daily_usd: float = Field(0.25, ge=0, description="what consolidation may spend on model calls a day (UTC), "
+                                                     "all people together; past it runs wait for the next day")
+    min_facts: int = Field(3, ge=1, le=1000, description="a person with fewer facts it may change is not sent to "
+                                                         "the model")
+    max_facts: int = Field(80, ge=2, le=500, description="the newest facts of a person one run looks at")
+    stale_days: int = Field(180, ge=1, le=3650, description="a fact untouched this long may be expired as stale")
+    profile_chars: int = Field(400, ge=50, le=2000, description="the longest profile kept per person")
+
+    def settings(self) -> ConsolidationSettings:
+        """The board's plain settings."""
+        from board.memory.consolidation.settings import ConsolidationSettings, ConsolidationWho
+
+        return ConsolidationSettings(enabled=self.enabled, who=ConsolidationWho(self.who), hour=self.hour,
+                                     daily_usd=self.daily_usd, min_facts=self.min_facts, max_facts=self.max_facts,
+                                     stale_days=self.stale_days, profile_chars=self.profile_chars)
 
 
 class MemorySection(StrictModel):
@@ -151,6 +181,7 @@ class MemorySection(StrictModel):
         return EmbeddingSettings(model=self.embedding_model, base_url=self.embedding_base_url,
                                  api_key=key or (env.get(variable) or "").strip(),
                                  dimensions=self.embedding_dimensions, batch=self.embedding_batch)
+    consolidation: ConsolidationSection = section()
 
     def settings(self) -> MemorySettings:
         """The board's plain settings."""
@@ -159,7 +190,8 @@ class MemorySection(StrictModel):
         return MemorySettings(enabled=self.enabled, cross_role=self.cross_role,
                               max_facts_per_role=self.max_facts_per_role, recall_limit=self.recall_limit,
                               auto_extract=self.auto_extract, max_facts_per_user=self.max_facts_per_user,
-                              extract_concurrency=self.extract_concurrency, extract_per_hour=self.extract_per_hour)
+                              extract_concurrency=self.extract_concurrency, extract_per_hour=self.extract_per_hour,
+                              consolidation=self.consolidation.settings())
 
 
 class GuardrailsSection(StrictModel):

@@ -1,5 +1,5 @@
-"""The user memory's tables: the facts (0500), where each came from (0710) and its scope (0970); the agent
-layer's 0501-0599 are in ``board.agent.migrations``."""
+"""The user memory's tables: the facts (0500), where each came from (0710), its scope (0970), consolidation's
+changes, profiles and forget marks (1300); the agent layer's 0501-0599 are in ``board.agent.migrations``."""
 
 from board.db import load_migrations
 
