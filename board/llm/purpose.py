@@ -26,7 +26,8 @@ class CallPurpose(StrEnum):
     COMPACTION = "compaction"        # the running summary of a long conversation
     EXTRACTION = "extraction"        # the facts a person stated, heard after their turn (user memory)
     CONSOLIDATION = "consolidation"  # memory consolidation
-    EMBEDDING = "embedding"          # vectors for recall
+    EMBEDDING = "embedding"          # vectors for recall: passages embedded in the background
+    EMBEDDING_QUERY = "embedding-query"  # vectors for recall: a recall's question
     BRIEF = "brief"                  # a standing brief
     TITLE = "title"                  # a short title for a conversation or meeting
     TRANSCRIBE = "transcribe"        # speech to text (a voice note)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from board.llm.base import Usage
 from board.llm.pricing import PriceTable
+from board.llm.purpose import CallPurpose
 from board.spending.ledger import Ledger, LLMCallRecord
 
 if TYPE_CHECKING:
@@ -51,10 +52,10 @@ class EmbeddingError(RuntimeError):
 
 
 class EmbeddingPurpose(StrEnum):
-    """Why a call was made: the ledger's ``purpose``."""
+    """Why a call was made: the ledger's ``purpose`` (the values of :class:`CallPurpose`'s embedding members)."""
 
-    INDEX = "embedding"  # passages embedded in the background
-    QUERY = "embedding-query"  # a recall's question
+    INDEX = CallPurpose.EMBEDDING.value  # passages embedded in the background
+    QUERY = CallPurpose.EMBEDDING_QUERY.value  # a recall's question
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 from board.language.secrets import sentence_reason
+from board.llm.purpose import CallPurpose
 from board.memory.facts import Fact, FactError, FactStore
 from board.workspace.quoting import quote_field
 
@@ -33,7 +34,7 @@ __all__ = ["CONSOLIDATION_PURPOSE", "CONSOLIDATION_SYSTEM", "PLAN_SCHEMA", "Expi
            "TidyPlan", "asked", "checked", "parse_plan"]
 
 #: The ledger's purpose of a consolidation call.
-CONSOLIDATION_PURPOSE = "consolidation"
+CONSOLIDATION_PURPOSE = CallPurpose.CONSOLIDATION
 
 
 class ExpireReason(StrEnum):
