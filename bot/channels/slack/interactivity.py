@@ -267,31 +267,41 @@ class SlackInteractions:
         same command posted (never a second echo). ``Taken(False)`` when the command could not be recorded: then
         nothing is posted and Slack hears it failed."""
         lock = self._echoing.setdefault(trigger, asyncio.Lock())  # a delivery of it while one is being echoed waits
-        async with lock:
+        try:
+            async with lock:
+                return await self._echo_once(channel, user, echo, trigger)
+        finally:
+            if len(self._echoing) > 256:  # forget the locks nobody holds
+                self._echoing = {k: v for k, v in self._echoing.items() if v.locked()}
+
+    async def _echo_once(self, channel: str, user: str, echo: str, trigger: str) -> str | Taken:
+        echoes = self.channel.board_echoes
+        try:
+            ts = await echoes.record(trigger, channel) if trigger else None
+        except Exception as exc:
+            if not is_storage_error(exc):
+                raise
+            log.warning("slack: /board from %s in %s could not be stored (%s); not echoed, Slack is told it failed",
+                        user, channel, exc)
+            return Taken(False)
+        if ts is not None:
+            log.info("slack: /board %s delivered again: its echo %s stands, the command is stored once", trigger, ts)
+            return ts
+        try:
+            ts = await self.channel.web.post(channel, echo, None, None)
+        except SendFailed as exc:
+            log.warning("slack: /board from %s in %s: could not post the question (%s)", user, channel, exc)
+            return Taken(True, _ephemeral(f"Sorry, I could not post in this channel ({exc}); is the app in it?"))
+        if trigger:
             try:
-                ts = await self.channel.board_echoes.record(trigger, channel) if trigger else None
-                if ts is not None:
-                    log.info("slack: /board %s delivered again: its echo %s stands, the command is stored once",
-                             trigger, ts)
-                    return ts
-                try:
-                    ts = await self.channel.web.post(channel, echo, None, None)
-                except SendFailed as exc:
-                    log.warning("slack: /board from %s in %s: could not post the question (%s)", user, channel, exc)
-                    return Taken(True, _ephemeral(f"Sorry, I could not post in this channel ({exc}); is the app in "
-                                                  "it?"))
-                if trigger:
-                    await self.channel.board_echoes.posted(trigger, ts)
-                return ts
+                await echoes.posted(trigger, ts)
             except Exception as exc:
                 if not is_storage_error(exc):
                     raise
-                log.warning("slack: /board from %s in %s could not be stored (%s); not echoed, Slack is told it failed",
-                            user, channel, exc)
+                log.warning("slack: /board from %s in %s could not be stored (%s) after its echo %s was posted; Slack "
+                            "is told it failed", user, channel, exc, ts)
                 return Taken(False)
-            finally:
-                if len(self._echoing) > 256:  # forget the locks nobody holds
-                    self._echoing = {k: v for k, v in self._echoing.items() if v.locked()}
+        return ts
 
     def _command_place(self, channel: str, channel_name: str) -> SlackPlace | None:
         """Where a slash command in ``channel`` is answered: the channel itself (no thread)."""
