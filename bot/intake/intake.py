@@ -193,6 +193,8 @@ class Intake:
         self._local: set[tuple[str, str]] = set()  # (chat, message id) queued or being answered here
         self._dispatcher: asyncio.Task[None] | None = None
         self.received = 0  # new messages stored (redeliveries not counted)
+        self.commits = 0  # transactions that stored arrivals (group commit: a burst takes a few)
+        self._in_store = 0  # arrivals in the transaction running now
         self.denied = 0
         self.answered = 0
         self.failed = 0
@@ -201,6 +203,12 @@ class Intake:
         #: The channel's service confirms each delivered message (WhatsApp's status webhook): a reply that may have
         #: arrived waits for that confirmation (``inbox.confirm_within_s``) before it is sent once more
         self.confirms = self.caps.confirms
+
+    @property
+    def waiting(self) -> int:
+        """Arrivals waiting for their commit now (their service not acknowledged yet): in the running transaction
+        and queued for the next."""
+        return self._in_store + sum(len(arrivals) for arrivals, _ in self._batch)
 
     @property
     def scheduler(self) -> Lanes:
@@ -252,6 +260,7 @@ class Intake:
         while self._batch:
             batch, self._batch = self._batch, []
             admitted = [arrival for arrivals, _ in batch for arrival in arrivals]
+            self._in_store = len(admitted)
             try:
                 fresh = await self.inbox.store(admitted)
             except asyncio.CancelledError:  # stopping: the callers are not acknowledged either
@@ -270,7 +279,10 @@ class Intake:
                     if not done.done():
                         done.set_exception(failure)
                 continue
+            finally:
+                self._in_store = 0
             self.hub.storage.recovered()
+            self.commits += 1
             self.received += len(fresh)
             for pending in fresh:
                 self._queue(pending)

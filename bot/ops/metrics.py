@@ -11,8 +11,9 @@ events happen without reaching into anyone's internals:
 
 The three observers are handed to the board when it is built (:meth:`Metrics.observers`,
 :class:`board.app.Observers`), never appended to its parts afterwards.
-- messages in / out per channel, delivery failures, storage failures: read at scrape time
-  from the counters the intake keeps anyway (:class:`IntakeCollector`);
+- messages in / out per channel, delivery failures, storage failures, the intake's commits and the arrivals
+  waiting for theirs (not acknowledged yet): read at scrape time from the counters the intake keeps anyway
+  (:class:`IntakeCollector`);
 - pending inbox per channel and meetings running: read at scrape time.
 
 ``errors`` is one family labelled by ``kind``: ``model_<outcome>`` (a failed provider
@@ -28,7 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from board.spending.ledger import LLMCallRecord
@@ -62,6 +63,10 @@ class IntakeCollector(Collector):
                                      labels=["channel"])
         duplicates = CounterMetricFamily("sabha_messages_duplicate", "Redelivered messages skipped, per channel",
                                          labels=["channel"])
+        commits = CounterMetricFamily("sabha_intake_commits", "Transactions that stored arrivals, per channel (a "
+                                      "burst is stored in a few: group commit)", labels=["channel"])
+        waiting = GaugeMetricFamily("sabha_intake_waiting", "Arrivals waiting for their commit now (not "
+                                    "acknowledged to their service yet), per channel", labels=["channel"])
         errors = Tally(self.errors)
         for intake in self.hub.intakes:
             name = intake.courier.name
@@ -69,13 +74,15 @@ class IntakeCollector(Collector):
             sent.add_metric([name], intake.answered)
             denied.add_metric([name], intake.denied)
             duplicates.add_metric([name], intake.inbox.duplicates)
+            commits.add_metric([name], getattr(intake, "commits", 0))
+            waiting.add_metric([name], getattr(intake, "waiting", 0))
             errors["delivery_failed"] += intake.failed
             errors["delivery_uncertain"] += intake.uncertain
         errors["storage"] += getattr(self.hub.storage, "total_failures", self.hub.storage.failures)
         family = CounterMetricFamily("sabha_errors", "Errors by kind (see bot.ops.metrics)", labels=["kind"])
         for kind, count in sorted(errors.items()):
             family.add_metric([kind], count)
-        yield from (received, sent, denied, duplicates, family)
+        yield from (received, sent, denied, duplicates, commits, waiting, family)
 
 
 class Metrics:

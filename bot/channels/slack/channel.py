@@ -70,7 +70,7 @@ from bot.channels.slack.inbound import (
 )
 from bot.channels.slack.outbound import SlackIdentity, SlackWeb
 from bot.channels.slack.places import Placement, SlackPlace, SlackPlaceKind, split_chat
-from bot.channels.slack.store import SlackDraftKey, SlackDraftStore, SlackThreadRoles
+from bot.channels.slack.store import SlackBoardEchoes, SlackDraftKey, SlackDraftStore, SlackThreadRoles
 from bot.channels.slack.stream import INTERRUPTED, SlackDrafts
 from bot.channels.webhook import BodyTooLarge, read_body
 from bot.intake.courier import (
@@ -153,6 +153,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
         parts.money.set_public_terms(public_terms(settings))
         self.places = Placement(settings.board_channel, settings.channels)
         self.thread_roles = SlackThreadRoles(parts.db)
+        self.board_echoes = SlackBoardEchoes(parts.db)  # /board's echoes, by trigger_id (.interactivity)
         self.drafts = SlackDrafts(self.web, SlackDraftStore(parts.db), enabled=settings.stream,
                                   interval=settings.stream_edit_interval_s)
         self.names = SlackNames(self.web.user_name)
@@ -405,7 +406,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
         if message.files and not envelope.attachments and not envelope.text.strip():
             return Arrival(envelope, self.conversation(envelope), InboundKind.UNSUPPORTED)  # the "text only" line
         if place.kind is SlackPlaceKind.BOARD and place.thread_ts == message.ts:
-            await self._stick(envelope)
+            await self.stick(envelope)
         return Arrival(envelope, self.conversation(envelope), InboundKind.TEXT)
 
     def _envelope(self, message: SlackMessage, place: SlackPlace) -> Envelope:
@@ -417,8 +418,9 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
                         is_group=place.is_group, is_owner=self.access.is_owner(message.user),
                         is_public=self.access.is_public(message.user), role_hint=role, attachments=attachments)
 
-    async def _stick(self, envelope: Envelope) -> None:
-        """A thread's first post in the board channel that addresses an advisor: the thread is theirs."""
+    async def stick(self, envelope: Envelope) -> None:
+        """A thread's first post (or ``/board``) in the board channel that addresses an advisor: the thread is
+        theirs."""
         if not (self.access.listed(envelope.sender) or self.access.is_public(envelope.sender)):
             return
         route = self._router().route(envelope)
@@ -444,6 +446,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
             await self._who_am_i()
             await self.intake.inbox.prune()
             await self.drafts.store.prune()
+            await self.board_echoes.prune()
             await self.thread_roles.load()
             await self.access.refresh()
             await self.intake.resume()

@@ -14,6 +14,7 @@ pair, so the intake stores the post once whichever arrives first. :func:`retry_o
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import re
@@ -215,11 +216,17 @@ def _thread(message: Mapping[str, Any]) -> str | None:
     return thread if isinstance(thread, str) and thread else None
 
 
+@functools.lru_cache(maxsize=8)
+def _own_mention(bot_user: str) -> re.Pattern[str]:
+    """The app's own mention at the start of a post, compiled once per app (not on every event)."""
+    return re.compile(rf"^\s*<@{re.escape(bot_user)}(?:\|[^>]*)?>[\s,:]*")
+
+
 def plain_text(text: str, bot_user: str = "") -> str:
     """A post's text as a person wrote it: the app's own mention at the start dropped (``<@U0APP> finance:
     hi`` is ``finance: hi``), other mentions as ``@U123``, links as their label (url), entities unescaped."""
     if bot_user:
-        text = re.sub(rf"^\s*<@{re.escape(bot_user)}(?:\|[^>]*)?>[\s,:]*", "", text)
+        text = _own_mention(bot_user).sub("", text)
     text = _MENTION.sub(lambda m: f"@{m.group(1)}", text)
     text = _LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})" if m.group(2) and m.group(2) != m.group(1)
                      else m.group(1), text)

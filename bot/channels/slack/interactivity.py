@@ -14,9 +14,12 @@ acknowledgement); a store that failed is a 503 / no acknowledgement, so Slack's 
   posted in the thread like any answer (exactly once across kills, as every reply).
 - **``/board <text>``** is a message to the board in that channel: ``/board status`` is ``/status`` (a
   command's name first), anything else plain words (``/board meeting on pricing``, ``/board @finance ...``).
-  Slack shows nobody a slash command, so the question is posted first: in a channel as a new message whose
+  Slack shows nobody a slash command, so the question is posted: in a channel as a new message whose
   thread is the conversation (as a post's is; the answer goes into it), in a DM by the acknowledgement
-  (``response_type: in_channel``).
+  (``response_type: in_channel``). In a channel the command is recorded under its ``trigger_id`` before its echo is
+  posted (:class:`.store.SlackBoardEchoes`): one that cannot be stored is not echoed (Slack hears it failed), and a
+  repeated delivery of it reuses the echo and is stored once (its message id is ``<channel>/board-<trigger_id>``).
+  ``/board @finance ...`` in the board channel makes the thread finance's, as a post naming finance does.
 
 :func:`install` wires this, the Block Kit buttons, files and Socket Mode into a :class:`.channel.SlackChannel`.
 """
@@ -47,6 +50,7 @@ from bot.channels.slack.verdicts import SlackVerdicts
 from bot.intake.delivery import SendFailed
 from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import StorageUnavailable
+from bot.intake.storage import is_storage_error
 
 if TYPE_CHECKING:
     from board.media.attachment import Attachment
@@ -58,7 +62,7 @@ if TYPE_CHECKING:
     from bot.channels.slack.inbound import SlackRequest, SlackRetry
     from bot.channels.slack.outbound import SlackWeb
     from bot.channels.slack.places import Placement
-    from bot.channels.slack.store import SlackThreadRoles
+    from bot.channels.slack.store import SlackBoardEchoes, SlackThreadRoles
 
 __all__ = ["SlackHost", "SlackInteractions", "Taken", "install"]
 
@@ -84,6 +88,7 @@ class SlackHost(Protocol):
     places: Placement
     access: SlackAccessPolicy
     thread_roles: SlackThreadRoles
+    board_echoes: SlackBoardEchoes
     names: SlackNames
     web: SlackWeb
     blocks: Callable[[Reply, str], list[dict[str, Any]] | None] | None
@@ -99,6 +104,8 @@ class SlackHost(Protocol):
     async def claim(self, arrivals: list[Arrival]) -> None: ...
 
     async def take_event(self, parsed: SlackRequest, retry: SlackRetry | None = None) -> None: ...
+
+    async def stick(self, envelope: Envelope) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -119,6 +126,7 @@ class SlackInteractions:
         self.commands = 0
         self.refused = 0
         self.verdicts: SlackVerdicts | None = None  # the pressed message's update goes through it (install)
+        self._echoing: dict[str, asyncio.Lock] = {}  # /board commands being echoed, by trigger_id
         self._later: set[asyncio.Task[None]] = set()
 
     # -- the two doors -----------------------------------------------------------------
@@ -228,25 +236,72 @@ class SlackInteractions:
         first = text.split(maxsplit=1)[0].lower()
         words = f"/{text}" if first in self.channel.uses.commands and not text.startswith("/") else text
         echo = f"<@{user}>: {BOARD_COMMAND} {text}"
+        trigger = str(fields.get("trigger_id") or "")
         if place.kind is SlackPlaceKind.DM:
-            message_id = f"{channel}/board-{fields.get('trigger_id') or fields.get('response_url') or ''}"
+            message_id = f"{channel}/board-{trigger or fields.get('response_url') or ''}"
             answer: dict[str, Any] | None = {"response_type": "in_channel", "text": echo}
         else:  # in a channel the question starts a thread, as a post does, and the answer goes into it
-            try:
-                ts = await self.channel.web.post(channel, echo, None, None)
-            except SendFailed as exc:
-                log.warning("slack: /board from %s in %s: could not post the question (%s)", user, channel, exc)
-                return Taken(True, _ephemeral(f"Sorry, I could not post in this channel ({exc}); is the app in it?"))
-            place = SlackPlace(place.kind, f"{channel}/{ts}", channel, ts, place.role_hint)
-            message_id, answer = f"{channel}/{ts}", None
+            echoed = await self._echo(channel, user, echo, trigger)
+            if isinstance(echoed, Taken):
+                return echoed
+            place = SlackPlace(place.kind, f"{channel}/{echoed}", channel, echoed, place.role_hint)
+            message_id, answer = f"{channel}/board-{trigger}" if trigger else f"{channel}/{echoed}", None
         envelope = self._envelope(place, user, words, message_id)
         try:
+            if place.kind is SlackPlaceKind.BOARD:  # `/board @finance ...` makes the thread finance's, as a post does
+                await self.channel.stick(envelope)
             await self.channel.claim([Arrival(envelope, self.channel.conversation(envelope), InboundKind.TEXT)])
-        except StorageUnavailable:
+        except Exception as exc:
+            if not isinstance(exc, StorageUnavailable) and not is_storage_error(exc):
+                raise
+            log.warning("slack: /board from %s in %s could not be stored (%s); Slack is told it failed", user, channel,
+                        exc)
             return Taken(False)
         self.commands += 1
         log.info("slack: /board from %s in %s stored", user, channel)
         return Taken(True, answer)
+
+    async def _echo(self, channel: str, user: str, echo: str, trigger: str) -> str | Taken:
+        """The ts of the command's echo in ``channel``, whose thread is its conversation: posted once the command is
+        recorded under its ``trigger_id`` (:class:`.store.SlackBoardEchoes`), or the one an earlier delivery of the
+        same command posted (never a second echo). ``Taken(False)`` when the command could not be recorded: then
+        nothing is posted and Slack hears it failed."""
+        lock = self._echoing.setdefault(trigger, asyncio.Lock())  # a delivery of it while one is being echoed waits
+        try:
+            async with lock:
+                return await self._echo_once(channel, user, echo, trigger)
+        finally:
+            if len(self._echoing) > 256:  # forget the locks nobody holds
+                self._echoing = {k: v for k, v in self._echoing.items() if v.locked()}
+
+    async def _echo_once(self, channel: str, user: str, echo: str, trigger: str) -> str | Taken:
+        echoes = self.channel.board_echoes
+        try:
+            ts = await echoes.record(trigger, channel) if trigger else None
+        except Exception as exc:
+            if not is_storage_error(exc):
+                raise
+            log.warning("slack: /board from %s in %s could not be stored (%s); not echoed, Slack is told it failed",
+                        user, channel, exc)
+            return Taken(False)
+        if ts is not None:
+            log.info("slack: /board %s delivered again: its echo %s stands, the command is stored once", trigger, ts)
+            return ts
+        try:
+            ts = await self.channel.web.post(channel, echo, None, None)
+        except SendFailed as exc:
+            log.warning("slack: /board from %s in %s: could not post the question (%s)", user, channel, exc)
+            return Taken(True, _ephemeral(f"Sorry, I could not post in this channel ({exc}); is the app in it?"))
+        if trigger:
+            try:
+                await echoes.posted(trigger, ts)
+            except Exception as exc:
+                if not is_storage_error(exc):
+                    raise
+                log.warning("slack: /board from %s in %s could not be stored (%s) after its echo %s was posted; Slack "
+                            "is told it failed", user, channel, exc, ts)
+                return Taken(False)
+        return ts
 
     def _command_place(self, channel: str, channel_name: str) -> SlackPlace | None:
         """Where a slash command in ``channel`` is answered: the channel itself (no thread)."""

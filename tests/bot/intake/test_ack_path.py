@@ -1,0 +1,68 @@
+"""What a burst of webhooks does on its way to the acknowledgement, counted on a real ``sabha run`` (Slack's Events
+API, signed DMs from many people at once): each 200 leaves only once its event's row is committed (read from a
+second connection the moment the 200 arrives), and the burst is stored in a few transactions, not one each (group
+commit: ``sabha_intake_commits`` on /metrics). To make the count exact, the state db's write lock is held while the
+burst arrives, until every event of it waits for its commit (``sabha_intake_waiting``); once it is free they are
+stored in at most two: the transaction that was waiting for the lock, and one for all the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from tests.support.fakes.echo_model import EchoModel
+from tests.support.fakes.slack_api import SlackEventPoster, event_callback, message_event
+from tests.support.ops import scrape, total
+from tests.support.slack import OWNER, OWNER_DM, answered, next_ts, running_slack, say
+from tests.support.telegram import eventually
+
+COUNT = 40
+
+
+async def test_a_burst_is_acknowledged_only_once_stored_and_stored_in_two_commits(tmp_path: Path,
+                                                                                   echo_model: EchoModel) -> None:
+    users = [f"U0ACK{n:03d}" for n in range(COUNT)]
+    async with running_slack(tmp_path, echo_model, allowed=(OWNER, *users)) as (sabha, slack, poster):
+        assert sabha.port is not None
+        await say(poster, OWNER_DM, OWNER, "Q001 first", channel_type="im")
+        await eventually(lambda: answered(slack)["Q001"] == 1, "the first answer")
+        before = total(await scrape(sabha.port), "sabha_intake_commits_total", channel="slack")
+        bodies = [event_callback(message_event(f"D0ACK{n:03d}", user, f"Q{100 + n} what now?", next_ts(),
+                                               channel_type="im")) for n, user in enumerate(users)]
+        db = tmp_path / "sessions" / "sabha.db"
+        reader = sqlite3.connect(db, isolation_level=None, timeout=30)
+        blocker = sqlite3.connect(db, isolation_level=None, timeout=30)
+        stored_at_ack: list[str | None] = []
+
+        async def post(burst: SlackEventPoster, body: dict[str, Any]) -> None:
+            status, text = await burst.post(body)
+            assert status == 200, (status, text)
+            event = body["event"]
+            row = reader.execute("SELECT status FROM inbound_messages WHERE channel = 'slack' AND message_id = ?",
+                                 (f"{event['channel']}/{event['ts']}",)).fetchone()
+            stored_at_ack.append(None if row is None else str(row[0]))
+
+        async def waiting() -> bool:
+            return total(await scrape(sabha.port), "sabha_intake_waiting", channel="slack") == COUNT
+
+        try:
+            async with SlackEventPoster(poster.url, ack_timeout_s=60) as burst:
+                blocker.execute("BEGIN IMMEDIATE")  # nobody else may write: the burst waits for its commit
+                try:
+                    posts = [asyncio.create_task(post(burst, body)) for body in bodies]
+                    await eventually(waiting, f"all {COUNT} events waiting for their commit")
+                    assert stored_at_ack == [], "acknowledged before it could be stored"
+                finally:
+                    blocker.execute("ROLLBACK")
+                await asyncio.gather(*posts)
+        finally:
+            blocker.close()
+            reader.close()
+        assert len(stored_at_ack) == COUNT and None not in stored_at_ack, stored_at_ack
+        commits = total(await scrape(sabha.port), "sabha_intake_commits_total", channel="slack") - before
+        assert 1 <= commits <= 2, f"{COUNT} events stored in {commits} commits"
+        await eventually(lambda: len([q for q, n in answered(slack).items() if q != "Q001"]) == COUNT,
+                         "every event answered")
+        assert set(answered(slack).values()) == {1}, answered(slack)
