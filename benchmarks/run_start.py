@@ -11,7 +11,7 @@ With ``--baseline <checkout>`` the same is measured for another checkout (e.g. m
 run, runs interleaved, and the ratio printed. ``--importtime`` adds the top modules of one start
 by ``-X importtime`` (self time summed per top-level package).
 
-    python benchmarks/run_start.py [--runs 7] [--baseline /path/to/main] [--importtime]
+    python benchmarks/run_start.py [--runs 7] [--baseline /path/to/main] [--importtime] [--openai]
     python benchmarks/run_start.py --quick
 """
 
@@ -61,12 +61,20 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS
 
 
-def make_board(repo: Path, folder: Path, env: dict[str, str]) -> Path:
+#: ``--openai``: the board's model an OpenAI-compatible server (never called here: nothing is asked).
+OPENAI = ("llm:\n  model: openai:gpt-4o-mini\n  providers:\n    openai:\n      api_key: bench-key\n"
+          "      base_url: http://127.0.0.1:9/v1\n")
+
+
+def make_board(repo: Path, folder: Path, env: dict[str, str], *, openai: bool = False) -> Path:
     """A fresh ``sabha init`` board whose server listens on a free port; its config file."""
     subprocess.run([sys.executable, "-m", "bot.cli", "init", str(folder)], env={**env, "PYTHONPATH": str(repo)},
                    check=True, stdout=subprocess.DEVNULL)
     config = folder / "sabha.yaml"
-    config.write_text(config.read_text() + f"\nserver:\n  host: 127.0.0.1\n  port: {free_port()}\n")
+    text = config.read_text()
+    if openai:
+        text = re.sub(r"^llm:\n  model: .*\n", "", text, flags=re.MULTILINE) + "\n" + OPENAI
+    config.write_text(text + f"\nserver:\n  host: 127.0.0.1\n  port: {free_port()}\n")
     return config
 
 
@@ -79,10 +87,10 @@ def ready(port: int) -> bool:
 
 
 def start_once(repo: Path, work: Path, env: dict[str, str], *, extra: tuple[str, ...] = (),
-               timeout: float = 120.0) -> tuple[Start, str]:
+               timeout: float = 120.0, openai: bool = False) -> tuple[Start, str]:
     """Start ``sabha run`` from ``repo`` on a fresh board, wait for ``/readyz`` 200, stop it."""
     folder = Path(tempfile.mkdtemp(prefix="board-", dir=work))
-    config = make_board(repo, folder, env)
+    config = make_board(repo, folder, env, openai=openai)
     port = int(re.findall(r"port: (\d+)", config.read_text())[-1])
     argv = [sys.executable, *extra, "-m", "bot.cli", "--config", str(config), "run"]
     began = time.perf_counter()
@@ -106,9 +114,10 @@ def start_once(repo: Path, work: Path, env: dict[str, str], *, extra: tuple[str,
     return start, err
 
 
-def import_top(repo: Path, work: Path, env: dict[str, str], count: int) -> list[tuple[str, float]]:
+def import_top(repo: Path, work: Path, env: dict[str, str], count: int, *,
+               openai: bool = False) -> list[tuple[str, float]]:
     """The top-level packages by import self time (ms) of one start to ready."""
-    _, err = start_once(repo, work, env, extra=("-X", "importtime"))
+    _, err = start_once(repo, work, env, extra=("-X", "importtime"), openai=openai)
     spent: collections.Counter[str] = collections.Counter()
     for match in re.finditer(r"^import time:\s+(\d+) \|\s+\d+ \|\s*(\S+)", err, re.MULTILINE):
         spent[match[2].split(".")[0]] += int(match[1])
@@ -126,23 +135,24 @@ def run(args: argparse.Namespace) -> None:
         repos["baseline"] = Path(args.baseline).resolve()
     try:
         for repo in repos.values():  # warm the file cache and the .pyc files
-            start_once(repo, work, env)
+            start_once(repo, work, env, openai=args.openai)
         starts: dict[str, list[Start]] = {name: [] for name in repos}
         for _ in range(args.runs):
             for name, repo in repos.items():
-                starts[name].append(start_once(repo, work, env)[0])
+                starts[name].append(start_once(repo, work, env, openai=args.openai)[0])
         report(args, repos, starts)
         if args.importtime:
             for name, repo in repos.items():
                 print(f"\n-X importtime, {name} ({repo}): self time per top-level package, ms")
-                for package, ms in import_top(repo, work, env, args.top):
+                for package, ms in import_top(repo, work, env, args.top, openai=args.openai):
                     print(f"  {package:<28} {ms:8.1f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def report(args: argparse.Namespace, repos: dict[str, Path], starts: dict[str, list[Start]]) -> None:
-    print(f"sabha run to /readyz 200, median of {args.runs} (interleaved; {os.cpu_count()} CPUs, "
+    board = "an OpenAI model (--openai)" if args.openai else "the embedded defaults (offline model, SQLite, web)"
+    print(f"sabha run to /readyz 200 on {board}, median of {args.runs} (interleaved; {os.cpu_count()} CPUs, "
           f"load {os.getloadavg()[0]:.2f}; wall figures measured under whatever load the machine has)")
     print(f"{'checkout':<10} {'CPU s':>7} {'wall s':>7}  goal: CPU under {GOAL_CPU_S:.1f} s")
     cpu = {name: statistics.median(s.cpu_s for s in values) for name, values in starts.items()}
@@ -162,6 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--baseline", help="another checkout measured in the same run (e.g. main)")
     parser.add_argument("--importtime", action="store_true", help="also the top imports of one start")
     parser.add_argument("--top", type=int, default=10)
+    parser.add_argument("--openai", action="store_true", help="the board's model on OpenAI (its SDK to import)")
     parser.add_argument("--quick", action="store_true", help="one run (a test runs every benchmark so)")
     args = parser.parse_args(argv)
     if args.quick:
