@@ -122,10 +122,11 @@ class ProviderRegistry:
         return self.prepare(models)
 
     async def settled(self) -> None:
-        """Wait for a background :meth:`warm` still importing an SDK (at once when none runs)."""
+        """Wait for a background :meth:`warm` still importing an SDK (at once when none runs); its outcome is
+        its owner's to read (a failed or cancelled warm-up only means the provider is built on first use)."""
         warming = self._warming
         if warming is not None and not warming.done():
-            await asyncio.shield(warming)
+            await asyncio.wait([warming])
 
     async def close(self) -> None:
         """Close the providers that hold connections (those with an async ``close``)."""
