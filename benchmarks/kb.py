@@ -10,7 +10,10 @@ the same run:
   in SQL) and as the owner (every scope), against a ``LIKE`` scan of the same chunks for the
   first word (the no-index baseline), with the ratio of the medians.
 
-It prints figures and never asserts on time. ``--mb`` picks the corpus size.
+Searches go through the knowledge base's own ``search`` (the index's worker thread included, as a
+turn's tool call makes them); the ``LIKE`` baseline reads the index file with a connection of its own.
+It prints figures and never asserts on time. ``--mb`` picks the corpus size; ``--quick`` is a
+0.3 MB corpus and 20 queries (a test runs every benchmark so).
 Run: ``.venv/bin/python benchmarks/kb.py [--mb 50] [--queries 400]``
 """
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import sqlite3
 import statistics
 import sys
 import tempfile
@@ -75,7 +79,10 @@ async def main() -> None:
     parser.add_argument("--mb", type=float, default=50.0, help="corpus size in MB (default 50)")
     parser.add_argument("--queries", type=int, default=400, help="search queries per mode (default 400)")
     parser.add_argument("--seed", type=int, default=16)
+    parser.add_argument("--quick", action="store_true", help="a 0.3 MB corpus, 20 queries")
     args = parser.parse_args()
+    if args.quick:
+        args.mb, args.queries = 0.3, 20
     rng = random.Random(args.seed)
     vocab = vocabulary(30_000, rng)
 
@@ -124,19 +131,19 @@ async def main() -> None:
 
             queries = [query() for _ in range(args.queries)]
             for q in queries[:20]:  # warm the page cache
-                kb.index.search(q, ("shared", "research"))
+                await kb.search(q, role="research")
             results: dict[str, list[float]] = {}
-            for label, scopes in (("as a role (shared + research)", ("shared", "research")), ("as the owner", None)):
+            for label, role in (("as a role (shared + research)", "research"), ("as the owner", None)):
                 times = []
                 for q in queries:
                     began = time.perf_counter()
-                    kb.index.search(q, scopes, limit=5, text_chars=1000)
+                    await kb.search(q, role=role, limit=5)
                     times.append((time.perf_counter() - began) * 1000)
                 results[label] = times
                 print(f"search {label}: p50 {percentile(times, 50):.2f} ms, p99 {percentile(times, 99):.2f} ms, "
                       f"max {max(times):.2f} ms over {len(times)} queries")
 
-            conn = kb.index._conn
+            conn = sqlite3.connect(f"file:{data / 'knowledge.db'}?mode=ro", uri=True)
             like = []
             for q in queries[:10]:
                 word = q.split()[0]
@@ -148,6 +155,7 @@ async def main() -> None:
             print(f"baseline, LIKE scan of every chunk for one word (no ranking): {statistics.median(like):.1f} ms "
                   f"median over {len(like)} queries; FTS5 + BM25 search is {statistics.median(like) / role_p50:.0f}x "
                   "faster at the median")
+            conn.close()
         finally:
             kb.close()
 

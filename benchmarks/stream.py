@@ -1,6 +1,6 @@
 """Streamed answers: how soon the first words are visible, and how many edits an answer costs.
 
-Prints medians; asserts nothing about time. Run: python benchmarks/stream.py
+Prints medians; asserts nothing about time. Run: python benchmarks/stream.py [--rounds 5] [--quick]
 
 A fake OpenAI model streams a 26-word answer, one word every CHUNK_DELAY seconds
 (``llm.providers.openai.stream: true``); the moment it writes its first word is the model's
@@ -18,6 +18,7 @@ part of the figure, as it would be with a real model (tens of ms between tokens)
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import statistics
@@ -66,12 +67,12 @@ class TimedModel(FakeOpenAI):
         await super().write_stream(resp, answer)
 
 
-async def terminal(root: Path) -> list[float]:
+async def terminal(root: Path, rounds: int) -> list[float]:
     """Milliseconds from the model's first word to the first answer bytes on the chat's stdout."""
     delays: list[float] = []
     async with TimedModel() as model:
         config = chat_config(root, model)
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             model.script_text(ANSWER, chunk_delay=CHUNK_DELAY)
             reads = await piped_chat(config, "how do I price my product?\n")
             shown = next(t for t, piece in reads if b"Pricing" in piece)
@@ -79,7 +80,7 @@ async def terminal(root: Path) -> list[float]:
     return delays
 
 
-async def telegram(root: Path) -> tuple[list[float], list[int]]:
+async def telegram(root: Path, rounds: int) -> tuple[list[float], list[int]]:
     """Milliseconds from the model's first word to the draft's sendMessage; edits per answer."""
     delays: list[float] = []
     edits: list[int] = []
@@ -87,7 +88,7 @@ async def telegram(root: Path) -> tuple[list[float], list[int]]:
         sabha = SabhaProcess(streaming_config(root, fake, model))
         try:
             await sabha.start()
-            for n in range(ROUNDS):
+            for n in range(rounds):
                 model.script_text(ANSWER, chunk_delay=CHUNK_DELAY * 10)  # about 8 s: several draft edits
                 model.script_text(f"MARKER {n}")
                 fake.clear_records()
@@ -96,7 +97,10 @@ async def telegram(root: Path) -> tuple[list[float], list[int]]:
                 sent_at = fake.call_times[next(i for i, (m, _) in enumerate(fake.calls) if m == "sendMessage")]
                 delays.append((sent_at - model.first_words[-1]) * 1000)
                 fake.push_text(OWNER, OWNER, f"marker {n}")
-                await fake.wait_until(lambda n=n: any(f"MARKER {n}" in m.text for m in fake.sent_messages),
+                # A streamed answer is a draft (sendMessage) finished by an edit: the marker's words are in
+                # either, whichever the draft had time to show.
+                await fake.wait_until(lambda n=n: any(f"MARKER {n}" in m.text
+                                                      for m in (*fake.sent_messages, *fake.edited_messages)),
                                       "the marker", timeout=60)
                 edits.append(sum(1 for m, _ in fake.calls if m == "editMessageText"))
         finally:
@@ -110,13 +114,18 @@ def show(name: str, values: list[float]) -> None:
 
 
 async def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"answers per channel (default {ROUNDS})")
+    parser.add_argument("--quick", action="store_true", help="one answer per channel (a test runs every benchmark so)")
+    args = parser.parse_args()
+    rounds = 1 if args.quick else args.rounds
     os.environ.pop("SABHA_CONFIG", None)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "t").mkdir()
         (root / "g").mkdir()
-        term = await terminal(root / "t")
-        tg, edits = await telegram(root / "g")
+        term = await terminal(root / "t", rounds)
+        tg, edits = await telegram(root / "g", rounds)
     words = len(ANSWER.split())
     print(f"model: {words} words, one every {CHUNK_DELAY * 1000:.0f} ms (terminal) / {CHUNK_DELAY * 10000:.0f} ms "
           "(Telegram); goal: first visible word <= model's first token + 100 ms")

@@ -14,7 +14,9 @@ Prints, medians over ``--rounds`` rounds: time to first byte of ``GET /ui/meetin
 -> received by a client, p50 / p99 over every event and client, for Sabha and the bare
 handler, and Sabha's p99 ratio (goal: <= 2).
 
-Usage: ``.venv/bin/python benchmarks/web.py [--clients 50] [--events 200] [--interval 0.02]``.
+The client signs in as the owner does, with a one-time login link (``POST /ui/login``).
+
+Usage: ``.venv/bin/python benchmarks/web.py [--clients 50] [--events 200] [--interval 0.02] [--quick]``.
 It prints figures; it does not assert on time.
 """
 
@@ -75,12 +77,15 @@ async def sabha():
     daemon = Daemon(loaded, board=board, install_signals=False)
     task = asyncio.create_task(daemon.run())
     await daemon.ready.wait()
-    cookie, _ = daemon.web.auth.signer.issue()
+    from board.clock import SYSTEM_CLOCK
+    from bot.web.auth import create_link
+    # a one-time login link, as `sabha web link` makes it: the client signs in with it (POST /ui/login)
+    link = await create_link(board.parts.db, SYSTEM_CLOCK, 600, f"http://127.0.0.1:{daemon.port}")
     meeting = "m-bench-page"
     for e in events(meeting)[:40]:  # a meeting with 40 events behind it, for the page
-        for s in list(board.room.subscribers):
+        for s in list(board.parts.room.subscribers):
             await s(e)
-    return daemon, task, board, cookie, meeting
+    return daemon, task, board, link.split("token=", 1)[1], meeting
 
 async def emit_all(subscribers, evs):
     sent = {}
@@ -96,9 +101,9 @@ async def emit_all(subscribers, evs):
 async def main():
     from aiohttp import web
     if MODE == "sabha":
-        daemon, task, board, cookie, page = await sabha()
+        daemon, task, board, token, page = await sabha()
         port = daemon.port
-        subscribers = lambda: list(board.room.subscribers)
+        subscribers = lambda: list(board.parts.room.subscribers)
         watchers = lambda: daemon.web.feed.watchers("m-bench-live")
     else:
         queues = set()
@@ -128,13 +133,13 @@ async def main():
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]
-        cookie, page = "", ""
+        token, page = "", ""
         subscribers = lambda: [publish]
         watchers = lambda: len(queues)
     live = events("m-bench-live")
     for s in subscribers():  # the meeting has started before the pages open
         await s(live[0])
-    print(json.dumps({"port": port, "cookie": cookie, "page": page}), flush=True)
+    print(json.dumps({"port": port, "token": token, "page": page}), flush=True)
     want = int(await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline))
     while watchers() < want:
         await asyncio.sleep(0.01)
@@ -169,6 +174,14 @@ async def _watch(http: ClientSession, url: str, headers: dict[str, str], count: 
     return got
 
 
+async def sign_in(http: ClientSession, base: str, token: str) -> dict[str, str]:
+    """The owner's browser: redeem the login link (``POST /ui/login``), keep the session cookie it sets."""
+    async with http.post(f"{base}/ui/login", data={"token": token}, allow_redirects=False) as resp:
+        assert resp.status == 303, f"login answered {resp.status}: {(await resp.text())[:300]}"
+        cookie = resp.headers["Set-Cookie"].split(";", 1)[0]
+    return {"Cookie": cookie, "Accept": "text/html"}
+
+
 async def one_round(mode: str, args: argparse.Namespace) -> tuple[list[float], list[float]]:
     """(SSE delays in ms, page TTFBs in ms) of one round against ``mode``."""
     with tempfile.TemporaryDirectory() as root:
@@ -176,17 +189,18 @@ async def one_round(mode: str, args: argparse.Namespace) -> tuple[list[float], l
         env["PYTHONPATH"] = str(REPO)
         proc = await asyncio.create_subprocess_exec(
             sys.executable, "-c", SERVER, mode, root, str(args.events), str(args.interval), env=env,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL)
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=None)
         assert proc.stdout is not None and proc.stdin is not None
         hello = json.loads(await proc.stdout.readline())
         base = f"http://127.0.0.1:{hello['port']}"
-        headers = {"Cookie": f"sabha_session={hello['cookie']}"} if hello["cookie"] else {}
         ttfb: list[float] = []
         async with ClientSession(connector=TCPConnector(limit=0)) as http:
+            headers = await sign_in(http, base, hello["token"]) if hello["token"] else {}
             if hello["page"]:
                 for _ in range(args.pages):
                     start = time.perf_counter()
                     async with http.get(f"{base}/ui/meetings/{hello['page']}", headers=headers) as resp:
+                        assert resp.status == 200, f"the meeting page answered {resp.status}"
                         await resp.content.readany()
                         ttfb.append((time.perf_counter() - start) * 1000)
                         await resp.read()
@@ -232,7 +246,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--interval", type=float, default=0.02, help="seconds between events")
     parser.add_argument("--pages", type=int, default=200, help="page requests for the TTFB")
     parser.add_argument("--rounds", type=int, default=3)
-    asyncio.run(run(parser.parse_args(argv)))
+    parser.add_argument("--quick", action="store_true",
+                        help="5 clients, 20 events, 10 pages, one round (a test runs every benchmark so)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.clients, args.events, args.pages, args.rounds = 5, 20, 10, 1
+    asyncio.run(run(args))
     return 0
 
 

@@ -28,7 +28,16 @@ from aiohttp import ClientSession, ClientTimeout, TCPConnector
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from benchmarks.webhook import BARE, WARM_UP_NUMBER, pct, post_signed, reply_seen, spawn, write_config  # noqa: E402
+from benchmarks.webhook import (  # noqa: E402
+    BARE,
+    TARGETS,
+    WARM_UP_NUMBER,
+    pct,
+    post_signed,
+    reply_seen,
+    spawn,
+    write_config,
+)
 from tests.support.fakes.echo_model import EchoModel  # noqa: E402
 from tests.support.fakes.graph_api import FakeGraphAPI  # noqa: E402
 from tests.support.whatsapp import text_notification  # noqa: E402
@@ -58,7 +67,8 @@ async def main(rate: float, count: int, users: int, latency: float, cap: int, ro
     root = Path(tempfile.mkdtemp(prefix="sabha-webhook-steady-"))
     rows: list[tuple[list[float], list[float], int]] = []
     async with FakeGraphAPI() as graph, EchoModel(latency=latency) as model:
-        env = write_config(root, graph, model, users, cap)
+        target = TARGETS["whatsapp"]  # benchmarks/webhook.py measures Slack too; this one WhatsApp
+        env = write_config(root, target, graph, model, users, cap)
         logged: list[str] = []
         bare, bare_port = await spawn([sys.executable, "-c", BARE], env, root)
         sabha, sabha_port = await spawn([sys.executable, "-m", "bot.cli", "run", "--config",
@@ -66,7 +76,7 @@ async def main(rate: float, count: int, users: int, latency: float, cap: int, ro
         try:
             warm = [json.dumps(text_notification(WARM_UP_NUMBER, "warm up")).encode()]
             await paced(f"http://127.0.0.1:{sabha_port}/whatsapp/webhook", warm, rate)
-            await reply_seen(graph, "ECHO warm up")
+            await reply_seen(target, graph, "ECHO warm up")
             for round_ in range(rounds):
                 bodies = [json.dumps(text_notification(f"1555{i % users:07d}", f"S{round_}Q{i:04d} what now?"))
                           .encode() for i in range(count)]

@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
-from board.llm.base import Thinking
+if TYPE_CHECKING:  # a type only: the model layer's dataclasses are not imported by `sabha --help`
+    from board.llm.base import Thinking
 
 __all__ = [
     "DEFAULT_ROSTERS",

@@ -107,10 +107,10 @@ def build_providers(loaded: LoadedConfig, env: Mapping[str, str] | None = None, 
     registry = ProviderRegistry()
     openai_settings = provider_settings(loaded, "openai", env)
     anthropic_settings = provider_settings(loaded, "anthropic", env)
-    registry.register("openai", lambda: _openai(openai_settings))
-    registry.register("anthropic", lambda: _anthropic(anthropic_settings))
+    registry.register("openai", lambda: _openai(openai_settings), module="board.llm.openai")
+    registry.register("anthropic", lambda: _anthropic(anthropic_settings), module="board.llm.anthropic")
     google_settings = provider_settings(loaded, "google", env)
-    registry.register("google", lambda: _gemini(google_settings))
+    registry.register("google", lambda: _gemini(google_settings), module="board.llm.gemini")
     for problem in missing_keys(loaded, env) if report_missing_keys else ():
         log.error("%s; until then those turns answer degraded", problem)
     return registry

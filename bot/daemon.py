@@ -313,8 +313,6 @@ class Daemon:
             if owns_board:
                 await board.close()
             raise
-        for problem in board.warm_up():
-            log.error("%s; turns that use it answer degraded", problem)
         board.parts.mcp.start()  # the MCP servers connect in the background; /readyz shows each one's state
         # What startup made (SDK modules, schemas, souls) lives as long as the process: moved
         # out of the collector's sight, a full collection takes a few ms instead of ~60 ms,
@@ -358,6 +356,9 @@ class Daemon:
                      self.loaded.config.server.host, self.port)
             self.phase = "running"
             self.ready.set()
+            # The model SDKs load now, off the event loop: not before the port (a second of CPU or more),
+            # not in the first turn (a message that comes first waits for them, the loop does not).
+            board.warm_up().add_done_callback(_report_models)
             self._last_status = await self.status_line()
             self.notifier.ready(self._last_status)
             if self.notifier.enabled:
@@ -555,6 +556,20 @@ class Daemon:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+
+def _report_models(warming: asyncio.Future[list[str]]) -> None:
+    """Once the model SDKs have loaded (:meth:`Board.warm_up`): say which configured models cannot be used,
+    and move what the SDKs made out of the collector's sight, as what the start made was."""
+    if warming.cancelled():
+        return
+    error = warming.exception()
+    if error is not None:
+        log.error("preparing the models failed: %s", error)
+        return
+    for problem in warming.result():
+        log.error("%s; turns that use it answer degraded", problem)
+    gc.freeze()
 
 
 async def _end_tasks(tasks: list[asyncio.Task[None]], stop: asyncio.Event) -> None:

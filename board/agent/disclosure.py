@@ -22,14 +22,38 @@ The guarantee is privacy; a withheld word costs less than a leaked model. So, se
 
 A configured model id as written (``gemini-2.0-flash``, ``acme-brain-7``) is no topic anyone else
 brings up, so :func:`configured_names` are scrubbed wherever they appear (by the guardrail).
+
+The expressions are compiled on first use (:class:`_Lazy`): compiling them costs about 60 ms of CPU,
+which neither the daemon's start nor a ``sabha ask`` on the offline model (whose answers are not
+scrubbed) should pay.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["FAMILY", "VENDORS", "configured_names", "disclosure_pattern", "own_names", "scrub_disclosures"]
+
+
+class _Lazy:
+    """A regular expression compiled the first time one of its methods is used."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        """The compiled expression."""
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+        return self._compiled
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled(), name)
+
 
 #: Who makes models, as an answer would name them.
 VENDORS = (
@@ -66,7 +90,7 @@ _FILLER = (
 _MINE = (r"\bmy\s+(?:(?:underlying|base|own|core|language|ai|current)\s+){0,2}(?:model|llm|engine|brain|backend|"
          r"maker|creator|developer|provider|vendor|architecture|training)s?\s*(?:is|was|are|comes|came|:|=)")
 _GREET = r"(?:(?:hi|hello|hey|sure|yes|ok|okay|well|greetings)[\s,!.]*)?"
-_DISCLOSURE = re.compile(
+_DISCLOSURE = _Lazy(
     rf"(?:(?:{_SELF})[\s,]+(?:(?:{_FILLER})[\s,]+)*{_NAME}(?!\w))"
     rf"|{_MINE}"
     rf"|(?:\bI\s+(?:run|am running|rely|was built|use|am using)\s+on\s+(?:the\s+)?{_NAME}(?!\w))"
@@ -90,7 +114,7 @@ _DISCLOSURE = re.compile(
     re.IGNORECASE,
 )
 # Words that make a sentence about this answer itself: any vendor or family name in it is withheld.
-_SELF_CUE = re.compile(
+_SELF_CUE = _Lazy(
     r"\b(?:behind|powering|powers|running|runs|drives)\s+(?:this|these|me|you|the\s+(?:board|answers?|replies|"
     r"advisor|assistant|chat))\b|\bunder\s+the\s+hood\b|\b(?:answering|talking\s+to|chatting\s+with)\s+you\b"
     rf"|\byou(?:{_APOS}re|\s+are)\s+(?:now\s+)?(?:talking|chatting|speaking|interacting|using)\b"
@@ -104,7 +128,7 @@ _SELF_CUE = re.compile(
     re.IGNORECASE,
 )
 # What makes a sentence treat the answering model's names as the user's topic (only outside self-descriptions).
-_TOPIC = re.compile(
+_TOPIC = _Lazy(
     r"\b(?:compar\w*|vs|versus|than|alternatives?|instead|either|both|switch\w*|migrat\w*|beats?|outperform\w*|"
     r"rivals?|competitors?|use[sd]?|using|pick|choose|try|trying|consider|adopt|integrat\w*|deploy\w*|recommend\w*|"
     r"pay|paying|buy|subscribe|budget|pric\w+|costs?|costing|cheap\w*|expensive|free|tiers?|plans?|subscriptions?|"
@@ -132,17 +156,17 @@ _MAKERS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 )
 _VARIANT = rf"(?:[\s-]*{_VERSION})?(?:[\s-]+(?:opus|sonnet|haiku|instant|mini|nano|turbo|pro|flash|plus|{_VERSION}))*"
 # A vendor's product named after it ("Google Workspace", "OpenAI's API"): the company as a topic.
-_PRODUCT_AFTER = re.compile(r"^(?:['\u2019]s)?\s+(?:[A-Z][A-Za-z]+|API)\b")
-_ANY_NAME = re.compile(rf"(?<!\w){_NAME}(?!\w)", re.IGNORECASE)
+_PRODUCT_AFTER = _Lazy(r"^(?:['\u2019]s)?\s+(?:[A-Z][A-Za-z]+|API)\b")
+_ANY_NAME = _Lazy(rf"(?<!\w){_NAME}(?!\w)", re.IGNORECASE)
 # An assistant telling the user what it cannot do with their things speaks of itself, in the third person too:
 # the answering model's name as the subject of a negated seeing, reaching or keeping verb ("Honestly, Claude
 # can't see your bank account", "ChatGPT doesn't remember ...") is a self-description whatever topic words follow.
-_CANNOT = re.compile(
+_CANNOT = _Lazy(
     rf"^\s+(?:can{_APOS}?t|cannot|can\s+not|doesn{_APOS}?t|does\s+not|won{_APOS}?t|will\s+not|will\s+never|never"
     rf"|(?:is\s+not|isn{_APOS}t)\s+able\s+to)\s+(?:\w+\s+)?(?:see|access|read|open|browse|remember|store|keep|save"
     r"|share|view|check|log\s+into|recall|retain)\b", re.IGNORECASE)
-_BOUNDARY = re.compile(r"(?<=[.!?;])\s+|\n+")
-_ID_LIKE = re.compile(r"[\d._-]")
+_BOUNDARY = _Lazy(r"(?<=[.!?;])\s+|\n+")
+_ID_LIKE = _Lazy(r"[\d._-]")
 
 
 def configured_names(models: Iterable[str]) -> tuple[str, ...]:
@@ -163,7 +187,7 @@ def configured_names(models: Iterable[str]) -> tuple[str, ...]:
 
 def disclosure_pattern() -> re.Pattern[str]:
     """What marks a sentence as saying which model or vendor the answer runs on."""
-    return _DISCLOSURE
+    return _DISCLOSURE.compiled()
 
 
 def _sentences(text: str) -> Iterable[tuple[int, int]]:

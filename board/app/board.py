@@ -71,11 +71,13 @@ class Board:
                 log.exception("knowledge: indexing %s failed", knowledge.folder)
         return board
 
-    def warm_up(self) -> list[str]:
+    def warm_up(self) -> asyncio.Future[list[str]]:
         """Build the providers of every model the board may call (the default, the fallbacks,
-        the cheap model, each soul's own), so the first answer does not wait for an SDK to
-        import; returns the models that cannot be used, one line each."""
-        return self.parts.providers.prepare(self.parts.rosters.configured_models())
+        the cheap model, each soul's own) in the background, their SDKs imported off the event
+        loop, so neither the start nor the first answer waits for one on the loop (a message
+        that comes first waits in :meth:`handle`); the result: the models that cannot be used,
+        one line each."""
+        return self.parts.providers.warm(self.parts.rosters.configured_models())
 
     async def close(self) -> None:
         """Stop running meetings (recorded as cancelled) and the MCP servers; close the model clients, the db."""
@@ -114,5 +116,6 @@ class Board:
                      spoken: bool = False, received_clean: bool = False, read_files: bool = False) -> Reply:
         """Answer one message through the front door (:func:`board.answer.answer`); never raises for
         bad input, the reply says what went wrong and what to do."""
+        await self.parts.providers.settled()  # a model SDK still loading in the background
         return await answer(envelope, self.parts.door, fetcher=fetcher, sink=sink, route=route, spoken=spoken,
                             received_clean=received_clean, read_files=read_files)

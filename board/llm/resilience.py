@@ -122,6 +122,7 @@ class ResilientCaller:
             return False
 
     async def _once(self, request: LLMRequest, seconds: float) -> LLMResponse:
+        await self.providers.settled()  # a model SDK still loading in the background (a meeting at start)
         try:
             provider = self.providers.resolve(request.model)
         except UnknownModelError as exc:

@@ -41,15 +41,16 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
-
-from PIL import Image, UnidentifiedImageError
+from typing import TYPE_CHECKING, Any
 
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import Blob, size_text
 from board.media.isolate import child_answer, child_main, run_child
 from board.media.problems import MediaProblem, Problem
 from board.media.understand import UnderstandContext
+
+if TYPE_CHECKING:  # Pillow is imported by the picture reader's child, not by the daemon that starts it
+    from PIL import Image
 
 __all__ = ["MAX_MODEL_BYTES", "MAX_MODEL_SIDE", "MAX_PARALLEL", "ImageReader", "ReadyImage", "describe",
            "make_ready", "ready_isolated", "too_large_picture"]
@@ -108,12 +109,16 @@ PICTURE_FORMATS = ("JPEG", "PNG", "WEBP", "GIF", "BMP")
 
 def open_picture(path: Path) -> Image.Image:
     """``path`` opened by one of :data:`PICTURE_FORMATS` only (UnidentifiedImageError for anything else)."""
+    from PIL import Image
+
     return Image.open(path, formats=PICTURE_FORMATS)
 
 
 def make_ready(path: Path, *, max_side: int, max_pixels: int, label: str = "the picture") -> ReadyImage:
     """The model-ready copy of the picture at ``path`` (blocking: run it in a thread); raises
     :class:`MediaProblem` for a bomb, a damaged file or something that is not a picture."""
+    from PIL import Image, UnidentifiedImageError
+
     try:
         with open_picture(path) as img:
             return _ready(img, path, max_side=min(max_side, MAX_MODEL_SIDE), max_pixels=max_pixels, label=label)
@@ -129,6 +134,7 @@ def make_ready(path: Path, *, max_side: int, max_pixels: int, label: str = "the 
 
 
 def _ready(img: Image.Image, path: Path, *, max_side: int, max_pixels: int, label: str) -> ReadyImage:
+    from PIL import Image
     width, height = img.size
     fmt = (img.format or "image").upper()
     if width < 1 or height < 1:
@@ -151,15 +157,22 @@ def _ready(img: Image.Image, path: Path, *, max_side: int, max_pixels: int, labe
     frame = img if img.mode == mode else img.convert(mode)
     frame.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)  # a JPEG is decoded at a fraction of its size
     if orientation is not None:
-        frame = frame.transpose(_UPRIGHT[orientation])
+        frame = frame.transpose(_upright(orientation))
     data, mime, frame = _encode(frame, alpha)
     return ReadyImage(data, mime, frame.width, frame.height, fmt, width, height, frames)
 
 
-#: How a picture is turned upright for each EXIF orientation but 1 (ImageOps.exif_transpose's table).
-_UPRIGHT = {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180, 4: Image.Transpose.FLIP_TOP_BOTTOM,
+def _upright(orientation: int) -> Image.Transpose:
+    """How a picture is turned upright for an EXIF orientation but 1 (ImageOps.exif_transpose's table)."""
+    from PIL import Image
+
+    return {2: Image.Transpose.FLIP_LEFT_RIGHT, 3: Image.Transpose.ROTATE_180, 4: Image.Transpose.FLIP_TOP_BOTTOM,
             5: Image.Transpose.TRANSPOSE, 6: Image.Transpose.ROTATE_270, 7: Image.Transpose.TRANSVERSE,
-            8: Image.Transpose.ROTATE_90}
+            8: Image.Transpose.ROTATE_90}[orientation]
+
+
+#: The EXIF orientations that need turning (1 is upright).
+_TURNED = frozenset(range(2, 9))
 
 
 def _orientation(img: Image.Image) -> int | None:
@@ -167,12 +180,14 @@ def _orientation(img: Image.Image) -> int | None:
         value = img.getexif().get(0x0112)  # Orientation
     except Exception:  # noqa: BLE001 - a damaged EXIF block must not stop the picture
         return None
-    return value if isinstance(value, int) and value in _UPRIGHT else None
+    return value if isinstance(value, int) and value in _TURNED else None
 
 
 def _encode(frame: Image.Image, alpha: bool) -> tuple[bytes, str, Image.Image]:
     """``frame`` as JPEG (PNG or WebP with transparency) of at most :data:`MAX_MODEL_BYTES`,
     lowering the quality, then the size, until it fits."""
+    from PIL import Image
+
     if alpha:
         data = _save(frame, "PNG", optimize=True)
         if len(data) <= MAX_MODEL_BYTES:

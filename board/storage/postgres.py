@@ -159,6 +159,16 @@ class PostgresDatabase:
         return PostgresDatabase(pool, self.url, acquire_s=timeout_s)
 
     async def _migrate(self, migrations: list[Migration]) -> None:
+        """Apply what is pending under the migration lock (replicas starting together apply each once). With
+        nothing pending (every start but the first after an upgrade) one statement decides it, no lock taken:
+        migrations are append-only, so what another replica applies meanwhile is applied for us too."""
+        try:
+            applied = {str(r["name"]) for r in await self.fetchall("SELECT name FROM schema_migrations")}
+        except driver().UndefinedTableError:
+            pass  # a new database: the locked path below creates the table
+        else:
+            if not pending(migrations, applied, where=f"state db {self.url}"):
+                return
         async with self.transaction() as tx:
             await tx.execute("SELECT pg_advisory_xact_lock(?)", (MIGRATION_LOCK,))
             await tx.execute("CREATE TABLE IF NOT EXISTS schema_migrations "

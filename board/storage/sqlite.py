@@ -130,11 +130,17 @@ class StateDB:
         return db
 
     async def _migrate(self, migrations: list[Migration]) -> None:
-        await self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
-        )
-        async with self.conn.execute("SELECT name FROM schema_migrations") as cur:
-            applied = {row[0] for row in await cur.fetchall()}
+        """Apply what is pending; a state db with nothing pending (every start but the first after an
+        upgrade) costs one statement: the read of what was applied."""
+        try:
+            applied = {row[0] for row in await self.conn.execute_fetchall("SELECT name FROM schema_migrations")}
+        except sqlite3.OperationalError as exc:  # a new state db: no table yet
+            if "no such table" not in str(exc):
+                raise
+            await self.conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+            )
+            applied = set()
         for migration in pending(migrations, applied, where=f"state db {self.path}",
                                  elsewhere="point data_dir elsewhere"):
             name, sql = migration.name, migration.sql

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sqlite3
-import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +128,8 @@ def check_data_dir(data_dir: Path) -> Check:
         return fail("data dir", f"{data_dir} does not exist and cannot be created (no write access to "
                                 f"{parent})", "create it and give the user running Sabha write access, or set "
                                               "data_dir: to a writable folder")
+    import tempfile  # the imports of a check are the check's: `sabha --help` builds this parser too
+
     try:
         with tempfile.NamedTemporaryFile(dir=data_dir, prefix=".doctor-", delete=True) as fh:
             fh.write(b"ok")
@@ -144,6 +144,8 @@ def check_data_dir(data_dir: Path) -> Check:
 
 def check_sqlite() -> Check:
     """The SQLite Python uses has FTS5 and JSON."""
+    import sqlite3
+
     conn = sqlite3.connect(":memory:")
     try:
         options = {row[0] for row in conn.execute("PRAGMA compile_options")}
@@ -170,6 +172,8 @@ def check_sqlite() -> Check:
 def check_state_db(data_dir: Path, path: Path | None = None) -> Check:
     """The state db (``path``; by default ``sabha.db`` in ``data_dir``), if any, passes ``PRAGMA quick_check``,
     opened read-only."""
+    import sqlite3
+
     from board.app import DB_FILE
 
     path = path or data_dir / DB_FILE

@@ -16,8 +16,6 @@ import logging
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from board.llm.errors import MISSING_KEY_FIELD
-
 if TYPE_CHECKING:
     from bot.config.loaded import LoadedConfig
 
@@ -58,6 +56,8 @@ class ToldKeys(logging.Filter):
         self.told = set(told)
 
     def filter(self, record: logging.LogRecord) -> bool:
+        from board.llm.errors import MISSING_KEY_FIELD  # not imported by `sabha --help` (it builds ask's parser)
+
         key_env = getattr(record, MISSING_KEY_FIELD, None)
         if not key_env:
             return True

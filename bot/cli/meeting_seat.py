@@ -15,7 +15,6 @@ Piped (stdin not a terminal) nothing is read: the meeting runs as it always did.
 
 from __future__ import annotations
 
-import secrets
 import sys
 from typing import TYPE_CHECKING
 
@@ -47,6 +46,13 @@ def seat_wanted() -> bool:
     return stream is not None and stream.isatty() and on_terminal()
 
 
+
+def _token() -> str:
+    """A fresh id for the owner's contribution (``secrets`` imported here: not by ``sabha --help``)."""
+    import secrets
+
+    return secrets.token_urlsafe(12)
+
 class TerminalSeat:
     """Reads the owner's lines for running meeting ``meeting_id`` until cancelled (see the module docstring)."""
 
@@ -70,7 +76,7 @@ class TerminalSeat:
             say(f"({ASKED[word]})")
             return
         await self.room.contribute(self.meeting_id, sender="owner", name="the owner", text=text, via="terminal",
-                                   message_id=secrets.token_urlsafe(12))
+                                   message_id=_token())
         say("(sent: the board hears it in the next round)")
 
     async def read(self) -> None:

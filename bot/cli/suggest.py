@@ -8,7 +8,6 @@ the list of choices included; the closest name, when one is close, comes first.
 from __future__ import annotations
 
 import argparse
-import difflib
 from typing import Any
 
 __all__ = ["SuggestingParser", "closest"]
@@ -16,6 +15,8 @@ __all__ = ["SuggestingParser", "closest"]
 
 def closest(given: str, names: Any) -> str | None:
     """The name in ``names`` ``given`` most likely misspells, or None when none is close."""
+    import difflib  # only for a mistyped name: not imported by every command that parses fine
+
     found = difflib.get_close_matches(given, [str(name) for name in names], n=1, cutoff=0.6)
     return found[0] if found else None
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from wcwidth import wcswidth
-
 __all__ = ["local_time", "pad", "table", "width"]
 
 
 def width(text: str) -> int:
-    """Terminal cells ``text`` takes (a non-printable character counts as one)."""
+    """Terminal cells ``text`` takes (a non-printable character counts as one); plain ASCII is counted
+    here, anything else by ``wcwidth`` (imported by the first table that needs it: not by ``sabha --help``)."""
+    if text.isascii() and text.isprintable():
+        return len(text)
+    from wcwidth import wcswidth
+
     cells = wcswidth(text)
     return cells if cells >= 0 else sum(max(wcswidth(ch), 1) for ch in text)
 

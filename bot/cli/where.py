@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from pathlib import Path
@@ -129,6 +128,8 @@ def init_board(target: Path, *, force: bool = False, quiet: bool = False) -> Pat
             say(f"warning: this install of Sabha lacks config.example.yaml (it ships inside the package as "
                 f"bot/config.example.yaml), so {example_target} was not written; reinstall Sabha")
         elif not _same_place(example, example_target) and (force or not example_target.exists()):
+            import shutil  # only `sabha init` copies a file: not imported by every command
+
             shutil.copyfile(example, example_target)
             say(f"wrote {example_target} (every option, commented)")
         written = copy_default_workspace(target / workspace_name, overwrite=force)

@@ -108,3 +108,37 @@ async def test_a_full_disk_fails_the_receipt_and_frees_the_lock_once_space_retur
         await db.execute("INSERT INTO items VALUES ('main')")  # not "database is locked"
         await db.express(lambda conn: conn.execute("INSERT INTO items VALUES ('later')"))
         assert await names(db) == ["first", "later", "main"]
+
+
+async def test_a_state_db_with_nothing_pending_is_checked_in_one_statement(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44: every start reads which migrations are applied; with nothing pending that one read is all
+    (no CREATE TABLE IF NOT EXISTS first). A new migration is still applied on the next open, and a new
+    file still gets the table. Counted by SQLite's own statement trace on every connection opened."""
+    from board.app import BOARD_MIGRATIONS
+
+    seen: list[str] = []
+    real_connect = sqlite3.connect
+
+    def traced(*args: object, **kwargs: object) -> sqlite3.Connection:
+        conn = real_connect(*args, **kwargs)  # type: ignore[call-overload]
+        conn.set_trace_callback(seen.append)
+        return conn
+
+    path = tmp_path / "state.db"
+    async with await StateDB.open(path, [*BOARD_MIGRATIONS, TABLE]):
+        pass
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    async with await StateDB.open(path, [*BOARD_MIGRATIONS, TABLE]) as db:
+        assert await names(db) == []
+    about = [s for s in seen if "schema_migrations" in s]
+    assert about == ["SELECT name FROM schema_migrations"], about
+    assert not [s for s in seen if s.lstrip().upper().startswith(("CREATE", "BEGIN"))], seen
+
+    seen.clear()
+    later = Migration("0002_more", "CREATE TABLE more_items (name TEXT PRIMARY KEY);")
+    async with await StateDB.open(path, [*BOARD_MIGRATIONS, TABLE, later]) as db:
+        assert await db.fetchall("SELECT name FROM more_items") == []
+    assert any("0002_more" in s for s in seen if "INSERT INTO schema_migrations" in s)
+    async with await StateDB.open(tmp_path / "new.db", [TABLE]) as db:
+        assert [r["name"] for r in await db.fetchall("SELECT name FROM schema_migrations")] == ["0001_items"]
