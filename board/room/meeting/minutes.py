@@ -11,6 +11,7 @@ the minutes template sees.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,11 +46,11 @@ async def reopen_record(m: MeetingContext) -> None:
     """Store where the meeting is shown and who is in it (idempotent: a meeting resumed before its framing was
     stored does it again, in case Sabha stopped between the meeting's row and these)."""
     envelope = m.base_ctx.envelope
+    writes = [m.store.present(m.id, [p.role for p in [m.chair, *m.specialists]])]
     if envelope is not None:  # a message written there finds the meeting (board.room.table)
-        await MeetingTable(m.store.db).add_place(m.id, envelope.channel, envelope.chat_id, envelope.thread_id,
-                                                 PlaceKind.ORIGIN)
-    for p in [m.chair, *m.specialists]:
-        await m.store.participant(m.id, p.role, "present")
+        writes.append(MeetingTable(m.store.db).add_place(m.id, envelope.channel, envelope.chat_id,
+                                                         envelope.thread_id, PlaceKind.ORIGIN))
+    await asyncio.gather(*writes)  # independent rows: handed to the db together, not one round trip after another
 
 
 def _rounds(m: MeetingContext, s: MeetingState) -> list[list[dict[str, Any]]]:
@@ -91,11 +92,13 @@ async def close_record(m: MeetingContext, s: MeetingState, stop: StopReason, dec
     context = minutes_context(m, s, stop.value, decision)
     minutes = append_tool_evidence(append_evidence(m.render_minutes(context), m.evidence), context["tool_evidence"])
     minutes = append_table(minutes, context["table"])
-    await m.store.finish(m.id, stop_reason=stop.value, cost_usd=s.spent_usd,
-                         decision=decision.model_dump() if decision else None, minutes=minutes, error=error)
+    writes = [m.store.finish(m.id, stop_reason=stop.value, cost_usd=s.spent_usd,
+                             decision=decision.model_dump() if decision else None, minutes=minutes, error=error)]
+    if decision is not None:  # independent rows: handed to the db together, not one round trip after another
+        writes += [m.store.event(m.id, "decision", m.chair.role, decision.model_dump(), s.current_round),
+                   m.store.add_actions(m.id, [(a.task, a.owner, a.due) for a in decision.action_items])]
+    await asyncio.gather(*writes)
     if decision is not None:
-        await m.store.event(m.id, "decision", m.chair.role, decision.model_dump(), s.current_round)
-        await m.store.add_actions(m.id, [(a.task, a.owner, a.due) for a in decision.action_items])
         await m.emit(MeetingEventKind.DECISION, s.current_round, role=m.chair.role, text=decision.recommendation,
                      decision=decision.model_dump(),
                      participants=[p.role for p in m.specialists if p.role not in s.absent])

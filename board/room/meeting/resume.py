@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -34,8 +35,9 @@ from board.room.meeting.events import ToolEvidence
 from board.room.meeting.lease import MeetingTakenOver
 from board.room.meeting.state import MeetingState
 from board.room.settings import MeetingSettings
-from board.room.store import Checkpoint
+from board.room.store import Checkpoint, StatementRow
 from board.room.table import Contribution
+from board.storage import Tx
 
 __all__ = ["Resumable", "age_s", "lost", "restore", "resume_phase", "save", "settings_of", "snapshot", "spec",
            "store_statement"]
@@ -122,14 +124,53 @@ async def store_statement(m: MeetingContext, s: MeetingState, round_no: int, rol
                           stance: Stance | None, *, model: str | None, cost_usd: float) -> None:
     """Store a member's statement, its prediction (if its stance makes one) and the checkpoint that has it (the
     round's statements so far are ``s.partial``) in one transaction, fenced like :func:`save`: a restart finds
-    all or none."""
-    prediction = prediction_writer(m.id, round_no, role, stance, model=model, now=m.clock.now())
+    all or none. Returns once it is stored.
+
+    Members whose statements come in while another write holds the meeting's checkpoint lock are stored
+    together, by whichever of them takes the lock first (a group commit: one transaction and one checkpoint for
+    the statements of a round that ended at about the same time, instead of one after another)."""
+    said = _Queued(StatementRow(round_no, role, body, model=model, cost_usd=cost_usd, stance=_dumped(stance)),
+                   stance, prediction_writer(m.id, round_no, role, stance, model=model, now=m.clock.now()))
+    s.queued.append(said)
     async with s.saving:
-        s.partial[role] = (body, stance)
-        fence = m.lease.clause() if m.lease is not None else None
-        if not await m.store.statement(m.id, round_no, role, body, model=model, cost_usd=cost_usd,
-                                       stance=_dumped(stance), checkpoint=Checkpoint(snapshot(s), fence, prediction)):
-            lost(m)
+        if not said.done:
+            await _store_queued(m, s)
+    if not said.stored:
+        lost(m)
+
+
+@dataclass
+class _Queued:
+    """A statement waiting for the checkpoint lock, and what became of it."""
+
+    row: StatementRow
+    stance: Stance | None
+    prediction: Callable[[Tx], Awaitable[None]] | None
+    done: bool = False
+    stored: bool = False
+
+
+async def _store_queued(m: MeetingContext, s: MeetingState) -> None:
+    """Every statement queued now, with the checkpoint that has them all, in one transaction (the caller holds
+    ``s.saving``)."""
+    batch, s.queued = s.queued, []
+    for said in batch:
+        s.partial[said.row.role] = (said.row.text, said.stance)
+    writes = [said.prediction for said in batch if said.prediction is not None]
+
+    async def predictions(tx: Tx) -> None:
+        for write in writes:
+            await write(tx)
+
+    fence = m.lease.clause() if m.lease is not None else None
+    try:
+        stored = await m.store.statements(m.id, [said.row for said in batch],
+                                          checkpoint=Checkpoint(snapshot(s), fence, predictions if writes else None))
+    except BaseException:  # not written (a storage error, a cancel): each of the others tries again itself
+        s.queued[:0] = [said for said in batch if not said.done]
+        raise
+    for said in batch:
+        said.done, said.stored = True, stored
 
 
 def lost(m: MeetingContext) -> None:

@@ -193,6 +193,8 @@ class MeetingRun:
             return self._gone(str(lost))
         finally:
             self.s.recorded.set()  # no one waits for a record that will not come
+            if self.s.track is not None and not self.s.track.done():  # read for a synthesis that did not come
+                self.s.track.cancel()
             if self.m.lease is not None:  # ended, suspended or lost here: another replica need not wait for it
                 with contextlib.suppress(Exception):
                     await asyncio.shield(self.m.lease.release())
