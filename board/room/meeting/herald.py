@@ -3,9 +3,9 @@
 The meeting does not wait for its displays, nor for the write a shown event stands on: :meth:`Herald.post`
 queues an event and returns; one task per meeting tells the subscribers, event after event, in order. An event
 may wait for a write first (``after``): a statement is shown once it is stored
-(:func:`board.room.meeting.resume.store_statement`), so a channel never posts what a restart would not find,
-while the meeting's next round already runs. An event whose write failed is not shown (logged); the meeting
-itself learns of the failure at its next phase boundary. :meth:`Herald.settle` waits until everything queued
+(:func:`board.room.meeting.resume.queue_statement`), so a channel never posts what a restart would not find. An
+event whose write failed or was refused (the fence of a meeting another replica holds now) is not shown (logged);
+the meeting itself learns of it at its next phase boundary. :meth:`Herald.settle` waits until everything queued
 has been told (the meeting's end, before its result is returned).
 """
 
@@ -58,8 +58,8 @@ class Herald:
 async def _written(after: asyncio.Future[object], event: MeetingEvent) -> bool:
     """Whether the write ``event`` stands on went through (else it is not shown)."""
     await asyncio.wait([after])  # its outcome is read below; a cancel of the herald itself goes on up
-    if after.cancelled() or after.exception() is not None:
-        log.warning("meeting %s: %s not shown: what it shows was not stored (%s)", event.meeting_id, event.kind,
-                    "cancelled" if after.cancelled() else after.exception())
+    if after.cancelled() or after.exception() is not None or after.result() is False:
+        why = "cancelled" if after.cancelled() else after.exception() or "refused: the meeting is not held here"
+        log.warning("meeting %s: %s not shown: what it shows was not stored (%s)", event.meeting_id, event.kind, why)
         return False
     return True

@@ -133,9 +133,9 @@ def queue_statement(m: MeetingContext, s: MeetingState, round_no: int, role: str
 
     Writes are queued with the state as it is when they are queued and written in that order, by one writer
     task per meeting; statements that come in while a write is under way are stored together (a group commit:
-    one transaction and one checkpoint for the statements of a round that ended at about the same time). So the
-    next round's calls start while the last statement's write is on its way, and every checkpoint stored is one
-    the meeting was in."""
+    one transaction and one checkpoint for the statements of a round that ended at about the same time). Every
+    checkpoint stored is one the meeting was in. A round waits for its statements' writes before the next phase
+    is asked anything (:func:`settle_writes`); its end's checkpoint (:func:`save_later`) is stored behind."""
     s.partial[role] = (body, stance)
     row = StatementRow(round_no, role, body, model=model, cost_usd=cost_usd, stance=_dumped(stance))
     return _queue(m, s, row, prediction_writer(m.id, round_no, role, stance, model=model, now=m.clock.now()))

@@ -11,8 +11,9 @@ absent; the meeting goes on while a quorum is present. After round 1 the peer re
 
 Each statement is stored with the meeting's checkpoint, and so is the end of each round
 (:mod:`board.room.meeting.resume`): a meeting resumed after a restart starts at its first unfinished
-round and asks in it only the members that had not spoken. The writes are queued in order and shown once
-stored; the next round does not wait for them (a failed write stops the meeting at the next boundary).
+round and asks in it only the members that had not spoken. The writes are queued in order (a member's task
+does not wait for its own; statements that finish together are stored together) and shown once stored; the round
+ends once its statements are stored, and the round's end is stored behind the next round's first calls.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from board.room.meeting.convergence import (
 )
 from board.room.meeting.events import MeetingEventKind, Stop, StopReason
 from board.room.meeting.limits import Limits, ask, in_phase
-from board.room.meeting.resume import check_writes, queue_statement, save_later
+from board.room.meeting.resume import check_writes, queue_statement, save_later, settle_writes
 from board.room.meeting.review import run as peer_review
 from board.room.meeting.scoreboard import SCOREBOARD_INSTRUCTION, meeting_tools, record_stated
 from board.room.meeting.seat import between_rounds, rounds_at_most, table_block
@@ -233,6 +234,10 @@ async def speak_round(limits: Limits, round_no: int) -> None:
         said.statements[role], said.stances[role] = text, stance
     try:
         await _all_speak(limits, round_no, said)
+        # the round's statements are stored before anything of the next phase is asked: a kill never costs a
+        # finished statement (the round's end itself is stored behind: resumed, a round whose members all spoke
+        # asks nobody again)
+        await settle_writes(m, s)
     except BaseException:
         # a round cut short (deadline, budget, cancel) keeps what was said: it is stored,
         # was shown to the channels, and belongs in the minutes
