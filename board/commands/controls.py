@@ -6,8 +6,10 @@ reaches the meeting on whichever replica holds it) and applied by the meeting at
 meeting at once when this process holds it.
 
 Which meeting: the one running where the command is written (the chat or topic it was called from, or its
-own thread); the owner may name any running meeting by its id (or the start of it). Who: the owner; the
-people ``board.meetings.participants`` names, for a meeting running where they write; and whoever called
+own thread); the owner may name any running meeting by its id (or the start of it). An extension that takes
+the meeting's estimate above ``board.meetings.confirm_over_usd`` is not asked for until the owner confirms it
+(``/extend <id> confirm``, :mod:`board.room.extension`), as a meeting called above it waits for Start. Who: the
+owner; the people ``board.meetings.participants`` names, for a meeting running where they write; and whoever called
 the meeting in a private chat, in that chat. Anyone else is told who may.
 """
 
@@ -16,10 +18,11 @@ from __future__ import annotations
 from board.commands.host import CommandHandler, CommandHost
 from board.envelope import Envelope
 from board.room.convene import BoardRoom
+from board.room.extension import extension
 from board.room.table import ControlKind, seated
 from board.routing.router import Route
 
-__all__ = ["ASKED", "register"]
+__all__ = ["ASKED", "CONFIRM", "register"]
 
 #: What each command answers once it is stored (the meeting says again when it applies it).
 ASKED = {
@@ -30,6 +33,9 @@ ASKED = {
                         "its time.",
     ControlKind.CANCEL: "Cancelling {id}: it runs on another replica and stops at its next phase boundary.",
 }
+
+#: ``/extend <id> confirm``: the owner's word for an extension above ``board.meetings.confirm_over_usd``
+CONFIRM = "confirm"
 
 _WHO = ("the owner, the people board.meetings.participants names, and whoever called the meeting in a private "
         "chat")
@@ -74,17 +80,25 @@ def register(host: CommandHost, room: BoardRoom) -> None:
     """Add /wrap, /pause, /resume, /extend and /cancel of ``room`` to ``host``."""
 
     async def steer(kind: ControlKind, envelope: Envelope, route: Route) -> str:
-        found = await targets(room, envelope, route.text.strip())
+        words = route.text.split()
+        confirm = kind is ControlKind.EXTEND and CONFIRM in words  # the owner's word over confirm_over_usd
+        found = await targets(room, envelope, " ".join(w for w in words if not confirm or w != CONFIRM))
         if isinstance(found, str):
             return found
         refused = [m for m in found if not await _may(room, envelope, m)]
         if refused:
             return f"Only {_WHO} can /{kind.value} meeting {', '.join(refused)}."
+        if confirm and not envelope.is_owner:
+            return "Only the owner can confirm an extension above board.meetings.confirm_over_usd."
         lines = []
         for meeting_id in found:
             if kind is ControlKind.CANCEL and meeting_id in room.running():  # held here: at once
                 await room.cancel(meeting_id)
                 lines.append(f"Cancelled {meeting_id}; the minutes so far are recorded.")
+                continue
+            if kind is ControlKind.EXTEND and not confirm and (more := await extension(room, meeting_id)) is not None \
+                    and more.needs_owner:  # priced like a start: above the threshold it waits for the owner
+                lines.append(more.text())
                 continue
             await room.control(meeting_id, kind, by=envelope.sender)
             lines.append(ASKED[kind].format(id=meeting_id))
@@ -99,5 +113,7 @@ def register(host: CommandHost, room: BoardRoom) -> None:
                           "/wrap [id]: end the running meeting after this round and go to the decision")
     host.register_command("pause", command(ControlKind.PAUSE), "/pause [id]: no new round until /resume")
     host.register_command("resume", command(ControlKind.RESUME), "/resume [id]: go on with a paused meeting")
-    host.register_command("extend", command(ControlKind.EXTEND), "/extend [id]: one more round, within the caps")
+    host.register_command("extend", command(ControlKind.EXTEND),
+                          "/extend [id] [confirm]: one more round, within the caps (above "
+                          "board.meetings.confirm_over_usd it waits for the owner's confirm)")
     host.register_command("cancel", command(ControlKind.CANCEL), "/cancel [id]: stop a running meeting")

@@ -20,7 +20,7 @@ from board.decisions.actions import ActionRow
 from board.envelope import Envelope
 from board.storage import Database, Tx
 
-__all__ = ["ActionDraft", "Checkpoint", "Fence", "MeetingRow", "MeetingStore"]
+__all__ = ["ActionDraft", "Checkpoint", "Fence", "MeetingRow", "MeetingStore", "StatementRow"]
 
 #: (task, owner) or (task, owner, due as written: "by 2026-12-15", "in two weeks", None)
 ActionDraft = tuple[str, str] | tuple[str, str, str | None]
@@ -37,6 +37,18 @@ class Checkpoint:
     state: dict[str, Any]
     fence: Fence | None = None
     also: Callable[[Tx], Awaitable[None]] | None = None
+
+
+@dataclass(frozen=True)
+class StatementRow:
+    """One member's statement in a round, as stored (``stance``: its stance as JSON-ready data)."""
+
+    round: int
+    role: str
+    text: str
+    model: str | None = None
+    cost_usd: float = 0.0
+    stance: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +115,17 @@ class MeetingStore:
             (meeting_id, role, status, reason),
         )
 
+    async def present(self, meeting_id: str, roles: Sequence[str]) -> None:
+        """Record ``roles`` as present, in this order, with one statement (a meeting's opening)."""
+        if not roles:
+            return
+        values = ", ".join("(?, ?, 'present', NULL)" for _ in roles)
+        await self.db.execute(
+            f"INSERT INTO meeting_participants(meeting_id, role, status, reason) VALUES {values} "
+            "ON CONFLICT(meeting_id, role) DO UPDATE SET status = excluded.status, reason = excluded.reason",
+            tuple(x for role in roles for x in (meeting_id, role)),
+        )
+
     async def statement(self, meeting_id: str, round_no: int, role: str, text: str, *, model: str | None,
                         cost_usd: float, stance: dict[str, Any] | None = None,
                         checkpoint: Checkpoint | None = None) -> bool:
@@ -110,15 +133,25 @@ class MeetingStore:
         meeting's state with this statement in it) both in one transaction, so a restart finds either both or
         neither, and the checkpoint's ``also`` (the statement's prediction) in the same one. False (nothing
         written) when its fence does not hold or the meeting ended meanwhile."""
+        said = StatementRow(round_no, role, text, model=model, cost_usd=cost_usd, stance=stance)
+        return await self.statements(meeting_id, (said,), checkpoint=checkpoint)
+
+    async def statements(self, meeting_id: str, said: Sequence[StatementRow], *,
+                         checkpoint: Checkpoint | None = None) -> bool:
+        """Record several statements (members who finished at about the same time) and the checkpoint that
+        has them all in one transaction (a group commit: one round trip per statement, one transaction in all);
+        False (nothing written) when the checkpoint's fence does not hold or the meeting ended meanwhile."""
         async with self.db.transaction() as tx:
             if checkpoint is not None and not await _checkpoint(tx, meeting_id, checkpoint.state, checkpoint.fence):
                 return False
-            await tx.execute(
-                "INSERT INTO meeting_statements(meeting_id, round, role, text, model, cost_usd, created_at, stance) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (meeting_id, round_no, role, text, model, cost_usd, utc_now(),
-                 json.dumps(stance, ensure_ascii=False) if stance is not None else None),
-            )
+            now = utc_now()
+            for one in said:
+                await tx.execute(
+                    "INSERT INTO meeting_statements(meeting_id, round, role, text, model, cost_usd, created_at, "
+                    "stance) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (meeting_id, one.round, one.role, one.text, one.model, one.cost_usd, now,
+                     json.dumps(one.stance, ensure_ascii=False) if one.stance is not None else None),
+                )
             if checkpoint is not None and checkpoint.also is not None:
                 await checkpoint.also(tx)
         return True

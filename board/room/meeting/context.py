@@ -5,7 +5,8 @@ with), where it is recorded, its settings and the agenda given in advance (the r
 replicas the lease it runs under (:mod:`board.room.meeting.lease`).
 Nothing here changes while the meeting runs; what changes lives in
 :class:`~board.room.meeting.state.MeetingState`. :meth:`emit` hands a progress event to every
-subscriber, each isolated: a broken display never breaks a meeting.
+subscriber, each isolated: a broken display never breaks a meeting; they are told in order by the meeting's
+:class:`~board.room.meeting.herald.Herald`, so neither a display nor the write an event shows holds the meeting up.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from board.agent.tools import ToolContext
 from board.clock import SYSTEM_CLOCK, Clock
 from board.room.evidence import Evidence
 from board.room.meeting.events import MeetingEvent, MeetingEventKind, Subscriber
+from board.room.meeting.herald import Herald
 from board.room.meeting.lease import MeetingLease
 from board.room.settings import MeetingSettings
 from board.room.store import MeetingStore
@@ -62,6 +64,7 @@ class MeetingContext:
     #: held in the daemon's background (BoardRoom.start): resumed after a stop. A meeting its caller runs (an MCP
     #: client's convene, the roundtable, ``sabha meeting``) is that caller's, and never resumed by another process.
     background: bool = False
+    herald: Herald = field(default_factory=Herald)  # tells the subscribers, in order (board.room.meeting.herald)
 
     @property
     def profiles(self) -> dict[str, AgentProfile]:
@@ -80,14 +83,25 @@ class MeetingContext:
         return [*self.extra_owners, self.chair.role, *[p.role for p in self.specialists]]
 
     async def emit(self, kind: MeetingEventKind, round_no: int, *, role: str | None = None, text: str = "",
-                   **data: Any) -> None:
-        """Tell every subscriber; one that fails is logged and skipped."""
+                   after: asyncio.Future[Any] | None = None, **data: Any) -> None:
+        """Queue the event for every subscriber, told in the order the meeting made its events (by the
+        :class:`~board.room.meeting.herald.Herald`; the meeting does not wait for them), once ``after`` (the write
+        it shows) is done. :meth:`settled` waits until all are told."""
         profile = self.profiles.get(role) if role else None
         event = MeetingEvent(
             kind=kind, meeting_id=self.id, topic=self.topic, origin=self.base_ctx.envelope,
             round=round_no or None, role=role,
             name=profile.name if profile else None, emoji=profile.emoji if profile else None, text=text, data=data,
         )
+        self.herald.post(event, self.tell, after)
+
+    async def settled(self) -> None:
+        """Until every event emitted so far has been told."""
+        await self.herald.settle()
+
+    async def tell(self, event: MeetingEvent) -> None:
+        """Tell every subscriber ``event``, now; one that fails is logged and skipped."""
+        kind = event.kind
         for subscriber in list(self.subscribers):
             try:
                 await subscriber(event)

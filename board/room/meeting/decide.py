@@ -10,7 +10,9 @@ assembled from the record and marked best effort.
 
 The chair also sees each member's track record (:func:`track_block`: the Brier score over their
 resolved predictions and how many, or "too few resolved predictions"; never the demo history's made-up
-ones) and may weigh the members' views by it, saying so in the rationale.
+ones) and may weigh the members' views by it, saying so in the rationale. The records are read while the
+chair frames the meeting (``MeetingState.track``, started by :mod:`board.room.meeting.frame`), so the
+synthesis does not wait for them; a meeting resumed after its framing reads them here.
 """
 
 from __future__ import annotations
@@ -185,7 +187,8 @@ async def run(limits: Limits) -> Decision:
     participants = [m.chair.role, *[p.role for p in m.specialists]]
     required = dissenters(m, s)
     with in_phase("synthesis"):
-        decision, last_text = await _drafts(limits, participants, required, await track_block(m))
+        track = await s.track if s.track is not None else await track_block(m)  # read while the chair framed
+        decision, last_text = await _drafts(limits, participants, required, track)
     if decision is not None:
         return decision
     if last_text:

@@ -13,6 +13,7 @@ fails costs the meeting nothing (logged).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -20,6 +21,7 @@ from board.decisions.recall.search import recall_block, related_decisions
 from board.room.decision import DecisionProblem, extract_json
 from board.room.evidence import evidence_block
 from board.room.meeting.context import MeetingContext
+from board.room.meeting.decide import track_block
 from board.room.meeting.events import MeetingEventKind, Stop
 from board.room.meeting.limits import Limits, ask, in_phase
 from board.room.meeting.resume import save
@@ -104,6 +106,8 @@ async def run(m: MeetingContext, s: MeetingState, limits: Limits) -> None:
     questions = default_questions(m)
     agenda = f"Decide: {m.topic}"
     recall = await recalled(m)
+    if s.track is None:  # read while the chair frames (off the meeting's path), heard at the synthesis
+        s.track = asyncio.ensure_future(track_block(m))
     if m.preset_agenda is not None:
         agenda = m.preset_agenda
     else:

@@ -11,6 +11,8 @@ the minutes template sees.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,13 +23,15 @@ from board.room.meeting.cited import minutes_entries as tool_entries
 from board.room.meeting.context import MeetingContext
 from board.room.meeting.convergence import models_differ
 from board.room.meeting.events import MeetingEventKind, MeetingResult, StopReason
-from board.room.meeting.resume import spec
+from board.room.meeting.resume import settle_writes, spec
 from board.room.meeting.seat import append_table, read_contributions
 from board.room.meeting.seat import minutes_entries as table_entries
 from board.room.meeting.state import MeetingState
 from board.room.table import MeetingTable, PlaceKind
 
 __all__ = ["close_record", "minutes_context", "open_record", "reopen_record"]
+
+log = logging.getLogger("sabha.meeting")
 
 
 async def open_record(m: MeetingContext, s: MeetingState) -> None:
@@ -45,11 +49,20 @@ async def reopen_record(m: MeetingContext) -> None:
     """Store where the meeting is shown and who is in it (idempotent: a meeting resumed before its framing was
     stored does it again, in case Sabha stopped between the meeting's row and these)."""
     envelope = m.base_ctx.envelope
+    writes = [m.store.present(m.id, [p.role for p in [m.chair, *m.specialists]])]
     if envelope is not None:  # a message written there finds the meeting (board.room.table)
-        await MeetingTable(m.store.db).add_place(m.id, envelope.channel, envelope.chat_id, envelope.thread_id,
-                                                 PlaceKind.ORIGIN)
-    for p in [m.chair, *m.specialists]:
-        await m.store.participant(m.id, p.role, "present")
+        writes.append(MeetingTable(m.store.db).add_place(m.id, envelope.channel, envelope.chat_id,
+                                                         envelope.thread_id, PlaceKind.ORIGIN))
+    await asyncio.gather(*writes)  # independent rows: handed to the db together, not one round trip after another
+
+
+async def _written(m: MeetingContext, s: MeetingState) -> None:
+    """Until the meeting's queued writes are stored; one that failed was said where it failed (the meeting's
+    stop reason), and the record is closed all the same."""
+    try:
+        await settle_writes(m, s)
+    except Exception as exc:  # noqa: BLE001 - closing the record must not fail on an earlier write
+        log.warning("meeting %s: a write before its end failed (%s)", m.id, exc)
 
 
 def _rounds(m: MeetingContext, s: MeetingState) -> list[list[dict[str, Any]]]:
@@ -86,16 +99,20 @@ def minutes_context(m: MeetingContext, s: MeetingState, stop_reason: str | None,
 
 async def close_record(m: MeetingContext, s: MeetingState, stop: StopReason, decision: Decision | None,
                        error: str | None) -> MeetingResult:
-    """Render and store the minutes, the decision and its actions; announce the end."""
+    """Render and store the minutes, the decision and its actions; announce the end (once the meeting's queued
+    writes are stored: a statement said before a cancel is kept)."""
+    await _written(m, s)
     await read_contributions(m, s)  # written in too late for any round or the decision: the minutes keep it
     context = minutes_context(m, s, stop.value, decision)
     minutes = append_tool_evidence(append_evidence(m.render_minutes(context), m.evidence), context["tool_evidence"])
     minutes = append_table(minutes, context["table"])
-    await m.store.finish(m.id, stop_reason=stop.value, cost_usd=s.spent_usd,
-                         decision=decision.model_dump() if decision else None, minutes=minutes, error=error)
+    writes = [m.store.finish(m.id, stop_reason=stop.value, cost_usd=s.spent_usd,
+                             decision=decision.model_dump() if decision else None, minutes=minutes, error=error)]
+    if decision is not None:  # independent rows: handed to the db together, not one round trip after another
+        writes += [m.store.event(m.id, "decision", m.chair.role, decision.model_dump(), s.current_round),
+                   m.store.add_actions(m.id, [(a.task, a.owner, a.due) for a in decision.action_items])]
+    await asyncio.gather(*writes)
     if decision is not None:
-        await m.store.event(m.id, "decision", m.chair.role, decision.model_dump(), s.current_round)
-        await m.store.add_actions(m.id, [(a.task, a.owner, a.due) for a in decision.action_items])
         await m.emit(MeetingEventKind.DECISION, s.current_round, role=m.chair.role, text=decision.recommendation,
                      decision=decision.model_dump(),
                      participants=[p.role for p in m.specialists if p.role not in s.absent])

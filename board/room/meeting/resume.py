@@ -18,8 +18,10 @@ revisits, the agenda given in advance and the extra action owners. :class:`Resum
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -34,11 +36,12 @@ from board.room.meeting.events import ToolEvidence
 from board.room.meeting.lease import MeetingTakenOver
 from board.room.meeting.state import MeetingState
 from board.room.settings import MeetingSettings
-from board.room.store import Checkpoint
+from board.room.store import Checkpoint, StatementRow
 from board.room.table import Contribution
+from board.storage import Tx
 
-__all__ = ["Resumable", "age_s", "lost", "restore", "resume_phase", "save", "settings_of", "snapshot", "spec",
-           "store_statement"]
+__all__ = ["Resumable", "age_s", "check_writes", "lost", "queue_statement", "restore", "resume_phase", "save",
+           "save_later", "settings_of", "settle_writes", "snapshot", "spec"]
 
 log = logging.getLogger("sabha.meeting")
 
@@ -110,26 +113,105 @@ def resume_phase(s: MeetingState, settings: MeetingSettings) -> str:
 
 
 async def save(m: MeetingContext, s: MeetingState) -> None:
-    """Store the checkpoint now (a phase just ended); fenced by the meeting's lease with replicas
+    """Store the checkpoint now (a phase just ended) and wait for it; fenced by the meeting's lease with replicas
     (:class:`~board.room.meeting.lease.MeetingTakenOver` when another replica runs it now)."""
-    async with s.saving:  # in order: a later phase's checkpoint never lands under an earlier one
-        fence = m.lease.clause() if m.lease is not None else None
-        if not await m.store.checkpoint(m.id, snapshot(s), fence=fence):
-            lost(m)
+    if not await save_later(m, s):
+        lost(m)
 
 
-async def store_statement(m: MeetingContext, s: MeetingState, round_no: int, role: str, body: str,
-                          stance: Stance | None, *, model: str | None, cost_usd: float) -> None:
-    """Store a member's statement, its prediction (if its stance makes one) and the checkpoint that has it (the
-    round's statements so far are ``s.partial``) in one transaction, fenced like :func:`save`: a restart finds
-    all or none."""
-    prediction = prediction_writer(m.id, round_no, role, stance, model=model, now=m.clock.now())
+def save_later(m: MeetingContext, s: MeetingState) -> asyncio.Future[bool]:
+    """Queue the checkpoint of the state as it is now; the future says whether it was stored (False: the fence
+    did not hold or the meeting ended). The meeting goes on meanwhile (:func:`check_writes`)."""
+    return _queue(m, s, None, None)
+
+
+def queue_statement(m: MeetingContext, s: MeetingState, round_no: int, role: str, body: str, stance: Stance | None,
+                    *, model: str | None, cost_usd: float) -> asyncio.Future[bool]:
+    """Queue a member's statement, its prediction (if its stance makes one) and the checkpoint that has it (the
+    round's statements so far are ``s.partial``), to be stored in one transaction, fenced like :func:`save`: a
+    restart finds all or none. The future is done once it is stored (show it then: ``emit(..., after=...)``).
+
+    Writes are queued with the state as it is when they are queued and written in that order, by one writer
+    task per meeting; statements that come in while a write is under way are stored together (a group commit:
+    one transaction and one checkpoint for the statements of a round that ended at about the same time). Every
+    checkpoint stored is one the meeting was in. A round waits for its statements' writes before the next phase
+    is asked anything (:func:`settle_writes`); its end's checkpoint (:func:`save_later`) is stored behind."""
+    s.partial[role] = (body, stance)
+    row = StatementRow(round_no, role, body, model=model, cost_usd=cost_usd, stance=_dumped(stance))
+    return _queue(m, s, row, prediction_writer(m.id, round_no, role, stance, model=model, now=m.clock.now()))
+
+
+@dataclass
+class _Queued:
+    """A write waiting for the meeting's writer: a statement (or none: a checkpoint alone) and the state then."""
+
+    row: StatementRow | None
+    prediction: Callable[[Tx], Awaitable[None]] | None
+    state: dict[str, Any]
+    done: asyncio.Future[bool]
+
+
+def _queue(m: MeetingContext, s: MeetingState, row: StatementRow | None,
+           prediction: Callable[[Tx], Awaitable[None]] | None) -> asyncio.Future[bool]:
+    loop = asyncio.get_running_loop()
+    item = _Queued(row, prediction, snapshot(s), loop.create_future())
+    s.writes.append(item.done)
+    if s.write_error is not None:  # a write failed: nothing after it is stored (its state holds what failed)
+        item.done.set_exception(s.write_error)
+        return item.done
+    s.queued.append(item)
+    if s.writer is None or s.writer.done():
+        s.writer = loop.create_task(_write_queued(m, s), name=f"meeting {m.id} writes")
+    return item.done
+
+
+async def _write_queued(m: MeetingContext, s: MeetingState) -> None:
+    """Store what is queued, in order: each batch in one transaction with the latest state queued."""
     async with s.saving:
-        s.partial[role] = (body, stance)
-        fence = m.lease.clause() if m.lease is not None else None
-        if not await m.store.statement(m.id, round_no, role, body, model=model, cost_usd=cost_usd,
-                                       stance=_dumped(stance), checkpoint=Checkpoint(snapshot(s), fence, prediction)):
+        while s.queued:
+            batch, s.queued = s.queued, []
+            writes = [item.prediction for item in batch if item.prediction is not None]
+
+            async def predictions(tx: Tx, writes: list[Callable[[Tx], Awaitable[None]]] = writes) -> None:
+                for write in writes:
+                    await write(tx)
+
+            fence = m.lease.clause() if m.lease is not None else None
+            checkpoint = Checkpoint(batch[-1].state, fence, predictions if writes else None)
+            try:
+                stored = await m.store.statements(m.id, [item.row for item in batch if item.row is not None],
+                                                  checkpoint=checkpoint)
+            except BaseException as exc:
+                failed = exc if isinstance(exc, Exception) else RuntimeError(f"stopped while storing ({exc!r})")
+                s.write_error = failed
+                for item in [*batch, *s.queued]:
+                    if not item.done.done():
+                        item.done.set_exception(failed)
+                s.queued = []
+                raise
+            for item in batch:
+                item.done.set_result(stored)
+
+
+def check_writes(m: MeetingContext, s: MeetingState) -> None:
+    """At a phase boundary: raise what a finished write of the meeting raised, or
+    :class:`~board.room.meeting.lease.MeetingTakenOver` when its fence did not hold (:func:`lost`)."""
+    pending = []
+    for done in s.writes:
+        if not done.done():
+            pending.append(done)
+        elif done.exception() is not None:
+            raise done.exception()  # type: ignore[misc]
+        elif not done.result():
             lost(m)
+    s.writes = pending
+
+
+async def settle_writes(m: MeetingContext, s: MeetingState) -> None:
+    """Until every queued write is stored; then as :func:`check_writes`."""
+    if s.writes:
+        await asyncio.wait(list(s.writes))
+    check_writes(m, s)
 
 
 def lost(m: MeetingContext) -> None:

@@ -11,7 +11,9 @@ absent; the meeting goes on while a quorum is present. After round 1 the peer re
 
 Each statement is stored with the meeting's checkpoint, and so is the end of each round
 (:mod:`board.room.meeting.resume`): a meeting resumed after a restart starts at its first unfinished
-round and asks in it only the members that had not spoken.
+round and asks in it only the members that had not spoken. The writes are queued in order (a member's task
+does not wait for its own; statements that finish together are stored together) and shown once stored; the round
+ends once its statements are stored, and the round's end is stored behind the next round's first calls.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from board.room.meeting.convergence import (
 )
 from board.room.meeting.events import MeetingEventKind, Stop, StopReason
 from board.room.meeting.limits import Limits, ask, in_phase
-from board.room.meeting.resume import save, store_statement
+from board.room.meeting.resume import check_writes, queue_statement, save_later, settle_writes
 from board.room.meeting.review import run as peer_review
 from board.room.meeting.scoreboard import SCOREBOARD_INSTRUCTION, meeting_tools, record_stated
 from board.room.meeting.seat import between_rounds, rounds_at_most, table_block
@@ -192,11 +194,13 @@ async def _speak(limits: Limits, profile: AgentProfile, round_no: int, said: Sai
     if utterance.model:
         s.spoke_with[profile.role] = utterance.model
     dumped = stance.model_dump() if stance is not None else None
-    await store_statement(m, s, round_no, profile.role, body, stance, model=utterance.model,
-                          cost_usd=utterance.cost_usd)
+    stored = queue_statement(m, s, round_no, profile.role, body, stance, model=utterance.model,
+                             cost_usd=utterance.cost_usd)
+    # shown once it is stored; the round (and the next one) does not wait for the write
     await m.emit(MeetingEventKind.AGENT_SPOKE, s.current_round, role=profile.role,
                  text=f"{body}\n\nStance: {format_stance(stance)}", statement=body, stance=dumped,
-                 model=utterance.model, models_differ=models_differ(m, s), evidence=[e.label for e in used])
+                 model=utterance.model, models_differ=models_differ(m, s), evidence=[e.label for e in used],
+                 after=stored)
 
 
 def _keep(m: MeetingContext, s: MeetingState, said: Said) -> None:
@@ -233,6 +237,10 @@ async def speak_round(limits: Limits, round_no: int) -> None:
         said.statements[role], said.stances[role] = text, stance
     try:
         await _all_speak(limits, round_no, said)
+        # the round's statements are stored before anything of the next phase is asked: a kill never costs a
+        # finished statement (the round's end itself is stored behind: resumed, a round whose members all spoke
+        # asks nobody again)
+        await settle_writes(m, s)
     except BaseException:
         # a round cut short (deadline, budget, cancel) keeps what was said: it is stored,
         # was shown to the channels, and belongs in the minutes
@@ -250,9 +258,10 @@ async def speak_round(limits: Limits, round_no: int) -> None:
     if round_no == 1 and unanimous(s, 1) and m.settings.max_turns_per_agent > 1:
         s.challenge_round = 2
         note = "; round 1 was unanimous, so round 2 asks each member for the strongest case against"
-    await save(m, s)  # the round is done: a restart resumes after it
+    done = save_later(m, s)  # the round is done: a restart resumes after it (stored after its statements)
     await m.emit(MeetingEventKind.ROUND_DONE, s.current_round, text=f"round {round_no} done{note}",
-                 spoke=list(s.rounds[-1]), stances={r: format_stance(st) for r, st in s.stances[-1].items()})
+                 spoke=list(s.rounds[-1]), stances={r: format_stance(st) for r, st in s.stances[-1].items()},
+                 after=done)
 
 
 async def run_all(limits: Limits) -> StopReason:
@@ -264,11 +273,13 @@ async def run_all(limits: Limits) -> StopReason:
     round_no = len(s.rounds)
     if s.rounds and m.settings.peer_review and not s.reviewed:  # resumed before its peer review was stored
         await peer_review(limits)
-    while (stop := await between_rounds(limits, round_no)) is None:
+    while True:
+        check_writes(m, s)  # a write of the last round failed, or another replica holds the meeting now: stop
+        if (stop := await between_rounds(limits, round_no)) is not None:
+            return stop
         round_no += 1
         if round_no > 1:
             limits.check()
         await speak_round(limits, round_no)
         if round_no == 1 and m.settings.peer_review:
             await peer_review(limits)
-    return stop

@@ -36,7 +36,7 @@ from board.room.meeting.frame import run as frame
 from board.room.meeting.lease import MeetingTakenOver
 from board.room.meeting.limits import Limits
 from board.room.meeting.minutes import close_record, open_record, reopen_record
-from board.room.meeting.resume import age_s, resume_phase, save
+from board.room.meeting.resume import age_s, resume_phase, save, settle_writes
 from board.room.meeting.rounds import run_all
 from board.room.meeting.state import MeetingState
 from board.room.settings import MeetingSettings
@@ -181,7 +181,9 @@ class MeetingRun:
             if s.resumed:  # stopped before its framing was stored: maybe before its participants were
                 await reopen_record(m)
             await frame(m, s, limits)
-        return await run_all(limits)
+        stop = await run_all(limits)
+        await settle_writes(m, s)  # every statement stored before the decision is asked for
+        return stop
 
     @traced("meeting", lambda self: {"sabha.meeting.id": self.m.id, "sabha.meeting.resumed": self.s.resumed,
                                      "sabha.meeting.members": len(self.m.specialists)}, root=True)
@@ -196,6 +198,10 @@ class MeetingRun:
             return self._gone(str(lost))
         finally:
             self.s.recorded.set()  # no one waits for a record that will not come
+            with contextlib.suppress(Exception):  # what the meeting emitted is told before it returns
+                await self.m.settled()
+            if self.s.track is not None and not self.s.track.done():  # read for a synthesis that did not come
+                self.s.track.cancel()
             if self.m.lease is not None:  # ended, suspended or lost here: another replica need not wait for it
                 with contextlib.suppress(Exception):
                     await asyncio.shield(self.m.lease.release())
@@ -269,6 +275,8 @@ class MeetingRun:
             return await close_record(self.m, self.s, StopReason.INTERRUPTED, None, why)
         finally:
             self.s.recorded.set()
+            with contextlib.suppress(Exception):
+                await self.m.settled()
             if self.m.lease is not None:
                 with contextlib.suppress(Exception):
                     await asyncio.shield(self.m.lease.release())

@@ -3,9 +3,9 @@
 Only the phases of this package write it. Each round appends one dict of statements and
 one of stances (roster order); the scoreboard appends disagreements and consensus; the
 limits add what was spent; the members' outside tool calls are counted and their results kept as evidence.
-Everything here but ``recorded``, ``deadline``, ``saving`` and ``suspended`` is kept in the meeting's
-checkpoint when a phase ends (:mod:`board.room.meeting.resume`), so a meeting resumed after a restart has
-exactly this state back.
+Everything here but ``recorded``, ``deadline``, the writes (``saving``, ``queued``, ``writes``, ``writer``,
+``write_error``), ``track`` and ``suspended`` is kept in the meeting's checkpoint when a phase ends
+(:mod:`board.room.meeting.resume`), so a meeting resumed after a restart has exactly this state back.
 """
 
 from __future__ import annotations
@@ -57,4 +57,11 @@ class MeetingState:
     objected: bool = False  # the challenger's review ran; ``objection`` is what it said (None: nothing)
     objection: str | None = None
     saving: asyncio.Lock = field(default_factory=asyncio.Lock)  # one checkpoint write at a time, in order
+    # the meeting's writes (board.room.meeting.resume): queued in order, stored by one writer task
+    queued: list[Any] = field(default_factory=list)  # waiting for the writer
+    writes: list[asyncio.Future[bool]] = field(default_factory=list)  # not looked at yet (resume.check_writes)
+    writer: asyncio.Task[None] | None = None
+    write_error: Exception | None = None  # a write failed: nothing after it is stored
+    #: the members' track records for the synthesis, read while the chair frames (board.room.meeting.decide)
+    track: asyncio.Task[str] | None = None
     suspended: bool = False  # Sabha is stopping: the meeting stays running on record and resumes at the next start

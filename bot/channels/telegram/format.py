@@ -129,6 +129,8 @@ def utf16_len(text: str) -> int:
 
 def _utf16_offsets(text: str) -> list[int]:
     """``offsets[i]`` = UTF-16 offset of ``text[i]``; one extra entry for the end."""
+    if utf16_len(text) == len(text):  # nothing outside the BMP (the common case): one unit per character
+        return list(range(len(text) + 1))
     offsets = [0] * (len(text) + 1)
     total = 0
     for i, ch in enumerate(text):

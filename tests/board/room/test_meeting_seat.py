@@ -20,7 +20,7 @@ from board.room.meeting import MeetingSettings
 from board.room.table import ControlKind, Written
 from board.storage import Dialect
 from tests.board.room.test_meeting import brain, meeting_board
-from tests.support.board import last_user
+from tests.support.board import board_with, last_user
 from tests.support.fakes.scripted_model import ScriptedModel
 
 pytestmark = [pytest.mark.backends, pytest.mark.usefixtures("boards_on_backend")]
@@ -343,3 +343,41 @@ async def test_a_contribution_committed_after_a_later_one_was_read_is_still_hear
     assert third and all("the earlier row, committed late" in t for t in third.values()), third
     assert "the earlier row, committed late" in row["minutes"]
 
+
+
+async def test_extend_over_confirm_over_usd_asks_the_owner_first(workspace: Path, data_dir: Path) -> None:
+    """One round more that takes a meeting's estimate above ``board.meetings.confirm_over_usd`` waits for the
+    owner's word, as starting one does: /extend stores nothing and says how to confirm; a participant cannot
+    confirm; the owner's ``/extend <id> confirm`` adds the round."""
+    from tests.board.room.test_meeting_estimate import PRICES
+
+    base = MeetingSettings(max_turns_per_agent=1, max_extra_rounds=2, budget_usd=100.0,
+                           participants=("telegram:43",))
+    sizing = await board_with(workspace, data_dir, ScriptedModel(default=brain()), prices=PRICES, meetings=base)
+    try:
+        one = (await sizing.parts.room.estimate()).usd
+        two = (await sizing.parts.room.estimate(settings=dataclasses.replace(base, max_turns_per_agent=2))).usd
+    finally:
+        await sizing.close()
+    assert 0 < one < two
+    limit = (one + two) / 2  # the meeting as called is below it; one round more is above it
+    model = HeldRounds(default=brain())
+    model.hold(1)
+    settings = dataclasses.replace(base, confirm_over_usd=limit)
+    async with meeting_board(workspace, data_dir, model, meetings=settings, prices=PRICES) as board:
+        meeting_id = await started(board)  # below the limit: it starts at once
+        await asyncio.wait_for(model.reached[1].wait(), 120)  # a bound for what never comes
+        asked = await board.handle(Envelope(text="/extend", **OWNER))  # type: ignore[arg-type]
+        stored = await board.parts.db.fetchall("SELECT id FROM meeting_controls WHERE meeting_id = ?", (meeting_id,))
+        by_friend = await board.handle(Envelope(text="/extend confirm", **FRIEND))  # type: ignore[arg-type]
+        still = await board.parts.db.fetchall("SELECT id FROM meeting_controls WHERE meeting_id = ?", (meeting_id,))
+        confirmed = await board.handle(Envelope(text=f"/extend {meeting_id} confirm", **OWNER))  # type: ignore[arg-type]
+        model.held[1].set()
+        row = await ended(board, meeting_id)
+    assert "board.meetings.confirm_over_usd" in asked.text and f"/extend {meeting_id} confirm" in asked.text, asked.text
+    assert f"${limit:.2f}" in asked.text or f"${limit:g}" in asked.text, asked.text
+    assert not stored and not still  # nothing the meeting would act on before the owner's word
+    assert "only the owner" in by_friend.text.lower(), by_friend.text
+    assert confirmed.text.startswith(f"Asked {meeting_id} for one more round"), confirmed.text
+    assert row["stop_reason"] == "completed"
+    assert sorted(round_requests(model, 2)) == ["content", "critic", "finance", "research", "strategy"]
