@@ -88,7 +88,7 @@ async def _daemon_kind(repo: Path, kind: str, messages: int) -> Figure:
             async with ClientSession(timeout=ClientTimeout(total=120)) as http:
                 async def ask(text: str, user: int = 0) -> None:
                     before = sent()
-                    await post_signed(http, url, target.body(user_id(target, user), text), target.headers)
+                    await post_signed(http, url, target.body(graph, user_id(target, user), text), target.headers)
                     await _until(lambda: sent() > before)
 
                 for i in range(3):  # warm: the SDK's first-call paths, the soul files, the session
@@ -126,11 +126,11 @@ async def _acks(http: ClientSession, url: str, target: Any, graph: Any, model: A
 
     model.script_delay(60.0, model.text_reply("held"))
     asked = len(model.requests)
-    await post_signed(http, url, target.body(user_id(target, 1), "hold the slot"), target.headers)
+    await post_signed(http, url, target.body(graph, user_id(target, 1), "hold the slot"), target.headers)
     await _until(lambda: len(model.requests) > asked)  # the one turn slot waits at the model from now on
     start_cpu, start = cpu_of(pid), time.perf_counter()
     for i in range(messages):
-        await post_signed(http, url, target.body(user_id(target, 0), f"W{i:03d} queued"), target.headers)
+        await post_signed(http, url, target.body(graph, user_id(target, 0), f"W{i:03d} queued"), target.headers)
     wall = time.perf_counter() - start
     used = cpu_of(pid) - start_cpu - idle * wall
     return Figure(used / messages, wall / messages, messages)

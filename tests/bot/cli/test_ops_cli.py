@@ -133,7 +133,8 @@ def test_doctor_offline_names_each_problem_and_its_fix(tmp_path: Path, capsys: p
     assert f"FAIL  data dir: {tmp_path / 'sessions'} is not writable" in out
     assert "OK    sqlite: SQLite" in out and "FTS5" in out
     assert "SKIP  network: 1 endpoint check(s) skipped (--offline)" in out
-    assert "2 of 7 checks failed." in out
+    assert "OK    recall: by words only (set memory.embedding_model to recall by meaning too)" in out
+    assert "2 of 8 checks failed." in out
 
 
 def test_doctor_reports_an_invalid_config_as_a_failed_check(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,7 +157,7 @@ async def test_doctor_online_checks_the_endpoints(tmp_path: Path, fake: FakeTele
     code, out, _ = await arun(capsys, "doctor", "--config", str(config))
     assert "OK    provider openai:" in out, out
     assert "OK    channel telegram:" in out and "@sabha_test_bot" in out
-    assert code == 0 and "All 8 checks passed; 2 warning(s)." in out
+    assert code == 0 and "All 9 checks passed; 2 warning(s)." in out  # the recall line among them
     assert "WARN  voice notes: telegram is on and no transcriber is set" in out  # issue 36 item 14
     assert "WARN  secrets: llm.providers.openai.api_key is written into" in out  # sk-test, literally
 
