@@ -22,7 +22,13 @@ Sizes: ``--size small`` (5,000 meetings, 5,000 predictions, 100,000 lines: the f
 ``--size large`` (10,000 meetings, 50,000 predictions, 1,000,000 lines: issue 43's goal, recall <= 50 ms median,
 track records <= 20 ms), ``--quick`` (tiny: the test that keeps this script running); any count can be given.
 
+``--db PATH`` keeps the filled db at PATH (the large fill takes a quarter of an hour under load), or, when PATH
+exists, measures it as it is (opened with this checkout's migrations: main's filled db read by a later checkout
+measures that checkout's migrations too, e.g. migration 1490's re-index, timed and printed); copy the file first
+to keep the original for the other checkout.
+
 Run: python benchmarks/recall.py [--size small|large] [--quick] [--meetings N] [--predictions N] [--lines N]
+                                 [--db PATH]
 """
 
 from __future__ import annotations
@@ -158,10 +164,13 @@ async def main(args: argparse.Namespace) -> None:
     runs = args.runs or runs
     service = None
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "sabha.db"
+        path = Path(args.db) if args.db else Path(tmp) / "sabha.db"
+        reused = path.exists()
+        started = time.perf_counter()
         async with await StateDB.open(path, BOARD_MIGRATIONS) as db:
-            started = time.perf_counter()
-            await db.express(lambda conn: _fill(conn, meetings, predictions, lines, minutes_chars))
+            opened = time.perf_counter() - started
+            if not reused:
+                await db.express(lambda conn: _fill(conn, meetings, predictions, lines, minutes_chars))
             filled = time.perf_counter() - started
             service = RecallService([PassageSearch(db), DecisionSearch(db)])
             figures: list[tuple[str, tuple[list[float], list[float], Any]]] = [
@@ -173,7 +182,9 @@ async def main(args: argparse.Namespace) -> None:
             ]
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
     print(f"meetings {meetings}, predictions {predictions}, transcript lines {lines}, minutes ~{minutes_chars} chars")
-    print(f"filled in {filled:.1f} s (one transaction); db {size / 1e6:.1f} MB; {runs} runs each")
+    made = (f"reused {path} (opened and migrated in {opened:.1f} s)" if reused
+            else f"filled in {filled:.1f} s (one transaction)")
+    print(f"{made}; db {size / 1e6:.1f} MB; {runs} runs each")
     for name, (walls, cpus, result) in figures:
         found = f" ({len(result)} found)" if isinstance(result, list) else f" ({len(result)} chars)"
         print(f"{name:34} {_ms(walls)}; CPU median {statistics.median(cpus) * 1000:8.2f} ms{found}")
@@ -194,4 +205,5 @@ if __name__ == "__main__":
     parser.add_argument("--predictions", type=int)
     parser.add_argument("--lines", type=int, help="transcript lines in the recall index")
     parser.add_argument("--runs", type=int)
+    parser.add_argument("--db", help="keep the filled db here, or measure this one when it exists (not filled again)")
     asyncio.run(main(parser.parse_args()))
