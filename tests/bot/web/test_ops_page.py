@@ -48,7 +48,7 @@ async def test_the_ops_page_shows_the_seeded_figures(tmp_path: Path) -> None:
             telegram = row(latency, "telegram")  # message stored -> answer sent: 0.1 s ... 2.0 s
             assert 'data-label="Answers">20<' in telegram and ">1.0 s<" in telegram and ">1.9 s<" in telegram, telegram
             model = row(latency, MODEL)  # the ok calls; the failed one and the one 2 days old not counted
-            assert 'data-label="Answers">20<' in model and ">1.0 s<" in model and ">1.9 s<" in model, model
+            assert 'data-label="Calls">20<' in model and ">1.0 s<" in model and ">1.9 s<" in model, model
             assert "99999" not in latency and "100.0 s" not in latency
             assert "whatsapp" not in latency  # nothing answered there yet
         errors = section(page, "errors")
