@@ -100,7 +100,7 @@ async def auth_required(request: web.Request, handler: Handler) -> web.StreamRes
 def build_web(ctx: WebContext) -> web.Application:
     """The sub-application (routes of :mod:`bot.web.pages`, :mod:`bot.web.decisions`, :mod:`bot.web.track`,
     :mod:`bot.web.meeting_stream` and :mod:`bot.web.meeting_table`)."""
-    from bot.web import decisions, meeting_stream, meeting_table, pages, schedule, track
+    from bot.web import decisions, meeting_stream, meeting_table, ops, pages, schedule, track
 
     sub = web.Application(middlewares=[security_headers, error_pages, auth_required], client_max_size=256 * 1024)
     sub[WEB] = ctx
@@ -108,6 +108,7 @@ def build_web(ctx: WebContext) -> web.Application:
     sub.add_routes(decisions.routes())
     sub.add_routes(track.routes())
     sub.add_routes(schedule.routes())
+    sub.add_routes(ops.routes())
     sub.add_routes(meeting_stream.routes())
     sub.add_routes(meeting_table.routes())
     return sub
@@ -139,6 +140,7 @@ async def mount_web(app: web.Application, parts: Parts, loaded: LoadedConfig) ->
     feed = MeetingFeed()
     parts.room.subscribe(feed)
     ctx = WebContext.of(parts, settings=settings, auth=auth, feed=feed, server_url=server_url(loaded, None))
+    ctx.lease_s = loaded.config.replicas.lease_s
     app[WEB_AUTH] = auth
     app[WEB] = ctx
 

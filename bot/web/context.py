@@ -77,6 +77,7 @@ class WebContext:
     auth: WebAuth
     feed: MeetingFeed
     server_url: str
+    lease_s: float = 15.0  # replicas.lease_s: a replica seen within it is alive (the operations page)
     nonces: OrderedDict[str, str] = field(default_factory=OrderedDict)  # New meeting form nonce -> meeting id
     topics: OrderedDict[str, str] = field(default_factory=OrderedDict)  # meeting id -> topic, of those started here
     #: what a form's POST said, shown once by the page it redirects to (token -> (kind, text); bot.web.decisions)

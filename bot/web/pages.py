@@ -54,7 +54,7 @@ PREVIEW_READS = 4  # transcripts read at once for the list
 NAV = (("board", "/ui/", "Board"), ("chat", "/ui/chat", "Chat"), ("sessions", "/ui/sessions", "Conversations"),
        ("meetings", "/ui/meetings", "Meetings"), ("decisions", "/ui/decisions", "Decisions"),
        ("track", "/ui/track", "Track record"), ("schedule", "/ui/schedule", "Schedule"),
-       ("cost", "/ui/cost", "Cost"), ("new", "/ui/meetings/new", "New meeting"))
+       ("cost", "/ui/cost", "Cost"), ("ops", "/ui/ops", "Operations"), ("new", "/ui/meetings/new", "New meeting"))
 OFFLINE = "offline"  # the model that answers without a key, and costs nothing
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript", ".svg": "image/svg+xml"}
 
