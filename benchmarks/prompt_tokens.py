@@ -291,8 +291,8 @@ def _common_prefix(a: str, b: str) -> int:
 def previous_turn_prefix_share(bodies: list[dict[str, Any]]) -> tuple[float, float]:
     """(share over all turns, median per turn) of each turn's prompt that is identical to the start of the
     previous turn's prompt (the wire form the fake caches on: tools, then messages); summariser calls skipped."""
-    turns = [b for b in bodies
-             if not str((b.get("messages") or [{}])[0].get("content", "")).startswith("You keep the running memory")]
+    turns = [b for b in bodies if not any(str(m.get("content", "")).startswith("You keep the running memory")
+                                          for m in (b.get("messages") or [])[:1] + (b.get("messages") or [])[-1:])]
     shared = whole = 0
     shares = []
     for prev, cur in itertools.pairwise(turns):

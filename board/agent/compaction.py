@@ -4,7 +4,8 @@ A session's *history window* is what the next prompt carries: the latest
 ``compaction`` record's summary, the messages it kept, and every message after it.
 When the window's messages exceed the role's token budget
 (``llm.context.history_tokens``, per role in ``llm.context.roles``) or the
-``board.history_messages`` cap, the oldest messages are summarised by the cheap model
+``board.history_messages`` cap, the oldest messages are summarised (a :class:`SummaryAsk`,
+asked on the role's own cached prefix, or of the cheap model on its own: :mod:`board.agent.summarizer`)
 into a new ``compaction`` record (summary + first kept entry) and later prompts use
 summary + recent messages. The static prompt block is never touched. ``/compact`` forces it.
 
@@ -36,12 +37,14 @@ from board.llm.tokens import TokenCounter
 from board.workspace.quoting import FieldLimit, quote_field
 
 __all__ = [
+    "SUMMARY_HEADING",
     "CompactionResult",
     "Compactor",
     "ContextSettings",
     "HistoryWindow",
     "Summarizer",
     "Summary",
+    "SummaryAsk",
     "cut_in_blocks",
     "entry_message",
     "fit_to_budget",
@@ -113,8 +116,33 @@ class Summary:
     cost_usd: float | None = None
 
 
-#: (role, display name, previous summary, transcript of the messages to fold in) -> summary
-Summarizer = Callable[[str, str, str | None, str], Awaitable[Summary]]
+@dataclass(frozen=True)
+class SummaryAsk:
+    """What a summariser is asked: fold the window's first ``folded`` messages into its summary.
+
+    ``window`` is the history window as it stands (the current summary and every message entry); its
+    first ``folded`` model messages (:meth:`HistoryWindow.messages`) are the ones to summarise, the
+    rest are kept as they are."""
+
+    role: str
+    agent_name: str
+    window: HistoryWindow
+    folded: int
+
+    @property
+    def previous(self) -> str | None:
+        """The summary so far (None before the first compaction)."""
+        return self.window.summary
+
+    @property
+    def conversation(self) -> str:
+        """The messages to fold in, as plain lines (:func:`render_for_summary`)."""
+        entries = [e for e in self.window.entries if entry_message(e) is not None]
+        return render_for_summary(entries[: self.folded], self.agent_name)
+
+
+#: A summariser: what to fold in -> the new summary.
+Summarizer = Callable[[SummaryAsk], Awaitable[Summary]]
 
 
 def entry_message(entry: Mapping[str, Any]) -> ChatMessage | None:
@@ -244,7 +272,7 @@ class Compactor:
         if not older:
             return None
         tokens_before = self.history_tokens(window, counter)
-        summary = await summarize(role, agent_name, window.summary, render_for_summary(older, agent_name))
+        summary = await summarize(SummaryAsk(role, agent_name, window, len(older)))
         if summary.degraded or not summary.text.strip():
             log.warning("compaction of %s skipped: the summariser (%s) did not answer", transcript.session_id,
                         summary.model)

@@ -38,6 +38,7 @@ from board.agent.compaction import (
     Compactor,
     ContextSettings,
     Summary,
+    SummaryAsk,
     cut_in_blocks,
     entry_message,
     load_window,
@@ -67,6 +68,7 @@ from board.agent.exchange.outcome import CAP_REPLY, DEGRADED_REPLY, DEGRADED_SET
 from board.agent.exchange.prepare import prompt_attribution
 from board.agent.guardrails import Guardrails
 from board.agent.outside import NO_OUTSIDE_TOOLS, OutsideTools
+from board.agent.summarizer import SummaryModel, ask_on_its_own, ask_on_prefix
 from board.agent.tools import Tool, ToolContext, ToolRegistry
 from board.agent.turn import TurnHeard, TurnListener, TurnObserver, observe, record_answer, record_user, tell_listeners
 from board.conversation.sessions import Sessions
@@ -112,14 +114,6 @@ log = logging.getLogger("sabha.agent")
 #: Said with the answer the first time in a conversation that its model could not see a picture sent.
 UNSEEN_NOTICE = ("⚠️ I could not look at your picture: the model answering here cannot see pictures, so this "
                  "answer comes from your words alone.")
-
-SUMMARIZER_SYSTEM = (
-    "You keep the running memory of a conversation between the Director and {name}, an advisor on a board. "
-    "Write an updated summary that folds the new messages into the previous summary. Keep facts, numbers, "
-    "decisions, commitments, open questions and the Director's stated preferences; drop pleasantries. "
-    "Plain text, third person, at most {words} words."
-)
-
 
 @dataclass(frozen=True)
 class AgentSettings:
@@ -360,19 +354,24 @@ class AgentRunner:
 
     # -- compaction --------------------------------------------------------------
 
-    async def _summarize(self, ctx: ToolContext, profile: AgentProfile, previous: str | None,
-                         conversation: str) -> Summary:
-        settings = self.settings.context
-        words = max(50, int(settings.summary_max_tokens * 0.7))
-        system = (PromptBlock("summarizer", SUMMARIZER_SYSTEM.format(name=profile.name, words=words)),)
-        body = (f"Previous summary:\n{previous}\n\n" if previous else "") + \
-            f"New messages to fold in:\n{conversation}\n\nWrite the updated summary."
-        model = self.settings.cheap_model or self.model_for(profile)
-        outcome = await self.run(ExchangeRequest(
-            profile=profile, ctx=ctx, prompt=body, system=system, purpose=CallPurpose.COMPACTION,
-            tools=ToolPolicy(allowed=(), max_rounds=0),
-            model=ModelChoice(model=model, max_tokens=settings.summary_max_tokens),
-        ))
+    async def _summarize(self, ctx: ToolContext, profile: AgentProfile, ask: SummaryAsk,
+                         answering: str | None) -> Summary:
+        """The summary ``ask`` wants, asked on the role's own cached prefix when the summariser's model is the
+        role's (see :mod:`board.agent.summarizer`), else on its own. ``answering`` is the id of the message
+        being answered (the turn's prefix ends before it); None for ``/compact`` (the whole window)."""
+        own = self.model_for(profile)
+        model = SummaryModel(self.settings.cheap_model or own, self.settings.context.summary_max_tokens)
+        if model.model == own:
+            history = ask.window.messages_before(answering) if answering else ask.window.messages()
+            request = ask_on_prefix(ask, history, profile=profile, ctx=ctx, model=model,
+                                    system=self.system_for(profile, ctx, summary=ask.previous))
+            if request is not None:
+                outcome = await self.run(request)
+                if not outcome.hit_tool_cap:
+                    return Summary(outcome.text, outcome.model, outcome.degraded, outcome.usage, outcome.cost_usd)
+                log.info("the summariser of %s asked for a tool instead of summarising; asking it again without "
+                         "the conversation's prefix", ctx.session_key)
+        outcome = await self.run(ask_on_its_own(ask, profile=profile, ctx=ctx, model=model))
         return Summary(outcome.text, outcome.model, outcome.degraded, outcome.usage, outcome.cost_usd)
 
     async def compact(self, key: str, role: str, *, force: bool = True,
@@ -382,8 +381,8 @@ class AgentRunner:
         transcript = await self.sessions.open(key, role)
         ctx = ToolContext(role=role, session_key=key, envelope=envelope, chain=(role,))
 
-        async def summarize(_role: str, _name: str, previous: str | None, conversation: str) -> Summary:
-            return await self._summarize(ctx, profile, previous, conversation)
+        async def summarize(ask: SummaryAsk) -> Summary:
+            return await self._summarize(ctx, profile, ask, None)
 
         return await self.compactor.compact(
             transcript, role=role, agent_name=profile.name, counter=counter_for(self.model_for(profile)),
@@ -407,8 +406,8 @@ class AgentRunner:
         if self.compactor.needs_compaction(window, counter, profile.role, limit, exclude_last=current):
             if context.compaction:
 
-                async def summarize(_role: str, _name: str, previous: str | None, conversation: str) -> Summary:
-                    return await self._summarize(ctx, profile, previous, conversation)
+                async def summarize(ask: SummaryAsk) -> Summary:
+                    return await self._summarize(ctx, profile, ask, current_id)
 
                 keep = context.keep_recent_messages if context.keep_recent_messages < limit else max(1, limit // 2)
                 done = await self.compactor.compact(transcript, role=profile.role, agent_name=profile.name,

@@ -36,6 +36,7 @@ def build_request(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps) -
     """The model request of the current step (tools offered until the cap; then ``tool_choice=none``)."""
     profile = req.profile
     final = st.step >= st.max_rounds or not st.specs
+    offered = req.tools.offer_only  # offered as in the role's turns, though none will run
     meta: dict[str, Any] = {"session_key": req.ctx.session_key, "soul_version": profile.soul.version,
                             "purpose": req.purpose, **req.metadata}
     if req.response_schema is not None:
@@ -46,10 +47,10 @@ def build_request(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDeps) -
         system=st.blocks,
         messages=tuple(st.messages),
         persona=Persona(role=profile.role, name=profile.name, emoji=profile.emoji, soul=profile.soul.text),
-        tools=() if (st.text_mode or not st.specs or st.max_rounds == 0) else st.specs,
+        tools=() if (st.text_mode or not st.specs or (st.max_rounds == 0 and not offered)) else st.specs,
         max_tokens=req.model.max_tokens or deps.policy.max_tokens,
         metadata=meta,
-        tool_choice="none" if final else "auto",
+        tool_choice="none" if final and not offered else "auto",
         temperature=req.model.temperature if req.model.temperature is not None else profile.temperature,
         # Only the first call thinks: a call after tool results would have to send the thinking
         # blocks back (Anthropic), which the transcript never keeps.

@@ -75,7 +75,7 @@ async def select_tools(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDe
     the text protocol, appends the tool instructions to ``blocks``)."""
     policy = req.tools
     extra = policy.extra
-    if policy.max_rounds != 0:  # the role's outside (MCP) tools, as their servers list them now
+    if policy.max_rounds != 0 or policy.offer_only:  # the role's outside (MCP) tools, as their servers list them
         own = {e.spec.name for e in extra}
         extra = (*extra, *(t for t in deps.outside.tools_for(req.ctx) if t.spec.name not in own))
     st.registry = deps.tools.merged(extra)
@@ -84,7 +84,8 @@ async def select_tools(req: ExchangeRequest, st: ExchangeState, deps: ExchangeDe
     allowed += [t.spec.name for t in extra if t.spec.name not in allowed]
     st.allowed = allowed
     st.specs = st.registry.specs(allowed)
-    st.max_rounds = deps.policy.max_tool_iterations if policy.max_rounds is None else policy.max_rounds
+    st.max_rounds = 0 if policy.offer_only else \
+        deps.policy.max_tool_iterations if policy.max_rounds is None else policy.max_rounds
     st.text_mode = bool(st.specs) and deps.policy.uses_text_protocol(st.model)
     if st.text_mode:
         st.blocks = (*st.blocks, PromptBlock("tools", text_tools.instructions(st.specs), cacheable=False))

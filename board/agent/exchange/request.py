@@ -43,8 +43,13 @@ class ToolPolicy:
     allowed: tuple[str, ...] | None = None
     #: Added to the registry and permitted for this exchange only (the meeting's scoreboard tools).
     extra: tuple[Tool, ...] = ()
-    #: None: ``llm.max_tool_iterations``; 0: the model is offered no tools at all.
+    #: None: ``llm.max_tool_iterations``; 0: the model is offered no tools at all (unless ``offer_only``).
     max_rounds: int | None = None
+    #: Offer the tools as the role's turns do (the same schemas, ``tool_choice`` auto) but run none: a call
+    #: ends the exchange as at the cap. For a request that must repeat the cached prefix of the role's turns
+    #: byte for byte (the summariser's, :meth:`board.agent.runner.AgentRunner.compact`): a provider keys
+    #: its cache on the tools, and Anthropic's on ``tool_choice`` too.
+    offer_only: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -50,7 +50,14 @@ def canonical(block: dict[str, Any]) -> str:
 
 def turn_bodies(fake: FakeAnthropic) -> list[dict[str, Any]]:
     """The bodies of the chat turns (summariser calls left out)."""
-    return [r.body for r in fake.requests if not r.body.get("system", [{}])[0].get("text", "").startswith(SUMMARISER)]
+    return [r.body for r in fake.requests if not is_summariser(r.body)]
+
+
+def is_summariser(body: dict[str, Any]) -> bool:
+    """A summariser's request: asked on its own (its system prompt) or on the turn's prefix (its last message)."""
+    last = body["messages"][-1]["content"]
+    last_text = last if isinstance(last, str) else text_of(last[0])
+    return text_of((body.get("system") or [{}])[0]).startswith(SUMMARISER) or last_text.startswith(SUMMARISER)
 
 
 def text_of(block: dict[str, Any]) -> str:

@@ -32,7 +32,9 @@ that an earlier request wrote less than its TTL ago (``ttl`` of the breakpoint:
 5 minutes unless ``"1h"``; a read refreshes it). The read is reported as
 ``cache_read_input_tokens``; the rest of the prefix up to the last breakpoint as
 ``cache_creation_input_tokens``; ``input_tokens`` is what is left, so ``input +
-cache_creation + cache_read`` is the whole prompt, as in the real API.
+cache_creation + cache_read`` is the whole prompt, as in the real API. As the API documents, a
+change of ``tool_choice`` or of ``thinking`` invalidates the cached message blocks (the tools'
+and the system's prefixes still read).
 :meth:`FakeAnthropic.advance_clock` moves the fake's clock (to expire entries);
 :meth:`FakeAnthropic.clear_cache` forgets everything. Token counts are deterministic
 estimates (about four characters per token).
@@ -128,6 +130,7 @@ class _Segment:
     text: str  # canonical serialisation (without cache_control)
     cache_control: Mapping[str, Any] | None
     framing: int = 0  # the message's framing tokens, counted with its first block
+    message: bool = False  # a block of ``messages`` (not of ``tools`` or ``system``)
 
     @property
     def ttl(self) -> str:
@@ -263,13 +266,13 @@ class FakeAnthropic(LLMServer):
         """The prompt in cache order: tools, system, then message content blocks."""
         segs: list[_Segment] = []
 
-        def add(block: Any, framing: int = 0) -> None:
+        def add(block: Any, framing: int = 0, message: bool = False) -> None:
             if isinstance(block, dict):
                 cc = block.get("cache_control")
                 rest = {k: v for k, v in block.items() if k != "cache_control"}
-                segs.append(_Segment(json.dumps(rest, sort_keys=True, ensure_ascii=False), cc, framing))
+                segs.append(_Segment(json.dumps(rest, sort_keys=True, ensure_ascii=False), cc, framing, message))
             else:
-                segs.append(_Segment(json.dumps(block, ensure_ascii=False), None, framing))
+                segs.append(_Segment(json.dumps(block, ensure_ascii=False), None, framing, message))
 
         for tool in body.get("tools") or []:
             add(tool)
@@ -285,10 +288,11 @@ class FakeAnthropic(LLMServer):
             content = m.get("content")
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
             for i, b in enumerate(blocks):
-                add({"role": m.get("role"), **b} if isinstance(b, dict) else b, MESSAGE_FRAMING if i == 0 else 0)
+                add({"role": m.get("role"), **b} if isinstance(b, dict) else b, MESSAGE_FRAMING if i == 0 else 0,
+                    True)
         top = body.get("cache_control")
         if top and segs:  # automatic caching: breakpoint on the last cacheable block
-            segs[-1] = _Segment(segs[-1].text, top, segs[-1].framing)
+            segs[-1] = _Segment(segs[-1].text, top, segs[-1].framing, segs[-1].message)
         return segs
 
     def usage(self, body: dict[str, Any], output: int, override: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -297,7 +301,14 @@ class FakeAnthropic(LLMServer):
         keys: list[str] = []
         h = hashlib.sha256(str(body.get("model")).encode())
         total = 0
+        # a change of tool_choice or of the thinking settings invalidates the cached message blocks (not the
+        # tools' or the system's): the API documents it, so they key every prefix that reaches a message
+        settings = json.dumps([body.get("tool_choice"), body.get("thinking")], sort_keys=True).encode()
+        in_messages = False
         for s in segs:
+            if s.message and not in_messages:
+                in_messages = True
+                h.update(settings)
             total += approx_tokens(s.text) + s.framing  # a message's framing is part of the prefix it starts
             h.update(s.text.encode())
             prefix_tokens.append(total)
