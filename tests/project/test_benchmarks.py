@@ -50,8 +50,8 @@ RUN_ELSEWHERE = {
 }
 
 
-def cases() -> list[Path]:
-    return [p for p in BENCHMARKS if p.name not in RUN_ELSEWHERE]
+def cases() -> list[object]:
+    return [pytest.param(p, id=p.name) for p in BENCHMARKS if p.name not in RUN_ELSEWHERE]
 
 
 def smallest(script: Path) -> list[str]:
