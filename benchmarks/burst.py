@@ -328,10 +328,12 @@ def _write_log(path: Path, lines: list[str]) -> None:
 
 
 def _replies(telegram: FakeTelegramAPI) -> list[tuple[int, int]]:
-    """(chat, n) of every message the fake received that carries a marker (or (0, 0))."""
+    """(chat, n) of every message the fake received that carries a marker (or (0, 0)). A streamed answer's
+    marker may come only with a later edit of its draft ("ECHO …" first): its text as it stands now is read."""
     keys = []
     for sent in list(telegram.sent_messages):
-        found = MARKER.search(sent.text)
+        now = telegram.messages.get((sent.chat_id, sent.message_id))
+        found = MARKER.search(str(now.get("text", sent.text)) if now else sent.text)
         keys.append((int(found.group(1)), int(found.group(2))) if found else (0, 0))
     return keys
 

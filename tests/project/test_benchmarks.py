@@ -35,7 +35,7 @@ SMALLEST: dict[str, list[str]] = {
     "meeting.py": ["--runs", "1", "--latency", "0.01"],
     "recall.py": ["--meetings", "50", "--predictions", "50", "--runs", "2"],
     "replicas.py": ["--conversations", "4", "--per", "2", "--latency", "0.05", "--repeats", "1"],
-    "soak.py": ["--chats", "4", "--messages", "40", "--prefill", "100", "--latency", "0.01"],
+    "soak.py": ["--chats", "4", "--messages", "40", "--prefill", "100", "--latency", "0.01", "--timeout", "240"],
     "tools.py": ["--calls", "10", "--turns", "5"],
     "webhook.py": ["--count", "40", "--clients", "4", "--users", "4", "--latency", "0.01", "--rounds", "1"],
     "webhook_steady.py": ["--rate", "50", "--count", "40", "--users", "4", "--latency", "0.01", "--rounds", "1"],
