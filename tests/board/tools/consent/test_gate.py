@@ -54,12 +54,15 @@ def writer(board: Board, tmp_path: Path) -> WriteTool:
 
 
 async def ask_question(board: Board, text: str, number: int) -> asyncio.Task[Reply]:
-    """Send the owner's question whose turn calls the write tool; wait until it asks (row ``number``)."""
+    """Send the owner's question whose turn calls the write tool; wait until it asks (row ``number`` and the
+    question's scheduled row ``consent:ask:<number>``, which PostgreSQL may post a moment after the consent row:
+    a fresh-clone CI run read it too early)."""
     message = replace(OWNER, text=text, message_id=f"m{number}")
     turn = asyncio.create_task(board.handle(message))
     for _ in range(600):
         row = await board.parts.consent.store.number(number)
-        if row is not None or turn.done():
+        asked = await board.parts.schedule.get(f"consent:ask:{number}")
+        if (row is not None and asked is not None) or turn.done():
             break
         await asyncio.sleep(0.05)
     assert not turn.done(), turn.result()
