@@ -23,36 +23,41 @@ __all__ = ["LinearModel", "fit", "load_model"]
 @dataclass(frozen=True)
 class LinearModel:
     """Weights over feature names. Beside pattern rules: the answer is yes from ``threshold`` on whatever the
-    rules say, and a rule's yes stands unless the probability is under ``veto``."""
+    rules say, and a rule's yes stands unless the probability is under ``veto`` (``soft_veto`` for a rule's
+    default yes, one no phrase backs: a title named with nothing around it that speaks to it)."""
 
     weights: MappingProxyType[str, float]
     bias: float
     threshold: float = 0.5
     veto: float = 0.0
+    soft_veto: float = 0.0
 
     def probability(self, features: Iterable[str]) -> float:
         """The model's probability that the features' example is a yes."""
         z = self.bias + sum(self.weights.get(f, 0.0) for f in set(features))
         return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
-    def decide(self, probability: float, rule: bool) -> bool:
-        """Yes or no, for a probability of this model and the pattern rules' answer."""
-        return probability >= self.threshold or (rule and probability >= self.veto)
+    def decide(self, probability: float, rule: bool, *, soft: bool = False) -> bool:
+        """Yes or no, for a probability of this model and the pattern rules' answer (``soft``: the rules' yes
+        is a default, not a phrase they read)."""
+        return probability >= self.threshold or (rule and probability >= (self.soft_veto if soft else self.veto))
 
     def to_json(self) -> dict[str, Any]:
         kept = {f: round(w, 4) for f, w in sorted(self.weights.items()) if abs(w) >= 1e-3}
-        return {"bias": round(self.bias, 4), "threshold": self.threshold, "veto": self.veto, "weights": kept}
+        return {"bias": round(self.bias, 4), "threshold": self.threshold, "veto": self.veto,
+                "soft_veto": self.soft_veto, "weights": kept}
 
 
 def load_model(path: Path) -> LinearModel:
     """The model written by :meth:`LinearModel.to_json` at ``path``."""
     raw = json.loads(path.read_text(encoding="utf-8"))
     return LinearModel(MappingProxyType({str(k): float(v) for k, v in raw["weights"].items()}),
-                       float(raw["bias"]), float(raw.get("threshold", 0.5)), float(raw.get("veto", 0.0)))
+                       float(raw["bias"]), float(raw.get("threshold", 0.5)), float(raw.get("veto", 0.0)),
+                       float(raw.get("soft_veto", 0.0)))
 
 
 def fit(examples: Sequence[tuple[Iterable[str], bool]], *, l2: float = 0.01, epochs: int = 300,
-        rate: float = 0.5, threshold: float = 0.5, veto: float = 0.0) -> LinearModel:
+        rate: float = 0.5, threshold: float = 0.5, veto: float = 0.0, soft_veto: float = 0.0) -> LinearModel:
     """Logistic regression by full-batch gradient descent (with AdaGrad steps) over ``(features, label)``."""
     rows = [(sorted(set(f)), 1.0 if y else 0.0) for f, y in examples]
     weights: dict[str, float] = {f: 0.0 for fs, _ in rows for f in fs}
@@ -72,4 +77,4 @@ def fit(examples: Sequence[tuple[Iterable[str], bool]], *, l2: float = 0.01, epo
             weights[f] -= rate * g / math.sqrt(squared[f])
         bias_sq += grad_bias * grad_bias
         bias -= rate * grad_bias / math.sqrt(bias_sq)
-    return LinearModel(MappingProxyType(weights), bias, threshold, veto)
+    return LinearModel(MappingProxyType(weights), bias, threshold, veto, soft_veto)

@@ -76,10 +76,13 @@ __all__ = ["secret_reason", "sentence_reason"]
 _HARMLESS = re.compile(
     r"\b(?:zip|postal|post|area|country|dial(?:l)?ing|std|isd|airport|iata|dress|promo|promotional|discount|"
     r"coupon|referral|invite|source|qr|bar|error|status|tax|hs|sic|naics|product|course|colou?r|morse|"
-    r"language|currency|time ?zone|talk|session|event|order|tracking|item|sku|class|subject|exam)\s*codes?\b|"
+    r"language|currency|time ?zone|talk|session|event|order|tracking|item|sku|class|subject|exam|"
+    # a bank branch's code is printed on every cheque: it names the branch, it opens nothing
+    r"ifsc|swift|bic|branch)\s*codes?\b|"
     r"\bcode\s*(?:reviews?|base|quality|freeze|names?|of conduct|school|camp|editor|owners?)\b|\bcodebase\b|"
     r"\bpass(?:word)?\s*(?:managers?|policy|policies|rotation|resets?|hygiene)\b|\bpasswordless\b|\bpasskeys?\b|"
-    r"\b(?:boarding|bus|metro|train|season|day|gym|museum|hall|rail)\s+pass(?:es)?\b|"
+    r"\b(?:boarding|bus|metro|train|season|day|gym|museum|hall|rail|annual|ski|park|festival|weekly|monthly|"
+    r"yearly|press|backstage|guest|visitor)\s+pass(?:es)?\b|"
     r"\blog ?in (?:preference|method|provider)s?\b|\bsign(?:ing)? in with\b|"
     r"\bpin[ -]?strip(?:e|ed|es)\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
     r"\b(?:seed|pre-?seed) (?:rounds?|stage|funds?|funding|investors?|capital|money)\b|\bpre-?seed\b|"
@@ -99,10 +102,13 @@ _SECRET_KEY = re.compile(
     r"\bbackup codes?\b|\bpuk\b|\b[imtu]?pin\b|\biban\b|aadhaa?r (?:number|no|card)|"
     r"^pan (?:number|no|card)$|\bpan (?:number|no)\b|passport (?:number|no|num|id)|travel document|"
     r"social security (?:number|no)|"
-    r"account (?:number|no)|bank account|\ba/?c (?:number|no)\b|card (?:number|no)|credit card|debit card|"
+    r"account (?:number|no)|\ba/?c (?:number|no)\b|card (?:number|no)|credit card|debit card|"
     r"\b(?:card|cc|credit|debit|visa|amex|mastercard)\b.*\b(?:expiry|exp|expiration|valid)\b|"
-    r"routing (?:number|no)|\bswift(?: code| bic)?\b|\bbic\b|sort code|\bifsc\b|net ?banking|voter id|\bepic\b|"
-    r"driving licen[cs]e|^dl$|\bgstin\b|\bgst (?:number|no)\b|\bkeypad\b|"
+    r"routing (?:number|no)|sort code|net ?banking|voter id|\bepic\b|"
+    r"driving licen[cs]e|^dl$|\bkeypad\b|"
+    # the answer to a security question opens the account as a password does
+    r"\bsecurity (?:answers?|questions?|q)\b|\bsecret (?:answers?|questions?)\b|maiden name|"
+    r"\bmemorable (?:word|answer|place|date)\b|\bein\b|\bitin\b|"
     r"^(?:expiry|exp|expiration|expiry date|exp date|valid thru|routing)$|\bgift ?cards?\b",
     re.IGNORECASE)
 #: A code word in a short key: a secret unless :data:`_HARMLESS` took it out first.
@@ -119,7 +125,7 @@ _LABEL_WORDS = 5
 _AMBIGUOUS_KEY = re.compile(r"\blog ?ins?\b|\bsign ?in\b|\bsecrets?\b|^codes?$|\botp\b|\b2fa\b|\bmfa\b|two ?factor|"
                             r"one ?time|passport|aadhaa?r|\bssn\b|social security|^pan$|voter id|driving licen[cs]e|"
                             r"\bwi ?fi\b|\bseeds?\b|\btokens?\b|"
-                            r"\bcredentials?\b|\bvault\b|\bunlock\b|^recovery$",
+                            r"\bcredentials?\b|\bvault\b|\bunlock\b|^recovery$|bank account",
                             re.IGNORECASE)
 #: A door's, a gate's or a room's number is part of an address, not a lock's code ("door number: 1203").
 _PLACE_NUMBER = re.compile(r"\b(?:doors?|gates?|rooms?|flats?|house|unit|lockers?)\s+(?:number|no|num|#)$")
@@ -134,7 +140,7 @@ _HARMLESS_HEAD = {"provider", "providers", "method", "methods", "country", "budg
                   # the thing that handles the secret, not the secret: "2fa app", "login page", "otp flow"
                   "app", "apps", "gateway", "gateways", "tool", "tools", "service", "services", "page", "pages",
                   "screen", "screens", "flow", "flows", "team", "teams", "sdk", "library", "platform", "feature",
-                  "features", "ui", "ux", "process", "issues", "bug", "bugs", "experience",
+                  "features", "ui", "ux", "process", "issue", "issues", "bug", "bugs", "experience",
                   # what else a key's last word names: a style, an offer, a time, a room, a plan...
                   "style", "styles", "editor", "editors", "offer", "offers", "deal", "deals", "meal", "menu", "time",
                   "times", "schedule", "hours", "room", "rooms", "system", "systems", "brand", "brands", "model",
@@ -142,13 +148,42 @@ _HARMLESS_HEAD = {"provider", "providers", "method", "methods", "country", "budg
                   "plan", "plans", "strategy", "training", "rotation", "review", "reviews", "language",
                   "languages", "stack", "course", "courses", "name", "names",
                   # where a secret is kept or how long it must be, not the secret: "seed phrase location"
-                  "location", "locations", "place", "length", "strength", "complexity", "requirements"}
+                  "location", "locations", "place", "length", "strength", "complexity", "requirements",
+                  # a thing named after the word, not the secret: "pin board", "code camp"
+                  "board", "boards",
+                  # how well it works: "wifi speed: 100 mbps"
+                  "speed", "speeds", "bandwidth", "signal", "coverage", "range", "uptime", "latency"}
+#: A key's last word that says the value is a date (``passport expiry: 2031``): over a date alone (a year, a
+#: month and a year, a full date) a document's or a scheme's key is no secret; a card's MM/YY still is.
+_DATE_HEADS = {"expiry", "expires", "expiration", "renewal", "validity", "issued", "issue", "date", "due"}
+_DATE_ONLY = re.compile(r"^\s*(?:(?:[A-Za-z]{3,9}\.?\s+)?(?:\d{1,2}\s+)?(?:19|20)\d\d"
+                        r"|\d{1,2}[/.-]\d{1,2}[/.-](?:19|20)\d\d|(?:19|20)\d\d-\d\d(?:-\d\d)?)\s*$")
+#: How long something lasts: "1 hour, refresh tokens 30 days", "90 days".
+_DURATION = re.compile(r"^\s*\d+\s*(?:s|sec|secs|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|weeks?|months?|"
+                       r"years?|yrs?)\b[^\d]*(?:\d+\s*(?:s|sec|secs|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?|"
+                       r"weeks?|months?|years?|yrs?)\b\W*)*$", re.IGNORECASE)
+#: A key about a card (its MM/YY expiry is a secret's part).
+_CARD_KEY = re.compile(r"\b(?:card|cc|credit|debit|visa|amex|mastercard|rupay)\b", re.IGNORECASE)
+#: A key naming a security question or its answer.
+_SECURITY_KEY = re.compile(r"\bsecurity (?:answers?|questions?|q)\b|\bsecret (?:answers?|questions?)\b|"
+                           r"\bmaiden name\b|\bmemorable (?:word|answer)\b")
+#: A key naming a handle (``discord_username: neonpanda#4421``): one word under it is the name people see,
+#: not a password, whatever its shape (a password's own key or words still say so).
+_HANDLE_HEADS = {"username", "usernames", "handle", "handles", "user", "userid", "gamertag", "tag", "id", "nick",
+                 "nickname", "email", "mail"}
+#: The answer to a security question said in words ("answer to my security question ... is St. Xavier's",
+#: "mother's maiden name was Fernandes"): it opens the account as a password does.
+_SECURITY_ANSWER = re.compile(r"\b(?:security|secret)\s+(?:questions?|answers?|q)\b.{0,60}?(?:\bis|\bwas|:|=)\s*\S|"
+                              r"\bmaiden\s+name\b\s*(?:is|was|:|=|-)\s*\S|"
+                              r"\bmemorable\s+(?:word|answer)\b\s*(?:is|was|:|=|-)\s*\S", re.IGNORECASE)
 #: A key over a plain sentence about its thing ("wants faster wifi") but a secret over a code, a phrase...
 #: (:data:`_AMBIGUOUS_KEY`); a key naming a card's expiry over a date shaped MM/YY.
 _EXPIRY_KEY = re.compile(r"\b(?:expiry|exp|expiration|expires|valid)\b", re.IGNORECASE)
 _CARD_DATE = re.compile(r"\b\d{1,2}\s*/\s*(?:\d{2}|20\d{2})\b")
 #: A key naming an admin or a login over exactly "user password" ("router admin: admin admin123").
 _ADMIN_KEY = re.compile(r"\b(?:admin|root|router|login|account|ssh|server)\b", re.IGNORECASE)
+#: "admin / admin", "root:toor": a login and its password under an admin's key, whatever their shape.
+_SLASH_PAIR = re.compile(r"^\s*[\w.@-]{2,}\s*[/:]\s*(?!\d+\s*$)\S{3,}\s*$")  # not a host:port
 _USER_AND_PASSWORD = re.compile(r"^\s*[\w.@-]{2,}\s+(?=\S*[A-Za-z])(?=\S*[\d\W])\S{4,}\s*$")
 _FUNCTION_WORD = re.compile(r"\b(?:a|an|the|in|of|to|for|with|at|on|is|are|and|by|from|my|our|their|it|over|about|"
                             r"via|as|than|into|under)\b",
@@ -187,6 +222,7 @@ _KEYED_IN = re.compile(r"\b(?:buzz|press|punch(?:\s+in)?|key\s+in|enter|disarm|a
                        r"[#*]?\d(?:[ #*-]?\d){3,7}#?(?![\w.,]*\d)", re.IGNORECASE)
 #: A combination lock's dial: two or more "left 12", "right 7", "12 right" turns.
 _DIAL_TURN = re.compile(r"\b(?:left|right|clockwise|anti-?clockwise|counter-?clockwise)\s+(?:to\s+)?\d{1,2}\b|"
+                        r"\b(?:l|r|cw|ccw)\s\d{1,2}\b|"  # "L 24, R 11, L 37" ("L2 and L3 support" is no dial)
                         r"\b\d{1,2}\s+(?:left|right)\b", re.IGNORECASE)
 #: A login and its password: "ig login rohan_88 with Sunset#99", "ssh root@10.0.0.4 with hunter2", "user
 #: rohan88, secret Tiger@2024"; or a handle with digits (or an e-mail address) then a comma and a phrase
@@ -216,6 +252,9 @@ _CODE_DEVICE = re.compile(r"\b(?:lock ?box(?:es)?|key ?safes?|padlocks?|keypads?
                           r"combo locks?|safe deposit|digital safe|cash box|alarm panel|door panel)\b", re.IGNORECASE)
 #: A gift card's code: groups of four capitals and digits ("AQ7X-9PLM-22RT").
 _GIFT_CODE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{4}(?:-[A-Z0-9]{4}){2,}\b")
+#: A login and its password after a "u/p" or "user/pass" label: "u/p priya.accounts / Ledger2023".
+_USER_PASS = re.compile(r"\b(?:u\s*/\s*p|user(?:name)?\s*/\s*pass(?:word)?|login\s*/\s*pass(?:word)?|"
+                        r"id\s*/\s*pass(?:word)?)\b\s*[:=-]?\s*\S{2,}\s*(?:/|,|\s)\s*\S{3,}", re.IGNORECASE)
 #: ``user / Pa55word!``: a login and a password-shaped word (letters, digits and a symbol).
 _CREDENTIAL_PAIR = re.compile(
     r"\b[\w.@-]{3,}\s*/\s*(?=[^\s/]*[A-Za-z])(?=[^\s/]*\d)(?=[^\s/]*[^\w\s/])[^\s/]{6,}")
@@ -239,11 +278,9 @@ _IDS = (
     ("an Aadhaar-like number", re.compile(r"\b\d{4}[ -]?\d{4}[ -]?\d{4}\b")),
     ("a PAN-like id", re.compile(r"\b[A-Z]{5}\d{4}[A-Z]\b", re.IGNORECASE)),
     ("an SSN-like number", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
-    ("a GST-like number", re.compile(r"\b\d{2}[A-Z]{5}\d{4}[A-Z][A-Z\d]Z[A-Z\d]\b", re.IGNORECASE)),
     ("a passport-like number", re.compile(r"\b[A-Z]\d{7}\b")),
     ("a voter-id-like number", re.compile(r"\b[A-Z]{3}\d{7}\b")),
     ("a driving-licence-like number", re.compile(r"\b[A-Z]{2}[ -]?\d{2}[ -]?\d{4}[ -]?\d{7}\b")),
-    ("an IFSC code", re.compile(r"\b[A-Z]{4}0[A-Z0-9]{6}\b")),
 )
 _TOKENS = re.compile(
     r"\b(?:sk|pk|rk)[-_][A-Za-z0-9_-]{12,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_\w{20,}|\bAKIA[0-9A-Z]{16}\b|"
@@ -304,17 +341,23 @@ def _key_reason(key: str, value: str) -> str | None:
     words = _harmless_out(_words(key))
     if _LAST_FOUR.match(value):
         return None  # "bank account: ends in 7712": the last four digits name it, they open nothing
+    if _SECURITY_KEY.search(words):
+        return "the answer to a security question"  # "mothers maiden name": the name is the answer
+    if _head(words) in _DATE_HEADS and (_DATE_ONLY.match(value) or _DURATION.match(value)) and \
+            not _CARD_KEY.search(words):
+        return None  # "passport expiry: 2031", "access token expiry: 1 hour": when, not what
     if words.split()[-1:] and words.split()[-1] in _HARMLESS_HEAD:
         return None  # "wifi provider", "sign in method": about something else
-    if _SECRET_KEY.search(words) or _GLUED_KEY.search(_harmless_out(key)):
+    if _SECRET_KEY.search(words) or _GLUED_KEY.search(_harmless_out(_words(key))):
         return "a password, code or key"
     if _EXPIRY_KEY.search(words) and _CARD_DATE.search(value):
         return "a card's expiry"
-    if _ADMIN_KEY.search(words) and _USER_AND_PASSWORD.match(value):
+    if _ADMIN_KEY.search(words) and (_USER_AND_PASSWORD.match(value) or _SLASH_PAIR.match(value)):
         return "a login and password"
     if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(_head(words)) and words not in ("code", "codes"):
         return "a code or PIN"
-    if _AMBIGUOUS_KEY.search(words) and not _sentence(value):
+    if _AMBIGUOUS_KEY.search(words) and not _sentence(value) and not (
+            _head(words) in _DATE_HEADS and _DATE_ONLY.match(value)):
         return "a password, code or key"
     if _LOCK_KEY.search(words) and _lock_code(value) and not _PLACE_NUMBER.search(words):
         return "a lock's code"
@@ -322,7 +365,11 @@ def _key_reason(key: str, value: str) -> str | None:
 
 
 #: Words before a year that make it a date ("in 2025", "since 2019").
-_DATE_WORDS = {"in", "since", "by", "from", "until", "till", "before", "after", "of"}
+_DATE_WORDS = {"in", "since", "by", "from", "until", "till", "before", "after", "of", "january", "february",
+               "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
+               "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"}
+#: A word with a digit that is no code: "3G", "5G", "2FA", "B2B", "24x7", "1st".
+_UNIT_WORD = re.compile(r"^(?:\d[a-z]{1,2}|[a-z]\d[a-z]|\d{1,2}x\d{1,2}|\d+(?:st|nd|rd|th))[.,;]?$", re.IGNORECASE)
 #: An amount of money or a share ("$400k", "₹1.2", "2M", "18%"): a number that is no code.
 _AMOUNT = re.compile(r"^(?:[$₹€£][\d.,]+(?:k|m|mn|bn|cr|l)?|[\d.,]+(?:k|m|mn|bn|cr|%|x))[.,;]?$", re.IGNORECASE)
 
@@ -350,7 +397,8 @@ def _sentence(value: str) -> bool:
     but an amount or a year said as a date: "in 2025", "since 2019")."""
     words = value.split()
     return len(words) >= 3 and bool(_FUNCTION_WORD.search(value)) and \
-        not any(re.search(r"\d", w) and not _AMOUNT.match(w) and not _dated(words, i) for i, w in enumerate(words))
+        not any(re.search(r"\d", w) and not _AMOUNT.match(w) and not _UNIT_WORD.match(w) and not _dated(words, i)
+                for i, w in enumerate(words))
 
 
 def _dated(words: list[str], i: int) -> bool:
@@ -412,6 +460,8 @@ def _password_shaped(value: str) -> bool:
 
 def _value_reason(value: str) -> str | None:
     text = _harmless_out(value.replace("_", " "))
+    if _SECURITY_ANSWER.search(text):
+        return "the answer to a security question"
     if _SECRET_WORDS.search(text) and not _names_only(text):
         return "a password, code or key"
     if _password_told(text):
@@ -423,7 +473,8 @@ def _value_reason(value: str) -> str | None:
         return "a lock's code"
     if len(_DIAL_TURN.findall(text)) >= 2:
         return "a lock's combination"
-    if _CREDENTIAL_PAIR.search(text) or _LOGIN_PAIR.search(value) or _password_shaped(value):
+    if _CREDENTIAL_PAIR.search(text) or _LOGIN_PAIR.search(value) or _password_shaped(value) or \
+            _USER_PASS.search(value):
         return "a login and password"
     if _GIFT_CODE.search(value):
         return "a gift card's code"
@@ -504,7 +555,8 @@ def _decide(key: str | None, value: str, model: LinearModel | None) -> str | Non
 
 def _told(key: str, value: str) -> str | None:
     """Why ``value`` (under ``key``, for a bank's account number) tells a secret, whatever its key names."""
-    reason = _value_reason(value)
+    handle = _head(_words(key)) in _HANDLE_HEADS and len(value.split()) == 1 and not _SECRET_WORDS.search(value)
+    reason = None if handle else _value_reason(value)
     if reason is None and (_seed_phrase(value) or _named_seed(key, value)):
         reason = "a seed or recovery phrase"
     reason = reason or _number_reason(key, value)

@@ -69,6 +69,14 @@ def mention_features(text: str, start: int, end: int, *, strong: bool, person: b
         feats.append("you-after")
     if "?" in text[end:]:
         feats.append("question-after")
+    if source == "emoji":  # an emoji repeated or after a word decorates it ("night owl 🦉", "💰💰")
+        if text[end:].lstrip("\ufe0f ").startswith(text[start:end]) or text[:start].rstrip("\ufe0f ").endswith(
+                text[start:end]):
+            feats.append("emoji-repeated")
+        if words_before and not lead:
+            feats.append("emoji-after-greeting")
+        elif words_before and p1[0].isalnum():
+            feats.append(f"emoji-after-word:{'article' if p1 in _ARTICLES else 'word'}")
     for word in words_before[-4:]:
         feats.append(f"b:{word}")
     for word in [t for t in after if t[0].isalnum()][:4]:

@@ -50,11 +50,12 @@ import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from enum import Enum
 
 from board.language.learned import LinearModel
 from board.routing.address_model import address_model, mention_features
 
-__all__ = ["AddressHit", "Mention", "Roster", "find_addressed", "mentions"]
+__all__ = ["AddressHit", "Mention", "Reading", "Roster", "find_addressed", "mentions"]
 
 _PERSON = re.compile(r"(?:ic|ist|yst|or|er|ant|ian|ee)$")
 _WORD = re.compile(r"[^\W\d_][\w'\u2019-]*", re.UNICODE)
@@ -98,7 +99,7 @@ _AFTER = re.compile(
     r")",
     re.IGNORECASE)
 _OPINION_BEFORE = re.compile(
-    r"(?:^|[\s,;.!?¿¡(])(?:what|how|why)\s+(?:does|do|did|would|will|might|could|should)\s+" + _ART + r"$",
+    r"(?:^|[\s,;.!?¿¡(])(?:what|how|why)\s+(?:does|do|would|will|might|could|should)\s+" + _ART + r"$",
     re.IGNORECASE)
 _OPINION_AFTER = re.compile(
     r"^\s+(?:think|say|feel|suggest|recommend|reckon|make\s+of|propose|advise|see|want|have\s+to\s+say"
@@ -180,6 +181,28 @@ _HAVE_DO_OPENING = re.compile(
                               re.IGNORECASE)
 
 
+def _key(text: str) -> str:
+    """A handle's text as looked up: lower case, apostrophes dropped ("devils advocate" is "devil's advocate")."""
+    return text.lower().replace("\u2019", "").replace("'", "")
+# an order that opens a sentence gives the named one any work: "get content to come up with blog topics"
+_TO_ANY = re.compile(r"^\s+to\s+(?!be\b|have\b|get\b)[a-z]+", re.IGNORECASE)
+# a yes/no question that opens a sentence asks the named one for a view or what it has: "does finance think we can
+# afford it?", "does research have anything on churn" (not "did finance say ...": a report of what was said)
+_YES_NO_BEFORE = re.compile(r"(?:^|[.!?;]\s+)\s*(?:(?:so|and|ok|okay|hey|also)\s*,?\s+)?"
+                            r"(?:does|do|would|will|can|could)\s+" + _ART + r"$", re.IGNORECASE)
+_HAS_ANYTHING = re.compile(r"^\s+(?:have|has|got)\s+(?:anything|any|something|an?\s+(?:view|opinion|take|read)"
+                           r"|thoughts|views|data|numbers|ideas|concerns|objections)\b", re.IGNORECASE)
+# a bare name right before a request in the second person speaks to it wherever it stands: "strategy i want you to
+# think", "i dont know finance what do u think", "Chair pls moderate", "content yaar ..."
+_REQUEST_AFTER = re.compile(
+    r"^\s*,?\s+(?:pls|plz|please|yaar|(?:tell|give|show)\s+(?:me|us)\b|i\s+(?:need|want)\s+(?:u|you)\b|(?:can|could|would|will)\s+(?:u|you)\b"
+    r"|what\s+do\s+(?:u|you)\s+think|do\s+(?:u|you)\s+think|(?:u|you)\s+(?:there|around)\b)", re.IGNORECASE)
+_CLAUSE_START = re.compile(r"(?<=[.!?])\s+")
+_OPENING_REQUEST = re.compile(r"^\s+(?:i\s+(?:need|want)|help\s+me|quick\s+(?:one|q|question))\b", re.IGNORECASE)
+_ARTICLE_BEFORE = re.compile(r"(?:^|\s)(?:the|a|an|our|my|your|their|his|her|its|this|that|of|about|on|in|for)\s*$",
+                             re.IGNORECASE)
+
+
 def _fold(word: str) -> str:
     """Lower case, accents off, ``k`` as ``c`` (``Kritiker`` near ``critic``)."""
     plain = unicodedata.normalize("NFKD", word.lower())
@@ -232,9 +255,10 @@ class Roster:
         self.handles = sorted(handles.values(), key=lambda h: -len(h.text))
         self.emoji = {e.strip(): r for r, e in emoji.items() if e.strip() and r in set(roles)}
         self._exact = re.compile(
-            r"(?<![\w@/])(" + "|".join(re.escape(h.text) for h in self.handles) + r")(?:['\u2019]s)?(?!\w)",
+            r"(?<![\w@/])(" + "|".join(re.escape(h.text).replace("'", "['\u2019]?") for h in self.handles)
+            + r")(?:['\u2019]s)?(?!\w)",
             re.IGNORECASE) if self.handles else None
-        self._by_text = {h.text: h for h in self.handles}
+        self._by_text = {_key(h.text): h for h in self.handles}
         self._fuzzy = {_fold(h.text): h for h in self.handles if " " not in h.text and len(h.text) >= 5}
 
     def _near(self, word: str) -> _Handle | None:
@@ -250,11 +274,11 @@ class Roster:
         """Whether every word of a list after a handle (", marketing and ops") names a member too."""
         items = [w for w in _WORD.findall(words)
                  if w.lower() not in {"and", "or", "then", "the", "both", "all", "too"}]
-        return all(w.lower().replace("\u2019", "'") in self._by_text or self._near(w) is not None for w in items)
+        return all(_key(w) in self._by_text or self._near(w) is not None for w in items)
 
     def handle_of(self, word: str, role: str) -> _Handle:
         """The handle ``word`` matched (exactly or as a near word) for ``role``."""
-        exact = self._by_text.get(word.lower().replace("\u2019", "'"))
+        exact = self._by_text.get(_key(word))
         if exact is not None:
             return exact
         near = self._near(word)
@@ -266,7 +290,7 @@ class Roster:
         taken: set[int] = set()
         if self._exact is not None:
             for m in self._exact.finditer(text):
-                handle = self._by_text[m.group(1).lower().replace("\u2019", "'")]
+                handle = self._by_text[_key(m.group(1))]
                 found.append((handle, m.start(1), m.end(1), True))
                 taken.update(range(m.start(), m.end()))
         for m in _WORD.finditer(text):
@@ -278,25 +302,38 @@ class Roster:
         return sorted(found, key=lambda f: f[1])
 
 
-def _addressed(roster: Roster, text: str, handle: _Handle, start: int, end: int, exact: bool) -> str | None:
-    """Why this mention addresses its role, or None when it is only a word."""
+class Reading(Enum):
+    """What the pattern rules made of a mention."""
+
+    PHRASE = "phrase"  # a phrase speaks to it ("ask the CFO", "finance, ...")
+    DEFAULT = "default"  # a person's title with nothing around it either way: a yes the learned model may overrule
+    ELSEWHERE = "elsewhere"  # a word that makes it no one here ("a critic", "which CEO", "my CFO", "the CFO said")
+    WORD = "word"  # only a word, nothing says more: the learned model may still read a call
+
+
+def _addressed(roster: Roster, text: str, handle: _Handle, start: int, end: int,
+               exact: bool) -> tuple[str | None, Reading]:
+    """Why this mention addresses its role (None when it is only a word), and how the rules read it."""
     before, after = text[:start], text[end:]
     word = text[start:end]
     strong = exact and handle.strong
     if strong and (_INDEFINITE.search(before) or _KIND.search(before)):
-        return None
+        return None, Reading.ELSEWHERE
     listed = _LIST.match(after)
     if listed and not roster.all_members(listed.group(0)):
         # one item of a list of topics ("Strategy and execution: which matters more?"): no call
         reason = None
     else:
         reason = _spoken_to(before, after[listed.end():] if listed else after, word, exact and handle.person)
-    if reason is not None or not strong:
-        return reason
-    if _ELSEWHERE_BEFORE.search(before) or _ELSEWHERE_AFTER.match(after) or (
-            _SUBJECT_ART.search(before) and _ASIDE.match(after)):
-        return None
-    return f"{handle.source} {word!r} ({'a title' if handle.source == 'title' else 'names a person'})"
+    if reason is not None:
+        return reason, Reading.PHRASE
+    if _INDEFINITE.search(before) or _KIND.search(before) or _ELSEWHERE_BEFORE.search(before) or \
+            _ELSEWHERE_AFTER.match(after) or (_SUBJECT_ART.search(before) and _ASIDE.match(after)):
+        return None, Reading.ELSEWHERE
+    if not strong:
+        return None, Reading.WORD
+    return f"{handle.source} {word!r} ({'a title' if handle.source == 'title' else 'names a person'})", \
+        Reading.DEFAULT
 
 
 def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
@@ -315,12 +352,20 @@ def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
         return f"{word!r} after {before.strip().split()[-1]!r}" if before.strip() else f"{word!r} at the start"
     if _AFTER.match(after):
         return f"{word!r} before {after.strip().split()[0]!r}"
-    if (_GREETING.match(before) and _QUESTION_START.match(after) and not (
-            _SUBJECT_ART.search(before) and _RELATIVE.match(after))) or (_BARE_GREETING.match(before)
+    clause = _CLAUSE_START.split(before)[-1]  # a call may open any sentence: "... in taxes. finance, how do i"
+    if (_GREETING.match(clause) and _QUESTION_START.match(after) and not (
+            _SUBJECT_ART.search(clause) and _RELATIVE.match(after))) or (_BARE_GREETING.match(clause)
                                                                         and _CALL_MARK.match(after)):
         return f"{word!r} opens a question"
-    if _BARE_GREETING.match(before) and _TEAM_CALL.match(after):
+    if _BARE_GREETING.match(clause) and _TEAM_CALL.match(after):
         return f"{word!r} called at the start"
+    if (_BARE_GREETING.match(clause) and _OPENING_REQUEST.match(after)) or (
+            _REQUEST_AFTER.match(after) and not _ARTICLE_BEFORE.search(before)):
+        return f"{word!r} called before a request"
+    if _YES_NO_BEFORE.search(before) and (_OPINION_AFTER.match(after) or _HAS_ANYTHING.match(after)):
+        return f"{word!r} asked for a view"
+    if _HAVE_DO_OPENING.search(before) and _TO_ANY.match(after):
+        return f"{word!r} given something to do"
     if _MODAL_START.match(before) and _MODAL_VERB.match(after):
         return f"{word!r} asked to do something"
     if (_HAVE_DO_OPENING.search(before) or (person and _HAVE_DO.search(before))) and _TO_DOING.match(after):
@@ -340,6 +385,7 @@ class Mention:
     word: str
     rule: str | None
     features: tuple[str, ...]
+    reading: Reading = Reading.WORD
 
 
 def mentions(roster: Roster, text: str, hits: Mapping[str, object] | None = None) -> Iterator[Mention]:
@@ -351,23 +397,27 @@ def mentions(roster: Roster, text: str, hits: Mapping[str, object] | None = None
     found: list[tuple[int, int, str, str | None, dict[str, object]]] = []
     for emoji, role in roster.emoji.items():
         for m in re.finditer(re.escape(emoji.replace("\ufe0f", "")), text.replace("\ufe0f", " ")):
-            found.append((m.start(), m.end(), role, None,
+            found.append((m.start(), m.end(), role, "emoji",
                           {"strong": True, "person": True, "exact": True, "source": "emoji"}))
     for handle, start, end, exact in roster.mentions(text):
         found.append((start, end, handle.role, "",
                       {"strong": exact and handle.strong, "person": handle.person, "exact": exact,
                        "source": handle.source}))
     for start, end, role, rule, kind in sorted(found, key=lambda f: f[0]):
-        if rule is not None:
+        reading = Reading.WORD
+        if rule == "emoji":  # an emoji in a phrase that speaks to someone: "can 📣 write", "have the 🦉 look"
+            rule = _spoken_to(text[:start], text[end:], text[start:end], True)
+            reading = Reading.WORD if rule is None else Reading.PHRASE
+        elif rule is not None:
             handle = roster.handle_of(text[start:end], role)
-            rule = _addressed(roster, text, handle, start, end, bool(kind["exact"]))
+            rule, reading = _addressed(roster, text, handle, start, end, bool(kind["exact"]))
             if rule is None and earlier and _AND.search(text[:start]):
-                rule = f"{text[start:end]!r} named alongside {next(iter(earlier))}"
+                rule, reading = f"{text[start:end]!r} named alongside {next(iter(earlier))}", Reading.DEFAULT
             if rule is not None:
                 ruled.setdefault(role, rule)
         yield Mention(role, start, text[start:end], rule, tuple(mention_features(
             text, start, end, strong=bool(kind["strong"]), person=bool(kind["person"]), exact=bool(kind["exact"]),
-            source=str(kind["source"]))))
+            source=str(kind["source"]))), reading)
 
 
 def find_addressed(roster: Roster, text: str, model: LinearModel | None = None) -> list[AddressHit]:
@@ -384,7 +434,9 @@ def find_addressed(roster: Roster, text: str, model: LinearModel | None = None) 
         if mention.role in hits:
             continue
         score = model.probability(mention.features)
-        if model.decide(score, mention.rule is not None):
+        if mention.reading is Reading.ELSEWHERE:
+            continue  # "play devil's advocate", "the critic's choice award": the rules' no is not overruled
+        if model.decide(score, mention.rule is not None, soft=mention.reading is Reading.DEFAULT):
             reason = mention.rule or f"{mention.word!r} read as a call by the learned model"
             hits[mention.role] = AddressHit(mention.role, mention.start, f"{reason} (model {score:.2f})")
     return sorted(hits.values(), key=lambda h: h.start)

@@ -100,6 +100,11 @@ class Router:
             if role in self.roles:
                 self._lookup.setdefault(name.lower(), role)
                 self._lookup.setdefault(name.lower().removeprefix("the "), role)
+        for role, title in (titles or {}).items():  # "@cfo", "@chief_strategist", "@devils_advocate"
+            for part in re.split(r"\s*(?:/|&|,|\band\b)\s*", title) if role in self.roles else []:
+                word = re.sub(r"['\u2019]", "", part.strip().lower().removeprefix("the ")).replace(" ", "_")
+                if word:
+                    self._lookup.setdefault(word, role)
 
     def find_role(self, word: str) -> str | None:
         """The role a word names (slug or display name, case-insensitive), if any."""

@@ -57,6 +57,16 @@ secrets by definition, a GSTIN, an IFSC or SWIFT code; "password_manager: uses 1
 "passport_expiry: 2031", "bank_account: joint account with wife at SBI", "discord_username: neonpanda#4421").
 Below the goal (none let through, at most 5% refused): the test holds it to what was measured.
 
+Round ``classify45`` (issue 36, item 7): ``memory_secrets_blind.jsonl`` and ``memory_secrets_fresh.jsonl`` BECAME
+TUNING SETS: their misses were read and the rules changed for them, as principles stated in
+:mod:`board.language.secrets` (the answer to a security question is a secret; a bank branch's IFSC / SWIFT code and
+a GSTIN are public; a key's last word "board", "speed", "issue" is about something else; a date under an expiry key
+says when; one word under a username's key is a handle; "u/p x / y", "admin / admin" under an admin's key, a dial's
+"L 24, R 11" turns, an EIN's key). Both are now held to the goal. Leave-one-set-out (the model trained on the other
+sets; rules of this round): fresh 0 let through, 0/90 refused; blind 0 let through, 3/90 = 3.3% refused; before
+(main's rules and model, the same folds): fresh 4 let through, 9/90 = 10.0%; blind 3 let through, 11/90 = 12.2%.
+Those are tuning figures now; the next set written by someone who read nothing is the honest measure.
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -69,8 +79,10 @@ a provider, a method, a budget or an amount under a secret's word ("otp provider
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -81,6 +93,7 @@ from tests.support.fakes.scripted_model import ScriptedModel
 from tests.support.llm import envelope
 
 DATA = Path(__file__).parents[2] / "data"
+ROOT = Path(__file__).resolve().parents[3]
 #: At most this share of harmless facts may be refused.
 MAX_REFUSED = 0.05
 
@@ -88,7 +101,8 @@ MAX_REFUSED = 0.05
 #: The sets the rules were tuned on, and the one they never were (see the module docstring).
 TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secrets_tuning3.jsonl",
           "memory_secrets_review1.jsonl", "memory_secrets_heldout3.jsonl", "memory_secrets_tuning5.jsonl",
-          "memory_secrets_tuning6.jsonl", "memory_secrets_tuning7.jsonl"]
+          "memory_secrets_tuning6.jsonl", "memory_secrets_tuning7.jsonl", "memory_secrets_blind.jsonl",
+          "memory_secrets_fresh.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -143,28 +157,25 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
     assert {line.rsplit(" (", 1)[0] for line in refused} <= PROBES_REFUSED, (figures, refused)
 
 
-def test_the_blind_held_out_set_does_no_worse_than_measured() -> None:
-    """The blind set missed the goal when held out (see the module docstring); it is held to what was measured on
-    it then (the model has been trained on it since)."""
-    missed, refused, figures = measure("memory_secrets_blind.jsonl")
-    print(f"\n{figures}")
-    for line in missed:
-        print(f"  let through: {line}")
-    for line in refused:
-        print(f"  refused: {line}")
-    assert len(missed) <= 4 and len(refused) <= 11, figures
+def test_a_model_trained_without_the_fresh_set_keeps_the_goal_on_it() -> None:
+    """Leave-one-set-out on the fresh set: the learned model trained on every other set (``scripts/
+    train_classifiers.py``), beside the rules, lets no secret of the fresh set through and refuses at most 5% of
+    its harmless facts (the rules were changed from its misses in round classify45, so this guards that the
+    rules, not the model's memory of the set, carry it)."""
+    trainer = _trainer()
+    model = trainer.train_secrets([n for n in trainer.SECRET_SETS if not n.startswith("memory_secrets_fresh")])
+    missed, secrets, refused, harmless = trainer.measure_secrets("memory_secrets_fresh", model)
+    print(f"\nfresh, held out of training: let through {missed}/{secrets}, refused {refused}/{harmless}")
+    assert missed == 0 and refused <= MAX_REFUSED * harmless
 
 
-def test_the_fresh_held_out_set_does_no_worse_than_measured() -> None:
-    """The fresh set, measured once after the method was frozen (see the module docstring): below the goal,
-    held to what was measured."""
-    missed, refused, figures = measure("memory_secrets_fresh.jsonl")
-    print(f"\n{figures}")
-    for line in missed:
-        print(f"  let through: {line}")
-    for line in refused:
-        print(f"  refused: {line}")
-    assert len(missed) <= 4 and len(refused) <= 9, figures
+def _trainer() -> ModuleType:
+    """scripts/train_classifiers.py, imported as a module."""
+    spec = importlib.util.spec_from_file_location("train_classifiers", ROOT / "scripts" / "train_classifiers.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_the_sets_together_hold_at_least_60_of_each() -> None:
@@ -257,9 +268,23 @@ TUNING6_REFUSED = [("bank account", "ends in 7712"), ("seed phrase location", "b
                    ("alarm", "Godrej alarm installed in 2021"), ("locker number", "214 at the gym")]
 
 
+#: The same for the fresh set's measurement (round classify): the answers to security questions it stored, and
+#: public identifiers and plain facts it refused (a branch's IFSC / SWIFT code and a GSTIN are printed on cheques
+#: and invoices; a handle under a username's key; a passport's expiry year; a joint account named in words). In two
+#: turns: a model's answer is read for at most MAX_PROPOSED facts.
+FRESH_STORED = [("security_answer_mothers_maiden_name", "Fernandes"),
+                ("security_question_first_pet", "answer is Bruno"),
+                ("security answer - childhood street", "MG Road")]
+FRESH_REFUSED = [("gstin", "29ABCDE1234F1Z5"), ("ifsc_code", "HDFC0001234"), ("swift_code", "SBININBB104"),
+                 ("password_manager", "uses 1Password"), ("passport_expiry", "2031"),
+                 ("bank_account", "joint account with wife at SBI"), ("discord_username", "neonpanda#4421"),
+                 ("pin_board", "uses a cork pin board for todo lists")]
+
+
 @pytest.mark.parametrize(("stored", "refused"), [(HELDOUT3_STORED, HELDOUT3_REFUSED),
-                                                 (TUNING5_STORED, TUNING5_REFUSED), (TUNING6_STORED, TUNING6_REFUSED)],
-                         ids=["heldout3", "tuning5", "tuning6"])
+                                                 (TUNING5_STORED, TUNING5_REFUSED), (TUNING6_STORED, TUNING6_REFUSED),
+                                                 (FRESH_STORED, FRESH_REFUSED[:4]), ([], FRESH_REFUSED[4:])],
+                         ids=["heldout3", "tuning5", "tuning6", "fresh", "fresh-harmless"])
 async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_facts_kept(
         workspace: Path, data_dir: Path, state_url: StateURL | None,
         stored: list[tuple[str, str]], refused: list[tuple[str, str]]) -> None:
@@ -278,10 +303,10 @@ async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_fa
 
 #: A secret of the blind set (tests/data/memory_secrets_blind.jsonl) the pattern rules let through, as a model
 #: proposes it after a real turn, beside harmless facts the rules kept: the learned model beside the rules
-#: (board/language/secret_model.py) refuses it; the harmless facts are still kept. (The blind set's three other
-#: misses, "quickbooks: u/p priya.accounts / Ledger2023", "office_safe_combo: L 24, R 11, L 37" and "ein:
-#: 84-3920175", score under the model's threshold even after training on them: still stored.)
-BLIND_STORED = [("router_admin", "admin:admin123")]
+#: (board/language/secret_model.py) refuses it; the harmless facts are still kept. The blind set's three other
+#: misses are refused by rules since round classify45 (a "u/p" label, a dial's "L 24, R 11" turns, an EIN's key).
+BLIND_STORED = [("router_admin", "admin:admin123"), ("quickbooks", "u/p priya.accounts / Ledger2023"),
+                ("office_safe_combo", "L 24, R 11, L 37"), ("ein", "84-3920175")]
 BLIND_KEPT = [("home_city", "Pune"), ("pin_code", "411038")]
 
 
