@@ -3,8 +3,11 @@
 A secret is anything that opens something or moves money when someone else reads it: passwords and
 passphrases, PINs, door / gate / alarm / garage / lock / safe codes and combinations, one-time and backup
 codes, wallet seed or recovery words, API keys and tokens, card numbers with their expiry and CVV, bank
-account numbers and IBANs, government ID numbers, gift card codes, and the secrets in Sabha's own config
-(:data:`board.masking.REDACTOR`). Not secrets, and kept: postal codes (a ZIP, a postcode, an Indian PIN
+account numbers and IBANs, government ID numbers, gift card codes, the answers to security questions
+("mother's maiden name", "first pet"), and the secrets in Sabha's own config (:data:`board.masking.REDACTOR`).
+Not secrets, and kept: a bank branch's IFSC or SWIFT / BIC code and a GSTIN (printed on cheques and invoices), a
+handle under a username's key, a date under an expiry key ("passport expiry: 2031"), postal codes (a ZIP, a
+postcode, an Indian PIN
 code of six digits with no card, bank or lock nearby), area / country / airport codes, dress codes, promo
 and referral codes (made to be shared), addresses, phone numbers, e-mail addresses, a funding stage
 ("seed round"), naming a password manager, a provider, method, country, budget or amount under a secret's

@@ -7,7 +7,9 @@ by ``scripts/train_classifiers.py`` on the labelled sets in ``tests/data/address
 ``address_model.json`` beside this file). The model reads the words only, not the rules' answer; the two are
 put together by :meth:`board.language.learned.LinearModel.decide`: a mention the rules take stands unless
 the model's probability is under its ``veto``, and one the model scores from its ``threshold`` on is taken
-whatever the rules say (a call the rules do not know: "Finance what do u think", "need the devils advocate").
+whatever the rules say (a call the rules do not know: "Finance what do u think", "need the devils advocate");
+a title the rules take only by default stands from ``soft_veto`` on, and a no the rules read from a word that makes
+it someone else's is final (:class:`board.routing.addressing.Reading`).
 """
 
 from __future__ import annotations

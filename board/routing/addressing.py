@@ -37,11 +37,22 @@ A word close to a handle (same first five letters, accents folded: ``critique``,
 phrasing. An emoji opens the message as a call; elsewhere it is a mention like a word. Each hit
 carries a reason that says what matched, for the route and the logs.
 
-The rules above are one half: :func:`mentions` lists every mention with the rules' reason and the features
-of its context, and :func:`find_addressed` takes a mention when the rules take it or the learned model of
-:mod:`board.routing.address_model` scores it a call (``LinearModel.decide``; its reason then says "read as a call
-by the learned model"). Rules tuned on one labelled set did not carry over to the next; the model, trained on
-every set, adds the calls they miss (see notes/answers3.md for the figures).
+A call may open any sentence of a message ("... in taxes. finance, how do i"); a bare name right before a request
+in the second person speaks to it wherever it stands ("strategy i want you to ...", "critic tell me why"); a yes/no
+question that opens a sentence asks a member ("does finance think ...", "does research have anything on ...");
+an order that opens a sentence gives any work ("get content to come up with ..."); "what did X say" reports what
+was said. An apostrophe may be left out ("devils advocate"). An emoji inside a sentence is read by the same phrases
+as a title ("can 📣 write", "have the 🦉 look").
+
+The rules above are one half: :func:`mentions` lists every mention with the rules' reason, how they read it
+(:class:`Reading`) and the features of its context, and :func:`find_addressed` decides with the learned model of
+:mod:`board.routing.address_model` (``LinearModel.decide``): a phrase that speaks to the member (``PHRASE``) is
+taken; a person's title with nothing around it either way (``DEFAULT``) only when the model does not score it
+under its ``soft_veto`` ("our old cfo set up ..." is talked about); a mention a word makes someone else's
+(``ELSEWHERE``: "a critic", "which CEO", "my CFO", "play devil's advocate", "the CFO said", "critic's choice") is
+never taken; any other (``WORD``) when the model scores it a call (its reason then says "read as a call by the
+learned model"). Rules tuned on one labelled set did not carry over to the next; the model, trained on every set,
+adds the calls they miss and overrules the title defaults that are only talk (notes/answers3.md has the figures).
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Routing: which role answers a message, in which session, and as what kind of work.
 
-Addressing, first match wins: ``/ask <role> <text>``; ``@<role> <text>``; a role's slug
+Addressing, first match wins: ``/ask <role> <text>``; ``@<role> <text>`` (a slug, a name or a title:
+``@cfo``, ``@devils_advocate``); a role's slug
 or name followed by ``:`` or ``,`` at the start (``finance: what is our runway?``), when the
 plain-words rules read it as a call too (not "Finance: that's the part I hate");
 then, where the place has no role of its own, a role addressed in a plain sentence by

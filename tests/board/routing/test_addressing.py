@@ -77,7 +77,7 @@ in the second person ("strategy i want you to", "critic tell me why"); "does fin
 anything"; an opening order gives any work ("get content to come up with"); "devils advocate" without its
 apostrophe; ``@cfo`` (a title) in :mod:`board.routing.router`; "what did X say" reports, it asks no one.
 Leave-one-set-out (the model trained on the other sets), precision / recall, before (main) -> after: blind 0.861 /
-0.886 -> 0.958 / 0.986; fresh 0.861 / 0.845 -> 0.972 / 0.964 (both now tuning figures: the rules were changed from
+0.886 -> 0.958 / 0.986; fresh 0.861 / 0.845 -> 0.982 / 0.973 (both now tuning figures: the rules were changed from
 their misses); first set 0.990 / 1.000 -> 0.980 / 0.960; tuning 0.938 / 1.000 -> 1.000 / 0.967; old heldout
 1.000 / 0.984 -> 1.000 / 0.906; heldout2, heldout3 1.000 / 1.000 both. The next set written by someone who read
 nothing is the honest measure.
