@@ -206,10 +206,13 @@ _HAS_ANYTHING = re.compile(r"^\s+(?:have|has|got)\s+(?:anything|any|something|an
 # a bare name right before a request in the second person speaks to it wherever it stands: "strategy i want you to
 # think", "i dont know finance what do u think", "Chair pls moderate", "content yaar ..."
 _REQUEST_AFTER = re.compile(
-    r"^\s*,?\s+(?:pls|plz|please|yaar|(?:tell|give|show)\s+(?:me|us)\b|i\s+(?:need|want)\s+(?:u|you)\b|(?:can|could|would|will)\s+(?:u|you)\b"
-    r"|what\s+do\s+(?:u|you)\s+think|do\s+(?:u|you)\s+think|(?:u|you)\s+(?:there|around)\b)", re.IGNORECASE)
+    r"^\s*,?\s+(?:(?:tell|give|show)\s+(?:me|us)\b|i\s+(?:need|want)\s+(?:u|you)\b|(?:what\s+)?do\s+(?:u|you)\s+think"
+    r"|(?:u|you)\s+(?:there|around)\b)", re.IGNORECASE)
 _CLAUSE_START = re.compile(r"(?<=[.!?])\s+")
-_OPENING_REQUEST = re.compile(r"^\s+(?:i\s+(?:need|want)|help\s+me|quick\s+(?:one|q|question))\b", re.IGNORECASE)
+# at the start of a sentence a plea or a request may follow too: "Chair pls moderate", "content yaar ...", "research
+# can you check" (in the middle, "more research please" or "the content can you" is talk about the thing)
+_OPENING_REQUEST = re.compile(r"^\s*,?\s+(?:i\s+(?:need|want)|help\s+me|quick\s+(?:one|q|question)|pls|plz|please|yaar"
+                              r"|(?:can|could|would|will)\s+(?:u|you))\b", re.IGNORECASE)
 _ARTICLE_BEFORE = re.compile(r"(?:^|\s)(?:the|a|an|our|my|your|their|his|her|its|this|that|of|about|on|in|for)\s*$",
                              re.IGNORECASE)
 
