@@ -366,9 +366,11 @@ def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
         return f"{word!r} after {before.strip().split()[-1]!r}" if before.strip() else f"{word!r} at the start"
     if _AFTER.match(after):
         return f"{word!r} before {after.strip().split()[0]!r}"
-    clause = _CLAUSE_START.split(before)[-1]  # a call may open any sentence: "... in taxes. finance, how do i"
+    # a call with a question or a request may open any sentence: "... in taxes. finance, how do i" (a name and a
+    # comma alone only the message: "Thanks. Strategy, in short, is about choices" is a statement)
+    clause = _CLAUSE_START.split(before)[-1]
     if (_GREETING.match(clause) and _QUESTION_START.match(after) and not (
-            _SUBJECT_ART.search(clause) and _RELATIVE.match(after))) or (_BARE_GREETING.match(clause)
+            _SUBJECT_ART.search(clause) and _RELATIVE.match(after))) or (_BARE_GREETING.match(before)
                                                                         and _CALL_MARK.match(after)):
         return f"{word!r} opens a question"
     if _BARE_GREETING.match(clause) and _TEAM_CALL.match(after):

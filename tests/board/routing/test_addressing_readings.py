@@ -45,6 +45,7 @@ def test_a_member_spoken_to_is_addressed(text: str, role: str) -> None:
     "we won the critic's choice prize at the fair",  # a thing of someone else's
     "big month for sales 💰💰 feeling good",  # an emoji decorating a statement
     "I need help with content please",  # a plea after a thing, mid-sentence
+    "Thanks. Strategy, in short, is about choices",  # a name and a comma open a later sentence: a statement
 ])
 def test_a_role_word_used_otherwise_stays_with_the_chair(text: str) -> None:
     assert routed(text) is None, shipped_router().route(owner(text)).reason
