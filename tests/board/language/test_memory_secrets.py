@@ -67,6 +67,14 @@ sets; rules of this round): fresh 0 let through, 0/90 refused; blind 0 let throu
 (main's rules and model, the same folds): fresh 4 let through, 9/90 = 10.0%; blind 3 let through, 11/90 = 12.2%.
 Those are tuning figures now; the next set written by someone who read nothing is the honest measure.
 
+``memory_secrets_blind3.jsonl`` (90 secret, 90 harmless, a third of each sentences) is the HELD-OUT set of round
+classify45: written by someone who had read nothing of the project, opened by the lead only after that round's
+rules and weights were committed, measured ONCE and never tuned on: 4 let through (a phone's unlock pattern in
+words, a gate code "star 1 9 7 0", a bike-lock combo in words, "the door code changed to 6621") and 8/90 = 8.9%
+harmless refused (a login e-mail, an RTO token number, a map pin, a sort code, an IBAN, a travel pass, a bank's
+name, a locker's fee); main before that round: 7 let through, 13/90 = 14.4%. Below the goal: the test holds it to
+what was measured, so a regression fails; the next round may tune on it.
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -146,6 +154,14 @@ def test_no_labelled_secret_passes_and_few_harmless_facts_are_refused(name: str)
         print(f"  refused: {line}")
     assert not missed, figures
     assert len(refused) <= MAX_REFUSED * sum(not s for _k, _v, s in facts), figures
+
+
+def test_the_held_out_set_holds_what_was_measured_once() -> None:
+    """``memory_secrets_blind3`` (see the module docstring): never tuned on; below the goal, held to its figures."""
+    missed, refused, figures = measure("memory_secrets_blind3.jsonl")
+    print(f"\n{figures}")
+    assert len(labelled("memory_secrets_blind3.jsonl")) == 180
+    assert len(missed) <= 4 and len(refused) <= 8, figures
 
 
 def test_the_third_rounds_probes_let_no_secret_through() -> None:

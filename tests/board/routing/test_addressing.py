@@ -82,6 +82,13 @@ their misses); first set 0.990 / 1.000 -> 0.980 / 0.960; tuning 0.938 / 1.000 ->
 1.000 / 0.984 -> 1.000 / 0.906; heldout2, heldout3 1.000 / 1.000 both. The next set written by someone who read
 nothing is the honest measure.
 
+- ``addressing_blind3.jsonl``: the HELD-OUT set of round classify45 (110 addressed, 110 not), written by someone
+  who had read nothing of the project, opened by the lead only after the classify45 method and weights were
+  committed, measured ONCE and never tuned on: rules alone precision 0.847, recall 0.755 (tp 83, fp 15, fn 27);
+  rules + model precision 0.915, recall 0.782 (tp 86, fp 8, fn 24); main before that round 0.853 / 0.736. Below
+  the goal (0.95 / 0.9): the test holds it to what was measured, so a regression fails, and the next round may
+  tune on it (then a new set written apart is the measure).
+
 The router is built from the shipped roster's front matter (name, title, emoji) as the
 daemon builds it; the test prints precision and recall per set and fails below 0.95 / 0.9.
 """
@@ -166,6 +173,24 @@ def test_a_model_trained_without_a_set_keeps_the_goal_on_it(held: str) -> None:
     figures = f"{held}, held out of training: precision {precision:.3f}, recall {recall:.3f} (tp {tp} fp {fp} fn {fn})"
     print(f"\n{figures}")
     assert precision >= 0.95 and recall >= 0.9, figures
+
+
+def test_the_held_out_set_holds_what_was_measured_once() -> None:
+    """``addressing_blind3`` (see the module docstring): never tuned on; below the goal, held to its figures."""
+    rows = [json.loads(line) for line in DATA.with_name("addressing_blind3.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()]
+    router = shipped_router()
+    tp = fp = fn = 0
+    for row in rows:
+        route = router.route(owner(row["text"]))
+        got = (route.role, list(route.also)) if route.reason != NOBODY else None
+        want = (row["role"], row.get("also", [])) if row["role"] else None
+        tp += got is not None and got == want
+        fp += got is not None and got != want
+        fn += want is not None and got != want
+    precision, recall = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
+    print(f"\naddressing_blind3 (held out): precision {precision:.3f}, recall {recall:.3f} (tp {tp} fp {fp} fn {fn})")
+    assert len(rows) == 220 and (tp, fp) >= (86, 0) and fp <= 8 and fn <= 24
 
 
 def test_every_route_says_why() -> None:
