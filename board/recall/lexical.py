@@ -59,17 +59,21 @@ class PassageSearch:
 
     async def _postgres(self, quoted: list[str], terms: list[str], audiences: list[str], everything: bool,
                         limit: int) -> list[Row]:
-        """PostgreSQL: ``ts_rank`` times how many of the words a passage has, over the candidates: for each word,
-        the newest :attr:`window` passages with it that the asker may see (all of a rarer word's; ranking every
-        match of the owner's common words read and ranked a third of a big index)."""
-        where, params = _audience_sql("x.audience", audiences, everything)
-        sql = ("SELECT p.*, ts_rank(p.document, q.query) * (SELECT count(*) FROM unnest(q.terms) t "
-               "WHERE p.document @@ plainto_tsquery('english', t)) AS rank "
-               "FROM (SELECT websearch_to_tsquery('english', ?) AS query, CAST(? AS TEXT[]) AS terms) q "
-               "JOIN recall_passages p ON p.id IN (SELECT c.id FROM unnest(q.terms) w, LATERAL (SELECT x.id "
-               f"FROM recall_passages x WHERE x.document @@ plainto_tsquery('english', w){where} "
-               "ORDER BY x.id DESC LIMIT ?) c) ORDER BY rank DESC, p.id DESC LIMIT ?")
-        return list(await self.db.fetchall(sql, [" or ".join(quoted), terms, *params, self.window, limit]))
+        """PostgreSQL: ``ts_rank`` times how many of the words a passage has. A member's matches are all ranked
+        (the audience's b-tree narrows them first); the owner at the terminal ranks, for each word, its newest
+        :attr:`window` passages (all of a rarer word's): ranking every match of the owner's common words read and
+        ranked a third of a big index."""
+        where, params = _audience_sql("p.audience", audiences, everything)
+        rank = ("SELECT p.*, ts_rank(p.document, q.query) * (SELECT count(*) FROM unnest(q.terms) t "
+                "WHERE p.document @@ plainto_tsquery('english', t)) AS rank "
+                "FROM (SELECT websearch_to_tsquery('english', ?) AS query, CAST(? AS TEXT[]) AS terms) q ")
+        if not everything:
+            sql = rank + f"JOIN recall_passages p ON p.document @@ q.query{where} ORDER BY rank DESC, p.id DESC LIMIT ?"
+            return list(await self.db.fetchall(sql, [" or ".join(quoted), terms, *params, limit]))
+        sql = rank + ("JOIN recall_passages p ON p.id IN (SELECT c.id FROM unnest(q.terms) w, LATERAL (SELECT x.id "
+                      "FROM recall_passages x WHERE x.document @@ plainto_tsquery('english', w) "
+                      "ORDER BY x.id DESC LIMIT ?) c) ORDER BY rank DESC, p.id DESC LIMIT ?")
+        return list(await self.db.fetchall(sql, [" or ".join(quoted), terms, self.window, limit]))
 
     async def _sqlite(self, quoted: list[str], audiences: list[str], everything: bool, limit: int) -> list[Row]:
         """FTS5. Every word rare in the whole index (or absent): matched by any of them, ranked by bm25 (its IDF
