@@ -64,16 +64,20 @@ class PassageSearch:
         :attr:`window` passages (all of a rarer word's): ranking every match of the owner's common words read and
         ranked a third of a big index."""
         where, params = _audience_sql("p.audience", audiences, everything)
-        rank = ("SELECT p.*, ts_rank(p.document, q.query) * (SELECT count(*) FROM unnest(q.terms) t "
-                "WHERE p.document @@ plainto_tsquery('english', t)) AS rank "
-                "FROM (SELECT websearch_to_tsquery('english', ?) AS query, CAST(? AS TEXT[]) AS terms) q ")
+        rank = ("SELECT p.*, ts_rank(p.document, q.query) * (SELECT count(*) FROM unnest(q.words) w "
+                "WHERE p.document @@ w) AS rank FROM (SELECT websearch_to_tsquery('english', ?) AS query, "
+                "ARRAY(SELECT plainto_tsquery('english', t) FROM unnest(CAST(? AS TEXT[])) t) AS words) q ")
         if not everything:
             sql = rank + f"JOIN recall_passages p ON p.document @@ q.query{where} ORDER BY rank DESC, p.id DESC LIMIT ?"
             return list(await self.db.fetchall(sql, [" or ".join(quoted), terms, *params, limit]))
-        sql = rank + ("JOIN recall_passages p ON p.id IN (SELECT c.id FROM unnest(q.terms) w, LATERAL (SELECT x.id "
-                      "FROM recall_passages x WHERE x.document @@ plainto_tsquery('english', w) "
-                      "ORDER BY x.id DESC LIMIT ?) c) ORDER BY rank DESC, p.id DESC LIMIT ?")
-        return list(await self.db.fetchall(sql, [" or ".join(quoted), terms, self.window, limit]))
+        # one subquery a word, its word a parameter of its own: the planner sees each word (a backward walk of the
+        # id index for a common one, stopping at the window; the GIN index for a rarer one)
+        newest = " UNION ".join("(SELECT x.id FROM recall_passages x WHERE x.document @@ plainto_tsquery('english', ?) "
+                                "ORDER BY x.id DESC LIMIT ?)" for _ in terms)
+        sql = rank + (f"JOIN ({newest}) c ON TRUE JOIN recall_passages p ON p.id = c.id "
+                      "ORDER BY rank DESC, p.id DESC LIMIT ?")
+        return list(await self.db.fetchall(sql, [" or ".join(quoted), terms,
+                                                 *[v for t in terms for v in (t, self.window)], limit]))
 
     async def _sqlite(self, quoted: list[str], audiences: list[str], everything: bool, limit: int) -> list[Row]:
         """FTS5. Every word rare in the whole index (or absent): matched by any of them, ranked by bm25 (its IDF

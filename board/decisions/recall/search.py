@@ -101,13 +101,13 @@ def _postgres_sql(terms: list[str], exclude: str, limit: int, ranked: int) -> tu
     the decision that matches more of the topic). Ranked: for each term, the newest ``ranked`` decisions with
     it (all of a rarer term's; ``ts_rank`` over every match of common words was most of a search)."""
     quoted = ['"' + t.replace('"', "") + '"' for t in terms]
-    return ("SELECT s.meeting_id, ts_rank(s.document, q.query) * (SELECT count(*) FROM unnest(q.terms) t "
-            "WHERE s.document @@ plainto_tsquery('english', t)) AS rank "
-            "FROM (SELECT websearch_to_tsquery('english', ?) AS query, CAST(? AS TEXT[]) AS terms) q "
-            "JOIN decision_search s ON s.doc IN (SELECT c.doc FROM unnest(q.terms) w, LATERAL (SELECT d.doc "
-            "FROM decision_search d WHERE d.document @@ plainto_tsquery('english', w) AND d.meeting_id != ? "
-            "ORDER BY d.doc DESC LIMIT ?) c) ORDER BY rank DESC, s.doc LIMIT ?",
-            [" or ".join(quoted), terms, exclude, ranked, limit])
+    newest = " UNION ".join("(SELECT d.doc FROM decision_search d WHERE d.document @@ plainto_tsquery('english', ?) "
+                            "AND d.meeting_id != ? ORDER BY d.doc DESC LIMIT ?)" for _ in terms)
+    return ("SELECT s.meeting_id, ts_rank(s.document, q.query) * (SELECT count(*) FROM unnest(q.words) w "
+            "WHERE s.document @@ w) AS rank FROM (SELECT websearch_to_tsquery('english', ?) AS query, "
+            "ARRAY(SELECT plainto_tsquery('english', t) FROM unnest(CAST(? AS TEXT[])) t) AS words) q "
+            f"JOIN ({newest}) c ON TRUE JOIN decision_search s ON s.doc = c.doc ORDER BY rank DESC, s.doc LIMIT ?",
+            [" or ".join(quoted), terms, *[v for t in terms for v in (t, exclude, ranked)], limit])
 
 
 async def _sqlite_sql(db: Database, terms: list[str], exclude: str, limit: int,
