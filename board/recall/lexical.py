@@ -74,7 +74,7 @@ class PassageSearch:
         # id index for a common one, stopping at the window; the GIN index for a rarer one)
         newest = " UNION ".join("(SELECT x.id FROM recall_passages x WHERE x.document @@ plainto_tsquery('english', ?) "
                                 "ORDER BY x.id DESC LIMIT ?)" for _ in terms)
-        sql = rank + (f"JOIN ({newest}) c ON TRUE JOIN recall_passages p ON p.id = c.id "
+        sql = rank + (f"JOIN recall_passages p ON p.id = ANY(ARRAY({newest})) "  # ids looked up, not a hash of all
                       "ORDER BY rank DESC, p.id DESC LIMIT ?")
         return list(await self.db.fetchall(sql, [" or ".join(quoted), terms,
                                                  *[v for t in terms for v in (t, self.window)], limit]))

@@ -106,7 +106,7 @@ def _postgres_sql(terms: list[str], exclude: str, limit: int, ranked: int) -> tu
     return ("SELECT s.meeting_id, ts_rank(s.document, q.query) * (SELECT count(*) FROM unnest(q.words) w "
             "WHERE s.document @@ w) AS rank FROM (SELECT websearch_to_tsquery('english', ?) AS query, "
             "ARRAY(SELECT plainto_tsquery('english', t) FROM unnest(CAST(? AS TEXT[])) t) AS words) q "
-            f"JOIN ({newest}) c ON TRUE JOIN decision_search s ON s.doc = c.doc ORDER BY rank DESC, s.doc LIMIT ?",
+            f"JOIN decision_search s ON s.doc = ANY(ARRAY({newest})) ORDER BY rank DESC, s.doc LIMIT ?",
             [" or ".join(quoted), terms, *[v for t in terms for v in (t, exclude, ranked)], limit])
 
 
