@@ -9,8 +9,9 @@ talk) only weighs in the ranking: passages are matched by the query's rarer word
 by all of them together (a search by common words alone would rank half the index: 0.3-0.6 s at 1,000,000 lines),
 and only if that finds too few, by any of them. When a word is common anywhere in the index, FTS5's bm25 is not
 used (its IDF counts every row of each word, whoever asks: 4-6 ms a word at 1,000,000 lines): the newest
-:data:`WINDOW` candidates are ranked in Python (:mod:`board.recall.ranking`). On PostgreSQL each word brings its
-newest :data:`WINDOW` passages to ``ts_rank`` (all of a rarer word's), never every match.
+:data:`WINDOW` candidates are ranked in Python (:mod:`board.recall.ranking`). On PostgreSQL, for the owner at the
+terminal, each word brings its newest :data:`WINDOW` passages to ``ts_rank`` (all of a rarer word's), never every
+match; a member's matches are all ranked (their audience narrows them first).
 :class:`DecisionSearch` searches decisions and their minutes where they are already indexed
 (``decision_search``, :func:`board.decisions.recall.search.related_decisions`), the board's record: never for a
 stranger.
