@@ -27,8 +27,12 @@ exists, measures it as it is (opened with this checkout's migrations: main's fil
 measures that checkout's migrations too, e.g. migration 1490's re-index, timed and printed); copy the file first
 to keep the original for the other checkout.
 
+``--baseline PATH`` then measures another checkout's code (``/work/main``) on the same filled db, in a subprocess
+of its own ``benchmarks/recall.py`` (it must know this db's migrations), and prints each figure's CPU ratio
+(this / baseline) from the same run.
+
 Run: python benchmarks/recall.py [--size small|large] [--quick] [--meetings N] [--predictions N] [--lines N]
-                                 [--db PATH]
+                                 [--db PATH] [--baseline CHECKOUT]
 """
 
 from __future__ import annotations
@@ -37,8 +41,10 @@ import argparse
 import asyncio
 import json
 import random
+import re
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -181,6 +187,7 @@ async def main(args: argparse.Namespace) -> None:
                 ("track records, recomputed (main)", await _timed(max(3, runs // 5), lambda: _recomputed_track(db))),
             ]
         size = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+        before = _baseline(args.baseline, path, runs) if args.baseline else {}
     print(f"meetings {meetings}, predictions {predictions}, transcript lines {lines}, minutes ~{minutes_chars} chars")
     made = (f"reused {path} (opened and migrated in {opened:.1f} s)" if reused
             else f"filled in {filled:.1f} s (one transaction)")
@@ -188,9 +195,25 @@ async def main(args: argparse.Namespace) -> None:
     for name, (walls, cpus, result) in figures:
         found = f" ({len(result)} found)" if isinstance(result, list) else f" ({len(result)} chars)"
         print(f"{name:34} {_ms(walls)}; CPU median {statistics.median(cpus) * 1000:8.2f} ms{found}")
+    if before:
+        print(f"before: {args.baseline}, on the same db, right after (CPU medians; ratio = this / before)")
+        for name, (_, cpus, _) in figures:
+            if name in before:
+                now = statistics.median(cpus) * 1000
+                print(f"{name:34} before {before[name]:8.2f} ms, this {now:8.2f} ms, ratio {now / before[name]:.3f}")
     stored, recomputed = figures[3][1], figures[4][1]
     print(f"track records: stored / recomputed CPU = "
           f"{statistics.median(stored[1]) / max(statistics.median(recomputed[1]), 1e-9):.4f} (same run)")
+
+
+def _baseline(checkout: str, path: Path, runs: int) -> dict[str, float]:
+    """The CPU medians (ms) another checkout's recall.py prints for the same filled db."""
+    done = subprocess.run([sys.executable, str(Path(checkout) / "benchmarks" / "recall.py"), "--db", str(path),
+                           "--runs", str(runs)], capture_output=True, text=True, cwd=checkout, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the baseline ({checkout}) failed:\n{done.stderr[-3000:]}")
+    found = (re.match(r"(.+?)\s+median .*CPU median\s+([\d.]+) ms", line) for line in done.stdout.splitlines())
+    return {m.group(1).strip(): float(m.group(2)) for m in found if m}
 
 
 async def _decision_recall(db: StateDB) -> str:
@@ -206,4 +229,5 @@ if __name__ == "__main__":
     parser.add_argument("--lines", type=int, help="transcript lines in the recall index")
     parser.add_argument("--runs", type=int)
     parser.add_argument("--db", help="keep the filled db here, or measure this one when it exists (not filled again)")
+    parser.add_argument("--baseline", help="another checkout measured on the same db after this one (/work/main)")
     asyncio.run(main(parser.parse_args()))

@@ -9,6 +9,8 @@
   documents' text into the index, resumable (``recall_progress``), never on an answer's path
 - :mod:`~board.recall.lexical`: the lexical retrievers: the passages (SQLite FTS5 or PostgreSQL tsvector)
   and decisions with their minutes (the existing ``decision_search`` index, :mod:`board.decisions.recall`)
+- :mod:`~board.recall.ranking`: BM25 over a bounded set of candidates in Python, where a common word would make
+  FTS5's bm25 count its whole doclist
 - :mod:`~board.recall.embedder`: the embedding model (``memory.embedding_model``: OpenAI, Gemini or any
   OpenAI-compatible endpoint), each call a ledger row
 - :mod:`~board.recall.vector_store`: passages' vectors (``recall_vectors``), searched with sqlite-vec
@@ -21,5 +23,5 @@
 """
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["audience", "embedder", "indexer", "knowledge", "lexical", "migrations", "passages", "semantic", "service",
-           "tool", "vector_index", "vector_store"]
+__all__ = ["audience", "embedder", "indexer", "knowledge", "lexical", "migrations", "passages", "ranking", "semantic",
+           "service", "tool", "vector_index", "vector_store"]

@@ -21,10 +21,14 @@ from dataclasses import dataclass
 from board.storage import Database, Dialect
 from board.workspace.quoting import FieldLimit, quote_field
 
-__all__ = ["RECALL_CHARS", "RecalledDecision", "outcome_of", "query_terms", "recall_block", "related_decisions"]
+__all__ = [
+    "RANKED", "RECALL_CHARS", "RecalledDecision", "outcome_of", "query_terms", "recall_block", "related_decisions",
+]
 
 #: What the recalled decisions may take of one prompt, all together.
 RECALL_CHARS = 2400
+#: How many decisions a search ranks at most when every word of the topic is in more than that many: the newest.
+RANKED = 500
 
 _WORD = re.compile(r"\w[\w'-]*", re.UNICODE)
 _STOP = frozenset([
@@ -75,37 +79,59 @@ class RecalledDecision:
         return "; ".join(parts)
 
 
-async def related_decisions(db: Database, topic: str, *, exclude: str | None = None,
-                            limit: int = 3) -> list[RecalledDecision]:
-    """Up to ``limit`` ended meetings with a decision whose record matches ``topic``'s words, best first."""
+async def related_decisions(db: Database, topic: str, *, exclude: str | None = None, limit: int = 3,
+                            ranked: int = RANKED) -> list[RecalledDecision]:
+    """Up to ``limit`` ended meetings with a decision whose record matches ``topic``'s words, best first (``ranked``:
+    how many decisions a common word brings to the ranking at most, the newest)."""
     terms = query_terms(topic)
     if not terms or limit <= 0:
         return []
-    sql, params = _search_sql(db.dialect, terms, exclude or "", limit)
+    if db.dialect is Dialect.POSTGRES:
+        sql, params = _postgres_sql(terms, exclude or "", limit, ranked)
+    else:
+        sql, params = await _sqlite_sql(db, terms, exclude or "", limit, ranked)
     rows = await db.fetchall(sql, params)
     return [found for r in rows if (found := await outcome_of(db, r["meeting_id"])) is not None]
 
 
-def _search_sql(dialect: Dialect, terms: list[str], exclude: str, limit: int) -> tuple[str, list[object]]:
-    """The one place the backends differ: the query for ``terms`` (any of them), best match first.
-
-    SQLite: FTS5 ``MATCH`` of the quoted terms OR-ed, ranked by bm25 (topic 4, recommendation 3, rationale 1.5,
-    minutes 0.5) as FTS5's own ``rank`` (sorted inside FTS5: about a third less work at 10,000 meetings than
-    ``ORDER BY bm25(...)``, the same order).
-    PostgreSQL: the ``document`` tsvector (topic and recommendation weight A, rationale B, minutes
-    C) against ``websearch_to_tsquery`` of the quoted terms OR-ed (user text never breaks it), ranked by
-    ``ts_rank`` times how many of the terms a decision has (``ts_rank`` knows no document frequency; this keeps
-    bm25's preference for the decision that matches more of the topic)."""
+def _postgres_sql(terms: list[str], exclude: str, limit: int, ranked: int) -> tuple[str, list[object]]:
+    """PostgreSQL: the ``document`` tsvector (topic and recommendation weight A, rationale B, minutes C) against
+    ``websearch_to_tsquery`` of the quoted terms OR-ed (user text never breaks it), ranked by ``ts_rank`` times how
+    many of the terms a decision has (``ts_rank`` knows no document frequency; this keeps bm25's preference for
+    the decision that matches more of the topic). Ranked: for each term, the newest ``ranked`` decisions with
+    it (all of a rarer term's; ``ts_rank`` over every match of common words was most of a search)."""
     quoted = ['"' + t.replace('"', "") + '"' for t in terms]
-    if dialect is Dialect.POSTGRES:
-        return ("SELECT s.meeting_id, ts_rank(s.document, q.query) * (SELECT count(*) FROM unnest(q.terms) t "
-                "WHERE s.document @@ plainto_tsquery('english', t)) AS rank "
-                "FROM decision_search s, (SELECT websearch_to_tsquery('english', ?) AS query, "
-                "CAST(? AS TEXT[]) AS terms) q WHERE s.document @@ q.query AND s.meeting_id != ? "
-                "ORDER BY rank DESC, s.doc LIMIT ?", [" or ".join(quoted), terms, exclude, limit])
-    return ("SELECT meeting_id FROM decision_search WHERE decision_search MATCH ? "
-            "AND rank MATCH 'bm25(0.0, 4.0, 3.0, 1.5, 0.5)' AND meeting_id != ? ORDER BY rank LIMIT ?",
-            [" OR ".join(quoted), exclude, limit])
+    newest = " UNION ".join("(SELECT d.doc FROM decision_search d WHERE d.document @@ plainto_tsquery('english', ?) "
+                            "AND d.meeting_id != ? ORDER BY d.doc DESC LIMIT ?)" for _ in terms)
+    return ("SELECT s.meeting_id, ts_rank(s.document, q.query) * (SELECT count(*) FROM unnest(q.words) w "
+            "WHERE s.document @@ w) AS rank FROM (SELECT websearch_to_tsquery('english', ?) AS query, "
+            "ARRAY(SELECT plainto_tsquery('english', t) FROM unnest(CAST(? AS TEXT[])) t) AS words) q "
+            f"JOIN decision_search s ON s.doc = ANY(ARRAY({newest})) ORDER BY rank DESC, s.doc LIMIT ?",
+            [" or ".join(quoted), terms, *[v for t in terms for v in (t, exclude, ranked)], limit])
+
+
+async def _sqlite_sql(db: Database, terms: list[str], exclude: str, limit: int,
+                      ranked: int) -> tuple[str, list[object]]:
+    """SQLite: FTS5 ``MATCH`` ranked by bm25 (topic 4, recommendation 3, rationale 1.5, minutes 0.5) as FTS5's own
+    ``rank`` (sorted inside FTS5: about a third less work than ``ORDER BY bm25(...)``, the same order). Each term's
+    decisions are counted first, up to ``ranked`` + 1: when some term is in fewer, the decisions with those
+    rarer terms are ranked (every term weighs in); when every term is in more, only the newest ``ranked``
+    decisions with any of them are (bm25 scores each row it ranks over every instance of every term: at 10,000
+    meetings whose minutes all hold the words, ranking them all was most of a recall)."""
+    quoted = ['"' + t.replace('"', "") + '"' for t in terms]
+    one = "SELECT count(*) FROM (SELECT rowid FROM decision_search WHERE decision_search MATCH ? LIMIT ?)"
+    row = await db.fetchone("SELECT " + ", ".join(f"({one}) AS n{i}" for i in range(len(quoted))),
+                            [v for q in quoted for v in (q, ranked + 1)])
+    counts = [int(row[f"n{i}"]) for i in range(len(quoted))] if row is not None else []
+    rare = [q for q, n in zip(quoted, counts, strict=True) if 0 < n <= ranked]
+    every = " OR ".join(quoted)
+    words = f"({' OR '.join(rare)}) AND ({every})" if rare else every
+    newest = "" if rare or not counts else (
+        " AND rowid >= coalesce((SELECT rowid FROM decision_search WHERE decision_search MATCH ?4 "
+        "ORDER BY rowid DESC LIMIT 1 OFFSET ?5), 0)")
+    return ("SELECT meeting_id FROM decision_search WHERE decision_search MATCH ?1 "
+            f"AND rank MATCH 'bm25(0.0, 4.0, 3.0, 1.5, 0.5)' AND meeting_id != ?2{newest} ORDER BY rank LIMIT ?3",
+            [words, exclude, limit, *([every, ranked - 1] if newest else [])])
 
 
 async def outcome_of(db: Database, meeting_id: str) -> RecalledDecision | None:

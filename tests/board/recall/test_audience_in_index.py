@@ -2,7 +2,9 @@
 passage's audience is a token of the full-text index (migration 1490), and every statement that reads
 ``recall_search`` for a member names their audiences in its MATCH: the work of a member's search (SQLite's
 virtual-machine steps, counted by a progress handler; each row the index yields costs some) is the same whether
-the board holds none or hundreds of other people's passages with the same words. Before, the others' passages
+the board holds hundreds or thousands of other people's passages with the same words; the one walk beyond the
+member's own passages is the count of each word in the whole index, which stops at the search's ``common_at``
+(whether FTS5's bm25 would be cheap: its IDF counts every row of a word, whoever asks). Before, the others' passages
 were matched and ranked, then dropped (the count grew with them). No timing is asserted. SQLite only: the
 PostgreSQL side keeps the audience in its WHERE (its suite in test_recall_privacy.py)."""
 
@@ -48,16 +50,21 @@ async def test_a_members_search_does_not_walk_other_peoples_passages(database: D
     member = Asker(frozenset({MEMBER}), board=True)
     questions = ("what about the pune office lease?", "pune office", "pune")
     alone = {q: await _steps(database, search, q, member) for q in questions}
-    for k in range(300):  # other people say the same words, many times over
-        for audience in OTHERS:
-            await _say(database, f"{audience}#{k}", audience, f"pune office lease secret {audience} {k}")
-    crowded = {q: await _steps(database, search, q, member) for q in questions}
+    crowds = []
+    for crowd in range(2):  # other people say the same words, many times over: 900 passages, then 1,800
+        for k in range(300):
+            for audience in OTHERS:
+                await _say(database, f"{audience}#{crowd}#{k}", audience, f"pune office lease secret {audience} {k}")
+        crowds.append({q: await _steps(database, search, q, member) for q in questions})
     for q in questions:
-        (before, _, found_before), (after, statements, found_after) = alone[q], crowded[q]
+        (before, _, found_before), (after, statements, found_after) = alone[q], crowds[0][q]
         assert found_after == found_before and "secret" not in " ".join(found_after), (q, found_after)
         reads = [s for s in statements if "recall_search MATCH" in s]
         assert reads and all(audience_token(MEMBER) in s for s in reads), statements
-        assert after <= before * 1.05, f"{q!r}: {after} VM steps with 900 others' passages, {before} without"
+        # the only walk outside the member's passages: each word counted in the whole index up to common_at + 1
+        assert after <= before * 1.15, f"{q!r}: {after} VM steps with 900 others' passages, {before} without"
+        assert crowds[1][q][0] <= after * 1.05, f"{q!r}: {crowds[1][q][0]} VM steps with 1,800, {after} with 900"
+        assert crowds[1][q][2] == found_before
     owner = await search.search("pune lease secret", Asker.owner_view(), limit=5)
     assert len(owner) == 5 and all("secret" in p.text for p in owner)  # the owner at the terminal: everything
 
