@@ -6,15 +6,12 @@ note."""
 from __future__ import annotations
 
 import json
-import statistics
-import time
 
 import pytest
 
 from board.app import Board
-from board.recall.passages import Asker
 from board.room.store import MeetingStore
-from tests.support.recall_history import QUESTIONS_FILE, generate, hit, questions, seed
+from tests.support.recall_history import QUESTIONS_FILE, generate, questions, score, seed
 
 
 def test_the_checked_in_labelled_set_is_the_generators() -> None:
@@ -31,18 +28,10 @@ async def test_lexical_recall_at_5_on_exact_term_questions_is_at_least_0_9(board
     await seed(history, board.parts.sessions, MeetingStore(board.parts.db), board.parts.media.store)
     while await board.parts.recall_indexer.run_once():
         pass
-    owner = Asker.owner_view()
-    scores: dict[str, list[bool]] = {"exact": [], "paraphrase": []}
-    took: list[float] = []
-    for q in [json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines()]:
-        start = time.perf_counter()
-        found = await board.parts.recall.recall(q["question"], owner, limit=5)
-        took.append(time.perf_counter() - start)
-        scores[q["kind"]].append(hit(q, [p.cite for p in found], [p.text for p in found]))
-    exact = sum(scores["exact"]) / len(scores["exact"])
-    paraphrase = sum(scores["paraphrase"]) / len(scores["paraphrase"])
-    print(f"\nrecall@5 lexical: exact-term {exact:.2f} ({len(scores['exact'])} questions), "
-          f"paraphrased {paraphrase:.2f} ({len(scores['paraphrase'])} questions); "
-          f"median {statistics.median(took) * 1000:.1f} ms a recall")
-    assert len(scores["exact"]) >= 80
+    scores = await score(board.parts.recall)
+    exact, paraphrase = scores.recall("exact"), scores.recall("paraphrase")
+    print(f"\nrecall@5 lexical: exact-term {exact:.2f} ({scores.count('exact')} questions), "
+          f"paraphrased {paraphrase:.2f} ({scores.count('paraphrase')} questions); "
+          f"median {scores.median_ms:.1f} ms a recall")
+    assert scores.count("exact") >= 80
     assert exact >= 0.9
