@@ -33,6 +33,7 @@ from board.recall.embedder import EmbeddingError
 from board.recall.passages import Asker
 from board.recall.semantic import VectorSearch
 from board.recall.service import RecallService
+from board.recall.vector_index import MAX_SENTENCES, mean_vector, sentences
 from board.room.store import MeetingStore
 from board.spending.budget import BudgetSettings
 from board.spending.ledger import LLMCallRecord
@@ -296,3 +297,30 @@ async def test_embedding_waits_while_todays_budget_is_spent(settings: BoardSetti
         assert await vectors.run_once() == 9 and "embedding goes on" in caplog.text
     finally:
         await board.close()
+
+
+async def test_a_passage_of_several_sentences_gets_one_vector_the_mean_of_its_sentences(
+        settings: BoardSettings, embeddings: FakeEmbeddings) -> None:
+    board = await Board.open(with_embeddings(settings, embeddings), migrations=all_migrations())
+    try:
+        await _say(board, "board:finance", "finance", OWNER_TG, "How is churn for Gemfalqui?",
+                   "For Gemfalqui, churn moved to 12.3%; I suggest we start a referral bonus.")
+        assert await embed_all(board) == 2  # two passages, one vector each
+        [request] = embeddings.requests  # one request, one ledger row, every sentence an input of it
+        assert request.inputs == ("How is churn for Gemfalqui?", "For Gemfalqui, churn moved to 12.3%;",
+                                  "I suggest we start a referral bonus.")
+        rows = await board.parts.db.fetchall("SELECT count(*) AS n FROM llm_calls WHERE purpose = 'embedding'")
+        assert rows[0]["n"] == 1
+        [search] = [r for r in board.parts.recall.retrievers if isinstance(r, VectorSearch)]
+        found = await search.search("reward people who recommend us", Asker.owner_view(), limit=1)
+        assert found and "referral bonus" in found[0].text  # the idea, found by meaning (the thesaurus)
+    finally:
+        await board.close()
+
+
+def test_sentences_and_their_mean() -> None:
+    assert sentences("One. Two; three! Four? 12.3% stays") == ["One.", "Two;", "three!", "Four?", "12.3% stays"]
+    assert sentences("A single sentence, 4.5% of it.") == ["A single sentence, 4.5% of it."]
+    assert len(sentences(". ".join("abcdefghijkl"))) == MAX_SENTENCES
+    assert mean_vector([[3.0, 4.0]]) == [3.0, 4.0]  # one sentence: the model's own vector
+    assert mean_vector([[2.0, 0.0], [0.0, 5.0]]) == pytest.approx([0.7071, 0.7071], abs=1e-4)
