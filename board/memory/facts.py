@@ -53,14 +53,16 @@ from board.memory.consolidation.settings import ConsolidationSettings
 from board.spending.budget import sender_id
 from board.storage import Database
 
-__all__ = ["EVERY_ROLE", "REMEMBER_TOOL", "Fact", "FactError", "FactSource", "FactStore", "Learned",
-           "MemorySettings", "Provenance", "normalise_key"]
+__all__ = ["EVERY_ROLE", "PROFILE_KEY", "REMEMBER_TOOL", "Fact", "FactError", "FactSource", "FactStore", "Learned",
+           "MemorySettings", "ProfileLine", "Provenance", "normalise_key"]
 
 log = logging.getLogger("sabha.memory")
 
 REMEMBER_TOOL = "remember"
 #: The ``role`` of a fact the board heard the person say: every advisor sees it.
 EVERY_ROLE = "*"
+#: The key the person's consolidated profile shows under in the per-turn block, first among their facts.
+PROFILE_KEY = "profile"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -128,6 +130,22 @@ class Fact:
     def quoted(self) -> str:
         """The value as a JSON string: one line, quotes escaped, clearly a value."""
         return json.dumps(self.value, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class ProfileLine:
+    """The person's short profile (kept by consolidation, ``memory_profiles``) as the per-turn block shows it: one
+    JSON-quoted line among their facts, with a note that it is the board's summary. Its words are derived from
+    what the person said (outside words, rewritten by a model): quoted, never read as instructions."""
+
+    text: str
+    key: str = PROFILE_KEY
+    origin: str = " (the board's summary of what they told you)"
+
+    @property
+    def quoted(self) -> str:
+        """The profile as a JSON string: one line, quotes escaped, clearly a value."""
+        return json.dumps(self.text, ensure_ascii=False)
 
 
 def normalise_key(key: str) -> str:
@@ -279,9 +297,28 @@ class FactStore:
             log.info("memory: the owner edited %r about %s", key, user)
         return count
 
-    async def recall(self, user: str, role: str, scope: str = DIRECT) -> tuple[Fact, ...]:
+    async def recall(self, user: str, role: str, scope: str = DIRECT) -> tuple[Fact | ProfileLine, ...]:
         """The facts a turn of ``role`` for ``user`` in ``scope`` sees (see the module docstring), newest
-        first: only those learned in that same scope (a group never sees a direct chat's)."""
+        first: only those learned in that same scope (a group never sees a direct chat's); in a direct scope the
+        person's consolidated profile first (:meth:`profile_line`)."""
+        profile = await self.profile_line(user, scope)
+        return (*((profile,) if profile else ()), *await self._scoped_facts(user, role, scope))
+
+    async def profile_line(self, user: str, scope: str = DIRECT) -> ProfileLine | None:
+        """``user``'s consolidated profile for a turn in ``scope``, at most ``memory.consolidation.profile_chars``
+        characters on one line; None when they have none or the turn is not direct. The profile is made from the
+        person's direct-chat facts only (:mod:`board.memory.consolidation`), so it follows their rule: a group
+        turn, whose members read every answer, never gets it, and it is only ever the sender's own."""
+        if scope != DIRECT:
+            return None
+        row = await self.db.fetchone('SELECT text FROM memory_profiles WHERE "user"=?', (user,))
+        text = _one_line(str(row["text"] or "")) if row is not None else ""
+        if not text:
+            return None
+        limit = max(1, self.settings.consolidation.profile_chars)
+        return ProfileLine(text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026")
+
+    async def _scoped_facts(self, user: str, role: str, scope: str) -> tuple[Fact, ...]:
         limit = self.settings.recall_limit
         if self.settings.cross_role:
             rows = await self.db.fetchall(

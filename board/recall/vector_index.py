@@ -2,11 +2,19 @@
 
 A pass (:meth:`VectorIndexer.run_once`) takes the next passages, in id order, that have no vector from the
 current model (:attr:`board.recall.embedder.EmbeddingSettings.index_key`), embeds them in one request
-(``memory.embedding_batch`` texts) and stores the vectors in one transaction. What is done is what
-``recall_vectors`` holds, so a kill or a restart resumes where it stopped, and a change of model re-embeds
-every passage in the same way, batch by batch (the old model's vectors are replaced as it goes, and are never
+(``memory.embedding_batch`` passages) and stores the vectors in one transaction. What is done is what
+``recall_vectors`` holds, so a kill or a restart resumes where it stopped, and a change of model re-embeds every
+passage in the same way, batch by batch (the old model's vectors are replaced as it goes, and are never
 compared with the new model's). Each request is a ledger row (purpose ``embedding``), and none is made while
 ``allowed`` says why not (the board's: today's spend has reached ``budget.daily_usd``).
+
+**A passage's vector is the mean of its sentences'** (:func:`sentences`, :func:`mean_vector`): each sentence is
+an input of the same request, their normalised vectors are averaged and normalised again. A whole message
+embedded at once is dominated by what it shares with thousands of others ("For <product>, churn moved to 12.3%;
+I suggest we start a referral bonus.": the idea is one clause); averaged per sentence the idea keeps half the
+weight. Measured with all-MiniLM-L6-v2 on the labelled set (notes/standing-and-recall.md): the vector half's
+paraphrased recall@5 0.68 with whole passages, 0.90 with the mean of sentences. A one-sentence passage's vector is
+the model's vector itself. Vectors made whole before this (same model) are kept and compared as they are.
 
 :meth:`VectorIndexer.watch` runs passes until the board stops: never on an answer's path. While the model
 fails (a wrong key, the server down) it waits longer between tries, up to :data:`MAX_BACKOFF_S`, and says so
@@ -18,18 +26,45 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+import math
+import re
+from collections.abc import Awaitable, Callable, Sequence
 
 from board.recall.embedder import Embedder, EmbeddingError, EmbeddingPurpose
 from board.recall.vector_store import VectorStore
 from board.storage import Database
 
-__all__ = ["MAX_BACKOFF_S", "VectorIndexer"]
+__all__ = ["MAX_BACKOFF_S", "MAX_SENTENCES", "VectorIndexer", "mean_vector", "sentences"]
 
 log = logging.getLogger("sabha.recall")
 
 #: The longest wait between tries while the embedding model fails.
 MAX_BACKOFF_S = 300.0
+#: Sentences of one passage embedded apart at most (the rest go with the last one).
+MAX_SENTENCES = 8
+_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """``text`` cut after each ``.``, ``;``, ``!`` or ``?`` that a space follows (so "12.3%" stays whole), at most
+    :data:`MAX_SENTENCES` pieces; the text itself when it has one sentence."""
+    parts = [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+    if len(parts) > MAX_SENTENCES:
+        parts = [*parts[: MAX_SENTENCES - 1], " ".join(parts[MAX_SENTENCES - 1:])]
+    return parts if len(parts) > 1 else [text]
+
+
+def mean_vector(vectors: Sequence[Sequence[float]]) -> list[float]:
+    """The normalised mean of ``vectors``, each normalised first; one vector is returned as it is."""
+    if len(vectors) == 1:
+        return list(vectors[0])
+    summed = [0.0] * len(vectors[0])
+    for vector in vectors:
+        norm = math.sqrt(sum(v * v for v in vector)) or 1.0
+        for i, v in enumerate(vector):
+            summed[i] += v / norm
+    total = math.sqrt(sum(v * v for v in summed)) or 1.0
+    return [v / total for v in summed]
 
 
 class VectorIndexer:
@@ -69,8 +104,10 @@ class VectorIndexer:
             (self.key, self._after, self.embedder.settings.batch))
         if not rows:
             return 0
-        vectors = await self.embedder.embed([str(r["text"]) for r in rows], EmbeddingPurpose.INDEX)
-        await self.store.save([(int(r["id"]), self.key, v) for r, v in zip(rows, vectors, strict=True)])
+        pieces = [sentences(str(r["text"])) for r in rows]
+        vectors = iter(await self.embedder.embed([s for p in pieces for s in p], EmbeddingPurpose.INDEX))
+        means = [mean_vector([next(vectors) for _ in p]) for p in pieces]
+        await self.store.save([(int(r["id"]), self.key, v) for r, v in zip(rows, means, strict=True)])
         self._after = int(rows[-1]["id"])
         return len(rows)
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import random
+import statistics
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,10 +26,12 @@ from board.conversation.transcripts import utc_now
 from board.envelope import Envelope
 from board.media.attachment import Attachment, MediaKind
 from board.media.store import MediaStore
+from board.recall.passages import Asker
+from board.recall.service import RecallService
 from board.room.store import MeetingStore
 
-__all__ = ["IDEAS", "IDEA_CHATS", "QUESTIONS_FILE", "Chat",
-           "History", "Meeting", "generate", "hit", "questions", "seed", "write_questions"]
+__all__ = ["IDEAS", "IDEA_CHATS", "QUESTIONS_FILE", "Chat", "History", "Meeting", "Scores", "generate", "hit",
+           "labelled", "questions", "score", "seed", "write_questions"]
 
 QUESTIONS_FILE = Path(__file__).resolve().parents[1] / "data" / "recall_questions.jsonl"
 
@@ -210,3 +214,49 @@ def hit(question: dict[str, Any], cites: list[str], texts: list[str]) -> bool:
 def write_questions(history: History, path: Path = QUESTIONS_FILE) -> None:
     """Write the labelled set (one JSON object a line); the test checks the file still matches."""
     path.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for q in questions(history)), encoding="utf-8")
+
+
+def labelled(path: Path = QUESTIONS_FILE) -> list[dict[str, Any]]:
+    """The checked-in labelled questions."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+@dataclass(frozen=True)
+class Scores:
+    """recall@k of one service over labelled questions: hits per kind (``exact``, ``paraphrase``), the questions
+    it missed, and the wall seconds each recall took."""
+
+    hits: dict[str, list[bool]]
+    missed: tuple[dict[str, Any], ...]
+    took: tuple[float, ...]
+
+    def recall(self, kind: str) -> float:
+        """The share of ``kind``'s questions whose source was found."""
+        found = self.hits.get(kind, [])
+        return sum(found) / len(found) if found else 0.0
+
+    def count(self, kind: str) -> int:
+        return len(self.hits.get(kind, []))
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.took) * 1000 if self.took else 0.0
+
+
+async def score(service: RecallService, asked: list[dict[str, Any]] | None = None, *, limit: int = 5,
+                asker: Asker | None = None) -> Scores:
+    """Ask ``service`` every labelled question (``asked``, default the checked-in set) as ``asker`` (default the
+    owner, who may see everything) and score recall@``limit`` with :func:`hit`."""
+    hits: dict[str, list[bool]] = {"exact": [], "paraphrase": []}
+    missed: list[dict[str, Any]] = []
+    took: list[float] = []
+    who = asker or Asker.owner_view()
+    for q in labelled() if asked is None else asked:
+        start = time.perf_counter()
+        found = await service.recall(q["question"], who, limit=limit)
+        took.append(time.perf_counter() - start)
+        ok = hit(q, [p.cite for p in found], [p.text for p in found])
+        hits.setdefault(q["kind"], []).append(ok)
+        if not ok:
+            missed.append(q)
+    return Scores(hits, tuple(missed), tuple(took))

@@ -6,17 +6,14 @@ note."""
 from __future__ import annotations
 
 import json
-import statistics
-import time
 
 import pytest
 
 from board.app import Board
 from board.recall.lexical import PassageSearch
-from board.recall.passages import Asker
 from board.recall.service import RecallService
 from board.room.store import MeetingStore
-from tests.support.recall_history import QUESTIONS_FILE, generate, hit, questions, seed
+from tests.support.recall_history import QUESTIONS_FILE, generate, questions, score, seed
 
 
 def test_the_checked_in_labelled_set_is_the_generators() -> None:
@@ -33,20 +30,12 @@ async def test_lexical_recall_at_5_on_exact_term_questions_is_at_least_0_9(board
     await seed(history, board.parts.sessions, MeetingStore(board.parts.db), board.parts.media.store)
     while await board.parts.recall_indexer.run_once():
         pass
-    owner = Asker.owner_view()
-    scores: dict[str, list[bool]] = {"exact": [], "paraphrase": []}
-    took: list[float] = []
-    for q in [json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines()]:
-        start = time.perf_counter()
-        found = await board.parts.recall.recall(q["question"], owner, limit=5)
-        took.append(time.perf_counter() - start)
-        scores[q["kind"]].append(hit(q, [p.cite for p in found], [p.text for p in found]))
-    exact = sum(scores["exact"]) / len(scores["exact"])
-    paraphrase = sum(scores["paraphrase"]) / len(scores["paraphrase"])
-    print(f"\nrecall@5 lexical: exact-term {exact:.2f} ({len(scores['exact'])} questions), "
-          f"paraphrased {paraphrase:.2f} ({len(scores['paraphrase'])} questions); "
-          f"median {statistics.median(took) * 1000:.1f} ms a recall")
-    assert len(scores["exact"]) >= 80
+    scores = await score(board.parts.recall)
+    exact, paraphrase = scores.recall("exact"), scores.recall("paraphrase")
+    print(f"\nrecall@5 lexical: exact-term {exact:.2f} ({scores.count('exact')} questions), "
+          f"paraphrased {paraphrase:.2f} ({scores.count('paraphrase')} questions); "
+          f"median {scores.median_ms:.1f} ms a recall")
+    assert scores.count("exact") >= 80
     assert exact >= 0.9
 
 
@@ -62,12 +51,9 @@ async def test_the_bounded_ranking_keeps_exact_term_recall_at_5_at_least_0_9(boa
     retrievers = [PassageSearch(board.parts.db, common_at=50, window=50) if isinstance(r, PassageSearch) else r
                   for r in board.parts.recall.retrievers]
     assert len([r for r in retrievers if isinstance(r, PassageSearch)]) == 1
-    service = RecallService(retrievers)
-    exact: list[bool] = []
-    for q in [json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines()]:
-        if q["kind"] == "exact":
-            found = await service.recall(q["question"], Asker.owner_view(), limit=5)
-            exact.append(hit(q, [p.cite for p in found], [p.text for p in found]))
-    print(f"\nrecall@5 lexical, bounded ranking (common at 50 passages): exact-term {sum(exact) / len(exact):.2f} "
-          f"({len(exact)} questions)")
-    assert len(exact) >= 80 and sum(exact) / len(exact) >= 0.9
+    asked = [json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines()]
+    scores = await score(RecallService(retrievers), [q for q in asked if q["kind"] == "exact"])
+    exact = scores.recall("exact")
+    print(f"\nrecall@5 lexical, bounded ranking (common at 50 passages): exact-term {exact:.2f} "
+          f"({scores.count('exact')} questions)")
+    assert scores.count("exact") >= 80 and exact >= 0.9

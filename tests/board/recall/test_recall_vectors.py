@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import statistics
-import time
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 
@@ -36,6 +33,7 @@ from board.recall.embedder import EmbeddingError
 from board.recall.passages import Asker
 from board.recall.semantic import VectorSearch
 from board.recall.service import RecallService
+from board.recall.vector_index import MAX_SENTENCES, mean_vector, sentences
 from board.room.store import MeetingStore
 from board.spending.budget import BudgetSettings
 from board.spending.ledger import LLMCallRecord
@@ -43,7 +41,7 @@ from board.storage import parse_state_url
 from bot.app import all_migrations
 from tests.support.fakes.embeddings_api import FakeEmbeddings
 from tests.support.pg import PgServer, fresh_database, migrated_template, throwaway_cluster
-from tests.support.recall_history import QUESTIONS_FILE, generate, hit, seed
+from tests.support.recall_history import generate, score, seed
 from tests.support.vectors import EMBEDDING_MODEL, embed_all, pgvector_binaries, with_embeddings
 
 OWNER_TG = Envelope(channel="telegram", text="", sender="100", chat_id="100", is_owner=True)
@@ -121,21 +119,10 @@ async def _history(board: Board) -> None:
                "Thanks, we will keep the chairs in mind.")
 
 
-def _questions() -> list[dict[str, str]]:
-    return [json.loads(line) for line in QUESTIONS_FILE.read_text(encoding="utf-8").splitlines()]
-
-
-async def _score(service: RecallService, questions: list[dict[str, str]]) -> tuple[dict[str, float], float]:
+async def _score(service: RecallService) -> tuple[dict[str, float], float]:
     """recall@5 per kind of question, and the median seconds a recall took."""
-    owner = Asker.owner_view()
-    scores: dict[str, list[bool]] = {"exact": [], "paraphrase": []}
-    took = []
-    for q in questions:
-        start = time.perf_counter()
-        found = await service.recall(q["question"], owner, limit=5)
-        took.append(time.perf_counter() - start)
-        scores[q["kind"]].append(hit(q, [p.cite for p in found], [p.text for p in found]))
-    return {kind: sum(s) / len(s) for kind, s in scores.items()}, statistics.median(took)
+    scores = await score(service)
+    return {kind: scores.recall(kind) for kind in scores.hits}, scores.median_ms / 1000
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgres", "pgvector"])
@@ -157,15 +144,15 @@ async def test_paraphrased_recall_at_5_with_an_embedding_model_is_at_least_0_8(
                 while await board.parts.recall_indexer.run_once():
                     pass
                 assert await vectors.run_once() == 0
-                words, median = await _score(board.parts.recall, _questions())
+                words, median = await _score(board.parts.recall)
                 print(f"\nrecall@5 on PostgreSQL without pgvector (lexical only): exact {words['exact']:.2f}, "
                       f"paraphrased {words['paraphrase']:.2f}; median {median * 1000:.1f} ms")
                 assert words["exact"] >= 0.9
                 assert embeddings.requests == []  # no vector paid for that could not be searched
                 return
             embedded = await embed_all(board)
-            words, lexical_median = await _score(lexical, _questions())
-            both, median = await _score(board.parts.recall, _questions())
+            words, lexical_median = await _score(lexical)
+            both, median = await _score(board.parts.recall)
         finally:
             await board.close()
     print(f"\nrecall@5 on {kind}, lexical only: exact {words['exact']:.2f}, paraphrased {words['paraphrase']:.2f} "
@@ -310,3 +297,30 @@ async def test_embedding_waits_while_todays_budget_is_spent(settings: BoardSetti
         assert await vectors.run_once() == 9 and "embedding goes on" in caplog.text
     finally:
         await board.close()
+
+
+async def test_a_passage_of_several_sentences_gets_one_vector_the_mean_of_its_sentences(
+        settings: BoardSettings, embeddings: FakeEmbeddings) -> None:
+    board = await Board.open(with_embeddings(settings, embeddings), migrations=all_migrations())
+    try:
+        await _say(board, "board:finance", "finance", OWNER_TG, "How is churn for Gemfalqui?",
+                   "For Gemfalqui, churn moved to 12.3%; I suggest we start a referral bonus.")
+        assert await embed_all(board) == 2  # two passages, one vector each
+        [request] = embeddings.requests  # one request, one ledger row, every sentence an input of it
+        assert request.inputs == ("How is churn for Gemfalqui?", "For Gemfalqui, churn moved to 12.3%;",
+                                  "I suggest we start a referral bonus.")
+        rows = await board.parts.db.fetchall("SELECT count(*) AS n FROM llm_calls WHERE purpose = 'embedding'")
+        assert rows[0]["n"] == 1
+        [search] = [r for r in board.parts.recall.retrievers if isinstance(r, VectorSearch)]
+        found = await search.search("reward people who recommend us", Asker.owner_view(), limit=1)
+        assert found and "referral bonus" in found[0].text  # the idea, found by meaning (the thesaurus)
+    finally:
+        await board.close()
+
+
+def test_sentences_and_their_mean() -> None:
+    assert sentences("One. Two; three! Four? 12.3% stays") == ["One.", "Two;", "three!", "Four?", "12.3% stays"]
+    assert sentences("A single sentence, 4.5% of it.") == ["A single sentence, 4.5% of it."]
+    assert len(sentences(". ".join("abcdefghijkl"))) == MAX_SENTENCES
+    assert mean_vector([[3.0, 4.0]]) == [3.0, 4.0]  # one sentence: the model's own vector
+    assert mean_vector([[2.0, 0.0], [0.0, 5.0]]) == pytest.approx([0.7071, 0.7071], abs=1e-4)
