@@ -42,7 +42,7 @@ from board.memory.consolidation.plan import (
     parse_plan,
 )
 from board.memory.consolidation.settings import ConsolidationSettings, ConsolidationWho
-from board.memory.facts import FactStore
+from board.memory.facts import EVERY_ROLE, FactStore
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind
 from board.spending.budget import Budget
 from board.spending.ledger import start_of_day
@@ -153,7 +153,10 @@ class Consolidator:
         if done is not None:  # applied before a kill stopped the row being finished: nothing twice
             return ConsolidationOutcome(done, f"change {done.id} was applied already")
         s = self.settings
-        held = (await held_of(self.facts.db, user))[-s.max_facts:]
+        held = await held_of(self.facts.db, user)
+        if not self.facts.settings.cross_role:  # what one advisor was told stays its own: kept out of the profile
+            held = [h for h in held if h.fact.role == EVERY_ROLE]  # every advisor reads (memory.cross_role: false)
+        held = held[-s.max_facts:]
         loose = [h for h in held if not h.fact.fixed]
         if len(loose) < s.min_facts:
             return ConsolidationOutcome(None, f"nothing to tidy ({len(loose)} fact(s) it may change, fewer than "

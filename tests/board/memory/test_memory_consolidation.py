@@ -315,3 +315,25 @@ async def test_facts_reach_the_model_as_quoted_data_and_an_obeyed_injection_chan
         kept = {r["key"] for r in await rows(b, 'SELECT key FROM memory_facts WHERE "user"=?', OWNER)}
         assert {"company", "currency"} <= kept  # the person's own word stays whatever the model was told
         assert change is not None and all(s.before[0]["key"] not in ("company", "currency") for s in change.steps)
+
+
+@pytest.mark.parametrize("cross_role", [False, True])
+async def test_what_one_advisor_was_told_reaches_the_profile_only_when_every_advisor_may_see_it(
+        workspace: Path, data_dir: Path, state_url: StateURL | None, cross_role: bool) -> None:
+    """The profile goes into every advisor's direct turns; with ``memory.cross_role: false`` (the default) a fact
+    one advisor kept with the remember tool is that advisor's alone, so it is not shown to the consolidation that
+    writes the profile (nor changed by it); with ``cross_role: true`` every advisor sees it anyway."""
+    model = ScriptedModel()
+    memory = MemorySettings(cross_role=cross_role, consolidation=ConsolidationSettings())
+    settings = board_settings(workspace, data_dir, model, state=state_url, memory=memory)
+    async with await Board.open(settings, model.registry(), migrations=all_migrations(), clock=_clock()) as b:
+        await seed(b)
+        await b.parts.facts.remember(OWNER, "finance", "runway", "eleven months of cash left")
+        model.script(say(json.dumps({"merge": [], "expire": [], "profile": "Runs finance at Acme Labs."})))
+        consolidator = b.parts.consolidator
+        assert consolidator is not None
+        await consolidator.run_now(OWNER)
+        prompt = model.requests_for("general", purpose="consolidation")[0].request.messages[-1].content
+        assert '"Pune, Maharashtra"' in prompt  # the facts every advisor sees are there either way
+        assert ("eleven months of cash left" in prompt) is cross_role
+        assert ('"INR"' in prompt) is cross_role
