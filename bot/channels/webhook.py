@@ -11,8 +11,9 @@ the oldest). A body that has arrived in full before the handler asks for it (a w
 kilobytes comes with its headers) is taken from aiohttp's buffer at once: nothing is left to wait
 for, so neither the timeout nor the cap applies, and the acknowledgement skips their cost (a timer
 and an async read loop per request: about a third of the channel's own CPU per acknowledgement).
-Without a gate on the application (a channel served alone in a unit test) a body is read with the
-size limit only. What arrives while the channels start is held by
+What a channel's check on the front desk decides (:class:`DeskVerdict`, :mod:`bot.channels.held.desk`) is
+here too, beside the body it looks at. Without a gate on the application (a channel served alone in a unit
+test) a body is read with the size limit only. What arrives while the channels start is held by
 :mod:`bot.channels.held` (stored, 200, handed over once they are up).
 """
 
@@ -26,9 +27,25 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-__all__ = ["BODY_GATE", "BodyGate", "BodyTooLarge", "read_body"]
+__all__ = ["BODY_GATE", "BodyGate", "BodyTooLarge", "DeskVerdict", "read_body"]
 
 log = logging.getLogger("sabha.webhook")
+
+
+@dataclass(frozen=True)
+class DeskVerdict:
+    """What the front desk does with a request its channel looked at: ``status`` 200 and ``relay`` False: store it,
+    then 200; ``relay``: post it to the main port and pass the answer back; else refuse it with ``status`` and
+    ``text`` (never stored)."""
+
+    status: int = 200
+    text: str = ""
+    relay: bool = False
+
+    @property
+    def stored(self) -> bool:
+        """Store it, then answer 200."""
+        return self.status == 200 and not self.relay
 
 
 class BodyTooLarge(Exception):

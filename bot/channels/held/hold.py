@@ -79,6 +79,9 @@ class WebhookHold:
         self._storing = 0  # requests being stored right now
         self._task: asyncio.Task[None] | None = None
         self._http: aiohttp.ClientSession | None = None
+        self._base: str | None = None  # the main port, once release() began: kick() hands over from then on
+        self._again = False  # the front desk stored a request since the hand-over last read the table
+        self._passing = False  # a hand-over is reading and posting rows (one at a time: arrival order)
 
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
@@ -102,10 +105,8 @@ class WebhookHold:
             body = await read_body(request, MAX_HELD_BYTES)
         except BodyTooLarge as exc:
             return web.Response(status=413, text=str(exc))
-        headers: list[Header] = [(name, self._stored(value)) for name, value in request.headers.items()
-                                 if name.lower() not in _SKIPPED]
         try:
-            await self.store.add(request.path, headers, body, datetime.now(UTC))
+            await self.store.add(request.path, self.kept_headers(request), body, datetime.now(UTC))
         except Exception as exc:
             if not is_storage_error(exc):
                 raise
@@ -116,6 +117,12 @@ class WebhookHold:
         log.info("webhook %s: stored while the channels start (%d so far); it is answered once they are up",
                  request.path, self.held)
         return web.Response(text="ok")
+
+    def kept_headers(self, request: web.Request) -> list[Header]:
+        """The headers of ``request`` as a row keeps them (a secret of the config as its digest; thread-safe: the
+        front desk calls it, :mod:`bot.channels.held.desk`)."""
+        return [(name, self._stored(value)) for name, value in request.headers.items()
+                if name.lower() not in _SKIPPED]
 
     def _stored(self, value: str) -> Any:
         digest = _digest(value)
@@ -136,22 +143,42 @@ class WebhookHold:
     async def release(self, base_url: str) -> None:
         """The channels are up: hand what is held to them through ``base_url`` (the daemon's own port). What
         cannot be handed over yet (a channel answers 503) is tried again in the background, with a backoff."""
+        self._base = base_url
         self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
         if not await self._pass(base_url):
             self._task = asyncio.create_task(self._retry(base_url), name="held webhooks")
 
-    async def _retry(self, base_url: str) -> None:
+    def kick(self) -> None:
+        """The front desk stored a request (:mod:`bot.channels.held.desk`): hand it over now, unless a hand-over
+        runs already (it reads again before it ends) or :meth:`release` has not come yet (it will)."""
+        self._again = True
+        if self._base is None or self._passing or (self._task is not None and not self._task.done()):
+            return
+        self._task = asyncio.create_task(self._retry(self._base, first=True), name="front desk hand-over")
+
+    async def _retry(self, base_url: str, *, first: bool = False) -> None:
         failures = 0
         while True:
-            failures += 1
-            await asyncio.sleep(RETRY_S[min(failures, len(RETRY_S)) - 1])
+            if not first:
+                failures += 1
+                await asyncio.sleep(RETRY_S[min(failures, len(RETRY_S)) - 1])
+            first = False
             if await self._pass(base_url):
                 return
 
     async def _pass(self, base_url: str) -> bool:
         """Hand over every held request; True once none is left (the hold is open then)."""
-        assert self._http is not None
+        self._passing = True
+        try:
+            return await self._pass_all(base_url)
+        finally:
+            self._passing = False
+
+    async def _pass_all(self, base_url: str) -> bool:
+        if self._http is None or self._http.closed:
+            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60))
         while True:
+            self._again = False  # a kick from here on makes this pass read once more
             try:
                 rows = await self.store.oldest()
                 if rows and not await self._hand_over(self._http, base_url, rows):
@@ -159,13 +186,12 @@ class WebhookHold:
             except Exception as exc:  # noqa: BLE001 - the state store is away: tried again
                 log.warning("webhook: handing over held requests failed (%s); trying again", exc)
                 return False
-            if not rows and not self._storing:
-                self.open = True
-                if self.handed_over:
+            if not rows and not self._storing and not self._again:
+                if not self.open and self.handed_over:
                     log.info("webhook: handed %d request(s) held at start to their channels", self.handed_over)
-                await self._http.close()
+                self.open = True
                 return True
-            if not rows:
+            if not rows and not self._again:
                 await asyncio.sleep(0.05)  # one is being stored: hand it over too
 
     async def _hand_over(self, http: aiohttp.ClientSession, base_url: str, rows: list[HeldRequest]) -> bool:
@@ -183,8 +209,8 @@ class WebhookHold:
                             status, text)
                 return False
             if status >= 400:
-                log.warning("webhook %s: the channel refused a request held at start (%d: %s); dropped", row.path,
-                            status, text)
+                log.warning("webhook %s: the channel refused a request held at start or by the front desk (%d: %s); "
+                            "dropped", row.path, status, text)
             await self.store.remove(row.id)
             self.handed_over += 1
         return True
@@ -196,6 +222,7 @@ class WebhookHold:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._task
             self._task = None
+        self._base = None  # a late kick (the front desk stops first) starts nothing
         if self._http is not None:
             await self._http.close()
 

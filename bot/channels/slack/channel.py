@@ -36,7 +36,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
@@ -72,7 +72,7 @@ from bot.channels.slack.outbound import SlackIdentity, SlackWeb
 from bot.channels.slack.places import Placement, SlackPlace, SlackPlaceKind, split_chat
 from bot.channels.slack.store import SlackBoardEchoes, SlackDraftKey, SlackDraftStore, SlackThreadRoles
 from bot.channels.slack.stream import INTERRUPTED, SlackDrafts
-from bot.channels.webhook import BodyTooLarge, read_body
+from bot.channels.webhook import BodyTooLarge, DeskVerdict, read_body
 from bot.intake.courier import (
     Admission,
     ChannelTexts,
@@ -315,6 +315,21 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
     def webhook_path(self) -> str:
         """``slack.events_path``."""
         return self.settings.events_path
+
+    def front_desk(self, headers: Mapping[str, str], body: bytes) -> DeskVerdict:
+        """On the front desk (:mod:`bot.channels.held.desk`): a signed ``event_callback`` is stored, then
+        acknowledged; a form post (interactivity, a slash command) or Slack's URL check is relayed (the channel writes
+        its answer); a bad signature or a body that is not an Events API request is refused as :meth:`_take` does."""
+        problem = signature_problem(self.verifier, body, headers)
+        if problem is not None:
+            return DeskVerdict(401, f"signature {problem.value}")
+        if headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
+            return DeskVerdict(relay=True)
+        try:
+            parsed = parse_request(body)
+        except ValueError:
+            return DeskVerdict(400, "not an Events API request")
+        return DeskVerdict() if parsed.kind is SlackRequestKind.EVENT else DeskVerdict(relay=True)
 
     def routes(self) -> list[web.RouteDef]:
         """Events (and, through :attr:`forms`, interactivity and slash commands) on ``slack.events_path``."""
