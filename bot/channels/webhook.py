@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-__all__ = ["BODY_GATE", "BodyGate", "BodyTooLarge", "DeskVerdict", "read_body"]
+__all__ = ["BODY_GATE", "HELD_REQUEST", "BodyGate", "BodyTooLarge", "DeskVerdict", "read_body", "stored_earlier"]
 
 log = logging.getLogger("sabha.webhook")
 
@@ -114,6 +114,16 @@ class BodyGate:
                         "so far; server.body_timeout_s %g, server.max_pending_bodies %d)", request.remote,
                         request.path, self.timed_out, self.evicted, self.timeout_s, self.max_pending)
         return refusal
+
+
+#: Set on a request the hold hands over (:mod:`bot.channels.held`): it was stored when it arrived, maybe long ago.
+HELD_REQUEST = "sabha_held_request"
+
+
+def stored_earlier(request: web.Request) -> bool:
+    """Whether ``request`` is one the daemon stored when it arrived and hands to its channel now (held at start or
+    taken by the front desk): a timestamp window on its signature (Slack's five minutes) is judged at arrival."""
+    return bool(request.get(HELD_REQUEST))
 
 
 #: Where the daemon puts its :class:`BodyGate` on the application.

@@ -30,7 +30,7 @@ from aiohttp import web
 from board.storage import Database
 from bot.channels.base import Channel, ChannelCapabilities
 from bot.channels.held.store import Header, HeldRequest, HeldStore
-from bot.channels.webhook import BodyTooLarge, read_body
+from bot.channels.webhook import HELD_REQUEST, BodyTooLarge, read_body
 
 __all__ = ["MAX_HELD", "MAX_HELD_BYTES", "REPLAY_HEADER", "WebhookHold", "webhook_paths"]
 
@@ -89,6 +89,7 @@ class WebhookHold:
         if self.open or request.method != "POST" or request.path not in self.paths:
             return await handler(request)
         if hmac.compare_digest(request.headers.get(REPLAY_HEADER, "").encode(), self.token.encode()):
+            request[HELD_REQUEST] = True  # its signature's age counts from when it arrived
             return await handler(request)  # a held request, handed to its channel
         self._storing += 1
         try:

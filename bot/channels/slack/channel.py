@@ -72,7 +72,7 @@ from bot.channels.slack.outbound import SlackIdentity, SlackWeb
 from bot.channels.slack.places import Placement, SlackPlace, SlackPlaceKind, split_chat
 from bot.channels.slack.store import SlackBoardEchoes, SlackDraftKey, SlackDraftStore, SlackThreadRoles
 from bot.channels.slack.stream import INTERRUPTED, SlackDrafts
-from bot.channels.webhook import BodyTooLarge, DeskVerdict, read_body
+from bot.channels.webhook import BodyTooLarge, DeskVerdict, read_body, stored_earlier
 from bot.intake.courier import (
     Admission,
     ChannelTexts,
@@ -347,7 +347,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
         except BodyTooLarge as exc:
             log.warning("slack events: %s", exc)
             return web.Response(status=413, text="body too large")
-        problem = signature_problem(self.verifier, body, request.headers)
+        problem = signature_problem(self.verifier, body, request.headers, stored=stored_earlier(request))
         if problem is not None:
             self.counts["stale" if problem.value == "stale" else "bad_signature"] += 1
             log.warning("slack events: refused a request from %s: %s signature (check slack.signing_secret; a stale "

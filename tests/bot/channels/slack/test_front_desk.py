@@ -11,6 +11,7 @@ import json
 import re
 import signal
 import sqlite3
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,7 @@ import pytest
 from bot.intake.courier import ChannelTexts
 from tests.support.daemon import SabhaProcess
 from tests.support.fakes.echo_model import EchoModel
-from tests.support.fakes.slack_api import FakeSlackAPI, SlackEventPoster, event_callback, message_event
+from tests.support.fakes.slack_api import FakeSlackAPI, SlackEventPoster, event_callback, message_event, sign
 from tests.support.slack import BOARD, NAMES, OWNER, OWNER_DM, next_ts, slack_env, write_slack_config
 from tests.support.telegram import eventually
 
@@ -201,3 +202,28 @@ async def test_sigkill_mid_burst_on_the_front_desk_then_slack_s_retries_lose_not
           f"marked copies {sum(marked.values())}")
     assert (lost, twice) == ([], [])
     assert all(n == 1 for n in marked.values()), "never a third copy"
+
+
+async def test_an_event_stored_on_arrival_is_answered_after_a_restart_later_than_slack_s_five_minutes(
+        tmp_path: Path, echo_model: EchoModel) -> None:
+    """A row the front desk acknowledged and a kill left in the journal is handed over at the next start; when that
+    start comes more than five minutes later, the signature's age is judged at arrival (it was checked then), not at
+    the hand-over (which would refuse it as stale: an acknowledged message lost)."""
+    async with FakeSlackAPI(users=NAMES) as slack:
+        sabha = SabhaProcess(desk_config(tmp_path, slack, echo_model, [OWNER]), env=slack_env())
+        db = tmp_path / "sessions" / "sabha.db"
+        try:
+            await sabha.start()  # the state db and its tables
+            await sabha.close()
+            body = json.dumps(event_callback(message_event(OWNER_DM, OWNER, "Q300 from before the outage", next_ts(),
+                                                           channel_type="im"))).encode()
+            headers = sign(body, timestamp=int(time.time()) - 3600)  # signed an hour ago, stored then
+            with sqlite3.connect(db, isolation_level=None, timeout=30) as conn:
+                conn.execute("INSERT INTO held_webhooks(path, headers, body, received_at) VALUES (?, ?, ?, ?)",
+                             ("/slack/events", json.dumps(list(headers.items())), body, "2026-01-01T00:00:00+00:00"))
+            await sabha.start()
+            await eventually(lambda: "Q300" in answered(slack), "the stored event answered", timeout=120)
+            await eventually(lambda: _held(db) == 0, "the journal emptied")
+        finally:
+            await sabha.close()
+    assert not any("refused a request held" in line for line in sabha.lines), sabha.lines
