@@ -504,7 +504,8 @@ class Daemon:
             return
         main_base = local_base(server.host, int(self.port or 0))
         loaded = self.loaded
-        self.front_desk = FrontDesk(opener=lambda: open_state_db(loaded), host=server.host, port=server.front_desk_port,
+        self.front_desk = FrontDesk(url=loaded.state_url(), opener=lambda: open_state_db(loaded), host=server.host,
+                                    port=server.front_desk_port,
                                     checks=checks, hold=self.hold, main_base=main_base,
                                     limits=DeskLimits(server.body_timeout_s, server.max_pending_bodies,
                                                       server.idle_timeout_s))

@@ -12,8 +12,9 @@ state store, and does only what must come before the 200:
    signature or secret token, the kind of request): refused (401/403 ..., never stored), relayed
    (a request whose answer the channel must write, e.g. Slack's URL check or a slash command: posted
    to the main port and its answer passed back) or stored;
-3. stored as it came in ``held_webhooks`` (:class:`~bot.channels.held.store.HeldStore`; a header
-   carrying a secret of the config as its digest), committed; a store that cannot be written
+3. stored as it came in ``held_webhooks`` (a header carrying a secret of the config as its digest), committed
+   with the requests arriving meanwhile (group commit through a connection of the desk's thread:
+   :mod:`bot.channels.held.journal`); a store that cannot be written
    answers 503 (the sender delivers it again);
 4. answered 200;
 5. the main loop is told (``call_soon_threadsafe``): :meth:`WebhookHold.kick` hands the stored
@@ -30,7 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import json
 import logging
+import sys
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -39,15 +42,19 @@ from datetime import UTC, datetime
 import aiohttp
 from aiohttp import web
 
-from board.storage import Database
+from board.storage import Database, Dialect
+from board.storage.url import StateURL
 from bot.channels.held.hold import MAX_HELD_BYTES, WebhookHold
-from bot.channels.held.store import HeldStore
+from bot.channels.held.journal import DatabaseWriter, Journal, JournalWriter, SqliteWriter
 from bot.channels.webhook import BODY_GATE, BodyGate, BodyTooLarge, DeskVerdict, read_body
 
 __all__ = ["DeskCheck", "DeskLimits", "FrontDesk"]
 
 log = logging.getLogger("sabha.webhook")
 
+#: The interpreter's switch interval while the front desk runs (Python's default is 5 ms): how long the desk's
+#: thread may wait for the GIL while the main thread runs turns (measured: notes/daemon-latency.md).
+SWITCH_INTERVAL_S = 0.001
 STOP_WAIT_S = 10.0  # at most this long for the front desk's thread to end at a stop
 _RELAYED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})
 
@@ -70,9 +77,10 @@ class FrontDesk:
     """See the module docstring. ``checks``: webhook path -> its channel's check; ``main_base``: the main port's
     ``http://host:port`` (relayed requests go there)."""
 
-    def __init__(self, *, opener: Callable[[], Awaitable[Database]], host: str, port: int,
+    def __init__(self, *, url: StateURL, opener: Callable[[], Awaitable[Database]], host: str, port: int,
                  checks: Mapping[str, DeskCheck], hold: WebhookHold, main_base: str, limits: DeskLimits) -> None:
-        self.opener = opener  # the state store (migrations checked, none applied), opened in the desk's loop
+        self.url = url  # state.url: SQLite is written through a connection of the desk's thread
+        self.opener = opener  # PostgreSQL: the state store (migrations checked, none applied), opened in its loop
         self.host = host
         self.port = port
         self.checks = dict(checks)
@@ -92,6 +100,8 @@ class FrontDesk:
         """Start the thread; returns once its port listens (the port: ``server.front_desk_port``, or the one picked
         for 0). Raises what stopped it (a port in use, a store that cannot be opened)."""
         self._main = asyncio.get_running_loop()
+        if sys.getswitchinterval() > SWITCH_INTERVAL_S:  # the desk's thread waits this long at most for the GIL
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
         started: concurrent.futures.Future[int] = concurrent.futures.Future()
         self._thread = threading.Thread(target=self._run, args=(started,), name="sabha-front-desk", daemon=True)
         self._thread.start()
@@ -131,9 +141,13 @@ class FrontDesk:
     async def _serve(self, started: concurrent.futures.Future[int]) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        db = await self.opener()  # its own connection, made in this loop
+        writer: JournalWriter
+        if self.url.dialect is Dialect.SQLITE and self.url.path is not None:
+            writer = SqliteWriter(self.url.path)  # its own connection, used on this thread only
+        else:
+            writer = DatabaseWriter(await self.opener())  # its own pool, made in this loop
         try:
-            store = HeldStore(db)
+            store = Journal(writer)
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
                 runner = await self._listen(store, http)
                 try:
@@ -142,9 +156,9 @@ class FrontDesk:
                 finally:
                     await runner.cleanup()
         finally:
-            await db.close()
+            await writer.close()
 
-    async def _listen(self, store: HeldStore, http: aiohttp.ClientSession) -> web.AppRunner:
+    async def _listen(self, store: Journal, http: aiohttp.ClientSession) -> web.AppRunner:
         limits = self.limits
         app = web.Application()
         app[BODY_GATE] = BodyGate(limits.body_timeout_s, limits.max_pending_bodies)
@@ -169,7 +183,7 @@ class FrontDesk:
             self.port = int(sockets[0].getsockname()[1])
         return runner
 
-    async def _take(self, request: web.Request, store: HeldStore,
+    async def _take(self, request: web.Request, store: Journal,
                     http: aiohttp.ClientSession) -> web.StreamResponse:
         from bot.intake.storage import is_storage_error
 
@@ -188,7 +202,8 @@ class FrontDesk:
             return web.Response(status=verdict.status, text=verdict.text)
         self.storing += 1
         try:
-            await store.add(request.path, self.hold.kept_headers(request), body, datetime.now(UTC))
+            await store.add((request.path, json.dumps(self.hold.kept_headers(request)), body,
+                             datetime.now(UTC).isoformat()))
         except Exception as exc:
             if not is_storage_error(exc):
                 raise
