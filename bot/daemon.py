@@ -447,8 +447,10 @@ class Daemon:
         server = self.loaded.config.server
         assert self.board is not None
         # webhooks that arrive before the channels are up: stored, 200, handed over after (bot.channels.held)
+        senders = {webhook.webhook_path: webhook.webhook_senders for channel in self.channels or []
+                   if (webhook := ChannelCapabilities.of(channel).webhook) is not None}
         self.hold = WebhookHold(self.board.parts.db, paths=webhook_paths(self.channels or []),
-                                known_secrets=config_secrets(self.loaded.config))
+                                known_secrets=config_secrets(self.loaded.config), senders=senders)
         app = web.Application(middlewares=[self.hold.middleware])
         app[BODY_GATE] = BodyGate(server.body_timeout_s, server.max_pending_bodies)
         app.router.add_get("/healthz", self._healthz)

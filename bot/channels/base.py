@@ -122,6 +122,12 @@ class ServesWebhook(Protocol):
         to the main port (its answer is written by the channel) or refuse it. Runs on the front desk's thread: a
         pure check, nothing the main loop changes."""
 
+    @abstractmethod
+    def webhook_senders(self, body: bytes) -> frozenset[str] | None:
+        """Who a stored request to :attr:`webhook_path` is from (keys of their conversations, any spelling unique to
+        the channel); None when it cannot say. Requests of different senders are handed over together
+        (:func:`bot.channels.held.hold.waves`), a sender's one after the other, in the order they came."""
+
 
 @dataclass(frozen=True)
 class ChannelCapabilities:

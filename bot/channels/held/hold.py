@@ -6,10 +6,12 @@
 (the sender delivers again), as the channels do. :meth:`WebhookHold.release` (the daemon awaits it once
 every channel has started, before it says it is ready) hands each held request to its channel by posting
 it again to the daemon's own port with :data:`REPLAY_HEADER` (this process's token: the hold lets it
-through), oldest first; the row is deleted once the channel answered (2xx: taken; 4xx: refused, e.g. a
+through), oldest first, in waves (:func:`waves`: requests of different senders at once, a sender's in the order
+they came); the row is deleted once the channel answered (2xx: taken; 4xx: refused, e.g. a
 wrong signature, logged and dropped); a 5xx or no answer is tried again with a backoff. The hold opens
 (requests go straight to the channels) once no row is left and no request is being stored. Rows left by
-a crash are handed over at the next start.
+a crash are handed over at the next start. The front desk (:mod:`bot.channels.held.desk`) stores into the same
+table and calls :meth:`WebhookHold.kick`, which hands its rows over the same way.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import hashlib
 import hmac
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -32,7 +34,8 @@ from bot.channels.base import Channel, ChannelCapabilities
 from bot.channels.held.store import Header, HeldRequest, HeldStore
 from bot.channels.webhook import HELD_REQUEST, BodyTooLarge, read_body
 
-__all__ = ["MAX_HELD", "MAX_HELD_BYTES", "REPLAY_HEADER", "WebhookHold", "webhook_paths"]
+__all__ = ["MAX_HELD", "MAX_HELD_BYTES", "MAX_WAVE", "REPLAY_HEADER", "Senders", "WebhookHold", "waves",
+           "webhook_paths"]
 
 log = logging.getLogger("sabha.webhook")
 
@@ -45,6 +48,33 @@ _SKIPPED = frozenset({"host", "content-length", "transfer-encoding", "connection
                       "accept-encoding", REPLAY_HEADER.lower()})
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+#: A channel's reading of a stored body: who it is from (:meth:`bot.channels.base.ServesWebhook.webhook_senders`).
+Senders = Callable[[bytes], frozenset[str] | None]
+MAX_WAVE = 64  # requests handed over at once (of different senders)
+
+
+def waves(rows: Sequence[HeldRequest], senders: Mapping[str, Senders]) -> list[list[HeldRequest]]:
+    """``rows`` (oldest first) cut into waves handed over one after the other, each wave's requests at once: a wave
+    is the longest run of rows whose senders are all different (so no sender's requests pass each other), at most
+    :data:`MAX_WAVE`; a row whose senders are unknown is a wave alone."""
+    out: list[list[HeldRequest]] = []
+    wave: list[HeldRequest] = []
+    seen: set[str] = set()
+    for row in rows:
+        read = senders.get(row.path)
+        who = read(row.body) if read is not None else None
+        if wave and (who is None or not who.isdisjoint(seen) or len(wave) >= MAX_WAVE):
+            out.append(wave)
+            wave, seen = [], set()
+        wave.append(row)
+        if who is None:
+            out.append(wave)
+            wave, seen = [], set()
+        else:
+            seen |= who
+    if wave:
+        out.append(wave)
+    return out
 
 
 def webhook_paths(channels: Sequence[Channel]) -> frozenset[str]:
@@ -68,9 +98,11 @@ class WebhookHold:
     """See the module docstring. ``known_secrets``: the config's secrets (a header carrying one is stored as
     its digest and put back when handed over)."""
 
-    def __init__(self, db: Database, *, paths: frozenset[str], known_secrets: Iterable[str]) -> None:
+    def __init__(self, db: Database, *, paths: frozenset[str], known_secrets: Iterable[str],
+                 senders: Mapping[str, Senders] | None = None) -> None:
         self.store = HeldStore(db)
         self.paths = paths
+        self.senders = dict(senders or {})  # path -> who a stored body is from: see waves()
         self._secrets = {_digest(s): s for s in known_secrets if s}
         self.token = secrets.token_urlsafe(24)
         self.open = False
@@ -181,7 +213,7 @@ class WebhookHold:
         while True:
             self._again = False  # a kick from here on makes this pass read once more
             try:
-                rows = await self.store.oldest()
+                rows = await self.store.oldest(2 * MAX_WAVE)
                 if rows and not await self._hand_over(self._http, base_url, rows):
                     return False
             except Exception as exc:  # noqa: BLE001 - the state store is away: tried again
@@ -196,24 +228,31 @@ class WebhookHold:
                 await asyncio.sleep(0.05)  # one is being stored: hand it over too
 
     async def _hand_over(self, http: aiohttp.ClientSession, base_url: str, rows: list[HeldRequest]) -> bool:
-        """Post each row to its channel; False at the first one to try again later."""
-        for row in rows:
-            try:
-                async with http.post(base_url + row.path, data=row.body, headers=self._restored(row.headers)) as resp:
-                    status, text = resp.status, (await resp.text())[:200]
-            except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-                log.warning("webhook %s: could not hand a held request to its channel (%s); trying again", row.path,
-                            exc)
+        """Post the rows to their channels, wave after wave (:func:`waves`); False after a wave with a request to
+        try again later (the ones its channel took are removed; nothing of a later wave is posted)."""
+        for wave in waves(rows, self.senders):
+            taken = await asyncio.gather(*(self._post(http, base_url, row) for row in wave))
+            await self.store.remove_all([row.id for row, ok in zip(wave, taken, strict=True) if ok])
+            self.handed_over += sum(taken)
+            if not all(taken):
                 return False
-            if status >= 500:
-                log.warning("webhook %s: the channel answered %d to a held request (%s); trying again", row.path,
-                            status, text)
-                return False
-            if status >= 400:
-                log.warning("webhook %s: the channel refused a request held at start or by the front desk (%d: %s); "
-                            "dropped", row.path, status, text)
-            await self.store.remove(row.id)
-            self.handed_over += 1
+        return True
+
+    async def _post(self, http: aiohttp.ClientSession, base_url: str, row: HeldRequest) -> bool:
+        """Post one row to its channel: True once it took it (or refused it: dropped), False to try again."""
+        try:
+            async with http.post(base_url + row.path, data=row.body, headers=self._restored(row.headers)) as resp:
+                status, text = resp.status, (await resp.text())[:200]
+        except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            log.warning("webhook %s: could not hand a held request to its channel (%s); trying again", row.path, exc)
+            return False
+        if status >= 500:
+            log.warning("webhook %s: the channel answered %d to a held request (%s); trying again", row.path,
+                        status, text)
+            return False
+        if status >= 400:
+            log.warning("webhook %s: the channel refused a request held at start or by the front desk (%d: %s); "
+                        "dropped", row.path, status, text)
         return True
 
     async def stop(self) -> None:

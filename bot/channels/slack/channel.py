@@ -331,6 +331,15 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
             return DeskVerdict(400, "not an Events API request")
         return DeskVerdict() if parsed.kind is SlackRequestKind.EVENT else DeskVerdict(relay=True)
 
+    def webhook_senders(self, body: bytes) -> frozenset[str] | None:
+        """The Slack conversation (channel id) of a stored ``event_callback``; None for anything else."""
+        try:
+            parsed = parse_request(body)
+        except ValueError:
+            return None
+        place = (parsed.event or {}).get("channel") if parsed.kind is SlackRequestKind.EVENT else None
+        return frozenset({f"slack:{place}"}) if isinstance(place, str) and place else None
+
     def routes(self) -> list[web.RouteDef]:
         """Events (and, through :attr:`forms`, interactivity and slash commands) on ``slack.events_path``."""
         if self.settings.mode is not SlackMode.EVENTS:

@@ -740,6 +740,17 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
             return DeskVerdict(401, "wrong secret token")
         return DeskVerdict()
 
+    def webhook_senders(self, body: bytes) -> frozenset[str] | None:
+        """The chat of a stored update (its message's, or the message its button press is on); None when it has
+        none."""
+        try:
+            update = json.loads(body)
+            chats = {str(part["chat"]["id"]) if "chat" in part else str(part["message"]["chat"]["id"])
+                     for part in update.values() if isinstance(part, dict) and ("chat" in part or "message" in part)}
+        except (ValueError, AttributeError, TypeError, KeyError):
+            return None
+        return frozenset(f"telegram:{chat}" for chat in chats) or None
+
     async def _webhook(self, request: web.Request) -> web.Response:
         return await self._take(request)
 

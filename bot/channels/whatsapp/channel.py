@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hmac
+import json
 import logging
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -307,6 +308,19 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         if problem is None:
             return DeskVerdict()
         return DeskVerdict(401 if problem is SignatureProblem.MISSING else 403, f"signature {problem.value}")
+
+    def webhook_senders(self, body: bytes) -> frozenset[str] | None:
+        """The numbers a stored notification's messages are from and its statuses are for; None when it has
+        none or is not a notification."""
+        try:
+            payload = json.loads(body)
+            values = [change.get("value") or {} for entry in payload.get("entry") or []
+                      for change in entry.get("changes") or []]
+            who = {str(m["from"]) for v in values for m in v.get("messages") or [] if m.get("from")}
+            who |= {str(st["recipient_id"]) for v in values for st in v.get("statuses") or [] if st.get("recipient_id")}
+        except (ValueError, AttributeError, TypeError, KeyError):
+            return None
+        return frozenset(f"wa:{number}" for number in who) or None
 
     async def _webhook(self, request: web.Request) -> web.Response:
         with self.hub.receiving():  # acknowledging a notification comes before starting answers

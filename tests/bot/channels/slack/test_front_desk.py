@@ -166,13 +166,13 @@ async def test_sigkill_mid_burst_on_the_front_desk_then_slack_s_retries_lose_not
             async with SlackEventPoster(desk_url(sabha)) as poster:
 
                 async def one(i: int, body: dict[str, Any]) -> None:
-                    await asyncio.sleep(i * 0.06)  # a burst over 6 s, several in flight at once
+                    await asyncio.sleep(i * 0.1)  # a burst over 10 s, several in flight at once
                     status, _ = await poster.post(body)
                     (acked if status == 200 else unacked).append(body)
 
                 burst = asyncio.gather(*(one(i, b) for i, b in enumerate(bodies)))
                 await eventually(lambda: len(acked) + len(unacked) >= BURST // 2, "half the burst posted", timeout=120)
-                await eventually(lambda: sent_marks(db) >= 3, "some answers recorded as sent", timeout=120)
+                await eventually(lambda: sent_marks(db) >= 1, "an answer recorded as sent", timeout=120)
                 await sabha.signal(signal.SIGKILL)
                 await burst
             assert unacked, "the kill came after the whole burst was acknowledged; not mid-burst"
