@@ -23,10 +23,13 @@ machine does not decide the figure.
 * the time until all 1,000 are answered (the fake Graph API received every reply)
   against the ideal for that model latency: ``max(messages per user, 1000 / turn cap) x latency``.
 
+With ``--front-desk`` the same checkout is measured a second time in the same rounds with its front desk on
+(``server.front_desk_port: 0``: the webhooks go to that port, received on a thread of their own; label ``desk``).
+
 Usage: ``.venv/bin/python benchmarks/webhook.py [--channel whatsapp|slack|telegram] [--count 1000] [--clients 50]
-[--users 100] [--latency 0.2] [--baseline /work/main] [--quick]``. ``--quick`` is the smallest run (50 webhooks,
-5 clients, 5 users, one round: a test runs it so the script cannot rot). It prints figures; it does not assert
-on time.
+[--users 100] [--latency 0.2] [--baseline /work/main] [--front-desk] [--quick]``. ``--quick`` is the smallest
+run (50 webhooks, 5 clients, 5 users, one round: a test runs it so the script cannot rot). It prints figures; it
+does not assert on time.
 """
 
 from __future__ import annotations
