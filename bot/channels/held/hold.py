@@ -118,11 +118,13 @@ class WebhookHold:
     @web.middleware
     async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         """Hold a webhook that arrives before :meth:`release` has handed over what was held."""
-        if self.open or request.method != "POST" or request.path not in self.paths:
+        if request.method != "POST" or request.path not in self.paths:
             return await handler(request)
         if hmac.compare_digest(request.headers.get(REPLAY_HEADER, "").encode(), self.token.encode()):
             request[HELD_REQUEST] = True  # its signature's age counts from when it arrived
             return await handler(request)  # a held request, handed to its channel
+        if self.open:
+            return await handler(request)
         self._storing += 1
         try:
             return await self._keep(request)
