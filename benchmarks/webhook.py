@@ -23,10 +23,13 @@ machine does not decide the figure.
 * the time until all 1,000 are answered (the fake Graph API received every reply)
   against the ideal for that model latency: ``max(messages per user, 1000 / turn cap) x latency``.
 
+With ``--front-desk`` the same checkout is measured a second time in the same rounds with its front desk on
+(``server.front_desk_port: 0``: the webhooks go to that port, received on a thread of their own; label ``desk``).
+
 Usage: ``.venv/bin/python benchmarks/webhook.py [--channel whatsapp|slack|telegram] [--count 1000] [--clients 50]
-[--users 100] [--latency 0.2] [--baseline /work/main] [--quick]``. ``--quick`` is the smallest run (50 webhooks,
-5 clients, 5 users, one round: a test runs it so the script cannot rot). It prints figures; it does not assert
-on time.
+[--users 100] [--latency 0.2] [--baseline /work/main] [--front-desk] [--quick]``. ``--quick`` is the smallest
+run (50 webhooks, 5 clients, 5 users, one round: a test runs it so the script cannot rot). It prints figures; it
+does not assert on time.
 """
 
 from __future__ import annotations
@@ -86,19 +89,23 @@ asyncio.run(main())
 """
 
 _PORT = re.compile(r"(?:http on [^\s:]+:|^port )(\d+)")
+_DESK = re.compile(r"front desk: webhooks .* received on http://[^\s]+:(\d+) ")  # server.front_desk_port
 
 
 async def spawn(args: list[str], env: dict[str, str], cwd: Path,
                 errors: list[str] | None = None) -> tuple[asyncio.subprocess.Process, int]:
     """Start a process and read its port from stderr (then keep draining stderr, keeping
-    the lines logged at ERROR or above in ``errors``)."""
+    the lines logged at ERROR or above in ``errors``). The port its webhooks go to: the front desk's when it
+    logged one (``server.front_desk_port``), else the server's."""
     proc = await asyncio.create_subprocess_exec(*args, stdout=asyncio.subprocess.DEVNULL,
                                                 stderr=asyncio.subprocess.PIPE, env=env, cwd=str(cwd))
     assert proc.stderr is not None
+    desk = None
     while True:
         line = (await asyncio.wait_for(proc.stderr.readline(), 30)).decode(errors="replace")
         if not line:
             raise RuntimeError(f"{args[0]} exited before listening")
+        desk = desk or _DESK.search(line)
         found = _PORT.search(line)
         if found:
             break
@@ -110,7 +117,7 @@ async def spawn(args: list[str], env: dict[str, str], cwd: Path,
                 errors.append(line.decode(errors="replace").rstrip())
 
     asyncio.get_running_loop().create_task(drain())
-    return proc, int(found.group(1))
+    return proc, int((desk or found).group(1))
 
 
 WARM_UP_NUMBER = "1555" + "9" * 7
@@ -191,13 +198,14 @@ def user_id(target: Target, n: int) -> str:
 
 
 def write_config(root: Path, target: Target, fake: Any, model: EchoModel, users: int, cap: int,
-                 repo: Path = REPO) -> dict[str, str]:
+                 repo: Path = REPO, desk: bool = False) -> dict[str, str]:
     """A fresh workspace and ``sabha.yaml`` under ``root`` (the one channel, the fake model, the ``users`` and the
     warm-up user allowed); the environment to run both servers in (Sabha's code from ``repo``)."""
     copy_default_workspace(root / "workspace")
     allowed = [user_id(target, n) for n in range(users)] + [warm_up_user(target)]
     (root / "sabha.yaml").write_text("\n".join([
-        "workspace: ./workspace", "data_dir: ./sessions", "server: {host: 127.0.0.1, port: 0}",
+        "workspace: ./workspace", "data_dir: ./sessions",
+        f"server: {{host: 127.0.0.1, port: 0{', front_desk_port: 0' if desk else ''}}}",
         f"inbox: {{max_concurrent_turns: {cap}}}",
         "llm:", "  model: openai:echo", "  retry: {retries: 0}", "  providers:", "    openai:",
         "      api_key: ${OPENAI_API_KEY}", f"      base_url: {model.base_url}", "      stream: false",
@@ -267,6 +275,7 @@ class Daemon:
 
     label: str
     repo: Path
+    desk: bool = False  # webhooks to its front desk (server.front_desk_port)
     fake: Any = None
     proc: asyncio.subprocess.Process | None = None
     port: int = 0
@@ -278,7 +287,7 @@ class Daemon:
         self.fake = await stack.enter_async_context(target.fake())
         model = await stack.enter_async_context(EchoModel(latency=latency))
         root = Path(tempfile.mkdtemp(prefix=f"sabha-webhook-bench-{self.label}-"))
-        env = write_config(root, target, self.fake, model, users, cap, self.repo)
+        env = write_config(root, target, self.fake, model, users, cap, self.repo, self.desk)
         self.proc, self.port = await spawn([sys.executable, "-m", "bot.cli", "run", "--config",
                                             str(root / "sabha.yaml")], env, root, self.logged)
         warm = [target.body(self.fake, warm_up_user(target), "warm up")]
@@ -314,20 +323,20 @@ class Daemon:
             await self.proc.wait()
 
 
-async def ack_cpu(target: Target, repos: list[tuple[str, Path]], count: int, clients: int, users: int,
+async def ack_cpu(target: Target, repos: list[tuple[str, Path, bool]], count: int, clients: int, users: int,
                   rounds: int) -> dict[str, float]:
     """CPU seconds per acknowledgement of each of ``repos`` and of the bare handler (medians over ``rounds``
     bursts taken in turn), on daemons whose turns cannot run meanwhile (see the module docstring)."""
-    cpu: dict[str, list[float]] = {label: [] for label, _ in [("bare", REPO), *repos]}
+    cpu: dict[str, list[float]] = {label: [] for label, *_ in [("bare", REPO, False), *repos]}
     async with AsyncExitStack() as stack:
         model = await stack.enter_async_context(EchoModel(latency=0.0))
         model.hold()  # the one turn that starts waits here: the bursts measure acknowledgements only
         procs: dict[str, tuple[asyncio.subprocess.Process, str, Any]] = {}
         try:
-            for label, repo in repos:
+            for label, repo, desk in repos:
                 fake = await stack.enter_async_context(target.fake())
                 root = Path(tempfile.mkdtemp(prefix=f"sabha-webhook-cpu-{label}-"))
-                env = write_config(root, target, fake, model, users, 1, repo)
+                env = write_config(root, target, fake, model, users, 1, repo, desk)
                 proc, port = await spawn([sys.executable, "-m", "bot.cli", "run", "--config",
                                           str(root / "sabha.yaml")], env, root)
                 procs[label] = (proc, f"http://127.0.0.1:{port}{target.path}", fake)
@@ -353,10 +362,11 @@ async def ack_cpu(target: Target, repos: list[tuple[str, Path]], count: int, cli
 
 
 async def main(count: int, clients: int, users: int, latency: float, cap: int, rounds: int,
-               channel: str = "whatsapp", baseline: Path | None = None) -> None:
+               channel: str = "whatsapp", baseline: Path | None = None, desk: bool = False) -> None:
     target = TARGETS[channel]
-    daemons = [Daemon("sabha", REPO)] + ([Daemon("baseline", baseline)] if baseline else [])
-    cpu = await ack_cpu(target, [(d.label, d.repo) for d in daemons], count, clients, users, rounds)
+    daemons = ([Daemon("sabha", REPO)] + ([Daemon("desk", REPO, desk=True)] if desk else [])
+               + ([Daemon("baseline", baseline)] if baseline else []))
+    cpu = await ack_cpu(target, [(d.label, d.repo, d.desk) for d in daemons], count, clients, users, rounds)
     bare_lat: list[list[float]] = []
     async with AsyncExitStack() as stack:
         fake = await stack.enter_async_context(target.fake())
@@ -397,6 +407,8 @@ def report(channel: str, daemons: list[Daemon], bare_rounds: list[list[float]], 
         print(f"CPU per ack, this checkout / baseline (same rounds): {cpu['sabha'] / cpu['baseline']:.2f}x; "
               f"over the bare handler's: this {cpu['sabha'] / cpu['bare']:.2f}x, baseline "
               f"{cpu['baseline'] / cpu['bare']:.2f}x")
+    if "desk" in cpu:
+        print(f"CPU per ack with the front desk / without (same rounds): {cpu['desk'] / cpu['sabha']:.2f}x")
     print("round  who       bare p50    p99   sabha p50     p99   ratio p50   p99   all acked   all answered (ideal "
           f"{ideal:.2f} s)")
     for daemon in daemons:
@@ -429,6 +441,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--cap", type=int, default=32, help="inbox.max_concurrent_turns")
     p.add_argument("--rounds", type=int, default=3, help="bare and Sabha measured in turn this many times")
     p.add_argument("--baseline", type=Path, help="another checkout whose sabha run is measured in the same rounds")
+    p.add_argument("--front-desk", action="store_true", help="also measure this checkout with its front desk "
+                   "(server.front_desk_port: webhooks received on a thread of their own), in the same rounds")
     p.add_argument("--quick", action="store_true", help="the smallest run: 50 webhooks, 5 clients, 5 users, 1 round")
     args = p.parse_args(argv)
     if args.baseline is not None:
@@ -440,5 +454,5 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 if __name__ == "__main__":
     a = parse()
-    asyncio.run(main(a.count, a.clients, a.users, a.latency, a.cap, a.rounds, a.channel, a.baseline))
+    asyncio.run(main(a.count, a.clients, a.users, a.latency, a.cap, a.rounds, a.channel, a.baseline, a.front_desk))
 

@@ -70,6 +70,7 @@ from bot.replicas.service import ReplicaService
 from bot.scheduled import ScheduledWorkService
 
 if TYPE_CHECKING:
+    from bot.channels.held.desk import FrontDesk
     from bot.mcp_server.endpoint import McpEndpoint
     from bot.web.app import WebContext
 
@@ -138,6 +139,7 @@ class Daemon:
         self.runtime_file: Path | None = None
         self._started_at = datetime.now(UTC).isoformat(timespec="seconds")
         self._runner: web.AppRunner | None = None
+        self.front_desk: FrontDesk | None = None  # server.front_desk_port (bot.channels.held.desk)
         self.web: WebContext | None = None  # the owner's pages, when web.enabled
         self._last_status: str | None = None
         self.scheduled: ScheduledWorkService | None = None  # reminders, reviews ... (board.schedule)
@@ -199,6 +201,8 @@ class Daemon:
             "turns": {"running": self.hub.scheduler.running, "waiting": self.hub.scheduler.waiting,
                       "cap": self.hub.scheduler.cap},
         }
+        if self.front_desk is not None:  # server.front_desk_port
+            body["front_desk"] = self.front_desk.describe()
         return web.json_response(body)
 
     async def readiness(self) -> Readiness:
@@ -335,6 +339,7 @@ class Daemon:
                 signals.install(loop)
                 reload_signal.install(loop)
             await self._start_server()
+            await self._start_front_desk()
             self._write_runtime()
             watcher = asyncio.create_task(board.watch(stop_watch), name="workspace watcher")  # souls, knowledge
             for channel in self.channels:
@@ -442,8 +447,10 @@ class Daemon:
         server = self.loaded.config.server
         assert self.board is not None
         # webhooks that arrive before the channels are up: stored, 200, handed over after (bot.channels.held)
+        senders = {webhook.webhook_path: webhook.webhook_senders for channel in self.channels or []
+                   if (webhook := ChannelCapabilities.of(channel).webhook) is not None}
         self.hold = WebhookHold(self.board.parts.db, paths=webhook_paths(self.channels or []),
-                                known_secrets=config_secrets(self.loaded.config))
+                                known_secrets=config_secrets(self.loaded.config), senders=senders)
         app = web.Application(middlewares=[self.hold.middleware])
         app[BODY_GATE] = BodyGate(server.body_timeout_s, server.max_pending_bodies)
         app.router.add_get("/healthz", self._healthz)
@@ -478,6 +485,33 @@ class Daemon:
         if mcp is not None:
             log.info("MCP endpoint at %s%s (streamable HTTP; every request needs 'Authorization: Bearer <token>', "
                      "the token of server.mcp.token)", local_base(server.host, int(self.port)), mcp.path)
+
+    async def _start_front_desk(self) -> None:
+        """The channels' webhooks on their own thread and port (``server.front_desk_port``;
+        :mod:`bot.channels.held.desk`): stored, 200, then handed over through the hold."""
+        server = self.loaded.config.server
+        if server.front_desk_port is None or self.hold is None:
+            return
+        from bot.app import open_state_db
+        from bot.channels.held.desk import DeskLimits, FrontDesk
+
+        checks = {}
+        for channel in self.channels or []:
+            webhook = ChannelCapabilities.of(channel).webhook
+            if webhook is not None and webhook.webhook_path in self.hold.paths:
+                checks[webhook.webhook_path] = webhook.front_desk
+        if not checks:
+            log.warning("server.front_desk_port is set, but no channel receives webhooks (Slack events, WhatsApp, "
+                        "Telegram in webhook mode): no front desk")
+            return
+        main_base = local_base(server.host, int(self.port or 0))
+        loaded = self.loaded
+        self.front_desk = FrontDesk(url=loaded.state_url(), opener=lambda: open_state_db(loaded), host=server.host,
+                                    port=server.front_desk_port,
+                                    checks=checks, hold=self.hold, main_base=main_base,
+                                    limits=DeskLimits(server.body_timeout_s, server.max_pending_bodies,
+                                                      server.idle_timeout_s))
+        await self.front_desk.start()
 
     async def _mount_web(self, app: web.Application) -> WebContext | None:
         """The owner's pages at /ui/ (config ``web``; :mod:`bot.web`)."""
@@ -523,6 +557,9 @@ class Daemon:
 
     async def _shutdown(self, started: list[Channel], watcher: asyncio.Task[None] | None,
                         stop_watch: asyncio.Event) -> None:
+        if self.front_desk is not None:  # nothing is acknowledged from here on that is not handed over
+            await self.front_desk.stop()
+            self.front_desk = None
         for channel in started:
             with contextlib.suppress(Exception):
                 await channel.stop_intake()

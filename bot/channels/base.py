@@ -13,7 +13,8 @@ cannot be built); :meth:`ChannelCapabilities.of` resolves them, read as typed fi
 - :class:`FollowsLeader`: ``follow(leadership)``: replicas, receive only while this one leads
   (:mod:`bot.replicas.leader`; Telegram polling);
 - :class:`ServesWebhook`: ``webhook_path``: its ``POST`` route is a webhook, held while the daemon
-  starts (:mod:`bot.channels.held`).
+  starts (:mod:`bot.channels.held`); ``front_desk(headers, body)``: what the front desk does with one
+  (:mod:`bot.channels.held.desk`).
 
 The record the registry lists is in :mod:`bot.channels.plugin`.
 """
@@ -31,8 +32,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 from bot.intake.courier import Courier
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from aiohttp import web
 
+    from bot.channels.webhook import DeskVerdict
     from bot.replicas.leader import Leadership
 
 __all__ = [
@@ -110,6 +114,19 @@ class ServesWebhook(Protocol):
     @abstractmethod
     def webhook_path(self) -> str:
         """The path of the webhook route (the channel's ``settings.webhook_path``)."""
+
+    @abstractmethod
+    def front_desk(self, headers: Mapping[str, str], body: bytes) -> DeskVerdict:
+        """What the front desk (:mod:`bot.channels.held.desk`) does with a ``POST`` to :attr:`webhook_path`:
+        store it (signed or carrying the secret, a kind the channel takes as a message or a notification), relay it
+        to the main port (its answer is written by the channel) or refuse it. Runs on the front desk's thread: a
+        pure check, nothing the main loop changes."""
+
+    @abstractmethod
+    def webhook_senders(self, body: bytes) -> frozenset[str] | None:
+        """Who a stored request to :attr:`webhook_path` is from (keys of their conversations, any spelling unique to
+        the channel); None when it cannot say. Requests of different senders are handed over together
+        (:func:`bot.channels.held.hold.waves`), a sender's one after the other, in the order they came."""
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,9 @@ the oldest). A body that has arrived in full before the handler asks for it (a w
 kilobytes comes with its headers) is taken from aiohttp's buffer at once: nothing is left to wait
 for, so neither the timeout nor the cap applies, and the acknowledgement skips their cost (a timer
 and an async read loop per request: about a third of the channel's own CPU per acknowledgement).
-Without a gate on the application (a channel served alone in a unit test) a body is read with the
-size limit only. What arrives while the channels start is held by
+What a channel's check on the front desk decides (:class:`DeskVerdict`, :mod:`bot.channels.held.desk`) is
+here too, beside the body it looks at. Without a gate on the application (a channel served alone in a unit
+test) a body is read with the size limit only. What arrives while the channels start is held by
 :mod:`bot.channels.held` (stored, 200, handed over once they are up).
 """
 
@@ -26,9 +27,25 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-__all__ = ["BODY_GATE", "BodyGate", "BodyTooLarge", "read_body"]
+__all__ = ["BODY_GATE", "HELD_REQUEST", "BodyGate", "BodyTooLarge", "DeskVerdict", "read_body", "stored_earlier"]
 
 log = logging.getLogger("sabha.webhook")
+
+
+@dataclass(frozen=True)
+class DeskVerdict:
+    """What the front desk does with a request its channel looked at: ``status`` 200 and ``relay`` False: store it,
+    then 200; ``relay``: post it to the main port and pass the answer back; else refuse it with ``status`` and
+    ``text`` (never stored)."""
+
+    status: int = 200
+    text: str = ""
+    relay: bool = False
+
+    @property
+    def stored(self) -> bool:
+        """Store it, then answer 200."""
+        return self.status == 200 and not self.relay
 
 
 class BodyTooLarge(Exception):
@@ -97,6 +114,16 @@ class BodyGate:
                         "so far; server.body_timeout_s %g, server.max_pending_bodies %d)", request.remote,
                         request.path, self.timed_out, self.evicted, self.timeout_s, self.max_pending)
         return refusal
+
+
+#: Set on a request the hold hands over (:mod:`bot.channels.held`): it was stored when it arrived, maybe long ago.
+HELD_REQUEST = "sabha_held_request"
+
+
+def stored_earlier(request: web.Request) -> bool:
+    """Whether ``request`` is one the daemon stored when it arrived and hands to its channel now (held at start or
+    taken by the front desk): a timestamp window on its signature (Slack's five minutes) is judged at arrival."""
+    return bool(request.get(HELD_REQUEST))
 
 
 #: Where the daemon puts its :class:`BodyGate` on the application.

@@ -303,6 +303,11 @@ class ServerSection(StrictModel):
     idle_timeout_s: float = Field(75, gt=0, le=3600, description=(
         "a connection that sends no complete request for this long is closed: idle keep-alive connections, "
         "and clients sending their headers too slowly"))
+    front_desk_port: int | None = Field(None, ge=0, le=65535, description=(
+        "a second port (on server.host) where the channels' webhooks (Slack events, WhatsApp, Telegram in webhook "
+        "mode) are received on a thread of their own: stored, answered 200, then handed to the board, so their "
+        "acknowledgement does not wait for the board's answers; point the services' webhook URLs at it. "
+        "null: off (webhooks on server.port); 0 picks a free port"))
     mcp: McpEndpointSection = section()
 
 

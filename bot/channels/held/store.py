@@ -52,3 +52,9 @@ class HeldStore:
     async def remove(self, request_id: int) -> None:
         """Its channel has taken it."""
         await self.db.execute("DELETE FROM held_webhooks WHERE id = ?", (request_id,))
+
+    async def remove_all(self, request_ids: list[int]) -> None:
+        """Their channels have taken them (one statement)."""
+        if request_ids:
+            marks = ", ".join("?" for _ in request_ids)
+            await self.db.execute(f"DELETE FROM held_webhooks WHERE id IN ({marks})", tuple(request_ids))

@@ -36,7 +36,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from aiohttp import web
@@ -72,7 +72,7 @@ from bot.channels.slack.outbound import SlackIdentity, SlackWeb
 from bot.channels.slack.places import Placement, SlackPlace, SlackPlaceKind, split_chat
 from bot.channels.slack.store import SlackBoardEchoes, SlackDraftKey, SlackDraftStore, SlackThreadRoles
 from bot.channels.slack.stream import INTERRUPTED, SlackDrafts
-from bot.channels.webhook import BodyTooLarge, read_body
+from bot.channels.webhook import BodyTooLarge, DeskVerdict, read_body, stored_earlier
 from bot.intake.courier import (
     Admission,
     ChannelTexts,
@@ -316,6 +316,30 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
         """``slack.events_path``."""
         return self.settings.events_path
 
+    def front_desk(self, headers: Mapping[str, str], body: bytes) -> DeskVerdict:
+        """On the front desk (:mod:`bot.channels.held.desk`): a signed ``event_callback`` is stored, then
+        acknowledged; a form post (interactivity, a slash command) or Slack's URL check is relayed (the channel writes
+        its answer); a bad signature or a body that is not an Events API request is refused as :meth:`_take` does."""
+        problem = signature_problem(self.verifier, body, headers)
+        if problem is not None:
+            return DeskVerdict(401, f"signature {problem.value}")
+        if headers.get("Content-Type", "").startswith("application/x-www-form-urlencoded"):
+            return DeskVerdict(relay=True)
+        try:
+            parsed = parse_request(body)
+        except ValueError:
+            return DeskVerdict(400, "not an Events API request")
+        return DeskVerdict() if parsed.kind is SlackRequestKind.EVENT else DeskVerdict(relay=True)
+
+    def webhook_senders(self, body: bytes) -> frozenset[str] | None:
+        """The Slack conversation (channel id) of a stored ``event_callback``; None for anything else."""
+        try:
+            parsed = parse_request(body)
+        except ValueError:
+            return None
+        place = (parsed.event or {}).get("channel") if parsed.kind is SlackRequestKind.EVENT else None
+        return frozenset({f"slack:{place}"}) if isinstance(place, str) and place else None
+
     def routes(self) -> list[web.RouteDef]:
         """Events (and, through :attr:`forms`, interactivity and slash commands) on ``slack.events_path``."""
         if self.settings.mode is not SlackMode.EVENTS:
@@ -332,7 +356,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
         except BodyTooLarge as exc:
             log.warning("slack events: %s", exc)
             return web.Response(status=413, text="body too large")
-        problem = signature_problem(self.verifier, body, request.headers)
+        problem = signature_problem(self.verifier, body, request.headers, stored=stored_earlier(request))
         if problem is not None:
             self.counts["stale" if problem.value == "stale" else "bad_signature"] += 1
             log.warning("slack events: refused a request from %s: %s signature (check slack.signing_secret; a stale "

@@ -54,9 +54,21 @@ class SlackSignatureProblem(StrEnum):
     WRONG = "wrong"  # does not match the signing secret
 
 
+class _SignedAt(Clock):
+    """A clock stopped at a request's own timestamp: a request stored when it arrived is not stale later."""
+
+    def __init__(self, stamp: int) -> None:
+        self.stamp = stamp
+
+    def now(self) -> float:
+        return float(self.stamp)
+
+
 def signature_problem(verifier: SignatureVerifier, body: bytes, headers: Mapping[str, str],
-                      clock: Clock | None = None) -> SlackSignatureProblem | None:
-    """None when ``body`` is signed by Slack with this app's secret within the timestamp window."""
+                      clock: Clock | None = None, *, stored: bool = False) -> SlackSignatureProblem | None:
+    """None when ``body`` is signed by Slack with this app's secret within the timestamp window. ``stored``: the
+    request was stored when it arrived and is handed over now (:func:`bot.channels.webhook.stored_earlier`): its
+    signature still counts, its age does not (it was judged at arrival)."""
     timestamp = headers.get("X-Slack-Request-Timestamp")
     signature = headers.get("X-Slack-Signature")
     if not timestamp or not signature:
@@ -65,6 +77,9 @@ def signature_problem(verifier: SignatureVerifier, body: bytes, headers: Mapping
         stamp = int(timestamp)
     except ValueError:
         return SlackSignatureProblem.WRONG
+    if stored:
+        clock = _SignedAt(stamp)
+        verifier = SignatureVerifier(verifier.signing_secret, clock)
     if abs((clock or verifier.clock).now() - stamp) > 60 * 5:
         return SlackSignatureProblem.STALE
     valid = verifier.is_valid(body=body, timestamp=timestamp, signature=signature)

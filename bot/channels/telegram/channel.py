@@ -85,7 +85,7 @@ from bot.channels.telegram.ratelimit import FloodControl, RateSettings
 from bot.channels.telegram.role_bots import RoleBots
 from bot.channels.telegram.stream import INTERRUPTED, DraftKey, Drafts, DraftStore
 from bot.channels.telegram.topics import Topics, TopicStore
-from bot.channels.webhook import BodyTooLarge, read_body
+from bot.channels.webhook import BodyTooLarge, DeskVerdict, read_body
 from bot.intake.config import InboxSection
 from bot.intake.courier import (
     Admission,
@@ -730,6 +730,26 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         if self.settings.mode != "webhook":
             return []
         return [web.post(self.settings.webhook_path, self._webhook)]
+
+    def front_desk(self, headers: Mapping[str, str], body: bytes) -> DeskVerdict:
+        """On the front desk (:mod:`bot.channels.held.desk`): an update carrying ``telegram.webhook_secret`` is
+        stored, then acknowledged; one without it is refused (401) as :meth:`_take` does."""
+        expected = self.settings.webhook_secret.get_secret_value() if self.settings.webhook_secret else ""
+        given = headers.get("X-Telegram-Bot-Api-Secret-Token", "")
+        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+            return DeskVerdict(401, "wrong secret token")
+        return DeskVerdict()
+
+    def webhook_senders(self, body: bytes) -> frozenset[str] | None:
+        """The chat of a stored update (its message's, or the message its button press is on); None when it has
+        none."""
+        try:
+            update = json.loads(body)
+            chats = {str(part["chat"]["id"]) if "chat" in part else str(part["message"]["chat"]["id"])
+                     for part in update.values() if isinstance(part, dict) and ("chat" in part or "message" in part)}
+        except (ValueError, AttributeError, TypeError, KeyError):
+            return None
+        return frozenset(f"telegram:{chat}" for chat in chats) or None
 
     async def _webhook(self, request: web.Request) -> web.Response:
         return await self._take(request)

@@ -32,9 +32,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hmac
+import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
@@ -52,7 +53,7 @@ from bot.channels.meeting_posts import MeetingPosts
 from bot.channels.meeting_relay import MeetingRelay
 from bot.channels.parts import ChannelParts
 from bot.channels.seen_once import SeenOnce
-from bot.channels.webhook import BodyTooLarge, read_body
+from bot.channels.webhook import BodyTooLarge, DeskVerdict, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.format import headed, split_text, to_whatsapp, with_buttons
@@ -299,6 +300,27 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         log.warning("whatsapp: refused a webhook verification from %s (mode %r, wrong or missing verify token)",
                     request.remote, q.get("hub.mode"))
         return web.Response(status=403, text="verification failed")
+
+    def front_desk(self, headers: Mapping[str, str], body: bytes) -> DeskVerdict:
+        """On the front desk (:mod:`bot.channels.held.desk`): a notification signed with ``whatsapp.app_secret`` is
+        stored, then acknowledged; a missing or wrong signature is refused (401 / 403) as :meth:`_take` does."""
+        problem = signature_problem(body, headers.get("X-Hub-Signature-256"), self._secret)
+        if problem is None:
+            return DeskVerdict()
+        return DeskVerdict(401 if problem is SignatureProblem.MISSING else 403, f"signature {problem.value}")
+
+    def webhook_senders(self, body: bytes) -> frozenset[str] | None:
+        """The numbers a stored notification's messages are from and its statuses are for; None when it has
+        none or is not a notification."""
+        try:
+            payload = json.loads(body)
+            values = [change.get("value") or {} for entry in payload.get("entry") or []
+                      for change in entry.get("changes") or []]
+            who = {str(m["from"]) for v in values for m in v.get("messages") or [] if m.get("from")}
+            who |= {str(st["recipient_id"]) for v in values for st in v.get("statuses") or [] if st.get("recipient_id")}
+        except (ValueError, AttributeError, TypeError, KeyError):
+            return None
+        return frozenset(f"wa:{number}" for number in who) or None
 
     async def _webhook(self, request: web.Request) -> web.Response:
         with self.hub.receiving():  # acknowledging a notification comes before starting answers
