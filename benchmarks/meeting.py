@@ -22,9 +22,10 @@ without it, as the fake model's is.
 
 Beside the wall, the process's CPU per meeting is printed (user + system of this process while the meeting ran,
 the fake model's own work taken out): it holds on a busy machine, where the wall does not. ``--timeline``
-prints one meeting's model calls against its phases: the time before each phase's first call (what runs
-between phases, on the critical path), the spread of the phase's call starts (the members' prompts built one
-after another) and how late its last call ended (the event loop busy), and the tail after the last call.
+prints one meeting's model calls against its phases (a plain one's and a forum one's): the time before each
+phase's first call (what runs between phases, on the critical path), the spread of the phase's call starts (the
+members' prompts built one after another) and how late its last call ended (the event loop busy), and the tail
+after the last call.
 
 Run: python benchmarks/meeting.py [--latency 0.1] [--runs 5] [--timeline] [--quick]
 """
@@ -161,6 +162,7 @@ class AtTheTable:
     stop: str
     messages: int  # sendMessage calls the fake received while the meeting ran
     quoted: int  # round-2 member requests that quote the contribution
+    timeline: list[str]
 
 
 async def one_meeting_at_the_table(root: Path, latency: float) -> AtTheTable:
@@ -214,14 +216,16 @@ async def one_meeting_at_the_table(root: Path, latency: float) -> AtTheTable:
         messages = len(fake.calls_to("sendMessage")) - before
     quoted = sum(1 for asked in model.asked if "Round 2 of" in asked and "redo it with 20% churn" in asked)
     return AtTheTable(wall, wall - api, used, api, model.calls, longest_chain(model.spans),
-                      row.stop_reason if row else "?", messages, quoted)
+                      row.stop_reason if row else "?", messages, quoted,
+                      timeline(model.spans, start, start + wall + model.own, latency))
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--timeline", action="store_true", help="print the last plain meeting's calls by phase")
+    parser.add_argument("--timeline", action="store_true",
+                        help="print the last plain and forum meetings' calls by phase")
     parser.add_argument("--quick", action="store_true", help="the smallest run (1 of each): for a test")
     args = parser.parse_args()
     if args.quick:
@@ -284,6 +288,9 @@ def _table(args: argparse.Namespace, table: list[AtTheTable], wall_p: float) -> 
     print(f"  CPU of the process per meeting (median; of it the fake Bot API's handlers {api:.1f} ms): {cpu:.1f} ms")
     print(f"  against the plain meeting (baseline, this run): {wall_t / wall_p:.3f}x   "
           f"({wall_t * 1000:.1f} ms vs {wall_p * 1000:.1f} ms)")
+    if args.timeline:
+        print("  one meeting's calls by phase (the last run):")
+        print("\n".join(table[-1].timeline))
 
 
 if __name__ == "__main__":

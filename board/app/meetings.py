@@ -7,6 +7,7 @@ items' due dates are read and their reminders set.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -45,9 +46,8 @@ class DecisionTrail:
             return
         router = self.router()
         chair = event.role or GENERAL
-        for role in dict.fromkeys([chair, *event.data.get("participants", [])]):
-            if role not in router.roles:
-                continue  # a member of another roster has no session on this board
+
+        async def write(role: str) -> None:
             key = router.key_for(origin, role)
             try:
                 async with self.locks.lock_for(key):
@@ -56,6 +56,10 @@ class DecisionTrail:
                     await transcript.sync()
             except Exception:  # the decision is recorded in the db either way
                 log.exception("meeting %s: writing its record to %s failed", event.meeting_id, key)
+
+        # a member of another roster has no session on this board; each session is its own (written side by side)
+        await asyncio.gather(*(write(role) for role in dict.fromkeys([chair, *event.data.get("participants", [])])
+                               if role in router.roles))
 
     async def follow(self, event: MeetingEvent) -> None:
         """A decision was recorded: its action items' due dates are read and their reminders set."""

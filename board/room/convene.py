@@ -124,6 +124,13 @@ class BoardRoom:
         if event is not None:
             event.set()
 
+    async def quiet(self, meeting_id: str, *, at_most: float) -> None:
+        """Until meeting ``meeting_id`` waits on its models (a display posts then, off the meeting's path:
+        :mod:`board.room.meeting.pace`), at most ``at_most`` s; at once when this process does not run it."""
+        run = self._runs.get(meeting_id)
+        if run is not None:
+            await run.s.pace.quiet(at_most)
+
     def nudged(self, meeting_id: str) -> asyncio.Event:
         """The event :meth:`nudge` sets for ``meeting_id`` (the meeting clears it when it has looked)."""
         return self._nudges.setdefault(meeting_id, asyncio.Event())

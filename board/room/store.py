@@ -139,18 +139,19 @@ class MeetingStore:
     async def statements(self, meeting_id: str, said: Sequence[StatementRow], *,
                          checkpoint: Checkpoint | None = None) -> bool:
         """Record several statements (members who finished at about the same time) and the checkpoint that
-        has them all in one transaction (a group commit: one round trip per statement, one transaction in all);
+        has them all in one transaction (a group commit: one INSERT for all of them, one transaction in all);
         False (nothing written) when the checkpoint's fence does not hold or the meeting ended meanwhile."""
         async with self.db.transaction() as tx:
             if checkpoint is not None and not await _checkpoint(tx, meeting_id, checkpoint.state, checkpoint.fence):
                 return False
             now = utc_now()
-            for one in said:
+            if said:  # one statement for all of them: one round trip to the db, not one per statement
                 await tx.execute(
                     "INSERT INTO meeting_statements(meeting_id, round, role, text, model, cost_usd, created_at, "
-                    "stance) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (meeting_id, one.round, one.role, one.text, one.model, one.cost_usd, now,
-                     json.dumps(one.stance, ensure_ascii=False) if one.stance is not None else None),
+                    "stance) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?)"] * len(said)),
+                    tuple(value for one in said for value in (
+                        meeting_id, one.round, one.role, one.text, one.model, one.cost_usd, now,
+                        json.dumps(one.stance, ensure_ascii=False) if one.stance is not None else None)),
                 )
             if checkpoint is not None and checkpoint.also is not None:
                 await checkpoint.also(tx)
@@ -159,13 +160,14 @@ class MeetingStore:
     async def add_actions(self, meeting_id: str, items: Sequence[ActionDraft]) -> None:
         """Record a decision's action items (task, owner[, due as written]) as open; the due date
         is read and its reminder set by :mod:`board.decisions.reminders` once the decision is out."""
+        if not items:
+            return
         now = utc_now()
-        for position, item in enumerate(items, start=1):
-            task, owner = item[0], item[1]
-            due_text = item[2] if len(item) > 2 else None
-            await self.db.execute(
-                "INSERT INTO action_items(meeting_id, position, task, owner, status, created_at, due_text) "
-                "VALUES (?, ?, ?, ?, 'open', ?, ?)", (meeting_id, position, task, owner, now, due_text or None))
+        rows = [(meeting_id, position, item[0], item[1], now, (item[2] if len(item) > 2 else None) or None)
+                for position, item in enumerate(items, start=1)]
+        await self.db.execute(  # one statement for all of them: one round trip, stored all or none
+            "INSERT INTO action_items(meeting_id, position, task, owner, status, created_at, due_text) VALUES "
+            + ", ".join(["(?, ?, ?, ?, 'open', ?, ?)"] * len(rows)), tuple(v for row in rows for v in row))
 
     async def actions(self, *, include_done: bool = False, place: tuple[str, str] | None = None,
                       limit: int = 50, meeting_id: str | None = None, action_id: int | None = None,

@@ -5,7 +5,8 @@ with), where it is recorded, its settings and the agenda given in advance (the r
 replicas the lease it runs under (:mod:`board.room.meeting.lease`).
 Nothing here changes while the meeting runs; what changes lives in
 :class:`~board.room.meeting.state.MeetingState`. :meth:`emit` hands a progress event to every
-subscriber, each isolated: a broken display never breaks a meeting; they are told in order by the meeting's
+subscriber, each isolated (a broken display never breaks a meeting) and on a lane of its own (a slow one holds no
+other back); events are told in order by the meeting's
 :class:`~board.room.meeting.herald.Herald`, so neither a display nor the write an event shows holds the meeting up.
 """
 
@@ -93,17 +94,16 @@ class MeetingContext:
             round=round_no or None, role=role,
             name=profile.name if profile else None, emoji=profile.emoji if profile else None, text=text, data=data,
         )
-        self.herald.post(event, self.tell, after)
+        self.herald.post(event, self.subscribers, self.tell, after)
 
     async def settled(self) -> None:
         """Until every event emitted so far has been told."""
         await self.herald.settle()
 
-    async def tell(self, event: MeetingEvent) -> None:
-        """Tell every subscriber ``event``, now; one that fails is logged and skipped."""
-        kind = event.kind
-        for subscriber in list(self.subscribers):
-            try:
-                await subscriber(event)
-            except Exception:  # a broken display must not break the meeting
-                log.exception("meeting %s: subscriber failed on %s", self.id, kind)
+    async def tell(self, subscriber: Subscriber, event: MeetingEvent) -> None:
+        """Tell ``subscriber`` ``event``, now; a failure is logged and skipped (a broken display must not break the
+        meeting)."""
+        try:
+            await subscriber(event)
+        except Exception:
+            log.exception("meeting %s: subscriber failed on %s", self.id, event.kind)

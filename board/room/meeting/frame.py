@@ -113,6 +113,7 @@ async def run(m: MeetingContext, s: MeetingState, limits: Limits) -> None:
     else:
         try:
             with in_phase("framing"):
+                s.pace.phase(1)
                 agenda = await _ask_chair(limits, agenda, questions, recall)
         except (DecisionProblem, TimeoutError) as exc:
             log.warning("meeting %s: chair framing unusable (%s); using default questions", m.id, exc)

@@ -1,12 +1,17 @@
 """A meeting's events, told to its subscribers in the order the meeting made them: :class:`Herald`.
 
 The meeting does not wait for its displays, nor for the write a shown event stands on: :meth:`Herald.post`
-queues an event and returns; one task per meeting tells the subscribers, event after event, in order. An event
-may wait for a write first (``after``): a statement is shown once it is stored
-(:func:`board.room.meeting.resume.queue_statement`), so a channel never posts what a restart would not find. An
-event whose write failed or was refused (the fence of a meeting another replica holds now) is not shown (logged);
-the meeting itself learns of it at its next phase boundary. :meth:`Herald.settle` waits until everything queued
-has been told (the meeting's end, before its result is returned).
+queues an event and returns; one task per meeting takes the events in order. An event may wait for a write first
+(``after``): a statement is shown once it is stored (:func:`board.room.meeting.resume.queue_statement`), so a
+channel never posts what a restart would not find. An event whose write failed or was refused (the fence of a
+meeting another replica holds now) is not shown (logged); the meeting itself learns of it at its next phase
+boundary.
+
+Each subscriber has a lane of its own: it hears the meeting's events one after another, in the meeting's order,
+but no subscriber waits for another. A slow one (the decision's record written to six sessions, a review
+scheduled at the end) holds up neither the channels' views (the decision is posted at once) nor the other
+bookkeeping (the end's is done beside the decision's, not after it). :meth:`Herald.settle` waits until everything
+queued has been told to everyone (the meeting's end, before its result is returned).
 """
 
 from __future__ import annotations
@@ -14,45 +19,82 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 
-from board.room.meeting.events import MeetingEvent
+from board.room.meeting.events import MeetingEvent, Subscriber
 
 __all__ = ["Herald"]
 
 log = logging.getLogger("sabha.meeting")
 
-#: what tells the subscribers one event (:meth:`board.room.meeting.context.MeetingContext.tell`)
-Tell = Callable[[MeetingEvent], Awaitable[None]]
+#: what tells one subscriber one event, a failure logged (:meth:`board.room.meeting.context.MeetingContext.tell`)
+Tell = Callable[[Subscriber, MeetingEvent], Awaitable[None]]
+
+
+@dataclass(eq=False)
+class _Lane:
+    """One subscriber's events still to tell, in order, and the task telling them."""
+
+    subscriber: Subscriber
+    events: deque[MeetingEvent] = field(default_factory=deque)
+    task: asyncio.Task[None] | None = None
 
 
 class Herald:
-    """One meeting's queue of events to tell, and the task telling them."""
+    """One meeting's queue of events to tell, the task taking them in order, and a lane per subscriber."""
 
     def __init__(self) -> None:
-        self._queue: deque[tuple[MeetingEvent, asyncio.Future[object] | None, Tell]] = deque()
+        self._queue: deque[tuple[MeetingEvent, asyncio.Future[object] | None, Sequence[Subscriber], Tell]] = deque()
         self._task: asyncio.Task[None] | None = None
+        self._lanes: dict[int, _Lane] = {}
 
-    def post(self, event: MeetingEvent, tell: Tell, after: asyncio.Future[object] | None = None) -> None:
-        """Tell ``event`` (with ``tell``) after every event posted before it, and once ``after`` is done."""
-        self._queue.append((event, after, tell))
+    def post(self, event: MeetingEvent, subscribers: Sequence[Subscriber], tell: Tell,
+             after: asyncio.Future[object] | None = None) -> None:
+        """Tell ``event`` to each of ``subscribers`` (with ``tell``) after every event posted before it, and once
+        ``after`` is done."""
+        self._queue.append((event, after, subscribers, tell))
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"herald {event.meeting_id}")
 
     async def _run(self) -> None:
         while self._queue:
-            event, after, tell = self._queue[0]
+            event, after, subscribers, tell = self._queue[0]
             try:
                 if after is not None and not await _written(after, event):
                     continue
-                await tell(event)
+                for subscriber in subscribers:
+                    self._hand(subscriber, event, tell)
             finally:
                 self._queue.popleft()
 
+    def _hand(self, subscriber: Subscriber, event: MeetingEvent, tell: Tell) -> None:
+        """``event`` onto ``subscriber``'s lane (its task started when the lane was idle)."""
+        lane = self._lanes.get(id(subscriber))
+        if lane is None or lane.subscriber is not subscriber:
+            lane = self._lanes[id(subscriber)] = _Lane(subscriber)
+        lane.events.append(event)
+        if lane.task is None or lane.task.done():
+            lane.task = asyncio.get_running_loop().create_task(_tell_in_order(lane, tell),
+                                                               name=f"herald {event.meeting_id} lane")
+
+    def _busy(self) -> list[asyncio.Task[None]]:
+        tasks = [self._task, *(lane.task for lane in self._lanes.values())]
+        return [task for task in tasks if task is not None and not task.done()]
+
     async def settle(self) -> None:
-        """Until every event posted so far has been told."""
-        while self._task is not None and not self._task.done():
-            await asyncio.shield(self._task)
+        """Until every event posted so far has been told to every subscriber."""
+        while busy := self._busy():
+            for task in busy:
+                await asyncio.shield(task)
+
+
+async def _tell_in_order(lane: _Lane, tell: Tell) -> None:
+    while lane.events:
+        try:
+            await tell(lane.subscriber, lane.events[0])
+        finally:
+            lane.events.popleft()
 
 
 async def _written(after: asyncio.Future[object], event: MeetingEvent) -> bool:

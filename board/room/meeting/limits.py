@@ -104,6 +104,7 @@ async def ask(limits: Limits, role: str, message: str, *, tools: tuple[str, ...]
         roster=m.roster, consult_cache={},
     )
     request = Ask(role, message, tools=tools, extra_tools=extra_tools, response_schema=schema, phase=_PHASE.get())
+    s.pace.asking()  # the displays post while the meeting waits on its models (board.room.meeting.pace)
     try:
         utterance = await asyncio.wait_for(m.speak(request, ctx), timeout=max(limit, 0.001))
     except TimeoutError:
@@ -112,5 +113,7 @@ async def ask(limits: Limits, role: str, message: str, *, tools: tuple[str, ...]
         raise
     except SpendRefused as refused:  # the asker's daily limit (a stranger's public cap): no call was made
         raise Stop(StopReason.BUDGET, f"today's limit for whoever called it is reached ({refused})") from None
+    finally:
+        s.pace.answered()
     s.spent_usd += utterance.cost_usd
     return utterance

@@ -218,6 +218,7 @@ async def _all_speak(limits: Limits, round_no: int, said: Said) -> None:
 
 async def _each_speaks(limits: Limits, round_no: int, said: Said, speakers: list[AgentProfile]) -> None:
     if limits.m.settings.parallel:
+        limits.s.pace.phase(len(speakers))
         results = await asyncio.gather(*(_speak(limits, p, round_no, said) for p in speakers),
                                        return_exceptions=True)
         for result in results:
@@ -225,6 +226,7 @@ async def _each_speaks(limits: Limits, round_no: int, said: Said, speakers: list
                 raise result
     else:
         for profile in speakers:
+            limits.s.pace.phase(1)
             await _speak(limits, profile, round_no, said)
 
 

@@ -65,6 +65,8 @@ async def _conclude(limits: Limits) -> Decision:
             await save(m, s)
         return s.objection
 
+    challenging = not s.objected and bool(m.challenger) and m.challenger not in s.absent and limits.spare()
+    s.pace.phase((s.draft is None) + challenging)  # the calls about to be asked side by side
     decision, said = await asyncio.gather(drafted(), objected())
     return await apply_objection(m, s, decision, said)
 
@@ -198,6 +200,7 @@ class MeetingRun:
             return self._gone(str(lost))
         finally:
             self.s.recorded.set()  # no one waits for a record that will not come
+            self.s.pace.end()  # its displays post freely now
             with contextlib.suppress(Exception):  # what the meeting emitted is told before it returns
                 await self.m.settled()
             if self.s.track is not None and not self.s.track.done():  # read for a synthesis that did not come
@@ -275,6 +278,7 @@ class MeetingRun:
             return await close_record(self.m, self.s, StopReason.INTERRUPTED, None, why)
         finally:
             self.s.recorded.set()
+            self.s.pace.end()
             with contextlib.suppress(Exception):
                 await self.m.settled()
             if self.m.lease is not None:

@@ -220,6 +220,7 @@ async def _controls(limits: Limits) -> None:
         if time.monotonic() - paused > m.settings.max_duration_s:
             raise Stop(StopReason.DEADLINE, f"paused for longer than the meeting's {m.settings.max_duration_s:g} s "
                                             "limit")
+        s.pace.idle()  # nothing of the meeting's runs while it is paused: its displays post
         await _wait(m, wake)
 
 

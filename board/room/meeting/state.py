@@ -4,7 +4,7 @@ Only the phases of this package write it. Each round appends one dict of stateme
 one of stances (roster order); the scoreboard appends disagreements and consensus; the
 limits add what was spent; the members' outside tool calls are counted and their results kept as evidence.
 Everything here but ``recorded``, ``deadline``, the writes (``saving``, ``queued``, ``writes``, ``writer``,
-``write_error``), ``track`` and ``suspended`` is kept in the meeting's checkpoint when a phase ends
+``write_error``), ``track``, ``pace`` and ``suspended`` is kept in the meeting's checkpoint when a phase ends
 (:mod:`board.room.meeting.resume`), so a meeting resumed after a restart has exactly this state back.
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 
 from board.room.decision import Decision, Stance
 from board.room.meeting.events import ToolEvidence
+from board.room.meeting.pace import Pace
 from board.room.table import Contribution
 
 __all__ = ["MeetingState"]
@@ -64,4 +65,6 @@ class MeetingState:
     write_error: Exception | None = None  # a write failed: nothing after it is stored
     #: the members' track records for the synthesis, read while the chair frames (board.room.meeting.decide)
     track: asyncio.Task[str] | None = None
+    #: whether it waits on its models now: when its displays post (board.room.meeting.pace)
+    pace: Pace = field(default_factory=Pace)
     suspended: bool = False  # Sabha is stopping: the meeting stays running on record and resumes at the next start

@@ -38,7 +38,9 @@ on meanwhile. (The meeting task starts before the command's reply is sent, so
 without this the status could arrive above the reply under load.)
 
 A meeting's posts are queued and sent by one worker per meeting, in order, so a slow
-Telegram (or a 429 pause) never slows the meeting itself. Everything is sent through
+Telegram (or a 429 pause) never slows the meeting itself. Each post waits (at most :data:`QUIET_WAIT_S`) until
+the meeting waits on its models (:meth:`board.room.convene.BoardRoom.quiet`): its few ms of CPU then never land
+between two rounds, on the meeting's critical path. Everything is sent through
 :class:`bot.channels.telegram.outbound.Outbound`, inside the chat's rate budget (about 20 messages
 a minute for a whole forum), so posts come first and the status line makes do with what
 is left:
@@ -100,12 +102,15 @@ if TYPE_CHECKING:
 
     from board.room.convene import BoardRoom
 
-__all__ = ["REPLY_FIRST_S", "STATUS_INTERVAL_S", "STATUS_RESERVE", "ButtonsPosted", "MeetingView", "StatusThrottle"]
+__all__ = ["QUIET_WAIT_S", "REPLY_FIRST_S", "STATUS_INTERVAL_S", "STATUS_RESERVE", "ButtonsPosted", "MeetingView",
+           "StatusThrottle"]
 
 log = logging.getLogger("sabha.telegram.meeting")
 
 STATUS_INTERVAL_S = 3.0
 REPLY_FIRST_S = 5.0  # longest a meeting's first post waits for the reply to the message that called it
+#: longest a post waits for its meeting to be waiting on its models (a paused one, one waiting on something else)
+QUIET_WAIT_S = 1.0
 _REPLIES_KEPT = 256  # replies remembered for meetings not seen yet
 STATUS_RESERVE = 3  # budget tokens a status edit leaves for the meeting's posts (capped below the chat's burst)
 _IDLE_FLOOR_S = 0.05  # shortest wait before looking at the budget again
@@ -423,6 +428,8 @@ class MeetingView:
                 m.wake.clear()
                 post = self._next_post(m)
                 if post is not None:
+                    if self.room is not None and not self.stopping:  # posted while the meeting waits on its models
+                        await self.room.quiet(m.id, at_most=QUIET_WAIT_S)
                     m.current = post
                     try:
                         await self._send_post(m, post)

@@ -1,0 +1,81 @@
+"""A meeting's displays: each subscriber on a lane of its own, and the gate that keeps posts off the critical path.
+
+A slow subscriber (the decision's record written to six sessions, a review scheduled at the end) used to hold
+every other display back, event by event: the channels' views were told of the decision only once the slowest
+bookkeeping had finished. :mod:`board.room.meeting.pace` says when a meeting waits on its models, the moment a
+display (a forum meeting's posts) may spend its CPU without delaying the next round's calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from board.room.meeting import MeetingEvent, MeetingEventKind, MeetingSettings, StopReason
+from board.room.meeting.pace import Pace
+from tests.board.room.test_meeting import brain, meeting_board
+from tests.support.fakes.scripted_model import ScriptedModel
+
+pytestmark = [pytest.mark.backends, pytest.mark.usefixtures("boards_on_backend")]
+
+#: bounds a wait that only a regression makes endless (the old herald: the meeting never ends), never met otherwise
+DEADLOCK_S = 120.0
+
+
+async def test_a_slow_subscriber_holds_up_no_other_display(workspace: Path, data_dir: Path) -> None:
+    """The slow subscriber is still busy with the decision when the other one is told the meeting ended; each
+    hears every event, in the meeting's order; the meeting's result comes once both have heard everything."""
+    model = ScriptedModel(default=brain())
+    ended_elsewhere = asyncio.Event()
+    slow: list[str] = []
+    fast: list[str] = []
+
+    async def slow_subscriber(event: MeetingEvent) -> None:
+        slow.append(event.kind)
+        if event.kind == MeetingEventKind.DECISION:
+            await ended_elsewhere.wait()  # busy until another display has been told the end
+
+    async def fast_subscriber(event: MeetingEvent) -> None:
+        fast.append(event.kind)
+        if event.kind == MeetingEventKind.ENDED:
+            ended_elsewhere.set()
+
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2)) as board:
+        result = await asyncio.wait_for(board.parts.room.hold(
+            "Expand to Europe?", extra_subscribers=[slow_subscriber, fast_subscriber]), DEADLOCK_S)
+    assert result.stop_reason is StopReason.COMPLETED
+    assert fast == slow  # both heard all of it, in the same (the meeting's) order
+    assert fast[0] == MeetingEventKind.STARTED and fast[-2:] == [MeetingEventKind.DECISION, MeetingEventKind.ENDED]
+
+
+async def test_the_gate_opens_once_a_phase_is_asked_and_closes_when_its_last_answer_is_in() -> None:
+    pace = Pace()
+    assert pace.is_quiet  # nothing asked yet
+    pace.phase(3)
+    assert not pace.is_quiet  # the round's requests are being built: that is the critical path
+    pace.asking()
+    pace.asking()
+    assert not pace.is_quiet
+    pace.asking()
+    assert pace.is_quiet  # all three wait on their models: a display may post
+    pace.answered()
+    pace.answered()
+    assert pace.is_quiet  # one is still out: the meeting waits on it anyway
+    pace.asking()  # a stance asked again
+    pace.answered()
+    assert pace.is_quiet
+    pace.answered()
+    assert not pace.is_quiet  # the round's end: its statements stored, the next requests built
+    waiter = asyncio.ensure_future(pace.quiet(DEADLOCK_S))
+    await asyncio.sleep(0)
+    assert not waiter.done()
+    pace.idle()  # paused: nothing of the meeting's runs
+    await waiter
+    pace.phase(1)
+    assert not pace.is_quiet
+    await pace.quiet(0.0)  # never longer than a display says
+    pace.end()
+    pace.phase(2)
+    assert pace.is_quiet  # ended: for good
