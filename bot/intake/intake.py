@@ -431,6 +431,7 @@ class Intake:
 
     async def _look(self, lanes: LaneLeases) -> None:
         """One look of :meth:`dispatch`."""
+        await lanes.balance()  # conversations parked behind busy turns here go to replicas with room
         local = frozenset(self._local)  # before the rows are read: a job ending meanwhile is still skipped
         marks = ", ".join("?" * len(UNFINISHED))
         rows = await self.uses.db.fetchall(

@@ -200,6 +200,11 @@ class Lanes:
         """True while ``lane`` has a job running or queued."""
         return lane in self._running or bool(self._lanes.get(lane))
 
+    def parked(self) -> list[str]:
+        """The lanes with work queued and none of it running (waiting for room under the cap), in the order they
+        would start: the last one waits longest."""
+        return [lane for lane in self._ready if self._lanes.get(lane) and lane not in self._running]
+
     def running_lanes(self) -> list[str]:
         """The lanes with a job running now."""
         return list(self._running)

@@ -13,6 +13,15 @@ any message. A conversation (the intake's lane) is worked by the replica holding
   them and resumes what was left under the restart rules (a stored reply is delivered, one that may have
   arrived is never sent again).
 
+* a conversation whose next message waits in this replica's queue behind busy turns (none of its own running:
+  :meth:`bot.intake.lanes.Lanes.parked`) is handed over to a replica with room (:meth:`LaneLeases.balance`, at
+  the dispatcher's look): each replica publishes its spare turns in ``intake_room``; this one lets go of as many
+  parked conversations' leases (those that would start here last) as the other live replicas have spare turns,
+  and their dispatchers, which take a conversation only with a turn free, take them up. Never a conversation
+  with a turn in flight here (its next message waits for it anyway, and taking its lease away would stop it);
+  without room elsewhere nothing is handed over. The job left queued here finds the conversation taken (or
+  answered) when its turn comes, or takes it back if nobody did: a hand-over costs no message and no turn twice.
+
 * renewal runs on a connection of its own (:class:`board.storage.Leases`), on a fixed beat; when it finds a
   conversation's lease taken by another replica (this one was cut off longer than ``lease_s``), the turn this
   replica runs on it (:meth:`LaneLeases.turn`: the board's work, never a delivery) is cancelled at once and ends
@@ -34,6 +43,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from board.storage import Database, Dialect, Leases
+from board.tools.consent import consent_lane
 from bot.intake.inbox import LeaseLost
 
 if TYPE_CHECKING:
@@ -41,6 +51,10 @@ if TYPE_CHECKING:
     from bot.intake.lanes import Lanes
 
 __all__ = ["LaneLeases", "LeasedTurn", "lane_key", "replica_name"]
+
+_PUBLISH_ROOM = ("INSERT INTO intake_room (holder, spare, seen_at) VALUES (?, ?, ?) ON CONFLICT (holder) DO UPDATE "
+                 "SET spare = excluded.spare, seen_at = excluded.seen_at")
+_ROOM_ELSEWHERE = "SELECT COALESCE(SUM(spare), 0) AS spare FROM intake_room WHERE holder <> ? AND seen_at >= ?"
 
 log = logging.getLogger("sabha.intake")
 
@@ -117,6 +131,11 @@ class LaneLeases:
         self._releasing: asyncio.Task[None] | None = None  # idle leases being let go (off the heartbeat's path)
         self._idle: set[str] = set()  # lanes whose lease goes at the next heartbeat
         self._turns: dict[str, set[LeasedTurn]] = {}  # the board's work running here, by lane
+        self._balancing = False  # one balance() at a time (every channel's dispatcher calls it)
+        self._balanced_at = float("-inf")  # monotonic time of the last balance()
+        self._published: tuple[int, float] | None = None  # the spare turns last published, and when (board clock)
+        self.handed_over = 0  # conversations let go to a replica with room
+        self.balances = 0  # balance() runs done (published room, handed over what could go)
         scheduler.on_idle = self.idle
 
     @property
@@ -192,6 +211,57 @@ class LaneLeases:
                 log.warning("leases: could not let go of %s (%s); it expires in %.0f s", lane_key(lane), exc,
                             self.leases.lease_s)
 
+    async def balance(self) -> int:
+        """Publish this replica's spare turns and hand parked conversations over to replicas with room (see the
+        module docstring); at most once per ``poll_s`` however many dispatchers call it. Returns how many
+        conversations were let go."""
+        if not self.shared or self._balancing or time.monotonic() - self._balanced_at < self.poll_s * 0.9:
+            return 0
+        self._balancing = True
+        try:
+            await self._publish_room()
+            let_go = await self._hand_over()
+            self.balances += 1
+            return let_go
+        finally:
+            self._balanced_at = time.monotonic()
+            self._balancing = False
+
+    async def _publish_room(self) -> None:
+        """Write this replica's spare turns when they changed, or once a heartbeat so they stay fresh."""
+        spare, now = self.scheduler.spare, self.leases.clock.now().timestamp()
+        if self._published is not None and self._published[0] == spare \
+                and now - self._published[1] < self.leases.heartbeat_s:
+            return
+        await self.db.execute(_PUBLISH_ROOM, (self.holder, spare, now))
+        self._published = (spare, now)
+
+    def _parked(self) -> list[str]:
+        """Conversations this replica holds whose next message waits here with none of its turns running, the one
+        that would start last first (consent answers stay: the turn waiting for one runs here)."""
+        return [lane for lane in reversed(self.scheduler.parked())
+                if self.holds(lane) and lane not in self._turns and consent_lane(lane) != lane]
+
+    async def _hand_over(self) -> int:
+        if not self._parked():
+            return 0
+        row = await self.db.fetchone(_ROOM_ELSEWHERE, (self.holder, self.leases.clock.now().timestamp()
+                                                       - self.leases.lease_s))
+        room = int(row["spare"]) if row is not None else 0
+        let_go: list[str] = []
+        while len(let_go) < room:
+            parked = self._parked()  # again after each statement: a turn may have started meanwhile
+            if not parked:
+                break
+            lane = parked[0]
+            let_go.append(lane)
+            await self.leases.release(lane_key(lane))  # forgets it at once: a job starting now takes it back
+        if let_go:
+            self.handed_over += len(let_go)
+            log.info("leases: %s handed %d conversation(s) waiting behind its busy turns over to replicas with "
+                     "%d spare turn(s): %s", self.holder, len(let_go), room, ", ".join(let_go[:5]))
+        return len(let_go)
+
     def holds(self, lane: str) -> bool:
         """True when this replica holds ``lane``'s lease (as far as it knows; no statement)."""
         return self.leases.holds(lane_key(lane))
@@ -222,6 +292,8 @@ class LaneLeases:
         if not self._started:
             return
         try:
+            if self._published is not None:  # no room to offer any more
+                await self.db.execute("DELETE FROM intake_room WHERE holder = ?", (self.holder,))
             await self.leases.release_all()
         except Exception as exc:  # noqa: BLE001 - stopping; they expire by themselves
             log.warning("leases: could not let go of %s's leases at stop (%s); they expire in %.0f s", self.holder,

@@ -494,36 +494,105 @@ async def test_messages_stored_before_lanes_existed_are_answered_in_order_then_t
         await hub.drain(1.0)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "known, not fixed (notes/storage.md): a replica keeps the lease of a conversation whose next message waits in "
-    "its queue. Letting it go at the heartbeat passed this test but, beside the full suite on 2 cores, made the "
-    "kill-burst test lose 8 of 600: stalled heartbeats plus the extra hand-overs made two replicas take turns at "
-    "one message until it was given up after MAX_ATTEMPTS interruptions. Reverted. Not strict: under heavy load "
-    "r0's heartbeat stalls past lease_s, its lease lapses and r1 answers m2, so the test passes without the fix "
-    "(an XPASS there says nothing) and a strict xfail failed the build by itself."))
+async def lease_holder(db: Database, lane: str) -> str | None:
+    row = await db.fetchone("SELECT holder FROM leases WHERE key = ?", (f"lane:{lane}",))
+    return None if row is None else str(row["holder"])
+
+
 async def test_a_conversation_parked_behind_busy_turns_goes_to_a_replica_with_room(
         replicas: Any, backend: Dialect) -> None:
     """Measured by benchmarks/replicas.py with a warm-up: two replicas answered 1.5x what one did, one of them idle
     for seconds at the end while the other still had work. A replica kept the lease of every conversation it had
     answered once while that conversation's next message waited in its queue behind busy turns, so no other
     replica could take it. Here r0 answered c0's first message, then its one turn is stuck; c0's second message
-    waits in r0's queue: r1, with room, must answer it."""
+    waits in r0's queue: r1, with room, must answer it. The lease (60 s) cannot lapse within the test, so only a
+    hand-over gives r1 the conversation (with lease_s 1.5 it used to pass under load without one: r0's heartbeat
+    stalled and its lease expired)."""
     if backend is Dialect.SQLITE:
         pytest.skip("one process owns a SQLite data dir: no second replica")
-    r0, _ = await replicas(2, lease_s=1.5, latency=0.05, inbox=InboxSection(max_concurrent_turns=1))  # r1 idle
+    r0, r1 = await replicas(2, lease_s=60.0, latency=0.05, inbox=InboxSection(max_concurrent_turns=1))
     await r0.receive("c0", "m1")
     await replicas.delivered.wait(1, timeout=10)
     r0.board.hold = asyncio.Event()  # r0's next turn does not end (a slow model): it has no room
     await r0.receive("busy", "stuck")
-    await asyncio.sleep(0.1)
+    async with asyncio.timeout(10):
+        while r0.board.turns != ["m1", "stuck"]:  # noqa: ASYNC110 - a stand-in board's list
+            await asyncio.sleep(0.02)
     await r0.receive("c0", "m2")  # queued at r0, behind the stuck turn, in a conversation r0 holds
-    await replicas.delivered.wait(2, timeout=10)
+    await replicas.delivered.wait(2, timeout=20)
     assert [(who, reply.text) for who, reply in replicas.delivered.replies] == [("r0", "A:m1"), ("r1", "A:m2")]
     assert r0.board.turns == ["m1", "stuck"]  # r0 never answered m2 (no model call twice)
+    assert r1.board.turns == ["m2"]
+    assert r0.hub.lanes is not None and r0.hub.lanes.handed_over == 1
+    assert r0.hub.lost_leases == 0 and r1.hub.lost_leases == 0  # a hand-over, not a lease lost
     r0.board.hold.set()
     await replicas.delivered.wait(3, timeout=10)
-    await asyncio.sleep(0.5)
+    await r0.hub.scheduler.drain(5.0)  # r0's job for m2 ran (it found m2 answered) and nothing else is left
     assert sorted(replicas.delivered.texts()) == ["A:m1", "A:m2", "A:stuck"]
+    assert r0.board.turns == ["m1", "stuck"] and r1.board.turns == ["m2"]
+    assert {str(r["status"]) for r in await settled(r0.board.parts.db)} == {"answered"}
+
+
+async def test_a_parked_conversation_stays_when_no_other_replica_has_room(replicas: Any, backend: Dialect) -> None:
+    """Handing a parked conversation over is worth it only to a replica that can answer it now: without room
+    elsewhere its lease would be let go and taken back again and again (a statement each time, and the risk of
+    two replicas trading it). Both replicas' one turn is stuck; c0's next message waits at r0, which keeps it."""
+    if backend is Dialect.SQLITE:
+        pytest.skip("one process owns a SQLite data dir: no second replica")
+    r0, r1 = await replicas(2, lease_s=60.0, latency=0.05, inbox=InboxSection(max_concurrent_turns=1))
+    await r0.receive("c0", "m1")
+    await replicas.delivered.wait(1, timeout=10)
+    for r in (r0, r1):
+        r.board.hold = asyncio.Event()
+    await r1.receive("busy1", "stuck1")
+    await r0.receive("busy0", "stuck0")
+    async with asyncio.timeout(10):
+        while r0.board.turns != ["m1", "stuck0"] or r1.board.turns != ["stuck1"]:  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+    assert r1.hub.lanes is not None
+    async with asyncio.timeout(10):  # r1 told the others it has no room
+        while r1.hub.lanes._published is None or r1.hub.lanes._published[0] != 0:  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+    await r0.receive("c0", "m2")
+    assert r0.hub.lanes is not None
+    db = r0.board.parts.db
+    async with asyncio.timeout(10):  # r0's dispatcher looks a few times (every 0.4 s)
+        looks = r0.hub.lanes.balances
+        while r0.hub.lanes.balances < looks + 4:  # noqa: ASYNC110 - the replica's own count
+            await asyncio.sleep(0.05)
+    assert r0.hub.lanes.handed_over == 0
+    assert await lease_holder(db, "t:c0") == "r0"
+    for r in (r0, r1):
+        assert r.board.hold is not None
+        r.board.hold.set()
+    await replicas.delivered.wait(4, timeout=10)
+    assert r0.board.turns == ["m1", "stuck0", "m2"]
+
+
+async def test_a_conversation_with_a_turn_in_flight_is_not_handed_over(replicas: Any, backend: Dialect) -> None:
+    """Its next message waits for that turn anyway (order within a conversation), and letting its lease go would
+    stop the turn (the heartbeat cancels a turn whose lease is gone) and answer it twice. r0's turn on c0 is stuck
+    with c0's next message queued behind it, r1 has room: r0 keeps c0 and answers both, in order."""
+    if backend is Dialect.SQLITE:
+        pytest.skip("one process owns a SQLite data dir: no second replica")
+    r0, r1 = await replicas(2, lease_s=60.0, latency=0.05, inbox=InboxSection(max_concurrent_turns=2))
+    r0.board.hold = asyncio.Event()
+    await r0.receive("c0", "m1")
+    async with asyncio.timeout(10):
+        while r0.board.turns != ["m1"]:  # noqa: ASYNC110 - a stand-in board's list
+            await asyncio.sleep(0.02)
+    await r0.receive("c0", "m2")  # queued in c0's lane behind m1's running turn
+    assert r0.hub.lanes is not None
+    async with asyncio.timeout(10):  # r0's dispatcher looks a few times (every 0.4 s)
+        looks = r0.hub.lanes.balances
+        while r0.hub.lanes.balances < looks + 4:  # noqa: ASYNC110 - the replica's own count
+            await asyncio.sleep(0.05)
+    assert r0.hub.lanes.handed_over == 0
+    assert await lease_holder(r0.board.parts.db, "t:c0") == "r0"
+    r0.board.hold.set()
+    await replicas.delivered.wait(2, timeout=10)
+    assert [(who, reply.text) for who, reply in replicas.delivered.replies] == [("r0", "A:m1"), ("r0", "A:m2")]
+    assert r1.board.turns == [] and r0.board.turns == ["m1", "m2"]
 
 
 async def test_a_turn_handed_over_by_lost_leases_is_not_given_up_as_interrupted(replicas: Any,
