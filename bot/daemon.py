@@ -481,6 +481,7 @@ class Daemon:
             from bot.web.app import server_url
 
             web_pages.server_url = server_url(self.loaded, self.port)
+            web_pages.intake_load = self.hub.scheduler.load
             log.info("web pages at %s/ui/ (sign in with a link from `sabha web link`)", web_pages.server_url)
         if mcp is not None:
             log.info("MCP endpoint at %s%s (streamable HTTP; every request needs 'Authorization: Bearer <token>', "

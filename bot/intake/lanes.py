@@ -31,12 +31,26 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
 
-__all__ = ["Job", "Lanes"]
+__all__ = ["Job", "LaneLoad", "Lanes"]
 
 log = logging.getLogger("sabha.intake")
 
 Job = Callable[[], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class LaneLoad:
+    """The lanes at one moment (the operations page's "turns now"): jobs running under ``cap``, jobs queued and
+    the conversations they are in, the most that ever ran at once, and how many ended."""
+
+    running: int
+    cap: int
+    waiting: int
+    lanes: int
+    peak: int
+    done: int
 
 
 class Lanes:
@@ -195,6 +209,11 @@ class Lanes:
     def lanes(self) -> int:
         """Conversations with work running or queued."""
         return len(set(self._lanes) | set(self._running))
+
+    def load(self) -> LaneLoad:
+        """How loaded the lanes are now."""
+        return LaneLoad(running=self.running, cap=self.cap, waiting=self.waiting, lanes=self.lanes, peak=self.peak,
+                        done=self.done)
 
     def active(self, lane: str) -> bool:
         """True while ``lane`` has a job running or queued."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import secrets
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, timedelta
 from typing import TYPE_CHECKING
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from board.spending.ledger import Ledger
     from board.storage import Database
     from board.workspace.souls import SoulStore
+    from bot.intake.lanes import LaneLoad
 
 __all__ = ["MAX_NONCES", "PREFIX", "WEB", "WebContext", "context_of"]
 
@@ -78,6 +80,8 @@ class WebContext:
     feed: MeetingFeed
     server_url: str
     lease_s: float = 15.0  # replicas.lease_s: a replica seen within it is alive (the operations page)
+    #: this process's turns now (the intake's lanes; set by the daemon once its intake exists; the operations page)
+    intake_load: Callable[[], LaneLoad] | None = None
     nonces: OrderedDict[str, str] = field(default_factory=OrderedDict)  # New meeting form nonce -> meeting id
     topics: OrderedDict[str, str] = field(default_factory=OrderedDict)  # meeting id -> topic, of those started here
     #: what a form's POST said, shown once by the page it redirects to (token -> (kind, text); bot.web.decisions)

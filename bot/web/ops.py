@@ -2,8 +2,9 @@
 
 Drawn on the server from the state db (:mod:`bot.web.ops_figures` reads it, bounded and indexed): time to answer
 per channel and per model over the last hour and day, model errors and fallbacks, the guardrail feed, prompt size
-per tier with the cache-read share, the queue per channel, the replicas and their leases, and the scheduled work
-that waits. ``docs/web.md`` says what each figure means.
+per tier with the cache-read share, the queue per channel and this process's turns in flight now (the intake's
+lanes), the replicas with their leases and spare turns, and the scheduled work that waits.
+``docs/operations.md`` says what each figure means.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ async def ops_page(request: web.Request) -> web.Response:
     ctx = context_of(request)
     now = ctx.clock.now().astimezone(UTC)
     figures = await read_figures(ctx.db, now, lease_s=ctx.lease_s)
+    load = ctx.intake_load() if ctx.intake_load is not None else None
     return page(request, "ops.html", active="ops", title="Operations", f=figures, ms=millis, sample=SAMPLE,
-                now=now.strftime("%Y-%m-%d %H:%M UTC"))
+                now=now.strftime("%Y-%m-%d %H:%M UTC"), load=load)
 
 
 def routes() -> list[web.RouteDef]:

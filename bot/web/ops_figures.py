@@ -183,10 +183,14 @@ async def _replicas(db: Database, now: datetime, lease_s: float) -> list[dict[st
     held: dict[str, int] = {}
     for lease in report.leases:
         held[lease.holder] = held.get(lease.holder, 0) + 1
+    # the spare turns each replica last published (bot.intake.leasing: PostgreSQL's replicas hand work to room)
+    room = {str(r["holder"]): int(r["spare"]) for r in await db.fetchall(
+        "SELECT holder, spare FROM intake_room WHERE seen_at >= ? LIMIT ?", (now.timestamp() - lease_s, SHOWN))}
     return [{"name": r.name, "host": r.host, "pid": r.pid, "since": r.started_at[:19].replace("T", " "),
-             "seen_s": max(0.0, now.timestamp() - r.seen_at), "polling": r.polling, "leases": held.get(r.name, 0)}
+             "seen_s": max(0.0, now.timestamp() - r.seen_at), "polling": r.polling, "leases": held.get(r.name, 0),
+             "spare": room.get(r.name)}
             for r in report.replicas] + [{"name": holder, "host": "", "pid": 0, "since": "", "seen_s": None,
-                                          "polling": False, "leases": n}
+                                          "polling": False, "leases": n, "spare": room.get(holder)}
                                          for holder, n in held.items() if holder not in
                                          {r.name for r in report.replicas}]
 

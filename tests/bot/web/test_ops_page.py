@@ -2,21 +2,25 @@
 offline model), the owner signed in with a link from the real ``sabha web link``, a state seeded with known figures
 (:mod:`tests.support.ops_seed`): the page shows p50/p95 per channel and per model in each window, the errors and
 fallbacks, the guardrail feed, prompt size per tier with the cache-read share, the queue and what scheduled work
-waits; rows two days old count in neither window. Without the owner's session (none, or a forged one) the page is
+waits; rows two days old count in neither window. The turns in flight now are read from the daemon's own lanes
+while the web chat's messages wait on a held model. Without the owner's session (none, or a forged one) the page is
 not shown; every other page links to it."""
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from aiohttp import ClientSession
+from aiohttp import ClientSession, ClientTimeout
 
 from bot.web.auth import COOKIE
 from tests.support.browser import WebDaemon
 from tests.support.ops_seed import MODEL, seed
-from tests.support.web_decisions import HTML, sign_in
+from tests.support.telegram import eventually
+from tests.support.web_chat import post_message
+from tests.support.web_decisions import HTML, csrf_of, sign_in
 
 
 def section(page: str, name: str) -> str:
@@ -80,3 +84,42 @@ async def test_without_the_owners_session_there_is_no_ops_page(tmp_path: Path) -
                 body = await resp.text()
                 assert resp.status in (302, 303, 401, 403), resp.status
                 assert "Time to answer" not in body and MODEL not in body and "429 slow down" not in body
+
+
+async def test_the_turns_in_flight_now_are_this_processs_lanes(tmp_path: Path) -> None:
+    """While the model holds every call, three messages to three advisors are three turns in flight and a second
+    message to one of them waits its turn; once the model answers, nothing is in flight and four were answered."""
+    async with WebDaemon(tmp_path) as d, ClientSession(timeout=ClientTimeout(total=60)) as http:
+        jar = await sign_in(http, d)
+        async with http.get(d.base + "/ui/meetings/new", headers=jar) as resp:
+            csrf = csrf_of(await resp.text())
+
+        async def turns() -> str:
+            async with http.get(d.base + "/ui/ops", headers=jar) as resp:
+                assert resp.status == 200
+                page = await resp.text()
+            start = page.index('id="turns"')
+            return page[start:page.index("</p>", start)]
+
+        idle = await turns()
+        assert 'id="turns-running">0<' in idle and 'id="turns-waiting">0<' in idle and "of 32" in idle, idle
+        assert d.model is not None
+        d.model.hold()
+        for advisor in ("general", "finance", "critic"):
+            status, _ = await post_message(http, d.base, advisor, f"a question for {advisor}", csrf=csrf,
+                                           cookie=jar["Cookie"])
+            assert status in (200, 201, 202), status
+        await eventually(lambda: _has(turns, 'id="turns-running">3<'), "three turns in flight")
+        status, _ = await post_message(http, d.base, "general", "and a second one", csrf=csrf, cookie=jar["Cookie"])
+        assert status in (200, 201, 202), status
+        await eventually(lambda: _has(turns, 'id="turns-waiting">1<'), "the second message to general waiting")
+        busy = await turns()
+        assert 'id="turns-running">3<' in busy and "in 3 conversations with work;" in busy, busy
+        d.model.release()
+        await eventually(lambda: _has(turns, "4 answered since"), "every message answered")
+        done = await turns()
+        assert 'id="turns-running">0<' in done and 'id="turns-waiting">0<' in done and "at most 3 at once" in done
+
+
+async def _has(read: Callable[[], Awaitable[str]], text: str) -> bool:
+    return text in await read()

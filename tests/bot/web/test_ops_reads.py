@@ -78,3 +78,21 @@ async def test_the_ops_figures_of_a_seeded_state_on_both_backends(database: Data
     assert f.cache_share == 0.75
     assert f.queue["whatsapp"] == {"received": 1} and f.queue["telegram"] == {}
     assert f.overdue == 1 and [d["kind"] for d in f.due] == ["reminder", "reminder"]
+
+
+@pytest.mark.backends
+async def test_a_replicas_spare_turns_are_shown_while_fresh(database: Database) -> None:
+    """The spare turns a replica published (``intake_room``, bot.intake.leasing) are shown beside its leases while
+    published within ``lease_s``; an older figure is not shown (that replica may be gone)."""
+    now = datetime.now(UTC)
+    await database.execute("INSERT INTO leases(key, holder, expires_at, taken_at) VALUES (?, ?, ?, ?)",
+                           ("lane:telegram:7", "r-fresh", now.timestamp() + 600, now.isoformat()))
+    await database.execute("INSERT INTO leases(key, holder, expires_at, taken_at) VALUES (?, ?, ?, ?)",
+                           ("lane:telegram:8", "r-stale", now.timestamp() + 600, now.isoformat()))
+    await database.execute("INSERT INTO intake_room(holder, spare, seen_at) VALUES (?, ?, ?)",
+                           ("r-fresh", 5, now.timestamp() - 1))
+    await database.execute("INSERT INTO intake_room(holder, spare, seen_at) VALUES (?, ?, ?)",
+                           ("r-stale", 9, now.timestamp() - 60))
+    f = await read_figures(database, now, lease_s=15)
+    shown = {r["name"]: (r["leases"], r["spare"]) for r in f.replicas}
+    assert shown["r-fresh"] == (1, 5) and shown["r-stale"] == (1, None), shown
