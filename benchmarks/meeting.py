@@ -20,6 +20,11 @@ baseline, measured in the same run), and the ratio of the two walls. Goal: <= 1.
 runs in this process: its handlers' CPU (Telegram's servers' work) is printed, and the wall is also given
 without it, as the fake model's is.
 
+The wall ends when the meeting returns, after its bookkeeping (the decision written to the members' sessions,
+reminders, the review scheduled), which runs beside the displays. Beside it is printed what a user waits for: the
+time to the decision shown (plain: a display of its own told the DECISION event; forum: the decision's message
+received by the fake Bot API).
+
 Beside the wall, the process's CPU per meeting is printed (user + system of this process while the meeting ran,
 the fake model's own work taken out): it holds on a busy machine, where the wall does not. ``--timeline``
 prints one meeting's model calls against its phases (a plain one's and a forum one's): the time before each
@@ -130,6 +135,7 @@ class Plain:
 
     wall: float  # less the fake model's own work
     cpu: float  # this process's CPU while it ran, less the fake model's own work
+    shown: float  # to the decision told to a display (a subscriber of its own), less the fake model's own work
     calls: int
     chain: int
     stop: str
@@ -142,11 +148,18 @@ async def one_meeting(root: Path, latency: float, parallel: bool) -> Plain:
     registry = ProviderRegistry()
     registry.register("offline", lambda: model)
     async with await Board.open(_settings(root, parallel), registry) as board:
+        shown: list[float] = []
+
+        async def display(event: Any) -> None:  # a display: told the decision once it is stored
+            if event.kind == "decision":
+                shown.append(time.perf_counter() - model.own)
+
+        board.parts.room.subscribe(display)
         start, cpu = time.perf_counter(), time.process_time()
         result = await board.parts.room.hold(TOPIC)
         end, used = time.perf_counter(), time.process_time() - cpu - model.own
-    return Plain(end - start - model.own, used, model.calls, longest_chain(model.spans), result.stop_reason.value,
-                 timeline(model.spans, start, end, latency))
+    return Plain(end - start - model.own, used, (shown[0] if shown else end - model.own) - start, model.calls,
+                 longest_chain(model.spans), result.stop_reason.value, timeline(model.spans, start, end, latency))
 
 
 @dataclass
@@ -155,6 +168,7 @@ class AtTheTable:
 
     wall: float
     wall_sabha: float  # the wall less the fake Bot API handlers' own CPU too (Telegram's servers' work)
+    shown: float  # to the decision's message at the fake Bot API, less the fake model's own work
     cpu: float  # this process's CPU while it ran, less the fake model's (the fake Bot API's is in it)
     api: float  # the CPU the fake Bot API's handlers spent meanwhile
     calls: int
@@ -206,6 +220,7 @@ async def one_meeting_at_the_table(root: Path, latency: float) -> AtTheTable:
                             sender_name="Owner", is_group=True, is_owner=True)
         before = len(fake.calls_to("sendMessage"))
         start, cpu, served = time.perf_counter(), time.process_time(), TimedTelegramAPI.own
+        since, known = time.monotonic(), len(fake.calls)  # the fake stamps each call on time.monotonic
         run = room.start(TOPIC, envelope=envelope)
         await room.drain()
         api = TimedTelegramAPI.own - served
@@ -214,10 +229,22 @@ async def one_meeting_at_the_table(root: Path, latency: float) -> AtTheTable:
         await asyncio.gather(*contributed)
         row = await room.store.get(run.id)
         messages = len(fake.calls_to("sendMessage")) - before
+        shown = _decision_posted(fake.calls[known:], fake.call_times[known:], row.decision if row else None)
     quoted = sum(1 for asked in model.asked if "Round 2 of" in asked and "redo it with 20% churn" in asked)
-    return AtTheTable(wall, wall - api, used, api, model.calls, longest_chain(model.spans),
+    to_decision = (shown - since - model.own) if shown is not None else wall
+    return AtTheTable(wall, wall - api, to_decision, used, api, model.calls, longest_chain(model.spans),
                       row.stop_reason if row else "?", messages, quoted,
                       timeline(model.spans, start, start + wall + model.own, latency))
+
+
+def _decision_posted(calls: list[tuple[str, dict[str, Any]]], times: list[float],
+                     decision: dict[str, Any] | None) -> float | None:
+    """When the fake Bot API received the message that shows the decision (its recommendation's start)."""
+    probe = str((decision or {}).get("recommendation") or "")[:24]
+    for (method, params), at in zip(calls, times, strict=False):
+        if probe and method.lower() == "sendmessage" and probe in str(params.get("text", "")):
+            return at
+    return None
 
 
 async def main() -> None:
@@ -262,6 +289,9 @@ def _plain(args: argparse.Namespace, parallel: list[Plain], sequential: list[Pla
           f"                                       {wall_p * 1000:8.1f} ms   "
           f"wall / critical path = {wall_p / critical:.3f}   wall / {PHASES} phases = {wall_p / phases:.3f}"
           "   (goal <= 1.1)")
+    shown_p = statistics.median(p.shown for p in parallel)
+    print(f"  to the decision shown (a display told it; median): {shown_p * 1000:8.1f} ms   "
+          f"/ critical path = {shown_p / critical:.3f}   (what a user waits for)")
     print(f"  CPU of the process per meeting (median, user + system, the fake model's taken out): "
           f"{statistics.median(p.cpu for p in parallel) * 1000:.1f} ms")
     print(f"  measured, sequential rounds (median): {wall_s * 1000:8.1f} ms   "
@@ -281,6 +311,9 @@ def _table(args: argparse.Namespace, table: list[AtTheTable], wall_p: float) -> 
     print(f"  longest chain of calls in sequence:  {chain_t}")
     print(f"  measured (median):                   {wall_t * 1000:8.1f} ms   wall / critical path = "
           f"{wall_t / critical_t:.3f}   (goal <= 1.1)")
+    shown_t = statistics.median(t.shown for t in table)
+    print(f"  to the decision's message at the fake Bot API (median): {shown_t * 1000:8.1f} ms   "
+          f"/ critical path = {shown_t / critical_t:.3f}   (what a user waits for)")
     sabha_t = statistics.median(t.wall_sabha for t in table)
     print(f"  the fake Bot API's handlers' CPU taken out too (Telegram's work): {sabha_t * 1000:8.1f} ms   "
           f"wall / critical path = {sabha_t / critical_t:.3f}")

@@ -20,7 +20,8 @@ from typing import Any, Protocol
 
 from board.storage import Database, Tx
 
-__all__ = ["Claim", "Outcome", "PredictionRow", "PredictionStore", "Resolution", "parse_outcome", "store_claim"]
+__all__ = ["Claim", "ClaimRow", "Outcome", "PredictionRow", "PredictionStore", "Resolution", "claim_key",
+           "parse_outcome", "store_claim", "store_claims"]
 
 
 class Claim(Protocol):
@@ -95,7 +96,8 @@ class Resolution:
     changed: bool
 
 
-def _claim_key(claim: str) -> str:
+def claim_key(claim: str) -> str:
+    """The claim folded (case, spaces, a final full stop): one row per claim and member in a meeting."""
     return " ".join(claim.lower().split()).rstrip(".")
 
 
@@ -107,7 +109,7 @@ async def store_claim(run: Tx, meeting_id: str, round_no: int, role: str, predic
                       model: str | None, now: datetime) -> int:
     """:meth:`PredictionStore.record` on ``run``: the db, or a transaction the caller holds (a meeting stores a
     member's statement and its prediction in one)."""
-    key = _claim_key(prediction.claim)
+    key = claim_key(prediction.claim)
     rows = await run.fetchall(
         "INSERT INTO predictions(meeting_id, round, role, model, claim, claim_key, probability, resolve_by, "
         "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(meeting_id, role, claim_key) DO UPDATE SET "
@@ -120,6 +122,36 @@ async def store_claim(run: Tx, meeting_id: str, round_no: int, role: str, predic
     row = await run.fetchone("SELECT id FROM predictions WHERE meeting_id = ? AND role = ? AND claim_key = ?",
                              (meeting_id, role, key))  # resolved already: kept as it was
     return int(row["id"]) if row else 0
+
+
+@dataclass(frozen=True)
+class ClaimRow:
+    """One prediction to store with :func:`store_claims`."""
+
+    round_no: int
+    role: str
+    claim: Claim
+    model: str | None
+    now: datetime
+
+
+async def store_claims(run: Tx, meeting_id: str, rows: list[ClaimRow]) -> dict[tuple[str, str], int]:
+    """Several members' predictions in one INSERT (a round's, in the transaction of its statements: one round
+    trip to the db), each as :func:`store_claim` stores one; the ids by (role, claim key). A claim restated
+    after it was resolved is kept as it was and has no id here. ``rows`` must not hold the same (role, claim
+    key) twice (PostgreSQL refuses to update a row twice in one statement)."""
+    if not rows:
+        return {}
+    found = await run.fetchall(
+        "INSERT INTO predictions(meeting_id, round, role, model, claim, claim_key, probability, resolve_by, "
+        "created_at) VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows))
+        + " ON CONFLICT(meeting_id, role, claim_key) DO UPDATE SET round = excluded.round, model = excluded.model, "
+        "probability = excluded.probability, resolve_by = excluded.resolve_by WHERE predictions.outcome IS NULL "
+        "RETURNING id, role, claim_key",
+        tuple(v for r in rows for v in (meeting_id, r.round_no, r.role, r.model, r.claim.claim,
+                                        claim_key(r.claim.claim), r.claim.probability, r.claim.resolve_by,
+                                        r.now.isoformat(timespec="seconds"))))
+    return {(str(f["role"]), str(f["claim_key"])): int(f["id"]) for f in found}
 
 
 class PredictionStore:

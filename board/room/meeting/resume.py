@@ -21,12 +21,11 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from board.decisions.predictions.recording import prediction_writer
+from board.decisions.predictions.recording import StakedClaim, predictions_writer, staked_claim
 from board.envelope import Envelope
 from board.media.attachment import MediaKind
 from board.room.decision import Decision, Stance
@@ -38,7 +37,6 @@ from board.room.meeting.state import MeetingState
 from board.room.settings import MeetingSettings
 from board.room.store import Checkpoint, StatementRow
 from board.room.table import Contribution
-from board.storage import Tx
 
 __all__ = ["Resumable", "age_s", "check_writes", "lost", "queue_statement", "restore", "resume_phase", "save",
            "save_later", "settings_of", "settle_writes", "snapshot", "spec"]
@@ -138,7 +136,7 @@ def queue_statement(m: MeetingContext, s: MeetingState, round_no: int, role: str
     is asked anything (:func:`settle_writes`); its end's checkpoint (:func:`save_later`) is stored behind."""
     s.partial[role] = (body, stance)
     row = StatementRow(round_no, role, body, model=model, cost_usd=cost_usd, stance=_dumped(stance))
-    return _queue(m, s, row, prediction_writer(m.id, round_no, role, stance, model=model, now=m.clock.now()))
+    return _queue(m, s, row, staked_claim(m.id, round_no, role, stance, model=model, now=m.clock.now()))
 
 
 @dataclass
@@ -146,13 +144,13 @@ class _Queued:
     """A write waiting for the meeting's writer: a statement (or none: a checkpoint alone) and the state then."""
 
     row: StatementRow | None
-    prediction: Callable[[Tx], Awaitable[None]] | None
+    prediction: StakedClaim | None
     state: dict[str, Any]
     done: asyncio.Future[bool]
 
 
 def _queue(m: MeetingContext, s: MeetingState, row: StatementRow | None,
-           prediction: Callable[[Tx], Awaitable[None]] | None) -> asyncio.Future[bool]:
+           prediction: StakedClaim | None) -> asyncio.Future[bool]:
     loop = asyncio.get_running_loop()
     item = _Queued(row, prediction, snapshot(s), loop.create_future())
     s.writes.append(item.done)
@@ -170,14 +168,10 @@ async def _write_queued(m: MeetingContext, s: MeetingState) -> None:
     async with s.saving:
         while s.queued:
             batch, s.queued = s.queued, []
-            writes = [item.prediction for item in batch if item.prediction is not None]
-
-            async def predictions(tx: Tx, writes: list[Callable[[Tx], Awaitable[None]]] = writes) -> None:
-                for write in writes:
-                    await write(tx)
-
+            predictions = predictions_writer(m.id, [item.prediction for item in batch if item.prediction is not None],
+                                             dialect=m.store.db.dialect)  # one INSERT for the batch's predictions
             fence = m.lease.clause() if m.lease is not None else None
-            checkpoint = Checkpoint(batch[-1].state, fence, predictions if writes else None)
+            checkpoint = Checkpoint(batch[-1].state, fence, predictions)
             try:
                 stored = await m.store.statements(m.id, [item.row for item in batch if item.row is not None],
                                                   checkpoint=checkpoint)
