@@ -115,12 +115,13 @@ def _stored_context(parent: str | None) -> Any:
 
 
 def span(name: str, attributes: Mapping[str, AttributeValue | None] | None = None, *,
-         root: bool = False) -> QuietSpan | LiveSpan:
+         root: bool = False, parent: str | None = None) -> QuietSpan | LiveSpan:
     """A span named ``name`` around a ``with`` block (``with span("x", {...}) as s: ... s.set(k, v)``); nothing
-    while tracing is off. ``root``: the first span of a new trace, linked to the current one."""
+    while tracing is off. ``root``: the first span of a new trace, linked to the current one; or, given a valid
+    ``parent`` (stored ``traceparent`` text), the child of that span."""
     if _tracer is None:
         return _QUIET
-    return LiveSpan(name, attributes, root)
+    return LiveSpan(name, attributes, root, parent)
 
 
 def traceparent() -> str | None:

@@ -9,6 +9,7 @@ in its conversation's lane from the stored row; the row keeps the receipt's trac
 
 from __future__ import annotations
 
+import re
 import signal
 import sqlite3
 from pathlib import Path
@@ -23,6 +24,7 @@ from tests.support.telegram import OWNER as TG_OWNER
 from tests.support.telegram import TOKEN, eventually
 from tests.support.whatsapp import APP_SECRET, NUMBER_ID, VERIFY_TOKEN, post, text_notification
 from tests.support.whatsapp import OWNER as WA_OWNER
+from tests.system.test_tracing_daemon import write_config as whatsapp_only_config
 
 
 def whatsapp_and_telemetry(graph: FakeGraphAPI, receiver: OtlpReceiver) -> list[str]:
@@ -98,3 +100,39 @@ async def test_receipt_claim_and_answer_are_one_trace_on_telegram_and_whatsapp(
     spans = [s for tree in (telegram, whatsapp) for s in tree.walk()]
     said = ("What should we price", "pilot's length", str(TG_OWNER), WA_OWNER)
     assert not [(s.name, k) for s in spans for k, v in s.attributes.items() if any(w in str(v) for w in said)]
+
+
+_DESK = re.compile(r"front desk: webhooks \S+ received on http://127\.0\.0\.1:(\d+) ")
+
+
+async def test_a_webhook_the_front_desk_stored_is_one_trace_from_the_desk_to_the_model(
+        tmp_path: Path, fake_graph: FakeGraphAPI) -> None:
+    """The front desk runs on a thread and a loop of its own: its receipt span's context goes into the held row as
+    a ``traceparent`` header, and the channel's receipt, when the row is handed over, is its child."""
+    async with OtlpReceiver() as receiver:
+        config = whatsapp_only_config(tmp_path, fake_graph, [
+            "telemetry:", "  enabled: true", f"  endpoint: {receiver.endpoint}/v1/traces"])
+        text = config.read_text(encoding="utf-8").replace("  port: 0\n", "  port: 0\n  front_desk_port: 0\n", 1)
+        config.write_text(text, encoding="utf-8")
+        sabha = SabhaProcess(config, env={"WHATSAPP_ACCESS_TOKEN": fake_graph.token, "WHATSAPP_APP_SECRET": APP_SECRET})
+        await sabha.start()
+        try:
+            [port] = [m.group(1) for line in sabha.lines if (m := _DESK.search(line))]
+            async with ClientSession(timeout=ClientTimeout(total=60)) as http:
+                status, _ = await post(http, f"http://127.0.0.1:{port}/whatsapp/webhook",
+                                       text_notification(WA_OWNER, "What should we price the pilot at?"))
+            assert status == 200
+            await eventually(lambda: any(s.user == WA_OWNER for s in fake_graph.sent), "the WhatsApp answer", 120)
+            assert await sabha.signal(signal.SIGTERM) == 0
+        finally:
+            await sabha.close()
+
+    [desk] = [n for n in receiver.trees() if n.span.name == "receipt"
+              and n.span.attributes.get("sabha.receipt.via") == "front_desk"]
+    [handed_over] = desk.named("receipt")
+    assert handed_over.span.attributes["sabha.receipt.held"] is True
+    assert handed_over.span.attributes["sabha.channel"] == "whatsapp"
+    trace = one_trace_from_receipt_to_the_model(handed_over)
+    assert {s.trace_id for s in desk.walk()} == {trace}
+    with sqlite3.connect(tmp_path / "sessions" / "sabha.db") as db:
+        assert {row[0] for row in db.execute("SELECT trace_id FROM llm_calls")} == {trace}
