@@ -80,10 +80,13 @@ class LiveSpan:
 
         options: dict[str, Any] = {"attributes": self._attributes}
         if self._root:  # a trace of its own, linked to the one it was started from (a message that opened a meeting)
-            stored = _stored_context(self._parent)  # taken up from storage: the child of the span that stored it
-            current = trace.get_current_span().get_span_context()
+            # Taken up from storage: the child of the span that stored it, and linked to it (the messaging conventions:
+            # a consumer's span SHOULD link to the producer's context and, for a single message, MAY take it as parent).
+            stored = _stored_context(self._parent)
+            current = trace.get_current_span(stored).get_span_context() if stored is not None else \
+                trace.get_current_span().get_span_context()
             options["context"] = stored if stored is not None else context.Context()
-            if current.is_valid and stored is None:
+            if current.is_valid:
                 options["links"] = [trace.Link(current)]
         self._manager = _tracer.start_as_current_span(self._name, **options)
         self._otel = self._manager.__enter__()

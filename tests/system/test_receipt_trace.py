@@ -54,7 +54,7 @@ def one_trace_from_receipt_to_the_model(receipt: SpanNode) -> str:
     assert claim.span.attributes["sabha.messages.stored"] == 1
     assert claim.span.attributes["sabha.messages.duplicates"] == 0
     [message] = receipt.named("message")
-    assert not message.span.links  # the child of the receipt, not a new trace linked to it
+    assert message.span.parent_id == receipt.span.span_id and message.span.links == (trace,)  # child, and linked
     [answer] = message.named("answer")
     [turn] = answer.named("turn")
     [chat] = turn.named("chat ")

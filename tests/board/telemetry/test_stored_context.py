@@ -1,7 +1,8 @@
 """Work taken up from storage joins the trace it arrived in: :func:`traceparent` gives the current span's W3C
-context as text, and a ``root`` span opened with it as ``parent`` is that span's child (same trace id, no link);
-without one, or with text that is not a valid ``traceparent`` (a row stored before tracing was on, or by a replica
-without it), it starts a trace of its own. Spans are decoded by the local OTLP/HTTP receiver."""
+context as text, and a ``root`` span opened with it as ``parent`` is that span's child (same trace id) and links to
+it, as the messaging conventions ask of a consumer's span; without one, or with text that is not a valid
+``traceparent`` (a row stored before tracing was on, or by a replica without it), it starts a trace of its own.
+Spans are decoded by the local OTLP/HTTP receiver."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ async def test_a_span_taken_up_from_storage_is_the_child_of_the_span_that_stored
     messages = [s for s in receiver.spans if s.name == "message"]
     joined = [s for s in messages if s.attributes["sabha.test"] == stored]
     assert len(joined) == 2
-    assert all(s.trace_id == receipt.trace_id and s.parent_id == receipt.span_id and not s.links for s in joined)
+    assert all(s.trace_id == receipt.trace_id and s.parent_id == receipt.span_id for s in joined)
+    assert all(s.links == (receipt.trace_id,) for s in joined)  # linked to it as well, not to what was current
     assert inner is not None and inner.split("-")[1] == receipt.trace_id
     alone = [s for s in messages if s.attributes["sabha.test"] != stored]
-    assert len(alone) == 2 and all(not s.parent_id and s.trace_id != receipt.trace_id for s in alone)
+    assert len(alone) == 2 and all(not s.parent_id and s.trace_id != receipt.trace_id and not s.links for s in alone)
