@@ -5,7 +5,9 @@ While tracing is off (the default) :func:`span` hands back one shared :class:`Qu
 nothing, and :func:`traced` awaits the function as it is: a hot path pays one global read, and no module of
 OpenTelemetry is imported. :func:`install` (called by :mod:`board.telemetry.exporting` when tracing starts) hands
 in the tracer; from then on each :func:`span` is a real span, the child of the current one (asyncio tasks inherit
-it), or with ``root=True`` the first of a new trace, linked to the span that started it.
+it), or with ``root=True`` the first of a new trace, linked to the span that started it. Work that waits in
+storage (a message in the inbox) carries its span's context as W3C ``traceparent`` text (:func:`traceparent`); the
+span that takes it up later opens with ``parent=`` that text and so joins the trace it arrived in.
 
 What goes into attributes is sizes, names, counts, models, money: never a prompt, an answer, a tool's
 arguments or a secret (the callers keep to that; :func:`span` drops ``None`` values).
@@ -19,7 +21,7 @@ from types import TracebackType
 from typing import Any, ParamSpec, Protocol, TypeVar, overload
 
 __all__ = ["AttributeValue", "LiveSpan", "QuietSpan", "SpanHandle", "install", "is_on", "span", "trace_id",
-           "traced", "uninstall"]
+           "traced", "traceparent", "uninstall"]
 
 AttributeValue = str | bool | int | float
 _P = ParamSpec("_P")
@@ -65,10 +67,11 @@ def _clean(attributes: Mapping[str, AttributeValue | None] | None) -> dict[str, 
 class LiveSpan:
     """One real span, current while its ``with`` block runs; an exception leaving it marks it failed."""
 
-    __slots__ = ("_attributes", "_manager", "_name", "_otel", "_root")
+    __slots__ = ("_attributes", "_manager", "_name", "_otel", "_parent", "_root")
 
-    def __init__(self, name: str, attributes: Mapping[str, AttributeValue | None] | None, root: bool) -> None:
-        self._name, self._attributes, self._root = name, _clean(attributes), root
+    def __init__(self, name: str, attributes: Mapping[str, AttributeValue | None] | None, root: bool,
+                 parent: str | None = None) -> None:
+        self._name, self._attributes, self._root, self._parent = name, _clean(attributes), root, parent
         self._manager: Any = None
         self._otel: Any = None
 
@@ -77,8 +80,12 @@ class LiveSpan:
 
         options: dict[str, Any] = {"attributes": self._attributes}
         if self._root:  # a trace of its own, linked to the one it was started from (a message that opened a meeting)
-            current = trace.get_current_span().get_span_context()
-            options["context"] = context.Context()
+            # Taken up from storage: the child of the span that stored it, and linked to it (the messaging conventions:
+            # a consumer's span SHOULD link to the producer's context and, for a single message, MAY take it as parent).
+            stored = _stored_context(self._parent)
+            current = trace.get_current_span(stored).get_span_context() if stored is not None else \
+                trace.get_current_span().get_span_context()
+            options["context"] = stored if stored is not None else context.Context()
             if current.is_valid:
                 options["links"] = [trace.Link(current)]
         self._manager = _tracer.start_as_current_span(self._name, **options)
@@ -99,13 +106,37 @@ class LiveSpan:
         self._otel.set_attributes(_clean(attributes))
 
 
+def _stored_context(parent: str | None) -> Any:
+    """The OpenTelemetry context of a stored ``traceparent`` (None: none stored, or not valid W3C text)."""
+    if not parent:
+        return None
+    from opentelemetry import trace
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    stored = TraceContextTextMapPropagator().extract({"traceparent": parent})
+    return stored if trace.get_current_span(stored).get_span_context().is_valid else None
+
+
 def span(name: str, attributes: Mapping[str, AttributeValue | None] | None = None, *,
-         root: bool = False) -> QuietSpan | LiveSpan:
+         root: bool = False, parent: str | None = None) -> QuietSpan | LiveSpan:
     """A span named ``name`` around a ``with`` block (``with span("x", {...}) as s: ... s.set(k, v)``); nothing
-    while tracing is off. ``root``: the first span of a new trace, linked to the current one."""
+    while tracing is off. ``root``: the first span of a new trace, linked to the current one; or, given a valid
+    ``parent`` (stored ``traceparent`` text), the child of that span."""
     if _tracer is None:
         return _QUIET
-    return LiveSpan(name, attributes, root)
+    return LiveSpan(name, attributes, root, parent)
+
+
+def traceparent() -> str | None:
+    """The current span's context as W3C ``traceparent`` text (``00-<trace id>-<span id>-<flags>``), to store with
+    work taken up later (:func:`traced`'s ``parent``); None while tracing is off or no span is current."""
+    if _tracer is None:
+        return None
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    carrier: dict[str, str] = {}
+    TraceContextTextMapPropagator().inject(carrier)  # nothing when no valid span is current
+    return carrier.get("traceparent")
 
 
 class _Decorator(Protocol):
@@ -116,25 +147,30 @@ class _Decorator(Protocol):
 
 
 @overload
-def traced(name: str, attributes: None = None, *, root: bool = False) -> _Decorator: ...
+def traced(name: str, attributes: None = None, *, root: bool = False,
+           parent: Callable[..., str | None] | None = None) -> _Decorator: ...
 
 
 @overload
-def traced(name: str, attributes: Callable[_P, Mapping[str, AttributeValue | None]], *, root: bool = False
+def traced(name: str, attributes: Callable[_P, Mapping[str, AttributeValue | None]], *, root: bool = False,
+           parent: Callable[_P, str | None] | None = None
            ) -> Callable[[Callable[_P, Coroutine[Any, Any, _T]]], Callable[_P, Coroutine[Any, Any, _T]]]: ...
 
 
 def traced(name: str, attributes: Callable[..., Mapping[str, AttributeValue | None]] | None = None, *,
-           root: bool = False) -> Any:
+           root: bool = False, parent: Callable[..., str | None] | None = None) -> Any:
     """A coroutine function run inside :func:`span` ``name``; ``attributes`` gets the call's arguments and
-    names the span's attributes (called only while tracing is on)."""
+    names the span's attributes (called only while tracing is on). With ``root``, ``parent`` (also given the
+    call's arguments) may name a stored ``traceparent``: the span is then its child, in the trace the work
+    arrived in (else, or when it names none, the first span of a new trace)."""
 
     def decorate(function: Callable[_P, Coroutine[Any, Any, _T]]) -> Callable[_P, Coroutine[Any, Any, _T]]:
         @functools.wraps(function)
         async def run(*args: _P.args, **kwargs: _P.kwargs) -> _T:
             if _tracer is None:
                 return await function(*args, **kwargs)
-            with LiveSpan(name, attributes(*args, **kwargs) if attributes is not None else None, root):
+            with LiveSpan(name, attributes(*args, **kwargs) if attributes is not None else None, root,
+                          parent(*args, **kwargs) if parent is not None else None):
                 return await function(*args, **kwargs)
 
         return run

@@ -62,7 +62,7 @@ __all__ = [
 log = logging.getLogger("sabha.inbox")
 
 KEEP = timedelta(days=7)
-_BATCH_ROWS = 500  # rows per statement (7 parameters each, well under SQLite's limit of 32766)
+_BATCH_ROWS = 500  # rows per statement (7 or 8 parameters each, well under SQLite's limit of 32766)
 MAX_ATTEMPTS = 3  # a message whose answering was interrupted this often is given up (it may be the cause)
 #: The detail of a row whose reply is sent once more, marked (kept when it is delivered).
 SENT_AGAIN = ("sent once more (its first sending may have arrived: Sabha stopped, the connection dropped or the "
@@ -169,6 +169,9 @@ class Pending:
     #: Messages of the (unmarked) reply the service confirmed, in order, before its delivery was cut off: a copy sent
     #: once more starts after them (``parts_posted``, stored as each one's answer came back)
     posted: int = 0
+    #: The W3C trace context of the span that received and stored it (tracing on; ``inbound_messages.traceparent``):
+    #: its answer's span is that span's child. None: tracing was off then, or it was stored before the column.
+    traceparent: str | None = None
 
     @property
     def chat_id(self) -> str:
@@ -187,11 +190,12 @@ class Pending:
 
 @dataclass(frozen=True)
 class Arrival:
-    """A message to store: its envelope, kind and lane."""
+    """A message to store: its envelope, kind and lane (and, while tracing is on, the trace context it arrived in)."""
 
     envelope: Envelope
     lane: str
     kind: InboundKind = InboundKind.TEXT
+    traceparent: str | None = None
 
 
 class Inbox:
@@ -222,10 +226,12 @@ class Inbox:
         acknowledgements wait ~50 ms for their batch."""
         received = _stamp(_now())
         keys = [(a.envelope.chat_id, a.envelope.message_id or "") for a in arrivals]
-        rows: dict[tuple[str, str], tuple[str, ...]] = {}
+        rows: dict[tuple[str, str], tuple[str | None, ...]] = {}
+        traced = any(a.traceparent for a in arrivals)  # tracing off: the column is not written (NULL)
         for key, a in zip(keys, arrivals, strict=True):
             if key not in rows:  # a message twice in one batch: the first is stored, the second skipped
-                rows[key] = (self.channel, *key, received, envelope_to_json(a.envelope), a.kind.value, a.lane)
+                rows[key] = (self.channel, *key, received, envelope_to_json(a.envelope), a.kind.value, a.lane,
+                             *((a.traceparent,) if traced else ()))
 
         new = list(rows)
         if isinstance(self.db, StateDB):  # SQLite: the whole unit of work in one step on the express connection
@@ -251,10 +257,10 @@ class Inbox:
                          self.channel, envelope.message_id, envelope.chat_id)
                 continue
             seen.add(key)
-            fresh.append(Pending(self.channel, arrival.lane, envelope, arrival.kind))
+            fresh.append(Pending(self.channel, arrival.lane, envelope, arrival.kind, traceparent=arrival.traceparent))
         return fresh
 
-    def _claim(self, new: list[tuple[str, str]], rows: dict[tuple[str, str], tuple[str, ...]]) -> _Work:
+    def _claim(self, new: list[tuple[str, str]], rows: dict[tuple[str, str], tuple[str | None, ...]]) -> _Work:
         """The statements of :meth:`store`, one at a time (each gets its rows back): which of ``new`` were
         stored already (by message id alone when ``ids_unique``), then the rest inserted; a redelivery (same
         key) is not inserted and not returned, so one statement stores and dedupes. Returns the keys that
@@ -269,11 +275,13 @@ class Inbox:
                 known.update(str(r["message_id"]) for r in found)
         fresh_rows = [rows[key] for key in new if key[1] not in known]
         inserted: set[tuple[str, str]] = set()
+        traced = bool(fresh_rows) and len(fresh_rows[0]) > 7  # each row carries its traceparent (tracing on)
+        columns, marks = (", traceparent", ", ?") if traced else ("", "")
         for start in range(0, len(fresh_rows), _BATCH_ROWS):
             chunk_rows = fresh_rows[start:start + _BATCH_ROWS]
-            values = ", ".join("(?, ?, ?, ?, 'received', ?, 0, ?, ?)" for _ in chunk_rows)
+            values = ", ".join(f"(?, ?, ?, ?, 'received', ?, 0, ?, ?{marks})" for _ in chunk_rows)
             found = yield ("INSERT INTO inbound_messages(channel, chat_id, message_id, received_at, status, "
-                           f"envelope, attempts, kind, lane) VALUES {values} "
+                           f"envelope, attempts, kind, lane{columns}) VALUES {values} "
                            "ON CONFLICT (channel, chat_id, message_id) DO NOTHING RETURNING chat_id, message_id",
                            [v for row in chunk_rows for v in row])
             inserted.update((str(r["chat_id"]), str(r["message_id"])) for r in found)
@@ -522,7 +530,8 @@ class Inbox:
         (may have arrived, logged)."""
         sql = ("SELECT m.chat_id AS chat_id, m.message_id AS message_id, m.received_at AS received_at, m.status AS "
                "status, m.envelope AS envelope, m.reply AS reply, m.attempts AS attempts, m.kind AS kind, m.lane AS "
-               "lane, m.resends AS resends, m.parts_posted AS parts_posted FROM inbound_messages m ")
+               "lane, m.resends AS resends, m.parts_posted AS parts_posted, m.traceparent AS traceparent FROM "
+               "inbound_messages m ")
         params: list[Any] = []
         if holder is not None:
             sql += "LEFT JOIN leases l ON l.key = 'lane:' || m.lane "
@@ -586,7 +595,7 @@ class Inbox:
         order = "seq" if self.db.dialect is Dialect.POSTGRES else "rowid"  # the order they were stored in
         return await self.db.fetchall(
             "SELECT chat_id, message_id, received_at, status, envelope, reply, attempts, kind, lane, resends, "
-            f"parts_posted FROM inbound_messages WHERE {where} ORDER BY {order}", params)
+            f"parts_posted, traceparent FROM inbound_messages WHERE {where} ORDER BY {order}", params)
 
     def _pending_of(self, row: Row, now: datetime, max_age: timedelta) -> tuple[Pending, str | None, str | None]:
         """A stored row as a :class:`Pending`; why its copy cannot be read; why else it may not be taken up
@@ -616,7 +625,7 @@ class Inbox:
         stand_in = Envelope(channel=self.channel, text="", sender="", chat_id=str(row["chat_id"]),
                             message_id=str(row["message_id"]))
         pending = Pending(self.channel, str(row["lane"] or ""), envelope or stand_in, kind, reply, attempts,
-                          int(row["resends"] or 0), int(row["parts_posted"] or 0))
+                          int(row["resends"] or 0), int(row["parts_posted"] or 0), row["traceparent"] or None)
         return pending, unreadable, why
 
     async def prune(self, keep: timedelta = KEEP) -> None:

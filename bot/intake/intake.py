@@ -66,7 +66,7 @@ from board.envelope import Envelope, Reply, cleaned
 from board.llm.stream import StreamSink
 from board.media.understand import MediaFetcher
 from board.storage import StorageError
-from board.telemetry.spans import traced
+from board.telemetry.spans import is_on, span, traced, traceparent
 from board.tools.consent import answers_consent, consent_lane
 from bot.intake.config import InboxSection
 from bot.intake.courier import Capabilities, Courier
@@ -184,7 +184,7 @@ class Intake:
         lanes = hub.lanes
         if lanes is not None and lanes.shared:  # replicas: answers stored and sent only under the lease
             self.inbox.fence = lambda: (lanes.holder, parts.clock.now().timestamp())
-        self._batch: list[tuple[list[Arrival], asyncio.Future[None]]] = []
+        self._batch: list[tuple[list[Arrival], asyncio.Future[int]]] = []
         self._flusher: asyncio.Task[None] | None = None
         self._told_denied: set[str] = set()
         self._told_cannot_save: set[tuple[int, str, str]] = set()  # (outage, chat, sender)
@@ -231,7 +231,18 @@ class Intake:
 
         Raises :class:`StorageUnavailable` when they could not be stored: the caller must
         not acknowledge them (the service will offer them again).
+
+        While tracing is on this is the ``claim`` span, and each row keeps the trace context it arrived in (the
+        caller's ``receipt`` span, else the claim): its answer's ``message`` span is that span's child.
         """
+        arrived_in = traceparent()  # the receipt span the channel opened (None: tracing off, or no span)
+        with span("claim", {"sabha.channel": self.courier.name, "sabha.messages.count": len(arrivals)}) as claim:
+            stored, admitted = await self._claim(arrivals, arrived_in or traceparent())
+            claim.update({"sabha.messages.admitted": admitted, "sabha.messages.stored": stored,
+                          "sabha.messages.duplicates": admitted - stored})
+
+    async def _claim(self, arrivals: Sequence[Arrival], context: str | None) -> tuple[int, int]:
+        """:meth:`receive`'s work: (how many were stored for the first time, how many were admitted)."""
         admitted: list[Arrival] = []
         for arrival in arrivals:
             envelope = cleaned(arrival.envelope)
@@ -244,14 +255,15 @@ class Intake:
             lane = arrival.lane or self.courier.conversation(envelope)
             if answers_consent(envelope.text):  # the turn waiting for this answer holds the conversation's lane
                 lane = consent_lane(lane)
-            admitted.append(Arrival(envelope, lane, arrival.kind))
+            admitted.append(Arrival(envelope, lane, arrival.kind, context))
         if not admitted:
-            return
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            return 0, 0
+        done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         self._batch.append((admitted, done))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush(), name=f"{self.courier.name} store")
-        await done  # not shielded: a caller cancelled meanwhile leaves the store to finish (it checks done())
+        # not shielded: a caller cancelled meanwhile leaves the store to finish (it checks done())
+        return await done, len(admitted)
 
     async def _flush(self) -> None:
         """Group commit: what arrives while a transaction runs is stored together in the next
@@ -287,9 +299,10 @@ class Intake:
             for pending in fresh:
                 self._queue(pending)
             self._release_waiting(fresh)
-            for _, done in batch:
+            stored = {(p.chat_id, p.message_id) for p in fresh} if is_on() else set()  # counted for the claim span
+            for arrivals, done in batch:
                 if not done.done():
-                    done.set_result(None)
+                    done.set_result(sum((a.envelope.chat_id, a.envelope.message_id or "") in stored for a in arrivals))
 
     def _release_waiting(self, fresh: Sequence[Pending]) -> None:
         """Scheduled messages waiting for these chats (a WhatsApp window that closed: the user wrote
@@ -516,7 +529,8 @@ class Intake:
 
     @traced("message", lambda self, pending: {"sabha.channel": self.courier.name,
                                              "sabha.message.kind": pending.kind.value,
-                                             "sabha.message.resends": pending.resends}, root=True)
+                                             "sabha.message.resends": pending.resends}, root=True,
+            parent=lambda self, pending: pending.traceparent)
     async def _answer(self, pending: Pending) -> None:
         """Answer one stored message (runs in its lane); storage errors park it and retry."""
         delay = self.hub.settings.storage_retry_s

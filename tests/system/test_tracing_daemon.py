@@ -2,8 +2,9 @@
 ``PYTHONPROFILEIMPORTTIME`` set so the process itself lists every module it imports on its stderr.
 
 With ``telemetry`` off (the default) answering a message imports no module of OpenTelemetry at all; with it on,
-the message's trace reaches the local OTLP/HTTP receiver when Sabha stops (intake -> answer -> admission, the turn
-and its model call -> the send, one trace id), and the import list shows the SDK (so the first check can fail)."""
+the message's trace reaches the local OTLP/HTTP receiver when Sabha stops (its receipt -> the message -> answer ->
+admission, the turn and its model call -> the send, one trace id), and the import list shows the SDK (so the first
+check can fail)."""
 
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ async def test_a_messages_trace_reaches_the_receiver_from_sabha_run(tmp_path: Pa
         imported = await answered_once(tmp_path, fake_graph, [
             "telemetry:", "  enabled: true", f"  endpoint: {receiver.endpoint}/v1/traces"])
     assert "opentelemetry.sdk.trace" in imported
-    [message] = [n for n in receiver.trees() if n.span.name == "message"]
+    [message] = [n for root in receiver.trees() if root.span.name == "receipt" for n in root.named("message")]
     print("\n".join(render(message)))
     assert {s.trace_id for s in message.walk()} == {message.span.trace_id}
     [answer] = message.named("answer")

@@ -44,6 +44,7 @@ from aiohttp import web
 
 from board.storage import Database, Dialect
 from board.storage.url import StateURL
+from board.telemetry.spans import span
 from bot.channels.held.hold import MAX_HELD_BYTES, WebhookHold
 from bot.channels.held.journal import DatabaseWriter, Journal, JournalWriter, SqliteWriter
 from bot.channels.webhook import BODY_GATE, BodyGate, BodyTooLarge, DeskVerdict, read_body
@@ -202,8 +203,9 @@ class FrontDesk:
             return web.Response(status=verdict.status, text=verdict.text)
         self.storing += 1
         try:
-            await store.add((request.path, json.dumps(self.hold.kept_headers(request)), body,
-                             datetime.now(UTC).isoformat()))
+            with span("receipt", {"sabha.receipt.via": "front_desk", "http.request.body.size": len(body)}):
+                await store.add((request.path, json.dumps(self.hold.kept_headers(request)), body,
+                                 datetime.now(UTC).isoformat()))
         except Exception as exc:
             if not is_storage_error(exc):
                 raise

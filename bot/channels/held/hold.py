@@ -30,6 +30,7 @@ import aiohttp
 from aiohttp import web
 
 from board.storage import Database
+from board.telemetry.spans import span, traceparent
 from bot.channels.base import Channel, ChannelCapabilities
 from bot.channels.held.store import Header, HeldRequest, HeldStore
 from bot.channels.webhook import HELD_REQUEST, BodyTooLarge, read_body
@@ -45,7 +46,7 @@ MAX_HELD = 10_000  # requests held in one start; past it 503 (the sender deliver
 RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 #: headers not kept: the connection's own, not the request's
 _SKIPPED = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive", "expect",
-                      "accept-encoding", REPLAY_HEADER.lower()})
+                      "accept-encoding", REPLAY_HEADER.lower(), "traceparent", "tracestate"})
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: A channel's reading of a stored body: who it is from (:meth:`bot.channels.base.ServesWebhook.webhook_senders`).
@@ -127,7 +128,9 @@ class WebhookHold:
             return await handler(request)
         self._storing += 1
         try:
-            return await self._keep(request)
+            with span("receipt", {"sabha.receipt.via": "held_at_start",
+                                  "http.request.body.size": request.content_length}):
+                return await self._keep(request)
         finally:
             self._storing -= 1
 
@@ -156,8 +159,10 @@ class WebhookHold:
     def kept_headers(self, request: web.Request) -> list[Header]:
         """The headers of ``request`` as a row keeps them (a secret of the config as its digest; thread-safe: the
         front desk calls it, :mod:`bot.channels.held.desk`)."""
-        return [(name, self._stored(value)) for name, value in request.headers.items()
-                if name.lower() not in _SKIPPED]
+        kept: list[Header] = [(name, self._stored(value)) for name, value in request.headers.items()
+                              if name.lower() not in _SKIPPED]
+        arrived_in = traceparent()  # tracing on: the receipt span of the desk; the hand-over carries it (W3C header)
+        return kept if arrived_in is None else [*kept, ("traceparent", arrived_in)]
 
     def _stored(self, value: str) -> Any:
         digest = _digest(value)

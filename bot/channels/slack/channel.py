@@ -51,6 +51,7 @@ from board.routing.router import Router
 from board.spending.allowance import PublicTerms
 from bot.channels.base import ChannelError, Reconfigures, ServesWebhook
 from bot.channels.parts import ChannelParts
+from bot.channels.receipt import received_request
 from bot.channels.seen_once import SeenOnce
 from bot.channels.slack.access import SCOPE, SlackAccessPolicy
 from bot.channels.slack.config import SlackMode, SlackSection
@@ -348,7 +349,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
 
     async def _events(self, request: web.Request) -> web.StreamResponse:
         with self.hub.receiving():  # acknowledging an event comes before starting answers
-            return await self._take(request)
+            return await received_request(self.name, request, self._take)
 
     async def _take(self, request: web.Request) -> web.StreamResponse:
         try:

@@ -54,10 +54,12 @@ from board.llm.stream import StreamSink
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import BlobSink
 from board.routing.router import command_addressee
+from board.telemetry.spans import span
 from bot.channels.base import ChannelError, FollowsLeader, Reconfigures, ServesWebhook
 from bot.channels.meeting_posts import MeetingPosts
 from bot.channels.parts import ChannelParts
 from bot.channels.reach import Reach, Unreachable
+from bot.channels.receipt import ReceivedVia, received_request
 from bot.channels.telegram.album_items import AlbumItems
 from bot.channels.telegram.album_staging import AlbumStage, WebhookAlbums
 from bot.channels.telegram.albums import AlbumHold, album_key, chat_of, merge
@@ -621,7 +623,9 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
                 failures = 0
                 self.problem = None
             if updates:
-                await self._take_batch(updates)
+                with span("receipt", {"sabha.channel": self.name, "sabha.receipt.via": ReceivedVia.POLL.value,
+                                      "sabha.updates.count": len(updates)}):
+                    await self._take_batch(updates)
 
     async def _take_batch(self, updates: list[Any]) -> None:
         """Store a batch, then move the offset past what was stored. Albums at its end that may go on in
@@ -752,7 +756,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
         return frozenset(f"telegram:{chat}" for chat in chats) or None
 
     async def _webhook(self, request: web.Request) -> web.Response:
-        return await self._take(request)
+        return await received_request(self.name, request, self._take)
 
     async def _take(self, request: web.Request) -> web.Response:
         if not self.accepting:

@@ -52,6 +52,7 @@ from bot.channels.base import ChannelError, Reconfigures, ServesWebhook, repeati
 from bot.channels.meeting_posts import MeetingPosts
 from bot.channels.meeting_relay import MeetingRelay
 from bot.channels.parts import ChannelParts
+from bot.channels.receipt import received_request
 from bot.channels.seen_once import SeenOnce
 from bot.channels.webhook import BodyTooLarge, DeskVerdict, read_body
 from bot.channels.whatsapp.access import CAP_REACHED, SCOPE, AccessPolicy
@@ -324,7 +325,7 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
 
     async def _webhook(self, request: web.Request) -> web.Response:
         with self.hub.receiving():  # acknowledging a notification comes before starting answers
-            return await self._take(request)
+            return await received_request(self.name, request, self._take)
 
     async def _take(self, request: web.Request) -> web.Response:
         try:

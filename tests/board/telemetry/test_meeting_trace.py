@@ -129,13 +129,15 @@ async def test_a_three_round_meeting_with_a_tool_call_is_one_trace_to_the_receiv
         await board.close()
 
     roots = {node.span.name: node for node in receiver.trees()}
-    assert {"message", "meeting"} <= roots.keys(), sorted(roots)
-    meeting, message = roots["meeting"], roots["message"]
-    print("\n".join(render(message)))
+    assert {"receipt", "meeting"} <= roots.keys(), sorted(roots)
+    meeting, receipt = roots["meeting"], roots["receipt"]
+    [message] = receipt.named("message")  # the answer, taken up from the stored row, is in the receipt's trace
+    print("\n".join(render(receipt)))
     print("\n".join(render(meeting)))
 
-    # the message: intake -> admission and the answer -> the send, one trace
-    assert {s.trace_id for s in message.walk()} == {message.span.trace_id}
+    # the message: its receipt -> the claim; intake -> admission and the answer -> the send, one trace
+    assert [c.span.name for c in receipt.children] == ["claim", "message"]
+    assert {s.trace_id for s in receipt.walk()} == {message.span.trace_id}
     assert [c.span.name for c in message.children] == ["answer", "send"]
     assert message.children[0].children[0].span.name == "admission"
     assert message.span.attributes["sabha.channel"] == "whatsapp"
