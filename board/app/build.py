@@ -63,6 +63,7 @@ from board.recall.tool import recall_tool
 from board.recall.vector_index import VectorIndexer
 from board.recall.vector_store import VectorStore, vectors_problem
 from board.room.convene import BoardRoom
+from board.room.meeting.herald import ToldFirst
 from board.room.store import MeetingStore
 from board.routing.cached import RouterCache
 from board.schedule import Schedule, WorkKind
@@ -203,7 +204,8 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     trail = DecisionTrail(router=commands.router, locks=base.locks, sessions=base.sessions, reminders=reminders)
     room = BoardRoom(runner=runner, prompts=base.prompts, souls_for=rosters.souls_for,
                      default_roster=settings.roster.name, store=store, meeting_settings=settings.meetings,
-                     consult_settings=settings.consultation, clock=clock, subscribers=[trail.remember, trail.follow],
+                     consult_settings=settings.consultation, clock=clock,
+                     subscribers=[trail.remember, ToldFirst(trail.follow)],  # items dated before a view shows them
                      gate=StartGate(base.ledger.db, base.schedule, clock))
     llm_commands.register(commands, ledger=base.ledger, runner=runner)
     room_commands.register(commands, room)

@@ -12,6 +12,10 @@ but no subscriber waits for another. A slow one (the decision's record written t
 scheduled at the end) holds up neither the channels' views (the decision is posted at once) nor the other
 bookkeeping (the end's is done beside the decision's, not after it). :meth:`Herald.settle` waits until everything
 queued has been told to everyone (the meeting's end, before its result is returned).
+
+A subscriber wrapped in :class:`ToldFirst` is what the others' view stands on (a decision's action items dated
+from what the chair wrote, so a page never shows a due date as unreadable while it is being read): each event is
+told to it, and it is done, before any other subscriber hears that event.
 """
 
 from __future__ import annotations
@@ -24,12 +28,22 @@ from dataclasses import dataclass, field
 
 from board.room.meeting.events import MeetingEvent, Subscriber
 
-__all__ = ["Herald"]
+__all__ = ["Herald", "ToldFirst"]
 
 log = logging.getLogger("sabha.meeting")
 
 #: what tells one subscriber one event, a failure logged (:meth:`board.room.meeting.context.MeetingContext.tell`)
 Tell = Callable[[Subscriber, MeetingEvent], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class ToldFirst:
+    """A subscriber every other subscriber waits for, event by event (see the module docstring)."""
+
+    subscriber: Subscriber
+
+    async def __call__(self, event: MeetingEvent) -> None:
+        await self.subscriber(event)
 
 
 @dataclass(eq=False)
@@ -64,7 +78,11 @@ class Herald:
                 if after is not None and not await _written(after, event):
                     continue
                 for subscriber in subscribers:
-                    self._hand(subscriber, event, tell)
+                    if isinstance(subscriber, ToldFirst):
+                        await tell(subscriber, event)
+                for subscriber in subscribers:
+                    if not isinstance(subscriber, ToldFirst):
+                        self._hand(subscriber, event, tell)
             finally:
                 self._queue.popleft()
 

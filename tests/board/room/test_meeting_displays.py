@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from board.room.meeting import MeetingEvent, MeetingEventKind, MeetingSettings, StopReason
+from board.room.meeting.herald import ToldFirst
 from board.room.meeting.pace import Pace
 from tests.board.room.test_meeting import brain, meeting_board
 from tests.support.fakes.scripted_model import ScriptedModel
@@ -79,3 +80,28 @@ async def test_the_gate_opens_once_a_phase_is_asked_and_closes_when_its_last_ans
     pace.end()
     pace.phase(2)
     assert pace.is_quiet  # ended: for good
+
+
+async def test_a_subscriber_told_first_is_done_with_each_event_before_the_displays_hear_it(
+        workspace: Path, data_dir: Path) -> None:
+    """The board dates a decision's action items in a subscriber told first (board.app.build: DecisionTrail.follow):
+    a display told the decision finds it done, so a page never shows a due date as one it cannot read (seen: the
+    web meeting page drawn between the decision and the dating said "not a date I can read")."""
+    model = ScriptedModel(default=brain())
+    dated: list[str] = []
+    seen_by_display: list[list[str]] = []
+
+    async def dating(event: MeetingEvent) -> None:
+        if event.kind == MeetingEventKind.DECISION:
+            await asyncio.sleep(0.05)  # slower than a display's turn of the loop
+            dated.append(event.meeting_id)
+
+    async def display(event: MeetingEvent) -> None:
+        if event.kind == MeetingEventKind.DECISION:
+            seen_by_display.append(list(dated))
+
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=2)) as board:
+        result = await asyncio.wait_for(board.parts.room.hold(
+            "Expand to Europe?", extra_subscribers=[display, ToldFirst(dating)]), DEADLOCK_S)
+    assert result.stop_reason is StopReason.COMPLETED
+    assert seen_by_display == [[result.meeting_id]]
