@@ -67,11 +67,13 @@ def table_box() -> TableBox:
 
 
 async def _still_running(ctx: WebContext, meeting_id: str) -> str:
-    """"" when meeting ``meeting_id`` runs (here or on another replica); else why nothing can be sent to it."""
-    if meeting_id in ctx.room.running():
-        return ""
+    """"" when meeting ``meeting_id`` runs (here or on another replica); else why nothing can be sent to it. The
+    stored row decides: a meeting that stored its end is over although its task here still tells its subscribers
+    (the page may already say it ended)."""
     row = await ctx.meetings.get(meeting_id)
     if row is None or row.id != meeting_id:
+        if meeting_id in ctx.room.running():  # not stored yet: it is starting
+            return ""
         return f"No meeting {meeting_id[:80]!r}; the list is at /ui/meetings."
     if row.status != "running":
         return f"This meeting has ended ({row.stop_reason or row.status}): nothing more can be said to it."
