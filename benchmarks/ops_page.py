@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from board.app import BOARD_MIGRATIONS
 from board.db import StateDB
 from bot.app import all_migrations
+from bot.intake.lanes import LaneLoad
 from bot.web import ops_figures
 from bot.web.ops import millis
 from bot.web.pages import NAV
@@ -70,7 +71,8 @@ async def _render(db: StateDB, now: datetime) -> tuple[float, float, int]:
     wall, cpu = time.perf_counter(), time.process_time()
     f = await ops_figures.read_figures(db, now, lease_s=15)
     body = render_page("ops.html", nav=NAV, csrf="x", signed_in=True, prefix="/ui", active="ops", title="Operations",
-                       f=f, ms=millis, sample=ops_figures.SAMPLE, now=now.strftime("%Y-%m-%d %H:%M UTC"))
+                       f=f, ms=millis, sample=ops_figures.SAMPLE, now=now.strftime("%Y-%m-%d %H:%M UTC"),
+                       load=LaneLoad(running=12, cap=32, waiting=3, lanes=14, peak=32, done=100_000))
     return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000, len(body)
 
 

@@ -63,8 +63,8 @@ from board.recall.tool import recall_tool
 from board.recall.vector_index import VectorIndexer
 from board.recall.vector_store import VectorStore, vectors_problem
 from board.room.convene import BoardRoom
-from board.room.meeting.herald import ToldFirst
 from board.room.store import MeetingStore
+from board.room.subscribers import ToldFirst
 from board.routing.cached import RouterCache
 from board.schedule import Schedule, WorkKind
 from board.schedule.standing import StandingWork

@@ -9,4 +9,4 @@ they cost, and the chair's roundtable tool. What becomes of a decision afterward
 # Submodules, imported on use (this file imports none of them).
 __all__ = ["consult", "convene", "decision", "demo_history", "estimate", "evidence", "extension", "followup", "meeting",
            "migrations", "pending", "record", "render", "roundtable", "roundtable_tool", "settings", "standing",
-           "store", "table"]
+           "store", "subscribers", "table"]

@@ -13,9 +13,9 @@ scheduled at the end) holds up neither the channels' views (the decision is post
 bookkeeping (the end's is done beside the decision's, not after it). :meth:`Herald.settle` waits until everything
 queued has been told to everyone (the meeting's end, before its result is returned).
 
-A subscriber wrapped in :class:`ToldFirst` is what the others' view stands on (a decision's action items dated
-from what the chair wrote, so a page never shows a due date as unreadable while it is being read): each event is
-told to it, and it is done, before any other subscriber hears that event.
+A subscriber wrapped in :class:`board.room.subscribers.ToldFirst` is what the others' view stands on (a decision's
+action items dated from what the chair wrote): each event is told to it, and it is done, before any other
+subscriber hears that event.
 """
 
 from __future__ import annotations
@@ -27,23 +27,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from board.room.meeting.events import MeetingEvent, Subscriber
+from board.room.subscribers import ToldFirst
 
-__all__ = ["Herald", "ToldFirst"]
+__all__ = ["Herald"]
 
 log = logging.getLogger("sabha.meeting")
 
 #: what tells one subscriber one event, a failure logged (:meth:`board.room.meeting.context.MeetingContext.tell`)
 Tell = Callable[[Subscriber, MeetingEvent], Awaitable[None]]
-
-
-@dataclass(frozen=True)
-class ToldFirst:
-    """A subscriber every other subscriber waits for, event by event (see the module docstring)."""
-
-    subscriber: Subscriber
-
-    async def __call__(self, event: MeetingEvent) -> None:
-        await self.subscriber(event)
 
 
 @dataclass(eq=False)

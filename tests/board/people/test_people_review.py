@@ -90,7 +90,8 @@ SECRET_FACTS = [
     ("sbi account", "30012345678"), ("bank account", "123456789"), ("ifsc and account", "SBIN0001234 30012345678"),
     ("upi mpin", "4821"), ("mpin", "4821"), ("locker combination", "12-34-56"),
     ("passport no", "K1234567"), ("travel document", "K1234567"), ("driving licence", "MH1220110012345"),
-    ("voter id", "ABC1234567"), ("gst", "27AAPFU0939F1ZV"),
+    ("voter id", "ABC1234567"),  # a GSTIN is no longer here: it is printed on every invoice and looked up on
+    # the GST portal by anyone (round classify45, board.language.secrets; two writers apart labelled it harmless)
     ("aws", "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
     ("cloud", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
     ("openai", "sk-proj-abcDEF123456789xyz"), ("door code", "4821#"), ("seed", "abandon ability able about"),

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from board.room.meeting import MeetingEvent, MeetingEventKind, MeetingSettings, StopReason
-from board.room.meeting.herald import ToldFirst
 from board.room.meeting.pace import Pace
+from board.room.subscribers import ToldFirst
 from tests.board.room.test_meeting import brain, meeting_board
 from tests.support.fakes.scripted_model import ScriptedModel
 
