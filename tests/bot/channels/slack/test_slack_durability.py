@@ -26,6 +26,7 @@ from tests.support.telegram import eventually
 pytestmark = pytest.mark.xdist_group("bursts")
 
 BURST = 100
+TAIL = 10  # posted after the kill, as Slack keeps sending to a process that died
 USERS = [f"U0USER{n:02d}" for n in range(1, 9)]
 MARK = ChannelTexts().possibly_repeated.split(":")[0]
 _ECHO = re.compile(r"ECHO [^\n]*?\b(Q\d{3})\b")
@@ -67,16 +68,27 @@ async def test_sigkill_with_100_events_in_flight_then_slack_s_retries_lose_nothi
             await sabha.start()
             async with slack_poster(sabha) as poster:
 
+                # Mid-burst whatever the machine's speed: the second half waits until some answers are recorded
+                # as sent, the kill comes once that half has begun, and the last TAIL are posted only after it
+                # (on a loaded machine a burst on a clock alone could be over before the first answer).
+                second_half, killed = asyncio.Event(), asyncio.Event()
+
                 async def one(i: int, body: dict[str, Any]) -> None:
-                    await asyncio.sleep(i * 0.03)  # a burst over 3 s, several in flight at once
+                    if i >= BURST - TAIL:
+                        await killed.wait()
+                    elif i >= BURST // 2:
+                        await second_half.wait()
+                    await asyncio.sleep((i % (BURST // 2)) * 0.03)  # 3 s a half, several in flight at once
                     status, _ = await poster.post(body)
                     (acked if status == 200 else unacked).append(body)
 
                 burst = asyncio.gather(*(one(i, b) for i, b in enumerate(bodies)))
-                # Mid-burst, whatever the machine's speed: half posted, and some answers recorded as sent.
                 await eventually(lambda: len(acked) + len(unacked) >= BURST // 2, "half the burst posted", timeout=120)
                 await eventually(lambda: sent_marks(db) >= 3, "some answers recorded as sent", timeout=120)
+                second_half.set()
+                await eventually(lambda: len(acked) + len(unacked) > BURST // 2, "the second half begun", timeout=120)
                 await sabha.signal(signal.SIGKILL)
+                killed.set()
                 await burst
             assert unacked, "the kill came after the whole burst was acknowledged; not mid-burst"
             answered_before = len(answered(slack))

@@ -25,6 +25,7 @@ from tests.support.telegram import eventually
 pytestmark = pytest.mark.xdist_group("bursts")
 
 BURST = 100
+TAIL = 10  # sent only after the kill: Slack keeps them for the next connection
 
 
 async def test_sigkill_with_100_envelopes_in_flight_then_redelivery_loses_nothing_and_answers_nothing_twice(
@@ -42,8 +43,17 @@ async def test_sigkill_with_100_envelopes_in_flight_then_redelivery_loses_nothin
             await sabha.start()
             await slack.socket.wait_connections(1)
 
+            # Mid-burst whatever the machine's speed: the second half waits until some answers are recorded as
+            # sent, the kill comes once that half has begun, and the last TAIL wait for the kill (on a loaded
+            # machine a burst on a clock alone could be over before the first answer).
+            second_half, killed = asyncio.Event(), asyncio.Event()
+
             async def burst() -> None:
                 for i, body in enumerate(bodies):
+                    if i == BURST // 2:
+                        await second_half.wait()
+                    if i == BURST - TAIL:
+                        await killed.wait()
                     try:
                         sent[i] = await slack.socket.send("events_api", body)
                     except (RuntimeError, ConnectionError):
@@ -53,8 +63,11 @@ async def test_sigkill_with_100_envelopes_in_flight_then_redelivery_loses_nothin
             sending = asyncio.create_task(burst())
             await eventually(lambda: len(sent) >= BURST // 2, "half the burst sent", timeout=120)
             await eventually(lambda: sent_marks(db) >= 3, "some answers recorded as sent", timeout=120)
+            second_half.set()
+            await eventually(lambda: len(sent) > BURST // 2, "the second half begun", timeout=120)
             await sabha.signal(signal.SIGKILL)
             await slack.socket.drop()
+            killed.set()
             await sending
             unacked = [i for i, eid in sent.items() if not slack.socket.acks.get(eid)]
             never = [i for i in range(BURST) if i not in sent]
