@@ -7,13 +7,15 @@ answer's ``message`` span, taken up later in the conversation's lane, joins the 
 (:mod:`bot.channels.held`, its own thread and loop) stored first is received twice: the desk's ``receipt`` span
 (``sabha.receipt.via`` ``front_desk``) writes its context as a ``traceparent`` header into the held row, and the
 channel's span, when the row is handed over, is its child. Its attributes are the
-channel, how it came (``webhook`` / ``poll``), the request's size or the batch's count and the answer's status:
+channel, how it came (``webhook``, ``poll``, ``gateway`` (Discord), ``socket`` (Slack's Socket Mode), ``page`` (the
+web chat's post)), the request's size or the batch's count and the answer's status:
 never a text, a sender or a chat. While tracing is off it is the facade's one shared quiet span.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from typing import TypeVar
 
@@ -22,7 +24,7 @@ from aiohttp import web
 from board.telemetry.spans import span
 from bot.channels.webhook import HELD_REQUEST
 
-__all__ = ["ReceivedVia", "received_request"]
+__all__ = ["ReceivedVia", "received", "received_request"]
 
 _R = TypeVar("_R", bound=web.StreamResponse)
 
@@ -32,6 +34,18 @@ class ReceivedVia(StrEnum):
 
     WEBHOOK = "webhook"
     POLL = "poll"
+    GATEWAY = "gateway"  # Discord's gateway (a WebSocket the daemon holds open)
+    SOCKET = "socket"  # Slack's Socket Mode (an envelope on a WebSocket)
+    PAGE = "page"  # the web chat's page posting the owner's message
+
+
+@contextmanager
+def received(channel: str, via: ReceivedVia, count: int = 1) -> Iterator[None]:
+    """The ``receipt`` span around taking ``count`` message(s) that came ``via`` something other than a webhook's
+    request (a poll's batch, a gateway's or a socket's messages, the web chat's post); the intake's ``claim`` inside
+    it is its child, and the stored rows keep its context."""
+    with span("receipt", {"sabha.channel": channel, "sabha.receipt.via": via.value, "sabha.updates.count": count}):
+        yield
 
 
 async def received_request(channel: str, request: web.Request, take: Callable[[web.Request], Awaitable[_R]]) -> _R:

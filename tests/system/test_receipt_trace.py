@@ -45,8 +45,9 @@ def receipt_of(receiver: OtlpReceiver, channel: str) -> SpanNode:
     return found[0]
 
 
-def one_trace_from_receipt_to_the_model(receipt: SpanNode) -> str:
-    """``receipt -> claim`` and ``receipt -> message -> answer -> turn -> chat``, all of one trace; its id."""
+def one_trace_from_receipt_to_the_model(receipt: SpanNode, provider: str = "offline") -> str:
+    """``receipt -> claim`` and ``receipt -> message -> answer -> turn -> chat`` (a call to ``provider``), all of one
+    trace; its id."""
     print("\n".join(render(receipt)))
     trace = receipt.span.trace_id
     assert {s.trace_id for s in receipt.walk()} == {trace}
@@ -58,7 +59,7 @@ def one_trace_from_receipt_to_the_model(receipt: SpanNode) -> str:
     [answer] = message.named("answer")
     [turn] = answer.named("turn")
     [chat] = turn.named("chat ")
-    assert chat.span.attributes["gen_ai.provider.name"] == "offline"
+    assert chat.span.attributes["gen_ai.provider.name"] == provider
     assert message.named("send")
     return trace
 

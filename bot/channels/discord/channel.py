@@ -57,6 +57,7 @@ from bot.channels.discord.stream import StreamedAnswer
 from bot.channels.parts import ChannelParts
 from bot.channels.public_limits import CAP_REACHED
 from bot.channels.reach import Reach, Unreachable
+from bot.channels.receipt import ReceivedVia, received
 from bot.channels.seen_once import SeenOnce
 from bot.intake.courier import Admission, ChannelTexts, FetchesMedia, ResolvesSender, Streams, UniqueMessageIds
 from bot.intake.delivery import SendProgress
@@ -255,7 +256,7 @@ class DiscordChannel(UniqueMessageIds, ResolvesSender, Streams, FetchesMedia, Re
             batch = [await self._queue.get()]
             while not self._queue.empty() and len(batch) < 100:
                 batch.append(self._queue.get_nowait())
-            with self.hub.receiving():
+            with self.hub.receiving(), received(self.name, ReceivedVia.GATEWAY, len(batch)):
                 read = self.attachments_of
                 await self._take([incoming_of(m, read(m) if read is not None else ()) for m in batch])
 

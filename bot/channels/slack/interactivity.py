@@ -408,5 +408,6 @@ def install(channel: SlackHost) -> SlackInteractions:
     settings = channel.settings
     if settings.mode is SlackMode.SOCKET and settings.app_token is not None:
         channel.receiver = SocketLink(app_token=settings.app_token.get_secret_value(),
-                                    api_base_url=settings.api_base_url, receive=interactions.socket)
+                                    api_base_url=settings.api_base_url, receive=interactions.socket,
+                                    channel_name=channel.name)
     return interactions

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from bot.channels.receipt import ReceivedVia, received
+
 if TYPE_CHECKING:
     from aiohttp import WSMessage
     from slack_sdk.socket_mode.aiohttp import SocketModeClient
@@ -83,7 +85,9 @@ class SocketLink:
     """The Socket Mode connection of one app (see the module docstring)."""
 
     def __init__(self, *, app_token: str, api_base_url: str, receive: SocketReceive,
-                 ping_interval: float = PING_INTERVAL_S, down_grace_s: float = DOWN_GRACE_S) -> None:
+                 ping_interval: float = PING_INTERVAL_S, down_grace_s: float = DOWN_GRACE_S,
+                 channel_name: str = "slack") -> None:
+        self.channel_name = channel_name  # the channel its envelopes' receipt spans name
         self._app_token = app_token
         self._api_base_url = api_base_url
         self._receive = receive
@@ -203,7 +207,8 @@ class SocketLink:
         delivery = SocketDelivery(kind, request.envelope_id, request.payload, request.retry_attempt or 0,
                                   request.retry_reason or "")
         try:
-            ack = await self._receive(delivery)
+            with received(self.channel_name, ReceivedVia.SOCKET):
+                ack = await self._receive(delivery)
         except Exception:  # a bug while storing: unacknowledged, Slack sends it again
             log.exception("Slack envelope %s (%s) could not be stored; left unacknowledged", delivery.envelope_id,
                           kind.value)

@@ -54,12 +54,11 @@ from board.llm.stream import StreamSink
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import BlobSink
 from board.routing.router import command_addressee
-from board.telemetry.spans import span
 from bot.channels.base import ChannelError, FollowsLeader, Reconfigures, ServesWebhook
 from bot.channels.meeting_posts import MeetingPosts
 from bot.channels.parts import ChannelParts
 from bot.channels.reach import Reach, Unreachable
-from bot.channels.receipt import ReceivedVia, received_request
+from bot.channels.receipt import ReceivedVia, received, received_request
 from bot.channels.telegram.album_items import AlbumItems
 from bot.channels.telegram.album_staging import AlbumStage, WebhookAlbums
 from bot.channels.telegram.albums import AlbumHold, album_key, chat_of, merge
@@ -623,8 +622,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
                 failures = 0
                 self.problem = None
             if updates:
-                with span("receipt", {"sabha.channel": self.name, "sabha.receipt.via": ReceivedVia.POLL.value,
-                                      "sabha.updates.count": len(updates)}):
+                with received(self.name, ReceivedVia.POLL, len(updates)):
                     await self._take_batch(updates)
 
     async def _take_batch(self, updates: list[Any]) -> None:

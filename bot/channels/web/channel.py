@@ -33,6 +33,7 @@ from board.roles import GENERAL
 from board.room.meeting import MeetingEvent
 from bot.channels.base import ChannelError
 from bot.channels.parts import ChannelParts
+from bot.channels.receipt import ReceivedVia, received
 from bot.channels.web.answer_stream import WORKING, streaming
 from bot.channels.web.chat_feed import ChatFeed
 from bot.channels.web.config import WebChatSection
@@ -162,7 +163,8 @@ class WebChatChannel(Streams, PostsNotice[str], ShowsInterruption, MayRedo):
             return seen, False
         envelope = Envelope(channel=self.name, text=text, sender=OWNER, chat_id=advisor, message_id=client_id,
                             sender_name="you", is_owner=True, role_hint=advisor)
-        with self.hub.receiving():  # answers start after the rows below are written
+        # answers start after the rows below are written
+        with self.hub.receiving(), received(self.name, ReceivedVia.PAGE):
             await self.intake.receive([Arrival(envelope, self.conversation(envelope))])
             try:
                 entry, fresh = await self.outbox.append(advisor, NewEntry(key, EntryKind.QUESTION, text,
