@@ -16,7 +16,6 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from board.llm.base import Usage
@@ -29,10 +28,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_BATCH",
+    "EMBEDDING_PURPOSES",
     "GEMINI_OPENAI_URL",
     "Embedder",
     "EmbeddingError",
-    "EmbeddingPurpose",
     "EmbeddingSettings",
 ]
 
@@ -51,11 +50,9 @@ class EmbeddingError(RuntimeError):
     """The embedding model could not be called, or answered something unusable (the message says which)."""
 
 
-class EmbeddingPurpose(StrEnum):
-    """Why a call was made: the ledger's ``purpose`` (the values of :class:`CallPurpose`'s embedding members)."""
-
-    INDEX = CallPurpose.EMBEDDING.value  # passages embedded in the background
-    QUERY = CallPurpose.EMBEDDING_QUERY.value  # a recall's question
+#: The purposes an embedding call may name (the ledger's ``purpose``): passages embedded in the background, a
+#: recall's question.
+EMBEDDING_PURPOSES = frozenset({CallPurpose.EMBEDDING, CallPurpose.EMBEDDING_QUERY})
 
 
 @dataclass(frozen=True)
@@ -113,9 +110,13 @@ class Embedder:
                                        timeout=self.settings.timeout_s, max_retries=2)
         return self._client
 
-    async def embed(self, texts: list[str], purpose: EmbeddingPurpose) -> list[list[float]]:
-        """One vector per text (in order), from one request; the call is a ledger row either way."""
+    async def embed(self, texts: list[str], purpose: CallPurpose) -> list[list[float]]:
+        """One vector per text (in order), from one request; the call is a ledger row either way (under
+        ``purpose``, one of :data:`EMBEDDING_PURPOSES`)."""
         import openai
+
+        if purpose not in EMBEDDING_PURPOSES:
+            raise ValueError(f"an embedding call's purpose is one of {sorted(EMBEDDING_PURPOSES)}, not {purpose}")
 
         started = time.perf_counter()
         try:
@@ -134,7 +135,7 @@ class Embedder:
         await self._record(purpose, started, usage)
         return vectors
 
-    async def _record(self, purpose: EmbeddingPurpose, started: float, usage: Usage, *,
+    async def _record(self, purpose: CallPurpose, started: float, usage: Usage, *,
                       error: str | None = None) -> None:
         cost = self.prices.cost(self.settings.model, usage) if error is None else 0.0
         await self.ledger.record_llm_call(LLMCallRecord(

@@ -9,7 +9,8 @@ fuses its ranking with the lexical ones.
 
 from __future__ import annotations
 
-from board.recall.embedder import Embedder, EmbeddingPurpose
+from board.llm.purpose import CallPurpose
+from board.recall.embedder import Embedder
 from board.recall.passages import Asker, Passage
 from board.recall.vector_store import VectorStore
 
@@ -31,5 +32,5 @@ class VectorSearch:
             return []
         if await self.store.problem() is not None:  # no vector search here: no call paid for nothing
             return []
-        [vector] = await self.embedder.embed([query], EmbeddingPurpose.QUERY)
+        [vector] = await self.embedder.embed([query], CallPurpose.EMBEDDING_QUERY)
         return await self.store.nearest(vector, self.embedder.settings.index_key, asker, limit=limit)

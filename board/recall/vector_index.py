@@ -30,7 +30,8 @@ import math
 import re
 from collections.abc import Awaitable, Callable, Sequence
 
-from board.recall.embedder import Embedder, EmbeddingError, EmbeddingPurpose
+from board.llm.purpose import CallPurpose
+from board.recall.embedder import Embedder, EmbeddingError
 from board.recall.vector_store import VectorStore
 from board.storage import Database
 
@@ -105,7 +106,7 @@ class VectorIndexer:
         if not rows:
             return 0
         pieces = [sentences(str(r["text"])) for r in rows]
-        vectors = iter(await self.embedder.embed([s for p in pieces for s in p], EmbeddingPurpose.INDEX))
+        vectors = iter(await self.embedder.embed([s for p in pieces for s in p], CallPurpose.EMBEDDING))
         means = [mean_vector([next(vectors) for _ in p]) for p in pieces]
         await self.store.save([(int(r["id"]), self.key, v) for r, v in zip(rows, means, strict=True)])
         self._after = int(rows[-1]["id"])
