@@ -44,6 +44,22 @@ an order that opens a sentence gives any work ("get content to come up with ..."
 was said. An apostrophe may be left out ("devils advocate"). An emoji inside a sentence is read by the same phrases
 as a title ("can 📣 write", "have the 🦉 look").
 
+Round classify46 added, each a statement about how people call someone: a name typed with one slip (a letter dropped
+or doubled, two neighbours swapped: "genral", "criitc"; not a letter put for another: "context" is no "content") is
+a near word; greetings and honorifics before or after a name ("oye", "bro", "mr chair", "kindly content sir"); a
+line break ends a sentence; "chair", "head", "lead" are words for a person; a bare name opening a sentence (or set off
+by a comma) before an order with its object ("content write me ...", "..., strategy help us out"); something sent,
+forwarded or run by a member ("send the P&L to finance and get it checked"); "thoughts finance?"; "I want research to
+compare ..." (the speaker's want, not a need: "I need research to back up my claims" needs the thing); "need the
+CMO's eyes / sign-off"; "strategy ur turn"; Hinglish "research ko bolo", a sentence ending in "kya" / "batao"; a
+name alone as the whole message ("finance?"); a question word before its verb ("critic where am i ..."); a roll call
+of members at the start or after a colon, with or without commas ("everyone: strategy, finance, critic — go"), and
+the next name after a called one ("chair, research and critic: ..."); every emoji of the run that opens a message.
+Not a call: members offered as options in a question to someone else ("which of you ..., content or finance?"); a
+title before a thing of its trade ("critic score", "critic reviews"); the speaker's own stance ("devil's advocate
+here, but ..."); an emoji beside the word for what it pictures or heading a notice ("🦉 duolingo owl is ...",
+"📣 announcement: ...").
+
 The rules above are one half: :func:`mentions` lists every mention with the rules' reason, how they read it
 (:class:`Reading`) and the features of its context, and :func:`find_addressed` decides with the learned model of
 :mod:`board.routing.address_model` (``LinearModel.decide``): a phrase that speaks to the member (``PHRASE``) is
@@ -69,6 +85,9 @@ from board.routing.address_model import address_model, mention_features
 __all__ = ["AddressHit", "Mention", "Reading", "Roster", "find_addressed", "mentions"]
 
 _PERSON = re.compile(r"(?:ic|ist|yst|or|er|ant|ian|ee)$")
+# words for a person whose ending says nothing of it: "I want the chair to decide", "what would the head do"
+_PERSON_WORDS = {"chair", "chairperson", "chairman", "chairwoman", "head", "lead", "boss", "president", "host",
+                 "coach", "captain", "guru", "chief"}
 _WORD = re.compile(r"[^\W\d_][\w'\u2019-]*", re.UNICODE)
 _INDEFINITE = re.compile(
     r"(?:^|\s)(?:a|an|any|another|every|no|some|each|un|une|ein|eine|einen|einem|kein|keine|una|uno)"
@@ -102,11 +121,16 @@ _BEFORE = re.compile(
     re.IGNORECASE)
 _AFTER = re.compile(
     r"^(?:"
-    r"['\u2019]s?\s+(?:[^\W\d_]+\s+)?(?:view|take|opinion|thoughts|perspective|advice|input|verdict|read|angle|position)\b"
+    r"['\u2019]s?\s+(?:[^\W\d_]+\s+)?(?:view|take|opinion|thoughts|perspective|advice|input|verdict|read|angle|position"
+    r"|two\s+cents|2\s+cents)\b"
     r"|\s+(?:agent|advisor|adviser|bot|persona|seat)\b"
     r"|\s+(?:kya|ka|ki|ke)\s+(?:kya\s+)?(?:soch|keh|bol|raay|rai|ray|vichar|opinion|view|take|kehna|sujhav)"
     r"|\s+se\s+(?:poocho|puchho|pucho|puchh|poochho|poochiye|puchiye|pooch|puch)"
-    r"|\s+(?:bhai|ji|sahab)\b"
+    r"|\s+(?:bhai|ji|sahab|sir|madam|ma['\u2019]?am|saab|boss)\b"
+    # handing the turn over: "strategy ur turn", "finance, your call"
+    r"|\s*,?\s+(?:your|ur)\s+(?:turn|call|go|move|shot)\b"
+    # Hinglish "tell X" / "ask X": "research ko bolo ki ...", "finance se poocho"
+    r"|\s+ko\s+(?:bolo|bol|batao|bata|kaho|keh|samjhao|dikhao|pucho|poocho|puchho)"
     r")",
     re.IGNORECASE)
 _OPINION_BEFORE = re.compile(
@@ -132,8 +156,11 @@ _EMBEDDED_AFTER = re.compile(
 # a list of words joined by "and"/"or"/"then" is one addressee phrase: "Finance and strategy: should we",
 # "Strategy, then critic: ...", and "Finance, marketing and ops all report to me" is the subject of a statement;
 # what decides is the text after the whole list
-_LIST = re.compile(r"^(?:\s*,\s*[^\W\d_][\w'-]*)*\s*,?\s*(?:and|&|or|then|and\s+then)\s+(?:the\s+)?"
-                   r"[^\W\d_][\w'-]*(?:\s+(?:both|all|too))?", re.IGNORECASE)
+# ("send it to finance and get it checked": a request after "and" is no list item); a list may also go without a
+# joining word when every item names a member ("strategy, finance, critic — go")
+_LIST = re.compile(r"^(?:(?:\s*,\s*[^\W\d_][\w'-]*)*\s*,?\s*(?:and|&|or|then|and\s+then)\s+"
+                   r"(?!(?:ask|get|have|let|see|check|tell|make|find|confirm|request)\b)(?:the\s+)?"
+                   r"[^\W\d_][\w'-]*)(?:\s+(?:both|all|too))?", re.IGNORECASE)
 # a name set off by commas after a lead-in, then a question: "Tell me, strategy, what's the one thing"
 _ENCLOSED_QUESTION = re.compile(r"^\s*,")
 # Verbs any noun may take ("what does finance do in a startup", "how would content change"): asked of a person
@@ -152,7 +179,11 @@ _ELSEWHERE_AFTER = re.compile(  # "the CFO of Apple", "the critic in me", "the C
     # a thing of theirs ("The critic's column"): only "'s view/take ..." asks them, and that is an addressing
     # phrase (_AFTER), found first; a title before a word for a manner or a pay names a kind of thing ("the
     # devil's advocate approach", "CFO salaries")
-    r"^(?:['\u2019]s\b|\s+(?:approach|mindset|style|stance|salary|salaries|pay)\b"
+    r"^(?:['\u2019]s\b|\s+(?:approach|mindset|style|stance|salary|salaries|pay"
+    # what a critic, a CFO... turns out names a kind of thing: "critic score", "critic reviews", "CFO report"
+    r"|scores?|ratings?|reviews|consensus|awards?|picks?|choice|reports?|circles?|community|circuit)\b"
+    # the speaker naming the stance they speak from: "devil's advocate here, but ...", "CFO here: ..."
+    r"|\s+here\s*(?:[,:;.!\u2014\u2013-]|but\b|and\b|$)"
     r"|\s+(?:of|at|from|for\s+(?:a|an|the)|in\s+(?:me|you|us|them|him|her)|inside|role|roles|position|job"
     r"|title|seat\s+at|who|whom|whose|which|that)\b"
     r"|\s+(?:already\s+|just\s+|also\s+)?(?:said|says|was|were|told|gave|wrote|quit|left|resigned|hated|loved"
@@ -163,9 +194,12 @@ _QUESTION_START = re.compile(  # with no mark before it, not a word that goes on
     r"|(?:can|could|would|should)\s+(?!you\b|we\b|i\b|u\b))\b)\s*[,:;!—\u2013-]?\s*(?:what|what's|how|why|when|where|who|which|can|could|would|should|do\s+you|please|tell|give|"
     r"any|thoughts|que|qu['\u2019]|comment|pourquoi|est-ce|was|wie|warum|kannst|kya|kaise|qué|que|cómo)\b",
     re.IGNORECASE)
-_GREETING = re.compile(r"^\s*(?:(?:hey|hi|hello|ok|okay|yo|dear|so|and)\s*,?\s*)*" + _ART + r"$", re.IGNORECASE)
+# a greeting, an honorific or a plea before a name ("oye critic", "mr chair", "kindly content sir", "bro strategy")
+_GREETING_WORDS = (r"(?:hey|hi|hello|ok|okay|yo|dear|so|and|oye|oi|arre|arey|bro|bhai|yaar|kindly|mr|mrs|ms|madam|sir"
+                   r"|dude|acha|accha|achha)")
+_GREETING = re.compile(r"^\s*(?:" + _GREETING_WORDS + r"\.?\s*,?\s*)*" + _ART + r"$", re.IGNORECASE)
 # the same with no article or possessive: "Strategy — should we", not "The strategy, in short, is"
-_BARE_GREETING = re.compile(r"^\s*(?:(?:hey|hi|hello|ok|okay|yo|dear|so|and)\s*,?\s*)*$", re.IGNORECASE)
+_BARE_GREETING = re.compile(r"^\s*(?:" + _GREETING_WORDS + r"\.?\s*,?\s*)*$", re.IGNORECASE)
 # a title as the subject of a sentence, then an aside: "The critic, however, loved it", "Our CFO, Priya, wants"
 _ASIDE = re.compile(r"^\s*[,:;\u2014\u2013]|^\s+-\s")
 _RELATIVE = re.compile(r"^\s*,?\s*(?:who|whom|whose|which|that)\b", re.IGNORECASE)  # "Our CEO, who founded"
@@ -208,19 +242,105 @@ _HAS_ANYTHING = re.compile(r"^\s+(?:have|has|got)\s+(?:anything|any|something|an
 _REQUEST_AFTER = re.compile(
     r"^\s*,?\s+(?:(?:tell|give|show)\s+(?:me|us)\b|i\s+(?:need|want)\s+(?:u|you)\b|(?:what\s+)?do\s+(?:u|you)\s+think"
     r"|(?:u|you)\s+(?:there|around)\b)", re.IGNORECASE)
-_CLAUSE_START = re.compile(r"(?<=[.!?])\s+")
+_CLAUSE_START = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")  # a line break ends a sentence as a full stop does
 # at the start of a sentence a plea or a request may follow too: "Chair pls moderate", "content yaar ...", "research
 # can you check" (in the middle, "more research please" or "the content can you" is talk about the thing)
 _OPENING_REQUEST = re.compile(r"^\s*,?\s+(?:i\s+(?:need|want)|help\s+me|quick\s+(?:one|q|question)|pls|plz|please|yaar"
                               r"|(?:can|could|would|will)\s+(?:u|you))\b", re.IGNORECASE)
+# E. a bare name opening a sentence (or set off by a comma) then an order in the second person: "content write me a
+# post", "general help pls", "..., strategy help us out here", "critic roast my copy"; the order's object or a plea
+# must follow ("content plan for Q3" is a thing; "strategy help desk" no order)
+_ORDER_AFTER = re.compile(
+    r"^\s*,?\s+(?:pls\s+|plz\s+|please\s+|just\s+|quickly\s+|now\s+)?(?:help|write|draft|make|roast|check|review|"
+    r"tell|give|find|explain|suggest|compare|summari[sz]e|break|look|sort|fix|think|weigh|decide|pick|settle|"
+    r"rate|rank|judge|tear|poke|critique|rewrite|edit|proofread|brainstorm|list|pull|dig|crunch|run|do|share|"
+    r"send|prepare|plan|map|outline|sketch|create|come|jump|chime|step)\s+"
+    r"(?:me|us|my|our|this|that|it|these|those|out|in|up|pls|please|plz|apart|holes|a|an|some|one|into|on|through"
+    r"|with)\b|^\s*,?\s+help\s*(?:pls|please|plz|me|us|!|\?|$)", re.IGNORECASE)
+# G. something passed to a member by a verb of sending speaks to it: "forward this to the chair and ask him",
+# "send the P&L to finance and get it checked", "run this by finance before we commit"; the member ends the clause
+# or a request follows ("to research and development" is a department)
+_SENT_BEFORE = re.compile(
+    r"\b(?:forward|fwd|send|pass|hand|take|bring|escalate|route|refer|run|loop|kick|punt|show)\b[^.?!\n]{0,60}?"
+    r"\b(?:to|by|past|in)\s+" + _ART + r"$", re.IGNORECASE)
+_SENT_AFTER = re.compile(
+    r"^\s*(?:[.!?,:;\u2014\u2013]|$|\s+-\s|\s+(?:and|&)\s+(?:ask|get|have|let|see|check|tell|make|find|confirm|"
+    r"request)\b|\s+(?:before|first|pls|please|plz|asap|now|too|so\s+(?:that|they|it|he|she)|for\s+(?:a|an|their|"
+    r"his|her|its|the)\s+(?:review|check|look|sign-?off|view|opinion|take|input|approval)|once)\b)", re.IGNORECASE)
+# H. a request word, then the name closing the question: "thoughts finance?", "views, critic?", "ideas research?"
+_THOUGHTS_BEFORE = re.compile(r"(?:^|[\s,;.!?])(?:thoughts|views|opinions?|ideas|inputs?|suggestions?|comments?|"
+                              r"take|verdict)\s*[,:-]?\s*" + _ART + r"$", re.IGNORECASE)
+# J. a person's attention or approval asked for: "need the CMO's eyes on this", "can I get finance's sign-off" (not
+# "the critic's review was unfair": a thing of theirs talked about)
+_WANT_BEFORE = re.compile(r"(?:^|[\s,;.!?])(?:need|want|get|like|love|use|request|requesting|seeking|asking\s+for"
+                          r"|wanna)\s+" + _ART + r"$", re.IGNORECASE)
+_THEIR_ATTENTION = re.compile(r"^['\u2019]s?\s+(?:eyes|help|review|feedback|sign-?off|approval|blessing|go-?ahead|ok"
+                              r"|okay|input|inputs|attention|signature)\b", re.IGNORECASE)
+# I. the speaker asking for a member's work: "i want research to compare ...", "I'd like finance to check ..." (not
+# "we need research to have a bigger budget": no work; not "the X to be ...")
+# ("I need research to back up my claims" needs the thing: a need is no order)
+_SPEAKER_WANTS = re.compile(r"(?:^|[\s,;.!?])i\s*(?:want|would\s+like|['\u2019]d\s+like|wanna|would\s+love"
+                            r"|['\u2019]d\s+love)\s+" + _ART + r"$", re.IGNORECASE)
+_TO_WORK = re.compile(r"^\s+to\s+(?!(?:be|have|get|know|take|put|keep|stay|grow|go|become|own|lead|stop)\b)[a-z]+",
+                      re.IGNORECASE)
+# T. members offered as options in a question put to someone else: "which of you should handle it, content or
+# finance?" names candidates, it calls neither
+_OPTIONS_BEFORE = re.compile(r"\b(?:which|whether|whom|who|either)\b[^.?!\n]*$", re.IGNORECASE)
+# a question word then a verb before its subject is a question, not a clause about the name: "critic where am i
+# being naive", "strategy which is better" ("the critic who reviewed it" has no such verb)
+_INVERTED_QUESTION = re.compile(r"^\s*[,:;!\u2014\u2013-]?\s*(?:who|whom|where|when|which|whose|whats|wats|wat)\s+"
+                                r"(?:am|is|are|was|were|do|does|did|should|would|could|can|will|shall|have|has)\b",
+                                re.IGNORECASE)
+# a Hinglish question or request ends its sentence with the asking word: "arre finance yeh budget theek hai kya",
+# "content ek caption likh do"
+_HINDI_QUESTION_END = re.compile(r"\b(?:kya|kyu|kyun|kaise|kab|kaun|batao|bolo|bataiye|boliye|karo|kariye"
+                                 r"|chahiye|dena|dijiye)\s*$", re.IGNORECASE)
 _ARTICLE_BEFORE = re.compile(r"(?:^|\s)(?:the|a|an|our|my|your|their|his|her|its|this|that|of|about|on|in|for)\s*$",
                              re.IGNORECASE)
+
+
+# an emoji that opens a notice's heading decorates it: "📣 announcement: office closed", "🧭 update - ..."
+_HEADING = re.compile(r"^\s*(?:announcement|announcing|update|reminder|notice|news|fyi|psa|alert|breaking|note|tip"
+                      r"|poll|quote|throwback|flashback|mood|status)\b\s*[:\u2014\u2013!-]", re.IGNORECASE)
+# the words that separate emoji called together at the start: "💰📣 budget and copy", "♟️ and 🔬 — ..."
+_EMOJI_JOIN = re.compile(r"^[\s,&+/]*(?:and\s+|aur\s+)?", re.IGNORECASE)
+
+
+def _decorates(text: str, start: int, end: int) -> bool:
+    """Whether the emoji at ``text[start:end]`` pictures something its own sentence names or heads a notice, and
+    so decorates it instead of calling a member: "🦉 duolingo owl is threatening me" (the owl it pictures),
+    "📣 announcement: office closed on monday"."""
+    emoji = text[start:end].replace("\ufe0f", "")
+    try:
+        noun = unicodedata.name(emoji[0]).split()[-1].lower()
+    except (ValueError, IndexError):
+        return False
+    sentence = re.split(r"[.!?\n]", text[end:], maxsplit=1)[0]
+    before = re.split(r"[.!?\n]", text[:start])[-1]
+    return bool(re.search(rf"\b{re.escape(noun)}s?\b", before + " " + sentence, re.IGNORECASE)) or (
+        not before.strip() and bool(_HEADING.match(_EMOJI_JOIN.sub("", sentence.replace("\ufe0f", "")))))
 
 
 def _fold(word: str) -> str:
     """Lower case, accents off, ``k`` as ``c`` (``Kritiker`` near ``critic``)."""
     plain = unicodedata.normalize("NFKD", word.lower())
     return "".join(c for c in plain if not unicodedata.combining(c)).replace("k", "c").replace("\u2019", "'")
+
+
+def _slip(word: str, name: str) -> bool:
+    """Whether ``word`` is ``name`` typed with one slip of the fingers: a letter dropped or doubled, or two
+    neighbours swapped ("genral", "criitc", "finnance"). A letter put for another is not one: "context" is a word
+    of its own, not "content"; the first letter must stand."""
+    if word == name or word[:1] != name[:1]:
+        return False
+    if len(word) == len(name):
+        diff = [i for i, (a, b) in enumerate(zip(word, name, strict=True)) if a != b]
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and word[diff[0]] == name[diff[1]] and \
+            word[diff[1]] == name[diff[0]]
+    short, long_ = sorted((word, name), key=len)
+    if len(long_) - len(short) != 1:
+        return False
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
 
 
 @dataclass(frozen=True)
@@ -260,7 +380,8 @@ class Roster:
                 if len(text) < 2 or text in handles:
                     continue
                 strong = " " in text or word.strip().isupper() or bool(_PERSON.search(text))
-                handles[text] = _Handle(text, role, strong, source, strong or bool(_PERSON.search(text)))
+                handles[text] = _Handle(text, role, strong, source,
+                                        strong or bool(_PERSON.search(text)) or text in _PERSON_WORDS)
         # alone it is an ordinary word ("the analyst report", "our compliance officer"), weak; and no one's
         # when two titles end with it ("Revenue Strategist", "Creative Strategist")
         for text, owners in derived.items():
@@ -282,6 +403,9 @@ class Roster:
         for key, handle in self._fuzzy.items():
             if folded[:5] == key[:5] and abs(len(folded) - len(key)) <= 3 and folded != key:
                 return handle
+        for key, handle in self._fuzzy.items():
+            if _slip(folded, key):
+                return handle
         return None
 
     def all_members(self, words: str) -> bool:
@@ -289,6 +413,10 @@ class Roster:
         items = [w for w in _WORD.findall(words)
                  if w.lower() not in {"and", "or", "then", "the", "both", "all", "too"}]
         return all(_key(w) in self._by_text or self._near(w) is not None for w in items)
+
+    def is_member(self, word: str) -> bool:
+        """Whether one word names a member (exactly or as a near word)."""
+        return _key(word) in self._by_text or self._near(word) is not None
 
     def handle_of(self, word: str, role: str) -> _Handle:
         """The handle ``word`` matched (exactly or as a near word) for ``role``."""
@@ -333,10 +461,18 @@ def _addressed(roster: Roster, text: str, handle: _Handle, start: int, end: int,
     strong = exact and handle.strong
     if strong and (_INDEFINITE.search(before) or _KIND.search(before)):
         return None, Reading.ELSEWHERE
-    listed = _LIST.match(after)
+    listed = _LIST.match(after) or _members_run(roster, after)
+    rest = after[listed.end():] if listed else after
     if listed and not roster.all_members(listed.group(0)):
         # one item of a list of topics ("Strategy and execution: which matters more?"): no call
         reason = None
+    elif listed and re.search(r"\bor\b", listed.group(0), re.IGNORECASE) and _OPTIONS_BEFORE.search(before):
+        return None, Reading.ELSEWHERE  # "which of you should handle it, content or finance?": candidates
+    elif listed and (_BARE_GREETING.match(before) or re.search(r":\s*$", before)) and (
+            _CALL_MARK.match(rest) or _QUESTION_START.match(rest) or _VOCATIVE_END.match(rest)):
+        # a roll call of members, at the start or after a colon: "i need everyone on this: strategy, finance,
+        # critic — go"
+        return f"{word!r} called in a list of members", Reading.PHRASE
     else:
         reason = _spoken_to(before, after[listed.end():] if listed else after, word, exact and handle.person)
     if reason is not None:
@@ -348,6 +484,19 @@ def _addressed(roster: Roster, text: str, handle: _Handle, start: int, end: int,
         return None, Reading.WORD
     return f"{handle.source} {word!r} ({'a title' if handle.source == 'title' else 'names a person'})", \
         Reading.DEFAULT
+
+
+_NEXT_WORD = re.compile(r"(?:\s*,\s*|\s+)([^\W\d_][\w'-]*)")
+
+
+def _members_run(roster: Roster, after: str) -> re.Match[str] | None:
+    """The members named one after another with no joining word, by commas or spaces alone, right after a name
+    ("strategy finance critic - everyone weigh in", "strategy, finance, critic — go"): every word of it names a
+    member, else None."""
+    end = 0
+    while (found := _NEXT_WORD.match(after, end)) is not None and roster.is_member(found.group(1)):
+        end = found.end()
+    return re.compile(r"[\s\S]*").match(after, 0, end) if end else None
 
 
 def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
@@ -373,6 +522,12 @@ def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
             _SUBJECT_ART.search(clause) and _RELATIVE.match(after))) or (_BARE_GREETING.match(before)
                                                                         and _CALL_MARK.match(after)):
         return f"{word!r} opens a question"
+    if _BARE_GREETING.match(before) and re.fullmatch(r"\s*[?!.…]+\s*", after):
+        return f"{word!r} is the whole message"  # "finance?", "critic!!"
+    if _BARE_GREETING.match(clause) and _HINDI_QUESTION_END.search(re.split(r"[.!?\n]", after, maxsplit=1)[0]):
+        return f"{word!r} opens a question"
+    if _BARE_GREETING.match(clause) and _INVERTED_QUESTION.match(after):
+        return f"{word!r} opens a question"
     if _BARE_GREETING.match(clause) and _TEAM_CALL.match(after):
         return f"{word!r} called at the start"
     if (_BARE_GREETING.match(clause) and _OPENING_REQUEST.match(after)) or (
@@ -388,6 +543,16 @@ def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
         return f"{word!r} given something to do"
     if before.rstrip().endswith(",") and _VOCATIVE_END.match(after):
         return f"{word!r} ends the message after a comma"
+    if (_BARE_GREETING.match(clause) or before.rstrip().endswith(",")) and _ORDER_AFTER.match(after):
+        return f"{word!r} given an order"
+    if _SENT_BEFORE.search(before) and _SENT_AFTER.match(after):
+        return f"{word!r} sent something"
+    if _THOUGHTS_BEFORE.search(before) and _VOCATIVE_END.match(after):
+        return f"{word!r} asked for thoughts"
+    if _WANT_BEFORE.search(before) and _THEIR_ATTENTION.match(after):
+        return f"{word!r} asked for their attention"
+    if _SPEAKER_WANTS.search(before) and _TO_WORK.match(after):
+        return f"{word!r} given something to do"
     return None
 
 
@@ -411,6 +576,7 @@ def mentions(roster: Roster, text: str, hits: Mapping[str, object] | None = None
     ruled: dict[str, object] = {}
     earlier: Mapping[str, object] = hits if hits is not None else ruled
     found: list[tuple[int, int, str, str | None, dict[str, object]]] = []
+    last: tuple[str, int] | None = None  # the previous mention: its role and where it ended
     for emoji, role in roster.emoji.items():
         for m in re.finditer(re.escape(emoji.replace("\ufe0f", "")), text.replace("\ufe0f", " ")):
             found.append((m.start(), m.end(), role, "emoji",
@@ -421,7 +587,9 @@ def mentions(roster: Roster, text: str, hits: Mapping[str, object] | None = None
                        "source": handle.source}))
     for start, end, role, rule, kind in sorted(found, key=lambda f: f[0]):
         reading = Reading.WORD
-        if rule == "emoji":  # an emoji in a phrase that speaks to someone: "can 📣 write", "have the 🦉 look"
+        if rule == "emoji" and _decorates(text, start, end):
+            rule, reading = None, Reading.ELSEWHERE
+        elif rule == "emoji":  # an emoji in a phrase that speaks to someone: "can 📣 write", "have the 🦉 look"
             rule = _spoken_to(text[:start], text[end:], text[start:end], True)
             reading = Reading.WORD if rule is None else Reading.PHRASE
         elif rule is not None:
@@ -429,8 +597,13 @@ def mentions(roster: Roster, text: str, hits: Mapping[str, object] | None = None
             rule, reading = _addressed(roster, text, handle, start, end, bool(kind["exact"]))
             if rule is None and earlier and _AND.search(text[:start]):
                 rule, reading = f"{text[start:end]!r} named alongside {next(iter(earlier))}", Reading.DEFAULT
+            elif rule is None and last is not None and last[0] in earlier and reading is not Reading.ELSEWHERE and \
+                    re.fullmatch(r"\s*,?\s*(?:the\s+)?", text[last[1]:start], re.IGNORECASE):
+                # the next name of a list a call opened: "chair, research and critic: quick round"
+                rule, reading = f"{text[start:end]!r} named after {last[0]} in one call", Reading.PHRASE
             if rule is not None:
                 ruled.setdefault(role, rule)
+        last = (role, end)
         yield Mention(role, start, text[start:end], rule, tuple(mention_features(
             text, start, end, strong=bool(kind["strong"]), person=bool(kind["person"]), exact=bool(kind["exact"]),
             source=str(kind["source"]))), reading)
@@ -443,9 +616,19 @@ def find_addressed(roster: Roster, text: str, model: LinearModel | None = None) 
     model = model or address_model()
     hits: dict[str, AddressHit] = {}
     stripped = text.lstrip().replace("\ufe0f", "")  # "♟" and "♟️" alike
-    for emoji, role in roster.emoji.items():
-        if stripped.startswith(emoji.replace("\ufe0f", "")):
-            hits[role] = AddressHit(role, 0, f"the emoji {emoji} opens the message")
+    opening = True
+    while opening:  # every emoji of the run that opens the message: "💰📣 budget and copy", "♟️ and 🔬 — ..."
+        opening = False
+        for emoji, role in roster.emoji.items():
+            plain = emoji.replace("\ufe0f", "")
+            if stripped.startswith(plain):
+                if not _decorates(stripped, 0, len(plain)):
+                    hits.setdefault(role, AddressHit(role, 0, f"the emoji {emoji} opens the message"))
+                rest = stripped[len(plain):]
+                joined = _EMOJI_JOIN.sub("", rest, count=1)
+                stripped = joined if any(joined.startswith(e.replace("\ufe0f", "")) for e in roster.emoji) else rest
+                opening = stripped != rest or any(stripped.startswith(e.replace("\ufe0f", "")) for e in roster.emoji)
+                break
     for mention in mentions(roster, text, hits):
         if mention.role in hits:
             continue
