@@ -130,6 +130,7 @@ _SECRET_KEY = re.compile(
     r"routing (?:number|no)|net ?banking|voter id|\bepic\b|"
     # a phone's unlock pattern is a password drawn with a finger
     r"\bunlock (?:pattern|gesture)s?\b|\block ?screen (?:pattern|code|pin)\b|"
+    r"\b(?:phone|screen|lock|mobile|tablet|ipad|laptop) patterns?\b|"
     r"driving licen[cs]e|^dl$|\bkeypad\b|"
     # the answer to a security question opens the account as a password does
     r"\bsecurity (?:answers?|questions?|q)\b|\bsecret (?:answers?|questions?)\b|maiden name|"
@@ -235,7 +236,10 @@ _STATE = {"not", "no", "never", "too", "very", "so", "weak", "strong", "long", "
           "set", "sent", "needed", "missing", "lost", "forgotten", "wrong", "invalid", "rotated", "case", "only",
           "also", "still", "now", "being", "getting", "protected", "enforced", "optional", "disabled", "enabled"}
 _NOT_A_PASSWORD = {"is", "was", "the", "a", "an", "and", "or", "to", "for", "of", "on", "in", "at", "with", "by",
-                   "from", "it", "that", "this", "not", "no", "manager", "change", "changes", "changed", "reset"}
+                   "from", "it", "that", "this", "not", "no", "manager", "change", "changes", "changed", "reset",
+                   # a word that says when is no password: "changed my gmail password today"
+                   "today", "yesterday", "tomorrow", "again", "recently", "already", "twice", "lately", "earlier",
+                   "tonight", "now", "later", "once", "often", "daily", "weekly", "monthly", "yearly"}
 #: Verbs that give a code its value as "is" does: "the door code changed to 6621", "pin is now 4455", "reset to".
 _GIVES = (r"\b(?:(?:changed|changes|change|set|reset|updated|switched|moved)\s+(?:it\s+)?to|(?:is|was)\s+now|now"
           r"|became|becomes|(?:will|would)\s+be|is\s+still|remains)")
@@ -250,6 +254,8 @@ _CODE_TOKEN = (r"(?P<tok>[#*]?\d(?:[ #*.-]?\d){2,}#?|(?=[\w-]{4,})(?=[\w-]*\d)(?
 _CODE_WORD = re.compile(
     r"\b(?:pins?|[imtu]pins?|codes?|combos?|combinations?|keypad|otp|cvv2?|cvc|puk|atm)\b"
     r"(?:(?:\s+[\w.&'-]+){0,5}?\s*(?:is|was|are|hai|tha|:|=|-|,|" + _GIVES + r")|\s+(?:opens|unlocks)\s+with"
+    # Hindi puts the owner's word after the name and "hai" after the code: "ATM pin mera 5566 hai"
+    r"|(?:\s+(?:mera|meri|mere|hamara|hamari|apna|apni|ka|ki|ke|wala|wali|toh|to))+"
     r"|\s*[:=#-]?)\s*" + _CODE_TOKEN + "|"
     # a lock's name only with a mark or "opens with" before the code: "gate 122" is a gate's number
     r"\b(?:door|gate|alarm|garage|safe|locker|lock|lockbox|vault)\b(?:\s*[:=#-]|\s+(?:opens|unlocks)\s+with)\s*"
@@ -299,7 +305,8 @@ _CREDENTIAL_PAIR = re.compile(
 #: sentence ("Twilio for OTP delivery", "I forgot my password yesterday"; see :func:`_names_only`).
 _SECRET_WORDS = re.compile(
     r"\b(?:password|passcode|passphrase|pwd|mpin|api key|secret key|private key|otp|cvv|cvc|security (?:number|code)|"
-    r"recovery (?:phrase|code|codes|words)|seed (?:phrase|words)|backup codes?|unlock pattern)\b|"
+    r"recovery (?:phrase|code|codes|words)|seed (?:phrase|words)|backup codes?|"
+    r"(?:unlock|phone|screen|lock|mobile|tablet) pattern)\b|"
     r"\bexp(?:iry|ires)?\s*:?\s*\d{1,2}/\d{2}\b",
     re.IGNORECASE)
 #: A secret's kind followed by "is" or "are" introduces the secret ("my seed phrase is oak river ...").

@@ -126,7 +126,7 @@ _AFTER = re.compile(
     r"|\s+(?:agent|advisor|adviser|bot|persona|seat)\b"
     r"|\s+(?:kya|ka|ki|ke)\s+(?:kya\s+)?(?:soch|keh|bol|raay|rai|ray|vichar|opinion|view|take|kehna|sujhav)"
     r"|\s+se\s+(?:poocho|puchho|pucho|puchh|poochho|poochiye|puchiye|pooch|puch)"
-    r"|\s+(?:bhai|ji|sahab|sir|madam|ma['\u2019]?am|saab|boss)\b"
+    r"|\s+(?:bhai|ji|sahab|sir|madam|ma['\u2019]?am|saab)\b"
     # handing the turn over: "strategy ur turn", "finance, your call"
     r"|\s*,?\s+(?:your|ur)\s+(?:turn|call|go|move|shot)\b"
     # Hinglish "tell X" / "ask X": "research ko bolo ki ...", "finance se poocho"
@@ -250,29 +250,36 @@ _OPENING_REQUEST = re.compile(r"^\s*,?\s+(?:i\s+(?:need|want)|help\s+me|quick\s+
 # E. a bare name opening a sentence (or set off by a comma) then an order in the second person: "content write me a
 # post", "general help pls", "..., strategy help us out here", "critic roast my copy"; the order's object or a plea
 # must follow ("content plan for Q3" is a thing; "strategy help desk" no order)
+_ORDER_VERB = (r"(?:help|write|draft|make|roast|check|review|tell|give|find|explain|suggest|compare|summari[sz]e|"
+               r"break|look|sort|fix|think|weigh|decide|pick|settle|rate|rank|judge|tear|poke|critique|rewrite|edit|"
+               r"proofread|brainstorm|list|pull|dig|crunch|run|do|share|send|prepare|plan|map|outline|sketch|create|"
+               r"come|jump|chime|step)")
 _ORDER_AFTER = re.compile(
-    r"^\s*,?\s+(?:pls\s+|plz\s+|please\s+|just\s+|quickly\s+|now\s+)?(?:help|write|draft|make|roast|check|review|"
-    r"tell|give|find|explain|suggest|compare|summari[sz]e|break|look|sort|fix|think|weigh|decide|pick|settle|"
-    r"rate|rank|judge|tear|poke|critique|rewrite|edit|proofread|brainstorm|list|pull|dig|crunch|run|do|share|"
-    r"send|prepare|plan|map|outline|sketch|create|come|jump|chime|step)\s+"
+    r"^\s*,?\s+(?:pls\s+|plz\s+|please\s+|just\s+|quickly\s+|now\s+)?(?:" + _ORDER_VERB + r"\s+"
     r"(?:me|us|my|our|this|that|it|these|those|out|in|up|pls|please|plz|apart|holes|a|an|some|one|into|on|through"
-    r"|with)\b|^\s*,?\s+help\s*(?:pls|please|plz|me|us|!|\?|$)", re.IGNORECASE)
+    r"|with)\b"
+    # an order about manner is given to a person: "critic be brutal", "content be creative"
+    r"|be\s+(?:honest|brutal|harsh|real|straight|blunt|frank|critical|nice|kind|quick|specific|concise|creative"
+    r"|careful|bold|realistic)\b)|^\s*,?\s+help\s*(?:pls|please|plz|me|us|!|\?|$)", re.IGNORECASE)
 # G. something passed to a member by a verb of sending speaks to it: "forward this to the chair and ask him",
 # "send the P&L to finance and get it checked", "run this by finance before we commit"; the member ends the clause
 # or a request follows ("to research and development" is a department)
 _SENT_BEFORE = re.compile(
-    r"\b(?:forward|fwd|send|pass|hand|take|bring|escalate|route|refer|run|loop|kick|punt|show)\b[^.?!\n]{0,60}?"
-    r"\b(?:to|by|past|in)\s+" + _ART + r"$", re.IGNORECASE)
+    r"\b(?:forward|fwd|send|pass|hand|escalate|route|refer)\b[^.?!\n]{0,60}?\bto\s+" + _ART + r"$"
+    r"|\b(?:run|bounce)\b[^.?!\n]{0,60}?\b(?:by|past|off)\s+" + _ART + r"$", re.IGNORECASE)
+# ("take a week to research." is a verb: taking, bringing or showing something is done to a person word only:
+# "take this to the chair", "show the deck to the CFO")
+_SENT_PERSON_BEFORE = re.compile(r"\b(?:take|bring|show)\b[^.?!\n]{0,60}?\bto\s+" + _ART + r"$", re.IGNORECASE)
 _SENT_AFTER = re.compile(
     r"^\s*(?:[.!?,:;\u2014\u2013]|$|\s+-\s|\s+(?:and|&)\s+(?:ask|get|have|let|see|check|tell|make|find|confirm|"
     r"request)\b|\s+(?:before|first|pls|please|plz|asap|now|too|so\s+(?:that|they|it|he|she)|for\s+(?:a|an|their|"
     r"his|her|its|the)\s+(?:review|check|look|sign-?off|view|opinion|take|input|approval)|once)\b)", re.IGNORECASE)
 # H. a request word, then the name closing the question: "thoughts finance?", "views, critic?", "ideas research?"
 _THOUGHTS_BEFORE = re.compile(r"(?:^|[\s,;.!?])(?:thoughts|views|opinions?|ideas|inputs?|suggestions?|comments?|"
-                              r"take|verdict)\s*[,:-]?\s*" + _ART + r"$", re.IGNORECASE)
+                              r"feedback)\s*[,:-]?\s*" + _ART + r"$", re.IGNORECASE)
 # J. a person's attention or approval asked for: "need the CMO's eyes on this", "can I get finance's sign-off" (not
 # "the critic's review was unfair": a thing of theirs talked about)
-_WANT_BEFORE = re.compile(r"(?:^|[\s,;.!?])(?:need|want|get|like|love|use|request|requesting|seeking|asking\s+for"
+_WANT_BEFORE = re.compile(r"(?:^|[\s,;.!?])(?:need|want|get|use|request|requesting|seeking|asking\s+for"
                           r"|wanna)\s+" + _ART + r"$", re.IGNORECASE)
 _THEIR_ATTENTION = re.compile(r"^['\u2019]s?\s+(?:eyes|help|review|feedback|sign-?off|approval|blessing|go-?ahead|ok"
                               r"|okay|input|inputs|attention|signature)\b", re.IGNORECASE)
@@ -281,20 +288,36 @@ _THEIR_ATTENTION = re.compile(r"^['\u2019]s?\s+(?:eyes|help|review|feedback|sign
 # ("I need research to back up my claims" needs the thing: a need is no order)
 _SPEAKER_WANTS = re.compile(r"(?:^|[\s,;.!?])i\s*(?:want|would\s+like|['\u2019]d\s+like|wanna|would\s+love"
                             r"|['\u2019]d\s+love)\s+" + _ART + r"$", re.IGNORECASE)
-_TO_WORK = re.compile(r"^\s+to\s+(?!(?:be|have|get|know|take|put|keep|stay|grow|go|become|own|lead|stop)\b)[a-z]+",
-                      re.IGNORECASE)
+# (a word takes a verb of work: "I want content to feel warmer" wants a thing; a person word any verb but being)
+_TO_WORK = re.compile(r"^\s+to\s+(?!(?:have|know|take|put|help)\b)" + _DOING, re.IGNORECASE)
+_TO_ANY_VERB = re.compile(r"^\s+to\s+(?!(?:be|have|get|know|stay|become)\b)[a-z]+", re.IGNORECASE)
 # T. members offered as options in a question put to someone else: "which of you should handle it, content or
 # finance?" names candidates, it calls neither
 _OPTIONS_BEFORE = re.compile(r"\b(?:which|whether|whom|who|either)\b[^.?!\n]*$", re.IGNORECASE)
+# the last item of a list of words after a heading's colon is an item, not a call: "Agenda: strategy, finance."
+_HEADING_LIST = re.compile(r":\s*(?:[^\W\d_][\w'-]*\s*,\s*)+$")
+# a person word told what it should do is given the work: "The critic should weigh in on ...", "Our CFO should check
+# the burn rate" (a verb of work: "the CFO should have known" judges, "the content should explain" is a thing's; not
+# someone else's: "my CFO should check")
+_OBLIGED_AFTER = re.compile(r"^\s+(?:should|must|needs?\s+to|has\s+to|have\s+to|ought\s+to)\s+(?:also\s+|both\s+|"
+                            r"all\s+|really\s+|probably\s+|definitely\s+)?(?!(?:have|know|take|put|help)\b)" + _DOING,
+                            re.IGNORECASE)
+# asking whether a member is there calls it: "is the critic around?", "is finance free?"
+_PRESENT_BEFORE = re.compile(r"(?:^|[.!?;]\s+)\s*(?:(?:hey|so|ok|okay|yo)\s*,?\s+)?(?:is|are)\s+" + _ART + r"$",
+                             re.IGNORECASE)
+_PRESENT_AFTER = re.compile(r"^\s+(?:around|there|here|free|available|online|awake|up|in)\s*\?", re.IGNORECASE)
 # a question word then a verb before its subject is a question, not a clause about the name: "critic where am i
 # being naive", "strategy which is better" ("the critic who reviewed it" has no such verb)
-_INVERTED_QUESTION = re.compile(r"^\s*[,:;!\u2014\u2013-]?\s*(?:who|whom|where|when|which|whose|whats|wats|wat)\s+"
-                                r"(?:am|is|are|was|were|do|does|did|should|would|could|can|will|shall|have|has)\b",
-                                re.IGNORECASE)
+_INVERTED_QUESTION = re.compile(
+    r"^\s*[,:;!\u2014\u2013-]?\s*(?:(?:where|when|whats|wats|wat)\s+(?:am|is|are|was|were|do|does|did|should|would"
+    r"|could|can|will|shall|have|has)|(?:who|which)\s+(?:do|does|did))\b", re.IGNORECASE)
 # a Hinglish question or request ends its sentence with the asking word: "arre finance yeh budget theek hai kya",
 # "content ek caption likh do"
-_HINDI_QUESTION_END = re.compile(r"\b(?:kya|kyu|kyun|kaise|kab|kaun|batao|bolo|bataiye|boliye|karo|kariye"
-                                 r"|chahiye|dena|dijiye)\s*$", re.IGNORECASE)
+# (Hindi puts the object first: "research karo" is "do research", "koi strategy batao" "tell me a strategy"; so the
+# name must be followed by a clause with a subject of its own, and the sentence end in a question word)
+_HINDI_QUESTION_END = re.compile(r"\b(?:kya|kyu|kyun|kaise|kab|kaun|kitna|kitni)\s*\??\s*$", re.IGNORECASE)
+_HINDI_OWN_SUBJECT = re.compile(r"^\s*,?\s+(?:yeh|ye|is|iska|iski|aap|tum|tu|hum|mera|meri|mere|apna|ab|bhai|ji"
+                                r"|yaar|hamara|hamari|hamare)\b", re.IGNORECASE)
 _ARTICLE_BEFORE = re.compile(r"(?:^|\s)(?:the|a|an|our|my|your|their|his|her|its|this|that|of|about|on|in|for)\s*$",
                              re.IGNORECASE)
 
@@ -468,8 +491,8 @@ def _addressed(roster: Roster, text: str, handle: _Handle, start: int, end: int,
         reason = None
     elif listed and re.search(r"\bor\b", listed.group(0), re.IGNORECASE) and _OPTIONS_BEFORE.search(before):
         return None, Reading.ELSEWHERE  # "which of you should handle it, content or finance?": candidates
-    elif listed and (_BARE_GREETING.match(before) or re.search(r":\s*$", before)) and (
-            _CALL_MARK.match(rest) or _QUESTION_START.match(rest) or _VOCATIVE_END.match(rest)):
+    elif listed and (_BARE_GREETING.match(before) or _CALLED_ALL.search(before)) and (
+            _CALL_MARK.match(rest) or _QUESTION_START.match(rest) or re.match(r"\s*\?", rest)):
         # a roll call of members, at the start or after a colon: "i need everyone on this: strategy, finance,
         # critic — go"
         return f"{word!r} called in a list of members", Reading.PHRASE
@@ -486,6 +509,10 @@ def _addressed(roster: Roster, text: str, handle: _Handle, start: int, end: int,
         Reading.DEFAULT
 
 
+# a roll call after a colon follows a word that calls people: "i need everyone on this: strategy, finance, critic"
+# ("Topics: strategy, finance" is a heading's list)
+_CALLED_ALL = re.compile(r"\b(?:everyone|everybody|all|team|folks|guys|people|board|you|y['\u2019]?all|both|up|this|on"
+                         r"|here)\s*:\s*$", re.IGNORECASE)
 _NEXT_WORD = re.compile(r"(?:\s*,\s*|\s+)([^\W\d_][\w'-]*)")
 
 
@@ -522,9 +549,14 @@ def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
             _SUBJECT_ART.search(clause) and _RELATIVE.match(after))) or (_BARE_GREETING.match(before)
                                                                         and _CALL_MARK.match(after)):
         return f"{word!r} opens a question"
+    if person and _OBLIGED_AFTER.match(after) and not _ELSEWHERE_BEFORE.search(before):
+        return f"{word!r} told what it should do"
+    if _PRESENT_BEFORE.search(before) and _PRESENT_AFTER.match(after):
+        return f"{word!r} asked whether it is there"
     if _BARE_GREETING.match(before) and re.fullmatch(r"\s*[?!.…]+\s*", after):
         return f"{word!r} is the whole message"  # "finance?", "critic!!"
-    if _BARE_GREETING.match(clause) and _HINDI_QUESTION_END.search(re.split(r"[.!?\n]", after, maxsplit=1)[0]):
+    if _BARE_GREETING.match(clause) and _HINDI_OWN_SUBJECT.match(after) and _HINDI_QUESTION_END.search(
+            re.split(r"[.!\n]", after, maxsplit=1)[0]):
         return f"{word!r} opens a question"
     if _BARE_GREETING.match(clause) and _INVERTED_QUESTION.match(after):
         return f"{word!r} opens a question"
@@ -541,17 +573,17 @@ def _spoken_to(before: str, after: str, word: str, person: bool) -> str | None:
         return f"{word!r} asked to do something"
     if (_HAVE_DO_OPENING.search(before) or (person and _HAVE_DO.search(before))) and _TO_DOING.match(after):
         return f"{word!r} given something to do"
-    if before.rstrip().endswith(",") and _VOCATIVE_END.match(after):
+    if before.rstrip().endswith(",") and _VOCATIVE_END.match(after) and not _HEADING_LIST.search(before):
         return f"{word!r} ends the message after a comma"
     if (_BARE_GREETING.match(clause) or before.rstrip().endswith(",")) and _ORDER_AFTER.match(after):
         return f"{word!r} given an order"
-    if _SENT_BEFORE.search(before) and _SENT_AFTER.match(after):
+    if (_SENT_BEFORE.search(before) or (person and _SENT_PERSON_BEFORE.search(before))) and _SENT_AFTER.match(after):
         return f"{word!r} sent something"
     if _THOUGHTS_BEFORE.search(before) and _VOCATIVE_END.match(after):
         return f"{word!r} asked for thoughts"
     if _WANT_BEFORE.search(before) and _THEIR_ATTENTION.match(after):
         return f"{word!r} asked for their attention"
-    if _SPEAKER_WANTS.search(before) and _TO_WORK.match(after):
+    if _SPEAKER_WANTS.search(before) and (_TO_WORK.match(after) or (person and _TO_ANY_VERB.match(after))):
         return f"{word!r} given something to do"
     return None
 
@@ -567,6 +599,16 @@ class Mention:
     rule: str | None
     features: tuple[str, ...]
     reading: Reading = Reading.WORD
+
+
+_CALL_ENDS = re.compile(r"^\s*(?:[,:?!]|[\u2014\u2013-]\s|$)")
+
+
+def _list_goes_on(roster: Roster, after: str) -> bool:
+    """After a name in a list with no commas: another name, or the mark that ends the call ("strategy finance critic
+    - weigh in"; in "ask critic research questions" a topic follows the call)."""
+    following = _NEXT_WORD.match(after)
+    return bool(_CALL_ENDS.match(after)) or (following is not None and roster.is_member(following.group(1)))
 
 
 def mentions(roster: Roster, text: str, hits: Mapping[str, object] | None = None) -> Iterator[Mention]:
@@ -597,8 +639,9 @@ def mentions(roster: Roster, text: str, hits: Mapping[str, object] | None = None
             rule, reading = _addressed(roster, text, handle, start, end, bool(kind["exact"]))
             if rule is None and earlier and _AND.search(text[:start]):
                 rule, reading = f"{text[start:end]!r} named alongside {next(iter(earlier))}", Reading.DEFAULT
-            elif rule is None and last is not None and last[0] in earlier and reading is not Reading.ELSEWHERE and \
-                    re.fullmatch(r"\s*,?\s*(?:the\s+)?", text[last[1]:start], re.IGNORECASE):
+            elif rule is None and last is not None and last[0] in earlier and reading is not Reading.ELSEWHERE and (
+                    re.fullmatch(r"\s*,\s*(?:the\s+)?", text[last[1]:start], re.IGNORECASE) or (
+                    text[last[1]:start].isspace() and _list_goes_on(roster, text[end:]))):
                 # the next name of a list a call opened: "chair, research and critic: quick round"
                 rule, reading = f"{text[start:end]!r} named after {last[0]} in one call", Reading.PHRASE
             if rule is not None:
