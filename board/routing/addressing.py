@@ -53,12 +53,15 @@ forwarded or run by a member ("send the P&L to finance and get it checked"); "th
 compare ..." (the speaker's want, not a need: "I need research to back up my claims" needs the thing); "need the
 CMO's eyes / sign-off"; "strategy ur turn"; Hinglish "research ko bolo", a sentence ending in "kya" / "batao"; a
 name alone as the whole message ("finance?"); a question word before its verb ("critic where am i ..."); a roll call
-of members at the start or after a colon, with or without commas ("everyone: strategy, finance, critic — go"), and
-the next name after a called one ("chair, research and critic: ..."); every emoji of the run that opens a message.
+of members at the start or after a colon that follows a word calling people, with or without commas ("everyone:
+strategy, finance, critic — go"), and the next name after a called one ("chair, research and critic: ..."); every
+emoji of the run that opens a message; asking whether a member is there ("is the critic around?"); a person word told
+what it should do ("the critic should weigh in", not "my CFO should", not "should have known"); "be brutal".
 Not a call: members offered as options in a question to someone else ("which of you ..., content or finance?"); a
 title before a thing of its trade ("critic score", "critic reviews"); the speaker's own stance ("devil's advocate
 here, but ..."); an emoji beside the word for what it pictures or heading a notice ("🦉 duolingo owl is ...",
-"📣 announcement: ...").
+"📣 announcement: ..."); the last item of a heading's list ("Agenda: strategy, finance."). Hindi puts the object
+first ("research karo" is "do research"), so a Hinglish call needs a clause of its own after the name.
 
 The rules above are one half: :func:`mentions` lists every mention with the rules' reason, how they read it
 (:class:`Reading`) and the features of its context, and :func:`find_addressed` decides with the learned model of
