@@ -59,8 +59,8 @@ emoji of the run that opens a message; asking whether a member is there ("is the
 what it should do ("the critic should weigh in", not "my CFO should", not "should have known"); "be brutal".
 Not a call: members offered as options in a question to someone else ("which of you ..., content or finance?"); a
 title before a thing of its trade ("critic score", "critic reviews"); the speaker's own stance ("devil's advocate
-here, but ..."); an emoji beside the word for what it pictures or heading a notice ("🦉 duolingo owl is ...",
-"📣 announcement: ..."); the last item of a heading's list ("Agenda: strategy, finance."). Hindi puts the object
+here, but ..."); an emoji beside a word for what it pictures, or opening a notice or news told in the third person
+with nothing that asks or orders ("🦉 duolingo owl is ...", "📣 announcement: ...", "📣 new blog is live!"); the last item of a heading's list ("Agenda: strategy, finance."). Hindi puts the object
 first ("research karo" is "do research"), so a Hinglish call needs a clause of its own after the name.
 
 The rules above are one half: :func:`mentions` lists every mention with the rules' reason, how they read it
@@ -214,7 +214,9 @@ _MODAL_START = re.compile(r"^\s*(?:can|could|would|will)\s+" + _ART + r"$", re.I
 _DOING = (r"(?:run|check|look|dig|draft|write|review|model|estimate|find|pull|prepare|give|tell|explain|weigh|"
     r"size|analy[sz]e|compare|summari[sz]e|crunch|calculate|forecast|assess|evaluate|suggest|recommend|plan|"
     r"propose|share|confirm|sanity-check|stress-test|poke|challenge|have|know|help|weigh\s+in|take|decide|"
-    r"choose|pick|rewrite|roast|argue|put|sum|lay\s+out|outline|map|list|sketch|break\s+down|walk)\b")
+    r"choose|pick|rewrite|roast|argue|put|sum|lay\s+out|outline|map|list|sketch|break\s+down|walk|"
+    # reading something over is work too: "have the 🦉 go through my deck", "get finance to vet the contract"
+    r"go\s+(?:through|over)|read|vet|audit|proofread|scan)\b")
 # "can finance run the numbers", not "can content marketing work"
 _MODAL_VERB = re.compile(r"^\s+(?:both\s+|all\s+|also\s+)?" + _DOING, re.IGNORECASE)
 _TO_DOING = re.compile(r"^\s+(?:to\s+)?" + _DOING, re.IGNORECASE)  # "have research look into", "need finance to check"
@@ -332,19 +334,42 @@ _HEADING = re.compile(r"^\s*(?:announcement|announcing|update|reminder|notice|ne
 _EMOJI_JOIN = re.compile(r"^[\s,&+/]*(?:and\s+|aur\s+)?", re.IGNORECASE)
 
 
+# what speaks to someone after an opening emoji: a question, a plea, a need, "you", an order first ("🦉 be brutal",
+# "📣 make this sound less robotic: 'We are pleased ...'", "💰 runway check pls"); else a sentence that tells news in
+# the third person ("📣 new blog is live!", "🔬 lab results came back normal") only decorates
+_SPEAKS_TO = re.compile(r"\?|\b(?:pls|please|plz|need|needs|want|help|you|u|your|ur|thoughts|ideas|suggestions|kya"
+                        r"|batao|asap)\b|(?:^|[:;.!\u2014\u2013])\W*(?:what|whats|how|why|should|can|could|would|is|are|do|does|did|any|which"
+                        r"|who|where|when|will|shall)\b", re.IGNORECASE)
+_ORDER_FIRST = re.compile(r"^\W*(?:" + _ORDER_VERB + r"|be|get|show|rip|draft|dig|poke|roast|tear|review|run|pull"
+                          r"|summari[sz]e|estimate|model|size|analy[sz]e)\b", re.IGNORECASE)
+_FINITE_STATEMENT = re.compile(r"\b(?:is|are|was|were|has|had|came|went|got|lost|won|arrived|broke|left|\w{3,}ed)\b",
+                               re.IGNORECASE)
+
+
+#: Words of an emoji's Unicode name that say nothing of what it pictures ("BLACK CHESS PAWN": a chess pawn).
+_NAME_FILLERS = {"black", "white", "with", "sign", "symbol", "face", "heavy", "small", "large", "medium", "light",
+                 "dark", "and", "of", "the", "emoji", "selector"}
+
+
 def _decorates(text: str, start: int, end: int) -> bool:
-    """Whether the emoji at ``text[start:end]`` pictures something its own sentence names or heads a notice, and
-    so decorates it instead of calling a member: "🦉 duolingo owl is threatening me" (the owl it pictures),
-    "📣 announcement: office closed on monday"."""
+    """Whether the emoji at ``text[start:end]`` pictures something its own sentence names, or opens a notice or news
+    told in the third person with nothing that speaks to someone, and so decorates it instead of calling a member:
+    "🦉 duolingo owl is threatening me" (the owl it pictures), "📣 announcement: office closed on monday", "📣 new blog
+    is live!"."""
     emoji = text[start:end].replace("\ufe0f", "")
     try:
-        noun = unicodedata.name(emoji[0]).split()[-1].lower()
+        nouns = [w for w in unicodedata.name(emoji[0]).lower().split() if w not in _NAME_FILLERS]
     except (ValueError, IndexError):
         return False
     sentence = re.split(r"[.!?\n]", text[end:], maxsplit=1)[0]
     before = re.split(r"[.!?\n]", text[:start])[-1]
-    return bool(re.search(rf"\b{re.escape(noun)}s?\b", before + " " + sentence, re.IGNORECASE)) or (
-        not before.strip() and bool(_HEADING.match(_EMOJI_JOIN.sub("", sentence.replace("\ufe0f", "")))))
+    opening = not before.strip()
+    if opening and (_SPEAKS_TO.search(text[end:]) or _ORDER_FIRST.match(text[end:])):
+        return False  # "💰 how much money do we need?" asks, whatever it names
+    if any(re.search(rf"\b{re.escape(noun)}s?\b", before + " " + sentence, re.IGNORECASE) for noun in nouns):
+        return True
+    return opening and (bool(_HEADING.match(_EMOJI_JOIN.sub("", sentence.replace("\ufe0f", "")))) or bool(
+        _FINITE_STATEMENT.search(sentence)))
 
 
 def _fold(word: str) -> str:
