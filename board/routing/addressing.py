@@ -57,11 +57,12 @@ of members at the start or after a colon that follows a word calling people, wit
 strategy, finance, critic — go"), and the next name after a called one ("chair, research and critic: ..."); every
 emoji of the run that opens a message; asking whether a member is there ("is the critic around?"); a person word told
 what it should do ("the critic should weigh in", not "my CFO should", not "should have known"); "be brutal".
-Not a call: members offered as options in a question to someone else ("which of you ..., content or finance?"); a
-title before a thing of its trade ("critic score", "critic reviews"); the speaker's own stance ("devil's advocate
-here, but ..."); an emoji beside a word for what it pictures, or opening a notice or news told in the third person
-with nothing that asks or orders ("🦉 duolingo owl is ...", "📣 announcement: ...", "📣 new blog is live!"); the last item of a heading's list ("Agenda: strategy, finance."). Hindi puts the object
-first ("research karo" is "do research"), so a Hinglish call needs a clause of its own after the name.
+Not a call: members offered as options in a question to someone else ("which of you ..., content or finance?"); a title
+before a thing of its trade ("critic score", "critic reviews"); the speaker's own stance ("devil's advocate here, but
+..."); an emoji beside a word for what it pictures, or opening a notice or news told in the third person with nothing
+that asks or orders ("🦉 duolingo owl is ...", "📣 announcement: ...", "📣 new blog is live!"); the last item of a
+heading's list ("Agenda: strategy, finance."). Hindi puts the object first ("research karo" is "do research"), so a
+Hinglish call needs a clause of its own after the name.
 
 The rules above are one half: :func:`mentions` lists every mention with the rules' reason, how they read it
 (:class:`Reading`) and the features of its context, and :func:`find_addressed` decides with the learned model of
