@@ -51,7 +51,7 @@ line break ends a sentence; "chair", "head", "lead" are words for a person; a ba
 by a comma) before an order with its object ("content write me ...", "..., strategy help us out"); something sent,
 forwarded or run by a member ("send the P&L to finance and get it checked"); "thoughts finance?"; "I want research to
 compare ..." (the speaker's want, not a need: "I need research to back up my claims" needs the thing); "need the
-CMO's eyes / sign-off"; "strategy ur turn"; Hinglish "research ko bolo", a sentence ending in "kya" / "batao"; a
+CMO's eyes / sign-off"; "strategy ur turn"; Hinglish "research ko bolo", a name before a clause ending in "kya"; a
 name alone as the whole message ("finance?"); a question word before its verb ("critic where am i ..."); a roll call
 of members at the start or after a colon that follows a word calling people, with or without commas ("everyone:
 strategy, finance, critic — go"), and the next name after a called one ("chair, research and critic: ..."); every
