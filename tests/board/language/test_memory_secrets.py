@@ -79,10 +79,11 @@ Round ``classify46`` (issue 36, item 7): ``memory_secrets_blind3.jsonl`` BECAME 
 the rules changed as principles (:mod:`board.language.secrets`: digits said as words, a keypad's "star", a code
 given by any verb ("changed to"), a phone's unlock pattern; kept: a sort code, a map pin, a queue's token number, a
 travel pass, an e-mail alone under a login's key, a bank's name, an amount of money). It reaches none let through
-and 1/90 refused (its IBAN: a secret here, see ``LABELLED_BOTH_WAYS``). ``memory_secrets_tuning46.jsonl`` (36 secret,
-42 harmless): written in that round from the principles (codes in words, Hinglish, a secret under a bland key; postal
+and 1/90 refused (its IBAN: a secret here, see ``LABELLED_BOTH_WAYS``). ``memory_secrets_tuning46.jsonl`` (51 secret,
+71 harmless): written in that round from the principles (codes in words, Hinglish, a secret under a bland key; postal
 PINs, map pins, coupon / IFSC / SWIFT / GSTIN / sort codes, a card's last four, a password manager, order and ticket
-numbers, e-mails), measured before any rule was changed for it; a weak held-out set (its writer wrote the rules).
+numbers, e-mails): 78 measured before any rule was changed for them, 44 probes written after; a weak set (its writer
+wrote the rules).
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
