@@ -379,6 +379,9 @@ def _fold(word: str) -> str:
     return "".join(c for c in plain if not unicodedata.combining(c)).replace("k", "c").replace("\u2019", "'")
 
 
+_OWNED = re.compile(r"\b(?:my|your|his|her|their|our|its|a|an|the|this|that)\s+$", re.IGNORECASE)
+
+
 def _slip(word: str, name: str) -> bool:
     """Whether ``word`` is ``name`` typed with one slip of the fingers: a letter dropped or doubled, or two
     neighbours swapped ("genral", "criitc", "finnance"). A letter put for another is not one: "context" is a word
@@ -448,13 +451,15 @@ class Roster:
         self._by_text = {_key(h.text): h for h in self.handles}
         self._fuzzy = {_fold(h.text): h for h in self.handles if " " not in h.text and len(h.text) >= 5}
 
-    def _near(self, word: str) -> _Handle | None:
+    def _near(self, word: str, before: str = "") -> _Handle | None:
         folded = _fold(word)
         if len(folded) < 5:
             return None
         for key, handle in self._fuzzy.items():
             if folded[:5] == key[:5] and abs(len(folded) - len(key)) <= 3 and folded != key:
                 return handle
+        if _OWNED.search(before):
+            return None  # a slip is a name typed in haste; after "my" or "the" it is a word: "ask my fiance"
         for key, handle in self._fuzzy.items():
             if _slip(folded, key):
                 return handle
@@ -490,7 +495,7 @@ class Roster:
         for m in _WORD.finditer(text):
             if m.start() in taken:
                 continue
-            near = self._near(m.group(0))
+            near = self._near(m.group(0), text[:m.start()])
             if near is not None:
                 found.append((near, m.start(), m.end(), False))
         return sorted(found, key=lambda f: f[1])
