@@ -33,12 +33,13 @@ from board.routing.router import NOBODY, Router  # noqa: E402
 DATA = ROOT / "tests" / "data"
 ADDRESS_SETS = ["addressing", "addressing_tuning", "addressing_heldout", "addressing_heldout2",
                 "addressing_heldout3", "addressing_blind:0", "addressing_blind:1", "addressing_fresh:0",
-                "addressing_fresh:1"]
+                "addressing_fresh:1", "addressing_blind3:0", "addressing_blind3:1", "addressing_tuning46"]
 SECRET_SETS = ["memory_secrets", "memory_secrets_tuning2", "memory_secrets_tuning3", "memory_secrets_review1",
                "memory_secrets_heldout3", "memory_secrets_tuning4", "memory_secrets_tuning5",
                "memory_secrets_tuning6", "memory_secrets_tuning7", "memory_secrets_blind:0",
                "memory_secrets_blind:1",
-               "memory_secrets_fresh:0", "memory_secrets_fresh:1"]
+               "memory_secrets_fresh:0", "memory_secrets_fresh:1",
+               "memory_secrets_blind3:0", "memory_secrets_blind3:1", "memory_secrets_tuning46"]
 RULES_ONLY = LinearModel(MappingProxyType({}), -5.0, threshold=1.0, veto=0.0)
 
 

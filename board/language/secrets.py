@@ -55,6 +55,18 @@ password". The checks, in order:
 A sentence someone said (:func:`sentence_reason`, what :func:`board.language.statements.heard` asks) is
 read by the value's rules only: "I work at Vault Capital." names no vault.
 
+Digits said as words ("nine three seven two", "double four", Hindi "ek do teen"), a keypad's "star 1 9 7 0" and
+single digits spaced out are read as the digits they say (:func:`spoken_digits`) before any rule: a code read aloud is
+the code. A code may be given by any verb that gives it a value ("changed to 6621", "is now", "reset to", Hindi
+"hai") or told before its name ("4455 is my card pin"). A phone's unlock pattern is a password drawn ("unlock
+pattern: L shape ..."); a screen lock over a face or a fingerprint has none. Kept (round classify46): a sort code
+(a branch's, like an IFSC), a pin dropped on a map, a queue's token number ("token no 37 at the RTO"), a pass named
+by what it lets one ride or enter ("travel pass", "Eurail pass"), an e-mail address alone under a login's key (the
+name one logs in with), a bank named under a key whose last word is "bank", an amount of money ("the locker fee went
+up to 3500 a year", "rent: 2800 a year"). An IBAN stays a secret (it holds the account's number; two earlier sets
+label it so, blind3's writer did not: failing closed costs one harmless refusal, a wrong guess the other way a
+secret).
+
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
 Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets) scores
@@ -81,14 +93,22 @@ _HARMLESS = re.compile(
     r"coupon|referral|invite|source|qr|bar|error|status|tax|hs|sic|naics|product|course|colou?r|morse|"
     r"language|currency|time ?zone|talk|session|event|order|tracking|item|sku|class|subject|exam|"
     # a bank branch's code is printed on every cheque: it names the branch, it opens nothing
-    r"ifsc|swift|bic|branch)\s*codes?\b|"
+    r"ifsc|swift|bic|branch|sort)\s*codes?\b|"
     r"\bcode\s*(?:reviews?|base|quality|freeze|names?|of conduct|school|camp|editor|owners?)\b|\bcodebase\b|"
     r"\bpass(?:word)?\s*(?:managers?|policy|policies|rotation|resets?|hygiene)\b|\bpasswordless\b|\bpasskeys?\b|"
     r"\b(?:boarding|bus|metro|train|season|day|gym|museum|hall|rail|annual|ski|park|festival|weekly|monthly|"
-    r"yearly|press|backstage|guest|visitor)\s+pass(?:es)?\b|"
+    r"yearly|press|backstage|guest|visitor|"
+    # a pass named by what it lets one ride or enter is a ticket: "travel pass", "Eurail global pass"
+    r"travel|transit|eurail|interrail|global|flight|ferry|lounge|parking|student|concession|airport|entry|"
+    r"weekend|holiday|tourist|city|hop-on|all-access|vip|event|conference|concert|stadium|pool|club)\s+pass(?:es)?\b|"
     r"\blog ?in (?:preference|method|provider)s?\b|\bsign(?:ing)? in with\b|"
-    r"\bpin[ -]?strip(?:e|ed|es)\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
+    r"\bpin[ -]?strip(?:e|ed|es)\b|\b(?:postal|post|zip|area)\s*pin\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
     r"\b(?:seed|pre-?seed) (?:rounds?|stage|funds?|funding|investors?|capital|money)\b|\bpre-?seed\b|"
+    # a pin dropped on a map marks a place: "dropped a pin for the new office", "location pin"
+    r"\b(?:drop(?:ped|ping|s)?|shared?|sent|send|sending)\s+(?:(?:me|you|us|him|her)\s+)?(?:a|the)\s+"
+    r"(?:location\s+|map\s+)?pin\b|\b(?:location|map|maps|google\s+maps)\s+pins?\b|\bpin\s+on\s+(?:the\s+)?map\b|"
+    # a numbered place in a queue is no key: "token no 37 at the RTO", "token number 12 at the clinic"
+    r"\btokens?\s+(?:no|number|num|#)\.?\s*\d{1,4}\b|"
     r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b|\botp[- ]?(?:less|free)\b",
     re.IGNORECASE)
 #: Words that say the thing is about a card, a bank, a phone or a lock (then a six-digit "pin code" is not a postcode).
@@ -107,7 +127,10 @@ _SECRET_KEY = re.compile(
     r"social security (?:number|no)|"
     r"account (?:number|no)|\ba/?c (?:number|no)\b|card (?:number|no)|credit card|debit card|"
     r"\b(?:card|cc|credit|debit|visa|amex|mastercard)\b.*\b(?:expiry|exp|expiration|valid)\b|"
-    r"routing (?:number|no)|sort code|net ?banking|voter id|\bepic\b|"
+    r"routing (?:number|no)|net ?banking|voter id|\bepic\b|"
+    # a phone's unlock pattern is a password drawn with a finger
+    r"\bunlock (?:pattern|gesture)s?\b|\block ?screen (?:pattern|code|pin)\b|"
+    r"\b(?:phone|screen|lock|mobile|tablet|ipad|laptop) patterns?\b|"
     r"driving licen[cs]e|^dl$|\bkeypad\b|"
     # the answer to a security question opens the account as a password does
     r"\bsecurity (?:answers?|questions?|q)\b|\bsecret (?:answers?|questions?)\b|maiden name|"
@@ -128,7 +151,9 @@ _LABEL_WORDS = 5
 _AMBIGUOUS_KEY = re.compile(r"\blog ?ins?\b|\bsign ?in\b|\bsecrets?\b|^codes?$|\botp\b|\b2fa\b|\bmfa\b|two ?factor|"
                             r"one ?time|passport|aadhaa?r|\bssn\b|social security|^pan$|voter id|driving licen[cs]e|"
                             r"\bwi ?fi\b|\bseeds?\b|\btokens?\b|"
-                            r"\bcredentials?\b|\bvault\b|\bunlock\b|^recovery$|bank account",
+                            r"\bcredentials?\b|\bvault\b|\bunlock\b|^recovery$|bank account|"
+                            # "screen lock: 0807" is the code, "screen lock: uses face id" how it opens
+                            r"\b(?:pattern|screen|phone) ?lock\b",
                             re.IGNORECASE)
 #: A door's, a gate's or a room's number is part of an address, not a lock's code ("door number: 1203").
 _PLACE_NUMBER = re.compile(r"\b(?:doors?|gates?|rooms?|flats?|house|unit|lockers?)\s+(?:number|no|num|#)$")
@@ -137,8 +162,9 @@ _LAST_FOUR = re.compile(r"^\s*(?:[\w-]+\s+)?(?:ends?|ending)(?:\s+(?:in|with))?\
 #: A key's last word that makes it about something else than the secret its first words name ("wifi
 #: provider", "otp provider", "sign in method", "passport country", "token budget", "seed amount"): no key
 #: rule applies (the value's still do).
-_HARMLESS_HEAD = {"provider", "providers", "method", "methods", "country", "budget", "budgets", "amount",
-                  "amounts", "fee", "fees", "cost", "costs", "price", "prices", "size", "limit", "limits", "vendor",
+_HARMLESS_HEAD = {"bank", "banks", "provider", "providers", "method", "methods", "country", "budget", "budgets",
+                  "amount", "amounts", "rent", "rents", "charge", "charges", "emi", "fee", "fees", "cost", "costs",
+                  "price", "prices", "size", "limit", "limits", "vendor",
                   "vendors", "type", "types", "policy",
                   # the thing that handles the secret, not the secret: "2fa app", "login page", "otp flow"
                   "app", "apps", "gateway", "gateways", "tool", "tools", "service", "services", "page", "pages",
@@ -210,13 +236,27 @@ _STATE = {"not", "no", "never", "too", "very", "so", "weak", "strong", "long", "
           "set", "sent", "needed", "missing", "lost", "forgotten", "wrong", "invalid", "rotated", "case", "only",
           "also", "still", "now", "being", "getting", "protected", "enforced", "optional", "disabled", "enabled"}
 _NOT_A_PASSWORD = {"is", "was", "the", "a", "an", "and", "or", "to", "for", "of", "on", "in", "at", "with", "by",
-                   "from", "it", "that", "this", "not", "no", "manager", "change", "changes", "changed", "reset"}
+                   "from", "it", "that", "this", "not", "no", "manager", "change", "changes", "changed", "reset",
+                   # a word that says when is no password: "changed my gmail password today"
+                   "today", "yesterday", "tomorrow", "again", "recently", "already", "twice", "lately", "earlier",
+                   "tonight", "now", "later", "once", "often", "daily", "weekly", "monthly", "yearly"}
+#: Verbs that give a code its value as "is" does: "the door code changed to 6621", "pin is now 4455", "reset to".
+_GIVES = (r"\b(?:(?:changed|changes|change|set|reset|updated|switched|moved)\s+(?:it\s+)?to|(?:is|was)\s+now|now"
+          r"|became|becomes|(?:will|would)\s+be|is\s+still|remains)")
+#: A code told before its name: "4455 is my card pin", "1970 - that's the gate code".
+_CODE_BEFORE_NAME = re.compile(
+    r"(?<![\w.,])[#*]?\d(?:[ #*-]?\d){2,7}#?\s*(?:is|was|=|-|,)?\s*(?:that['\u2019]?s\s+|is\s+)?"
+    r"(?:the|my|our|his|her|their)\s+"
+    r"(?:[\w'-]+\s+){0,3}(?:pins?|passcodes?|passwords?|codes?|combos?|combinations?)\b", re.IGNORECASE)
 #: A code word (or a lock) in a value, followed by a code.
 _CODE_TOKEN = (r"(?P<tok>[#*]?\d(?:[ #*.-]?\d){2,}#?|(?=[\w-]{4,})(?=[\w-]*\d)(?=[\w-]*[A-Za-z])"
                r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*)")
 _CODE_WORD = re.compile(
     r"\b(?:pins?|[imtu]pins?|codes?|combos?|combinations?|keypad|otp|cvv2?|cvc|puk|atm)\b"
-    r"(?:(?:\s+[\w.&'-]+){0,5}?\s*(?:is|was|are|:|=|-|,)|\s+(?:opens|unlocks)\s+with|\s*[:=#-]?)\s*" + _CODE_TOKEN + "|"
+    r"(?:(?:\s+[\w.&'-]+){0,5}?\s*(?:is|was|are|hai|tha|:|=|-|,|" + _GIVES + r")|\s+(?:opens|unlocks)\s+with"
+    # Hindi puts the owner's word after the name and "hai" after the code: "ATM pin mera 5566 hai"
+    r"|(?:\s+(?:mera|meri|mere|hamara|hamari|apna|apni|ka|ki|ke|wala|wali|toh|to))+"
+    r"|\s*[:=#-]?)\s*" + _CODE_TOKEN + "|"
     # a lock's name only with a mark or "opens with" before the code: "gate 122" is a gate's number
     r"\b(?:door|gate|alarm|garage|safe|locker|lock|lockbox|vault)\b(?:\s*[:=#-]|\s+(?:opens|unlocks)\s+with)\s*"
     + _CODE_TOKEN.replace("?P<tok>", "?P<tok2>"), re.IGNORECASE)
@@ -265,7 +305,8 @@ _CREDENTIAL_PAIR = re.compile(
 #: sentence ("Twilio for OTP delivery", "I forgot my password yesterday"; see :func:`_names_only`).
 _SECRET_WORDS = re.compile(
     r"\b(?:password|passcode|passphrase|pwd|mpin|api key|secret key|private key|otp|cvv|cvc|security (?:number|code)|"
-    r"recovery (?:phrase|code|codes|words)|seed (?:phrase|words)|backup codes?)\b|"
+    r"recovery (?:phrase|code|codes|words)|seed (?:phrase|words)|backup codes?|"
+    r"(?:unlock|phone|screen|lock|mobile|tablet) pattern)\b|"
     r"\bexp(?:iry|ires)?\s*:?\s*\d{1,2}/\d{2}\b",
     re.IGNORECASE)
 #: A secret's kind followed by "is" or "are" introduces the secret ("my seed phrase is oak river ...").
@@ -329,19 +370,42 @@ def _iban_ok(candidate: str) -> bool:
     return False
 
 
+#: An amount of money said in words: "the locker fee went up to 3500 a year", "rent is 12000 per month", "Rs 3500":
+#: a price, not a code (a code is never "a year" or "rupees").
+_AMOUNT_SAID = re.compile(
+    r"\b(?:fees?|rent|price|prices|cost|costs|charges?|charged|paid|pay|pays|paying|salary|emi|bill|deposit\s+of|"
+    r"fine|premium|subscription)\b(?:\s+(?!(?:code|pin|combo)\b)[a-z]+){0,4}\s+(?:rs\.?\s*|inr\s*|[$₹€£]\s*)?"
+    r"\d[\d,]*(?:\.\d+)?(?:\s*(?:k|rs|rupees|inr|dollars|euros|pounds|/-))?\b|"
+    r"(?:\b(?:rs|inr|usd|eur|gbp)\.?\s*|[$₹€£]\s*)\d[\d,]*(?:\.\d+)?|"
+    r"\b\d[\d,]*(?:\.\d+)?\s*(?:rs|rupees|inr|dollars|euros|pounds|bucks|/-|(?:a|per|every)\s+(?:year|month|week|day|"
+    r"night|hour|annum))\b", re.IGNORECASE)
+
+
 def _harmless_out(text: str) -> str:
     """``text`` without the phrases that only look like secrets (a six-digit PIN code too, unless a card,
     a bank, a phone or a lock is mentioned)."""
-    text = _HARMLESS.sub(" · ", text)
+    text = _AMOUNT_SAID.sub(" · ", _HARMLESS.sub(" · ", text))
     if not _SENSITIVE.search(text):
         text = _POSTAL_PIN.sub(" · ", text)
     return text
+
+
+#: An e-mail address alone: under a login's key it is the name one logs in with, an address, not its password.
+_EMAIL_ONLY = re.compile(r"^\s*[\w.+-]+@[\w-]+(?:\.[\w-]+)+\s*$")
+#: A lock opened by a face or a finger has no secret to store: "screen lock: uses face id".
+_BIOMETRIC = re.compile(r"\b(?:face ?id|touch ?id|fingerprints?|face unlock|biometrics?|iris)\b", re.IGNORECASE)
+#: A value that says its pin is a map's ("dropped a pin for the new office"): the key's "pin" is that one.
+_MAP_PIN = re.compile(r"\b(?:drop(?:ped|ping|s)?|shared?|sent|send)\s+(?:\w+\s+)?(?:a|the)\s+"
+                      r"(?:location\s+|map\s+)?pin\b"
+                      r"|\b(?:location|map|maps)\s+pins?\b|\bpin\s+on\s+(?:the\s+)?map\b", re.IGNORECASE)
 
 
 def _key_reason(key: str, value: str) -> str | None:
     if _POSTAL_KEY.match(_words(key)) and _POSTAL_VALUE.match(value) and not _SENSITIVE.search(value):
         return None  # an Indian postal PIN code
     words = _harmless_out(_words(key))
+    if _MAP_PIN.search(value) and _head(words) in ("pin", "pins"):
+        return None  # "office pin: dropped a pin for the new office": a place on a map
     if _LAST_FOUR.match(value):
         return None  # "bank account: ends in 7712": the last four digits name it, they open nothing
     if _SECURITY_KEY.search(words):
@@ -359,10 +423,11 @@ def _key_reason(key: str, value: str) -> str | None:
         return "a login and password"
     if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(_head(words)) and words not in ("code", "codes"):
         return "a code or PIN"
-    if _AMBIGUOUS_KEY.search(words) and not _sentence(value) and not (
-            _head(words) in _DATE_HEADS and _DATE_ONLY.match(value)):
+    if _AMBIGUOUS_KEY.search(words) and not _sentence(_harmless_out(value)) and not _EMAIL_ONLY.match(value) and \
+            not (_BIOMETRIC.search(value) and not re.search(r"\d", value)) and \
+            not (_head(words) in _DATE_HEADS and _DATE_ONLY.match(value)):
         return "a password, code or key"
-    if _LOCK_KEY.search(words) and _lock_code(value) and not _PLACE_NUMBER.search(words):
+    if _LOCK_KEY.search(words) and _lock_code(_AMOUNT_SAID.sub(" · ", value)) and not _PLACE_NUMBER.search(words):
         return "a lock's code"
     return None
 
@@ -470,13 +535,14 @@ def _value_reason(value: str) -> str | None:
     if _password_told(text):
         return "a password"
     if _CODE_WORD.search(text) or _KEYED_IN.search(text) or _OPENS_WITH.search(text) or \
-            _USED_TO_OPEN.search(text) or _LOCK_IS.search(text) or _KEYPAD_DIGITS.search(text):
+            _USED_TO_OPEN.search(text) or _LOCK_IS.search(text) or _KEYPAD_DIGITS.search(text) or \
+            _CODE_BEFORE_NAME.search(text):
         return "a code or PIN"
     if _CODE_DEVICE.search(text) and _DIGIT_CODE.search(text):
         return "a lock's code"
     if len(_DIAL_TURN.findall(text)) >= 2:
         return "a lock's combination"
-    if _CREDENTIAL_PAIR.search(text) or _LOGIN_PAIR.search(value) or _password_shaped(value) or \
+    if _CREDENTIAL_PAIR.search(text) or _LOGIN_PAIR.search(text) or _password_shaped(value) or \
             _USER_PASS.search(value):
         return "a login and password"
     if _GIFT_CODE.search(value):
@@ -535,6 +601,38 @@ def _number_reason(key: str, value: str) -> str | None:
     return None
 
 
+#: Digits said as words, in English and Hindi (and a keypad's "star" / "hash"): a code read aloud is the code.
+_DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+                "seven": "7", "eight": "8", "nine": "9", "shunya": "0", "ek": "1", "do": "2", "teen": "3",
+                "char": "4", "chaar": "4", "paanch": "5", "panch": "5", "chhe": "6", "che": "6", "saat": "7",
+                "aath": "8", "nau": "9", "double": "double", "triple": "triple"}
+_SPOKEN_RUN = re.compile(r"\b(?:(?:" + "|".join(_DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(_DIGIT_WORDS) + r")\b",
+                         re.IGNORECASE)
+_KEY_SIGN = re.compile(r"\b(?:star|asterisk)\s+(?=\d)|(?<=\d)\s+(?:hash|pound)\b", re.IGNORECASE)
+
+
+def spoken_digits(value: str) -> str:
+    """``value`` with digits said as words written as digits ("nine three seven two" is "9372", "double four" is
+    "44") when three or more such words run together (one English "one" or Hindi "do" alone stays a word), a
+    keypad's "star 1970" as "*1970", "1970 hash" as "1970#", and single digits spaced out ("1 9 7 0") joined."""
+    def digits(found: re.Match[str]) -> str:
+        out: list[str] = []
+        repeat = 1
+        for word in re.split(r"[\s,-]+", found.group(0).lower()):
+            digit = _DIGIT_WORDS.get(word, "")
+            if digit in ("double", "triple"):
+                repeat = 2 if digit == "double" else 3
+                continue
+            out.append(digit * repeat)
+            repeat = 1
+        joined = "".join(out)
+        return joined if len(joined) >= 3 and joined.isdigit() else found.group(0)
+    value = _SPOKEN_RUN.sub(digits, value)
+    value = _KEY_SIGN.sub(lambda m: "*" if m.group(0)[0].isalpha() and m.group(0).lower().startswith(("star", "ast"))
+                          else "#", value)
+    return re.sub(r"(?<![\w.,])\d(?:\s\d){3,7}(?![\w.,])", lambda m: m.group(0).replace(" ", ""), value)
+
+
 def secret_reason(key: str, value: str, model: LinearModel | None = None) -> str | None:
     """Why ``key: value`` looks like a secret (never stored), or None; see the module docstring."""
     return _decide(key, value, model)
@@ -549,6 +647,7 @@ def sentence_reason(sentence: str, model: LinearModel | None = None) -> str | No
 def _decide(key: str | None, value: str, model: LinearModel | None) -> str | None:
     """The rules' reason and the learned model's score together (see the module docstring)."""
     model = model or secret_model()
+    value = spoken_digits(value)
     rule = (_key_reason(key, value) if key is not None else None) or _told(key or "", value)
     score = model.probability(fact_features(key, value))
     if not model.decide(score, rule is not None):

@@ -25,7 +25,8 @@ __all__ = ["MODEL_FILE", "address_model", "mention_features"]
 MODEL_FILE = Path(__file__).with_name("address_model.json")
 _TOKEN = re.compile(r"[^\W\d_][\w'\u2019]*|\d+|[^\w\s]", re.UNICODE)
 _ARTICLES = {"the", "our", "my", "your", "a", "an", "their", "his", "her", "its", "any", "some", "every"}
-_GREETINGS = {"hey", "hi", "hello", "ok", "okay", "yo", "dear", "so", "and", "also", "pls", "please", "um", "oh"}
+_GREETINGS = {"hey", "hi", "hello", "ok", "okay", "yo", "dear", "so", "and", "also", "pls", "please", "um", "oh", "oye",
+              "oi", "arre", "arey", "bro", "bhai", "yaar", "kindly", "mr", "mrs", "ms", "madam", "sir", "dude", "acha"}
 
 
 @cache

@@ -75,6 +75,16 @@ harmless refused (a login e-mail, an RTO token number, a map pin, a sort code, a
 name, a locker's fee); main before that round: 7 let through, 13/90 = 14.4%. Below the goal: the test holds it to
 what was measured, so a regression fails; the next round may tune on it.
 
+Round ``classify46`` (issue 36, item 7): ``memory_secrets_blind3.jsonl`` BECAME A TUNING SET: its misses were read and
+the rules changed as principles (:mod:`board.language.secrets`: digits said as words, a keypad's "star", a code
+given by any verb ("changed to"), a phone's unlock pattern; kept: a sort code, a map pin, a queue's token number, a
+travel pass, an e-mail alone under a login's key, a bank's name, an amount of money). It reaches none let through
+and 1/90 refused (its IBAN: a secret here, see ``LABELLED_BOTH_WAYS``). ``memory_secrets_tuning46.jsonl`` (51 secret,
+71 harmless): written in that round from the principles (codes in words, Hinglish, a secret under a bland key; postal
+PINs, map pins, coupon / IFSC / SWIFT / GSTIN / sort codes, a card's last four, a password manager, order and ticket
+numbers, e-mails): 78 measured before any rule was changed for them, 44 probes written after; a weak set (its writer
+wrote the rules).
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -110,7 +120,7 @@ MAX_REFUSED = 0.05
 TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secrets_tuning3.jsonl",
           "memory_secrets_review1.jsonl", "memory_secrets_heldout3.jsonl", "memory_secrets_tuning5.jsonl",
           "memory_secrets_tuning6.jsonl", "memory_secrets_tuning7.jsonl", "memory_secrets_blind.jsonl",
-          "memory_secrets_fresh.jsonl"]
+          "memory_secrets_fresh.jsonl", "memory_secrets_blind3.jsonl", "memory_secrets_tuning46.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -156,12 +166,13 @@ def test_no_labelled_secret_passes_and_few_harmless_facts_are_refused(name: str)
     assert len(refused) <= MAX_REFUSED * sum(not s for _k, _v, s in facts), figures
 
 
-def test_the_held_out_set_holds_what_was_measured_once() -> None:
-    """``memory_secrets_blind3`` (see the module docstring): never tuned on; below the goal, held to its figures."""
+def test_blind3_is_held_to_what_this_round_reached() -> None:
+    """``memory_secrets_blind3`` (see the module docstring): a tuning set since round classify46, which reached no
+    secret let through and one harmless fact refused (its IBAN, a secret by this filter's definition)."""
     missed, refused, figures = measure("memory_secrets_blind3.jsonl")
     print(f"\n{figures}")
     assert len(labelled("memory_secrets_blind3.jsonl")) == 180
-    assert len(missed) <= 4 and len(refused) <= 8, figures
+    assert not missed and len(refused) <= 1, figures
 
 
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
@@ -173,15 +184,16 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
     assert {line.rsplit(" (", 1)[0] for line in refused} <= PROBES_REFUSED, (figures, refused)
 
 
-def test_a_model_trained_without_the_fresh_set_keeps_the_goal_on_it() -> None:
-    """Leave-one-set-out on the fresh set: the learned model trained on every other set (``scripts/
-    train_classifiers.py``), beside the rules, lets no secret of the fresh set through and refuses at most 5% of
-    its harmless facts (the rules were changed from its misses in round classify45, so this guards that the
-    rules, not the model's memory of the set, carry it)."""
+@pytest.mark.parametrize("held", ["memory_secrets_fresh", "memory_secrets_blind3"])
+def test_a_model_trained_without_a_set_keeps_the_goal_on_it(held: str) -> None:
+    """Leave-one-set-out on the fresh and blind3 sets: the learned model trained on every other set (``scripts/
+    train_classifiers.py``), beside the rules, lets no secret of the set through and refuses at most 5% of its
+    harmless facts (the rules were changed from their misses in rounds classify45 and classify46, so this guards
+    that the rules, not the model's memory of the set, carry it)."""
     trainer = _trainer()
-    model = trainer.train_secrets([n for n in trainer.SECRET_SETS if not n.startswith("memory_secrets_fresh")])
-    missed, secrets, refused, harmless = trainer.measure_secrets("memory_secrets_fresh", model)
-    print(f"\nfresh, held out of training: let through {missed}/{secrets}, refused {refused}/{harmless}")
+    model = trainer.train_secrets([n for n in trainer.SECRET_SETS if n.partition(":")[0] != held])
+    missed, secrets, refused, harmless = trainer.measure_secrets(held, model)
+    print(f"\n{held}, held out of training: let through {missed}/{secrets}, refused {refused}/{harmless}")
     assert missed == 0 and refused <= MAX_REFUSED * harmless
 
 
@@ -194,10 +206,16 @@ def _trainer() -> ModuleType:
     return module
 
 
+#: The one fact two writers labelled apart: an IBAN, a secret in memory_secrets.jsonl and blind (this filter's
+#: definition: it holds the account's number), harmless in blind3 (its writer read no definition). Kept a secret.
+LABELLED_BOTH_WAYS = {("iban", "DE89 3704 0044 0532 0130 00")}
+
+
 def test_the_sets_together_hold_at_least_60_of_each() -> None:
     """Every set the tests measure, counted as distinct facts (a row repeated in two sets counts once)."""
     every = {(k, v, s) for name in [*TUNING, PROBES] for k, v, s in labelled(name)}
-    assert len({(k, v) for k, v, _s in every}) == len(every), "a fact is labelled both ways"
+    both = {(k, v) for k, v, s in every if (k, v, not s) in every}
+    assert both == LABELLED_BOTH_WAYS, "a fact is labelled both ways"
     assert sum(s for _k, _v, s in every) >= 60 and sum(not s for _k, _v, s in every) >= 60
 
 
@@ -295,12 +313,26 @@ FRESH_REFUSED = [("gstin", "29ABCDE1234F1Z5"), ("ifsc_code", "HDFC0001234"), ("s
                  ("password_manager", "uses 1Password"), ("passport_expiry", "2031"),
                  ("bank_account", "joint account with wife at SBI"), ("discord_username", "neonpanda#4421"),
                  ("pin_board", "uses a cork pin board for todo lists")]
+#: The same for blind3's measurement (round classify45, measured once): the secrets it stored (the sentences as a
+#: model would propose them, under a bland key) and the harmless facts it refused (its IBAN stays refused: a
+#: secret by this filter's definition).
+BLIND3_STORED = [("dads_phone_unlock_pattern", "L shape starting top left, down then right to the corner"),
+                 ("building", "gate code for my building is star 1 9 7 0"),
+                 ("bike", "my bike lock combo is nine three seven two"),
+                 ("reminder", "remember the door code changed to 6621 from monday")]
+BLIND3_REFUSED = [("work_login_email", "ravi@acme.in"), ("rto_token", "token no 37 at the RTO on tuesday"),
+                  ("new_office_pin", "dropped a pin for the new office: Indiranagar 100ft road"),
+                  ("sort_code", "20-00-00"), ("travel pass", "Eurail global pass, 15 days in july"),
+                  ("netbanking_bank", "uses ICICI netbanking, not the app"),
+                  ("locker", "the safe deposit locker fee went up to 3500 a year")]
 
 
 @pytest.mark.parametrize(("stored", "refused"), [(HELDOUT3_STORED, HELDOUT3_REFUSED),
                                                  (TUNING5_STORED, TUNING5_REFUSED), (TUNING6_STORED, TUNING6_REFUSED),
-                                                 (FRESH_STORED, FRESH_REFUSED[:4]), ([], FRESH_REFUSED[4:])],
-                         ids=["heldout3", "tuning5", "tuning6", "fresh", "fresh-harmless"])
+                                                 (FRESH_STORED, FRESH_REFUSED[:4]), ([], FRESH_REFUSED[4:]),
+                                                 (BLIND3_STORED, BLIND3_REFUSED[:4]), ([], BLIND3_REFUSED[4:])],
+                         ids=["heldout3", "tuning5", "tuning6", "fresh", "fresh-harmless", "blind3",
+                              "blind3-harmless"])
 async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_facts_kept(
         workspace: Path, data_dir: Path, state_url: StateURL | None,
         stored: list[tuple[str, str]], refused: list[tuple[str, str]]) -> None:
