@@ -204,6 +204,30 @@ def test_blind3_is_held_to_what_this_round_reached() -> None:
     assert len(rows) == 220 and tp >= 109 and fp == 0 and fn <= 1
 
 
+def test_the_held_out_set_of_round_classify46_meets_the_goal() -> None:
+    """``addressing_blind4`` (240: 130 addressed, 110 not, 75 of those a role word, title, nickname or emoji that
+    calls no one): written by someone who had read nothing of the project, opened by the lead only after round
+    classify46's rules and weights were committed, measured ONCE, never tuned on and in no training set
+    (``scripts/train_classifiers.py`` ADDRESS_SETS). Measured: precision 0.960, recall 0.915 (tp 119, fp 5, fn 11);
+    main before that round 0.912 / 0.800 (tp 104, fp 10, fn 26). The issue's goal (>= 0.95 / >= 0.9 on a part held
+    out from tuning) is met there; the test holds it to the goal and to what was measured."""
+    rows = [json.loads(line) for line in DATA.with_name("addressing_blind4.jsonl").read_text(
+        encoding="utf-8").splitlines() if line.strip()]
+    router = shipped_router()
+    tp = fp = fn = 0
+    for row in rows:
+        route = router.route(owner(row["text"]))
+        got = (route.role, list(route.also)) if route.reason != NOBODY else None
+        want = (row["role"], row.get("also", [])) if row["role"] else None
+        tp += got is not None and got == want
+        fp += got is not None and got != want
+        fn += want is not None and got != want
+    precision, recall = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
+    print(f"\naddressing_blind4 (held out): precision {precision:.3f}, recall {recall:.3f} (tp {tp} fp {fp} fn {fn})")
+    assert len(rows) == 240 and precision >= 0.95 and recall >= 0.9
+    assert tp >= 119 and fp <= 5 and fn <= 11
+
+
 def test_every_route_says_why() -> None:
     router = shipped_router()
     for text in ("@finance runway?", "/ask critic hi", "finance: runway?", "hello", "What does the critic think?"):
