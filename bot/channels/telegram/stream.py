@@ -38,6 +38,7 @@ from board.masking import mask
 from board.storage import Database
 from bot.channels.telegram.outbound import Outbound, Target
 from bot.intake.delivery import SendFailed
+from bot.intake.lanes import stepping_aside
 
 __all__ = ["INTERRUPTED", "LOOKING", "RETRYING", "DraftKey", "DraftStore", "Drafts", "StoredDraft", "StreamedDraft"]
 
@@ -275,10 +276,12 @@ class Drafts:
                 self._quiet_until[key] = draft.last_request + MIN_EDIT_GAP_S
 
     async def settle(self, key: DraftKey, clock: Callable[[], float] = time.monotonic) -> None:
-        """Wait until the answer's final edit keeps one request a second in the chat."""
+        """Wait until the answer's final edit keeps one request a second in the chat. The wait is no work: the
+        turn's place under the cap goes to another conversation meanwhile (:func:`bot.intake.lanes.stepping_aside`)."""
         until = self._quiet_until.pop(key, None)
         if until is not None and until > clock():
-            await asyncio.sleep(until - clock())
+            async with stepping_aside():
+                await asyncio.sleep(until - clock())
 
     async def notice(self, reply: Reply, post: Callable[[], Awaitable[int | None]]) -> int | None:
         """Post a "working on it" notice through the answer's draft when one is open (see
