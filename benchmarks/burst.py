@@ -203,12 +203,12 @@ def cpu_of(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def update_batches(telegram: FakeTelegramAPI, since: float) -> list[int]:
-    """The updates each ``getUpdates`` after ``since`` confirmed (its offset over the previous one's), in order:
-    how the daemon took the burst in."""
-    offsets = [int(params.get("offset") or 0) for (method, params), at in zip(telegram.calls, telegram.call_times,
-                                                                              strict=False)
-               if method.lower() == "getupdates" and at >= since]
+def update_batches(telegram: FakeTelegramAPI, since: float, first_update: int) -> list[int]:
+    """The updates each ``getUpdates`` after ``since`` confirmed (its offset over the previous one, from the burst's
+    first update id), in order: how the daemon took the burst in."""
+    offsets = [first_update] + [int(params.get("offset") or 0) for (method, params), at
+                                in zip(telegram.calls, telegram.call_times, strict=False)
+                                if method.lower() == "getupdates" and at >= since]
     return [b - a for a, b in itertools.pairwise(offsets) if b > a]
 
 
@@ -253,6 +253,7 @@ async def run(args: argparse.Namespace) -> int:
     in_flight: list[int] = []
     peak_kb: int | None = None
     daemon_cpu: float | None = None
+    first_update = sys.maxsize
     started = time.monotonic()
     try:
         daemon = await start_daemon(repo, write_setup(root, repo, telegram, model, users, args.cap))
@@ -268,8 +269,9 @@ async def run(args: argparse.Namespace) -> int:
         started = time.monotonic()
         for n in range(1, args.per_chat + 1):
             for user in users:
-                telegram.push_text(user, user, f"M{user}x{n} what do you think about this?",
+                pushed = telegram.push_text(user, user, f"M{user}x{n} what do you think about this?",
                                    first_name=f"User{user}", username=None)
+                first_update = min(first_update, int(pushed["update_id"]))
         deadline = started + args.timeout
         answered: set[tuple[int, int]] = set()
         while time.monotonic() < deadline and daemon.proc.returncode is None:
@@ -309,7 +311,7 @@ async def run(args: argparse.Namespace) -> int:
     stopped = [m.groups() for line in log if (m := STOPPED_LINE.search(line))]
     statuses = inbox_statuses(root / "sessions" / "sabha.db")
     waits = [at - started for at in model.started]  # every message was pushed at ``started``
-    batches = update_batches(telegram, started)
+    batches = update_batches(telegram, started, first_update)
     report = {
         "version": str(repo),
         "chats": args.chats,
