@@ -181,18 +181,20 @@ class Lanes:
         self._start_what_fits()
         try:
             yield
+        except BaseException:  # cancelled or failed while aside: the job ends, it waits for no place
+            self._aside.discard(lane)
+            raise
+        if self._working < self.cap and not self._returning:
+            self._aside.discard(lane)
+            return
+        back = asyncio.get_running_loop().create_future()
+        self._returning.append((lane, back))
+        try:
+            await back
         finally:
-            if self._working < self.cap and not self._returning:
-                self._aside.discard(lane)
-            else:
-                back = asyncio.get_running_loop().create_future()
-                self._returning.append((lane, back))
-                try:
-                    await back
-                finally:
-                    if (lane, back) in self._returning:  # cancelled while waiting: no place taken
-                        self._returning.remove((lane, back))
-                    self._aside.discard(lane)
+            if (lane, back) in self._returning:  # cancelled while waiting: no place taken
+                self._returning.remove((lane, back))
+            self._aside.discard(lane)
 
     def _give_back(self) -> None:
         """Free places go first to jobs coming back from aside, oldest first."""
