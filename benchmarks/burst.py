@@ -15,6 +15,10 @@ chats at once (default 500 x 4 = 2000), waits until every message has an answer 
 * /healthz latency p50/p99/max, sampled every 100 ms during the burst (one request at a
   time; a request that takes longer delays the next sample);
 * the daemon's peak RSS (VmHWM from /proc/<pid>/status) and the wall time;
+* the daemon's CPU (user + system from ``/proc/<pid>/stat``) over the burst, per answered message and as a
+  share of one core over the wall (near 1.0: the daemon's main thread is the bound);
+* how long a message waited from its push to its turn's model call (p50/p90/max), and how ``getUpdates``
+  handed the burst over (calls that returned updates, their sizes);
 * turns in flight: the model calls in flight at the fake model, sampled every 20 ms while the burst is
   being answered (max and median), against the turn cap (``inbox.max_concurrent_turns``, ``--cap``), and the
   wall against the cap-bound ideal ``max(per chat, ceil(messages / cap)) x model latency``: a burst limited by
@@ -43,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import logging
 import math
 import os
@@ -69,6 +74,7 @@ from tests.support.fakes.telegram_api import FakeTelegramAPI  # noqa: E402
 
 TOKEN = "123456:BENCH-token_abc"
 FIRST_USER = 100_001
+TICKS = os.sysconf("SC_CLK_TCK")
 MARKER = re.compile(r"\bM(\d+)x(\d+)\b")
 PORT_LINE = re.compile(r"http on [^\s:]+:(\d+)")
 STOPPED_LINE = re.compile(r"stopped \(sent (\d+), failed (\d+)")
@@ -188,6 +194,24 @@ async def sample_in_flight(model: EchoModel, stop: asyncio.Event, out: list[int]
             await asyncio.wait_for(stop.wait(), 0.02)
 
 
+def cpu_of(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (its threads included), None once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def update_batches(telegram: FakeTelegramAPI, since: float, first_update: int) -> list[int]:
+    """The updates each ``getUpdates`` after ``since`` confirmed (its offset over the previous one, from the burst's
+    first update id), in order: how the daemon took the burst in."""
+    offsets = [first_update] + [int(params.get("offset") or 0) for (method, params), at
+                                in zip(telegram.calls, telegram.call_times, strict=False)
+                                if method.lower() == "getupdates" and at >= since]
+    return [b - a for a, b in itertools.pairwise(offsets) if b > a]
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -228,6 +252,9 @@ async def run(args: argparse.Namespace) -> int:
     health_errors: Counter[str] = Counter()
     in_flight: list[int] = []
     peak_kb: int | None = None
+    daemon_cpu: float | None = None
+    first_update = sys.maxsize
+    started = time.monotonic()
     try:
         daemon = await start_daemon(repo, write_setup(root, repo, telegram, model, users, args.cap))
         port = await asyncio.wait_for(daemon.port, 60)
@@ -238,11 +265,13 @@ async def run(args: argparse.Namespace) -> int:
         stop_sampling = asyncio.Event()
         sampler = asyncio.create_task(sample_health(port, stop_sampling, health, health_errors))
         flight = asyncio.create_task(sample_in_flight(model, stop_sampling, in_flight))
+        cpu_before = cpu_of(daemon.proc.pid)
         started = time.monotonic()
         for n in range(1, args.per_chat + 1):
             for user in users:
-                telegram.push_text(user, user, f"M{user}x{n} what do you think about this?",
+                pushed = telegram.push_text(user, user, f"M{user}x{n} what do you think about this?",
                                    first_name=f"User{user}", username=None)
+                first_update = min(first_update, int(pushed["update_id"]))
         deadline = started + args.timeout
         answered: set[tuple[int, int]] = set()
         while time.monotonic() < deadline and daemon.proc.returncode is None:
@@ -251,6 +280,9 @@ async def run(args: argparse.Namespace) -> int:
                 break
             await asyncio.sleep(0.2)
         wall = time.monotonic() - started
+        cpu_after = cpu_of(daemon.proc.pid)
+        if cpu_before is not None and cpu_after is not None:
+            daemon_cpu = cpu_after - cpu_before
         stop_sampling.set()
         await flight
         await asyncio.sleep(args.settle)  # late duplicates
@@ -278,6 +310,8 @@ async def run(args: argparse.Namespace) -> int:
     error_lines = [line for line in log if " ERROR " in line or " CRITICAL " in line]
     stopped = [m.groups() for line in log if (m := STOPPED_LINE.search(line))]
     statuses = inbox_statuses(root / "sessions" / "sabha.db")
+    waits = [at - started for at in model.started]  # every message was pushed at ``started``
+    batches = update_batches(telegram, started, first_update)
     report = {
         "version": str(repo),
         "chats": args.chats,
@@ -309,6 +343,14 @@ async def run(args: argparse.Namespace) -> int:
         "turn_cap": args.cap,
         "turns_in_flight_max": model.max_in_flight,
         "turns_in_flight_median": statistics.median(in_flight) if in_flight else None,
+        "daemon_cpu_s": round(daemon_cpu, 2) if daemon_cpu is not None else None,
+        "daemon_cpu_ms_per_answer": round(1000 * daemon_cpu / len(per_message), 2)
+        if daemon_cpu is not None and per_message else None,
+        "daemon_cpu_over_wall": round(daemon_cpu / wall, 2) if daemon_cpu is not None and wall else None,
+        "push_to_model_call_p50_s": round(percentile(waits, 0.5), 2) if waits else None,
+        "push_to_model_call_p90_s": round(percentile(waits, 0.9), 2) if waits else None,
+        "push_to_model_call_max_s": round(max(waits), 2) if waits else None,
+        "getupdates_batches": batches,
         "wall_s": round(wall, 1),
         "ideal_s": round(ideal, 2),
         "wall_over_ideal": round(wall / ideal, 2) if ideal else None,

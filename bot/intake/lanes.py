@@ -19,6 +19,12 @@ after ``quiet`` (a single message is not answered ``quiet`` later than it could 
 receipt within ``quiet`` makes it a burst again, deferring the rest). For the same reason jobs start one per turn
 of the event loop, not all at once: between two starts the loop takes in what arrived.
 
+A running job that only waits for a service's pace (Telegram lets one message be edited about once a second, so
+a streamed answer's final edit waits for a second after its draft) steps aside (:func:`stepping_aside`): while it
+waits, its place under the cap goes to the next conversation; its own lane stays taken (nothing of that
+conversation starts meanwhile), and when the wait is over it takes the next free place before any new job does.
+The cap bounds the turns working, not the answers waiting to be shown.
+
 :meth:`drain` stops starting jobs, waits for the running ones up to a grace period and
 cancels what is left; jobs that never started are dropped from memory only (their
 messages stay in the durable inbox and are taken up at the next start).
@@ -28,16 +34,34 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["Job", "LaneLoad", "Lanes"]
+__all__ = ["Job", "LaneLoad", "Lanes", "stepping_aside"]
 
 log = logging.getLogger("sabha.intake")
 
 Job = Callable[[], Awaitable[None]]
+
+#: The lanes and the lane of the job running in this task (set by :meth:`Lanes._run`; unset outside a job).
+_CURRENT: contextvars.ContextVar[tuple[Lanes, str] | None] = contextvars.ContextVar("sabha_lane", default=None)
+
+
+@contextlib.asynccontextmanager
+async def stepping_aside() -> AsyncIterator[None]:
+    """Wrap a wait that is no work (a service's pace): the job running in this task gives its place under the cap
+    to another conversation meanwhile, and takes one back after (see the module docstring). Outside a lane's job,
+    nothing."""
+    current = _CURRENT.get()
+    if current is None:
+        yield
+        return
+    lanes, lane = current
+    async with lanes.aside(lane):
+        yield
 
 
 @dataclass(frozen=True)
@@ -73,6 +97,8 @@ class Lanes:
         self._lanes: dict[str, deque[Job]] = {}
         self._ready: deque[str] = deque()  # lanes with work, none of it running, in turn order
         self._running: dict[str, asyncio.Task[None]] = {}
+        self._aside: set[str] = set()  # running lanes whose job waits without its place under the cap
+        self._returning: deque[tuple[str, asyncio.Future[None]]] = deque()  # back from aside, waiting for a place
         self.closed = False
         #: Called with a lane when its last job ended and nothing more is queued in it (the intake lets the
         #: conversation's lease go then).
@@ -139,10 +165,50 @@ class Lanes:
             self._timer = loop.call_at(until, self._start_what_fits)
         return True
 
+    @property
+    def _working(self) -> int:
+        """Jobs holding a place under the cap: running and not stepped aside."""
+        return len(self._running) - len(self._aside)
+
+    @contextlib.asynccontextmanager
+    async def aside(self, lane: str) -> AsyncIterator[None]:
+        """While inside, ``lane``'s running job holds no place under the cap; on the way out it waits for one,
+        before any job not yet started (:func:`stepping_aside` finds the lane of the calling task)."""
+        if lane not in self._running or lane in self._aside:
+            yield
+            return
+        self._aside.add(lane)
+        self._start_what_fits()
+        try:
+            yield
+        except BaseException:  # cancelled or failed while aside: the job ends, it waits for no place
+            self._aside.discard(lane)
+            raise
+        if self._working < self.cap and not self._returning:
+            self._aside.discard(lane)
+            return
+        back = asyncio.get_running_loop().create_future()
+        self._returning.append((lane, back))
+        try:
+            await back
+        finally:
+            if (lane, back) in self._returning:  # cancelled while waiting: no place taken
+                self._returning.remove((lane, back))
+            self._aside.discard(lane)
+
+    def _give_back(self) -> None:
+        """Free places go first to jobs coming back from aside, oldest first."""
+        while self._returning and self._working < self.cap:
+            lane, back = self._returning.popleft()
+            self._aside.discard(lane)
+            if not back.done():
+                back.set_result(None)
+
     def _start_what_fits(self) -> None:
+        self._give_back()
         if self._ready and self._deferred():
             return
-        while not self.closed and self._ready and len(self._running) < self.cap:
+        while not self.closed and self._ready and self._working < self.cap:
             lane = self._ready[0]
             queue = self._lanes.get(lane)
             if not queue:
@@ -154,7 +220,7 @@ class Lanes:
             self._ready.popleft()
             job = queue.popleft()
             self._running[lane] = asyncio.create_task(self._run(lane, job), name=f"{self.name} {lane}")
-            self.peak = max(self.peak, len(self._running))
+            self.peak = max(self.peak, self._working)
             self._kick_pending = True
             asyncio.get_running_loop().call_soon(self._kicked)
             return
@@ -164,6 +230,7 @@ class Lanes:
         self._start_what_fits()
 
     async def _run(self, lane: str, job: Job) -> None:
+        _CURRENT.set((self, lane))  # this task's own context: stepping_aside finds its lane
         try:
             await job()
         except asyncio.CancelledError:
@@ -173,6 +240,7 @@ class Lanes:
         finally:
             self.done += 1
             self._running.pop(lane, None)
+            self._aside.discard(lane)
             queue = self._lanes.get(lane)
             if queue:
                 self._ready.append(lane)  # to the back: the other lanes go first
@@ -193,12 +261,17 @@ class Lanes:
     @property
     def spare(self) -> int:
         """Jobs that could start now without waiting: the cap less the jobs running and queued."""
-        return max(0, self.cap - len(self._running) - self.waiting)
+        return max(0, self.cap - self._working - self.waiting)
 
     @property
     def running(self) -> int:
-        """Jobs running now."""
+        """Jobs running now (those stepped aside too)."""
         return len(self._running)
+
+    @property
+    def stepped_aside(self) -> int:
+        """Running jobs waiting for a service's pace, their place under the cap given to others."""
+        return len(self._aside)
 
     @property
     def waiting(self) -> int:

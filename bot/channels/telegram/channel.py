@@ -384,7 +384,7 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
 
     async def _deliver_over_draft(self, reply: Reply, progress: SendProgress, over: int | None) -> None:
         key = DraftKey.of_reply(reply)
-        stored = await self.drafts.store.get(key) if key is not None else None
+        stored = await self.drafts.stored(key) if key is not None else None
         message_id = stored.message_id if stored is not None and stored.message_id is not None else over
         if progress.again:  # a marked copy: new messages below what may have arrived, never an edit over it
             message_id = None

@@ -32,6 +32,7 @@ from telegram.request import HTTPXRequest
 from board.media.attachment import Attachment
 from board.media.blobs import BlobSink
 from board.media.problems import MediaProblem, Problem
+from bot.channels.telegram.connections import cheap_idle_checks
 
 __all__ = ["BOT_DOWNLOAD_LIMIT", "FileRequest", "TelegramFiles", "file_base_url"]
 
@@ -52,7 +53,13 @@ def file_base_url(api_base_url: str) -> str:
 
 
 class FileRequest(HTTPXRequest):
-    """PTB's httpx request plus a streamed GET (see the module docstring)."""
+    """PTB's httpx request plus a streamed GET (see the module docstring); its pool checks idle connections
+    cheaply (:mod:`bot.channels.telegram.connections`)."""
+
+    def _build_client(self) -> httpx.AsyncClient:
+        client = super()._build_client()
+        cheap_idle_checks(client)
+        return client
 
     async def stream(self, url: str, write: Callable[[bytes], None]) -> int:
         """GET ``url`` and hand each chunk of the body to ``write``; the HTTP status (the body of

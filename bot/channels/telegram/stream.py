@@ -38,6 +38,7 @@ from board.masking import mask
 from board.storage import Database
 from bot.channels.telegram.outbound import Outbound, Target
 from bot.intake.delivery import SendFailed
+from bot.intake.lanes import stepping_aside
 
 __all__ = ["INTERRUPTED", "LOOKING", "RETRYING", "DraftKey", "DraftStore", "Drafts", "StoredDraft", "StreamedDraft"]
 
@@ -49,6 +50,7 @@ RETRYING = "… (the model stumbled; trying again)"
 INTERRUPTED = "⚠️ This answer was interrupted: please ask again."
 CURSOR = " …"
 MIN_EDIT_GAP_S = 1.0  # Telegram: about one message (an edit counts) a second per chat
+MAX_REMEMBERED = 1000  # closed drafts' ids kept for their delivery (see Drafts.stored)
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ class StreamedDraft(PreviewText):
         self.clock = clock
         self.lock = asyncio.Lock()  # the first send (draft or notice) of this answer
         self.edits = 0
+        self.recorded = False  # its message id is stored in telegram_drafts (by this process)
         self.broken = False  # Telegram refused an edit, or the first send failed: no more previews
         self._shown: str | None = None
         self._last = -1e9
@@ -216,6 +219,7 @@ class StreamedDraft(PreviewText):
             return
         self.message_id = message.message_id
         await self.store.placed(self.key, message.message_id)
+        self.recorded = True
         self._shown, self._last = view, self.clock()
 
     async def adopt_notice(self, post: Callable[[], Awaitable[int | None]]) -> int | None:
@@ -229,6 +233,7 @@ class StreamedDraft(PreviewText):
             if message_id is not None:
                 self.message_id = message_id
                 await self.store.placed(self.key, message_id)
+                self.recorded = True
             return message_id
 
     async def close(self) -> int | None:
@@ -253,6 +258,7 @@ class Drafts:
         self.interval = interval
         self.live: dict[DraftKey, StreamedDraft] = {}
         self._quiet_until: dict[DraftKey, float] = {}  # no final edit before (a second after the last request)
+        self._placed: dict[DraftKey, int] = {}  # drafts just closed whose message id this process stored
 
     @contextlib.asynccontextmanager
     async def streaming(self, envelope: Envelope, target: Target) -> AsyncIterator[StreamedDraft | None]:
@@ -273,12 +279,26 @@ class Drafts:
             self.live.pop(key, None)
             if draft.message_id is not None:
                 self._quiet_until[key] = draft.last_request + MIN_EDIT_GAP_S
+            if draft.recorded and draft.message_id is not None:
+                self._placed[key] = draft.message_id
+                while len(self._placed) > MAX_REMEMBERED:  # answers never delivered here: forgotten oldest first
+                    self._placed.pop(next(iter(self._placed)))
+
+    async def stored(self, key: DraftKey) -> StoredDraft | None:
+        """The draft of ``key`` as recorded: from memory when this process just closed it and stored its id (what
+        the table holds: one statement less per streamed answer), else from :class:`DraftStore`."""
+        message_id = self._placed.pop(key, None)
+        if message_id is not None:
+            return StoredDraft(message_id)
+        return await self.store.get(key)
 
     async def settle(self, key: DraftKey, clock: Callable[[], float] = time.monotonic) -> None:
-        """Wait until the answer's final edit keeps one request a second in the chat."""
+        """Wait until the answer's final edit keeps one request a second in the chat. The wait is no work: the
+        turn's place under the cap goes to another conversation meanwhile (:func:`bot.intake.lanes.stepping_aside`)."""
         until = self._quiet_until.pop(key, None)
         if until is not None and until > clock():
-            await asyncio.sleep(until - clock())
+            async with stepping_aside():
+                await asyncio.sleep(until - clock())
 
     async def notice(self, reply: Reply, post: Callable[[], Awaitable[int | None]]) -> int | None:
         """Post a "working on it" notice through the answer's draft when one is open (see

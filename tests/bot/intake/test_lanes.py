@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from bot.intake.lanes import Lanes
+from bot.intake.lanes import Lanes, stepping_aside
 
 
 class Recorder:
@@ -191,3 +191,51 @@ async def test_jobs_start_one_per_turn_of_the_event_loop_so_what_arrived_runs_be
     assert order[:2] == ["job0", "receipt"] and sorted(order) == ["job0", "job1", "job2", "job3", "receipt"]
     assert scheduler.running == 4
     await scheduler.drain(0.05)
+
+
+async def test_a_job_stepping_aside_gives_its_place_and_takes_the_next_free_one_before_new_jobs() -> None:
+    """burst46: a job waiting for a service's pace (stepping_aside) holds no place under the cap; its lane stays
+    taken; coming back it waits for a place and gets it before a job not yet started."""
+    lanes = Lanes(cap=1)
+    log: list[str] = []
+    pace, b_done, a_back, all_done = asyncio.Event(), asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def a() -> None:
+        log.append("a works")
+        async with stepping_aside():
+            await pace.wait()
+        log.append("a back")
+        a_back.set()
+
+    async def a2() -> None:
+        log.append("a2")  # the same conversation: never while a's job runs, aside or not
+        if len(log) == 6:
+            all_done.set()
+
+    async def b() -> None:
+        log.append("b starts")
+        pace.set()  # a's pace is over while b holds the only place
+        await asyncio.sleep(0.01)
+        log.append("b ends")
+        b_done.set()
+
+    async def c() -> None:
+        log.append("c")
+        if len(log) == 6:
+            all_done.set()
+
+    lanes.submit("A", a)
+    lanes.submit("A", a2)
+    lanes.submit("B", b)
+    lanes.submit("C", c)
+    await asyncio.wait_for(a_back.wait(), 10)
+    await asyncio.wait_for(b_done.wait(), 10)
+    await asyncio.wait_for(all_done.wait(), 10)
+    assert log[:4] == ["a works", "b starts", "b ends", "a back"], log  # c waited: a came back first
+    assert sorted(log[4:]) == ["a2", "c"], log
+    assert lanes.peak == 1
+
+
+async def test_stepping_aside_outside_a_lane_is_nothing() -> None:
+    async with stepping_aside():
+        pass

@@ -37,6 +37,7 @@ class EchoModel(LocalServer):
         self.max_in_flight = 0
         self.questions: list[str] = []
         self.bodies: list[dict[str, Any]] = []  # every request body, in order
+        self.started: list[float] = []  # time.monotonic() as each of ``bodies`` arrived
         self._open = asyncio.Event()  # cleared by hold(): requests wait at the model until release()
         self._open.set()
         self.memory_calls = 0
@@ -70,6 +71,7 @@ class EchoModel(LocalServer):
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": '{"facts": []}'},
                              "finish_reason": "stop"}]})
         self.bodies.append(body)
+        self.started.append(time.monotonic())
         self.calls += 1
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)

@@ -12,7 +12,7 @@ from pathlib import Path
 from board.agent.guardrails import _words
 from board.llm.stream import CheckedSink, streaming_to
 from board.masking import REDACTOR
-from bot.channels.telegram.stream import DraftKey, StreamedDraft
+from bot.channels.telegram.stream import DraftKey, Drafts, StoredDraft, StreamedDraft
 from tests.board.llm.test_stream_exchange import ANSWER, Recorder
 from tests.bot.channels.telegram.test_stream_telegram import ANSWER as LONG_ANSWER
 from tests.bot.channels.telegram.test_stream_telegram import ask_and_mark, bot_texts, final_text, streaming_config
@@ -177,3 +177,35 @@ def test_a_scrub_that_lengthens_the_text_does_not_hold_back_the_words_after_it()
     assert sink.streamed() == "I am [withheld] and I "  # every whole word, as it comes
     checked.flush()
     assert sink.streamed() == "I am [withheld] and I help."
+
+
+class _CountingStore:
+    """A DraftStore that counts its reads (nothing recorded)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    async def get(self, key: DraftKey) -> StoredDraft | None:
+        self.reads += 1
+        return None
+
+
+async def test_a_draft_this_process_just_stored_is_delivered_over_without_reading_it_back() -> None:
+    """burst46: the delivery of a streamed answer read the draft's row back (one statement of ~21 a message in the
+    300-message burst); the id this process stored as the draft closed is used instead, once. A draft it did not
+    store (a restart's, or its id never written) is read from the table as before."""
+    store = _CountingStore()
+    drafts = Drafts(None, store, enabled=True, interval=1.0)  # type: ignore[arg-type]
+    asked = envelope("a question", chat_id="5", message_id="9")
+    key = DraftKey.of_envelope(asked)
+    async with drafts.streaming(asked, None) as draft:  # type: ignore[arg-type]
+        assert draft is not None
+        draft.message_id, draft.recorded = 77, True  # posted, and its id stored
+    reads = store.reads
+    assert await drafts.stored(key) == StoredDraft(77)
+    assert store.reads == reads  # not read back
+    assert await drafts.stored(key) is None and store.reads == reads + 1  # once: then the table says
+    async with drafts.streaming(asked, None) as draft:  # type: ignore[arg-type]
+        assert draft is not None
+        draft.message_id = 78  # posted, its id not stored (placed failed): the table decides
+    assert await drafts.stored(key) is None

@@ -23,7 +23,7 @@ from tests.support.daemon import SabhaProcess, write_config
 from tests.support.fakes.graph_api import FakeGraphAPI
 from tests.support.fakes.openai_api import FakeOpenAI
 from tests.support.fakes.telegram_api import FakeTelegramAPI
-from tests.support.telegram import OWNER, eventually
+from tests.support.telegram import FRIEND, OWNER, eventually
 from tests.support.whatsapp import APP_SECRET, post, text_notification
 
 ANSWER = ("Pricing is a promise about value, so start from the outcome your customer buys, "
@@ -253,3 +253,31 @@ async def test_a_draft_deleted_mid_stream_means_the_answer_is_sent_once_and_the_
     assert bot_texts(fake, "Pricing") == [final_text(header, ANSWER)]  # one message with the whole answer
     assert inbox_details(tmp_path)["how do I price my product?"] == \
         "answered: its draft was gone: sent as a new message"
+
+
+async def test_the_pause_before_a_streamed_answer_s_final_edit_lets_another_conversation_s_turn_run(
+    tmp_path: Path, fake: FakeTelegramAPI, fake_openai: FakeOpenAI
+) -> None:
+    """Issue 44 (burst46): an answer's final edit waits until a second after its draft's last request (Telegram's
+    pace for one message); that pause is not a turn, so it does not hold the turn cap. With a cap of 1 and two
+    chats asking at once, the second chat's turn runs (its draft goes out) while the first waits to edit; before,
+    the second turn started only after the first's final edit (a burst of 300 took 16 s for a 5 s ideal: every
+    turn held its slot a second after the model answered)."""
+    fake_openai.script_text("First answer, about pricing and promises.", chunk_delay=0.01)
+    fake_openai.script_text("Second answer, about hiring and patience.", chunk_delay=0.01)
+    config = streaming_config(tmp_path, fake, fake_openai, extra=[])
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("server:\n", "inbox: {max_concurrent_turns: 1}\nserver:\n"), encoding="utf-8")
+    sabha = SabhaProcess(config)
+    try:
+        await sabha.start()
+        fake.push_text(OWNER, OWNER, "first question")
+        fake.push_text(FRIEND, FRIEND, "second question")
+        await eventually(lambda: [d for d in inbox_details(tmp_path).values() if d.startswith("answered")] == [
+            "answered: edited over its draft"] * 2, "both answers edited over their drafts and recorded")
+    finally:
+        await sabha.close()
+    order = [(method, int(p["chat_id"])) for method, p in fake.calls
+             if method in ("sendMessage", "editMessageText") and int(p.get("chat_id", 0)) in (OWNER, FRIEND)]
+    first, second = order[0][1], ({OWNER, FRIEND} - {order[0][1]}).pop()
+    assert order.index(("sendMessage", second)) < order.index(("editMessageText", first)), order
