@@ -43,7 +43,20 @@ PASSAGE_CHARS = 4000
 SETTLED_S = 2.0
 
 _INSERT = ("INSERT INTO recall_passages (source, ref, audience, speaker, cite, said_at, text) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO NOTHING")
+           "VALUES {rows} ON CONFLICT (ref) DO NOTHING")
+#: Passages per INSERT: 7 parameters each, under SQLite's oldest limit of 999 per statement
+_ROWS_PER_INSERT = 100
+
+
+async def _insert(tx: Tx, passages: list[tuple[Any, ...]]) -> None:
+    """Insert ``passages`` in a few multi-row statements, not one each: on SQLite each statement of a
+    transaction is a hop to the express connection's thread (and back for the GIL) while the transaction holds
+    the write lock and the express connection, which a webhook's durable claim waits for (measured: a
+    session's pass held both up to 112 ms, one statement per line; notes/daemon-latency.md)."""
+    for start in range(0, len(passages), _ROWS_PER_INSERT):
+        chunk = passages[start:start + _ROWS_PER_INSERT]
+        await tx.execute(_INSERT.format(rows=", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))),
+                         tuple(value for passage in chunk for value in passage))
 
 
 class RecallIndexer:
@@ -105,11 +118,11 @@ class RecallIndexer:
             "LIMIT ?", (last, BATCH))
         if not rows:
             return 0
+        passages = [(SourceKind.MEETING.value, f"stmt:{r['id']}", BOARD, r["role"],
+                     f"[meeting {r['meeting_id']}, round {r['round']}]", r["created_at"],
+                     str(r["text"])[:PASSAGE_CHARS]) for r in rows]
         async with self.db.transaction() as tx:
-            for r in rows:
-                await tx.execute(_INSERT, (SourceKind.MEETING.value, f"stmt:{r['id']}", BOARD, r["role"],
-                                           f"[meeting {r['meeting_id']}, round {r['round']}]", r["created_at"],
-                                           str(r["text"])[:PASSAGE_CHARS]))
+            await _insert(tx, passages)
             await self._advance(tx, "statements", int(rows[-1]["id"]))
         return len(rows)
 
@@ -122,17 +135,13 @@ class RecallIndexer:
             "ORDER BY id LIMIT ?", (last, BATCH))
         if not rows:
             return 0
-        added = 0
+        passages = [(SourceKind.DOCUMENT.value, f"doc:{r['id']}", identity_audience(r["channel"], r["sender"]), "user",
+                     f"[{r['name'] or r['kind']}]", r["created_at"], str(r["derived"])[:PASSAGE_CHARS])
+                    for r in rows if r["derived"]]
         async with self.db.transaction() as tx:
-            for r in rows:
-                if r["derived"]:
-                    name = r["name"] or r["kind"]
-                    await tx.execute(_INSERT, (SourceKind.DOCUMENT.value, f"doc:{r['id']}",
-                                               identity_audience(r["channel"], r["sender"]), "user", f"[{name}]",
-                                               r["created_at"], str(r["derived"])[:PASSAGE_CHARS]))
-                    added += 1
+            await _insert(tx, passages)
             await self._advance(tx, "documents", int(rows[-1]["id"]))
-        return added
+        return len(passages)
 
     async def _session(self, session_id: str, key: str, role: str, active: datetime) -> int:
         source = f"session:{session_id}"
@@ -148,20 +157,20 @@ class RecallIndexer:
         audience = conversation_audience(key, _text(first, "channel"), _text(first, "sender"))
         if audience is None:
             return 0  # whose it is shows with its first user message
-        added = 0
+        passages: list[tuple[Any, ...]] = []
+        for seq, entry in enumerate(entries[done:], start=done):
+            text = entry.get("text")
+            if entry.get("type") != "message" or entry.get("role") not in ("user", "assistant") \
+                    or not isinstance(text, str) or not text.strip():
+                continue
+            said_at = str(entry.get("ts") or active.isoformat())
+            speaker = role if entry.get("role") == "assistant" else "user"
+            passages.append((SourceKind.CONVERSATION.value, f"{session_id}#{seq}", audience, speaker,
+                             f"[{role}, {said_at[:10]}]", said_at, text[:PASSAGE_CHARS]))
         async with self.db.transaction() as tx:
-            for seq, entry in enumerate(entries[done:], start=done):
-                text = entry.get("text")
-                if entry.get("type") != "message" or entry.get("role") not in ("user", "assistant") \
-                        or not isinstance(text, str) or not text.strip():
-                    continue
-                said_at = str(entry.get("ts") or active.isoformat())
-                speaker = role if entry.get("role") == "assistant" else "user"
-                await tx.execute(_INSERT, (SourceKind.CONVERSATION.value, f"{session_id}#{seq}", audience, speaker,
-                                           f"[{role}, {said_at[:10]}]", said_at, text[:PASSAGE_CHARS]))
-                added += 1
+            await _insert(tx, passages)
             await self._advance(tx, source, len(entries), seen)
-        return added
+        return len(passages)
 
 
 def _text(entry: dict[str, Any] | None, field: str) -> str | None:
