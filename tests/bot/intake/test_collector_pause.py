@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import gc
 from collections.abc import Callable, Iterator
 
@@ -10,6 +9,7 @@ import pytest
 
 from bot.intake.collector import CollectorPause
 from bot.intake.intake import IntakeHub
+from tests.support.telegram import eventually
 
 
 @pytest.fixture(autouse=True)
@@ -25,12 +25,10 @@ def _collector_on() -> Iterator[None]:
 
 async def until(condition: Callable[[], bool]) -> None:
     """Wait for ``condition`` (the pause's timers fire on the loop: no fixed sleep decides)."""
-    async with asyncio.timeout(30):
-        while not condition():
-            await asyncio.sleep(0.005)
+    await eventually(condition, "the collector's state", timeout=30)
 
 
-async def test_a_webhook_received_through_the_hub_waits_for_no_collection_and_the_collector_returns_once_quiet() -> None:
+async def test_a_webhook_received_through_the_hub_waits_for_no_collection_until_quiet() -> None:
     hub = IntakeHub()
     hub.collector.quiet = 0.01
     with hub.receiving():  # what every channel's webhook handler wraps its receipt in
