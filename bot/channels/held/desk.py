@@ -48,14 +48,12 @@ from board.telemetry.spans import span
 from bot.channels.held.hold import MAX_HELD_BYTES, WebhookHold
 from bot.channels.held.journal import DatabaseWriter, Journal, JournalWriter, SqliteWriter
 from bot.channels.webhook import BODY_GATE, BodyGate, BodyTooLarge, DeskVerdict, read_body
+from bot.ops.interpreter import SWITCH_INTERVAL_S
 
 __all__ = ["DeskCheck", "DeskLimits", "FrontDesk"]
 
 log = logging.getLogger("sabha.webhook")
 
-#: The interpreter's switch interval while the front desk runs (Python's default is 5 ms): how long the desk's
-#: thread may wait for the GIL while the main thread runs turns (measured: notes/daemon-latency.md).
-SWITCH_INTERVAL_S = 0.001
 STOP_WAIT_S = 10.0  # at most this long for the front desk's thread to end at a stop
 _RELAYED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})
 
@@ -102,7 +100,7 @@ class FrontDesk:
         for 0). Raises what stopped it (a port in use, a store that cannot be opened)."""
         self._main = asyncio.get_running_loop()
         if sys.getswitchinterval() > SWITCH_INTERVAL_S:  # the desk's thread waits this long at most for the GIL
-            sys.setswitchinterval(SWITCH_INTERVAL_S)
+            sys.setswitchinterval(SWITCH_INTERVAL_S)  # (the daemon sets it at start: bot.ops.interpreter)
         started: concurrent.futures.Future[int] = concurrent.futures.Future()
         self._thread = threading.Thread(target=self._run, args=(started,), name="sabha-front-desk", daemon=True)
         self._thread.start()
