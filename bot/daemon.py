@@ -57,6 +57,7 @@ from bot.config import LoadedConfig
 from bot.intake.answers import IntakeParts
 from bot.intake.intake import IntakeHub
 from bot.ops.interpreter import settle_after_start
+from bot.ops.listen import bind_site
 from bot.ops.logs import config_secrets, protect_config, redact
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.notify import Notifier, watchdog_interval, watchdog_pings
@@ -467,14 +468,7 @@ class Daemon:
                                      lingering_time=min(LINGER_S, server.body_timeout_s))
         await self._runner.setup()
         port = server.port if self._port_held is None else self._port_held  # the stand-in's (port 0 in tests)
-        site = web.TCPSite(self._runner, server.host, port)
-        try:
-            await site.start()
-        except OSError as exc:
-            raise OSError(f"cannot listen on {server.host}:{server.port} ({exc.strerror}); "
-                          "change server.port in the config or stop the other process") from exc
-        sockets = getattr(site._server, "sockets", None)  # aiohttp has no public accessor
-        self.port = sockets[0].getsockname()[1] if sockets else server.port
+        self.port = await bind_site(self._runner, server.host, port, "port")
         if web_pages is not None:
             from bot.web.app import server_url
 

@@ -49,6 +49,7 @@ from bot.channels.held.hold import MAX_HELD_BYTES, WebhookHold
 from bot.channels.held.journal import DatabaseWriter, Journal, JournalWriter, SqliteWriter
 from bot.channels.webhook import BODY_GATE, BodyGate, BodyTooLarge, DeskVerdict, read_body
 from bot.ops.interpreter import SWITCH_INTERVAL_S
+from bot.ops.listen import bind_site
 
 __all__ = ["DeskCheck", "DeskLimits", "FrontDesk"]
 
@@ -170,16 +171,11 @@ class FrontDesk:
         runner = web.AppRunner(app, handle_signals=False, access_log=None, keepalive_timeout=limits.idle_timeout_s,
                                lingering_time=min(2.0, limits.body_timeout_s))
         await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
         try:
-            await site.start()
-        except OSError as exc:
+            self.port = await bind_site(runner, self.host, self.port, "front_desk_port", who="front desk")
+        except OSError:
             await runner.cleanup()
-            raise OSError(f"front desk: cannot listen on {self.host}:{self.port} ({exc.strerror}); change "
-                          "server.front_desk_port in the config or stop the other process") from exc
-        sockets = getattr(site._server, "sockets", None)  # aiohttp has no public accessor
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
+            raise
         return runner
 
     async def _take(self, request: web.Request, store: Journal,
