@@ -45,7 +45,7 @@ from aiohttp import web
 from board.storage import Database, Dialect
 from board.storage.url import StateURL
 from board.telemetry.spans import span
-from bot.channels.held.hold import MAX_HELD_BYTES, WebhookHold
+from bot.channels.held.hold import MAX_HELD_BYTES, WebhookHold, own_headers
 from bot.channels.held.journal import DatabaseWriter, Journal, JournalWriter, SqliteWriter
 from bot.channels.webhook import BODY_GATE, BodyGate, BodyTooLarge, DeskVerdict, read_body
 from bot.ops.interpreter import SWITCH_INTERVAL_S
@@ -56,7 +56,6 @@ __all__ = ["DeskCheck", "DeskLimits", "FrontDesk"]
 log = logging.getLogger("sabha.webhook")
 
 STOP_WAIT_S = 10.0  # at most this long for the front desk's thread to end at a stop
-_RELAYED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})
 
 
 #: A channel's look at a request on the front desk: (headers, raw body) -> verdict. Runs on the front desk's
@@ -215,7 +214,7 @@ class FrontDesk:
 
     async def _relay(self, request: web.Request, body: bytes, http: aiohttp.ClientSession) -> web.Response:
         """Post ``request`` to the main port and answer what it answered (its channel writes this answer)."""
-        headers = {name: value for name, value in request.headers.items() if name.lower() not in _RELAYED_HEADERS}
+        headers = dict(own_headers(request))
         try:
             async with http.post(self.main_base + request.path_qs, data=body, headers=headers) as resp:
                 text = await resp.read()
