@@ -56,6 +56,8 @@ from bot.channels.webhook import BODY_GATE, BodyGate
 from bot.config import LoadedConfig
 from bot.intake.answers import IntakeParts
 from bot.intake.intake import IntakeHub
+from bot.ops.interpreter import settle_after_start
+from bot.ops.listen import bind_site
 from bot.ops.logs import config_secrets, protect_config, redact
 from bot.ops.metrics import CONTENT_TYPE, Metrics
 from bot.ops.notify import Notifier, watchdog_interval, watchdog_pings
@@ -318,10 +320,7 @@ class Daemon:
                 await board.close()
             raise
         board.parts.mcp.start()  # the MCP servers connect in the background; /readyz shows each one's state
-        # What startup made (SDK modules, schemas, souls) lives as long as the process: moved
-        # out of the collector's sight, a full collection takes a few ms instead of ~60 ms,
-        # which a webhook's acknowledgement would otherwise wait for.
-        gc.freeze()
+        settle_after_start()  # gc.freeze() and the switch interval (bot.ops.interpreter)
         signals = StopSignals(self.request_stop, before_exit=self._remove_runtime)
         self._stop_signals.append(signals)
         reload_signal = ReloadSignal(self.request_reload)  # SIGHUP
@@ -469,14 +468,7 @@ class Daemon:
                                      lingering_time=min(LINGER_S, server.body_timeout_s))
         await self._runner.setup()
         port = server.port if self._port_held is None else self._port_held  # the stand-in's (port 0 in tests)
-        site = web.TCPSite(self._runner, server.host, port)
-        try:
-            await site.start()
-        except OSError as exc:
-            raise OSError(f"cannot listen on {server.host}:{server.port} ({exc.strerror}); "
-                          "change server.port in the config or stop the other process") from exc
-        sockets = getattr(site._server, "sockets", None)  # aiohttp has no public accessor
-        self.port = sockets[0].getsockname()[1] if sockets else server.port
+        self.port = await bind_site(self._runner, server.host, port, "port")
         if web_pages is not None:
             from bot.web.app import server_url
 

@@ -19,14 +19,17 @@ import contextlib
 import hashlib
 import json
 import logging
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from board.conversation.sessions import Sessions
 from board.conversation.transcripts import TranscriptStore
+from board.masking import mask_value
 from board.recall.audience import conversation_audience, identity_audience
 from board.recall.passages import BOARD, SourceKind
 from board.storage import Database, Tx
+from board.storage.sqlite import StateDB
 
 __all__ = ["BATCH", "INTERVAL_S", "SETTLED_S", "RecallIndexer", "forget_accounts"]
 
@@ -43,7 +46,21 @@ PASSAGE_CHARS = 4000
 SETTLED_S = 2.0
 
 _INSERT = ("INSERT INTO recall_passages (source, ref, audience, speaker, cite, said_at, text) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ref) DO NOTHING")
+           "VALUES {rows} ON CONFLICT (ref) DO NOTHING")
+_ONE_ROW = "(?, ?, ?, ?, ?, ?, ?)"
+_ADVANCE = ("INSERT INTO recall_progress (source, position, mark) VALUES (?, ?, ?) ON CONFLICT (source) "
+            "DO UPDATE SET position = excluded.position, mark = excluded.mark")
+#: Passages per INSERT: 7 parameters each, under SQLite's oldest limit of 999 per statement
+_ROWS_PER_INSERT = 100
+
+
+async def _insert(tx: Tx, passages: list[tuple[Any, ...]]) -> None:
+    """Insert ``passages`` in a few multi-row statements, not one each (PostgreSQL: a round trip per statement
+    while the transaction is open; SQLite writes them in one step instead, :meth:`RecallIndexer._store`)."""
+    for start in range(0, len(passages), _ROWS_PER_INSERT):
+        chunk = passages[start:start + _ROWS_PER_INSERT]
+        await tx.execute(_INSERT.format(rows=", ".join([_ONE_ROW] * len(chunk))),
+                         tuple(value for passage in chunk for value in passage))
 
 
 class RecallIndexer:
@@ -93,10 +110,22 @@ class RecallIndexer:
         row = await self.db.fetchone("SELECT position, mark FROM recall_progress WHERE source = ?", (source,))
         return (int(row["position"]), str(row["mark"])) if row else (0, "")
 
-    @staticmethod
-    async def _advance(tx: Tx, source: str, position: int, mark: str = "") -> None:
-        await tx.execute("INSERT INTO recall_progress (source, position, mark) VALUES (?, ?, ?) ON CONFLICT (source) "
-                         "DO UPDATE SET position = excluded.position, mark = excluded.mark", (source, position, mark))
+    async def _store(self, passages: list[tuple[Any, ...]], source: str, position: int, mark: str = "") -> None:
+        """``passages`` and the source's new position, in one transaction. On SQLite the whole of it is one step
+        on the express connection's thread (:meth:`StateDB.express`): a transaction of several awaited statements
+        holds SQLite's write lock, and the express connection every webhook's claim needs, across as many turns of
+        a busy event loop (measured up to 208 ms under load), and the turns' own writes sleep in SQLite's busy
+        handler meanwhile."""
+        if isinstance(self.db, StateDB):
+            def work(conn: sqlite3.Connection) -> None:
+                if passages:
+                    conn.executemany(_INSERT.format(rows=_ONE_ROW), mask_value(passages))
+                conn.execute(_ADVANCE, mask_value((source, position, mark)))
+            await self.db.express(work)
+            return
+        async with self.db.transaction() as tx:
+            await _insert(tx, passages)
+            await tx.execute(_ADVANCE, (source, position, mark))
 
     async def _statements(self) -> int:
         last, _ = await self._position("statements")
@@ -105,12 +134,10 @@ class RecallIndexer:
             "LIMIT ?", (last, BATCH))
         if not rows:
             return 0
-        async with self.db.transaction() as tx:
-            for r in rows:
-                await tx.execute(_INSERT, (SourceKind.MEETING.value, f"stmt:{r['id']}", BOARD, r["role"],
-                                           f"[meeting {r['meeting_id']}, round {r['round']}]", r["created_at"],
-                                           str(r["text"])[:PASSAGE_CHARS]))
-            await self._advance(tx, "statements", int(rows[-1]["id"]))
+        passages = [(SourceKind.MEETING.value, f"stmt:{r['id']}", BOARD, r["role"],
+                     f"[meeting {r['meeting_id']}, round {r['round']}]", r["created_at"],
+                     str(r["text"])[:PASSAGE_CHARS]) for r in rows]
+        await self._store(passages, "statements", int(rows[-1]["id"]))
         return len(rows)
 
     async def _documents(self) -> int:
@@ -122,17 +149,11 @@ class RecallIndexer:
             "ORDER BY id LIMIT ?", (last, BATCH))
         if not rows:
             return 0
-        added = 0
-        async with self.db.transaction() as tx:
-            for r in rows:
-                if r["derived"]:
-                    name = r["name"] or r["kind"]
-                    await tx.execute(_INSERT, (SourceKind.DOCUMENT.value, f"doc:{r['id']}",
-                                               identity_audience(r["channel"], r["sender"]), "user", f"[{name}]",
-                                               r["created_at"], str(r["derived"])[:PASSAGE_CHARS]))
-                    added += 1
-            await self._advance(tx, "documents", int(rows[-1]["id"]))
-        return added
+        passages = [(SourceKind.DOCUMENT.value, f"doc:{r['id']}", identity_audience(r["channel"], r["sender"]), "user",
+                     f"[{r['name'] or r['kind']}]", r["created_at"], str(r["derived"])[:PASSAGE_CHARS])
+                    for r in rows if r["derived"]]
+        await self._store(passages, "documents", int(rows[-1]["id"]))
+        return len(passages)
 
     async def _session(self, session_id: str, key: str, role: str, active: datetime) -> int:
         source = f"session:{session_id}"
@@ -148,20 +169,18 @@ class RecallIndexer:
         audience = conversation_audience(key, _text(first, "channel"), _text(first, "sender"))
         if audience is None:
             return 0  # whose it is shows with its first user message
-        added = 0
-        async with self.db.transaction() as tx:
-            for seq, entry in enumerate(entries[done:], start=done):
-                text = entry.get("text")
-                if entry.get("type") != "message" or entry.get("role") not in ("user", "assistant") \
-                        or not isinstance(text, str) or not text.strip():
-                    continue
-                said_at = str(entry.get("ts") or active.isoformat())
-                speaker = role if entry.get("role") == "assistant" else "user"
-                await tx.execute(_INSERT, (SourceKind.CONVERSATION.value, f"{session_id}#{seq}", audience, speaker,
-                                           f"[{role}, {said_at[:10]}]", said_at, text[:PASSAGE_CHARS]))
-                added += 1
-            await self._advance(tx, source, len(entries), seen)
-        return added
+        passages: list[tuple[Any, ...]] = []
+        for seq, entry in enumerate(entries[done:], start=done):
+            text = entry.get("text")
+            if entry.get("type") != "message" or entry.get("role") not in ("user", "assistant") \
+                    or not isinstance(text, str) or not text.strip():
+                continue
+            said_at = str(entry.get("ts") or active.isoformat())
+            speaker = role if entry.get("role") == "assistant" else "user"
+            passages.append((SourceKind.CONVERSATION.value, f"{session_id}#{seq}", audience, speaker,
+                             f"[{role}, {said_at[:10]}]", said_at, text[:PASSAGE_CHARS]))
+        await self._store(passages, source, len(entries), seen)
+        return len(passages)
 
 
 def _text(entry: dict[str, Any] | None, field: str) -> str | None:

@@ -18,6 +18,7 @@ the board's statements (a webhook's acknowledgement waits only for its own commi
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import sqlite3
@@ -34,7 +35,7 @@ from board.storage.migrations import Migration, pending
 if TYPE_CHECKING:
     import aiosqlite
 
-__all__ = ["SqliteDatabase", "StateDB", "mapped"]
+__all__ = ["SqliteDatabase", "StateDB", "UnitLock", "mapped"]
 
 log = logging.getLogger("sabha.db")
 
@@ -88,6 +89,62 @@ def _rows(cursor: sqlite3.Cursor) -> list[Row]:
 
 
 
+class UnitLock:
+    """The express connection's lock for one unit of work at a time, like :class:`asyncio.Lock` (``async with``,
+    first come first served) except that urgent waiters (:meth:`first`: a webhook's durable claim) are handed
+    the lock before every other waiter. Background units (the recall index, a turn's bookkeeping) queue behind
+    each other; a burst's claims would otherwise wait for the whole queue, not only for the unit running
+    (notes/daemon-latency.md). Handed over directly on release, so nobody can slip in between."""
+
+    def __init__(self) -> None:
+        self._held = False
+        self._urgent: collections.deque[asyncio.Future[None]] = collections.deque()
+        self._others: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    def locked(self) -> bool:
+        return self._held
+
+    async def acquire(self, *, urgent: bool = False) -> None:
+        if not self._held and not self._urgent and not self._others:
+            self._held = True
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        (self._urgent if urgent else self._others).append(waiter)
+        try:
+            await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed the lock as it was cancelled: pass it on
+            else:
+                with contextlib.suppress(ValueError):
+                    (self._urgent if urgent else self._others).remove(waiter)
+            raise
+
+    def release(self) -> None:
+        for queue in (self._urgent, self._others):
+            while queue:
+                waiter = queue.popleft()
+                if not waiter.done():
+                    waiter.set_result(None)  # still held: now by that waiter
+                    return
+        self._held = False
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.release()
+
+    @contextlib.asynccontextmanager
+    async def first(self) -> AsyncIterator[None]:
+        """Hold the lock, waiting only for the unit that holds it now and for earlier urgent ones."""
+        await self.acquire(urgent=True)
+        try:
+            yield
+        finally:
+            self.release()
+
+
 class StateDB:
     """An open state database, the SQLite :class:`board.storage.Database`. Use :meth:`open` (or
     ``async with StateDB.open(...)``).
@@ -107,7 +164,7 @@ class StateDB:
         self._express_lock = threading.Lock()
         #: Held by every unit of work on the express connection (:meth:`transaction`, and the storage
         #: layer's transactions, :mod:`board.storage.sqlite`), so they never interleave there.
-        self.tx_lock = asyncio.Lock()
+        self.tx_lock = UnitLock()
 
     @classmethod
     async def open(cls, path: Path, migrations: Iterable[Migration] = ()) -> StateDB:
@@ -207,16 +264,17 @@ class StateDB:
         """Raise :class:`StorageError` unless the state db answers."""
         await self.fetchone("SELECT 1")
 
-    async def express(self, work: Callable[[sqlite3.Connection], T]) -> T:
+    async def express(self, work: Callable[[sqlite3.Connection], T], *, urgent: bool = False) -> T:
         """Run ``work(conn)`` in one transaction (``BEGIN IMMEDIATE`` ... ``COMMIT``; rolled back
         when it raises) on the dedicated express connection, in its own thread.
 
         For short, latency-critical writes (the intake's durable claim): they wait for no
         statement queued on the main connection, only for SQLite's write lock, which the
         main connection holds for one statement at a time. ``work`` runs in another thread:
-        it must only use ``conn`` and its arguments.
+        it must only use ``conn`` and its arguments. ``urgent`` work (a webhook's claim, acknowledged once it
+        is done) goes before the other units waiting for the express connection (:class:`UnitLock`).
         """
-        async with self.tx_lock:
+        async with self.tx_lock.first() if urgent else self.tx_lock:
             return await self.on_express(lambda conn: self._transact(work))
 
     async def on_express(self, step: Callable[[sqlite3.Connection], T]) -> T:

@@ -235,7 +235,7 @@ class Inbox:
 
         new = list(rows)
         if isinstance(self.db, StateDB):  # SQLite: the whole unit of work in one step on the express connection
-            stored = await self.db.express(lambda conn: _drive_sync(self._claim(new, rows), conn))
+            stored = await self.db.express(lambda conn: _drive_sync(self._claim(new, rows), conn), urgent=True)
         else:
             async with self.db.transaction() as tx:
                 # Replicas: a conversation's rows are numbered (seq) as they are inserted, but seen by others

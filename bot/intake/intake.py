@@ -56,7 +56,7 @@ import contextlib
 import logging
 import re
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from enum import Enum
@@ -68,6 +68,7 @@ from board.media.understand import MediaFetcher
 from board.storage import StorageError
 from board.telemetry.spans import is_on, span, traced, traceparent
 from board.tools.consent import answers_consent, consent_lane
+from bot.intake.collector import CollectorPause
 from bot.intake.config import InboxSection
 from bot.intake.courier import Capabilities, Courier
 from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
@@ -139,6 +140,8 @@ class IntakeHub:
         self.settings = settings or InboxSection()
         self.slow_notice_s = slow_notice_s  # board.slow_notice_s; 0 = no "working on it" notice
         self.scheduler = Lanes(self.settings.max_concurrent_turns)
+        #: The garbage collector waits while a burst is acknowledged (:mod:`bot.intake.collector`)
+        self.collector = CollectorPause(quiet=self.scheduler.quiet, most=self.scheduler.max_defer)
         self.storage = StorageHealth()
         self.intakes: list[Intake] = []
         self.replica = replica_name(replica)  # replicas.name, or host name and pid
@@ -155,14 +158,18 @@ class IntakeHub:
         self.intakes.append(intake)
         return intake
 
-    def receiving(self) -> contextlib.AbstractContextManager[None]:
+    @contextlib.contextmanager
+    def receiving(self) -> Iterator[None]:
         """Wrap a webhook's receipt in this: answers start after it, up to a second later
-        (:meth:`bot.intake.lanes.Lanes.hold`), so acknowledging comes first."""
-        return self.scheduler.hold()
+        (:meth:`bot.intake.lanes.Lanes.hold`), and the garbage collector waits as long
+        (:class:`bot.intake.collector.CollectorPause`), so acknowledging comes first."""
+        with self.collector.receiving(), self.scheduler.hold():
+            yield
 
     async def drain(self, grace: float | None = None) -> bool:
         """Finish running turns (up to ``grace``, default ``shutdown_grace_s``); queued ones stay stored. Then
         let this replica's conversation leases go (another replica takes up what is left at once)."""
+        self.collector.close()
         finished = await self.scheduler.drain(self.settings.shutdown_grace_s if grace is None else grace)
         for intake in self.intakes:
             await intake.stop_dispatching()

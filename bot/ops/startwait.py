@@ -31,6 +31,7 @@ from aiohttp import web
 
 from board import __version__
 from board.storage import StorageError
+from bot.ops.listen import bind_site
 from bot.ops.logs import redact
 from bot.ops.notify import Notifier
 
@@ -73,15 +74,11 @@ class StandIn:
         app.router.add_route("*", "/{tail:.*}", self._other)
         self._runner = web.AppRunner(app, handle_signals=False, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
         try:
-            await site.start()
-        except OSError as exc:
+            self.port = await bind_site(self._runner, self.host, self.port, "port")
+        except OSError:
             await self.close()
-            raise OSError(f"cannot listen on {self.host}:{self.port} ({exc.strerror}); "
-                          "change server.port in the config or stop the other process") from exc
-        sockets = getattr(site._server, "sockets", None)  # aiohttp has no public accessor
-        self.port = int(sockets[0].getsockname()[1]) if sockets else self.port
+            raise
         return self.port
 
     def _reason(self) -> str:

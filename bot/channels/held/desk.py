@@ -45,19 +45,17 @@ from aiohttp import web
 from board.storage import Database, Dialect
 from board.storage.url import StateURL
 from board.telemetry.spans import span
-from bot.channels.held.hold import MAX_HELD_BYTES, WebhookHold
+from bot.channels.held.hold import MAX_HELD_BYTES, WebhookHold, own_headers
 from bot.channels.held.journal import DatabaseWriter, Journal, JournalWriter, SqliteWriter
 from bot.channels.webhook import BODY_GATE, BodyGate, BodyTooLarge, DeskVerdict, read_body
+from bot.ops.interpreter import SWITCH_INTERVAL_S
+from bot.ops.listen import bind_site
 
 __all__ = ["DeskCheck", "DeskLimits", "FrontDesk"]
 
 log = logging.getLogger("sabha.webhook")
 
-#: The interpreter's switch interval while the front desk runs (Python's default is 5 ms): how long the desk's
-#: thread may wait for the GIL while the main thread runs turns (measured: notes/daemon-latency.md).
-SWITCH_INTERVAL_S = 0.001
 STOP_WAIT_S = 10.0  # at most this long for the front desk's thread to end at a stop
-_RELAYED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive"})
 
 
 #: A channel's look at a request on the front desk: (headers, raw body) -> verdict. Runs on the front desk's
@@ -102,7 +100,7 @@ class FrontDesk:
         for 0). Raises what stopped it (a port in use, a store that cannot be opened)."""
         self._main = asyncio.get_running_loop()
         if sys.getswitchinterval() > SWITCH_INTERVAL_S:  # the desk's thread waits this long at most for the GIL
-            sys.setswitchinterval(SWITCH_INTERVAL_S)
+            sys.setswitchinterval(SWITCH_INTERVAL_S)  # (the daemon sets it at start: bot.ops.interpreter)
         started: concurrent.futures.Future[int] = concurrent.futures.Future()
         self._thread = threading.Thread(target=self._run, args=(started,), name="sabha-front-desk", daemon=True)
         self._thread.start()
@@ -172,16 +170,11 @@ class FrontDesk:
         runner = web.AppRunner(app, handle_signals=False, access_log=None, keepalive_timeout=limits.idle_timeout_s,
                                lingering_time=min(2.0, limits.body_timeout_s))
         await runner.setup()
-        site = web.TCPSite(runner, self.host, self.port)
         try:
-            await site.start()
-        except OSError as exc:
+            self.port = await bind_site(runner, self.host, self.port, "front_desk_port", who="front desk")
+        except OSError:
             await runner.cleanup()
-            raise OSError(f"front desk: cannot listen on {self.host}:{self.port} ({exc.strerror}); change "
-                          "server.front_desk_port in the config or stop the other process") from exc
-        sockets = getattr(site._server, "sockets", None)  # aiohttp has no public accessor
-        if sockets:
-            self.port = int(sockets[0].getsockname()[1])
+            raise
         return runner
 
     async def _take(self, request: web.Request, store: Journal,
@@ -221,7 +214,7 @@ class FrontDesk:
 
     async def _relay(self, request: web.Request, body: bytes, http: aiohttp.ClientSession) -> web.Response:
         """Post ``request`` to the main port and answer what it answered (its channel writes this answer)."""
-        headers = {name: value for name, value in request.headers.items() if name.lower() not in _RELAYED_HEADERS}
+        headers = dict(own_headers(request))
         try:
             async with http.post(self.main_base + request.path_qs, data=body, headers=headers) as resp:
                 text = await resp.read()

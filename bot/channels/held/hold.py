@@ -35,7 +35,7 @@ from bot.channels.base import Channel, ChannelCapabilities
 from bot.channels.held.store import Header, HeldRequest, HeldStore
 from bot.channels.webhook import HELD_REQUEST, BodyTooLarge, read_body
 
-__all__ = ["MAX_HELD", "MAX_HELD_BYTES", "MAX_WAVE", "REPLAY_HEADER", "Senders", "WebhookHold", "waves",
+__all__ = ["MAX_HELD", "MAX_HELD_BYTES", "MAX_WAVE", "REPLAY_HEADER", "Senders", "WebhookHold", "own_headers", "waves",
            "webhook_paths"]
 
 log = logging.getLogger("sabha.webhook")
@@ -47,6 +47,14 @@ RETRY_S = (1.0, 2.0, 5.0, 10.0, 30.0)
 #: headers not kept: the connection's own, not the request's
 _SKIPPED = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive", "expect",
                       "accept-encoding", REPLAY_HEADER.lower(), "traceparent", "tracestate"})
+
+
+
+def own_headers(request: web.Request) -> list[tuple[str, str]]:
+    """The headers that are the request's own, as the front desk relays them and a held row keeps them: not the
+    connection's (host, length, encoding, keep-alive), not the hold's token, not a sender's trace context."""
+    return [(name, value) for name, value in request.headers.items() if name.lower() not in _SKIPPED]
+
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 #: A channel's reading of a stored body: who it is from (:meth:`bot.channels.base.ServesWebhook.webhook_senders`).
@@ -159,8 +167,7 @@ class WebhookHold:
     def kept_headers(self, request: web.Request) -> list[Header]:
         """The headers of ``request`` as a row keeps them (a secret of the config as its digest; thread-safe: the
         front desk calls it, :mod:`bot.channels.held.desk`)."""
-        kept: list[Header] = [(name, self._stored(value)) for name, value in request.headers.items()
-                              if name.lower() not in _SKIPPED]
+        kept: list[Header] = [(name, self._stored(value)) for name, value in own_headers(request)]
         arrived_in = traceparent()  # tracing on: the receipt span of the desk; the hand-over carries it (W3C header)
         return kept if arrived_in is None else [*kept, ("traceparent", arrived_in)]
 

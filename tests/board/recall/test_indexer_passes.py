@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from board.conversation.sessions import Sessions
 from board.conversation.transcripts import FileTranscripts
 from board.recall.indexer import RecallIndexer
@@ -56,3 +58,36 @@ async def test_an_idle_pass_costs_no_statement_per_unchanged_session(database: D
     assert await indexer.run_once() == 1
     row = await database.fetchone("SELECT count(*) AS n FROM recall_passages WHERE text LIKE '%lease was signed%'")
     assert row is not None and int(row["n"]) == 1
+
+
+@pytest.mark.backends
+async def test_a_long_conversation_is_indexed_in_one_step_not_one_per_line(database: Database,
+                                                                    tmp_path: Path) -> None:
+    """Each statement of a transaction on SQLite is a hop to the express connection's thread while the
+    transaction holds the write lock and that connection, which every webhook's durable claim waits for: a
+    session's lines and its new position are written in one step on SQLite (acknowledgement p99, issues 41/44);
+    on PostgreSQL in multi-row statements."""
+    transcripts = FileTranscripts(tmp_path / "sessions")
+    sessions = Sessions(database, transcripts)
+    indexer = RecallIndexer(database, sessions, transcripts)
+    transcript = await sessions.open("board:finance:tg-1", "finance")
+    transcript.append(*(_said(f"line {n} about the pune office", "user" if n % 2 else "assistant")
+                        for n in range(250)))
+    statements: list[str] = []
+    conn: Any = database
+    if hasattr(conn, "on_express"):  # SQLite: count what runs on the express connection
+        real = conn.on_express
+
+        async def counted(step: Any) -> Any:
+            statements.append(getattr(step, "__qualname__", ""))
+            return await real(step)
+        conn.on_express = counted
+    try:
+        assert await indexer.run_once() == 250
+    finally:
+        if hasattr(conn, "on_express"):
+            del conn.on_express
+    row = await database.fetchone("SELECT count(*) AS n FROM recall_passages WHERE text LIKE '%pune office%'")
+    assert row is not None and int(row["n"]) == 250
+    if hasattr(conn, "on_express"):
+        assert len(statements) == 1, f"{len(statements)} steps on the express connection for one session's pass"

@@ -59,3 +59,17 @@ def test_whatsapp_and_telegram_bodies_name_their_senders() -> None:
     press = {"update_id": 2, "callback_query": {"id": "q", "message": {"message_id": 6, "chat": {"id": 42}}}}
     assert TelegramChannel.webhook_senders(None, json.dumps(press).encode()) == {"telegram:42"}  # type: ignore[arg-type]
     assert TelegramChannel.webhook_senders(None, b"{}") is None  # type: ignore[arg-type]
+
+
+def test_the_front_desk_relays_and_the_hold_keeps_the_same_headers_the_request_s_own() -> None:
+    from aiohttp.test_utils import make_mocked_request
+    from multidict import CIMultiDict
+
+    from bot.channels.held.hold import REPLAY_HEADER, own_headers
+
+    request = make_mocked_request("POST", "/slack/events", headers=CIMultiDict({
+        "Host": "example.org", "Content-Length": "2", "Connection": "keep-alive", "Expect": "100-continue",
+        REPLAY_HEADER: "forged", "traceparent": "00-" + "1" * 32 + "-" + "2" * 16 + "-01",
+        "X-Slack-Signature": "v0=abc", "X-Slack-Request-Timestamp": "1", "Content-Type": "application/json"}))
+    assert own_headers(request) == [("X-Slack-Signature", "v0=abc"), ("X-Slack-Request-Timestamp", "1"),
+                                    ("Content-Type", "application/json")]
