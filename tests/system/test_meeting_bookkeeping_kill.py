@@ -9,7 +9,8 @@ a start finds a meeting that ended without the mark and does what the kill cut s
 The kill lands after the decision is shown at Telegram and before the bookkeeping finished: the owner's own chat
 turn with research (in its topic: the same session as research's seat in a meeting called in this forum) holds that
 session (its model call held), so research's record waits for it while the other five and the review are done.
-After the restart: each of the six sessions has the decision once, the review is scheduled once.
+After the restart: each of the six sessions has the decision once, the review is scheduled once (one row, its due
+time not moved).
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ async def test_a_kill_before_the_end_bookkeeping_finished_is_made_good_once_at_t
                              "the participants' records written", timeout=120)
             await eventually(lambda: reviews_of(tmp_path, meeting_id) == (1, 1), "the review scheduled", timeout=120)
             assert not [k for k in records_of(tmp_path, meeting_id) if k.startswith("board:research")]  # held
+            review_due = rows(tmp_path, "SELECT due_at FROM scheduled_work WHERE key LIKE ?", f"%{meeting_id}%")
             assert await first.signal(signal.SIGKILL) == -signal.SIGKILL
             model.release()
             await second.start()
@@ -91,6 +93,8 @@ async def test_a_kill_before_the_end_bookkeeping_finished_is_made_good_once_at_t
             await second.wait_for_log(rf"meeting {meeting_id}: its end's bookkeeping done")
             assert set(records_of(tmp_path, meeting_id).values()) == {1}, records_of(tmp_path, meeting_id)
             assert reviews_of(tmp_path, meeting_id) == (1, 1)
+            assert rows(tmp_path, "SELECT due_at FROM scheduled_work WHERE key LIKE ?", f"%{meeting_id}%") == \
+                review_due  # scheduled once: not moved by the start either
             assert rows(tmp_path, "SELECT bookkept_at IS NOT NULL FROM meetings WHERE id = ?", meeting_id) == [(1,)]
         finally:
             await second.close()
