@@ -25,7 +25,8 @@ meet46 its bookkeeping, the decision written to the members' sessions and the re
 is printed apart, as the time until the room is drained); the plain meeting's ``BoardRoom.hold``, which returns
 once the bookkeeping is done too. Beside it is printed what a user waits for: the time to the decision shown
 (plain: a display of its own told the DECISION event; forum: the decision's message received by the fake Bot API).
-The CPU per meeting counts everything until the room is drained (the bookkeeping included).
+The CPU per meeting counts everything until the room is drained (the bookkeeping included) and the forum's view
+has sent every post (the messages are counted then).
 
 Beside the wall, the process's CPU per meeting is printed (user + system of this process while the meeting ran,
 the fake model's own work taken out): it holds on a busy machine, where the wall does not. ``--timeline``
@@ -172,7 +173,7 @@ class AtTheTable:
     wall_sabha: float  # the wall less the fake Bot API handlers' own CPU too (Telegram's servers' work)
     shown: float  # to the decision's message at the fake Bot API, less the fake model's own work
     drained: float  # to its bookkeeping done too (BoardRoom.drain), less the fake model's own work
-    cpu: float  # this process's CPU until drained, less the fake model's (the fake Bot API's is in it)
+    cpu: float  # this process's CPU until drained and posted, less the fake model's (the fake Bot API's is in it)
     api: float  # the CPU the fake Bot API's handlers spent meanwhile
     calls: int
     chain: int
@@ -209,7 +210,7 @@ async def one_meeting_at_the_table(root: Path, latency: float) -> AtTheTable:
     registry.register("offline", lambda: model)
     async with TimedTelegramAPI() as fake, await Board.open(_settings(root, True), registry,
                                                                    migrations=all_migrations()) as board, \
-            running(board, tg_settings(fake)):
+            running(board, tg_settings(fake)) as channel:
         room = board.parts.room
         contributed: list[asyncio.Task[object]] = []
 
@@ -229,6 +230,7 @@ async def one_meeting_at_the_table(root: Path, latency: float) -> AtTheTable:
         wall = time.perf_counter() - start - model.own
         await room.drain()  # its bookkeeping too: in the CPU figure, not in the wall
         drained = time.perf_counter() - start - model.own
+        await channel.meetings.drain(60)  # and every post out (the minutes, the final status): counted, CPU too
         api = TimedTelegramAPI.own - served
         used = time.process_time() - cpu - model.own
         await asyncio.gather(*contributed)
