@@ -31,6 +31,10 @@ __all__ = ["Board"]
 
 log = logging.getLogger("sabha.board")
 
+#: how long closing the board waits for ended meetings' bookkeeping (records, the review scheduled); what is left is
+#: done at the next start (board.room.convene.BoardRoom.bookkeep_left)
+BOOKS_GRACE_S = 10.0
+
 
 class Board:
     """The channel-agnostic board; build it with :meth:`open`."""
@@ -82,6 +86,7 @@ class Board:
     async def close(self) -> None:
         """Stop running meetings (recorded as cancelled) and the MCP servers; close the model clients, the db."""
         parts = self.parts
+        await parts.room.finish_books(BOOKS_GRACE_S)  # ended meetings' bookkeeping (what is cut short: next start)
         await parts.room.drain(timeout=0)
         await parts.mcp.close()  # the MCP servers' processes end with the board
         if parts.memory_writer is not None:  # facts still being heard: a few seconds to finish, then abandoned

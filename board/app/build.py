@@ -64,7 +64,7 @@ from board.recall.vector_index import VectorIndexer
 from board.recall.vector_store import VectorStore, vectors_problem
 from board.room.convene import BoardRoom
 from board.room.store import MeetingStore
-from board.room.subscribers import ToldFirst
+from board.room.subscribers import Bookkeeping, ToldFirst
 from board.routing.cached import RouterCache
 from board.schedule import Schedule, WorkKind
 from board.schedule.standing import StandingWork
@@ -205,7 +205,8 @@ def _room(settings: BoardSettings, base: _Base, runner: AgentRunner, rosters: Ro
     room = BoardRoom(runner=runner, prompts=base.prompts, souls_for=rosters.souls_for,
                      default_roster=settings.roster.name, store=store, meeting_settings=settings.meetings,
                      consult_settings=settings.consultation, clock=clock,
-                     subscribers=[trail.remember, ToldFirst(trail.follow)],  # items dated before a view shows them
+                     # items dated before a view shows them; the records in the sessions after the meeting returned
+                     subscribers=[Bookkeeping(trail.remember), ToldFirst(trail.follow)],
                      gate=StartGate(base.ledger.db, base.schedule, clock))
     llm_commands.register(commands, ledger=base.ledger, runner=runner)
     room_commands.register(commands, room)

@@ -6,7 +6,9 @@
 handler of the board's schedule convenes the review meeting when it is due; :func:`after_meeting`
 (a meeting subscriber) records a review meeting's verdict when it ends, schedules the resolution
 requests of predictions made in any meeting that ended, and, with
-``board.meetings.review_after_days``, the review of a decision just made.
+``board.meetings.review_after_days``, the review of a decision just made. It is bookkeeping
+(:class:`board.room.subscribers.Bookkeeping`): done after the meeting returned, and what a stop cut short at the
+next start, never twice.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from board.decisions.recall.reviews import (
     parse_review_when,
     read_verdict,
     review_agenda,
+    review_key,
     review_topic,
     schedule_review,
     verdict_message,
@@ -38,6 +41,7 @@ from board.envelope import Envelope, Reply
 from board.llm.purpose import CallPurpose
 from board.room.convene import BoardRoom, MeetingInProgress
 from board.room.settings import MEETINGS_OFF, MeetingSettings
+from board.room.subscribers import AGAIN, Bookkeeping
 from board.routing.router import Route
 from board.schedule import NewWork, Place, Schedule, ScheduledWork, WorkKind
 
@@ -106,24 +110,31 @@ def register(host: CommandHost, room: BoardRoom, schedule: Schedule,
         return None
 
     async def after_meeting(event: MeetingEvent) -> None:
+        """A meeting ended: resolution requests, a review meeting's verdict, the decision's review scheduled. Told
+        again after a stop cut it short (``again``): only what is not done yet (no verdict asked twice, no review
+        moved)."""
         if event.kind != "ended":  # MeetingEventKind.ENDED
             return
-        added = await schedule_resolutions(schedule, db, zone=zone)
+        again = bool(event.data.get(AGAIN))
+        added = await schedule_resolutions(schedule, db, zone=zone)  # only those not scheduled yet
         if added:
             log.info("meeting %s: %d resolution request(s) scheduled", event.meeting_id, added)
         judged = await reviews.by_review_meeting(event.meeting_id)
         if judged is not None:
-            await _judge(room, reviews, event, judged.id, schedule)
+            if not (again and judged.verdict is not None):
+                await _judge(room, reviews, event, judged.id, schedule)
             return
         days = settings().review_after_days
         origin = event.origin
         meeting = await room.store.get(event.meeting_id)
+        if again and meeting is not None and await schedule.get(review_key(meeting.id)) is not None:
+            return
         if days > 0 and origin is not None and meeting is not None and meeting.decision is not None:
             await schedule_review(schedule, db, meeting.id, schedule.clock.now() + timedelta(days=days),
                                   Place(origin.channel, origin.chat_id, origin.thread_id))
 
     schedule.register(WorkKind.REVIEW, hold)
-    room.subscribe(after_meeting)
+    room.subscribe(Bookkeeping(after_meeting))  # after the meeting returned; done again after a stop
     host.register_command("review", review, "/review <id> [when]: schedule a decision's review meeting",
                           owner_only=True)
 

@@ -44,7 +44,7 @@ from board.workspace.souls import AgentProfile, SoulStore
 
 if TYPE_CHECKING:  # the meeting machinery loads with the first meeting (a chat turn never needs it)
     from board.room.estimate import Estimate
-    from board.room.meeting import MeetingResult, MeetingRun, Subscriber
+    from board.room.meeting import MeetingEvent, MeetingResult, MeetingRun, Subscriber
     from board.room.meeting.lease import MeetingLease, MeetingLeases
     from board.room.meeting.resume import Resumable
     from board.room.pending import MeetingCall, StartGate, StartRequest
@@ -79,6 +79,8 @@ class BoardRoom:
     subscribers: list[Subscriber] = field(default_factory=list)  # told of every meeting's progress (subscribe)
     gate: StartGate | None = None  # meetings over board.meetings.confirm_over_usd wait here for Start (None: never)
     _tasks: dict[str, asyncio.Task[MeetingResult]] = field(default_factory=dict, init=False)
+    #: ended meetings' bookkeeping still running after the meeting returned (board.room.subscribers.Bookkeeping)
+    _books: dict[str, asyncio.Task[None]] = field(default_factory=dict, init=False)
     _places: dict[tuple[str, str, int | None], str] = field(default_factory=dict, init=False)
     _consults: dict[str, ConsultService] = field(default_factory=dict, init=False)
     _runs: dict[str, MeetingRun] = field(default_factory=dict, init=False)  # meetings this process holds
@@ -247,6 +249,7 @@ class BoardRoom:
             models={p.role: self.runner.model_for(p) for p in [chair, *specialists]},
             extra_owners=tuple(extra_owners), preset_agenda=agenda, clock=self.clock, outside=self.runner.outside,
             outside_ready=self.runner.outside_ready, wake=functools.partial(self.nudged, meeting_id),
+            afterwards=self._keep_books,
         ))
         if self._leases is not None:  # replicas: it runs under its lease, taken before its row is written
             run.m = replace(run.m, lease=self._leases.of(run.id))
@@ -277,19 +280,105 @@ class BoardRoom:
         return LanguageChoice(choice.language, LanguageSource.REQUEST)
 
     async def hold(self, topic: str, **kwargs: Any) -> MeetingResult:
-        """Hold a meeting to its end and return the result."""
+        """Hold a meeting to its end and return the result (its end's bookkeeping done too: the caller reads what
+        it wrote, and a terminal's process may end next)."""
         run = self.prepare(topic, **kwargs)
-        return await run.run()
+        result = await run.run()
+        await self.bookkept(run.id)
+        return result
 
     async def run_held(self, run: MeetingRun) -> MeetingResult:
         """Run prepared meeting ``run`` to its end in the caller's task (``sabha meeting`` in a terminal), held
-        as a background one is: contributions and controls (:meth:`contribute`, :meth:`control`) reach it."""
+        as a background one is: contributions and controls (:meth:`contribute`, :meth:`control`) reach it. Returns
+        once its end's bookkeeping is done too."""
         self._runs[run.id] = run
         try:
-            return await run.run()
+            result = await run.run()
         finally:
             self._runs.pop(run.id, None)
             self._nudges.pop(run.id, None)
+        await self.bookkept(run.id)
+        return result
+
+    # -- the end's bookkeeping, after the meeting returned (board.room.subscribers.Bookkeeping) --
+
+    def _keep_books(self, meeting_id: str, work: Coroutine[Any, Any, None]) -> None:
+        """Finish ended meeting ``meeting_id``'s bookkeeping (``work``) in the background; :meth:`finish_books`
+        waits for it at shutdown (what a stop cuts short, :meth:`bookkeep_left` does at the next start)."""
+        task = asyncio.create_task(work, name=f"meeting {meeting_id} bookkeeping")
+        self._books[meeting_id] = task
+
+        def done(finished: asyncio.Task[None]) -> None:
+            if self._books.get(meeting_id) is finished:
+                del self._books[meeting_id]
+            if not finished.cancelled() and finished.exception() is not None:
+                log.error("meeting %s: its end's bookkeeping failed: %s", meeting_id, finished.exception())
+
+        task.add_done_callback(done)
+
+    async def bookkept(self, meeting_id: str) -> None:
+        """Until meeting ``meeting_id``'s end bookkeeping running here is done (at once when none is)."""
+        task = self._books.get(meeting_id)
+        if task is not None:
+            await asyncio.wait([task])
+
+    async def finish_books(self, timeout: float | None = None) -> None:
+        """Wait up to ``timeout`` for the ended meetings' bookkeeping still running; cancel what is left (not marked
+        done: the next start does what it did not, :meth:`bookkeep_left`)."""
+        await finish_tasks(list(self._books.values()), timeout)
+
+    async def bookkeep_left(self) -> list[str]:
+        """Do the end's bookkeeping a stop cut short: each ended meeting not marked bookkept (and not being kept
+        here) has its end (DECISION, then ENDED) told once more to the bookkeeping subscribers, with ``again`` in
+        the data (each does only what is not done yet), then is marked; with replicas only under the meeting's
+        lease, which the replica that ended it keeps until its own bookkeeping is marked. The ids done."""
+        from board.room.subscribers import Bookkeeping
+
+        keepers = [s for s in self.subscribers if isinstance(s, Bookkeeping)]
+        done = []
+        for row in await self.store.not_bookkept():
+            meeting_id = str(row["id"])
+            if meeting_id in self._books or meeting_id in self._runs:
+                continue
+            lease = self._leases.of(meeting_id) if self._leases is not None else None
+            if lease is not None and not await lease.take():
+                continue
+            try:
+                for event in await self._end_of(row):
+                    for keeper in keepers:
+                        try:
+                            await keeper(event)
+                        except Exception:  # as the meeting's own telling: logged, the others go on
+                            log.exception("meeting %s: bookkeeping %s again failed", meeting_id, event.kind)
+                await self.store.bookkept(meeting_id)
+                log.info("meeting %s: its end's bookkeeping done (what a stop cut short, at this start)", meeting_id)
+                done.append(meeting_id)
+            finally:
+                if lease is not None:
+                    with contextlib.suppress(Exception):
+                        await lease.release()
+        return done
+
+    async def _end_of(self, row: Any) -> list[MeetingEvent]:
+        """The end (DECISION when it decided, then ENDED) of ended meeting ``row`` as it told it, for its
+        bookkeeping again."""
+        from board.room.meeting import MeetingEvent, MeetingEventKind
+        from board.room.meeting.resume import Resumable
+        from board.room.subscribers import AGAIN
+
+        found, chair = Resumable.of(row), str(row["chair"])
+        origin, decision = found.origin(), json.loads(row["decision"]) if row["decision"] else None
+        common: dict[str, Any] = {"meeting_id": found.id, "topic": found.topic, "origin": origin, "role": chair}
+        events = []
+        if decision is not None:
+            participants = [r for r in await self.store.present_roles(found.id) if r != chair]
+            events.append(MeetingEvent(kind=MeetingEventKind.DECISION, text=str(decision.get("recommendation") or ""),
+                                       data={"decision": decision, "participants": participants, AGAIN: True},
+                                       **common))
+        events.append(MeetingEvent(kind=MeetingEventKind.ENDED, text=str(row["stop_reason"] or ""),
+                                   data={"stop_reason": row["stop_reason"], "error": row["error"],
+                                         "minutes": row["minutes"], AGAIN: True}, **common))
+        return events
 
     async def evidence(self, envelope: Envelope | None) -> tuple[Evidence, ...]:
         """The files a meeting called by ``envelope`` takes as evidence (see :mod:`board.room.evidence`)."""
@@ -431,8 +520,19 @@ class BoardRoom:
         return True
 
     async def drain(self, timeout: float | None = None) -> None:
-        """Wait for background meetings to finish (cancel what is left after ``timeout``)."""
+        """Wait for background meetings to finish, their end's bookkeeping included (cancel what is left after
+        ``timeout``)."""
+        loop = asyncio.get_running_loop()
+        until = None if timeout is None else loop.time() + timeout
         await finish_tasks(self._tasks.values(), timeout)
+        await self.finish_books(None if until is None else max(0.0, until - loop.time()))
+
+    async def ended(self, meeting_id: str) -> None:
+        """Until background meeting ``meeting_id`` has returned (its end told to its displays; its bookkeeping may
+        still run: :meth:`bookkept`); at once when it is not running here."""
+        task = self._tasks.get(meeting_id)
+        if task is not None:
+            await asyncio.wait([task])
 
     # -- meetings that survive a restart (board.room.meeting.resume) --------------------
 
@@ -446,6 +546,7 @@ class BoardRoom:
         for run in list(self._runs.values()):
             run.s.suspended = True
         await finish_tasks(self._tasks.values(), 0)
+        await self.finish_books(timeout)  # an ended meeting's bookkeeping: what is cut short is done at the next start
 
     async def keep_running(self, leases: MeetingLeases | None, stop: asyncio.Event) -> None:
         """The daemon's side of surviving a restart, until ``stop``: resume every meeting left running (at
@@ -460,6 +561,10 @@ class BoardRoom:
     async def resume_all(self) -> list[str]:
         """Resume every meeting still running on record that no process here runs (and, with replicas, whose
         lease is free or lapsed); the ids resumed or ended as interrupted."""
+        try:  # the end's bookkeeping a stop cut short (tried again at the next look)
+            await self.bookkeep_left()
+        except Exception:
+            log.exception("meetings: the end's bookkeeping left by a stop could not be done")
         done = []
         for row in await self.store.resumable():
             if row["id"] in self._runs:

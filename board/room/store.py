@@ -249,6 +249,22 @@ class MeetingStore:
              minutes, error, meeting_id),
         )
 
+    async def bookkept(self, meeting_id: str) -> None:
+        """Mark ended meeting ``meeting_id``'s end bookkeeping done (:class:`board.room.subscribers.Bookkeeping`)."""
+        await self.db.execute("UPDATE meetings SET bookkept_at = ? WHERE id = ? AND bookkept_at IS NULL",
+                              (utc_now(), meeting_id))
+
+    async def not_bookkept(self) -> list[Any]:
+        """The rows of ended meetings whose end bookkeeping is not marked done (a kill cut it short), oldest first."""
+        return await self.db.fetchall("SELECT * FROM meetings WHERE status = 'ended' AND bookkept_at IS NULL "
+                                      "ORDER BY started_at, id")
+
+    async def present_roles(self, meeting_id: str) -> list[str]:
+        """The roles recorded present at meeting ``meeting_id``, in the order they were recorded."""
+        rows = await self.db.fetchall("SELECT role FROM meeting_participants WHERE meeting_id = ? AND status = "
+                                      "'present' ORDER BY rowid", (meeting_id,))
+        return [str(r["role"]) for r in rows]
+
     async def get(self, meeting_id: str) -> MeetingRow | None:
         """One meeting by id (a unique prefix of the id works too)."""
         row = await self.db.fetchone("SELECT * FROM meetings WHERE id = ?", (meeting_id,))

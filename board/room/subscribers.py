@@ -1,10 +1,20 @@
-"""How a meeting's subscribers are told its events: :class:`ToldFirst` marks one every other subscriber waits for.
+"""How a meeting's subscribers are told its events: :class:`ToldFirst` marks one every other subscriber waits for,
+:class:`Bookkeeping` one the meeting's return does not wait for.
 
 The herald (:mod:`board.room.meeting.herald`) gives each subscriber a lane of its own, so a slow one holds up no
 other. A subscriber wrapped in :class:`ToldFirst` is what the others' view stands on (a decision's action items
 dated from what the chair wrote, so no page shows a due date as unreadable while it is being read): each event is
-told to it, and it is done, before any other subscriber hears that event. Kept apart from the meeting package so
-building a board (``sabha ask`` included) does not import the meeting engine.
+told to it, and it is done, before any other subscriber hears that event.
+
+A subscriber wrapped in :class:`Bookkeeping` keeps records after the fact (the decision written into the members'
+sessions, the review scheduled): nobody looks at a meeting waiting for it, so the meeting returns once its displays
+are told, and its bookkeeping finishes in the room's background. A durable mark (``meetings.bookkept_at``) is set
+once every bookkeeping subscriber is done with the meeting's end; a start finds an ended meeting without it (a kill
+cut its bookkeeping short) and tells its bookkeeping subscribers its end once more, with ``again`` in the event's
+data: each then does only what is not done yet (:meth:`board.room.convene.BoardRoom.bookkeep_left`).
+
+Kept apart from the meeting package so building a board (``sabha ask`` included) does not import the meeting
+engine.
 """
 
 from __future__ import annotations
@@ -15,12 +25,26 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from board.room.meeting.events import MeetingEvent, Subscriber
 
-__all__ = ["ToldFirst"]
+__all__ = ["AGAIN", "Bookkeeping", "ToldFirst"]
+
+#: in the data of an event told once more to a bookkeeping subscriber after a start (do only what is not done)
+AGAIN = "again"
 
 
 @dataclass(frozen=True)
 class ToldFirst:
     """A subscriber every other subscriber waits for, event by event (see the module docstring)."""
+
+    subscriber: Subscriber
+
+    async def __call__(self, event: MeetingEvent) -> None:
+        await self.subscriber(event)
+
+
+@dataclass(frozen=True)
+class Bookkeeping:
+    """A subscriber keeping records after the fact: the meeting does not wait for it (see the module docstring).
+    It must do nothing twice when told an event with :data:`AGAIN` in its data."""
 
     subscriber: Subscriber
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +66,9 @@ class MeetingContext:
     #: client's convene, the roundtable, ``sabha meeting``) is that caller's, and never resumed by another process.
     background: bool = False
     herald: Herald = field(default_factory=Herald)  # tells the subscribers, in order (board.room.meeting.herald)
+    #: where the end's bookkeeping finishes once the meeting has returned (the room's background, drained at
+    #: shutdown: BoardRoom.keep_books); None: the meeting awaits it before it returns (board.room.subscribers)
+    afterwards: Callable[[str, Coroutine[Any, Any, None]], None] | None = None
 
     @property
     def profiles(self) -> dict[str, AgentProfile]:

@@ -11,7 +11,12 @@ Each subscriber has a lane of its own: it hears the meeting's events one after a
 but no subscriber waits for another. A slow one (the decision's record written to six sessions, a review
 scheduled at the end) holds up neither the channels' views (the decision is posted at once) nor the other
 bookkeeping (the end's is done beside the decision's, not after it). :meth:`Herald.settle` waits until everything
-queued has been told to everyone (the meeting's end, before its result is returned).
+queued has been told to every subscriber but the bookkeeping ones (the meeting's end, before its result is
+returned); :meth:`Herald.finished` waits for those too (the room, in the background, before it marks the meeting's
+bookkeeping done).
+
+A subscriber wrapped in :class:`board.room.subscribers.Bookkeeping` has a lane like any other, which
+:meth:`Herald.settle` does not wait for.
 
 A subscriber wrapped in :class:`board.room.subscribers.ToldFirst` is what the others' view stands on (a decision's
 action items dated from what the chair wrote): each event is told to it, and it is done, before any other
@@ -27,7 +32,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from board.room.meeting.events import MeetingEvent, Subscriber
-from board.room.subscribers import ToldFirst
+from board.room.subscribers import Bookkeeping, ToldFirst
 
 __all__ = ["Herald"]
 
@@ -87,13 +92,20 @@ class Herald:
             lane.task = asyncio.get_running_loop().create_task(_tell_in_order(lane, tell),
                                                                name=f"herald {event.meeting_id} lane")
 
-    def _busy(self) -> list[asyncio.Task[None]]:
-        tasks = [self._task, *(lane.task for lane in self._lanes.values())]
+    def _busy(self, bookkeeping: bool) -> list[asyncio.Task[None]]:
+        lanes = (lane for lane in self._lanes.values() if bookkeeping or not isinstance(lane.subscriber, Bookkeeping))
+        tasks = [self._task, *(lane.task for lane in lanes)]
         return [task for task in tasks if task is not None and not task.done()]
 
     async def settle(self) -> None:
-        """Until every event posted so far has been told to every subscriber."""
-        while busy := self._busy():
+        """Until every event posted so far has been told to every subscriber but the bookkeeping ones."""
+        while busy := self._busy(False):
+            for task in busy:
+                await asyncio.shield(task)
+
+    async def finished(self) -> None:
+        """Until every event posted so far has been told to every subscriber, the bookkeeping ones included."""
+        while busy := self._busy(True):
             for task in busy:
                 await asyncio.shield(task)
 

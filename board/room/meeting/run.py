@@ -12,6 +12,10 @@ the deadline counts from the meeting's start, not the resume. A run that Sabha s
 (``s.suspended``) leaves the record running for the next start; a run whose lease another replica took
 (:class:`~board.room.meeting.lease.MeetingTakenOver`) stops without writing anything more.
 :meth:`MeetingRun.interrupt` ends one that waited too long to resume, as interrupted.
+
+A run returns once its end is told to its displays; its bookkeeping subscribers (the decision in the members'
+sessions, the review scheduled: :class:`board.room.subscribers.Bookkeeping`) finish after that, in the room's
+background, and a durable mark (``meetings.bookkept_at``) says when they are done. The lease is kept until then.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ class MeetingRun:
 
     m: MeetingContext
     s: MeetingState = field(default_factory=MeetingState)
+    _closed: bool = field(default=False, init=False)  # its record closed: its end told, its bookkeeping to do
 
     @property
     def limits(self) -> Limits:
@@ -201,13 +206,38 @@ class MeetingRun:
         finally:
             self.s.recorded.set()  # no one waits for a record that will not come
             self.s.pace.end()  # its displays post freely now
-            with contextlib.suppress(Exception):  # what the meeting emitted is told before it returns
+            with contextlib.suppress(Exception):  # what the meeting emitted is told its displays before it returns
                 await self.m.settled()
             if self.s.track is not None and not self.s.track.done():  # read for a synthesis that did not come
                 self.s.track.cancel()
-            if self.m.lease is not None:  # ended, suspended or lost here: another replica need not wait for it
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(self.m.lease.release())
+            await self._after()
+
+    async def _after(self) -> None:
+        """The meeting has returned or is about to: an ended one's bookkeeping finishes (in the room's background
+        when it has one) and is marked done, then the lease goes; a suspended or lost one lets its lease go now
+        (another replica need not wait for it)."""
+        if not self._closed:
+            await self._release()
+        elif self.m.afterwards is not None:
+            self.m.afterwards(self.m.id, self._bookkeep())
+        else:
+            await self._bookkeep()
+
+    async def _bookkeep(self) -> None:
+        """Until every subscriber (the bookkeeping ones too) has heard the end, then the durable mark that the end's
+        bookkeeping ran (a start redoes it for a meeting without it: :mod:`board.room.subscribers`); the lease is
+        kept until then, so no other replica redoes it meanwhile."""
+        try:
+            await self.m.herald.finished()
+            await self.m.store.bookkept(self.m.id)
+            log.info("meeting %s: its end's bookkeeping done", self.m.id)
+        finally:
+            await self._release()
+
+    async def _release(self) -> None:
+        if self.m.lease is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.m.lease.release())
 
     def _gone(self, why: str) -> MeetingResult:
         """This process stops working the meeting and writes nothing more (another replica runs it)."""
@@ -224,6 +254,7 @@ class MeetingRun:
                      "start (round %d)", m.id, s.current_round)
             return
         await asyncio.shield(close_record(m, s, StopReason.CANCELLED, None, "cancelled"))
+        self._closed = True
 
     def _clock(self) -> None:
         """The deadline, measured from the meeting's start (a resumed meeting keeps its clock)."""
@@ -253,7 +284,9 @@ class MeetingRun:
         except asyncio.CancelledError:
             await self._cancelled()
             raise
-        return await close_record(m, s, stop, decision, error)
+        result = await close_record(m, s, stop, decision, error)
+        self._closed = True
+        return result
 
     async def _halted(self, exc: BaseException) -> tuple[StopReason, str | None]:
         """How the rounds ended early (the stop reason and error); a cancel or a takeover goes on up."""
@@ -275,12 +308,12 @@ class MeetingRun:
         self.s.warnings.append(why)
         log.warning("meeting %s: %s", self.m.id, why)
         try:
-            return await close_record(self.m, self.s, StopReason.INTERRUPTED, None, why)
+            result = await close_record(self.m, self.s, StopReason.INTERRUPTED, None, why)
+            self._closed = True
+            return result
         finally:
             self.s.recorded.set()
             self.s.pace.end()
             with contextlib.suppress(Exception):
                 await self.m.settled()
-            if self.m.lease is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(self.m.lease.release())
+            await self._after()

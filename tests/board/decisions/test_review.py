@@ -60,8 +60,8 @@ async def test_a_scheduled_review_holds_one_short_meeting_and_records_its_verdic
     deliver = RecordingDeliver()
     runner = ScheduleRunner(board.parts.schedule, deliver)
     try:
-        decided = (await board.parts.room.prepare("Should we pilot in Germany?",
-                                            envelope=Envelope(text="", **OWNER_TOPIC)).run()).meeting_id  # type: ignore[arg-type]
+        decided = (await board.parts.room.hold("Should we pilot in Germany?",
+                                         envelope=Envelope(text="", **OWNER_TOPIC))).meeting_id  # type: ignore[arg-type]
         answer = await _say(board, f"/review {decided} +3d")
         assert "scheduled for Sat 2026-11-28 09:00 UTC" in answer, answer
         assert await runner.run_due() == 0  # not due yet
@@ -104,8 +104,8 @@ async def test_review_after_days_schedules_a_review_of_every_decision(workspace:
     clock = FakeClock(T0)
     board = await _board(workspace, data_dir, _reviewing_model(), clock, review_after_days=14)
     try:
-        decided = (await board.parts.room.prepare("Should we pilot in Germany?",
-                                            envelope=Envelope(text="", **OWNER_TOPIC)).run()).meeting_id  # type: ignore[arg-type]
+        decided = (await board.parts.room.hold("Should we pilot in Germany?",
+                                         envelope=Envelope(text="", **OWNER_TOPIC))).meeting_id  # type: ignore[arg-type]
         row = await board.parts.schedule.get(f"review:decision:{decided}")
         assert row is not None and row.due_at == T0 + timedelta(days=14)
         assert (row.place.channel, row.place.chat_id, row.place.thread_id) == ("telegram", "-100500", 7)
@@ -117,8 +117,8 @@ async def test_review_after_days_schedules_a_review_of_every_decision(workspace:
 async def test_review_bad_input_changes_nothing(workspace: Path, data_dir: Path) -> None:
     board = await _board(workspace, data_dir, _reviewing_model(), FakeClock(T0))
     try:
-        decided = (await board.parts.room.prepare("Should we pilot in Germany?",
-                                            envelope=Envelope(text="", **OWNER_TOPIC)).run()).meeting_id  # type: ignore[arg-type]
+        decided = (await board.parts.room.hold("Should we pilot in Germany?",
+                                         envelope=Envelope(text="", **OWNER_TOPIC))).meeting_id  # type: ignore[arg-type]
         assert "I can't read 'soonish' as a date" in await _say(board, f"/review {decided} soonish")
         assert "which has passed" in await _say(board, f"/review {decided} 2026-01-01")
         assert "No decided meeting 'm-nope'" in await _say(board, "/review m-nope +3d")
@@ -144,8 +144,8 @@ async def test_the_offline_model_plays_a_review(workspace: Path, data_dir: Path)
                              meetings=MeetingSettings(max_turns_per_agent=1), consultation=ConsultSettings())
     board = await open_board(settings, clock=clock)
     try:
-        decided = (await board.parts.room.prepare("Should we pilot in Germany?",
-                                            envelope=Envelope(text="", **OWNER_TOPIC)).run()).meeting_id  # type: ignore[arg-type]
+        decided = (await board.parts.room.hold("Should we pilot in Germany?",
+                                         envelope=Envelope(text="", **OWNER_TOPIC))).meeting_id  # type: ignore[arg-type]
         await _say(board, f"/review {decided} +1h")
         clock.advance(days=1, seconds=1)  # the review is due, and the predictions' resolve-by date (tomorrow) came
         deliver = RecordingDeliver()

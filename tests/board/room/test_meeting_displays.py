@@ -15,7 +15,7 @@ import pytest
 
 from board.room.meeting import MeetingEvent, MeetingEventKind, MeetingSettings, StopReason
 from board.room.meeting.pace import Pace
-from board.room.subscribers import ToldFirst
+from board.room.subscribers import Bookkeeping, ToldFirst
 from tests.board.room.test_meeting import brain, meeting_board
 from tests.support.fakes.scripted_model import ScriptedModel
 
@@ -49,6 +49,37 @@ async def test_a_slow_subscriber_holds_up_no_other_display(workspace: Path, data
     assert result.stop_reason is StopReason.COMPLETED
     assert fast == slow  # both heard all of it, in the same (the meeting's) order
     assert fast[0] == MeetingEventKind.STARTED and fast[-2:] == [MeetingEventKind.DECISION, MeetingEventKind.ENDED]
+
+
+async def test_a_background_meeting_returns_before_its_bookkeeping_which_is_marked_done_after(
+        workspace: Path, data_dir: Path) -> None:
+    """meet46: a Bookkeeping subscriber busy with the end holds up neither the meeting's return nor its displays;
+    the durable mark is set only once it is done (a kill before that: the next start does it)."""
+    model = ScriptedModel(default=brain())
+    let_go = asyncio.Event()
+    shown: list[str] = []
+
+    async def keeper(event: MeetingEvent) -> None:
+        if event.kind == MeetingEventKind.ENDED:
+            await let_go.wait()
+
+    async def display(event: MeetingEvent) -> None:
+        shown.append(event.kind)
+
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
+        room = board.parts.room
+        room.subscribe(Bookkeeping(keeper))
+        room.subscribe(display)
+        run = room.start("Expand to Europe?")
+        await asyncio.wait_for(room.ended(run.id), DEADLOCK_S)  # returned while the keeper still holds the end
+        assert shown[-1] == MeetingEventKind.ENDED
+        [row] = await board.parts.db.fetchall("SELECT status, bookkept_at FROM meetings WHERE id = ?", (run.id,))
+        assert (row["status"], row["bookkept_at"]) == ("ended", None)
+        let_go.set()
+        await asyncio.wait_for(room.bookkept(run.id), DEADLOCK_S)
+        [row] = await board.parts.db.fetchall("SELECT bookkept_at FROM meetings WHERE id = ?", (run.id,))
+        assert row["bookkept_at"] is not None
+        assert await room.bookkeep_left() == []  # nothing left for a start to do
 
 
 async def test_the_gate_opens_once_a_phase_is_asked_and_closes_when_its_last_answer_is_in() -> None:
