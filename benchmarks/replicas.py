@@ -3,7 +3,10 @@ overhead of PostgreSQL against SQLite on one replica.
 
 Prints medians and ratios measured in the same run; asserts nothing about time.
 Run: python benchmarks/replicas.py  (needs Debian's postgresql and nginx: what .ci/run installs);
-``--quick``: the smallest size (a test runs it so); ``--throughput-only``: skip 2.
+``--quick``: the smallest size (a test runs it so); ``--throughput-only``: skip 2; ``--baseline /work/main``: run
+that checkout's replicas too, interleaved with this one's (same machine, same moment); ``--timeline``: each
+replica's turns at the model over time (one echo model per replica), to see idle gaps; ``--logs DIR``: keep the
+replicas' logs.
 
 1. Throughput: CONVERSATIONS Telegram conversations of PER messages each, posted as webhooks through nginx (each
    conversation in order, every message redelivered until acknowledged), answered by a fake model of fixed
@@ -41,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiohttp import ClientSession, ClientTimeout
 
+import tests.support.daemon as daemon_support
 from tests.support.daemon import WEBHOOK_SECRET
 from tests.support.fakes.echo_model import EchoModel
 from tests.support.fakes.telegram_api import FakeTelegramAPI
@@ -54,7 +58,7 @@ PER = 2
 MODEL_LATENCY_S = 0.5
 TURN_CAP = 2
 TURNS = 40
-REPEATS = 2
+REPEATS = 3  # issue 44: median of 3
 
 
 async def throughput(server: PgServer, replicas: int, timeline: bool = False, logs: Path | None = None) -> float:
@@ -204,6 +208,24 @@ class contextlib_db:
             await self._inner.__aexit__(*exc)
 
 
+def report(label: str, rates: dict[int, list[float]]) -> None:
+    """The medians and ratios of one checkout's runs."""
+    one = statistics.median(rates[1])
+    print(f"{label}:\n{'replicas':>8} {'turns/s':>8} {'x one':>6}")
+    for count, values in rates.items():
+        rate = statistics.median(values)
+        runs = " ".join(f"{value:.1f}" for value in values)
+        print(f"{count:>8} {rate:>8.1f} {rate / one:>6.2f}   (ideal {count * TURN_CAP / MODEL_LATENCY_S:.0f}; "
+              f"runs: {runs})")
+    for count in [c for c in rates if c > 1]:  # each run's own ratio: its configurations ran back to back
+        paired = [many / single for many, single in zip(rates[count], rates[1], strict=True)]
+        print(f"{count} replicas / 1 in each run: {' '.join(f'{r:.2f}' for r in paired)} "
+              f"(median {statistics.median(paired):.2f})")
+    for count, goal in ((2, 1.9), (3, 2.8)):
+        if count in rates:
+            print(f"{count} replicas / 1: {statistics.median(rates[count]) / one:.2f}  (goal >= {goal})")
+
+
 async def main() -> None:
     global CONVERSATIONS, PER, MODEL_LATENCY_S, TURN_CAP, REPEATS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -217,6 +239,8 @@ async def main() -> None:
     parser.add_argument("--timeline", action="store_true",
                         help="print each replica's turns at the model over time (where the idle gaps are)")
     parser.add_argument("--logs", type=Path, help="keep each run's replica logs under this folder")
+    parser.add_argument("--baseline", type=Path,
+                        help="another checkout (e.g. /work/main) whose replicas run too, interleaved with these")
     parser.add_argument("--replicas", type=int, nargs="+", default=[1, 2, 3], help="the configurations to run")
     args = parser.parse_args()
     if args.quick:
@@ -227,24 +251,17 @@ async def main() -> None:
         print(f"throughput: {CONVERSATIONS} conversations x {PER} messages through nginx, model latency "
               f"{MODEL_LATENCY_S * 1000:.0f} ms, turn cap {TURN_CAP} per replica (ideal one replica: "
               f"{TURN_CAP / MODEL_LATENCY_S:.0f} turns/s); median of {REPEATS} runs")
-        rates: dict[int, list[float]] = {count: [] for count in sorted({1, *args.replicas})}
+        checkouts = {"this checkout": daemon_support.DAEMON_REPO}
+        if args.baseline is not None:
+            checkouts["baseline " + str(args.baseline)] = args.baseline.resolve()
+        rates = {label: {count: [] for count in sorted({1, *args.replicas})} for label in checkouts}
         for _ in range(REPEATS):
-            for count in rates:
-                rates[count].append(await throughput(server, count, args.timeline, args.logs))
-        one = statistics.median(rates[1])
-        print(f"{'replicas':>8} {'turns/s':>8} {'x one':>6}")
-        for count, values in rates.items():
-            rate = statistics.median(values)
-            runs = " ".join(f"{value:.1f}" for value in values)
-            print(f"{count:>8} {rate:>8.1f} {rate / one:>6.2f}   (ideal {count * TURN_CAP / MODEL_LATENCY_S:.0f}; "
-                  f"runs: {runs})")
-        for count in [c for c in rates if c > 1]:  # each run's own ratio: its configurations ran back to back
-            paired = [many / single for many, single in zip(rates[count], rates[1], strict=True)]
-            print(f"{count} replicas / 1 in each run: {' '.join(f'{r:.2f}' for r in paired)} "
-                  f"(median {statistics.median(paired):.2f})")
-        for count, goal in ((2, 1.9), (3, 2.8)):
-            if count in rates:
-                print(f"{count} replicas / 1: {statistics.median(rates[count]) / one:.2f}  (goal >= {goal})")
+            for label, repo in checkouts.items():  # interleaved: a noisy moment hits each of them
+                daemon_support.DAEMON_REPO = repo  # the replicas run this checkout's code
+                for count in rates[label]:
+                    rates[label][count].append(await throughput(server, count, args.timeline, args.logs))
+        for label in checkouts:
+            report(label, rates[label])
         if args.throughput_only:
             return
         print(f"\nper-turn overhead, one replica, model answers at once, {TURNS} turns one after another "
