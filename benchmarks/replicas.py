@@ -3,7 +3,10 @@ overhead of PostgreSQL against SQLite on one replica.
 
 Prints medians and ratios measured in the same run; asserts nothing about time.
 Run: python benchmarks/replicas.py  (needs Debian's postgresql and nginx: what .ci/run installs);
-``--quick``: the smallest size (a test runs it so); ``--throughput-only``: skip 2.
+``--quick``: the smallest size (a test runs it so); ``--throughput-only``: skip 2; ``--baseline /work/main``: run
+that checkout's replicas too, interleaved with this one's (same machine, same moment); ``--timeline``: each
+replica's turns at the model over time (one echo model per replica), to see idle gaps; ``--logs DIR``: keep the
+replicas' logs.
 
 1. Throughput: CONVERSATIONS Telegram conversations of PER messages each, posted as webhooks through nginx (each
    conversation in order, every message redelivered until acknowledged), answered by a fake model of fixed
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import re
 import statistics
@@ -40,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from aiohttp import ClientSession, ClientTimeout
 
+import tests.support.daemon as daemon_support
 from tests.support.daemon import WEBHOOK_SECRET
 from tests.support.fakes.echo_model import EchoModel
 from tests.support.fakes.telegram_api import FakeTelegramAPI
@@ -53,18 +58,24 @@ PER = 2
 MODEL_LATENCY_S = 0.5
 TURN_CAP = 2
 TURNS = 40
-REPEATS = 2
+REPEATS = 3  # issue 44: median of 3
 
 
-async def throughput(server: PgServer, replicas: int) -> float:
-    """Turns per second answered by ``replicas`` replicas behind nginx."""
+async def throughput(server: PgServer, replicas: int, timeline: bool = False, logs: Path | None = None) -> float:
+    """Turns per second answered by ``replicas`` replicas behind nginx (``timeline``: print each replica's
+    turns at the model over time)."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        async with fresh_database(server) as url, FakeTelegramAPI(token=TOKEN) as telegram, \
-                EchoModel(latency=MODEL_LATENCY_S) as model:
+        async with contextlib.AsyncExitStack() as stack:
+            url = await stack.enter_async_context(fresh_database(server))
+            telegram = await stack.enter_async_context(FakeTelegramAPI(token=TOKEN))
+            # one model per replica, so each replica's turns can be told apart (the same latency, the same answers)
+            models = [await stack.enter_async_context(EchoModel(latency=MODEL_LATENCY_S)) for _ in range(replicas)]
             # one more allowed user per replica: its warm-up conversation
-            group = Replicas(root, url, telegram, None, model, count=replicas, users=CONVERSATIONS + replicas,
+            group = Replicas(root, url, telegram, None, models[0], count=replicas, users=CONVERSATIONS + replicas,
                              lease_s=5, extra=["inbox:", f"  max_concurrent_turns: {TURN_CAP}"])
+            for proc, model in zip(group.procs, models, strict=True):
+                proc.config.write_text(proc.config.read_text().replace(models[0].base_url, model.base_url))
             nginx = Nginx(root / "nginx", group.ports)
             try:
                 nginx.start()
@@ -72,9 +83,15 @@ async def throughput(server: PgServer, replicas: int) -> float:
                 await warm_up(group, telegram)
                 burst = Burst(nginx.url, conversations=CONVERSATIONS, per=PER, telegram_share=1.0)
                 start = time.perf_counter()
+                sampler = asyncio.create_task(sample(models)) if timeline else None
                 await burst.run(telegram)
                 await burst.wait_answered(telegram, None, timeout=300)
                 took = time.perf_counter() - start
+                if sampler is not None:
+                    sampler.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await sampler
+                    print_timeline(_SAMPLES.pop(), replicas)
                 answered = burst.answered_count(telegram, None)
                 if answered < burst.total:
                     print(f"  ({replicas} replicas: only {answered} of {burst.total} answered)")
@@ -85,6 +102,40 @@ async def throughput(server: PgServer, replicas: int) -> float:
             finally:
                 nginx.stop()
                 await group.close()
+                if logs is not None:
+                    folder = logs / f"{replicas}-replicas-{time.strftime('%H%M%S')}"
+                    print(f"    logs: {group.save_logs(folder)}")
+
+
+_SAMPLES: list[list[tuple[float, tuple[int, ...]]]] = []
+TICK_S = 0.05
+
+
+async def sample(models: list[EchoModel]) -> None:
+    """Every TICK_S: each replica's turns at its model (kept in _SAMPLES until cancelled)."""
+    samples: list[tuple[float, tuple[int, ...]]] = []
+    _SAMPLES.append(samples)
+    start = time.perf_counter()
+    while True:
+        samples.append((time.perf_counter() - start, tuple(m.in_flight for m in models)))
+        await asyncio.sleep(TICK_S)
+
+
+def print_timeline(samples: list[tuple[float, tuple[int, ...]]], replicas: int, bucket_s: float = 0.5) -> None:
+    """Each replica's mean turns at the model per ``bucket_s`` (one digit per bucket, tenths of the cap
+    shown as 0-9, '#' = the cap), and the time each replica sat below its cap while another had work."""
+    buckets: dict[int, list[tuple[int, ...]]] = {}
+    for at, busy in samples:
+        buckets.setdefault(int(at / bucket_s), []).append(busy)
+    for n in range(replicas):
+        row = ""
+        for key in sorted(buckets):
+            mean = statistics.mean(b[n] for b in buckets[key]) / TURN_CAP
+            row += "#" if mean >= 0.95 else str(int(mean * 10))
+        print(f"    r{n} {row}")
+    short = [sum(TURN_CAP - b[n] for _, b in samples) * TICK_S for n in range(replicas)]
+    print(f"    turn-seconds below the cap, per replica: {' '.join(f'{s:.1f}' for s in short)} "
+          f"(timeline: one column per {bucket_s} s)")
 
 
 def handed_over(group: Replicas) -> int:
@@ -157,6 +208,24 @@ class contextlib_db:
             await self._inner.__aexit__(*exc)
 
 
+def report(label: str, rates: dict[int, list[float]]) -> None:
+    """The medians and ratios of one checkout's runs."""
+    one = statistics.median(rates[1])
+    print(f"{label}:\n{'replicas':>8} {'turns/s':>8} {'x one':>6}")
+    for count, values in rates.items():
+        rate = statistics.median(values)
+        runs = " ".join(f"{value:.1f}" for value in values)
+        print(f"{count:>8} {rate:>8.1f} {rate / one:>6.2f}   (ideal {count * TURN_CAP / MODEL_LATENCY_S:.0f}; "
+              f"runs: {runs})")
+    for count in [c for c in rates if c > 1]:  # each run's own ratio: its configurations ran back to back
+        paired = [many / single for many, single in zip(rates[count], rates[1], strict=True)]
+        print(f"{count} replicas / 1 in each run: {' '.join(f'{r:.2f}' for r in paired)} "
+              f"(median {statistics.median(paired):.2f})")
+    for count, goal in ((2, 1.9), (3, 2.8)):
+        if count in rates:
+            print(f"{count} replicas / 1: {statistics.median(rates[count]) / one:.2f}  (goal >= {goal})")
+
+
 async def main() -> None:
     global CONVERSATIONS, PER, MODEL_LATENCY_S, TURN_CAP, REPEATS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -167,6 +236,12 @@ async def main() -> None:
     parser.add_argument("--repeats", type=int, default=REPEATS)
     parser.add_argument("--quick", action="store_true", help="the smallest size: 4 conversations, one run")
     parser.add_argument("--throughput-only", action="store_true", help="skip the per-turn overhead (2)")
+    parser.add_argument("--timeline", action="store_true",
+                        help="print each replica's turns at the model over time (where the idle gaps are)")
+    parser.add_argument("--logs", type=Path, help="keep each run's replica logs under this folder")
+    parser.add_argument("--baseline", type=Path,
+                        help="another checkout (e.g. /work/main) whose replicas run too, interleaved with these")
+    parser.add_argument("--replicas", type=int, nargs="+", default=[1, 2, 3], help="the configurations to run")
     args = parser.parse_args()
     if args.quick:
         args.conversations, args.latency, args.repeats = 4, 0.05, 1
@@ -176,23 +251,17 @@ async def main() -> None:
         print(f"throughput: {CONVERSATIONS} conversations x {PER} messages through nginx, model latency "
               f"{MODEL_LATENCY_S * 1000:.0f} ms, turn cap {TURN_CAP} per replica (ideal one replica: "
               f"{TURN_CAP / MODEL_LATENCY_S:.0f} turns/s); median of {REPEATS} runs")
-        rates: dict[int, list[float]] = {1: [], 2: [], 3: []}
+        checkouts = {"this checkout": daemon_support.DAEMON_REPO}
+        if args.baseline is not None:
+            checkouts["baseline " + str(args.baseline)] = args.baseline.resolve()
+        rates = {label: {count: [] for count in sorted({1, *args.replicas})} for label in checkouts}
         for _ in range(REPEATS):
-            for count in rates:
-                rates[count].append(await throughput(server, count))
-        one = statistics.median(rates[1])
-        print(f"{'replicas':>8} {'turns/s':>8} {'x one':>6}")
-        for count, values in rates.items():
-            rate = statistics.median(values)
-            runs = " ".join(f"{value:.1f}" for value in values)
-            print(f"{count:>8} {rate:>8.1f} {rate / one:>6.2f}   (ideal {count * TURN_CAP / MODEL_LATENCY_S:.0f}; "
-                  f"runs: {runs})")
-        for count in (2, 3):  # each run's own ratio: its configurations ran back to back
-            paired = [many / single for many, single in zip(rates[count], rates[1], strict=True)]
-            print(f"{count} replicas / 1 in each run: {' '.join(f'{r:.2f}' for r in paired)} "
-                  f"(median {statistics.median(paired):.2f})")
-        print(f"2 replicas / 1: {statistics.median(rates[2]) / one:.2f}  (goal >= 1.9)")
-        print(f"3 replicas / 1: {statistics.median(rates[3]) / one:.2f}  (goal >= 2.8)")
+            for label, repo in checkouts.items():  # interleaved: a noisy moment hits each of them
+                daemon_support.DAEMON_REPO = repo  # the replicas run this checkout's code
+                for count in rates[label]:
+                    rates[label][count].append(await throughput(server, count, args.timeline, args.logs))
+        for label in checkouts:
+            report(label, rates[label])
         if args.throughput_only:
             return
         print(f"\nper-turn overhead, one replica, model answers at once, {TURNS} turns one after another "

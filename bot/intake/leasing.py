@@ -15,9 +15,12 @@ any message. A conversation (the intake's lane) is worked by the replica holding
 
 * a conversation whose next message waits in this replica's queue behind busy turns (none of its own running:
   :meth:`bot.intake.lanes.Lanes.parked`) is handed over to a replica with room (:meth:`LaneLeases.balance`, at
-  the dispatcher's look): each replica publishes its spare turns in ``intake_room``; this one lets go of as many
-  parked conversations' leases (those that would start here last) as the other live replicas have spare turns,
-  and their dispatchers, which take a conversation only with a turn free, take them up. Never a conversation
+  the dispatcher's look): each replica publishes its spare turns in ``intake_room`` (at once when a turn ends on a
+  replica that had none); this one lets go of as many parked conversations' leases (those that would start here
+  last) as the other live replicas have spare turns, and at least their fair share of the backlog
+  (:meth:`LaneLeases.to_let_go`), and their dispatchers, which take a conversation only with a turn free, take
+  them up, the rest as their turns end. Each published figure is used for one hand-over (the next waits for a
+  newer one), so a stale figure does not let the whole backlog go to one spare turn. Never a conversation
   with a turn in flight here (its next message waits for it anyway, and taking its lease away would stop it);
   without room elsewhere nothing is handed over. The job left queued here finds the conversation taken (or
   answered) when its turn comes, or takes it back if nobody did: a hand-over costs no message and no turn twice.
@@ -54,7 +57,7 @@ __all__ = ["LaneLeases", "LeasedTurn", "lane_key", "replica_name"]
 
 _PUBLISH_ROOM = ("INSERT INTO intake_room (holder, spare, seen_at) VALUES (?, ?, ?) ON CONFLICT (holder) DO UPDATE "
                  "SET spare = excluded.spare, seen_at = excluded.seen_at")
-_ROOM_ELSEWHERE = "SELECT COALESCE(SUM(spare), 0) AS spare FROM intake_room WHERE holder <> ? AND seen_at >= ?"
+_ROOM_ELSEWHERE = "SELECT holder, spare, seen_at FROM intake_room WHERE holder <> ? AND seen_at >= ? AND spare > 0"
 
 log = logging.getLogger("sabha.intake")
 
@@ -134,6 +137,9 @@ class LaneLeases:
         self._balancing = False  # one balance() at a time (every channel's dispatcher calls it)
         self._balanced_at = float("-inf")  # monotonic time of the last balance()
         self._published: tuple[int, float] | None = None  # the spare turns last published, and when (board clock)
+        #: The room figures (holder -> seen_at) the last hand-over used: each is used once, the next hand-over
+        #: waits for a newer one (the replica with room took some up, or said again that it has room).
+        self._room_used: dict[str, float] = {}
         self.handed_over = 0  # conversations let go to a replica with room
         self.balances = 0  # balance() runs done (published room, handed over what could go)
         scheduler.on_idle = self.idle
@@ -215,7 +221,15 @@ class LaneLeases:
         """Publish this replica's spare turns and hand parked conversations over to replicas with room (see the
         module docstring); at most once per ``poll_s`` however many dispatchers call it. Returns how many
         conversations were let go."""
-        if not self.shared or self._balancing or time.monotonic() - self._balanced_at < self.poll_s * 0.9:
+        if not self.shared or self._balancing:
+            return 0
+        if time.monotonic() - self._balanced_at < self.poll_s * 0.9:
+            if self._room_opened():  # a turn ended on a full replica: say so now, not a poll later
+                self._balancing = True
+                try:
+                    await self._publish_room()
+                finally:
+                    self._balancing = False
             return 0
         self._balancing = True
         try:
@@ -236,6 +250,10 @@ class LaneLeases:
         await self.db.execute(_PUBLISH_ROOM, (self.holder, spare, now))
         self._published = (spare, now)
 
+    def _room_opened(self) -> bool:
+        """True when this replica has spare turns and last told the others it had none."""
+        return self._published is not None and self._published[0] == 0 and self.scheduler.spare > 0
+
     def _parked(self) -> list[str]:
         """Conversations this replica holds whose next message waits here with none of its turns running, the one
         that would start last first (consent answers stay: the turn waiting for one runs here)."""
@@ -243,13 +261,23 @@ class LaneLeases:
                 if self.holds(lane) and lane not in self._turns and consent_lane(lane) != lane]
 
     async def _hand_over(self) -> int:
-        if not self._parked():
+        parked = self._parked()
+        if not parked:
             return 0
-        row = await self.db.fetchone(_ROOM_ELSEWHERE, (self.holder, self.leases.clock.now().timestamp()
+        rows = await self.db.fetchall(_ROOM_ELSEWHERE, (self.holder, self.leases.clock.now().timestamp()
                                                        - self.leases.lease_s))
-        room = int(row["spare"]) if row is not None else 0
+        # A figure a hand-over used already is stale: the replica with room may have taken that hand-over up
+        # since (it says so at its next look); using it again would let go of more than it has room for.
+        fresh = {str(r["holder"]): (int(r["spare"]), float(r["seen_at"])) for r in rows
+                 if self._room_used.get(str(r["holder"])) != float(r["seen_at"])}
+        room = sum(spare for spare, _ in fresh.values())
         let_go: list[str] = []
-        while len(let_go) < room:
+        for_room = self.to_let_go(len(parked), room, len(fresh))
+        if for_room:  # replicas no longer seen are forgotten
+            seen_now = {str(r["holder"]) for r in rows}
+            self._room_used = {holder: seen for holder, seen in self._room_used.items() if holder in seen_now}
+            self._room_used.update((holder, seen) for holder, (_, seen) in fresh.items())
+        while len(let_go) < for_room:
             parked = self._parked()  # again after each statement: a turn may have started meanwhile
             if not parked:
                 break
@@ -261,6 +289,18 @@ class LaneLeases:
             log.info("leases: %s handed %d conversation(s) waiting behind its busy turns over to replicas with "
                      "%d spare turn(s): %s", self.holder, len(let_go), room, ", ".join(let_go[:5]))
         return len(let_go)
+
+    @staticmethod
+    def to_let_go(parked: int, room: int, roomy: int) -> int:
+        """How many of ``parked`` conversations to let go when the other replicas have ``room`` spare turns, ``roomy``
+        of them some: as many as they can start now, and at least their fair share of the backlog (the replicas
+        with room take ``roomy / (roomy + 1)`` of it, caps alike), so the backlog is not fed to them ``room`` at a
+        time, one look of each side apart, while they sit idle between (what held two replicas at 1.8x one). What
+        they do not take at once they take as their turns end; what is still free when its job comes up here is
+        taken back by that job (a statement, not a message)."""
+        if room <= 0 or parked <= 0:
+            return 0
+        return min(parked, max(room, parked * roomy // (roomy + 1)))
 
     def holds(self, lane: str) -> bool:
         """True when this replica holds ``lane``'s lease (as far as it knows; no statement)."""

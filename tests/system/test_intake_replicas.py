@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -530,6 +531,103 @@ async def test_a_conversation_parked_behind_busy_turns_goes_to_a_replica_with_ro
     await r0.hub.scheduler.drain(5.0)  # r0's job for m2 ran (it found m2 answered) and nothing else is left
     assert sorted(replicas.delivered.texts()) == ["A:m1", "A:m2", "A:stuck"]
     assert r0.board.turns == ["m1", "stuck"] and r1.board.turns == ["m2"]
+    assert {str(r["status"]) for r in await settled(r0.board.parts.db)} == {"answered"}
+
+
+async def test_a_backlog_of_parked_conversations_is_shared_with_a_replica_with_room_not_fed_a_turn_at_a_time(
+        replicas: Any, backend: Dialect, caplog: pytest.LogCaptureFixture) -> None:
+    """Measured by benchmarks/replicas.py (--timeline): two replicas reached 1.8x one. At the end of a burst one
+    replica still had a dozen conversations queued behind its busy turns while the other had room, and was handed
+    them as many at a time as it had spare turns (two): it answered them, sat idle until the busy one looked again
+    (a publish and a hand-over, a poll each), and was handed two more. The backlog is shared at once: here r0 has
+    four conversations parked behind its stuck turn and r1 one spare turn; r0 lets go of two (r1's fair share),
+    not one. r1's turn then sticks too: the second conversation let go is free until r0's own job for it comes up
+    and takes it back. Every message is answered once, in order, by one replica, and no lease is lost."""
+    if backend is Dialect.SQLITE:
+        pytest.skip("one process owns a SQLite data dir: no second replica")
+    r0, r1 = await replicas(2, lease_s=60.0, latency=0.05, inbox=InboxSection(max_concurrent_turns=1))
+    for n in range(4):  # r0 answers c0..c3 once and keeps their leases (idle ones go at a heartbeat, 20 s away)
+        await r0.receive(f"c{n}", f"m1-{n}")
+    await replicas.delivered.wait(4, timeout=10)
+    assert r0.hub.lanes is not None and r1.hub.lanes is not None
+    async with asyncio.timeout(10):  # r1 told the others it has a spare turn
+        while r1.hub.lanes._published is None or r1.hub.lanes._published[0] != 1:  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+    r1.board.hold = asyncio.Event()  # the turn r1 takes up does not end: only one conversation fits there
+    r0.board.hold = asyncio.Event()  # r0's next turn does not end: it has no room
+    await r0.receive("busy", "stuck")
+    async with asyncio.timeout(10):
+        while r0.board.turns[-1:] != ["stuck"]:  # noqa: ASYNC110 - a stand-in board's list
+            await asyncio.sleep(0.02)
+    caplog.set_level(logging.INFO, logger="sabha.intake")
+    for n in range(4):  # queued at r0 behind the stuck turn, in conversations r0 holds: four parked
+        await r0.receive(f"c{n}", f"m2-{n}")
+    async with asyncio.timeout(20):  # r1 takes one up (its turn sticks) and has no room left
+        while not r1.board.turns:  # noqa: ASYNC110 - a stand-in board's list
+            await asyncio.sleep(0.02)
+    async with asyncio.timeout(10):  # r0's dispatcher looks a few more times (every 0.4 s)
+        looks = r0.hub.lanes.balances
+        while r0.hub.lanes.balances < looks + 3:  # noqa: ASYNC110 - the replica's own count
+            await asyncio.sleep(0.05)
+    assert r0.hub.lanes.handed_over == 2
+    handed = [r.getMessage() for r in caplog.records if "handed" in r.getMessage()]
+    assert len(handed) == 1 and "r0 handed 2 conversation(s)" in handed[0], handed  # at once, not one a look
+    assert len(r1.board.turns) == 1
+    r0.board.hold.set()
+    r1.board.hold.set()
+    await replicas.delivered.wait(9, timeout=20)
+    await r0.hub.scheduler.drain(5.0)
+    await r1.hub.scheduler.drain(5.0)
+    texts = replicas.delivered.texts()
+    assert sorted(texts) == sorted([f"A:m{k}-{n}" for k in (1, 2) for n in range(4)] + ["A:stuck"])  # once each
+    for n in range(4):
+        assert texts.index(f"A:m1-{n}") < texts.index(f"A:m2-{n}")
+    assert sorted(r0.board.turns + r1.board.turns) == sorted([f"m{k}-{n}" for k in (1, 2) for n in range(4)]
+                                                             + ["stuck"])  # no model call twice
+    assert r0.hub.lost_leases == 0 and r1.hub.lost_leases == 0  # hand-overs, not leases lost
+    assert {str(r["status"]) for r in await settled(r0.board.parts.db)} == {"answered"}
+
+
+async def test_a_room_figure_is_used_for_one_hand_over_and_what_nobody_takes_is_answered_where_it_waited(
+        replicas: Any, backend: Dialect) -> None:
+    """A replica's spare turns, as it last published them, are used for one hand-over: until it says again (it took
+    some up, or it still has room), its figure is stale, and using it at every look would let go of the whole
+    backlog to one spare turn. Here r1 said it has a spare turn and then stopped looking (a stalled replica whose
+    figure is still within lease_s): r0, with eight conversations parked, lets go of r1's fair share (four) once.
+    Nobody takes them: each is taken back by r0's own job when it comes up, and every message is answered once,
+    by r0, in order."""
+    if backend is Dialect.SQLITE:
+        pytest.skip("one process owns a SQLite data dir: no second replica")
+    r0, r1 = await replicas(2, lease_s=60.0, latency=0.02, inbox=InboxSection(max_concurrent_turns=1))
+    for n in range(8):  # r0 answers c0..c7 once and keeps their leases (idle ones go at a heartbeat, 20 s away)
+        await r0.receive(f"c{n}", f"m1-{n}")
+    await replicas.delivered.wait(8, timeout=10)
+    assert r0.hub.lanes is not None and r1.hub.lanes is not None
+    async with asyncio.timeout(10):  # r1 told the others it has a spare turn
+        while r1.hub.lanes._published is None or r1.hub.lanes._published[0] != 1:  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+    await r1.intake.stop_dispatching()  # r1 stalls: its figure stays, it takes nothing up
+    r0.board.hold = asyncio.Event()  # r0's next turn does not end: it has no room
+    await r0.receive("busy", "stuck")
+    async with asyncio.timeout(10):
+        while r0.board.turns[-1:] != ["stuck"]:  # noqa: ASYNC110 - a stand-in board's list
+            await asyncio.sleep(0.02)
+    for n in range(8):  # queued at r0 behind the stuck turn: eight conversations parked
+        await r0.receive(f"c{n}", f"m2-{n}")
+    async with asyncio.timeout(10):  # r0's dispatcher looks a few times (every 0.4 s)
+        looks = r0.hub.lanes.balances
+        while r0.hub.lanes.balances < looks + 5:  # noqa: ASYNC110 - the replica's own count
+            await asyncio.sleep(0.05)
+    assert r0.hub.lanes.handed_over == 4
+    r0.board.hold.set()
+    await replicas.delivered.wait(17, timeout=20)
+    await r0.hub.scheduler.drain(5.0)
+    texts = replicas.delivered.texts()
+    assert sorted(texts) == sorted([f"A:m{k}-{n}" for k in (1, 2) for n in range(8)] + ["A:stuck"])  # once each
+    for n in range(8):
+        assert texts.index(f"A:m1-{n}") < texts.index(f"A:m2-{n}")
+    assert r1.board.turns == [] and len(r0.board.turns) == 17
+    assert r0.hub.lost_leases == 0
     assert {str(r["status"]) for r in await settled(r0.board.parts.db)} == {"answered"}
 
 
