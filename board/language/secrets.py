@@ -115,7 +115,10 @@ _HARMLESS = re.compile(
     r"travel|transit|eurail|interrail|global|flight|ferry|lounge|parking|student|concession|airport|entry|"
     r"weekend|holiday|tourist|city|hop-on|all-access|vip|event|conference|concert|stadium|pool|club)\s+pass(?:es)?\b|"
     r"\blog ?in (?:preference|method|provider)s?\b|\bsign(?:ing)? in with\b|"
-    r"\bpin[ -]?strip(?:e|ed|es)\b|\b(?:postal|post|zip|area)\s*pin\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
+    r"\bpin[ -]?strip(?:e|ed|es)\b|"
+    # "pin" as a verb: "pin_to_top: weekly report" (round secrets46)
+    r"\bpin(?:ned)?\s+to\s+(?:the\s+)?(?:top|board|channel|chat|dashboard|wall|profile|home ?screen|taskbar)\b|"
+    r"\b(?:postal|post|zip|area)\s*pin\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
     r"\b(?:seed|pre-?seed) (?:rounds?|stage|funds?|funding|investors?|capital|money)\b|\bpre-?seed\b|"
     # a pin dropped on a map marks a place: "dropped a pin for the new office", "location pin"
     r"\b(?:drop(?:ped|ping|s)?|shared?|sent|send|sending)\s+(?:(?:me|you|us|him|her)\s+)?(?:a|the)\s+"
@@ -133,7 +136,10 @@ _POSTAL_PIN = re.compile(r"\bpin ?codes?\b(?:\s*(?:is|:|-))?\s*\d{3} ?\d{3}\b|"
                          # an address is written so, a card's PIN never is (round secrets46)
                          r"\bpin\s*(?:no\.?|number|[:-])?\s*[1-9]\d{2} ?\d{3}\s*,?\s+(?=[A-Z])|"
                          # or closing an address: "3rd floor, Kalyani Nagar, Pune, PIN 411006"
-                         r",\s*pin\s*(?:code)?\s*(?:no\.?|[:-])?\s*[1-9]\d{2} ?\d{3}\s*\.?\s*$", re.IGNORECASE)
+                         r",\s*pin\s*(?:code)?\s*(?:no\.?|[:-])?\s*[1-9]\d{2} ?\d{3}\s*\.?\s*$|"
+                         # or said where one lives or ships: "My parents live at PIN 395007"
+                         r"\b(?:live|lives|living|stay|stays|located|address|deliver\w*|ship\w*|area|based|moved)\b"
+                         r".{0,40}?\bpin\s*(?:code)?\s*(?:no\.?|[:-])?\s*[1-9]\d{2} ?\d{3}\b", re.IGNORECASE)
 
 #: A key that names a secret, whatever its value.
 _SECRET_KEY = re.compile(
@@ -194,6 +200,15 @@ _EVENT_HEAD = {"change", "changes", "changed", "reset", "resets", "update", "upd
                "locked", "forgot", "forgotten", "recovery", "enabled", "setup", "migration", "audit", "story",
                "question", "questions", "request", "requests", "error", "errors", "failure", "failures", "sms",
                "blocked", "block", "tries", "attempts", "lost", "stolen", "sharing", "shared"}
+#: A key naming a secret's state over a word of state (round secrets46): "tpin_status: activated".
+_STATUS_HEAD = {"status", "state"} | _EVENT_HEAD
+_STATUS_WORD = re.compile(r"^\s*(?:(?:is|was|now|still|got|been|being)\s+)*(?:activated|active|inactive|done|pending|"
+                          r"blocked|unblocked|enabled|disabled|expired|completed?|verified|linked|delinked|sent|received|"
+                          r"failed|ok|okay|set|generated|issued|changed|reset|updated|locked|unlocked|"
+                          # or when: "password_change: yesterday", "pin_reset: every 90 days"
+                          r"yesterday|today|tomorrow|(?:last|this|next)\s+\w+|monthly|weekly|quarterly|yearly|daily|"
+                          r"every\s+\w+(?:\s+\w+)?|(?:on|in)\s+\w+)\s*[.!]?\s*$",
+                          re.IGNORECASE)
 _HARMLESS_HEAD = {"bank", "banks", "provider", "providers", "method", "methods", "country", "budget", "budgets",
                   "amount", "amounts", "rent", "rents", "charge", "charges", "emi", "fee", "fees", "cost", "costs",
                   "price", "prices", "size", "limit", "limits", "vendor",
@@ -238,12 +253,20 @@ _SECURITY_KEY = re.compile(r"\bsecurity (?:answers?|questions?|q)\b|\bsecret (?:
                            r"(?:answers?|questions?|q|words?)\b")
 #: Round secrets46: backup, recovery, authenticator or 2FA codes are secrets in any words ("backup numbers 4471-2290",
 #: "scratch codes", "2FA recovery: 5821 9902"): such a word with a code word, or under a key naming one, beside a code
-#: of digits or letters and digits. Naming them with no code given ("printed the backup codes") is kept.
+#: of digits or letters and digits. Naming them with no code given ("printed the backup codes") is kept. A key's word
+#: counts only with a code's word as its last ("login_backup_codes") or as its last itself ("authenticator_backup"):
+#: "backup_plan", "emergency_fund" are no codes; "emergency numbers" (112) are no codes either.
 _BACKUP_WORD = re.compile(r"\b(?:backup|back-up|recovery|authenticator|authy|2fa|mfa|two[- ]factor|totp|scratch|"
                           r"emergency|one[- ]time|otp|escape|fallback|verification|login)\b", re.IGNORECASE)
-_BACKUP_CODES = re.compile(r"\b(?:backup|back-up|recovery|authenticator|2fa|mfa|two[- ]factor|totp|scratch|"
-                           r"emergency|one[- ]time|escape|fallback)\s+(?:\w+\s+)?(?:codes?|numbers?|keys?|pins?|digits|"
-                           r"tokens?|words?)\b", re.IGNORECASE)
+_BACKUP_HEADS = {"backup", "backups", "recovery", "authenticator", "authy", "2fa", "mfa", "totp", "scratch"}
+_CODE_HEADS = {"code", "codes", "number", "numbers", "key", "keys", "pin", "pins", "digits", "token", "tokens", "words"}
+_BACKUP_CODES = re.compile(r"\b(?:(?:backup|back-up|recovery|authenticator|2fa|mfa|two[- ]factor|totp|scratch|"
+                           r"emergency|one[- ]time|escape|fallback)\s+(?:\w+\s+)?(?:codes?|keys?|pins?|tokens?|words?)|"
+                           r"(?:backup|back-up|recovery|authenticator|2fa|mfa|totp|scratch)\s+(?:\w+\s+)?"
+                           r"(?:numbers?|digits))\b", re.IGNORECASE)
+#: A number with a unit is a quantity, not a code: "500 GB", "3000 mAh", "100 days".
+_QUANTITY = re.compile(r"\b\d[\d,.]*\s*(?:gb|tb|mb|kb|kva|kw|mah|w|hours?|hrs?|days?|weeks?|months?|years?|mins?|"
+                       r"minutes?|seconds?|ms|%|copies|files|photos|users|accounts)\b", re.IGNORECASE)
 _CODE_OR_WORD = re.compile(r"(?<![\w.,])\d{3,}(?:[ -]\d{3,})*(?![\w.,]*\d)|"
                            r"\b(?=[\w-]{6,})(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b")
 #: A phone or a reader's contact number is no code: under such a key the digits are a number to call.
@@ -274,9 +297,10 @@ def _backup_codes(key: str, value: str) -> bool:
     words = _words(key)
     if _CONTACT.search(words) or _CONTACT.search(value):
         return False
-    named = bool(_BACKUP_CODES.search(value)) or (bool(_BACKUP_WORD.search(words)) and
-                                                  _head(words) not in _HARMLESS_HEAD | _EVENT_HEAD)
-    return named and bool(_CODE_OR_WORD.search(_harmless_out(value)))
+    head = _head(words)
+    named = bool(_BACKUP_CODES.search(value)) or head in _BACKUP_HEADS or (
+        bool(_BACKUP_WORD.search(words)) and head in _CODE_HEADS)
+    return named and bool(_CODE_OR_WORD.search(_QUANTITY.sub(" · ", _harmless_out(value))))
 
 
 def _unlock_drawn(key: str, value: str) -> bool:
@@ -343,6 +367,9 @@ _SECURITY_ANSWER = re.compile(r"\b(?:security|secret)\s+(?:questions?|answers?|q
                               r"(?:questions?|q|answers?|check)\b|"
                               r"\b(?:security|secret|verification|memorable)\s+(?:answers?|words?)\s+(?:(?:changed|"
                               r"set|reset|updated|switched)\s+)?to\s+[A-Z0-9]|"
+                              # "the answer to 'city you were born in' on my Paytm account is Indore"
+                              r"\banswers?\s+(?:to|for)\b.{0,60}?\b(?:account|bank|login|app|card|netbanking|wallet|"
+                              r"portal)\b.{0,30}?\b(?:is|was|:)\s*\S|"
                               r"\bfor\s+(?:the\s+|a\s+)?(?:verification|security\s+(?:questions?|checks?))\b\s*"
                               r"(?:is|was|:|=|[\u2014\u2013-])\s*\S|"
                               r"\b(?:uses?|used|gave|give|set|put)\s+(?:it|this|that)\s+(?:as|for)\s+(?:the\s+|my\s+|a\s+)?"
@@ -552,11 +579,16 @@ def _key_reason(key: str, value: str) -> str | None:
     if _POSTAL_KEY.search(_words(key)) and _POSTAL_VALUE.match(value) and not _SENSITIVE.search(value) and \
             not _SENSITIVE.search(_words(key)):
         return None  # an Indian postal PIN code: "home pin code", "pin code delivery" (six digits or none)
+    if _head(_words(key)) in _EVENT_HEAD and _SECRET_KEY.search(_words(key)) and \
+            not _sentence(_harmless_out(value)) and not _STATUS_WORD.match(value):
+        return "a password, code or key"  # "password_reset: tiger": an event's key over what may be the new secret
     words = _harmless_out(_words(key))
     if _MAP_PIN.search(value) and re.search(r"\bpins?\b", words):
         return None  # "office pin: dropped a pin ...", "pin_favorite_pizza: ..., pinned on Google Maps": a place
     if _LAST_FOUR.match(value):
         return None  # "bank account: ends in 7712": the last four digits name it, they open nothing
+    if _head(words) in _STATUS_HEAD and _STATUS_WORD.match(value):
+        return None  # "tpin_status: activated": the state of the secret, not the secret
     if _head(words) in _EVENT_HEAD and _sentence(_harmless_out(value)) and \
             not (_SECURITY_KEY.search(words) and _A_NAME.search(value.strip())):
         return None  # "password_change: changed my gmail password yesterday": an event, no secret given
