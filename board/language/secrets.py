@@ -334,9 +334,20 @@ _SECURITY_MENTION = re.compile(
 _A_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+")
 
 
+#: Round secrets46: a fact offered for when a bank or a service asks is the answer it will check: "If the bank asks,
+#: my first teacher was Mrs Pinto" (with a name in it).
+_WHEN_ASKED = re.compile(r"\b(?i:if|when|whenever|in\s+case)\s+(?i:the\s+|my\s+)?(?:\w+\s+)?"
+                         r"(?:(?i:bank|app|support|call\s+cent(?:re|er)|customer\s+care|helpline|branch)|[A-Z]{3,})\s+"
+                         r"(?i:asks?|calls?|checks?|verifies)(?:\s+(?i:to\s+verify|for\s+verification))?\s*[,:]"
+                         r"(?=.*\b(?i:my|our)\s+(?:\w+\s+){0,3}(?i:is|was|are)\b)")
+
+
 def _security_told(text: str) -> bool:
     """Whether ``text`` tells the answer to a security question (:data:`_SECURITY_ANSWER`, :data:`_SECURITY_MENTION`),
     not only an event about one with no name in it."""
+    asked = _WHEN_ASKED.search(text)
+    if asked and _A_NAME.search(text[asked.end():]):
+        return True
     if not (_SECURITY_ANSWER.search(text) or _SECURITY_MENTION.search(text)):
         return False
     return not (_ANSWER_EVENT.search(text) and _sentence(text) and not _A_NAME.search(text.strip()))
@@ -345,7 +356,10 @@ def _security_told(text: str) -> bool:
 #: An event about a security question, with no answer given: "I forgot the answer to my security question".
 _ANSWER_EVENT = re.compile(r"\b(?:forgot|forget|forgotten|forgetting|reset|resetting|changed?|changing|updated?|"
                            r"updating|lost|set\s+up|setting\s+up|asked|asks|asking|locked\s+out|pick|picked|picking|chose|choose|"
-                           r"choosing|new)\b", re.IGNORECASE)
+                           r"choosing|new|"
+                           # or an opinion of them: "the security questions at my bank are silly"
+                           r"answered|answering|silly|annoying|stupid|hard|easy|confusing|hate|too\s+many)\b",
+                           re.IGNORECASE)
 #: A key naming a handle (``discord_username: neonpanda#4421``): one word under it is the name people see,
 #: not a password, whatever its shape (a password's own key or words still say so).
 _HANDLE_HEADS = {"username", "usernames", "handle", "handles", "user", "userid", "gamertag", "tag", "id", "nick",
@@ -478,7 +492,10 @@ _CREDENTIAL_PAIR = re.compile(
 _SECRET_WORDS = re.compile(
     r"\b(?:password|passcode|passphrase|pwd|mpin|api key|secret key|private key|otp|cvv|cvc|security (?:number|code)|"
     r"recovery (?:phrase|code|codes|words)|seed (?:phrase|words)|backup codes?|"
-    r"(?:unlock|phone|screen|lock|mobile|tablet) pattern)\b|"
+    r"(?:unlock|phone|screen|lock|mobile|tablet) pattern|"
+    # "the pattern on my phone is ...": a phone's pattern named the other way round (round secrets46)
+    r"pattern\s+(?:on|of|for|to\s+unlock)\s+(?:my\s+|the\s+|his\s+|her\s+|our\s+)?(?:\w+['\u2019]s\s+)?(?:phone|mobile|"
+    r"tablet|ipad|screen|lock\s*screen))\b|"
     r"\bexp(?:iry|ires)?\s*:?\s*\d{1,2}/\d{2}\b",
     re.IGNORECASE)
 #: A secret's kind followed by "is" or "are" introduces the secret ("my seed phrase is oak river ...").

@@ -89,9 +89,9 @@ wrote the rules).
 by someone who had read nothing): 6 let through (answers to verification questions in any words, backup numbers, an
 unlock pattern drawn or on a grid), 9/100 refused (postal PINs, HSN / SAC codes, a partial account number, a secret's
 kind in an event: "changed my gmail password yesterday", a place pinned on a map). Round secrets46 tuned on it (a
-TUNING set now): 0 let through, 0 refused. ``memory_secrets_tuning46b.jsonl`` (45 secret, 53 harmless): written in
-that round from the principles, new shapes (76 measured once after blind4's fixes: 6 let through, 5 refused; then
-tuned on; 22 probes written after, labelled and added): a weak set, its writer wrote the rules.
+TUNING set now): 0 let through, 0 refused. ``memory_secrets_tuning46b.jsonl`` (50 secret, 62 harmless): written
+in that round from the principles, new shapes (76 measured once after blind4's fixes: 6 let through, 5 refused; then
+tuned on; 36 probes written after, labelled and added): a weak set, its writer wrote the rules.
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
