@@ -2,6 +2,7 @@
 
     python scripts/train_classifiers.py cv        # leave-one-set-out figures, rules alone and rules + model
     python scripts/train_classifiers.py write     # train on every set, write the shipped weights
+    python scripts/train_classifiers.py write secrets   # only the secret filter's (or: addressing)
 
 Leave-one-set-out: for each labelled set in ``tests/data/``, train on all the others and measure on the one
 left out (the blind sets, written by someone who had read neither the rules nor the sets, are the honest folds).
@@ -39,7 +40,8 @@ SECRET_SETS = ["memory_secrets", "memory_secrets_tuning2", "memory_secrets_tunin
                "memory_secrets_tuning6", "memory_secrets_tuning7", "memory_secrets_blind:0",
                "memory_secrets_blind:1",
                "memory_secrets_fresh:0", "memory_secrets_fresh:1",
-               "memory_secrets_blind3:0", "memory_secrets_blind3:1", "memory_secrets_tuning46"]
+               "memory_secrets_blind3:0", "memory_secrets_blind3:1", "memory_secrets_tuning46",
+               "memory_secrets_blind4:0", "memory_secrets_blind4:1", "memory_secrets_tuning46b"]
 RULES_ONLY = LinearModel(MappingProxyType({}), -5.0, threshold=1.0, veto=0.0)
 
 
@@ -161,8 +163,12 @@ def main(argv: list[str]) -> None:
         if part in ("both", "secrets"):
             cross_validate(SECRET_SETS, train_secrets, show_secrets)
     elif what == "write":
-        for model, path in ((train_addressing(ADDRESS_SETS), address_model.MODEL_FILE),
-                            (train_secrets(SECRET_SETS), secret_model.MODEL_FILE)):
+        trained = ([(lambda: train_addressing(ADDRESS_SETS), address_model.MODEL_FILE)]
+                   if part in ("both", "addressing") else [])
+        if part in ("both", "secrets"):
+            trained.append((lambda: train_secrets(SECRET_SETS), secret_model.MODEL_FILE))
+        for train, path in trained:  # "write secrets" leaves the addressing weights as they are
+            model = train()
             path.write_text(json.dumps(model.to_json(), indent=0, sort_keys=True) + "\n", encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)} ({len(model.to_json()['weights'])} weights)")
 

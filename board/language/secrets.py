@@ -67,6 +67,17 @@ up to 3500 a year", "rent: 2800 a year"). An IBAN stays a secret (it holds the a
 label it so, blind3's writer did not: failing closed costs one harmless refusal, a wrong guess the other way a
 secret).
 
+Round secrets46 (blind4's misses, as principles; each stated where it is applied): a key or a value that says the
+fact is the ANSWER to a security / verification / challenge question, or is given "for verification", makes the value
+a secret whatever it is (a pet's name, a school, a city); backup / recovery / authenticator / 2FA codes are secrets in
+any words ("backup numbers 4471-2290"); an unlock pattern in any form is a password drawn (digits on a grid, a letter
+or a shape drawn or swiped to get into a device, a knock code). A secret's KIND named with no VALUE given is an event
+("changed my gmail password yesterday", "OTP SMS arrive late", "reset the iPad passcode"): a key whose last word names
+an event (change, reset, issue, delay, blocked...) over a plain sentence is no secret's key. Public codes: a postal PIN
+said with its place or closing an address ("PIN 400050, Bandra West"), any key or value saying "pin code" over six
+digits or none with no card, bank or lock in it; HSN / SAC (tax classification), MICR, tariff codes; a place pinned
+on a map ("pinned on Google Maps"); a number masked but for its last four ("ending in ...7781", "xxxx4410").
+
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
 Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets) scores
@@ -93,7 +104,9 @@ _HARMLESS = re.compile(
     r"coupon|referral|invite|source|qr|bar|error|status|tax|hs|sic|naics|product|course|colou?r|morse|"
     r"language|currency|time ?zone|talk|session|event|order|tracking|item|sku|class|subject|exam|"
     # a bank branch's code is printed on every cheque: it names the branch, it opens nothing
-    r"ifsc|swift|bic|branch|sort)\s*codes?\b|"
+    r"ifsc|swift|bic|branch|sort|"
+    # a tax classification's or a cheque's code is printed on every invoice or cheque (round secrets46)
+    r"hsn|sac|micr|tariff|hts|gst|icd|isbn|ean|upc|flight|train|course|stock|ticker)\s*codes?\b|"
     r"\bcode\s*(?:reviews?|base|quality|freeze|names?|of conduct|school|camp|editor|owners?)\b|\bcodebase\b|"
     r"\bpass(?:word)?\s*(?:managers?|policy|policies|rotation|resets?|hygiene)\b|\bpasswordless\b|\bpasskeys?\b|"
     r"\b(?:boarding|bus|metro|train|season|day|gym|museum|hall|rail|annual|ski|park|festival|weekly|monthly|"
@@ -102,11 +115,15 @@ _HARMLESS = re.compile(
     r"travel|transit|eurail|interrail|global|flight|ferry|lounge|parking|student|concession|airport|entry|"
     r"weekend|holiday|tourist|city|hop-on|all-access|vip|event|conference|concert|stadium|pool|club)\s+pass(?:es)?\b|"
     r"\blog ?in (?:preference|method|provider)s?\b|\bsign(?:ing)? in with\b|"
-    r"\bpin[ -]?strip(?:e|ed|es)\b|\b(?:postal|post|zip|area)\s*pin\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
+    r"\bpin[ -]?strip(?:e|ed|es)\b|"
+    # "pin" as a verb: "pin_to_top: weekly report" (round secrets46)
+    r"\bpin(?:ned)?\s+to\s+(?:the\s+)?(?:top|board|channel|chat|dashboard|wall|profile|home ?screen|taskbar)\b|"
+    r"\b(?:postal|post|zip|area)\s*pin\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
     r"\b(?:seed|pre-?seed) (?:rounds?|stage|funds?|funding|investors?|capital|money)\b|\bpre-?seed\b|"
     # a pin dropped on a map marks a place: "dropped a pin for the new office", "location pin"
     r"\b(?:drop(?:ped|ping|s)?|shared?|sent|send|sending)\s+(?:(?:me|you|us|him|her)\s+)?(?:a|the)\s+"
     r"(?:location\s+|map\s+)?pin\b|\b(?:location|map|maps|google\s+maps)\s+pins?\b|\bpin\s+on\s+(?:the\s+)?map\b|"
+    r"\bpinned\s+(?:[\w'&-]+,?\s+){0,6}?(?:on|in|to)\s+(?:the\s+)?(?:google\s+|apple\s+)?maps?\b|"
     # a numbered place in a queue is no key: "token no 37 at the RTO", "token number 12 at the clinic"
     r"\btokens?\s+(?:no|number|num|#)\.?\s*\d{1,4}\b|"
     r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b|\botp[- ]?(?:less|free)\b",
@@ -114,7 +131,15 @@ _HARMLESS = re.compile(
 #: Words that say the thing is about a card, a bank, a phone or a lock (then a six-digit "pin code" is not a postcode).
 _SENSITIVE = re.compile(r"\b(?:card|atm|bank|upi|debit|credit|sim|phone|mobile|lock|locker|door|gate|safe|alarm|"
                         r"wallet|account|netbanking|app)\b", re.IGNORECASE)
-_POSTAL_PIN = re.compile(r"\bpin ?codes?\b(?:\s*(?:is|:|-))?\s*\d{3} ?\d{3}\b", re.IGNORECASE)
+_POSTAL_PIN = re.compile(r"\bpin ?codes?\b(?:\s*(?:is|:|-))?\s*\d{3} ?\d{3}\b|"
+                         # six digits after "PIN" then a place's name ("PIN 400050, Bandra West") is a postcode:
+                         # an address is written so, a card's PIN never is (round secrets46)
+                         r"\bpin\s*(?:no\.?|number|[:-])?\s*[1-9]\d{2} ?\d{3}\s*,?\s+(?=[A-Z])|"
+                         # or closing an address: "3rd floor, Kalyani Nagar, Pune, PIN 411006"
+                         r",\s*pin\s*(?:code)?\s*(?:no\.?|[:-])?\s*[1-9]\d{2} ?\d{3}\s*\.?\s*$|"
+                         # or said where one lives or ships: "My parents live at PIN 395007"
+                         r"\b(?:live|lives|living|stay|stays|located|address|deliver\w*|ship\w*|area|based|moved)\b"
+                         r".{0,40}?\bpin\s*(?:code)?\s*(?:no\.?|[:-])?\s*[1-9]\d{2} ?\d{3}\b", re.IGNORECASE)
 
 #: A key that names a secret, whatever its value.
 _SECRET_KEY = re.compile(
@@ -143,8 +168,10 @@ _CODE_KEY = re.compile(r"\bcodes?\b|\bpins?\b", re.IGNORECASE)
 _GLUED_KEY = re.compile(r"pass(?:word|code|phrase)|(?:door|gate|alarm|garage|lock|locker|safe|access|entry|security|"
                         r"verification|atm|upi|sim|card|phone|bank)(?:code|pin)", re.IGNORECASE)
 #: An Indian postal PIN code: the key says "pin code", the value is six digits (and names no card or lock).
-_POSTAL_KEY = re.compile(r"^(?:\w+ )?pin ?codes?$")
-_POSTAL_VALUE = re.compile(r"^\s*\d{3} ?\d{3}\b")
+_POSTAL_KEY = re.compile(r"\bpin ?codes?\b")
+#: Every number in a postal PIN code's value is six digits ("400050", "PIN 400050, Bandra West", "doesn't deliver to
+#: pincode 110092 yet"); a four-digit "pin code: 4455" is a card's or a phone's.
+_POSTAL_VALUE = re.compile(r"^(?:[^\d]*(?<!\d)\d{3} ?\d{3}(?!\d))*[^\d]*$")
 _LABEL_WORDS = 5
 #: Keys that usually hold the secret itself ("wifi: sunflower") but may head a statement about the thing
 #: ("wifi: wants faster wifi in the office"): a secret unless the value is such a sentence (:func:`_sentence`).
@@ -158,10 +185,30 @@ _AMBIGUOUS_KEY = re.compile(r"\blog ?ins?\b|\bsign ?in\b|\bsecrets?\b|^codes?$|\
 #: A door's, a gate's or a room's number is part of an address, not a lock's code ("door number: 1203").
 _PLACE_NUMBER = re.compile(r"\b(?:doors?|gates?|rooms?|flats?|house|unit|lockers?)\s+(?:number|no|num|#)$")
 #: A card's or an account's last four digits name it without opening it ("ends in 7712", "Visa ending 4242").
-_LAST_FOUR = re.compile(r"^\s*(?:[\w-]+\s+)?(?:ends?|ending)(?:\s+(?:in|with))?\s+[x*•]*\d{4}\s*$", re.IGNORECASE)
+_LAST_FOUR = re.compile(r"^\s*(?:[\w'-]+\s+){0,3}(?:ends?|ending|last\s+(?:4|four)(?:\s+digits)?)"
+                        r"(?:\s+(?:in|with|are|is|of|:))?\s*[x*•.…\s-]*\d{4}\s*\)?[.,]?\s*$|"
+                        # a number masked but for its last four: "XXXX XXXX XXXX 7781", "****7781", "a/c xx7781"
+                        r"^\s*(?:[\w/'-]+\s+){0,2}[x*•.…]{2,}(?:[\s-]*[x*•.…]{2,})*[\s-]*\d{4}\s*$", re.IGNORECASE)
 #: A key's last word that makes it about something else than the secret its first words name ("wifi
 #: provider", "otp provider", "sign in method", "passport country", "token budget", "seed amount"): no key
 #: rule applies (the value's still do).
+#: A key whose last word names an event about a secret, not the secret (round secrets46: "password_change", "otp_issue",
+#: "passcode_reset"): over a plain sentence no key rule applies (a value holding a code is still read by the key).
+_EVENT_HEAD = {"change", "changes", "changed", "reset", "resets", "update", "updates", "updated", "problem",
+               "problems", "complaint", "complaints", "delay", "delays", "reminder", "reminders", "habit", "habits",
+               "leak", "leaks", "breach", "breaches", "incident", "incidents", "alert", "alerts", "expired", "lockout",
+               "locked", "forgot", "forgotten", "recovery", "enabled", "setup", "migration", "audit", "story",
+               "question", "questions", "request", "requests", "error", "errors", "failure", "failures", "sms",
+               "blocked", "block", "tries", "attempts", "lost", "stolen", "sharing", "shared"}
+#: A key naming a secret's state over a word of state (round secrets46): "tpin_status: activated".
+_STATUS_HEAD = {"status", "state"} | _EVENT_HEAD
+_STATUS_WORD = re.compile(r"^\s*(?:(?:is|was|now|still|got|been|being)\s+)*(?:activated|active|inactive|done|pending|"
+                          r"blocked|unblocked|enabled|disabled|expired|completed?|verified|linked|delinked|sent|received|"
+                          r"failed|ok|okay|set|generated|issued|changed|reset|updated|locked|unlocked|"
+                          # or when: "password_change: yesterday", "pin_reset: every 90 days"
+                          r"yesterday|today|tomorrow|(?:last|this|next)\s+\w+|monthly|weekly|quarterly|yearly|daily|"
+                          r"every\s+\w+(?:\s+\w+)?|(?:on|in)\s+\w+)\s*[.!]?\s*$",
+                          re.IGNORECASE)
 _HARMLESS_HEAD = {"bank", "banks", "provider", "providers", "method", "methods", "country", "budget", "budgets",
                   "amount", "amounts", "rent", "rents", "charge", "charges", "emi", "fee", "fees", "cost", "costs",
                   "price", "prices", "size", "limit", "limits", "vendor",
@@ -181,6 +228,8 @@ _HARMLESS_HEAD = {"bank", "banks", "provider", "providers", "method", "methods",
                   # a thing named after the word, not the secret: "pin board", "code camp"
                   "board", "boards",
                   # how well it works: "wifi speed: 100 mbps"
+                  # the device that holds or asks for the secret, not the secret: "wifi router: TP-Link Archer C6"
+                  "router", "routers", "modem", "modems", "hardware",
                   "speed", "speeds", "bandwidth", "signal", "coverage", "range", "uptime", "latency"}
 #: A key's last word that says the value is a date (``passport expiry: 2031``): over a date alone (a year, a
 #: month and a year, a full date) a document's or a scheme's key is no secret; a card's MM/YY still is.
@@ -195,7 +244,122 @@ _DURATION = re.compile(r"^\s*\d+\s*(?:s|sec|secs|seconds?|m|mins?|minutes?|h|hrs
 _CARD_KEY = re.compile(r"\b(?:card|cc|credit|debit|visa|amex|mastercard|rupay)\b", re.IGNORECASE)
 #: A key naming a security question or its answer.
 _SECURITY_KEY = re.compile(r"\bsecurity (?:answers?|questions?|q)\b|\bsecret (?:answers?|questions?)\b|"
-                           r"\bmaiden name\b|\bmemorable (?:word|answer)\b")
+                           r"\bmaiden name\b|\bmemorable (?:word|answer|place|date|name)\b|"
+                           # round secrets46: a key that says its value is an answer given to prove who one is:
+                           # "school_name_for_verification", "father_birthplace_answer", "recovery question",
+                           # "verification answer" (whatever the value is: a pet's name, a school, a city)
+                           r"\b(?:for|as) (?:the )?(?:verification|security|recovery|identity check)\b|"
+                           r"\b(?:verification|recovery|challenge|hint|identity|kba) "
+                           r"(?:answers?|questions?|q|words?)\b")
+#: Round secrets46: backup, recovery, authenticator or 2FA codes are secrets in any words ("backup numbers 4471-2290",
+#: "scratch codes", "2FA recovery: 5821 9902"): such a word with a code word, or under a key naming one, beside a code
+#: of digits or letters and digits. Naming them with no code given ("printed the backup codes") is kept. A key's word
+#: counts only with a code's word as its last ("login_backup_codes") or as its last itself ("authenticator_backup"):
+#: "backup_plan", "emergency_fund" are no codes; "emergency numbers" (112) are no codes either.
+_BACKUP_WORD = re.compile(r"\b(?:backup|back-up|recovery|authenticator|authy|2fa|mfa|two[- ]factor|totp|scratch|"
+                          r"emergency|one[- ]time|otp|escape|fallback|verification|login)\b", re.IGNORECASE)
+_BACKUP_HEADS = {"backup", "backups", "recovery", "authenticator", "authy", "2fa", "mfa", "totp", "scratch"}
+_CODE_HEADS = {"code", "codes", "number", "numbers", "key", "keys", "pin", "pins", "digits", "token", "tokens", "words"}
+_BACKUP_CODES = re.compile(r"\b(?:(?:backup|back-up|recovery|authenticator|2fa|mfa|two[- ]factor|totp|scratch|"
+                           r"emergency|one[- ]time|escape|fallback)\s+(?:\w+\s+)?(?:codes?|keys?|pins?|tokens?|words?)|"
+                           r"(?:backup|back-up|recovery|authenticator|2fa|mfa|totp|scratch)\s+(?:\w+\s+)?"
+                           r"(?:numbers?|digits))\b", re.IGNORECASE)
+#: A number with a unit is a quantity, not a code: "500 GB", "3000 mAh", "100 days".
+_QUANTITY = re.compile(r"\b\d[\d,.]*\s*(?:gb|tb|mb|kb|kva|kw|mah|w|hours?|hrs?|days?|weeks?|months?|years?|mins?|"
+                       r"minutes?|seconds?|ms|%|copies|files|photos|users|accounts)\b", re.IGNORECASE)
+_CODE_OR_WORD = re.compile(r"(?<![\w.,])\d{3,}(?:[ -]\d{3,})*(?![\w.,]*\d)|"
+                           r"\b(?=[\w-]{6,})(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+\b")
+#: A phone or a reader's contact number is no code: under such a key the digits are a number to call.
+_CONTACT = re.compile(r"\b(?:phone|mobile|cell|email|e-mail|contact|whatsapp|number to call|landline|fax)\b",
+                      re.IGNORECASE)
+#: Round secrets46: an unlock pattern in any form is a password drawn: digits on a grid ("1-5-9-6-3 on the 3x3 grid"),
+#: a shape drawn or swiped to get into a device ("draws a Z starting top-left to get into the phone", "swipe L to
+#: unlock"), a knock code. Swiping left on an app or drawing on a whiteboard opens nothing.
+_GRID_DIGITS = re.compile(r"(?<![\w.])[1-9](?:\s*(?:-|\u2013|>|→|,|\s)\s*[1-9]){3,8}(?![\w.])")
+_GRID_WORD = re.compile(r"\b(?:grid|dots?|pattern|knock\s+code|unlock|3\s*x\s*3|nine[- ]dot|9[- ]dot)\b",
+                        re.IGNORECASE)
+_DRAWN = re.compile(r"\b(?:draws?|drew|drawn|drawing|swipes?|swiped|swiping|traces?|traced|tracing|makes?\s+an?)\s+"
+                    r"(?:an?\s+|the\s+|my\s+)?(?:[A-Z]\b|[A-Z]-shape|\w+[- ]shape[d]?|zig-?zag|letter\s+\w|"
+                    r"(?:square|triangle|star|circle|cross|hook|line|diagonal|tick|check\s*mark|z|l|m|n|u|s|c|w|v)\b)",
+                    re.IGNORECASE)
+#: A letter or a shape placed on the dots ("a big W across all nine dots", "an S-shape, top right first").
+_SHAPE_PLACED = re.compile(r"\b(?:[A-Z](?:[- ]shaped?)?|(?i:[a-z]+[- ]shaped?|zig-?zag))\b"
+                           r"(?=(?i:.{0,40}\b(?:across|from|"
+                           r"starting|start|top|bottom|dots|grid|corner)\b))")
+_INTO_DEVICE = re.compile(r"\b(?:unlock\w*|get\s+(?:into|in)|open\w*|log\w*\s+in(?:to)?|into)\b.{0,30}?\b(?:phone|"
+                          r"mobile|tablet|ipad|screen|device|laptop|handset)\b|\bto\s+unlock\b|\bunlock\s+(?:pattern|"
+                          r"gesture|shape)\b|\b(?:lock\s*screen|screen\s*lock|pattern\s*lock|phone|tablet|ipad)\b",
+                          re.IGNORECASE)
+
+
+def _backup_codes(key: str, value: str) -> bool:
+    """Backup / recovery / 2FA codes given in any words (see :data:`_BACKUP_WORD`)."""
+    words = _words(key)
+    if _CONTACT.search(words) or _CONTACT.search(value):
+        return False
+    head = _head(words)
+    named = bool(_BACKUP_CODES.search(value)) or head in _BACKUP_HEADS or (
+        bool(_BACKUP_WORD.search(words)) and head in _CODE_HEADS)
+    return named and bool(_CODE_OR_WORD.search(_QUANTITY.sub(" · ", _harmless_out(value))))
+
+
+def _unlock_drawn(key: str, value: str) -> bool:
+    """An unlock pattern in any form (see :data:`_GRID_DIGITS`)."""
+    both = f"{_words(key)} · {value}"
+    if _GRID_DIGITS.search(value) and _GRID_WORD.search(both):
+        return True
+    if _SHAPE_PLACED.search(value) and (re.search(r"\b(?:dots|grid)\b", value, re.IGNORECASE) or
+                                        _INTO_DEVICE.search(both)):
+        return True
+    return bool(_DRAWN.search(value)) and bool(_INTO_DEVICE.search(both)) and \
+        not re.search(r"\bswip\w*\s+(?:left|right|up|down)\s+on\b", value, re.IGNORECASE)
+
+
+#: Where a secret is kept is no secret (round secrets46): "2fa_recovery_codes: saved in 1Password", "printed, in the
+#: blue diary" (a code given beside it is still read: :data:`_CODE_OR_WORD`).
+_KEPT_WHERE = re.compile(r"^\s*(?:(?:are|is)\s+)?(?:saved|stored|kept|written(?:\s+down)?|printed|locked(?:\s+up)?|"
+                         r"filed|noted)(?:\s+(?:and|,)\s+\w+)?\s+(?:in|on|at|inside|under)\b", re.IGNORECASE)
+#: A key whose last word is "answer" ("father_birthplace_answer"): the answer to a question asked to prove who one is,
+#: unless its value is a plain sentence ("interview_answer: talked about scaling the team").
+_ANSWER_HEAD = {"answer", "answers"}
+#: Round secrets46: a value that mentions a security, verification or challenge question (its answer, a memorable
+#: word or place, what one says "for verification") tells the answer, whatever the answer is ("Linking Road — that's
+#: what I put for the SBI challenge question", "My memorable place for Barclays is Shimla"), unless it only tells an
+#: event about them with no name in it (:data:`_ANSWER_EVENT`: "update the HDFC verification questions").
+_SECURITY_MENTION = re.compile(
+    r"\b(?:security|verification|challenge|memorable|secret|recovery|hint|identity)\s+(?:questions?|answers?|words?|"
+    r"places?|q|names?|dates?)\b|\b(?:for|as|in)\s+(?:the\s+|my\s+|a\s+|an\s+)?(?:[\w'\u2019]+\s+){0,2}verification\b",
+    re.IGNORECASE)
+#: A name in a value: a capitalised word that is not its first word ("I" and acronyms such as HDFC are none).
+_A_NAME = re.compile(r"(?<!^)(?<![.!?]\s)\b[A-Z][a-z]+")
+
+
+#: Round secrets46: a fact offered for when a bank or a service asks is the answer it will check: "If the bank asks,
+#: my first teacher was Mrs Pinto" (with a name in it).
+_WHEN_ASKED = re.compile(r"\b(?i:if|when|whenever|in\s+case)\s+(?i:the\s+|my\s+)?(?:\w+\s+)?"
+                         r"(?:(?i:bank|app|support|call\s+cent(?:re|er)|customer\s+care|helpline|branch)|[A-Z]{3,})\s+"
+                         r"(?i:asks?|calls?|checks?|verifies)(?:\s+(?i:to\s+verify|for\s+verification))?\s*[,:]"
+                         r"(?=.*\b(?i:my|our)\s+(?:\w+\s+){0,3}(?i:is|was|are)\b)")
+
+
+def _security_told(text: str) -> bool:
+    """Whether ``text`` tells the answer to a security question (:data:`_SECURITY_ANSWER`, :data:`_SECURITY_MENTION`),
+    not only an event about one with no name in it."""
+    asked = _WHEN_ASKED.search(text)
+    if asked and _A_NAME.search(text[asked.end():]):
+        return True
+    if not (_SECURITY_ANSWER.search(text) or _SECURITY_MENTION.search(text)):
+        return False
+    return not (_ANSWER_EVENT.search(text) and _sentence(text) and not _A_NAME.search(text.strip()))
+
+
+#: An event about a security question, with no answer given: "I forgot the answer to my security question".
+_ANSWER_EVENT = re.compile(r"\b(?:forgot|forget|forgotten|forgetting|reset|resetting|changed?|changing|updated?|"
+                           r"updating|lost|set\s+up|setting\s+up|asked|asks|asking|locked\s+out|pick|picked|picking|chose|choose|"
+                           r"choosing|new|"
+                           # or an opinion of them: "the security questions at my bank are silly"
+                           r"answered|answering|silly|annoying|stupid|hard|easy|confusing|hate|too\s+many)\b",
+                           re.IGNORECASE)
 #: A key naming a handle (``discord_username: neonpanda#4421``): one word under it is the name people see,
 #: not a password, whatever its shape (a password's own key or words still say so).
 _HANDLE_HEADS = {"username", "usernames", "handle", "handles", "user", "userid", "gamertag", "tag", "id", "nick",
@@ -204,7 +368,27 @@ _HANDLE_HEADS = {"username", "usernames", "handle", "handles", "user", "userid",
 #: "mother's maiden name was Fernandes"): it opens the account as a password does.
 _SECURITY_ANSWER = re.compile(r"\b(?:security|secret)\s+(?:questions?|answers?|q)\b.{0,60}?(?:\bis|\bwas|:|=)\s*\S|"
                               r"\bmaiden\s+name\b\s*(?:is|was|:|=|-)\s*\S|"
-                              r"\bmemorable\s+(?:word|answer)\b\s*(?:is|was|:|=|-)\s*\S", re.IGNORECASE)
+                              r"\bmemorable\s+(?:word|answer)\b\s*(?:is|was|:|=|-)\s*\S|"
+                              # round secrets46: a value that says it is the answer to a security or verification
+                              # question, or is used for one: "Tommy — the answer to the bank's verification
+                              # question", "Kanpur — the answer I gave HDFC for verification", "X (security question)"
+                              r"\banswers?\b(?:\W+\w+){0,8}?\W+(?:verification|security|secret|challenge|recovery|"
+                              r"memorable)\b|"
+                              r"\b(?:verification|security|secret|challenge|recovery)\s+(?:questions?|q)\b(?:\W+\w+){0,4}?"
+                              r"\W+answers?\b|"
+                              r"\S\s*(?:[(\[]|[\u2014\u2013-]\s|:\s)\s*(?:for\s+|as\s+|used\s+(?:for|as)\s+)?(?:the\s+|my\s+|a\s+)?"
+                              r"(?:\w+['\u2019]s\s+|\w+\s+)?(?:security|verification|secret|challenge|recovery)\s+"
+                              r"(?:questions?|q|answers?|check)\b|"
+                              r"\b(?:security|secret|verification|memorable)\s+(?:answers?|words?)\s+(?:(?:changed|"
+                              r"set|reset|updated|switched)\s+)?to\s+[A-Z0-9]|"
+                              # "the answer to 'city you were born in' on my Paytm account is Indore"
+                              r"\banswers?\s+(?:to|for)\b.{0,60}?\b(?:account|bank|login|app|card|netbanking|wallet|"
+                              r"portal)\b.{0,30}?\b(?:is|was|:)\s*\S|"
+                              r"\bfor\s+(?:the\s+|a\s+)?(?:verification|security\s+(?:questions?|checks?))\b\s*"
+                              r"(?:is|was|:|=|[\u2014\u2013-])\s*\S|"
+                              r"\b(?:uses?|used|gave|give|set|put)\s+(?:it|this|that)\s+(?:as|for)\s+(?:the\s+|my\s+|a\s+)?"
+                              r"(?:\w+['\u2019]s\s+)?(?:\w+\s+)?(?:verification|security|secret|recovery)\b",
+                              re.IGNORECASE)
 #: A key over a plain sentence about its thing ("wants faster wifi") but a secret over a code, a phrase...
 #: (:data:`_AMBIGUOUS_KEY`); a key naming a card's expiry over a date shaped MM/YY.
 _EXPIRY_KEY = re.compile(r"\b(?:expiry|exp|expiration|expires|valid)\b", re.IGNORECASE)
@@ -215,7 +399,9 @@ _ADMIN_KEY = re.compile(r"\b(?:admin|root|router|login|account|ssh|server)\b", r
 _SLASH_PAIR = re.compile(r"^\s*[\w.@-]{2,}\s*[/:]\s*(?!\d+\s*$)\S{3,}\s*$")  # not a host:port
 _USER_AND_PASSWORD = re.compile(r"^\s*[\w.@-]{2,}\s+(?=\S*[A-Za-z])(?=\S*[\d\W])\S{4,}\s*$")
 _FUNCTION_WORD = re.compile(r"\b(?:a|an|the|in|of|to|for|with|at|on|is|are|and|by|from|my|our|their|it|over|about|"
-                            r"via|as|than|into|under)\b",
+                            r"via|as|than|into|under|that|when|after|before|because|yet|"
+                            # auxiliaries and pointing words make a clause too: "Amazon OTP came late again today"
+                            r"was|were|has|have|had|got|gets|again|this|these|those)\b",
                             re.IGNORECASE)
 #: A key naming a lock: a code of digits under it is the lock's code ("home alarm: disarm with 5570").
 _LOCK_KEY = re.compile(r"\b(?:doors?|gates?|alarms?|garages?|safes?|lockers?|lockbox|locks?|padlock|vault|keypad|"
@@ -306,7 +492,10 @@ _CREDENTIAL_PAIR = re.compile(
 _SECRET_WORDS = re.compile(
     r"\b(?:password|passcode|passphrase|pwd|mpin|api key|secret key|private key|otp|cvv|cvc|security (?:number|code)|"
     r"recovery (?:phrase|code|codes|words)|seed (?:phrase|words)|backup codes?|"
-    r"(?:unlock|phone|screen|lock|mobile|tablet) pattern)\b|"
+    r"(?:unlock|phone|screen|lock|mobile|tablet) pattern|"
+    # "the pattern on my phone is ...": a phone's pattern named the other way round (round secrets46)
+    r"pattern\s+(?:on|of|for|to\s+unlock)\s+(?:my\s+|the\s+|his\s+|her\s+|our\s+)?(?:\w+['\u2019]s\s+)?(?:phone|mobile|"
+    r"tablet|ipad|screen|lock\s*screen))\b|"
     r"\bexp(?:iry|ires)?\s*:?\s*\d{1,2}/\d{2}\b",
     re.IGNORECASE)
 #: A secret's kind followed by "is" or "are" introduces the secret ("my seed phrase is oak river ...").
@@ -397,19 +586,39 @@ _BIOMETRIC = re.compile(r"\b(?:face ?id|touch ?id|fingerprints?|face unlock|biom
 #: A value that says its pin is a map's ("dropped a pin for the new office"): the key's "pin" is that one.
 _MAP_PIN = re.compile(r"\b(?:drop(?:ped|ping|s)?|shared?|sent|send)\s+(?:\w+\s+)?(?:a|the)\s+"
                       r"(?:location\s+|map\s+)?pin\b"
-                      r"|\b(?:location|map|maps)\s+pins?\b|\bpin\s+on\s+(?:the\s+)?map\b", re.IGNORECASE)
+                      r"|\b(?:location|map|maps)\s+pins?\b|\bpin\s+on\s+(?:the\s+)?map\b"
+                      # "pinned on Google Maps": a place saved on a map (round secrets46)
+                      r"|\bpinned\s+(?:[\w'&-]+,?\s+){0,6}?(?:on|in|to)\s+(?:the\s+)?(?:google\s+|apple\s+)?maps?\b",
+                      re.IGNORECASE)
 
 
 def _key_reason(key: str, value: str) -> str | None:
-    if _POSTAL_KEY.match(_words(key)) and _POSTAL_VALUE.match(value) and not _SENSITIVE.search(value):
-        return None  # an Indian postal PIN code
+    if _POSTAL_KEY.search(_words(key)) and _POSTAL_VALUE.match(value) and not _SENSITIVE.search(value) and \
+            not _SENSITIVE.search(_words(key)):
+        return None  # an Indian postal PIN code: "home pin code", "pin code delivery" (six digits or none)
+    if _head(_words(key)) in _EVENT_HEAD and _SECRET_KEY.search(_words(key)) and \
+            not _sentence(_harmless_out(value)) and not _STATUS_WORD.match(value):
+        return "a password, code or key"  # "password_reset: tiger": an event's key over what may be the new secret
     words = _harmless_out(_words(key))
-    if _MAP_PIN.search(value) and _head(words) in ("pin", "pins"):
-        return None  # "office pin: dropped a pin for the new office": a place on a map
+    if _MAP_PIN.search(value) and re.search(r"\bpins?\b", words):
+        return None  # "office pin: dropped a pin ...", "pin_favorite_pizza: ..., pinned on Google Maps": a place
     if _LAST_FOUR.match(value):
         return None  # "bank account: ends in 7712": the last four digits name it, they open nothing
+    if _head(words) in _STATUS_HEAD and _STATUS_WORD.match(value):
+        return None  # "tpin_status: activated": the state of the secret, not the secret
+    if _head(words) in _EVENT_HEAD and _sentence(_harmless_out(value)) and \
+            not (_SECURITY_KEY.search(words) and _A_NAME.search(value.strip())):
+        return None  # "password_change: changed my gmail password yesterday": an event, no secret given
+    if _KEPT_WHERE.match(value) and not _CODE_OR_WORD.search(value):
+        return None  # "2fa_recovery_codes: saved in 1Password": where it is kept, not what it is
     if _SECURITY_KEY.search(words):
         return "the answer to a security question"  # "mothers maiden name": the name is the answer
+    if _backup_codes(key, value):
+        return "backup or recovery codes"  # "authenticator_backup: 4471-2290, 8813-0056"
+    if _unlock_drawn(key, value):
+        return "an unlock pattern"  # "pattern: 1-5-9-6-3 on the 3x3 grid"
+    if _head(words) in _ANSWER_HEAD and not _sentence(_harmless_out(value)):
+        return "the answer to a security question"  # "father_birthplace_answer: Kanpur"
     if _head(words) in _DATE_HEADS and (_DATE_ONLY.match(value) or _DURATION.match(value)) and \
             not _CARD_KEY.search(words):
         return None  # "passport expiry: 2031", "access token expiry: 1 hour": when, not what
@@ -494,7 +703,7 @@ def _a_name(text: str, found: re.Match[str]) -> bool:
 def _password_told(text: str) -> bool:
     """Whether a password word in ``text`` introduces a password (see :data:`_PASSWORD_WORD`)."""
     for found in _PASSWORD_WORD.finditer(text):
-        token = found.group("tok").strip("\"'()")
+        token = found.group("tok").strip("\"'()").rstrip(".!?")  # "password yesterday." says when
         word = found.group("w").lower()
         shaped = bool(re.search(r"[\d\W]|[a-z][A-Z]", token))
         if found.group("plural") and not found.group("mark"):
@@ -528,8 +737,8 @@ def _password_shaped(value: str) -> bool:
 
 def _value_reason(value: str) -> str | None:
     text = _harmless_out(value.replace("_", " "))
-    if _SECURITY_ANSWER.search(text):
-        return "the answer to a security question"
+    if _security_told(text):
+        return "the answer to a security question"  # an event with no answer given ("forgot the answer") is kept
     if _SECRET_WORDS.search(text) and not _names_only(text):
         return "a password, code or key"
     if _password_told(text):
@@ -659,6 +868,10 @@ def _told(key: str, value: str) -> str | None:
     """Why ``value`` (under ``key``, for a bank's account number) tells a secret, whatever its key names."""
     handle = _head(_words(key)) in _HANDLE_HEADS and len(value.split()) == 1 and not _SECRET_WORDS.search(value)
     reason = None if handle else _value_reason(value)
+    if reason is None and _BACKUP_CODES.search(value) and _backup_codes("", value):
+        reason = "backup or recovery codes"  # "my backup numbers are 4471-2290, 8813-0056"
+    if reason is None and _unlock_drawn("", value):
+        reason = "an unlock pattern"  # "I draw a Z from the top left to unlock my phone"
     if reason is None and (_seed_phrase(value) or _named_seed(key, value)):
         reason = "a seed or recovery phrase"
     reason = reason or _number_reason(key, value)

@@ -85,6 +85,14 @@ PINs, map pins, coupon / IFSC / SWIFT / GSTIN / sort codes, a card's last four, 
 numbers, e-mails): 78 measured before any rule was changed for them, 44 probes written after; a weak set (its writer
 wrote the rules).
 
+``memory_secrets_blind4.jsonl`` (100 secret, 100 harmless) was measured ONCE by the lead on classify46's filter (written
+by someone who had read nothing): 6 let through (answers to verification questions in any words, backup numbers, an
+unlock pattern drawn or on a grid), 9/100 refused (postal PINs, HSN / SAC codes, a partial account number, a secret's
+kind in an event: "changed my gmail password yesterday", a place pinned on a map). Round secrets46 tuned on it (a
+TUNING set now): 0 let through, 0 refused. ``memory_secrets_tuning46b.jsonl`` (50 secret, 62 harmless): written
+in that round from the principles, new shapes (76 measured once after blind4's fixes: 6 let through, 5 refused; then
+tuned on; 36 probes written after, labelled and added): a weak set, its writer wrote the rules.
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -120,7 +128,8 @@ MAX_REFUSED = 0.05
 TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secrets_tuning3.jsonl",
           "memory_secrets_review1.jsonl", "memory_secrets_heldout3.jsonl", "memory_secrets_tuning5.jsonl",
           "memory_secrets_tuning6.jsonl", "memory_secrets_tuning7.jsonl", "memory_secrets_blind.jsonl",
-          "memory_secrets_fresh.jsonl", "memory_secrets_blind3.jsonl", "memory_secrets_tuning46.jsonl"]
+          "memory_secrets_fresh.jsonl", "memory_secrets_blind3.jsonl", "memory_secrets_tuning46.jsonl",
+          "memory_secrets_blind4.jsonl", "memory_secrets_tuning46b.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -184,7 +193,7 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
     assert {line.rsplit(" (", 1)[0] for line in refused} <= PROBES_REFUSED, (figures, refused)
 
 
-@pytest.mark.parametrize("held", ["memory_secrets_fresh", "memory_secrets_blind3"])
+@pytest.mark.parametrize("held", ["memory_secrets_fresh", "memory_secrets_blind3", "memory_secrets_blind4"])
 def test_a_model_trained_without_a_set_keeps_the_goal_on_it(held: str) -> None:
     """Leave-one-set-out on the fresh and blind3 sets: the learned model trained on every other set (``scripts/
     train_classifiers.py``), beside the rules, lets no secret of the set through and refuses at most 5% of its
@@ -325,14 +334,33 @@ BLIND3_REFUSED = [("work_login_email", "ravi@acme.in"), ("rto_token", "token no 
                   ("sort_code", "20-00-00"), ("travel pass", "Eurail global pass, 15 days in july"),
                   ("netbanking_bank", "uses ICICI netbanking, not the app"),
                   ("locker", "the safe deposit locker fee went up to 3500 a year")]
+#: The same for blind4's measurement (round classify46, measured once): answers to verification questions in any
+#: words, backup numbers, an unlock pattern drawn or given as a grid's digits; and public codes, a partial account
+#: number, a secret's kind named in an event ("changed my gmail password yesterday"), a place pinned on a map.
+BLIND4_STORED = [("phone_gesture", "draws a Z starting top-left to get into the phone"),
+                 ("first_pet_name", "Tommy — he uses it as the answer to the bank's verification question"),
+                 ("authenticator_backup", "backup numbers 4471-2290, 8813-0056"),
+                 ("school_name_for_verification", "Delhi Public School RK Puram (security question)"),
+                 ("pattern", "1-5-9-6-3 on the 3x3 grid"),
+                 ("father_birthplace_answer", "Kanpur — the answer I gave HDFC for verification")]
+BLIND4_REFUSED = [("home_pin_code", "PIN 400050, Bandra West"),
+                  ("password_change", "changed my gmail password yesterday"),
+                  ("hsn_code", "HSN 2106 for the spice mixes"), ("sac_code", "998314 for IT consulting invoices"),
+                  ("bank_account_number_partial", "account ending in ...7781"),
+                  ("otp_issue", "customers complain that OTP SMS arrive late"),
+                  ("pin_favorite_pizza", "Pizza Express, pinned on Google Maps"),
+                  ("passcode_reset", "reset the iPad passcode at the Apple store last week"),
+                  ("pin_code_delivery", "doesn't deliver to pincode 110092 yet")]
 
 
 @pytest.mark.parametrize(("stored", "refused"), [(HELDOUT3_STORED, HELDOUT3_REFUSED),
                                                  (TUNING5_STORED, TUNING5_REFUSED), (TUNING6_STORED, TUNING6_REFUSED),
                                                  (FRESH_STORED, FRESH_REFUSED[:4]), ([], FRESH_REFUSED[4:]),
-                                                 (BLIND3_STORED, BLIND3_REFUSED[:4]), ([], BLIND3_REFUSED[4:])],
+                                                 (BLIND3_STORED, BLIND3_REFUSED[:4]), ([], BLIND3_REFUSED[4:]),
+                                                 (BLIND4_STORED[:4], BLIND4_REFUSED[:3]),
+                                                 (BLIND4_STORED[4:], BLIND4_REFUSED[3:6]), ([], BLIND4_REFUSED[6:])],
                          ids=["heldout3", "tuning5", "tuning6", "fresh", "fresh-harmless", "blind3",
-                              "blind3-harmless"])
+                              "blind3-harmless", "blind4-a", "blind4-b", "blind4-harmless"])
 async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_facts_kept(
         workspace: Path, data_dir: Path, state_url: StateURL | None,
         stored: list[tuple[str, str]], refused: list[tuple[str, str]]) -> None:
