@@ -93,6 +93,17 @@ TUNING set now): 0 let through, 0 refused. ``memory_secrets_tuning46b.jsonl`` (5
 in that round from the principles, new shapes (76 measured once after blind4's fixes: 6 let through, 5 refused; then
 tuned on; 36 probes written after, labelled and added): a weak set, its writer wrote the rules.
 
+``memory_secrets_blind5.jsonl`` (100 secret, 100 harmless; its writer, who read nothing, was asked for Indian
+English, Hinglish, Hindi in Latin script and some Tamil and Marathi, a third of the values whole sentences) is the
+HELD-OUT set of round secrets46, measured ONCE by the lead after that round was committed and never tuned on: **20
+let through, 8/100 = 8.0 % refused** (main before the two rounds: 20 let through, 14 %). The misses are codes in
+Hindi / Tamil / Marathi sentences ("darwaze pe 9 0 0 9 dabana", "diary ka lock 0-6-1-5 pe khulta hai"), digits in
+words that no key names ("six one nine nine two zero, that's what the bank app asks for"), a one-time code by its
+SMS, a full Amex number in 4-6-5 groups, an authenticator seed, security answers phrased as "the answer to 'what
+was your first school'"; the refusals masked numbers ("XXXX XXXX 9021"), a token of appreciation, an OTP complaint
+in Hinglish, a policy number. Far from the goal: the test holds it to what was measured, so a regression fails; the
+next round may tune on it (and then needs a set written apart to measure).
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -182,6 +193,14 @@ def test_blind3_is_held_to_what_this_round_reached() -> None:
     print(f"\n{figures}")
     assert len(labelled("memory_secrets_blind3.jsonl")) == 180
     assert not missed and len(refused) <= 1, figures
+
+
+def test_blind5_holds_what_was_measured_once() -> None:
+    """``memory_secrets_blind5`` (see the module docstring): held out, measured once; below the goal, held to it."""
+    missed, refused, figures = measure("memory_secrets_blind5.jsonl")
+    print(f"\n{figures}")
+    assert len(labelled("memory_secrets_blind5.jsonl")) == 200
+    assert len(missed) <= 20 and len(refused) <= 8, figures
 
 
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
