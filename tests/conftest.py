@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import uuid
 import warnings
 from collections.abc import AsyncIterator, Iterable, Iterator
@@ -57,6 +58,18 @@ def no_daemon_left_behind() -> Iterator[None]:
         if killed:
             warnings.warn(LeftRunning("the test left these running; killed: " + "; ".join(map(str, killed))),
                           stacklevel=1)
+
+
+@pytest.fixture(autouse=True)
+def collector_left_on() -> Iterator[None]:
+    """After the test: the cyclic garbage collector on, as the test found it. The intake's collector pause
+    (:mod:`bot.intake.collector`) switches it off during a burst of receipts and back on from a timer on the event
+    loop, or at the hub's drain; an in-process test whose loop ends before either would leave it off for every
+    later test of its worker (seen: ``test_main_called_in_process_changes_no_process_state`` found it off)."""
+    was_on = gc.isenabled()
+    yield
+    if was_on and not gc.isenabled():
+        gc.enable()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -124,19 +124,26 @@ def register(host: CommandHost, room: BoardRoom, schedule: Schedule,
             if not (again and judged.verdict is not None):
                 await _judge(room, reviews, event, judged.id, schedule)
             return
-        days = settings().review_after_days
-        origin = event.origin
-        meeting = await room.store.get(event.meeting_id)
-        if again and meeting is not None and await schedule.get(review_key(meeting.id)) is not None:
-            return
-        if days > 0 and origin is not None and meeting is not None and meeting.decision is not None:
-            await schedule_review(schedule, db, meeting.id, schedule.clock.now() + timedelta(days=days),
-                                  Place(origin.channel, origin.chat_id, origin.thread_id))
+        await _review_later(room, schedule, event, settings().review_after_days, again=again)
 
     schedule.register(WorkKind.REVIEW, hold)
     room.subscribe(Bookkeeping(after_meeting))  # after the meeting returned; done again after a stop
     host.register_command("review", review, "/review <id> [when]: schedule a decision's review meeting",
                           owner_only=True)
+
+
+async def _review_later(room: BoardRoom, schedule: Schedule, event: MeetingEvent, days: float, *,
+                        again: bool) -> None:
+    """Schedule the review of the decision ended meeting ``event`` took, ``days`` after it, where it was called
+    (none when ``days`` is 0 or it took no decision); told ``again`` after a stop, a review already scheduled is
+    left where it is."""
+    origin = event.origin
+    meeting = await room.store.get(event.meeting_id)
+    if again and meeting is not None and await schedule.get(review_key(meeting.id)) is not None:
+        return
+    if days > 0 and origin is not None and meeting is not None and meeting.decision is not None:
+        await schedule_review(schedule, room.store.db, meeting.id, schedule.clock.now() + timedelta(days=days),
+                              Place(origin.channel, origin.chat_id, origin.thread_id))
 
 
 async def _judge(room: BoardRoom, reviews: ReviewStore, event: MeetingEvent, review_id: int,
