@@ -4,6 +4,8 @@ sees a connection the server closed (the next request goes on a new one, never o
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 import httpx
 from telegram.request import HTTPXRequest
@@ -58,56 +60,23 @@ async def test_a_connection_the_server_closed_while_idle_is_not_used_again() -> 
 async def test_a_request_asks_the_kernel_once_however_many_connections_are_idle() -> None:
     """The speed-up pinned: with 20 idle connections, a request's trips through the pool take one poll each, not
     one a connection (counted by the backend; removing the snapshot makes it 20 or more a request)."""
-    from aiohttp import web
-
-    async def ok(request: web.Request) -> web.Response:
-        await request.read()
-        await asyncio.sleep(0.05)  # 20 at once need 20 connections
-        return web.json_response({"ok": True})
-
-    app = web.Application()
-    app.router.add_post("/", ok)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    try:
-        async with httpx.AsyncClient(limits=httpx.Limits(max_connections=32)) as client:
-            assert cheap_idle_checks(client)
-            url = f"http://127.0.0.1:{port}/"
-            await asyncio.gather(*(client.post(url, content=b"x") for _ in range(20)))
-            pool = client._transport._pool  # type: ignore[attr-defined]
-            assert len(pool._connections) == 20
-            backend: CheapIdleChecks = pool._network_backend
-            before = backend.polls
-            for _ in range(10):
-                assert (await client.post(url, content=b"x")).status_code == 200
-            assert backend.polls - before <= 10 * 3, backend.polls - before  # a few trips a request, one poll each
-    finally:
-        await runner.cleanup()
+    async with slow_server() as url, httpx.AsyncClient(limits=httpx.Limits(max_connections=32)) as client:
+        assert cheap_idle_checks(client)
+        await asyncio.gather(*(client.post(url, content=b"x") for _ in range(20)))
+        pool = client._transport._pool  # type: ignore[attr-defined]
+        assert len(pool._connections) == 20
+        backend: CheapIdleChecks = pool._network_backend
+        before = backend.polls
+        for _ in range(10):
+            assert (await client.post(url, content=b"x")).status_code == 200
+        assert backend.polls - before <= 10 * 3, backend.polls - before  # a few trips a request, one poll each
 
 
 async def test_the_pool_scan_is_linear_and_keeps_the_keep_alive_limit() -> None:
     """The other half of the speed-up: httpcore 1.0 scanned its pool in O(n^2) (a list of every connection for
     each idle one); the channel's pool asks each connection whether it is idle a few times a scan, not n times. The
     keep-alive limit still holds: idle connections beyond it are closed."""
-    from aiohttp import web
-
-    async def ok(request: web.Request) -> web.Response:
-        await request.read()
-        await asyncio.sleep(0.05)
-        return web.json_response({"ok": True})
-
-    app = web.Application()
-    app.router.add_post("/", ok)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-    url = f"http://127.0.0.1:{port}/"
-    try:
+    async with slow_server() as url:
         async with httpx.AsyncClient(limits=httpx.Limits(max_connections=64)) as client:
             assert cheap_idle_checks(client)
             await asyncio.gather(*(client.post(url, content=b"x") for _ in range(40)))
@@ -129,5 +98,27 @@ async def test_the_pool_scan_is_linear_and_keeps_the_keep_alive_limit() -> None:
             assert cheap_idle_checks(client)
             await asyncio.gather(*(client.post(url, content=b"x") for _ in range(8)))
             assert len(client._transport._pool._connections) <= 3  # type: ignore[attr-defined]
+
+
+@contextlib.asynccontextmanager
+async def slow_server() -> AsyncIterator[str]:
+    """A local aiohttp server answering every POST after 0.05 s (so requests at once need a connection each); its
+    URL, the server ended on the way out."""
+    from aiohttp import web
+
+    async def ok(request: web.Request) -> web.Response:
+        await request.read()
+        await asyncio.sleep(0.05)
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.router.add_post("/", ok)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    try:
+        yield f"http://127.0.0.1:{port}/"
     finally:
         await runner.cleanup()
