@@ -78,6 +78,18 @@ said with its place or closing an address ("PIN 400050, Bandra West"), any key o
 digits or none with no card, bank or lock in it; HSN / SAC (tax classification), MICR, tariff codes; a place pinned
 on a map ("pinned on Google Maps"); a number masked but for its last four ("ending in ...7781", "xxxx4410").
 
+Round secrets47 (blind5's misses, read as principles of a secret's FORM and USE across languages, in
+:mod:`board.language.secret_use`, each stated where it is applied): a code given for opening, typing, pressing,
+joining or asked for (digits joined, spaced, dashed or said in English, Hindi, Bengali, Tamil, Telugu, Kannada,
+Malayalam, Marathi, Gujarati or Punjabi words) or set on a lock of any object (a diary, a briefcase, a scooter's boot,
+a "tijori"); a code received to prove it is you (by SMS, from a bank, "valid for 10 minutes"); "don't tell anyone" /
+"kisi ko mat batana" beside a code; a card number by its form (Amex's 4-6-5 groups); an authenticator's base32 seed;
+a security question's answer in any language ("sawaal ka jawab", "(bank security)"); parental and screen-time codes.
+Kept: a number masked but for its last four under any key ("XXXX XXXX 9021"), a policy's or an order's number given as
+a record, an event about a secret's kind in any language with no code given ("password bhool gaya", "OTP nahi aa raha,
+complaint kiya", "token expires on 30 June"), the kind talked about ("OTP ab WhatsApp pe bhi aata hai"), a token of
+appreciation, a tweet pinned, an exam passed, a pin badge.
+
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
 Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets) scores
@@ -94,10 +106,18 @@ import re
 
 from board.language.learned import LinearModel
 from board.language.secret_model import fact_features, secret_model
+from board.language.secret_use import DIGIT_WORDS, MASKED, event_only, masked_out, records_out, talk_only, use_reason
 from board.masking import mask
 
 __all__ = ["secret_reason", "sentence_reason"]
 
+#: A pin dropped on a map marks a place: "dropped a pin for the new office", "location pin", "pinned on Google Maps"
+#: (round secrets46). One reading, used to take the phrase out of a value (:data:`_HARMLESS`) and to say a key's
+#: "pin" is that one (:data:`_MAP_PIN`) (round secrets47, the duplicates tool's D7).
+_MAP_PIN_SAID = (r"\b(?:drop(?:ped|ping|s)?|shared?|sent|send|sending)\s+(?:\w+\s+)?(?:a|the)\s+"
+                 r"(?:location\s+|map\s+)?pin\b|\b(?:location|map|maps|google\s+maps)\s+pins?\b|"
+                 r"\bpin\s+on\s+(?:the\s+)?map\b|"
+                 r"\bpinned\s+(?:[\w'&-]+,?\s+){0,6}?(?:on|in|to)\s+(?:the\s+)?(?:google\s+|apple\s+)?maps?\b")
 #: Phrases that mention a secret's word without being one; taken out before anything else is read.
 _HARMLESS = re.compile(
     r"\b(?:zip|postal|post|area|country|dial(?:l)?ing|std|isd|airport|iata|dress|promo|promotional|discount|"
@@ -116,14 +136,22 @@ _HARMLESS = re.compile(
     r"weekend|holiday|tourist|city|hop-on|all-access|vip|event|conference|concert|stadium|pool|club)\s+pass(?:es)?\b|"
     r"\blog ?in (?:preference|method|provider)s?\b|\bsign(?:ing)? in with\b|"
     r"\bpin[ -]?strip(?:e|ed|es)\b|"
+    # round secrets47: a pin worn or a post pinned, a pass of an exam, a token given as a gift are no secrets:
+    # "pin badge", "Pin the launch tweet to the company profile", "passed the CA final", "token of appreciation"
+    r"\b(?:pin|lapel|enamel)\s+badges?\b|\b(?:enamel|lapel|hat|collar)\s+pins?\b|"
+    r"(?:\bpinned|\bpinning|(?:^\s*|\b(?:to|please|will|should|i|we|can|must|let's|always|then)\s+)pin)\s+"
+    r"(?:(?:the|this|that|a|an|my|our|it|these|those)\s+)?(?:[\w'-]+\s+){0,3}?"
+    r"(?:tweets?|posts?|messages?|notes?|comments?|tabs?|chats?|announcements?|threads?|stories)\b(?!\s*[:=-]?\s*\d)|"
+    r"\bpass(?:ed|es|ing)?\s+(?:the\s+|my\s+|an?\s+|her\s+|his\s+)?(?:[\w'-]+\s+){0,2}?(?:exams?|tests?|finals?|"
+    r"interviews?|papers?|boards?|semesters?|levels?|marks|percentage|rate)\b|"
+    r"\btokens?\s+of\s+(?:appreciation|thanks|gratitude|love|respect|affection|goodwill|remembrance|esteem)\b|"
+    r"\btoken\s+(?:amount|money|advance|payment|gesture|strike|gift)\b|"
     # "pin" as a verb: "pin_to_top: weekly report" (round secrets46)
     r"\bpin(?:ned)?\s+to\s+(?:the\s+)?(?:top|board|channel|chat|dashboard|wall|profile|home ?screen|taskbar)\b|"
     r"\b(?:postal|post|zip|area)\s*pin\b|\bsecret (?:santa|sauce|ingredients?|recipes?)\b|"
     r"\b(?:seed|pre-?seed) (?:rounds?|stage|funds?|funding|investors?|capital|money)\b|\bpre-?seed\b|"
-    # a pin dropped on a map marks a place: "dropped a pin for the new office", "location pin"
-    r"\b(?:drop(?:ped|ping|s)?|shared?|sent|send|sending)\s+(?:(?:me|you|us|him|her)\s+)?(?:a|the)\s+"
-    r"(?:location\s+|map\s+)?pin\b|\b(?:location|map|maps|google\s+maps)\s+pins?\b|\bpin\s+on\s+(?:the\s+)?map\b|"
-    r"\bpinned\s+(?:[\w'&-]+,?\s+){0,6}?(?:on|in|to)\s+(?:the\s+)?(?:google\s+|apple\s+)?maps?\b|"
+    # a pin dropped on a map marks a place (:data:`_MAP_PIN_SAID`)
+    + _MAP_PIN_SAID + r"|"
     # a numbered place in a queue is no key: "token no 37 at the RTO", "token number 12 at the clinic"
     r"\btokens?\s+(?:no|number|num|#)\.?\s*\d{1,4}\b|"
     r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b|\botp[- ]?(?:less|free)\b",
@@ -184,11 +212,11 @@ _AMBIGUOUS_KEY = re.compile(r"\blog ?ins?\b|\bsign ?in\b|\bsecrets?\b|^codes?$|\
                             re.IGNORECASE)
 #: A door's, a gate's or a room's number is part of an address, not a lock's code ("door number: 1203").
 _PLACE_NUMBER = re.compile(r"\b(?:doors?|gates?|rooms?|flats?|house|unit|lockers?)\s+(?:number|no|num|#)$")
+#: The same said in a value: "SBI locker number 214, Andheri West branch" (round secrets47).
+_PLACE_NUMBER_SAID = re.compile(r"\b(?:doors?|gates?|rooms?|flats?|house|unit|lockers?)\s+(?:number|no|num|#)\.?\s*"
+                                r"[:#-]?\s*\d", re.IGNORECASE)
 #: A card's or an account's last four digits name it without opening it ("ends in 7712", "Visa ending 4242").
-_LAST_FOUR = re.compile(r"^\s*(?:[\w'-]+\s+){0,3}(?:ends?|ending|last\s+(?:4|four)(?:\s+digits)?)"
-                        r"(?:\s+(?:in|with|are|is|of|:))?\s*[x*•.…\s-]*\d{4}\s*\)?[.,]?\s*$|"
-                        # a number masked but for its last four: "XXXX XXXX XXXX 7781", "****7781", "a/c xx7781"
-                        r"^\s*(?:[\w/'-]+\s+){0,2}[x*•.…]{2,}(?:[\s-]*[x*•.…]{2,})*[\s-]*\d{4}\s*$", re.IGNORECASE)
+_LAST_FOUR = re.compile(r"^\s*(?:[\w/'-]+\s+){0,3}" + MASKED + r"\s*\)?[.,]?\s*$", re.IGNORECASE)
 #: A key's last word that makes it about something else than the secret its first words name ("wifi
 #: provider", "otp provider", "sign in method", "passport country", "token budget", "seed amount"): no key
 #: rule applies (the value's still do).
@@ -225,6 +253,8 @@ _HARMLESS_HEAD = {"bank", "banks", "provider", "providers", "method", "methods",
                   "languages", "stack", "course", "courses", "name", "names",
                   # where a secret is kept or how long it must be, not the secret: "seed phrase location"
                   "location", "locations", "place", "length", "strength", "complexity", "requirements",
+                  # a tool that measures or makes one, not one: "password_meter", "password generator"
+                  "meter", "meters", "checker", "generator", "generators", "field", "fields",
                   # a thing named after the word, not the secret: "pin board", "code camp"
                   "board", "boards",
                   # how well it works: "wifi speed: 100 mbps"
@@ -383,7 +413,7 @@ _SECURITY_ANSWER = re.compile(r"\b(?:security|secret)\s+(?:questions?|answers?|q
                               r"set|reset|updated|switched)\s+)?to\s+[A-Z0-9]|"
                               # "the answer to 'city you were born in' on my Paytm account is Indore"
                               r"\banswers?\s+(?:to|for)\b.{0,60}?\b(?:account|bank|login|app|card|netbanking|wallet|"
-                              r"portal)\b.{0,30}?\b(?:is|was|:)\s*\S|"
+                              r"portal|site|website)\b.{0,30}?\b(?:is|was|:)\s*\S|"
                               r"\bfor\s+(?:the\s+|a\s+)?(?:verification|security\s+(?:questions?|checks?))\b\s*"
                               r"(?:is|was|:|=|[\u2014\u2013-])\s*\S|"
                               r"\b(?:uses?|used|gave|give|set|put)\s+(?:it|this|that)\s+(?:as|for)\s+(?:the\s+|my\s+|a\s+)?"
@@ -452,7 +482,12 @@ _KEYED_IN = re.compile(r"\b(?:buzz|press|punch(?:\s+in)?|key\s+in|enter|disarm|a
 #: A combination lock's dial: two or more "left 12", "right 7", "12 right" turns.
 _DIAL_TURN = re.compile(r"\b(?:left|right|clockwise|anti-?clockwise|counter-?clockwise)\s+(?:to\s+)?\d{1,2}\b|"
                         r"\b(?:l|r|cw|ccw)\s\d{1,2}\b|"  # "L 24, R 11, L 37" ("L2 and L3 support" is no dial)
-                        r"\b\d{1,2}\s+(?:left|right)\b", re.IGNORECASE)
+                        r"\b\d{1,2}\s+(?:left|right)\b|"
+                        # round secrets47: a dial's turns in Hindi, Marathi, Tamil, Kannada: "pehle 23 daayein, phir
+                        # 11 baayein", "valathu 12", "edakke 7"
+                        r"\b\d{1,2}\s+(?:daa?yei?n?|baa?yei?n?|daa?ye|baa?ye|ujav\w*|dav\w*|valath\w*|idath\w*|"
+                        r"bala\w*|eda\w*)\b|\b(?:daa?yei?n?|baa?yei?n?|ujav\w*|dav\w*|valath\w*|idath\w*)\s+"
+                        r"(?:taraf\s+)?\d{1,2}\b", re.IGNORECASE)
 #: A login and its password: "ig login rohan_88 with Sunset#99", "ssh root@10.0.0.4 with hunter2", "user
 #: rohan88, secret Tiger@2024"; or a handle with digits (or an e-mail address) then a comma and a phrase
 #: with a digit ("rohan88, tulip garden 42").
@@ -584,12 +619,7 @@ _EMAIL_ONLY = re.compile(r"^\s*[\w.+-]+@[\w-]+(?:\.[\w-]+)+\s*$")
 #: A lock opened by a face or a finger has no secret to store: "screen lock: uses face id".
 _BIOMETRIC = re.compile(r"\b(?:face ?id|touch ?id|fingerprints?|face unlock|biometrics?|iris)\b", re.IGNORECASE)
 #: A value that says its pin is a map's ("dropped a pin for the new office"): the key's "pin" is that one.
-_MAP_PIN = re.compile(r"\b(?:drop(?:ped|ping|s)?|shared?|sent|send)\s+(?:\w+\s+)?(?:a|the)\s+"
-                      r"(?:location\s+|map\s+)?pin\b"
-                      r"|\b(?:location|map|maps)\s+pins?\b|\bpin\s+on\s+(?:the\s+)?map\b"
-                      # "pinned on Google Maps": a place saved on a map (round secrets46)
-                      r"|\bpinned\s+(?:[\w'&-]+,?\s+){0,6}?(?:on|in|to)\s+(?:the\s+)?(?:google\s+|apple\s+)?maps?\b",
-                      re.IGNORECASE)
+_MAP_PIN = re.compile(_MAP_PIN_SAID, re.IGNORECASE)
 
 
 def _key_reason(key: str, value: str) -> str | None:
@@ -611,6 +641,9 @@ def _key_reason(key: str, value: str) -> str | None:
         return None  # "password_change: changed my gmail password yesterday": an event, no secret given
     if _KEPT_WHERE.match(value) and not _CODE_OR_WORD.search(value):
         return None  # "2fa_recovery_codes: saved in 1Password": where it is kept, not what it is
+    if _SECURITY_KEY.search(words) and _ANSWER_EVENT.search(value) and talk_only(value) and \
+            not _A_NAME.search(value.strip()):
+        return None  # "security_q: HDFC ke security sawaal bahut confusing hain": an opinion, no answer (secrets47)
     if _SECURITY_KEY.search(words):
         return "the answer to a security question"  # "mothers maiden name": the name is the answer
     if _backup_codes(key, value):
@@ -633,10 +666,12 @@ def _key_reason(key: str, value: str) -> str | None:
     if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(_head(words)) and words not in ("code", "codes"):
         return "a code or PIN"
     if _AMBIGUOUS_KEY.search(words) and not _sentence(_harmless_out(value)) and not _EMAIL_ONLY.match(value) and \
+            not talk_only(value) and \
             not (_BIOMETRIC.search(value) and not re.search(r"\d", value)) and \
             not (_head(words) in _DATE_HEADS and _DATE_ONLY.match(value)):
         return "a password, code or key"
-    if _LOCK_KEY.search(words) and _lock_code(_AMOUNT_SAID.sub(" · ", value)) and not _PLACE_NUMBER.search(words):
+    if _LOCK_KEY.search(words) and _lock_code(_AMOUNT_SAID.sub(" · ", value)) and not _PLACE_NUMBER.search(words) and \
+            not _PLACE_NUMBER_SAID.search(value):
         return "a lock's code"
     return None
 
@@ -675,6 +710,8 @@ def _sentence(value: str) -> bool:
     words = value.split()
     return len(words) >= 3 and bool(_FUNCTION_WORD.search(value)) and \
         not any(re.search(r"\d", w) and not _AMOUNT.match(w) and not _UNIT_WORD.match(w) and not _dated(words, i)
+                # a number with its unit is a quantity (round secrets47): "after 100 days"
+                and not _QUANTITY.match(" ".join(words[i:i + 2]))
                 for i, w in enumerate(words))
 
 
@@ -687,6 +724,8 @@ def _dated(words: list[str], i: int) -> bool:
 def _names_only(text: str) -> bool:
     """Whether ``text`` only names a secret's kind ("builds our login and OTP flows"): a plain sentence with no
     mark (``:``, ``=``) that would introduce the secret itself."""
+    if talk_only(text):
+        return True  # "OTP ab WhatsApp pe bhi aata hai": talk about the kind in any language (round secrets47)
     if not _sentence(text) or re.search(r"[:=]", text):
         return False
     return all(found.group("tok").lower() in _STATE for found in _INTRODUCED.finditer(text))
@@ -810,11 +849,8 @@ def _number_reason(key: str, value: str) -> str | None:
     return None
 
 
-#: Digits said as words, in English and Hindi (and a keypad's "star" / "hash"): a code read aloud is the code.
-_DIGIT_WORDS = {"zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-                "seven": "7", "eight": "8", "nine": "9", "shunya": "0", "ek": "1", "do": "2", "teen": "3",
-                "char": "4", "chaar": "4", "paanch": "5", "panch": "5", "chhe": "6", "che": "6", "saat": "7",
-                "aath": "8", "nau": "9", "double": "double", "triple": "triple"}
+#: Digits said as words, in English and the Indian languages read (:data:`board.language.secret_use.DIGIT_WORDS`).
+_DIGIT_WORDS = DIGIT_WORDS
 _SPOKEN_RUN = re.compile(r"\b(?:(?:" + "|".join(_DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(_DIGIT_WORDS) + r")\b",
                          re.IGNORECASE)
 _KEY_SIGN = re.compile(r"\b(?:star|asterisk)\s+(?=\d)|(?<=\d)\s+(?:hash|pound)\b", re.IGNORECASE)
@@ -839,7 +875,7 @@ def spoken_digits(value: str) -> str:
     value = _SPOKEN_RUN.sub(digits, value)
     value = _KEY_SIGN.sub(lambda m: "*" if m.group(0)[0].isalpha() and m.group(0).lower().startswith(("star", "ast"))
                           else "#", value)
-    return re.sub(r"(?<![\w.,])\d(?:\s\d){3,7}(?![\w.,])", lambda m: m.group(0).replace(" ", ""), value)
+    return re.sub(r"(?<![\w.,])\d(?:\s\d){3,7}(?![\w.]|,\d)(?!\s\d)", lambda m: m.group(0).replace(" ", ""), value)
 
 
 def secret_reason(key: str, value: str, model: LinearModel | None = None) -> str | None:
@@ -857,7 +893,13 @@ def _decide(key: str | None, value: str, model: LinearModel | None) -> str | Non
     """The rules' reason and the learned model's score together (see the module docstring)."""
     model = model or secret_model()
     value = spoken_digits(value)
-    rule = (_key_reason(key, value) if key is not None else None) or _told(key or "", value)
+    shown = masked_out(value)
+    if (shown != value and not re.search(r"\d", shown)) or event_only(value):
+        # every number in it masked ("XXXX XXXX 9021"), or only an event about a secret's kind with no code given
+        # ("Netbanking ka password bhool gaya tha"): no rule reads a secret in it (round secrets47)
+        rule = None
+    else:
+        rule = (_key_reason(key, value) if key is not None else None) or _told(key or "", value)
     score = model.probability(fact_features(key, value))
     if not model.decide(score, rule is not None):
         return None
@@ -874,7 +916,9 @@ def _told(key: str, value: str) -> str | None:
         reason = "an unlock pattern"  # "I draw a Z from the top left to unlock my phone"
     if reason is None and (_seed_phrase(value) or _named_seed(key, value)):
         reason = "a seed or recovery phrase"
-    reason = reason or _number_reason(key, value)
+    reason = reason or _number_reason(key, records_out(masked_out(value)))
+    # round secrets47: a secret read by its form and its use, in any language (board.language.secret_use)
+    reason = reason or use_reason(_harmless_out(masked_out(value)))
     if reason is None and (_TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value)):
         reason = "an API key or token"
     if reason is None and mask(value) != value:

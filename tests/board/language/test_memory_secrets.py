@@ -140,7 +140,8 @@ TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secret
           "memory_secrets_review1.jsonl", "memory_secrets_heldout3.jsonl", "memory_secrets_tuning5.jsonl",
           "memory_secrets_tuning6.jsonl", "memory_secrets_tuning7.jsonl", "memory_secrets_blind.jsonl",
           "memory_secrets_fresh.jsonl", "memory_secrets_blind3.jsonl", "memory_secrets_tuning46.jsonl",
-          "memory_secrets_blind4.jsonl", "memory_secrets_tuning46b.jsonl"]
+          "memory_secrets_blind4.jsonl", "memory_secrets_tuning46b.jsonl", "memory_secrets_blind5.jsonl",
+          "memory_secrets_tuning47.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -195,12 +196,14 @@ def test_blind3_is_held_to_what_this_round_reached() -> None:
     assert not missed and len(refused) <= 1, figures
 
 
-def test_blind5_holds_what_was_measured_once() -> None:
-    """``memory_secrets_blind5`` (see the module docstring): held out, measured once; below the goal, held to it."""
+def test_blind5_reached_the_goal_as_a_tuning_set() -> None:
+    """``memory_secrets_blind5`` (see the module docstring): measured once at 20 let through and 8 refused, tuned on
+    in round secrets47 as principles of a secret's form and use; now held to the goal (none let through, no harmless
+    fact refused)."""
     missed, refused, figures = measure("memory_secrets_blind5.jsonl")
     print(f"\n{figures}")
     assert len(labelled("memory_secrets_blind5.jsonl")) == 200
-    assert len(missed) <= 20 and len(refused) <= 8, figures
+    assert not missed and not refused, figures
 
 
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
@@ -212,7 +215,8 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
     assert {line.rsplit(" (", 1)[0] for line in refused} <= PROBES_REFUSED, (figures, refused)
 
 
-@pytest.mark.parametrize("held", ["memory_secrets_fresh", "memory_secrets_blind3", "memory_secrets_blind4"])
+@pytest.mark.parametrize("held", ["memory_secrets_fresh", "memory_secrets_blind3", "memory_secrets_blind4",
+                                  "memory_secrets_blind5"])
 def test_a_model_trained_without_a_set_keeps_the_goal_on_it(held: str) -> None:
     """Leave-one-set-out on the fresh and blind3 sets: the learned model trained on every other set (``scripts/
     train_classifiers.py``), beside the rules, lets no secret of the set through and refuses at most 5% of its
@@ -371,15 +375,51 @@ BLIND4_REFUSED = [("home_pin_code", "PIN 400050, Bandra West"),
                   ("passcode_reset", "reset the iPad passcode at the Apple store last week"),
                   ("pin_code_delivery", "doesn't deliver to pincode 110092 yet")]
 
+#: The same for blind5's measurement (round secrets46, measured once): codes given to open something in Hindi, Tamil
+#: and Marathi, digits in words, one-time codes by their SMS, an Amex number in 4-6-5 groups, an authenticator seed,
+#: answers to security questions in any words; and masked numbers, a policy number, events about a secret's kind
+#: ("bhool gaya", "complaint kiya", "expires on 30 June"), a token of appreciation, a tweet pinned.
+BLIND5_STORED = [("reminder", "The thing I type to open my phone is 190388"),
+                 ("bank_app", "six one nine nine two zero, that's what the bank app asks for"),
+                 ("amma_card", "Amma card-ku naalu ezhu onnu aaru podanum"),
+                 ("first_school", "Answer to 'what was your first school' on the SBI site is St. Xavier's Ranchi"),
+                 ("upi", "GPay ke liye 1 9 8 4 daalo"), ("verification", "The SMS said 771204, valid for 10 minutes"),
+                 ("bank_sms", "HDFC ne bheja 093 551, kisi ko mat batana"),
+                 ("diary", "Meri diary ka lock 0-6-1-5 pe khulta hai"), ("briefcase", "Briefcase: 4 2 0 on both sides"),
+                 ("darwaza", "Chaabi nahi hai, darwaze pe 9 0 0 9 dabana"), ("amex", "3759 876543 21001"),
+                 ("hotspot", "Mera hotspot 'Rahul iPhone' hai, join karne ke liye rahul1234 daalo"),
+                 ("tijori_hindi", "Tijori kholne ke liye pehle 23 daayein, phir 11 baayein, phir 40"),
+                 ("kids_ipad", "Kids' iPad Screen Time restriction: 5 5 1 2"),
+                 ("zerodha", "Zerodha client ZX4412, authenticator seed KRUGKIDROVUWG2ZA"),
+                 ("lock_screen", "Z shape draw karo: 1-2-3-5-7-8-9"),
+                 ("activa", "Activa dikki ka lock 4-4-0 pe khulta hai"),
+                 ("pet_question", "Bank ke 'first pet' sawaal ka jawab: Tommy"),
+                 ("marathi_phone", "Majha phone cha lock 8 3 2 9 0 1 aahe"),
+                 ("bank_question", "Childhood best friend (bank security): Kittu")]
+BLIND5_REFUSED = [("github_token_expiry", "The GitHub token expires on 30 June; need to make a new one before that"),
+                  ("otp_issue", "OTP SMS nahi aa raha tha, Airtel se complaint kiya"),
+                  ("token_of_appreciation",
+                   "Gave a Titan watch as a token of appreciation to Ramesh for his 10 years with us"),
+                  ("aadhaar_last_four", "XXXX XXXX 9021 (masked, as printed on the e-Aadhaar)"),
+                  ("account_number_masked", "A/c XXXXXX8812 at Kotak"),
+                  ("password_bhool_gaya", "Netbanking ka password bhool gaya tha, branch jaake reset karwa liya"),
+                  ("pin_tweet", "Pin the launch tweet to the company profile"),
+                  ("insurance", "Health policy with HDFC Ergo, policy no. 2311 4455 6677, renews in June")]
+
 
 @pytest.mark.parametrize(("stored", "refused"), [(HELDOUT3_STORED, HELDOUT3_REFUSED),
                                                  (TUNING5_STORED, TUNING5_REFUSED), (TUNING6_STORED, TUNING6_REFUSED),
                                                  (FRESH_STORED, FRESH_REFUSED[:4]), ([], FRESH_REFUSED[4:]),
                                                  (BLIND3_STORED, BLIND3_REFUSED[:4]), ([], BLIND3_REFUSED[4:]),
                                                  (BLIND4_STORED[:4], BLIND4_REFUSED[:3]),
-                                                 (BLIND4_STORED[4:], BLIND4_REFUSED[3:6]), ([], BLIND4_REFUSED[6:])],
+                                                 (BLIND4_STORED[4:], BLIND4_REFUSED[3:6]), ([], BLIND4_REFUSED[6:]),
+                                                 (BLIND5_STORED[:6], BLIND5_REFUSED[:2]),
+                                                 (BLIND5_STORED[6:12], BLIND5_REFUSED[2:4]),
+                                                 (BLIND5_STORED[12:18], BLIND5_REFUSED[4:6]),
+                                                 (BLIND5_STORED[18:], BLIND5_REFUSED[6:])],
                          ids=["heldout3", "tuning5", "tuning6", "fresh", "fresh-harmless", "blind3",
-                              "blind3-harmless", "blind4-a", "blind4-b", "blind4-harmless"])
+                              "blind3-harmless", "blind4-a", "blind4-b", "blind4-harmless", "blind5-a", "blind5-b",
+                              "blind5-c", "blind5-d"])
 async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_facts_kept(
         workspace: Path, data_dir: Path, state_url: StateURL | None,
         stored: list[tuple[str, str]], refused: list[tuple[str, str]]) -> None:

@@ -3,6 +3,9 @@ read by the cheap model (a fake OpenAI-compatible server whose ``memory_text`` p
 them); blind4's six secrets that classify46's filter stored (answers to verification questions in any words, backup
 numbers, an unlock pattern drawn or on a grid) are never written to ``memory_facts``, and the nine harmless facts it
 refused (a postal PIN, HSN / SAC codes, a partial account number, news about a password, a place pinned on a map) are.
+Round secrets47: the same for blind5's twenty secrets that secrets46's filter stored (codes given to open something in
+Hindi, Tamil and Marathi, one-time codes by their SMS, an Amex number, an authenticator seed, security answers in any
+words) and its eight harmless facts it refused (masked numbers, a policy number, events about a secret's kind).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.board.language.test_memory_secrets import BLIND4_REFUSED, BLIND4_STORED
+from tests.board.language.test_memory_secrets import BLIND4_REFUSED, BLIND4_STORED, BLIND5_REFUSED, BLIND5_STORED
 from tests.support.fakes.openai_api import FakeOpenAI
 from tests.support.fakes.telegram_api import FakeTelegramAPI
 from tests.support.standing import StandingBoard
@@ -48,14 +51,34 @@ async def board(tmp_path: Path, fake: FakeTelegramAPI, cheap: FakeOpenAI) -> Asy
         await running.sabha.close()
 
 
-async def test_blind4s_secrets_are_never_stored_and_its_harmless_facts_are(board: StandingBoard, fake: FakeTelegramAPI,
-                                                                           cheap: FakeOpenAI) -> None:
+#: blind5's misses and refusals in four DMs of seven facts each, then a plain fact.
+TURNS5 = tuple((f"I keep my locks, cards and phone codes in order; here is what matters to me at home, part {i + 1}.",
+                [*BLIND5_STORED[5 * i:5 * i + 5], *BLIND5_REFUSED[2 * i:2 * i + 2], (f"plain_{i}", f"likes chai, {i}")])
+               for i in range(4))
+
+
+async def _told(board: StandingBoard, fake: FakeTelegramAPI, cheap: FakeOpenAI,
+                turns: tuple[tuple[str, list[tuple[str, str]]], ...]) -> set[tuple[str, str]]:
+    """Say each turn's text to the running board with the model proposing its facts; what ``memory_facts`` holds."""
     await board.start()
-    for text, facts in TURNS:
+    for text, facts in turns:
         cheap.memory_text = json.dumps({"facts": [{"key": k, "value": v, "kind": "context"} for k, v in facts]})
         fake.push_text(OWNER, OWNER, text)
         await board.wait_db('SELECT COUNT(*) FROM memory_facts WHERE "user" = ? AND key = ?', 1, (USER, facts[-1][0]))
-    stored = {(r["key"], r["value"]) for r in board.query('SELECT key, value FROM memory_facts WHERE "user" = ?',
-                                                          (USER,))}
+    return {(r["key"], r["value"]) for r in board.query('SELECT key, value FROM memory_facts WHERE "user" = ?',
+                                                        (USER,))}
+
+
+async def test_blind4s_secrets_are_never_stored_and_its_harmless_facts_are(board: StandingBoard, fake: FakeTelegramAPI,
+                                                                           cheap: FakeOpenAI) -> None:
+    stored = await _told(board, fake, cheap, TURNS)
     assert not stored & set(BLIND4_STORED), stored & set(BLIND4_STORED)  # no secret written
     assert stored == set(BLIND4_REFUSED) | PLAIN, set(BLIND4_REFUSED) - stored  # every harmless fact written
+
+
+async def test_blind5s_secrets_are_never_stored_and_its_harmless_facts_are(board: StandingBoard, fake: FakeTelegramAPI,
+                                                                           cheap: FakeOpenAI) -> None:
+    stored = await _told(board, fake, cheap, TURNS5)
+    assert not stored & set(BLIND5_STORED), stored & set(BLIND5_STORED)  # no secret written
+    plain = {facts[-1] for _text, facts in TURNS5}
+    assert stored == set(BLIND5_REFUSED) | plain, set(BLIND5_REFUSED) - stored  # every harmless fact written

@@ -1,0 +1,300 @@
+"""A secret read by its FORM and its USE, in English and the Indian languages people mix into it (round secrets47).
+
+Word lists of secrets' names grow with every writer and still miss the next one; what every secret shares is a form
+(a short run of digits, a card's grouping, an authenticator's base32 seed) and a use (it is typed, pressed or said to
+open something, it arrives to prove it is you, it is kept from others). This module owns those readings; the rest
+of the filter (:mod:`board.language.secrets`) calls :func:`use_reason` on a value and :func:`event_only` before its
+key rules, and reads masked and record numbers out with :func:`masked_out` and :func:`records_out`.
+
+Each principle is stated where it is applied. The languages read: English, Hindi / Hinglish, Bengali, Tamil, Telugu,
+Kannada, Malayalam, Marathi, Gujarati and Punjabi, all in Latin script (what a chat model writes down).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["DIGIT_WORDS", "event_only", "masked_out", "records_out", "talk_only", "use_reason"]
+
+#: Digits said as words, in every language read here (English "nine three", Hindi "ek do teen", Bengali "ek dui tin",
+#: Tamil "onnu rendu moonu", Telugu "okati rendu moodu", Kannada "ondu eradu mooru", Malayalam "onnu randu moonnu",
+#: Marathi "ek don teen", Gujarati "ek be tran", Punjabi "ikk do tinn"). A code read aloud is the code; three or more
+#: such words must run together (:func:`board.language.secrets.spoken_digits`), so one "do" or "be" stays a word.
+DIGIT_WORDS: dict[str, str] = {
+    # English and a keypad's doubling
+    "zero": "0", "oh": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "double": "double", "triple": "triple",
+    # Hindi, Marathi, Gujarati, Punjabi
+    "shunya": "0", "shoonya": "0", "ek": "1", "ikk": "1", "do": "2", "don": "2", "be": "2", "teen": "3", "tran": "3",
+    "tinn": "3", "char": "4", "chaar": "4", "paanch": "5", "panch": "5", "pach": "5", "paach": "5", "panj": "5",
+    "chhe": "6", "che": "6", "chha": "6", "saha": "6", "saat": "7", "satt": "7", "aath": "8", "atth": "8", "nau": "9",
+    "nav": "9",
+    # Bengali
+    "shunno": "0", "sunno": "0", "dui": "2", "tin": "3", "chhoy": "6", "choy": "6", "sat": "7",
+    "aat": "8", "noy": "9",
+    # Tamil, Malayalam
+    "poojyam": "0", "pujyam": "0", "onnu": "1", "ondru": "1", "rendu": "2", "randu": "2", "irandu": "2",
+    "moonu": "3", "moonnu": "3", "moondru": "3", "naalu": "4", "naangu": "4", "anju": "5", "anchu": "5",
+    "aindhu": "5", "aaru": "6", "ezhu": "7", "ettu": "8", "onbadhu": "9", "ombadhu": "9", "onpathu": "9",
+    # Telugu
+    "sunna": "0", "okati": "1", "okka": "1", "moodu": "3", "naalugu": "4", "aidu": "5", "edu": "7", "yedu": "7",
+    "enimidi": "8", "tommidi": "9",
+    # Kannada
+    "sonne": "0", "ondu": "1", "eradu": "2", "mooru": "3", "naalku": "4", "elu": "7", "yelu": "7", "entu": "8",
+    "yentu": "8", "ombattu": "9",
+}
+
+#: A code of digits as people write one down: joined ("190388"), single digits spaced, dashed or dotted ("5 5 1 2",
+#: "0-6-1-5", "4-4-0"), or in two halves as an SMS shows it ("093 551"). Three to eight digits: fewer is a count,
+#: more a phone, an account or a card (read by their own rules).
+_CODE = re.compile(r"(?<![\w.,/:₹$€£])(?<!\d[ -])(?:\d(?:[ .-]\d){2,7}|\d{3} \d{3}|\d{3,8}|"
+                   # single digits listed, one per wheel: "3 wheels on 0, 7 and 2"
+                   r"\d(?:\s*,\s*\d){1,6}\s*,?\s+(?:and|aur|then|phir)\s+\d|"
+                   # a dial's numbers in dashed pairs: "45-12-33"
+                   r"\d\d(?:-\d\d){2,3})(?![\w/:]|[.,]\d)"
+                   # a group beside another group is part of a phone's or an account's number: "98450 12345"
+                   r"(?![ -]\d)")
+#: What makes a run of digits a quantity, a time, a price or a date, not a code: a unit after it, a currency or a
+#: clock before it, a month beside it.
+_NOT_CODE_AFTER = re.compile(
+    r"^\s*(?:%|rs\b|rupees?|inr|dollars?|bucks|/-|k\b|lakh|lakhs|crore|cr\b|km|kms|kg|kgs|gb|mb|tb|mah|ml|l\b|"
+    r"litres?|liters?|hours?|hrs?|days?|din|weeks?|months?|mahine|years?|saal|yrs?|mins?|minutes?|seconds?|secs?|"
+    r"pm|am|baje|o'?clock|words?|steps?|calories|people|log|members|users|points|runs|followers|likes|pages|"
+    r"sq\.?\s*ft|sqft|feet|ft|metres?|meters?|units?|pieces?|pcs|items?|times|se\s+zyada)\b",
+    re.IGNORECASE)
+_NOT_CODE_BEFORE = re.compile(
+    r"(?:\b(?:rs|inr|usd|eur|price|cost|costs|paid|pay|fee|fees|rent|salary|emi|bill|score[ds]?|scored|in|since|"
+    r"year|till|until|by|from|of|at|flat|room|house|plot|bus|route|train|flight|platform|gate|seat|row|ward|"
+    r"sector|block|batch|class|no\.?|number|#|ext|extension|version|v|model|series|iphone|galaxy|pixel|top|"
+    r"dial|call|helpline|emergency|bib|jersey|roll|token|booth|stall|table|counter|bay|slot|bed|the|a|this|last|"
+    r"next|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|"
+    r"april|june|july|august|september|october|november|december)\.?|[₹$€£])\s*$",
+    re.IGNORECASE)
+
+
+#: A year is a date when a word of time sits after it, in any language read here ("2019 mein", "2019 se", "2019
+#: tak", Tamil "2019-la", Marathi "2019 madhe", Gujarati "2019 ma"), or it is the year of a thing ("2019 model").
+_YEAR_AFTER = re.compile(r"^\s*-?(?:mein|me|se|tak|la|il|ill|lo|alli|madhe|madhye|ma|maa|thi|batch|model|edition|"
+                         r"season|election|olympics|world\s+cup|onwards|ke\s+baad|se\s+pehle)\b", re.IGNORECASE)
+
+
+#: A lock's number is its combination ("disc lock ka number 8 1 8"), where a locker's, a room's or a flat's number is
+#: the place.
+_LOCK_NUMBER = re.compile(r"\b(?:lock|padlock|taa?laa?|combination|combo)\s+(?:ka|ki|ke|da|cha|chi|no|nu|'s|of)?\s*"
+                          r"(?:number|no)\.?\s*[:#-]?\s*$", re.IGNORECASE)
+
+
+def codes(text: str, numbered: bool = False) -> list[str]:
+    """The runs of digits in ``text`` that may be a code (see :data:`_CODE`): not a quantity, a time, a price, a
+    year said as a date, a place's or a thing's number (unless ``numbered``: a number kept from others or received
+    by SMS is a code whatever calls it a number)."""
+    found = []
+    for match in _CODE.finditer(text):
+        before = text[:match.start()]
+        numbered_here = numbered and re.search(r"\b(?:number|no|#)\.?\s*[:#-]?\s*$", before, re.IGNORECASE)
+        if _NOT_CODE_AFTER.match(text[match.end():]) or (_NOT_CODE_BEFORE.search(before) and
+                                                          not _LOCK_NUMBER.search(before) and not numbered_here):
+            continue
+        if re.fullmatch(r"(?:19|20)\d\d", match.group(0)) and _YEAR_AFTER.match(text[match.end():]):
+            continue
+        found.append(re.sub(r"\D", "", match.group(0)))
+    return found
+
+
+#: A word that is a password by its shape with no digit in it: two words of letters joined by a symbol inside, one
+#: of them capitalised ("Tuesday!Rain", "Ghar#Wala"); "AT&T", "R&D" and "Q&A" are names.
+_JOINED_BY_SYMBOL = re.compile(r"(?<![\w@])(?=\w*[A-Z])[A-Za-z]{3,}[!#$%^*~][A-Za-z]{2,}\w*")
+#: A made-up word with letters and digits ("rahul1234", "priya2010"): a password when it is what one types to get in.
+_MIXED_WORD = re.compile(r"(?<![\w@.])(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z]{2,}[\w!@#$%^&*]*\d[\w!@#$%^&*]*")
+
+# Principle 1: a code given for opening, entering or unlocking something is a secret, whatever names it. The verbs
+# of that use, in every language read here (English "open", "unlock", "type", "key in", "press", "enter", "join",
+# "asks for"; Hindi "kholna / khulta", "daalo", "dabana", "ghumana", "lagao"; Bengali "kholar", "tipo"; Tamil
+# "thirakka", "podanum", "adikkanum", "press pannunga"; Telugu "teruvu", "kottali", "nokku"; Kannada "tereyoke",
+# "otti", "haaku"; Malayalam "thurakkan", "adikkanam"; Marathi "ughadayla", "daba", "taak"; Gujarati "kholva",
+# "dabavo", "nakho"; Punjabi "khulda", "dabao"). "dial" and "call" are left out: 100 and 112 are dialled.
+_USE = re.compile(
+    r"\b(?:open(?:s|ed|ing)?|unlock\w*|type[ds]?|typing|key(?:s|ed)?\s+in|punch(?:es|ed)?\s+in|press(?:es|ed)?|"
+    r"enter(?:s|ed)?|input|tap(?:s|ped)?\s+in|log(?:s|ged)?\s+in|login|sign\s+in|get\s+in(?:to)?|gets\s+in|"
+    r"join(?:s|ed)?|connect(?:s|ed)?|asks?\s+for|asked\s+for|disarm\w*|"
+    r"khol\w*|khul\w*|daal\w*|dal(?:o|na|ke|en)|dab(?:a|ao|ana|aa|av\w*|aiye)|ghum\w*|lagao|lagana|"
+    r"tipo|tipun|tipe|thira\w*|thura\w*|pod(?:u|anum|unga|ungal)|potta|adi(?:kk\w*|chu)|pannu\w*|"
+    r"teru\w*|tere\w*|kott\w*|nokk\w*|ott(?:u|i|idre)|haak\w*|ughad\w*|daba|taak\w*|taka|nakh\w*|"
+    r"dabao|karne\s+ke\s+liye|cheyy\w*)\b",
+    re.IGNORECASE)
+#: What is locked by a code, in any language: a lock, a padlock, a combination, a "taala", Tamil "poottu", Marathi
+#: "kulup", Kannada "beega"; a parental, screen-time or restriction lock (principle 6: a code that keeps children
+#: out is a passcode); a safe, a "tijori", a locker.
+_LOCKED = re.compile(
+    r"\b(?:locks?|padlocks?|number\s+lock|combination|combo|taa?laa?|poottu|pootu|kulup|beega|"
+    r"parental|screen\s*time|restrictions?|child\s+lock|kids?\s+lock|profile\s+lock|passcode|"
+    r"(?<!\bis\s)(?<!\bbe\s)safes?(?!\s+(?:bet|side|zone|hands|haven|mode|place|distance|choice|option|to|and|for|"
+    r"enough|spaces?|investments?))|tijori|tijoree|lockers?|vault|briefcase|suitcase|trolley|luggage|diary|"
+    r"almirah|almari|cupboard|dikki|wheels|dials)\b",
+    re.IGNORECASE)
+
+# Principle 2: a code received to prove it is you (a one-time code) is a secret: it came by SMS, by a message or
+# from a bank or an app ("the SMS said 771204", "HDFC ne bheja 093 551", "Paytm ka message aaya ..."), or it is
+# valid for some minutes. The verbs of receiving: English "said", "sent", "came", "got", "received"; Hindi "bheja",
+# "aaya", "mila"; Bengali "pathiyeche", "eseche"; Tamil "anuppina", "vandhuchu"; Telugu "pampincharu", "vachindi";
+# Kannada "kalisidru", "bantu"; Marathi "pathavla", "aala"; Gujarati "mokalyo", "aavyo".
+_RECEIVED = re.compile(
+    r"\b(?:said|says|sent|send|came|come|got|get|received|arrived|bhej\w*|aay\w*|aaya|aayi|aaye|mila|mili|"
+    r"pathi\w*|pathav\w*|eseche|esechhe|anupp?in\w*|vand\w*|vanth\w*|pampin\w*|vach\w*|kalis\w*|bant\w*|aala|"
+    r"aali|mokal\w*|aav\w*)\b", re.IGNORECASE)
+_SENDER = re.compile(r"\b(?:sms|text|message|msg|whatsapp|notification|otp|code|bank|app|site|portal)\b|"
+                     r"\b[A-Z]{3,}\b|\b(?:paytm|gpay|phonepe|amazon|flipkart|swiggy|zomato|uber|ola)\b",
+                     re.IGNORECASE)
+_VALID_FOR = re.compile(r"\bvalid\s+(?:for\s+|till\s+)?(?:the\s+next\s+)?\d{1,2}\s*(?:min|mins|minutes|minute)\b",
+                        re.IGNORECASE)
+
+# Principle 2 too: a value that says "don't tell anyone" marks what is beside it a secret, in any language ("kisi ko
+# mat batana", "share mat karna", "yaarukkum sollatheenga", "kauke bolo na", "evarikee cheppaku", "yarigu
+# helbedi", "konalahi sangu naka", "koine kehta nahi"). Beside a code only: "don't tell anyone, the party is on
+# Saturday" keeps a surprise, not a secret this filter guards.
+_HUSH = re.compile(
+    r"\b(?:don'?t|do\s+not|never)\s+(?:tell|share|give|show)\s+(?:it\s+|this\s+)?(?:to\s+)?(?:anyone|anybody|"
+    r"others|people)\b|\bkeep\s+(?:it|this)\s+(?:a\s+)?secret\b|\b(?:kisi|kisiko|kisi\s+ko)\s+(?:bhi\s+)?"
+    r"(?:mat|na|nahi)\s+(?:batana|bataana|batao|bolna|dena|dikhana)\b|\bshare\s+(?:mat|na|nahi)\s+karna\b|"
+    r"\byaar(?:u|a)kk?um\s+soll\w*\b|\bkauke\s+bol(?:o|ben)\s+na\b|\bevari(?:kee|ki)\s+chepp\w*\b|"
+    r"\byarig(?:u|oo)\s+hel\w*\b|\bkon(?:alahi|ala)\s+sang\w*\s+naka\b|\bkoine\s+(?:na\s+)?keh\w*\b|"
+    r"\bsecret\s+(?:hai|rakhna|rakho)\b", re.IGNORECASE)
+
+# Principle 4: an authenticator's (TOTP) seed is a secret by its form: sixteen or more characters of base32 (A-Z and
+# 2-7 only), with a digit and a letter in it, or any such run of capitals beside a "seed", "secret", "setup key" or
+# an authenticator.
+_BASE32 = re.compile(r"(?<![\w-])(?=[A-Z2-7]*[2-7])(?=[A-Z2-7]*[A-Z])[A-Z2-7]{16,64}(?![\w-])")
+_BASE32_LETTERS = re.compile(r"(?<![\w-])[A-Z2-7]{16,64}(?![\w-])")
+_SEED_NEAR = re.compile(r"\b(?:seed|secret|setup\s+key|authenticator|2fa|totp|mfa)\b", re.IGNORECASE)
+
+# Principle 3: a card number by its form, even one whose check digit a writer got wrong: Amex's 4-6-5 groups after
+# 34 or 37, Diners' 4-6-4 after 30, 36, 38 or 39, or four groups of four after 4, 5 or 6 (Visa, Mastercard, RuPay)
+# with a card's word beside it. (A Luhn-valid run of 13 to 19 digits is a card anyway.)
+_CARD_FORM = re.compile(r"(?<![\d-])(?:3[47]\d\d[ -]\d{6}[ -]\d{5}|3[0689]\d\d[ -]\d{6}[ -]\d{4})(?![\d-])")
+_CARD_GROUPS = re.compile(r"(?<![\d-])[456]\d{3}([ -])\d{4}\1\d{4}\1\d{4}(?![\d-])")
+_CARD_WORD = re.compile(r"\b(?:card|visa|master\s*card|rupay|debit|credit|amex|exp|expiry|cvv)\b", re.IGNORECASE)
+
+# Principle 5: the answer to a security question in any language: a question's word ("question", Hindi / Gujarati
+# "sawaal", Bengali "prosno", Marathi / Hindi "prashna", Tamil "kelvi") with an answer's word ("answer", "jawab",
+# "uttor", "uttar", "badhil", Telugu "javabu"), or a "(bank security)" note, or what to say "if the bank asks"
+# ("agar bank puchhe ... toh bolna X").
+_QUESTION = r"(?:questions?|q|sawaa?l|savaa?l|prashn\w*|prosno\w*|kelvi|prashne)"
+_ANSWER = r"(?:answers?|jawaa?b|javaa?b|uttor|uttar|badh?il|bathil|javabu|uttara)"
+_ASKED_ANSWER = re.compile(
+    r"\b" + _QUESTION + r"\b(?:\W+\w+){0,3}?\W+" + _ANSWER + r"\b\s*(?:is|was|hai|:|-|=|\u2014)?\s*\S|"
+    r"\(\s*(?:\w+\s+){0,2}(?:security|verification)(?:\s+" + _QUESTION + r")?\s*\)\s*[:=-]?\s*\S|"
+    r"\b(?:verification|security)\b.{0,60}?\b" + _ANSWER + r"\s*(?:is|was|hai|:|-|=)\s*\S|"
+    r"\b(?:agar|jab|if|when)\s+(?:\w+\s+){0,1}(?:(?i:bank|app|support|customer\s+care)|[A-Z]{3,})\s+(?:\w+\s+){0,3}"
+    r"(?:puchh?e|poochh?e|puche|pooche|asks?)\b.{0,60}?\b(?:bolna|bolo|batana|bata\s+dena|kehna|say|tell\s+them)\b"
+    r"\s+\S", re.IGNORECASE)
+
+# Principle 7: an EVENT about a secret's kind is no secret when no code is given with it: it expired, was forgotten
+# ("bhool gaya", Tamil "marandhuten", Marathi "visarlo", Bengali "bhule gechi"), reset, blocked, lost, did not
+# arrive ("nahi aa raha", "aaschhe na", "varala"), was complained about.
+_EVENT = re.compile(
+    r"\b(?:expire[sd]?|expiring|expiry|forgot|forget|forgotten|bhool|bhul\w*|marand\w*|maranth\w*|visar\w*|"
+    r"reset\w*|block(?:ed)?|lost|stolen|kho\s+gaya|leak\w*|hack\w*|complain\w*|complaint|delay\w*|late|"
+    r"nahi\s+aa\w*|nahin\s+aa\w*|aas?chh?e\s+na|varala\w*|varal(?:ai|a)|didn'?t\s+(?:come|arrive|get)|"
+    r"not\s+(?:coming|arriving|receiving|received)|stopped|expired)\b", re.IGNORECASE)
+#: A value that hands over something after its event ("reset to X", "changed to X", "naya X hai", ":"): not an event
+#: alone.
+_HANDS_OVER = re.compile(r"[:=]|\b(?:to|now|naya|nayi|new\s+one\s+is|ab)\s+\S*\d|\b(?:is|hai)\s+\S+\s*$",
+                         re.IGNORECASE)
+
+
+# Principle 1 for a phone: a pattern drawn to open it, said in Hindi or another language ("L banao", "Z shape draw
+# karo", Tamil "varaiyunga", Telugu "geeyandi", Marathi "kadha"): a letter or a shape drawn, and the phone or a verb of
+# opening beside it, or digits on the grid after it.
+_DRAWN_HERE = re.compile(r"\b[A-Z](?:[- ]?shape)?\s+(?:banao|banana|banate|bana\s+ke|draw\s+kar\w*|varai\w*|"
+                         r"geey\w*|geeya\w*|kadh\w*|aanko|aanka\w*)\b")
+_DEVICE = re.compile(r"\b(?:phone|mobile|tablet|ipad|screen|laptop)\b", re.IGNORECASE)
+
+
+def use_reason(text: str) -> str | None:
+    """Why ``text`` tells a secret by its form and its use (principles 1 to 6 above), or None."""
+    found = codes(text)
+    used = bool(_USE.search(text))
+    if _DRAWN_HERE.search(text) and (used or _DEVICE.search(text) or found):
+        return "an unlock pattern"  # "Phone kholne ke liye L banao", "Z shape draw karo: 1-2-3-5-7-8-9"
+    if found and (used or _LOCKED.search(text)):
+        return "a code given to open something"  # "diary ka lock 0-6-1-5 pe khulta hai", "type to open ... 190388"
+    if used and (_MIXED_WORD.search(text) or _JOINED_BY_SYMBOL.search(text)) and \
+            re.search(r"\b(?:liye|ke\s+liye|for|to|karo|karne|mein|la|ku|ki)\b", text, re.IGNORECASE):
+        return "a password given to get in"  # "join karne ke liye rahul1234 daalo"
+    if _JOINED_BY_SYMBOL.search(text):
+        return "a password"  # "Office laptop mein login karne ke liye Tuesday!Rain"
+    told = codes(text, numbered=True)
+    if told and (_VALID_FOR.search(text) or (_RECEIVED.search(text) and _SENDER.search(text) and
+                                             any(len(c) >= 4 for c in told))):
+        return "a one-time code received"  # "The SMS said 771204, valid for 10 minutes"
+    if _HUSH.search(text) and (told or _MIXED_WORD.search(text)):
+        return "a code kept from others"  # "kisi ko mat batana" beside a code
+    if _BASE32.search(text) or (_SEED_NEAR.search(text) and _BASE32_LETTERS.search(text)):
+        return "an authenticator's seed"  # "authenticator seed KRUGKIDROVUWG2ZA"
+    if _CARD_FORM.search(text) or (_CARD_GROUPS.search(text) and _CARD_WORD.search(text)):
+        return "a card number"  # "3759 876543 21001"
+    if _ASKED_ANSWER.search(text):
+        return "the answer to a security question"  # "Bank ke 'first pet' sawaal ka jawab: Tommy"
+    return None
+
+
+def event_only(value: str) -> bool:
+    """Whether ``value`` tells only an event about a secret's kind (principle 7): an event's word, no code, no
+    password-shaped word, nothing handed over after it."""
+    return bool(_EVENT.search(value)) and not codes(value) and not re.search(r"\d{3}|\d[ -]\d|\d/\d", value) and \
+        not _MIXED_WORD.search(value) and \
+        not _JOINED_BY_SYMBOL.search(value) and not _HANDS_OVER.search(value) and \
+        not re.search(r"[!@#$%^&*]\w", value)
+
+
+# Principle 3: a number masked but for its last four tells no number ("XXXX XXXX 9021", "A/c XXXXXX8812",
+# "ending ...7781"), whatever key it sits under. One reading of that shape, used here and by the key rules'
+# :data:`board.language.secrets._LAST_FOUR` (duplicates D7).
+MASKED = (r"(?:(?:\bends?|\bending|\blast\s+(?:4|four)(?:\s+digits)?)(?:\s+(?:in|with|are|is|of|:))?\s*[x*•.…\s-]*\d{4}"
+          r"|[x*•.…]{2,}(?:[\s-]*[x*•.…]{2,})*[\s-]*\d{4}|[x*•]{4,}\d{2,4})")
+_MASKED = re.compile(r"(?<![\w*•.…])" + MASKED + r"(?!\d)", re.IGNORECASE)
+
+
+def masked_out(value: str) -> str:
+    """``value`` with its masked numbers written as "(masked)"."""
+    return _MASKED.sub("(masked)", value)
+
+
+# Principle 3: a policy's, an order's, a ticket's or a booking's number given as a record is no secret (it opens
+# nothing); a card's, an account's or an ID's number stays one (their own rules read them).
+_RECORD = re.compile(
+    r"\b(?:policy|order|invoice|ticket|pnr|booking|consumer|customer|folio|claim|receipt|tracking|awb|challan|"
+    r"reference|ref|registration|reg|complaint|application|roll|enrol(?:l?ment)?|member(?:ship)?|ca|k\s*no)\.?"
+    r"\s*(?:no|number|num|id|#)?\.?\s*[:#-]?\s*([A-Z]{0,4}\d[\d -]{5,}\d)", re.IGNORECASE)
+
+
+def records_out(value: str) -> str:
+    """``value`` with the numbers of records ("policy no. 2311 4455 6677") written as "(record)"."""
+    return _RECORD.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + "(record)", value)
+
+
+# Principle 7 too: a secret's KIND talked about in any language, with no code given, is no secret ("OTP ab WhatsApp pe
+# bhi aata hai", "HDFC ke security sawaal bahut confusing hain"). What follows the kind's word says whether it is given:
+# a word of talk (a particle, a verb, a channel) is talk; any other word may be the secret ("password sunflower hai").
+_KIND = re.compile(r"\b(?:password|passcode|pin|mpin|otp|cvv|code|pattern|sawaa?l|questions?)\s+(\S+)", re.IGNORECASE)
+_TALK = {"ab", "bhi", "nahi", "nahin", "aata", "aati", "aate", "aaya", "aa", "ka", "ki", "ke", "ko", "se", "pe", "par",
+         "mein", "wala", "wali", "bahut", "hamesha", "kabhi", "sms", "message", "app", "la", "ku", "kku", "cha", "chi",
+         "che", "na", "ni", "nu", "er", "ta", "te", "and", "or", "for", "on", "via", "through", "arrives", "came",
+         "comes", "didn't", "not", "never", "always", "bhejta", "bhejti", "varum", "vandhu", "ostundi",
+         "baruthe", "yete", "aave", "asbe", "ashe", "login", "kabhi-kabhi", "jaldi", "late", "der"}
+
+
+#: "is" / "was" before anything but a word of how it is gives the thing its value: "the pattern on my phone is top row
+#: left to right".
+_GIVEN = re.compile(r"\b(?:is|was|are)\s+(?!(?:not|too|very|so|always|never|also|still|really|annoying|confusing|"
+                    r"silly|slow|late|a\s+pain)\b)", re.IGNORECASE)
+
+
+def talk_only(value: str) -> bool:
+    """Whether ``value`` only talks about a secret's kind: five words or more, no code, no mark, and after each kind's
+    word a word of talk (see :data:`_TALK`)."""
+    if len(value.split()) < 5 or re.search(r"\d", value) or _MIXED_WORD.search(value) or \
+            _JOINED_BY_SYMBOL.search(value) or re.search(r"[:=]|[!@#$%^&*]\w", value) or _GIVEN.search(value):
+        return False
+    kinds = list(_KIND.finditer(value))
+    return bool(kinds) and all(found.group(1).lower().strip(".,;!?") in _TALK for found in kinds)
