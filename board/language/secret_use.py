@@ -60,10 +60,22 @@ _NOT_CODE_AFTER = re.compile(
     r"^\s*(?:%|rs\b|rupees?|inr|dollars?|bucks|/-|k\b|lakh|lakhs|crore|cr\b|km|kms|kg|kgs|gb|mb|tb|mah|ml|l\b|"
     r"litres?|liters?|hours?|hrs?|days?|din|weeks?|months?|mahine|years?|saal|yrs?|mins?|minutes?|seconds?|secs?|"
     r"pm|am|baje|o'?clock|words?|steps?|calories|people|log|members|users|points|runs|followers|likes|pages|"
-    r"sq\.?\s*ft|sqft|feet|ft|metres?|meters?|units?|pieces?|pcs|items?|times|se\s+zyada)\b",
+    r"sq\.?\s*ft|sqft|feet|ft|metres?|meters?|units?|pieces?|pcs|items?|times|se\s+zyada|"
+    # weights and measures of the kitchen, and money named after its amount ("15000 deposit", "2450 ka liya")
+    r"g|gm|gms|grams?|cups?|katori|spoons?|tbsp|tsp|packets?|boxes|bonus|cashback|refund|salary|deposit|advance|"
+    r"discount|tip|interest|dividend|premium|emi|off|only|loss|profit|(?:ka|ki|ke|mein|me)\s+(?:liya|li|le|mila|mili|"
+    r"kharid\w*|pada|padi|bika|biki|becha|bonus|refund|cashback))\b",
     re.IGNORECASE)
+#: Words naming a record, a person's or a thing's number (Principle 3: "policy no. 2311 4455 6677", "employee 104562",
+#: "ticket 55678"): what follows them is the record's number, not a code. One list, read for codes and for long numbers.
+RECORD_WORDS = (r"policy|order|invoice|ticket|pnr|booking|consumer|customer|folio|claim|receipt|tracking|awb|challan|"
+                r"reference|ref|registration|reg|complaint|application|roll|enrol(?:l?ment)?|member(?:ship)?|"
+                r"employee|emp|staff|student|case|request|sr|incident|batch|bill|meter")
 _NOT_CODE_BEFORE = re.compile(
-    r"(?:\b(?:rs|inr|usd|eur|price|cost|costs|paid|pay|fee|fees|rent|salary|emi|bill|score[ds]?|scored|in|since|"
+    r"(?:\b(?:" + RECORD_WORDS + r"|rs|inr|usd|eur|price|cost|costs|costing|paid|pay|fee|fees|rent|salary|emi|"
+    r"score[ds]?|scored|in|since|"
+    # money given, lost or owed, and what something was bought for: "lost 5000", "bought it for 2450"
+    r"for|worth|bought|sold|lost|won|spent|earned|saved|gave|borrowed|lent|owes?|udhaar|"
     r"year|till|until|by|from|of|at|flat|room|house|plot|bus|route|train|flight|platform|gate|seat|row|ward|"
     r"sector|block|batch|class|no\.?|number|#|ext|extension|version|v|model|series|iphone|galaxy|pixel|top|"
     r"dial|call|helpline|emergency|bib|jersey|roll|token|booth|stall|table|counter|bay|slot|bed|the|a|this|last|"
@@ -84,6 +96,10 @@ _LOCK_NUMBER = re.compile(r"\b(?:lock|padlock|taa?laa?|combination|combo)\s+(?:k
                           r"(?:number|no)\.?\s*[:#-]?\s*$", re.IGNORECASE)
 
 
+#: What an app or a lock asks for is its code ("the Airtel app asks for 7 1 7 1"), where "bought for 2450" is a price.
+_ASKED_FOR = re.compile(r"\b(?:asks?|asked|asking|prompts?|wants)\s+(?:me\s+|you\s+)?for\s*$", re.IGNORECASE)
+
+
 def codes(text: str, numbered: bool = False) -> list[str]:
     """The runs of digits in ``text`` that may be a code (see :data:`_CODE`): not a quantity, a time, a price, a
     year said as a date, a place's or a thing's number (unless ``numbered``: a number kept from others or received
@@ -93,7 +109,8 @@ def codes(text: str, numbered: bool = False) -> list[str]:
         before = text[:match.start()]
         numbered_here = numbered and re.search(r"\b(?:number|no|#)\.?\s*[:#-]?\s*$", before, re.IGNORECASE)
         if _NOT_CODE_AFTER.match(text[match.end():]) or (_NOT_CODE_BEFORE.search(before) and
-                                                          not _LOCK_NUMBER.search(before) and not numbered_here):
+                                                          not _LOCK_NUMBER.search(before) and not numbered_here and
+                                                          not _ASKED_FOR.search(before)):
             continue
         if re.fullmatch(r"(?:19|20)\d\d", match.group(0)) and _YEAR_AFTER.match(text[match.end():]):
             continue
@@ -262,10 +279,8 @@ def masked_out(value: str) -> str:
 
 # Principle 3: a policy's, an order's, a ticket's or a booking's number given as a record is no secret (it opens
 # nothing); a card's, an account's or an ID's number stays one (their own rules read them).
-_RECORD = re.compile(
-    r"\b(?:policy|order|invoice|ticket|pnr|booking|consumer|customer|folio|claim|receipt|tracking|awb|challan|"
-    r"reference|ref|registration|reg|complaint|application|roll|enrol(?:l?ment)?|member(?:ship)?|ca|k\s*no)\.?"
-    r"\s*(?:no|number|num|id|#)?\.?\s*[:#-]?\s*([A-Z]{0,4}\d[\d -]{5,}\d)", re.IGNORECASE)
+_RECORD = re.compile(r"\b(?:" + RECORD_WORDS + r"|ca|k\s*no)\.?"
+                     r"\s*(?:no|number|num|id|#)?\.?\s*[:#-]?\s*([A-Z]{0,4}\d[\d -]{5,}\d)", re.IGNORECASE)
 
 
 def records_out(value: str) -> str:

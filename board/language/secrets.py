@@ -139,6 +139,8 @@ _HARMLESS = re.compile(
     # round secrets47: a pin worn or a post pinned, a pass of an exam, a token given as a gift are no secrets:
     # "pin badge", "Pin the launch tweet to the company profile", "passed the CA final", "token of appreciation"
     r"\b(?:pin|lapel|enamel)\s+badges?\b|\b(?:enamel|lapel|hat|collar)\s+pins?\b|"
+    # a pin that is a thing one holds: "pin cushion", "safety pin", "hairpin"
+    r"\bpin\s*cushions?\b|\b(?:safety|hair|bobby|drawing|push|sewing|bowling|rolling|tie|brooch)\s*pins?\b|"
     r"(?:\bpinned|\bpinning|(?:^\s*|\b(?:to|please|will|should|i|we|can|must|let's|always|then)\s+)pin)\s+"
     r"(?:(?:the|this|that|a|an|my|our|it|these|those)\s+)?(?:[\w'-]+\s+){0,3}?"
     r"(?:tweets?|posts?|messages?|notes?|comments?|tabs?|chats?|announcements?|threads?|stories)\b(?!\s*[:=-]?\s*\d)|"
@@ -597,6 +599,9 @@ def _iban_ok(candidate: str) -> bool:
 #: An amount of money said in words: "the locker fee went up to 3500 a year", "rent is 12000 per month", "Rs 3500":
 #: a price, not a code (a code is never "a year" or "rupees").
 _AMOUNT_SAID = re.compile(
+    # an account or a deposit is opened with money: "the new Zerodha account opened with 25000" (round secrets47)
+    r"\b(?:account|a/c|fd|fixed\s+deposit|rd|sip|ppf|demat|deposit|policy|wallet)\b.{0,30}?\bopen(?:ed|s)?\s+with\s+"
+    r"(?:rs\.?\s*|inr\s*|₹\s*)?\d[\d,]*(?:\.\d+)?|"
     r"\b(?:fees?|rent|price|prices|cost|costs|charges?|charged|paid|pay|pays|paying|salary|emi|bill|deposit\s+of|"
     r"fine|premium|subscription)\b(?:\s+(?!(?:code|pin|combo)\b)[a-z]+){0,4}\s+(?:rs\.?\s*|inr\s*|[$₹€£]\s*)?"
     r"\d[\d,]*(?:\.\d+)?(?:\s*(?:k|rs|rupees|inr|dollars|euros|pounds|/-))?\b|"
