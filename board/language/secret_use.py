@@ -13,8 +13,9 @@ Kannada, Malayalam, Marathi, Gujarati and Punjabi, all in Latin script (what a c
 from __future__ import annotations
 
 import re
+import unicodedata
 
-__all__ = ["DIGIT_WORDS", "event_only", "masked_out", "records_out", "talk_only", "use_reason"]
+__all__ = ["DIGIT_WORDS", "event_only", "masked_out", "native_to_latin", "records_out", "talk_only", "use_reason"]
 
 #: Digits said as words, in every language read here (English "nine three", Hindi "ek do teen", Bengali "ek dui tin",
 #: Tamil "onnu rendu moonu", Telugu "okati rendu moodu", Kannada "ondu eradu mooru", Malayalam "onnu randu moonnu",
@@ -313,3 +314,51 @@ def talk_only(value: str) -> bool:
         return False
     kinds = list(_KIND.finditer(value))
     return bool(kinds) and all(found.group(1).lower().strip(".,;!?") in _TALK for found in kinds)
+
+
+# Principle 1 to 7 in the languages' own scripts: a writer may put "पासवर्ड" for "password", "४४७१" for "4471",
+# "खोलता" for "kholta". The digits of every Indian script are read as digits, and the words that say a secret's kind,
+# a lock, opening, sending, keeping quiet, a question and its answer are read as the Latin words the rules know
+# (loanwords such as "password", "pin", "OTP" are how they are written in these scripts). A stem is read at a word's
+# start, whatever ending follows ("खोलने", "खुलता").
+_INDIC = "\u0900-\u0dff"
+_NATIVE: tuple[tuple[str, str], ...] = (
+    # Devanagari (Hindi, Marathi)
+    ("पिनकोड", "pincode"), ("पिन कोड", "pin code"), ("पासवर्ड", "password"), ("पासकोड", "passcode"), ("पिन", "pin"),
+    ("कोड", "code"), ("ओटीपी", "OTP"), ("एटीएम", "ATM"), ("लॉकर", "locker"), ("लॉक", "lock"), ("ताला", "taala"),
+    ("तिजोरी", "tijori"), ("अलमारी", "almari"), ("खोल", "khol"), ("खुल", "khul"), ("दबा", "daba"), ("डाल", "daal"),
+    ("उघड", "ughad"), ("कुलूप", "kulup"), ("भेज", "bhej"), ("आया", "aaya"), ("किसी को मत बताना", "kisi ko mat batana"),
+    ("कोणाला सांगू नका", "konala sangu naka"), ("सवाल", "sawaal"), ("प्रश्न", "prashn"), ("जवाब", "jawab"),
+    ("उत्तर", "uttar"), ("सिक्योरिटी", "security"), ("सिक्यूरिटी", "security"), ("वायफाय", "wifi"), ("वाईफाई", "wifi"),
+    ("भूल", "bhool"), ("शिकायत", "complaint"), ("रीसेट", "reset"), ("बैंक", "bank"), ("पैटर्न", "pattern"),
+    # Bengali
+    ("পাসওয়ার্ড", "password"), ("পিন", "pin"), ("এটিএম", "ATM"), ("ওটিপি", "OTP"), ("তালা", "taala"),
+    ("খোল", "khol"), ("প্রশ্ন", "prosno"), ("উত্তর", "uttor"),
+    # Tamil ("பின்" is also "after": left out)
+    ("கடவுச்சொல்", "password"), ("பாஸ்வேர்டு", "password"), ("லாக்கர்", "locker"), ("பூட்டு", "poottu"),
+    ("திற", "thira"), ("ஓடிபி", "OTP"), ("ஏடிஎம்", "ATM"), ("அனுப்பின", "anuppina"), ("கேள்வி", "kelvi"),
+    ("பதில்", "badhil"), ("யாருக்கும் சொல்லாதீங்க", "yaarukkum sollatheenga"),
+    # Gujarati
+    ("પાસવર્ડ", "password"), ("પિન", "pin"), ("તિજોરી", "tijori"), ("ખોલ", "khol"), ("દબાવ", "dabav"),
+    ("તાળું", "taala"), ("ઓટીપી", "OTP"),
+    # Telugu
+    ("పాస్‌వర్డ్", "password"), ("పాస్వర్డ్", "password"), ("పిన్", "pin"), ("సెక్యూరిటీ", "security"),
+    ("ప్రశ్న", "prashna"), ("జవాబు", "javabu"), ("తాళం", "taala"), ("తెరు", "teru"), ("ఓటీపీ", "OTP"),
+    # Kannada
+    ("ಪಾಸ್‌ವರ್ಡ್", "password"), ("ಪಾಸ್ವರ್ಡ್", "password"), ("ಪಿನ್", "pin"), ("ಬೀಗ", "beega"), ("ಕೋಡ್", "code"),
+    ("ತೆರೆ", "tere"), ("ಒಟಿಪಿ", "OTP"),
+    # Malayalam, Gurmukhi
+    ("പാസ്‌വേഡ്", "password"), ("പാസ്വേഡ്", "password"), ("പിൻ", "pin"), ("ਪਾਸਵਰਡ", "password"), ("ਪਿੰਨ", "pin"),
+    ("ਤਾਲਾ", "taala"),
+)
+_NATIVE_WORD = re.compile(f"(?<![{_INDIC}])(?:" + "|".join(re.escape(n) for n, _ in _NATIVE) + ")")
+_NATIVE_LATIN = dict(_NATIVE)
+
+
+def native_to_latin(value: str) -> str:
+    """``value`` with the digits of Indian scripts as ASCII digits and the words of :data:`_NATIVE` in Latin script,
+    spaced from what follows in the native script ("खोलता" reads "khol ता")."""
+    if not re.search(f"[{_INDIC}]", value):
+        return value
+    value = "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch for ch in value)
+    return _NATIVE_WORD.sub(lambda m: _NATIVE_LATIN[m.group(0)] + " ", value).replace("  ", " ")

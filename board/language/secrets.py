@@ -106,7 +106,16 @@ import re
 
 from board.language.learned import LinearModel
 from board.language.secret_model import fact_features, secret_model
-from board.language.secret_use import DIGIT_WORDS, MASKED, event_only, masked_out, records_out, talk_only, use_reason
+from board.language.secret_use import (
+    DIGIT_WORDS,
+    MASKED,
+    event_only,
+    masked_out,
+    native_to_latin,
+    records_out,
+    talk_only,
+    use_reason,
+)
 from board.masking import mask
 
 __all__ = ["secret_reason", "sentence_reason"]
@@ -897,7 +906,7 @@ def sentence_reason(sentence: str, model: LinearModel | None = None) -> str | No
 def _decide(key: str | None, value: str, model: LinearModel | None) -> str | None:
     """The rules' reason and the learned model's score together (see the module docstring)."""
     model = model or secret_model()
-    value = spoken_digits(value)
+    value = spoken_digits(native_to_latin(value))  # "पासवर्ड" is "password", "४४७१" is "4471" (round secrets47)
     shown = masked_out(value)
     if (shown != value and not re.search(r"\d", shown)) or event_only(value):
         # every number in it masked ("XXXX XXXX 9021"), or only an event about a secret's kind with no code given
