@@ -268,6 +268,16 @@ def test_a_long_number_is_a_card_only_when_it_passes_luhn() -> None:
     assert secret_reason("note", "4111 1111 1111 1111") == "a card number"
 
 
+def test_a_secret_is_read_by_its_form_and_its_use() -> None:
+    """Round secrets47 (board/language/secret_use.py): "don't tell anyone" in any language makes the code beside it a
+    secret, whatever else the sentence says; a phone's number written in groups is no code, even beside a verb of
+    joining or opening (the groups are read together, not as two codes)."""
+    assert sentence_reason("Share mat karna, 7319") == "a code kept from others"
+    assert sentence_reason("Kisi ko mat batana: 5 0 8 8") == "a code kept from others"
+    assert sentence_reason("Joined the society WhatsApp group; the admin is on 98450 12345") is None
+    assert sentence_reason("Opened a Jio connection, number 98450 12345") is None
+
+
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
 PROPOSED = [
     ("card_pin", "4455"), ("door_code", "1234"), ("alarm_code", "9911"), ("garage", "garage opener code 4321"),
