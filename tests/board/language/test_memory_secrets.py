@@ -104,6 +104,19 @@ was your first school'"; the refusals masked numbers ("XXXX XXXX 9021"), a token
 in Hinglish, a policy number. Far from the goal: the test holds it to what was measured, so a regression fails; the
 next round may tune on it (and then needs a set written apart to measure).
 
+Round ``secrets47`` (issue 36, item 7): ``memory_secrets_blind5.jsonl`` BECAME A TUNING SET. Its misses were read as
+principles of a secret's FORM and USE across languages (:mod:`board.language.secret_use`: a code given to open, type,
+press or join, or set on a lock of any object, its digits joined, spaced, dashed or said in ten languages; a code
+received by SMS or from a bank; "don't tell anyone" beside a code; card numbers and TOTP seeds by form; security
+answers in any language; parental codes; kept: masked numbers, record numbers, events and talk about a secret's kind
+with no code). It reaches the goal: none let through, none refused. ``memory_secrets_tuning47.jsonl`` (91 secret, 112
+harmless) was written in that round from the principles, in four batches each measured once before the rules were
+changed for it: 51 / 52 rows of new shapes (Bengali, Telugu, Kannada, Gujarati, Malayalam, Punjabi; parental locks;
+received codes; TOTP seeds; masked numbers; events): 24 let through, 7/52 refused; 20 / 20 probes: 3 let through,
+4/20 refused; 10 / 30 probes, mostly harmless facts with numbers beside verbs of opening and joining: 0 let through,
+4/30 refused; 10 / 10 in the Indian scripts (Devanagari, Bengali, Tamil, Gujarati, Telugu, Kannada): 5 let through,
+0 refused. A weak set: its writer wrote the rules.
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
