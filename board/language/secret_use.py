@@ -157,7 +157,9 @@ _LOCKED = re.compile(
 # "aaya", "mila"; Bengali "pathiyeche", "eseche"; Tamil "anuppina", "vandhuchu"; Telugu "pampincharu", "vachindi";
 # Kannada "kalisidru", "bantu"; Marathi "pathavla", "aala"; Gujarati "mokalyo", "aavyo".
 _RECEIVED = re.compile(
-    r"\b(?:said|says|sent|send|came|come|got|get|received|arrived|bhej\w*|aay\w*|aaya|aayi|aaye|mila|mili|"
+    r"\b(?:said|says|sent|send|came|come|comes|got|get|received|arrived|bhej\w*|aay\w*|aaya|aayi|aaye|mila|mili|"
+    # what comes each time: "code aata hai, aaj ka 402918" (Hindi "aata", "milta"; Tamil "varum"; Telugu "vastundi")
+    r"aat[aie]|milt[aie]|varum|vast\w*|barut\w*|yet[oe]|"
     r"pathi\w*|pathav\w*|eseche|esechhe|anupp?in\w*|vand\w*|vanth\w*|pampin\w*|vach\w*|kalis\w*|bant\w*|aala|"
     r"aali|mokal\w*|aav\w*)\b", re.IGNORECASE)
 _SENDER = re.compile(r"\b(?:sms|text|message|msg|whatsapp|notification|otp|code|bank|app|site|portal)\b|"
@@ -228,10 +230,18 @@ _DRAWN_HERE = re.compile(r"\b[A-Z](?:[- ]?shape)?\s+(?:banao|banana|banate|bana\
 _DEVICE = re.compile(r"\b(?:phone|mobile|tablet|ipad|screen|laptop)\b", re.IGNORECASE)
 
 
+#: Principle 1 in any word order: a secret's kind named, then a code within a few words ("pin reset karwaya, naya 4471
+#: hai", Marathi "PIN badalla, ata 5521 aahe"): the code is the kind's, whatever verb or copula joins them.
+_KIND_THEN_CODE = re.compile(r"\b(?:[mtu]?pin(?![ -]?codes?\b)|passcode|password|otp|cvv)\b(.{1,40})", re.IGNORECASE)
+
+
 def use_reason(text: str) -> str | None:
     """Why ``text`` tells a secret by its form and its use (principles 1 to 6 above), or None."""
     found = codes(text)
     used = bool(_USE.search(text))
+    kind = _KIND_THEN_CODE.search(text)
+    if kind and codes(kind.group(1)):
+        return "a code or PIN"  # "pin reset karwaya, naya 4471 hai": the kind named, then its code
     if _DRAWN_HERE.search(text) and (used or _DEVICE.search(text) or found):
         return "an unlock pattern"  # "Phone kholne ke liye L banao", "Z shape draw karo: 1-2-3-5-7-8-9"
     if found and (used or _LOCKED.search(text)):
@@ -297,19 +307,23 @@ _TALK = {"ab", "bhi", "nahi", "nahin", "aata", "aati", "aate", "aaya", "aa", "ka
          "mein", "wala", "wali", "bahut", "hamesha", "kabhi", "sms", "message", "app", "la", "ku", "kku", "cha", "chi",
          "che", "na", "ni", "nu", "er", "ta", "te", "and", "or", "for", "on", "via", "through", "arrives", "came",
          "comes", "didn't", "not", "never", "always", "bhejta", "bhejti", "varum", "vandhu", "ostundi",
-         "baruthe", "yete", "aave", "asbe", "ashe", "login", "kabhi-kabhi", "jaldi", "late", "der"}
+         "baruthe", "yete", "aave", "asbe", "ashe", "login", "kabhi-kabhi", "jaldi", "late", "der",
+         # an event's verb after the kind: "password change karne ka reminder", "pin reset karwaya"
+         "change", "reset", "update", "badalna", "badla", "badli", "karne", "karwaya", "bhool", "wale"}
 
 
 #: "is" / "was" before anything but a word of how it is gives the thing its value: "the pattern on my phone is top row
 #: left to right".
 _GIVEN = re.compile(r"\b(?:is|was|are)\s+(?!(?:not|too|very|so|always|never|also|still|really|annoying|confusing|"
-                    r"silly|slow|late|a\s+pain)\b)", re.IGNORECASE)
+                    r"silly|slow|late|a\s+pain)\b)|"
+                    # Hindi gives a value by keeping or making it: "password change karke sunflower rakha"
+                    r"\b(?:rakh\w*|set\s+ki\w*|banay\w*|bana\s+diy\w*)\b", re.IGNORECASE)
 
 
 def talk_only(value: str) -> bool:
     """Whether ``value`` only talks about a secret's kind: five words or more, no code, no mark, and after each kind's
     word a word of talk (see :data:`_TALK`)."""
-    if len(value.split()) < 5 or re.search(r"\d", value) or _MIXED_WORD.search(value) or \
+    if len(value.split()) < 5 or codes(value) or re.search(r"\d{3}|\d[ -]\d", value) or _MIXED_WORD.search(value) or \
             _JOINED_BY_SYMBOL.search(value) or re.search(r"[:=]|[!@#$%^&*]\w", value) or _GIVEN.search(value):
         return False
     kinds = list(_KIND.finditer(value))

@@ -127,6 +127,13 @@ _MAP_PIN_SAID = (r"\b(?:drop(?:ped|ping|s)?|shared?|sent|send|sending)\s+(?:\w+\
                  r"(?:location\s+|map\s+)?pin\b|\b(?:location|map|maps|google\s+maps)\s+pins?\b|"
                  r"\bpin\s+on\s+(?:the\s+)?map\b|"
                  r"\bpinned\s+(?:[\w'&-]+,?\s+){0,6}?(?:on|in|to)\s+(?:the\s+)?(?:google\s+|apple\s+)?maps?\b")
+#: "pin" as a verb on a post: "Pin the launch tweet to the company profile", "Pinned message mein link hai" (round
+#: secrets47): taken out of a value (:data:`_HARMLESS`), and under a key's "pin" it is that pin (:data:`_PINNED_POST`).
+_PINNED_POST_SAID = (
+    r"(?:\bpinned|\bpinning|(?:^\s*|\b(?:to|please|will|should|i|we|can|must|let's|always|then)\s+)pin)\s+"
+    r"(?:(?:the|this|that|a|an|my|our|it|these|those)\s+)?(?:[\w'-]+\s+){0,3}?"
+    r"(?:tweets?|posts?|messages?|notes?|comments?|tabs?|chats?|announcements?|threads?|stories)\b(?!\s*[:=-]?\s*\d)")
+_PINNED_POST = re.compile(_PINNED_POST_SAID, re.IGNORECASE)
 #: Phrases that mention a secret's word without being one; taken out before anything else is read.
 _HARMLESS = re.compile(
     r"\b(?:zip|postal|post|area|country|dial(?:l)?ing|std|isd|airport|iata|dress|promo|promotional|discount|"
@@ -150,9 +157,7 @@ _HARMLESS = re.compile(
     r"\b(?:pin|lapel|enamel)\s+badges?\b|\b(?:enamel|lapel|hat|collar)\s+pins?\b|"
     # a pin that is a thing one holds: "pin cushion", "safety pin", "hairpin"
     r"\bpin\s*cushions?\b|\b(?:safety|hair|bobby|drawing|push|sewing|bowling|rolling|tie|brooch)\s*pins?\b|"
-    r"(?:\bpinned|\bpinning|(?:^\s*|\b(?:to|please|will|should|i|we|can|must|let's|always|then)\s+)pin)\s+"
-    r"(?:(?:the|this|that|a|an|my|our|it|these|those)\s+)?(?:[\w'-]+\s+){0,3}?"
-    r"(?:tweets?|posts?|messages?|notes?|comments?|tabs?|chats?|announcements?|threads?|stories)\b(?!\s*[:=-]?\s*\d)|"
+    + _PINNED_POST_SAID + r"|"
     r"\bpass(?:ed|es|ing)?\s+(?:the\s+|my\s+|an?\s+|her\s+|his\s+)?(?:[\w'-]+\s+){0,2}?(?:exams?|tests?|finals?|"
     r"interviews?|papers?|boards?|semesters?|levels?|marks|percentage|rate)\b|"
     r"\btokens?\s+of\s+(?:appreciation|thanks|gratitude|love|respect|affection|goodwill|remembrance|esteem)\b|"
@@ -644,7 +649,7 @@ def _key_reason(key: str, value: str) -> str | None:
             not _sentence(_harmless_out(value)) and not _STATUS_WORD.match(value):
         return "a password, code or key"  # "password_reset: tiger": an event's key over what may be the new secret
     words = _harmless_out(_words(key))
-    if _MAP_PIN.search(value) and re.search(r"\bpins?\b", words):
+    if (_MAP_PIN.search(value) or _PINNED_POST.search(value)) and re.search(r"\bpins?\b", words):
         return None  # "office pin: dropped a pin ...", "pin_favorite_pizza: ..., pinned on Google Maps": a place
     if _LAST_FOUR.match(value):
         return None  # "bank account: ends in 7712": the last four digits name it, they open nothing
