@@ -109,13 +109,14 @@ principles of a secret's FORM and USE across languages (:mod:`board.language.sec
 press or join, or set on a lock of any object, its digits joined, spaced, dashed or said in ten languages; a code
 received by SMS or from a bank; "don't tell anyone" beside a code; card numbers and TOTP seeds by form; security
 answers in any language; parental codes; kept: masked numbers, record numbers, events and talk about a secret's kind
-with no code). It reaches the goal: none let through, none refused. ``memory_secrets_tuning47.jsonl`` (91 secret, 112
-harmless) was written in that round from the principles, in four batches each measured once before the rules were
+with no code). It reaches the goal: none let through, none refused. ``memory_secrets_tuning47.jsonl`` (102 secret,
+134 harmless) was written in that round from the principles, in five batches each measured once before the rules were
 changed for it: 51 / 52 rows of new shapes (Bengali, Telugu, Kannada, Gujarati, Malayalam, Punjabi; parental locks;
 received codes; TOTP seeds; masked numbers; events): 24 let through, 7/52 refused; 20 / 20 probes: 3 let through,
 4/20 refused; 10 / 30 probes, mostly harmless facts with numbers beside verbs of opening and joining: 0 let through,
 4/30 refused; 10 / 10 in the Indian scripts (Devanagari, Bengali, Tamil, Gujarati, Telugu, Kannada): 5 let through,
-0 refused. A weak set: its writer wrote the rules.
+0 refused; 8 / 22 Hinglish household facts: 1 let through, 2/22 refused; then three rows written after a rule. A weak
+set: its writer wrote the rules.
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
