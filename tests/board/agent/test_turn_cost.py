@@ -86,3 +86,17 @@ async def test_the_statements_a_chat_turn_runs_do_not_grow(workspace: Path, data
     compactions = sum(1 for s in statements if "INSERT INTO llm_calls" in s) - TURNS
     per_turn = (len(statements) - compactions) / TURNS
     assert per_turn <= STATEMENTS_PER_TURN, "\n".join(sorted(set(statements)))
+
+
+async def test_a_turn_builds_each_role_s_profile_once_per_look_at_the_files(workspace: Path, data_dir: Path) -> None:
+    """Routing, the prompt, the tools and the models ask for the roles' profiles several times a turn; each is
+    built once per look at the files (the admission's and the turn's), never once per question."""
+    model = ScriptedModel()
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await _chat(b, 1)
+        souls = b.parts.souls
+        before = souls.profile_builds
+        await _chat(b, TURNS, start=1)
+        per_turn = (souls.profile_builds - before) / TURNS
+        assert per_turn <= 2 * len(souls.roles())  # one look of the admission, one of the turn
