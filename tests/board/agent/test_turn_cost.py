@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from board.app import Board
 from board.routing.cached import RouterCache
 from bot.app import all_migrations
@@ -100,3 +102,24 @@ async def test_a_turn_builds_each_role_s_profile_once_per_look_at_the_files(work
         await _chat(b, TURNS, start=1)
         per_turn = (souls.profile_builds - before) / TURNS
         assert per_turn <= 2 * len(souls.roles())  # one look of the admission, one of the turn
+
+
+def test_a_history_window_reads_each_entry_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn asks its window for the messages several times (the message cap, the token budget, the prompt):
+    each entry becomes a message once, not once per question."""
+    from board.agent import compaction
+
+    read: list[str] = []
+    real = compaction.entry_message
+
+    def counted(entry: Any) -> Any:
+        read.append(str(entry.get("id")))
+        return real(entry)
+
+    monkeypatch.setattr(compaction, "entry_message", counted)
+    entries = tuple({"type": "message", "id": f"e{i}", "role": ("user", "assistant")[i % 2], "text": f"say {i}"}
+                    for i in range(10))
+    window = compaction.HistoryWindow(None, entries)
+    assert len(window.messages()) == len(window.messages()) == 10
+    assert [m.content for m in window.messages_before("e4")] == ["say 0", "say 1", "say 2", "say 3"]
+    assert sorted(read) == sorted(e["id"] for e in entries)
