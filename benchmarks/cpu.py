@@ -19,7 +19,12 @@ same run, interleaved (``--rounds``), and the medians and the ratio this / basel
   measured on its thread and not counted: that is the model's, not Sabha's); Sabha's CPU (``process_time``,
   every thread) over the meeting's seat calls (ledger rows of purpose ``meeting``).
 
-Run: python benchmarks/cpu.py [--messages 40] [--rounds 3] [--baseline /work/main] [--quick]
+``--statements`` also counts the SQL statements the daemon runs per message (``chat``, ``tool``, ``webhook``): each
+is a round trip to a database thread, so the count is a figure of its own (a trace callback on every SQLite
+connection, ``benchmarks/statements/sitecustomize.py``; it writes a line per statement, so the CPU figures of such
+a run are a little higher than without it).
+
+Run: python benchmarks/cpu.py [--messages 40] [--rounds 3] [--baseline /work/main] [--statements] [--quick]
 Prints figures; asserts nothing on time. ``--quick`` runs each kind once with a few messages (for a test).
 """
 
@@ -35,7 +40,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +70,20 @@ class Figure:
     cpu: float
     wall: float
     messages: int
+    statements: float | None = None  # SQL statements per message (``--statements``), None when not counted
 
 
 # -- a real sabha run ------------------------------------------------------------------------
 
 
-async def _daemon_kind(repo: Path, kind: str, messages: int) -> Figure:
+STATEMENTS_SITE = REPO / "benchmarks" / "statements"
+
+
+def _lines(path: Path | None) -> int:
+    return path.read_text(encoding="utf-8").count("\n") if path is not None and path.exists() else 0
+
+
+async def _daemon_kind(repo: Path, kind: str, messages: int, statements: bool = False) -> Figure:
     from benchmarks_webhook import TARGETS, post_signed, spawn, user_id, write_config  # type: ignore[import-not-found]
 
     from tests.support.fakes.openai_api import FakeOpenAI
@@ -80,6 +93,10 @@ async def _daemon_kind(repo: Path, kind: str, messages: int) -> Figure:
     async with target.fake() as graph, FakeOpenAI() as model:
         env = write_config(root, target, graph, model, 2, 1 if kind == "webhook" else 8)  # type: ignore[arg-type]
         env["PYTHONPATH"] = str(repo)
+        trace = root / "statements.log" if statements else None
+        if trace is not None:
+            env["PYTHONPATH"] = f"{repo}{os.pathsep}{STATEMENTS_SITE}"
+            env["SABHA_BENCH_STATEMENTS"] = str(trace)
         proc, port = await spawn([sys.executable, "-m", "bot.cli", "run", "--config", str(root / "sabha.yaml")],
                                  env, root)
         url = f"http://127.0.0.1:{port}{target.path}"
@@ -100,8 +117,11 @@ async def _daemon_kind(repo: Path, kind: str, messages: int) -> Figure:
                 await asyncio.sleep(1.0)
                 idle = (cpu_of(proc.pid) - start_cpu) / (time.perf_counter() - start)
                 if kind == "webhook":
-                    return await _acks(http, url, target, graph, model, proc.pid, idle, messages)
+                    counted = _lines(trace)
+                    acks = await _acks(http, url, target, graph, model, proc.pid, idle, messages)
+                    return replace(acks, statements=(_lines(trace) - counted) / messages if trace else None)
                 start_cpu, start = cpu_of(proc.pid), time.perf_counter()
+                counted = _lines(trace)
                 for i in range(messages):
                     if kind == "tool":
                         model.script_tool_call("recall", {"query": f"prices {i}"})
@@ -109,7 +129,11 @@ async def _daemon_kind(repo: Path, kind: str, messages: int) -> Figure:
                     await ask(f"Q{i:03d} what should we do about prices?")
                 wall = time.perf_counter() - start
                 used = cpu_of(proc.pid) - start_cpu - idle * wall
-                return Figure(used / messages, wall / messages, messages)
+                count = None
+                if trace is not None:
+                    await asyncio.sleep(0.2)  # the last reply's own bookkeeping (its outcome) lands
+                    count = (_lines(trace) - counted) / messages
+                return Figure(used / messages, wall / messages, messages, count)
         finally:
             proc.terminate()
             try:
@@ -201,10 +225,10 @@ def _meeting_kind(repo: Path, meetings: int) -> Figure:
 # -- the report ------------------------------------------------------------------------------
 
 
-async def measure(repo: Path, kind: str, messages: int) -> Figure:
+async def measure(repo: Path, kind: str, messages: int, statements: bool = False) -> Figure:
     if kind == "meeting":
         return await asyncio.to_thread(_meeting_kind, repo, max(1, messages // 20))
-    return await _daemon_kind(repo, kind, messages)
+    return await _daemon_kind(repo, kind, messages, statements)
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -214,7 +238,8 @@ async def run(args: argparse.Namespace) -> None:
     for _ in range(args.rounds):  # interleaved: a busy moment on a shared machine hits both alike
         for kind in args.kinds:
             for name, repo in checkouts.items():
-                results.setdefault((kind, name), []).append(await measure(repo, kind, args.messages))
+                results.setdefault((kind, name), []).append(await measure(repo, kind, args.messages,
+                                                                                 args.statements))
     print(f"CPU per message of the daemon (user+system), median of {args.rounds} round(s); baseline "
           f"{checkouts['baseline']}, this {checkouts['this']}")
     print(f"{'kind':<9} {'per':<16} {'baseline ms':>12} {'this ms':>9} {'this/baseline':>14}   wall/msg (under load)")
@@ -223,8 +248,11 @@ async def run(args: argparse.Namespace) -> None:
         base = statistics.median(f.cpu for f in results[(kind, "baseline")]) * 1000
         mine = statistics.median(f.cpu for f in results[(kind, "this")]) * 1000
         walls = [statistics.median(f.wall for f in results[(kind, n)]) * 1000 for n in checkouts]
+        counts = [[f.statements for f in results[(kind, n)] if f.statements is not None] for n in checkouts]
+        said = (f"   statements/msg {statistics.median(counts[0]):.1f} / {statistics.median(counts[1]):.1f}"
+                if all(counts) else "")
         print(f"{kind:<9} {per[kind]:<16} {base:>12.2f} {mine:>9.2f} {mine / base if base else 0:>14.2f}   "
-              f"{walls[0]:.1f} / {walls[1]:.1f} ms")
+              f"{walls[0]:.1f} / {walls[1]:.1f} ms{said}")
 
 
 def _load_webhook() -> Any:
@@ -244,6 +272,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds, interleaved (default 3)")
     parser.add_argument("--baseline", default="/work/main", help="the checkout to compare with (default /work/main)")
     parser.add_argument("--kinds", default=",".join(KINDS), help=f"which kinds (default {','.join(KINDS)})")
+    parser.add_argument("--statements", action="store_true",
+                        help="also count the SQL statements per message (baseline / this)")
     parser.add_argument("--quick", action="store_true", help="one round of 3 messages (for a test)")
     parser.add_argument("--meeting-child", metavar="REPO", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -25,9 +25,10 @@ Reads come from the transcript's in-memory tail, so they cost O(tail), not O(fil
 
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,18 +92,19 @@ class HistoryWindow:
     entries: tuple[dict[str, Any], ...]
     compaction: dict[str, Any] | None = None
 
+    @functools.cached_property
+    def _each_message(self) -> tuple[ChatMessage | None, ...]:
+        # A turn asks for the messages several times (the cap, the budget, the prompt): each entry read once.
+        return tuple(entry_message(e) for e in self.entries)
+
     def messages(self) -> list[ChatMessage]:
         """The entries as model messages (degraded placeholders left out)."""
-        return _messages(self.entries)
+        return [m for m in self._each_message if m is not None]
 
     def messages_before(self, entry_id: str) -> list[ChatMessage]:
         """The model messages of the entries before the one with id ``entry_id`` (all when it is not here)."""
         cut = next((i for i, e in enumerate(self.entries) if e.get("id") == entry_id), len(self.entries))
-        return _messages(self.entries[:cut])
-
-
-def _messages(entries: Iterable[Mapping[str, Any]]) -> list[ChatMessage]:
-    return [m for m in (entry_message(e) for e in entries) if m is not None]
+        return [m for m in self._each_message[:cut] if m is not None]
 
 
 @dataclass(frozen=True)

@@ -75,9 +75,8 @@ async def _chat(asked: Admitted, door: Door) -> Reply:
         with one_look():  # the soul files and templates looked at once this turn, not once per loop step
             reply = await door.runner.turn(route.role, route.session_key, envelope, given.text, images=given.images)
     parts = [reply.text]
-    router = door.router()
-    for role in route.also:
-        key = router.key_for(envelope, role)
+    for role in route.also:  # the router is asked only when others were mentioned: it costs the profiles
+        key = door.router().key_for(envelope, role)
         async with door.locks.lock_for(key):
             more = await door.runner.turn(role, key, envelope, given.text, images=given.images)
         parts.append(f"{more.label}: {more.text}")

@@ -40,6 +40,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -300,9 +301,29 @@ class FactStore:
     async def recall(self, user: str, role: str, scope: str = DIRECT) -> tuple[Fact | ProfileLine, ...]:
         """The facts a turn of ``role`` for ``user`` in ``scope`` sees (see the module docstring), newest
         first: only those learned in that same scope (a group never sees a direct chat's); in a direct scope the
-        person's consolidated profile first (:meth:`profile_line`)."""
-        profile = await self.profile_line(user, scope)
-        return (*((profile,) if profile else ()), *await self._scoped_facts(user, role, scope))
+        person's consolidated profile first (:meth:`profile_line`). One statement: a direct turn's profile is read
+        in the facts' own (a turn's reads are round trips to the database's thread; issue 44)."""
+        limit = self.settings.recall_limit
+        params: tuple[Any, ...]
+        if self.settings.cross_role:
+            where, params, order = 'WHERE "user"=? AND scope=?', (user, scope), "(role = ?) DESC, "
+            ordered: tuple[Any, ...] = (role,)
+        else:
+            where, params, order = 'WHERE "user"=? AND scope=? AND role IN (?, ?)', (user, scope, role, EVERY_ROLE), ""
+            ordered = ()
+        facts_sql = f"SELECT * FROM memory_facts {where} ORDER BY {order}updated_at DESC, id DESC LIMIT ?"
+        if scope != DIRECT:  # no profile in a group (see profile_line)
+            rows = await self.db.fetchall(facts_sql, (*params, *ordered, limit))
+            return self._scoped(rows, role)
+        # One row per fact (at most ``limit``), each carrying the profile's text; one row of NULL facts when
+        # there are none, so the profile is read either way.
+        rows = await self.db.fetchall(
+            'SELECT p.text AS profile_text, f.* FROM (SELECT 1 AS one) o LEFT JOIN memory_profiles p ON p."user" = ? '
+            f"LEFT JOIN ({facts_sql}) f ON TRUE ORDER BY {order.replace('role', 'f.role')}f.updated_at DESC, "
+            "f.id DESC",
+            (user, *params, *ordered, limit, *ordered))
+        profile = self._profile_of(rows[0]["profile_text"] if rows else None)
+        return (*((profile,) if profile else ()), *self._scoped([r for r in rows if r["id"] is not None], role))
 
     async def profile_line(self, user: str, scope: str = DIRECT) -> ProfileLine | None:
         """``user``'s consolidated profile for a turn in ``scope``, at most ``memory.consolidation.profile_chars``
@@ -312,24 +333,17 @@ class FactStore:
         if scope != DIRECT:
             return None
         row = await self.db.fetchone('SELECT text FROM memory_profiles WHERE "user"=?', (user,))
-        text = _one_line(str(row["text"] or "")) if row is not None else ""
+        return self._profile_of(row["text"] if row is not None else None)
+
+    def _profile_of(self, stored: str | None) -> ProfileLine | None:
+        text = _one_line(str(stored or ""))
         if not text:
             return None
         limit = max(1, self.settings.consolidation.profile_chars)
         return ProfileLine(text if len(text) <= limit else text[: limit - 1].rstrip() + "\u2026")
 
-    async def _scoped_facts(self, user: str, role: str, scope: str) -> tuple[Fact, ...]:
-        limit = self.settings.recall_limit
-        if self.settings.cross_role:
-            rows = await self.db.fetchall(
-                'SELECT * FROM memory_facts WHERE "user"=? AND scope=? ORDER BY (role = ?) DESC, updated_at DESC, '
-                "id DESC LIMIT ?",
-                (user, scope, role, limit))
-        else:
-            rows = await self.db.fetchall(
-                'SELECT * FROM memory_facts WHERE "user"=? AND scope=? AND role IN (?, ?) '
-                "ORDER BY updated_at DESC, id DESC LIMIT ?",
-                (user, scope, role, EVERY_ROLE, limit))
+    @staticmethod
+    def _scoped(rows: Iterable[Any], role: str) -> tuple[Fact, ...]:
         facts = [_row(r) for r in rows]
         return tuple(f if f.role in (role, EVERY_ROLE) else replace(f, origin=f" (told to {f.role})") for f in facts)
 

@@ -316,6 +316,12 @@ class SoulStore:
         self._errors_seen: dict[str, str] = {}
         self._roles_seen: tuple[int | None, tuple[str, ...]] | None = None
         self._roles_step: object | None = None
+        # The profiles built in the look under way (step_token): routing, the prompt and the tools ask for them
+        # several times a turn, and the files are looked at once per look anyway.
+        self._profiles_seen: dict[str, AgentProfile] = {}
+        self._profiles_step: object | None = None
+        #: Profiles built so far (a count for tests: at most one per role and look).
+        self.profile_builds = 0
         # Validate configured paths now so a bad soul_file fails at start-up.
         for role in self.configured_roles():
             self._file_for(role)
@@ -450,7 +456,21 @@ class SoulStore:
         return role in self.roles() and self._resolve(role)[0] is not None
 
     def profile(self, role: str) -> AgentProfile:
-        """The current profile of ``role``; raises KeyError when it has no usable soul."""
+        """The current profile of ``role``; raises KeyError when it has no usable soul. Built once per look at
+        the files (:func:`~board.workspace.files.step_token`: a turn, or a step of the event loop): an edit
+        shows from the next look on, as the files themselves do."""
+        step = step_token()
+        if step is None or step is not self._profiles_step:
+            self._profiles_seen, self._profiles_step = {}, step
+        elif (seen := self._profiles_seen.get(role)) is not None:
+            return seen
+        built = self._build_profile(role)
+        if step is not None:
+            self._profiles_seen[role] = built
+        return built
+
+    def _build_profile(self, role: str) -> AgentProfile:
+        self.profile_builds += 1
         if role not in self.roles():
             raise KeyError(f"unknown role {role!r}; roles: {', '.join(self.roles())}")
         soul, source, error, path = self._resolve(role)

@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from board.app import Board
 from board.routing.cached import RouterCache
 from bot.app import all_migrations
@@ -20,10 +22,10 @@ from tests.support.llm import envelope
 TURNS = 40
 #: SQL statements one plain chat turn of the owner runs on SQLite, measured when the limit was set (issue 44):
 #: who they are (1), a meeting running here (1), the session (1), what is remembered about them (1), the
-#: ledger row of the model call (1); since issue 43's consolidation reaches the advisors, the person's profile (1,
-#: a direct turn; it could share the facts' statement). A compaction adds its own ledger row about every 20
-#: messages.
-STATEMENTS_PER_TURN = 6
+#: ledger row of the model call (1); since issue 43's consolidation reaches the advisors, the person's profile, read
+#: in the facts' statement (cpu47: it was a statement of its own). A compaction adds its own ledger row about every
+#: 20 messages.
+STATEMENTS_PER_TURN = 5
 
 
 async def _chat(b: Board, count: int, start: int = 0) -> None:
@@ -86,3 +88,38 @@ async def test_the_statements_a_chat_turn_runs_do_not_grow(workspace: Path, data
     compactions = sum(1 for s in statements if "INSERT INTO llm_calls" in s) - TURNS
     per_turn = (len(statements) - compactions) / TURNS
     assert per_turn <= STATEMENTS_PER_TURN, "\n".join(sorted(set(statements)))
+
+
+async def test_a_turn_builds_each_role_s_profile_once_per_look_at_the_files(workspace: Path, data_dir: Path) -> None:
+    """Routing, the prompt, the tools and the models ask for the roles' profiles several times a turn; each is
+    built once per look at the files (the admission's and the turn's), never once per question."""
+    model = ScriptedModel()
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await _chat(b, 1)
+        souls = b.parts.souls
+        before = souls.profile_builds
+        await _chat(b, TURNS, start=1)
+        per_turn = (souls.profile_builds - before) / TURNS
+        assert per_turn <= 2 * len(souls.roles())  # one look of the admission, one of the turn
+
+
+def test_a_history_window_reads_each_entry_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn asks its window for the messages several times (the message cap, the token budget, the prompt):
+    each entry becomes a message once, not once per question."""
+    from board.agent import compaction
+
+    read: list[str] = []
+    real = compaction.entry_message
+
+    def counted(entry: Any) -> Any:
+        read.append(str(entry.get("id")))
+        return real(entry)
+
+    monkeypatch.setattr(compaction, "entry_message", counted)
+    entries = tuple({"type": "message", "id": f"e{i}", "role": ("user", "assistant")[i % 2], "text": f"say {i}"}
+                    for i in range(10))
+    window = compaction.HistoryWindow(None, entries)
+    assert len(window.messages()) == len(window.messages()) == 10
+    assert [m.content for m in window.messages_before("e4")] == ["say 0", "say 1", "say 2", "say 3"]
+    assert sorted(read) == sorted(e["id"] for e in entries)
