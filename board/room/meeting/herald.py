@@ -20,7 +20,8 @@ A subscriber wrapped in :class:`board.room.subscribers.Bookkeeping` has a lane l
 
 A subscriber wrapped in :class:`board.room.subscribers.ToldFirst` is what the others' view stands on (a decision's
 action items dated from what the chair wrote): each event is told to it, and it is done, before any other
-subscriber hears that event.
+subscriber hears that event; one wrapped in :class:`board.room.subscribers.ToldAtOnce` (it shows only what the event
+carries) has the event on its lane before the told-first ones are told, beside them.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from board.room.meeting.events import MeetingEvent, Subscriber
-from board.room.subscribers import Bookkeeping, ToldFirst
+from board.room.subscribers import Bookkeeping, ToldAtOnce, ToldFirst
 
 __all__ = ["Herald"]
 
@@ -74,10 +75,13 @@ class Herald:
                 if after is not None and not await _written(after, event):
                     continue
                 for subscriber in subscribers:
+                    if isinstance(subscriber, ToldAtOnce):  # it reads nothing the told-first ones write
+                        self._hand(subscriber, event, tell)
+                for subscriber in subscribers:
                     if isinstance(subscriber, ToldFirst):
                         await tell(subscriber, event)
                 for subscriber in subscribers:
-                    if not isinstance(subscriber, ToldFirst):
+                    if not isinstance(subscriber, ToldFirst | ToldAtOnce):
                         self._hand(subscriber, event, tell)
             finally:
                 self._queue.popleft()
