@@ -4,7 +4,9 @@
 The herald (:mod:`board.room.meeting.herald`) gives each subscriber a lane of its own, so a slow one holds up no
 other. A subscriber wrapped in :class:`ToldFirst` is what the others' view stands on (a decision's action items
 dated from what the chair wrote, so no page shows a due date as unreadable while it is being read): each event is
-told to it, and it is done, before any other subscriber hears that event.
+told to it, and it is done, before any other subscriber (but a :class:`ToldAtOnce` one) hears that event. It has a
+lane of its own: the meeting returns once its displays are told, waiting for it only through the displays that
+stand on it; the mark that the end's bookkeeping ran waits for it.
 
 A subscriber wrapped in :class:`ToldAtOnce` shows only what each event carries and reads nothing a
 :class:`ToldFirst` one writes (the Telegram view posts the decision from the event: its items' due dates as the chair
