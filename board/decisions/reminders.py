@@ -21,6 +21,7 @@ recorded; a reminder already scheduled (or sent) is not touched.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
@@ -127,14 +128,18 @@ class Reminders:
         return _with_due(row, when.at, row.due_text)
 
     async def decided(self, meeting_id: str) -> list[ActionRow]:
-        """A decision was recorded: read its items' due dates now and schedule their reminders."""
+        """A decision was recorded: read its items' due dates now and schedule their reminders. The items are
+        dated side by side (each its own row and its own reminder key): their writes are handed to the db together,
+        not one round trip after another; a meeting waits for this before it returns (``ToldFirst``)."""
         now = self.clock.now()
-        rows = []
-        for row in await self.store.actions(meeting_id=meeting_id, limit=100):
+
+        async def dated(row: ActionRow) -> ActionRow:
             row = await self._read_due(row, now)
             await self.arm(row)
-            rows.append(row)
-        return rows
+            return row
+
+        return list(await asyncio.gather(*(dated(row) for row in await self.store.actions(meeting_id=meeting_id,
+                                                                                          limit=100))))
 
     async def rearm(self, work: ScheduledWork) -> bool:
         """After reminder ``work`` went out (or may have): when its item was given a later date while

@@ -1,10 +1,18 @@
 """How a meeting's subscribers are told its events: :class:`ToldFirst` marks one every other subscriber waits for,
-:class:`Bookkeeping` one the meeting's return does not wait for.
+:class:`ToldAtOnce` one that need not wait for it, :class:`Bookkeeping` one the meeting's return does not wait for.
 
 The herald (:mod:`board.room.meeting.herald`) gives each subscriber a lane of its own, so a slow one holds up no
 other. A subscriber wrapped in :class:`ToldFirst` is what the others' view stands on (a decision's action items
 dated from what the chair wrote, so no page shows a due date as unreadable while it is being read): each event is
-told to it, and it is done, before any other subscriber hears that event.
+told to it, and it is done, before any other subscriber (but a :class:`ToldAtOnce` one) hears that event. It has a
+lane of its own: the meeting returns once its displays are told, waiting for it only through the displays that
+stand on it; the mark that the end's bookkeeping ran waits for it.
+
+A subscriber wrapped in :class:`ToldAtOnce` shows only what each event carries and reads nothing a
+:class:`ToldFirst` one writes (the Telegram view posts the decision from the event: its items' due dates as the chair
+wrote them): it is told each event as soon as it is the meeting's next, beside the :class:`ToldFirst` subscribers, not
+after them, so what a user waits for (the decision's message) does not wait for the items' dating (a few db writes
+per item). A stop between the two loses nothing: a start dates what is left (``Reminders.sync``).
 
 A subscriber wrapped in :class:`Bookkeeping` keeps records after the fact (the decision written into the members'
 sessions, the review scheduled): nobody looks at a meeting waiting for it, so the meeting returns once its displays
@@ -25,7 +33,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from board.room.meeting.events import MeetingEvent, Subscriber
 
-__all__ = ["AGAIN", "Bookkeeping", "ToldFirst"]
+__all__ = ["AGAIN", "Bookkeeping", "ToldAtOnce", "ToldFirst"]
 
 #: in the data of an event told once more to a bookkeeping subscriber after a start (do only what is not done)
 AGAIN = "again"
@@ -34,6 +42,17 @@ AGAIN = "again"
 @dataclass(frozen=True)
 class ToldFirst:
     """A subscriber every other subscriber waits for, event by event (see the module docstring)."""
+
+    subscriber: Subscriber
+
+    async def __call__(self, event: MeetingEvent) -> None:
+        await self.subscriber(event)
+
+
+@dataclass(frozen=True)
+class ToldAtOnce:
+    """A display that shows only what each event carries: told each event without waiting for the :class:`ToldFirst`
+    subscribers (see the module docstring). Subscribe one instance: its lane is kept by identity."""
 
     subscriber: Subscriber
 

@@ -61,16 +61,34 @@ def mapped(exc: sqlite3.Error) -> BaseException:
 
 
 class _ExpressTx:
-    """Statements of one transaction on the state db's express connection (in its thread)."""
+    """Statements of one transaction on the state db's express connection (in its thread). Its ``BEGIN IMMEDIATE``
+    runs in the step of its first statement, not as a step of its own: every step is a hand-off to the express
+    thread and back, which a meeting's round end waits for (longer on a busy CPU); a block with no statement takes
+    no step at all."""
 
     def __init__(self, db: StateDB) -> None:
         self._db = db
+        self.begun = False  # BEGIN IMMEDIATE went through (set in the express thread, read after the step)
+        self.stepped = False  # a step was handed to the express thread (it may run on after a cancel here)
+
+    def _begin_then(self, step: Callable[[sqlite3.Connection], T]) -> Callable[[sqlite3.Connection], T]:
+        def begun(conn: sqlite3.Connection) -> T:
+            conn.execute("BEGIN IMMEDIATE")
+            self.begun = True
+            return step(conn)
+        return begun
 
     async def _run(self, step: Callable[[sqlite3.Connection], T]) -> T:
+        self.stepped = True
         try:
-            return await self._db.on_express(step)
+            return await self._db.on_express(step if self.begun else self._begin_then(step))
         except sqlite3.Error as exc:
             raise mapped(exc) from exc
+
+    async def commit(self) -> None:
+        """COMMIT what the block wrote (nothing to do for a block that ran no statement)."""
+        if self.begun:
+            await self._run(lambda conn: conn.execute("COMMIT"))
 
     async def execute(self, sql: str, params: Params = ()) -> None:
         masked = mask_value(tuple(params))
@@ -242,20 +260,20 @@ class StateDB:
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[_ExpressTx]:
-        """One unit of work (``BEGIN IMMEDIATE`` ... ``COMMIT``, rolled back when the block raises) on the
-        express connection, ordered with :meth:`express` work by :attr:`tx_lock`. SQLite's write lock is held
-        from ``BEGIN`` to ``COMMIT`` across the awaits in between: keep the block short (no model call, no
-        network inside)."""
+        """One unit of work (``BEGIN IMMEDIATE``, sent with the first statement, ... ``COMMIT``, rolled back when
+        the block raises) on the express connection, ordered with :meth:`express` work by :attr:`tx_lock`. SQLite's
+        write lock is held from ``BEGIN`` to ``COMMIT`` across the awaits in between: keep the block short (no model
+        call, no network inside)."""
         async with self.tx_lock:
-            tx = _ExpressTx(self)
-            await tx._run(lambda conn: conn.execute("BEGIN IMMEDIATE"))
+            tx = _ExpressTx(self)  # BEGIN IMMEDIATE goes with its first statement
             try:
                 yield tx
             except BaseException:
-                await asyncio.shield(self.on_express(_rollback))
+                if tx.stepped:  # the rollback queues behind a step still running (a cancel): it sees its BEGIN
+                    await asyncio.shield(self.on_express(_rollback))
                 raise
             try:
-                await tx._run(lambda conn: conn.execute("COMMIT"))
+                await tx.commit()
             except BaseException:
                 await asyncio.shield(self.on_express(_rollback))
                 raise

@@ -17,15 +17,20 @@ it posted nothing (``after_refusal``), and :attr:`PostMark.SENT` once it is conf
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from board.conversation.transcripts import utc_now
 from board.storage import Database
+from board.storage.sqlite import StateDB, mapped
 from bot.intake.delivery import SendProgress
 
 __all__ = ["MeetingPosts", "PostMark", "Posted"]
+
+_SENDING = ("INSERT INTO meeting_posts(meeting_id, channel, chat_id, item, status, updated_at) "
+            "VALUES (?, ?, ?, ?, 'sending', ?) ON CONFLICT(meeting_id, channel, chat_id, item) DO NOTHING")
 
 
 class PostMark(StrEnum):
@@ -59,11 +64,18 @@ class MeetingPosts:
         return {r["item"]: Posted(r["item"], PostMark(r["status"]), r["message_id"]) for r in rows}
 
     async def sending(self, meeting_id: str, chat_id: str | int, item: str) -> None:
-        """The item's request starts to leave (a row already ``sent`` stays so)."""
-        await self.db.execute(
-            "INSERT INTO meeting_posts(meeting_id, channel, chat_id, item, status, updated_at) "
-            "VALUES (?, ?, ?, ?, 'sending', ?) ON CONFLICT(meeting_id, channel, chat_id, item) DO NOTHING",
-            (meeting_id, self.channel, str(chat_id), item, utc_now()))
+        """The item's request starts to leave (a row already ``sent`` stays so). The request waits for this write
+        before its first byte leaves, so on SQLite it is one step on the express connection, ahead of the units
+        queued there (:class:`board.storage.sqlite.UnitLock`, like the intake's claim), and never behind the main
+        connection's statements (a meeting's end: its items dated, its bookkeeping)."""
+        params = (meeting_id, self.channel, str(chat_id), item, utc_now())
+        if isinstance(self.db, StateDB):
+            try:
+                await self.db.express(lambda conn: conn.execute(_SENDING, params).fetchall(), urgent=True)
+            except sqlite3.Error as exc:
+                raise mapped(exc) from exc
+            return
+        await self.db.execute(_SENDING, params)
 
     async def unsent(self, meeting_id: str, chat_id: str | int, item: str) -> None:
         """The service answered that nothing of the item was posted: it is untouched again."""

@@ -19,8 +19,12 @@ A subscriber wrapped in :class:`board.room.subscribers.Bookkeeping` has a lane l
 :meth:`Herald.settle` does not wait for.
 
 A subscriber wrapped in :class:`board.room.subscribers.ToldFirst` is what the others' view stands on (a decision's
-action items dated from what the chair wrote): each event is told to it, and it is done, before any other
-subscriber hears that event.
+action items dated from what the chair wrote): it has a lane of its own, and each other subscriber's lane tells it
+an event only once every told-first lane is done with that event. One wrapped in
+:class:`board.room.subscribers.ToldAtOnce` (it shows only what the event carries) does not wait for them.
+:meth:`Herald.settle` does not wait for a told-first lane itself, only for the displays' lanes (which wait for it
+when they stand on it): a meeting whose displays all show what the events carry (a forum's Telegram view) returns
+without waiting for its items' dating; :meth:`Herald.finished` waits for it.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from board.room.meeting.events import MeetingEvent, Subscriber
-from board.room.subscribers import Bookkeeping, ToldFirst
+from board.room.subscribers import Bookkeeping, ToldAtOnce, ToldFirst
 
 __all__ = ["Herald"]
 
@@ -42,12 +46,22 @@ log = logging.getLogger("sabha.meeting")
 Tell = Callable[[Subscriber, MeetingEvent], Awaitable[None]]
 
 
+@dataclass(frozen=True)
+class _Told:
+    """One event on a lane: what it waits for first (the told-first lanes done with it), and, on a told-first
+    lane, the future set once this lane is done with it."""
+
+    event: MeetingEvent
+    waits: tuple[asyncio.Future[None], ...] = ()
+    done: asyncio.Future[None] | None = None
+
+
 @dataclass(eq=False)
 class _Lane:
     """One subscriber's events still to tell, in order, and the task telling them."""
 
     subscriber: Subscriber
-    events: deque[MeetingEvent] = field(default_factory=deque)
+    events: deque[_Told] = field(default_factory=deque)
     task: asyncio.Task[None] | None = None
 
 
@@ -74,31 +88,41 @@ class Herald:
                 if after is not None and not await _written(after, event):
                     continue
                 for subscriber in subscribers:
-                    if isinstance(subscriber, ToldFirst):
-                        await tell(subscriber, event)
+                    if isinstance(subscriber, ToldAtOnce):  # it reads nothing the told-first ones write
+                        self._hand(subscriber, _Told(event), tell)
+                first = tuple(self._first(subscriber, event, tell) for subscriber in subscribers
+                              if isinstance(subscriber, ToldFirst))
                 for subscriber in subscribers:
-                    if not isinstance(subscriber, ToldFirst):
-                        self._hand(subscriber, event, tell)
+                    if not isinstance(subscriber, ToldFirst | ToldAtOnce):
+                        self._hand(subscriber, _Told(event, first), tell)
             finally:
                 self._queue.popleft()
 
-    def _hand(self, subscriber: Subscriber, event: MeetingEvent, tell: Tell) -> None:
-        """``event`` onto ``subscriber``'s lane (its task started when the lane was idle)."""
+    def _first(self, subscriber: Subscriber, event: MeetingEvent, tell: Tell) -> asyncio.Future[None]:
+        """``event`` onto a told-first lane; the future set once that lane is done with it."""
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._hand(subscriber, _Told(event, done=done), tell)
+        return done
+
+    def _hand(self, subscriber: Subscriber, told: _Told, tell: Tell) -> None:
+        """``told`` onto ``subscriber``'s lane (its task started when the lane was idle)."""
         lane = self._lanes.get(id(subscriber))
         if lane is None or lane.subscriber is not subscriber:
             lane = self._lanes[id(subscriber)] = _Lane(subscriber)
-        lane.events.append(event)
+        lane.events.append(told)
         if lane.task is None or lane.task.done():
             lane.task = asyncio.get_running_loop().create_task(_tell_in_order(lane, tell),
-                                                               name=f"herald {event.meeting_id} lane")
+                                                               name=f"herald {told.event.meeting_id} lane")
 
-    def _busy(self, bookkeeping: bool) -> list[asyncio.Task[None]]:
-        lanes = (lane for lane in self._lanes.values() if bookkeeping or not isinstance(lane.subscriber, Bookkeeping))
+    def _busy(self, everyone: bool) -> list[asyncio.Task[None]]:
+        lanes = (lane for lane in self._lanes.values()
+                 if everyone or not isinstance(lane.subscriber, Bookkeeping | ToldFirst))
         tasks = [self._task, *(lane.task for lane in lanes)]
         return [task for task in tasks if task is not None and not task.done()]
 
     async def settle(self) -> None:
-        """Until every event posted so far has been told to every subscriber but the bookkeeping ones."""
+        """Until every event posted so far has been told to every subscriber but the bookkeeping ones (and the
+        told-first ones, waited for here only through the displays that stand on them)."""
         while busy := self._busy(False):
             for task in busy:
                 await asyncio.shield(task)
@@ -112,10 +136,15 @@ class Herald:
 
 async def _tell_in_order(lane: _Lane, tell: Tell) -> None:
     while lane.events:
+        told = lane.events[0]
         try:
-            await tell(lane.subscriber, lane.events[0])
+            if told.waits:  # the told-first lanes done with this event (a failure there is logged, not raised)
+                await asyncio.wait(told.waits)
+            await tell(lane.subscriber, told.event)
         finally:
             lane.events.popleft()
+            if told.done is not None and not told.done.done():
+                told.done.set_result(None)  # also when cancelled: nobody waits for a lane that stopped
 
 
 async def _written(after: asyncio.Future[object], event: MeetingEvent) -> bool:

@@ -53,6 +53,7 @@ from board.envelope import Envelope, Reply
 from board.llm.stream import StreamSink
 from board.media.attachment import Attachment, MediaKind
 from board.media.blobs import BlobSink
+from board.room.subscribers import ToldAtOnce
 from board.routing.router import command_addressee
 from bot.channels.base import ChannelError, FollowsLeader, Reconfigures, ServesWebhook
 from bot.channels.meeting_posts import MeetingPosts
@@ -900,7 +901,8 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
                                          auto_create=self.settings.auto_create_topics)
             await self._set_commands()
             await self.role_bots.check()
-            self.uses.room.subscribe(self.meetings)
+            # it posts from the events alone: told each at once, not after the items' dating (ToldAtOnce)
+            self.uses.room.subscribe(ToldAtOnce(self.meetings))
             await self.intake.resume()  # queued first: they were received before anything new
             self.accepting = True
             if self.settings.mode != "polling":  # albums posted before a restart, held for their other items

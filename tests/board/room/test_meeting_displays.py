@@ -15,7 +15,7 @@ import pytest
 
 from board.room.meeting import MeetingEvent, MeetingEventKind, MeetingSettings, StopReason
 from board.room.meeting.pace import Pace
-from board.room.subscribers import Bookkeeping, ToldFirst
+from board.room.subscribers import Bookkeeping, ToldAtOnce, ToldFirst
 from tests.board.room.test_meeting import brain, meeting_board
 from tests.support.fakes.scripted_model import ScriptedModel
 
@@ -136,3 +136,37 @@ async def test_a_subscriber_told_first_is_done_with_each_event_before_the_displa
             "Expand to Europe?", extra_subscribers=[display, ToldFirst(dating)]), DEADLOCK_S)
     assert result.stop_reason is StopReason.COMPLETED
     assert seen_by_display == [[result.meeting_id]]
+
+
+async def test_a_meeting_returns_without_waiting_for_the_subscriber_told_first_when_no_display_stands_on_it(
+        workspace: Path, data_dir: Path) -> None:
+    """meet47: the subscriber told first (the items dated) has a lane of its own; only the displays that stand on it
+    wait for it (their lanes, event by event). A meeting whose displays all show what the events carry
+    (:class:`ToldAtOnce`: the Telegram view) returns while it is still busy; the mark that the end's bookkeeping
+    ran waits for it. A display that stands on it still finds it done (the test above)."""
+    model = ScriptedModel(default=brain())
+    let_go = asyncio.Event()
+    shown: list[str] = []
+
+    async def dating(event: MeetingEvent) -> None:
+        if event.kind == MeetingEventKind.DECISION:
+            await let_go.wait()
+
+    async def display(event: MeetingEvent) -> None:
+        shown.append(event.kind)
+
+    async with meeting_board(workspace, data_dir, model, meetings=MeetingSettings(max_turns_per_agent=1)) as board:
+        room = board.parts.room
+        room.subscribers[:] = [s for s in room.subscribers if not isinstance(s, ToldFirst)]  # only the test's own
+        room.subscribe(ToldFirst(dating))
+        room.subscribe(ToldAtOnce(display))
+        run = room.start("Expand to Europe?")
+        returned = asyncio.ensure_future(room.ended(run.id))
+        done, _ = await asyncio.wait([returned], timeout=DEADLOCK_S)  # only the old herald reaches the bound
+        returned_while_dating = bool(done) and not let_go.is_set()
+        let_go.set()
+        await asyncio.wait_for(room.bookkept(run.id), DEADLOCK_S)
+        [row] = await board.parts.db.fetchall("SELECT bookkept_at FROM meetings WHERE id = ?", (run.id,))
+    assert returned_while_dating, "the meeting waited for the subscriber told first"
+    assert shown[-2:] == [MeetingEventKind.DECISION, MeetingEventKind.ENDED]
+    assert row["bookkept_at"] is not None

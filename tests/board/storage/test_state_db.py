@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from board.db import Migration, StateDB
+from board.storage import DuplicateKey
 
 TABLE = Migration("0001_items", "CREATE TABLE items (name TEXT PRIMARY KEY);")
 
@@ -142,3 +143,38 @@ async def test_a_state_db_with_nothing_pending_is_checked_in_one_statement(tmp_p
     assert any("0002_more" in s for s in seen if "INSERT INTO schema_migrations" in s)
     async with await StateDB.open(tmp_path / "new.db", [TABLE]) as db:
         assert [r["name"] for r in await db.fetchall("SELECT name FROM schema_migrations")] == ["0001_items"]
+
+
+async def test_a_transaction_begins_in_the_step_of_its_first_statement(tmp_path: Path) -> None:
+    """meet47: a transaction's BEGIN goes to the express thread with its first statement, not as a step of its own
+    (a meeting's round end waits for every step: each is a hand-off to that thread and back, longer on a busy CPU);
+    a failing statement still rolls back the whole, and a block with no statement costs no step."""
+    async with await StateDB.open(tmp_path / "state.db", [TABLE]) as db:
+        steps = 0
+        real = db.on_express
+
+        async def counted(step):  # type: ignore[no-untyped-def]
+            nonlocal steps
+            steps += 1
+            return await real(step)
+
+        db.on_express = counted  # type: ignore[method-assign]
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO items VALUES ('a')")
+            await tx.execute("INSERT INTO items VALUES ('b')")
+        assert steps == 3  # BEGIN + 'a' in one, 'b', COMMIT
+        assert await names(db) == ["a", "b"]
+
+        steps = 0
+        async with db.transaction():
+            pass
+        assert steps == 0
+
+        with pytest.raises(DuplicateKey):
+            async with db.transaction() as tx:
+                await tx.execute("INSERT INTO items VALUES ('c')")
+                await tx.execute("INSERT INTO items VALUES ('a')")  # a duplicate: fails
+        assert await names(db) == ["a", "b"]  # 'c' rolled back with it
+        async with db.transaction() as tx:  # and no lock or open transaction is left behind
+            await tx.execute("INSERT INTO items VALUES ('d')")
+        assert await names(db) == ["a", "b", "d"]

@@ -8,11 +8,14 @@ what the first life posted, left half-sent or never posted is what a stop leaves
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 
 from board.app import Board
 from board.envelope import Envelope
-from board.room.meeting import MeetingEvent
+from board.room.meeting import MeetingEvent, MeetingEventKind
+from board.room.subscribers import ToldFirst
 from bot.channels.meeting_posts import MeetingPosts, PostMark
 from bot.channels.telegram.meeting_thread import thread_name
 from bot.intake.courier import ChannelTexts
@@ -23,6 +26,8 @@ from tests.support.telegram import FORUM, OWNER, SPECIALISTS, running, tg_settin
 
 MEETING = "m-test-1"
 AGAIN = ChannelTexts().possibly_repeated
+#: the longest the test's own dating subscriber holds the decision (a bound only the old order reaches)
+DATING_HELD_AT_MOST_S = 30.0
 
 
 def origin() -> Envelope:
@@ -185,3 +190,35 @@ async def test_a_resumed_meeting_posts_the_tables_lines_it_had_not_posted_in_the
     marks = await MeetingPosts(board.parts.db, "telegram").of(MEETING, FORUM)
     assert {marks[i].mark for i in ("control:1", "control:2", "contribution:7")} == {PostMark.SENT}
     assert "contribution:8" not in marks  # written in the topic: shown there already
+
+
+@pytest.mark.backends
+async def test_the_decisions_message_goes_out_while_the_action_items_are_still_being_dated(
+    board: Board, fake: FakeTelegramAPI
+) -> None:
+    """meet47: the Telegram view shows only what each event carries (the decision's text, its items' due dates as
+    the chair wrote them), so it is told the decision at once, beside the subscriber told first that dates the
+    items (:class:`board.room.subscribers.ToldFirst`, ``DecisionTrail.follow``), not after it. Here a second
+    subscriber told first holds the decision until the decision's message is at the fake Bot API (bounded: on a
+    tree that tells the view after it, the message comes only once the bound let it go)."""
+    use_model(board, ScriptedModel())
+    held: list[bool] = []
+
+    def decision_out() -> bool:
+        return any("Board decision" in m.text for m in fake.sent_messages)
+
+    async def dating(event: MeetingEvent) -> None:
+        if event.kind == MeetingEventKind.DECISION:
+            with contextlib.suppress(AssertionError):  # the fake's own "timed out waiting"
+                await fake.wait_until(decision_out, "the decision's message", timeout=DATING_HELD_AT_MOST_S)
+            held.append(decision_out())
+
+    board.parts.room.subscribe(ToldFirst(dating))
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:
+        run = board.parts.room.start("Should we open a Pune office?", envelope=origin())
+        await board.parts.room.drain()
+        await channel.meetings.drain(60)
+        row = await board.parts.room.store.get(run.id)
+    assert row is not None and row.decision
+    assert held == [True]  # the decision's message was out while the items were still being dated
+    assert decision_out()
