@@ -57,6 +57,7 @@ __all__ = [
 log = logging.getLogger("sabha.whatsapp")
 
 Merge = Callable[[str, str], Awaitable[None]]  # (old key, new key)
+_NEW_PER_STATEMENT = 100  # new people written in one statement (5 parameters each)
 
 
 class ChangeKind(StrEnum):
@@ -187,9 +188,13 @@ class WhatsAppPeople:
         self._merged: dict[str, str] = {}  # a key merged away -> the person it became
         self.changes: list[tuple[str, str, str, str]] = []  # (at, kind, old, new) of number/user id changes
         self._lock = asyncio.Lock()  # one change at a time: concurrent webhooks of a new person make one row
+        #: New people known by one id, waiting to be written together (:meth:`_new_alone`), and the task writing
+        self._queued: list[tuple[PersonRecord, asyncio.Future[None]]] = []
+        self._writer: asyncio.Task[None] | None = None
 
     async def load(self) -> None:
         """Read every person and their former ids."""
+        await self._settle()
         # everything is read before anything is replaced: a store going out half-way leaves the copy as it was
         rows = await self.db.fetchall("SELECT person, phone, bsuid FROM whatsapp_people")
         events = await self.db.fetchall(
@@ -259,7 +264,19 @@ class WhatsAppPeople:
                 return by_phone
         elif by_phone or by_bsuid:
             return by_phone or by_bsuid or ""
+        elif phone or bsuid:
+            try:
+                return (await self._new_alone(phone, bsuid)).key
+            except DuplicateKey:
+                pass  # another replica recorded them a moment ago: read again below, as one change
+            except Exception as exc:
+                if not is_storage_error(exc):
+                    raise
+                key = self._fresh_key(phone or bsuid or "?")
+                log.warning("whatsapp: could not record who %s is (%s); learned on the next delivery", key, exc)
+                return key
         async with self._lock:
+            await self._settle()
             try:
                 return (await self._sight(phone, bsuid)).key
             except Exception as exc:
@@ -282,6 +299,7 @@ class WhatsAppPeople:
         missed: Exception | None = None
         for item in news:
             async with self._lock:
+                await self._settle()
                 try:
                     if isinstance(item, Sighting):
                         await self._sight(item.phone, item.bsuid)
@@ -292,6 +310,56 @@ class WhatsAppPeople:
                         raise
                     missed = missed or exc
         return missed
+
+    async def _new_alone(self, phone: str | None, bsuid: str | None) -> PersonRecord:
+        """Someone new, known by one id (a number, or a BSUID alone): known in memory at once, so the burst's other
+        webhooks of theirs find them, and recorded together with the other new people arriving meanwhile, in one
+        statement (one each, behind one lock, made a burst of first messages wait for each other: issue 44). The
+        caller's message is stored after the row. Raises what the write raised, the person forgotten again
+        (DuplicateKey: another replica recorded them; the caller reads the table again)."""
+        ident = phone or bsuid or "?"
+        person = PersonRecord(self._fresh_key(ident), phone, bsuid)
+        self._remember(person)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queued.append((person, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_queued(), name="whatsapp people")
+        await done  # not shielded: a caller cancelled meanwhile leaves the write to finish
+        await self._absorb_legacy(ident, person.key)
+        return person
+
+    async def _write_queued(self) -> None:
+        """Write the new people queued so far in one statement; those queued meanwhile in the next."""
+        while self._queued:
+            batch, self._queued = self._queued[:_NEW_PER_STATEMENT], self._queued[_NEW_PER_STATEMENT:]
+            now = _now()
+            try:
+                await self.db.execute(
+                    "INSERT INTO whatsapp_people(person, phone, bsuid, created_at, updated_at) VALUES "
+                    + ", ".join("(?, ?, ?, ?, ?)" for _ in batch),
+                    tuple(v for person, _ in batch for v in (person.key, person.phone, person.bsuid, now, now)))
+            except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
+                for person, done in batch:
+                    if self.people.get(person.key) is person:
+                        self._forget(person)  # not recorded: a later message makes them anew
+                    if not done.done():
+                        done.set_exception(exc)
+                continue
+            for _, done in batch:
+                if not done.done():
+                    done.set_result(None)
+
+    async def _settle(self) -> None:
+        """Wait until the new people queued are written (a change reads what is stored, or writes after it)."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
+
+    def _forget(self, person: PersonRecord) -> None:
+        self.people.pop(person.key, None)
+        if person.phone and self._by_phone.get(person.phone) == person.key:
+            del self._by_phone[person.phone]
+        if person.bsuid and self._by_bsuid.get(person.bsuid) == person.key:
+            del self._by_bsuid[person.bsuid]
 
     async def _sight(self, phone: str | None, bsuid: str | None) -> PersonRecord:
         """The person named by ``phone`` and/or ``bsuid``: found, paired, merged or new.
