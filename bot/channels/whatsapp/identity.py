@@ -30,6 +30,7 @@ same way the first time a pairing names it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -191,6 +192,7 @@ class WhatsAppPeople:
         #: New people known by one id, waiting to be written together (:meth:`_new_alone`), and the task writing
         self._queued: list[tuple[PersonRecord, asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
+        self._pending: dict[str, asyncio.Future[None]] = {}  # key -> its row's write, while it is under way
 
     async def load(self) -> None:
         """Read every person and their former ids."""
@@ -261,9 +263,9 @@ class WhatsAppPeople:
         by_bsuid = self._by_bsuid.get(bsuid) if bsuid else None
         if phone and bsuid:
             if by_phone is not None and by_phone == by_bsuid:
-                return by_phone
+                return await self._stored(by_phone)
         elif by_phone or by_bsuid:
-            return by_phone or by_bsuid or ""
+            return await self._stored(by_phone or by_bsuid or "")
         elif phone or bsuid:
             try:
                 return (await self._new_alone(phone, bsuid)).key
@@ -321,10 +323,11 @@ class WhatsAppPeople:
         person = PersonRecord(self._fresh_key(ident), phone, bsuid)
         self._remember(person)
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending[person.key] = done
         self._queued.append((person, done))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_queued(), name="whatsapp people")
-        await done  # not shielded: a caller cancelled meanwhile leaves the write to finish
+        await asyncio.shield(done)  # a caller cancelled meanwhile leaves the write (and the others) to finish
         await self._absorb_legacy(ident, person.key)
         return person
 
@@ -342,12 +345,27 @@ class WhatsAppPeople:
                 for person, done in batch:
                     if self.people.get(person.key) is person:
                         self._forget(person)  # not recorded: a later message makes them anew
-                    if not done.done():
-                        done.set_exception(exc)
+                    self._finished(person, done)
+                    done.set_exception(exc)
+                    done.exception()  # their callers are told; none left waiting is no error
                 continue
-            for _, done in batch:
-                if not done.done():
-                    done.set_result(None)
+            for person, done in batch:
+                self._finished(person, done)
+                done.set_result(None)
+
+    def _finished(self, person: PersonRecord, done: asyncio.Future[None]) -> None:
+        if self._pending.get(person.key) is done:
+            del self._pending[person.key]
+
+    async def _stored(self, key: str) -> str:
+        """``key``, once the row of that new person is written if it is being written (another webhook of theirs
+        in the same burst: its message is not stored before its sender's row either). A write that failed leaves
+        the key as it is: they are recorded with a later message."""
+        pending = self._pending.get(key)
+        if pending is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(pending)
+        return key
 
     async def _settle(self) -> None:
         """Wait until the new people queued are written (a change reads what is stored, or writes after it)."""

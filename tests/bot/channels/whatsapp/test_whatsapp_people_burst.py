@@ -10,6 +10,7 @@ import asyncio
 import pytest
 
 from board.storage import Database
+from board.storage.database import Params
 from bot.channels.whatsapp.identity import WhatsAppPeople
 from tests.support.fakes.outage_db import OutageDatabase
 
@@ -25,10 +26,16 @@ class CountingDatabase(OutageDatabase):
     def __init__(self, db: Database) -> None:
         super().__init__(db, lambda sql: sql.startswith(NEW_PERSON))
         self.inserts = 0
+        self.written: set[str] = set()  # the numbers whose rows are stored
 
     def _check(self, sql: str) -> None:
         self.inserts += sql.startswith(NEW_PERSON)
         super()._check(sql)
+
+    async def execute(self, sql: str, params: Params = ()) -> None:
+        await super().execute(sql, params)
+        if sql.startswith(NEW_PERSON):
+            self.written.update(str(v) for v in list(params)[1::5])
 
 
 async def stored(database: Database) -> dict[str, str]:
@@ -43,7 +50,13 @@ async def test_a_burst_of_new_senders_is_recorded_in_a_few_statements_each_befor
     counting = CountingDatabase(database)
     people = WhatsAppPeople(counting)
     await people.load()
-    keys = await asyncio.gather(*(people.person_for(phone, None) for phone in PHONES for _ in range(2)))
+
+    async def first_message(phone: str) -> str:
+        key = await people.person_for(phone, None)
+        assert phone in counting.written, "a new sender's key was given before their row was stored"
+        return key
+
+    keys = await asyncio.gather(*(first_message(phone) for phone in PHONES for _ in range(2)))
     assert keys == [phone for phone in PHONES for _ in range(2)]
     assert await stored(database) == {phone: phone for phone in PHONES}  # every one recorded when answered
     assert counting.inserts <= 5, f"{counting.inserts} statements for {len(PHONES)} new people"
