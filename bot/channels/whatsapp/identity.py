@@ -189,7 +189,7 @@ class WhatsAppPeople:
         self._merged: dict[str, str] = {}  # a key merged away -> the person it became
         self.changes: list[tuple[str, str, str, str]] = []  # (at, kind, old, new) of number/user id changes
         self._lock = asyncio.Lock()  # one change at a time: concurrent webhooks of a new person make one row
-        #: New people known by one id, waiting to be written together (:meth:`_new_alone`), and the task writing
+        #: New people, waiting to be written together (:meth:`_new_person`), and the task writing them
         self._queued: list[tuple[PersonRecord, asyncio.Future[None]]] = []
         self._writer: asyncio.Task[None] | None = None
         self._pending: dict[str, asyncio.Future[None]] = {}  # key -> its row's write, while it is under way
@@ -268,7 +268,7 @@ class WhatsAppPeople:
             return await self._stored(by_phone or by_bsuid or "")
         elif phone or bsuid:
             try:
-                return (await self._new_alone(phone, bsuid)).key
+                return (await self._new_person(phone, bsuid)).key
             except DuplicateKey:
                 pass  # another replica recorded them a moment ago: read again below, as one change
             except Exception as exc:
@@ -300,6 +300,17 @@ class WhatsAppPeople:
         again, and what was not recorded is learned then)."""
         missed: Exception | None = None
         for item in news:
+            if isinstance(item, Sighting) and not (self._by_phone.get(item.phone) or self._by_bsuid.get(item.bsuid)):
+                try:  # someone new, named by both ids: written with the burst's other new people
+                    await self._new_person(item.phone, item.bsuid)
+                    continue
+                except DuplicateKey:
+                    pass  # another replica recorded them a moment ago: read again below, as one change
+                except Exception as exc:
+                    if not is_storage_error(exc):
+                        raise
+                    missed = missed or exc
+                    continue
             async with self._lock:
                 await self._settle()
                 try:
@@ -313,14 +324,14 @@ class WhatsAppPeople:
                     missed = missed or exc
         return missed
 
-    async def _new_alone(self, phone: str | None, bsuid: str | None) -> PersonRecord:
-        """Someone new, known by one id (a number, or a BSUID alone): known in memory at once, so the burst's other
-        webhooks of theirs find them, and recorded together with the other new people arriving meanwhile, in one
-        statement (one each, behind one lock, made a burst of first messages wait for each other: issue 44). The
-        caller's message is stored after the row. Raises what the write raised, the person forgotten again
-        (DuplicateKey: another replica recorded them; the caller reads the table again)."""
-        ident = phone or bsuid or "?"
-        person = PersonRecord(self._fresh_key(ident), phone, bsuid)
+    async def _new_person(self, phone: str | None, bsuid: str | None) -> PersonRecord:
+        """Someone neither of whose ids is known: known in memory at once, so the burst's other webhooks of theirs
+        find them, and recorded together with the other new people arriving meanwhile, in one statement (their
+        pairings, when named by both ids, in one more): one each, behind one lock, made a burst of first messages
+        wait for each other (issue 44). The caller's message is stored after the row. Raises what the write
+        raised; a person whose row was not written is forgotten again (DuplicateKey: another replica recorded
+        them; the caller reads the table again)."""
+        person = PersonRecord(self._fresh_key(phone or bsuid or "?"), phone, bsuid)
         self._remember(person)
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._pending[person.key] = done
@@ -328,7 +339,8 @@ class WhatsAppPeople:
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_queued(), name="whatsapp people")
         await asyncio.shield(done)  # a caller cancelled meanwhile leaves the write (and the others) to finish
-        await self._absorb_legacy(ident, person.key)
+        for ident in (phone, bsuid):
+            await self._absorb_legacy(ident, person.key)
         return person
 
     async def _write_queued(self) -> None:
@@ -349,9 +361,23 @@ class WhatsAppPeople:
                     done.set_exception(exc)
                     done.exception()  # their callers are told; none left waiting is no error
                 continue
+            paired = [person for person, _ in batch if person.phone and person.bsuid]
+            failure: Exception | None = None
+            if paired:
+                try:
+                    await self.db.execute(
+                        "INSERT INTO whatsapp_identity_events(at, kind, person, old, new) VALUES "
+                        + ", ".join("(?, ?, ?, ?, ?)" for _ in paired),
+                        tuple(v for p in paired for v in (now, ChangeKind.PAIRED.value, p.key, p.phone, p.bsuid)))
+                except Exception as exc:  # noqa: BLE001 - the rows stand; the pairings' callers are told
+                    failure = exc
             for person, done in batch:
                 self._finished(person, done)
-                done.set_result(None)
+                if failure is not None and person.phone and person.bsuid:
+                    done.set_exception(failure)
+                    done.exception()
+                else:
+                    done.set_result(None)
 
     def _finished(self, person: PersonRecord, done: asyncio.Future[None]) -> None:
         if self._pending.get(person.key) is done:

@@ -11,7 +11,7 @@ import pytest
 
 from board.storage import Database
 from board.storage.database import Params
-from bot.channels.whatsapp.identity import WhatsAppPeople
+from bot.channels.whatsapp.identity import Sighting, WhatsAppPeople
 from tests.support.fakes.outage_db import OutageDatabase
 
 pytestmark = pytest.mark.backends
@@ -90,3 +90,28 @@ async def test_a_burst_with_a_person_another_replica_recorded_keeps_every_key(da
     keys = await asyncio.gather(*(mine.person_for(phone, None) for phone in PHONES[:8]))
     assert keys == PHONES[:8]
     assert await stored(database) == {phone: phone for phone in PHONES[:8]}
+
+
+async def test_a_burst_of_new_senders_named_by_number_and_user_id_is_recorded_in_a_few_statements(
+        database: Database) -> None:
+    """Since 2026 Meta names a sender by both ids (``contacts[].wa_id`` and ``user_id``): each new pair is one
+    person, keyed by the number, with its pairing recorded, before its webhook goes on; the burst in a few
+    statements."""
+    counting = CountingDatabase(database)
+    people = WhatsAppPeople(counting)
+    await people.load()
+    pairs = [Sighting(phone, f"US.{9000000000 + n}") for n, phone in enumerate(PHONES[:30])]
+
+    async def notification(pair: Sighting) -> None:
+        assert await people.learn([pair]) is None
+        assert pair.phone in counting.written, "a new sender's pairing was taken before their row was stored"
+        assert await people.person_for(pair.phone, pair.bsuid) == pair.phone
+
+    await asyncio.gather(*(notification(pair) for pair in pairs for _ in range(2)))
+    assert counting.inserts <= 5, f"{counting.inserts} statements for {len(pairs)} new people"
+    fresh = WhatsAppPeople(database)
+    await fresh.load()
+    assert all(fresh.key_of(p.bsuid) == p.phone == fresh.key_of(p.phone) for p in pairs)
+    paired = await database.fetchall("SELECT person, old, new FROM whatsapp_identity_events WHERE kind = 'paired'")
+    assert sorted((r["person"], r["old"], r["new"]) for r in paired) == sorted((p.phone, p.phone, p.bsuid)
+                                                                             for p in pairs)
