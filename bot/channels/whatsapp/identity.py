@@ -338,6 +338,7 @@ class WhatsAppPeople:
         self._queued.append((person, done))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_queued(), name="whatsapp people")
+            self._writer.add_done_callback(self._writer_ended)
         await asyncio.shield(done)  # a caller cancelled meanwhile leaves the write (and the others) to finish
         for ident in (phone, bsuid):
             await self._absorb_legacy(ident, person.key)
@@ -378,6 +379,16 @@ class WhatsAppPeople:
                     done.exception()
                 else:
                     done.set_result(None)
+
+    def _writer_ended(self, writer: asyncio.Task[None]) -> None:
+        """The write was cancelled (stopping), before or while it ran: every webhook waiting for a new person's row
+        is cancelled too (not acknowledged: delivered again), none is left waiting."""
+        if writer is not self._writer or not writer.cancelled():
+            return
+        for done in self._pending.values():
+            done.cancel()
+        self._pending.clear()
+        self._queued = []
 
     def _finished(self, person: PersonRecord, done: asyncio.Future[None]) -> None:
         if self._pending.get(person.key) is done:

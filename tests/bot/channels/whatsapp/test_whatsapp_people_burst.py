@@ -115,3 +115,21 @@ async def test_a_burst_of_new_senders_named_by_number_and_user_id_is_recorded_in
     paired = await database.fetchall("SELECT person, old, new FROM whatsapp_identity_events WHERE kind = 'paired'")
     assert sorted((r["person"], r["old"], r["new"]) for r in paired) == sorted((p.phone, p.phone, p.bsuid)
                                                                              for p in pairs)
+
+
+@pytest.mark.parametrize("turns", [1, 3])  # the write cancelled before it began, or while it runs
+async def test_stopping_while_new_senders_are_written_leaves_no_webhook_waiting(database: Database, turns: int
+                                                                                 ) -> None:
+    """The daemon stops (the write is cancelled) with new senders' webhooks waiting for their rows: each of them
+    is cancelled too (not acknowledged; Meta delivers it again) and none waits for ever."""
+    people = WhatsAppPeople(database)
+    await people.load()
+    waiting = [asyncio.create_task(people.person_for(phone, None)) for phone in PHONES[:5]]
+    for _ in range(turns):
+        await asyncio.sleep(0)  # each has queued its sender (and the write has begun)
+    assert people._writer is not None
+    people._writer.cancel()
+    for task in waiting:
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    assert not people._pending
