@@ -30,6 +30,7 @@ same way the first time a pairing names it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ __all__ = [
 log = logging.getLogger("sabha.whatsapp")
 
 Merge = Callable[[str, str], Awaitable[None]]  # (old key, new key)
+_NEW_PER_STATEMENT = 100  # new people written in one statement (5 parameters each)
 
 
 class ChangeKind(StrEnum):
@@ -187,9 +189,14 @@ class WhatsAppPeople:
         self._merged: dict[str, str] = {}  # a key merged away -> the person it became
         self.changes: list[tuple[str, str, str, str]] = []  # (at, kind, old, new) of number/user id changes
         self._lock = asyncio.Lock()  # one change at a time: concurrent webhooks of a new person make one row
+        #: New people, waiting to be written together (:meth:`_new_person`), and the task writing them
+        self._queued: list[tuple[PersonRecord, asyncio.Future[None]]] = []
+        self._writer: asyncio.Task[None] | None = None
+        self._pending: dict[str, asyncio.Future[None]] = {}  # key -> its row's write, while it is under way
 
     async def load(self) -> None:
         """Read every person and their former ids."""
+        await self._settle()
         # everything is read before anything is replaced: a store going out half-way leaves the copy as it was
         rows = await self.db.fetchall("SELECT person, phone, bsuid FROM whatsapp_people")
         events = await self.db.fetchall(
@@ -256,10 +263,22 @@ class WhatsAppPeople:
         by_bsuid = self._by_bsuid.get(bsuid) if bsuid else None
         if phone and bsuid:
             if by_phone is not None and by_phone == by_bsuid:
-                return by_phone
+                return await self._stored(by_phone)
         elif by_phone or by_bsuid:
-            return by_phone or by_bsuid or ""
+            return await self._stored(by_phone or by_bsuid or "")
+        elif phone or bsuid:
+            try:
+                return (await self._new_person(phone, bsuid)).key
+            except DuplicateKey:
+                pass  # another replica recorded them a moment ago: read again below, as one change
+            except Exception as exc:
+                if not is_storage_error(exc):
+                    raise
+                key = self._fresh_key(phone or bsuid or "?")
+                log.warning("whatsapp: could not record who %s is (%s); learned on the next delivery", key, exc)
+                return key
         async with self._lock:
+            await self._settle()
             try:
                 return (await self._sight(phone, bsuid)).key
             except Exception as exc:
@@ -281,7 +300,19 @@ class WhatsAppPeople:
         again, and what was not recorded is learned then)."""
         missed: Exception | None = None
         for item in news:
+            if isinstance(item, Sighting) and not (self._by_phone.get(item.phone) or self._by_bsuid.get(item.bsuid)):
+                try:  # someone new, named by both ids: written with the burst's other new people
+                    await self._new_person(item.phone, item.bsuid)
+                    continue
+                except DuplicateKey:
+                    pass  # another replica recorded them a moment ago: read again below, as one change
+                except Exception as exc:
+                    if not is_storage_error(exc):
+                        raise
+                    missed = missed or exc
+                    continue
             async with self._lock:
+                await self._settle()
                 try:
                     if isinstance(item, Sighting):
                         await self._sight(item.phone, item.bsuid)
@@ -292,6 +323,98 @@ class WhatsAppPeople:
                         raise
                     missed = missed or exc
         return missed
+
+    async def _new_person(self, phone: str | None, bsuid: str | None) -> PersonRecord:
+        """Someone neither of whose ids is known: known in memory at once, so the burst's other webhooks of theirs
+        find them, and recorded together with the other new people arriving meanwhile, in one statement (their
+        pairings, when named by both ids, in one more): one each, behind one lock, made a burst of first messages
+        wait for each other (issue 44). The caller's message is stored after the row. Raises what the write
+        raised; a person whose row was not written is forgotten again (DuplicateKey: another replica recorded
+        them; the caller reads the table again)."""
+        person = PersonRecord(self._fresh_key(phone or bsuid or "?"), phone, bsuid)
+        self._remember(person)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending[person.key] = done
+        self._queued.append((person, done))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_queued(), name="whatsapp people")
+            self._writer.add_done_callback(self._writer_ended)
+        await asyncio.shield(done)  # a caller cancelled meanwhile leaves the write (and the others) to finish
+        for ident in (phone, bsuid):
+            await self._absorb_legacy(ident, person.key)
+        return person
+
+    async def _write_queued(self) -> None:
+        """Write the new people queued so far in one statement; those queued meanwhile in the next."""
+        while self._queued:
+            batch, self._queued = self._queued[:_NEW_PER_STATEMENT], self._queued[_NEW_PER_STATEMENT:]
+            now = _now()
+            try:
+                await self.db.execute(
+                    "INSERT INTO whatsapp_people(person, phone, bsuid, created_at, updated_at) VALUES "
+                    + ", ".join("(?, ?, ?, ?, ?)" for _ in batch),
+                    tuple(v for person, _ in batch for v in (person.key, person.phone, person.bsuid, now, now)))
+            except Exception as exc:  # noqa: BLE001 - handed to every waiting caller
+                for person, done in batch:
+                    if self.people.get(person.key) is person:
+                        self._forget(person)  # not recorded: a later message makes them anew
+                    self._finished(person, done)
+                    done.set_exception(exc)
+                    done.exception()  # their callers are told; none left waiting is no error
+                continue
+            paired = [person for person, _ in batch if person.phone and person.bsuid]
+            failure: Exception | None = None
+            if paired:
+                try:
+                    await self.db.execute(
+                        "INSERT INTO whatsapp_identity_events(at, kind, person, old, new) VALUES "
+                        + ", ".join("(?, ?, ?, ?, ?)" for _ in paired),
+                        tuple(v for p in paired for v in (now, ChangeKind.PAIRED.value, p.key, p.phone, p.bsuid)))
+                except Exception as exc:  # noqa: BLE001 - the rows stand; the pairings' callers are told
+                    failure = exc
+            for person, done in batch:
+                self._finished(person, done)
+                if failure is not None and person.phone and person.bsuid:
+                    done.set_exception(failure)
+                    done.exception()
+                else:
+                    done.set_result(None)
+
+    def _writer_ended(self, writer: asyncio.Task[None]) -> None:
+        """The write was cancelled (stopping), before or while it ran: every webhook waiting for a new person's row
+        is cancelled too (not acknowledged: delivered again), none is left waiting."""
+        if writer is not self._writer or not writer.cancelled():
+            return
+        for done in self._pending.values():
+            done.cancel()
+        self._pending.clear()
+        self._queued = []
+
+    def _finished(self, person: PersonRecord, done: asyncio.Future[None]) -> None:
+        if self._pending.get(person.key) is done:
+            del self._pending[person.key]
+
+    async def _stored(self, key: str) -> str:
+        """``key``, once the row of that new person is written if it is being written (another webhook of theirs
+        in the same burst: its message is not stored before its sender's row either). A write that failed leaves
+        the key as it is: they are recorded with a later message."""
+        pending = self._pending.get(key)
+        if pending is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(pending)
+        return key
+
+    async def _settle(self) -> None:
+        """Wait until the new people queued are written (a change reads what is stored, or writes after it)."""
+        while self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
+
+    def _forget(self, person: PersonRecord) -> None:
+        self.people.pop(person.key, None)
+        if person.phone and self._by_phone.get(person.phone) == person.key:
+            del self._by_phone[person.phone]
+        if person.bsuid and self._by_bsuid.get(person.bsuid) == person.key:
+            del self._by_bsuid[person.bsuid]
 
     async def _sight(self, phone: str | None, bsuid: str | None) -> PersonRecord:
         """The person named by ``phone`` and/or ``bsuid``: found, paired, merged or new.
