@@ -490,9 +490,25 @@ _BANK_QUESTION = re.compile(
 _ACCOUNT_SAID = re.compile(r"\b(?:acct|account|a/c)\s*(?:no\.?|number|num|#)?\s*[:#-]?\s*\d{8,18}\b", re.IGNORECASE)
 
 
+#: Principle 8 spelled out: an ID's characters one by one, dashed or spaced ("PAN: B-Q-R-P-S 7730 L") are the ID; they
+#: are read joined. Aadhaar's, PAN's, a passport's and the national forms above are then read on the joined run.
+_SPELLED = re.compile(r"(?<![\w-])(?:[A-Z0-9]{1,4}[ -]){2,}[A-Z0-9]{1,4}(?![\w-])")
+_SPELLED_ID = re.compile(r"^(?:[A-Z]{5}\d{4}[A-Z]|[A-Z]\d{7}|[A-Z]{3}\d{7})$")
+
+
+def _spelled_id(text: str) -> bool:
+    """Whether ``text`` spells an ID one character or group at a time (see :data:`_SPELLED`)."""
+    for found in _SPELLED.finditer(text):
+        joined = re.sub(r"[ -]", "", found.group(0))
+        if re.search(r"[A-Z]", joined) and re.search(r"\d", joined) and \
+                (_SPELLED_ID.match(joined) or _NATIONAL_ID.fullmatch(joined)):
+            return True
+    return False
+
+
 def form_reason(text: str) -> str | None:
     """Why ``text`` tells a secret by the forms of round secrets48 (principles 8 to 12), or None."""
-    if _NATIONAL_ID.search(text) or (_NATIONAL_WORD.search(text) and _NINE_DIGITS.search(text)):
+    if _NATIONAL_ID.search(text) or _spelled_id(text) or (_NATIONAL_WORD.search(text) and _NINE_DIGITS.search(text)):
         return "a national identity number"  # "S8421973D", "QQ 12 34 56 C", "CPF 123.456.789-09"
     if card_code(text):
         return "a card's verification code"  # "The 4 digit CID on the front of the Amex is 7261"

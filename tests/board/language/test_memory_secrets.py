@@ -507,8 +507,8 @@ BLIND6_REFUSED = [
                                                  (BLIND5_STORED[6:12], BLIND5_REFUSED[2:4]),
                                                  (BLIND5_STORED[12:18], BLIND5_REFUSED[4:6]),
                                                  (BLIND5_STORED[18:], BLIND5_REFUSED[6:]),
-                                                 (BLIND6_STORED[:4], BLIND6_REFUSED[:5]),
-                                                 (BLIND6_STORED[4:], BLIND6_REFUSED[5:10]), ([], BLIND6_REFUSED[10:])],
+                                                 (BLIND6_STORED[:4], BLIND6_REFUSED[:4]),
+                                                 (BLIND6_STORED[4:], BLIND6_REFUSED[4:8]), ([], BLIND6_REFUSED[8:])],
                          ids=["heldout3", "tuning5", "tuning6", "fresh", "fresh-harmless", "blind3",
                               "blind3-harmless", "blind4-a", "blind4-b", "blind4-harmless", "blind5-a", "blind5-b",
                               "blind5-c", "blind5-d", "blind6-a", "blind6-b", "blind6-harmless"])

@@ -96,7 +96,7 @@ async def test_blind5s_secrets_are_never_stored_and_its_harmless_facts_are(board
 
 
 #: blind6's misses and refusals in four DMs (two secrets and three or four harmless facts each), then a plain fact.
-TURNS6 = tuple((f"Some things about my cards, IDs, office and team, part {i + 1}.",
+TURNS6 = tuple((f"I keep my cards, IDs, office and team details in order; here is what matters, part {i + 1}.",
                 [*BLIND6_STORED[2 * i:2 * i + 2], *BLIND6_REFUSED[4 * i:4 * i + 4], (f"plain6_{i}", f"likes tea, {i}")])
                for i in range(4))
 
