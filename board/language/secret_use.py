@@ -482,7 +482,11 @@ _KEYPAD = re.compile(r"\b(?:keyless(?:\s+entry)?|door\s*pad|key\s*pad|securicode
 _BANK_QUESTION = re.compile(
     r"\b(?:(?i:bank|app|security|verification)|[A-Z]{3,})\s+(?i:question|q|sawaal|prashna)\b.{0,50}?:\s*\S|"
     r"\b(?:(?i:bank|app)|[A-Z]{3,})\s+(?i:asked|asks|asked\s+me)\s+(?i:for|about)\b.{0,60}?"
-    r"\b(?i:i\s+(?:gave|said|told\s+them|answered|put)|answered|answer\s+was)\s+\S")
+    r"\b(?i:i\s+(?:gave|said|told\s+them|answered|put)|answered|answer\s+was)\s+\S|"
+    # any bank's name ("Kotak question, first bike: ..."): the question's topic, then the answer after a mark
+    r"(?<!\w)(?!(?i:interview|exam|quiz|test|survey|trivia|homework|puzzle|riddle|class|viva|gk|faq|poll)\b)"
+    r"(?:[A-Z][A-Za-z]{2,}|(?i:bank|app))\s+(?i:question\b[^:]{0,12}?(?:my\s+|your\s+)?(?:favou?rite|first|birth|mother|father|pet|school|teacher|"
+    r"childhood|nick\s*name|best\s+friend|street|maiden|dream)\b[^:]{0,30}:\s*\S)")
 
 
 #: An account's number said as one, under any key: "routing 021000021, acct 483920017" (the routing number is public,

@@ -109,6 +109,7 @@ from board.language.secret_model import fact_features, secret_model
 from board.language.secret_use import (
     DIGIT_WORDS,
     MASKED,
+    bip39_share,
     event_only,
     form_reason,
     masked_out,
@@ -910,17 +911,23 @@ def _named_seed(key: str, value: str) -> bool:
 #: spelling list of twelve nouns is all but one BIP-39 words, so the form alone cannot tell it from a phrase; its label
 #: can.
 _LIST_LABEL = re.compile(r"\b(?:list|lists|spelling|vocab\w*|names|menu|packing|tags|keywords|grocery|groceries|"
-                         r"shopping|todo|to-do|brand|values|adjectives|nouns|tone|moodboard|playlist|items|checklist)\b",
+                         r"shopping|todo|to-do|brand|values|adjectives|nouns|tone|moodboard|playlist|items|checklist|team|teams|"
+                         r"colou?rs|members|people|staff|guests|cities|places|agenda|topics|shortlist|tagline)\b",
                          re.IGNORECASE)
 _WALLET_LABEL = re.compile(r"\b(?:seed|wallet|recovery|backup|mnemonic|ledger|metamask|trezor|crypto|phrase|bitcoin|"
                            r"btc|eth|trust|phantom|coinbase|exodus|private)\b", re.IGNORECASE)
 
 
 def _word_list(key: str, value: str) -> bool:
-    """Whether ``key`` or the label before a colon in ``value`` names a list of words, not a wallet's phrase."""
+    """Whether ``key`` or the label before a colon in ``value`` names a list of words, not a wallet's phrase; or the
+    run is of capitalised names few of which are a wallet's words ("Ravi Meera Arjun Priya ...": people, where
+    "Abandon Ability Able ..." is still a phrase)."""
     label = value.split(":", 1)[0] if ":" in value[:60] else ""
     named = f"{_words(key)} {label}"
-    return bool(_LIST_LABEL.search(named)) and not _WALLET_LABEL.search(named)
+    if _LIST_LABEL.search(named) and not _WALLET_LABEL.search(named):
+        return True
+    titled = re.findall(r"\b[A-Z][a-z]{2,}\b", value)
+    return len(titled) >= SEED_WORDS - 1 and bip39_share(titled) < 0.5 and not _WALLET_LABEL.search(named)
 
 
 def _seed_phrase(value: str) -> bool:
