@@ -118,6 +118,18 @@ received codes; TOTP seeds; masked numbers; events): 24 let through, 7/52 refuse
 0 refused; 8 / 22 Hinglish household facts: 1 let through, 2/22 refused; then three rows written after a rule. A weak
 set: its writer wrote the rules.
 
+Round ``secrets48`` (issue 36, item 7): the lead measured secrets47 once on ``memory_secrets_blind6.jsonl`` (100 secret,
+100 harmless, its writer read no code): 8 let through, 14 refused. It BECAME A TUNING SET, held to the goal. Its misses
+and refusals were read as principles (:mod:`board.language.secret_use` principles 8 to 12, and the record rules of
+:mod:`board.language.secrets`): national identity numbers of many countries by form, card verification codes in any
+name or language, recovery phrases by the BIP-39 list, combination turns in more languages, keypads; kept by what they
+are: postal PIN codes beside a place, routing and employee codes, a locker's number, dress codes, plans, logging in by
+Google; and no rule firing on talk ("I handle sales and ops", "key-person insurance"). ``memory_secrets_tuning48.jsonl``
+(60 secret, 73 harmless) was written in two batches, each measured once before the rules were changed for it: 45 / 48
+rows written from the principles before any rule changed: 17 let through, 16/48 refused; 15 / 25 probes written after
+the rules: 1 let through, 0 refused. One row of review1 was relabelled harmless ("routing: 021000021", Chase's
+published routing number, which blind6 labels harmless).
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -463,7 +475,7 @@ BLIND5_REFUSED = [("github_token_expiry", "The GitHub token expires on 30 June; 
                   ("insurance", "Health policy with HDFC Ergo, policy no. 2311 4455 6677, renews in June")]
 
 
-#: The same for blind6's measurement (round secrets47, measured once): national IDs by form (NRIC, UK NI), a card's
+#: The same for blind6's measurement (the lead's, once, on secrets47's filter): national IDs by form (NRIC, UK NI), a card's
 #: code on its front or back in English and Kannada, Bengali turns, a car's keypad, numbered wallet words, a bank's
 #: question; and postal PIN codes, routing and employee codes, a locker's number, a dress code, a plan to set a
 #: passcode, logging in with Google, and two sentences of talk ("I handle sales and ops", "key-person insurance").
