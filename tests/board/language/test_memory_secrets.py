@@ -475,9 +475,9 @@ BLIND5_REFUSED = [("github_token_expiry", "The GitHub token expires on 30 June; 
                   ("insurance", "Health policy with HDFC Ergo, policy no. 2311 4455 6677, renews in June")]
 
 
-#: The same for blind6's measurement (the lead's, once, on secrets47's filter): national IDs by form (NRIC, UK NI), a card's
-#: code on its front or back in English and Kannada, Bengali turns, a car's keypad, numbered wallet words, a bank's
-#: question; and postal PIN codes, routing and employee codes, a locker's number, a dress code, a plan to set a
+#: The same for blind6's measurement (the lead's, once, on secrets47's filter): national IDs by form (NRIC, UK NI), a
+#: card's code on its front or back in English and Kannada, Bengali turns, a car's keypad, numbered wallet words, a
+#: bank's question; and postal PIN codes, routing and employee codes, a locker's number, a dress code, a plan to set a
 #: passcode, logging in with Google, and two sentences of talk ("I handle sales and ops", "key-person insurance").
 BLIND6_STORED = [
     ("amex_cid", "The 4 digit CID on the front of the Amex is 7261"),
