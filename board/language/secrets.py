@@ -1028,12 +1028,14 @@ def _told(key: str, value: str) -> str | None:
         reason = "a seed or recovery phrase"
     reason = reason or _number_reason(key, records_out(masked_out(value)))
     # round secrets47: a secret read by its form and its use, in any language (board.language.secret_use)
-    reason = reason or use_reason(_harmless_out(masked_out(value)))
-    # round secrets48: national IDs, card codes, numbered wallet words, turns and keypads by their form
-    formed = form_reason(_harmless_out(masked_out(value)))
-    if formed == "a seed or recovery phrase" and _word_list(key, value):
-        formed = None  # "Spelling words: 1. apple 2. river ...": a list its label names
-    reason = reason or formed
+    if reason is None:
+        plain = _harmless_out(masked_out(value))  # read once for both (round secrets48: the filter's cost)
+        reason = use_reason(plain)
+        # round secrets48: national IDs, card codes, numbered wallet words, turns and keypads by their form
+        formed = None if reason else form_reason(plain)
+        if formed == "a seed or recovery phrase" and _word_list(key, value):
+            formed = None  # "Spelling words: 1. apple 2. river ...": a list its label names
+        reason = reason or formed
     if reason is None and (_TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value)):
         reason = "an API key or token"
     if reason is None and mask(value) != value:
