@@ -443,8 +443,9 @@ def card_code(text: str) -> bool:
 
 
 # Principle 10: a recovery phrase by its FORM: twelve, eighteen or twenty-four words of a wallet's word list (BIP-39's
-# English list, public and shipped beside this module), numbered ("1. velvet 2. anchor") or in a row. A list of
-# ordinary words numbered the same way (a packing list) holds few of them; the run must be all but one of the list's.
+# English list, public, shipped beside this module as bip39_english.txt: the list of the MIT-licensed python-mnemonic
+# package, the BIP-39 specification's), numbered ("1. velvet 2. anchor") or in a row. A list of ordinary words numbered
+# the same way (a packing list) holds few of them; the run must be all but one of the list's.
 _BIP39 = frozenset((Path(__file__).with_name("bip39_english.txt")).read_text(encoding="utf-8").split())
 _NUMBERED_WORD = re.compile(r"(?<![\w.])\d{1,2}\s*[.):-]?\s*([A-Za-z]{3,8})\b")
 
