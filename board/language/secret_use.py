@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from pathlib import Path
 
-__all__ = ["DIGIT_WORDS", "event_only", "masked_out", "native_to_latin", "records_out", "talk_only", "use_reason"]
+__all__ = ["DIGIT_WORDS", "bip39_share", "card_code", "event_only", "form_reason", "masked_out", "native_to_latin",
+           "numbered_seed", "records_out", "talk_only", "use_reason"]
 
 #: Digits said as words, in every language read here (English "nine three", Hindi "ek do teen", Bengali "ek dui tin",
 #: Tamil "onnu rendu moonu", Telugu "okati rendu moodu", Kannada "ondu eradu mooru", Malayalam "onnu randu moonnu",
@@ -80,6 +82,7 @@ _NOT_CODE_BEFORE = re.compile(
     r"year|till|until|by|from|of|at|flat|room|house|plot|bus|route|train|flight|platform|gate|seat|row|ward|"
     r"sector|block|batch|class|no\.?|number|#|ext|extension|version|v|model|series|iphone|galaxy|pixel|top|"
     r"dial|call|helpline|emergency|bib|jersey|roll|token|booth|stall|table|counter|bay|slot|bed|the|a|this|last|"
+
     r"next|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|"
     r"april|june|july|august|september|october|november|december)\.?|[₹$€£])\s*$",
     re.IGNORECASE)
@@ -215,7 +218,10 @@ _EVENT = re.compile(
     r"\b(?:expire[sd]?|expiring|expiry|forgot|forget|forgotten|bhool|bhul\w*|marand\w*|maranth\w*|visar\w*|"
     r"reset\w*|block(?:ed)?|lost|stolen|kho\s+gaya|leak\w*|hack\w*|complain\w*|complaint|delay\w*|late|"
     r"nahi\s+aa\w*|nahin\s+aa\w*|aas?chh?e\s+na|varala\w*|varal(?:ai|a)|didn'?t\s+(?:come|arrive|get)|"
-    r"not\s+(?:coming|arriving|receiving|received)|stopped|expired)\b", re.IGNORECASE)
+    r"not\s+(?:coming|arriving|receiving|received)|stopped|expired|"
+    # round secrets48: a plan to set or change one is no secret yet ("Remind me to set a passcode on the new iPad")
+    r"remind\w*|plan(?:s|ned|ning)?\s+to|need\s+to|needs\s+to|have\s+to|going\s+to|will\s+(?:set|change)|"
+    r"to\s+set\s+(?:up\s+)?(?:a|an|the)|set\s+up)\b", re.IGNORECASE)
 #: A value that hands over something after its event ("reset to X", "changed to X", "naya X hai", ":"): not an event
 #: alone.
 _HANDS_OVER = re.compile(r"[:=]|\b(?:to|now|naya|nayi|new\s+one\s+is|ab)\s+\S*\d|\b(?:is|hai)\s+\S+\s*$",
@@ -235,6 +241,9 @@ _DEVICE = re.compile(r"\b(?:phone|mobile|tablet|ipad|screen|laptop)\b", re.IGNOR
 _KIND_THEN_CODE = re.compile(r"\b(?:[mtu]?pin(?![ -]?codes?\b)|passcode|password|otp|cvv)\b(.{1,40})", re.IGNORECASE)
 
 
+_LOCKER_NUMBER = re.compile(r"\blockers?\s*(?:no\.?|number|num|#)?\s*[:#-]?\s*\d{1,4}\b", re.IGNORECASE)
+
+
 def use_reason(text: str) -> str | None:
     """Why ``text`` tells a secret by its form and its use (principles 1 to 6 above), or None."""
     found = codes(text)
@@ -244,7 +253,10 @@ def use_reason(text: str) -> str | None:
         return "a code or PIN"  # "pin reset karwaya, naya 4471 hai": the kind named, then its code
     if _DRAWN_HERE.search(text) and (used or _DEVICE.search(text) or found):
         return "an unlock pattern"  # "Phone kholne ke liye L banao", "Z shape draw karo: 1-2-3-5-7-8-9"
-    if found and (used or _LOCKED.search(text)):
+    # round secrets48: a locker's NUMBER says which locker ("Locker 112 at Cult Koramangala is hers"), unless a verb
+    # of opening gives it ("Locker 4471 se khulta hai"); its combination is read by the lock's words
+    placed = codes(_LOCKER_NUMBER.sub(" · ", text))
+    if found and (used or (_LOCKED.search(text) and placed)):
         return "a code given to open something"  # "diary ka lock 0-6-1-5 pe khulta hai", "type to open ... 190388"
     if used and (_MIXED_WORD.search(text) or _JOINED_BY_SYMBOL.search(text)) and \
             re.search(r"\b(?:liye|ke\s+liye|for|to|karo|karne|mein|la|ku|ki)\b", text, re.IGNORECASE):
@@ -266,9 +278,17 @@ def use_reason(text: str) -> str | None:
     return None
 
 
+#: A date said with its month's name ("14 March 2029", "August 2026", "on 12 June"): no code (round secrets48).
+_MONTHS = (r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|april|june|july|"
+           r"august|september|october|november|december)")
+_DATE_SAID = re.compile(r"\b(?:\d{1,2}(?:st|nd|rd|th)?\s+)?" + _MONTHS + r"\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?,?)?"
+                        r"(?:\s+(?:19|20)\d\d)?\b", re.IGNORECASE)
+
+
 def event_only(value: str) -> bool:
     """Whether ``value`` tells only an event about a secret's kind (principle 7): an event's word, no code, no
-    password-shaped word, nothing handed over after it."""
+    password-shaped word, nothing handed over after it (a date said with its month is no code)."""
+    value = _DATE_SAID.sub(" ", value)
     return bool(_EVENT.search(value)) and not codes(value) and not re.search(r"\d{3}|\d[ -]\d|\d/\d", value) and \
         not _MIXED_WORD.search(value) and \
         not _JOINED_BY_SYMBOL.search(value) and not _HANDS_OVER.search(value) and \
@@ -376,3 +396,135 @@ def native_to_latin(value: str) -> str:
         return value
     value = "".join(str(unicodedata.decimal(ch)) if ch.isdecimal() and not ch.isascii() else ch for ch in value)
     return _NATIVE_WORD.sub(lambda m: _NATIVE_LATIN[m.group(0)] + " ", value).replace("  ", " ")
+
+
+# --- Round secrets48 (blind6's misses and refusals, read as principles) -----------------------------------------------
+
+# Principle 8: a national identity number is a secret by its FORM, of many countries, whatever names it: Singapore's
+# NRIC / FIN (S, T, F, G or M, seven digits, a letter), the UK's National Insurance number (two letters, three pairs of
+# digits, A-D), the US SSN written with spaces, Canada's SIN (three groups of three beside "SIN" or "social
+# insurance"), the UAE's Emirates ID (784, the year of birth, seven digits, one), Brazil's CPF (ddd.ddd.ddd-dd) and
+# RG, Spain's DNI (eight digits and a letter) and NIE (X, Y or Z, seven digits, a letter). Aadhaar, PAN, passport and
+# voter ID forms are read by :data:`board.language.secrets._IDS`. A masked or partial one ("XXXX XXXX 1126", "SSN last
+# four 9032") tells no number: masked numbers are read out first (:func:`masked_out`) and a partial one has no form.
+_NATIONAL_ID = re.compile(
+    r"(?<![\w-])(?:[STFGM]\d{7}[A-Z]|"                                          # NRIC / FIN
+    r"[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D]|"  # UK NI number (any prefix: a writer's "QQ" is still the form)
+    r"784-?\d{4}-?\d{7}-?\d|"                                                    # Emirates ID
+    r"\d{3}\.\d{3}\.\d{3}-\d{2}|"                                                # Brazil's CPF
+    r"\d{2}\.\d{3}\.\d{3}-[\dX]|"                                                # Brazil's RG
+    r"\d{8}-?[A-HJ-NP-TV-Z]|"                                                    # Spain's DNI
+    r"[XYZ]-?\d{7}-?[A-HJ-NP-TV-Z])(?![\w-])")                                   # Spain's NIE
+#: The words that name a national number: a SIN, an SSN written with spaces, are nine digits only beside them.
+_NATIONAL_WORD = re.compile(r"\b(?:sin|social\s+(?:insurance|security)|ssn|national\s+(?:insurance|id(?:entity)?)|"
+                            r"ni\s+(?:number|no)|nric|tax\s+file|tfn|bsn|personnummer|codice\s+fiscale)\b",
+                            re.IGNORECASE)
+_NINE_DIGITS = re.compile(r"(?<![\w-])\d{3}[ -]?\d{2,3}[ -]?\d{3,4}(?![\w-])")
+
+# Principle 9: a card's verification code in any name is a secret: CVV, CVC, CID (Amex's, on the front), CSC, a
+# "security code", "the (three|four) digits on the back / front", "last three digits on the back", in the languages
+# read here (Hindi "peeche", Kannada "hinde", Tamil "pinnaadi" / "pinnal", Telugu "venaka", Bengali "pichone", Marathi
+# "maage"): a card named beside the back or the front and a code of three or four digits.
+_CARD_CODE_NAME = re.compile(r"\b(?:cvv2?|cvc2?|cid|csc|cvn|security\s+code|card\s+code)\b", re.IGNORECASE)
+_CARD_NAME = re.compile(r"\b(?:card|cards|amex|visa|master\s*card|rupay|debit|credit|diners|discover)\b",
+                        re.IGNORECASE)
+_CARD_SIDE = re.compile(r"\b(?:back|behind|front|reverse|peeche|pichhe|piche|pichhe|hinde|hindhe|pinnaadi|pinnadi|"
+                        r"pinnal|pinnala|venaka|venuka|pichone|pichhone|pechone|maage|paachhal|pachal|peeche)\b",
+                        re.IGNORECASE)
+_THREE_OR_FOUR = re.compile(r"(?<![\w.,/-])\d{3,4}(?![\w/-]|[.,]\d)")
+
+
+def card_code(text: str) -> bool:
+    """Whether ``text`` gives a card's verification code (principle 9)."""
+    if not _THREE_OR_FOUR.search(text):
+        return False
+    return bool(_CARD_CODE_NAME.search(text) and (_CARD_NAME.search(text) or len(text.split()) <= 4)) or \
+        bool(_CARD_NAME.search(text) and _CARD_SIDE.search(text))
+
+
+# Principle 10: a recovery phrase by its FORM: twelve, eighteen or twenty-four words of a wallet's word list (BIP-39's
+# English list, public, shipped beside this module as bip39_english.txt: the list of the MIT-licensed python-mnemonic
+# package, the BIP-39 specification's), numbered ("1. velvet 2. anchor") or in a row. A list of ordinary words numbered
+# the same way (a packing list) holds few of them; the run must be all but one of the list's.
+_BIP39 = frozenset((Path(__file__).with_name("bip39_english.txt")).read_text(encoding="utf-8").split())
+_NUMBERED_WORD = re.compile(r"(?<![\w.])\d{1,2}\s*[.):-]?\s*([A-Za-z]{3,8})\b")
+
+
+def numbered_seed(text: str) -> bool:
+    """Whether ``text`` holds a numbered run of twelve or more words, all but one of them BIP-39 words."""
+    words = [w.lower() for w in _NUMBERED_WORD.findall(text)]
+    return len(words) >= 12 and sum(w in _BIP39 for w in words) >= len(words) - 1
+
+
+def bip39_share(words: list[str]) -> float:
+    """The share of ``words`` that are BIP-39 words."""
+    return sum(w.lower() in _BIP39 for w in words) / max(1, len(words))
+
+
+# Principle 11: a combination's turns in more languages are a lock's code: Bengali "baam dike 20, dan dike 5",
+# Kannada "edakke 12, balakke 30", Gujarati "daavi baju 15, jamni baju 40", Tamil "idathu pakkam 22", Marathi "dava 10,
+# ujva 25", Telugu "edama 12, kudi 30", Malayalam "idathu 12, valathu 30", Punjabi "khabbe 12, sajje 30". Two turns
+# or more, as in English ("left 12 right 7", read by :data:`board.language.secrets._DIAL_TURN`).
+_TURN = re.compile(
+    r"\b(?:baa?m|daa?n|daa?h?in|daa?yi?n|baa?yi?n)\s+(?:dike|dik|taraf|or)\s+\d{1,2}\b|"
+    r"\b(?:edakke|balakke|yedakke|eda|bala)\s+(?:kade\s+)?\d{1,2}\b|"
+    r"\b(?:daa?vi|jamni|jamani|jamnee|daabi)\s+(?:baju|bajue|taraf)?\s*\d{1,2}\b|"
+    r"\b(?:idathu|valathu|idath|valath|idadhu|valadhu)\s+(?:pakkam|pakkamaa?|vasam)?\s*\d{1,2}\b|"
+    r"\b(?:dava|daavya|ujva|ujavya|edama|kudi|khabbe|sajje)\s+(?:baju|vaipu|paase)?\s*\d{1,2}\b",
+    re.IGNORECASE)
+
+# Principle 12: a keypad of a car, a door, a gate or an intercom is a lock: "keyless entry number on the Ford door pad:
+# 5 3 1 1 7", "SecuriCode", "intercom entry code".
+_KEYPAD = re.compile(r"\b(?:keyless(?:\s+entry)?|door\s*pad|key\s*pad|securicode|intercom|entry\s+code|"
+                     r"access\s+pad|number\s+pad)\b", re.IGNORECASE)
+
+# Principle 5 once more: a question a bank asks, and its answer after a mark or "I gave": "ICICI question, favourite
+# teacher: Mrs. Dsouza", "HDFC asked for my birth city, I gave Nagpur".
+_BANK_QUESTION = re.compile(
+    r"\b(?:(?i:bank|app|security|verification)|[A-Z]{3,})\s+(?i:question|q|sawaal|prashna)\b.{0,50}?:\s*\S|"
+    r"\b(?:(?i:bank|app)|[A-Z]{3,})\s+(?i:asked|asks|asked\s+me)\s+(?i:for|about)\b.{0,60}?"
+    r"\b(?i:i\s+(?:gave|said|told\s+them|answered|put)|answered|answer\s+was)\s+\S|"
+    # any bank's name ("Kotak question, first bike: ..."): the question's topic, then the answer after a mark
+    r"(?<!\w)(?!(?i:interview|exam|quiz|test|survey|trivia|homework|puzzle|riddle|class|viva|gk|faq|poll)\b)"
+    r"(?:[A-Z][A-Za-z]{2,}|(?i:bank|app))\s+(?i:question\b[^:]{0,12}?(?:my\s+|your\s+)?(?:favou?rite|first|birth|mother|father|pet|school|teacher|"
+    r"childhood|nick\s*name|best\s+friend|street|maiden|dream)\b[^:]{0,30}:\s*\S)")
+
+
+#: An account's number said as one, under any key: "routing 021000021, acct 483920017" (the routing number is public,
+#: the account's is not).
+_ACCOUNT_SAID = re.compile(r"\b(?:acct|account|a/c)\s*(?:no\.?|number|num|#)?\s*[:#-]?\s*\d{8,18}\b", re.IGNORECASE)
+
+
+#: Principle 8 spelled out: an ID's characters one by one, dashed or spaced ("PAN: B-Q-R-P-S 7730 L") are the ID; they
+#: are read joined. Aadhaar's, PAN's, a passport's and the national forms above are then read on the joined run.
+_SPELLED = re.compile(r"(?<![\w-])(?:[A-Z0-9]{1,4}[ -]){2,}[A-Z0-9]{1,4}(?![\w-])")
+_SPELLED_ID = re.compile(r"^(?:[A-Z]{5}\d{4}[A-Z]|[A-Z]\d{7}|[A-Z]{3}\d{7})$")
+
+
+def _spelled_id(text: str) -> bool:
+    """Whether ``text`` spells an ID one character or group at a time (see :data:`_SPELLED`)."""
+    for found in _SPELLED.finditer(text):
+        joined = re.sub(r"[ -]", "", found.group(0))
+        if re.search(r"[A-Z]", joined) and re.search(r"\d", joined) and \
+                (_SPELLED_ID.match(joined) or _NATIONAL_ID.fullmatch(joined)):
+            return True
+    return False
+
+
+def form_reason(text: str) -> str | None:
+    """Why ``text`` tells a secret by the forms of round secrets48 (principles 8 to 12), or None."""
+    if _NATIONAL_ID.search(text) or _spelled_id(text) or (_NATIONAL_WORD.search(text) and _NINE_DIGITS.search(text)):
+        return "a national identity number"  # "S8421973D", "QQ 12 34 56 C", "CPF 123.456.789-09"
+    if card_code(text):
+        return "a card's verification code"  # "The 4 digit CID on the front of the Amex is 7261"
+    if numbered_seed(text):
+        return "a seed or recovery phrase"  # "1. velvet 2. anchor ... 12. cactus"
+    if len(_TURN.findall(text)) >= 2:
+        return "a lock's combination"  # "baam dike 20, dan dike 5, abar baam dike 33"
+    if _KEYPAD.search(text) and codes(text, numbered=True):
+        return "a keypad's code"  # "Keyless entry number on the Ford door pad: 53117"
+    if _ACCOUNT_SAID.search(text):
+        return "a bank account number"  # "acct 483920017"
+    if _BANK_QUESTION.search(text):
+        return "the answer to a security question"  # "ICICI question, favourite teacher: Mrs. Dsouza"
+    return None

@@ -20,7 +20,7 @@ password". The checks, in order:
 - no key rule when the key's last word says it is about something else (:data:`_HARMLESS_HEAD`:
   provider, method, country, budget, amount, and the tool or place that handles a secret: app, gateway, page,
   flow...: "2fa app", "login page");
-- the key names a secret (:data:`_SECRET_KEY`; ``expiry``, ``exp``, ``routing`` on their own too), or,
+- the key names a secret (:data:`_SECRET_KEY`; ``expiry``, ``exp`` on their own too), or,
   being a short label whose last word is a code or PIN that is not a harmless one (:data:`_HARMLESS`;
   "code style" names a style); a key naming a lock or a keypad (door, alarm, safe, lockbox, combination,
   atm, entry, access...) over a value holding a code of digits; an expiry key over an MM/YY date; an
@@ -109,7 +109,9 @@ from board.language.secret_model import fact_features, secret_model
 from board.language.secret_use import (
     DIGIT_WORDS,
     MASKED,
+    bip39_share,
     event_only,
+    form_reason,
     masked_out,
     native_to_latin,
     records_out,
@@ -142,7 +144,14 @@ _HARMLESS = re.compile(
     # a bank branch's code is printed on every cheque: it names the branch, it opens nothing
     r"ifsc|swift|bic|branch|sort|"
     # a tax classification's or a cheque's code is printed on every invoice or cheque (round secrets46)
-    r"hsn|sac|micr|tariff|hts|gst|icd|isbn|ean|upc|flight|train|course|stock|ticker)\s*codes?\b|"
+    r"hsn|sac|micr|tariff|hts|gst|icd|isbn|ean|upc|flight|train|course|stock|ticker|"
+    # round secrets48: a record's code names a person or a thing, it opens nothing: "employee code GL-0042"
+    r"employee|emp|staff|roll|student|member|customer|client|vendor|supplier|project|department|dept|cost|"
+    r"routing|aba|bsb|transit|office|site|batch|course|nature)\s*codes?\b|"
+    # round secrets48: logging in with Google and no password of one's own names none: "separate password illa"
+    r"\b(?:no|without|bere|separate|alag|vera|veru|koi)\s+(?:separate\s+|alag\s+)?passwords?"
+    r"(?:\s+(?:illa|illai|ledu|nahi|nahin|nai|nathi|nako|needed|required|hai|beda|venda))?\b|"
+    r"\bpasswords?\s+(?:illa|illai|ledu|nahi|nahin|nai|nathi|nako|beda|venda)\b|"
     r"\bcode\s*(?:reviews?|base|quality|freeze|names?|of conduct|school|camp|editor|owners?)\b|\bcodebase\b|"
     r"\bpass(?:word)?\s*(?:managers?|policy|policies|rotation|resets?|hygiene)\b|\bpasswordless\b|\bpasskeys?\b|"
     r"\b(?:boarding|bus|metro|train|season|day|gym|museum|hall|rail|annual|ski|park|festival|weekly|monthly|"
@@ -196,7 +205,7 @@ _SECRET_KEY = re.compile(
     r"social security (?:number|no)|"
     r"account (?:number|no)|\ba/?c (?:number|no)\b|card (?:number|no)|credit card|debit card|"
     r"\b(?:card|cc|credit|debit|visa|amex|mastercard)\b.*\b(?:expiry|exp|expiration|valid)\b|"
-    r"routing (?:number|no)|net ?banking|voter id|\bepic\b|"
+    r"net ?banking|voter id|\bepic\b|"
     # a phone's unlock pattern is a password drawn with a finger
     r"\bunlock (?:pattern|gesture)s?\b|\block ?screen (?:pattern|code|pin)\b|"
     r"\b(?:phone|screen|lock|mobile|tablet|ipad|laptop) patterns?\b|"
@@ -204,7 +213,7 @@ _SECRET_KEY = re.compile(
     # the answer to a security question opens the account as a password does
     r"\bsecurity (?:answers?|questions?|q)\b|\bsecret (?:answers?|questions?)\b|maiden name|"
     r"\bmemorable (?:word|answer|place|date)\b|\bein\b|\bitin\b|"
-    r"^(?:expiry|exp|expiration|expiry date|exp date|valid thru|routing)$|\bgift ?cards?\b",
+    r"^(?:expiry|exp|expiration|expiry date|exp date|valid thru)$|\bgift ?cards?\b",
     re.IGNORECASE)
 #: A code word in a short key: a secret unless :data:`_HARMLESS` took it out first.
 _CODE_KEY = re.compile(r"\bcodes?\b|\bpins?\b", re.IGNORECASE)
@@ -276,7 +285,11 @@ _HARMLESS_HEAD = {"bank", "banks", "provider", "providers", "method", "methods",
                   # how well it works: "wifi speed: 100 mbps"
                   # the device that holds or asks for the secret, not the secret: "wifi router: TP-Link Archer C6"
                   "router", "routers", "modem", "modems", "hardware",
-                  "speed", "speeds", "bandwidth", "signal", "coverage", "range", "uptime", "latency"}
+                  "speed", "speeds", "bandwidth", "signal", "coverage", "range", "uptime", "latency",
+                  # round secrets48: where one logs in, or an errand about a document, not the secret:
+                  # "netbanking_portal", "passport_renewal", "ssn_form", "cpf_contribution"
+                  "portal", "portals", "website", "site", "url", "renewal", "renewals", "appointment",
+                  "appointments", "form", "forms", "photocopy", "copy", "contribution", "contributions"}
 #: A key's last word that says the value is a date (``passport expiry: 2031``): over a date alone (a year, a
 #: month and a year, a full date) a document's or a scheme's key is no secret; a card's MM/YY still is.
 _DATE_HEADS = {"expiry", "expires", "expiration", "renewal", "validity", "issued", "issue", "date", "due"}
@@ -509,7 +522,7 @@ _DIAL_TURN = re.compile(r"\b(?:left|right|clockwise|anti-?clockwise|counter-?clo
 #: with a digit ("rohan88, tulip garden 42").
 _LOGIN_PAIR = re.compile(
     r"\b(?:login|log in|user(?:name)?|user id|ssh|handle)\s+[\w.@-]{3,}\s*(?:,|/|\bwith\b|\band\b)\s*"
-    r"(?:(?:pw|pwd|password|pass|secret)\s*[:=]?\s*)?(?=\S*[A-Za-z])(?=\S*[\d\W])\S{4,}|"
+    r"(?:(?:pw|pwd|password|pass|secret)\s*[:=]?\s*)?(?=\S*[A-Za-z])(?=\S*(?:\d|[^\w\s](?=\S)))\S{4,}|"
     r"^\s*(?:[A-Za-z][\w.]*\d[\w.]*|[\w.+-]+@[\w-]+\.[\w.]+)\s*,\s*(?=[^,]*[A-Za-z])(?=[^,]*\d)[^,]{3,}$",
     re.IGNORECASE)
 #: Whatever opens or unlocks with a code of digits tells that code: "unlocks with 120588", "opens with 2468".
@@ -641,7 +654,40 @@ _BIOMETRIC = re.compile(r"\b(?:face ?id|touch ?id|fingerprints?|face unlock|biom
 _MAP_PIN = re.compile(_MAP_PIN_SAID, re.IGNORECASE)
 
 
+#: A place's name in a value: a capitalised word with a comma or a word of place beside it ("Saket, New Delhi 110017",
+#: "godown Sanand ma che, pin code 382110").
+_PLACE_SAID = re.compile(r"[A-Z][a-z]{2,}.*(?:,|\b(?:at|in|near|daggara|ma|mein|la|alli|e|te)\b)|"
+                         r"(?:,|\b(?:at|in|near)\b).*[A-Z][a-z]{2,}")
+_PIN_CODE_SAID = re.compile(r"\bpin\s?codes?\b|\bpincodes?\b|\bpostal\b|\bpost\s?codes?\b", re.IGNORECASE)
+
+
+def _postal_said(value: str) -> bool:
+    """Principle (round secrets48): a public number stays harmless by what it IS. An Indian postal PIN code is six
+    digits beside a place or "pin code" in any language ("Saket, New Delhi 110017", "Maa office pin code 500081,
+    Hitech City daggara", "deliver to PIN codes starting with 400 and 411"); a card's, a phone's or a lock's PIN is
+    never written beside a place, and four digits are no postal code."""
+    runs = re.findall(r"\d+", re.sub(r"(?<=\d{3}) (?=\d{3}\b)", "", value))
+    if not runs or _SENSITIVE.search(value) or not all(len(r) == 3 or (len(r) == 6 and r[0] != "0") for r in runs):
+        return False
+    return bool(_PIN_CODE_SAID.search(value)) or (any(len(r) == 6 for r in runs) and bool(_PLACE_SAID.search(value)))
+
+
+#: How one logs in named, not what with: "Login cheyyaan Google use cheyyunnu", "sign in with Microsoft" (round
+#: secrets48): under a login's key, with no digit and no password-shaped word, no secret is given.
+_LOGIN_BY = re.compile(r"\b(?:google|microsoft|apple|facebook|sso|okta|github|linkedin|otp-?less|magic\s+link)\b",
+                       re.IGNORECASE)
+
+
+def _harmless_code_named(value: str) -> bool:
+    """Whether every code or pin ``value`` names is a harmless one ("dress code", "employee code", "pin code 500081"):
+    a key's "code" is then that code (round secrets48: "kannada_code: Office ge dress code formal")."""
+    return bool(re.search(r"\b(?:codes?|pins?)\b", value, re.IGNORECASE)) and \
+        not re.search(r"\b(?:codes?|pins?)\b", _harmless_out(value), re.IGNORECASE)
+
+
 def _key_reason(key: str, value: str) -> str | None:
+    if re.search(r"\bpins?\b", _words(key)) and not _SENSITIVE.search(_words(key)) and _postal_said(value):
+        return None  # "pin: Saket, New Delhi 110017": a postal PIN code beside its place (round secrets48)
     if _POSTAL_KEY.search(_words(key)) and _POSTAL_VALUE.match(value) and not _SENSITIVE.search(value) and \
             not _SENSITIVE.search(_words(key)):
         return None  # an Indian postal PIN code: "home pin code", "pin code delivery" (six digits or none)
@@ -682,11 +728,14 @@ def _key_reason(key: str, value: str) -> str | None:
         return "a card's expiry"
     if _ADMIN_KEY.search(words) and (_USER_AND_PASSWORD.match(value) or _SLASH_PAIR.match(value)):
         return "a login and password"
-    if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(_head(words)) and words not in ("code", "codes"):
+    if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(_head(words)) and words not in ("code", "codes") and \
+            not _harmless_code_named(value):
         return "a code or PIN"
     if _AMBIGUOUS_KEY.search(words) and not _sentence(_harmless_out(value)) and not _EMAIL_ONLY.match(value) and \
             not talk_only(value) and \
             not (_BIOMETRIC.search(value) and not re.search(r"\d", value)) and \
+            not (_LOGIN_BY.search(value) and not re.search(r"\d", value) and not _password_shaped(value) and
+                 not _SECRET_WORDS.search(_harmless_out(value))) and \
             not (_head(words) in _DATE_HEADS and _DATE_ONLY.match(value)):
         return "a password, code or key"
     if _LOCK_KEY.search(words) and _lock_code(_AMOUNT_SAID.sub(" · ", value)) and not _PLACE_NUMBER.search(words) and \
@@ -700,7 +749,9 @@ _DATE_WORDS = {"in", "since", "by", "from", "until", "till", "before", "after", 
                "march", "april", "may", "june", "july", "august", "september", "october", "november", "december",
                "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec"}
 #: A word with a digit that is no code: "3G", "5G", "2FA", "B2B", "24x7", "1st".
-_UNIT_WORD = re.compile(r"^(?:\d[a-z]{1,2}|[a-z]\d[a-z]|\d{1,2}x\d{1,2}|\d+(?:st|nd|rd|th))[.,;]?$", re.IGNORECASE)
+#: A form's name too (round secrets48): "W-4", "I-9".
+_UNIT_WORD = re.compile(r"^(?:[a-z]{1,2}-\d{1,4}|\d[a-z]{1,2}|[a-z]\d[a-z]|\d{1,2}x\d{1,2}|\d+(?:st|nd|rd|th))[.,;]?$",
+                        re.IGNORECASE)
 #: An amount of money or a share ("$400k", "₹1.2", "2M", "18%"): a number that is no code.
 _AMOUNT = re.compile(r"^(?:[$₹€£][\d.,]+(?:k|m|mn|bn|cr|l)?|[\d.,]+(?:k|m|mn|bn|cr|%|x))[.,;]?$", re.IGNORECASE)
 
@@ -731,7 +782,18 @@ def _sentence(value: str) -> bool:
         not any(re.search(r"\d", w) and not _AMOUNT.match(w) and not _UNIT_WORD.match(w) and not _dated(words, i)
                 # a number with its unit is a quantity (round secrets47): "after 100 days"
                 and not _QUANTITY.match(" ".join(words[i:i + 2]))
+                # a day beside its month is a date (round secrets48): "appointment on 12 June", "14 March 2029"
+                and not _day_of_month(words, i)
                 for i, w in enumerate(words))
+
+
+def _day_of_month(words: list[str], i: int) -> bool:
+    """Whether ``words[i]`` is a day of the month beside its month's name ("12 June", "June 12,")."""
+    if not re.fullmatch(r"(?:[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?[.,;]?", words[i]):
+        return False
+    near = [w.lower().strip(".,;") for w in words[max(0, i - 1):i] + words[i + 1:i + 2]]
+    return any(w in _DATE_WORDS and w not in ("in", "since", "by", "from", "until", "till", "before", "after", "of")
+               for w in near)
 
 
 def _dated(words: list[str], i: int) -> bool:
@@ -762,6 +824,9 @@ def _password_told(text: str) -> bool:
     """Whether a password word in ``text`` introduces a password (see :data:`_PASSWORD_WORD`)."""
     for found in _PASSWORD_WORD.finditer(text):
         token = found.group("tok").strip("\"'()").rstrip(".!?")  # "password yesterday." says when
+        if text[found.end("plural") if found.group("plural") else found.end("w"):][:2].startswith("-") and \
+                text[found.end("w"):][1:2].isalpha():
+            continue  # round secrets48: a compound is a word, not a mark before a password ("key-person insurance")
         word = found.group("w").lower()
         shaped = bool(re.search(r"[\d\W]|[a-z][A-Z]", token))
         if found.group("plural") and not found.group("mark"):
@@ -788,6 +853,8 @@ def _password_shaped(value: str) -> bool:
         word = word.strip(".,;:()'\"")
         if re.fullmatch(r"[\w.+-]+@[\w-]+\.[\w.]+", word) or not word or not word[0].isalnum():
             continue
+        if re.fullmatch(r"[A-Za-z]{1,3}[$€£₹][\d,.]+[kKmM]?", word):
+            continue  # round secrets48: a currency's sign is no password's symbol ("S$1,480", "A$300")
         if re.search(r"[A-Za-z]", word) and re.search(r"\d", word) and re.search(r"(?<=\w)[@#!$%^&*]", word):
             return True
     return False
@@ -837,6 +904,30 @@ def _named_seed(key: str, value: str) -> bool:
         return True
     said = _SEED_SAID.search(value)
     return said is not None and not set(said.group(1).split()) & _NOT_SEED_SAID
+
+
+#: A list's label (round secrets48): a run of plain words under "grocery list:", "spelling words:", "brand words:" is
+#: the list it says, unless a wallet's word is in the label or the key. Judged on harmless word lists (tuning48): a
+#: spelling list of twelve nouns is all but one BIP-39 words, so the form alone cannot tell it from a phrase; its label
+#: can.
+_LIST_LABEL = re.compile(r"\b(?:list|lists|spelling|vocab\w*|names|menu|packing|tags|keywords|grocery|groceries|"
+                         r"shopping|todo|to-do|brand|values|adjectives|nouns|tone|moodboard|playlist|items|checklist|team|teams|"
+                         r"colou?rs|members|people|staff|guests|cities|places|agenda|topics|shortlist|tagline)\b",
+                         re.IGNORECASE)
+_WALLET_LABEL = re.compile(r"\b(?:seed|wallet|recovery|backup|mnemonic|ledger|metamask|trezor|crypto|phrase|bitcoin|"
+                           r"btc|eth|trust|phantom|coinbase|exodus|private)\b", re.IGNORECASE)
+
+
+def _word_list(key: str, value: str) -> bool:
+    """Whether ``key`` or the label before a colon in ``value`` names a list of words, not a wallet's phrase; or the
+    run is of capitalised names few of which are a wallet's words ("Ravi Meera Arjun Priya ...": people, where
+    "Abandon Ability Able ..." is still a phrase)."""
+    label = value.split(":", 1)[0] if ":" in value[:60] else ""
+    named = f"{_words(key)} {label}"
+    if _LIST_LABEL.search(named) and not _WALLET_LABEL.search(named):
+        return True
+    titled = re.findall(r"\b[A-Z][a-z]{2,}\b", value)
+    return len(titled) >= SEED_WORDS - 1 and bip39_share(titled) < 0.5 and not _WALLET_LABEL.search(named)
 
 
 def _seed_phrase(value: str) -> bool:
@@ -933,11 +1024,18 @@ def _told(key: str, value: str) -> str | None:
         reason = "backup or recovery codes"  # "my backup numbers are 4471-2290, 8813-0056"
     if reason is None and _unlock_drawn("", value):
         reason = "an unlock pattern"  # "I draw a Z from the top left to unlock my phone"
-    if reason is None and (_seed_phrase(value) or _named_seed(key, value)):
+    if reason is None and (_seed_phrase(value) or _named_seed(key, value)) and not _word_list(key, value):
         reason = "a seed or recovery phrase"
     reason = reason or _number_reason(key, records_out(masked_out(value)))
     # round secrets47: a secret read by its form and its use, in any language (board.language.secret_use)
-    reason = reason or use_reason(_harmless_out(masked_out(value)))
+    if reason is None:
+        plain = _harmless_out(masked_out(value))  # read once for both (round secrets48: the filter's cost)
+        reason = use_reason(plain)
+        # round secrets48: national IDs, card codes, numbered wallet words, turns and keypads by their form
+        formed = None if reason else form_reason(plain)
+        if formed == "a seed or recovery phrase" and _word_list(key, value):
+            formed = None  # "Spelling words: 1. apple 2. river ...": a list its label names
+        reason = reason or formed
     if reason is None and (_TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value)):
         reason = "an API key or token"
     if reason is None and mask(value) != value:

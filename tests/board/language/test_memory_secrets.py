@@ -118,6 +118,18 @@ received codes; TOTP seeds; masked numbers; events): 24 let through, 7/52 refuse
 0 refused; 8 / 22 Hinglish household facts: 1 let through, 2/22 refused; then three rows written after a rule. A weak
 set: its writer wrote the rules.
 
+Round ``secrets48`` (issue 36, item 7): the lead measured secrets47 once on ``memory_secrets_blind6.jsonl`` (100 secret,
+100 harmless, its writer read no code): 8 let through, 14 refused. It BECAME A TUNING SET, held to the goal. Its misses
+and refusals were read as principles (:mod:`board.language.secret_use` principles 8 to 12, and the record rules of
+:mod:`board.language.secrets`): national identity numbers of many countries by form, card verification codes in any
+name or language, recovery phrases by the BIP-39 list, combination turns in more languages, keypads; kept by what they
+are: postal PIN codes beside a place, routing and employee codes, a locker's number, dress codes, plans, logging in by
+Google; and no rule firing on talk ("I handle sales and ops", "key-person insurance"). ``memory_secrets_tuning48.jsonl``
+(60 secret, 73 harmless) was written in two batches, each measured once before the rules were changed for it: 45 / 48
+rows written from the principles before any rule changed: 17 let through, 16/48 refused; 15 / 25 probes written after
+the rules: 1 let through, 0 refused. One row of review1 was relabelled harmless ("routing: 021000021", Chase's
+published routing number, which blind6 labels harmless).
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -155,7 +167,7 @@ TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secret
           "memory_secrets_tuning6.jsonl", "memory_secrets_tuning7.jsonl", "memory_secrets_blind.jsonl",
           "memory_secrets_fresh.jsonl", "memory_secrets_blind3.jsonl", "memory_secrets_tuning46.jsonl",
           "memory_secrets_blind4.jsonl", "memory_secrets_tuning46b.jsonl", "memory_secrets_blind5.jsonl",
-          "memory_secrets_tuning47.jsonl"]
+          "memory_secrets_tuning47.jsonl", "memory_secrets_blind6.jsonl", "memory_secrets_tuning48.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -220,6 +232,16 @@ def test_blind5_reached_the_goal_as_a_tuning_set() -> None:
     assert not missed and not refused, figures
 
 
+def test_blind6_reached_the_goal_as_a_tuning_set() -> None:
+    """``memory_secrets_blind6`` (see the module docstring): measured once at 8 let through and 14 refused, tuned on in
+    round secrets48 as principles (national IDs, card codes, wallet words by form; public numbers kept by what they
+    are; no rule firing on talk); now held to the goal (none let through, no harmless fact refused)."""
+    missed, refused, figures = measure("memory_secrets_blind6.jsonl")
+    print(f"\n{figures}")
+    assert len(labelled("memory_secrets_blind6.jsonl")) == 200
+    assert not missed and not refused, figures
+
+
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
     """memory3's probes: no secret let through; only the two ambiguous harmless rows named in PROBES_REFUSED
     are refused (a leak is worse than a forgotten harmless fact)."""
@@ -230,7 +252,7 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
 
 
 @pytest.mark.parametrize("held", ["memory_secrets_fresh", "memory_secrets_blind3", "memory_secrets_blind4",
-                                  "memory_secrets_blind5"])
+                                  "memory_secrets_blind5", "memory_secrets_blind6"])
 def test_a_model_trained_without_a_set_keeps_the_goal_on_it(held: str) -> None:
     """Leave-one-set-out on the fresh and blind3 sets: the learned model trained on every other set (``scripts/
     train_classifiers.py``), beside the rules, lets no secret of the set through and refuses at most 5% of its
@@ -290,6 +312,28 @@ def test_a_secret_is_read_by_its_form_and_its_use() -> None:
     assert sentence_reason("Kisi ko mat batana: 5 0 8 8") == "a code kept from others"
     assert sentence_reason("Joined the society WhatsApp group; the admin is on 98450 12345") is None
     assert sentence_reason("Opened a Jio connection, number 98450 12345") is None
+
+
+def test_a_secret_is_read_by_its_form_and_talk_is_not_round_secrets48() -> None:
+    """Round secrets48 (board/language/secret_use.py, principles 8 to 12, and the record rules of secrets.py): national
+    numbers by their form, masked ones kept; a locker's number is which locker, but a locker opened by a code is
+    opened; an account's number said after "acct" is one whatever the key; a numbered list of ordinary words is no
+    wallet's phrase; a word list its label names is kept; talk with a login's word keeps no password."""
+    assert sentence_reason("CPF 123.456.789-09") == "a national identity number"
+    assert secret_reason("note", "Emirates ID 784-1987-4821903-2") == "a national identity number"
+    assert secret_reason("aadhaar", "Aadhaar XXXX XXXX 1126") is None
+    assert secret_reason("note", "Locker 4471 se khulta hai") is not None
+    assert secret_reason("note", "Locker 112 at Cult Koramangala is hers for the year.") is None
+    assert secret_reason("note", "routing 021000021, acct 483920017") == "a bank account number"
+    assert secret_reason("packing", "1. passport 2. charger 3. shoes 4. shirts 5. meds 6. tickets 7. sunscreen "
+                                    "8. hat 9. book 10. snacks 11. towel 12. cash") is None
+    assert secret_reason("note", "Spelling words: apple river orange table window garden pencil yellow rabbit "
+                                 "candle ladder basket") is None
+    assert secret_reason("note", "apple river orange table window garden pencil yellow rabbit candle ladder "
+                                 "basket") is not None  # no label: a phrase by its form
+    assert secret_reason("team", "Meera handles design; I handle finance and hiring.") is None
+    assert secret_reason("note", "handle rohan_88 with Sunset#99") is not None
+    assert secret_reason("pin", "400001") is not None  # six digits alone under a pin's key may be a UPI PIN
 
 
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
@@ -431,6 +475,40 @@ BLIND5_REFUSED = [("github_token_expiry", "The GitHub token expires on 30 June; 
                   ("insurance", "Health policy with HDFC Ergo, policy no. 2311 4455 6677, renews in June")]
 
 
+#: The same for blind6's measurement (the lead's, once, on secrets47's filter): national IDs by form (NRIC, UK NI), a
+#: card's code on its front or back in English and Kannada, Bengali turns, a car's keypad, numbered wallet words, a
+#: bank's question; and postal PIN codes, routing and employee codes, a locker's number, a dress code, a plan to set a
+#: passcode, logging in with Google, and two sentences of talk ("I handle sales and ops", "key-person insurance").
+BLIND6_STORED = [
+    ("amex_cid", "The 4 digit CID on the front of the Amex is 7261"),
+    ("nric", "S8421973D"),
+    ("uk_ni", "National Insurance QQ 12 34 56 C"),
+    ("kannada_card", "Nanna debit card hinde iruva mooru ankhe 471"),
+    ("bengali_locker", "Locker er combination ta holo baam dike 20, dan dike 5, abar baam dike 33"),
+    ("car_keyless", "Keyless entry number on the Ford door pad: 5 3 1 1 7"),
+    ("crypto_backup", "1. velvet 2. anchor 3. tribe 4. salmon 5. quiz 6. ladder 7. orphan 8. galaxy 9. hedge "
+                      "10. mirror 11. wool 12. cactus"),
+    ("favourite_teacher", "ICICI question, favourite teacher: Mrs. Dsouza"),
+]
+BLIND6_REFUSED = [
+    ("delivery_pin_codes", "We only deliver to PIN codes starting with 400 and 411 for now."),
+    ("passcode_reminder", "Remind me to set a passcode on the new iPad this weekend."),
+    ("passport_renewal", "Passport expires in August 2026; renewal appointment at the Lower Parel PSK on 12 June."),
+    ("employee_code", "Rohit's employee code is GL-0042."),
+    ("routing_number", "Chase routing number 021000021"),
+    ("telugu_office_pin", "Maa office pin code 500081, Hitech City daggara"),
+    ("netbanking_portal",
+     "We use the corporate net banking portal at netbanking.hdfcbank.com with a hardware token from the bank."),
+    ("key_person_insurance", "Took key-person insurance of ₹2 crore on co-founder Arjun"),
+    ("pin_gujarati", "Navu godown Sanand ma che, pin code 382110"),
+    ("kannada_code", "Office ge dress code formal, Friday matra casual"),
+    ("malayalam_login", "Login cheyyaan Google use cheyyunnu, separate password illa."),
+    ("gym_locker_number", "Locker 112 at Cult Koramangala is hers for the year."),
+    ("co_founder", "Arjun handles tech; I handle sales and ops."),
+    ("pin", "Saket, New Delhi 110017"),
+]
+
+
 @pytest.mark.parametrize(("stored", "refused"), [(HELDOUT3_STORED, HELDOUT3_REFUSED),
                                                  (TUNING5_STORED, TUNING5_REFUSED), (TUNING6_STORED, TUNING6_REFUSED),
                                                  (FRESH_STORED, FRESH_REFUSED[:4]), ([], FRESH_REFUSED[4:]),
@@ -440,10 +518,12 @@ BLIND5_REFUSED = [("github_token_expiry", "The GitHub token expires on 30 June; 
                                                  (BLIND5_STORED[:6], BLIND5_REFUSED[:2]),
                                                  (BLIND5_STORED[6:12], BLIND5_REFUSED[2:4]),
                                                  (BLIND5_STORED[12:18], BLIND5_REFUSED[4:6]),
-                                                 (BLIND5_STORED[18:], BLIND5_REFUSED[6:])],
+                                                 (BLIND5_STORED[18:], BLIND5_REFUSED[6:]),
+                                                 (BLIND6_STORED[:4], BLIND6_REFUSED[:4]),
+                                                 (BLIND6_STORED[4:], BLIND6_REFUSED[4:8]), ([], BLIND6_REFUSED[8:])],
                          ids=["heldout3", "tuning5", "tuning6", "fresh", "fresh-harmless", "blind3",
                               "blind3-harmless", "blind4-a", "blind4-b", "blind4-harmless", "blind5-a", "blind5-b",
-                              "blind5-c", "blind5-d"])
+                              "blind5-c", "blind5-d", "blind6-a", "blind6-b", "blind6-harmless"])
 async def test_misses_proposed_after_a_real_turn_are_refused_and_the_harmless_facts_kept(
         workspace: Path, data_dir: Path, state_url: StateURL | None,
         stored: list[tuple[str, str]], refused: list[tuple[str, str]]) -> None:

@@ -6,6 +6,10 @@ refused (a postal PIN, HSN / SAC codes, a partial account number, news about a p
 Round secrets47: the same for blind5's twenty secrets that secrets46's filter stored (codes given to open something in
 Hindi, Tamil and Marathi, one-time codes by their SMS, an Amex number, an authenticator seed, security answers in any
 words) and its eight harmless facts it refused (masked numbers, a policy number, events about a secret's kind).
+Round secrets48: the same for blind6's eight secrets that secrets47's filter stored (national IDs by form, a card's
+code on its front or back, turns in Bengali, a car's keypad, numbered wallet words, a bank's question) and the fourteen
+harmless facts it refused (postal PIN codes, routing and employee codes, a locker's number, a dress code, a plan, a
+login by Google, talk).
 """
 
 from __future__ import annotations
@@ -16,7 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.board.language.test_memory_secrets import BLIND4_REFUSED, BLIND4_STORED, BLIND5_REFUSED, BLIND5_STORED
+from tests.board.language.test_memory_secrets import (
+    BLIND4_REFUSED,
+    BLIND4_STORED,
+    BLIND5_REFUSED,
+    BLIND5_STORED,
+    BLIND6_REFUSED,
+    BLIND6_STORED,
+)
 from tests.support.fakes.openai_api import FakeOpenAI
 from tests.support.fakes.telegram_api import FakeTelegramAPI
 from tests.support.standing import StandingBoard
@@ -82,3 +93,17 @@ async def test_blind5s_secrets_are_never_stored_and_its_harmless_facts_are(board
     assert not stored & set(BLIND5_STORED), stored & set(BLIND5_STORED)  # no secret written
     plain = {facts[-1] for _text, facts in TURNS5}
     assert stored == set(BLIND5_REFUSED) | plain, set(BLIND5_REFUSED) - stored  # every harmless fact written
+
+
+#: blind6's misses and refusals in four DMs (two secrets and three or four harmless facts each), then a plain fact.
+TURNS6 = tuple((f"I keep my cards, IDs, office and team details in order; here is what matters, part {i + 1}.",
+                [*BLIND6_STORED[2 * i:2 * i + 2], *BLIND6_REFUSED[4 * i:4 * i + 4], (f"plain6_{i}", f"likes tea, {i}")])
+               for i in range(4))
+
+
+async def test_blind6s_secrets_are_never_stored_and_its_harmless_facts_are(board: StandingBoard, fake: FakeTelegramAPI,
+                                                                           cheap: FakeOpenAI) -> None:
+    stored = await _told(board, fake, cheap, TURNS6)
+    assert not stored & set(BLIND6_STORED), stored & set(BLIND6_STORED)  # no secret written
+    plain = {facts[-1] for _text, facts in TURNS6}
+    assert stored == set(BLIND6_REFUSED) | plain, set(BLIND6_REFUSED) - stored  # every harmless fact written
