@@ -130,6 +130,19 @@ rows written from the principles before any rule changed: 17 let through, 16/48 
 the rules: 1 let through, 0 refused. One row of review1 was relabelled harmless ("routing: 021000021", Chase's
 published routing number, which blind6 labels harmless).
 
+``memory_secrets_blind7.jsonl`` (100 secret, 100 harmless; its writer, who read no code, was asked for founders in India,
+Kenya, Nigeria, Indonesia, the Philippines, Brazil, Mexico, Germany, the US and the UK, mostly English with some
+Hinglish, Swahili, Taglish, Bahasa, Portuguese, Spanish and German) is the HELD-OUT set of round secrets48, measured
+ONCE by the lead after that round was committed and never tuned on: **18 let through, 1/100 = 1.0 % refused** (main
+before the two rounds secrets47 and secrets48: 22 let through, 4 refused). The misses: national IDs of countries no
+set had (Nigeria's NIN and BVN, Indonesia's NIK, Mexico's CURP, Germany's Personalausweis and Steuer-ID, Kenya's ID in
+Swahili), a PIN in Swahili, Bahasa, Spanish, Portuguese and German words ("nambari ya siri", "kode akses", "NIP",
+"senha", "Geheimzahl"), a password as "contraseña", and phrasings of shapes the rules read elsewhere ("the three
+digits on the back of my HDFC Regalia are 482", "for the bank's 'name of your first pet' question I put Bruno",
+"UPI ka 6 digit: 190475", "voicemail access 2211"); the one refusal an opinion about security questions. Below the
+goal: the test holds it to what was measured, so a regression fails; the next round may tune on it (and then needs
+a set written apart to measure). It is in no training set.
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -240,6 +253,15 @@ def test_blind6_reached_the_goal_as_a_tuning_set() -> None:
     print(f"\n{figures}")
     assert len(labelled("memory_secrets_blind6.jsonl")) == 200
     assert not missed and not refused, figures
+
+
+def test_blind7_holds_what_was_measured_once() -> None:
+    """``memory_secrets_blind7`` (see the module docstring): held out of round secrets48, measured once at 18 let
+    through and 1 refused; below the goal, held to it."""
+    missed, refused, figures = measure("memory_secrets_blind7.jsonl")
+    print(f"\n{figures}")
+    assert len(labelled("memory_secrets_blind7.jsonl")) == 200
+    assert len(missed) <= 18 and len(refused) <= 1, figures
 
 
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
