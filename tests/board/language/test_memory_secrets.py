@@ -130,8 +130,8 @@ rows written from the principles before any rule changed: 17 let through, 16/48 
 the rules: 1 let through, 0 refused. One row of review1 was relabelled harmless ("routing: 021000021", Chase's
 published routing number, which blind6 labels harmless).
 
-``memory_secrets_blind7.jsonl`` (100 secret, 100 harmless; its writer, who read no code, was asked for founders in India,
-Kenya, Nigeria, Indonesia, the Philippines, Brazil, Mexico, Germany, the US and the UK, mostly English with some
+``memory_secrets_blind7.jsonl`` (100 secret, 100 harmless; its writer, who read no code, was asked for founders in
+India, Kenya, Nigeria, Indonesia, the Philippines, Brazil, Mexico, Germany, the US and the UK, mostly English with some
 Hinglish, Swahili, Taglish, Bahasa, Portuguese, Spanish and German) is the HELD-OUT set of round secrets48, measured
 ONCE by the lead after that round was committed and never tuned on: **18 let through, 1/100 = 1.0 % refused** (main
 before the two rounds secrets47 and secrets48: 22 let through, 4 refused). The misses: national IDs of countries no
