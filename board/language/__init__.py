@@ -3,4 +3,4 @@ sentence states, and whether a text holds a secret (a password, a card number, a
 small learned linear model, :mod:`board.language.learned`, whose weights ship as JSON)."""
 
 # Submodules, imported on use (this file imports none of them).
-__all__ = ["detect", "learned", "secret_model", "secrets", "statements"]
+__all__ = ["detect", "learned", "secret_model", "secret_use", "secrets", "statements"]
