@@ -52,7 +52,6 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 from typing import Any
 
-from board.language.statements import heard
 from board.llm import offline_json, offline_meeting, offline_tools, text_tools
 from board.llm.base import ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.offline_topic import topic_of
@@ -290,6 +289,10 @@ class OfflineProvider:
             text = extractive_summary(last)
             return LLMResponse(text=text, model="offline", usage=_usage(request, text))
         if request.metadata.get("purpose") == CallPurpose.EXTRACTION:
+            # imported here: the statement reader compiles the secret filter's patterns (~35 ms), which loading
+            # the config (every `sabha` command names the offline provider) should not pay
+            from board.language.statements import heard
+
             last = request.messages[-1].content if request.messages else ""
             facts = [{"key": s.key, "value": s.value, "kind": s.kind.value} for s in heard(last)]
             text = json.dumps({"facts": facts}, ensure_ascii=False)
