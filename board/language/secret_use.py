@@ -528,3 +528,203 @@ def form_reason(text: str) -> str | None:
     if _BANK_QUESTION.search(text):
         return "the answer to a security question"  # "ICICI question, favourite teacher: Mrs. Dsouza"
     return None
+
+
+# --- Round secrets49 (blind7's misses, read as principles that hold beyond their words) ----------------------------
+
+# Principle 13: a PIN's or a password's word in many languages is one table, not a rule per language. A word of the
+# first row names a secret by itself and a code or a password-shaped word beside it is one ("nambari ya siri 5590",
+# "senha do Itaú: 4 4 8 2 1 9", "contraseña Chilaquiles_77"); a word of the second row only names a code, and is one
+# beside a bank's, a card's, an app's or a door's name (principle 14's :data:`_SERVICE`): "NIP de la tarjeta Banorte:
+# 3391" is a PIN, a "Kode promo: HEMAT50" is not; Dutch "pincode" is a PIN beside a bank's card, India's a postcode.
+SECRET_WORDS_OF_LANGUAGES = (
+    # Swahili, Bahasa Indonesia / Melayu, Tagalog
+    r"nambari\s+ya\s+siri|namba\s+ya\s+siri|neno\s+(?:la\s+)?siri|kata\s+sandi|kata\s+laluan|kata\s+kunci|"
+    r"kalimat\s+sandi|kode\s+akses|kode\s+rahasia|nomor\s+rahasia|kode\s+pin|"
+    # Spanish, Portuguese, Catalan, Italian, French
+    r"contrase[ñn]as?|contrasenya|clave\s+(?:secreta|de\s+acceso|personal)|senhas?|c[óo]digo\s+secreto|"
+    r"parola\s+d'ordine|codice\s+segreto|mot\s+de\s+passe|code\s+(?:secret|confidentiel|d'acc[èe]s)|"
+    # German, Dutch, Scandinavian, Finnish, Polish, Czech, Hungarian
+    r"geheimzahl|geheimnummer|geheimcode|kennwort|passwort|zugangscode|wachtwoord|toegangscode|l[öo]senord|"
+    r"passord|adgangskode|salasana|tunnusluku|has[łl]o|heslo|jelsz[óo]|"
+    # Turkish, Vietnamese, Arabic and Persian in Latin script, Greek
+    r"[şs]ifre\w*|parola|m[ậa]t\s+kh[ẩa]u|m[ãa]\s+pin|ramz(?:\s+al)?[\s-]+sirr?i?|kalmat\s+(?:al\s+)?sirr?|"
+    r"kilmat\s+(?:al\s+)?sirr?|kalimat\s+al[\s-]+sirr?|kalame\s+obur|kodikos")
+CODE_WORDS_OF_LANGUAGES = (r"nip|kode|kod|koodi|c[óo]digo|codice|clave|numara|m[ãa]\s+s[ốo]|code\s+(?:porte|carte)|"
+                           r"pin(?:code)?\s+van|nummer|n[úu]mero|namba|nambari|access|zugang|akses")
+_SECRET_WORD_ANY = re.compile(r"(?<!\w)(?:" + SECRET_WORDS_OF_LANGUAGES + r")(?!\w)", re.IGNORECASE)
+_CODE_WORD_ANY = re.compile(r"(?<!\w)(?:" + CODE_WORDS_OF_LANGUAGES + r")(?!\w)", re.IGNORECASE)
+#: A password's shape beside a word of the table: letters and a digit or a symbol inside ("Chilaquiles_77").
+_TOKEN_SHAPED = re.compile(r"(?<![\w@.])(?=[\w!@#$%^&*]*[A-Za-z])(?=[\w!@#$%^&*]*[\d_!@#$%^&*])[\w!@#$%^&*]{5,}")
+
+# Principle 14: a short code is a secret by its USE, whatever the language: the one code in a fact that names a bank,
+# a card, a wallet or an app, a phone's voicemail, a door or a login ("Kaspi bank app: 118402", "UPI ka 6 digit:
+# 190475", "voicemail access 2211", "the Monzo app wants 7302 to open"), where no record's word names the number (an
+# order, a ticket, a policy, an invoice, a room, a flight, an employee), no amount, rating or count is said and no
+# company's registration (VAT, GST, a firm's tax number) is meant. Judged on tuning49's harmless numbers.
+_SERVICE = re.compile(r"(?<!\w)(?:\w*bank\w*|banca|banco|banque|bancomat|atm|app|apps|aplikasi|appen|upi|m-\w+|"
+                      r"netbanking|mobile\s+banking|wallet|card|cards|karte|kart\w*|carte|tarjeta|cart[ãa]o|kartu|"
+                      r"karty|thẻ|bankpas|pinpas|voicemail|sesli\s+mesaj|buz[oó]n|mailbox|porte|puerta|port[ãa]o|"
+                      r"t[üu]r|immeuble|login|log\s+in|sign\s+in|unlock|passcode)(?!\w)", re.IGNORECASE)
+_NOT_A_SECRETS_NUMBER = re.compile(
+    r"(?<!\w)(?:" + RECORD_WORDS + r"|room|flight|seat|gate\s+\d|employee|staff|roll|vat|gst\w*|tax|ust|npwp|nif|"
+    r"rfc|abn|kvk|registration|reg|iban|swift|bic|ifsc|routing|sort\s+code|branch|users?|stars?|reviews?|rating|"
+    r"downloads?|fees?|price|cost|rs|inr|usd|eur|mxn|idr|million|lakh|crore|thousand|percent|%|rating|hotline|"
+    r"helpline|customer\s+care|call\s+cent(?:re|er)|toll[\s-]free|phone\s+number|tel|whatsapp|promo|coupon|"
+    r"voucher|discount|referral|pincode\s+of|postal|zip|postleitzahl|c\.p|cep|lockers?|flat|gym|mbps|gbps|"
+    r"requests?|restaurants?|air|rank|marks|score|hsn|hs|sku|area\s+code|country\s+code|door\s+number|"
+    r"maintenance|rent|salary|emi)(?!\w)", re.IGNORECASE)
+
+
+def _used_code(text: str) -> bool:
+    """Principle 14: one short code in ``text``, beside a service's name, and no record's or public number's word."""
+    found = codes(text)
+    if len(found) != 1 or not _SERVICE.search(text) or _NOT_A_SECRETS_NUMBER.search(text):
+        return False
+    return not re.search(r"\d[.,:]\d|\d\s*(?:am|pm|h|hrs?|min|days?|km|kg|%)\b", text, re.IGNORECASE)
+
+
+def languages_secret(text: str) -> bool:
+    """Principles 13 and 14: a PIN's or a password's word of any language with a code, or a code by its use."""
+    if _SECRET_WORD_ANY.search(text) and (codes(text, numbered=True) or _TOKEN_SHAPED.search(text)):
+        return True
+    if _CODE_WORD_ANY.search(text) and _SERVICE.search(text) and not _NOT_A_SECRETS_NUMBER.search(text) and \
+            (codes(text, numbered=True) or _TOKEN_SHAPED.search(text)):
+        return True
+    return _used_code(text)
+
+
+# Principle 15: an identity number by its checksum or its shape, not by its name: Aadhaar (twelve digits, Verhoeff's
+# check), Turkey's TC kimlik (eleven digits, two check digits), Germany's Steuer-ID (eleven digits, ISO 7064 MOD 11,10,
+# one digit twice or thrice in the first ten), Mexico's CURP (eighteen characters holding a birth date, H or M, a
+# state), Indonesia's NIK (sixteen digits, a province, a birth date, women's day plus 40). A checksum makes a long
+# number an ID with no word beside it (a phone number starts with 0 or +, an order number fails the check; a card's
+# sixteen digits pass Luhn and are read as a card first). Under an ID's word of any language (:data:`_ID_WORDS`), eight
+# to eighteen digits, or a document's letters and digits ("L01X00T47"), are the ID, unless a company's is meant.
+_ID_WORDS = re.compile(
+    r"(?<!\w)(?:steuer[\s-]?id\w*|steuer\w*nummer|identifikationsnummer|personalausweis\w*|ausweis\w*|reisepass\w*|"
+    r"kimlik\w*|tc\s+no|cccd|cmnd|c[ăa]n\s+c[ưu][ớo]c|h[ộo]\s+chi[ếe]u|nik|ktp|nin|bvn|curp|kitambulisho\w*|pesel|"
+    r"num[ée]ro\s+fiscal|nir|s[ée]curit[ée]\s+sociale|dni|c[ée]dula|rut|run|cpf|philsys|psn|umid|sss|"
+    r"codice\s+fiscale|id\s+(?:number|no|card)|identity|identitas|identidad|identidade|identit[àa]|carte\s+d'identit[ée]|"
+    r"passport|pasaporte|passeport|passaporto|paspor|pasaport|dow[óo]d|personnummer|henkil[öo]tunnus|amka|mykad|"
+    r"ic\s+no|national\s+id|aadhaar|aadhar|ssn|tin\s+no|nida|ghana\s+card|huduma|omang|emirates\s+id|iqama)(?!\w)",
+    re.IGNORECASE)
+_COMPANY = re.compile(r"(?<!\w)(?:empresa|company|companies|perusahaan|firma|business|gmbh|ltd|llc|corp\w*|inc|"
+                      r"sociedad|soci[ée]t[ée]|pt|cv|sa|srl|bv|invoice|factura|rechnung)(?!\w)", re.IGNORECASE)
+_PHONE = re.compile(r"(?<!\w)(?:phone|tel|telp|telefon\w*|tel[ée]fono|mobile|mobil|cell|call|whatsapp|wa|line|"
+                    r"hatt[\u0131i]|simu|hp|handphone|landline|fax|contact|number\s+is)(?!\w)", re.IGNORECASE)
+_LONG_DIGITS = re.compile(r"(?<![\w+])\d(?:[ .-]?\d){7,17}(?![\w])")
+_DOCUMENT = re.compile(r"(?<![\w@.])(?=[A-Z0-9]*[A-Z])(?=(?:[A-Z]*\d){4})[A-Z0-9]{8,18}(?![\w@])")
+_CURP = re.compile(r"(?<![A-Z0-9])[A-Z][AEIOUX][A-Z]{2}\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])[HMX]"
+                   r"(?:AS|BC|BS|CC|CL|CM|CS|CH|DF|DG|GT|GR|HG|JC|MC|MN|MS|NT|NL|OC|PL|QT|QR|SP|SL|SR|TC|TS|TL|VZ|YN|ZS|NE)"
+                   r"[B-DF-HJ-NP-TV-Z]{3}[A-Z0-9]\d(?![A-Z0-9])")
+_ISSUED = re.compile(r"\b(?:ausgestellt|g[üu]ltig\s+bis|issued|expires?|expiry|valid\s+(?:until|till|thru)|"
+                     r"v[áa]lid[oa]\s+hasta|valable|scadenza|berlaku)\b", re.IGNORECASE)
+_VERHOEFF_D = [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 2, 3, 4, 0, 6, 7, 8, 9, 5], [2, 3, 4, 0, 1, 7, 8, 9, 5, 6],
+               [3, 4, 0, 1, 2, 8, 9, 5, 6, 7], [4, 0, 1, 2, 3, 9, 5, 6, 7, 8], [5, 9, 8, 7, 6, 0, 4, 3, 2, 1],
+               [6, 5, 9, 8, 7, 1, 0, 4, 3, 2], [7, 6, 5, 9, 8, 2, 1, 0, 4, 3], [8, 7, 6, 5, 9, 3, 2, 1, 0, 4],
+               [9, 8, 7, 6, 5, 4, 3, 2, 1, 0]]
+_VERHOEFF_P = [[0, 1, 2, 3, 4, 5, 6, 7, 8, 9], [1, 5, 7, 6, 2, 8, 3, 0, 9, 4], [5, 8, 0, 3, 7, 9, 6, 1, 4, 2],
+               [8, 9, 1, 6, 0, 4, 3, 5, 2, 7], [9, 4, 5, 3, 1, 2, 8, 7, 6, 0], [4, 2, 8, 6, 5, 7, 3, 9, 0, 1],
+               [2, 7, 9, 3, 8, 0, 6, 4, 1, 5], [7, 0, 4, 6, 9, 1, 3, 2, 5, 8]]
+
+
+def verhoeff_ok(digits: str) -> bool:
+    """Whether ``digits`` passes Verhoeff's check (Aadhaar's last digit)."""
+    check = 0
+    for i, digit in enumerate(reversed(digits)):
+        check = _VERHOEFF_D[check][_VERHOEFF_P[i % 8][int(digit)]]
+    return check == 0
+
+
+def steuer_id_ok(digits: str) -> bool:
+    """Whether eleven ``digits`` are a German Steuer-ID: no leading 0, one digit twice or thrice in the first ten,
+    and the ISO 7064 MOD 11,10 check digit."""
+    counts = sorted(digits[:10].count(d) for d in set(digits[:10]))
+    if len(digits) != 11 or digits[0] == "0" or counts[-1] not in (2, 3) or counts[:-1].count(1) != len(counts) - 1:
+        return False
+    product = 10
+    for digit in digits[:10]:
+        total = (int(digit) + product) % 10 or 10
+        product = total * 2 % 11
+    return (11 - product) % 10 == int(digits[10])
+
+
+def tc_kimlik_ok(digits: str) -> bool:
+    """Whether eleven ``digits`` are a Turkish TC kimlik number (its tenth and eleventh digits check the others)."""
+    if len(digits) != 11 or digits[0] == "0":
+        return False
+    d = [int(c) for c in digits]
+    return (sum(d[0:9:2]) * 7 - sum(d[1:8:2])) % 10 == d[9] and sum(d[:10]) % 10 == d[10]
+
+
+#: Indonesia's provinces, the first two digits of a NIK.
+_NIK_PROVINCES = frozenset({"11", "12", "13", "14", "15", "16", "17", "18", "19", "21", "31", "32", "33", "34", "35",
+                            "36", "51", "52", "53", "61", "62", "63", "64", "65", "71", "72", "73", "74", "75", "76",
+                            "81", "82", "91", "92", "94", "95", "96"})
+
+
+def nik_ok(digits: str) -> bool:
+    """Whether sixteen ``digits`` are shaped as Indonesia's NIK: a province, a district, a birth date (a woman's day
+    plus 40), a running number."""
+    if len(digits) != 16 or digits[:2] not in _NIK_PROVINCES or digits[2:4] == "00" or digits[12:] == "0000":
+        return False
+    day, month = int(digits[6:8]), int(digits[8:10])
+    return (1 <= day <= 31 or 41 <= day <= 71) and 1 <= month <= 12
+
+
+def identity_number(text: str) -> bool:
+    """Principle 15: an identity number by its checksum or shape, or under an ID's word of any language."""
+    if _CURP.search(text.upper()):
+        return True
+    company = _COMPANY.search(text)
+    phone = _PHONE.search(text)
+    for found in _LONG_DIGITS.finditer(text):
+        digits = re.sub(r"\D", "", found.group(0))
+        if company or phone or re.search(r"\+\d{1,3}[ -]?$", text[:found.start()]):
+            continue  # a firm's number, or a phone's: a checksum alone is 1 in 10 to 1 in 100 of any digits
+        if (len(digits) == 12 and digits[0] not in "01" and verhoeff_ok(digits)) or tc_kimlik_ok(digits) or \
+                steuer_id_ok(digits) or nik_ok(digits):
+            return True
+    if company:
+        return False
+    if _ID_WORDS.search(text) and (_LONG_DIGITS.search(text) or _DOCUMENT.search(text)):
+        return True
+    return bool(_ISSUED.search(text) and _DOCUMENT.search(text))
+
+
+# Principle 16: the digits on a card's back by any card's name ("the three digits on the back of my HDFC Regalia are
+# 482"): digits said to be on the back or the front of something, and three or four of them given.
+_ON_THE_BACK = re.compile(r"\b(?:digits?|numbers?)\s+(?:on|at|behind)\s+(?:the\s+)?(?:back|reverse|front)\b|"
+                          r"\b(?:digits?|numbers?)\s+behind\b", re.IGNORECASE)
+
+# Principle 17: an answer given to a security question, by its topic and a verb of giving, whoever asked: "For the
+# bank's 'name of your first pet' question I put Bruno", "Mrs Okafor - that's what I gave Barclays as the answer to the
+# teacher question", "I told Commerzbank my first car was a Golf", "Answer to BPI's 'mother's maiden name': Dizon".
+# An opinion of such questions gives no answer and is kept (:data:`board.language.secrets._ANSWER_EVENT`).
+_QUESTION_TOPIC = re.compile(r"\b(?:first\s+(?:pet|car|bike|school|teacher|job|love|street|boss)|pet'?s?\s+name|"
+                             r"teacher|maiden\s+name|birth\s*(?:city|place)|city\s+of\s+birth|memorable\s+(?:word|name|"
+                             r"date|place)|childhood\s+(?:friend|nickname|street|hero)|best\s+friend|nick\s*name|"
+                             r"favou?rite\s+\w+)\b", re.IGNORECASE)
+_GAVE_ANSWER = re.compile(r"\b(?:i\s+(?:put|gave|chose|picked|wrote|typed|entered|used|said|set)|i\s+told\s+\w+|"
+                          r"answer(?:ed)?\s+(?:to|was|is|for)|that'?s\s+what\s+i\s+(?:gave|put|told|said))\b",
+                          re.IGNORECASE)
+_ASKER = re.compile(r"\b(?:bank|bank's|question|security|verification|app)\b|\b[A-Z][A-Za-z]{2,}\b")
+
+
+def given_answer(text: str) -> bool:
+    """Principle 17: an answer given to a security question by its topic, a verb of giving and who asked."""
+    return bool(_QUESTION_TOPIC.search(text) and _GAVE_ANSWER.search(text) and _ASKER.search(text))
+
+
+def languages_reason(text: str) -> str | None:
+    """Why ``text`` tells a secret by the principles of round secrets49 (13 to 17), or None."""
+    if identity_number(text):
+        return "a national identity number"
+    if _ON_THE_BACK.search(text) and _THREE_OR_FOUR.search(text):
+        return "a card's verification code"
+    if languages_secret(text):
+        return "a code or PIN"
+    if given_answer(text):
+        return "the answer to a security question"
+    return None

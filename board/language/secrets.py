@@ -112,6 +112,8 @@ from board.language.secret_use import (
     bip39_share,
     event_only,
     form_reason,
+    given_answer,
+    languages_reason,
     masked_out,
     native_to_latin,
     records_out,
@@ -401,6 +403,13 @@ _WHEN_ASKED = re.compile(r"\b(?i:if|when|whenever|in\s+case)\s+(?i:the\s+|my\s+)
                          r"(?=.*\b(?i:my|our)\s+(?:\w+\s+){0,3}(?i:is|was|are)\b)")
 
 
+#: Round secrets49: an opinion of security questions gives no answer, whatever bank it names ("Annoyed that Barclays
+#: still asks a memorable word", "Says security questions are useless since ...").
+_OPINION = re.compile(r"^\s*(?:(?:doesn'?t|does\s+not|don'?t|never)\s+)?(?:likes?|dislikes?|hates?|annoyed|says|thinks|"
+                      r"prefers?|wants|wishes|finds|complains?|believes|argues|feels)\b|"
+                      r"\b(?:useless|pointless|outdated|insecure|still\s+(?:use|uses|ask|asks))\b", re.IGNORECASE)
+
+
 def _security_told(text: str) -> bool:
     """Whether ``text`` tells the answer to a security question (:data:`_SECURITY_ANSWER`, :data:`_SECURITY_MENTION`),
     not only an event about one with no name in it."""
@@ -409,6 +418,8 @@ def _security_told(text: str) -> bool:
         return True
     if not (_SECURITY_ANSWER.search(text) or _SECURITY_MENTION.search(text)):
         return False
+    if _OPINION.search(text) and ":" not in text and not given_answer(text):
+        return False  # round secrets49: "Doesn't like banks that still use security questions"
     return not (_ANSWER_EVENT.search(text) and _sentence(text) and not _A_NAME.search(text.strip()))
 
 
@@ -709,6 +720,8 @@ def _key_reason(key: str, value: str) -> str | None:
     if _SECURITY_KEY.search(words) and _ANSWER_EVENT.search(value) and talk_only(value) and \
             not _A_NAME.search(value.strip()):
         return None  # "security_q: HDFC ke security sawaal bahut confusing hain": an opinion, no answer (secrets47)
+    if _SECURITY_KEY.search(words) and _OPINION.search(value) and ":" not in value and not given_answer(value):
+        return None  # "security_question_note: Doesn't like banks that still use security questions" (secrets49)
     if _SECURITY_KEY.search(words):
         return "the answer to a security question"  # "mothers maiden name": the name is the answer
     if _backup_codes(key, value):
@@ -1036,6 +1049,8 @@ def _told(key: str, value: str) -> str | None:
         if formed == "a seed or recovery phrase" and _word_list(key, value):
             formed = None  # "Spelling words: 1. apple 2. river ...": a list its label names
         reason = reason or formed
+        # round secrets49: a PIN's word of any language, a code by its use, an ID by its checksum or shape
+        reason = reason or languages_reason(plain)
     if reason is None and (_TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value)):
         reason = "an API key or token"
     if reason is None and mask(value) != value:

@@ -140,8 +140,15 @@ Swahili), a PIN in Swahili, Bahasa, Spanish, Portuguese and German words ("namba
 "senha", "Geheimzahl"), a password as "contraseña", and phrasings of shapes the rules read elsewhere ("the three
 digits on the back of my HDFC Regalia are 482", "for the bank's 'name of your first pet' question I put Bruno",
 "UPI ka 6 digit: 190475", "voicemail access 2211"); the one refusal an opinion about security questions. Below the
-goal: the test holds it to what was measured, so a regression fails; the next round may tune on it (and then needs
-a set written apart to measure). It is in no training set.
+goal. Round ``secrets49`` BECAME IT A TUNING SET, held to the goal and in the trainer's sets, with principles meant to
+hold beyond its words (board/language/secret_use.py, principles 13 to 17): a PIN's or a password's word of many
+languages as one table; a short code by its use beside a bank's, a card's, an app's, a voicemail's or a door's name
+with no record's word; identity numbers by checksum (Aadhaar's Verhoeff, TC kimlik, Steuer-ID) or shape (CURP, NIK)
+or under an ID's word of any language; the digits on any card's back; an answer given to a security question by its
+topic; an opinion of security questions kept. ``memory_secrets_tuning49.jsonl`` (50 secret, 51 harmless: Turkish,
+Vietnamese, Tagalog, French, Italian, Polish, Dutch, Swedish, Malay, Arabic in Latin script; harmless phone, order,
+invoice, VAT / GST, company and tracking numbers) was written from those principles BEFORE any rule changed and
+measured once on secrets48's rules: 25 let through, 2/51 refused.
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
@@ -180,7 +187,8 @@ TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secret
           "memory_secrets_tuning6.jsonl", "memory_secrets_tuning7.jsonl", "memory_secrets_blind.jsonl",
           "memory_secrets_fresh.jsonl", "memory_secrets_blind3.jsonl", "memory_secrets_tuning46.jsonl",
           "memory_secrets_blind4.jsonl", "memory_secrets_tuning46b.jsonl", "memory_secrets_blind5.jsonl",
-          "memory_secrets_tuning47.jsonl", "memory_secrets_blind6.jsonl", "memory_secrets_tuning48.jsonl"]
+          "memory_secrets_tuning47.jsonl", "memory_secrets_blind6.jsonl", "memory_secrets_tuning48.jsonl",
+          "memory_secrets_blind7.jsonl", "memory_secrets_tuning49.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -255,13 +263,14 @@ def test_blind6_reached_the_goal_as_a_tuning_set() -> None:
     assert not missed and not refused, figures
 
 
-def test_blind7_holds_what_was_measured_once() -> None:
-    """``memory_secrets_blind7`` (see the module docstring): held out of round secrets48, measured once at 18 let
-    through and 1 refused; below the goal, held to it."""
+def test_blind7_reached_the_goal_as_a_tuning_set() -> None:
+    """``memory_secrets_blind7`` (see the module docstring): measured once at 18 let through and 1 refused, tuned on in
+    round secrets49 as principles beyond its words (a PIN's word of any language, a code by its use, IDs by checksum
+    and shape); now held to the goal (none let through, no harmless fact refused)."""
     missed, refused, figures = measure("memory_secrets_blind7.jsonl")
     print(f"\n{figures}")
     assert len(labelled("memory_secrets_blind7.jsonl")) == 200
-    assert len(missed) <= 18 and len(refused) <= 1, figures
+    assert not missed and not refused, figures
 
 
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
@@ -274,7 +283,8 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
 
 
 @pytest.mark.parametrize("held", ["memory_secrets_fresh", "memory_secrets_blind3", "memory_secrets_blind4",
-                                  "memory_secrets_blind5", "memory_secrets_blind6"])
+                                  "memory_secrets_blind5", "memory_secrets_blind6", "memory_secrets_blind7",
+                                  "memory_secrets_tuning49"])
 def test_a_model_trained_without_a_set_keeps_the_goal_on_it(held: str) -> None:
     """Leave-one-set-out on the fresh and blind3 sets: the learned model trained on every other set (``scripts/
     train_classifiers.py``), beside the rules, lets no secret of the set through and refuses at most 5% of its
@@ -356,6 +366,28 @@ def test_a_secret_is_read_by_its_form_and_talk_is_not_round_secrets48() -> None:
     assert secret_reason("team", "Meera handles design; I handle finance and hiring.") is None
     assert secret_reason("note", "handle rohan_88 with Sunset#99") is not None
     assert secret_reason("pin", "400001") is not None  # six digits alone under a pin's key may be a UPI PIN
+
+
+def test_a_secret_is_read_beyond_its_words_round_secrets49() -> None:
+    """Round secrets49 (board/language/secret_use.py, principles 13 to 17): a PIN's word of a language no set had, a
+    code by its use, an ID by its checksum with no word, an answer given by its topic; and what they must not read:
+    a phone's, an order's or a company's number, a rating, an opinion of security questions."""
+    assert sentence_reason("Ziraat mobil şifrem 482913") == "a code or PIN"
+    assert sentence_reason("Swedbank kod 733019 för appen") == "a code or PIN"
+    assert sentence_reason("Kaspi bank app: 118402") == "a code or PIN"
+    assert sentence_reason("MARL850412MJCRPS00") == "a national identity number"  # CURP by shape
+    assert sentence_reason("Ref 10000000146") == "a national identity number"  # TC kimlik by its two check digits
+    assert sentence_reason("NIK istri saya 3273014507900002") == "a national identity number"
+    assert sentence_reason("I told Commerzbank my first car was a Golf") == "the answer to a security question"
+    assert sentence_reason("The three digits on the back of my HDFC Regalia are 482.") is not None
+    assert sentence_reason("Kemal's number is +90 533 771 4402") is None
+    assert sentence_reason("Call me on +49 151 23456789") is None
+    assert sentence_reason("USt-IdNr. DE123456789 on every invoice") is None
+    assert sentence_reason("NPWP perusahaan 01.234.567.8-901.000") is None
+    assert sentence_reason("Kaspi bank app got 4.8 stars in the store") is None
+    assert sentence_reason("Ticket 7731 in Zendesk is the GCash refund") is None
+    assert secret_reason("security_question_note", "Doesn't like banks that still use security questions") is None
+    assert sentence_reason("Annoyed that Barclays still asks a memorable word") is None
 
 
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
@@ -501,6 +533,30 @@ BLIND5_REFUSED = [("github_token_expiry", "The GitHub token expires on 30 June; 
 #: card's code on its front or back in English and Kannada, Bengali turns, a car's keypad, numbered wallet words, a
 #: bank's question; and postal PIN codes, routing and employee codes, a locker's number, a dress code, a plan to set a
 #: passcode, logging in with Google, and two sentences of talk ("I handle sales and ops", "key-person insurance").
+#: blind7's 18 misses and its one refusal (round secrets49's tuning).
+BLIND7_STORED = [
+    ('card_back_digits', 'The three digits on the back of my HDFC Regalia are 482.'),
+    ('first_pet', "For the bank's 'name of your first pet' question I put Bruno, so don't change it"),
+    ('mpesa_details', 'Safaricom line 0722 481 903, nambari ya siri 5590'),
+    ('bca_mobile', 'm-BCA kode akses 118822'),
+    ('personalausweis', 'L01X00T47, ausgestellt in München, gültig bis 2030'),
+    ('steuer_id', 'Meine Steuer-ID ist 12 345 678 901'),
+    ('curp', 'GODE561231HDFRRN09'),
+    ('nin', 'NIN 48213906715'),
+    ('bvn', 'My BVN is 22184759302, the bank asked for it again'),
+    ('national_id', 'Kitambulisho changu ni namba 28841907'),
+    ('nik', 'NIK 3174052308850003'),
+    ('nip_tarjeta', 'NIP de la tarjeta Banorte: 3391'),
+    ('senha_itau', 'senha do Itaú: 4 4 8 2 1 9'),
+    ('geheimzahl', 'Meine Geheimzahl für die Sparkassen-Karte ist 7305.'),
+    ('favorite_teacher', "Mrs Okafor - that's what I gave Barclays as the answer to the teacher question"),
+    ('upi', 'UPI ka 6 digit: 190475'),
+    ('voicemail', 'voicemail access 2211'),
+    ('quickbooks', 'Quickbooks: finance@buildmx.mx, contraseña Chilaquiles_77'),
+]
+BLIND7_REFUSED = [
+    ('security_question_note', "Doesn't like banks that still use security questions"),
+]
 BLIND6_STORED = [
     ("amex_cid", "The 4 digit CID on the front of the Amex is 7261"),
     ("nric", "S8421973D"),

@@ -10,6 +10,9 @@ Round secrets48: the same for blind6's eight secrets that secrets47's filter sto
 code on its front or back, turns in Bengali, a car's keypad, numbered wallet words, a bank's question) and the fourteen
 harmless facts it refused (postal PIN codes, routing and employee codes, a locker's number, a dress code, a plan, a
 login by Google, talk).
+Round secrets49: the same for blind7's eighteen secrets that secrets48's filter stored (IDs of Nigeria, Indonesia,
+Mexico, Germany and Kenya; a PIN or a password in Swahili, Bahasa, Spanish, Portuguese and German words; a code by its
+use; a card's back; a bank's question answered) and its one refusal (an opinion of security questions).
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ from tests.board.language.test_memory_secrets import (
     BLIND5_STORED,
     BLIND6_REFUSED,
     BLIND6_STORED,
+    BLIND7_REFUSED,
+    BLIND7_STORED,
 )
 from tests.support.fakes.openai_api import FakeOpenAI
 from tests.support.fakes.telegram_api import FakeTelegramAPI
@@ -107,3 +112,18 @@ async def test_blind6s_secrets_are_never_stored_and_its_harmless_facts_are(board
     assert not stored & set(BLIND6_STORED), stored & set(BLIND6_STORED)  # no secret written
     plain = {facts[-1] for _text, facts in TURNS6}
     assert stored == set(BLIND6_REFUSED) | plain, set(BLIND6_REFUSED) - stored  # every harmless fact written
+
+
+#: blind7's misses in three DMs of six, its one refusal in the first, then a plain fact.
+TURNS7 = tuple((f"My IDs, bank apps and cards in the countries we work in; keep what matters, part {i + 1}.",
+                [*BLIND7_STORED[6 * i:6 * i + 6], *(BLIND7_REFUSED if i == 0 else []),
+                 (f"plain7_{i}", f"likes coffee, {i}")])
+               for i in range(3))
+
+
+async def test_blind7s_secrets_are_never_stored_and_its_harmless_facts_are(board: StandingBoard, fake: FakeTelegramAPI,
+                                                                           cheap: FakeOpenAI) -> None:
+    stored = await _told(board, fake, cheap, TURNS7)
+    assert not stored & set(BLIND7_STORED), stored & set(BLIND7_STORED)  # no secret written
+    plain = {facts[-1] for _text, facts in TURNS7}
+    assert stored == set(BLIND7_REFUSED) | plain, set(BLIND7_REFUSED) - stored  # every harmless fact written
