@@ -382,6 +382,10 @@ def test_a_secret_is_read_beyond_its_words_round_secrets49() -> None:
     assert sentence_reason("The three digits on the back of my HDFC Regalia are 482.") is not None
     assert sentence_reason("Kemal's number is +90 533 771 4402") is None
     assert sentence_reason("Call me on +49 151 23456789") is None
+    assert sentence_reason("Li Wei's phone 13826186858") is None  # a Chinese mobile that passes TC kimlik's check
+    assert sentence_reason("Li Wei: +86 13826186858") is None
+    assert sentence_reason("The bank app has 4500 reviews") is None  # a count beside a service is no code
+    assert sentence_reason("PT Maju Jaya company number 13861111440") is None  # a firm's number passing a checksum
     assert sentence_reason("USt-IdNr. DE123456789 on every invoice") is None
     assert sentence_reason("NPWP perusahaan 01.234.567.8-901.000") is None
     assert sentence_reason("Kaspi bank app got 4.8 stars in the store") is None
