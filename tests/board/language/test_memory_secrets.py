@@ -150,6 +150,19 @@ Vietnamese, Tagalog, French, Italian, Polish, Dutch, Swedish, Malay, Arabic in L
 invoice, VAT / GST, company and tracking numbers) was written from those principles BEFORE any rule changed and
 measured once on secrets48's rules: 25 let through, 2/51 refused.
 
+``memory_secrets_blind8.jsonl`` (100 secret, 100 harmless; its writer, who read no code, was asked for founders in
+India, Pakistan, Bangladesh, Sri Lanka, Vietnam, Egypt, Turkey, France, Italy, Poland, Canada, Australia and South
+Africa, with voice-note transcripts, some Urdu, Bengali, Sinhala, Vietnamese, Arabic, Turkish, French, Italian and
+Polish) is the HELD-OUT set of round secrets49, measured ONCE by the lead after that round was committed and never
+tuned on: **21 let through, 5/100 = 5.0 % refused** (main before the three rounds of this session: 32 let through, 11
+refused). The misses: identity numbers of countries no set had (PESEL, codice fiscale, France's numero de secu,
+Egypt's national ID), passwords inside sentences ("she uses sunflower_91 to get in", "Ammi's laptop opens with
+'Karachi1965'", "Rohan can get into my email with Monsoon_Raga_77"), spoken digits and dial turns in voice-note
+transcripts and in Polish, a digicode and a combinazione, a router's admin pair, a bare "Zara's iPad: 121212", a
+Google verification SMS, a WhatsApp two-step PIN; the refusals a speaker pass, a gate pass, a cost per OTP SMS, a
+custody rule for signing keys, a map pin. Below the goal: the test holds it to what was measured, so a regression
+fails; it is in no training set.
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -271,6 +284,15 @@ def test_blind7_reached_the_goal_as_a_tuning_set() -> None:
     print(f"\n{figures}")
     assert len(labelled("memory_secrets_blind7.jsonl")) == 200
     assert not missed and not refused, figures
+
+
+def test_blind8_holds_what_was_measured_once() -> None:
+    """``memory_secrets_blind8`` (see the module docstring): held out of round secrets49, measured once at 21 let
+    through and 5 refused; below the goal, held to it."""
+    missed, refused, figures = measure("memory_secrets_blind8.jsonl")
+    print(f"\n{figures}")
+    assert len(labelled("memory_secrets_blind8.jsonl")) == 200
+    assert len(missed) <= 21 and len(refused) <= 5, figures
 
 
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
