@@ -92,26 +92,12 @@ async def test_blind4s_secrets_are_never_stored_and_its_harmless_facts_are(board
     assert stored == set(BLIND4_REFUSED) | PLAIN, set(BLIND4_REFUSED) - stored  # every harmless fact written
 
 
-async def test_blind5s_secrets_are_never_stored_and_its_harmless_facts_are(board: StandingBoard, fake: FakeTelegramAPI,
-                                                                           cheap: FakeOpenAI) -> None:
-    stored = await _told(board, fake, cheap, TURNS5)
-    assert not stored & set(BLIND5_STORED), stored & set(BLIND5_STORED)  # no secret written
-    plain = {facts[-1] for _text, facts in TURNS5}
-    assert stored == set(BLIND5_REFUSED) | plain, set(BLIND5_REFUSED) - stored  # every harmless fact written
-
 
 #: blind6's misses and refusals in four DMs (two secrets and three or four harmless facts each), then a plain fact.
 TURNS6 = tuple((f"I keep my cards, IDs, office and team details in order; here is what matters, part {i + 1}.",
                 [*BLIND6_STORED[2 * i:2 * i + 2], *BLIND6_REFUSED[4 * i:4 * i + 4], (f"plain6_{i}", f"likes tea, {i}")])
                for i in range(4))
 
-
-async def test_blind6s_secrets_are_never_stored_and_its_harmless_facts_are(board: StandingBoard, fake: FakeTelegramAPI,
-                                                                           cheap: FakeOpenAI) -> None:
-    stored = await _told(board, fake, cheap, TURNS6)
-    assert not stored & set(BLIND6_STORED), stored & set(BLIND6_STORED)  # no secret written
-    plain = {facts[-1] for _text, facts in TURNS6}
-    assert stored == set(BLIND6_REFUSED) | plain, set(BLIND6_REFUSED) - stored  # every harmless fact written
 
 
 #: blind7's misses in three DMs of six, its one refusal in the first, then a plain fact.
@@ -121,9 +107,17 @@ TURNS7 = tuple((f"My IDs, bank apps and cards in the countries we work in; keep 
                for i in range(3))
 
 
-async def test_blind7s_secrets_are_never_stored_and_its_harmless_facts_are(board: StandingBoard, fake: FakeTelegramAPI,
-                                                                           cheap: FakeOpenAI) -> None:
-    stored = await _told(board, fake, cheap, TURNS7)
-    assert not stored & set(BLIND7_STORED), stored & set(BLIND7_STORED)  # no secret written
-    plain = {facts[-1] for _text, facts in TURNS7}
-    assert stored == set(BLIND7_REFUSED) | plain, set(BLIND7_REFUSED) - stored  # every harmless fact written
+@pytest.mark.parametrize(("turns", "secrets", "harmless"), [(TURNS5, BLIND5_STORED, BLIND5_REFUSED),
+                                                            (TURNS6, BLIND6_STORED, BLIND6_REFUSED),
+                                                            (TURNS7, BLIND7_STORED, BLIND7_REFUSED)],
+                         ids=["blind5", "blind6", "blind7"])
+async def test_a_held_out_sets_secrets_are_never_stored_and_its_harmless_facts_are(
+        board: StandingBoard, fake: FakeTelegramAPI, cheap: FakeOpenAI,
+        turns: tuple[tuple[str, list[tuple[str, str]]], ...], secrets: list[tuple[str, str]],
+        harmless: list[tuple[str, str]]) -> None:
+    """Each held-out set's misses and refusals (the secrets proposed, then the harmless facts) told to a running board,
+    the model proposing them as facts after each DM: no secret in ``memory_facts``, every harmless fact there."""
+    stored = await _told(board, fake, cheap, turns)
+    assert not stored & set(secrets), stored & set(secrets)  # no secret written
+    plain = {facts[-1] for _text, facts in turns}
+    assert stored == set(harmless) | plain, set(harmless) - stored  # every harmless fact written
