@@ -22,9 +22,24 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
-from board.language.secrets import secret_reason, sentence_reason
-
 __all__ = ["FactKind", "StatedFact", "heard", "secret_reason", "sentence_reason", "worth_hearing"]
+
+
+def secret_reason(key: str, value: str) -> str | None:
+    """Why the fact (key, value) may not be stored, or None: :func:`board.language.secrets.secret_reason`, imported on
+    first use. The filter compiles some hundreds of patterns (~50 ms); a command or a turn that stores nothing
+    (``sabha ask ... hi``, ``sabha souls``) should not pay for them."""
+    from board.language.secrets import secret_reason as reason
+
+    return reason(key, value)
+
+
+def sentence_reason(text: str) -> str | None:
+    """Why a sentence may not be kept (it tells a secret), or None: :func:`board.language.secrets.sentence_reason`,
+    imported on first use (see :func:`secret_reason`)."""
+    from board.language.secrets import sentence_reason as reason
+
+    return reason(text)
 
 
 class FactKind(StrEnum):

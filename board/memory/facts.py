@@ -48,7 +48,7 @@ from typing import Any
 
 from board.agent.tools import Tool, ToolContext, ToolResult
 from board.conversation.scope import DIRECT, scope_of
-from board.language.secrets import secret_reason
+from board.language.statements import secret_reason
 from board.llm.base import ToolSpec
 from board.memory.consolidation.settings import ConsolidationSettings
 from board.spending.budget import sender_id

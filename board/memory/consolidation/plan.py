@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from board.language.secrets import sentence_reason
+from board.language.statements import sentence_reason
 from board.llm.purpose import CallPurpose
 from board.memory.facts import Fact, FactError, FactStore
 from board.workspace.quoting import quote_field

@@ -88,6 +88,9 @@ def test_ask_on_the_offline_model_imports_only_what_a_turn_uses(board: Path, tmp
     assert not full & {"importlib.resources", "zipfile"}, full & {"importlib.resources", "zipfile"}
     # The file sets only the workspace, data dir, model and roster: read without the config models.
     assert "pydantic" not in top and not full & {"bot.config.load", "bot.config.base", "bot.config.knowledge"}
+    # "hi" states no fact: the secret filter's patterns (~50 ms to compile) are compiled when a fact is checked.
+    filter_modules = {"board.language.secrets", "board.language.secret_use"}
+    assert not full & filter_modules, full & filter_modules
 
 
 def test_ask_validates_any_other_config_whole(board: Path, tmp_path: Path) -> None:
