@@ -12,6 +12,7 @@ from telegram.request import HTTPXRequest
 
 from bot.channels.telegram.connections import CheapIdleChecks, cheap_idle_checks
 from bot.channels.telegram.files import FileRequest
+from tests.support.fakes.local_server import serve_locally
 
 
 def test_the_channel_s_request_pool_uses_the_cheap_idle_checks() -> None:
@@ -113,11 +114,7 @@ async def slow_server() -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_post("/", ok)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    runner, port = await serve_locally(app)
     try:
         yield f"http://127.0.0.1:{port}/"
     finally:
