@@ -185,6 +185,15 @@ def _row(row: Any) -> Fact:
                 corrected_at=row["corrected_at"] if "corrected_at" in keys else None)
 
 
+#: The orders of a turn's facts (:meth:`FactStore.recall`), each written over the facts table and over the
+#: alias ``f`` of the folded statement: two named strings, never one rewritten into the other. Cross-role: the
+#: asking role's facts first (its slug is the ``?``); then the newest first.
+_ROLE_FIRST = "(role = ?) DESC, updated_at DESC, id DESC"
+_ROLE_FIRST_OF_F = "(f.role = ?) DESC, f.updated_at DESC, f.id DESC"
+_NEWEST = "updated_at DESC, id DESC"
+_NEWEST_OF_F = "f.updated_at DESC, f.id DESC"
+
+
 class FactStore:
     """Reads and writes ``memory_facts``; see the module docstring."""
 
@@ -306,12 +315,14 @@ class FactStore:
         limit = self.settings.recall_limit
         params: tuple[Any, ...]
         if self.settings.cross_role:
-            where, params, order = 'WHERE "user"=? AND scope=?', (user, scope), "(role = ?) DESC, "
+            where, params = 'WHERE "user"=? AND scope=?', (user, scope)
+            order, order_of_f = _ROLE_FIRST, _ROLE_FIRST_OF_F
             ordered: tuple[Any, ...] = (role,)
         else:
-            where, params, order = 'WHERE "user"=? AND scope=? AND role IN (?, ?)', (user, scope, role, EVERY_ROLE), ""
+            where, params = 'WHERE "user"=? AND scope=? AND role IN (?, ?)', (user, scope, role, EVERY_ROLE)
+            order, order_of_f = _NEWEST, _NEWEST_OF_F
             ordered = ()
-        facts_sql = f"SELECT * FROM memory_facts {where} ORDER BY {order}updated_at DESC, id DESC LIMIT ?"
+        facts_sql = f"SELECT * FROM memory_facts {where} ORDER BY {order} LIMIT ?"
         if scope != DIRECT:  # no profile in a group (see profile_line)
             rows = await self.db.fetchall(facts_sql, (*params, *ordered, limit))
             return self._scoped(rows, role)
@@ -319,8 +330,7 @@ class FactStore:
         # there are none, so the profile is read either way.
         rows = await self.db.fetchall(
             'SELECT p.text AS profile_text, f.* FROM (SELECT 1 AS one) o LEFT JOIN memory_profiles p ON p."user" = ? '
-            f"LEFT JOIN ({facts_sql}) f ON TRUE ORDER BY {order.replace('role', 'f.role')}f.updated_at DESC, "
-            "f.id DESC",
+            f"LEFT JOIN ({facts_sql}) f ON TRUE ORDER BY {order_of_f}",
             (user, *params, *ordered, limit, *ordered))
         profile = self._profile_of(rows[0]["profile_text"] if rows else None)
         return (*((profile,) if profile else ()), *self._scoped([r for r in rows if r["id"] is not None], role))
