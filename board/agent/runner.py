@@ -71,6 +71,7 @@ from board.agent.outside import NO_OUTSIDE_TOOLS, OutsideTools
 from board.agent.summarizer import SummaryModel, ask_on_its_own, ask_on_prefix
 from board.agent.tools import Tool, ToolContext, ToolRegistry
 from board.agent.turn import TurnHeard, TurnListener, TurnObserver, observe, record_answer, record_user, tell_listeners
+from board.conversation.scope import scope_of
 from board.conversation.sessions import Sessions
 from board.conversation.transcripts import Transcript
 from board.envelope import Envelope, Reply
@@ -84,6 +85,7 @@ from board.llm.stream import take_stream
 from board.llm.tokens import TokenCounter, counter_for
 from board.people.ref import elsewhere_lines
 from board.spending.allowance import SpendGate
+from board.spending.budget import sender_id
 from board.spending.ledger import Ledger
 from board.telemetry.genai import OPERATION, ROLE
 from board.telemetry.spans import traced
@@ -439,7 +441,7 @@ class AgentRunner:
         answered could not see them, the reply says so before the answer, once per conversation
         while Sabha runs (:data:`UNSEEN_NOTICE`; the model itself was told by a marker)."""
         profile = self.souls.profile(role)
-        transcript = await self.sessions.open(key, role)
+        transcript, remembered = await self._open_and_recall(key, role, envelope)
         asked = record_user(transcript, envelope, text, role=role, key=key)
         timeout = self.settings.turn_timeout_s
         deadline = asyncio.get_running_loop().time() + timeout if timeout else None
@@ -449,7 +451,7 @@ class AgentRunner:
         summary, history = await self._history(transcript, profile, ctx, counter_for(model), str(asked["id"]))
         prompt = BuiltPrompt(
             static=self.prompts.static(profile, self.souls.profiles(), self.souls.roster.name),
-            dynamic=self.context_for(ctx, await self.recall(ctx), text=text,
+            dynamic=self.context_for(ctx, remembered, text=text,
                                      earlier=[m.content for m in history if m.role == "user"]),
             messages=(*history, replace(entry_message(asked) or ChatMessage(role="user", content=text),
                                         images=images)),
@@ -465,6 +467,23 @@ class AgentRunner:
         return Reply.to(envelope, role=role, name=profile.name, emoji=profile.emoji,
                         text=self._with_unseen_notice(envelope, outcome), session_key=key,
                         degraded=outcome.degraded)
+
+    async def _open_and_recall(self, key: str, role: str, envelope: Envelope
+                               ) -> tuple[Transcript, tuple[Remembered, ...]]:
+        """The session's transcript and what ``role`` remembers about the sender, read in one statement: the live
+        session row (:meth:`Sessions.live_join`) is carried in the facts' read, so a turn's reads are one round
+        trip to the database's thread, not two (issue 44). The facts and the sessions are in the same database
+        (:func:`board.app.build.build_parts`). Without memory the session is read alone; when the read fails it is
+        read alone too and nothing is recalled (a memory read must not stop the answer, :class:`FactMemory`)."""
+        if self.memory is None:
+            return await self.sessions.open(key, role), ()
+        try:
+            remembered, live = await self.memory.recall_with(sender_id(envelope), role, scope_of(envelope),
+                                                             also=self.sessions.live_join(key))
+        except Exception:
+            log.exception("recalling memory for %s failed", role)
+            return await self.sessions.open(key, role), ()
+        return await self.sessions.open(key, role, live=self.sessions.live_of(live)), remembered
 
     def _with_unseen_notice(self, envelope: Envelope, outcome: ExchangeOutcome) -> str:
         """The answer, after :data:`UNSEEN_NOTICE` the first time in the sender's conversation (whichever

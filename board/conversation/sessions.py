@@ -17,6 +17,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import Enum
 
 from board.conversation.transcripts import (
     SessionIdTaken,
@@ -27,8 +28,9 @@ from board.conversation.transcripts import (
 )
 from board.roles import GENERAL
 from board.storage import Database, DuplicateKey, Row
+from board.storage.sql import RowJoin
 
-__all__ = ["SessionRef", "Sessions", "new_session_id", "role_of_key", "session_key"]
+__all__ = ["SessionRef", "Sessions", "Unread", "new_session_id", "role_of_key", "session_key"]
 
 log = logging.getLogger("sabha.sessions")
 
@@ -92,6 +94,12 @@ class SessionRef:
     archived_at: str | None
 
 
+class Unread(Enum):
+    """:meth:`Sessions.open` reads the live session itself (the caller did not read it in a statement of its own)."""
+
+    UNREAD = "unread"
+
+
 class Sessions:
     """The session index (state db) plus the transcripts it points at (files or rows)."""
 
@@ -106,9 +114,27 @@ class Sessions:
         )
         return _ref(row) if row else None
 
-    async def open(self, key: str, role: str | None = None) -> Transcript:
-        """The live transcript of ``key``, creating the session on first use."""
-        ref = await self.current(key)
+    @staticmethod
+    def live_join(key: str) -> RowJoin:
+        """The live session of ``key`` as a join another store's read carries (the turn's reads in one statement);
+        :meth:`live_of` reads it back from that read's first row, and :meth:`open` takes it as ``live``."""
+        return RowJoin(columns="live.session_id AS live_session_id, live.key AS live_key, live.role AS live_role, "
+                               "live.created_at AS live_created_at",
+                       join="LEFT JOIN sessions live ON live.key = ? AND live.archived_at IS NULL", params=(key,))
+
+    @staticmethod
+    def live_of(row: Row | None) -> SessionRef | None:
+        """The live session a :meth:`live_join` read, from the carrying read's first row (None: it has none)."""
+        if row is None or row["live_session_id"] is None:
+            return None
+        return SessionRef(key=row["live_key"], session_id=row["live_session_id"], role=row["live_role"],
+                          created_at=row["live_created_at"], archived_at=None)
+
+    async def open(self, key: str, role: str | None = None, *,
+                   live: SessionRef | Unread | None = Unread.UNREAD) -> Transcript:
+        """The live transcript of ``key``, creating the session on first use. ``live`` is the live session as read
+        just now in another statement (:meth:`live_join`; None: there is none), so it is not read again."""
+        ref = await self.current(key) if live is Unread.UNREAD else live
         if ref is not None:
             try:
                 return await self.transcripts.open(ref.session_id)

@@ -26,7 +26,7 @@ from anthropic.types import Message
 
 from board.llm.base import THINKING_BUDGETS, ChatMessage, ImagePart, LLMRequest, LLMResponse, ToolCall, Usage
 from board.llm.errors import bad_response_error
-from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
+from board.llm.sdk_provider import SDKErrors, SDKProvider, answer_json, as_sent, preview
 from board.llm.stream import emit
 
 __all__ = [
@@ -130,38 +130,46 @@ def to_anthropic_tools(request: LLMRequest) -> list[dict[str, Any]]:
 
 
 def _usage(raw: Any) -> Usage:
-    if raw is None:
+    """Usage from a message's JSON (absent or null counts: 0)."""
+    if not isinstance(raw, dict):
         return Usage()
     return Usage(
-        input_tokens=int(getattr(raw, "input_tokens", 0) or 0),
-        output_tokens=int(getattr(raw, "output_tokens", 0) or 0),
-        cache_read_tokens=int(getattr(raw, "cache_read_input_tokens", 0) or 0),
-        cache_write_tokens=int(getattr(raw, "cache_creation_input_tokens", 0) or 0),
+        input_tokens=_count(raw.get("input_tokens")),
+        output_tokens=_count(raw.get("output_tokens")),
+        cache_read_tokens=_count(raw.get("cache_read_input_tokens")),
+        cache_write_tokens=_count(raw.get("cache_creation_input_tokens")),
     )
 
 
-def _response(message: Any, model: str, ttft_ms: float | None = None) -> LLMResponse:
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def _response(message: dict[str, Any], model: str, ttft_ms: float | None = None) -> LLMResponse:
+    """A Messages API answer (its JSON, read once; a streamed one's final message dumped) as an LLMResponse."""
     texts: list[str] = []
     thoughts: list[str] = []
     calls: list[ToolCall] = []
-    for block in message.content or []:
-        if block.type == "text":
-            texts.append(block.text)
-        elif block.type == "thinking":
-            thoughts.append(block.thinking)
-        elif block.type == "tool_use":
-            value = block.input
+    for block in message.get("content") or []:
+        kind = block.get("type") if isinstance(block, dict) else None
+        if kind == "text":
+            texts.append(str(block.get("text") or ""))
+        elif kind == "thinking":
+            thoughts.append(str(block.get("thinking") or ""))
+        elif kind == "tool_use":
+            value = block.get("input")
+            call_id, name = str(block.get("id") or ""), str(block.get("name") or "")
             if isinstance(value, dict):
-                calls.append(ToolCall(id=block.id, name=block.name, arguments=value))
+                calls.append(ToolCall(id=call_id, name=name, arguments=value))
             else:
-                calls.append(ToolCall(id=block.id, name=block.name, arguments={}, raw_arguments=str(value),
+                calls.append(ToolCall(id=call_id, name=name, arguments={}, raw_arguments=str(value),
                                       parse_error=f"arguments must be a JSON object, got {type(value).__name__}"))
     return LLMResponse(
         text="".join(texts),
         model=model,
         tool_calls=tuple(calls),
-        usage=_usage(message.usage),
-        stop_reason=message.stop_reason or "end_turn",
+        usage=_usage(message.get("usage")),
+        stop_reason=str(message.get("stop_reason") or "end_turn"),
         ttft_ms=ttft_ms,
         thinking="\n\n".join(thoughts),
     )
@@ -181,6 +189,8 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
             base_url=self.settings.base_url or None,
             timeout=self.settings.timeout_s,
             max_retries=0,
+            # the SDK's aiohttp transport (its `aiohttp` extra): httpx's default costs more CPU a call
+            http_client=anthropic.DefaultAioHttpClient(timeout=self.settings.timeout_s),
         )
 
     def _params(self, request: LLMRequest, model: str) -> dict[str, Any]:
@@ -217,20 +227,23 @@ class AnthropicProvider(SDKProvider[anthropic.AsyncAnthropic]):
     async def _call(
         self, client: anthropic.AsyncAnthropic, params: dict[str, Any], request: LLMRequest, model: str
     ) -> LLMResponse:
+        if not self.streamed(request):
+            raw = await client.messages.with_raw_response.create(**as_sent(params, _AS_SENT))
+            body = answer_json(self.name, model, await raw.read())
+            if not isinstance(body.get("content"), list) or not body["content"]:
+                raise bad_response_error(self.name, model, "the message has no content blocks")
+            return _response(body, request.model)
         ttft: float | None = None
-        if self.streamed(request):
-            started = time.perf_counter()
-            async with client.messages.stream(**as_sent(params, _AS_SENT)) as stream:
-                async for event in stream:
-                    if ttft is None and event.type in ("text", "input_json", "content_block_delta"):
-                        ttft = round((time.perf_counter() - started) * 1000, 2)
-                    if event.type == "text":
-                        emit(request.on_delta, event.text)
-                message: object = await stream.get_final_message()
-        else:
-            message = await client.messages.create(**as_sent(params, _AS_SENT))
+        started = time.perf_counter()
+        async with client.messages.stream(**as_sent(params, _AS_SENT)) as stream:
+            async for event in stream:
+                if ttft is None and event.type in ("text", "input_json", "content_block_delta"):
+                    ttft = round((time.perf_counter() - started) * 1000, 2)
+                if event.type == "text":
+                    emit(request.on_delta, event.text)
+            message: object = await stream.get_final_message()
         if not isinstance(message, Message):
             raise bad_response_error(self.name, model, f"not a message: {preview(message)}")
         if not message.content:
             raise bad_response_error(self.name, model, "the message has no content blocks")
-        return _response(message, request.model, ttft)
+        return _response(message.model_dump(exclude_none=True), request.model, ttft)

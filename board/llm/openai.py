@@ -24,13 +24,12 @@ import time
 from typing import Any
 
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionMessageFunctionToolCall
 
 from board.llm.audio import AudioClip, SpeechTranscript
 from board.llm.base import ChatMessage, ImagePart, LLMError, LLMRequest, LLMResponse, Thinking, ToolCall, Usage
 from board.llm.errors import bad_response_error
 from board.llm.registry import split_model
-from board.llm.sdk_provider import SDKErrors, SDKProvider, as_sent, preview
+from board.llm.sdk_provider import SDKErrors, SDKProvider, answer_json, as_sent, preview
 from board.llm.stream import emit
 
 __all__ = ["NO_KEY", "OpenAIProvider", "parse_arguments", "to_openai_messages", "to_openai_tools"]
@@ -113,17 +112,24 @@ def parse_arguments(call_id: str, name: str, raw: str | None) -> ToolCall:
 
 
 def _usage(raw: Any) -> Usage:
+    """Usage from an answer's JSON (a dict) or a streamed chunk's SDK model."""
     if raw is None:
         return Usage()
-    prompt = int(getattr(raw, "prompt_tokens", 0) or 0)
-    details = getattr(raw, "prompt_tokens_details", None)
-    cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    if isinstance(raw, dict):
+        details = raw.get("prompt_tokens_details")
+        prompt, out = _count(raw.get("prompt_tokens")), _count(raw.get("completion_tokens"))
+        cached = _count(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    else:
+        details = getattr(raw, "prompt_tokens_details", None)
+        prompt, out = _count(getattr(raw, "prompt_tokens", 0)), _count(getattr(raw, "completion_tokens", 0))
+        cached = _count(getattr(details, "cached_tokens", 0)) if details is not None else 0
     cached = min(cached, prompt)
-    return Usage(
-        input_tokens=prompt - cached,
-        output_tokens=int(getattr(raw, "completion_tokens", 0) or 0),
-        cache_read_tokens=cached,
-    )
+    return Usage(input_tokens=prompt - cached, output_tokens=out, cache_read_tokens=cached)
+
+
+def _count(value: Any) -> int:
+    """A token count as sent (an int; null, absent or not a number: 0)."""
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
@@ -145,6 +151,8 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
             base_url=self.settings.base_url or None,
             timeout=self.settings.timeout_s,
             max_retries=0,
+            # the SDK's aiohttp transport (its `aiohttp` extra): httpx's default costs more CPU a call
+            http_client=openai.DefaultAioHttpClient(timeout=self.settings.timeout_s),
         )
 
     def _params(self, request: LLMRequest, model: str) -> dict[str, Any]:
@@ -172,26 +180,31 @@ class OpenAIProvider(SDKProvider[openai.AsyncOpenAI]):
     ) -> LLMResponse:
         if self.streamed(request):
             return await self._streamed(client, params, request, model)
-        result: object = await client.chat.completions.create(**as_sent(params, _AS_SENT))
-        if not isinstance(result, ChatCompletion):
-            raise bad_response_error(self.name, model, f"not a completion: {preview(result)}")
-        if not result.choices:
+        raw = await client.chat.completions.with_raw_response.create(**as_sent(params, _AS_SENT))
+        return self._answer(answer_json(self.name, model, raw.content), request, model)
+
+    def _answer(self, body: dict[str, Any], request: LLMRequest, model: str) -> LLMResponse:
+        """A Chat Completions answer (its JSON, read once) as an :class:`LLMResponse`."""
+        choices = body.get("choices")
+        if not isinstance(choices, list) or not choices:
             raise bad_response_error(self.name, model, "the completion has no choices")
-        choice = result.choices[0]
-        message = choice.message
-        if message is None:
+        choice = choices[0]
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict):
             raise bad_response_error(self.name, model, "the first choice has no message")
         calls = tuple(
-            parse_arguments(tc.id, tc.function.name, tc.function.arguments)
-            for tc in (message.tool_calls or [])
-            if isinstance(tc, ChatCompletionMessageFunctionToolCall)
+            parse_arguments(str(tc.get("id") or ""), str(function.get("name") or ""), function.get("arguments"))
+            for tc in (message.get("tool_calls") or [])
+            if isinstance(tc, dict) and tc.get("type", "function") == "function"
+            and isinstance(function := tc.get("function"), dict)
         )
+        content = message.get("content")
         return LLMResponse(
-            text=message.content or "",
+            text=content if isinstance(content, str) else "",
             model=request.model,
             tool_calls=calls,
-            usage=_usage(result.usage),
-            stop_reason=_stop_reason(choice.finish_reason),
+            usage=_usage(body.get("usage")),
+            stop_reason=_stop_reason(choice.get("finish_reason")),
         )
 
     async def _streamed(self, client: openai.AsyncOpenAI, params: dict[str, Any], request: LLMRequest,

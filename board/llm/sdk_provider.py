@@ -7,11 +7,18 @@ SDK's base exception (:meth:`SDKErrors.of`) and implements the request (``_param
 An answer that is not a usable completion is a transient ``bad_response`` error here, not
 an unexpected exception: JSON cut short, a body the SDK could not model (an HTML page
 served with 200 comes back as a plain ``str``), no choices, no content.
+
+The HTTP under the SDKs is aiohttp (the SDKs' own ``DefaultAioHttpClient``: httpx's interface, aiohttp's
+transport, the daemon's one HTTP stack), and a non-streamed answer is read once, as JSON, from the SDK's raw
+response (``with_raw_response``: the SDK still sends, times out and raises the status errors), not modelled into
+the SDK's pydantic tree and walked again. Each costs the daemon CPU on every model call; the figures are in
+``notes/performance.md`` (cpu48).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
@@ -30,7 +37,7 @@ from board.llm.errors import (
 )
 from board.llm.registry import split_model
 
-__all__ = ["SDKErrors", "SDKProvider", "as_sent", "garbage_error", "preview"]
+__all__ = ["SDKErrors", "SDKProvider", "answer_json", "as_sent", "garbage_error", "preview"]
 
 #: What the SDKs raise while decoding an answer that is not what they expect (json's
 #: JSONDecodeError and pydantic's ValidationError are ValueErrors; the SSE decoders assert).
@@ -74,6 +81,36 @@ def garbage_error(provider: str, model: str, exc: BaseException) -> LLMError:
     if type(exc).__name__ == "JSONDecodeError":
         return bad_response_error(provider, model, f"the body is not valid JSON ({text})")
     return bad_response_error(provider, model, f"the SDK could not read it ({type(exc).__name__}: {text})")
+
+
+def _dropped(exc: BaseException) -> BaseException | None:
+    """The aiohttp failure behind an SDK "timeout" that was no timeout, or None.
+
+    The SDKs' aiohttp transport maps every ``aiohttp.ClientConnectionError`` it does not know better to
+    httpx's ``ConnectTimeout`` (so the SDK raises ``APITimeoutError``): a connection the server dropped, or one
+    reset, would be told as "no answer after 60 s". A real timeout of aiohttp's is a ``TimeoutError`` too."""
+    import aiohttp  # the transport's own library, loaded already whenever a timeout can happen here
+
+    cause = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, aiohttp.ClientError):
+            return None if isinstance(cause, TimeoutError) else cause
+        cause = cause.__cause__
+    return None
+
+
+def answer_json(provider: str, model: str, content: bytes) -> dict[str, Any]:
+    """A non-streamed answer's body as the JSON object it must be; a transient ``bad_response`` error for
+    anything else (JSON cut short, a proxy's HTML page served with 200, a bare string)."""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        described = describe_body(content.decode("utf-8", "replace"), 80)
+        what = described if described.startswith("an HTML page") else f"the body is not valid JSON ({described})"
+        raise bad_response_error(provider, model, what) from None
+    if not isinstance(body, dict):
+        raise bad_response_error(provider, model, f"not an answer object: {preview(body)}")
+    return body
 
 
 def as_sent(params: dict[str, Any], keys: tuple[str, ...], *,
@@ -187,6 +224,8 @@ class SDKProvider(ABC, Generic[ClientT]):
         except LLMError:
             raise
         except errors.timeout as exc:
+            if (dropped := _dropped(exc)) is not None:
+                raise connection_error(self.name, model, self.settings.base_url, dropped) from exc
             raise timeout_error(self.name, model, self.settings.timeout_s) from exc
         except errors.connection as exc:
             raise connection_error(self.name, model, self.settings.base_url, exc) from exc

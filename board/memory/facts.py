@@ -52,7 +52,8 @@ from board.language.statements import secret_reason
 from board.llm.base import ToolSpec
 from board.memory.consolidation.settings import ConsolidationSettings
 from board.spending.budget import sender_id
-from board.storage import Database
+from board.storage import Database, Row
+from board.storage.sql import RowJoin
 
 __all__ = ["EVERY_ROLE", "PROFILE_KEY", "REMEMBER_TOOL", "Fact", "FactError", "FactSource", "FactStore", "Learned",
            "MemorySettings", "ProfileLine", "Provenance", "normalise_key"]
@@ -185,6 +186,15 @@ def _row(row: Any) -> Fact:
                 corrected_at=row["corrected_at"] if "corrected_at" in keys else None)
 
 
+#: The orders of a turn's facts (:meth:`FactStore.recall`), each written over the facts table and over the
+#: alias ``f`` of the folded statement: two named strings, never one rewritten into the other. Cross-role: the
+#: asking role's facts first (its slug is the ``?``); then the newest first.
+_ROLE_FIRST = "(role = ?) DESC, updated_at DESC, id DESC"
+_ROLE_FIRST_OF_F = "(f.role = ?) DESC, f.updated_at DESC, f.id DESC"
+_NEWEST = "updated_at DESC, id DESC"
+_NEWEST_OF_F = "f.updated_at DESC, f.id DESC"
+
+
 class FactStore:
     """Reads and writes ``memory_facts``; see the module docstring."""
 
@@ -303,27 +313,41 @@ class FactStore:
         first: only those learned in that same scope (a group never sees a direct chat's); in a direct scope the
         person's consolidated profile first (:meth:`profile_line`). One statement: a direct turn's profile is read
         in the facts' own (a turn's reads are round trips to the database's thread; issue 44)."""
+        recalled, _ = await self.recall_with(user, role, scope)
+        return recalled
+
+    async def recall_with(self, user: str, role: str, scope: str = DIRECT, also: RowJoin | None = None
+                          ) -> tuple[tuple[Fact | ProfileLine, ...], Row | None]:
+        """:meth:`recall`, and the row ``also`` joins (another owner's read carried in the same statement: the
+        turn's session, :meth:`board.conversation.sessions.Sessions.live_join`), read from the first row (None
+        without ``also``). One row at least comes back (from ``(SELECT 1)``), with NULL facts when there are none,
+        so the profile and the joined row are read either way."""
         limit = self.settings.recall_limit
         params: tuple[Any, ...]
         if self.settings.cross_role:
-            where, params, order = 'WHERE "user"=? AND scope=?', (user, scope), "(role = ?) DESC, "
+            where, params = 'WHERE "user"=? AND scope=?', (user, scope)
+            order, order_of_f = _ROLE_FIRST, _ROLE_FIRST_OF_F
             ordered: tuple[Any, ...] = (role,)
         else:
-            where, params, order = 'WHERE "user"=? AND scope=? AND role IN (?, ?)', (user, scope, role, EVERY_ROLE), ""
+            where, params = 'WHERE "user"=? AND scope=? AND role IN (?, ?)', (user, scope, role, EVERY_ROLE)
+            order, order_of_f = _NEWEST, _NEWEST_OF_F
             ordered = ()
-        facts_sql = f"SELECT * FROM memory_facts {where} ORDER BY {order}updated_at DESC, id DESC LIMIT ?"
-        if scope != DIRECT:  # no profile in a group (see profile_line)
+        facts_sql = f"SELECT * FROM memory_facts {where} ORDER BY {order} LIMIT ?"
+        direct = scope == DIRECT  # no profile in a group (see profile_line)
+        if not direct and also is None:
             rows = await self.db.fetchall(facts_sql, (*params, *ordered, limit))
-            return self._scoped(rows, role)
-        # One row per fact (at most ``limit``), each carrying the profile's text; one row of NULL facts when
-        # there are none, so the profile is read either way.
+            return self._scoped(rows, role), None
+        # One row per fact (at most ``limit``), each carrying the profile's text and the joined row
+        profile_sql = ("p.text", 'LEFT JOIN memory_profiles p ON p."user" = ? ') if direct else ("NULL", "")
         rows = await self.db.fetchall(
-            'SELECT p.text AS profile_text, f.* FROM (SELECT 1 AS one) o LEFT JOIN memory_profiles p ON p."user" = ? '
-            f"LEFT JOIN ({facts_sql}) f ON TRUE ORDER BY {order.replace('role', 'f.role')}f.updated_at DESC, "
-            "f.id DESC",
-            (user, *params, *ordered, limit, *ordered))
-        profile = self._profile_of(rows[0]["profile_text"] if rows else None)
-        return (*((profile,) if profile else ()), *self._scoped([r for r in rows if r["id"] is not None], role))
+            f"SELECT {also.columns + ', ' if also else ''}{profile_sql[0]} AS profile_text, f.* "
+            f"FROM (SELECT 1 AS one) o {also.join + ' ' if also else ''}{profile_sql[1]}"
+            f"LEFT JOIN ({facts_sql}) f ON TRUE ORDER BY {order_of_f}",
+            (*(also.params if also else ()), *((user,) if direct else ()), *params, *ordered, limit, *ordered))
+        first = rows[0] if rows else None
+        profile = self._profile_of(first["profile_text"] if first is not None else None) if direct else None
+        facts = self._scoped([r for r in rows if r["id"] is not None], role)
+        return (*((profile,) if profile else ()), *facts), first if also is not None else None
 
     async def profile_line(self, user: str, scope: str = DIRECT) -> ProfileLine | None:
         """``user``'s consolidated profile for a turn in ``scope``, at most ``memory.consolidation.profile_chars``

@@ -3,13 +3,31 @@
 Stores write ``?`` placeholders (SQLite's, and the DB-API's ``qmark`` style); PostgreSQL numbers them
 (``$1``, ``$2`` ...). :func:`numbered` rewrites them, leaving alone any ``?`` inside a string literal, a
 quoted identifier or a comment, so a statement that stores a literal question mark keeps it.
+:class:`RowJoin` is one row of another owner's table carried in a store's statement (a turn's reads folded into one
+round trip to the database).
 """
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["numbered"]
+__all__ = ["RowJoin", "numbered"]
+
+
+@dataclass(frozen=True)
+class RowJoin:
+    """At most one row of another owner's table, read in a statement of this one's: a turn's reads are round trips
+    to the database's thread, so they are folded into one statement (issue 44). ``join`` is a ``LEFT JOIN`` of the
+    owner's table under an alias of its own, with ``params`` for its ``?`` placeholders; ``columns`` is the select
+    list, every column named with a prefix of its own so it meets no column of the carrying statement. The carrying
+    statement starts from one row (``FROM (SELECT 1 AS one) o``), so the joined row is read from its first row; its
+    columns are all NULL when there is no such row. The owner writes the join and reads the row back."""
+
+    columns: str
+    join: str
+    params: tuple[Any, ...]
 
 
 @functools.lru_cache(maxsize=1024)

@@ -26,6 +26,8 @@ from board.llm.vision import sees_images
 from board.spending.allowance import Reservation, SpendGate, current_allowance, worst_case
 from board.spending.budget import sender_id
 from board.spending.ledger import LLMCallRecord, ToolCallRecord
+from board.storage import Row
+from board.storage.sql import RowJoin
 from board.workspace.prompt import Remembered
 from board.workspace.souls import AgentProfile
 
@@ -105,6 +107,11 @@ class FactRecall(Protocol):
     """A store of what roles remember about users (:class:`board.memory.facts.FactStore`)."""
 
     async def recall(self, user: str, role: str, scope: str) -> tuple[Remembered, ...]: ...
+
+    async def recall_with(self, user: str, role: str, scope: str, also: RowJoin | None = None
+                          ) -> tuple[tuple[Remembered, ...], Row | None]:
+        """:meth:`recall`, and the row ``also`` joins, read in the same statement (a turn's session)."""
+        ...
 
 
 class _NoMemory:

@@ -21,11 +21,11 @@ from tests.support.llm import envelope
 
 TURNS = 40
 #: SQL statements one plain chat turn of the owner runs on SQLite, measured when the limit was set (issue 44):
-#: who they are (1), a meeting running here (1), the session (1), what is remembered about them (1), the
+#: who they are (1), a meeting running here (1), the session and what is remembered about them (1), the
 #: ledger row of the model call (1); since issue 43's consolidation reaches the advisors, the person's profile, read
-#: in the facts' statement (cpu47: it was a statement of its own). A compaction adds its own ledger row about every
-#: 20 messages.
-STATEMENTS_PER_TURN = 5
+#: in the facts' statement (cpu47: it was a statement of its own); the session, read in the facts' statement too
+#: (cpu48: it was a statement of its own; 5 -> 4). A compaction adds its own ledger row about every 20 messages.
+STATEMENTS_PER_TURN = 4
 
 
 async def _chat(b: Board, count: int, start: int = 0) -> None:
@@ -123,3 +123,34 @@ def test_a_history_window_reads_each_entry_once(monkeypatch: pytest.MonkeyPatch)
     assert len(window.messages()) == len(window.messages()) == 10
     assert [m.content for m in window.messages_before("e4")] == ["say 0", "say 1", "say 2", "say 3"]
     assert sorted(read) == sorted(e["id"] for e in entries)
+
+
+async def test_the_session_and_the_memory_are_read_in_one_statement_and_a_failed_read_stops_nothing(
+        workspace: Path, data_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The turn's session is read in the facts' statement: the turn continues the same session with what it
+    remembers; when that read fails (here: the facts' table gone), the session is read alone, the answer comes
+    without memory, the conversation goes on in the same session, and the failure is logged."""
+    from tests.support.fakes.scripted_model import call, say
+    from tests.support.knowledge import context_of, rows
+
+    model = ScriptedModel()
+    model.script(call("remember", {"key": "currency", "value": "INR"}), say("Noted."), say("In INR."),
+                 say("Still here."))
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await b.handle(envelope("Always use rupees with me.", message_id=1))
+        await b.handle(envelope("What budget?", message_id=2))
+        assert '- currency: "INR"' in context_of(model.requests[-1])
+        sessions = await rows(b, "SELECT session_id FROM sessions WHERE key = 'main'")
+        assert len(sessions) == 1
+        await b.parts.db.execute("ALTER TABLE memory_facts RENAME TO memory_facts_away")
+        try:
+            reply = await b.handle(envelope("And now?", message_id=3))
+        finally:
+            await b.parts.db.execute("ALTER TABLE memory_facts_away RENAME TO memory_facts")
+        assert reply.text == "Still here." and not reply.degraded
+        last = model.requests[-1].request.messages
+        assert "What budget?" in [m.content for m in last]  # the same session's history
+        assert "currency" not in context_of(model.requests[-1])
+        assert await rows(b, "SELECT session_id FROM sessions WHERE key = 'main'") == sessions
+    assert any("recalling memory for general failed" in r.getMessage() for r in caplog.records)

@@ -140,3 +140,26 @@ async def test_memory_off_offers_no_tool_and_recalls_nothing(workspace: Path, da
         await b.handle(envelope("hi"))
         assert "remember" not in [t.name for t in model.requests[0].request.tools]
         assert (await b.handle(envelope("/memory"))).kind == "error"  # no such command
+
+
+@pytest.mark.parametrize("scope", ["direct", "group:g-42"])
+async def test_cross_role_recall_puts_the_asking_roles_facts_first_then_the_newest(
+        workspace: Path, data_dir: Path, state_url: StateURL | None, scope: str) -> None:
+    """``memory.cross_role``: a turn of finance sees finance's facts first, then the others' newest first, in a direct
+    turn (the facts read in the profile's statement) and in a group's alike (the two orders of ``recall``)."""
+    from board.memory.facts import DIRECT
+
+    where = DIRECT if scope == "direct" else scope
+    model = ScriptedModel()
+    settings = board_settings(workspace, data_dir, model, state=state_url, memory=MemorySettings(cross_role=True))
+    async with await Board.open(settings, model.registry(), migrations=all_migrations()) as b:
+        facts = b.parts.facts
+        await facts.remember("console:owner", "finance", "runway", "18 months", scope=where)
+        await facts.remember("console:owner", "research", "market", "B2B SaaS", scope=where)
+        await facts.remember("console:owner", "finance", "burn", "40 lakh a month", scope=where)
+        await facts.remember("console:owner", "strategy", "goal", "Series A", scope=where)
+        recalled = await facts.recall("console:owner", "finance", where)
+        alone = await b.parts.facts.recall("console:owner", "research", where)
+    keys = [getattr(f, "key", None) for f in recalled]
+    assert keys == ["burn", "runway", "goal", "market"]
+    assert [getattr(f, "key", None) for f in alone] == ["market", "goal", "burn", "runway"]
