@@ -565,6 +565,8 @@ class Intake:
             return pending
         await self.inbox.started(pending)
         envelope = self._current(pending.envelope)  # who the message is from now (identities merged)
+        if self.caps.at_turn is not None:  # what the channel decides in the conversation's order (a sticky role)
+            envelope = await self.caps.at_turn.at_turn(envelope, pending.kind is InboundKind.TEXT)
         if pending.kind is not InboundKind.TEXT:  # a fixed line, no model call
             line = self.courier.texts.edited if pending.kind is InboundKind.EDITED else self.courier.texts.text_only
             reply = self._system_reply(envelope, line, labelled=False)
