@@ -242,6 +242,9 @@ class Intake:
         While tracing is on this is the ``claim`` span, and each row keeps the trace context it arrived in (the
         caller's ``receipt`` span, else the claim): its answer's ``message`` span is that span's child.
         """
+        if not is_on():  # no span, no trace context to keep: the claim alone (it is on every acknowledgement's path)
+            await self._claim(arrivals, None)
+            return
         arrived_in = traceparent()  # the receipt span the channel opened (None: tracing off, or no span)
         with span("claim", {"sabha.channel": self.courier.name, "sabha.messages.count": len(arrivals)}) as claim:
             stored, admitted = await self._claim(arrivals, arrived_in or traceparent())
