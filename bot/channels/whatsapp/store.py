@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from board.storage import Database
+from bot.intake.group_writes import GroupWrites
 
 __all__ = ["DeliveryRecord", "DeliveryStatus", "DeliveryStore", "RoleStore"]
 
@@ -56,13 +57,15 @@ class DeliveryRecord:
 class DeliveryStore:
     """The ``whatsapp_outbound`` table."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, writes: GroupWrites | None = None) -> None:
         self.db = db
+        self.writes = writes  # the intake's group commit for a reply's bookkeeping (None: a statement each)
 
     async def accepted(self, wamid: str, user: str, reply_to: str | None) -> None:
-        """Meta accepted a message (its id is ``wamid``)."""
+        """Meta accepted a message (its id is ``wamid``): recorded with the intake's other bookkeeping of the
+        moment when there is one (:mod:`bot.intake.group_writes`)."""
         now = _now()
-        await self.db.execute(
+        await (self.writes.run if self.writes is not None else self.db.execute)(
             "INSERT INTO whatsapp_outbound(wamid, user_key, reply_to, status, created_at, updated_at) "
             "VALUES (?, ?, ?, 'accepted', ?, ?) ON CONFLICT (wamid) WHERE wamid IS NOT NULL DO NOTHING",
             (wamid, user, reply_to, now, now))
