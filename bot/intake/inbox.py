@@ -61,6 +61,8 @@ __all__ = [
 log = logging.getLogger("sabha.inbox")
 
 KEEP = timedelta(days=7)
+#: Where a row of :meth:`Inbox.store` keeps its lane: (channel, chat, message, received, envelope, kind, lane[, trace]).
+_LANE = 6
 _BATCH_ROWS = 500  # rows per statement (7 or 8 parameters each, well under SQLite's limit of 32766)
 MAX_ATTEMPTS = 3  # a message whose answering was interrupted this often is given up (it may be the cause)
 #: The detail of a row whose reply is sent once more, marked (kept when it is delivered).
@@ -256,7 +258,7 @@ class Inbox:
         stored already (by message id alone when ``ids_unique``), then the rest inserted; a redelivery (same
         key) is not inserted and not returned, so one statement stores and dedupes. Returns the keys that
         were stored already."""
-        lanes = sorted({row[-1] for row in rows.values() if row[-1]})
+        lanes = sorted({str(row[_LANE]) for row in rows.values() if row[_LANE]})  # not row[-1]: traced, a traceparent
         if lanes and self.db.dialect is Dialect.POSTGRES:
             # Replicas: a conversation's rows are numbered (seq) as they are inserted, but seen by others when
             # committed. Holding its lock until this commit makes the two orders the same: another replica
