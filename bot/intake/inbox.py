@@ -43,7 +43,6 @@ from typing import Any
 from board.envelope import Button, Envelope, Reply
 from board.media.attachment import attachment_from_dict, attachment_to_dict
 from board.storage import Database, Dialect, Row, Work
-from bot.intake.group_writes import GroupWrites
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -216,9 +215,6 @@ class Inbox:
         #: and marking it "sending" then happen only while this replica holds the conversation's lease
         #: (:meth:`replied`, :meth:`sending`). None (SQLite, one process): no check.
         self.fence: Callable[[], tuple[str, float]] | None = None
-        #: A message's writes after its claim (attempt, reply, "sending", outcome), committed with the others
-        #: issued meanwhile (:mod:`bot.intake.group_writes`); each still awaited until it is stored.
-        self.writes = GroupWrites(db)
 
     async def store(self, arrivals: Sequence[Arrival]) -> list[Pending]:
         """Store ``arrivals`` in one transaction; returns the ones seen for the first time
@@ -289,7 +285,7 @@ class Inbox:
         return {key for key in new if key not in inserted}
 
     async def _update(self, pending: Pending, sql: str, params: tuple[Any, ...] = ()) -> None:
-        await self.writes.run(
+        await self.db.execute(
             f"UPDATE inbound_messages SET {sql} WHERE channel = ? AND chat_id = ? AND message_id = ?",
             (*params, self.channel, pending.chat_id, pending.message_id),
         )
@@ -335,7 +331,7 @@ class Inbox:
             await self._update(pending, sql, params)
             return
         holder, now = self.fence()
-        found = await self.writes.run(
+        found = await self.db.fetchall(
             f"UPDATE inbound_messages SET {sql} WHERE channel = ? AND chat_id = ? AND message_id = ? "
             f"AND status IN ({', '.join('?' for _ in expected)}) "
             "AND EXISTS (SELECT 1 FROM leases WHERE key = ? AND holder = ? AND expires_at > ?) RETURNING status",
@@ -362,11 +358,11 @@ class Inbox:
                         expected: tuple[InboxStatus, ...], *, say: bool = True) -> bool:
         """``sql`` applied to ``pending``'s row only when its status is one of ``expected`` and its ``resends`` is
         ``pending``'s; False (logged when ``say``) when the row had moved on."""
-        row = next(iter(await self.writes.run(
+        row = await self.db.fetchone(
             f"UPDATE inbound_messages SET {sql} WHERE channel = ? AND chat_id = ? AND message_id = ? "
             f"AND status IN ({', '.join('?' for _ in expected)}) AND resends = ? RETURNING status",
             (*params, self.channel, pending.chat_id, pending.message_id, *(e.value for e in expected),
-             pending.resends))), None)
+             pending.resends))
         if row is None and say:
             log.info("%s: message %s in chat %s had moved on meanwhile (confirmed, or its reply sent once more); "
                      "leaving it as it is", self.channel, pending.message_id, pending.chat_id)

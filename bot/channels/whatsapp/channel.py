@@ -140,11 +140,11 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Decide
         self.groups = GroupGate(settings.allowed_groups)
         parts.money.set_public_terms(public_terms(settings))
         self.roles = RoleStore(parts.db)
+        self.deliveries = DeliveryStore(parts.db)
         self.meetings = MeetingRelay(self.name, self._send_meeting_text, WHATSAPP_TEXT, room=parts.room,
                                      record=MeetingPosts(parts.db, self.name),
                                      label_for=lambda role: parts.souls.profile(role).label)
         self.intake: Intake = hub.intake(parts.intake, self) if hub is not None else self.hub.intake(parts.intake, self)
-        self.deliveries = DeliveryStore(parts.db, writes=self.intake.inbox.writes)
         self._secret = settings.app_secret.get_secret_value().encode()
         self._verify = settings.verify_token.get_secret_value()
         self.state = "created"

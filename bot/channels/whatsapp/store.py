@@ -14,7 +14,6 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from board.storage import Database
-from bot.intake.group_writes import GroupWrites
 
 __all__ = ["DeliveryRecord", "DeliveryStatus", "DeliveryStore", "RoleStore"]
 
@@ -57,15 +56,13 @@ class DeliveryRecord:
 class DeliveryStore:
     """The ``whatsapp_outbound`` table."""
 
-    def __init__(self, db: Database, writes: GroupWrites | None = None) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
-        self.writes = writes  # the intake's group commit for a reply's bookkeeping (None: a statement each)
 
     async def accepted(self, wamid: str, user: str, reply_to: str | None) -> None:
-        """Meta accepted a message (its id is ``wamid``): recorded with the intake's other bookkeeping of the
-        moment when there is one (:mod:`bot.intake.group_writes`)."""
+        """Meta accepted a message (its id is ``wamid``)."""
         now = _now()
-        await (self.writes.run if self.writes is not None else self.db.execute)(
+        await self.db.execute(
             "INSERT INTO whatsapp_outbound(wamid, user_key, reply_to, status, created_at, updated_at) "
             "VALUES (?, ?, ?, 'accepted', ?, ?) ON CONFLICT (wamid) WHERE wamid IS NOT NULL DO NOTHING",
             (wamid, user, reply_to, now, now))
