@@ -19,17 +19,14 @@ import contextlib
 import hashlib
 import json
 import logging
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from board.conversation.sessions import Sessions
 from board.conversation.transcripts import TranscriptStore
-from board.masking import mask_value
 from board.recall.audience import conversation_audience, identity_audience
 from board.recall.passages import BOARD, SourceKind
-from board.storage import Database, Tx
-from board.storage.sqlite import StateDB
+from board.storage import Database, Statement, Work
 
 __all__ = ["BATCH", "INTERVAL_S", "SETTLED_S", "RecallIndexer", "forget_accounts"]
 
@@ -54,13 +51,14 @@ _ADVANCE = ("INSERT INTO recall_progress (source, position, mark) VALUES (?, ?, 
 _ROWS_PER_INSERT = 100
 
 
-async def _insert(tx: Tx, passages: list[tuple[Any, ...]]) -> None:
-    """Insert ``passages`` in a few multi-row statements, not one each (PostgreSQL: a round trip per statement
-    while the transaction is open; SQLite writes them in one step instead, :meth:`RecallIndexer._store`)."""
+def _stored(passages: list[tuple[Any, ...]], advance: Statement) -> Work[None]:
+    """``passages`` in a few multi-row statements, not one each (PostgreSQL: a round trip per statement while the
+    transaction is open), then ``advance``."""
     for start in range(0, len(passages), _ROWS_PER_INSERT):
         chunk = passages[start:start + _ROWS_PER_INSERT]
-        await tx.execute(_INSERT.format(rows=", ".join([_ONE_ROW] * len(chunk))),
-                         tuple(value for passage in chunk for value in passage))
+        yield (_INSERT.format(rows=", ".join([_ONE_ROW] * len(chunk))),
+               tuple(value for passage in chunk for value in passage))
+    yield advance
 
 
 class RecallIndexer:
@@ -111,21 +109,12 @@ class RecallIndexer:
         return (int(row["position"]), str(row["mark"])) if row else (0, "")
 
     async def _store(self, passages: list[tuple[Any, ...]], source: str, position: int, mark: str = "") -> None:
-        """``passages`` and the source's new position, in one transaction. On SQLite the whole of it is one step
-        on the express connection's thread (:meth:`StateDB.express`): a transaction of several awaited statements
-        holds SQLite's write lock, and the express connection every webhook's claim needs, across as many turns of
-        a busy event loop (measured up to 208 ms under load), and the turns' own writes sleep in SQLite's busy
-        handler meanwhile."""
-        if isinstance(self.db, StateDB):
-            def work(conn: sqlite3.Connection) -> None:
-                if passages:
-                    conn.executemany(_INSERT.format(rows=_ONE_ROW), mask_value(passages))
-                conn.execute(_ADVANCE, mask_value((source, position, mark)))
-            await self.db.express(work)
-            return
-        async with self.db.transaction() as tx:
-            await _insert(tx, passages)
-            await tx.execute(_ADVANCE, (source, position, mark))
+        """``passages`` and the source's new position, in one unit of work (:meth:`board.storage.Database.unit`). On
+        SQLite the whole of it is one step on the express connection's thread: a transaction of several awaited
+        statements holds SQLite's write lock, and the express connection every webhook's claim needs, across as
+        many turns of a busy event loop (measured up to 208 ms under load), and the turns' own writes sleep in
+        SQLite's busy handler meanwhile."""
+        await self.db.unit(_stored(passages, (_ADVANCE, (source, position, mark))))
 
     async def _statements(self) -> int:
         last, _ = await self._position("statements")

@@ -25,10 +25,10 @@ What is here so far (issue 29 is under way; see notes/storage.md):
 
 from __future__ import annotations
 
-from board.storage.database import Database, Dialect, DuplicateKey, Row, StorageError, Tx
+from board.storage.database import Database, Dialect, DuplicateKey, Row, Statement, StorageError, Tx, Work
 from board.storage.leases import Lease, Leases
 from board.storage.open import open_database
 from board.storage.url import StateURL, parse_state_url
 
-__all__ = ["Database", "Dialect", "DuplicateKey", "Lease", "Leases", "Row", "StateURL", "StorageError", "Tx",
-           "open_database", "parse_state_url"]
+__all__ = ["Database", "Dialect", "DuplicateKey", "Lease", "Leases", "Row", "StateURL", "Statement", "StorageError",
+           "Tx", "Work", "open_database", "parse_state_url"]

@@ -8,14 +8,18 @@ type (``sqlite3.Row``, ``asyncpg.Record``) crosses the protocol.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from contextlib import AbstractAsyncContextManager
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar, overload
 
-__all__ = ["Database", "Dialect", "DuplicateKey", "Params", "Row", "StorageError", "Tx"]
+__all__ = ["Database", "Dialect", "DuplicateKey", "Params", "Row", "Statement", "StorageError", "Tx", "Work"]
 
 Params = Sequence[Any]
+T = TypeVar("T")
+
+#: One SQL statement (``?`` placeholders) and its parameters.
+Statement = tuple[str, Params]
 
 
 class Row(Protocol):
@@ -53,6 +57,12 @@ class DuplicateKey(StorageError):
     """An insert or update broke a unique key (the row is there already); a store decides what that means."""
 
 
+#: A unit of work written once for every backend (:meth:`Database.unit`): a generator that yields each statement in
+#: turn and is sent that statement's rows back (an empty list for a statement that returns none); what it returns
+#: is the unit's result. It must touch nothing but its own arguments: on SQLite it runs in another thread.
+Work = Generator[Statement, list["Row"], T]
+
+
 class Tx(Protocol):
     """One transaction: every statement commits together when the ``transaction()`` block ends,
     and none does when it raises."""
@@ -71,6 +81,25 @@ class Database(Tx, Protocol):
 
     def transaction(self) -> AbstractAsyncContextManager[Tx]:
         """A unit of work: commit on a normal exit, roll back when the block raises."""
+        ...
+
+    @overload
+    async def unit(self, work: Statement, *, urgent: bool = False) -> list[Row]: ...
+
+    @overload
+    async def unit(self, work: Work[T], *, urgent: bool = False) -> T: ...
+
+    async def unit(self, work: Statement | Work[T], *, urgent: bool = False) -> list[Row] | T:
+        """Run ``work``'s statements as one transaction (all commit, or none when one fails) and return its result;
+        ``work`` may be one :data:`Statement` (then its rows are the result).
+
+        Where a write is waited for (a webhook's claim, acknowledged once it is stored; a post marked before its
+        first byte leaves), this is the fast way to make it: on SQLite the whole unit is one step on the express
+        connection's thread (no statement waits for a busy event loop between two others, and SQLite's write
+        lock is not held across loop turns); ``urgent`` work goes there before the units already waiting
+        (:class:`board.storage.sqlite.UnitLock`). On PostgreSQL it is a transaction on one pooled connection (one
+        :data:`Statement`: that statement alone). Errors are the layer's (:class:`StorageError`,
+        :class:`DuplicateKey`), raised from the driver's own."""
         ...
 
     async def ping(self) -> None:

@@ -25,10 +25,10 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from board.masking import mask_value
-from board.storage.database import Dialect, DuplicateKey, Params, Row, StorageError
+from board.storage.database import Dialect, DuplicateKey, Params, Row, Statement, StorageError, Work
 from board.storage.migrations import Migration, pending
 from board.storage.sql import numbered
 from board.storage.url import PASSWORD_ENV, StateURL
@@ -45,6 +45,7 @@ log = logging.getLogger("sabha.storage")
 MIGRATION_LOCK = 0x5AB4A
 CONNECT_TIMEOUT_S = 10.0
 LISTEN_RETRY_S = 2.0  # between tries to listen again (PostgresDatabase.listening)
+T = TypeVar("T")
 
 
 #: What to do when ``state.url`` names PostgreSQL on an install without its driver (SQLite needs none).
@@ -233,6 +234,26 @@ class PostgresDatabase:
                 await tx.commit()
             except Exception as exc:
                 raise _mapped(exc, self.url) from exc
+
+    @overload
+    async def unit(self, work: Statement, *, urgent: bool = False) -> list[Row]: ...
+
+    @overload
+    async def unit(self, work: Work[T], *, urgent: bool = False) -> T: ...
+
+    async def unit(self, work: Statement | Work[T], *, urgent: bool = False) -> list[Row] | T:
+        """:meth:`board.storage.Database.unit`: one statement alone, or ``work`` statement by statement in one
+        transaction (``urgent`` changes nothing here: each unit has a pooled connection of its own)."""
+        if isinstance(work, tuple):
+            return await self.fetchall(*work)
+        async with self.transaction() as tx:
+            try:
+                sql, params = next(work)
+                while True:
+                    sql, params = work.send(await tx.fetchall(sql, params))
+            except StopIteration as done:
+                result: T = done.value
+                return result
 
     @contextlib.asynccontextmanager
     async def listening(self, channel: str, on_notify: Callable[[], None]) -> AsyncIterator[None]:

@@ -26,10 +26,10 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from board.masking import mask_value
-from board.storage.database import Dialect, DuplicateKey, Params, Row, StorageError
+from board.storage.database import Dialect, DuplicateKey, Params, Row, Statement, StorageError, Work
 from board.storage.migrations import Migration, pending
 
 if TYPE_CHECKING:
@@ -278,6 +278,24 @@ class StateDB:
                 await asyncio.shield(self.on_express(_rollback))
                 raise
 
+    @overload
+    async def unit(self, work: Statement, *, urgent: bool = False) -> list[Row]: ...
+
+    @overload
+    async def unit(self, work: Work[T], *, urgent: bool = False) -> T: ...
+
+    async def unit(self, work: Statement | Work[T], *, urgent: bool = False) -> list[Row] | T:
+        """:meth:`board.storage.Database.unit`: the whole of ``work`` in one :meth:`express` step (its statements
+        run back to back in the express thread; parameters masked like every write here)."""
+        try:
+            if isinstance(work, tuple):
+                sql, params = work
+                masked = mask_value(tuple(params))
+                return await self.express(lambda conn: _rows(conn.execute(sql, masked)), urgent=urgent)
+            return await self.express(lambda conn: _drive(work, conn), urgent=urgent)
+        except sqlite3.Error as exc:
+            raise mapped(exc) from exc
+
     async def ping(self) -> None:
         """Raise :class:`StorageError` unless the state db answers."""
         await self.fetchone("SELECT 1")
@@ -360,6 +378,17 @@ class StateDB:
 
 def _params(params: Params | dict[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
     return params if isinstance(params, dict) else tuple(params)
+
+
+def _drive(work: Work[T], conn: sqlite3.Connection) -> T:
+    """Run ``work`` on ``conn`` in the caller's thread and transaction, statement after statement."""
+    try:
+        sql, params = next(work)
+        while True:
+            sql, params = work.send(_rows(conn.execute(sql, mask_value(tuple(params)))))
+    except StopIteration as done:
+        result: T = done.value
+        return result
 
 
 def _rollback(conn: sqlite3.Connection) -> Any:

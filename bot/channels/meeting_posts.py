@@ -17,14 +17,12 @@ it posted nothing (``after_refusal``), and :attr:`PostMark.SENT` once it is conf
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
 from board.conversation.transcripts import utc_now
 from board.storage import Database
-from board.storage.sqlite import StateDB, mapped
 from bot.intake.delivery import SendProgress
 
 __all__ = ["MeetingPosts", "PostMark", "Posted"]
@@ -65,17 +63,10 @@ class MeetingPosts:
 
     async def sending(self, meeting_id: str, chat_id: str | int, item: str) -> None:
         """The item's request starts to leave (a row already ``sent`` stays so). The request waits for this write
-        before its first byte leaves, so on SQLite it is one step on the express connection, ahead of the units
-        queued there (:class:`board.storage.sqlite.UnitLock`, like the intake's claim), and never behind the main
-        connection's statements (a meeting's end: its items dated, its bookkeeping)."""
-        params = (meeting_id, self.channel, str(chat_id), item, utc_now())
-        if isinstance(self.db, StateDB):
-            try:
-                await self.db.express(lambda conn: conn.execute(_SENDING, params).fetchall(), urgent=True)
-            except sqlite3.Error as exc:
-                raise mapped(exc) from exc
-            return
-        await self.db.execute(_SENDING, params)
+        before its first byte leaves, so it is an urgent unit (:meth:`board.storage.Database.unit`): on SQLite one
+        step on the express connection, ahead of the units queued there (like the intake's claim), and never behind
+        the main connection's statements (a meeting's end: its items dated, its bookkeeping)."""
+        await self.db.unit((_SENDING, (meeting_id, self.channel, str(chat_id), item, utc_now())), urgent=True)
 
     async def unsent(self, meeting_id: str, chat_id: str | int, item: str) -> None:
         """The service answered that nothing of the item was posted: it is untouched again."""

@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from aiohttp import web
 
-from board.telemetry.spans import span
+from board.telemetry.spans import is_on, span
 from bot.channels.webhook import HELD_REQUEST
 
 __all__ = ["ReceivedVia", "received", "received_request"]
@@ -52,6 +52,8 @@ async def received_request(channel: str, request: web.Request, take: Callable[[w
     """``take(request)`` (a webhook route's work: read, check, claim, answer) inside the ``receipt`` span. A request
     the front desk (or the start-time hold) stored and now hands over carries the ``traceparent`` of the span that
     stored it: this span is then that one's child (a sender's own ``traceparent`` is not followed)."""
+    if not is_on():  # tracing off: the span is the shared quiet one; its attributes need not be read
+        return await take(request)
     held = bool(request.get(HELD_REQUEST))
     stored = request.headers.get("traceparent") if held else None
     with span("receipt", {"sabha.channel": channel, "sabha.receipt.via": ReceivedVia.WEBHOOK.value,

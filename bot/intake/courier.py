@@ -17,6 +17,9 @@ The capabilities (:class:`Capability` names them):
   reply that may have arrived waits for that confirmation before it is sent once more;
 - :class:`ResolvesSender`: ``current(envelope)``, the stored envelope as the board should answer it now
   (WhatsApp: a sender merged into a person since it was stored);
+- :class:`DecidesAtTurn`: ``at_turn(envelope, for_board)``, what the channel decides of a stored message as its
+  turn begins, in its conversation's order, instead of while its webhook waits for the acknowledgement
+  (WhatsApp: the sticky role the message is answered by, and the role it addresses for the next ones);
 - :class:`PostsNotice`: the "working on it" notice becomes the answer: ``post_notice(reply)`` sends it
   and returns what identifies it, ``deliver_over(notice, reply, progress)`` edits the answer into it (the
   rest sent as usual; never the answer twice);
@@ -54,6 +57,7 @@ __all__ = [
     "ChannelTexts",
     "ConfirmsDelivery",
     "Courier",
+    "DecidesAtTurn",
     "FetchesMedia",
     "MayRedo",
     "PostsNotice",
@@ -125,6 +129,7 @@ class Capability(StrEnum):
     UNIQUE_IDS = "unique_ids"
     CONFIRMS = "confirms"
     SENDER = "sender"
+    AT_TURN = "at_turn"
     NOTICE = "notice"
     STREAM = "stream"
     REDO = "redo"
@@ -152,6 +157,18 @@ class ResolvesSender(Protocol):
     @abstractmethod
     def current(self, envelope: Envelope) -> Envelope:
         """``envelope`` with its sender as known now (identities merged since it was stored)."""
+
+
+@runtime_checkable
+class DecidesAtTurn(Protocol):
+    """What a channel decides of a stored message in its conversation's order, as its turn begins (the lane runs a
+    conversation's messages one after another, in the order they were stored): off the acknowledgement's path, and
+    decided the same whenever the turn comes (at once, after a burst, after a restart)."""
+
+    @abstractmethod
+    async def at_turn(self, envelope: Envelope, for_board: bool) -> Envelope:
+        """``envelope`` (after :meth:`ResolvesSender.current`) as its turn begins; ``for_board``: the board answers
+        it (a text), not a fixed line. Runs before every try of the turn: what it writes is written idempotently."""
 
 
 @runtime_checkable
@@ -212,6 +229,7 @@ class Capabilities:
     unique_ids: bool = False
     confirms: bool = False
     sender: ResolvesSender | None = None
+    at_turn: DecidesAtTurn | None = None
     notice: PostsNotice[Any] | None = None
     stream: Streams | None = None
     redo: MayRedo | None = None
@@ -224,6 +242,7 @@ class Capabilities:
         return cls(unique_ids=isinstance(courier, UniqueMessageIds),
                    confirms=isinstance(courier, ConfirmsDelivery),
                    sender=courier if isinstance(courier, ResolvesSender) else None,
+                   at_turn=courier if isinstance(courier, DecidesAtTurn) else None,
                    notice=courier if isinstance(courier, PostsNotice) else None,
                    stream=courier if isinstance(courier, Streams) else None,
                    redo=courier if isinstance(courier, MayRedo) else None,
@@ -233,7 +252,8 @@ class Capabilities:
     def kinds(self) -> frozenset[Capability]:
         """The capabilities present, by name."""
         present = {Capability.UNIQUE_IDS: self.unique_ids, Capability.CONFIRMS: self.confirms,
-                   Capability.SENDER: self.sender is not None, Capability.NOTICE: self.notice is not None,
+                   Capability.SENDER: self.sender is not None, Capability.AT_TURN: self.at_turn is not None,
+                   Capability.NOTICE: self.notice is not None,
                    Capability.STREAM: self.stream is not None, Capability.REDO: self.redo is not None,
                    Capability.INTERRUPTION: self.interruption is not None, Capability.MEDIA: self.media is not None}
         return frozenset(kind for kind, has in present.items() if has)

@@ -34,8 +34,7 @@ from __future__ import annotations
 
 import json
 import logging
-import sqlite3
-from collections.abc import Awaitable, Callable, Collection, Container, Generator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Container, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -43,8 +42,7 @@ from typing import Any
 
 from board.envelope import Button, Envelope, Reply
 from board.media.attachment import attachment_from_dict, attachment_to_dict
-from board.storage import Database, Dialect, Row, Tx
-from board.storage.sqlite import StateDB
+from board.storage import Database, Dialect, Row, Work
 
 __all__ = [
     "MAX_ATTEMPTS",
@@ -62,6 +60,8 @@ __all__ = [
 log = logging.getLogger("sabha.inbox")
 
 KEEP = timedelta(days=7)
+#: Where a row of :meth:`Inbox.store` keeps its lane: (channel, chat, message, received, envelope, kind, lane[, trace]).
+_LANE = 6
 _BATCH_ROWS = 500  # rows per statement (7 or 8 parameters each, well under SQLite's limit of 32766)
 MAX_ATTEMPTS = 3  # a message whose answering was interrupted this often is given up (it may be the cause)
 #: The detail of a row whose reply is sent once more, marked (kept when it is delivered).
@@ -219,8 +219,8 @@ class Inbox:
     async def store(self, arrivals: Sequence[Arrival]) -> list[Pending]:
         """Store ``arrivals`` in one transaction; returns the ones seen for the first time
         (a redelivery is skipped). Raises the storage error (nothing stored) when the db
-        cannot be written. On SQLite it runs on the db's express connection (:meth:`StateDB.transaction`),
-        so it does not wait behind the board's statements. It takes a handful of statements
+        cannot be written. It is an urgent unit of work (:meth:`board.storage.Database.unit`; on SQLite one step
+        on the express connection), so it does not wait behind the board's statements. It takes a handful of statements
         whatever the batch size: each statement lets go of the GIL and must win it back
         from a busy event loop (up to 5 ms each), so one INSERT per message made a burst's
         acknowledgements wait ~50 ms for their batch."""
@@ -233,20 +233,8 @@ class Inbox:
                 rows[key] = (self.channel, *key, received, envelope_to_json(a.envelope), a.kind.value, a.lane,
                              *((a.traceparent,) if traced else ()))
 
-        new = list(rows)
-        if isinstance(self.db, StateDB):  # SQLite: the whole unit of work in one step on the express connection
-            stored = await self.db.express(lambda conn: _drive_sync(self._claim(new, rows), conn), urgent=True)
-        else:
-            async with self.db.transaction() as tx:
-                # Replicas: a conversation's rows are numbered (seq) as they are inserted, but seen by others
-                # when committed. Holding its lock until this commit makes the two orders the same: another
-                # replica storing the next message of it waits for this one (sorted: no deadlock).
-                lanes = sorted({row[-1] for row in rows.values() if row[-1]})
-                if lanes:
-                    await tx.execute("SELECT pg_advisory_xact_lock(?, hashtext(lane)) FROM (SELECT lane FROM "
-                                     "unnest(CAST(? AS TEXT[])) AS lane ORDER BY lane) AS ordered",
-                                     (LANE_LOCKS, [f"{self.channel}:{lane}" for lane in lanes]))
-                stored = await _drive(self._claim(new, rows), tx)
+        # An urgent unit of work (on SQLite one step on the express connection, ahead of the units queued there).
+        stored = await self.db.unit(self._claim(list(rows), rows), urgent=True)
         fresh: list[Pending] = []
         seen: set[tuple[str, str]] = set()
         for key, arrival in zip(keys, arrivals, strict=True):
@@ -260,11 +248,20 @@ class Inbox:
             fresh.append(Pending(self.channel, arrival.lane, envelope, arrival.kind, traceparent=arrival.traceparent))
         return fresh
 
-    def _claim(self, new: list[tuple[str, str]], rows: dict[tuple[str, str], tuple[str | None, ...]]) -> _Work:
+    def _claim(self, new: list[tuple[str, str]],
+               rows: dict[tuple[str, str], tuple[str | None, ...]]) -> Work[set[tuple[str, str]]]:
         """The statements of :meth:`store`, one at a time (each gets its rows back): which of ``new`` were
         stored already (by message id alone when ``ids_unique``), then the rest inserted; a redelivery (same
         key) is not inserted and not returned, so one statement stores and dedupes. Returns the keys that
         were stored already."""
+        lanes = sorted({str(row[_LANE]) for row in rows.values() if row[_LANE]})  # not row[-1]: traced, a traceparent
+        if lanes and self.db.dialect is Dialect.POSTGRES:
+            # Replicas: a conversation's rows are numbered (seq) as they are inserted, but seen by others when
+            # committed. Holding its lock until this commit makes the two orders the same: another replica
+            # storing the next message of it waits for this one (sorted: no deadlock).
+            yield ("SELECT pg_advisory_xact_lock(?, hashtext(lane)) FROM (SELECT lane FROM "
+                   "unnest(CAST(? AS TEXT[])) AS lane ORDER BY lane) AS ordered",
+                   [LANE_LOCKS, [f"{self.channel}:{lane}" for lane in lanes]])
         known: set[str] = set()
         if self.ids_unique:
             for start in range(0, len(new), _BATCH_ROWS):
@@ -636,33 +633,6 @@ class Inbox:
             "DELETE FROM inbound_messages WHERE channel = ? AND received_at < ? "
             f"AND status NOT IN ({', '.join('?' * len(UNFINISHED))})", (self.channel, cutoff, *UNFINISHED)
         )
-
-
-#: A unit of work written once for both ways of running it: it yields ``(sql, params)`` and is sent the rows.
-_Work = Generator[tuple[str, list[Any]], list[Row], set[tuple[str, str]]]
-
-
-async def _drive(work: _Work, tx: Tx) -> set[tuple[str, str]]:
-    """Run ``work`` statement by statement in ``tx``."""
-    try:
-        step = next(work)
-        while True:
-            step = work.send(await tx.fetchall(*step))
-    except StopIteration as done:
-        result: set[tuple[str, str]] = done.value
-        return result
-
-
-def _drive_sync(work: _Work, conn: sqlite3.Connection) -> set[tuple[str, str]]:
-    """Run ``work`` on a sqlite3 connection, in the caller's thread and transaction (one step: no statement
-    waits for the event loop between two others)."""
-    try:
-        step = next(work)
-        while True:
-            step = work.send(conn.execute(*step).fetchall())
-    except StopIteration as done:
-        result: set[tuple[str, str]] = done.value
-        return result
 
 
 def _parse_time(value: Any) -> datetime | None:

@@ -242,6 +242,9 @@ class Intake:
         While tracing is on this is the ``claim`` span, and each row keeps the trace context it arrived in (the
         caller's ``receipt`` span, else the claim): its answer's ``message`` span is that span's child.
         """
+        if not is_on():  # no span, no trace context to keep: the claim alone (it is on every acknowledgement's path)
+            await self._claim(arrivals, None)
+            return
         arrived_in = traceparent()  # the receipt span the channel opened (None: tracing off, or no span)
         with span("claim", {"sabha.channel": self.courier.name, "sabha.messages.count": len(arrivals)}) as claim:
             stored, admitted = await self._claim(arrivals, arrived_in or traceparent())
@@ -565,6 +568,8 @@ class Intake:
             return pending
         await self.inbox.started(pending)
         envelope = self._current(pending.envelope)  # who the message is from now (identities merged)
+        if self.caps.at_turn is not None:  # what the channel decides in the conversation's order (a sticky role)
+            envelope = await self.caps.at_turn.at_turn(envelope, pending.kind is InboundKind.TEXT)
         if pending.kind is not InboundKind.TEXT:  # a fixed line, no model call
             line = self.courier.texts.edited if pending.kind is InboundKind.EDITED else self.courier.texts.text_only
             reply = self._system_reply(envelope, line, labelled=False)

@@ -80,6 +80,7 @@ from bot.intake.courier import (
     Admission,
     ChannelTexts,
     ConfirmsDelivery,
+    DecidesAtTurn,
     FetchesMedia,
     ResolvesSender,
     UniqueMessageIds,
@@ -101,11 +102,15 @@ TYPING_REFRESH_S = 20.0  # WhatsApp shows the indicator for up to 25 s
 TEXTS = ChannelTexts(text_only="Thanks! I can only read text messages for now; please send your question as text.")
 _KINDS = {Disposition.BOARD: InboundKind.TEXT, Disposition.TEXT_ONLY: InboundKind.UNSUPPORTED,
           Disposition.EDITED: InboundKind.EDITED}
+#: The ``role_hint`` a message is stored with: its role is decided as its turn begins (:meth:`WhatsAppChannel.at_turn`),
+#: in its conversation's order, not while Meta waits for the acknowledgement. Falsy: anything reading a stored
+#: envelope without the channel (a fixed line said at receipt) sees no role, i.e. the chair.
+ROLE_AT_TURN = ""
 _STATUSES = {s.value: s for s in (DeliveryStatus.SENT, DeliveryStatus.DELIVERED, DeliveryStatus.READ,
                                   DeliveryStatus.FAILED)}
 
 
-class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, FetchesMedia,
+class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, DecidesAtTurn, FetchesMedia,
                       Reconfigures[WhatsAppSection], ServesWebhook):
     """One business number; see the module docstring. Its message ids are unique (a wamid names one message
     whichever id of its sender filed it); each sent message gets status webhooks (``biz_opaque_callback_data``:
@@ -184,8 +189,22 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
         person = self.people.current(envelope.chat_id)
         if person == envelope.chat_id:
             return envelope
-        return dataclasses.replace(envelope, sender=person, chat_id=person, role_hint=self.roles.role_of(person),
+        role = ROLE_AT_TURN if envelope.role_hint == ROLE_AT_TURN else self.roles.role_of(person)
+        return dataclasses.replace(envelope, sender=person, chat_id=person, role_hint=role,
                                    is_owner=self.access.is_owner(person), is_public=self.access.is_public(person))
+
+    async def at_turn(self, envelope: Envelope, for_board: bool) -> Envelope:
+        """The role ``envelope`` is answered by: the user's (or the group's) sticky role as its turn begins, after
+        every earlier message of the conversation was taken in order (a message addressing a role, ``@finance`` or
+        ``/finance``, makes that role sticky for the next ones: :meth:`_stick`). Decided here, in the
+        conversation's lane, rather than while Meta waits for the webhook's answer: the same role whenever the turn
+        comes (a message stored by an older Sabha, whose role was decided at receipt, keeps it)."""
+        if envelope.role_hint != ROLE_AT_TURN:
+            return envelope
+        envelope = dataclasses.replace(envelope, role_hint=self.roles.role_of(envelope.chat_id))
+        if for_board and (self.access.listed(envelope.sender) or self.access.mode.value == "public"):
+            await self._stick(envelope)
+        return envelope
 
     def conversation(self, envelope: Envelope) -> str:
         """One user (or one allowed group) is one conversation."""
@@ -417,12 +436,9 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Fetche
                             # in a group everyone there reads the answer: the owner speaks as a member
                             # (no owner-only command shows the board's numbers and spend to the group)
                             is_owner=self.access.is_owner(user) and item.group_id is None,
-                            is_public=self.access.is_public(user),
-                            role_hint=self.roles.role_of(place), attachments=item.attachments)
-        kind = _KINDS[item.disposition]
-        if kind is InboundKind.TEXT and (self.access.listed(user) or self.access.mode.value == "public"):
-            await self._stick(envelope)
-        return Arrival(envelope, self.conversation(envelope), kind)
+                            is_public=self.access.is_public(user), role_hint=ROLE_AT_TURN,  # see at_turn
+                            attachments=item.attachments)
+        return Arrival(envelope, self.conversation(envelope), _KINDS[item.disposition])
 
     async def _stick(self, envelope: Envelope) -> None:
         """Remember the role this message addresses: it answers the user's next messages too."""

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -108,11 +109,20 @@ def _id(value: object, *, bsuid: bool) -> str | None:
     """A valid phone number or BSUID from a payload, else None."""
     if not isinstance(value, str | int) or isinstance(value, bool):
         return None
+    clean, is_user_id = _normalised(str(value))
+    return clean if clean is not None and is_user_id == bsuid else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalised(value: str) -> tuple[str | None, bool]:
+    """``value`` normalised (None: neither a number nor a BSUID) and whether it is a BSUID. Remembered: every
+    webhook names its sender several times (contacts, the message, the identity news), and a burst's senders are
+    a few hundred people writing again and again (the acknowledgement waits for these look-ups)."""
     try:
-        clean = normalise_user(str(value))
+        clean = normalise_user(value)
     except ValueError:
-        return None
-    return clean if is_bsuid(clean) == bsuid else None
+        return None, False
+    return clean, is_bsuid(clean)
 
 
 def _field(model: Any, name: str) -> Any:

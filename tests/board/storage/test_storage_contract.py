@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from board.db import Migration
-from board.storage import Database, Dialect, DuplicateKey, StorageError, parse_state_url
+from board.storage import Database, Dialect, DuplicateKey, StorageError, Work, parse_state_url
 from board.storage.postgres import PostgresDatabase
 from board.storage.sqlite import SqliteDatabase
 from tests.support.pg import fresh_database
@@ -126,3 +126,54 @@ async def test_a_known_secret_in_a_written_value_is_stored_masked(database: Data
         REDACTOR.clear()
     keys = [str(r["key"]) for r in await database.fetchall("SELECT key FROM items ORDER BY id")]
     assert keys == ["provider said: bad key ***", "in a transaction: ***"]
+
+
+def _counted(keys: list[str], then_fail: bool = False) -> Work[list[str]]:
+    """A unit that inserts ``keys`` one statement each, reads each insert's rows back, and optionally breaks."""
+    got: list[str] = []
+    for key in keys:
+        rows = yield ("INSERT INTO items(key) VALUES (?) RETURNING key", (key,))
+        got.extend(str(r["key"]) for r in rows)
+    if then_fail:
+        yield ("INSERT INTO items(key) VALUES (?)", (keys[0],))  # a duplicate: the whole unit is undone
+    return got
+
+
+@pytest.mark.parametrize("urgent", [False, True], ids=["queued", "urgent"])
+async def test_a_unit_of_work_is_all_or_nothing_and_sees_each_statement_s_rows(database: Database,
+                                                                               urgent: bool) -> None:
+    """:meth:`Database.unit`, the one way a store makes a write that is waited for (the intake's claim, a meeting
+    post's mark, the recall index's pass): each statement's rows are sent back to the unit, all of it commits
+    together, a broken key undoes all of it and is the layer's :class:`DuplicateKey`, on either backend."""
+    assert await database.unit(_counted(["a", "b"]), urgent=urgent) == ["a", "b"]
+    with pytest.raises(DuplicateKey):
+        await database.unit(_counted(["c", "d"], then_fail=True), urgent=urgent)
+    rows = await database.unit(("SELECT key FROM items WHERE key > ? ORDER BY key", ("a",)), urgent=urgent)
+    assert [r["key"] for r in rows] == ["b"]  # one statement: its rows; 'c' and 'd' were rolled back
+    with pytest.raises(DuplicateKey):
+        await database.unit(("INSERT INTO items(key) VALUES (?)", ("a",)), urgent=urgent)
+
+
+async def test_a_unit_of_work_stores_a_known_secret_masked(database: Database) -> None:
+    from board.masking import REDACTOR
+
+    secret = "sk-test-" + "8" * 40
+    REDACTOR.add([secret])
+    try:
+        await database.unit(_counted([f"unit: {secret}"]))
+        await database.unit(("INSERT INTO items(key) VALUES (?)", (f"one: {secret}",)), urgent=True)
+    finally:
+        REDACTOR.clear()
+    assert [str(r["key"]) for r in await database.fetchall("SELECT key FROM items ORDER BY id")] == \
+        ["unit: ***", "one: ***"]
+
+
+async def test_a_full_sqlite_disk_under_a_unit_of_work_is_a_storage_outage(tmp_path: Path) -> None:
+    db = await SqliteDatabase.open(tmp_path / "state.db", [STEP[Dialect.SQLITE]])
+    try:
+        await db.pragma("max_page_count = 1")
+        with pytest.raises(StorageError) as caught:
+            await db.unit(_counted(["x" * 500 + str(n) for n in range(200)]), urgent=True)
+        assert caught.value.retryable
+    finally:
+        await db.close()

@@ -21,6 +21,7 @@ from bot.intake.courier import (
     Capability,
     ChannelTexts,
     ConfirmsDelivery,
+    DecidesAtTurn,
     FetchesMedia,
     MayRedo,
     PostsNotice,
@@ -34,7 +35,8 @@ from bot.intake.delivery import SendProgress
 #: Each capability's declaration: the class a channel inherits to say it has it.
 DECLARED: dict[Capability, type] = {
     Capability.UNIQUE_IDS: UniqueMessageIds, Capability.CONFIRMS: ConfirmsDelivery,
-    Capability.SENDER: ResolvesSender, Capability.NOTICE: PostsNotice, Capability.STREAM: Streams,
+    Capability.SENDER: ResolvesSender, Capability.AT_TURN: DecidesAtTurn, Capability.NOTICE: PostsNotice,
+    Capability.STREAM: Streams,
     Capability.REDO: MayRedo, Capability.INTERRUPTION: ShowsInterruption, Capability.MEDIA: FetchesMedia,
 }
 
@@ -43,7 +45,9 @@ EXPECTED: dict[str, frozenset[Capability]] = {
     "discord": frozenset({Capability.UNIQUE_IDS, Capability.SENDER, Capability.STREAM, Capability.MEDIA}),
     "telegram": frozenset({Capability.STREAM, Capability.NOTICE, Capability.INTERRUPTION, Capability.REDO,
                            Capability.MEDIA}),
-    "whatsapp": frozenset({Capability.UNIQUE_IDS, Capability.CONFIRMS, Capability.SENDER, Capability.MEDIA}),
+    # issue 44 (ack48): the sticky role is read and set as the turn begins, not inside the acknowledgement
+    "whatsapp": frozenset({Capability.UNIQUE_IDS, Capability.CONFIRMS, Capability.SENDER, Capability.AT_TURN,
+                           Capability.MEDIA}),
     "web": frozenset({Capability.STREAM, Capability.NOTICE, Capability.INTERRUPTION, Capability.REDO}),
     # issue 41: ids <channel>/<ts> are unique in a workspace; names looked up after the claim; answers streamed by
     # chat.update, the working notice made the draft, a draft marked when its answer will not come; files

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from board.storage import Database, StorageError
-from board.storage.database import Params, Row
+from board.storage.database import Params, Row, Statement, Work
+
+T = TypeVar("T")
 
 __all__ = ["OutageDatabase"]
 
@@ -45,6 +47,23 @@ class OutageDatabase:
     async def transaction(self) -> AsyncIterator[Any]:
         async with self.db.transaction() as tx:
             yield tx
+
+    async def unit(self, work: Statement | Work[Any], *, urgent: bool = False) -> Any:
+        if isinstance(work, tuple):
+            self._check(work[0])
+            return await self.db.unit(work, urgent=urgent)
+        return await self.db.unit(self._checked(work), urgent=urgent)
+
+    def _checked(self, work: Work[T]) -> Work[T]:
+        """``work``, each statement checked before it runs (an outage raises out of the unit: rolled back)."""
+        try:
+            statement = next(work)
+            while True:
+                self._check(statement[0])
+                statement = work.send((yield statement))
+        except StopIteration as done:
+            result: T = done.value
+            return result
 
     async def ping(self) -> None:
         await self.db.ping()
