@@ -14,14 +14,10 @@ their first steps back to back, so thirty turns started in a gap of the burst wo
 the receipts behind them waiting for the event loop. A burst defers starts by at most
 ``max_defer`` seconds from its first receipt, after which jobs start as usual until the
 receipts go quiet, even if they keep coming. A lone receipt is no burst: when the first
-receipt of a burst is done and no other is being received, one job starts ``lone_wait`` later instead of
+receipt of a burst is done and no other is being received, one job starts at once instead of
 after ``quiet`` (a single message is not answered ``quiet`` later than it could be; a second
-receipt within ``quiet`` makes it a burst again, deferring the rest). The short wait is for the burst whose first
-request arrives alone: its clients' other connections come a few milliseconds later, and a turn started at once
-(its callbacks, its typing indicator, its model call: 3-4 ms of the event loop) ran among the burst's first
-acknowledgements, the slowest ones; a second receipt within ``lone_wait`` makes it a burst from the start.
-For the same reason as the hold, jobs start one per turn of the event loop, not all at once: between two starts
-the loop takes in what arrived.
+receipt within ``quiet`` makes it a burst again, deferring the rest). For the same reason jobs start one per turn
+of the event loop, not all at once: between two starts the loop takes in what arrived.
 
 A running job that only waits for a service's pace (Telegram lets one message be edited about once a second, so
 a streamed answer's final edit waits for a second after its draft) steps aside (:func:`stepping_aside`): while it
@@ -44,14 +40,11 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["LONE_WAIT_S", "Job", "LaneLoad", "Lanes", "stepping_aside"]
+__all__ = ["Job", "LaneLoad", "Lanes", "stepping_aside"]
 
 log = logging.getLogger("sabha.intake")
 
 Job = Callable[[], Awaitable[None]]
-
-#: Seconds a lone receipt's job waits for a second receipt before it starts (see the module docstring).
-LONE_WAIT_S = 0.02
 
 #: The lanes and the lane of the job running in this task (set by :meth:`Lanes._run`; unset outside a job).
 _CURRENT: contextvars.ContextVar[tuple[Lanes, str] | None] = contextvars.ContextVar("sabha_lane", default=None)
@@ -87,21 +80,18 @@ class LaneLoad:
 class Lanes:
     """Per-lane ordered jobs, at most ``cap`` running; see the module docstring."""
 
-    def __init__(self, cap: int = 32, name: str = "intake", max_defer: float = 1.0, quiet: float = 0.1,
-                 lone_wait: float = LONE_WAIT_S) -> None:
+    def __init__(self, cap: int = 32, name: str = "intake", max_defer: float = 1.0, quiet: float = 0.1) -> None:
         if cap < 1:
             raise ValueError("the cap on turns in flight must be at least 1")
         self.cap = cap
         self.name = name
         self.max_defer = max_defer
         self.quiet = quiet
-        self.lone_wait = lone_wait
         self._holds = 0
         self._burst_since: float | None = None  # when the current burst of receipts began
         self._quiet_until = 0.0  # jobs wait until no receipt came for ``quiet`` seconds
         self._receipts = 0  # receipts in the current burst
         self._lone_start = False  # the one job a lone receipt may start without waiting ``quiet``
-        self._lone_at = 0.0  # ... once no other receipt began until then
         self._timer: asyncio.TimerHandle | None = None
         self._kick_pending = False
         self._lanes: dict[str, deque[Job]] = {}
@@ -151,7 +141,6 @@ class Lanes:
             if self._holds == 0:
                 self._quiet_until = loop.time() + self.quiet
                 self._lone_start = self._receipts == 1
-                self._lone_at = loop.time() + self.lone_wait
                 self._start_what_fits()
 
     def _deferred(self) -> bool:
@@ -166,12 +155,10 @@ class Lanes:
         if self._holds == 0 and now >= self._quiet_until:
             self._burst_since = None  # the burst is over
             return False
-        until = min(cap, self._quiet_until) if self._holds == 0 else cap
         if self._lone_start and self._holds == 0 and self._receipts == 1:
-            if now >= self._lone_at:
-                self._lone_start = False  # a lone receipt: its first job starts now, the rest wait as in a burst
-                return False
-            until = min(until, self._lone_at)  # unless another receipt begins first: then it is a burst
+            self._lone_start = False  # a lone receipt: its first job starts now, the rest wait as in a burst
+            return False
+        until = min(cap, self._quiet_until) if self._holds == 0 else cap
         if self._timer is None or self._timer.cancelled() or self._timer.when() != until:
             if self._timer is not None:
                 self._timer.cancel()

@@ -117,10 +117,9 @@ async def test_a_hold_defers_new_jobs_until_the_receipt_is_done() -> None:
         await asyncio.sleep(0.05)
         assert rec.started == ["a1"]  # running jobs go on; nothing new starts
         assert rec.started == ["a1"]
-    # A lone receipt is no burst: its first job starts after ``lone_wait`` (not ``quiet`` later, which every
-    # single message paid: 100 ms of a voice note's turn in benchmarks/media.py) ...
-    await asyncio.sleep(scheduler.lone_wait)
     await settle()
+    # A lone receipt is no burst: its first job starts at once (not ``quiet`` later, which every
+    # single message paid: 100 ms of a voice note's turn in benchmarks/media.py) ...
     assert rec.started == ["a1", "b1"]
     await asyncio.sleep(scheduler.quiet / 2)
     assert rec.started == ["a1", "b1"]  # ... the rest wait: another receipt may follow at once
@@ -135,50 +134,19 @@ async def test_jobs_wait_out_the_short_gaps_between_the_receipts_of_a_burst() ->
     # Seen in benchmarks/webhook.py: with 50 clients posting, the hold fell to zero for an
     # instant between two receipts, 32 turns started at once, and the receipts behind them
     # waited 200 ms for the event loop.
-    # The first receipt, lone until the second arrives, waits ``lone_wait`` for it (here longer than the gaps,
-    # however slow the machine); the second makes it a burst: no job starts before the receipts go quiet.
-    scheduler, rec = Lanes(cap=4, max_defer=5.0, quiet=0.05, lone_wait=5.0), Recorder()
+    # The first receipt, lone until the second arrives, may start its one job at once; no other
+    # starts before the receipts go quiet.
+    scheduler, rec = Lanes(cap=4, max_defer=5.0, quiet=0.05), Recorder()
     for i in range(6):
         with scheduler.hold():
             scheduler.submit(f"lane{i}", rec.job(f"j{i}"))
             await asyncio.sleep(0.001)
         await asyncio.sleep(0.01)  # between two receipts
-        assert rec.started == []
+        assert rec.started == ["j0"]
     await asyncio.sleep(0.1)
     await settle()
     assert rec.started == [f"j{i}" for i in range(6)]
     await scheduler.drain(1.0)
-
-
-async def test_a_lone_receipt_s_job_waits_a_moment_for_the_burst_behind_it() -> None:
-    """issue 44 (ack48): a burst's first webhook is often received alone (its clients' other connections come a few
-    ms later); its turn, started at once, ran among the burst's first and slowest acknowledgements. Its job waits
-    ``lone_wait`` first: a second receipt meanwhile makes it a burst from the start; none, and it starts then."""
-    scheduler, rec = Lanes(cap=4, max_defer=10.0, quiet=5.0), Recorder()
-    with scheduler.hold():
-        scheduler.submit("a", rec.job("a1"))
-    assert scheduler.running == 0, "a lone receipt's job started at once"
-    with scheduler.hold():  # the burst's next connection
-        scheduler.submit("b", rec.job("b1"))
-    await asyncio.sleep(scheduler.lone_wait * 2)
-    await settle()
-    assert rec.started == []  # a burst: its jobs wait until the receipts go quiet (5 s here)
-    await scheduler.drain(0.1)
-
-    alone, rec = Lanes(cap=4, max_defer=10.0, quiet=5.0), Recorder()
-    loop = asyncio.get_running_loop()
-    began = asyncio.Event()
-
-    async def first() -> None:
-        began.set()
-        await rec.job("a1")()
-
-    with alone.hold():
-        received = loop.time()
-        alone.submit("a", first)
-    await asyncio.wait_for(began.wait(), 60)  # a single message: its job starts lone_wait later, not quiet later
-    assert alone.lone_wait <= loop.time() - received
-    await alone.drain(1.0)
 
 
 async def test_a_hold_defers_by_at_most_max_defer() -> None:
