@@ -201,7 +201,8 @@ TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secret
           "memory_secrets_fresh.jsonl", "memory_secrets_blind3.jsonl", "memory_secrets_tuning46.jsonl",
           "memory_secrets_blind4.jsonl", "memory_secrets_tuning46b.jsonl", "memory_secrets_blind5.jsonl",
           "memory_secrets_tuning47.jsonl", "memory_secrets_blind6.jsonl", "memory_secrets_tuning48.jsonl",
-          "memory_secrets_blind7.jsonl", "memory_secrets_tuning49.jsonl"]
+          "memory_secrets_blind7.jsonl", "memory_secrets_tuning49.jsonl", "memory_secrets_blind8.jsonl",
+          "memory_secrets_tuning50.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -286,13 +287,15 @@ def test_blind7_reached_the_goal_as_a_tuning_set() -> None:
     assert not missed and not refused, figures
 
 
-def test_blind8_holds_what_was_measured_once() -> None:
-    """``memory_secrets_blind8`` (see the module docstring): held out of round secrets49, measured once at 21 let
-    through and 5 refused; below the goal, held to it."""
+def test_blind8_reached_the_goal_as_a_tuning_set() -> None:
+    """``memory_secrets_blind8`` (see the module docstring): measured once at 21 let through and 5 refused, tuned on in
+    round secrets50 as principles of form and use that do not name its words (a credential-shaped token beside a verb
+    of getting in, a number that is all a device's value, verification codes and IDs by form or checksum, digits said in
+    any language); now held to the goal (none let through, no harmless fact refused)."""
     missed, refused, figures = measure("memory_secrets_blind8.jsonl")
     print(f"\n{figures}")
     assert len(labelled("memory_secrets_blind8.jsonl")) == 200
-    assert len(missed) <= 21 and len(refused) <= 5, figures
+    assert not missed and not refused, figures
 
 
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
@@ -306,7 +309,7 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
 
 @pytest.mark.parametrize("held", ["memory_secrets_fresh", "memory_secrets_blind3", "memory_secrets_blind4",
                                   "memory_secrets_blind5", "memory_secrets_blind6", "memory_secrets_blind7",
-                                  "memory_secrets_tuning49"])
+                                  "memory_secrets_tuning49", "memory_secrets_blind8", "memory_secrets_tuning50"])
 def test_a_model_trained_without_a_set_keeps_the_goal_on_it(held: str) -> None:
     """Leave-one-set-out on the fresh and blind3 sets: the learned model trained on every other set (``scripts/
     train_classifiers.py``), beside the rules, lets no secret of the set through and refuses at most 5% of its
@@ -415,6 +418,28 @@ def test_a_secret_is_read_beyond_its_words_round_secrets49() -> None:
     assert secret_reason("security_question_note", "Doesn't like banks that still use security questions") is None
     assert sentence_reason("Annoyed that Barclays still asks a memorable word") is None
 
+
+
+def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets50() -> None:
+    """Round secrets50 (board/language/secret_use.py, principles 18 to 22), on phrasings no set has: a credential-shaped
+    token beside a verb of getting in, a user / password pair beside a host, a number that is all a device's value,
+    a verification code by its form, an ID by its checksum, digits said in other languages; and their look-alikes
+    kept: a network's name, a host, a port, a version, a model, a handle, a phone number, a serial, a price."""
+    assert sentence_reason("Grandpa unlocks his Chromebook with Lilac_1949") is not None
+    assert sentence_reason("para entrar no Nubank ela usa Girassol_88") is not None
+    assert sentence_reason("switch panel 10.1.1.2 admin/admin1") is not None
+    assert secret_reason("kindle", "Noor's Kindle: 7731") is not None
+    assert sentence_reason("K-330914 is your Bolt verification code") is not None
+    assert sentence_reason("Kinga 02270803624") == "a national identity number"  # a PESEL by its check digit
+    assert sentence_reason("la caja fuerte: dos siete nueve cuatro") is not None
+    assert sentence_reason("We join the Office_Guest_24 network on Fridays") is None
+    assert sentence_reason("She logs in to db-03.prod on port 5432") is None
+    assert sentence_reason("Mum's tablet: Galaxy Tab S9") is None
+    assert sentence_reason("logs in to GitLab as ravi-ops") is None
+    assert sentence_reason("Order 02270803624 left the warehouse") is None  # a record's number passing PESEL's check
+    assert sentence_reason("Kinga's phone 0227 080 3624") is None
+    assert sentence_reason("Vonage charges $0.05 per verification SMS") is None
+    assert sentence_reason("Only the CFO holds the treasury signing keys.") is None
 
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
 PROPOSED = [
@@ -582,6 +607,38 @@ BLIND7_STORED = [
 ]
 BLIND7_REFUSED = [
     ('security_question_note', "Doesn't like banks that still use security questions"),
+]
+#: blind8's 21 misses and its 5 refusals (round secrets50's tuning).
+BLIND8_STORED = [
+    ('first_pet', "the answer I give for 'name of your first pet' on every site is Biscuit99"),
+    ('bike_immobiliser', 'nine four four one'),
+    ('sinhala_note', 'mage phone eka arinna 1 9 8 4 gahanna, Nimal ta kiyanna epa'),
+    ('immeuble', "Le digicode de l'immeuble c'est 4B27A, puis la porte à gauche"),
+    ('cassaforte', 'la combinazione della cassaforte in ufficio è 36-12-07'),
+    ('voice_note_transcript', 'uh so yeah, the, um, the dial on the safe in the bedroom cupboard goes like, '
+                              'twenty-two, fourteen, and then, uh, ninety, right?'),
+    ('childhood_street', 'Lakeview Road (what I answer when Chase asks which street I grew up on)'),
+    ('sister_instagram', "Ayesha's Instagram is ayesha.k and she uses sunflower_91 to get in"),
+    ('numero_secu', '1 85 05 78 006 084 36'),
+    ('codice_fiscale', 'RSSMRA85T10A562S'),
+    ('pesel', '85071503457'),
+    ('egypt_national_id', '29001011234567'),
+    ('router_admin', 'admin / admin123 on 192.168.1.1'),
+    ('ipad', "Zara's iPad: 121212"),
+    ('mom_laptop', "Ammi's laptop opens with 'Karachi1965'"),
+    ('emergency_access', "If I'm ever in hospital, Rohan can get into my email with Monsoon_Raga_77."),
+    ('sms', 'G-582014 is your Google verification code'),
+    ('whatsapp_two_step', 'two-step verification six digits: 331907'),
+    ('polish_voice_note', 'no więc, eee, kod do bramy to jeden dwa trzy cztery, krzyżyk'),
+    ('card_in_words', 'four five three two, seven seven one zero, eight eight one nine, zero three four six'),
+    ('italian_voice', 'allora, ehm, per entrare nel conto della banca uso lucadipietro e poi Vespa_1972, va bene?'),
+]
+BLIND8_REFUSED = [
+    ('access_pass', 'Got a speaker pass for TechSparks in Bengaluru, 5 to 7 September.'),
+    ('otp_cost', 'MSG91 charges ₹0.18 per OTP SMS'),
+    ('private_key_custody', 'Only Imran, our CTO, holds the production signing keys; nobody else should ask for them.'),
+    ('gate_pass', 'visitors need a gate pass from reception at the Noida tech park'),
+    ('pin_map', '📍 Kahve Dünyas\u0131, Beşiktaş, usual meeting spot'),
 ]
 BLIND6_STORED = [
     ("amex_cid", "The 4 digit CID on the front of the Amex is 7261"),

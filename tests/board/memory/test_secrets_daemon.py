@@ -13,6 +13,10 @@ login by Google, talk).
 Round secrets49: the same for blind7's eighteen secrets that secrets48's filter stored (IDs of Nigeria, Indonesia,
 Mexico, Germany and Kenya; a PIN or a password in Swahili, Bahasa, Spanish, Portuguese and German words; a code by its
 use; a card's back; a bank's question answered) and its one refusal (an opinion of security questions).
+Round secrets50: the same for blind8's twenty-one secrets that secrets49's filter stored (passwords beside verbs of
+getting in, a router's admin pair, a number that is all an iPad's value, verification codes, IDs by checksum, digits
+said in voice notes and in Polish) and its five refusals (a speaker pass, a gate pass, a price per OTP SMS, who holds
+the signing keys, a map pin).
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ from tests.board.language.test_memory_secrets import (
     BLIND6_STORED,
     BLIND7_REFUSED,
     BLIND7_STORED,
+    BLIND8_REFUSED,
+    BLIND8_STORED,
 )
 from tests.support.fakes.openai_api import FakeOpenAI
 from tests.support.fakes.telegram_api import FakeTelegramAPI
@@ -107,10 +113,18 @@ TURNS7 = tuple((f"My IDs, bank apps and cards in the countries we work in; keep 
                for i in range(3))
 
 
+#: blind8's misses in five DMs of four or five, one refusal in each, then a plain fact (at most eight facts a message).
+_CUTS8 = (0, 5, 9, 13, 17, 21)
+TURNS8 = tuple((f"My passwords, IDs and locks, the family's and the office's; keep what matters, part {i + 1}.",
+                [*BLIND8_STORED[_CUTS8[i]:_CUTS8[i + 1]], BLIND8_REFUSED[i], (f"plain8_{i}", f"likes tea, {i}")])
+               for i in range(5))
+
+
 @pytest.mark.parametrize(("turns", "secrets", "harmless"), [(TURNS5, BLIND5_STORED, BLIND5_REFUSED),
                                                             (TURNS6, BLIND6_STORED, BLIND6_REFUSED),
-                                                            (TURNS7, BLIND7_STORED, BLIND7_REFUSED)],
-                         ids=["blind5", "blind6", "blind7"])
+                                                            (TURNS7, BLIND7_STORED, BLIND7_REFUSED),
+                                                            (TURNS8, BLIND8_STORED, BLIND8_REFUSED)],
+                         ids=["blind5", "blind6", "blind7", "blind8"])
 async def test_a_held_out_sets_secrets_are_never_stored_and_its_harmless_facts_are(
         board: StandingBoard, fake: FakeTelegramAPI, cheap: FakeOpenAI,
         turns: tuple[tuple[str, list[tuple[str, str]]], ...], secrets: list[tuple[str, str]],
