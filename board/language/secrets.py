@@ -108,7 +108,10 @@ from board.language.learned import LinearModel
 from board.language.secret_model import fact_features, secret_model
 from board.language.secret_use import (
     DIGIT_WORDS,
+    HASH_WORDS,
     MASKED,
+    STAR_WORDS,
+    TENS_WORDS,
     bip39_share,
     event_only,
     form_reason,
@@ -117,6 +120,7 @@ from board.language.secret_use import (
     masked_out,
     native_to_latin,
     records_out,
+    secrets50_reason,
     talk_only,
     use_reason,
 )
@@ -138,6 +142,11 @@ _PINNED_POST_SAID = (
     r"(?:(?:the|this|that|a|an|my|our|it|these|those)\s+)?(?:[\w'-]+\s+){0,3}?"
     r"(?:tweets?|posts?|messages?|notes?|comments?|tabs?|chats?|announcements?|threads?|stories)\b(?!\s*[:=-]?\s*\d)")
 _PINNED_POST = re.compile(_PINNED_POST_SAID, re.IGNORECASE)
+#: A pass named by who holds it or where it lets one in, then what for or from where: "speaker pass for TechSparks",
+#: "gate pass from reception", "staff pass for the expo" (round secrets50); "my pass for gmail" names a password.
+_TICKET_PASS = (r"\b(?!(?:my|the|a|an|your|his|her|our|their|its|wifi|wi-fi|login|account|email|mail|app|bank|this|"
+                r"that|admin|user|root|new|old)\b)[a-z]+\s+pass(?:es)?\s+(?:for|to|from|at|into|of|arrives?|came)\b")
+_TICKET_PASS_SAID = re.compile(_TICKET_PASS, re.IGNORECASE)
 #: Phrases that mention a secret's word without being one; taken out before anything else is read.
 _HARMLESS = re.compile(
     r"\b(?:zip|postal|post|area|country|dial(?:l)?ing|std|isd|airport|iata|dress|promo|promotional|discount|"
@@ -181,7 +190,15 @@ _HARMLESS = re.compile(
     + _MAP_PIN_SAID + r"|"
     # a numbered place in a queue is no key: "token no 37 at the RTO", "token number 12 at the clinic"
     r"\btokens?\s+(?:no|number|num|#)\.?\s*\d{1,4}\b|"
-    r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b|\botp[- ]?(?:less|free)\b",
+    r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b|\botp[- ]?(?:less|free)\b|"
+    # round secrets50: a pass named by who holds it and what it lets one into is a ticket ("a speaker pass for
+    # TechSparks", "a gate pass from reception"); a secret's kind after "per" is the unit of a price
+    # ("₹0.18 per OTP SMS"); a network's name is no password ("the Shah_Home_5G network", "SSID CafeMocha_5G")
+    + _TICKET_PASS + r"|"
+    r"\bper\s+(?:\w+\s+){0,2}?(?:otp|2fa|mfa|sms|verification|password|pin|code|login)s?"
+    r"(?:\s+(?:sms|messages?|texts?|requests?|checks?))?\b|"
+    r"(?<=\bthe\s)[\w-]+\s+(?:network|wi-?fi|wlan|hotspot)\b|\bssid\s*[:=-]?\s*[\w-]+|"
+    r"\bnetwork\s+name\s*[:=-]?\s*[\w-]+",
     re.IGNORECASE)
 #: Words that say the thing is about a card, a bank, a phone or a lock (then a six-digit "pin code" is not a postcode).
 _SENSITIVE = re.compile(r"\b(?:card|atm|bank|upi|debit|credit|sim|phone|mobile|lock|locker|door|gate|safe|alarm|"
@@ -291,7 +308,9 @@ _HARMLESS_HEAD = {"bank", "banks", "provider", "providers", "method", "methods",
                   # round secrets48: where one logs in, or an errand about a document, not the secret:
                   # "netbanking_portal", "passport_renewal", "ssn_form", "cpf_contribution"
                   "portal", "portals", "website", "site", "url", "renewal", "renewals", "appointment",
-                  "appointments", "form", "forms", "photocopy", "copy", "contribution", "contributions"}
+                  "appointments", "form", "forms", "photocopy", "copy", "contribution", "contributions",
+                  # round secrets50: who holds a secret, not the secret: "private_key_custody", "signing key holders"
+                  "custody", "custodian", "custodians", "holder", "holders"}
 #: A key's last word that says the value is a date (``passport expiry: 2031``): over a date alone (a year, a
 #: month and a year, a full date) a document's or a scheme's key is no secret; a card's MM/YY still is.
 _DATE_HEADS = {"expiry", "expires", "expiration", "renewal", "validity", "issued", "issue", "date", "due"}
@@ -708,6 +727,8 @@ def _key_reason(key: str, value: str) -> str | None:
     words = _harmless_out(_words(key))
     if (_MAP_PIN.search(value) or _PINNED_POST.search(value)) and re.search(r"\bpins?\b", words):
         return None  # "office pin: dropped a pin ...", "pin_favorite_pizza: ..., pinned on Google Maps": a place
+    if re.search(r"\bpass(?:es)?$", words) and _TICKET_PASS_SAID.search(value) and not _CODE_OR_WORD.search(value):
+        return None  # "access_pass: Got a speaker pass for TechSparks ...": a ticket (round secrets50)
     if _LAST_FOUR.match(value):
         return None  # "bank account: ends in 7712": the last four digits name it, they open nothing
     if _head(words) in _STATUS_HEAD and _STATUS_WORD.match(value):
@@ -972,32 +993,70 @@ def _number_reason(key: str, value: str) -> str | None:
     return None
 
 
-#: Digits said as words, in English and the Indian languages read (:data:`board.language.secret_use.DIGIT_WORDS`).
+#: Digits said as words, in every language of :data:`board.language.secret_use.DIGIT_WORDS`, and a dial's numbers
+#: (:data:`board.language.secret_use.TENS_WORDS`).
 _DIGIT_WORDS = DIGIT_WORDS
-_SPOKEN_RUN = re.compile(r"\b(?:(?:" + "|".join(_DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(_DIGIT_WORDS) + r")\b",
+_NUMBER_WORD = "|".join(sorted([*_DIGIT_WORDS, *TENS_WORDS], key=len, reverse=True))
+#: What a voice note puts between the digits (round secrets50): commas, dots, "uh", "um", "like", "then", "and".
+_GAP = (r"(?:[\s,.…-]+(?:(?:uh+|um+|erm?|eh+m?|e{2,}|hmm+|like|then|and|and\s+then|y|et|und|poi|dann|puis|"
+        r"luego|potem)(?=[\s,.…])[\s,.…-]*)*)")
+_SPOKEN_RUN = re.compile(r"(?<!\w)(?:" + _NUMBER_WORD + r")(?:" + _GAP + r"(?:" + _NUMBER_WORD + r")){2,}(?!\w)",
                          re.IGNORECASE)
-_KEY_SIGN = re.compile(r"\b(?:star|asterisk)\s+(?=\d)|(?<=\d)\s+(?:hash|pound)\b", re.IGNORECASE)
+_KEY_SIGN = re.compile(r"\b(?:" + STAR_WORDS + r")\s+(?=\d)|(?<=\d)[\s,]+(?:" + HASH_WORDS + r")\b", re.IGNORECASE)
+_STAR_SIGN = re.compile(STAR_WORDS, re.IGNORECASE)
+
+
+def _spoken(found: re.Match[str]) -> str:
+    """A run of number words as digits: single digits joined ("nine three seven two" is "9372"; groups said apart
+    by commas, each of three or more digits, stay apart: a card read aloud in fours), a dial's numbers as dashed pairs
+    ("twenty-two, fourteen, ninety" is "22-14-90")."""
+    groups: list[list[str]] = []
+    numbers: list[int] = []
+    repeat, tens, after_tens = 1, False, -1
+    for word in re.finditer(r",|\w+", found.group(0).lower()):
+        said = word.group(0)
+        if said == ",":
+            groups.append([])
+            continue
+        if said in TENS_WORDS:
+            numbers.append(TENS_WORDS[said])
+            tens = True
+            # "thirty-one": a tens word, then a digit's word right after it, is one number
+            after_tens = word.end() if TENS_WORDS[said] >= 20 else -1
+            continue
+        digit = _DIGIT_WORDS.get(said, "")
+        if digit in ("double", "triple"):
+            repeat = 2 if digit == "double" else 3
+            continue
+        if not digit:
+            continue
+        if after_tens >= 0 and re.fullmatch(r"[\s-]", found.group(0)[after_tens:word.start()]) and digit != "0":
+            numbers[-1] += int(digit)
+            after_tens = -1
+            continue
+        after_tens = -1
+        numbers.extend([int(digit)] * repeat)
+        if not groups:
+            groups.append([])
+        groups[-1].append(digit * repeat)
+        repeat = 1
+    if tens:
+        return "-".join(f"{n:02d}" for n in numbers) if len(numbers) >= 3 else found.group(0)
+    kept = [g for g in groups if g]
+    joined = "".join("".join(g) for g in kept)
+    if len(joined) < 3 or not joined.isdigit():
+        return found.group(0)
+    if len(kept) >= 2 and all(len("".join(g)) >= 3 for g in kept):
+        return " ".join("".join(g) for g in kept)
+    return joined
 
 
 def spoken_digits(value: str) -> str:
-    """``value`` with digits said as words written as digits ("nine three seven two" is "9372", "double four" is
-    "44") when three or more such words run together (one English "one" or Hindi "do" alone stays a word), a
-    keypad's "star 1970" as "*1970", "1970 hash" as "1970#", and single digits spaced out ("1 9 7 0") joined."""
-    def digits(found: re.Match[str]) -> str:
-        out: list[str] = []
-        repeat = 1
-        for word in re.split(r"[\s,-]+", found.group(0).lower()):
-            digit = _DIGIT_WORDS.get(word, "")
-            if digit in ("double", "triple"):
-                repeat = 2 if digit == "double" else 3
-                continue
-            out.append(digit * repeat)
-            repeat = 1
-        joined = "".join(out)
-        return joined if len(joined) >= 3 and joined.isdigit() else found.group(0)
-    value = _SPOKEN_RUN.sub(digits, value)
-    value = _KEY_SIGN.sub(lambda m: "*" if m.group(0)[0].isalpha() and m.group(0).lower().startswith(("star", "ast"))
-                          else "#", value)
+    """``value`` with digits said as words written as digits (:func:`_spoken`) when three or more such words run
+    together, fillers between them or not (one English "one" or Hindi "do" alone stays a word), a keypad's "star 1970"
+    as "*1970", "1970 hash" (or "krzyżyk", "dièse"...) as "1970#", and single digits spaced out ("1 9 7 0") joined."""
+    value = _SPOKEN_RUN.sub(_spoken, value)
+    value = _KEY_SIGN.sub(lambda m: "*" if _STAR_SIGN.match(m.group(0)) else "#", value)
     return re.sub(r"(?<![\w.,])\d(?:\s\d){3,7}(?![\w.]|,\d)(?!\s\d)", lambda m: m.group(0).replace(" ", ""), value)
 
 
@@ -1016,6 +1075,7 @@ def _decide(key: str | None, value: str, model: LinearModel | None) -> str | Non
     """The rules' reason and the learned model's score together (see the module docstring)."""
     model = model or secret_model()
     value = spoken_digits(native_to_latin(value))  # "पासवर्ड" is "password", "४४७१" is "4471" (round secrets47)
+    value = value.replace("\U0001f4cd", " location pin ")  # round secrets50: "📍 <a café>" is a place on a map
     shown = masked_out(value)
     if (shown != value and not re.search(r"\d", shown)) or event_only(value):
         # every number in it masked ("XXXX XXXX 9021"), or only an event about a secret's kind with no code given
@@ -1051,6 +1111,8 @@ def _told(key: str, value: str) -> str | None:
         reason = reason or formed
         # round secrets49: a PIN's word of any language, a code by its use, an ID by its checksum or shape
         reason = reason or languages_reason(plain)
+        # round secrets50: a credential beside getting in, a host's pair, a device's code, a verification code, IDs
+        reason = reason or secrets50_reason(_words(key), plain)
     if reason is None and (_TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value)):
         reason = "an API key or token"
     if reason is None and mask(value) != value:
