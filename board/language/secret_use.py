@@ -480,6 +480,9 @@ _CARD_SIDE = re.compile(r"\b(?:back|behind|front|reverse|peeche|pichhe|piche|pic
                         r"pinnal|pinnala|venaka|venuka|pichone|pichhone|pechone|maage|paachhal|pachal|peeche)\b",
                         re.IGNORECASE)
 _THREE_OR_FOUR = re.compile(r"(?<![\w.,/-])\d{3,4}(?![\w/-]|[.,]\d)")
+#: Round secrets50: a card's few digits counted, wherever on the card they are ("the 4 tiny digits above the embossed
+#: ones on the Amex: 8820"); its last or first four are masked numbers (read out before, :func:`masked_out`).
+_CARD_DIGITS_COUNTED = re.compile(r"\b(?<!last\s)(?<!first\s)(?:3|4|three|four)\s+(?:\w+\s+){0,2}digits?\b", re.IGNORECASE)
 
 
 def card_code(text: str) -> bool:
@@ -487,7 +490,7 @@ def card_code(text: str) -> bool:
     if not _THREE_OR_FOUR.search(text):
         return False
     return bool(_CARD_CODE_NAME.search(text) and (_CARD_NAME.search(text) or len(text.split()) <= 4)) or \
-        bool(_CARD_NAME.search(text) and _CARD_SIDE.search(text))
+        bool(_CARD_NAME.search(text) and (_CARD_SIDE.search(text) or _CARD_DIGITS_COUNTED.search(text)))
 
 
 # Principle 10: a recovery phrase by its FORM: twelve, eighteen or twenty-four words of a wallet's word list (BIP-39's

@@ -440,6 +440,11 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets50() -> None
     assert sentence_reason("Kinga's phone 0227 080 3624") is None
     assert sentence_reason("Vonage charges $0.05 per verification SMS") is None
     assert sentence_reason("Only the CFO holds the treasury signing keys.") is None
+    # the guards, each pinned: one digit after a name is a model's, "_" alone joins a name; a year after a device
+    assert sentence_reason("She logs in with Google on her Pixel8") is None
+    assert sentence_reason("connect with Series_A investors") is None
+    assert sentence_reason("Dad's iPhone 2019") is None
+    assert sentence_reason("the 4 tiny digits above the embossed ones on the Amex: 8820") == "a card's verification code"
 
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
 PROPOSED = [
