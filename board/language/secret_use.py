@@ -482,7 +482,8 @@ _CARD_SIDE = re.compile(r"\b(?:back|behind|front|reverse|peeche|pichhe|piche|pic
 _THREE_OR_FOUR = re.compile(r"(?<![\w.,/-])\d{3,4}(?![\w/-]|[.,]\d)")
 #: Round secrets50: a card's few digits counted, wherever on the card they are ("the 4 tiny digits above the embossed
 #: ones on the Amex: 8820"); its last or first four are masked numbers (read out before, :func:`masked_out`).
-_CARD_DIGITS_COUNTED = re.compile(r"\b(?<!last\s)(?<!first\s)(?:3|4|three|four)\s+(?:\w+\s+){0,2}digits?\b", re.IGNORECASE)
+_CARD_DIGITS_COUNTED = re.compile(r"\b(?<!last\s)(?<!first\s)(?:3|4|three|four)\s+(?:\w+\s+){0,2}digits?\b",
+                                  re.IGNORECASE)
 
 
 def card_code(text: str) -> bool:

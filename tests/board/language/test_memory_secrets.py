@@ -444,7 +444,8 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets50() -> None
     assert sentence_reason("She logs in with Google on her Pixel8") is None
     assert sentence_reason("connect with Series_A investors") is None
     assert sentence_reason("Dad's iPhone 2019") is None
-    assert sentence_reason("the 4 tiny digits above the embossed ones on the Amex: 8820") == "a card's verification code"
+    amex = "the 4 tiny digits above the embossed ones on the Amex: 8820"
+    assert sentence_reason(amex) == "a card's verification code"
 
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
 PROPOSED = [
