@@ -444,6 +444,9 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets50() -> None
     assert sentence_reason("She logs in with Google on her Pixel8") is None
     assert sentence_reason("connect with Series_A investors") is None
     assert sentence_reason("Dad's iPhone 2019") is None
+    assert sentence_reason("Lina's phone: 4500 mAh battery") is None  # a unit after a device's number
+    assert sentence_reason("Confirmation number 448213 for the Lisbon hotel") is None  # a booking's record
+    assert sentence_reason("She signs in with SSO to dev_portal77") is None  # what one signs in TO
     amex = "the 4 tiny digits above the embossed ones on the Amex: 8820"
     assert sentence_reason(amex) == "a card's verification code"
 
