@@ -102,6 +102,7 @@ The labelled sets in ``tests/data/memory_secrets*.jsonl`` measure it (tests/test
 
 from __future__ import annotations
 
+import functools
 import re
 
 from board.language.learned import LinearModel
@@ -1000,8 +1001,17 @@ _NUMBER_WORD = "|".join(sorted([*_DIGIT_WORDS, *TENS_WORDS], key=len, reverse=Tr
 #: What a voice note puts between the digits (round secrets50): commas, dots, "uh", "um", "like", "then", "and".
 _GAP = (r"(?:[\s,.…-]+(?:(?:uh+|um+|erm?|eh+m?|e{2,}|hmm+|like|then|and|and\s+then|y|et|und|poi|dann|puis|"
         r"luego|potem)(?=[\s,.…])[\s,.…-]*)*)")
-_SPOKEN_RUN = re.compile(r"(?<!\w)(?:" + _NUMBER_WORD + r")(?:" + _GAP + r"(?:" + _NUMBER_WORD + r")){2,}(?!\w)",
-                         re.IGNORECASE)
+_NUMBER_WORDS = frozenset([*_DIGIT_WORDS, *TENS_WORDS])
+
+
+@functools.cache
+def _spoken_run() -> re.Pattern[str]:
+    """Three or more number words with gaps between them. Compiled on the first value that holds three number words
+    (:func:`spoken_digits`), not at import: the table of some 230 words costs ~8 ms to compile (round secrets50)."""
+    return re.compile(r"(?<!\w)(?:" + _NUMBER_WORD + r")(?:" + _GAP + r"(?:" + _NUMBER_WORD + r")){2,}(?!\w)",
+                      re.IGNORECASE)
+
+
 _KEY_SIGN = re.compile(r"\b(?:" + STAR_WORDS + r")\s+(?=\d)|(?<=\d)[\s,]+(?:" + HASH_WORDS + r")\b", re.IGNORECASE)
 _STAR_SIGN = re.compile(STAR_WORDS, re.IGNORECASE)
 
@@ -1055,7 +1065,8 @@ def spoken_digits(value: str) -> str:
     """``value`` with digits said as words written as digits (:func:`_spoken`) when three or more such words run
     together, fillers between them or not (one English "one" or Hindi "do" alone stays a word), a keypad's "star 1970"
     as "*1970", "1970 hash" (or "krzyżyk", "dièse"...) as "1970#", and single digits spaced out ("1 9 7 0") joined."""
-    value = _SPOKEN_RUN.sub(_spoken, value)
+    if sum(word in _NUMBER_WORDS for word in re.findall(r"\w+", value.lower())) >= 3:
+        value = _spoken_run().sub(_spoken, value)  # most facts hold no three number words: no regex is run
     value = _KEY_SIGN.sub(lambda m: "*" if _STAR_SIGN.match(m.group(0)) else "#", value)
     return re.sub(r"(?<![\w.,])\d(?:\s\d){3,7}(?![\w.]|,\d)(?!\s\d)", lambda m: m.group(0).replace(" ", ""), value)
 
