@@ -197,7 +197,7 @@ _LOCKED = re.compile(
     r"almirah|almari|cupboard|dikki|wheels|dials|"
     # round secrets50: a lock, a door, an alarm and a safe in the languages of the digits' table
     r"alarm\w*|allarm\w*|puerta|portail|port[ãa]o|cancello|t[üu]r\w*|drzwi|bram\w*|kap[\u0131i]\w*|mlango|vchod\w*|"
-    r"domofon\w*|digicode|cassaforte|caja\s+fuerte|coffre|tresor|sejf|combinazione|combinaci[óo]n|combinaison|"
+    r"domofon\w*|digicode|cassaforte|caja\s+fuerte|coffre|tresor|sejf\w*|combinazione|combinaci[óo]n|combinaison|"
     r"kombination|kombinacja|kombinasyon|candado|lucchetto|cadenas|vorh[äa]ngeschloss|k[łl][óo]dka)\b",
     re.IGNORECASE)
 
@@ -663,7 +663,8 @@ _ID_WORDS = re.compile(
     r"num[ée]ro\s+fiscal|nir|s[ée]curit[ée]\s+sociale|dni|c[ée]dula|rut|run|cpf|philsys|psn|umid|sss|"
     r"codice\s+fiscale|id\s+(?:number|no|card)|identity|identitas|identidad|identidade|identit[àa]|carte\s+d'identit[ée]|"
     r"passport|pasaporte|passeport|passaporto|paspor|pasaport|dow[óo]d|personnummer|henkil[öo]tunnus|amka|mykad|"
-    r"ic\s+no|national\s+id|teudat\s+zehut|mispar\s+zehut|aadhaar|aadhar|ssn|tin\s+no|nida|ghana\s+card|huduma|omang|emirates\s+id|iqama)(?!\w)",
+    r"ic\s+no|national\s+id|teudat\s+zehut|mispar\s+zehut|nhs\s+(?:number|no)|medicare|health\s+card|ahv|"
+    r"sozialversicherungs\w*|aadhaar|aadhar|ssn|tin\s+no|nida|ghana\s+card|huduma|omang|emirates\s+id|iqama)(?!\w)",
     re.IGNORECASE)
 _COMPANY = re.compile(r"(?<!\w)(?:vat|iva|partita|empresa|company|companies|perusahaan|firma|business|gmbh|ltd|llc|"
                       r"corp\w*|inc|"
@@ -804,7 +805,7 @@ def languages_reason(text: str) -> str | None:
 # is the instrument: within four words after "with", "using", "uses", "accepts" (or their words in other languages), or
 # before "to get in".
 _GET_IN = re.compile(
-    r"(?<!\w)(?:get(?:s|ting)?\s+(?:in(?:to)?|past)|got\s+(?:in(?:to)?|past)|log(?:s|ged|ging)?[\s-]*[io]n|logins?|"
+    r"(?<!\w)(?:get(?:s|ting)?\s+(?:in(?:to)?|onto|on|past)|got\s+(?:in(?:to)?|onto|on|past)|log(?:s|ged|ging)?[\s-]*[io]n|logins?|"
     r"sign(?:s|ed|ing)?[\s-]*[io]n|access(?:es|ed|ing)?|unlock\w*|open(?:s|ed|ing)?|wakes?|lets?\s+\w+\s+in|"
     r"accepts?|enter(?:s|ed|ing)?|"
     # Italian, Spanish, Portuguese, French, German, Dutch, Polish, Turkish, Bahasa, Swahili
