@@ -7,7 +7,10 @@ of the filter (:mod:`board.language.secrets`) calls :func:`use_reason` on a valu
 key rules, and reads masked and record numbers out with :func:`masked_out` and :func:`records_out`.
 
 Each principle is stated where it is applied. The languages read: English, Hindi / Hinglish, Bengali, Tamil, Telugu,
-Kannada, Malayalam, Marathi, Gujarati and Punjabi, all in Latin script (what a chat model writes down).
+Kannada, Malayalam, Marathi, Gujarati and Punjabi, all in Latin script (what a chat model writes down); later rounds
+added tables of other languages' words (principles 13 and 22) and principles that need no words: a token's shape beside
+a verb of getting in, a code right after a device's name, a verification code's form, an ID's checksum (round
+secrets50: principles 18 to 22, :func:`secrets50_reason`).
 """
 
 from __future__ import annotations

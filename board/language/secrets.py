@@ -90,6 +90,13 @@ a record, an event about a secret's kind in any language with no code given ("pa
 complaint kiya", "token expires on 30 June"), the kind talked about ("OTP ab WhatsApp pe bhi aata hai"), a token of
 appreciation, a tweet pinned, an exam passed, a pin badge.
 
+Round secrets50 (blind8's misses, in :mod:`board.language.secret_use` principles 18 to 22): a credential-shaped token
+given as what one gets in with, a user / password pair beside a host, a code right after a device's name, a verification
+code by its form, more identity numbers by checksum, digits said in thirteen more languages and a dial's numbers in
+words with a voice note's fillers between them. Kept: a pass named with what it is for ("a speaker pass for
+TechSparks"), a secret's kind after "per" (a price), a network's name, a port, who holds the keys ("custody", "holders"
+as a key's last word), a 📍 place.
+
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
 Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets) scores

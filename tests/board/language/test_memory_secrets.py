@@ -160,8 +160,19 @@ Egypt's national ID), passwords inside sentences ("she uses sunflower_91 to get 
 'Karachi1965'", "Rohan can get into my email with Monsoon_Raga_77"), spoken digits and dial turns in voice-note
 transcripts and in Polish, a digicode and a combinazione, a router's admin pair, a bare "Zara's iPad: 121212", a
 Google verification SMS, a WhatsApp two-step PIN; the refusals a speaker pass, a gate pass, a cost per OTP SMS, a
-custody rule for signing keys, a map pin. Below the goal: the test holds it to what was measured, so a regression
-fails; it is in no training set.
+custody rule for signing keys, a map pin.
+
+Round ``secrets50`` (issue 36, item 7): ``memory_secrets_blind8.jsonl`` BECAME A TUNING SET, held to the goal. Its
+misses were read as principles of form and use that do not name its words (:mod:`board.language.secret_use` principles
+18 to 22): a credential-shaped token given as what one gets in with, beside a verb of getting in in any of ten
+languages; a user / password pair by form beside a host or an admin device; a code right after a device's name; a
+verification code by form; identity numbers by checksum or form (PESEL, CPF, NIR, Egypt's, South Africa's,
+personnummer, RUT, codice fiscale) or by an ID's word in the key; digits of thirteen more languages in one table, a
+dial's numbers in English words, fillers between spoken digits. Kept by principle: a pass for an event, a kind after
+"per" (a price), a network's name, a port, who holds keys, a map pin's emoji. ``memory_secrets_tuning50.jsonl`` (77
+secret, 105 harmless): batch 1 (51 / 47) written before any rule changed, measured once on secrets49's rules: 35 let
+through, 6/47 refused; batch 2 (26 / 58) probes written after the rules (weak evidence): on secrets49's rules 10 let
+through, 0 refused.
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
