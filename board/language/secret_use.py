@@ -823,7 +823,7 @@ _TO_GET_IN = re.compile(r"^['\"\u2019\u201d]?\s+(?:to|para|pour|per|um|om|żeby|
                         re.IGNORECASE)
 _CREDENTIAL = re.compile(r"(?<![\w@./:\\-])[A-Za-z0-9][\w!@#$%^&*.-]{3,}[\w!@#$%^&*]")
 _NOT_CREDENTIAL = re.compile(
-    r"^(?:v?\d+(?:\.\d+)+[a-z]?|[A-Za-z]{1,3}\d{1,4}[A-Za-z]{0,2}|(?-i:[A-Z0-9]+(?:-[A-Z0-9]+)+)|\d+(?:st|nd|rd|th|gb|tb|mb|"
+    r"^(?:\w+[_-]v\d+|v?\d+(?:\.\d+)+[a-z]?|[A-Za-z]{1,3}\d{1,4}[A-Za-z]{0,2}|(?-i:[A-Z0-9]+(?:-[A-Z0-9]+)+)|\d+(?:st|nd|rd|th|gb|tb|mb|"
     r"mah|am|pm|k|x|s)|(?:ios|android|win(?:dows)?|macos|ubuntu|python|java|node|gpt|web|x|ps|usb|wifi|h|mp)\d+\w*)$",
     re.IGNORECASE)
 _TARGET_BEFORE = re.compile(r"(?<!\w)(?:as|to|into|on|at|in|from|the|network|ssid|port|host|server|model)\s+$",
@@ -853,6 +853,24 @@ def credential_used(text: str) -> bool:
         if _INSTRUMENT.search(before) or _TO_GET_IN.match(after):
             return True
     return False
+
+
+# Principle 18 once more: a credential-shaped token as all that is said after a private account's, a network's or a
+# device's name ("the Wi-Fi is Sunflower_99", "Netflix \u2014 Kestrel_22", "Mum's Gmail is mum.k@gmail.com, Roses1955"),
+# an e-mail before it or not. Only of what has no public handle: a social network's name ("Instagram: ayesha_k_91") is
+# a handle's place, and a network's NAME said so ("the wifi name is Blue_Door_5G") is read out first.
+_PRIVATE_ACCOUNT = (r"wi-?fi|wlan|hotspot|router|e-?mail|gmail|outlook|hotmail|yahoo|icloud|apple\s+id|netflix|prime|"
+                    r"hotstar|spotify|disney\+?|hulu|laptop|pc|computer|ipad|tablet|vpn|nas|netbanking")
+_ACCOUNT_THEN_TOKEN = re.compile(
+    r"(?<!\w)(?:" + _PRIVATE_ACCOUNT + r")(?:'s)?\s*(?:password\s+|pw\s+)?(?:is|:|=|\u2014|\u2013|-)\s*"
+    r"(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+\s*[,/;]?\s*(?:and\s+)?)?['\"\u2018\u201c]?(?P<tok>\S+?)['\"\u2019\u201d]?"
+    r"\s*[.!]?\s*$", re.IGNORECASE)
+
+
+def account_token(text: str) -> bool:
+    """Principle 18: a credential-shaped token as the whole rest of a value after a private account's name."""
+    found = _ACCOUNT_THEN_TOKEN.search(text)
+    return bool(found and credential_token(found.group("tok")))
 
 
 # Principle 18 for a device or a host: a user and a password by their form (``x / y``, ``x:y``, ``x and y``, "user x
@@ -1054,7 +1072,7 @@ def secrets50_reason(key: str, text: str) -> str | None:
     A code, a verification code and an ID need four digits or more, an ID seven: the rules that read them are not run
     on the many facts with fewer (the filter's cost)."""
     digits = sum(char.isdigit() for char in text)
-    if credential_used(text):
+    if credential_used(text) or account_token(text):
         return "a password given to get in"
     if host_pair(text):
         return "a login and password"

@@ -458,6 +458,9 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets50() -> None
     assert sentence_reason("Lina's phone: 4500 mAh battery") is None  # a unit after a device's number
     assert sentence_reason("Confirmation number 448213 for the Lisbon hotel") is None  # a booking's record
     assert sentence_reason("She signs in with SSO to dev_portal77") is None  # what one signs in TO
+    assert sentence_reason("Dropbox password hint aside, the laptop is Maple_Leaf_88") is not None  # all after a name
+    assert sentence_reason("Instagram: ayesha_k_91") is None  # a social network's name is a handle's place
+    assert sentence_reason("VPN: WireGuard_v2") is None  # a version's suffix
     amex = "the 4 tiny digits above the embossed ones on the Amex: 8820"
     assert sentence_reason(amex) == "a card's verification code"
 
