@@ -169,9 +169,9 @@ languages; a user / password pair by form beside a host or an admin device; a co
 verification code by form; identity numbers by checksum or form (PESEL, CPF, NIR, Egypt's, South Africa's,
 personnummer, RUT, codice fiscale) or by an ID's word in the key; digits of thirteen more languages in one table, a
 dial's numbers in English words, fillers between spoken digits. Kept by principle: a pass for an event, a kind after
-"per" (a price), a network's name, a port, who holds keys, a map pin's emoji. ``memory_secrets_tuning50.jsonl`` (77
-secret, 105 harmless): batch 1 (51 / 47) written before any rule changed, measured once on secrets49's rules: 35 let
-through, 6/47 refused; batch 2 (26 / 58) probes written after the rules (weak evidence): on secrets49's rules 10 let
+"per" (a price), a network's name, a port, who holds keys, a map pin's emoji. ``memory_secrets_tuning50.jsonl`` (80
+secret, 115 harmless): batch 1 (51 / 47) written before any rule changed, measured once on secrets49's rules: 35 let
+through, 6/47 refused; batch 2 (29 / 68) probes written after the rules (weak evidence): on secrets49's rules 13 let
 through, 0 refused.
 
 What counts as a secret: anything that opens
