@@ -213,7 +213,8 @@ TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secret
           "memory_secrets_blind4.jsonl", "memory_secrets_tuning46b.jsonl", "memory_secrets_blind5.jsonl",
           "memory_secrets_tuning47.jsonl", "memory_secrets_blind6.jsonl", "memory_secrets_tuning48.jsonl",
           "memory_secrets_blind7.jsonl", "memory_secrets_tuning49.jsonl", "memory_secrets_blind8.jsonl",
-          "memory_secrets_tuning50.jsonl"]
+          "memory_secrets_tuning50.jsonl", "memory_secrets_blind9.jsonl", "memory_secrets_blind10.jsonl",
+          "memory_secrets_tuning51.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -309,6 +310,19 @@ def test_blind8_reached_the_goal_as_a_tuning_set() -> None:
     assert not missed and not refused, figures
 
 
+@pytest.mark.parametrize("name", ["memory_secrets_blind9.jsonl", "memory_secrets_blind10.jsonl"])
+def test_blind9_and_blind10_reached_the_goal_as_tuning_sets(name: str) -> None:
+    """``memory_secrets_blind9`` and ``blind10`` (see the module docstring): measured once by the lead on secrets50 at 6
+    let through and 3 refused, 6 let through and 4 refused; tuned on in round secrets51 as principles (unnumbered wallet
+    words, a code a device or a transfer takes, spaced digits, a credential after a service's name, a bank's question,
+    turns in any language, an ID with a birth date; policies, places, PNRs, queue tokens, env lines and host lists
+    kept); now held to the goal (none let through, no harmless fact refused)."""
+    missed, refused, figures = measure(name)
+    print(f"\n{figures}")
+    assert len(labelled(name)) == 200
+    assert not missed and not refused, figures
+
+
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
     """memory3's probes: no secret let through; only the two ambiguous harmless rows named in PROBES_REFUSED
     are refused (a leak is worse than a forgotten harmless fact)."""
@@ -320,7 +334,8 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
 
 @pytest.mark.parametrize("held", ["memory_secrets_fresh", "memory_secrets_blind3", "memory_secrets_blind4",
                                   "memory_secrets_blind5", "memory_secrets_blind6", "memory_secrets_blind7",
-                                  "memory_secrets_tuning49", "memory_secrets_blind8", "memory_secrets_tuning50"])
+                                  "memory_secrets_tuning49", "memory_secrets_blind8", "memory_secrets_tuning50",
+                                  "memory_secrets_blind9", "memory_secrets_blind10", "memory_secrets_tuning51"])
 def test_a_model_trained_without_a_set_keeps_the_goal_on_it(held: str) -> None:
     """Leave-one-set-out on the fresh and blind3 sets: the learned model trained on every other set (``scripts/
     train_classifiers.py``), beside the rules, lets no secret of the set through and refuses at most 5% of its
@@ -463,6 +478,34 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets50() -> None
     assert sentence_reason("VPN: WireGuard_v2") is None  # a version's suffix
     amex = "the 4 tiny digits above the embossed ones on the Amex: 8820"
     assert sentence_reason(amex) == "a card's verification code"
+
+
+def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets51() -> None:
+    """Round secrets51 (board/language/secret_use.py, principles 23 to 29), on phrasings no set has, and the look-alikes
+    each reading must keep."""
+    assert sentence_reason("the rest is: ribbon hockey galaxy orbit spray velvet") is not None  # BIP-39 only, six
+    assert sentence_reason("The gym's keypad takes 4471 after the star") is not None
+    assert sentence_reason("override on the Toast till is 3321") is not None
+    assert sentence_reason("mTAN 662190 für die Rechnung") is not None
+    assert sentence_reason("the CVC behind the Wise card is 5 0 2") is not None
+    assert sentence_reason("for Verizon it's dlopez and then Saguaro_21") is not None
+    assert sentence_reason("Dropbox-kontoen er Fjell2020") is not None
+    assert sentence_reason("Birth city, for the Chase question: Oaxaca") is not None
+    assert sentence_reason("el candado: 30 a la derecha, 4 a la izquierda, 18 derecha") is not None
+    assert sentence_reason("Hyun 880921-1234561") == "a national identity number"
+    # kept
+    assert sentence_reason("Six words on the mood board: ribbon hockey galaxy orbit spray velvet") is None
+    assert sentence_reason("The coffee machine takes 4 minutes") is None
+    assert sentence_reason("Needs a manager override for voids over $50") is None
+    assert sentence_reason("The Wi-Fi password is written on the fridge whiteboard") is None
+    assert sentence_reason("Every phone needs a 6-digit passcode by policy") is None
+    assert sentence_reason("PNR 8KQ2ZT on Qatar Airways, Doha to Manila") is None
+    assert sentence_reason("Token 112 at the passport office, slot 14:20") is None
+    assert sentence_reason("APP_ENV=prod REPLICAS=3 REGION=eu-west-1") is None
+    assert sentence_reason("db01 10.0.0.5:5432, cache01 10.0.0.6:6379") is None
+    assert sentence_reason("Invoice 880921-1234561 paid") is None  # a record's number of an ID's shape
+    assert sentence_reason("Order 240101-5512 shipped") is None  # nor a personnummer's
+
 
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
 PROPOSED = [
@@ -662,6 +705,35 @@ BLIND8_REFUSED = [
     ('private_key_custody', 'Only Imran, our CTO, holds the production signing keys; nobody else should ask for them.'),
     ('gate_pass', 'visitors need a gate pass from reception at the Noida tech park'),
     ('pin_map', '📍 Kahve Dünyas\u0131, Beşiktaş, usual meeting spot'),
+]
+#: blind9's and blind10's misses and refusals (round secrets51's tuning), as the lead measured them on secrets50.
+BLIND9_STORED = [
+    ('router', 'lösenordet till routern är Älgen4ever'),
+    ('kaadi_mi', 'Nọ́mbà àṣírí káàdì mi ni 2208, ẹ má sọ fún ẹnikẹ́ni'),
+    ('yemistir_qal', 'yemistir qal: Selam2015Addis'),
+    ('memo', "Uh so yeah, for the Chase online thing it's jmartinez_ny and then, um, BrooklynBridge77 with a "
+             "capital B."),
+    ('jumin', 'jumin deungnok beonho: 850412-1234567'),
+    ('born_city_for_bank', 'City where I was born, for the Wells Fargo question: Tegucigalpa'),
+]
+BLIND9_REFUSED = [
+    ('booking_code', 'PNR QX7T2L, KLM Amsterdam to Nairobi on 14 March'),
+    ('passcode_policy', 'Wants all company phones to have a 6-digit passcode with Face ID turned on.'),
+    ('recovery_key_takeaways', 'Recovery after the outage: add a status page and a proper on-call rota.'),
+]
+BLIND10_STORED = [
+    ('dvr_cctv', 'The CCTV DVR in the shop takes 3391 after you hit menu, the installer set it.'),
+    ('pos_terminal_supervisor', 'supervisor override on the Clover is 2580'),
+    ('trezor_words', 'first six: actor brisk canyon dolphin elbow fabric'),
+    ('tan_list', 'TAN 482913 for the transfer to the landlord'),
+    ('card_back_digits', 'the three digits on the back of the corporate Mastercard are 7 0 9'),
+    ('cofre', 'O segredo do cofre é 38 para direita, 12 para esquerda, 5 direita'),
+]
+BLIND10_REFUSED = [
+    ('env_vars_note', 'NODE_ENV=production PORT=8080 LOG_LEVEL=info REDIS_HOST=cache-01.internal'),
+    ('wifi_password_location', 'The Wi-Fi password is printed on the sticker under the router.'),
+    ('token_number', 'Passport Seva Kendra token number A-142, slot at 10:30'),
+    ('sysadmin_hosts', 'nas01.home.lan 192.168.1.20, dvr01 192.168.1.30:8000, pihole 192.168.1.2'),
 ]
 BLIND6_STORED = [
     ("amex_cid", "The 4 digit CID on the front of the Amex is 7261"),
