@@ -231,7 +231,10 @@ _HUSH = re.compile(
     r"(?:mat|na|nahi)\s+(?:batana|bataana|batao|bolna|dena|dikhana)\b|\bshare\s+(?:mat|na|nahi)\s+karna\b|"
     r"\byaar(?:u|a)kk?um\s+soll\w*\b|\bkauke\s+bol(?:o|ben)\s+na\b|\bevari(?:kee|ki)\s+chepp\w*\b|"
     r"\byarig(?:u|oo)\s+hel\w*\b|\bkon(?:alahi|ala)\s+sang\w*\s+naka\b|\bkoine\s+(?:na\s+)?keh\w*\b|"
-    r"\bsecret\s+(?:hai|rakhna|rakho)\b", re.IGNORECASE)
+    r"\bsecret\s+(?:hai|rakhna|rakho)\b|"
+    # round secrets51: Yoruba ("ẹ má sọ fún ẹnikẹ́ni", read without its tone marks), Swahili, Bahasa
+    r"\bma\s+so\s+fun\s+(?:enikeni|eniyan)\b|\busim(?:wambie|mwambie)\s+mtu\b|\bjangan\s+(?:kasih\s+tahu|bilang)\b",
+    re.IGNORECASE)
 
 # Principle 4: an authenticator's (TOTP) seed is a secret by its form: sixteen or more characters of base32 (A-Z and
 # 2-7 only), with a digit and a letter in it, or any such run of capitals beside a "seed", "secret", "setup key" or
@@ -440,6 +443,24 @@ _NATIVE_WORD = re.compile(f"(?<![{_INDIC}])(?:" + "|".join(re.escape(n) for n, _
 _NATIVE_LATIN = dict(_NATIVE)
 
 
+_HOST_PORT = re.compile(r"(?<![\w.])((?:\d{1,3}(?:\.\d{1,3}){3})|[a-z][\w-]*(?:\.[\w-]+)+):\d{2,5}(?![\w.])",
+                        re.IGNORECASE)
+
+
+def ports_out(value: str) -> str:
+    """``value`` with a host's port dropped ("192.168.1.30:8000" reads "192.168.1.30"): a port opens nothing, it is no
+    code (round secrets51; principle 18 already kept "on port 5432")."""
+    return _HOST_PORT.sub(r"\1", value) if ":" in value else value
+
+
+def marks_out(value: str) -> str:
+    """``value`` without tone and accent marks on Latin letters when it has a letter with a dot below or a combining
+    mark (Yoruba, Vietnamese: "nọ́mbà àṣírí" reads "nomba asiri"), so one table of words reads them (round secrets51)."""
+    if not re.search("[\u0300-\u036f\u1ea0-\u1ef9\u1e00-\u1e9f]", value):
+        return value
+    return "".join(ch for ch in unicodedata.normalize("NFD", value) if not unicodedata.combining(ch))
+
+
 def native_to_latin(value: str) -> str:
     """``value`` with the digits of Indian scripts as ASCII digits and the words of :data:`_NATIVE` in Latin script,
     spaced from what follows in the native script ("खोलता" reads "khol ता")."""
@@ -601,14 +622,16 @@ SECRET_WORDS_OF_LANGUAGES = (
     r"parola\s+d'ordine|codice\s+segreto|mot\s+de\s+passe|code\s+(?:secret|confidentiel|d'acc[èe]s)|"
     # German, Dutch, Scandinavian, Finnish, Polish, Czech, Hungarian
     r"geheimzahl|geheimnummer|geheimcode|kennwort|passwort|zugangscode|wachtwoord|toegangscode|l[öo]senord|"
-    r"passord|adgangskode|salasana|tunnusluku|has[łl]o|heslo|jelsz[óo]|"
+    r"l[öo]senordet|passordet|passord|adgangskode|salasana|tunnusluku|has[łl]o|heslo|jelsz[óo]|"
     # Turkish, Vietnamese, Arabic and Persian in Latin script, Greek
     r"[şs]ifre\w*|parola|m[ậa]t\s+kh[ẩa]u|m[ãa]\s+pin|ramz(?:\s+al)?[\s-]+sirr?i?|kalmat\s+(?:al\s+)?sirr?|"
     r"kilmat\s+(?:al\s+)?sirr?|kalimat\s+al[\s-]+sirr?|kalame\s+obur|kodikos|"
     # round secrets50: Russian / Ukrainian, Japanese, Korean, Kazakh, Zulu / Xhosa, Afrikaans, Hausa in Latin script,
     # and a French door's "digicode"
     r"parol'?|ansh[oō]u?\s+bang[oō]u?|pasuw[aā]do|bimil\s*beonho|amho|qupiya\s+s[öo]z|iphasiwedi|wagwoord|"
-    r"lambar\s+sirri|kalmar\s+sirri|digicode")
+    r"lambar\s+sirri|kalmar\s+sirri|digicode|"
+    # round secrets51: Yoruba ("nọ́mbà àṣírí", read without its tone marks) and Amharic in Latin script ("yemistir qal")
+    r"nomba\s+asiri|oro\s+asiri|asiri|yemistir\s+qal|yeyilef\s+qal|mistir\s+qal")
 CODE_WORDS_OF_LANGUAGES = (r"nip|kode|kod|koodi|c[óo]digo|codice|clave|numara|m[ãa]\s+s[ốo]|code\s+(?:porte|carte)|"
                            r"pin(?:code)?\s+van|nummer|n[úu]mero|namba|nambari|access|zugang|akses")
 _SECRET_WORD_ANY = re.compile(r"(?<!\w)(?:" + SECRET_WORDS_OF_LANGUAGES + r")(?!\w)", re.IGNORECASE)
@@ -1056,6 +1079,8 @@ def more_identity_numbers(text: str) -> bool:
         return False
     for found in _PERSONNUMMER.finditer(text):
         digits = found.group(1) + found.group(2)
+        if _RECORD_BEFORE.search(text[:found.start()]):
+            continue  # round secrets51: "Order 240101-5512 shipped" is an order's number
         if _date_ok(digits[:2], int(digits[2:4]), digits[4:6]) and _luhn_ok(digits):
             return True
     for found in _LONG_DIGITS.finditer(text):
@@ -1085,4 +1110,178 @@ def secrets50_reason(key: str, text: str) -> str | None:
         return "a national identity number"
     if device_code(key, text):
         return "a device's code"
+    return None
+
+
+# Round secrets51 (principles 23 to 29): blind9's and blind10's misses read as principles of form and use.
+#
+# Principle 23: a wallet's words need no number and no name: six or more words, every one of them a BIP-39 word and
+# none of the commonest English words (:data:`board.language.secrets._NOT_SEED`), run to the end of the value ("first
+# six: actor brisk canyon dolphin elbow fabric", "the rest is wagon jungle lemon pilot hammer silver"). A list its
+# label names ("spelling words: ...", "mood board: ...") is kept by the caller (``_word_list``).
+_WORD_TAIL = re.compile(r"(?:^|[\s:=\u2014\u2013-])((?:[A-Za-z]{3,8}[ \t]+){5,}[A-Za-z]{3,8})\s*[.!]?\s*$")
+SEED_TAIL_WORDS = 6
+
+
+def seed_tail(text: str, common: frozenset[str] | set[str]) -> bool:
+    """Principle 23: six or more BIP-39 words, and only them, as the end of ``text`` (none of ``common``)."""
+    found = _WORD_TAIL.search(text)
+    if not found:
+        return False
+    run = 0
+    for word in reversed(found.group(1).split()):
+        if word.lower() not in _BIP39 or word.lower() in common or (word[:1].isupper() and run):
+            break
+        run += 1
+    return run >= SEED_TAIL_WORDS
+
+
+# Principle 24: a short code by what is done with it: a device, a lock, a till or a terminal "takes" it or "needs" it
+# ("The CCTV DVR in the shop takes 3391 after you hit menu", "The Yale on the patio door takes 8066"), an override is
+# one ("supervisor override on the Clover is 2580"), a TAN of any bank's kind authorises a transfer ("TAN 482913 for the
+# transfer", "mTAN: 551902"). A bare number is the object, with no unit, time, price or count after it ("The dishwasher
+# takes 3 hours", "takes A4 and letter", "override needed for refunds over $500" keep).
+_TAKES_CODE = re.compile(
+    r"(?<!\w)(?:takes|needs|wants|accepts|asks\s+for|uses)\s+(?:the\s+code\s+|code\s+)?[#*]?(?P<code>\d{4,8})#?"
+    r"(?![\w.:/%-]|,\d|\s*(?:[-/x]\s*)?\d|\s+(?:[a-z]+\s+)?(?:hours?|hrs?|mins?|minutes?|seconds?|secs?|days?|weeks?|"
+    r"months?|years?|people|persons|guests|pages?|sheets?|copies|cups?|litres?|liters?|ml|kg|g|w|watts?|volts?|mah|"
+    r"rpm|dpi|steps?|calories|kcal|rupees|rs|usd|eur|dollars?|euros?|pounds?|units?|items?|points?|credits?|coins?|"
+    r"tokens?|tickets?|orders?|bookings?|reviews?|users?|km|miles?)\b)", re.IGNORECASE)
+_OVERRIDE = re.compile(r"(?<!\w)(?:override|supervisor|manager)\b[^.:]{0,50}?(?:\bis|:|=|\u2014|-)\s*[#*]?"
+                       r"(?P<code>\d{3,8})#?\s*[.!]?\s*$", re.IGNORECASE)
+_TAN = re.compile(r"(?<![A-Za-z])(?:m|i|e|sms|push|chip|photo|mobile)?-?TAN(?![A-Za-z])")
+
+
+def code_used(text: str) -> bool:
+    """Principle 24: a code a device takes, an override's code, a TAN."""
+    found = _TAKES_CODE.search(text) or _OVERRIDE.search(text)
+    if found and not _NOT_A_SECRETS_NUMBER.search(text):
+        return True
+    return bool(_TAN.search(text)) and any(4 <= len(c) <= 8 and c.isdigit() for c in codes(text, numbered=True))
+
+
+# Principle 25: a user and then a password said as a pair in a voice note ("it's jmartinez_ny and then, um,
+# BrooklynBridge77"): a one-word user, "and then" (fillers between or not), a credential-shaped token; and a credential
+# after a service's name with a word of any language between ("lösenordet till routern är Älgen4ever", "Hotmail ya mama
+# ni Kilimanjaro77", "Gmail yelij qal: Lalibela_2012", "Outlook-kontoen er Nordlys1990"): the token is all that is left
+# of the value, the words between lowercase (a language's small words, never a brand's or a model's name: "the router
+# is TP-Link Archer_C6" keeps). A credential's shape here also counts a digit inside a word of mixed case ("Älgen4ever":
+# a word with a digit for a letter); a passphrase's shape, a capitalised word, digits and a capitalised word
+# ("Selam2015Addis"), is one as all of a value after a label and a colon.
+_THEN_PAIR = re.compile(
+    r"(?<![\w.@/-])(?P<user>[A-Za-z][\w.@+-]{1,40})\s*,?\s+(?:and\s+)?then\b[\s,]*"
+    r"(?:(?:uh+|um+|er+|erm|like|so)[\s,]+)*['\"\u2018\u201c]?(?P<pw>[^\s'\",]{5,})", re.IGNORECASE)
+_PAIR_NOT_USER = re.compile(r"^(?:the|a|an|it|this|that|and|or|plan|plus|first|next|later|now|year|month|week|day|"
+                            r"basic|pro|free|trial|monthly|yearly|is|was)$", re.IGNORECASE)
+_SERVICE_ACCOUNT = (_PRIVATE_ACCOUNT + r"|zoom|dropbox|paypal|venmo|amazon|ebay|kindle|skype|proton\w*|onedrive|"
+                    r"google\s+drive|office\s*365|microsoft|xfinity|comcast|verizon|at&t|router\w*")
+_SERVICE_THEN_TOKEN = re.compile(
+    r"(?<!\w)(?:" + _SERVICE_ACCOUNT + r")(?:[-'\u2019]?\w{0,8})?(?:\s+(?-i:[^\s\dA-Z]{1,12})){0,3}?\s*"
+    r"(?:[:=\u2014\u2013-]\s*)?['\"\u2018\u201c]?(?P<tok>[^\s'\"]{5,}?)['\"\u2019\u201d]?\s*[.!]?\s*$", re.IGNORECASE)
+_PASSPHRASE = re.compile(r"^[^\W\d_][^\W\d_]*\d{1,6}[^\W\d_]+$")
+_LABEL_THEN_PASSPHRASE = re.compile(r"^\s*[^\W\d][^\W\d]*(?:\s+[^\W\d]+){0,3}\s*:\s*(?P<tok>\S+?)\s*[.!]?\s*$")
+
+
+def strong_token(token: str) -> bool:
+    """A credential's shape (:func:`credential_token`), or a word of mixed case with digits inside it."""
+    if credential_token(token):
+        return True
+    return bool(_PASSPHRASE.match(token)) and token != token.lower() and token != token.upper() and \
+        not _NOT_CREDENTIAL.match(token)
+
+
+#: What a token after a service's name is when a word says so: a serial, a model, a version, a handle, a host.
+_NAMED_NOT_SECRET = re.compile(r"(?<!\w)(?:serial|model|sn|imei|id|number|no|nr|version|ver|firmware|fw|sku|asset|tag|"
+                               r"name|handle|user(?:name)?|login|ip|host|hostname|port|mac|ssid|network|plan|order|"
+                               r"ticket|invoice|account\s+(?:no|number)|case|ref)(?!\w)", re.IGNORECASE)
+
+
+def pair_said(text: str) -> bool:
+    """Principle 25: a user and then a password, or a credential as the end of a value after a service's name."""
+    for found in _THEN_PAIR.finditer(text):
+        if not _PAIR_NOT_USER.match(found.group("user")) and credential_token(found.group("pw").rstrip(".,;!?")):
+            return True
+    named = _SERVICE_THEN_TOKEN.search(text)
+    if named and strong_token(named.group("tok")) and not re.search(r"[_-]v\d+$", named.group("tok")) and \
+            not _NAMED_NOT_SECRET.search(named.group(0)[:named.start("tok") - named.start()]):
+        return True
+    labelled = _LABEL_THEN_PASSPHRASE.match(text)
+    return bool(labelled and _PASSPHRASE.match(labelled.group("tok")) and
+                re.search(r"[A-Z]", labelled.group("tok")[1:]) and labelled.group("tok")[:1].isupper())
+
+
+# Principle 26: the answer to a bank's question, the bank named ("City where I was born, for the Wells Fargo question:
+# Tegucigalpa", "First car, HSBC's question: Corolla"): "for the <Name> question" or "<Name>'s question", then a mark
+# and the answer. With no mark and no answer it is talk ("Wells Fargo's security question about my first job annoys
+# me").
+_NAMED_QUESTION = re.compile(
+    r"(?:\bfor\s+(?:the\s+|my\s+)?(?:[A-Z][\w&.-]*\s+){1,3}|\b[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,2}['\u2019]s\s+)"
+    r"(?i:(?:security\s+|verification\s+|secret\s+)?question)\s*(?::|=|\u2014|\u2013|-|\bis\b|\bwas\b)\s*\S")
+
+
+# Principle 27: a combination's turns in any language, one table of direction words (left / right in Spanish,
+# Portuguese, French, German, Dutch, Italian, Turkish, Polish, Swahili, Bahasa): two turns or more, the number before
+# the word or after it ("38 para direita, 12 para esquerda", "15 nach links", "rechts 22").
+_DIRECTIONS = (r"derecha|izquierda|direita|esquerda|droite|gauche|rechts|links|destra|sinistra|sa[ğg]a|sola|"
+               r"sa[ğg]|sol|prawo|lewo|w\s+prawo|w\s+lewo|kulia|kushoto|kanan|kiri|h[öo]ger|v[äa]nster|oikealle|"
+               r"vasemmalle")
+_TURN_ANY = re.compile(r"(?<![\w.,])\d{1,2}\s+(?:(?:\w{1,4}\s+){0,2})(?:" + _DIRECTIONS + r")(?!\w)|"
+                       r"(?<!\w)(?:" + _DIRECTIONS + r")\s+(?:\w{1,3}\s+)?\d{1,2}(?![\w.,]\d)", re.IGNORECASE)
+
+
+# Principle 28: an identity number by its shape with a birth date inside and a check, where the form is rare enough:
+# Korea's resident registration number (YYMMDD-GNNNNNN: a birth date, a dash, a sex-and-century digit 1-8; its last
+# digit a checksum, read by form as blind9's writer got it wrong), Finland's henkilötunnus (DDMMYY, a century sign,
+# three digits, a check character mod 31), Norway's fødselsnummer (DDMMYY and five digits, two mod-11 checks). Never
+# after a record's word, a phone's or a firm's (principle 15's guards).
+_RRN = re.compile(r"(?<![\w-])(\d{2})(\d{2})(\d{2})-([1-8])\d{6}(?![\w-])")
+_HETU = re.compile(r"(?<![\w-])(\d{2})(\d{2})(\d{2})[-+A](\d{3})([0-9A-Y])(?![\w-])")
+_HETU_CHECK = "0123456789ABCDEFHJKLMNPRSTUVWXY"
+
+
+def fodselsnummer_ok(digits: str) -> bool:
+    """Norway's fødselsnummer: a birth date (DDMMYY) and two mod-11 check digits."""
+    if len(digits) != 11 or not _date_ok(digits[4:6], int(digits[2:4]), digits[:2]):
+        return False
+    d = [int(c) for c in digits]
+    k1 = 11 - sum(a * b for a, b in zip(d[:9], (3, 7, 6, 1, 8, 9, 4, 5, 2), strict=True)) % 11
+    k2 = 11 - sum(a * b for a, b in zip(d[:10], (5, 4, 3, 2, 7, 6, 5, 4, 3, 2), strict=True)) % 11
+    return k1 % 11 == d[9] and k2 % 11 == d[10]
+
+
+def dated_identity_number(text: str) -> bool:
+    """Principle 28: a Korean, Finnish or Norwegian identity number by its shape and check."""
+    if _COMPANY.search(text) or _PHONE.search(text):
+        return False
+    for found in _RRN.finditer(text):
+        if _date_ok(found.group(1), int(found.group(2)), found.group(3)) and \
+                not _RECORD_BEFORE.search(text[:found.start()]):
+            return True
+    for found in _HETU.finditer(text.upper()):
+        day, month, year, order, check = found.groups()
+        if _date_ok(year, int(month), day) and _HETU_CHECK[int(day + month + year + order) % 31] == check and \
+                not _RECORD_BEFORE.search(text[:found.start()]):
+            return True
+    for found in _LONG_DIGITS.finditer(text):
+        digits = re.sub(r"\D", "", found.group(0))
+        if fodselsnummer_ok(digits) and not _RECORD_BEFORE.search(text[:found.start()]) and \
+                not re.search(r"\+\d{1,3}[ -]?$", text[:found.start()]):
+            return True
+    return False
+
+
+def secrets51_reason(text: str) -> str | None:
+    """Why ``text`` tells a secret by the principles of round secrets51 (24 to 28), or None (23 is read by the caller,
+    beside the other wallet rules)."""
+    if pair_said(text):
+        return "a login and password"
+    if _NAMED_QUESTION.search(text):
+        return "the answer to a security question"
+    digits = sum(char.isdigit() for char in text)
+    if digits >= 2 and len(_TURN_ANY.findall(text)) >= 2:
+        return "a lock's combination"
+    if digits >= 3 and code_used(text):
+        return "a code or PIN"
+    if digits >= 9 and dated_identity_number(text):
+        return "a national identity number"
     return None

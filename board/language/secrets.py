@@ -125,10 +125,14 @@ from board.language.secret_use import (
     form_reason,
     given_answer,
     languages_reason,
+    marks_out,
     masked_out,
     native_to_latin,
+    ports_out,
     records_out,
     secrets50_reason,
+    secrets51_reason,
+    seed_tail,
     talk_only,
     use_reason,
 )
@@ -155,9 +159,14 @@ _PINNED_POST = re.compile(_PINNED_POST_SAID, re.IGNORECASE)
 _TICKET_PASS = (r"\b(?!(?:my|the|a|an|your|his|her|our|their|its|wifi|wi-fi|login|account|email|mail|app|bank|this|"
                 r"that|admin|user|root|new|old)\b)[a-z]+\s+pass(?:es)?\s+(?:for|to|from|at|into|of|arrives?|came)\b")
 _TICKET_PASS_SAID = re.compile(_TICKET_PASS, re.IGNORECASE)
+#: Round secrets51: a queue's token with its slot's time ("Token 57 at the RTO, slot 11:15", "token number A-142, slot
+#: at 10:30") is a place in a queue, also under a token's key.
+_QUEUE_TOKEN_SAID = (r"\b(?:token|ticket|queue)\s+(?:no\.?|number|num|#)?\s*[A-Z]?-?\d{1,4}\b(?=.{0,40}\b(?:slot|"
+                     r"appointment|\d{1,2}[:.]\d\d|\d\s*(?:am|pm)))")
+_QUEUE_TOKEN = re.compile(_QUEUE_TOKEN_SAID, re.IGNORECASE)
 #: Phrases that mention a secret's word without being one; taken out before anything else is read.
 _HARMLESS = re.compile(
-    r"\b(?:zip|postal|post|area|country|dial(?:l)?ing|std|isd|airport|iata|dress|promo|promotional|discount|"
+    r"\b(?:zip|postal|post|area|country|dial(?:l)?ing|booking|reservation|pnr|std|isd|airport|iata|dress|promo|promotional|discount|"
     r"coupon|referral|invite|source|qr|bar|error|status|tax|hs|sic|naics|product|course|colou?r|morse|"
     r"language|currency|time ?zone|talk|session|event|order|tracking|item|sku|class|subject|exam|"
     # a bank branch's code is printed on every cheque: it names the branch, it opens nothing
@@ -206,7 +215,19 @@ _HARMLESS = re.compile(
     r"\bper\s+(?:\w+\s+){0,2}?(?:otp|2fa|mfa|sms|verification|password|pin|code|login)s?"
     r"(?:\s+(?:sms|messages?|texts?|requests?|checks?))?\b|"
     r"(?<=\bthe\s)[\w-]+\s+(?:network|wi-?fi|wlan|hotspot)\b|\bssid\s*[:=-]?\s*[\w-]+|"
-    r"\bnetwork\s+name\s*[:=-]?\s*[\w-]+",
+    r"\bnetwork\s+name\s*[:=-]?\s*[\w-]+|"
+    # round secrets51: a booking's reference beside its word (letters and digits, an airline's PNR); a queue's token
+    # with its slot's time; where a secret is written or kept, with no secret ("The Wi-Fi password is printed on the
+    # sticker"); a policy about a secret's kind, with an article and no secret ("needs a 12-character password",
+    # "to have a 6-digit passcode with Face ID")
+    r"\b(?:pnr|booking\s+(?:ref(?:erence)?|code|number)|reservation\s+(?:code|ref(?:erence)?|number)|"
+    r"buchungs(?:code|nummer)|record\s+locator|localizador|c[óo]digo\s+de\s+reserva)\s*[:#]?\s*"
+    r"(?=[A-Z0-9]{0,7}[A-Z])[A-Z0-9]{5,8}\b|"
+    + _QUEUE_TOKEN_SAID + r"|"
+    r"\b(?:password|passcode|pin|code|combination|combo)s?\s+(?:is|are)\s+(?:\w+\s+)?(?:printed|written|saved|"
+    r"stored|kept|taped|stuck|noted|pinned)\s+(?:on|in|under|behind|inside|at|by|with)\b|"
+    r"\b(?:a|an|one)\s+(?:\d{1,2}[- ](?:digit|character|char|letter)s?\s+|strong\s+|long\s+|new\s+|unique\s+|"
+    r"separate\s+|different\s+)?(?:password|passcode|pin|passphrase)\b(?![^.]*(?:[:=]\s*\S|\b\d{3,}\b))",
     re.IGNORECASE)
 #: Words that say the thing is about a card, a bank, a phone or a lock (then a six-digit "pin code" is not a postcode).
 _SENSITIVE = re.compile(r"\b(?:card|atm|bank|upi|debit|credit|sim|phone|mobile|lock|locker|door|gate|safe|alarm|"
@@ -289,7 +310,8 @@ _STATUS_WORD = re.compile(r"^\s*(?:(?:is|was|now|still|got|been|being)\s+)*(?:ac
                           r"yesterday|today|tomorrow|(?:last|this|next)\s+\w+|monthly|weekly|quarterly|yearly|daily|"
                           r"every\s+\w+(?:\s+\w+)?|(?:on|in)\s+\w+)\s*[.!]?\s*$",
                           re.IGNORECASE)
-_HARMLESS_HEAD = {"bank", "banks", "provider", "providers", "method", "methods", "country", "budget", "budgets",
+_HARMLESS_HEAD = {"takeaways", "lessons", "learnings", "retro", "postmortem",  # round secrets51
+                  "bank", "banks", "provider", "providers", "method", "methods", "country", "budget", "budgets",
                   "amount", "amounts", "rent", "rents", "charge", "charges", "emi", "fee", "fees", "cost", "costs",
                   "price", "prices", "size", "limit", "limits", "vendor",
                   "vendors", "type", "types", "policy",
@@ -434,7 +456,8 @@ _WHEN_ASKED = re.compile(r"\b(?i:if|when|whenever|in\s+case)\s+(?i:the\s+|my\s+)
 #: still asks a memorable word", "Says security questions are useless since ...").
 _OPINION = re.compile(r"^\s*(?:(?:doesn'?t|does\s+not|don'?t|never)\s+)?(?:likes?|dislikes?|hates?|annoyed|says|thinks|"
                       r"prefers?|wants|wishes|finds|complains?|believes|argues|feels)\b|"
-                      r"\b(?:useless|pointless|outdated|insecure|still\s+(?:use|uses|ask|asks))\b", re.IGNORECASE)
+                      r"\b(?:useless|pointless|outdated|insecure|still\s+(?:use|uses|ask|asks)|annoys|annoying|irritat\w*|"
+                      r"bugs\s+me|drives\s+me)\b", re.IGNORECASE)
 
 
 def _security_told(text: str) -> bool:
@@ -773,6 +796,9 @@ def _key_reason(key: str, value: str) -> str | None:
     if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(_head(words)) and words not in ("code", "codes") and \
             not _harmless_code_named(value):
         return "a code or PIN"
+    if re.search(r"\b(?:tokens?|queue)\b", words) and _QUEUE_TOKEN.search(value) and not _CODE_OR_WORD.search(
+            _harmless_out(value)):
+        return None  # "rto_token: Token 57 at the RTO, slot 11:15": a place in a queue (round secrets51)
     if _AMBIGUOUS_KEY.search(words) and not _sentence(_harmless_out(value)) and not _EMAIL_ONLY.match(value) and \
             not talk_only(value) and \
             not (_BIOMETRIC.search(value) and not re.search(r"\d", value)) and \
@@ -953,7 +979,7 @@ def _named_seed(key: str, value: str) -> bool:
 #: spelling list of twelve nouns is all but one BIP-39 words, so the form alone cannot tell it from a phrase; its label
 #: can.
 _LIST_LABEL = re.compile(r"\b(?:list|lists|spelling|vocab\w*|names|menu|packing|tags|keywords|grocery|groceries|"
-                         r"shopping|todo|to-do|brand|values|adjectives|nouns|tone|moodboard|playlist|items|checklist|team|teams|"
+                         r"shopping|todo|to-do|brand|values|adjectives|nouns|tone|moodboard|mood\s+board|playlist|items|checklist|team|teams|"
                          r"colou?rs|members|people|staff|guests|cities|places|agenda|topics|shortlist|tagline)\b",
                          re.IGNORECASE)
 _WALLET_LABEL = re.compile(r"\b(?:seed|wallet|recovery|backup|mnemonic|ledger|metamask|trezor|crypto|phrase|bitcoin|"
@@ -1075,7 +1101,8 @@ def spoken_digits(value: str) -> str:
     if sum(word in _NUMBER_WORDS for word in re.findall(r"\w+", value.lower())) >= 3:
         value = _spoken_run().sub(_spoken, value)  # most facts hold no three number words: no regex is run
     value = _KEY_SIGN.sub(lambda m: "*" if _STAR_SIGN.match(m.group(0)) else "#", value)
-    return re.sub(r"(?<![\w.,])\d(?:\s\d){3,7}(?![\w.]|,\d)(?!\s\d)", lambda m: m.group(0).replace(" ", ""), value)
+    # round secrets51: three spaced digits too ("the three digits on the back ... are 7 0 9")
+    return re.sub(r"(?<![\w.,])\d(?:\s\d){2,7}(?![\w.]|,\d)(?!\s\d)", lambda m: m.group(0).replace(" ", ""), value)
 
 
 def secret_reason(key: str, value: str, model: LinearModel | None = None) -> str | None:
@@ -1093,6 +1120,7 @@ def _decide(key: str | None, value: str, model: LinearModel | None) -> str | Non
     """The rules' reason and the learned model's score together (see the module docstring)."""
     model = model or secret_model()
     value = spoken_digits(native_to_latin(value))  # "पासवर्ड" is "password", "४४७१" is "4471" (round secrets47)
+    value = ports_out(marks_out(value))  # round secrets51: "nọ́mbà àṣírí" is "nomba asiri"; a host's port is no code
     value = value.replace("\U0001f4cd", " location pin ")  # round secrets50: "📍 <a café>" is a place on a map
     shown = masked_out(value)
     if (shown != value and not re.search(r"\d", shown)) or event_only(value):
@@ -1115,7 +1143,8 @@ def _told(key: str, value: str) -> str | None:
         reason = "backup or recovery codes"  # "my backup numbers are 4471-2290, 8813-0056"
     if reason is None and _unlock_drawn("", value):
         reason = "an unlock pattern"  # "I draw a Z from the top left to unlock my phone"
-    if reason is None and (_seed_phrase(value) or _named_seed(key, value)) and not _word_list(key, value):
+    if reason is None and (_seed_phrase(value) or _named_seed(key, value) or seed_tail(value, _NOT_SEED_SAID)) and \
+            not _word_list(key, value):
         reason = "a seed or recovery phrase"
     reason = reason or _number_reason(key, records_out(masked_out(value)))
     # round secrets47: a secret read by its form and its use, in any language (board.language.secret_use)
@@ -1131,6 +1160,9 @@ def _told(key: str, value: str) -> str | None:
         reason = reason or languages_reason(plain)
         # round secrets50: a credential beside getting in, a host's pair, a device's code, a verification code, IDs
         reason = reason or secrets50_reason(_words(key), plain)
+        # round secrets51: a code a device takes, an override, a TAN; a user and then a password; a bank's question;
+        # turns in any language; IDs with a birth date inside
+        reason = reason or secrets51_reason(plain)
     if reason is None and (_TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value)):
         reason = "an API key or token"
     if reason is None and mask(value) != value:
