@@ -1147,14 +1147,20 @@ _TAKES_CODE = re.compile(
     r"months?|years?|people|persons|guests|pages?|sheets?|copies|cups?|litres?|liters?|ml|kg|g|w|watts?|volts?|mah|"
     r"rpm|dpi|steps?|calories|kcal|rupees|rs|usd|eur|dollars?|euros?|pounds?|units?|items?|points?|credits?|coins?|"
     r"tokens?|tickets?|orders?|bookings?|reviews?|users?|km|miles?)\b)", re.IGNORECASE)
-_OVERRIDE = re.compile(r"(?<!\w)(?:override|supervisor|manager)\b[^.:]{0,50}?(?:\bis|:|=|\u2014|-)\s*[#*]?"
+_OVERRIDE = re.compile(r"(?<!\w)override\b[^.:]{0,50}?(?:\bis|:|=|\u2014|-)\s*[#*]?"
                        r"(?P<code>\d{3,8})#?\s*[.!]?\s*$", re.IGNORECASE)
+#: What takes a code: a device, a lock, a till or a terminal, an admin page (principle 19's and 18's words too).
+_TAKES_CODES = re.compile(r"(?<!\w)(?:doors?|gates?|locks?|yale|alarms?|safes?|lockers?|keypads?|intercoms?|tills?|"
+                          r"registers?|terminals?|pos|atms?|panels?|garages?|shutters?|padlocks?|kiosks?|lock\s*box|"
+                          r"key\s*safe|vault|immobili[sz]er|buzzer)(?!\w)", re.IGNORECASE)
 _TAN = re.compile(r"(?<![A-Za-z])(?:m|i|e|sms|push|chip|photo|mobile)?-?TAN(?![A-Za-z])")
 
 
 def code_used(text: str) -> bool:
     """Principle 24: a code a device takes, an override's code, a TAN."""
-    found = _TAKES_CODE.search(text) or _OVERRIDE.search(text)
+    takes = _TAKES_CODE.search(text)
+    found = (takes if takes and (_TAKES_CODES.search(text) or _DEVICE_NAME.search(text) or _HOST.search(text))
+             else None) or _OVERRIDE.search(text)
     if found and not _NOT_A_SECRETS_NUMBER.search(text):
         return True
     return bool(_TAN.search(text)) and any(4 <= len(c) <= 8 and c.isdigit() for c in codes(text, numbered=True))
@@ -1199,11 +1205,14 @@ _NAMED_NOT_SECRET = re.compile(r"(?<!\w)(?:serial|model|sn|imei|id|number|no|nr|
 def pair_said(text: str) -> bool:
     """Principle 25: a user and then a password, or a credential as the end of a value after a service's name."""
     for found in _THEN_PAIR.finditer(text):
-        if not _PAIR_NOT_USER.match(found.group("user")) and credential_token(found.group("pw").rstrip(".,;!?")):
+        password = found.group("pw").rstrip(".,;!?")
+        if not _PAIR_NOT_USER.match(found.group("user")) and credential_token(password) and \
+                not re.match(r"v\d", password, re.IGNORECASE):
             return True
     named = _SERVICE_THEN_TOKEN.search(text)
     if named and strong_token(named.group("tok")) and not re.search(r"[_-]v\d+$", named.group("tok")) and \
-            not _NAMED_NOT_SECRET.search(named.group(0)[:named.start("tok") - named.start()]):
+            not _NAMED_NOT_SECRET.search(named.group(0)[:named.start("tok") - named.start()]) and \
+            not _TARGET_BEFORE.search(text[:named.start("tok")]):
         return True
     labelled = _LABEL_THEN_PASSPHRASE.match(text)
     return bool(labelled and _PASSPHRASE.match(labelled.group("tok")) and
@@ -1214,6 +1223,10 @@ def pair_said(text: str) -> bool:
 # Tegucigalpa", "First car, HSBC's question: Corolla"): "for the <Name> question" or "<Name>'s question", then a mark
 # and the answer. With no mark and no answer it is talk ("Wells Fargo's security question about my first job annoys
 # me").
+_QUESTION_TOPIC_ANY = re.compile(r"(?<!\w)(?:born|birth\w*|first|maiden|pet|school|teacher|street|car|city|town|"
+                                 r"hometown|mascot|aunt|uncle|nick\s*name|friend|favou?rite|childhood|memorable|"
+                                 r"security|verification|grand\w+|mother|father|mum|mom|dad|honeymoon|wedding)(?!\w)",
+                                 re.IGNORECASE)
 _NAMED_QUESTION = re.compile(
     r"(?:\bfor\s+(?:the\s+|my\s+)?(?:[A-Z][\w&.-]*\s+){1,3}|\b[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,2}['\u2019]s\s+)"
     r"(?i:(?:security\s+|verification\s+|secret\s+)?question)\s*(?::|=|\u2014|\u2013|-|\bis\b|\bwas\b)\s*\S")
@@ -1221,12 +1234,21 @@ _NAMED_QUESTION = re.compile(
 
 # Principle 27: a combination's turns in any language, one table of direction words (left / right in Spanish,
 # Portuguese, French, German, Dutch, Italian, Turkish, Polish, Swahili, Bahasa): two turns or more, the number before
-# the word or after it ("38 para direita, 12 para esquerda", "15 nach links", "rechts 22").
-_DIRECTIONS = (r"derecha|izquierda|direita|esquerda|droite|gauche|rechts|links|destra|sinistra|sa[ğg]a|sola|"
-               r"sa[ğg]|sol|prawo|lewo|w\s+prawo|w\s+lewo|kulia|kushoto|kanan|kiri|h[öo]ger|v[äa]nster|oikealle|"
+# the word or after it ("38 para direita, 12 para esquerda", "15 nach links", "rechts 22"), to both sides ("12 links in
+# the doc, 4 links broken" are no turns).
+_LEFT_WORDS = (r"izquierda|esquerda|gauche|links|sinistra|sola|sol|lewo|w\s+lewo|kushoto|kiri|v[äa]nster|"
                r"vasemmalle")
-_TURN_ANY = re.compile(r"(?<![\w.,])\d{1,2}\s+(?:(?:\w{1,4}\s+){0,2})(?:" + _DIRECTIONS + r")(?!\w)|"
-                       r"(?<!\w)(?:" + _DIRECTIONS + r")\s+(?:\w{1,3}\s+)?\d{1,2}(?![\w.,]\d)", re.IGNORECASE)
+_RIGHT_WORDS = r"derecha|direita|droite|rechts|destra|sa[ğg]a|sa[ğg]|prawo|w\s+prawo|kulia|kanan|h[öo]ger|oikealle"
+_DIRECTIONS = _LEFT_WORDS + "|" + _RIGHT_WORDS
+_TURN_ANY = re.compile(r"(?<![\w.,])\d{1,2}\s+(?:(?:\w{1,4}\s+){0,2})(?P<after>" + _DIRECTIONS + r")(?!\w)|"
+                       r"(?<!\w)(?P<before>" + _DIRECTIONS + r")\s+(?:\w{1,3}\s+)?\d{1,2}(?![\w.,]\d)", re.IGNORECASE)
+_LEFT = re.compile(r"^(?:" + _LEFT_WORDS + r")$", re.IGNORECASE)
+
+
+def turns_said(text: str) -> bool:
+    """Principle 27: two turns or more, to the left and to the right ("12 links, 4 links" are links)."""
+    sides = {bool(_LEFT.match(found.group("after") or found.group("before"))) for found in _TURN_ANY.finditer(text)}
+    return len(sides) == 2
 
 
 # Principle 28: an identity number by its shape with a birth date inside and a check, where the form is rare enough:
@@ -1275,10 +1297,10 @@ def secrets51_reason(text: str) -> str | None:
     beside the other wallet rules)."""
     if pair_said(text):
         return "a login and password"
-    if _NAMED_QUESTION.search(text):
+    if _NAMED_QUESTION.search(text) and _QUESTION_TOPIC_ANY.search(text):
         return "the answer to a security question"
     digits = sum(char.isdigit() for char in text)
-    if digits >= 2 and len(_TURN_ANY.findall(text)) >= 2:
+    if digits >= 2 and turns_said(text):
         return "a lock's combination"
     if digits >= 3 and code_used(text):
         return "a code or PIN"

@@ -133,6 +133,7 @@ from board.language.secret_use import (
     secrets50_reason,
     secrets51_reason,
     seed_tail,
+    strong_token,
     talk_only,
     use_reason,
 )
@@ -217,18 +218,22 @@ _HARMLESS = re.compile(
     r"(?<=\bthe\s)[\w-]+\s+(?:network|wi-?fi|wlan|hotspot)\b|\bssid\s*[:=-]?\s*[\w-]+|"
     r"\bnetwork\s+name\s*[:=-]?\s*[\w-]+|"
     # round secrets51: a booking's reference beside its word (letters and digits, an airline's PNR); a queue's token
-    # with its slot's time; where a secret is written or kept, with no secret ("The Wi-Fi password is printed on the
-    # sticker"); a policy about a secret's kind, with an article and no secret ("needs a 12-character password",
-    # "to have a 6-digit passcode with Face ID")
+    # with its slot's time (:data:`_KIND_ONLY` below: where a secret is kept, a policy naming its kind)
     r"\b(?:pnr|booking\s+(?:ref(?:erence)?|code|number)|reservation\s+(?:code|ref(?:erence)?|number)|"
     r"buchungs(?:code|nummer)|record\s+locator|localizador|c[óo]digo\s+de\s+reserva)\s*[:#]?\s*"
     r"(?=[A-Z0-9]{0,7}[A-Z])[A-Z0-9]{5,8}\b|"
-    + _QUEUE_TOKEN_SAID + r"|"
+    + _QUEUE_TOKEN_SAID,
+    re.IGNORECASE)
+#: Round secrets51: where a secret is written or kept ("The Wi-Fi password is printed on the sticker under the router")
+#: and a policy naming a secret's kind with an article ("needs a 12-character password", "to have a 6-digit passcode
+#: with Face ID") say no secret: taken out only when nothing else in the value has a code's or a credential's shape
+#: ("password is kept in the drawer, it is Tiger_88" is still read).
+_KIND_ONLY = re.compile(
     r"\b(?:password|passcode|pin|code|combination|combo)s?\s+(?:is|are)\s+(?:\w+\s+)?(?:printed|written|saved|"
     r"stored|kept|taped|stuck|noted|pinned)\s+(?:on|in|under|behind|inside|at|by|with)\b|"
     r"\b(?:a|an|one)\s+(?:\d{1,2}[- ](?:digit|character|char|letter)s?\s+|strong\s+|long\s+|new\s+|unique\s+|"
-    r"separate\s+|different\s+)?(?:password|passcode|pin|passphrase)\b(?![^.]*(?:[:=]\s*\S|\b\d{3,}\b))",
-    re.IGNORECASE)
+    r"separate\s+|different\s+)?(?:password|passcode|pin|passphrase)\b", re.IGNORECASE)
+_N_DIGITS = re.compile(r"\b\d{1,2}[- ](?:digit|character|char|letter)s?\b", re.IGNORECASE)
 #: Words that say the thing is about a card, a bank, a phone or a lock (then a six-digit "pin code" is not a postcode).
 _SENSITIVE = re.compile(r"\b(?:card|atm|bank|upi|debit|credit|sim|phone|mobile|lock|locker|door|gate|safe|alarm|"
                         r"wallet|account|netbanking|app)\b", re.IGNORECASE)
@@ -702,6 +707,11 @@ def _harmless_out(text: str) -> str:
     """``text`` without the phrases that only look like secrets (a six-digit PIN code too, unless a card,
     a bank, a phone or a lock is mentioned)."""
     text = _AMOUNT_SAID.sub(" · ", _HARMLESS.sub(" · ", text))
+    if _KIND_ONLY.search(text):
+        rest = _QUANTITY.sub(" ", _N_DIGITS.sub(" ", _KIND_ONLY.sub(" · ", text)))
+        if not re.search(r"[:=]\s*\S|\d\d", rest) and \
+                not any(strong_token(t.strip(".,;:!?'\"()")) for t in rest.split()):
+            text = _KIND_ONLY.sub(" · ", text)
     if not _SENSITIVE.search(text):
         text = _POSTAL_PIN.sub(" · ", text)
     return text

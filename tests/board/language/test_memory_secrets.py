@@ -505,6 +505,17 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets51() -> None
     assert sentence_reason("db01 10.0.0.5:5432, cache01 10.0.0.6:6379") is None
     assert sentence_reason("Invoice 880921-1234561 paid") is None  # a record's number of an ID's shape
     assert sentence_reason("Order 240101-5512 shipped") is None  # nor a personnummer's
+    # the guards, each pinned: a kind's policy or place only when nothing else has a secret's shape; a code taken
+    # needs a thing that takes codes; turns to both sides; a bank's question needs a question's topic; a handle after
+    # "at"; a version after "and then"; an override by name
+    assert sentence_reason("Tiger_88 is a strong password") is not None
+    assert sentence_reason("password is kept in the drawer, it is Tiger_88") is not None
+    assert sentence_reason("The report uses 2023 figures") is None
+    assert sentence_reason("12 links in the doc, 4 links broken") is None
+    assert sentence_reason("For the Google question: use BigQuery") is None
+    assert sentence_reason("ping me on Skype at ravi_88") is None
+    assert sentence_reason("We ship v1 and then v2_beta") is None
+    assert sentence_reason("The old manager is 4412") is None
 
 
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
