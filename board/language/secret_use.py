@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["DIGIT_WORDS", "HASH_WORDS", "STAR_WORDS", "TENS_WORDS", "bip39_share", "card_code", "event_only",
@@ -1113,19 +1114,48 @@ def secrets50_reason(key: str, text: str) -> str | None:
     return None
 
 
+class Lazy:
+    """A pattern compiled on its first use, not at import (round secrets51: the filter's import cost; most facts never
+    reach the rules that need these)."""
+
+    __slots__ = ("_compiled", "_flags", "_pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._pattern, self._flags = pattern, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._pattern, self._flags)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled.match(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
+
+    def sub(self, repl: str, text: str) -> str:
+        return self.compiled.sub(repl, text)
+
+
 # Round secrets51 (principles 23 to 29): blind9's and blind10's misses read as principles of form and use.
 #
 # Principle 23: a wallet's words need no number and no name: six or more words, every one of them a BIP-39 word and
 # none of the commonest English words (:data:`board.language.secrets._NOT_SEED`), run to the end of the value ("first
 # six: actor brisk canyon dolphin elbow fabric", "the rest is wagon jungle lemon pilot hammer silver"). A list its
 # label names ("spelling words: ...", "mood board: ...") is kept by the caller (``_word_list``).
-_WORD_TAIL = re.compile(r"(?:^|[\s:=\u2014\u2013-])((?:[A-Za-z]{3,8}[ \t]+){5,}[A-Za-z]{3,8})\s*[.!]?\s*$")
+_WORD_TAIL = Lazy(r"(?:^|[\s:=\u2014\u2013-])((?:[A-Za-z]{3,8}[ \t]+){5,}[A-Za-z]{3,8})\s*[.!]?\s*$")
 SEED_TAIL_WORDS = 6
 
 
 def seed_tail(text: str, common: frozenset[str] | set[str]) -> bool:
     """Principle 23: six or more BIP-39 words, and only them, as the end of ``text`` (none of ``common``)."""
-    found = _WORD_TAIL.search(text)
+    found = _WORD_TAIL.search(text) if text.count(" ") >= SEED_TAIL_WORDS - 1 else None
     if not found:
         return False
     run = 0
@@ -1141,26 +1171,30 @@ def seed_tail(text: str, common: frozenset[str] | set[str]) -> bool:
 # one ("supervisor override on the Clover is 2580"), a TAN of any bank's kind authorises a transfer ("TAN 482913 for the
 # transfer", "mTAN: 551902"). A bare number is the object, with no unit, time, price or count after it ("The dishwasher
 # takes 3 hours", "takes A4 and letter", "override needed for refunds over $500" keep).
-_TAKES_CODE = re.compile(
+_TAKES_CODE = Lazy(
     r"(?<!\w)(?:takes|needs|wants|accepts|asks\s+for|uses)\s+(?:the\s+code\s+|code\s+)?[#*]?(?P<code>\d{4,8})#?"
     r"(?![\w.:/%-]|,\d|\s*(?:[-/x]\s*)?\d|\s+(?:[a-z]+\s+)?(?:hours?|hrs?|mins?|minutes?|seconds?|secs?|days?|weeks?|"
     r"months?|years?|people|persons|guests|pages?|sheets?|copies|cups?|litres?|liters?|ml|kg|g|w|watts?|volts?|mah|"
     r"rpm|dpi|steps?|calories|kcal|rupees|rs|usd|eur|dollars?|euros?|pounds?|units?|items?|points?|credits?|coins?|"
     r"tokens?|tickets?|orders?|bookings?|reviews?|users?|km|miles?)\b)", re.IGNORECASE)
-_OVERRIDE = re.compile(r"(?<!\w)override\b[^.:]{0,50}?(?:\bis|:|=|\u2014|-)\s*[#*]?"
+_OVERRIDE = Lazy(r"(?<!\w)override\b[^.:]{0,50}?(?:\bis|:|=|\u2014|-)\s*[#*]?"
                        r"(?P<code>\d{3,8})#?\s*[.!]?\s*$", re.IGNORECASE)
 #: What takes a code: a device, a lock, a till or a terminal, an admin page (principle 19's and 18's words too).
-_TAKES_CODES = re.compile(r"(?<!\w)(?:doors?|gates?|locks?|yale|alarms?|safes?|lockers?|keypads?|intercoms?|tills?|"
+_TAKES_CODES = Lazy(r"(?<!\w)(?:doors?|gates?|locks?|yale|alarms?|safes?|lockers?|keypads?|intercoms?|tills?|"
                           r"registers?|terminals?|pos|atms?|panels?|garages?|shutters?|padlocks?|kiosks?|lock\s*box|"
                           r"key\s*safe|vault|immobili[sz]er|buzzer)(?!\w)", re.IGNORECASE)
 _TAN = re.compile(r"(?<![A-Za-z])(?:m|i|e|sms|push|chip|photo|mobile)?-?TAN(?![A-Za-z])")
 
 
+_TAKING = re.compile(r"takes|needs|wants|accepts|asks|uses")
+
+
 def code_used(text: str) -> bool:
     """Principle 24: a code a device takes, an override's code, a TAN."""
-    takes = _TAKES_CODE.search(text)
+    lower = text.lower()
+    takes = _TAKES_CODE.search(text) if _TAKING.search(lower) else None
     found = (takes if takes and (_TAKES_CODES.search(text) or _DEVICE_NAME.search(text) or _HOST.search(text))
-             else None) or _OVERRIDE.search(text)
+             else None) or (_OVERRIDE.search(text) if "override" in lower else None)
     if found and not _NOT_A_SECRETS_NUMBER.search(text):
         return True
     return bool(_TAN.search(text)) and any(4 <= len(c) <= 8 and c.isdigit() for c in codes(text, numbered=True))
@@ -1174,14 +1208,14 @@ def code_used(text: str) -> bool:
 # is TP-Link Archer_C6" keeps). A credential's shape here also counts a digit inside a word of mixed case ("Älgen4ever":
 # a word with a digit for a letter); a passphrase's shape, a capitalised word, digits and a capitalised word
 # ("Selam2015Addis"), is one as all of a value after a label and a colon.
-_THEN_PAIR = re.compile(
+_THEN_PAIR = Lazy(
     r"(?<![\w.@/-])(?P<user>[A-Za-z][\w.@+-]{1,40})\s*,?\s+(?:and\s+)?then\b[\s,]*"
     r"(?:(?:uh+|um+|er+|erm|like|so)[\s,]+)*['\"\u2018\u201c]?(?P<pw>[^\s'\",]{5,})", re.IGNORECASE)
-_PAIR_NOT_USER = re.compile(r"^(?:the|a|an|it|this|that|and|or|plan|plus|first|next|later|now|year|month|week|day|"
+_PAIR_NOT_USER = Lazy(r"^(?:the|a|an|it|this|that|and|or|plan|plus|first|next|later|now|year|month|week|day|"
                             r"basic|pro|free|trial|monthly|yearly|is|was)$", re.IGNORECASE)
 _SERVICE_ACCOUNT = (_PRIVATE_ACCOUNT + r"|zoom|dropbox|paypal|venmo|amazon|ebay|kindle|skype|proton\w*|onedrive|"
                     r"google\s+drive|office\s*365|microsoft|xfinity|comcast|verizon|at&t|router\w*")
-_SERVICE_THEN_TOKEN = re.compile(
+_SERVICE_THEN_TOKEN = Lazy(
     r"(?<!\w)(?:" + _SERVICE_ACCOUNT + r")(?:[-'\u2019]?\w{0,8})?(?:\s+(?-i:[^\s\dA-Z]{1,12})){0,3}?\s*"
     r"(?:[:=\u2014\u2013-]\s*)?['\"\u2018\u201c]?(?P<tok>[^\s'\"]{5,}?)['\"\u2019\u201d]?\s*[.!]?\s*$", re.IGNORECASE)
 _PASSPHRASE = re.compile(r"^[^\W\d_][^\W\d_]*\d{1,6}[^\W\d_]+$")
@@ -1197,19 +1231,20 @@ def strong_token(token: str) -> bool:
 
 
 #: What a token after a service's name is when a word says so: a serial, a model, a version, a handle, a host.
-_NAMED_NOT_SECRET = re.compile(r"(?<!\w)(?:serial|model|sn|imei|id|number|no|nr|version|ver|firmware|fw|sku|asset|tag|"
+_NAMED_NOT_SECRET = Lazy(r"(?<!\w)(?:serial|model|sn|imei|id|number|no|nr|version|ver|firmware|fw|sku|asset|tag|"
                                r"name|handle|user(?:name)?|login|ip|host|hostname|port|mac|ssid|network|plan|order|"
                                r"ticket|invoice|account\s+(?:no|number)|case|ref)(?!\w)", re.IGNORECASE)
 
 
 def pair_said(text: str) -> bool:
     """Principle 25: a user and then a password, or a credential as the end of a value after a service's name."""
-    for found in _THEN_PAIR.finditer(text):
+    for found in _THEN_PAIR.finditer(text) if "then" in text.lower() else ():
         password = found.group("pw").rstrip(".,;!?")
         if not _PAIR_NOT_USER.match(found.group("user")) and credential_token(password) and \
                 not re.match(r"v\d", password, re.IGNORECASE):
             return True
-    named = _SERVICE_THEN_TOKEN.search(text)
+    last = text.split()[-1].strip("'\"\u2018\u2019\u201c\u201d.!") if text.split() else ""
+    named = _SERVICE_THEN_TOKEN.search(text) if strong_token(last) else None
     if named and strong_token(named.group("tok")) and not re.search(r"[_-]v\d+$", named.group("tok")) and \
             not _NAMED_NOT_SECRET.search(named.group(0)[:named.start("tok") - named.start()]) and \
             not _TARGET_BEFORE.search(text[:named.start("tok")]):
@@ -1223,11 +1258,11 @@ def pair_said(text: str) -> bool:
 # Tegucigalpa", "First car, HSBC's question: Corolla"): "for the <Name> question" or "<Name>'s question", then a mark
 # and the answer. With no mark and no answer it is talk ("Wells Fargo's security question about my first job annoys
 # me").
-_QUESTION_TOPIC_ANY = re.compile(r"(?<!\w)(?:born|birth\w*|first|maiden|pet|school|teacher|street|car|city|town|"
+_QUESTION_TOPIC_ANY = Lazy(r"(?<!\w)(?:born|birth\w*|first|maiden|pet|school|teacher|street|car|city|town|"
                                  r"hometown|mascot|aunt|uncle|nick\s*name|friend|favou?rite|childhood|memorable|"
                                  r"security|verification|grand\w+|mother|father|mum|mom|dad|honeymoon|wedding)(?!\w)",
                                  re.IGNORECASE)
-_NAMED_QUESTION = re.compile(
+_NAMED_QUESTION = Lazy(
     r"(?:\bfor\s+(?:the\s+|my\s+)?(?:[A-Z][\w&.-]*\s+){1,3}|\b[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,2}['\u2019]s\s+)"
     r"(?i:(?:security\s+|verification\s+|secret\s+)?question)\s*(?::|=|\u2014|\u2013|-|\bis\b|\bwas\b)\s*\S")
 
@@ -1240,9 +1275,9 @@ _LEFT_WORDS = (r"izquierda|esquerda|gauche|links|sinistra|sola|sol|lewo|w\s+lewo
                r"vasemmalle")
 _RIGHT_WORDS = r"derecha|direita|droite|rechts|destra|sa[ğg]a|sa[ğg]|prawo|w\s+prawo|kulia|kanan|h[öo]ger|oikealle"
 _DIRECTIONS = _LEFT_WORDS + "|" + _RIGHT_WORDS
-_TURN_ANY = re.compile(r"(?<![\w.,])\d{1,2}\s+(?:(?:\w{1,4}\s+){0,2})(?P<after>" + _DIRECTIONS + r")(?!\w)|"
+_TURN_ANY = Lazy(r"(?<![\w.,])\d{1,2}\s+(?:(?:\w{1,4}\s+){0,2})(?P<after>" + _DIRECTIONS + r")(?!\w)|"
                        r"(?<!\w)(?P<before>" + _DIRECTIONS + r")\s+(?:\w{1,3}\s+)?\d{1,2}(?![\w.,]\d)", re.IGNORECASE)
-_LEFT = re.compile(r"^(?:" + _LEFT_WORDS + r")$", re.IGNORECASE)
+_LEFT = Lazy(r"^(?:" + _LEFT_WORDS + r")$", re.IGNORECASE)
 
 
 def turns_said(text: str) -> bool:
@@ -1297,7 +1332,7 @@ def secrets51_reason(text: str) -> str | None:
     beside the other wallet rules)."""
     if pair_said(text):
         return "a login and password"
-    if _NAMED_QUESTION.search(text) and _QUESTION_TOPIC_ANY.search(text):
+    if "question" in text.lower() and _NAMED_QUESTION.search(text) and _QUESTION_TOPIC_ANY.search(text):
         return "the answer to a security question"
     digits = sum(char.isdigit() for char in text)
     if digits >= 2 and turns_said(text):

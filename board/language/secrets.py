@@ -120,6 +120,7 @@ from board.language.secret_use import (
     MASKED,
     STAR_WORDS,
     TENS_WORDS,
+    Lazy,
     bip39_share,
     event_only,
     form_reason,
@@ -228,11 +229,12 @@ _HARMLESS = re.compile(
 #: and a policy naming a secret's kind with an article ("needs a 12-character password", "to have a 6-digit passcode
 #: with Face ID") say no secret: taken out only when nothing else in the value has a code's or a credential's shape
 #: ("password is kept in the drawer, it is Tiger_88" is still read).
-_KIND_ONLY = re.compile(
+_KIND_ONLY = Lazy(
     r"\b(?:password|passcode|pin|code|combination|combo)s?\s+(?:is|are)\s+(?:\w+\s+)?(?:printed|written|saved|"
     r"stored|kept|taped|stuck|noted|pinned)\s+(?:on|in|under|behind|inside|at|by|with)\b|"
     r"\b(?:a|an|one)\s+(?:\d{1,2}[- ](?:digit|character|char|letter)s?\s+|strong\s+|long\s+|new\s+|unique\s+|"
     r"separate\s+|different\s+)?(?:password|passcode|pin|passphrase)\b", re.IGNORECASE)
+_KIND_WORD = re.compile(r"pass|pin|code|comb", re.IGNORECASE)
 _N_DIGITS = re.compile(r"\b\d{1,2}[- ](?:digit|character|char|letter)s?\b", re.IGNORECASE)
 #: Words that say the thing is about a card, a bank, a phone or a lock (then a six-digit "pin code" is not a postcode).
 _SENSITIVE = re.compile(r"\b(?:card|atm|bank|upi|debit|credit|sim|phone|mobile|lock|locker|door|gate|safe|alarm|"
@@ -707,7 +709,7 @@ def _harmless_out(text: str) -> str:
     """``text`` without the phrases that only look like secrets (a six-digit PIN code too, unless a card,
     a bank, a phone or a lock is mentioned)."""
     text = _AMOUNT_SAID.sub(" · ", _HARMLESS.sub(" · ", text))
-    if _KIND_ONLY.search(text):
+    if _KIND_WORD.search(text) and _KIND_ONLY.search(text):
         rest = _QUANTITY.sub(" ", _N_DIGITS.sub(" ", _KIND_ONLY.sub(" · ", text)))
         if not re.search(r"[:=]\s*\S|\d\d", rest) and \
                 not any(strong_token(t.strip(".,;:!?'\"()")) for t in rest.split()):
