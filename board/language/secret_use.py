@@ -10,7 +10,8 @@ Each principle is stated where it is applied. The languages read: English, Hindi
 Kannada, Malayalam, Marathi, Gujarati and Punjabi, all in Latin script (what a chat model writes down); later rounds
 added tables of other languages' words (principles 13 and 22) and principles that need no words: a token's shape beside
 a verb of getting in, a code right after a device's name, a verification code's form, an ID's checksum (round
-secrets50: principles 18 to 22, :func:`secrets50_reason`).
+secrets50: principles 18 to 22, :func:`secrets50_reason`; round secrets51: principles 23 to 28,
+:func:`secrets51_reason`, :func:`seed_tail`, with their larger patterns compiled on first use by :class:`Lazy`).
 """
 
 from __future__ import annotations

@@ -174,6 +174,17 @@ secret, 115 harmless): batch 1 (51 / 47) written before any rule changed, measur
 through, 6/47 refused; batch 2 (29 / 68) probes written after the rules (weak evidence): on secrets49's rules 13 let
 through, 0 refused.
 
+``memory_secrets_blind9.jsonl`` and ``memory_secrets_blind10.jsonl`` (100 secret, 100 harmless each; their writers read
+no code: founders in Latin America, Africa, Asia and Northern Europe with some Yoruba, Amharic, Tagalog, Malay,
+Japanese and Korean; English of every register about a small company's and a family's devices) were measured ONCE by
+the lead on secrets50: 6 let through and 3 refused, 6 let through and 4 refused. Round ``secrets51`` made them TUNING
+SETS, held to the goal, with principles 23 to 28 of :mod:`board.language.secret_use` (unnumbered wallet words, a code a
+device or a transfer takes, a user "and then" a password, a credential after a service's name in any language, a
+bank's named question, turns in any language, IDs with a birth date inside; kept: a policy naming a kind, where a
+secret is kept, a PNR, a queue token with its slot, env lines and host lists). ``memory_secrets_tuning51.jsonl`` (39
+secret, 38 harmless) was written from those principles before any rule changed and measured once on secrets50's rules:
+28 let through, 7/38 refused.
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
