@@ -523,7 +523,10 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets51() -> None
     assert sentence_reason("password is kept in the drawer, it is Tiger_88") is not None
     assert sentence_reason("The report uses 2023 figures") is None
     assert sentence_reason("12 links in the doc, 4 links broken") is None
-    assert sentence_reason("For the Google question: use BigQuery") is None
+    assert sentence_reason("Interview prep, for the Google question: use BigQuery") is None
+    assert sentence_reason("the router is TP-Link Archer_C6") is None  # a brand's name between: a model
+    assert secret_reason("access_points", "cam01 192.168.1.40:554, cam02 192.168.1.41:554") is None  # ports
+    assert sentence_reason("Nọ́mbà àṣírí fóònù mi ni 7731") is not None  # a Yoruba word read without its tone marks
     assert sentence_reason("ping me on Skype at ravi_88") is None
     assert sentence_reason("We ship v1 and then v2_beta") is None
     assert sentence_reason("The old manager is 4412") is None
