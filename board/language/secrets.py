@@ -464,7 +464,7 @@ _WHEN_ASKED = re.compile(r"\b(?i:if|when|whenever|in\s+case)\s+(?i:the\s+|my\s+)
 _OPINION = re.compile(r"^\s*(?:(?:doesn'?t|does\s+not|don'?t|never)\s+)?(?:likes?|dislikes?|hates?|annoyed|says|thinks|"
                       r"prefers?|wants|wishes|finds|complains?|believes|argues|feels)\b|"
                       r"\b(?:useless|pointless|outdated|insecure|still\s+(?:use|uses|ask|asks)|annoys|annoying|irritat\w*|"
-                      r"bugs\s+me|drives\s+me)\b", re.IGNORECASE)
+                      r"bugs\s+me|drives\s+me|i\s+(?:hate|dislike|don'?t\s+like))\b", re.IGNORECASE)
 
 
 def _security_told(text: str) -> bool:
@@ -709,9 +709,11 @@ def _harmless_out(text: str) -> str:
     """``text`` without the phrases that only look like secrets (a six-digit PIN code too, unless a card,
     a bank, a phone or a lock is mentioned)."""
     text = _AMOUNT_SAID.sub(" · ", _HARMLESS.sub(" · ", text))
-    if _KIND_WORD.search(text) and _KIND_ONLY.search(text):
+    kinds = list(_KIND_ONLY.finditer(text)) if _KIND_WORD.search(text) else []
+    if kinds:
         rest = _QUANTITY.sub(" ", _N_DIGITS.sub(" ", _KIND_ONLY.sub(" · ", text)))
-        if not re.search(r"[:=]\s*\S|\d\d", rest) and \
+        # a mark after the kind gives it ("a new password: monsoon"); one before it is a label ("Our rule: ...")
+        if not re.search(r"[:=]\s*\S", text[kinds[-1].end():]) and not re.search(r"\d\d", rest) and \
                 not any(strong_token(t.strip(".,;:!?'\"()")) for t in rest.split()):
             text = _KIND_ONLY.sub(" · ", text)
     if not _SENSITIVE.search(text):

@@ -181,9 +181,12 @@ the lead on secrets50: 6 let through and 3 refused, 6 let through and 4 refused.
 SETS, held to the goal, with principles 23 to 28 of :mod:`board.language.secret_use` (unnumbered wallet words, a code a
 device or a transfer takes, a user "and then" a password, a credential after a service's name in any language, a
 bank's named question, turns in any language, IDs with a birth date inside; kept: a policy naming a kind, where a
-secret is kept, a PNR, a queue token with its slot, env lines and host lists). ``memory_secrets_tuning51.jsonl`` (39
-secret, 38 harmless) was written from those principles before any rule changed and measured once on secrets50's rules:
-28 let through, 7/38 refused.
+secret is kept, a PNR, a queue token with its slot, env lines and host lists). ``memory_secrets_tuning51.jsonl`` (55
+secret, 54 harmless): batch 1 (39 / 38) written from those principles before any rule changed, measured once on
+secrets50's rules: 28 let through, 7/38 refused; batch 2 (16 / 16) probes written after the rules (weak evidence): on
+secrets50's rules 12 let through, 4 refused; on this round's first rules 0 let through, 3 refused (two fixed: a label's
+colon before a policy, "I hate that ..."; one kept refused by an older English rule: "Turn 3 left and 2 right at the
+roundabout" reads as a dial's turns).
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
