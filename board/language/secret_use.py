@@ -1154,10 +1154,22 @@ _WORD_TAIL = Lazy(r"(?:^|[\s:=\u2014\u2013-])((?:[A-Za-z]{3,8}[ \t]+){5,}[A-Za-z
 SEED_TAIL_WORDS = 6
 
 
-def seed_tail(text: str, common: frozenset[str] | set[str]) -> bool:
-    """Principle 23: six or more BIP-39 words, and only them, as the end of ``text`` (none of ``common``)."""
+#: What says the words are a part of something given (a wallet's, unnamed): "first six", "the rest", "words 7 to 12",
+#: "the other half", "backup"; the words follow a mark (":", "is", "are").
+_PART_OF = re.compile(r"(?<!\w)(?:first|last|rest|half|other|remaining|second|words?|backup|part|phrase|seed|recovery|"
+                      r"\d{1,2}\s*(?:to|-|\u2013)\s*\d{1,2})(?!\w)", re.IGNORECASE)
+_MARK_BEFORE = re.compile(r"(?:[:=\u2014\u2013-]|(?<!\w)(?:is|are|was|were))\s*$", re.IGNORECASE)
+
+
+def seed_tail(text: str, common: frozenset[str] | set[str], named: bool = False) -> bool:
+    """Principle 23: six or more BIP-39 words, and only them, as the end of ``text`` (none of ``common``), given after
+    a mark by what says they are a part of something ("first six:", "the rest is") or under a wallet's key (``named``):
+    "We want a simple clean bright happy family room" and "Ingredients: garlic onion ..." are no wallet's."""
     found = _WORD_TAIL.search(text) if text.count(" ") >= SEED_TAIL_WORDS - 1 else None
     if not found:
+        return False
+    before = text[:found.start(1)]
+    if not named and not (_MARK_BEFORE.search(before) and _PART_OF.search(before)):
         return False
     run = 0
     for word in reversed(found.group(1).split()):
@@ -1177,7 +1189,9 @@ _TAKES_CODE = Lazy(
     r"(?![\w.:/%-]|,\d|\s*(?:[-/x]\s*)?\d|\s+(?:[a-z]+\s+)?(?:hours?|hrs?|mins?|minutes?|seconds?|secs?|days?|weeks?|"
     r"months?|years?|people|persons|guests|pages?|sheets?|copies|cups?|litres?|liters?|ml|kg|g|w|watts?|volts?|mah|"
     r"rpm|dpi|steps?|calories|kcal|rupees|rs|usd|eur|dollars?|euros?|pounds?|units?|items?|points?|credits?|coins?|"
-    r"tokens?|tickets?|orders?|bookings?|reviews?|users?|km|miles?)\b)", re.IGNORECASE)
+    r"tokens?|tickets?|orders?|bookings?|reviews?|users?|km|miles?|notes|bills|cash|rupee|naira|cedis|shillings?|pesos|"
+    r"reais|rand|yen|won|baht|dirhams?|riyals?|lira|zloty|kr|kroner|kronor|transactions?|payments?|swipes|scans|"
+    r"requests?|calls|messages|visitors|cars|vehicles|plates|sales)\b)", re.IGNORECASE)
 _OVERRIDE = Lazy(r"(?<!\w)override\b[^.:]{0,50}?(?:\bis|:|=|\u2014|-)\s*[#*]?"
                        r"(?P<code>\d{3,8})#?\s*[.!]?\s*$", re.IGNORECASE)
 #: What takes a code: a device, a lock, a till or a terminal, an admin page (principle 19's and 18's words too).

@@ -1157,7 +1157,8 @@ def _told(key: str, value: str) -> str | None:
         reason = "backup or recovery codes"  # "my backup numbers are 4471-2290, 8813-0056"
     if reason is None and _unlock_drawn("", value):
         reason = "an unlock pattern"  # "I draw a Z from the top left to unlock my phone"
-    if reason is None and (_seed_phrase(value) or _named_seed(key, value) or seed_tail(value, _NOT_SEED_SAID)) and \
+    if reason is None and (_seed_phrase(value) or _named_seed(key, value) or
+                           seed_tail(value, _NOT_SEED_SAID, bool(_WALLET_LABEL.search(_words(key))))) and \
             not _word_list(key, value):
         reason = "a seed or recovery phrase"
     reason = reason or _number_reason(key, records_out(masked_out(value)))

@@ -533,6 +533,9 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets51() -> None
     assert sentence_reason("ping me on Skype at ravi_88") is None
     assert sentence_reason("We ship v1 and then v2_beta") is None
     assert sentence_reason("The old manager is 4412") is None
+    assert sentence_reason("We want a simple clean bright happy family room") is None  # no mark, no part named
+    assert sentence_reason("Ingredients: garlic onion tomato pepper salt oil") is None  # a list, not a part of one
+    assert sentence_reason("The ATM only takes 2000 rupee notes") is None  # money after the number
 
 
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
