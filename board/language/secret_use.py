@@ -917,7 +917,11 @@ def host_pair(text: str) -> bool:
     """Principle 18: a user and a password by their form beside a host or a device with an admin page."""
     if not _HOST.search(text):
         return False
-    for found in _PAIR.finditer(text):
+    position = 0
+    while found := _PAIR.search(text, position):
+        # round secrets51: the next pair is looked for from this one's password on, so "portal: zara.k2031 /
+        # Rainbow22" reads "zara.k2031 / Rainbow22" after the label's "portal: zara.k2031"
+        position = found.start("pw")
         user, password = found.group("user"), found.group("pw").rstrip(".,;")
         if _HOST.fullmatch(user) or (re.fullmatch(r"\d{1,5}", password) and found.group(0).count(":") and \
                 "." in user):
@@ -1279,7 +1283,14 @@ _QUESTION_TOPIC_ANY = Lazy(r"(?<!\w)(?:born|birth\w*|first|maiden|pet|school|tea
                                  re.IGNORECASE)
 _NAMED_QUESTION = Lazy(
     r"(?:\bfor\s+(?:the\s+|my\s+)?(?:[A-Z][\w&.-]*\s+){1,3}|\b[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,2}['\u2019]s\s+)"
-    r"(?i:(?:security\s+|verification\s+|secret\s+)?question)\s*(?::|=|\u2014|\u2013|-|\bis\b|\bwas\b)\s*\S")
+    r"(?i:(?:security\s+|verification\s+|secret\s+)?question)\s*(?::|=|\u2014|\u2013|-|\bis\b|\bwas\b)\s*\S|"
+    # "the one Chase asks about when I forget stuff: Biscuit": the bank asks, then the answer after a mark
+    r"\b[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,2}\s+(?i:asks?|asked)\b[^:]{0,40}:\s*\S")
+#: A security question's own topic (a bank "asks about" one; "the first sprint" is no question's).
+_ASKED_TOPIC = Lazy(r"(?<!\w)(?:first\s+(?:pet|car|school|teacher|job|street|boss|love|concert|house)|pet'?s?\s+name|"
+                    r"maiden|born|birth\s*(?:place|city|town)|childhood|mascot|memorable|favou?rite\s+(?:teacher|"
+                    r"aunt|uncle|book|film|movie|food|colou?r|place|team|band|singer))(?!\w)", re.IGNORECASE)
+_TALK_OF_IT = re.compile(r"annoy|hate|useless|silly|stupid|pointless|irritat", re.IGNORECASE)
 
 
 # Principle 27: a combination's turns in any language, one table of direction words (left / right in Spanish,
@@ -1347,7 +1358,11 @@ def secrets51_reason(text: str) -> str | None:
     beside the other wallet rules)."""
     if pair_said(text):
         return "a login and password"
-    if "question" in text.lower() and _NAMED_QUESTION.search(text) and _QUESTION_TOPIC_ANY.search(text):
+    lower = text.lower()
+    if "question" in lower and _NAMED_QUESTION.search(text) and _QUESTION_TOPIC_ANY.search(text):
+        return "the answer to a security question"
+    if " ask" in lower and _NAMED_QUESTION.search(text) and _ASKED_TOPIC.search(text) and \
+            not _TALK_OF_IT.search(text):
         return "the answer to a security question"
     digits = sum(char.isdigit() for char in text)
     if digits >= 2 and turns_said(text):

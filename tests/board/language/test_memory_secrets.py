@@ -536,6 +536,10 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets51() -> None
     assert sentence_reason("We want a simple clean bright happy family room") is None  # no mark, no part named
     assert sentence_reason("Ingredients: garlic onion tomato pepper salt oil") is None  # a list, not a part of one
     assert sentence_reason("The ATM only takes 2000 rupee notes") is None  # money after the number
+    # what blind9 and blind10 left to the model alone, read by the rules too: a bank that asks, a pair after a label
+    assert sentence_reason("Mum's maiden name, which Monzo asks for: Okafor") is not None
+    assert sentence_reason("Priya asked about the first sprint: done by Friday") is None
+    assert sentence_reason("Kids' homework portal: amir.s2030 / Sunshine44") is not None
 
 
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
