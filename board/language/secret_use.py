@@ -1259,7 +1259,9 @@ def pair_said(text: str) -> bool:
     """Principle 25: a user and then a password, or a credential as the end of a value after a service's name."""
     for found in _THEN_PAIR.finditer(text) if "then" in text.lower() else ():
         password = found.group("pw").rstrip(".,;!?")
-        if not _PAIR_NOT_USER.match(found.group("user")) and credential_token(password) and \
+        if _PAIR_NOT_USER.match(found.group("user")) or re.fullmatch(r"[A-Z][a-z]+", found.group("user")):
+            continue  # a plain capitalised word is a place's or a person's name ("to Berlin and then Munich2025")
+        if credential_token(password) and \
                 not re.match(r"v\d", password, re.IGNORECASE):
             return True
     last = text.split()[-1].strip("'\"\u2018\u2019\u201c\u201d.!") if text.split() else ""

@@ -532,6 +532,7 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets51() -> None
     assert sentence_reason("Nọ́mbà àṣírí fóònù mi ni 7731") is not None  # a Yoruba word read without its tone marks
     assert sentence_reason("ping me on Skype at ravi_88") is None
     assert sentence_reason("We ship v1 and then v2_beta") is None
+    assert sentence_reason("Ravi moves to Berlin and then Munich2025") is None  # a place's name, not a user
     assert sentence_reason("The old manager is 4412") is None
     assert sentence_reason("We want a simple clean bright happy family room") is None  # no mark, no part named
     assert sentence_reason("Ingredients: garlic onion tomato pepper salt oil") is None  # a list, not a part of one
