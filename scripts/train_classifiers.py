@@ -44,7 +44,10 @@ SECRET_SETS = ["memory_secrets", "memory_secrets_tuning2", "memory_secrets_tunin
                "memory_secrets_blind4:0", "memory_secrets_blind4:1", "memory_secrets_tuning46b",
                "memory_secrets_blind5:0", "memory_secrets_blind5:1", "memory_secrets_tuning47",
                "memory_secrets_blind6:0", "memory_secrets_blind6:1", "memory_secrets_tuning48",
-               "memory_secrets_blind7:0", "memory_secrets_blind7:1", "memory_secrets_tuning49"]
+               "memory_secrets_blind7:0", "memory_secrets_blind7:1", "memory_secrets_tuning49",
+               "memory_secrets_blind8:0", "memory_secrets_blind8:1", "memory_secrets_tuning50",
+               "memory_secrets_blind9:0", "memory_secrets_blind9:1", "memory_secrets_blind10:0",
+               "memory_secrets_blind10:1", "memory_secrets_tuning51"]
 RULES_ONLY = LinearModel(MappingProxyType({}), -5.0, threshold=1.0, veto=0.0)
 
 

@@ -7,17 +7,23 @@ of the filter (:mod:`board.language.secrets`) calls :func:`use_reason` on a valu
 key rules, and reads masked and record numbers out with :func:`masked_out` and :func:`records_out`.
 
 Each principle is stated where it is applied. The languages read: English, Hindi / Hinglish, Bengali, Tamil, Telugu,
-Kannada, Malayalam, Marathi, Gujarati and Punjabi, all in Latin script (what a chat model writes down).
+Kannada, Malayalam, Marathi, Gujarati and Punjabi, all in Latin script (what a chat model writes down); later rounds
+added tables of other languages' words (principles 13 and 22) and principles that need no words: a token's shape beside
+a verb of getting in, a code right after a device's name, a verification code's form, an ID's checksum (round
+secrets50: principles 18 to 22, :func:`secrets50_reason`; round secrets51: principles 23 to 28,
+:func:`secrets51_reason`, :func:`seed_tail`, with their larger patterns compiled on first use by :class:`Lazy`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["DIGIT_WORDS", "bip39_share", "card_code", "event_only", "form_reason", "masked_out", "native_to_latin",
-           "numbered_seed", "records_out", "talk_only", "use_reason"]
+__all__ = ["DIGIT_WORDS", "HASH_WORDS", "STAR_WORDS", "TENS_WORDS", "bip39_share", "card_code", "event_only",
+           "form_reason", "masked_out", "native_to_latin",
+           "numbered_seed", "records_out", "secrets50_reason", "talk_only", "use_reason"]
 
 #: Digits said as words, in every language read here (English "nine three", Hindi "ek do teen", Bengali "ek dui tin",
 #: Tamil "onnu rendu moonu", Telugu "okati rendu moodu", Kannada "ondu eradu mooru", Malayalam "onnu randu moonnu",
@@ -46,6 +52,44 @@ DIGIT_WORDS: dict[str, str] = {
     "sonne": "0", "ondu": "1", "eradu": "2", "mooru": "3", "naalku": "4", "elu": "7", "yelu": "7", "entu": "8",
     "yentu": "8", "ombattu": "9",
 }
+# Round secrets50 (principle 22): the digits of more languages, one table, read as the rest ("jeden dwa trzy cztery"):
+# Polish, Spanish, Italian, French, German, Dutch, Portuguese, Turkish, Swahili, Czech, Bahasa, Russian and
+# Ukrainian in Latin script. A word two languages share keeps one value (Czech and Russian "dva" is 2 in both).
+DIGIT_WORDS.update({
+    "jeden": "1", "jedna": "1", "dwa": "2", "dwie": "2", "trzy": "3", "cztery": "4", "pięć": "5", "piec": "5",
+    "sześć": "6", "szesc": "6", "siedem": "7", "osiem": "8", "dziewięć": "9", "dziewiec": "9",
+    "cero": "0", "uno": "1", "una": "1", "dos": "2", "tres": "3", "cuatro": "4", "cinco": "5", "seis": "6",
+    "siete": "7", "ocho": "8", "nueve": "9",
+    "due": "2", "tre": "3", "quattro": "4", "cinque": "5", "sei": "6", "sette": "7", "otto": "8", "nove": "9",
+    "zéro": "0", "un": "1", "une": "1", "deux": "2", "trois": "3", "quatre": "4", "cinq": "5", "sept": "7",
+    "huit": "8", "neuf": "9",
+    "null": "0", "eins": "1", "zwei": "2", "drei": "3", "vier": "4", "fünf": "5", "funf": "5", "sechs": "6",
+    "sieben": "7", "acht": "8", "neun": "9", "nul": "0", "twee": "2", "drie": "3", "vijf": "5", "zes": "6",
+    "zeven": "7", "negen": "9",
+    "dois": "2", "duas": "2", "três": "3", "sete": "7", "oito": "8",
+    "s\u0131f\u0131r": "0", "sifir": "0", "bir": "1", "iki": "2", "üç": "3", "uc": "3", "dört": "4", "dort": "4",
+    "beş": "5",
+    "bes": "5", "alt\u0131": "6", "alti": "6", "yedi": "7", "sekiz": "8", "dokuz": "9",
+    "sifuri": "0", "moja": "1", "mbili": "2", "tatu": "3", "nne": "4", "tano": "5", "sita": "6", "saba": "7",
+    "nane": "8", "tisa": "9",
+    "nula": "0", "dva": "2", "tři": "3", "tri": "3", "čtyři": "4", "ctyri": "4", "pět": "5", "pet": "5", "šest": "6",
+    "sest": "6", "sedm": "7", "osm": "8", "devět": "9", "devet": "9",
+    "nol": "0", "satu": "1", "dua": "2", "tiga": "3", "empat": "4", "lima": "5", "enam": "6", "tujuh": "7",
+    "delapan": "8", "sembilan": "9",
+    "odin": "1", "chetyre": "4", "pyat": "5", "shest": "6", "sem": "7", "vosem": "8", "devyat": "9",
+})
+#: A dial's numbers said in words (principle 22): English teens and tens ("twenty-two, fourteen, and then, uh,
+#: ninety"). A tens word before a digit's word is one number ("thirty-one").
+TENS_WORDS: dict[str, int] = {
+    "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16,
+    "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fourty": 40,
+    "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}
+#: A keypad's hash and star keys said in words, in the languages of the table: "jeden dwa trzy cztery, krzyżyk" is
+#: "1234#".
+HASH_WORDS = (r"hash|pound|krzy[żz]yk|kratka|di[èe]se|almohadilla|cancelletto|raute|hekje|kare|tanda\s+pagar|"
+              r"jogo\s+da\s+velha")
+STAR_WORDS = r"star|asterisk|gwiazdka|[ée]toile|asterisco|sternchen|stern|sterretje|y[\u0131i]ld[\u0131i]z|bintang"
 
 #: A code of digits as people write one down: joined ("190388"), single digits spaced, dashed or dotted ("5 5 1 2",
 #: "0-6-1-5", "4-4-0"), or in two halves as an SMS shows it ("093 551"). Three to eight digits: fewer is a count,
@@ -82,6 +126,8 @@ _NOT_CODE_BEFORE = re.compile(
     r"year|till|until|by|from|of|at|flat|room|house|plot|bus|route|train|flight|platform|gate|seat|row|ward|"
     r"sector|block|batch|class|no\.?|number|#|ext|extension|version|v|model|series|iphone|galaxy|pixel|top|"
     r"dial|call|helpline|emergency|bib|jersey|roll|token|booth|stall|table|counter|bay|slot|bed|the|a|this|last|"
+    # round secrets50: a port is a host's door number, not its code ("Grafana opens on port 3000")
+    r"port|ports|"
 
     r"next|jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|january|february|march|"
     r"april|june|july|august|september|october|november|december)\.?|[₹$€£])\s*$",
@@ -141,7 +187,9 @@ _USE = re.compile(
     r"khol\w*|khul\w*|daal\w*|dal(?:o|na|ke|en)|dab(?:a|ao|ana|aa|av\w*|aiye)|ghum\w*|lagao|lagana|"
     r"tipo|tipun|tipe|thira\w*|thura\w*|pod(?:u|anum|unga|ungal)|potta|adi(?:kk\w*|chu)|pannu\w*|"
     r"teru\w*|tere\w*|kott\w*|nokk\w*|ott(?:u|i|idre)|haak\w*|ughad\w*|daba|taak\w*|taka|nakh\w*|"
-    r"dabao|karne\s+ke\s+liye|cheyy\w*)\b",
+    r"dabao|karne\s+ke\s+liye|cheyy\w*|"
+    # round secrets50: Sinhala "arinna" (to open), "gahanna" (to press, type), Urdu "kholne", as the rest of the table
+    r"arinn\w*|arina|gahann\w*|gahapan)\b",
     re.IGNORECASE)
 #: What is locked by a code, in any language: a lock, a padlock, a combination, a "taala", Tamil "poottu", Marathi
 #: "kulup", Kannada "beega"; a parental, screen-time or restriction lock (principle 6: a code that keeps children
@@ -151,7 +199,11 @@ _LOCKED = re.compile(
     r"parental|screen\s*time|restrictions?|child\s+lock|kids?\s+lock|profile\s+lock|passcode|"
     r"(?<!\bis\s)(?<!\bbe\s)safes?(?!\s+(?:bet|side|zone|hands|haven|mode|place|distance|choice|option|to|and|for|"
     r"enough|spaces?|investments?))|tijori|tijoree|lockers?|vault|briefcase|suitcase|trolley|luggage|diary|"
-    r"almirah|almari|cupboard|dikki|wheels|dials)\b",
+    r"almirah|almari|cupboard|dikki|wheels|dials|"
+    # round secrets50: a lock, a door, an alarm and a safe in the languages of the digits' table
+    r"alarm\w*|allarm\w*|puerta|portail|port[ãa]o|cancello|t[üu]r\w*|drzwi|bram\w*|kap[\u0131i]\w*|mlango|vchod\w*|"
+    r"domofon\w*|digicode|cassaforte|caja\s+fuerte|coffre|tresor|sejf\w*|combinazione|combinaci[óo]n|combinaison|"
+    r"kombination|kombinacja|kombinasyon|candado|lucchetto|cadenas|vorh[äa]ngeschloss|k[łl][óo]dka)\b",
     re.IGNORECASE)
 
 # Principle 2: a code received to prove it is you (a one-time code) is a secret: it came by SMS, by a message or
@@ -181,7 +233,10 @@ _HUSH = re.compile(
     r"(?:mat|na|nahi)\s+(?:batana|bataana|batao|bolna|dena|dikhana)\b|\bshare\s+(?:mat|na|nahi)\s+karna\b|"
     r"\byaar(?:u|a)kk?um\s+soll\w*\b|\bkauke\s+bol(?:o|ben)\s+na\b|\bevari(?:kee|ki)\s+chepp\w*\b|"
     r"\byarig(?:u|oo)\s+hel\w*\b|\bkon(?:alahi|ala)\s+sang\w*\s+naka\b|\bkoine\s+(?:na\s+)?keh\w*\b|"
-    r"\bsecret\s+(?:hai|rakhna|rakho)\b", re.IGNORECASE)
+    r"\bsecret\s+(?:hai|rakhna|rakho)\b|"
+    # round secrets51: Yoruba ("ẹ má sọ fún ẹnikẹ́ni", read without its tone marks), Swahili, Bahasa
+    r"\bma\s+so\s+fun\s+(?:enikeni|eniyan)\b|\busim(?:wambie|mwambie)\s+mtu\b|\bjangan\s+(?:kasih\s+tahu|bilang)\b",
+    re.IGNORECASE)
 
 # Principle 4: an authenticator's (TOTP) seed is a secret by its form: sixteen or more characters of base32 (A-Z and
 # 2-7 only), with a digit and a letter in it, or any such run of capitals beside a "seed", "secret", "setup key" or
@@ -271,7 +326,8 @@ def use_reason(text: str) -> str | None:
         return "a code kept from others"  # "kisi ko mat batana" beside a code
     if _BASE32.search(text) or (_SEED_NEAR.search(text) and _BASE32_LETTERS.search(text)):
         return "an authenticator's seed"  # "authenticator seed KRUGKIDROVUWG2ZA"
-    if _CARD_FORM.search(text) or (_CARD_GROUPS.search(text) and _CARD_WORD.search(text)):
+    if _CARD_FORM.search(text) or (_CARD_GROUPS.search(text) and _CARD_WORD.search(text)) or \
+            _CARD_GROUPS.fullmatch(text.strip(" .")):  # round secrets50: four groups of four, nothing else said
         return "a card number"  # "3759 876543 21001"
     if _ASKED_ANSWER.search(text):
         return "the answer to a security question"  # "Bank ke 'first pet' sawaal ka jawab: Tommy"
@@ -389,6 +445,24 @@ _NATIVE_WORD = re.compile(f"(?<![{_INDIC}])(?:" + "|".join(re.escape(n) for n, _
 _NATIVE_LATIN = dict(_NATIVE)
 
 
+_HOST_PORT = re.compile(r"(?<![\w.])((?:\d{1,3}(?:\.\d{1,3}){3})|[a-z][\w-]*(?:\.[\w-]+)+):\d{2,5}(?![\w.])",
+                        re.IGNORECASE)
+
+
+def ports_out(value: str) -> str:
+    """``value`` with a host's port dropped ("192.168.1.30:8000" reads "192.168.1.30"): a port opens nothing, it is no
+    code (round secrets51; principle 18 already kept "on port 5432")."""
+    return _HOST_PORT.sub(r"\1", value) if ":" in value else value
+
+
+def marks_out(value: str) -> str:
+    """``value`` without tone and accent marks on Latin letters when it has a letter with a dot below or a combining
+    mark (Yoruba, Vietnamese: "nọ́mbà àṣírí" reads "nomba asiri"), so one table of words reads them (round secrets51)."""
+    if not re.search("[\u0300-\u036f\u1ea0-\u1ef9\u1e00-\u1e9f]", value):
+        return value
+    return "".join(ch for ch in unicodedata.normalize("NFD", value) if not unicodedata.combining(ch))
+
+
 def native_to_latin(value: str) -> str:
     """``value`` with the digits of Indian scripts as ASCII digits and the words of :data:`_NATIVE` in Latin script,
     spaced from what follows in the native script ("खोलता" reads "khol ता")."""
@@ -432,6 +506,10 @@ _CARD_SIDE = re.compile(r"\b(?:back|behind|front|reverse|peeche|pichhe|piche|pic
                         r"pinnal|pinnala|venaka|venuka|pichone|pichhone|pechone|maage|paachhal|pachal|peeche)\b",
                         re.IGNORECASE)
 _THREE_OR_FOUR = re.compile(r"(?<![\w.,/-])\d{3,4}(?![\w/-]|[.,]\d)")
+#: Round secrets50: a card's few digits counted, wherever on the card they are ("the 4 tiny digits above the embossed
+#: ones on the Amex: 8820"); its last or first four are masked numbers (read out before, :func:`masked_out`).
+_CARD_DIGITS_COUNTED = re.compile(r"\b(?<!last\s)(?<!first\s)(?:3|4|three|four)\s+(?:\w+\s+){0,2}digits?\b",
+                                  re.IGNORECASE)
 
 
 def card_code(text: str) -> bool:
@@ -439,7 +517,7 @@ def card_code(text: str) -> bool:
     if not _THREE_OR_FOUR.search(text):
         return False
     return bool(_CARD_CODE_NAME.search(text) and (_CARD_NAME.search(text) or len(text.split()) <= 4)) or \
-        bool(_CARD_NAME.search(text) and _CARD_SIDE.search(text))
+        bool(_CARD_NAME.search(text) and (_CARD_SIDE.search(text) or _CARD_DIGITS_COUNTED.search(text)))
 
 
 # Principle 10: a recovery phrase by its FORM: twelve, eighteen or twenty-four words of a wallet's word list (BIP-39's
@@ -546,10 +624,16 @@ SECRET_WORDS_OF_LANGUAGES = (
     r"parola\s+d'ordine|codice\s+segreto|mot\s+de\s+passe|code\s+(?:secret|confidentiel|d'acc[èe]s)|"
     # German, Dutch, Scandinavian, Finnish, Polish, Czech, Hungarian
     r"geheimzahl|geheimnummer|geheimcode|kennwort|passwort|zugangscode|wachtwoord|toegangscode|l[öo]senord|"
-    r"passord|adgangskode|salasana|tunnusluku|has[łl]o|heslo|jelsz[óo]|"
+    r"l[öo]senordet|passordet|passord|adgangskode|salasana|tunnusluku|has[łl]o|heslo|jelsz[óo]|"
     # Turkish, Vietnamese, Arabic and Persian in Latin script, Greek
     r"[şs]ifre\w*|parola|m[ậa]t\s+kh[ẩa]u|m[ãa]\s+pin|ramz(?:\s+al)?[\s-]+sirr?i?|kalmat\s+(?:al\s+)?sirr?|"
-    r"kilmat\s+(?:al\s+)?sirr?|kalimat\s+al[\s-]+sirr?|kalame\s+obur|kodikos")
+    r"kilmat\s+(?:al\s+)?sirr?|kalimat\s+al[\s-]+sirr?|kalame\s+obur|kodikos|"
+    # round secrets50: Russian / Ukrainian, Japanese, Korean, Kazakh, Zulu / Xhosa, Afrikaans, Hausa in Latin script,
+    # and a French door's "digicode"
+    r"parol'?|ansh[oō]u?\s+bang[oō]u?|pasuw[aā]do|bimil\s*beonho|amho|qupiya\s+s[öo]z|iphasiwedi|wagwoord|"
+    r"lambar\s+sirri|kalmar\s+sirri|digicode|"
+    # round secrets51: Yoruba ("nọ́mbà àṣírí", read without its tone marks) and Amharic in Latin script ("yemistir qal")
+    r"nomba\s+asiri|oro\s+asiri|asiri|yemistir\s+qal|yeyilef\s+qal|mistir\s+qal")
 CODE_WORDS_OF_LANGUAGES = (r"nip|kode|kod|koodi|c[óo]digo|codice|clave|numara|m[ãa]\s+s[ốo]|code\s+(?:porte|carte)|"
                            r"pin(?:code)?\s+van|nummer|n[úu]mero|namba|nambari|access|zugang|akses")
 _SECRET_WORD_ANY = re.compile(r"(?<!\w)(?:" + SECRET_WORDS_OF_LANGUAGES + r")(?!\w)", re.IGNORECASE)
@@ -562,7 +646,7 @@ _TOKEN_SHAPED = re.compile(r"(?<![\w@.])(?=[\w!@#$%^&*]*[A-Za-z])(?=[\w!@#$%^&*]
 # 190475", "voicemail access 2211", "the Monzo app wants 7302 to open"), where no record's word names the number (an
 # order, a ticket, a policy, an invoice, a room, a flight, an employee), no amount, rating or count is said and no
 # company's registration (VAT, GST, a firm's tax number) is meant. Judged on tuning49's harmless numbers.
-_SERVICE = re.compile(r"(?<!\w)(?:\w*bank\w*|banca|banco|banque|bancomat|atm|app|apps|aplikasi|appen|upi|m-\w+|"
+_SERVICE = re.compile(r"(?<!\w)(?:\w*bank\w*|\w*banc[oa]|banque|bancomat|atm|app|apps|aplikasi|appen|upi|m-\w+|"
                       r"netbanking|mobile\s+banking|wallet|card|cards|karte|kart\w*|carte|tarjeta|cart[ãa]o|kartu|"
                       r"karty|thẻ|bankpas|pinpas|voicemail|sesli\s+mesaj|buz[oó]n|mailbox|porte|puerta|port[ãa]o|"
                       r"t[üu]r|immeuble|login|log\s+in|sign\s+in|unlock|passcode)(?!\w)", re.IGNORECASE)
@@ -607,9 +691,11 @@ _ID_WORDS = re.compile(
     r"num[ée]ro\s+fiscal|nir|s[ée]curit[ée]\s+sociale|dni|c[ée]dula|rut|run|cpf|philsys|psn|umid|sss|"
     r"codice\s+fiscale|id\s+(?:number|no|card)|identity|identitas|identidad|identidade|identit[àa]|carte\s+d'identit[ée]|"
     r"passport|pasaporte|passeport|passaporto|paspor|pasaport|dow[óo]d|personnummer|henkil[öo]tunnus|amka|mykad|"
-    r"ic\s+no|national\s+id|aadhaar|aadhar|ssn|tin\s+no|nida|ghana\s+card|huduma|omang|emirates\s+id|iqama)(?!\w)",
+    r"ic\s+no|national\s+id|teudat\s+zehut|mispar\s+zehut|nhs\s+(?:number|no)|medicare|health\s+card|ahv|"
+    r"sozialversicherungs\w*|aadhaar|aadhar|ssn|tin\s+no|nida|ghana\s+card|huduma|omang|emirates\s+id|iqama)(?!\w)",
     re.IGNORECASE)
-_COMPANY = re.compile(r"(?<!\w)(?:empresa|company|companies|perusahaan|firma|business|gmbh|ltd|llc|corp\w*|inc|"
+_COMPANY = re.compile(r"(?<!\w)(?:vat|iva|partita|empresa|company|companies|perusahaan|firma|business|gmbh|ltd|llc|"
+                      r"corp\w*|inc|"
                       r"sociedad|soci[ée]t[ée]|pt|cv|sa|srl|bv|invoice|factura|rechnung)(?!\w)", re.IGNORECASE)
 _PHONE = re.compile(r"(?<!\w)(?:phone|tel|telp|telefon\w*|tel[ée]fono|mobile|mobil|cell|call|whatsapp|wa|line|"
                     r"hatt[\u0131i]|simu|hp|handphone|landline|fax|contact|number\s+is)(?!\w)", re.IGNORECASE)
@@ -705,11 +791,15 @@ _ON_THE_BACK = re.compile(r"\b(?:digits?|numbers?)\s+(?:on|at|behind)\s+(?:the\s
 _QUESTION_TOPIC = re.compile(r"\b(?:first\s+(?:pet|car|bike|school|teacher|job|love|street|boss)|pet'?s?\s+name|"
                              r"teacher|maiden\s+name|birth\s*(?:city|place)|city\s+of\s+birth|memorable\s+(?:word|name|"
                              r"date|place)|childhood\s+(?:friend|nickname|street|hero)|best\s+friend|nick\s*name|"
-                             r"favou?rite\s+\w+)\b", re.IGNORECASE)
-_GAVE_ANSWER = re.compile(r"\b(?:i\s+(?:put|gave|chose|picked|wrote|typed|entered|used|said|set)|i\s+told\s+\w+|"
+                             r"favou?rite\s+\w+|(?:street|town|city|school|house)\s+(?:\w+\s+){0,2}grew\s+up)\b",
+                             re.IGNORECASE)
+_GAVE_ANSWER = re.compile(r"\b(?:i\s+(?:put|gave|chose|picked|wrote|typed|entered|used|said|set|give|use|type|enter|"
+                          r"say|"
+                          r"answer|reply|choose|pick|write)|i\s+told\s+\w+|"
                           r"answer(?:ed)?\s+(?:to|was|is|for)|that'?s\s+what\s+i\s+(?:gave|put|told|said))\b",
                           re.IGNORECASE)
-_ASKER = re.compile(r"\b(?:bank|bank's|question|security|verification|app)\b|\b[A-Z][A-Za-z]{2,}\b")
+_ASKER = re.compile(r"\b(?:bank|bank's|question|security|verification|app|site|sites|website|account|portal)\b|"
+                    r"\b[A-Z][A-Za-z]{2,}\b")
 
 
 def given_answer(text: str) -> bool:
@@ -727,4 +817,560 @@ def languages_reason(text: str) -> str | None:
         return "a code or PIN"
     if given_answer(text):
         return "the answer to a security question"
+    return None
+
+
+# --- Round secrets50 (blind8's misses and refusals, read as principles of form and use, not of its words) ----------
+
+# Principle 18: a credential-shaped token beside any verb of getting in, in any language: "she uses sunflower_91 to get
+# in", "laptop opens with 'Karachi1965'", "can get into my email with Monsoon_Raga_77", "per entrare nel conto ... uso
+# lucadipietro e poi Vespa_1972". A credential's shape: no spaces, letters with two digits or more, a symbol, or a digit
+# joined by "_" or "-", five or more characters (judged on look-alikes: "logs in with Google on her Pixel8", "connect
+# with Series_A investors", "unlocked level 42 with Mario_Kart" are kept); never an e-mail, a URL, a host or a handle
+# with a dot, a version, a model ("T480", "A54") or a SKU in capitals and dashes ("TS-BLK-M-0042"), and never a
+# network's name ("the Shah_Home_5G network": taken out first by
+# :data:`board.language.secrets._HARMLESS`) nor what one logs in TO or AS ("logs in to GitLab as ravi-ops"). The token
+# is the instrument: within four words after "with", "using", "uses", "accepts" (or their words in other languages), or
+# before "to get in".
+_GET_IN = re.compile(
+    r"(?<!\w)(?:get(?:s|ting)?\s+(?:in(?:to)?|onto|on|past)|got\s+(?:in(?:to)?|onto|on|past)|log(?:s|ged|ging)?[\s-]*[io]n|logins?|"
+    r"sign(?:s|ed|ing)?[\s-]*[io]n|access(?:es|ed|ing)?|unlock\w*|open(?:s|ed|ing)?|wakes?|lets?\s+\w+\s+in|"
+    r"accepts?|enter(?:s|ed|ing)?|"
+    # Italian, Spanish, Portuguese, French, German, Dutch, Polish, Turkish, Bahasa, Swahili
+    r"entra\w*|acced\w*|acess\w*|sblocc\w*|desbloque\w*|d[ée]verrouill\w*|connect\w*|iniciar\s+sesi[óo]n|"
+    r"einlogg\w*|anmeld\w*|entsperr\w*|reinkomm\w*|inlogg\w*|ontgrendel\w*|zalog\w*|wej[śs]\w*|odblok\w*|"
+    r"giri[şs]\w*|a[çc]mak|a[çc]\u0131l\w*|masuk|buka|kuingia|kufungua|ingia|fungua)(?!\w)", re.IGNORECASE)
+_INSTRUMENT = re.compile(
+    r"(?<!\w)(?:with|using|uses?|used|accepts?|takes|uso|usa|usando|con|com|avec|mit|met|przez|ile|dengan|pakai|"
+    r"kwa|via)(?!\w)(?:\s+\S+){0,3}?\s+['\"\u2018\u2019\u201c]?$", re.IGNORECASE)
+_TO_GET_IN = re.compile(r"^['\"\u2019\u201d]?\s+(?:to|para|pour|per|um|om|żeby|ili|untuk|kuingia)\s+(?:\w+\s+){0,2}?"
+                        r"(?:get|log|sign|open|unlock|enter|entrar|entrer|entrare|acceder|rein|in|masuk|wej)",
+                        re.IGNORECASE)
+_CREDENTIAL = re.compile(r"(?<![\w@./:\\-])[A-Za-z0-9][\w!@#$%^&*.-]{3,}[\w!@#$%^&*]")
+_NOT_CREDENTIAL = re.compile(
+    r"^(?:\w+[_-]v\d+|v?\d+(?:\.\d+)+[a-z]?|[A-Za-z]{1,3}\d{1,4}[A-Za-z]{0,2}|(?-i:[A-Z0-9]+(?:-[A-Z0-9]+)+)|\d+(?:st|nd|rd|th|gb|tb|mb|"
+    r"mah|am|pm|k|x|s)|(?:ios|android|win(?:dows)?|macos|ubuntu|python|java|node|gpt|web|x|ps|usb|wifi|h|mp)\d+\w*)$",
+    re.IGNORECASE)
+_TARGET_BEFORE = re.compile(r"(?<!\w)(?:as|to|into|on|at|in|from|the|network|ssid|port|host|server|model)\s+$",
+                            re.IGNORECASE)
+
+
+def credential_token(token: str) -> bool:
+    """Whether ``token`` has a credential's shape (principle 18): letters with digits or symbols, not a version, a
+    model, a SKU, a host or a handle with a dot, an e-mail or a URL."""
+    if "." in token or "@" in token or _NOT_CREDENTIAL.match(token) or not re.search(r"[A-Za-z]", token):
+        return False
+    # two digits or more, a symbol, or a digit joined by "_" / "-" ("Tr4vel-Safe", "studio_team88"): one digit after a
+    # name is a model's ("Pixel8", "ProductX2"), and words joined with "_" alone are names ("Mario_Kart", "Series_A")
+    digits = len(re.findall(r"\d", token))
+    return digits >= 2 or bool(re.search(r"[!@#$%^&*]", token)) or (digits == 1 and bool(re.search(r"[_-]", token)))
+
+
+def credential_used(text: str) -> bool:
+    """Principle 18: a credential-shaped token given as what one gets in with, beside a verb of getting in."""
+    if not _GET_IN.search(text):
+        return False
+    for found in _CREDENTIAL.finditer(text):
+        token = found.group(0).rstrip(".,;:!?")
+        before, after = text[:found.start()], text[found.end():]
+        if not credential_token(token) or _TARGET_BEFORE.search(before):
+            continue
+        if _INSTRUMENT.search(before) or _TO_GET_IN.match(after):
+            return True
+    return False
+
+
+# Principle 18 once more: a credential-shaped token as all that is said after a private account's, a network's or a
+# device's name ("the Wi-Fi is Sunflower_99", "Netflix \u2014 Kestrel_22", "Mum's Gmail is mum.k@gmail.com, Roses1955"),
+# an e-mail before it or not. Only of what has no public handle: a social network's name ("Instagram: ayesha_k_91") is
+# a handle's place, and a network's NAME said so ("the wifi name is Blue_Door_5G") is read out first.
+_PRIVATE_ACCOUNT = (r"wi-?fi|wlan|hotspot|router|e-?mail|gmail|outlook|hotmail|yahoo|icloud|apple\s+id|netflix|prime|"
+                    r"hotstar|spotify|disney\+?|hulu|laptop|pc|computer|ipad|tablet|vpn|nas|netbanking")
+_ACCOUNT_THEN_TOKEN = re.compile(
+    r"(?<!\w)(?:" + _PRIVATE_ACCOUNT + r")(?:'s)?\s*(?:password\s+|pw\s+)?(?:is|:|=|\u2014|\u2013|-)\s*"
+    r"(?:[\w.+-]+@[\w-]+(?:\.[\w-]+)+\s*[,/;]?\s*(?:and\s+)?)?['\"\u2018\u201c]?(?P<tok>\S+?)['\"\u2019\u201d]?"
+    r"\s*[.!]?\s*$", re.IGNORECASE)
+
+
+def account_token(text: str) -> bool:
+    """Principle 18: a credential-shaped token as the whole rest of a value after a private account's name."""
+    found = _ACCOUNT_THEN_TOKEN.search(text)
+    return bool(found and credential_token(found.group("tok")))
+
+
+# Principle 18 for a device or a host: a user and a password by their form (``x / y``, ``x:y``, ``x and y``, "user x
+# pass y") beside an address (an IP, a host name, a share) or a device that has an admin page (a router, a modem, a
+# NAS, a DVR, a printer's panel, a portal). The password: credential-shaped, a known weak one ("admin123",
+# "password1", "888888", "1234") or four to eight digits. "192.168.0.1:8080" is a host and a port, not a pair.
+_HOST = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?![\w.])|\\\\[\w-]+|"
+                   r"(?<![\w@.])[a-z][\w-]*(?:\.[\w-]+)+\.[a-z]{2,}"
+                   r"\b|(?<!\w)(?:router|modem|nas|dvr|nvr|cctv|camera|printer|panel|portal|server|switch|firewall|"
+                   r"wordpress|cpanel|webmin|console|admin\s+page|access\s+point)(?!\w)", re.IGNORECASE)
+_WEAK = re.compile(r"admin\w*|root|toor|guest|password\d*|passw0rd|pass\d*|qwerty\w*|letmein|welcome\d*|changeme|"
+                   r"default|abc123|\d{4,8}", re.IGNORECASE)
+_PAIR = re.compile(
+    r"(?<![\w.@/-])(?P<user>[A-Za-z][\w.@-]{1,30})\s*(?:/|:|,|\band\b|\bpass(?:word)?\b)\s*(?:\bpass(?:word)?\s+)?"
+    r"['\"]?(?P<pw>[^\s/'\",]{3,})", re.IGNORECASE)
+
+
+def host_pair(text: str) -> bool:
+    """Principle 18: a user and a password by their form beside a host or a device with an admin page."""
+    if not _HOST.search(text):
+        return False
+    position = 0
+    while found := _PAIR.search(text, position):
+        # round secrets51: the next pair is looked for from this one's password on, so "portal: zara.k2031 /
+        # Rainbow22" reads "zara.k2031 / Rainbow22" after the label's "portal: zara.k2031"
+        position = found.start("pw")
+        user, password = found.group("user"), found.group("pw").rstrip(".,;")
+        if _HOST.fullmatch(user) or (re.fullmatch(r"\d{1,5}", password) and found.group(0).count(":") and \
+                "." in user):
+            continue  # a host and its port
+        if _WEAK.fullmatch(password) or credential_token(password):
+            return True
+    return False
+
+
+# Principle 19: a number that is the fact's only code, four to eight digits, right after a device's name ("Zara's iPad:
+# 121212", "work phone - 4471", "Mum's Kindle 4420"), or all of a value whose key names a device ("bike_immobiliser:
+# nine four four one"). As principle 14 for a service, it is none when a record's word, an amount, a count, a unit or a
+# time is beside it ("Lina's phone: 4500 mAh battery", "Reception desk phone extension: 2204" is a place's number,
+# "Piet's cell: 0612345678" is a phone number); a year right after a device's name with no mark is its model's year
+# ("iPhone 2020"), and a brand's name needs a mark before the code ("Dad's Samsung: 5590"; "Samsung 7000" is a model).
+_DEVICE_NOUN = (r"phones?|iphone|ipad|tablets?|laptops?|macbook|imac|pc|computer|desktop|chromebook|kindle|watch|"
+                r"console|immobili[sz]er|handphone|celular|telefone|t[ée]l[ée]phone|portable|handy|telefon|tab")
+_DEVICE_BRAND = r"samsung|pixel|oneplus|xiaomi|huawei|oppo|vivo|xbox|playstation|ps[45]|mac|tv"
+_DEVICE_NAME = re.compile(r"(?<!\w)(?:" + _DEVICE_NOUN + "|" + _DEVICE_BRAND + r")(?!\w)", re.IGNORECASE)
+_DEVICE_THEN_CODE = re.compile(
+    r"(?<!\w)(?:(?:" + _DEVICE_NOUN + r")(?:\s*(?P<mark>[:=\u2013\u2014-]))?|"
+    r"(?:" + _DEVICE_BRAND + r")\s*[:=\u2013\u2014-])"
+    r"\s*(?P<code>\d{4,8})(?![\w.,:/-]|\s*(?:[-/]\s*)?\d)", re.IGNORECASE)
+_NOT_A_DEVICE_CODE = re.compile(r"(?<!\w)(?:extension|ext|model|series|serial|sn|imei|asset|tag|bill|repair|battery|"
+                                r"mah|liya|lia|kharid\w*|bought|paid|rs|mrp|storage|gb|tb|cases?|cover|inch\w*)(?!\w)",
+                                re.IGNORECASE)
+
+
+def device_code(key: str, text: str) -> bool:
+    """Principle 19: a code of four to eight digits right after a device's name, or all of a device's key's value."""
+    if not (_DEVICE_NAME.search(key) and re.fullmatch(r"\s*\d{4,8}\s*\.?\s*", text)):
+        found = _DEVICE_THEN_CODE.search(text)
+        if not found or (not found.group("mark") and re.fullmatch(r"(?:19[89]|20[0-3])\d", found.group("code"))):
+            return False
+    return not (_NOT_A_SECRETS_NUMBER.search(text) or _NOT_A_DEVICE_CODE.search(text) or
+                re.search(r"\d[.,:]\d|\d\s*(?:am|pm|h|hrs?|min|days?|km|kg|%)\b", text, re.IGNORECASE))
+
+
+# Principle 20: a verification code by its form: four to eight digits (as an SMS writes them: "G-582014", "482-913")
+# beside a word of verifying in any language ("verification", "confirmation", "security code", "two-step", "2FA",
+# "login code", "code de vérification", "Bestätigungscode", "kod weryfikacyjny", "doğrulama kodu", "kode verifikasi").
+# A booking's "confirmation number" is a record's; a price per verification SMS has no code.
+_VERIFYING = re.compile(
+    r"(?<!\w)(?:verif\w*|confirm\w*|security\s+code|log[\s-]?in\s+code|sign[\s-]?in\s+code|two[\s-]?(?:step|factor)|"
+    r"2[\s-]?step|2fa|mfa|one[\s-]?time|auth\w*\s+code|v[ée]rification|verificaci[óo]n|verifica[çc][ãa]o|"
+    r"best[äa]tigung\w*|sicherheitscode|weryfik\w*|do[ğg]rulama|verifikasi|x[áa]c\s+(?:nh[ậa]n|minh)|"
+    r"verificatie\w*)(?!\w)", re.IGNORECASE)
+_CONFIRMATION_RECORD = re.compile(r"\bconfirmation\s+(?:number|no|num|#|id)\b", re.IGNORECASE)
+
+
+def verification_code(text: str) -> bool:
+    """Principle 20: a code of four to eight digits beside a word of verifying."""
+    if not _VERIFYING.search(text) or _CONFIRMATION_RECORD.search(text) or _NOT_A_SECRETS_NUMBER.search(text):
+        return False
+    text = re.sub(r"(?<![\w-])[A-Z]{1,2}-(\d{4,8})(?![\w-])", r"\1", text)
+    text = re.sub(r"(?<![\d-])(\d{3})[ -](\d{3})(?![\d-])", r"\1\2", text)
+    return any(len(c) >= 4 for c in codes(text, numbered=True))
+
+
+# Principle 21: more identity numbers by their checksum or their form, with no word: Poland's PESEL (eleven digits, a
+# birth date with the century in the month, a weighted check digit), Brazil's CPF written plain (two check digits),
+# France's NIR (fifteen digits: sex, year, month, department, commune, order, key 97 - n mod 97; or written in its
+# groups "1 85 05 78 006 084 36"), Egypt's national ID (fourteen digits: the century, a birth date, a governorate),
+# South Africa's ID (thirteen digits: a birth date, citizenship, Luhn), Sweden's personnummer (a birth date, a dash,
+# four digits, Luhn), Chile's RUT written with its dots and check digit (mod 11), and Italy's codice fiscale (its
+# letters and digits in their places and its check letter). An order's, a tracking's or a meter's number
+# (:data:`_RECORD_BEFORE`) and a phone's are never read so (principle 15's guards). Under an ID's word in the KEY
+# ("pesel: 85071503457", whose check digit its writer got wrong) eight to eighteen digits are the ID. Random digits
+# with no word (``ref NNN``): 11 digits 1.2 % -> 3.4 % read as IDs (PESEL and CPF each pass about 1 in 100), 13 to 15
+# digits unchanged (Luhn already read them as cards).
+_RECORD_BEFORE = re.compile(r"(?<!\w)(?:order|invoice|po|tracking|parcel|shipment|awb|booking|ticket|serial|sn|imei|"
+                            r"meter|sku|receipt|policy|claim|consumer|customer|bestellung|zam[óo]wienie|pedido|"
+                            r"commande|ordine|sipari[şs])\W*(?:no\.?|nr\.?|number|num|#)?\W*$", re.IGNORECASE)
+
+
+def _luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, char in enumerate(reversed(digits)):
+        d = int(char) * (2 if i % 2 else 1)
+        total += d - 9 if d > 9 else d
+    return total % 10 == 0
+
+
+def _date_ok(yy: str, mm: int, dd: str) -> bool:
+    return 1 <= mm <= 12 and 1 <= int(dd) <= 31 and yy.isdigit()
+
+
+def pesel_ok(digits: str) -> bool:
+    """Poland's PESEL: a birth date (the month carries the century) and a weighted check digit."""
+    if len(digits) != 11:
+        return False
+    month = int(digits[2:4]) % 20
+    check = (10 - sum(int(a) * w for a, w in zip(digits, (1, 3, 7, 9, 1, 3, 7, 9, 1, 3), strict=False)) % 10) % 10
+    return _date_ok(digits[:2], month, digits[4:6]) and int(digits[2:4]) // 20 in (0, 1, 4) and check == int(digits[10])
+
+
+def cpf_ok(digits: str) -> bool:
+    """Brazil's CPF: eleven digits, not one digit repeated, two check digits."""
+    if len(digits) != 11 or len(set(digits)) == 1:
+        return False
+    d = [int(c) for c in digits]
+    first = sum(a * b for a, b in zip(d[:9], range(10, 1, -1), strict=True)) * 10 % 11 % 10
+    second = sum(a * b for a, b in zip(d[:10], range(11, 1, -1), strict=True)) * 10 % 11 % 10
+    return first == d[9] and second == d[10]
+
+
+def nir_ok(digits: str) -> bool:
+    """France's NIR: sex, year, month, department, commune, order, then its key (97 - n mod 97)."""
+    if len(digits) != 15 or digits[0] not in "12" or not 1 <= int(digits[3:5]) <= 12:
+        return False
+    return 97 - int(digits[:13]) % 97 == int(digits[13:])
+
+
+_EGYPT_GOVERNORATES = frozenset({"01", "02", "03", "04", "11", "12", "13", "14", "15", "16", "17", "18", "19", "21",
+                                 "22", "23", "24", "25", "26", "27", "28", "29", "31", "32", "33", "34", "35", "88"})
+
+
+def egypt_id_ok(digits: str) -> bool:
+    """Egypt's national ID: the century (2 or 3), a birth date, a governorate, a running number."""
+    return len(digits) == 14 and digits[0] in "23" and _date_ok(digits[1:3], int(digits[3:5]), digits[5:7]) and \
+        digits[7:9] in _EGYPT_GOVERNORATES
+
+
+def sa_id_ok(digits: str) -> bool:
+    """South Africa's ID: a birth date, a citizenship digit (0 or 1), Luhn."""
+    return len(digits) == 13 and _date_ok(digits[:2], int(digits[2:4]), digits[4:6]) and digits[10] in "01" and \
+        _luhn_ok(digits)
+
+
+_NIR_GROUPS = re.compile(r"(?<![\w-])[12] \d\d (?:0[1-9]|1[0-2]) (?:\d\d|2[AB]) \d{3} \d{3} \d\d(?![\w-])")
+_PERSONNUMMER = re.compile(r"(?<![\w-])(?:19|20)?(\d{6})[-+](\d{4})(?![\w-])")
+_RUT = re.compile(r"(?<![\w.])(\d{1,2}\.\d{3}\.\d{3})-([\dkK])(?![\w])")
+_CODICE_FISCALE = re.compile(r"(?<![A-Z0-9])[A-Z]{6}\d{2}[A-EHLMPRST]\d{2}[A-Z]\d{3}[A-Z](?![A-Z0-9])")
+_CF_ODD = [1, 0, 5, 7, 9, 13, 15, 17, 19, 21, 2, 4, 18, 20, 11, 3, 6, 8, 12, 14, 16, 10, 22, 25, 24, 23]
+
+
+def codice_fiscale_ok(code: str) -> bool:
+    """Italy's codice fiscale: its check letter over the first fifteen characters."""
+    total = 0
+    for i, char in enumerate(code[:15]):
+        value = int(char) if char.isdigit() else ord(char) - ord("A")
+        total += _CF_ODD[value] if i % 2 == 0 else value
+    return chr(ord("A") + total % 26) == code[15]
+
+
+def _rut_ok(body: str, check: str) -> bool:
+    total, factor = 0, 2
+    for char in reversed(body.replace(".", "")):
+        total, factor = total + int(char) * factor, factor + 1 if factor < 7 else 2
+    rest = 11 - total % 11
+    return check.upper() == ("0" if rest == 11 else "K" if rest == 10 else str(rest))
+
+
+def more_identity_numbers(text: str) -> bool:
+    """Principle 21: an identity number of the countries above by its checksum or its form."""
+    if any(codice_fiscale_ok(m) for m in _CODICE_FISCALE.findall(text.upper())) or _NIR_GROUPS.search(text):
+        return True
+    if any(_rut_ok(body, check) for body, check in _RUT.findall(text)):
+        return True
+    if _COMPANY.search(text) or _PHONE.search(text):
+        return False
+    for found in _PERSONNUMMER.finditer(text):
+        digits = found.group(1) + found.group(2)
+        if _RECORD_BEFORE.search(text[:found.start()]):
+            continue  # round secrets51: "Order 240101-5512 shipped" is an order's number
+        if _date_ok(digits[:2], int(digits[2:4]), digits[4:6]) and _luhn_ok(digits):
+            return True
+    for found in _LONG_DIGITS.finditer(text):
+        digits = re.sub(r"\D", "", found.group(0))
+        if _RECORD_BEFORE.search(text[:found.start()]) or re.search(r"\+\d{1,3}[ -]?$", text[:found.start()]):
+            continue
+        if pesel_ok(digits) or cpf_ok(digits) or nir_ok(digits) or egypt_id_ok(digits) or sa_id_ok(digits):
+            return True
+    return False
+
+
+def secrets50_reason(key: str, text: str) -> str | None:
+    """Why ``text`` (under ``key``'s words) tells a secret by the principles of round secrets50 (18 to 21), or None.
+    A code, a verification code and an ID need four digits or more, an ID seven: the rules that read them are not run
+    on the many facts with fewer (the filter's cost)."""
+    digits = sum(char.isdigit() for char in text)
+    if credential_used(text) or account_token(text):
+        return "a password given to get in"
+    if host_pair(text):
+        return "a login and password"
+    if digits < 4:
+        return None
+    if verification_code(text):
+        return "a one-time code received"
+    if digits >= 7 and not _COMPANY.search(key) and (more_identity_numbers(text) or (
+            _ID_WORDS.search(key) and _LONG_DIGITS.search(text) and not _COMPANY.search(text))):
+        return "a national identity number"
+    if device_code(key, text):
+        return "a device's code"
+    return None
+
+
+class Lazy:
+    """A pattern compiled on its first use, not at import (round secrets51: the filter's import cost; most facts never
+    reach the rules that need these)."""
+
+    __slots__ = ("_compiled", "_flags", "_pattern")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self._pattern, self._flags = pattern, flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._pattern, self._flags)
+        return self._compiled
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self.compiled.search(text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self.compiled.match(text)
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return self.compiled.finditer(text)
+
+    def sub(self, repl: str, text: str) -> str:
+        return self.compiled.sub(repl, text)
+
+
+# Round secrets51 (principles 23 to 29): blind9's and blind10's misses read as principles of form and use.
+#
+# Principle 23: a wallet's words need no number and no name: six or more words, every one of them a BIP-39 word and
+# none of the commonest English words (:data:`board.language.secrets._NOT_SEED`), run to the end of the value ("first
+# six: actor brisk canyon dolphin elbow fabric", "the rest is wagon jungle lemon pilot hammer silver"). A list its
+# label names ("spelling words: ...", "mood board: ...") is kept by the caller (``_word_list``).
+_WORD_TAIL = Lazy(r"(?:^|[\s:=\u2014\u2013-])((?:[A-Za-z]{3,8}[ \t]+){5,}[A-Za-z]{3,8})\s*[.!]?\s*$")
+SEED_TAIL_WORDS = 6
+
+
+#: What says the words are a part of something given (a wallet's, unnamed): "first six", "the rest", "words 7 to 12",
+#: "the other half", "backup"; the words follow a mark (":", "is", "are").
+_PART_OF = re.compile(r"(?<!\w)(?:first|last|rest|half|other|remaining|second|words?|backup|part|phrase|seed|recovery|"
+                      r"\d{1,2}\s*(?:to|-|\u2013)\s*\d{1,2})(?!\w)", re.IGNORECASE)
+_MARK_BEFORE = re.compile(r"(?:[:=\u2014\u2013-]|(?<!\w)(?:is|are|was|were))\s*$", re.IGNORECASE)
+
+
+def seed_tail(text: str, common: frozenset[str] | set[str], named: bool = False) -> bool:
+    """Principle 23: six or more BIP-39 words, and only them, as the end of ``text`` (none of ``common``), given after
+    a mark by what says they are a part of something ("first six:", "the rest is") or under a wallet's key (``named``):
+    "We want a simple clean bright happy family room" and "Ingredients: garlic onion ..." are no wallet's."""
+    found = _WORD_TAIL.search(text) if text.count(" ") >= SEED_TAIL_WORDS - 1 else None
+    if not found:
+        return False
+    before = text[:found.start(1)]
+    if not named and not (_MARK_BEFORE.search(before) and _PART_OF.search(before)):
+        return False
+    run = 0
+    for word in reversed(found.group(1).split()):
+        if word.lower() not in _BIP39 or word.lower() in common or (word[:1].isupper() and run):
+            break
+        run += 1
+    return run >= SEED_TAIL_WORDS
+
+
+# Principle 24: a short code by what is done with it: a device, a lock, a till or a terminal "takes" it or "needs" it
+# ("The CCTV DVR in the shop takes 3391 after you hit menu", "The Yale on the patio door takes 8066"), an override is
+# one ("supervisor override on the Clover is 2580"), a TAN of any bank's kind authorises a transfer ("TAN 482913 for the
+# transfer", "mTAN: 551902"). A bare number is the object, with no unit, time, price or count after it ("The dishwasher
+# takes 3 hours", "takes A4 and letter", "override needed for refunds over $500" keep).
+_TAKES_CODE = Lazy(
+    r"(?<!\w)(?:takes|needs|wants|accepts|asks\s+for|uses)\s+(?:the\s+code\s+|code\s+)?[#*]?(?P<code>\d{4,8})#?"
+    r"(?![\w.:/%-]|,\d|\s*(?:[-/x]\s*)?\d|\s+(?:[a-z]+\s+)?(?:hours?|hrs?|mins?|minutes?|seconds?|secs?|days?|weeks?|"
+    r"months?|years?|people|persons|guests|pages?|sheets?|copies|cups?|litres?|liters?|ml|kg|g|w|watts?|volts?|mah|"
+    r"rpm|dpi|steps?|calories|kcal|rupees|rs|usd|eur|dollars?|euros?|pounds?|units?|items?|points?|credits?|coins?|"
+    r"tokens?|tickets?|orders?|bookings?|reviews?|users?|km|miles?|notes|bills|cash|rupee|naira|cedis|shillings?|pesos|"
+    r"reais|rand|yen|won|baht|dirhams?|riyals?|lira|zloty|kr|kroner|kronor|transactions?|payments?|swipes|scans|"
+    r"requests?|calls|messages|visitors|cars|vehicles|plates|sales)\b)", re.IGNORECASE)
+_OVERRIDE = Lazy(r"(?<!\w)override\b[^.:]{0,50}?(?:\bis|:|=|\u2014|-)\s*[#*]?"
+                       r"(?P<code>\d{3,8})#?\s*[.!]?\s*$", re.IGNORECASE)
+#: What takes a code: a device, a lock, a till or a terminal, an admin page (principle 19's and 18's words too).
+_TAKES_CODES = Lazy(r"(?<!\w)(?:doors?|gates?|locks?|yale|alarms?|safes?|lockers?|keypads?|intercoms?|tills?|"
+                          r"registers?|terminals?|pos|atms?|panels?|garages?|shutters?|padlocks?|kiosks?|lock\s*box|"
+                          r"key\s*safe|vault|immobili[sz]er|buzzer)(?!\w)", re.IGNORECASE)
+_TAN = re.compile(r"(?<![A-Za-z])(?:m|i|e|sms|push|chip|photo|mobile)?-?TAN(?![A-Za-z])")
+
+
+_TAKING = re.compile(r"takes|needs|wants|accepts|asks|uses")
+
+
+def code_used(text: str) -> bool:
+    """Principle 24: a code a device takes, an override's code, a TAN."""
+    lower = text.lower()
+    takes = _TAKES_CODE.search(text) if _TAKING.search(lower) else None
+    found = (takes if takes and (_TAKES_CODES.search(text) or _DEVICE_NAME.search(text) or _HOST.search(text))
+             else None) or (_OVERRIDE.search(text) if "override" in lower else None)
+    if found and not _NOT_A_SECRETS_NUMBER.search(text):
+        return True
+    return bool(_TAN.search(text)) and any(4 <= len(c) <= 8 and c.isdigit() for c in codes(text, numbered=True))
+
+
+# Principle 25: a user and then a password said as a pair in a voice note ("it's jmartinez_ny and then, um,
+# BrooklynBridge77"): a one-word user, "and then" (fillers between or not), a credential-shaped token; and a credential
+# after a service's name with a word of any language between ("lösenordet till routern är Älgen4ever", "Hotmail ya mama
+# ni Kilimanjaro77", "Gmail yelij qal: Lalibela_2012", "Outlook-kontoen er Nordlys1990"): the token is all that is left
+# of the value, the words between lowercase (a language's small words, never a brand's or a model's name: "the router
+# is TP-Link Archer_C6" keeps). A credential's shape here also counts a digit inside a word of mixed case ("Älgen4ever":
+# a word with a digit for a letter); a passphrase's shape, a capitalised word, digits and a capitalised word
+# ("Selam2015Addis"), is one as all of a value after a label and a colon.
+_THEN_PAIR = Lazy(
+    r"(?<![\w.@/-])(?P<user>[A-Za-z][\w.@+-]{1,40})\s*,?\s+(?:and\s+)?then\b[\s,]*"
+    r"(?:(?:uh+|um+|er+|erm|like|so)[\s,]+)*['\"\u2018\u201c]?(?P<pw>[^\s'\",]{5,})", re.IGNORECASE)
+_PAIR_NOT_USER = Lazy(r"^(?:the|a|an|it|this|that|and|or|plan|plus|first|next|later|now|year|month|week|day|"
+                            r"basic|pro|free|trial|monthly|yearly|is|was)$", re.IGNORECASE)
+_SERVICE_ACCOUNT = (_PRIVATE_ACCOUNT + r"|zoom|dropbox|paypal|venmo|amazon|ebay|kindle|skype|proton\w*|onedrive|"
+                    r"google\s+drive|office\s*365|microsoft|xfinity|comcast|verizon|at&t|router\w*")
+_SERVICE_THEN_TOKEN = Lazy(
+    r"(?<!\w)(?:" + _SERVICE_ACCOUNT + r")(?:[-'\u2019]?\w{0,8})?(?:\s+(?-i:[^\s\dA-Z]{1,12})){0,3}?\s*"
+    r"(?:[:=\u2014\u2013-]\s*)?['\"\u2018\u201c]?(?P<tok>[^\s'\"]{5,}?)['\"\u2019\u201d]?\s*[.!]?\s*$", re.IGNORECASE)
+_PASSPHRASE = re.compile(r"^[^\W\d_][^\W\d_]*\d{1,6}[^\W\d_]+$")
+_LABEL_THEN_PASSPHRASE = re.compile(r"^\s*[^\W\d][^\W\d]*(?:\s+[^\W\d]+){0,3}\s*:\s*(?P<tok>\S+?)\s*[.!]?\s*$")
+
+
+def strong_token(token: str) -> bool:
+    """A credential's shape (:func:`credential_token`), or a word of mixed case with digits inside it."""
+    if credential_token(token):
+        return True
+    return bool(_PASSPHRASE.match(token)) and token != token.lower() and token != token.upper() and \
+        not _NOT_CREDENTIAL.match(token)
+
+
+#: What a token after a service's name is when a word says so: a serial, a model, a version, a handle, a host.
+_NAMED_NOT_SECRET = Lazy(r"(?<!\w)(?:serial|model|sn|imei|id|number|no|nr|version|ver|firmware|fw|sku|asset|tag|"
+                               r"name|handle|user(?:name)?|login|ip|host|hostname|port|mac|ssid|network|plan|order|"
+                               r"ticket|invoice|account\s+(?:no|number)|case|ref)(?!\w)", re.IGNORECASE)
+
+
+def pair_said(text: str) -> bool:
+    """Principle 25: a user and then a password, or a credential as the end of a value after a service's name."""
+    for found in _THEN_PAIR.finditer(text) if "then" in text.lower() else ():
+        password = found.group("pw").rstrip(".,;!?")
+        if _PAIR_NOT_USER.match(found.group("user")) or re.fullmatch(r"[A-Z][a-z]+", found.group("user")):
+            continue  # a plain capitalised word is a place's or a person's name ("to Berlin and then Munich2025")
+        if credential_token(password) and \
+                not re.match(r"v\d", password, re.IGNORECASE):
+            return True
+    last = text.split()[-1].strip("'\"\u2018\u2019\u201c\u201d.!") if text.split() else ""
+    named = _SERVICE_THEN_TOKEN.search(text) if strong_token(last) else None
+    if named and strong_token(named.group("tok")) and not re.search(r"[_-]v\d+$", named.group("tok")) and \
+            not _NAMED_NOT_SECRET.search(named.group(0)[:named.start("tok") - named.start()]) and \
+            not _TARGET_BEFORE.search(text[:named.start("tok")]):
+        return True
+    labelled = _LABEL_THEN_PASSPHRASE.match(text)
+    return bool(labelled and _PASSPHRASE.match(labelled.group("tok")) and
+                re.search(r"[A-Z]", labelled.group("tok")[1:]) and labelled.group("tok")[:1].isupper())
+
+
+# Principle 26: the answer to a bank's question, the bank named ("City where I was born, for the Wells Fargo question:
+# Tegucigalpa", "First car, HSBC's question: Corolla"): "for the <Name> question" or "<Name>'s question", then a mark
+# and the answer. With no mark and no answer it is talk ("Wells Fargo's security question about my first job annoys
+# me").
+_QUESTION_TOPIC_ANY = Lazy(r"(?<!\w)(?:born|birth\w*|first|maiden|pet|school|teacher|street|car|city|town|"
+                                 r"hometown|mascot|aunt|uncle|nick\s*name|friend|favou?rite|childhood|memorable|"
+                                 r"security|verification|grand\w+|mother|father|mum|mom|dad|honeymoon|wedding)(?!\w)",
+                                 re.IGNORECASE)
+_NAMED_QUESTION = Lazy(
+    r"(?:\bfor\s+(?:the\s+|my\s+)?(?:[A-Z][\w&.-]*\s+){1,3}|\b[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,2}['\u2019]s\s+)"
+    r"(?i:(?:security\s+|verification\s+|secret\s+)?question)\s*(?::|=|\u2014|\u2013|-|\bis\b|\bwas\b)\s*\S|"
+    # "the one Chase asks about when I forget stuff: Biscuit": the bank asks, then the answer after a mark
+    r"\b[A-Z][\w&.-]+(?:\s+[A-Z][\w&.-]+){0,2}\s+(?i:asks?|asked)\b[^:]{0,40}:\s*\S")
+#: A security question's own topic (a bank "asks about" one; "the first sprint" is no question's).
+_ASKED_TOPIC = Lazy(r"(?<!\w)(?:first\s+(?:pet|car|school|teacher|job|street|boss|love|concert|house)|pet'?s?\s+name|"
+                    r"maiden|born|birth\s*(?:place|city|town)|childhood|mascot|memorable|favou?rite\s+(?:teacher|"
+                    r"aunt|uncle|book|film|movie|food|colou?r|place|team|band|singer))(?!\w)", re.IGNORECASE)
+_TALK_OF_IT = re.compile(r"annoy|hate|useless|silly|stupid|pointless|irritat", re.IGNORECASE)
+
+
+# Principle 27: a combination's turns in any language, one table of direction words (left / right in Spanish,
+# Portuguese, French, German, Dutch, Italian, Turkish, Polish, Swahili, Bahasa): two turns or more, the number before
+# the word or after it ("38 para direita, 12 para esquerda", "15 nach links", "rechts 22"), to both sides ("12 links in
+# the doc, 4 links broken" are no turns).
+_LEFT_WORDS = (r"izquierda|esquerda|gauche|links|sinistra|sola|sol|lewo|w\s+lewo|kushoto|kiri|v[äa]nster|"
+               r"vasemmalle")
+_RIGHT_WORDS = r"derecha|direita|droite|rechts|destra|sa[ğg]a|sa[ğg]|prawo|w\s+prawo|kulia|kanan|h[öo]ger|oikealle"
+_DIRECTIONS = _LEFT_WORDS + "|" + _RIGHT_WORDS
+_TURN_ANY = Lazy(r"(?<![\w.,])\d{1,2}\s+(?:(?:\w{1,4}\s+){0,2})(?P<after>" + _DIRECTIONS + r")(?!\w)|"
+                       r"(?<!\w)(?P<before>" + _DIRECTIONS + r")\s+(?:\w{1,3}\s+)?\d{1,2}(?![\w.,]\d)", re.IGNORECASE)
+_LEFT = Lazy(r"^(?:" + _LEFT_WORDS + r")$", re.IGNORECASE)
+
+
+def turns_said(text: str) -> bool:
+    """Principle 27: two turns or more, to the left and to the right ("12 links, 4 links" are links)."""
+    sides = {bool(_LEFT.match(found.group("after") or found.group("before"))) for found in _TURN_ANY.finditer(text)}
+    return len(sides) == 2
+
+
+# Principle 28: an identity number by its shape with a birth date inside and a check, where the form is rare enough:
+# Korea's resident registration number (YYMMDD-GNNNNNN: a birth date, a dash, a sex-and-century digit 1-8; its last
+# digit a checksum, read by form as blind9's writer got it wrong), Finland's henkilötunnus (DDMMYY, a century sign,
+# three digits, a check character mod 31), Norway's fødselsnummer (DDMMYY and five digits, two mod-11 checks). Never
+# after a record's word, a phone's or a firm's (principle 15's guards).
+_RRN = re.compile(r"(?<![\w-])(\d{2})(\d{2})(\d{2})-([1-8])\d{6}(?![\w-])")
+_HETU = re.compile(r"(?<![\w-])(\d{2})(\d{2})(\d{2})[-+A](\d{3})([0-9A-Y])(?![\w-])")
+_HETU_CHECK = "0123456789ABCDEFHJKLMNPRSTUVWXY"
+
+
+def fodselsnummer_ok(digits: str) -> bool:
+    """Norway's fødselsnummer: a birth date (DDMMYY) and two mod-11 check digits."""
+    if len(digits) != 11 or not _date_ok(digits[4:6], int(digits[2:4]), digits[:2]):
+        return False
+    d = [int(c) for c in digits]
+    k1 = 11 - sum(a * b for a, b in zip(d[:9], (3, 7, 6, 1, 8, 9, 4, 5, 2), strict=True)) % 11
+    k2 = 11 - sum(a * b for a, b in zip(d[:10], (5, 4, 3, 2, 7, 6, 5, 4, 3, 2), strict=True)) % 11
+    return k1 % 11 == d[9] and k2 % 11 == d[10]
+
+
+def dated_identity_number(text: str) -> bool:
+    """Principle 28: a Korean, Finnish or Norwegian identity number by its shape and check."""
+    if _COMPANY.search(text) or _PHONE.search(text):
+        return False
+    for found in _RRN.finditer(text):
+        if _date_ok(found.group(1), int(found.group(2)), found.group(3)) and \
+                not _RECORD_BEFORE.search(text[:found.start()]):
+            return True
+    for found in _HETU.finditer(text.upper()):
+        day, month, year, order, check = found.groups()
+        if _date_ok(year, int(month), day) and _HETU_CHECK[int(day + month + year + order) % 31] == check and \
+                not _RECORD_BEFORE.search(text[:found.start()]):
+            return True
+    for found in _LONG_DIGITS.finditer(text):
+        digits = re.sub(r"\D", "", found.group(0))
+        if fodselsnummer_ok(digits) and not _RECORD_BEFORE.search(text[:found.start()]) and \
+                not re.search(r"\+\d{1,3}[ -]?$", text[:found.start()]):
+            return True
+    return False
+
+
+def secrets51_reason(text: str) -> str | None:
+    """Why ``text`` tells a secret by the principles of round secrets51 (24 to 28), or None (23 is read by the caller,
+    beside the other wallet rules)."""
+    if pair_said(text):
+        return "a login and password"
+    lower = text.lower()
+    if "question" in lower and _NAMED_QUESTION.search(text) and _QUESTION_TOPIC_ANY.search(text):
+        return "the answer to a security question"
+    if " ask" in lower and _NAMED_QUESTION.search(text) and _ASKED_TOPIC.search(text) and \
+            not _TALK_OF_IT.search(text):
+        return "the answer to a security question"
+    digits = sum(char.isdigit() for char in text)
+    if digits >= 2 and turns_said(text):
+        return "a lock's combination"
+    if digits >= 3 and code_used(text):
+        return "a code or PIN"
+    if digits >= 9 and dated_identity_number(text):
+        return "a national identity number"
     return None

@@ -90,6 +90,13 @@ a record, an event about a secret's kind in any language with no code given ("pa
 complaint kiya", "token expires on 30 June"), the kind talked about ("OTP ab WhatsApp pe bhi aata hai"), a token of
 appreciation, a tweet pinned, an exam passed, a pin badge.
 
+Round secrets50 (blind8's misses, in :mod:`board.language.secret_use` principles 18 to 22): a credential-shaped token
+given as what one gets in with, a user / password pair beside a host, a code right after a device's name, a verification
+code by its form, more identity numbers by checksum, digits said in thirteen more languages and a dial's numbers in
+words with a voice note's fillers between them. Kept: a pass named with what it is for ("a speaker pass for
+TechSparks"), a secret's kind after "per" (a price), a network's name, a port, who holds the keys ("custody", "holders"
+as a key's last word), a 📍 place.
+
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
 Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets) scores
@@ -102,21 +109,32 @@ The labelled sets in ``tests/data/memory_secrets*.jsonl`` measure it (tests/test
 
 from __future__ import annotations
 
+import functools
 import re
 
 from board.language.learned import LinearModel
 from board.language.secret_model import fact_features, secret_model
 from board.language.secret_use import (
     DIGIT_WORDS,
+    HASH_WORDS,
     MASKED,
+    STAR_WORDS,
+    TENS_WORDS,
+    Lazy,
     bip39_share,
     event_only,
     form_reason,
     given_answer,
     languages_reason,
+    marks_out,
     masked_out,
     native_to_latin,
+    ports_out,
     records_out,
+    secrets50_reason,
+    secrets51_reason,
+    seed_tail,
+    strong_token,
     talk_only,
     use_reason,
 )
@@ -138,9 +156,19 @@ _PINNED_POST_SAID = (
     r"(?:(?:the|this|that|a|an|my|our|it|these|those)\s+)?(?:[\w'-]+\s+){0,3}?"
     r"(?:tweets?|posts?|messages?|notes?|comments?|tabs?|chats?|announcements?|threads?|stories)\b(?!\s*[:=-]?\s*\d)")
 _PINNED_POST = re.compile(_PINNED_POST_SAID, re.IGNORECASE)
+#: A pass named by who holds it or where it lets one in, then what for or from where: "speaker pass for TechSparks",
+#: "gate pass from reception", "staff pass for the expo" (round secrets50); "my pass for gmail" names a password.
+_TICKET_PASS = (r"\b(?!(?:my|the|a|an|your|his|her|our|their|its|wifi|wi-fi|login|account|email|mail|app|bank|this|"
+                r"that|admin|user|root|new|old)\b)[a-z]+\s+pass(?:es)?\s+(?:for|to|from|at|into|of|arrives?|came)\b")
+_TICKET_PASS_SAID = re.compile(_TICKET_PASS, re.IGNORECASE)
+#: Round secrets51: a queue's token with its slot's time ("Token 57 at the RTO, slot 11:15", "token number A-142, slot
+#: at 10:30") is a place in a queue, also under a token's key.
+_QUEUE_TOKEN_SAID = (r"\b(?:token|ticket|queue)\s+(?:no\.?|number|num|#)?\s*[A-Z]?-?\d{1,4}\b(?=.{0,40}\b(?:slot|"
+                     r"appointment|\d{1,2}[:.]\d\d|\d\s*(?:am|pm)))")
+_QUEUE_TOKEN = re.compile(_QUEUE_TOKEN_SAID, re.IGNORECASE)
 #: Phrases that mention a secret's word without being one; taken out before anything else is read.
 _HARMLESS = re.compile(
-    r"\b(?:zip|postal|post|area|country|dial(?:l)?ing|std|isd|airport|iata|dress|promo|promotional|discount|"
+    r"\b(?:zip|postal|post|area|country|dial(?:l)?ing|booking|reservation|pnr|std|isd|airport|iata|dress|promo|promotional|discount|"
     r"coupon|referral|invite|source|qr|bar|error|status|tax|hs|sic|naics|product|course|colou?r|morse|"
     r"language|currency|time ?zone|talk|session|event|order|tracking|item|sku|class|subject|exam|"
     # a bank branch's code is printed on every cheque: it names the branch, it opens nothing
@@ -181,8 +209,33 @@ _HARMLESS = re.compile(
     + _MAP_PIN_SAID + r"|"
     # a numbered place in a queue is no key: "token no 37 at the RTO", "token number 12 at the clinic"
     r"\btokens?\s+(?:no|number|num|#)\.?\s*\d{1,4}\b|"
-    r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b|\botp[- ]?(?:less|free)\b",
+    r"\b(?:crypto|utility|governance) tokens?\b|\btoken (?:sales?|economics|launch)\b|\botp[- ]?(?:less|free)\b|"
+    # round secrets50: a pass named by who holds it and what it lets one into is a ticket ("a speaker pass for
+    # TechSparks", "a gate pass from reception"); a secret's kind after "per" is the unit of a price
+    # ("₹0.18 per OTP SMS"); a network's name is no password ("the Shah_Home_5G network", "SSID CafeMocha_5G")
+    + _TICKET_PASS + r"|"
+    r"\bper\s+(?:\w+\s+){0,2}?(?:otp|2fa|mfa|sms|verification|password|pin|code|login)s?"
+    r"(?:\s+(?:sms|messages?|texts?|requests?|checks?))?\b|"
+    r"(?<=\bthe\s)[\w-]+\s+(?:network|wi-?fi|wlan|hotspot)\b|\bssid\s*[:=-]?\s*[\w-]+|"
+    r"\bnetwork\s+name\s*[:=-]?\s*[\w-]+|"
+    # round secrets51: a booking's reference beside its word (letters and digits, an airline's PNR); a queue's token
+    # with its slot's time (:data:`_KIND_ONLY` below: where a secret is kept, a policy naming its kind)
+    r"\b(?:pnr|booking\s+(?:ref(?:erence)?|code|number)|reservation\s+(?:code|ref(?:erence)?|number)|"
+    r"buchungs(?:code|nummer)|record\s+locator|localizador|c[óo]digo\s+de\s+reserva)\s*[:#]?\s*"
+    r"(?=[A-Z0-9]{0,7}[A-Z])[A-Z0-9]{5,8}\b|"
+    + _QUEUE_TOKEN_SAID,
     re.IGNORECASE)
+#: Round secrets51: where a secret is written or kept ("The Wi-Fi password is printed on the sticker under the router")
+#: and a policy naming a secret's kind with an article ("needs a 12-character password", "to have a 6-digit passcode
+#: with Face ID") say no secret: taken out only when nothing else in the value has a code's or a credential's shape
+#: ("password is kept in the drawer, it is Tiger_88" is still read).
+_KIND_ONLY = Lazy(
+    r"\b(?:password|passcode|pin|code|combination|combo)s?\s+(?:is|are)\s+(?:\w+\s+)?(?:printed|written|saved|"
+    r"stored|kept|taped|stuck|noted|pinned)\s+(?:on|in|under|behind|inside|at|by|with)\b|"
+    r"\b(?:a|an|one)\s+(?:\d{1,2}[- ](?:digit|character|char|letter)s?\s+|strong\s+|long\s+|new\s+|unique\s+|"
+    r"separate\s+|different\s+)?(?:password|passcode|pin|passphrase)\b", re.IGNORECASE)
+_KIND_WORD = re.compile(r"pass|pin|code|comb", re.IGNORECASE)
+_N_DIGITS = re.compile(r"\b\d{1,2}[- ](?:digit|character|char|letter)s?\b", re.IGNORECASE)
 #: Words that say the thing is about a card, a bank, a phone or a lock (then a six-digit "pin code" is not a postcode).
 _SENSITIVE = re.compile(r"\b(?:card|atm|bank|upi|debit|credit|sim|phone|mobile|lock|locker|door|gate|safe|alarm|"
                         r"wallet|account|netbanking|app)\b", re.IGNORECASE)
@@ -264,7 +317,8 @@ _STATUS_WORD = re.compile(r"^\s*(?:(?:is|was|now|still|got|been|being)\s+)*(?:ac
                           r"yesterday|today|tomorrow|(?:last|this|next)\s+\w+|monthly|weekly|quarterly|yearly|daily|"
                           r"every\s+\w+(?:\s+\w+)?|(?:on|in)\s+\w+)\s*[.!]?\s*$",
                           re.IGNORECASE)
-_HARMLESS_HEAD = {"bank", "banks", "provider", "providers", "method", "methods", "country", "budget", "budgets",
+_HARMLESS_HEAD = {"takeaways", "lessons", "learnings", "retro", "postmortem",  # round secrets51
+                  "bank", "banks", "provider", "providers", "method", "methods", "country", "budget", "budgets",
                   "amount", "amounts", "rent", "rents", "charge", "charges", "emi", "fee", "fees", "cost", "costs",
                   "price", "prices", "size", "limit", "limits", "vendor",
                   "vendors", "type", "types", "policy",
@@ -291,7 +345,9 @@ _HARMLESS_HEAD = {"bank", "banks", "provider", "providers", "method", "methods",
                   # round secrets48: where one logs in, or an errand about a document, not the secret:
                   # "netbanking_portal", "passport_renewal", "ssn_form", "cpf_contribution"
                   "portal", "portals", "website", "site", "url", "renewal", "renewals", "appointment",
-                  "appointments", "form", "forms", "photocopy", "copy", "contribution", "contributions"}
+                  "appointments", "form", "forms", "photocopy", "copy", "contribution", "contributions",
+                  # round secrets50: who holds a secret, not the secret: "private_key_custody", "signing key holders"
+                  "custody", "custodian", "custodians", "holder", "holders"}
 #: A key's last word that says the value is a date (``passport expiry: 2031``): over a date alone (a year, a
 #: month and a year, a full date) a document's or a scheme's key is no secret; a card's MM/YY still is.
 _DATE_HEADS = {"expiry", "expires", "expiration", "renewal", "validity", "issued", "issue", "date", "due"}
@@ -407,7 +463,8 @@ _WHEN_ASKED = re.compile(r"\b(?i:if|when|whenever|in\s+case)\s+(?i:the\s+|my\s+)
 #: still asks a memorable word", "Says security questions are useless since ...").
 _OPINION = re.compile(r"^\s*(?:(?:doesn'?t|does\s+not|don'?t|never)\s+)?(?:likes?|dislikes?|hates?|annoyed|says|thinks|"
                       r"prefers?|wants|wishes|finds|complains?|believes|argues|feels)\b|"
-                      r"\b(?:useless|pointless|outdated|insecure|still\s+(?:use|uses|ask|asks))\b", re.IGNORECASE)
+                      r"\b(?:useless|pointless|outdated|insecure|still\s+(?:use|uses|ask|asks)|annoys|annoying|irritat\w*|"
+                      r"bugs\s+me|drives\s+me|i\s+(?:hate|dislike|don'?t\s+like))\b", re.IGNORECASE)
 
 
 def _security_told(text: str) -> bool:
@@ -652,6 +709,13 @@ def _harmless_out(text: str) -> str:
     """``text`` without the phrases that only look like secrets (a six-digit PIN code too, unless a card,
     a bank, a phone or a lock is mentioned)."""
     text = _AMOUNT_SAID.sub(" · ", _HARMLESS.sub(" · ", text))
+    kinds = list(_KIND_ONLY.finditer(text)) if _KIND_WORD.search(text) else []
+    if kinds:
+        rest = _QUANTITY.sub(" ", _N_DIGITS.sub(" ", _KIND_ONLY.sub(" · ", text)))
+        # a mark after the kind gives it ("a new password: monsoon"); one before it is a label ("Our rule: ...")
+        if not re.search(r"[:=]\s*\S", text[kinds[-1].end():]) and not re.search(r"\d\d", rest) and \
+                not any(strong_token(t.strip(".,;:!?'\"()")) for t in rest.split()):
+            text = _KIND_ONLY.sub(" · ", text)
     if not _SENSITIVE.search(text):
         text = _POSTAL_PIN.sub(" · ", text)
     return text
@@ -708,6 +772,8 @@ def _key_reason(key: str, value: str) -> str | None:
     words = _harmless_out(_words(key))
     if (_MAP_PIN.search(value) or _PINNED_POST.search(value)) and re.search(r"\bpins?\b", words):
         return None  # "office pin: dropped a pin ...", "pin_favorite_pizza: ..., pinned on Google Maps": a place
+    if re.search(r"\bpass(?:es)?$", words) and _TICKET_PASS_SAID.search(value) and not _CODE_OR_WORD.search(value):
+        return None  # "access_pass: Got a speaker pass for TechSparks ...": a ticket (round secrets50)
     if _LAST_FOUR.match(value):
         return None  # "bank account: ends in 7712": the last four digits name it, they open nothing
     if _head(words) in _STATUS_HEAD and _STATUS_WORD.match(value):
@@ -744,6 +810,9 @@ def _key_reason(key: str, value: str) -> str | None:
     if len(words.split()) <= _LABEL_WORDS and _CODE_KEY.search(_head(words)) and words not in ("code", "codes") and \
             not _harmless_code_named(value):
         return "a code or PIN"
+    if re.search(r"\b(?:tokens?|queue)\b", words) and _QUEUE_TOKEN.search(value) and not _CODE_OR_WORD.search(
+            _harmless_out(value)):
+        return None  # "rto_token: Token 57 at the RTO, slot 11:15": a place in a queue (round secrets51)
     if _AMBIGUOUS_KEY.search(words) and not _sentence(_harmless_out(value)) and not _EMAIL_ONLY.match(value) and \
             not talk_only(value) and \
             not (_BIOMETRIC.search(value) and not re.search(r"\d", value)) and \
@@ -924,7 +993,7 @@ def _named_seed(key: str, value: str) -> bool:
 #: spelling list of twelve nouns is all but one BIP-39 words, so the form alone cannot tell it from a phrase; its label
 #: can.
 _LIST_LABEL = re.compile(r"\b(?:list|lists|spelling|vocab\w*|names|menu|packing|tags|keywords|grocery|groceries|"
-                         r"shopping|todo|to-do|brand|values|adjectives|nouns|tone|moodboard|playlist|items|checklist|team|teams|"
+                         r"shopping|todo|to-do|brand|values|adjectives|nouns|tone|moodboard|mood\s+board|playlist|items|checklist|team|teams|"
                          r"colou?rs|members|people|staff|guests|cities|places|agenda|topics|shortlist|tagline)\b",
                          re.IGNORECASE)
 _WALLET_LABEL = re.compile(r"\b(?:seed|wallet|recovery|backup|mnemonic|ledger|metamask|trezor|crypto|phrase|bitcoin|"
@@ -972,33 +1041,82 @@ def _number_reason(key: str, value: str) -> str | None:
     return None
 
 
-#: Digits said as words, in English and the Indian languages read (:data:`board.language.secret_use.DIGIT_WORDS`).
+#: Digits said as words, in every language of :data:`board.language.secret_use.DIGIT_WORDS`, and a dial's numbers
+#: (:data:`board.language.secret_use.TENS_WORDS`).
 _DIGIT_WORDS = DIGIT_WORDS
-_SPOKEN_RUN = re.compile(r"\b(?:(?:" + "|".join(_DIGIT_WORDS) + r")[\s,-]+){2,}(?:" + "|".join(_DIGIT_WORDS) + r")\b",
-                         re.IGNORECASE)
-_KEY_SIGN = re.compile(r"\b(?:star|asterisk)\s+(?=\d)|(?<=\d)\s+(?:hash|pound)\b", re.IGNORECASE)
+_NUMBER_WORD = "|".join(sorted([*_DIGIT_WORDS, *TENS_WORDS], key=len, reverse=True))
+#: What a voice note puts between the digits (round secrets50): commas, dots, "uh", "um", "like", "then", "and".
+_GAP = (r"(?:[\s,.…-]+(?:(?:uh+|um+|erm?|eh+m?|e{2,}|hmm+|like|then|and|and\s+then|y|et|und|poi|dann|puis|"
+        r"luego|potem)(?=[\s,.…])[\s,.…-]*)*)")
+_NUMBER_WORDS = frozenset([*_DIGIT_WORDS, *TENS_WORDS])
+
+
+@functools.cache
+def _spoken_run() -> re.Pattern[str]:
+    """Three or more number words with gaps between them. Compiled on the first value that holds three number words
+    (:func:`spoken_digits`), not at import: the table of some 230 words costs ~8 ms to compile (round secrets50)."""
+    return re.compile(r"(?<!\w)(?:" + _NUMBER_WORD + r")(?:" + _GAP + r"(?:" + _NUMBER_WORD + r")){2,}(?!\w)",
+                      re.IGNORECASE)
+
+
+_KEY_SIGN = re.compile(r"\b(?:" + STAR_WORDS + r")\s+(?=\d)|(?<=\d)[\s,]+(?:" + HASH_WORDS + r")\b", re.IGNORECASE)
+_STAR_SIGN = re.compile(STAR_WORDS, re.IGNORECASE)
+
+
+def _spoken(found: re.Match[str]) -> str:
+    """A run of number words as digits: single digits joined ("nine three seven two" is "9372"; groups said apart
+    by commas, each of three or more digits, stay apart: a card read aloud in fours), a dial's numbers as dashed pairs
+    ("twenty-two, fourteen, ninety" is "22-14-90")."""
+    groups: list[list[str]] = []
+    numbers: list[int] = []
+    repeat, tens, after_tens = 1, False, -1
+    for word in re.finditer(r",|\w+", found.group(0).lower()):
+        said = word.group(0)
+        if said == ",":
+            groups.append([])
+            continue
+        if said in TENS_WORDS:
+            numbers.append(TENS_WORDS[said])
+            tens = True
+            # "thirty-one": a tens word, then a digit's word right after it, is one number
+            after_tens = word.end() if TENS_WORDS[said] >= 20 else -1
+            continue
+        digit = _DIGIT_WORDS.get(said, "")
+        if digit in ("double", "triple"):
+            repeat = 2 if digit == "double" else 3
+            continue
+        if not digit:
+            continue
+        if after_tens >= 0 and re.fullmatch(r"[\s-]", found.group(0)[after_tens:word.start()]) and digit != "0":
+            numbers[-1] += int(digit)
+            after_tens = -1
+            continue
+        after_tens = -1
+        numbers.extend([int(digit)] * repeat)
+        if not groups:
+            groups.append([])
+        groups[-1].append(digit * repeat)
+        repeat = 1
+    if tens:
+        return "-".join(f"{n:02d}" for n in numbers) if len(numbers) >= 3 else found.group(0)
+    kept = [g for g in groups if g]
+    joined = "".join("".join(g) for g in kept)
+    if len(joined) < 3 or not joined.isdigit():
+        return found.group(0)
+    if len(kept) >= 2 and all(len("".join(g)) >= 3 for g in kept):
+        return " ".join("".join(g) for g in kept)
+    return joined
 
 
 def spoken_digits(value: str) -> str:
-    """``value`` with digits said as words written as digits ("nine three seven two" is "9372", "double four" is
-    "44") when three or more such words run together (one English "one" or Hindi "do" alone stays a word), a
-    keypad's "star 1970" as "*1970", "1970 hash" as "1970#", and single digits spaced out ("1 9 7 0") joined."""
-    def digits(found: re.Match[str]) -> str:
-        out: list[str] = []
-        repeat = 1
-        for word in re.split(r"[\s,-]+", found.group(0).lower()):
-            digit = _DIGIT_WORDS.get(word, "")
-            if digit in ("double", "triple"):
-                repeat = 2 if digit == "double" else 3
-                continue
-            out.append(digit * repeat)
-            repeat = 1
-        joined = "".join(out)
-        return joined if len(joined) >= 3 and joined.isdigit() else found.group(0)
-    value = _SPOKEN_RUN.sub(digits, value)
-    value = _KEY_SIGN.sub(lambda m: "*" if m.group(0)[0].isalpha() and m.group(0).lower().startswith(("star", "ast"))
-                          else "#", value)
-    return re.sub(r"(?<![\w.,])\d(?:\s\d){3,7}(?![\w.]|,\d)(?!\s\d)", lambda m: m.group(0).replace(" ", ""), value)
+    """``value`` with digits said as words written as digits (:func:`_spoken`) when three or more such words run
+    together, fillers between them or not (one English "one" or Hindi "do" alone stays a word), a keypad's "star 1970"
+    as "*1970", "1970 hash" (or "krzyżyk", "dièse"...) as "1970#", and single digits spaced out ("1 9 7 0") joined."""
+    if sum(word in _NUMBER_WORDS for word in re.findall(r"\w+", value.lower())) >= 3:
+        value = _spoken_run().sub(_spoken, value)  # most facts hold no three number words: no regex is run
+    value = _KEY_SIGN.sub(lambda m: "*" if _STAR_SIGN.match(m.group(0)) else "#", value)
+    # round secrets51: three spaced digits too ("the three digits on the back ... are 7 0 9")
+    return re.sub(r"(?<![\w.,])\d(?:\s\d){2,7}(?![\w.]|,\d)(?!\s\d)", lambda m: m.group(0).replace(" ", ""), value)
 
 
 def secret_reason(key: str, value: str, model: LinearModel | None = None) -> str | None:
@@ -1016,6 +1134,8 @@ def _decide(key: str | None, value: str, model: LinearModel | None) -> str | Non
     """The rules' reason and the learned model's score together (see the module docstring)."""
     model = model or secret_model()
     value = spoken_digits(native_to_latin(value))  # "पासवर्ड" is "password", "४४७१" is "4471" (round secrets47)
+    value = ports_out(marks_out(value))  # round secrets51: "nọ́mbà àṣírí" is "nomba asiri"; a host's port is no code
+    value = value.replace("\U0001f4cd", " location pin ")  # round secrets50: "📍 <a café>" is a place on a map
     shown = masked_out(value)
     if (shown != value and not re.search(r"\d", shown)) or event_only(value):
         # every number in it masked ("XXXX XXXX 9021"), or only an event about a secret's kind with no code given
@@ -1037,7 +1157,9 @@ def _told(key: str, value: str) -> str | None:
         reason = "backup or recovery codes"  # "my backup numbers are 4471-2290, 8813-0056"
     if reason is None and _unlock_drawn("", value):
         reason = "an unlock pattern"  # "I draw a Z from the top left to unlock my phone"
-    if reason is None and (_seed_phrase(value) or _named_seed(key, value)) and not _word_list(key, value):
+    if reason is None and (_seed_phrase(value) or _named_seed(key, value) or
+                           seed_tail(value, _NOT_SEED_SAID, bool(_WALLET_LABEL.search(_words(key))))) and \
+            not _word_list(key, value):
         reason = "a seed or recovery phrase"
     reason = reason or _number_reason(key, records_out(masked_out(value)))
     # round secrets47: a secret read by its form and its use, in any language (board.language.secret_use)
@@ -1051,6 +1173,11 @@ def _told(key: str, value: str) -> str | None:
         reason = reason or formed
         # round secrets49: a PIN's word of any language, a code by its use, an ID by its checksum or shape
         reason = reason or languages_reason(plain)
+        # round secrets50: a credential beside getting in, a host's pair, a device's code, a verification code, IDs
+        reason = reason or secrets50_reason(_words(key), plain)
+        # round secrets51: a code a device takes, an override, a TAN; a user and then a password; a bank's question;
+        # turns in any language; IDs with a birth date inside
+        reason = reason or secrets51_reason(plain)
     if reason is None and (_TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value)):
         reason = "an API key or token"
     if reason is None and mask(value) != value:

@@ -160,8 +160,33 @@ Egypt's national ID), passwords inside sentences ("she uses sunflower_91 to get 
 'Karachi1965'", "Rohan can get into my email with Monsoon_Raga_77"), spoken digits and dial turns in voice-note
 transcripts and in Polish, a digicode and a combinazione, a router's admin pair, a bare "Zara's iPad: 121212", a
 Google verification SMS, a WhatsApp two-step PIN; the refusals a speaker pass, a gate pass, a cost per OTP SMS, a
-custody rule for signing keys, a map pin. Below the goal: the test holds it to what was measured, so a regression
-fails; it is in no training set.
+custody rule for signing keys, a map pin.
+
+Round ``secrets50`` (issue 36, item 7): ``memory_secrets_blind8.jsonl`` BECAME A TUNING SET, held to the goal. Its
+misses were read as principles of form and use that do not name its words (:mod:`board.language.secret_use` principles
+18 to 22): a credential-shaped token given as what one gets in with, beside a verb of getting in in any of ten
+languages; a user / password pair by form beside a host or an admin device; a code right after a device's name; a
+verification code by form; identity numbers by checksum or form (PESEL, CPF, NIR, Egypt's, South Africa's,
+personnummer, RUT, codice fiscale) or by an ID's word in the key; digits of thirteen more languages in one table, a
+dial's numbers in English words, fillers between spoken digits. Kept by principle: a pass for an event, a kind after
+"per" (a price), a network's name, a port, who holds keys, a map pin's emoji. ``memory_secrets_tuning50.jsonl`` (80
+secret, 115 harmless): batch 1 (51 / 47) written before any rule changed, measured once on secrets49's rules: 35 let
+through, 6/47 refused; batch 2 (29 / 68) probes written after the rules (weak evidence): on secrets49's rules 13 let
+through, 0 refused.
+
+``memory_secrets_blind9.jsonl`` and ``memory_secrets_blind10.jsonl`` (100 secret, 100 harmless each; their writers read
+no code: founders in Latin America, Africa, Asia and Northern Europe with some Yoruba, Amharic, Tagalog, Malay,
+Japanese and Korean; English of every register about a small company's and a family's devices) were measured ONCE by
+the lead on secrets50: 6 let through and 3 refused, 6 let through and 4 refused. Round ``secrets51`` made them TUNING
+SETS, held to the goal, with principles 23 to 28 of :mod:`board.language.secret_use` (unnumbered wallet words, a code a
+device or a transfer takes, a user "and then" a password, a credential after a service's name in any language, a
+bank's named question, turns in any language, IDs with a birth date inside; kept: a policy naming a kind, where a
+secret is kept, a PNR, a queue token with its slot, env lines and host lists). ``memory_secrets_tuning51.jsonl`` (55
+secret, 54 harmless): batch 1 (39 / 38) written from those principles before any rule changed, measured once on
+secrets50's rules: 28 let through, 7/38 refused; batch 2 (16 / 16) probes written after the rules (weak evidence): on
+secrets50's rules 12 let through, 4 refused; on this round's first rules 0 let through, 3 refused (two fixed: a label's
+colon before a policy, "I hate that ..."; one kept refused by an older English rule: "Turn 3 left and 2 right at the
+roundabout" reads as a dial's turns).
 
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
@@ -201,7 +226,9 @@ TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secret
           "memory_secrets_fresh.jsonl", "memory_secrets_blind3.jsonl", "memory_secrets_tuning46.jsonl",
           "memory_secrets_blind4.jsonl", "memory_secrets_tuning46b.jsonl", "memory_secrets_blind5.jsonl",
           "memory_secrets_tuning47.jsonl", "memory_secrets_blind6.jsonl", "memory_secrets_tuning48.jsonl",
-          "memory_secrets_blind7.jsonl", "memory_secrets_tuning49.jsonl"]
+          "memory_secrets_blind7.jsonl", "memory_secrets_tuning49.jsonl", "memory_secrets_blind8.jsonl",
+          "memory_secrets_tuning50.jsonl", "memory_secrets_blind9.jsonl", "memory_secrets_blind10.jsonl",
+          "memory_secrets_tuning51.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -286,13 +313,28 @@ def test_blind7_reached_the_goal_as_a_tuning_set() -> None:
     assert not missed and not refused, figures
 
 
-def test_blind8_holds_what_was_measured_once() -> None:
-    """``memory_secrets_blind8`` (see the module docstring): held out of round secrets49, measured once at 21 let
-    through and 5 refused; below the goal, held to it."""
+def test_blind8_reached_the_goal_as_a_tuning_set() -> None:
+    """``memory_secrets_blind8`` (see the module docstring): measured once at 21 let through and 5 refused, tuned on in
+    round secrets50 as principles of form and use that do not name its words (a credential-shaped token beside a verb
+    of getting in, a number that is all a device's value, verification codes and IDs by form or checksum, digits said in
+    any language); now held to the goal (none let through, no harmless fact refused)."""
     missed, refused, figures = measure("memory_secrets_blind8.jsonl")
     print(f"\n{figures}")
     assert len(labelled("memory_secrets_blind8.jsonl")) == 200
-    assert len(missed) <= 21 and len(refused) <= 5, figures
+    assert not missed and not refused, figures
+
+
+@pytest.mark.parametrize("name", ["memory_secrets_blind9.jsonl", "memory_secrets_blind10.jsonl"])
+def test_blind9_and_blind10_reached_the_goal_as_tuning_sets(name: str) -> None:
+    """``memory_secrets_blind9`` and ``blind10`` (see the module docstring): measured once by the lead on secrets50 at 6
+    let through and 3 refused, 6 let through and 4 refused; tuned on in round secrets51 as principles (unnumbered wallet
+    words, a code a device or a transfer takes, spaced digits, a credential after a service's name, a bank's question,
+    turns in any language, an ID with a birth date; policies, places, PNRs, queue tokens, env lines and host lists
+    kept); now held to the goal (none let through, no harmless fact refused)."""
+    missed, refused, figures = measure(name)
+    print(f"\n{figures}")
+    assert len(labelled(name)) == 200
+    assert not missed and not refused, figures
 
 
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
@@ -306,7 +348,8 @@ def test_the_third_rounds_probes_let_no_secret_through() -> None:
 
 @pytest.mark.parametrize("held", ["memory_secrets_fresh", "memory_secrets_blind3", "memory_secrets_blind4",
                                   "memory_secrets_blind5", "memory_secrets_blind6", "memory_secrets_blind7",
-                                  "memory_secrets_tuning49"])
+                                  "memory_secrets_tuning49", "memory_secrets_blind8", "memory_secrets_tuning50",
+                                  "memory_secrets_blind9", "memory_secrets_blind10", "memory_secrets_tuning51"])
 def test_a_model_trained_without_a_set_keeps_the_goal_on_it(held: str) -> None:
     """Leave-one-set-out on the fresh and blind3 sets: the learned model trained on every other set (``scripts/
     train_classifiers.py``), beside the rules, lets no secret of the set through and refuses at most 5% of its
@@ -414,6 +457,90 @@ def test_a_secret_is_read_beyond_its_words_round_secrets49() -> None:
     assert sentence_reason("Ticket 7731 in Zendesk is the GCash refund") is None
     assert secret_reason("security_question_note", "Doesn't like banks that still use security questions") is None
     assert sentence_reason("Annoyed that Barclays still asks a memorable word") is None
+
+
+
+def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets50() -> None:
+    """Round secrets50 (board/language/secret_use.py, principles 18 to 22), on phrasings no set has: a credential-shaped
+    token beside a verb of getting in, a user / password pair beside a host, a number that is all a device's value,
+    a verification code by its form, an ID by its checksum, digits said in other languages; and their look-alikes
+    kept: a network's name, a host, a port, a version, a model, a handle, a phone number, a serial, a price."""
+    assert sentence_reason("Grandpa unlocks his Chromebook with Lilac_1949") is not None
+    assert sentence_reason("para entrar no Nubank ela usa Girassol_88") is not None
+    assert sentence_reason("switch panel 10.1.1.2 admin/admin1") is not None
+    assert secret_reason("kindle", "Noor's Kindle: 7731") is not None
+    assert sentence_reason("K-330914 is your Bolt verification code") is not None
+    assert sentence_reason("Kinga 02270803624") == "a national identity number"  # a PESEL by its check digit
+    assert sentence_reason("la caja fuerte: dos siete nueve cuatro") is not None
+    assert sentence_reason("We join the Office_Guest_24 network on Fridays") is None
+    assert sentence_reason("She logs in to db-03.prod on port 5432") is None
+    assert sentence_reason("Mum's tablet: Galaxy Tab S9") is None
+    assert sentence_reason("logs in to GitLab as ravi-ops") is None
+    assert sentence_reason("Order 02270803624 left the warehouse") is None  # a record's number passing PESEL's check
+    assert sentence_reason("Kinga's phone 0227 080 3624") is None
+    assert sentence_reason("Vonage charges $0.05 per verification SMS") is None
+    assert sentence_reason("Only the CFO holds the treasury signing keys.") is None
+    # the guards, each pinned: one digit after a name is a model's, "_" alone joins a name; a year after a device
+    assert sentence_reason("She logs in with Google on her Pixel8") is None
+    assert sentence_reason("connect with Series_A investors") is None
+    assert sentence_reason("Dad's iPhone 2019") is None
+    assert sentence_reason("Lina's phone: 4500 mAh battery") is None  # a unit after a device's number
+    assert sentence_reason("Confirmation number 448213 for the Lisbon hotel") is None  # a booking's record
+    assert sentence_reason("She signs in with SSO to dev_portal77") is None  # what one signs in TO
+    assert sentence_reason("Dropbox password hint aside, the laptop is Maple_Leaf_88") is not None  # all after a name
+    assert sentence_reason("Instagram: ayesha_k_91") is None  # a social network's name is a handle's place
+    assert sentence_reason("VPN: WireGuard_v2") is None  # a version's suffix
+    amex = "the 4 tiny digits above the embossed ones on the Amex: 8820"
+    assert sentence_reason(amex) == "a card's verification code"
+
+
+def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets51() -> None:
+    """Round secrets51 (board/language/secret_use.py, principles 23 to 29), on phrasings no set has, and the look-alikes
+    each reading must keep."""
+    assert sentence_reason("the rest is: ribbon hockey galaxy orbit spray velvet") is not None  # BIP-39 only, six
+    assert sentence_reason("The gym's keypad takes 4471 after the star") is not None
+    assert sentence_reason("override on the Toast till is 3321") is not None
+    assert sentence_reason("mTAN 662190 für die Rechnung") is not None
+    assert sentence_reason("the CVC behind the Wise card is 5 0 2") is not None
+    assert sentence_reason("for Verizon it's dlopez and then Saguaro_21") is not None
+    assert sentence_reason("Dropbox-kontoen er Fjell2020") is not None
+    assert sentence_reason("Birth city, for the Chase question: Oaxaca") is not None
+    assert sentence_reason("el candado: 30 a la derecha, 4 a la izquierda, 18 derecha") is not None
+    assert sentence_reason("Hyun 880921-1234561") == "a national identity number"
+    # kept
+    assert sentence_reason("Six words on the mood board: ribbon hockey galaxy orbit spray velvet") is None
+    assert sentence_reason("The coffee machine takes 4 minutes") is None
+    assert sentence_reason("Needs a manager override for voids over $50") is None
+    assert sentence_reason("The Wi-Fi password is written on the fridge whiteboard") is None
+    assert sentence_reason("Every phone needs a 6-digit passcode by policy") is None
+    assert sentence_reason("PNR 8KQ2ZT on Qatar Airways, Doha to Manila") is None
+    assert sentence_reason("Token 112 at the passport office, slot 14:20") is None
+    assert sentence_reason("APP_ENV=prod REPLICAS=3 REGION=eu-west-1") is None
+    assert sentence_reason("db01 10.0.0.5:5432, cache01 10.0.0.6:6379") is None
+    assert sentence_reason("Invoice 880921-1234561 paid") is None  # a record's number of an ID's shape
+    assert sentence_reason("Order 240101-5512 shipped") is None  # nor a personnummer's
+    # the guards, each pinned: a kind's policy or place only when nothing else has a secret's shape; a code taken
+    # needs a thing that takes codes; turns to both sides; a bank's question needs a question's topic; a handle after
+    # "at"; a version after "and then"; an override by name
+    assert sentence_reason("Tiger_88 is a strong password") is not None
+    assert sentence_reason("password is kept in the drawer, it is Tiger_88") is not None
+    assert sentence_reason("The report uses 2023 figures") is None
+    assert sentence_reason("12 links in the doc, 4 links broken") is None
+    assert sentence_reason("Interview prep, for the Google question: use BigQuery") is None
+    assert sentence_reason("the router is TP-Link Archer_C6") is None  # a brand's name between: a model
+    assert secret_reason("access_points", "cam01 192.168.1.40:554, cam02 192.168.1.41:554") is None  # ports
+    assert sentence_reason("Nọ́mbà àṣírí fóònù mi ni 7731") is not None  # a Yoruba word read without its tone marks
+    assert sentence_reason("ping me on Skype at ravi_88") is None
+    assert sentence_reason("We ship v1 and then v2_beta") is None
+    assert sentence_reason("Ravi moves to Berlin and then Munich2025") is None  # a place's name, not a user
+    assert sentence_reason("The old manager is 4412") is None
+    assert sentence_reason("We want a simple clean bright happy family room") is None  # no mark, no part named
+    assert sentence_reason("Ingredients: garlic onion tomato pepper salt oil") is None  # a list, not a part of one
+    assert sentence_reason("The ATM only takes 2000 rupee notes") is None  # money after the number
+    # what blind9 and blind10 left to the model alone, read by the rules too: a bank that asks, a pair after a label
+    assert sentence_reason("Mum's maiden name, which Monzo asks for: Okafor") is not None
+    assert sentence_reason("Priya asked about the first sprint: done by Friday") is None
+    assert sentence_reason("Kids' homework portal: amir.s2030 / Sunshine44") is not None
 
 
 #: What the issue saw stored end to end, as the model proposed it, and one harmless fact beside them.
@@ -582,6 +709,67 @@ BLIND7_STORED = [
 ]
 BLIND7_REFUSED = [
     ('security_question_note', "Doesn't like banks that still use security questions"),
+]
+#: blind8's 21 misses and its 5 refusals (round secrets50's tuning).
+BLIND8_STORED = [
+    ('first_pet', "the answer I give for 'name of your first pet' on every site is Biscuit99"),
+    ('bike_immobiliser', 'nine four four one'),
+    ('sinhala_note', 'mage phone eka arinna 1 9 8 4 gahanna, Nimal ta kiyanna epa'),
+    ('immeuble', "Le digicode de l'immeuble c'est 4B27A, puis la porte à gauche"),
+    ('cassaforte', 'la combinazione della cassaforte in ufficio è 36-12-07'),
+    ('voice_note_transcript', 'uh so yeah, the, um, the dial on the safe in the bedroom cupboard goes like, '
+                              'twenty-two, fourteen, and then, uh, ninety, right?'),
+    ('childhood_street', 'Lakeview Road (what I answer when Chase asks which street I grew up on)'),
+    ('sister_instagram', "Ayesha's Instagram is ayesha.k and she uses sunflower_91 to get in"),
+    ('numero_secu', '1 85 05 78 006 084 36'),
+    ('codice_fiscale', 'RSSMRA85T10A562S'),
+    ('pesel', '85071503457'),
+    ('egypt_national_id', '29001011234567'),
+    ('router_admin', 'admin / admin123 on 192.168.1.1'),
+    ('ipad', "Zara's iPad: 121212"),
+    ('mom_laptop', "Ammi's laptop opens with 'Karachi1965'"),
+    ('emergency_access', "If I'm ever in hospital, Rohan can get into my email with Monsoon_Raga_77."),
+    ('sms', 'G-582014 is your Google verification code'),
+    ('whatsapp_two_step', 'two-step verification six digits: 331907'),
+    ('polish_voice_note', 'no więc, eee, kod do bramy to jeden dwa trzy cztery, krzyżyk'),
+    ('card_in_words', 'four five three two, seven seven one zero, eight eight one nine, zero three four six'),
+    ('italian_voice', 'allora, ehm, per entrare nel conto della banca uso lucadipietro e poi Vespa_1972, va bene?'),
+]
+BLIND8_REFUSED = [
+    ('access_pass', 'Got a speaker pass for TechSparks in Bengaluru, 5 to 7 September.'),
+    ('otp_cost', 'MSG91 charges ₹0.18 per OTP SMS'),
+    ('private_key_custody', 'Only Imran, our CTO, holds the production signing keys; nobody else should ask for them.'),
+    ('gate_pass', 'visitors need a gate pass from reception at the Noida tech park'),
+    ('pin_map', '📍 Kahve Dünyas\u0131, Beşiktaş, usual meeting spot'),
+]
+#: blind9's and blind10's misses and refusals (round secrets51's tuning), as the lead measured them on secrets50.
+BLIND9_STORED = [
+    ('router', 'lösenordet till routern är Älgen4ever'),
+    ('kaadi_mi', 'Nọ́mbà àṣírí káàdì mi ni 2208, ẹ má sọ fún ẹnikẹ́ni'),
+    ('yemistir_qal', 'yemistir qal: Selam2015Addis'),
+    ('memo', "Uh so yeah, for the Chase online thing it's jmartinez_ny and then, um, BrooklynBridge77 with a "
+             "capital B."),
+    ('jumin', 'jumin deungnok beonho: 850412-1234567'),
+    ('born_city_for_bank', 'City where I was born, for the Wells Fargo question: Tegucigalpa'),
+]
+BLIND9_REFUSED = [
+    ('booking_code', 'PNR QX7T2L, KLM Amsterdam to Nairobi on 14 March'),
+    ('passcode_policy', 'Wants all company phones to have a 6-digit passcode with Face ID turned on.'),
+    ('recovery_key_takeaways', 'Recovery after the outage: add a status page and a proper on-call rota.'),
+]
+BLIND10_STORED = [
+    ('dvr_cctv', 'The CCTV DVR in the shop takes 3391 after you hit menu, the installer set it.'),
+    ('pos_terminal_supervisor', 'supervisor override on the Clover is 2580'),
+    ('trezor_words', 'first six: actor brisk canyon dolphin elbow fabric'),
+    ('tan_list', 'TAN 482913 for the transfer to the landlord'),
+    ('card_back_digits', 'the three digits on the back of the corporate Mastercard are 7 0 9'),
+    ('cofre', 'O segredo do cofre é 38 para direita, 12 para esquerda, 5 direita'),
+]
+BLIND10_REFUSED = [
+    ('env_vars_note', 'NODE_ENV=production PORT=8080 LOG_LEVEL=info REDIS_HOST=cache-01.internal'),
+    ('wifi_password_location', 'The Wi-Fi password is printed on the sticker under the router.'),
+    ('token_number', 'Passport Seva Kendra token number A-142, slot at 10:30'),
+    ('sysadmin_hosts', 'nas01.home.lan 192.168.1.20, dvr01 192.168.1.30:8000, pihole 192.168.1.2'),
 ]
 BLIND6_STORED = [
     ("amex_cid", "The 4 digit CID on the front of the Amex is 7261"),

@@ -13,6 +13,15 @@ login by Google, talk).
 Round secrets49: the same for blind7's eighteen secrets that secrets48's filter stored (IDs of Nigeria, Indonesia,
 Mexico, Germany and Kenya; a PIN or a password in Swahili, Bahasa, Spanish, Portuguese and German words; a code by its
 use; a card's back; a bank's question answered) and its one refusal (an opinion of security questions).
+Round secrets50: the same for blind8's twenty-one secrets that secrets49's filter stored (passwords beside verbs of
+getting in, a router's admin pair, a number that is all an iPad's value, verification codes, IDs by checksum, digits
+said in voice notes and in Polish) and its five refusals (a speaker pass, a gate pass, a price per OTP SMS, who holds
+the signing keys, a map pin).
+Round secrets51: the same for blind9's and blind10's six secrets each that secrets50's filter stored (a password after a
+router's or a service's name in Swedish and Amharic, a card's PIN in Yoruba, a spoken user and password, a Korean
+resident number, a bank's question answered; a code a DVR takes, a till's override, half a wallet's words, a TAN,
+spaced digits on a card's back, a safe's turns in Portuguese) and their seven refusals (a PNR, a passcode policy, a
+recovery plan, env lines, where a password is written, a queue token, a host list).
 """
 
 from __future__ import annotations
@@ -32,6 +41,12 @@ from tests.board.language.test_memory_secrets import (
     BLIND6_STORED,
     BLIND7_REFUSED,
     BLIND7_STORED,
+    BLIND8_REFUSED,
+    BLIND8_STORED,
+    BLIND9_REFUSED,
+    BLIND9_STORED,
+    BLIND10_REFUSED,
+    BLIND10_STORED,
 )
 from tests.support.fakes.openai_api import FakeOpenAI
 from tests.support.fakes.telegram_api import FakeTelegramAPI
@@ -107,10 +122,30 @@ TURNS7 = tuple((f"My IDs, bank apps and cards in the countries we work in; keep 
                for i in range(3))
 
 
+#: blind8's misses in five DMs of four or five, one refusal in each, then a plain fact (at most eight facts a message).
+_CUTS8 = (0, 5, 9, 13, 17, 21)
+TURNS8 = tuple((f"My passwords, IDs and locks, the family's and the office's; keep what matters, part {i + 1}.",
+                [*BLIND8_STORED[_CUTS8[i]:_CUTS8[i + 1]], BLIND8_REFUSED[i], (f"plain8_{i}", f"likes tea, {i}")])
+               for i in range(5))
+
+
+#: blind9's and blind10's misses in two DMs of three each, a refusal or two beside them, then a plain fact.
+TURNS9 = tuple((f"My logins, IDs and bank answers from home and abroad; keep what matters, part {i + 1}.",
+                [*BLIND9_STORED[3 * i:3 * i + 3], *BLIND9_REFUSED[2 * i:2 * i + 2], (f"plain9_{i}", f"likes tea, {i}")])
+               for i in range(2))
+TURNS10 = tuple((f"I look after the shop's devices, tills and the family's cards; keep what matters, part {i + 1}.",
+                 [*BLIND10_STORED[3 * i:3 * i + 3], *BLIND10_REFUSED[2 * i:2 * i + 2],
+                  (f"plain10_{i}", f"likes tea, {i}")])
+                for i in range(2))
+
+
 @pytest.mark.parametrize(("turns", "secrets", "harmless"), [(TURNS5, BLIND5_STORED, BLIND5_REFUSED),
                                                             (TURNS6, BLIND6_STORED, BLIND6_REFUSED),
-                                                            (TURNS7, BLIND7_STORED, BLIND7_REFUSED)],
-                         ids=["blind5", "blind6", "blind7"])
+                                                            (TURNS7, BLIND7_STORED, BLIND7_REFUSED),
+                                                            (TURNS8, BLIND8_STORED, BLIND8_REFUSED),
+                                                            (TURNS9, BLIND9_STORED, BLIND9_REFUSED),
+                                                            (TURNS10, BLIND10_STORED, BLIND10_REFUSED)],
+                         ids=["blind5", "blind6", "blind7", "blind8", "blind9", "blind10"])
 async def test_a_held_out_sets_secrets_are_never_stored_and_its_harmless_facts_are(
         board: StandingBoard, fake: FakeTelegramAPI, cheap: FakeOpenAI,
         turns: tuple[tuple[str, list[tuple[str, str]]], ...], secrets: list[tuple[str, str]],
