@@ -188,6 +188,14 @@ secrets50's rules 12 let through, 4 refused; on this round's first rules 0 let t
 colon before a policy, "I hate that ..."; one kept refused by an older English rule: "Turn 3 left and 2 right at the
 roundabout" reads as a dial's turns).
 
+``memory_secrets_blind11.jsonl`` and ``memory_secrets_blind12.jsonl`` (100 secret, 100 harmless each; their writers
+read no code: small businesses and families in the USA, Canada, the UK, Ireland, Australia and New Zealand, English
+only; founders in Thailand, Hungary, Greece, Romania, Iran, Czechia, Finland, Morocco, Peru, Uzbekistan, Georgia and
+Tanzania, half in their languages in Latin script) are HELD OUT of round secrets51 and in no training set. Measured
+once by the lead: main before secrets50 23 and 33 let through, 6 and 7 refused; secrets50 20 and 32, 7 and 7;
+secrets51 19 and 30, 7 and 6. Pinned at what secrets51 measured (below the goal); the next round tunes on them and
+needs new writers to measure it.
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -335,6 +343,22 @@ def test_blind9_and_blind10_reached_the_goal_as_tuning_sets(name: str) -> None:
     print(f"\n{figures}")
     assert len(labelled(name)) == 200
     assert not missed and not refused, figures
+
+
+#: blind11's and blind12's figures on round secrets51's filter, measured once by the lead (secrets let through,
+#: harmless facts refused): held out, below the goal, held where they were.
+HELD_OUT_MEASURED_ONCE = {"memory_secrets_blind11.jsonl": (19, 7), "memory_secrets_blind12.jsonl": (30, 6)}
+
+
+@pytest.mark.parametrize("name", sorted(HELD_OUT_MEASURED_ONCE))
+def test_blind11_and_blind12_hold_what_was_measured_once(name: str) -> None:
+    """``memory_secrets_blind11`` and ``blind12`` (see the module docstring): held out of round secrets51 and in no
+    training set; a later change may let through or refuse no more of them than was measured once."""
+    let_through, refused_at_most = HELD_OUT_MEASURED_ONCE[name]
+    missed, refused, figures = measure(name)
+    print(f"\n{figures}")
+    assert len(labelled(name)) == 200
+    assert len(missed) <= let_through and len(refused) <= refused_at_most, figures
 
 
 def test_the_third_rounds_probes_let_no_secret_through() -> None:
