@@ -3,7 +3,8 @@
 A role's Telegram topic created by two replicas at once ends as one topic; the same WhatsApp person,
 or two statuses of one message, recorded by two replicas at once break no key and lose nothing; a web
 login link redeemed twice at once on two replicas lets exactly one in; a link code sent from two
-accounts at once links once; two replicas appending to one web chat take distinct seqs.
+accounts at once links once; two replicas appending to one web chat take distinct seqs; a claim waits for the
+conversation's lane lock another replica's claim holds, traced or not.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from telegram import Bot
 
 from board.app import BOARD_MIGRATIONS
 from board.clock import SystemClock
+from board.envelope import Envelope
 from board.people import LinkOutcome, People, PeopleSettings
 from board.storage import Database, Dialect, StateURL, open_database
 from board.workspace.souls import AgentProfile
@@ -28,6 +30,7 @@ from bot.channels.telegram.topics import Topics, TopicStore, topic_name
 from bot.channels.web.store import EntryKind, NewEntry, Outbox
 from bot.channels.whatsapp.identity import WhatsAppPeople
 from bot.channels.whatsapp.store import DeliveryStatus, DeliveryStore
+from bot.intake.inbox import LANE_LOCKS, Arrival, Inbox
 from bot.web.auth import LinkVerdict, LoginLinks
 
 pytestmark = pytest.mark.parametrize("backend", [Dialect.POSTGRES], ids=["postgres"], indirect=True)
@@ -159,3 +162,38 @@ async def test_two_replicas_appending_to_one_web_chat_take_distinct_seqs(
     assert all(fresh for _, fresh in stored)
     assert sorted(entry.seq for entry, _ in stored) == list(range(1, 13))
     assert [e.key for e in await a.since("finance", 0)] == [e.key for e, _ in sorted(stored, key=lambda s: s[0].seq)]
+
+#: An active trace context, as a traced receipt span hands a claim.
+TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["untraced", "traced"])
+async def test_a_claim_waits_for_the_conversation_s_lane_lock_held_by_another_replica(
+        replicas: tuple[Database, Database], traced: bool) -> None:
+    """A claim holds its conversations' lane locks until it commits, so another replica storing the next message of
+    the same conversation waits for it and the two are numbered in the order they commit (bot.intake.inbox,
+    ``LANE_LOCKS``). With tracing on each stored row also carries its trace context; the lock must still be the
+    conversation's (found by ack48: the lock was taken on the row's last column, which with tracing on is its
+    ``traceparent``, a key no other claim shares, so it excluded nothing)."""
+    holder, claimer = replicas
+    inbox = Inbox(claimer, "whatsapp", ids_unique=True)
+    envelope = Envelope(channel="whatsapp", text="hello", sender="15550001111", chat_id="15550001111",
+                        message_id="wamid.traced1")
+    arrival = Arrival(envelope, "wa:15550001111", traceparent=TRACEPARENT if traced else None)
+    async with holder.transaction() as tx:  # another replica's claim of this conversation, not committed yet
+        await tx.execute("SELECT pg_advisory_xact_lock(?, hashtext(?))", (LANE_LOCKS, "whatsapp:wa:15550001111"))
+        storing = asyncio.create_task(inbox.store([arrival]))
+
+        async def waiting_for_the_lock() -> None:
+            for _ in range(6000):  # polls the server's lock table (no event to wait for): 60 s at most
+                if await holder.fetchall("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"):
+                    return
+                await asyncio.sleep(0.01)
+
+        seen = asyncio.create_task(waiting_for_the_lock())
+        try:
+            done, _ = await asyncio.wait({storing, seen}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            seen.cancel()
+        assert seen in done and storing not in done, "the claim did not wait for its conversation's lane lock"
+    assert len(await asyncio.wait_for(storing, 60)) == 1  # the other claim committed: this one goes on
