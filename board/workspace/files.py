@@ -1,7 +1,7 @@
 """Files that owners edit while Sabha runs, re-read only when they change, checked on every read.
 
 :class:`WatchedFile` keeps the last good parsed value of one file. ``get()`` costs an
-``lstat`` and a ``stat`` when nothing changed; when the file changed it is read with
+``lstat`` when nothing changed (and a ``stat`` of a symlink's target); when the file changed it is read with
 :func:`read_checked` and parsed again. Every read is checked, not only the first: the real
 path (symlinks resolved) must stay inside the file's root folder (the workspace), the
 file must not be a hard link (a second name of a file that may live outside the workspace:
@@ -62,10 +62,13 @@ class FileState(Generic[T]):
 
 
 def fingerprint(path: Path) -> Fingerprint | None:
-    """What changes when ``path`` or what it points to changes; None when it does not exist."""
+    """What changes when ``path`` or what it points to changes; None when it does not exist.
+
+    One ``lstat`` for a file that is not a symlink (its ``stat`` would say the same); a symlink's target
+    is ``stat``-ed too."""
     try:
         link = os.lstat(path)
-        st = os.stat(path)
+        st = os.stat(path) if stat.S_ISLNK(link.st_mode) else link
     except (FileNotFoundError, NotADirectoryError):
         return None
     return (link.st_mtime_ns, link.st_ino, st.st_mtime_ns, st.st_size, st.st_ino)

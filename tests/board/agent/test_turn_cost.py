@@ -90,9 +90,11 @@ async def test_the_statements_a_chat_turn_runs_do_not_grow(workspace: Path, data
     assert per_turn <= STATEMENTS_PER_TURN, "\n".join(sorted(set(statements)))
 
 
-async def test_a_turn_builds_each_role_s_profile_once_per_look_at_the_files(workspace: Path, data_dir: Path) -> None:
-    """Routing, the prompt, the tools and the models ask for the roles' profiles several times a turn; each is
-    built once per look at the files (the admission's and the turn's), never once per question."""
+async def test_a_role_s_profile_is_built_once_per_change_of_its_soul(workspace: Path, data_dir: Path) -> None:
+    """Routing, the prompt, the tools and the models ask for the roles' profiles several times a turn, and each
+    look at the files (the admission's, the turn's) asked for them again: ~12 builds a turn (issue 44). A profile
+    is built again only when its soul (or the roster) changed: no build in forty turns, one after an edit, and
+    the edit is in the very next turn's prompt."""
     model = ScriptedModel()
     async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
                                 migrations=all_migrations()) as b:
@@ -100,8 +102,48 @@ async def test_a_turn_builds_each_role_s_profile_once_per_look_at_the_files(work
         souls = b.parts.souls
         before = souls.profile_builds
         await _chat(b, TURNS, start=1)
-        per_turn = (souls.profile_builds - before) / TURNS
-        assert per_turn <= 2 * len(souls.roles())  # one look of the admission, one of the turn
+        assert souls.profile_builds == before
+        soul = workspace / "board" / "general.soul.md"
+        if not soul.exists():
+            soul = souls.profile("general").soul_path
+        soul.write_text(soul.read_text(encoding="utf-8") + "\nAlways mention the weather (edited).\n",
+                        encoding="utf-8")
+        await asyncio.sleep(0.05)  # a new mtime even on a coarse clock
+        await _chat(b, 1, start=TURNS + 1)
+        assert souls.profile_builds == before + 1
+        assert "(edited)" in system_text(model.requests_for("general")[-1])
+
+
+async def test_a_turn_looks_at_each_watched_file_with_one_lstat_per_look(workspace: Path, data_dir: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watched file that is not a symlink is looked at with one ``lstat`` (its ``stat`` says the same): a turn
+    made ~37 ``stat`` and ~26 ``lstat`` calls on the workspace (issue 44). A symlink's target is still
+    ``stat``-ed (tests/board/workspace: a swapped link is seen)."""
+    import os
+
+    model = ScriptedModel()
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await _chat(b, 2)
+        root = str(workspace.resolve())
+        calls: list[str] = []
+        real_stat, real_lstat = os.stat, os.lstat
+
+        def counted(real: Any, name: str) -> Any:
+            def call(path: Any, *args: Any, **kw: Any) -> Any:
+                if str(path).startswith(root):
+                    calls.append(name)
+                return real(path, *args, **kw)
+            return call
+
+        monkeypatch.setattr(os, "stat", counted(real_stat, "stat"))
+        monkeypatch.setattr(os, "lstat", counted(real_lstat, "lstat"))
+        await _chat(b, TURNS, start=2)
+        monkeypatch.undo()
+        stats, lstats = calls.count("stat") / TURNS, calls.count("lstat") / TURNS
+        watched = len(b.parts.souls.roles())
+        assert stats <= 2, (stats, lstats)  # the roster folder, once per look
+        assert lstats <= 2 * (watched + 4), (stats, lstats)  # each watched file once per look
 
 
 def test_a_history_window_reads_each_entry_once(monkeypatch: pytest.MonkeyPatch) -> None:
