@@ -223,3 +223,30 @@ async def test_the_session_and_the_memory_are_read_in_one_statement_and_a_failed
         assert "currency" not in context_of(model.requests[-1])
         assert await rows(b, "SELECT session_id FROM sessions WHERE key = 'main'") == sessions
     assert any("recalling memory for general failed" in r.getMessage() for r in caplog.records)
+
+
+async def test_the_tool_schemas_are_dumped_to_json_once_not_every_turn(workspace: Path, data_dir: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prompt's attribution (tokens per block, recorded with every model call) dumped every offered tool's
+    schema to JSON on every call to count its tokens (issue 44): each schema object is counted once."""
+    import json
+
+    from board.agent.exchange import prepare
+
+    model = ScriptedModel()
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await _chat(b, 2)
+        dumped: list[object] = []
+        real = json.dumps
+
+        def counted(value: Any, *args: Any, **kw: Any) -> str:
+            if isinstance(value, dict) and value.get("type") == "object":  # a tool's parameters (a JSON schema)
+                dumped.append(value)
+            return real(value, *args, **kw)
+
+        monkeypatch.setattr(prepare.json, "dumps", counted)
+        await _chat(b, 10, start=2)
+        monkeypatch.undo()
+        assert model.requests[-1].request.tools  # tools were offered every turn
+        assert dumped == []
