@@ -15,6 +15,10 @@ same run, interleaved (``--rounds``), and the medians and the ratio this / basel
 * ``webhook``: the acknowledgement alone: the turn cap is 1 and the first message's model call is held, so
   every later webhook is verified, stored and queued (answered 200) and its turn does not start. CPU per
   acknowledged webhook. (The ``ack`` developer's area: measured here, cut there.)
+* ``turn``: the board's own chat turn, in process (issue 44's "inside the board"): ``Board.handle`` of
+  ``--messages`` x 10 console messages in one conversation, with a scripted model that answers at once
+  (``tests/support/fakes/scripted_model``), after 5 warm-up turns. The CPU of the process (``process_time``, every
+  thread: the database's included) per turn. Each checkout is run in its own subprocess with its own ``sys.path``.
 * ``meeting``: a board meeting of six seats and three rounds, in process (the offline model, its own CPU
   measured on its thread and not counted: that is the model's, not Sabha's); Sabha's CPU (``process_time``,
   every thread) over the meeting's seat calls (ledger rows of purpose ``meeting``).
@@ -45,15 +49,16 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-if __name__ == "__main__" and "--meeting-child" in sys.argv:
-    sys.path.insert(0, sys.argv[sys.argv.index("--meeting-child") + 1])  # the checkout measured
+for _child in ("--meeting-child", "--turn-child"):
+    if __name__ == "__main__" and _child in sys.argv:
+        sys.path.insert(0, sys.argv[sys.argv.index(_child) + 1])  # the checkout measured
 sys.path.insert(1, str(REPO))
 
 from aiohttp import ClientSession, ClientTimeout  # noqa: E402
 
 __all__ = ["main"]
 
-KINDS = ("chat", "tool", "webhook", "meeting")
+KINDS = ("chat", "tool", "webhook", "turn", "meeting")
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -213,13 +218,55 @@ async def _meeting_child(rounds: int) -> dict[str, float]:
 
 
 def _meeting_kind(repo: Path, meetings: int) -> Figure:
-    out = subprocess.run([sys.executable, __file__, "--meeting-child", str(repo), "--messages", str(meetings)],
-                         capture_output=True, text=True, check=False, env={**os.environ, "PYTHONPATH": str(repo)})
-    if out.returncode != 0:
-        raise RuntimeError(f"the meeting run from {repo} failed:\n{out.stderr[-2000:]}")
-    data = json.loads(out.stdout.strip().splitlines()[-1])
+    data = _child_kind(repo, "--meeting-child", meetings)
     seats = max(1, int(data["seats"]))
     return Figure(float(data["cpu"]) / seats, 0.0, seats)
+
+
+# -- the board's turn, in process -----------------------------------------------------------
+
+
+#: Turns of the ``turn`` kind per ``--messages`` (a turn is ~1-3 ms: 400 of them at the default 40).
+TURNS_PER_MESSAGE = 10
+
+
+async def _turn_child(turns: int) -> dict[str, float]:
+    from board.app import Board
+    from board.workspace.paths import copy_default_workspace
+    from bot.app import all_migrations
+    from tests.support.fakes.scripted_model import ScriptedModel
+    from tests.support.knowledge import board_settings
+    from tests.support.llm import envelope
+
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = Path(tmp) / "workspace"
+        copy_default_workspace(workspace)
+        model = ScriptedModel()
+        async with await Board.open(board_settings(workspace, Path(tmp) / "sessions", model), model.registry(),
+                                    migrations=all_migrations()) as board:
+            for i in range(5):  # warm: first-call paths, the soul files, the session
+                await board.handle(envelope(f"warm {i}", message_id=i + 1))
+            cpu, start = time.process_time(), time.perf_counter()
+            for i in range(turns):
+                await board.handle(envelope(f"What should we do about pricing, part {i}?", message_id=i + 100))
+            used, wall = time.process_time() - cpu, time.perf_counter() - start
+    return {"cpu": used, "wall": wall, "turns": turns}
+
+
+def _child_kind(repo: Path, flag: str, count: int) -> dict[str, float]:
+    """Run this script's ``flag`` child for ``repo`` in its own interpreter (its own ``sys.path``)."""
+    out = subprocess.run([sys.executable, __file__, flag, str(repo), "--messages", str(count)],
+                         capture_output=True, text=True, check=False, env={**os.environ, "PYTHONPATH": str(repo)},
+                         cwd=repo)
+    if out.returncode != 0:
+        raise RuntimeError(f"the {flag} run from {repo} failed:\n{out.stderr[-2000:]}")
+    data: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
+    return data
+
+
+def _turn_kind(repo: Path, turns: int) -> Figure:
+    data = _child_kind(repo, "--turn-child", turns)
+    return Figure(float(data["cpu"]) / turns, float(data["wall"]) / turns, turns)
 
 
 # -- the report ------------------------------------------------------------------------------
@@ -228,6 +275,8 @@ def _meeting_kind(repo: Path, meetings: int) -> Figure:
 async def measure(repo: Path, kind: str, messages: int, statements: bool = False) -> Figure:
     if kind == "meeting":
         return await asyncio.to_thread(_meeting_kind, repo, max(1, messages // 20))
+    if kind == "turn":
+        return await asyncio.to_thread(_turn_kind, repo, messages * TURNS_PER_MESSAGE)
     return await _daemon_kind(repo, kind, messages, statements)
 
 
@@ -243,7 +292,8 @@ async def run(args: argparse.Namespace) -> None:
     print(f"CPU per message of the daemon (user+system), median of {args.rounds} round(s); baseline "
           f"{checkouts['baseline']}, this {checkouts['this']}")
     print(f"{'kind':<9} {'per':<16} {'baseline ms':>12} {'this ms':>9} {'this/baseline':>14}   wall/msg (under load)")
-    per = {"chat": "answered message", "tool": "answered message", "webhook": "acknowledged", "meeting": "seat"}
+    per = {"chat": "answered message", "tool": "answered message", "webhook": "acknowledged", "turn": "board turn",
+           "meeting": "seat"}
     for kind in args.kinds:
         base = statistics.median(f.cpu for f in results[(kind, "baseline")]) * 1000
         mine = statistics.median(f.cpu for f in results[(kind, "this")]) * 1000
@@ -276,9 +326,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="also count the SQL statements per message (baseline / this)")
     parser.add_argument("--quick", action="store_true", help="one round of 3 messages (for a test)")
     parser.add_argument("--meeting-child", metavar="REPO", help=argparse.SUPPRESS)
+    parser.add_argument("--turn-child", metavar="REPO", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.meeting_child:
         print(json.dumps(asyncio.run(_meeting_child(max(1, args.messages)))))
+        return
+    if args.turn_child:
+        print(json.dumps(asyncio.run(_turn_child(max(1, args.messages)))))
         return
     args.kinds = [k for k in args.kinds.split(",") if k]
     if unknown := set(args.kinds) - set(KINDS):

@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from board.conversation.transcripts import TAIL_ENTRIES, Transcript, utc_now
+from board.conversation.transcripts import Transcript, utc_now
 from board.llm.base import ChatMessage, Usage
 from board.llm.tokens import TokenCounter
 from board.workspace.quoting import FieldLimit, quote_field
@@ -169,23 +169,35 @@ def _is_message(entry: Mapping[str, Any]) -> bool:
 
 
 def load_window(transcript: Transcript) -> HistoryWindow:
-    """The history window of a transcript (see the module docstring)."""
-    tail = transcript.recent(TAIL_ENTRIES, types=("message", "compaction", "meeting"))
-    last = next((i for i in range(len(tail) - 1, -1, -1) if tail[i].get("type") == "compaction"), None)
-    if last is None:
-        return HistoryWindow(None, tuple(e for e in tail if _is_message(e)))
-    record = tail[last]
-    before = [e for e in tail[:last] if _is_message(e)]
+    """The history window of a transcript (see the module docstring).
+
+    Walked from the newest event back to the last compaction (and, past it, to its first kept message):
+    a turn reads its window, not the whole in-memory tail (up to 400 events) twice."""
+    after: list[dict[str, Any]] = []
+    events = transcript.newest(("message", "compaction", "meeting"))
+    record: dict[str, Any] | None = None
+    for entry in events:
+        if entry.get("type") == "compaction":
+            record = entry
+            break
+        if _is_message(entry):
+            after.append(entry)
+    after.reverse()
+    if record is None:
+        return HistoryWindow(None, tuple(after))
     kept: list[dict[str, Any]] = []
     first_kept = record.get("first_kept")
     if first_kept:
-        start = next((i for i, e in enumerate(before) if e.get("id") == first_kept), None)
-        if start is not None:
-            kept = before[start:]
-    if not kept and first_kept:
-        count = int(record.get("kept_messages") or 0)
-        kept = before[-count:] if count > 0 else []
-    after = [e for e in tail[last + 1 :] if _is_message(e)]
+        before: list[dict[str, Any]] = []  # newest first
+        for entry in events:  # on from the record, back to its first kept message
+            if _is_message(entry):
+                before.append(entry)
+                if entry.get("id") == first_kept:
+                    kept = before[::-1]
+                    break
+        else:  # not in the tail any more: the count it kept
+            count = int(record.get("kept_messages") or 0)
+            kept = before[count - 1::-1] if count > 0 else []
     summary = record.get("summary")
     return HistoryWindow(summary if isinstance(summary, str) and summary.strip() else None,
                          tuple(kept + after), record)

@@ -31,7 +31,6 @@ markers hold a random tag the quoted text cannot forge.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import re
@@ -234,7 +233,9 @@ class Guardrails:
     def _protected(self, texts: Sequence[str]) -> set[int]:
         found: set[int] = set()
         for text in texts:
-            key = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+            # keyed by the text itself: the static block is the same string object turn after turn, whose hash
+            # Python keeps (a sha256 of every system block cost each answer ~5 KB of hashing)
+            key = text
             cached = self._shingle_cache.get(key)
             if cached is None:
                 cached = _shingles(_words(text), SHINGLE)

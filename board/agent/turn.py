@@ -16,7 +16,7 @@ from typing import Any
 
 from board.agent.compaction import new_entry_id
 from board.agent.exchange import ExchangeOutcome
-from board.conversation.transcripts import TAIL_ENTRIES, Transcript, utc_now
+from board.conversation.transcripts import Transcript, utc_now
 from board.envelope import Envelope
 from board.workspace.souls import AgentProfile
 
@@ -75,8 +75,9 @@ def earlier_entry(transcript: Transcript, envelope: Envelope) -> dict[str, Any] 
     and message id), or None. Reads the in-memory tail only."""
     if envelope.message_id is None:
         return None
-    for entry in transcript.recent(TAIL_ENTRIES)[::-1]:
-        if (entry.get("role") == "user" and entry.get("message_id") == envelope.message_id
+    wanted = envelope.message_id
+    for entry in transcript.newest(("message",)):  # the message id first: most entries stop there
+        if (entry.get("message_id") == wanted and entry.get("role") == "user"
                 and entry.get("channel") == envelope.channel and isinstance(entry.get("id"), str)):
             return entry
     return None

@@ -25,7 +25,7 @@ from board.media.understand import MediaFetcher
 from board.routing.router import Route
 from board.spending.budget import sender_id
 from board.telemetry.spans import traced
-from board.workspace.files import one_look
+from board.workspace.files import new_look, one_look
 
 __all__ = ["answer", "read_media"]
 
@@ -43,7 +43,8 @@ async def answer(envelope: Envelope, door: Door, *, fetcher: MediaFetcher | None
     caller that looked first, like ``sabha ask``); ``spoken``: a voice reply when the sender wants one;
     ``received_clean``: cleaned at receipt (the intake's), so it is not cleaned again; ``read_files``: its
     attachments are references still to fetch and read (a channel's, a terminal's files), else already read."""
-    with one_look():  # the soul files looked at once for the whole admission (and once more by a chat turn)
+    look = new_look()  # the soul files looked at once for the admission and the chat turn that follows at once
+    with one_look(look):
         admitted = await admit(envelope, door, route=route, received_clean=received_clean, reads_files=read_files)
     if isinstance(admitted, Reply):
         return admitted
@@ -52,7 +53,7 @@ async def answer(envelope: Envelope, door: Door, *, fetcher: MediaFetcher | None
     asked = await _read(admitted, door, fetcher) if read_files else admitted
     streaming = streaming_to(sink) if sink is not None else contextlib.nullcontext()  # else the caller's, if any
     with door.money.spending(asked.envelope, asked.allowance), streaming:
-        reply = with_owner_note(door, asked.envelope, await dispatch(asked, door))
+        reply = with_owner_note(door, asked.envelope, await dispatch(asked, door, look=None if read_files else look))
     return await door.media.speak(asked.envelope, reply) if spoken else reply
 
 

@@ -32,8 +32,10 @@ def _reply(door: Door, envelope: Envelope, role: str, text: str, *, kind: ReplyK
     return system_reply(door.souls, envelope, role, text, kind=kind)
 
 
-async def dispatch(asked: Admitted, door: Door) -> Reply:
-    """The reply to an admitted message (its attachments read), inside its sender's spending context."""
+async def dispatch(asked: Admitted, door: Door, *, look: object | None = None) -> Reply:
+    """The reply to an admitted message (its attachments read), inside its sender's spending context.
+    ``look``: the admission's look at the files (:func:`~board.workspace.files.new_look`), which a chat turn
+    that starts at once goes on with."""
     envelope, route = asked.envelope, asked.route
     if route.kind == "chat" and door.seats is not None and door.meetings_enabled:  # where a meeting runs?
         noted = await contribute(envelope, door.seats)
@@ -53,12 +55,12 @@ async def dispatch(asked: Admitted, door: Door) -> Reply:
     try:
         if route.kind in ("command", "meeting"):
             return await door.commands.run_command(envelope, route)
-        return await _chat(asked, door)
+        return await _chat(asked, door, look)
     except SpendRefused as exc:  # a model call would have passed a stranger's limit: it was not made
         return _reply(door, envelope, route.role, exc.text, kind="error")
 
 
-async def _chat(asked: Admitted, door: Door) -> Reply:
+async def _chat(asked: Admitted, door: Door, look: object | None = None) -> Reply:
     """One turn of the route's role; with several roles mentioned, each answers in its own
     session, in order, and the reply carries every answer under its speaker's label.
 
@@ -71,8 +73,11 @@ async def _chat(asked: Admitted, door: Door) -> Reply:
     if given.empty:
         return _reply(door, envelope, route.role, media_notice(given.notices) or "Send a message with some text.",
                       kind="error")
-    async with door.locks.lock_for(route.session_key):
-        with one_look():  # the soul files and templates looked at once this turn, not once per loop step
+    lock = door.locks.lock_for(route.session_key)
+    if lock.locked():  # it waits for another turn of the session: the files may change meanwhile, look again then
+        look = None
+    async with lock:
+        with one_look(look):  # the soul files and templates looked at once this turn (with its admission)
             reply = await door.runner.turn(route.role, route.session_key, envelope, given.text, images=given.images)
     parts = [reply.text]
     for role in route.also:  # the router is asked only when others were mentioned: it costs the profiles

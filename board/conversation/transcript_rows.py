@@ -20,7 +20,7 @@ import asyncio
 import json
 import logging
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -88,6 +88,10 @@ class RowTranscript:
         """The last ``limit`` events of the given types, oldest first (from the tail)."""
         picked = [e for e in self._tail if e.get("type") in types]
         return picked[-limit:] if limit > 0 else []
+
+    def newest(self, types: tuple[str, ...] = ("message",)) -> Iterator[dict[str, Any]]:
+        """The tail's events of the given types, newest first, read lazily."""
+        return (e for e in reversed(self._tail) if e.get("type") in types)
 
     def append(self, *entries: dict[str, Any]) -> None:
         """Add events (every known secret masked) to the tail and queue their rows; see :meth:`sync`."""

@@ -111,6 +111,11 @@ class Transcript(Protocol):
         """The last ``limit`` events of the given types, oldest first."""
         ...
 
+    def newest(self, types: tuple[str, ...] = ("message",)) -> Iterator[dict[str, Any]]:
+        """The tail's events of the given types, newest first, read lazily: a caller that stops early
+        (a turn's history stops at the last compaction) does not walk the whole tail."""
+        ...
+
     def append(self, *entries: dict[str, Any]) -> None:
         """Add events (secrets masked); they are durable after :meth:`sync`."""
         ...
@@ -246,6 +251,10 @@ class FileTranscript:
         """The last ``limit`` events of the given types, oldest first (from the tail cache)."""
         picked = [e for e in self._load_tail() if e.get("type") in types]
         return picked[-limit:] if limit > 0 else []
+
+    def newest(self, types: tuple[str, ...] = ("message",)) -> Iterator[dict[str, Any]]:
+        """The tail's events of the given types, newest first (see :class:`Transcript`)."""
+        return (e for e in reversed(self._load_tail()) if e.get("type") in types)
 
     def append(self, *entries: dict[str, Any]) -> None:
         """Write events and flush them to the OS, every known secret in them masked (an error

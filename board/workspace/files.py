@@ -1,7 +1,7 @@
 """Files that owners edit while Sabha runs, re-read only when they change, checked on every read.
 
 :class:`WatchedFile` keeps the last good parsed value of one file. ``get()`` costs an
-``lstat`` and a ``stat`` when nothing changed; when the file changed it is read with
+``lstat`` when nothing changed (and a ``stat`` of a symlink's target); when the file changed it is read with
 :func:`read_checked` and parsed again. Every read is checked, not only the first: the real
 path (symlinks resolved) must stay inside the file's root folder (the workspace), the
 file must not be a hard link (a second name of a file that may live outside the workspace:
@@ -16,7 +16,9 @@ once: what one step sees of the workspace is one snapshot, and a meeting's membe
 built in the same step, pay for the ``stat`` calls once instead of once per profile asked for. Inside
 :func:`one_look` (a chat turn: :mod:`board.answer.dispatch`) the snapshot is the turn's: each file is looked
 at once per turn however many loop steps the turn takes (its SQL, its model call), so an edit is seen by the
-next turn, and a turn pays a few ``stat`` calls instead of about seventy.
+next turn, and a turn pays a few ``lstat`` calls instead of about seventy. A message's admission and the chat
+turn that starts right after it (its session free, no attachment read in between) share one snapshot
+(:func:`new_look`): the files are looked at once per message.
 """
 
 from __future__ import annotations
@@ -33,8 +35,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, TypeVar
 
-__all__ = ["FileProblem", "FileState", "Fingerprint", "WatchedFile", "decode_text", "fingerprint", "one_look",
-           "read_checked", "step_token"]
+__all__ = ["FileProblem", "FileState", "Fingerprint", "WatchedFile", "decode_text", "fingerprint", "new_look",
+           "one_look", "read_checked", "step_token"]
 
 log = logging.getLogger("sabha.files")
 
@@ -62,10 +64,13 @@ class FileState(Generic[T]):
 
 
 def fingerprint(path: Path) -> Fingerprint | None:
-    """What changes when ``path`` or what it points to changes; None when it does not exist."""
+    """What changes when ``path`` or what it points to changes; None when it does not exist.
+
+    One ``lstat`` for a file that is not a symlink (its ``stat`` would say the same); a symlink's target
+    is ``stat``-ed too."""
     try:
         link = os.lstat(path)
-        st = os.stat(path)
+        st = os.stat(path) if stat.S_ISLNK(link.st_mode) else link
     except (FileNotFoundError, NotADirectoryError):
         return None
     return (link.st_mtime_ns, link.st_ino, st.st_mtime_ns, st.st_size, st.st_ino)
@@ -77,15 +82,22 @@ _LOOK: ContextVar[object | None] = ContextVar("sabha_files_look", default=None)
 
 
 @contextlib.contextmanager
-def one_look() -> Iterator[None]:
+def one_look(look: object | None = None) -> Iterator[None]:
     """Within the block, each watched file is looked at (``stat``) at most once: one snapshot of the
     workspace for the whole block, as :func:`step_token` gives one per loop step (see the module
-    docstring). Tasks started inside it keep its snapshot."""
-    token = _LOOK.set(object())
+    docstring). Tasks started inside it keep its snapshot. ``look``: a snapshot to go on with (one
+    :func:`new_look` gave an earlier block of the same message), else a new one."""
+    token = _LOOK.set(object() if look is None else look)
     try:
         yield
     finally:
         _LOOK.reset(token)
+
+
+def new_look() -> object:
+    """A snapshot token for :func:`one_look`, for blocks that are to share one look (a message's admission
+    and the chat turn that follows it at once)."""
+    return object()
 
 
 def _forget_step(key: int) -> None:

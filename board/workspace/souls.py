@@ -320,7 +320,10 @@ class SoulStore:
         # several times a turn, and the files are looked at once per look anyway.
         self._profiles_seen: dict[str, AgentProfile] = {}
         self._profiles_step: object | None = None
-        #: Profiles built so far (a count for tests: at most one per role and look).
+        # The profile last built per role and what it was built from (the soul version in use, its source and
+        # path, the roster): a look that finds the same soul serves the same profile, built once per change.
+        self._profiles_built: dict[str, tuple[tuple[object, ...], AgentProfile]] = {}
+        #: Profiles built so far (a count for tests: one per role and change of its soul or the roster).
         self.profile_builds = 0
         # Validate configured paths now so a bad soul_file fails at start-up.
         for role in self.configured_roles():
@@ -470,12 +473,21 @@ class SoulStore:
         return built
 
     def _build_profile(self, role: str) -> AgentProfile:
-        self.profile_builds += 1
         if role not in self.roles():
             raise KeyError(f"unknown role {role!r}; roles: {', '.join(self.roles())}")
         soul, source, error, path = self._resolve(role)
         if soul is None:
             raise KeyError(f"role {role!r} has no usable soul file ({error})")
+        made_of = (soul, source, path, self.roster)
+        built = self._profiles_built.get(role)
+        if built is not None and built[0][0] is soul and built[0][1:] == made_of[1:]:
+            return built[1]  # the same soul object: nothing a profile is made of changed
+        self.profile_builds += 1
+        profile = self._make_profile(role, soul, source, path)
+        self._profiles_built[role] = (made_of, profile)
+        return profile
+
+    def _make_profile(self, role: str, soul: Soul, source: str, path: Path) -> AgentProfile:
         override = self.roster.override(role)
         meta = soul.meta
         return AgentProfile(

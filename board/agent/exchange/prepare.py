@@ -108,6 +108,24 @@ async def choose_thinking(req: ExchangeRequest, st: ExchangeState, deps: Exchang
 PREPARE: tuple[Prepare, ...] = (lay_out_prompt, select_tools, choose_thinking, attribute_prompt)
 
 
+#: A tool schema's tokens by (counter, name, description, its parameters' object), with that object: a tool's
+#: schema is the same object turn after turn, and dumping every schema to JSON each model call was a turn's cost.
+_SCHEMA_TOKENS: dict[tuple[str, str, str, int], tuple[object, int]] = {}
+
+
+def _schema_tokens(tool: Any, counter: TokenCounter) -> int:
+    """The tokens of ``tool``'s name, description and parameters' JSON (counted once per schema object)."""
+    key = (counter.method, tool.name, tool.description, id(tool.parameters))
+    held = _SCHEMA_TOKENS.get(key)
+    if held is not None and held[0] is tool.parameters:
+        return held[1]
+    tokens = counter.count(json.dumps(tool.parameters)) + counter.count(tool.name + tool.description)
+    if len(_SCHEMA_TOKENS) >= 1024:
+        _SCHEMA_TOKENS.clear()
+    _SCHEMA_TOKENS[key] = (tool.parameters, tokens)
+    return tokens
+
+
 def prompt_attribution(
     system: Sequence[PromptBlock],
     messages: Sequence[ChatMessage],
@@ -133,8 +151,7 @@ def prompt_attribution(
     blocks["message"] = counter.count_messages(plain[last_user:]) if last_user is not None else 0
     blocks["dynamic"] = blocks.get("dynamic", 0) + sum(counter.count(m.context) for m in messages if m.context)
     if tools:
-        blocks["tools"] = sum(counter.count(json.dumps(t.parameters)) + counter.count(t.name + t.description)
-                              for t in tools)
+        blocks["tools"] = sum(_schema_tokens(t, counter) for t in tools)
     # Tool schemas precede the system prompt in the provider's cache prefix and are just as stable.
     last_point = max((i for i, m in enumerate(plain) if m.cache_point), default=None)
     if last_point is not None:

@@ -225,3 +225,81 @@ async def test_a_message_cap_below_keep_recent_messages_still_holds(
         records = [e for e in await session_entries(board, "main") if e["type"] == "compaction"]
         assert records and all(r["kept_messages"] <= 3 for r in records)  # half the cap, and the message asked
         assert bool(model.requests_for("general", purpose="compaction")) is compaction
+
+
+def _window_from_the_whole_tail(tail: list[dict[str, Any]]) -> tuple[str | None, list[str]]:
+    """The window as it was read before the walk (issue 44): the whole tail filtered, then cut at the last
+    compaction. The walk must give the same (summary, entry ids)."""
+    from board.agent.compaction import _is_message
+
+    last = next((i for i in range(len(tail) - 1, -1, -1) if tail[i].get("type") == "compaction"), None)
+    if last is None:
+        return None, [e["id"] for e in tail if _is_message(e)]
+    record = tail[last]
+    before = [e for e in tail[:last] if _is_message(e)]
+    kept: list[dict[str, Any]] = []
+    if record.get("first_kept"):
+        start = next((i for i, e in enumerate(before) if e.get("id") == record["first_kept"]), None)
+        kept = before[start:] if start is not None else before[-int(record.get("kept_messages") or 0):] \
+            if int(record.get("kept_messages") or 0) > 0 else []
+    after = [e for e in tail[last + 1:] if _is_message(e)]
+    return record.get("summary"), [e["id"] for e in kept + after]
+
+
+class _Tail:
+    """A transcript's tail in memory (what load_window reads)."""
+
+    def __init__(self, entries: list[dict[str, Any]]) -> None:
+        self.entries = entries
+
+    def recent(self, limit: int, *, types: tuple[str, ...] = ("message",)) -> list[dict[str, Any]]:
+        return [e for e in self.entries if e.get("type") in types][-limit:]
+
+    def newest(self, types: tuple[str, ...] = ("message",)) -> Any:
+        return (e for e in reversed(self.entries) if e.get("type") in types)
+
+
+def _said(i: int, role: str = "user", kind: str = "message") -> dict[str, Any]:
+    return {"type": kind, "id": f"m{i}", "role": role, "text": f"said {i}"}
+
+
+@pytest.mark.parametrize("shape", ["none", "kept found", "kept gone", "kept none", "meeting and tools", "two"])
+def test_the_window_walked_from_the_newest_is_the_window_of_the_whole_tail(shape: str) -> None:
+    tail = [_said(i, ("user", "assistant")[i % 2]) for i in range(30)]
+    record = {"type": "compaction", "id": "c1", "summary": "S", "first_kept": "m26", "kept_messages": 4}
+    if shape == "kept found":
+        tail.insert(30, record)
+    elif shape == "kept gone":
+        tail.insert(30, {**record, "first_kept": "m-older", "kept_messages": 3})
+    elif shape == "kept none":
+        tail.insert(30, {**record, "first_kept": None, "kept_messages": 0})
+    elif shape == "meeting and tools":
+        tail += [{"type": "tool_call", "id": "t1"}, _said(40, "assistant", "meeting"), record, _said(41)]
+    elif shape == "two":
+        tail[10:10] = [{**record, "id": "c0", "summary": "old", "first_kept": "m8"}]
+        tail += [{**record, "id": "c2", "summary": "new", "first_kept": "m28"}, _said(50)]
+    window = load_window(_Tail(tail))  # type: ignore[arg-type]
+    assert (window.summary, [e["id"] for e in window.entries]) == _window_from_the_whole_tail(tail)
+
+
+async def test_a_turn_walks_its_window_not_the_whole_tail(workspace: Path, data_dir: Path,
+        state_url: StateURL | None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 44: a turn read its history window by filtering the whole in-memory tail (up to 400 events), twice,
+    however short the window after the last compaction. Now it walks from the newest event back to the last
+    compaction: one more turn looks at fewer entries than the tail holds."""
+    from board.agent import compaction
+    from board.conversation.transcripts import TAIL_ENTRIES
+
+    async with open_board(workspace, data_dir, state_url, ScriptedModel(default=summarising), 40) as board:
+        ref = await board.parts.sessions.current("main")
+        assert ref is not None
+        transcript = await board.parts.transcripts.open(ref.session_id)
+        tail = transcript.recent(TAIL_ENTRIES, types=("message", "compaction", "meeting"))
+        window = load_window(transcript)
+        assert (window.summary, [e["id"] for e in window.entries]) == _window_from_the_whole_tail(tail)
+        looked: list[object] = []
+        real = compaction._is_message
+        monkeypatch.setattr(compaction, "_is_message", lambda entry: looked.append(entry) or real(entry))
+        await board.handle(envelope(f"One more point: {LONG}"))
+        assert len(tail) >= 80
+        assert len(looked) < len(tail) // 2, (len(looked), len(tail))

@@ -90,9 +90,11 @@ async def test_the_statements_a_chat_turn_runs_do_not_grow(workspace: Path, data
     assert per_turn <= STATEMENTS_PER_TURN, "\n".join(sorted(set(statements)))
 
 
-async def test_a_turn_builds_each_role_s_profile_once_per_look_at_the_files(workspace: Path, data_dir: Path) -> None:
-    """Routing, the prompt, the tools and the models ask for the roles' profiles several times a turn; each is
-    built once per look at the files (the admission's and the turn's), never once per question."""
+async def test_a_role_s_profile_is_built_once_per_change_of_its_soul(workspace: Path, data_dir: Path) -> None:
+    """Routing, the prompt, the tools and the models ask for the roles' profiles several times a turn, and each
+    look at the files (the admission's, the turn's) asked for them again: ~12 builds a turn (issue 44). A profile
+    is built again only when its soul (or the roster) changed: no build in forty turns, one after an edit, and
+    the edit is in the very next turn's prompt."""
     model = ScriptedModel()
     async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
                                 migrations=all_migrations()) as b:
@@ -100,8 +102,75 @@ async def test_a_turn_builds_each_role_s_profile_once_per_look_at_the_files(work
         souls = b.parts.souls
         before = souls.profile_builds
         await _chat(b, TURNS, start=1)
-        per_turn = (souls.profile_builds - before) / TURNS
-        assert per_turn <= 2 * len(souls.roles())  # one look of the admission, one of the turn
+        assert souls.profile_builds == before
+        soul = workspace / "board" / "general.soul.md"
+        if not soul.exists():
+            soul = souls.profile("general").soul_path
+        soul.write_text(soul.read_text(encoding="utf-8") + "\nAlways mention the weather (edited).\n",
+                        encoding="utf-8")
+        await asyncio.sleep(0.05)  # a new mtime even on a coarse clock
+        await _chat(b, 1, start=TURNS + 1)
+        assert souls.profile_builds == before + 1
+        assert "(edited)" in system_text(model.requests_for("general")[-1])
+
+
+async def test_a_turn_looks_at_each_watched_file_with_one_lstat_per_look(workspace: Path, data_dir: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A watched file that is not a symlink is looked at with one ``lstat`` (its ``stat`` says the same): a turn
+    made ~37 ``stat`` and ~26 ``lstat`` calls on the workspace (issue 44). A symlink's target is still
+    ``stat``-ed (tests/board/workspace: a swapped link is seen)."""
+    import os
+
+    model = ScriptedModel()
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await _chat(b, 2)
+        root = str(workspace.resolve())
+        calls: list[str] = []
+        real_stat, real_lstat = os.stat, os.lstat
+
+        def counted(real: Any, name: str) -> Any:
+            def call(path: Any, *args: Any, **kw: Any) -> Any:
+                if str(path).startswith(root):
+                    calls.append(name)
+                return real(path, *args, **kw)
+            return call
+
+        monkeypatch.setattr(os, "stat", counted(real_stat, "stat"))
+        monkeypatch.setattr(os, "lstat", counted(real_lstat, "lstat"))
+        await _chat(b, TURNS, start=2)
+        monkeypatch.undo()
+        stats, lstats = calls.count("stat") / TURNS, calls.count("lstat") / TURNS
+        watched = len(b.parts.souls.roles())
+        assert stats <= 1, (stats, lstats)  # the roster folder, once per message
+        # each watched file (souls, SOUL.md, AGENTS.md, USER.md, the two templates) once per message: the admission
+        # and the turn that follows it at once share their look; a compaction's summary (4 of these 40 turns) looks
+        # at the static template once more
+        assert lstats <= watched + 4 + 0.25, (stats, lstats)
+
+
+async def test_a_turn_that_waited_for_its_session_looks_at_the_files_again(workspace: Path, data_dir: Path) -> None:
+    """A message's admission and its turn share one look at the files only when the turn starts at once: one that
+    waits for another turn of its session (the files may be edited meanwhile) looks again, so an edit saved while
+    it waited is in its prompt."""
+    model = ScriptedModel()
+    soul = workspace / "board" / "finance.soul.md"
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await b.handle(envelope("@finance how is the runway?", message_id=1))
+        key = model.requests_for("finance")[-1].request.metadata.get("session_key") or "main"
+        lock = b.parts.locks.lock_for(str(key))
+        async with lock:  # another turn of the session, under way
+            asked = asyncio.create_task(b.handle(envelope("@finance and now?", message_id=2)))
+            while not getattr(lock, "_waiters", None):  # admitted, and waiting for the session
+                assert not asked.done(), asked.result()
+                await asyncio.sleep(0.001)
+            soul.write_text(soul.read_text(encoding="utf-8").replace("You think in numbers",
+                                                                     "You think in numbers (edited)"),
+                            encoding="utf-8")
+        reply = await asked
+        assert reply.role == "finance"
+        assert "(edited)" in system_text(model.requests_for("finance")[-1])
 
 
 def test_a_history_window_reads_each_entry_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -154,3 +223,30 @@ async def test_the_session_and_the_memory_are_read_in_one_statement_and_a_failed
         assert "currency" not in context_of(model.requests[-1])
         assert await rows(b, "SELECT session_id FROM sessions WHERE key = 'main'") == sessions
     assert any("recalling memory for general failed" in r.getMessage() for r in caplog.records)
+
+
+async def test_the_tool_schemas_are_dumped_to_json_once_not_every_turn(workspace: Path, data_dir: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The prompt's attribution (tokens per block, recorded with every model call) dumped every offered tool's
+    schema to JSON on every call to count its tokens (issue 44): each schema object is counted once."""
+    import json
+
+    from board.agent.exchange import prepare
+
+    model = ScriptedModel()
+    async with await Board.open(board_settings(workspace, data_dir, model), model.registry(),
+                                migrations=all_migrations()) as b:
+        await _chat(b, 2)
+        dumped: list[object] = []
+        real = json.dumps
+
+        def counted(value: Any, *args: Any, **kw: Any) -> str:
+            if isinstance(value, dict) and value.get("type") == "object":  # a tool's parameters (a JSON schema)
+                dumped.append(value)
+            return real(value, *args, **kw)
+
+        monkeypatch.setattr(prepare.json, "dumps", counted)
+        await _chat(b, 10, start=2)
+        monkeypatch.undo()
+        assert model.requests[-1].request.tools  # tools were offered every turn
+        assert dumped == []
