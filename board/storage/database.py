@@ -13,7 +13,7 @@ from contextlib import AbstractAsyncContextManager
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar, overload
 
-__all__ = ["Database", "Dialect", "DuplicateKey", "Params", "Row", "Statement", "StorageError", "Tx", "Work"]
+__all__ = ["Database", "Dialect", "DuplicateKey", "Params", "Row", "Statement", "StorageError", "Tx", "Work", "drive"]
 
 Params = Sequence[Any]
 T = TypeVar("T")
@@ -111,3 +111,16 @@ class Database(Tx, Protocol):
     async def __aenter__(self) -> Database: ...
 
     async def __aexit__(self, *exc: object) -> None: ...
+
+
+async def drive(work: Work[T], tx: Tx) -> T:
+    """Run ``work`` on the open transaction ``tx``: each statement it yields, in turn, sent back its rows; its
+    result. How a backend whose statements are awaited one by one (PostgreSQL) runs :meth:`Database.unit`, and how
+    a store that wraps another's transaction runs a unit inside its own."""
+    try:
+        sql, params = next(work)
+        while True:
+            sql, params = work.send(await tx.fetchall(sql, params))
+    except StopIteration as done:
+        result: T = done.value
+        return result

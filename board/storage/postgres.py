@@ -28,7 +28,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from board.masking import mask_value
-from board.storage.database import Dialect, DuplicateKey, Params, Row, Statement, StorageError, Work
+from board.storage.database import Dialect, DuplicateKey, Params, Row, Statement, StorageError, Work, drive
 from board.storage.migrations import Migration, pending
 from board.storage.sql import numbered
 from board.storage.url import PASSWORD_ENV, StateURL
@@ -247,13 +247,7 @@ class PostgresDatabase:
         if isinstance(work, tuple):
             return await self.fetchall(*work)
         async with self.transaction() as tx:
-            try:
-                sql, params = next(work)
-                while True:
-                    sql, params = work.send(await tx.fetchall(sql, params))
-            except StopIteration as done:
-                result: T = done.value
-                return result
+            return await drive(work, tx)
 
     @contextlib.asynccontextmanager
     async def listening(self, channel: str, on_notify: Callable[[], None]) -> AsyncIterator[None]:

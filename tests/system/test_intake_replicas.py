@@ -22,6 +22,7 @@ import pytest
 from board.clock import SYSTEM_CLOCK
 from board.envelope import Envelope, Reply
 from board.storage import Database, Dialect
+from board.storage.database import drive
 from bot.intake.answers import IntakeParts
 from bot.intake.config import InboxSection
 from bot.intake.courier import Admission, ChannelTexts
@@ -325,8 +326,22 @@ class SlowCommit:
             self.ran.set()
             await asyncio.sleep(0.5)
 
+    async def unit(self, work: Any, *, urgent: bool = False) -> Any:
+        """A claim's unit of work (``Database.unit``), in this store's slow transaction."""
+        if isinstance(work, tuple):
+            sql, params = work
+            work = _one(sql, params)
+        async with self.transaction() as tx:
+            return await drive(work, tx)
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self.db, name)
+
+
+def _one(sql: str, params: Any) -> Any:
+    """One statement as a unit of work (its rows are its result)."""
+    rows = yield sql, params
+    return rows
 
 
 async def test_a_conversations_order_is_the_order_its_messages_were_stored_even_when_a_commit_lags(
@@ -339,7 +354,7 @@ async def test_a_conversations_order_is_the_order_its_messages_were_stored_even_
     slow = SlowCommit(r0.board.parts.db)
     first = Envelope(channel="test", text="m1", sender="u1", chat_id="c6", message_id="order-1")
     storing = asyncio.create_task(Inbox(slow, "test").store([Arrival(first, "t:c6")]))  # type: ignore[arg-type]
-    await slow.ran.wait()  # m1's row is in, its commit is on its way
+    await asyncio.wait_for(slow.ran.wait(), 60)  # m1's row is in, its commit is on its way
     second = Envelope(channel="test", text="m2", sender="u1", chat_id="c6", message_id="order-2")
     await r1.intake.receive([Arrival(second, "")])
     await storing
