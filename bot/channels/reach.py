@@ -15,7 +15,10 @@ for one channel from two sources:
   any request of the channel's having reached it.
 
 A probe raises :class:`Unreachable` (with what happened, one line) when the API cannot be
-reached and returns when it answered. Losing and regaining the API are each logged once,
+reached and returns when it answered. Something else answering at the API's address (a wrong port in
+the config, a proxy's error page, another service) is not the API answering: the probe raises
+:class:`NotTheAPI` (a kind of :class:`Unreachable`) and the verdict says what answered instead of
+"network failure". Losing and regaining the API are each logged once,
 as a network failure, with the API's address; the verdict is :attr:`Reach.problem`.
 """
 
@@ -27,7 +30,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 
-__all__ = ["BACKOFF_S", "IDLE_CHECK_S", "PROBE_TIMEOUT_S", "Reach", "Unreachable"]
+__all__ = ["BACKOFF_S", "IDLE_CHECK_S", "PROBE_TIMEOUT_S", "NotTheAPI", "Reach", "Unreachable"]
 
 log = logging.getLogger("sabha.channels")
 
@@ -41,6 +44,11 @@ PROBE_TIMEOUT_S = 10.0
 
 class Unreachable(Exception):
     """A request could not reach the API; ``str()`` says what happened (one line, no secret)."""
+
+
+class NotTheAPI(Unreachable):
+    """Something answered at the API's address, but not as the API does; ``str()`` says what answered and what
+    to check (one line, no secret)."""
 
 
 class Reach:
@@ -66,9 +74,11 @@ class Reach:
         """True unless the API was found unreachable and has not answered since."""
         return self.problem is None
 
-    def lost(self, detail: str) -> None:
-        """A request could not reach the API (``detail``: what happened)."""
-        self.problem = f"cannot reach {self.api} (network failure: {detail})"
+    def lost(self, detail: str, *, network: bool = True) -> None:
+        """A request could not reach the API (``detail``: what happened; ``network`` False: something that is not
+        the API answered there)."""
+        why = "network failure" if network else "something else answers there"
+        self.problem = f"cannot reach {self.api} ({why}: {detail})"
         if self.lost_at is None:
             self.lost_at = time.monotonic()
             log.error("%s: %s; not ready until it answers again (checking in the background)", self.channel,
@@ -89,6 +99,9 @@ class Reach:
         try:
             async with asyncio.timeout(self.probe_timeout_s):
                 await self.probe()
+        except NotTheAPI as exc:
+            self.lost(str(exc), network=False)
+            return False
         except Unreachable as exc:
             self.lost(str(exc))
             return False

@@ -19,11 +19,17 @@ network failure, not a refusal: it is retried like a transient error, logged as 
 failure, and marks the API unreachable (:attr:`GraphClient.reach`, what ``/readyz`` says for
 the channel) until the API answers again; :meth:`GraphClient.probe` (``GET
 /{phone-number-id}``, read-only) is how the channel checks it at start and in the background.
+
+Only an answer that is the Graph API's counts as reaching it (:func:`graph_answer`): a JSON object, and for an
+error status Graph's ``error`` object with its numeric ``code`` (what an expired token gets too); for the probe's
+success the number's own ``id``. Anything else at ``whatsapp.graph_base_url`` (a wrong port, a proxy's error page,
+another service) leaves the channel not ready, saying what answered (:class:`bot.channels.reach.NotTheAPI`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -32,7 +38,7 @@ from typing import Any
 import aiohttp
 
 from board.envelope import Button
-from bot.channels.reach import Reach, Unreachable
+from bot.channels.reach import NotTheAPI, Reach, Unreachable
 from bot.channels.whatsapp.config import WhatsAppSection
 from bot.channels.whatsapp.departure import ClosingConnector, leaving_trace
 from bot.channels.whatsapp.format import button_message
@@ -40,7 +46,7 @@ from bot.channels.whatsapp.limits import Backoff, ErrorClass, PairLimit, classif
 from bot.channels.whatsapp.places import recipient
 from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 
-__all__ = ["IDLE_CHECK_S", "GraphClient", "GraphError", "Pacing", "Refused", "error_of"]
+__all__ = ["IDLE_CHECK_S", "GraphClient", "GraphError", "Pacing", "Refused", "error_of", "graph_answer"]
 
 log = logging.getLogger("sabha.whatsapp")
 
@@ -92,6 +98,17 @@ def error_of(status: int, body: Any) -> GraphError:
                       str((data or {}).get("details") or ""))
 
 
+def graph_answer(status: int, body: Any) -> bool:
+    """Whether ``body`` (parsed JSON, None when it was not JSON) answering with ``status`` is the Graph API's:
+    a JSON object; for an error status one with Graph's ``error`` object and its numeric ``code``."""
+    if not isinstance(body, dict):
+        return False
+    if status < 400:
+        return True
+    err = body.get("error")
+    return isinstance(err, dict) and isinstance(err.get("code"), int) and not isinstance(err.get("code"), bool)
+
+
 class GraphClient:
     """The channel's Graph API client; see the module docstring."""
 
@@ -100,6 +117,7 @@ class GraphClient:
         assert settings.access_token is not None
         self.url = settings.messages_url
         self.number_url = f"{settings.graph_base_url}/{settings.api_version}/{settings.phone_number_id}"
+        self.number_id = settings.phone_number_id
         self.api = f"the WhatsApp Graph API at {settings.graph_base_url}"
         # idle: every 5 minutes at most (the Graph API's rate limits count these reads too)
         self.reach = Reach("whatsapp", self.api, self.probe, idle_check_s=IDLE_CHECK_S)
@@ -141,20 +159,32 @@ class GraphClient:
         except aiohttp.ClientConnectorError as exc:  # the API cannot be reached at all
             self.reach.lost(_network(exc))
             raise
-        self.reach.reached()
+        if graph_answer(resp.status, body):  # something else answering there has not reached the API
+            self.reach.reached()
         return resp.status, body
 
     async def probe(self) -> None:
-        """``GET /{phone-number-id}``: does the Graph API answer? (any answer counts; see :class:`Reach`)."""
+        """``GET /{phone-number-id}?fields=id``: does the Graph API answer? Its answer counts, an error too (an
+        expired token is found by the sends); an answer that is not the Graph API's (:func:`graph_answer`, and for
+        a success the number's ``id``) raises :class:`NotTheAPI` (see :class:`Reach`)."""
         if self.session is None:
             raise Unreachable("the WhatsApp channel is not started")
         try:
             async with self.session.get(self.number_url, params={"fields": "id"}) as resp:
-                await resp.read()
+                raw = await resp.read()
+                kind = resp.content_type or "no content type"
         except aiohttp.ClientConnectorError as exc:
             raise Unreachable(_network(exc)) from exc
         except aiohttp.ClientError as exc:
             raise Unreachable(f"{type(exc).__name__}: {exc}") from exc
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if graph_answer(resp.status, body) and (resp.status >= 400 or str(body.get("id")) == self.number_id):
+            return
+        raise NotTheAPI(f"HTTP {resp.status} {kind}, not the Graph API's answer to GET /{{phone-number-id}}; "
+                        "is whatsapp.graph_base_url right?")
 
     async def mark_read(self, wamid: str, *, typing: bool = True) -> None:
         """Mark ``wamid`` read, with a typing indicator (best effort: a failure is logged at debug)."""

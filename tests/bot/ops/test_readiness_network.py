@@ -66,18 +66,18 @@ async def until_ready(port: int, what: str) -> None:
     await eventually(lambda: readyz(port)[0] == 200, what, timeout=30)
 
 
-async def until_unreachable(port: int, channel: str) -> None:
-    """Wait until ``/readyz`` is 503 because ``channel`` cannot reach its API (a network failure)."""
+async def until_unreachable(port: int, channel: str, why: str = "network failure") -> None:
+    """Wait until ``/readyz`` is 503 because ``channel`` cannot reach its API (``why``: a network failure)."""
     seen: list[tuple[int, dict[str, Any]]] = []
 
     def check() -> bool:
         seen.append(readyz(port))
         status, body = seen[-1]
         return status == 503 and any(r.startswith(f"channel {channel}") and "cannot reach" in r
-                                     and "network failure" in r for r in body.get("reasons") or [])
+                                     and why in r for r in body.get("reasons") or [])
 
     try:
-        await eventually(check, f"/readyz to say {channel} cannot reach its API", timeout=30)
+        await eventually(check, f"/readyz to say {channel} cannot reach its API ({why})", timeout=30)
     except AssertionError as exc:
         raise AssertionError(f"{exc}; last /readyz: {seen[-1] if seen else None}") from None
 
@@ -115,6 +115,28 @@ async def test_whatsapp_without_its_graph_api_is_not_ready(tmp_path: Path, fake_
         await until_ready(sabha.port, "ready again")
         assert sum("ECHO Q001" in t for t in fake_graph.texts_to(OWNER)) == 1
         assert "HTTP 0" not in sabha.log and "kept refusing" not in sabha.log, sabha.log
+        assert await sabha.signal(signal.SIGTERM) == 0
+    finally:
+        await sabha.close()
+
+
+async def test_a_server_that_is_not_the_graph_api_does_not_make_whatsapp_ready(
+        tmp_path: Path, fake_graph: FakeGraphAPI, echo_model: EchoModel) -> None:
+    """Any HTTP answer at ``whatsapp.graph_base_url`` is not the Graph API answering: another service there (here
+    the model's fake, which answers the probe 404 text/plain) leaves WhatsApp not ready, and says what answered."""
+    config = write_whatsapp_config(tmp_path, fake_graph, echo_model)
+    stranger = f"http://127.0.0.1:{echo_model.port}"
+    config.write_text(config.read_text().replace(fake_graph.base_url, stranger), encoding="utf-8")
+    env = {"WHATSAPP_ACCESS_TOKEN": fake_graph.token, "WHATSAPP_APP_SECRET": APP_SECRET}
+    sabha = await SabhaProcess(config, env=env).start()
+    try:
+        assert sabha.port is not None
+        await until_unreachable(sabha.port, "whatsapp", why="something else answers there: HTTP 404")
+        code, out = await sabha_status(config)
+        assert code == 1 and "ready: NO" in out and "whatsapp" in out, out
+        await sabha.wait_for_log(r"whatsapp: cannot reach the WhatsApp Graph API at http://127\.0\.0\.1:\d+ "
+                                 r"\(something else answers there: HTTP 404 .*whatsapp\.graph_base_url")
+        assert fake_graph.probes == 0
         assert await sabha.signal(signal.SIGTERM) == 0
     finally:
         await sabha.close()
