@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 from tests.support.daemon import SabhaProcess, write_config
 from tests.support.fakes.echo_model import EchoModel
@@ -25,14 +24,9 @@ from tests.support.telegram import OWNER, eventually
 
 
 async def serve_again(fake: FakeTelegramAPI) -> None:
-    """Bring a stopped fake Bot API back on the port it had (the daemon's config names it)."""
-    assert fake.port is not None
-    app = web.Application()
-    app.router.add_route("*", "/bot{token}/{method}", fake._handle)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=1.0)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", fake.port).start()
-    fake._runner, fake._closing = runner, False
+    """Bring a stopped fake Bot API back on the port it had (the daemon's config names it; the fake kept it while
+    stopped, so no other test's server can have answered there meanwhile)."""
+    await fake.restart()
 
 
 def get(port: int, path: str) -> tuple[int, Any]:

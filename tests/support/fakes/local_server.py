@@ -1,6 +1,10 @@
 """The base of the fake LLM APIs: an aiohttp server on 127.0.0.1 and a scripted reply queue.
 
-:class:`LocalServer` starts an aiohttp app on a free port of 127.0.0.1. :class:`ScriptedServer`
+:class:`LocalServer` starts an aiohttp app on a free port of 127.0.0.1. A stopped one keeps its port
+(:class:`PortKeeper`: bound, not listening, so a connection is refused as when the service is down) until it is
+started again there or left (``async with`` / :meth:`LocalServer.release`): under xdist another worker's server
+could otherwise take the freed port, and a client of the stopped service would find that server answering.
+:class:`ScriptedServer`
 adds what every fake API shares: one scripted entry answers one HTTP request, every request is
 recorded, and the wire-level faults (an error status, a slow reply, a dropped connection, a raw
 body such as an HTML page or a 200 that is not JSON) are served the same way for every API.
@@ -23,6 +27,7 @@ import json
 import math
 import re
 import secrets
+import socket
 import string
 import time
 from collections import deque
@@ -44,6 +49,7 @@ __all__ = [
     "ErrorReply",
     "LLMServer",
     "LocalServer",
+    "PortKeeper",
     "RawReply",
     "RecordedRequest",
     "ScriptedServer",
@@ -211,8 +217,71 @@ async def serve_locally(app: web.Application, port: int = 0, **runner_options: A
     return runner, server.sockets[0].getsockname()[1]
 
 
+def _bound(port: int) -> socket.socket:
+    """A TCP socket bound to 127.0.0.1:``port`` (0: a free one), not listening. SO_REUSEPORT lets the next one of
+    ours bind the same port while this one still listens (the port is never free in between); no SO_REUSEADDR, or
+    a server with it (aiohttp's TCPSite) could bind the port while it is held by a socket that does not listen.
+    A socket bound to port 0 is never given a port another socket holds, so no other server can share it."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind(("127.0.0.1", port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class PortKeeper:
+    """One port of 127.0.0.1 kept for a fake across its stops and restarts (see the module docstring).
+
+    :meth:`listen_socket` hands out the socket to serve on (the kept one, else a new one bound to the port);
+    :meth:`keep` binds a placeholder before the server's own socket closes; :meth:`release` frees the port.
+    """
+
+    def __init__(self) -> None:
+        self.port: int | None = None
+        self._held: socket.socket | None = None
+
+    def listen_socket(self, port: int = 0) -> socket.socket:
+        """The socket to serve on: the kept one (its port), else a new one on ``port`` (0: a free one)."""
+        sock, self._held = self._held, None
+        if sock is None:
+            sock = _bound(port or self.port or 0)
+        self.port = sock.getsockname()[1]
+        return sock
+
+    def keep(self) -> None:
+        """Hold the port (bound, not listening) before the server's socket closes: connections are refused."""
+        if self._held is None and self.port is not None:
+            self._held = _bound(self.port)
+
+    def release(self) -> None:
+        """Free the port (the fake is done with it)."""
+        if self._held is not None:
+            self._held.close()
+            self._held = None
+
+
+async def serve_kept(app: web.Application, keeper: PortKeeper, **runner_options: Any) -> tuple[web.AppRunner, int]:
+    """Serve ``app`` on ``keeper``'s port (a free one the first time), no access log; the runner and the port."""
+    runner = web.AppRunner(app, access_log=None, **runner_options)
+    await runner.setup()
+    sock = keeper.listen_socket()
+    try:
+        await web.SockSite(runner, sock).start()
+    except BaseException:
+        sock.close()
+        await runner.cleanup()
+        raise
+    assert keeper.port is not None
+    return runner, keeper.port
+
+
 class LocalServer:
-    """Start on 127.0.0.1:0 with ``start()`` / ``async with``; subclasses add routes in :meth:`routes`."""
+    """Start on 127.0.0.1:0 with ``start()`` / ``async with``; subclasses add routes in :meth:`routes`.
+
+    :meth:`stop` keeps the port (:class:`PortKeeper`) for :meth:`restart`; leaving ``async with`` releases it."""
 
     name = "fake server"
 
@@ -220,6 +289,7 @@ class LocalServer:
         self._runner: web.AppRunner | None = None
         self._port: int | None = None
         self._closing = asyncio.Event()
+        self._keeper = PortKeeper()
 
     def routes(self, app: web.Application) -> None:
         """Add the API's routes to ``app``."""
@@ -237,21 +307,31 @@ class LocalServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         self.routes(app)
         self._closing = asyncio.Event()
-        self._runner, self._port = await serve_locally(app, port, handler_cancellation=True, shutdown_timeout=0.5)
+        if port and self._keeper.port is None:
+            self._keeper.port = port
+        self._runner, self._port = await serve_kept(app, self._keeper, handler_cancellation=True,
+                                                    shutdown_timeout=0.5)
         return self
 
     async def stop(self) -> None:
-        """Wake pending delays and close the server."""
+        """Wake pending delays and close the server; its port stays taken (refusing connections) for
+        :meth:`restart` until :meth:`release`."""
         self._closing.set()
         if self._runner is not None:
+            self._keeper.keep()
             await self._runner.cleanup()
             self._runner = None
+
+    def release(self) -> None:
+        """Free the port a stopped server keeps."""
+        self._keeper.release()
 
     async def __aenter__(self) -> Self:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
+        self.release()
 
     @property
     def port(self) -> int:

@@ -77,7 +77,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import ClientSession, web
 
-from tests.support.fakes.local_server import serve_locally
+from tests.support.fakes.local_server import PortKeeper, serve_kept
 
 JSONDict = dict[str, Any]
 
@@ -385,6 +385,7 @@ class FakeTelegramAPI:
 
         self._runner: web.AppRunner | None = None
         self.port: int | None = None
+        self._keeper = PortKeeper()
         self._methods = {
             "getme": self._get_me,
             "getupdates": self._get_updates,
@@ -429,24 +430,35 @@ class FakeTelegramAPI:
         return int(self.bot_user["id"])
 
     async def start(self) -> str:
-        """Serve on 127.0.0.1 on a free port; return :attr:`base_url`."""
+        """Serve on 127.0.0.1 on a free port (after :meth:`stop`: the port it had); return :attr:`base_url`."""
         if self._runner is not None:
             return self.base_url
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         self._closing = False
-        self._runner, self.port = await serve_locally(app, handle_signals=False, shutdown_timeout=1.0)
+        self._runner, self.port = await serve_kept(app, self._keeper, handle_signals=False, shutdown_timeout=1.0)
         return self.base_url
 
+    async def restart(self) -> str:
+        """Serve again on the port it had before :meth:`stop` (the Bot API comes back); return :attr:`base_url`."""
+        assert self.port is not None, "restart() is for a fake that was started and stopped"
+        return await self.start()
+
     async def stop(self) -> None:
-        """Wake any long poll and shut the server down."""
+        """Wake any long poll and shut the server down; its port stays taken (connections are refused) for
+        :meth:`restart` until :meth:`release` (:class:`.local_server.PortKeeper`)."""
         self._closing = True
         self._pulse_updates()
         self._pulse()
         if self._runner is not None:
             runner, self._runner = self._runner, None
+            self._keeper.keep()
             await runner.cleanup()
+
+    def release(self) -> None:
+        """Free the port a stopped fake keeps."""
+        self._keeper.release()
 
     async def __aenter__(self) -> FakeTelegramAPI:
         await self.start()
@@ -454,6 +466,7 @@ class FakeTelegramAPI:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
+        self.release()
 
     # ------------------------------------------------------------------ configuration
 
