@@ -2,7 +2,7 @@
 
 :class:`LocalServer` starts an aiohttp app on a free port of 127.0.0.1. A stopped one keeps its port
 (:class:`PortKeeper`: bound, not listening, so a connection is refused as when the service is down) until it is
-started again there or left (``async with`` / :meth:`LocalServer.release`): under xdist another worker's server
+started again there or left (``async with`` / :meth:`LocalServer.release_port`): under xdist another worker's server
 could otherwise take the freed port, and a client of the stopped service would find that server answering.
 :class:`ScriptedServer`
 adds what every fake API shares: one scripted entry answers one HTTP request, every request is
@@ -315,14 +315,14 @@ class LocalServer:
 
     async def stop(self) -> None:
         """Wake pending delays and close the server; its port stays taken (refusing connections) for
-        :meth:`restart` until :meth:`release`."""
+        :meth:`restart` until :meth:`release_port`."""
         self._closing.set()
         if self._runner is not None:
             self._keeper.keep()
             await self._runner.cleanup()
             self._runner = None
 
-    def release(self) -> None:
+    def release_port(self) -> None:
         """Free the port a stopped server keeps."""
         self._keeper.release()
 
@@ -331,7 +331,7 @@ class LocalServer:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
-        self.release()
+        self.release_port()
 
     @property
     def port(self) -> int:

@@ -11,7 +11,10 @@ import socket
 import pytest
 from aiohttp import ClientConnectorError, ClientSession
 
+from tests.support.fakes.echo_model import EchoModel
 from tests.support.fakes.graph_api import FakeGraphAPI
+from tests.support.fakes.local_server import LocalServer
+from tests.support.fakes.slack_api import FakeSlackAPI
 from tests.support.fakes.telegram_api import FakeTelegramAPI
 from tests.support.telegram import TOKEN
 
@@ -71,4 +74,14 @@ async def test_a_stopped_bot_api_keeps_its_port_and_comes_back_there() -> None:
         assert fake.port == port
         async with ClientSession() as http, http.get(get_me) as resp:
             assert resp.status == 200 and (await resp.json())["ok"] is True
+    assert another_server_on(port) is None
+
+
+@pytest.mark.parametrize("kind", [EchoModel, FakeSlackAPI])
+async def test_leaving_a_stopped_fake_frees_its_port_whatever_else_it_calls_release(kind: type[LocalServer]) -> None:
+    """Fakes with a ``release()`` of their own (a held model, a held Slack method) still free the port."""
+    async with kind() as server:
+        port = server.port
+        await server.stop()
+        assert another_server_on(port) is not None
     assert another_server_on(port) is None
