@@ -22,6 +22,7 @@ import signal
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,10 +52,29 @@ async def board(tmp_path: Path, fake: FakeTelegramAPI) -> AsyncIterator[Standing
         await running.sabha.close()
 
 
+#: What a meeting's topic opened again after a restart cut its creation short is named after (``🏛 <topic> (again)``)
+AGAIN = " (again)"
+#: What the log says then
+REOPENED = "Sabha stopped while Telegram was creating its topic"
+
+
+def meeting_topics(board: StandingBoard, topic: str) -> list[dict[str, Any]]:
+    """The forum topics made for the meeting on ``topic``, in order: its own, and the one opened again after a
+    restart that cut the creation of the first short (when the first may or may not exist: a kill -9 then)."""
+    names = {f"🏛 {topic}", f"🏛 {topic}{AGAIN}"}
+    return [t for t in board.telegram.created_topics if t["name"] in names]
+
+
 def meeting_topic(board: StandingBoard, topic: str) -> int:
-    """The thread id of the forum topic the meeting on ``topic`` opened."""
-    [made] = [t for t in board.telegram.created_topics if t["name"] == f"🏛 {topic}"]
-    return int(made["message_thread_id"])
+    """The thread id of the forum topic the meeting on ``topic`` posts in: the one it opened, or the one it opened
+    again after a restart cut that one's creation short (the log said so; the first was made if the kill came after
+    its request reached Telegram, not if it came before); never more."""
+    made = meeting_topics(board, topic)
+    names = [t["name"] for t in made]
+    first, again = f"🏛 {topic}", f"🏛 {topic}{AGAIN}"
+    assert names in ([first], [first, again], [again]), names
+    assert names == [first] or REOPENED in board.sabha.log, board.sabha.log
+    return int(made[-1]["message_thread_id"])
 
 
 def in_thread(board: StandingBoard, thread: int, pattern: str) -> list[SentMessage]:
@@ -72,11 +92,13 @@ async def held(board: StandingBoard, item: int) -> str:
 
 async def decided(board: StandingBoard, topic: str) -> tuple[int, SentMessage]:
     """Wait for the decision in the topic of the meeting on ``topic``: (its thread, the decision)."""
-    await board.telegram.wait_until(lambda: any(t["name"] == f"🏛 {topic}" for t in board.telegram.created_topics),
-                                    f"the topic of {topic!r}", LONG)
+    def decision_threads() -> list[int]:
+        threads = [int(t["message_thread_id"]) for t in meeting_topics(board, topic)]
+        return [thread for thread in threads if in_thread(board, thread, f"^{DECISION}")]
+
+    await board.telegram.wait_until(decision_threads, f"{topic!r} decided in its topic", LONG)
     thread = meeting_topic(board, topic)
-    await board.telegram.wait_until(lambda: bool(in_thread(board, thread, f"^{DECISION}")), f"{topic!r} decided",
-                                    LONG)
+    assert decision_threads() == [thread]
     return thread, in_thread(board, thread, f"^{DECISION}")[0]
 
 
@@ -219,6 +241,55 @@ async def test_kill_9_around_a_standing_meetings_moment_holds_one_meeting_and_po
     await one_meeting_one_decision(board, before)
 
 
+async def test_kill_9_while_a_standing_meetings_topic_is_created_opens_one_more_marked_topic_and_decides_once(
+        board: StandingBoard) -> None:
+    """Killed after Telegram made the meeting's topic and before Sabha heard its id (the fake holds the answer to
+    ``createForumTopic``): the Bot API cannot list topics, so after the restart the meeting opens another topic,
+    named as opened again, says so in the log, and holds its one meeting and one decision there."""
+    await board.start()
+    await board.say("/every friday 10am meeting review our burn", "Standing item")
+    board.telegram.hold("createForumTopic")
+    board.at(FRIDAY)
+    await board.telegram.wait_until(lambda: board.telegram.held["createforumtopic"] == 1,
+                                    "the meeting's topic made, the answer held", LONG)
+    assert [t["name"] for t in meeting_topics(board, "review our burn")] == ["🏛 review our burn"]
+    await board.sabha.signal(signal.SIGKILL)
+    board.telegram.release("createForumTopic")
+    await board.sabha.start()
+    board.at(FRIDAY + timedelta(seconds=2))
+    meeting = await one_meeting_one_decision(board, 1)
+    assert [t["name"] for t in meeting_topics(board, "review our burn")] == ["🏛 review our burn",
+                                                                             f"🏛 review our burn{AGAIN}"]
+    assert re.search(rf"meeting {meeting}: {REOPENED} '🏛 review our burn'.*opening another, named "
+                     rf"'🏛 review our burn{re.escape(AGAIN)}'", board.sabha.log), board.sabha.log
+    first = int(meeting_topics(board, "review our burn")[0]["message_thread_id"])
+    assert board.telegram.sent_to(FORUM, first) == []  # nothing of the meeting went to the first one
+
+
+async def test_killed_twice_while_its_topic_is_created_a_meeting_is_shown_in_general_never_in_a_third_topic(
+        board: StandingBoard) -> None:
+    await board.start()
+    await board.say("/every friday 10am meeting review our burn", "Standing item")
+    board.telegram.hold("createForumTopic")
+    board.at(FRIDAY)
+    for made in (1, 2):  # its topic, then the one opened again: each made, its answer held, killed
+        await board.telegram.wait_until(lambda made=made: len(meeting_topics(board, "review our burn")) == made,
+                                        f"topic {made} made, the answer held", LONG)
+        await board.sabha.signal(signal.SIGKILL)
+        await board.sabha.start()
+        board.at(FRIDAY + timedelta(seconds=made + 1))
+    board.telegram.release("createForumTopic")
+    meeting = await held(board, 1)
+    await board.wait_db("SELECT status FROM meeting_posts WHERE channel = 'telegram' AND meeting_id = ? AND "
+                        "item = 'decision'", "sent", (meeting,))
+    assert [t["name"] for t in meeting_topics(board, "review our burn")] == ["🏛 review our burn",
+                                                                             f"🏛 review our burn{AGAIN}"]
+    decisions = [m for m in board.telegram.sent_messages if m.text.startswith(DECISION)]
+    assert [(m.chat_id, m.message_thread_id) for m in decisions] == [(FORUM, None)], decisions  # General, once
+    assert f"meeting {meeting}: Sabha stopped twice while Telegram was creating its topic" in board.sabha.log
+    assert board.query("SELECT COUNT(*) FROM meetings")[0][0] == 1
+
+
 async def test_kill_9_while_a_standing_meeting_runs_resumes_it_once_after_the_restart(
         tmp_path: Path, fake: FakeTelegramAPI) -> None:
     rounds = ["board:", "  meetings:", "    max_turns_per_agent: 2", "    agent_timeout_s: 600",
@@ -262,7 +333,7 @@ async def one_meeting_one_decision(board: StandingBoard, before: object) -> str:
     assert board.query("SELECT COUNT(*) FROM meetings")[0][0] == 1, (before, board.sabha.log)
     assert board.query("SELECT COUNT(*) FROM standing_meetings")[0][0] == 1
     assert len(in_thread(board, thread, f"^{DECISION}")) == 1, [m.text for m in board.telegram.sent_to(FORUM, thread)]
-    assert len([t for t in board.telegram.created_topics if t["name"] == "🏛 review our burn"]) == 1
+    assert meeting_topic(board, "review our burn") == thread  # its own topic, or one opened again (and said so)
     assert len(board.in_topic("In the meeting on “review our burn”")) == 1
     runs = board.query("SELECT key, status FROM scheduled_work WHERE kind = 'standing' ORDER BY due_at")
     assert [r["status"] for r in runs] == ["done", "pending"], [tuple(r) for r in runs]

@@ -22,7 +22,8 @@ While a member is speaking (``speaking`` events) the status line names who, and 
 
 What is posted is recorded (:mod:`bot.channels.meeting_posts`: ``sending`` as each request starts to leave,
 ``sent`` once Telegram confirmed it). A meeting that goes on after a restart (a ``resumed`` event: its finished
-phases are not announced again) is caught up from its record: its topic is found again, and every stored
+phases are not announced again) is caught up from its record: its topic is found again (one whose creation a
+stop cut short, which the Bot API cannot look up, is opened once more, named ``... (again)``), and every stored
 statement (and the decision) not posted yet is posted in order before anything new; an item whose request may
 have left when Sabha stopped is sent once more, headed as possibly repeated; nothing is posted twice.
 
@@ -461,20 +462,39 @@ class MeetingView:
 
     async def _open_thread(self, m: _Meeting) -> None:
         """The meeting's own forum topic: the one recorded (a resumed meeting's), else created now and recorded;
-        registered as the meeting's ``thread`` place. When it cannot be created the meeting posts in General."""
+        registered as the meeting's ``thread`` place. When it cannot be created the meeting posts in General.
+
+        A topic whose creation was cut short by a stop (marked ``sending``, no id: Telegram may have made it, and the
+        Bot API cannot list a forum's topics to find it) is opened once more, named as opened again
+        (:func:`.meeting_thread.thread_name`), with a log line naming the one that may be left empty; when that
+        second creation was cut short too the meeting is shown in General: never a third topic."""
         chat = m.home.chat_id
         mark = m.marks.get("thread")
         thread = int(mark.message_id) if mark is not None and mark.mark is PostMark.SENT and mark.message_id else None
         if thread is None:
-            progress = self.record.progress(m.id, chat, "thread") if self.record is not None else None
+            item, name = "thread", thread_name(m.event.topic)
+            if self._may_have_left(m, "thread"):
+                if self._may_have_left(m, "thread:again"):
+                    log.error("telegram: meeting %s: Sabha stopped twice while Telegram was creating its topic %r "
+                              "(each may exist, empty: delete them by hand); it is shown in General instead",
+                              m.id, name)
+                    return
+                item, name = "thread:again", thread_name(m.event.topic, again=True)
+                log.warning("telegram: meeting %s: Sabha stopped while Telegram was creating its topic %r (it may "
+                            "exist: the Bot API cannot list topics to find it); opening another, named %r; if "
+                            "the first one is there, empty, in chat %s, delete it by hand",
+                            m.id, thread_name(m.event.topic), name, chat)
+            progress = self.record.progress(m.id, chat, item) if self.record is not None else None
             try:
-                thread = await self.outbound.open_topic(chat, thread_name(m.event.topic), progress=progress)
+                thread = await self.outbound.open_topic(chat, name, progress=progress)
             except SendFailed as exc:
                 log.error("telegram: could not open a topic for meeting %s (%s); it is shown in General instead",
                           m.id, exc)
                 return
             if self.record is not None:
                 await self.record.sent(m.id, chat, "thread", thread)
+                if item != "thread":
+                    await self.record.sent(m.id, chat, item, thread)
             m.marks["thread"] = Posted("thread", PostMark.SENT, str(thread))
             log.info("telegram: meeting %s has its own topic %d in chat %s", m.id, thread, chat)
         m.thread = thread

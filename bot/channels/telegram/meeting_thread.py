@@ -1,7 +1,8 @@
 """A meeting's own forum topic, and the catch-up after a restart: the values :mod:`.meeting` posts.
 
 In the board's forum every meeting gets a topic of its own, named ``🏛 <the meeting's topic>`` (capped to
-Telegram's 128 characters: :func:`thread_name`), where its status, its statements in speaking order, the
+Telegram's 128 characters: :func:`thread_name`; ``... (again)`` when a stop cut the creation of the first
+short and it was opened once more), where its status, its statements in speaking order, the
 decision with its buttons and the minutes appear. The place it was called from and each speaking advisor's
 own topic get one line pointing to it (:func:`pointer_text`, with a ``t.me/c/...`` link: :func:`topic_link`).
 
@@ -27,10 +28,17 @@ TOPIC_NAME_MAX = 128
 THREAD_MARK = "🏛"
 
 
-def thread_name(topic: str) -> str:
-    """``🏛 Should we open a Pune office?``, cut (with …) to Telegram's 128 characters."""
+#: What ends the name of a meeting's topic opened again after a stop cut the first one's creation short
+AGAIN = " (again)"
+
+
+def thread_name(topic: str, *, again: bool = False) -> str:
+    """``🏛 Should we open a Pune office?``, cut (with …) to Telegram's 128 characters; ``again``: the name of the
+    topic opened once more after a stop cut the creation of the first short (``... (again)``, the mark kept)."""
     name = f"{THREAD_MARK} {' '.join(topic.split())}".strip()
-    return name if len(name) <= TOPIC_NAME_MAX else name[:TOPIC_NAME_MAX - 1].rstrip() + "…"
+    room = TOPIC_NAME_MAX - (len(AGAIN) if again else 0)
+    name = name if len(name) <= room else name[:room - 1].rstrip() + "…"
+    return name + AGAIN if again else name
 
 
 def topic_link(chat_id: int, thread_id: int) -> str | None:

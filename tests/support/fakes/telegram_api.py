@@ -373,6 +373,8 @@ class FakeTelegramAPI:
         self.messages: dict[tuple[int | str, int], JSONDict] = {}
         self.members: dict[tuple[int | str, int], JSONDict] = {}
         self.delays: dict[str, float] = {}  # lower-case method -> seconds
+        self.held: Counter[str] = Counter()  # lower-case method -> requests done but their answer held (hold())
+        self._holds: dict[str, asyncio.Event] = {}
         self._failures: dict[str, list[ApiError]] = {}
         self._drops: dict[str, int] = {}
         self._pending_updates: list[JSONDict] = []
@@ -447,16 +449,18 @@ class FakeTelegramAPI:
 
     async def stop(self) -> None:
         """Wake any long poll and shut the server down; its port stays taken (connections are refused) for
-        :meth:`restart` until :meth:`release` (:class:`.local_server.PortKeeper`)."""
+        :meth:`restart` until :meth:`release_port` (:class:`.local_server.PortKeeper`)."""
         self._closing = True
         self._pulse_updates()
         self._pulse()
+        for method in list(self._holds):
+            self.release(method)
         if self._runner is not None:
             runner, self._runner = self._runner, None
             self._keeper.keep()
             await runner.cleanup()
 
-    def release(self) -> None:
+    def release_port(self) -> None:
         """Free the port a stopped fake keeps."""
         self._keeper.release()
 
@@ -466,7 +470,7 @@ class FakeTelegramAPI:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.stop()
-        self.release()
+        self.release_port()
 
     # ------------------------------------------------------------------ configuration
 
@@ -523,6 +527,18 @@ class FakeTelegramAPI:
         """
         user = {"id": user_id, "is_bot": False, "first_name": f"User {user_id}"}
         self.members[(chat_id, user_id)] = self._member(user, status)
+
+    def hold(self, method: str) -> None:
+        """From now on a ``method`` call is carried out (a ``createForumTopic`` makes its topic) but its answer
+        waits (counted in :attr:`held`, by lower-case method) until :meth:`release`: a test can kill the daemon
+        after Telegram acted and before the daemon heard, on a busy machine too."""
+        self._holds.setdefault(method.lower(), asyncio.Event())
+
+    def release(self, method: str) -> None:
+        """Let the held answers to ``method`` (and all later ones) go."""
+        gate = self._holds.pop(method.lower(), None)
+        if gate is not None:
+            gate.set()
 
     def set_delay(self, method: str, seconds: float) -> None:
         """Delay every answer to ``method`` (e.g. "sendMessage") by ``seconds``."""
@@ -855,6 +871,14 @@ class FakeTelegramAPI:
                 raise failures.pop(0)
             handler = self._methods.get(name)
             result: Any = True if handler is None else await handler(params)
+            gate = self._holds.get(name)
+            if gate is not None:  # done; its answer waits for release()
+                self.held[name] += 1
+                self._pulse()
+                try:
+                    await gate.wait()
+                finally:
+                    self.held[name] -= 1
             if self._drops.get(name):
                 self._drops[name] -= 1
                 assert request.transport is not None
