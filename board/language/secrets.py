@@ -317,7 +317,7 @@ _STATUS_WORD = re.compile(r"^\s*(?:(?:is|was|now|still|got|been|being)\s+)*(?:ac
                           r"every\s+\w+(?:\s+\w+)?|(?:on|in)\s+\w+)\s*[.!]?\s*$",
                           re.IGNORECASE)
 _HARMLESS_HEAD = {"takeaways", "lessons", "learnings", "retro", "postmortem",  # round secrets51
-                  # round secrets52: "wifi_network: Loon_5G" names a network, "keypad_order: Order no. 304..." a purchase
+                  # round secrets52: "wifi_network: Loon_5G" names a network, "keypad_order: Order no. 3..." a purchase
                   "network", "networks", "ssid", "ssids", "order", "orders", "purchase", "purchases",
                   "bank", "banks", "provider", "providers", "method", "methods", "country", "budget", "budgets",
                   "amount", "amounts", "rent", "rents", "charge", "charges", "emi", "fee", "fees", "cost", "costs",
