@@ -51,7 +51,7 @@ SECRET_SETS = ["memory_secrets", "memory_secrets_tuning2", "memory_secrets_tunin
                "memory_secrets_blind8:0", "memory_secrets_blind8:1", "memory_secrets_tuning50",
                "memory_secrets_blind9:0", "memory_secrets_blind9:1", "memory_secrets_blind10:0",
                "memory_secrets_blind10:1", "memory_secrets_tuning51", "memory_secrets_tuning52"]
-RULES_ONLY = SecretModel({}, -40.0, threshold=1.0, veto=0.0)
+RULES_ONLY = SecretModel({}, -40.0, threshold=1.0, veto=0.0)  # never says yes
 Model = TypeVar("Model", LinearModel, SecretModel)
 
 
@@ -105,20 +105,20 @@ def measure_addressing(name: str, model: LinearModel) -> tuple[float, float, int
     return tp / max(tp + fp, 1), tp / max(tp + fn, 1), tp, fp, fn
 
 
-def secret_examples(names: Sequence[str]) -> list[tuple[dict[str, Counter[str]], bool]]:
+def secret_examples(names: Sequence[str]) -> list[tuple[dict[str, set[str]], bool]]:
     """Each labelled fact's features by block (as the filter reads the value), and whether it is a secret."""
     return [(_grams(r["key"], r["value"]), bool(r["secret"])) for n in names for r in rows(n)]
 
 
 @functools.cache
-def _grams(key: str | None, value: str) -> dict[str, Counter[str]]:
+def _grams(key: str | None, value: str) -> dict[str, set[str]]:
     return secret_model.grams(key, secret_rules.as_read(value))  # read once for every fold
 
 
-def fit_secrets(examples: Sequence[tuple[dict[str, Counter[str]], bool]], *, l2: float, epochs: int,
+def fit_secrets(examples: Sequence[tuple[dict[str, set[str]], bool]], *, l2: float, epochs: int,
                 min_df: dict[str, int], threshold: float, veto: float) -> SecretModel:
-    """TF-IDF blocks (a feature kept when at least ``min_df`` of its block's rows hold it; sublinear term frequency,
-    smoothed idf, each block of a row scaled to unit length) and a logistic regression over them
+    """TF-IDF blocks (a feature kept when at least ``min_df`` of its block's rows hold it; each counts once in a row,
+    by its smoothed idf; each block of a row scaled to unit length) and a logistic regression over them
     (:func:`board.language.learned.fit_sparse`)."""
     n = len(examples)
     df: dict[tuple[str, str], int] = Counter(
@@ -133,8 +133,7 @@ def fit_secrets(examples: Sequence[tuple[dict[str, Counter[str]], bool]], *, l2:
     for found, _y in examples:
         row: list[tuple[int, float]] = []
         for block, counts in found.items():
-            part = [(i, (1.0 + math.log(c)) * idf[i]) for f, c in counts.items()
-                    if (i := index.get((block, f))) is not None]
+            part = [(i, idf[i]) for f in counts if (i := index.get((block, f))) is not None]
             norm = math.sqrt(sum(x * x for _i, x in part)) or 1.0
             row += [(i, x / norm) for i, x in part]
         vectors.append(row)
@@ -142,7 +141,7 @@ def fit_secrets(examples: Sequence[tuple[dict[str, Counter[str]], bool]], *, l2:
     blocks: dict[str, dict[str, tuple[float, float]]] = {b: {} for b in secret_model.BLOCKS}
     for (block, feature), i in index.items():
         blocks[block][feature] = (idf[i], weights[i])
-    return SecretModel(blocks, bias, threshold, veto)
+    return SecretModel.of(blocks, bias, threshold, veto)
 
 
 def measure_secrets(name: str, model: SecretModel) -> tuple[int, int, int, int]:
@@ -186,7 +185,7 @@ ADDRESS_L2 = float(os.environ.get("L2", "0.003"))
 SECRET_L2 = float(os.environ.get("SECRET_L2", "0.0015"))
 SECRET_EPOCHS = int(os.environ.get("SECRET_EPOCHS", "8"))
 SECRET_MIN_DF = {"c": 2, "w": 1, "h": 1}
-SECRET_THRESHOLD = float(os.environ.get("THRESHOLD", "0.94"))
+SECRET_THRESHOLD = float(os.environ.get("THRESHOLD", "0.945"))
 SECRET_VETO = float(os.environ.get("VETO", "0"))
 ADDRESS_THRESHOLD = float(os.environ.get("ATHRESHOLD", "0.8"))
 ADDRESS_VETO = float(os.environ.get("AVETO", "0"))

@@ -23,18 +23,21 @@ caught), and what the model scores from its ``threshold`` on is refused too, wha
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import re
-from collections import Counter
-from collections.abc import Mapping
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, partial
 from itertools import pairwise
+from operator import is_not
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-__all__ = ["BLOCKS", "MODEL_FILE", "SecretModel", "fact_features", "fact_text", "grams", "load", "secret_model"]
+__all__ = ["BLOCKS", "MODEL_FILE", "Block", "SecretModel", "fact_features", "fact_text", "grams", "load",
+           "secret_model"]
 
 MODEL_FILE = Path(__file__).with_name("secret_model.json")
 _TOKEN = re.compile(r"\S+")
@@ -47,8 +50,8 @@ def fact_text(key: str | None, value: str) -> str:
     return f"{(key or '').replace('_', ' ')} : {value}".lower()
 
 
-def grams(key: str | None, value: str) -> dict[str, Counter[str]]:
-    """The fact's features by block (:data:`BLOCKS`), each with how often it occurs."""
+def grams(key: str | None, value: str) -> dict[str, set[str]]:
+    """The fact's features by block (:data:`BLOCKS`); each counts once however often it occurs."""
     text = fact_text(key, value)
     words = text.split()
     chars: list[str] = []
@@ -56,43 +59,60 @@ def grams(key: str | None, value: str) -> dict[str, Counter[str]]:
         padded = f" {word} "
         size = len(padded)
         chars += [padded[i:i + n] for n in (2, 3, 4, 5) if n <= size for i in range(size - n + 1)]
-    said = [*words, *(f"{a} {b}" for a, b in pairwise(words))]
-    return {"c": Counter(chars), "w": Counter(said), "h": Counter(fact_features(key, value))}
+    return {"c": set(chars), "w": {*words, *(f"{a} {b}" for a, b in pairwise(words))},
+            "h": set(fact_features(key, value))}
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block's features: each one's row in ``index``; ``scores`` holds its idf times its weight, ``norms`` its
+    idf squared (stored as float32 arrays, held as lists: reading a list's item makes no new float)."""
+
+    index: Mapping[str, int]
+    scores: Sequence[float]
+    norms: Sequence[float]
+
+    @classmethod
+    def of(cls, features: Mapping[str, tuple[float, float]]) -> Block:
+        """The block of ``{feature: (idf, weight)}``."""
+        names = sorted(features)
+        return cls({f: i for i, f in enumerate(names)}, [features[f][0] * features[f][1] for f in names],
+                   [features[f][0] ** 2 for f in names])
+
+    def margin(self, found: Iterable[str]) -> float:
+        """The weights' dot product with the unit-length TF-IDF vector of ``found`` (C-level maps: a fact's few
+        hundred features cost tens of microseconds)."""
+        rows = cast("list[int]", list(filter(_KNOWN, map(self.index.get, found))))
+        norm = sum(map(self.norms.__getitem__, rows))
+        return sum(map(self.scores.__getitem__, rows)) / math.sqrt(norm) if norm else 0.0
+
+
+_KNOWN = partial(is_not, None)
 
 
 @dataclass(frozen=True)
 class SecretModel:
-    """A logistic regression over TF-IDF blocks. ``features`` maps a block's feature to (idf, weight); ``threshold``
-    and ``veto`` put the score beside the rules (:meth:`decide`)."""
+    """A logistic regression over TF-IDF blocks (:class:`Block` by name); ``threshold`` and ``veto`` put the score
+    beside the rules (:meth:`decide`)."""
 
-    features: Mapping[str, Mapping[str, tuple[float, float]]]
+    blocks: Mapping[str, Block]
     bias: float
     threshold: float = 0.5
     veto: float = 0.0
 
-    def margin(self, found: Mapping[str, Counter[str]]) -> float:
-        """The weights' dot product with the fact's unit-length TF-IDF blocks, plus the bias."""
-        z = self.bias
-        for block, counts in found.items():
-            known = self.features.get(block)
-            if not known:
-                continue
-            dot = norm = 0.0
-            get = known.get
-            for feature, count in counts.items():
-                seen = get(feature)
-                if seen is not None:
-                    idf, weight = seen
-                    x = idf if count == 1 else (1.0 + math.log(count)) * idf
-                    dot += x * weight
-                    norm += x * x
-            if norm:
-                z += dot / math.sqrt(norm)
-        return z
+    @classmethod
+    def of(cls, features: Mapping[str, Mapping[str, tuple[float, float]]], bias: float, threshold: float = 0.5,
+           veto: float = 0.0) -> SecretModel:
+        """The model of ``{block: {feature: (idf, weight)}}`` (what the trainer learns)."""
+        return cls({b: Block.of(fs) for b, fs in features.items()}, bias, threshold, veto)
 
     def score(self, key: str | None, value: str) -> float:
         """The probability that ``key: value`` (``key`` None: a sentence) is a secret."""
-        z = self.margin(grams(key, value))
+        z = self.bias
+        for name, found in grams(key, value).items():
+            block = self.blocks.get(name)
+            if block is not None:
+                z += block.margin(found)
         return 1.0 / (1.0 + math.exp(-max(min(z, 40.0), -40.0)))
 
     def decide(self, probability: float, rule: bool) -> bool:
@@ -100,22 +120,29 @@ class SecretModel:
         return probability >= self.threshold or (rule and probability >= self.veto)
 
     def to_json(self) -> dict[str, Any]:
-        """The model as written to ``secret_model.json``: per block, its features (one string, a line each: the
-        file loads in a few milliseconds) and, in the same order, their idf and weight."""
+        """The model as written to ``secret_model.json``: per block, its features (one string, a line each) and, in
+        the same order, their scores and norms as base64 float32 (the file loads in a few milliseconds)."""
         blocks = {}
-        for block, known in self.features.items():
-            names = sorted(known)
-            blocks[block] = {"features": "\n".join(names), "idf": [round(known[f][0], 3) for f in names],
-                             "weights": [round(known[f][1], 4) for f in names]}
+        for name, block in self.blocks.items():
+            names = sorted(block.index, key=block.index.__getitem__)
+            blocks[name] = {"features": "\n".join(names),
+                            "scores": base64.b64encode(array("f", block.scores).tobytes()).decode(),
+                            "norms": base64.b64encode(array("f", block.norms).tobytes()).decode()}
         return {"bias": round(self.bias, 4), "threshold": self.threshold, "veto": self.veto, "blocks": blocks}
 
 
 def load(path: Path) -> SecretModel:
     """The model written by :meth:`SecretModel.to_json` at ``path``."""
     raw = json.loads(path.read_text(encoding="utf-8"))
-    blocks = {block: dict(zip(part["features"].split("\n"), zip(part["idf"], part["weights"], strict=True),
-                              strict=True))
-              for block, part in raw["blocks"].items()}
+    blocks = {}
+    for name, part in raw["blocks"].items():
+        scores, norms = array("f"), array("f")
+        scores.frombytes(base64.b64decode(part["scores"]))
+        norms.frombytes(base64.b64decode(part["norms"]))
+        names = part["features"].split("\n")
+        if not len(names) == len(scores) == len(norms):
+            raise ValueError(f"{path}: block {name!r} is damaged; run scripts/train_classifiers.py write secrets")
+        blocks[name] = Block(dict(zip(names, range(len(names)), strict=True)), scores.tolist(), norms.tolist())
     return SecretModel(blocks, float(raw["bias"]), float(raw["threshold"]), float(raw.get("veto", 0.0)))
 
 

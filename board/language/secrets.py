@@ -1151,6 +1151,8 @@ def _decide(key: str | None, value: str, model: SecretModel | None) -> str | Non
         rule = None
     else:
         rule = (_key_reason(key, value) if key is not None else None) or _told(key or "", value)
+    if rule is not None and model.veto <= 0.0:
+        return rule  # the rules are the floor: no score can let it through, so none is computed (round secrets52)
     score = model.score(key, value)
     if not model.decide(score, rule is not None):
         return None
