@@ -4,7 +4,8 @@ A model is a frozen :class:`LinearModel` (a weight per feature name, a bias and 
 a small JSON file beside the code that uses it and loaded once (:func:`load_model`). Features are strings
 ("p1:ask", "rule:opinion"); a feature the model has no weight for counts nothing. Training (pure Python, no
 dependency) is :func:`fit`, run by ``scripts/train_classifiers.py`` from the labelled sets in ``tests/data/``;
-the code that decides only scores (:meth:`LinearModel.probability`).
+the code that decides only scores (:meth:`LinearModel.probability`). :func:`fit_sparse` trains the same regression
+over sparse numeric rows (the secret filter's TF-IDF n-grams, :mod:`board.language.secret_model`).
 """
 
 from __future__ import annotations

@@ -99,10 +99,11 @@ as a key's last word), a 📍 place.
 
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
-Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets) scores
-each fact; the fact is refused when a rule refuses it or the model scores it a secret (``SecretModel.decide``:
-the shipped model never lets through what a rule caught). Its reason then is "looks like a secret to the
-learned model".
+Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets; since round
+secrets52 it reads the fact's character and word n-grams beside its shapes) scores each fact the rules keep; the fact is
+refused when a rule refuses it or the model scores it from its threshold on (``SecretModel.decide``: the shipped model
+never lets through what a rule caught, so a fact a rule refused is not scored). Its reason then is "looks like a secret
+to the learned model".
 
 The labelled sets in ``tests/data/memory_secrets*.jsonl`` measure it (tests/test_memory_secrets.py).
 """

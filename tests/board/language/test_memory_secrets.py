@@ -196,6 +196,13 @@ once by the lead: main before secrets50 23 and 33 let through, 6 and 7 refused; 
 secrets51 19 and 30, 7 and 6. Pinned at what secrets51 measured (below the goal); the next round tunes on them and
 needs new writers to measure it.
 
+Round ``secrets52`` (issue 36, item 7) did not tune on them: the learned model now reads the fact's character
+2-5-grams and word 1-2-grams beside its shapes (TF-IDF, logistic regression in pure Python), its threshold the lowest
+at which every labelled set held out of training stays within 5 % refused. ``memory_secrets_tuning52.jsonl`` (44
+secret, 41 harmless: everyday English credentials, a SIM's PUK, a host key, a bank's memorable information, IRD / PPS /
+TFN / SIN / DVLA numbers and their look-alikes) was measured once on secrets51's filter before anything changed: 13 let
+through, 4/41 refused; then tuned on (0 let through, 2/41 refused).
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
