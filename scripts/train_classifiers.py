@@ -12,14 +12,16 @@ through :func:`board.language.secret_rules.secret_reason` / ``sentence_reason``.
 
 from __future__ import annotations
 
+import functools
 import json
+import math
 import re
 import sys
 import zlib
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -27,7 +29,8 @@ sys.path.insert(0, str(ROOT))
 from board.envelope import Envelope  # noqa: E402
 from board.language import secret_model  # noqa: E402
 from board.language import secrets as secret_rules  # noqa: E402
-from board.language.learned import LinearModel, fit  # noqa: E402
+from board.language.learned import LinearModel, fit, fit_sparse  # noqa: E402
+from board.language.secret_model import SecretModel  # noqa: E402
 from board.routing import address_model, addressing  # noqa: E402
 from board.routing.router import NOBODY, Router  # noqa: E402
 
@@ -47,8 +50,9 @@ SECRET_SETS = ["memory_secrets", "memory_secrets_tuning2", "memory_secrets_tunin
                "memory_secrets_blind7:0", "memory_secrets_blind7:1", "memory_secrets_tuning49",
                "memory_secrets_blind8:0", "memory_secrets_blind8:1", "memory_secrets_tuning50",
                "memory_secrets_blind9:0", "memory_secrets_blind9:1", "memory_secrets_blind10:0",
-               "memory_secrets_blind10:1", "memory_secrets_tuning51"]
-RULES_ONLY = LinearModel(MappingProxyType({}), -5.0, threshold=1.0, veto=0.0)
+               "memory_secrets_blind10:1", "memory_secrets_tuning51", "memory_secrets_tuning52"]
+RULES_ONLY = SecretModel({}, -40.0, threshold=1.0, veto=0.0)  # never says yes
+Model = TypeVar("Model", LinearModel, SecretModel)
 
 
 def rows(name: str) -> list[dict[str, Any]]:
@@ -101,11 +105,46 @@ def measure_addressing(name: str, model: LinearModel) -> tuple[float, float, int
     return tp / max(tp + fp, 1), tp / max(tp + fn, 1), tp, fp, fn
 
 
-def secret_examples(names: Sequence[str]) -> list[tuple[tuple[str, ...], bool]]:
-    return [(secret_model.fact_features(r["key"], r["value"]), bool(r["secret"])) for n in names for r in rows(n)]
+def secret_examples(names: Sequence[str]) -> list[tuple[dict[str, set[str]], bool]]:
+    """Each labelled fact's features by block (as the filter reads the value), and whether it is a secret."""
+    return [(_grams(r["key"], r["value"]), bool(r["secret"])) for n in names for r in rows(n)]
 
 
-def measure_secrets(name: str, model: LinearModel) -> tuple[int, int, int, int]:
+@functools.cache
+def _grams(key: str | None, value: str) -> dict[str, set[str]]:
+    return secret_model.grams(key, secret_rules.as_read(value))  # read once for every fold
+
+
+def fit_secrets(examples: Sequence[tuple[dict[str, set[str]], bool]], *, l2: float, epochs: int,
+                min_df: dict[str, int], threshold: float, veto: float) -> SecretModel:
+    """TF-IDF blocks (a feature kept when at least ``min_df`` of its block's rows hold it; each counts once in a row,
+    by its smoothed idf; each block of a row scaled to unit length) and a logistic regression over them
+    (:func:`board.language.learned.fit_sparse`)."""
+    n = len(examples)
+    df: dict[tuple[str, str], int] = Counter(
+        (block, feature) for found, _y in examples for block, counts in found.items() for feature in counts)
+    index: dict[tuple[str, str], int] = {}
+    idf: list[float] = []
+    for (block, feature), count in sorted(df.items()):
+        if count >= min_df[block]:
+            index[(block, feature)] = len(idf)
+            idf.append(math.log((1 + n) / (1 + count)) + 1.0)
+    vectors: list[list[tuple[int, float]]] = []
+    for found, _y in examples:
+        row: list[tuple[int, float]] = []
+        for block, counts in found.items():
+            part = [(i, idf[i]) for f in counts if (i := index.get((block, f))) is not None]
+            norm = math.sqrt(sum(x * x for _i, x in part)) or 1.0
+            row += [(i, x / norm) for i, x in part]
+        vectors.append(row)
+    weights, bias = fit_sparse(vectors, [y for _f, y in examples], l2=l2, epochs=epochs)
+    blocks: dict[str, dict[str, tuple[float, float]]] = {b: {} for b in secret_model.BLOCKS}
+    for (block, feature), i in index.items():
+        blocks[block][feature] = (idf[i], weights[i])
+    return SecretModel.of(blocks, bias, threshold, veto)
+
+
+def measure_secrets(name: str, model: SecretModel) -> tuple[int, int, int, int]:
     """(secrets let through, secrets, harmless refused, harmless) with ``model`` beside the rules."""
     missed = refused = secrets = harmless = 0
     for r in rows(name):
@@ -120,8 +159,8 @@ def measure_secrets(name: str, model: LinearModel) -> tuple[int, int, int, int]:
     return missed, secrets, refused, harmless
 
 
-def cross_validate(sets: Sequence[str], train: Callable[[Sequence[str]], LinearModel],
-                   show: Callable[[str, LinearModel], str]) -> None:
+def cross_validate(sets: Sequence[str], train: Callable[[Sequence[str]], Model],
+                   show: Callable[[str, Model], str]) -> None:
     """Each set measured by a model trained on the others; a blind set's halves are folds of their own, and
     the whole blind set is measured with both its halves left out too (as a set never seen)."""
     wholes = sorted({s.partition(":")[0] for s in sets if ":" in s})
@@ -135,15 +174,18 @@ def train_addressing(names: Sequence[str]) -> LinearModel:
                soft_veto=ADDRESS_SOFT_VETO)
 
 
-def train_secrets(names: Sequence[str]) -> LinearModel:
-    return fit(secret_examples(names), l2=SECRET_L2, threshold=SECRET_THRESHOLD, veto=SECRET_VETO)
+def train_secrets(names: Sequence[str]) -> SecretModel:
+    return fit_secrets(secret_examples(names), l2=SECRET_L2, epochs=SECRET_EPOCHS, min_df=SECRET_MIN_DF,
+                       threshold=SECRET_THRESHOLD, veto=SECRET_VETO)
 
 
 import os  # noqa: E402
 
 ADDRESS_L2 = float(os.environ.get("L2", "0.003"))
-SECRET_L2 = 0.003
-SECRET_THRESHOLD = float(os.environ.get("THRESHOLD", "0.9"))
+SECRET_L2 = float(os.environ.get("SECRET_L2", "0.0015"))
+SECRET_EPOCHS = int(os.environ.get("SECRET_EPOCHS", "8"))
+SECRET_MIN_DF = {"c": 2, "w": 1, "h": 1}
+SECRET_THRESHOLD = float(os.environ.get("THRESHOLD", "0.945"))
 SECRET_VETO = float(os.environ.get("VETO", "0"))
 ADDRESS_THRESHOLD = float(os.environ.get("ATHRESHOLD", "0.8"))
 ADDRESS_VETO = float(os.environ.get("AVETO", "0"))
@@ -155,7 +197,7 @@ def show_addressing(name: str, model: LinearModel) -> str:
     return f"P {p:.3f} R {r:.3f} (tp {tp} fp {fp} fn {fn})"
 
 
-def show_secrets(name: str, model: LinearModel) -> str:
+def show_secrets(name: str, model: SecretModel) -> str:
     missed, secrets, refused, harmless = measure_secrets(name, model)
     return f"let through {missed}/{secrets}, refused {refused}/{harmless} = {refused / max(harmless, 1):.1%}"
 
@@ -176,7 +218,7 @@ def main(argv: list[str]) -> None:
         for train, path in trained:  # "write secrets" leaves the addressing weights as they are
             model = train()
             path.write_text(json.dumps(model.to_json(), indent=0, sort_keys=True) + "\n", encoding="utf-8")
-            print(f"wrote {path.relative_to(ROOT)} ({len(model.to_json()['weights'])} weights)")
+            print(f"wrote {path.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

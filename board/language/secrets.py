@@ -99,10 +99,11 @@ as a key's last word), a 📍 place.
 
 Where a fact is ambiguous it is refused ("alarm: 0530" may be a wake-up time; it is taken for a code).
 
-Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets) scores
-each fact; the fact is refused when a rule refuses it or the model scores it a secret (``LinearModel.decide``:
-the shipped model never lets through what a rule caught). Its reason then is "looks like a secret to the
-learned model".
+Beside these rules a learned model (:mod:`board.language.secret_model`, trained on the labelled sets; since round
+secrets52 it reads the fact's character and word n-grams beside its shapes) scores each fact the rules keep; the fact is
+refused when a rule refuses it or the model scores it from its threshold on (``SecretModel.decide``: the shipped model
+never lets through what a rule caught, so a fact a rule refused is not scored). Its reason then is "looks like a secret
+to the learned model".
 
 The labelled sets in ``tests/data/memory_secrets*.jsonl`` measure it (tests/test_memory_secrets.py).
 """
@@ -112,8 +113,7 @@ from __future__ import annotations
 import functools
 import re
 
-from board.language.learned import LinearModel
-from board.language.secret_model import fact_features, secret_model
+from board.language.secret_model import SecretModel, secret_model
 from board.language.secret_use import (
     DIGIT_WORDS,
     HASH_WORDS,
@@ -140,7 +140,7 @@ from board.language.secret_use import (
 )
 from board.masking import mask
 
-__all__ = ["secret_reason", "sentence_reason"]
+__all__ = ["as_read", "secret_reason", "sentence_reason"]
 
 #: A pin dropped on a map marks a place: "dropped a pin for the new office", "location pin", "pinned on Google Maps"
 #: (round secrets46). One reading, used to take the phrase out of a value (:data:`_HARMLESS`) and to say a key's
@@ -318,6 +318,8 @@ _STATUS_WORD = re.compile(r"^\s*(?:(?:is|was|now|still|got|been|being)\s+)*(?:ac
                           r"every\s+\w+(?:\s+\w+)?|(?:on|in)\s+\w+)\s*[.!]?\s*$",
                           re.IGNORECASE)
 _HARMLESS_HEAD = {"takeaways", "lessons", "learnings", "retro", "postmortem",  # round secrets51
+                  # round secrets52: "wifi_network: Loon_5G" names a network, "keypad_order: Order no. 3..." a purchase
+                  "network", "networks", "ssid", "ssids", "order", "orders", "purchase", "purchases",
                   "bank", "banks", "provider", "providers", "method", "methods", "country", "budget", "budgets",
                   "amount", "amounts", "rent", "rents", "charge", "charges", "emi", "fee", "fees", "cost", "costs",
                   "price", "prices", "size", "limit", "limits", "vendor",
@@ -954,7 +956,8 @@ def _value_reason(value: str) -> str | None:
             _USED_TO_OPEN.search(text) or _LOCK_IS.search(text) or _KEYPAD_DIGITS.search(text) or \
             _CODE_BEFORE_NAME.search(text):
         return "a code or PIN"
-    if _CODE_DEVICE.search(text) and _DIGIT_CODE.search(text):
+    if _CODE_DEVICE.search(text) and _DIGIT_CODE.search(records_out(text)):
+        # round secrets52: a record's number beside its word is no code ("Order number 304-8829174-5521 for the keypad")
         return "a lock's code"
     if len(_DIAL_TURN.findall(text)) >= 2:
         return "a lock's combination"
@@ -1119,23 +1122,29 @@ def spoken_digits(value: str) -> str:
     return re.sub(r"(?<![\w.,])\d(?:\s\d){2,7}(?![\w.]|,\d)(?!\s\d)", lambda m: m.group(0).replace(" ", ""), value)
 
 
-def secret_reason(key: str, value: str, model: LinearModel | None = None) -> str | None:
+def secret_reason(key: str, value: str, model: SecretModel | None = None) -> str | None:
     """Why ``key: value`` looks like a secret (never stored), or None; see the module docstring."""
     return _decide(key, value, model)
 
 
-def sentence_reason(sentence: str, model: LinearModel | None = None) -> str | None:
+def sentence_reason(sentence: str, model: SecretModel | None = None) -> str | None:
     """Why a sentence someone said tells a secret, or None: only what the words say counts, never a key's
     rules ("I work at Vault Capital." is no vault; "my card pin is 4455" is a PIN)."""
     return _decide(None, sentence, model)
 
 
-def _decide(key: str | None, value: str, model: LinearModel | None) -> str | None:
-    """The rules' reason and the learned model's score together (see the module docstring)."""
-    model = model or secret_model()
+def as_read(value: str) -> str:
+    """``value`` as the rules and the learned model read it: native digits and words in Latin letters, digits said as
+    words written as digits, tone marks and a host's port out, a map pin's emoji in words."""
     value = spoken_digits(native_to_latin(value))  # "पासवर्ड" is "password", "४४७१" is "4471" (round secrets47)
     value = ports_out(marks_out(value))  # round secrets51: "nọ́mbà àṣírí" is "nomba asiri"; a host's port is no code
-    value = value.replace("\U0001f4cd", " location pin ")  # round secrets50: "📍 <a café>" is a place on a map
+    return value.replace("\U0001f4cd", " location pin ")  # round secrets50: "📍 <a café>" is a place on a map
+
+
+def _decide(key: str | None, value: str, model: SecretModel | None) -> str | None:
+    """The rules' reason and the learned model's score together (see the module docstring)."""
+    model = model or secret_model()
+    value = as_read(value)
     shown = masked_out(value)
     if (shown != value and not re.search(r"\d", shown)) or event_only(value):
         # every number in it masked ("XXXX XXXX 9021"), or only an event about a secret's kind with no code given
@@ -1143,10 +1152,17 @@ def _decide(key: str | None, value: str, model: LinearModel | None) -> str | Non
         rule = None
     else:
         rule = (_key_reason(key, value) if key is not None else None) or _told(key or "", value)
-    score = model.probability(fact_features(key, value))
+    if rule is not None and model.veto <= 0.0:
+        return rule  # the rules are the floor: no score can let it through, so none is computed (round secrets52)
+    score = model.score(key, value)
     if not model.decide(score, rule is not None):
         return None
     return rule or f"looks like a secret to the learned model ({score:.2f})"
+
+
+#: A DVLA driving licence number: five letters of the surname (9s pad a short one), six digits of the birth date (the
+#: month's tens digit plus 5 for a woman), two initials (9 pads a missing one), a digit, two check characters.
+_UK_LICENCE = re.compile(r"\b[A-Z][A-Z9]{4}\d[0156]\d[0-3]\d\d[A-Z][A-Z9]\d[A-Z0-9]{2}\b")
 
 
 def _told(key: str, value: str) -> str | None:
@@ -1178,6 +1194,9 @@ def _told(key: str, value: str) -> str | None:
         # round secrets51: a code a device takes, an override, a TAN; a user and then a password; a bank's question;
         # turns in any language; IDs with a birth date inside
         reason = reason or secrets51_reason(plain)
+        # round secrets52: a British driving licence number by its form (surname, birth date, initials, check letters)
+        if reason is None and _UK_LICENCE.search(plain):
+            reason = "a national identity number"
     if reason is None and (_TOKENS.search(value) or _RANDOM.search(value) or _BASE64ISH.search(value)):
         reason = "an API key or token"
     if reason is None and mask(value) != value:

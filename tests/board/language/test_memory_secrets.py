@@ -196,6 +196,13 @@ once by the lead: main before secrets50 23 and 33 let through, 6 and 7 refused; 
 secrets51 19 and 30, 7 and 6. Pinned at what secrets51 measured (below the goal); the next round tunes on them and
 needs new writers to measure it.
 
+Round ``secrets52`` (issue 36, item 7) did not tune on them: the learned model now reads the fact's character
+2-5-grams and word 1-2-grams beside its shapes (TF-IDF, logistic regression in pure Python), its threshold the lowest
+at which every labelled set held out of training stays within 5 % refused. ``memory_secrets_tuning52.jsonl`` (44
+secret, 41 harmless: everyday English credentials, a SIM's PUK, a host key, a bank's memorable information, IRD / PPS /
+TFN / SIN / DVLA numbers and their look-alikes) was measured once on secrets51's filter before anything changed: 13 let
+through, 4/41 refused; then tuned on (0 let through, 2/41 refused).
+
 What counts as a secret: anything that opens
 something or moves money if someone else reads it: passwords and passphrases, PINs, door / gate / alarm /
 garage / lock / safe codes and combinations, one-time and backup codes, wallet seed or recovery words, API
@@ -208,6 +215,7 @@ a provider, a method, a budget or an amount under a secret's word ("otp provider
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from pathlib import Path
@@ -215,6 +223,8 @@ from types import ModuleType
 
 import pytest
 
+from board.language.secret_model import secret_model
+from board.language.secrets import as_read
 from board.language.statements import heard, secret_reason, sentence_reason
 from board.storage.url import StateURL
 from tests.board.memory.test_memory_extract import heard_facts, open_on, settings_with_cheap, settle
@@ -236,7 +246,7 @@ TUNING = ["memory_secrets.jsonl", "memory_secrets_tuning2.jsonl", "memory_secret
           "memory_secrets_tuning47.jsonl", "memory_secrets_blind6.jsonl", "memory_secrets_tuning48.jsonl",
           "memory_secrets_blind7.jsonl", "memory_secrets_tuning49.jsonl", "memory_secrets_blind8.jsonl",
           "memory_secrets_tuning50.jsonl", "memory_secrets_blind9.jsonl", "memory_secrets_blind10.jsonl",
-          "memory_secrets_tuning51.jsonl"]
+          "memory_secrets_tuning51.jsonl", "memory_secrets_tuning52.jsonl"]
 #: memory3's probes (tuned on): held to no secret let through and these two refusals (see the docstring).
 PROBES = "memory_secrets_tuning4.jsonl"
 PROBES_REFUSED = {"pin: pinned the roadmap in the team channel", "credentials: certified AWS architect"}
@@ -386,8 +396,10 @@ def test_a_model_trained_without_a_set_keeps_the_goal_on_it(held: str) -> None:
     assert missed == 0 and refused <= MAX_REFUSED * harmless
 
 
+@functools.cache
 def _trainer() -> ModuleType:
-    """scripts/train_classifiers.py, imported as a module."""
+    """scripts/train_classifiers.py, imported as a module (once: its facts are read into features once for every
+    fold)."""
     spec = importlib.util.spec_from_file_location("train_classifiers", ROOT / "scripts" / "train_classifiers.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -516,6 +528,29 @@ def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets50() -> None
     assert sentence_reason("VPN: WireGuard_v2") is None  # a version's suffix
     amex = "the 4 tiny digits above the embossed ones on the Amex: 8820"
     assert sentence_reason(amex) == "a card's verification code"
+
+
+def test_the_learned_model_reads_characters_and_words_round_secrets52() -> None:
+    """Round secrets52: the learned model reads the fact's character and word n-grams (board/language/secret_model.py);
+    phrasings no set has, which no rule reads, are refused by it alone, and their look-alikes are kept."""
+    for key, value in [("hbo", "p/w for the HBO is dragonfire"), ("roku", "login is my email, Sunflower77"),
+                       ("westpac_memorable", "Biscuit"), ("webex", "host key 719304")]:
+        score = secret_model().score(key, as_read(value))
+        assert secret_reason(key, value) == f"looks like a secret to the learned model ({score:.2f})", (key, value)
+    for key, value in [("hbo", "the HBO plan went up to $16.99"), ("note", "Work laptop is a Dell XPS 13"),
+                       ("westpac", "Westpac branch on George St closes at 4"), ("webex", "board call every Tuesday")]:
+        assert secret_reason(key, value) is None, (key, value)
+
+
+def test_the_rules_keep_a_network_an_order_and_read_a_licence_round_secrets52() -> None:
+    """Round secrets52's three rules (board/language/secrets.py): a key naming a network or an order is no secret's key,
+    a record's number beside a keypad is no code, a British driving licence number is read by its form."""
+    assert secret_reason("wifi_network", "Loon_5G in the cabin, Loon_2G for the old TV") is None
+    assert secret_reason("note", "Order number 304-8829174-5521 for the new keypad") is None
+    assert secret_reason("keypad_order", "Order number 304-8829174-5521 for the new keypad") is None
+    assert secret_reason("note", "keypad 4471 for the side door") is not None
+    assert sentence_reason("my licence is SMITH901015J99AB") == "a national identity number"
+    assert secret_reason("sku", "ABCDE123456ABCD") is None
 
 
 def test_a_secret_is_read_by_its_form_beyond_its_words_round_secrets51() -> None:
@@ -794,6 +829,32 @@ BLIND10_REFUSED = [
     ('wifi_password_location', 'The Wi-Fi password is printed on the sticker under the router.'),
     ('token_number', 'Passport Seva Kendra token number A-142, slot at 10:30'),
     ('sysadmin_hosts', 'nas01.home.lan 192.168.1.20, dvr01 192.168.1.30:8000, pihole 192.168.1.2'),
+]
+#: tuning52's thirteen secrets that secrets51's filter stored (measured once before this round changed anything: 13/44
+#: let through, 4/41 refused), each under the key a model would give it, and two of its four refusals that the rules
+#: keep now (a network's name under a key naming a network, an order's number beside a keypad) with three look-alikes
+#: of its secrets (round secrets52: the learned model reads characters and words).
+TUNING52_STORED = [
+    ("imac", "Home iMac opens with bondibeach7"),
+    ("zoom", "host key 552917"),
+    ("lloyds_memorable_info", "Marmalade"),
+    ("natwest", "The NatWest app wants characters from my memorable info: clementine"),
+    ("dropbox", "Dropbox for the shop is shopfront_2020 with the gmail"),
+    ("nest", "Nest thermostat account: homeowner, Chestnut55"),
+    ("ird_number", "049-091-850"),
+    ("pps", "My PPS number is 1234567TA"),
+    ("licence", "Driver's licence number MORGA753116SM9IJ"),
+    ("tfn", "123 456 782"),
+    ("voicemail", "dial 121 then 5544"),
+    ("cabin_wifi", "wifi at the cabin is LakeHouse2022 and the network is Loon"),
+    ("netflix", "The shared Netflix is under nina's email with StrangerThings5"),
+]
+TUNING52_REFUSED = [
+    ("wifi_network", "Loon_5G in the cabin, Loon_2G for the old TV"),
+    ("keypad_order", "Order number 304-8829174-5521 for the new keypad"),
+    ("email", "tayloranderson13@gmail.com"),
+    ("zoom", "weekly standup Mondays 9:30, host is Priya"),
+    ("username", "jessplays22 on Twitch"),
 ]
 BLIND6_STORED = [
     ("amex_cid", "The 4 digit CID on the front of the Amex is 7261"),

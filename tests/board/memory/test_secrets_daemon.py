@@ -22,6 +22,10 @@ router's or a service's name in Swedish and Amharic, a card's PIN in Yoruba, a s
 resident number, a bank's question answered; a code a DVR takes, a till's override, half a wallet's words, a TAN,
 spaced digits on a card's back, a safe's turns in Portuguese) and their seven refusals (a PNR, a passcode policy, a
 recovery plan, env lines, where a password is written, a queue token, a host list).
+Round secrets52: the same for tuning52's thirteen secrets that secrets51's filter stored (everyday English credentials:
+a device that opens with a word, a host key, a bank's memorable information, IRD / PPS / TFN and licence numbers, a
+voicemail's PIN after its number), caught by the learned model that now reads characters and words, and two of its
+refusals the rules now keep (a network's name, an order's number beside a keypad) with three look-alikes.
 """
 
 from __future__ import annotations
@@ -47,6 +51,8 @@ from tests.board.language.test_memory_secrets import (
     BLIND9_STORED,
     BLIND10_REFUSED,
     BLIND10_STORED,
+    TUNING52_REFUSED,
+    TUNING52_STORED,
 )
 from tests.support.fakes.openai_api import FakeOpenAI
 from tests.support.fakes.telegram_api import FakeTelegramAPI
@@ -139,13 +145,22 @@ TURNS10 = tuple((f"I look after the shop's devices, tills and the family's cards
                 for i in range(2))
 
 
+#: tuning52's misses in three DMs of four or five, its look-alikes beside them, then a plain fact (round secrets52).
+_CUTS52 = (0, 5, 9, 13)
+TURNS52 = tuple((f"My family's logins, IDs and bank bits, and the home network; keep what matters, part {i + 1}.",
+                 [*TUNING52_STORED[_CUTS52[i]:_CUTS52[i + 1]], *TUNING52_REFUSED[2 * i:2 * i + 2],
+                  (f"plain52_{i}", f"likes tea, {i}")])
+                for i in range(3))
+
+
 @pytest.mark.parametrize(("turns", "secrets", "harmless"), [(TURNS5, BLIND5_STORED, BLIND5_REFUSED),
                                                             (TURNS6, BLIND6_STORED, BLIND6_REFUSED),
                                                             (TURNS7, BLIND7_STORED, BLIND7_REFUSED),
                                                             (TURNS8, BLIND8_STORED, BLIND8_REFUSED),
                                                             (TURNS9, BLIND9_STORED, BLIND9_REFUSED),
-                                                            (TURNS10, BLIND10_STORED, BLIND10_REFUSED)],
-                         ids=["blind5", "blind6", "blind7", "blind8", "blind9", "blind10"])
+                                                            (TURNS10, BLIND10_STORED, BLIND10_REFUSED),
+                                                            (TURNS52, TUNING52_STORED, TUNING52_REFUSED)],
+                         ids=["blind5", "blind6", "blind7", "blind8", "blind9", "blind10", "tuning52"])
 async def test_a_held_out_sets_secrets_are_never_stored_and_its_harmless_facts_are(
         board: StandingBoard, fake: FakeTelegramAPI, cheap: FakeOpenAI,
         turns: tuple[tuple[str, list[tuple[str, str]]], ...], secrets: list[tuple[str, str]],
