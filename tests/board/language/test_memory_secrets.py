@@ -193,8 +193,14 @@ read no code: small businesses and families in the USA, Canada, the UK, Ireland,
 only; founders in Thailand, Hungary, Greece, Romania, Iran, Czechia, Finland, Morocco, Peru, Uzbekistan, Georgia and
 Tanzania, half in their languages in Latin script) are HELD OUT of round secrets51 and in no training set. Measured
 once by the lead: main before secrets50 23 and 33 let through, 6 and 7 refused; secrets50 20 and 32, 7 and 7;
-secrets51 19 and 30, 7 and 6. Pinned at what secrets51 measured (below the goal); the next round tunes on them and
-needs new writers to measure it.
+secrets51 19 and 30, 7 and 6; secrets52 12 and 24, 7 and 6 (pinned there).
+
+``memory_secrets_blind13.jsonl`` and ``memory_secrets_blind14.jsonl`` (100 / 100 each, writers who read no code:
+tradespeople, shops, students and families in Ireland, Scotland, Wales, South Africa, Nigeria, Ghana, Kenya,
+Singapore, Jamaica, the US and the Philippines, English only; founders in Indonesia, Vietnam, Pakistan, Bangladesh,
+Brazil, Turkey, Poland, Germany, the Netherlands, Ukraine, Ethiopia and Chile, half in their languages) are HELD OUT
+of round secrets52 and in no training set. Measured once by the lead: secrets51 7 and 17 let through, 3 and 5
+refused; secrets52 4 and 11, 3 and 5 (pinned there).
 
 Round ``secrets52`` (issue 36, item 7) did not tune on them: the learned model now reads the fact's character
 2-5-grams and word 1-2-grams beside its shapes (TF-IDF, logistic regression in pure Python), its threshold the lowest
@@ -355,15 +361,19 @@ def test_blind9_and_blind10_reached_the_goal_as_tuning_sets(name: str) -> None:
     assert not missed and not refused, figures
 
 
-#: blind11's and blind12's figures on round secrets51's filter, measured once by the lead (secrets let through,
-#: harmless facts refused): held out, below the goal, held where they were.
-HELD_OUT_MEASURED_ONCE = {"memory_secrets_blind11.jsonl": (19, 7), "memory_secrets_blind12.jsonl": (30, 6)}
+#: The held-out sets' figures (secrets let through, harmless facts refused), each measured once by the lead on the
+#: filter of the round it was held out of: blind11 and blind12 on secrets52's (19 / 7 and 30 / 6 on secrets51's, when
+#: they were written), blind13 and blind14 on secrets52's (7 / 3 and 17 / 5 on secrets51's). In no training set;
+#: below the goal; held where they were.
+HELD_OUT_MEASURED_ONCE = {"memory_secrets_blind11.jsonl": (12, 7), "memory_secrets_blind12.jsonl": (24, 6),
+                          "memory_secrets_blind13.jsonl": (4, 3), "memory_secrets_blind14.jsonl": (11, 5)}
 
 
 @pytest.mark.parametrize("name", sorted(HELD_OUT_MEASURED_ONCE))
-def test_blind11_and_blind12_hold_what_was_measured_once(name: str) -> None:
-    """``memory_secrets_blind11`` and ``blind12`` (see the module docstring): held out of round secrets51 and in no
-    training set; a later change may let through or refuse no more of them than was measured once."""
+def test_the_held_out_sets_hold_what_was_measured_once(name: str) -> None:
+    """``memory_secrets_blind11`` to ``blind14`` (see the module docstring): held out of rounds secrets51 and
+    secrets52 and in no training set; a later change may let through or refuse no more of them than was measured
+    once."""
     let_through, refused_at_most = HELD_OUT_MEASURED_ONCE[name]
     missed, refused, figures = measure(name)
     print(f"\n{figures}")
