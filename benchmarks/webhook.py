@@ -12,8 +12,8 @@ measured in the same rounds, so a change is compared with the code before it und
 * acknowledgement latency p50 / p99 for both, and Sabha's ratio to the bare handler
   (goal, issue 44: p99 ratio <= 1.5 on every channel: verifying, validating and durably storing costs little);
 Bare and Sabha are measured in turn, ``--rounds`` times (each Sabha round once the last
-one is answered), and the medians over rounds are printed, so a busy moment on a shared
-machine does not decide the figure.
+one is answered, and once every daemon is idle; with a baseline, who goes first turns round by round), and the
+medians over rounds are printed, so a busy moment on a shared machine does not decide the figure.
 
 * the CPU each acknowledgement costs (user + system time of the whole process, all threads, from
   ``/proc/<pid>/stat``, over a burst / the webhooks posted): it holds on a busy machine where wall times do
@@ -329,6 +329,13 @@ class Daemon:
             await self.proc.wait()
 
 
+async def quiet(daemons: list[Daemon]) -> None:
+    """Wait until every daemon is idle (:func:`settled`)."""
+    for daemon in daemons:
+        if daemon.proc is not None:
+            await settled(daemon.proc.pid)
+
+
 async def ack_cpu(target: Target, repos: list[tuple[str, Path, bool]], count: int, clients: int, users: int,
                   rounds: int) -> dict[str, float]:
     """CPU seconds per acknowledgement of each of ``repos`` and of the bare handler (medians over ``rounds``
@@ -390,8 +397,13 @@ async def main(count: int, clients: int, users: int, latency: float, cap: int, r
             for round_ in range(rounds):  # each process in turn, so load on the machine hits them alike
                 bodies = [target.body(fake, user_id(target, i % users), f"R{round_}Q{i:04d} what now?")
                           for i in range(count)]
+                await quiet(daemons)
                 bare_lat.append(await hammer(bare_url, bodies, clients, target.headers))
-                for daemon in daemons:
+                # Who goes first turns round by round, and each burst waits until the daemons are idle: a daemon's
+                # burst right after another's round otherwise shared the CPU with that one's trailing work (its
+                # last outcomes recorded, memory extractions, the recall indexer), one position worse than the other.
+                for daemon in daemons[round_ % len(daemons):] + daemons[:round_ % len(daemons)]:
+                    await quiet(daemons)
                     await daemon.round(target, round_, count, users, clients)
         finally:
             bare.terminate()
