@@ -28,7 +28,7 @@ The cap bounds the turns working, not the answers waiting to be shown.
 A job whose work is done (its answer stored) gives its place up for good (:func:`giving_place_up`): what is left of
 it (delivering the stored answer, recording how that went) runs without a place under the cap, so the next
 conversation's turn starts meanwhile; its lane stays taken until the job ends, so the conversation's next message
-still waits for all of it.
+still waits for all of it. At most ``cap`` jobs go on without a place at once; a further one keeps its place.
 
 :meth:`drain` stops starting jobs, waits for the running ones up to a grace period and
 cancels what is left; jobs that never started are dropped from memory only (their
@@ -216,8 +216,12 @@ class Lanes:
 
     def let_go(self, lane: str) -> None:
         """``lane``'s running job holds no place under the cap from now until it ends, and takes none back: the
-        next job may start in its place, while ``lane`` itself stays taken (:func:`giving_place_up`)."""
+        next job may start in its place, while ``lane`` itself stays taken (:func:`giving_place_up`). At most ``cap``
+        jobs are without a place at once (a further one keeps its place): the channels size their connection pools
+        for ``cap`` turns and as many deliveries (Telegram: ``2 * cap + 8``)."""
         if lane not in self._running or lane in self._gone:
+            return
+        if len(self._gone) >= self.cap:  # as many deliver without a place already: this one keeps its place
             return
         self._gone.add(lane)
         self._aside.add(lane)

@@ -282,3 +282,37 @@ async def test_a_job_giving_its_place_up_lets_the_next_conversation_start_and_st
 
 def test_giving_a_place_up_outside_a_lane_is_nothing() -> None:
     giving_place_up()
+
+
+async def test_at_most_cap_jobs_go_on_without_a_place() -> None:
+    """ack49: the channels' connection pools are sized for ``cap`` turns and as many deliveries: a job giving its
+    place up while ``cap`` jobs are without one already keeps its place (the next job waits for it)."""
+    lanes = Lanes(cap=1)
+    log: list[str] = []
+    release, b_gave, all_done = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def a() -> None:
+        giving_place_up()  # the one job allowed without a place
+        await release.wait()
+        log.append("a done")
+
+    async def b() -> None:
+        giving_place_up()  # refused: a is without a place already, so b keeps its place
+        b_gave.set()
+        await release.wait()
+        log.append("b done")
+
+    async def c() -> None:
+        log.append("c")
+        all_done.set()
+
+    lanes.submit("A", a)
+    lanes.submit("B", b)
+    lanes.submit("C", c)
+    await asyncio.wait_for(b_gave.wait(), 10)
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert log == [] and lanes.running == 2 and lanes.stepped_aside == 1  # c waits for b's place
+    release.set()
+    await asyncio.wait_for(all_done.wait(), 10)
+    assert log[-1] == "c", log
