@@ -12,8 +12,8 @@ measured in the same rounds, so a change is compared with the code before it und
 * acknowledgement latency p50 / p99 for both, and Sabha's ratio to the bare handler
   (goal, issue 44: p99 ratio <= 1.5 on every channel: verifying, validating and durably storing costs little);
 Bare and Sabha are measured in turn, ``--rounds`` times (each Sabha round once the last
-one is answered), and the medians over rounds are printed, so a busy moment on a shared
-machine does not decide the figure.
+one is answered, and once every daemon is idle; with a baseline, who goes first turns round by round), and the
+medians over rounds are printed, so a busy moment on a shared machine does not decide the figure.
 
 * the CPU each acknowledgement costs (user + system time of the whole process, all threads, from
   ``/proc/<pid>/stat``, over a burst / the webhooks posted): it holds on a busy machine where wall times do
@@ -23,13 +23,16 @@ machine does not decide the figure.
 * the time until all 1,000 are answered (the fake Graph API received every reply)
   against the ideal for that model latency: ``max(messages per user, 1000 / turn cap) x latency``.
 
+With ``--send-latency S`` (WhatsApp only) the fake Graph API answers each request after ``S`` seconds, as Meta's
+servers do from afar (the default 0 answers at once): a reply's delivery then takes a real round trip.
+
 With ``--front-desk`` the same checkout is measured a second time in the same rounds with its front desk on
 (``server.front_desk_port: 0``: the webhooks go to that port, received on a thread of their own; label ``desk``).
 
 Usage: ``.venv/bin/python benchmarks/webhook.py [--channel whatsapp|slack|telegram] [--count 1000] [--clients 50]
-[--users 100] [--latency 0.2] [--baseline /work/main] [--front-desk] [--quick]``. ``--quick`` is the smallest
-run (50 webhooks, 5 clients, 5 users, one round: a test runs it so the script cannot rot). It prints figures; it
-does not assert on time.
+[--users 100] [--latency 0.2] [--send-latency 0] [--baseline /work/main] [--front-desk] [--quick]``.
+``--quick`` is the smallest run (50 webhooks, 5 clients, 5 users, one round: a test runs it so the script cannot
+rot). It prints figures; it does not assert on time.
 """
 
 from __future__ import annotations
@@ -283,8 +286,11 @@ class Daemon:
     rounds: list[tuple[list[float], float, float]] = field(default_factory=list)  # latencies, acked, answered
     duplicates: int = 0
 
-    async def start(self, target: Target, stack: AsyncExitStack, latency: float, users: int, cap: int) -> None:
+    async def start(self, target: Target, stack: AsyncExitStack, latency: float, users: int, cap: int,
+                    send_latency: float = 0.0) -> None:
         self.fake = await stack.enter_async_context(target.fake())
+        if send_latency:
+            self.fake.latency = send_latency  # FakeGraphAPI: each request answered after it
         model = await stack.enter_async_context(EchoModel(latency=latency))
         root = Path(tempfile.mkdtemp(prefix=f"sabha-webhook-bench-{self.label}-"))
         env = write_config(root, target, self.fake, model, users, cap, self.repo, self.desk)
@@ -321,6 +327,13 @@ class Daemon:
         if self.proc is not None and self.proc.returncode is None:
             self.proc.terminate()
             await self.proc.wait()
+
+
+async def quiet(daemons: list[Daemon]) -> None:
+    """Wait until every daemon is idle (:func:`settled`)."""
+    for daemon in daemons:
+        if daemon.proc is not None:
+            await settled(daemon.proc.pid)
 
 
 async def ack_cpu(target: Target, repos: list[tuple[str, Path, bool]], count: int, clients: int, users: int,
@@ -362,8 +375,11 @@ async def ack_cpu(target: Target, repos: list[tuple[str, Path, bool]], count: in
 
 
 async def main(count: int, clients: int, users: int, latency: float, cap: int, rounds: int,
-               channel: str = "whatsapp", baseline: Path | None = None, desk: bool = False) -> None:
+               channel: str = "whatsapp", baseline: Path | None = None, desk: bool = False,
+               send_latency: float = 0.0) -> None:
     target = TARGETS[channel]
+    if send_latency and channel != "whatsapp":
+        raise SystemExit("--send-latency: only the fake Graph API (--channel whatsapp) can answer late")
     daemons = ([Daemon("sabha", REPO)] + ([Daemon("desk", REPO, desk=True)] if desk else [])
                + ([Daemon("baseline", baseline)] if baseline else []))
     cpu = await ack_cpu(target, [(d.label, d.repo, d.desk) for d in daemons], count, clients, users, rounds)
@@ -375,31 +391,38 @@ async def main(count: int, clients: int, users: int, latency: float, cap: int, r
         bare_url = f"http://127.0.0.1:{bare_port}{target.path}"
         try:
             for daemon in daemons:
-                await daemon.start(target, stack, latency, users, cap)
+                await daemon.start(target, stack, latency, users, cap, send_latency)
             warm = [target.body(fake, user_id(target, i % users), "warm") for i in range(min(100, count))]
             await hammer(bare_url, warm, clients, target.headers)
             for round_ in range(rounds):  # each process in turn, so load on the machine hits them alike
                 bodies = [target.body(fake, user_id(target, i % users), f"R{round_}Q{i:04d} what now?")
                           for i in range(count)]
+                await quiet(daemons)
                 bare_lat.append(await hammer(bare_url, bodies, clients, target.headers))
-                for daemon in daemons:
+                # Who goes first turns round by round, and each burst waits until the daemons are idle: a daemon's
+                # burst right after another's round otherwise shared the CPU with that one's trailing work (its
+                # last outcomes recorded, memory extractions, the recall indexer), one position worse than the other.
+                for daemon in daemons[round_ % len(daemons):] + daemons[:round_ % len(daemons)]:
+                    await quiet(daemons)
                     await daemon.round(target, round_, count, users, clients)
         finally:
             bare.terminate()
             await bare.wait()
             for daemon in daemons:
                 await daemon.stop()
-    report(channel, daemons, bare_lat, cpu, count=count, clients=clients, users=users, latency=latency, cap=cap)
+    report(channel, daemons, bare_lat, cpu, count=count, clients=clients, users=users, latency=latency, cap=cap,
+           send_latency=send_latency)
 
 
 def report(channel: str, daemons: list[Daemon], bare_rounds: list[list[float]], cpu: dict[str, float], *,
-           count: int, clients: int, users: int, latency: float, cap: int) -> None:
+           count: int, clients: int, users: int, latency: float, cap: int, send_latency: float = 0.0) -> None:
     """Print each round and the medians over rounds."""
     per_user = math.ceil(count / users)
     ideal = max(per_user, math.ceil(count / cap)) * latency
     goal = 1.5  # issue 44: "ack p99 over bare <= 1.5" on every channel (an older label said 2 for all but Slack)
     print(f"{channel}: {count} signed webhooks per round, {len(bare_rounds)} rounds, {clients} concurrent clients, "
-          f"{users} users, model latency {latency:.2f} s, turn cap {cap}")
+          f"{users} users, model latency {latency:.2f} s, turn cap {cap}"
+          + (f", the service answers each send after {send_latency:.2f} s" if send_latency else ""))
     print("CPU per acknowledgement (turns held back; median over rounds): "
           + ", ".join(f"{label} {value * 1000:.3f} ms" for label, value in cpu.items())
           + " (goal for Sabha: under 2 ms)")
@@ -439,6 +462,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--users", type=int, default=100)
     p.add_argument("--latency", type=float, default=0.2, help="the fake model's latency (s)")
     p.add_argument("--cap", type=int, default=32, help="inbox.max_concurrent_turns")
+    p.add_argument("--send-latency", type=float, default=0.0, help="WhatsApp: the fake Graph API answers each "
+                   "request after this many seconds (Meta's servers are a round trip away; default 0)")
     p.add_argument("--rounds", type=int, default=3, help="bare and Sabha measured in turn this many times")
     p.add_argument("--baseline", type=Path, help="another checkout whose sabha run is measured in the same rounds")
     p.add_argument("--front-desk", action="store_true", help="also measure this checkout with its front desk "
@@ -454,5 +479,6 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 if __name__ == "__main__":
     a = parse()
-    asyncio.run(main(a.count, a.clients, a.users, a.latency, a.cap, a.rounds, a.channel, a.baseline, a.front_desk))
+    asyncio.run(main(a.count, a.clients, a.users, a.latency, a.cap, a.rounds, a.channel, a.baseline, a.front_desk,
+                     a.send_latency))
 

@@ -16,7 +16,8 @@ class InboxSection(StrictModel):
         "messages received but not answered when Sabha stopped are answered at the next start if younger than "
         "this; older ones are logged and given up"))
     max_concurrent_turns: int = Field(32, ge=1, le=1000, description=(
-        "turns in flight at once over all conversations; the rest wait their turn, fairly across conversations"))
+        "turns in flight at once over all conversations; the rest wait their turn, fairly across conversations (an "
+        "answer already stored gives its place up while it is sent)"))
     shutdown_grace_s: float = Field(20, ge=0, le=3600, description=(
         "at SIGTERM/SIGINT, how long running answers may take to finish; what is left stays stored and is "
         "answered at the next start"))

@@ -20,7 +20,9 @@ arrived (the next ``getUpdates`` offset, a webhook's 200). In between, and after
    :class:`bot.intake.lanes.Lanes` (order within a conversation, conversations
    concurrent up to the global cap, fair turns); a consent answer (``/allow``, ``/deny``, a press of
    their buttons) joins a lane beside its conversation's (:func:`board.tools.consent.consent_lane`):
-   the turn that waits for it holds the conversation's lane, and would hold the answer behind it;
+   the turn that waits for it holds the conversation's lane, and would hold the answer behind it; a job holds
+   its place under the cap until its answer is stored (:func:`bot.intake.lanes.giving_place_up`): delivering it
+   runs beside the next conversation's turn, while its own lane stays taken until the outcome is recorded;
 5. **answer**: attachments are fetched and read (:mod:`board.media`), then the board
    answers (typing shown only while the turn runs), and the answer gets its voice note
    when ``media.speak_replies`` asks for one (before it is stored: never synthesised twice); a storage
@@ -83,7 +85,7 @@ from bot.intake.inbox import (
     LeaseLost,
     Pending,
 )
-from bot.intake.lanes import Lanes
+from bot.intake.lanes import Lanes, giving_place_up
 from bot.intake.leasing import LaneLeases, replica_name
 from bot.intake.storage import StorageHealth, is_storage_error
 
@@ -558,6 +560,9 @@ class Intake:
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 30.0)
         self.hub.storage.recovered()
+        # The answer is stored: delivering it and recording how that went is no work the cap bounds. The place goes
+        # to the next conversation's turn; this lane stays taken, so the conversation's next message still waits.
+        giving_place_up()
         while not await self._deliver(pending):
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)

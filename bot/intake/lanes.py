@@ -25,6 +25,11 @@ waits, its place under the cap goes to the next conversation; its own lane stays
 conversation starts meanwhile), and when the wait is over it takes the next free place before any new job does.
 The cap bounds the turns working, not the answers waiting to be shown.
 
+A job whose work is done (its answer stored) gives its place up for good (:func:`giving_place_up`): what is left of
+it (delivering the stored answer, recording how that went) runs without a place under the cap, so the next
+conversation's turn starts meanwhile; its lane stays taken until the job ends, so the conversation's next message
+still waits for all of it. At most ``cap`` jobs go on without a place at once; a further one keeps its place.
+
 :meth:`drain` stops starting jobs, waits for the running ones up to a grace period and
 cancels what is left; jobs that never started are dropped from memory only (their
 messages stay in the durable inbox and are taken up at the next start).
@@ -40,7 +45,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 
-__all__ = ["Job", "LaneLoad", "Lanes", "stepping_aside"]
+__all__ = ["Job", "LaneLoad", "Lanes", "giving_place_up", "stepping_aside"]
 
 log = logging.getLogger("sabha.intake")
 
@@ -62,6 +67,15 @@ async def stepping_aside() -> AsyncIterator[None]:
     lanes, lane = current
     async with lanes.aside(lane):
         yield
+
+
+def giving_place_up() -> None:
+    """The job running in this task gives its place under the cap up for the rest of its run and takes none back
+    (:meth:`Lanes.let_go`); its lane stays taken until it ends. Outside a lane's job, nothing."""
+    current = _CURRENT.get()
+    if current is not None:
+        lanes, lane = current
+        lanes.let_go(lane)
 
 
 @dataclass(frozen=True)
@@ -98,6 +112,7 @@ class Lanes:
         self._ready: deque[str] = deque()  # lanes with work, none of it running, in turn order
         self._running: dict[str, asyncio.Task[None]] = {}
         self._aside: set[str] = set()  # running lanes whose job waits without its place under the cap
+        self._gone: set[str] = set()  # of those, the ones that gave their place up for good (let_go)
         self._returning: deque[tuple[str, asyncio.Future[None]]] = deque()  # back from aside, waiting for a place
         self.closed = False
         #: Called with a lane when its last job ended and nothing more is queued in it (the intake lets the
@@ -182,8 +197,11 @@ class Lanes:
         try:
             yield
         except BaseException:  # cancelled or failed while aside: the job ends, it waits for no place
-            self._aside.discard(lane)
+            if lane not in self._gone:
+                self._aside.discard(lane)
             raise
+        if lane in self._gone:  # it gave its place up for good meanwhile: none is taken back
+            return
         if self._working < self.cap and not self._returning:
             self._aside.discard(lane)
             return
@@ -195,6 +213,22 @@ class Lanes:
             if (lane, back) in self._returning:  # cancelled while waiting: no place taken
                 self._returning.remove((lane, back))
             self._aside.discard(lane)
+
+    def let_go(self, lane: str) -> None:
+        """``lane``'s running job holds no place under the cap from now until it ends, and takes none back: the
+        next job may start in its place, while ``lane`` itself stays taken (:func:`giving_place_up`). At most ``cap``
+        jobs are without a place at once (a further one keeps its place): the channels size their connection pools
+        for ``cap`` turns and as many deliveries (Telegram: ``2 * cap + 8``)."""
+        if lane not in self._running or lane in self._gone:
+            return
+        if len(self._gone) >= self.cap:  # as many deliver without a place already: this one keeps its place
+            return
+        self._gone.add(lane)
+        self._aside.add(lane)
+        self._start_what_fits()
+        if self.spare > 0:
+            for callback in self._on_spare:
+                callback()
 
     def _give_back(self) -> None:
         """Free places go first to jobs coming back from aside, oldest first."""
@@ -241,6 +275,7 @@ class Lanes:
             self.done += 1
             self._running.pop(lane, None)
             self._aside.discard(lane)
+            self._gone.discard(lane)
             queue = self._lanes.get(lane)
             if queue:
                 self._ready.append(lane)  # to the back: the other lanes go first

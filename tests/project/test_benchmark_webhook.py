@@ -24,3 +24,17 @@ def test_the_webhook_benchmark_runs_at_its_smallest_size(channel: str) -> None:
                      r"bare [\d.]+ ms, sabha [\d.]+ ms", out), out
     assert "all 50 answered after" in out, out
     assert "sabha: answers sent twice: 0; lines logged at ERROR: 0" in out, out
+
+
+def test_the_webhook_benchmark_can_have_the_service_answer_sends_late_on_whatsapp_only() -> None:
+    """ack49: ``--send-latency`` makes the fake Graph API answer each request late (a reply's delivery takes a
+    round trip, as Meta's servers do); the fakes of the other channels cannot, and say so."""
+    script = str(REPO / "benchmarks" / "webhook.py")
+    done = subprocess.run([sys.executable, script, "--quick", "--send-latency", "0.05"],
+                          cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "the service answers each send after 0.05 s" in done.stdout, done.stdout
+    assert "all 50 answered after" in done.stdout, done.stdout
+    refused = subprocess.run([sys.executable, script, "--quick", "--channel", "telegram", "--send-latency", "0.05"],
+                             cwd=REPO, capture_output=True, text=True, timeout=600, check=False)
+    assert refused.returncode != 0 and "only the fake Graph API" in refused.stderr, refused.stderr[-2000:]

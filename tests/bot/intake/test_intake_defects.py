@@ -103,7 +103,9 @@ async def test_many_chats_at_once_stay_under_the_cap_with_typing_only_for_runnin
             await asyncio.sleep(0.05)
         assert model.max_in_flight <= 4  # the global cap
         assert sorted(m.chat_id for m in fake.sent_messages) == users  # every chat answered once
-        # Typing is shown only for turns that run: never more chats "typing" than the cap.
+        # Typing is shown only for turns that run, never for the queue: at most the cap's turns, plus answers on
+        # their way (since ack49 a stored answer gives its place to the next turn while it is sent, and its chat
+        # shows "typing" until the message lands): not the 60 chats of the burst.
         typing: set[int] = set()
         most = 0
         for method, params in fake.calls:
@@ -113,7 +115,7 @@ async def test_many_chats_at_once_stay_under_the_cap_with_typing_only_for_runnin
             elif method.lower() == "sendmessage":
                 typing.discard(chat)
             most = max(most, len(typing))
-        assert most <= 4, most
+        assert most <= 2 * 4, most
         assert latencies and max(latencies) < 5  # /healthz kept answering during the burst
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from bot.intake.lanes import Lanes, stepping_aside
+from bot.intake.lanes import Lanes, giving_place_up, stepping_aside
 
 
 class Recorder:
@@ -239,3 +239,80 @@ async def test_a_job_stepping_aside_gives_its_place_and_takes_the_next_free_one_
 async def test_stepping_aside_outside_a_lane_is_nothing() -> None:
     async with stepping_aside():
         pass
+
+
+async def test_a_job_giving_its_place_up_lets_the_next_conversation_start_and_still_holds_its_lane() -> None:
+    """ack49: a job whose answer is stored gives its place up for good (giving_place_up): the next conversation's
+    job starts in it; the job's own lane stays taken until it ends; stepping aside after that takes no place back;
+    the replicas' dispatcher is told there is room."""
+    lanes = Lanes(cap=1)
+    log: list[str] = []
+    spare: list[int] = []
+    lanes.when_spare(lambda: spare.append(lanes.spare))
+    delivered, b_ran, all_done = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def a() -> None:
+        log.append("a works")
+        giving_place_up()
+        giving_place_up()  # twice: nothing more
+        async with stepping_aside():  # e.g. a service's pace while delivering: no place is taken back
+            await b_ran.wait()
+        await delivered.wait()
+        log.append("a delivered")
+
+    async def a2() -> None:
+        log.append("a2")  # the same conversation: only once a's job ended
+        all_done.set()
+
+    async def b() -> None:
+        log.append("b")
+        assert lanes.running == 2 and lanes.stepped_aside == 1
+        b_ran.set()
+        await asyncio.sleep(0)
+        delivered.set()
+
+    lanes.submit("A", a)
+    lanes.submit("A", a2)
+    lanes.submit("B", b)
+    await asyncio.wait_for(all_done.wait(), 10)
+    assert log == ["a works", "b", "a delivered", "a2"], log
+    assert lanes.peak == 1  # never two holding a place
+    assert spare and spare[0] >= 0
+
+
+def test_giving_a_place_up_outside_a_lane_is_nothing() -> None:
+    giving_place_up()
+
+
+async def test_at_most_cap_jobs_go_on_without_a_place() -> None:
+    """ack49: the channels' connection pools are sized for ``cap`` turns and as many deliveries: a job giving its
+    place up while ``cap`` jobs are without one already keeps its place (the next job waits for it)."""
+    lanes = Lanes(cap=1)
+    log: list[str] = []
+    release, b_gave, all_done = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def a() -> None:
+        giving_place_up()  # the one job allowed without a place
+        await release.wait()
+        log.append("a done")
+
+    async def b() -> None:
+        giving_place_up()  # refused: a is without a place already, so b keeps its place
+        b_gave.set()
+        await release.wait()
+        log.append("b done")
+
+    async def c() -> None:
+        log.append("c")
+        all_done.set()
+
+    lanes.submit("A", a)
+    lanes.submit("B", b)
+    lanes.submit("C", c)
+    await asyncio.wait_for(b_gave.wait(), 10)
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert log == [] and lanes.running == 2 and lanes.stepped_aside == 1  # c waits for b's place
+    release.set()
+    await asyncio.wait_for(all_done.wait(), 10)
+    assert log[-1] == "c", log
