@@ -43,18 +43,24 @@ async def refused(url: str) -> bool:
             return exc.os_error is not None and exc.os_error.errno == errno.ECONNREFUSED
 
 
+async def stop_and_restart(fake: FakeGraphAPI | FakeTelegramAPI, port: int, url: str) -> None:
+    """Stop ``fake``: its port stays its own (nothing else can listen there, a request is refused as by a service
+    that is down); restart it: it is back on the same port."""
+    await fake.stop()
+    taken = another_server_on(port)
+    assert taken is not None and taken.errno == errno.EADDRINUSE, taken
+    assert await refused(url)
+    await fake.restart()
+    assert fake.port == port
+
+
 @pytest.mark.parametrize("restarts", [1, 2])
 async def test_a_stopped_graph_api_keeps_its_port_and_comes_back_there(restarts: int) -> None:
     async with FakeGraphAPI() as graph:
         port = graph.port
         probe = f"{graph.base_url}/{graph.version}/{graph.phone_number_id}"
         for _ in range(restarts):
-            await graph.stop()
-            taken = another_server_on(port)
-            assert taken is not None and taken.errno == errno.EADDRINUSE, taken
-            assert await refused(probe)
-            await graph.restart()
-            assert graph.port == port
+            await stop_and_restart(graph, port, probe)
             async with ClientSession() as http, http.get(probe, headers={"Authorization": f"Bearer {graph.token}"}) \
                     as resp:
                 assert resp.status == 200 and (await resp.json())["id"] == graph.phone_number_id
@@ -66,12 +72,7 @@ async def test_a_stopped_bot_api_keeps_its_port_and_comes_back_there() -> None:
         port = fake.port
         assert port is not None
         get_me = f"{fake.base_url}{TOKEN}/getMe"
-        await fake.stop()
-        taken = another_server_on(port)
-        assert taken is not None and taken.errno == errno.EADDRINUSE, taken
-        assert await refused(get_me)
-        await fake.restart()
-        assert fake.port == port
+        await stop_and_restart(fake, port, get_me)
         async with ClientSession() as http, http.get(get_me) as resp:
             assert resp.status == 200 and (await resp.json())["ok"] is True
     assert another_server_on(port) is None
