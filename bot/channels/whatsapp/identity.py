@@ -284,9 +284,7 @@ class WhatsAppPeople:
             except Exception as exc:
                 if not is_storage_error(exc):
                     raise
-                key = self._fresh_key(phone or bsuid or "?")
-                log.warning("whatsapp: could not record who %s is (%s); learned on the next delivery", key, exc)
-                return key
+                return self._unrecorded(phone, bsuid, exc)
         async with self._lock:
             await self._settle()
             try:
@@ -294,14 +292,19 @@ class WhatsAppPeople:
             except Exception as exc:
                 if not is_storage_error(exc):
                     raise
-                # The data dir cannot be written: the message cannot be stored either, so it is
-                # refused (Meta delivers it again) and its sender told once; the pairing is learned
-                # on that later delivery. Until then the person's key is the one they would get: looked up
-                # again, since the copy may have been read again meanwhile (another replica recorded them).
-                key = ((self._by_phone.get(phone) if phone else None) or (self._by_bsuid.get(bsuid) if bsuid else None)
-                       or self._fresh_key(phone or bsuid or "?"))
-                log.warning("whatsapp: could not record who %s is (%s); learned on the next delivery", key, exc)
-                return key
+                return self._unrecorded(phone, bsuid, exc)
+
+    def _unrecorded(self, phone: str | None, bsuid: str | None, exc: Exception) -> str:
+        """The key of someone whose row could not be written (the store is out): the one they would get. The
+        message is stored with it if the store is back by then (a restarted PostgreSQL), else refused (Meta
+        delivers it again); they are recorded with a later message. Looked up in the copy again, not made up
+        beside it: the copy may have been read again while the write failed, with them in it (another replica
+        recorded them), and a key made up beside that ("<number>-2") is nobody allowed_numbers lists: the message
+        was acknowledged and ignored (lost; CI, stop 54)."""
+        key = ((self._by_phone.get(phone) if phone else None) or (self._by_bsuid.get(bsuid) if bsuid else None)
+               or self._fresh_key(phone or bsuid or "?"))
+        log.warning("whatsapp: could not record who %s is (%s); learned on the next delivery", key, exc)
+        return key
 
     async def learn(self, news: Iterable[Sighting | Change]) -> Exception | None:
         """Apply what a notification said (:func:`identity_news`). A storage error (the data dir
