@@ -26,7 +26,7 @@ import socket
 import subprocess
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,7 @@ http {{
             proxy_read_timeout 30s;
             proxy_next_upstream error timeout http_502 http_503 non_idempotent;
             proxy_next_upstream_tries 3;
+            add_header X-Upstream $upstream_addr always;  # which replicas a delivery went to (a lost one's story)
         }}
     }}
 }}
@@ -261,6 +262,10 @@ class Replicas:
             (folder / f"r{n}.log").write_text("\n".join(proc.lines) + "\n", encoding="utf-8")
         return folder
 
+    def by_port(self) -> dict[int, list[str]]:
+        """Each replica's log lines, by its port (:meth:`Burst.story`)."""
+        return {port: proc.lines for port, proc in zip(self.ports, self.procs, strict=True)}
+
     def logs(self) -> str:
         """Each replica's warnings and errors, then its last lines (what a failed assertion shows)."""
         def told(lines: list[str]) -> list[str]:
@@ -290,7 +295,9 @@ class Burst:
     posted: int = 0  # deliveries tried (redeliveries included)
     acknowledged: int = 0
     refused: Counter[int] = field(default_factory=Counter)  # status (0: no answer) -> count
-    again: list[tuple[bool, int, dict[str, Any]]] = field(default_factory=list)  # acknowledged, redelivered later
+    again: list[tuple[bool, str, dict[str, Any]]] = field(default_factory=list)  # acknowledged, redelivered later
+    #: marker -> each delivery's (status, the replicas nginx passed it to): what a lost one's story starts from
+    tries: dict[str, list[tuple[int, str]]] = field(default_factory=lambda: defaultdict(list))
     _update_ids: int = 0
 
     @property
@@ -312,8 +319,8 @@ class Burst:
                                                     update_id=10_000 + self._update_ids)
         return False, text_notification(str(WA_BASE + c), text)
 
-    async def deliver(self, http: ClientSession, tg: bool, body: dict[str, Any]) -> int:
-        """One POST through the load balancer; its status (0: no answer at all)."""
+    async def deliver(self, http: ClientSession, tg: bool, body: dict[str, Any], marker: str = "") -> int:
+        """One POST through the load balancer; its status (0: no answer at all), kept in :attr:`tries`."""
         raw = json.dumps(body).encode()
         if tg:
             url, headers = f"{self.url}/telegram/webhook", {"X-Telegram-Bot-Api-Secret-Token": WEBHOOK_SECRET}
@@ -323,15 +330,31 @@ class Burst:
         try:
             async with http.post(url, data=raw, headers={"Content-Type": "application/json", **headers}) as resp:
                 await resp.read()
+                self.tries[marker].append((resp.status, resp.headers.get("X-Upstream", "?")))
                 return resp.status
         except (TimeoutError, ClientError, OSError):
+            self.tries[marker].append((0, "-"))
             return 0
 
-    async def until_acknowledged(self, http: ClientSession, tg: bool, body: dict[str, Any]) -> None:
+    def story(self, marker: str, logs: Mapping[int, list[str]]) -> str:
+        """What became of ``marker``'s deliveries: each one's status and the replicas it went to, then the log lines
+        of those replicas that name its sender (``logs``: port -> that replica's lines)."""
+        c = int(marker[1:]) % self.conversations
+        sender = str(TG_BASE + c) if self.on_telegram(c) else str(WA_BASE + c)
+        tries = self.tries.get(marker, [])
+        ports = {int(addr.rsplit(":", 1)[1]) for _, upstream in tries for addr in upstream.split(", ")
+                 if addr.rsplit(":", 1)[-1].isdigit()}
+        lines = [f"{marker} (from {sender}): deliveries {tries}"]
+        for port in sorted(ports):
+            named = [line for line in logs.get(port, []) if sender in line]
+            lines += [f"  replica on port {port}, lines naming {sender}:", *(f"    {line}" for line in named[-12:])]
+        return "\n".join(lines)
+
+    async def until_acknowledged(self, http: ClientSession, tg: bool, body: dict[str, Any], marker: str = "") -> None:
         """Post ``body`` until a 200 (redelivery of what was not acknowledged, backing off to 1 s)."""
         wait = 0.05
         while True:
-            status = await self.deliver(http, tg, body)
+            status = await self.deliver(http, tg, body, marker)
             if status == 200:
                 self.acknowledged += 1
                 return
@@ -347,15 +370,15 @@ class Burst:
                 await asyncio.sleep((c % 20) * 0.01)
                 for k in range(self.per):
                     tg, body = self.body(c, k, telegram)
-                    await self.until_acknowledged(http, tg, body)
+                    await self.until_acknowledged(http, tg, body, self.marker(c, k))
                     if k % 3 == 0:
-                        self.again.append((tg, c, body))
+                        self.again.append((tg, self.marker(c, k), body))
                     if self.pause_s:
                         await asyncio.sleep(self.pause_s)
 
             await asyncio.gather(*(conversation(c) for c in range(self.conversations)))
             # Meta (and Telegram) deliver at least once: some acknowledged deliveries come again.
-            await asyncio.gather(*(self.deliver(http, tg, body) for tg, _, body in self.again))
+            await asyncio.gather(*(self.deliver(http, tg, body, marker) for tg, marker, body in self.again))
 
     def answers(self, telegram: FakeTelegramAPI, graph: FakeGraphAPI | None) -> dict[int, list[str]]:
         """Each conversation's answered markers, in the order the answers went out."""

@@ -135,8 +135,9 @@ async def _burst_with(tmp_path: Path, state_url: str, telegram: FakeTelegramAPI,
           f"{burst.posted} posts ({burst.acknowledged} acknowledged, refused {dict(burst.refused)}), "
           f"{len(burst.again)} redelivered after acknowledgement; lost {len(lost)}, twice {len(twice)}, "
           f"out of order {len(disordered)}; {took:.1f} s")
+    stories = "\n".join(burst.story(marker, replicas.by_port()) for marker in [*lost, *twice][:6])
     assert (lost, twice, disordered) == ([], [], []), f"lost {lost[:20]} twice {twice[:20]} ({finished})\n" \
-                                                      f"{replicas.logs()}" \
+                                                      f"{stories}\n{replicas.logs()}" \
                                                       f"\n{nginx.errors()[-3000:]}"
 
 
