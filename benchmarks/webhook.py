@@ -284,14 +284,16 @@ class Daemon:
     port: int = 0
     logged: list[str] = field(default_factory=list)
     rounds: list[tuple[list[float], float, float]] = field(default_factory=list)  # latencies, acked, answered
+    calls: list[int] = field(default_factory=list)  # each round's model calls (memory extractions apart)
     duplicates: int = 0
+    model: EchoModel | None = None
 
     async def start(self, target: Target, stack: AsyncExitStack, latency: float, users: int, cap: int,
                     send_latency: float = 0.0) -> None:
         self.fake = await stack.enter_async_context(target.fake())
         if send_latency:
             self.fake.latency = send_latency  # FakeGraphAPI: each request answered after it
-        model = await stack.enter_async_context(EchoModel(latency=latency))
+        model = self.model = await stack.enter_async_context(EchoModel(latency=latency))
         root = Path(tempfile.mkdtemp(prefix=f"sabha-webhook-bench-{self.label}-"))
         env = write_config(root, target, self.fake, model, users, cap, self.repo, self.desk)
         self.proc, self.port = await spawn([sys.executable, "-m", "bot.cli", "run", "--config",
@@ -308,6 +310,7 @@ class Daemon:
         assert self.proc is not None
         bodies = [target.body(self.fake, user_id(target, i % users), f"R{round_}Q{i:04d} what now?")
                   for i in range(count)]
+        calls = self.model.calls if self.model is not None else 0
         started = time.perf_counter()
         latencies = await hammer(self.url(target), bodies, clients, target.headers)
         acked = time.perf_counter() - started
@@ -322,6 +325,7 @@ class Daemon:
         answers = [q for s in target.texts(self.fake) for r, q in pattern.findall(s) if r == str(round_)]
         self.duplicates += len(answers) - len(set(answers))
         self.rounds.append((latencies, acked, time.perf_counter() - started))
+        self.calls.append((self.model.calls if self.model is not None else 0) - calls)
 
     async def stop(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
@@ -433,17 +437,19 @@ def report(channel: str, daemons: list[Daemon], bare_rounds: list[list[float]], 
     if "desk" in cpu:
         print(f"CPU per ack with the front desk / without (same rounds): {cpu['desk'] / cpu['sabha']:.2f}x")
     print("round  who       bare p50    p99   sabha p50     p99   ratio p50   p99   all acked   all answered (ideal "
-          f"{ideal:.2f} s)")
+          f"{ideal:.2f} s)   model calls (one a turn: {count})")
     for daemon in daemons:
         ratios50, ratios99, answers = [], [], []
-        for i, (bare_lat, (lat, acked, answered)) in enumerate(zip(bare_rounds, daemon.rounds, strict=False), 1):
+        calls = daemon.calls + [0] * (len(daemon.rounds) - len(daemon.calls))
+        for i, (bare_lat, (lat, acked, answered), made) in enumerate(
+                zip(bare_rounds, daemon.rounds, calls, strict=False), 1):
             b50, b99, s50, s99 = pct(bare_lat, 0.5), pct(bare_lat, 0.99), pct(lat, 0.5), pct(lat, 0.99)
             ratios50.append(s50 / b50)
             ratios99.append(s99 / b99)
             answers.append(answered)
             print(f"{i:>5}  {daemon.label:<8}  {b50 * 1000:6.2f} {b99 * 1000:6.2f} ms  {s50 * 1000:6.2f} "
                   f"{s99 * 1000:7.2f} ms  {s50 / b50:8.2f}x {s99 / b99:5.2f}x  {acked:8.2f} s  {answered:8.2f} s = "
-                  f"{answered / ideal:.2f}x ideal")
+                  f"{answered / ideal:.2f}x ideal   {made:>5}")
         print(f"{daemon.label} ({daemon.repo}), median over rounds: ack latency ratio sabha/bare p50 "
               f"{statistics.median(ratios50):.2f}x, p99 {statistics.median(ratios99):.2f}x (goal p99 <= {goal:g}); "
               f"all {count} answered after {statistics.median(answers):.2f} s, "

@@ -392,6 +392,39 @@ class AgentRunner:
             keep=None if not force else min(2, self.settings.context.keep_recent_messages),
         )
 
+    def _keep(self) -> int:
+        """How many of the newest messages a compaction keeps (half the message cap when the cap is below
+        ``keep_recent_messages``)."""
+        limit, keep = self.settings.history_messages, self.settings.context.keep_recent_messages
+        return keep if keep < limit else max(1, limit // 2)
+
+    async def compaction_due(self, key: str, role: str) -> bool:
+        """Whether session ``key``'s next turn would summarise its history first (read from the transcript's tail in
+        memory: no query, no model call). False with compaction off (dropping blocks calls no model)."""
+        limit = self.settings.history_messages
+        if limit <= 0 or not self.settings.context.compaction:
+            return False
+        transcript = await self.sessions.open(key, role)
+        counter = counter_for(self.model_for(self.souls.profile(role)))
+        return self.compactor.needs_compaction(load_window(transcript), counter, role, limit)
+
+    async def compact_ahead(self, key: str, role: str, envelope: Envelope) -> CompactionResult | None:
+        """Compact session ``key`` now if its next turn would (the answer just given is in its window): that turn
+        then asks the model once, not a summary first (:mod:`board.answer.after`). None when nothing was due, or
+        the summariser did not answer (the next turn tries again, as always). The caller holds the key's lock."""
+        if not await self.compaction_due(key, role):
+            return None
+        profile = self.souls.profile(role)
+        transcript = await self.sessions.open(key, role)
+        counter = counter_for(self.model_for(profile))
+        ctx = ToolContext(role=role, session_key=key, envelope=envelope, chain=(role,))
+
+        async def summarize(ask: SummaryAsk) -> Summary:
+            return await self._summarize(ctx, profile, ask, None)  # the whole window: its answer is given
+
+        return await self.compactor.compact(transcript, role=role, agent_name=profile.name, counter=counter,
+                                            summarize=summarize, keep=self._keep())
+
     async def _history(self, transcript: Transcript, profile: AgentProfile, ctx: ToolContext,
                        counter: TokenCounter, current_id: str) -> tuple[str | None, list[ChatMessage]]:
         """Summary and history messages for the next prompt: the window before the entry ``current_id``
@@ -411,9 +444,8 @@ class AgentRunner:
                 async def summarize(ask: SummaryAsk) -> Summary:
                     return await self._summarize(ctx, profile, ask, current_id)
 
-                keep = context.keep_recent_messages if context.keep_recent_messages < limit else max(1, limit // 2)
                 done = await self.compactor.compact(transcript, role=profile.role, agent_name=profile.name,
-                                                    counter=counter, summarize=summarize, keep=keep)
+                                                    counter=counter, summarize=summarize, keep=self._keep())
             else:
                 done = await self.compactor.drop(transcript, role=profile.role, counter=counter, max_messages=limit,
                                                  exclude_last=current)

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Iterable
 
 from board.answer import answer
+from board.answer.after import after
 from board.app.build import build_parts
 from board.app.parts import Observers, Parts
 from board.app.settings import BOARD_MIGRATIONS, BoardSettings
@@ -124,3 +125,8 @@ class Board:
         await self.parts.providers.settled()  # a model SDK still loading in the background
         return await answer(envelope, self.parts.door, fetcher=fetcher, sink=sink, route=route, spoken=spoken,
                             received_clean=received_clean, read_files=read_files)
+
+    async def after(self, envelope: Envelope, reply: Reply) -> None:
+        """The work an answer leaves once it is delivered (:func:`board.answer.after.after`: the history compacted
+        ahead of the next turn); the caller still holds the conversation. Never raises."""
+        await after(envelope, reply, self.parts.door)

@@ -28,6 +28,11 @@ class Answers(Protocol):
         """The reply to ``envelope`` (its files fetched with ``fetcher`` and read, streamed into ``sink``)."""
         ...
 
+    async def after(self, envelope: Envelope, reply: Reply) -> None:
+        """The work ``reply``, delivered, leaves for outside its turn (:meth:`board.app.Board.after`); the caller
+        holds the conversation, not a place under the turn cap. Never raises."""
+        ...
+
 
 @dataclass(frozen=True)
 class IntakeParts:

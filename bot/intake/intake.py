@@ -566,6 +566,20 @@ class Intake:
         while not await self._deliver(pending):
             await asyncio.sleep(delay)
             delay = min(delay * 2, 30.0)
+        await self._after(pending)
+
+    async def _after(self, pending: Pending) -> None:
+        """What the delivered answer leaves for outside its turn (:meth:`Answers.after`: the history compacted ahead
+        of the next turn), in the lane, without a place under the cap: the conversation's next message waits for it,
+        no other conversation does. The message is answered already: a lease lost meanwhile ends it, nothing else."""
+        if pending.reply is None or pending.kind is not InboundKind.TEXT:
+            return
+        try:
+            async with self._leased(pending.lane):
+                await self.uses.answers.after(self._current(pending.envelope), pending.reply)
+        except LeaseLost:
+            log.debug("%s: conversation %s went to another replica before its history was compacted ahead",
+                      self.courier.name, pending.lane)
 
     async def _reply_for(self, pending: Pending) -> Pending:
         """``pending`` with the board's stored reply (asks the board unless a reply is stored)."""

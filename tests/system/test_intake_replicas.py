@@ -122,6 +122,9 @@ class MiniBoard:
         await asyncio.sleep(self.latency)
         return Reply.to(envelope, role="general", name="G", emoji="", text=f"A:{envelope.text}")
 
+    async def after(self, envelope: Envelope, reply: Reply) -> None:
+        return None  # no history here to compact ahead
+
 
 def uses(mini: MiniBoard) -> IntakeParts:
     """What an intake uses of this stand-in (its door, store, clock and schedule)."""

@@ -303,3 +303,31 @@ async def test_a_turn_walks_its_window_not_the_whole_tail(workspace: Path, data_
         await board.handle(envelope(f"One more point: {LONG}"))
         assert len(tail) >= 80
         assert len(looked) < len(tail) // 2, (len(looked), len(tail))
+
+
+async def test_after_an_answer_the_history_is_compacted_ahead_so_the_next_turn_asks_the_model_once(
+        workspace: Path, data_dir: Path, state_url: StateURL | None) -> None:
+    """A compaction that falls due with an answer is made right after that answer is delivered
+    (:meth:`Board.after`, which the intake calls in the conversation's lane, off the turn cap): the next turn asks
+    the model once, its answer waits for no summary (issue 44: 1,100-1,200 model calls for 1,000 turns in the
+    webhook benchmark's later rounds, the summaries inside turns)."""
+    model = ScriptedModel(default=summarising)
+    async with open_board(workspace, data_dir, state_url, model, cheap_model="scripted:cheap") as board:
+        ahead = 0
+        for i in range(8):
+            asked = envelope(f"Point {i}: {LONG}")
+            before = len(model.requests)
+            reply = await board.handle(asked)
+            assert [r.purpose for r in model.requests[before:]] == ["turn"], f"turn {i} asked for a summary first"
+            before = len(model.requests)
+            await board.after(asked, reply)
+            made = [r.purpose for r in model.requests[before:]]
+            assert made in ([], ["compaction"]), made
+            ahead += len(made)
+        assert ahead >= 2, "the history went over budget several times: compacted each time, after an answer"
+        records = [e for e in await session_entries(board, "main") if e["type"] == "compaction"]
+        assert len(records) == ahead and records[-1]["summary"].startswith("SUMMARY")
+        last = model.requests_for("general", purpose="turn")[-1].request
+        assert "SUMMARY" in last.system[1].text  # the next turn reads the summary made ahead of it
+        assert len(last.messages) <= 2 + 1 + 2  # the kept messages, the answer after them and the new one
+
