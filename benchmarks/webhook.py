@@ -285,6 +285,7 @@ class Daemon:
     logged: list[str] = field(default_factory=list)
     rounds: list[tuple[list[float], float, float]] = field(default_factory=list)  # latencies, acked, answered
     calls: list[int] = field(default_factory=list)  # each round's model calls (memory extractions apart)
+    cpu: list[float] = field(default_factory=list)  # each round's daemon CPU (s): first post to all answered
     duplicates: int = 0
     model: EchoModel | None = None
 
@@ -311,6 +312,7 @@ class Daemon:
         bodies = [target.body(self.fake, user_id(target, i % users), f"R{round_}Q{i:04d} what now?")
                   for i in range(count)]
         calls = self.model.calls if self.model is not None else 0
+        cpu = cpu_seconds(self.proc.pid)
         started = time.perf_counter()
         latencies = await hammer(self.url(target), bodies, clients, target.headers)
         acked = time.perf_counter() - started
@@ -326,6 +328,7 @@ class Daemon:
         self.duplicates += len(answers) - len(set(answers))
         self.rounds.append((latencies, acked, time.perf_counter() - started))
         self.calls.append((self.model.calls if self.model is not None else 0) - calls)
+        self.cpu.append(cpu_seconds(self.proc.pid) - cpu)
 
     async def stop(self) -> None:
         if self.proc is not None and self.proc.returncode is None:
@@ -437,19 +440,18 @@ def report(channel: str, daemons: list[Daemon], bare_rounds: list[list[float]], 
     if "desk" in cpu:
         print(f"CPU per ack with the front desk / without (same rounds): {cpu['desk'] / cpu['sabha']:.2f}x")
     print("round  who       bare p50    p99   sabha p50     p99   ratio p50   p99   all acked   all answered (ideal "
-          f"{ideal:.2f} s)   model calls (one a turn: {count})")
+          f"{ideal:.2f} s)   model calls (one a turn: {count})   daemon CPU per answer")
     for daemon in daemons:
         ratios50, ratios99, answers = [], [], []
-        calls = daemon.calls + [0] * (len(daemon.rounds) - len(daemon.calls))
-        for i, (bare_lat, (lat, acked, answered), made) in enumerate(
-                zip(bare_rounds, daemon.rounds, calls, strict=False), 1):
+        for i, (bare_lat, (lat, acked, answered), made, cpu_s) in enumerate(
+                zip(bare_rounds, daemon.rounds, daemon.calls, daemon.cpu, strict=False), 1):
             b50, b99, s50, s99 = pct(bare_lat, 0.5), pct(bare_lat, 0.99), pct(lat, 0.5), pct(lat, 0.99)
             ratios50.append(s50 / b50)
             ratios99.append(s99 / b99)
             answers.append(answered)
             print(f"{i:>5}  {daemon.label:<8}  {b50 * 1000:6.2f} {b99 * 1000:6.2f} ms  {s50 * 1000:6.2f} "
                   f"{s99 * 1000:7.2f} ms  {s50 / b50:8.2f}x {s99 / b99:5.2f}x  {acked:8.2f} s  {answered:8.2f} s = "
-                  f"{answered / ideal:.2f}x ideal   {made:>5}")
+                  f"{answered / ideal:.2f}x ideal   {made:>5}   {cpu_s / count * 1000:6.2f} ms")
         print(f"{daemon.label} ({daemon.repo}), median over rounds: ack latency ratio sabha/bare p50 "
               f"{statistics.median(ratios50):.2f}x, p99 {statistics.median(ratios99):.2f}x (goal p99 <= {goal:g}); "
               f"all {count} answered after {statistics.median(answers):.2f} s, "

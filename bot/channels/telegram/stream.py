@@ -35,7 +35,7 @@ from board.conversation.transcripts import utc_now
 from board.envelope import Envelope, Reply
 from board.llm.stream import PreviewText, whole_words
 from board.masking import mask
-from board.storage import Database
+from board.storage import Database, Dialect
 from bot.channels.telegram.outbound import Outbound, Target
 from bot.intake.delivery import SendFailed
 from bot.intake.lanes import stepping_aside
@@ -77,36 +77,55 @@ class StoredDraft:
 
 
 class DraftStore:
-    """The ``telegram_drafts`` table (migration 0720)."""
+    """The ``telegram_drafts`` table (migration 0720).
+
+    Most answers have no draft (the provider does not stream, or the answer came too fast for one), yet each was
+    looked up twice, as its turn began and as it was delivered: two round trips to the database, the first inside
+    the turn's place under the cap (issue 44). On SQLite this process is the table's only writer (one daemon owns
+    a data dir), so the keys it holds are known after :meth:`prune` read them, and a key not among them has no
+    draft: not looked up. On PostgreSQL another replica may have recorded a draft of a conversation this one takes
+    over: always looked up."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._keys: set[DraftKey] | None = None  # every key with a row (SQLite, once read); None: ask the table
 
     async def get(self, key: DraftKey) -> StoredDraft | None:
+        if self._keys is not None and key not in self._keys:
+            return None
         row = await self.db.fetchone("SELECT message_id FROM telegram_drafts WHERE chat_id = ? AND reply_to = ?",
                                      (key.chat_id, key.reply_to))
         return None if row is None else StoredDraft(row["message_id"])
 
     async def sending(self, key: DraftKey) -> None:
         """The draft's first request is about to leave."""
+        if self._keys is not None:  # known before the row may exist: a failed write leaves one lookup too many
+            self._keys.add(key)
         await self.db.execute("INSERT INTO telegram_drafts (chat_id, reply_to, message_id, created_at) "
                               "VALUES (?, ?, NULL, ?) ON CONFLICT (chat_id, reply_to) DO NOTHING",
                               (key.chat_id, key.reply_to, utc_now()))
 
     async def placed(self, key: DraftKey, message_id: int) -> None:
+        if self._keys is not None:
+            self._keys.add(key)
         await self.db.execute("INSERT INTO telegram_drafts (chat_id, reply_to, message_id, created_at) "
                               "VALUES (?, ?, ?, ?) ON CONFLICT (chat_id, reply_to) DO UPDATE SET message_id = "
                               "excluded.message_id", (key.chat_id, key.reply_to, message_id, utc_now()))
 
     async def prune(self, keep: timedelta = timedelta(days=7)) -> None:
         """Forget drafts older than ``keep`` (an answer whose delivery failed leaves its record; the
-        inbox forgets its message after a week too)."""
+        inbox forgets its message after a week too); on SQLite, then read the keys left (see the class)."""
         cutoff = (datetime.now(UTC) - keep).isoformat(timespec="seconds")
         await self.db.execute("DELETE FROM telegram_drafts WHERE created_at < ?", (cutoff,))
+        if self.db.dialect is Dialect.SQLITE:
+            rows = await self.db.fetchall("SELECT chat_id, reply_to FROM telegram_drafts")
+            self._keys = {DraftKey(str(r["chat_id"]), str(r["reply_to"])) for r in rows}
 
     async def forget(self, key: DraftKey) -> None:
         await self.db.execute("DELETE FROM telegram_drafts WHERE chat_id = ? AND reply_to = ?",
                               (key.chat_id, key.reply_to))
+        if self._keys is not None:
+            self._keys.discard(key)
 
 
 class StreamedDraft(PreviewText):
