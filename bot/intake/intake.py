@@ -574,6 +574,9 @@ class Intake:
         no other conversation does. The message is answered already: a lease lost meanwhile ends it, nothing else."""
         if pending.reply is None or pending.kind is not InboundKind.TEXT:
             return
+        lanes = self.hub.lanes
+        if lanes is not None and not lanes.holds(pending.lane):
+            return  # lost while the answer went out: the replica that has the conversation now compacts it when due
         try:
             async with self._leased(pending.lane):
                 await self.uses.answers.after(self._current(pending.envelope), pending.reply)
