@@ -43,11 +43,12 @@ def model() -> ScriptedModel:
 
 
 async def open_board(workspace: Path, data_dir: Path, model: ScriptedModel, budget: BudgetSettings,
-                     state: StateURL | None = None) -> Board:
+                     state: StateURL | None = None, history_messages: int = 20) -> Board:
     prices = PriceTable.with_overrides({"scripted:main": ModelPrice(input=1000, output=0)})
     settings = BoardSettings(
         workspace=workspace, data_dir=data_dir, roster=RosterSpec(),
-        agent=AgentSettings(default_model="scripted:main", retry=FAST_RETRY, prices=prices, max_tool_iterations=0),
+        agent=AgentSettings(default_model="scripted:main", retry=FAST_RETRY, prices=prices, max_tool_iterations=0,
+                            history_messages=history_messages),
         budget=budget, state=state,
     )
     return await Board.open(settings, model.registry(), migrations=all_migrations())
@@ -163,3 +164,22 @@ async def test_the_ledger_records_who_each_call_was_for(make_board, model) -> No
     assert await board.parts.ledger.spent(since=since) == pytest.approx(3.0)
     by_sender = dict(await board.parts.ledger.spent_by_sender(since=since))
     assert by_sender == {"telegram:42": 1.0, "telegram:43": 1.0, "whatsapp:15550001111": 1.0}
+
+
+async def test_no_summary_is_paid_for_after_an_answer_once_the_daily_budget_is_spent(
+        workspace: Path, data_dir: Path, model: ScriptedModel, state_url: StateURL | None) -> None:
+    """A history due for compaction is summarised after the answer that made it due (:meth:`Board.after`), unless
+    the day's budget is spent by then: the next message is told about the budget, and no summary is paid for."""
+    board = await open_board(workspace, data_dir, model, BudgetSettings(daily_usd=2.5), state_url, history_messages=4)
+    try:
+        for _ in range(3):  # $1 a call: $3 once the third is answered (it was asked at $2, under $2.50)
+            asked = msg(FRIEND)
+            reply = await board.handle(asked)
+            assert reply.text == "an answer"
+            calls = len(model.requests)
+            await board.after(asked, reply)
+        assert len(model.requests) == calls, "a summary was asked past the day's budget"
+        asked = msg(FRIEND)
+        assert (await board.handle(asked)).text == DAILY_REACHED
+    finally:
+        await board.close()
