@@ -583,6 +583,9 @@ class Intake:
         except LeaseLost:
             log.debug("%s: conversation %s went to another replica before its history was compacted ahead",
                       self.courier.name, pending.lane)
+        except Exception:  # the message is answered and recorded: nothing here may fail its job
+            log.exception("%s: the work after answering message %s in chat %s failed", self.courier.name,
+                          pending.message_id, pending.chat_id)
 
     async def _reply_for(self, pending: Pending) -> Pending:
         """``pending`` with the board's stored reply (asks the board unless a reply is stored)."""
