@@ -72,7 +72,8 @@ async def _render(db: StateDB, now: datetime) -> tuple[float, float, int]:
     f = await ops_figures.read_figures(db, now, lease_s=15)
     body = render_page("ops.html", nav=NAV, csrf="x", signed_in=True, prefix="/ui", active="ops", title="Operations",
                        f=f, ms=millis, sample=ops_figures.SAMPLE, now=now.strftime("%Y-%m-%d %H:%M UTC"),
-                       load=LaneLoad(running=12, cap=32, waiting=3, lanes=14, peak=32, done=100_000))
+                       load=LaneLoad(running=14, working=12, cap=32, waiting=3, lanes=14, peak=32,
+                                    done=100_000))
     return (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000, len(body)
 
 

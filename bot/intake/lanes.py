@@ -80,10 +80,13 @@ def giving_place_up() -> None:
 
 @dataclass(frozen=True)
 class LaneLoad:
-    """The lanes at one moment (the operations page's "turns now"): jobs running under ``cap``, jobs queued and
-    the conversations they are in, the most that ever ran at once, and how many ended."""
+    """The lanes at one moment (the operations page's "turns now"): jobs holding a place under ``cap`` (``working``),
+    every job running (``running``: also those whose answer is on its way or that wait for a service's pace, no
+    place held), jobs queued and the conversations they are in, the most that ever held a place at once, and how
+    many ended."""
 
     running: int
+    working: int
     cap: int
     waiting: int
     lanes: int
@@ -320,8 +323,8 @@ class Lanes:
 
     def load(self) -> LaneLoad:
         """How loaded the lanes are now."""
-        return LaneLoad(running=self.running, cap=self.cap, waiting=self.waiting, lanes=self.lanes, peak=self.peak,
-                        done=self.done)
+        return LaneLoad(running=self.running, working=self._working, cap=self.cap, waiting=self.waiting,
+                        lanes=self.lanes, peak=self.peak, done=self.done)
 
     def active(self, lane: str) -> bool:
         """True while ``lane`` has a job running or queued."""

@@ -267,6 +267,8 @@ async def test_a_job_giving_its_place_up_lets_the_next_conversation_start_and_st
     async def b() -> None:
         log.append("b")
         assert lanes.running == 2 and lanes.stepped_aside == 1
+        load = lanes.load()  # the operations page: one turn under the cap of 1, one answer on its way beside it
+        assert (load.working, load.running, load.cap) == (1, 2, 1), load
         b_ran.set()
         await asyncio.sleep(0)
         delivered.set()
