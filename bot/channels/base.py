@@ -152,9 +152,11 @@ _finishing: set[asyncio.Task[None]] = set()
 
 
 @asynccontextmanager
-async def repeating(action: Callable[[], Awaitable[None]], every: float, name: str) -> AsyncIterator[None]:
-    """Run ``action`` now and then every ``every`` seconds while the block runs (a typing
-    indicator that the service shows for a few seconds only); ``action`` must not raise.
+async def repeating(action: Callable[[], Awaitable[None]], every: float, name: str, *,
+                    after: float = 0.0) -> AsyncIterator[None]:
+    """Run ``action`` once the block has run ``after`` seconds (at once by default) and then every ``every``
+    seconds while it runs (a typing indicator that the service shows for a few seconds only); ``action`` must not
+    raise. A block that ends sooner runs it never.
 
     At the end an action in flight is never cancelled: cancelling an HTTP request while it
     is being sent leaves its pooled connection unusable (httpx), and enough fast answers
@@ -164,6 +166,9 @@ async def repeating(action: Callable[[], Awaitable[None]], every: float, name: s
     stop = asyncio.Event()
 
     async def loop() -> None:
+        if after > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), after)
         while not stop.is_set():
             await action()
             with contextlib.suppress(TimeoutError):

@@ -323,9 +323,11 @@ class TelegramChannel(Streams, PostsNotice[int], ShowsInterruption, MayRedo, Fet
 
     @contextlib.asynccontextmanager
     async def typing(self, envelope: Envelope) -> AsyncIterator[None]:
-        """Typing… in the message's topic while its turn runs (a meeting it calls posts after the reply)."""
+        """Typing… in the message's topic while its turn runs, once it has run ``telegram.typing_after_s`` (Telegram
+        recommends the indicator only for an answer that takes a noticeable time; a meeting it calls posts after the
+        reply)."""
         self.meetings.expect(envelope.chat_id, envelope.message_id)
-        async with self.outbound.keep_typing(self._target(envelope)):
+        async with self.outbound.keep_typing(self._target(envelope), after=self.settings.typing_after_s):
             yield
 
     async def deliver(self, reply: Reply, progress: SendProgress) -> None:

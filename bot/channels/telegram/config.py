@@ -51,6 +51,9 @@ class TelegramSection(StrictModel):
                                            "(when the model's provider streams: llm.providers.<p>.stream)")
     stream_edit_interval_s: float = Field(1.5, ge=1.0, le=60,
                                           description="at least this long between two edits of a streamed answer")
+    typing_after_s: float = Field(1.0, ge=0, le=30, description=(
+        "typing… shows once an answer has taken this long (Telegram recommends the indicator only for an answer "
+        "that takes a noticeable time); 0 shows it at once"))
 
     _blank_is_unset = blank_is_unset("token", "webhook_secret", "webhook_url")
 

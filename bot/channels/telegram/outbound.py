@@ -545,6 +545,8 @@ class Outbound:
         except TelegramError as exc:
             log.debug("telegram: typing action in chat %s failed: %s", target.chat_id, exc)
 
-    def keep_typing(self, target: Target, interval: float = TYPING_REFRESH_S) -> AbstractAsyncContextManager[None]:
-        """Show typing in ``target`` until the block ends (refreshed every ``interval`` s)."""
-        return repeating(lambda: self.typing(target), interval, f"typing {target.chat_id}/{target.topic}")
+    def keep_typing(self, target: Target, interval: float = TYPING_REFRESH_S,
+                    after: float = 0.0) -> AbstractAsyncContextManager[None]:
+        """Show typing in ``target`` once the block has run ``after`` s, until it ends (refreshed every ``interval``
+        s); a block that ends sooner shows none."""
+        return repeating(lambda: self.typing(target), interval, f"typing {target.chat_id}/{target.topic}", after=after)

@@ -480,13 +480,34 @@ async def test_topics_run_concurrently_while_each_topic_stays_in_order(board: Bo
 
 
 async def test_typing_is_shown_in_the_topic_being_answered(board: Board, fake: FakeTelegramAPI) -> None:
-    async with running(board, tg_settings(fake)) as channel:
+    async with running(board, tg_settings(fake, typing_after_s=0)) as channel:
         thread = channel.topics.thread_for("critic")  # type: ignore[union-attr]
         fake.push_text(FORUM, OWNER, "thoughts?", thread_id=thread)
         fake.push_text(FORUM, OWNER, "in General")
         await fake.wait_for_messages(2)
     actions = fake.calls_to("sendChatAction")
     assert {(a.get("message_thread_id"), a["action"]) for a in actions} == {(thread, "typing"), (None, "typing")}
+
+
+async def test_typing_shows_once_an_answer_takes_a_noticeable_time(board: Board, fake: FakeTelegramAPI) -> None:
+    """Telegram recommends the indicator only for an answer that takes a noticeable time: by default it shows once
+    the turn has run ``telegram.typing_after_s`` (1 s), and an answer given sooner sends no ``sendChatAction``."""
+    model = use_model(board, GatedModel(gates={"think it over": asyncio.Event()}))
+    async with running(board, tg_settings(fake)) as channel:
+        fake.push_text(FORUM, OWNER, "think it over")
+        await asyncio.wait_for(model.started_event("think it over").wait(), 30)
+        await fake.wait_for_call("sendChatAction", 1)  # the turn is held at the model: past 1 s, typing shows
+        model.gates["think it over"].set()
+        await fake.wait_for_messages(1)
+        assert [(a.get("message_thread_id"), a["action"]) for a in fake.calls_to("sendChatAction")] == \
+            [(None, "typing")]
+        target = Target(FORUM, None, reply_to=5)
+        async with channel.outbound.keep_typing(target, after=60):
+            await asyncio.sleep(0.05)  # an answer given sooner than the delay
+        assert len(fake.calls_to("sendChatAction")) == 1, "typing shown for an answer given at once"
+        async with channel.outbound.keep_typing(target, interval=0.02, after=0.05):
+            await fake.wait_for_call("sendChatAction", 3)  # past the delay: shown, then refreshed
+        assert len(fake.calls_to("sendChatAction")) >= 3
 
 
 async def test_typing_is_refreshed_while_the_agent_thinks(board: Board, fake: FakeTelegramAPI) -> None:
