@@ -73,7 +73,7 @@ from board.agent.tools import Tool, ToolContext, ToolRegistry
 from board.agent.turn import TurnHeard, TurnListener, TurnObserver, observe, record_answer, record_user, tell_listeners
 from board.conversation.scope import scope_of
 from board.conversation.sessions import Sessions
-from board.conversation.transcripts import Transcript
+from board.conversation.transcripts import Transcript, TranscriptError
 from board.envelope import Envelope, Reply
 from board.language.detect import choose_language
 from board.llm.base import ChatMessage, ImagePart, PromptBlock, Thinking
@@ -114,6 +114,9 @@ __all__ = [
 log = logging.getLogger("sabha.agent")
 
 #: Said with the answer the first time in a conversation that its model could not see a picture sent.
+#: At most this many conversations remembered as due for a summary after their answer (the oldest forgotten: their
+#: next turn compacts, as before).
+MAX_DUE = 10_000
 UNSEEN_NOTICE = ("⚠️ I could not look at your picture: the model answering here cannot see pictures, so this "
                  "answer comes from your words alone.")
 
@@ -244,6 +247,8 @@ class AgentRunner:
         self.ledger = ledger
         self.caller = hooks.caller or ResilientCaller(providers, settings.retry)
         self.compactor = Compactor(settings.context)
+        #: session key -> session id of a transcript whose next turn would compact it (:meth:`compact_ahead`)
+        self._due: dict[str, str] = {}
         # Told of every finished turn (the fields of its log line); the daemon's metrics plug in here.
         self.turn_observers: list[TurnObserver] = list(hooks.turn_observers)
         #: Told of every finished chat turn with what was said (user memory writes itself from it).
@@ -398,25 +403,42 @@ class AgentRunner:
         limit, keep = self.settings.history_messages, self.settings.context.keep_recent_messages
         return keep if keep < limit else max(1, limit // 2)
 
-    async def compaction_due(self, key: str, role: str) -> bool:
-        """Whether session ``key``'s next turn would summarise its history first (read from the transcript's tail in
-        memory: no query, no model call). False with compaction off (dropping blocks calls no model)."""
+    def _would_compact(self, transcript: Transcript, role: str, counter: TokenCounter) -> bool:
+        """Whether the next turn on ``transcript`` would summarise its history first (as :meth:`_history` decides;
+        False with compaction off: dropping blocks calls no model)."""
         limit = self.settings.history_messages
-        if limit <= 0 or not self.settings.context.compaction:
-            return False
-        transcript = await self.sessions.open(key, role)
-        counter = counter_for(self.model_for(self.souls.profile(role)))
-        return self.compactor.needs_compaction(load_window(transcript), counter, role, limit)
+        return limit > 0 and self.settings.context.compaction and \
+            self.compactor.needs_compaction(load_window(transcript), counter, role, limit)
+
+    def _note_due(self, key: str, transcript: Transcript, role: str, counter: TokenCounter) -> None:
+        """After a turn: remember ``key`` when its next turn would compact (:meth:`compaction_due`)."""
+        self._due.pop(key, None)
+        if self._would_compact(transcript, role, counter):
+            self._due[key] = transcript.session_id
+            while len(self._due) > MAX_DUE:  # conversations that never had an after-step (the terminal's)
+                del self._due[next(iter(self._due))]
+
+    def compaction_due(self, key: str) -> bool:
+        """Whether session ``key``'s last turn left its history due for a summary before the next one (known from
+        that turn: no query, no model call)."""
+        return key in self._due
 
     async def compact_ahead(self, key: str, role: str, envelope: Envelope) -> CompactionResult | None:
-        """Compact session ``key`` now if its next turn would (the answer just given is in its window): that turn
-        then asks the model once, not a summary first (:mod:`board.answer.after`). None when nothing was due, or
-        the summariser did not answer (the next turn tries again, as always). The caller holds the key's lock."""
-        if not await self.compaction_due(key, role):
+        """Compact session ``key`` now if its last turn left it due (:meth:`compaction_due`): the next turn then asks
+        the model once, not a summary first (:mod:`board.answer.after`). The transcript is the one that turn wrote
+        (a session merged or reset since is not opened anew under the key). None when nothing was due, or the
+        summariser did not answer (the next turn tries again, as always). The caller holds the key's lock."""
+        session_id = self._due.pop(key, None)
+        if session_id is None:
+            return None
+        try:
+            transcript = await self.sessions.transcripts.open(session_id)
+        except TranscriptError:
             return None
         profile = self.souls.profile(role)
-        transcript = await self.sessions.open(key, role)
         counter = counter_for(self.model_for(profile))
+        if not self._would_compact(transcript, role, counter):
+            return None
         ctx = ToolContext(role=role, session_key=key, envelope=envelope, chain=(role,))
 
         async def summarize(ask: SummaryAsk) -> Summary:
@@ -493,6 +515,7 @@ class AgentRunner:
                                                  model=ModelChoice(model=model), on_event=transcript.append,
                                                  stream=take_stream()))
         await record_answer(transcript, profile, outcome)
+        self._note_due(key, transcript, role, counter_for(model))
         observe(self.turn_observers, envelope, key, profile, outcome)
         if not outcome.degraded:
             tell_listeners(self.turn_listeners, TurnHeard(envelope, role, key, str(asked["id"]), text))

@@ -35,7 +35,7 @@ async def after(envelope: Envelope, reply: Reply, door: Door) -> None:
     if key is None or reply.kind != "answer" or reply.degraded:
         return
     try:
-        if not await door.runner.compaction_due(key, reply.role):
+        if not door.runner.compaction_due(key):
             return  # most answers: nothing more, not even a query
         if await door.budget.check(sender_id(envelope), is_owner=envelope.is_owner) is not None:
             return  # the next message is told about the budget; no summary is paid for meanwhile
