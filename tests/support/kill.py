@@ -118,6 +118,15 @@ def allow_users(config: Path, users: list[int]) -> None:
                       encoding="utf-8")
 
 
+def typing_at_once(config: Path) -> None:
+    """Typing shown as each turn starts (``telegram.typing_after_s: 0``; by default only once an answer takes a
+    second): the "send queue" moment holds the typing requests to fill the connection pool with them."""
+    text = config.read_text(encoding="utf-8")
+    found = re.search(r"^  mode: (polling|webhook)$", text, flags=re.MULTILINE)
+    assert found is not None, text
+    config.write_text(text[:found.end()] + "\n  typing_after_s: 0" + text[found.end():], encoding="utf-8")
+
+
 def chat_updates(telegram: FakeTelegramAPI, chats: list[int], count: int, first: int) -> list[JSONDict]:
     """``count`` questions ``Q<first>``... spread round robin over the private ``chats``."""
     return [telegram.build_text_update(chats[i % len(chats)], chats[i % len(chats)], f"Q{i:03d} what do you think?",

@@ -38,6 +38,7 @@ from tests.support.kill import (
     private_chats,
     settled,
     stored_unsent,
+    typing_at_once,
     verdict,
     wait_for,
 )
@@ -124,6 +125,7 @@ async def test_sigkill_at_any_moment_leaves_nobody_unanswered_and_marks_every_se
     async with EchoModel(latency=0.2) as model:
         config = write_config(tmp_path, telegram, model, inbox={"max_concurrent_turns": CAP})
         allow_users(config, chats)
+        typing_at_once(config)
         sabha = SabhaProcess(config)
         db = tmp_path / "sessions" / "sabha.db"
         try:

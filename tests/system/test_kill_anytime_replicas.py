@@ -18,7 +18,7 @@ from aiohttp import ClientSession, ClientTimeout
 
 from tests.support.daemon import markers
 from tests.support.fakes.echo_model import EchoModel
-from tests.support.kill import HoldingTelegramAPI, answered_count, copies, verdict, wait_for
+from tests.support.kill import HoldingTelegramAPI, answered_count, copies, typing_at_once, verdict, wait_for
 from tests.support.pg import PgServer, fresh_database, throwaway_cluster
 from tests.support.replicas import TG_BASE, Burst, Nginx, Replicas, nginx_available
 from tests.support.telegram import TOKEN
@@ -147,6 +147,8 @@ async def test_a_replica_killed_at_any_moment_leaves_nobody_unanswered(
     async with EchoModel(latency=0.2) as model:
         replicas = Replicas(tmp_path, state_db, telegram, None, model, count=3, users=CHATS, lease_s=3,
                             extra=["inbox:", f"  max_concurrent_turns: {CAP}"])
+        for proc in replicas.procs:
+            typing_at_once(proc.config)
         nginx = Nginx(tmp_path / "nginx", replicas.ports)
         burst = Burst("", conversations=CHATS, per=PER, telegram_share=1.0)
         victim = replicas.procs[int(VICTIM[1:])]
