@@ -499,15 +499,14 @@ async def test_typing_shows_once_an_answer_takes_a_noticeable_time(board: Board,
         await fake.wait_for_call("sendChatAction", 1)  # the turn is held at the model: past 1 s, typing shows
         model.gates["think it over"].set()
         await fake.wait_for_messages(1)
-        assert [(a.get("message_thread_id"), a["action"]) for a in fake.calls_to("sendChatAction")] == \
-            [(None, "typing")]
+        shown = fake.calls_to("sendChatAction")
+        assert {(a.get("message_thread_id"), a["action"]) for a in shown} == {(None, "typing")}
         target = Target(FORUM, None, reply_to=5)
         async with channel.outbound.keep_typing(target, after=60):
             await asyncio.sleep(0.05)  # an answer given sooner than the delay
-        assert len(fake.calls_to("sendChatAction")) == 1, "typing shown for an answer given at once"
+        assert len(fake.calls_to("sendChatAction")) == len(shown), "typing shown for an answer given at once"
         async with channel.outbound.keep_typing(target, interval=0.02, after=0.05):
-            await fake.wait_for_call("sendChatAction", 3)  # past the delay: shown, then refreshed
-        assert len(fake.calls_to("sendChatAction")) >= 3
+            await fake.wait_for_call("sendChatAction", len(shown) + 2)  # past the delay: shown, then refreshed
 
 
 async def test_typing_is_refreshed_while_the_agent_thinks(board: Board, fake: FakeTelegramAPI) -> None:
