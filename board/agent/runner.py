@@ -113,10 +113,10 @@ __all__ = [
 
 log = logging.getLogger("sabha.agent")
 
-#: Said with the answer the first time in a conversation that its model could not see a picture sent.
 #: At most this many conversations remembered as due for a summary after their answer (the oldest forgotten: their
 #: next turn compacts, as before).
 MAX_DUE = 10_000
+#: Said with the answer the first time in a conversation that its model could not see a picture sent.
 UNSEEN_NOTICE = ("⚠️ I could not look at your picture: the model answering here cannot see pictures, so this "
                  "answer comes from your words alone.")
 

@@ -93,6 +93,11 @@ class LaneLoad:
     peak: int
     done: int
 
+    @property
+    def outside(self) -> int:
+        """Running jobs that hold no place under the cap (an answer on its way, a service's pace)."""
+        return self.running - self.working
+
 
 class Lanes:
     """Per-lane ordered jobs, at most ``cap`` running; see the module docstring."""

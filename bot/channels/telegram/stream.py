@@ -90,6 +90,11 @@ class DraftStore:
         self.db = db
         self._keys: set[DraftKey] | None = None  # every key with a row (SQLite, once read); None: ask the table
 
+    def _has(self, key: DraftKey) -> None:
+        """``key`` is being written (known before the row may exist: a failed write leaves one lookup too many)."""
+        if self._keys is not None:
+            self._keys.add(key)
+
     async def get(self, key: DraftKey) -> StoredDraft | None:
         if self._keys is not None and key not in self._keys:
             return None
@@ -99,15 +104,13 @@ class DraftStore:
 
     async def sending(self, key: DraftKey) -> None:
         """The draft's first request is about to leave."""
-        if self._keys is not None:  # known before the row may exist: a failed write leaves one lookup too many
-            self._keys.add(key)
+        self._has(key)
         await self.db.execute("INSERT INTO telegram_drafts (chat_id, reply_to, message_id, created_at) "
                               "VALUES (?, ?, NULL, ?) ON CONFLICT (chat_id, reply_to) DO NOTHING",
                               (key.chat_id, key.reply_to, utc_now()))
 
     async def placed(self, key: DraftKey, message_id: int) -> None:
-        if self._keys is not None:
-            self._keys.add(key)
+        self._has(key)
         await self.db.execute("INSERT INTO telegram_drafts (chat_id, reply_to, message_id, created_at) "
                               "VALUES (?, ?, ?, ?) ON CONFLICT (chat_id, reply_to) DO UPDATE SET message_id = "
                               "excluded.message_id", (key.chat_id, key.reply_to, message_id, utc_now()))
