@@ -168,6 +168,11 @@ class IntakeHub:
         with self.collector.receiving(), self.scheduler.hold():
             yield
 
+    async def after_receipts(self) -> None:
+        """Wait, in background work a receipt asked for (a name to look up), until the answers may start: a burst
+        of webhooks is acknowledged first (:meth:`bot.intake.lanes.Lanes.receipts_quiet`)."""
+        await self.scheduler.receipts_quiet()
+
     async def drain(self, grace: float | None = None) -> bool:
         """Finish running turns (up to ``grace``, default ``shutdown_grace_s``); queued ones stay stored. Then
         let this replica's conversation leases go (another replica takes up what is left at once)."""

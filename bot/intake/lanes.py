@@ -17,7 +17,8 @@ receipts go quiet, even if they keep coming. A lone receipt is no burst: when th
 receipt of a burst is done and no other is being received, one job starts at once instead of
 after ``quiet`` (a single message is not answered ``quiet`` later than it could be; a second
 receipt within ``quiet`` makes it a burst again, deferring the rest). For the same reason jobs start one per turn
-of the event loop, not all at once: between two starts the loop takes in what arrived.
+of the event loop, not all at once: between two starts the loop takes in what arrived. Work a receipt asks for in
+the background (a first-time sender's name looked up) waits for the same moment (:meth:`receipts_quiet`).
 
 A running job that only waits for a service's pace (Telegram lets one message be edited about once a second, so
 a streamed answer's final edit waits for a second after its draft) steps aside (:func:`stepping_aside`): while it
@@ -127,6 +128,7 @@ class Lanes:
         #: conversation's lease go then).
         self.on_idle: Callable[[str], None] | None = None
         self._on_spare: list[Callable[[], None]] = []
+        self._quiet_waiters: set[asyncio.Future[None]] = set()  # receipts_quiet() callers, woken as receipts end
         self.done = 0
         self.peak = 0
 
@@ -164,7 +166,37 @@ class Lanes:
             if self._holds == 0:
                 self._quiet_until = loop.time() + self.quiet
                 self._lone_start = self._receipts == 1
+                self._wake_quiet_waiters()  # they look again: quiet from now on, or another receipt came
                 self._start_what_fits()
+
+    async def receipts_quiet(self) -> None:
+        """Return once receipts no longer defer new jobs (at once outside a burst): while a burst is being
+        acknowledged, and ``quiet`` seconds after it, at most ``max_defer`` from its first receipt. For background
+        work a receipt asks for, so acknowledging comes first for it as it does for the answers."""
+        loop = asyncio.get_running_loop()
+        while not self.closed and (until := self._deferring_until(loop.time())) is not None:
+            waiter = loop.create_future()
+            self._quiet_waiters.add(waiter)
+            timer = loop.call_at(until, _wake, waiter)
+            try:
+                await waiter
+            finally:
+                timer.cancel()
+                self._quiet_waiters.discard(waiter)
+
+    def _deferring_until(self, now: float) -> float | None:
+        """When receipts stop deferring new jobs at the earliest, as things stand at ``now``; None: they do not.
+        (:meth:`_deferred` without its side effects: no lone start used up, no timer.)"""
+        if self._burst_since is None:
+            return None
+        cap = self._burst_since + self.max_defer
+        if now >= cap or (self._holds == 0 and now >= self._quiet_until):
+            return None
+        return min(cap, self._quiet_until) if self._holds == 0 else cap
+
+    def _wake_quiet_waiters(self) -> None:
+        for waiter in self._quiet_waiters:
+            _wake(waiter)
 
     def _deferred(self) -> bool:
         """True while receipts defer starting jobs (then a timer starts them at the latest)."""
@@ -348,6 +380,7 @@ class Lanes:
         """Start nothing more; wait for running jobs up to ``timeout``, cancel the rest.
         True when every running job finished."""
         self.closed = True
+        self._wake_quiet_waiters()
         dropped = self.waiting
         self._lanes.clear()
         self._ready.clear()
@@ -365,3 +398,8 @@ class Lanes:
                         "messages stay in the inbox and are answered at the next start", self.name, len(pending))
             await asyncio.gather(*pending, return_exceptions=True)
         return not pending
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

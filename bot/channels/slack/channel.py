@@ -157,7 +157,7 @@ class SlackChannel(UniqueMessageIds, ResolvesSender, Streams, PostsNotice[str], 
         self.board_echoes = SlackBoardEchoes(parts.db)  # /board's echoes, by trigger_id (.interactivity)
         self.drafts = SlackDrafts(self.web, SlackDraftStore(parts.db), enabled=settings.stream,
                                   interval=settings.stream_edit_interval_s)
-        self.names = SlackNames(self.web.user_name)
+        self.names = SlackNames(self.web.user_name, after=self.hub.after_receipts)
         self.intake: Intake = self.hub.intake(parts.intake, self)
         secret = settings.signing_secret.get_secret_value() if settings.signing_secret is not None else "unused"
         self.verifier = SignatureVerifier(secret)

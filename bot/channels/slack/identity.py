@@ -1,8 +1,9 @@
 """Slack users' names (``users.info``, cached): what the board shows a sender as, quoted as data in the prompt.
 
 A name is looked up in the background when a user is first seen (never before the event is acknowledged: the
-ack waits for nothing but the durable claim) and kept for :data:`NAME_TTL_S`; a message answered before the
-lookup came back goes without a name. A Slack user is a person of the board as ``slack:<user id>``
+ack waits for nothing but the durable claim; and not among a burst's acknowledgements either: the lookup waits,
+as the answers do, until the burst is acknowledged, ``after``) and kept for :data:`NAME_TTL_S`; a message answered
+before the lookup came back goes without a name. A Slack user is a person of the board as ``slack:<user id>``
 (:mod:`board.people`; ``/link`` joins them with their other channels).
 """
 
@@ -24,8 +25,10 @@ class SlackNames:
     """Display names by user id; see the module docstring."""
 
     def __init__(self, lookup: Callable[[str], Awaitable[str | None]], *, ttl_s: float = NAME_TTL_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 after: Callable[[], Awaitable[None]] | None = None) -> None:
         self.lookup = lookup
+        self.after = after  # awaited before each lookup (the intake's after_receipts)
         self.ttl_s = ttl_s
         self.clock = clock
         self._names: dict[str, tuple[str | None, float]] = {}
@@ -48,6 +51,8 @@ class SlackNames:
 
     async def _ask(self, user: str) -> None:
         try:
+            if self.after is not None:
+                await self.after()
             name = await self.lookup(user)
         except Exception:
             log.debug("slack: looking up %s's name failed", user, exc_info=True)

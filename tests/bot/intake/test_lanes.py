@@ -172,6 +172,41 @@ async def test_a_hold_defers_by_at_most_max_defer() -> None:
     await scheduler.drain(1.0)
 
 
+async def test_background_work_of_a_receipt_waits_until_the_burst_is_acknowledged() -> None:
+    # A first-time sender's name (Slack's users.info) was looked up among the burst's own acknowledgements.
+    scheduler = Lanes(cap=4, max_defer=60.0, quiet=0.05)
+    loop = asyncio.get_running_loop()
+    await asyncio.wait_for(scheduler.receipts_quiet(), 60)  # no burst: at once
+    with scheduler.hold():
+        quiet = asyncio.create_task(scheduler.receipts_quiet())
+        with scheduler.hold():  # the next receipt of the burst
+            pass
+        await asyncio.sleep(0.1)  # longer than ``quiet``, but a receipt is still being received
+        assert not quiet.done()
+    ended = loop.time()
+    await asyncio.wait_for(quiet, 60)
+    assert loop.time() - ended >= 0.04  # quiet for ``quiet`` after the last receipt, as the answers are
+    await asyncio.wait_for(scheduler.receipts_quiet(), 60)  # the burst is over
+    await scheduler.drain(1.0)
+
+
+async def test_background_work_of_a_receipt_waits_by_at_most_max_defer_and_not_past_a_drain() -> None:
+    scheduler = Lanes(cap=4, max_defer=0.2)
+    loop = asyncio.get_running_loop()
+    with scheduler.hold():  # receipts that never stop coming
+        began = loop.time()
+        await asyncio.wait_for(scheduler.receipts_quiet(), 60)
+        assert loop.time() - began >= 0.15
+    stopping = Lanes(cap=4, max_defer=60.0)
+    with stopping.hold():
+        quiet = asyncio.create_task(stopping.receipts_quiet())
+        await settle()
+        assert not quiet.done()
+        await stopping.drain(1.0)
+        await asyncio.wait_for(quiet, 60)
+    await scheduler.drain(1.0)
+
+
 async def test_jobs_start_one_per_turn_of_the_event_loop_so_what_arrived_runs_between() -> None:
     # Seen in benchmarks/webhook.py: 32 turns started at the end of a burst ran their first
     # steps back to back, about 6 ms each, and a webhook arriving then waited 200 ms.
