@@ -13,7 +13,8 @@ measured in the same rounds, so a change is compared with the code before it und
   (goal, issue 44: p99 ratio <= 1.5 on every channel: verifying, validating and durably storing costs little);
 Bare and Sabha are measured in turn, ``--rounds`` times (each Sabha round once the last
 one is answered, and once every daemon is idle; with a baseline, who goes first turns round by round), and the
-medians over rounds are printed, so a busy moment on a shared machine does not decide the figure.
+medians over rounds are printed, so a busy moment on a shared machine does not decide the figure. The client (this
+process) collects its garbage before each burst and not during it: its own pauses are not the server's latency.
 
 * the CPU each acknowledgement costs (user + system time of the whole process, all threads, from
   ``/proc/<pid>/stat``, over a burst / the webhooks posted): it holds on a busy machine where wall times do
@@ -39,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import math
 import os
@@ -236,8 +238,15 @@ async def hammer(url: str, bodies: list[bytes], clients: int,
         while not queue.empty():
             latencies.append(await post_signed(http, url, queue.get_nowait(), headers_for))
 
-    async with ClientSession(connector=TCPConnector(limit=clients), timeout=ClientTimeout(total=60)) as http:
-        await asyncio.gather(*(client(http) for _ in range(clients)))
+    # The client's own collections would be measured as the server's latency (a full one of 60-180 ms, the heap of
+    # the bursts before, landed inside a burst and put 20-50 posts 60-90 ms late): it collects before, not during.
+    gc.collect()
+    gc.disable()
+    try:
+        async with ClientSession(connector=TCPConnector(limit=clients), timeout=ClientTimeout(total=60)) as http:
+            await asyncio.gather(*(client(http) for _ in range(clients)))
+    finally:
+        gc.enable()
     return latencies
 
 
