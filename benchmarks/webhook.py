@@ -226,6 +226,13 @@ def warm_up_user(target: Target) -> str:
     return "U0WARMUP" if target.path.startswith("/slack") else WARM_UP_NUMBER
 
 
+def collected() -> None:
+    """Collect this process's garbage and keep what is left out of later collections' sight (before a burst, so the
+    collections :func:`hammer` puts off are short when they run)."""
+    gc.collect()
+    gc.freeze()
+
+
 async def hammer(url: str, bodies: list[bytes], clients: int,
                  headers_for: Callable[[bytes], dict[str, str]] | None = None) -> list[float]:
     """Post every body with ``clients`` concurrent clients; the latency of each (seconds)."""
@@ -239,8 +246,8 @@ async def hammer(url: str, bodies: list[bytes], clients: int,
             latencies.append(await post_signed(http, url, queue.get_nowait(), headers_for))
 
     # The client's own collections would be measured as the server's latency (a full one of 60-180 ms, the heap of
-    # the bursts before, landed inside a burst and put 20-50 posts 60-90 ms late): it collects before, not during.
-    gc.collect()
+    # the bursts before, landed inside a burst and put 20-50 posts 60-90 ms late): none during a burst; the caller
+    # collects before it (:func:`collected`), outside what it times.
     gc.disable()
     try:
         async with ClientSession(connector=TCPConnector(limit=clients), timeout=ClientTimeout(total=60)) as http:
@@ -321,6 +328,7 @@ class Daemon:
         bodies = [target.body(self.fake, user_id(target, i % users), f"R{round_}Q{i:04d} what now?")
                   for i in range(count)]
         calls = self.model.calls if self.model is not None else 0
+        collected()
         cpu = cpu_seconds(self.proc.pid)
         started = time.perf_counter()
         latencies = await hammer(self.url(target), bodies, clients, target.headers)
@@ -378,6 +386,7 @@ async def ack_cpu(target: Target, repos: list[tuple[str, Path, bool]], count: in
                     bodies = [target.body(fake, user_id(target, i % users), f"C{round_}Q{i:04d} cpu")
                               for i in range(count)]
                     await settled(proc.pid)
+                    collected()
                     before = cpu_seconds(proc.pid)
                     await hammer(url, bodies, clients, target.headers)
                     if round_ >= 0:
@@ -414,6 +423,7 @@ async def main(count: int, clients: int, users: int, latency: float, cap: int, r
                 bodies = [target.body(fake, user_id(target, i % users), f"R{round_}Q{i:04d} what now?")
                           for i in range(count)]
                 await quiet(daemons)
+                collected()
                 bare_lat.append(await hammer(bare_url, bodies, clients, target.headers))
                 # Who goes first turns round by round, and each burst waits until the daemons are idle: a daemon's
                 # burst right after another's round otherwise shared the CPU with that one's trailing work (its
