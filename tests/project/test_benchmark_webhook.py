@@ -4,12 +4,17 @@ answered once, the CPU per acknowledgement printed. It prints figures; nothing h
 
 from __future__ import annotations
 
+import gc
+import importlib.util
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from aiohttp import web
+
+from tests.support.fakes.local_server import LocalServer
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,11 +50,6 @@ async def test_the_measuring_client_does_not_collect_garbage_inside_a_burst(monk
     the heap of the 12,000 posts before) 3 ms into Sabha's burst: 19-48 posts measured 60-90 ms late and the round's
     p99 read 6-9x the bare handler's, for a stall of the client, not of the daemon (whose loop had no callback over
     4 ms then). The client collects before a burst and not during it, for the bare handler and Sabha alike."""
-    import gc
-    import importlib.util
-
-    from aiohttp import web
-
     spec = importlib.util.spec_from_file_location("webhook_benchmark", REPO / "benchmarks" / "webhook.py")
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
@@ -57,23 +57,20 @@ async def test_the_measuring_client_does_not_collect_garbage_inside_a_burst(monk
     spec.loader.exec_module(bench)
     collecting: list[bool] = []
 
-    async def ok(request: web.Request) -> web.Response:  # in this process: it sees the client's collector
-        await request.read()
-        collecting.append(gc.isenabled())
-        return web.Response(text="ok")
+    class Receiver(LocalServer):  # in this process: its handler sees the client's collector
+        name = "webhook receiver"
 
-    app = web.Application()
-    app.router.add_post("/hook", ok)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = runner.addresses[0][1]
-    try:
+        def routes(self, app: web.Application) -> None:
+            app.router.add_post("/hook", self.ok)
+
+        async def ok(self, request: web.Request) -> web.Response:
+            await request.read()
+            collecting.append(gc.isenabled())
+            return web.Response(text="ok")
+
+    async with Receiver() as receiver:
         assert gc.isenabled()
-        latencies = await bench.hammer(f"http://127.0.0.1:{port}/hook", [b"{}"] * 20, 4)
-    finally:
-        await runner.cleanup()
+        latencies = await bench.hammer(f"http://127.0.0.1:{receiver.port}/hook", [b"{}"] * 20, 4)
     assert len(latencies) == 20 and len(collecting) == 20
     assert not any(collecting), f"the collector was on for {sum(collecting)} of 20 posts"
     assert gc.isenabled(), "the collector is switched back on after the burst"
