@@ -174,7 +174,7 @@ async def test_a_hold_defers_by_at_most_max_defer() -> None:
 
 async def test_background_work_of_a_receipt_waits_until_the_burst_is_acknowledged() -> None:
     # A first-time sender's name (Slack's users.info) was looked up among the burst's own acknowledgements.
-    scheduler = Lanes(cap=4, max_defer=60.0, quiet=0.05)
+    scheduler = Lanes(cap=4, max_defer=3600.0, quiet=0.05)  # only the receipts' end can let the waiter go
     loop = asyncio.get_running_loop()
     await asyncio.wait_for(scheduler.receipts_quiet(), 60)  # no burst: at once
     with scheduler.hold():
@@ -197,7 +197,7 @@ async def test_background_work_of_a_receipt_waits_by_at_most_max_defer_and_not_p
         began = loop.time()
         await asyncio.wait_for(scheduler.receipts_quiet(), 60)
         assert loop.time() - began >= 0.15
-    stopping = Lanes(cap=4, max_defer=60.0)
+    stopping = Lanes(cap=4, max_defer=3600.0)
     with stopping.hold():
         quiet = asyncio.create_task(stopping.receipts_quiet())
         await settle()
