@@ -185,8 +185,9 @@ class Lanes:
                 self._quiet_waiters.discard(waiter)
 
     def _deferring_until(self, now: float) -> float | None:
-        """When receipts stop deferring new jobs at the earliest, as things stand at ``now``; None: they do not.
-        (:meth:`_deferred` without its side effects: no lone start used up, no timer.)"""
+        """When receipts stop deferring new jobs at the earliest, as things stand at ``now``; None: they do not (no
+        burst; or it went on longer than ``max_defer``, and jobs start as usual, receipts or not; or it is over).
+        :meth:`_deferred` is this with its side effects (a lone start used up, the timer)."""
         if self._burst_since is None:
             return None
         cap = self._burst_since + self.max_defer
@@ -200,20 +201,16 @@ class Lanes:
 
     def _deferred(self) -> bool:
         """True while receipts defer starting jobs (then a timer starts them at the latest)."""
-        if self._burst_since is None:
-            return False
         loop = asyncio.get_running_loop()
         now = loop.time()
-        cap = self._burst_since + self.max_defer
-        if now >= cap:
-            return False  # the burst went on too long: jobs start as usual, receipts or not
-        if self._holds == 0 and now >= self._quiet_until:
-            self._burst_since = None  # the burst is over
+        until = self._deferring_until(now)  # None: no burst, it went on too long (max_defer) or it is over
+        if until is None:
+            if self._holds == 0 and now >= self._quiet_until:
+                self._burst_since = None  # the burst is over
             return False
         if self._lone_start and self._holds == 0 and self._receipts == 1:
             self._lone_start = False  # a lone receipt: its first job starts now, the rest wait as in a burst
             return False
-        until = min(cap, self._quiet_until) if self._holds == 0 else cap
         if self._timer is None or self._timer.cancelled() or self._timer.when() != until:
             if self._timer is not None:
                 self._timer.cancel()
