@@ -77,10 +77,9 @@ class BlobSink:
         self.was_new = False  # finish(): True when the store did not hold these bytes before
         self._hash = hashlib.sha256()
         store.root.mkdir(parents=True, exist_ok=True)
-        fd, name = _mkstemp(store.root)
+        fd, name = store.tally.opened(self)
         self.part = Path(name)  # the temporary file, until finish() moves it into place
         self._file = os.fdopen(fd, "wb")
-        store.tally.opened(self)
 
     def expect(self, *, size: int | None = None, sha256: str | None = None, mime: str | None = None) -> None:
         """What the service says the file is; a declared size over the cap is refused before any byte."""
@@ -223,11 +222,16 @@ class _Tally:
             live = list(self._open.values())
             return DiskUsage(self._files + len(live), self._bytes + sum(s.written for s in live))
 
-    def opened(self, sink: BlobSink) -> None:
+    def opened(self, sink: BlobSink) -> tuple[int, str]:
+        """Make ``sink``'s temporary file and count it open in one step: a walk that sees the file sees it
+        open (were it made first, a whole walk between could count it as a settled file, then once more
+        as open, and keep it after it went)."""
         with self._lock:
-            self._open[str(sink.part)] = sink
+            fd, name = _mkstemp(self.root)
+            self._open[name] = sink
             if self._walking:
-                self._touched.add(str(sink.part))
+                self._touched.add(name)
+            return fd, name
 
     def landed(self, sink: BlobSink, path: Path) -> bool:
         """Move ``sink``'s file to ``path``; True when the store did not hold these bytes before."""

@@ -137,3 +137,31 @@ def test_concurrent_downloads_and_walks_leave_the_total_exact(tmp_path: Path) ->
         for future in done:
             future.result()
     assert store.usage() == walk_usage(root)
+
+
+def test_a_walk_between_a_download_file_being_made_and_counted_open_leaves_the_total_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race CI once caught (files 2084 != 2083): a download's temporary file made on disk, then a
+    whole walk (the hourly prune, on another thread) before the download was counted as open. The walk
+    took the empty file for a settled one, the download counted it again as open, and once it was
+    dropped the total kept a file that was gone. The interleaving is forced: the moment the download
+    opens its new file, a prune runs to its end on another thread."""
+    root = tmp_path / "media"
+    _fill(root, 20)
+    store = BlobStore(root)
+    store.usage()  # the first walk is done: the next one is the prune's
+    real_fdopen = os.fdopen
+    pruned: list[int] = []
+
+    def fdopen_after_a_walk(fd: int, *args: object, **kwargs: object) -> object:
+        if not pruned:
+            with ThreadPoolExecutor(1) as other:
+                pruned.append(other.submit(store.prune, 30).result())
+        return real_fdopen(fd, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(os, "fdopen", fdopen_after_a_walk)
+    with contextlib.suppress(MediaProblem), store.sink(10, "x") as sink:
+        sink.write(b"e" * 20)  # over the limit: refused, its file dropped
+    assert pruned == [0]
+    assert store.usage() == walk_usage(root) == DiskUsage(20, 20 * 8)
