@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from board.agent.runner import AgentRunner, place_of
@@ -86,6 +87,8 @@ class BoardRoom:
     _runs: dict[str, MeetingRun] = field(default_factory=dict, init=False)  # meetings this process holds
     _nudges: dict[str, asyncio.Event] = field(default_factory=dict, init=False)
     _leases: MeetingLeases | None = field(default=None, init=False)  # replicas: the meetings' leases (keep_running)
+    #: meetings this process built or resumed: their displays heard them (never told again: retell_ended)
+    _here: set[str] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
         self.consult = self.consult_for(self.default_roster)
@@ -238,6 +241,7 @@ class BoardRoom:
         base = ToolContext(role=chair.role, session_key="meeting", envelope=envelope)
         souls = self.souls_for(roster)
         meeting_id = new_meeting_id()
+        self._here.add(meeting_id)
         run = MeetingRun(MeetingContext(
             id=meeting_id, topic=topic, roster=roster, chair=chair, specialists=specialists,
             speak=self.speaker(roster, purpose=CallPurpose.MEETING, language=self._meeting_language(topic)),
@@ -358,6 +362,54 @@ class BoardRoom:
                     with contextlib.suppress(Exception):
                         await lease.release()
         return done
+
+    async def retell_ended(self) -> list[str]:
+        """At a start: the end of each meeting that ended in the last ``board.meetings.resume_within_s`` (by the
+        machine's clock, which stamped its end) told once more to the displays that post from a record
+        (:class:`board.room.subscribers.CatchesUp`): RESUMED (phase ``ended``), then its end as it told it
+        (:meth:`_end_of`, ``again`` in the data). A ``kill -9`` can stop Sabha after a meeting ended and before a
+        display posted all of it (Telegram's flood control keeps a forum's posts minutes behind a fast meeting):
+        the display then posts what its record lacks (its topic's pointer, a statement, the decision, the minutes)
+        and nothing it has. With replicas each meeting is told under its lease: by one replica. The ids told."""
+        from board.room.meeting import MeetingEvent, MeetingEventKind
+        from board.room.meeting.resume import Resumable
+        from board.room.subscribers import AGAIN, CatchesUp
+
+        displays = [s for s in self.subscribers
+                    if isinstance(inner := getattr(s, "subscriber", s), CatchesUp) and inner.catches_up()]
+        window = self.meeting_settings.resume_within_s
+        if not displays or window <= 0:
+            return []
+        since = (datetime.now(UTC) - timedelta(seconds=window)).isoformat(timespec="seconds")
+        told = []
+        for row in await self.store.ended_since(since):
+            meeting_id = str(row["id"])
+            found = Resumable.of(row)
+            if meeting_id in self._here or found.origin() is None:  # ended here: its displays heard it; or no
+                continue  # display's (the terminal's)
+            lease = self._leases.of(meeting_id) if self._leases is not None else None
+            if lease is not None and not await lease.take():
+                continue
+            try:
+                resumed = MeetingEvent(kind=MeetingEventKind.RESUMED, meeting_id=found.id, topic=found.topic,
+                                       origin=found.origin(), role=str(row["chair"]), text="ended",
+                                       data={"phase": "ended", AGAIN: True})
+                for event in [resumed, *await self._end_of(row)]:
+                    for display in displays:
+                        try:
+                            await display(event)
+                        except Exception:  # as the meeting's own telling: logged, the others go on
+                            log.exception("meeting %s: telling a display its %s again failed", meeting_id,
+                                          event.kind)
+                told.append(meeting_id)
+            finally:
+                if lease is not None:
+                    with contextlib.suppress(Exception):
+                        await lease.release()
+        if told:
+            log.info("meetings: told the displays the end of %d meeting(s) that ended before this start once more "
+                     "(each posts what it had not): %s", len(told), ", ".join(told))
+        return told
 
     async def _end_of(self, row: Any) -> list[MeetingEvent]:
         """The end (DECISION when it decided, then ENDED) of ended meeting ``row`` as it told it, for its
@@ -656,6 +708,7 @@ class BoardRoom:
     def _hold_task(self, run: MeetingRun, work: Coroutine[Any, Any, MeetingResult]) -> None:
         """Run ``work`` for ``run`` in the background, as :meth:`start` does."""
         task = asyncio.create_task(work, name=f"meeting {run.id}")
+        self._here.add(run.id)
         self._tasks[run.id] = task
         self._runs[run.id] = run
         self._places[_place(run.m.base_ctx.envelope)] = run.id

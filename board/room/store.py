@@ -254,6 +254,12 @@ class MeetingStore:
         await self.db.execute("UPDATE meetings SET bookkept_at = ? WHERE id = ? AND bookkept_at IS NULL",
                               (utc_now(), meeting_id))
 
+    async def ended_since(self, since: str) -> list[Any]:
+        """The rows of meetings that ended at ``since`` (ISO-8601 UTC, as their end was stamped) or later, in the
+        order they ended."""
+        return await self.db.fetchall("SELECT * FROM meetings WHERE ended_at >= ? AND status = 'ended' "
+                                      "ORDER BY ended_at, id", (since,))
+
     async def not_bookkept(self) -> list[Any]:
         """The rows of ended meetings whose end bookkeeping is not marked done (a kill cut it short), oldest first."""
         return await self.db.fetchall("SELECT * FROM meetings WHERE status = 'ended' AND bookkept_at IS NULL "

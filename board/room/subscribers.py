@@ -21,6 +21,10 @@ once every bookkeeping subscriber is done with the meeting's end; a start finds 
 cut its bookkeeping short) and tells its bookkeeping subscribers its end once more, with ``again`` in the event's
 data: each then does only what is not done yet (:meth:`board.room.convene.BoardRoom.bookkeep_left`).
 
+A display that posts from a record of what it posted (:class:`CatchesUp`: a channel's meeting view) is told, at a
+start, the end of each meeting that ended lately once more (:meth:`board.room.convene.BoardRoom.retell_ended`): a
+``kill -9`` between a meeting's end and its last post leaves nothing unposted, and nothing is posted twice.
+
 Kept apart from the meeting package so building a board (``sabha ask`` included) does not import the meeting
 engine.
 """
@@ -28,12 +32,12 @@ engine.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from board.room.meeting.events import MeetingEvent, Subscriber
 
-__all__ = ["AGAIN", "Bookkeeping", "ToldAtOnce", "ToldFirst"]
+__all__ = ["AGAIN", "Bookkeeping", "CatchesUp", "ToldAtOnce", "ToldFirst"]
 
 #: in the data of an event told once more to a bookkeeping subscriber after a start (do only what is not done)
 AGAIN = "again"
@@ -69,3 +73,18 @@ class Bookkeeping:
 
     async def __call__(self, event: MeetingEvent) -> None:
         await self.subscriber(event)
+
+
+@runtime_checkable
+class CatchesUp(Protocol):
+    """A display that records what it posted (a channel's meeting view: :mod:`bot.channels.meeting_posts`) and posts
+    only what its record lacks. At a start it is told once more the end of each meeting that ended lately
+    (:meth:`board.room.convene.BoardRoom.retell_ended`): RESUMED (``phase``: ``ended``), then DECISION when it
+    decided and ENDED, :data:`AGAIN` in their data; a ``kill -9`` may have cut its posting of them short. Wrapped
+    (:class:`ToldAtOnce` ...) or not."""
+
+    def catches_up(self) -> bool:
+        """Whether it keeps its record now (without one it would post everything again: not told)."""
+        ...
+
+    async def __call__(self, event: MeetingEvent) -> None: ...

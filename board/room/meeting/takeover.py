@@ -1,6 +1,8 @@
 """The daemon's loop that keeps meetings running across restarts and replicas.
 
-At start every meeting still ``running`` on record is resumed (:meth:`board.room.convene.BoardRoom.resume_all`).
+At start every meeting still ``running`` on record is resumed (:meth:`board.room.convene.BoardRoom.resume_all`), and
+the displays are told the end of each meeting that ended lately once more, to post what a stop kept them from
+(:meth:`board.room.convene.BoardRoom.retell_ended`).
 With replicas (``leases`` given: PostgreSQL) the loop then runs until the daemon stops: every heartbeat
 (``lease_s / 3``) it renews this replica's meeting leases and lets go of a meeting whose lease another replica
 took (this one was cut off longer than the lease); every lease period it looks for running meetings whose lease
@@ -26,6 +28,8 @@ class _Room(Protocol):
     """What the loop uses of :class:`board.room.convene.BoardRoom`."""
 
     async def resume_all(self) -> list[str]: ...
+
+    async def retell_ended(self) -> list[str]: ...
 
     def leased(self) -> list[str]: ...
 
@@ -58,6 +62,10 @@ async def _beat(room: _Room, leases: MeetingLeases) -> None:
 async def keep_running(room: _Room, leases: MeetingLeases | None, stop: asyncio.Event) -> None:
     """See the module docstring; returns when ``stop`` is set (at once on SQLite, after the first resume)."""
     await _resume(room)
+    try:
+        await room.retell_ended()
+    except Exception:  # the state store is away: nothing more is lost than without it
+        log.exception("meetings: telling the displays the meetings that ended lately failed")
     if leases is None:
         return
     loop = asyncio.get_running_loop()
