@@ -18,7 +18,11 @@ go); how a message leaves is the channel's ``send``; the relay's log lines name 
 What is sent is recorded (:mod:`bot.channels.meeting_posts`: each round's, the decision's and the minutes' messages,
 ``sending`` as the request leaves, ``sent`` once the API took it), so a meeting that goes on after a restart (a
 ``resumed`` event) is caught up from its record: each finished round not sent yet is sent, the round it resumes in
-is completed with the statements stored before the stop, and nothing sent is sent again.
+is completed with the statements stored before the stop, and nothing sent is sent again. A message whose request was
+out when Sabha stopped (``sending``: it may have arrived) is sent once more headed as possibly repeated
+(``ChannelTexts.possibly_repeated``, the intake's rule for replies), never as a plain second copy. A meeting that
+ended while its messages were still queued (a ``kill -9`` then) is told again at the next start
+(:meth:`board.room.convene.BoardRoom.retell_ended`) and caught up the same way.
 
 What the people at the table wrote in (contributions) and the controls the meeting applied are one line each
 (:mod:`bot.channels.meeting_lines`) at the top of the message of the round that follows them (where the meeting
@@ -50,6 +54,7 @@ from bot.channels.meeting_lines import (
     table_events,
 )
 from bot.channels.meeting_posts import MeetingPosts, PostMark
+from bot.intake.courier import ChannelTexts
 from bot.intake.delivery import SendFailed, SendProgress
 
 if TYPE_CHECKING:
@@ -117,7 +122,8 @@ class MeetingRelay:
     """See the module docstring."""
 
     def __init__(self, channel: str, send: Send, text: RelayText, *, room: BoardRoom | None = None,
-                 record: MeetingPosts | None = None, label_for: Callable[[str], str] | None = None) -> None:
+                 record: MeetingPosts | None = None, label_for: Callable[[str], str] | None = None,
+                 texts: ChannelTexts | None = None) -> None:
         self.channel = channel
         self.send = send
         self.text = text
@@ -125,11 +131,17 @@ class MeetingRelay:
         self.room = room  # the meetings' records (a resumed meeting's catch-up)
         self.record = record  # what was sent (None: nothing recorded)
         self.label_for = label_for or (lambda role: role)
+        self.again_heading = (texts or ChannelTexts()).possibly_repeated
         self.active = False
         self._rounds: dict[str, tuple[int, list[tuple[str, str]]]] = {}  # meeting -> (round, statements so far)
         self._lines: dict[str, list[tuple[str, str]]] = {}  # meeting -> (item, line) for the next round's message
         self._queue: asyncio.Queue[_Out] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
+
+    def catches_up(self) -> bool:
+        """It sends from its record (:class:`board.room.subscribers.CatchesUp`): told again at a start, a meeting
+        that ended lately sends what a stop kept from it."""
+        return self.record is not None and self.room is not None
 
     def start(self) -> None:
         """Relay from now on."""
@@ -269,15 +281,26 @@ class MeetingRelay:
                 self._queue.task_done()
 
     async def _send(self, out: _Out) -> None:
-        """Send one message, unless the record says it was sent; recorded as sent once the API took it."""
+        """Send one message, unless the record says it was sent; recorded as sent once the API took it. One whose
+        request was out when Sabha stopped goes once more under the possibly-repeated line (in two messages when
+        the line would take it over the channel's limit)."""
         record = self.record if out.item else None
         progress = None
+        bodies = [out.body]
         if record is not None:
             mark = (await record.of(out.meeting_id, out.user)).get(out.item)
             if mark is not None and mark.mark is PostMark.SENT:
                 return
+            if mark is not None and mark.mark is PostMark.SENDING:
+                self.log.warning("%s: the %s of meeting %s may have reached %s before Sabha stopped; sending it once "
+                                 "more, marked as possibly repeated", self.channel, out.item, out.meeting_id, out.user)
+                prefix = f"{self.again_heading}\n\n"
+                first, *more = self.text.split(out.body, self.text.limit - len(prefix)) or [""]
+                bodies = [prefix + first, *more]
             progress = record.progress(out.meeting_id, out.user, out.item)
-        await self.send(out.user, out.body, out.quote, out.buttons, progress)
+        for i, body in enumerate(bodies):  # the quote on the first, the buttons under the last
+            last = i == len(bodies) - 1
+            await self.send(out.user, body, out.quote if i == 0 else None, out.buttons if last else (), progress)
         if record is not None:
             await record.sent(out.meeting_id, out.user, out.item, None)
 

@@ -9,7 +9,8 @@ it; the roundtable's tasks are in ``/actions`` with owners; the brief, which fou
 call tagged with its item; ``sabha cost --by schedule`` shows each run on its own line with its spend, and
 ``/standing`` shows each item's next run and this month's cost. A standing meeting whose estimate passes
 ``budget.daily_usd`` is skipped with one line in its place and $0. A ``kill -9`` at a standing meeting's moment
-leaves one meeting and one decision.
+leaves one meeting and one decision; what was on its way to Telegram then comes once more, headed as possibly
+repeated, never as a plain second copy.
 
 The ledger stamps a call with the machine's time, not the board's clock, so the clock here is set in October 2026
 (before any day this runs): a month's cost summed at the board's time then holds every call of the test.
@@ -27,6 +28,7 @@ from typing import Any
 import pytest
 
 from tests.support.fakes.telegram_api import FakeTelegramAPI, SentMessage
+from tests.support.kill import MARK
 from tests.support.meeting_model import MeetingModel, statement_marker
 from tests.support.standing import StandingBoard, sabha_cli
 from tests.support.telegram import FORUM, SPECIALISTS
@@ -40,6 +42,9 @@ SATURDAY = datetime(2026, 10, 31, 9, 0, tzinfo=UTC)  # the brief's
 FIRST = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)  # the meeting's: the 1st of the month
 LONG = 300.0  # a whole meeting on a loaded machine: a bound for a hung daemon only
 DECISION = "🏛 Board decision"
+#: the decision, or its copy sent once more after a restart (under the possibly-repeated line)
+DECIDED = rf"^(?:{re.escape(MARK)}\s+)?{DECISION}"
+POINTER = "In the meeting on “review our burn”"
 
 
 @pytest.fixture
@@ -77,6 +82,21 @@ def meeting_topic(board: StandingBoard, topic: str) -> int:
     return int(made[-1]["message_thread_id"])
 
 
+def on_its_way(board: StandingBoard) -> frozenset[str]:
+    """The meeting posts whose request was out when Sabha stopped (``sending`` in the posted record): each may be
+    on Telegram already, and is sent once more, marked, after the restart."""
+    return frozenset(r[0] for r in board.query("SELECT item FROM meeting_posts WHERE channel = 'telegram' AND "
+                                                "status = 'sending'"))
+
+
+def once(found: list[SentMessage], may_repeat: bool) -> None:
+    """One of ``found`` plain (none when its request was out and never reached Telegram), and a copy headed as
+    possibly repeated only when it may have arrived (``may_repeat``); never two plain ones."""
+    plain = [m.text for m in found if not m.text.startswith(MARK)]
+    marked = [m.text for m in found if m.text.startswith(MARK)]
+    assert len(plain) <= 1 and len(marked) <= int(may_repeat) and plain + marked, (plain, marked)
+
+
 def in_thread(board: StandingBoard, thread: int, pattern: str) -> list[SentMessage]:
     regex = re.compile(pattern)
     return [m for m in board.telegram.sent_to(FORUM, thread) if regex.search(m.text)]
@@ -94,12 +114,12 @@ async def decided(board: StandingBoard, topic: str) -> tuple[int, SentMessage]:
     """Wait for the decision in the topic of the meeting on ``topic``: (its thread, the decision)."""
     def decision_threads() -> list[int]:
         threads = [int(t["message_thread_id"]) for t in meeting_topics(board, topic)]
-        return [thread for thread in threads if in_thread(board, thread, f"^{DECISION}")]
+        return [thread for thread in threads if in_thread(board, thread, DECIDED)]
 
     await board.telegram.wait_until(decision_threads, f"{topic!r} decided in its topic", LONG)
     thread = meeting_topic(board, topic)
     assert decision_threads() == [thread]
-    return thread, in_thread(board, thread, f"^{DECISION}")[0]
+    return thread, in_thread(board, thread, DECIDED)[0]
 
 
 def cost_lines(report: str) -> dict[str, str]:
@@ -236,9 +256,87 @@ async def test_kill_9_around_a_standing_meetings_moment_holds_one_meeting_and_po
     await board.sabha.signal(signal.SIGKILL)  # at its moment: claimed or not, started or not (a race by design)
     before = board.query("SELECT COUNT(*) FROM meetings")[0][0]
     assert before == (1 if offset > 0 else 0) or offset == 0
+    on_way = on_its_way(board)  # a post (the pointer where it was set ...) may have been on its way: a race too
     await board.sabha.start()
     board.at(FRIDAY + timedelta(seconds=2))  # the run is due (or done), within schedule.catch_up_s
-    await one_meeting_one_decision(board, before)
+    await one_meeting_one_decision(board, before, on_way)
+
+
+async def test_kill_9_while_the_pointer_to_a_running_standing_meeting_is_on_its_way_sends_it_once_more_marked(
+        tmp_path: Path, fake: FakeTelegramAPI) -> None:
+    """Killed after Telegram posted the line pointing to the meeting's topic where the item was set, before Sabha
+    heard (the fake holds that answer), the meeting still running (its round 1 held at the model): after the
+    restart the meeting goes on and the line comes once more under the possibly-repeated line, never as a plain
+    second copy (CI saw two plain ones); one decision."""
+    async with MeetingModel() as model:
+        model.hold("round 1")
+        rounds = ["board:", "  meetings:", "    max_turns_per_agent: 1", "    agent_timeout_s: 600",
+                  "    max_duration_s: 3600", "    budget_usd: 100"]
+        board = StandingBoard(tmp_path, fake, extra=rounds, model=model)
+        board.at(WEDNESDAY)
+        try:
+            await board.start()
+            await board.say("/every friday 10am meeting review our burn", "Standing item")
+            board.telegram.hold("sendMessage", containing=POINTER)
+            board.at(FRIDAY)
+            await board.telegram.wait_until(lambda: board.telegram.held["sendmessage"] == 1,
+                                            "the pointer posted, its answer held", LONG)
+            await model.wait_for("round 1 at the model", lambda: len(model.waiting) == len(SPECIALISTS))
+            await board.sabha.signal(signal.SIGKILL)
+            on_way = on_its_way(board)
+            assert "pointer:origin" in on_way and board.query("SELECT status FROM meetings")[0][0] == "running"
+            board.telegram.release("sendMessage")
+            model.release()
+            await board.sabha.start()
+            board.at(FRIDAY + timedelta(seconds=2))
+            await one_meeting_one_decision(board, 1, on_way)
+            assert [m.text.startswith(MARK) for m in board.in_topic(POINTER)] == [False, True]
+            assert re.search(r"the pointer:origin of meeting \S+ may have arrived before Sabha stopped; sending it "
+                             r"once more", board.sabha.log), board.sabha.log
+        finally:
+            await board.sabha.close()
+
+
+async def test_kill_9_after_a_standing_meeting_ended_with_its_posts_still_queued_posts_them_after_the_restart(
+        board: StandingBoard) -> None:
+    """The meeting ends while its posts wait behind one whose answer Telegram holds (as Telegram's flood control
+    keeps a forum's posts minutes behind a fast meeting), and Sabha is killed then: the next start posts what was
+    not (the line where it was set once more, marked; every statement, the decision and the minutes, each once),
+    and a start after that posts nothing of it again."""
+    await board.start()
+    await board.say("/every friday 10am meeting review our burn", "Standing item")
+    board.telegram.hold("sendMessage", containing=POINTER)
+    board.at(FRIDAY)
+    await board.telegram.wait_until(lambda: board.telegram.held["sendmessage"] == 1,
+                                    "the pointer posted, its answer held", LONG)
+    meeting = await held(board, 1)  # ended, its run recorded: the rest of its posts wait behind the pointer
+    await board.sabha.signal(signal.SIGKILL)
+    on_way = on_its_way(board)
+    assert on_way == {"pointer:origin"}, on_way
+    board.telegram.release("sendMessage")
+    await board.sabha.start()
+    await one_meeting_one_decision(board, 1, on_way)
+    assert f"the end of 1 meeting(s) that ended before this start once more (each posts what it had not): " \
+           f"{meeting}" in board.sabha.log, board.sabha.log
+    thread = meeting_topic(board, "review our burn")
+    await board.wait_db("SELECT status FROM meeting_posts WHERE item = 'done' AND meeting_id = ?", "sent", (meeting,))
+    stored = board.query("SELECT round, role FROM meeting_statements WHERE meeting_id = ?", (meeting,))
+    assert stored
+    said = in_thread(board, thread, " · board meeting, round ")  # every statement once, none marked (none was on
+    heads = [m.text.split("\n")[0] for m in said]  # its way): each under its speaker's name and round
+    assert len(heads) == len(stored) == len(set(heads)) and not any(m.text.startswith(MARK) for m in said), heads
+    assert len(in_thread(board, thread, "^📝 Minutes")) == 1
+    assert [m.text.startswith(MARK) for m in board.in_topic(POINTER)] == [False, True]
+
+    posted, edited = len(board.telegram.sent_messages), len(board.telegram.edited_messages)
+    await board.sabha.signal(signal.SIGTERM)
+    await board.sabha.start()  # it is told the meeting again: its record says all of it was shown
+    await board.sabha.wait_for_log(rf"the end of 1 meeting\(s\) that ended before this start once more .*{meeting}")
+    await board.sabha.wait_for_log(rf"meeting {meeting} was all shown before this start; nothing of it is posted")
+    answer = await board.say("/standing", "Standing work")  # a marker: anything it still sent came before it
+    assert answer and board.telegram.sent_messages[posted:][-1].text == answer
+    assert len(board.telegram.sent_messages) == posted + 1, [m.text[:80] for m in board.telegram.sent_messages[posted:]]
+    assert len(board.telegram.edited_messages) == edited
 
 
 async def test_kill_9_while_a_standing_meetings_topic_is_created_opens_one_more_marked_topic_and_decides_once(
@@ -322,9 +420,10 @@ async def test_kill_9_while_a_standing_meeting_runs_resumes_it_once_after_the_re
             await board.sabha.close()
 
 
-async def one_meeting_one_decision(board: StandingBoard, before: object) -> str:
+async def one_meeting_one_decision(board: StandingBoard, before: object, on_way: frozenset[str] = frozenset()) -> str:
     """After the restart: standing item #1's one meeting ended with one decision in its topic, one pointer where
-    it was set, its run done once and the next one pending; the meeting's id."""
+    it was set (each once more, marked, when ``on_way`` says its request was out at the kill), its run done once
+    and the next one pending; the meeting's id."""
     meeting = await held(board, 1)
     thread, _ = await decided(board, "review our burn")
     await board.wait_db("SELECT status FROM meeting_posts WHERE channel = 'telegram' AND meeting_id = ? AND "
@@ -332,9 +431,9 @@ async def one_meeting_one_decision(board: StandingBoard, before: object) -> str:
     await board.wait_db("SELECT status FROM scheduled_work WHERE key LIKE 'standing:1:2026-10-30%'", "done")
     assert board.query("SELECT COUNT(*) FROM meetings")[0][0] == 1, (before, board.sabha.log)
     assert board.query("SELECT COUNT(*) FROM standing_meetings")[0][0] == 1
-    assert len(in_thread(board, thread, f"^{DECISION}")) == 1, [m.text for m in board.telegram.sent_to(FORUM, thread)]
+    once(in_thread(board, thread, DECIDED), "decision" in on_way)
     assert meeting_topic(board, "review our burn") == thread  # its own topic, or one opened again (and said so)
-    assert len(board.in_topic("In the meeting on “review our burn”")) == 1
+    once(board.in_topic(POINTER), "pointer:origin" in on_way)
     runs = board.query("SELECT key, status FROM scheduled_work WHERE kind = 'standing' ORDER BY due_at")
     assert [r["status"] for r in runs] == ["done", "pending"], [tuple(r) for r in runs]
     assert board.query("SELECT COUNT(*) FROM standing_runs WHERE item_id = 1")[0][0] == 1

@@ -23,6 +23,8 @@ leave), ``sent`` with its message id once Discord answered; the thread itself is
 the message id). A meeting that goes on after a restart (a ``resumed`` event) finds its thread again and posts,
 in order, every stored statement and table line not posted yet; an item whose request may have left when Sabha
 stopped is posted once more, headed as possibly repeated (never a third time); nothing ``sent`` is posted again.
+A meeting that ended while its posts were still queued (a ``kill -9`` then) is told again at the next start
+(:meth:`board.room.convene.BoardRoom.retell_ended`) and caught up the same way.
 Posts are queued and sent by one worker, in order, so a slow Discord (a 429 waited out by discord.py) never slows
 the meeting itself.
 """
@@ -130,6 +132,11 @@ class DiscordMeetings:
         self._meetings: dict[str, _Meeting] = {}
         self._queue: asyncio.Queue[tuple[_Meeting, _Item]] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
+
+    def catches_up(self) -> bool:
+        """It posts from its record (:class:`board.room.subscribers.CatchesUp`): told again at a start, a meeting
+        that ended lately posts what a stop kept from it."""
+        return self.room is not None
 
     def start(self) -> None:
         """Post from now on (what a meeting did before, a resumed one's catch-up included, was queued)."""

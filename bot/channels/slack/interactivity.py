@@ -47,6 +47,7 @@ from bot.channels.slack.meeting import slack_meetings
 from bot.channels.slack.places import SlackPlace, SlackPlaceKind
 from bot.channels.slack.socket_mode import SocketAck, SocketDelivery, SocketKind, SocketLink
 from bot.channels.slack.verdicts import SlackVerdicts
+from bot.intake.courier import ChannelTexts
 from bot.intake.delivery import SendFailed
 from bot.intake.inbox import Arrival, InboundKind
 from bot.intake.intake import StorageUnavailable
@@ -83,6 +84,7 @@ class SlackHost(Protocol):
 
     name: str
     settings: SlackSection
+    texts: ChannelTexts
     accepting: bool
     uses: ChannelParts
     places: Placement
@@ -396,7 +398,7 @@ def install(channel: SlackHost) -> SlackInteractions:
     channel.uses.decisions.subscribe(verdicts.changed)
     channel.posted = verdicts.posted
     verdicts.start()
-    relay = slack_meetings(channel.name, channel.web, channel.uses, verdicts.posted)
+    relay = slack_meetings(channel.name, channel.web, channel.uses, verdicts.posted, channel.texts)
     channel.uses.room.subscribe(relay)
     relay.start()
 

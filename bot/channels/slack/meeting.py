@@ -23,6 +23,7 @@ from bot.channels.meeting_relay import MeetingRelay, RelayText
 from bot.channels.slack.blocks import button_blocks
 from bot.channels.slack.format import MAX_TEXT, split_text, to_mrkdwn
 from bot.channels.slack.places import split_chat
+from bot.intake.courier import ChannelTexts
 from bot.intake.delivery import SendProgress
 
 if TYPE_CHECKING:
@@ -49,9 +50,10 @@ def _last_with_buttons(pieces: list[str], buttons: tuple[Button, ...]) -> tuple[
 SLACK_TEXT = RelayText(markup=to_mrkdwn, split=split_text, limit=MAX_TEXT, with_buttons=_last_with_buttons)
 
 
-def slack_meetings(name: str, web: SlackWeb, uses: ChannelParts, posted: Posted | None = None) -> MeetingRelay:
+def slack_meetings(name: str, web: SlackWeb, uses: ChannelParts, posted: Posted | None = None,
+                   texts: ChannelTexts | None = None) -> MeetingRelay:
     """The relay of meetings whose origin is channel ``name`` (subscribed to the board's room by the caller);
-    ``posted`` hears of each message sent with buttons."""
+    ``posted`` hears of each message sent with buttons; ``texts``: the channel's (the possibly-repeated line)."""
 
     async def send(chat_id: str, body: str, reply_to: str | None, buttons: tuple[Button, ...] = (),
                    progress: SendProgress | None = None) -> None:
@@ -62,4 +64,4 @@ def slack_meetings(name: str, web: SlackWeb, uses: ChannelParts, posted: Posted 
             await posted(channel, ts, body, blocks)
 
     return MeetingRelay(name, send, SLACK_TEXT, room=uses.room, record=MeetingPosts(uses.db, name),
-                        label_for=lambda role: uses.souls.profile(role).label)
+                        label_for=lambda role: uses.souls.profile(role).label, texts=texts)

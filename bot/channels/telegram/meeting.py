@@ -25,7 +25,10 @@ What is posted is recorded (:mod:`bot.channels.meeting_posts`: ``sending`` as ea
 phases are not announced again) is caught up from its record: its topic is found again (one whose creation a
 stop cut short, which the Bot API cannot look up, is opened once more, named ``... (again)``), and every stored
 statement (and the decision) not posted yet is posted in order before anything new; an item whose request may
-have left when Sabha stopped is sent once more, headed as possibly repeated; nothing is posted twice.
+have left when Sabha stopped is sent once more, headed as possibly repeated (whatever it is: a statement, a pointer,
+the decision); nothing is posted twice. A meeting that ended while its posts were still queued (a ``kill -9``
+then) is told again at the next start (:meth:`board.room.convene.BoardRoom.retell_ended`) and caught up the same
+way; one whose output was all out is marked ``done`` in the record and is not touched again.
 
 The decision message carries the buttons Ratify / Veto / Revisit
 (:func:`board.commands.decisions.decision_buttons`); the message that has them is told to
@@ -215,6 +218,7 @@ class _Meeting:
     status_id: int | None = None
     throttle: StatusThrottle | None = None
     worker: asyncio.Task[None] | None = None
+    shown_before: bool = False  # told again at a start (retell_ended), its record says all of it was shown
 
     @property
     def id(self) -> str:
@@ -249,6 +253,11 @@ class MeetingView:
         self._replied: dict[tuple[str, str], asyncio.Event] = {}  # (chat, message id) -> its reply was delivered
         self.shown = 0
         self.dropped = 0
+
+    def catches_up(self) -> bool:
+        """It posts from its record (:class:`board.room.subscribers.CatchesUp`): told again at a start, the meetings
+        that ended lately post what a stop kept from them."""
+        return self.record is not None and self.room is not None
 
     async def __call__(self, event: MeetingEvent) -> None:
         """The subscriber: record the event and queue its posts (returns at once)."""
@@ -385,7 +394,7 @@ class MeetingView:
         thread = self.topics.thread_for(role) if m.in_forum and self.topics is not None else None
         pointer = item_key("pointer", role)
         called_there = m.origin is not None and m.origin.topic == thread  # that topic has the pointer already
-        if thread is not None and not called_there and pointer not in queued and pointer not in m.marks:
+        if thread is not None and not called_there and pointer not in queued and not self._was_sent(m, pointer):
             posts.append(_Post("pointer", Target(m.home.chat_id, thread), role=role, item=pointer))
         item = item_key("statement", role, round_no)
         if item in queued or self._was_sent(m, item):
@@ -442,17 +451,34 @@ class MeetingView:
                     break
                 await self._idle(m)
             await self._final_status(m)
+            await self._shown(m)
         except asyncio.CancelledError:
             self._report_cut(m)
             raise
         finally:
             self._meetings.pop(m.id, None)
 
+    async def _shown(self, m: _Meeting) -> None:
+        """Its output is all out (or given up on, logged): marked ``done`` in the posted record, so a start that
+        tells it again (:meth:`board.room.convene.BoardRoom.retell_ended`) shows nothing of it twice."""
+        if self.record is None or m.shown_before or not m.ended:
+            return
+        try:
+            await self.record.sent(m.id, m.home.chat_id, "done", None)
+        except Exception as exc:  # noqa: BLE001 - told again at a start, it only edits its status once more
+            log.warning("telegram: meeting %s is not marked as all shown (%s)", m.id, exc)
+
     async def _prepare(self, m: _Meeting) -> None:
         """Before the first post: what was posted already, the meeting's own topic, and (resumed) the catch-up."""
         try:
             if self.record is not None:
                 m.marks = await self.record.of(m.id, m.home.chat_id)
+                if self._was_sent(m, "done"):  # an ended meeting told again at a start: all of it was shown
+                    m.shown_before = m.ended = True
+                    m.posts.clear()
+                    log.info("telegram: meeting %s was all shown before this start; nothing of it is posted again",
+                             m.id)
+                    return
             if m.in_forum:
                 await self._open_thread(m)
             if m.resumed:
@@ -584,12 +610,18 @@ class MeetingView:
             k for k in kinds if k not in ("statement", "pointer")]
         self.dropped += statements
         log.warning("telegram: shutdown cut the output of meeting %s short: %s not posted to Telegram; "
-                    "`sabha meetings show %s` has them (a meeting that goes on after the restart posts them first)",
+                    "`sabha meetings show %s` has them, and the next start posts them (first, if the meeting goes on)",
                     m.id, ", ".join(parts), m.id)
 
     async def _send_post(self, m: _Meeting, post: _Post) -> None:
-        if post.item and self._was_sent(m, post.item):
+        if m.shown_before or (post.item and self._was_sent(m, post.item)):
             return
+        if post.item and not post.again and self._may_have_left(m, post.item):
+            # its request was out when Sabha stopped: once more, headed as possibly repeated, whatever the item
+            # (a post queued from an event that came before the record was read could not know)
+            log.warning("telegram: the %s of meeting %s may have arrived before Sabha stopped; sending it once more, "
+                        "marked as possibly repeated", post.item, m.id)
+            post = replace(post, again=True)
         if post.kind == "status":
             await self._open_status(m, post)
         elif post.kind == "statement":

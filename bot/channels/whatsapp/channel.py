@@ -143,7 +143,7 @@ class WhatsAppChannel(UniqueMessageIds, ConfirmsDelivery, ResolvesSender, Decide
         self.deliveries = DeliveryStore(parts.db)
         self.meetings = MeetingRelay(self.name, self._send_meeting_text, WHATSAPP_TEXT, room=parts.room,
                                      record=MeetingPosts(parts.db, self.name),
-                                     label_for=lambda role: parts.souls.profile(role).label)
+                                     label_for=lambda role: parts.souls.profile(role).label, texts=self.texts)
         self.intake: Intake = hub.intake(parts.intake, self) if hub is not None else self.hub.intake(parts.intake, self)
         self._secret = settings.app_secret.get_secret_value().encode()
         self._verify = settings.verify_token.get_secret_value()

@@ -374,7 +374,7 @@ class FakeTelegramAPI:
         self.members: dict[tuple[int | str, int], JSONDict] = {}
         self.delays: dict[str, float] = {}  # lower-case method -> seconds
         self.held: Counter[str] = Counter()  # lower-case method -> requests done but their answer held (hold())
-        self._holds: dict[str, asyncio.Event] = {}
+        self._holds: dict[str, tuple[asyncio.Event, str | None]] = {}  # method -> gate, the text it holds
         self._failures: dict[str, list[ApiError]] = {}
         self._drops: dict[str, int] = {}
         self._pending_updates: list[JSONDict] = []
@@ -528,17 +528,18 @@ class FakeTelegramAPI:
         user = {"id": user_id, "is_bot": False, "first_name": f"User {user_id}"}
         self.members[(chat_id, user_id)] = self._member(user, status)
 
-    def hold(self, method: str) -> None:
+    def hold(self, method: str, *, containing: str | None = None) -> None:
         """From now on a ``method`` call is carried out (a ``createForumTopic`` makes its topic) but its answer
         waits (counted in :attr:`held`, by lower-case method) until :meth:`release`: a test can kill the daemon
-        after Telegram acted and before the daemon heard, on a busy machine too."""
-        self._holds.setdefault(method.lower(), asyncio.Event())
+        after Telegram acted and before the daemon heard, on a busy machine too. With ``containing``, only calls
+        whose ``text`` carries it are held (the others are answered at once)."""
+        self._holds.setdefault(method.lower(), (asyncio.Event(), containing))
 
     def release(self, method: str) -> None:
         """Let the held answers to ``method`` (and all later ones) go."""
-        gate = self._holds.pop(method.lower(), None)
-        if gate is not None:
-            gate.set()
+        held = self._holds.pop(method.lower(), None)
+        if held is not None:
+            held[0].set()
 
     def set_delay(self, method: str, seconds: float) -> None:
         """Delay every answer to ``method`` (e.g. "sendMessage") by ``seconds``."""
@@ -871,7 +872,9 @@ class FakeTelegramAPI:
                 raise failures.pop(0)
             handler = self._methods.get(name)
             result: Any = True if handler is None else await handler(params)
-            gate = self._holds.get(name)
+            gate, containing = self._holds.get(name, (None, None))
+            if containing is not None and containing not in str(params.get("text") or ""):
+                gate = None
             if gate is not None:  # done; its answer waits for release()
                 self.held[name] += 1
                 self._pulse()

@@ -222,3 +222,49 @@ async def test_the_decisions_message_goes_out_while_the_action_items_are_still_b
     assert row is not None and row.decision
     assert held == [True]  # the decision's message was out while the items were still being dated
     assert decision_out()
+
+
+@pytest.mark.backends
+async def test_a_pointer_a_decision_and_minutes_cut_off_while_being_sent_go_once_more_marked_never_plain_twice(
+    board: Board, fake: FakeTelegramAPI
+) -> None:
+    """What the record says may have left when Sabha stopped (``sending``) is sent once more headed as possibly
+    repeated, whatever the item: the pointer where the meeting was called, a pointer in an advisor's topic, the
+    decision, the minutes; never a second plain copy, and never dropped."""
+    await record(board, ("finance",))
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:  # the first life
+        await channel.meetings(event("started", origin(), role="general", text="Expand to Europe?",
+                                     participants=list(SPECIALISTS)))
+        await channel.meetings(event("agent_spoke", origin(), role="finance", text="finance in round 1", round_=1))
+        await fake.wait_until(lambda: len(said(fake, fake.created_topics[-1]["message_thread_id"])) == 1,
+                              "finance's statement")
+        finance = channel.topics.thread_for("finance") if channel.topics else None
+    assert finance is not None
+    own = next(t for t in fake.created_topics if t["name"] == thread_name("Expand to Europe?"))["message_thread_id"]
+    # Sabha was killed with these requests out: Telegram posted the two pointers (the first life saw them out)
+    # and never got the decision or the minutes; the record says only that each may have left
+    for item in ("pointer:origin", "pointer:finance", "decision", "minutes"):
+        await board.parts.db.execute(
+            "INSERT INTO meeting_posts(meeting_id, channel, chat_id, item, status, updated_at) "
+            "VALUES (?, 'telegram', ?, ?, 'sending', 0) ON CONFLICT(meeting_id, channel, chat_id, item) "
+            "DO UPDATE SET status = 'sending', message_id = NULL", (MEETING, str(FORUM), item))
+
+    async with running(board, tg_settings(fake), status_interval=0.05) as channel:  # the second life
+        await channel.meetings(MeetingEvent(kind="resumed", meeting_id=MEETING, topic="Expand to Europe?",
+                                            origin=origin(), data={"phase": "decision"}))
+        for e in [event("decision", origin(), role="general", text=DECISION["recommendation"], decision=DECISION),
+                  event("ended", origin(), role="general", text="completed", stop_reason="completed", error=None,
+                        minutes="# Minutes\n\nPilot in Germany.")]:
+            await channel.meetings(e)
+        await channel.meetings.drain(10)
+
+    def marked(texts: list[str]) -> list[bool]:
+        return [t.startswith(AGAIN) for t in texts]
+
+    pointer = "🏛 In the meeting on"
+    assert marked([m.text for m in fake.sent_to(FORUM, None) if pointer in m.text]) == [False, True]  # where called
+    assert marked([m.text for m in fake.sent_to(FORUM, finance) if pointer in m.text]) == [False, True]
+    assert marked([m.text for m in fake.sent_to(FORUM, own) if "🏛 Board decision" in m.text]) == [True]
+    assert marked([m.text for m in fake.sent_to(FORUM, own) if "📝 Minutes" in m.text]) == [True]
+    marks = await MeetingPosts(board.parts.db, "telegram").of(MEETING, FORUM)
+    assert {marks[i].mark for i in ("pointer:origin", "pointer:finance", "decision", "minutes")} == {PostMark.SENT}
