@@ -13,6 +13,11 @@ taken where the bytes leave: :mod:`bot.channels.telegram.departure`), taken back
 it posted nothing (``after_refusal``), and :attr:`PostMark.SENT` once it is confirmed. So after a stop or a
 ``kill -9`` an item with no row was certainly not posted (post it), a ``sent`` one was (skip it), and a
 ``sending`` one may have arrived: it is sent once more, headed as possibly repeated (never a third time).
+
+A view records the item :data:`SEEN` as it first hears of a meeting, before anything of it is posted. At a start the
+room tells the views the end of each meeting that ended lately once more (:func:`retold`:
+:meth:`board.room.convene.BoardRoom.retell_ended`); a view catches up only a meeting its record has (it began showing
+it in an earlier life, and a kill cut that short), never one it never heard of (held where it had no view).
 """
 
 from __future__ import annotations
@@ -22,10 +27,21 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from board.conversation.transcripts import utc_now
+from board.room.meeting.events import MeetingEvent, MeetingEventKind
+from board.room.subscribers import AGAIN
 from board.storage import Database
 from bot.intake.delivery import SendProgress
 
-__all__ = ["MeetingPosts", "PostMark", "Posted"]
+__all__ = ["SEEN", "MeetingPosts", "PostMark", "Posted", "retold"]
+
+#: The item a view records as it first hears of a meeting (before anything of it is posted)
+SEEN = "seen"
+
+
+def retold(event: MeetingEvent) -> bool:
+    """Whether ``event`` starts a meeting told again at a start (it ended before: ``retell_ended``), not one
+    resumed."""
+    return event.kind == MeetingEventKind.RESUMED and bool(event.data.get(AGAIN))
 
 _SENDING = ("INSERT INTO meeting_posts(meeting_id, channel, chat_id, item, status, updated_at) "
             "VALUES (?, ?, ?, ?, 'sending', ?) ON CONFLICT(meeting_id, channel, chat_id, item) DO NOTHING")
@@ -82,6 +98,10 @@ class MeetingPosts:
             "status = 'sent', message_id = excluded.message_id, updated_at = excluded.updated_at",
             (meeting_id, self.channel, str(chat_id), item, None if message_id is None else str(message_id),
              utc_now()))
+
+    async def seen(self, meeting_id: str, chat_id: str | int) -> None:
+        """The view heard of the meeting (:data:`SEEN`): told it again after a start, it catches it up."""
+        await self.sent(meeting_id, chat_id, SEEN, None)
 
     def progress(self, meeting_id: str, chat_id: str | int, item: str) -> SendProgress:
         """A :class:`SendProgress` whose first request marks the item ``sending`` (and a refusal unmarks it)."""

@@ -53,7 +53,7 @@ from bot.channels.meeting_lines import (
     echoed,
     table_events,
 )
-from bot.channels.meeting_posts import MeetingPosts, PostMark
+from bot.channels.meeting_posts import MeetingPosts, PostMark, retold
 from bot.intake.courier import ChannelTexts
 from bot.intake.delivery import SendFailed, SendProgress
 
@@ -137,6 +137,7 @@ class MeetingRelay:
         self._lines: dict[str, list[tuple[str, str]]] = {}  # meeting -> (item, line) for the next round's message
         self._queue: asyncio.Queue[_Out] = asyncio.Queue()
         self._worker: asyncio.Task[None] | None = None
+        self._not_ours: set[str] = set()  # told again after a start, never seen here: left alone
 
     def catches_up(self) -> bool:
         """It sends from its record (:class:`board.room.subscribers.CatchesUp`): told again at a start, a meeting
@@ -154,7 +155,16 @@ class MeetingRelay:
         if not self.active or origin is None or origin.channel != self.channel:
             return
         user, quote = origin.chat_id, origin.message_id
+        if event.meeting_id in self._not_ours:
+            if event.kind == MeetingEventKind.ENDED:
+                self._not_ours.discard(event.meeting_id)
+            return
+        if event.kind == MeetingEventKind.STARTED and self.record is not None:  # told again after a start: caught up
+            await self.record.seen(event.meeting_id, user)
         if event.kind == MeetingEventKind.RESUMED:
+            if retold(event) and self.record is not None and not await self.record.of(event.meeting_id, user):
+                self._not_ours.add(event.meeting_id)  # ended before this start, never seen here: not ours
+                return
             await self._catch_up(event, user)
             return
         if event.kind == MeetingEventKind.AGENT_SPOKE and event.role:

@@ -262,6 +262,17 @@ async def test_kill_9_around_a_standing_meetings_moment_holds_one_meeting_and_po
     await one_meeting_one_decision(board, before, on_way)
 
 
+async def pointer_held(board: StandingBoard) -> None:
+    """Started, the weekly meeting set, its time come: Telegram has posted the line pointing to the meeting's topic
+    where it was set, and holds its answer (the meeting's later posts wait behind it)."""
+    await board.start()
+    await board.say("/every friday 10am meeting review our burn", "Standing item")
+    board.telegram.hold("sendMessage", containing=POINTER)
+    board.at(FRIDAY)
+    await board.telegram.wait_until(lambda: board.telegram.held["sendmessage"] == 1,
+                                    "the pointer posted, its answer held", LONG)
+
+
 async def test_kill_9_while_the_pointer_to_a_running_standing_meeting_is_on_its_way_sends_it_once_more_marked(
         tmp_path: Path, fake: FakeTelegramAPI) -> None:
     """Killed after Telegram posted the line pointing to the meeting's topic where the item was set, before Sabha
@@ -275,12 +286,7 @@ async def test_kill_9_while_the_pointer_to_a_running_standing_meeting_is_on_its_
         board = StandingBoard(tmp_path, fake, extra=rounds, model=model)
         board.at(WEDNESDAY)
         try:
-            await board.start()
-            await board.say("/every friday 10am meeting review our burn", "Standing item")
-            board.telegram.hold("sendMessage", containing=POINTER)
-            board.at(FRIDAY)
-            await board.telegram.wait_until(lambda: board.telegram.held["sendmessage"] == 1,
-                                            "the pointer posted, its answer held", LONG)
+            await pointer_held(board)
             await model.wait_for("round 1 at the model", lambda: len(model.waiting) == len(SPECIALISTS))
             await board.sabha.signal(signal.SIGKILL)
             on_way = on_its_way(board)
@@ -303,12 +309,7 @@ async def test_kill_9_after_a_standing_meeting_ended_with_its_posts_still_queued
     keeps a forum's posts minutes behind a fast meeting), and Sabha is killed then: the next start posts what was
     not (the line where it was set once more, marked; every statement, the decision and the minutes, each once),
     and a start after that posts nothing of it again."""
-    await board.start()
-    await board.say("/every friday 10am meeting review our burn", "Standing item")
-    board.telegram.hold("sendMessage", containing=POINTER)
-    board.at(FRIDAY)
-    await board.telegram.wait_until(lambda: board.telegram.held["sendmessage"] == 1,
-                                    "the pointer posted, its answer held", LONG)
+    await pointer_held(board)
     meeting = await held(board, 1)  # ended, its run recorded: the rest of its posts wait behind the pointer
     await board.sabha.signal(signal.SIGKILL)
     on_way = on_its_way(board)

@@ -53,7 +53,7 @@ from bot.channels.meeting_lines import (
     echoed,
     table_events,
 )
-from bot.channels.meeting_posts import MeetingPosts, Posted, PostMark
+from bot.channels.meeting_posts import MeetingPosts, Posted, PostMark, retold
 from bot.intake.courier import ChannelTexts
 from bot.intake.delivery import DeliveryOutcome, SendFailed, SendProgress
 
@@ -110,6 +110,7 @@ class _Meeting:
     marks: dict[str, Posted] = field(default_factory=dict)
     loaded: bool = False
     queued: set[str] = field(default_factory=set)
+    not_ours: bool = False  # told again after a start, never seen here (held where it had no Discord view)
 
 
 class DiscordMeetings:
@@ -153,6 +154,14 @@ class DiscordMeetings:
         if m is None:
             m = self._meetings[event.meeting_id] = _Meeting(event.meeting_id, event.topic, origin.chat_id)
         try:
+            if event.kind == MeetingEventKind.STARTED:  # told again after a start, it is caught up
+                await self.record.seen(m.id, m.origin)
+            elif retold(event) and not await self.record.of(m.id, m.origin):
+                m.not_ours = True  # it ended before this start, never seen here: left alone
+            if m.not_ours:
+                if event.kind == MeetingEventKind.ENDED:
+                    self._meetings.pop(m.id, None)
+                return
             for item in await self._items(m, event):
                 self._queue_item(m, item)
         except Exception:  # keep showing the rest of the meeting

@@ -86,7 +86,7 @@ from bot.channels.meeting_lines import (
     control_line,
     echoed,
 )
-from bot.channels.meeting_posts import MeetingPosts, Posted, PostMark
+from bot.channels.meeting_posts import MeetingPosts, Posted, PostMark, retold
 from bot.channels.telegram.meeting_thread import (
     item_key,
     pointer_text,
@@ -218,7 +218,8 @@ class _Meeting:
     status_id: int | None = None
     throttle: StatusThrottle | None = None
     worker: asyncio.Task[None] | None = None
-    shown_before: bool = False  # told again at a start (retell_ended), its record says all of it was shown
+    retold: bool = False  # it ended before this start and is told again (retell_ended): caught up if begun here
+    shown_before: bool = False  # told again, and its record says all of it was shown (or none of it was ours)
 
     @property
     def id(self) -> str:
@@ -271,7 +272,7 @@ class MeetingView:
             home = Target(chat_id) if in_forum or not origin.is_group else Target(chat_id, origin.thread_id)
             meeting = self._meetings[event.meeting_id] = _Meeting(
                 event=event, home=home, in_forum=in_forum, resumed=event.kind == MeetingEventKind.RESUMED,
-                origin=Target(chat_id, origin.thread_id) if in_forum else None)
+                retold=retold(event), origin=Target(chat_id, origin.thread_id) if in_forum else None)
             meeting.worker = asyncio.create_task(self._work(meeting), name=f"meeting view {event.meeting_id}")
         try:
             self._apply(meeting, event)
@@ -432,6 +433,11 @@ class MeetingView:
 
     async def _work(self, m: _Meeting) -> None:
         try:
+            if self.record is not None and not m.resumed:  # told again after a start, it is caught up
+                try:
+                    await self.record.seen(m.id, m.home.chat_id)
+                except Exception as exc:  # noqa: BLE001 - shown all the same; only a kill's catch-up misses it
+                    log.warning("telegram: meeting %s is not recorded as seen here (%s)", m.id, exc)
             await self._reply_first(m)
             await self._prepare(m)
             while True:
@@ -473,11 +479,12 @@ class MeetingView:
         try:
             if self.record is not None:
                 m.marks = await self.record.of(m.id, m.home.chat_id)
-                if self._was_sent(m, "done"):  # an ended meeting told again at a start: all of it was shown
-                    m.shown_before = m.ended = True
+                if m.retold and (self._was_sent(m, "done") or not m.marks):  # all of it shown, or none of it
+                    m.shown_before = m.ended = True  # ours (held where it had no Telegram view): left alone
                     m.posts.clear()
-                    log.info("telegram: meeting %s was all shown before this start; nothing of it is posted again",
-                             m.id)
+                    if m.marks:
+                        log.info("telegram: meeting %s was all shown before this start; nothing of it is posted "
+                                 "again", m.id)
                     return
             if m.in_forum:
                 await self._open_thread(m)

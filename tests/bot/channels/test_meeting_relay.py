@@ -87,7 +87,7 @@ async def test_a_meeting_that_ended_with_messages_still_queued_sends_them_when_t
         board: Board, channel: str, text: object) -> None:
     """Sabha was killed after the meeting ended, its round sent and its decision and minutes still queued: told the
     meeting again at the next start (``BoardRoom.retell_ended``), the relay sends the decision and the minutes, not
-    the round; told it again after that, nothing."""
+    the round; told it again after that, nothing. A meeting it never saw (held where it had no view) is left alone."""
     sent: list[str] = []
 
     async def send(user: str, body: str, reply_to: str | None, buttons: tuple[Button, ...],
@@ -102,15 +102,17 @@ async def test_a_meeting_that_ended_with_messages_still_queued_sends_them_when_t
     await room.store.create("m-1", "Pune?", "board", "general", place=origin, resume={"origin": kept})
     await room.store.statement("m-1", 1, "finance", "Yes, if rent < 2L.", model="offline", cost_usd=0.0)
     await room.store.finish("m-1", stop_reason="completed", cost_usd=0.0, decision=DECISION, minutes="Pilot in Pune.")
+    await room.store.create("m-2", "Pune?", "board", "general", place=origin, resume={"origin": kept})
+    await room.store.finish("m-2", stop_reason="completed", cost_usd=0.0, decision=DECISION, minutes="Not ours.")
     record = MeetingPosts(board.parts.db, channel)
     await record.sent("m-1", chat, "round:1:0", None)  # the first life sent round 1, then was killed
     relay = MeetingRelay(channel, send, text, room=room, record=record)  # type: ignore[arg-type]
     room.subscribe(relay)
     relay.start()
-    assert await room.retell_ended() == ["m-1"]
+    assert sorted(await room.retell_ended()) == ["m-1", "m-2"]
     await relay.drain(5)
     assert [body.split("\n")[0] for body in sent] == ["*Board decision* on \u201cPune?\u201d", "*Minutes* (m-1)"], sent
     relay.start()
-    assert await room.retell_ended() == ["m-1"]  # the next start: all of it was sent
+    assert sorted(await room.retell_ended()) == ["m-1", "m-2"]  # the next start: all of it was sent
     await relay.drain(5)
     assert len(sent) == 2, sent
