@@ -160,7 +160,11 @@ class MeetingRelay:
                 self._not_ours.discard(event.meeting_id)
             return
         if event.kind == MeetingEventKind.STARTED and self.record is not None:  # told again after a start: caught up
-            await self.record.seen(event.meeting_id, user)
+            try:
+                await self.record.seen(event.meeting_id, user)
+            except Exception as exc:  # noqa: BLE001 - relayed all the same; only a kill's catch-up misses it
+                self.log.warning("%s: meeting %s is not recorded as seen here (%s)", self.channel, event.meeting_id,
+                                 exc)
         if event.kind == MeetingEventKind.RESUMED:
             if retold(event) and self.record is not None and not await self.record.of(event.meeting_id, user):
                 self._not_ours.add(event.meeting_id)  # ended before this start, never seen here: not ours

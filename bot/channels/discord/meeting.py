@@ -155,7 +155,10 @@ class DiscordMeetings:
             m = self._meetings[event.meeting_id] = _Meeting(event.meeting_id, event.topic, origin.chat_id)
         try:
             if event.kind == MeetingEventKind.STARTED:  # told again after a start, it is caught up
-                await self.record.seen(m.id, m.origin)
+                try:
+                    await self.record.seen(m.id, m.origin)
+                except Exception as exc:  # noqa: BLE001 - shown all the same; only a kill's catch-up misses it
+                    log.warning("discord: meeting %s is not recorded as seen here (%s)", m.id, exc)
             elif retold(event) and not await self.record.of(m.id, m.origin):
                 m.not_ours = True  # it ended before this start, never seen here: left alone
             if m.not_ours:

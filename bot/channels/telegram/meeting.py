@@ -479,8 +479,8 @@ class MeetingView:
         try:
             if self.record is not None:
                 m.marks = await self.record.of(m.id, m.home.chat_id)
-                if m.retold and (self._was_sent(m, "done") or not m.marks):  # all of it shown, or none of it
-                    m.shown_before = m.ended = True  # ours (held where it had no Telegram view): left alone
+                if m.retold and (self._was_sent(m, "done") or not m.marks):  # all of it shown, or it was never
+                    m.shown_before = m.ended = True  # seen here (held where Telegram had no view): left alone
                     m.posts.clear()
                     if m.marks:
                         log.info("telegram: meeting %s was all shown before this start; nothing of it is posted "
